@@ -1,0 +1,119 @@
+// mk-probe: prints what a media file holds, the way ffprobe would.
+import ArgumentParser
+import Foundation
+import MediaKit
+
+@main
+struct Probe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mk-probe",
+        abstract: "Print the tracks of a media file, its packets, or the loaded codec plugins.",
+        discussion: """
+        Examples:
+          mk-probe movie.mp4             tracks, human-readable
+          mk-probe --json movie.mp4      the same as JSON
+          mk-probe --packets movie.mp4   one CSV line per packet in file order:
+                                         track,pts,dts,duration,size,offset,flags (K = key frame)
+          mk-probe --plugins             the codec plugins found and where
+        """)
+
+    @Argument(help: "The media file to read (MP4, MOV, M4A).")
+    var file: String?
+
+    @Flag(help: "Print the tracks as JSON.")
+    var json = false
+
+    @Flag(help: "Print one CSV line per packet: track,pts,dts,duration,size,offset,flags.")
+    var packets = false
+
+    @Flag(help: "List the codec plugins the registry loaded and the places it searched.")
+    var plugins = false
+
+    mutating func run() throws {
+        if plugins {
+            printPlugins()
+            if file == nil { return }
+        }
+        guard let file else { throw ValidationError("give a media file to probe, or --plugins") }
+        do {
+            let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
+            if packets {
+                try printPackets(demuxer)
+            } else if json {
+                try printJSON(demuxer)
+            } else {
+                printTracks(demuxer, file: file)
+            }
+        } catch let e as MediaError {
+            FileHandle.standardError.write(Data("mk-probe: \(e)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    func printPlugins() {
+        let registry = MediaRegistry.shared
+        if registry.plugins.isEmpty { print("No plugins loaded.") }
+        for p in registry.plugins {
+            let codecs = registry.backends.filter { $0.plugin == p }
+            print("\(p.name) \(p.version)")
+            print("  path:   \(p.path)")
+            print("  codecs: " + codecs.map { "\($0.codec) (\($0.mediaType.rawValue), priority \($0.priority))" }.joined(separator: ", "))
+        }
+        print("Searched: " + registry.searchedLocations.joined(separator: ", "))
+        for f in registry.loadFailures { print("Refused: \(f)") }
+    }
+
+    func printPackets(_ demuxer: Demuxer) throws {
+        var out = ""
+        out.reserveCapacity(1 << 16)
+        let stdout = FileHandle.standardOutput
+        defer { stdout.write(Data(out.utf8)) }   // the packets before an error are printed too
+        while let p = try demuxer.read() {
+            out += "\(p.trackIndex),\(p.pts),\(p.dts),\(p.duration),\(p.size),\(p.position),\(p.isKeyframe ? "K" : "_")\n"
+            if out.utf8.count > 1 << 16 { stdout.write(Data(out.utf8)); out = "" }
+        }
+    }
+
+    func printTracks(_ demuxer: Demuxer, file: String) {
+        var head = "\(file)"
+        if let mp4 = demuxer as? MP4Demuxer, !mp4.majorBrand.isEmpty { head += " (\(mp4.majorBrand.trimmingCharacters(in: .whitespaces)))" }
+        if let d = demuxer.duration { head += String(format: ", duration %.3f s", d) }
+        print(head + ", \(demuxer.tracks.count) track\(demuxer.tracks.count == 1 ? "" : "s")")
+        for t in demuxer.tracks {
+            let p = t.parameters
+            var line = "  #\(t.index) \(p.mediaType.rawValue) \(p.codec.isEmpty ? "unknown" : p.codec) (\(p.codecTag))"
+            switch p.mediaType {
+            case .video: line += " \(p.width)x\(p.height)"
+            case .audio: line += " \(p.sampleRate) Hz, \(p.channels) ch"
+            default: break
+            }
+            line += String(format: ", %.3f s, %d samples, language %@", t.durationSeconds, t.sampleCount, t.language)
+            if t.rotation != 0 { line += ", rotation \(Int(t.rotation))" }
+            if !t.editList.isEmpty { line += ", edit list " + t.editList.map { "[\($0.segmentDuration)/\($0.mediaTime)]" }.joined(separator: " ") }
+            if let r = t.unsupportedReason { line += " — \(r)" }
+            print(line)
+        }
+    }
+
+    func printJSON(_ demuxer: Demuxer) throws {
+        var tracks: [[String: Any]] = []
+        for t in demuxer.tracks {
+            let p = t.parameters
+            var d: [String: Any] = [
+                "index": t.index, "id": t.id, "type": p.mediaType.rawValue,
+                "codec": p.codec.isEmpty ? p.codecTag : p.codec, "codec_tag": p.codecTag,
+                "time_base": t.timeBase.description, "duration": t.durationSeconds, "duration_ts": t.duration,
+                "language": t.language, "rotation": t.rotation, "sample_count": t.sampleCount,
+                "width": p.width, "height": p.height, "sample_rate": p.sampleRate, "channels": p.channels,
+                "edit_list": t.editList.map { ["segment_duration": $0.segmentDuration, "media_time": $0.mediaTime, "media_rate": $0.mediaRate] },
+            ]
+            if let r = t.unsupportedReason { d["unsupported"] = r }
+            tracks.append(d)
+        }
+        var format: [String: Any] = [:]
+        if let d = demuxer.duration { format["duration"] = d }
+        if let mp4 = demuxer as? MP4Demuxer { format["major_brand"] = mp4.majorBrand; format["compatible_brands"] = mp4.compatibleBrands }
+        let data = try JSONSerialization.data(withJSONObject: ["tracks": tracks, "format": format], options: [.prettyPrinted, .sortedKeys])
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+
+/// Reads MP4, MOV and M4A files (ISO BMFF and QuickTime).
+///
+/// The `moov` box may be at the start or the end of the file; only the boxes
+/// that describe the movie are read into memory, sample data is read from disk
+/// packet by packet. Timestamps are those of the sample tables (no edit list
+/// applied); each ``Track`` carries its edit list for presentation.
+///
+/// ```swift
+/// let demuxer = try MP4Demuxer(path: "movie.mp4")
+/// while let packet = try demuxer.read() { ... }
+/// ```
+public final class MP4Demuxer: Demuxer, @unchecked Sendable {
+    /// The tracks, in the order of their `trak` boxes (= ffprobe's stream indexes).
+    public let tracks: [Track]
+    /// Movie duration in seconds (mvhd), if stated.
+    public let duration: Double?
+    /// The `ftyp` major brand ("isom", "qt  ", "M4A " ...), empty if there is no ftyp.
+    public let majorBrand: String
+    /// The compatible brands of `ftyp`.
+    public let compatibleBrands: [String]
+    /// The path the demuxer was opened on.
+    public let path: String
+
+    private let source: FileSource
+    private var samples: [[SampleEntry]]
+    /// Next sample of each track for `read()`.
+    private var cursors: [Int]
+    /// Next sample of each track for `read(track:)`.
+    private var trackCursors: [Int]
+    private let timeScales: [Int64]
+    private var selected: Set<Int>?
+
+    /// Opens and indexes `path`.
+    /// - Throws: ``MediaError``: `.notFound`/`.io` for the file, `.invalidData`
+    ///   naming the box path and offset for a damaged file, `.limit` for tables
+    ///   above MediaKit's hard limits.
+    public init(path: String) throws {
+        self.path = path
+        let source = try FileSource(path: path)
+        self.source = source
+        var moov: (offset: Int64, size: Int64)?
+        var brand = "", compatible: [String] = []
+        var offset: Int64 = 0
+        var sawMoof = false
+        var lastBox = ""
+        // Top level: find ftyp and the first moov, stepping over mdat without reading it.
+        while offset + 8 <= source.size {
+            let head = try source.read(at: offset, count: Int(min(16, source.size - offset)))
+            var size = Int64(be32(head, 0))
+            let type = fourCCString(head[4..<8])
+            var header: Int64 = 8
+            if size == 1 {
+                guard head.count >= 16 else {
+                    throw MediaError(.invalidData, "box '\(type)' has a 64-bit size but the file ends", path: path, offset: offset, context: type)
+                }
+                size = Int64(bitPattern: UInt64(be32(head, 8)) << 32 | UInt64(be32(head, 12)))
+                header = 16
+            } else if size == 0 {
+                size = source.size - offset
+            }
+            if size < header {
+                if moov != nil { break }   // trailing junk after a complete movie
+                throw MediaError(.invalidData, "box '\(type)' declares \(size) bytes, less than its \(header)-byte header", path: path, offset: offset, context: type)
+            }
+            let truncated = offset + size > source.size
+            switch type {
+            case "ftyp" where brand.isEmpty && !truncated:
+                let body = try source.read(at: offset + header, count: Int(min(size - header, 1024)))
+                if body.count >= 4 { brand = fourCCString(body[0..<4]) }
+                var i = 8
+                while i + 4 <= body.count { compatible.append(fourCCString(body[i..<i + 4])); i += 4 }
+            case "moov" where moov == nil:
+                if truncated {
+                    throw MediaError(.invalidData, "the moov box declares \(size) bytes but the file ends after \(source.size - offset)", path: path, offset: offset, context: "moov")
+                }
+                if size > MP4Limits.maxHeaderBox {
+                    throw MediaError(.limit, "the moov box is \(size) bytes, above the limit of \(MP4Limits.maxHeaderBox)", path: path, offset: offset, context: "moov")
+                }
+                moov = (offset, size)
+            case "moof":
+                sawMoof = true
+            default: break
+            }
+            lastBox = type
+            if truncated { break }
+            offset += size
+        }
+        guard let moov else {
+            let where_ = lastBox.isEmpty ? "the file has no boxes" : "the last top-level box read was '\(lastBox)'"
+            throw MediaError(.invalidData, "no moov box found (\(where_)); not an MP4/MOV file, or a truncated one", path: path, offset: offset)
+        }
+        let moovBytes = try source.read(at: moov.offset, count: Int(moov.size))
+        let headerLength = be32(moovBytes, 0) == 1 ? 16 : 8
+        var reader = BoxReader(bytes: moovBytes, base: moov.offset, start: headerLength, end: moovBytes.count, path: "moov", file: path)
+        let movie = try MovieBox.parse(&reader)
+        if sawMoof || movie.isFragmented {
+            // Fragments (moof) are not indexed yet; the samples in moov are.
+            _ = sawMoof
+        }
+        var tracks: [Track] = []
+        var allSamples: [[SampleEntry]] = []
+        var scales: [Int64] = []
+        for (i, t) in movie.tracks.enumerated() {
+            guard t.timeScale > 0 else {
+                throw MediaError(.invalidData, "track \(t.id) has a time scale of 0 in mdhd", path: path, context: t.path + "/mdia/mdhd")
+            }
+            let s = try SampleIndexBuilder.build(t.tables, trackPath: t.path, file: path)
+            var track = Track(index: i, id: t.id, parameters: t.parameters, timeBase: Rational(1, t.timeScale),
+                              duration: t.mediaDuration, language: t.language, rotation: Self.rotation(t.matrix),
+                              matrix: t.matrix, sampleCount: s.count, editList: t.edits,
+                              movieTimeScale: movie.timeScale, unsupportedReason: t.unsupportedReason,
+                              isEncrypted: t.encrypted)
+            if track.duration == 0, let last = s.last { track.duration = last.dts + last.duration }
+            if track.mediaType == .video { track.parameters.reorderDepth = SampleIndexBuilder.reorderDepth(s) }
+            if track.mediaType == .audio, let smpb = movie.iTunSMPB {
+                track.encoderDelay = smpb.delay
+                track.encoderPadding = smpb.padding
+            }
+            tracks.append(track)
+            allSamples.append(s)
+            scales.append(t.timeScale)
+        }
+        self.tracks = tracks
+        self.samples = allSamples
+        self.timeScales = scales
+        self.cursors = Array(repeating: 0, count: tracks.count)
+        self.trackCursors = Array(repeating: 0, count: tracks.count)
+        self.duration = movie.timeScale > 0 && movie.duration > 0 ? Double(movie.duration) / Double(movie.timeScale) : nil
+        self.majorBrand = brand
+        self.compatibleBrands = compatible
+    }
+
+    /// Counter-clockwise display rotation from a tkhd matrix, as FFmpeg's `av_display_rotation_get`.
+    static func rotation(_ m: [Int32]) -> Double {
+        let a = Double(m[0]) / 65536, b = Double(m[1]) / 65536, c = Double(m[3]) / 65536, d = Double(m[4]) / 65536
+        let sx = (a * a + c * c).squareRoot(), sy = (b * b + d * d).squareRoot()
+        if sx == 0 || sy == 0 { return 0 }
+        let r = atan2(b / sy, a / sx) * 180 / .pi
+        var deg = -r
+        if deg == -0 { deg = 0 }
+        // FFmpeg reports in (-180, 180]
+        if deg <= -180 { deg += 360 }
+        return deg.rounded() == deg ? deg : (deg * 100).rounded() / 100
+    }
+
+    /// The next packet in file order, or nil at the end.
+    ///
+    /// Among the tracks, the next packet is the one stored first in the file,
+    /// unless the tracks' decoding times drift more than one second apart, when
+    /// the earliest decoding time goes first (FFmpeg's order for interleaved files).
+    public func read() throws -> Packet? {
+        var best = -1
+        var bestDts: Int64 = 0
+        var bestPos: Int64 = 0
+        for t in 0..<samples.count {
+            let c = cursors[t]
+            guard c < samples[t].count, selected?.contains(t) ?? true else { continue }
+            let s = samples[t][c]
+            let dts = Rational.rescale(s.dts, multiply: 1_000_000, divide: timeScales[t])
+            if best < 0 {
+                best = t; bestDts = dts; bestPos = s.offset
+                continue
+            }
+            let gap = dts > bestDts ? dts &- bestDts : bestDts &- dts
+            if (gap <= 1_000_000 && s.offset < bestPos) || (gap > 1_000_000 && dts < bestDts) {
+                best = t; bestDts = dts; bestPos = s.offset
+            }
+        }
+        guard best >= 0 else { return nil }
+        let index = cursors[best]
+        cursors[best] += 1
+        return try packet(track: best, sample: index)
+    }
+
+    /// Limits `read()` to these tracks (nil: all); the others' data is never read.
+    public func select(tracks: Set<Int>?) { selected = tracks }
+
+    /// The next packet of `track`, or nil at its end. Independent of `read()`.
+    public func read(track: Int) throws -> Packet? {
+        guard track >= 0 && track < samples.count else {
+            throw MediaError(.invalidArgument, "track \(track) does not exist (the file has \(samples.count))", path: path)
+        }
+        let index = trackCursors[track]
+        guard index < samples[track].count else { return nil }
+        trackCursors[track] += 1
+        return try packet(track: track, sample: index)
+    }
+
+    /// Moves `read()` and `read(track:)` of every track to the key frame at or
+    /// before `seconds` of presentation time (the edit list's first media time counts as 0).
+    public func seek(to seconds: Double) throws {
+        guard seconds.isFinite, seconds >= 0 else {
+            throw MediaError(.invalidArgument, "cannot seek to \(seconds) s", path: path)
+        }
+        for t in 0..<samples.count {
+            let start = tracks[t].editList.first(where: { !$0.isEmpty })?.mediaTime ?? 0
+            let target = Int64((seconds * Double(timeScales[t])).rounded(.down)) + start
+            var chosen = 0
+            for (i, s) in samples[t].enumerated() where s.isKey {
+                if s.pts <= target { chosen = i } else if s.dts > target { break }
+            }
+            cursors[t] = chosen
+            trackCursors[t] = chosen
+        }
+    }
+
+    /// Facts about sample `index` of `track` without reading its data:
+    /// (pts, dts, duration, size, offset, key).
+    public func sampleInfo(track: Int, index: Int) -> (pts: Int64, dts: Int64, duration: Int64, size: Int, offset: Int64, isKeyframe: Bool)? {
+        guard track >= 0 && track < samples.count && index >= 0 && index < samples[track].count else { return nil }
+        let s = samples[track][index]
+        return (s.pts, s.dts, s.duration, Int(s.size), s.offset, s.isKey)
+    }
+
+    private func packet(track: Int, sample index: Int) throws -> Packet {
+        let s = samples[track][index]
+        let context = "track \(track) sample \(index)"
+        if Int(s.size) > MP4Limits.maxSampleSize {
+            throw MediaError(.limit, "the sample is \(s.size) bytes, above the limit of \(MP4Limits.maxSampleSize)", path: path, offset: s.offset, context: context)
+        }
+        if s.offset < 0 || s.offset + Int64(s.size) > source.size {
+            throw MediaError(.invalidData, "the sample's \(s.size) bytes extend past the end of the file (\(source.size) bytes)", path: path, offset: s.offset, context: context)
+        }
+        let data = try source.read(at: s.offset, count: Int(s.size))
+        return Packet(trackIndex: track, pts: s.pts, dts: s.dts, duration: s.duration, isKeyframe: s.isKey,
+                      position: s.offset, data: data, timeBase: tracks[track].timeBase)
+    }
+}

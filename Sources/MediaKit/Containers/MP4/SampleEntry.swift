@@ -1,0 +1,288 @@
+/// Parses `stsd` sample entries into ``CodecParameters``.
+enum SampleEntryParser {
+    /// Parses the first sample entry of an `stsd` box. An entry MediaKit does
+    /// not know is returned with an empty codec name and a reason, not thrown.
+    static func parse(stsd r: inout BoxReader, handler: String) throws -> (CodecParameters, String?, Bool) {
+        _ = try r.fullBoxHeader()
+        let count = try r.u32()
+        guard count > 0, r.remaining >= 8 else {
+            return (CodecParameters(mediaType: mediaType(handler: handler), codec: ""), "the stsd box has no sample entry", false)
+        }
+        var result: (CodecParameters, String?, Bool)?
+        try r.children { type, entry in
+            if result != nil { return }   // later entries: packets referring to them are decoded with the first one
+            result = try parseEntry(type: type, &entry, handler: handler)
+        }
+        return result ?? (CodecParameters(mediaType: mediaType(handler: handler), codec: ""), "the stsd box has no sample entry", false)
+    }
+
+    static func mediaType(handler: String) -> MediaType {
+        switch handler {
+        case "vide": return .video
+        case "soun": return .audio
+        case "sbtl", "subt", "text", "clcp": return .subtitle
+        default: return .data
+        }
+    }
+
+    private static func parseEntry(type: String, _ r: inout BoxReader, handler: String) throws -> (CodecParameters, String?, Bool) {
+        let entryStart = r.position - 8
+        let entryBytes = Array(r.bytes[max(0, entryStart)..<r.end])
+        var encrypted = false
+        var type = type
+        switch handler {
+        case "vide":
+            var p = CodecParameters(mediaType: .video, codec: "", codecTag: type, sampleEntry: entryBytes)
+            try r.skip(6 + 2 + 16)
+            p.width = Int(try r.u16())
+            p.height = Int(try r.u16())
+            try r.skip(4 + 4 + 4 + 2 + 32)
+            p.bitsPerCodedSample = Int(try r.u16())
+            try r.skip(2)
+            var children: [String: [UInt8]] = [:]
+            try r.children { t, c in
+                if t == "sinf" {
+                    try c.children { st, s in if st == "frma" { let f = try s.fourCC(); children["frma"] = Array(f.utf8) } }
+                } else if children[t] == nil {
+                    children[t] = try c.take(c.remaining)
+                }
+            }
+            if type == "encv" {
+                encrypted = true
+                if let f = children["frma"] { type = String(decoding: f, as: UTF8.self) }
+            }
+            if let pasp = children["pasp"], pasp.count >= 8 {
+                let h = Int64(be32(pasp, 0)), v = Int64(be32(pasp, 4))
+                if h > 0 && v > 0 { p.sampleAspectRatio = Rational(h, v) }
+            }
+            switch type {
+            case "avc1", "avc3", "avc2", "avc4":
+                p.codec = "h264"; p.extradata = children["avcC"] ?? []
+            case "hvc1", "hev1", "dvh1", "dvhe":
+                p.codec = "hevc"; p.extradata = children["hvcC"] ?? []
+            case "av01":
+                p.codec = "av1"; p.extradata = children["av1C"] ?? []
+            case "vp09":
+                p.codec = "vp9"; p.extradata = []
+            case "vp08":
+                p.codec = "vp8"
+            case "mp4v":
+                if let esds = children["esds"], let d = parseESDS(esds) {
+                    p.codec = d.oti == 0x20 ? "mpeg4" : (0x60...0x65).contains(d.oti) ? "mpeg2video" : d.oti == 0x6A ? "mpeg1video" : d.oti == 0x6C ? "mjpeg" : ""
+                    p.extradata = d.config
+                    p.bitRate = d.avgBitrate
+                }
+            case "jpeg", "mjpa": p.codec = "mjpeg"
+            default: break
+            }
+            let reason = p.codec.isEmpty ? "unknown video sample entry '\(type)'" : (encrypted ? "unsupported: encrypted track" : nil)
+            return (p, reason, encrypted)
+        case "soun":
+            var p = CodecParameters(mediaType: .audio, codec: "", codecTag: type, sampleEntry: entryBytes)
+            try r.skip(6 + 2)
+            let version = try r.u16()
+            try r.skip(2 + 4)
+            p.channels = Int(try r.u16())
+            p.bitsPerCodedSample = Int(try r.u16())
+            try r.skip(2 + 2)
+            p.sampleRate = Int(try r.u32() >> 16)
+            if version == 1 {
+                try r.skip(16)
+            } else if version == 2 {
+                try r.skip(4)
+                let rateBits = try r.u64()
+                p.sampleRate = Int(Double(bitPattern: rateBits))
+                p.channels = Int(try r.u32())
+                try r.skip(4)
+                p.bitsPerCodedSample = Int(try r.u32())
+                try r.skip(12)
+            }
+            var children: [String: [UInt8]] = [:]
+            func collect(_ c: inout BoxReader, _ t: String) throws {
+                if children[t] == nil { children[t] = Array(c.bytes[c.position..<c.end]) }
+                if t == "wave" {
+                    try c.children { wt, w in try collect(&w, wt) }
+                } else if t == "sinf" {
+                    try c.children { st, s in if st == "frma" { let f = try s.fourCC(); children["frma"] = Array(f.utf8) } }
+                }
+            }
+            try r.children { t, c in try collect(&c, t) }
+            if type == "enca" {
+                encrypted = true
+                if let f = children["frma"] { type = String(decoding: f, as: UTF8.self) }
+            }
+            switch type {
+            case "mp4a":
+                if let esds = children["esds"], let d = parseESDS(esds) {
+                    p.bitRate = d.avgBitrate
+                    switch d.oti {
+                    case 0x40, 0x66, 0x67, 0x68:
+                        p.codec = "aac"; p.extradata = d.config
+                        if let asc = AudioSpecificConfig(d.config) {
+                            if asc.objectType == 36 { p.codec = "" }   // ALS: no decoder in our plugins
+                            if asc.sampleRate > 0 { p.sampleRate = asc.outputSampleRate }
+                            if asc.channels > 0 { p.channels = asc.channels }
+                        }
+                    case 0x69, 0x6B: p.codec = "mp3"
+                    case 0xA5: p.codec = "ac3"
+                    case 0xA6: p.codec = "eac3"
+                    case 0xDD: p.codec = "vorbis"; p.extradata = d.config
+                    case 0xAD: p.codec = "opus"
+                    default: break
+                    }
+                }
+            case ".mp3", "ms\0U": p.codec = "mp3"
+            case "ac-3":
+                p.codec = "ac3"
+                if let dac3 = children["dac3"], dac3.count >= 3 {
+                    let v = UInt32(dac3[0]) << 16 | UInt32(dac3[1]) << 8 | UInt32(dac3[2])
+                    let acmod = Int((v >> 11) & 7), lfe = Int((v >> 10) & 1)
+                    p.channels = [2, 1, 2, 3, 3, 4, 4, 5][acmod] + lfe
+                }
+            case "ec-3": p.codec = "eac3"
+            case "Opus":
+                p.codec = "opus"
+                if let dops = children["dOps"], dops.count >= 11 {
+                    p.extradata = opusHead(fromDOps: dops)
+                    p.channels = Int(dops[1])
+                }
+                p.sampleRate = 48000
+            case "fLaC":
+                p.codec = "flac"
+                if let dfla = children["dfLa"], dfla.count > 4 { p.extradata = Array(dfla[4...]) }
+            case "alac":
+                p.codec = "alac"
+                if let a = children["alac"] { p.extradata = [0, 0, 0, UInt8(a.count + 8)] + Array("alac".utf8) + a }
+            case "sowt": p.codec = p.bitsPerCodedSample == 24 ? "pcm_s24le" : "pcm_s16le"
+            case "twos": p.codec = "pcm_s16be"
+            case "lpcm", "fl32": p.codec = type == "fl32" ? "pcm_f32be" : ""
+            default: break
+            }
+            if p.codec == "aac", p.extradata.isEmpty { p.codec = "" }
+            let reason = p.codec.isEmpty ? "unknown audio sample entry '\(type)'" : (encrypted ? "unsupported: encrypted track" : nil)
+            return (p, reason, encrypted)
+        default:
+            var p = CodecParameters(mediaType: mediaType(handler: handler), codec: "", codecTag: type, sampleEntry: entryBytes)
+            switch type {
+            case "tx3g": p.codec = "mov_text"
+            case "text": p.codec = "mov_text"
+            case "c608": p.codec = "eia_608"
+            case "wvtt": p.codec = "webvtt"
+            case "stpp": p.codec = "ttml"
+            case "tmcd": p.codec = ""
+            default: break
+            }
+            return (p, "no decoder for '\(type)' tracks (\(handler) handler)", false)
+        }
+    }
+
+    /// The decoder configuration from an `esds` payload (full box header included).
+    static func parseESDS(_ b: [UInt8]) -> (oti: UInt8, config: [UInt8], avgBitrate: Int)? {
+        var r = BoxReader(bytes: b, base: 0, start: 0, end: b.count, path: "esds", file: "")
+        func descriptor(_ r: inout BoxReader) -> (tag: UInt8, length: Int)? {
+            guard let tag = try? r.u8() else { return nil }
+            var len = 0
+            for _ in 0..<4 {
+                guard let c = try? r.u8() else { return nil }
+                len = len << 7 | Int(c & 0x7F)
+                if c & 0x80 == 0 { break }
+            }
+            return (tag, len)
+        }
+        guard (try? r.fullBoxHeader()) != nil, let es = descriptor(&r) else { return nil }
+        var oti: UInt8 = 0, avg = 0
+        var config: [UInt8] = []
+        if es.tag == 3 {
+            guard (try? r.skip(2)) != nil, let flags = try? r.u8() else { return nil }
+            if flags & 0x80 != 0 { _ = try? r.skip(2) }
+            if flags & 0x40 != 0 { if let l = try? r.u8() { _ = try? r.skip(Int(l)) } }
+            if flags & 0x20 != 0 { _ = try? r.skip(2) }
+        } else if es.tag != 4 { return nil } else { r = BoxReader(bytes: b, base: 0, start: r.position - 2, end: b.count, path: "esds", file: "") ; _ = descriptor(&r) }
+        while r.remaining > 0, let d = descriptor(&r) {
+            if d.tag == 4 {
+                guard let o = try? r.u8() else { return nil }
+                oti = o
+                _ = try? r.skip(1 + 3 + 4)
+                avg = Int((try? r.u32()) ?? 0)
+                continue   // the DecoderSpecificInfo is nested inside
+            }
+            if d.tag == 5 {
+                config = (try? r.take(min(d.length, r.remaining))) ?? []
+                break
+            }
+            _ = try? r.skip(min(d.length, r.remaining))
+        }
+        return oti == 0 ? nil : (oti, config, avg)
+    }
+
+    /// Builds an `OpusHead` (RFC 7845) from an ISO BMFF `dOps` payload.
+    static func opusHead(fromDOps d: [UInt8]) -> [UInt8] {
+        var h = Array("OpusHead".utf8)
+        h.append(1)                    // version
+        h.append(d[1])                 // channels
+        h += [d[3], d[2]]              // pre-skip, little-endian
+        h += [d[7], d[6], d[5], d[4]]  // input sample rate
+        h += [d[9], d[8]]              // output gain
+        h.append(d[10])                // mapping family
+        if d[10] != 0, d.count >= 13 + Int(d[1]) { h += d[11..<(13 + Int(d[1]))] }
+        return h
+    }
+}
+
+func be32(_ b: [UInt8], _ i: Int) -> UInt32 {
+    UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
+}
+
+/// The fields of an MPEG-4 AudioSpecificConfig that describe the output.
+struct AudioSpecificConfig {
+    var objectType = 0
+    var sampleRate = 0
+    var extensionSampleRate = 0
+    var channels = 0
+    var sbr = false
+
+    static let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+
+    /// The rate a decoder outputs: the SBR rate when SBR is signalled explicitly.
+    var outputSampleRate: Int { sbr && extensionSampleRate > 0 ? extensionSampleRate : sampleRate }
+
+    init?(_ b: [UInt8]) {
+        var bits = BitReader(b)
+        func readObjectType() -> Int? {
+            guard let t = bits.read(5) else { return nil }
+            if t == 31 { guard let e = bits.read(6) else { return nil }; return 32 + e }
+            return t
+        }
+        func rate() -> Int? {
+            guard let i = bits.read(4) else { return nil }
+            if i == 15 { return bits.read(24) }
+            return i < Self.rates.count ? Self.rates[i] : 0
+        }
+        guard let t = readObjectType(), let r = rate(), let c = bits.read(4) else { return nil }
+        objectType = t
+        sampleRate = r
+        channels = c == 7 ? 8 : (c <= 6 ? c : 0)
+        if t == 5 || t == 29 {
+            sbr = true
+            extensionSampleRate = rate() ?? 0
+            objectType = readObjectType() ?? t
+        }
+    }
+}
+
+/// Reads big-endian bit fields.
+struct BitReader {
+    let bytes: [UInt8]
+    var bit = 0
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    mutating func read(_ n: Int) -> Int? {
+        var v = 0
+        for _ in 0..<n {
+            let byte = bit >> 3
+            guard byte < bytes.count else { return nil }
+            v = v << 1 | Int((bytes[byte] >> (7 - UInt8(bit & 7))) & 1)
+            bit += 1
+        }
+        return v
+    }
+}

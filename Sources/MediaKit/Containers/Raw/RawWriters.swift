@@ -1,0 +1,122 @@
+/// Writes interleaved PCM, raw (headerless) or as a WAV file.
+public final class PCMWriter {
+    /// The sample layout written.
+    public let format: PCMFormat
+    /// Samples per second.
+    public let sampleRate: Int
+    /// Channels per sample frame.
+    public let channels: Int
+    /// True for a WAV file (RIFF header), false for raw PCM.
+    public let wav: Bool
+    private let channelMask: UInt64
+    private let file: OutputFile
+    private var scratch: [UInt8] = []
+    /// Sample frames written so far.
+    public private(set) var sampleFrames: Int64 = 0
+
+    /// Starts writing `path` (through a temporary file, see ``OutputFile``).
+    public init(path: String, format: PCMFormat, sampleRate: Int, channels: Int, channelMask: UInt64 = 0, wav: Bool) throws {
+        self.format = format
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.wav = wav
+        self.channelMask = channelMask
+        file = try OutputFile(path: path)
+        if wav { try file.write(Self.wavHeader(format: format, rate: sampleRate, channels: channels, mask: channelMask, dataBytes: 0)) }
+    }
+
+    /// Appends samples `[from, from+count)` of an audio frame.
+    public func write(_ frame: Frame, from: Int = 0, count: Int? = nil) throws {
+        if frame.channels != channels || frame.sampleRate != sampleRate {
+            throw MediaError(.unsupported, "the audio changed from \(sampleRate) Hz \(channels) ch to \(frame.sampleRate) Hz \(frame.channels) ch mid-stream; raw PCM output cannot hold both")
+        }
+        scratch.removeAll(keepingCapacity: true)
+        AudioSampleConverter.append(frame, from: from, count: count, as: format, to: &scratch)
+        sampleFrames += Int64(scratch.count / (channels * format.bytesPerSample))
+        try file.write(scratch)
+    }
+
+    /// Completes the header and moves the file into place.
+    public func finish() throws {
+        if wav {
+            let data = sampleFrames * Int64(channels * format.bytesPerSample)
+            guard data <= Int64(UInt32.max) - 80 else {
+                file.discard()
+                throw MediaError(.limit, "\(data) bytes of audio do not fit in a WAV file (4 GiB); write raw PCM instead", path: file.path)
+            }
+            try file.patch(Self.wavHeader(format: format, rate: sampleRate, channels: channels, mask: channelMask, dataBytes: UInt32(data)), at: 0)
+        }
+        try file.commit()
+    }
+
+    /// Removes what was written.
+    public func cancel() { file.discard() }
+
+    static func wavHeader(format: PCMFormat, rate: Int, channels: Int, mask: UInt64, dataBytes: UInt32) -> [UInt8] {
+        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }
+        func le32(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF), UInt8((v >> 16) & 0xFF), UInt8(v >> 24)] }
+        let bits = format.bytesPerSample * 8
+        let block = channels * format.bytesPerSample
+        let extensible = channels > 2
+        let tag = format == .f32 ? 3 : 1
+        var fmt = le16(extensible ? 0xFFFE : tag) + le16(channels) + le32(UInt32(rate)) + le32(UInt32(rate * block)) + le16(block) + le16(bits)
+        if extensible {
+            let defaultMask: UInt32 = [0, 0x4, 0x3, 0x7, 0x33, 0x37, 0x3F, 0x13F, 0x63F][min(channels, 8)]
+            fmt += le16(22) + le16(bits) + le32(mask != 0 ? UInt32(truncatingIfNeeded: mask) : defaultMask)
+            // KSDATAFORMAT_SUBTYPE_PCM / IEEE_FLOAT GUID
+            fmt += le16(tag) + [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
+        }
+        var h = Array("RIFF".utf8) + le32(UInt32(4 + 8 + fmt.count + 8) &+ dataBytes) + Array("WAVE".utf8)
+        h += Array("fmt ".utf8) + le32(UInt32(fmt.count)) + fmt
+        h += Array("data".utf8) + le32(dataBytes)
+        return h
+    }
+}
+
+/// Writes decoded pictures as raw NV12 / I420, or as a YUV4MPEG2 (Y4M) stream.
+public final class PictureWriter {
+    /// The packed layout written.
+    public let format: RawPictureFormat
+    /// True for Y4M (always I420 inside), false for headerless raw frames.
+    public let y4m: Bool
+    private let file: OutputFile
+    private var scratch: [UInt8] = []
+    private var headerWritten = false
+    private let frameRate: Rational
+    /// Pictures written so far.
+    public private(set) var frames = 0
+    /// Width and height of the first picture (every later one must match).
+    public private(set) var size: (width: Int, height: Int)?
+
+    /// Starts writing `path`. `frameRate` goes into the Y4M header.
+    public init(path: String, format: RawPictureFormat, y4m: Bool, frameRate: Rational = Rational(25, 1)) throws {
+        self.format = y4m ? .i420 : format
+        self.y4m = y4m
+        self.frameRate = frameRate
+        file = try OutputFile(path: path)
+    }
+
+    /// Appends one picture.
+    public func write(_ frame: Frame) throws {
+        if let size, size != (frame.width, frame.height) {
+            throw MediaError(.unsupported, "the picture size changed from \(size.width)x\(size.height) to \(frame.width)x\(frame.height) mid-stream; raw video cannot hold both")
+        }
+        if y4m && !headerWritten {
+            let range = frame.colorRange == 2 || frame.pixelFormat == .yuvj420p ? " XCOLORRANGE=FULL" : ""
+            let header = "YUV4MPEG2 W\(frame.width) H\(frame.height) F\(frameRate.numerator):\(frameRate.denominator) Ip A1:1 C420jpeg XYSCSS=420JPEG\(range)\n"
+            try file.write(Array(header.utf8))
+            headerWritten = true
+        }
+        size = (frame.width, frame.height)
+        try PicturePacker.pack(frame, as: format, into: &scratch)
+        if y4m { try file.write(Array("FRAME\n".utf8)) }
+        try file.write(scratch)
+        frames += 1
+    }
+
+    /// Moves the file into place.
+    public func finish() throws { try file.commit() }
+
+    /// Removes what was written.
+    public func cancel() { file.discard() }
+}

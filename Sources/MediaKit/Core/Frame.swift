@@ -1,0 +1,224 @@
+/// How audio samples are stored in a frame.
+public enum SampleFormat: Int32, Sendable, CaseIterable {
+    /// Unsigned 8-bit, interleaved.
+    case u8 = 1
+    /// Signed 16-bit, interleaved.
+    case s16 = 2
+    /// Signed 32-bit, interleaved.
+    case s32 = 3
+    /// 32-bit float, interleaved.
+    case f32 = 4
+    /// 64-bit float, interleaved.
+    case f64 = 5
+    /// Unsigned 8-bit, one plane per channel.
+    case u8Planar = 6
+    /// Signed 16-bit, one plane per channel.
+    case s16Planar = 7
+    /// Signed 32-bit, one plane per channel.
+    case s32Planar = 8
+    /// 32-bit float, one plane per channel.
+    case f32Planar = 9
+    /// 64-bit float, one plane per channel.
+    case f64Planar = 10
+
+    /// Bytes per sample of one channel.
+    public var bytesPerSample: Int {
+        switch self {
+        case .u8, .u8Planar: return 1
+        case .s16, .s16Planar: return 2
+        case .s32, .s32Planar, .f32, .f32Planar: return 4
+        case .f64, .f64Planar: return 8
+        }
+    }
+
+    /// True when each channel has its own plane.
+    public var isPlanar: Bool { rawValue >= 6 }
+
+    /// FFmpeg's name for the format ("s16", "fltp" ...).
+    public var name: String {
+        ["u8", "s16", "s32", "flt", "dbl", "u8p", "s16p", "s32p", "fltp", "dblp"][Int(rawValue) - 1]
+    }
+}
+
+/// How the pixels of a video frame are stored.
+public enum PixelFormat: Int32, Sendable, CaseIterable {
+    /// 8-bit Y, U, V planes, chroma halved both ways (limited range).
+    case yuv420p = 1
+    /// As ``yuv420p`` with full-range samples.
+    case yuvj420p = 2
+    /// 8-bit planar, chroma halved horizontally.
+    case yuv422p = 3
+    /// As ``yuv422p``, full range.
+    case yuvj422p = 4
+    /// 8-bit planar, full-resolution chroma.
+    case yuv444p = 5
+    /// As ``yuv444p``, full range.
+    case yuvj444p = 6
+    /// 8-bit Y plane, then one plane of interleaved U and V, chroma halved both ways.
+    case nv12 = 7
+    /// 10-bit planar 4:2:0 in little-endian 16-bit words (low bits).
+    case yuv420p10 = 8
+    /// 10-bit planar 4:2:2.
+    case yuv422p10 = 9
+    /// 10-bit planar 4:4:4.
+    case yuv444p10 = 10
+    /// 10-bit semi-planar 4:2:0 in the high bits of 16-bit words.
+    case p010 = 11
+    /// 8-bit luma only.
+    case gray8 = 12
+    /// 10-bit luma only.
+    case gray10 = 13
+    /// 12-bit planar 4:2:0.
+    case yuv420p12 = 14
+
+    /// FFmpeg's name for the format ("yuv420p", "nv12" ...).
+    public var name: String {
+        ["yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "yuv420p10le",
+         "yuv422p10le", "yuv444p10le", "p010le", "gray", "gray10le", "yuv420p12le"][Int(rawValue) - 1]
+    }
+
+    /// Bytes per sample (1 for 8-bit formats, 2 otherwise).
+    public var bytesPerComponent: Int {
+        switch self {
+        case .yuv420p, .yuvj420p, .yuv422p, .yuvj422p, .yuv444p, .yuvj444p, .nv12, .gray8: return 1
+        default: return 2
+        }
+    }
+
+    /// log2 of the horizontal and vertical chroma subsampling.
+    public var chromaShift: (x: Int, y: Int) {
+        switch self {
+        case .yuv420p, .yuvj420p, .nv12, .yuv420p10, .p010, .yuv420p12: return (1, 1)
+        case .yuv422p, .yuvj422p, .yuv422p10: return (1, 0)
+        case .yuv444p, .yuvj444p, .yuv444p10, .gray8, .gray10: return (0, 0)
+        }
+    }
+
+    /// Number of planes.
+    public var planeCount: Int {
+        switch self {
+        case .nv12, .p010: return 2
+        case .gray8, .gray10: return 1
+        default: return 3
+        }
+    }
+}
+
+/// Owns the memory behind a frame's planes and gives it back (for a plugin
+/// frame: calls the plugin's release callback) exactly once, when the last
+/// ``Frame`` that refers to it goes away.
+public final class FrameStorage: @unchecked Sendable {
+    private let release: @Sendable () -> Void
+
+    /// Creates storage whose memory is freed by `release`.
+    public init(release: @escaping @Sendable () -> Void) { self.release = release }
+
+    deinit { release() }
+}
+
+/// One plane of a frame: a pointer, the bytes per row (video) or per plane
+/// (audio), and the number of valid bytes.
+public struct Plane: @unchecked Sendable {
+    /// Start of the plane. Valid while a ``Frame`` holding it is alive.
+    public let base: UnsafeRawPointer
+    /// Video: bytes from one row to the next. Audio: bytes in the plane.
+    public let stride: Int
+    /// Bytes that may be read from `base`.
+    public let length: Int
+
+    /// Creates a plane description.
+    public init(base: UnsafeRawPointer, stride: Int, length: Int) {
+        self.base = base
+        self.stride = stride
+        self.length = length
+    }
+}
+
+/// A decoded frame: a picture or a run of audio samples.
+///
+/// Frames are values; copies share the underlying memory, which is released
+/// when the last copy goes away. Planes are read through ``withPlane(_:_:)``.
+public struct Frame: Sendable {
+    /// Audio or video.
+    public var mediaType: MediaType
+    /// Presentation timestamp in ``timeBase`` ticks.
+    public var pts: Int64
+    /// Duration in ``timeBase`` ticks (0 if unknown).
+    public var duration: Int64
+    /// Seconds per tick.
+    public var timeBase: Rational
+    /// True for a key frame (video).
+    public var isKeyframe: Bool
+
+    /// Video: the pixel format (nil for audio).
+    public var pixelFormat: PixelFormat?
+    /// Video: width in pixels.
+    public var width: Int
+    /// Video: height in pixels.
+    public var height: Int
+    /// Video: 0 unknown, 1 limited range, 2 full range.
+    public var colorRange: Int
+    /// Video: colour primaries, transfer characteristics and matrix (ISO/IEC 23091-4 code points).
+    public var colorPrimaries: Int, colorTransfer: Int, colorSpace: Int
+
+    /// Audio: the sample format (nil for video).
+    public var sampleFormat: SampleFormat?
+    /// Audio: samples per second.
+    public var sampleRate: Int
+    /// Audio: channel count.
+    public var channels: Int
+    /// Audio: WAVE channel mask (0 if unknown).
+    public var channelMask: UInt64
+    /// Audio: samples per channel in this frame.
+    public var sampleCount: Int
+
+    /// The planes (see ``PixelFormat`` and ``SampleFormat`` for their layout).
+    public var planes: [Plane]
+    /// Keeps the planes' memory alive.
+    public var storage: FrameStorage
+
+    /// Creates a frame over planes kept alive by `storage`.
+    public init(mediaType: MediaType, pts: Int64, duration: Int64, timeBase: Rational, isKeyframe: Bool = false,
+                pixelFormat: PixelFormat? = nil, width: Int = 0, height: Int = 0, colorRange: Int = 0,
+                colorPrimaries: Int = 2, colorTransfer: Int = 2, colorSpace: Int = 2,
+                sampleFormat: SampleFormat? = nil, sampleRate: Int = 0, channels: Int = 0,
+                channelMask: UInt64 = 0, sampleCount: Int = 0, planes: [Plane], storage: FrameStorage) {
+        self.mediaType = mediaType
+        self.pts = pts
+        self.duration = duration
+        self.timeBase = timeBase
+        self.isKeyframe = isKeyframe
+        self.pixelFormat = pixelFormat
+        self.width = width
+        self.height = height
+        self.colorRange = colorRange
+        self.colorPrimaries = colorPrimaries
+        self.colorTransfer = colorTransfer
+        self.colorSpace = colorSpace
+        self.sampleFormat = sampleFormat
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.channelMask = channelMask
+        self.sampleCount = sampleCount
+        self.planes = planes
+        self.storage = storage
+    }
+
+    /// Calls `body` with the bytes of plane `index`, kept alive for the call.
+    public func withPlane<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let p = planes[index]
+        return try withExtendedLifetime(storage) {
+            try body(UnsafeRawBufferPointer(start: p.base, count: p.length))
+        }
+    }
+
+    /// Video: width and height of plane `index` in samples (chroma planes are subsampled).
+    public func planeSize(_ index: Int) -> (width: Int, height: Int) {
+        guard let f = pixelFormat else { return (0, 0) }
+        if index == 0 { return (width, height) }
+        let s = f.chromaShift
+        let w = (width + (1 << s.x) - 1) >> s.x
+        let h = (height + (1 << s.y) - 1) >> s.y
+        return (f == .nv12 || f == .p010) ? (w * 2, h) : (w, h)
+    }
+}

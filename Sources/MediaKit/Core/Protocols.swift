@@ -1,0 +1,62 @@
+/// Reads a container: lists its tracks and hands out compressed packets.
+///
+/// `read()` returns packets in file order; `nil` is the end of the input and a
+/// thrown ``MediaError`` is damage or an I/O failure (the packets before it were good).
+public protocol Demuxer: AnyObject {
+    /// The tracks, in container order.
+    var tracks: [Track] { get }
+    /// The container's duration in seconds, if known.
+    var duration: Double? { get }
+    /// The next packet of any track in file order, or nil at the end.
+    func read() throws -> Packet?
+    /// The next packet of one track, or nil at that track's end. Independent of `read()`'s position.
+    func read(track: Int) throws -> Packet?
+    /// Moves every track to the key frame at or before `seconds` (presentation time).
+    func seek(to seconds: Double) throws
+    /// Limits `read()` to these tracks (nil: all), so unwanted data is never read.
+    func select(tracks: Set<Int>?)
+}
+
+/// Turns packets of one stream into frames, with libavcodec's send / receive model.
+///
+/// ```swift
+/// for packet in packets {
+///     try decoder.send(packet)
+///     while let frame = try decoder.receive() { use(frame) }
+/// }
+/// try decoder.flush()                               // end of stream: drain
+/// while let frame = try decoder.receive() { use(frame) }
+/// ```
+public protocol Decoder: AnyObject {
+    /// What the decoder was created for.
+    var parameters: CodecParameters { get }
+    /// Feeds one packet. Throws a `.state` error if output is waiting: call
+    /// ``receive()`` until it returns nil before sending again.
+    func send(_ packet: Packet) throws
+    /// The next decoded frame, or nil when the decoder needs more input (or,
+    /// after ``flush()``, when it is fully drained: see ``isDrained``).
+    func receive() throws -> Frame?
+    /// Signals the end of the stream: the decoder releases its delayed frames
+    /// through ``receive()``.
+    func flush() throws
+    /// Drops all buffered packets and frames (after a seek) and accepts input again.
+    func reset()
+    /// True once ``flush()`` was called and every frame was received.
+    var isDrained: Bool { get }
+}
+
+/// Writes packets into a new container file.
+///
+/// Writes go to a temporary file beside the target; ``finish()`` renames it
+/// into place, ``cancel()`` removes it, so a failed write never leaves a half
+/// file under the target name.
+public protocol Muxer: AnyObject {
+    /// Adds a track and returns its index.
+    func addTrack(_ parameters: CodecParameters, timeBase: Rational) throws -> Int
+    /// Writes one packet (its `trackIndex` is a value `addTrack` returned).
+    func write(_ packet: Packet) throws
+    /// Completes the file and moves it to its final name.
+    func finish() throws
+    /// Abandons the file and removes what was written.
+    func cancel()
+}

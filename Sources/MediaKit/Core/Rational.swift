@@ -1,0 +1,73 @@
+import Foundation
+
+/// A rational number, used for time bases (seconds per tick) and aspect ratios.
+public struct Rational: Hashable, Sendable, CustomStringConvertible {
+    /// The numerator.
+    public var numerator: Int64
+    /// The denominator; never 0 for a valid time base.
+    public var denominator: Int64
+
+    /// Creates `numerator / denominator`.
+    public init(_ numerator: Int64, _ denominator: Int64) {
+        self.numerator = numerator
+        self.denominator = denominator
+    }
+
+    /// The value as a `Double` (0 when the denominator is 0).
+    public var doubleValue: Double { denominator == 0 ? 0 : Double(numerator) / Double(denominator) }
+
+    /// `"num/den"`, as FFmpeg prints time bases.
+    public var description: String { "\(numerator)/\(denominator)" }
+
+    /// Converts `value` ticks of time base `from` into ticks of `to`, rounding to
+    /// the nearest tick with halves away from zero (FFmpeg's `av_rescale_q`).
+    /// Computes in 128 bits, so no intermediate overflow; saturates at the Int64 range.
+    public static func rescale(_ value: Int64, from: Rational, to: Rational) -> Int64 {
+        rescale(value, multiply: from.numerator * to.denominator, divide: from.denominator * to.numerator)
+    }
+
+    /// `value * b / c` rounded to nearest, halves away from zero, in 128-bit arithmetic
+    /// (FFmpeg's `av_rescale`). Returns `value` unchanged when `c` is 0.
+    public static func rescale(_ value: Int64, multiply b: Int64, divide c: Int64) -> Int64 {
+        guard c != 0 else { return value }
+        var negative = false
+        var a = value, bb = b, cc = c
+        if a < 0 { negative.toggle(); a = a == .min ? .max : -a }
+        if bb < 0 { negative.toggle(); bb = -bb }
+        if cc < 0 { negative.toggle(); cc = -cc }
+        let product = UInt64(a).multipliedFullWidth(by: UInt64(bb))
+        // add c/2 for rounding
+        let half = UInt64(cc / 2)
+        let (low, carry) = product.low.addingReportingOverflow(half)
+        let high = product.high &+ (carry ? 1 : 0)
+        if high >= UInt64(cc) { return negative ? .min : .max }
+        let (q, _) = UInt64(cc).dividingFullWidth((high: high, low: low))
+        if q > UInt64(Int64.max) { return negative ? .min : .max }
+        return negative ? -Int64(q) : Int64(q)
+    }
+}
+
+/// A point or span on a track's timeline: a count of ticks of a time base.
+public struct MediaTime: Hashable, Sendable, CustomStringConvertible {
+    /// The tick count.
+    public var value: Int64
+    /// Seconds per tick.
+    public var timeBase: Rational
+
+    /// Creates a time of `value` ticks of `timeBase`.
+    public init(value: Int64, timeBase: Rational) {
+        self.value = value
+        self.timeBase = timeBase
+    }
+
+    /// The time in seconds.
+    public var seconds: Double { Double(value) * timeBase.doubleValue }
+
+    /// The same instant in another time base (rounded to nearest).
+    public func converted(to base: Rational) -> MediaTime {
+        MediaTime(value: Rational.rescale(value, from: timeBase, to: base), timeBase: base)
+    }
+
+    /// Seconds with six decimals, as ffprobe prints them.
+    public var description: String { String(format: "%.6f", seconds) }
+}

@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file being written: the bytes go to a temporary file beside the target,
+/// which ``commit()`` renames into place. A file that is not committed (an
+/// error, a cancel, a crash) never appears under the target name; ``discard()``
+/// and `deinit` remove the temporary file.
+public final class OutputFile: @unchecked Sendable {
+    /// The final name.
+    public let path: String
+    /// The temporary name the data goes to until ``commit()``.
+    public let temporaryPath: String
+    private var fd: Int32
+    private var buffer: [UInt8] = []
+    private let bufferLimit = 1 << 20
+    /// Bytes written so far (including what is still buffered).
+    public private(set) var bytesWritten: Int64 = 0
+    private var done = false
+
+    /// Creates the temporary file `.<name>.partial-<pid>` beside `path`.
+    /// - Throws: `.io` naming the directory and the OS error.
+    public init(path: String) throws {
+        self.path = path
+        let slash = path.lastIndex(of: "/")
+        let dir = slash.map { String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        temporaryPath = (dir.isEmpty ? "" : dir + "/") + ".\(name).partial-\(getpid())"
+        fd = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if fd < 0 {
+            throw MediaError(.io, "cannot create a file in \(dir): \(String(cString: strerror(errno)))", path: path)
+        }
+        buffer.reserveCapacity(bufferLimit)
+    }
+
+    deinit { discard() }
+
+    /// Appends bytes.
+    public func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+
+    /// Appends bytes.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard !done else { throw MediaError(.state, "write after commit or discard", path: path) }
+        bytesWritten += Int64(bytes.count)
+        if buffer.count + bytes.count <= bufferLimit {
+            buffer.append(contentsOf: bytes)
+            return
+        }
+        try flushBuffer()
+        if bytes.count >= bufferLimit { try writeAll(bytes) } else { buffer.append(contentsOf: bytes) }
+    }
+
+    /// Overwrites bytes at `offset` (for headers whose sizes are known at the end).
+    public func patch(_ bytes: [UInt8], at offset: Int64) throws {
+        try flushBuffer()
+        let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
+        if n != bytes.count { throw MediaError(.io, "cannot update the header: \(String(cString: strerror(errno)))", path: temporaryPath, offset: offset) }
+    }
+
+    private func flushBuffer() throws {
+        if buffer.isEmpty { return }
+        try buffer.withUnsafeBytes { try writeAll($0) }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw MediaError(.io, "write failed: \(String(cString: strerror(errno)))", path: temporaryPath, offset: bytesWritten)
+            }
+            done += n
+        }
+    }
+
+    /// Flushes, closes and renames the file to ``path``.
+    public func commit() throws {
+        guard !done else { throw MediaError(.state, "commit after commit or discard", path: path) }
+        do {
+            try flushBuffer()
+        } catch {
+            discard()
+            throw error
+        }
+        done = true
+        let closed = close(fd)
+        fd = -1
+        if closed != 0 {
+            unlink(temporaryPath)
+            throw MediaError(.io, "close failed: \(String(cString: strerror(errno)))", path: temporaryPath)
+        }
+        if rename(temporaryPath, path) != 0 {
+            let err = errno
+            unlink(temporaryPath)
+            throw MediaError(.io, "cannot rename \(temporaryPath) into place: \(String(cString: strerror(err)))", path: path)
+        }
+    }
+
+    /// Closes and removes the temporary file. Harmless after ``commit()``.
+    public func discard() {
+        if fd >= 0 { close(fd); fd = -1 }
+        if !done { unlink(temporaryPath) }
+        done = true
+    }
+}

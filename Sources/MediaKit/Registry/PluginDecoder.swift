@@ -1,0 +1,137 @@
+import CMediaKitPlugin
+
+/// Keeps a plugin frame's release callback and opaque pointer together.
+private struct ReleaseHandle: @unchecked Sendable {
+    let release: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+    let opaque: UnsafeMutableRawPointer?
+    func callAsFunction() { release?(opaque) }
+}
+
+/// A ``Decoder`` backed by a plugin's C vtable.
+final class PluginDecoder: Decoder, @unchecked Sendable {
+    let parameters: CodecParameters
+    let backend: MediaRegistry.Backend
+    private let instance: UnsafeMutableRawPointer
+    private let vtable: UnsafePointer<mk_plugin_decoder_vtable>
+    private let timeBase: Rational
+    private(set) var isDrained = false
+    private var draining = false
+    private let context: String
+
+    init(parameters: CodecParameters, timeBase: Rational, backend: MediaRegistry.Backend,
+         instance: UnsafeMutableRawPointer, vtable: UnsafePointer<mk_plugin_decoder_vtable>) {
+        self.parameters = parameters
+        self.timeBase = timeBase
+        self.backend = backend
+        self.instance = instance
+        self.vtable = vtable
+        self.context = "\(backend.plugin.name) \(parameters.codec) decoder"
+    }
+
+    deinit { vtable.pointee.destroy(instance) }
+
+    private func lastError() -> String {
+        guard let f = vtable.pointee.last_error, let m = f(instance) else { return "" }
+        return String(cString: m)
+    }
+
+    private func failure(_ status: Int32, _ what: String) -> MediaError {
+        let kind: MediaError.Kind
+        switch status {
+        case MK_PLUGIN_EDATA: kind = .invalidData
+        case MK_PLUGIN_EUNSUPPORTED: kind = .unsupported
+        case MK_PLUGIN_EINVAL: kind = .invalidArgument
+        default: kind = .backend
+        }
+        let detail = lastError()
+        return MediaError(kind, "\(what) failed (status \(status))" + (detail.isEmpty ? "" : ": \(detail)"), context: context)
+    }
+
+    func send(_ packet: Packet) throws {
+        if draining { throw MediaError(.state, "send after flush(): call reset() to decode more", context: context) }
+        let status: Int32 = packet.data.withUnsafeBufferPointer { buf in
+            var p = mk_plugin_packet()
+            p.struct_size = UInt32(MemoryLayout<mk_plugin_packet>.size)
+            p.flags = packet.isKeyframe ? MK_PACKET_FLAG_KEY : 0
+            p.data = buf.baseAddress
+            p.size = buf.count
+            p.pts = packet.pts
+            p.dts = packet.dts
+            p.duration = packet.duration
+            return vtable.pointee.send_packet(instance, &p)
+        }
+        if status == MK_PLUGIN_OK { return }
+        if status == MK_PLUGIN_EAGAIN {
+            throw MediaError(.state, "the decoder has output waiting: receive() until it returns nil before sending", context: context)
+        }
+        throw failure(status, "decoding a packet (pts \(packet.pts))")
+    }
+
+    func flush() throws {
+        if draining { return }
+        let status = vtable.pointee.send_packet(instance, nil)
+        if status != MK_PLUGIN_OK && status != MK_PLUGIN_EOF { throw failure(status, "draining") }
+        draining = true
+    }
+
+    func reset() {
+        vtable.pointee.flush(instance)
+        draining = false
+        isDrained = false
+    }
+
+    func receive() throws -> Frame? {
+        if isDrained { return nil }
+        var f = mk_plugin_frame()
+        f.struct_size = UInt32(MemoryLayout<mk_plugin_frame>.size)
+        let status = vtable.pointee.receive_frame(instance, &f)
+        switch status {
+        case MK_PLUGIN_OK: break
+        case MK_PLUGIN_EAGAIN: return nil
+        case MK_PLUGIN_EOF: isDrained = true; return nil
+        default: throw failure(status, "receiving a frame")
+        }
+        let release = ReleaseHandle(release: f.release, opaque: f.release_opaque)
+        let storage = FrameStorage { release() }
+        let ptrs = withUnsafeBytes(of: f.planes) { Array($0.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)) }
+        let strides = withUnsafeBytes(of: f.strides) { Array($0.bindMemory(to: Int64.self)) }
+        let count = Int(max(0, min(8, f.plane_count)))
+        if f.media_type == MK_PLUGIN_MEDIA_VIDEO {
+            guard let format = PixelFormat(rawValue: f.format) else {
+                throw MediaError(.pluginABI, "the plugin returned unknown pixel format \(f.format)", context: context)
+            }
+            guard count >= format.planeCount, f.width > 0, f.height > 0 else {
+                throw MediaError(.pluginABI, "the plugin returned a \(f.width)x\(f.height) \(format.name) frame with \(count) planes", context: context)
+            }
+            var frame = Frame(mediaType: .video, pts: f.pts, duration: f.duration, timeBase: timeBase,
+                              isKeyframe: f.flags & MK_PACKET_FLAG_KEY != 0, pixelFormat: format,
+                              width: Int(f.width), height: Int(f.height), colorRange: Int(f.color_range),
+                              colorPrimaries: Int(f.color_primaries), colorTransfer: Int(f.color_trc),
+                              colorSpace: Int(f.color_space), planes: [], storage: storage)
+            var planes: [Plane] = []
+            for i in 0..<format.planeCount {
+                guard let p = ptrs[i] else { throw MediaError(.pluginABI, "plane \(i) is NULL", context: context) }
+                let rows = frame.planeSize(i).height
+                planes.append(Plane(base: UnsafeRawPointer(p), stride: Int(strides[i]), length: Int(strides[i]) * rows))
+            }
+            frame.planes = planes
+            return frame
+        } else {
+            guard let format = SampleFormat(rawValue: f.format) else {
+                throw MediaError(.pluginABI, "the plugin returned unknown sample format \(f.format)", context: context)
+            }
+            let needed = format.isPlanar ? Int(f.channels) : 1
+            guard count >= needed, f.channels > 0 else {
+                throw MediaError(.pluginABI, "the plugin returned \(count) planes for \(f.channels) channels of \(format.name)", context: context)
+            }
+            var planes: [Plane] = []
+            for i in 0..<needed {
+                guard let p = ptrs[i] else { throw MediaError(.pluginABI, "plane \(i) is NULL", context: context) }
+                planes.append(Plane(base: UnsafeRawPointer(p), stride: Int(strides[i]), length: Int(strides[i])))
+            }
+            return Frame(mediaType: .audio, pts: f.pts, duration: f.duration, timeBase: timeBase,
+                         sampleFormat: format, sampleRate: Int(f.sample_rate), channels: Int(f.channels),
+                         channelMask: f.channel_mask, sampleCount: Int(f.nb_samples), planes: planes, storage: storage)
+        }
+    }
+}

@@ -1,0 +1,171 @@
+/// The part of a track's media timeline that is presented, from its edit list.
+///
+/// MediaKit applies edit lists the way FFmpeg does: empty edits only shift the
+/// timeline (no frames or silence are made up); the first non-empty edit
+/// selects media from its media time for its duration. Video frames whose
+/// presentation time falls outside that window are decoded (they may be
+/// references) but not output; audio is cut to the sample at the window's
+/// start (AAC priming disappears this way) and whole frames starting at or
+/// after its end are dropped.
+public struct PresentationWindow: Sendable, Equatable {
+    /// First presented media time, in the track's time base.
+    public var start: Int64
+    /// End of the presented media (exclusive), in the track's time base; nil for "to the end".
+    public var end: Int64?
+
+    /// Everything: no trimming.
+    public static let everything = PresentationWindow(start: .min, end: nil)
+
+    /// Creates a window.
+    public init(start: Int64, end: Int64?) {
+        self.start = start
+        self.end = end
+    }
+
+    /// The window of `track`'s edit list (``everything`` when it has none).
+    public init(track: Track) {
+        guard let edit = track.editList.first(where: { !$0.isEmpty }), edit.mediaTime >= 0 else {
+            self = .everything
+            return
+        }
+        start = edit.mediaTime
+        if edit.segmentDuration > 0 && track.movieTimeScale > 0 {
+            let d = Rational.rescale(edit.segmentDuration, multiply: track.timeBase.denominator, divide: track.movieTimeScale * track.timeBase.numerator)
+            end = start + d
+        } else {
+            end = nil
+        }
+    }
+
+    /// True when a frame at `pts` is presented.
+    public func contains(_ pts: Int64) -> Bool {
+        pts >= start && (end.map { pts < $0 } ?? true)
+    }
+}
+
+/// Decodes one track and hands out the frames that are presented.
+///
+/// A decode session owns a ``Decoder`` created from the registry for the
+/// track's codec, applies the track's edit list (``PresentationWindow``) unless
+/// asked not to, and returns frames in presentation order.
+///
+/// Audio follows FFmpeg exactly: decoding starts at the packet one second
+/// before the edit's media time (so the decoder is primed), the first
+/// `media time - that packet's time` decoded samples are dropped, and decoding
+/// stops after the packet that reaches the edit's end (that packet's samples
+/// are all kept). An iTunes `iTunSMPB` encoder delay is dropped the same way
+/// when the edit list does not already cut the start.
+///
+/// ```swift
+/// let session = try DecodeSession(track: demuxer.tracks[0])
+/// while let packet = try demuxer.read(track: 0) {
+///     try session.decode(packet) { frame in ... }
+/// }
+/// try session.finish { frame in ... }
+/// ```
+public final class DecodeSession {
+    /// The track being decoded.
+    public let track: Track
+    /// The decoder doing the work.
+    public let decoder: Decoder
+    /// What is presented; ``PresentationWindow/everything`` when trimming is off.
+    public let window: PresentationWindow
+    private let isAudio: Bool
+    /// Audio: the last packet at or before this time is where decoding starts.
+    private let audioStartTarget: Int64
+    private var held: Packet?
+    private var started = false
+    private var stopped = false
+    /// Audio: decoded samples (per channel) still to drop from the start.
+    private var skipSamples: Int64 = 0
+
+    /// Creates a session for `track`.
+    /// - Parameters:
+    ///   - registry: where decoders come from (default: ``MediaRegistry/shared``).
+    ///   - backend: a backend or plugin name to insist on; nil picks by priority.
+    ///   - threads: decoder threads, 0 (the default) for every core.
+    ///   - trim: apply the edit list (the default); false outputs every decoded frame and sample
+    ///     (as FFmpeg's `-ignore_editlist 1`; an `iTunSMPB` encoder delay is still removed, as FFmpeg does).
+    /// - Throws: `.unsupported` for a track MediaKit cannot decode (naming why), or the
+    ///   registry's `.notFound` naming the codec and every place searched.
+    public init(track: Track, registry: MediaRegistry = .shared, backend: String? = nil, threads: Int = 0, trim: Bool = true) throws {
+        if let reason = track.unsupportedReason {
+            throw MediaError(.unsupported, "track \(track.index) cannot be decoded: \(reason)")
+        }
+        self.track = track
+        self.decoder = try registry.makeDecoder(for: track.parameters, timeBase: track.timeBase, backend: backend, threads: threads)
+        self.window = trim ? PresentationWindow(track: track) : .everything
+        self.isAudio = track.mediaType == .audio
+        let oneSecond = track.timeBase.numerator > 0 ? track.timeBase.denominator / track.timeBase.numerator : 0
+        self.audioStartTarget = window == .everything ? .min : window.start - oneSecond
+        if !isAudio || window == .everything { started = true; skipSamples = Int64(track.encoderDelay) }
+    }
+
+    /// Sends one packet of the track and passes each presented frame to `output`.
+    public func decode(_ packet: Packet, _ output: (Frame) throws -> Void) throws {
+        if stopped { return }
+        if !started {
+            // Hold the latest packet at or before the start target; start with it.
+            if held == nil || packet.dts <= audioStartTarget {
+                held = packet
+                return
+            }
+            try begin(output)
+        }
+        try send(packet, output)
+    }
+
+    /// Ends the stream: passes the decoder's delayed frames to `output`.
+    public func finish(_ output: (Frame) throws -> Void) throws {
+        if !started { try begin(output) }
+        try decoder.flush()
+        try drain(output)
+    }
+
+    private func begin(_ output: (Frame) throws -> Void) throws {
+        started = true
+        guard let first = held else { return }
+        held = nil
+        let cut = window.start - first.pts
+        skipSamples = cut > 0 ? ticksToSamples(cut, rate: track.parameters.sampleRate) : Int64(track.encoderDelay)
+        try send(first, output)
+    }
+
+    private func send(_ packet: Packet, _ output: (Frame) throws -> Void) throws {
+        if stopped { return }
+        try decoder.send(packet)
+        try drain(output)
+        if isAudio, let end = window.end, packet.pts + packet.duration >= end { stopped = true }
+    }
+
+    private func drain(_ output: (Frame) throws -> Void) throws {
+        while let frame = try decoder.receive() {
+            try present(frame, output)
+        }
+    }
+
+    private func present(_ frame: Frame, _ output: (Frame) throws -> Void) throws {
+        if !isAudio {
+            if window.contains(frame.pts) { try output(frame) }
+            return
+        }
+        guard skipSamples > 0 else { return try output(frame) }
+        if skipSamples >= Int64(frame.sampleCount) {
+            skipSamples -= Int64(frame.sampleCount)
+            return
+        }
+        let skip = Int(skipSamples)
+        skipSamples = 0
+        guard let format = frame.sampleFormat else { return }
+        let bytes = skip * format.bytesPerSample * (format.isPlanar ? 1 : frame.channels)
+        var cut = frame
+        cut.planes = frame.planes.map { Plane(base: $0.base + bytes, stride: $0.stride - bytes, length: $0.length - bytes) }
+        cut.sampleCount = frame.sampleCount - skip
+        cut.pts = frame.pts + Rational.rescale(Int64(skip), from: Rational(1, Int64(max(1, frame.sampleRate))), to: track.timeBase)
+        try output(cut)
+    }
+
+    private func ticksToSamples(_ n: Int64, rate: Int) -> Int64 {
+        rate > 0 ? Rational.rescale(n, from: track.timeBase, to: Rational(1, Int64(rate))) : n
+    }
+}
