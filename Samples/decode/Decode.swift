@@ -41,6 +41,9 @@ struct Decode: ParsableCommand {
     @Flag(help: "Output every decoded frame and sample: do not apply the edit list.")
     var noTrim = false
 
+    @Flag(inversion: .prefixedNo, help: "Turn pictures upright by the track's display rotation (90/180/270 degrees), as ffmpeg does.")
+    var autorotate = true
+
     @Option(help: "Use this decoder backend or plugin (for example ffmpeg) instead of the highest-priority one.")
     var backend: String?
 
@@ -85,7 +88,8 @@ struct Decode: ParsableCommand {
         var video: (track: Track, session: DecodeSession, writer: PictureWriter)?
         if let path = videoPath, let t = videoTrack {
             let session = try DecodeSession(track: t, backend: backend, threads: threads, trim: !noTrim)
-            video = (t, session, try PictureWriter(path: path, format: pixelFormat, y4m: y4m, frameRate: Self.frameRate(t)))
+            let turn = autorotate ? PicturePacker.clockwiseTurn(forRotation: t.rotation) : 0
+            video = (t, session, try PictureWriter(path: path, format: pixelFormat, y4m: y4m, frameRate: Self.frameRate(t), clockwise: turn))
         }
         if audioPath != nil, let t = audioTrack {
             audio = (t, try DecodeSession(track: t, backend: backend, threads: threads, trim: !noTrim), nil)

@@ -20,6 +20,62 @@ public enum PicturePacker {
         f == .yuv420p || f == .yuvj420p || f == .nv12
     }
 
+    /// The clockwise quarter turns (0, 90, 180 or 270 degrees) that display a track
+    /// upright, from its ``Track/rotation``, as FFmpeg's autorotation chooses them.
+    /// Rotations that are not a multiple of 90 degrees give 0.
+    public static func clockwiseTurn(forRotation rotation: Double) -> Int {
+        var theta = -rotation.rounded()
+        theta -= 360 * (theta / 360 + 0.9 / 360).rounded(.down)
+        for turn in [90, 180, 270] where abs(theta - Double(turn)) < 1 { return turn }
+        return 0
+    }
+
+    /// Packs `frame` into `output` (resized to the picture size), turned clockwise
+    /// by `clockwise` degrees (0, 90, 180 or 270) when asked.
+    /// - Throws: `.unsupported` for a source format that cannot be packed without a
+    ///   lossy conversion (naming the format and what to ask for instead).
+    public static func pack(_ frame: Frame, as format: RawPictureFormat, clockwise: Int, into output: inout [UInt8]) throws {
+        guard clockwise != 0 else { return try pack(frame, as: format, into: &output) }
+        guard let src = frame.pixelFormat, canPackExactly(src), src != .nv12 else {
+            throw MediaError(.unsupported, "rotating \(frame.pixelFormat?.name ?? "audio") pictures is not supported; use --no-autorotate")
+        }
+        let w = frame.width, h = frame.height
+        let (ow, oh) = clockwise == 180 ? (w, h) : (h, w)
+        let cw = (w + 1) / 2, ch = (h + 1) / 2
+        let (ocw, och) = clockwise == 180 ? (cw, ch) : (ch, cw)
+        var planes: [[UInt8]] = []
+        withExtendedLifetime(frame.storage) {
+            for (i, (pw, ph)) in [(w, h), (cw, ch), (cw, ch)].enumerated() {
+                let p = frame.planes[i]
+                let s = p.base.assumingMemoryBound(to: UInt8.self)
+                let (dw, dh) = clockwise == 180 ? (pw, ph) : (ph, pw)
+                var d = [UInt8](repeating: 0, count: dw * dh)
+                for y in 0..<dh {
+                    for x in 0..<dw {
+                        let (sx, sy): (Int, Int)
+                        switch clockwise {
+                        case 90: (sx, sy) = (y, ph - 1 - x)
+                        case 270: (sx, sy) = (pw - 1 - y, x)
+                        default: (sx, sy) = (pw - 1 - x, ph - 1 - y)
+                        }
+                        d[y * dw + x] = s[sy * p.stride + sx]
+                    }
+                }
+                planes.append(d)
+            }
+        }
+        let size = format.frameSize(width: ow, height: oh)
+        if output.count != size { output = [UInt8](repeating: 0, count: size) }
+        output.replaceSubrange(0..<(ow * oh), with: planes[0])
+        if format == .i420 {
+            output.replaceSubrange((ow * oh)..<(ow * oh + ocw * och), with: planes[1])
+            output.replaceSubrange((ow * oh + ocw * och)..<size, with: planes[2])
+        } else {
+            var i = ow * oh
+            for k in 0..<(ocw * och) { output[i] = planes[1][k]; output[i + 1] = planes[2][k]; i += 2 }
+        }
+    }
+
     /// Packs `frame` into `output` (resized to the frame size).
     /// - Throws: `.unsupported` for a source format that cannot be packed without a
     ///   lossy conversion (naming the format and what to ask for instead).

@@ -88,8 +88,13 @@ public final class PictureWriter {
     /// Width and height of the first picture (every later one must match).
     public private(set) var size: (width: Int, height: Int)?
 
-    /// Starts writing `path`. `frameRate` goes into the Y4M header.
-    public init(path: String, format: RawPictureFormat, y4m: Bool, frameRate: Rational = Rational(25, 1)) throws {
+    /// Clockwise turn applied to every picture (0, 90, 180 or 270).
+    public let clockwise: Int
+
+    /// Starts writing `path`. `frameRate` goes into the Y4M header; each picture is
+    /// turned `clockwise` degrees (0, 90, 180 or 270; see ``PicturePacker/clockwiseTurn(forRotation:)``).
+    public init(path: String, format: RawPictureFormat, y4m: Bool, frameRate: Rational = Rational(25, 1), clockwise: Int = 0) throws {
+        self.clockwise = clockwise
         self.format = y4m ? .i420 : format
         self.y4m = y4m
         self.frameRate = frameRate
@@ -98,17 +103,19 @@ public final class PictureWriter {
 
     /// Appends one picture.
     public func write(_ frame: Frame) throws {
-        if let size, size != (frame.width, frame.height) {
-            throw MediaError(.unsupported, "the picture size changed from \(size.width)x\(size.height) to \(frame.width)x\(frame.height) mid-stream; raw video cannot hold both")
+        let turned = clockwise == 90 || clockwise == 270
+        let (w, h) = turned ? (frame.height, frame.width) : (frame.width, frame.height)
+        if let size, size != (w, h) {
+            throw MediaError(.unsupported, "the picture size changed from \(size.width)x\(size.height) to \(w)x\(h) mid-stream; raw video cannot hold both")
         }
         if y4m && !headerWritten {
             let range = frame.colorRange == 2 || frame.pixelFormat == .yuvj420p ? " XCOLORRANGE=FULL" : ""
-            let header = "YUV4MPEG2 W\(frame.width) H\(frame.height) F\(frameRate.numerator):\(frameRate.denominator) Ip A1:1 C420jpeg XYSCSS=420JPEG\(range)\n"
+            let header = "YUV4MPEG2 W\(w) H\(h) F\(frameRate.numerator):\(frameRate.denominator) Ip A1:1 C420jpeg XYSCSS=420JPEG\(range)\n"
             try file.write(Array(header.utf8))
             headerWritten = true
         }
-        size = (frame.width, frame.height)
-        try PicturePacker.pack(frame, as: format, into: &scratch)
+        size = (w, h)
+        try PicturePacker.pack(frame, as: format, clockwise: clockwise, into: &scratch)
         if y4m { try file.write(Array("FRAME\n".utf8)) }
         try file.write(scratch)
         frames += 1

@@ -1,0 +1,550 @@
+"""Helpers for the oracle suite: media discovery, the ffprobe/ffmpeg oracles, comparisons.
+
+Every comparison here takes an output of ours and the output of an independent
+implementation (FFmpeg 5.1's ffprobe/ffmpeg, see ../shared/ORACLES.md) run on the
+same input, and reports the first difference in a form a person can act on.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import struct
+import subprocess
+from fractions import Fraction
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+import pytest
+
+try:  # numpy is optional: the array module does the same, more slowly.
+    import numpy as _np
+except ImportError:  # pragma: no cover - depends on the machine
+    _np = None
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_MEDIA = REPO.parent / "shared" / "media"
+
+# Progressive ISO-BMFF / QuickTime files in ../shared/media.
+PROGRESSIVE_EXTS = {".mp4", ".mov", ".m4a", ".m4v", ".qta", ".3gp", ".3g2"}
+FRAGMENTED_PREFIXES = ("fmp4_", "cmaf_")
+
+# Files on which ffprobe is demonstrably wrong, so that our output cannot equal it.
+# Key: "FILE" (every probe test of that file) or "FILE::packets" / "FILE::json" (one test);
+# value: why ffprobe is wrong there. Such a test is a strict expected failure: once it
+# passes, pytest reports XPASS(strict) as a failure and the entry must go.
+KNOWN_DIFFERENCES: dict[str, str] = {}
+
+
+def known_difference(name: str, test: str) -> str | None:
+    return KNOWN_DIFFERENCES.get(f"{name}::{test}") or KNOWN_DIFFERENCES.get(name)
+
+CMD_TIMEOUT = 300  # seconds for one command: a hang is a failure, not a stuck suite
+MAX_SHOWN = 5      # differing lines shown in a failure message
+TRUNC = 160        # characters kept of each shown line
+
+
+# --------------------------------------------------------------------------- boxes
+
+def iter_boxes(f: BinaryIO, start: int, end: int) -> Iterator[tuple[str, int, int, int]]:
+    """Yields (type, offset, header_size, size) of the boxes in [start, end).
+
+    Stops quietly at the first box that does not fit: this walker only classifies
+    files, the demuxer under test is the one that must report damage.
+    """
+    pos = start
+    while pos + 8 <= end:
+        f.seek(pos)
+        header = f.read(8)
+        if len(header) < 8:
+            return
+        size, kind = struct.unpack(">I4s", header)
+        header_size = 8
+        if size == 1:
+            large = f.read(8)
+            if len(large) < 8:
+                return
+            size = struct.unpack(">Q", large)[0]
+            header_size = 16
+        elif size == 0:
+            size = end - pos
+        if size < header_size or pos + size > end:
+            return
+        yield kind.decode("latin-1"), pos, header_size, size
+        pos += size
+
+
+def _child(f: BinaryIO, box: tuple[str, int, int, int], kind: str):
+    _, pos, hs, size = box
+    return [b for b in iter_boxes(f, pos + hs, pos + size) if b[0] == kind]
+
+
+@functools.lru_cache(maxsize=None)
+def box_summary(path: str) -> dict:
+    """Top-level box types, whether the file is fragmented, sample entry types per trak."""
+    end = os.path.getsize(path)
+    with open(path, "rb") as f:
+        top = list(iter_boxes(f, 0, end))
+        kinds = [b[0] for b in top]
+        fragmented = "moof" in kinds
+        entries: list[list[str]] = []
+        for moov in (b for b in top if b[0] == "moov"):
+            if _child(f, moov, "mvex"):
+                fragmented = True
+            for trak in _child(f, moov, "trak"):
+                found: list[str] = []
+                for mdia in _child(f, trak, "mdia"):
+                    for minf in _child(f, mdia, "minf"):
+                        for stbl in _child(f, minf, "stbl"):
+                            for _, pos, hs, size in _child(f, stbl, "stsd"):
+                                # full box: version/flags (4) + entry_count (4), then entries
+                                found += [e[0] for e in iter_boxes(f, pos + hs + 8, pos + size)]
+                entries.append(found)
+    return {"top": kinds, "fragmented": fragmented, "sample_entries": entries}
+
+
+def is_encrypted(path: Path) -> bool:
+    """True when a track's sample entry is encv/enca (CENC): not decodable without keys."""
+    return any(e in ("encv", "enca") for t in box_summary(str(path))["sample_entries"] for e in t)
+
+
+# --------------------------------------------------------------------------- generated media
+
+# Short inputs made with FFmpeg's lavfi generators (ORACLES.md, "Making test media"):
+# name -> (video encoder args, audio encoder args, channels, extra muxer args).
+_X264 = ["-c:v", "libx264", "-preset", "veryfast", "-bf", "2", "-g", "25"]
+_X265 = ["-c:v", "libx265", "-preset", "fast", "-x265-params", "log-level=error:bframes=3:keyint=25"]
+_AAC = ["-c:a", "aac", "-b:a", "96k"]
+_MP3 = ["-c:a", "libmp3lame", "-b:a", "128k"]
+_FASTSTART = ["-movflags", "+faststart"]
+
+GENERATED: dict[str, tuple[list, list, int, list]] = {
+    "h264_aac_mono.mp4":             (_X264, _AAC, 1, []),
+    "h264_aac_stereo.mp4":           (_X264, _AAC, 2, []),
+    "h264_aac_stereo_faststart.mp4": (_X264, _AAC, 2, _FASTSTART),
+    "hevc_aac.mp4":                  (_X265, _AAC, 2, []),
+    "hevc_aac_faststart.mp4":        (_X265, _AAC, 1, _FASTSTART),
+    "h264_mp3.mp4":                  (_X264, _MP3, 2, []),
+    "h264_mp3_faststart.mp4":        (_X264, _MP3, 1, _FASTSTART),
+}
+
+
+def generate_cmd(name: str, out: Path) -> list:
+    """The ffmpeg command that makes GENERATED[name]: 2 s, 320x240, 25 fps, 44.1 kHz.
+
+    Stereo is 440 Hz left and 660 Hz right, so a channel swap shows up in the PCM.
+    Without +faststart the moov is at the end of the file (ffmpeg's default).
+    """
+    video, audio, channels, mux = GENERATED[name]
+    cmd = ["ffmpeg", "-v", "error", "-y", "-nostdin",
+           "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
+           "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100"]
+    if channels == 2:
+        cmd += ["-f", "lavfi", "-i", "sine=frequency=660:sample_rate=44100",
+                "-filter_complex", "[1:a][2:a]join=inputs=2:channel_layout=stereo[a]",
+                "-map", "0:v", "-map", "[a]"]
+    else:
+        cmd += ["-map", "0:v", "-map", "1:a"]
+    cmd += ["-t", "2", *video, "-pix_fmt", "yuv420p", *audio, "-ar", "44100", "-ac", str(channels),
+            "-fflags", "+bitexact", "-flags:v", "+bitexact", "-flags:a", "+bitexact",
+            "-map_metadata", "-1", *mux, out]
+    return cmd
+
+
+# --------------------------------------------------------------------------- media sets
+
+def progressive_shared_media() -> list[str] | None:
+    """Names of the progressive MP4/MOV/M4A/QTA/3GP files of ../shared/media, or None if absent.
+
+    Left out: broken_* (they are for the robustness tests), fmp4_*/cmaf_* and any file
+    whose top level has a moof or whose moov has an mvex (fragmented files come later).
+    """
+    if not SHARED_MEDIA.is_dir():
+        return None
+    names = []
+    for p in sorted(SHARED_MEDIA.iterdir()):
+        if p.suffix.lower() not in PROGRESSIVE_EXTS or not p.is_file():
+            continue
+        if p.name.startswith("broken_") or p.name.startswith(FRAGMENTED_PREFIXES):
+            continue
+        if box_summary(str(p))["fragmented"]:
+            continue
+        names.append(p.name)
+    return names
+
+
+def media_params(generated: bool = True, shared: bool = True) -> list:
+    """pytest params for the `media` fixture: "gen:NAME", "repo:PATH" and "shared:NAME".
+
+    When ../shared/media is missing, one "shared:<missing>" param stands for it, so the
+    `media` fixture can skip (or, with CI=true, fail) with a message instead of the
+    set silently shrinking.
+    """
+    params = []
+    if generated:
+        params += [pytest.param(f"gen:{n}", id=f"gen:{n}") for n in GENERATED]
+        # the demo's bundled file (make demo decodes it)
+        params.append(pytest.param("repo:Samples/media/sample.mp4", id="Samples/media/sample.mp4"))
+    if shared:
+        names = progressive_shared_media()
+        if names is None:
+            params.append(pytest.param("shared:<missing>", id="shared-media-missing"))
+        else:
+            params += [pytest.param(f"shared:{n}", id=n) for n in names]
+    return params
+
+
+# --------------------------------------------------------------------------- running
+
+def run(cmd: list, *, env: dict | None = None, timeout: int = CMD_TIMEOUT,
+        stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    """Runs a command (no shell); a timeout is a test failure that names the command."""
+    try:
+        return subprocess.run([str(c) for c in cmd], stdout=stdout, stderr=subprocess.PIPE,
+                              env=env, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"timed out after {timeout} s: {shell_line(cmd)}")
+
+
+def shell_line(cmd: list) -> str:
+    import shlex
+    return " ".join(shlex.quote(str(c)) for c in cmd)
+
+
+def tail(data: bytes | str, limit: int = 1500) -> str:
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    text = text.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def check_ok(proc: subprocess.CompletedProcess, cmd: list, who: str = "ours") -> None:
+    """Fails the test when a command exited non-zero, with its stderr."""
+    if proc.returncode != 0:
+        how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
+               else f"exited {proc.returncode}")
+        pytest.fail(f"{who}: `{shell_line(cmd)}` {how}\nstderr:\n{tail(proc.stderr)}")
+
+
+def oracle_ok(proc: subprocess.CompletedProcess, cmd: list) -> None:
+    """An oracle that fails cannot judge anything: that is an error of the test set-up."""
+    if proc.returncode != 0:
+        pytest.fail(f"oracle failed: `{shell_line(cmd)}` exited {proc.returncode}\n"
+                    f"stderr:\n{tail(proc.stderr)}")
+
+
+# --------------------------------------------------------------------------- ffprobe
+
+def ffprobe_packets_cmd(path: Path) -> list:
+    return ["ffprobe", "-v", "error", "-ignore_editlist", "1",
+            "-show_entries", "packet=stream_index,pts,dts,duration,size,pos,flags",
+            "-of", "csv=p=0", path]
+
+
+@functools.lru_cache(maxsize=None)
+def _ffprobe_packets(path: str) -> tuple[str, ...]:
+    cmd = ffprobe_packets_cmd(Path(path))
+    proc = run(cmd)
+    oracle_ok(proc, cmd)
+    return tuple(l for l in proc.stdout.decode().splitlines() if l.strip())
+
+
+@functools.lru_cache(maxsize=None)
+def _ffprobe_json(path: str, ignore_editlist: bool) -> str:
+    cmd = ["ffprobe", "-v", "error"]
+    if ignore_editlist:
+        cmd += ["-ignore_editlist", "1"]
+    cmd += ["-show_streams", "-show_format", "-of", "json", path]
+    proc = run(cmd)
+    oracle_ok(proc, cmd)
+    return proc.stdout.decode()
+
+
+def ffprobe_json(path: Path, ignore_editlist: bool = True) -> dict:
+    """`ffprobe -v error [-ignore_editlist 1] -show_streams -show_format -of json` (cached)."""
+    return json.loads(_ffprobe_json(str(path), ignore_editlist))
+
+
+def track_streams(info: dict) -> list[dict]:
+    """ffprobe's streams that are tracks: cover art (disposition attached_pic, made by
+    ffmpeg from udta/covr metadata, not from a trak) is left out."""
+    return [s for s in info.get("streams", [])
+            if not s.get("disposition", {}).get("attached_pic")]
+
+
+def expected_packets(path: Path) -> list[str]:
+    """ffprobe's packet lines in our CSV form: `track,pts,dts,duration,size,offset,flags`.
+
+    The track number is the stream's rank among track streams (cover-art streams and
+    their packets are dropped); flags become "K" when ffprobe's first flag is K, else "_".
+    """
+    info = ffprobe_json(path)
+    ranks = {s["index"]: i for i, s in enumerate(track_streams(info))}
+    lines = []
+    for line in _ffprobe_packets(str(path)):
+        fields = line.split(",")
+        # A packet with side data gets an empty side-data column (and an empty line).
+        while len(fields) > 7 and fields[-1] == "":
+            fields.pop()
+        if len(fields) != 7:
+            pytest.fail(f"oracle: unexpected ffprobe packet line {line!r}")
+        index = int(fields[0])
+        if index not in ranks:
+            continue
+        flags = "K" if fields[6].startswith("K") else "_"
+        lines.append(",".join([str(ranks[index])] + fields[1:6] + [flags]))
+    return lines
+
+
+def max_packet_seconds(path: Path) -> dict[int, Fraction]:
+    """Per track rank: the longest packet duration in seconds (from ffprobe's packets)."""
+    info = ffprobe_json(path)
+    streams = track_streams(info)
+    longest: dict[int, int] = {}
+    for line in expected_packets(path):
+        track, _, _, duration = line.split(",")[:4]
+        if duration.isdigit():
+            longest[int(track)] = max(longest.get(int(track), 0), int(duration))
+    out = {}
+    for rank, s in enumerate(streams):
+        tb = Fraction(s.get("time_base", "0/1")) if s.get("time_base", "0/0") != "0/0" else Fraction(0)
+        out[rank] = longest.get(rank, 0) * tb
+    return out
+
+
+def rotation_of(stream: dict) -> float:
+    """Rotation in degrees as ffprobe prints it in side_data_list (Display Matrix), else 0."""
+    for sd in stream.get("side_data_list", []) or []:
+        if "rotation" in sd:
+            return float(sd["rotation"])
+    return 0.0
+
+
+def codec_of(stream: dict) -> str:
+    """ffprobe's codec_name, or the sample entry fourcc (codec_tag_string) if it has none."""
+    name = stream.get("codec_name")
+    if name and name not in ("none", "unknown"):
+        return name
+    return stream.get("codec_tag_string", "")
+
+
+# --------------------------------------------------------------------------- comparisons
+
+def _cut(s: str) -> str:
+    return s if len(s) <= TRUNC else s[:TRUNC] + "..."
+
+
+def diff_lines(ours: list[str], ref: list[str], ours_name: str, ref_name: str) -> str | None:
+    """None when equal; else a report of the first differing lines (1-based numbers)."""
+    if ours == ref:
+        return None
+    out = [f"{ours_name}: {len(ours)} lines, {ref_name}: {len(ref)} lines"]
+    shown = 0
+    for i in range(max(len(ours), len(ref))):
+        a = ours[i] if i < len(ours) else "<no line>"
+        b = ref[i] if i < len(ref) else "<no line>"
+        if a != b:
+            if shown == 0:
+                out.append(f"first difference at line {i + 1}:")
+            out.append(f"  line {i + 1}: {ours_name:>7}: {_cut(a)}")
+            out.append(f"  line {i + 1}: {ref_name:>7}: {_cut(b)}")
+            shown += 1
+            if shown >= MAX_SHOWN:
+                rest = sum(1 for j in range(i + 1, max(len(ours), len(ref)))
+                           if (ours[j] if j < len(ours) else None) != (ref[j] if j < len(ref) else None))
+                if rest:
+                    out.append(f"  ... and {rest} more differing lines")
+                break
+    return "\n".join(out)
+
+
+def read_exact(f: BinaryIO, n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        b = f.read(n - got)
+        if not b:
+            break
+        chunks.append(b)
+        got += len(b)
+    return b"".join(chunks)
+
+
+def yuv420_frame_size(width: int, height: int) -> int:
+    """Bytes of one 8-bit 4:2:0 frame (NV12 or I420): luma + two chroma planes rounded up."""
+    return width * height + 2 * ((width + 1) // 2) * ((height + 1) // 2)
+
+
+def _locate(frame_a: bytes, frame_b: bytes, width: int, height: int, layout: str) -> str:
+    """Where the first differing byte of two frames is: plane, x, y."""
+    i = next(k for k in range(min(len(frame_a), len(frame_b))) if frame_a[k] != frame_b[k])
+    luma = width * height
+    if i < luma:
+        return f"Y plane x={i % width} y={i // width}"
+    cw, ch = (width + 1) // 2, (height + 1) // 2
+    j = i - luma
+    if layout == "nv12":
+        return f"UV plane byte {j % (2 * cw)} (x={j % (2 * cw) // 2}) y={j // (2 * cw)}"
+    plane = "U" if j < cw * ch else "V"
+    j %= cw * ch
+    return f"{plane} plane x={j % cw} y={j // cw}"
+
+
+def compare_video_stream(ours: BinaryIO, ref: BinaryIO, frame_size: int, width: int,
+                         height: int, layout: str) -> str | None:
+    """Compares two raw 4:2:0 streams frame by frame without holding them in memory.
+
+    Returns None when byte-identical, else: frame counts and the first differing frame,
+    plane and pixel.
+    """
+    index, first, n_ours, n_ref = 0, None, 0, 0
+    tail_ours = tail_ref = 0
+    while True:
+        a = read_exact(ours, frame_size)
+        b = read_exact(ref, frame_size)
+        if not a and not b:
+            break
+        if len(a) == frame_size:
+            n_ours += 1
+        elif a:
+            tail_ours = len(a)
+        if len(b) == frame_size:
+            n_ref += 1
+        elif b:
+            tail_ref = len(b)
+        if first is None and a != b:
+            if a and b and len(a) == len(b):
+                first = f"first difference in frame {index}: {_locate(a, b, width, height, layout)}"
+            else:
+                first = f"first difference in frame {index}: one stream ends there"
+        index += 1
+    if first is None:
+        return None
+    msg = [f"{layout} {width}x{height} ({frame_size} bytes/frame): "
+           f"ours {n_ours} frames, ffmpeg {n_ref} frames", first]
+    if tail_ours or tail_ref:
+        msg.append(f"partial last frame: ours {tail_ours} bytes, ffmpeg {tail_ref} bytes")
+    return "\n".join(msg)
+
+
+def compare_pcm_s16(ours: bytes, ref: bytes, channels: int, tolerance: int = 1) -> str | None:
+    """s16le interleaved: same byte length and |ours - ffmpeg| <= tolerance per sample."""
+    channels = max(channels, 1)
+    frame = 2 * channels
+    problems = []
+    if len(ours) != len(ref):
+        problems.append(f"length: ours {len(ours)} bytes ({len(ours) / frame:g} samples/channel), "
+                        f"ffmpeg {len(ref)} bytes ({len(ref) / frame:g} samples/channel), "
+                        f"difference {(len(ours) - len(ref)) / frame:+g} samples/channel")
+    n = min(len(ours), len(ref)) // 2
+    if n:
+        if _np is not None:
+            a = _np.frombuffer(ours[: 2 * n], dtype="<i2").astype(_np.int32)
+            b = _np.frombuffer(ref[: 2 * n], dtype="<i2").astype(_np.int32)
+            d = _np.abs(a - b)
+            worst = int(d.max())
+            bad = _np.flatnonzero(d > tolerance)
+            first_bad = int(bad[0]) if bad.size else None
+            count = int(bad.size)
+        else:
+            import array
+            import sys
+            a, b = array.array("h"), array.array("h")
+            a.frombytes(ours[: 2 * n])
+            b.frombytes(ref[: 2 * n])
+            if sys.byteorder == "big":
+                a.byteswap()
+                b.byteswap()
+            worst, first_bad, count = 0, None, 0
+            for i, (x, y) in enumerate(zip(a, b)):
+                d = abs(x - y)
+                worst = max(worst, d)
+                if d > tolerance:
+                    count += 1
+                    if first_bad is None:
+                        first_bad = i
+        if first_bad is not None:
+            problems.append(
+                f"{count} samples differ by more than {tolerance} (max |diff| {worst}); first at "
+                f"sample {first_bad // channels} channel {first_bad % channels}: "
+                f"ours {int(a[first_bad])}, ffmpeg {int(b[first_bad])}")
+        elif problems:
+            problems.append(f"over the common {n // channels} samples/channel: max |diff| {worst}")
+    return "\n".join(problems) or None
+
+
+def compare_bytes_exact(ours: bytes, ref: bytes, what: str) -> str | None:
+    if ours == ref:
+        return None
+    n = min(len(ours), len(ref))
+    i = next((k for k in range(n) if ours[k] != ref[k]), n)
+    return f"{what}: ours {len(ours)} bytes, ffmpeg {len(ref)} bytes; first difference at byte {i}"
+
+
+# --------------------------------------------------------------------------- WAV / Y4M
+
+def parse_wav(data: bytes) -> dict:
+    """Parses a RIFF/WAVE file: fmt fields and the data chunk. Raises ValueError if malformed."""
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        raise ValueError("not a RIFF/WAVE file")
+    riff_size = struct.unpack("<I", data[4:8])[0]
+    if riff_size + 8 != len(data):
+        raise ValueError(f"RIFF size {riff_size} + 8 != file size {len(data)}")
+    pos, fmt, pcm = 12, None, None
+    while pos + 8 <= len(data):
+        cid, size = data[pos:pos + 4], struct.unpack("<I", data[pos + 4:pos + 8])[0]
+        body = data[pos + 8:pos + 8 + size]
+        if len(body) != size:
+            raise ValueError(f"chunk {cid!r} at {pos} runs past the end of the file")
+        if cid == b"fmt ":
+            tag, ch, rate, byte_rate, align, bits = struct.unpack("<HHIIHH", body[:16])
+            if tag == 0xFFFE and size >= 40:  # WAVE_FORMAT_EXTENSIBLE: sub-format GUID
+                tag = struct.unpack("<H", body[24:26])[0]
+            fmt = dict(format=tag, channels=ch, rate=rate, byte_rate=byte_rate,
+                       block_align=align, bits=bits)
+        elif cid == b"data":
+            pcm = body
+        pos += 8 + size + (size & 1)
+    if fmt is None or pcm is None:
+        raise ValueError("missing fmt or data chunk")
+    fmt["data"] = pcm
+    return fmt
+
+
+def y4m_reader(f: BinaryIO) -> tuple[dict, Iterator[bytes]]:
+    """Reads a YUV4MPEG2 stream: (header fields, iterator over frame payloads)."""
+    line = f.readline(4096)
+    if not line.startswith(b"YUV4MPEG2 ") or not line.endswith(b"\n"):
+        raise ValueError(f"not a YUV4MPEG2 header: {line[:80]!r}")
+    fields = {}
+    for token in line[10:].decode("ascii").split():
+        fields[token[0]] = token[1:]
+    w, h = int(fields.get("W", 0)), int(fields.get("H", 0))
+    size = yuv420_frame_size(w, h)
+
+    def frames() -> Iterator[bytes]:
+        index = 0
+        while True:
+            marker = f.readline(4096)
+            if not marker:
+                return
+            if not marker.startswith(b"FRAME"):
+                raise ValueError(f"frame {index}: expected FRAME, got {marker[:40]!r}")
+            payload = read_exact(f, size)
+            if len(payload) != size:
+                raise ValueError(f"frame {index}: {len(payload)} of {size} bytes")
+            yield payload
+            index += 1
+
+    return fields, frames()
+
+
+def y4m_header_facts(fields: dict) -> dict:
+    """The header fields compared: W, H, F (as a reduced ratio), A (as a ratio, 0:0 unknown), C."""
+    def ratio(v: str | None):
+        if not v or ":" not in v:
+            return v
+        n, d = v.split(":", 1)
+        n, d = int(n), int(d)
+        return f"{n}:{d}" if d == 0 else str(Fraction(n, d))
+    return {"W": fields.get("W"), "H": fields.get("H"), "F": ratio(fields.get("F")),
+            "A": ratio(fields.get("A")), "C": fields.get("C", "420jpeg")}

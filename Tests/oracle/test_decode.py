@@ -1,0 +1,350 @@
+"""mk-decode (demuxer + FFmpeg plugin + core conversions) against ffmpeg on the same file.
+
+Inputs: the generated files and every progressive MP4/MOV/M4A/QTA/3GP of ../shared/media.
+Video is compared when the first video track is h264 or hevc in 8-bit 4:2:0
+(yuv420p/yuvj420p); audio when the first audio track is aac or mp3. Any other file
+is skipped with the reason (codec, pixel format, encryption), never passed.
+
+Oracles (ORACLES.md, "Decoders: bit-exact output"); STREAM is the absolute index of
+the first video (or audio) stream that is a track, which is ffmpeg's 0:v:0 (0:a:0)
+except when ffmpeg lists cover art (attached_pic) streams before it:
+  NV12  ffmpeg -v error [-ignore_editlist 1] -noautorotate -i FILE -map 0:STREAM -fps_mode passthrough -f rawvideo -pix_fmt nv12 -
+  I420  ffmpeg -v error -noautorotate -i FILE -map 0:STREAM -fps_mode passthrough -f rawvideo -pix_fmt yuv420p -
+  Y4M   ffmpeg -v error -noautorotate -i FILE -map 0:STREAM -fps_mode passthrough -f yuv4mpegpipe -pix_fmt yuv420p -
+  PCM   ffmpeg -v error [-ignore_editlist 1] -i FILE -map 0:STREAM -f s16le -     (and -f f32le)
+-noautorotate: the ffmpeg CLI would otherwise turn a track's display matrix into a
+transpose/flip filter. A decoder outputs the pictures as coded (as VideoToolbox does);
+the rotation is track metadata, which mk-probe reports and test_probe checks.
+Video must be byte-identical (same libavcodec on both sides). s16 audio must have the
+same length and differ by at most 1 per sample: the float-to-s16 conversion may round
+differently by one step (ORACLES.md). f32 audio involves no conversion and must be exact.
+Without --no-trim both sides apply the edit list (ffmpeg's default); with --no-trim
+ours must equal ffmpeg with -ignore_editlist 1 before -i.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+import tempfile
+import wave
+
+import pytest
+
+import oracle_lib as lib
+
+MEDIA = lib.media_params()
+VIDEO_CODECS = ("h264", "hevc")
+VIDEO_PIX_FMTS = ("yuv420p", "yuvj420p")
+AUDIO_CODECS = ("aac", "mp3")
+TRIM = [pytest.param(False, id="trim"), pytest.param(True, id="no-trim")]
+
+
+# --------------------------------------------------------------------------- targets
+
+def _first(media, kind: str) -> dict | None:
+    return next((s for s in lib.track_streams(lib.ffprobe_json(media, ignore_editlist=False))
+                 if s.get("codec_type") == kind), None)
+
+
+def video_target(media) -> dict:
+    """ffprobe's first video track stream, or skip saying why it is not compared."""
+    s = _first(media, "video")
+    if s is None:
+        pytest.skip(f"{media.name}: no video track")
+    codec, pix = s.get("codec_name") or s.get("codec_tag_string"), s.get("pix_fmt")
+    if lib.is_encrypted(media):
+        pytest.skip(f"{media.name}: encrypted (encv/enca sample entries); no keys to decode")
+    if codec not in VIDEO_CODECS:
+        pytest.skip(f"{media.name}: first video track is {codec}, not h264/hevc")
+    if pix not in VIDEO_PIX_FMTS:
+        pytest.skip(f"{media.name}: first video track is {codec} {pix}, "
+                    f"not 8-bit 4:2:0 (yuv420p/yuvj420p)")
+    return s
+
+
+def audio_target(media) -> dict:
+    """ffprobe's first audio track stream, or skip saying why it is not compared."""
+    s = _first(media, "audio")
+    if s is None:
+        pytest.skip(f"{media.name}: no audio track")
+    codec = s.get("codec_name") or s.get("codec_tag_string")
+    if lib.is_encrypted(media):
+        pytest.skip(f"{media.name}: encrypted (encv/enca sample entries); no keys to decode")
+    if codec not in AUDIO_CODECS:
+        pytest.skip(f"{media.name}: first audio track is {codec}, not aac/mp3")
+    return s
+
+
+# --------------------------------------------------------------------------- oracles
+
+def ffmpeg_cmd(media, stream: dict, out_args: list, no_trim: bool = False) -> list:
+    cmd = ["ffmpeg", "-v", "error", "-nostdin"]
+    if no_trim:
+        cmd += ["-ignore_editlist", "1"]
+    if stream.get("codec_type") == "video":
+        cmd += ["-noautorotate"]  # frames as decoded; rotation is track metadata
+    cmd += ["-i", media, "-map", f"0:{stream['index']}"]
+    if stream.get("codec_type") == "video":
+        cmd += ["-fps_mode", "passthrough"]
+    return cmd + out_args + ["-"]
+
+
+@contextlib.contextmanager
+def ffmpeg_stream(cmd: list):
+    """ffmpeg's stdout as a stream (outputs can be hundreds of MB); checks its exit."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=err,
+                                stdin=subprocess.DEVNULL)
+        try:
+            yield proc.stdout
+            proc.stdout.read()  # drain whatever the comparison did not need
+            rc = proc.wait(timeout=lib.CMD_TIMEOUT)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+        if rc != 0:
+            err.seek(0)
+            pytest.fail(f"oracle failed: `{lib.shell_line(cmd)}` exited {rc}\n"
+                        f"{lib.tail(err.read())}")
+
+
+def ffmpeg_bytes(cmd: list) -> bytes:
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    return proc.stdout
+
+
+def run_ours(cmd: list) -> subprocess.CompletedProcess:
+    proc = lib.run(cmd)
+    lib.check_ok(proc, cmd, who="mk-decode")
+    return proc
+
+
+def _no_output(path, cmd) -> None:
+    if not path.is_file():
+        pytest.fail(f"`{lib.shell_line(cmd)}` exited 0 but wrote no {path.name}", pytrace=False)
+
+
+# --------------------------------------------------------------------------- video
+
+def _compare_raw_video(media, stream, ours_path, ref_cmd, layout, ours_cmd):
+    w, h = int(stream["width"]), int(stream["height"])
+    _no_output(ours_path, ours_cmd)
+    try:
+        with open(ours_path, "rb") as ours, ffmpeg_stream(ref_cmd) as ref:
+            diff = lib.compare_video_stream(ours, ref, lib.yuv420_frame_size(w, h), w, h, layout)
+    finally:
+        ours_path.unlink(missing_ok=True)
+    if diff:
+        pytest.fail(f"{media.name}: `{lib.shell_line(ours_cmd)}` is not byte-identical to "
+                    f"`{lib.shell_line(ref_cmd)}`\n{diff}", pytrace=False)
+
+
+@pytest.mark.parametrize("no_trim", TRIM)
+@pytest.mark.parametrize("media", MEDIA, indirect=True)
+def test_video_nv12(media, no_trim, mk_decode, tmp_path):
+    """First video track to NV12, byte-identical to ffmpeg's.
+
+    Oracle: `ffmpeg -v error [-ignore_editlist 1] -noautorotate -i FILE -map 0:STREAM
+    -fps_mode passthrough -f rawvideo -pix_fmt nv12 -` (-ignore_editlist 1 with --no-trim).
+    """
+    stream = video_target(media)
+    out = tmp_path / "out.nv12"
+    cmd = [mk_decode, media, "--video-out", out] + (["--no-trim"] if no_trim else [])
+    run_ours(cmd)
+    ref = ffmpeg_cmd(media, stream, ["-f", "rawvideo", "-pix_fmt", "nv12"], no_trim)
+    _compare_raw_video(media, stream, out, ref, "nv12", cmd)
+
+
+@pytest.mark.parametrize("media", MEDIA, indirect=True)
+def test_video_i420(media, mk_decode, tmp_path):
+    """First video track to I420 (--pixel-format i420), byte-identical to ffmpeg's yuv420p.
+
+    Oracle: `ffmpeg -v error -noautorotate -i FILE -map 0:STREAM -fps_mode passthrough
+    -f rawvideo -pix_fmt yuv420p -`.
+    """
+    stream = video_target(media)
+    out = tmp_path / "out.i420"
+    cmd = [mk_decode, media, "--video-out", out, "--pixel-format", "i420"]
+    run_ours(cmd)
+    ref = ffmpeg_cmd(media, stream, ["-f", "rawvideo", "-pix_fmt", "yuv420p"])
+    _compare_raw_video(media, stream, out, ref, "i420", cmd)
+
+
+@pytest.mark.parametrize("media", MEDIA, indirect=True)
+def test_video_y4m(media, mk_decode, tmp_path):
+    """First video track to Y4M (--y4m): same header facts and frames as ffmpeg's.
+
+    Oracle: `ffmpeg -v error -noautorotate -i FILE -map 0:STREAM -fps_mode passthrough
+    -f yuv4mpegpipe -pix_fmt yuv420p -`. Header fields W, H, F (as a ratio), A (as a ratio) and C must
+    agree (C absent means 420jpeg, as the format says); the header text may differ.
+    Every frame payload must be byte-identical.
+    """
+    stream = video_target(media)
+    out = tmp_path / "out.y4m"
+    cmd = [mk_decode, media, "--video-out", out, "--y4m"]
+    run_ours(cmd)
+    _no_output(out, cmd)
+    ref_cmd = ffmpeg_cmd(media, stream, ["-f", "yuv4mpegpipe", "-pix_fmt", "yuv420p"])
+    problems = []
+    try:
+        with open(out, "rb") as f, ffmpeg_stream(ref_cmd) as ref:
+            try:
+                ours_fields, ours_frames = lib.y4m_reader(f)
+            except ValueError as e:
+                pytest.fail(f"{media.name}: our Y4M output does not parse: {e}", pytrace=False)
+            ref_fields, ref_frames = lib.y4m_reader(ref)
+            a, b = lib.y4m_header_facts(ours_fields), lib.y4m_header_facts(ref_fields)
+            for key in a:
+                if a[key] != b[key]:
+                    problems.append(f"header {key}: ours {a[key]}, ffmpeg {b[key]}")
+            if a["W"] != b["W"] or a["H"] != b["H"]:
+                ref_frames = iter(())  # frame sizes differ: counting would be meaningless
+            n_ours = n_ref = 0
+            first = None
+            ours_iter = iter(ours_frames)
+            while True:
+                try:
+                    x = next(ours_iter, None)
+                except ValueError as e:
+                    problems.append(f"our Y4M stream after frame {n_ours}: {e}")
+                    x = None
+                    ours_iter = iter(())
+                y = next(ref_frames, None)
+                if x is None and y is None:
+                    break
+                n_ours += x is not None
+                n_ref += y is not None
+                if first is None and x != y:
+                    first = max(n_ours, n_ref) - 1
+            if first is not None:
+                problems.append(f"frames: ours {n_ours}, ffmpeg {n_ref}; first differing frame "
+                                f"{first}")
+    finally:
+        out.unlink(missing_ok=True)
+    if problems:
+        pytest.fail(f"{media.name}: `{lib.shell_line(cmd)}` differs from "
+                    f"`{lib.shell_line(ref_cmd)}`:\n  " + "\n  ".join(problems), pytrace=False)
+
+
+# --------------------------------------------------------------------------- audio
+
+def _check_pcm(media, ours: bytes, ref: bytes, stream: dict, cmd: list, ref_cmd: list):
+    diff = lib.compare_pcm_s16(ours, ref, int(stream.get("channels") or 1))
+    if diff:
+        pytest.fail(f"{media.name}: `{lib.shell_line(cmd)}` differs from "
+                    f"`{lib.shell_line(ref_cmd)}` (s16le, {stream.get('channels')} ch, "
+                    f"{stream.get('sample_rate')} Hz; allowed |diff| <= 1):\n{diff}",
+                    pytrace=False)
+
+
+@pytest.mark.parametrize("no_trim", TRIM)
+@pytest.mark.parametrize("media", MEDIA, indirect=True)
+def test_audio_s16(media, no_trim, mk_decode, tmp_path):
+    """First audio track to interleaved s16le: ffmpeg's length, |diff| <= 1 per sample.
+
+    Oracle: `ffmpeg -v error [-ignore_editlist 1] -i FILE -map 0:STREAM -f s16le -`
+    (-ignore_editlist 1 with --no-trim). The tolerance of 1 is the float-to-s16 rounding
+    step that ORACLES.md allows.
+    """
+    stream = audio_target(media)
+    out = tmp_path / "out.pcm"
+    cmd = [mk_decode, media, "--audio-out", out] + (["--no-trim"] if no_trim else [])
+    run_ours(cmd)
+    _no_output(out, cmd)
+    ref_cmd = ffmpeg_cmd(media, stream, ["-f", "s16le"], no_trim)
+    _check_pcm(media, out.read_bytes(), ffmpeg_bytes(ref_cmd), stream, cmd, ref_cmd)
+
+
+@pytest.mark.parametrize("media", MEDIA, indirect=True)
+def test_audio_f32(media, mk_decode, tmp_path):
+    """First audio track as interleaved f32le (--sample-format f32): exactly ffmpeg's.
+
+    Oracle: `ffmpeg -v error -i FILE -map 0:STREAM -f f32le -`. aac and mp3 decode to
+    float planar in libavcodec, so f32 output is only interleaving: no tolerance.
+    """
+    stream = audio_target(media)
+    out = tmp_path / "out.f32"
+    cmd = [mk_decode, media, "--audio-out", out, "--sample-format", "f32"]
+    run_ours(cmd)
+    _no_output(out, cmd)
+    ref_cmd = ffmpeg_cmd(media, stream, ["-f", "f32le"])
+    diff = lib.compare_bytes_exact(out.read_bytes(), ffmpeg_bytes(ref_cmd), "f32le")
+    if diff:
+        pytest.fail(f"{media.name}: `{lib.shell_line(cmd)}` differs from "
+                    f"`{lib.shell_line(ref_cmd)}`: {diff}", pytrace=False)
+
+
+@pytest.mark.parametrize("media", MEDIA, indirect=True)
+def test_audio_wav(media, mk_decode, tmp_path):
+    """--wav output is a valid 16-bit PCM WAV with the track's rate and channels, and
+    ffmpeg's samples.
+
+    Oracles: Python's `wave` module (and a RIFF chunk walk, for WAVE_FORMAT_EXTENSIBLE
+    that older `wave` versions refuse) for the header; `ffmpeg -v error -i FILE
+    -map 0:STREAM -f s16le -` for the samples (|diff| <= 1).
+    """
+    stream = audio_target(media)
+    out = tmp_path / "out.wav"
+    cmd = [mk_decode, media, "--audio-out", out, "--wav"]
+    run_ours(cmd)
+    _no_output(out, cmd)
+    data = out.read_bytes()
+    rate, channels = int(stream["sample_rate"]), int(stream["channels"])
+    problems = []
+    try:
+        fmt = lib.parse_wav(data)
+    except ValueError as e:
+        pytest.fail(f"{media.name}: --wav output is not a valid WAV file: {e}", pytrace=False)
+    expect = dict(format=1, channels=channels, rate=rate, bits=16, block_align=2 * channels,
+                  byte_rate=2 * channels * rate)
+    for key, value in expect.items():
+        if fmt[key] != value:
+            problems.append(f"fmt {key}: {fmt[key]}, expected {value}")
+    try:
+        with wave.open(io.BytesIO(data)) as w:
+            if (w.getnchannels(), w.getsampwidth(), w.getframerate()) != (channels, 2, rate):
+                problems.append(f"wave module reads {w.getnchannels()} ch, "
+                                f"{8 * w.getsampwidth()} bit, {w.getframerate()} Hz")
+            if w.readframes(w.getnframes()) != fmt["data"]:
+                problems.append("wave module reads other samples than the data chunk holds")
+    except wave.Error as e:
+        if "unknown format: 65534" not in str(e):  # extensible: older wave modules refuse it
+            problems.append(f"wave module refuses the file: {e}")
+    if problems:
+        pytest.fail(f"{media.name}: `{lib.shell_line(cmd)}`:\n  " + "\n  ".join(problems),
+                    pytrace=False)
+    ref_cmd = ffmpeg_cmd(media, stream, ["-f", "s16le"])
+    _check_pcm(media, fmt["data"], ffmpeg_bytes(ref_cmd), stream, cmd, ref_cmd)
+
+
+# --------------------------------------------------------------------------- both at once
+
+@pytest.mark.parametrize("media", MEDIA, indirect=True)
+def test_one_run_writes_both(media, mk_decode, tmp_path):
+    """`mk-decode FILE --video-out X.nv12 --audio-out X.pcm` writes both outputs in one run,
+    each equal to ffmpeg's, and prints an ffplay command naming each output.
+
+    Oracles: the NV12 and s16le ffmpeg commands of test_video_nv12 / test_audio_s16.
+    Files without both a decodable video and a decodable audio track are skipped (the
+    single-output tests cover them).
+    """
+    vstream = video_target(media)
+    astream = audio_target(media)
+    vout, aout = tmp_path / "X.nv12", tmp_path / "X.pcm"
+    cmd = [mk_decode, media, "--video-out", vout, "--audio-out", aout]
+    proc = run_ours(cmd)
+    said = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+    for path in (vout, aout):
+        if not any("ffplay" in line and str(path) in line for line in said.splitlines()):
+            pytest.fail(f"{media.name}: mk-decode printed no ffplay command for {path}:\n"
+                        f"{lib.tail(said, 800)}", pytrace=False)
+    _no_output(aout, cmd)
+    ref_cmd = ffmpeg_cmd(media, astream, ["-f", "s16le"])
+    _check_pcm(media, aout.read_bytes(), ffmpeg_bytes(ref_cmd), astream, cmd, ref_cmd)
+    ref = ffmpeg_cmd(media, vstream, ["-f", "rawvideo", "-pix_fmt", "nv12"])
+    _compare_raw_video(media, vstream, vout, ref, "nv12", cmd)
