@@ -36,7 +36,8 @@ let package = Package(
             name: "MediaKitPluginFFmpeg",
             dependencies: ["CFFmpeg"],
             path: "Plugins/FFmpeg/Sources",
-            cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])]
+            cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
+            linkerSettings: [.linkedLibrary("avutil")]
         ),
 
         .executableTarget(

@@ -168,6 +168,8 @@ typedef struct mk_plugin_frame {
     int32_t color_trc;
     int32_t color_space;
     int32_t sar_num, sar_den;  /**< sample aspect ratio, 0/1 if unknown */
+    int32_t chroma_location;   /**< 0 unspecified, 1 left (MPEG-2), 2 center (JPEG), 3 top-left,
+                                    4 top, 5 bottom-left, 6 bottom (AVChromaLocation values) */
     /* audio */
     int32_t sample_rate;
     int32_t channels;

@@ -141,7 +141,7 @@ struct Decode: ParsableCommand {
                 print("  play: ffplay \(shellQuote(videoPath!))")
             } else {
                 let fps = Self.frameRate(v.track)
-                print("  play: ffplay -f rawvideo -pix_fmt \(pixelFormat == .nv12 ? "nv12" : "yuv420p") -video_size \(size) -framerate \(fps.numerator)/\(fps.denominator) \(shellQuote(videoPath!))")
+                print("  play: ffplay -f rawvideo -pixel_format \(pixelFormat == .nv12 ? "nv12" : "yuv420p") -video_size \(size) -framerate \(fps.numerator)/\(fps.denominator) \(shellQuote(videoPath!))")
             }
         }
         if let a = audio, let w = a.writer {
@@ -158,15 +158,9 @@ struct Decode: ParsableCommand {
         tracks.isEmpty ? "none" : tracks.map { "#\($0.index) \($0.mediaType.rawValue) \($0.parameters.codec.isEmpty ? $0.parameters.codecTag : $0.parameters.codec)" }.joined(separator: ", ")
     }
 
-    /// The average frame rate of a video track, as a rational for Y4M headers and ffplay.
+    /// The track's frame rate for Y4M headers and ffplay; 25/1 when the track does not say.
     static func frameRate(_ t: Track) -> Rational {
-        guard t.sampleCount > 0, t.duration > 0 else { return Rational(25, 1) }
-        let fps = Double(t.sampleCount) / t.durationSeconds
-        for (n, d) in [(24000, 1001), (30000, 1001), (60000, 1001)] where abs(fps - Double(n) / Double(d)) < 0.01 {
-            return Rational(Int64(n), Int64(d))
-        }
-        if abs(fps - fps.rounded()) < 0.01 { return Rational(Int64(fps.rounded()), 1) }
-        return Rational(Int64((fps * 1000).rounded()), 1000)
+        t.frameRate.numerator > 0 && t.frameRate.denominator > 0 ? t.frameRate : Rational(25, 1)
     }
 }
 

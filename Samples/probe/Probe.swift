@@ -105,6 +105,7 @@ struct Probe: ParsableCommand {
                 "time_base": t.timeBase.description, "duration": t.durationSeconds, "duration_ts": t.duration,
                 "language": t.language, "rotation": t.rotation, "sample_count": t.sampleCount,
                 "width": p.width, "height": p.height, "sample_rate": p.sampleRate, "channels": p.channels,
+                "frame_rate": t.frameRate.description,
                 "edit_list": t.editList.map { ["segment_duration": $0.segmentDuration, "media_time": $0.mediaTime, "media_rate": $0.mediaRate] },
             ]
             if let r = t.unsupportedReason { d["unsupported"] = r }

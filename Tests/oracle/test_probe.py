@@ -47,7 +47,27 @@ def test_packets_equal_ffprobe(media, mk_probe, request):
     lib.check_ok(proc, cmd)
     ours = [l.strip() for l in proc.stdout.decode("utf-8", "replace").splitlines() if l.strip()]
     ref = lib.expected_packets(media)
+    notes = []
+    silent = lib.TRACKS_WITHOUT_FFPROBE_PACKETS.get(media.name)
+    if silent:
+        track, why = silent
+        ours = [l for l in ours if l.split(",")[0] != str(track)]
+        notes.append(f"track {track} left out: {why}")
+    # Tracks with a ctts box: FFmpeg 5.1's mov demuxer sets no packet duration there, so
+    # ffprobe prints libavformat's guess (from the frame rate, or N/A). The sample-table
+    # duration is checked against ffprobe's own dts instead: duration = next dts - dts.
+    ctts = lib.box_summary(str(media)).get("ctts", [])
+    guessed = {i for i, has in enumerate(ctts) if has}
+    if guessed:
+        ours, ref = lib.check_durations_against_dts(ours, ref, guessed, media.name)
+        notes.append(f"tracks {sorted(guessed)} (ctts): duration checked as ffprobe's next dts - dts")
+    if media.name in lib.PARSER_DELAYED_ORDER:
+        ours = sorted(ours, key=lambda l: int(l.split(",")[0]))
+        ref = sorted(ref, key=lambda l: int(l.split(",")[0]))
+        notes.append("compared track by track: " + lib.PARSER_DELAYED_ORDER[media.name])
     diff = lib.diff_lines(ours, ref, "mk-probe", "ffprobe")
+    if diff and notes:
+        diff += "\n(" + "; ".join(notes) + ")"
     if diff:
         pytest.fail(f"{media.name}: `mk-probe --packets` differs from "
                     f"`{lib.shell_line(lib.ffprobe_packets_cmd(media))}`\n"
@@ -104,8 +124,13 @@ def test_track_facts_match_ffprobe(media, mk_probe, request):
             return None
         return value
 
+    silent = lib.TRACKS_WITHOUT_FFPROBE_PACKETS.get(media.name)
     for rank, (t, s) in enumerate(zip(tracks, streams)):
         where = f"track {rank} ({lib.codec_of(s) or s.get('codec_type')})"
+        if silent and rank == silent[0]:
+            # FFmpeg turns this track into chapters and describes it as a bin_data stream
+            # (see TRACKS_WITHOUT_FFPROBE_PACKETS); only its place in the list is compared.
+            continue
         if not isinstance(t, dict):
             problems.append(f"{where}: not an object: {t!r}")
             continue

@@ -118,6 +118,9 @@ public struct Track: Sendable {
     public var unsupportedReason: String?
     /// True when the track is encrypted (encv / enca sample entries).
     public var isEncrypted: Bool
+    /// Video: frames per second. The constant rate when the sample durations say so
+    /// (one duration, or one and a different last), else the average; 0/1 when unknown.
+    public var frameRate = Rational(0, 1)
     /// Audio: encoder delay (priming) in samples from an iTunes `iTunSMPB` tag, 0 if none.
     public var encoderDelay: Int = 0
     /// Audio: padding samples at the end from an iTunes `iTunSMPB` tag, 0 if none.
@@ -125,6 +128,13 @@ public struct Track: Sendable {
 
     /// The media type (shortcut for `parameters.mediaType`).
     public var mediaType: MediaType { parameters.mediaType }
+
+    /// Reduces `numerator / denominator` (helper for rates).
+    static func reduced(_ n: Int64, _ d: Int64) -> Rational {
+        var a = n, b = d
+        while b != 0 { (a, b) = (b, a % b) }
+        return a == 0 ? Rational(n, d) : Rational(n / a, d / a)
+    }
 
     /// Duration in seconds.
     public var durationSeconds: Double { Double(duration) * timeBase.doubleValue }

@@ -108,6 +108,8 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
                               width: Int(f.width), height: Int(f.height), colorRange: Int(f.color_range),
                               colorPrimaries: Int(f.color_primaries), colorTransfer: Int(f.color_trc),
                               colorSpace: Int(f.color_space), planes: [], storage: storage)
+            frame.chromaLocation = Int(f.chroma_location)
+            if f.sar_num > 0 && f.sar_den > 0 { frame.sampleAspectRatio = Rational(Int64(f.sar_num), Int64(f.sar_den)) }
             var planes: [Plane] = []
             for i in 0..<format.planeCount {
                 guard let p = ptrs[i] else { throw MediaError(.pluginABI, "plane \(i) is NULL", context: context) }

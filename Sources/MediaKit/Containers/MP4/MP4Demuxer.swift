@@ -112,8 +112,21 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
                               matrix: t.matrix, sampleCount: s.count, editList: t.edits,
                               movieTimeScale: movie.timeScale, unsupportedReason: t.unsupportedReason,
                               isEncrypted: t.encrypted)
-            if track.duration == 0, let last = s.last { track.duration = last.dts + last.duration }
-            if track.mediaType == .video { track.parameters.reorderDepth = SampleIndexBuilder.reorderDepth(s) }
+            // As FFmpeg: the smaller of mdhd's duration and the sum of the sample durations.
+            if let last = s.last {
+                let sum = last.dts + last.duration - (s.first?.dts ?? 0)
+                if track.duration == 0 || (sum > 0 && sum < track.duration) { track.duration = sum }
+            }
+            if track.mediaType == .video {
+                track.parameters.reorderDepth = SampleIndexBuilder.reorderDepth(s)
+                track.frameRate = Self.frameRate(t.tables.stts, timeScale: t.timeScale, samples: s.count, duration: track.duration)
+            }
+            // MP3: the frames say what the sample entry may not (FFmpeg reports the stream's values).
+            if track.parameters.codec == "mp3", let first = s.first, first.offset >= 0, first.offset + 4 <= source.size,
+               let head = try? source.read(at: first.offset, count: 4), let h = SampleEntryParser.mpegAudioHeader(head) {
+                track.parameters.sampleRate = h.sampleRate
+                track.parameters.channels = h.channels
+            }
             if track.mediaType == .audio, let smpb = movie.iTunSMPB {
                 track.encoderDelay = smpb.delay
                 track.encoderPadding = smpb.padding
@@ -130,6 +143,19 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
         self.duration = movie.timeScale > 0 && movie.duration > 0 ? Double(movie.duration) / Double(movie.timeScale) : nil
         self.majorBrand = brand
         self.compatibleBrands = compatible
+    }
+
+    /// The nominal frame rate: timescale / delta when the stts is one run (or one run and a
+    /// single different last sample), unless that is above 210 fps while the average is
+    /// below 70 (FFmpeg's av_guess_frame_rate); otherwise the average rate.
+    static func frameRate(_ stts: [(count: UInt32, delta: UInt32)], timeScale: Int64, samples: Int, duration: Int64) -> Rational {
+        let average = samples > 0 && duration > 0 ? Track.reduced(Int64(samples) * timeScale, duration) : Rational(0, 1)
+        if let first = stts.first, first.delta > 0, stts.count == 1 || (stts.count == 2 && stts[1].count == 1) {
+            let constant = Track.reduced(timeScale, Int64(first.delta))
+            if constant.doubleValue > 210 && average.doubleValue > 0 && average.doubleValue < 70 { return average }
+            return constant
+        }
+        return average
     }
 
     /// Counter-clockwise display rotation from a tkhd matrix, as FFmpeg's `av_display_rotation_get`.

@@ -119,7 +119,15 @@ enum SampleEntryParser {
                     case 0x40, 0x66, 0x67, 0x68:
                         p.codec = "aac"; p.extradata = d.config
                         if let asc = AudioSpecificConfig(d.config) {
-                            if asc.objectType == 36 { p.codec = "" }   // ALS: no decoder in our plugins
+                            if asc.objectType == 36 {
+                                // MPEG-4 ALS: the real rate and channels are in ALSSpecificConfig ("ALS\0").
+                                p.codec = "mp4als"
+                                if let i = alsConfigStart(d.config), i + 14 <= d.config.count {
+                                    p.sampleRate = Int(be32(d.config, i + 4))
+                                    p.channels = Int(UInt16(d.config[i + 12]) << 8 | UInt16(d.config[i + 13])) + 1
+                                }
+                                break
+                            }
                             if asc.sampleRate > 0 { p.sampleRate = asc.outputSampleRate }
                             if asc.channels > 0 { p.channels = asc.channels }
                         }
@@ -132,6 +140,8 @@ enum SampleEntryParser {
                     }
                 }
             case ".mp3", "ms\0U": p.codec = "mp3"
+            case "samr": p.codec = "amr_nb"; p.channels = 1; p.sampleRate = 8000
+            case "sawb": p.codec = "amr_wb"; p.channels = 1; p.sampleRate = 16000
             case "ac-3":
                 p.codec = "ac3"
                 if let dac3 = children["dac3"], dac3.count >= 3 {
@@ -213,6 +223,24 @@ enum SampleEntryParser {
             _ = try? r.skip(min(d.length, r.remaining))
         }
         return oti == 0 ? nil : (oti, config, avg)
+    }
+
+    /// Offset of "ALS\0" (the ALSSpecificConfig) inside an AudioSpecificConfig.
+    static func alsConfigStart(_ c: [UInt8]) -> Int? {
+        guard c.count >= 4 else { return nil }
+        for i in 0...(c.count - 4) where c[i] == 0x41 && c[i + 1] == 0x4C && c[i + 2] == 0x53 && c[i + 3] == 0 { return i }
+        return nil
+    }
+
+    /// Sample rate and channel count from an MPEG audio (layer I-III) frame header.
+    static func mpegAudioHeader(_ b: [UInt8]) -> (sampleRate: Int, channels: Int)? {
+        guard b.count >= 4, b[0] == 0xFF, b[1] & 0xE0 == 0xE0 else { return nil }
+        let version = Int((b[1] >> 3) & 3)          // 0: 2.5, 2: 2, 3: 1
+        let rateIndex = Int((b[2] >> 2) & 3)
+        guard version != 1, rateIndex != 3 else { return nil }
+        let base = [44100, 48000, 32000][rateIndex]
+        let rate = version == 3 ? base : (version == 2 ? base / 2 : base / 4)
+        return (rate, (b[3] >> 6) == 3 ? 1 : 2)
     }
 
     /// Builds an `OpusHead` (RFC 7845) from an ISO BMFF `dOps` payload.

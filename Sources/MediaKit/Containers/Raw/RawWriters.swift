@@ -109,8 +109,12 @@ public final class PictureWriter {
             throw MediaError(.unsupported, "the picture size changed from \(size.width)x\(size.height) to \(w)x\(h) mid-stream; raw video cannot hold both")
         }
         if y4m && !headerWritten {
-            let range = frame.colorRange == 2 || frame.pixelFormat == .yuvj420p ? " XCOLORRANGE=FULL" : ""
-            let header = "YUV4MPEG2 W\(w) H\(h) F\(frameRate.numerator):\(frameRate.denominator) Ip A1:1 C420jpeg XYSCSS=420JPEG\(range)\n"
+            // As FFmpeg's yuv4mpegpipe writes it: chroma siting from the decoder, SAR 0:0 when unknown.
+            let range = frame.colorRange == 2 || frame.pixelFormat == .yuvj420p ? " XCOLORRANGE=FULL" : frame.colorRange == 1 ? " XCOLORRANGE=LIMITED" : ""
+            let siting = frame.chromaLocation == 3 ? "C420paldv XYSCSS=420PALDV" : frame.chromaLocation == 1 ? "C420mpeg2 XYSCSS=420MPEG2" : "C420jpeg XYSCSS=420JPEG"
+            var sar = frame.sampleAspectRatio
+            if turned && sar.numerator > 0 { sar = Rational(sar.denominator, sar.numerator) }
+            let header = "YUV4MPEG2 W\(w) H\(h) F\(frameRate.numerator):\(frameRate.denominator) Ip A\(sar.numerator):\(sar.numerator == 0 ? 0 : sar.denominator) \(siting)\(range)\n"
             try file.write(Array(header.utf8))
             headerWritten = true
         }

@@ -1,0 +1,65 @@
+# MediaKit: the commands of the README. `make` alone prints this help.
+#
+# Variables (override on the command line, e.g. `make test SCRATCH_PATH=.build-ci`):
+#   SWIFT         the swift driver                        (default: swift on PATH, else /opt/swift)
+#   SWIFT_FLAGS   extra flags for `swift build` / `swift test` (default: none)
+#   SCRATCH_PATH  SwiftPM build folder                    (default: .build)
+#   PYTHON        the python that runs the oracle suite   (default: python3)
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+SWIFT ?= $(or $(shell command -v swift 2>/dev/null),/opt/swift/usr/bin/swift)
+SWIFT_FLAGS ?=
+SCRATCH_PATH ?= .build
+PYTHON ?= python3
+
+# Swift lives in /opt/swift on our machines; make it reachable without set-up.
+export PATH := $(PATH):/opt/swift/usr/bin
+
+# Release binaries: the samples are benchmarked and used on real files.
+# Recursively expanded, so it is only computed when a recipe needs it.
+BIN = $(shell $(SWIFT) build -c release --scratch-path $(SCRATCH_PATH) --show-bin-path)
+
+.PHONY: help deps build demo test bench clean distclean
+
+help:
+	@echo 'MediaKit'
+	@echo '  make demo    build, then decode Samples/media/sample.mp4 to out/sample.pcm + out/sample.nv12 and probe it'
+	@echo '  make test    build, then run `swift test` and the oracle suite (Tests/oracle, pytest)'
+	@echo '  make bench   build, then time mk-decode against ffmpeg on a 1080p file (writes BENCHMARKS.md)'
+	@echo '  make build   install missing Debian packages, then `swift build -c release`'
+	@echo '  make deps    install missing Debian packages only (scripts/deps.sh)'
+	@echo '  make clean   remove the build folder, out/ and bench outputs (keeps the cached bench input)'
+	@echo '  make distclean  clean, and remove bench-work/ entirely'
+
+deps:
+	@bash scripts/deps.sh
+
+build: deps
+	$(SWIFT) build -c release --scratch-path $(SCRATCH_PATH) $(SWIFT_FLAGS)
+
+demo: build
+	@mkdir -p out
+	$(BIN)/mk-decode Samples/media/sample.mp4 --audio-out out/sample.pcm --video-out out/sample.nv12
+	$(BIN)/mk-probe Samples/media/sample.mp4
+
+# Both suites run even if the first fails, so one CI run reports everything;
+# the target fails if either did.
+test: build
+	@status=0; \
+	echo '== swift test'; \
+	$(SWIFT) test --scratch-path $(SCRATCH_PATH) $(SWIFT_FLAGS) || status=1; \
+	echo '== oracle suite (Tests/oracle)'; \
+	MK_BIN="$(BIN)" $(PYTHON) -m pytest -q -rsx Tests/oracle || status=1; \
+	exit $$status
+
+bench: build
+	MK_BIN="$(BIN)" bash scripts/bench.sh
+
+clean:
+	rm -rf $(SCRATCH_PATH) out .pytest_cache Tests/oracle/__pycache__
+	rm -f bench-work/*.nv12 bench-work/*.pcm bench-work/*.log
+
+distclean: clean
+	rm -rf bench-work

@@ -1,0 +1,2 @@
+#include <libavcodec/avcodec.h>
+#include <libavutil/avutil.h>

@@ -1,0 +1,833 @@
+/*
+ * ffmpeg_plugin.c — MediaKit codec plugin: video and audio decoders from
+ * FFmpeg's libavcodec, behind the C ABI of mediakit/mediakit_plugin.h.
+ *
+ * Exports exactly one symbol, mediakit_plugin_entry(); everything else in this
+ * file is static. The plugin links libavcodec and libavutil only (never
+ * libavformat: demuxing is the host's job).
+ *
+ * Backends
+ *   One backend per codec (name "ffmpeg", priority 100; "av1" priority 50 so a
+ *   dedicated dav1d plugin wins). The backend list is built once, at the first
+ *   call of the entry point, from the libavcodec loaded at run time: a codec
+ *   whose decoder that libavcodec lacks is OMITTED from the descriptor (the
+ *   host then reports it as "no backend" instead of failing later). create()
+ *   still re-checks and returns MK_PLUGIN_EUNSUPPORTED if it were ever missing.
+ *   The decoder picked for a codec is the one avcodec_find_decoder() picks,
+ *   i.e. the same one the `ffmpeg` command-line tool uses by default, so the
+ *   output is bit-identical to `ffmpeg -i IN -f rawvideo ...`. The one
+ *   exception is AV1: libavcodec's native "av1" decoder only drives hardware
+ *   accelerators, so only the libdav1d (or libaom-av1) wrapper is accepted.
+ *
+ * Ownership
+ *   - Descriptor, backends, vtable: static storage, never freed.
+ *   - create(): config (and its extradata) is borrowed for the call; extradata
+ *     is copied (with AV_INPUT_BUFFER_PADDING_SIZE zero bytes). On failure
+ *     nothing stays allocated and errbuf holds the reason.
+ *   - send_packet(): the packet is borrowed for the call; its payload is copied
+ *     into a padded, reference-counted AVPacket buffer.
+ *   - receive_frame(): each frame is returned in its own AVFrame (no pixel or
+ *     sample is copied: the mk_plugin_frame planes point into the decoder's
+ *     reference-counted buffers). frame->release(frame->release_opaque) frees
+ *     that AVFrame; it must be called exactly once, from any thread, and may
+ *     be called after destroy(): the buffers are reference counted and outlive
+ *     the AVCodecContext.
+ *   - last_error(): a per-instance buffer, never NULL, valid until the next
+ *     call on the instance.
+ *
+ * Status codes (libavcodec semantics, passed through)
+ *   - send_packet() returning MK_PLUGIN_EAGAIN: the packet was NOT taken;
+ *     receive frames, then send it again. Any other error (EDATA ...): the
+ *     packet WAS consumed and decoding it (or data sent earlier) failed; do
+ *     not resend it, go on with the next packet. A zero-size packet is a
+ *     no-op (libavcodec would take it for end of stream).
+ *   - send_packet(NULL) returns OK once draining has started, even when
+ *     decoding the data still buffered failed (that error is kept for
+ *     last_error()); MK_PLUGIN_EOF if already draining.
+ *   - receive_frame() returning MK_PLUGIN_EUNSUPPORTED: that frame had a
+ *     pixel/sample format (or > 8 planar channels) the ABI cannot describe; it
+ *     has been dropped, the decoder is still usable.
+ *   - av errors map: EAGAIN, EOF, INVALIDDATA -> EDATA, ENOMEM, EINVAL,
+ *     PATCHWELCOME / ENOSYS / DECODER_NOT_FOUND / EXPERIMENTAL -> EUNSUPPORTED,
+ *     anything else -> EFAIL; last_error() holds the av_strerror text.
+ *
+ * Decoded output is what libavcodec gives with its defaults, like the ffmpeg
+ * tool, with three things to know on the host side: (0) config.video_delay
+ * (the container's reorder depth) becomes AVCodecContext.has_b_frames; for
+ * H.264 without VUI reorder info, leaving it 0 loses a frame; (1) packets marked
+ * MK_PACKET_FLAG_DISCARD are decoded but their frames dropped (whole packets
+ * only; there is no way to pass "skip N samples" side data, so partial trims
+ * are the host's, by timestamp); (2) libavcodec's own Opus decoder already
+ * drops the OpusHead pre-skip and advances the frame pts accordingly, so trim
+ * Opus by timestamp, never by "drop the first pre-skip samples" again.
+ *
+ * Logging
+ *   libavcodec's log is silenced (AV_LOG_QUIET) the first time the plugin is
+ *   used, unless MEDIAKIT_FFMPEG_LOGLEVEL is set ("quiet", "panic", "fatal",
+ *   "error", "warning", "info", "verbose", "debug", "trace" or a number), in
+ *   which case that level is used. Note the av_log level is process-wide.
+ *
+ * Threads
+ *   One instance is used by one thread at a time (the host serialises calls).
+ *   The entry point and create() may be called from any thread (one-time
+ *   initialisation is done under pthread_once).
+ *
+ * Requires FFmpeg 5.1 or newer (AVChannelLayout API).
+ */
+
+#include "mediakit/mediakit_plugin.h"
+
+#include <libavcodec/avcodec.h>
+#include <libavutil/avutil.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/frame.h>
+#include <libavutil/mem.h>
+#include <libavutil/pixdesc.h>
+#include <libavutil/samplefmt.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#if LIBAVCODEC_VERSION_INT < AV_VERSION_INT(59, 37, 100) || \
+    LIBAVUTIL_VERSION_INT < AV_VERSION_INT(57, 28, 100)
+#error "MediaKitPluginFFmpeg needs FFmpeg 5.1 or newer (libavcodec >= 59.37, libavutil >= 57.28)"
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FFP_EXPORT __attribute__((visibility("default")))
+#else
+#define FFP_EXPORT
+#endif
+
+#define FFP_PLUGIN_VERSION "1.0.0"
+#define FFP_BACKEND_NAME "ffmpeg"
+#define FFP_ERROR_SIZE 512
+
+/* The smallest struct_size accepted for each host struct: everything up to
+ * and including the last field this plugin reads or writes (ABI v1). */
+#define FFP_END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+#define FFP_CONFIG_MIN_SIZE FFP_END_OF(mk_plugin_codec_config, block_align)
+#define FFP_PACKET_MIN_SIZE FFP_END_OF(mk_plugin_packet, duration)
+#define FFP_FRAME_MIN_SIZE FFP_END_OF(mk_plugin_frame, release_opaque)
+
+/* ------------------------------------------------------------------------ */
+/* Codec table                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* X(codec name as FFmpeg's codec descriptor spells it, media type, priority) */
+#define FFP_CODECS(X)                 \
+    X(h264, VIDEO, 100)               \
+    X(hevc, VIDEO, 100)               \
+    X(av1, VIDEO, 50)                 \
+    X(vp8, VIDEO, 100)                \
+    X(vp9, VIDEO, 100)                \
+    X(mpeg4, VIDEO, 100)              \
+    X(mpeg2video, VIDEO, 100)         \
+    X(mjpeg, VIDEO, 100)              \
+    X(aac, AUDIO, 100)                \
+    X(mp3, AUDIO, 100)                \
+    X(mp2, AUDIO, 100)                \
+    X(mp1, AUDIO, 100)                \
+    X(ac3, AUDIO, 100)                \
+    X(eac3, AUDIO, 100)               \
+    X(alac, AUDIO, 100)               \
+    X(flac, AUDIO, 100)               \
+    X(opus, AUDIO, 100)               \
+    X(vorbis, AUDIO, 100)             \
+    X(pcm_s16le, AUDIO, 100)          \
+    X(pcm_s16be, AUDIO, 100)          \
+    X(pcm_s24le, AUDIO, 100)          \
+    X(pcm_f32le, AUDIO, 100)          \
+    X(amr_nb, AUDIO, 100)
+
+enum {
+#define FFP_ENUM(name, type, prio) FFP_IDX_##name,
+    FFP_CODECS(FFP_ENUM)
+#undef FFP_ENUM
+    FFP_CODEC_COUNT
+};
+
+typedef int (*ffp_create_fn)(const mk_plugin_codec_config *, void **,
+                             const mk_plugin_decoder_vtable **, char *, size_t);
+
+typedef struct ffp_codec {
+    const char *name;       /* MediaKit / FFmpeg codec name */
+    uint32_t media_type;    /* MK_PLUGIN_MEDIA_* */
+    int32_t priority;
+    ffp_create_fn create;
+    const AVCodec *decoder; /* resolved once at run time; NULL if missing */
+} ffp_codec;
+
+static int ffp_create(int index, const mk_plugin_codec_config *config,
+                      void **decoder, const mk_plugin_decoder_vtable **vtable,
+                      char *errbuf, size_t errbuf_size);
+
+/* One create function per backend, so each knows which codec it serves. */
+#define FFP_CREATE_FN(name, type, prio)                                          \
+    static int ffp_create_##name(const mk_plugin_codec_config *config,           \
+                                 void **decoder,                                 \
+                                 const mk_plugin_decoder_vtable **vtable,        \
+                                 char *errbuf, size_t errbuf_size)               \
+    {                                                                            \
+        return ffp_create(FFP_IDX_##name, config, decoder, vtable, errbuf,       \
+                          errbuf_size);                                          \
+    }
+FFP_CODECS(FFP_CREATE_FN)
+#undef FFP_CREATE_FN
+
+static ffp_codec ffp_codecs[FFP_CODEC_COUNT] = {
+#define FFP_ENTRY(name, type, prio) \
+    { #name, MK_PLUGIN_MEDIA_##type, prio, ffp_create_##name, NULL },
+    FFP_CODECS(FFP_ENTRY)
+#undef FFP_ENTRY
+};
+
+/* ------------------------------------------------------------------------ */
+/* Format maps                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ffp_pix_map {
+    enum AVPixelFormat av;
+    int32_t mk;
+    int planes;
+    int full_range; /* a yuvj* format: full range even if the frame says nothing */
+} ffp_pix_map;
+
+static const ffp_pix_map ffp_pix_maps[] = {
+    { AV_PIX_FMT_YUV420P,     MK_PIX_YUV420P,    3, 0 },
+    { AV_PIX_FMT_YUVJ420P,    MK_PIX_YUVJ420P,   3, 1 },
+    { AV_PIX_FMT_YUV422P,     MK_PIX_YUV422P,    3, 0 },
+    { AV_PIX_FMT_YUVJ422P,    MK_PIX_YUVJ422P,   3, 1 },
+    { AV_PIX_FMT_YUV444P,     MK_PIX_YUV444P,    3, 0 },
+    { AV_PIX_FMT_YUVJ444P,    MK_PIX_YUVJ444P,   3, 1 },
+    { AV_PIX_FMT_NV12,        MK_PIX_NV12,       2, 0 },
+    { AV_PIX_FMT_YUV420P10LE, MK_PIX_YUV420P10,  3, 0 },
+    { AV_PIX_FMT_YUV422P10LE, MK_PIX_YUV422P10,  3, 0 },
+    { AV_PIX_FMT_YUV444P10LE, MK_PIX_YUV444P10,  3, 0 },
+    { AV_PIX_FMT_P010LE,      MK_PIX_P010,       2, 0 },
+    { AV_PIX_FMT_GRAY8,       MK_PIX_GRAY8,      1, 0 },
+    { AV_PIX_FMT_GRAY10LE,    MK_PIX_GRAY10,     1, 0 },
+    { AV_PIX_FMT_YUV420P12LE, MK_PIX_YUV420P12,  3, 0 },
+};
+
+static const ffp_pix_map *ffp_find_pix(int format)
+{
+    for (size_t i = 0; i < sizeof(ffp_pix_maps) / sizeof(ffp_pix_maps[0]); i++)
+        if ((int)ffp_pix_maps[i].av == format)
+            return &ffp_pix_maps[i];
+    return NULL;
+}
+
+static int32_t ffp_map_sample_fmt(int format)
+{
+    switch (format) {
+    case AV_SAMPLE_FMT_U8:   return MK_SAMPLE_U8;
+    case AV_SAMPLE_FMT_S16:  return MK_SAMPLE_S16;
+    case AV_SAMPLE_FMT_S32:  return MK_SAMPLE_S32;
+    case AV_SAMPLE_FMT_FLT:  return MK_SAMPLE_FLT;
+    case AV_SAMPLE_FMT_DBL:  return MK_SAMPLE_DBL;
+    case AV_SAMPLE_FMT_U8P:  return MK_SAMPLE_U8P;
+    case AV_SAMPLE_FMT_S16P: return MK_SAMPLE_S16P;
+    case AV_SAMPLE_FMT_S32P: return MK_SAMPLE_S32P;
+    case AV_SAMPLE_FMT_FLTP: return MK_SAMPLE_FLTP;
+    case AV_SAMPLE_FMT_DBLP: return MK_SAMPLE_DBLP;
+    default:                 return 0;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* One-time initialisation: log level, backend list, version string         */
+/* ------------------------------------------------------------------------ */
+
+static pthread_once_t ffp_once = PTHREAD_ONCE_INIT;
+static mk_plugin_backend ffp_backends[FFP_CODEC_COUNT];
+static char ffp_version[96];
+static char ffp_description[160];
+
+static mk_plugin_descriptor ffp_descriptor = {
+    MK_PLUGIN_ABI_VERSION,
+    sizeof(mk_plugin_descriptor),
+    "ffmpeg",
+    FFP_PLUGIN_VERSION,
+    "Video and audio decoders from FFmpeg libavcodec",
+    0,
+    ffp_backends,
+    { NULL },
+};
+
+static void ffp_init_log_level(void)
+{
+    static const struct { const char *name; int level; } names[] = {
+        { "quiet", AV_LOG_QUIET },     { "panic", AV_LOG_PANIC },
+        { "fatal", AV_LOG_FATAL },     { "error", AV_LOG_ERROR },
+        { "warning", AV_LOG_WARNING }, { "info", AV_LOG_INFO },
+        { "verbose", AV_LOG_VERBOSE }, { "debug", AV_LOG_DEBUG },
+        { "trace", AV_LOG_TRACE },
+    };
+    const char *env = getenv("MEDIAKIT_FFMPEG_LOGLEVEL");
+    int level = AV_LOG_QUIET;
+    if (env != NULL && env[0] != '\0') {
+        int found = 0;
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+            if (strcasecmp(env, names[i].name) == 0) {
+                level = names[i].level;
+                found = 1;
+                break;
+            }
+        }
+        if (!found) {
+            char *end = NULL;
+            long value = strtol(env, &end, 10);
+            if (end != env && *end == '\0' && value >= INT_MIN && value <= INT_MAX)
+                level = (int)value;
+            /* an unparseable value keeps the default (quiet) */
+        }
+    }
+    av_log_set_level(level);
+}
+
+static const AVCodec *ffp_resolve_decoder(const char *name)
+{
+    if (strcmp(name, "av1") == 0) {
+        /* The native "av1" decoder is a hardware-acceleration shell only. */
+        static const char *const av1_decoders[] = { "libdav1d", "libaom-av1" };
+        for (size_t i = 0; i < sizeof(av1_decoders) / sizeof(av1_decoders[0]); i++) {
+            const AVCodec *c = avcodec_find_decoder_by_name(av1_decoders[i]);
+            if (c != NULL && c->id == AV_CODEC_ID_AV1)
+                return c;
+        }
+        return NULL;
+    }
+    const AVCodecDescriptor *desc = avcodec_descriptor_get_by_name(name);
+    if (desc == NULL)
+        return NULL;
+    return avcodec_find_decoder(desc->id);
+}
+
+static void ffp_init(void)
+{
+    ffp_init_log_level();
+
+    unsigned v = avcodec_version();
+    snprintf(ffp_version, sizeof(ffp_version), "%s (libavcodec %u.%u.%u)",
+             FFP_PLUGIN_VERSION, v >> 16, (v >> 8) & 0xffu, v & 0xffu);
+    snprintf(ffp_description, sizeof(ffp_description),
+             "Video and audio decoders from FFmpeg libavcodec "
+             "(built against libavcodec %d.%d.%d)",
+             LIBAVCODEC_VERSION_MAJOR, LIBAVCODEC_VERSION_MINOR,
+             LIBAVCODEC_VERSION_MICRO);
+
+    uint32_t count = 0;
+    for (int i = 0; i < FFP_CODEC_COUNT; i++) {
+        ffp_codec *c = &ffp_codecs[i];
+        c->decoder = ffp_resolve_decoder(c->name);
+        if (c->decoder == NULL)
+            continue; /* omitted: this libavcodec cannot decode it */
+        mk_plugin_backend *b = &ffp_backends[count++];
+        memset(b, 0, sizeof(*b));
+        b->struct_size = sizeof(*b);
+        b->media_type = c->media_type;
+        b->codec = c->name;
+        b->name = FFP_BACKEND_NAME;
+        b->priority = c->priority;
+        b->create = c->create;
+    }
+    ffp_descriptor.version = ffp_version;
+    ffp_descriptor.description = ffp_description;
+    ffp_descriptor.backend_count = count;
+}
+
+FFP_EXPORT const mk_plugin_descriptor *mediakit_plugin_entry(void)
+{
+    pthread_once(&ffp_once, ffp_init);
+    return &ffp_descriptor;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decoder instance                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ffp_decoder {
+    AVCodecContext *ctx;
+    AVPacket *packet;        /* reused for each send_packet */
+    AVFrame *spare;          /* the next frame to hand out; allocated before
+                                receiving so a failed allocation loses nothing */
+    const ffp_codec *codec;
+    char last_error[FFP_ERROR_SIZE];
+} ffp_decoder;
+
+static void ffp_write_error(char *buf, size_t size, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void ffp_write_error(char *buf, size_t size, const char *fmt, ...)
+{
+    if (buf == NULL || size == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}
+
+#define ffp_set_error(dec, ...) \
+    ffp_write_error((dec)->last_error, sizeof((dec)->last_error), __VA_ARGS__)
+
+static int ffp_map_averror(int err)
+{
+    if (err == AVERROR(EAGAIN))
+        return MK_PLUGIN_EAGAIN;
+    if (err == AVERROR_EOF)
+        return MK_PLUGIN_EOF;
+    if (err == AVERROR_INVALIDDATA)
+        return MK_PLUGIN_EDATA;
+    if (err == AVERROR(ENOMEM))
+        return MK_PLUGIN_ENOMEM;
+    if (err == AVERROR(EINVAL))
+        return MK_PLUGIN_EINVAL;
+    if (err == AVERROR_PATCHWELCOME || err == AVERROR(ENOSYS) ||
+        err == AVERROR_DECODER_NOT_FOUND || err == AVERROR_EXPERIMENTAL)
+        return MK_PLUGIN_EUNSUPPORTED;
+    return MK_PLUGIN_EFAIL;
+}
+
+/* Store "ffmpeg <codec> (<decoder>): <what>: <av_strerror>" and map the code. */
+static int ffp_fail_av(ffp_decoder *dec, const char *what, int err)
+{
+    char text[AV_ERROR_MAX_STRING_SIZE + 32];
+    if (av_strerror(err, text, sizeof(text)) < 0)
+        snprintf(text, sizeof(text), "error %d", err);
+    ffp_set_error(dec, "ffmpeg %s (decoder %s): %s: %s", dec->codec->name,
+                  dec->ctx->codec != NULL ? dec->ctx->codec->name : "?", what, text);
+    return ffp_map_averror(err);
+}
+
+static int ffp_send_packet(void *decoder, const mk_plugin_packet *packet)
+{
+    ffp_decoder *dec = decoder;
+    if (dec == NULL)
+        return MK_PLUGIN_EINVAL;
+
+    if (packet == NULL) {
+        int ret = avcodec_send_packet(dec->ctx, NULL);
+        if (ret == AVERROR_EOF || ret == AVERROR(EAGAIN) || ret == AVERROR(EINVAL) ||
+            ret == AVERROR(ENOMEM))
+            return ffp_fail_av(dec, "drain", ret);
+        if (ret < 0) {
+            /* libavcodec has entered draining; the error comes from decoding
+             * data sent earlier. The drain request itself succeeded: keep the
+             * message for last_error() and report success. */
+            ffp_fail_av(dec, "decoding before drain", ret);
+        }
+        return MK_PLUGIN_OK;
+    }
+
+    if (packet->struct_size < FFP_PACKET_MIN_SIZE) {
+        ffp_set_error(dec, "ffmpeg %s: send_packet: packet struct_size %u < %zu",
+                      dec->codec->name, packet->struct_size,
+                      (size_t)FFP_PACKET_MIN_SIZE);
+        return MK_PLUGIN_EINVAL;
+    }
+    if (packet->size > 0 && packet->data == NULL) {
+        ffp_set_error(dec, "ffmpeg %s: send_packet: data is NULL but size is %zu",
+                      dec->codec->name, packet->size);
+        return MK_PLUGIN_EINVAL;
+    }
+    if (packet->size > (size_t)(INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE)) {
+        ffp_set_error(dec, "ffmpeg %s: send_packet: packet of %zu bytes is too large",
+                      dec->codec->name, packet->size);
+        return MK_PLUGIN_EINVAL;
+    }
+    if (packet->size == 0) {
+        /* libavcodec would take an empty packet for end of stream (or reject
+         * it); an empty sample carries nothing to decode, so it is a no-op. */
+        return MK_PLUGIN_OK;
+    }
+
+    AVPacket *pkt = dec->packet;
+    av_packet_unref(pkt);
+    int ret = av_new_packet(pkt, (int)packet->size); /* padded, ref-counted, zeroed padding */
+    if (ret < 0)
+        return ffp_fail_av(dec, "allocating packet", ret);
+    memcpy(pkt->data, packet->data, packet->size);
+    pkt->pts = packet->pts == MK_NOPTS_VALUE ? AV_NOPTS_VALUE : packet->pts;
+    pkt->dts = packet->dts == MK_NOPTS_VALUE ? AV_NOPTS_VALUE : packet->dts;
+    pkt->duration = packet->duration > 0 ? packet->duration : 0;
+    if (packet->flags & MK_PACKET_FLAG_KEY)
+        pkt->flags |= AV_PKT_FLAG_KEY;
+    if (packet->flags & MK_PACKET_FLAG_DISCARD)
+        pkt->flags |= AV_PKT_FLAG_DISCARD;
+
+    ret = avcodec_send_packet(dec->ctx, pkt);
+    av_packet_unref(pkt); /* libavcodec holds its own reference */
+    if (ret < 0)
+        return ffp_fail_av(dec, "send_packet", ret);
+    return MK_PLUGIN_OK;
+}
+
+static void ffp_release_frame(void *opaque)
+{
+    AVFrame *frame = opaque;
+    av_frame_free(&frame);
+}
+
+static int ffp_fill_video(ffp_decoder *dec, const AVFrame *f, mk_plugin_frame *out)
+{
+    const ffp_pix_map *map = ffp_find_pix(f->format);
+    if (map == NULL) {
+        const char *name = av_get_pix_fmt_name((enum AVPixelFormat)f->format);
+        ffp_set_error(dec, "ffmpeg %s (decoder %s): pixel format %s (%d) is not "
+                      "supported by the MediaKit plugin ABI",
+                      dec->codec->name, dec->ctx->codec->name,
+                      name != NULL ? name : "unknown", f->format);
+        return MK_PLUGIN_EUNSUPPORTED;
+    }
+    if (f->width <= 0 || f->height <= 0) {
+        ffp_set_error(dec, "ffmpeg %s: decoder returned a %dx%d frame",
+                      dec->codec->name, f->width, f->height);
+        return MK_PLUGIN_EFAIL;
+    }
+    for (int i = 0; i < map->planes; i++) {
+        if (f->data[i] == NULL) {
+            ffp_set_error(dec, "ffmpeg %s: frame plane %d is missing", dec->codec->name, i);
+            return MK_PLUGIN_EFAIL;
+        }
+        out->planes[i] = f->data[i];
+        out->strides[i] = f->linesize[i];
+    }
+    out->plane_count = map->planes;
+    out->format = map->mk;
+    out->width = f->width;
+    out->height = f->height;
+    if (f->color_range == AVCOL_RANGE_MPEG)
+        out->color_range = 1;
+    else if (f->color_range == AVCOL_RANGE_JPEG || map->full_range)
+        out->color_range = 2;
+    else
+        out->color_range = 0;
+    /* FFmpeg's AVColorPrimaries / AVColorTransferCharacteristic / AVColorSpace
+     * values are the ISO/IEC 23091-4 (H.273) code points. */
+    out->color_primaries = (int32_t)f->color_primaries;
+    out->color_trc = (int32_t)f->color_trc;
+    out->color_space = (int32_t)f->colorspace;
+    if (f->sample_aspect_ratio.num > 0 && f->sample_aspect_ratio.den > 0) {
+        out->sar_num = f->sample_aspect_ratio.num;
+        out->sar_den = f->sample_aspect_ratio.den;
+    } else {
+        out->sar_num = 0;
+        out->sar_den = 1;
+    }
+    if (out->struct_size >= FFP_END_OF(mk_plugin_frame, chroma_location))
+        out->chroma_location = (int32_t)f->chroma_location;
+    return MK_PLUGIN_OK;
+}
+
+static int ffp_fill_audio(ffp_decoder *dec, const AVFrame *f, mk_plugin_frame *out)
+{
+    int32_t format = ffp_map_sample_fmt(f->format);
+    if (format == 0) {
+        const char *name = av_get_sample_fmt_name((enum AVSampleFormat)f->format);
+        ffp_set_error(dec, "ffmpeg %s (decoder %s): sample format %s (%d) is not "
+                      "supported by the MediaKit plugin ABI",
+                      dec->codec->name, dec->ctx->codec->name,
+                      name != NULL ? name : "unknown", f->format);
+        return MK_PLUGIN_EUNSUPPORTED;
+    }
+    int channels = f->ch_layout.nb_channels;
+    int bps = av_get_bytes_per_sample((enum AVSampleFormat)f->format);
+    if (channels <= 0 || f->sample_rate <= 0 || f->nb_samples < 0 || bps <= 0 ||
+        f->extended_data == NULL) {
+        ffp_set_error(dec, "ffmpeg %s: decoder returned an audio frame with %d "
+                      "channels, %d Hz, %d samples",
+                      dec->codec->name, channels, f->sample_rate, f->nb_samples);
+        return MK_PLUGIN_EFAIL;
+    }
+    int planar = av_sample_fmt_is_planar((enum AVSampleFormat)f->format);
+    int planes = planar ? channels : 1;
+    int max_planes = (int)(sizeof(out->planes) / sizeof(out->planes[0]));
+    if (planes > max_planes) {
+        ffp_set_error(dec, "ffmpeg %s: %d-channel planar audio (%s) needs %d planes; "
+                      "the plugin ABI frame has %d",
+                      dec->codec->name, channels,
+                      av_get_sample_fmt_name((enum AVSampleFormat)f->format),
+                      planes, max_planes);
+        return MK_PLUGIN_EUNSUPPORTED;
+    }
+    int64_t stride = (int64_t)f->nb_samples * bps * (planar ? 1 : channels);
+    for (int i = 0; i < planes; i++) {
+        /* extended_data == data for <= AV_NUM_DATA_POINTERS planes */
+        if (f->extended_data[i] == NULL) {
+            ffp_set_error(dec, "ffmpeg %s: audio plane %d is missing", dec->codec->name, i);
+            return MK_PLUGIN_EFAIL;
+        }
+        out->planes[i] = f->extended_data[i];
+        out->strides[i] = stride;
+    }
+    out->plane_count = planes;
+    out->format = format;
+    out->sample_rate = f->sample_rate;
+    out->channels = channels;
+    out->channel_mask = 0;
+    if (f->ch_layout.order == AV_CHANNEL_ORDER_NATIVE) {
+        /* FFmpeg's first 18 channel bits are the WAVE speaker bits; any other
+         * bit (stereo downmix, wide, surround direct, LFE2 ...) has no WAVE
+         * equivalent, so such a layout is reported as unknown. */
+        uint64_t mask = f->ch_layout.u.mask;
+        if ((mask & ~(uint64_t)0x3FFFF) == 0)
+            out->channel_mask = mask;
+    }
+    out->nb_samples = f->nb_samples;
+    return MK_PLUGIN_OK;
+}
+
+static int ffp_receive_frame(void *decoder, mk_plugin_frame *frame)
+{
+    ffp_decoder *dec = decoder;
+    if (dec == NULL || frame == NULL)
+        return MK_PLUGIN_EINVAL;
+    if (frame->struct_size < FFP_FRAME_MIN_SIZE) {
+        ffp_set_error(dec, "ffmpeg %s: receive_frame: frame struct_size %u < %zu",
+                      dec->codec->name, frame->struct_size, (size_t)FFP_FRAME_MIN_SIZE);
+        return MK_PLUGIN_EINVAL;
+    }
+
+    for (;;) {
+        if (dec->spare == NULL) {
+            dec->spare = av_frame_alloc();
+            if (dec->spare == NULL) {
+                ffp_set_error(dec, "ffmpeg %s: receive_frame: out of memory",
+                              dec->codec->name);
+                return MK_PLUGIN_ENOMEM;
+            }
+        }
+        AVFrame *f = dec->spare;
+        int ret = avcodec_receive_frame(dec->ctx, f);
+        if (ret < 0)
+            return ffp_fail_av(dec, "receive_frame", ret);
+        if (f->flags & AV_FRAME_FLAG_DISCARD) {
+            /* from a packet sent with MK_PACKET_FLAG_DISCARD */
+            av_frame_unref(f);
+            continue;
+        }
+
+        mk_plugin_frame out;
+        memset(&out, 0, sizeof(out));
+        out.struct_size = frame->struct_size;
+        out.media_type = dec->codec->media_type;
+        int status = dec->codec->media_type == MK_PLUGIN_MEDIA_VIDEO
+                         ? ffp_fill_video(dec, f, &out)
+                         : ffp_fill_audio(dec, f, &out);
+        if (status != MK_PLUGIN_OK) {
+            av_frame_unref(f); /* this frame is dropped; the next call goes on */
+            return status;
+        }
+
+        int64_t pts = f->best_effort_timestamp;
+        if (pts == AV_NOPTS_VALUE)
+            pts = f->pts;
+        out.pts = pts == AV_NOPTS_VALUE ? MK_NOPTS_VALUE : pts;
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 30, 100)
+        int64_t duration = f->duration;
+#else
+        int64_t duration = f->pkt_duration;
+#endif
+        if (duration <= 0 && out.media_type == MK_PLUGIN_MEDIA_AUDIO &&
+            f->nb_samples > 0 && f->sample_rate > 0 &&
+            dec->ctx->pkt_timebase.num > 0 && dec->ctx->pkt_timebase.den > 0)
+            duration = av_rescale_q(f->nb_samples, (AVRational){ 1, f->sample_rate },
+                                    dec->ctx->pkt_timebase);
+        out.duration = duration > 0 ? duration : 0;
+#ifdef AV_FRAME_FLAG_KEY
+        int key = (f->flags & AV_FRAME_FLAG_KEY) != 0;
+#else
+        int key = f->key_frame != 0;
+#endif
+        out.flags = key ? MK_PACKET_FLAG_KEY : 0;
+        out.release = ffp_release_frame;
+        out.release_opaque = f;
+        dec->spare = NULL; /* now owned by the host until release() */
+
+        size_t n = frame->struct_size < sizeof(out) ? frame->struct_size : sizeof(out);
+        memcpy(frame, &out, n);
+        return MK_PLUGIN_OK;
+    }
+}
+
+static void ffp_flush(void *decoder)
+{
+    ffp_decoder *dec = decoder;
+    if (dec == NULL)
+        return;
+    avcodec_flush_buffers(dec->ctx);
+}
+
+static void ffp_free(ffp_decoder *dec)
+{
+    if (dec == NULL)
+        return;
+    avcodec_free_context(&dec->ctx); /* also frees the extradata copy */
+    av_packet_free(&dec->packet);
+    av_frame_free(&dec->spare);
+    free(dec);
+}
+
+static void ffp_destroy(void *decoder)
+{
+    ffp_free(decoder);
+}
+
+static const char *ffp_last_error(void *decoder)
+{
+    ffp_decoder *dec = decoder;
+    if (dec == NULL)
+        return "ffmpeg: NULL decoder";
+    return dec->last_error;
+}
+
+static const mk_plugin_decoder_vtable ffp_vtable = {
+    sizeof(mk_plugin_decoder_vtable),
+    ffp_send_packet,
+    ffp_receive_frame,
+    ffp_flush,
+    ffp_destroy,
+    ffp_last_error,
+    { NULL },
+};
+
+static int ffp_create(int index, const mk_plugin_codec_config *config,
+                      void **decoder, const mk_plugin_decoder_vtable **vtable,
+                      char *errbuf, size_t errbuf_size)
+{
+    pthread_once(&ffp_once, ffp_init);
+    const ffp_codec *codec = &ffp_codecs[index];
+
+    if (errbuf != NULL && errbuf_size > 0)
+        errbuf[0] = '\0';
+    if (config == NULL || decoder == NULL || vtable == NULL) {
+        ffp_write_error(errbuf, errbuf_size, "ffmpeg %s: create: %s is NULL",
+                        codec->name, config == NULL ? "config"
+                                     : decoder == NULL ? "decoder" : "vtable");
+        return MK_PLUGIN_EINVAL;
+    }
+    *decoder = NULL;
+    *vtable = NULL;
+    if (config->struct_size < FFP_CONFIG_MIN_SIZE) {
+        ffp_write_error(errbuf, errbuf_size,
+                        "ffmpeg %s: create: config struct_size %u < %zu",
+                        codec->name, config->struct_size, (size_t)FFP_CONFIG_MIN_SIZE);
+        return MK_PLUGIN_EINVAL;
+    }
+    if (config->codec == NULL || strcmp(config->codec, codec->name) != 0) {
+        ffp_write_error(errbuf, errbuf_size,
+                        "ffmpeg %s: create: asked to decode codec \"%s\"",
+                        codec->name, config->codec != NULL ? config->codec : "(NULL)");
+        return MK_PLUGIN_EINVAL;
+    }
+    if (config->media_type != codec->media_type) {
+        ffp_write_error(errbuf, errbuf_size,
+                        "ffmpeg %s: create: media type %u, expected %u",
+                        codec->name, config->media_type, codec->media_type);
+        return MK_PLUGIN_EINVAL;
+    }
+    if (config->extradata_size > 0 && config->extradata == NULL) {
+        ffp_write_error(errbuf, errbuf_size,
+                        "ffmpeg %s: create: extradata is NULL but extradata_size is %zu",
+                        codec->name, config->extradata_size);
+        return MK_PLUGIN_EINVAL;
+    }
+    if (config->extradata_size > (size_t)(INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE)) {
+        ffp_write_error(errbuf, errbuf_size,
+                        "ffmpeg %s: create: extradata of %zu bytes is too large",
+                        codec->name, config->extradata_size);
+        return MK_PLUGIN_EINVAL;
+    }
+    if (codec->decoder == NULL) {
+        ffp_write_error(errbuf, errbuf_size,
+                        "ffmpeg %s: this libavcodec (%s) has no decoder for %s",
+                        codec->name, ffp_version, codec->name);
+        return MK_PLUGIN_EUNSUPPORTED;
+    }
+
+    ffp_decoder *dec = calloc(1, sizeof(*dec));
+    if (dec == NULL) {
+        ffp_write_error(errbuf, errbuf_size, "ffmpeg %s: create: out of memory", codec->name);
+        return MK_PLUGIN_ENOMEM;
+    }
+    dec->codec = codec;
+    dec->ctx = avcodec_alloc_context3(codec->decoder);
+    dec->packet = av_packet_alloc();
+    if (dec->ctx == NULL || dec->packet == NULL) {
+        ffp_free(dec);
+        ffp_write_error(errbuf, errbuf_size, "ffmpeg %s: create: out of memory", codec->name);
+        return MK_PLUGIN_ENOMEM;
+    }
+    AVCodecContext *ctx = dec->ctx;
+
+    if (config->extradata_size > 0) {
+        ctx->extradata = av_mallocz(config->extradata_size + AV_INPUT_BUFFER_PADDING_SIZE);
+        if (ctx->extradata == NULL) {
+            ffp_free(dec);
+            ffp_write_error(errbuf, errbuf_size,
+                            "ffmpeg %s: create: out of memory copying %zu bytes of extradata",
+                            codec->name, config->extradata_size);
+            return MK_PLUGIN_ENOMEM;
+        }
+        memcpy(ctx->extradata, config->extradata, config->extradata_size);
+        ctx->extradata_size = (int)config->extradata_size;
+    }
+    if (config->time_base_num > 0 && config->time_base_den > 0)
+        ctx->pkt_timebase = (AVRational){ config->time_base_num, config->time_base_den };
+    if (codec->media_type == MK_PLUGIN_MEDIA_VIDEO) {
+        if (config->width > 0 && config->height > 0) {
+            ctx->width = config->width;
+            ctx->height = config->height;
+        }
+        /* The reorder depth the container shows (as FFmpeg's demuxers set
+         * AVCodecParameters.video_delay). Without it, H.264 streams that lack
+         * VUI bitstream_restriction can lose a frame when the decoder
+         * discovers the reordering late. Appended field: check struct_size. */
+        if (config->struct_size >= FFP_END_OF(mk_plugin_codec_config, video_delay) &&
+            config->video_delay > 0)
+            ctx->has_b_frames = config->video_delay < 16 ? config->video_delay : 16;
+    } else {
+        if (config->sample_rate > 0)
+            ctx->sample_rate = config->sample_rate;
+        if (config->channels > 0)
+            av_channel_layout_default(&ctx->ch_layout, config->channels);
+        if (config->block_align > 0)
+            ctx->block_align = config->block_align;
+    }
+    if (config->bits_per_coded_sample > 0)
+        ctx->bits_per_coded_sample = config->bits_per_coded_sample;
+    /* Same threading as the ffmpeg tool ("threads auto"); libavcodec's
+     * threaded decoders produce bit-identical output for any thread count. */
+    ctx->thread_count = config->thread_count > 0 ? config->thread_count : 0;
+    ctx->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+
+    int ret = avcodec_open2(ctx, codec->decoder, NULL);
+    if (ret < 0) {
+        char text[AV_ERROR_MAX_STRING_SIZE + 32];
+        if (av_strerror(ret, text, sizeof(text)) < 0)
+            snprintf(text, sizeof(text), "error %d", ret);
+        int status = ffp_map_averror(ret);
+        if (status == MK_PLUGIN_EAGAIN || status == MK_PLUGIN_EOF)
+            status = MK_PLUGIN_EFAIL;
+        ffp_write_error(errbuf, errbuf_size,
+                        "ffmpeg %s (decoder %s): avcodec_open2 failed: %s",
+                        codec->name, codec->decoder->name, text);
+        ffp_free(dec);
+        return status;
+    }
+
+    *decoder = dec;
+    *vtable = &ffp_vtable;
+    return MK_PLUGIN_OK;
+}

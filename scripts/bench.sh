@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Decode benchmarks: mk-decode against the ffmpeg command a user would otherwise run,
+# in the same run, on the same input, writing to the same disk.
+#
+#   (a) video: 1080p30 H.264 (B-frames) -> raw NV12
+#   (b) audio: its AAC-LC stereo 48 kHz track -> s16le
+#
+# Each command runs BENCH_RUNS times (default 3, ffmpeg and mk-decode alternating)
+# under GNU time (-f '%e %M': wall seconds, peak RSS KiB); the median is reported.
+# The input is generated once and kept in bench-work/ (git-ignored). The results are
+# printed and written to BENCHMARKS.md (the section between the bench.sh markers is
+# replaced, or appended when absent).
+#
+# Usage: make bench        (or: MK_BIN=DIR scripts/bench.sh)
+# Environment:
+#   MK_BIN         folder of mk-decode (default: `swift build -c release --show-bin-path`)
+#   BENCH_RUNS     runs per command (default 3)
+#   BENCH_WORK     work folder (default bench-work)
+#   BENCHMARKS_MD  report file (default BENCHMARKS.md)
+#   BENCH_SECONDS, BENCH_SIZE  input length and size (default 60, 1920x1080; for trying
+#                  the script quickly, not for the figures)
+#   KEEP_OUTPUTS=1 keep the decoded outputs (several GB) instead of deleting them
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+REPO=$PWD
+
+die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
+note() { printf 'bench: %s\n' "$*"; }
+
+RUNS=${BENCH_RUNS:-3}
+WORK=${BENCH_WORK:-bench-work}
+MD=${BENCHMARKS_MD:-BENCHMARKS.md}
+DURATION=${BENCH_SECONDS:-60}
+SIZE=${BENCH_SIZE:-1920x1080}
+TIME=/usr/bin/time
+
+[ -x "$TIME" ] || die "GNU time not found at $TIME (Debian package 'time'; run scripts/deps.sh)"
+command -v ffmpeg >/dev/null || die "ffmpeg not found (run scripts/deps.sh)"
+if [ -z "${MK_BIN:-}" ]; then
+    SWIFT=$(command -v swift || echo /opt/swift/usr/bin/swift)
+    MK_BIN=$("$SWIFT" build -c release --show-bin-path)
+fi
+MK="$MK_BIN/mk-decode"
+[ -x "$MK" ] || die "mk-decode not found in $MK_BIN; run 'make build' first"
+MK_SHOWN=${MK#"$REPO"/}   # shown relative to the repository when it is inside it
+
+mkdir -p "$WORK"
+IN="$WORK/h264_${SIZE}_${DURATION}s_30fps_bf3_aac48k_stereo.mp4"
+
+# ---------------------------------------------------------------- input (made once)
+GEN_CMD=(ffmpeg -v error -nostdin -y
+    -f lavfi -i "testsrc2=size=$SIZE:rate=30"
+    -f lavfi -i "sine=frequency=440:sample_rate=48000"
+    -f lavfi -i "sine=frequency=660:sample_rate=48000"
+    -filter_complex "[1:a][2:a]join=inputs=2:channel_layout=stereo[a]"
+    -map 0:v -map "[a]" -t "$DURATION"
+    -c:v libx264 -preset veryfast -bf 3 -pix_fmt yuv420p
+    -c:a aac -b:a 128k -ar 48000 -ac 2
+    -fflags +bitexact -flags:v +bitexact -flags:a +bitexact -map_metadata -1
+    -f mp4)
+if [ ! -s "$IN" ]; then
+    note "generating $IN (once; niced) ..."
+    start=$(date +%s)
+    nice -n 10 "${GEN_CMD[@]}" "$IN.part" || { rm -f "$IN.part"; die "could not generate $IN"; }
+    mv "$IN.part" "$IN"
+    note "generated in $(( $(date +%s) - start )) s ($(du -h "$IN" | cut -f1))"
+fi
+cat "$IN" >/dev/null  # same page-cache state for every run
+
+# ---------------------------------------------------------------- measuring
+# measure KEY OUTPUT CMD...: one timed run; appends "wall rss_kib" to $WORK/KEY.times
+measure() {
+    local key=$1 out=$2
+    shift 2
+    rm -f "$out"
+    if ! "$TIME" -f '%e %M' -o "$WORK/$key.time" "$@" >"$WORK/$key.log" 2>&1; then
+        die "$key failed: $* (see $WORK/$key.log)"
+    fi
+    tail -n 1 "$WORK/$key.time" >>"$WORK/$key.times"
+}
+
+median() {  # median FILE COLUMN
+    awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {
+        if (NR % 2) print v[(NR+1)/2]; else printf "%.2f\n", (v[NR/2]+v[NR/2+1])/2 }'
+}
+
+FF_V=(ffmpeg -v error -nostdin -y -i "$IN" -map 0:v -f rawvideo -pix_fmt nv12 "$WORK/ffmpeg.nv12")
+MK_V=("$MK" "$IN" --video-out "$WORK/mk.nv12")
+FF_A=(ffmpeg -v error -nostdin -y -i "$IN" -map 0:a -f s16le "$WORK/ffmpeg.pcm")
+MK_A=("$MK" "$IN" --audio-out "$WORK/mk.pcm")
+
+rm -f "$WORK"/*.times
+for ((run = 1; run <= RUNS; run++)); do
+    note "run $run/$RUNS"
+    if (( run % 2 )); then
+        measure ffmpeg_video "$WORK/ffmpeg.nv12" "${FF_V[@]}"
+        measure mk_video "$WORK/mk.nv12" "${MK_V[@]}"
+        measure ffmpeg_audio "$WORK/ffmpeg.pcm" "${FF_A[@]}"
+        measure mk_audio "$WORK/mk.pcm" "${MK_A[@]}"
+    else
+        measure mk_video "$WORK/mk.nv12" "${MK_V[@]}"
+        measure ffmpeg_video "$WORK/ffmpeg.nv12" "${FF_V[@]}"
+        measure mk_audio "$WORK/mk.pcm" "${MK_A[@]}"
+        measure ffmpeg_audio "$WORK/ffmpeg.pcm" "${FF_A[@]}"
+    fi
+done
+
+# ---------------------------------------------------------------- checking the outputs
+status=0
+if cmp -s "$WORK/ffmpeg.nv12" "$WORK/mk.nv12"; then
+    CHECK_V="identical to ffmpeg's (cmp, $(stat -c %s "$WORK/mk.nv12") bytes)"
+else
+    CHECK_V="DIFFERS from ffmpeg's ($(cmp "$WORK/ffmpeg.nv12" "$WORK/mk.nv12" 2>&1 | head -n 1))"
+    status=1
+fi
+size_ff=$(stat -c %s "$WORK/ffmpeg.pcm")
+size_mk=$(stat -c %s "$WORK/mk.pcm")
+if [ "$size_ff" = "$size_mk" ]; then
+    if cmp -s "$WORK/ffmpeg.pcm" "$WORK/mk.pcm"; then
+        CHECK_A="identical to ffmpeg's (cmp, $size_mk bytes)"
+    else
+        CHECK_A="same size as ffmpeg's ($size_mk bytes)"
+    fi
+else
+    CHECK_A="SIZE DIFFERS: $size_mk bytes, ffmpeg $size_ff bytes"
+    status=1
+fi
+if [ "${KEEP_OUTPUTS:-0}" != 1 ]; then
+    rm -f "$WORK/ffmpeg.nv12" "$WORK/mk.nv12" "$WORK/ffmpeg.pcm" "$WORK/mk.pcm"
+fi
+
+# ---------------------------------------------------------------- report
+mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+
+declare -A WALL RSS
+for key in ffmpeg_video mk_video ffmpeg_audio mk_audio; do
+    WALL[$key]=$(median "$WORK/$key.times" 1)
+    RSS[$key]=$(median "$WORK/$key.times" 2)
+done
+
+verdict() {  # verdict CASE: the issue's targets (wall <= 1.05x ffmpeg; video: RSS <= ffmpeg)
+    local c=$1
+    awk -v mw="${WALL[mk_$c]}" -v fw="${WALL[ffmpeg_$c]}" -v mr="${RSS[mk_$c]}" \
+        -v fr="${RSS[ffmpeg_$c]}" -v video="$([ "$c" = video ] && echo 1 || echo 0)" 'BEGIN {
+        ok = (mw <= 1.05 * fw) && (!video || mr <= fr)
+        print (ok ? "met" : "missed") }'
+}
+
+ROWS=()
+for c in video audio; do
+    check=$([ $c = video ] && echo "$CHECK_V" || echo "$CHECK_A")
+    label=$([ $c = video ] && echo "H.264 $SIZE -> NV12" || echo "AAC -> s16le")
+    ROWS+=("| $label | ffmpeg | ${WALL[ffmpeg_$c]} | $(mib "${RSS[ffmpeg_$c]}") | 1.00x | 1.00x | reference | |")
+    ROWS+=("| $label | mk-decode | ${WALL[mk_$c]} | $(mib "${RSS[mk_$c]}") | $(ratio "${WALL[mk_$c]}" "${WALL[ffmpeg_$c]}") | $(ratio "${RSS[mk_$c]}" "${RSS[ffmpeg_$c]}") | $check | $(verdict $c) |")
+done
+TABLE_HEAD="| case | tool | wall s | peak MiB | wall vs ffmpeg | peak vs ffmpeg | output | target |"
+TABLE_RULE="|---|---|---:|---:|---:|---:|---|---|"
+
+echo
+echo "$TABLE_HEAD"
+echo "$TABLE_RULE"
+printf '%s\n' "${ROWS[@]}"
+echo
+
+CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+FFV=$(ffmpeg -version | head -n 1)
+REV=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo "no commit yet")
+FRAMES=$(ffprobe -v error -select_streams v:0 -show_entries stream=nb_frames -of csv=p=0 "$IN" || echo "?")
+q() {  # q ARG...: a shell-quoted command line, quoting only the arguments that need it
+    local out="" a
+    for a in "$@"; do
+        if [[ $a =~ ^[A-Za-z0-9_./:=+,@%-]+$ ]]; then out+=" $a"; else out+=" '${a//\'/\'\\\'\'}'"; fi
+    done
+    echo "${out# }"
+}
+shown() { local s; s=$(q "$@"); echo "${s//"$MK"/"$MK_SHOWN"}"; }
+
+SECTION=$(mktemp)
+trap 'rm -f "$SECTION"' EXIT
+{
+    echo "<!-- bench.sh:decode:begin -->"
+    echo "## Decode: mk-decode vs ffmpeg"
+    echo
+    echo "Written by \`scripts/bench.sh\` (\`make bench\`) on $(date -u '+%Y-%m-%d %H:%M UTC')."
+    echo
+    echo "- Machine: $(nproc) cores, $CPU, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo) RAM"
+    echo "- FFmpeg: $FFV"
+    echo "- MediaKit: $REV (release build)"
+    echo "- Input: \`$IN\`, $DURATION s, H.264 High $SIZE 30 fps ($FRAMES frames, libx264 veryfast, 3 B-frames) + AAC-LC stereo 48 kHz; made by"
+    echo "  \`$(q "${GEN_CMD[@]}" "$IN")\`"
+    echo "- Method: each command $RUNS times, ffmpeg and mk-decode alternating, under GNU time"
+    echo "  (\`/usr/bin/time -f '%e %M'\`: wall seconds, peak RSS); the median is shown. Outputs go"
+    echo "  to \`$WORK/\` on the same disk for both tools. Target (issue 2): wall <= 1.05x ffmpeg,"
+    echo "  and for video a peak RSS no higher than ffmpeg's."
+    echo
+    echo "Commands:"
+    echo
+    echo '```sh'
+    shown "${FF_V[@]}"
+    shown "${MK_V[@]}"
+    shown "${FF_A[@]}"
+    shown "${MK_A[@]}"
+    echo '```'
+    echo
+    echo "$TABLE_HEAD"
+    echo "$TABLE_RULE"
+    printf '%s\n' "${ROWS[@]}"
+    echo "<!-- bench.sh:decode:end -->"
+} >"$SECTION"
+
+BEGIN_MARK='<!-- bench.sh:decode:begin -->'
+END_MARK='<!-- bench.sh:decode:end -->'
+if [ -f "$MD" ] && grep -qF "$BEGIN_MARK" "$MD"; then
+    awk -v b="$BEGIN_MARK" -v e="$END_MARK" -v f="$SECTION" '
+        $0 == b { while ((getline line < f) > 0) print line; skip = 1; next }
+        $0 == e { skip = 0; next }
+        !skip { print }' "$MD" >"$MD.tmp"
+    mv "$MD.tmp" "$MD"
+else
+    if [ ! -f "$MD" ]; then
+        printf '# Benchmarks\n\nFigures written by the scripts named in each section; rerun them with `make bench`.\n' >"$MD"
+    fi
+    { echo; cat "$SECTION"; } >>"$MD"
+fi
+note "wrote the results to $MD"
+[ "$status" -eq 0 ] || die "mk-decode's output differs from ffmpeg's (see the table)"

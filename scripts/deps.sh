@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Installs, when missing, every Debian package that MediaKit's build, tests and
+# benchmarks need. Idempotent: when everything is there it only checks and exits.
+# Prints one line per thing it installs, nothing else unless something fails.
+#
+# Usage: scripts/deps.sh        (make deps runs it; root, or sudo, for apt-get)
+set -euo pipefail
+
+# Debian packages, and why:
+#   pkg-config libavcodec-dev libavutil-dev  build of the FFmpeg plugin
+#   libdav1d-dev libopus-dev libvorbis-dev    build of the other codec plugins
+#   ffmpeg                                    ffmpeg/ffprobe/ffplay: oracles, test media, bench
+#   dav1d mediainfo                           oracles (ORACLES.md)
+#   gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps
+#                                             gst-launch-1.0, qtdemux, gst-discoverer-1.0 (oracles)
+#   valgrind                                  instruction counts, leak checks
+#   time                                      GNU /usr/bin/time for scripts/bench.sh
+PACKAGES=(
+    pkg-config libavcodec-dev libavutil-dev
+    libdav1d-dev libopus-dev libvorbis-dev
+    ffmpeg dav1d mediainfo
+    gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps
+    valgrind time
+)
+
+say() { printf 'deps: %s\n' "$*"; }
+die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
+
+# Swift is not a Debian package: it is expected at /opt/swift (or on PATH).
+if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+    export PATH="/opt/swift/usr/bin:$PATH"
+fi
+if ! swift --version >/dev/null 2>&1; then
+    die "swift not found (expected /opt/swift/usr/bin/swift or swift on PATH); install a Swift 6 toolchain first"
+fi
+
+is_installed() {
+    [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || true)" = "installed" ]
+}
+
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+        SUDO=(sudo)
+    fi
+fi
+
+APT_UPDATED=0
+LOG="$(mktemp "${TMPDIR:-/tmp}/mediakit-deps.XXXXXX")"
+trap 'rm -f "$LOG"' EXIT
+
+apt_install() {  # apt_install PKG...: installs the named packages, quietly
+    if [ "$(id -u)" -ne 0 ] && [ "${#SUDO[@]}" -eq 0 ]; then
+        die "missing packages: $*; run this script as root or install sudo"
+    fi
+    if [ "$APT_UPDATED" -eq 0 ]; then
+        if ! "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$LOG" 2>&1; then
+            cat "$LOG" >&2
+            die "apt-get update failed"
+        fi
+        APT_UPDATED=1
+    fi
+    if ! "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -qq --no-install-recommends "$@" >"$LOG" 2>&1; then
+        cat "$LOG" >&2
+        die "apt-get install $* failed"
+    fi
+}
+
+MISSING=()
+for pkg in "${PACKAGES[@]}"; do
+    is_installed "$pkg" || MISSING+=("$pkg")
+done
+
+# python3: use the one already on PATH (pyenv, /usr/bin, ...); install Debian's only if none.
+if ! command -v python3 >/dev/null 2>&1; then
+    MISSING+=(python3)
+fi
+
+if [ "${#MISSING[@]}" -gt 0 ]; then
+    apt_install "${MISSING[@]}"
+    for pkg in "${MISSING[@]}"; do
+        say "installed $pkg"
+    done
+fi
+
+# pytest, for the oracle suite (Tests/oracle).
+if ! python3 -m pytest --version >/dev/null 2>&1; then
+    if python3 -m pip --version >/dev/null 2>&1 \
+            && python3 -m pip install --quiet pytest >"$LOG" 2>&1; then
+        say "installed pytest (pip, $(command -v python3))"
+    else
+        # Debian's own python3 refuses pip installs (PEP 668): use its package.
+        apt_install python3-pytest
+        say "installed python3-pytest"
+    fi
+    python3 -m pytest --version >/dev/null 2>&1 \
+        || die "pytest is still not importable by $(command -v python3)"
+fi
+
+for tool in ffmpeg ffprobe pkg-config /usr/bin/time; do
+    command -v "$tool" >/dev/null 2>&1 || die "$tool is missing after install"
+done
+pkg-config --exists libavcodec libavutil || die "pkg-config cannot find libavcodec/libavutil"
