@@ -54,8 +54,9 @@ test: build
 	MK_BIN="$(BIN)" $(PYTHON) -m pytest -q -rsx Tests/oracle || status=1; \
 	exit $$status
 
+# Every scripts/bench*.sh, each writing its own section of BENCHMARKS.md.
 bench: build
-	MK_BIN="$(BIN)" bash scripts/bench.sh
+	@set -e; for s in scripts/bench*.sh; do echo "== $$s"; MK_BIN="$(BIN)" bash $$s; done
 
 clean:
 	rm -rf $(SCRATCH_PATH) out .pytest_cache Tests/oracle/__pycache__
