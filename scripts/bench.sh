@@ -74,6 +74,7 @@ measure() {
     local key=$1 out=$2
     shift 2
     rm -f "$out"
+    sync  # the previous run's dirty pages reach the disk before this run is timed
     if ! "$TIME" -f '%e %M' -o "$WORK/$key.time" "$@" >"$WORK/$key.log" 2>&1; then
         die "$key failed: $* (see $WORK/$key.log)"
     fi

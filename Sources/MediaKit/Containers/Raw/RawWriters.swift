@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes interleaved PCM, raw (headerless) or as a WAV file.
 public final class PCMWriter {
     /// The sample layout written.
@@ -74,22 +76,31 @@ public final class PCMWriter {
 }
 
 /// Writes decoded pictures as raw NV12 / I420, or as a YUV4MPEG2 (Y4M) stream.
-public final class PictureWriter {
+///
+/// Pictures are packed and written on a writer thread, so file I/O overlaps decoding;
+/// at most three pictures wait at a time (the frames keep the decoder's memory alive
+/// until they are written). Planes that are already tightly packed go to the file
+/// straight from the decoder's memory.
+public final class PictureWriter: @unchecked Sendable {
     /// The packed layout written.
     public let format: RawPictureFormat
     /// True for Y4M (always I420 inside), false for headerless raw frames.
     public let y4m: Bool
-    private let file: OutputFile
-    private var scratch: [UInt8] = []
-    private var headerWritten = false
-    private let frameRate: Rational
-    /// Pictures written so far.
-    public private(set) var frames = 0
-    /// Width and height of the first picture (every later one must match).
-    public private(set) var size: (width: Int, height: Int)?
-
     /// Clockwise turn applied to every picture (0, 90, 180 or 270).
     public let clockwise: Int
+    private let file: OutputFile
+    private let frameRate: Rational
+    private var headerWritten = false
+    /// Pictures handed to ``write(_:)`` so far.
+    public private(set) var frames = 0
+    /// Width and height of the first picture as written (every later one must match).
+    public private(set) var size: (width: Int, height: Int)?
+
+    private let queue = DispatchQueue(label: "mediakit.picture-writer")
+    private let slots = DispatchSemaphore(value: 3)
+    private let lock = NSLock()
+    private var failure: Error?
+    private var scratch: [UInt8] = []   // used on `queue` only
 
     /// Starts writing `path`. `frameRate` goes into the Y4M header; each picture is
     /// turned `clockwise` degrees (0, 90, 180 or 270; see ``PicturePacker/clockwiseTurn(forRotation:)``).
@@ -101,33 +112,98 @@ public final class PictureWriter {
         file = try OutputFile(path: path)
     }
 
-    /// Appends one picture.
+    /// Queues one picture for writing. An error from an earlier picture is thrown here
+    /// or by ``finish()``.
     public func write(_ frame: Frame) throws {
+        if let e = lock.withLock({ failure }) { throw e }
         let turned = clockwise == 90 || clockwise == 270
         let (w, h) = turned ? (frame.height, frame.width) : (frame.width, frame.height)
         if let size, size != (w, h) {
             throw MediaError(.unsupported, "the picture size changed from \(size.width)x\(size.height) to \(w)x\(h) mid-stream; raw video cannot hold both")
         }
+        guard let source = frame.pixelFormat, PicturePacker.canPackExactly(source) else {
+            throw MediaError(.unsupported, "decoded pictures are \(frame.pixelFormat?.name ?? "audio"); converting them to \(format.rawValue) needs a scaler that MediaKit does not have yet (8-bit 4:2:0 sources only)")
+        }
+        var headerBytes: [UInt8] = []
         if y4m && !headerWritten {
             // As FFmpeg's yuv4mpegpipe writes it: chroma siting from the decoder, SAR 0:0 when unknown.
             let range = frame.colorRange == 2 || frame.pixelFormat == .yuvj420p ? " XCOLORRANGE=FULL" : frame.colorRange == 1 ? " XCOLORRANGE=LIMITED" : ""
             let siting = frame.chromaLocation == 3 ? "C420paldv XYSCSS=420PALDV" : frame.chromaLocation == 1 ? "C420mpeg2 XYSCSS=420MPEG2" : "C420jpeg XYSCSS=420JPEG"
             var sar = frame.sampleAspectRatio
             if turned && sar.numerator > 0 { sar = Rational(sar.denominator, sar.numerator) }
-            let header = "YUV4MPEG2 W\(w) H\(h) F\(frameRate.numerator):\(frameRate.denominator) Ip A\(sar.numerator):\(sar.numerator == 0 ? 0 : sar.denominator) \(siting)\(range)\n"
-            try file.write(Array(header.utf8))
+            headerBytes = Array("YUV4MPEG2 W\(w) H\(h) F\(frameRate.numerator):\(frameRate.denominator) Ip A\(sar.numerator):\(sar.numerator == 0 ? 0 : sar.denominator) \(siting)\(range)\n".utf8)
             headerWritten = true
         }
         size = (w, h)
-        try PicturePacker.pack(frame, as: format, clockwise: clockwise, into: &scratch)
-        if y4m { try file.write(Array("FRAME\n".utf8)) }
-        try file.write(scratch)
         frames += 1
+        let header = headerBytes
+        slots.wait()
+        queue.async { [self] in
+            defer { slots.signal() }
+            guard lock.withLock({ failure == nil }) else { return }
+            do {
+                if !header.isEmpty { try file.write(header) }
+                try writeNow(frame)
+            } catch {
+                lock.withLock { failure = error }
+            }
+        }
     }
 
-    /// Moves the file into place.
-    public func finish() throws { try file.commit() }
+    private static let frameMarker = Array("FRAME\n".utf8)
 
-    /// Removes what was written.
-    public func cancel() { file.discard() }
+    /// Packs and writes one picture (on the writer thread).
+    private func writeNow(_ frame: Frame) throws {
+        let w = frame.width, h = frame.height
+        let cw = (w + 1) / 2, ch = (h + 1) / 2
+        // Fast path: planar 4:2:0 with tightly packed planes, no rotation: the luma
+        // (and, for I420, the chroma) planes are written from the frame's memory.
+        if clockwise == 0, frame.pixelFormat != .nv12, frame.planes[0].stride == w,
+           format == .nv12 || (frame.planes[1].stride == cw && frame.planes[2].stride == cw) {
+            try withExtendedLifetime(frame.storage) {
+                try Self.frameMarker.withUnsafeBytes { marker in
+                    var pieces: [UnsafeRawBufferPointer] = y4m ? [marker] : []
+                    pieces.append(UnsafeRawBufferPointer(start: frame.planes[0].base, count: w * h))
+                    if format == .i420 {
+                        pieces.append(UnsafeRawBufferPointer(start: frame.planes[1].base, count: cw * ch))
+                        pieces.append(UnsafeRawBufferPointer(start: frame.planes[2].base, count: cw * ch))
+                        return try file.write(pieces: pieces)
+                    }
+                    if scratch.count != 2 * cw * ch { scratch = [UInt8](repeating: 0, count: 2 * cw * ch) }
+                    scratch.withUnsafeMutableBufferPointer { d in
+                        for y in 0..<ch {
+                            let u = frame.planes[1].base.assumingMemoryBound(to: UInt8.self) + y * frame.planes[1].stride
+                            let v = frame.planes[2].base.assumingMemoryBound(to: UInt8.self) + y * frame.planes[2].stride
+                            let row = d.baseAddress! + y * 2 * cw
+                            for x in 0..<cw { row[2 * x] = u[x]; row[2 * x + 1] = v[x] }
+                        }
+                    }
+                    try scratch.withUnsafeBytes { uv in
+                        pieces.append(uv)
+                        try file.write(pieces: pieces)
+                    }
+                }
+            }
+            return
+        }
+        try PicturePacker.pack(frame, as: format, clockwise: clockwise, into: &scratch)
+        if y4m { try file.write(Self.frameMarker) }
+        try file.write(scratch)
+    }
+
+    /// Waits for queued pictures, then moves the file into place.
+    public func finish() throws {
+        queue.sync {}
+        if let e = lock.withLock({ failure }) {
+            file.discard()
+            throw e
+        }
+        try file.commit()
+    }
+
+    /// Waits for queued pictures, then removes what was written.
+    public func cancel() {
+        queue.sync {}
+        file.discard()
+    }
 }
