@@ -63,120 +63,56 @@ struct Decode: ParsableCommand {
     }
 
     mutating func decode() throws {
-        let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
-        let dir = (file as NSString).deletingLastPathComponent
-        func beside(_ name: String) -> String { dir.isEmpty ? name : (dir as NSString).appendingPathComponent(name) }
-        let explicit = audioOut != nil || videoOut != nil
-        let audioTrack = demuxer.tracks.first { $0.mediaType == .audio }
-        let videoTrack = demuxer.tracks.first { $0.mediaType == .video }
-        var audioPath = audioOut, videoPath = videoOut
-        if !explicit {
-            audioPath = audioTrack == nil ? nil : beside(wav ? "output.wav" : "output.pcm")
-            videoPath = videoTrack == nil ? nil : beside(y4m ? "output.y4m" : "output.yuv")
+        var options = FileDecodeOptions(audioPath: audioOut, videoPath: videoOut)
+        if audioOut == nil && videoOut == nil {
+            // Default outputs, beside the input: only for the tracks the file has.
+            let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
+            let dir = (file as NSString).deletingLastPathComponent
+            func beside(_ name: String) -> String { dir.isEmpty ? name : (dir as NSString).appendingPathComponent(name) }
+            if demuxer.tracks.contains(where: { $0.mediaType == .audio }) { options.audioPath = beside(wav ? "output.wav" : "output.pcm") }
+            if demuxer.tracks.contains(where: { $0.mediaType == .video }) { options.videoPath = beside(y4m ? "output.y4m" : "output.yuv") }
+            if options.audioPath == nil && options.videoPath == nil {
+                throw MediaError(.notFound, "the file has neither audio nor video to decode", path: file)
+            }
         }
-        if audioPath != nil && audioTrack == nil {
-            throw MediaError(.notFound, "the file has no audio track (tracks: \(describe(demuxer.tracks)))", path: file)
-        }
-        if videoPath != nil && videoTrack == nil {
-            throw MediaError(.notFound, "the file has no video track (tracks: \(describe(demuxer.tracks)))", path: file)
-        }
-        if audioPath == nil && videoPath == nil {
-            throw MediaError(.notFound, "the file has neither audio nor video to decode", path: file)
-        }
+        options.pixelFormat = pixelFormat
+        options.sampleFormat = sampleFormat
+        options.wav = wav
+        options.y4m = y4m
+        options.trim = !noTrim
+        options.autorotate = autorotate
+        options.backend = backend
+        options.threads = threads
 
-        var audio: (track: Track, session: DecodeSession, writer: PCMWriter?)?
-        var video: (track: Track, session: DecodeSession, writer: PictureWriter)?
-        if let path = videoPath, let t = videoTrack {
-            let session = try DecodeSession(track: t, backend: backend, threads: threads, trim: !noTrim)
-            let turn = autorotate ? PicturePacker.clockwiseTurn(forRotation: t.rotation) : 0
-            video = (t, session, try PictureWriter(path: path, format: pixelFormat, y4m: y4m, frameRate: Self.frameRate(t), clockwise: turn))
-        }
-        if audioPath != nil, let t = audioTrack {
-            audio = (t, try DecodeSession(track: t, backend: backend, threads: threads, trim: !noTrim), nil)
-        }
-        demuxer.select(tracks: Set([audio?.track.index, video?.track.index].compactMap { $0 }))
-
-        let total = max(audio?.track.durationSeconds ?? 0, video?.track.durationSeconds ?? 0)
-        let progress = Progress(total: total, enabled: !quiet && (total > 10 || isatty(2) != 0))
-        var failure: Error?
-        do {
-            func writeAudio(_ frame: Frame) throws {
-                if audio!.writer == nil {
-                    audio!.writer = try PCMWriter(path: audioPath!, format: sampleFormat, sampleRate: frame.sampleRate,
-                                                  channels: frame.channels, channelMask: frame.channelMask, wav: wav)
-                }
-                try audio!.writer!.write(frame)
-            }
-            while let packet = try demuxer.read() {
-                if packet.trackIndex == video?.track.index {
-                    try video!.session.decode(packet) { try video!.writer.write($0) }
-                } else if packet.trackIndex == audio?.track.index {
-                    try audio!.session.decode(packet, writeAudio)
-                }
-                progress.update(Double(packet.dts) * packet.timeBase.doubleValue)
-            }
-            if video != nil { try video!.session.finish { try video!.writer.write($0) } }
-            if audio != nil { try audio!.session.finish(writeAudio) }
-            if audio != nil && audio!.writer == nil {
-                // No samples at all: still leave an (empty) output, as ffmpeg does.
-                let p = audio!.track.parameters
-                audio!.writer = try PCMWriter(path: audioPath!, format: sampleFormat, sampleRate: p.sampleRate, channels: max(1, p.channels), wav: wav)
-            }
-            try video?.writer.finish()
-            try audio?.writer?.finish()
-        } catch {
-            failure = error
-            video?.writer.cancel()
-            audio?.writer?.cancel()
-        }
+        let progress = Progress(enabled: !quiet)
+        defer { progress.done() }
+        let result = try FileDecoder.decode(path: file, options: options) { progress.update($0, of: $1) }
         progress.done()
-        if let failure { throw failure }
-
         guard !quiet else { return }
-        if let v = video {
-            let w = v.writer
-            let size = w.size.map { "\($0.width)x\($0.height)" } ?? "\(v.track.parameters.width)x\(v.track.parameters.height)"
-            print("video: \(w.frames) frames \(size) \(y4m ? "y4m" : pixelFormat.rawValue) -> \(videoPath!)")
-            if y4m {
-                print("  play: ffplay \(shellQuote(videoPath!))")
-            } else {
-                let fps = Self.frameRate(v.track)
-                print("  play: ffplay -f rawvideo -pixel_format \(pixelFormat == .nv12 ? "nv12" : "yuv420p") -video_size \(size) -framerate \(fps.numerator)/\(fps.denominator) \(shellQuote(videoPath!))")
-            }
+        let commands = result.ffplayCommands
+        var next = 0
+        if let v = result.video {
+            print("video: \(v.frames) frames \(v.width)x\(v.height) \(y4m ? "y4m" : pixelFormat.rawValue) -> \(v.path)")
+            print("  play: \(commands[next])"); next += 1
         }
-        if let a = audio, let w = a.writer {
-            print("audio: \(w.sampleFrames) samples, \(w.sampleRate) Hz, \(w.channels) ch, \(sampleFormat.rawValue)\(wav ? " wav" : "") -> \(audioPath!)")
-            if wav {
-                print("  play: ffplay \(shellQuote(audioPath!))")
-            } else {
-                print("  play: ffplay -f \(sampleFormat == .s16 ? "s16le" : "f32le") -ar \(w.sampleRate) -ac \(w.channels) \(shellQuote(audioPath!))")
-            }
+        if let a = result.audio {
+            print("audio: \(a.samples) samples, \(a.sampleRate) Hz, \(a.channels) ch, \(sampleFormat.rawValue)\(wav ? " wav" : "") -> \(a.path)")
+            print("  play: \(commands[next])")
         }
-    }
-
-    func describe(_ tracks: [Track]) -> String {
-        tracks.isEmpty ? "none" : tracks.map { "#\($0.index) \($0.mediaType.rawValue) \($0.parameters.codec.isEmpty ? $0.parameters.codecTag : $0.parameters.codec)" }.joined(separator: ", ")
-    }
-
-    /// The track's frame rate for Y4M headers and ffplay; 25/1 when the track does not say.
-    static func frameRate(_ t: Track) -> Rational {
-        t.frameRate.numerator > 0 && t.frameRate.denominator > 0 ? t.frameRate : Rational(25, 1)
     }
 }
 
-func shellQuote(_ s: String) -> String {
-    s.allSatisfy({ $0.isLetter || $0.isNumber || "/._-+=:,".contains($0) }) ? s : "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'"
-}
-
-/// A progress line on standard error, at most twice a second.
+/// A progress line on standard error, at most twice a second, for inputs longer
+/// than 10 seconds or when standard error is a terminal.
 final class Progress {
-    let total: Double
     let enabled: Bool
     var last = Date.distantPast
     var shown = false
-    init(total: Double, enabled: Bool) { self.total = total; self.enabled = enabled }
-    func update(_ seconds: Double) {
-        guard enabled, Date().timeIntervalSince(last) >= 0.5 else { return }
+    var total = 0.0
+    init(enabled: Bool) { self.enabled = enabled }
+    func update(_ seconds: Double, of total: Double) {
+        self.total = total
+        guard enabled, total > 10 || isatty(2) != 0, Date().timeIntervalSince(last) >= 0.5 else { return }
         last = Date()
         let pct = total > 0 ? min(100, Int(seconds / total * 100)) : 0
         FileHandle.standardError.write(Data(String(format: "\rmk-decode: %.1f s of %.1f s (%d%%)", seconds, total, pct).utf8))
@@ -184,6 +120,7 @@ final class Progress {
     }
     func done() {
         if shown { FileHandle.standardError.write(Data(String(format: "\rmk-decode: %.1f s of %.1f s (100%%)\n", total, total).utf8)) }
+        shown = false
     }
 }
 

@@ -89,7 +89,8 @@ public final class PictureWriter: @unchecked Sendable {
     /// Clockwise turn applied to every picture (0, 90, 180 or 270).
     public let clockwise: Int
     private let file: OutputFile
-    private let frameRate: Rational
+    /// Frames per second written into the Y4M header.
+    public let frameRate: Rational
     private var headerWritten = false
     /// Pictures handed to ``write(_:)`` so far.
     public private(set) var frames = 0

@@ -1,0 +1,153 @@
+import Foundation
+
+/// What ``FileDecoder`` writes and how.
+public struct FileDecodeOptions: Sendable {
+    /// Where the first audio track goes (raw PCM, or WAV with ``wav``); nil: audio is not decoded.
+    public var audioPath: String?
+    /// Where the first video track goes (raw frames, or Y4M with ``y4m``); nil: video is not decoded.
+    public var videoPath: String?
+    /// Raw video layout. Default: ``RawPictureFormat/nv12``.
+    public var pixelFormat: RawPictureFormat = .nv12
+    /// PCM layout. Default: ``PCMFormat/s16``.
+    public var sampleFormat: PCMFormat = .s16
+    /// Write the audio as WAV. Default: false (raw PCM).
+    public var wav = false
+    /// Write the video as YUV4MPEG2. Default: false (raw frames).
+    public var y4m = false
+    /// Apply edit lists (FFmpeg's default). Default: true.
+    public var trim = true
+    /// Turn pictures upright by the display rotation, as ffmpeg does. Default: true.
+    public var autorotate = true
+    /// Decoder backend or plugin name to insist on. Default: nil (highest priority).
+    public var backend: String?
+    /// Decoder threads. Default: 0 (every core).
+    public var threads = 0
+
+    /// Options that write the given outputs with every default.
+    public init(audioPath: String? = nil, videoPath: String? = nil) {
+        self.audioPath = audioPath
+        self.videoPath = videoPath
+    }
+}
+
+/// What ``FileDecoder`` wrote.
+public struct FileDecodeResult: Sendable {
+    /// The video output, if any, with the pictures written, their size and frame rate.
+    public var video: (path: String, frames: Int, width: Int, height: Int, frameRate: Rational)?
+    /// The audio output, if any, with the sample frames written, rate and channels.
+    public var audio: (path: String, samples: Int64, sampleRate: Int, channels: Int)?
+    /// The options used.
+    public var options: FileDecodeOptions
+
+    /// The `ffplay` command that plays each output.
+    public var ffplayCommands: [String] {
+        var out: [String] = []
+        if let v = video {
+            if options.y4m {
+                out.append("ffplay \(Self.quote(v.path))")
+            } else {
+                let fmt = options.pixelFormat == .nv12 ? "nv12" : "yuv420p"
+                out.append("ffplay -f rawvideo -pixel_format \(fmt) -video_size \(v.width)x\(v.height) -framerate \(v.frameRate.numerator)/\(v.frameRate.denominator) \(Self.quote(v.path))")
+            }
+        }
+        if let a = audio {
+            if options.wav {
+                out.append("ffplay \(Self.quote(a.path))")
+            } else {
+                out.append("ffplay -f \(options.sampleFormat == .s16 ? "s16le" : "f32le") -ar \(a.sampleRate) -ac \(a.channels) \(Self.quote(a.path))")
+            }
+        }
+        return out
+    }
+
+    static func quote(_ s: String) -> String {
+        s.allSatisfy({ $0.isLetter || $0.isNumber || "/._-+=:,".contains($0) }) ? s : "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
+
+/// Decodes the first audio and the first video track of a file to raw outputs:
+/// the pipeline of `mk-decode` and of the C function `mk_decode_file`.
+///
+/// Outputs are written through temporary files and renamed at the end, so a
+/// failure never leaves a partial file under an output's name.
+public enum FileDecoder {
+    /// Decodes `path` as `options` say.
+    /// - Parameters:
+    ///   - progress: called now and then with (seconds decoded, total seconds).
+    /// - Throws: ``MediaError``: the demuxer's, the registry's (no decoder), a track that
+    ///   is missing (`.notFound`), a picture format that cannot be written exactly
+    ///   (`.unsupported`), or an I/O error.
+    public static func decode(path: String, options: FileDecodeOptions, registry: MediaRegistry = .shared,
+                              progress: ((Double, Double) -> Void)? = nil) throws -> FileDecodeResult {
+        let demuxer = try registry.makeDemuxer(path: path)
+        let audioTrack = demuxer.tracks.first { $0.mediaType == .audio }
+        let videoTrack = demuxer.tracks.first { $0.mediaType == .video }
+        func describe() -> String {
+            demuxer.tracks.isEmpty ? "none" : demuxer.tracks.map { "#\($0.index) \($0.mediaType.rawValue) \($0.parameters.codec.isEmpty ? $0.parameters.codecTag : $0.parameters.codec)" }.joined(separator: ", ")
+        }
+        if options.audioPath != nil && audioTrack == nil {
+            throw MediaError(.notFound, "the file has no audio track (tracks: \(describe()))", path: path)
+        }
+        if options.videoPath != nil && videoTrack == nil {
+            throw MediaError(.notFound, "the file has no video track (tracks: \(describe()))", path: path)
+        }
+        if options.audioPath == nil && options.videoPath == nil {
+            throw MediaError(.invalidArgument, "no output named: give an audio or a video output path", path: path)
+        }
+
+        var audio: (track: Track, session: DecodeSession, writer: PCMWriter?)?
+        var video: (track: Track, session: DecodeSession, writer: PictureWriter)?
+        if let out = options.videoPath, let t = videoTrack {
+            let session = try DecodeSession(track: t, registry: registry, backend: options.backend, threads: options.threads, trim: options.trim)
+            let turn = options.autorotate ? PicturePacker.clockwiseTurn(forRotation: t.rotation) : 0
+            let rate = t.frameRate.numerator > 0 && t.frameRate.denominator > 0 ? t.frameRate : Rational(25, 1)
+            video = (t, session, try PictureWriter(path: out, format: options.pixelFormat, y4m: options.y4m, frameRate: rate, clockwise: turn))
+        }
+        if options.audioPath != nil, let t = audioTrack {
+            audio = (t, try DecodeSession(track: t, registry: registry, backend: options.backend, threads: options.threads, trim: options.trim), nil)
+        }
+        demuxer.select(tracks: Set([audio?.track.index, video?.track.index].compactMap { $0 }))
+        let total = max(audio?.track.durationSeconds ?? 0, video?.track.durationSeconds ?? 0)
+
+        func writeAudio(_ frame: Frame) throws {
+            if audio!.writer == nil {
+                audio!.writer = try PCMWriter(path: options.audioPath!, format: options.sampleFormat, sampleRate: frame.sampleRate,
+                                              channels: frame.channels, channelMask: frame.channelMask, wav: options.wav)
+            }
+            try audio!.writer!.write(frame)
+        }
+        do {
+            while let packet = try demuxer.read() {
+                if packet.trackIndex == video?.track.index {
+                    try video!.session.decode(packet) { try video!.writer.write($0) }
+                } else if packet.trackIndex == audio?.track.index {
+                    try audio!.session.decode(packet, writeAudio)
+                }
+                progress?(Double(packet.dts) * packet.timeBase.doubleValue, total)
+            }
+            if video != nil { try video!.session.finish { try video!.writer.write($0) } }
+            if audio != nil { try audio!.session.finish(writeAudio) }
+            if audio != nil && audio!.writer == nil {
+                // No samples at all: still leave an (empty) output, as ffmpeg does.
+                let p = audio!.track.parameters
+                audio!.writer = try PCMWriter(path: options.audioPath!, format: options.sampleFormat, sampleRate: p.sampleRate,
+                                              channels: max(1, p.channels), wav: options.wav)
+            }
+            try video?.writer.finish()
+            try audio?.writer?.finish()
+        } catch {
+            video?.writer.cancel()
+            audio?.writer?.cancel()
+            throw error
+        }
+        var result = FileDecodeResult(video: nil, audio: nil, options: options)
+        if let v = video {
+            let size = v.writer.size ?? (v.track.parameters.width, v.track.parameters.height)
+            result.video = (options.videoPath!, v.writer.frames, size.width, size.height, v.writer.frameRate)
+        }
+        if let a = audio, let w = a.writer {
+            result.audio = (options.audioPath!, w.sampleFrames, w.sampleRate, w.channels)
+        }
+        return result
+    }
+}
