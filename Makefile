@@ -21,7 +21,10 @@ export PATH := $(PATH):/opt/swift/usr/bin
 # Recursively expanded, so it is only computed when a recipe needs it.
 BIN = $(shell $(SWIFT) build -c release --scratch-path $(SCRATCH_PATH) --show-bin-path)
 
-.PHONY: help deps build demo test bench clean distclean
+PREFIX ?= /usr/local
+VERSION := 0.1.0
+
+.PHONY: help deps build demo test bench install clean distclean
 
 help:
 	@echo 'MediaKit'
@@ -30,6 +33,7 @@ help:
 	@echo '  make bench   build, then time mk-decode against ffmpeg on a 1080p file (writes BENCHMARKS.md)'
 	@echo '  make build   install missing Debian packages, then `swift build -c release`'
 	@echo '  make deps    install missing Debian packages only (scripts/deps.sh)'
+	@echo '  make install PREFIX=DIR  libmediakit, headers, plugins, samples and mediakit.pc under DIR (default /usr/local)'
 	@echo '  make clean   remove the build folder, out/ and bench outputs (keeps the cached bench input)'
 	@echo '  make distclean  clean, and remove bench-work/ entirely'
 
@@ -53,6 +57,19 @@ test: build
 	echo '== oracle suite (Tests/oracle)'; \
 	MK_BIN="$(BIN)" $(PYTHON) -m pytest -q -rsx Tests/oracle || status=1; \
 	exit $$status
+
+# libmediakit and its headers where pkg-config finds them; the plugins where the
+# registry finds them (<prefix>/lib/mediakit/plugins); the sample executables.
+install: build
+	install -d $(DESTDIR)$(PREFIX)/lib/mediakit/plugins $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/include/mediakit $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BIN)/libmediakit.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BIN)/libMediaKitPlugin*.so $(DESTDIR)$(PREFIX)/lib/mediakit/plugins/
+	install -m 644 Include/mediakit/*.h $(DESTDIR)$(PREFIX)/include/mediakit/
+	install -m 755 $(filter-out %.product,$(wildcard $(BIN)/mk-*)) $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' Include/mediakit.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mediakit.pc
+	@echo "installed under $(DESTDIR)$(PREFIX); use: PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs mediakit"
 
 # Every scripts/bench*.sh, each writing its own section of BENCHMARKS.md.
 bench: build

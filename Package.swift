@@ -7,6 +7,8 @@ let package = Package(
     name: "MediaKit",
     products: [
         .library(name: "MediaKit", targets: ["MediaKit"]),
+        // The C ABI: libmediakit.so, exporting only the mk_ functions of Include/mediakit/mediakit.h.
+        .library(name: "mediakit", type: .dynamic, targets: ["MediaKitC"]),
         // Codec plugins: one dynamic library each, found by MediaRegistry at run time.
         .library(name: "MediaKitPluginFFmpeg", type: .dynamic, targets: ["MediaKitPluginFFmpeg"]),
         .executable(name: "mk-probe", targets: ["MKProbe"]),
@@ -23,6 +25,16 @@ let package = Package(
             dependencies: ["CMediaKitPlugin"],
             path: "Sources/MediaKit",
             linkerSettings: [.linkedLibrary("dl")]
+        ),
+
+        // The C API: header types for the Swift implementation, and mk_last_error in C.
+        .target(name: "CMediaKit", path: "Sources/CMediaKit"),
+        .target(
+            name: "MediaKitC",
+            dependencies: ["MediaKit", "CMediaKit"],
+            path: "Sources/MediaKitC",
+            exclude: ["exports.map"],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/MediaKitC/exports.map"])]
         ),
 
         // libavcodec, through pkg-config.

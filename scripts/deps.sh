@@ -15,12 +15,13 @@ set -euo pipefail
 #                                             gst-launch-1.0, qtdemux, gst-discoverer-1.0 (oracles)
 #   valgrind                                  instruction counts, leak checks
 #   time                                      GNU /usr/bin/time for scripts/bench.sh
+#   hyperfine                                 repeated timings of short commands (bench_capi.sh)
 PACKAGES=(
     pkg-config libavcodec-dev libavutil-dev
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps
-    valgrind time
+    valgrind time hyperfine
 )
 
 say() { printf 'deps: %s\n' "$*"; }

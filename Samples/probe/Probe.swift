@@ -26,6 +26,9 @@ struct Probe: ParsableCommand {
     @Flag(help: "Print one CSV line per packet: track,pts,dts,duration,size,offset,flags.")
     var packets = false
 
+    @Flag(help: "Read every packet and print how many there are and their total size.")
+    var count = false
+
     @Flag(help: "List the codec plugins the registry loaded and the places it searched.")
     var plugins = false
 
@@ -37,7 +40,11 @@ struct Probe: ParsableCommand {
         guard let file else { throw ValidationError("give a media file to probe, or --plugins") }
         do {
             let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
-            if packets {
+            if count {
+                var n = 0, bytes = 0
+                while let p = try demuxer.read() { n += 1; bytes += p.size }
+                print("\(n) packets, \(bytes) bytes")
+            } else if packets {
                 try printPackets(demuxer)
             } else if json {
                 try printJSON(demuxer)

@@ -5,7 +5,7 @@
 #include "CMediaKitPlugin.h"
 #include "mk_host_support.h"
 
-int mk_host_image_path(const void *address, char *buf, size_t size) {
+int mkhost_image_path(const void *address, char *buf, size_t size) {
     Dl_info info;
     if (!buf || size == 0 || dladdr(address, &info) == 0 || !info.dli_fname) return -1;
     size_t n = strlen(info.dli_fname);

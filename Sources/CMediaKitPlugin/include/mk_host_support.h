@@ -4,5 +4,5 @@
 #include <stddef.h>
 /** Writes the path of the loaded image (executable or shared library) that
  *  contains `address` into buf. Returns 0 on success, -1 if unknown. */
-int mk_host_image_path(const void *address, char *buf, size_t size);
+int mkhost_image_path(const void *address, char *buf, size_t size);
 #endif

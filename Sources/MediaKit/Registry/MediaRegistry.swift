@@ -82,7 +82,7 @@ public final class MediaRegistry: @unchecked Sendable {
             dirs.append((exe as NSString).deletingLastPathComponent)
         }
         var buffer = [CChar](repeating: 0, count: 4096)
-        if mk_host_image_path(#dsohandle, &buffer, buffer.count) == 0 {
+        if mkhost_image_path(#dsohandle, &buffer, buffer.count) == 0 {
             let lib = (String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) as NSString).deletingLastPathComponent
             if !dirs.contains(lib) { dirs.append(lib) }
         }
@@ -137,28 +137,31 @@ public final class MediaRegistry: @unchecked Sendable {
         let canonical = URL(fileURLWithPath: real).standardizedFileURL.resolvingSymlinksInPath().path
         if lock.withLock({ loadedFiles.contains(canonical) }) { return lock.withLock { _plugins.first { $0.path == path } } }
         if !lock.withLock({ _searched.contains(path) }) { lock.withLock { _searched.append(path) } }
+        // Look before loading: a library that does not export the entry point is never
+        // loaded (its constructors never run; libmediakit itself may sit in the same folder).
+        if ELFSymbols.defines(MK_PLUGIN_ENTRY_SYMBOL, in: path) == false {
+            throw MediaError(.pluginABI, "not a MediaKit plugin: it does not export \(MK_PLUGIN_ENTRY_SYMBOL)", path: path)
+        }
+        // A loaded library is never closed: frames handed out may point into it, and a
+        // library linked with a language runtime cannot always be unloaded safely.
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
             let msg = dlerror().map { String(cString: $0) } ?? "unknown error"
             throw MediaError(.pluginABI, "cannot load the shared library: \(msg)", path: path)
         }
         guard let sym = dlsym(handle, MK_PLUGIN_ENTRY_SYMBOL) else {
-            dlclose(handle)
             throw MediaError(.pluginABI, "not a MediaKit plugin: it does not export \(MK_PLUGIN_ENTRY_SYMBOL)", path: path)
         }
         let entry = unsafeBitCast(sym, to: mk_plugin_entry_fn.self)
         guard let desc = entry() else {
-            dlclose(handle)
             throw MediaError(.pluginABI, "\(MK_PLUGIN_ENTRY_SYMBOL) returned NULL", path: path)
         }
         // The ABI version is read before any other field.
         let abi = desc.pointee.abi_version
         guard abi == MK_PLUGIN_ABI_VERSION else {
-            dlclose(handle)
             throw MediaError(.pluginABI, "the plugin was built for plugin ABI version \(abi); this MediaKit supports version \(MK_PLUGIN_ABI_VERSION). Rebuild the plugin against this MediaKit's mediakit_plugin.h", path: path)
         }
         let d = desc.pointee
         guard d.struct_size >= UInt32(MemoryLayout<mk_plugin_descriptor>.offset(of: \.reserved)!) else {
-            dlclose(handle)
             throw MediaError(.pluginABI, "the plugin descriptor is \(d.struct_size) bytes, too small for ABI version 1", path: path)
         }
         let plugin = Plugin(name: d.name.map { String(cString: $0) } ?? "(unnamed)",
@@ -168,7 +171,6 @@ public final class MediaRegistry: @unchecked Sendable {
         var found: [Backend] = []
         if d.backend_count > 0 {
             guard let list = d.backends, d.backend_count < 10_000 else {
-                dlclose(handle)
                 throw MediaError(.pluginABI, "the plugin declares \(d.backend_count) backends but no valid list", path: path)
             }
             for i in 0..<Int(d.backend_count) {

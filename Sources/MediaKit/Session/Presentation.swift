@@ -122,6 +122,17 @@ public final class DecodeSession {
         try drain(output)
     }
 
+    /// Drops everything buffered (after a seek) and accepts packets again. Decoding
+    /// continues from the next packet sent: no start trimming is applied again, the
+    /// video window and the audio end still are.
+    public func reset() {
+        decoder.reset()
+        held = nil
+        started = true
+        stopped = false
+        skipSamples = 0
+    }
+
     private func begin(_ output: (Frame) throws -> Void) throws {
         started = true
         guard let first = held else { return }

@@ -80,6 +80,16 @@ public enum PicturePacker {
     /// - Throws: `.unsupported` for a source format that cannot be packed without a
     ///   lossy conversion (naming the format and what to ask for instead).
     public static func pack(_ frame: Frame, as format: RawPictureFormat, into output: inout [UInt8]) throws {
+        let size = format.frameSize(width: frame.width, height: frame.height)
+        if output.count != size { output = [UInt8](repeating: 0, count: size) }
+        try output.withUnsafeMutableBufferPointer { try pack(frame, as: format, into: $0) }
+    }
+
+    /// Packs `frame` into `output`, which must hold at least
+    /// `format.frameSize(width:height:)` bytes.
+    /// - Throws: `.unsupported` for a source format that cannot be packed exactly,
+    ///   `.invalidArgument` when `output` is too small.
+    public static func pack(_ frame: Frame, as format: RawPictureFormat, into output: UnsafeMutableBufferPointer<UInt8>) throws {
         guard let src = frame.pixelFormat else {
             throw MediaError(.invalidArgument, "not a video frame")
         }
@@ -88,32 +98,31 @@ public enum PicturePacker {
         }
         let w = frame.width, h = frame.height
         let cw = (w + 1) / 2, ch = (h + 1) / 2
-        let size = format.frameSize(width: w, height: h)
-        if output.count != size { output = [UInt8](repeating: 0, count: size) }
+        guard output.count >= format.frameSize(width: w, height: h) else {
+            throw MediaError(.invalidArgument, "the buffer holds \(output.count) bytes, a \(w)x\(h) \(format.rawValue) picture needs \(format.frameSize(width: w, height: h))")
+        }
         withExtendedLifetime(frame.storage) {
-            output.withUnsafeMutableBufferPointer { outBuf in
-                let out = outBuf.baseAddress!
-                copyPlane(frame.planes[0], rowBytes: w, rows: h, to: out)
-                let chroma = out + w * h
-                switch (src, format) {
-                case (.nv12, .nv12):
-                    copyPlane(frame.planes[1], rowBytes: 2 * cw, rows: ch, to: chroma)
-                case (.nv12, .i420):
-                    let u = chroma, v = chroma + cw * ch
-                    for y in 0..<ch {
-                        let s = frame.planes[1].base.assumingMemoryBound(to: UInt8.self) + y * frame.planes[1].stride
-                        for x in 0..<cw { u[y * cw + x] = s[2 * x]; v[y * cw + x] = s[2 * x + 1] }
-                    }
-                case (_, .i420):
-                    copyPlane(frame.planes[1], rowBytes: cw, rows: ch, to: chroma)
-                    copyPlane(frame.planes[2], rowBytes: cw, rows: ch, to: chroma + cw * ch)
-                case (_, .nv12):
-                    for y in 0..<ch {
-                        let u = frame.planes[1].base.assumingMemoryBound(to: UInt8.self) + y * frame.planes[1].stride
-                        let v = frame.planes[2].base.assumingMemoryBound(to: UInt8.self) + y * frame.planes[2].stride
-                        let d = chroma + y * 2 * cw
-                        for x in 0..<cw { d[2 * x] = u[x]; d[2 * x + 1] = v[x] }
-                    }
+            let out = output.baseAddress!
+            copyPlane(frame.planes[0], rowBytes: w, rows: h, to: out)
+            let chroma = out + w * h
+            switch (src, format) {
+            case (.nv12, .nv12):
+                copyPlane(frame.planes[1], rowBytes: 2 * cw, rows: ch, to: chroma)
+            case (.nv12, .i420):
+                let u = chroma, v = chroma + cw * ch
+                for y in 0..<ch {
+                    let s = frame.planes[1].base.assumingMemoryBound(to: UInt8.self) + y * frame.planes[1].stride
+                    for x in 0..<cw { u[y * cw + x] = s[2 * x]; v[y * cw + x] = s[2 * x + 1] }
+                }
+            case (_, .i420):
+                copyPlane(frame.planes[1], rowBytes: cw, rows: ch, to: chroma)
+                copyPlane(frame.planes[2], rowBytes: cw, rows: ch, to: chroma + cw * ch)
+            case (_, .nv12):
+                for y in 0..<ch {
+                    let u = frame.planes[1].base.assumingMemoryBound(to: UInt8.self) + y * frame.planes[1].stride
+                    let v = frame.planes[2].base.assumingMemoryBound(to: UInt8.self) + y * frame.planes[2].stride
+                    let d = chroma + y * 2 * cw
+                    for x in 0..<cw { d[2 * x] = u[x]; d[2 * x + 1] = v[x] }
                 }
             }
         }

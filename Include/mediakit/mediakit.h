@@ -1,0 +1,362 @@
+/*
+ * mediakit.h — the C API of MediaKit (libmediakit).
+ *
+ * Read a media file track by track, decode its audio to PCM and its video to
+ * YUV through codec plugins, and write the results. Build with
+ *
+ *     cc app.c $(pkg-config --cflags --libs mediakit)
+ *
+ * Conventions (the same for every function):
+ *
+ *  - Handles are opaque (mk_demuxer, mk_packet, mk_decoder, mk_frame). They are
+ *    created by an mk_*_open / read / receive call and released by the matching
+ *    mk_*_close / mk_*_free call, which takes the ADDRESS of the handle and sets it
+ *    to NULL, so a second close is harmless.
+ *  - Every call returns an mk_status: MK_OK (0) or a negative code. MK_EAGAIN and
+ *    MK_EOF are flow control, not failures. On any other error, nothing is
+ *    allocated and nothing must be freed, and mk_last_error() describes the
+ *    failure on the calling thread.
+ *  - A NULL, closed or foreign handle is reported as MK_EINVAL, never a crash.
+ *  - Strings and pointers returned in info structs are BORROWED: they stay valid
+ *    until the handle they came from is closed or freed. Copy what you keep.
+ *  - Threads: every function may be called from any thread, but one handle must
+ *    not be used by two threads at the same time. Different handles are
+ *    independent. Frames and packets may be freed on any thread.
+ *
+ * The whole decode loop:
+ *
+ *     mk_demuxer *dmx = NULL;
+ *     mk_decoder *dec = NULL;
+ *     mk_packet *pkt = NULL;
+ *     mk_frame *frm = NULL;
+ *     if (mk_demuxer_open(&dmx, "movie.mp4") != MK_OK) { puts(mk_last_error()); return 1; }
+ *     int32_t track = 0;                        // pick one with mk_demuxer_track()
+ *     mk_decoder_settings s;
+ *     mk_decoder_default_settings(&s);
+ *     if (mk_decoder_open(&dec, dmx, track, &s) != MK_OK) { ... }
+ *     mk_status st;
+ *     while ((st = mk_demuxer_read_track_packet(dmx, track, &pkt)) == MK_OK) {
+ *         st = mk_decoder_send_packet(dec, pkt);
+ *         mk_packet_free(&pkt);
+ *         if (st != MK_OK) break;
+ *         while ((st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) {
+ *             mk_frame_info fi;
+ *             mk_frame_get_info(frm, &fi);       // planes, strides, format, pts ...
+ *             mk_frame_free(&frm);
+ *         }
+ *         if (st != MK_EAGAIN) break;            // an error
+ *     }
+ *     if (st == MK_EOF) {                        // end of the track: drain
+ *         mk_decoder_send_packet(dec, NULL);
+ *         while ((st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) {
+ *             ...
+ *             mk_frame_free(&frm);
+ *         }
+ *     }                                          // st == MK_EOF: fully drained
+ *     mk_decoder_close(&dec);
+ *     mk_demuxer_close(&dmx);
+ */
+#ifndef MEDIAKIT_H
+#define MEDIAKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ status */
+
+/** The result of every call: MK_OK or a negative code below. */
+typedef int32_t mk_status;
+
+#define MK_OK            0   /**< success */
+#define MK_EAGAIN      (-1)  /**< flow control: receive frames / send more packets first */
+#define MK_EOF         (-2)  /**< the end: no more packets, or the decoder is drained */
+#define MK_EINVAL      (-3)  /**< a bad argument: NULL, closed or foreign handle, out of range */
+#define MK_ENOMEM      (-4)  /**< out of memory */
+#define MK_EUNSUPPORTED (-5) /**< a format, codec or feature MediaKit does not support */
+#define MK_EDATA       (-6)  /**< the input is damaged or not what it claims to be */
+#define MK_EIO         (-7)  /**< an operating-system I/O call failed */
+#define MK_ENOTFOUND   (-8)  /**< a file, track, plugin or decoder was not found */
+#define MK_ESTATE      (-9)  /**< a call in the wrong order (send after drain, ...) */
+#define MK_EPLUGIN    (-10)  /**< a plugin was refused (wrong ABI version, broken) */
+#define MK_ELIMIT     (-11)  /**< a size or count above MediaKit's hard limits */
+#define MK_EFAIL      (-12)  /**< a decoder backend failed; see mk_last_error() */
+
+/** The ABI version of this header; mk_abi_version() returns the library's. */
+#define MK_ABI_VERSION 1
+
+/** The library version, e.g. "0.1.0". Static string; never NULL. Thread-safe. */
+const char *mk_version(void);
+
+/** The library's ABI version; equal to MK_ABI_VERSION for a matching header. Thread-safe. */
+int32_t mk_abi_version(void);
+
+/** A message for the last failed call on the calling thread ("" if none).
+ *  Owned by the library; valid until the next failing call on this thread. Never NULL. */
+const char *mk_last_error(void);
+
+/** A short name for a status ("MK_EINVAL", ...). Static string; never NULL. */
+const char *mk_status_name(mk_status status);
+
+/* ------------------------------------------------------------------ plugins */
+
+/** Loads a codec plugin file, or every plugin in a directory, in addition to the
+ *  default locations (MEDIAKIT_PLUGIN_PATH, the library's own directory,
+ *  <prefix>/lib/mediakit/plugins), which are searched on first use.
+ *  Errors: MK_EINVAL (NULL), MK_ENOTFOUND (nothing there), MK_EPLUGIN (not a
+ *  plugin, or built for another plugin ABI). Thread-safe. */
+mk_status mk_plugins_load(const char *path);
+
+/** Number of loaded plugins (searching the default locations first). Thread-safe. */
+int32_t mk_plugin_count(void);
+
+/** One loaded plugin. Strings are static for the life of the process. */
+typedef struct mk_plugin_info {
+    uint32_t struct_size;     /**< set by the caller: sizeof(mk_plugin_info) */
+    const char *name;         /**< "ffmpeg" */
+    const char *version;      /**< the plugin's version string */
+    const char *path;         /**< the file it was loaded from */
+    const char *codecs;       /**< comma-separated "codec:priority" list, e.g. "h264:100,aac:100" */
+} mk_plugin_info;
+
+/** Fills *info for plugin `index` (0 <= index < mk_plugin_count()).
+ *  Errors: MK_EINVAL (NULL, small struct_size, index out of range). Thread-safe. */
+mk_status mk_plugin_get_info(int32_t index, mk_plugin_info *info);
+
+/* ------------------------------------------------------------------ demuxer */
+
+/** An open container file. */
+typedef struct mk_demuxer mk_demuxer;
+/** A compressed packet read from a demuxer. */
+typedef struct mk_packet mk_packet;
+
+/** Media types. */
+#define MK_MEDIA_AUDIO    1
+#define MK_MEDIA_VIDEO    2
+#define MK_MEDIA_SUBTITLE 3
+#define MK_MEDIA_DATA     4
+
+/** Opens a media file (MP4, MOV, M4A ...) and reads its track list.
+ *  On success *out is a new demuxer: close it with mk_demuxer_close().
+ *  Errors: MK_EINVAL (NULL), MK_ENOTFOUND (no such file), MK_EIO, MK_EDATA
+ *  (damaged; the message names the box and offset), MK_EUNSUPPORTED, MK_ELIMIT. */
+mk_status mk_demuxer_open(mk_demuxer **out, const char *path);
+
+/** Closes *demuxer and sets it to NULL. NULL or an already NULL handle is harmless.
+ *  Packets already read stay valid (free them with mk_packet_free). */
+void mk_demuxer_close(mk_demuxer **demuxer);
+
+/** Sets *count to the number of tracks. Errors: MK_EINVAL. */
+mk_status mk_demuxer_track_count(const mk_demuxer *demuxer, int32_t *count);
+
+/** Container duration in seconds (0 if unknown). Errors: MK_EINVAL. */
+mk_status mk_demuxer_duration(const mk_demuxer *demuxer, double *seconds);
+
+/** Everything about one track. Strings and extradata are borrowed from the demuxer. */
+typedef struct mk_track_info {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_track_info) */
+    int32_t index;             /**< position in the container, from 0 */
+    int32_t id;                /**< container track ID */
+    int32_t media_type;        /**< MK_MEDIA_* */
+    const char *codec;         /**< FFmpeg-style codec name ("h264"), "" if unknown */
+    const char *codec_tag;     /**< sample entry type ("avc1") */
+    const uint8_t *extradata;  /**< codec configuration (avcC, AudioSpecificConfig ...) */
+    size_t extradata_size;
+    int32_t time_base_num;     /**< seconds per timestamp tick = num / den */
+    int32_t time_base_den;
+    int64_t duration;          /**< in time-base ticks */
+    int64_t sample_count;      /**< packets in the track */
+    int32_t width, height;     /**< video */
+    int32_t sample_rate;       /**< audio */
+    int32_t channels;          /**< audio */
+    double rotation;           /**< display rotation in degrees, counter-clockwise (ffprobe's sign) */
+    const char *language;      /**< ISO 639-2/T code, "und" if unknown */
+    int32_t frame_rate_num;    /**< video: nominal frame rate, 0/1 if unknown */
+    int32_t frame_rate_den;
+    int32_t encoder_delay;     /**< audio: priming samples to drop at the start */
+    int32_t encoder_padding;   /**< audio: padding samples to drop at the end */
+    const char *unsupported;   /**< why the track cannot be decoded, or NULL */
+} mk_track_info;
+
+/** Fills *info for track `index`. Errors: MK_EINVAL (NULL, small struct_size, out of range). */
+mk_status mk_demuxer_track(const mk_demuxer *demuxer, int32_t index, mk_track_info *info);
+
+/** Reads the next packet in file order into *out (a new packet: free it with
+ *  mk_packet_free). Returns MK_EOF at the end (and *out stays NULL).
+ *  Errors: MK_EINVAL, MK_EDATA (damage; the packets before it were good), MK_EIO. */
+mk_status mk_demuxer_read_packet(mk_demuxer *demuxer, mk_packet **out);
+
+/** Reads the next packet of one track, independently of mk_demuxer_read_packet().
+ *  Same ownership and statuses. */
+mk_status mk_demuxer_read_track_packet(mk_demuxer *demuxer, int32_t track, mk_packet **out);
+
+/** Moves every track to the key frame at or before `seconds`. Errors: MK_EINVAL. */
+mk_status mk_demuxer_seek(mk_demuxer *demuxer, double seconds);
+
+/** Limits mk_demuxer_read_packet() to `count` tracks (count 0: all tracks again),
+ *  so the data of the others is never read. Errors: MK_EINVAL. */
+mk_status mk_demuxer_select_tracks(mk_demuxer *demuxer, const int32_t *tracks, int32_t count);
+
+/** A packet's fields. `data` is borrowed from the packet. */
+typedef struct mk_packet_info {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_packet_info) */
+    int32_t track;             /**< track index */
+    int64_t pts, dts;          /**< in the track's time base, as stored */
+    int64_t duration;
+    int64_t position;          /**< byte offset in the file, -1 if none */
+    int32_t is_keyframe;       /**< 1 for a sync sample */
+    const uint8_t *data;
+    size_t size;
+} mk_packet_info;
+
+/** Fills *info. Errors: MK_EINVAL. */
+mk_status mk_packet_get_info(const mk_packet *packet, mk_packet_info *info);
+
+/** Frees *packet and sets it to NULL. Harmless on NULL. */
+void mk_packet_free(mk_packet **packet);
+
+/* ------------------------------------------------------------------ decoder */
+
+/** A decoder for one track. */
+typedef struct mk_decoder mk_decoder;
+/** A decoded picture or run of audio samples. */
+typedef struct mk_frame mk_frame;
+
+/** How to create a decoder. Fill with mk_decoder_default_settings() first. */
+typedef struct mk_decoder_settings {
+    uint32_t struct_size;      /**< sizeof(mk_decoder_settings) */
+    const char *backend;       /**< a backend or plugin name to insist on; NULL: by priority. Default NULL */
+    int32_t threads;           /**< decoder threads; 0 = every core. Default 0 */
+    int32_t trim;              /**< 1: apply the edit list as FFmpeg does (drop priming, B-frame
+                                    delay); 0: every decoded frame and sample. Default 1 */
+} mk_decoder_settings;
+
+/** Fills *settings with the defaults. Harmless on NULL. */
+void mk_decoder_default_settings(mk_decoder_settings *settings);
+
+/** Creates a decoder for track `track` of `demuxer`, through the highest-priority
+ *  plugin backend for its codec. The decoder does not keep the demuxer: it may be
+ *  closed first. settings may be NULL (defaults). On success *out must be closed
+ *  with mk_decoder_close(). Errors: MK_EINVAL, MK_ENOTFOUND (no plugin decodes the
+ *  codec; the message lists every place searched), MK_EUNSUPPORTED (unknown or
+ *  encrypted track), MK_EFAIL (the backend refused). */
+mk_status mk_decoder_open(mk_decoder **out, const mk_demuxer *demuxer, int32_t track,
+                          const mk_decoder_settings *settings);
+
+/** Closes *decoder and sets it to NULL. Frames already received stay valid. */
+void mk_decoder_close(mk_decoder **decoder);
+
+/** Sends a packet of the decoder's track (borrowed for the call); NULL starts
+ *  draining at the end of the stream. Receive every frame (until MK_EAGAIN) after
+ *  each send. Errors: MK_EINVAL (NULL decoder, packet of another track),
+ *  MK_ESTATE (a packet after draining started), MK_EDATA, MK_EFAIL. */
+mk_status mk_decoder_send_packet(mk_decoder *decoder, const mk_packet *packet);
+
+/** Receives the next decoded frame into *out (free it with mk_frame_free).
+ *  MK_EAGAIN: send another packet; MK_EOF: drained after a NULL send.
+ *  Errors: MK_EINVAL, MK_EFAIL. */
+mk_status mk_decoder_receive_frame(mk_decoder *decoder, mk_frame **out);
+
+/** Drops buffered packets and frames (after mk_demuxer_seek) and accepts packets
+ *  again, also after draining. Errors: MK_EINVAL. */
+mk_status mk_decoder_reset(mk_decoder *decoder);
+
+/** Pixel formats (video frames). Planar YUV: planes Y, U, V; NV12: Y, UV. */
+#define MK_PIXEL_YUV420P     1
+#define MK_PIXEL_YUVJ420P    2
+#define MK_PIXEL_YUV422P     3
+#define MK_PIXEL_YUVJ422P    4
+#define MK_PIXEL_YUV444P     5
+#define MK_PIXEL_YUVJ444P    6
+#define MK_PIXEL_NV12        7
+#define MK_PIXEL_YUV420P10   8
+#define MK_PIXEL_YUV422P10   9
+#define MK_PIXEL_YUV444P10  10
+#define MK_PIXEL_P010       11
+#define MK_PIXEL_GRAY8      12
+#define MK_PIXEL_GRAY10     13
+#define MK_PIXEL_YUV420P12  14
+
+/** Sample formats (audio frames). Planar ("P") formats: one plane per channel. */
+#define MK_SAMPLES_U8    1
+#define MK_SAMPLES_S16   2
+#define MK_SAMPLES_S32   3
+#define MK_SAMPLES_F32   4
+#define MK_SAMPLES_F64   5
+#define MK_SAMPLES_U8P   6
+#define MK_SAMPLES_S16P  7
+#define MK_SAMPLES_S32P  8
+#define MK_SAMPLES_F32P  9
+#define MK_SAMPLES_F64P 10
+
+/** A frame's fields. Plane pointers are borrowed from the frame. */
+typedef struct mk_frame_info {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_frame_info) */
+    int32_t media_type;        /**< MK_MEDIA_AUDIO or MK_MEDIA_VIDEO */
+    int32_t format;            /**< MK_PIXEL_* or MK_SAMPLES_* */
+    int64_t pts;               /**< presentation time in the track's time base */
+    int64_t duration;
+    int32_t time_base_num, time_base_den;
+    int32_t width, height;     /**< video */
+    int32_t sample_rate;       /**< audio */
+    int32_t channels;          /**< audio */
+    int32_t sample_count;      /**< audio: samples per channel */
+    int32_t plane_count;
+    const uint8_t *planes[8];
+    int64_t strides[8];        /**< video: bytes per row; audio: bytes in the plane */
+    int64_t plane_sizes[8];    /**< bytes that may be read from each plane */
+} mk_frame_info;
+
+/** Fills *info. Errors: MK_EINVAL. */
+mk_status mk_frame_get_info(const mk_frame *frame, mk_frame_info *info);
+
+/** Packed layouts for mk_frame_pack(). */
+#define MK_PACK_NV12     1   /**< video: Y plane, then interleaved UV (8-bit 4:2:0 sources) */
+#define MK_PACK_I420     2   /**< video: Y, U, V planes without padding */
+#define MK_PACK_S16      3   /**< audio: interleaved signed 16-bit little-endian */
+#define MK_PACK_F32      4   /**< audio: interleaved 32-bit float little-endian */
+
+/** Writes the frame in a packed layout into `buffer` (capacity bytes) and sets
+ *  *size to the bytes written. With buffer NULL, only sets *size to the bytes
+ *  needed. Errors: MK_EINVAL (NULL, layout does not fit the media type, buffer
+ *  too small: *size still says what is needed), MK_EUNSUPPORTED (a pixel format
+ *  that cannot be packed exactly, e.g. 10-bit to NV12). */
+mk_status mk_frame_pack(const mk_frame *frame, int32_t layout, uint8_t *buffer, size_t capacity, size_t *size);
+
+/** Frees *frame and sets it to NULL. Harmless on NULL. Thread-safe. */
+void mk_frame_free(mk_frame **frame);
+
+/* ------------------------------------------------------------------ one call */
+
+/** How mk_decode_file() writes. Fill with mk_decode_default_settings() first. */
+typedef struct mk_decode_settings {
+    uint32_t struct_size;      /**< sizeof(mk_decode_settings) */
+    int32_t video_layout;      /**< MK_PACK_NV12 (default) or MK_PACK_I420 */
+    int32_t audio_layout;      /**< MK_PACK_S16 (default) or MK_PACK_F32 */
+    int32_t wav;               /**< 1: write the audio as WAV. Default 0 */
+    int32_t y4m;               /**< 1: write the video as YUV4MPEG2. Default 0 */
+    int32_t trim;              /**< 1: apply edit lists (default); 0: untrimmed */
+    int32_t autorotate;        /**< 1: turn pictures upright as ffmpeg does (default) */
+    int32_t threads;           /**< decoder threads, 0 = every core (default) */
+    const char *backend;       /**< backend or plugin name; NULL: by priority (default) */
+} mk_decode_settings;
+
+/** Fills *settings with the defaults. Harmless on NULL. */
+void mk_decode_default_settings(mk_decode_settings *settings);
+
+/** Decodes the first audio track of `path` to `audio_out` and the first video
+ *  track to `video_out` (either may be NULL, not both), as the mk-decode sample
+ *  does. Outputs are written to temporary files and renamed at the end, so a
+ *  failure leaves no partial file under their names. settings may be NULL.
+ *  Errors: those of mk_demuxer_open and mk_decoder_open, MK_ENOTFOUND (the file
+ *  lacks the track), MK_EUNSUPPORTED, MK_EIO. */
+mk_status mk_decode_file(const char *path, const char *audio_out, const char *video_out,
+                         const mk_decode_settings *settings);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MEDIAKIT_H */

@@ -1,0 +1,200 @@
+// mk_demuxer and mk_packet.
+import CMediaKit
+import Foundation
+import MediaKit
+
+/// An open demuxer and the C strings and extradata its track infos lend out.
+final class DemuxerHandle {
+    let demuxer: Demuxer
+    let strings: [(codec: CString, tag: CString, language: CString, unsupported: CString?)]
+    let extradata: [UnsafeMutableBufferPointer<UInt8>]
+    init(_ demuxer: Demuxer) {
+        self.demuxer = demuxer
+        strings = demuxer.tracks.map { t in
+            (CString(t.parameters.codec), CString(t.parameters.codecTag), CString(t.language), t.unsupportedReason.map { CString($0) })
+        }
+        extradata = demuxer.tracks.map { t in
+            let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: t.parameters.extradata.count)
+            _ = copy.initialize(from: t.parameters.extradata)
+            return copy
+        }
+    }
+    deinit { extradata.forEach { $0.deallocate() } }
+}
+
+/// A packet read through the C API.
+final class PacketHandle {
+    let packet: Packet
+    /// The data's address, stable while the packet lives (the array is never mutated).
+    let bytes: UnsafePointer<UInt8>?
+    init(_ packet: Packet) {
+        self.packet = packet
+        bytes = packet.data.withUnsafeBufferPointer { $0.baseAddress }
+    }
+}
+
+func mediaTypeCode(_ t: MediaType) -> Int32 {
+    switch t {
+    case .audio: return MK_MEDIA_AUDIO
+    case .video: return MK_MEDIA_VIDEO
+    case .subtitle: return MK_MEDIA_SUBTITLE
+    case .data: return MK_MEDIA_DATA
+    }
+}
+
+@_cdecl("mk_demuxer_open")
+public func mk_demuxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_demuxer_open: out is NULL") }
+    out.pointee = nil
+    guard let path else { return fail(MK_EINVAL, "mk_demuxer_open: path is NULL") }
+    return guarded {
+        let d = try MediaRegistry.shared.makeDemuxer(path: String(cString: path))
+        out.pointee = Handles.make(DemuxerHandle(d))
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_demuxer_close")
+public func mk_demuxer_close(_ demuxer: UnsafeMutablePointer<OpaquePointer?>?) {
+    Handles.release(demuxer, as: DemuxerHandle.self)
+}
+
+private func demuxerHandle(_ d: OpaquePointer?, _ function: String) -> DemuxerHandle? {
+    if let h = Handles.get(d, as: DemuxerHandle.self) { return h }
+    fail(MK_EINVAL, "\(function): \(d == nil ? "the demuxer is NULL" : "not an open demuxer (closed, or another kind of handle)")")
+    return nil
+}
+
+@_cdecl("mk_demuxer_track_count")
+public func mk_demuxer_track_count(_ d: OpaquePointer?, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let h = demuxerHandle(d, "mk_demuxer_track_count") else { return MK_EINVAL }
+    guard let count else { return fail(MK_EINVAL, "mk_demuxer_track_count: count is NULL") }
+    count.pointee = Int32(h.demuxer.tracks.count)
+    return MK_OK
+}
+
+@_cdecl("mk_demuxer_duration")
+public func mk_demuxer_duration(_ d: OpaquePointer?, _ seconds: UnsafeMutablePointer<Double>?) -> Int32 {
+    guard let h = demuxerHandle(d, "mk_demuxer_duration") else { return MK_EINVAL }
+    guard let seconds else { return fail(MK_EINVAL, "mk_demuxer_duration: seconds is NULL") }
+    seconds.pointee = h.demuxer.duration ?? 0
+    return MK_OK
+}
+
+@_cdecl("mk_demuxer_track")
+public func mk_demuxer_track(_ d: OpaquePointer?, _ index: Int32, _ info: UnsafeMutablePointer<mk_track_info>?) -> Int32 {
+    guard let h = demuxerHandle(d, "mk_demuxer_track") else { return MK_EINVAL }
+    guard let info else { return fail(MK_EINVAL, "mk_demuxer_track: info is NULL") }
+    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_track_info>.size, "mk_track_info") else { return MK_EINVAL }
+    let tracks = h.demuxer.tracks
+    guard index >= 0 && Int(index) < tracks.count else {
+        return fail(MK_EINVAL, "mk_demuxer_track: track \(index) does not exist (the file has \(tracks.count))")
+    }
+    let t = tracks[Int(index)], s = h.strings[Int(index)], p = t.parameters
+    var i = mk_track_info()
+    i.struct_size = info.pointee.struct_size
+    i.index = Int32(t.index)
+    i.id = Int32(clamping: t.id)
+    i.media_type = mediaTypeCode(t.mediaType)
+    i.codec = UnsafePointer(s.codec.pointer)
+    i.codec_tag = UnsafePointer(s.tag.pointer)
+    i.extradata = p.extradata.isEmpty ? nil : UnsafePointer(h.extradata[Int(index)].baseAddress)
+    i.extradata_size = p.extradata.count
+    i.time_base_num = Int32(clamping: t.timeBase.numerator)
+    i.time_base_den = Int32(clamping: t.timeBase.denominator)
+    i.duration = t.duration
+    i.sample_count = Int64(t.sampleCount)
+    i.width = Int32(clamping: p.width)
+    i.height = Int32(clamping: p.height)
+    i.sample_rate = Int32(clamping: p.sampleRate)
+    i.channels = Int32(clamping: p.channels)
+    i.rotation = t.rotation
+    i.language = UnsafePointer(s.language.pointer)
+    i.frame_rate_num = Int32(clamping: t.frameRate.numerator)
+    i.frame_rate_den = Int32(clamping: t.frameRate.denominator)
+    i.encoder_delay = Int32(clamping: t.encoderDelay)
+    i.encoder_padding = Int32(clamping: t.encoderPadding)
+    i.unsupported = s.unsupported.map { UnsafePointer($0.pointer) }
+    info.pointee = i
+    return MK_OK
+}
+
+private func read(_ h: DemuxerHandle, _ out: UnsafeMutablePointer<OpaquePointer?>, _ next: () throws -> Packet?) -> Int32 {
+    guarded {
+        guard let p = try next() else { return MK_EOF }
+        out.pointee = Handles.make(PacketHandle(p))
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_demuxer_read_packet")
+public func mk_demuxer_read_packet(_ d: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_demuxer_read_packet: out is NULL") }
+    out.pointee = nil
+    guard let h = demuxerHandle(d, "mk_demuxer_read_packet") else { return MK_EINVAL }
+    return read(h, out) { try h.demuxer.read() }
+}
+
+@_cdecl("mk_demuxer_read_track_packet")
+public func mk_demuxer_read_track_packet(_ d: OpaquePointer?, _ track: Int32, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_demuxer_read_track_packet: out is NULL") }
+    out.pointee = nil
+    guard let h = demuxerHandle(d, "mk_demuxer_read_track_packet") else { return MK_EINVAL }
+    guard track >= 0 && Int(track) < h.demuxer.tracks.count else {
+        return fail(MK_EINVAL, "mk_demuxer_read_track_packet: track \(track) does not exist (the file has \(h.demuxer.tracks.count))")
+    }
+    return read(h, out) { try h.demuxer.read(track: Int(track)) }
+}
+
+@_cdecl("mk_demuxer_seek")
+public func mk_demuxer_seek(_ d: OpaquePointer?, _ seconds: Double) -> Int32 {
+    guard let h = demuxerHandle(d, "mk_demuxer_seek") else { return MK_EINVAL }
+    return guarded {
+        try h.demuxer.seek(to: seconds)
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_demuxer_select_tracks")
+public func mk_demuxer_select_tracks(_ d: OpaquePointer?, _ tracks: UnsafePointer<Int32>?, _ count: Int32) -> Int32 {
+    guard let h = demuxerHandle(d, "mk_demuxer_select_tracks") else { return MK_EINVAL }
+    if count == 0 {
+        h.demuxer.select(tracks: nil)
+        return MK_OK
+    }
+    guard let tracks, count > 0 else { return fail(MK_EINVAL, "mk_demuxer_select_tracks: \(count) tracks from \(tracks == nil ? "NULL" : "a list")") }
+    var set = Set<Int>()
+    for i in 0..<Int(count) {
+        let t = Int(tracks[i])
+        guard t >= 0 && t < h.demuxer.tracks.count else {
+            return fail(MK_EINVAL, "mk_demuxer_select_tracks: track \(t) does not exist (the file has \(h.demuxer.tracks.count))")
+        }
+        set.insert(t)
+    }
+    h.demuxer.select(tracks: set)
+    return MK_OK
+}
+
+@_cdecl("mk_packet_get_info")
+public func mk_packet_get_info(_ packet: OpaquePointer?, _ info: UnsafeMutablePointer<mk_packet_info>?) -> Int32 {
+    guard let h = Handles.get(packet, as: PacketHandle.self) else {
+        return fail(MK_EINVAL, "mk_packet_get_info: \(packet == nil ? "the packet is NULL" : "not a live packet (freed, or another kind of handle)")")
+    }
+    guard let info else { return fail(MK_EINVAL, "mk_packet_get_info: info is NULL") }
+    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_packet_info>.size, "mk_packet_info") else { return MK_EINVAL }
+    let p = h.packet
+    info.pointee.track = Int32(p.trackIndex)
+    info.pointee.pts = p.pts
+    info.pointee.dts = p.dts
+    info.pointee.duration = p.duration
+    info.pointee.position = p.position
+    info.pointee.is_keyframe = p.isKeyframe ? 1 : 0
+    info.pointee.data = h.bytes
+    info.pointee.size = p.data.count
+    return MK_OK
+}
+
+@_cdecl("mk_packet_free")
+public func mk_packet_free(_ packet: UnsafeMutablePointer<OpaquePointer?>?) {
+    Handles.release(packet, as: PacketHandle.self)
+}

@@ -1,0 +1,90 @@
+// The C ABI's handles: retained Swift objects behind opaque pointers, checked
+// against a table of live handles so that a NULL, closed or foreign pointer is
+// MK_EINVAL instead of a crash.
+import CMediaKit
+import Foundation
+import MediaKit
+
+/// Live handles, by address.
+enum Handles {
+    nonisolated(unsafe) private static var live: Set<UInt> = []
+    private static let lock = NSLock()
+
+    /// Retains `object` and returns its handle.
+    static func make(_ object: AnyObject) -> OpaquePointer {
+        let raw = Unmanaged.passRetained(object).toOpaque()
+        lock.withLock { _ = live.insert(UInt(bitPattern: raw)) }
+        return OpaquePointer(raw)
+    }
+
+    /// The object behind `handle` if it is a live handle of type T.
+    static func get<T: AnyObject>(_ handle: OpaquePointer?, as type: T.Type) -> T? {
+        guard let handle else { return nil }
+        let raw = UnsafeRawPointer(handle)
+        guard lock.withLock({ live.contains(UInt(bitPattern: raw)) }) else { return nil }
+        return Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as? T
+    }
+
+    /// Releases the handle in `slot` (if live and of type T) and sets the slot to NULL.
+    static func release<T: AnyObject>(_ slot: UnsafeMutablePointer<OpaquePointer?>?, as type: T.Type) {
+        guard let slot, let handle = slot.pointee else { return }
+        let raw = UnsafeRawPointer(handle)
+        let object: AnyObject? = lock.withLock {
+            guard live.contains(UInt(bitPattern: raw)) else { return nil }
+            let o = Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue()
+            guard o is T else { return nil }
+            live.remove(UInt(bitPattern: raw))
+            return o
+        }
+        if object != nil {
+            Unmanaged<AnyObject>.fromOpaque(raw).release()
+            slot.pointee = nil
+        }
+    }
+}
+
+/// Records `message` as the calling thread's last error and returns `status`.
+@discardableResult
+func fail(_ status: mk_status, _ message: String) -> mk_status {
+    mkc_set_last_error(message)
+    return status
+}
+
+/// The status for a thrown error, with its message recorded.
+func fail(_ error: Error) -> mk_status {
+    guard let e = error as? MediaError else { return fail(MK_EFAIL, "\(error)") }
+    let status: mk_status
+    switch e.kind {
+    case .invalidData, .endOfFile: status = MK_EDATA
+    case .unsupported: status = MK_EUNSUPPORTED
+    case .notFound: status = MK_ENOTFOUND
+    case .io: status = MK_EIO
+    case .pluginABI: status = MK_EPLUGIN
+    case .state: status = MK_ESTATE
+    case .limit: status = MK_ELIMIT
+    case .invalidArgument: status = MK_EINVAL
+    default: status = MK_EFAIL
+    }
+    return fail(status, e.description)
+}
+
+/// Runs `body`, turning a thrown error into its status.
+func guarded(_ body: () throws -> mk_status) -> mk_status {
+    do { return try body() } catch { return fail(error) }
+}
+
+/// A C string that lives as long as its owner.
+final class CString: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<CChar>
+    init(_ s: String) { pointer = strdup(s) }
+    deinit { free(pointer) }
+}
+
+/// Checks a caller-set struct_size against the size this library fills.
+func sizeOK(_ size: UInt32, _ needed: Int, _ what: String) -> Bool {
+    if Int(size) < needed {
+        fail(MK_EINVAL, "\(what).struct_size is \(size); this library needs at least \(needed) (set it to sizeof(\(what)))")
+        return false
+    }
+    return true
+}

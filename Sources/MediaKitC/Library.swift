@@ -1,0 +1,72 @@
+// Version, status names and plugin listing.
+import CMediaKit
+import Foundation
+import MediaKit
+
+/// The library version.
+let libraryVersion = "0.1.0"
+
+private let versionString = CString(libraryVersion)
+
+@_cdecl("mk_version")
+public func mk_version() -> UnsafePointer<CChar> { UnsafePointer(versionString.pointer) }
+
+@_cdecl("mk_abi_version")
+public func mk_abi_version() -> Int32 { 1 }
+
+private let statusNames: [Int32: CString] = [
+    MK_OK: CString("MK_OK"), MK_EAGAIN: CString("MK_EAGAIN"), MK_EOF: CString("MK_EOF"),
+    MK_EINVAL: CString("MK_EINVAL"), MK_ENOMEM: CString("MK_ENOMEM"), MK_EUNSUPPORTED: CString("MK_EUNSUPPORTED"),
+    MK_EDATA: CString("MK_EDATA"), MK_EIO: CString("MK_EIO"), MK_ENOTFOUND: CString("MK_ENOTFOUND"),
+    MK_ESTATE: CString("MK_ESTATE"), MK_EPLUGIN: CString("MK_EPLUGIN"), MK_ELIMIT: CString("MK_ELIMIT"),
+    MK_EFAIL: CString("MK_EFAIL"),
+]
+private let unknownStatus = CString("MK_UNKNOWN")
+
+@_cdecl("mk_status_name")
+public func mk_status_name(_ status: Int32) -> UnsafePointer<CChar> {
+    UnsafePointer((statusNames[status] ?? unknownStatus).pointer)
+}
+
+/// Plugin strings handed to C: kept for the life of the process, as the header promises.
+private final class PluginStrings: @unchecked Sendable {
+    let lock = NSLock()
+    var byPath: [String: (CString, CString, CString, CString)] = [:]
+}
+private let pluginStrings = PluginStrings()
+
+@_cdecl("mk_plugins_load")
+public func mk_plugins_load(_ path: UnsafePointer<CChar>?) -> Int32 {
+    guard let path else { return fail(MK_EINVAL, "mk_plugins_load: path is NULL") }
+    return guarded {
+        try MediaRegistry.shared.load(path: String(cString: path))
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_plugin_count")
+public func mk_plugin_count() -> Int32 { Int32(MediaRegistry.shared.plugins.count) }
+
+@_cdecl("mk_plugin_get_info")
+public func mk_plugin_get_info(_ index: Int32, _ info: UnsafeMutablePointer<mk_plugin_info>?) -> Int32 {
+    guard let info else { return fail(MK_EINVAL, "mk_plugin_get_info: info is NULL") }
+    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_plugin_info>.size, "mk_plugin_info") else { return MK_EINVAL }
+    let registry = MediaRegistry.shared
+    let plugins = registry.plugins
+    guard index >= 0 && Int(index) < plugins.count else {
+        return fail(MK_EINVAL, "mk_plugin_get_info: index \(index) is out of range (\(plugins.count) plugins)")
+    }
+    let p = plugins[Int(index)]
+    let strings = pluginStrings.lock.withLock { () -> (CString, CString, CString, CString) in
+        if let s = pluginStrings.byPath[p.path] { return s }
+        let codecs = registry.backends.filter { $0.plugin == p }.map { "\($0.codec):\($0.priority)" }.joined(separator: ",")
+        let s = (CString(p.name), CString(p.version), CString(p.path), CString(codecs))
+        pluginStrings.byPath[p.path] = s
+        return s
+    }
+    info.pointee.name = UnsafePointer(strings.0.pointer)
+    info.pointee.version = UnsafePointer(strings.1.pointer)
+    info.pointee.path = UnsafePointer(strings.2.pointer)
+    info.pointee.codecs = UnsafePointer(strings.3.pointer)
+    return MK_OK
+}

@@ -1,0 +1,203 @@
+/*
+ * test_capi.c — misuse of the C API must give an error status with a message,
+ * never a crash: NULL handles for every function, closed (stale) handles, calls
+ * in the wrong order, missing and corrupt files. Run under valgrind by the test
+ * suite (no leak, no invalid access).
+ *
+ *     test_capi GOOD.mp4 CORRUPT.mp4
+ *
+ * Prints one line per failed check and ends with "N passed, M failed".
+ */
+#include <mediakit/mediakit.h>
+#include <stdio.h>
+#include <string.h>
+
+static int passed, failed;
+
+#define CHECK(cond, what) do { \
+    if (cond) passed++; \
+    else { failed++; printf("FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, what, mk_last_error()); } \
+} while (0)
+
+/* An error status must come with a message. */
+#define EXPECT(call, status) do { \
+    mk_status got_ = (call); \
+    CHECK(got_ == (status) && (got_ >= 0 || mk_last_error()[0] != 0), #call " == " #status); \
+    if (got_ != (status)) printf("     got %s\n", mk_status_name(got_)); \
+} while (0)
+
+static void null_handles(void) {
+    int32_t n = 0;
+    double d = 0;
+    mk_track_info ti; ti.struct_size = sizeof ti;
+    mk_packet_info pi; pi.struct_size = sizeof pi;
+    mk_frame_info fi; fi.struct_size = sizeof fi;
+    mk_plugin_info pl; pl.struct_size = sizeof pl;
+    mk_packet *pkt = NULL;
+    mk_frame *frm = NULL;
+    mk_decoder *dec = NULL;
+    size_t size = 0;
+
+    EXPECT(mk_demuxer_open(NULL, "x.mp4"), MK_EINVAL);
+    mk_demuxer *dmx = (mk_demuxer *)0x1;   /* must be reset to NULL on failure */
+    EXPECT(mk_demuxer_open(&dmx, NULL), MK_EINVAL);
+    CHECK(dmx == NULL, "a failed open sets *out to NULL");
+    EXPECT(mk_demuxer_track_count(NULL, &n), MK_EINVAL);
+    EXPECT(mk_demuxer_duration(NULL, &d), MK_EINVAL);
+    EXPECT(mk_demuxer_track(NULL, 0, &ti), MK_EINVAL);
+    EXPECT(mk_demuxer_read_packet(NULL, &pkt), MK_EINVAL);
+    EXPECT(mk_demuxer_read_packet(NULL, NULL), MK_EINVAL);
+    EXPECT(mk_demuxer_read_track_packet(NULL, 0, &pkt), MK_EINVAL);
+    EXPECT(mk_demuxer_seek(NULL, 1.0), MK_EINVAL);
+    EXPECT(mk_demuxer_select_tracks(NULL, NULL, 0), MK_EINVAL);
+    EXPECT(mk_packet_get_info(NULL, &pi), MK_EINVAL);
+    EXPECT(mk_decoder_open(&dec, NULL, 0, NULL), MK_EINVAL);
+    EXPECT(mk_decoder_open(NULL, NULL, 0, NULL), MK_EINVAL);
+    EXPECT(mk_decoder_send_packet(NULL, NULL), MK_EINVAL);
+    EXPECT(mk_decoder_receive_frame(NULL, &frm), MK_EINVAL);
+    EXPECT(mk_decoder_receive_frame(NULL, NULL), MK_EINVAL);
+    EXPECT(mk_decoder_reset(NULL), MK_EINVAL);
+    EXPECT(mk_frame_get_info(NULL, &fi), MK_EINVAL);
+    EXPECT(mk_frame_pack(NULL, MK_PACK_NV12, NULL, 0, &size), MK_EINVAL);
+    EXPECT(mk_plugin_get_info(-1, &pl), MK_EINVAL);
+    EXPECT(mk_plugin_get_info(0, NULL), MK_EINVAL);
+    EXPECT(mk_plugins_load(NULL), MK_EINVAL);
+    EXPECT(mk_plugins_load("/nonexistent/plugins"), MK_ENOTFOUND);
+    EXPECT(mk_decode_file(NULL, "a.pcm", NULL, NULL), MK_EINVAL);
+    EXPECT(mk_decode_file("x.mp4", NULL, NULL, NULL), MK_EINVAL);
+    /* close and free take the address and are harmless on NULL */
+    mk_demuxer_close(NULL);
+    mk_demuxer_close(&dmx);
+    mk_decoder_close(NULL);
+    mk_decoder_close(&dec);
+    mk_packet_free(NULL);
+    mk_packet_free(&pkt);
+    mk_frame_free(NULL);
+    mk_frame_free(&frm);
+    mk_decoder_default_settings(NULL);
+    mk_decode_default_settings(NULL);
+    CHECK(strcmp(mk_status_name(MK_EINVAL), "MK_EINVAL") == 0, "status names");
+    CHECK(mk_abi_version() == MK_ABI_VERSION, "the library's ABI version matches the header");
+    CHECK(mk_version()[0] != 0, "a version string");
+}
+
+static void missing_and_corrupt(const char *corrupt) {
+    mk_demuxer *dmx = NULL;
+    EXPECT(mk_demuxer_open(&dmx, "/nonexistent/file.mp4"), MK_ENOTFOUND);
+    CHECK(strstr(mk_last_error(), "/nonexistent/file.mp4") != NULL, "the message names the file");
+    CHECK(dmx == NULL, "nothing allocated on error");
+    mk_status st = mk_demuxer_open(&dmx, corrupt);
+    CHECK(st == MK_EDATA || st == MK_OK, "a corrupt file opens with MK_EDATA (or its intact part reads)");
+    if (st == MK_OK) {
+        mk_packet *pkt = NULL;
+        while ((st = mk_demuxer_read_packet(dmx, &pkt)) == MK_OK) mk_packet_free(&pkt);
+        CHECK(st == MK_EDATA || st == MK_EOF, "reading a corrupt file ends in MK_EDATA or MK_EOF");
+        mk_demuxer_close(&dmx);
+    }
+    EXPECT(mk_decode_file("/nonexistent/file.mp4", "/tmp/never.pcm", NULL, NULL), MK_ENOTFOUND);
+}
+
+static void wrong_order(const char *good) {
+    mk_demuxer *dmx = NULL;
+    mk_decoder *dec = NULL;
+    mk_packet *pkt = NULL;
+    mk_frame *frm = NULL;
+    int32_t n = 0;
+    EXPECT(mk_demuxer_open(&dmx, good), MK_OK);
+    EXPECT(mk_demuxer_track_count(dmx, &n), MK_OK);
+    CHECK(n >= 2, "the sample has video and audio");
+
+    mk_track_info small; small.struct_size = 8;
+    EXPECT(mk_demuxer_track(dmx, 0, &small), MK_EINVAL);
+    mk_track_info ti; ti.struct_size = sizeof ti;
+    EXPECT(mk_demuxer_track(dmx, n, &ti), MK_EINVAL);
+    EXPECT(mk_demuxer_read_track_packet(dmx, n, &pkt), MK_EINVAL);
+    int32_t bad = 99;
+    EXPECT(mk_demuxer_select_tracks(dmx, &bad, 1), MK_EINVAL);
+    EXPECT(mk_decoder_open(&dec, dmx, n, NULL), MK_EINVAL);
+    mk_decoder_settings s;
+    mk_decoder_default_settings(&s);
+    s.backend = "no-such-backend";
+    EXPECT(mk_decoder_open(&dec, dmx, 0, &s), MK_ENOTFOUND);
+
+    EXPECT(mk_decoder_open(&dec, dmx, 0, NULL), MK_OK);
+    EXPECT(mk_decoder_receive_frame(dec, &frm), MK_EAGAIN);   /* receive before send */
+    EXPECT(mk_demuxer_read_track_packet(dmx, 1, &pkt), MK_OK);
+    EXPECT(mk_decoder_send_packet(dec, pkt), MK_EINVAL);      /* a packet of another track */
+    mk_packet_free(&pkt);
+    CHECK(pkt == NULL, "free sets the handle to NULL");
+
+    mk_packet_info pi; pi.struct_size = sizeof pi;
+    EXPECT(mk_demuxer_read_track_packet(dmx, 0, &pkt), MK_OK);
+    EXPECT(mk_packet_get_info(pkt, &pi), MK_OK);
+    CHECK(pi.track == 0 && pi.size > 0 && pi.data != NULL && pi.is_keyframe == 1, "the first video packet");
+    EXPECT(mk_decoder_send_packet(dec, pkt), MK_OK);
+    mk_packet *stale = pkt;
+    mk_packet_free(&pkt);
+    EXPECT(mk_packet_get_info(stale, &pi), MK_EINVAL);       /* a freed packet */
+    EXPECT(mk_decoder_send_packet(dec, stale), MK_EINVAL);
+
+    EXPECT(mk_decoder_send_packet(dec, NULL), MK_OK);         /* drain */
+    mk_status st;
+    int frames = 0;
+    while ((st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) {
+        mk_frame_info fi; fi.struct_size = sizeof fi;
+        size_t need = 0, small_size = 0;
+        uint8_t tiny[16];
+        EXPECT(mk_frame_get_info(frm, &fi), MK_OK);
+        CHECK(fi.media_type == MK_MEDIA_VIDEO && fi.width > 0 && fi.planes[0] != NULL, "frame info");
+        EXPECT(mk_frame_pack(frm, MK_PACK_S16, NULL, 0, &need), MK_EINVAL);      /* audio layout, video frame */
+        EXPECT(mk_frame_pack(frm, 77, NULL, 0, &need), MK_EINVAL);
+        EXPECT(mk_frame_pack(frm, MK_PACK_NV12, NULL, 0, &need), MK_OK);
+        CHECK(need == (size_t)fi.width * fi.height * 3 / 2, "NV12 size");
+        EXPECT(mk_frame_pack(frm, MK_PACK_NV12, tiny, sizeof tiny, &small_size), MK_EINVAL);
+        CHECK(small_size == need, "a too-small buffer still reports the size needed");
+        mk_frame *stale_frame = frm;
+        mk_frame_free(&frm);
+        mk_frame_free(&frm);                                   /* twice: harmless */
+        EXPECT(mk_frame_get_info(stale_frame, &fi), MK_EINVAL);
+        frames++;
+    }
+    EXPECT(st, MK_EOF);
+    CHECK(frames == 1, "one key frame decodes to one frame");
+    EXPECT(mk_decoder_send_packet(dec, NULL), MK_ESTATE);     /* send after drain */
+    EXPECT(mk_decoder_reset(dec), MK_OK);
+    EXPECT(mk_decoder_receive_frame(dec, &frm), MK_EAGAIN);
+
+    /* A decoder handle is not a demuxer handle, and a closed one is no handle. */
+    int32_t count = 0;
+    EXPECT(mk_demuxer_track_count((mk_demuxer *)dec, &count), MK_EINVAL);
+    mk_decoder *stale_dec = dec;
+    mk_decoder_close(&dec);
+    CHECK(dec == NULL, "close sets the handle to NULL");
+    mk_decoder_close(&dec);                                   /* twice: harmless */
+    EXPECT(mk_decoder_send_packet(stale_dec, NULL), MK_EINVAL);
+    mk_demuxer *stale_dmx = dmx;
+    mk_demuxer_close(&dmx);
+    EXPECT(mk_demuxer_read_packet(stale_dmx, &pkt), MK_EINVAL);
+    EXPECT(mk_decoder_open(&dec, stale_dmx, 0, NULL), MK_EINVAL);
+}
+
+static void plugins(void) {
+    int32_t n = mk_plugin_count();
+    CHECK(n >= 1, "the FFmpeg plugin is found beside libmediakit");
+    for (int32_t i = 0; i < n; i++) {
+        mk_plugin_info p; p.struct_size = sizeof p;
+        EXPECT(mk_plugin_get_info(i, &p), MK_OK);
+        CHECK(p.name && p.path && p.codecs && p.version, "plugin strings");
+    }
+    EXPECT(mk_plugins_load("/etc/hostname"), MK_EPLUGIN);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s GOOD.mp4 CORRUPT.mp4\n", argv[0]);
+        return 2;
+    }
+    null_handles();
+    missing_and_corrupt(argv[2]);
+    wrong_order(argv[1]);
+    plugins();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,157 @@
+"""libmediakit, the C API (Include/mediakit/mediakit.h), used from C only.
+
+Oracles:
+  decode    ffmpeg -v error -i FILE -map 0:v:0 -fps_mode passthrough -f rawvideo -pix_fmt nv12 -
+            and -map 0:a:0 -f s16le - (|diff| <= 1 per sample), as ORACLES.md says,
+            for Samples/c/decode.c built against the header and the library only.
+  exports   the header: every global symbol libmediakit defines is an mk_ function.
+  misuse    Tests/c/test_capi.c (NULL and stale handles, wrong order, missing and
+            corrupt files) must pass, and pass under valgrind with no definite leak
+            and no invalid read or write (Tests/c/valgrind.supp names the one glibc
+            loader frame it suppresses, and why).
+  headers   the public headers compile on their own as C99 and C++11 with
+            -Wall -Wextra -Werror.
+  install   `make install PREFIX=DIR`, then a program built with only
+            `cc ... $(pkg-config --cflags --libs mediakit)` decodes like ffmpeg.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import oracle_lib as lib
+
+INCLUDE = lib.REPO / "Include"
+SAMPLE = lib.REPO / "Samples" / "media" / "sample.mp4"
+DECODE_C = lib.REPO / "Samples" / "c" / "decode.c"
+TEST_C = lib.REPO / "Tests" / "c" / "test_capi.c"
+SHARED_DECODE = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mov_h264_aac_quicktime_audio_empty_edit_bt601.mov"]
+
+
+def _libdir(mk_bin: Path) -> Path:
+    lib_so = mk_bin / "libmediakit.so"
+    if not lib_so.is_file():
+        pytest.fail(f"libmediakit.so not found in {mk_bin}; run `make build`", pytrace=False)
+    return mk_bin
+
+
+def _cc(args: list, what: str) -> None:
+    proc = lib.run(["cc"] + args)
+    if proc.returncode != 0:
+        pytest.fail(f"{what}: `cc {' '.join(map(str, args))}` failed:\n{lib.tail(proc.stderr)}", pytrace=False)
+
+
+def _build(source: Path, out: Path, libdir: Path) -> Path:
+    _cc(["-std=c99", "-Wall", "-Wextra", "-Werror", "-I", INCLUDE, source, "-L", libdir, "-lmediakit",
+         f"-Wl,-rpath,{libdir}", "-o", out], f"building {source.name}")
+    return out
+
+
+def _compare_decode(program: Path, media: Path, tmp_path: Path, env: dict | None = None) -> None:
+    nv12, pcm = tmp_path / "out.nv12", tmp_path / "out.pcm"
+    proc = lib.run([program, media, nv12, pcm], env=env)
+    lib.check_ok(proc, [program, media, nv12, pcm], who=program.name)
+    ref_v = lib.run(["ffmpeg", "-v", "error", "-i", media, "-map", "0:v:0", "-fps_mode", "passthrough",
+                     "-f", "rawvideo", "-pix_fmt", "nv12", "-"])
+    ref_a = lib.run(["ffmpeg", "-v", "error", "-i", media, "-map", "0:a:0", "-f", "s16le", "-"])
+    assert ref_v.returncode == 0 and ref_a.returncode == 0, "the ffmpeg oracle failed"
+    ours_v = nv12.read_bytes()
+    assert len(ours_v) == len(ref_v.stdout), f"{media.name}: NV12 is {len(ours_v)} bytes, ffmpeg's {len(ref_v.stdout)}"
+    assert ours_v == ref_v.stdout, f"{media.name}: NV12 through the C API differs from ffmpeg's"
+    info = lib.ffprobe_json(media)
+    channels = next(int(s["channels"]) for s in info["streams"] if s.get("codec_type") == "audio")
+    diff = lib.compare_pcm_s16(pcm.read_bytes(), ref_a.stdout, channels)
+    assert diff is None, f"{media.name}: PCM through the C API: {diff}"
+
+
+def test_headers_compile_alone_as_c99_and_cxx(tmp_path):
+    """Each public header on its own, as C99 and as C++11, with -Wall -Wextra -Werror."""
+    for header in ("mediakit/mediakit.h", "mediakit/mediakit_plugin.h"):
+        c = tmp_path / "h.c"
+        c.write_text(f"#include <{header}>\nint main(void) {{ return 0; }}\n")
+        _cc(["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-I", INCLUDE, "-c", c, "-o", tmp_path / "h.o"],
+            f"{header} as C99")
+        cpp = tmp_path / "h.cpp"
+        cpp.write_text(f"#include <{header}>\nint main() {{ return 0; }}\n")
+        proc = lib.run(["c++", "-std=c++11", "-Wall", "-Wextra", "-Werror", "-I", INCLUDE, "-c", cpp, "-o", tmp_path / "h.o"])
+        assert proc.returncode == 0, f"{header} as C++11:\n{lib.tail(proc.stderr)}"
+
+
+def test_only_mk_functions_are_exported(mk_bin):
+    """`nm -D --defined-only libmediakit.so`: every global symbol is an mk_ function of the header."""
+    libdir = _libdir(mk_bin)
+    proc = lib.run(["nm", "-D", "--defined-only", libdir / "libmediakit.so"])
+    assert proc.returncode == 0
+    exported = [l.split()[-1] for l in proc.stdout.decode().splitlines() if len(l.split()) == 3 and l.split()[1].isupper()]
+    foreign = [s for s in exported if not s.startswith("mk_")]
+    assert not foreign, f"libmediakit exports non-mk_ symbols: {foreign[:10]}"
+    declared = set(re.findall(r"\b(mk_[a-z_0-9]+)\s*\(", (INCLUDE / "mediakit" / "mediakit.h").read_text()))
+    assert set(exported) == declared, f"exported but not declared: {sorted(set(exported) - declared)}; " \
+                                      f"declared but not exported: {sorted(declared - set(exported))}"
+
+
+def test_misuse_returns_errors(mk_bin, tmp_path):
+    """Tests/c/test_capi.c: every misuse gives an error status with a message, no crash."""
+    program = _build(TEST_C, tmp_path / "test_capi", _libdir(mk_bin))
+    corrupt = tmp_path / "corrupt.mp4"
+    data = SAMPLE.read_bytes()
+    corrupt.write_bytes(data[:3000] + bytes(b ^ 0x5A for b in data[3000:3400]) + data[3400:100000])
+    proc = lib.run([program, SAMPLE, corrupt])
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and re.search(r"^\d+ passed, 0 failed$", out, re.M), out[-3000:]
+
+
+def test_misuse_under_valgrind(mk_bin, tmp_path):
+    """The same program under valgrind: "definitely lost: 0 bytes", no invalid read or write.
+
+    valgrind 3.19 cannot read the DWARF 5 debug info of Swift-built libraries, so the
+    library and plugin are copied and stripped of debug info for this run.
+    """
+    if not shutil.which("valgrind"):
+        pytest.fail("valgrind is missing: scripts/deps.sh installs it", pytrace=False)
+    libdir = tmp_path / "lib"
+    libdir.mkdir()
+    for so in list(_libdir(mk_bin).glob("libmediakit.so")) + list(mk_bin.glob("libMediaKitPlugin*.so")):
+        shutil.copy(so, libdir / so.name)
+        subprocess.run(["strip", "--strip-debug", libdir / so.name], check=True)
+    program = _build(TEST_C, tmp_path / "test_capi", libdir)
+    corrupt = tmp_path / "corrupt.mp4"
+    corrupt.write_bytes(SAMPLE.read_bytes()[:50000])
+    supp = lib.REPO / "Tests" / "c" / "valgrind.supp"
+    proc = lib.run(["valgrind", "--leak-check=full", f"--suppressions={supp}", "--error-exitcode=3",
+                    program, SAMPLE, corrupt], timeout=600)
+    err = proc.stderr.decode()
+    assert "definitely lost: 0 bytes" in err or "no leaks are possible" in err, err[-3000:]
+    assert "Invalid read" not in err and "Invalid write" not in err, err[-5000:]
+    assert re.search(r"\d+ passed, 0 failed", proc.stdout.decode()), proc.stdout.decode()[-2000:]
+
+
+@pytest.mark.parametrize("name", SHARED_DECODE)
+def test_c_sample_decodes_like_ffmpeg(name, mk_bin, shared_media, tmp_path):
+    """Samples/c/decode.c, through the C API only, on real files: NV12 byte-identical, PCM within 1."""
+    program = _build(DECODE_C, tmp_path / "decode", _libdir(mk_bin))
+    _compare_decode(program, shared_media / name, tmp_path)
+
+
+def test_install_and_pkg_config(mk_bin, shared_media, tmp_path):
+    """`make install PREFIX=DIR`, then `cc decode.c $(pkg-config --cflags --libs mediakit)`:
+    the installed library finds the installed plugins and decodes like ffmpeg."""
+    prefix = tmp_path / "prefix"
+    proc = lib.run(["make", "-C", lib.REPO, "install", f"PREFIX={prefix}"], timeout=900)
+    assert proc.returncode == 0, lib.tail(proc.stdout + proc.stderr)
+    assert (prefix / "lib" / "mediakit" / "plugins" / "libMediaKitPluginFFmpeg.so").is_file()
+    env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig"), MEDIAKIT_NO_DEFAULT_PLUGINS="")
+    env.pop("MEDIAKIT_PLUGIN_PATH", None)
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "mediakit"], env=env, capture_output=True, text=True)
+    assert flags.returncode == 0, flags.stderr
+    program = tmp_path / "decode"
+    build = subprocess.run(f"cc -std=c99 -Wall -Wextra -Werror {DECODE_C} {flags.stdout.strip()} -o {program}",
+                           shell=True, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    _compare_decode(program, shared_media / SHARED_DECODE[0], tmp_path, env=env)
