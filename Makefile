@@ -56,6 +56,8 @@ test: build
 	$(SWIFT) test --scratch-path $(SCRATCH_PATH) $(SWIFT_FLAGS) || status=1; \
 	echo '== oracle suite (Tests/oracle)'; \
 	MK_BIN="$(BIN)" $(PYTHON) -m pytest -q -rsx Tests/oracle || status=1; \
+	echo '== Python bindings (Bindings/python/tests)'; \
+	MK_BIN="$(BIN)" $(PYTHON) -m pytest -q -rsx Bindings/python/tests || status=1; \
 	exit $$status
 
 # libmediakit and its headers where pkg-config finds them; the plugins where the

@@ -1,0 +1,467 @@
+"""MediaKit for Python: read media files track by track and decode them through
+MediaKit's codec plugins, over libmediakit's C API (ctypes).
+
+    import mediakit
+    with mediakit.open("movie.mp4") as demuxer:
+        video = next(t for t in demuxer.tracks if t.media_type == "video")
+        decoder = mediakit.Decoder(video)
+        for packet in demuxer.packets(video):
+            for frame in decoder.decode(packet):
+                nv12 = frame.to_numpy()        # (height * 3 // 2, width) uint8
+        for frame in decoder.flush():
+            ...
+
+Every object owns its C handle and frees it exactly once: call close() (twice is
+harmless) or use it as a context manager; a finalizer is only a safety net. Using a
+closed object raises MediaError. Errors from the library raise MediaError with the
+status and the library's message.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Iterator, Optional, Sequence, Union
+
+from . import _ffi
+from ._ffi import lib
+
+try:  # numpy is optional: without it, arrays are bytes and planes are memoryviews.
+    import numpy as _np
+except ImportError:  # pragma: no cover - depends on the environment
+    _np = None
+
+__all__ = ["MediaError", "Plugin", "Track", "Packet", "Frame", "Demuxer", "Decoder",
+           "open", "decode", "plugins", "load_plugins", "version", "LIBRARY_PATH"]
+
+#: The libmediakit this package loaded.
+LIBRARY_PATH: str = _ffi.PATH
+
+PathLike = Union[str, bytes, "os.PathLike[str]"]
+
+_MEDIA_TYPES = {1: "audio", 2: "video", 3: "subtitle", 4: "data"}
+_PIXEL_FORMATS = {1: "yuv420p", 2: "yuvj420p", 3: "yuv422p", 4: "yuvj422p", 5: "yuv444p", 6: "yuvj444p",
+                  7: "nv12", 8: "yuv420p10le", 9: "yuv422p10le", 10: "yuv444p10le", 11: "p010le",
+                  12: "gray", 13: "gray10le", 14: "yuv420p12le"}
+_SAMPLE_FORMATS = {1: "u8", 2: "s16", 3: "s32", 4: "flt", 5: "dbl", 6: "u8p", 7: "s16p", 8: "s32p",
+                   9: "fltp", 10: "dblp"}
+_SAMPLE_DTYPES = {"u8": "u1", "s16": "<i2", "s32": "<i4", "flt": "<f4", "dbl": "<f8"}
+_PACK = {"nv12": 1, "i420": 2, "s16": 3, "f32": 4}
+EINVAL = -3
+
+
+class MediaError(Exception):
+    """A failure reported by libmediakit (or a closed object used).
+
+    Attributes: ``status`` (the negative mk_status), ``name`` (e.g. "MK_EDATA"),
+    ``message`` (the library's message, naming the file, offset and what was expected).
+    """
+
+    def __init__(self, status: int, message: str, function: str = ""):
+        self.status = status
+        self.name = lib.mk_status_name(status).decode()
+        self.message = message
+        self.function = function
+        super().__init__(f"{self.name}: {message}")
+
+
+def _closed(what: str) -> MediaError:
+    return MediaError(EINVAL, f"the {what} is closed")
+
+
+def _path(p: PathLike) -> bytes:
+    if not isinstance(p, (str, bytes, os.PathLike)):
+        raise TypeError(f"expected a path (str, bytes or os.PathLike), got {type(p).__name__}")
+    return os.fsencode(p)
+
+
+def version() -> str:
+    """The library version, e.g. "0.1.0"."""
+    return lib.mk_version().decode()
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A codec plugin libmediakit loaded."""
+    name: str
+    version: str
+    path: str
+    codecs: dict = field(default_factory=dict)  #: codec name -> priority
+
+
+def plugins() -> list[Plugin]:
+    """The codec plugins found (the default locations are searched on first use)."""
+    out = []
+    for i in range(lib.mk_plugin_count()):
+        info = _ffi.PluginInfo(struct_size=ctypes.sizeof(_ffi.PluginInfo))
+        lib.mk_plugin_get_info(i, ctypes.byref(info))
+        codecs = {}
+        for item in (info.codecs or b"").decode().split(","):
+            if item:
+                name, _, prio = item.partition(":")
+                codecs[name] = int(prio)
+        out.append(Plugin(info.name.decode(), info.version.decode(), info.path.decode(), codecs))
+    return out
+
+
+def load_plugins(path: PathLike) -> None:
+    """Loads a plugin file, or every plugin in a directory."""
+    lib.mk_plugins_load(_path(path))
+
+
+@dataclass(frozen=True)
+class Track:
+    """One track of a container (see Demuxer.tracks)."""
+    index: int
+    id: int
+    media_type: str                 #: "audio", "video", "subtitle" or "data"
+    codec: str                      #: FFmpeg-style name ("h264"), "" if unknown
+    codec_tag: str                  #: sample entry type ("avc1")
+    extradata: bytes                #: codec configuration (avcC, AudioSpecificConfig ...)
+    time_base: Fraction             #: seconds per timestamp tick
+    duration: int                   #: in time-base ticks
+    sample_count: int
+    width: int
+    height: int
+    sample_rate: int
+    channels: int
+    rotation: float                 #: display rotation, degrees counter-clockwise (ffprobe's sign)
+    language: str
+    frame_rate: Fraction
+    encoder_delay: int
+    encoder_padding: int
+    unsupported: Optional[str]      #: why it cannot be decoded, or None
+    _demuxer: "Demuxer" = field(repr=False, compare=False, default=None)
+
+    @property
+    def duration_seconds(self) -> float:
+        return float(self.duration * self.time_base)
+
+
+class _Owned:
+    """A C handle freed exactly once: by close(), or by the finalizer as a safety net."""
+
+    _free = None  # the C function that frees (takes the handle's address)
+    _what = "object"
+
+    def __init__(self, handle: ctypes.c_void_p):
+        self._h: Optional[ctypes.c_void_p] = handle
+
+    def _handle(self) -> ctypes.c_void_p:
+        if self._h is None:
+            raise _closed(self._what)
+        return self._h
+
+    @property
+    def closed(self) -> bool:
+        return self._h is None
+
+    def close(self) -> None:
+        """Frees the C handle. Harmless when already closed."""
+        h, self._h = self._h, None
+        if h is not None and h.value:
+            type(self)._free(ctypes.byref(h))
+
+    def __enter__(self):
+        self._handle()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
+
+
+class Packet(_Owned):
+    """A compressed packet. Its fields are plain attributes; ``data`` copies the bytes."""
+
+    _free = staticmethod(lib.mk_packet_free)
+    _what = "packet"
+    __slots__ = ("_h", "track", "pts", "dts", "duration", "position", "is_keyframe", "size", "_data")
+
+    def __init__(self, handle: ctypes.c_void_p):
+        super().__init__(handle)
+        info = _ffi.PacketInfo(struct_size=ctypes.sizeof(_ffi.PacketInfo))
+        lib.mk_packet_get_info(handle, ctypes.byref(info))
+        self.track: int = info.track
+        self.pts: int = info.pts
+        self.dts: int = info.dts
+        self.duration: int = info.duration
+        self.position: int = info.position
+        self.is_keyframe: bool = bool(info.is_keyframe)
+        self.size: int = info.size
+        self._data = info.data
+
+    @property
+    def data(self) -> bytes:
+        """The compressed bytes (a copy)."""
+        self._handle()
+        return ctypes.string_at(self._data, self.size) if self.size else b""
+
+    def __repr__(self) -> str:
+        return (f"Packet(track={self.track}, pts={self.pts}, dts={self.dts}, duration={self.duration}, "
+                f"size={self.size}, position={self.position}, key={self.is_keyframe})")
+
+
+class Demuxer(_Owned):
+    """An open media file. Iterating it yields every packet in file order.
+
+    Use ``mediakit.open(path)``; close it (or use ``with``) when done.
+    """
+
+    _free = staticmethod(lib.mk_demuxer_close)
+    _what = "demuxer"
+
+    def __init__(self, path: PathLike):
+        h = ctypes.c_void_p()
+        lib.mk_demuxer_open(ctypes.byref(h), _path(path))
+        super().__init__(h)
+        self.path = os.fsdecode(path)
+        n = ctypes.c_int32()
+        lib.mk_demuxer_track_count(h, ctypes.byref(n))
+        d = ctypes.c_double()
+        lib.mk_demuxer_duration(h, ctypes.byref(d))
+        self.duration: float = d.value
+        self.tracks: list[Track] = [self._track(i) for i in range(n.value)]
+
+    def _track(self, i: int) -> Track:
+        t = _ffi.TrackInfo(struct_size=ctypes.sizeof(_ffi.TrackInfo))
+        lib.mk_demuxer_track(self._h, i, ctypes.byref(t))
+        s = lambda b: b.decode("utf-8", "replace") if b else ""
+        return Track(t.index, t.id, _MEDIA_TYPES.get(t.media_type, "data"), s(t.codec), s(t.codec_tag),
+                     ctypes.string_at(t.extradata, t.extradata_size) if t.extradata_size else b"",
+                     Fraction(t.time_base_num, t.time_base_den or 1), t.duration, t.sample_count,
+                     t.width, t.height, t.sample_rate, t.channels, t.rotation, s(t.language),
+                     Fraction(t.frame_rate_num, t.frame_rate_den or 1), t.encoder_delay, t.encoder_padding,
+                     s(t.unsupported) or None, self)
+
+    def read(self) -> Optional[Packet]:
+        """The next packet in file order, or None at the end."""
+        p = ctypes.c_void_p()
+        if lib.mk_demuxer_read_packet(self._handle(), ctypes.byref(p)) == _ffi.EOF:
+            return None
+        return Packet(p)
+
+    def read_track(self, track: Union[int, Track]) -> Optional[Packet]:
+        """The next packet of one track (independent of read()), or None at its end."""
+        index = track.index if isinstance(track, Track) else int(track)
+        p = ctypes.c_void_p()
+        if lib.mk_demuxer_read_track_packet(self._handle(), index, ctypes.byref(p)) == _ffi.EOF:
+            return None
+        return Packet(p)
+
+    def packets(self, track: Union[int, Track, None] = None) -> Iterator[Packet]:
+        """Every packet (of one track, or in file order)."""
+        read = self.read if track is None else (lambda: self.read_track(track))
+        while True:
+            p = read()
+            if p is None:
+                return
+            yield p
+
+    def __iter__(self) -> Iterator[Packet]:
+        return self.packets()
+
+    def seek(self, seconds: float) -> None:
+        """Moves every track to the key frame at or before `seconds`."""
+        lib.mk_demuxer_seek(self._handle(), float(seconds))
+
+    def select(self, tracks: Optional[Sequence[Union[int, Track]]]) -> None:
+        """Limits iteration to these tracks (None: all); the others' data is never read."""
+        items = [t.index if isinstance(t, Track) else int(t) for t in (tracks or [])]
+        arr = (ctypes.c_int32 * max(1, len(items)))(*items)
+        lib.mk_demuxer_select_tracks(self._handle(), arr, len(items))
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{len(self.tracks)} tracks"
+        return f"<mediakit.Demuxer {self.path!r} {state}>"
+
+
+def open(path: PathLike) -> Demuxer:  # noqa: A001 - mirrors io.open / av.open
+    """Opens a media file (MP4, MOV, M4A ...). Use as a context manager."""
+    return Demuxer(path)
+
+
+class _FrameMemory:
+    """Keeps a decoded frame's memory alive for as long as a view of it exists."""
+
+    __slots__ = ("h",)
+
+    def __init__(self, h: ctypes.c_void_p):
+        self.h = h
+
+    def __del__(self):
+        if self.h is not None and self.h.value:
+            lib.mk_frame_free(ctypes.byref(self.h))
+            self.h = None
+
+
+class Frame:
+    """A decoded picture or run of audio samples.
+
+    ``planes`` are views of the decoder's memory (no copy), which keep it alive;
+    ``to_numpy()`` packs the frame into a new array (NV12 / I420 for video, interleaved
+    s16 / f32 for audio) in one pass. close() releases the frame's reference; memory
+    that a view still uses is freed when the last view goes.
+    """
+
+    __slots__ = ("_mem", "media_type", "format", "pts", "duration", "time_base", "width", "height",
+                 "sample_rate", "channels", "sample_count", "_info", "__weakref__")
+
+    def __init__(self, handle: ctypes.c_void_p):
+        self._mem: Optional[_FrameMemory] = _FrameMemory(handle)
+        info = _ffi.FrameInfo(struct_size=ctypes.sizeof(_ffi.FrameInfo))
+        lib.mk_frame_get_info(handle, ctypes.byref(info))
+        self._info = info
+        self.media_type: str = _MEDIA_TYPES.get(info.media_type, "data")
+        self.format: str = (_PIXEL_FORMATS if info.media_type == 2 else _SAMPLE_FORMATS).get(info.format, "unknown")
+        self.pts: int = info.pts
+        self.duration: int = info.duration
+        self.time_base = Fraction(info.time_base_num, info.time_base_den or 1)
+        self.width: int = info.width
+        self.height: int = info.height
+        self.sample_rate: int = info.sample_rate
+        self.channels: int = info.channels
+        self.sample_count: int = info.sample_count
+
+    def _memory(self) -> _FrameMemory:
+        if self._mem is None:
+            raise _closed("frame")
+        return self._mem
+
+    @property
+    def closed(self) -> bool:
+        return self._mem is None
+
+    def close(self) -> None:
+        """Releases this frame (harmless twice); views taken earlier stay valid."""
+        self._mem = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def planes(self) -> tuple:
+        """Views of each plane, without a copy: numpy arrays (video: rows x bytes per row,
+        audio: the plane's samples) when numpy is installed, memoryviews otherwise."""
+        mem = self._memory()
+        info, views = self._info, []
+        for i in range(info.plane_count):
+            size = info.plane_sizes[i]
+            buf = (ctypes.c_uint8 * size).from_address(info.planes[i])
+            buf._owner = mem  # the view keeps the frame's memory alive
+            if _np is None:
+                views.append(memoryview(buf))
+                continue
+            if self.media_type == "video":
+                stride = info.strides[i]
+                views.append(_np.frombuffer(buf, dtype=_np.uint8).reshape(size // stride, stride))
+            else:
+                fmt = self.format.rstrip("p")
+                views.append(_np.frombuffer(buf, dtype=_SAMPLE_DTYPES.get(fmt, "u1")))
+        return tuple(views)
+
+    def to_numpy(self, layout: Optional[str] = None):
+        """The frame packed into a new array: video as "nv12" (default; shape
+        (height + (height+1)//2, width)) or "i420" (flat); audio as "s16" (default) or
+        "f32", shape (samples, channels). bytes when numpy is not installed."""
+        mem = self._memory()
+        layout = layout or ("nv12" if self.media_type == "video" else "s16")
+        if layout not in _PACK:
+            raise ValueError(f"unknown layout {layout!r}: nv12, i420, s16 or f32")
+        size = ctypes.c_size_t()
+        lib.mk_frame_pack(mem.h, _PACK[layout], None, 0, ctypes.byref(size))
+        if _np is None:
+            out = ctypes.create_string_buffer(size.value)
+            lib.mk_frame_pack(mem.h, _PACK[layout], out, size.value, ctypes.byref(size))
+            return out.raw[: size.value]
+        dtype = {"s16": _np.int16, "f32": _np.float32}.get(layout, _np.uint8)
+        arr = _np.empty(size.value // _np.dtype(dtype).itemsize, dtype=dtype)
+        lib.mk_frame_pack(mem.h, _PACK[layout], arr.ctypes.data, size.value, ctypes.byref(size))
+        if layout == "nv12":
+            return arr.reshape(-1, self.width)
+        if layout in ("s16", "f32"):
+            return arr.reshape(-1, self.channels)
+        return arr
+
+    def __repr__(self) -> str:
+        if self.media_type == "video":
+            return f"<mediakit.Frame video {self.width}x{self.height} {self.format} pts={self.pts}>"
+        return f"<mediakit.Frame audio {self.sample_count} samples {self.sample_rate} Hz {self.channels} ch {self.format} pts={self.pts}>"
+
+
+class Decoder(_Owned):
+    """Decodes one track through the highest-priority plugin for its codec.
+
+    ``decode(packet)`` and ``flush()`` return the frames that became ready (a list).
+    trim=True (default) applies the track's edit list as FFmpeg does.
+    """
+
+    _free = staticmethod(lib.mk_decoder_close)
+    _what = "decoder"
+
+    def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0, trim: bool = True):
+        if not isinstance(track, Track):
+            raise TypeError(f"Decoder needs a mediakit.Track (from Demuxer.tracks), got {type(track).__name__}")
+        if track._demuxer is None or track._demuxer.closed:
+            raise _closed("demuxer this track belongs to")
+        s = _ffi.DecoderSettings()
+        lib.mk_decoder_default_settings(ctypes.byref(s))
+        s.backend = backend.encode() if backend else None
+        s.threads = int(threads)
+        s.trim = 1 if trim else 0
+        h = ctypes.c_void_p()
+        lib.mk_decoder_open(ctypes.byref(h), track._demuxer._handle(), track.index, ctypes.byref(s))
+        super().__init__(h)
+        self.track = track
+
+    def _drain(self) -> list[Frame]:
+        frames = []
+        f = ctypes.c_void_p()
+        while lib.mk_decoder_receive_frame(self._h, ctypes.byref(f)) == _ffi.OK:
+            frames.append(Frame(f))
+            f = ctypes.c_void_p()
+        return frames
+
+    def decode(self, packet: Packet) -> list[Frame]:
+        """Sends one packet of this decoder's track; returns the frames now ready."""
+        if not isinstance(packet, Packet):
+            raise TypeError(f"decode() takes a mediakit.Packet, got {type(packet).__name__}")
+        lib.mk_decoder_send_packet(self._handle(), packet._handle())
+        return self._drain()
+
+    def flush(self) -> list[Frame]:
+        """Ends the stream: returns the decoder's delayed frames."""
+        lib.mk_decoder_send_packet(self._handle(), None)
+        return self._drain()
+
+    def reset(self) -> None:
+        """Drops buffered frames (after Demuxer.seek) and accepts packets again."""
+        lib.mk_decoder_reset(self._handle())
+
+
+def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Optional[PathLike] = None, *,
+           pixel_format: str = "nv12", sample_format: str = "s16", wav: bool = False, y4m: bool = False,
+           trim: bool = True, autorotate: bool = True, threads: int = 0, backend: Optional[str] = None) -> None:
+    """Decodes the first audio track to `audio_out` (raw PCM or WAV) and the first video
+    track to `video_out` (raw NV12 / I420 or Y4M), like the mk-decode sample."""
+    if audio_out is None and video_out is None:
+        raise ValueError("give audio_out, video_out or both")
+    if pixel_format not in ("nv12", "i420") or sample_format not in ("s16", "f32"):
+        raise ValueError("pixel_format is nv12 or i420; sample_format is s16 or f32")
+    s = _ffi.DecodeSettings()
+    lib.mk_decode_default_settings(ctypes.byref(s))
+    s.video_layout, s.audio_layout = _PACK[pixel_format], _PACK[sample_format]
+    s.wav, s.y4m, s.trim, s.autorotate, s.threads = int(wav), int(y4m), int(trim), int(autorotate), int(threads)
+    s.backend = backend.encode() if backend else None
+    lib.mk_decode_file(_path(path), _path(audio_out) if audio_out is not None else None,
+                       _path(video_out) if video_out is not None else None, ctypes.byref(s))

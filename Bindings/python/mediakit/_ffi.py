@@ -1,0 +1,178 @@
+"""ctypes declarations of libmediakit's C API (Include/mediakit/mediakit.h).
+
+The library is found, in order, through:
+  1. the MEDIAKIT_LIBRARY environment variable (a path to libmediakit.so);
+  2. a copy inside this package (mediakit/_lib/, made by `pip install` from a built checkout);
+  3. the SwiftPM build folders of the checkout this package was installed from or
+     lives in (.build/release, then .build/debug).
+Plugins are found by libmediakit itself: the folder it was loaded from, then
+MEDIAKIT_PLUGIN_PATH and <prefix>/lib/mediakit/plugins.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+ABI_VERSION = 1
+
+# Status codes (mk_status).
+OK, EAGAIN, EOF = 0, -1, -2
+
+c_status = ctypes.c_int32
+c_handle = ctypes.c_void_p
+
+
+class TrackInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("index", ctypes.c_int32), ("id", ctypes.c_int32),
+        ("media_type", ctypes.c_int32), ("codec", ctypes.c_char_p), ("codec_tag", ctypes.c_char_p),
+        ("extradata", ctypes.POINTER(ctypes.c_uint8)), ("extradata_size", ctypes.c_size_t),
+        ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32),
+        ("duration", ctypes.c_int64), ("sample_count", ctypes.c_int64),
+        ("width", ctypes.c_int32), ("height", ctypes.c_int32),
+        ("sample_rate", ctypes.c_int32), ("channels", ctypes.c_int32),
+        ("rotation", ctypes.c_double), ("language", ctypes.c_char_p),
+        ("frame_rate_num", ctypes.c_int32), ("frame_rate_den", ctypes.c_int32),
+        ("encoder_delay", ctypes.c_int32), ("encoder_padding", ctypes.c_int32),
+        ("unsupported", ctypes.c_char_p),
+    ]
+
+
+class PacketInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("track", ctypes.c_int32),
+        ("pts", ctypes.c_int64), ("dts", ctypes.c_int64), ("duration", ctypes.c_int64),
+        ("position", ctypes.c_int64), ("is_keyframe", ctypes.c_int32),
+        ("data", ctypes.POINTER(ctypes.c_uint8)), ("size", ctypes.c_size_t),
+    ]
+
+
+class FrameInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("media_type", ctypes.c_int32), ("format", ctypes.c_int32),
+        ("pts", ctypes.c_int64), ("duration", ctypes.c_int64),
+        ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32),
+        ("width", ctypes.c_int32), ("height", ctypes.c_int32),
+        ("sample_rate", ctypes.c_int32), ("channels", ctypes.c_int32), ("sample_count", ctypes.c_int32),
+        ("plane_count", ctypes.c_int32), ("planes", ctypes.c_void_p * 8),
+        ("strides", ctypes.c_int64 * 8), ("plane_sizes", ctypes.c_int64 * 8),
+    ]
+
+
+class PluginInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("name", ctypes.c_char_p), ("version", ctypes.c_char_p),
+        ("path", ctypes.c_char_p), ("codecs", ctypes.c_char_p),
+    ]
+
+
+class DecoderSettings(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("backend", ctypes.c_char_p),
+        ("threads", ctypes.c_int32), ("trim", ctypes.c_int32),
+    ]
+
+
+class DecodeSettings(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("video_layout", ctypes.c_int32), ("audio_layout", ctypes.c_int32),
+        ("wav", ctypes.c_int32), ("y4m", ctypes.c_int32), ("trim", ctypes.c_int32),
+        ("autorotate", ctypes.c_int32), ("threads", ctypes.c_int32), ("backend", ctypes.c_char_p),
+    ]
+
+
+def _candidates() -> list[Path]:
+    places: list[Path] = []
+    env = os.environ.get("MEDIAKIT_LIBRARY")
+    if env:
+        places.append(Path(env))
+    here = Path(__file__).resolve().parent
+    places.append(here / "_lib" / "libmediakit.so")
+    roots = []
+    try:
+        from . import _build_info  # written by `pip install` from a checkout
+        roots.append(Path(_build_info.CHECKOUT))
+    except ImportError:
+        pass
+    roots.append(here.parents[2])  # the checkout, when imported from Bindings/python
+    for root in roots:
+        for config in ("release", "debug"):
+            places.append(root / ".build" / config / "libmediakit.so")
+    return places
+
+
+def _load() -> ctypes.CDLL:
+    tried = []
+    for path in _candidates():
+        if not path.is_file():
+            tried.append(f"{path} (not there)")
+            continue
+        try:
+            lib = ctypes.CDLL(str(path))
+        except OSError as e:
+            tried.append(f"{path} ({e})")
+            continue
+        lib.mk_abi_version.restype = ctypes.c_int32
+        lib.mk_abi_version.argtypes = []
+        abi = lib.mk_abi_version()
+        if abi != ABI_VERSION:
+            raise ImportError(f"{path} speaks MediaKit C ABI version {abi}; this mediakit package "
+                              f"knows version {ABI_VERSION}. Install the matching package or library.")
+        lib._mk_path = str(path)
+        return lib
+    raise ImportError("libmediakit.so was not found. Set MEDIAKIT_LIBRARY to its path, or build the "
+                      "checkout (`make build`) and `pip install ./Bindings/python`. Looked in: "
+                      + "; ".join(tried))
+
+
+lib = _load()
+PATH: str = lib._mk_path
+
+
+def _check(result, func, args):
+    """errcheck: a negative status other than flow control raises MediaError."""
+    if result < 0 and result not in (EAGAIN, EOF):
+        from . import MediaError
+        raise MediaError(result, lib.mk_last_error().decode("utf-8", "replace"), func.__name__)
+    return result
+
+
+def _declare(name: str, restype, argtypes, check: bool = False) -> None:
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = argtypes
+    if check:
+        f.errcheck = _check
+
+
+P = ctypes.POINTER
+_declare("mk_version", ctypes.c_char_p, [])
+_declare("mk_last_error", ctypes.c_char_p, [])
+_declare("mk_status_name", ctypes.c_char_p, [c_status])
+_declare("mk_plugins_load", c_status, [ctypes.c_char_p], True)
+_declare("mk_plugin_count", ctypes.c_int32, [])
+_declare("mk_plugin_get_info", c_status, [ctypes.c_int32, P(PluginInfo)], True)
+_declare("mk_demuxer_open", c_status, [P(c_handle), ctypes.c_char_p], True)
+_declare("mk_demuxer_close", None, [P(c_handle)])
+_declare("mk_demuxer_track_count", c_status, [c_handle, P(ctypes.c_int32)], True)
+_declare("mk_demuxer_duration", c_status, [c_handle, P(ctypes.c_double)], True)
+_declare("mk_demuxer_track", c_status, [c_handle, ctypes.c_int32, P(TrackInfo)], True)
+_declare("mk_demuxer_read_packet", c_status, [c_handle, P(c_handle)], True)
+_declare("mk_demuxer_read_track_packet", c_status, [c_handle, ctypes.c_int32, P(c_handle)], True)
+_declare("mk_demuxer_seek", c_status, [c_handle, ctypes.c_double], True)
+_declare("mk_demuxer_select_tracks", c_status, [c_handle, P(ctypes.c_int32), ctypes.c_int32], True)
+_declare("mk_packet_get_info", c_status, [c_handle, P(PacketInfo)], True)
+_declare("mk_packet_free", None, [P(c_handle)])
+_declare("mk_decoder_default_settings", None, [P(DecoderSettings)])
+_declare("mk_decoder_open", c_status, [P(c_handle), c_handle, ctypes.c_int32, P(DecoderSettings)], True)
+_declare("mk_decoder_close", None, [P(c_handle)])
+_declare("mk_decoder_send_packet", c_status, [c_handle, c_handle], True)
+_declare("mk_decoder_receive_frame", c_status, [c_handle, P(c_handle)], True)
+_declare("mk_decoder_reset", c_status, [c_handle], True)
+_declare("mk_frame_get_info", c_status, [c_handle, P(FrameInfo)], True)
+_declare("mk_frame_pack", c_status, [c_handle, ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t, P(ctypes.c_size_t)], True)
+_declare("mk_frame_free", None, [P(c_handle)])
+_declare("mk_decode_default_settings", None, [P(DecodeSettings)])
+_declare("mk_decode_file", c_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, P(DecodeSettings)], True)

@@ -1,0 +1,98 @@
+"""Decoding through the Python API against ffmpeg (ORACLES.md): every NV12 array equals
+ffmpeg's bytes for that frame (`ffmpeg -v error -i F -map 0:v:0 -fps_mode passthrough
+-f rawvideo -pix_fmt nv12 -`), s16 audio within 1 per sample of `-map 0:a:0 -f s16le`."""
+import subprocess
+
+import numpy as np
+import pytest
+
+import mediakit
+
+FILES = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mov_h264_aac_quicktime_audio_empty_edit_bt601.mov",
+         "mp4_hevc_hvc1_aac_ctts_elst.mp4", "mp4_h264_b_pyramid_3b_800x640_4s.mp4"]
+
+
+def ffmpeg(path, *args) -> bytes:
+    return subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), *args, "-"], check=True,
+                          capture_output=True).stdout
+
+
+def decode_track(path, media_type, layout):
+    with mediakit.open(path) as demuxer:
+        track = next(t for t in demuxer.tracks if t.media_type == media_type)
+        with mediakit.Decoder(track) as decoder:
+            out = []
+            for packet in demuxer.packets(track):
+                out += [f.to_numpy(layout) for f in decoder.decode(packet)]
+            out += [f.to_numpy(layout) for f in decoder.flush()]
+            return track, out
+
+
+def check_video(path):
+    track, frames = decode_track(path, "video", "nv12")
+    ref = ffmpeg(path, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "nv12")
+    size = frames[0].nbytes
+    assert len(ref) == size * len(frames), f"{len(frames)} frames of {size} bytes, ffmpeg wrote {len(ref)} bytes"
+    for i, f in enumerate(frames):
+        assert f.shape == (track.height + (track.height + 1) // 2, track.width)
+        assert f.tobytes() == ref[i * size:(i + 1) * size], f"frame {i} differs from ffmpeg's"
+
+
+def check_audio(path):
+    track, frames = decode_track(path, "audio", "s16")
+    ours = np.concatenate(frames).astype(np.int32).ravel()
+    ref = np.frombuffer(ffmpeg(path, "-map", "0:a:0", "-f", "s16le"), dtype="<i2").astype(np.int32)
+    assert ours.size == ref.size, f"{ours.size} samples, ffmpeg {ref.size}"
+    assert int(np.abs(ours - ref).max(initial=0)) <= 1
+
+
+def test_sample_video_and_audio(sample):
+    check_video(sample)
+    check_audio(sample)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_shared_media_video(name, shared_media):
+    check_video(shared_media / name)
+
+
+@pytest.mark.parametrize("name", FILES[:3])
+def test_shared_media_audio(name, shared_media):
+    check_audio(shared_media / name)
+
+
+def test_one_call_decode(sample, tmp_path):
+    """mediakit.decode() writes what ffmpeg writes."""
+    mediakit.decode(sample, audio_out=tmp_path / "a.pcm", video_out=tmp_path / "v.nv12")
+    assert (tmp_path / "v.nv12").read_bytes() == ffmpeg(sample, "-map", "0:v:0", "-fps_mode", "passthrough",
+                                                        "-f", "rawvideo", "-pix_fmt", "nv12")
+    a = np.frombuffer((tmp_path / "a.pcm").read_bytes(), "<i2").astype(np.int32)
+    r = np.frombuffer(ffmpeg(sample, "-map", "0:a:0", "-f", "s16le"), "<i2").astype(np.int32)
+    assert a.size == r.size and int(np.abs(a - r).max()) <= 1
+
+
+def test_planes_are_views_of_the_decoded_picture(sample):
+    """planes: zero-copy views; packing them by hand gives to_numpy()'s NV12."""
+    with mediakit.open(sample) as d:
+        v = d.tracks[0]
+        dec = mediakit.Decoder(v)
+        frame = None
+        for p in d.packets(v):
+            fs = dec.decode(p)
+            if fs:
+                frame = fs[0]
+                break
+        frame = frame or dec.flush()[0]
+        y, u, v_ = frame.planes
+        w, h = frame.width, frame.height
+        nv12 = frame.to_numpy()
+        assert np.array_equal(nv12[:h], y[:h, :w])
+        uv = nv12[h:].reshape(-1, w // 2, 2)
+        assert np.array_equal(uv[..., 0], u[: (h + 1) // 2, : (w + 1) // 2])
+        assert np.array_equal(uv[..., 1], v_[: (h + 1) // 2, : (w + 1) // 2])
+        assert not y.flags.owndata, "a plane is a view, not a copy"
+
+
+def test_plugins_lists_ffmpeg():
+    names = {p.name: p for p in mediakit.plugins()}
+    assert "ffmpeg" in names and names["ffmpeg"].codecs.get("h264") == 100

@@ -1,0 +1,102 @@
+"""Misuse raises (MediaError, TypeError or ValueError), never crashes; closed objects
+raise; a view that outlives its frame keeps the memory alive."""
+import gc
+import os
+
+import numpy as np
+import pytest
+
+import mediakit
+
+
+def first_frame(path):
+    d = mediakit.open(path)
+    v = d.tracks[0]
+    dec = mediakit.Decoder(v)
+    for p in d.packets(v):
+        fs = dec.decode(p)
+        if fs:
+            return d, dec, fs[0]
+    return d, dec, dec.flush()[0]
+
+
+def test_missing_file():
+    with pytest.raises(mediakit.MediaError) as e:
+        mediakit.open("/nonexistent/movie.mp4")
+    assert e.value.name == "MK_ENOTFOUND" and "/nonexistent/movie.mp4" in e.value.message
+
+
+def test_corrupt_file(tmp_path):
+    bad = tmp_path / "bad.mp4"
+    bad.write_bytes(b"\x00\x00\x00\x10moov" + os.urandom(200))
+    with pytest.raises(mediakit.MediaError) as e:
+        mediakit.open(bad)
+    assert e.value.name == "MK_EDATA"
+
+
+def test_wrong_argument_types(sample):
+    with pytest.raises(TypeError):
+        mediakit.open(123)
+    with pytest.raises(TypeError):
+        mediakit.Decoder("not a track")
+    with mediakit.open(sample) as d:
+        dec = mediakit.Decoder(d.tracks[0])
+        with pytest.raises(TypeError):
+            dec.decode(b"bytes are not a packet")
+        with pytest.raises(mediakit.MediaError) as e:   # a packet of another track
+            dec.decode(d.read_track(1))
+        assert e.value.name == "MK_EINVAL"
+        with pytest.raises(ValueError):
+            mediakit.decode(sample)
+
+
+def test_closed_objects_raise(sample):
+    d, dec, frame = first_frame(sample)
+    packet = d.read_track(0)
+    d.close()
+    d.close()                                    # twice is harmless
+    with pytest.raises(mediakit.MediaError):
+        d.read()
+    with pytest.raises(mediakit.MediaError):
+        mediakit.Decoder(d.tracks[0])            # the track's demuxer is closed
+    dec.decode(packet)                           # the decoder does not need the demuxer
+    packet.close()
+    with pytest.raises(mediakit.MediaError):
+        packet.data
+    with pytest.raises(mediakit.MediaError):
+        dec.decode(packet)
+    dec.close()
+    dec.close()
+    with pytest.raises(mediakit.MediaError):
+        dec.flush()
+    frame.close()
+    frame.close()
+    with pytest.raises(mediakit.MediaError):
+        frame.to_numpy()
+    with pytest.raises(mediakit.MediaError):
+        frame.planes
+
+
+def test_view_outlives_its_frame(sample):
+    d, dec, frame = first_frame(sample)
+    y = frame.planes[0]
+    expected = frame.to_numpy()[: frame.height].copy()
+    frame.close()
+    del frame
+    dec.close()
+    d.close()
+    gc.collect()
+    # the view still reads the picture it was taken from: its memory was kept alive
+    assert np.array_equal(y[: expected.shape[0], : expected.shape[1]], expected)
+
+
+def test_context_managers(sample):
+    with mediakit.open(sample) as d:
+        with mediakit.Decoder(d.tracks[1]) as dec:
+            frames = []
+            for p in d.packets(d.tracks[1]):
+                with p:
+                    frames += dec.decode(p)
+        assert dec.closed
+    assert d.closed
+    assert frames and frames[0].media_type == "audio"
