@@ -129,6 +129,89 @@ def box_summary(path: str) -> dict:
     return {"top": kinds, "fragmented": fragmented, "sample_entries": entries, "ctts": ctts}
 
 
+def presented_audio_samples(path: Path, sample_rate: int | None = None) -> int | None:
+    """How many samples (per channel) of the first audio track the file says to present,
+    read from the boxes themselves (ISO/IEC 14496-12 edit lists; Apple's iTunSMPB):
+
+    - with an edit list: from the first non-empty edit's media_time for its
+      segment_duration (movie time scale, converted to the track's), where an end within
+      one movie tick of the media's end (the stts total) is the media's end (the movie
+      time scale, often 1/1000 s, cannot say the end to the sample);
+    - without one, with iTunSMPB: the stts total minus its priming and padding fields;
+    - otherwise None (no end is stated: everything decoded is presented).
+    Conversions between time scales round half away from zero (FFmpeg's av_rescale);
+    the count is converted from the media time scale to `sample_rate` when given.
+    """
+    def rescale(v: int, mul: int, div: int) -> int:
+        return (2 * v * mul + div) // (2 * div)
+    import math
+    import struct
+    end = os.path.getsize(path)
+    with open(path, "rb") as f:
+        top = list(iter_boxes(f, 0, end))
+        moov = next((b for b in top if b[0] == "moov"), None)
+        if moov is None:
+            return None
+        movie_scale = None
+        for _, pos, hs, _size in _child(f, moov, "mvhd"):
+            f.seek(pos + hs)
+            body = f.read(32)
+            movie_scale = struct.unpack(">I", body[20:24] if body[0] == 1 else body[12:16])[0]
+        for trak in _child(f, moov, "trak"):
+            handler, scale, edits, total = None, None, [], 0
+            for mdia in _child(f, trak, "mdia"):
+                for _, pos, hs, _size in _child(f, mdia, "hdlr"):
+                    f.seek(pos + hs + 8)
+                    handler = f.read(4)
+                for _, pos, hs, _size in _child(f, mdia, "mdhd"):
+                    f.seek(pos + hs)
+                    body = f.read(32)
+                    scale = struct.unpack(">I", body[20:24] if body[0] == 1 else body[12:16])[0]
+                for minf in _child(f, mdia, "minf"):
+                    for stbl in _child(f, minf, "stbl"):
+                        for _, pos, hs, _size in _child(f, stbl, "stts"):
+                            f.seek(pos + hs + 4)
+                            (n,) = struct.unpack(">I", f.read(4))
+                            for _ in range(n):
+                                count, delta = struct.unpack(">II", f.read(8))
+                                total += count * delta
+            if handler != b"soun":
+                continue
+            for edts in _child(f, trak, "edts"):
+                for _, pos, hs, _size in _child(f, edts, "elst"):
+                    f.seek(pos + hs)
+                    version = f.read(4)[0]
+                    (n,) = struct.unpack(">I", f.read(4))
+                    for _ in range(n):
+                        if version == 1:
+                            dur, media_time = struct.unpack(">Qq", f.read(16))
+                        else:
+                            dur, media_time = struct.unpack(">Ii", f.read(8))
+                        f.read(4)
+                        edits.append((dur, media_time))
+            media = [(d, m) for d, m in edits if m != -1]
+            if media and movie_scale and scale:
+                dur, start = media[0]
+                if dur == 0:
+                    return None
+                stop = start + rescale(dur, scale, movie_scale)
+                if abs(stop - total) <= max(1, math.ceil(scale / movie_scale)):
+                    stop = total
+                return rescale(stop - start, sample_rate or scale, scale)
+            f.seek(0)
+            data = f.read()
+            i = data.find(b"iTunSMPB")
+            if i >= 0:
+                j = data.find(b"data", i)
+                fields = data[j + 12:j + 200].split(b"\x00")[0].split()
+                if len(fields) >= 3:
+                    delay, padding = int(fields[1], 16), int(fields[2], 16)
+                    if 0 < delay < 16384:
+                        return rescale(total, sample_rate or scale, scale) - delay - padding
+            return None
+    return None
+
+
 def is_encrypted(path: Path) -> bool:
     """True when a track's sample entry is encv/enca (CENC): not decodable without keys."""
     return any(e in ("encv", "enca") for t in box_summary(str(path))["sample_entries"] for e in t)

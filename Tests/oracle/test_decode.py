@@ -255,6 +255,28 @@ def test_video_y4m(media, mk_decode, tmp_path):
 
 # --------------------------------------------------------------------------- audio
 
+def _gapless_reference(media, ref: bytes, stream: dict, bytes_per_sample: int, no_trim: bool) -> bytes:
+    """ffmpeg's output cut where the file says the audio ends (lib.presented_audio_samples).
+
+    FFmpeg 5.1 drops AAC priming but never cuts the last frame at the edit list's end (nor
+    the iTunSMPB padding); MediaKit is gapless and stops at the stated end. The samples
+    before that end are compared as they are; the cut must fall inside ffmpeg's last frame.
+    """
+    if no_trim:
+        return ref
+    presented = lib.presented_audio_samples(media, int(stream.get("sample_rate") or 0) or None)
+    if presented is None:
+        return ref
+    frame = int(stream.get("channels") or 1) * bytes_per_sample
+    keep = presented * frame
+    if abs(len(ref) - keep) > 2048 * frame:
+        pytest.fail(f"{media.name}: the file presents {presented} samples, ffmpeg wrote "
+                    f"{len(ref) // frame}: more than one frame apart", pytrace=False)
+    # When the decoder yields fewer samples than the container presents (libavcodec's AAC
+    # decoder drops the first frame of libfaac streams), everything it yields is presented.
+    return ref[:min(keep, len(ref))]
+
+
 def _check_pcm(media, ours: bytes, ref: bytes, stream: dict, cmd: list, ref_cmd: list):
     diff = lib.compare_pcm_s16(ours, ref, int(stream.get("channels") or 1))
     if diff:
@@ -267,11 +289,12 @@ def _check_pcm(media, ours: bytes, ref: bytes, stream: dict, cmd: list, ref_cmd:
 @pytest.mark.parametrize("no_trim", TRIM)
 @pytest.mark.parametrize("media", MEDIA, indirect=True)
 def test_audio_s16(media, no_trim, mk_decode, tmp_path):
-    """First audio track to interleaved s16le: ffmpeg's length, |diff| <= 1 per sample.
+    """First audio track to interleaved s16le: |diff| <= 1 per sample, ffmpeg's length.
 
     Oracle: `ffmpeg -v error [-ignore_editlist 1] -i FILE -map 0:STREAM -f s16le -`
-    (-ignore_editlist 1 with --no-trim). The tolerance of 1 is the float-to-s16 rounding
-    step that ORACLES.md allows.
+    (-ignore_editlist 1 with --no-trim), cut where the file says the audio ends (edit
+    list or iTunSMPB; see _gapless_reference: FFmpeg 5.1 keeps the whole last AAC frame,
+    MediaKit is gapless). The tolerance of 1 is the float-to-s16 rounding step of ORACLES.md.
     """
     stream = audio_target(media)
     out = tmp_path / "out.pcm"
@@ -279,7 +302,8 @@ def test_audio_s16(media, no_trim, mk_decode, tmp_path):
     run_ours(cmd)
     _no_output(out, cmd)
     ref_cmd = ffmpeg_cmd(media, stream, ["-f", "s16le"], no_trim)
-    _check_pcm(media, out.read_bytes(), ffmpeg_bytes(ref_cmd), stream, cmd, ref_cmd)
+    ref = _gapless_reference(media, ffmpeg_bytes(ref_cmd), stream, 2, no_trim)
+    _check_pcm(media, out.read_bytes(), ref, stream, cmd, ref_cmd)
 
 
 @pytest.mark.parametrize("media", MEDIA, indirect=True)
@@ -295,7 +319,8 @@ def test_audio_f32(media, mk_decode, tmp_path):
     run_ours(cmd)
     _no_output(out, cmd)
     ref_cmd = ffmpeg_cmd(media, stream, ["-f", "f32le"])
-    diff = lib.compare_bytes_exact(out.read_bytes(), ffmpeg_bytes(ref_cmd), "f32le")
+    ref = _gapless_reference(media, ffmpeg_bytes(ref_cmd), stream, 4, False)
+    diff = lib.compare_bytes_exact(out.read_bytes(), ref, "f32le")
     if diff:
         pytest.fail(f"{media.name}: `{lib.shell_line(cmd)}` differs from "
                     f"`{lib.shell_line(ref_cmd)}`: {diff}", pytrace=False)
@@ -341,7 +366,8 @@ def test_audio_wav(media, mk_decode, tmp_path):
         pytest.fail(f"{media.name}: `{lib.shell_line(cmd)}`:\n  " + "\n  ".join(problems),
                     pytrace=False)
     ref_cmd = ffmpeg_cmd(media, stream, ["-f", "s16le"])
-    _check_pcm(media, fmt["data"], ffmpeg_bytes(ref_cmd), stream, cmd, ref_cmd)
+    ref = _gapless_reference(media, ffmpeg_bytes(ref_cmd), stream, 2, False)
+    _check_pcm(media, fmt["data"], ref, stream, cmd, ref_cmd)
 
 
 # --------------------------------------------------------------------------- both at once
@@ -417,3 +443,21 @@ def test_one_run_writes_both(media, mk_decode, tmp_path):
     _check_pcm(media, aout.read_bytes(), ffmpeg_bytes(ref_cmd), astream, cmd, ref_cmd)
     ref = ffmpeg_cmd(media, vstream, ["-f", "rawvideo", "-pix_fmt", "nv12"])
     _compare_raw_video(media, vstream, vout, ref, "nv12", cmd)
+
+
+# --------------------------------------------------------------------------- gapless
+
+@pytest.mark.parametrize("samples", [96123, 48000, 1024 * 30 + 1])
+def test_aac_in_mp4_decodes_to_the_source_length(samples, mk_decode, tmp_path):
+    """Gapless (issue 6): a 48 kHz source of known length, encoded to AAC-in-MP4 by ffmpeg,
+    decodes (trimmed, the default) to exactly the source's sample count.
+
+    Oracle: the source's own length (lavfi sine, atrim=end_sample=N).
+    """
+    src = tmp_path / "src.mp4"
+    gen = ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+           f"sine=f=440:sample_rate=48000,atrim=end_sample={samples}", "-c:a", "aac", src]
+    assert lib.run(gen).returncode == 0
+    out = tmp_path / "out.pcm"
+    run_ours([mk_decode, src, "--audio-out", out])
+    assert out.stat().st_size == samples * 2, f"{out.stat().st_size // 2} samples, the source had {samples}"

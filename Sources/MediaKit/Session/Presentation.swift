@@ -31,7 +31,13 @@ public struct PresentationWindow: Sendable, Equatable {
         start = edit.mediaTime
         if edit.segmentDuration > 0 && track.movieTimeScale > 0 {
             let d = Rational.rescale(edit.segmentDuration, multiply: track.timeBase.denominator, divide: track.movieTimeScale * track.timeBase.numerator)
-            end = start + d
+            var e = start + d
+            // The edit's duration is in the movie time scale (often 1/1000 s), so it can
+            // miss the media's true end by the rounding: within one movie tick, the media's
+            // own end (the sum of its sample durations) is the exact one.
+            let tick = Rational.rescale(1, multiply: track.timeBase.denominator, divide: track.movieTimeScale * track.timeBase.numerator)
+            if track.duration > 0 && abs(e - track.duration) <= max(1, tick) { e = track.duration }
+            end = e
         } else {
             end = nil
         }
@@ -49,12 +55,13 @@ public struct PresentationWindow: Sendable, Equatable {
 /// track's codec, applies the track's edit list (``PresentationWindow``) unless
 /// asked not to, and returns frames in presentation order.
 ///
-/// Audio follows FFmpeg exactly: decoding starts at the packet one second
-/// before the edit's media time (so the decoder is primed), the first
-/// `media time - that packet's time` decoded samples are dropped, and decoding
-/// stops after the packet that reaches the edit's end (that packet's samples
-/// are all kept). An iTunes `iTunSMPB` encoder delay is dropped the same way
-/// when the edit list does not already cut the start.
+/// Audio is gapless: it holds exactly the samples the encoder was given.
+/// Decoding starts at the packet one second before the edit's media time (so the
+/// decoder is primed, as FFmpeg does), the first `media time - that packet's time`
+/// decoded samples are dropped (AAC priming), and the output ends exactly at the
+/// edit's end (AAC remainder frames), where FFmpeg 5.1 keeps the whole last frame.
+/// Without an edit list, an encoder delay and padding the container states (iTunes
+/// `iTunSMPB`, Ogg Opus pre-skip and end granule) are cut the same way.
 ///
 /// ```swift
 /// let session = try DecodeSession(track: demuxer.tracks[0])
@@ -78,6 +85,8 @@ public final class DecodeSession {
     private var stopped = false
     /// Audio: decoded samples (per channel) still to drop from the start.
     private var skipSamples: Int64 = 0
+    /// Audio: samples (per channel) still to output before the presentation ends; nil: no limit.
+    private var remaining: Int64?
 
     /// Creates a session for `track`.
     /// - Parameters:
@@ -99,6 +108,15 @@ public final class DecodeSession {
         let oneSecond = track.timeBase.numerator > 0 ? track.timeBase.denominator / track.timeBase.numerator : 0
         self.audioStartTarget = window == .everything ? .min : window.start - oneSecond
         if !isAudio || window == .everything { started = true; skipSamples = Int64(track.encoderDelay) }
+        if isAudio && trim {
+            let rate = Int64(track.parameters.sampleRate)
+            if let end = window.end {
+                remaining = Rational.rescale(end - window.start, from: track.timeBase, to: Rational(1, max(1, rate)))
+            } else if track.encoderPadding > 0 && track.duration > 0 {
+                remaining = Rational.rescale(track.duration, from: track.timeBase, to: Rational(1, max(1, rate)))
+                    - Int64(track.encoderDelay) - Int64(track.encoderPadding)
+            }
+        }
     }
 
     /// Sends one packet of the track and passes each presented frame to `output`.
@@ -131,6 +149,7 @@ public final class DecodeSession {
         started = true
         stopped = false
         skipSamples = 0
+        remaining = nil
     }
 
     private func begin(_ output: (Frame) throws -> Void) throws {
@@ -160,20 +179,34 @@ public final class DecodeSession {
             if window.contains(frame.pts) { try output(frame) }
             return
         }
-        guard skipSamples > 0 else { return try output(frame) }
-        if skipSamples >= Int64(frame.sampleCount) {
-            skipSamples -= Int64(frame.sampleCount)
-            return
+        var frame = frame
+        if skipSamples > 0 {
+            if skipSamples >= Int64(frame.sampleCount) {
+                skipSamples -= Int64(frame.sampleCount)
+                return
+            }
+            let skip = Int(skipSamples)
+            skipSamples = 0
+            guard let format = frame.sampleFormat else { return }
+            let bytes = skip * format.bytesPerSample * (format.isPlanar ? 1 : frame.channels)
+            frame.planes = frame.planes.map { Plane(base: $0.base + bytes, stride: $0.stride - bytes, length: $0.length - bytes) }
+            frame.sampleCount -= skip
+            frame.pts += Rational.rescale(Int64(skip), from: Rational(1, Int64(max(1, frame.sampleRate))), to: track.timeBase)
         }
-        let skip = Int(skipSamples)
-        skipSamples = 0
-        guard let format = frame.sampleFormat else { return }
-        let bytes = skip * format.bytesPerSample * (format.isPlanar ? 1 : frame.channels)
-        var cut = frame
-        cut.planes = frame.planes.map { Plane(base: $0.base + bytes, stride: $0.stride - bytes, length: $0.length - bytes) }
-        cut.sampleCount = frame.sampleCount - skip
-        cut.pts = frame.pts + Rational.rescale(Int64(skip), from: Rational(1, Int64(max(1, frame.sampleRate))), to: track.timeBase)
-        try output(cut)
+        if let left = remaining {
+            if left <= 0 { return }
+            if Int64(frame.sampleCount) > left {
+                // The last frame: keep only the samples the encoder was given.
+                let keep = Int(left)
+                if let format = frame.sampleFormat {
+                    let bytes = keep * format.bytesPerSample * (format.isPlanar ? 1 : frame.channels)
+                    frame.planes = frame.planes.map { Plane(base: $0.base, stride: bytes, length: bytes) }
+                }
+                frame.sampleCount = keep
+            }
+            remaining = left - Int64(frame.sampleCount)
+        }
+        try output(frame)
     }
 
     private func ticksToSamples(_ n: Int64, rate: Int) -> Int64 {
