@@ -18,10 +18,28 @@ public final class OutputFile: @unchecked Sendable {
     public private(set) var bytesWritten: Int64 = 0
     private var done = false
 
-    /// Creates the temporary file `.<name>.partial-<pid>` beside `path`.
+    /// True when the target is not a regular file (a device such as /dev/null, a pipe,
+    /// "-" for standard output): it is written directly, never replaced.
+    public let isStream: Bool
+
+    /// Creates the temporary file `.<name>.partial-<pid>` beside `path`. A target that
+    /// exists and is not a regular file (/dev/null, a FIFO), or "-" (standard output),
+    /// is written directly instead: a device must never be replaced by a file.
     /// - Throws: `.io` naming the directory and the OS error.
     public init(path: String) throws {
         self.path = path
+        var st = stat()
+        if path == "-" || (stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG) {
+            isStream = true
+            temporaryPath = path
+            fd = path == "-" ? dup(STDOUT_FILENO) : open(path, O_WRONLY | O_CLOEXEC)
+            if fd < 0 {
+                throw MediaError(.io, "cannot open for writing: \(String(cString: strerror(errno)))", path: path)
+            }
+            buffer.reserveCapacity(bufferLimit)
+            return
+        }
+        isStream = false
         let slash = path.lastIndex(of: "/")
         let dir = slash.map { String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -78,6 +96,7 @@ public final class OutputFile: @unchecked Sendable {
     /// Overwrites bytes at `offset` (for headers whose sizes are known at the end).
     public func patch(_ bytes: [UInt8], at offset: Int64) throws {
         try flushBuffer()
+        if isStream { return }   // a pipe or device cannot be rewritten: the header stays as first written
         let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
         if n != bytes.count { throw MediaError(.io, "cannot update the header: \(String(cString: strerror(errno)))", path: temporaryPath, offset: offset) }
     }
@@ -113,9 +132,10 @@ public final class OutputFile: @unchecked Sendable {
         let closed = close(fd)
         fd = -1
         if closed != 0 {
-            unlink(temporaryPath)
+            if !isStream { unlink(temporaryPath) }
             throw MediaError(.io, "close failed: \(String(cString: strerror(errno)))", path: temporaryPath)
         }
+        if isStream { return }
         if rename(temporaryPath, path) != 0 {
             let err = errno
             unlink(temporaryPath)
@@ -126,7 +146,7 @@ public final class OutputFile: @unchecked Sendable {
     /// Closes and removes the temporary file. Harmless after ``commit()``.
     public func discard() {
         if fd >= 0 { close(fd); fd = -1 }
-        if !done { unlink(temporaryPath) }
+        if !done && !isStream { unlink(temporaryPath) }
         done = true
     }
 }
