@@ -26,7 +26,7 @@ struct Decode: ParsableCommand {
     @Option(help: "Where to write the decoded video.")
     var videoOut: String?
 
-    @Option(help: "Raw video layout: nv12 (default) or i420.")
+    @Option(help: "Raw video layout: nv12 (default), i420, or yuv420p10le (10-bit 4:2:0 sources).")
     var pixelFormat: RawPictureFormat = .nv12
 
     @Option(help: "PCM sample format: s16 (default, little-endian) or f32.")
@@ -141,7 +141,7 @@ struct Decode: ParsableCommand {
                 print("  play: ffplay \(shellQuote(videoPath!))")
             } else {
                 let fps = Self.frameRate(v.track)
-                print("  play: ffplay -f rawvideo -pixel_format \(pixelFormat == .nv12 ? "nv12" : "yuv420p") -video_size \(size) -framerate \(fps.numerator)/\(fps.denominator) \(shellQuote(videoPath!))")
+                print("  play: ffplay -f rawvideo -pixel_format \(pixelFormat == .i420 ? "yuv420p" : pixelFormat.rawValue) -video_size \(size) -framerate \(fps.numerator)/\(fps.denominator) \(shellQuote(videoPath!))")
             }
         }
         if let a = audio, let w = a.writer {
