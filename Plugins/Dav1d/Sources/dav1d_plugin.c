@@ -143,7 +143,11 @@ static int dvp_map_error(int err)
 static int dvp_fail(dvp_decoder *dec, const char *what, int err)
 {
     int e = err < 0 ? -err : err;
-    dvp_set_error(dec, "dav1d av1: %s: %s (error %d)", what, strerror(e), err);
+    if (err == DAV1D_ERR(EINVAL) || err == DAV1D_ERR(ERANGE))
+        dvp_set_error(dec, "dav1d av1: %s: invalid or damaged AV1 data (dav1d error %d, %s)",
+                      what, err, strerror(e));
+    else
+        dvp_set_error(dec, "dav1d av1: %s: %s (dav1d error %d)", what, strerror(e), err);
     return dvp_map_error(err);
 }
 
