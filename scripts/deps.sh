@@ -14,13 +14,15 @@ set -euo pipefail
 #   gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps
 #                                             gst-launch-1.0, qtdemux, gst-discoverer-1.0 (oracles)
 #   valgrind                                  instruction counts, leak checks
+#                                             (Tests/plugin_harness/run_valgrind.sh)
+#   binutils                                  nm: the oracle suite checks plugin exports
 #   time                                      GNU /usr/bin/time for scripts/bench.sh
 PACKAGES=(
     pkg-config libavcodec-dev libavutil-dev
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps
-    valgrind time
+    valgrind time binutils
 )
 
 say() { printf 'deps: %s\n' "$*"; }

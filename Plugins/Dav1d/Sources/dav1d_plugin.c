@@ -27,6 +27,7 @@
  * or 0 = dav1d's choice (one per logical core); max_frame_delay = 0 = dav1d's
  * choice (ceil(sqrt(n_threads))), the throughput setting the dav1d tool uses.
  * MEDIAKIT_DAV1D_MAX_FRAME_DELAY overrides the latter (1 = lowest latency).
+ * Pictures above 16384x16384 pixels are refused (frame_size_limit).
  *
  * Send/receive model
  *   dav1d_send_data() may take only part of a packet (DAV1D_ERR(EAGAIN): get
@@ -535,6 +536,9 @@ static int dvp_create(const mk_plugin_codec_config *config, void **decoder,
                       : 0;
     s.max_frame_delay = dvp_env_int("MEDIAKIT_DAV1D_MAX_FRAME_DELAY", 0, DAV1D_MAX_FRAME_DELAY, 0);
     s.all_layers = 0;     /* as FFmpeg's libdav1d ("alllayers" defaults to 0) */
+    /* A bound on what a damaged or hostile header can make dav1d allocate: the
+     * largest picture any AV1 level allows (level 7.x: 16384x8704) fits. */
+    s.frame_size_limit = 16384u * 16384u;
     s.apply_grain = 1;
     s.operating_point = 0;
     if (dvp_env_int("MEDIAKIT_DAV1D_LOG", 0, 1, 0) == 0)
