@@ -11,6 +11,9 @@ let package = Package(
         .library(name: "mediakit", type: .dynamic, targets: ["MediaKitC"]),
         // Codec plugins: one dynamic library each, found by MediaRegistry at run time.
         .library(name: "MediaKitPluginFFmpeg", type: .dynamic, targets: ["MediaKitPluginFFmpeg"]),
+        .library(name: "MediaKitPluginDav1d", type: .dynamic, targets: ["MediaKitPluginDav1d"]),
+        .library(name: "MediaKitPluginOpus", type: .dynamic, targets: ["MediaKitPluginOpus"]),
+        .library(name: "MediaKitPluginVorbis", type: .dynamic, targets: ["MediaKitPluginVorbis"]),
         .executable(name: "mk-probe", targets: ["MKProbe"]),
         .executable(name: "mk-decode", targets: ["MKDecode"]),
     ],
@@ -50,6 +53,49 @@ let package = Package(
             path: "Plugins/FFmpeg/Sources",
             cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
             linkerSettings: [.linkedLibrary("avutil")]
+        ),
+
+        // Dedicated decoders (priority 200, above FFmpeg's 100 for the same codec).
+        // Each C target links its library explicitly, so the plugin needs nothing
+        // from the host at run time but the ABI header it was built against.
+        .systemLibrary(
+            name: "CDav1d",
+            path: "Plugins/Dav1d/CDav1d",
+            pkgConfig: "dav1d",
+            providers: [.apt(["libdav1d-dev"])]
+        ),
+        .target(
+            name: "MediaKitPluginDav1d",
+            dependencies: ["CDav1d"],
+            path: "Plugins/Dav1d/Sources",
+            cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
+            linkerSettings: [.linkedLibrary("dav1d")]
+        ),
+        .systemLibrary(
+            name: "COpus",
+            path: "Plugins/Opus/COpus",
+            pkgConfig: "opus",
+            providers: [.apt(["libopus-dev"])]
+        ),
+        .target(
+            name: "MediaKitPluginOpus",
+            dependencies: ["COpus"],
+            path: "Plugins/Opus/Sources",
+            cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
+            linkerSettings: [.linkedLibrary("opus")]
+        ),
+        .systemLibrary(
+            name: "CVorbis",
+            path: "Plugins/Vorbis/CVorbis",
+            pkgConfig: "vorbis",
+            providers: [.apt(["libvorbis-dev"])]
+        ),
+        .target(
+            name: "MediaKitPluginVorbis",
+            dependencies: ["CVorbis"],
+            path: "Plugins/Vorbis/Sources",
+            cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
+            linkerSettings: [.linkedLibrary("vorbis"), .linkedLibrary("ogg")]
         ),
 
         .executableTarget(

@@ -14,6 +14,8 @@ set -euo pipefail
 #   gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps
 #                                             gst-launch-1.0, qtdemux, gst-discoverer-1.0 (oracles)
 #   valgrind                                  instruction counts, leak checks
+#                                             (Tests/plugin_harness/run_valgrind.sh)
+#   binutils                                  nm: the oracle suite checks plugin exports
 #   time                                      GNU /usr/bin/time for scripts/bench.sh
 #   hyperfine                                 repeated timings of short commands (bench_capi.sh)
 PACKAGES=(
@@ -21,7 +23,7 @@ PACKAGES=(
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps
-    valgrind time hyperfine
+    valgrind time hyperfine binutils
 )
 
 say() { printf 'deps: %s\n' "$*"; }

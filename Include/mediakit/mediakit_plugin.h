@@ -39,6 +39,13 @@
  * plugin must keep the planes valid until `release` is called even after
  * `destroy`.
  *
+ * Trimming: backends output every decoded sample; the host trims. A backend
+ * never drops samples on its own account (Opus pre-skip, AAC/MP3 priming,
+ * end padding) and never shifts frame timestamps to hide them: the host
+ * trims by the track's encoder delay, edit list and end position, so every
+ * backend for a codec gives the same raw output. (Packets the host marks
+ * MK_PACKET_FLAG_DISCARD are the one exception: their frames are dropped.)
+ *
  * Threads: a decoder instance is used by one thread at a time (the host
  * serialises calls). `create` and the descriptor may be used from any thread.
  * `release` may be called from any thread.

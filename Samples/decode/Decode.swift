@@ -26,7 +26,7 @@ struct Decode: ParsableCommand {
     @Option(help: "Where to write the decoded video.")
     var videoOut: String?
 
-    @Option(help: "Raw video layout: nv12 (default) or i420.")
+    @Option(help: "Raw video layout: nv12 (default), i420, or yuv420p10le (10-bit 4:2:0 sources).")
     var pixelFormat: RawPictureFormat = .nv12
 
     @Option(help: "PCM sample format: s16 (default, little-endian) or f32.")

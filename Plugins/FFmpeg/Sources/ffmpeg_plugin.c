@@ -57,9 +57,16 @@
  * H.264 without VUI reorder info, leaving it 0 loses a frame; (1) packets marked
  * MK_PACKET_FLAG_DISCARD are decoded but their frames dropped (whole packets
  * only; there is no way to pass "skip N samples" side data, so partial trims
- * are the host's, by timestamp); (2) libavcodec's own Opus decoder already
- * drops the OpusHead pre-skip and advances the frame pts accordingly, so trim
- * Opus by timestamp, never by "drop the first pre-skip samples" again.
+ * are the host's); (2) backends output every decoded sample and the host trims
+ * (see "Trimming" in mediakit_plugin.h): libavcodec's Opus decoders (native
+ * and libopus) would drop the OpusHead pre-skip themselves, at the start and
+ * again after every avcodec_flush_buffers(), and advance the frame pts by it;
+ * the plugin opens them with AV_CODEC_FLAG2_SKIP_MANUAL so they do not. That
+ * flag changes nothing else the plugin relies on: libavcodec then also keeps
+ * frames flagged AV_FRAME_FLAG_DISCARD (the plugin drops those itself, below)
+ * and attaches AV_FRAME_DATA_SKIP_SAMPLES side data (ignored); the plugin
+ * never sends skip/discard-padding packet side data, and no other decoder in
+ * the table sets a decoder-side skip at open.
  *
  * Logging
  *   libavcodec's log is silenced (AV_LOG_QUIET) the first time the plugin is
@@ -807,6 +814,9 @@ static int ffp_create(int index, const mk_plugin_codec_config *config,
     }
     if (config->bits_per_coded_sample > 0)
         ctx->bits_per_coded_sample = config->bits_per_coded_sample;
+    /* Opus pre-skip stays in the output: the host trims (see the top). */
+    if (strcmp(codec->name, "opus") == 0)
+        ctx->flags2 |= AV_CODEC_FLAG2_SKIP_MANUAL;
     /* Same threading as the ffmpeg tool ("threads auto"); libavcodec's
      * threaded decoders produce bit-identical output for any thread count. */
     ctx->thread_count = config->thread_count > 0 ? config->thread_count : 0;

@@ -46,7 +46,7 @@ public struct FileDecodeResult: Sendable {
             if options.y4m {
                 out.append("ffplay \(Self.quote(v.path))")
             } else {
-                let fmt = options.pixelFormat == .nv12 ? "nv12" : "yuv420p"
+                let fmt = options.pixelFormat == .i420 ? "yuv420p" : options.pixelFormat.rawValue
                 out.append("ffplay -f rawvideo -pixel_format \(fmt) -video_size \(v.width)x\(v.height) -framerate \(v.frameRate.numerator)/\(v.frameRate.denominator) \(Self.quote(v.path))")
             }
         }

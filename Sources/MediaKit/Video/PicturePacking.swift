@@ -4,11 +4,17 @@ public enum RawPictureFormat: String, Sendable, CaseIterable {
     case nv12
     /// 8-bit Y, U, V planes, chroma at half resolution (FFmpeg's yuv420p).
     case i420
+    /// 10-bit Y, U, V planes, chroma at half resolution, each sample in the low bits of a
+    /// little-endian 16-bit word (FFmpeg's yuv420p10le). Only 10-bit 4:2:0 sources pack to it.
+    case yuv420p10le
+
+    /// Bytes per sample of the layout (1, or 2 for ``yuv420p10le``).
+    public var bytesPerSample: Int { self == .yuv420p10le ? 2 : 1 }
 
     /// Bytes of one packed picture of `width` x `height`.
     public func frameSize(width: Int, height: Int) -> Int {
         let cw = (width + 1) / 2, ch = (height + 1) / 2
-        return width * height + 2 * cw * ch
+        return (width * height + 2 * cw * ch) * bytesPerSample
     }
 }
 
@@ -30,13 +36,19 @@ public enum PicturePacker {
         return 0
     }
 
+    /// Pixel formats that pack to `layout` without any resampling or change of value:
+    /// 8-bit 4:2:0 for NV12 / I420, 10-bit planar 4:2:0 for yuv420p10le.
+    public static func canPack(_ f: PixelFormat, as layout: RawPictureFormat) -> Bool {
+        layout == .yuv420p10le ? f == .yuv420p10 : canPackExactly(f)
+    }
+
     /// Packs `frame` into `output` (resized to the picture size), turned clockwise
     /// by `clockwise` degrees (0, 90, 180 or 270) when asked.
     /// - Throws: `.unsupported` for a source format that cannot be packed without a
     ///   lossy conversion (naming the format and what to ask for instead).
     public static func pack(_ frame: Frame, as format: RawPictureFormat, clockwise: Int, into output: inout [UInt8]) throws {
         guard clockwise != 0 else { return try pack(frame, as: format, into: &output) }
-        guard let src = frame.pixelFormat, canPackExactly(src), src != .nv12 else {
+        guard let src = frame.pixelFormat, canPackExactly(src), src != .nv12, format != .yuv420p10le else {
             throw MediaError(.unsupported, "rotating \(frame.pixelFormat?.name ?? "audio") pictures is not supported; use --no-autorotate")
         }
         let w = frame.width, h = frame.height
@@ -93,13 +105,24 @@ public enum PicturePacker {
         guard let src = frame.pixelFormat else {
             throw MediaError(.invalidArgument, "not a video frame")
         }
-        guard canPackExactly(src) else {
-            throw MediaError(.unsupported, "decoded pictures are \(src.name); converting them to \(format.rawValue) needs a scaler that MediaKit does not have yet (8-bit 4:2:0 sources only)")
+        guard canPack(src, as: format) else {
+            let hint = src == .yuv420p10 ? "ask for yuv420p10le" : format == .yuv420p10le ? "yuv420p10le takes 10-bit 4:2:0 sources only" : "8-bit 4:2:0 sources only"
+            throw MediaError(.unsupported, "decoded pictures are \(src.name); converting them to \(format.rawValue) needs a scaler that MediaKit does not have yet (\(hint))")
         }
         let w = frame.width, h = frame.height
         let cw = (w + 1) / 2, ch = (h + 1) / 2
         guard output.count >= format.frameSize(width: w, height: h) else {
             throw MediaError(.invalidArgument, "the buffer holds \(output.count) bytes, a \(w)x\(h) \(format.rawValue) picture needs \(format.frameSize(width: w, height: h))")
+        }
+        if format == .yuv420p10le {
+            // 16-bit-word planar 4:2:0: the three planes, rows without padding.
+            withExtendedLifetime(frame.storage) {
+                let out = output.baseAddress!
+                copyPlane(frame.planes[0], rowBytes: 2 * w, rows: h, to: out)
+                copyPlane(frame.planes[1], rowBytes: 2 * cw, rows: ch, to: out + 2 * w * h)
+                copyPlane(frame.planes[2], rowBytes: 2 * cw, rows: ch, to: out + 2 * (w * h + cw * ch))
+            }
+            return
         }
         withExtendedLifetime(frame.storage) {
             let out = output.baseAddress!
@@ -124,6 +147,8 @@ public enum PicturePacker {
                     let d = chroma + y * 2 * cw
                     for x in 0..<cw { d[2 * x] = u[x]; d[2 * x + 1] = v[x] }
                 }
+            case (_, .yuv420p10le):
+                break   // packed above
             }
         }
     }

@@ -122,8 +122,9 @@ public final class PictureWriter: @unchecked Sendable {
         if let size, size != (w, h) {
             throw MediaError(.unsupported, "the picture size changed from \(size.width)x\(size.height) to \(w)x\(h) mid-stream; raw video cannot hold both")
         }
-        guard let source = frame.pixelFormat, PicturePacker.canPackExactly(source) else {
-            throw MediaError(.unsupported, "decoded pictures are \(frame.pixelFormat?.name ?? "audio"); converting them to \(format.rawValue) needs a scaler that MediaKit does not have yet (8-bit 4:2:0 sources only)")
+        guard let source = frame.pixelFormat, PicturePacker.canPack(source, as: format) else {
+            let hint = frame.pixelFormat == .yuv420p10 ? "ask for yuv420p10le" : "8-bit 4:2:0 sources only"
+            throw MediaError(.unsupported, "decoded pictures are \(frame.pixelFormat?.name ?? "audio"); converting them to \(format.rawValue) needs a scaler that MediaKit does not have yet (\(hint))")
         }
         var headerBytes: [UInt8] = []
         if y4m && !headerWritten {
@@ -159,7 +160,7 @@ public final class PictureWriter: @unchecked Sendable {
         let cw = (w + 1) / 2, ch = (h + 1) / 2
         // Fast path: planar 4:2:0 with tightly packed planes, no rotation: the luma
         // (and, for I420, the chroma) planes are written from the frame's memory.
-        if clockwise == 0, frame.pixelFormat != .nv12, frame.planes[0].stride == w,
+        if clockwise == 0, format != .yuv420p10le, frame.pixelFormat != .nv12, frame.planes[0].stride == w,
            format == .nv12 || (frame.planes[1].stride == cw && frame.planes[2].stride == cw) {
             try withExtendedLifetime(frame.storage) {
                 try Self.frameMarker.withUnsafeBytes { marker in
