@@ -17,7 +17,7 @@ struct Probe: ParsableCommand {
           mk-probe --plugins             the codec plugins found and where
         """)
 
-    @Argument(help: "The media file to read (MP4, MOV, M4A).")
+    @Argument(help: "The media file to read (MP4, MOV, M4A, Ogg, Opus, IVF).")
     var file: String?
 
     @Flag(help: "Print the tracks as JSON.")
@@ -68,8 +68,15 @@ struct Probe: ParsableCommand {
         out.reserveCapacity(1 << 16)
         let stdout = FileHandle.standardOutput
         defer { stdout.write(Data(out.utf8)) }   // the packets before an error are printed too
+        defer {
+            for w in demuxer.warnings { FileHandle.standardError.write(Data("mk-probe: warning: \(w)\n".utf8)) }
+        }
         while let p = try demuxer.read() {
-            out += "\(p.trackIndex),\(p.pts),\(p.dts),\(p.duration),\(p.size),\(p.position),\(p.isKeyframe ? "K" : "_")\n"
+            // As ffprobe: an unknown timestamp and a zero duration print as N/A.
+            let pts = p.pts == Packet.noTimestamp ? "N/A" : String(p.pts)
+            let dts = p.dts == Packet.noTimestamp ? "N/A" : String(p.dts)
+            let duration = p.duration == 0 ? "N/A" : String(p.duration)
+            out += "\(p.trackIndex),\(pts),\(dts),\(duration),\(p.size),\(p.position),\(p.isKeyframe ? "K" : "_")\n"
             if out.utf8.count > 1 << 16 { stdout.write(Data(out.utf8)); out = "" }
         }
     }

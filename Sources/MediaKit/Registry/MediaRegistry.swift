@@ -267,9 +267,31 @@ public final class MediaRegistry: @unchecked Sendable {
         return MediaError(.notFound, msg)
     }
 
-    /// Opens a container with the built-in demuxer that recognises it.
-    /// - Throws: `.unsupported` naming the file when no demuxer recognises it.
+    /// Opens a container with the built-in demuxer that recognises it, from the file's first
+    /// bytes: "OggS" is Ogg, "DKIF" is IVF, an ISO BMFF box header is MP4/MOV.
+    /// - Throws: `.unsupported` naming the file and what its first bytes are when no demuxer
+    ///   recognises it; the demuxer's own errors otherwise.
     public func makeDemuxer(path: String) throws -> Demuxer {
-        try MP4Demuxer(path: path)
+        let source = try FileSource(path: path)
+        let head = try source.readUpTo(at: 0, count: 12)
+        if head.starts(with: Array("OggS".utf8)) { return try OggDemuxer(path: path) }
+        if head.starts(with: Array("DKIF".utf8)) { return try IVFDemuxer(path: path) }
+        if Self.looksLikeBMFF(head) { return try MP4Demuxer(path: path) }
+        // Not a known signature: still give the MP4 reader a chance (a damaged first box),
+        // and say what the file starts with when it refuses too.
+        let mp4Refusal: MediaError
+        do { return try MP4Demuxer(path: path) } catch let e as MediaError { mp4Refusal = e }
+        let shown = head.prefix(8).map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "." }.joined()
+        let hex = head.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
+        throw MediaError(.unsupported, head.isEmpty ? "the file is empty; expected an MP4/MOV, Ogg or IVF file"
+                         : "the file starts with \"\(shown)\" (\(hex)); MediaKit reads MP4/MOV (a box header), Ogg (\"OggS\") and IVF (\"DKIF\"), and the MP4 reader refused it: \(mp4Refusal.message)",
+                         path: path, offset: 0)
+    }
+
+    /// True when `head` starts like an ISO BMFF / QuickTime file: a box size and a type of
+    /// four printable characters (ftyp, moov, mdat, free, wide, skip ...).
+    static func looksLikeBMFF(_ head: [UInt8]) -> Bool {
+        guard head.count >= 8 else { return false }
+        return head[4..<8].allSatisfy { (0x20..<0x7F).contains($0) }
     }
 }
