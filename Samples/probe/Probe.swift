@@ -113,6 +113,7 @@ struct Probe: ParsableCommand {
                 "language": t.language, "rotation": t.rotation, "sample_count": t.sampleCount,
                 "width": p.width, "height": p.height, "sample_rate": p.sampleRate, "channels": p.channels,
                 "frame_rate": t.frameRate.description,
+                "encoder_delay": t.encoderDelay, "encoder_padding": t.encoderPadding,
                 "edit_list": t.editList.map { ["segment_duration": $0.segmentDuration, "media_time": $0.mediaTime, "media_rate": $0.mediaRate] },
             ]
             if let r = t.unsupportedReason { d["unsupported"] = r }

@@ -266,7 +266,11 @@ public final class OggDemuxer: Demuxer, @unchecked Sendable {
         var last = Array(repeating: Int64(-1), count: configs.count)
         while let page = try? reader.next() {
             var t = configs.firstIndex { $0.serial == page.serial }
-            if t == nil && configs.count == 1 { t = 0 }
+            if t == nil && configs.count == 1 {
+                // A chained link of another codec ends the file for FFmpeg (and for read()).
+                if page.flags.contains(.beginning) && OggCodec.identify(page.body.prefix(8)) != configs[0].codec { break }
+                t = 0
+            }
             guard let t else { continue }
             if page.granule != -1 && page.granule != 0 { last[t] = page.granule }
         }

@@ -114,7 +114,8 @@ final class OggPacketReader {
     private func process(_ page: OggPage) throws {
         let context = String(format: "Ogg page of stream %08x", page.serial)
         var track = serialToTrack[page.serial]
-        if track == nil && tail && configs.count == 1 {
+        if track == nil && tail && configs.count == 1
+            && !(page.flags.contains(.beginning) && OggCodec.identify(page.body.prefix(8)) != configs[0].codec) {
             serialToTrack[page.serial] = 0
             track = 0
             streams[0].serial = page.serial
