@@ -276,7 +276,7 @@ public final class MediaRegistry: @unchecked Sendable {
         let head = try source.readUpTo(at: 0, count: 12)
         if head.starts(with: Array("OggS".utf8)) { return try OggDemuxer(path: path) }
         if head.starts(with: Array("DKIF".utf8)) { return try IVFDemuxer(path: path) }
-        if Self.looksLikeBMFF(head) { return try MP4Demuxer(path: path) }
+        if Self.looksLikeBMFF(head, fileSize: source.size) { return try MP4Demuxer(path: path) }
         // Not a known signature: still give the MP4 reader a chance (a damaged first box),
         // and say what the file starts with when it refuses too.
         let mp4Refusal: MediaError
@@ -288,10 +288,13 @@ public final class MediaRegistry: @unchecked Sendable {
                          path: path, offset: 0)
     }
 
-    /// True when `head` starts like an ISO BMFF / QuickTime file: a box size and a type of
-    /// four printable characters (ftyp, moov, mdat, free, wide, skip ...).
-    static func looksLikeBMFF(_ head: [UInt8]) -> Bool {
+    /// True when `head` starts like an ISO BMFF / QuickTime file: a box size that fits the
+    /// file (or 0 / 1: to the end, 64-bit) and a type of four printable characters
+    /// (ftyp, moov, mdat, free, wide, skip ...).
+    static func looksLikeBMFF(_ head: [UInt8], fileSize: Int64) -> Bool {
         guard head.count >= 8 else { return false }
+        let size = Int64(head[0]) << 24 | Int64(head[1]) << 16 | Int64(head[2]) << 8 | Int64(head[3])
+        guard size == 0 || size == 1 || (8...max(8, fileSize)).contains(size) else { return false }
         return head[4..<8].allSatisfy { (0x20..<0x7F).contains($0) }
     }
 }
