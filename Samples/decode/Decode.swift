@@ -17,7 +17,7 @@ struct Decode: ParsableCommand {
         At the end it prints the ffplay command that plays each output.
         """)
 
-    @Argument(help: "The media file to decode (MP4, MOV, M4A).")
+    @Argument(help: "The media file to decode (MP4, MOV, M4A, Ogg, Opus, IVF).")
     var file: String
 
     @Option(help: "Where to write the decoded audio.")

@@ -17,7 +17,7 @@ struct Probe: ParsableCommand {
           mk-probe --plugins             the codec plugins found and where
         """)
 
-    @Argument(help: "The media file to read (MP4, MOV, M4A).")
+    @Argument(help: "The media file to read (MP4, MOV, M4A, Ogg, Opus, IVF).")
     var file: String?
 
     @Flag(help: "Print the tracks as JSON.")
@@ -75,8 +75,15 @@ struct Probe: ParsableCommand {
         out.reserveCapacity(1 << 16)
         let stdout = FileHandle.standardOutput
         defer { stdout.write(Data(out.utf8)) }   // the packets before an error are printed too
+        defer {
+            for w in demuxer.warnings { FileHandle.standardError.write(Data("mk-probe: warning: \(w)\n".utf8)) }
+        }
         while let p = try demuxer.read() {
-            out += "\(p.trackIndex),\(p.pts),\(p.dts),\(p.duration),\(p.size),\(p.position),\(p.isKeyframe ? "K" : "_")\n"
+            // As ffprobe: an unknown timestamp and a zero duration print as N/A.
+            let pts = p.pts == Packet.noTimestamp ? "N/A" : String(p.pts)
+            let dts = p.dts == Packet.noTimestamp ? "N/A" : String(p.dts)
+            let duration = p.duration == 0 ? "N/A" : String(p.duration)
+            out += "\(p.trackIndex),\(pts),\(dts),\(duration),\(p.size),\(p.position),\(p.isKeyframe ? "K" : "_")\n"
             if out.utf8.count > 1 << 16 { stdout.write(Data(out.utf8)); out = "" }
         }
     }
@@ -113,6 +120,7 @@ struct Probe: ParsableCommand {
                 "language": t.language, "rotation": t.rotation, "sample_count": t.sampleCount,
                 "width": p.width, "height": p.height, "sample_rate": p.sampleRate, "channels": p.channels,
                 "frame_rate": t.frameRate.description,
+                "encoder_delay": t.encoderDelay, "encoder_padding": t.encoderPadding,
                 "edit_list": t.editList.map { ["segment_duration": $0.segmentDuration, "media_time": $0.mediaTime, "media_rate": $0.mediaRate] },
             ]
             if let r = t.unsupportedReason { d["unsupported"] = r }

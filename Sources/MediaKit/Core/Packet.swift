@@ -16,6 +16,18 @@ public struct Packet: Sendable {
     public var data: [UInt8]
     /// Seconds per timestamp tick.
     public var timeBase: Rational
+    /// Audio: samples to drop from the start of this packet's decoded output (FFmpeg's
+    /// `AV_PKT_DATA_SKIP_SAMPLES` start field). Ogg Opus puts its pre-skip on the first packet
+    /// of each chained link. Default: 0.
+    public var trimStart: Int = 0
+    /// Audio: samples to drop from the end of this packet's decoded output (FFmpeg's
+    /// `AV_PKT_DATA_SKIP_SAMPLES` end field): set on the last packets of an Ogg Opus or Vorbis
+    /// stream whose granule position ends before the packet does. Default: 0.
+    public var trimEnd: Int = 0
+
+    /// The value of ``pts`` and ``dts`` when the container gives the packet no timestamp
+    /// (FFmpeg's `AV_NOPTS_VALUE`; ffprobe prints it as N/A).
+    public static let noTimestamp = Int64.min
 
     /// Creates a packet.
     public init(trackIndex: Int, pts: Int64, dts: Int64, duration: Int64, isKeyframe: Bool,

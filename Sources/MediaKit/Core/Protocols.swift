@@ -15,6 +15,14 @@ public protocol Demuxer: AnyObject {
     func seek(to seconds: Double) throws
     /// Limits `read()` to these tracks (nil: all), so unwanted data is never read.
     func select(tracks: Set<Int>?)
+    /// Damage the demuxer stepped over without failing (for example Ogg pages with a bad CRC
+    /// that were skipped while the following good pages were read), oldest first. Empty by default.
+    var warnings: [MediaError] { get }
+}
+
+extension Demuxer {
+    /// No warnings unless a demuxer reports some.
+    public var warnings: [MediaError] { [] }
 }
 
 /// Turns packets of one stream into frames, with libavcodec's send / receive model.

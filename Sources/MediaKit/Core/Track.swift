@@ -123,8 +123,12 @@ public struct Track: Sendable {
     public var frameRate = Rational(0, 1)
     /// Audio: encoder delay (priming) in samples from an iTunes `iTunSMPB` tag, 0 if none.
     public var encoderDelay: Int = 0
-    /// Audio: padding samples at the end from an iTunes `iTunSMPB` tag, 0 if none.
+    /// Audio: padding samples at the end (iTunes `iTunSMPB`, Ogg end granule), 0 if none.
     public var encoderPadding: Int = 0
+    /// True when the demuxer states the start and end cuts on the packets themselves
+    /// (``Packet/trimStart``, ``Packet/trimEnd``: Ogg, where each chained link has its
+    /// own); ``encoderDelay`` and ``encoderPadding`` are then informative only.
+    public var trimsOnPackets = false
 
     /// The media type (shortcut for `parameters.mediaType`).
     public var mediaType: MediaType { parameters.mediaType }

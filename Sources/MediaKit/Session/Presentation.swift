@@ -87,6 +87,10 @@ public final class DecodeSession {
     private var skipSamples: Int64 = 0
     /// Audio: samples (per channel) still to output before the presentation ends; nil: no limit.
     private var remaining: Int64?
+    /// Whether trimming is on at all.
+    private let trim: Bool
+    /// True once a packet carried its own trims (Ogg): they replace the track-level ones.
+    private var packetTrims = false
 
     /// Creates a session for `track`.
     /// - Parameters:
@@ -105,10 +109,15 @@ public final class DecodeSession {
         self.decoder = try registry.makeDecoder(for: track.parameters, timeBase: track.timeBase, backend: backend, threads: threads)
         self.window = trim ? PresentationWindow(track: track) : .everything
         self.isAudio = track.mediaType == .audio
+        self.trim = trim
         let oneSecond = track.timeBase.numerator > 0 ? track.timeBase.denominator / track.timeBase.numerator : 0
         self.audioStartTarget = window == .everything ? .min : window.start - oneSecond
-        if !isAudio || window == .everything { started = true; skipSamples = Int64(track.encoderDelay) }
-        if isAudio && trim {
+        if !isAudio || window == .everything {
+            started = true
+            skipSamples = track.trimsOnPackets ? 0 : Int64(track.encoderDelay)
+        }
+        packetTrims = track.trimsOnPackets
+        if isAudio && trim && !track.trimsOnPackets {
             let rate = Int64(track.parameters.sampleRate)
             if let end = window.end {
                 remaining = Rational.rescale(end - window.start, from: track.timeBase, to: Rational(1, max(1, rate)))
@@ -163,6 +172,35 @@ public final class DecodeSession {
 
     private func send(_ packet: Packet, _ output: (Frame) throws -> Void) throws {
         if stopped { return }
+        if isAudio && trim && (packet.trimStart > 0 || packet.trimEnd > 0) {
+            // The container states the cuts per packet (Ogg: pre-skip on a link's first
+            // packet, the end granule on its last), as FFmpeg's skip-samples side data.
+            if !packetTrims {
+                packetTrims = true
+                skipSamples = 0
+                remaining = nil
+            }
+            skipSamples += Int64(packet.trimStart)
+            if packet.trimEnd > 0 {
+                try decoder.send(packet)
+                var frames: [Frame] = []
+                while let frame = try decoder.receive() { frames.append(frame) }
+                var cut = packet.trimEnd
+                while cut > 0, var last = frames.popLast() {
+                    if last.sampleCount > cut, let format = last.sampleFormat {
+                        last.sampleCount -= cut
+                        let bytes = last.sampleCount * format.bytesPerSample * (format.isPlanar ? 1 : last.channels)
+                        last.planes = last.planes.map { Plane(base: $0.base, stride: bytes, length: bytes) }
+                        frames.append(last)
+                        cut = 0
+                    } else {
+                        cut -= last.sampleCount
+                    }
+                }
+                for f in frames { try present(f, output) }
+                return
+            }
+        }
         try decoder.send(packet)
         try drain(output)
         if isAudio, let end = window.end, packet.pts + packet.duration >= end { stopped = true }

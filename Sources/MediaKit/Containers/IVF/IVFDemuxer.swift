@@ -1,0 +1,178 @@
+/// Hard limits of the IVF demuxer.
+enum IVFLimits {
+    /// The largest frame accepted (a 8K intra frame fits easily).
+    static let maxFrameSize = 64 << 20
+}
+
+/// Reads IVF files: the 32-byte "DKIF" header, then frames of a 12-byte header (size,
+/// 64-bit pts) and the frame data. AV1 ("AV01"), VP8 ("VP80") and VP9 ("VP90").
+///
+/// Packets equal `ffprobe -show_packets`: the position is the frame header's offset, the
+/// duration one frame interval (the first two frames' pts difference, 1 when unknown), and
+/// the key-frame flag comes from the frame itself as FFmpeg's parsers read it (VP8 frame
+/// tag; VP9 uncompressed header; AV1 frame header of the shown frame, see ``AV1``).
+/// The AV1 track has no extradata: decoders read the sequence header in band.
+public final class IVFDemuxer: Demuxer, @unchecked Sendable {
+    /// The one track of the file.
+    public let tracks: [Track]
+    /// Frame count times the time base, from the header (nil when the header says 0).
+    public let duration: Double?
+    /// The path the demuxer was opened on.
+    public let path: String
+    /// The header's fourcc ("AV01", "VP80", "VP90" ...).
+    public let fourcc: String
+
+    private let source: FileSource
+    private let headerSize: Int64
+    private var nextOffset: Int64
+    private var trackOffset: Int64
+    private let frameStep: Int64
+    private var selected: Set<Int>?
+    private var av1 = AV1.State()
+    private var av1Track = AV1.State()
+
+    /// Opens `path` and reads its header.
+    /// - Throws: `.invalidData` naming the file and what was expected for a bad header,
+    ///   `.endOfFile` when the file is shorter than the header.
+    public init(path: String) throws {
+        self.path = path
+        let source = try FileSource(path: path)
+        self.source = source
+        guard source.size >= 32 else {
+            throw MediaError(.endOfFile, "the IVF header is 32 bytes, the file has \(source.size)", path: path, offset: 0, context: "IVF header")
+        }
+        let h = try source.read(at: 0, count: 32)
+        guard h.starts(with: Array("DKIF".utf8)) else {
+            throw MediaError(.invalidData, "expected the signature \"DKIF\"", path: path, offset: 0, context: "IVF header")
+        }
+        func le16(_ i: Int) -> Int { Int(h[i]) | Int(h[i + 1]) << 8 }
+        func le32(_ i: Int) -> Int64 { Int64(le16(i)) | Int64(le16(i + 2)) << 16 }
+        let fourcc = String(decoding: h[8..<12].map { (0x20..<0x7F).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+        self.fourcc = fourcc
+        // FFmpeg ignores the header-size field and reads frames from byte 32; so do we,
+        // unless the field says more (a longer header from a future version).
+        let declared = Int64(le16(6))
+        self.headerSize = declared > 32 && declared < source.size ? declared : 32
+        let rate = le32(16), scale = le32(20), frames = le32(24)
+        guard rate > 0, scale > 0 else {
+            throw MediaError(.invalidData, "the time base \(scale)/\(rate) is invalid (both must be positive)", path: path, offset: 16, context: "IVF header")
+        }
+        let codec: String
+        var reason: String?
+        switch fourcc {
+        case "AV01": codec = "av1"
+        case "VP80": codec = "vp8"
+        case "VP90": codec = "vp9"
+        default:
+            codec = ""
+            reason = "the IVF fourcc '\(fourcc)' is not AV01, VP80 or VP90"
+        }
+        let params = CodecParameters(mediaType: .video, codec: codec, codecTag: fourcc, width: le16(12), height: le16(14))
+        let timeBase = Track.reduced(scale, rate)
+        // Frame step: the first two frames' pts difference (FFmpeg guesses durations from the frame rate).
+        var step: Int64 = 1
+        if let a = try? source.read(at: headerSize, count: 12), let sizeA = Optional(Int64(Self.le32(a, 0))),
+           let b = try? source.read(at: headerSize + 12 + sizeA, count: 12) {
+            let d = Self.le64(b, 4) &- Self.le64(a, 4)
+            if d > 0 { step = d }
+        }
+        self.frameStep = step
+        var track = Track(index: 0, id: 1, parameters: params, timeBase: timeBase, duration: frames * step,
+                          sampleCount: Int(frames), unsupportedReason: reason)
+        track.frameRate = Track.reduced(timeBase.denominator, timeBase.numerator * step)
+        self.tracks = [track]
+        self.duration = frames > 0 ? Double(frames * step) * timeBase.doubleValue : nil
+        self.nextOffset = headerSize
+        self.trackOffset = headerSize
+    }
+
+    static func le32(_ b: [UInt8], _ i: Int) -> UInt32 {
+        UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24
+    }
+
+    static func le64(_ b: [UInt8], _ i: Int) -> Int64 {
+        Int64(bitPattern: UInt64(le32(b, i)) | UInt64(le32(b, i + 4)) << 32)
+    }
+
+    /// The next frame, or nil at the end.
+    /// - Throws: `.endOfFile` when the file ends inside a frame (the frames before it were returned),
+    ///   `.limit` for a frame above 64 MiB.
+    public func read() throws -> Packet? {
+        if let selected, !selected.contains(0) { return nil }
+        return try frame(at: &nextOffset, state: &av1)
+    }
+
+    /// The next frame of `track` (only 0), independent of `read()`.
+    public func read(track: Int) throws -> Packet? {
+        guard track == 0 else {
+            throw MediaError(.invalidArgument, "track \(track) does not exist (an IVF file has 1)", path: path)
+        }
+        return try frame(at: &trackOffset, state: &av1Track)
+    }
+
+    /// Limits `read()` to these tracks (nil: all).
+    public func select(tracks: Set<Int>?) { selected = tracks }
+
+    /// Moves to the last key frame whose pts is at or before `seconds` (scans frame headers from the start).
+    public func seek(to seconds: Double) throws {
+        guard seconds.isFinite, seconds >= 0 else {
+            throw MediaError(.invalidArgument, "cannot seek to \(seconds) s", path: path)
+        }
+        var offset = headerSize
+        var state = AV1.State()
+        var chosen = headerSize
+        var chosenState = AV1.State()
+        let target = seconds / tracks[0].timeBase.doubleValue
+        while true {
+            let at = offset
+            let before = state
+            guard let p = try? frame(at: &offset, state: &state) else { break }
+            if Double(p.pts) > target + 1e-9 { break }
+            if p.isKeyframe { chosen = at; chosenState = before }
+        }
+        nextOffset = chosen
+        trackOffset = chosen
+        av1 = chosenState
+        av1Track = chosenState
+    }
+
+    private func frame(at offset: inout Int64, state: inout AV1.State) throws -> Packet? {
+        guard offset < source.size else { return nil }
+        guard offset + 12 <= source.size else {
+            throw MediaError(.endOfFile, "the file ends \(source.size - offset) bytes into a 12-byte frame header", path: path, offset: offset, context: "IVF frame header")
+        }
+        let h = try source.read(at: offset, count: 12)
+        let size = Int(Self.le32(h, 0))
+        let pts = Self.le64(h, 4)
+        guard size <= IVFLimits.maxFrameSize else {
+            throw MediaError(.limit, "the frame declares \(size) bytes, above the limit of \(IVFLimits.maxFrameSize)", path: path, offset: offset, context: "IVF frame header")
+        }
+        guard offset + 12 + Int64(size) <= source.size else {
+            throw MediaError(.endOfFile, "the frame declares \(size) bytes but the file ends after \(source.size - offset - 12)", path: path, offset: offset + 12, context: "IVF frame")
+        }
+        let data = try source.read(at: offset + 12, count: size)
+        let key: Bool
+        switch tracks[0].parameters.codec {
+        case "vp8": key = !data.isEmpty && data[0] & 1 == 0
+        case "vp9": key = Self.vp9IsKeyframe(data)
+        case "av1": key = AV1.isKeyframe(data, state: &state)
+        default: key = false
+        }
+        let packet = Packet(trackIndex: 0, pts: pts, dts: pts, duration: frameStep, isKeyframe: key,
+                            position: offset, data: data, timeBase: tracks[0].timeBase)
+        offset += 12 + Int64(size)
+        return packet
+    }
+
+    /// VP9 uncompressed header (VP9 bitstream section 6.2): frame marker, profile, then
+    /// show_existing_frame and frame_type (0 = key frame), as FFmpeg's vp9 parser reads it.
+    static func vp9IsKeyframe(_ d: [UInt8]) -> Bool {
+        guard let b = d.first else { return false }
+        var bit = 2   // frame_marker
+        func next() -> Int { defer { bit += 1 }; return bit < 8 ? Int(b >> UInt8(7 - bit)) & 1 : (d.count > 1 ? Int(d[1] >> UInt8(15 - bit)) & 1 : 0) }
+        let profile = next() | next() << 1
+        if profile == 3 { _ = next() }
+        if next() == 1 { return false }   // show_existing_frame
+        return next() == 0
+    }
+}
