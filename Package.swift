@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "MediaKitPluginFFmpeg", type: .dynamic, targets: ["MediaKitPluginFFmpeg"]),
         .executable(name: "mk-probe", targets: ["MKProbe"]),
         .executable(name: "mk-decode", targets: ["MKDecode"]),
+        .executable(name: "mk-remux", targets: ["MKRemux"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -49,6 +50,11 @@ let package = Package(
             name: "MKDecode",
             dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Samples/decode"
+        ),
+        .executableTarget(
+            name: "MKRemux",
+            dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/remux"
         ),
         .testTarget(
             name: "MediaKitTests",
