@@ -87,10 +87,18 @@ struct Remux: ParsableCommand {
         }
         let scales = Set(wanted.map { all[$0].movieTimeScale }.filter { $0 > 0 })
         if scales.count == 1, let s = scales.first { options.movieTimeScale = s }
+        options.userData = demuxer.userData
         let muxer = try MP4Muxer(path: output, options: options)
         var map = [Int: Int]()
         do {
             for t in wanted { map[t] = try muxer.addTrack(from: all[t]) }
+            for (from, refs) in demuxer.trackReferences {
+                guard let f = map[from] else { continue }
+                for r in refs {
+                    let to = r.tracks.compactMap { map[$0] }
+                    if !to.isEmpty { try muxer.addTrackReference(from: f, type: r.type, to: to) }
+                }
+            }
             demuxer.select(tracks: Set(wanted))
             let total = max(1, all.filter { map[$0.index] != nil }.reduce(0) { $0 + $1.sampleCount })
             let showProgress = !quiet && demuxer.file.size >= 64 << 20

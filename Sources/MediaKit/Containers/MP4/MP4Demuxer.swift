@@ -22,6 +22,11 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     public let compatibleBrands: [String]
     /// The path the demuxer was opened on.
     public let path: String
+    /// The movie's `udta` box as stored (metadata, cover art, chapter list), empty if none.
+    public let userData: [UInt8]
+    /// Track references (`tref`) by track index: the reference type ("chap", "cdsc",
+    /// "hint" ...) and the indexes of the referenced tracks.
+    public let trackReferences: [Int: [(type: String, tracks: [Int])]]
 
     private let source: FileSource
     private var samples: [[SampleEntry]]
@@ -172,6 +177,13 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
                 }
             }
         }
+        self.userData = movie.userData
+        var refs: [Int: [(type: String, tracks: [Int])]] = [:]
+        let indexByID = Dictionary(movie.tracks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
+        for (i, t) in movie.tracks.enumerated() where !t.references.isEmpty {
+            refs[i] = t.references.map { ($0.type, $0.ids.compactMap { indexByID[$0] }) }
+        }
+        self.trackReferences = refs
         self.tracks = tracks
         self.samples = allSamples
         self.timeScales = scales

@@ -57,6 +57,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         public var reservedMoovBytes: Int
         /// Fragmented: write an `mfra` random-access index at the end. Default: true.
         public var writeMfra: Bool
+        /// A `udta` box written verbatim into the `moov` (metadata, cover art, chapters,
+        /// iTunes gapless info), e.g. ``MP4Demuxer/userData``. Default: none.
+        public var userData: [UInt8] = []
 
         /// Creates options; every value not given is its default.
         public init(layout: Layout = .progressive, movieTimeScale: Int64 = 1000, chunkSeconds: Double = 0.5,
@@ -144,10 +147,20 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// - Throws: `.unsupported` ("unsupported: encrypted") for an encrypted track.
     public func addTrack(from track: Track) throws -> Int {
         if track.isEncrypted {
-            throw MediaError(.unsupported, "unsupported: encrypted track \(track.index) (\(track.parameters.codecTag)); MediaKit cannot remux protected samples", path: path)
+            throw MediaError(.unsupported, "encrypted track \(track.index) (\(track.parameters.codecTag)); MediaKit cannot remux protected samples", path: path)
         }
         return try addTrack(track.parameters, timeBase: track.timeBase, language: track.language, matrix: track.matrix,
                             edits: track.editList, movieTimeScale: track.movieTimeScale)
+    }
+
+    /// Makes track `from` reference `to` (a `tref` entry such as "chap" for a chapter
+    /// track, "cdsc" for timed metadata describing a track). Indexes are the muxer's.
+    public func addTrackReference(from: Int, type: String, to: [Int]) throws {
+        guard !started else { throw MediaError(.state, "addTrackReference after the first write", path: path) }
+        guard from >= 0, from < tracks.count, to.allSatisfy({ $0 >= 0 && $0 < tracks.count }), type.utf8.count == 4 else {
+            throw MediaError(.invalidArgument, "track reference \(type) from \(from) to \(to) names a track that does not exist", path: path)
+        }
+        tracks[from].references.append((type, to.map { tracks[$0].id }))
     }
 
     private func addTrack(_ p: CodecParameters, timeBase: Rational, language: String, matrix: [Int32],
@@ -269,7 +282,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             try file.write(w.bytes)
         case .fragmented, .hybrid:
             initMoovOffset = file.bytesWritten
-            try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: true))
+            try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: true, userData: options.userData))
             try file.flush()
         }
     }
@@ -360,11 +373,13 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         guard !finished, let file else { throw MediaError(.state, "finish after finish or cancel", path: path) }
         do {
             if !started { try start(file) }
+            // The last sample of each track: its duration is the packet's (no next dts).
+            for i in tracks.indices where tracks[i].sampleCount > 0 { tracks[i].appendStts(tracks[i].lastDuration) }
             switch options.layout {
             case .progressive:
                 try flushChunks(file)
                 try patchMdatSize(file)
-                try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: false))
+                try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: false, userData: options.userData))
                 try file.commit()
             case .fastStart:
                 try flushChunks(file)
@@ -399,7 +414,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         let scale = options.movieTimeScale
         let ftypSize = Int64(MovieWriter.ftyp(tracks: tracks, fragmented: false).count)
         if options.reservedMoovBytes > 0 {
-            let moov = MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false)
+            let moov = MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, userData: options.userData)
             let gap = Int(mdatStart - ftypSize)
             if moov.count == gap || moov.count + 8 <= gap {
                 var w = BoxWriter()
@@ -417,7 +432,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         for _ in 0..<4 {
             let newMdatStart = ftypSize + Int64(moov.count)
             shift = newMdatStart - mdatStart
-            let next = MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, chunkShift: shift)
+            let next = MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, chunkShift: shift, userData: options.userData)
             if next.count == moov.count { break }
             moov = next
         }
@@ -438,7 +453,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
 
     private func finishHybrid(_ file: OutputFile) throws {
         // 1. The progressive moov at the end (the fragments' data are its chunks).
-        try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: false))
+        try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: false, userData: options.userData))
         try file.flush()
         // 2. The fragmented moov at the front and every moof become free boxes.
         try file.patch(Array("free".utf8), at: initMoovOffset + 4)

@@ -73,7 +73,7 @@ enum MovieWriter {
 
     /// The `moov` box. `chunkShift` is added to every chunk offset (fast-start).
     /// `fragmented`: empty sample tables and an `mvex`.
-    static func moov(tracks: [MuxTrack], movieTimeScale: Int64, fragmented: Bool, chunkShift: Int64 = 0) -> [UInt8] {
+    static func moov(tracks: [MuxTrack], movieTimeScale: Int64, fragmented: Bool, chunkShift: Int64 = 0, userData: [UInt8] = []) -> [UInt8] {
         var w = BoxWriter(capacity: 4096 + tracks.reduce(0) { $0 + $1.sizes.count * 4 + $1.chunks.count * 8 })
         let durations = tracks.map { fragmented ? 0 : presentationDuration($0, movieTimeScale: movieTimeScale) }
         let movieDuration = durations.max() ?? 0
@@ -90,6 +90,7 @@ enum MovieWriter {
             for (i, t) in tracks.enumerated() {
                 trak(&w, t, movieTimeScale: movieTimeScale, duration: durations[i], fragmented: fragmented, chunkShift: chunkShift)
             }
+            w.append(userData)
             if fragmented {
                 w.box("mvex") { w in
                     for t in tracks {
@@ -120,6 +121,11 @@ enum MovieWriter {
                 let visual = t.parameters.mediaType == .video
                 w.u32(visual ? UInt32(clamping: Int64(width * 65536)) : 0)
                 w.u32(visual ? UInt32(clamping: t.height << 16) : 0)
+            }
+            if !t.references.isEmpty {
+                w.box("tref") { w in
+                    for r in t.references { w.box(r.type) { w in for id in r.ids { w.u32(UInt32(id)) } } }
+                }
             }
             let edits = edits(t, movieTimeScale: movieTimeScale, fragmented: fragmented)
             if !edits.isEmpty {

@@ -28,6 +28,8 @@ struct MuxTrack {
     var sourceMovieTimeScale: Int64
     var width: Int
     var height: Int
+    /// `tref` entries: type and referenced track IDs.
+    var references: [(type: String, ids: [Int])] = []
 
     // Sample tables.
     var stts: [(count: UInt32, delta: UInt32)] = []

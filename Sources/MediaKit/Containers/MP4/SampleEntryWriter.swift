@@ -9,7 +9,7 @@ enum SampleEntryWriter {
     /// The sample entry bytes (header included) for `p`, and the handler type of the track.
     static func entry(for p: CodecParameters, trackID: Int) throws -> [UInt8] {
         if p.codecTag == "encv" || p.codecTag == "enca" || Self.isEncrypted(p.sampleEntry) {
-            throw MediaError(.unsupported, "unsupported: encrypted track (\(p.codecTag)); MediaKit cannot write protected samples")
+            throw MediaError(.unsupported, "encrypted track (\(p.codecTag)); MediaKit cannot write protected samples")
         }
         if p.sampleEntry.count >= 8, be32(p.sampleEntry, 0) == UInt32(p.sampleEntry.count) {
             return p.sampleEntry
