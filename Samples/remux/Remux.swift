@@ -81,9 +81,11 @@ struct Remux: ParsableCommand {
         else if let s = hybrid { options.layout = .hybrid(seconds: s) }
         else if faststart {
             options.layout = .fastStart
-            // Room for the moov before the media data, so finish() copies nothing:
-            // 8 bytes per sample covers stsz plus worst-case stss/stts/ctts, and more.
-            options.reservedMoovBytes = 4096 + wanted.reduce(0) { $0 + all[$1].sampleCount * 8 + all[$1].parameters.sampleEntry.count + 1024 }
+            // Room for the moov before the media data, so that finish() copies nothing: the
+            // source's moov and a quarter more (a fragmented source's moov has no tables:
+            // 16 bytes per sample). When it does not fit, finish() copies the data once.
+            let samples = wanted.reduce(0) { $0 + all[$1].sampleCount }
+            options.reservedMoovBytes = 4096 + Int(demuxer.movieBoxSize) * 5 / 4 + (demuxer.isFragmented ? samples * 16 : 0)
         }
         let scales = Set(wanted.map { all[$0].movieTimeScale }.filter { $0 > 0 })
         if scales.count == 1, let s = scales.first { options.movieTimeScale = s }

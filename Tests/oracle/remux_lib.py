@@ -90,3 +90,115 @@ def blank_na_durations(ours: list[str], ref: list[str]) -> tuple[list[str], list
         o2.append(",".join(fa))
         r2.append(",".join(fb))
     return o2, r2, f"{n} packets with ffprobe duration N/A compared without duration"
+
+
+# --------------------------------------------------------------------------- remux inputs
+
+LAYOUTS = {
+    "progressive": [],
+    "faststart": ["--faststart"],
+    "fragmented": ["--fragment", "1"],
+    "hybrid": ["--hybrid", "1"],
+}
+
+_LAVFI_V = ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25"]
+_LAVFI_A = ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"]
+_BITEXACT = ["-fflags", "+bitexact", "-flags:v", "+bitexact", "-flags:a", "+bitexact", "-map_metadata", "-1"]
+_X264 = ["-c:v", "libx264", "-preset", "veryfast", "-bf", "2", "-g", "25", "-pix_fmt", "yuv420p"]
+
+# name -> ffmpeg arguments after `ffmpeg -v error -y -nostdin` (the output path is appended).
+REMUX_GENERATED: dict[str, list] = {
+    "h264_bframes_aac.mp4": [*_LAVFI_V, *_LAVFI_A, "-t", "2", *_X264, "-c:a", "aac", *_BITEXACT],
+    "hevc_aac.mp4": [*_LAVFI_V, *_LAVFI_A, "-t", "2", "-c:v", "libx265", "-preset", "fast",
+                     "-x265-params", "log-level=error:bframes=3:keyint=25", "-pix_fmt", "yuv420p",
+                     "-c:a", "aac", *_BITEXACT],
+    "av1_svt.mp4": [*_LAVFI_V, "-t", "1", "-c:v", "libsvtav1", "-preset", "12", "-g", "10",
+                    "-pix_fmt", "yuv420p", *_BITEXACT],
+    "opus.mp4": [*_LAVFI_A, "-t", "2", "-c:a", "libopus", "-b:a", "64k", *_BITEXACT],
+    "h264_rotated90.mp4": [*_LAVFI_V, "-t", "1", *_X264, "-metadata:s:v", "rotate=90", "-fflags", "+bitexact"],
+    "two_audio_languages.mp4": [*_LAVFI_V, *_LAVFI_A, "-f", "lavfi", "-i", "sine=frequency=660:sample_rate=44100",
+                                "-map", "0:v", "-map", "1:a", "-map", "2:a", "-t", "2", *_X264, "-c:a", "aac",
+                                "-metadata:s:a:0", "language=eng", "-metadata:s:a:1", "language=fra",
+                                "-fflags", "+bitexact"],
+    "fragmented_h264_aac.mp4": [*_LAVFI_V, *_LAVFI_A, "-t", "3", *_X264, "-c:a", "aac",
+                                "-movflags", "+frag_keyframe+empty_moov+default_base_moof", *_BITEXACT],
+}
+
+
+def make_generated(name: str, folder: Path) -> Path:
+    out = folder / name
+    if not out.is_file():
+        cmd = ["nice", "-n", "5", "ffmpeg", "-v", "error", "-y", "-nostdin", *REMUX_GENERATED[name], out]
+        proc = lib.run(cmd)
+        if proc.returncode != 0 or not out.is_file():
+            pytest.fail(f"could not generate {name}: `{lib.shell_line(cmd)}`\n{lib.tail(proc.stderr)}")
+    return out
+
+
+def remux_params() -> list:
+    """Every remux input: generated, progressive shared files, fragmented shared files."""
+    params = [pytest.param(f"gen:{n}", id=f"gen:{n}") for n in REMUX_GENERATED]
+    names = lib.progressive_shared_media()
+    if names is None:
+        params.append(pytest.param("missing", id="shared-media-missing"))
+        return params
+    params += [pytest.param(f"shared:{n}", id=n) for n in names]
+    params += [p for p in fragmented_params()]
+    return params
+
+
+FFMPEG_FRAGMENTED_EDITS = (
+    "FFmpeg 5.1 reads the edit list of a fragmented file only as a start offset: it does not "
+    "mark priming/pre-roll samples for discard or trim the last sample to the edit's end as it "
+    "does for a progressive file, so the framemd5 of any fragmented copy differs (ffmpeg's own "
+    "`-movflags frag_keyframe+empty_moov` copy of this file differs from it the same way)")
+
+# (input name, layout) -> why the output cannot give the same framemd5 (strict xfail).
+# Input name "*" matches every input.
+REMUX_KNOWN: dict[tuple[str, str], str] = {}
+
+
+def remux_known(name: str, layout: str) -> str | None:
+    return REMUX_KNOWN.get((name, layout)) or REMUX_KNOWN.get(("*", layout))
+
+
+def framemd5(path: Path) -> list[str]:
+    cmd = ["ffmpeg", "-v", "error", "-i", path, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]
+    proc = lib.run(cmd)
+    lines = proc.stdout.decode("utf-8", "replace").splitlines()
+    err = proc.stderr.decode("utf-8", "replace").strip()
+    out = [l for l in lines if not l.startswith("#software")]
+    if proc.returncode != 0:
+        out.append(f"<ffmpeg exited {proc.returncode}: {lib.tail(err, 300)}>")
+    return out
+
+
+# (input name, layout) -> why ffprobe's facts on OUT cannot equal IN's (strict xfail).
+FACTS_KNOWN: dict[tuple[str, str], str] = {}
+
+
+FRAGMENT_DURATIONS = (
+    "duration column not compared: for the samples of movie fragments FFmpeg 5.1 does not "
+    "read the trun durations into packets; framemd5 prints libavformat's guess (the codec "
+    "frame size, the frame rate) instead")
+
+
+def without_duration(lines: list[str]) -> list[str]:
+    """framemd5 packet lines with the duration column (4th) blanked."""
+    out = []
+    for l in lines:
+        if l.startswith("#") or l.count(",") < 5:
+            out.append(l)
+            continue
+        f = l.split(",")
+        f[3] = " *"
+        out.append(",".join(f))
+    return out
+
+
+def discover(path: Path) -> tuple[bool, str]:
+    """gst-discoverer-1.0 PATH: (opened without error, its output)."""
+    proc = lib.run(["gst-discoverer-1.0", path])
+    text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+    ok = proc.returncode == 0 and "Done discovering" in text and "An error" not in text
+    return ok, text

@@ -35,7 +35,7 @@ public final class OutputFile: @unchecked Sendable {
         let dir = slash.map { String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         self.temporaryPath = temporaryPath ?? ((dir.isEmpty ? "" : dir + "/") + ".\(name).partial-\(getpid())")
-        fd = open(self.temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        fd = open(self.temporaryPath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         if fd < 0 {
             throw MediaError(.io, "cannot create a file in \(dir): \(String(cString: strerror(errno)))", path: path)
         }

@@ -22,6 +22,10 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     public let compatibleBrands: [String]
     /// The path the demuxer was opened on.
     public let path: String
+    /// Size in bytes of the `moov` box.
+    public let movieBoxSize: Int64
+    /// True when the file has movie fragments (`moof`).
+    public let isFragmented: Bool
     /// The movie's `udta` box as stored (metadata, cover art, chapter list), empty if none.
     public let userData: [UInt8]
     /// Track references (`tref`) by track index: the reference type ("chap", "cdsc",
@@ -178,6 +182,8 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
             }
         }
         self.userData = movie.userData
+        self.movieBoxSize = moov.size
+        self.isFragmented = !moofs.isEmpty
         var refs: [Int: [(type: String, tracks: [Int])]] = [:]
         let indexByID = Dictionary(movie.tracks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
         for (i, t) in movie.tracks.enumerated() where !t.references.isEmpty {

@@ -429,14 +429,17 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         let mdatLength = file.bytesWritten - mdatStart
         var moov: [UInt8] = []
         var shift: Int64 = 0
+        // The moov's size depends on the shift only through stco -> co64: iterate to a fixed point.
         for _ in 0..<4 {
-            let newMdatStart = ftypSize + Int64(moov.count)
-            shift = newMdatStart - mdatStart
+            shift = ftypSize + Int64(moov.count) - mdatStart
             let next = MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, chunkShift: shift, userData: options.userData)
-            if next.count == moov.count { break }
+            let done = next.count == moov.count
             moov = next
+            if done { break }
         }
-        shift = ftypSize + Int64(moov.count) - mdatStart
+        guard shift == ftypSize + Int64(moov.count) - mdatStart else {
+            throw MediaError(.state, "the moov size did not settle while moving it to the front", path: path)
+        }
         let out = try OutputFile(path: path)
         do {
             try out.write(MovieWriter.ftyp(tracks: tracks, fragmented: false))
