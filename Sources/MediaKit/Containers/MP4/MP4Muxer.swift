@@ -244,6 +244,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             tracks[ti].minComposition = min(tracks[ti].minComposition, decodeTime + composition)
             tracks[ti].lastDts = dts
             tracks[ti].lastDuration = duration > 0 ? duration : (tracks[ti].stts.last.map { Int64($0.delta) } ?? 0)
+            tracks[ti].maxCompositionEnd = max(tracks[ti].maxCompositionEnd, decodeTime + composition + tracks[ti].lastDuration)
             tracks[ti].sizes.append(UInt32(size))
             if isKeyframe { tracks[ti].syncSamples.append(UInt32(tracks[ti].sizes.count)) }
             if let source {

@@ -35,7 +35,7 @@ enum MovieWriter {
                     d = Rational.rescale(d, multiply: movieTimeScale, divide: t.sourceMovieTimeScale)
                 }
                 if d == 0, !e.isEmpty, !fragmented {
-                    d = toMovie(max(0, mediaDuration - e.mediaTime))
+                    d = toMovie(max(0, t.presentationEnd - e.mediaTime))
                 }
                 out.append(EditListEntry(segmentDuration: d, mediaTime: e.mediaTime, mediaRate: e.mediaRate))
             }
@@ -59,7 +59,7 @@ enum MovieWriter {
             out.append(EditListEntry(segmentDuration: toMovie(first), mediaTime: -1, mediaRate: 1))
         }
         if start != 0 || !out.isEmpty {
-            out.append(EditListEntry(segmentDuration: fragmented ? 0 : toMovie(max(0, mediaDuration - start)),
+            out.append(EditListEntry(segmentDuration: fragmented ? 0 : toMovie(max(0, t.presentationEnd - start)),
                                      mediaTime: start, mediaRate: 1))
         }
         return out

@@ -50,6 +50,10 @@ struct MuxTrack {
     var lastDts: Int64 = 0
     var lastDuration: Int64 = 0
     var minComposition: Int64 = .max
+    /// The latest composition end (decode time + offset + duration) seen: where the
+    /// presentation of the media ends.
+    var maxCompositionEnd: Int64 = 0
+    var presentationEnd: Int64 { max(maxCompositionEnd, totalDuration) }
     var totalDuration: Int64 { lastDts - (firstDts ?? 0) + lastDuration }
 
     // The current chunk (progressive) or fragment run.
