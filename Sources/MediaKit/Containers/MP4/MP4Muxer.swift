@@ -249,6 +249,13 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             if isKeyframe { tracks[ti].syncSamples.append(UInt32(tracks[ti].sizes.count)) }
             if let source {
                 if sources[ObjectIdentifier(source)] == nil { sources[ObjectIdentifier(source)] = source }
+                // Copying file to file: a chunk ends where the source's chunk ends, so the output
+                // keeps the source's interleaving and consecutive chunks coalesce into one
+                // in-kernel copy (see `copyRun`).
+                if !isFragmentedLayout, let last = tracks[ti].pending.last, last.sourceOffset >= 0,
+                   last.sourceOffset + Int64(last.size) != offset || pendingSources[ti] !== source {
+                    try flushChunk(of: ti, file)
+                }
                 pendingSources[ti] = source
             }
             tracks[ti].pending.append(PendingSample(data: data, sourceOffset: source == nil ? -1 : offset, size: size, dts: dts,
@@ -257,7 +264,12 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             fragmentBytes += size
             if !isFragmentedLayout {
                 let span = Double(dts - tracks[ti].pending[0].dts + tracks[ti].lastDuration) / Double(tracks[ti].timeScale)
-                if span >= options.chunkSeconds || tracks[ti].pendingBytes >= 4 << 20 { try flushChunks(file) }
+                if source != nil {
+                    // Chunks follow the source's; a source chunk longer than 2 chunk durations is split.
+                    if span >= options.chunkSeconds * 2 || tracks[ti].pendingBytes >= 16 << 20 { try flushChunk(of: ti, file) }
+                } else if span >= options.chunkSeconds || tracks[ti].pendingBytes >= 4 << 20 {
+                    try flushChunks(file)
+                }
             }
         } catch let e as MediaError {
             abandon()
@@ -288,13 +300,23 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         }
     }
 
+    /// Writes one track's pending chunk.
+    private func flushChunk(of ti: Int, _ file: OutputFile) throws {
+        guard !tracks[ti].pending.isEmpty else { return }
+        let offset = UInt64(position(file))
+        try writeData(of: ti, to: file)
+        tracks[ti].chunks.append((offset, UInt32(tracks[ti].pending.count)))
+        tracks[ti].pending.removeAll(keepingCapacity: true)
+        tracks[ti].pendingBytes = 0
+    }
+
     /// Writes every track's pending chunk, the earliest first (interleaved by time).
     private func flushChunks(_ file: OutputFile) throws {
         let order = tracks.indices.filter { !tracks[$0].pending.isEmpty }.sorted {
             Double(tracks[$0].pending[0].dts) / Double(tracks[$0].timeScale) < Double(tracks[$1].pending[0].dts) / Double(tracks[$1].timeScale)
         }
         for ti in order {
-            let offset = UInt64(file.bytesWritten)
+            let offset = UInt64(position(file))
             try writeData(of: ti, to: file)
             tracks[ti].chunks.append((offset, UInt32(tracks[ti].pending.count)))
             tracks[ti].pending.removeAll(keepingCapacity: true)
@@ -302,7 +324,8 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         }
     }
 
-    /// Writes the bytes of a track's pending samples; runs contiguous in a source file are one copy.
+    /// Writes the bytes of a track's pending samples. Ranges of a source file are not copied
+    /// at once: consecutive ranges (across chunks and tracks) coalesce into one copy.
     private func writeData(of ti: Int, to file: OutputFile) throws {
         let samples = tracks[ti].pending
         var i = 0
@@ -312,14 +335,32 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                 var end = s.sourceOffset + Int64(s.size)
                 var j = i + 1
                 while j < samples.count, samples[j].sourceOffset == end { end += Int64(samples[j].size); j += 1 }
-                try file.appendCopy(fromDescriptor: source.descriptor, offset: s.sourceOffset, count: end - s.sourceOffset, sourcePath: source.path)
+                if let run = copyRun, run.source === source, run.offset + run.count == s.sourceOffset {
+                    copyRun?.count += end - s.sourceOffset
+                } else {
+                    try flushCopyRun(file)
+                    copyRun = (source, s.sourceOffset, end - s.sourceOffset)
+                }
                 i = j
             } else {
+                try flushCopyRun(file)
                 try file.write(s.data)
                 i += 1
             }
         }
     }
+
+    /// A source range not copied yet (it is the last thing in the output).
+    private var copyRun: (source: FileSource, offset: Int64, count: Int64)?
+
+    private func flushCopyRun(_ file: OutputFile) throws {
+        guard let run = copyRun else { return }
+        copyRun = nil
+        try file.appendCopy(fromDescriptor: run.source.descriptor, offset: run.offset, count: run.count, sourcePath: run.source.path)
+    }
+
+    /// The output position, counting a pending copy.
+    private func position(_ file: OutputFile) -> Int64 { file.bytesWritten + (copyRun?.count ?? 0) }
 
     private func maybeCutFragment(before ti: Int, dts: Int64, isKeyframe: Bool) throws {
         guard let file else { return }
@@ -345,6 +386,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         let large = total + 8 > Int(UInt32.max)
         let mdatHeader = large ? 16 : 8
         let moof = MovieWriter.moof(sequence: sequence, tracks: tracks, mdatHeader: mdatHeader)
+        try flushCopyRun(file)
         let moofOffset = file.bytesWritten
         moofOffsets.append(moofOffset)
         var times: [Int: Int64] = [:]
@@ -355,13 +397,14 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         if large { w.u32(1); w.fourCC("mdat"); w.u64(UInt64(total + 16)) } else { w.u32(UInt32(total + 8)); w.fourCC("mdat") }
         try file.write(w.bytes)
         for ti in tracks.indices where !tracks[ti].pending.isEmpty {
-            let offset = UInt64(file.bytesWritten)
+            let offset = UInt64(position(file))
             try writeData(of: ti, to: file)
             tracks[ti].chunks.append((offset, UInt32(tracks[ti].pending.count)))
             tracks[ti].pending.removeAll(keepingCapacity: true)
             tracks[ti].pendingBytes = 0
         }
         fragmentBytes = 0
+        try flushCopyRun(file)
         try file.flush()
     }
 
@@ -404,6 +447,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     }
 
     private func patchMdatSize(_ file: OutputFile) throws {
+        try flushCopyRun(file)
         let size = file.bytesWritten - mdatStart
         var w = BoxWriter()
         w.u64(UInt64(size))
