@@ -140,6 +140,9 @@ def test_remux_track_facts(case, layout, remuxes, request):
 def test_remux_other_parsers_open(case, layout, remuxes, request):
     """mediainfo --Output=JSON and gst-discoverer-1.0 open OUT without an error."""
     src, out = _remuxed(case, layout, remuxes, request)
+    reason = rlib.PARSERS_KNOWN.get((src.name, layout))
+    if reason:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
     for tool in ("mediainfo", "gst-discoverer-1.0"):
         if not shutil.which(tool):
             pytest.fail(f"{tool} is not installed (scripts/deps.sh installs it)", pytrace=False)
@@ -152,7 +155,8 @@ def test_remux_other_parsers_open(case, layout, remuxes, request):
     ok_out, text_out = rlib.discover(out)
     if not ok_out:
         ok_in, text_in = rlib.discover(src)
-        if ok_in or "Missing plugins" not in text_out:
+        same = not ok_in and rlib.last_line(text_in) == rlib.last_line(text_out)
+        if not same and (ok_in or "Missing plugins" not in text_out):
             pytest.fail(f"gst-discoverer-1.0 failed on {out.name} (from {src.name}, on which it "
                         f"{'succeeds' if ok_in else 'fails too'}):\n{lib.tail(text_out)}", pytrace=False)
 
@@ -177,3 +181,85 @@ def test_encrypted_refused(src, layout, mk_remux, tmp_path):
     assert proc.returncode != 0, f"{src.name}: an encrypted input was remuxed"
     assert "unsupported: encrypted" in err, f"{src.name}: unclear error: {err!r}"
     assert list(tmp_path.iterdir()) == [], f"left files behind: {list(tmp_path.iterdir())}"
+
+
+def _kill_input(remuxes) -> Path:
+    """The 1080p bench input when `make bench` made it, else a 20 s 640x360 H.264 + AAC file."""
+    bench = lib.REPO / "bench-work" / "h264_1920x1080_60s_30fps_bf3_aac48k_stereo.mp4"
+    if bench.is_file():
+        return bench
+    out = remuxes.folder / "kill_input.mp4"
+    if not out.is_file():
+        cmd = ["nice", "-n", "5", "ffmpeg", "-v", "error", "-y", "-nostdin", "-f", "lavfi", "-i",
+               "testsrc2=size=640x360:rate=30", *rlib._LAVFI_A, "-t", "20", "-c:v", "libx264",
+               "-preset", "ultrafast", "-bf", "3", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", out]
+        lib.oracle_ok(lib.run(cmd), cmd)
+    return out
+
+
+def _packets(path: Path, tolerate_errors: bool = False) -> dict[int, list[str]]:
+    cmd = ["ffprobe", "-v", "error", "-ignore_editlist", "1", "-show_entries",
+           "packet=stream_index,pts,dts,size,flags", "-of", "csv=p=0", path]
+    proc = lib.run(cmd)
+    if not tolerate_errors:
+        lib.oracle_ok(proc, cmd)
+    out: dict[int, list[str]] = {}
+    for line in proc.stdout.decode().splitlines():
+        f = line.split(",")
+        if len(f) >= 5:
+            out.setdefault(int(f[0]), []).append(",".join(f[1:5]))
+    return out
+
+
+@pytest.mark.parametrize("layout", ["fragmented", "hybrid"])
+def test_sigkill_leaves_playable_prefix(layout, remuxes, mk_remux, tmp_path):
+    """SIGKILL half way through a fragmented/hybrid remux leaves OUT.partial, which ffprobe
+    opens and whose packets are, per stream, a prefix of the input's."""
+    import signal
+    import time
+    src = _kill_input(remuxes)
+    out = tmp_path / "killed.mp4"
+    partial = Path(str(out) + ".partial")
+    proc = subprocess.Popen([str(mk_remux), "--quiet", str(src), str(out), *rlib.LAYOUTS[layout],
+                             "--pace-ms", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    size = src.stat().st_size
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if partial.exists() and partial.stat().st_size > size // 2:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, f"mk-remux ended before it could be killed: {proc.stderr.read()!r}"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not out.exists(), "the target name exists after a kill"
+    assert partial.is_file(), f"no {partial.name} after the kill"
+    got = _packets(partial)
+    ref = _packets(src)
+    assert sum(len(v) for v in got.values()) > 0, "ffprobe found no packets in the killed file"
+    for stream, lines in got.items():
+        assert lines == ref[stream][:len(lines)], f"stream {stream}: not a prefix of the input's packets"
+    assert sum(len(v) for v in got.values()) < sum(len(v) for v in ref.values()), "the kill came too late"
+
+
+def test_write_failure_leaves_target_untouched(mk_remux, remuxes, tmp_path):
+    """A write error (file size limit: EFBIG, like a full disk) is a MediaError; the existing
+    target keeps its bytes and no temporary file is left."""
+    import resource
+    import signal
+    src = _kill_input(remuxes)
+    target = tmp_path / "target.mp4"
+    target.write_bytes(b"old contents")
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    for layout in rlib.LAYOUTS:
+        proc = subprocess.run([str(mk_remux), "--quiet", str(src), str(target), *rlib.LAYOUTS[layout]],
+                              capture_output=True, preexec_fn=limit, timeout=120)
+        err = proc.stderr.decode()
+        assert proc.returncode == 1, f"{layout}: exit {proc.returncode}, stderr {err!r}"
+        assert "I/O error" in err and "mk-remux:" in err, f"{layout}: unclear error {err!r}"
+        assert target.read_bytes() == b"old contents", f"{layout}: the target was modified"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["target.mp4"], \
+            f"{layout}: left {sorted(p.name for p in tmp_path.iterdir())}"
