@@ -101,10 +101,14 @@ ref=$(ffmpeg -v error -i "$IN" -map 0 -c copy -f framemd5 - | grep -v '^#softwar
 declare -A CHECK
 for k in mk mk-faststart mk-fragment mk-hybrid; do
     got=$(ffmpeg -v error -i "$OUT.$k.mp4" -map 0 -c copy -f framemd5 - | grep -v '^#software')
-    if [ "$k" = mk-fragment ]; then   # fragment durations: see Tests/oracle/remux_lib.py FRAGMENT_DURATIONS
+    r=$ref
+    if [ "$k" = mk-fragment ]; then
+        # FFmpeg 5.1 applies a fragmented file's edit list only as an offset and guesses fragment
+        # durations (Tests/oracle/remux_lib.py): compare the raw sample tables, without durations.
         strip() { awk -F, 'BEGIN{OFS=","} /^#/ {print; next} {$4=" *"; print}'; }
-        got=$(strip <<<"$got"); r=$(strip <<<"$ref")
-    else r=$ref; fi
+        got=$(ffmpeg -v error -ignore_editlist 1 -i "$OUT.$k.mp4" -map 0 -c copy -f framemd5 - | grep -v '^#software' | strip)
+        r=$(ffmpeg -v error -ignore_editlist 1 -i "$IN" -map 0 -c copy -f framemd5 - | grep -v '^#software' | strip)
+    fi
     if [ "$got" = "$r" ]; then CHECK[$k]="framemd5 = input's"; else CHECK[$k]="framemd5 DIFFERS"; status=1; fi
 done
 rm -f "$OUT".*.mp4
