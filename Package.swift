@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "MediaKitPluginVorbis", type: .dynamic, targets: ["MediaKitPluginVorbis"]),
         .executable(name: "mk-probe", targets: ["MKProbe"]),
         .executable(name: "mk-decode", targets: ["MKDecode"]),
+        .executable(name: "mk-remux", targets: ["MKRemux"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -107,6 +108,11 @@ let package = Package(
             name: "MKDecode",
             dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Samples/decode"
+        ),
+        .executableTarget(
+            name: "MKRemux",
+            dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/remux"
         ),
         .testTarget(
             name: "MediaKitTests",

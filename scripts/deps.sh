@@ -13,6 +13,7 @@ set -euo pipefail
 #   dav1d mediainfo                           oracles (ORACLES.md)
 #   gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps
 #                                             gst-launch-1.0, qtdemux, gst-discoverer-1.0 (oracles)
+#   gstreamer1.0-libav                        decoders, so gst-discoverer-1.0 fully opens remuxed H.264/HEVC/AAC files
 #   valgrind                                  instruction counts, leak checks
 #                                             (Tests/plugin_harness/run_valgrind.sh)
 #   binutils                                  nm: the oracle suite checks plugin exports
@@ -22,7 +23,7 @@ PACKAGES=(
     pkg-config libavcodec-dev libavutil-dev
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo
-    gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps
+    gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps gstreamer1.0-libav
     valgrind time hyperfine binutils
 )
 

@@ -61,10 +61,21 @@ public protocol Decoder: AnyObject {
 public protocol Muxer: AnyObject {
     /// Adds a track and returns its index.
     func addTrack(_ parameters: CodecParameters, timeBase: Rational) throws -> Int
+    /// Adds a track copied from a demuxed ``Track`` (remux): a muxer that can keeps
+    /// its language, transform matrix, edit list and source sample entry. The default
+    /// implementation keeps only the codec parameters and time base.
+    func addTrack(from track: Track) throws -> Int
     /// Writes one packet (its `trackIndex` is a value `addTrack` returned).
     func write(_ packet: Packet) throws
     /// Completes the file and moves it to its final name.
     func finish() throws
     /// Abandons the file and removes what was written.
     func cancel()
+}
+
+extension Muxer {
+    /// Default: `addTrack(track.parameters, timeBase: track.timeBase)`.
+    public func addTrack(from track: Track) throws -> Int {
+        try addTrack(track.parameters, timeBase: track.timeBase)
+    }
 }

@@ -41,6 +41,9 @@ public final class FileSource: @unchecked Sendable {
 
     deinit { close(fd) }
 
+    /// The open file descriptor (valid while this object lives), for in-kernel copies.
+    var descriptor: Int32 { fd }
+
     /// Reads exactly `count` bytes at `offset` into `buffer`.
     /// - Throws: `.endOfFile` when the file ends first, `.io` on a read error.
     public func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws {

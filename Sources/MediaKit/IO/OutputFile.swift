@@ -2,6 +2,13 @@
 import Glibc
 #endif
 
+/// glibc's `copy_file_range` (not exported by Swift's Glibc module), looked up once.
+private typealias CopyFileRange = @convention(c) (Int32, UnsafeMutablePointer<off_t>?, Int32, UnsafeMutablePointer<off_t>?, Int, UInt32) -> Int
+private let copyFileRange: CopyFileRange? = {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "copy_file_range") else { return nil }
+    return unsafeBitCast(symbol, to: CopyFileRange.self)
+}()
+
 /// A file being written: the bytes go to a temporary file beside the target,
 /// which ``commit()`` renames into place. A file that is not committed (an
 /// error, a cancel, a crash) never appears under the target name; ``discard()``
@@ -25,13 +32,15 @@ public final class OutputFile: @unchecked Sendable {
     /// Creates the temporary file `.<name>.partial-<pid>` beside `path`. A target that
     /// exists and is not a regular file (/dev/null, a FIFO), or "-" (standard output),
     /// is written directly instead: a device must never be replaced by a file.
+    /// A writer whose in-progress file must be findable after a crash (fragmented MP4)
+    /// names it with `temporaryPath`.
     /// - Throws: `.io` naming the directory and the OS error.
-    public init(path: String) throws {
+    public init(path: String, temporaryPath: String? = nil) throws {
         self.path = path
         var st = stat()
         if path == "-" || (stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG) {
             isStream = true
-            temporaryPath = path
+            self.temporaryPath = path
             fd = path == "-" ? dup(STDOUT_FILENO) : open(path, O_WRONLY | O_CLOEXEC)
             if fd < 0 {
                 throw MediaError(.io, "cannot open for writing: \(String(cString: strerror(errno)))", path: path)
@@ -43,8 +52,8 @@ public final class OutputFile: @unchecked Sendable {
         let slash = path.lastIndex(of: "/")
         let dir = slash.map { String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        temporaryPath = (dir.isEmpty ? "" : dir + "/") + ".\(name).partial-\(getpid())"
-        fd = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        self.temporaryPath = temporaryPath ?? ((dir.isEmpty ? "" : dir + "/") + ".\(name).partial-\(getpid())")
+        fd = open(self.temporaryPath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         if fd < 0 {
             throw MediaError(.io, "cannot create a file in \(dir): \(String(cString: strerror(errno)))", path: path)
         }
@@ -99,6 +108,57 @@ public final class OutputFile: @unchecked Sendable {
         if isStream { return }   // a pipe or device cannot be rewritten: the header stays as first written
         let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
         if n != bytes.count { throw MediaError(.io, "cannot update the header: \(String(cString: strerror(errno)))", path: temporaryPath, offset: offset) }
+    }
+
+    /// Hands the buffered bytes to the kernel, so that they survive a crash of this process.
+    public func flush() throws {
+        guard !done else { throw MediaError(.state, "flush after commit or discard", path: path) }
+        try flushBuffer()
+    }
+
+    /// Appends `count` bytes of another open file, from `offset`, copied in the kernel
+    /// (`copy_file_range`, falling back to read/write), without passing through memory.
+    /// - Throws: `.io` when reading the source or writing fails, `.endOfFile` when the source is short.
+    public func appendCopy(fromDescriptor source: Int32, offset: Int64, count: Int64, sourcePath: String) throws {
+        guard !done else { throw MediaError(.state, "write after commit or discard", path: path) }
+        try flushBuffer()
+        var inOffset = off_t(offset)
+        var left = count
+        var useCopyRange = true
+        while left > 0 {
+            if useCopyRange {
+                guard let copyRange = copyFileRange else { useCopyRange = false; continue }
+                let n = copyRange(source, &inOffset, fd, nil, Int(min(left, 1 << 30)), 0)
+                if n > 0 { left -= Int64(n); bytesWritten += Int64(n); continue }
+                if n == 0 { throw MediaError(.endOfFile, "the source ends before \(count) bytes could be copied", path: sourcePath, offset: Int64(inOffset)) }
+                let err = errno
+                if err == EINTR { continue }
+                if err == EXDEV || err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == EBADF {
+                    useCopyRange = false
+                    continue
+                }
+                throw MediaError(.io, "write failed: \(String(cString: strerror(err)))", path: temporaryPath, offset: bytesWritten)
+            }
+            // Fallback: through a bounded buffer.
+            let chunk = Int(min(left, 1 << 20))
+            var tmp = [UInt8](repeating: 0, count: chunk)
+            let got = tmp.withUnsafeMutableBytes { pread(source, $0.baseAddress, chunk, inOffset) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw MediaError(.io, "read failed: \(String(cString: strerror(errno)))", path: sourcePath, offset: Int64(inOffset))
+            }
+            if got == 0 { throw MediaError(.endOfFile, "the source ends before \(count) bytes could be copied", path: sourcePath, offset: Int64(inOffset)) }
+            try tmp.withUnsafeBytes { try writeAll(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
+            bytesWritten += Int64(got)
+            inOffset += off_t(got)
+            left -= Int64(got)
+        }
+    }
+
+    /// The open descriptor of the temporary file (for copies out of it), after flushing.
+    func flushedDescriptor() throws -> Int32 {
+        try flushBuffer()
+        return fd
     }
 
     private func flushBuffer() throws {

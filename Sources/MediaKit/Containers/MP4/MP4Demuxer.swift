@@ -22,6 +22,15 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     public let compatibleBrands: [String]
     /// The path the demuxer was opened on.
     public let path: String
+    /// Size in bytes of the `moov` box.
+    public let movieBoxSize: Int64
+    /// True when the file has movie fragments (`moof`).
+    public let isFragmented: Bool
+    /// The movie's `udta` box as stored (metadata, cover art, chapter list), empty if none.
+    public let userData: [UInt8]
+    /// Track references (`tref`) by track index: the reference type ("chap", "cdsc",
+    /// "hint" ...) and the indexes of the referenced tracks.
+    public let trackReferences: [Int: [(type: String, tracks: [Int])]]
 
     private let source: FileSource
     private var samples: [[SampleEntry]]
@@ -44,6 +53,7 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
         var brand = "", compatible: [String] = []
         var offset: Int64 = 0
         var sawMoof = false
+        var moofs: [(offset: Int64, size: Int64)] = []
         var lastBox = ""
         // Top level: find ftyp and the first moov, stepping over mdat without reading it.
         while offset + 8 <= source.size {
@@ -81,6 +91,7 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
                 moov = (offset, size)
             case "moof":
                 sawMoof = true
+                if !truncated { moofs.append((offset, size)) }
             default: break
             }
             lastBox = type
@@ -135,6 +146,50 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
             allSamples.append(s)
             scales.append(t.timeScale)
         }
+        if !moofs.isEmpty {
+            var indexer = FragmentIndexer(
+                file: path, trex: movie.trex,
+                trackIndex: Dictionary(movie.tracks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a }),
+                isAudio: tracks.map { $0.mediaType == .audio },
+                nextDts: allSamples.map { s in s.last.map { $0.dts + $0.duration } ?? 0 },
+                moovCounts: allSamples.map(\.count))
+            for m in moofs {
+                if m.size > MP4Limits.maxHeaderBox {
+                    throw MediaError(.limit, "a moof box is \(m.size) bytes, above the limit of \(MP4Limits.maxHeaderBox)", path: path, offset: m.offset, context: "moof")
+                }
+                let bytes = try source.read(at: m.offset, count: Int(m.size))
+                try indexer.index(moof: bytes, at: m.offset, into: &allSamples)
+            }
+            for i in tracks.indices {
+                // As FFmpeg: pts = dts + shift + offset, the shift being the largest negative
+                // composition offset of the track (moov samples already carry theirs).
+                let moovCount = indexer.moovCounts[i]
+                let moovShift = moovCount > 0 ? max(0, -allSamples[i][0].dts) : 0
+                var shift = moovShift
+                for j in moovCount..<allSamples[i].count { shift = max(shift, allSamples[i][j].dts - allSamples[i][j].pts) }
+                if shift > 0 {
+                    for j in 0..<allSamples[i].count { allSamples[i][j].pts += j < moovCount ? shift - moovShift : shift }
+                }
+                let s = allSamples[i]
+                tracks[i].sampleCount = s.count
+                if let first = s.first, let last = s.last {
+                    let sum = last.dts + last.duration - first.dts
+                    if tracks[i].duration == 0 || (sum > 0 && sum > tracks[i].duration) { tracks[i].duration = sum }
+                }
+                if tracks[i].mediaType == .video {
+                    tracks[i].parameters.reorderDepth = SampleIndexBuilder.reorderDepth(s)
+                }
+            }
+        }
+        self.userData = movie.userData
+        self.movieBoxSize = moov.size
+        self.isFragmented = !moofs.isEmpty
+        var refs: [Int: [(type: String, tracks: [Int])]] = [:]
+        let indexByID = Dictionary(movie.tracks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
+        for (i, t) in movie.tracks.enumerated() where !t.references.isEmpty {
+            refs[i] = t.references.map { ($0.type, $0.ids.compactMap { indexByID[$0] }) }
+        }
+        self.trackReferences = refs
         self.tracks = tracks
         self.samples = allSamples
         self.timeScales = scales
@@ -177,6 +232,29 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     /// unless the tracks' decoding times drift more than one second apart, when
     /// the earliest decoding time goes first (FFmpeg's order for interleaved files).
     public func read() throws -> Packet? {
+        guard let (track, index) = nextInFileOrder() else { return nil }
+        return try packet(track: track, sample: index)
+    }
+
+    /// The next sample in the order of ``read()``, without reading its bytes: where they
+    /// are in ``source`` and the packet's timing (for a remux that copies file to file).
+    public func readReference() throws -> SampleReference? {
+        guard let (track, index) = nextInFileOrder() else { return nil }
+        let s = samples[track][index]
+        if Int(s.size) > MP4Limits.maxSampleSize {
+            throw MediaError(.limit, "the sample is \(s.size) bytes, above the limit of \(MP4Limits.maxSampleSize)", path: path, offset: s.offset, context: "track \(track) sample \(index)")
+        }
+        if s.offset < 0 || s.offset + Int64(s.size) > source.size {
+            throw MediaError(.invalidData, "the sample's \(s.size) bytes extend past the end of the file (\(source.size) bytes)", path: path, offset: s.offset, context: "track \(track) sample \(index)")
+        }
+        return SampleReference(trackIndex: track, pts: s.pts, dts: s.dts, duration: s.duration, isKeyframe: s.isKey,
+                               offset: s.offset, size: Int(s.size))
+    }
+
+    /// The file the demuxer reads (where ``SampleReference`` offsets point).
+    public var file: FileSource { source }
+
+    private func nextInFileOrder() -> (Int, Int)? {
         var best = -1
         var bestDts: Int64 = 0
         var bestPos: Int64 = 0
@@ -197,7 +275,7 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
         guard best >= 0 else { return nil }
         let index = cursors[best]
         cursors[best] += 1
-        return try packet(track: best, sample: index)
+        return (best, index)
     }
 
     /// Limits `read()` to these tracks (nil: all); the others' data is never read.
@@ -253,4 +331,22 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
         return Packet(trackIndex: track, pts: s.pts, dts: s.dts, duration: s.duration, isKeyframe: s.isKey,
                       position: s.offset, data: data, timeBase: tracks[track].timeBase)
     }
+}
+
+/// Where a sample's bytes are in a file, and its timing: a ``Packet`` without its data.
+public struct SampleReference: Sendable, Hashable {
+    /// Index of the track.
+    public var trackIndex: Int
+    /// Presentation timestamp in the track's time base (no edit list applied).
+    public var pts: Int64
+    /// Decoding timestamp in the track's time base.
+    public var dts: Int64
+    /// Duration in the track's time base.
+    public var duration: Int64
+    /// True for a sync sample.
+    public var isKeyframe: Bool
+    /// Byte offset of the sample in the file.
+    public var offset: Int64
+    /// Size in bytes.
+    public var size: Int
 }

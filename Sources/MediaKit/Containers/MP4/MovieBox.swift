@@ -24,6 +24,8 @@ struct TrackBox {
     var unsupportedReason: String?
     var encrypted = false
     var edits: [EditListEntry] = []
+    /// `tref` entries: reference type and referenced track IDs.
+    var references: [(type: String, ids: [Int])] = []
     var tables = SampleTables()
     var hasSampleTable = false
     var path = ""
@@ -37,6 +39,8 @@ struct MovieBox {
     var isFragmented = false
     /// Gapless information from an iTunes `iTunSMPB` tag (udta/meta/ilst).
     var iTunSMPB: (delay: Int, padding: Int)?
+    /// The movie's `udta` box as stored (metadata, cover art, chapters), empty if none.
+    var userData: [UInt8] = []
     /// trex defaults by track ID: (description index, duration, size, flags).
     var trex: [Int: (UInt32, UInt32, UInt32, UInt32)] = [:]
 
@@ -51,6 +55,8 @@ struct MovieBox {
             case "trak":
                 movie.tracks.append(try parseTrak(&c))
             case "udta":
+                let start = c.position - 8
+                if start >= 0, be32(c.bytes, start) == UInt32(c.end - start) { movie.userData = Array(c.bytes[start..<c.end]) }
                 movie.iTunSMPB = (try? parseITunSMPB(&c)) ?? nil
             case "mvex":
                 movie.isFragmented = true
@@ -97,6 +103,12 @@ struct MovieBox {
         var stsdReader: BoxReader?
         try r.children { type, c in
             switch type {
+            case "tref":
+                try c.children { rt, e in
+                    var ids: [Int] = []
+                    while e.remaining >= 4 { ids.append(Int(try e.u32())) }
+                    t.references.append((rt, ids))
+                }
             case "tkhd":
                 let (v, _) = try c.fullBoxHeader()
                 if v == 1 { try c.skip(16); t.id = Int(try c.u32()); try c.skip(4); t.tkhdDuration = Int64(bitPattern: try c.u64()) }

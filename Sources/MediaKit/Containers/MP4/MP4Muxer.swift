@@ -1,0 +1,522 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes MP4 files from compressed packets: progressive, fast-start, fragmented or hybrid.
+///
+/// ```swift
+/// let muxer = try MP4Muxer(path: "out.mp4", options: .init(layout: .fastStart))
+/// let v = try muxer.addTrack(from: demuxer.tracks[0])   // keeps language, matrix, edits, sample entry
+/// while let p = try demuxer.read() { try muxer.write(p) }
+/// try muxer.finish()
+/// ```
+///
+/// Where the bytes go while writing:
+/// - ``Layout/progressive`` and ``Layout/fastStart``: a hidden temporary file beside the
+///   target, `.<name>.partial-<pid>` (fast-start also uses `.<name>.mdat-<pid>`), renamed
+///   to the target by ``finish()``. A failure or ``cancel()`` removes them: the target
+///   name never holds a half-written file.
+/// - ``Layout/fragmented(seconds:)`` and ``Layout/hybrid(seconds:)``: the visible file
+///   `<target>.partial` beside the target. Every complete fragment is handed to the
+///   kernel as soon as it is written, so after a crash or a SIGKILL `<target>.partial`
+///   is a fragmented MP4 that players open up to its last complete fragment.
+///   ``finish()`` renames it to the target (a hybrid file is first turned into a
+///   progressive one in place); ``cancel()`` and write errors remove it.
+///
+/// Sample tables stay compact (stts/ctts runs, stss only when some samples are not sync
+/// samples, stsc runs, stco or co64 past 4 GiB); memory grows by 4 bytes per sample (stsz)
+/// plus one chunk or fragment of media data.
+public final class MP4Muxer: Muxer, @unchecked Sendable {
+    /// Where the movie box goes and how the media data is laid out.
+    public enum Layout: Sendable, Hashable {
+        /// Media data first, `moov` at the end. Default.
+        case progressive
+        /// `moov` at the front, for playback while downloading. Written on ``finish()``
+        /// into space reserved before the media data when it fits
+        /// (``Options/reservedMoovBytes``), else by one in-kernel copy of the media data.
+        case fastStart
+        /// `moof` + `mdat` every `seconds` (fragments start at key frames of the first
+        /// video track), crash-safe while writing, with an `mfra` index at the end.
+        case fragmented(seconds: Double)
+        /// Written as ``fragmented(seconds:)`` while running; ``finish()`` appends a
+        /// `moov` and turns the fragment headers into `free` boxes, in place, without
+        /// copying the media data: the result is a progressive MP4 with no `moof`.
+        case hybrid(seconds: Double)
+    }
+
+    /// How the file is written.
+    public struct Options: Sendable {
+        /// The layout. Default: ``Layout/progressive``.
+        public var layout: Layout
+        /// The movie time scale (mvhd; unit of edit list durations). Default: 1000.
+        public var movieTimeScale: Int64
+        /// Target chunk duration in seconds for progressive and fast-start files. Default: 0.5.
+        public var chunkSeconds: Double
+        /// Fast-start: bytes reserved before the media data for the `moov`. When the
+        /// final `moov` fits, nothing is copied on ``finish()``. Default: 0 (copy).
+        public var reservedMoovBytes: Int
+        /// Fragmented: write an `mfra` random-access index at the end. Default: true.
+        public var writeMfra: Bool
+        /// A `udta` box written verbatim into the `moov` (metadata, cover art, chapters,
+        /// iTunes gapless info), e.g. ``MP4Demuxer/userData``. Default: none.
+        public var userData: [UInt8] = []
+
+        /// Creates options; every value not given is its default.
+        public init(layout: Layout = .progressive, movieTimeScale: Int64 = 1000, chunkSeconds: Double = 0.5,
+                    reservedMoovBytes: Int = 0, writeMfra: Bool = true) {
+            self.layout = layout
+            self.movieTimeScale = movieTimeScale
+            self.chunkSeconds = chunkSeconds
+            self.reservedMoovBytes = reservedMoovBytes
+            self.writeMfra = writeMfra
+        }
+    }
+
+    /// The target path.
+    public let path: String
+    /// The options it was created with.
+    public let options: Options
+    /// The file being written now (temporary or `.partial`); after ``finish()``, ``path``.
+    public var inProgressPath: String { file?.temporaryPath ?? path }
+
+    private var file: OutputFile?
+    private var tracks: [MuxTrack] = []
+    private var started = false
+    private var finished = false
+    private var mdatStart: Int64 = 0          // offset of the mdat header (progressive, fast-start)
+    private var mdatHeaderSize: Int64 = 16
+    private var pendingSeconds: [Double] = []
+    private var moofOffsets: [Int64] = []
+    private var fragmentTimes: [(offset: Int64, times: [Int: Int64])] = []
+    private var sequence: UInt32 = 0
+    private var fragmentStartDts: Int64?
+    private var referenceTrack = 0
+    private var initMoovOffset: Int64 = 0
+    private var fragmentBytes = 0
+    /// Sources for zero-copy samples, by identity.
+    private var sources: [ObjectIdentifier: FileSource] = [:]
+    private var pendingSources: [FileSource?] = []
+
+    private var isFragmentedLayout: Bool {
+        switch options.layout { case .fragmented, .hybrid: return true; default: return false }
+    }
+    private var fragmentSeconds: Double {
+        switch options.layout { case .fragmented(let s), .hybrid(let s): return max(s, 0.001); default: return 0 }
+    }
+
+    /// Starts a file that ``finish()`` will move to `path`.
+    /// - Throws: `.io` when the temporary file cannot be created, `.invalidArgument` for bad options.
+    public init(path: String, options: Options = Options()) throws {
+        guard options.movieTimeScale > 0, options.movieTimeScale <= Int64(UInt32.max) else {
+            throw MediaError(.invalidArgument, "movie time scale \(options.movieTimeScale) is out of range", path: path)
+        }
+        if case .fragmented(let s) = options.layout, !(s > 0 && s.isFinite) {
+            throw MediaError(.invalidArgument, "fragment duration \(s) s must be positive", path: path)
+        }
+        if case .hybrid(let s) = options.layout, !(s > 0 && s.isFinite) {
+            throw MediaError(.invalidArgument, "fragment duration \(s) s must be positive", path: path)
+        }
+        self.path = path
+        self.options = options
+        switch options.layout {
+        case .fragmented, .hybrid:
+            file = try OutputFile(path: path, temporaryPath: path + ".partial")
+        case .fastStart:
+            // Not the default temporary name: finish() may write that one (ftyp + moov + copy).
+            let slash = path.lastIndex(of: "/")
+            let dir = slash.map { String(path[...$0]) } ?? ""
+            let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+            file = try OutputFile(path: path, temporaryPath: dir + ".\(name).mdat-\(getpid())")
+        case .progressive:
+            file = try OutputFile(path: path)
+        }
+    }
+
+    deinit { file?.discard() }
+
+    // MARK: tracks
+
+    /// Adds a track described by codec parameters (sample entry generated, or carried
+    /// over from ``CodecParameters/sampleEntry``). `timeBase` is the packets' time base.
+    public func addTrack(_ parameters: CodecParameters, timeBase: Rational) throws -> Int {
+        try addTrack(parameters, timeBase: timeBase, language: "und", matrix: MovieWriter.identity, edits: nil, movieTimeScale: 0)
+    }
+
+    /// Adds a track that keeps what a demuxed ``Track`` says: language, matrix (rotation),
+    /// edit list (B-frame offset, priming, empty edits) and the source sample entry.
+    /// - Throws: `.unsupported` ("unsupported: encrypted") for an encrypted track.
+    public func addTrack(from track: Track) throws -> Int {
+        if track.isEncrypted {
+            throw MediaError(.unsupported, "encrypted track \(track.index) (\(track.parameters.codecTag)); MediaKit cannot remux protected samples", path: path)
+        }
+        return try addTrack(track.parameters, timeBase: track.timeBase, language: track.language, matrix: track.matrix,
+                            edits: track.editList, movieTimeScale: track.movieTimeScale)
+    }
+
+    /// Makes track `from` reference `to` (a `tref` entry such as "chap" for a chapter
+    /// track, "cdsc" for timed metadata describing a track). Indexes are the muxer's.
+    public func addTrackReference(from: Int, type: String, to: [Int]) throws {
+        guard !started else { throw MediaError(.state, "addTrackReference after the first write", path: path) }
+        guard from >= 0, from < tracks.count, to.allSatisfy({ $0 >= 0 && $0 < tracks.count }), type.utf8.count == 4 else {
+            throw MediaError(.invalidArgument, "track reference \(type) from \(from) to \(to) names a track that does not exist", path: path)
+        }
+        tracks[from].references.append((type, to.map { tracks[$0].id }))
+    }
+
+    private func addTrack(_ p: CodecParameters, timeBase: Rational, language: String, matrix: [Int32],
+                          edits: [EditListEntry]?, movieTimeScale: Int64) throws -> Int {
+        guard !started else { throw MediaError(.state, "addTrack after the first write", path: path) }
+        guard !finished else { throw MediaError(.state, "addTrack after finish or cancel", path: path) }
+        guard timeBase.numerator > 0, timeBase.denominator > 0, timeBase.denominator <= Int64(UInt32.max) else {
+            throw MediaError(.invalidArgument, "time base \(timeBase) cannot be an MP4 time scale", path: path)
+        }
+        let id = tracks.count + 1
+        let entry: [UInt8]
+        do { entry = try SampleEntryWriter.entry(for: p, trackID: id) } catch let e as MediaError { throw e.at(path: path) }
+        var width = p.width, height = p.height
+        if p.mediaType == .video, (width == 0 || height == 0), entry.count >= 36 {
+            width = Int(UInt16(entry[32]) << 8 | UInt16(entry[33])); height = Int(UInt16(entry[34]) << 8 | UInt16(entry[35]))
+        }
+        let tag = entry.count >= 8 ? fourCCString(entry[4..<8]) : p.codecTag
+        let handler: String
+        switch p.mediaType {
+        case .video: handler = "vide"
+        case .audio: handler = "soun"
+        case .subtitle: handler = tag == "c608" || tag == "c708" ? "clcp" : tag == "text" ? "text" : tag == "wvtt" || tag == "stpp" ? "subt" : "sbtl"
+        case .data: handler = tag == "tmcd" ? "tmcd" : "meta"
+        }
+        tracks.append(MuxTrack(parameters: p, sampleEntry: entry, handler: handler, id: id, timeScale: timeBase.denominator,
+                               tickMultiplier: timeBase.numerator, language: language,
+                               matrix: matrix.count == 9 ? matrix : MovieWriter.identity,
+                               sourceEdits: edits, sourceMovieTimeScale: movieTimeScale, width: width, height: height))
+        pendingSources.append(nil)
+        return tracks.count - 1
+    }
+
+    // MARK: writing
+
+    /// Writes one packet. Packets of each track must come in decode order
+    /// (non-decreasing dts); tracks may be interleaved in any way.
+    /// - Throws: `.invalidArgument` for an unknown track or a dts going backwards,
+    ///   `.io` when writing fails (the target name is left untouched).
+    public func write(_ packet: Packet) throws {
+        try append(track: packet.trackIndex, pts: packet.pts, dts: packet.dts, duration: packet.duration,
+                   isKeyframe: packet.isKeyframe, data: packet.data, source: nil, offset: -1, size: packet.data.count)
+    }
+
+    /// Writes one sample whose bytes are `size` bytes at `offset` of `source`, copied
+    /// file to file in the kernel (a remux never brings them into memory).
+    public func writeSample(track: Int, pts: Int64, dts: Int64, duration: Int64, isKeyframe: Bool,
+                            from source: FileSource, offset: Int64, size: Int) throws {
+        guard offset >= 0, size >= 0, offset + Int64(size) <= source.size else {
+            throw MediaError(.invalidData, "the sample's \(size) bytes at \(offset) are outside the source (\(source.size) bytes)", path: source.path, offset: offset)
+        }
+        try append(track: track, pts: pts, dts: dts, duration: duration, isKeyframe: isKeyframe, data: [], source: source, offset: offset, size: size)
+    }
+
+    private func append(track ti: Int, pts rawPts: Int64, dts rawDts: Int64, duration rawDuration: Int64, isKeyframe: Bool,
+                        data: [UInt8], source: FileSource?, offset: Int64, size: Int) throws {
+        guard !finished, let file else { throw MediaError(.state, "write after finish or cancel", path: path) }
+        guard ti >= 0, ti < tracks.count else {
+            throw MediaError(.invalidArgument, "track \(ti) does not exist (the muxer has \(tracks.count))", path: path)
+        }
+        guard size <= Int(UInt32.max) else { throw MediaError(.limit, "a sample of \(size) bytes does not fit an MP4 sample size", path: path) }
+        do {
+            if !started { try start(file) }
+            let m = tracks[ti].tickMultiplier
+            let dts = rawDts &* m, pts = rawPts &* m, duration = rawDuration &* m
+            if let first = tracks[ti].firstDts {
+                _ = first
+                let delta = dts - tracks[ti].lastDts
+                guard delta >= 0 else {
+                    throw MediaError(.invalidArgument, "track \(ti): dts \(rawDts) goes back from \(tracks[ti].lastDts / m)", path: path)
+                }
+                tracks[ti].appendStts(delta)
+                if let last = tracks[ti].pending.indices.last { tracks[ti].pending[last].duration = delta }
+            } else {
+                tracks[ti].firstDts = dts
+                tracks[ti].origin = min(dts, 0)
+            }
+            if isFragmentedLayout { try maybeCutFragment(before: ti, dts: dts, isKeyframe: isKeyframe) }
+            let composition = pts - (dts - tracks[ti].origin)
+            tracks[ti].appendCtts(composition)
+            let decodeTime = dts - (tracks[ti].firstDts ?? 0)
+            tracks[ti].minComposition = min(tracks[ti].minComposition, decodeTime + composition)
+            tracks[ti].lastDts = dts
+            tracks[ti].lastDuration = duration > 0 ? duration : (tracks[ti].stts.last.map { Int64($0.delta) } ?? 0)
+            tracks[ti].maxCompositionEnd = max(tracks[ti].maxCompositionEnd, decodeTime + composition + tracks[ti].lastDuration)
+            tracks[ti].sizes.append(UInt32(size))
+            if isKeyframe { tracks[ti].syncSamples.append(UInt32(tracks[ti].sizes.count)) }
+            if let source {
+                if sources[ObjectIdentifier(source)] == nil { sources[ObjectIdentifier(source)] = source }
+                // Copying file to file: a chunk ends where the source's chunk ends, so the output
+                // keeps the source's interleaving and consecutive chunks coalesce into one
+                // in-kernel copy (see `copyRun`).
+                if !isFragmentedLayout, let last = tracks[ti].pending.last, last.sourceOffset >= 0,
+                   last.sourceOffset + Int64(last.size) != offset || pendingSources[ti] !== source {
+                    try flushChunk(of: ti, file)
+                }
+                pendingSources[ti] = source
+            }
+            tracks[ti].pending.append(PendingSample(data: data, sourceOffset: source == nil ? -1 : offset, size: size, dts: dts,
+                                                    compositionOffset: composition, duration: tracks[ti].lastDuration, isKey: isKeyframe))
+            tracks[ti].pendingBytes += size
+            fragmentBytes += size
+            if !isFragmentedLayout {
+                let span = Double(dts - tracks[ti].pending[0].dts + tracks[ti].lastDuration) / Double(tracks[ti].timeScale)
+                if source != nil {
+                    // Chunks follow the source's; a source chunk longer than 2 chunk durations is split.
+                    if span >= options.chunkSeconds * 2 || tracks[ti].pendingBytes >= 16 << 20 { try flushChunk(of: ti, file) }
+                } else if span >= options.chunkSeconds || tracks[ti].pendingBytes >= 4 << 20 {
+                    try flushChunks(file)
+                }
+            }
+        } catch let e as MediaError {
+            abandon()
+            throw e.at(path: path)
+        }
+    }
+
+    private func start(_ file: OutputFile) throws {
+        started = true
+        guard !tracks.isEmpty else { throw MediaError(.state, "write before any addTrack", path: path) }
+        referenceTrack = tracks.firstIndex { $0.parameters.mediaType == .video } ?? 0
+        try file.write(MovieWriter.ftyp(tracks: tracks, fragmented: isFragmentedLayout))
+        switch options.layout {
+        case .progressive, .fastStart:
+            if case .fastStart = options.layout, options.reservedMoovBytes > 0 {
+                var w = BoxWriter()
+                w.box("free") { $0.zeros(max(0, options.reservedMoovBytes - 8)) }
+                try file.write(w.bytes)
+            }
+            mdatStart = file.bytesWritten
+            var w = BoxWriter()
+            w.u32(1); w.fourCC("mdat"); w.u64(0)     // 64-bit size, patched on finish
+            try file.write(w.bytes)
+        case .fragmented, .hybrid:
+            initMoovOffset = file.bytesWritten
+            try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: true, userData: options.userData))
+            try file.flush()
+        }
+    }
+
+    /// Writes one track's pending chunk.
+    private func flushChunk(of ti: Int, _ file: OutputFile) throws {
+        guard !tracks[ti].pending.isEmpty else { return }
+        let offset = UInt64(position(file))
+        try writeData(of: ti, to: file)
+        tracks[ti].chunks.append((offset, UInt32(tracks[ti].pending.count)))
+        tracks[ti].pending.removeAll(keepingCapacity: true)
+        tracks[ti].pendingBytes = 0
+    }
+
+    /// Writes every track's pending chunk, the earliest first (interleaved by time).
+    private func flushChunks(_ file: OutputFile) throws {
+        let order = tracks.indices.filter { !tracks[$0].pending.isEmpty }.sorted {
+            Double(tracks[$0].pending[0].dts) / Double(tracks[$0].timeScale) < Double(tracks[$1].pending[0].dts) / Double(tracks[$1].timeScale)
+        }
+        for ti in order {
+            let offset = UInt64(position(file))
+            try writeData(of: ti, to: file)
+            tracks[ti].chunks.append((offset, UInt32(tracks[ti].pending.count)))
+            tracks[ti].pending.removeAll(keepingCapacity: true)
+            tracks[ti].pendingBytes = 0
+        }
+    }
+
+    /// Writes the bytes of a track's pending samples. Ranges of a source file are not copied
+    /// at once: consecutive ranges (across chunks and tracks) coalesce into one copy.
+    private func writeData(of ti: Int, to file: OutputFile) throws {
+        let samples = tracks[ti].pending
+        var i = 0
+        while i < samples.count {
+            let s = samples[i]
+            if s.sourceOffset >= 0, let source = pendingSources[ti] {
+                var end = s.sourceOffset + Int64(s.size)
+                var j = i + 1
+                while j < samples.count, samples[j].sourceOffset == end { end += Int64(samples[j].size); j += 1 }
+                if let run = copyRun, run.source === source, run.offset + run.count == s.sourceOffset {
+                    copyRun?.count += end - s.sourceOffset
+                } else {
+                    try flushCopyRun(file)
+                    copyRun = (source, s.sourceOffset, end - s.sourceOffset)
+                }
+                i = j
+            } else {
+                try flushCopyRun(file)
+                try file.write(s.data)
+                i += 1
+            }
+        }
+    }
+
+    /// A source range not copied yet (it is the last thing in the output).
+    private var copyRun: (source: FileSource, offset: Int64, count: Int64)?
+
+    private func flushCopyRun(_ file: OutputFile) throws {
+        guard let run = copyRun else { return }
+        copyRun = nil
+        try file.appendCopy(fromDescriptor: run.source.descriptor, offset: run.offset, count: run.count, sourcePath: run.source.path)
+    }
+
+    /// The output position, counting a pending copy.
+    private func position(_ file: OutputFile) -> Int64 { file.bytesWritten + (copyRun?.count ?? 0) }
+
+    private func maybeCutFragment(before ti: Int, dts: Int64, isKeyframe: Bool) throws {
+        guard let file else { return }
+        let ref = tracks[referenceTrack]
+        if fragmentStartDts == nil {
+            if ti == referenceTrack { fragmentStartDts = dts }
+            return
+        }
+        let hasPending = tracks.contains { !$0.pending.isEmpty }
+        guard hasPending else { return }
+        let elapsed = Double(ti == referenceTrack ? dts - fragmentStartDts! : 0) / Double(ref.timeScale)
+        let cut = (ti == referenceTrack && isKeyframe && elapsed >= fragmentSeconds) || fragmentBytes >= 256 << 20
+        if cut {
+            try writeFragment(file)
+            if ti == referenceTrack { fragmentStartDts = dts }
+        }
+    }
+
+    private func writeFragment(_ file: OutputFile) throws {
+        guard tracks.contains(where: { !$0.pending.isEmpty }) else { return }
+        sequence += 1
+        let total = tracks.reduce(0) { $0 + $1.pendingBytes }
+        let large = total + 8 > Int(UInt32.max)
+        let mdatHeader = large ? 16 : 8
+        let moof = MovieWriter.moof(sequence: sequence, tracks: tracks, mdatHeader: mdatHeader)
+        try flushCopyRun(file)
+        let moofOffset = file.bytesWritten
+        moofOffsets.append(moofOffset)
+        var times: [Int: Int64] = [:]
+        for t in tracks where !t.pending.isEmpty { times[t.id] = t.pending[0].dts - t.origin }
+        fragmentTimes.append((moofOffset, times))
+        try file.write(moof)
+        var w = BoxWriter()
+        if large { w.u32(1); w.fourCC("mdat"); w.u64(UInt64(total + 16)) } else { w.u32(UInt32(total + 8)); w.fourCC("mdat") }
+        try file.write(w.bytes)
+        for ti in tracks.indices where !tracks[ti].pending.isEmpty {
+            let offset = UInt64(position(file))
+            try writeData(of: ti, to: file)
+            tracks[ti].chunks.append((offset, UInt32(tracks[ti].pending.count)))
+            tracks[ti].pending.removeAll(keepingCapacity: true)
+            tracks[ti].pendingBytes = 0
+        }
+        fragmentBytes = 0
+        try flushCopyRun(file)
+        try file.flush()
+    }
+
+    // MARK: finishing
+
+    /// Completes the file and renames it to ``path``.
+    /// - Throws: `.io` when a write fails; the temporary file is then removed and
+    ///   the target name left untouched.
+    public func finish() throws {
+        guard !finished, let file else { throw MediaError(.state, "finish after finish or cancel", path: path) }
+        do {
+            if !started { try start(file) }
+            // The last sample of each track: its duration is the packet's (no next dts).
+            for i in tracks.indices where tracks[i].sampleCount > 0 { tracks[i].appendStts(tracks[i].lastDuration) }
+            switch options.layout {
+            case .progressive:
+                try flushChunks(file)
+                try patchMdatSize(file)
+                try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: false, userData: options.userData))
+                try file.commit()
+            case .fastStart:
+                try flushChunks(file)
+                try finishFastStart(file)
+            case .fragmented:
+                try writeFragment(file)
+                if options.writeMfra {
+                    try file.write(MovieWriter.mfra(tracks: tracks, fragments: fragmentTimes))
+                }
+                try file.commit()
+            case .hybrid:
+                try writeFragment(file)
+                try finishHybrid(file)
+            }
+            finished = true
+            self.file = nil
+        } catch let e as MediaError {
+            abandon()
+            throw e.at(path: path)
+        }
+    }
+
+    private func patchMdatSize(_ file: OutputFile) throws {
+        try flushCopyRun(file)
+        let size = file.bytesWritten - mdatStart
+        var w = BoxWriter()
+        w.u64(UInt64(size))
+        try file.patch(w.bytes, at: mdatStart + 8)
+    }
+
+    private func finishFastStart(_ file: OutputFile) throws {
+        try patchMdatSize(file)
+        let scale = options.movieTimeScale
+        let ftypSize = Int64(MovieWriter.ftyp(tracks: tracks, fragmented: false).count)
+        if options.reservedMoovBytes > 0 {
+            let moov = MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, userData: options.userData)
+            let gap = Int(mdatStart - ftypSize)
+            if moov.count == gap || moov.count + 8 <= gap {
+                var w = BoxWriter()
+                w.append(moov)
+                if moov.count < gap { w.box("free") { $0.zeros(gap - moov.count - 8) } }
+                try file.patch(w.bytes, at: ftypSize)
+                try file.commit()
+                return
+            }
+        }
+        // Rewrite: ftyp + moov (offsets shifted) + the media data, copied in the kernel.
+        let mdatLength = file.bytesWritten - mdatStart
+        var moov: [UInt8] = []
+        var shift: Int64 = 0
+        // The moov's size depends on the shift only through stco -> co64: iterate to a fixed point.
+        for _ in 0..<4 {
+            shift = ftypSize + Int64(moov.count) - mdatStart
+            let next = MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, chunkShift: shift, userData: options.userData)
+            let done = next.count == moov.count
+            moov = next
+            if done { break }
+        }
+        guard shift == ftypSize + Int64(moov.count) - mdatStart else {
+            throw MediaError(.state, "the moov size did not settle while moving it to the front", path: path)
+        }
+        let out = try OutputFile(path: path)
+        do {
+            try out.write(MovieWriter.ftyp(tracks: tracks, fragmented: false))
+            try out.write(moov)
+            let fd = try file.flushedDescriptor()
+            try out.appendCopy(fromDescriptor: fd, offset: mdatStart, count: mdatLength, sourcePath: file.temporaryPath)
+            try out.commit()
+        } catch {
+            out.discard()
+            throw error
+        }
+        file.discard()
+    }
+
+    private func finishHybrid(_ file: OutputFile) throws {
+        // 1. The progressive moov at the end (the fragments' data are its chunks).
+        try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: false, userData: options.userData))
+        try file.flush()
+        // 2. The fragmented moov at the front and every moof become free boxes.
+        try file.patch(Array("free".utf8), at: initMoovOffset + 4)
+        for o in moofOffsets { try file.patch(Array("free".utf8), at: o + 4) }
+        try file.commit()
+    }
+
+    /// Abandons the file: the temporary (or `.partial`) file is removed.
+    public func cancel() {
+        abandon()
+    }
+
+    private func abandon() {
+        finished = true
+        file?.discard()
+        file = nil
+    }
+}

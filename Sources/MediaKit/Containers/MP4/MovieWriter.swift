@@ -1,0 +1,291 @@
+/// Builds `ftyp`, `moov` (progressive or fragmented), `moof` and `mfra` boxes from the
+/// muxer's track state.
+enum MovieWriter {
+    static let identity: [Int32] = [0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x4000_0000]
+
+    static func ftyp(tracks: [MuxTrack], fragmented: Bool) -> [UInt8] {
+        var brands = ["isom", "iso2"]
+        if fragmented { brands.append("iso6") }
+        for t in tracks {
+            switch t.parameters.codec {
+            case "h264": if !brands.contains("avc1") { brands.append("avc1") }
+            case "av1": if !brands.contains("av01") { brands.append("av01") }
+            default: break
+            }
+        }
+        brands.append("mp41")
+        var w = BoxWriter()
+        w.box("ftyp") { w in
+            w.fourCC("isom"); w.u32(0x200)
+            for b in brands { w.fourCC(b) }
+        }
+        return w.bytes
+    }
+
+    /// The presentation of a track as edit list entries in `movieTimeScale` units.
+    /// `fragmented`: the media duration is not known yet (edits of unknown length are 0).
+    static func edits(_ t: MuxTrack, movieTimeScale: Int64, fragmented: Bool) -> [EditListEntry] {
+        let mediaDuration = t.totalDuration
+        func toMovie(_ v: Int64) -> Int64 { Rational.rescale(v, multiply: movieTimeScale, divide: t.timeScale) }
+        if let source = t.sourceEdits, !source.isEmpty {
+            var out: [EditListEntry] = []
+            for e in source {
+                var d = e.segmentDuration
+                if t.sourceMovieTimeScale > 0, t.sourceMovieTimeScale != movieTimeScale {
+                    d = Rational.rescale(d, multiply: movieTimeScale, divide: t.sourceMovieTimeScale)
+                }
+                if d == 0, !e.isEmpty, !fragmented {
+                    d = toMovie(max(0, t.presentationEnd - e.mediaTime))
+                }
+                out.append(EditListEntry(segmentDuration: d, mediaTime: e.mediaTime, mediaRate: e.mediaRate))
+            }
+            if !fragmented, let first = t.firstDts, first > 0 {
+                out.insert(EditListEntry(segmentDuration: toMovie(first), mediaTime: -1, mediaRate: 1), at: 0)
+            }
+            return out
+        }
+        if t.sourceEdits != nil {
+            // The source had no edit list: none, unless its decode times start late.
+            if !fragmented, let first = t.firstDts, first > 0 {
+                return [EditListEntry(segmentDuration: toMovie(first), mediaTime: -1, mediaRate: 1),
+                        EditListEntry(segmentDuration: toMovie(mediaDuration), mediaTime: 0, mediaRate: 1)]
+            }
+            return []
+        }
+        guard t.sampleCount > 0 || fragmented else { return [] }
+        var out: [EditListEntry] = []
+        let start = t.minComposition == .max ? 0 : t.minComposition
+        if !fragmented, let first = t.firstDts, first > 0 {
+            out.append(EditListEntry(segmentDuration: toMovie(first), mediaTime: -1, mediaRate: 1))
+        }
+        if start != 0 || !out.isEmpty {
+            out.append(EditListEntry(segmentDuration: fragmented ? 0 : toMovie(max(0, t.presentationEnd - start)),
+                                     mediaTime: start, mediaRate: 1))
+        }
+        return out
+    }
+
+    static func presentationDuration(_ t: MuxTrack, movieTimeScale: Int64) -> Int64 {
+        let e = edits(t, movieTimeScale: movieTimeScale, fragmented: false)
+        if !e.isEmpty { return e.reduce(0) { $0 + $1.segmentDuration } }
+        return Rational.rescale(t.totalDuration, multiply: movieTimeScale, divide: t.timeScale)
+    }
+
+    /// The `moov` box. `chunkShift` is added to every chunk offset (fast-start).
+    /// `fragmented`: empty sample tables and an `mvex`.
+    static func moov(tracks: [MuxTrack], movieTimeScale: Int64, fragmented: Bool, chunkShift: Int64 = 0, userData: [UInt8] = []) -> [UInt8] {
+        var w = BoxWriter(capacity: 4096 + tracks.reduce(0) { $0 + $1.sizes.count * 4 + $1.chunks.count * 8 })
+        let durations = tracks.map { fragmented ? 0 : presentationDuration($0, movieTimeScale: movieTimeScale) }
+        let movieDuration = durations.max() ?? 0
+        w.box("moov") { w in
+            let v1 = movieDuration > Int64(UInt32.max)
+            w.fullBox("mvhd", version: v1 ? 1 : 0, flags: 0) { w in
+                if v1 { w.u64(0); w.u64(0); w.u32(UInt32(movieTimeScale)); w.u64(UInt64(movieDuration)) }
+                else { w.u32(0); w.u32(0); w.u32(UInt32(movieTimeScale)); w.u32(UInt32(movieDuration)) }
+                w.u32(0x0001_0000); w.u16(0x0100); w.zeros(10)
+                for m in identity { w.i32(m) }
+                w.zeros(24)
+                w.u32(UInt32((tracks.map(\.id).max() ?? 0) + 1))
+            }
+            for (i, t) in tracks.enumerated() {
+                trak(&w, t, movieTimeScale: movieTimeScale, duration: durations[i], fragmented: fragmented, chunkShift: chunkShift)
+            }
+            w.append(userData)
+            if fragmented {
+                w.box("mvex") { w in
+                    for t in tracks {
+                        w.fullBox("trex", version: 0, flags: 0) { w in
+                            w.u32(UInt32(t.id)); w.u32(1); w.u32(0); w.u32(0); w.u32(0)
+                        }
+                    }
+                }
+            }
+        }
+        return w.bytes
+    }
+
+    static func trak(_ w: inout BoxWriter, _ t: MuxTrack, movieTimeScale: Int64, duration: Int64, fragmented: Bool, chunkShift: Int64) {
+        w.box("trak") { w in
+            let v1 = duration > Int64(UInt32.max)
+            w.fullBox("tkhd", version: v1 ? 1 : 0, flags: 3) { w in
+                if v1 { w.u64(0); w.u64(0) } else { w.u32(0); w.u32(0) }
+                w.u32(UInt32(t.id)); w.u32(0)
+                if v1 { w.u64(UInt64(duration)) } else { w.u32(UInt32(duration)) }
+                w.zeros(8)
+                w.u16(0); w.u16(0)                                       // layer, alternate_group
+                w.u16(t.parameters.mediaType == .audio ? 0x0100 : 0); w.u16(0)
+                for m in (t.matrix.count == 9 ? t.matrix : identity) { w.i32(m) }
+                var width = Double(t.width)
+                let sar = t.parameters.sampleAspectRatio
+                if sar.numerator > 0, sar.denominator > 0 { width = width * Double(sar.numerator) / Double(sar.denominator) }
+                let visual = t.parameters.mediaType == .video
+                w.u32(visual ? UInt32(clamping: Int64(width * 65536)) : 0)
+                w.u32(visual ? UInt32(clamping: t.height << 16) : 0)
+            }
+            if !t.references.isEmpty {
+                w.box("tref") { w in
+                    for r in t.references { w.box(r.type) { w in for id in r.ids { w.u32(UInt32(id)) } } }
+                }
+            }
+            let edits = edits(t, movieTimeScale: movieTimeScale, fragmented: fragmented)
+            if !edits.isEmpty {
+                w.box("edts") { w in
+                    let big = edits.contains { $0.segmentDuration > Int64(UInt32.max) || $0.mediaTime > Int64(Int32.max) || $0.mediaTime < Int64(Int32.min) }
+                    w.fullBox("elst", version: big ? 1 : 0, flags: 0) { w in
+                        w.u32(UInt32(edits.count))
+                        for e in edits {
+                            if big { w.u64(UInt64(e.segmentDuration)); w.u64(UInt64(bitPattern: e.mediaTime)) }
+                            else { w.u32(UInt32(truncatingIfNeeded: e.segmentDuration)); w.i32(Int32(truncatingIfNeeded: e.mediaTime)) }
+                            w.i32(Int32((e.mediaRate * 65536).rounded()))
+                        }
+                    }
+                }
+            }
+            w.box("mdia") { w in
+                let mediaDuration = fragmented ? 0 : t.totalDuration
+                let mv1 = mediaDuration > Int64(UInt32.max)
+                w.fullBox("mdhd", version: mv1 ? 1 : 0, flags: 0) { w in
+                    if mv1 { w.u64(0); w.u64(0); w.u32(UInt32(t.timeScale)); w.u64(UInt64(mediaDuration)) }
+                    else { w.u32(0); w.u32(0); w.u32(UInt32(t.timeScale)); w.u32(UInt32(mediaDuration)) }
+                    w.u16(BoxWriter.packedLanguage(t.language)); w.u16(0)
+                }
+                w.fullBox("hdlr", version: 0, flags: 0) { w in
+                    w.u32(0); w.fourCC(t.handler); w.zeros(12)
+                    w.append(Array("MediaKit \(t.handler) handler".utf8)); w.u8(0)
+                }
+                w.box("minf") { w in
+                    switch t.handler {
+                    case "vide": w.fullBox("vmhd", version: 0, flags: 1) { $0.zeros(8) }
+                    case "soun": w.fullBox("smhd", version: 0, flags: 0) { $0.zeros(4) }
+                    case "subt": w.fullBox("sthd", version: 0, flags: 0) { _ in }
+                    case "text", "tmcd":
+                        w.box("gmhd") { w in
+                            w.fullBox("gmin", version: 0, flags: 0) { w in
+                                w.u16(0x40); w.u16(0x8000); w.u16(0x8000); w.u16(0x8000); w.u16(0); w.u16(0)
+                            }
+                        }
+                    default: w.fullBox("nmhd", version: 0, flags: 0) { _ in }
+                    }
+                    w.box("dinf") { w in
+                        w.fullBox("dref", version: 0, flags: 0) { w in
+                            w.u32(1)
+                            w.fullBox("url ", version: 0, flags: 1) { _ in }
+                        }
+                    }
+                    stbl(&w, t, fragmented: fragmented, chunkShift: chunkShift)
+                }
+            }
+        }
+    }
+
+    static func stbl(_ w: inout BoxWriter, _ t: MuxTrack, fragmented: Bool, chunkShift: Int64) {
+        w.box("stbl") { w in
+            w.fullBox("stsd", version: 0, flags: 0) { w in
+                w.u32(1)
+                w.append(t.sampleEntry)
+            }
+            if fragmented {
+                for type in ["stts", "stsc", "stco"] { w.fullBox(type, version: 0, flags: 0) { $0.u32(0) } }
+                w.fullBox("stsz", version: 0, flags: 0) { $0.u32(0); $0.u32(0) }
+                return
+            }
+            w.fullBox("stts", version: 0, flags: 0) { w in
+                w.u32(UInt32(t.stts.count))
+                for e in t.stts { w.u32(e.count); w.u32(e.delta) }
+            }
+            if t.hasCompositionOffsets {
+                w.fullBox("ctts", version: t.hasNegativeOffsets ? 1 : 0, flags: 0) { w in
+                    w.u32(UInt32(t.ctts.count))
+                    for e in t.ctts { w.u32(e.count); w.i32(e.offset) }
+                }
+            }
+            if t.syncSamples.count < t.sampleCount {
+                w.fullBox("stss", version: 0, flags: 0) { w in
+                    w.u32(UInt32(t.syncSamples.count))
+                    for s in t.syncSamples { w.u32(s) }
+                }
+            }
+            // stsc: runs of chunks with the same number of samples.
+            var runs: [(first: UInt32, samples: UInt32)] = []
+            for (i, c) in t.chunks.enumerated() where runs.last?.samples != c.samples {
+                runs.append((UInt32(i + 1), c.samples))
+            }
+            w.fullBox("stsc", version: 0, flags: 0) { w in
+                w.u32(UInt32(runs.count))
+                for r in runs { w.u32(r.first); w.u32(r.samples); w.u32(1) }
+            }
+            let constant = t.sizes.first.map { s in t.sizes.allSatisfy { $0 == s } } ?? false
+            w.fullBox("stsz", version: 0, flags: 0) { w in
+                if constant, let s = t.sizes.first { w.u32(s); w.u32(UInt32(t.sizes.count)) }
+                else {
+                    w.u32(0); w.u32(UInt32(t.sizes.count))
+                    for s in t.sizes { w.u32(s) }
+                }
+            }
+            let large = t.chunks.contains { Int64($0.offset) + chunkShift > Int64(UInt32.max) }
+            w.fullBox(large ? "co64" : "stco", version: 0, flags: 0) { w in
+                w.u32(UInt32(t.chunks.count))
+                for c in t.chunks {
+                    let o = UInt64(Int64(c.offset) + chunkShift)
+                    if large { w.u64(o) } else { w.u32(UInt32(o)) }
+                }
+            }
+        }
+    }
+
+    /// A movie fragment: mfhd and one traf per track with samples. Returns the moof bytes;
+    /// data offsets assume the mdat header (`mdatHeader` bytes) follows the moof directly
+    /// and the tracks' data follow in `tracks` order.
+    static func moof(sequence: UInt32, tracks: [MuxTrack], mdatHeader: Int) -> [UInt8] {
+        var w = BoxWriter(capacity: 1024)
+        var dataOffsetFields: [(field: Int, track: Int)] = []
+        w.box("moof") { w in
+            w.fullBox("mfhd", version: 0, flags: 0) { $0.u32(sequence) }
+            for (ti, t) in tracks.enumerated() where !t.pending.isEmpty {
+                w.box("traf") { w in
+                    w.fullBox("tfhd", version: 0, flags: 0x02_0000) { $0.u32(UInt32(t.id)) }
+                    let base = t.pending[0].dts - t.origin
+                    w.fullBox("tfdt", version: 1, flags: 0) { $0.u64(UInt64(bitPattern: base)) }
+                    let withOffsets = t.pending.contains { $0.compositionOffset != 0 }
+                    let negative = t.pending.contains { $0.compositionOffset < 0 }
+                    let flags: UInt32 = 0x001 | 0x100 | 0x200 | 0x400 | (withOffsets ? 0x800 : 0)
+                    w.fullBox("trun", version: negative ? 1 : 0, flags: flags) { w in
+                        w.u32(UInt32(t.pending.count))
+                        dataOffsetFields.append((w.count, ti))
+                        w.i32(0)
+                        for s in t.pending {
+                            w.u32(UInt32(clamping: s.duration))
+                            w.u32(UInt32(s.size))
+                            w.u32(s.isKey ? 0x0200_0000 : 0x0101_0000)
+                            if withOffsets { w.i32(Int32(clamping: s.compositionOffset)) }
+                        }
+                    }
+                }
+            }
+        }
+        var position = w.count + mdatHeader
+        for (field, ti) in dataOffsetFields {
+            w.patchU32(UInt32(position), at: field)
+            position += tracks[ti].pendingBytes
+        }
+        return w.bytes
+    }
+
+    /// `mfra`: one `tfra` per track listing the fragments (time, moof offset), then `mfro`.
+    static func mfra(tracks: [MuxTrack], fragments: [(offset: Int64, times: [Int: Int64])]) -> [UInt8] {
+        var w = BoxWriter()
+        w.box("mfra") { w in
+            for t in tracks {
+                let entries = fragments.compactMap { f in f.times[t.id].map { (time: $0, offset: f.offset) } }
+                w.fullBox("tfra", version: 1, flags: 0) { w in
+                    w.u32(UInt32(t.id)); w.u32(0)   // 1-byte traf/trun/sample numbers
+                    w.u32(UInt32(entries.count))
+                    for e in entries { w.u64(UInt64(bitPattern: e.time)); w.u64(UInt64(e.offset)); w.u8(1); w.u8(1); w.u8(1) }
+                }
+            }
+            let size = UInt32(w.count + 16)
+            w.fullBox("mfro", version: 0, flags: 0) { $0.u32(size) }
+        }
+        return w.bytes
+    }
+}

@@ -1,0 +1,74 @@
+/// One sample waiting to be written (in the current chunk or fragment).
+struct PendingSample {
+    var data: [UInt8]
+    /// Where the bytes are in a source file when `data` is empty (a zero-copy remux).
+    var sourceOffset: Int64
+    var size: Int
+    var dts: Int64
+    /// Composition offset as stored in the file (pts minus the output decode time).
+    var compositionOffset: Int64
+    var duration: Int64
+    var isKey: Bool
+}
+
+/// What the muxer keeps of one track: its description and its compact sample tables.
+/// Memory per sample is one stsz entry (4 bytes); runs cost one entry each.
+struct MuxTrack {
+    var parameters: CodecParameters
+    var sampleEntry: [UInt8]
+    var handler: String
+    var id: Int
+    var timeScale: Int64
+    /// Ticks of the track time scale per packet timestamp tick (time base numerator).
+    var tickMultiplier: Int64
+    var language: String
+    var matrix: [Int32]
+    /// The source's edit list (and its movie time scale), nil to generate one.
+    var sourceEdits: [EditListEntry]?
+    var sourceMovieTimeScale: Int64
+    var width: Int
+    var height: Int
+    /// `tref` entries: type and referenced track IDs.
+    var references: [(type: String, ids: [Int])] = []
+
+    // Sample tables.
+    var stts: [(count: UInt32, delta: UInt32)] = []
+    var ctts: [(count: UInt32, offset: Int32)] = []
+    var hasCompositionOffsets = false
+    var hasNegativeOffsets = false
+    var syncSamples: [UInt32] = []
+    var sizes: [UInt32] = []
+    var chunks: [(offset: UInt64, samples: UInt32)] = []
+    var sampleCount: Int { sizes.count }
+
+    // Timing.
+    var firstDts: Int64?
+    /// Subtracted from decode times so the output's decode times start at 0 (or, when the
+    /// first decode time is positive, kept: fragments carry it in tfdt, a progressive file
+    /// as an empty edit).
+    var origin: Int64 = 0
+    var lastDts: Int64 = 0
+    var lastDuration: Int64 = 0
+    var minComposition: Int64 = .max
+    /// The latest composition end (decode time + offset + duration) seen: where the
+    /// presentation of the media ends.
+    var maxCompositionEnd: Int64 = 0
+    var presentationEnd: Int64 { max(maxCompositionEnd, totalDuration) }
+    var totalDuration: Int64 { lastDts - (firstDts ?? 0) + lastDuration }
+
+    // The current chunk (progressive) or fragment run.
+    var pending: [PendingSample] = []
+    var pendingBytes = 0
+
+    mutating func appendStts(_ delta: Int64) {
+        let d = UInt32(clamping: max(0, delta))
+        if let last = stts.last, last.delta == d, last.count < UInt32.max { stts[stts.count - 1].count += 1 } else { stts.append((1, d)) }
+    }
+
+    mutating func appendCtts(_ offset: Int64) {
+        let o = Int32(clamping: offset)
+        if o != 0 { hasCompositionOffsets = true }
+        if o < 0 { hasNegativeOffsets = true }
+        if let last = ctts.last, last.offset == o, last.count < UInt32.max { ctts[ctts.count - 1].count += 1 } else { ctts.append((1, o)) }
+    }
+}

@@ -1,0 +1,107 @@
+/// Writes `stsd` sample entries.
+///
+/// A sample entry read from another MP4 (``CodecParameters/sampleEntry``) is carried
+/// over verbatim, so entries MediaKit does not understand (ac-3, c608, tx3g, mebx ...)
+/// and the boxes it does not model (colr, btrt, pasp, SA3D ...) survive a remux.
+/// Otherwise the entry is generated from the parameters: avc1, hvc1, av01, mp4a (esds),
+/// Opus (dOps) and .mp3.
+enum SampleEntryWriter {
+    /// The sample entry bytes (header included) for `p`, and the handler type of the track.
+    static func entry(for p: CodecParameters, trackID: Int) throws -> [UInt8] {
+        if p.codecTag == "encv" || p.codecTag == "enca" || Self.isEncrypted(p.sampleEntry) {
+            throw MediaError(.unsupported, "encrypted track (\(p.codecTag)); MediaKit cannot write protected samples")
+        }
+        if p.sampleEntry.count >= 8, be32(p.sampleEntry, 0) == UInt32(p.sampleEntry.count) {
+            return p.sampleEntry
+        }
+        var w = BoxWriter()
+        switch p.codec {
+        case "h264", "hevc", "av1":
+            let (type, config) = p.codec == "h264" ? ("avc1", "avcC") : p.codec == "hevc" ? ("hvc1", "hvcC") : ("av01", "av1C")
+            guard !p.extradata.isEmpty else {
+                throw MediaError(.invalidArgument, "a \(p.codec) track needs its \(config) configuration in extradata")
+            }
+            guard p.width > 0, p.height > 0, p.width <= 65535, p.height <= 65535 else {
+                throw MediaError(.invalidArgument, "a video track needs a width and height (got \(p.width)x\(p.height))")
+            }
+            w.box(p.codecTag.count == 4 && p.codecTag != "" && ["avc1", "avc3", "hvc1", "hev1", "av01"].contains(p.codecTag) ? p.codecTag : type) { w in
+                w.zeros(6); w.u16(1)                      // reserved, data_reference_index
+                w.zeros(16)                               // pre_defined, reserved
+                w.u16(UInt16(p.width)); w.u16(UInt16(p.height))
+                w.u32(0x0048_0000); w.u32(0x0048_0000)    // 72 dpi
+                w.u32(0); w.u16(1)                        // reserved, frame_count
+                w.zeros(32)                               // compressorname
+                w.u16(0x18); w.u16(0xFFFF)                // depth, pre_defined
+                w.box(config) { $0.append(p.extradata) }
+                if p.sampleAspectRatio.numerator > 0, p.sampleAspectRatio.denominator > 0 {
+                    w.box("pasp") { w in
+                        w.u32(UInt32(clamping: p.sampleAspectRatio.numerator)); w.u32(UInt32(clamping: p.sampleAspectRatio.denominator))
+                    }
+                }
+            }
+        case "aac", "mp3", "opus":
+            guard p.channels > 0, p.sampleRate > 0 else {
+                throw MediaError(.invalidArgument, "an audio track needs a sample rate and channel count (got \(p.sampleRate) Hz, \(p.channels) channels)")
+            }
+            let type = p.codec == "opus" ? "Opus" : (p.codec == "mp3" && p.codecTag == ".mp3") ? ".mp3" : "mp4a"
+            w.box(type) { w in
+                w.zeros(6); w.u16(1)
+                w.zeros(8)
+                w.u16(UInt16(clamping: p.channels)); w.u16(16)
+                w.u16(0); w.u16(0)
+                w.u32(p.sampleRate < 65536 ? UInt32(p.sampleRate) << 16 : 0)
+                switch type {
+                case "Opus":
+                    w.box("dOps") { $0.append(dOps(fromOpusHead: p.extradata, channels: p.channels)) }
+                case "mp4a":
+                    if p.codec == "aac", p.extradata.isEmpty {
+                        // handled below by the throw; keeps the closure non-throwing
+                    }
+                    w.append(esds(oti: p.codec == "aac" ? 0x40 : 0x6B, config: p.extradata, bitRate: p.bitRate, trackID: trackID))
+                default: break
+                }
+            }
+            if p.codec == "aac", p.extradata.isEmpty {
+                throw MediaError(.invalidArgument, "an AAC track needs its AudioSpecificConfig in extradata")
+            }
+        default:
+            throw MediaError(.unsupported, "cannot write a '\(p.codec.isEmpty ? p.codecTag : p.codec)' sample entry without the source's sample entry bytes")
+        }
+        return w.bytes
+    }
+
+    /// True when a sample entry is encv/enca, or protected (has a sinf box).
+    static func isEncrypted(_ entry: [UInt8]) -> Bool {
+        guard entry.count >= 8 else { return false }
+        let type = fourCCString(entry[4..<8])
+        return type == "encv" || type == "enca"
+    }
+
+    /// An `esds` box: ES_Descriptor > DecoderConfigDescriptor > DecoderSpecificInfo, SLConfig.
+    static func esds(oti: UInt8, config: [UInt8], bitRate: Int, trackID: Int) -> [UInt8] {
+        func descriptor(_ tag: UInt8, _ body: [UInt8]) -> [UInt8] {
+            let n = body.count
+            return [tag, UInt8(0x80 | ((n >> 21) & 0x7F)), UInt8(0x80 | ((n >> 14) & 0x7F)),
+                    UInt8(0x80 | ((n >> 7) & 0x7F)), UInt8(n & 0x7F)] + body
+        }
+        var dcd: [UInt8] = [oti, 0x15, 0, 0, 0]   // audio stream, bufferSizeDB
+        let rate = UInt32(clamping: bitRate)
+        for v in [rate, rate] { dcd += [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
+        if !config.isEmpty { dcd += descriptor(5, config) }
+        let es: [UInt8] = [UInt8((trackID >> 8) & 0xFF), UInt8(trackID & 0xFF), 0] + descriptor(4, dcd) + descriptor(6, [2])
+        var w = BoxWriter()
+        w.fullBox("esds", version: 0, flags: 0) { $0.append(descriptor(3, es)) }
+        return w.bytes
+    }
+
+    /// A `dOps` payload from an `OpusHead` (RFC 7845 little-endian -> ISO BMFF big-endian).
+    static func dOps(fromOpusHead h: [UInt8], channels: Int) -> [UInt8] {
+        guard h.count >= 19, h.starts(with: Array("OpusHead".utf8)) else {
+            // No header: a plain stereo/mono mapping with no pre-skip.
+            return [0, UInt8(clamping: channels), 0, 0, 0, 0, 0xBB, 0x80, 0, 0, 0]
+        }
+        var d: [UInt8] = [0, h[9], h[11], h[10], h[15], h[14], h[13], h[12], h[17], h[16], h[18]]
+        if h[18] != 0, h.count >= 21 + Int(h[9]) { d += h[19..<(21 + Int(h[9]))] }
+        return d
+    }
+}

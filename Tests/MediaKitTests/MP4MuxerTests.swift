@@ -1,0 +1,95 @@
+import Foundation
+import XCTest
+@testable import MediaKit
+
+/// MP4Muxer through its Swift API: packets in memory, read back with MP4Demuxer.
+final class MP4MuxerTests: XCTestCase {
+    private func tempPath(_ name: String) -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mk-mux-\(getpid())-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.appendingPathComponent(name).path
+    }
+
+    private let opusHead: [UInt8] = Array("OpusHead".utf8) + [1, 2, 0x38, 1, 0x80, 0xBB, 0, 0, 0, 0, 0]
+
+    /// Writes 50 Opus-like packets (960 ticks each), with every layout, and reads them back.
+    func testRoundTripEveryLayout() throws {
+        let layouts: [MP4Muxer.Layout] = [.progressive, .fastStart, .fragmented(seconds: 0.2), .hybrid(seconds: 0.2)]
+        for layout in layouts {
+            let path = tempPath("rt.mp4")
+            let muxer = try MP4Muxer(path: path, options: .init(layout: layout))
+            let p = CodecParameters(mediaType: .audio, codec: "opus", extradata: opusHead, sampleRate: 48000, channels: 2)
+            let t = try muxer.addTrack(p, timeBase: Rational(1, 48000))
+            for i in 0..<50 {
+                try muxer.write(Packet(trackIndex: t, pts: Int64(i * 960), dts: Int64(i * 960), duration: 960, isKeyframe: true,
+                                       data: [UInt8](repeating: UInt8(i), count: 10 + i), timeBase: Rational(1, 48000)))
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path), "\(layout): the target exists before finish()")
+            try muxer.finish()
+            let d = try MP4Demuxer(path: path)
+            XCTAssertEqual(d.tracks.count, 1)
+            XCTAssertEqual(d.tracks[0].parameters.codec, "opus", "\(layout)")
+            var n = 0
+            while let packet = try d.read() {
+                XCTAssertEqual(packet.dts, Int64(n * 960), "\(layout)")
+                XCTAssertEqual(packet.data, [UInt8](repeating: UInt8(n), count: 10 + n), "\(layout)")
+                n += 1
+            }
+            XCTAssertEqual(n, 50, "\(layout)")
+        }
+    }
+
+    func testCancelRemovesTheFile() throws {
+        for layout in [MP4Muxer.Layout.progressive, .fragmented(seconds: 1)] {
+            let path = tempPath("cancel.mp4")
+            let muxer = try MP4Muxer(path: path, options: .init(layout: layout))
+            let t = try muxer.addTrack(CodecParameters(mediaType: .audio, codec: "opus", extradata: opusHead, sampleRate: 48000, channels: 2),
+                                       timeBase: Rational(1, 48000))
+            try muxer.write(Packet(trackIndex: t, pts: 0, dts: 0, duration: 960, isKeyframe: true, data: [1, 2, 3], timeBase: Rational(1, 48000)))
+            let partial = muxer.inProgressPath
+            XCTAssertTrue(FileManager.default.fileExists(atPath: partial))
+            muxer.cancel()
+            XCTAssertFalse(FileManager.default.fileExists(atPath: partial))
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path))
+            XCTAssertThrowsError(try muxer.finish())
+        }
+    }
+
+    func testEncryptedTrackIsRefused() throws {
+        let muxer = try MP4Muxer(path: tempPath("enc.mp4"))
+        var track = Track(index: 0, id: 1, parameters: CodecParameters(mediaType: .video, codec: "h264", codecTag: "encv"),
+                          timeBase: Rational(1, 90000), duration: 0)
+        track.isEncrypted = true
+        XCTAssertThrowsError(try muxer.addTrack(from: track)) { error in
+            XCTAssertEqual((error as? MediaError)?.kind, .unsupported)
+            XCTAssertTrue("\(error)".contains("unsupported: encrypted"), "\(error)")
+        }
+        muxer.cancel()
+    }
+
+    func testDtsGoingBackIsAnError() throws {
+        let muxer = try MP4Muxer(path: tempPath("back.mp4"))
+        let t = try muxer.addTrack(CodecParameters(mediaType: .audio, codec: "opus", extradata: opusHead, sampleRate: 48000, channels: 2),
+                                   timeBase: Rational(1, 48000))
+        try muxer.write(Packet(trackIndex: t, pts: 960, dts: 960, duration: 960, isKeyframe: true, data: [1], timeBase: Rational(1, 48000)))
+        XCTAssertThrowsError(try muxer.write(Packet(trackIndex: t, pts: 0, dts: 0, duration: 960, isKeyframe: true, data: [1], timeBase: Rational(1, 48000))))
+    }
+
+    /// Chunk offsets past 4 GiB switch the table to co64.
+    func testCo64PastFourGiB() {
+        var t = MuxTrack(parameters: CodecParameters(mediaType: .audio, codec: "opus"), sampleEntry: [], handler: "soun", id: 1,
+                         timeScale: 48000, tickMultiplier: 1, language: "und", matrix: MovieWriter.identity, sourceEdits: nil,
+                         sourceMovieTimeScale: 0, width: 0, height: 0)
+        t.sizes = [10, 10]
+        t.stts = [(2, 960)]
+        t.chunks = [(100, 1), (UInt64(UInt32.max) + 100, 1)]
+        var w = BoxWriter()
+        MovieWriter.stbl(&w, t, fragmented: false, chunkShift: 0)
+        let bytes = w.bytes
+        XCTAssertNotNil(bytes.indices.first { i in i + 4 <= bytes.count && Array(bytes[i..<i + 4]) == Array("co64".utf8) })
+        t.chunks = [(100, 2)]
+        var w2 = BoxWriter()
+        MovieWriter.stbl(&w2, t, fragmented: false, chunkShift: 0)
+        XCTAssertNotNil(w2.bytes.indices.first { i in i + 4 <= w2.bytes.count && Array(w2.bytes[i..<i + 4]) == Array("stco".utf8) })
+    }
+}

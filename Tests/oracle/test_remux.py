@@ -1,0 +1,265 @@
+"""mk-remux (our MP4 muxer) in its four layouts against the input, judged by FFmpeg,
+MediaInfo and GStreamer.
+
+Inputs: generated files (remux_lib.REMUX_GENERATED: H.264 with B-frames + AAC, HEVC, AV1,
+Opus in MP4, rotated 90 degrees, two audio tracks with languages, a fragmented file),
+every progressive MP4/MOV/M4A/QTA/3GP of ../shared/media, and its fragmented files (init +
+media segments concatenated). Layouts: progressive, --faststart, --fragment 1, --hybrid 1.
+
+Oracles (ORACLES.md):
+  stream identity  ffmpeg -v error -i FILE -map 0 -c copy -f framemd5 -   (IN and OUT, #software aside)
+  track facts      ffprobe -show_streams -show_format: duration within one frame, rotation, language
+  other parsers    mediainfo --Output=JSON OUT; gst-discoverer-1.0 OUT   (exit 0, no error)
+Encrypted inputs (encv/enca) must be refused with "unsupported: encrypted".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+import oracle_lib as lib
+import remux_lib as rlib
+
+INPUTS = rlib.remux_params()
+LAYOUTS = list(rlib.LAYOUTS)
+
+
+@pytest.fixture(scope="session")
+def mk_remux(mk_bin: Path) -> Path:
+    path = mk_bin / "mk-remux"
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.fail(f"mk-remux not found in {mk_bin}; run `make build` or set MK_BIN", pytrace=False)
+    return path
+
+
+class Remuxes:
+    """Inputs and remuxed outputs, made once per session."""
+
+    def __init__(self, folder: Path, mk_remux: Path):
+        self.folder = folder
+        self.mk_remux = mk_remux
+        self.lock = threading.Lock()
+        self.outputs: dict[tuple[str, str], tuple[Path, subprocess.CompletedProcess, list]] = {}
+
+    def input(self, case: str, request) -> Path:
+        if case.startswith("gen:"):
+            return rlib.make_generated(case[4:], self.folder)
+        if case == "missing" or case.startswith(("shared:", "pair:")):
+            sub = self.folder / "pairs"
+            sub.mkdir(exist_ok=True)
+            return rlib.materialize(case, sub, request)
+        raise AssertionError(case)
+
+    def output(self, src: Path, layout: str):
+        key = (str(src), layout)
+        with self.lock:
+            if key not in self.outputs:
+                out = self.folder / f"{src.stem}.{layout}.mp4"
+                cmd = [self.mk_remux, src, out, *rlib.LAYOUTS[layout]]
+                self.outputs[key] = (out, lib.run(cmd), cmd)
+            return self.outputs[key]
+
+
+@pytest.fixture(scope="session")
+def remuxes(tmp_path_factory, mk_remux) -> Remuxes:
+    return Remuxes(tmp_path_factory.mktemp("remux"), mk_remux)
+
+
+def _remuxed(case, layout, remuxes, request) -> tuple[Path, Path]:
+    src = remuxes.input(case, request)
+    if lib.is_encrypted(src):
+        pytest.skip(f"{src.name} is encrypted: test_encrypted_refused checks that it is refused")
+    out, proc, cmd = remuxes.output(src, layout)
+    lib.check_ok(proc, cmd)
+    return src, out
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", INPUTS)
+def test_remux_framemd5_equal(case, layout, remuxes, request):
+    """framemd5 of OUT equals framemd5 of IN; a hybrid OUT has no moof box."""
+    src, out = _remuxed(case, layout, remuxes, request)
+    reason = rlib.remux_known(src.name, layout)
+    if reason:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+    if layout == "hybrid":
+        top = lib.box_summary(str(out))["top"]
+        assert "moof" not in top, f"{out.name}: a finished hybrid file still has moof boxes: {top}"
+    ours, ref = rlib.framemd5(out), rlib.framemd5(src)
+    note = ""
+    if lib.box_summary(str(src))["fragmented"] or lib.box_summary(str(out))["fragmented"]:
+        ours, ref = rlib.without_duration(ours), rlib.without_duration(ref)
+        note = "\n(" + rlib.FRAGMENT_DURATIONS + ")"
+    diff = lib.diff_lines(ours, ref, "OUT", "IN")
+    if diff:
+        diff += note
+    if diff:
+        pytest.fail(f"{src.name} -> {layout}: framemd5 differs\n{diff}", pytrace=False)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", INPUTS)
+def test_remux_track_facts(case, layout, remuxes, request):
+    """ffprobe: same duration (within one frame), rotation and language per stream."""
+    src, out = _remuxed(case, layout, remuxes, request)
+    reason = rlib.FACTS_KNOWN.get((src.name, layout)) or rlib.FACTS_KNOWN.get(("*", layout))
+    if reason:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+    a = lib.ffprobe_json(src, ignore_editlist=False)
+    b = lib.ffprobe_json(out, ignore_editlist=False)
+    sa, sb = lib.track_streams(a), lib.track_streams(b)
+    problems = []
+    if len(sa) != len(sb):
+        problems.append(f"streams: IN {len(sa)}, OUT {len(sb)}")
+    frame = max([float(v) for v in lib.max_packet_seconds(src).values()] + [0.0])
+    da, db = float(a["format"].get("duration", 0) or 0), float(b["format"].get("duration", 0) or 0)
+    if abs(da - db) > frame + 1e-3:
+        problems.append(f"duration: IN {da}, OUT {db} (allowed difference {frame:.6f} s, one frame)")
+    for i, (x, y) in enumerate(zip(sa, sb)):
+        if lib.rotation_of(x) != lib.rotation_of(y):
+            problems.append(f"stream {i} rotation: IN {lib.rotation_of(x)}, OUT {lib.rotation_of(y)}")
+        la, lb = x.get("tags", {}).get("language", "und"), y.get("tags", {}).get("language", "und")
+        if la != lb:
+            problems.append(f"stream {i} language: IN {la}, OUT {lb}")
+        for k in ("codec_name", "sample_rate", "channels", "width", "height"):
+            if x.get(k) != y.get(k):
+                problems.append(f"stream {i} {k}: IN {x.get(k)}, OUT {y.get(k)}")
+    if problems:
+        pytest.fail(f"{src.name} -> {layout}:\n  " + "\n  ".join(problems), pytrace=False)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", INPUTS)
+def test_remux_other_parsers_open(case, layout, remuxes, request):
+    """mediainfo --Output=JSON and gst-discoverer-1.0 open OUT without an error."""
+    src, out = _remuxed(case, layout, remuxes, request)
+    reason = rlib.PARSERS_KNOWN.get((src.name, layout))
+    if reason:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+    for tool in ("mediainfo", "gst-discoverer-1.0"):
+        if not shutil.which(tool):
+            pytest.fail(f"{tool} is not installed (scripts/deps.sh installs it)", pytrace=False)
+    cmd = ["mediainfo", "--Output=JSON", out]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    info = json.loads(proc.stdout.decode("utf-8", "replace"))
+    kinds = [t.get("@type") for t in info["media"]["track"]]
+    assert "General" in kinds, f"mediainfo did not parse {out.name}: {kinds}"
+    ok_out, text_out = rlib.discover(out)
+    if not ok_out:
+        ok_in, text_in = rlib.discover(src)
+        same = not ok_in and rlib.last_line(text_in) == rlib.last_line(text_out)
+        if not same and (ok_in or "Missing plugins" not in text_out):
+            pytest.fail(f"gst-discoverer-1.0 failed on {out.name} (from {src.name}, on which it "
+                        f"{'succeeds' if ok_in else 'fails too'}):\n{lib.tail(text_out)}", pytrace=False)
+
+
+def _encrypted_inputs() -> list:
+    if not lib.SHARED_MEDIA.is_dir():
+        return [pytest.param(None, id="shared-media-missing")]
+    return [pytest.param(p, id=p.name) for p in sorted(lib.SHARED_MEDIA.iterdir())
+            if p.suffix in (".mp4", ".mov", ".m4a") and not p.name.startswith("broken_") and lib.is_encrypted(p)]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("src", _encrypted_inputs())
+def test_encrypted_refused(src, layout, mk_remux, tmp_path):
+    """An encv/enca track is refused with "unsupported: encrypted"; no output, no temp file."""
+    if src is None:
+        pytest.skip("../shared/media is missing")
+    out = tmp_path / "out.mp4"
+    cmd = [mk_remux, src, out, *rlib.LAYOUTS[layout]]
+    proc = lib.run(cmd)
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode != 0, f"{src.name}: an encrypted input was remuxed"
+    assert "unsupported: encrypted" in err, f"{src.name}: unclear error: {err!r}"
+    assert list(tmp_path.iterdir()) == [], f"left files behind: {list(tmp_path.iterdir())}"
+
+
+def _kill_input(remuxes) -> Path:
+    """The 1080p bench input when `make bench` made it, else a 20 s 640x360 H.264 + AAC file."""
+    bench = lib.REPO / "bench-work" / "h264_1920x1080_60s_30fps_bf3_aac48k_stereo.mp4"
+    if bench.is_file():
+        return bench
+    out = remuxes.folder / "kill_input.mp4"
+    if not out.is_file():
+        cmd = ["nice", "-n", "5", "ffmpeg", "-v", "error", "-y", "-nostdin", "-f", "lavfi", "-i",
+               "testsrc2=size=640x360:rate=30", *rlib._LAVFI_A, "-t", "20", "-c:v", "libx264",
+               "-preset", "ultrafast", "-bf", "3", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", out]
+        lib.oracle_ok(lib.run(cmd), cmd)
+    return out
+
+
+def _packets(path: Path, tolerate_errors: bool = False) -> dict[int, list[str]]:
+    cmd = ["ffprobe", "-v", "error", "-ignore_editlist", "1", "-show_entries",
+           "packet=stream_index,pts,dts,size,flags", "-of", "csv=p=0", path]
+    proc = lib.run(cmd)
+    if not tolerate_errors:
+        lib.oracle_ok(proc, cmd)
+    out: dict[int, list[str]] = {}
+    for line in proc.stdout.decode().splitlines():
+        f = line.split(",")
+        if len(f) >= 5:
+            out.setdefault(int(f[0]), []).append(",".join(f[1:5]))
+    return out
+
+
+@pytest.mark.parametrize("layout", ["fragmented", "hybrid"])
+def test_sigkill_leaves_playable_prefix(layout, remuxes, mk_remux, tmp_path):
+    """SIGKILL half way through a fragmented/hybrid remux leaves OUT.partial, which ffprobe
+    opens and whose packets are, per stream, a prefix of the input's."""
+    import signal
+    import time
+    src = _kill_input(remuxes)
+    out = tmp_path / "killed.mp4"
+    partial = Path(str(out) + ".partial")
+    proc = subprocess.Popen([str(mk_remux), "--quiet", str(src), str(out), *rlib.LAYOUTS[layout],
+                             "--pace-ms", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    size = src.stat().st_size
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if partial.exists() and partial.stat().st_size > size // 2:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, f"mk-remux ended before it could be killed: {proc.stderr.read()!r}"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not out.exists(), "the target name exists after a kill"
+    assert partial.is_file(), f"no {partial.name} after the kill"
+    got = _packets(partial)
+    ref = _packets(src)
+    assert sum(len(v) for v in got.values()) > 0, "ffprobe found no packets in the killed file"
+    for stream, lines in got.items():
+        assert lines == ref[stream][:len(lines)], f"stream {stream}: not a prefix of the input's packets"
+    assert sum(len(v) for v in got.values()) < sum(len(v) for v in ref.values()), "the kill came too late"
+
+
+def test_write_failure_leaves_target_untouched(mk_remux, remuxes, tmp_path):
+    """A write error (file size limit: EFBIG, like a full disk) is a MediaError; the existing
+    target keeps its bytes and no temporary file is left."""
+    import resource
+    import signal
+    src = _kill_input(remuxes)
+    target = tmp_path / "target.mp4"
+    target.write_bytes(b"old contents")
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    for layout in rlib.LAYOUTS:
+        proc = subprocess.run([str(mk_remux), "--quiet", str(src), str(target), *rlib.LAYOUTS[layout]],
+                              capture_output=True, preexec_fn=limit, timeout=120)
+        err = proc.stderr.decode()
+        assert proc.returncode == 1, f"{layout}: exit {proc.returncode}, stderr {err!r}"
+        assert "I/O error" in err and "mk-remux:" in err, f"{layout}: unclear error {err!r}"
+        assert target.read_bytes() == b"old contents", f"{layout}: the target was modified"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["target.mp4"], \
+            f"{layout}: left {sorted(p.name for p in tmp_path.iterdir())}"

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# Remux benchmark: mk-remux against `ffmpeg -c copy` and `cp`, in the same run, on the
+# same input (the 1080p 60 s H.264 + AAC file of scripts/bench.sh, made once in bench-work/).
+#
+# Each command runs BENCH_RUNS times (default 5, the tools alternating) under GNU time
+# (-f '%e %M': wall seconds, peak RSS KiB); the median is reported. Every mk-remux output
+# is checked: its framemd5 must equal the input's. Peak memory is also measured on a
+# 120 s copy of the input (the input looped twice, -c copy) to show it does not grow
+# with the input's length beyond the sample tables. The results are printed and written
+# to BENCHMARKS.md between the bench_remux.sh markers.
+#
+# Usage: make bench        (or: MK_BIN=DIR scripts/bench_remux.sh)
+# Environment: MK_BIN, BENCH_RUNS, BENCH_WORK, BENCHMARKS_MD as scripts/bench.sh.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+REPO=$PWD
+
+die() { printf 'bench_remux: error: %s\n' "$*" >&2; exit 1; }
+note() { printf 'bench_remux: %s\n' "$*"; }
+
+RUNS=${BENCH_RUNS:-5}
+WORK=${BENCH_WORK:-bench-work}
+MD=${BENCHMARKS_MD:-BENCHMARKS.md}
+TIME=/usr/bin/time
+[ -x "$TIME" ] || die "GNU time not found at $TIME (Debian package 'time'; run scripts/deps.sh)"
+command -v ffmpeg >/dev/null || die "ffmpeg not found (run scripts/deps.sh)"
+if [ -z "${MK_BIN:-}" ]; then
+    SWIFT=$(command -v swift || echo /opt/swift/usr/bin/swift)
+    MK_BIN=$("$SWIFT" build -c release --show-bin-path)
+fi
+MK="$MK_BIN/mk-remux"
+[ -x "$MK" ] || die "mk-remux not found in $MK_BIN; run 'make build' first"
+MK_SHOWN=${MK#"$REPO"/}
+
+mkdir -p "$WORK"
+IN="$WORK/h264_1920x1080_60s_30fps_bf3_aac48k_stereo.mp4"
+# The same input as scripts/bench.sh (same command), made here if that script has not run.
+GEN_CMD=(ffmpeg -v error -nostdin -y
+    -f lavfi -i "testsrc2=size=1920x1080:rate=30"
+    -f lavfi -i "sine=frequency=440:sample_rate=48000"
+    -f lavfi -i "sine=frequency=660:sample_rate=48000"
+    -filter_complex "[1:a][2:a]join=inputs=2:channel_layout=stereo[a]"
+    -map 0:v -map "[a]" -t 60
+    -c:v libx264 -preset veryfast -bf 3 -pix_fmt yuv420p
+    -c:a aac -b:a 128k -ar 48000 -ac 2
+    -fflags +bitexact -flags:v +bitexact -flags:a +bitexact -map_metadata -1
+    -f mp4)
+if [ ! -s "$IN" ]; then
+    note "generating $IN (once; niced) ..."
+    nice -n 10 "${GEN_CMD[@]}" "$IN.part" || { rm -f "$IN.part"; die "could not generate $IN"; }
+    mv "$IN.part" "$IN"
+fi
+IN2="$WORK/h264_1920x1080_120s_looped.mp4"
+if [ ! -s "$IN2" ]; then
+    ffmpeg -v error -nostdin -y -stream_loop 1 -i "$IN" -map 0 -c copy "$IN2.part.mp4" && mv "$IN2.part.mp4" "$IN2"
+fi
+cat "$IN" "$IN2" >/dev/null
+
+measure() {  # measure KEY OUTPUT CMD...
+    local key=$1 out=$2
+    shift 2
+    rm -f "$out"
+    if ! "$TIME" -f '%e %M' -o "$WORK/$key.time" "$@" >"$WORK/$key.log" 2>&1; then
+        die "$key failed: $* (see $WORK/$key.log)"
+    fi
+    tail -n 1 "$WORK/$key.time" >>"$WORK/$key.times"
+}
+median() {
+    awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {
+        if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2 }'
+}
+
+OUT="$WORK/remux"
+FF=(ffmpeg -v error -nostdin -y -i "$IN" -map 0 -c copy "$OUT.ffmpeg.mp4")
+CP=(cp "$IN" "$OUT.cp.mp4")
+MK_P=("$MK" --quiet "$IN" "$OUT.mk.mp4")
+MK_F=("$MK" --quiet "$IN" "$OUT.mk-faststart.mp4" --faststart)
+MK_G=("$MK" --quiet "$IN" "$OUT.mk-fragment.mp4" --fragment 2)
+MK_H=("$MK" --quiet "$IN" "$OUT.mk-hybrid.mp4" --hybrid 2)
+FF2=(ffmpeg -v error -nostdin -y -i "$IN2" -map 0 -c copy "$OUT.ffmpeg-120s.mp4")
+MK2=("$MK" --quiet "$IN2" "$OUT.mk-120s.mp4")
+KEYS=(ffmpeg cp mk mk_faststart mk_fragment mk_hybrid ffmpeg_120s mk_120s)
+
+rm -f "$WORK"/*.times
+for ((run = 1; run <= RUNS; run++)); do
+    note "run $run/$RUNS"
+    measure ffmpeg "$OUT.ffmpeg.mp4" "${FF[@]}"
+    measure mk "$OUT.mk.mp4" "${MK_P[@]}"
+    measure cp "$OUT.cp.mp4" "${CP[@]}"
+    measure mk_faststart "$OUT.mk-faststart.mp4" "${MK_F[@]}"
+    measure mk_fragment "$OUT.mk-fragment.mp4" "${MK_G[@]}"
+    measure mk_hybrid "$OUT.mk-hybrid.mp4" "${MK_H[@]}"
+    measure ffmpeg_120s "$OUT.ffmpeg-120s.mp4" "${FF2[@]}"
+    measure mk_120s "$OUT.mk-120s.mp4" "${MK2[@]}"
+done
+
+# Every output of ours carries the input's streams.
+status=0
+ref=$(ffmpeg -v error -i "$IN" -map 0 -c copy -f framemd5 - | grep -v '^#software')
+declare -A CHECK
+for k in mk mk-faststart mk-fragment mk-hybrid; do
+    got=$(ffmpeg -v error -i "$OUT.$k.mp4" -map 0 -c copy -f framemd5 - | grep -v '^#software')
+    r=$ref
+    if [ "$k" = mk-fragment ]; then
+        # FFmpeg 5.1 applies a fragmented file's edit list only as an offset and guesses fragment
+        # durations (Tests/oracle/remux_lib.py): compare the raw sample tables, without durations.
+        strip() { awk -F, 'BEGIN{OFS=","} /^#/ {print; next} {$4=" *"; print}'; }
+        got=$(ffmpeg -v error -ignore_editlist 1 -i "$OUT.$k.mp4" -map 0 -c copy -f framemd5 - | grep -v '^#software' | strip)
+        r=$(ffmpeg -v error -ignore_editlist 1 -i "$IN" -map 0 -c copy -f framemd5 - | grep -v '^#software' | strip)
+    fi
+    if [ "$got" = "$r" ]; then CHECK[$k]="framemd5 = input's"; else CHECK[$k]="framemd5 DIFFERS"; status=1; fi
+done
+rm -f "$OUT".*.mp4
+
+declare -A WALL RSS
+for k in "${KEYS[@]}"; do WALL[$k]=$(median "$WORK/$k.times" 1); RSS[$k]=$(median "$WORK/$k.times" 2); done
+mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+target() {  # wall <= 0.5x ffmpeg and <= 2x cp, RSS below ffmpeg's
+    awk -v w="$1" -v r="$2" -v fw="${WALL[ffmpeg]}" -v cw="${WALL[cp]}" -v fr="${RSS[ffmpeg]}" 'BEGIN {
+        print ((w <= 0.5 * fw && w <= 2 * cw && r < fr) ? "met" : "missed") }'
+}
+row() {  # row LABEL KEY CHECK TARGET
+    echo "| $1 | ${WALL[$2]} | $(mib "${RSS[$2]}") | $(ratio "${WALL[$2]}" "${WALL[ffmpeg]}") | $(ratio "${WALL[$2]}" "${WALL[cp]}") | $3 | $4 |"
+}
+TABLE=$(
+    echo "| command | wall s | peak MiB | wall vs ffmpeg | wall vs cp | output | target |"
+    echo "|---|---:|---:|---:|---:|---|---|"
+    row "ffmpeg -c copy" ffmpeg "reference" ""
+    row "cp" cp "reference" ""
+    row "mk-remux (progressive)" mk "${CHECK[mk]}" "$(target "${WALL[mk]}" "${RSS[mk]}")"
+    row "mk-remux --faststart" mk_faststart "${CHECK[mk-faststart]}" ""
+    row "mk-remux --fragment 2" mk_fragment "${CHECK[mk-fragment]}" ""
+    row "mk-remux --hybrid 2" mk_hybrid "${CHECK[mk-hybrid]}" ""
+    row "ffmpeg -c copy, 120 s input" ffmpeg_120s "memory growth" ""
+    row "mk-remux, 120 s input" mk_120s "memory growth" ""
+)
+echo; echo "$TABLE"; echo
+
+CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+REV=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo "no commit yet")
+q() { local out="" a; for a in "$@"; do
+        if [[ $a =~ ^[A-Za-z0-9_./:=+,@%-]+$ ]]; then out+=" $a"; else out+=" '${a//\'/\'\\\'\'}'"; fi
+      done; echo "${out# }"; }
+shown() { local s; s=$(q "$@"); echo "${s//"$MK"/"$MK_SHOWN"}"; }
+SECTION=$(mktemp)
+trap 'rm -f "$SECTION"' EXIT
+{
+    echo "<!-- bench_remux.sh:begin -->"
+    echo "## Remux: mk-remux vs ffmpeg -c copy and cp"
+    echo
+    echo "Written by \`scripts/bench_remux.sh\` (\`make bench\`) on $(date -u '+%Y-%m-%d %H:%M UTC')."
+    echo
+    echo "- Machine: $(nproc) cores, $CPU; shared with other jobs, so single figures are noisy"
+    echo "- $(ffmpeg -version | head -n 1); MediaKit $REV (release build)"
+    echo "- Input: \`$IN\` ($(du -h "$IN" | cut -f1), the input of scripts/bench.sh); the 120 s rows use \`$IN2\`"
+    echo "  (the same input looped twice with \`ffmpeg -stream_loop 1 -c copy\`)"
+    echo "- Method: each command $RUNS times, alternating, under \`/usr/bin/time -f '%e %M'\`; medians."
+    echo "  Target (issue 3): mk-remux wall <= 0.5x ffmpeg's and <= 2x cp's, peak RSS below ffmpeg's."
+    echo
+    echo '```sh'
+    for c in FF CP MK_P MK_F MK_G MK_H; do declare -n a=$c; shown "${a[@]}"; done
+    echo '```'
+    echo
+    echo "$TABLE"
+    echo "<!-- bench_remux.sh:end -->"
+} >"$SECTION"
+B='<!-- bench_remux.sh:begin -->'; E='<!-- bench_remux.sh:end -->'
+if [ -f "$MD" ] && grep -qF "$B" "$MD"; then
+    awk -v b="$B" -v e="$E" -v f="$SECTION" '
+        $0 == b { while ((getline line < f) > 0) print line; skip = 1; next }
+        $0 == e { skip = 0; next }
+        !skip { print }' "$MD" >"$MD.tmp"
+    mv "$MD.tmp" "$MD"
+else
+    [ -f "$MD" ] || printf '# Benchmarks\n\nFigures written by the scripts named in each section; rerun them with `make bench`.\n' >"$MD"
+    { echo; cat "$SECTION"; } >>"$MD"
+fi
+note "wrote the results to $MD"
+[ "$status" -eq 0 ] || die "an mk-remux output differs from the input (see the table)"
