@@ -329,6 +329,55 @@ mk_status mk_frame_pack(const mk_frame *frame, int32_t layout, uint8_t *buffer, 
 /** Frees *frame and sets it to NULL. Harmless on NULL. Thread-safe. */
 void mk_frame_free(mk_frame **frame);
 
+/* ------------------------------------------------------------------ muxer */
+
+/** An MP4 file being written. */
+typedef struct mk_muxer mk_muxer;
+
+/** MP4 layouts. */
+#define MK_LAYOUT_PROGRESSIVE 0   /**< moov at the end (default) */
+#define MK_LAYOUT_FASTSTART   1   /**< moov at the front, for progressive download */
+#define MK_LAYOUT_FRAGMENTED  2   /**< moof + mdat fragments: a crash leaves a playable file */
+#define MK_LAYOUT_HYBRID      3   /**< fragmented while written, progressive once finished */
+
+/** How to write. Fill with mk_muxer_default_settings() first. */
+typedef struct mk_muxer_settings {
+    uint32_t struct_size;      /**< sizeof(mk_muxer_settings) */
+    int32_t layout;            /**< MK_LAYOUT_*. Default MK_LAYOUT_PROGRESSIVE */
+    double fragment_seconds;   /**< fragment length for FRAGMENTED / HYBRID. Default 2.0 */
+} mk_muxer_settings;
+
+/** Fills *settings with the defaults. Harmless on NULL. */
+void mk_muxer_default_settings(mk_muxer_settings *settings);
+
+/** Starts writing an MP4 file at `path`. Progressive and fast-start files are written to a
+ *  temporary file beside `path` and renamed by mk_muxer_finish(); fragmented and hybrid
+ *  files are written to "<path>.partial" (what a crash leaves behind) and renamed at the
+ *  end. settings may be NULL. On success *out must be closed with mk_muxer_close().
+ *  Errors: MK_EINVAL, MK_EIO (the directory cannot be written). */
+mk_status mk_muxer_open(mk_muxer **out, const char *path, const mk_muxer_settings *settings);
+
+/** Adds a copy of a demuxer's track (codec configuration, language, rotation, edit list,
+ *  an unknown sample entry verbatim) and sets *index to its index in the new file.
+ *  Call before the first mk_muxer_write_packet(). Errors: MK_EINVAL, MK_ESTATE (after
+ *  writing started or after finish), MK_EUNSUPPORTED (an encrypted track). */
+mk_status mk_muxer_add_track(mk_muxer *muxer, const mk_demuxer *demuxer, int32_t track, int32_t *index);
+
+/** Writes a packet read from a demuxer into track `index` of the new file (the packet
+ *  stays the caller's). Packets of each track must come in decoding order.
+ *  Errors: MK_EINVAL (bad index or handle), MK_ESTATE (after finish), MK_EIO. */
+mk_status mk_muxer_write_packet(mk_muxer *muxer, int32_t index, const mk_packet *packet);
+
+/** Completes the file and moves it to its final name. Errors: MK_EINVAL, MK_ESTATE
+ *  (finished twice), MK_EIO (the target name is then left untouched). */
+mk_status mk_muxer_finish(mk_muxer *muxer);
+
+/** Abandons the file and removes what was written. Errors: MK_EINVAL. */
+mk_status mk_muxer_cancel(mk_muxer *muxer);
+
+/** Closes *muxer (cancelling it if it was not finished) and sets it to NULL. Harmless on NULL. */
+void mk_muxer_close(mk_muxer **muxer);
+
 /* ------------------------------------------------------------------ one call */
 
 /** How mk_decode_file() writes. Fill with mk_decode_default_settings() first. */
@@ -355,6 +404,12 @@ void mk_decode_default_settings(mk_decode_settings *settings);
  *  lacks the track), MK_EUNSUPPORTED, MK_EIO. */
 mk_status mk_decode_file(const char *path, const char *audio_out, const char *video_out,
                          const mk_decode_settings *settings);
+
+/** Copies every track of `src` (MP4, MOV, M4A, fragmented or not) into a new MP4 file
+ *  at `dst` without decoding, as the mk-remux sample does. settings may be NULL
+ *  (progressive). Errors: those of mk_demuxer_open and mk_muxer_open, MK_EUNSUPPORTED
+ *  (an encrypted track), MK_EIO (the target name is then left untouched). */
+mk_status mk_remux(const char *src, const char *dst, const mk_muxer_settings *settings);
 
 #ifdef __cplusplus
 }

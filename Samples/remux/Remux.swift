@@ -70,61 +70,20 @@ struct Remux: ParsableCommand {
     }
 
     func remux() throws {
-        let demuxer = try MP4Demuxer(path: input)
-        let all = demuxer.tracks
-        let wanted = tracks.isEmpty ? all.map(\.index) : tracks
-        for t in wanted where t < 0 || t >= all.count {
-            throw MediaError(.invalidArgument, "track \(t) does not exist (the file has \(all.count))", path: input)
-        }
-        var options = MP4Muxer.Options()
-        if let s = fragment { options.layout = .fragmented(seconds: s) }
-        else if let s = hybrid { options.layout = .hybrid(seconds: s) }
-        else if faststart {
-            options.layout = .fastStart
-            // Room for the moov before the media data, so that finish() copies nothing: the
-            // source's moov and a quarter more (a fragmented source's moov has no tables:
-            // 16 bytes per sample). When it does not fit, finish() copies the data once.
-            let samples = wanted.reduce(0) { $0 + all[$1].sampleCount }
-            options.reservedMoovBytes = 4096 + Int(demuxer.movieBoxSize) * 5 / 4 + (demuxer.isFragmented ? samples * 16 : 0)
-        }
-        let scales = Set(wanted.map { all[$0].movieTimeScale }.filter { $0 > 0 })
-        if scales.count == 1, let s = scales.first { options.movieTimeScale = s }
-        options.userData = demuxer.userData
-        let muxer = try MP4Muxer(path: output, options: options)
-        var map = [Int: Int]()
-        do {
-            for t in wanted { map[t] = try muxer.addTrack(from: all[t]) }
-            for (from, refs) in demuxer.trackReferences {
-                guard let f = map[from] else { continue }
-                for r in refs {
-                    let to = r.tracks.compactMap { map[$0] }
-                    if !to.isEmpty { try muxer.addTrackReference(from: f, type: r.type, to: to) }
-                }
+        let layout: MP4Muxer.Layout = fragment.map { .fragmented(seconds: $0) }
+            ?? hybrid.map { .hybrid(seconds: $0) } ?? (faststart ? .fastStart : .progressive)
+        let size = (try? FileSource(path: input).size) ?? 0
+        let showProgress = !quiet && size >= 64 << 20
+        var lastShown = -1
+        try Remuxer.remux(input: input, output: output, layout: layout, tracks: tracks.isEmpty ? nil : tracks) { done, total in
+            if paceMs > 0 { usleep(useconds_t(paceMs) * 1000) }
+            guard showProgress else { return }
+            let percent = done * 100 / total
+            if percent != lastShown {
+                lastShown = percent
+                FileHandle.standardError.write(Data("\rmk-remux: \(percent)% (\(done)/\(total) samples)".utf8))
             }
-            demuxer.select(tracks: Set(wanted))
-            let total = max(1, all.filter { map[$0.index] != nil }.reduce(0) { $0 + $1.sampleCount })
-            let showProgress = !quiet && demuxer.file.size >= 64 << 20
-            var done = 0, lastShown = -1
-            let source = demuxer.file
-            while let s = try demuxer.readReference() {
-                guard let out = map[s.trackIndex] else { continue }
-                try muxer.writeSample(track: out, pts: s.pts, dts: s.dts, duration: s.duration, isKeyframe: s.isKeyframe,
-                                      from: source, offset: s.offset, size: s.size)
-                done += 1
-                if paceMs > 0 { usleep(useconds_t(paceMs) * 1000) }
-                if showProgress {
-                    let percent = done * 100 / total
-                    if percent != lastShown {
-                        lastShown = percent
-                        FileHandle.standardError.write(Data("\rmk-remux: \(percent)% (\(done)/\(total) samples)".utf8))
-                    }
-                }
-            }
-            try muxer.finish()
-            if showProgress { FileHandle.standardError.write(Data("\rmk-remux: 100% (\(done)/\(total) samples), wrote \(output)\n".utf8)) }
-        } catch {
-            muxer.cancel()
-            throw error
         }
+        if showProgress { FileHandle.standardError.write(Data("\rmk-remux: 100%, wrote \(output)\n".utf8)) }
     }
 }

@@ -4,7 +4,7 @@
  * in the wrong order, missing and corrupt files. Run under valgrind by the test
  * suite (no leak, no invalid access).
  *
- *     test_capi GOOD.mp4 CORRUPT.mp4
+ *     test_capi GOOD.mp4 CORRUPT.mp4 SCRATCH_OUT.mp4
  *
  * Prints one line per failed check and ends with "N passed, M failed".
  */
@@ -178,6 +178,64 @@ static void wrong_order(const char *good) {
     EXPECT(mk_decoder_open(&dec, stale_dmx, 0, NULL), MK_EINVAL);
 }
 
+static void muxer_misuse(const char *good, const char *out) {
+    mk_muxer *mux = NULL;
+    mk_demuxer *dmx = NULL;
+    mk_packet *pkt = NULL;
+    int32_t index = -1;
+    mk_muxer_settings s;
+    mk_muxer_default_settings(&s);
+    EXPECT(mk_muxer_open(NULL, out, NULL), MK_EINVAL);
+    EXPECT(mk_muxer_open(&mux, NULL, NULL), MK_EINVAL);
+    s.layout = 42;
+    EXPECT(mk_muxer_open(&mux, out, &s), MK_EINVAL);
+    s.layout = MK_LAYOUT_FRAGMENTED;
+    s.fragment_seconds = 0;
+    EXPECT(mk_muxer_open(&mux, out, &s), MK_EINVAL);
+    EXPECT(mk_muxer_open(&mux, "/nonexistent-dir/out.mp4", NULL), MK_EIO);
+    EXPECT(mk_muxer_add_track(NULL, NULL, 0, &index), MK_EINVAL);
+    EXPECT(mk_muxer_write_packet(NULL, 0, NULL), MK_EINVAL);
+    EXPECT(mk_muxer_finish(NULL), MK_EINVAL);
+    EXPECT(mk_muxer_cancel(NULL), MK_EINVAL);
+    EXPECT(mk_remux(NULL, out, NULL), MK_EINVAL);
+    EXPECT(mk_remux("/nonexistent/in.mp4", out, NULL), MK_ENOTFOUND);
+    mk_muxer_close(NULL);
+    mk_muxer_close(&mux);
+
+    EXPECT(mk_demuxer_open(&dmx, good), MK_OK);
+    EXPECT(mk_muxer_open(&mux, out, NULL), MK_OK);
+    EXPECT(mk_muxer_add_track(mux, dmx, 99, &index), MK_EINVAL);
+    EXPECT(mk_muxer_add_track(mux, dmx, 0, NULL), MK_EINVAL);
+    EXPECT(mk_muxer_add_track(mux, dmx, 0, &index), MK_OK);
+    CHECK(index == 0, "the first track added is track 0");
+    EXPECT(mk_demuxer_read_track_packet(dmx, 0, &pkt), MK_OK);
+    EXPECT(mk_muxer_write_packet(mux, 5, pkt), MK_EINVAL);     /* no such output track */
+    EXPECT(mk_muxer_write_packet(mux, 0, NULL), MK_EINVAL);
+    EXPECT(mk_muxer_write_packet(mux, 0, pkt), MK_OK);
+    EXPECT(mk_muxer_finish(mux), MK_OK);
+    EXPECT(mk_muxer_finish(mux), MK_ESTATE);                   /* finish twice */
+    EXPECT(mk_muxer_write_packet(mux, 0, pkt), MK_ESTATE);     /* write after finish */
+    EXPECT(mk_muxer_add_track(mux, dmx, 1, &index), MK_ESTATE);
+    mk_packet_free(&pkt);
+    mk_muxer *stale = mux;
+    mk_muxer_close(&mux);
+    CHECK(mux == NULL, "close sets the muxer to NULL");
+    EXPECT(mk_muxer_finish(stale), MK_EINVAL);
+    FILE *f = fopen(out, "rb");
+    CHECK(f != NULL, "a finished muxer leaves its file");
+    if (f) fclose(f);
+    remove(out);
+
+    /* A cancelled (or closed unfinished) muxer leaves nothing under the name. */
+    EXPECT(mk_muxer_open(&mux, out, NULL), MK_OK);
+    EXPECT(mk_muxer_add_track(mux, dmx, 0, &index), MK_OK);
+    mk_muxer_close(&mux);
+    f = fopen(out, "rb");
+    CHECK(f == NULL, "an unfinished muxer leaves no file under the target name");
+    if (f) fclose(f);
+    mk_demuxer_close(&dmx);
+}
+
 static void plugins(void) {
     int32_t n = mk_plugin_count();
     CHECK(n >= 1, "the FFmpeg plugin is found beside libmediakit");
@@ -190,13 +248,14 @@ static void plugins(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s GOOD.mp4 CORRUPT.mp4\n", argv[0]);
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s GOOD.mp4 CORRUPT.mp4 SCRATCH_OUT.mp4\n", argv[0]);
         return 2;
     }
     null_handles();
     missing_and_corrupt(argv[2]);
     wrong_order(argv[1]);
+    muxer_misuse(argv[1], argv[3]);
     plugins();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -11,8 +11,10 @@ Oracles:
             loader frame it suppresses, and why).
   headers   the public headers compile on their own as C99 and C++11 with
             -Wall -Wextra -Werror.
-  install   `make install PREFIX=DIR`, then a program built with only
-            `cc ... $(pkg-config --cflags --libs mediakit)` decodes like ffmpeg.
+  install   `make install PREFIX=DIR`, then programs built with only
+            `cc ... $(pkg-config --cflags --libs mediakit)` decode like ffmpeg and remux
+            with stream identity: `ffmpeg -v error -i F -map 0 -c copy -f framemd5 -`
+            prints the same for the output as for the input (#software aside).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import oracle_lib as lib
 INCLUDE = lib.REPO / "Include"
 SAMPLE = lib.REPO / "Samples" / "media" / "sample.mp4"
 DECODE_C = lib.REPO / "Samples" / "c" / "decode.c"
+REMUX_C = lib.REPO / "Samples" / "c" / "remux.c"
 TEST_C = lib.REPO / "Tests" / "c" / "test_capi.c"
 SHARED_DECODE = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mov_h264_aac_quicktime_audio_empty_edit_bt601.mov"]
 
@@ -102,7 +105,7 @@ def test_misuse_returns_errors(mk_bin, tmp_path):
     corrupt = tmp_path / "corrupt.mp4"
     data = SAMPLE.read_bytes()
     corrupt.write_bytes(data[:3000] + bytes(b ^ 0x5A for b in data[3000:3400]) + data[3400:100000])
-    proc = lib.run([program, SAMPLE, corrupt])
+    proc = lib.run([program, SAMPLE, corrupt, tmp_path / "scratch.mp4"])
     out = proc.stdout.decode()
     assert proc.returncode == 0 and re.search(r"^\d+ passed, 0 failed$", out, re.M), out[-3000:]
 
@@ -125,7 +128,7 @@ def test_misuse_under_valgrind(mk_bin, tmp_path):
     corrupt.write_bytes(SAMPLE.read_bytes()[:50000])
     supp = lib.REPO / "Tests" / "c" / "valgrind.supp"
     proc = lib.run(["valgrind", "--leak-check=full", f"--suppressions={supp}", "--error-exitcode=3",
-                    program, SAMPLE, corrupt], timeout=600)
+                    program, SAMPLE, corrupt, tmp_path / "scratch.mp4"], timeout=600)
     err = proc.stderr.decode()
     assert "definitely lost: 0 bytes" in err or "no leaks are possible" in err, err[-3000:]
     assert "Invalid read" not in err and "Invalid write" not in err, err[-5000:]
@@ -155,3 +158,18 @@ def test_install_and_pkg_config(mk_bin, shared_media, tmp_path):
                            shell=True, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     _compare_decode(program, shared_media / SHARED_DECODE[0], tmp_path, env=env)
+    remux = tmp_path / "remux"
+    build = subprocess.run(f"cc -std=c99 -Wall -Wextra -Werror {REMUX_C} {flags.stdout.strip()} -o {remux}",
+                           shell=True, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    for layout in ("progressive", "faststart", "fragmented", "hybrid"):
+        src, out = shared_media / SHARED_DECODE[0], tmp_path / f"out-{layout}.mp4"
+        proc = lib.run([remux, src, out, layout], env=env)
+        lib.check_ok(proc, [remux, src, out, layout], who="remux.c")
+        assert _framemd5(out) == _framemd5(src), f"{layout}: the remuxed streams differ (framemd5)"
+
+
+def _framemd5(path: Path) -> list[str]:
+    proc = lib.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0", "-c", "copy", "-f", "framemd5", "-"])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    return [l for l in proc.stdout.decode().splitlines() if not l.startswith("#software")]

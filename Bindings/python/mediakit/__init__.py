@@ -34,7 +34,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     _np = None
 
 __all__ = ["MediaError", "Plugin", "Track", "Packet", "Frame", "Demuxer", "Decoder",
-           "open", "decode", "plugins", "load_plugins", "version", "LIBRARY_PATH"]
+           "open", "decode", "remux", "plugins", "load_plugins", "version", "LIBRARY_PATH"]
 
 #: The libmediakit this package loaded.
 LIBRARY_PATH: str = _ffi.PATH
@@ -465,3 +465,26 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
     s.backend = backend.encode() if backend else None
     lib.mk_decode_file(_path(path), _path(audio_out) if audio_out is not None else None,
                        _path(video_out) if video_out is not None else None, ctypes.byref(s))
+
+
+def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optional[float] = None,
+          hybrid: Optional[float] = None) -> None:
+    """Copies every track of `src` (MP4/MOV/M4A, fragmented or not) into a new MP4 at `dst`
+    without decoding, like the mk-remux sample.
+
+    faststart=True puts the moov at the front; fragment=SECONDS writes a fragmented MP4
+    (a fragment about every SECONDS, playable up to the last complete one after a crash);
+    hybrid=SECONDS writes fragmented and turns the file progressive when done. The target
+    name is only written when the whole file is complete.
+    """
+    if sum(x is not None and x is not False for x in (faststart or None, fragment, hybrid)) > 1:
+        raise ValueError("choose one of faststart, fragment and hybrid")
+    s = _ffi.MuxerSettings()
+    lib.mk_muxer_default_settings(ctypes.byref(s))
+    if faststart:
+        s.layout = 1
+    elif fragment is not None:
+        s.layout, s.fragment_seconds = 2, float(fragment)
+    elif hybrid is not None:
+        s.layout, s.fragment_seconds = 3, float(hybrid)
+    lib.mk_remux(_path(src), _path(dst), ctypes.byref(s))

@@ -75,6 +75,10 @@ class DecoderSettings(ctypes.Structure):
     ]
 
 
+class MuxerSettings(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int32), ("fragment_seconds", ctypes.c_double)]
+
+
 class DecodeSettings(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("video_layout", ctypes.c_int32), ("audio_layout", ctypes.c_int32),
@@ -174,5 +178,7 @@ _declare("mk_decoder_reset", c_status, [c_handle], True)
 _declare("mk_frame_get_info", c_status, [c_handle, P(FrameInfo)], True)
 _declare("mk_frame_pack", c_status, [c_handle, ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t, P(ctypes.c_size_t)], True)
 _declare("mk_frame_free", None, [P(c_handle)])
+_declare("mk_muxer_default_settings", None, [P(MuxerSettings)])
+_declare("mk_remux", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(MuxerSettings)], True)
 _declare("mk_decode_default_settings", None, [P(DecodeSettings)])
 _declare("mk_decode_file", c_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, P(DecodeSettings)], True)

@@ -1,0 +1,39 @@
+"""mediakit.remux against ffmpeg's stream identity (ORACLES.md): `ffmpeg -v error -i F -map 0
+-c copy -f framemd5 -` prints the same for the output as for the input (#software aside)."""
+import subprocess
+
+import pytest
+
+import mediakit
+
+FILES = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4_two_aac_5p1_audio_tracks.mp4", "mp4_h264_rotation90_matrix.mp4"]
+
+
+def framemd5(path):
+    out = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-map", "0", "-c", "copy", "-f", "framemd5", "-"],
+                         check=True, capture_output=True, text=True).stdout
+    return [l for l in out.splitlines() if not l.startswith("#software")]
+
+
+@pytest.mark.parametrize("options", [{}, {"faststart": True}, {"fragment": 1.0}, {"hybrid": 1.0}],
+                         ids=["progressive", "faststart", "fragmented", "hybrid"])
+@pytest.mark.parametrize("name", FILES)
+def test_remux_keeps_the_streams(name, options, shared_media, tmp_path):
+    src, dst = shared_media / name, tmp_path / "out.mp4"
+    mediakit.remux(src, dst, **options)
+    assert framemd5(dst) == framemd5(src)
+    with mediakit.open(dst) as out, mediakit.open(src) as inp:
+        assert [(t.codec, t.language, t.rotation) for t in out.tracks] == [(t.codec, t.language, t.rotation) for t in inp.tracks]
+
+
+def test_remux_errors(sample, tmp_path):
+    with pytest.raises(mediakit.MediaError) as e:
+        mediakit.remux("/nonexistent/in.mp4", tmp_path / "x.mp4")
+    assert e.value.name == "MK_ENOTFOUND"
+    with pytest.raises(mediakit.MediaError):
+        mediakit.remux(sample, "/nonexistent-dir/out.mp4")
+    with pytest.raises(ValueError):
+        mediakit.remux(sample, tmp_path / "y.mp4", faststart=True, fragment=2)
+    with pytest.raises(TypeError):
+        mediakit.remux(42, tmp_path / "z.mp4")
+    assert not (tmp_path / "x.mp4").exists()

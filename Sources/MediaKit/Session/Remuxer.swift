@@ -1,0 +1,67 @@
+import Foundation
+
+/// Copies the compressed samples of an MP4 / MOV file into a new MP4 without decoding:
+/// the pipeline of `mk-remux`, of the C function `mk_remux` and of Python's `mediakit.remux`.
+///
+/// Sample data goes from file to file in the kernel; track facts (language, rotation,
+/// edit lists, sample entries MediaKit does not know), track references and the movie's
+/// user data are carried over. The output is written as ``MP4Muxer`` describes
+/// (a temporary file renamed at the end, or a visible `.partial` file for fragmented layouts).
+public enum Remuxer {
+    /// Remuxes `input` to `output`.
+    /// - Parameters:
+    ///   - layout: progressive (default), fast-start, fragmented or hybrid.
+    ///   - tracks: the track indexes to keep, in order; nil keeps every track.
+    ///   - progress: called after each sample with (samples written, samples in all).
+    /// - Throws: ``MediaError``: the demuxer's, `.invalidArgument` for a track that does not
+    ///   exist, `.unsupported` for an encrypted track, `.io` for a write failure (the
+    ///   target is then left untouched).
+    public static func remux(input: String, output: String, layout: MP4Muxer.Layout = .progressive,
+                             tracks: [Int]? = nil, progress: ((Int, Int) -> Void)? = nil) throws {
+        let demuxer = try MP4Demuxer(path: input)
+        let all = demuxer.tracks
+        let wanted = tracks ?? all.map(\.index)
+        for t in wanted where t < 0 || t >= all.count {
+            throw MediaError(.invalidArgument, "track \(t) does not exist (the file has \(all.count))", path: input)
+        }
+        var options = MP4Muxer.Options()
+        options.layout = layout
+        if case .fastStart = layout {
+            // Room for the moov before the media data, so that finish() copies nothing: the
+            // source's moov and a quarter more (a fragmented source's moov has no tables:
+            // 16 bytes per sample). When it does not fit, finish() copies the data once.
+            let samples = wanted.reduce(0) { $0 + all[$1].sampleCount }
+            options.reservedMoovBytes = 4096 + Int(demuxer.movieBoxSize) * 5 / 4 + (demuxer.isFragmented ? samples * 16 : 0)
+        }
+        let scales = Set(wanted.map { all[$0].movieTimeScale }.filter { $0 > 0 })
+        if scales.count == 1, let s = scales.first { options.movieTimeScale = s }
+        options.userData = demuxer.userData
+        let muxer = try MP4Muxer(path: output, options: options)
+        var map = [Int: Int]()
+        do {
+            for t in wanted { map[t] = try muxer.addTrack(from: all[t]) }
+            for (from, refs) in demuxer.trackReferences {
+                guard let f = map[from] else { continue }
+                for r in refs {
+                    let to = r.tracks.compactMap { map[$0] }
+                    if !to.isEmpty { try muxer.addTrackReference(from: f, type: r.type, to: to) }
+                }
+            }
+            demuxer.select(tracks: Set(wanted))
+            let total = max(1, all.filter { map[$0.index] != nil }.reduce(0) { $0 + $1.sampleCount })
+            var done = 0
+            let source = demuxer.file
+            while let s = try demuxer.readReference() {
+                guard let out = map[s.trackIndex] else { continue }
+                try muxer.writeSample(track: out, pts: s.pts, dts: s.dts, duration: s.duration, isKeyframe: s.isKeyframe,
+                                      from: source, offset: s.offset, size: s.size)
+                done += 1
+                progress?(done, total)
+            }
+            try muxer.finish()
+        } catch {
+            muxer.cancel()
+            throw error
+        }
+    }
+}
