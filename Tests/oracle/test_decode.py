@@ -462,3 +462,21 @@ def test_aac_in_mp4_decodes_to_the_source_length(samples, mk_decode, tmp_path):
     out = tmp_path / "out.pcm"
     run_ours([mk_decode, src, "--audio-out", out])
     assert out.stat().st_size == samples * 2, f"{out.stat().st_size // 2} samples, the source had {samples}"
+
+
+@pytest.mark.parametrize("samples", [96123, 48000, 31])
+@pytest.mark.parametrize("container", ["opus", "mp4"])
+def test_opus_decodes_to_the_source_length(samples, container, mk_decode, tmp_path):
+    """Gapless (issue 6): a 48 kHz source of known length, encoded to Opus by ffmpeg (in Ogg,
+    and in MP4 where the edit list carries pre-skip and length), decodes (trimmed, the
+    default) to exactly the source's sample count.
+
+    Oracle: the source's own length (lavfi sine, atrim=end_sample=N).
+    """
+    src = tmp_path / f"src.{container}"
+    gen = ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+           f"sine=f=440:sample_rate=48000,atrim=end_sample={samples}", "-c:a", "libopus", src]
+    assert lib.run(gen).returncode == 0
+    out = tmp_path / "out.pcm"
+    run_ours([mk_decode, src, "--audio-out", out])
+    assert out.stat().st_size == samples * 2, f"{out.stat().st_size // 2} samples, the source had {samples}"
