@@ -2,8 +2,8 @@
 # Remux benchmark: mk-remux against `ffmpeg -c copy` and `cp`, in the same run, on the
 # same input (the 1080p 60 s H.264 + AAC file of scripts/bench.sh, made once in bench-work/).
 #
-# Each command runs BENCH_RUNS times (default 5, the tools alternating) under GNU time
-# (-f '%e %M': wall seconds, peak RSS KiB); the median is reported. Every mk-remux output
+# Each command runs BENCH_RUNS times (default 11, the tools alternating), after sync, its wall
+# time read from a nanosecond clock and its peak RSS from GNU time; the medians are reported. Every mk-remux output
 # is checked: its framemd5 must equal the input's. Peak memory is also measured on a
 # 120 s copy of the input (the input looped twice, -c copy) to show it does not grow
 # with the input's length beyond the sample tables. The results are printed and written
@@ -19,7 +19,7 @@ REPO=$PWD
 die() { printf 'bench_remux: error: %s\n' "$*" >&2; exit 1; }
 note() { printf 'bench_remux: %s\n' "$*"; }
 
-RUNS=${BENCH_RUNS:-5}
+RUNS=${BENCH_RUNS:-11}
 WORK=${BENCH_WORK:-bench-work}
 MD=${BENCHMARKS_MD:-BENCHMARKS.md}
 TIME=/usr/bin/time
@@ -61,10 +61,16 @@ measure() {  # measure KEY OUTPUT CMD...
     local key=$1 out=$2
     shift 2
     rm -f "$out"
-    if ! "$TIME" -f '%e %M' -o "$WORK/$key.time" "$@" >"$WORK/$key.log" 2>&1; then
+    sync  # the previous run's dirty pages reach the disk before this run is timed
+    # Wall time from a nanosecond clock (GNU time's %e has a 10 ms step, as long as cp
+    # takes here); peak memory from GNU time.
+    local t0 t1
+    t0=$(date +%s.%N)
+    if ! "$TIME" -f '%M' -o "$WORK/$key.time" "$@" >"$WORK/$key.log" 2>&1; then
         die "$key failed: $* (see $WORK/$key.log)"
     fi
-    tail -n 1 "$WORK/$key.time" >>"$WORK/$key.times"
+    t1=$(date +%s.%N)
+    echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }') $(tail -n 1 "$WORK/$key.time")" >>"$WORK/$key.times"
 }
 median() {
     awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {
@@ -156,7 +162,7 @@ trap 'rm -f "$SECTION"' EXIT
     echo "- $(ffmpeg -version | head -n 1); MediaKit $REV (release build)"
     echo "- Input: \`$IN\` ($(du -h "$IN" | cut -f1), the input of scripts/bench.sh); the 120 s rows use \`$IN2\`"
     echo "  (the same input looped twice with \`ffmpeg -stream_loop 1 -c copy\`)"
-    echo "- Method: each command $RUNS times, alternating, under \`/usr/bin/time -f '%e %M'\`; medians."
+    echo "- Method: each command $RUNS times, alternating, after \`sync\`; wall time from \`date +%s.%N\` around \`/usr/bin/time -f '%M'\` (peak memory); medians."
     echo "  Target (issue 3): mk-remux wall <= 0.5x ffmpeg's and <= 2x cp's, peak RSS below ffmpeg's."
     echo
     echo '```sh'
