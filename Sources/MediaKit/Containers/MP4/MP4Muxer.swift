@@ -423,7 +423,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             case .progressive:
                 try flushChunks(file)
                 try patchMdatSize(file)
-                try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: false, userData: options.userData))
+                try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: finalMovieTimeScale, fragmented: false, userData: options.userData))
                 try file.commit()
             case .fastStart:
                 try flushChunks(file)
@@ -446,6 +446,13 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         }
     }
 
+    /// The movie time scale of a progressive `moov`: ``Options/movieTimeScale``, or a multiple
+    /// of it when an empty edit (a track whose decode times start late) would otherwise be
+    /// rounded, which would move that track against the others by a fraction of a tick.
+    private var finalMovieTimeScale: Int64 {
+        MovieWriter.exactMovieTimeScale(options.movieTimeScale, tracks: tracks)
+    }
+
     private func patchMdatSize(_ file: OutputFile) throws {
         try flushCopyRun(file)
         let size = file.bytesWritten - mdatStart
@@ -456,7 +463,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
 
     private func finishFastStart(_ file: OutputFile) throws {
         try patchMdatSize(file)
-        let scale = options.movieTimeScale
+        let scale = finalMovieTimeScale
         let ftypSize = Int64(MovieWriter.ftyp(tracks: tracks, fragmented: false).count)
         if options.reservedMoovBytes > 0 {
             let moov = MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, userData: options.userData)
@@ -501,7 +508,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
 
     private func finishHybrid(_ file: OutputFile) throws {
         // 1. The progressive moov at the end (the fragments' data are its chunks).
-        try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: false, userData: options.userData))
+        try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: finalMovieTimeScale, fragmented: false, userData: options.userData))
         try file.flush()
         // 2. The fragmented moov at the front and every moof become free boxes.
         try file.patch(Array("free".utf8), at: initMoovOffset + 4)

@@ -45,10 +45,14 @@ enum MovieWriter {
             return out
         }
         if t.sourceEdits != nil {
-            // The source had no edit list: none, unless its decode times start late.
+            // The source had no edit list: none, unless its decode times start late. Then the
+            // empty edit lasts until the first composition time and the media edit starts
+            // there: the same presentation as an edit at media time 0, but readers that move
+            // a track's first frame to its edit's start (FFmpeg) keep the composition delay.
             if !fragmented, let first = t.firstDts, first > 0 {
-                return [EditListEntry(segmentDuration: toMovie(first), mediaTime: -1, mediaRate: 1),
-                        EditListEntry(segmentDuration: toMovie(mediaDuration), mediaTime: 0, mediaRate: 1)]
+                let start = lateStartCompositionTime(t)
+                return [EditListEntry(segmentDuration: toMovie(first + start), mediaTime: -1, mediaRate: 1),
+                        EditListEntry(segmentDuration: toMovie(max(mediaDuration, t.presentationEnd) - start), mediaTime: start, mediaRate: 1)]
             }
             return []
         }
@@ -63,6 +67,37 @@ enum MovieWriter {
                                      mediaTime: start, mediaRate: 1))
         }
         return out
+    }
+
+    /// The media time at which a late-starting track without a source edit list begins
+    /// to be presented: its earliest composition time (0 when negative or unknown).
+    static func lateStartCompositionTime(_ t: MuxTrack) -> Int64 {
+        t.minComposition == .max ? 0 : max(0, t.minComposition)
+    }
+
+    /// The track-time values that become empty edits (the late start of decode times):
+    /// a movie time scale that expresses them exactly keeps tracks in sync to the tick.
+    static func emptyEditTimes(_ t: MuxTrack) -> [Int64] {
+        guard let first = t.firstDts, first > 0 else { return [] }
+        if let source = t.sourceEdits, source.isEmpty { return [first + lateStartCompositionTime(t)] }
+        return [first]
+    }
+
+    /// `base`, or the smallest multiple of it in which every empty edit of `tracks` is a
+    /// whole number of ticks, when that still fits 32 bits.
+    static func exactMovieTimeScale(_ base: Int64, tracks: [MuxTrack]) -> Int64 {
+        func gcd(_ a: Int64, _ b: Int64) -> Int64 { var a = a, b = b; while b != 0 { (a, b) = (b, a % b) }; return a }
+        var scale = base
+        for t in tracks where t.timeScale > 0 {
+            for v in emptyEditTimes(t) {
+                // v / timeScale seconds is exact in `scale` when timeScale / gcd(v, timeScale) divides scale.
+                let need = t.timeScale / gcd(v, t.timeScale)
+                let next = scale / gcd(scale, need) * need
+                if next > Int64(UInt32.max) { return base }
+                scale = next
+            }
+        }
+        return scale
     }
 
     static func presentationDuration(_ t: MuxTrack, movieTimeScale: Int64) -> Int64 {
