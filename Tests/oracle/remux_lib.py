@@ -175,12 +175,6 @@ for _n in ["gen:h264_bframes_aac.mp4", "gen:hevc_aac.mp4", "gen:opus.mp4", "gen:
     REMUX_KNOWN[(_n.removeprefix("gen:"), "fragmented")] = FFMPEG_FRAGMENTED_EDITS
 for _l in ("progressive", "faststart", "hybrid"):
     REMUX_KNOWN[("fmp4_opus_dOps_single_file.mp4", _l)] = FFMPEG_FRAGMENTED_INPUT_EDITS
-REMUX_KNOWN[("fmp4_h264_c608_cbcs_decrypted.mp4", "fragmented")] = (
-    "each track's samples of a fragment are written as one block, so the caption sample at 10.000 s "
-    "lies after the fragment's 91 video samples (the input interleaves it after 12): FFmpeg 5.1 "
-    "stops probing after ~22 packets, never sees a caption packet, and guesses the c608 start "
-    "time as the video's (ffprobe: 10.042 s instead of 10.000 s), so every caption packet moves "
-    "42 ms in framemd5")
 REMUX_KNOWN[("mp4_h264_aac_text_chapter_track_chpl.mp4", "hybrid")] = (
     UNDIAGNOSED + ": FFmpeg lists the chapter text track's packet in the hybrid file only")
 

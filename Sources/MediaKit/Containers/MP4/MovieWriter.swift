@@ -271,9 +271,20 @@ enum MovieWriter {
     /// A movie fragment: mfhd and one traf per track with samples. Returns the moof bytes;
     /// data offsets assume the mdat header (`mdatHeader` bytes) follows the moof directly
     /// and the tracks' data follow in `tracks` order.
-    static func moof(sequence: UInt32, tracks: [MuxTrack], mdatHeader: Int) -> [UInt8] {
+    /// One `trun` of a fragment: samples `samples` of the pending samples of track `track`,
+    /// whose `bytes` bytes start `dataOffset` bytes into the `mdat` payload.
+    struct FragmentRun {
+        var track: Int
+        var samples: Range<Int>
+        var bytes: Int
+        var dataOffset: Int
+    }
+
+    /// A `moof` with one `traf` per track that has pending samples and one `trun` per run
+    /// (runs of a track in sample order; the data of all runs in the order of `runs`).
+    static func moof(sequence: UInt32, tracks: [MuxTrack], runs: [FragmentRun], mdatHeader: Int) -> [UInt8] {
         var w = BoxWriter(capacity: 1024)
-        var dataOffsetFields: [(field: Int, track: Int)] = []
+        var dataOffsetFields: [(field: Int, dataOffset: Int)] = []
         w.box("moof") { w in
             w.fullBox("mfhd", version: 0, flags: 0) { $0.u32(sequence) }
             for (ti, t) in tracks.enumerated() where !t.pending.isEmpty {
@@ -284,24 +295,25 @@ enum MovieWriter {
                     let withOffsets = t.pending.contains { $0.compositionOffset != 0 }
                     let negative = t.pending.contains { $0.compositionOffset < 0 }
                     let flags: UInt32 = 0x001 | 0x100 | 0x200 | 0x400 | (withOffsets ? 0x800 : 0)
-                    w.fullBox("trun", version: negative ? 1 : 0, flags: flags) { w in
-                        w.u32(UInt32(t.pending.count))
-                        dataOffsetFields.append((w.count, ti))
-                        w.i32(0)
-                        for s in t.pending {
-                            w.u32(UInt32(clamping: s.duration))
-                            w.u32(UInt32(s.size))
-                            w.u32(s.isKey ? 0x0200_0000 : 0x0101_0000)
-                            if withOffsets { w.i32(Int32(clamping: s.compositionOffset)) }
+                    for run in runs where run.track == ti {
+                        w.fullBox("trun", version: negative ? 1 : 0, flags: flags) { w in
+                            w.u32(UInt32(run.samples.count))
+                            dataOffsetFields.append((w.count, run.dataOffset))
+                            w.i32(0)
+                            for s in t.pending[run.samples] {
+                                w.u32(UInt32(clamping: s.duration))
+                                w.u32(UInt32(s.size))
+                                w.u32(s.isKey ? 0x0200_0000 : 0x0101_0000)
+                                if withOffsets { w.i32(Int32(clamping: s.compositionOffset)) }
+                            }
                         }
                     }
                 }
             }
         }
-        var position = w.count + mdatHeader
-        for (field, ti) in dataOffsetFields {
-            w.patchU32(UInt32(position), at: field)
-            position += tracks[ti].pendingBytes
+        let payload = w.count + mdatHeader
+        for (field, dataOffset) in dataOffsetFields {
+            w.patchU32(UInt32(payload + dataOffset), at: field)
         }
         return w.bytes
     }
