@@ -151,7 +151,20 @@ FFMPEG_FRAGMENTED_EDITS = (
     "FFmpeg 5.1 reads the edit list of a fragmented file only as a start offset: it does not "
     "mark priming/pre-roll samples for discard or trim the last sample to the edit's end as it "
     "does for a progressive file, so the framemd5 of any fragmented copy differs (ffmpeg's own "
-    "`-movflags frag_keyframe+empty_moov` copy of this file differs from it the same way)")
+    "`-movflags frag_keyframe+empty_moov` copy of this file differs from it the same way, stream "
+    "by stream: Tests/oracle/check_fragmented_reasons.py)")
+
+# Sources whose video has negative composition offsets (a ctts with negative entries):
+# the fragmented copy carries them signed, in trun version 1.
+FFMPEG_NEGATIVE_TRUN_OFFSETS = (
+    "the video has negative composition offsets (ctts entries down to -{0}), which the fragmented "
+    "copy stores signed in trun version 1, as ISO/IEC 14496-12 allows. FFmpeg 5.1 delays such a "
+    "fragmented track by the most negative offset ({0} ticks) against the other tracks, while on the "
+    "progressive input it shifts the decode times instead (shown: in framemd5 every packet of the "
+    "other tracks moves by {0} video ticks relative to the video). ffmpeg's own fragmented copy "
+    "differs from the input in another way: it rewrites the offsets as non-negative (trun version 0) "
+    "and starts the edit list at media time {0}, which needs every offset of the track before the "
+    "init segment is written; a streaming muxer cannot know them")
 
 # (input name, layout) -> why the output cannot give the same framemd5 (strict xfail).
 # Input name "*" matches every input.
@@ -160,26 +173,46 @@ REMUX_KNOWN: dict[tuple[str, str], str] = {}
 FFMPEG_FRAGMENTED_INPUT_EDITS = (
     "the input is fragmented and has an edit list: FFmpeg 5.1 applies it there only as a start "
     "offset, while on the progressive copy it applies it fully (priming marked for discard, end "
-    "trimmed), so the two framemd5s differ although the samples and edit list are the same")
+    "trimmed), so the two framemd5s differ although the samples and edit list are the same "
+    "(fmp4_opus_dOps: the copy keeps the elst (media time 312); its framemd5 has the first packet "
+    "marked for skip (S=1) and every pts 312 ticks earlier than the input's)")
 UNDIAGNOSED = "not diagnosed yet (listed in the issue-3 report; MUST be investigated, not a known FFmpeg behaviour)"
 
+# Checked for each file with Tests/oracle/check_fragmented_reasons.py: ffmpeg's own fragmented
+# copy differs from the input on the same packet lines as ours (the 3GP file copied with
+# `-f 3gp`, the AC-3 file with `delay_moov`; for the chapter file on the audio and video streams,
+# as ffmpeg's copy adds a chapter stream of its own).
 for _n in ["gen:h264_bframes_aac.mp4", "gen:hevc_aac.mp4", "gen:opus.mp4", "gen:two_audio_languages.mp4",
            "3gp_amr_nb_1frame_unsupported.3gp", "m4a_aac_mono_afconvert_apple_elst.mp4",
-           "mov_h264_aac_quicktime_audio_empty_edit_bt601.mov", "mov_iphone_hevc_dolbyvision_rotation90_mebx_tracks.mov",
-           "mov_mvhevc_spatial_video_5frames.mov", "mp4_h264_2byte_nal_length_co64_aac_empty_edit.mp4",
            "mp4_h264_aac_elst_media_time_offsets_moov_first.mp4", "mp4_h264_aac_elst_starts_after_only_sync_sample.mp4",
            "mp4_h264_aac_elst_video_empty_edit_1s_then_media.mp4", "mp4_h264_aac_minimal_moov_first.mp4",
            "mp4_h264_aac_text_chapter_track_chpl.mp4", "mp4_h264_bframes_iibbibb_elst_offset.mp4",
            "mp4_hevc_hvc1_aac_ctts_elst.mp4", "mp4_opus_progressive_elst_preskip_1p5s.mp4",
            "mp4_two_audio_tracks_ac3_5p1_and_aac.mp4"]:
     REMUX_KNOWN[(_n.removeprefix("gen:"), "fragmented")] = FFMPEG_FRAGMENTED_EDITS
-for _n in ["fmp4_muxed_h264_aac_seg_two_sidx_with_init.mp4", "fmp4_opus_dOps_single_file.mp4"]:
-    for _l in ("progressive", "faststart", "hybrid"):
-        REMUX_KNOWN[(_n, _l)] = FFMPEG_FRAGMENTED_INPUT_EDITS
-for _l in LAYOUTS:
-    REMUX_KNOWN[("fmp4_h264_c608_cbcs_decrypted.mp4", _l)] = UNDIAGNOSED + ": c608 track packets"
+# For these the claim above does NOT hold (ffmpeg's own fragmented copy differs in another way).
+for _n, _ticks in [("mov_h264_aac_quicktime_audio_empty_edit_bt601.mov", "1001 (1/30000)"),
+                   ("mp4_h264_2byte_nal_length_co64_aac_empty_edit.mp4", "6006 (1/90000)"),
+                   ("mov_iphone_hevc_dolbyvision_rotation90_mebx_tracks.mov", "40 (1/600)")]:
+    REMUX_KNOWN[(_n, "fragmented")] = FFMPEG_NEGATIVE_TRUN_OFFSETS.format(_ticks)
+REMUX_KNOWN[("mov_mvhevc_spatial_video_5frames.mov", "fragmented")] = (
+    "the input's ctts (version 0) has negative offsets (-256, -128: the 4th sample, decoded at 384, is "
+    "presented at 128). FFmpeg 5.1 reads the progressive input without shifting decode times and then "
+    "repairs the packet whose dts exceeds its pts (framemd5: dts = pts = 257 instead of pts 128); from our "
+    "fragmented copy (signed trun version 1 offsets) it reads the presentation times the file states "
+    "(pts 0, 512, 256, 128, 384) with decode times shifted by -256. ffmpeg's own fragmented copy equals "
+    "the input only because it writes its repaired timestamps (pts 257), i.e. changes the presentation")
+for _l in ("progressive", "faststart", "hybrid"):
+    REMUX_KNOWN[("fmp4_opus_dOps_single_file.mp4", _l)] = FFMPEG_FRAGMENTED_INPUT_EDITS
 REMUX_KNOWN[("mp4_h264_aac_text_chapter_track_chpl.mp4", "hybrid")] = (
-    UNDIAGNOSED + ": FFmpeg lists the chapter text track's packet in the hybrid file only")
+    "FFmpeg 5.1 sets a QuickTime chapter track (tref/chap) to discard while it reads the chapter titles, "
+    "probes the file (here 27 packets, up to byte 4821) with that discard in force, and only then does "
+    "`ffmpeg -map 0` enable the stream: whether framemd5 lists the chapter sample depends only on whether "
+    "that sample lies among the probed packets. The input (and our progressive copy, which keeps the "
+    "source's chunk order) has it first in the mdat (byte 48); the hybrid copy has it after the first "
+    "fragment's audio and video (byte ~7474). Shown: copying those 24 bytes into the hybrid file's free "
+    "space at byte 44 and pointing its stco there makes its framemd5 equal the input's; with "
+    "`-ignore_chapters 1` FFmpeg lists the packet for the input, the progressive and the hybrid file alike")
 
 
 def remux_known(name: str, layout: str) -> str | None:
@@ -217,7 +250,12 @@ for _l in ("progressive", "faststart", "hybrid"):
     FACTS_KNOWN[("mp4_h264_2byte_nal_length_co64_aac_empty_edit.mp4", _l)] = _MVHD_CONTRADICTS.format("1.0453", "1.0893")
     FACTS_KNOWN[("mp4_opus_progressive_elst_preskip_1p5s.mp4", _l)] = _MVHD_CONTRADICTS.format("1.46", "1.003")
     FACTS_KNOWN[("fmp4_opus_dOps_single_file.mp4", _l)] = FFMPEG_FRAGMENTED_INPUT_EDITS
-    FACTS_KNOWN[("fmp4_h264_c608_cbcs_decrypted.mp4", _l)] = UNDIAGNOSED + ": duration 23.7 s vs IN 17.6 s"
+    FACTS_KNOWN[("fmp4_h264_c608_cbcs_decrypted.mp4", _l)] = (
+        "the c608 track's last caption sample lasts 9.438 s (trun), so the captions end at 23.706 s "
+        "(ffprobe's own stream duration for IN's c608 stream is 23.706 s). The copy's mvhd duration is "
+        "the longest track's, 23.706 s, which ffprobe reports for a progressive file. For the fragmented "
+        "IN (mvhd duration 0) FFmpeg 5.1 computes the format duration from the stream ends and leaves out "
+        "a subtitle stream that ends more than 1 s after the audio/video ones: 17.63 s, the video's")
 for _n in ["m4a_aac_mono_afconvert_apple_elst.mp4", "mov_iphone_hevc_dolbyvision_rotation90_mebx_tracks.mov",
            "mp4_h264_aac_elst_media_time_offsets_moov_first.mp4", "mp4_h264_aac_moov_at_start_ctts_8s.mp4",
            "fmp4_muxed_h264_aac_seg_two_sidx_with_init.mp4"]:
@@ -258,8 +296,13 @@ def last_line(text: str) -> str:
 
 # (input name, layout) -> why mediainfo / gst-discoverer cannot open OUT (strict xfail).
 PARSERS_KNOWN: dict[tuple[str, str], str] = {
-    ("fmp4_muxed_h264_aac_seg_two_sidx_with_init.mp4", _l): UNDIAGNOSED + (
-        ": gst-discoverer says 'no playable streams' for the progressive copy (the source's "
-        "edit lists are an empty edit followed by an edit of duration 0)")
+    ("fmp4_muxed_h264_aac_seg_two_sidx_with_init.mp4", _l): (
+        "GStreamer's qtdemux skips, in a file that is not fragmented, every track whose mdhd duration is "
+        "below 20% of the mvhd duration ('Track shorter than 20% ... assuming preview image or something; "
+        "skipping track' with GST_DEBUG=qtdemux:3). The input is a single media segment whose samples start "
+        "at 29.9 s; the copy keeps that start as an empty edit, so mvhd says 30.94 s against 1.0 s of media "
+        "per track, and both tracks are skipped. Shown: the same file with the edit lists removed (mvhd "
+        "unchanged) is still refused; ffmpeg's own `-c copy` to MP4 is accepted only because it moves the "
+        "presentation to start at 0 (mvhd 1.012 s), which loses the segment's start time")
     for _l in ("progressive", "faststart", "hybrid")
 }

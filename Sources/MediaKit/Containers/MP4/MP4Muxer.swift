@@ -327,14 +327,19 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// Writes the bytes of a track's pending samples. Ranges of a source file are not copied
     /// at once: consecutive ranges (across chunks and tracks) coalesce into one copy.
     private func writeData(of ti: Int, to file: OutputFile) throws {
+        try writeData(of: ti, samples: tracks[ti].pending.indices, to: file)
+    }
+
+    /// Writes the bytes of some of a track's pending samples (a run of a fragment).
+    private func writeData(of ti: Int, samples range: Range<Int>, to file: OutputFile) throws {
         let samples = tracks[ti].pending
-        var i = 0
-        while i < samples.count {
+        var i = range.lowerBound
+        while i < range.upperBound {
             let s = samples[i]
             if s.sourceOffset >= 0, let source = pendingSources[ti] {
                 var end = s.sourceOffset + Int64(s.size)
                 var j = i + 1
-                while j < samples.count, samples[j].sourceOffset == end { end += Int64(samples[j].size); j += 1 }
+                while j < range.upperBound, samples[j].sourceOffset == end { end += Int64(samples[j].size); j += 1 }
                 if let run = copyRun, run.source === source, run.offset + run.count == s.sourceOffset {
                     copyRun?.count += end - s.sourceOffset
                 } else {
@@ -379,13 +384,46 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         }
     }
 
+    /// The runs of a fragment: each track's pending samples cut into runs of at most
+    /// ``Options/chunkSeconds``, in the order their data goes into the `mdat` (by start
+    /// time, then track), so the tracks stay interleaved within a fragment as they are in a
+    /// progressive file: a reader that looks at the first bytes of a fragment sees every
+    /// track that starts there.
+    private func fragmentRuns() -> [MovieWriter.FragmentRun] {
+        var runs: [(run: MovieWriter.FragmentRun, start: Double)] = []
+        for ti in tracks.indices where !tracks[ti].pending.isEmpty {
+            let t = tracks[ti]
+            let limit = Int64(max(options.chunkSeconds, 0.001) * Double(t.timeScale))
+            var first = 0, bytes = 0
+            for i in t.pending.indices {
+                if i > first, t.pending[i].dts - t.pending[first].dts >= limit {
+                    runs.append((MovieWriter.FragmentRun(track: ti, samples: first..<i, bytes: bytes, dataOffset: 0),
+                                 Double(t.pending[first].dts) / Double(t.timeScale)))
+                    first = i; bytes = 0
+                }
+                bytes += t.pending[i].size
+            }
+            runs.append((MovieWriter.FragmentRun(track: ti, samples: first..<t.pending.count, bytes: bytes, dataOffset: 0),
+                         Double(t.pending[first].dts) / Double(t.timeScale)))
+        }
+        runs.sort { a, b in a.start != b.start ? a.start < b.start : (a.run.track, a.run.samples.lowerBound) < (b.run.track, b.run.samples.lowerBound) }
+        var offset = 0
+        return runs.map { r in
+            var run = r.run
+            run.dataOffset = offset
+            offset += run.bytes
+            return run
+        }
+    }
+
     private func writeFragment(_ file: OutputFile) throws {
         guard tracks.contains(where: { !$0.pending.isEmpty }) else { return }
         sequence += 1
         let total = tracks.reduce(0) { $0 + $1.pendingBytes }
         let large = total + 8 > Int(UInt32.max)
         let mdatHeader = large ? 16 : 8
-        let moof = MovieWriter.moof(sequence: sequence, tracks: tracks, mdatHeader: mdatHeader)
+        let runs = fragmentRuns()
+        let moof = MovieWriter.moof(sequence: sequence, tracks: tracks, runs: runs, mdatHeader: mdatHeader)
         try flushCopyRun(file)
         let moofOffset = file.bytesWritten
         moofOffsets.append(moofOffset)
@@ -396,10 +434,12 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         var w = BoxWriter()
         if large { w.u32(1); w.fourCC("mdat"); w.u64(UInt64(total + 16)) } else { w.u32(UInt32(total + 8)); w.fourCC("mdat") }
         try file.write(w.bytes)
-        for ti in tracks.indices where !tracks[ti].pending.isEmpty {
+        for run in runs {
             let offset = UInt64(position(file))
-            try writeData(of: ti, to: file)
-            tracks[ti].chunks.append((offset, UInt32(tracks[ti].pending.count)))
+            try writeData(of: run.track, samples: run.samples, to: file)
+            tracks[run.track].chunks.append((offset, UInt32(run.samples.count)))
+        }
+        for ti in tracks.indices where !tracks[ti].pending.isEmpty {
             tracks[ti].pending.removeAll(keepingCapacity: true)
             tracks[ti].pendingBytes = 0
         }
@@ -423,7 +463,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             case .progressive:
                 try flushChunks(file)
                 try patchMdatSize(file)
-                try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: false, userData: options.userData))
+                try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: finalMovieTimeScale, fragmented: false, userData: options.userData))
                 try file.commit()
             case .fastStart:
                 try flushChunks(file)
@@ -446,6 +486,13 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         }
     }
 
+    /// The movie time scale of a progressive `moov`: ``Options/movieTimeScale``, or a multiple
+    /// of it when an empty edit (a track whose decode times start late) would otherwise be
+    /// rounded, which would move that track against the others by a fraction of a tick.
+    private var finalMovieTimeScale: Int64 {
+        MovieWriter.exactMovieTimeScale(options.movieTimeScale, tracks: tracks)
+    }
+
     private func patchMdatSize(_ file: OutputFile) throws {
         try flushCopyRun(file)
         let size = file.bytesWritten - mdatStart
@@ -456,7 +503,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
 
     private func finishFastStart(_ file: OutputFile) throws {
         try patchMdatSize(file)
-        let scale = options.movieTimeScale
+        let scale = finalMovieTimeScale
         let ftypSize = Int64(MovieWriter.ftyp(tracks: tracks, fragmented: false).count)
         if options.reservedMoovBytes > 0 {
             let moov = MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, userData: options.userData)
@@ -501,7 +548,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
 
     private func finishHybrid(_ file: OutputFile) throws {
         // 1. The progressive moov at the end (the fragments' data are its chunks).
-        try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: false, userData: options.userData))
+        try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: finalMovieTimeScale, fragmented: false, userData: options.userData))
         try file.flush()
         // 2. The fragmented moov at the front and every moof become free boxes.
         try file.patch(Array("free".utf8), at: initMoovOffset + 4)

@@ -45,10 +45,14 @@ enum MovieWriter {
             return out
         }
         if t.sourceEdits != nil {
-            // The source had no edit list: none, unless its decode times start late.
+            // The source had no edit list: none, unless its decode times start late. Then the
+            // empty edit lasts until the first composition time and the media edit starts
+            // there: the same presentation as an edit at media time 0, but readers that move
+            // a track's first frame to its edit's start (FFmpeg) keep the composition delay.
             if !fragmented, let first = t.firstDts, first > 0 {
-                return [EditListEntry(segmentDuration: toMovie(first), mediaTime: -1, mediaRate: 1),
-                        EditListEntry(segmentDuration: toMovie(mediaDuration), mediaTime: 0, mediaRate: 1)]
+                let start = lateStartCompositionTime(t)
+                return [EditListEntry(segmentDuration: toMovie(first + start), mediaTime: -1, mediaRate: 1),
+                        EditListEntry(segmentDuration: toMovie(max(mediaDuration, t.presentationEnd) - start), mediaTime: start, mediaRate: 1)]
             }
             return []
         }
@@ -63,6 +67,37 @@ enum MovieWriter {
                                      mediaTime: start, mediaRate: 1))
         }
         return out
+    }
+
+    /// The media time at which a late-starting track without a source edit list begins
+    /// to be presented: its earliest composition time (0 when negative or unknown).
+    static func lateStartCompositionTime(_ t: MuxTrack) -> Int64 {
+        t.minComposition == .max ? 0 : max(0, t.minComposition)
+    }
+
+    /// The track-time values that become empty edits (the late start of decode times):
+    /// a movie time scale that expresses them exactly keeps tracks in sync to the tick.
+    static func emptyEditTimes(_ t: MuxTrack) -> [Int64] {
+        guard let first = t.firstDts, first > 0 else { return [] }
+        if let source = t.sourceEdits, source.isEmpty { return [first + lateStartCompositionTime(t)] }
+        return [first]
+    }
+
+    /// `base`, or the smallest multiple of it in which every empty edit of `tracks` is a
+    /// whole number of ticks, when that still fits 32 bits.
+    static func exactMovieTimeScale(_ base: Int64, tracks: [MuxTrack]) -> Int64 {
+        func gcd(_ a: Int64, _ b: Int64) -> Int64 { var a = a, b = b; while b != 0 { (a, b) = (b, a % b) }; return a }
+        var scale = base
+        for t in tracks where t.timeScale > 0 {
+            for v in emptyEditTimes(t) {
+                // v / timeScale seconds is exact in `scale` when timeScale / gcd(v, timeScale) divides scale.
+                let need = t.timeScale / gcd(v, t.timeScale)
+                let next = scale / gcd(scale, need) * need
+                if next > Int64(UInt32.max) { return base }
+                scale = next
+            }
+        }
+        return scale
     }
 
     static func presentationDuration(_ t: MuxTrack, movieTimeScale: Int64) -> Int64 {
@@ -236,9 +271,20 @@ enum MovieWriter {
     /// A movie fragment: mfhd and one traf per track with samples. Returns the moof bytes;
     /// data offsets assume the mdat header (`mdatHeader` bytes) follows the moof directly
     /// and the tracks' data follow in `tracks` order.
-    static func moof(sequence: UInt32, tracks: [MuxTrack], mdatHeader: Int) -> [UInt8] {
+    /// One `trun` of a fragment: samples `samples` of the pending samples of track `track`,
+    /// whose `bytes` bytes start `dataOffset` bytes into the `mdat` payload.
+    struct FragmentRun {
+        var track: Int
+        var samples: Range<Int>
+        var bytes: Int
+        var dataOffset: Int
+    }
+
+    /// A `moof` with one `traf` per track that has pending samples and one `trun` per run
+    /// (runs of a track in sample order; the data of all runs in the order of `runs`).
+    static func moof(sequence: UInt32, tracks: [MuxTrack], runs: [FragmentRun], mdatHeader: Int) -> [UInt8] {
         var w = BoxWriter(capacity: 1024)
-        var dataOffsetFields: [(field: Int, track: Int)] = []
+        var dataOffsetFields: [(field: Int, dataOffset: Int)] = []
         w.box("moof") { w in
             w.fullBox("mfhd", version: 0, flags: 0) { $0.u32(sequence) }
             for (ti, t) in tracks.enumerated() where !t.pending.isEmpty {
@@ -249,24 +295,25 @@ enum MovieWriter {
                     let withOffsets = t.pending.contains { $0.compositionOffset != 0 }
                     let negative = t.pending.contains { $0.compositionOffset < 0 }
                     let flags: UInt32 = 0x001 | 0x100 | 0x200 | 0x400 | (withOffsets ? 0x800 : 0)
-                    w.fullBox("trun", version: negative ? 1 : 0, flags: flags) { w in
-                        w.u32(UInt32(t.pending.count))
-                        dataOffsetFields.append((w.count, ti))
-                        w.i32(0)
-                        for s in t.pending {
-                            w.u32(UInt32(clamping: s.duration))
-                            w.u32(UInt32(s.size))
-                            w.u32(s.isKey ? 0x0200_0000 : 0x0101_0000)
-                            if withOffsets { w.i32(Int32(clamping: s.compositionOffset)) }
+                    for run in runs where run.track == ti {
+                        w.fullBox("trun", version: negative ? 1 : 0, flags: flags) { w in
+                            w.u32(UInt32(run.samples.count))
+                            dataOffsetFields.append((w.count, run.dataOffset))
+                            w.i32(0)
+                            for s in t.pending[run.samples] {
+                                w.u32(UInt32(clamping: s.duration))
+                                w.u32(UInt32(s.size))
+                                w.u32(s.isKey ? 0x0200_0000 : 0x0101_0000)
+                                if withOffsets { w.i32(Int32(clamping: s.compositionOffset)) }
+                            }
                         }
                     }
                 }
             }
         }
-        var position = w.count + mdatHeader
-        for (field, ti) in dataOffsetFields {
-            w.patchU32(UInt32(position), at: field)
-            position += tracks[ti].pendingBytes
+        let payload = w.count + mdatHeader
+        for (field, dataOffset) in dataOffsetFields {
+            w.patchU32(UInt32(payload + dataOffset), at: field)
         }
         return w.bytes
     }
