@@ -181,10 +181,11 @@ public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: Unsafe
         size.pointee = needed
         guard let buffer else { return MK_OK }
         guard capacity >= needed else { return fail(MK_EINVAL, "mk_frame_pack: the buffer holds \(capacity) bytes, \(needed) are needed") }
-        return guarded {
-            try PicturePacker.pack(fr, as: format, into: UnsafeMutableBufferPointer(start: buffer, count: capacity))
-            return MK_OK
+        guard let source = fr.pixelFormat, PicturePacker.canPack(source, as: format) else {
+            return fail(MK_EUNSUPPORTED, "mk_frame_pack: decoded pictures are \(fr.pixelFormat?.name ?? "?"); packing them as \(format.rawValue) needs a conversion MediaKit does not have yet (8-bit 4:2:0 sources only)")
         }
+        PicturePacker.packValidated(fr, as: format, into: UnsafeMutableBufferPointer(start: buffer, count: capacity))
+        return MK_OK
     case MK_PACK_S16, MK_PACK_F32:
         guard fr.mediaType == .audio else { return fail(MK_EINVAL, "mk_frame_pack: an audio layout for a video frame") }
         let format: PCMFormat = layout == MK_PACK_S16 ? .s16 : .f32

@@ -178,35 +178,72 @@ class _Owned:
             pass
 
 
+# The calls made once per packet, bound again without the errcheck wrapper (lib["name"]
+# gives a new function object): their statuses are checked inline.
+_raw_read = lib["mk_demuxer_read_packet"]
+_raw_read.restype, _raw_read.argtypes = ctypes.c_int32, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+_raw_read_track = lib["mk_demuxer_read_track_packet"]
+_raw_read_track.restype = ctypes.c_int32
+_raw_read_track.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)]
+_raw_packet_free = lib["mk_packet_free"]
+_raw_packet_free.restype, _raw_packet_free.argtypes = None, [ctypes.POINTER(ctypes.c_void_p)]
+_PACKET_INFO_SIZE = ctypes.sizeof(_ffi.PacketInfo)
+
+
 class Packet(_Owned):
-    """A compressed packet. Its fields are plain attributes; ``data`` copies the bytes."""
+    """A compressed packet: track, pts, dts, duration, position, is_keyframe, size, and
+    ``data`` (a copy of the bytes). The fields are read from the library on first use."""
 
     _free = staticmethod(lib.mk_packet_free)
     _what = "packet"
-    __slots__ = ("_h", "track", "pts", "dts", "duration", "position", "is_keyframe", "size", "_data")
+    __slots__ = ("_h", "_info")
 
     def __init__(self, handle: ctypes.c_void_p):
-        super().__init__(handle)
-        info = _ffi.PacketInfo(struct_size=ctypes.sizeof(_ffi.PacketInfo))
-        lib.mk_packet_get_info(handle, ctypes.byref(info))
-        self.track: int = info.track
-        self.pts: int = info.pts
-        self.dts: int = info.dts
-        self.duration: int = info.duration
-        self.position: int = info.position
-        self.is_keyframe: bool = bool(info.is_keyframe)
-        self.size: int = info.size
-        self._data = info.data
+        self._h = handle
+        self._info: Optional[_ffi.PacketInfo] = None
+
+    def __del__(self):
+        h = self._h
+        if h is not None:
+            self._h = None
+            _raw_packet_free(ctypes.byref(h))
+
+    def _fields(self) -> _ffi.PacketInfo:
+        info = self._info
+        if info is None:
+            info = _ffi.PacketInfo(struct_size=_PACKET_INFO_SIZE)
+            lib.mk_packet_get_info(self._handle(), ctypes.byref(info))
+            self._info = info
+        return info
+
+    track = property(lambda self: self._fields().track, doc="Index of the track.")
+    pts = property(lambda self: self._fields().pts, doc="Presentation time, track time base.")
+    dts = property(lambda self: self._fields().dts, doc="Decoding time, track time base.")
+    duration = property(lambda self: self._fields().duration, doc="Duration, track time base.")
+    position = property(lambda self: self._fields().position, doc="Byte offset in the file, -1 if none.")
+    is_keyframe = property(lambda self: bool(self._fields().is_keyframe), doc="True for a sync sample.")
+    size = property(lambda self: self._fields().size, doc="Bytes of compressed data.")
 
     @property
     def data(self) -> bytes:
         """The compressed bytes (a copy)."""
-        self._handle()
-        return ctypes.string_at(self._data, self.size) if self.size else b""
+        info = self._fields()
+        return ctypes.string_at(info.data, info.size) if info.size else b""
 
     def __repr__(self) -> str:
+        if self.closed:
+            return "<mediakit.Packet closed>"
         return (f"Packet(track={self.track}, pts={self.pts}, dts={self.dts}, duration={self.duration}, "
                 f"size={self.size}, position={self.position}, key={self.is_keyframe})")
+
+
+def _check_read(status: int, function: str) -> bool:
+    """True for a packet, False at the end; raises MediaError on an error."""
+    if status == _ffi.OK:
+        return True
+    if status == _ffi.EOF:
+        return False
+    raise MediaError(status, lib.mk_last_error().decode("utf-8", "replace"), function)
 
 
 class Demuxer(_Owned):
@@ -243,8 +280,13 @@ class Demuxer(_Owned):
 
     def read(self) -> Optional[Packet]:
         """The next packet in file order, or None at the end."""
+        h = self._h
+        if h is None:
+            raise _closed(self._what)
         p = ctypes.c_void_p()
-        if lib.mk_demuxer_read_packet(self._handle(), ctypes.byref(p)) == _ffi.EOF:
+        status = _raw_read(h, ctypes.byref(p))
+        if status:
+            _check_read(status, "mk_demuxer_read_packet")
             return None
         return Packet(p)
 
@@ -252,7 +294,7 @@ class Demuxer(_Owned):
         """The next packet of one track (independent of read()), or None at its end."""
         index = track.index if isinstance(track, Track) else int(track)
         p = ctypes.c_void_p()
-        if lib.mk_demuxer_read_track_packet(self._handle(), index, ctypes.byref(p)) == _ffi.EOF:
+        if not _check_read(_raw_read_track(self._handle(), index, ctypes.byref(p)), "mk_demuxer_read_track_packet"):
             return None
         return Packet(p)
 

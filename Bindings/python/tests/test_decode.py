@@ -109,3 +109,13 @@ def test_planes_are_views_of_the_decoded_picture(sample):
 def test_plugins_lists_ffmpeg():
     names = {p.name: p for p in mediakit.plugins()}
     assert "ffmpeg" in names and names["ffmpeg"].codecs.get("h264") == 100
+
+
+@pytest.mark.parametrize("layout, pix_fmt", [("i420", "yuv420p"), ("nv12", "nv12")])
+def test_1080p_packing_like_ffmpeg(layout, pix_fmt, shared_media):
+    """1080p frames (rows without padding, the case that once crashed mk_frame_pack in
+    release builds) packed as I420 and NV12 equal ffmpeg's yuv420p / nv12 bytes."""
+    path = shared_media / "mp4_h264_1080p_ctts_elst_1s.mp4"
+    _, frames = decode_track(path, "video", layout)
+    ref = ffmpeg(path, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", pix_fmt)
+    assert b"".join(f.tobytes() for f in frames) == ref

@@ -110,10 +110,19 @@ public enum PicturePacker {
             throw MediaError(.unsupported, "decoded pictures are \(src.name); converting them to \(format.rawValue) needs a scaler that MediaKit does not have yet (\(hint))")
         }
         let w = frame.width, h = frame.height
-        let cw = (w + 1) / 2, ch = (h + 1) / 2
         guard output.count >= format.frameSize(width: w, height: h) else {
             throw MediaError(.invalidArgument, "the buffer holds \(output.count) bytes, a \(w)x\(h) \(format.rawValue) picture needs \(format.frameSize(width: w, height: h))")
         }
+        packValidated(frame, as: format, into: output)
+    }
+
+    /// Packs `frame` into `output` without checks and without throwing: the caller has
+    /// made sure that ``canPack(_:as:)`` holds and that `output` holds
+    /// `format.frameSize(width:height:)` bytes. (The C API calls this directly.)
+    public static func packValidated(_ frame: Frame, as format: RawPictureFormat, into output: UnsafeMutableBufferPointer<UInt8>) {
+        guard let src = frame.pixelFormat else { return }
+        let w = frame.width, h = frame.height
+        let cw = (w + 1) / 2, ch = (h + 1) / 2
         if format == .yuv420p10le {
             // 16-bit-word planar 4:2:0: the three planes, rows without padding.
             withExtendedLifetime(frame.storage) {
