@@ -105,6 +105,10 @@ GENERATED = {  # name -> ffmpeg arguments after the inputs (the output name is a
                                      "-t", "2", *AV1_ENCODER, "-pix_fmt", "yuv420p"],
     "av1_10bit_320x240.mp4": lambda: ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
                                       "-t", "2", *AV1_ENCODER, "-pix_fmt", "yuv420p10le"],
+    "av1_8bit_320x240.ivf": lambda: ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
+                                     "-t", "2", *AV1_ENCODER, "-pix_fmt", "yuv420p"],
+    "av1_10bit_320x240.ivf": lambda: ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
+                                      "-t", "2", *AV1_ENCODER, "-pix_fmt", "yuv420p10le"],
     "opus_stereo.mp4": lambda: [*_tones(2, 48000), "-t", "2", "-c:a", "libopus", "-b:a", "96k"],
     "opus_5.1.mp4": lambda: [*_tones(6, 48000), "-t", "2", "-c:a", "libopus", "-b:a", "256k"],
     "vorbis_stereo.mp4": lambda: [*_tones(2, 44100), "-t", "2", "-c:a", "libvorbis",
@@ -178,7 +182,8 @@ def _first_stream(media: Path, kind: str) -> dict:
 
 AV1_MEDIA = ([pytest.param(f"shared:{n}", id=n) for n in SHARED_AV1]
              + [pytest.param(f"gen:{n}", id=f"gen:{n}")
-                for n in ("av1_8bit_320x240.mp4", "av1_10bit_320x240.mp4")])
+                for n in ("av1_8bit_320x240.mp4", "av1_10bit_320x240.mp4",
+                          "av1_8bit_320x240.ivf", "av1_10bit_320x240.ivf")])
 AV1_LAYOUTS = {"yuv420p": ("i420", "yuv420p", 1), "yuv420p10le": ("yuv420p10le", "yuv420p10le", 2)}
 
 
