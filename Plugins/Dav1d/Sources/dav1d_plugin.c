@@ -67,6 +67,7 @@
  */
 
 #include "mediakit/mediakit_plugin.h"
+#include "../../Common/mk_plugin_support.h"
 
 #include <dav1d/dav1d.h>
 
@@ -112,17 +113,8 @@ typedef struct dvp_decoder {
     char last_error[DVP_ERROR_SIZE];
 } dvp_decoder;
 
-static void dvp_write_error(char *buf, size_t size, const char *fmt, ...) DVP_PRINTF(3, 4);
-
-static void dvp_write_error(char *buf, size_t size, const char *fmt, ...)
-{
-    if (buf == NULL || size == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-}
+/* Error formatting and create() checks shared by the C plugins. */
+#define dvp_write_error mkp_write_error
 
 #define dvp_set_error(dec, ...) \
     dvp_write_error((dec)->last_error, sizeof((dec)->last_error), __VA_ARGS__)
@@ -493,36 +485,10 @@ static int dvp_create(const mk_plugin_codec_config *config, void **decoder,
                       const mk_plugin_decoder_vtable **vtable, char *errbuf,
                       size_t errbuf_size)
 {
-    if (errbuf != NULL && errbuf_size > 0)
-        errbuf[0] = '\0';
-    if (config == NULL || decoder == NULL || vtable == NULL) {
-        dvp_write_error(errbuf, errbuf_size, "dav1d av1: create: %s is NULL",
-                        config == NULL ? "config" : decoder == NULL ? "decoder" : "vtable");
-        return MK_PLUGIN_EINVAL;
-    }
-    *decoder = NULL;
-    *vtable = NULL;
-    if (config->struct_size < DVP_CONFIG_MIN_SIZE) {
-        dvp_write_error(errbuf, errbuf_size, "dav1d av1: create: config struct_size %u < %zu",
-                        config->struct_size, (size_t)DVP_CONFIG_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (config->codec == NULL || strcmp(config->codec, "av1") != 0) {
-        dvp_write_error(errbuf, errbuf_size, "dav1d av1: create: asked to decode codec \"%s\"",
-                        config->codec != NULL ? config->codec : "(NULL)");
-        return MK_PLUGIN_EINVAL;
-    }
-    if (config->media_type != MK_PLUGIN_MEDIA_VIDEO) {
-        dvp_write_error(errbuf, errbuf_size, "dav1d av1: create: media type %u, expected video",
-                        config->media_type);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (config->extradata_size > 0 && config->extradata == NULL) {
-        dvp_write_error(errbuf, errbuf_size,
-                        "dav1d av1: create: extradata is NULL but extradata_size is %zu",
-                        config->extradata_size);
-        return MK_PLUGIN_EINVAL;
-    }
+    int checked = mkp_check_create("dav1d av1", config, decoder, vtable, errbuf, errbuf_size,
+                                   DVP_CONFIG_MIN_SIZE, "av1", MK_PLUGIN_MEDIA_VIDEO);
+    if (checked != MK_PLUGIN_OK)
+        return checked;
     int status = dvp_check_extradata(config->extradata, config->extradata_size, errbuf,
                                      errbuf_size);
     if (status != MK_PLUGIN_OK)

@@ -83,6 +83,7 @@
  */
 
 #include "mediakit/mediakit_plugin.h"
+#include "../../Common/mk_plugin_support.h"
 
 #include <libavcodec/avcodec.h>
 #include <libavutil/avutil.h>
@@ -369,21 +370,8 @@ typedef struct ffp_decoder {
     char last_error[FFP_ERROR_SIZE];
 } ffp_decoder;
 
-static void ffp_write_error(char *buf, size_t size, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 
-static void ffp_write_error(char *buf, size_t size, const char *fmt, ...)
-{
-    if (buf == NULL || size == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-}
+#define ffp_write_error mkp_write_error
 
 #define ffp_set_error(dec, ...) \
     ffp_write_error((dec)->last_error, sizeof((dec)->last_error), __VA_ARGS__)

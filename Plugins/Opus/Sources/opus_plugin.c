@@ -45,6 +45,7 @@
  */
 
 #include "mediakit/mediakit_plugin.h"
+#include "../../Common/mk_plugin_support.h"
 
 #include <opus/opus.h>
 #include <opus/opus_multistream.h>
@@ -105,17 +106,8 @@ typedef struct opp_decoder {
     char last_error[OPP_ERROR_SIZE];
 } opp_decoder;
 
-static void opp_write_error(char *buf, size_t size, const char *fmt, ...) OPP_PRINTF(3, 4);
-
-static void opp_write_error(char *buf, size_t size, const char *fmt, ...)
-{
-    if (buf == NULL || size == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-}
+/* Error formatting and create() checks shared by the C plugins. */
+#define opp_write_error mkp_write_error
 
 #define opp_set_error(dec, ...) \
     opp_write_error((dec)->last_error, sizeof((dec)->last_error), __VA_ARGS__)
@@ -395,36 +387,10 @@ static int opp_create(const mk_plugin_codec_config *config, void **decoder,
                       const mk_plugin_decoder_vtable **vtable, char *errbuf,
                       size_t errbuf_size)
 {
-    if (errbuf != NULL && errbuf_size > 0)
-        errbuf[0] = '\0';
-    if (config == NULL || decoder == NULL || vtable == NULL) {
-        opp_write_error(errbuf, errbuf_size, "opus: create: %s is NULL",
-                        config == NULL ? "config" : decoder == NULL ? "decoder" : "vtable");
-        return MK_PLUGIN_EINVAL;
-    }
-    *decoder = NULL;
-    *vtable = NULL;
-    if (config->struct_size < OPP_CONFIG_MIN_SIZE) {
-        opp_write_error(errbuf, errbuf_size, "opus: create: config struct_size %u < %zu",
-                        config->struct_size, (size_t)OPP_CONFIG_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (config->codec == NULL || strcmp(config->codec, "opus") != 0) {
-        opp_write_error(errbuf, errbuf_size, "opus: create: asked to decode codec \"%s\"",
-                        config->codec != NULL ? config->codec : "(NULL)");
-        return MK_PLUGIN_EINVAL;
-    }
-    if (config->media_type != MK_PLUGIN_MEDIA_AUDIO) {
-        opp_write_error(errbuf, errbuf_size, "opus: create: media type %u, expected audio",
-                        config->media_type);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (config->extradata_size > 0 && config->extradata == NULL) {
-        opp_write_error(errbuf, errbuf_size,
-                        "opus: create: extradata is NULL but extradata_size is %zu",
-                        config->extradata_size);
-        return MK_PLUGIN_EINVAL;
-    }
+    int checked = mkp_check_create("opus", config, decoder, vtable, errbuf, errbuf_size,
+                                   OPP_CONFIG_MIN_SIZE, "opus", MK_PLUGIN_MEDIA_AUDIO);
+    if (checked != MK_PLUGIN_OK)
+        return checked;
 
     opp_head head;
     int status = opp_parse_head(config->extradata, config->extradata_size, config->channels,

@@ -47,6 +47,7 @@
  */
 
 #include "mediakit/mediakit_plugin.h"
+#include "../../Common/mk_plugin_support.h"
 
 #include <vorbis/codec.h>
 
@@ -89,17 +90,8 @@ typedef struct vbp_decoder {
     char last_error[VBP_ERROR_SIZE];
 } vbp_decoder;
 
-static void vbp_write_error(char *buf, size_t size, const char *fmt, ...) VBP_PRINTF(3, 4);
-
-static void vbp_write_error(char *buf, size_t size, const char *fmt, ...)
-{
-    if (buf == NULL || size == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-}
+/* Error formatting and create() checks shared by the C plugins. */
+#define vbp_write_error mkp_write_error
 
 #define vbp_set_error(dec, ...) \
     vbp_write_error((dec)->last_error, sizeof((dec)->last_error), __VA_ARGS__)
@@ -389,36 +381,10 @@ static int vbp_create(const mk_plugin_codec_config *config, void **decoder,
                       const mk_plugin_decoder_vtable **vtable, char *errbuf,
                       size_t errbuf_size)
 {
-    if (errbuf != NULL && errbuf_size > 0)
-        errbuf[0] = '\0';
-    if (config == NULL || decoder == NULL || vtable == NULL) {
-        vbp_write_error(errbuf, errbuf_size, "vorbis: create: %s is NULL",
-                        config == NULL ? "config" : decoder == NULL ? "decoder" : "vtable");
-        return MK_PLUGIN_EINVAL;
-    }
-    *decoder = NULL;
-    *vtable = NULL;
-    if (config->struct_size < VBP_CONFIG_MIN_SIZE) {
-        vbp_write_error(errbuf, errbuf_size, "vorbis: create: config struct_size %u < %zu",
-                        config->struct_size, (size_t)VBP_CONFIG_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (config->codec == NULL || strcmp(config->codec, "vorbis") != 0) {
-        vbp_write_error(errbuf, errbuf_size, "vorbis: create: asked to decode codec \"%s\"",
-                        config->codec != NULL ? config->codec : "(NULL)");
-        return MK_PLUGIN_EINVAL;
-    }
-    if (config->media_type != MK_PLUGIN_MEDIA_AUDIO) {
-        vbp_write_error(errbuf, errbuf_size, "vorbis: create: media type %u, expected audio",
-                        config->media_type);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (config->extradata_size > 0 && config->extradata == NULL) {
-        vbp_write_error(errbuf, errbuf_size,
-                        "vorbis: create: extradata is NULL but extradata_size is %zu",
-                        config->extradata_size);
-        return MK_PLUGIN_EINVAL;
-    }
+    int checked = mkp_check_create("vorbis", config, decoder, vtable, errbuf, errbuf_size,
+                                   VBP_CONFIG_MIN_SIZE, "vorbis", MK_PLUGIN_MEDIA_AUDIO);
+    if (checked != MK_PLUGIN_OK)
+        return checked;
     const uint8_t *hdr[3];
     size_t len[3];
     int status = vbp_split_headers(config->extradata, config->extradata_size, hdr, len,
