@@ -76,7 +76,7 @@ install: build
 
 # Every scripts/bench*.sh, each writing its own section of BENCHMARKS.md.
 bench: build
-	@set -e; for s in scripts/bench*.sh; do echo "== $$s"; MK_BIN="$(BIN)" bash $$s; done
+	@set -e; for s in $(filter-out scripts/bench_lib.sh,$(wildcard scripts/bench*.sh)); do echo "== $$s"; MK_BIN="$(BIN)" bash $$s; done
 
 clean:
 	rm -rf $(SCRATCH_PATH) out .pytest_cache Tests/oracle/__pycache__

@@ -21,6 +21,8 @@
 #                  the script quickly, not for the figures)
 #   KEEP_OUTPUTS=1 keep the decoded outputs (several GB) instead of deleting them
 set -euo pipefail
+# shellcheck source=bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$PWD
@@ -239,19 +241,6 @@ trap 'rm -f "$SECTION"' EXIT
     echo "<!-- bench.sh:decode:end -->"
 } >"$SECTION"
 
-BEGIN_MARK='<!-- bench.sh:decode:begin -->'
-END_MARK='<!-- bench.sh:decode:end -->'
-if [ -f "$MD" ] && grep -qF "$BEGIN_MARK" "$MD"; then
-    awk -v b="$BEGIN_MARK" -v e="$END_MARK" -v f="$SECTION" '
-        $0 == b { while ((getline line < f) > 0) print line; skip = 1; next }
-        $0 == e { skip = 0; next }
-        !skip { print }' "$MD" >"$MD.tmp"
-    mv "$MD.tmp" "$MD"
-else
-    if [ ! -f "$MD" ]; then
-        printf '# Benchmarks\n\nFigures written by the scripts named in each section; rerun them with `make bench`.\n' >"$MD"
-    fi
-    { echo; cat "$SECTION"; } >>"$MD"
-fi
+write_section "$MD" bench.sh:decode "$SECTION"
 note "wrote the results to $MD"
 [ "$status" -eq 0 ] || die "mk-decode's output differs from ffmpeg's (see the table)"

@@ -5,6 +5,8 @@
 # Target (issue 4): the C API costs at most 1.2x Swift. Writes its own section of
 # BENCHMARKS.md. The input is the one scripts/bench.sh generates (bench-work/).
 set -euo pipefail
+# shellcheck source=bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 die() { printf 'bench_capi: error: %s\n' "$*" >&2; exit 1; }
@@ -49,9 +51,4 @@ trap 'rm -f "$SECTION"' EXIT
     echo '<!-- bench_capi.sh:end -->'
 } >"$SECTION"
 cat "$SECTION"
-if [ -f "$MD" ] && grep -qF '<!-- bench_capi.sh:begin -->' "$MD"; then
-    awk -v f="$SECTION" '/<!-- bench_capi.sh:begin -->/ { while ((getline l < f) > 0) print l; skip = 1; next }
-        /<!-- bench_capi.sh:end -->/ { skip = 0; next } !skip' "$MD" >"$MD.tmp" && mv "$MD.tmp" "$MD"
-else
-    { [ -f "$MD" ] && echo; cat "$SECTION"; } >>"$MD"
-fi
+write_section "$MD" bench_capi.sh "$SECTION"

@@ -31,6 +31,8 @@
 #   BENCH_AUDIO_SECONDS  length of the audio inputs (default 300)
 #   KEEP_OUTPUTS=1 keep the decoded outputs instead of deleting them
 set -euo pipefail
+# shellcheck source=bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$PWD
@@ -273,19 +275,6 @@ trap 'rm -f "$SECTION"' EXIT
     echo "<!-- bench_codecs.sh:end -->"
 } >"$SECTION"
 
-BEGIN_MARK='<!-- bench_codecs.sh:begin -->'
-END_MARK='<!-- bench_codecs.sh:end -->'
-if [ -f "$MD" ] && grep -qF "$BEGIN_MARK" "$MD"; then
-    awk -v b="$BEGIN_MARK" -v e="$END_MARK" -v f="$SECTION" '
-        $0 == b { while ((getline line < f) > 0) print line; skip = 1; next }
-        $0 == e { skip = 0; next }
-        !skip { print }' "$MD" >"$MD.tmp"
-    mv "$MD.tmp" "$MD"
-else
-    if [ ! -f "$MD" ]; then
-        printf '# Benchmarks\n\nFigures written by the scripts named in each section; rerun them with `make bench`.\n' >"$MD"
-    fi
-    { echo; cat "$SECTION"; } >>"$MD"
-fi
+write_section "$MD" bench_codecs.sh "$SECTION"
 note "wrote the results to $MD"
 [ "$status" -eq 0 ] || die "an output differs from the reference (see the table)"

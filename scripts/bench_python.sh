@@ -6,6 +6,8 @@
 # frame.to_ndarray(format="nv12")). PyAV is installed into bench-work/pyav-venv.
 # Median of 3 runs each; writes its own section of BENCHMARKS.md.
 set -euo pipefail
+# shellcheck source=bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 die() { printf 'bench_python: error: %s\n' "$*" >&2; exit 1; }
@@ -94,9 +96,4 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 } >"$SECTION"
 cat "$SECTION"
 [ "${N[pyav-nv12]}" = "${N[mediakit-nv12]}" ] || die "frame counts differ: PyAV ${N[pyav-nv12]}, mediakit ${N[mediakit-nv12]}"
-if [ -f "$MD" ] && grep -qF '<!-- bench_python.sh:begin -->' "$MD"; then
-    awk -v f="$SECTION" '/<!-- bench_python.sh:begin -->/ { while ((getline l < f) > 0) print l; skip = 1; next }
-        /<!-- bench_python.sh:end -->/ { skip = 0; next } !skip' "$MD" >"$MD.tmp" && mv "$MD.tmp" "$MD"
-else
-    { [ -f "$MD" ] && echo; cat "$SECTION"; } >>"$MD"
-fi
+write_section "$MD" bench_python.sh "$SECTION"

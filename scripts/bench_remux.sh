@@ -12,6 +12,8 @@
 # Usage: make bench        (or: MK_BIN=DIR scripts/bench_remux.sh)
 # Environment: MK_BIN, BENCH_RUNS, BENCH_WORK, BENCHMARKS_MD as scripts/bench.sh.
 set -euo pipefail
+# shellcheck source=bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$PWD
@@ -172,16 +174,6 @@ trap 'rm -f "$SECTION"' EXIT
     echo "$TABLE"
     echo "<!-- bench_remux.sh:end -->"
 } >"$SECTION"
-B='<!-- bench_remux.sh:begin -->'; E='<!-- bench_remux.sh:end -->'
-if [ -f "$MD" ] && grep -qF "$B" "$MD"; then
-    awk -v b="$B" -v e="$E" -v f="$SECTION" '
-        $0 == b { while ((getline line < f) > 0) print line; skip = 1; next }
-        $0 == e { skip = 0; next }
-        !skip { print }' "$MD" >"$MD.tmp"
-    mv "$MD.tmp" "$MD"
-else
-    [ -f "$MD" ] || printf '# Benchmarks\n\nFigures written by the scripts named in each section; rerun them with `make bench`.\n' >"$MD"
-    { echo; cat "$SECTION"; } >>"$MD"
-fi
+write_section "$MD" bench_remux.sh "$SECTION"
 note "wrote the results to $MD"
 [ "$status" -eq 0 ] || die "an mk-remux output differs from the input (see the table)"
