@@ -46,7 +46,7 @@ final class OggDemuxerTests: XCTestCase {
 
     func testOpusTrackFacts() throws {
         let url = SharedMedia.directory.appendingPathComponent("ogg_opus_stereo_tiny_155b.opus")
-        guard FileManager.default.fileExists(atPath: url.path) else { throw XCTSkip("no shared media") }
+        guard FileManager.default.fileExists(atPath: url.path) else { _ = try SharedMedia.files(extensions: []); throw XCTSkip("no shared media") }
         let d = try OggDemuxer(path: url.path)
         let t = d.tracks[0]
         XCTAssertEqual(t.parameters.codec, "opus")
@@ -62,7 +62,7 @@ final class OggDemuxerTests: XCTestCase {
 
     func testVorbisExtradataIsXiphLaced() throws {
         let url = SharedMedia.directory.appendingPathComponent("ogg_vorbis_48k_stereo_bear.ogg")
-        guard FileManager.default.fileExists(atPath: url.path) else { throw XCTSkip("no shared media") }
+        guard FileManager.default.fileExists(atPath: url.path) else { _ = try SharedMedia.files(extensions: []); throw XCTSkip("no shared media") }
         let t = try OggDemuxer(path: url.path).tracks[0]
         let x = t.parameters.extradata
         XCTAssertEqual(x.first, 2)
@@ -175,7 +175,7 @@ final class OggDemuxerTests: XCTestCase {
 
     func testIVFHeaderAndKeyFrames() throws {
         let url = SharedMedia.directory.appendingPathComponent("ivf_av1_320x180_1s.ivf")
-        guard FileManager.default.fileExists(atPath: url.path) else { throw XCTSkip("no shared media") }
+        guard FileManager.default.fileExists(atPath: url.path) else { _ = try SharedMedia.files(extensions: []); throw XCTSkip("no shared media") }
         let d = try IVFDemuxer(path: url.path)
         XCTAssertEqual(d.tracks[0].parameters.codec, "av1")
         XCTAssertEqual(d.tracks[0].parameters.width, 320)
@@ -205,7 +205,7 @@ final class OggDemuxerTests: XCTestCase {
 
     func testSeekAndPerTrackReading() throws {
         let url = SharedMedia.directory.appendingPathComponent("ogg_vorbis_stereo_eos_edge.ogg")
-        guard FileManager.default.fileExists(atPath: url.path) else { throw XCTSkip("no shared media") }
+        guard FileManager.default.fileExists(atPath: url.path) else { _ = try SharedMedia.files(extensions: []); throw XCTSkip("no shared media") }
         let d = try OggDemuxer(path: url.path)
         var all: [Packet] = []
         while let p = try d.read(track: 0) { all.append(p) }
