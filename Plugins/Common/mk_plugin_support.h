@@ -81,4 +81,59 @@ static int mkp_check_create(const char *who, const mk_plugin_codec_config *confi
     return MK_PLUGIN_OK;
 }
 
+/** mkp_begin_send's answer when the packet is to be decoded. */
+#define MKP_DECODE 1
+
+/**
+ * The start of a send_packet(): a NULL packet starts draining (MK_PLUGIN_OK, or
+ * MK_PLUGIN_EOF when already draining); a packet whose struct is too small or that has
+ * bytes but no data is MK_PLUGIN_EINVAL with a message in err. Otherwise MKP_DECODE.
+ */
+static int mkp_begin_send(const char *who, const mk_plugin_packet *packet, int *draining,
+                          size_t min_size, char *err, size_t err_size) MKP_UNUSED;
+static int mkp_begin_send(const char *who, const mk_plugin_packet *packet, int *draining,
+                          size_t min_size, char *err, size_t err_size)
+{
+    if (packet == NULL) {
+        if (*draining)
+            return MK_PLUGIN_EOF;
+        *draining = 1;
+        return MK_PLUGIN_OK;
+    }
+    if (packet->struct_size < min_size) {
+        mkp_write_error(err, err_size, "%s: send_packet: packet struct_size %u < %zu", who,
+                        packet->struct_size, min_size);
+        return MK_PLUGIN_EINVAL;
+    }
+    if (packet->size > 0 && packet->data == NULL) {
+        mkp_write_error(err, err_size, "%s: send_packet: data is NULL but size is %zu", who, packet->size);
+        return MK_PLUGIN_EINVAL;
+    }
+    return MKP_DECODE;
+}
+
+/**
+ * receive_frame() for a backend that holds at most one decoded frame: checks the host's
+ * frame struct, then hands `ready` over (the host now owns its planes) or answers
+ * MK_PLUGIN_EAGAIN / MK_PLUGIN_EOF (when draining) if there is none.
+ */
+static int mkp_hand_over(const char *who, mk_plugin_frame *ready, int *has_ready, int draining,
+                         mk_plugin_frame *frame, size_t min_size, char *err, size_t err_size) MKP_UNUSED;
+static int mkp_hand_over(const char *who, mk_plugin_frame *ready, int *has_ready, int draining,
+                         mk_plugin_frame *frame, size_t min_size, char *err, size_t err_size)
+{
+    if (frame->struct_size < min_size) {
+        mkp_write_error(err, err_size, "%s: receive_frame: frame struct_size %u < %zu", who,
+                        frame->struct_size, min_size);
+        return MK_PLUGIN_EINVAL;
+    }
+    if (!*has_ready)
+        return draining ? MK_PLUGIN_EOF : MK_PLUGIN_EAGAIN;
+    uint32_t size = frame->struct_size;
+    ready->struct_size = size;
+    memcpy(frame, ready, size < sizeof(*ready) ? size : sizeof(*ready));
+    *has_ready = 0;
+    return MK_PLUGIN_OK;
+}
+
 #endif /* MK_PLUGIN_SUPPORT_H */

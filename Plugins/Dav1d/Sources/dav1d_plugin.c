@@ -305,22 +305,10 @@ static int dvp_send_packet(void *decoder, const mk_plugin_packet *packet)
     dvp_decoder *dec = decoder;
     if (dec == NULL)
         return MK_PLUGIN_EINVAL;
-    if (packet == NULL) {
-        if (dec->draining)
-            return MK_PLUGIN_EOF;
-        dec->draining = 1;
-        return MK_PLUGIN_OK;
-    }
-    if (packet->struct_size < DVP_PACKET_MIN_SIZE) {
-        dvp_set_error(dec, "dav1d av1: send_packet: packet struct_size %u < %zu",
-                      packet->struct_size, (size_t)DVP_PACKET_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (packet->size > 0 && packet->data == NULL) {
-        dvp_set_error(dec, "dav1d av1: send_packet: data is NULL but size is %zu",
-                      packet->size);
-        return MK_PLUGIN_EINVAL;
-    }
+    int begun = mkp_begin_send("dav1d av1", packet, &dec->draining, DVP_PACKET_MIN_SIZE,
+                               dec->last_error, sizeof(dec->last_error));
+    if (begun != MKP_DECODE)
+        return begun;
     if (dec->draining) {
         dvp_set_error(dec, "dav1d av1: send_packet after the end of stream; flush first");
         return MK_PLUGIN_EOF;

@@ -251,21 +251,10 @@ static int opp_send_packet(void *decoder, const mk_plugin_packet *packet)
     opp_decoder *dec = decoder;
     if (dec == NULL)
         return MK_PLUGIN_EINVAL;
-    if (packet == NULL) {
-        if (dec->draining)
-            return MK_PLUGIN_EOF;
-        dec->draining = 1;
-        return MK_PLUGIN_OK;
-    }
-    if (packet->struct_size < OPP_PACKET_MIN_SIZE) {
-        opp_set_error(dec, "opus: send_packet: packet struct_size %u < %zu",
-                      packet->struct_size, (size_t)OPP_PACKET_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (packet->size > 0 && packet->data == NULL) {
-        opp_set_error(dec, "opus: send_packet: data is NULL but size is %zu", packet->size);
-        return MK_PLUGIN_EINVAL;
-    }
+    int begun = mkp_begin_send("opus", packet, &dec->draining, OPP_PACKET_MIN_SIZE,
+                               dec->last_error, sizeof(dec->last_error));
+    if (begun != MKP_DECODE)
+        return begun;
     if (dec->draining) {
         opp_set_error(dec, "opus: send_packet after the end of stream; flush first");
         return MK_PLUGIN_EOF;
@@ -331,18 +320,8 @@ static int opp_receive_frame(void *decoder, mk_plugin_frame *frame)
     opp_decoder *dec = decoder;
     if (dec == NULL || frame == NULL)
         return MK_PLUGIN_EINVAL;
-    if (frame->struct_size < OPP_FRAME_MIN_SIZE) {
-        opp_set_error(dec, "opus: receive_frame: frame struct_size %u < %zu",
-                      frame->struct_size, (size_t)OPP_FRAME_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (!dec->has_ready)
-        return dec->draining ? MK_PLUGIN_EOF : MK_PLUGIN_EAGAIN;
-    uint32_t size = frame->struct_size;
-    dec->ready.struct_size = size;
-    memcpy(frame, &dec->ready, size < sizeof(dec->ready) ? size : sizeof(dec->ready));
-    dec->has_ready = 0; /* the host owns it now */
-    return MK_PLUGIN_OK;
+    return mkp_hand_over("opus", &dec->ready, &dec->has_ready, dec->draining, frame,
+                         OPP_FRAME_MIN_SIZE, dec->last_error, sizeof(dec->last_error));
 }
 
 static void opp_flush(void *decoder)

@@ -229,21 +229,10 @@ static int vbp_send_packet(void *decoder, const mk_plugin_packet *packet)
     vbp_decoder *dec = decoder;
     if (dec == NULL)
         return MK_PLUGIN_EINVAL;
-    if (packet == NULL) {
-        if (dec->draining)
-            return MK_PLUGIN_EOF;
-        dec->draining = 1;
-        return MK_PLUGIN_OK;
-    }
-    if (packet->struct_size < VBP_PACKET_MIN_SIZE) {
-        vbp_set_error(dec, "vorbis: send_packet: packet struct_size %u < %zu",
-                      packet->struct_size, (size_t)VBP_PACKET_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (packet->size > 0 && packet->data == NULL) {
-        vbp_set_error(dec, "vorbis: send_packet: data is NULL but size is %zu", packet->size);
-        return MK_PLUGIN_EINVAL;
-    }
+    int begun = mkp_begin_send("vorbis", packet, &dec->draining, VBP_PACKET_MIN_SIZE,
+                               dec->last_error, sizeof(dec->last_error));
+    if (begun != MKP_DECODE)
+        return begun;
     if (dec->draining) {
         vbp_set_error(dec, "vorbis: send_packet after the end of stream; flush first");
         return MK_PLUGIN_EOF;
@@ -330,18 +319,8 @@ static int vbp_receive_frame(void *decoder, mk_plugin_frame *frame)
     vbp_decoder *dec = decoder;
     if (dec == NULL || frame == NULL)
         return MK_PLUGIN_EINVAL;
-    if (frame->struct_size < VBP_FRAME_MIN_SIZE) {
-        vbp_set_error(dec, "vorbis: receive_frame: frame struct_size %u < %zu",
-                      frame->struct_size, (size_t)VBP_FRAME_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (!dec->has_ready)
-        return dec->draining ? MK_PLUGIN_EOF : MK_PLUGIN_EAGAIN;
-    uint32_t size = frame->struct_size;
-    dec->ready.struct_size = size;
-    memcpy(frame, &dec->ready, size < sizeof(dec->ready) ? size : sizeof(dec->ready));
-    dec->has_ready = 0; /* the host owns it now */
-    return MK_PLUGIN_OK;
+    return mkp_hand_over("vorbis", &dec->ready, &dec->has_ready, dec->draining, frame,
+                         VBP_FRAME_MIN_SIZE, dec->last_error, sizeof(dec->last_error));
 }
 
 static void vbp_flush(void *decoder)
