@@ -24,25 +24,10 @@ set -euo pipefail
 # shellcheck source=bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-REPO=$PWD
-
-die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
-note() { printf 'bench: %s\n' "$*"; }
-
 RUNS=${BENCH_RUNS:-3}
-WORK=${BENCH_WORK:-bench-work}
-MD=${BENCHMARKS_MD:-BENCHMARKS.md}
 DURATION=${BENCH_SECONDS:-60}
 SIZE=${BENCH_SIZE:-1920x1080}
-TIME=/usr/bin/time
 
-[ -x "$TIME" ] || die "GNU time not found at $TIME (Debian package 'time'; run scripts/deps.sh)"
-command -v ffmpeg >/dev/null || die "ffmpeg not found (run scripts/deps.sh)"
-if [ -z "${MK_BIN:-}" ]; then
-    SWIFT=$(command -v swift || echo /opt/swift/usr/bin/swift)
-    MK_BIN=$("$SWIFT" build -c release --show-bin-path)
-fi
 MK="$MK_BIN/mk-decode"
 [ -x "$MK" ] || die "mk-decode not found in $MK_BIN; run 'make build' first"
 MK_SHOWN=${MK#"$REPO"/}   # shown relative to the repository when it is inside it
@@ -148,7 +133,7 @@ size_mk=$(stat -c %s "$OUT/mk.pcm")
 if [ "$size_ff" = "$size_mk" ] && cmp -s "$OUT/ffmpeg.pcm" "$OUT/mk.pcm"; then
     CHECK_A="identical to ffmpeg's (cmp, $size_mk bytes)"
 elif [ "$size_mk" -le "$size_ff" ] && [ $((size_ff - size_mk)) -lt 4096 ] && cmp -s -n "$size_mk" "$OUT/ffmpeg.pcm" "$OUT/mk.pcm"; then
-    CHECK_A="ffmpeg's first $size_mk bytes (cmp), exactly 60 s: gapless, where ffmpeg keeps the whole last frame ($size_ff bytes)"
+    CHECK_A="ffmpeg's first $size_mk bytes (cmp), exactly ${DURATION} s: gapless, where ffmpeg keeps the whole last frame ($size_ff bytes)"
 else
     CHECK_A="DIFFERS: $size_mk bytes, ffmpeg $size_ff bytes"
     status=1

@@ -34,25 +34,10 @@ set -euo pipefail
 # shellcheck source=bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-REPO=$PWD
-
-die() { printf 'bench_codecs: error: %s\n' "$*" >&2; exit 1; }
-note() { printf 'bench_codecs: %s\n' "$*"; }
-
 RUNS=${BENCH_RUNS:-3}
-WORK=${BENCH_WORK:-bench-work}
-MD=${BENCHMARKS_MD:-BENCHMARKS.md}
 ASECONDS=${BENCH_AUDIO_SECONDS:-300}
-TIME=/usr/bin/time
 
-[ -x "$TIME" ] || die "GNU time not found at $TIME (Debian package 'time'; run scripts/deps.sh)"
-command -v ffmpeg >/dev/null || die "ffmpeg not found (run scripts/deps.sh)"
 command -v dav1d >/dev/null || die "the dav1d tool is not installed (Debian package dav1d; run scripts/deps.sh)"
-if [ -z "${MK_BIN:-}" ]; then
-    SWIFT=$(command -v swift || echo /opt/swift/usr/bin/swift)
-    MK_BIN=$("$SWIFT" build -c release --show-bin-path)
-fi
 MK="$MK_BIN/mk-decode"
 [ -x "$MK" ] || die "mk-decode not found in $MK_BIN; run 'make build' first"
 for p in Dav1d Opus Vorbis; do

@@ -15,22 +15,7 @@ set -euo pipefail
 # shellcheck source=bench_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-REPO=$PWD
-
-die() { printf 'bench_remux: error: %s\n' "$*" >&2; exit 1; }
-note() { printf 'bench_remux: %s\n' "$*"; }
-
 RUNS=${BENCH_RUNS:-11}
-WORK=${BENCH_WORK:-bench-work}
-MD=${BENCHMARKS_MD:-BENCHMARKS.md}
-TIME=/usr/bin/time
-[ -x "$TIME" ] || die "GNU time not found at $TIME (Debian package 'time'; run scripts/deps.sh)"
-command -v ffmpeg >/dev/null || die "ffmpeg not found (run scripts/deps.sh)"
-if [ -z "${MK_BIN:-}" ]; then
-    SWIFT=$(command -v swift || echo /opt/swift/usr/bin/swift)
-    MK_BIN=$("$SWIFT" build -c release --show-bin-path)
-fi
 MK="$MK_BIN/mk-remux"
 [ -x "$MK" ] || die "mk-remux not found in $MK_BIN; run 'make build' first"
 MK_SHOWN=${MK#"$REPO"/}
