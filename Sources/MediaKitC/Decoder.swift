@@ -37,12 +37,6 @@ final class FrameHandle {
     init(_ frame: Frame) { self.frame = frame }
 }
 
-private func decoderHandle(_ d: OpaquePointer?, _ function: String) -> DecoderHandle? {
-    if let h = Handles.get(d, as: DecoderHandle.self) { return h }
-    fail(MK_EINVAL, "\(function): \(d == nil ? "the decoder is NULL" : "not an open decoder (closed, or another kind of handle)")")
-    return nil
-}
-
 @_cdecl("mk_decoder_default_settings")
 public func mk_decoder_default_settings(_ s: UnsafeMutablePointer<mk_decoder_settings>?) {
     guard let s else { return }
@@ -54,9 +48,7 @@ public func mk_decoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demu
                             _ settings: UnsafePointer<mk_decoder_settings>?) -> Int32 {
     guard let out else { return fail(MK_EINVAL, "mk_decoder_open: out is NULL") }
     out.pointee = nil
-    guard let dh = Handles.get(demuxer, as: DemuxerHandle.self) else {
-        return fail(MK_EINVAL, "mk_decoder_open: \(demuxer == nil ? "the demuxer is NULL" : "not an open demuxer")")
-    }
+    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decoder_open") else { return MK_EINVAL }
     let tracks = dh.demuxer.tracks
     guard track >= 0 && Int(track) < tracks.count else {
         return fail(MK_EINVAL, "mk_decoder_open: track \(track) does not exist (the file has \(tracks.count))")
@@ -82,7 +74,7 @@ public func mk_decoder_close(_ decoder: UnsafeMutablePointer<OpaquePointer?>?) {
 
 @_cdecl("mk_decoder_send_packet")
 public func mk_decoder_send_packet(_ d: OpaquePointer?, _ packet: OpaquePointer?) -> Int32 {
-    guard let h = decoderHandle(d, "mk_decoder_send_packet") else { return MK_EINVAL }
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_send_packet") else { return MK_EINVAL }
     if h.draining {
         return fail(MK_ESTATE, "mk_decoder_send_packet: the decoder is draining (a NULL packet was sent); call mk_decoder_reset to decode more")
     }
@@ -93,9 +85,7 @@ public func mk_decoder_send_packet(_ d: OpaquePointer?, _ packet: OpaquePointer?
             return MK_OK
         }
     }
-    guard let ph = Handles.get(packet, as: PacketHandle.self) else {
-        return fail(MK_EINVAL, "mk_decoder_send_packet: not a live packet (freed, or another kind of handle)")
-    }
+    guard let ph = liveHandle(PacketHandle.self, packet, "mk_decoder_send_packet") else { return MK_EINVAL }
     guard ph.packet.trackIndex == h.track else {
         return fail(MK_EINVAL, "mk_decoder_send_packet: the packet is from track \(ph.packet.trackIndex), the decoder decodes track \(h.track)")
     }
@@ -109,7 +99,7 @@ public func mk_decoder_send_packet(_ d: OpaquePointer?, _ packet: OpaquePointer?
 public func mk_decoder_receive_frame(_ d: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guard let out else { return fail(MK_EINVAL, "mk_decoder_receive_frame: out is NULL") }
     out.pointee = nil
-    guard let h = decoderHandle(d, "mk_decoder_receive_frame") else { return MK_EINVAL }
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_receive_frame") else { return MK_EINVAL }
     guard let frame = h.pop() else { return h.draining ? MK_EOF : MK_EAGAIN }
     out.pointee = Handles.make(FrameHandle(frame))
     return MK_OK
@@ -117,7 +107,7 @@ public func mk_decoder_receive_frame(_ d: OpaquePointer?, _ out: UnsafeMutablePo
 
 @_cdecl("mk_decoder_reset")
 public func mk_decoder_reset(_ d: OpaquePointer?) -> Int32 {
-    guard let h = decoderHandle(d, "mk_decoder_reset") else { return MK_EINVAL }
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_reset") else { return MK_EINVAL }
     h.session.reset()
     h.pending.removeAll()
     h.head = 0
@@ -125,15 +115,9 @@ public func mk_decoder_reset(_ d: OpaquePointer?) -> Int32 {
     return MK_OK
 }
 
-private func frameHandle(_ f: OpaquePointer?, _ function: String) -> FrameHandle? {
-    if let h = Handles.get(f, as: FrameHandle.self) { return h }
-    fail(MK_EINVAL, "\(function): \(f == nil ? "the frame is NULL" : "not a live frame (freed, or another kind of handle)")")
-    return nil
-}
-
 @_cdecl("mk_frame_get_info")
 public func mk_frame_get_info(_ f: OpaquePointer?, _ info: UnsafeMutablePointer<mk_frame_info>?) -> Int32 {
-    guard let h = frameHandle(f, "mk_frame_get_info") else { return MK_EINVAL }
+    guard let h = liveHandle(FrameHandle.self, f, "mk_frame_get_info") else { return MK_EINVAL }
     guard let info else { return fail(MK_EINVAL, "mk_frame_get_info: info is NULL") }
     guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_frame_info>.size, "mk_frame_info") else { return MK_EINVAL }
     let fr = h.frame
@@ -170,7 +154,7 @@ public func mk_frame_get_info(_ f: OpaquePointer?, _ info: UnsafeMutablePointer<
 @_cdecl("mk_frame_pack")
 public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: UnsafeMutablePointer<UInt8>?, _ capacity: Int,
                           _ size: UnsafeMutablePointer<Int>?) -> Int32 {
-    guard let h = frameHandle(f, "mk_frame_pack") else { return MK_EINVAL }
+    guard let h = liveHandle(FrameHandle.self, f, "mk_frame_pack") else { return MK_EINVAL }
     guard let size else { return fail(MK_EINVAL, "mk_frame_pack: size is NULL") }
     let fr = h.frame
     switch layout {

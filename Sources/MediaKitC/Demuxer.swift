@@ -59,15 +59,9 @@ public func mk_demuxer_close(_ demuxer: UnsafeMutablePointer<OpaquePointer?>?) {
     Handles.release(demuxer, as: DemuxerHandle.self)
 }
 
-private func demuxerHandle(_ d: OpaquePointer?, _ function: String) -> DemuxerHandle? {
-    if let h = Handles.get(d, as: DemuxerHandle.self) { return h }
-    fail(MK_EINVAL, "\(function): \(d == nil ? "the demuxer is NULL" : "not an open demuxer (closed, or another kind of handle)")")
-    return nil
-}
-
 @_cdecl("mk_demuxer_track_count")
 public func mk_demuxer_track_count(_ d: OpaquePointer?, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
-    guard let h = demuxerHandle(d, "mk_demuxer_track_count") else { return MK_EINVAL }
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_track_count") else { return MK_EINVAL }
     guard let count else { return fail(MK_EINVAL, "mk_demuxer_track_count: count is NULL") }
     count.pointee = Int32(h.demuxer.tracks.count)
     return MK_OK
@@ -75,7 +69,7 @@ public func mk_demuxer_track_count(_ d: OpaquePointer?, _ count: UnsafeMutablePo
 
 @_cdecl("mk_demuxer_duration")
 public func mk_demuxer_duration(_ d: OpaquePointer?, _ seconds: UnsafeMutablePointer<Double>?) -> Int32 {
-    guard let h = demuxerHandle(d, "mk_demuxer_duration") else { return MK_EINVAL }
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_duration") else { return MK_EINVAL }
     guard let seconds else { return fail(MK_EINVAL, "mk_demuxer_duration: seconds is NULL") }
     seconds.pointee = h.demuxer.duration ?? 0
     return MK_OK
@@ -83,7 +77,7 @@ public func mk_demuxer_duration(_ d: OpaquePointer?, _ seconds: UnsafeMutablePoi
 
 @_cdecl("mk_demuxer_track")
 public func mk_demuxer_track(_ d: OpaquePointer?, _ index: Int32, _ info: UnsafeMutablePointer<mk_track_info>?) -> Int32 {
-    guard let h = demuxerHandle(d, "mk_demuxer_track") else { return MK_EINVAL }
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_track") else { return MK_EINVAL }
     guard let info else { return fail(MK_EINVAL, "mk_demuxer_track: info is NULL") }
     guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_track_info>.size, "mk_track_info") else { return MK_EINVAL }
     let tracks = h.demuxer.tracks
@@ -131,7 +125,7 @@ private func read(_ h: DemuxerHandle, _ out: UnsafeMutablePointer<OpaquePointer?
 public func mk_demuxer_read_packet(_ d: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guard let out else { return fail(MK_EINVAL, "mk_demuxer_read_packet: out is NULL") }
     out.pointee = nil
-    guard let h = demuxerHandle(d, "mk_demuxer_read_packet") else { return MK_EINVAL }
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_read_packet") else { return MK_EINVAL }
     return read(h, out) { try h.demuxer.read() }
 }
 
@@ -139,7 +133,7 @@ public func mk_demuxer_read_packet(_ d: OpaquePointer?, _ out: UnsafeMutablePoin
 public func mk_demuxer_read_track_packet(_ d: OpaquePointer?, _ track: Int32, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guard let out else { return fail(MK_EINVAL, "mk_demuxer_read_track_packet: out is NULL") }
     out.pointee = nil
-    guard let h = demuxerHandle(d, "mk_demuxer_read_track_packet") else { return MK_EINVAL }
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_read_track_packet") else { return MK_EINVAL }
     guard track >= 0 && Int(track) < h.demuxer.tracks.count else {
         return fail(MK_EINVAL, "mk_demuxer_read_track_packet: track \(track) does not exist (the file has \(h.demuxer.tracks.count))")
     }
@@ -148,7 +142,7 @@ public func mk_demuxer_read_track_packet(_ d: OpaquePointer?, _ track: Int32, _ 
 
 @_cdecl("mk_demuxer_seek")
 public func mk_demuxer_seek(_ d: OpaquePointer?, _ seconds: Double) -> Int32 {
-    guard let h = demuxerHandle(d, "mk_demuxer_seek") else { return MK_EINVAL }
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_seek") else { return MK_EINVAL }
     return guarded {
         try h.demuxer.seek(to: seconds)
         return MK_OK
@@ -157,7 +151,7 @@ public func mk_demuxer_seek(_ d: OpaquePointer?, _ seconds: Double) -> Int32 {
 
 @_cdecl("mk_demuxer_select_tracks")
 public func mk_demuxer_select_tracks(_ d: OpaquePointer?, _ tracks: UnsafePointer<Int32>?, _ count: Int32) -> Int32 {
-    guard let h = demuxerHandle(d, "mk_demuxer_select_tracks") else { return MK_EINVAL }
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_select_tracks") else { return MK_EINVAL }
     if count == 0 {
         h.demuxer.select(tracks: nil)
         return MK_OK
@@ -177,9 +171,7 @@ public func mk_demuxer_select_tracks(_ d: OpaquePointer?, _ tracks: UnsafePointe
 
 @_cdecl("mk_packet_get_info")
 public func mk_packet_get_info(_ packet: OpaquePointer?, _ info: UnsafeMutablePointer<mk_packet_info>?) -> Int32 {
-    guard let h = Handles.get(packet, as: PacketHandle.self) else {
-        return fail(MK_EINVAL, "mk_packet_get_info: \(packet == nil ? "the packet is NULL" : "not a live packet (freed, or another kind of handle)")")
-    }
+    guard let h = liveHandle(PacketHandle.self, packet, "mk_packet_get_info") else { return MK_EINVAL }
     guard let info else { return fail(MK_EINVAL, "mk_packet_get_info: info is NULL") }
     guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_packet_info>.size, "mk_packet_info") else { return MK_EINVAL }
     let p = h.packet

@@ -43,6 +43,20 @@ enum Handles {
     }
 }
 
+/// A handle type that names itself in error messages.
+protocol NamedHandle: AnyObject {
+    /// "demuxer", "decoder", ...
+    static var kind: String { get }
+}
+
+/// The object behind `handle` if it is a live handle of type T; otherwise nil, with an
+/// MK_EINVAL message naming `function` and what was wrong (NULL, closed, another kind).
+func liveHandle<T: NamedHandle>(_ type: T.Type, _ handle: OpaquePointer?, _ function: String) -> T? {
+    if let h = Handles.get(handle, as: T.self) { return h }
+    fail(MK_EINVAL, "\(function): \(handle == nil ? "the \(T.kind) is NULL" : "not a live \(T.kind) (closed or freed, or another kind of handle)")")
+    return nil
+}
+
 /// Records `message` as the calling thread's last error and returns `status`.
 @discardableResult
 func fail(_ status: mk_status, _ message: String) -> mk_status {
@@ -88,3 +102,9 @@ func sizeOK(_ size: UInt32, _ needed: Int, _ what: String) -> Bool {
     }
     return true
 }
+
+extension DemuxerHandle: NamedHandle { static var kind: String { "demuxer" } }
+extension PacketHandle: NamedHandle { static var kind: String { "packet" } }
+extension DecoderHandle: NamedHandle { static var kind: String { "decoder" } }
+extension FrameHandle: NamedHandle { static var kind: String { "frame" } }
+extension MuxerHandle: NamedHandle { static var kind: String { "muxer" } }

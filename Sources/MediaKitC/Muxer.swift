@@ -35,12 +35,6 @@ private func settingsLayout(_ settings: UnsafePointer<mk_muxer_settings>?, _ fun
     return (l, MK_OK)
 }
 
-private func muxerHandle(_ m: OpaquePointer?, _ function: String) -> MuxerHandle? {
-    if let h = Handles.get(m, as: MuxerHandle.self) { return h }
-    fail(MK_EINVAL, "\(function): \(m == nil ? "the muxer is NULL" : "not an open muxer (closed, or another kind of handle)")")
-    return nil
-}
-
 @_cdecl("mk_muxer_default_settings")
 public func mk_muxer_default_settings(_ s: UnsafeMutablePointer<mk_muxer_settings>?) {
     guard let s else { return }
@@ -65,10 +59,8 @@ public func mk_muxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: 
 
 @_cdecl("mk_muxer_add_track")
 public func mk_muxer_add_track(_ m: OpaquePointer?, _ d: OpaquePointer?, _ track: Int32, _ index: UnsafeMutablePointer<Int32>?) -> Int32 {
-    guard let h = muxerHandle(m, "mk_muxer_add_track") else { return MK_EINVAL }
-    guard let dh = Handles.get(d, as: DemuxerHandle.self) else {
-        return fail(MK_EINVAL, "mk_muxer_add_track: \(d == nil ? "the demuxer is NULL" : "not an open demuxer")")
-    }
+    guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_add_track") else { return MK_EINVAL }
+    guard let dh = liveHandle(DemuxerHandle.self, d, "mk_muxer_add_track") else { return MK_EINVAL }
     guard let index else { return fail(MK_EINVAL, "mk_muxer_add_track: index is NULL") }
     let tracks = dh.demuxer.tracks
     guard track >= 0 && Int(track) < tracks.count else {
@@ -83,10 +75,8 @@ public func mk_muxer_add_track(_ m: OpaquePointer?, _ d: OpaquePointer?, _ track
 
 @_cdecl("mk_muxer_write_packet")
 public func mk_muxer_write_packet(_ m: OpaquePointer?, _ index: Int32, _ packet: OpaquePointer?) -> Int32 {
-    guard let h = muxerHandle(m, "mk_muxer_write_packet") else { return MK_EINVAL }
-    guard let ph = Handles.get(packet, as: PacketHandle.self) else {
-        return fail(MK_EINVAL, "mk_muxer_write_packet: \(packet == nil ? "the packet is NULL" : "not a live packet")")
-    }
+    guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_write_packet") else { return MK_EINVAL }
+    guard let ph = liveHandle(PacketHandle.self, packet, "mk_muxer_write_packet") else { return MK_EINVAL }
     if h.finished { return fail(MK_ESTATE, "mk_muxer_write_packet: the muxer is finished") }
     var p = ph.packet
     p.trackIndex = Int(index)
@@ -98,7 +88,7 @@ public func mk_muxer_write_packet(_ m: OpaquePointer?, _ index: Int32, _ packet:
 
 @_cdecl("mk_muxer_finish")
 public func mk_muxer_finish(_ m: OpaquePointer?) -> Int32 {
-    guard let h = muxerHandle(m, "mk_muxer_finish") else { return MK_EINVAL }
+    guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_finish") else { return MK_EINVAL }
     if h.finished { return fail(MK_ESTATE, "mk_muxer_finish: the muxer is already finished or cancelled") }
     h.finished = true
     return guarded {
@@ -109,7 +99,7 @@ public func mk_muxer_finish(_ m: OpaquePointer?) -> Int32 {
 
 @_cdecl("mk_muxer_cancel")
 public func mk_muxer_cancel(_ m: OpaquePointer?) -> Int32 {
-    guard let h = muxerHandle(m, "mk_muxer_cancel") else { return MK_EINVAL }
+    guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_cancel") else { return MK_EINVAL }
     if !h.finished { h.muxer.cancel() }
     h.finished = true
     return MK_OK
