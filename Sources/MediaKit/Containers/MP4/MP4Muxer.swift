@@ -423,7 +423,13 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         let large = total + 8 > Int(UInt32.max)
         let mdatHeader = large ? 16 : 8
         let runs = fragmentRuns()
-        let moof = MovieWriter.moof(sequence: sequence, tracks: tracks, runs: runs, mdatHeader: mdatHeader)
+        var moof = MovieWriter.moof(sequence: sequence, tracks: tracks, runs: runs, mdatHeader: mdatHeader)
+        // Crash safety: the moof goes out typed `free` and becomes a `moof` (one 4-byte
+        // write) only once all of its mdat is in the file. A process killed while writing
+        // the fragment leaves an ignorable free box, never a moof describing missing data.
+        // (A pipe or device cannot be rewritten: there the moof is written as it is.)
+        let deferred = !file.isStream
+        if deferred { moof.replaceSubrange(4..<8, with: Array("free".utf8)) }
         try flushCopyRun(file)
         let moofOffset = file.bytesWritten
         moofOffsets.append(moofOffset)
@@ -446,6 +452,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         fragmentBytes = 0
         try flushCopyRun(file)
         try file.flush()
+        if deferred { try file.patch(Array("moof".utf8), at: moofOffset + 4) }
     }
 
     // MARK: finishing
