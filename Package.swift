@@ -41,19 +41,19 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/MediaKitC/exports.map"])]
         ),
 
-        // libavcodec, through pkg-config.
+        // libavcodec (decoders) and libswscale (pixel format conversion), through pkg-config.
         .systemLibrary(
             name: "CFFmpeg",
             path: "Plugins/FFmpeg/CFFmpeg",
             pkgConfig: "libavcodec",
-            providers: [.apt(["libavcodec-dev", "libavutil-dev"])]
+            providers: [.apt(["libavcodec-dev", "libavutil-dev", "libswscale-dev"])]
         ),
         .target(
             name: "MediaKitPluginFFmpeg",
             dependencies: ["CFFmpeg"],
             path: "Plugins/FFmpeg/Sources",
             cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
-            linkerSettings: [.linkedLibrary("avutil")]
+            linkerSettings: [.linkedLibrary("avutil"), .linkedLibrary("swscale")]
         ),
 
         // Dedicated decoders (priority 200, above FFmpeg's 100 for the same codec).

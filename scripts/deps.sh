@@ -7,7 +7,8 @@
 set -euo pipefail
 
 # Debian packages, and why:
-#   pkg-config libavcodec-dev libavutil-dev  build of the FFmpeg plugin
+#   pkg-config libavcodec-dev libavutil-dev libswscale-dev
+#                                             build of the FFmpeg plugin (decoders, pixel format conversion)
 #   libdav1d-dev libopus-dev libvorbis-dev    build of the other codec plugins
 #   ffmpeg                                    ffmpeg/ffprobe/ffplay: oracles, test media, bench
 #   dav1d mediainfo                           oracles (ORACLES.md)
@@ -20,7 +21,7 @@ set -euo pipefail
 #   time                                      GNU /usr/bin/time for scripts/bench.sh
 #   hyperfine                                 repeated timings of short commands (bench_capi.sh)
 PACKAGES=(
-    pkg-config libavcodec-dev libavutil-dev
+    pkg-config libavcodec-dev libavutil-dev libswscale-dev
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps gstreamer1.0-libav
@@ -105,4 +106,4 @@ fi
 for tool in ffmpeg ffprobe pkg-config /usr/bin/time; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool is missing after install"
 done
-pkg-config --exists libavcodec libavutil || die "pkg-config cannot find libavcodec/libavutil"
+pkg-config --exists libavcodec libavutil libswscale || die "pkg-config cannot find libavcodec/libavutil/libswscale"

@@ -225,13 +225,20 @@ typedef struct mk_decoder mk_decoder;
 /** A decoded picture or run of audio samples. */
 typedef struct mk_frame mk_frame;
 
+/** Values of the `trim` settings: how a track is cut to what the file presents. */
+#define MK_TRIM_NONE    0   /**< every decoded frame and sample (ffmpeg -ignore_editlist 1) */
+#define MK_TRIM_GAPLESS 1   /**< the edit list applied as FFmpeg applies it (priming and B-frame
+                                 delay dropped); audio ends exactly where the edit list, iTunSMPB
+                                 or the Ogg end granule says (the default) */
+#define MK_TRIM_FFMPEG  2   /**< as FFmpeg 5.1: as MK_TRIM_GAPLESS, but the last audio frame that
+                                 starts before the end is kept whole */
+
 /** How to create a decoder. Fill with mk_decoder_default_settings() first. */
 typedef struct mk_decoder_settings {
     uint32_t struct_size;      /**< sizeof(mk_decoder_settings) */
     const char *backend;       /**< a backend or plugin name to insist on; NULL: by priority. Default NULL */
     int32_t threads;           /**< decoder threads; 0 = every core. Default 0 */
-    int32_t trim;              /**< 1: apply the edit list as FFmpeg does (drop priming, B-frame
-                                    delay); 0: every decoded frame and sample. Default 1 */
+    int32_t trim;              /**< MK_TRIM_GAPLESS (default), MK_TRIM_FFMPEG or MK_TRIM_NONE */
 } mk_decoder_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
@@ -314,7 +321,7 @@ typedef struct mk_frame_info {
 mk_status mk_frame_get_info(const mk_frame *frame, mk_frame_info *info);
 
 /** Packed layouts for mk_frame_pack(). */
-#define MK_PACK_NV12     1   /**< video: Y plane, then interleaved UV (8-bit 4:2:0 sources) */
+#define MK_PACK_NV12     1   /**< video: Y plane, then interleaved UV, chroma halved both ways */
 #define MK_PACK_I420     2   /**< video: Y, U, V planes without padding */
 #define MK_PACK_S16      3   /**< audio: interleaved signed 16-bit little-endian */
 #define MK_PACK_F32      4   /**< audio: interleaved 32-bit float little-endian */
@@ -322,8 +329,10 @@ mk_status mk_frame_get_info(const mk_frame *frame, mk_frame_info *info);
 /** Writes the frame in a packed layout into `buffer` (capacity bytes) and sets
  *  *size to the bytes written. With buffer NULL, only sets *size to the bytes
  *  needed. Errors: MK_EINVAL (NULL, layout does not fit the media type, buffer
- *  too small: *size still says what is needed), MK_EUNSUPPORTED (a pixel format
- *  that cannot be packed exactly, e.g. 10-bit to NV12). */
+ *  too small: *size still says what is needed), MK_EUNSUPPORTED (pictures
+ *  that need a conversion, e.g. 10-bit or 4:4:4 to NV12, when no loaded plugin
+ *  has a picture converter; the FFmpeg plugin's converts them as ffmpeg's
+ *  -pix_fmt does, with libswscale). */
 mk_status mk_frame_pack(const mk_frame *frame, int32_t layout, uint8_t *buffer, size_t capacity, size_t *size);
 
 /** Frees *frame and sets it to NULL. Harmless on NULL. Thread-safe. */
@@ -387,7 +396,7 @@ typedef struct mk_decode_settings {
     int32_t audio_layout;      /**< MK_PACK_S16 (default) or MK_PACK_F32 */
     int32_t wav;               /**< 1: write the audio as WAV. Default 0 */
     int32_t y4m;               /**< 1: write the video as YUV4MPEG2. Default 0 */
-    int32_t trim;              /**< 1: apply edit lists (default); 0: untrimmed */
+    int32_t trim;              /**< MK_TRIM_GAPLESS (default), MK_TRIM_FFMPEG or MK_TRIM_NONE */
     int32_t autorotate;        /**< 1: turn pictures upright as ffmpeg does (default) */
     int32_t threads;           /**< decoder threads, 0 = every core (default) */
     const char *backend;       /**< backend or plugin name; NULL: by priority (default) */

@@ -228,6 +228,69 @@ typedef struct mk_plugin_backend {
     void *reserved[8];
 } mk_plugin_backend;
 
+/* ---- Picture converters ----------------------------------------------------
+ *
+ * A plugin may also offer picture converters: they change a decoded picture's
+ * pixel format (bit depth, chroma subsampling, planar/semi-planar layout) without
+ * changing its size, e.g. yuv420p10 -> nv12 or yuv444p -> yuv420p. The host uses
+ * one when a caller asks for a layout that the decoded pictures cannot be packed
+ * into by copying samples. Converters appeared after the first release of ABI 1:
+ * the host reads `converter_count` and `converters` only from a descriptor whose
+ * struct_size covers them.
+ *
+ * Ownership: convert() borrows the source frame's planes for the call only. The
+ * destination planes belong to the plugin until the host calls
+ * dst->release(dst->release_opaque), exactly once, from any thread; they stay
+ * valid after destroy(). Threads: one converter instance is used by one thread
+ * at a time; create() may be called from any thread.
+ */
+
+/** What the host asks a converter to do. */
+typedef struct mk_plugin_converter_config {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_converter_config) of the host */
+    int32_t src_format;        /**< MK_PIX_* of the pictures that will be sent */
+    int32_t dst_format;        /**< MK_PIX_* wanted */
+    int32_t width;             /**< picture size, the same on both sides */
+    int32_t height;
+    int32_t color_range;       /**< of the source, as in mk_plugin_frame; kept as it is */
+    int32_t color_space;       /**< of the source (ISO/IEC 23091-4 matrix); kept as it is */
+    uint32_t flags;            /**< reserved for future use; 0 */
+    void *reserved[8];
+} mk_plugin_converter_config;
+
+/** Operations on one converter instance. */
+typedef struct mk_plugin_converter_vtable {
+    uint32_t struct_size;
+    /** Converts `src` (a picture in the config's src_format and size; borrowed for the
+     *  call) into *dst (whose struct_size the host set): format, size, planes, strides
+     *  and release are filled in, and every other field of src is carried over.
+     *  Returns MK_PLUGIN_OK; on an error *dst is untouched and nothing must be released. */
+    int (*convert)(void *converter, const mk_plugin_frame *src, mk_plugin_frame *dst);
+    /** Frees the instance. Pictures already handed out stay valid until released. */
+    void (*destroy)(void *converter);
+    /** A message for the last failure on this instance; owned by the instance,
+     *  valid until the next call on it. Never NULL (may be ""). */
+    const char *(*last_error)(void *converter);
+    void *reserved[8];
+} mk_plugin_converter_vtable;
+
+/** Static description of one picture converter. */
+typedef struct mk_plugin_converter {
+    uint32_t struct_size;
+    const char *name;          /**< converter name, unique in the plugin, e.g. "swscale" */
+    int32_t priority;          /**< higher wins when several converters can do a conversion */
+    /** 1 when create() accepts converting src_format to dst_format, else 0. */
+    int (*supports)(int32_t src_format, int32_t dst_format);
+    /** Create a converter. On success *converter and *vtable are set and MK_PLUGIN_OK
+     *  returned. On failure nothing is allocated, a message is written into errbuf
+     *  (NUL-terminated, at most errbuf_size bytes) and an error returned. */
+    int (*create)(const mk_plugin_converter_config *config,
+                  void **converter,
+                  const mk_plugin_converter_vtable **vtable,
+                  char *errbuf, size_t errbuf_size);
+    void *reserved[8];
+} mk_plugin_converter;
+
 /** What mediakit_plugin_entry returns. Static storage; the host never frees it. */
 typedef struct mk_plugin_descriptor {
     uint32_t abi_version;      /**< MK_PLUGIN_ABI_VERSION the plugin was built for; read first */
@@ -238,6 +301,9 @@ typedef struct mk_plugin_descriptor {
     uint32_t backend_count;
     const mk_plugin_backend *backends; /**< backend_count entries */
     void *reserved[8];
+    /* Appended: read only when struct_size covers them (see "Picture converters"). */
+    uint32_t converter_count;
+    const mk_plugin_converter *converters; /**< converter_count entries; NULL if none */
 } mk_plugin_descriptor;
 
 /** Signature of the entry point. */

@@ -13,7 +13,9 @@ struct Decode: ParsableCommand {
         With no output named, writes output.pcm and output.yuv (output.wav / output.y4m
         with --wav / --y4m) in the directory of the input. With one output named, only that
         track is decoded. The edit list is applied as FFmpeg applies it (AAC priming and
-        B-frame delay disappear); --no-trim keeps every decoded frame and sample.
+        B-frame delay disappear) and audio is gapless: it ends exactly where the file says
+        (--trim ffmpeg keeps the whole last frame, as ffmpeg 5.1 does); --no-trim keeps
+        every decoded frame and sample.
         At the end it prints the ffplay command that plays each output.
         """)
 
@@ -26,7 +28,7 @@ struct Decode: ParsableCommand {
     @Option(help: "Where to write the decoded video.")
     var videoOut: String?
 
-    @Option(help: "Raw video layout: nv12 (default), i420, or yuv420p10le (10-bit 4:2:0 sources).")
+    @Option(help: "Raw video layout: nv12 (default), i420, or yuv420p10le. Pictures in other formats (10-bit, 4:4:4, 4:2:2) are converted as ffmpeg's -pix_fmt converts them (the FFmpeg plugin's libswscale).")
     var pixelFormat: RawPictureFormat = .nv12
 
     @Option(help: "PCM sample format: s16 (default, little-endian) or f32.")
@@ -38,8 +40,11 @@ struct Decode: ParsableCommand {
     @Flag(help: "Write the video as YUV4MPEG2 (I420) instead of raw frames.")
     var y4m = false
 
-    @Flag(help: "Output every decoded frame and sample: do not apply the edit list.")
+    @Flag(help: "Output every decoded frame and sample: do not apply the edit list (same as --trim none).")
     var noTrim = false
+
+    @Option(help: "How to cut to what the file presents: gapless (default: the edit list applied as ffmpeg applies it, audio ending exactly where the file says), ffmpeg (as ffmpeg 5.1: the last audio frame kept whole), none.")
+    var trim: TrimMode = .gapless
 
     @Flag(inversion: .prefixedNo, help: "Turn pictures upright by the track's display rotation (90/180/270 degrees), as ffmpeg does.")
     var autorotate = true
@@ -79,7 +84,7 @@ struct Decode: ParsableCommand {
         options.sampleFormat = sampleFormat
         options.wav = wav
         options.y4m = y4m
-        options.trim = !noTrim
+        options.trim = noTrim ? .none : trim
         options.autorotate = autorotate
         options.backend = backend
         options.threads = threads
@@ -126,3 +131,4 @@ final class Progress {
 
 extension RawPictureFormat: ExpressibleByArgument {}
 extension PCMFormat: ExpressibleByArgument {}
+extension TrimMode: ExpressibleByArgument {}

@@ -65,6 +65,10 @@ struct Probe: ParsableCommand {
             print("\(p.name) \(p.version)")
             print("  path:   \(p.path)")
             print("  codecs: " + codecs.map { "\($0.codec) (\($0.mediaType.rawValue), priority \($0.priority))" }.joined(separator: ", "))
+            let converters = registry.converters.filter { $0.plugin == p }
+            if !converters.isEmpty {
+                print("  picture converters: " + converters.map { "\($0.name) (priority \($0.priority))" }.joined(separator: ", "))
+            }
         }
         print("Searched: " + registry.searchedLocations.joined(separator: ", "))
         for f in registry.loadFailures { print("Refused: \(f)") }

@@ -37,6 +37,16 @@ final class FrameHandle {
     init(_ frame: Frame) { self.frame = frame }
 }
 
+/// The TrimMode a C `trim` setting stands for; nil for an unknown value.
+func trimMode(_ value: Int32) -> TrimMode? {
+    switch value {
+    case MK_TRIM_NONE: return TrimMode.none
+    case MK_TRIM_GAPLESS: return .gapless
+    case MK_TRIM_FFMPEG: return .ffmpeg
+    default: return nil
+    }
+}
+
 @_cdecl("mk_decoder_default_settings")
 public func mk_decoder_default_settings(_ s: UnsafeMutablePointer<mk_decoder_settings>?) {
     guard let s else { return }
@@ -59,9 +69,12 @@ public func mk_decoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demu
         guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_decoder_settings>.size, "mk_decoder_settings") else { return MK_EINVAL }
         s = settings.pointee
     }
+    guard let trim = trimMode(s.trim) else {
+        return fail(MK_EINVAL, "mk_decoder_open: trim \(s.trim) is not MK_TRIM_NONE, MK_TRIM_GAPLESS or MK_TRIM_FFMPEG")
+    }
     return guarded {
         let session = try DecodeSession(track: tracks[Int(track)], backend: s.backend.map { String(cString: $0) },
-                                        threads: Int(s.threads), trim: s.trim != 0)
+                                        threads: Int(s.threads), trim: trim)
         out.pointee = Handles.make(DecoderHandle(session: session, track: Int(track)))
         return MK_OK
     }
@@ -165,10 +178,16 @@ public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: Unsafe
         size.pointee = needed
         guard let buffer else { return MK_OK }
         guard capacity >= needed else { return fail(MK_EINVAL, "mk_frame_pack: the buffer holds \(capacity) bytes, \(needed) are needed") }
-        guard let source = fr.pixelFormat, PicturePacker.canPack(source, as: format) else {
-            return fail(MK_EUNSUPPORTED, "mk_frame_pack: decoded pictures are \(fr.pixelFormat?.name ?? "?"); packing them as \(format.rawValue) needs a conversion MediaKit does not have yet (8-bit 4:2:0 sources only)")
+        var picture = fr
+        if let source = fr.pixelFormat, !PicturePacker.canPack(source, as: format) {
+            // 10-bit, 4:4:4, 4:2:2 ...: a plugin's picture converter (libswscale), as ffmpeg converts.
+            switch MediaRegistry.shared.convertPicture(fr, to: format.pixelFormat) {
+            case .success(let converted): picture = converted
+            case .failure(let e):
+                return fail(e.kind == .notFound ? MK_EUNSUPPORTED : status(for: e), "mk_frame_pack: decoded pictures are \(source.name); packing them as \(format.rawValue): \(e.message)")
+            }
         }
-        PicturePacker.packValidated(fr, as: format, into: UnsafeMutableBufferPointer(start: buffer, count: capacity))
+        PicturePacker.packValidated(picture, as: format, into: UnsafeMutableBufferPointer(start: buffer, count: capacity))
         return MK_OK
     case MK_PACK_S16, MK_PACK_F32:
         guard fr.mediaType == .audio else { return fail(MK_EINVAL, "mk_frame_pack: an audio layout for a video frame") }
@@ -216,7 +235,10 @@ public func mk_decode_file(_ path: UnsafePointer<CChar>?, _ audioOut: UnsafePoin
     o.sampleFormat = s.audio_layout == MK_PACK_S16 ? .s16 : .f32
     o.wav = s.wav != 0
     o.y4m = s.y4m != 0
-    o.trim = s.trim != 0
+    guard let trim = trimMode(s.trim) else {
+        return fail(MK_EINVAL, "mk_decode_file: trim \(s.trim) is not MK_TRIM_NONE, MK_TRIM_GAPLESS or MK_TRIM_FFMPEG")
+    }
+    o.trim = trim
     o.autorotate = s.autorotate != 0
     o.threads = Int(s.threads)
     o.backend = s.backend.map { String(cString: $0) }

@@ -67,19 +67,22 @@ func fail(_ status: mk_status, _ message: String) -> mk_status {
 /// The status for a thrown error, with its message recorded.
 func fail(_ error: Error) -> mk_status {
     guard let e = error as? MediaError else { return fail(MK_EFAIL, "\(error)") }
-    let status: mk_status
+    return fail(status(for: e), e.description)
+}
+
+/// The status that stands for an error's kind.
+func status(for e: MediaError) -> mk_status {
     switch e.kind {
-    case .invalidData, .endOfFile: status = MK_EDATA
-    case .unsupported: status = MK_EUNSUPPORTED
-    case .notFound: status = MK_ENOTFOUND
-    case .io: status = MK_EIO
-    case .pluginABI: status = MK_EPLUGIN
-    case .state: status = MK_ESTATE
-    case .limit: status = MK_ELIMIT
-    case .invalidArgument: status = MK_EINVAL
-    default: status = MK_EFAIL
+    case .invalidData, .endOfFile: return MK_EDATA
+    case .unsupported: return MK_EUNSUPPORTED
+    case .notFound: return MK_ENOTFOUND
+    case .io: return MK_EIO
+    case .pluginABI: return MK_EPLUGIN
+    case .state: return MK_ESTATE
+    case .limit: return MK_ELIMIT
+    case .invalidArgument: return MK_EINVAL
+    default: return MK_EFAIL
     }
-    return fail(status, e.description)
 }
 
 /// Runs `body`, turning a thrown error into its status.

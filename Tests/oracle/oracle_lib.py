@@ -235,6 +235,11 @@ GENERATED: dict[str, tuple[list, list, int, list]] = {
     "hevc_aac_faststart.mp4":        (_X265, _AAC, 1, _FASTSTART),
     "h264_mp3.mp4":                  (_X264, _MP3, 2, []),
     "h264_mp3_faststart.mp4":        (_X264, _MP3, 1, _FASTSTART),
+    # Pictures that NV12 / I420 output must convert (ffmpeg: libswscale; mk-decode: the
+    # FFmpeg plugin's picture converter): 10-bit, 4:4:4 and 4:2:2.
+    "hevc_10bit_aac.mp4":            (_X265 + ["-pix_fmt", "yuv420p10le"], _AAC, 2, []),
+    "h264_yuv444p_aac.mp4":          (_X264 + ["-pix_fmt", "yuv444p"], _AAC, 1, []),
+    "h264_yuv422p_aac.mp4":          (_X264 + ["-pix_fmt", "yuv422p"], _AAC, 1, []),
 }
 
 
@@ -254,7 +259,8 @@ def generate_cmd(name: str, out: Path) -> list:
                 "-map", "0:v", "-map", "[a]"]
     else:
         cmd += ["-map", "0:v", "-map", "1:a"]
-    cmd += ["-t", "2", *video, "-pix_fmt", "yuv420p", *audio, "-ar", "44100", "-ac", str(channels),
+    pix_fmt = [] if "-pix_fmt" in video else ["-pix_fmt", "yuv420p"]
+    cmd += ["-t", "2", *video, *pix_fmt, *audio, "-ar", "44100", "-ac", str(channels),
             "-fflags", "+bitexact", "-flags:v", "+bitexact", "-flags:a", "+bitexact",
             "-map_metadata", "-1", *mux, out]
     return cmd

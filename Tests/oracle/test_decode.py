@@ -2,11 +2,12 @@
 
 Inputs: the generated files and every progressive MP4/MOV/M4A/QTA/3GP of ../shared/media.
 Video is compared when the first video track is h264 or hevc in 8-bit 4:2:0
-(yuv420p); audio when the first audio track is aac or mp3. Any other file is skipped
-with the reason (codec, pixel format, encryption), never passed. Not yet covered:
-yuv420p10le, yuv444p and yuvj420p sources, which ffmpeg converts to NV12 with
-libswscale (dithering, chroma filtering, range conversion); mk-decode refuses the
-first two with an "unsupported" error rather than write different bytes.
+(yuv420p), or in 10-bit 4:2:0, 4:4:4 or 4:2:2 (yuv420p10le, yuv444p, yuv422p), which
+ffmpeg converts to NV12 / I420 with libswscale and mk-decode with the FFmpeg plugin's
+picture converter (the same libswscale, set up as ffmpeg sets it up; rotation before
+conversion, as ffmpeg's autorotation does it); audio when the first audio track is aac
+or mp3. Any other file is skipped with the reason (codec, pixel format, encryption),
+never passed.
 
 Oracles (ORACLES.md, "Decoders: bit-exact output"); STREAM is the absolute index of
 the first video (or audio) stream that is a track, which is ffmpeg's 0:v:0 (0:a:0)
@@ -39,7 +40,7 @@ import oracle_lib as lib
 
 MEDIA = lib.media_params()
 VIDEO_CODECS = ("h264", "hevc")
-VIDEO_PIX_FMTS = ("yuv420p",)
+VIDEO_PIX_FMTS = ("yuv420p", "yuv420p10le", "yuv444p", "yuv422p")
 AUDIO_CODECS = ("aac", "mp3")
 TRIM = [pytest.param(False, id="trim"), pytest.param(True, id="no-trim")]
 
@@ -63,7 +64,7 @@ def video_target(media) -> dict:
         pytest.skip(f"{media.name}: first video track is {codec}, not h264/hevc")
     if pix not in VIDEO_PIX_FMTS:
         pytest.skip(f"{media.name}: first video track is {codec} {pix}, "
-                    f"not 8-bit 4:2:0 (yuv420p)")
+                    f"not one of {', '.join(VIDEO_PIX_FMTS)}")
     return s
 
 
@@ -286,23 +287,27 @@ def _check_pcm(media, ours: bytes, ref: bytes, stream: dict, cmd: list, ref_cmd:
                     pytrace=False)
 
 
-@pytest.mark.parametrize("no_trim", TRIM)
+@pytest.mark.parametrize("mode", ["gapless", "none", "ffmpeg"])
 @pytest.mark.parametrize("media", MEDIA, indirect=True)
-def test_audio_s16(media, no_trim, mk_decode, tmp_path):
+def test_audio_s16(media, mode, mk_decode, tmp_path):
     """First audio track to interleaved s16le: |diff| <= 1 per sample, ffmpeg's length.
 
-    Oracle: `ffmpeg -v error [-ignore_editlist 1] -i FILE -map 0:STREAM -f s16le -`
-    (-ignore_editlist 1 with --no-trim), cut where the file says the audio ends (edit
-    list or iTunSMPB; see _gapless_reference: FFmpeg 5.1 keeps the whole last AAC frame,
-    MediaKit is gapless). The tolerance of 1 is the float-to-s16 rounding step of ORACLES.md.
+    Oracle: `ffmpeg -v error [-ignore_editlist 1] -i FILE -map 0:STREAM -f s16le -`.
+    --trim ffmpeg: ffmpeg's output exactly (same sample count). --no-trim: the same with
+    -ignore_editlist 1. The default (gapless): ffmpeg's output cut where the file says the
+    audio ends (edit list or iTunSMPB; see _gapless_reference: FFmpeg 5.1 keeps the whole
+    last AAC frame). The tolerance of 1 is the float-to-s16 rounding step of ORACLES.md.
     """
     stream = audio_target(media)
     out = tmp_path / "out.pcm"
-    cmd = [mk_decode, media, "--audio-out", out] + (["--no-trim"] if no_trim else [])
+    cmd = [mk_decode, media, "--audio-out", out] + {"gapless": [], "none": ["--no-trim"],
+                                                    "ffmpeg": ["--trim", "ffmpeg"]}[mode]
     run_ours(cmd)
     _no_output(out, cmd)
-    ref_cmd = ffmpeg_cmd(media, stream, ["-f", "s16le"], no_trim)
-    ref = _gapless_reference(media, ffmpeg_bytes(ref_cmd), stream, 2, no_trim)
+    ref_cmd = ffmpeg_cmd(media, stream, ["-f", "s16le"], mode == "none")
+    ref = ffmpeg_bytes(ref_cmd)
+    if mode == "gapless":
+        ref = _gapless_reference(media, ref, stream, 2, False)
     _check_pcm(media, out.read_bytes(), ref, stream, cmd, ref_cmd)
 
 
@@ -432,9 +437,11 @@ def test_one_run_writes_both(media, mk_decode, tmp_path):
     cmd = [mk_decode, media, "--video-out", vout, "--audio-out", aout]
     proc = run_ours(cmd)
     said = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+    w, h = int(vstream["width"]), int(vstream["height"])
+    if abs(lib.rotation_of(vstream)) % 180 == 90:
+        w, h = h, w  # written upright, as ffmpeg's autorotation does
     check_ffplay_command(media, said, vout, {"codec_name": "rawvideo", "pix_fmt": "nv12",
-                                             "width": int(vstream["width"]),
-                                             "height": int(vstream["height"])})
+                                             "width": w, "height": h})
     check_ffplay_command(media, said, aout, {"codec_name": "pcm_s16le",
                                              "sample_rate": str(astream["sample_rate"]),
                                              "channels": int(astream["channels"])})

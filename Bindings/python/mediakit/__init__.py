@@ -415,7 +415,10 @@ class Frame:
     def to_numpy(self, layout: Optional[str] = None):
         """The frame packed into a new array: video as "nv12" (default; shape
         (height + (height+1)//2, width)) or "i420" (flat); audio as "s16" (default) or
-        "f32", shape (samples, channels). bytes when numpy is not installed."""
+        "f32", shape (samples, channels). bytes when numpy is not installed. Pictures
+        that are not 8-bit 4:2:0 (10-bit, 4:4:4, 4:2:2) are converted first by a plugin's
+        picture converter (the FFmpeg plugin's: libswscale, as ``ffmpeg -pix_fmt`` converts);
+        MediaError when no plugin has one."""
         mem = self._memory()
         layout = layout or ("nv12" if self.media_type == "video" else "s16")
         if layout not in _PACK:
@@ -441,17 +444,32 @@ class Frame:
         return f"<mediakit.Frame audio {self.sample_count} samples {self.sample_rate} Hz {self.channels} ch {self.format} pts={self.pts}>"
 
 
+_TRIM = {"none": 0, "gapless": 1, "ffmpeg": 2}
+
+
+def _trim_setting(trim: Union[bool, str]) -> int:
+    """The C trim value (MK_TRIM_*) for True / False / "gapless" / "ffmpeg" / "none"."""
+    if isinstance(trim, bool):
+        return 1 if trim else 0
+    if trim not in _TRIM:
+        raise ValueError(f"unknown trim {trim!r}: 'gapless', 'ffmpeg' or 'none' (or True / False)")
+    return _TRIM[trim]
+
+
 class Decoder(_Owned):
     """Decodes one track through the highest-priority plugin for its codec.
 
     ``decode(packet)`` and ``flush()`` return the frames that became ready (a list).
-    trim=True (default) applies the track's edit list as FFmpeg does.
+    trim: "gapless" (default; True means the same) applies the track's edit list as FFmpeg
+    does and ends audio exactly where the file says; "ffmpeg" keeps the last audio frame
+    whole, as FFmpeg 5.1 does; "none" (or False) keeps every decoded frame and sample.
     """
 
     _free = staticmethod(lib.mk_decoder_close)
     _what = "decoder"
 
-    def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0, trim: bool = True):
+    def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0,
+                 trim: Union[bool, str] = True):
         if not isinstance(track, Track):
             raise TypeError(f"Decoder needs a mediakit.Track (from Demuxer.tracks), got {type(track).__name__}")
         if track._demuxer is None or track._demuxer.closed:
@@ -460,7 +478,7 @@ class Decoder(_Owned):
         lib.mk_decoder_default_settings(ctypes.byref(s))
         s.backend = backend.encode() if backend else None
         s.threads = int(threads)
-        s.trim = 1 if trim else 0
+        s.trim = _trim_setting(trim)
         h = ctypes.c_void_p()
         lib.mk_decoder_open(ctypes.byref(h), track._demuxer._handle(), track.index, ctypes.byref(s))
         super().__init__(h)
@@ -493,9 +511,10 @@ class Decoder(_Owned):
 
 def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Optional[PathLike] = None, *,
            pixel_format: str = "nv12", sample_format: str = "s16", wav: bool = False, y4m: bool = False,
-           trim: bool = True, autorotate: bool = True, threads: int = 0, backend: Optional[str] = None) -> None:
+           trim: Union[bool, str] = True, autorotate: bool = True, threads: int = 0, backend: Optional[str] = None) -> None:
     """Decodes the first audio track to `audio_out` (raw PCM or WAV) and the first video
-    track to `video_out` (raw NV12 / I420 or Y4M), like the mk-decode sample."""
+    track to `video_out` (raw NV12 / I420 or Y4M), like the mk-decode sample. `trim` is
+    as for Decoder: "gapless" (default, or True), "ffmpeg" or "none" (or False)."""
     if audio_out is None and video_out is None:
         raise ValueError("give audio_out, video_out or both")
     if pixel_format not in ("nv12", "i420") or sample_format not in ("s16", "f32"):
@@ -503,7 +522,8 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
     s = _ffi.DecodeSettings()
     lib.mk_decode_default_settings(ctypes.byref(s))
     s.video_layout, s.audio_layout = _PACK[pixel_format], _PACK[sample_format]
-    s.wav, s.y4m, s.trim, s.autorotate, s.threads = int(wav), int(y4m), int(trim), int(autorotate), int(threads)
+    s.wav, s.y4m, s.autorotate, s.threads = int(wav), int(y4m), int(autorotate), int(threads)
+    s.trim = _trim_setting(trim)
     s.backend = backend.encode() if backend else None
     lib.mk_decode_file(_path(path), _path(audio_out) if audio_out is not None else None,
                        _path(video_out) if video_out is not None else None, ctypes.byref(s))

@@ -19,8 +19,8 @@ FILES = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mov_h264_aac_quicktime_audio
          "mp4_hevc_hvc1_aac_ctts_elst.mp4", "mp4_h264_b_pyramid_3b_800x640_4s.mp4"]
 
 
-def ffmpeg(path, *args) -> bytes:
-    return subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), *args, "-"], check=True,
+def ffmpeg(path, *args, input_options=()) -> bytes:
+    return subprocess.run(["ffmpeg", "-v", "error", *input_options, "-i", str(path), *args, "-"], check=True,
                           capture_output=True).stdout
 
 
@@ -35,9 +35,10 @@ def decode_track(path, media_type, layout):
             return track, out
 
 
-def check_video(path):
+def check_video(path, input_options=()):
     track, frames = decode_track(path, "video", "nv12")
-    ref = ffmpeg(path, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "nv12")
+    ref = ffmpeg(path, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "nv12",
+                 input_options=input_options)
     size = frames[0].nbytes
     assert len(ref) == size * len(frames), f"{len(frames)} frames of {size} bytes, ffmpeg wrote {len(ref)} bytes"
     for i, f in enumerate(frames):
@@ -119,3 +120,34 @@ def test_1080p_packing_like_ffmpeg(layout, pix_fmt, shared_media):
     _, frames = decode_track(path, "video", layout)
     ref = ffmpeg(path, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", pix_fmt)
     assert b"".join(f.tobytes() for f in frames) == ref
+
+
+
+# 10-bit 4:2:0 (with a display rotation: the API does not turn pictures, so -noautorotate)
+# and 8-bit 4:4:4 sources: to_numpy("nv12") converts them with the FFmpeg plugin's picture
+# converter (libswscale, set up as ffmpeg sets it up).
+CONVERTED = [("mov_iphone_hevc_dolbyvision_rotation90_mebx_tracks.mov", ["-noautorotate"]),
+             ("mp4_h264_bframes_iibbibb_elst_offset.mp4", [])]
+
+
+@pytest.mark.parametrize("name,options", CONVERTED)
+def test_converted_pictures_like_ffmpeg(name, options, shared_media):
+    check_video(shared_media / name, options)
+
+
+def test_trim_ffmpeg_gives_ffmpegs_sample_count(shared_media):
+    """trim="ffmpeg": FFmpeg 5.1's output exactly (its last AAC frame kept whole), where the
+    default (gapless) ends where the edit list says; oracle `ffmpeg -map 0:a:0 -f s16le -`."""
+    path = shared_media / "m4a_aac_mono_afconvert_apple_elst.mp4"
+    with mediakit.open(path) as demuxer:
+        track = next(t for t in demuxer.tracks if t.media_type == "audio")
+        with mediakit.Decoder(track, trim="ffmpeg") as decoder:
+            frames = [f.to_numpy("s16") for p in demuxer.packets(track) for f in decoder.decode(p)]
+            frames += [f.to_numpy("s16") for f in decoder.flush()]
+        with pytest.raises(ValueError):
+            mediakit.Decoder(track, trim="sometimes")
+    ours = np.concatenate(frames).astype(np.int32).ravel()
+    ref = np.frombuffer(ffmpeg(path, "-map", "0:a:0", "-f", "s16le"), dtype="<i2").astype(np.int32)
+    assert ours.size == ref.size
+    assert int(np.abs(ours - ref).max(initial=0)) <= 1
+    assert ref.size > reference_pcm(path, track.channels, track.sample_rate).size  # the modes differ here

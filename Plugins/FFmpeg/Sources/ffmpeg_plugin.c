@@ -3,8 +3,17 @@
  * FFmpeg's libavcodec, behind the C ABI of mediakit/mediakit_plugin.h.
  *
  * Exports exactly one symbol, mediakit_plugin_entry(); everything else in this
- * file is static. The plugin links libavcodec and libavutil only (never
- * libavformat: demuxing is the host's job).
+ * file is static. The plugin links libavcodec, libavutil and libswscale only
+ * (never libavformat: demuxing is the host's job).
+ *
+ * Picture converter
+ *   One converter, "swscale" (priority 100), changes the pixel format of a
+ *   picture without changing its size (yuv420p10 -> nv12, yuv444p -> yuv420p
+ *   ...), set up as the ffmpeg tool sets up the scale filter it inserts for
+ *   `-pix_fmt`: SWS_BICUBIC, the library's default dithering, and a full-range
+ *   source scaled to the limited range of a YUV destination. Same library, same
+ *   calls, same destination alignment (av_frame_get_buffer), so the bytes equal
+ *   `ffmpeg -i IN -pix_fmt nv12 ...`.
  *
  * Backends
  *   One backend per codec (name "ffmpeg", priority 100; "av1" priority 50 so a
@@ -92,6 +101,7 @@
 #include <libavutil/mem.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/samplefmt.h>
+#include <libswscale/swscale.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -232,6 +242,14 @@ static const ffp_pix_map *ffp_find_pix(int format)
     return NULL;
 }
 
+static const ffp_pix_map *ffp_find_mk_pix(int32_t format)
+{
+    for (size_t i = 0; i < sizeof(ffp_pix_maps) / sizeof(ffp_pix_maps[0]); i++)
+        if (ffp_pix_maps[i].mk == format)
+            return &ffp_pix_maps[i];
+    return NULL;
+}
+
 static int32_t ffp_map_sample_fmt(int format)
 {
     switch (format) {
@@ -258,6 +276,14 @@ static mk_plugin_backend ffp_backends[FFP_CODEC_COUNT];
 static char ffp_version[96];
 static char ffp_description[160];
 
+static int ffc_supports(int32_t src_format, int32_t dst_format);
+static int ffc_create(const mk_plugin_converter_config *config, void **converter,
+                      const mk_plugin_converter_vtable **vtable, char *errbuf, size_t errbuf_size);
+
+static const mk_plugin_converter ffp_converters[] = {
+    { sizeof(mk_plugin_converter), "swscale", 100, ffc_supports, ffc_create, { NULL } },
+};
+
 static mk_plugin_descriptor ffp_descriptor = {
     MK_PLUGIN_ABI_VERSION,
     sizeof(mk_plugin_descriptor),
@@ -267,6 +293,8 @@ static mk_plugin_descriptor ffp_descriptor = {
     0,
     ffp_backends,
     { NULL },
+    sizeof(ffp_converters) / sizeof(ffp_converters[0]),
+    ffp_converters,
 };
 
 static void ffp_init_log_level(void)
@@ -326,8 +354,8 @@ static void ffp_init(void)
     snprintf(ffp_version, sizeof(ffp_version), "%s (libavcodec %u.%u.%u)",
              FFP_PLUGIN_VERSION, v >> 16, (v >> 8) & 0xffu, v & 0xffu);
     snprintf(ffp_description, sizeof(ffp_description),
-             "Video and audio decoders from FFmpeg libavcodec "
-             "(built against libavcodec %d.%d.%d)",
+             "Video and audio decoders from FFmpeg libavcodec, pixel format "
+             "conversion from libswscale (built against libavcodec %d.%d.%d)",
              LIBAVCODEC_VERSION_MAJOR, LIBAVCODEC_VERSION_MINOR,
              LIBAVCODEC_VERSION_MICRO);
 
@@ -827,5 +855,172 @@ static int ffp_create(int index, const mk_plugin_codec_config *config,
 
     *decoder = dec;
     *vtable = &ffp_vtable;
+    return MK_PLUGIN_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Picture converter (libswscale)                                            */
+/* ------------------------------------------------------------------------ */
+
+#define FFC_CONFIG_MIN_SIZE FFP_END_OF(mk_plugin_converter_config, color_space)
+
+typedef struct ffc_converter {
+    struct SwsContext *sws;
+    const ffp_pix_map *src, *dst;
+    int width, height;
+    int out_range;            /* color_range written on converted frames */
+    char last_error[FFP_ERROR_SIZE];
+} ffc_converter;
+
+static int ffc_supports(int32_t src_format, int32_t dst_format)
+{
+    const ffp_pix_map *s = ffp_find_mk_pix(src_format), *d = ffp_find_mk_pix(dst_format);
+    return s != NULL && d != NULL && sws_isSupportedInput(s->av) > 0 && sws_isSupportedOutput(d->av) > 0;
+}
+
+static int ffc_convert(void *converter, const mk_plugin_frame *src, mk_plugin_frame *dst)
+{
+    ffc_converter *c = converter;
+    if (c == NULL || src == NULL || dst == NULL)
+        return MK_PLUGIN_EINVAL;
+    if (src->struct_size < FFP_FRAME_MIN_SIZE || dst->struct_size < FFP_FRAME_MIN_SIZE) {
+        ffp_write_error(c->last_error, sizeof(c->last_error),
+                        "swscale: convert: frame struct_size %u / %u < %zu",
+                        src->struct_size, dst->struct_size, (size_t)FFP_FRAME_MIN_SIZE);
+        return MK_PLUGIN_EINVAL;
+    }
+    if (src->format != c->src->mk || src->width != c->width || src->height != c->height) {
+        ffp_write_error(c->last_error, sizeof(c->last_error),
+                        "swscale: convert: the converter was made for %dx%d %s pictures, got %dx%d format %d",
+                        c->width, c->height, av_get_pix_fmt_name(c->src->av), src->width, src->height,
+                        src->format);
+        return MK_PLUGIN_EINVAL;
+    }
+    const uint8_t *in[4] = { NULL };
+    int in_stride[4] = { 0 };
+    for (int i = 0; i < c->src->planes; i++) {
+        if (src->planes[i] == NULL || src->strides[i] <= 0 || src->strides[i] > INT_MAX) {
+            ffp_write_error(c->last_error, sizeof(c->last_error),
+                            "swscale: convert: source plane %d is missing or has stride %lld", i,
+                            (long long)src->strides[i]);
+            return MK_PLUGIN_EINVAL;
+        }
+        in[i] = src->planes[i];
+        in_stride[i] = (int)src->strides[i];
+    }
+    AVFrame *out = av_frame_alloc();
+    if (out == NULL)
+        return MK_PLUGIN_ENOMEM;
+    out->format = c->dst->av;
+    out->width = c->width;
+    out->height = c->height;
+    int ret = av_frame_get_buffer(out, 0);
+    if (ret >= 0)
+        ret = sws_scale(c->sws, in, in_stride, 0, c->height, out->data, out->linesize);
+    if (ret < 0) {
+        char text[AV_ERROR_MAX_STRING_SIZE];
+        av_strerror(ret, text, sizeof(text));
+        ffp_write_error(c->last_error, sizeof(c->last_error), "swscale: %s -> %s: %s",
+                        av_get_pix_fmt_name(c->src->av), av_get_pix_fmt_name(c->dst->av), text);
+        av_frame_free(&out);
+        return ffp_map_averror(ret);
+    }
+    mk_plugin_frame f;
+    size_t n = src->struct_size < sizeof(f) ? src->struct_size : sizeof(f);
+    memset(&f, 0, sizeof(f));
+    memcpy(&f, src, n);
+    f.struct_size = dst->struct_size;
+    f.format = c->dst->mk;
+    f.color_range = c->out_range;
+    memset(f.planes, 0, sizeof(f.planes));
+    memset(f.strides, 0, sizeof(f.strides));
+    for (int i = 0; i < c->dst->planes; i++) {
+        f.planes[i] = out->data[i];
+        f.strides[i] = out->linesize[i];
+    }
+    f.plane_count = c->dst->planes;
+    f.release = ffp_release_frame;
+    f.release_opaque = out;
+    n = dst->struct_size < sizeof(f) ? dst->struct_size : sizeof(f);
+    memcpy(dst, &f, n);
+    return MK_PLUGIN_OK;
+}
+
+static void ffc_destroy(void *converter)
+{
+    ffc_converter *c = converter;
+    if (c == NULL)
+        return;
+    sws_freeContext(c->sws);
+    free(c);
+}
+
+static const char *ffc_last_error(void *converter)
+{
+    ffc_converter *c = converter;
+    return c != NULL ? c->last_error : "";
+}
+
+static const mk_plugin_converter_vtable ffc_vtable = {
+    sizeof(mk_plugin_converter_vtable), ffc_convert, ffc_destroy, ffc_last_error, { NULL },
+};
+
+static int ffc_create(const mk_plugin_converter_config *config, void **converter,
+                      const mk_plugin_converter_vtable **vtable, char *errbuf, size_t errbuf_size)
+{
+    if (errbuf != NULL && errbuf_size > 0)
+        errbuf[0] = '\0';
+    if (config == NULL || converter == NULL || vtable == NULL) {
+        mkp_write_error(errbuf, errbuf_size, "swscale: create: a NULL argument");
+        return MK_PLUGIN_EINVAL;
+    }
+    *converter = NULL;
+    *vtable = NULL;
+    if (config->struct_size < FFC_CONFIG_MIN_SIZE) {
+        mkp_write_error(errbuf, errbuf_size, "swscale: create: config struct_size %u < %zu",
+                        config->struct_size, (size_t)FFC_CONFIG_MIN_SIZE);
+        return MK_PLUGIN_EINVAL;
+    }
+    if (!ffc_supports(config->src_format, config->dst_format)) {
+        mkp_write_error(errbuf, errbuf_size, "swscale: cannot convert pixel format %d to %d",
+                        config->src_format, config->dst_format);
+        return MK_PLUGIN_EUNSUPPORTED;
+    }
+    if (config->width <= 0 || config->height <= 0 || config->width > 16384 || config->height > 16384) {
+        mkp_write_error(errbuf, errbuf_size, "swscale: create: picture size %dx%d out of range",
+                        config->width, config->height);
+        return MK_PLUGIN_EINVAL;
+    }
+    pthread_once(&ffp_once, ffp_init); /* the log level */
+    ffc_converter *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        mkp_write_error(errbuf, errbuf_size, "swscale: create: out of memory");
+        return MK_PLUGIN_ENOMEM;
+    }
+    c->src = ffp_find_mk_pix(config->src_format);
+    c->dst = ffp_find_mk_pix(config->dst_format);
+    c->width = config->width;
+    c->height = config->height;
+    /* As the ffmpeg tool's auto-inserted scale filter: bicubic, the frame's range as
+     * the source range, the destination format's own range (limited for YUV). */
+    c->sws = sws_getContext(c->width, c->height, c->src->av, c->width, c->height, c->dst->av,
+                            SWS_BICUBIC, NULL, NULL, NULL);
+    if (c->sws == NULL) {
+        mkp_write_error(errbuf, errbuf_size, "swscale: cannot set up %s -> %s at %dx%d",
+                        av_get_pix_fmt_name(c->src->av), av_get_pix_fmt_name(c->dst->av),
+                        c->width, c->height);
+        free(c);
+        return MK_PLUGIN_EUNSUPPORTED;
+    }
+    int src_full = config->color_range == 2 || (config->color_range == 0 && c->src->full_range);
+    int dst_full = c->dst->full_range;
+    int *inv_table, *table, src_range, dst_range, brightness, contrast, saturation;
+    if (sws_getColorspaceDetails(c->sws, &inv_table, &src_range, &table, &dst_range, &brightness,
+                                 &contrast, &saturation) >= 0 && src_range != src_full)
+        sws_setColorspaceDetails(c->sws, inv_table, src_full, table, dst_full, brightness, contrast,
+                                 saturation);
+    c->out_range = dst_full ? 2 : (config->color_range == 0 && !src_full ? 0 : 1);
+    *converter = c;
+    *vtable = &ffc_vtable;
     return MK_PLUGIN_OK;
 }

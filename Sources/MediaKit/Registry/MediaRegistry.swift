@@ -43,6 +43,22 @@ public final class MediaRegistry: @unchecked Sendable {
         nonisolated(unsafe) let raw: UnsafePointer<mk_plugin_backend>
     }
 
+    /// One picture converter of a loaded plugin (see ``PictureConverter``).
+    public struct Converter: Sendable {
+        /// The converter's name within its plugin ("swscale").
+        public let name: String
+        /// Higher wins when several converters can do a conversion.
+        public let priority: Int
+        /// The plugin that carries it.
+        public let plugin: Plugin
+        nonisolated(unsafe) let raw: UnsafePointer<mk_plugin_converter>
+
+        /// True when the converter takes `source` pictures and returns `target` ones.
+        public func supports(_ source: PixelFormat, to target: PixelFormat) -> Bool {
+            raw.pointee.supports?(source.rawValue, target.rawValue) == 1
+        }
+    }
+
     /// The registry most programs use: default locations searched on first use.
     public static let shared: MediaRegistry = {
         let r = MediaRegistry()
@@ -53,6 +69,11 @@ public final class MediaRegistry: @unchecked Sendable {
     private let lock = NSLock()
     private var _plugins: [Plugin] = []
     private var _backends: [Backend] = []
+    private var _converters: [Converter] = []
+    // convertPicture(_:to:)'s one cached converter, used under conversionLock.
+    let conversionLock = NSLock()
+    var cachedConverter: PictureConverter?
+    var cachedConverterRange = 0
     private var _searched: [String] = []
     private var _failures: [MediaError] = []
     private var loadedFiles: Set<String> = []
@@ -64,6 +85,8 @@ public final class MediaRegistry: @unchecked Sendable {
     public var plugins: [Plugin] { lock.withLock { _plugins } }
     /// Every codec backend, highest priority first.
     public var backends: [Backend] { lock.withLock { _backends.sorted { $0.priority > $1.priority } } }
+    /// Every picture converter, highest priority first.
+    public var converters: [Converter] { lock.withLock { _converters.sorted { $0.priority > $1.priority } } }
     /// Every file or directory looked at so far, in order.
     public var searchedLocations: [String] { lock.withLock { _searched } }
     /// Plugins that were found but refused (wrong ABI, missing entry point ...).
@@ -184,6 +207,22 @@ public final class MediaRegistry: @unchecked Sendable {
                                      mediaType: type, priority: Int(b.pointee.priority), plugin: plugin, raw: b))
             }
         }
+        var converters: [Converter] = []
+        let convertersEnd = MemoryLayout<mk_plugin_descriptor>.offset(of: \.converters)! + MemoryLayout<UnsafePointer<mk_plugin_converter>?>.size
+        if Int(d.struct_size) >= convertersEnd && d.converter_count > 0 {
+            guard let list = d.converters, d.converter_count < 1_000 else {
+                throw MediaError(.pluginABI, "the plugin declares \(d.converter_count) picture converters but no valid list", path: path)
+            }
+            for i in 0..<Int(d.converter_count) {
+                let c = list + i
+                guard c.pointee.struct_size >= UInt32(MemoryLayout<mk_plugin_converter>.offset(of: \.reserved)!),
+                      c.pointee.supports != nil, c.pointee.create != nil else {
+                    throw MediaError(.pluginABI, "picture converter \(i) of the plugin is malformed (struct size, supports or create missing)", path: path)
+                }
+                converters.append(Converter(name: c.pointee.name.map { String(cString: $0) } ?? plugin.name,
+                                            priority: Int(c.pointee.priority), plugin: plugin, raw: c))
+            }
+        }
         // The handle is never closed: frames handed out may still point into the plugin.
         lock.withLock {
             loadedFiles.insert(canonical)
@@ -193,6 +232,7 @@ public final class MediaRegistry: @unchecked Sendable {
             }
             _plugins.append(plugin)
             _backends.append(contentsOf: found)
+            _converters.append(contentsOf: converters)
         }
         return plugin
     }
@@ -256,11 +296,59 @@ public final class MediaRegistry: @unchecked Sendable {
         throw MediaError(.backend, "every backend for \(parameters.codec) failed to start: " + errors.joined(separator: "; "))
     }
 
+    /// Creates a converter from `source` to `target` pictures of `width` x `height`.
+    /// - Parameters:
+    ///   - colorRange: the source pictures' range as on ``Frame/colorRange`` (a full-range
+    ///     source becomes limited range in a YUV target, as in the `ffmpeg` tool).
+    ///   - colorSpace: the source pictures' matrix (``Frame/colorSpace``).
+    /// - Throws: `.notFound` naming the conversion, the plugins loaded and every place
+    ///   searched when no plugin converts it; the converter's own error when creation fails.
+    public func makePictureConverter(from source: PixelFormat, to target: PixelFormat, width: Int, height: Int,
+                                     colorRange: Int = 0, colorSpace: Int = 2) throws -> PictureConverter {
+        let candidates = converters.filter { $0.supports(source, to: target) }
+        guard !candidates.isEmpty else {
+            throw notFoundError("no picture converter from \(source.name) to \(target.name) (the FFmpeg plugin has one, libswscale)")
+        }
+        var errors: [String] = []
+        for c in candidates {
+            var cfg = mk_plugin_converter_config()
+            cfg.struct_size = UInt32(MemoryLayout<mk_plugin_converter_config>.size)
+            cfg.src_format = source.rawValue
+            cfg.dst_format = target.rawValue
+            cfg.width = Int32(clamping: width)
+            cfg.height = Int32(clamping: height)
+            cfg.color_range = Int32(clamping: colorRange)
+            cfg.color_space = Int32(clamping: colorSpace)
+            var instance: UnsafeMutableRawPointer?
+            var vt: UnsafePointer<mk_plugin_converter_vtable>?
+            var errbuf = [CChar](repeating: 0, count: 1024)
+            let status = c.raw.pointee.create(&cfg, &instance, &vt, &errbuf, errbuf.count)
+            if status == MK_PLUGIN_OK, let instance, let vt {
+                guard vt.pointee.struct_size >= UInt32(MemoryLayout<mk_plugin_converter_vtable>.offset(of: \.reserved)!),
+                      vt.pointee.convert != nil, vt.pointee.destroy != nil else {
+                    throw MediaError(.pluginABI, "the \(c.plugin.name) \(c.name) converter returned an incomplete vtable", path: c.plugin.path)
+                }
+                return PictureConverter(source: source, target: target, width: width, height: height, name: c.name,
+                                        plugin: c.plugin, instance: instance, vtable: vt)
+            }
+            let msg = String(decoding: errbuf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            errors.append("\(c.plugin.name) \(c.name) (\(c.plugin.path)): status \(status)\(msg.isEmpty ? "" : ": " + msg)")
+        }
+        throw MediaError(.backend, "every picture converter from \(source.name) to \(target.name) failed to start: " + errors.joined(separator: "; "))
+    }
+
     private func noDecoderError(_ codec: String, backend: String?) -> MediaError {
-        let searched = searchedLocations
-        let loaded = plugins
         var msg = "no decoder for \(codec)"
         if let backend { msg += " in a backend named '\(backend)'" }
+        return notFoundError(msg)
+    }
+
+    /// `.notFound` with `what`, then the plugins loaded, every place searched, the
+    /// plugins refused and how to point the registry at a plugin.
+    private func notFoundError(_ what: String) -> MediaError {
+        let searched = searchedLocations
+        let loaded = plugins
+        var msg = what
         msg += ". Plugins loaded: " + (loaded.isEmpty ? "none" : loaded.map { "\($0.name) (\($0.path))" }.joined(separator: ", "))
         msg += ". Places searched: " + (searched.isEmpty ? "none" : searched.joined(separator: ", "))
         let refused = loadFailures

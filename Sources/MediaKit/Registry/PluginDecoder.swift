@@ -36,15 +36,7 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
     }
 
     private func failure(_ status: Int32, _ what: String) -> MediaError {
-        let kind: MediaError.Kind
-        switch status {
-        case MK_PLUGIN_EDATA: kind = .invalidData
-        case MK_PLUGIN_EUNSUPPORTED: kind = .unsupported
-        case MK_PLUGIN_EINVAL: kind = .invalidArgument
-        default: kind = .backend
-        }
-        let detail = lastError()
-        return MediaError(kind, "\(what) failed (status \(status))" + (detail.isEmpty ? "" : ": \(detail)"), context: context)
+        MediaError(pluginStatus: status, what, detail: lastError(), context: context)
     }
 
     func send(_ packet: Packet) throws {
@@ -91,6 +83,30 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
         case MK_PLUGIN_EOF: isDrained = true; return nil
         default: throw failure(status, "receiving a frame")
         }
+        return try Frame(plugin: f, timeBase: timeBase, context: context)
+    }
+}
+
+extension MediaError {
+    /// The error for a failed plugin call: the kind from the MK_PLUGIN_* status, the plugin's
+    /// own message (`detail`, from its last_error) after what was being done.
+    init(pluginStatus status: Int32, _ what: String, detail: String, context: String) {
+        let kind: MediaError.Kind
+        switch status {
+        case MK_PLUGIN_EDATA: kind = .invalidData
+        case MK_PLUGIN_EUNSUPPORTED: kind = .unsupported
+        case MK_PLUGIN_EINVAL: kind = .invalidArgument
+        default: kind = .backend
+        }
+        self.init(kind, "\(what) failed (status \(status))" + (detail.isEmpty ? "" : ": \(detail)"), context: context)
+    }
+}
+
+extension Frame {
+    /// Wraps a frame a plugin filled in (a decoder's or a converter's). The frame's memory stays
+    /// the plugin's until the last copy of the returned frame goes away, which calls `release`.
+    /// - Throws: `.pluginABI` for a format, plane count or size the ABI does not allow.
+    init(plugin f: mk_plugin_frame, timeBase: Rational, context: String) throws {
         let release = ReleaseHandle(release: f.release, opaque: f.release_opaque)
         let storage = FrameStorage { release() }
         let ptrs = withUnsafeBytes(of: f.planes) { Array($0.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)) }
@@ -117,7 +133,7 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
                 planes.append(Plane(base: UnsafeRawPointer(p), stride: Int(strides[i]), length: Int(strides[i]) * rows))
             }
             frame.planes = planes
-            return frame
+            self = frame
         } else {
             guard let format = SampleFormat(rawValue: f.format) else {
                 throw MediaError(.pluginABI, "the plugin returned unknown sample format \(f.format)", context: context)
@@ -131,7 +147,7 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
                 guard let p = ptrs[i] else { throw MediaError(.pluginABI, "plane \(i) is NULL", context: context) }
                 planes.append(Plane(base: UnsafeRawPointer(p), stride: Int(strides[i]), length: Int(strides[i])))
             }
-            return Frame(mediaType: .audio, pts: f.pts, duration: f.duration, timeBase: timeBase,
+            self = Frame(mediaType: .audio, pts: f.pts, duration: f.duration, timeBase: timeBase,
                          sampleFormat: format, sampleRate: Int(f.sample_rate), channels: Int(f.channels),
                          channelMask: f.channel_mask, sampleCount: Int(f.nb_samples), planes: planes, storage: storage)
         }

@@ -14,8 +14,9 @@ public struct FileDecodeOptions: Sendable {
     public var wav = false
     /// Write the video as YUV4MPEG2. Default: false (raw frames).
     public var y4m = false
-    /// Apply edit lists (FFmpeg's default). Default: true.
-    public var trim = true
+    /// How tracks are cut to what is presented. Default: ``TrimMode/gapless`` (the edit list
+    /// applied as FFmpeg applies it, audio ending exactly where the file says).
+    public var trim: TrimMode = .gapless
     /// Turn pictures upright by the display rotation, as ffmpeg does. Default: true.
     public var autorotate = true
     /// Decoder backend or plugin name to insist on. Default: nil (highest priority).

@@ -49,6 +49,21 @@ public struct PresentationWindow: Sendable, Equatable {
     }
 }
 
+/// How a ``DecodeSession`` cuts a track to what is presented.
+public enum TrimMode: String, Sendable, CaseIterable {
+    /// The default: the edit list is applied as FFmpeg applies it, and audio is gapless:
+    /// it ends exactly where the edit list (or `iTunSMPB`, or the Ogg end granule) says,
+    /// so it holds exactly the samples the encoder was given.
+    case gapless
+    /// Exactly as FFmpeg 5.1 (`ffmpeg -i IN ...`): the same start as ``gapless``, but
+    /// audio keeps the whole last frame that begins before the edit's end (the AAC
+    /// remainder samples), and `iTunSMPB` end padding stays. Video is as in ``gapless``.
+    case ffmpeg
+    /// Nothing cut: every decoded frame and sample (as FFmpeg's `-ignore_editlist 1`; an
+    /// `iTunSMPB` encoder delay is still removed, as FFmpeg does).
+    case none
+}
+
 /// Decodes one track and hands out the frames that are presented.
 ///
 /// A decode session owns a ``Decoder`` created from the registry for the
@@ -59,8 +74,8 @@ public struct PresentationWindow: Sendable, Equatable {
 /// Decoding starts at the packet one second before the edit's media time (so the
 /// decoder is primed, as FFmpeg does), the first `media time - that packet's time`
 /// decoded samples are dropped (AAC priming), and the output ends exactly at the
-/// edit's end (AAC remainder frames), where FFmpeg 5.1 keeps the whole last frame.
-/// Without an edit list, an encoder delay and padding the container states (iTunes
+/// edit's end (AAC remainder frames), where FFmpeg 5.1 keeps the whole last frame
+/// (``TrimMode/ffmpeg`` does that too). Without an edit list, an encoder delay and padding the container states (iTunes
 /// `iTunSMPB`, Ogg Opus pre-skip and end granule) are cut the same way.
 ///
 /// ```swift
@@ -77,6 +92,8 @@ public final class DecodeSession {
     public let decoder: Decoder
     /// What is presented; ``PresentationWindow/everything`` when trimming is off.
     public let window: PresentationWindow
+    /// How the track is cut.
+    public let trimMode: TrimMode
     private let isAudio: Bool
     /// Audio: the last packet at or before this time is where decoding starts.
     private let audioStartTarget: Int64
@@ -97,19 +114,19 @@ public final class DecodeSession {
     ///   - registry: where decoders come from (default: ``MediaRegistry/shared``).
     ///   - backend: a backend or plugin name to insist on; nil picks by priority.
     ///   - threads: decoder threads, 0 (the default) for every core.
-    ///   - trim: apply the edit list (the default); false outputs every decoded frame and sample
-    ///     (as FFmpeg's `-ignore_editlist 1`; an `iTunSMPB` encoder delay is still removed, as FFmpeg does).
+    ///   - trim: how the track is cut to what is presented (default ``TrimMode/gapless``).
     /// - Throws: `.unsupported` for a track MediaKit cannot decode (naming why), or the
     ///   registry's `.notFound` naming the codec and every place searched.
-    public init(track: Track, registry: MediaRegistry = .shared, backend: String? = nil, threads: Int = 0, trim: Bool = true) throws {
+    public init(track: Track, registry: MediaRegistry = .shared, backend: String? = nil, threads: Int = 0, trim: TrimMode = .gapless) throws {
         if let reason = track.unsupportedReason {
             throw MediaError(.unsupported, "track \(track.index) cannot be decoded: \(reason)")
         }
         self.track = track
         self.decoder = try registry.makeDecoder(for: track.parameters, timeBase: track.timeBase, backend: backend, threads: threads)
-        self.window = trim ? PresentationWindow(track: track) : .everything
+        self.window = trim != .none ? PresentationWindow(track: track) : .everything
         self.isAudio = track.mediaType == .audio
-        self.trim = trim
+        self.trim = trim != .none
+        self.trimMode = trim
         let oneSecond = track.timeBase.numerator > 0 ? track.timeBase.denominator / track.timeBase.numerator : 0
         self.audioStartTarget = window == .everything ? .min : window.start - oneSecond
         if !isAudio || window == .everything {
@@ -117,7 +134,7 @@ public final class DecodeSession {
             skipSamples = track.trimsOnPackets ? 0 : Int64(track.encoderDelay)
         }
         packetTrims = track.trimsOnPackets
-        if isAudio && trim && !track.trimsOnPackets {
+        if isAudio && trim == .gapless && !track.trimsOnPackets {
             let rate = Int64(track.parameters.sampleRate)
             if let end = window.end {
                 remaining = Rational.rescale(end - window.start, from: track.timeBase, to: Rational(1, max(1, rate)))

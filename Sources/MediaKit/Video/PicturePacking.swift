@@ -8,6 +8,16 @@ public enum RawPictureFormat: String, Sendable, CaseIterable {
     /// little-endian 16-bit word (FFmpeg's yuv420p10le). Only 10-bit 4:2:0 sources pack to it.
     case yuv420p10le
 
+    /// The pixel format whose pictures pack to this layout by copying samples
+    /// (what a ``PictureConverter`` is asked for when the decoded pictures are another one).
+    public var pixelFormat: PixelFormat {
+        switch self {
+        case .nv12: return .nv12
+        case .i420: return .yuv420p
+        case .yuv420p10le: return .yuv420p10
+        }
+    }
+
     /// Bytes per sample of the layout (1, or 2 for ``yuv420p10le``).
     public var bytesPerSample: Int { self == .yuv420p10le ? 2 : 1 }
 
@@ -43,49 +53,81 @@ public enum PicturePacker {
     }
 
     /// Packs `frame` into `output` (resized to the picture size), turned clockwise
-    /// by `clockwise` degrees (0, 90, 180 or 270) when asked.
+    /// by `clockwise` degrees (0, 90, 180 or 270) when asked (see ``rotated(_:clockwise:)``).
     /// - Throws: `.unsupported` for a source format that cannot be packed without a
-    ///   lossy conversion (naming the format and what to ask for instead).
+    ///   lossy conversion, or turned.
     public static func pack(_ frame: Frame, as format: RawPictureFormat, clockwise: Int, into output: inout [UInt8]) throws {
-        guard clockwise != 0 else { return try pack(frame, as: format, into: &output) }
-        guard let src = frame.pixelFormat, canPackExactly(src), src != .nv12, format != .yuv420p10le else {
-            throw MediaError(.unsupported, "rotating \(frame.pixelFormat?.name ?? "audio") pictures is not supported; use --no-autorotate")
+        try pack(rotated(frame, clockwise: clockwise), as: format, into: &output)
+    }
+
+    /// Returns `frame` turned clockwise by `clockwise` degrees (90, 180 or 270; 0 returns
+    /// it as it is) in new memory, in the same pixel format: FFmpeg's `transpose` /
+    /// `hflip,vflip`, which the ffmpeg tool applies before any format conversion. Every
+    /// planar format, NV12 / P010 (a chroma pair moves as one sample) and gray can be
+    /// turned; a quarter turn needs the same chroma subsampling both ways (4:2:0, 4:4:4).
+    /// - Throws: `.unsupported` for a quarter turn of 4:2:2 pictures, `.invalidArgument`
+    ///   for an audio frame or another angle.
+    public static func rotated(_ frame: Frame, clockwise: Int) throws -> Frame {
+        guard clockwise != 0 else { return frame }
+        guard let format = frame.pixelFormat else { throw MediaError(.invalidArgument, "not a video frame") }
+        guard [90, 180, 270].contains(clockwise) else {
+            throw MediaError(.invalidArgument, "pictures turn by 90, 180 or 270 degrees, not \(clockwise)")
         }
-        let w = frame.width, h = frame.height
-        let (ow, oh) = clockwise == 180 ? (w, h) : (h, w)
-        let cw = (w + 1) / 2, ch = (h + 1) / 2
-        let (ocw, och) = clockwise == 180 ? (cw, ch) : (ch, cw)
-        var planes: [[UInt8]] = []
-        withExtendedLifetime(frame.storage) {
-            for (i, (pw, ph)) in [(w, h), (cw, ch), (cw, ch)].enumerated() {
-                let p = frame.planes[i]
-                let s = p.base.assumingMemoryBound(to: UInt8.self)
-                let (dw, dh) = clockwise == 180 ? (pw, ph) : (ph, pw)
-                var d = [UInt8](repeating: 0, count: dw * dh)
-                for y in 0..<dh {
-                    for x in 0..<dw {
-                        let (sx, sy): (Int, Int)
-                        switch clockwise {
-                        case 90: (sx, sy) = (y, ph - 1 - x)
-                        case 270: (sx, sy) = (pw - 1 - y, x)
-                        default: (sx, sy) = (pw - 1 - x, ph - 1 - y)
-                        }
-                        d[y * dw + x] = s[sy * p.stride + sx]
-                    }
-                }
-                planes.append(d)
+        let quarter = clockwise != 180
+        if quarter && format.chromaShift.x != format.chromaShift.y {
+            throw MediaError(.unsupported, "a quarter turn of \(format.name) pictures would need other chroma subsampling; use --no-autorotate")
+        }
+        let interleaved = format == .nv12 || format == .p010
+        // Per plane: bytes per sample (a chroma pair counts as one), samples per row, rows.
+        let shapes: [(bytes: Int, columns: Int, rows: Int)] = (0..<format.planeCount).map { i in
+            let size = frame.planeSize(i)
+            let pair = interleaved && i == 1 ? 2 : 1
+            return (format.bytesPerComponent * pair, size.width / pair, size.height)
+        }
+        let sizes = shapes.map { (quarter ? $0.rows : $0.columns) * $0.bytes * (quarter ? $0.columns : $0.rows) }
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, sizes.reduce(0, +)), alignment: 64)
+        nonisolated(unsafe) let owned = memory
+        var out = frame
+        out.storage = FrameStorage { owned.deallocate() }
+        out.planes = []
+        if quarter {
+            (out.width, out.height) = (frame.height, frame.width)
+            if frame.sampleAspectRatio.numerator > 0 {
+                out.sampleAspectRatio = Rational(frame.sampleAspectRatio.denominator, frame.sampleAspectRatio.numerator)
             }
         }
-        let size = format.frameSize(width: ow, height: oh)
-        if output.count != size { output = [UInt8](repeating: 0, count: size) }
-        output.replaceSubrange(0..<(ow * oh), with: planes[0])
-        if format == .i420 {
-            output.replaceSubrange((ow * oh)..<(ow * oh + ocw * och), with: planes[1])
-            output.replaceSubrange((ow * oh + ocw * och)..<size, with: planes[2])
-        } else {
-            var i = ow * oh
-            for k in 0..<(ocw * och) { output[i] = planes[1][k]; output[i + 1] = planes[2][k]; i += 2 }
+        var offset = 0
+        withExtendedLifetime(frame.storage) {
+            for (i, shape) in shapes.enumerated() {
+                let (pw, ph) = (shape.columns, shape.rows)
+                let (dw, dh) = quarter ? (ph, pw) : (pw, ph)
+                let src = frame.planes[i], dst = memory + offset
+                let stride = dw * shape.bytes
+                func turn<T>(_: T.Type) {
+                    let d = dst.assumingMemoryBound(to: T.self)
+                    for y in 0..<dh {
+                        let row = d + y * dw
+                        switch clockwise {
+                        case 90:
+                            for x in 0..<dw { row[x] = (src.base + (ph - 1 - x) * src.stride).assumingMemoryBound(to: T.self)[y] }
+                        case 270:
+                            for x in 0..<dw { row[x] = (src.base + x * src.stride).assumingMemoryBound(to: T.self)[pw - 1 - y] }
+                        default:
+                            let s = (src.base + (ph - 1 - y) * src.stride).assumingMemoryBound(to: T.self)
+                            for x in 0..<dw { row[x] = s[pw - 1 - x] }
+                        }
+                    }
+                }
+                switch shape.bytes {
+                case 1: turn(UInt8.self)
+                case 2: turn(UInt16.self)
+                default: turn(UInt32.self)
+                }
+                out.planes.append(Plane(base: UnsafeRawPointer(dst), stride: stride, length: stride * dh))
+                offset += sizes[i]
+            }
         }
+        return out
     }
 
     /// Packs `frame` into `output` (resized to the frame size).
@@ -106,8 +148,7 @@ public enum PicturePacker {
             throw MediaError(.invalidArgument, "not a video frame")
         }
         guard canPack(src, as: format) else {
-            let hint = src == .yuv420p10 ? "ask for yuv420p10le" : format == .yuv420p10le ? "yuv420p10le takes 10-bit 4:2:0 sources only" : "8-bit 4:2:0 sources only"
-            throw MediaError(.unsupported, "decoded pictures are \(src.name); converting them to \(format.rawValue) needs a scaler that MediaKit does not have yet (\(hint))")
+            throw MediaError(.unsupported, "decoded pictures are \(src.name); packing them as \(format.rawValue) needs a conversion first (PictureConverter, from MediaRegistry.makePictureConverter, to \(format.pixelFormat.name))")
         }
         let w = frame.width, h = frame.height
         guard output.count >= format.frameSize(width: w, height: h) else {

@@ -102,11 +102,18 @@ public final class PictureWriter: @unchecked Sendable {
     private let lock = NSLock()
     private var failure: Error?
     private var scratch: [UInt8] = []   // used on `queue` only
+    private let registry: MediaRegistry
+    private var converter: PictureConverter?
 
     /// Starts writing `path`. `frameRate` goes into the Y4M header; each picture is
-    /// turned `clockwise` degrees (0, 90, 180 or 270; see ``PicturePacker/clockwiseTurn(forRotation:)``).
-    public init(path: String, format: RawPictureFormat, y4m: Bool, frameRate: Rational = Rational(25, 1), clockwise: Int = 0) throws {
+    /// turned `clockwise` degrees (0, 90, 180 or 270; see ``PicturePacker/clockwiseTurn(forRotation:)``),
+    /// then, when its pixel format does not pack to `format` by copying samples (10-bit or
+    /// 4:4:4 pictures into NV12 ...), converted by a picture converter from `registry`
+    /// (the FFmpeg plugin's libswscale, as `ffmpeg -pix_fmt` converts).
+    public init(path: String, format: RawPictureFormat, y4m: Bool, frameRate: Rational = Rational(25, 1), clockwise: Int = 0,
+                registry: MediaRegistry = .shared) throws {
         self.clockwise = clockwise
+        self.registry = registry
         self.format = y4m ? .i420 : format
         self.y4m = y4m
         self.frameRate = frameRate
@@ -122,10 +129,16 @@ public final class PictureWriter: @unchecked Sendable {
         if let size, size != (w, h) {
             throw MediaError(.unsupported, "the picture size changed from \(size.width)x\(size.height) to \(w)x\(h) mid-stream; raw video cannot hold both")
         }
-        guard let source = frame.pixelFormat, PicturePacker.canPack(source, as: format) else {
-            let hint = frame.pixelFormat == .yuv420p10 ? "ask for yuv420p10le" : "8-bit 4:2:0 sources only"
-            throw MediaError(.unsupported, "decoded pictures are \(frame.pixelFormat?.name ?? "audio"); converting them to \(format.rawValue) needs a scaler that MediaKit does not have yet (\(hint))")
+        guard let source = frame.pixelFormat else {
+            throw MediaError(.invalidArgument, "an audio frame was given to the picture writer")
         }
+        if PicturePacker.canPack(source, as: format) {
+            converter = nil
+        } else if converter == nil || converter!.source != source || (converter!.width, converter!.height) != (w, h) {
+            converter = try registry.makePictureConverter(from: source, to: format.pixelFormat, width: w, height: h,
+                                                          colorRange: frame.colorRange, colorSpace: frame.colorSpace)
+        }
+        let converter = self.converter
         var headerBytes: [UInt8] = []
         if y4m && !headerWritten {
             // As FFmpeg's yuv4mpegpipe writes it: chroma siting from the decoder, SAR 0:0 when unknown.
@@ -145,7 +158,9 @@ public final class PictureWriter: @unchecked Sendable {
             guard lock.withLock({ failure == nil }) else { return }
             do {
                 if !header.isEmpty { try file.write(header) }
-                try writeNow(frame)
+                var picture = try PicturePacker.rotated(frame, clockwise: clockwise)
+                if let converter { picture = try converter.convert(picture) }
+                try writeNow(picture)
             } catch {
                 lock.withLock { failure = error }
             }
@@ -154,13 +169,13 @@ public final class PictureWriter: @unchecked Sendable {
 
     private static let frameMarker = Array("FRAME\n".utf8)
 
-    /// Packs and writes one picture (on the writer thread).
+    /// Packs and writes one picture, already turned and converted (on the writer thread).
     private func writeNow(_ frame: Frame) throws {
         let w = frame.width, h = frame.height
         let cw = (w + 1) / 2, ch = (h + 1) / 2
-        // Fast path: planar 4:2:0 with tightly packed planes, no rotation: the luma
+        // Fast path: planar 4:2:0 with tightly packed planes: the luma
         // (and, for I420, the chroma) planes are written from the frame's memory.
-        if clockwise == 0, format != .yuv420p10le, frame.pixelFormat != .nv12, frame.planes[0].stride == w,
+        if format != .yuv420p10le, frame.pixelFormat != .nv12, frame.planes[0].stride == w,
            format == .nv12 || (frame.planes[1].stride == cw && frame.planes[2].stride == cw) {
             try withExtendedLifetime(frame.storage) {
                 try Self.frameMarker.withUnsafeBytes { marker in
@@ -188,7 +203,7 @@ public final class PictureWriter: @unchecked Sendable {
             }
             return
         }
-        try PicturePacker.pack(frame, as: format, clockwise: clockwise, into: &scratch)
+        try PicturePacker.pack(frame, as: format, into: &scratch)
         if y4m { try file.write(Self.frameMarker) }
         try file.write(scratch)
     }
