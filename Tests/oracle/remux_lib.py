@@ -120,6 +120,11 @@ REMUX_GENERATED: dict[str, list] = {
                                 "-map", "0:v", "-map", "1:a", "-map", "2:a", "-t", "2", *_X264, "-c:a", "aac",
                                 "-metadata:s:a:0", "language=eng", "-metadata:s:a:1", "language=fra",
                                 "-fflags", "+bitexact"],
+    # Video with negative composition offsets (ctts version 1) beside a video without: a
+    # fragmented copy must keep the two in sync as FFmpeg reads them (MP4Muxer.announceTimestamps).
+    "h264_negative_cts_two_videos.mp4": [*_LAVFI_V, "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25",
+                                         "-map", "0:v", "-map", "1:v", "-t", "2", *_X264, "-bf:v:1", "0",
+                                         "-movflags", "+negative_cts_offsets", *_BITEXACT],
     "fragmented_h264_aac.mp4": [*_LAVFI_V, *_LAVFI_A, "-t", "3", *_X264, "-c:a", "aac",
                                 "-movflags", "+frag_keyframe+empty_moov+default_base_moof", *_BITEXACT],
 }
