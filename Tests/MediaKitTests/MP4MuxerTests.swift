@@ -92,4 +92,46 @@ final class MP4MuxerTests: XCTestCase {
         MovieWriter.stbl(&w2, t, fragmented: false, chunkShift: 0)
         XCTAssertNotNil(w2.bytes.indices.first { i in i + 4 <= w2.bytes.count && Array(w2.bytes[i..<i + 4]) == Array("stco".utf8) })
     }
+
+    /// Fragments store composition offsets that go below zero as non-negative offsets (trun
+    /// version 0) plus an edit list at the shifted media time when the timestamps are announced,
+    /// signed (trun version 1) when they are not; both read back with the same timestamps.
+    func testAnnouncedNegativeOffsetsAreShiftedInFragments() throws {
+        let deltas: [Int64] = [0, 960, -960, 960, -960, 960, -960, 0]
+        let timestamps = deltas.enumerated().map { (pts: Int64($0.offset * 960) + $0.element, dts: Int64($0.offset * 960)) }
+        var readBack: [[Int64]] = []
+        for announce in [false, true] {
+            let path = tempPath("neg.mp4")
+            let muxer = try MP4Muxer(path: path, options: .init(layout: .fragmented(seconds: 1)))
+            let t = try muxer.addTrack(CodecParameters(mediaType: .audio, codec: "opus", extradata: opusHead, sampleRate: 48000, channels: 2),
+                                       timeBase: Rational(1, 48000))
+            if announce { try muxer.announceTimestamps(track: t, timestamps) }
+            for (i, ts) in timestamps.enumerated() {
+                try muxer.write(Packet(trackIndex: t, pts: ts.pts, dts: ts.dts, duration: 960, isKeyframe: true,
+                                       data: [UInt8(i)], timeBase: Rational(1, 48000)))
+            }
+            XCTAssertThrowsError(try muxer.announceTimestamps(track: t, timestamps), "after the first write")
+            try muxer.finish()
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            func body(_ type: String) -> ArraySlice<UInt8>? {
+                guard let i = bytes.indices.first(where: { $0 >= 4 && $0 + 4 <= bytes.count && Array(bytes[$0..<$0 + 4]) == Array(type.utf8) }) else { return nil }
+                return bytes[(i + 4)...]
+            }
+            let trun = try XCTUnwrap(body("trun"))
+            XCTAssertEqual(trun.first, announce ? 0 : 1, "trun version")
+            if announce {
+                // elst version 0, one entry: duration 0, media time 960.
+                let elst = try XCTUnwrap(body("elst"))
+                XCTAssertEqual(Array(elst.dropFirst(8).prefix(8)), [0, 0, 0, 0, 0, 0, 0x03, 0xC0])
+            } else {
+                XCTAssertNil(body("elst"))
+            }
+            let d = try MP4Demuxer(path: path)
+            var got: [Int64] = []
+            while let p = try d.read() { got.append(p.pts - p.dts) }
+            readBack.append(got)
+        }
+        XCTAssertEqual(readBack[0], readBack[1])
+        XCTAssertEqual(readBack[1], deltas.map { $0 + 960 })
+    }
 }

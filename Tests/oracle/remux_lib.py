@@ -120,6 +120,11 @@ REMUX_GENERATED: dict[str, list] = {
                                 "-map", "0:v", "-map", "1:a", "-map", "2:a", "-t", "2", *_X264, "-c:a", "aac",
                                 "-metadata:s:a:0", "language=eng", "-metadata:s:a:1", "language=fra",
                                 "-fflags", "+bitexact"],
+    # Video with negative composition offsets (ctts version 1) beside a video without: a
+    # fragmented copy must keep the two in sync as FFmpeg reads them (MP4Muxer.announceTimestamps).
+    "h264_negative_cts_two_videos.mp4": [*_LAVFI_V, "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25",
+                                         "-map", "0:v", "-map", "1:v", "-t", "2", *_X264, "-bf:v:1", "0",
+                                         "-movflags", "+negative_cts_offsets", *_BITEXACT],
     "fragmented_h264_aac.mp4": [*_LAVFI_V, *_LAVFI_A, "-t", "3", *_X264, "-c:a", "aac",
                                 "-movflags", "+frag_keyframe+empty_moov+default_base_moof", *_BITEXACT],
 }
@@ -154,18 +159,6 @@ FFMPEG_FRAGMENTED_EDITS = (
     "`-movflags frag_keyframe+empty_moov` copy of this file differs from it the same way, stream "
     "by stream: Tests/oracle/check_fragmented_reasons.py)")
 
-# Sources whose video has negative composition offsets (a ctts with negative entries):
-# the fragmented copy carries them signed, in trun version 1.
-FFMPEG_NEGATIVE_TRUN_OFFSETS = (
-    "the video has negative composition offsets (ctts entries down to -{0}), which the fragmented "
-    "copy stores signed in trun version 1, as ISO/IEC 14496-12 allows. FFmpeg 5.1 delays such a "
-    "fragmented track by the most negative offset ({0} ticks) against the other tracks, while on the "
-    "progressive input it shifts the decode times instead (shown: in framemd5 every packet of the "
-    "other tracks moves by {0} video ticks relative to the video). ffmpeg's own fragmented copy "
-    "differs from the input in another way: it rewrites the offsets as non-negative (trun version 0) "
-    "and starts the edit list at media time {0}, which needs every offset of the track before the "
-    "init segment is written; a streaming muxer cannot know them")
-
 # (input name, layout) -> why the output cannot give the same framemd5 (strict xfail).
 # Input name "*" matches every input.
 REMUX_KNOWN: dict[tuple[str, str], str] = {}
@@ -190,18 +183,41 @@ for _n in ["gen:h264_bframes_aac.mp4", "gen:hevc_aac.mp4", "gen:opus.mp4", "gen:
            "mp4_hevc_hvc1_aac_ctts_elst.mp4", "mp4_opus_progressive_elst_preskip_1p5s.mp4",
            "mp4_two_audio_tracks_ac3_5p1_and_aac.mp4"]:
     REMUX_KNOWN[(_n.removeprefix("gen:"), "fragmented")] = FFMPEG_FRAGMENTED_EDITS
-# For these the claim above does NOT hold (ffmpeg's own fragmented copy differs in another way).
-for _n, _ticks in [("mov_h264_aac_quicktime_audio_empty_edit_bt601.mov", "1001 (1/30000)"),
-                   ("mp4_h264_2byte_nal_length_co64_aac_empty_edit.mp4", "6006 (1/90000)"),
-                   ("mov_iphone_hevc_dolbyvision_rotation90_mebx_tracks.mov", "40 (1/600)")]:
-    REMUX_KNOWN[(_n, "fragmented")] = FFMPEG_NEGATIVE_TRUN_OFFSETS.format(_ticks)
+# Sources whose video has negative composition offsets (ctts entries below 0) are copied with
+# non-negative trun offsets and the edit list's media time moved by the most negative offset
+# (MP4Muxer.announceTimestamps): FFmpeg 5.1 then reads the fragmented video with IN's decode and
+# presentation times (mp4_h264_2byte_nal_length_co64_aac_empty_edit.mp4 passes). For these the
+# claim of FFMPEG_FRAGMENTED_EDITS does NOT hold (ffmpeg's own fragmented copy differs in another way).
+REMUX_KNOWN[("mov_h264_aac_quicktime_audio_empty_edit_bt601.mov", "fragmented")] = (
+    "the audio's edit list ends (1320 + 29259 ticks of 1/30000: 1.0193 s) before its media does "
+    "(45124 samples from 0.044 s). FFmpeg 5.1 trims a progressive file's audio packet that crosses the "
+    "edit's end and drops the packets after it (framemd5 of IN: `0, 44948, ..., 3, 235` is the last "
+    "audio line); reading a fragmented file it applies the edit list only as a start offset, so the "
+    "copy also lists `0, 45972` and `0, 46996` (every other line is equal; the video's negative "
+    "composition offsets are stored non-negative with the edit list at media time 1001). ffmpeg's own "
+    "fragmented copy (check_fragmented_reasons.py) moves the video's edit list the same way and leaves "
+    "out the two packets it did not read, but writes the audio's empty edit in its 1/1000 movie time "
+    "scale (43 ms), so every audio line starts at 1896 instead of 1940 (86 lines differ)")
+REMUX_KNOWN[("mov_iphone_hevc_dolbyvision_rotation90_mebx_tracks.mov", "fragmented")] = (
+    "two causes. (1) the video's ctts (version 0: 0, 60, 0, -40, -20) is negative only in its last two "
+    "entries, which FFmpeg 5.1 leaves out when it computes the progressive file's decode-time shift: it "
+    "reads IN's last two samples with pts before dts (dts 60, pts 20; dts 80, pts 60) and `ffmpeg -c copy` "
+    "repairs them (framemd5: dts = pts = 41, then 60). Offsets in a trun always count, so from any "
+    "fragmented copy FFmpeg reads the presentation times the file states (pts 0, 80, 40, 20, 60) with "
+    "decode times 40 ticks earlier (ours: non-negative trun offsets, edit list at media time 40). "
+    "(2) the audio's edit list starts at media time 2112 (priming), which a fragmented file's reader "
+    "applies only as a start offset: the priming packets are not marked for discard, the file starts "
+    "2112/44100 s earlier and every stream's framemd5 line moves by that much (streams 1-4 differ from "
+    "IN exactly as in ffmpeg's own `-f mov -movflags frag_keyframe+empty_moov+delay_moov` copy; its "
+    "video carries the repaired timestamps instead, like mov_mvhevc_spatial_video_5frames.mov)")
 REMUX_KNOWN[("mov_mvhevc_spatial_video_5frames.mov", "fragmented")] = (
     "the input's ctts (version 0) has negative offsets (-256, -128: the 4th sample, decoded at 384, is "
     "presented at 128). FFmpeg 5.1 reads the progressive input without shifting decode times and then "
     "repairs the packet whose dts exceeds its pts (framemd5: dts = pts = 257 instead of pts 128); from our "
-    "fragmented copy (signed trun version 1 offsets) it reads the presentation times the file states "
-    "(pts 0, 512, 256, 128, 384) with decode times shifted by -256. ffmpeg's own fragmented copy equals "
-    "the input only because it writes its repaired timestamps (pts 257), i.e. changes the presentation")
+    "fragmented copy (offsets made non-negative in the trun, edit list at media time 256) it reads the "
+    "presentation times the file states (pts 0, 512, 256, 128, 384) with decode times shifted by -256. "
+    "ffmpeg's own fragmented copy equals the input only because it writes its repaired timestamps "
+    "(pts 257), i.e. changes the presentation")
 for _l in ("progressive", "faststart", "hybrid"):
     REMUX_KNOWN[("fmp4_opus_dOps_single_file.mp4", _l)] = FFMPEG_FRAGMENTED_INPUT_EDITS
 REMUX_KNOWN[("mp4_h264_aac_text_chapter_track_chpl.mp4", "hybrid")] = (
@@ -238,8 +254,12 @@ _DECLARED_LONGER = ("the init segment declares the length of the whole stream (m
                     "lasts as long as the samples it has")
 _MVHD_CONTRADICTS = ("IN's mvhd duration ({} s) disagrees with its own edit lists ({} s), "
                      "which ffprobe does not check; the copy's mvhd is computed from the edit lists")
+_MVHD_CONTRADICTS_FRAGMENTED = ("IN's mvhd duration ({} s) disagrees with its own edit lists ({} s), "
+                                "which ffprobe does not check; for the fragmented copy (mvhd duration 0) "
+                                "ffprobe computes the duration from the streams, which follow the edit lists")
 _FRAG_DURATION = ("ffprobe's duration of a fragmented file ignores its edit list (composition "
-                  "delay / priming stay in), so it exceeds IN's by more than one frame")
+                  "delay / priming / media past the edit's end stay in), so it exceeds IN's by more "
+                  "than one frame")
 for _l in ("progressive", "faststart", "fragmented", "hybrid"):
     for _n, _d in [("fmp4_aac_seg1_with_init.mp4", "3900.089"), ("fmp4_aac_sintel_seg_with_init.mp4", "888.05"),
                    ("fmp4_h264_seg1_with_init.mp4", "3900"), ("fmp4_h264_sintel_seg_with_init.mp4", "888"),
@@ -256,7 +276,10 @@ for _l in ("progressive", "faststart", "hybrid"):
         "the longest track's, 23.706 s, which ffprobe reports for a progressive file. For the fragmented "
         "IN (mvhd duration 0) FFmpeg 5.1 computes the format duration from the stream ends and leaves out "
         "a subtitle stream that ends more than 1 s after the audio/video ones: 17.63 s, the video's")
+FACTS_KNOWN[("mp4_h264_2byte_nal_length_co64_aac_empty_edit.mp4", "fragmented")] = \
+    _MVHD_CONTRADICTS_FRAGMENTED.format("1.0453", "1.0893")
 for _n in ["m4a_aac_mono_afconvert_apple_elst.mp4", "mov_iphone_hevc_dolbyvision_rotation90_mebx_tracks.mov",
+           "mov_h264_aac_quicktime_audio_empty_edit_bt601.mov",
            "mp4_h264_aac_elst_media_time_offsets_moov_first.mp4", "mp4_h264_aac_moov_at_start_ctts_8s.mp4",
            "fmp4_muxed_h264_aac_seg_two_sidx_with_init.mp4"]:
     FACTS_KNOWN[(_n, "fragmented")] = _FRAG_DURATION

@@ -47,6 +47,13 @@ public enum Remuxer {
                     if !to.isEmpty { try muxer.addTrackReference(from: f, type: r.type, to: to) }
                 }
             }
+            // The whole sample table is known before the first write: fragments can then
+            // store composition offsets that are never negative (see announceTimestamps).
+            for t in wanted {
+                guard let out = map[t] else { continue }
+                let info = (0..<all[t].sampleCount).lazy.compactMap { demuxer.sampleInfo(track: t, index: $0) }
+                try muxer.announceTimestamps(track: out, info.map { (pts: $0.pts, dts: $0.dts) })
+            }
             demuxer.select(tracks: Set(wanted))
             let total = max(1, all.filter { map[$0.index] != nil }.reduce(0) { $0 + $1.sampleCount })
             var done = 0

@@ -193,6 +193,41 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         return tracks.count - 1
     }
 
+    /// Announces, before the first write, the timestamps (pts, dts in the track's time base)
+    /// of every packet that will be written to `track`, in decode order, e.g. from
+    /// ``MP4Demuxer/sampleInfo(track:index:)``.
+    ///
+    /// Fragmented and hybrid layouts use them to store a track whose composition offsets
+    /// go below zero (pts before dts, as B-frame encoders that start decode times at 0
+    /// write) without negative offsets: the most negative offset, made positive, is added to
+    /// every offset in the fragments (`trun` version 0) and to the media time of the track's
+    /// edit list in the initial `moov`. The presentation is the same; readers that do not
+    /// shift decode times for negative offsets in fragments (FFmpeg 5.1 delays such a track
+    /// by the most negative offset instead) then present it in sync with the other tracks.
+    /// Without this call, negative offsets are stored signed (`trun` version 1). The
+    /// progressive `moov` (of every layout, the hybrid one included) keeps the offsets as
+    /// they are. Other layouts ignore the call. Packets written later whose offsets go
+    /// below the announced ones are stored signed.
+    /// - Throws: `.state` after the first write, `.invalidArgument` for an unknown track.
+    public func announceTimestamps(track ti: Int, _ timestamps: some Sequence<(pts: Int64, dts: Int64)>) throws {
+        guard !finished else { throw MediaError(.state, "announceTimestamps after finish or cancel", path: path) }
+        guard !started else { throw MediaError(.state, "announceTimestamps after the first write", path: path) }
+        guard ti >= 0, ti < tracks.count else {
+            throw MediaError(.invalidArgument, "track \(ti) does not exist (the muxer has \(tracks.count))", path: path)
+        }
+        guard isFragmentedLayout else { return }
+        // The offsets `append` will store: pts - (dts - origin), origin = min(first dts, 0).
+        let m = tracks[ti].tickMultiplier
+        var origin: Int64?
+        var least: Int64 = 0
+        for t in timestamps {
+            let dts = t.dts &* m
+            if origin == nil { origin = min(dts, 0) }
+            least = min(least, t.pts &* m - (dts - (origin ?? 0)))
+        }
+        tracks[ti].compositionShift = -least
+    }
+
     // MARK: writing
 
     /// Writes one packet. Packets of each track must come in decode order
@@ -259,7 +294,8 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                 pendingSources[ti] = source
             }
             tracks[ti].pending.append(PendingSample(data: data, sourceOffset: source == nil ? -1 : offset, size: size, dts: dts,
-                                                    compositionOffset: composition, duration: tracks[ti].lastDuration, isKey: isKeyframe))
+                                                    compositionOffset: composition + tracks[ti].compositionShift,
+                                                    duration: tracks[ti].lastDuration, isKey: isKeyframe))
             tracks[ti].pendingBytes += size
             fragmentBytes += size
             if !isFragmentedLayout {

@@ -25,6 +25,20 @@ enum MovieWriter {
     /// The presentation of a track as edit list entries in `movieTimeScale` units.
     /// `fragmented`: the media duration is not known yet (edits of unknown length are 0).
     static func edits(_ t: MuxTrack, movieTimeScale: Int64, fragmented: Bool) -> [EditListEntry] {
+        let edits = presentationEdits(t, movieTimeScale: movieTimeScale, fragmented: fragmented)
+        guard fragmented, t.compositionShift > 0 else { return edits }
+        // The fragments store every composition offset plus the shift: the presentation
+        // starts that much later in the media (an edit of unknown length: duration 0).
+        if !edits.contains(where: { !$0.isEmpty }) {
+            return edits + [EditListEntry(segmentDuration: 0, mediaTime: t.compositionShift, mediaRate: 1)]
+        }
+        return edits.map { e in
+            e.isEmpty ? e : EditListEntry(segmentDuration: e.segmentDuration, mediaTime: e.mediaTime + t.compositionShift, mediaRate: e.mediaRate)
+        }
+    }
+
+    /// ``edits(_:movieTimeScale:fragmented:)`` before the composition shift of fragments.
+    private static func presentationEdits(_ t: MuxTrack, movieTimeScale: Int64, fragmented: Bool) -> [EditListEntry] {
         let mediaDuration = t.totalDuration
         func toMovie(_ v: Int64) -> Int64 { Rational.rescale(v, multiply: movieTimeScale, divide: t.timeScale) }
         if let source = t.sourceEdits, !source.isEmpty {

@@ -5,7 +5,8 @@ struct PendingSample {
     var sourceOffset: Int64
     var size: Int
     var dts: Int64
-    /// Composition offset as stored in the file (pts minus the output decode time).
+    /// Composition offset as a fragment's `trun` stores it: pts minus the output decode time,
+    /// plus the track's ``MuxTrack/compositionShift``.
     var compositionOffset: Int64
     var duration: Int64
     var isKey: Bool
@@ -50,6 +51,10 @@ struct MuxTrack {
     var lastDts: Int64 = 0
     var lastDuration: Int64 = 0
     var minComposition: Int64 = .max
+    /// Fragmented layouts: added to every composition offset a `trun` stores and to the
+    /// media time of the fragmented `moov`'s edit list, so that no stored offset is negative
+    /// (see ``MP4Muxer/announceTimestamps(track:_:)``). Sample tables (`ctts`) do not have it.
+    var compositionShift: Int64 = 0
     /// The latest composition end (decode time + offset + duration) seen: where the
     /// presentation of the media ends.
     var maxCompositionEnd: Int64 = 0
