@@ -169,7 +169,6 @@ FFMPEG_FRAGMENTED_INPUT_EDITS = (
     "trimmed), so the two framemd5s differ although the samples and edit list are the same "
     "(fmp4_opus_dOps: the copy keeps the elst (media time 312); its framemd5 has the first packet "
     "marked for skip (S=1) and every pts 312 ticks earlier than the input's)")
-UNDIAGNOSED = "not diagnosed yet (listed in the issue-3 report; MUST be investigated, not a known FFmpeg behaviour)"
 
 # Checked for each file with Tests/oracle/check_fragmented_reasons.py: ffmpeg's own fragmented
 # copy differs from the input on the same packet lines as ours (the 3GP file copied with
