@@ -56,22 +56,6 @@ fi
 cat "$IN" >/dev/null  # same page-cache state for every run
 
 # ---------------------------------------------------------------- measuring
-# measure KEY OUTPUT CMD...: one timed run; appends "wall rss_kib" to $WORK/KEY.times
-measure() {
-    local key=$1 out=$2
-    shift 2
-    rm -f "$out"
-    sync  # the previous run's dirty pages reach the disk before this run is timed
-    if ! "$TIME" -f '%e %M' -o "$WORK/$key.time" "$@" >"$WORK/$key.log" 2>&1; then
-        die "$key failed: $* (see $WORK/$key.log)"
-    fi
-    tail -n 1 "$WORK/$key.time" >>"$WORK/$key.times"
-}
-
-median() {  # median FILE COLUMN
-    awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {
-        if (NR % 2) print v[(NR+1)/2]; else printf "%.2f\n", (v[NR/2]+v[NR/2+1])/2 }'
-}
 
 # Where the decoded outputs go, the same place for both tools. tmpfs (/dev/shm) when it has
 # room for both NV12 files: the comparison is then of the tools, not of how far the disk's
@@ -143,8 +127,6 @@ if [ "${KEEP_OUTPUTS:-0}" != 1 ]; then
 fi
 
 # ---------------------------------------------------------------- report
-mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 
 declare -A WALL RSS
 for key in ffmpeg_video mk_video ffmpeg_audio mk_audio; do
@@ -176,18 +158,8 @@ echo "$TABLE_RULE"
 printf '%s\n' "${ROWS[@]}"
 echo
 
-CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 FFV=$(ffmpeg -version | head -n 1)
-REV=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo "no commit yet")
 FRAMES=$(ffprobe -v error -select_streams v:0 -show_entries stream=nb_frames -of csv=p=0 "$IN" || echo "?")
-q() {  # q ARG...: a shell-quoted command line, quoting only the arguments that need it
-    local out="" a
-    for a in "$@"; do
-        if [[ $a =~ ^[A-Za-z0-9_./:=+,@%-]+$ ]]; then out+=" $a"; else out+=" '${a//\'/\'\\\'\'}'"; fi
-    done
-    echo "${out# }"
-}
-shown() { local s; s=$(q "$@"); echo "${s//"$MK"/"$MK_SHOWN"}"; }
 
 SECTION=$(mktemp)
 trap 'rm -f "$SECTION"' EXIT

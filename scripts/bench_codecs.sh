@@ -92,20 +92,6 @@ make_input "$VORBIS_MP4" "${GEN_VORBIS[@]}"
 cat "$AV1_MP4" "$AV1_IVF" "$OPUS_MP4" "$VORBIS_MP4" >/dev/null  # same page-cache state for every run
 
 # ---------------------------------------------------------------- measuring
-measure() {  # measure KEY OUTPUT CMD...: one timed run; appends "wall rss_kib" to $WORK/KEY.times
-    local key=$1 out=$2
-    shift 2
-    [ -n "$out" ] && rm -f "$out"
-    if ! "$TIME" -f '%e %M' -o "$WORK/$key.time" "$@" >"$WORK/$key.log" 2>&1; then
-        die "$key failed: $* (see $WORK/$key.log)"
-    fi
-    tail -n 1 "$WORK/$key.time" >>"$WORK/$key.times"
-}
-
-median() {  # median FILE COLUMN
-    awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {
-        if (NR % 2) print v[(NR+1)/2]; else printf "%.2f\n", (v[NR/2]+v[NR/2+1])/2 }'
-}
 
 O=$WORK/codecs
 MK_V=("$MK" -q "$AV1_MP4" --video-out "$O.mk.i420" --pixel-format i420)
@@ -182,8 +168,6 @@ if [ "${KEEP_OUTPUTS:-0}" != 1 ]; then
 fi
 
 # ---------------------------------------------------------------- report
-mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 declare -A WALL RSS
 for key in "${KEYS[@]}"; do
     WALL[$key]=$(median "$WORK/$key.times" 1)
@@ -212,16 +196,6 @@ echo "$TABLE_RULE"
 printf '%s\n' "${ROWS[@]}"
 echo
 
-CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-REV=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo "no commit yet")
-q() {
-    local out="" a
-    for a in "$@"; do
-        if [[ $a =~ ^[A-Za-z0-9_./:=+,@%-]+$ ]]; then out+=" $a"; else out+=" '${a//\'/\'\\\'\'}'"; fi
-    done
-    echo "${out# }"
-}
-shown() { local s; s=$(q "$@"); echo "${s//"$MK"/"$MK_SHOWN"}"; }
 
 SECTION=$(mktemp)
 trap 'rm -f "$SECTION"' EXIT

@@ -35,3 +35,42 @@ write_section() {
         { echo; cat "$section"; } >>"$md"
     fi
 }
+
+# measure KEY OUTPUT CMD...: one timed run of CMD (OUTPUT, if not empty, deleted first;
+# `sync` first, so the previous run's dirty pages reach the disk before this one is timed);
+# appends "wall_seconds peak_rss_kib" (GNU time's %e %M) to $WORK/KEY.times.
+measure() {
+    local key=$1 out=$2
+    shift 2
+    [ -n "$out" ] && rm -f "$out"
+    sync
+    if ! "$TIME" -f '%e %M' -o "$WORK/$key.time" "$@" >"$WORK/$key.log" 2>&1; then
+        die "$key failed: $* (see $WORK/$key.log)"
+    fi
+    tail -n 1 "$WORK/$key.time" >>"$WORK/$key.times"
+}
+
+# median FILE COLUMN: the median of a column of numbers.
+median() {
+    awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {
+        if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2 }'
+}
+
+# mib KIB: whole MiB. ratio A B: "A/Bx" with two decimals.
+mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+
+# q ARG...: a shell-quoted command line, quoting only the arguments that need it.
+# shown ARG...: the same with $MK (a MediaKit binary) shown as $MK_SHOWN.
+q() {
+    local out="" a
+    for a in "$@"; do
+        if [[ $a =~ ^[A-Za-z0-9_./:=+,@%-]+$ ]]; then out+=" $a"; else out+=" '${a//\'/\'\\\'\'}'"; fi
+    done
+    echo "${out# }"
+}
+shown() { local s; s=$(q "$@"); echo "${s//"$MK"/"$MK_SHOWN"}"; }
+
+# The machine and the revision, for the reports.
+CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+REV=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo "no commit yet")

@@ -44,7 +44,7 @@ if [ ! -s "$IN2" ]; then
 fi
 cat "$IN" "$IN2" >/dev/null
 
-measure() {  # measure KEY OUTPUT CMD...
+measure_ns() {  # measure_ns KEY OUTPUT CMD...: as bench_lib.sh's measure, wall time from a ns clock
     local key=$1 out=$2
     shift 2
     rm -f "$out"
@@ -58,10 +58,6 @@ measure() {  # measure KEY OUTPUT CMD...
     fi
     t1=$(date +%s.%N)
     echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }') $(tail -n 1 "$WORK/$key.time")" >>"$WORK/$key.times"
-}
-median() {
-    awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {
-        if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2 }'
 }
 
 OUT="$WORK/remux"
@@ -78,14 +74,14 @@ KEYS=(ffmpeg cp mk mk_faststart mk_fragment mk_hybrid ffmpeg_120s mk_120s)
 rm -f "$WORK"/*.times
 for ((run = 1; run <= RUNS; run++)); do
     note "run $run/$RUNS"
-    measure ffmpeg "$OUT.ffmpeg.mp4" "${FF[@]}"
-    measure mk "$OUT.mk.mp4" "${MK_P[@]}"
-    measure cp "$OUT.cp.mp4" "${CP[@]}"
-    measure mk_faststart "$OUT.mk-faststart.mp4" "${MK_F[@]}"
-    measure mk_fragment "$OUT.mk-fragment.mp4" "${MK_G[@]}"
-    measure mk_hybrid "$OUT.mk-hybrid.mp4" "${MK_H[@]}"
-    measure ffmpeg_120s "$OUT.ffmpeg-120s.mp4" "${FF2[@]}"
-    measure mk_120s "$OUT.mk-120s.mp4" "${MK2[@]}"
+    measure_ns ffmpeg "$OUT.ffmpeg.mp4" "${FF[@]}"
+    measure_ns mk "$OUT.mk.mp4" "${MK_P[@]}"
+    measure_ns cp "$OUT.cp.mp4" "${CP[@]}"
+    measure_ns mk_faststart "$OUT.mk-faststart.mp4" "${MK_F[@]}"
+    measure_ns mk_fragment "$OUT.mk-fragment.mp4" "${MK_G[@]}"
+    measure_ns mk_hybrid "$OUT.mk-hybrid.mp4" "${MK_H[@]}"
+    measure_ns ffmpeg_120s "$OUT.ffmpeg-120s.mp4" "${FF2[@]}"
+    measure_ns mk_120s "$OUT.mk-120s.mp4" "${MK2[@]}"
 done
 
 # Every output of ours carries the input's streams.
@@ -108,8 +104,6 @@ rm -f "$OUT".*.mp4
 
 declare -A WALL RSS
 for k in "${KEYS[@]}"; do WALL[$k]=$(median "$WORK/$k.times" 1); RSS[$k]=$(median "$WORK/$k.times" 2); done
-mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 target() {  # wall <= 0.5x ffmpeg and <= 2x cp, RSS below ffmpeg's
     awk -v w="$1" -v r="$2" -v fw="${WALL[ffmpeg]}" -v cw="${WALL[cp]}" -v fr="${RSS[ffmpeg]}" 'BEGIN {
         print ((w <= 0.5 * fw && w <= 2 * cw && r < fr) ? "met" : "missed") }'
@@ -131,12 +125,6 @@ TABLE=$(
 )
 echo; echo "$TABLE"; echo
 
-CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-REV=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo "no commit yet")
-q() { local out="" a; for a in "$@"; do
-        if [[ $a =~ ^[A-Za-z0-9_./:=+,@%-]+$ ]]; then out+=" $a"; else out+=" '${a//\'/\'\\\'\'}'"; fi
-      done; echo "${out# }"; }
-shown() { local s; s=$(q "$@"); echo "${s//"$MK"/"$MK_SHOWN"}"; }
 SECTION=$(mktemp)
 trap 'rm -f "$SECTION"' EXIT
 {

@@ -218,7 +218,8 @@ def _decode_av1(media, backend, mk_decode, tmp_path) -> tuple[Path, list, list, 
         pytest.fail(f"{media.name}: first video stream is {stream.get('codec_name')}, not av1")
     pix = stream.get("pix_fmt")
     if pix not in AV1_LAYOUTS:
-        pytest.skip(f"{media.name}: {pix} pictures; mk-decode packs only yuv420p and yuv420p10le")
+        pytest.skip(f"{media.name}: {pix} pictures; this test compares the decoder's own layouts, "
+                    f"yuv420p and yuv420p10le")
     ours_fmt, ref_fmt, bps = AV1_LAYOUTS[pix]
     w, h = int(stream["width"]), int(stream["height"])
     out = tmp_path / f"out.{ours_fmt}"
@@ -256,6 +257,26 @@ def test_av1_other_backends_agree(backend, request, mk_decode, tmp_path):
     media = _media("shared:mp4_av1_aac_1080x720_progressive_audio_empty_edit.mp4", None, request)
     out, cmd, ref, size = _decode_av1(media, backend, mk_decode, tmp_path)
     diff = _compare_streams(out, ref, size)
+    assert diff is None, f"`{lib.shell_line(cmd)}` differs from `{lib.shell_line(ref)}`: {diff}"
+
+
+@pytest.mark.parametrize("name", ["mp4_av1_10bit_hdr10_aac_720x1280.mp4", "mp4_av1_av1c_1s_tiny.mp4"])
+def test_av1_10bit_to_nv12_across_plugins(name, request, mk_decode, tmp_path):
+    """10-bit AV1 pictures from the dav1d plugin, converted to NV12 by the FFmpeg plugin's
+    picture converter (one plugin's frames through another's converter), byte-identical to
+    `ffmpeg -c:v libdav1d -i IN -map 0:v:0 -fps_mode passthrough -f rawvideo -pix_fmt nv12 -`."""
+    media = _media(f"shared:{name}", None, request)
+    stream = _first_stream(media, "video")
+    assert stream.get("pix_fmt") == "yuv420p10le", f"{name}: expected a 10-bit source"
+    w, h = int(stream["width"]), int(stream["height"])
+    if abs(lib.rotation_of(stream)) % 180 == 90:
+        w, h = h, w
+    out = tmp_path / "out.nv12"
+    cmd = [mk_decode, "-q", media, "--video-out", out, "--backend", "dav1d"]
+    lib.check_ok(lib.run(cmd), cmd, who="mk-decode")
+    ref = ["ffmpeg", "-v", "error", "-nostdin", "-c:v", "libdav1d", "-i", media, "-map", f"0:{stream['index']}",
+           "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "nv12", "-"]
+    diff = _compare_streams(out, ref, w * h + 2 * ((w + 1) // 2) * ((h + 1) // 2))
     assert diff is None, f"`{lib.shell_line(cmd)}` differs from `{lib.shell_line(ref)}`: {diff}"
 
 

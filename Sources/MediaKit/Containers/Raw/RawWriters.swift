@@ -173,6 +173,21 @@ public final class PictureWriter: @unchecked Sendable {
     private func writeNow(_ frame: Frame) throws {
         let w = frame.width, h = frame.height
         let cw = (w + 1) / 2, ch = (h + 1) / 2
+        // Pictures already in the written layout (a converter's NV12, 10-bit 4:2:0) whose rows
+        // are not padded: every plane is written from the frame's memory.
+        let planeBytes = frame.planes.indices.map { frame.planeSize($0).width * format.bytesPerSample }
+        if frame.pixelFormat == format.pixelFormat, frame.planes.indices.allSatisfy({ frame.planes[$0].stride == planeBytes[$0] }) {
+            try withExtendedLifetime(frame.storage) {
+                try Self.frameMarker.withUnsafeBytes { marker in
+                    var pieces: [UnsafeRawBufferPointer] = y4m ? [marker] : []
+                    for (i, p) in frame.planes.enumerated() {
+                        pieces.append(UnsafeRawBufferPointer(start: p.base, count: planeBytes[i] * frame.planeSize(i).height))
+                    }
+                    try file.write(pieces: pieces)
+                }
+            }
+            return
+        }
         // Fast path: planar 4:2:0 with tightly packed planes: the luma
         // (and, for I420, the chroma) planes are written from the frame's memory.
         if format != .yuv420p10le, frame.pixelFormat != .nv12, frame.planes[0].stride == w,
