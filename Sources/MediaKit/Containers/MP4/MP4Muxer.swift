@@ -361,9 +361,26 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         }
     }
 
-    /// Writes one track's pending chunk.
+    /// Writes one track's pending chunk. Copying from a source file, the pending chunks of
+    /// other tracks that begin earlier in that source go first: read in file order, they are
+    /// complete (the chunks of a file do not overlap), and the output keeps the source's order.
     private func flushChunk(of ti: Int, _ file: OutputFile) throws {
         guard !tracks[ti].pending.isEmpty else { return }
+        let start = tracks[ti].pending[0].sourceOffset
+        if start >= 0, let source = pendingSources[ti] {
+            let earlier = tracks.indices.filter {
+                $0 != ti && !tracks[$0].pending.isEmpty && pendingSources[$0] === source
+                    && tracks[$0].pending[0].sourceOffset >= 0 && tracks[$0].pending[0].sourceOffset < start
+            }
+            for other in earlier.sorted(by: { tracks[$0].pending[0].sourceOffset < tracks[$1].pending[0].sourceOffset }) {
+                try writeChunk(of: other, file)
+            }
+        }
+        try writeChunk(of: ti, file)
+    }
+
+    /// Writes one track's pending samples as a chunk.
+    private func writeChunk(of ti: Int, _ file: OutputFile) throws {
         let offset = UInt64(position(file))
         try writeData(of: ti, to: file)
         tracks[ti].chunks.append((offset, tracks[ti].tableSamples(tracks[ti].pending.indices)))
