@@ -296,6 +296,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             }
             tracks[ti].maxCompositionEnd = max(tracks[ti].maxCompositionEnd, decodeTime + composition + tracks[ti].lastDuration)
             if frameSize > 0 {
+                guard tracks[ti].pcmFrames + size / frameSize <= Int(UInt32.max) else {
+                    throw MediaError(.limit, "track \(ti): more than \(UInt32.max) PCM frames do not fit an MP4 sample table", path: path)
+                }
                 tracks[ti].pcmFrames += size / frameSize
             } else {
                 tracks[ti].sizes.append(UInt32(size))
