@@ -134,4 +134,55 @@ final class MP4MuxerTests: XCTestCase {
         XCTAssertEqual(readBack[0], readBack[1])
         XCTAssertEqual(readBack[1], deltas.map { $0 + 960 })
     }
+
+    /// Uncompressed audio written from packets (sowt entry generated): every layout reads back
+    /// as the same packets, although the sample tables count PCM frames, because a packet that
+    /// is not a multiple of 1024 frames ends its chunk. From sample tables a reader cuts a
+    /// packet of more than 1024 frames into 1024-frame ones (as FFmpeg); a fragment's trun
+    /// lists the packets as written.
+    func testUncompressedAudioRoundTripEveryLayout() throws {
+        let frames = [1024, 1024, 500, 1024, 1000, 1024, 2048, 300, 1024]
+        let layouts: [MP4Muxer.Layout] = [.progressive, .fastStart, .fragmented(seconds: 0.01), .hybrid(seconds: 0.01)]
+        for layout in layouts {
+            let path = tempPath("pcm.mov")
+            let muxer = try MP4Muxer(path: path, options: .init(layout: layout))
+            let p = CodecParameters(mediaType: .audio, codec: "pcm_s16le", sampleRate: 48000, channels: 2)
+            let t = try muxer.addTrack(p, timeBase: Rational(1, 48000))
+            var dts: Int64 = 0
+            var expected: [(dts: Int64, duration: Int64, data: [UInt8])] = []
+            for (i, n) in frames.enumerated() {
+                let data = [UInt8](repeating: UInt8(i), count: n * 4)
+                try muxer.write(Packet(trackIndex: t, pts: dts, dts: dts, duration: Int64(n), isKeyframe: true, data: data, timeBase: Rational(1, 48000)))
+                var left = n, at = 0
+                while left > 0 {
+                    let k = layout == .fragmented(seconds: 0.01) ? n : min(1024, left)
+                    expected.append((dts + Int64(at), Int64(k), Array(data[(at * 4)..<((at + k) * 4)])))
+                    left -= k; at += k
+                }
+                dts += Int64(n)
+            }
+            try muxer.finish()
+            let d = try MP4Demuxer(path: path)
+            XCTAssertEqual(d.tracks[0].parameters.codec, "pcm_s16le", "\(layout)")
+            XCTAssertEqual(d.tracks[0].parameters.codecTag, "sowt", "\(layout)")
+            XCTAssertEqual(d.tracks[0].sampleCount, expected.count, "\(layout): one index entry per packet")
+            var got: [(dts: Int64, duration: Int64, data: [UInt8])] = []
+            while let packet = try d.read() { got.append((packet.dts, packet.duration, packet.data)) }
+            XCTAssertEqual(got.map(\.dts), expected.map(\.dts), "\(layout)")
+            XCTAssertEqual(got.map(\.duration), expected.map(\.duration), "\(layout)")
+            XCTAssertTrue(got.map(\.data) == expected.map(\.data), "\(layout): packet data differ")
+        }
+    }
+
+    /// A packet that is not a whole number of PCM frames is refused, naming the frame size.
+    func testUncompressedAudioPartialFrameIsAnError() throws {
+        let muxer = try MP4Muxer(path: tempPath("partial.mov"))
+        let t = try muxer.addTrack(CodecParameters(mediaType: .audio, codec: "pcm_s24le", sampleRate: 44100, channels: 2),
+                                   timeBase: Rational(1, 44100))
+        XCTAssertThrowsError(try muxer.write(Packet(trackIndex: t, pts: 0, dts: 0, duration: 1, isKeyframe: true,
+                                                    data: [UInt8](repeating: 0, count: 7), timeBase: Rational(1, 44100)))) { e in
+            XCTAssertTrue("\(e)".contains("6-byte PCM frames"), "\(e)")
+        }
+        muxer.cancel()
+    }
 }

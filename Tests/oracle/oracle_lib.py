@@ -240,6 +240,17 @@ GENERATED: dict[str, tuple[list, list, int, list]] = {
     "hevc_10bit_aac.mp4":            (_X265 + ["-pix_fmt", "yuv420p10le"], _AAC, 2, []),
     "h264_yuv444p_aac.mp4":          (_X264 + ["-pix_fmt", "yuv444p"], _AAC, 1, []),
     "h264_yuv422p_aac.mp4":          (_X264 + ["-pix_fmt", "yuv422p"], _AAC, 1, []),
+    # Uncompressed audio in QuickTime files (stts: one entry of duration 1, one table sample
+    # per PCM frame), which FFmpeg reads as packets of up to 1024 frames cut per chunk: sowt,
+    # twos, in24 (+enda, sound description version 1), fl32 (+enda). FFmpeg 5.1 cannot write
+    # PCM into an .mp4. The odd-chunks file has 1000-frame packets, so its chunks (2000,
+    # 3000 ... frames) are not multiples of 1024 and read back as 1024 + 976 ... packets.
+    "h264_pcm_s16le_mono.mov":       (_X264, ["-c:a", "pcm_s16le"], 1, []),
+    "h264_pcm_s16le_stereo.mov":     (_X264, ["-c:a", "pcm_s16le"], 2, []),
+    "h264_pcm_s16be_stereo.mov":     (_X264, ["-c:a", "pcm_s16be"], 2, []),
+    "h264_pcm_s24le_stereo.mov":     (_X264, ["-c:a", "pcm_s24le"], 2, []),
+    "h264_pcm_f32le_mono.mov":       (_X264, ["-c:a", "pcm_f32le"], 1, []),
+    "h264_pcm_s16le_odd_chunks.mov": (_X264, ["-af", "asetnsamples=n=1000", "-c:a", "pcm_s16le"], 1, []),
 }
 
 

@@ -127,6 +127,15 @@ REMUX_GENERATED: dict[str, list] = {
                                          "-movflags", "+negative_cts_offsets", *_BITEXACT],
     "fragmented_h264_aac.mp4": [*_LAVFI_V, *_LAVFI_A, "-t", "3", *_X264, "-c:a", "aac",
                                 "-movflags", "+frag_keyframe+empty_moov+default_base_moof", *_BITEXACT],
+    # Uncompressed audio (stts counts PCM frames; FFmpeg reads packets of up to 1024 frames
+    # cut per chunk): sowt beside video; in24 (+enda) whose 1000-frame packets make chunks
+    # that are not multiples of 1024; a 96 kHz track, which FFmpeg writes as a version 2
+    # `lpcm` sound description.
+    "h264_pcm_s16le.mov": [*_LAVFI_V, *_LAVFI_A, "-t", "2", *_X264, "-c:a", "pcm_s16le", *_BITEXACT],
+    "h264_pcm_s24le_odd_chunks.mov": [*_LAVFI_V, "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:samples_per_frame=1000",
+                                      "-t", "2", *_X264, "-c:a", "pcm_s24le", "-ac", "2", *_BITEXACT],
+    "lpcm_s24le_96k.mov": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=96000", "-t", "2",
+                           "-c:a", "pcm_s24le", *_BITEXACT],
 }
 
 

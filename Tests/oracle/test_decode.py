@@ -5,8 +5,9 @@ Video is compared when the first video track is h264 or hevc in 8-bit 4:2:0
 (yuv420p), or in 10-bit 4:2:0, 4:4:4 or 4:2:2 (yuv420p10le, yuv444p, yuv422p), which
 ffmpeg converts to NV12 / I420 with libswscale and mk-decode with the FFmpeg plugin's
 picture converter (the same libswscale, set up as ffmpeg sets it up; rotation before
-conversion, as ffmpeg's autorotation does it); audio when the first audio track is aac
-or mp3. Any other file is skipped with the reason (codec, pixel format, encryption),
+conversion, as ffmpeg's autorotation does it); audio when the first audio track is aac,
+mp3 or uncompressed (pcm_s16le/s16be/s24le/f32le in MOV: sowt, twos, in24, fl32, which
+f32 output converts exactly as libswresample does). Any other file is skipped with the reason (codec, pixel format, encryption),
 never passed.
 
 Oracles (ORACLES.md, "Decoders: bit-exact output"); STREAM is the absolute index of
@@ -41,7 +42,7 @@ import oracle_lib as lib
 MEDIA = lib.media_params()
 VIDEO_CODECS = ("h264", "hevc")
 VIDEO_PIX_FMTS = ("yuv420p", "yuv420p10le", "yuv444p", "yuv422p")
-AUDIO_CODECS = ("aac", "mp3")
+AUDIO_CODECS = ("aac", "mp3", "pcm_s16le", "pcm_s16be", "pcm_s24le", "pcm_f32le")
 TRIM = [pytest.param(False, id="trim"), pytest.param(True, id="no-trim")]
 
 
@@ -77,7 +78,7 @@ def audio_target(media) -> dict:
     if lib.is_encrypted(media):
         pytest.skip(f"{media.name}: encrypted (encv/enca sample entries); no keys to decode")
     if codec not in AUDIO_CODECS:
-        pytest.skip(f"{media.name}: first audio track is {codec}, not aac/mp3")
+        pytest.skip(f"{media.name}: first audio track is {codec}, not {'/'.join(AUDIO_CODECS)}")
     return s
 
 
@@ -316,7 +317,8 @@ def test_audio_f32(media, mk_decode, tmp_path):
     """First audio track as interleaved f32le (--sample-format f32): exactly ffmpeg's.
 
     Oracle: `ffmpeg -v error -i FILE -map 0:STREAM -f f32le -`. aac and mp3 decode to
-    float planar in libavcodec, so f32 output is only interleaving: no tolerance.
+    float planar in libavcodec, so f32 output is only interleaving: no tolerance. Integer
+    PCM converts to float by one exact multiplication (x / 2^15, x / 2^31), on both sides.
     """
     stream = audio_target(media)
     out = tmp_path / "out.f32"

@@ -104,6 +104,32 @@ def test_remux_framemd5_equal(case, layout, remuxes, request):
         pytest.fail(f"{src.name} -> {layout}: framemd5 differs\n{diff}", pytrace=False)
 
 
+def _packet_lines(path: Path) -> list[str]:
+    """ffprobe's packets of PATH, the byte offset aside: stream,pts,dts,duration,size,flags."""
+    cmd = ["ffprobe", "-v", "error", "-ignore_editlist", "1", "-show_entries",
+           "packet=stream_index,pts,dts,duration,size,flags", "-of", "csv=p=0", path]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    return [l for l in proc.stdout.decode("utf-8", "replace").splitlines() if l.strip()]
+
+
+@pytest.mark.parametrize("case", [p for p in INPUTS if str(p.values[0]).startswith("gen:")
+                                  and not str(p.values[0]).startswith("gen:fragmented")])
+def test_remux_progressive_packets_equal(case, remuxes, request):
+    """A progressive OUT has IN's packets, in IN's order: every ffprobe packet column but the
+    byte offset. For uncompressed audio this checks that the copy's chunks (PCM frames per
+    chunk) make FFmpeg cut the same ~1024-frame packets as IN's do.
+
+    Oracle: `ffprobe -v error -ignore_editlist 1 -show_entries
+    packet=stream_index,pts,dts,duration,size,flags -of csv=p=0` on IN and on OUT.
+    Inputs: the generated progressive ones (a fragmented IN has no chunks to keep).
+    """
+    src, out = _remuxed(case, "progressive", remuxes, request)
+    diff = lib.diff_lines(_packet_lines(out), _packet_lines(src), "OUT", "IN")
+    if diff:
+        pytest.fail(f"{src.name} -> progressive: ffprobe packets differ (pos aside)\n{diff}", pytrace=False)
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("case", INPUTS)
 def test_remux_track_facts(case, layout, remuxes, request):

@@ -162,6 +162,20 @@
     X(pcm_s16be, AUDIO, 100)          \
     X(pcm_s24le, AUDIO, 100)          \
     X(pcm_f32le, AUDIO, 100)          \
+    X(pcm_s8, AUDIO, 100)             \
+    X(pcm_u8, AUDIO, 100)             \
+    X(pcm_s24be, AUDIO, 100)          \
+    X(pcm_s32le, AUDIO, 100)          \
+    X(pcm_s32be, AUDIO, 100)          \
+    X(pcm_f32be, AUDIO, 100)          \
+    X(pcm_f64le, AUDIO, 100)          \
+    X(pcm_f64be, AUDIO, 100)          \
+    X(pcm_mulaw, AUDIO, 100)          \
+    X(pcm_alaw, AUDIO, 100)           \
+    X(adpcm_ima_qt, AUDIO, 100)       \
+    X(gsm, AUDIO, 100)                \
+    X(mace3, AUDIO, 100)              \
+    X(mace6, AUDIO, 100)              \
     X(amr_nb, AUDIO, 100)
 
 enum {

@@ -105,7 +105,10 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
         let moovBytes = try source.read(at: moov.offset, count: Int(moov.size))
         let headerLength = be32(moovBytes, 0) == 1 ? 16 : 8
         var reader = BoxReader(bytes: moovBytes, base: moov.offset, start: headerLength, end: moovBytes.count, path: "moov", file: path)
-        let movie = try MovieBox.parse(&reader)
+        // FFmpeg's "isom" files: an ftyp whose major brand is not QuickTime's (sound descriptions
+        // are read with their version 1/2 fields only when stsd is version 0, unless "qt  " is compatible).
+        let isom = !brand.isEmpty && brand != "qt  " && !compatible.contains("qt  ")
+        let movie = try MovieBox.parse(&reader, isom: isom)
         if sawMoof || movie.isFragmented {
             // Fragments (moof) are not indexed yet; the samples in moov are.
             _ = sawMoof
@@ -117,7 +120,8 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
             guard t.timeScale > 0 else {
                 throw MediaError(.invalidData, "track \(t.id) has a time scale of 0 in mdhd", path: path, context: t.path + "/mdia/mdhd")
             }
-            let s = try SampleIndexBuilder.build(t.tables, trackPath: t.path, file: path)
+            let s = try SampleIndexBuilder.build(t.tables, trackPath: t.path, file: path,
+                                                 audio: t.handler == "soun" ? t.framing : nil, mediaDuration: t.mediaDuration)
             var track = Track(index: i, id: t.id, parameters: t.parameters, timeBase: Rational(1, t.timeScale),
                               duration: t.mediaDuration, language: t.language, rotation: Self.rotation(t.matrix),
                               matrix: t.matrix, sampleCount: s.count, editList: t.edits,

@@ -185,10 +185,17 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         case .subtitle: handler = tag == "c608" || tag == "c708" ? "clcp" : tag == "text" ? "text" : tag == "wvtt" || tag == "stpp" ? "subt" : "sbtl"
         case .data: handler = tag == "tmcd" ? "tmcd" : "meta"
         }
-        tracks.append(MuxTrack(parameters: p, sampleEntry: entry, handler: handler, id: id, timeScale: timeBase.denominator,
-                               tickMultiplier: timeBase.numerator, language: language,
-                               matrix: matrix.count == 9 ? matrix : MovieWriter.identity,
-                               sourceEdits: edits, sourceMovieTimeScale: movieTimeScale, width: width, height: height))
+        var track = MuxTrack(parameters: p, sampleEntry: entry, handler: handler, id: id, timeScale: timeBase.denominator,
+                             tickMultiplier: timeBase.numerator, language: language,
+                             matrix: matrix.count == 9 ? matrix : MovieWriter.identity,
+                             sourceEdits: edits, sourceMovieTimeScale: movieTimeScale, width: width, height: height)
+        // Uncompressed audio whose timestamps count PCM frames: tables in PCM frames, as FFmpeg
+        // writes them (QuickTime reads sowt/twos/in24/... sample tables that way).
+        if p.mediaType == .audio, let bits = SampleEntryParser.bitsPerSample(codec: p.codec), p.channels > 0,
+           timeBase.numerator == 1, timeBase.denominator == Int64(p.sampleRate) {
+            track.pcmFrameSize = bits / 8 * p.channels
+        }
+        tracks.append(track)
         pendingSources.append(nil)
         return tracks.count - 1
     }
@@ -266,22 +273,43 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                 guard delta >= 0 else {
                     throw MediaError(.invalidArgument, "track \(ti): dts \(rawDts) goes back from \(tracks[ti].lastDts / m)", path: path)
                 }
-                tracks[ti].appendStts(delta)
+                if tracks[ti].pcmFrameSize == 0 { tracks[ti].appendStts(delta) }
                 if let last = tracks[ti].pending.indices.last { tracks[ti].pending[last].duration = delta }
             } else {
                 tracks[ti].firstDts = dts
                 tracks[ti].origin = min(dts, 0)
             }
+            let frameSize = tracks[ti].pcmFrameSize
+            if frameSize > 0 && (size == 0 || size % frameSize != 0) {
+                throw MediaError(.invalidArgument, "track \(ti): a packet of \(size) bytes is not a whole number of \(frameSize)-byte PCM frames (\(tracks[ti].parameters.codec), \(tracks[ti].parameters.channels) channels)", path: path)
+            }
             if isFragmentedLayout { try maybeCutFragment(before: ti, dts: dts, isKeyframe: isKeyframe) }
             let composition = pts - (dts - tracks[ti].origin)
-            tracks[ti].appendCtts(composition)
+            if frameSize == 0 { tracks[ti].appendCtts(composition) }
             let decodeTime = dts - (tracks[ti].firstDts ?? 0)
             tracks[ti].minComposition = min(tracks[ti].minComposition, decodeTime + composition)
             tracks[ti].lastDts = dts
-            tracks[ti].lastDuration = duration > 0 ? duration : (tracks[ti].stts.last.map { Int64($0.delta) } ?? 0)
+            if frameSize > 0 {
+                tracks[ti].lastDuration = duration > 0 ? duration : Int64(size / frameSize)
+            } else {
+                tracks[ti].lastDuration = duration > 0 ? duration : (tracks[ti].stts.last.map { Int64($0.delta) } ?? 0)
+            }
             tracks[ti].maxCompositionEnd = max(tracks[ti].maxCompositionEnd, decodeTime + composition + tracks[ti].lastDuration)
-            tracks[ti].sizes.append(UInt32(size))
-            if isKeyframe { tracks[ti].syncSamples.append(UInt32(tracks[ti].sizes.count)) }
+            if frameSize > 0 {
+                guard tracks[ti].pcmFrames + size / frameSize <= Int(UInt32.max) else {
+                    throw MediaError(.limit, "track \(ti): more than \(UInt32.max) PCM frames do not fit an MP4 sample table", path: path)
+                }
+                tracks[ti].pcmFrames += size / frameSize
+            } else {
+                tracks[ti].sizes.append(UInt32(size))
+                if isKeyframe { tracks[ti].syncSamples.append(UInt32(tracks[ti].sizes.count)) }
+            }
+            // Uncompressed audio: a packet that is not a whole number of reader packets ends its
+            // chunk (MuxTrack.endsChunk); the chunk is written when the next one starts, as a
+            // source chunk is, so the output keeps the source's order.
+            if !isFragmentedLayout, let last = tracks[ti].pending.indices.last, tracks[ti].endsChunk(last) {
+                try flushChunk(of: ti, file)
+            }
             if let source {
                 if sources[ObjectIdentifier(source)] == nil { sources[ObjectIdentifier(source)] = source }
                 // Copying file to file: a chunk ends where the source's chunk ends, so the output
@@ -336,25 +364,46 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         }
     }
 
-    /// Writes one track's pending chunk.
+    /// Writes one track's pending chunk. Copying from a source file, the pending chunks of
+    /// other tracks that begin earlier in that source go first: read in file order, they are
+    /// complete (the chunks of a file do not overlap), and the output keeps the source's order.
     private func flushChunk(of ti: Int, _ file: OutputFile) throws {
         guard !tracks[ti].pending.isEmpty else { return }
+        let start = tracks[ti].pending[0].sourceOffset
+        if start >= 0, let source = pendingSources[ti] {
+            let earlier = tracks.indices.filter {
+                $0 != ti && !tracks[$0].pending.isEmpty && pendingSources[$0] === source
+                    && tracks[$0].pending[0].sourceOffset >= 0 && tracks[$0].pending[0].sourceOffset < start
+            }
+            for other in earlier.sorted(by: { tracks[$0].pending[0].sourceOffset < tracks[$1].pending[0].sourceOffset }) {
+                try writeChunk(of: other, file)
+            }
+        }
+        try writeChunk(of: ti, file)
+    }
+
+    /// Writes one track's pending samples as a chunk.
+    private func writeChunk(of ti: Int, _ file: OutputFile) throws {
         let offset = UInt64(position(file))
         try writeData(of: ti, to: file)
-        tracks[ti].chunks.append((offset, UInt32(tracks[ti].pending.count)))
+        tracks[ti].chunks.append((offset, tracks[ti].tableSamples(tracks[ti].pending.indices)))
         tracks[ti].pending.removeAll(keepingCapacity: true)
         tracks[ti].pendingBytes = 0
     }
 
-    /// Writes every track's pending chunk, the earliest first (interleaved by time).
+    /// Writes every track's pending chunk, the earliest first (interleaved by time); chunks
+    /// copied from one source file go in the source's order, so the output keeps its interleaving.
     private func flushChunks(_ file: OutputFile) throws {
-        let order = tracks.indices.filter { !tracks[$0].pending.isEmpty }.sorted {
+        let waiting = tracks.indices.filter { !tracks[$0].pending.isEmpty }
+        let source = waiting.first.flatMap { pendingSources[$0] }
+        let fromOneSource = source != nil && waiting.allSatisfy { pendingSources[$0] === source && tracks[$0].pending[0].sourceOffset >= 0 }
+        let order = fromOneSource ? waiting.sorted { tracks[$0].pending[0].sourceOffset < tracks[$1].pending[0].sourceOffset } : waiting.sorted {
             Double(tracks[$0].pending[0].dts) / Double(tracks[$0].timeScale) < Double(tracks[$1].pending[0].dts) / Double(tracks[$1].timeScale)
         }
         for ti in order {
             let offset = UInt64(position(file))
             try writeData(of: ti, to: file)
-            tracks[ti].chunks.append((offset, UInt32(tracks[ti].pending.count)))
+            tracks[ti].chunks.append((offset, tracks[ti].tableSamples(tracks[ti].pending.indices)))
             tracks[ti].pending.removeAll(keepingCapacity: true)
             tracks[ti].pendingBytes = 0
         }
@@ -432,7 +481,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             let limit = Int64(max(options.chunkSeconds, 0.001) * Double(t.timeScale))
             var first = 0, bytes = 0
             for i in t.pending.indices {
-                if i > first, t.pending[i].dts - t.pending[first].dts >= limit {
+                // A run is a chunk of the hybrid file's moov: uncompressed audio ends one after a
+                // packet that is not a whole number of reader packets (see MuxTrack.endsChunk).
+                if i > first, t.pending[i].dts - t.pending[first].dts >= limit || t.endsChunk(i - 1) {
                     runs.append((MovieWriter.FragmentRun(track: ti, samples: first..<i, bytes: bytes, dataOffset: 0),
                                  Double(t.pending[first].dts) / Double(t.timeScale)))
                     first = i; bytes = 0
@@ -479,7 +530,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         for run in runs {
             let offset = UInt64(position(file))
             try writeData(of: run.track, samples: run.samples, to: file)
-            tracks[run.track].chunks.append((offset, UInt32(run.samples.count)))
+            tracks[run.track].chunks.append((offset, tracks[run.track].tableSamples(run.samples)))
         }
         for ti in tracks.indices where !tracks[ti].pending.isEmpty {
             tracks[ti].pending.removeAll(keepingCapacity: true)
@@ -501,7 +552,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         do {
             if !started { try start(file) }
             // The last sample of each track: its duration is the packet's (no next dts).
-            for i in tracks.indices where tracks[i].sampleCount > 0 { tracks[i].appendStts(tracks[i].lastDuration) }
+            for i in tracks.indices where tracks[i].sampleCount > 0 && tracks[i].pcmFrameSize == 0 {
+                tracks[i].appendStts(tracks[i].lastDuration)
+            }
             switch options.layout {
             case .progressive:
                 try flushChunks(file)

@@ -9,6 +9,10 @@ struct SampleTables {
     var sampleCount: Int = 0
     var stsc: [(firstChunk: UInt32, samplesPerChunk: UInt32, descriptionIndex: UInt32)] = []
     var chunkOffsets: [UInt64] = []
+    /// Where stsc and stsz are (box path, file offset of the payload), for errors found
+    /// while the index is built.
+    var stscLocation: (path: String, offset: Int64) = ("", 0)
+    var stszLocation: (path: String, offset: Int64) = ("", 0)
 }
 
 /// What the `trak` box says about one track, before the sample index is built.
@@ -23,6 +27,8 @@ struct TrackBox {
     var parameters = CodecParameters(mediaType: .data, codec: "")
     var unsupportedReason: String?
     var encrypted = false
+    /// Audio: how the sound description frames the samples (uncompressed audio grouping).
+    var framing = AudioFraming()
     var edits: [EditListEntry] = []
     /// `tref` entries: reference type and referenced track IDs.
     var references: [(type: String, ids: [Int])] = []
@@ -44,7 +50,9 @@ struct MovieBox {
     /// trex defaults by track ID: (description index, duration, size, flags).
     var trex: [Int: (UInt32, UInt32, UInt32, UInt32)] = [:]
 
-    static func parse(_ r: inout BoxReader) throws -> MovieBox {
+    /// Parses a `moov` payload. `isom`: the ftyp says the file is not QuickTime (see
+    /// ``SampleEntryParser/parse(stsd:handler:isom:)``).
+    static func parse(_ r: inout BoxReader, isom: Bool = false) throws -> MovieBox {
         var movie = MovieBox()
         try r.children { type, c in
             switch type {
@@ -53,7 +61,7 @@ struct MovieBox {
                 if v == 1 { try c.skip(16); movie.timeScale = Int64(try c.u32()); movie.duration = Int64(bitPattern: try c.u64()) }
                 else { try c.skip(8); movie.timeScale = Int64(try c.u32()); movie.duration = Int64(try c.u32()) }
             case "trak":
-                movie.tracks.append(try parseTrak(&c))
+                movie.tracks.append(try parseTrak(&c, isom: isom))
             case "udta":
                 let start = c.position - 8
                 if start >= 0, be32(c.bytes, start) == UInt32(c.end - start) { movie.userData = Array(c.bytes[start..<c.end]) }
@@ -97,7 +105,7 @@ struct MovieBox {
         return result
     }
 
-    static func parseTrak(_ r: inout BoxReader) throws -> TrackBox {
+    static func parseTrak(_ r: inout BoxReader, isom: Bool = false) throws -> TrackBox {
         var t = TrackBox()
         t.path = r.path
         var stsdReader: BoxReader?
@@ -158,7 +166,8 @@ struct MovieBox {
             }
         }
         if var s = stsdReader {
-            (t.parameters, t.unsupportedReason, t.encrypted) = try SampleEntryParser.parse(stsd: &s, handler: t.handler)
+            let entry = try SampleEntryParser.parse(stsd: &s, handler: t.handler, isom: isom)
+            (t.parameters, t.unsupportedReason, t.encrypted, t.framing) = (entry.parameters, entry.unsupportedReason, entry.encrypted, entry.framing)
         } else {
             t.parameters = CodecParameters(mediaType: SampleEntryParser.mediaType(handler: t.handler), codec: "")
             t.unsupportedReason = "the track has no sample description (stsd)"
@@ -186,6 +195,7 @@ struct MovieBox {
             for _ in 0..<n { list.append(try s.u32()) }
             if type == "stss" { tb.syncSamples = list } else { tb.partialSyncSamples = list }
         case "stsz":
+            tb.stszLocation = (s.path, s.absoluteOffset)
             _ = try s.fullBoxHeader()
             tb.constantSize = try s.u32()
             let count = try s.u32()
@@ -195,9 +205,8 @@ struct MovieBox {
                 for _ in 0..<n { tb.sizes.append(try s.u32()) }
                 tb.sampleCount = n
             } else {
-                if count > UInt32(MP4Limits.maxTableEntries) {
-                    throw s.error(.limit, "stsz declares \(count) samples, above the limit of \(MP4Limits.maxTableEntries)")
-                }
+                // No table to hold: the limit applies to the index built from it (SampleIndexBuilder),
+                // where uncompressed audio counts packets, not PCM frames.
                 tb.sampleCount = Int(count)
             }
         case "stz2":
@@ -222,6 +231,7 @@ struct MovieBox {
                 }
             }
         case "stsc":
+            tb.stscLocation = (s.path, s.absoluteOffset)
             _ = try s.fullBoxHeader()
             let n = try s.checkTable(count: UInt64(try s.u32()), entrySize: 12, "stsc")
             tb.stsc.reserveCapacity(n)

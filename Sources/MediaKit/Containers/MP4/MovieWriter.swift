@@ -239,8 +239,14 @@ enum MovieWriter {
                 return
             }
             w.fullBox("stts", version: 0, flags: 0) { w in
-                w.u32(UInt32(t.stts.count))
-                for e in t.stts { w.u32(e.count); w.u32(e.delta) }
+                if t.pcmFrameSize > 0 {
+                    // Uncompressed audio: one table sample per PCM frame.
+                    w.u32(t.pcmFrames > 0 ? 1 : 0)
+                    if t.pcmFrames > 0 { w.u32(UInt32(clamping: t.pcmFrames)); w.u32(1) }
+                } else {
+                    w.u32(UInt32(t.stts.count))
+                    for e in t.stts { w.u32(e.count); w.u32(e.delta) }
+                }
             }
             if t.hasCompositionOffsets {
                 w.fullBox("ctts", version: t.hasNegativeOffsets ? 1 : 0, flags: 0) { w in
@@ -248,7 +254,7 @@ enum MovieWriter {
                     for e in t.ctts { w.u32(e.count); w.i32(e.offset) }
                 }
             }
-            if t.syncSamples.count < t.sampleCount {
+            if t.pcmFrameSize == 0, t.syncSamples.count < t.sampleCount {
                 w.fullBox("stss", version: 0, flags: 0) { w in
                     w.u32(UInt32(t.syncSamples.count))
                     for s in t.syncSamples { w.u32(s) }
@@ -265,7 +271,8 @@ enum MovieWriter {
             }
             let constant = t.sizes.first.map { s in t.sizes.allSatisfy { $0 == s } } ?? false
             w.fullBox("stsz", version: 0, flags: 0) { w in
-                if constant, let s = t.sizes.first { w.u32(s); w.u32(UInt32(t.sizes.count)) }
+                if t.pcmFrameSize > 0 { w.u32(UInt32(t.pcmFrameSize)); w.u32(UInt32(clamping: t.pcmFrames)) }
+                else if constant, let s = t.sizes.first { w.u32(s); w.u32(UInt32(t.sizes.count)) }
                 else {
                     w.u32(0); w.u32(UInt32(t.sizes.count))
                     for s in t.sizes { w.u32(s) }

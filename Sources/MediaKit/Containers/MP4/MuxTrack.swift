@@ -14,6 +14,10 @@ struct PendingSample {
 
 /// What the muxer keeps of one track: its description and its compact sample tables.
 /// Memory per sample is one stsz entry (4 bytes); runs cost one entry each.
+///
+/// Uncompressed audio (``pcmFrameSize`` > 0) is written as FFmpeg's mov muxer writes it:
+/// its sample tables count PCM frames (stsz: one constant frame size, stts: one entry of
+/// duration 1, stsc: frames per chunk) and nothing is kept per packet.
 struct MuxTrack {
     var parameters: CodecParameters
     var sampleEntry: [UInt8]
@@ -40,7 +44,30 @@ struct MuxTrack {
     var syncSamples: [UInt32] = []
     var sizes: [UInt32] = []
     var chunks: [(offset: UInt64, samples: UInt32)] = []
-    var sampleCount: Int { sizes.count }
+    /// Uncompressed audio: bytes per PCM frame, all channels (0 for other tracks).
+    var pcmFrameSize = 0
+    /// Uncompressed audio: PCM frames written so far.
+    var pcmFrames = 0
+    /// Samples of the sample tables: PCM frames for uncompressed audio, else packets.
+    var sampleCount: Int { pcmFrameSize > 0 ? pcmFrames : sizes.count }
+
+    /// The PCM frames a reader cuts a chunk of uncompressed audio into packets of (FFmpeg's
+    /// mov demuxer: 1024). A chunk whose packets before the last are all a multiple of it
+    /// reads back as the same packets.
+    static let pcmPacketFrames = 1024
+
+    /// Table samples in pending samples `range` (what stsc counts for a chunk of them).
+    func tableSamples(_ range: Range<Int>) -> UInt32 {
+        guard pcmFrameSize > 0 else { return UInt32(range.count) }
+        return UInt32(clamping: pending[range].reduce(0) { $0 + $1.size } / pcmFrameSize)
+    }
+
+    /// True when uncompressed audio pending sample `i` must end its chunk (or run): its frame
+    /// count is not a multiple of ``pcmPacketFrames``, so a reader would not cut the chunk
+    /// where it ends if more followed in the same chunk.
+    func endsChunk(_ i: Int) -> Bool {
+        pcmFrameSize > 0 && (pending[i].size / pcmFrameSize) % Self.pcmPacketFrames != 0
+    }
 
     // Timing.
     var firstDts: Int64?

@@ -1,19 +1,49 @@
+/// How a QuickTime sound description frames uncompressed or constant-size audio: what
+/// FFmpeg's mov demuxer needs to cut a chunk of such a track into packets when its stts
+/// counts one table sample per PCM frame (see ``SampleIndexBuilder``).
+struct AudioFraming {
+    /// PCM frames per compressed frame (sound description version 1 or 2, or implied by the
+    /// codec: 64 for ima4, 6 for MACE, 160 for GSM); 0 or 1 for plain PCM.
+    var samplesPerFrame = 0
+    /// Bytes per compressed frame, for all channels (version 1 or 2, or implied by the codec).
+    var bytesPerFrame = 0
+    /// Bytes per PCM frame implied by the codec (bits per sample / 8 x channels); 0 when the
+    /// codec implies none, and stsz's constant sample size is used instead.
+    var sampleSize = 0
+    /// Where the sample entry is, for errors: its box path and file offset.
+    var entryPath = ""
+    var entryOffset: Int64 = 0
+}
+
+/// The first sample entry of an `stsd` box, as ``SampleEntryParser`` reads it.
+struct ParsedSampleEntry {
+    var parameters: CodecParameters
+    /// Why MediaKit cannot decode the track, nil when it can.
+    var unsupportedReason: String?
+    var encrypted: Bool
+    /// Audio tracks: the framing of the sound description.
+    var framing = AudioFraming()
+}
+
 /// Parses `stsd` sample entries into ``CodecParameters``.
 enum SampleEntryParser {
     /// Parses the first sample entry of an `stsd` box. An entry MediaKit does
     /// not know is returned with an empty codec name and a reason, not thrown.
-    static func parse(stsd r: inout BoxReader, handler: String) throws -> (CodecParameters, String?, Bool) {
-        _ = try r.fullBoxHeader()
+    /// `isom`: the file's ftyp names neither "qt  " as major brand nor among its compatible
+    /// brands; then, as FFmpeg does, the version 1/2 fields of a sound description are read
+    /// only when the stsd box is version 0.
+    static func parse(stsd r: inout BoxReader, handler: String, isom: Bool = false) throws -> ParsedSampleEntry {
+        let (stsdVersion, _) = try r.fullBoxHeader()
         let count = try r.u32()
-        guard count > 0, r.remaining >= 8 else {
-            return (CodecParameters(mediaType: mediaType(handler: handler), codec: ""), "the stsd box has no sample entry", false)
-        }
-        var result: (CodecParameters, String?, Bool)?
+        let empty = ParsedSampleEntry(parameters: CodecParameters(mediaType: mediaType(handler: handler), codec: ""),
+                                      unsupportedReason: "the stsd box has no sample entry", encrypted: false)
+        guard count > 0, r.remaining >= 8 else { return empty }
+        var result: ParsedSampleEntry?
         try r.children { type, entry in
             if result != nil { return }   // later entries: packets referring to them are decoded with the first one
-            result = try parseEntry(type: type, &entry, handler: handler)
+            result = try parseEntry(type: type, &entry, handler: handler, soundFields: !isom || stsdVersion == 0)
         }
-        return result ?? (CodecParameters(mediaType: mediaType(handler: handler), codec: ""), "the stsd box has no sample entry", false)
+        return result ?? empty
     }
 
     static func mediaType(handler: String) -> MediaType {
@@ -25,7 +55,7 @@ enum SampleEntryParser {
         }
     }
 
-    private static func parseEntry(type: String, _ r: inout BoxReader, handler: String) throws -> (CodecParameters, String?, Bool) {
+    private static func parseEntry(type: String, _ r: inout BoxReader, handler: String, soundFields: Bool) throws -> ParsedSampleEntry {
         let entryStart = r.position - 8
         let entryBytes = Array(r.bytes[max(0, entryStart)..<r.end])
         var encrypted = false
@@ -76,9 +106,10 @@ enum SampleEntryParser {
             default: break
             }
             let reason = p.codec.isEmpty ? "unknown video sample entry '\(type)'" : (encrypted ? "unsupported: encrypted track" : nil)
-            return (p, reason, encrypted)
+            return ParsedSampleEntry(parameters: p, unsupportedReason: reason, encrypted: encrypted)
         case "soun":
             var p = CodecParameters(mediaType: .audio, codec: "", codecTag: type, sampleEntry: entryBytes)
+            var framing = AudioFraming(entryPath: r.path, entryOffset: r.base + Int64(max(0, entryStart)))
             try r.skip(6 + 2)
             let version = try r.u16()
             try r.skip(2 + 4)
@@ -86,16 +117,22 @@ enum SampleEntryParser {
             p.bitsPerCodedSample = Int(try r.u16())
             try r.skip(2 + 2)
             p.sampleRate = Int(try r.u32() >> 16)
-            if version == 1 {
-                try r.skip(16)
-            } else if version == 2 {
+            var lpcmFlags: UInt32?
+            if soundFields && version == 1 {
+                framing.samplesPerFrame = Int(try r.u32())
+                try r.skip(4)                                   // bytes per packet (one channel)
+                framing.bytesPerFrame = Int(try r.u32())
+                try r.skip(4)                                   // bytes per sample
+            } else if soundFields && version == 2 {
                 try r.skip(4)
                 let rateBits = try r.u64()
                 p.sampleRate = Int(Double(bitPattern: rateBits))
                 p.channels = Int(try r.u32())
                 try r.skip(4)
                 p.bitsPerCodedSample = Int(try r.u32())
-                try r.skip(12)
+                lpcmFlags = try r.u32()
+                framing.bytesPerFrame = Int(try r.u32())        // constBytesPerAudioPacket
+                framing.samplesPerFrame = Int(try r.u32())      // constLPCMFramesPerAudioPacket
             }
             var children: [String: [UInt8]] = [:]
             func collect(_ c: inout BoxReader, _ t: String) throws {
@@ -163,14 +200,27 @@ enum SampleEntryParser {
             case "alac":
                 p.codec = "alac"
                 if let a = children["alac"] { p.extradata = [0, 0, 0, UInt8(a.count + 8)] + Array("alac".utf8) + a }
-            case "sowt": p.codec = p.bitsPerCodedSample == 24 ? "pcm_s24le" : "pcm_s16le"
-            case "twos": p.codec = "pcm_s16be"
-            case "lpcm", "fl32": p.codec = type == "fl32" ? "pcm_f32be" : ""
+            default:
+                if let codec = uncompressedCodec(tag: type, bits: p.bitsPerCodedSample, lpcmFlags: lpcmFlags,
+                                                 littleEndian: children["enda"].map { $0.count >= 2 && $0[1] == 1 } ?? false) {
+                    p.codec = codec
+                }
+            }
+            // Codecs whose sound description does not state their framing (as FFmpeg sets them).
+            switch p.codec {
+            case "mace3": framing.samplesPerFrame = 6; framing.bytesPerFrame = 2 * p.channels
+            case "mace6": framing.samplesPerFrame = 6; framing.bytesPerFrame = p.channels
+            case "adpcm_ima_qt": framing.samplesPerFrame = 64; framing.bytesPerFrame = 34 * p.channels
+            case "gsm": framing.samplesPerFrame = 160; framing.bytesPerFrame = 33
             default: break
+            }
+            if let bits = bitsPerSample(codec: p.codec) {
+                p.bitsPerCodedSample = bits
+                framing.sampleSize = bits / 8 * p.channels
             }
             if p.codec == "aac", p.extradata.isEmpty { p.codec = "" }
             let reason = p.codec.isEmpty ? "unknown audio sample entry '\(type)'" : (encrypted ? "unsupported: encrypted track" : nil)
-            return (p, reason, encrypted)
+            return ParsedSampleEntry(parameters: p, unsupportedReason: reason, encrypted: encrypted, framing: framing)
         default:
             var p = CodecParameters(mediaType: mediaType(handler: handler), codec: "", codecTag: type, sampleEntry: entryBytes)
             switch type {
@@ -182,7 +232,100 @@ enum SampleEntryParser {
             case "tmcd": p.codec = ""
             default: break
             }
-            return (p, "no decoder for '\(type)' tracks (\(handler) handler)", false)
+            return ParsedSampleEntry(parameters: p, unsupportedReason: "no decoder for '\(type)' tracks (\(handler) handler)", encrypted: false)
+        }
+    }
+
+    /// The FFmpeg codec name of an uncompressed (or simply framed) QuickTime audio sample
+    /// entry, nil for other entries: the codec of the fourcc, then, as FFmpeg's mov demuxer
+    /// does, the bit depth of the sound description (sowt/twos of 8, 24 or 32 bits), the
+    /// flags of a version 2 `lpcm` entry and an `enda` box (little-endian in24/in32/fl32/fl64).
+    static func uncompressedCodec(tag: String, bits: Int, lpcmFlags: UInt32?, littleEndian: Bool) -> String? {
+        var codec: String
+        switch tag {
+        case "twos", "lpcm", "NONE": codec = "pcm_s16be"
+        case "sowt": codec = "pcm_s16le"
+        case "raw ": codec = "pcm_u8"
+        case "in24": codec = "pcm_s24be"
+        case "in32": codec = "pcm_s32be"
+        case "fl32": codec = "pcm_f32be"
+        case "fl64": codec = "pcm_f64be"
+        case "ulaw": codec = "pcm_mulaw"
+        case "alaw": codec = "pcm_alaw"
+        case "ima4": codec = "adpcm_ima_qt"
+        case "MAC3": codec = "mace3"
+        case "MAC6": codec = "mace6"
+        case "agsm": codec = "gsm"
+        case "\\x0\\x0\\x0\\x0":   // no fourcc: by bit depth
+            codec = bits == 8 ? "pcm_u8" : bits == 16 ? "pcm_s16be" : ""
+        default: return nil
+        }
+        if tag == "lpcm", let flags = lpcmFlags {
+            codec = lpcmCodec(bits: bits, flags: flags) ?? ""
+        }
+        switch codec {
+        case "pcm_s8", "pcm_u8":
+            if bits == 16 { codec = "pcm_s16be" }
+        case "pcm_s16le", "pcm_s16be":
+            let le = codec == "pcm_s16le"
+            if bits == 8 { codec = "pcm_s8" }
+            else if bits == 24 { codec = le ? "pcm_s24le" : "pcm_s24be" }
+            else if bits == 32 { codec = le ? "pcm_s32le" : "pcm_s32be" }
+        default: break
+        }
+        if littleEndian {
+            switch codec {
+            case "pcm_s24be": codec = "pcm_s24le"
+            case "pcm_s32be": codec = "pcm_s32le"
+            case "pcm_f32be": codec = "pcm_f32le"
+            case "pcm_f64be": codec = "pcm_f64le"
+            default: break
+            }
+        }
+        return codec
+    }
+
+    /// The codec of a version 2 `lpcm` sound description: flags 1 float, 2 big-endian, 4 signed.
+    static func lpcmCodec(bits: Int, flags: UInt32) -> String? {
+        guard bits > 0, bits <= 64 else { return nil }
+        let be = flags & 2 != 0
+        if flags & 1 != 0 {
+            switch bits {
+            case 32: return be ? "pcm_f32be" : "pcm_f32le"
+            case 64: return be ? "pcm_f64be" : "pcm_f64le"
+            default: return nil
+            }
+        }
+        let bytes = (bits + 7) / 8
+        if flags & 4 != 0 {
+            switch bytes {
+            case 1: return "pcm_s8"
+            case 2: return be ? "pcm_s16be" : "pcm_s16le"
+            case 3: return be ? "pcm_s24be" : "pcm_s24le"
+            case 4: return be ? "pcm_s32be" : "pcm_s32le"
+            case 8: return be ? "pcm_s64be" : "pcm_s64le"
+            default: return nil
+            }
+        }
+        switch bytes {
+        case 1: return "pcm_u8"
+        case 2: return be ? "pcm_u16be" : "pcm_u16le"
+        case 3: return be ? "pcm_u24be" : "pcm_u24le"
+        case 4: return be ? "pcm_u32be" : "pcm_u32le"
+        default: return nil
+        }
+    }
+
+    /// Bits per sample of one channel that a codec implies (FFmpeg's av_get_bits_per_sample)
+    /// when it is 8 or more: the uncompressed codecs. nil for the others.
+    static func bitsPerSample(codec: String) -> Int? {
+        switch codec {
+        case "pcm_s8", "pcm_u8", "pcm_mulaw", "pcm_alaw": return 8
+        case "pcm_s16le", "pcm_s16be", "pcm_u16le", "pcm_u16be": return 16
+        case "pcm_s24le", "pcm_s24be", "pcm_u24le", "pcm_u24be": return 24
+        case "pcm_s32le", "pcm_s32be", "pcm_u32le", "pcm_u32be", "pcm_f32le", "pcm_f32be": return 32
+        case "pcm_s64le", "pcm_s64be", "pcm_f64le", "pcm_f64be": return 64
+        default: return nil
         }
     }
 

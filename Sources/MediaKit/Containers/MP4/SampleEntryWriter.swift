@@ -4,7 +4,8 @@
 /// over verbatim, so entries MediaKit does not understand (ac-3, c608, tx3g, mebx ...)
 /// and the boxes it does not model (colr, btrt, pasp, SA3D ...) survive a remux.
 /// Otherwise the entry is generated from the parameters: avc1, hvc1, av01, mp4a (esds),
-/// Opus (dOps) and .mp3.
+/// Opus (dOps), .mp3, and QuickTime sound descriptions for uncompressed audio (sowt, twos,
+/// in24, in32, fl32, fl64, raw, ulaw, alaw; lpcm above 65535 Hz), as FFmpeg's mov muxer writes them.
 enum SampleEntryWriter {
     /// The sample entry bytes (header included) for `p`, and the handler type of the track.
     static func entry(for p: CodecParameters, trackID: Int) throws -> [UInt8] {
@@ -65,7 +66,74 @@ enum SampleEntryWriter {
                 throw MediaError(.invalidArgument, "an AAC track needs its AudioSpecificConfig in extradata")
             }
         default:
-            throw MediaError(.unsupported, "cannot write a '\(p.codec.isEmpty ? p.codecTag : p.codec)' sample entry without the source's sample entry bytes")
+            guard let bits = SampleEntryParser.bitsPerSample(codec: p.codec), let tag = pcmTag(p.codec) else {
+                throw MediaError(.unsupported, "cannot write a '\(p.codec.isEmpty ? p.codecTag : p.codec)' sample entry without the source's sample entry bytes")
+            }
+            guard p.channels > 0, p.sampleRate > 0 else {
+                throw MediaError(.invalidArgument, "an audio track needs a sample rate and channel count (got \(p.sampleRate) Hz, \(p.channels) channels)")
+            }
+            w.append(pcmEntry(p, tag: tag, bits: bits))
+        }
+        return w.bytes
+    }
+
+    /// The QuickTime fourcc of an uncompressed audio codec.
+    static func pcmTag(_ codec: String) -> String? {
+        switch codec {
+        case "pcm_s16le", "pcm_s8": return "sowt"
+        case "pcm_s16be": return "twos"
+        case "pcm_s24le", "pcm_s24be": return "in24"
+        case "pcm_s32le", "pcm_s32be": return "in32"
+        case "pcm_f32le", "pcm_f32be": return "fl32"
+        case "pcm_f64le", "pcm_f64be": return "fl64"
+        case "pcm_u8": return "raw "
+        case "pcm_mulaw": return "ulaw"
+        case "pcm_alaw": return "alaw"
+        default: return nil
+        }
+    }
+
+    /// A QuickTime sound description for uncompressed audio: version 0 (8/16-bit), version 1
+    /// (wider samples; little-endian ones with a `wave` box holding `enda`) or, above 65535 Hz,
+    /// version 2 `lpcm` with its format flags (1 float, 2 big-endian, 4 signed, 8 packed).
+    static func pcmEntry(_ p: CodecParameters, tag: String, bits: Int) -> [UInt8] {
+        let frameSize = bits / 8 * p.channels
+        let wide = bits > 16
+        let littleEndian = p.codec.hasSuffix("le")
+        let version: UInt16 = p.sampleRate > 65535 ? 2 : wide ? 1 : 0
+        var w = BoxWriter()
+        w.box(version == 2 ? "lpcm" : tag) { w in
+            w.zeros(6); w.u16(1)                                  // reserved, data_reference_index
+            w.u16(version); w.u16(0); w.u32(0)                    // version, revision, vendor
+            if version == 2 {
+                w.u16(3); w.u16(16); w.u16(0xFFFE); w.u16(0); w.u32(0x0001_0000)
+                w.u32(72)                                         // sizeOfStructOnly
+                w.u64(Double(p.sampleRate).bitPattern)
+                w.u32(UInt32(p.channels)); w.u32(0x7F00_0000)
+                w.u32(UInt32(bits))
+                let float = p.codec.hasPrefix("pcm_f"), signed = p.codec.hasPrefix("pcm_s")
+                let flags: UInt32 = 8 | (float ? 1 : 0) | (!littleEndian && bits > 8 ? 2 : 0) | (signed ? 4 : 0)
+                w.u32(flags)
+                w.u32(UInt32(frameSize)); w.u32(1)                // bytes per packet, frames per packet
+                return
+            }
+            w.u16(UInt16(clamping: p.channels))
+            w.u16(p.codec == "pcm_u8" || p.codec == "pcm_s8" ? 8 : 16)   // sample size field (16 for other codecs)
+            w.u16(0); w.u16(0)                                    // compression ID, packet size
+            w.u32(UInt32(p.sampleRate) << 16)
+            if version == 1 {
+                w.u32(1)                                          // samples per packet
+                w.u32(UInt32(frameSize / p.channels))             // bytes per packet (one channel)
+                w.u32(UInt32(frameSize))                          // bytes per frame
+                w.u32(2)                                          // bytes per sample
+                if littleEndian {
+                    w.box("wave") { w in
+                        w.box("frma") { $0.fourCC(tag) }
+                        w.box("enda") { $0.u16(1) }
+                        w.zeros(8)                                // terminator atom
+                    }
+                }
+            }
         }
         return w.bytes
     }

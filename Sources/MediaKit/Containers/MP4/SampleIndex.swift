@@ -14,10 +14,27 @@ struct SampleEntry {
 /// way FFmpeg's mov demuxer exposes them with `-ignore_editlist 1`: dts starts
 /// at 0 (or at minus the largest negative composition offset, so that pts >= dts
 /// holds), pts = dts + shift + composition offset.
+///
+/// Uncompressed audio whose stts is one entry of duration 1 (one table sample per PCM
+/// frame: sowt, twos, lpcm, in24, fl32, ulaw, ima4 ...) is the exception: its chunks are
+/// cut into packets of about 1024 frames, as FFmpeg does (see ``groupedAudio``), so the
+/// index holds one entry per packet, not per frame.
 enum SampleIndexBuilder {
-    static func build(_ t: SampleTables, trackPath: String, file: String) throws -> [SampleEntry] {
+    /// - Parameters:
+    ///   - audio: the sound description's framing for an audio track, nil for other tracks.
+    ///   - mediaDuration: mdhd's duration (the last grouped audio packet ends there when it
+    ///     is shorter than the stts).
+    static func build(_ t: SampleTables, trackPath: String, file: String,
+                      audio: AudioFraming? = nil, mediaDuration: Int64 = 0) throws -> [SampleEntry] {
+        if let audio, t.stts.count == 1, t.stts[0].delta == 1 {
+            return try groupedAudio(t, framing: audio, mediaDuration: mediaDuration, file: file)
+        }
         let total = t.constantSize == 0 ? t.sizes.count : t.sampleCount
         if total == 0 || t.chunkOffsets.isEmpty || t.stsc.isEmpty { return [] }
+        if total > MP4Limits.maxTableEntries {
+            throw MediaError(.limit, "stsz declares \(total) samples, above the limit of \(MP4Limits.maxTableEntries)",
+                             path: file, offset: t.stszLocation.offset, context: t.stszLocation.path)
+        }
         if t.stts.isEmpty {
             throw MediaError(.invalidData, "the track has \(total) samples but no stts entries", path: file, context: trackPath + "/mdia/minf/stbl/stts")
         }
@@ -67,6 +84,83 @@ enum SampleIndexBuilder {
                 sttsUsed += 1
                 if sttsIndex + 1 < t.stts.count && sttsUsed >= t.stts[sttsIndex].count { sttsIndex += 1; sttsUsed = 0 }
             }
+        }
+        return samples
+    }
+
+    /// The packets of an audio track whose stts counts PCM frames (one entry, duration 1),
+    /// as FFmpeg's mov demuxer cuts them: each chunk, in order, into packets of
+    /// - `samplesPerFrame` frames and `bytesPerFrame` bytes when samplesPerFrame >= 160 (GSM);
+    /// - the most whole compressed frames that fit 1024 PCM frames (at most what is left of
+    ///   the chunk), `bytesPerFrame` bytes each, when samplesPerFrame > 1 (ima4, MACE);
+    /// - else min(1024, frames left in the chunk) frames of `sampleSize` bytes (the codec's
+    ///   bytes per PCM frame, or stsz's constant size when the codec implies none).
+    /// Every packet is a key frame; dts = pts counts PCM frames from 0. The frame count is
+    /// the chunk table's (stsc x chunks); stsz's count is not used. A packet lasts its frame
+    /// count, the last one until the end of the track (mdhd or stts, the shorter).
+    static func groupedAudio(_ t: SampleTables, framing f: AudioFraming, mediaDuration: Int64, file: String) throws -> [SampleEntry] {
+        if t.chunkOffsets.isEmpty || t.stsc.isEmpty { return [] }
+        let spf = f.samplesPerFrame, bpf = f.bytesPerFrame
+        if spf > 1 && bpf <= 0 {
+            throw MediaError(.invalidData, "the sound description states \(spf) samples per frame but \(bpf) bytes per frame",
+                             path: file, offset: f.entryOffset, context: f.entryPath)
+        }
+        let frameSize = Int64(f.sampleSize > 0 ? f.sampleSize : Int(t.constantSize))
+        func stscError(_ message: String) -> MediaError {
+            MediaError(.invalidData, message, path: file, offset: t.stscLocation.offset, context: t.stscLocation.path)
+        }
+        // Packets in all: checked against the limit before anything is allocated.
+        let packetFrames = spf >= 160 ? spf : spf > 1 ? (1024 / spf) * spf : 1024
+        var packets = 0
+        for (i, e) in t.stsc.enumerated() {
+            let first = Int(e.firstChunk)
+            let next = i + 1 < t.stsc.count ? Int(t.stsc[i + 1].firstChunk) : t.chunkOffsets.count + 1
+            guard first >= 1, next > first else {
+                throw stscError("stsc entry \(i) starts at chunk \(first), not after the previous entry's (and not before chunk 1)")
+            }
+            let frames = Int(e.samplesPerChunk)
+            if spf > 1 && frames % spf != 0 && (i + 1 < t.stsc.count || spf >= 160) {
+                throw stscError("stsc entry \(i) puts \(frames) PCM frames in a chunk, not a whole number of \(spf)-frame packets")
+            }
+            let chunks = max(0, min(next, t.chunkOffsets.count + 1) - first)
+            packets += chunks * ((frames + packetFrames - 1) / packetFrames)
+            if packets > MP4Limits.maxTableEntries {
+                throw MediaError(.limit, "the chunk table holds more than \(MP4Limits.maxTableEntries) audio packets",
+                                 path: file, offset: t.stscLocation.offset, context: t.stscLocation.path)
+            }
+        }
+        var samples: [SampleEntry] = []
+        samples.reserveCapacity(packets)
+        var stscIndex = 0
+        var dts: Int64 = 0
+        for chunk in 0..<t.chunkOffsets.count {
+            while stscIndex + 1 < t.stsc.count && UInt32(chunk + 1) >= t.stsc[stscIndex + 1].firstChunk { stscIndex += 1 }
+            var left = Int(t.stsc[stscIndex].samplesPerChunk)
+            var offset = Int64(bitPattern: t.chunkOffsets[chunk])
+            while left > 0 {
+                let frames: Int, size: Int64
+                if spf >= 160 {
+                    frames = spf; size = Int64(bpf)
+                } else if spf > 1 {
+                    frames = min(packetFrames, left); size = Int64(frames / spf) * Int64(bpf)
+                } else {
+                    frames = min(1024, left); size = Int64(frames) * frameSize
+                }
+                if size > 0x3FFF_FFFF {
+                    throw stscError("an audio packet of \(frames) frames would be \(size) bytes")
+                }
+                samples.append(SampleEntry(offset: offset, dts: dts, pts: dts, duration: Int64(frames), size: UInt32(size), isKey: true))
+                offset &+= size
+                dts += Int64(frames)
+                left -= frames
+            }
+        }
+        // The last packet lasts until the track's end: FFmpeg's stream duration, the smaller
+        // of mdhd's and the stts's (nothing when the packet starts after it).
+        if let last = samples.indices.last {
+            let sttsFrames = Int64(t.stts[0].count)
+            let end = sttsFrames == 0 ? mediaDuration : mediaDuration > 0 ? min(mediaDuration, sttsFrames) : sttsFrames
+            samples[last].duration = max(0, end - samples[last].dts)
         }
         return samples
     }
