@@ -28,7 +28,7 @@ struct Decode: ParsableCommand {
     @Option(help: "Where to write the decoded video.")
     var videoOut: String?
 
-    @Option(help: "Raw video layout: nv12 (default), i420, or yuv420p10le. Pictures in other formats (10-bit, 4:4:4, 4:2:2) are converted as ffmpeg's -pix_fmt converts them (the FFmpeg plugin's libswscale).")
+    @Option(help: "Raw video layout: nv12 (default), i420, or yuv420p10le. Pictures in other formats (10-bit, 4:4:4, 4:2:2, full range) are converted as ffmpeg's -pix_fmt converts them (the FFmpeg plugin's libswscale).")
     var pixelFormat: RawPictureFormat = .nv12
 
     @Option(help: "PCM sample format: s16 (default, little-endian) or f32.")

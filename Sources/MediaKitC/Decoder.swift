@@ -179,8 +179,8 @@ public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: Unsafe
         guard let buffer else { return MK_OK }
         guard capacity >= needed else { return fail(MK_EINVAL, "mk_frame_pack: the buffer holds \(capacity) bytes, \(needed) are needed") }
         var picture = fr
-        if let source = fr.pixelFormat, !PicturePacker.canPack(source, as: format) {
-            // 10-bit, 4:4:4, 4:2:2 ...: a plugin's picture converter (libswscale), as ffmpeg converts.
+        if let source = fr.pixelFormat, PicturePacker.needsConversion(fr, as: format) {
+            // 10-bit, 4:4:4, 4:2:2, full range ...: a plugin's picture converter (libswscale), as ffmpeg converts.
             switch MediaRegistry.shared.convertPicture(fr, to: format.pixelFormat) {
             case .success(let converted): picture = converted
             case .failure(let e):

@@ -240,6 +240,12 @@ GENERATED: dict[str, tuple[list, list, int, list]] = {
     "hevc_10bit_aac.mp4":            (_X265 + ["-pix_fmt", "yuv420p10le"], _AAC, 2, []),
     "h264_yuv444p_aac.mp4":          (_X264 + ["-pix_fmt", "yuv444p"], _AAC, 1, []),
     "h264_yuv422p_aac.mp4":          (_X264 + ["-pix_fmt", "yuv422p"], _AAC, 1, []),
+    # Full-range pictures (decoded as yuvj420p): ffmpeg's conversion to NV12 / yuv420p also
+    # brings them to the limited range.
+    "h264_fullrange_aac.mp4":        (_X264 + ["-pix_fmt", "yuvj420p"], _AAC, 1, []),
+    "hevc_fullrange_aac.mp4":        (["-c:v", "libx265", "-preset", "fast", "-x265-params",
+                                       "log-level=error:bframes=3:keyint=25:range=full",
+                                       "-pix_fmt", "yuv420p", "-color_range", "pc"], _AAC, 1, []),
     # Uncompressed audio in QuickTime files (stts: one entry of duration 1, one table sample
     # per PCM frame), which FFmpeg reads as packets of up to 1024 frames cut per chunk: sowt,
     # twos, in24 (+enda, sound description version 1), fl32 (+enda). FFmpeg 5.1 cannot write

@@ -416,7 +416,7 @@ class Frame:
         """The frame packed into a new array: video as "nv12" (default; shape
         (height + (height+1)//2, width)) or "i420" (flat); audio as "s16" (default) or
         "f32", shape (samples, channels). bytes when numpy is not installed. Pictures
-        that are not 8-bit 4:2:0 (10-bit, 4:4:4, 4:2:2) are converted first by a plugin's
+        that are not 8-bit 4:2:0 (10-bit, 4:4:4, 4:2:2, full range) are converted first by a plugin's
         picture converter (the FFmpeg plugin's: libswscale, as ``ffmpeg -pix_fmt`` converts);
         MediaError when no plugin has one."""
         mem = self._memory()

@@ -29,9 +29,11 @@ public enum RawPictureFormat: String, Sendable, CaseIterable {
 }
 
 /// Packs decoded pictures into tightly packed NV12 or I420 rows (no stride padding),
-/// byte-identical to `ffmpeg -f rawvideo -pix_fmt nv12|yuv420p` for 8-bit 4:2:0 sources.
+/// byte-identical to `ffmpeg -f rawvideo -pix_fmt nv12|yuv420p` for 8-bit 4:2:0 sources
+/// (other pictures go through a ``PictureConverter`` first: see ``needsConversion(_:as:)``).
 public enum PicturePacker {
-    /// Pixel formats that pack without any resampling or change of value.
+    /// Pixel formats that pack without any resampling or change of value (copying or
+    /// interleaving samples; whether FFmpeg would change the range is ``needsConversion(_:as:)``'s question).
     public static func canPackExactly(_ f: PixelFormat) -> Bool {
         f == .yuv420p || f == .yuvj420p || f == .nv12
     }
@@ -50,6 +52,21 @@ public enum PicturePacker {
     /// 8-bit 4:2:0 for NV12 / I420, 10-bit planar 4:2:0 for yuv420p10le.
     public static func canPack(_ f: PixelFormat, as layout: RawPictureFormat) -> Bool {
         layout == .yuv420p10le ? f == .yuv420p10 : canPackExactly(f)
+    }
+
+    /// True when `frame` must go through a ``PictureConverter`` before it is packed as
+    /// `layout`, to give the bytes `ffmpeg -pix_fmt` gives. FFmpeg converts whenever the
+    /// decoded format differs from the output format, and its converter (libswscale) then
+    /// also brings full-range pictures to the limited range of the YUV output; a picture
+    /// already in the output format is copied whatever its range. So: no conversion for the
+    /// same format, nor for NV12 <-> yuv420p interleaving of limited-range pictures; a
+    /// conversion for everything else (10-bit, 4:4:4, 4:2:2, full range as yuvj420p or as
+    /// yuv420p flagged full range).
+    public static func needsConversion(_ frame: Frame, as layout: RawPictureFormat) -> Bool {
+        guard let f = frame.pixelFormat else { return false }
+        if f == layout.pixelFormat { return false }
+        if f == .yuvj420p || frame.colorRange == 2 { return true }
+        return !canPack(f, as: layout)
     }
 
     /// Packs `frame` into `output` (resized to the picture size), turned clockwise

@@ -104,6 +104,7 @@ public final class PictureWriter: @unchecked Sendable {
     private var scratch: [UInt8] = []   // used on `queue` only
     private let registry: MediaRegistry
     private var converter: PictureConverter?
+    private var converterRange = 0
 
     /// Starts writing `path`. `frameRate` goes into the Y4M header; each picture is
     /// turned `clockwise` degrees (0, 90, 180 or 270; see ``PicturePacker/clockwiseTurn(forRotation:)``),
@@ -132,17 +133,22 @@ public final class PictureWriter: @unchecked Sendable {
         guard let source = frame.pixelFormat else {
             throw MediaError(.invalidArgument, "an audio frame was given to the picture writer")
         }
-        if PicturePacker.canPack(source, as: format) {
+        if !PicturePacker.needsConversion(frame, as: format) {
             converter = nil
-        } else if converter == nil || converter!.source != source || (converter!.width, converter!.height) != (w, h) {
+        } else if converter == nil || converter!.source != source || (converter!.width, converter!.height) != (w, h)
+                    || converterRange != frame.colorRange {
             converter = try registry.makePictureConverter(from: source, to: format.pixelFormat, width: w, height: h,
                                                           colorRange: frame.colorRange, colorSpace: frame.colorSpace)
+            converterRange = frame.colorRange
         }
         let converter = self.converter
         var headerBytes: [UInt8] = []
         if y4m && !headerWritten {
             // As FFmpeg's yuv4mpegpipe writes it: chroma siting from the decoder, SAR 0:0 when unknown.
-            let range = frame.colorRange == 2 || frame.pixelFormat == .yuvj420p ? " XCOLORRANGE=FULL" : frame.colorRange == 1 ? " XCOLORRANGE=LIMITED" : ""
+            // The range of the pictures as written: a conversion makes a full-range source limited.
+            let full = frame.colorRange == 2 || frame.pixelFormat == .yuvj420p
+            let written = converter == nil ? (full ? 2 : frame.colorRange) : (full || frame.colorRange == 1 ? 1 : 0)
+            let range = written == 2 ? " XCOLORRANGE=FULL" : written == 1 ? " XCOLORRANGE=LIMITED" : ""
             let siting = frame.chromaLocation == 3 ? "C420paldv XYSCSS=420PALDV" : frame.chromaLocation == 1 ? "C420mpeg2 XYSCSS=420MPEG2" : "C420jpeg XYSCSS=420JPEG"
             var sar = frame.sampleAspectRatio
             if turned && sar.numerator > 0 { sar = Rational(sar.denominator, sar.numerator) }
