@@ -349,6 +349,23 @@ def test_core_links_no_codec_library(tool, mk_bin):
     assert not bad, f"{tool} links codec libraries: {bad}"
 
 
+@pytest.mark.parametrize("args,loads", [(["--count"], False), (["--plugins"], True)], ids=["count", "plugins"])
+def test_plugins_load_only_when_needed(args, loads, mk_bin, tmp_path):
+    """Reading a container needs no codec: `mk-probe --count` must not load a plugin (and with
+    it libavcodec and its dozens of libraries), while `mk-probe --plugins` loads them all.
+    Oracle: the dynamic loader's own trace (LD_DEBUG=files lists every library it opens)."""
+    media = lib.REPO / "Samples" / "media" / "sample.mp4"
+    env = dict(os.environ, LD_DEBUG="files", LD_DEBUG_OUTPUT=str(tmp_path / "ld"))
+    cmd = [mk_bin / "mk-probe", *args, media]
+    lib.check_ok(lib.run(cmd, env=env), cmd)
+    trace = "".join(p.read_text(errors="replace") for p in tmp_path.glob("ld*"))
+    opened = set(re.findall(r"file=(\S*libMediaKitPlugin\w+\.so)", trace))
+    if loads:
+        assert len(opened) >= 4, f"`mk-probe --plugins` opened only {sorted(opened)}"
+    else:
+        assert not opened, f"`mk-probe --count` loaded plugins it does not need: {sorted(opened)}"
+
+
 # --------------------------------------------------------------------------- Opus and Vorbis
 
 AUDIO_MEDIA = ([pytest.param(f"shared:{n}", id=n) for n in SHARED_AUDIO]

@@ -59,12 +59,29 @@ public final class MediaRegistry: @unchecked Sendable {
         }
     }
 
-    /// The registry most programs use: default locations searched on first use.
+    /// The registry most programs use. Its default locations are searched the first time
+    /// something needs the plugins (a decoder, a converter, the lists of plugins, backends,
+    /// places searched or refusals, or an explicit ``load(path:)``), not before: reading a
+    /// container needs no plugin, so a program that only demuxes or remuxes never loads one.
     public static let shared: MediaRegistry = {
         let r = MediaRegistry()
-        r.loadDefaultLocations()
+        r.defaultsPending = true
         return r
     }()
+
+    /// Guards ``defaultsPending``; recursive, because loading the defaults goes through the
+    /// same entry points that ask for them.
+    private let defaultsLock = NSRecursiveLock()
+    private var defaultsPending = false
+
+    /// Searches the default locations now if this registry defers that to first use.
+    private func loadDefaultsIfPending() {
+        defaultsLock.withLock {
+            guard defaultsPending else { return }
+            defaultsPending = false
+            loadDefaultLocations()
+        }
+    }
 
     private let lock = NSLock()
     private var _plugins: [Plugin] = []
@@ -82,15 +99,15 @@ public final class MediaRegistry: @unchecked Sendable {
     public init() {}
 
     /// The plugins loaded so far, in load order.
-    public var plugins: [Plugin] { lock.withLock { _plugins } }
+    public var plugins: [Plugin] { loadDefaultsIfPending(); return lock.withLock { _plugins } }
     /// Every codec backend, highest priority first.
-    public var backends: [Backend] { lock.withLock { _backends.sorted { $0.priority > $1.priority } } }
+    public var backends: [Backend] { loadDefaultsIfPending(); return lock.withLock { _backends.sorted { $0.priority > $1.priority } } }
     /// Every picture converter, highest priority first.
-    public var converters: [Converter] { lock.withLock { _converters.sorted { $0.priority > $1.priority } } }
+    public var converters: [Converter] { loadDefaultsIfPending(); return lock.withLock { _converters.sorted { $0.priority > $1.priority } } }
     /// Every file or directory looked at so far, in order.
-    public var searchedLocations: [String] { lock.withLock { _searched } }
+    public var searchedLocations: [String] { loadDefaultsIfPending(); return lock.withLock { _searched } }
     /// Plugins that were found but refused (wrong ABI, missing entry point ...).
-    public var loadFailures: [MediaError] { lock.withLock { _failures } }
+    public var loadFailures: [MediaError] { loadDefaultsIfPending(); return lock.withLock { _failures } }
 
     /// The default search locations, in order (see the type's documentation).
     public static func defaultLocations() -> [(path: String, pattern: String?)] {
@@ -144,6 +161,7 @@ public final class MediaRegistry: @unchecked Sendable {
     ///   MediaKit plugin or was built for another ABI version.
     @discardableResult
     public func load(path: String) throws -> Plugin? {
+        loadDefaultsIfPending()   // the default plugins keep precedence over later loads
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
             lock.withLock { _searched.append(path) }
