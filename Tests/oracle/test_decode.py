@@ -2,8 +2,8 @@
 
 Inputs: the generated files and every progressive MP4/MOV/M4A/QTA/3GP of ../shared/media.
 Video is compared when the first video track is h264 or hevc in 8-bit 4:2:0
-(yuv420p), or in 10-bit 4:2:0, 4:4:4, 4:2:2 or full range (yuv420p10le, yuv444p, yuv422p,
-yuvj420p), which ffmpeg converts to NV12 / I420 with libswscale (full range becomes
+(yuv420p), or in 10-bit 4:2:0, 4:4:4, 4:2:2, gray or full range (yuv420p10le, yuv444p, yuv422p,
+gray, yuvj420p, full-range yuv420p10le), which ffmpeg converts to NV12 / I420 with libswscale (full range becomes
 limited) and mk-decode with the FFmpeg plugin's picture converter (the same libswscale,
 set up as ffmpeg sets it up; rotation before conversion, as ffmpeg's autorotation does it); audio when the first audio track is aac,
 mp3 or uncompressed (pcm_s16le/s16be/s24le/f32le in MOV: sowt, twos, in24, fl32, which
@@ -41,7 +41,7 @@ import oracle_lib as lib
 
 MEDIA = lib.media_params()
 VIDEO_CODECS = ("h264", "hevc")
-VIDEO_PIX_FMTS = ("yuv420p", "yuv420p10le", "yuv444p", "yuv422p", "yuvj420p")
+VIDEO_PIX_FMTS = ("yuv420p", "yuv420p10le", "yuv444p", "yuv422p", "yuvj420p", "gray")
 AUDIO_CODECS = ("aac", "mp3", "pcm_s16le", "pcm_s16be", "pcm_s24le", "pcm_f32le")
 TRIM = [pytest.param(False, id="trim"), pytest.param(True, id="no-trim")]
 
