@@ -83,4 +83,19 @@ final class SampleIndexTests: XCTestCase {
             XCTAssertEqual(m.context, "moov/trak[0]/mdia/minf/stbl/stsc")
         }
     }
+
+    /// An stsc whose first entry starts after chunk 1: the chunks before it take that entry's
+    /// frame count when the index is built, so the packet limit must count them too (here
+    /// 64 chunks of ~4 G frames: 268 M packets, far above the limit; before, only the one
+    /// chunk the entry names was counted and building ran out of memory).
+    func testChunksBeforeTheFirstStscEntryCountTowardsTheLimit() {
+        var t = pcmTables(framesPerChunk: Array(repeating: 1024, count: 64), frameSize: 2)
+        t.stsc = [(64, 0xFFFF_FFF0, 1)]
+        XCTAssertThrowsError(try SampleIndexBuilder.build(t, trackPath: "moov/trak[0]", file: "x.mov",
+                                                          audio: AudioFraming(sampleSize: 2), mediaDuration: 0)) { e in
+            guard let m = e as? MediaError else { return XCTFail("\(e)") }
+            XCTAssertEqual(m.kind, .limit)
+            XCTAssertEqual(m.context, "moov/trak[0]/mdia/minf/stbl/stsc")
+        }
+    }
 }

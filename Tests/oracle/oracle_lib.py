@@ -246,6 +246,17 @@ GENERATED: dict[str, tuple[list, list, int, list]] = {
     "hevc_fullrange_aac.mp4":        (["-c:v", "libx265", "-preset", "fast", "-x265-params",
                                        "log-level=error:bframes=3:keyint=25:range=full",
                                        "-pix_fmt", "yuv420p", "-color_range", "pc"], _AAC, 1, []),
+    # Full-range 10-bit (no yuvj format: yuv420p10le flagged full range). libswscale sets up
+    # its range conversion for sources of more than 8 bits only when it is told the range
+    # before sws_init_context, as ffmpeg's scale filter does.
+    "hevc_10bit_fullrange_aac.mp4":  (["-c:v", "libx265", "-preset", "fast", "-x265-params",
+                                       "log-level=error:bframes=3:keyint=25:range=full",
+                                       "-pix_fmt", "yuv420p10le", "-color_range", "pc"], _AAC, 1, []),
+    # Limited-range gray (4:0:0): libswscale takes gray as full range unless told otherwise
+    # after sws_init_context; ffmpeg copies the limited luma unchanged.
+    "hevc_gray_aac.mp4":             (["-c:v", "libx265", "-preset", "fast", "-x265-params",
+                                       "log-level=error:bframes=3:keyint=25",
+                                       "-pix_fmt", "gray", "-color_range", "tv"], _AAC, 1, []),
     # Uncompressed audio in QuickTime files (stts: one entry of duration 1, one table sample
     # per PCM frame), which FFmpeg reads as packets of up to 1024 frames cut per chunk: sowt,
     # twos, in24 (+enda, sound description version 1), fl32 (+enda). FFmpeg 5.1 cannot write

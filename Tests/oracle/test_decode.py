@@ -2,8 +2,8 @@
 
 Inputs: the generated files and every progressive MP4/MOV/M4A/QTA/3GP of ../shared/media.
 Video is compared when the first video track is h264 or hevc in 8-bit 4:2:0
-(yuv420p), or in 10-bit 4:2:0, 4:4:4, 4:2:2 or full range (yuv420p10le, yuv444p, yuv422p,
-yuvj420p), which ffmpeg converts to NV12 / I420 with libswscale (full range becomes
+(yuv420p), or in 10-bit 4:2:0, 4:4:4, 4:2:2, gray or full range (yuv420p10le, yuv444p, yuv422p,
+gray, yuvj420p, full-range yuv420p10le), which ffmpeg converts to NV12 / I420 with libswscale (full range becomes
 limited) and mk-decode with the FFmpeg plugin's picture converter (the same libswscale,
 set up as ffmpeg sets it up; rotation before conversion, as ffmpeg's autorotation does it); audio when the first audio track is aac,
 mp3 or uncompressed (pcm_s16le/s16be/s24le/f32le in MOV: sowt, twos, in24, fl32, which
@@ -41,7 +41,7 @@ import oracle_lib as lib
 
 MEDIA = lib.media_params()
 VIDEO_CODECS = ("h264", "hevc")
-VIDEO_PIX_FMTS = ("yuv420p", "yuv420p10le", "yuv444p", "yuv422p", "yuvj420p")
+VIDEO_PIX_FMTS = ("yuv420p", "yuv420p10le", "yuv444p", "yuv422p", "yuvj420p", "gray")
 AUDIO_CODECS = ("aac", "mp3", "pcm_s16le", "pcm_s16be", "pcm_s24le", "pcm_f32le")
 TRIM = [pytest.param(False, id="trim"), pytest.param(True, id="no-trim")]
 
@@ -489,3 +489,33 @@ def test_opus_decodes_to_the_source_length(samples, container, mk_decode, tmp_pa
     out = tmp_path / "out.pcm"
     run_ours([mk_decode, src, "--audio-out", out])
     assert out.stat().st_size == samples * 2, f"{out.stat().st_size // 2} samples, the source had {samples}"
+
+
+@pytest.mark.parametrize("codec,container", [
+    ("libopus", "opus"), ("libopus", "mp4"), ("libvorbis", "ogg"), ("libvorbis", "mp4"),
+    ("libmp3lame", "mp4"), ("aac", "mp4"),
+])
+def test_trim_ffmpeg_equals_ffmpeg(codec, container, mk_decode, tmp_path):
+    """`mk-decode --trim ffmpeg` gives ffmpeg's own sample count, |diff| <= 1 per sample, for
+    each codec FFmpeg's demuxers trim differently: Opus (pre-skip in the decoder), Vorbis in
+    MP4 (FFmpeg's mov demuxer drops every Vorbis packet that starts before the edit, whole,
+    instead of cutting samples), MP3 and AAC (the edit's start cut to the sample).
+
+    Oracle: `ffmpeg -v error [-c:a libopus|libvorbis] -i SRC -map 0:a:0 -f s16le -` (the same
+    decoder library on both sides, ORACLES.md); SRC is an odd-length 48 kHz sine encoded
+    by ffmpeg.
+    """
+    src = tmp_path / f"src.{container}"
+    gen = ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i",
+           "sine=f=440:sample_rate=48000,atrim=end_sample=59256", "-c:a", codec, src]
+    assert lib.run(gen).returncode == 0, lib.shell_line(gen)
+    out = tmp_path / "out.pcm"
+    cmd = [mk_decode, "-q", src, "--audio-out", out, "--trim", "ffmpeg"]
+    run_ours(cmd)
+    decoder = ["-c:a", codec] if codec in ("libopus", "libvorbis") else []
+    ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", *decoder, "-i", src, "-map", "0:a:0", "-f", "s16le", "-"]
+    ref = ffmpeg_bytes(ref_cmd)
+    diff = lib.compare_pcm_s16(out.read_bytes(), ref, 1)
+    if diff:
+        pytest.fail(f"`{lib.shell_line(cmd)}` differs from `{lib.shell_line(ref_cmd)}` "
+                    f"(s16le mono; allowed |diff| <= 1):\n{diff}", pytrace=False)

@@ -99,6 +99,7 @@
 #include <libavutil/channel_layout.h>
 #include <libavutil/frame.h>
 #include <libavutil/mem.h>
+#include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/samplefmt.h>
 #include <libswscale/swscale.h>
@@ -1015,23 +1016,44 @@ static int ffc_create(const mk_plugin_converter_config *config, void **converter
     c->dst = ffp_find_mk_pix(config->dst_format);
     c->width = config->width;
     c->height = config->height;
-    /* As the ffmpeg tool's auto-inserted scale filter: bicubic, the frame's range as
-     * the source range, the destination format's own range (limited for YUV). */
-    c->sws = sws_getContext(c->width, c->height, c->src->av, c->width, c->height, c->dst->av,
-                            SWS_BICUBIC, NULL, NULL, NULL);
-    if (c->sws == NULL) {
-        mkp_write_error(errbuf, errbuf_size, "swscale: cannot set up %s -> %s at %dx%d",
-                        av_get_pix_fmt_name(c->src->av), av_get_pix_fmt_name(c->dst->av),
-                        c->width, c->height);
-        free(c);
-        return MK_PLUGIN_EUNSUPPORTED;
-    }
+    /* As the ffmpeg tool's auto-inserted scale filter sets libswscale up: bicubic; the range
+     * the frames name (if any) as the "src_range" option BEFORE sws_init_context (vf_scale's
+     * config_props), then again through sws_setColorspaceDetails (its scale_frame). Both are
+     * needed: setColorspaceDetails alone does not set up the range conversion of YUV
+     * sources of more than 8 bits (full-range 10-bit pictures came out unconverted), and the
+     * option alone cannot make a gray source limited (init ORs in gray's full range). An
+     * unnamed range (0) keeps libswscale's default for the format (full for yuvj*), as in
+     * ffmpeg; the destination keeps libswscale's default range for its format. */
     int src_full = config->color_range == 2 || (config->color_range == 0 && c->src->full_range);
     int dst_full = c->dst->full_range;
+    c->sws = sws_alloc_context();
+    int ret = c->sws != NULL ? 0 : AVERROR(ENOMEM);
+    if (ret >= 0) ret = av_opt_set_int(c->sws, "srcw", c->width, 0);
+    if (ret >= 0) ret = av_opt_set_int(c->sws, "srch", c->height, 0);
+    if (ret >= 0) ret = av_opt_set_int(c->sws, "src_format", c->src->av, 0);
+    if (ret >= 0) ret = av_opt_set_int(c->sws, "dstw", c->width, 0);
+    if (ret >= 0) ret = av_opt_set_int(c->sws, "dsth", c->height, 0);
+    if (ret >= 0) ret = av_opt_set_int(c->sws, "dst_format", c->dst->av, 0);
+    if (ret >= 0) ret = av_opt_set_int(c->sws, "sws_flags", SWS_BICUBIC, 0);
+    if (ret >= 0 && (config->color_range == 1 || config->color_range == 2))
+        ret = av_opt_set_int(c->sws, "src_range", src_full, 0);
+    if (ret >= 0)
+        ret = sws_init_context(c->sws, NULL, NULL);
+    if (ret < 0) {
+        char text[AV_ERROR_MAX_STRING_SIZE];
+        av_strerror(ret, text, sizeof(text));
+        mkp_write_error(errbuf, errbuf_size, "swscale: cannot set up %s -> %s at %dx%d: %s",
+                        av_get_pix_fmt_name(c->src->av), av_get_pix_fmt_name(c->dst->av),
+                        c->width, c->height, text);
+        sws_freeContext(c->sws);
+        free(c);
+        return ret == AVERROR(ENOMEM) ? MK_PLUGIN_ENOMEM : MK_PLUGIN_EUNSUPPORTED;
+    }
     int *inv_table, *table, src_range, dst_range, brightness, contrast, saturation;
-    if (sws_getColorspaceDetails(c->sws, &inv_table, &src_range, &table, &dst_range, &brightness,
-                                 &contrast, &saturation) >= 0 && src_range != src_full)
-        sws_setColorspaceDetails(c->sws, inv_table, src_full, table, dst_full, brightness, contrast,
+    if ((config->color_range == 1 || config->color_range == 2) &&
+        sws_getColorspaceDetails(c->sws, &inv_table, &src_range, &table, &dst_range, &brightness,
+                                 &contrast, &saturation) >= 0)
+        sws_setColorspaceDetails(c->sws, inv_table, src_full, table, dst_range, brightness, contrast,
                                  saturation);
     c->out_range = dst_full ? 2 : (config->color_range == 0 && !src_full ? 0 : 1);
     *converter = c;

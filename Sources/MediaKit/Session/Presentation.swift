@@ -57,7 +57,9 @@ public enum TrimMode: String, Sendable, CaseIterable {
     case gapless
     /// Exactly as FFmpeg 5.1 (`ffmpeg -i IN ...`): the same start as ``gapless``, but
     /// audio keeps the whole last frame that begins before the edit's end (the AAC
-    /// remainder samples), and `iTunSMPB` end padding stays. Video is as in ``gapless``.
+    /// remainder samples), and `iTunSMPB` end padding stays. Vorbis in MP4 is not cut to the
+    /// sample at the edit's start either: as FFmpeg's demuxer, the output of every packet
+    /// that starts before it is dropped whole. Video is as in ``gapless``.
     case ffmpeg
     /// Nothing cut: every decoded frame and sample (as FFmpeg's `-ignore_editlist 1`; an
     /// `iTunSMPB` encoder delay is still removed, as FFmpeg does).
@@ -108,6 +110,11 @@ public final class DecodeSession {
     private let trim: Bool
     /// True once a packet carried its own trims (Ogg): they replace the track-level ones.
     private var packetTrims = false
+    /// ``TrimMode/ffmpeg`` on Vorbis: FFmpeg's mov demuxer does not cut Vorbis audio to the
+    /// sample at the edit's start; it drops every packet that starts before it, whole (the
+    /// output of decoding it, which for the first Vorbis packet is nothing). Packets before
+    /// this time are decoded and their output dropped; nil when not in use (or after a seek).
+    private var discardBefore: Int64?
 
     /// Creates a session for `track`.
     /// - Parameters:
@@ -134,6 +141,10 @@ public final class DecodeSession {
             skipSamples = track.trimsOnPackets ? 0 : Int64(track.encoderDelay)
         }
         packetTrims = track.trimsOnPackets
+        if isAudio && trim == .ffmpeg && track.parameters.codec == "vorbis" && !track.trimsOnPackets
+            && window != .everything && window.start > 0 {
+            discardBefore = window.start
+        }
         if isAudio && trim == .gapless && !track.trimsOnPackets {
             let rate = Int64(track.parameters.sampleRate)
             if let end = window.end {
@@ -176,6 +187,7 @@ public final class DecodeSession {
         stopped = false
         skipSamples = 0
         remaining = nil
+        discardBefore = nil
     }
 
     private func begin(_ output: (Frame) throws -> Void) throws {
@@ -183,7 +195,8 @@ public final class DecodeSession {
         guard let first = held else { return }
         held = nil
         let cut = window.start - first.pts
-        skipSamples = cut > 0 ? ticksToSamples(cut, rate: track.parameters.sampleRate) : Int64(track.encoderDelay)
+        skipSamples = cut > 0 ? (discardBefore == nil ? ticksToSamples(cut, rate: track.parameters.sampleRate) : 0)
+                              : Int64(track.encoderDelay)
         try send(first, output)
     }
 
@@ -219,6 +232,10 @@ public final class DecodeSession {
             }
         }
         try decoder.send(packet)
+        if let before = discardBefore, packet.pts < before {
+            while try decoder.receive() != nil {}
+            return
+        }
         try drain(output)
         if isAudio, let end = window.end, packet.pts + packet.duration >= end { stopped = true }
     }

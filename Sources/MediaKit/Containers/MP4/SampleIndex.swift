@@ -122,7 +122,11 @@ enum SampleIndexBuilder {
             if spf > 1 && frames % spf != 0 && (i + 1 < t.stsc.count || spf >= 160) {
                 throw stscError("stsc entry \(i) puts \(frames) PCM frames in a chunk, not a whole number of \(spf)-frame packets")
             }
-            let chunks = max(0, min(next, t.chunkOffsets.count + 1) - first)
+            // Chunks before the first entry's first chunk are built with that entry's frame
+            // count (below), so they count here too: otherwise a first entry that names the last
+            // chunk lets every earlier one through unchecked.
+            let counted = i == 0 ? 1 : first
+            let chunks = max(0, min(next, t.chunkOffsets.count + 1) - counted)
             packets += chunks * ((frames + packetFrames - 1) / packetFrames)
             if packets > MP4Limits.maxTableEntries {
                 throw MediaError(.limit, "the chunk table holds more than \(MP4Limits.maxTableEntries) audio packets",
