@@ -304,6 +304,7 @@ public final class MediaRegistry: @unchecked Sendable {
             if status == MK_PLUGIN_OK, let instance, let vt {
                 guard vt.pointee.struct_size >= UInt32(MemoryLayout<mk_plugin_decoder_vtable>.offset(of: \.reserved)!),
                       vt.pointee.send_packet != nil, vt.pointee.receive_frame != nil, vt.pointee.destroy != nil, vt.pointee.flush != nil else {
+                    vt.pointee.destroy?(instance)   // what can be freed is
                     throw MediaError(.pluginABI, "the \(b.plugin.name) backend for \(parameters.codec) returned an incomplete vtable", path: b.plugin.path)
                 }
                 return PluginDecoder(parameters: parameters, timeBase: timeBase, backend: b, instance: instance, vtable: vt)
@@ -344,6 +345,7 @@ public final class MediaRegistry: @unchecked Sendable {
             if status == MK_PLUGIN_OK, let instance, let vt {
                 guard vt.pointee.struct_size >= UInt32(MemoryLayout<mk_plugin_converter_vtable>.offset(of: \.reserved)!),
                       vt.pointee.convert != nil, vt.pointee.destroy != nil else {
+                    vt.pointee.destroy?(instance)   // what can be freed is
                     throw MediaError(.pluginABI, "the \(c.plugin.name) \(c.name) converter returned an incomplete vtable", path: c.plugin.path)
                 }
                 return PictureConverter(source: source, target: target, width: width, height: height, name: c.name,

@@ -101,7 +101,8 @@ public enum PicturePacker {
             let pair = interleaved && i == 1 ? 2 : 1
             return (format.bytesPerComponent * pair, size.width / pair, size.height)
         }
-        let sizes = shapes.map { (quarter ? $0.rows : $0.columns) * $0.bytes * (quarter ? $0.columns : $0.rows) }
+        // Each plane starts on a 64-byte boundary, so 16- and 32-bit samples are read aligned.
+        let sizes = shapes.map { (($0.rows * $0.bytes * $0.columns) + 63) & ~63 }
         let memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, sizes.reduce(0, +)), alignment: 64)
         nonisolated(unsafe) let owned = memory
         var out = frame
