@@ -94,11 +94,14 @@ class GeneratedMedia:
         with self._lock:
             if name not in self._made:
                 out = self.folder / name
-                cmd = lib.generate_cmd(name, out)
+                encoded = out.with_name("encoded-" + name) if name in lib.GENERATED_ROTATION else out
+                cmd = lib.generate_cmd(name, encoded)
                 proc = lib.run(cmd)
-                if proc.returncode != 0 or not out.is_file():
+                if proc.returncode != 0 or not encoded.is_file():
                     pytest.fail(f"could not generate {name}: `{lib.shell_line(cmd)}`\n"
                                 f"{lib.tail(proc.stderr)}")
+                if encoded != out:
+                    lib.rotate_copy(encoded, out, lib.GENERATED_ROTATION[name])
                 self._made[name] = out
             return self._made[name]
 

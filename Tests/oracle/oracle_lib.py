@@ -240,6 +240,9 @@ GENERATED: dict[str, tuple[list, list, int, list]] = {
     "hevc_10bit_aac.mp4":            (_X265 + ["-pix_fmt", "yuv420p10le"], _AAC, 2, []),
     "h264_yuv444p_aac.mp4":          (_X264 + ["-pix_fmt", "yuv444p"], _AAC, 1, []),
     "h264_yuv422p_aac.mp4":          (_X264 + ["-pix_fmt", "yuv422p"], _AAC, 1, []),
+    # A quarter turn of 4:2:2: ffmpeg converts to the output format first (its transpose
+    # filter takes no 4:2:2), then turns; see GENERATED_ROTATION.
+    "h264_yuv422p_rotated90_aac.mp4": (_X264 + ["-pix_fmt", "yuv422p"], _AAC, 1, []),
     # Full-range pictures (decoded as yuvj420p): ffmpeg's conversion to NV12 / yuv420p also
     # brings them to the limited range.
     "h264_fullrange_aac.mp4":        (_X264 + ["-pix_fmt", "yuvj420p"], _AAC, 1, []),
@@ -269,6 +272,26 @@ GENERATED: dict[str, tuple[list, list, int, list]] = {
     "h264_pcm_f32le_mono.mov":       (_X264, ["-c:a", "pcm_f32le"], 1, []),
     "h264_pcm_s16le_odd_chunks.mov": (_X264, ["-af", "asetnsamples=n=1000", "-c:a", "pcm_s16le"], 1, []),
 }
+
+
+# Generated inputs that get a display rotation (degrees) after encoding: FFmpeg 5.1 writes
+# the `rotate` tag into the track matrix only when copying a stream, not when encoding it, so
+# they are encoded first and then copied with the tag (rotate_copy).
+GENERATED_ROTATION: dict[str, int] = {"h264_yuv422p_rotated90_aac.mp4": 90}
+
+
+def rotate_copy(src: Path, out: Path, degrees: int) -> None:
+    """`ffmpeg -i SRC -map 0 -c copy -metadata:s:v:0 rotate=DEGREES OUT`, then checks that
+    ffprobe reads the rotation back (a test input that silently lost it would test nothing)."""
+    cmd = ["ffmpeg", "-v", "error", "-y", "-nostdin", "-i", src, "-map", "0", "-c", "copy",
+           "-metadata:s:v:0", f"rotate={degrees}", out]
+    proc = run(cmd)
+    if proc.returncode != 0 or not out.is_file():
+        pytest.fail(f"could not rotate {src.name}: `{shell_line(cmd)}`\n{tail(proc.stderr)}")
+    video = next((s for s in track_streams(ffprobe_json(out, ignore_editlist=False))
+                  if s.get("codec_type") == "video"), {})
+    if abs(rotation_of(video)) != degrees:
+        pytest.fail(f"{out.name}: ffprobe reads rotation {rotation_of(video)}, expected {degrees}")
 
 
 def generate_cmd(name: str, out: Path) -> list:
@@ -698,7 +721,11 @@ def y4m_reader(f: BinaryIO) -> tuple[dict, Iterator[bytes]]:
         raise ValueError(f"not a YUV4MPEG2 header: {line[:80]!r}")
     fields = {}
     for token in line[10:].decode("ascii").split():
-        fields[token[0]] = token[1:]
+        if token.startswith("X") and "=" in token:   # extensions: XCOLORRANGE=LIMITED, XYSCSS=...
+            key, _, value = token.partition("=")
+            fields[key] = value
+        else:
+            fields[token[0]] = token[1:]
     w, h = int(fields.get("W", 0)), int(fields.get("H", 0))
     size = yuv420_frame_size(w, h)
 
@@ -720,7 +747,8 @@ def y4m_reader(f: BinaryIO) -> tuple[dict, Iterator[bytes]]:
 
 
 def y4m_header_facts(fields: dict) -> dict:
-    """The header fields compared: W, H, F (as a reduced ratio), A (as a ratio, 0:0 unknown), C."""
+    """The header fields compared: W, H, F (as a reduced ratio), A (as a ratio, 0:0 unknown), C,
+    and the XCOLORRANGE extension (absent: None)."""
     def ratio(v: str | None):
         if not v or ":" not in v:
             return v
@@ -728,4 +756,5 @@ def y4m_header_facts(fields: dict) -> dict:
         n, d = int(n), int(d)
         return f"{n}:{d}" if d == 0 else str(Fraction(n, d))
     return {"W": fields.get("W"), "H": fields.get("H"), "F": ratio(fields.get("F")),
-            "A": ratio(fields.get("A")), "C": fields.get("C", "420jpeg")}
+            "A": ratio(fields.get("A")), "C": fields.get("C", "420jpeg"),
+            "XCOLORRANGE": fields.get("XCOLORRANGE")}

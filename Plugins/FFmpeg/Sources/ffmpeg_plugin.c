@@ -1055,7 +1055,9 @@ static int ffc_create(const mk_plugin_converter_config *config, void **converter
                                  &contrast, &saturation) >= 0)
         sws_setColorspaceDetails(c->sws, inv_table, src_full, table, dst_range, brightness, contrast,
                                  saturation);
-    c->out_range = dst_full ? 2 : (config->color_range == 0 && !src_full ? 0 : 1);
+    /* ffmpeg's scale filter marks what it converts with the destination's range, also when
+     * the source's was unspecified (its Y4M output then says XCOLORRANGE=LIMITED). */
+    c->out_range = dst_full ? 2 : 1;
     *converter = c;
     *vtable = &ffc_vtable;
     return MK_PLUGIN_OK;

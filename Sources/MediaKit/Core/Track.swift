@@ -39,6 +39,13 @@ public struct CodecParameters: Sendable, Hashable {
     public var bitRate: Int
     /// Video: pixel aspect ratio (`pasp`), 0/1 when not stated.
     public var sampleAspectRatio: Rational
+    /// Video: the colour description the container states (an MP4 `colr` box of type `nclx`
+    /// or `nclc`), as ISO/IEC 23091-4 code points: range 0 unknown, 1 limited, 2 full; primaries,
+    /// transfer and matrix 2 when unspecified. Decoded pictures whose bitstream does not say take
+    /// these, as FFmpeg's decoders take them from the stream's parameters.
+    public var colorRange = 0
+    /// See ``colorRange``.
+    public var colorPrimaries = 2, colorTransfer = 2, colorSpace = 2
     /// Video: frames a decoder must hold back to output in presentation order
     /// (the B-frame reorder depth, from the container's timestamps); 0 if none.
     public var reorderDepth: Int = 0

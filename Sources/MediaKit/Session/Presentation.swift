@@ -248,7 +248,16 @@ public final class DecodeSession {
 
     private func present(_ frame: Frame, _ output: (Frame) throws -> Void) throws {
         if !isAudio {
-            if window.contains(frame.pts) { try output(frame) }
+            guard window.contains(frame.pts) else { return }
+            // What the bitstream leaves unsaid, the container's description says (FFmpeg's
+            // decoders fill frames from the stream's parameters the same way).
+            var frame = frame
+            let p = track.parameters
+            if frame.colorRange == 0 { frame.colorRange = p.colorRange }
+            if frame.colorPrimaries == 2 { frame.colorPrimaries = p.colorPrimaries }
+            if frame.colorTransfer == 2 { frame.colorTransfer = p.colorTransfer }
+            if frame.colorSpace == 2 { frame.colorSpace = p.colorSpace }
+            try output(frame)
             return
         }
         var frame = frame

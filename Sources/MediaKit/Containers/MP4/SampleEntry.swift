@@ -73,6 +73,12 @@ enum SampleEntryParser {
             try r.children { t, c in
                 if t == "sinf" {
                     try c.children { st, s in if st == "frma" { let f = try s.fourCC(); children["frma"] = Array(f.utf8) } }
+                } else if t == "colr" {
+                    // Several colr boxes may follow each other (an ICC profile beside nclx): the
+                    // first coded description (nclx / nclc) counts.
+                    let b = try c.take(c.remaining)
+                    let kind = String(decoding: b.prefix(4), as: UTF8.self)
+                    if children["colr"] == nil && (kind == "nclx" || kind == "nclc") { children["colr"] = b }
                 } else if children[t] == nil {
                     children[t] = try c.take(c.remaining)
                 }
@@ -80,6 +86,14 @@ enum SampleEntryParser {
             if type == "encv" {
                 encrypted = true
                 if let f = children["frma"] { type = String(decoding: f, as: UTF8.self) }
+            }
+            if let colr = children["colr"], colr.count >= 10 {
+                // As FFmpeg's mov_read_colr: primaries, transfer, matrix; nclx adds the range flag.
+                func code(_ o: Int) -> Int { Int(colr[o]) << 8 | Int(colr[o + 1]) }
+                p.colorPrimaries = code(4)
+                p.colorTransfer = code(6)
+                p.colorSpace = code(8)
+                if colr.starts(with: Array("nclx".utf8)), colr.count >= 11 { p.colorRange = colr[10] & 0x80 != 0 ? 2 : 1 }
             }
             if let pasp = children["pasp"], pasp.count >= 8 {
                 let h = Int64(be32(pasp, 0)), v = Int64(be32(pasp, 4))

@@ -133,11 +133,16 @@ public final class PictureWriter: @unchecked Sendable {
         guard let source = frame.pixelFormat else {
             throw MediaError(.invalidArgument, "an audio frame was given to the picture writer")
         }
+        // FFmpeg turns pictures before converting them, except where its transpose filter cannot
+        // take the format (a quarter turn of 4:2:2): then the conversion to the output format
+        // comes first. The converter works at the size it sees.
+        let convertFirst = turned && source.chromaShift.x != source.chromaShift.y
+        let (cw, ch) = convertFirst ? (frame.width, frame.height) : (w, h)
         if !PicturePacker.needsConversion(frame, as: format) {
             converter = nil
-        } else if converter == nil || converter!.source != source || (converter!.width, converter!.height) != (w, h)
+        } else if converter == nil || converter!.source != source || (converter!.width, converter!.height) != (cw, ch)
                     || converterRange != frame.colorRange {
-            converter = try registry.makePictureConverter(from: source, to: format.pixelFormat, width: w, height: h,
+            converter = try registry.makePictureConverter(from: source, to: format.pixelFormat, width: cw, height: ch,
                                                           colorRange: frame.colorRange, colorSpace: frame.colorSpace)
             converterRange = frame.colorRange
         }
@@ -145,9 +150,10 @@ public final class PictureWriter: @unchecked Sendable {
         var headerBytes: [UInt8] = []
         if y4m && !headerWritten {
             // As FFmpeg's yuv4mpegpipe writes it: chroma siting from the decoder, SAR 0:0 when unknown.
-            // The range of the pictures as written: a conversion makes a full-range source limited.
+            // The range of the pictures as written: converted pictures are limited range (as
+            // ffmpeg marks them, also when the source's range was unspecified).
             let full = frame.colorRange == 2 || frame.pixelFormat == .yuvj420p
-            let written = converter == nil ? (full ? 2 : frame.colorRange) : (full || frame.colorRange == 1 ? 1 : 0)
+            let written = converter == nil ? (full ? 2 : frame.colorRange) : 1
             let range = written == 2 ? " XCOLORRANGE=FULL" : written == 1 ? " XCOLORRANGE=LIMITED" : ""
             let siting = frame.chromaLocation == 3 ? "C420paldv XYSCSS=420PALDV" : frame.chromaLocation == 1 ? "C420mpeg2 XYSCSS=420MPEG2" : "C420jpeg XYSCSS=420JPEG"
             var sar = frame.sampleAspectRatio
@@ -164,8 +170,10 @@ public final class PictureWriter: @unchecked Sendable {
             guard lock.withLock({ failure == nil }) else { return }
             do {
                 if !header.isEmpty { try file.write(header) }
-                var picture = try PicturePacker.rotated(frame, clockwise: clockwise)
-                if let converter { picture = try converter.convert(picture) }
+                var picture = frame
+                if convertFirst, let converter { picture = try converter.convert(picture) }
+                picture = try PicturePacker.rotated(picture, clockwise: clockwise)
+                if !convertFirst, let converter { picture = try converter.convert(picture) }
                 try writeNow(picture)
             } catch {
                 lock.withLock { failure = error }
