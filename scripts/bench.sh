@@ -32,27 +32,8 @@ MK="$MK_BIN/mk-decode"
 [ -x "$MK" ] || die "mk-decode not found in $MK_BIN; run 'make build' first"
 MK_SHOWN=${MK#"$REPO"/}   # shown relative to the repository when it is inside it
 
-mkdir -p "$WORK"
-IN="$WORK/h264_${SIZE}_${DURATION}s_30fps_bf3_aac48k_stereo.mp4"
-
 # ---------------------------------------------------------------- input (made once)
-GEN_CMD=(ffmpeg -v error -nostdin -y
-    -f lavfi -i "testsrc2=size=$SIZE:rate=30"
-    -f lavfi -i "sine=frequency=440:sample_rate=48000"
-    -f lavfi -i "sine=frequency=660:sample_rate=48000"
-    -filter_complex "[1:a][2:a]join=inputs=2:channel_layout=stereo[a]"
-    -map 0:v -map "[a]" -t "$DURATION"
-    -c:v libx264 -preset veryfast -bf 3 -pix_fmt yuv420p
-    -c:a aac -b:a 128k -ar 48000 -ac 2
-    -fflags +bitexact -flags:v +bitexact -flags:a +bitexact -map_metadata -1
-    -f mp4)
-if [ ! -s "$IN" ]; then
-    note "generating $IN (once; niced) ..."
-    start=$(date +%s)
-    nice -n 10 "${GEN_CMD[@]}" "$IN.part" || { rm -f "$IN.part"; die "could not generate $IN"; }
-    mv "$IN.part" "$IN"
-    note "generated in $(( $(date +%s) - start )) s ($(du -h "$IN" | cut -f1))"
-fi
+h264_bench_input "$SIZE" "$DURATION"
 cat "$IN" >/dev/null  # same page-cache state for every run
 
 # ---------------------------------------------------------------- measuring

@@ -73,14 +73,7 @@ GEN_AUDIO=(ffmpeg -v error -nostdin -y
 GEN_OPUS=("${GEN_AUDIO[@]}" -c:a libopus -b:a 128k -map_metadata -1 -f mp4)
 GEN_VORBIS=("${GEN_AUDIO[@]}" -ar 44100 -c:a libvorbis -q:a 5 -strict experimental -map_metadata -1 -f mp4)
 
-make_input() {  # make_input OUT CMD...: runs CMD OUT.part once, niced
-    local out=$1
-    shift
-    [ -s "$out" ] && return 0
-    note "generating $out (once; niced) ..."
-    SVT_LOG=1 nice -n 10 "$@" "$out.part" || { rm -f "$out.part"; die "could not generate $out"; }
-    mv "$out.part" "$out"
-}
+export SVT_LOG=1   # the SVT-AV1 encoder prints only its errors (make_input: bench_lib.sh)
 make_input "$AV1_MP4" "${GEN_AV1[@]}"
 if [ ! -s "$AV1_IVF" ]; then
     ffmpeg -v error -nostdin -y -i "$AV1_MP4" -map 0:v -c copy -f ivf "$AV1_IVF.part" \

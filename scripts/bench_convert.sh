@@ -27,11 +27,7 @@ IN="$WORK/hevc10_1920x1080_20s_30fps.mp4"
 GEN_CMD=(ffmpeg -v error -nostdin -y -f lavfi -i "testsrc2=size=1920x1080:rate=30" -t 20
     -c:v libx265 -preset ultrafast -x265-params log-level=error -pix_fmt yuv420p10le
     -fflags +bitexact -flags:v +bitexact -map_metadata -1 -f mp4)
-if [ ! -s "$IN" ]; then
-    note "generating $IN (once; niced) ..."
-    nice -n 10 "${GEN_CMD[@]}" "$IN.part" || { rm -f "$IN.part"; die "could not generate $IN"; }
-    mv "$IN.part" "$IN"
-fi
+make_input "$IN" "${GEN_CMD[@]}"
 cat "$IN" >/dev/null  # same page-cache state for every run
 
 # Outputs on tmpfs when it has room (2 x 1.9 GB), as in bench.sh; the same path for both tools.

@@ -74,3 +74,36 @@ shown() { local s; s=$(q "$@"); echo "${s//"$MK"/"$MK_SHOWN"}"; }
 # The machine and the revision, for the reports.
 CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 REV=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo "no commit yet")
+
+# make_input OUT CMD...: runs CMD OUT.part (niced) unless OUT exists, then moves it into place.
+make_input() {
+    local out=$1
+    shift
+    [ -s "$out" ] && return 0
+    note "generating $out (once; niced) ..."
+    local start
+    start=$(date +%s)
+    nice -n 10 "$@" "$out.part" || { rm -f "$out.part"; die "could not generate $out"; }
+    mv "$out.part" "$out"
+    note "generated in $(( $(date +%s) - start )) s ($(du -h "$out" | cut -f1))"
+}
+
+# h264_bench_input SIZE SECONDS: sets IN (in $WORK) and GEN_CMD (the command that makes it,
+# without its output path) for the H.264 (3 B-frames) + AAC stereo input that bench.sh and
+# bench_remux.sh share, and makes it when missing.
+h264_bench_input() {
+    local size=$1 seconds=$2
+    IN="$WORK/h264_${size}_${seconds}s_30fps_bf3_aac48k_stereo.mp4"
+    GEN_CMD=(ffmpeg -v error -nostdin -y
+        -f lavfi -i "testsrc2=size=$size:rate=30"
+        -f lavfi -i "sine=frequency=440:sample_rate=48000"
+        -f lavfi -i "sine=frequency=660:sample_rate=48000"
+        -filter_complex "[1:a][2:a]join=inputs=2:channel_layout=stereo[a]"
+        -map 0:v -map "[a]" -t "$seconds"
+        -c:v libx264 -preset veryfast -bf 3 -pix_fmt yuv420p
+        -c:a aac -b:a 128k -ar 48000 -ac 2
+        -fflags +bitexact -flags:v +bitexact -flags:a +bitexact -map_metadata -1
+        -f mp4)
+    mkdir -p "$WORK"
+    make_input "$IN" "${GEN_CMD[@]}"
+}

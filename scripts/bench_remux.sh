@@ -20,24 +20,8 @@ MK="$MK_BIN/mk-remux"
 [ -x "$MK" ] || die "mk-remux not found in $MK_BIN; run 'make build' first"
 MK_SHOWN=${MK#"$REPO"/}
 
-mkdir -p "$WORK"
-IN="$WORK/h264_1920x1080_60s_30fps_bf3_aac48k_stereo.mp4"
-# The same input as scripts/bench.sh (same command), made here if that script has not run.
-GEN_CMD=(ffmpeg -v error -nostdin -y
-    -f lavfi -i "testsrc2=size=1920x1080:rate=30"
-    -f lavfi -i "sine=frequency=440:sample_rate=48000"
-    -f lavfi -i "sine=frequency=660:sample_rate=48000"
-    -filter_complex "[1:a][2:a]join=inputs=2:channel_layout=stereo[a]"
-    -map 0:v -map "[a]" -t 60
-    -c:v libx264 -preset veryfast -bf 3 -pix_fmt yuv420p
-    -c:a aac -b:a 128k -ar 48000 -ac 2
-    -fflags +bitexact -flags:v +bitexact -flags:a +bitexact -map_metadata -1
-    -f mp4)
-if [ ! -s "$IN" ]; then
-    note "generating $IN (once; niced) ..."
-    nice -n 10 "${GEN_CMD[@]}" "$IN.part" || { rm -f "$IN.part"; die "could not generate $IN"; }
-    mv "$IN.part" "$IN"
-fi
+# The same input as scripts/bench.sh, made here if that script has not run.
+h264_bench_input 1920x1080 60
 IN2="$WORK/h264_1920x1080_120s_looped.mp4"
 if [ ! -s "$IN2" ]; then
     ffmpeg -v error -nostdin -y -stream_loop 1 -i "$IN" -map 0 -c copy "$IN2.part.mp4" && mv "$IN2.part.mp4" "$IN2"

@@ -7,11 +7,13 @@ same input, and reports the first difference in a form a person can act on.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import struct
 import subprocess
+import tempfile
 from fractions import Fraction
 from pathlib import Path
 from typing import BinaryIO, Iterator
@@ -361,6 +363,27 @@ def media_params(generated: bool = True, shared: bool = True) -> list:
 
 
 # --------------------------------------------------------------------------- running
+
+@contextlib.contextmanager
+def ffmpeg_stream(cmd: list):
+    """ffmpeg's stdout as a stream (outputs can be hundreds of MB); checks its exit."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=err,
+                                stdin=subprocess.DEVNULL)
+        try:
+            yield proc.stdout
+            proc.stdout.read()  # drain whatever the comparison did not need
+            rc = proc.wait(timeout=CMD_TIMEOUT)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+        if rc != 0:
+            err.seek(0)
+            pytest.fail(f"oracle failed: `{shell_line(cmd)}` exited {rc}\n"
+                        f"{tail(err.read())}")
+
 
 def run(cmd: list, *, env: dict | None = None, timeout: int = CMD_TIMEOUT,
         stdout=subprocess.PIPE) -> subprocess.CompletedProcess:

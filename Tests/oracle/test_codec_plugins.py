@@ -39,7 +39,6 @@ import functools
 import os
 import re
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -181,32 +180,19 @@ AV1_LAYOUTS = {"yuv420p": ("i420", "yuv420p", 1), "yuv420p10le": ("yuv420p10le",
 def _compare_streams(ours: Path, ref_cmd: list, frame_size: int) -> str | None:
     """Byte comparison of our file with ffmpeg's stdout, frame by frame, in bounded memory."""
     first, n_ours, n_ref, index = None, 0, 0, 0
-    with tempfile.TemporaryFile() as err, open(ours, "rb") as a:
-        proc = subprocess.Popen([str(c) for c in ref_cmd], stdout=subprocess.PIPE, stderr=err,
-                                stdin=subprocess.DEVNULL)
-        try:
-            while True:
-                x = lib.read_exact(a, frame_size)
-                y = lib.read_exact(proc.stdout, frame_size)
-                if not x and not y:
-                    break
-                n_ours += len(x) == frame_size
-                n_ref += len(y) == frame_size
-                if first is None and x != y:
-                    i = next((k for k in range(min(len(x), len(y))) if x[k] != y[k]), None)
-                    first = (f"frame {index}: " + (f"first differing byte {i} of {frame_size}"
-                                                   if i is not None else "one stream ends there"))
-                index += 1
-            rc = proc.wait(timeout=lib.CMD_TIMEOUT)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            proc.stdout.close()
-        if rc != 0:
-            err.seek(0)
-            pytest.fail(f"oracle failed: `{lib.shell_line(ref_cmd)}` exited {rc}\n"
-                        f"{lib.tail(err.read())}")
+    with open(ours, "rb") as a, lib.ffmpeg_stream(ref_cmd) as ref:
+        while True:
+            x = lib.read_exact(a, frame_size)
+            y = lib.read_exact(ref, frame_size)
+            if not x and not y:
+                break
+            n_ours += len(x) == frame_size
+            n_ref += len(y) == frame_size
+            if first is None and x != y:
+                i = next((k for k in range(min(len(x), len(y))) if x[k] != y[k]), None)
+                first = (f"frame {index}: " + (f"first differing byte {i} of {frame_size}"
+                                               if i is not None else "one stream ends there"))
+            index += 1
     if first is None:
         return None
     return f"ours {n_ours} frames, ffmpeg {n_ref} frames ({frame_size} bytes each); first difference in {first}"

@@ -29,10 +29,8 @@ ours must equal ffmpeg with -ignore_editlist 1 before -i.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import subprocess
-import tempfile
 import wave
 
 import pytest
@@ -96,27 +94,6 @@ def ffmpeg_cmd(media, stream: dict, out_args: list, no_trim: bool = False, autor
     return cmd + out_args + ["-"]
 
 
-@contextlib.contextmanager
-def ffmpeg_stream(cmd: list):
-    """ffmpeg's stdout as a stream (outputs can be hundreds of MB); checks its exit."""
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=err,
-                                stdin=subprocess.DEVNULL)
-        try:
-            yield proc.stdout
-            proc.stdout.read()  # drain whatever the comparison did not need
-            rc = proc.wait(timeout=lib.CMD_TIMEOUT)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            proc.stdout.close()
-        if rc != 0:
-            err.seek(0)
-            pytest.fail(f"oracle failed: `{lib.shell_line(cmd)}` exited {rc}\n"
-                        f"{lib.tail(err.read())}")
-
-
 def ffmpeg_bytes(cmd: list) -> bytes:
     proc = lib.run(cmd)
     lib.oracle_ok(proc, cmd)
@@ -142,7 +119,7 @@ def _compare_raw_video(media, stream, ours_path, ref_cmd, layout, ours_cmd):
         w, h = h, w  # ffmpeg (and mk-decode) turn the pictures a quarter turn
     _no_output(ours_path, ours_cmd)
     try:
-        with open(ours_path, "rb") as ours, ffmpeg_stream(ref_cmd) as ref:
+        with open(ours_path, "rb") as ours, lib.ffmpeg_stream(ref_cmd) as ref:
             diff = lib.compare_video_stream(ours, ref, lib.yuv420_frame_size(w, h), w, h, layout)
     finally:
         ours_path.unlink(missing_ok=True)
@@ -216,7 +193,7 @@ def test_video_y4m(media, mk_decode, tmp_path):
     ref_cmd = ffmpeg_cmd(media, stream, ["-f", "yuv4mpegpipe", "-pix_fmt", "yuv420p"])
     problems = []
     try:
-        with open(out, "rb") as f, ffmpeg_stream(ref_cmd) as ref:
+        with open(out, "rb") as f, lib.ffmpeg_stream(ref_cmd) as ref:
             try:
                 ours_fields, ours_frames = lib.y4m_reader(f)
             except ValueError as e:
