@@ -179,9 +179,15 @@ typedef struct mk_track_info {
     int32_t encoder_delay;     /**< audio: priming samples to drop at the start */
     int32_t encoder_padding;   /**< audio: padding samples to drop at the end */
     const char *unsupported;   /**< why the track cannot be decoded, or NULL */
+    /* Added in 0.2 (filled only when struct_size covers it): */
+    int32_t reflected;         /**< 1 when the display matrix also mirrors the picture (negative
+                                    determinant, e.g. [0 1; 1 0]); `rotation` alone then does not
+                                    say how to show it: mk-decode turns it as ffmpeg does */
 } mk_track_info;
 
-/** Fills *info for track `index`. Errors: MK_EINVAL (NULL, small struct_size, out of range). */
+/** Fills *info for track `index`, up to info->struct_size bytes (a caller built against an
+ *  older header, whose struct ends before `reflected`, still works).
+ *  Errors: MK_EINVAL (NULL, struct_size smaller than the 0.1 struct, out of range). */
 mk_status mk_demuxer_track(const mk_demuxer *demuxer, int32_t index, mk_track_info *info);
 
 /** Reads the next packet in file order into *out (a new packet: free it with

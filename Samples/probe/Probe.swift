@@ -107,6 +107,7 @@ struct Probe: ParsableCommand {
             }
             line += String(format: ", %.3f s, %d samples, language %@", t.durationSeconds, t.sampleCount, t.language)
             if t.rotation != 0 { line += ", rotation \(Int(t.rotation))" }
+            if t.isReflected { line += ", reflected (shown as \(t.orientation))" }
             if !t.editList.isEmpty { line += ", edit list " + t.editList.map { "[\($0.segmentDuration)/\($0.mediaTime)]" }.joined(separator: " ") }
             if let r = t.unsupportedReason { line += " — \(r)" }
             print(line)
@@ -121,7 +122,8 @@ struct Probe: ParsableCommand {
                 "index": t.index, "id": t.id, "type": p.mediaType.rawValue,
                 "codec": p.codec.isEmpty ? p.codecTag : p.codec, "codec_tag": p.codecTag,
                 "time_base": t.timeBase.description, "duration": t.durationSeconds, "duration_ts": t.duration,
-                "language": t.language, "rotation": t.rotation, "sample_count": t.sampleCount,
+                "language": t.language, "rotation": t.rotation, "reflected": t.isReflected,
+                "orientation": t.orientation.description, "sample_count": t.sampleCount,
                 "width": p.width, "height": p.height, "sample_rate": p.sampleRate, "channels": p.channels,
                 "frame_rate": t.frameRate.description,
                 "encoder_delay": t.encoderDelay, "encoder_padding": t.encoderPadding,

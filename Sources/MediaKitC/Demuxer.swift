@@ -79,7 +79,9 @@ public func mk_demuxer_duration(_ d: OpaquePointer?, _ seconds: UnsafeMutablePoi
 public func mk_demuxer_track(_ d: OpaquePointer?, _ index: Int32, _ info: UnsafeMutablePointer<mk_track_info>?) -> Int32 {
     guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_track") else { return MK_EINVAL }
     guard let info else { return fail(MK_EINVAL, "mk_demuxer_track: info is NULL") }
-    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_track_info>.size, "mk_track_info") else { return MK_EINVAL }
+    // The 0.1 struct ended before `reflected`; newer fields are filled when struct_size covers them.
+    let oldSize = MemoryLayout<mk_track_info>.offset(of: \mk_track_info.reflected)!
+    guard sizeOK(info.pointee.struct_size, oldSize, "mk_track_info") else { return MK_EINVAL }
     let tracks = h.demuxer.tracks
     guard index >= 0 && Int(index) < tracks.count else {
         return fail(MK_EINVAL, "mk_demuxer_track: track \(index) does not exist (the file has \(tracks.count))")
@@ -109,7 +111,9 @@ public func mk_demuxer_track(_ d: OpaquePointer?, _ index: Int32, _ info: Unsafe
     i.encoder_delay = Int32(clamping: t.encoderDelay)
     i.encoder_padding = Int32(clamping: t.encoderPadding)
     i.unsupported = s.unsupported.map { UnsafePointer($0.pointer) }
-    info.pointee = i
+    i.reflected = t.isReflected ? 1 : 0
+    let count = min(Int(i.struct_size), MemoryLayout<mk_track_info>.size)
+    withUnsafeBytes(of: i) { UnsafeMutableRawPointer(info).copyMemory(from: $0.baseAddress!, byteCount: count) }
     return MK_OK
 }
 

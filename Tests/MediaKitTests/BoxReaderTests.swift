@@ -47,11 +47,22 @@ final class BoxReaderTests: XCTestCase {
 
     func testRotationFromMatrix() {
         // 16.16 fixed point: (0, 1, -1, 0) is FFmpeg's -90 degrees.
-        XCTAssertEqual(MP4Demuxer.rotation([0, 65536, 0, -65536, 0, 0, 0, 0, 1 << 30]), -90)
-        XCTAssertEqual(MP4Demuxer.rotation([0, -65536, 0, 65536, 0, 0, 0, 0, 1 << 30]), 90)
-        XCTAssertEqual(MP4Demuxer.rotation([-65536, 0, 0, 0, -65536, 0, 0, 0, 1 << 30]), 180)
-        XCTAssertEqual(PicturePacker.clockwiseTurn(forRotation: -90), 90)
-        XCTAssertEqual(PicturePacker.clockwiseTurn(forRotation: 90), 270)
+        XCTAssertEqual(Track.displayRotation([0, 65536, 0, -65536, 0, 0, 0, 0, 1 << 30]), -90)
+        XCTAssertEqual(Track.displayRotation([0, -65536, 0, 65536, 0, 0, 0, 0, 1 << 30]), 90)
+        XCTAssertEqual(Track.displayRotation([-65536, 0, 0, 0, -65536, 0, 0, 0, 1 << 30]), 180)
+        // FFmpeg 5.1's autorotation (ffmpeg_filter.c) for the eight quarter-turn matrices.
+        let one: Int32 = 65536, w: Int32 = 1 << 30
+        func orientation(_ a: Int32, _ b: Int32, _ c: Int32, _ d: Int32) -> String {
+            PictureOrientation(displayMatrix: [a * one, b * one, 0, c * one, d * one, 0, 0, 0, w]).description
+        }
+        XCTAssertEqual(orientation(1, 0, 0, 1), "upright")
+        XCTAssertEqual(orientation(0, 1, -1, 0), "transpose=clock")
+        XCTAssertEqual(orientation(0, -1, 1, 0), "transpose=cclock")
+        XCTAssertEqual(orientation(-1, 0, 0, -1), "hflip,vflip")
+        XCTAssertEqual(orientation(0, 1, 1, 0), "transpose=cclock_flip")
+        XCTAssertEqual(orientation(0, -1, -1, 0), "transpose=clock_flip")
+        XCTAssertEqual(orientation(-1, 0, 0, 1), "hflip")
+        XCTAssertEqual(orientation(1, 0, 0, -1), "vflip")
     }
 
     func testAudioSpecificConfig() {
@@ -60,5 +71,41 @@ final class BoxReaderTests: XCTestCase {
         XCTAssertEqual(asc.objectType, 2)
         XCTAssertEqual(asc.sampleRate, 44100)
         XCTAssertEqual(asc.channels, 2)
+        XCTAssertEqual(asc.outputSampleRate, 44100)
+        XCTAssertEqual(asc.outputChannels, 2)
+    }
+
+    /// HE-AAC signalling (ISO/IEC 14496-3 1.6.2.1 and 1.6.6), with the output FFmpeg's AAC
+    /// decoder gives for it (what ffprobe reports).
+    func testHEAACSignalling() {
+        // Sync extension: LC 8 kHz mono, GA config 000, 0x2B7, SBR (5), present, 16 kHz; no
+        // PS flag, so PS may follow and the output is stereo (the corpus's tone_heaac.m4a).
+        let sync = AudioSpecificConfig([0x15, 0x88, 0x56, 0xE5, 0xC0])!
+        XCTAssertEqual(sync.sampleRate, 8000)
+        XCTAssertEqual(sync.channels, 1)
+        XCTAssertEqual(sync.sbr, 1)
+        XCTAssertEqual(sync.outputSampleRate, 16000)
+        XCTAssertEqual(sync.outputChannels, 2)
+        // Same, then 0x548 and PS = 0: the output stays mono.
+        let noPS = AudioSpecificConfig([0x15, 0x88, 0x56, 0xE5, 0xC5, 0x48, 0x00])!
+        XCTAssertEqual(noPS.ps, 0)
+        XCTAssertEqual(noPS.outputChannels, 1)
+        // Hierarchical: object type 5, core 22.05 kHz (7) stereo, extension 44.1 kHz (4), core LC:
+        // 00101 0111 0010 0100 00010 000 -> 0x2B 0x92 0x08 0x00
+        let hier = AudioSpecificConfig([0x2B, 0x92, 0x08, 0x00])!
+        XCTAssertEqual(hier.objectType, 2)
+        XCTAssertEqual(hier.outputSampleRate, 44100)
+        XCTAssertEqual(hier.outputChannels, 2)
+        // Object type 29 (PS), core 24 kHz (6) mono, extension 48 kHz (3), core LC:
+        // 11101 0110 0001 0011 00010 000 -> 0xEB 0x09 0x88 0x00
+        let ps = AudioSpecificConfig([0xEB, 0x09, 0x88, 0x00])!
+        XCTAssertEqual(ps.ps, 1)
+        XCTAssertEqual(ps.outputSampleRate, 48000)
+        XCTAssertEqual(ps.outputChannels, 2)
+        // Plain LC 8 kHz mono (implicit signalling at most): the core's facts.
+        let lc = AudioSpecificConfig([0x15, 0x88])!
+        XCTAssertEqual(lc.sbr, -1)
+        XCTAssertEqual(lc.outputSampleRate, 8000)
+        XCTAssertEqual(lc.outputChannels, 1)
     }
 }

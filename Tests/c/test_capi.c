@@ -8,6 +8,7 @@
  *
  * Prints one line per failed check and ends with "N passed, M failed".
  */
+#include <stddef.h>
 #include <mediakit/mediakit.h>
 #include <stdio.h>
 #include <string.h>
@@ -111,6 +112,15 @@ static void wrong_order(const char *good) {
     EXPECT(mk_demuxer_track(dmx, 0, &small), MK_EINVAL);
     mk_track_info ti; ti.struct_size = sizeof ti;
     EXPECT(mk_demuxer_track(dmx, n, &ti), MK_EINVAL);
+    /* A caller built against the 0.1 header (struct ending before `reflected`) still works,
+     * and the bytes past its struct are left alone. */
+    memset(&ti, 0xAB, sizeof ti);
+    ti.struct_size = (uint32_t)offsetof(mk_track_info, reflected);
+    EXPECT(mk_demuxer_track(dmx, 0, &ti), MK_OK);
+    CHECK(ti.reflected == (int32_t)0xABABABAB, "a 0.1-sized mk_track_info is filled only up to its struct_size");
+    ti.struct_size = sizeof ti;
+    EXPECT(mk_demuxer_track(dmx, 0, &ti), MK_OK);
+    CHECK(ti.reflected == 0, "the sample's video is not mirrored");
     EXPECT(mk_demuxer_read_track_packet(dmx, n, &pkt), MK_EINVAL);
     int32_t bad = 99;
     EXPECT(mk_demuxer_select_tracks(dmx, &bad, 1), MK_EINVAL);

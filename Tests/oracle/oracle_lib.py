@@ -139,7 +139,8 @@ def presented_audio_samples(path: Path, sample_rate: int | None = None) -> int |
       segment_duration (movie time scale, converted to the track's), where an end within
       one movie tick of the media's end (the stts total) is the media's end (the movie
       time scale, often 1/1000 s, cannot say the end to the sample);
-    - without one, with iTunSMPB: the stts total minus its priming and padding fields;
+    - without one, with iTunSMPB: the stts total minus its priming and padding fields
+      (which count in the media time scale, like the stts);
     - otherwise None (no end is stated: everything decoded is presented).
     Conversions between time scales round half away from zero (FFmpeg's av_rescale);
     the count is converted from the media time scale to `sample_rate` when given.
@@ -209,7 +210,10 @@ def presented_audio_samples(path: Path, sample_rate: int | None = None) -> int |
                 if len(fields) >= 3:
                     delay, padding = int(fields[1], 16), int(fields[2], 16)
                     if 0 < delay < 16384:
-                        return rescale(total, sample_rate or scale, scale) - delay - padding
+                        # The fields count in the media time scale (priming + padding + the
+                        # original length add up to the stts total), which is the AAC core's
+                        # rate: HE-AAC decodes to twice as many samples (the SBR rate).
+                        return rescale(total - delay - padding, sample_rate or scale, scale)
             return None
     return None
 
@@ -430,11 +434,70 @@ def ffprobe_packets_cmd(path: Path) -> list:
 
 
 @functools.lru_cache(maxsize=None)
+def zero_duration_samples(path: str) -> dict[int, set[int]]:
+    """Per trak (moov order = ffprobe's stream index), the samples whose stts delta is 0:
+    a duration the file states as 0 (ISO/IEC 14496-12 8.6.1.2). Only the moov's sample
+    tables are read (fragments state their durations in trun / tfhd / trex)."""
+    out: dict[int, set[int]] = {}
+    end = os.path.getsize(path)
+    with open(path, "rb") as f:
+        moov = next((b for b in iter_boxes(f, 0, end) if b[0] == "moov"), None)
+        if moov is None:
+            return out
+        for index, trak in enumerate(_child(f, moov, "trak")):
+            for mdia in _child(f, trak, "mdia"):
+                for minf in _child(f, mdia, "minf"):
+                    for stbl in _child(f, minf, "stbl"):
+                        for _, pos, hs, size in _child(f, stbl, "stts"):
+                            f.seek(pos + hs + 4)
+                            (n,) = struct.unpack(">I", f.read(4))
+                            sample = 0
+                            for _ in range(min(n, (size - hs - 8) // 8)):
+                                count, delta = struct.unpack(">II", f.read(8))
+                                if delta == 0:
+                                    out.setdefault(index, set()).update(range(sample, sample + count))
+                                sample += count
+    return out
+
+
+def mdhd_duration(path: Path, trak_index: int) -> int | None:
+    """The duration field of the mdhd of the trak at `trak_index` (moov order), or None."""
+    end = os.path.getsize(path)
+    with open(path, "rb") as f:
+        moov = next((b for b in iter_boxes(f, 0, end) if b[0] == "moov"), None)
+        traks = _child(f, moov, "trak") if moov else []
+        if trak_index >= len(traks):
+            return None
+        for mdia in _child(f, traks[trak_index], "mdia"):
+            for _, pos, hs, _size in _child(f, mdia, "mdhd"):
+                f.seek(pos + hs)
+                body = f.read(32)
+                return struct.unpack(">Q", body[24:32])[0] if body[0] == 1 else struct.unpack(">I", body[16:20])[0]
+    return None
+
+
+@functools.lru_cache(maxsize=None)
 def _ffprobe_packets(path: str) -> tuple[str, ...]:
+    """ffprobe's packet lines, with N/A as the duration of the samples whose stts delta is 0
+    (zero_duration_samples): ffprobe prints N/A for them with -fflags +nofillin, and
+    otherwise invents a duration from the neighbouring packets. The file's statement is
+    the oracle there; every other value is ffprobe's."""
     cmd = ffprobe_packets_cmd(Path(path))
     proc = run(cmd)
     oracle_ok(proc, cmd)
-    return tuple(l for l in proc.stdout.decode().splitlines() if l.strip())
+    lines = [l for l in proc.stdout.decode().splitlines() if l.strip()]
+    zeros = zero_duration_samples(path)
+    if zeros:
+        seen: dict[int, int] = {}
+        for i, line in enumerate(lines):
+            fields = line.split(",")
+            stream = int(fields[0])
+            k = seen.get(stream, 0)
+            seen[stream] = k + 1
+            if k in zeros.get(stream, ()):
+                fields[3] = "N/A"
+                lines[i] = ",".join(fields)
+    return tuple(lines)
 
 
 @functools.lru_cache(maxsize=None)
@@ -537,6 +600,24 @@ def max_packet_seconds(path: Path) -> dict[int, Fraction]:
         tb = Fraction(s.get("time_base", "0/1")) if s.get("time_base", "0/0") != "0/0" else Fraction(0)
         out[rank] = longest.get(rank, 0) * tb
     return out
+
+
+def display_matrix_of(stream: dict) -> list[int] | None:
+    """The 3x3 display matrix ffprobe prints in side_data_list (row-major), or None."""
+    for sd in stream.get("side_data_list", []) or []:
+        text = sd.get("displaymatrix")
+        if text:
+            values = [int(v) for line in text.strip().splitlines() for v in line.split(":", 1)[1].split()]
+            if len(values) == 9:
+                return values
+    return None
+
+
+def reflected_of(stream: dict) -> bool:
+    """True when ffprobe's display matrix mirrors the picture (negative determinant of its
+    2x2 rotation part); False without a matrix."""
+    m = display_matrix_of(stream)
+    return m is not None and m[0] * m[4] - m[1] * m[3] < 0
 
 
 def rotation_of(stream: dict) -> float:

@@ -161,6 +161,63 @@ def test_video_no_autorotate(media, mk_decode, tmp_path):
     _compare_raw_video(media, stream, out, ref, "nv12", cmd)
 
 
+# The eight quarter-turn display matrices (a, b, c, d of the tkhd matrix, in units of 1.0):
+# four rotations and four rotations with a reflection.
+_MATRICES = {"identity": (1, 0, 0, 1), "clock": (0, 1, -1, 0), "cclock": (0, -1, 1, 0),
+             "half": (-1, 0, 0, -1), "transpose": (0, 1, 1, 0), "antitranspose": (0, -1, -1, 0),
+             "mirror_x": (-1, 0, 0, 1), "mirror_y": (1, 0, 0, -1)}
+
+
+@pytest.fixture(scope="module")
+def matrix_clip(tmp_path_factory):
+    """A 3-frame 96x64 H.264 clip (testsrc: no symmetry), video only, made by ffmpeg."""
+    out = tmp_path_factory.mktemp("matrix") / "clip.mp4"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc=size=96x64:rate=25",
+           "-frames:v", "3", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-bf", "0", out]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("name", list(_MATRICES))
+def test_video_display_matrix(name, matrix_clip, mk_decode, mk_probe, tmp_path):
+    """Every quarter-turn display matrix, with and without a reflection: mk-decode turns the
+    pictures as ffmpeg's autorotation does, and mk-probe reports the reflection.
+
+    Input: the clip of `matrix_clip` with its tkhd matrix set to the case's a, b, c, d
+    (ISO/IEC 14496-12 8.3.2; 16.16 fixed point). Oracles: `ffmpeg -v error -i FILE
+    -f rawvideo -pix_fmt nv12 -` (byte-identical; FFmpeg 5.1 turns with transpose /
+    hflip / vflip), and ffprobe's display matrix for `reflected`.
+    """
+    import json
+    import struct
+    data = bytearray(matrix_clip)
+    at = data.find(b"tkhd")
+    assert at > 0, "ffmpeg's clip has no tkhd"
+    matrix_at = at + 4 + (52 if data[at + 4] == 1 else 40)  # after version..volume
+    a, b, c, d = (v * 65536 for v in _MATRICES[name])
+    data[matrix_at:matrix_at + 36] = struct.pack(">9i", a, b, 0, c, d, 0, 0, 0, 1 << 30)
+    media = tmp_path / f"{name}.mp4"
+    media.write_bytes(bytes(data))
+    info = json.loads(lib.run(["ffprobe", "-v", "error", "-show_streams", "-of", "json", media]).stdout)
+    stream = info["streams"][0]
+    if name != "identity" and lib.display_matrix_of(stream) != [a, b, 0, c, d, 0, 0, 0, 1 << 30]:
+        pytest.fail(f"{name}: ffprobe reads the display matrix {lib.display_matrix_of(stream)}; "
+                    f"the patched input is wrong", pytrace=False)
+    probe = json.loads(lib.run([mk_probe, "--json", media]).stdout)
+    if probe["tracks"][0]["reflected"] != lib.reflected_of(stream):
+        pytest.fail(f"{name}: mk-probe says reflected={probe['tracks'][0]['reflected']}, "
+                    f"ffprobe's matrix says {lib.reflected_of(stream)}", pytrace=False)
+    out = tmp_path / "out.nv12"
+    cmd = [mk_decode, media, "--video-out", out]
+    run_ours(cmd)
+    ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", media, "-f", "rawvideo", "-pix_fmt", "nv12", "-"]
+    ref = ffmpeg_bytes(ref_cmd)
+    if out.read_bytes() != ref:
+        pytest.fail(f"{name}: `{lib.shell_line(cmd)}` is not byte-identical to "
+                    f"`{lib.shell_line(ref_cmd)}` ({out.stat().st_size} vs {len(ref)} bytes; "
+                    f"we turned the pictures as {probe['tracks'][0]['orientation']})", pytrace=False)
+
+
 @pytest.mark.parametrize("media", MEDIA, indirect=True)
 def test_video_i420(media, mk_decode, tmp_path):
     """First video track to I420 (--pixel-format i420), byte-identical to ffmpeg's yuv420p.
@@ -248,9 +305,11 @@ def _gapless_reference(media, ref: bytes, stream: dict, bytes_per_sample: int, n
         return ref
     frame = int(stream.get("channels") or 1) * bytes_per_sample
     keep = presented * frame
-    if abs(len(ref) - keep) > 2048 * frame:
+    # ffmpeg keeps the stated padding, which can be more than a frame; an HE-AAC frame is
+    # 2048 samples at the output rate: a sanity bound of two such frames.
+    if abs(len(ref) - keep) > 4096 * frame:
         pytest.fail(f"{media.name}: the file presents {presented} samples, ffmpeg wrote "
-                    f"{len(ref) // frame}: more than one frame apart", pytrace=False)
+                    f"{len(ref) // frame}: more than two frames apart", pytrace=False)
     # When the decoder yields fewer samples than the container presents (libavcodec's AAC
     # decoder drops the first frame of libfaac streams), everything it yields is presented.
     return ref[:min(keep, len(ref))]

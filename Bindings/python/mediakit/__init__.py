@@ -133,6 +133,7 @@ class Track:
     encoder_delay: int
     encoder_padding: int
     unsupported: Optional[str]      #: why it cannot be decoded, or None
+    reflected: bool = False         #: the display matrix also mirrors the picture (rotation + reflection)
     _demuxer: "Demuxer" = field(repr=False, compare=False, default=None)
 
     @property
@@ -276,7 +277,7 @@ class Demuxer(_Owned):
                      Fraction(t.time_base_num, t.time_base_den or 1), t.duration, t.sample_count,
                      t.width, t.height, t.sample_rate, t.channels, t.rotation, s(t.language),
                      Fraction(t.frame_rate_num, t.frame_rate_den or 1), t.encoder_delay, t.encoder_padding,
-                     s(t.unsupported) or None, self)
+                     s(t.unsupported) or None, bool(t.reflected), self)
 
     def read(self) -> Optional[Packet]:
         """The next packet in file order, or None at the end."""

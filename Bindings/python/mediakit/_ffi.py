@@ -36,7 +36,7 @@ class TrackInfo(ctypes.Structure):
         ("rotation", ctypes.c_double), ("language", ctypes.c_char_p),
         ("frame_rate_num", ctypes.c_int32), ("frame_rate_den", ctypes.c_int32),
         ("encoder_delay", ctypes.c_int32), ("encoder_padding", ctypes.c_int32),
-        ("unsupported", ctypes.c_char_p),
+        ("unsupported", ctypes.c_char_p), ("reflected", ctypes.c_int32),
     ]
 
 

@@ -45,3 +45,23 @@ def test_ivf_av1_decodes_like_ffmpeg_libdav1d(shared_media):
     ref = subprocess.run(["ffmpeg", "-v", "error", "-c:v", "libdav1d", "-i", str(path), "-fps_mode", "passthrough",
                           "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"], check=True, capture_output=True).stdout
     assert ours == ref
+
+
+@pytest.mark.parametrize("name", ["mp4_h264_aac_matrix_rotate90_and_reflect.mp4", "mp4_h264_rotation90_matrix.mp4",
+                                  "m4a_heaac_v1_sbr_explicit_sync_ext_8k_core_16k_out.m4a"])
+def test_track_facts_like_ffprobe(name, shared_media):
+    """Rotation, reflection (the sign of the display matrix's determinant), and the audio rate and
+    channels a decoder outputs (HE-AAC: the SBR rate, parametric stereo), as ffprobe reports them."""
+    import json
+    path = shared_media / name
+    info = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_streams", "-of", "json", str(path)],
+                                     check=True, capture_output=True, text=True).stdout)
+    with mediakit.open(path) as d:
+        for t, s in zip(d.tracks, info["streams"]):
+            matrix = next((sd["displaymatrix"] for sd in s.get("side_data_list", []) if "displaymatrix" in sd), None)
+            m = [int(v) for line in matrix.strip().splitlines() for v in line.split(":", 1)[1].split()] if matrix else None
+            assert t.reflected == (m is not None and m[0] * m[4] - m[1] * m[3] < 0)
+            rotation = next((sd["rotation"] for sd in s.get("side_data_list", []) if "rotation" in sd), 0)
+            assert round(t.rotation) == round(rotation)
+            if t.media_type == "audio":
+                assert (t.sample_rate, t.channels) == (int(s["sample_rate"]), s["channels"])

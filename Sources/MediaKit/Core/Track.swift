@@ -1,3 +1,5 @@
+import Foundation
+
 /// The kind of data a track carries.
 public enum MediaType: String, Sendable, Hashable, CaseIterable {
     /// Sound.
@@ -111,6 +113,14 @@ public struct Track: Sendable {
     /// Display rotation in degrees, counter-clockwise, in (-180, 180]: the sign
     /// convention of FFmpeg's display matrix (`ffprobe ... side_data_list rotation`).
     public var rotation: Double
+    /// True when the display matrix also mirrors the picture (a negative determinant: a
+    /// rotation with a reflection, e.g. the matrix [0 1; 1 0]). ``orientation`` says how.
+    public var isReflected: Bool {
+        matrix.count == 9 && Int64(matrix[0]) * Int64(matrix[4]) - Int64(matrix[1]) * Int64(matrix[3]) < 0
+    }
+    /// How a picture of this track is turned upright for display, as FFmpeg's autorotation
+    /// turns it (rotation and reflection; see ``PictureOrientation/init(displayMatrix:)``).
+    public var orientation: PictureOrientation { PictureOrientation(displayMatrix: matrix) }
     /// The 3x3 transformation matrix from the track header, row-major
     /// (a, b, u, c, d, v, x, y, w), in 16.16 fixed point (u, v, w in 2.30). Identity if none.
     public var matrix: [Int32]
@@ -145,6 +155,19 @@ public struct Track: Sendable {
         var a = n, b = d
         while b != 0 { (a, b) = (b, a % b) }
         return a == 0 ? Rational(n, d) : Rational(n / a, d / a)
+    }
+
+    /// Counter-clockwise display rotation in degrees from a transform matrix (row-major, 16.16),
+    /// as FFmpeg's `av_display_rotation_get`, in (-180, 180]; 0 for a degenerate matrix.
+    public static func displayRotation(_ m: [Int32]) -> Double {
+        guard m.count >= 5 else { return 0 }
+        let a = Double(m[0]) / 65536, b = Double(m[1]) / 65536, c = Double(m[3]) / 65536, d = Double(m[4]) / 65536
+        let sx = (a * a + c * c).squareRoot(), sy = (b * b + d * d).squareRoot()
+        if sx == 0 || sy == 0 { return 0 }
+        var deg = -atan2(b / sy, a / sx) * 180 / .pi
+        if deg == -0 { deg = 0 }
+        if deg <= -180 { deg += 360 }
+        return deg.rounded() == deg ? deg : (deg * 100).rounded() / 100
     }
 
     /// Duration in seconds.

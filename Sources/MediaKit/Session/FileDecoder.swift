@@ -17,7 +17,7 @@ public struct FileDecodeOptions: Sendable {
     /// How tracks are cut to what is presented. Default: ``TrimMode/gapless`` (the edit list
     /// applied as FFmpeg applies it, audio ending exactly where the file says).
     public var trim: TrimMode = .gapless
-    /// Turn pictures upright by the display rotation, as ffmpeg does. Default: true.
+    /// Turn pictures upright by the display matrix (rotation and reflection), as ffmpeg does. Default: true.
     public var autorotate = true
     /// Decoder backend or plugin name to insist on. Default: nil (highest priority).
     public var backend: String?
@@ -100,9 +100,9 @@ public enum FileDecoder {
         var video: (track: Track, session: DecodeSession, writer: PictureWriter)?
         if let out = options.videoPath, let t = videoTrack {
             let session = try DecodeSession(track: t, registry: registry, backend: options.backend, threads: options.threads, trim: options.trim)
-            let turn = options.autorotate ? PicturePacker.clockwiseTurn(forRotation: t.rotation) : 0
+            let orientation = options.autorotate ? t.orientation : .upright
             let rate = t.frameRate.numerator > 0 && t.frameRate.denominator > 0 ? t.frameRate : Rational(25, 1)
-            video = (t, session, try PictureWriter(path: out, format: options.pixelFormat, y4m: options.y4m, frameRate: rate, clockwise: turn))
+            video = (t, session, try PictureWriter(path: out, format: options.pixelFormat, y4m: options.y4m, frameRate: rate, orientation: orientation))
         }
         if options.audioPath != nil, let t = audioTrack {
             audio = (t, try DecodeSession(track: t, registry: registry, backend: options.backend, threads: options.threads, trim: options.trim), nil)

@@ -106,6 +106,10 @@ public final class DecodeSession {
     private var skipSamples: Int64 = 0
     /// Audio: samples (per channel) still to output before the presentation ends; nil: no limit.
     private var remaining: Int64?
+    /// Audio: the rate ``skipSamples`` and ``remaining`` count in. They are computed at the
+    /// track's stated rate; when the decoder outputs another (HE-AAC whose SBR only the
+    /// audio data signals), both are converted to the decoded rate at the first frame.
+    private var trimRate: Int
     /// Whether trimming is on at all.
     private let trim: Bool
     /// True once a packet carried its own trims (Ogg): they replace the track-level ones.
@@ -134,6 +138,7 @@ public final class DecodeSession {
         self.isAudio = track.mediaType == .audio
         self.trim = trim != .none
         self.trimMode = trim
+        self.trimRate = track.parameters.sampleRate
         let oneSecond = track.timeBase.numerator > 0 ? track.timeBase.denominator / track.timeBase.numerator : 0
         self.audioStartTarget = window == .everything ? .min : window.start - oneSecond
         if !isAudio || window == .everything {
@@ -257,10 +262,24 @@ public final class DecodeSession {
             if frame.colorPrimaries == 2 { frame.colorPrimaries = p.colorPrimaries }
             if frame.colorTransfer == 2 { frame.colorTransfer = p.colorTransfer }
             if frame.colorSpace == 2 { frame.colorSpace = p.colorSpace }
+            // A pixel aspect ratio the container states (MP4 `pasp`) is the one presented,
+            // whatever the bitstream says: the ffmpeg tool gives its decoded frames the
+            // stream's ratio the same way (decode_video in ffmpeg 5.1).
+            if p.sampleAspectRatio.numerator > 0 && p.sampleAspectRatio.denominator > 0 {
+                frame.sampleAspectRatio = p.sampleAspectRatio
+            }
             try output(frame)
             return
         }
         var frame = frame
+        if frame.sampleRate > 0 && frame.sampleRate != trimRate {
+            if trimRate > 0 {
+                let from = Rational(1, Int64(trimRate)), to = Rational(1, Int64(frame.sampleRate))
+                skipSamples = Rational.rescale(skipSamples, from: from, to: to)
+                remaining = remaining.map { Rational.rescale($0, from: from, to: to) }
+            }
+            trimRate = frame.sampleRate
+        }
         if skipSamples > 0 {
             if skipSamples >= Int64(frame.sampleCount) {
                 skipSamples -= Int64(frame.sampleCount)

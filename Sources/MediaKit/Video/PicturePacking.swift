@@ -38,16 +38,6 @@ public enum PicturePacker {
         f == .yuv420p || f == .yuvj420p || f == .nv12
     }
 
-    /// The clockwise quarter turns (0, 90, 180 or 270 degrees) that display a track
-    /// upright, from its ``Track/rotation``, as FFmpeg's autorotation chooses them.
-    /// Rotations that are not a multiple of 90 degrees give 0.
-    public static func clockwiseTurn(forRotation rotation: Double) -> Int {
-        var theta = -rotation.rounded()
-        theta -= 360 * (theta / 360 + 0.9 / 360).rounded(.down)
-        for turn in [90, 180, 270] where abs(theta - Double(turn)) < 1 { return turn }
-        return 0
-    }
-
     /// Pixel formats that pack to `layout` without any resampling or change of value:
     /// 8-bit 4:2:0 for NV12 / I420, 10-bit planar 4:2:0 for yuv420p10le.
     public static func canPack(_ f: PixelFormat, as layout: RawPictureFormat) -> Bool {
@@ -69,28 +59,36 @@ public enum PicturePacker {
         return !canPack(f, as: layout)
     }
 
-    /// Packs `frame` into `output` (resized to the picture size), turned clockwise
-    /// by `clockwise` degrees (0, 90, 180 or 270) when asked (see ``rotated(_:clockwise:)``).
+    /// Packs `frame` into `output` (resized to the picture size), turned by `orientation`
+    /// first (see ``oriented(_:_:)``).
     /// - Throws: `.unsupported` for a source format that cannot be packed without a
     ///   lossy conversion, or turned.
-    public static func pack(_ frame: Frame, as format: RawPictureFormat, clockwise: Int, into output: inout [UInt8]) throws {
-        try pack(rotated(frame, clockwise: clockwise), as: format, into: &output)
+    public static func pack(_ frame: Frame, as format: RawPictureFormat, orientation: PictureOrientation, into output: inout [UInt8]) throws {
+        try pack(oriented(frame, orientation), as: format, into: &output)
     }
 
     /// Returns `frame` turned clockwise by `clockwise` degrees (90, 180 or 270; 0 returns
-    /// it as it is) in new memory, in the same pixel format: FFmpeg's `transpose` /
-    /// `hflip,vflip`, which the ffmpeg tool applies before any format conversion. Every
-    /// planar format, NV12 / P010 (a chroma pair moves as one sample) and gray can be
-    /// turned; a quarter turn needs the same chroma subsampling both ways (4:2:0, 4:4:4).
-    /// - Throws: `.unsupported` for a quarter turn of 4:2:2 pictures, `.invalidArgument`
-    ///   for an audio frame or another angle.
+    /// it as it is); see ``oriented(_:_:)``.
+    /// - Throws: as ``oriented(_:_:)``, and `.invalidArgument` for another angle.
     public static func rotated(_ frame: Frame, clockwise: Int) throws -> Frame {
-        guard clockwise != 0 else { return frame }
-        guard let format = frame.pixelFormat else { throw MediaError(.invalidArgument, "not a video frame") }
-        guard [90, 180, 270].contains(clockwise) else {
+        guard let orientation = PictureOrientation(clockwise: clockwise) else {
             throw MediaError(.invalidArgument, "pictures turn by 90, 180 or 270 degrees, not \(clockwise)")
         }
-        let quarter = clockwise != 180
+        return try oriented(frame, orientation)
+    }
+
+    /// Returns `frame` turned by `orientation` (``PictureOrientation/upright`` returns it as
+    /// it is) in new memory, in the same pixel format: FFmpeg's `transpose` / `hflip` /
+    /// `vflip`, which the ffmpeg tool applies before any format conversion. Every planar
+    /// format, NV12 / P010 (a chroma pair moves as one sample) and gray can be turned; a
+    /// transpose needs the same chroma subsampling both ways (4:2:0, 4:4:4).
+    /// - Throws: `.unsupported` for a transpose of 4:2:2 pictures, `.invalidArgument`
+    ///   for an audio frame.
+    public static func oriented(_ frame: Frame, _ orientation: PictureOrientation) throws -> Frame {
+        guard !orientation.isUpright else { return frame }
+        guard let format = frame.pixelFormat else { throw MediaError(.invalidArgument, "not a video frame") }
+        let quarter = orientation.transposed
+        let (flipX, flipY) = (orientation.flippedHorizontally, orientation.flippedVertically)
         if quarter && format.chromaShift.x != format.chromaShift.y {
             throw MediaError(.unsupported, "a quarter turn of \(format.name) pictures would need other chroma subsampling; use --no-autorotate")
         }
@@ -125,14 +123,20 @@ public enum PicturePacker {
                     let d = dst.assumingMemoryBound(to: T.self)
                     for y in 0..<dh {
                         let row = d + y * dw
-                        switch clockwise {
-                        case 90:
-                            for x in 0..<dw { row[x] = (src.base + (ph - 1 - x) * src.stride).assumingMemoryBound(to: T.self)[y] }
-                        case 270:
-                            for x in 0..<dw { row[x] = (src.base + x * src.stride).assumingMemoryBound(to: T.self)[pw - 1 - y] }
-                        default:
-                            let s = (src.base + (ph - 1 - y) * src.stride).assumingMemoryBound(to: T.self)
-                            for x in 0..<dw { row[x] = s[pw - 1 - x] }
+                        let sy = flipY ? dh - 1 - y : y
+                        if quarter {
+                            // Output column x, row sy (before the flips) is input column sy, row x.
+                            for x in 0..<dw {
+                                let sx = flipX ? dw - 1 - x : x
+                                row[x] = (src.base + sx * src.stride).assumingMemoryBound(to: T.self)[sy]
+                            }
+                        } else {
+                            let s = (src.base + sy * src.stride).assumingMemoryBound(to: T.self)
+                            if flipX {
+                                for x in 0..<dw { row[x] = s[dw - 1 - x] }
+                            } else {
+                                for x in 0..<dw { row[x] = s[x] }
+                            }
                         }
                     }
                 }

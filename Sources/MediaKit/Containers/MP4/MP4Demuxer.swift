@@ -123,7 +123,7 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
             let s = try SampleIndexBuilder.build(t.tables, trackPath: t.path, file: path,
                                                  audio: t.handler == "soun" ? t.framing : nil, mediaDuration: t.mediaDuration)
             var track = Track(index: i, id: t.id, parameters: t.parameters, timeBase: Rational(1, t.timeScale),
-                              duration: t.mediaDuration, language: t.language, rotation: Self.rotation(t.matrix),
+                              duration: t.mediaDuration, language: t.language, rotation: Track.displayRotation(t.matrix),
                               matrix: t.matrix, sampleCount: s.count, editList: t.edits,
                               movieTimeScale: movie.timeScale, unsupportedReason: t.unsupportedReason,
                               isEncrypted: t.encrypted)
@@ -143,8 +143,13 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
                 track.parameters.channels = h.channels
             }
             if track.mediaType == .audio, let smpb = movie.iTunSMPB {
-                track.encoderDelay = smpb.delay
-                track.encoderPadding = smpb.padding
+                // iTunSMPB counts the codec's own samples (AAC: 1024 a frame, at the core's rate);
+                // HE-AAC decodes to the SBR rate, so the cuts are stated here at that rate.
+                let output = Int64(track.parameters.sampleRate)
+                let core = track.parameters.codec == "aac" ? Int64(AudioSpecificConfig(track.parameters.extradata)?.sampleRate ?? 0) : 0
+                let (mul, div) = core > 0 && output > 0 ? (output, core) : (1, 1)
+                track.encoderDelay = Int(Rational.rescale(Int64(smpb.delay), multiply: mul, divide: div))
+                track.encoderPadding = Int(Rational.rescale(Int64(smpb.padding), multiply: mul, divide: div))
             }
             tracks.append(track)
             allSamples.append(s)
@@ -209,25 +214,73 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     /// below 70 (FFmpeg's av_guess_frame_rate); otherwise the average rate.
     static func frameRate(_ stts: [(count: UInt32, delta: UInt32)], timeScale: Int64, samples: Int, duration: Int64) -> Rational {
         let average = samples > 0 && duration > 0 ? Track.reduced(Int64(samples) * timeScale, duration) : Rational(0, 1)
+        // FFmpeg's r_frame_rate: the one duration of the table (and a different last), else its
+        // guess from the first decoding times; av_guess_frame_rate then prefers the average when
+        // that rate is implausibly high.
+        var rate: Rational?
         if let first = stts.first, first.delta > 0, stts.count == 1 || (stts.count == 2 && stts[1].count == 1) {
-            let constant = Track.reduced(timeScale, Int64(first.delta))
-            if constant.doubleValue > 210 && average.doubleValue > 0 && average.doubleValue < 70 { return average }
-            return constant
+            rate = Track.reduced(timeScale, Int64(first.delta))
+        } else {
+            var dts: [Int64] = [0]
+            for entry in stts where dts.count <= standardRateDeltas {
+                for _ in 0..<min(Int(entry.count), standardRateDeltas + 1 - dts.count) { dts.append(dts.last! + Int64(entry.delta)) }
+            }
+            rate = standardFrameRate(dts: dts, timeScale: timeScale)
         }
-        return average
+        guard let rate else { return average }
+        if rate.doubleValue > 210 && average.doubleValue > 0 && average.doubleValue < 70 { return average }
+        return rate
     }
 
-    /// Counter-clockwise display rotation from a tkhd matrix, as FFmpeg's `av_display_rotation_get`.
-    static func rotation(_ m: [Int32]) -> Double {
-        let a = Double(m[0]) / 65536, b = Double(m[1]) / 65536, c = Double(m[3]) / 65536, d = Double(m[4]) / 65536
-        let sx = (a * a + c * c).squareRoot(), sy = (b * b + d * d).squareRoot()
-        if sx == 0 || sy == 0 { return 0 }
-        let r = atan2(b / sy, a / sx) * 180 / .pi
-        var deg = -r
-        if deg == -0 { deg = 0 }
-        // FFmpeg reports in (-180, 180]
-        if deg <= -180 { deg += 360 }
-        return deg.rounded() == deg ? deg : (deg * 100).rounded() / 100
+    /// Decoding-time deltas FFmpeg looks at to guess a frame rate (its fps_analyze_framecount).
+    static let standardRateDeltas = 20
+
+    /// The standard frame rate that best explains `dts` (ticks of 1/`timeScale` s), as
+    /// libavformat guesses r_frame_rate for a stream whose sample durations vary
+    /// (ff_rfps_add_frame / ff_rfps_calculate): every k/12 fps up to 30, 31...60, 80, 120,
+    /// 240 fps and the NTSC rates (24, 30, 60, 12, 15, 48 x 1000/1001) are tried, the
+    /// decoding times (and the same shifted by half a frame) scaled to each, and the rate
+    /// whose fractional parts vary least wins if that variance is under 0.01. Nil when none
+    /// fits (FFmpeg then falls back on the codec's timing; MediaKit on the average).
+    static func standardFrameRate(dts: [Int64], timeScale: Int64) -> Rational? {
+        let deltas = zip(dts.dropFirst(), dts).map { $0 - $1 }.filter { $0 > 0 }
+        guard deltas.count > 1, timeScale > 0 else { return nil }
+        func standard(_ i: Int) -> Int {
+            if i < 30 * 12 { return (i + 1) * 1001 }
+            if i < 30 * 12 + 30 { return (i - 30 * 12 + 31) * 1001 * 12 }
+            if i < 30 * 12 + 33 { return [80, 120, 240][i - 30 * 12 - 30] * 1001 * 12 }
+            return [24, 30, 60, 12, 15, 48][i - 30 * 12 - 33] * 1000 * 12
+        }
+        let n = Double(deltas.count)
+        let meanDelta = Double(deltas.reduce(0, +)) / n / Double(timeScale)
+        let seconds = Double(dts.last! - dts.first!) / Double(timeScale)
+        var best = 0.01, chosen = 0
+        for i in 0..<(30 * 12 + 39) {
+            let rate = standard(i)
+            let period = 1001 * 12 / Double(rate)
+            if seconds < period || meanDelta < 0.8 * period { continue }
+            for shift in [0.0, 0.5] {
+                var sum = 0.0, squares = 0.0
+                var previous: Int64?
+                for t in dts {
+                    // Only times after a later one count, as FFmpeg's adds each increasing dts.
+                    if let p = previous, t <= p { continue }
+                    if previous != nil {
+                        let scaled = Double(t) / Double(timeScale) * Double(rate) / (1001 * 12)
+                        let error = scaled - (scaled + shift).rounded(.toNearestOrAwayFromZero) + shift
+                        sum += error
+                        squares += error * error
+                    }
+                    previous = t
+                }
+                let a = sum / n, variance = squares / n - a * a
+                if variance < best && best > 1e-9 {
+                    best = variance
+                    chosen = rate
+                }
+            }
+        }
+        return chosen > 0 ? Track.reduced(Int64(chosen), 1001 * 12) : nil
     }
 
     /// The next packet in file order, or nil at the end.

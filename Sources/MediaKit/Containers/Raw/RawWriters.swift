@@ -86,8 +86,8 @@ public final class PictureWriter: @unchecked Sendable {
     public let format: RawPictureFormat
     /// True for Y4M (always I420 inside), false for headerless raw frames.
     public let y4m: Bool
-    /// Clockwise turn applied to every picture (0, 90, 180 or 270).
-    public let clockwise: Int
+    /// How every picture is turned before it is written (``PictureOrientation/upright``: not at all).
+    public let orientation: PictureOrientation
     private let file: OutputFile
     /// Frames per second written into the Y4M header.
     public let frameRate: Rational
@@ -107,13 +107,13 @@ public final class PictureWriter: @unchecked Sendable {
     private var converterRange = 0
 
     /// Starts writing `path`. `frameRate` goes into the Y4M header; each picture is
-    /// turned `clockwise` degrees (0, 90, 180 or 270; see ``PicturePacker/clockwiseTurn(forRotation:)``),
-    /// then, when its pixel format does not pack to `format` by copying samples (10-bit or
+    /// turned by `orientation` (a track's ``Track/orientation`` turns it as ffmpeg's
+    /// autorotation does), then, when its pixel format does not pack to `format` by copying samples (10-bit or
     /// 4:4:4 pictures into NV12 ...), converted by a picture converter from `registry`
     /// (the FFmpeg plugin's libswscale, as `ffmpeg -pix_fmt` converts).
-    public init(path: String, format: RawPictureFormat, y4m: Bool, frameRate: Rational = Rational(25, 1), clockwise: Int = 0,
+    public init(path: String, format: RawPictureFormat, y4m: Bool, frameRate: Rational = Rational(25, 1), orientation: PictureOrientation = .upright,
                 registry: MediaRegistry = .shared) throws {
-        self.clockwise = clockwise
+        self.orientation = orientation
         self.registry = registry
         self.format = y4m ? .i420 : format
         self.y4m = y4m
@@ -125,7 +125,7 @@ public final class PictureWriter: @unchecked Sendable {
     /// or by ``finish()``.
     public func write(_ frame: Frame) throws {
         if let e = lock.withLock({ failure }) { throw e }
-        let turned = clockwise == 90 || clockwise == 270
+        let turned = orientation.transposed
         let (w, h) = turned ? (frame.height, frame.width) : (frame.width, frame.height)
         if let size, size != (w, h) {
             throw MediaError(.unsupported, "the picture size changed from \(size.width)x\(size.height) to \(w)x\(h) mid-stream; raw video cannot hold both")
@@ -172,7 +172,7 @@ public final class PictureWriter: @unchecked Sendable {
                 if !header.isEmpty { try file.write(header) }
                 var picture = frame
                 if convertFirst, let converter { picture = try converter.convert(picture) }
-                picture = try PicturePacker.rotated(picture, clockwise: clockwise)
+                picture = try PicturePacker.oriented(picture, orientation)
                 if !convertFirst, let converter { picture = try converter.convert(picture) }
                 try writeNow(picture)
             } catch {
