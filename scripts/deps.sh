@@ -18,6 +18,7 @@ set -euo pipefail
 #   valgrind                                  instruction counts, leak checks
 #                                             (Tests/plugin_harness/run_valgrind.sh)
 #   binutils                                  nm: the oracle suite checks plugin exports
+#   strace                                    the oracle suite counts how often mk-decode opens its input
 #   time                                      GNU /usr/bin/time for scripts/bench.sh
 #   hyperfine                                 repeated timings of short commands (bench_capi.sh)
 PACKAGES=(
@@ -25,7 +26,7 @@ PACKAGES=(
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps gstreamer1.0-libav
-    valgrind time hyperfine binutils
+    valgrind time hyperfine binutils strace
 )
 
 say() { printf 'deps: %s\n' "$*"; }

@@ -145,6 +145,33 @@ typedef struct mk_packet mk_packet;
  *  (damaged; the message names the box and offset), MK_EUNSUPPORTED, MK_ELIMIT. */
 mk_status mk_demuxer_open(mk_demuxer **out, const char *path);
 
+/** Opens a media file held in memory (`size` bytes at `data`). The bytes are copied: the
+ *  caller may free `data` as soon as this returns. Same result and errors as mk_demuxer_open. */
+mk_status mk_demuxer_open_memory(mk_demuxer **out, const uint8_t *data, size_t size);
+
+/** Read callbacks for mk_demuxer_open_io(). Every callback gets the `user` pointer given there. */
+typedef struct mk_io {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_io) */
+    /** Reads up to `size` bytes into `buffer` from the current position. Returns the count
+     *  read, 0 at the end of the input, or a negative number on failure. Required. */
+    int64_t (*read)(void *user, uint8_t *buffer, size_t size);
+    /** Moves the position to the absolute `offset`. Returns 0, or a negative number on
+     *  failure. NULL when the input cannot seek (a pipe, a socket): it is then read once, front
+     *  to back; Ogg, IVF and MP4 files whose moov comes first open that way, other layouts fail
+     *  with MK_EUNSUPPORTED naming the layout. */
+    int64_t (*seek)(void *user, int64_t offset);
+    /** Returns the total size in bytes, or a negative number when unknown. May be NULL. */
+    int64_t (*size)(void *user);
+    /** The input's name in messages ("socket", a URL ...). May be NULL. */
+    const char *name;
+} mk_io;
+
+/** Opens a media file read through `io`'s callbacks. The callbacks (and `user`) must stay
+ *  valid until mk_demuxer_close(); they are called on the thread that calls the demuxer, one at a
+ *  time. `io` itself is copied. Errors: those of mk_demuxer_open, MK_EINVAL (NULL io or read,
+ *  small struct_size), MK_EIO when a callback fails. */
+mk_status mk_demuxer_open_io(mk_demuxer **out, const mk_io *io, void *user);
+
 /** Closes *demuxer and sets it to NULL. NULL or an already NULL handle is harmless.
  *  Packets already read stay valid (free them with mk_packet_free). */
 void mk_demuxer_close(mk_demuxer **demuxer);

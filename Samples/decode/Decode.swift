@@ -19,7 +19,7 @@ struct Decode: ParsableCommand {
         At the end it prints the ffplay command that plays each output.
         """)
 
-    @Argument(help: "The media file to decode (MP4, MOV, M4A, Ogg, Opus, IVF).")
+    @Argument(help: "The media file to decode (MP4, MOV, M4A, Ogg, Opus, IVF); - reads standard input (a pipe: Ogg, IVF, or MP4 with its moov first).")
     var file: String
 
     @Option(help: "Where to write the decoded audio.")
@@ -69,9 +69,10 @@ struct Decode: ParsableCommand {
 
     mutating func decode() throws {
         var options = FileDecodeOptions(audioPath: audioOut, videoPath: videoOut)
+        // The input is opened once (`-` is standard input), its tracks read once.
+        let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
         if audioOut == nil && videoOut == nil {
             // Default outputs, beside the input: only for the tracks the file has.
-            let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
             let dir = (file as NSString).deletingLastPathComponent
             func beside(_ name: String) -> String { dir.isEmpty ? name : (dir as NSString).appendingPathComponent(name) }
             if demuxer.tracks.contains(where: { $0.mediaType == .audio }) { options.audioPath = beside(wav ? "output.wav" : "output.pcm") }
@@ -91,7 +92,7 @@ struct Decode: ParsableCommand {
 
         let progress = Progress(enabled: !quiet)
         defer { progress.done() }
-        let result = try FileDecoder.decode(path: file, options: options) { progress.update($0, of: $1) }
+        let result = try FileDecoder.decode(demuxer: demuxer, path: file, options: options) { progress.update($0, of: $1) }
         progress.done()
         guard !quiet else { return }
         let commands = result.ffplayCommands

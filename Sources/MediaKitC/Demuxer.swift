@@ -54,6 +54,49 @@ public func mk_demuxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path
     }
 }
 
+@_cdecl("mk_demuxer_open_memory")
+public func mk_demuxer_open_memory(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_demuxer_open_memory: out is NULL") }
+    out.pointee = nil
+    guard data != nil || size == 0 else { return fail(MK_EINVAL, "mk_demuxer_open_memory: data is NULL") }
+    guard size >= 0 else { return fail(MK_EINVAL, "mk_demuxer_open_memory: size is negative") }
+    let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
+    return guarded {
+        let d = try MediaRegistry.shared.makeDemuxer(source: MemorySource(bytes))
+        out.pointee = Handles.make(DemuxerHandle(d))
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_demuxer_open_io")
+public func mk_demuxer_open_io(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ io: UnsafePointer<mk_io>?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_demuxer_open_io: out is NULL") }
+    out.pointee = nil
+    guard let io else { return fail(MK_EINVAL, "mk_demuxer_open_io: io is NULL") }
+    guard sizeOK(io.pointee.struct_size, MemoryLayout<mk_io>.size, "mk_io") else { return MK_EINVAL }
+    let callbacks = io.pointee
+    guard let read = callbacks.read else { return fail(MK_EINVAL, "mk_demuxer_open_io: io->read is NULL") }
+    let name = callbacks.name.map { String(cString: $0) } ?? "io"
+    nonisolated(unsafe) let context = user
+    let size = callbacks.size.flatMap { f -> Int64? in let n = f(context); return n >= 0 ? n : nil }
+    let seek: ((Int64) throws -> Void)? = callbacks.seek.map { f in
+        { offset in
+            let r = f(context, offset)
+            if r < 0 { throw MediaError(.io, "the seek callback failed (\(r)) for offset \(offset)", path: name, offset: offset) }
+        }
+    }
+    let source = CallbackSource(name: name, size: size, read: { buffer in
+        let n = read(context, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count)
+        if n < 0 { throw MediaError(.io, "the read callback failed (\(n))", path: name) }
+        return Int(n)
+    }, seek: seek)
+    return guarded {
+        let d = try MediaRegistry.shared.makeDemuxer(source: source)
+        out.pointee = Handles.make(DemuxerHandle(d))
+        return MK_OK
+    }
+}
+
 @_cdecl("mk_demuxer_close")
 public func mk_demuxer_close(_ demuxer: UnsafeMutablePointer<OpaquePointer?>?) {
     Handles.release(demuxer, as: DemuxerHandle.self)

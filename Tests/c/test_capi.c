@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <mediakit/mediakit.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int passed, failed;
@@ -257,6 +258,88 @@ static void plugins(void) {
     EXPECT(mk_plugins_load("/etc/hostname"), MK_EPLUGIN);
 }
 
+/* Every packet's (track, pts, dts, size, first byte) folded into one checksum, and the count. */
+static unsigned long long packet_digest(mk_demuxer *dmx, int *count) {
+    unsigned long long h = 1469598103934665603ULL;
+    mk_packet *pkt = NULL;
+    *count = 0;
+    while (mk_demuxer_read_packet(dmx, &pkt) == MK_OK) {
+        mk_packet_info pi; pi.struct_size = sizeof pi;
+        if (mk_packet_get_info(pkt, &pi) == MK_OK) {
+            long long v[4] = { pi.track, pi.pts, pi.dts, (long long)pi.size };
+            for (int i = 0; i < 4; i++) h = (h ^ (unsigned long long)v[i]) * 1099511628211ULL;
+            for (size_t i = 0; i < pi.size; i++) h = (h ^ pi.data[i]) * 1099511628211ULL;
+        }
+        (*count)++;
+        mk_packet_free(&pkt);
+    }
+    return h;
+}
+
+/* mk_io over a FILE *, seekable or not (fread in small pieces, as a pipe gives them). */
+static int64_t io_read(void *user, uint8_t *buffer, size_t size) {
+    return (int64_t)fread(buffer, 1, size > 777 ? 777 : size, (FILE *)user);
+}
+static int64_t io_seek(void *user, int64_t offset) { return fseek((FILE *)user, (long)offset, SEEK_SET) == 0 ? 0 : -1; }
+static int64_t io_size(void *user) {
+    FILE *f = user; long at = ftell(f); fseek(f, 0, SEEK_END); long n = ftell(f); fseek(f, at, SEEK_SET); return n;
+}
+static int64_t io_fail(void *user, uint8_t *buffer, size_t size) { (void)user; (void)buffer; (void)size; return -5; }
+
+/* The same file by path, from memory and through callbacks (seekable, and read once) gives the
+ * same packets; bad arguments are statuses with messages. */
+static void sources(const char *good) {
+    mk_demuxer *dmx = NULL;
+    int n_ref = 0, n = 0;
+    EXPECT(mk_demuxer_open(&dmx, good), MK_OK);
+    unsigned long long ref = packet_digest(dmx, &n_ref);
+    mk_demuxer_close(&dmx);
+    CHECK(n_ref > 0, "the sample has packets");
+
+    FILE *f = fopen(good, "rb");
+    CHECK(f != NULL, "the sample opens");
+    if (!f) return;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *bytes = malloc((size_t)size);
+    CHECK(bytes && fread(bytes, 1, (size_t)size, f) == (size_t)size, "the sample reads");
+    EXPECT(mk_demuxer_open_memory(&dmx, bytes, (size_t)size), MK_OK);
+    memset(bytes, 0, (size_t)size);            /* the library copied them */
+    free(bytes);
+    CHECK(packet_digest(dmx, &n) == ref && n == n_ref, "memory: the file's packets");
+    mk_demuxer_close(&dmx);
+
+    mk_io io; memset(&io, 0, sizeof io);
+    io.struct_size = sizeof io;
+    io.read = io_read; io.seek = io_seek; io.size = io_size; io.name = "callbacks";
+    fseek(f, 0, SEEK_SET);
+    EXPECT(mk_demuxer_open_io(&dmx, &io, f), MK_OK);
+    CHECK(packet_digest(dmx, &n) == ref && n == n_ref, "seekable callbacks: the file's packets");
+    mk_demuxer_close(&dmx);
+
+    /* A stream read once: the sample's moov follows its media data, a layout that needs to go
+     * back, so the open fails naming it (streams of other layouts: Tests/oracle/test_sources.py). */
+    io.seek = NULL; io.size = NULL; io.name = NULL;
+    fseek(f, 0, SEEK_SET);
+    EXPECT(mk_demuxer_open_io(&dmx, &io, f), MK_EUNSUPPORTED);
+    CHECK(strstr(mk_last_error(), "moov box comes after the media data") != NULL, "the error names the layout");
+    CHECK(dmx == NULL, "a failed open sets *out to NULL");
+    fclose(f);
+
+    io.read = io_fail;
+    EXPECT(mk_demuxer_open_io(&dmx, &io, NULL), MK_EIO);
+    CHECK(dmx == NULL, "a failed open sets *out to NULL");
+    io.read = NULL;
+    EXPECT(mk_demuxer_open_io(&dmx, &io, NULL), MK_EINVAL);
+    EXPECT(mk_demuxer_open_io(&dmx, NULL, NULL), MK_EINVAL);
+    io.read = io_read; io.struct_size = 4;
+    EXPECT(mk_demuxer_open_io(&dmx, &io, NULL), MK_EINVAL);
+    EXPECT(mk_demuxer_open_memory(&dmx, NULL, 10), MK_EINVAL);
+    EXPECT(mk_demuxer_open_memory(NULL, (const uint8_t *)"x", 1), MK_EINVAL);
+    EXPECT(mk_demuxer_open_memory(&dmx, (const uint8_t *)"", 0), MK_EUNSUPPORTED);
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s GOOD.mp4 CORRUPT.mp4 SCRATCH_OUT.mp4\n", argv[0]);
@@ -267,6 +350,7 @@ int main(int argc, char **argv) {
     wrong_order(argv[1]);
     muxer_misuse(argv[1], argv[3]);
     plugins();
+    sources(argv[1]);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -23,7 +23,7 @@ import ctypes
 import os
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterator, Optional, Sequence, Union
+from typing import BinaryIO, Iterator, Optional, Sequence, Union
 
 from . import _ffi
 from ._ffi import lib
@@ -247,20 +247,85 @@ def _check_read(status: int, function: str) -> bool:
     raise MediaError(status, lib.mk_last_error().decode("utf-8", "replace"), function)
 
 
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
+
+
+class _Reader:
+    """mk_io callbacks over a Python binary file object (kept alive with the demuxer).
+
+    An exception raised by the file object is kept and re-raised by the call that read."""
+
+    def __init__(self, f: BinaryIO):
+        self.f = f
+        self.error: Optional[BaseException] = None
+        seekable = bool(getattr(f, "seekable", lambda: False)())
+        self.start = f.tell() if seekable else 0
+        size = -1
+        if seekable:
+            end = f.seek(0, os.SEEK_END)
+            f.seek(self.start)
+            size = end - self.start
+        self.size = size
+
+        def read(_user, buffer, n):
+            try:
+                address = ctypes.cast(buffer, ctypes.c_void_p).value
+                if hasattr(f, "readinto"):
+                    return f.readinto((ctypes.c_char * n).from_address(address)) or 0
+                chunk = f.read(n)
+                ctypes.memmove(address, chunk, len(chunk))
+                return len(chunk)
+            except BaseException as e:  # kept, re-raised by the caller
+                self.error = e
+                return -1
+
+        def seek(_user, offset):
+            try:
+                f.seek(self.start + offset)
+                return 0
+            except BaseException as e:
+                self.error = e
+                return -1
+
+        name = getattr(f, "name", None)
+        self.io = _ffi.IO(struct_size=ctypes.sizeof(_ffi.IO), read=_ffi.IO_READ(read),
+                          seek=_ffi.IO_SEEK(seek) if seekable else _ffi.IO_SEEK(),
+                          size=_ffi.IO_SIZE(lambda _u: self.size),
+                          name=(name if isinstance(name, str) else "file object").encode())
+
+
 class Demuxer(_Owned):
     """An open media file. Iterating it yields every packet in file order.
 
-    Use ``mediakit.open(path)``; close it (or use ``with``) when done.
+    Use ``mediakit.open(source)``; close it (or use ``with``) when done.
     """
 
     _free = staticmethod(lib.mk_demuxer_close)
     _what = "demuxer"
 
-    def __init__(self, path: PathLike):
+    def __init__(self, source: Source):
         h = ctypes.c_void_p()
-        lib.mk_demuxer_open(ctypes.byref(h), _path(path))
+        self._reader: Optional[_Reader] = None
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            data = bytes(source) if not isinstance(source, bytes) else source
+            lib.mk_demuxer_open_memory(ctypes.byref(h), data, len(data))
+            self.path = "memory"
+        elif hasattr(source, "read"):
+            self._reader = _Reader(source)  # type: ignore[arg-type]
+            try:
+                lib.mk_demuxer_open_io(ctypes.byref(h), ctypes.byref(self._reader.io), None)
+            except MediaError:
+                if self._reader.error is not None:
+                    raise self._reader.error
+                raise
+            self.path = self._reader.io.name.decode()
+        else:
+            if not isinstance(source, (str, os.PathLike)):
+                raise TypeError(f"expected a path (str or os.PathLike), bytes, a memoryview or a binary "
+                                f"file object, got {type(source).__name__}")
+            lib.mk_demuxer_open(ctypes.byref(h), _path(source))
+            self.path = os.fsdecode(source)
         super().__init__(h)
-        self.path = os.fsdecode(path)
         n = ctypes.c_int32()
         lib.mk_demuxer_track_count(h, ctypes.byref(n))
         d = ctypes.c_double()
@@ -326,9 +391,16 @@ class Demuxer(_Owned):
         return f"<mediakit.Demuxer {self.path!r} {state}>"
 
 
-def open(path: PathLike) -> Demuxer:  # noqa: A001 - mirrors io.open / av.open
-    """Opens a media file (MP4, MOV, M4A ...). Use as a context manager."""
-    return Demuxer(path)
+def open(source: Source) -> Demuxer:  # noqa: A001 - mirrors io.open / av.open
+    """Opens a media file (MP4/MOV/M4A, Ogg/Opus, IVF). Use as a context manager.
+
+    `source` is a path (str or os.PathLike), the file's bytes (bytes, bytearray, memoryview:
+    copied once into the library), or a binary file object (anything with read() and, to be
+    seekable, seek()/tell()/seekable(): io.BufferedReader, io.BytesIO, a socket's makefile('rb')).
+    A file object that cannot seek is read once, front to back: Ogg, IVF and MP4 files whose
+    moov comes first open that way; other layouts raise UnsupportedError-kind MediaError
+    (MK_EUNSUPPORTED) naming the layout."""
+    return Demuxer(source)
 
 
 class _FrameMemory:

@@ -24,6 +24,17 @@ c_status = ctypes.c_int32
 c_handle = ctypes.c_void_p
 
 
+IO_READ = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint8), ctypes.c_size_t)
+IO_SEEK = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
+IO_SIZE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
+
+
+class IO(ctypes.Structure):
+    """mk_io: read callbacks for mk_demuxer_open_io."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("read", IO_READ), ("seek", IO_SEEK),
+                ("size", IO_SIZE), ("name", ctypes.c_char_p)]
+
+
 class TrackInfo(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("index", ctypes.c_int32), ("id", ctypes.c_int32),
@@ -159,6 +170,8 @@ _declare("mk_plugins_load", c_status, [ctypes.c_char_p], True)
 _declare("mk_plugin_count", ctypes.c_int32, [])
 _declare("mk_plugin_get_info", c_status, [ctypes.c_int32, P(PluginInfo)], True)
 _declare("mk_demuxer_open", c_status, [P(c_handle), ctypes.c_char_p], True)
+_declare("mk_demuxer_open_memory", c_status, [P(c_handle), ctypes.c_void_p, ctypes.c_size_t], True)
+_declare("mk_demuxer_open_io", c_status, [P(c_handle), P(IO), ctypes.c_void_p], True)
 _declare("mk_demuxer_close", None, [P(c_handle)])
 _declare("mk_demuxer_track_count", c_status, [c_handle, P(ctypes.c_int32)], True)
 _declare("mk_demuxer_duration", c_status, [c_handle, P(ctypes.c_double)], True)

@@ -1,6 +1,7 @@
 """Ogg and IVF through the Python API, with no special case: the same open/Decoder calls.
 Oracles: ffprobe's packet count, and ffmpeg's decode with the same libraries
 (`-c:a libopus` / `-c:v libdav1d`), as ORACLES.md says."""
+import io
 import subprocess
 
 import numpy as np
@@ -65,3 +66,59 @@ def test_track_facts_like_ffprobe(name, shared_media):
             assert round(t.rotation) == round(rotation)
             if t.media_type == "audio":
                 assert (t.sample_rate, t.channels) == (int(s["sample_rate"]), s["channels"])
+
+
+class _Unseekable(io.RawIOBase):
+    """A pipe-like reader: read once, front to back, in short pieces."""
+
+    def __init__(self, data: bytes):
+        self.data, self.at = data, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        n = min(len(b), 1000, len(self.data) - self.at)
+        b[:n] = self.data[self.at:self.at + n]
+        self.at += n
+        return n
+
+
+def _packets(source):
+    with mediakit.open(source) as d:
+        return [(p.track, p.pts, p.dts, p.duration, p.is_keyframe, bytes(p.data)) for p in d]
+
+
+@pytest.mark.parametrize("name", ["ogg_vorbis_48k_stereo_bear.ogg", "ivf_av1_320x180_1s.ivf",
+                                  "mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4_hevc_hvc1_aac_ctts_elst.mp4"])
+def test_open_bytes_memoryview_and_file_objects(name, shared_media):
+    """A path, bytes, a memoryview, an open file and io.BytesIO give the same packets (the oracle
+    is the same file read by path); a stream that cannot seek does too, where the layout allows."""
+    path = shared_media / name
+    data = path.read_bytes()
+    ref = _packets(path)
+    assert ref
+    assert _packets(data) == ref
+    assert _packets(memoryview(data)) == ref
+    assert _packets(io.BytesIO(data)) == ref
+    with open(path, "rb") as f:
+        assert _packets(f) == ref
+    stream = io.BufferedReader(_Unseekable(data))
+    if name == "mp4_hevc_hvc1_aac_ctts_elst.mp4":   # moov after mdat: needs to seek back
+        with pytest.raises(mediakit.MediaError) as e:
+            mediakit.open(stream)
+        assert e.value.name == "MK_EUNSUPPORTED" and "moov box comes after the media data" in e.value.message
+    else:
+        assert _packets(stream) == ref
+
+
+def test_file_object_errors_surface(shared_media):
+    class Broken(io.RawIOBase):
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            raise OSError("the disk went away")
+
+    with pytest.raises(OSError, match="the disk went away"):
+        mediakit.open(io.BufferedReader(Broken()))

@@ -377,34 +377,16 @@ public final class MediaRegistry: @unchecked Sendable {
         return MediaError(.notFound, msg)
     }
 
-    /// Opens a container with the built-in demuxer that recognises it, from the file's first
-    /// bytes: "OggS" is Ogg, "DKIF" is IVF, an ISO BMFF box header is MP4/MOV.
+    /// Opens a container with the demuxer of ``ContainerCatalog/shared`` that recognises its
+    /// first bytes (`"-"` is standard input); see ``ContainerCatalog/open(_:)``.
     /// - Throws: `.unsupported` naming the file and what its first bytes are when no demuxer
     ///   recognises it; the demuxer's own errors otherwise.
     public func makeDemuxer(path: String) throws -> Demuxer {
-        let source = try FileSource(path: path)
-        let head = try source.readUpTo(at: 0, count: 12)
-        if head.starts(with: Array("OggS".utf8)) { return try OggDemuxer(path: path) }
-        if head.starts(with: Array("DKIF".utf8)) { return try IVFDemuxer(path: path) }
-        if Self.looksLikeBMFF(head, fileSize: source.size) { return try MP4Demuxer(path: path) }
-        // Not a known signature: still give the MP4 reader a chance (a damaged first box),
-        // and say what the file starts with when it refuses too.
-        let mp4Refusal: MediaError
-        do { return try MP4Demuxer(path: path) } catch let e as MediaError { mp4Refusal = e }
-        let shown = head.prefix(8).map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "." }.joined()
-        let hex = head.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
-        throw MediaError(.unsupported, head.isEmpty ? "the file is empty; expected an MP4/MOV, Ogg or IVF file"
-                         : "the file starts with \"\(shown)\" (\(hex)); MediaKit reads MP4/MOV (a box header), Ogg (\"OggS\") and IVF (\"DKIF\"), and the MP4 reader refused it: \(mp4Refusal.message)",
-                         path: path, offset: 0)
+        try ContainerCatalog.shared.open(ByteSources.open(path: path)).demuxer
     }
 
-    /// True when `head` starts like an ISO BMFF / QuickTime file: a box size that fits the
-    /// file (or 0 / 1: to the end, 64-bit) and a type of four printable characters
-    /// (ftyp, moov, mdat, free, wide, skip ...).
-    static func looksLikeBMFF(_ head: [UInt8], fileSize: Int64) -> Bool {
-        guard head.count >= 8 else { return false }
-        let size = Int64(head[0]) << 24 | Int64(head[1]) << 16 | Int64(head[2]) << 8 | Int64(head[3])
-        guard size == 0 || size == 1 || (8...max(8, fileSize)).contains(size) else { return false }
-        return head[4..<8].allSatisfy { (0x20..<0x7F).contains($0) }
+    /// Opens a container on `source` (probed once, then handed to the demuxer as it is).
+    public func makeDemuxer(source: ByteSource) throws -> Demuxer {
+        try ContainerCatalog.shared.open(source).demuxer
     }
 }

@@ -80,7 +80,13 @@ public enum FileDecoder {
     ///   (`.unsupported`), or an I/O error.
     public static func decode(path: String, options: FileDecodeOptions, registry: MediaRegistry = .shared,
                               progress: ((Double, Double) -> Void)? = nil) throws -> FileDecodeResult {
-        let demuxer = try registry.makeDemuxer(path: path)
+        try decode(demuxer: registry.makeDemuxer(path: path), path: path, options: options, registry: registry, progress: progress)
+    }
+
+    /// Decodes from a demuxer already open (at its start), as `options` say; `path` names the
+    /// input in messages. `mk-decode` opens its input once this way.
+    public static func decode(demuxer: Demuxer, path: String, options: FileDecodeOptions, registry: MediaRegistry = .shared,
+                              progress: ((Double, Double) -> Void)? = nil) throws -> FileDecodeResult {
         let audioTrack = demuxer.tracks.first { $0.mediaType == .audio }
         let videoTrack = demuxer.tracks.first { $0.mediaType == .video }
         func describe() -> String {

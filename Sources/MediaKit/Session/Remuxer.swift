@@ -18,7 +18,16 @@ public enum Remuxer {
     ///   target is then left untouched).
     public static func remux(input: String, output: String, layout: MP4Muxer.Layout = .progressive,
                              tracks: [Int]? = nil, progress: ((Int, Int) -> Void)? = nil) throws {
-        let demuxer = try MP4Demuxer(path: input)
+        let catalog = ContainerCatalog.shared
+        guard let target = catalog.muxerFormat(forPath: output) else {
+            let known = catalog.muxerFormats.map { "\($0.description): .\($0.extensions.joined(separator: ", ."))" }.joined(separator: "; ")
+            throw MediaError(.unsupported, "no muxer writes \((output as NSString).pathExtension.isEmpty ? "files without an extension" : "." + (output as NSString).pathExtension + " files"); MediaKit writes \(known)", path: output)
+        }
+        let (format, opened) = try catalog.open(ByteSources.open(path: input))
+        guard let demuxer = opened as? MP4Demuxer, target.name == "mp4" else {
+            throw MediaError(.unsupported, "remuxing \(format.description) into \(target.description) is not supported: MediaKit remuxes MP4/MOV/M4A into MP4",
+                             path: input)
+        }
         let all = demuxer.tracks
         let wanted = tracks ?? all.map(\.index)
         for t in wanted where t < 0 || t >= all.count {
@@ -57,7 +66,10 @@ public enum Remuxer {
             demuxer.select(tracks: Set(wanted))
             let total = max(1, all.filter { map[$0.index] != nil }.reduce(0) { $0 + $1.sampleCount })
             var done = 0
-            let source = demuxer.file
+            // Sample bytes go file to file in the kernel.
+            guard let source = demuxer.file else {
+                throw MediaError(.unsupported, "remux copies sample bytes file to file: the input must be a regular file, not a stream", path: input)
+            }
             while let s = try demuxer.readReference() {
                 guard let out = map[s.trackIndex] else { continue }
                 try muxer.writeSample(track: out, pts: s.pts, dts: s.dts, duration: s.duration, isKeyframe: s.isKeyframe,

@@ -22,7 +22,7 @@ public final class IVFDemuxer: Demuxer, @unchecked Sendable {
     /// The header's fourcc ("AV01", "VP80", "VP90" ...).
     public let fourcc: String
 
-    private let source: FileSource
+    private let source: ByteSource
     private let headerSize: Int64
     private var nextOffset: Int64
     private var trackOffset: Int64
@@ -34,9 +34,15 @@ public final class IVFDemuxer: Demuxer, @unchecked Sendable {
     /// Opens `path` and reads its header.
     /// - Throws: `.invalidData` naming the file and what was expected for a bad header,
     ///   `.endOfFile` when the file is shorter than the header.
-    public init(path: String) throws {
+    public convenience init(path: String) throws {
+        try self.init(source: ByteSources.open(path: path))
+    }
+
+    /// Reads the header of the IVF stream in `source` (seekable or not: frames are read in order).
+    /// - Throws: as ``init(path:)``.
+    public init(source: ByteSource) throws {
+        let path = source.name
         self.path = path
-        let source = try FileSource(path: path)
         self.source = source
         guard source.size >= 32 else {
             throw MediaError(.endOfFile, "the IVF header is 32 bytes, the file has \(source.size)", path: path, offset: 0, context: "IVF header")
@@ -137,9 +143,10 @@ public final class IVFDemuxer: Demuxer, @unchecked Sendable {
     }
 
     private func frame(at offset: inout Int64, state: inout AV1.State) throws -> Packet? {
-        guard offset < source.size else { return nil }
-        guard offset + 12 <= source.size else {
-            throw MediaError(.endOfFile, "the file ends \(source.size - offset) bytes into a 12-byte frame header", path: path, offset: offset, context: "IVF frame header")
+        let left = try source.available(from: offset, upTo: 12)
+        guard left > 0 else { return nil }
+        guard left == 12 else {
+            throw MediaError(.endOfFile, "the file ends \(left) bytes into a 12-byte frame header", path: path, offset: offset, context: "IVF frame header")
         }
         let h = try source.read(at: offset, count: 12)
         let size = Int(Self.le32(h, 0))
@@ -147,8 +154,9 @@ public final class IVFDemuxer: Demuxer, @unchecked Sendable {
         guard size <= IVFLimits.maxFrameSize else {
             throw MediaError(.limit, "the frame declares \(size) bytes, above the limit of \(IVFLimits.maxFrameSize)", path: path, offset: offset, context: "IVF frame header")
         }
-        guard offset + 12 + Int64(size) <= source.size else {
-            throw MediaError(.endOfFile, "the frame declares \(size) bytes but the file ends after \(source.size - offset - 12)", path: path, offset: offset + 12, context: "IVF frame")
+        let body = try source.available(from: offset + 12, upTo: Int64(size))
+        guard body == Int64(size) else {
+            throw MediaError(.endOfFile, "the frame declares \(size) bytes but the file ends after \(body)", path: path, offset: offset + 12, context: "IVF frame")
         }
         let data = try source.read(at: offset + 12, count: size)
         let key: Bool

@@ -32,7 +32,7 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     /// "hint" ...) and the indexes of the referenced tracks.
     public let trackReferences: [Int: [(type: String, tracks: [Int])]]
 
-    private let source: FileSource
+    private let source: ByteSource
     private var samples: [[SampleEntry]]
     /// Next sample of each track for `read()`.
     private var cursors: [Int]
@@ -45,9 +45,17 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     /// - Throws: ``MediaError``: `.notFound`/`.io` for the file, `.invalidData`
     ///   naming the box path and offset for a damaged file, `.limit` for tables
     ///   above MediaKit's hard limits.
-    public init(path: String) throws {
+    public convenience init(path: String) throws {
+        try self.init(source: ByteSources.open(path: path))
+    }
+
+    /// Opens and indexes the MP4 / MOV in `source`. A non-seekable source (a pipe) works for a
+    /// progressive file whose `moov` comes before its media data; other layouts need to go
+    /// back in the file and are refused with an `.unsupported` error naming the layout.
+    /// - Throws: as ``init(path:)``.
+    public init(source: ByteSource) throws {
+        let path = source.name
         self.path = path
-        let source = try FileSource(path: path)
         self.source = source
         var moov: (offset: Int64, size: Int64)?
         var brand = "", compatible: [String] = []
@@ -56,8 +64,9 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
         var moofs: [(offset: Int64, size: Int64)] = []
         var lastBox = ""
         // Top level: find ftyp and the first moov, stepping over mdat without reading it.
-        while offset + 8 <= source.size {
-            let head = try source.read(at: offset, count: Int(min(16, source.size - offset)))
+        while offset <= source.size - 8 {
+            let head = try source.readUpTo(at: offset, count: 16)
+            if head.count < 8 { break }   // the end of a stream whose size was not known
             var size = Int64(be32(head, 0))
             let type = fourCCString(head[4..<8])
             var header: Int64 = 8
@@ -74,7 +83,16 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
                 if moov != nil { break }   // trailing junk after a complete movie
                 throw MediaError(.invalidData, "box '\(type)' declares \(size) bytes, less than its \(header)-byte header", path: path, offset: offset, context: type)
             }
-            let truncated = offset + size > source.size
+            let truncated = size > source.size - offset
+            if !source.isSeekable && type == "mdat" {
+                // A stream is read once: the samples can be read only if the movie came first,
+                // and then nothing after the media data is needed (no fragments).
+                guard moov != nil else {
+                    throw MediaError(.unsupported, "the moov box comes after the media data (at \(offset)); this layout needs a seekable source (a file or memory), not a stream read once. Remux it with `mk-remux --faststart` first",
+                                     path: path, offset: offset, context: "mdat")
+                }
+                break
+            }
             switch type {
             case "ftyp" where brand.isEmpty && !truncated:
                 let body = try source.read(at: offset + header, count: Int(min(size - header, 1024)))
@@ -109,6 +127,10 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
         // are read with their version 1/2 fields only when stsd is version 0, unless "qt  " is compatible).
         let isom = !brand.isEmpty && brand != "qt  " && !compatible.contains("qt  ")
         let movie = try MovieBox.parse(&reader, isom: isom)
+        if !source.isSeekable && (sawMoof || movie.isFragmented) {
+            throw MediaError(.unsupported, "fragmented MP4 (its moov declares fragments) from a stream read once is not supported yet: its fragments are indexed before the first packet is read; open it from a file or memory",
+                             path: path, offset: moov.offset, context: "moov/mvex")
+        }
         if sawMoof || movie.isFragmented {
             // Fragments (moof) are not indexed yet; the samples in moov are.
             _ = sawMoof
@@ -309,7 +331,7 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     }
 
     /// The file the demuxer reads (where ``SampleReference`` offsets point).
-    public var file: FileSource { source }
+    public var file: FileSource? { source as? FileSource }
 
     private func nextInFileOrder() -> (Int, Int)? {
         var best = -1

@@ -28,7 +28,7 @@ public final class OggDemuxer: Demuxer, @unchecked Sendable {
     /// The path the demuxer was opened on.
     public let path: String
 
-    private let source: FileSource
+    private let source: ByteSource
     private let configs: [OggStreamConfig]
     private var main: OggPacketReader
     /// Packets `read()` still drops per track after a seek (global file-order index).
@@ -37,12 +37,18 @@ public final class OggDemuxer: Demuxer, @unchecked Sendable {
     private var perTrack: [OggPacketReader?]
     private var selected: Set<Int>?
 
-    /// Opens `path` and reads the headers of every logical stream.
+    /// Opens `path` (`"-"`: standard input) and reads the headers of every logical stream.
     /// - Throws: `.notFound`/`.io` for the file; `.invalidData` when no valid page or no
     ///   beginning-of-stream page is found.
-    public init(path: String) throws {
-        self.path = path
-        let source = try FileSource(path: path)
+    public convenience init(path: String) throws {
+        try self.init(source: ByteSources.open(path: path))
+    }
+
+    /// Reads the headers of every logical stream from `source`. A non-seekable source works:
+    /// pages are read front to back (the durations, read from the last pages, are then unknown).
+    /// - Throws: as ``init(path:)``.
+    public init(source: ByteSource) throws {
+        self.path = source.name
         self.source = source
         var configs = try Self.readHeaders(source)
         Self.readDurations(source, &configs)
@@ -146,7 +152,7 @@ public final class OggDemuxer: Demuxer, @unchecked Sendable {
 
     /// Reads pages from the start until every stream announced by a beginning-of-stream page
     /// has given the header packets its codec needs.
-    private static func readHeaders(_ source: FileSource) throws -> [OggStreamConfig] {
+    private static func readHeaders(_ source: ByteSource) throws -> [OggStreamConfig] {
         var reader = OggPageReader(source: source)
         var streams: [Collecting] = []
         var index: [UInt32: Int] = [:]
@@ -261,7 +267,8 @@ public final class OggDemuxer: Demuxer, @unchecked Sendable {
     /// FFmpeg's rule: a stream's duration is the last granule position found in the last
     /// 64 KiB of the file (any serial when the file has one stream: a chained link counts).
     /// The end trim (``Track/encoderPadding``) comes from reading the packets of that tail.
-    private static func readDurations(_ source: FileSource, _ configs: inout [OggStreamConfig]) {
+    private static func readDurations(_ source: ByteSource, _ configs: inout [OggStreamConfig]) {
+        guard source.isSeekable else { return }
         let tailStart = max(0, source.size - 65_307)
         var reader = OggPageReader(source: source, start: tailStart)
         var last = Array(repeating: Int64(-1), count: configs.count)

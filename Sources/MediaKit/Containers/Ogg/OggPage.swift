@@ -65,7 +65,7 @@ enum OggCRC {
 /// (a bad CRC, a bad version, bytes that are not a page) it searches forward for the
 /// next "OggS" that starts a page with a correct CRC, and records what it skipped.
 struct OggPageReader {
-    let source: FileSource
+    let source: ByteSource
     /// Offset of the next page to read.
     private(set) var position: Int64
     /// What was skipped, in order (at most ``OggLimits/maxWarnings``).
@@ -73,7 +73,7 @@ struct OggPageReader {
     /// How many damaged regions were skipped (including those not kept in ``warnings``).
     private(set) var damageCount = 0
 
-    init(source: FileSource, start: Int64 = 0) {
+    init(source: ByteSource, start: Int64 = 0) {
         self.source = source
         self.position = start
     }
@@ -97,7 +97,7 @@ struct OggPageReader {
                                 path: source.path, offset: start, context: "Ogg page"))
             }
         }
-        while position < source.size {
+        while try source.available(from: position, upTo: 1) > 0 {
             switch try attempt(at: position) {
             case .page(let page):
                 position += page.size
@@ -148,7 +148,8 @@ struct OggPageReader {
     }
 
     private func attempt(at offset: Int64) throws -> Attempt {
-        let remaining = source.size - offset
+        // A page is at most 27 + 255 + 255 * 255 bytes.
+        let remaining = try source.available(from: offset, upTo: 27 + 255 + 255 * 255)
         if remaining < 27 {
             let head = try source.readUpTo(at: offset, count: 4)
             if head == [0x4F, 0x67, 0x67, 0x53] {

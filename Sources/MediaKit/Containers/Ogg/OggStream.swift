@@ -71,7 +71,7 @@ final class OggPacketReader {
     ///     resyncs on the first valid page and recomputes timestamps from granule positions).
     ///   - tail: reading from the middle of the file: in a one-stream file, pages of any other
     ///     serial are taken as a chained link of the same codec.
-    init(source: FileSource, configs: [OggStreamConfig], start: Int64 = 0, tail: Bool = false) {
+    init(source: ByteSource, configs: [OggStreamConfig], start: Int64 = 0, tail: Bool = false) {
         self.configs = configs
         self.path = source.path
         self.tail = tail

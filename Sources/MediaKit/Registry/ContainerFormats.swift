@@ -1,0 +1,155 @@
+import Foundation
+
+/// A container format MediaKit can read: static facts and a factory, registered once.
+///
+/// The registry probes a source's first bytes with every format's ``probe`` and opens it
+/// with the best scorer's ``makeDemuxer``, handing it the same ``ByteSource``. Adding a
+/// container is a folder with its demuxer and one `ContainerFormat` value, and one line in
+/// ``ContainerCatalog/builtIn``.
+public struct ContainerFormat: Sendable {
+    /// Short name ("mp4", "ogg", "ivf"), as FFmpeg's format names where they exist.
+    public let name: String
+    /// What a person calls it ("MP4 / QuickTime").
+    public let description: String
+    /// File name extensions, lower case, without the dot.
+    public let extensions: [String]
+    /// MIME types.
+    public let mimeTypes: [String]
+    /// How sure the format is that these first bytes are its own: 0 (not this format) to 100
+    /// (a signature). `size` is the source's size when known.
+    public let probe: @Sendable (_ head: [UInt8], _ size: Int64?) -> Int
+    /// Opens a demuxer on `source` (read from offset 0).
+    public let makeDemuxer: @Sendable (_ source: ByteSource) throws -> Demuxer
+
+    /// Creates a descriptor.
+    public init(name: String, description: String, extensions: [String], mimeTypes: [String],
+                probe: @escaping @Sendable ([UInt8], Int64?) -> Int,
+                makeDemuxer: @escaping @Sendable (ByteSource) throws -> Demuxer) {
+        self.name = name
+        self.description = description
+        self.extensions = extensions
+        self.mimeTypes = mimeTypes
+        self.probe = probe
+        self.makeDemuxer = makeDemuxer
+    }
+}
+
+/// A container format MediaKit can write.
+public struct MuxerFormat: Sendable {
+    /// Short name ("mp4").
+    public let name: String
+    /// What a person calls it.
+    public let description: String
+    /// File name extensions that select it, lower case, without the dot.
+    public let extensions: [String]
+
+    /// Creates a descriptor.
+    public init(name: String, description: String, extensions: [String]) {
+        self.name = name
+        self.description = description
+        self.extensions = extensions
+    }
+}
+
+/// The container formats MediaKit reads and writes, and the probing that picks one.
+public final class ContainerCatalog: @unchecked Sendable {
+    /// The formats MediaKit has built in: MP4 / QuickTime, Ogg, IVF.
+    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf]
+    /// The formats MediaKit writes.
+    public static let builtInMuxers: [MuxerFormat] = [.mp4]
+
+    /// The catalogue the registry and the tools use.
+    public static let shared = ContainerCatalog()
+
+    private let lock = NSLock()
+    private var readers: [ContainerFormat]
+    private var writers: [MuxerFormat]
+
+    /// Bytes read from the start of a source to probe it.
+    public static let probeSize = 64
+
+    /// A catalogue of the built-in formats.
+    public init() {
+        readers = Self.builtIn
+        writers = Self.builtInMuxers
+    }
+
+    /// The readable formats, built-in first, in registration order.
+    public var formats: [ContainerFormat] { lock.withLock { readers } }
+    /// The writable formats.
+    public var muxerFormats: [MuxerFormat] { lock.withLock { writers } }
+
+    /// Adds a readable format (probed after the built-in ones at equal scores).
+    public func register(_ format: ContainerFormat) { lock.withLock { readers.append(format) } }
+
+    /// The readable format named `name` ("mp4"), or nil.
+    public func format(named name: String) -> ContainerFormat? { formats.first { $0.name == name } }
+
+    /// The writable format for a file name's extension ("out.mp4" -> mp4), or nil.
+    public func muxerFormat(forPath path: String) -> MuxerFormat? {
+        let ext = (path as NSString).pathExtension.lowercased()
+        return muxerFormats.first { $0.extensions.contains(ext) }
+    }
+
+    /// The format of `source` (its first bytes read once) and a demuxer opened on it.
+    /// - Throws: `.unsupported` naming what the source starts with and the formats tried when
+    ///   none recognises it; the chosen demuxer's own errors otherwise.
+    public func open(_ source: ByteSource) throws -> (format: ContainerFormat, demuxer: Demuxer) {
+        let head = try source.readUpTo(at: 0, count: Self.probeSize)
+        let scored = formats.map { ($0, $0.probe(head, source.knownSize)) }.filter { $0.1 > 0 }
+        if let best = scored.max(by: { $0.1 < $1.1 }) {
+            return (best.0, try best.0.makeDemuxer(source))
+        }
+        let names = formats.map(\.description).joined(separator: ", ")
+        if head.isEmpty {
+            throw MediaError(.unsupported, "the input is empty; expected one of: \(names)", path: source.name, offset: 0)
+        }
+        // No signature: still give the MP4 reader a chance (a damaged first box), and say what
+        // the input starts with when it refuses too.
+        var refusal = ""
+        if let mp4 = format(named: "mp4") {
+            do { return (mp4, try mp4.makeDemuxer(source)) } catch let e as MediaError { refusal = "; the MP4 reader refused it: \(e.message)" }
+        }
+        let shown = head.prefix(8).map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "." }.joined()
+        let hex = head.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
+        throw MediaError(.unsupported, "the input starts with \"\(shown)\" (\(hex)), which no container MediaKit reads recognises (\(names))\(refusal)",
+                         path: source.name, offset: 0)
+    }
+}
+
+extension ContainerFormat {
+    /// MP4, QuickTime, M4A, 3GP (ISO BMFF), progressive or fragmented.
+    public static let mp4 = ContainerFormat(
+        name: "mp4", description: "MP4/MOV (ISO BMFF)", extensions: ["mp4", "m4a", "m4v", "mov", "3gp", "3g2", "mj2", "m4s", "cmfv", "cmfa"],
+        mimeTypes: ["video/mp4", "audio/mp4", "video/quicktime", "video/3gpp"],
+        probe: { head, size in looksLikeBMFF(head, fileSize: size ?? .max) ? 60 : 0 },
+        makeDemuxer: { try MP4Demuxer(source: $0) })
+
+    /// Ogg (Opus, Vorbis; Theora and FLAC listed).
+    public static let ogg = ContainerFormat(
+        name: "ogg", description: "Ogg (\"OggS\")", extensions: ["ogg", "oga", "opus", "ogv", "ogx"],
+        mimeTypes: ["audio/ogg", "video/ogg", "application/ogg", "audio/opus"],
+        probe: { head, _ in head.starts(with: Array("OggS".utf8)) ? 100 : 0 },
+        makeDemuxer: { try OggDemuxer(source: $0) })
+
+    /// IVF (AV1, VP8, VP9 elementary streams with a 32-byte header).
+    public static let ivf = ContainerFormat(
+        name: "ivf", description: "IVF (\"DKIF\")", extensions: ["ivf"], mimeTypes: ["video/x-ivf"],
+        probe: { head, _ in head.starts(with: Array("DKIF".utf8)) ? 100 : 0 },
+        makeDemuxer: { try IVFDemuxer(source: $0) })
+
+    /// True when `head` starts like an ISO BMFF / QuickTime file: a box size that fits the
+    /// file (or 0 / 1: to the end, 64-bit) and a type of four printable characters
+    /// (ftyp, moov, mdat, free, wide, skip ...).
+    static func looksLikeBMFF(_ head: [UInt8], fileSize: Int64) -> Bool {
+        guard head.count >= 8 else { return false }
+        let size = Int64(head[0]) << 24 | Int64(head[1]) << 16 | Int64(head[2]) << 8 | Int64(head[3])
+        guard size == 0 || size == 1 || (8...max(8, fileSize)).contains(size) else { return false }
+        return head[4..<8].allSatisfy { (0x20..<0x7F).contains($0) }
+    }
+}
+
+extension MuxerFormat {
+    /// MP4 (progressive, fast-start, fragmented or hybrid; ``MP4Muxer``).
+    public static let mp4 = MuxerFormat(name: "mp4", description: "MP4 (ISO BMFF)", extensions: ["mp4", "m4a", "m4v", "mov", "3gp"])
+}
