@@ -174,6 +174,40 @@ final class MP4MuxerTests: XCTestCase {
         }
     }
 
+    /// A duration the packet states is kept, 0 included (the last sample of a track, which no
+    /// next decode time measures); an unknown one (a streaming caller's 0) is the previous
+    /// sample's. Every layout; read back as the file states it.
+    func testStatedZeroDurationIsKeptUnknownIsDerived() throws {
+        let layouts: [MP4Muxer.Layout] = [.progressive, .fastStart, .fragmented(seconds: 0.2), .hybrid(seconds: 0.2)]
+        for layout in layouts {
+            for stated in [true, false] {
+                let path = tempPath("zero.mp4")
+                let muxer = try MP4Muxer(path: path, options: .init(layout: layout))
+                let p = CodecParameters(mediaType: .audio, codec: "opus", extradata: opusHead, sampleRate: 48000, channels: 2)
+                let t = try muxer.addTrack(p, timeBase: Rational(1, 48000))
+                for i in 0..<20 {
+                    let last = i == 19
+                    let packet = stated
+                        ? Packet(trackIndex: t, pts: Int64(i * 960), dts: Int64(i * 960), statedDuration: last ? 0 : 960,
+                                 isKeyframe: true, data: [UInt8(i)], timeBase: Rational(1, 48000))
+                        : Packet(trackIndex: t, pts: Int64(i * 960), dts: Int64(i * 960), duration: 0,
+                                 isKeyframe: true, data: [UInt8(i)], timeBase: Rational(1, 48000))
+                    XCTAssertEqual(packet.statedDuration, stated ? (last ? 0 : 960) : nil)
+                    try muxer.write(packet)
+                }
+                try muxer.finish()
+                let d = try MP4Demuxer(path: path)
+                var durations: [Int64?] = []
+                while let packet = try d.read() { durations.append(packet.statedDuration) }
+                let lastDuration: Int64 = stated ? 0 : 960
+                XCTAssertEqual(durations, Array(repeating: 960, count: 19) + [lastDuration], "\(layout), stated: \(stated)")
+                if layout != .fragmented(seconds: 0.2) {
+                    XCTAssertEqual(d.tracks[0].duration, 19 * 960 + lastDuration, "\(layout), stated: \(stated): mdhd")
+                }
+            }
+        }
+    }
+
     /// A packet that is not a whole number of PCM frames is refused, naming the frame size.
     func testUncompressedAudioPartialFrameIsAnError() throws {
         let muxer = try MP4Muxer(path: tempPath("partial.mov"))

@@ -17,6 +17,25 @@ final class RationalTests: XCTestCase {
         }
     }
 
+    /// Rounding up and down: the floor / ceiling of the exact quotient (av_rescale_rnd's
+    /// AV_ROUND_DOWN / AV_ROUND_UP, toward minus / plus infinity).
+    func testRescaleRoundingUpAndDown() {
+        var rng = SeededRandom(state: 11)
+        for _ in 0..<5000 {
+            let a = Int64.random(in: -1_000_000...1_000_000, using: &rng)
+            let b = Int64.random(in: 1...100_000, using: &rng)
+            let c = Int64.random(in: 1...100_000, using: &rng)
+            let num = a * b
+            let floor = num >= 0 ? num / c : -((-num + c - 1) / c)
+            let ceiling = num >= 0 ? (num + c - 1) / c : -(-num / c)
+            XCTAssertEqual(Rational.rescale(a, multiply: b, divide: c, rounding: .down), floor, "\(a)*\(b)/\(c)")
+            XCTAssertEqual(Rational.rescale(a, multiply: b, divide: c, rounding: .up), ceiling, "\(a)*\(b)/\(c)")
+        }
+        // Issue 10: 79872 samples at 22050 Hz are 3622.31 ms.
+        XCTAssertEqual(Rational.rescale(79872, multiply: 1000, divide: 22050, rounding: .up), 3623)
+        XCTAssertEqual(Rational.rescale(79872, multiply: 1000, divide: 22050), 3622)
+    }
+
     func testRescaleDoesNotOverflowIntermediate() {
         // 2^62 * 90000 / 90000 needs 128-bit intermediates.
         XCTAssertEqual(Rational.rescale(1 << 62, multiply: 90000, divide: 90000), 1 << 62)

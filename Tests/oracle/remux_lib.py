@@ -280,7 +280,9 @@ for _l in ("progressive", "faststart", "fragmented", "hybrid"):
                    ("fmp4_h264_seg1_with_init.mp4", "3900"), ("fmp4_h264_sintel_seg_with_init.mp4", "888"),
                    ("fmp4_h264_styp_multiple_segments.mp4", "3900")]:
         FACTS_KNOWN[(_n, _l)] = _DECLARED_LONGER.format(_d)
-    FACTS_KNOWN[("mp4_h264_aac_moov_first_audio_empty_edit.mp4", _l)] = _MVHD_CONTRADICTS.format("1.024", "1.068")
+    # Both: the audio's tkhd and the mvhd say 1024 ms, its edit list 44 ms empty + 1024 ms.
+    for _n in ("mp4_h264_aac_moov_first_audio_empty_edit.mp4", "mp4_h264_aac_matrix_rotate90_and_reflect.mp4"):
+        FACTS_KNOWN[(_n, _l)] = _MVHD_CONTRADICTS.format("1.024", "1.068")
 for _l in ("progressive", "faststart", "hybrid"):
     FACTS_KNOWN[("mp4_h264_2byte_nal_length_co64_aac_empty_edit.mp4", _l)] = _MVHD_CONTRADICTS.format("1.0453", "1.0893")
     FACTS_KNOWN[("mp4_opus_progressive_elst_preskip_1p5s.mp4", _l)] = _MVHD_CONTRADICTS.format("1.46", "1.003")
@@ -344,3 +346,182 @@ PARSERS_KNOWN: dict[tuple[str, str], str] = {
         "presentation to start at 0 (mvhd 1.012 s), which loses the segment's start time")
     for _l in ("progressive", "faststart", "hybrid")
 }
+
+
+# --------------------------------------------------------------------------- stated durations
+
+def _full_box_body(f, box) -> tuple[int, int, bytes]:
+    """(version, flags, payload after them) of a full box."""
+    _, pos, hs, size = box
+    f.seek(pos + hs)
+    body = f.read(size - hs)
+    return body[0], int.from_bytes(body[1:4], "big"), body[4:]
+
+
+def track_timing(path: Path) -> list[dict]:
+    """Per track (in `trak` order, ffprobe's stream order): the mdhd time scale and duration,
+    and the sample durations the file states, read from the boxes by ISO/IEC 14496-12:
+    `stts` entries expanded, then for each `moof` in file order the `trun` sample durations
+    (or the `tfhd` default, or the `trex` default). A stated 0 stays 0: this is what the file
+    says, where ffprobe prints N/A (and without `-fflags +nofillin` invents a value)."""
+    import struct
+    end = os.path.getsize(path)
+    tracks: list[dict] = []
+    by_id: dict[int, dict] = {}
+    with open(path, "rb") as f:
+        top = list(lib.iter_boxes(f, 0, end))
+        for moov in (b for b in top if b[0] == "moov"):
+            for trak in lib._child(f, moov, "trak"):
+                t = {"id": None, "timescale": None, "mdhd": None, "durations": [], "trex": 0}
+                for tkhd in lib._child(f, trak, "tkhd"):
+                    v, _, body = _full_box_body(f, tkhd)
+                    t["id"] = struct.unpack(">I", body[16:20] if v == 1 else body[8:12])[0]
+                for mdia in lib._child(f, trak, "mdia"):
+                    for mdhd in lib._child(f, mdia, "mdhd"):
+                        v, _, body = _full_box_body(f, mdhd)
+                        if v == 1:
+                            t["timescale"], t["mdhd"] = struct.unpack(">IQ", body[16:28])
+                        else:
+                            t["timescale"], t["mdhd"] = struct.unpack(">II", body[8:16])
+                    for minf in lib._child(f, mdia, "minf"):
+                        for stbl in lib._child(f, minf, "stbl"):
+                            for stts in lib._child(f, stbl, "stts"):
+                                _, _, body = _full_box_body(f, stts)
+                                (n,) = struct.unpack(">I", body[:4])
+                                for i in range(n):
+                                    count, delta = struct.unpack(">II", body[4 + 8 * i:12 + 8 * i])
+                                    t["durations"] += [delta] * count
+                tracks.append(t)
+                by_id[t["id"]] = t
+            for mvex in lib._child(f, moov, "mvex"):
+                for trex in lib._child(f, mvex, "trex"):
+                    _, _, body = _full_box_body(f, trex)
+                    tid, _, duration = struct.unpack(">III", body[:12])
+                    if tid in by_id:
+                        by_id[tid]["trex"] = duration
+        for moof in (b for b in top if b[0] == "moof"):
+            for traf in lib._child(f, moof, "traf"):
+                t, default = None, None
+                for tfhd in lib._child(f, traf, "tfhd"):
+                    _, flags, body = _full_box_body(f, tfhd)
+                    (tid,) = struct.unpack(">I", body[:4])
+                    t = by_id.get(tid)
+                    at = 4 + (8 if flags & 0x01 else 0) + (4 if flags & 0x02 else 0)
+                    if flags & 0x08:
+                        (default,) = struct.unpack(">I", body[at:at + 4])
+                if t is None:
+                    continue
+                if default is None:
+                    default = t["trex"]
+                for trun in lib._child(f, traf, "trun"):
+                    _, flags, body = _full_box_body(f, trun)
+                    (n,) = struct.unpack(">I", body[:4])
+                    at = 4 + (4 if flags & 0x01 else 0) + (4 if flags & 0x04 else 0)
+                    step = 4 * bin(flags & 0xF00).count("1")
+                    for i in range(n):
+                        if flags & 0x100:
+                            (d,) = struct.unpack(">I", body[at + i * step:at + i * step + 4])
+                        else:
+                            d = default
+                        t["durations"].append(d)
+    return tracks
+
+
+def ffprobe_stated_durations(path: Path) -> dict[int, list[str]]:
+    """Per stream, "dts,duration" of each packet as the file states them:
+    `ffprobe -fflags +nofillin -ignore_editlist 1` (without +nofillin ffprobe fills in a
+    duration, and may move a dts, where a sample's duration is 0; it prints a 0 duration as
+    N/A, here 0). Only for a file without movie fragments: FFmpeg 5.1 does not read trun
+    durations into packets."""
+    cmd = ["ffprobe", "-v", "error", "-fflags", "+nofillin", "-ignore_editlist", "1",
+           "-show_entries", "packet=stream_index,dts,duration", "-of", "csv=p=0", path]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    out: dict[int, list[str]] = {}
+    for line in proc.stdout.decode().splitlines():
+        f = line.split(",")
+        if len(f) >= 3:
+            out.setdefault(int(f[0]), []).append(f"{f[1]},{0 if f[2] == 'N/A' else f[2]}")
+    return out
+
+
+# --------------------------------------------------------------------------- an edit to the end
+
+# 79 AAC frames at 22050 Hz whose first 1024 samples are the encoder's priming: the edit
+# presents 79872 samples, 3622.31 ms. Rounded to the nearest (or down to the) millisecond,
+# the edit would end 7 samples before the media does.
+EDIT_TO_END_RATE = 22050
+EDIT_TO_END_FRAMES = 79
+
+
+def make_fragmented_edit_to_end(folder: Path) -> Path:
+    """A fragmented AAC file (22050 Hz) whose one edit says "from the priming's end to the
+    end of the media": an elst segment duration of 0, which a remux to a file with a
+    progressive moov must turn into an explicit duration (issue 10, defect 4).
+
+    FFmpeg writes it with `-movflags frag_keyframe+empty_moov+delay_moov`: an edit at media
+    time 1024 (AAC priming) whose duration is 0, the length being unknown when the moov is
+    written. Another FFmpeg that writes a nonzero duration gets it patched to 0."""
+    import struct
+    out = folder / "fragmented_aac_22050_elst_to_end.mp4"
+    if out.is_file():
+        return out
+    raw = folder / "encoded-fragmented_aac_22050_elst_to_end.mp4"
+    cmd = ["nice", "-n", "5", "ffmpeg", "-v", "error", "-y", "-nostdin", "-f", "lavfi", "-i",
+           f"sine=frequency=440:sample_rate={EDIT_TO_END_RATE}:samples_per_frame=1024",
+           "-frames:a", str(EDIT_TO_END_FRAMES), "-c:a", "aac",
+           "-movflags", "frag_keyframe+empty_moov+delay_moov", *_BITEXACT, raw]
+    proc = lib.run(cmd)
+    if proc.returncode != 0 or not raw.is_file():
+        pytest.fail(f"could not generate {out.name}: `{lib.shell_line(cmd)}`\n{lib.tail(proc.stderr)}")
+    data = bytearray(raw.read_bytes())
+    with open(raw, "rb") as f:
+        top = list(lib.iter_boxes(f, 0, len(data)))
+    edits = edit_lists(raw)
+    if len(edits) != 1 or len(edits[0]) != 1 or edits[0][0][1] <= 0 or "moof" not in [b[0] for b in top]:
+        pytest.fail(f"`{lib.shell_line(cmd)}` wrote no fragmented file with one track whose one edit "
+                    f"starts after the priming (boxes {[b[0] for b in top]}, edits {edits})")
+    if edits[0][0][0] != 0:
+        with open(raw, "rb") as f:
+            _, pos, hs, _ = next(e for moov in top if moov[0] == "moov" for trak in lib._child(f, moov, "trak")
+                                 for edts in lib._child(f, trak, "edts") for e in lib._child(f, edts, "elst"))
+        # version (1 byte), flags (3), entry count (4), then segment_duration (4 or 8 bytes).
+        if data[pos + hs] == 1:
+            struct.pack_into(">Q", data, pos + hs + 8, 0)
+        else:
+            struct.pack_into(">I", data, pos + hs + 8, 0)
+    out.write_bytes(bytes(data))
+    return out
+
+
+def edit_lists(path: Path) -> list[list[tuple[int, int]]]:
+    """Per track (trak order), the (segment_duration, media_time) entries of its elst."""
+    import struct
+    out = []
+    with open(path, "rb") as f:
+        top = list(lib.iter_boxes(f, 0, os.path.getsize(path)))
+        for moov in (b for b in top if b[0] == "moov"):
+            for trak in lib._child(f, moov, "trak"):
+                entries = []
+                for edts in lib._child(f, trak, "edts"):
+                    for elst in lib._child(f, edts, "elst"):
+                        v, _, body = _full_box_body(f, elst)
+                        (n,) = struct.unpack(">I", body[:4])
+                        size = 20 if v == 1 else 12
+                        for i in range(n):
+                            e = body[4 + i * size:4 + (i + 1) * size]
+                            entries.append(struct.unpack(">Qq", e[:16]) if v == 1 else struct.unpack(">Ii", e[:8]))
+                out.append(entries)
+    return out
+
+
+def movie_time_scale(path: Path) -> int:
+    """The mvhd time scale (the unit of edit durations)."""
+    import struct
+    with open(path, "rb") as f:
+        top = list(lib.iter_boxes(f, 0, os.path.getsize(path)))
+        for moov in (b for b in top if b[0] == "moov"):
+            for mvhd in lib._child(f, moov, "mvhd"):
+                v, _, body = _full_box_body(f, mvhd)
+                return struct.unpack(">I", body[16:20] if v == 1 else body[8:12])[0]
+    raise AssertionError(f"{path.name} has no mvhd")

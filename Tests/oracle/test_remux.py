@@ -291,3 +291,97 @@ def test_write_failure_leaves_target_untouched(mk_remux, remuxes, tmp_path):
         assert target.read_bytes() == b"old contents", f"{layout}: the target was modified"
         assert sorted(p.name for p in tmp_path.iterdir()) == ["target.mp4"], \
             f"{layout}: left {sorted(p.name for p in tmp_path.iterdir())}"
+
+
+# Shared files whose sample tables state a duration of 0 (issue 10, defect 3): the last stts
+# delta of each track of the first, the last trun sample duration of the second.
+STATED_ZERO_DURATION_INPUTS = ["shared:mp4_h264_aac_with_extra_empty_video_track.mp4",
+                               "shared:fmp4_opus_mono_10s.mp4"]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", STATED_ZERO_DURATION_INPUTS)
+def test_remux_keeps_stated_zero_durations(case, layout, remuxes, request):
+    """A sample duration of 0 that IN states is kept as 0 in every layout: OUT states the
+    same sample durations as IN, track by track, and its mdhd durations are their sums
+    (IN's own mdhd when IN has sample tables).
+
+    Oracles: the boxes read by ISO/IEC 14496-12 (stts; trun / tfhd / trex defaults:
+    remux_lib.track_timing), checked against `ffprobe -fflags +nofillin -ignore_editlist 1`
+    (dts and duration per packet, as the file states them) on every file that FFmpeg reads
+    with durations (no movie fragments); framemd5 identity is test_remux_framemd5_equal's.
+    """
+    src, out = _remuxed(case, layout, remuxes, request)
+    problems = []
+    timing = {"IN": rlib.track_timing(src), "OUT": rlib.track_timing(out)}
+    ins, outs = timing["IN"], timing["OUT"]
+    assert any(t["durations"] and t["durations"][-1] == 0 for t in ins), \
+        f"{src.name} no longer ends a track with a stated zero duration: the test checks nothing"
+    if len(ins) != len(outs):
+        problems.append(f"tracks: IN {len(ins)}, OUT {len(outs)}")
+    for i, (a, b) in enumerate(zip(ins, outs)):
+        if a["timescale"] != b["timescale"]:
+            problems.append(f"track {i} time scale: IN {a['timescale']}, OUT {b['timescale']}")
+        if a["durations"] != b["durations"]:
+            diff = lib.diff_lines([str(d) for d in b["durations"]], [str(d) for d in a["durations"]], "OUT", "IN")
+            problems.append(f"track {i} sample durations differ\n{diff}")
+        total = sum(a["durations"])
+        if not lib.box_summary(str(src))["fragmented"] and a["mdhd"] != total:
+            problems.append(f"track {i}: IN's mdhd duration {a['mdhd']} is not the sum of its stts ({total})")
+        if not lib.box_summary(str(out))["fragmented"] and b["mdhd"] != total:
+            problems.append(f"track {i} mdhd duration: OUT {b['mdhd']}, IN's samples last {total}")
+    # FFmpeg's reading of the same durations, where it reads them (no movie fragments).
+    for name, path in (("IN", src), ("OUT", out)):
+        if lib.box_summary(str(path))["fragmented"]:
+            continue
+        probed = rlib.ffprobe_stated_durations(path)
+        for i, t in enumerate(timing[name]):
+            got = [int(l.split(",")[1]) for l in probed.get(i, [])]
+            if got != t["durations"]:
+                diff = lib.diff_lines([str(d) for d in got], [str(d) for d in t["durations"]], "ffprobe", "boxes")
+                problems.append(f"{name} stream {i}: ffprobe -fflags +nofillin reads other durations than the boxes state\n{diff}")
+    if problems:
+        pytest.fail(f"{src.name} -> {layout}:\n  " + "\n  ".join(problems), pytrace=False)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_remux_edit_to_end_made_explicit(layout, remuxes):
+    """A fragmented IN whose edit lasts "to the end" (elst segment duration 0, media time
+    1024: AAC priming): a copy with a progressive moov states the edit's duration rounded
+    up to the movie time scale, so that the presentation ends where the media does
+    (79872 samples at 22050 Hz are 3622.31 ms: 3622 would end it 7 samples early).
+    A fragmented copy keeps the 0. Issue 10, defect 4.
+
+    Oracles: IN's samples from its boxes (ISO/IEC 14496-12: trun durations, elst media
+    time), OUT's edit list by the same reading; FFmpeg's reading of OUT with the edit list
+    applied (`ffmpeg -i OUT -c copy -f framemd5 -`): its last packet ends no earlier than
+    the media does, and less than one movie tick later (it then lasts to the edit's end).
+    """
+    src = rlib.make_fragmented_edit_to_end(remuxes.folder)
+    (start,), = [[m for _, m in t] for t in rlib.edit_lists(src)]
+    media_end = sum(rlib.track_timing(src)[0]["durations"])
+    presented = media_end - start
+    rate = rlib.EDIT_TO_END_RATE
+    assert presented == (rlib.EDIT_TO_END_FRAMES - 1) * 1024 and 0 < presented * 1000 % rate < rate // 2, \
+        f"IN presents {presented} samples, whose length does not round down to whole milliseconds: the test checks nothing"
+    out, proc, cmd = remuxes.output(src, layout)
+    lib.check_ok(proc, cmd)
+    edits = rlib.edit_lists(out)
+    movie = rlib.movie_time_scale(out)
+    tick = -(-rate // movie)                     # samples in one movie tick, rounded up
+    if layout == "fragmented":
+        assert edits == [[(0, start)]], f"{layout}: OUT's edits {edits}, IN's [[(0, {start})]]"
+        return
+    assert len(edits) == 1 and len(edits[0]) == 1 and edits[0][0][1] == start, f"{layout}: OUT's edits {edits}"
+    ends_at = start + edits[0][0][0] * rate / movie
+    problems = []
+    if not media_end <= ends_at < media_end + tick:
+        problems.append(f"the edit ({edits[0][0][0]} / {movie} s from media time {start}) ends at media "
+                        f"time {ends_at:.2f}, the media at {media_end}")
+    lines = [l.split(",") for l in rlib.framemd5(out) if not l.startswith("#")]
+    last_end = int(lines[-1][1]) + int(lines[-1][3])
+    if not presented <= last_end < presented + tick:
+        problems.append(f"FFmpeg presents OUT up to {last_end} (last packet: {','.join(lines[-1][:4])}), "
+                        f"IN's media ends {presented} samples after the edit's start")
+    if problems:
+        pytest.fail(f"{src.name} -> {layout}:\n  " + "\n  ".join(problems), pytrace=False)

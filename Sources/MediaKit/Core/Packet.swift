@@ -6,8 +6,17 @@ public struct Packet: Sendable {
     public var pts: Int64
     /// Decoding timestamp in the track's time base, as stored.
     public var dts: Int64
-    /// Duration in the track's time base (0 if unknown).
-    public var duration: Int64
+    /// Duration in the track's time base; 0 when unknown or when the container states a
+    /// duration of 0 (``statedDuration`` tells the two apart). Setting it to 0 makes the
+    /// duration unknown; any other value makes it stated.
+    public var duration: Int64 {
+        get { statedDuration ?? 0 }
+        set { statedDuration = newValue == 0 ? nil : newValue }
+    }
+    /// The duration the container states, in the track's time base, 0 included (an MP4
+    /// `stts` or `trun` entry of 0); nil when the container does not give one. A muxer
+    /// keeps a stated duration as it is and derives an unknown one.
+    public var statedDuration: Int64?
     /// True for a random access point (sync sample).
     public var isKeyframe: Bool
     /// Byte offset of the data in the source file, -1 if not from a file.
@@ -29,13 +38,20 @@ public struct Packet: Sendable {
     /// (FFmpeg's `AV_NOPTS_VALUE`; ffprobe prints it as N/A).
     public static let noTimestamp = Int64.min
 
-    /// Creates a packet.
+    /// Creates a packet whose `duration` is 0 when unknown (a nonzero one is stated).
     public init(trackIndex: Int, pts: Int64, dts: Int64, duration: Int64, isKeyframe: Bool,
+                position: Int64 = -1, data: [UInt8], timeBase: Rational) {
+        self.init(trackIndex: trackIndex, pts: pts, dts: dts, statedDuration: duration == 0 ? nil : duration,
+                  isKeyframe: isKeyframe, position: position, data: data, timeBase: timeBase)
+    }
+
+    /// Creates a packet whose duration is stated (0 included) or, when nil, unknown.
+    public init(trackIndex: Int, pts: Int64, dts: Int64, statedDuration: Int64?, isKeyframe: Bool,
                 position: Int64 = -1, data: [UInt8], timeBase: Rational) {
         self.trackIndex = trackIndex
         self.pts = pts
         self.dts = dts
-        self.duration = duration
+        self.statedDuration = statedDuration
         self.isKeyframe = isKeyframe
         self.position = position
         self.data = data

@@ -26,9 +26,21 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
         rescale(value, multiply: from.numerator * to.denominator, divide: from.denominator * to.numerator)
     }
 
-    /// `value * b / c` rounded to nearest, halves away from zero, in 128-bit arithmetic
-    /// (FFmpeg's `av_rescale`). Returns `value` unchanged when `c` is 0.
-    public static func rescale(_ value: Int64, multiply b: Int64, divide c: Int64) -> Int64 {
+    /// How ``rescale(_:multiply:divide:rounding:)`` rounds a result that is not whole.
+    public enum Rounding: Sendable {
+        /// To the nearest integer, halves away from zero (FFmpeg's `AV_ROUND_NEAR_INF`).
+        case nearest
+        /// Toward negative infinity (`AV_ROUND_DOWN`).
+        case down
+        /// Toward positive infinity (`AV_ROUND_UP`): e.g. a duration that must not end
+        /// before the media it covers.
+        case up
+    }
+
+    /// `value * b / c` rounded as `rounding` says (default: to nearest, halves away from
+    /// zero), in 128-bit arithmetic (FFmpeg's `av_rescale_rnd`). Returns `value` unchanged
+    /// when `c` is 0.
+    public static func rescale(_ value: Int64, multiply b: Int64, divide c: Int64, rounding: Rounding = .nearest) -> Int64 {
         guard c != 0 else { return value }
         var negative = false
         var a = value, bb = b, cc = c
@@ -36,8 +48,13 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
         if bb < 0 { negative.toggle(); bb = -bb }
         if cc < 0 { negative.toggle(); cc = -cc }
         let product = UInt64(a).multipliedFullWidth(by: UInt64(bb))
-        // add c/2 for rounding
-        let half = UInt64(cc / 2)
+        // Added to the magnitude before dividing: c/2 rounds to nearest, c-1 away from zero.
+        let half: UInt64
+        switch rounding {
+        case .nearest: half = UInt64(cc / 2)
+        case .down: half = negative ? UInt64(cc - 1) : 0
+        case .up: half = negative ? 0 : UInt64(cc - 1)
+        }
         let (low, carry) = product.low.addingReportingOverflow(half)
         let high = product.high &+ (carry ? 1 : 0)
         if high >= UInt64(cc) { return negative ? .min : .max }

@@ -407,7 +407,8 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
             throw MediaError(.invalidData, "the sample's \(s.size) bytes extend past the end of the file (\(source.size) bytes)", path: path, offset: s.offset, context: context)
         }
         let data = try source.read(at: s.offset, count: Int(s.size))
-        return Packet(trackIndex: track, pts: s.pts, dts: s.dts, duration: s.duration, isKeyframe: s.isKey,
+        // Every MP4 sample's duration is stated (stts, trun, tfhd or trex), 0 included.
+        return Packet(trackIndex: track, pts: s.pts, dts: s.dts, statedDuration: s.duration, isKeyframe: s.isKey,
                       position: s.offset, data: data, timeBase: tracks[track].timeBase)
     }
 }
@@ -420,7 +421,7 @@ public struct SampleReference: Sendable, Hashable {
     public var pts: Int64
     /// Decoding timestamp in the track's time base.
     public var dts: Int64
-    /// Duration in the track's time base.
+    /// Duration in the track's time base, as the file states it (0 is a stated zero).
     public var duration: Int64
     /// True for a sync sample.
     public var isKeyframe: Bool

@@ -239,16 +239,21 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
 
     /// Writes one packet. Packets of each track must come in decode order
     /// (non-decreasing dts); tracks may be interleaved in any way.
+    ///
+    /// The duration written is the next packet's dts minus this one's; for the last packet of
+    /// a track it is ``Packet/statedDuration``, 0 included (as a source file states it), or,
+    /// when unknown, the previous packet's (a PCM packet's: its frame count).
     /// - Throws: `.invalidArgument` for an unknown track or a dts going backwards,
     ///   `.io` when writing fails (the target name is left untouched).
     public func write(_ packet: Packet) throws {
-        try append(track: packet.trackIndex, pts: packet.pts, dts: packet.dts, duration: packet.duration,
+        try append(track: packet.trackIndex, pts: packet.pts, dts: packet.dts, duration: packet.statedDuration,
                    isKeyframe: packet.isKeyframe, data: packet.data, source: nil, offset: -1, size: packet.data.count)
     }
 
     /// Writes one sample whose bytes are `size` bytes at `offset` of `source`, copied
-    /// file to file in the kernel (a remux never brings them into memory).
-    public func writeSample(track: Int, pts: Int64, dts: Int64, duration: Int64, isKeyframe: Bool,
+    /// file to file in the kernel (a remux never brings them into memory). `duration` is
+    /// the sample's stated duration (0 included), nil when unknown, as in ``write(_:)``.
+    public func writeSample(track: Int, pts: Int64, dts: Int64, duration: Int64?, isKeyframe: Bool,
                             from source: FileSource, offset: Int64, size: Int) throws {
         guard offset >= 0, size >= 0, offset + Int64(size) <= source.size else {
             throw MediaError(.invalidData, "the sample's \(size) bytes at \(offset) are outside the source (\(source.size) bytes)", path: source.path, offset: offset)
@@ -256,7 +261,8 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         try append(track: track, pts: pts, dts: dts, duration: duration, isKeyframe: isKeyframe, data: [], source: source, offset: offset, size: size)
     }
 
-    private func append(track ti: Int, pts rawPts: Int64, dts rawDts: Int64, duration rawDuration: Int64, isKeyframe: Bool,
+    /// `rawDuration`: the stated duration (0 included), nil when unknown.
+    private func append(track ti: Int, pts rawPts: Int64, dts rawDts: Int64, duration rawDuration: Int64?, isKeyframe: Bool,
                         data: [UInt8], source: FileSource?, offset: Int64, size: Int) throws {
         guard !finished, let file else { throw MediaError(.state, "write after finish or cancel", path: path) }
         guard ti >= 0, ti < tracks.count else {
@@ -266,7 +272,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         do {
             if !started { try start(file) }
             let m = tracks[ti].tickMultiplier
-            let dts = rawDts &* m, pts = rawPts &* m, duration = rawDuration &* m
+            let dts = rawDts &* m, pts = rawPts &* m, duration = rawDuration.map { $0 &* m }
             if let first = tracks[ti].firstDts {
                 _ = first
                 let delta = dts - tracks[ti].lastDts
@@ -289,10 +295,12 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             let decodeTime = dts - (tracks[ti].firstDts ?? 0)
             tracks[ti].minComposition = min(tracks[ti].minComposition, decodeTime + composition)
             tracks[ti].lastDts = dts
+            // The last sample's duration until a next one says otherwise: the stated one, else
+            // (unknown) a PCM packet's frame count or the previous sample's.
             if frameSize > 0 {
-                tracks[ti].lastDuration = duration > 0 ? duration : Int64(size / frameSize)
+                tracks[ti].lastDuration = duration ?? Int64(size / frameSize)
             } else {
-                tracks[ti].lastDuration = duration > 0 ? duration : (tracks[ti].stts.last.map { Int64($0.delta) } ?? 0)
+                tracks[ti].lastDuration = duration ?? (tracks[ti].stts.last.map { Int64($0.delta) } ?? 0)
             }
             tracks[ti].maxCompositionEnd = max(tracks[ti].maxCompositionEnd, decodeTime + composition + tracks[ti].lastDuration)
             if frameSize > 0 {

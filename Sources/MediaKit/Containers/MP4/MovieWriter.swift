@@ -40,7 +40,12 @@ enum MovieWriter {
     /// ``edits(_:movieTimeScale:fragmented:)`` before the composition shift of fragments.
     private static func presentationEdits(_ t: MuxTrack, movieTimeScale: Int64, fragmented: Bool) -> [EditListEntry] {
         let mediaDuration = t.totalDuration
+        // Empty edits to the nearest movie tick (exact in the movie time scale the muxer
+        // chooses); the length of a media edit rounded up, as FFmpeg's muxer rounds tkhd and
+        // mvhd durations (and as a fragmented file's own mehd is): rounded down, the edit
+        // would end before the media does and readers would cut its last samples.
         func toMovie(_ v: Int64) -> Int64 { Rational.rescale(v, multiply: movieTimeScale, divide: t.timeScale) }
+        func mediaToMovie(_ v: Int64) -> Int64 { Rational.rescale(v, multiply: movieTimeScale, divide: t.timeScale, rounding: .up) }
         if let source = t.sourceEdits, !source.isEmpty {
             var out: [EditListEntry] = []
             for e in source {
@@ -49,7 +54,7 @@ enum MovieWriter {
                     d = Rational.rescale(d, multiply: movieTimeScale, divide: t.sourceMovieTimeScale)
                 }
                 if d == 0, !e.isEmpty, !fragmented {
-                    d = toMovie(max(0, t.presentationEnd - e.mediaTime))
+                    d = mediaToMovie(max(0, t.presentationEnd - e.mediaTime))
                 }
                 out.append(EditListEntry(segmentDuration: d, mediaTime: e.mediaTime, mediaRate: e.mediaRate))
             }
@@ -66,7 +71,7 @@ enum MovieWriter {
             if !fragmented, let first = t.firstDts, first > 0 {
                 let start = lateStartCompositionTime(t)
                 return [EditListEntry(segmentDuration: toMovie(first + start), mediaTime: -1, mediaRate: 1),
-                        EditListEntry(segmentDuration: toMovie(max(mediaDuration, t.presentationEnd) - start), mediaTime: start, mediaRate: 1)]
+                        EditListEntry(segmentDuration: mediaToMovie(max(mediaDuration, t.presentationEnd) - start), mediaTime: start, mediaRate: 1)]
             }
             return []
         }
@@ -77,7 +82,7 @@ enum MovieWriter {
             out.append(EditListEntry(segmentDuration: toMovie(first), mediaTime: -1, mediaRate: 1))
         }
         if start != 0 || !out.isEmpty {
-            out.append(EditListEntry(segmentDuration: fragmented ? 0 : toMovie(max(0, t.presentationEnd - start)),
+            out.append(EditListEntry(segmentDuration: fragmented ? 0 : mediaToMovie(max(0, t.presentationEnd - start)),
                                      mediaTime: start, mediaRate: 1))
         }
         return out
@@ -117,7 +122,7 @@ enum MovieWriter {
     static func presentationDuration(_ t: MuxTrack, movieTimeScale: Int64) -> Int64 {
         let e = edits(t, movieTimeScale: movieTimeScale, fragmented: false)
         if !e.isEmpty { return e.reduce(0) { $0 + $1.segmentDuration } }
-        return Rational.rescale(t.totalDuration, multiply: movieTimeScale, divide: t.timeScale)
+        return Rational.rescale(t.totalDuration, multiply: movieTimeScale, divide: t.timeScale, rounding: .up)
     }
 
     /// The `moov` box. `chunkShift` is added to every chunk offset (fast-start).
