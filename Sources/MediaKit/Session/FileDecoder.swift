@@ -39,6 +39,12 @@ public struct FileDecodeResult: Sendable {
     public var audio: (path: String, samples: Int64, sampleRate: Int, channels: Int)?
     /// The options used.
     public var options: FileDecodeOptions
+    /// Where the input was cut short (a `.truncated` error naming the offset), if it was: the
+    /// outputs then hold everything decoded up to the cut, as ffmpeg's do.
+    public var truncation: MediaError?
+    /// Everything stepped over without failing, oldest first: the demuxer's skipped damage
+    /// (``Demuxer/warnings``), the cut (``truncation``) and a cut packet the decoder rejected.
+    public var warnings: [MediaError] = []
 
     /// The `ffplay` command that plays each output.
     public var ffplayCommands: [String] {
@@ -72,7 +78,23 @@ public struct FileDecodeResult: Sendable {
 /// Outputs are written through temporary files and renamed at the end, so a
 /// failure never leaves a partial file under an output's name.
 public enum FileDecoder {
+    /// The next packet of `demuxer`, or nil at the end of the input or at a cut: the
+    /// `.truncated` error of a file cut short ends the input and is kept in `cut`.
+    static func readToCut(_ demuxer: Demuxer, _ cut: inout MediaError?) throws -> Packet? {
+        do {
+            return try demuxer.read()
+        } catch let e as MediaError where e.kind == .truncated {
+            cut = e
+            return nil
+        }
+    }
+
     /// Decodes `path` as `options` say.
+    ///
+    /// A file cut short is decoded as far as it goes, as ffmpeg decodes it: the packets before
+    /// the cut (and the partial one ffmpeg's demuxer returns) are decoded, the outputs are
+    /// completed, and the cut is reported in ``FileDecodeResult/truncation`` and
+    /// ``FileDecodeResult/warnings`` instead of being thrown.
     /// - Parameters:
     ///   - progress: called now and then with (seconds decoded, total seconds).
     /// - Throws: ``MediaError``: the demuxer's, the registry's (no decoder), a track that
@@ -117,8 +139,9 @@ public enum FileDecoder {
             }
             try audio!.writer!.write(frame)
         }
+        var truncation: MediaError?
         do {
-            while let packet = try demuxer.read() {
+            while let packet = try readToCut(demuxer, &truncation) {
                 if packet.trackIndex == video?.track.index {
                     try video!.session.decode(packet) { try video!.writer.write($0) }
                 } else if packet.trackIndex == audio?.track.index {
@@ -142,6 +165,9 @@ public enum FileDecoder {
             throw error
         }
         var result = FileDecodeResult(video: nil, audio: nil, options: options)
+        result.truncation = truncation
+        result.warnings = demuxer.warnings + (truncation.map { [$0] } ?? [])
+            + (video?.session.warnings ?? []) + (audio?.session.warnings ?? [])
         if let v = video {
             let size = v.writer.size ?? (v.track.parameters.width, v.track.parameters.height)
             result.video = (options.videoPath!, v.writer.frames, size.width, size.height, v.writer.frameRate)
