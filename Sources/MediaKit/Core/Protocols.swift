@@ -30,6 +30,18 @@ public protocol Demuxer: AnyObject {
 extension Demuxer {
     /// No warnings unless a demuxer reports some.
     public var warnings: [MediaError] { [] }
+
+    /// The next packet in file order, or nil at the end of the input or at a cut: the
+    /// `.truncated` error of a file cut short ends the input and is kept in `cut` (to report
+    /// as a warning, as ffmpeg does), every other error is thrown.
+    public func read(untilCut cut: inout MediaError?) throws -> Packet? {
+        do {
+            return try read()
+        } catch let e as MediaError where e.kind == .truncated {
+            cut = e
+            return nil
+        }
+    }
 }
 
 /// Turns packets of one stream into frames, with libavcodec's send / receive model.

@@ -78,17 +78,6 @@ public struct FileDecodeResult: Sendable {
 /// Outputs are written through temporary files and renamed at the end, so a
 /// failure never leaves a partial file under an output's name.
 public enum FileDecoder {
-    /// The next packet of `demuxer`, or nil at the end of the input or at a cut: the
-    /// `.truncated` error of a file cut short ends the input and is kept in `cut`.
-    static func readToCut(_ demuxer: Demuxer, _ cut: inout MediaError?) throws -> Packet? {
-        do {
-            return try demuxer.read()
-        } catch let e as MediaError where e.kind == .truncated {
-            cut = e
-            return nil
-        }
-    }
-
     /// Decodes `path` as `options` say.
     ///
     /// A file cut short is decoded as far as it goes, as ffmpeg decodes it: the packets before
@@ -141,7 +130,7 @@ public enum FileDecoder {
         }
         var truncation: MediaError?
         do {
-            while let packet = try readToCut(demuxer, &truncation) {
+            while let packet = try demuxer.read(untilCut: &truncation) {
                 if packet.trackIndex == video?.track.index {
                     try video!.session.decode(packet) { try video!.writer.write($0) }
                 } else if packet.trackIndex == audio?.track.index {

@@ -80,6 +80,10 @@ public enum TrimMode: String, Sendable, CaseIterable {
 /// (``TrimMode/ffmpeg`` does that too). Without an edit list, an encoder delay and padding the container states (iTunes
 /// `iTunSMPB`, Ogg Opus pre-skip and end granule) are cut the same way.
 ///
+/// A packet the end of the file cut short (``Packet/isTruncated``) is decoded as FFmpeg
+/// decodes it; if the decoder rejects it (or the data before it, when the decoder reports
+/// late), that is a warning in ``warnings``, not an error, and its frames are missing.
+///
 /// ```swift
 /// let session = try DecodeSession(track: demuxer.tracks[0])
 /// while let packet = try demuxer.read(track: 0) {
