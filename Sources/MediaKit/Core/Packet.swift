@@ -25,9 +25,9 @@ public struct Packet: Sendable {
     /// stream whose granule position ends before the packet does. Default: 0.
     public var trimEnd: Int = 0
     /// True when the file ends inside this packet, so ``data`` holds only the bytes the file
-    /// has (FFmpeg's `AV_PKT_FLAG_CORRUPT` from a short read). It is the last packet before
-    /// `read()` throws `.truncated`; a ``DecodeSession`` decodes it as FFmpeg does and
-    /// takes a decoder's rejection of it as a warning. Default: false.
+    /// has (FFmpeg's `AV_PKT_FLAG_CORRUPT` from a short read); `read()` throws `.truncated`
+    /// after the packets the file still holds. A ``DecodeSession`` decodes it as FFmpeg does
+    /// and takes a decoder's rejection of it as a warning. Default: false.
     public var isTruncated = false
 
     /// The value of ``pts`` and ``dts`` when the container gives the packet no timestamp

@@ -4,9 +4,10 @@
 /// thrown ``MediaError`` is damage or an I/O failure (the packets before it were good).
 ///
 /// A file cut short (it ends inside a packet, page or frame) is not a failure of the packets
-/// before the cut: `read()` and `read(track:)` return every packet the file holds (the last
-/// one partial, marked ``Packet/isTruncated``, where FFmpeg's demuxer returns it partial too),
-/// then throw one error of kind `.truncated` naming the offset of the cut, then return nil.
+/// before the cut: `read()` and `read(track:)` return every packet the file holds (the one
+/// the cut goes through partial, marked ``Packet/isTruncated``, where FFmpeg's demuxer returns
+/// it partial too), then throw one error of kind `.truncated` naming the offset of the cut,
+/// then return nil.
 /// A decoder takes `.truncated` as the end of the input with a warning (``FileDecoder``,
 /// `mk_decode_file`, `mk-decode`); a file cut inside its index (an MP4 `moov`) still fails to open.
 public protocol Demuxer: AnyObject {
@@ -106,7 +107,8 @@ extension Muxer {
 /// once, and reports the end ever after.
 struct TruncationState {
     private var pending: MediaError?
-    private var ended = false
+    /// True once the cut was thrown: reading has ended.
+    private(set) var ended = false
 
     /// Records the cut (the first one counts); ``check()`` throws it next.
     mutating func cut(_ error: MediaError) {

@@ -248,9 +248,11 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     /// the earliest decoding time goes first (FFmpeg's order for interleaved files).
     ///
     /// In a file cut short, a sample the file holds only part of is returned with those bytes
-    /// (``Packet/isTruncated``), as FFmpeg's demuxer returns it; then `.truncated` is thrown.
+    /// (``Packet/isTruncated``), as FFmpeg's demuxer returns it, and so are the samples after
+    /// it in this order that the file holds whole; at the first sample past the end (or the end
+    /// of the samples) `.truncated` is thrown.
     public func read() throws -> Packet? {
-        if try readCut.check() { return nil }
+        if readCut.ended { return nil }
         guard let (track, index) = nextInFileOrder() else { return try endOfSamples(&readCut) }
         return try packet(track: track, sample: index, cut: &readCut)
     }
@@ -312,7 +314,7 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
         guard track >= 0 && track < samples.count else {
             throw MediaError(.invalidArgument, "track \(track) does not exist (the file has \(samples.count))", path: path)
         }
-        if try trackCuts[track].check() { return nil }
+        if trackCuts[track].ended { return nil }
         let index = trackCursors[track]
         guard index < samples[track].count else { return try endOfSamples(&trackCuts[track]) }
         trackCursors[track] += 1
