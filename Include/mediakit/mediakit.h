@@ -13,7 +13,8 @@
  *    mk_*_close / mk_*_free call, which takes the ADDRESS of the handle and sets it
  *    to NULL, so a second close is harmless.
  *  - Every call returns an mk_status: MK_OK (0) or a negative code. MK_EAGAIN and
- *    MK_EOF are flow control, not failures. On any other error, nothing is
+ *    MK_EOF are flow control, not failures; MK_ETRUNCATED is a warning (the file is
+ *    cut short; what it holds was returned or written). On any other error, nothing is
  *    allocated and nothing must be freed, and mk_last_error() describes the
  *    failure on the calling thread.
  *  - A NULL, closed or foreign handle is reported as MK_EINVAL, never a crash.
@@ -45,6 +46,10 @@
  *             mk_frame_free(&frm);
  *         }
  *         if (st != MK_EAGAIN) break;            // an error
+ *     }
+ *     if (st == MK_ETRUNCATED) {                 // the file is cut short: a warning, then
+ *         fprintf(stderr, "warning: %s\n", mk_last_error());
+ *         st = MK_EOF;                           // the end, as ffmpeg decodes it
  *     }
  *     if (st == MK_EOF) {                        // end of the track: drain
  *         mk_decoder_send_packet(dec, NULL);
@@ -84,6 +89,9 @@ typedef int32_t mk_status;
 #define MK_EPLUGIN    (-10)  /**< a plugin was refused (wrong ABI version, broken) */
 #define MK_ELIMIT     (-11)  /**< a size or count above MediaKit's hard limits */
 #define MK_EFAIL      (-12)  /**< a decoder backend failed; see mk_last_error() */
+#define MK_ETRUNCATED (-13)  /**< the file is cut short (it ends inside a packet, page or frame):
+                                  everything before the cut was returned or written; treat it as
+                                  the end, with a warning. mk_last_error() names the offset. */
 
 /** The ABI version of this header; mk_abi_version() returns the library's. */
 #define MK_ABI_VERSION 1
@@ -219,6 +227,11 @@ mk_status mk_demuxer_track(const mk_demuxer *demuxer, int32_t index, mk_track_in
 
 /** Reads the next packet in file order into *out (a new packet: free it with
  *  mk_packet_free). Returns MK_EOF at the end (and *out stays NULL).
+ *  A file cut short: every packet the file holds is returned (the last one with only the
+ *  bytes the file has, where FFmpeg returns it partial too: decoding it may fail, which the
+ *  decoder reports as a warning, not an error), then MK_ETRUNCATED once (*out NULL,
+ *  mk_last_error() names the offset of the cut, mk_demuxer_warning() lists it), then MK_EOF.
+ *  Take MK_ETRUNCATED as the end with a warning, as ffmpeg does.
  *  Errors: MK_EINVAL, MK_EDATA (damage; the packets before it were good), MK_EIO. */
 mk_status mk_demuxer_read_packet(mk_demuxer *demuxer, mk_packet **out);
 
@@ -228,6 +241,15 @@ mk_status mk_demuxer_read_track_packet(mk_demuxer *demuxer, int32_t track, mk_pa
 
 /** Moves every track to the key frame at or before `seconds`. Errors: MK_EINVAL. */
 mk_status mk_demuxer_seek(mk_demuxer *demuxer, double seconds);
+/** Sets *count to the number of warnings so far: damage the demuxer stepped over (an Ogg
+ *  page with a bad CRC, skipped) and the cut of a file cut short, once MK_ETRUNCATED was
+ *  returned. Errors: MK_EINVAL. */
+mk_status mk_demuxer_warning_count(mk_demuxer *demuxer, int32_t *count);
+/** Sets *message to warning `index` (0 <= index < count, oldest first), a sentence naming the
+ *  file, the offset and what was found. The string is BORROWED from the demuxer: valid until
+ *  the next mk_demuxer_warning_count / mk_demuxer_warning / read call on it or its close.
+ *  Errors: MK_EINVAL (NULL, index out of range). */
+mk_status mk_demuxer_warning(mk_demuxer *demuxer, int32_t index, const char **message);
 
 /** Limits mk_demuxer_read_packet() to `count` tracks (count 0: all tracks again),
  *  so the data of the others is never read. Errors: MK_EINVAL. */
@@ -442,6 +464,9 @@ void mk_decode_default_settings(mk_decode_settings *settings);
  *  track to `video_out` (either may be NULL, not both), as the mk-decode sample
  *  does. Outputs are written to temporary files and renamed at the end, so a
  *  failure leaves no partial file under their names. settings may be NULL.
+ *  A file cut short is decoded as far as it goes, as ffmpeg does: the outputs ARE
+ *  written, and MK_ETRUNCATED is returned with mk_last_error() naming the offset of the
+ *  cut (a warning: check for it with `st == MK_OK || st == MK_ETRUNCATED`).
  *  Errors: those of mk_demuxer_open and mk_decoder_open, MK_ENOTFOUND (the file
  *  lacks the track), MK_EUNSUPPORTED, MK_EIO. */
 mk_status mk_decode_file(const char *path, const char *audio_out, const char *video_out,

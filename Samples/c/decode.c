@@ -27,6 +27,10 @@ static int decode_track(mk_demuxer *dmx, int32_t track, int32_t layout, FILE *ou
     for (int draining = 0; !failed;) {
         if (!draining) {
             st = mk_demuxer_read_track_packet(dmx, track, &pkt);
+            if (st == MK_ETRUNCATED) {                     /* the file is cut short: the end, */
+                fprintf(stderr, "warning: %s\n", mk_last_error());   /* with a warning */
+                st = MK_EOF;
+            }
             if (st == MK_EOF) {
                 draining = 1;
                 st = mk_decoder_send_packet(dec, NULL);    /* end of stream: drain */

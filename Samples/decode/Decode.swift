@@ -17,6 +17,15 @@ struct Decode: ParsableCommand {
         (--trim ffmpeg keeps the whole last frame, as ffmpeg 5.1 does); --no-trim keeps
         every decoded frame and sample.
         At the end it prints the ffplay command that plays each output.
+
+        A file cut short (it ends inside a packet, page or frame) is decoded as far as it
+        goes, as ffmpeg decodes it: the outputs are written, a warning naming the offset of
+        the cut goes to standard error, and the exit status is 0 (3 with --strict).
+        Damage the demuxer skipped is reported the same way.
+
+        Exit status: 0 success (warnings, if any, on standard error); 1 an error (no output
+        is left under the output names); 3 with --strict only: the outputs were written but
+        the input was cut short or damaged (see the warnings).
         """)
 
     @Argument(help: "The media file to decode (MP4, MOV, M4A, Ogg, Opus, IVF); - reads standard input (a pipe: Ogg, IVF, or MP4 with its moov first).")
@@ -58,16 +67,25 @@ struct Decode: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Print no progress or ffplay hints.")
     var quiet = false
 
+    @Flag(help: "Exit with status 3 (instead of 0) when the input was cut short or damaged; the outputs are still written and the warnings printed.")
+    var strict = false
+
+    /// The exit status of --strict for an input that was cut short or damaged.
+    static let strictWarningStatus: Int32 = 3
+
     mutating func run() throws {
+        let warned: Bool
         do {
-            try decode()
+            warned = try decode()
         } catch let e as MediaError {
             FileHandle.standardError.write(Data("mk-decode: \(e)\n".utf8))
             throw ExitCode(1)
         }
+        if strict && warned { throw ExitCode(Self.strictWarningStatus) }
     }
 
-    mutating func decode() throws {
+    /// Decodes as the options say; true when warnings were printed.
+    mutating func decode() throws -> Bool {
         var options = FileDecodeOptions(audioPath: audioOut, videoPath: videoOut)
         // The input is opened once (`-` is standard input), its tracks read once.
         let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
@@ -94,7 +112,8 @@ struct Decode: ParsableCommand {
         defer { progress.done() }
         let result = try FileDecoder.decode(demuxer: demuxer, path: file, options: options) { progress.update($0, of: $1) }
         progress.done()
-        guard !quiet else { return }
+        for w in result.warnings { FileHandle.standardError.write(Data("mk-decode: warning: \(w)\n".utf8)) }
+        guard !quiet else { return !result.warnings.isEmpty }
         let commands = result.ffplayCommands
         var next = 0
         if let v = result.video {
@@ -105,6 +124,7 @@ struct Decode: ParsableCommand {
             print("audio: \(a.samples) samples, \(a.sampleRate) Hz, \(a.channels) ch, \(sampleFormat.rawValue)\(wav ? " wav" : "") -> \(a.path)")
             print("  play: \(commands[next])")
         }
+        return !result.warnings.isEmpty
     }
 }
 

@@ -42,8 +42,10 @@ struct Probe: ParsableCommand {
             let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
             if count {
                 var n = 0, bytes = 0
-                while let p = try demuxer.read() { n += 1; bytes += p.size }
+                var cut: MediaError?
+                while let p = try demuxer.read(untilCut: &cut) { n += 1; bytes += p.size }
                 print("\(n) packets, \(bytes) bytes")
+                if let cut { FileHandle.standardError.write(Data("mk-probe: warning: \(cut)\n".utf8)) }
             } else if packets {
                 try printPackets(demuxer)
             } else if json {
@@ -79,10 +81,11 @@ struct Probe: ParsableCommand {
         out.reserveCapacity(1 << 16)
         let stdout = FileHandle.standardOutput
         defer { stdout.write(Data(out.utf8)) }   // the packets before an error are printed too
+        var cut: MediaError?   // a file cut short: its packets, then a warning (as ffprobe)
         defer {
-            for w in demuxer.warnings { FileHandle.standardError.write(Data("mk-probe: warning: \(w)\n".utf8)) }
+            for w in demuxer.warnings + (cut.map { [$0] } ?? []) { FileHandle.standardError.write(Data("mk-probe: warning: \(w)\n".utf8)) }
         }
-        while let p = try demuxer.read() {
+        while let p = try demuxer.read(untilCut: &cut) {
             // As ffprobe: an unknown timestamp and a zero duration print as N/A.
             let pts = p.pts == Packet.noTimestamp ? "N/A" : String(p.pts)
             let dts = p.dts == Packet.noTimestamp ? "N/A" : String(p.dts)

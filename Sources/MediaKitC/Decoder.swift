@@ -243,7 +243,8 @@ public func mk_decode_file(_ path: UnsafePointer<CChar>?, _ audioOut: UnsafePoin
     o.threads = Int(s.threads)
     o.backend = s.backend.map { String(cString: $0) }
     return guarded {
-        _ = try FileDecoder.decode(path: String(cString: path), options: o)
+        let result = try FileDecoder.decode(path: String(cString: path), options: o)
+        if let cut = result.truncation { return fail(MK_ETRUNCATED, cut.description) }   // the outputs are written
         return MK_OK
     }
 }

@@ -8,6 +8,12 @@ final class DemuxerHandle {
     let demuxer: Demuxer
     let strings: [(codec: CString, tag: CString, language: CString, unsupported: CString?)]
     let extradata: [UnsafeMutableBufferPointer<UInt8>]
+    /// The cut of a file cut short, once a read returned MK_ETRUNCATED.
+    var truncation: MediaError?
+    /// The messages mk_demuxer_warning() lends out, rebuilt by mk_demuxer_warning_count().
+    var warningStrings: [CString] = []
+    /// The demuxer's warnings, then the cut.
+    var warnings: [MediaError] { demuxer.warnings + (truncation.map { [$0] } ?? []) }
     init(_ demuxer: Demuxer) {
         self.demuxer = demuxer
         strings = demuxer.tracks.map { t in
@@ -162,10 +168,38 @@ public func mk_demuxer_track(_ d: OpaquePointer?, _ index: Int32, _ info: Unsafe
 
 private func read(_ h: DemuxerHandle, _ out: UnsafeMutablePointer<OpaquePointer?>, _ next: () throws -> Packet?) -> Int32 {
     guarded {
-        guard let p = try next() else { return MK_EOF }
-        out.pointee = Handles.make(PacketHandle(p))
-        return MK_OK
+        do {
+            guard let p = try next() else { return MK_EOF }
+            out.pointee = Handles.make(PacketHandle(p))
+            return MK_OK
+        } catch let e as MediaError where e.kind == .truncated {
+            if h.truncation == nil { h.truncation = e }
+            throw e   // MK_ETRUNCATED, with the message
+        }
     }
+}
+
+@_cdecl("mk_demuxer_warning_count")
+public func mk_demuxer_warning_count(_ d: OpaquePointer?, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_warning_count") else { return MK_EINVAL }
+    guard let count else { return fail(MK_EINVAL, "mk_demuxer_warning_count: count is NULL") }
+    h.warningStrings = h.warnings.map { CString($0.description) }
+    count.pointee = Int32(clamping: h.warningStrings.count)
+    return MK_OK
+}
+
+@_cdecl("mk_demuxer_warning")
+public func mk_demuxer_warning(_ d: OpaquePointer?, _ index: Int32, _ message: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_warning") else { return MK_EINVAL }
+    guard let message else { return fail(MK_EINVAL, "mk_demuxer_warning: message is NULL") }
+    message.pointee = nil
+    let warnings = h.warnings
+    guard index >= 0 && Int(index) < warnings.count else {
+        return fail(MK_EINVAL, "mk_demuxer_warning: warning \(index) does not exist (there are \(warnings.count))")
+    }
+    if h.warningStrings.count != warnings.count { h.warningStrings = warnings.map { CString($0.description) } }
+    message.pointee = UnsafePointer(h.warningStrings[Int(index)].pointer)
+    return MK_OK
 }
 
 @_cdecl("mk_demuxer_read_packet")

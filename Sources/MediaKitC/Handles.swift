@@ -80,6 +80,7 @@ func status(for e: MediaError) -> mk_status {
     case .pluginABI: return MK_EPLUGIN
     case .state: return MK_ESTATE
     case .limit: return MK_ELIMIT
+    case .truncated: return MK_ETRUNCATED
     case .invalidArgument: return MK_EINVAL
     default: return MK_EFAIL
     }

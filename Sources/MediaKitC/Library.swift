@@ -19,7 +19,7 @@ private let statusNames: [Int32: CString] = [
     MK_EINVAL: CString("MK_EINVAL"), MK_ENOMEM: CString("MK_ENOMEM"), MK_EUNSUPPORTED: CString("MK_EUNSUPPORTED"),
     MK_EDATA: CString("MK_EDATA"), MK_EIO: CString("MK_EIO"), MK_ENOTFOUND: CString("MK_ENOTFOUND"),
     MK_ESTATE: CString("MK_ESTATE"), MK_EPLUGIN: CString("MK_EPLUGIN"), MK_ELIMIT: CString("MK_ELIMIT"),
-    MK_EFAIL: CString("MK_EFAIL"),
+    MK_EFAIL: CString("MK_EFAIL"), MK_ETRUNCATED: CString("MK_ETRUNCATED"),
 ]
 private let unknownStatus = CString("MK_UNKNOWN")
 

@@ -4,23 +4,30 @@ import XCTest
 
 /// Bad input must be an error, never a crash or a hang. Oracle: the intact file read the same
 /// way — every packet the demuxer returns from a damaged copy must equal the intact file's
-/// packet at the same place, and truncation inside sample data must end in a MediaError.
+/// packet at the same place, and truncation inside sample data must end in a `.truncated`
+/// MediaError after the last packet (the one the cut goes through returned partial, as
+/// FFmpeg's demuxer returns it), then nil.
 /// Reads the real files in ../shared/media.
 final class CorruptInputTests: XCTestCase {
-    private func readAll(_ path: String) -> (packets: [Packet], error: MediaError?) {
+    private func readAll(_ path: String) -> (packets: [Packet], error: MediaError?, opened: Bool) {
         var packets: [Packet] = []
+        var demuxer: MP4Demuxer?
         do {
             let d = try MP4Demuxer(path: path)
+            demuxer = d
             while let p = try d.read() {
                 packets.append(p)
                 if packets.count > 2_000_000 { XCTFail("runaway read on \(path)"); break }
             }
-            return (packets, nil)
+            return (packets, nil, true)
         } catch let e as MediaError {
-            return (packets, e)
+            if e.kind == .truncated, let d = demuxer {
+                XCTAssertNil(try d.read(), "\(path): after .truncated, read() returns nil")
+            }
+            return (packets, e, demuxer != nil)
         } catch {
             XCTFail("\(path): a non-MediaError escaped: \(error)")
-            return (packets, nil)
+            return (packets, nil, demuxer != nil)
         }
     }
 
@@ -49,13 +56,22 @@ final class CorruptInputTests: XCTestCase {
                     XCTAssertLessThan(i, intact.packets.count)
                     guard i < intact.packets.count else { break }
                     let o = intact.packets[i]
-                    XCTAssertTrue(p.trackIndex == o.trackIndex && p.pts == o.pts && p.position == o.position && p.data == o.data,
+                    // The packet the cut goes through comes with the bytes the file has.
+                    let data = p.isTruncated ? p.size < o.size && o.data.starts(with: p.data) : p.data == o.data
+                    XCTAssertTrue(p.trackIndex == o.trackIndex && p.pts == o.pts && p.position == o.position && data,
                                   "\(file.lastPathComponent) cut at \(cut): packet \(i) differs from the intact file's")
                     XCTAssertLessThanOrEqual(p.position + Int64(p.size), Int64(cut))
+                    XCTAssertEqual(p.isTruncated, p.position + Int64(o.size) > Int64(cut), "\(file.lastPathComponent) cut at \(cut): packet \(i) isTruncated")
                 }
                 let lost = intact.packets.contains { $0.position + Int64($0.size) > Int64(cut) }
                 if lost {
                     XCTAssertNotNil(result.error, "\(file.lastPathComponent) cut at \(cut): samples were lost but no error was reported")
+                }
+                if lost && result.opened {
+                    // A cut in the sample data (the moov is whole): the packets before it, then
+                    // .truncated. A cut moov fails to open, with its own error.
+                    XCTAssertEqual(result.error?.kind, .truncated, "\(file.lastPathComponent) cut at \(cut): samples were lost but no .truncated error was reported")
+                    XCTAssertNotNil(result.error?.offset, "the cut names its offset")
                 }
             }
         }

@@ -50,6 +50,8 @@ static void null_handles(void) {
     EXPECT(mk_demuxer_read_packet(NULL, &pkt), MK_EINVAL);
     EXPECT(mk_demuxer_read_packet(NULL, NULL), MK_EINVAL);
     EXPECT(mk_demuxer_read_track_packet(NULL, 0, &pkt), MK_EINVAL);
+    EXPECT(mk_demuxer_warning_count(NULL, &n), MK_EINVAL);
+    EXPECT(mk_demuxer_warning(NULL, 0, NULL), MK_EINVAL);
     EXPECT(mk_demuxer_seek(NULL, 1.0), MK_EINVAL);
     EXPECT(mk_demuxer_select_tracks(NULL, NULL, 0), MK_EINVAL);
     EXPECT(mk_packet_get_info(NULL, &pi), MK_EINVAL);
@@ -93,7 +95,23 @@ static void missing_and_corrupt(const char *corrupt) {
     if (st == MK_OK) {
         mk_packet *pkt = NULL;
         while ((st = mk_demuxer_read_packet(dmx, &pkt)) == MK_OK) mk_packet_free(&pkt);
-        CHECK(st == MK_EDATA || st == MK_EOF, "reading a corrupt file ends in MK_EDATA or MK_EOF");
+        CHECK(st == MK_EDATA || st == MK_EOF || st == MK_ETRUNCATED,
+              "reading a corrupt file ends in MK_EDATA, MK_ETRUNCATED or MK_EOF");
+        int32_t warnings = -1;
+        EXPECT(mk_demuxer_warning_count(dmx, &warnings), MK_OK);
+        if (st == MK_ETRUNCATED) {
+            CHECK(strstr(mk_last_error(), "truncated at offset") != NULL, "MK_ETRUNCATED names the offset of the cut");
+            CHECK(mk_demuxer_read_packet(dmx, &pkt) == MK_EOF && pkt == NULL, "after MK_ETRUNCATED, reading gives MK_EOF");
+            CHECK(warnings >= 1, "the cut is listed by mk_demuxer_warning_count");
+        }
+        const char *message = NULL;
+        if (warnings > 0) {
+            EXPECT(mk_demuxer_warning(dmx, warnings - 1, &message), MK_OK);
+            CHECK(message != NULL && message[0] != 0, "a warning is a message");
+        }
+        EXPECT(mk_demuxer_warning(dmx, warnings, &message), MK_EINVAL);
+        CHECK(message == NULL, "a failed mk_demuxer_warning sets *message to NULL");
+        EXPECT(mk_demuxer_warning(dmx, 0, NULL), MK_EINVAL);
         mk_demuxer_close(&dmx);
     }
     EXPECT(mk_decode_file("/nonexistent/file.mp4", "/tmp/never.pcm", NULL, NULL), MK_ENOTFOUND);

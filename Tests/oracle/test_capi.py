@@ -135,6 +135,21 @@ def test_misuse_under_valgrind(mk_bin, tmp_path):
     assert re.search(r"\d+ passed, 0 failed", proc.stdout.decode()), proc.stdout.decode()[-2000:]
 
 
+@pytest.mark.parametrize("where", ["mdat-early", "mdat-late"])
+def test_c_sample_decodes_a_cut_file_like_ffmpeg(where, mk_bin, tmp_path):
+    """A file cut short inside its sample data (truncation_lib): Samples/c/decode.c takes
+    MK_ETRUNCATED as the end with a warning and its output equals ffmpeg's decode of the same
+    cut file (NV12 byte-identical, PCM within 1)."""
+    import truncation_lib as cut_lib
+    program = _build(DECODE_C, tmp_path / "decode", _libdir(mk_bin))
+    src = tmp_path / "source.mp4"
+    cut_lib.make_source("mp4_faststart", src)
+    cut = cut_lib.cut_copy(src, "mp4_faststart", where, tmp_path / "cut.mp4")
+    _compare_decode(program, cut, tmp_path)
+    proc = lib.run([program, cut, "-", tmp_path / "again.pcm"])
+    assert b"warning:" in proc.stderr and b"truncated at offset" in proc.stderr, lib.tail(proc.stderr)
+
+
 @pytest.mark.parametrize("name", SHARED_DECODE)
 def test_c_sample_decodes_like_ffmpeg(name, mk_bin, shared_media, tmp_path):
     """Samples/c/decode.c, through the C API only, on real files: NV12 byte-identical, PCM within 1."""

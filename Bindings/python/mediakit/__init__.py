@@ -15,12 +15,21 @@ Every object owns its C handle and frees it exactly once: call close() (twice is
 harmless) or use it as a context manager; a finalizer is only a safety net. Using a
 closed object raises MediaError. Errors from the library raise MediaError with the
 status and the library's message.
+
+A file cut short (it ends inside a packet, page or frame) is read and decoded as far as
+it goes, as ffmpeg (and PyAV) do: iteration simply ends, and a ``TruncatedWarning``
+naming the offset of the cut is issued through the ``warnings`` module (also listed in
+``Demuxer.warnings``). To make it an error::
+
+    import warnings
+    warnings.simplefilter("error", mediakit.TruncatedWarning)
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import warnings as _warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import BinaryIO, Iterator, Optional, Sequence, Union
@@ -33,7 +42,7 @@ try:  # numpy is optional: without it, arrays are bytes and planes are memoryvie
 except ImportError:  # pragma: no cover - depends on the environment
     _np = None
 
-__all__ = ["MediaError", "Plugin", "Track", "Packet", "Frame", "Demuxer", "Decoder",
+__all__ = ["MediaError", "TruncatedWarning", "Plugin", "Track", "Packet", "Frame", "Demuxer", "Decoder",
            "open", "decode", "remux", "plugins", "load_plugins", "version", "LIBRARY_PATH"]
 
 #: The libmediakit this package loaded.
@@ -65,6 +74,21 @@ class MediaError(Exception):
         self.message = message
         self.function = function
         super().__init__(f"{self.name}: {message}")
+
+
+class TruncatedWarning(UserWarning):
+    """The file is cut short: everything before the cut was read or decoded (as ffmpeg does),
+    the rest is missing. The message names the file and the offset of the cut."""
+
+
+def _warn_truncated() -> None:
+    """Issues the last error (the cut) as a TruncatedWarning at the caller's line outside this package."""
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(0), 1
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+        frame, level = frame.f_back, level + 1
+    _warnings.warn(lib.mk_last_error().decode("utf-8", "replace"), TruncatedWarning, stacklevel=level)
 
 
 def _closed(what: str) -> MediaError:
@@ -239,10 +263,14 @@ class Packet(_Owned):
 
 
 def _check_read(status: int, function: str) -> bool:
-    """True for a packet, False at the end; raises MediaError on an error."""
+    """True for a packet, False at the end (and at the cut of a file cut short, with a
+    TruncatedWarning); raises MediaError on an error."""
     if status == _ffi.OK:
         return True
     if status == _ffi.EOF:
+        return False
+    if status == _ffi.ETRUNCATED:
+        _warn_truncated()
         return False
     raise MediaError(status, lib.mk_last_error().decode("utf-8", "replace"), function)
 
@@ -375,6 +403,20 @@ class Demuxer(_Owned):
 
     def __iter__(self) -> Iterator[Packet]:
         return self.packets()
+
+    @property
+    def warnings(self) -> list[str]:
+        """What reading stepped over so far, oldest first: damage the demuxer skipped (an Ogg
+        page with a bad CRC) and, once reached, the cut of a file cut short."""
+        h = self._handle()
+        n = ctypes.c_int32()
+        lib.mk_demuxer_warning_count(h, ctypes.byref(n))
+        out = []
+        for i in range(n.value):
+            m = ctypes.c_char_p()
+            lib.mk_demuxer_warning(h, i, ctypes.byref(m))
+            out.append((m.value or b"").decode("utf-8", "replace"))
+        return out
 
     def seek(self, seconds: float) -> None:
         """Moves every track to the key frame at or before `seconds`."""
@@ -587,7 +629,10 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
            trim: Union[bool, str] = True, autorotate: bool = True, threads: int = 0, backend: Optional[str] = None) -> None:
     """Decodes the first audio track to `audio_out` (raw PCM or WAV) and the first video
     track to `video_out` (raw NV12 / I420 or Y4M), like the mk-decode sample. `trim` is
-    as for Decoder: "gapless" (default, or True), "ffmpeg" or "none" (or False)."""
+    as for Decoder: "gapless" (default, or True), "ffmpeg" or "none" (or False).
+
+    A file cut short is decoded as far as it goes (the outputs are written, as ffmpeg's)
+    and a TruncatedWarning names the offset of the cut."""
     if audio_out is None and video_out is None:
         raise ValueError("give audio_out, video_out or both")
     if pixel_format not in ("nv12", "i420") or sample_format not in ("s16", "f32"):
@@ -598,8 +643,10 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
     s.wav, s.y4m, s.autorotate, s.threads = int(wav), int(y4m), int(autorotate), int(threads)
     s.trim = _trim_setting(trim)
     s.backend = backend.encode() if backend else None
-    lib.mk_decode_file(_path(path), _path(audio_out) if audio_out is not None else None,
-                       _path(video_out) if video_out is not None else None, ctypes.byref(s))
+    status = lib.mk_decode_file(_path(path), _path(audio_out) if audio_out is not None else None,
+                                _path(video_out) if video_out is not None else None, ctypes.byref(s))
+    if status == _ffi.ETRUNCATED:
+        _warn_truncated()
 
 
 def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optional[float] = None,

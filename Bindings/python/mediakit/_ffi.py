@@ -19,6 +19,8 @@ ABI_VERSION = 1
 
 # Status codes (mk_status).
 OK, EAGAIN, EOF = 0, -1, -2
+# A warning, not a failure: the file is cut short; what it holds was returned or written.
+ETRUNCATED = -13
 
 c_status = ctypes.c_int32
 c_handle = ctypes.c_void_p
@@ -147,8 +149,9 @@ PATH: str = lib._mk_path
 
 
 def _check(result, func, args):
-    """errcheck: a negative status other than flow control raises MediaError."""
-    if result < 0 and result not in (EAGAIN, EOF):
+    """errcheck: a negative status other than flow control (and the ETRUNCATED warning, which
+    the caller turns into a TruncatedWarning) raises MediaError."""
+    if result < 0 and result not in (EAGAIN, EOF, ETRUNCATED):
         from . import MediaError
         raise MediaError(result, lib.mk_last_error().decode("utf-8", "replace"), func.__name__)
     return result
@@ -179,6 +182,8 @@ _declare("mk_demuxer_track", c_status, [c_handle, ctypes.c_int32, P(TrackInfo)],
 _declare("mk_demuxer_read_packet", c_status, [c_handle, P(c_handle)], True)
 _declare("mk_demuxer_read_track_packet", c_status, [c_handle, ctypes.c_int32, P(c_handle)], True)
 _declare("mk_demuxer_seek", c_status, [c_handle, ctypes.c_double], True)
+_declare("mk_demuxer_warning_count", c_status, [c_handle, P(ctypes.c_int32)], True)
+_declare("mk_demuxer_warning", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_char_p)], True)
 _declare("mk_demuxer_select_tracks", c_status, [c_handle, P(ctypes.c_int32), ctypes.c_int32], True)
 _declare("mk_packet_get_info", c_status, [c_handle, P(PacketInfo)], True)
 _declare("mk_packet_free", None, [P(c_handle)])

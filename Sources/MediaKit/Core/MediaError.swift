@@ -28,6 +28,11 @@ public struct MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         public static let backend = Kind("backend failure")
         /// The end of the input was reached where more data was required.
         public static let endOfFile = Kind("unexpected end of file")
+        /// The file is cut short: it ends inside a packet, page or frame. A demuxer's
+        /// `read()` throws it once, after the last packet the file holds (that packet may be
+        /// partial: ``Packet/isTruncated``), and returns nil afterwards. Decoding treats it as
+        /// the end of the input, with a warning (``FileDecodeResult/warnings``).
+        public static let truncated = Kind("file truncated")
         public var description: String { name }
     }
 

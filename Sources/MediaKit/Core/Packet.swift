@@ -33,6 +33,11 @@ public struct Packet: Sendable {
     /// `AV_PKT_DATA_SKIP_SAMPLES` end field): set on the last packets of an Ogg Opus or Vorbis
     /// stream whose granule position ends before the packet does. Default: 0.
     public var trimEnd: Int = 0
+    /// True when the file ends inside this packet, so ``data`` holds only the bytes the file
+    /// has (FFmpeg's `AV_PKT_FLAG_CORRUPT` from a short read); `read()` throws `.truncated`
+    /// after the packets the file still holds. A ``DecodeSession`` decodes it as FFmpeg does
+    /// and takes a decoder's rejection of it as a warning. Default: false.
+    public var isTruncated = false
 
     /// The value of ``pts`` and ``dts`` when the container gives the packet no timestamp
     /// (FFmpeg's `AV_NOPTS_VALUE`; ffprobe prints it as N/A).

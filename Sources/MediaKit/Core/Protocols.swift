@@ -2,6 +2,14 @@
 ///
 /// `read()` returns packets in file order; `nil` is the end of the input and a
 /// thrown ``MediaError`` is damage or an I/O failure (the packets before it were good).
+///
+/// A file cut short (it ends inside a packet, page or frame) is not a failure of the packets
+/// before the cut: `read()` and `read(track:)` return every packet the file holds (the one
+/// the cut goes through partial, marked ``Packet/isTruncated``, where FFmpeg's demuxer returns
+/// it partial too), then throw one error of kind `.truncated` naming the offset of the cut,
+/// then return nil.
+/// A decoder takes `.truncated` as the end of the input with a warning (``FileDecoder``,
+/// `mk_decode_file`, `mk-decode`); a file cut inside its index (an MP4 `moov`) still fails to open.
 public protocol Demuxer: AnyObject {
     /// The tracks, in container order.
     var tracks: [Track] { get }
@@ -23,6 +31,18 @@ public protocol Demuxer: AnyObject {
 extension Demuxer {
     /// No warnings unless a demuxer reports some.
     public var warnings: [MediaError] { [] }
+
+    /// The next packet in file order, or nil at the end of the input or at a cut: the
+    /// `.truncated` error of a file cut short ends the input and is kept in `cut` (to report
+    /// as a warning, as ffmpeg does), every other error is thrown.
+    public func read(untilCut cut: inout MediaError?) throws -> Packet? {
+        do {
+            return try read()
+        } catch let e as MediaError where e.kind == .truncated {
+            cut = e
+            return nil
+        }
+    }
 }
 
 /// Turns packets of one stream into frames, with libavcodec's send / receive model.
@@ -77,5 +97,38 @@ extension Muxer {
     /// Default: `addTrack(track.parameters, timeBase: track.timeBase)`.
     public func addTrack(from track: Track) throws -> Int {
         try addTrack(track.parameters, timeBase: track.timeBase)
+    }
+}
+
+/// Where one reading position of a demuxer stands with respect to a cut at the end of the file:
+/// the contract of ``Demuxer/read()`` for truncated files, in one place for every container.
+/// The reader calls ``cut(_:)`` when it finds the file ends early (after returning a partial
+/// packet, or before returning nothing); ``check()`` then throws that `.truncated` error
+/// once, and reports the end ever after.
+struct TruncationState {
+    private var pending: MediaError?
+    /// True once the cut was thrown: reading has ended.
+    private(set) var ended = false
+
+    /// Records the cut (the first one counts); ``check()`` throws it next.
+    mutating func cut(_ error: MediaError) {
+        if !ended && pending == nil { pending = error }
+    }
+
+    /// Throws the recorded cut once; afterwards returns true (reading has ended), and false
+    /// while no cut was found.
+    mutating func check() throws -> Bool {
+        if let e = pending {
+            pending = nil
+            ended = true
+            throw e
+        }
+        return ended
+    }
+
+    /// Forgets the cut (after a seek: reading starts again before it).
+    mutating func reset() {
+        pending = nil
+        ended = false
     }
 }

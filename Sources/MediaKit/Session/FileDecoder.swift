@@ -39,6 +39,12 @@ public struct FileDecodeResult: Sendable {
     public var audio: (path: String, samples: Int64, sampleRate: Int, channels: Int)?
     /// The options used.
     public var options: FileDecodeOptions
+    /// Where the input was cut short (a `.truncated` error naming the offset), if it was: the
+    /// outputs then hold everything decoded up to the cut, as ffmpeg's do.
+    public var truncation: MediaError?
+    /// Everything stepped over without failing, oldest first: the demuxer's skipped damage
+    /// (``Demuxer/warnings``), the cut (``truncation``) and a cut packet the decoder rejected.
+    public var warnings: [MediaError] = []
 
     /// The `ffplay` command that plays each output.
     public var ffplayCommands: [String] {
@@ -73,6 +79,11 @@ public struct FileDecodeResult: Sendable {
 /// failure never leaves a partial file under an output's name.
 public enum FileDecoder {
     /// Decodes `path` as `options` say.
+    ///
+    /// A file cut short is decoded as far as it goes, as ffmpeg decodes it: the packets before
+    /// the cut (and the partial one ffmpeg's demuxer returns) are decoded, the outputs are
+    /// completed, and the cut is reported in ``FileDecodeResult/truncation`` and
+    /// ``FileDecodeResult/warnings`` instead of being thrown.
     /// - Parameters:
     ///   - progress: called now and then with (seconds decoded, total seconds).
     /// - Throws: ``MediaError``: the demuxer's, the registry's (no decoder), a track that
@@ -123,8 +134,9 @@ public enum FileDecoder {
             }
             try audio!.writer!.write(frame)
         }
+        var truncation: MediaError?
         do {
-            while let packet = try demuxer.read() {
+            while let packet = try demuxer.read(untilCut: &truncation) {
                 if packet.trackIndex == video?.track.index {
                     try video!.session.decode(packet) { try video!.writer.write($0) }
                 } else if packet.trackIndex == audio?.track.index {
@@ -148,6 +160,9 @@ public enum FileDecoder {
             throw error
         }
         var result = FileDecodeResult(video: nil, audio: nil, options: options)
+        result.truncation = truncation
+        result.warnings = demuxer.warnings + (truncation.map { [$0] } ?? [])
+            + (video?.session.warnings ?? []) + (audio?.session.warnings ?? [])
         if let v = video {
             let size = v.writer.size ?? (v.track.parameters.width, v.track.parameters.height)
             result.video = (options.videoPath!, v.writer.frames, size.width, size.height, v.writer.frameRate)

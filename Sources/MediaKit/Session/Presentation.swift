@@ -80,6 +80,10 @@ public enum TrimMode: String, Sendable, CaseIterable {
 /// (``TrimMode/ffmpeg`` does that too). Without an edit list, an encoder delay and padding the container states (iTunes
 /// `iTunSMPB`, Ogg Opus pre-skip and end granule) are cut the same way.
 ///
+/// A packet the end of the file cut short (``Packet/isTruncated``) is decoded as FFmpeg
+/// decodes it; if the decoder rejects it (or the data before it, when the decoder reports
+/// late), that is a warning in ``warnings``, not an error, and its frames are missing.
+///
 /// ```swift
 /// let session = try DecodeSession(track: demuxer.tracks[0])
 /// while let packet = try demuxer.read(track: 0) {
@@ -119,6 +123,14 @@ public final class DecodeSession {
     /// output of decoding it, which for the first Vorbis packet is nothing). Packets before
     /// this time are decoded and their output dropped; nil when not in use (or after a seek).
     private var discardBefore: Int64?
+    /// Set once a packet that the end of the file cut short (``Packet/isTruncated``) was sent:
+    /// from then on the decoder's `.invalidData` is FFmpeg's "error while decoding" on that
+    /// packet, recorded in ``warnings``, not a failure.
+    private var afterCut = false
+
+    /// What the session stepped over without failing, oldest first: a packet cut short by the
+    /// end of the file that the decoder rejected (its frames are missing, as in ffmpeg's output).
+    public private(set) var warnings: [MediaError] = []
 
     /// Creates a session for `track`.
     /// - Parameters:
@@ -178,7 +190,9 @@ public final class DecodeSession {
     /// Ends the stream: passes the decoder's delayed frames to `output`.
     public func finish(_ output: (Frame) throws -> Void) throws {
         if !started { try begin(output) }
-        try decoder.flush()
+        do {
+            try decoder.flush()
+        } catch where tolerated(error, packet: nil) {}
         try drain(output)
     }
 
@@ -193,6 +207,7 @@ public final class DecodeSession {
         skipSamples = 0
         remaining = nil
         discardBefore = nil
+        afterCut = false
     }
 
     private func begin(_ output: (Frame) throws -> Void) throws {
@@ -236,9 +251,14 @@ public final class DecodeSession {
                 return
             }
         }
-        try decoder.send(packet)
+        if packet.isTruncated { afterCut = true }
+        do {
+            try decoder.send(packet)
+        } catch where tolerated(error, packet: packet) {
+            return
+        }
         if let before = discardBefore, packet.pts < before {
-            while try decoder.receive() != nil {}
+            while try receive() != nil {}
             return
         }
         try drain(output)
@@ -246,9 +266,32 @@ public final class DecodeSession {
     }
 
     private func drain(_ output: (Frame) throws -> Void) throws {
-        while let frame = try decoder.receive() {
+        while let frame = try receive() {
             try present(frame, output)
         }
+    }
+
+    /// The decoder's next frame; after a cut, a rejected packet is skipped (as ffmpeg goes on
+    /// after "error while decoding") and the next frame or nil is returned.
+    private func receive() throws -> Frame? {
+        var rejected = 0
+        while true {
+            do {
+                return try decoder.receive()
+            } catch where rejected < 8 && tolerated(error, packet: nil) {
+                rejected += 1
+            }
+        }
+    }
+
+    /// True (and the error noted in ``warnings``) when `error` is a decoder's rejection of
+    /// data after the cut of a truncated file.
+    private func tolerated(_ error: Error, packet: Packet?) -> Bool {
+        guard afterCut, let e = error as? MediaError, e.kind == .invalidData else { return false }
+        let which = packet.map { "the packet at pts \($0.pts) (cut short by the end of the file)" } ?? "the data cut short by the end of the file"
+        warnings.append(MediaError(.invalidData, "track \(track.index): \(which) could not be decoded; its frames are missing, as in ffmpeg's output: \(e.message)",
+                                   path: e.path, offset: packet?.position, context: e.context))
+        return true
     }
 
     private func present(_ frame: Frame, _ output: (Frame) throws -> Void) throws {

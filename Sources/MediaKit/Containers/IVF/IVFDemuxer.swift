@@ -30,6 +30,9 @@ public final class IVFDemuxer: Demuxer, @unchecked Sendable {
     private var selected: Set<Int>?
     private var av1 = AV1.State()
     private var av1Track = AV1.State()
+    /// Where `read()` and `read(track:)` stand at a cut at the end of the file.
+    private var cut = TruncationState()
+    private var trackCut = TruncationState()
 
     /// Opens `path` and reads its header.
     /// - Throws: `.invalidData` naming the file and what was expected for a bad header,
@@ -101,11 +104,13 @@ public final class IVFDemuxer: Demuxer, @unchecked Sendable {
     }
 
     /// The next frame, or nil at the end.
-    /// - Throws: `.endOfFile` when the file ends inside a frame (the frames before it were returned),
-    ///   `.limit` for a frame above 64 MiB.
+    /// A frame the file cuts short is returned with the bytes the file has (marked
+    /// ``Packet/isTruncated``), as FFmpeg's demuxer returns it.
+    /// - Throws: `.truncated` after the last frame when the file ends inside a frame or its
+    ///   header (later calls return nil), `.limit` for a frame above 64 MiB.
     public func read() throws -> Packet? {
         if let selected, !selected.contains(0) { return nil }
-        return try frame(at: &nextOffset, state: &av1)
+        return try frame(at: &nextOffset, state: &av1, cut: &cut)
     }
 
     /// The next frame of `track` (only 0), independent of `read()`.
@@ -113,7 +118,7 @@ public final class IVFDemuxer: Demuxer, @unchecked Sendable {
         guard track == 0 else {
             throw MediaError(.invalidArgument, "track \(track) does not exist (an IVF file has 1)", path: path)
         }
-        return try frame(at: &trackOffset, state: &av1Track)
+        return try frame(at: &trackOffset, state: &av1Track, cut: &trackCut)
     }
 
     /// Limits `read()` to these tracks (nil: all).
@@ -128,11 +133,12 @@ public final class IVFDemuxer: Demuxer, @unchecked Sendable {
         var state = AV1.State()
         var chosen = headerSize
         var chosenState = AV1.State()
+        var scanCut = TruncationState()
         let target = seconds / tracks[0].timeBase.doubleValue
         while true {
             let at = offset
             let before = state
-            guard let p = try? frame(at: &offset, state: &state) else { break }
+            guard let p = try? frame(at: &offset, state: &state, cut: &scanCut) else { break }
             if Double(p.pts) > target + 1e-9 { break }
             if p.isKeyframe { chosen = at; chosenState = before }
         }
@@ -140,13 +146,18 @@ public final class IVFDemuxer: Demuxer, @unchecked Sendable {
         trackOffset = chosen
         av1 = chosenState
         av1Track = chosenState
+        cut.reset()
+        trackCut.reset()
     }
 
-    private func frame(at offset: inout Int64, state: inout AV1.State) throws -> Packet? {
+    private func frame(at offset: inout Int64, state: inout AV1.State, cut: inout TruncationState) throws -> Packet? {
+        if try cut.check() { return nil }
         let left = try source.available(from: offset, upTo: 12)
         guard left > 0 else { return nil }
         guard left == 12 else {
-            throw MediaError(.endOfFile, "the file ends \(left) bytes into a 12-byte frame header", path: path, offset: offset, context: "IVF frame header")
+            cut.cut(MediaError(.truncated, "the file ends \(left) bytes into a 12-byte frame header", path: path, offset: offset, context: "IVF frame header"))
+            _ = try cut.check()
+            return nil
         }
         let h = try source.read(at: offset, count: 12)
         let size = Int(Self.le32(h, 0))
@@ -154,11 +165,13 @@ public final class IVFDemuxer: Demuxer, @unchecked Sendable {
         guard size <= IVFLimits.maxFrameSize else {
             throw MediaError(.limit, "the frame declares \(size) bytes, above the limit of \(IVFLimits.maxFrameSize)", path: path, offset: offset, context: "IVF frame header")
         }
-        let body = try source.available(from: offset + 12, upTo: Int64(size))
-        guard body == Int64(size) else {
-            throw MediaError(.endOfFile, "the frame declares \(size) bytes but the file ends after \(body)", path: path, offset: offset + 12, context: "IVF frame")
+        let available = Int(try source.available(from: offset + 12, upTo: Int64(size)))
+        if available < size {
+            // As FFmpeg: the frame is returned with the bytes there are, then the cut is reported.
+            cut.cut(MediaError(.truncated, "the frame declares \(size) bytes but the file ends after \(available)", path: path, offset: offset + 12, context: "IVF frame"))
+            if available == 0 { _ = try cut.check() }
         }
-        let data = try source.read(at: offset + 12, count: size)
+        let data = try source.read(at: offset + 12, count: available)
         let key: Bool
         switch tracks[0].parameters.codec {
         case "vp8": key = !data.isEmpty && data[0] & 1 == 0
@@ -166,9 +179,10 @@ public final class IVFDemuxer: Demuxer, @unchecked Sendable {
         case "av1": key = AV1.isKeyframe(data, state: &state)
         default: key = false
         }
-        let packet = Packet(trackIndex: 0, pts: pts, dts: pts, duration: frameStep, isKeyframe: key,
+        var packet = Packet(trackIndex: 0, pts: pts, dts: pts, duration: frameStep, isKeyframe: key,
                             position: offset, data: data, timeBase: tracks[0].timeBase)
-        offset += 12 + Int64(size)
+        packet.isTruncated = available < size
+        offset += 12 + Int64(available)
         return packet
     }
 

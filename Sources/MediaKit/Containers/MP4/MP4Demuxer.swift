@@ -40,6 +40,11 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     private var trackCursors: [Int]
     private let timeScales: [Int64]
     private var selected: Set<Int>?
+    /// Where `read()` and each `read(track:)` stand at a cut at the end of the file.
+    private var readCut = TruncationState()
+    private var trackCuts: [TruncationState]
+    /// A movie fragment (`moof`) the file cuts short: its samples are lost, reported after the others.
+    private var cutFragment: MediaError?
 
     /// Opens and indexes `path`.
     /// - Throws: ``MediaError``: `.notFound`/`.io` for the file, `.invalidData`
@@ -61,6 +66,7 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
         var brand = "", compatible: [String] = []
         var offset: Int64 = 0
         var sawMoof = false
+        var fragmentCut: MediaError?
         var moofs: [(offset: Int64, size: Int64)] = []
         var lastBox = ""
         // Top level: find ftyp and the first moov, stepping over mdat without reading it.
@@ -109,7 +115,10 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
                 moov = (offset, size)
             case "moof":
                 sawMoof = true
-                if !truncated { moofs.append((offset, size)) }
+                if !truncated { moofs.append((offset, size)) } else {
+                    fragmentCut = MediaError(.truncated, "the moof box declares \(size) bytes but the file ends after \(source.size - offset); the samples of this fragment are lost",
+                                             path: path, offset: offset, context: "moof")
+                }
             default: break
             }
             lastBox = type
@@ -226,6 +235,8 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
         self.timeScales = scales
         self.cursors = Array(repeating: 0, count: tracks.count)
         self.trackCursors = Array(repeating: 0, count: tracks.count)
+        self.trackCuts = Array(repeating: TruncationState(), count: tracks.count)
+        self.cutFragment = fragmentCut
         self.duration = movie.timeScale > 0 && movie.duration > 0 ? Double(movie.duration) / Double(movie.timeScale) : nil
         self.majorBrand = brand
         self.compatibleBrands = compatible
@@ -310,9 +321,22 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     /// Among the tracks, the next packet is the one stored first in the file,
     /// unless the tracks' decoding times drift more than one second apart, when
     /// the earliest decoding time goes first (FFmpeg's order for interleaved files).
+    ///
+    /// In a file cut short, a sample the file holds only part of is returned with those bytes
+    /// (``Packet/isTruncated``), as FFmpeg's demuxer returns it, and so are the samples after
+    /// it in this order that the file holds whole; at the first sample past the end (or the end
+    /// of the samples) `.truncated` is thrown.
     public func read() throws -> Packet? {
-        guard let (track, index) = nextInFileOrder() else { return nil }
-        return try packet(track: track, sample: index)
+        if readCut.ended { return nil }
+        guard let (track, index) = nextInFileOrder() else { return try endOfSamples(&readCut) }
+        return try packet(track: track, sample: index, cut: &readCut)
+    }
+
+    /// nil at the end of the samples, or the `.truncated` error of a cut fragment.
+    private func endOfSamples(_ cut: inout TruncationState) throws -> Packet? {
+        if let cutFragment { cut.cut(cutFragment) }
+        _ = try cut.check()
+        return nil
     }
 
     /// The next sample in the order of ``read()``, without reading its bytes: where they
@@ -365,10 +389,11 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
         guard track >= 0 && track < samples.count else {
             throw MediaError(.invalidArgument, "track \(track) does not exist (the file has \(samples.count))", path: path)
         }
+        if trackCuts[track].ended { return nil }
         let index = trackCursors[track]
-        guard index < samples[track].count else { return nil }
+        guard index < samples[track].count else { return try endOfSamples(&trackCuts[track]) }
         trackCursors[track] += 1
-        return try packet(track: track, sample: index)
+        return try packet(track: track, sample: index, cut: &trackCuts[track])
     }
 
     /// Moves `read()` and `read(track:)` of every track to the key frame at or
@@ -386,7 +411,9 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
             }
             cursors[t] = chosen
             trackCursors[t] = chosen
+            trackCuts[t].reset()
         }
+        readCut.reset()
     }
 
     /// Facts about sample `index` of `track` without reading its data:
@@ -397,19 +424,34 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
         return (s.pts, s.dts, s.duration, Int(s.size), s.offset, s.isKey)
     }
 
-    private func packet(track: Int, sample index: Int) throws -> Packet {
+    private func packet(track: Int, sample index: Int, cut: inout TruncationState) throws -> Packet? {
         let s = samples[track][index]
         let context = "track \(track) sample \(index)"
         if Int(s.size) > MP4Limits.maxSampleSize {
             throw MediaError(.limit, "the sample is \(s.size) bytes, above the limit of \(MP4Limits.maxSampleSize)", path: path, offset: s.offset, context: context)
         }
-        if s.offset < 0 || s.offset + Int64(s.size) > source.size {
-            throw MediaError(.invalidData, "the sample's \(s.size) bytes extend past the end of the file (\(source.size) bytes)", path: path, offset: s.offset, context: context)
+        if s.offset < 0 {
+            throw MediaError(.invalidData, "the sample's offset is negative", path: path, offset: s.offset, context: context)
         }
-        let data = try source.read(at: s.offset, count: Int(s.size))
+        var count = Int(s.size)
+        let there = Int(try source.available(from: s.offset, upTo: Int64(s.size)))
+        if there < count {
+            // A cut: as FFmpeg, the sample is returned with the bytes there are (if any),
+            // and the cut is reported next.
+            count = there
+            cut.cut(MediaError(.truncated, "the sample's \(s.size) bytes extend past the end of the file (\(count) of them are there)",
+                               path: path, offset: s.offset, context: context))
+            if count == 0 {
+                _ = try cut.check()
+                return nil
+            }
+        }
+        let data = try source.read(at: s.offset, count: count)
         // Every MP4 sample's duration is stated (stts, trun, tfhd or trex), 0 included.
-        return Packet(trackIndex: track, pts: s.pts, dts: s.dts, statedDuration: s.duration, isKeyframe: s.isKey,
-                      position: s.offset, data: data, timeBase: tracks[track].timeBase)
+        var p = Packet(trackIndex: track, pts: s.pts, dts: s.dts, statedDuration: s.duration, isKeyframe: s.isKey,
+                       position: s.offset, data: data, timeBase: tracks[track].timeBase)
+        p.isTruncated = count < Int(s.size)
+        return p
     }
 }
 

@@ -68,8 +68,9 @@ public final class OggDemuxer: Demuxer, @unchecked Sendable {
     public var damageCount: Int { main.damageCount }
 
     /// The next packet in file order, or nil at the end.
-    /// - Throws: `.endOfFile` when the file ends inside a page or packet (after the packets
-    ///   before it), `.unsupported` at a chained stream with another codec.
+    /// - Throws: `.truncated` when the file ends inside a page or packet (after the packets
+    ///   before it, as FFmpeg, which drops the incomplete page; later calls return nil),
+    ///   `.unsupported` at a chained stream with another codec.
     public func read() throws -> Packet? {
         while let p = try main.next() {
             let index = mainIndex
@@ -108,7 +109,7 @@ public final class OggDemuxer: Demuxer, @unchecked Sendable {
         var chosen = Array(repeating: 0, count: tracks.count)
         var index = 0
         var passed = Set<Int>()
-        while passed.count < tracks.count, let p = try scanner.next() {
+        while passed.count < tracks.count, let p = try Self.untilCut(scanner) {
             defer { index += 1 }
             guard p.pts != Packet.noTimestamp else { continue }
             if Double(p.pts) * p.timeBase.doubleValue <= seconds {
@@ -125,10 +126,20 @@ public final class OggDemuxer: Demuxer, @unchecked Sendable {
             var i = 0
             // position the track's reader just before its chosen packet
             while i < chosen[t] {
-                guard try r.next() != nil else { break }
+                guard try Self.untilCut(r) != nil else { break }
                 i += 1
             }
             perTrack[t] = r
+        }
+    }
+
+    /// The reader's next packet; nil at the end or at a cut (a seek scans to the cut; `read()`
+    /// reports it when it gets there).
+    private static func untilCut(_ reader: OggPacketReader) throws -> Packet? {
+        do {
+            return try reader.next()
+        } catch let e as MediaError where e.kind == .truncated {
+            return nil
         }
     }
 

@@ -87,7 +87,8 @@ struct OggPageReader {
     }
 
     /// The next valid page, or nil at the end of the file.
-    /// - Throws: `.endOfFile` when the file ends inside a page (the pages before it were returned).
+    /// - Throws: `.truncated` when the file ends inside a page (the pages before it were returned);
+    ///   the next call returns nil.
     mutating func next() throws -> OggPage? {
         var damageStart: Int64?
         var firstReason = ""
@@ -106,7 +107,7 @@ struct OggPageReader {
                 let at = position
                 position = source.size
                 if damageStart == nil {
-                    throw MediaError(.endOfFile, why, path: source.path, offset: at, context: "Ogg page")
+                    throw MediaError(.truncated, why, path: source.path, offset: at, context: "Ogg page")
                 }
                 // Truncation after junk: report both.
                 firstReason += "; then " + why

@@ -97,10 +97,17 @@ final class OggPacketReader {
             queue.removeAll(keepingCapacity: true)
             queueHead = 0
             if ended { return nil }
-            guard let page = try pages.next() else {
+            let next: OggPage?
+            do {
+                next = try pages.next()
+            } catch {
+                ended = true   // a cut (or an I/O error) ends reading: later calls return nil
+                throw error
+            }
+            guard let page = next else {
                 ended = true
                 for (t, s) in streams.enumerated() where !s.pending.isEmpty {
-                    throw MediaError(.endOfFile, "the file ends inside a packet of track \(t) (\(s.pending.count) bytes read, the page continuing it is missing)",
+                    throw MediaError(.truncated, "the file ends inside a packet of track \(t) (\(s.pending.count) bytes read, the page continuing it is missing)",
                                      path: path, offset: s.syncPos, context: "Ogg stream \(String(format: "%08x", s.serial))")
                 }
                 return nil
