@@ -53,8 +53,8 @@ public struct MuxerFormat: Sendable {
 
 /// The container formats MediaKit reads and writes, and the probing that picks one.
 public final class ContainerCatalog: @unchecked Sendable {
-    /// The formats MediaKit has built in: MP4 / QuickTime, Ogg, IVF.
-    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf]
+    /// The formats MediaKit has built in: MP4 / QuickTime, Ogg, IVF, MP3 (MPEG audio), ADTS AAC.
+    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts]
     /// The formats MediaKit writes.
     public static let builtInMuxers: [MuxerFormat] = [.mp4]
 
@@ -66,7 +66,7 @@ public final class ContainerCatalog: @unchecked Sendable {
     private var writers: [MuxerFormat]
 
     /// Bytes read from the start of a source to probe it.
-    public static let probeSize = 64
+    public static let probeSize = 4096
 
     /// A catalogue of the built-in formats.
     public init() {

@@ -1,0 +1,199 @@
+/// Reads MP3 (MPEG audio Layer I, II, III) and ADTS AAC files through ``AudioStreamParser``:
+/// the same parser a caller feeds by hand, fed here from a ``ByteSource`` in 64 KiB pieces.
+///
+/// One track; packets are the stream's frames with their byte offsets (as `ffprobe
+/// -show_packets` lists them: a Xing / Info / VBRI frame is not a packet), timestamps count
+/// samples from 0. MP3 with a LAME tag is gapless: ``Track/encoderDelay`` is LAME's delay plus
+/// the decoder's 529 samples and ``Track/encoderPadding`` the padding less those 529, which is
+/// how FFmpeg trims it. Damage is skipped and listed in ``warnings``; a stream cut short ends
+/// after its last whole frame.
+public final class AudioStreamDemuxer: Demuxer, @unchecked Sendable {
+    /// The one track.
+    public let tracks: [Track]
+    /// Seconds: exact from a Xing / VBRI frame count, else estimated from the size and bit rate.
+    public let duration: Double?
+    /// The source's name.
+    public let path: String
+    /// Tags read before the first packet (ID3v2); those after the audio (ID3v1) join at the end.
+    public var tags: AudioTags { parser.tags }
+
+    private let source: ByteSource
+    private var parser: AudioStreamParser
+    private var queue: [AudioStreamParser.Packet] = []
+    private var queueHead = 0
+    private var readOffset: Int64 = 0
+    private var finished = false
+    private var nextPTS: Int64 = 0
+    private var collected: [MediaError] = []
+
+    /// Bytes handed to the parser per read.
+    static let chunk = 1 << 16
+
+    /// Opens `path` (`"-"`: standard input).
+    public convenience init(path: String) throws {
+        try self.init(source: ByteSources.open(path: path))
+    }
+
+    /// Reads `source` until the stream's format is known (tags and a VBR header included).
+    /// - Throws: `.invalidData` when no confirmed frame is found in the first megabytes;
+    ///   `.unsupported` for ADIF AAC.
+    public init(source: ByteSource) throws {
+        self.source = source
+        self.path = source.name
+        self.parser = AudioStreamParser(totalBytes: source.knownSize)
+        var format: AudioStreamParser.DataFormat?
+        var cookie: [UInt8] = []
+        var seconds: Double?
+        var delay = 0, padding = 0
+        while format == nil || parser.dataOffset == nil {
+            guard let events = try Self.feed(source, parser, &readOffset, &finished) else { break }
+            for e in events {
+                switch e {
+                case .dataFormat(let f): format = f
+                case .magicCookie(let c): cookie = c
+                case .duration(let d, _): seconds = d
+                case .encoderDelayAndPadding(let d, let p): (delay, padding) = (d, p)
+                case .packets(let p): queue += p
+                case .warning(let w): collected.append(w)
+                default: break
+                }
+            }
+            if format == nil && readOffset > 16 << 20 && parser.tags.isEmpty { break }
+        }
+        guard let format else {
+            throw MediaError(.invalidData, "no MPEG audio or ADTS frame confirmed by the next one was found", path: source.name, offset: 0, context: "audio stream")
+        }
+        var p = CodecParameters(mediaType: .audio, codec: format.codec, codecTag: format.codec == "aac" ? "adts" : format.codec,
+                                extradata: cookie, sampleRate: format.sampleRate, channels: format.channels)
+        p.bitRate = 0
+        var track = Track(index: 0, id: 0, parameters: p, timeBase: Rational(1, Int64(max(1, format.sampleRate))), duration: 0)
+        // As FFmpeg's mp3 demuxer: a VBR header counts only in a frame right after the leading
+        // tags (with junk in between, FFmpeg drops the frame but not its delay and padding).
+        let vbrApplies = parser.vbrHeaderOffset != nil && parser.vbrHeaderOffset == parser.tagsEnd
+        if !vbrApplies && parser.vbrHeader != nil {
+            seconds = nil
+            (delay, padding) = (0, 0)
+        }
+        if let s = seconds { track.duration = Int64((s * Double(format.sampleRate)).rounded()) }
+        if vbrApplies, let frames = parser.vbrHeader?.frames { track.sampleCount = frames }
+        if format.codec == "mp3" && (delay > 0 || padding > 0) {
+            // FFmpeg's mp3 demuxer: the decoder's own delay of 528 + 1 samples is cut with LAME's.
+            track.encoderDelay = delay + 529
+            track.encoderPadding = max(0, padding - 529)
+        }
+        tracks = [track]
+        duration = seconds
+    }
+
+    /// Pushes the next chunk of `source`; nil once the parser was finished.
+    private static func feed(_ source: ByteSource, _ parser: AudioStreamParser, _ offset: inout Int64, _ finished: inout Bool) throws -> [AudioStreamParser.Event]? {
+        if finished { return nil }
+        let bytes = try source.readUpTo(at: offset, count: chunk)
+        offset += Int64(bytes.count)
+        if bytes.isEmpty {
+            finished = true
+            return parser.finish()
+        }
+        return try parser.push(bytes)
+    }
+
+    /// Damage skipped so far (bytes that were not frames), oldest first.
+    public var warnings: [MediaError] { collected }
+
+    public func read() throws -> Packet? {
+        while queueHead == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            queueHead = 0
+            guard let events = try Self.feed(source, parser, &readOffset, &finished) else { return nil }
+            for e in events {
+                if case .packets(let p) = e { queue += p }
+                if case .warning(let w) = e, collected.count < 64 { collected.append(w) }
+            }
+        }
+        let p = queue[queueHead]
+        queueHead += 1
+        let pts = nextPTS
+        nextPTS += Int64(p.frames)
+        var packet = Packet(trackIndex: 0, pts: pts, dts: pts, duration: Int64(p.frames), isKeyframe: true,
+                            position: p.offset, data: p.data, timeBase: tracks[0].timeBase)
+        packet.isTruncated = p.isTruncated
+        return packet
+    }
+
+    public func read(track: Int) throws -> Packet? {
+        guard track == 0 else { throw MediaError(.invalidArgument, "track \(track) does not exist (the file has 1)", path: path) }
+        return try read()
+    }
+
+    /// Moves to the packet that holds `seconds`: exactly for a constant bit rate, else where the
+    /// Xing / VBRI table of contents or the average bit rate says (then parsing resynchronises).
+    public func seek(to seconds: Double) throws {
+        guard source.isSeekable else {
+            throw MediaError(.unsupported, "seeking needs a seekable source (a file or memory)", path: path)
+        }
+        guard let target = parser.seek(to: seconds) else {
+            // Nothing parsed yet to estimate from: start over.
+            try restart(at: parser.dataOffset ?? 0, pts: 0, discontinuity: false)
+            return
+        }
+        try restart(at: target.offset, pts: target.packet * Int64(parser.dataFormat?.framesPerPacket ?? 0), discontinuity: true)
+    }
+
+    private func restart(at offset: Int64, pts: Int64, discontinuity: Bool) throws {
+        queue.removeAll()
+        queueHead = 0
+        readOffset = offset
+        finished = false
+        nextPTS = pts
+        if discontinuity {
+            let bytes = try source.readUpTo(at: offset, count: Self.chunk)
+            readOffset += Int64(bytes.count)
+            for e in try parser.push(bytes, discontinuity: true) {
+                if case .packets(let p) = e { queue += p }
+            }
+        } else {
+            parser = AudioStreamParser(totalBytes: source.knownSize)
+            readOffset = 0
+        }
+    }
+
+    public func select(tracks: Set<Int>?) {}
+}
+
+extension ContainerFormat {
+    /// MP3 (and MPEG audio Layer I / II) with ID3 tags.
+    public static let mpegAudio = ContainerFormat(
+        name: "mp3", description: "MP3 / MPEG audio", extensions: ["mp3", "mp2", "mp1", "mpga"],
+        mimeTypes: ["audio/mpeg"],
+        probe: { head, _ in probeStream(head, adts: false) },
+        makeDemuxer: { try AudioStreamDemuxer(source: $0) })
+
+    /// ADTS AAC.
+    public static let adts = ContainerFormat(
+        name: "aac", description: "ADTS AAC", extensions: ["aac", "adts"], mimeTypes: ["audio/aac", "audio/aacp"],
+        probe: { head, _ in probeStream(head, adts: true) },
+        makeDemuxer: { try AudioStreamDemuxer(source: $0) })
+
+    /// An ID3v2 tag scores 50 for both (the frames after it decide, when the demuxer parses them);
+    /// a frame header at the start confirmed by the next one scores 80, a lone one 20; a
+    /// confirmed pair after leading junk in the probe bytes (as FFmpeg's probe finds them) 40.
+    static func probeStream(_ head: [UInt8], adts: Bool) -> Int {
+        if ID3.v2TagSize(head[...]) != nil { return adts ? 49 : 50 }
+        func confirmed(at i: Int) -> Int? {
+            if adts, let a = ADTSHeader(head, at: i) {
+                guard i + a.frameLength + 7 <= head.count else { return i == 0 ? 20 : nil }
+                return ADTSHeader(head, at: i + a.frameLength).flatMap { a.continues($0) ? 80 : nil }
+            }
+            if !adts, let m = MPEGAudioHeader(head, at: i) {
+                guard m.frameSize > 0, i + m.frameSize + 4 <= head.count else { return i == 0 ? 20 : nil }
+                return MPEGAudioHeader(head, at: i + m.frameSize).flatMap { m.continues($0) ? 80 : nil }
+            }
+            return nil
+        }
+        if let score = confirmed(at: 0) { return score }
+        for i in 1..<max(1, head.count - 7) where head[i] == 0xFF {
+            if confirmed(at: i) == 80 { return 40 }
+        }
+        return 0
+    }
+}

@@ -1,0 +1,469 @@
+/// A push parser for audio that arrives in pieces (a download, a socket, a live radio stream),
+/// as iOS's AudioFileStream: MPEG audio (Layer I, II, III; MPEG-1, 2, 2.5) and ADTS AAC, with
+/// ID3v2 tags before (or between) the frames and ID3v1 / APEv2 / Lyrics3 tags after them.
+///
+/// Hand it bytes in any chunking, down to one byte at a time, with ``push(_:discontinuity:)``;
+/// it returns the events that became known, packets last. Bytes that do not complete a frame
+/// are kept until the next push: a caller never sends them again. ``finish()`` ends the input.
+///
+/// A frame is reported only once the header after it confirms it (same version, layer, rate
+/// and channels), so a false sync inside a tag, cover art or garbage is rejected; damage in the
+/// middle is skipped with a ``Event/warning(_:)`` naming the byte offset, and parsing goes on.
+///
+/// ```swift
+/// let parser = AudioStreamParser()
+/// for chunk in chunks {
+///     for event in try parser.push(chunk) {
+///         if case .packets(let packets) = event { decode(packets) }
+///     }
+/// }
+/// for event in parser.finish() { ... }
+/// ```
+public final class AudioStreamParser {
+    /// What the stream holds.
+    public struct DataFormat: Sendable, Hashable {
+        /// FFmpeg's codec name: "mp1", "mp2", "mp3" or "aac".
+        public var codec: String
+        /// Samples per second.
+        public var sampleRate: Int
+        /// Channels (0 when an AAC program config element states them).
+        public var channels: Int
+        /// Samples per channel in one packet.
+        public var framesPerPacket: Int
+    }
+
+    /// Where a packet is in the stream and what it holds.
+    public struct Packet: Sendable, Hashable {
+        /// Byte offset of the frame in the stream (from the first byte pushed).
+        public var offset: Int64
+        /// The frame's bytes (its header included).
+        public var data: [UInt8]
+        /// Samples per channel it decodes to.
+        public var frames: Int
+        /// True for the bytes left at the end of a stream cut inside a frame (handed on as
+        /// FFmpeg's parser hands them on: a decoder may get part of the frame out of them).
+        public var isTruncated = false
+    }
+
+    /// Something the parser learned.
+    public enum Event: Sendable {
+        /// "mp3" (MPEG audio, any layer) or "adts".
+        case fileFormat(String)
+        /// Codec, rate, channels, frames per packet.
+        case dataFormat(DataFormat)
+        /// The configuration a decoder takes (ADTS: the AudioSpecificConfig its header implies).
+        case magicCookie([UInt8])
+        /// Offset of the first audio frame.
+        case dataOffset(Int64)
+        /// Bytes of audio data, as a Xing / VBRI header states it.
+        case audioDataByteCount(Int64)
+        /// Audio packets, as a Xing / VBRI header states it.
+        case audioDataPacketCount(Int64)
+        /// Bits per second: exact for a constant bit rate, else the average of the packets so far.
+        case bitRate(Int, exact: Bool)
+        /// Duration in seconds: exact from a Xing / VBRI frame count, otherwise estimated from the
+        /// stream's length (when known, see ``init(totalBytes:)``) and bit rate.
+        case duration(Double, estimated: Bool)
+        /// LAME's encoder delay and padding, in samples.
+        case encoderDelayAndPadding(delay: Int, padding: Int)
+        /// Tags read (ID3v2 before the audio, ID3v1 after it).
+        case tags(AudioTags)
+        /// The format is known: packets follow.
+        case readyToProducePackets
+        /// Complete frames, in order.
+        case packets([Packet])
+        /// Damage skipped, or a tag part not read; parsing goes on.
+        case warning(MediaError)
+    }
+
+    /// The format, once known.
+    public private(set) var dataFormat: DataFormat?
+    /// Tags read so far.
+    public private(set) var tags = AudioTags()
+    /// The VBR header of the first frame, if there was one.
+    public private(set) var vbrHeader: MPEGAudioVBRHeader?
+    /// Offset of the frame that carried ``vbrHeader``.
+    public private(set) var vbrHeaderOffset: Int64?
+    /// Offset of the first byte after the tags that start the stream (where its audio should
+    /// begin; junk may come before the first frame).
+    public private(set) var tagsEnd: Int64?
+    /// Offset of the first audio frame, once known.
+    public private(set) var dataOffset: Int64?
+    /// Packets reported so far.
+    public private(set) var packetCount: Int64 = 0
+    /// Audio bytes reported so far.
+    public private(set) var audioBytes: Int64 = 0
+    /// Samples per channel reported so far.
+    public private(set) var sampleCount: Int64 = 0
+
+    private let totalBytes: Int64?
+    private var buffer: [UInt8] = []
+    private var bufferStart: Int64 = 0
+    private var cursor = 0
+    private var isADTS: Bool?
+    private var lastMPEG: MPEGAudioHeader?
+    private var lastADTS: ADTSHeader?
+    private var synced = false
+    private var firstFrameChecked = false
+    private var damageStart: Int64?
+    private var damageReason = ""
+    private var skipRemaining: Int64 = 0
+    private var bitRates = Set<Int>()
+    private var nextOffsetAfterSeek: Int64?
+    private var ended = false
+
+    private static let tagMarkers = ["ID3", "TAG", "APETAGEX", "LYRICSBEGIN"].map { Array($0.utf8) }
+
+    /// Tags larger than this are skipped without being read (they are still never taken for audio).
+    public static let maxTagBytes = 16 << 20
+    /// Largest frame looked for: ADTS's 13-bit length; free-format MPEG audio up to this too.
+    static let maxFrameBytes = 8192
+
+    /// A parser. `totalBytes` is the stream's length when known (a file), for duration estimates.
+    public init(totalBytes: Int64? = nil) {
+        self.totalBytes = totalBytes
+    }
+
+    /// Parses `bytes`, the next piece of the stream. With `discontinuity` (after a seek, or a gap)
+    /// everything kept is dropped and a frame must be confirmed again before packets are reported;
+    /// the bytes are taken to start at the offset ``seek(to:)`` returned, else right after the
+    /// bytes pushed before.
+    /// - Throws: `.unsupported` for ADIF AAC (no frame headers to parse).
+    public func push(_ bytes: [UInt8], discontinuity: Bool = false) throws -> [Event] {
+        if discontinuity {
+            bufferStart = nextOffsetAfterSeek ?? (bufferStart + Int64(buffer.count))
+            buffer.removeAll(keepingCapacity: true)
+            cursor = 0
+            synced = false
+            skipRemaining = 0
+            nextOffsetAfterSeek = nil
+        }
+        if skipRemaining > 0 {
+            let n = Int(min(skipRemaining, Int64(bytes.count)))
+            skipRemaining -= Int64(n)
+            bufferStart += Int64(n)
+            buffer.append(contentsOf: bytes[n...])
+        } else {
+            buffer.append(contentsOf: bytes)
+        }
+        return try parse(final: false)
+    }
+
+    /// Ends the input: the last frame is reported without a header after it, and the bit rate.
+    public func finish() -> [Event] {
+        var events = (try? parse(final: true)) ?? []
+        if packetCount > 0, let f = dataFormat, f.sampleRate > 0 {
+            let seconds = Double(sampleCount) / Double(f.sampleRate)
+            events.append(.bitRate(bitRates.count == 1 ? bitRates.first! : Int(Double(audioBytes * 8) / max(seconds, 1e-9)), exact: bitRates.count == 1))
+        }
+        ended = true
+        return events
+    }
+
+    /// Where to go for `seconds`: the byte offset to push from (with `discontinuity: true`), the
+    /// packet index it starts, and whether that is exact (constant bit rate) or estimated (from
+    /// the Xing / VBRI table of contents, or the average bit rate).
+    public func seek(to seconds: Double) -> (offset: Int64, packet: Int64, exact: Bool)? {
+        guard let f = dataFormat, let start = dataOffset, f.sampleRate > 0, f.framesPerPacket > 0 else { return nil }
+        let packet = Int64(max(0, seconds) * Double(f.sampleRate) / Double(f.framesPerPacket))
+        var result: (Int64, Int64, Bool)
+        if bitRates.count == 1, let rate = bitRates.first, let h = lastMPEG, h.bitRate == rate, h.padding == false || h.layer != 1 {
+            // Constant bit rate: frames of one size (give or take the padding byte).
+            let bytesPerPacket = Double(rate) / 8 * Double(f.framesPerPacket) / Double(f.sampleRate)
+            result = (start + Int64((Double(packet) * bytesPerPacket).rounded(.down)), packet, lastMPEG?.padding == false && bytesPerPacket == bytesPerPacket.rounded())
+        } else if let vbr = vbrHeader, let toc = vbr.tableOfContents, let frames = vbr.frames, frames > 0, let bytes = vbr.bytes ?? totalBytes.map({ Int($0 - start) }) {
+            let total = Double(frames) * Double(f.framesPerPacket) / Double(f.sampleRate)
+            let percent = min(99.999, max(0, seconds / total * 100))
+            let i = Int(percent)
+            let a = Double(toc[i]), b = i < 99 ? Double(toc[i + 1]) : 256
+            let fraction = (a + (b - a) * (percent - Double(i))) / 256
+            result = (start + Int64(fraction * Double(bytes)), packet, false)
+        } else {
+            let seconds = Double(sampleCount) / Double(f.sampleRate)
+            guard seconds > 0 else { return nil }
+            let bytesPerSecond = Double(audioBytes) / seconds
+            result = (start + Int64(max(0, Double(packet) * Double(f.framesPerPacket) / Double(f.sampleRate)) * bytesPerSecond), packet, false)
+        }
+        nextOffsetAfterSeek = result.0
+        return result
+    }
+
+    // MARK: - Parsing
+
+    private var absolute: Int64 { bufferStart + Int64(cursor) }
+
+    private func noteDamage(_ why: String) {
+        if damageStart == nil {
+            damageStart = absolute
+            damageReason = why
+        }
+    }
+
+    private func endDamage(_ events: inout [Event], resumed: Bool) {
+        guard let start = damageStart else { return }
+        let skipped = absolute - start
+        events.append(.warning(MediaError(.invalidData, "skipped \(skipped) bytes that are not audio frames (\(damageReason))" + (resumed ? "; parsing resumed at the next confirmed frame" : "; the stream ends there"),
+                                          offset: start, context: "audio stream")))
+        damageStart = nil
+    }
+
+    private func compact() {
+        if cursor > 0 {
+            buffer.removeFirst(cursor)
+            bufferStart += Int64(cursor)
+            cursor = 0
+        }
+    }
+
+    private func byte(_ i: Int) -> UInt8 { buffer[cursor + i] }
+
+    private func parse(final: Bool) throws -> [Event] {
+        var events: [Event] = []
+        var packets: [Packet] = []
+        defer { compact() }
+        loop: while true {
+            let available = buffer.count - cursor
+            if available == 0 { break }
+            // Tags at a frame boundary (or where a frame was expected). Bytes that may be the
+            // start of a tag's marker wait for the rest of it, whatever the chunking.
+            if !final && available < 11 && Self.tagMarkers.contains(where: { m in
+                m.starts(with: buffer[cursor...].prefix(m.count)) && available < m.count }) {
+                return finishPush(events, packets)
+            }
+            if available >= 3 && byte(0) == 0x49 && byte(1) == 0x44 && byte(2) == 0x33 {   // "ID3"
+                if available < 10 { if final { break } else { return finishPush(events, packets) } }
+                if let size = ID3.v2TagSize(buffer[cursor..<cursor + 10]) {
+                    if size > Self.maxTagBytes {
+                        events.append(.warning(MediaError(.unsupported, "an ID3v2 tag of \(size) bytes, above the \(Self.maxTagBytes)-byte limit, is skipped without being read", offset: absolute, context: "ID3v2")))
+                        skipBytes(size)
+                        continue
+                    }
+                    if available < size {
+                        if final {
+                            events.append(.warning(MediaError(.endOfFile, "the stream ends inside an ID3v2 tag of \(size) bytes", offset: absolute, context: "ID3v2")))
+                            cursor = buffer.count
+                            break
+                        }
+                        return finishPush(events, packets)
+                    }
+                    var warnings: [String] = []
+                    let before = tags
+                    ID3.readV2(Array(buffer[cursor..<cursor + size]), into: &tags, warnings: &warnings)
+                    for w in warnings { events.append(.warning(MediaError(.unsupported, w, offset: absolute, context: "ID3v2"))) }
+                    if tags != before { events.append(.tags(tags)) }
+                    cursor += size
+                    continue
+                }
+            }
+            if available >= 3 && byte(0) == 0x54 && byte(1) == 0x41 && byte(2) == 0x47 {        // "TAG": ID3v1
+                if available < 128 && !final { return finishPush(events, packets) }
+                if available >= 128 {
+                    let before = tags
+                    ID3.readV1(Array(buffer[cursor..<cursor + 128]), into: &tags)
+                    if tags != before { events.append(.tags(tags)) }
+                    cursor += 128
+                    continue
+                }
+            }
+            if available >= 8 && buffer[cursor..<cursor + 8].elementsEqual(Array("APETAGEX".utf8)) {
+                if available < 32 && !final { return finishPush(events, packets) }
+                if available >= 32 {
+                    let size = Int(byte(12)) | Int(byte(13)) << 8 | Int(byte(14)) << 16 | Int(byte(15)) << 24
+                    let isHeader = byte(23) & 0x20 != 0
+                    // A header is followed by the items and a footer (size counts both); a footer ends the tag.
+                    skipBytes(isHeader ? 32 + max(0, size) : 32)
+                    continue
+                }
+            }
+            if available >= 11 && buffer[cursor..<cursor + 11].elementsEqual(Array("LYRICSBEGIN".utf8)) {
+                let text = buffer[cursor...]
+                if let end = text.firstRange(of: Array("LYRICS200".utf8)) ?? text.firstRange(of: Array("LYRICSEND".utf8)) {
+                    cursor = end.upperBound
+                    continue
+                }
+                if !final && available < 1 << 20 { return finishPush(events, packets) }
+            }
+            if isADTS == nil && available >= 4 && buffer[cursor..<cursor + 4].elementsEqual(Array("ADIF".utf8)) {
+                throw MediaError(.unsupported, "ADIF AAC has no frame headers to parse; MediaKit reads ADTS AAC", offset: absolute, context: "ADIF")
+            }
+            // A frame.
+            if tagsEnd == nil { tagsEnd = absolute }
+            switch frameAt(final: final) {
+            case .needMore:
+                if final {
+                    if damageStart == nil && available > 0 { noteDamage("\(available) bytes at the end are not a whole frame") }
+                    cursor = buffer.count
+                    endDamage(&events, resumed: false)
+                    break loop
+                }
+                return finishPush(events, packets)
+            case .invalid(let why):
+                if synced {
+                    // The next header does not continue the stream: look again here, this time
+                    // for any header the one after it confirms (a change of format), else resync.
+                    synced = false
+                    if final && absolute > (dataOffset ?? 0) && !isTagStart(cursor) {
+                        // The stream ends inside a frame (or in bytes that are none): FFmpeg's
+                        // parser hands those bytes on as a last packet; so does this one.
+                        let rest = Array(buffer[cursor...])
+                        packets.append(Packet(offset: absolute, data: rest, frames: 0, isTruncated: true))
+                        events.append(.warning(MediaError(.truncated, "the stream ends \(rest.count) bytes after the last whole frame (\(why))", offset: absolute, context: "audio stream")))
+                        cursor = buffer.count
+                        break loop
+                    }
+                    continue
+                }
+                noteDamage(why)
+                cursor += 1
+            case .frame(let size, let frames, let mpeg, let adts):
+                if !synced {
+                    synced = true
+                    endDamage(&events, resumed: true)
+                }
+                if dataFormat == nil {
+                    announce(mpeg: mpeg, adts: adts, into: &events)
+                } else if let m = mpeg, let last = lastMPEG, !last.continues(m) {
+                    dataFormat = DataFormat(codec: m.codec, sampleRate: m.sampleRate, channels: m.channels, framesPerPacket: m.samplesPerFrame)
+                    events.append(.warning(MediaError(.unsupported, "the stream changes to \(m.codec) \(m.sampleRate) Hz at this frame", offset: absolute, context: "audio stream")))
+                    events.append(.dataFormat(dataFormat!))
+                }
+                lastMPEG = mpeg ?? lastMPEG
+                lastADTS = adts ?? lastADTS
+                let data = Array(buffer[cursor..<cursor + size])
+                if !firstFrameChecked {
+                    firstFrameChecked = true
+                    if let m = mpeg, let vbr = MPEGAudioVBRHeader(frame: data, header: m) {
+                        vbrHeader = vbr
+                        vbrHeaderOffset = absolute
+                        if let n = vbr.frames { events.append(.audioDataPacketCount(Int64(n))) }
+                        if let n = vbr.bytes { events.append(.audioDataByteCount(Int64(n))) }
+                        if !vbr.encoder.isEmpty { events.append(.encoderDelayAndPadding(delay: vbr.encoderDelay, padding: vbr.encoderPadding)) }
+                        cursor += size
+                        continue
+                    }
+                }
+                if dataOffset == nil {
+                    dataOffset = absolute
+                    events.append(.dataOffset(absolute))
+                    if let d = durationEstimate() { events.append(.duration(d.seconds, estimated: d.estimated)) }
+                    events.append(.readyToProducePackets)
+                }
+                if let m = mpeg, m.bitRate > 0 { bitRates.insert(m.bitRate) }
+                if let a = adts { bitRates.insert(a.frameLength * 8 * a.sampleRate / max(1, a.samplesPerFrame)) }
+                packets.append(Packet(offset: absolute, data: data, frames: frames))
+                packetCount += 1
+                audioBytes += Int64(size)
+                sampleCount += Int64(frames)
+                cursor += size
+            }
+        }
+        if final { endDamage(&events, resumed: false) }
+        if !packets.isEmpty { events.append(.packets(packets)) }
+        return events
+    }
+
+    private func finishPush(_ events: [Event], _ packets: [Packet]) -> [Event] {
+        packets.isEmpty ? events : events + [.packets(packets)]
+    }
+
+    private func skipBytes(_ n: Int) {
+        let here = buffer.count - cursor
+        if n <= here {
+            cursor += n
+        } else {
+            skipRemaining = Int64(n - here)
+            cursor = buffer.count
+        }
+    }
+
+    private enum Attempt {
+        case needMore
+        case invalid(String)
+        case frame(size: Int, frames: Int, mpeg: MPEGAudioHeader?, adts: ADTSHeader?)
+    }
+
+    /// The frame at the cursor, confirmed by the header after it (or by the end of the input).
+    private func frameAt(final: Bool) -> Attempt {
+        let available = buffer.count - cursor
+        if available < 7 { return final ? .invalid("\(available) trailing bytes") : .needMore }
+        if isADTS != false, let a = ADTSHeader(buffer, at: cursor), lastADTS.map({ !synced || $0.continues(a) }) ?? true {
+            if available < a.frameLength { return final ? .invalid("the stream ends inside an ADTS frame of \(a.frameLength) bytes") : .needMore }
+            if !synced {
+                if available < a.frameLength + 7 {
+                    if !final { return .needMore }
+                } else if let next = ADTSHeader(buffer, at: cursor + a.frameLength), !a.continues(next) {
+                    return .invalid("an ADTS header not confirmed by the next one")
+                } else if ADTSHeader(buffer, at: cursor + a.frameLength) == nil && !isTagStart(cursor + a.frameLength) {
+                    return .invalid("an ADTS header not followed by another")
+                }
+            }
+            isADTS = true
+            return .frame(size: a.frameLength, frames: a.samplesPerFrame, mpeg: nil, adts: a)
+        }
+        if isADTS != true, let m = MPEGAudioHeader(buffer, at: cursor), lastMPEG.map({ !synced || $0.continues(m) }) ?? true {
+            var size = m.frameSize
+            if size == 0 {
+                // Free format: the frame ends where the next header with the same fields starts.
+                guard let next = nextHeader(like: m, from: cursor + m.sideInfoEnd) else {
+                    if available < Self.maxFrameBytes && !final { return .needMore }
+                    return .invalid("a free-format frame whose end cannot be found")
+                }
+                size = next - cursor
+            }
+            if available < size { return final ? .invalid("the stream ends inside a frame of \(size) bytes") : .needMore }
+            if !synced {
+                if available < size + 4 {
+                    if !final { return .needMore }
+                } else if let next = MPEGAudioHeader(buffer, at: cursor + size) {
+                    if !m.continues(next) { return .invalid("an MPEG audio header not confirmed by the next one") }
+                } else if !isTagStart(cursor + size) {
+                    return .invalid("an MPEG audio header not followed by another")
+                }
+            }
+            isADTS = false
+            return .frame(size: size, frames: m.samplesPerFrame, mpeg: m, adts: nil)
+        }
+        return .invalid(isADTS == true ? "no ADTS sync word" : "no MPEG audio sync word")
+    }
+
+    private func isTagStart(_ i: Int) -> Bool {
+        guard i + 3 <= buffer.count else { return false }
+        let t = (buffer[i], buffer[i + 1], buffer[i + 2])
+        return t == (0x54, 0x41, 0x47) || t == (0x49, 0x44, 0x33) || t == (0x41, 0x50, 0x45) || t == (0x4C, 0x59, 0x52)
+    }
+
+    private func nextHeader(like m: MPEGAudioHeader, from start: Int) -> Int? {
+        var i = start
+        while i + 4 <= buffer.count && i - cursor < Self.maxFrameBytes {
+            if buffer[i] == 0xFF, let n = MPEGAudioHeader(buffer, at: i), n.continues(m), n.bitRate == 0 { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    private func announce(mpeg: MPEGAudioHeader?, adts: ADTSHeader?, into events: inout [Event]) {
+        if let m = mpeg {
+            dataFormat = DataFormat(codec: m.codec, sampleRate: m.sampleRate, channels: m.channels, framesPerPacket: m.samplesPerFrame)
+            events.append(.fileFormat("mp3"))
+            events.append(.dataFormat(dataFormat!))
+        } else if let a = adts {
+            dataFormat = DataFormat(codec: "aac", sampleRate: a.sampleRate, channels: a.channels, framesPerPacket: a.samplesPerFrame)
+            events.append(.fileFormat("adts"))
+            events.append(.dataFormat(dataFormat!))
+            events.append(.magicCookie(a.audioSpecificConfig))
+        }
+    }
+
+    /// Exact from a Xing / VBRI frame count, else from the stream's length and the first frame's bit rate.
+    private func durationEstimate() -> (seconds: Double, estimated: Bool)? {
+        guard let f = dataFormat, f.sampleRate > 0 else { return nil }
+        if let frames = vbrHeader?.frames, frames > 0 {
+            return (Double(frames) * Double(f.framesPerPacket) / Double(f.sampleRate), false)
+        }
+        guard let total = totalBytes, let start = dataOffset else { return nil }
+        var rate = lastMPEG?.bitRate ?? 0
+        if let a = lastADTS { rate = a.frameLength * 8 * a.sampleRate / max(1, a.samplesPerFrame) }
+        guard rate > 0 else { return nil }
+        return (Double(total - start) * 8 / Double(rate), true)
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+
+/// The metadata an audio stream carries in ID3 tags (ID3v2.2 / 2.3 / 2.4 and ID3v1).
+public struct AudioTags: Sendable, Hashable {
+    /// Title (TIT2 / TT2, or ID3v1).
+    public var title: String?
+    /// Artist (TPE1 / TP1).
+    public var artist: String?
+    /// Album (TALB / TAL).
+    public var album: String?
+    /// Track number as written ("3" or "3/12") (TRCK / TRK).
+    public var track: String?
+    /// Date or year (TDRC, TYER / TYE).
+    public var date: String?
+    /// Genre (TCON / TCO).
+    public var genre: String?
+    /// Comment (COMM / COM: the text of the first one).
+    public var comment: String?
+    /// Cover art (APIC / PIC): its bytes and MIME type.
+    public var coverArt: (mime: String, data: [UInt8])? {
+        get { coverData.map { (coverMIME, $0) } }
+        set { coverMIME = newValue?.mime ?? ""; coverData = newValue?.data }
+    }
+    /// Chapters (CHAP): element id, start and end in milliseconds, and the title (TIT2 inside).
+    public var chapters: [(id: String, startMs: Int, endMs: Int, title: String?)] {
+        get { chapterList.map { ($0.id, $0.start, $0.end, $0.title) } }
+        set { chapterList = newValue.map { Chapter(id: $0.id, start: $0.startMs, end: $0.endMs, title: $0.title) } }
+    }
+    /// Every frame as it was stored (after unsynchronisation is undone): id and bytes.
+    public var frames: [(id: String, data: [UInt8])] {
+        get { rawFrames.map { ($0.id, $0.data) } }
+        set { rawFrames = newValue.map { RawFrame(id: $0.id, data: $0.data) } }
+    }
+
+    private var coverMIME = ""
+    private var coverData: [UInt8]?
+    private var chapterList: [Chapter] = []
+    private var rawFrames: [RawFrame] = []
+    private struct Chapter: Sendable, Hashable { var id: String; var start: Int; var end: Int; var title: String? }
+    private struct RawFrame: Sendable, Hashable { var id: String; var data: [UInt8] }
+
+    /// No tags.
+    public init() {}
+
+    /// True when nothing was read.
+    public var isEmpty: Bool { self == AudioTags() }
+}
+
+/// ID3v2 and ID3v1 readers (id3.org's ID3v2.2, 2.3 and 2.4 specifications).
+enum ID3 {
+    /// Total size of the ID3v2 tag that `head` (at least 10 bytes) starts, header and
+    /// footer included; nil when `head` does not start one.
+    static func v2TagSize(_ head: ArraySlice<UInt8>) -> Int? {
+        guard head.count >= 10 else { return nil }
+        let b = Array(head.prefix(10))
+        guard b[0] == 0x49, b[1] == 0x44, b[2] == 0x33, b[3] != 0xFF, b[4] != 0xFF,
+              b[6] & 0x80 == 0, b[7] & 0x80 == 0, b[8] & 0x80 == 0, b[9] & 0x80 == 0 else { return nil }
+        let size = Int(b[6]) << 21 | Int(b[7]) << 14 | Int(b[8]) << 7 | Int(b[9])
+        return 10 + size + (b[5] & 0x10 != 0 ? 10 : 0)
+    }
+
+    /// Reads the frames of a whole ID3v2 tag into `tags`; problems become warnings (a compressed
+    /// or encrypted frame is skipped with one).
+    static func readV2(_ tag: [UInt8], into tags: inout AudioTags, warnings: inout [String]) {
+        guard tag.count >= 10 else { return }
+        let major = Int(tag[3]), flags = tag[5]
+        guard (2...4).contains(major) else {
+            warnings.append("ID3v2.\(major) tag skipped: only versions 2.2, 2.3 and 2.4 are read")
+            return
+        }
+        var body = Array(tag[10..<min(tag.count, 10 + (v2TagSize(tag[...]) ?? tag.count) - 10)])
+        if flags & 0x80 != 0 && major < 4 { body = undoUnsynchronisation(body) }
+        var at = 0
+        if flags & 0x40 != 0 && major >= 3, body.count >= 4 {
+            // Extended header: v2.3 gives the size after itself, v2.4 a syncsafe size including itself.
+            let n = major == 3 ? Int(be32(body, 0)) + 4 : syncsafe(body, 0)
+            at = min(body.count, max(4, n))
+        }
+        let idLength = major == 2 ? 3 : 4, headerLength = major == 2 ? 6 : 10
+        while at + headerLength <= body.count {
+            let idBytes = body[at..<at + idLength]
+            guard idBytes.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) }) else { break }   // padding
+            let id = String(decoding: idBytes, as: UTF8.self)
+            let size: Int
+            var frameFlags: UInt16 = 0
+            if major == 2 {
+                size = Int(body[at + 3]) << 16 | Int(body[at + 4]) << 8 | Int(body[at + 5])
+            } else {
+                size = major == 4 ? syncsafe(body, at + 4) : Int(be32(body, at + 4))
+                frameFlags = UInt16(body[at + 8]) << 8 | UInt16(body[at + 9])
+            }
+            let start = at + headerLength
+            guard size >= 0, start + size <= body.count else {
+                warnings.append("ID3v2 frame \(id) declares \(size) bytes, more than the tag holds; the rest of the tag is skipped")
+                break
+            }
+            var data = Array(body[start..<start + size])
+            at = start + size
+            let compressed = major == 3 ? frameFlags & 0x0080 != 0 : (major == 4 && frameFlags & 0x0008 != 0)
+            let encrypted = major == 3 ? frameFlags & 0x0040 != 0 : (major == 4 && frameFlags & 0x0004 != 0)
+            if compressed || encrypted {
+                warnings.append("ID3v2 frame \(id) is \(compressed ? "compressed" : "encrypted"); skipped")
+                continue
+            }
+            if major == 4 {
+                if frameFlags & 0x0001 != 0 { data = Array(data.dropFirst(4)) }            // data length indicator
+                if frameFlags & 0x0002 != 0 || flags & 0x80 != 0 { data = undoUnsynchronisation(data) }
+            }
+            tags.frames.append((id, data))
+            apply(id: id, data: data, major: major, to: &tags)
+        }
+    }
+
+    private static func apply(id: String, data: [UInt8], major: Int, to tags: inout AudioTags) {
+        switch id {
+        case "TIT2", "TT2": tags.title = tags.title ?? text(data)
+        case "TPE1", "TP1": tags.artist = tags.artist ?? text(data)
+        case "TALB", "TAL": tags.album = tags.album ?? text(data)
+        case "TRCK", "TRK": tags.track = tags.track ?? text(data)
+        case "TDRC", "TYER", "TYE": tags.date = tags.date ?? text(data)
+        case "TCON", "TCO": tags.genre = tags.genre ?? text(data)
+        case "COMM", "COM":
+            guard tags.comment == nil, data.count > 4 else { return }
+            let encoding = data[0]
+            let rest = Array(data[4...])
+            let (_, after) = terminated(rest, encoding: encoding)
+            tags.comment = decode(Array(rest[after...]), encoding: encoding)
+        case "APIC", "PIC":
+            guard tags.coverArt == nil, data.count > 4 else { return }
+            let encoding = data[0]
+            var at = 1
+            var mime: String
+            if id == "PIC" {
+                let format = String(decoding: data[1..<4], as: UTF8.self).uppercased()
+                mime = format == "PNG" ? "image/png" : "image/jpeg"
+                at = 4
+            } else {
+                guard let end = data[1...].firstIndex(of: 0) else { return }
+                mime = String(decoding: data[1..<end], as: UTF8.self)
+                at = end + 1
+                if !mime.contains("/") { mime = "image/" + mime.lowercased() }
+            }
+            at += 1   // picture type
+            guard at <= data.count else { return }
+            let (_, after) = terminated(Array(data[at...]), encoding: encoding)
+            tags.coverArt = (mime, Array(data[(at + after)...]))
+        case "CHAP":
+            guard let end = data.firstIndex(of: 0), end + 17 <= data.count else { return }
+            let element = String(decoding: data[..<end], as: UTF8.self)
+            let start = Int(be32(data, end + 1)), stop = Int(be32(data, end + 5))
+            var sub = AudioTags(), ignored: [String] = []
+            let inner = Array(data[(end + 17)...])
+            if !inner.isEmpty {
+                // Sub-frames use the tag's own frame layout: wrap them in a tag header to reuse the reader.
+                let size = inner.count
+                let header: [UInt8] = [0x49, 0x44, 0x33, UInt8(major), 0, 0,
+                                       UInt8((size >> 21) & 0x7F), UInt8((size >> 14) & 0x7F), UInt8((size >> 7) & 0x7F), UInt8(size & 0x7F)]
+                readV2(header + inner, into: &sub, warnings: &ignored)
+            }
+            tags.chapters.append((element, start, stop, sub.title))
+        default: break
+        }
+    }
+
+    /// The text of a text frame: its encoding byte, then the string (the first of several).
+    static func text(_ data: [UInt8]) -> String? {
+        guard let encoding = data.first else { return nil }
+        let s = decode(Array(data.dropFirst()), encoding: encoding)
+        return s.isEmpty ? nil : s
+    }
+
+    /// Where a terminated string ends in `data`: (its length, the index after the terminator).
+    private static func terminated(_ data: [UInt8], encoding: UInt8) -> (Int, Int) {
+        if encoding == 1 || encoding == 2 {
+            var i = 0
+            while i + 1 < data.count { if data[i] == 0 && data[i + 1] == 0 { return (i, i + 2) }; i += 2 }
+            return (data.count, data.count)
+        }
+        if let i = data.firstIndex(of: 0) { return (i, i + 1) }
+        return (data.count, data.count)
+    }
+
+    /// A string in ID3's encodings: 0 ISO-8859-1, 1 UTF-16 with a BOM, 2 UTF-16BE, 3 UTF-8.
+    static func decode(_ data: [UInt8], encoding: UInt8) -> String {
+        let (length, _) = terminated(data, encoding: encoding)
+        let bytes = Array(data[..<length])
+        switch encoding {
+        case 1:
+            if bytes.count >= 2 && bytes[0] == 0xFF && bytes[1] == 0xFE { return String(data: Data(bytes.dropFirst(2)), encoding: .utf16LittleEndian) ?? "" }
+            if bytes.count >= 2 && bytes[0] == 0xFE && bytes[1] == 0xFF { return String(data: Data(bytes.dropFirst(2)), encoding: .utf16BigEndian) ?? "" }
+            return String(data: Data(bytes), encoding: .utf16LittleEndian) ?? ""
+        case 2: return String(data: Data(bytes), encoding: .utf16BigEndian) ?? ""
+        case 3: return String(decoding: bytes, as: UTF8.self)
+        default: return String(bytes.map { Character(UnicodeScalar($0)) })
+        }
+    }
+
+    /// Reads a 128-byte ID3v1 tag ("TAG") into the fields `tags` does not have yet.
+    static func readV1(_ b: [UInt8], into tags: inout AudioTags) {
+        guard b.count == 128, b[0] == 0x54, b[1] == 0x41, b[2] == 0x47 else { return }
+        func field(_ r: Range<Int>) -> String? {
+            let s = decode(Array(b[r]), encoding: 0).trimmingCharacters(in: .whitespaces)
+            return s.isEmpty ? nil : s
+        }
+        tags.title = tags.title ?? field(3..<33)
+        tags.artist = tags.artist ?? field(33..<63)
+        tags.album = tags.album ?? field(63..<93)
+        tags.date = tags.date ?? field(93..<97)
+        tags.comment = tags.comment ?? field(97..<(b[125] == 0 && b[126] != 0 ? 125 : 127))
+        if b[125] == 0 && b[126] != 0 { tags.track = tags.track ?? String(b[126]) }
+    }
+
+    static func syncsafe(_ b: [UInt8], _ i: Int) -> Int {
+        guard i + 4 <= b.count else { return 0 }
+        return Int(b[i] & 0x7F) << 21 | Int(b[i + 1] & 0x7F) << 14 | Int(b[i + 2] & 0x7F) << 7 | Int(b[i + 3] & 0x7F)
+    }
+
+    /// Undoes unsynchronisation: every 0xFF 0x00 becomes 0xFF.
+    static func undoUnsynchronisation(_ b: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count)
+        var i = 0
+        while i < b.count {
+            out.append(b[i])
+            if b[i] == 0xFF && i + 1 < b.count && b[i + 1] == 0 { i += 1 }
+            i += 1
+        }
+        return out
+    }
+}

@@ -1,0 +1,220 @@
+"""MP3 and ADTS AAC files through AudioStreamParser (mk-probe / mk-decode), on every .mp3 and
+.aac file of ../shared/media and on generated ones.
+
+Oracles (ORACLES.md):
+- packets: `ffprobe -select_streams a:0 -show_entries packet=pos,size`: every (offset, size)
+  equal. Where FFmpeg's own reading differs, the rule is stated and checked another way:
+  * FFmpeg's parser hands the bytes after the last frame to the decoder as one more packet
+    when they hold no frame; MediaKit hands on a cut frame's bytes the same way, but reports a
+    longer run of garbage as damage (so a trailing packet of ffprobe's that starts with no
+    sync word is compared as "damage reported at that offset");
+  * after an ID3 tag between ADTS frames (HLS timed metadata), FFmpeg reports the tag's
+    position as the next frame's: the frame at our offset must start with an ADTS sync word
+    and have ffprobe's size;
+  * files ffprobe cannot open (a single frame: "Could not seek"): every packet we list must
+    start with an MPEG audio sync word and have the size its header gives;
+  * free-format MP3 (ffprobe cannot demux it): the decoded PCM must equal the corpus's
+    reference decode (mp3_free_format_conformance_he_free.ref_s16le.pcm, minimp3's vectors).
+- decoded PCM: `ffmpeg -v error -i FILE -map 0:a:0 -f s16le -`: same length, |diff| <= 1
+  (FFmpeg's gapless rules: LAME's delay and padding trimmed). A stream whose sample rate
+  changes midway is refused by the raw writer with a clear error (ffmpeg resamples it).
+"""
+from __future__ import annotations
+
+import array
+import json
+import subprocess
+
+import pytest
+
+import oracle_lib as lib
+
+FILES = sorted(p.name for p in lib.SHARED_MEDIA.glob("*") if p.suffix in (".mp3", ".aac")) if lib.SHARED_MEDIA.is_dir() else []
+
+
+def _ffprobe_packets(path) -> tuple[list[tuple[int, int]], str]:
+    proc = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "packet=pos,size",
+                           "-of", "csv=p=0", str(path)], capture_output=True, text=True, timeout=300)
+    rows = []
+    for line in proc.stdout.splitlines():
+        if line.strip():
+            size, pos = line.split(",")[:2]
+            rows.append((int(pos), int(size)))
+    return rows, proc.stderr
+
+
+def _ours(mk_probe, path) -> tuple[list[tuple[int, int]], str, int]:
+    proc = lib.run([mk_probe, "--packets", path])
+    rows = []
+    for line in proc.stdout.decode().splitlines():
+        f = line.split(",")
+        if len(f) == 7:
+            rows.append((int(f[5]), int(f[4])))
+    return rows, proc.stderr.decode(), proc.returncode
+
+
+def _mpeg_frame_size(b: bytes) -> int | None:
+    """Frame size from an MPEG audio header (ISO/IEC 11172-3 2.4.2.3), written out here from the tables."""
+    if len(b) < 4 or b[0] != 0xFF or b[1] & 0xE0 != 0xE0:
+        return None
+    version, layer = (b[1] >> 3) & 3, 4 - ((b[1] >> 1) & 3)
+    bit_index, rate_index, pad = b[2] >> 4, (b[2] >> 2) & 3, (b[2] >> 1) & 1
+    if version == 1 or layer == 4 or bit_index in (0, 15) or rate_index == 3:
+        return None
+    rate = [44100, 48000, 32000][rate_index] // {3: 1, 2: 2, 0: 4}[version]
+    v1 = version == 3
+    table = {(True, 1): [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448],
+             (True, 2): [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384],
+             (True, 3): [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320],
+             (False, 1): [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256]}
+    kbps = table.get((v1, layer), [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160])[bit_index]
+    if layer == 1:
+        return (12 * kbps * 1000 // rate + pad) * 4
+    return (72 if (layer == 3 and not v1) else 144) * kbps * 1000 // rate + pad
+
+
+@pytest.mark.parametrize("name", [n for n in FILES if "free_format" not in n])   # see test_free_format_...
+def test_packets_equal_ffprobe(name, shared_media, mk_probe):
+    path = shared_media / name
+    data = path.read_bytes()
+    ref, ref_err = _ffprobe_packets(path)
+    ours, our_err, status = _ours(mk_probe, path)
+    if not ref and "Could not seek" in ref_err:
+        # ffprobe cannot open a file of a single frame; check our frames against their headers.
+        for offset, size in ours:
+            assert _mpeg_frame_size(data[offset:offset + 4]) in (size, None) and data[offset] == 0xFF, (offset, size)
+        return
+    if not ref:
+        assert not ours, f"ffprobe finds no packet in {name} (it says: {ref_err.strip()[:200]}); we list {len(ours)}"
+        return
+    # FFmpeg hands trailing bytes that hold no frame to the decoder as a packet; a long run of
+    # them is damage to MediaKit, reported at that offset.
+    if ref and ref[-1] not in ours and data[ref[-1][0]:ref[-1][0] + 2] != b"\xff\xfb" \
+            and _mpeg_frame_size(data[ref[-1][0]:ref[-1][0] + 4]) is None and data[ref[-1][0]] != 0xFF:
+        assert f"offset {ref[-1][0]}" in our_err or ref[-1][1] < 4096, our_err
+        ref = ref[:-1]
+    # After an inline ID3 tag (ADTS in HLS timed metadata), FFmpeg's pos lags by the tags'
+    # sizes (its first frame after a tag is placed at the tag). Then the sizes must agree, and
+    # our offsets must be the frames themselves: each starts with a sync word and the bytes
+    # between two packets are nothing or ID3 tags.
+    if any(data[pos:pos + 3] == b"ID3" for pos, _ in ref):
+        assert [s for _, s in ours][:len(ref)] == [s for _, s in ref]
+        for (o1, s1), (o2, _) in zip(ours, ours[1:]):
+            gap = data[o1 + s1:o2]
+            while gap[:3] == b"ID3":
+                gap = gap[10 + ((gap[6] << 21) | (gap[7] << 14) | (gap[8] << 7) | gap[9]):]
+            assert gap == b"" and data[o2] == 0xFF, f"bytes between the packets at {o1} and {o2} are not ID3 tags"
+        assert len(ours) - len(ref) <= 1 and (len(ours) == len(ref) or ours[-1][0] + ours[-1][1] == len(data))
+        return
+    assert ours == ref, lib.diff_lines([f"{o},{s}" for o, s in ours], [f"{o},{s}" for o, s in ref], "mk-probe", "ffprobe")
+
+
+def _pcm(b: bytes) -> array.array:
+    a = array.array("h")
+    a.frombytes(b[: len(b) // 2 * 2])
+    return a
+
+
+@pytest.mark.parametrize("name", [n for n in FILES if not n.startswith("broken_") and "free_format" not in n])
+def test_decodes_like_ffmpeg(name, shared_media, mk_decode, tmp_path):
+    path = shared_media / name
+    out = tmp_path / "out.pcm"
+    proc = lib.run([mk_decode, path, "--audio-out", out, "-q"])
+    ref = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(path), "-map", "0:a:0", "-f", "s16le", "-"],
+                         capture_output=True, timeout=300).stdout
+    if "samplerate_change" in name:
+        assert proc.returncode == 1 and b"changed from 44100 Hz" in proc.stderr, proc.stderr
+        assert not out.exists(), "a failed decode leaves no output under its name"
+        return
+    lib.check_ok(proc, [mk_decode, path])
+    ours = out.read_bytes()
+    assert len(ours) == len(ref), f"{name}: {len(ours)} bytes, ffmpeg {len(ref)}"
+    a, b = _pcm(ours), _pcm(ref)
+    worst = max((abs(x - y) for x, y in zip(a, b)), default=0)
+    assert worst <= 1, f"{name}: max |diff| {worst}"
+
+
+def test_free_format_frames_match_the_reference_decode(shared_media, mk_probe):
+    """Free-format Layer III (bit rate index 0): frames end where the next header starts.
+    ffprobe cannot demux it and libavcodec's decoder refuses free-format frames, so the oracle
+    is the corpus's reference decode (minimp3's vectors): as many frames as it has 1152-sample
+    frames, each starting with a free-format header (bit rate index 0)."""
+    path = shared_media / "mp3_free_format_conformance_he_free.mp3"
+    data = path.read_bytes()
+    ref = (shared_media / "mp3_free_format_conformance_he_free.ref_s16le.pcm").read_bytes()
+    proc = lib.run([mk_probe, "--packets", path])
+    lib.check_ok(proc, [mk_probe, "--packets", path])
+    # The last frame has no header after it to end it: it is handed on as a cut frame
+    # (duration N/A), as the reference decoder leaves it out too.
+    rows = [l.split(",") for l in proc.stdout.decode().splitlines() if l.count(",") == 6]
+    whole = [(int(r[5]), int(r[4])) for r in rows if r[3] != "N/A"]
+    channels = 1 if (data[whole[0][0] + 3] >> 6) == 3 else 2
+    assert len(whole) == len(ref) // (2 * channels * 1152), (len(whole), len(ref))
+    for offset, _ in whole:
+        assert data[offset] == 0xFF and data[offset + 2] >> 4 == 0, f"no free-format header at {offset}"
+
+
+@pytest.mark.parametrize("name", ["mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "mp3_cbr_56k_mono_no_xing.mp3",
+                                  "mp3_mpeg2_24k_lame_vbr_v2_xing_38s.mp3", "mp3_vbr_vbri_header_48k_stereo_complete.mp3"])
+def test_track_facts_like_ffprobe(name, shared_media, mk_probe):
+    path = shared_media / name
+    info = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_streams", "-show_format", "-of", "json", str(path)],
+                                     capture_output=True, text=True, timeout=300).stdout)
+    s = next(x for x in info["streams"] if x["codec_type"] == "audio")
+    ours = json.loads(lib.run([mk_probe, "--json", path]).stdout)["tracks"][0]
+    assert (ours["codec"], ours["sample_rate"], ours["channels"]) == (s["codec_name"], int(s["sample_rate"]), s["channels"])
+    frame = 1152 if s["codec_name"] == "mp3" else 1024
+    assert abs(ours["duration"] - float(info["format"]["duration"])) <= frame / int(s["sample_rate"]) + 0.001
+
+
+def _add_adts_crc(data: bytes) -> bytes:
+    """The same ADTS stream with protection_absent = 0 and a 16-bit CRC field in every header
+    (zeros: FFmpeg checks it only when asked to), frame lengths grown by 2."""
+    out, i = bytearray(), 0
+    while i + 7 <= len(data):
+        length = ((data[i + 3] & 3) << 11) | (data[i + 4] << 3) | (data[i + 5] >> 5)
+        h = bytearray(data[i:i + 7])
+        h[1] &= 0xFE
+        n = length + 2
+        h[3] = (h[3] & 0xFC) | (n >> 11)
+        h[4] = (n >> 3) & 0xFF
+        h[5] = ((n & 7) << 5) | (h[5] & 0x1F)
+        out += h + b"\0\0" + data[i + 7:i + length]
+        i += length
+    return bytes(out)
+
+
+@pytest.mark.parametrize("kind", ["mp3_cbr", "mp3_vbr", "mp3_mpeg2_mono", "mp3_id3_cover", "mp2", "adts", "adts_crc"])
+def test_generated_streams(kind, mk_probe, mk_decode, tmp_path):
+    """Files ffmpeg makes (CBR, VBR with Xing, MPEG-2 mono, an ID3v2 tag with cover art, Layer
+    II, ADTS, and ADTS rewritten with CRC fields): packets equal ffprobe's and the decode
+    equals ffmpeg's."""
+    src = ["-f", "lavfi", "-i", "sine=frequency=440:duration=3:sample_rate=44100"]
+    path = tmp_path / (kind + (".aac" if kind.startswith("adts") else ".mp2" if kind == "mp2" else ".mp3"))
+    cover = tmp_path / "cover.png"
+    if kind == "mp3_id3_cover":
+        cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc=size=64x48", "-frames:v", "1", cover]
+        lib.oracle_ok(lib.run(cmd), cmd)
+    args = {"mp3_cbr": ["-c:a", "libmp3lame", "-b:a", "128k"],
+            "mp3_vbr": ["-c:a", "libmp3lame", "-q:a", "4"],
+            "mp3_mpeg2_mono": ["-ar", "22050", "-ac", "1", "-c:a", "libmp3lame", "-b:a", "32k"],
+            "mp3_id3_cover": ["-i", cover, "-map", "0:a", "-map", "1:v", "-c:a", "libmp3lame", "-b:a", "96k", "-c:v", "copy",
+                              "-id3v2_version", "3", "-metadata", "title=Sine", "-disposition:v", "attached_pic"],
+            "mp2": ["-c:a", "mp2", "-b:a", "192k"],
+            "adts": ["-c:a", "aac", "-b:a", "96k", "-f", "adts"],
+            "adts_crc": ["-c:a", "aac", "-b:a", "96k", "-f", "adts"]}[kind]
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", *src, *args, path]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    if kind == "adts_crc":
+        path.write_bytes(_add_adts_crc(path.read_bytes()))
+    ref, _ = _ffprobe_packets(path)
+    assert ref, "ffprobe reads the generated file"
+    ours, err, status = _ours(mk_probe, path)
+    assert status == 0, err
+    assert ours == ref
+    out = tmp_path / "out.pcm"
+    lib.check_ok(lib.run([mk_decode, path, "--audio-out", out, "-q"]), [mk_decode, path])
+    r = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(path), "-map", "0:a:0", "-f", "s16le", "-"],
+                       capture_output=True).stdout
+    a, b = _pcm(out.read_bytes()), _pcm(r)
+    assert len(a) == len(b) and max((abs(x - y) for x, y in zip(a, b)), default=0) <= 1
