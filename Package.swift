@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "mk-probe", targets: ["MKProbe"]),
         .executable(name: "mk-decode", targets: ["MKDecode"]),
         .executable(name: "mk-remux", targets: ["MKRemux"]),
+        .executable(name: "mk-audioconv", targets: ["MKAudioConv"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -113,6 +114,11 @@ let package = Package(
             name: "MKRemux",
             dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Samples/remux"
+        ),
+        .executableTarget(
+            name: "MKAudioConv",
+            dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/audioconv"
         ),
         .testTarget(
             name: "MediaKitTests",

@@ -142,15 +142,26 @@ public final class AudioConverter {
     /// Converts `frames` frames from raw memory: one pointer per plane of ``source``, each
     /// valid for `frames * source.bytesPerFrame` bytes for the call (the converter keeps no pointer).
     public func convert(planes: [UnsafeRawPointer], frames: Int) throws -> AudioBuffer {
+        var out = AudioBuffer(empty: destination)
+        try convert(planes: planes, frames: frames, appendingTo: &out)
+        return out
+    }
+
+    /// As ``convert(planes:frames:)``, appending to `output` (a buffer of ``destination`` format),
+    /// whose memory is reused: empty it with ``AudioBuffer/removeAll()`` between calls to convert
+    /// without allocating.
+    public func convert(planes: [UnsafeRawPointer], frames: Int, appendingTo output: inout AudioBuffer) throws {
         guard planes.count == source.planeCount, frames >= 0 else {
             throw MediaError(.invalidArgument, "the converter takes \(source.planeCount) plane(s) of \(source); \(planes.count) given for \(frames) frames")
         }
+        guard output.format == destination else {
+            throw MediaError(.invalidArgument, "the converter writes \(destination); an output buffer of \(output.format) was given")
+        }
         guard !flushed else { throw MediaError(.state, "convert after flush: call reset() to start a new stream") }
-        var out = AudioBuffer(empty: destination)
-        engine.push(planes, frames: frames, into: &out)
+        let before = output.frames
+        engine.push(planes, frames: frames, into: &output)
         inputFrames += Int64(frames)
-        outputFrames += Int64(out.frames)
-        return out
+        outputFrames += Int64(output.frames - before)
     }
 
     /// Ends the stream: returns the frames still held (the filter's tail, cut as priming asks).
@@ -209,6 +220,12 @@ public final class AudioConverter {
 }
 
 extension AudioBuffer {
+    /// Removes every frame, keeping the memory for reuse.
+    public mutating func removeAll() {
+        for p in planes.indices { planes[p].removeAll(keepingCapacity: true) }
+        frames = 0
+    }
+
     /// Appends the frames of `other` (same format).
     mutating func append(_ other: AudioBuffer) {
         guard other.frames > 0 else { return }
@@ -332,6 +349,10 @@ final class FloatEngine<T: PCMFloat>: ConverterEngine {
 
     var latency: Int { Int(stage.hold) }
 
+    // Generic class methods are reached through the protocol unspecialised; these attributes
+    // make them jump to Float and Double copies, where the sample loops are inlined.
+    @_specialize(where T == Float)
+    @_specialize(where T == Double)
     func push(_ planes: [UnsafeRawPointer], frames n: Int, into out: inout AudioBuffer) {
         var done = 0
         while done < n {
@@ -361,6 +382,8 @@ final class FloatEngine<T: PCMFloat>: ConverterEngine {
         }
     }
 
+    @_specialize(where T == Float)
+    @_specialize(where T == Double)
     func flush(into out: inout AudioBuffer) {
         stage.finish()
         drain(into: &out)

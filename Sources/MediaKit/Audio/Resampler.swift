@@ -51,7 +51,7 @@ struct RateRatio: Sendable, Equatable {
 
 /// A polyphase windowed-sinc filter bank for one ratio and preset.
 struct PolyphaseFilter<T: PCMFloat> {
-    /// Taps per output, rounded up to a multiple of 8 (the extra taps are zero).
+    /// Taps per output (a multiple of 8).
     let taps: Int
     /// Input frames before (and after) the output time that the filter reaches: the filter
     /// spans inputs `base - half + 1 ... base + half`.
@@ -78,9 +78,10 @@ struct PolyphaseFilter<T: PCMFloat> {
         // r: the lower rate's Nyquist as a fraction of the input's; lengths scale by 1/r in input frames.
         let r = min(1.0, Double(ratio.up) / Double(ratio.down))
         let cutoff = r * (pass + stop) / 2
-        let h = Int((order / 2 / r).rounded(.up)) + 1
+        // Half the length, to the nearest multiple of 4, so that the taps fill whole 8-lane steps.
+        let h = max(4, Int((order / 2 / r / 4).rounded()) * 4)
         half = h
-        taps = (2 * h + 7) / 8 * 8
+        taps = 2 * h
         interpolated = ratio.up > Self.maxExactPhases
         phases = interpolated ? 2048 : ratio.up
         let rows = interpolated ? phases + 1 : phases
