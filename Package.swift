@@ -25,9 +25,16 @@ let package = Package(
     targets: [
         // The plugin ABI header, exposed to Swift as a module.
         .target(name: "CMediaKitPlugin", path: "Sources/CMediaKitPlugin"),
+        // The resampler's inner loops built for Haswell (x86-64 with AVX2 and FMA); MediaKit calls them only
+        // on processors that have both (see Audio/Resampler.swift).
+        .target(
+            name: "MediaKitSIMD",
+            path: "Sources/MediaKitSIMD",
+            swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]
+        ),
         .target(
             name: "MediaKit",
-            dependencies: ["CMediaKitPlugin"],
+            dependencies: ["CMediaKitPlugin", "MediaKitSIMD"],
             path: "Sources/MediaKit",
             linkerSettings: [.linkedLibrary("dl")]
         ),

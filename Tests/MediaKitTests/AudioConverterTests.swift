@@ -156,6 +156,10 @@ final class AudioConverterTests: XCTestCase {
         let dst = AudioFormat(.s16, sampleRate: 8000, layout: try ChannelLayout(name: "quad"))
         let out = try doubles(AudioConverter(from: src.format, to: dst, options: o).convert(src))
         XCTAssertEqual(out, [[-0.25, -0.25, 0, 0.5], [0.75, 0.75, 0, 0.125]])
+        // Dropping a channel keeps the others in place (2.1 -> stereo picks FL and FR of three).
+        let three = try buffer(AudioFormat(.s16, sampleRate: 8000, layout: try ChannelLayout(name: "2.1")), floats: [[0.5, -0.25, 0.125], [0.25, 0.75, -1]])
+        let two = try doubles(AudioConverter(from: three.format, to: AudioFormat(.s16, sampleRate: 8000, layout: .stereo)).convert(three))
+        XCTAssertEqual(two, [[0.5, -0.25], [0.25, 0.75]])
         o.channelMix = .matrix([[0.5, 0.5]])
         let mono = try doubles(AudioConverter(from: src.format, to: AudioFormat(.f32, sampleRate: 8000, layout: .mono), options: o).convert(src))
         XCTAssertEqual(mono, [[0.125], [0.4375]])
@@ -238,6 +242,27 @@ final class AudioConverterTests: XCTestCase {
                 XCTAssertEqual(pulled.planes, pushed.planes, "push and pull differ, n=\(n) chunk=\(chunk)")
                 if let r = reference { XCTAssertEqual(pushed.planes, r.planes, "chunk \(chunk) differs, n=\(n)") } else { reference = pushed }
             }
+        }
+    }
+
+    func testPortableLoopsAgreeWithTheAVX2Loops() throws {
+        guard CPUFeatures.avx2FMA else { throw XCTSkip("this processor has no AVX2/FMA: only the portable loops run") }
+        defer { CPUFeatures.useAVX2 = true }
+        for type in [AudioSampleType.f32, .f64] {
+            let src = AudioFormat(type, sampleRate: 44100, layout: .surround51)
+            let dst = AudioFormat(type, sampleRate: 48000, layout: try ChannelLayout(name: "5.0"))
+            let input = try buffer(src, floats: randomSamples(3000, 6))
+            var results: [[[Double]]] = []
+            for avx in [true, false] {
+                CPUFeatures.useAVX2 = avx
+                let a = try doubles(push(AudioConverter(from: src, to: dst), input, chunk: 1000))
+                let b = try doubles(pull(AudioConverter(from: src, to: dst), input, chunk: 7, request: 100))
+                XCTAssertEqual(a, b, "push and pull differ (AVX2 \(avx), \(type))")
+                results.append(a)
+            }
+            XCTAssertEqual(results[0].count, results[1].count)
+            let worst = zip(results[0].joined(), results[1].joined()).map { abs($0 - $1) }.max() ?? 0
+            XCTAssertLessThan(worst, type == .f32 ? 1e-6 : 1e-13, "\(type): the two loops differ by \(worst)")
         }
     }
 

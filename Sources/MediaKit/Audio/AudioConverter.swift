@@ -84,8 +84,9 @@ public final class AudioConverter {
            !(options.dither && floatToInt) {
             return DirectEngine(source, destination, selection: sel)
         }
+        // Computed in f64 when either side has more than 24 bits (s32, f64), else in f32.
         let wide: Set<AudioSampleType> = [.s32, .f64]
-        if options.quality == .high || wide.contains(source.sampleType) || wide.contains(destination.sampleType) {
+        if wide.contains(source.sampleType) || wide.contains(destination.sampleType) {
             return FloatEngine<Double>(source, destination, options, matrix, ratio)
         }
         return FloatEngine<Float>(source, destination, options, matrix, ratio)
@@ -301,6 +302,14 @@ final class DirectEngine: ConverterEngine {
     func push(_ planes: [UnsafeRawPointer], frames n: Int, into out: inout AudioBuffer) {
         guard n > 0 else { return }
         let start = out.grow(n) / dst.bytesPerFrame
+        if !src.isPlanar && !dst.isPlanar && src.channels == dst.channels && selection.enumerated().allSatisfy({ $0.offset == $0.element }) {
+            // Same channels, both interleaved: one run of samples, converted in place order.
+            let ch = dst.channels
+            out.withChannel(0, frame: start) { d, _ in
+                SampleKernels.convert(planes[0], src.sampleType, stride: 1, to: d, dst.sampleType, stride: 1, count: n * ch)
+            }
+            return
+        }
         for (o, k) in selection.enumerated() {
             out.withChannel(o, frame: start) { d, ds in
                 if let k {

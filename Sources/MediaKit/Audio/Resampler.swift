@@ -1,4 +1,25 @@
 import Foundation
+import MediaKitSIMD
+
+/// What the processor offers the resampler.
+enum CPUFeatures {
+    /// AVX2 and FMA (x86-64-v3): the resampler then runs ``AVX2Kernels``. Read once from
+    /// /proc/cpuinfo; `MEDIAKIT_NO_AVX2=1` in the environment turns it off (to test the other path).
+    static let avx2FMA: Bool = {
+        #if arch(x86_64)
+        if ProcessInfo.processInfo.environment["MEDIAKIT_NO_AVX2"] == "1" { return false }
+        guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+              let flags = info.split(separator: "\n").first(where: { $0.hasPrefix("flags") }) else { return false }
+        let set = Set(flags.split(separator: " ").map(String.init))
+        return set.contains("avx2") && set.contains("fma")
+        #else
+        return false
+        #endif
+    }()
+
+    /// Tests turn the AVX2 loops off to check the portable ones (set before converting).
+    nonisolated(unsafe) static var useAVX2 = avx2FMA
+}
 
 /// How hard the resampler works. Every preset is a Kaiser-windowed sinc; they differ in
 /// where the passband ends, where the stopband starts (fractions of the lower rate's Nyquist
@@ -254,7 +275,54 @@ final class TimeStage<T: PCMFloat> {
         let f = filter!
         let up = ratio.up, stepInt = Int64(ratio.down / up), stepFrac = ratio.down % up
         let taps = f.taps, h = f.half
-        for c in 0..<channels {
+        var c = 0
+        if !f.interpolated && CPUFeatures.useAVX2 && (T.self == Float.self || T.self == Double.self) {
+            let start = Int(base - Int64(h - 1) - origin)
+            while c < channels {
+                let pair = c + 1 < channels
+                if T.self == Float.self {
+                    let k = UnsafeRawPointer(f.coefficients).assumingMemoryBound(to: Float.self)
+                    func fl(_ p: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<Float> { UnsafeMutableRawPointer(p).assumingMemoryBound(to: Float.self) }
+                    if pair {
+                        AVX2Kernels.resample2(k, taps: taps, up: up, stepInt: Int(stepInt), stepFrac: stepFrac, fl(buffers[c]), fl(buffers[c + 1]),
+                                              start: start, phase: phase, count: n, into: fl(out[c]), fl(out[c + 1]))
+                    } else {
+                        AVX2Kernels.resample(k, taps: taps, up: up, stepInt: Int(stepInt), stepFrac: stepFrac, fl(buffers[c]),
+                                             start: start, phase: phase, count: n, into: fl(out[c]))
+                    }
+                } else {
+                    let k = UnsafeRawPointer(f.coefficients).assumingMemoryBound(to: Double.self)
+                    func db(_ p: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<Double> { UnsafeMutableRawPointer(p).assumingMemoryBound(to: Double.self) }
+                    if pair {
+                        AVX2Kernels.resample2(k, taps: taps, up: up, stepInt: Int(stepInt), stepFrac: stepFrac, db(buffers[c]), db(buffers[c + 1]),
+                                              start: start, phase: phase, count: n, into: db(out[c]), db(out[c + 1]))
+                    } else {
+                        AVX2Kernels.resample(k, taps: taps, up: up, stepInt: Int(stepInt), stepFrac: stepFrac, db(buffers[c]),
+                                             start: start, phase: phase, count: n, into: db(out[c]))
+                    }
+                }
+                c += pair ? 2 : 1
+            }
+        }
+        if !f.interpolated {
+            // Channels in pairs: each coefficient row is loaded once for two channels.
+            while c + 1 < channels {
+                let x0 = buffers[c], x1 = buffers[c + 1]
+                var b = Int(base - Int64(h - 1) - origin)
+                var p = phase
+                let o0 = out[c], o1 = out[c + 1]
+                let stepI = Int(stepInt)
+                for i in 0..<n {
+                    (o0[i], o1[i]) = T.dot2(f.coefficients + p * taps, x0 + b, x1 + b, taps)
+                    b += stepI
+                    p += stepFrac
+                    if p >= up { p -= up; b += 1 }
+                }
+                c += 2
+            }
+        }
+        while c < channels {
+            defer { c += 1 }
             let x = buffers[c]
             var b = base - Int64(h - 1) - origin   // index in x of the first input the filter reads
             var p = phase
@@ -271,7 +339,7 @@ final class TimeStage<T: PCMFloat> {
                 for i in 0..<n {
                     let q = Int64(p) * phases
                     let row = Int(q / upL)
-                    let frac = T(Double(q % upL) / Double(upL))
+                    let frac = T(double: Double(q % upL) / Double(upL))
                     let a = T.dot(f.coefficients + row * taps, x + Int(b), taps)
                     let z = T.dot(f.coefficients + (row + 1) * taps, x + Int(b), taps)
                     o[i] = a + (z - a) * frac

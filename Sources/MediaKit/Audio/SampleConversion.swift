@@ -51,9 +51,31 @@ public enum AudioSampleConverter {
 protocol PCMFloat: BinaryFloatingPoint, Sendable {
     /// The sum of `a[i] * b[i]` for `i < n` (`n` a multiple of 8).
     static func dot(_ a: UnsafePointer<Self>, _ b: UnsafePointer<Self>, _ n: Int) -> Self
+    /// The sums of `c[i] * x0[i]` and of `c[i] * x1[i]` for `i < n` (`n` a multiple of 8): two
+    /// channels through the same filter phase, each coefficient loaded once.
+    static func dot2(_ c: UnsafePointer<Self>, _ x0: UnsafePointer<Self>, _ x1: UnsafePointer<Self>, _ n: Int) -> (Self, Self)
+    /// 1.5 * 2^(significand bits): `(x + m) - m` rounds `x` to an integer, ties to even, for |x| < m / 3.
+    static var roundingMagic: Self { get }
+    /// The value, integral and within Int32's range, as Int32 (a plain conversion, no generic path).
+    var int32: Int32 { get }
+    /// The value converted from an Int32 (a plain conversion, no generic path).
+    init(int32 v: Int32)
+    /// Plain conversions from and to the two float types.
+    init(float v: Float)
+    init(double v: Double)
+    var float: Float { get }
+    var double: Double { get }
 }
 
 extension Float: PCMFloat {
+    static var roundingMagic: Float { 12_582_912 }
+    @inline(__always) var int32: Int32 { Int32(self) }
+    @inline(__always) init(int32 v: Int32) { self.init(v) }
+    @inline(__always) init(float v: Float) { self.init(v) }
+    @inline(__always) init(double v: Double) { self.init(v) }
+    @inline(__always) var float: Float { Float(self) }
+    @inline(__always) var double: Double { Double(self) }
+
     @inline(__always)
     static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ n: Int) -> Float {
         let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
@@ -74,9 +96,35 @@ extension Float: PCMFloat {
         }
         return ((s0 + s1) + (s2 + s3)).sum()
     }
+
+    @inline(__always)
+    static func dot2(_ c: UnsafePointer<Float>, _ x0: UnsafePointer<Float>, _ x1: UnsafePointer<Float>, _ n: Int) -> (Float, Float) {
+        let rc = UnsafeRawPointer(c), r0 = UnsafeRawPointer(x0), r1 = UnsafeRawPointer(x1)
+        var a0 = SIMD4<Float>(), a1 = SIMD4<Float>(), b0 = SIMD4<Float>(), b1 = SIMD4<Float>()
+        var o = 0
+        let end = n * 4
+        while o < end {
+            let c0 = rc.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+            let c1 = rc.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self)
+            a0 += c0 * r0.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+            a1 += c1 * r0.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self)
+            b0 += c0 * r1.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+            b1 += c1 * r1.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self)
+            o += 32
+        }
+        return ((a0 + a1).sum(), (b0 + b1).sum())
+    }
 }
 
 extension Double: PCMFloat {
+    static var roundingMagic: Double { 6_755_399_441_055_744 }
+    @inline(__always) var int32: Int32 { Int32(self) }
+    @inline(__always) init(int32 v: Int32) { self.init(v) }
+    @inline(__always) init(float v: Float) { self.init(v) }
+    @inline(__always) init(double v: Double) { self.init(v) }
+    @inline(__always) var float: Float { Float(self) }
+    @inline(__always) var double: Double { Double(self) }
+
     @inline(__always)
     static func dot(_ a: UnsafePointer<Double>, _ b: UnsafePointer<Double>, _ n: Int) -> Double {
         let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
@@ -91,6 +139,24 @@ extension Double: PCMFloat {
             i += 8
         }
         return ((s0 + s1) + (s2 + s3)).sum()
+    }
+
+    @inline(__always)
+    static func dot2(_ c: UnsafePointer<Double>, _ x0: UnsafePointer<Double>, _ x1: UnsafePointer<Double>, _ n: Int) -> (Double, Double) {
+        let rc = UnsafeRawPointer(c), r0 = UnsafeRawPointer(x0), r1 = UnsafeRawPointer(x1)
+        var a0 = SIMD2<Double>(), a1 = SIMD2<Double>(), b0 = SIMD2<Double>(), b1 = SIMD2<Double>()
+        var o = 0
+        let end = n * 8
+        while o < end {
+            let c0 = rc.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
+            let c1 = rc.loadUnaligned(fromByteOffset: o + 16, as: SIMD2<Double>.self)
+            a0 += c0 * r0.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
+            a1 += c1 * r0.loadUnaligned(fromByteOffset: o + 16, as: SIMD2<Double>.self)
+            b0 += c0 * r1.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
+            b1 += c1 * r1.loadUnaligned(fromByteOffset: o + 16, as: SIMD2<Double>.self)
+            o += 32
+        }
+        return ((a0 + a1).sum(), (b0 + b1).sum())
     }
 }
 
@@ -110,7 +176,7 @@ struct TPDFDither: Sendable {
         state ^= state << 25
         state ^= state >> 27
         let r = state &* 0x2545_F491_4F6C_DD1D
-        let a = T(Int32(truncatingIfNeeded: r >> 40)), b = T(Int32(truncatingIfNeeded: (r >> 16) & 0xFF_FFFF))
+        let a = T(int32: Int32(truncatingIfNeeded: r >> 40)), b = T(int32: Int32(truncatingIfNeeded: (r >> 16) & 0xFF_FFFF))
         return (a - b) * T(1.0 / 16_777_216.0)
     }
 }
@@ -200,29 +266,29 @@ enum SampleKernels {
                 UnsafeMutableRawPointer(dst).copyMemory(from: src, byteCount: 4 * count)
                 return
             }
-            for i in 0..<count { dst[i * ds] = T(s[i * ss]) }
+            for i in 0..<count { dst[i * ds] = T(float: s[i * ss]) }
         case .f64:
             let s = src.assumingMemoryBound(to: Double.self)
-            for i in 0..<count { dst[i * ds] = T(s[i * ss]) }
+            for i in 0..<count { dst[i * ds] = T(double: s[i * ss]) }
         case .s16:
             let s = src.assumingMemoryBound(to: Int16.self)
             let k = T(1.0 / 32768.0)
             if ss == 1 && ds == 1 {
-                for i in 0..<count { dst[i] = T(s[i]) * k }
+                for i in 0..<count { dst[i] = T(int32: Int32(s[i])) * k }
             } else {
-                for i in 0..<count { dst[i * ds] = T(s[i * ss]) * k }
+                for i in 0..<count { dst[i * ds] = T(int32: Int32(s[i * ss])) * k }
             }
         case .s32:
             let s = src.assumingMemoryBound(to: Int32.self)
             let k = T(1.0 / 2_147_483_648.0)
-            for i in 0..<count { dst[i * ds] = T(s[i * ss]) * k }
+            for i in 0..<count { dst[i * ds] = T(int32: s[i * ss]) * k }
         case .u8:
             let s = src.assumingMemoryBound(to: UInt8.self)
             let k = T(1.0 / 128.0)
-            for i in 0..<count { dst[i * ds] = T(Int32(s[i * ss]) - 0x80) * k }
+            for i in 0..<count { dst[i * ds] = T(int32: Int32(s[i * ss]) - 0x80) * k }
         case .s24:
             let k = T(1.0 / 2_147_483_648.0)
-            for i in 0..<count { dst[i * ds] = T(readInt(src, .s24, i * ss)) * k }
+            for i in 0..<count { dst[i * ds] = T(int32: readInt(src, .s24, i * ss)) * k }
         }
     }
 
@@ -239,10 +305,10 @@ enum SampleKernels {
                 dst.copyMemory(from: UnsafeRawPointer(src), byteCount: 4 * count)
                 return
             }
-            for i in 0..<count { d[i * ds] = Float(src[i * ss]) }
+            for i in 0..<count { d[i * ds] = src[i * ss].float }
         case .f64:
             let d = dst.assumingMemoryBound(to: Double.self)
-            for i in 0..<count { d[i * ds] = Double(src[i * ss]) }
+            for i in 0..<count { d[i * ds] = src[i * ss].double }
         case .s16:
             let d = dst.assumingMemoryBound(to: Int16.self)
             if dither != nil {
@@ -253,7 +319,7 @@ enum SampleKernels {
                 for i in 0..<count { d[i * ds] = clip16(src[i * ss] * 32768) }
             }
         case .s32, .s24:
-            let scale: T = dt == .s24 ? 2_147_483_648 : 2_147_483_648
+            let scale: T = 2_147_483_648
             let lsb: T = dt == .s24 ? 256 : 1
             for i in 0..<count {
                 var v = src[i * ss] * scale
@@ -266,20 +332,22 @@ enum SampleKernels {
                 var v = src[i * ss] * 128
                 if dither != nil { v += dither!.next() }
                 let r = v.rounded(.toNearestOrEven) + 128
-                d[i * ds] = r > 0 ? (r < 255 ? UInt8(r) : 255) : 0
+                d[i * ds] = r > 0 ? (r < 255 ? UInt8(truncatingIfNeeded: r.int32) : 255) : 0
             }
         }
     }
 
+    /// `clip(rint(v))` to Int16: clipped first (NaN to the lowest value), then rounded to
+    /// nearest even by the magic-number addition (no library call).
     @inline(__always)
     static func clip16<T: PCMFloat>(_ v: T) -> Int16 {
-        let r = v.rounded(.toNearestOrEven)
-        return r > -32768 ? (r < 32767 ? Int16(r) : 32767) : -32768
+        let c: T = v > -32768 ? (v < 32767 ? v : 32767) : -32768
+        return Int16(truncatingIfNeeded: ((c + T.roundingMagic) - T.roundingMagic).int32)
     }
 
     @inline(__always)
     static func clip32<T: PCMFloat>(_ v: T) -> Int32 {
         let r = v.rounded(.toNearestOrEven)
-        return r > -2_147_483_648 ? (r < 2_147_483_647 ? Int32(r) : Int32.max) : Int32.min
+        return r > -2_147_483_648 ? (r < 2_147_483_647 ? r.int32 : Int32.max) : Int32.min
     }
 }
