@@ -58,6 +58,8 @@ protocol PCMFloat: BinaryFloatingPoint, Sendable {
     static var roundingMagic: Self { get }
     /// The value, integral and within Int32's range, as Int32 (a plain conversion, no generic path).
     var int32: Int32 { get }
+    /// The low 32 bits of the value's bit pattern (after adding ``roundingMagic``: the integer).
+    var lowBits: Int32 { get }
     /// The value converted from an Int32 (a plain conversion, no generic path).
     init(int32 v: Int32)
     /// Plain conversions from and to the two float types.
@@ -70,6 +72,7 @@ protocol PCMFloat: BinaryFloatingPoint, Sendable {
 extension Float: PCMFloat {
     static var roundingMagic: Float { 12_582_912 }
     @inline(__always) var int32: Int32 { Int32(self) }
+    @inline(__always) var lowBits: Int32 { Int32(truncatingIfNeeded: bitPattern) }
     @inline(__always) init(int32 v: Int32) { self.init(v) }
     @inline(__always) init(float v: Float) { self.init(v) }
     @inline(__always) init(double v: Double) { self.init(v) }
@@ -119,6 +122,7 @@ extension Float: PCMFloat {
 extension Double: PCMFloat {
     static var roundingMagic: Double { 6_755_399_441_055_744 }
     @inline(__always) var int32: Int32 { Int32(self) }
+    @inline(__always) var lowBits: Int32 { Int32(truncatingIfNeeded: bitPattern) }
     @inline(__always) init(int32 v: Int32) { self.init(v) }
     @inline(__always) init(float v: Float) { self.init(v) }
     @inline(__always) init(double v: Double) { self.init(v) }
@@ -338,11 +342,12 @@ enum SampleKernels {
     }
 
     /// `clip(rint(v))` to Int16: clipped first (NaN to the lowest value), then rounded to
-    /// nearest even by the magic-number addition (no library call).
+    /// nearest even by adding the magic number, whose sum holds the integer in its low
+    /// significand bits (no conversion instruction, no library call: the loop vectorises).
     @inline(__always)
     static func clip16<T: PCMFloat>(_ v: T) -> Int16 {
         let c: T = v > -32768 ? (v < 32767 ? v : 32767) : -32768
-        return Int16(truncatingIfNeeded: ((c + T.roundingMagic) - T.roundingMagic).int32)
+        return Int16(truncatingIfNeeded: (c + T.roundingMagic).lowBits)
     }
 
     @inline(__always)
