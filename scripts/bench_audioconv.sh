@@ -138,7 +138,8 @@ trap 'rm -f "$SECTION"' EXIT
     echo "\`$(q "${GEN_CMD[@]}" "$IN")\`, and its s16 copy \`$IN16\` by \`$(q "${GEN16_CMD[@]}" "$IN16")\`."
     echo "Method: each command $RUNS times, pairs alternating, under GNU time after \`sync\`, writing the same"
     echo "path in \`$OUT/\`; the median is shown. \"converter alone\" is the time mk-audioconv spent inside"
-    echo "AudioConverter (its \`--time\` line; the rest is reading and writing); the GB/s figures count output bytes."
+    echo "AudioConverter (its \`--time\` line; the rest is reading and writing); the GB/s figures count output bytes"
+    echo "converted in 64k-frame buffers that mk-audioconv reuses (so they stay in cache)."
     echo "Untimed checks: the sample-format outputs against ffmpeg's (cmp); the resampled lengths against"
     echo "round(N * 48000 / 44100). On processors with AVX2 and FMA the resampler runs its AVX2 loops."
     echo
