@@ -188,6 +188,14 @@ final class AudioConverterTests: XCTestCase {
         XCTAssertTrue(message { try conv.convert(AudioBuffer(empty: AudioFormat(.s16, sampleRate: 48000, layout: .stereo))) }.contains("the converter takes"))
         XCTAssertTrue(message { try AudioBuffer(format: good, frames: 10, planes: [[0, 0]]) }.contains("need 80"))
         XCTAssertTrue(message { try AudioConverter(from: AudioFormat(.f32, sampleRate: 48000, layout: ChannelLayout([.lowFrequency])), to: good) }.contains("cannot be mixed automatically"))
+        XCTAssertTrue(message { try AudioConverter(from: AudioFormat(.f32, sampleRate: 6_000_000, layout: .stereo), to: AudioFormat(.f32, sampleRate: 1, layout: .stereo)) }.contains("above the"))
+        XCTAssertTrue(message { try AudioConverter(from: AudioFormat(.f32, sampleRate: 7_000_000, layout: .stereo), to: good) }.contains("limit"))
+        // A huge trailing cut holds input back, but allocates nothing up front or at the flush.
+        o = AudioConverter.Options()
+        o.primeTrailing = 1 << 40
+        let held = try! AudioConverter(from: good, to: AudioFormat(.f32, sampleRate: 44100, layout: .stereo), options: o)
+        XCTAssertEqual(try! held.convert(buffer(good, floats: randomSamples(100, 2))).frames, 0)
+        XCTAssertEqual(held.flush().frames, 0)
     }
 
     // MARK: lengths, push and pull

@@ -59,13 +59,20 @@ public final class AudioConverter {
     /// A converter from `source` to `destination`.
     /// - Throws: ``MediaError``: `.invalidArgument` for a rate or channel count that is zero or
     ///   negative, a channel map or matrix of the wrong shape, negative priming; `.limit` for
-    ///   rates or counts above the limits; `.unsupported` when the automatic mix cannot place a
-    ///   source channel.
+    ///   rates or counts above the limits, or a rate pair whose filter would be too large (such
+    ///   as 6 MHz to 1 Hz); `.unsupported` when the automatic mix cannot place a source channel.
     public init(from source: AudioFormat, to destination: AudioFormat, options: Options = Options()) throws {
         try source.validate(role: "source")
         try destination.validate(role: "destination")
         guard options.primeLeading >= 0, options.primeTrailing >= 0 else {
             throw MediaError(.invalidArgument, "priming frames must not be negative (leading \(options.primeLeading), trailing \(options.primeTrailing))")
+        }
+        let ratio = RateRatio(from: source.sampleRate, to: destination.sampleRate)
+        if !ratio.isIdentity {
+            let shape = PolyphaseFilter<Float>.shape(ratio, options.quality)
+            guard shape.rows * shape.taps <= PolyphaseFilter<Float>.maxCoefficients else {
+                throw MediaError(.limit, "resampling \(source.sampleRate) Hz to \(destination.sampleRate) Hz needs a filter of \(shape.rows) x \(shape.taps) coefficients, above the \(PolyphaseFilter<Float>.maxCoefficients) limit; convert in steps")
+            }
         }
         let matrix = try ChannelMatrix(options.channelMix, from: source.layout, to: destination.layout, dstType: destination.sampleType)
         self.source = source

@@ -89,23 +89,36 @@ struct PolyphaseFilter<T: PCMFloat> {
     /// The largest exact table (phases); beyond it, 2048 phases are interpolated.
     static var maxExactPhases: Int { 4096 }
 
+    /// The most coefficients a filter may have (32 MiB of f32): bounds the memory a rate pair can ask for.
+    static var maxCoefficients: Int { 1 << 23 }
+
+    /// Half length, taps, rows and whether rows are interpolated, for a ratio and preset.
+    static func shape(_ ratio: RateRatio, _ quality: ResampleQuality) -> (half: Int, taps: Int, phases: Int, rows: Int, interpolated: Bool) {
+        let (pass, stop, att) = quality.design
+        // Kaiser's formula: the order from the attenuation and the transition width (in cycles
+        // per sample of the lower rate); r, the lower rate's Nyquist as a fraction of the
+        // input's, stretches it in input frames.
+        let order = (att - 7.95) / (14.357 * (stop - pass) / 2)
+        let r = min(1.0, Double(ratio.up) / Double(ratio.down))
+        // Half the length, to the nearest multiple of 4, so that the taps fill whole 8-lane steps.
+        let h = max(4, Int(min(1e9, (order / 2 / r / 4).rounded())) * 4)
+        let interpolated = ratio.up > maxExactPhases
+        let phases = interpolated ? 2048 : ratio.up
+        return (h, 2 * h, phases, interpolated ? phases + 1 : phases, interpolated)
+    }
+
     init(ratio: RateRatio, quality: ResampleQuality) {
         let (pass, stop, att) = quality.design
-        // Kaiser's formulas: beta from the attenuation, order from the transition width
-        // (in cycles per sample of the lower rate).
         let beta = att > 50 ? 0.1102 * (att - 8.7) : 0.5842 * pow(att - 21, 0.4) + 0.07886 * (att - 21)
-        let transition = (stop - pass) / 2
-        let order = (att - 7.95) / (14.357 * transition)
-        // r: the lower rate's Nyquist as a fraction of the input's; lengths scale by 1/r in input frames.
         let r = min(1.0, Double(ratio.up) / Double(ratio.down))
         let cutoff = r * (pass + stop) / 2
-        // Half the length, to the nearest multiple of 4, so that the taps fill whole 8-lane steps.
-        let h = max(4, Int((order / 2 / r / 4).rounded()) * 4)
+        let shape = Self.shape(ratio, quality)
+        let h = shape.half
         half = h
-        taps = 2 * h
-        interpolated = ratio.up > Self.maxExactPhases
-        phases = interpolated ? 2048 : ratio.up
-        let rows = interpolated ? phases + 1 : phases
+        taps = shape.taps
+        interpolated = shape.interpolated
+        phases = shape.phases
+        let rows = shape.rows
         var table = [T](repeating: 0, count: rows * taps)
         let i0beta = Self.besselI0(beta)
         for p in 0..<rows {
@@ -239,7 +252,8 @@ final class TimeStage<T: PCMFloat> {
     func finish() {
         guard !ended else { return }
         ended = true
-        let pad = Int(hold) + (filter?.taps ?? 0) + 8
+        // Silence after the end, as far as the last output's filter reaches.
+        let pad = (filter?.half ?? 0) + (filter?.taps ?? 0) + 8
         let ptrs = reserve(pad)
         for p in ptrs { p.update(repeating: 0, count: pad) }
         count += pad
