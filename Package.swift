@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "mk-probe", targets: ["MKProbe"]),
         .executable(name: "mk-decode", targets: ["MKDecode"]),
         .executable(name: "mk-remux", targets: ["MKRemux"]),
+        .executable(name: "mk-audioconv", targets: ["MKAudioConv"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -24,9 +25,16 @@ let package = Package(
     targets: [
         // The plugin ABI header, exposed to Swift as a module.
         .target(name: "CMediaKitPlugin", path: "Sources/CMediaKitPlugin"),
+        // The resampler's inner loops built for Haswell (x86-64 with AVX2 and FMA); MediaKit calls them only
+        // on processors that have both (see Audio/Resampler.swift).
+        .target(
+            name: "MediaKitSIMD",
+            path: "Sources/MediaKitSIMD",
+            swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]
+        ),
         .target(
             name: "MediaKit",
-            dependencies: ["CMediaKitPlugin"],
+            dependencies: ["CMediaKitPlugin", "MediaKitSIMD"],
             path: "Sources/MediaKit",
             linkerSettings: [.linkedLibrary("dl")]
         ),
@@ -113,6 +121,11 @@ let package = Package(
             name: "MKRemux",
             dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Samples/remux"
+        ),
+        .executableTarget(
+            name: "MKAudioConv",
+            dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/audioconv"
         ),
         .testTarget(
             name: "MediaKitTests",

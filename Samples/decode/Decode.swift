@@ -40,8 +40,17 @@ struct Decode: ParsableCommand {
     @Option(help: "Raw video layout: nv12 (default), i420, or yuv420p10le. Pictures in other formats (10-bit, 4:4:4, 4:2:2, full range) are converted as ffmpeg's -pix_fmt converts them (the FFmpeg plugin's libswscale).")
     var pixelFormat: RawPictureFormat = .nv12
 
-    @Option(help: "PCM sample format: s16 (default, little-endian) or f32.")
-    var sampleFormat: PCMFormat = .s16
+    @Option(help: "PCM sample format: u8, s16 (default), s24, s32, f32 or f64 (little-endian, interleaved; ffmpeg's flt and dbl are accepted).")
+    var sampleFormat: String = "s16"
+
+    @Option(help: "Resample the audio to this rate (band-limited, see --resample-quality).")
+    var sampleRate: Int?
+
+    @Option(help: "Mix the audio to these channels: a count (FFmpeg's default layout for it) or a layout name (mono, stereo, 2.1, quad, 5.0, 5.1, 7.1 ...), mixed as ffmpeg -ac mixes.")
+    var channels: String?
+
+    @Option(help: "Resampler preset with --sample-rate: low, medium (default) or high.")
+    var resampleQuality: String = "medium"
 
     @Flag(help: "Write the audio as a WAV file instead of raw PCM.")
     var wav = false
@@ -100,7 +109,22 @@ struct Decode: ParsableCommand {
             }
         }
         options.pixelFormat = pixelFormat
-        options.sampleFormat = sampleFormat
+        guard let type = AudioSampleType(name: sampleFormat) else {
+            throw MediaError(.invalidArgument, "unknown sample format \"\(sampleFormat)\": give u8, s16, s24, s32, f32 or f64")
+        }
+        options.sampleType = type
+        options.sampleFormat = type == .f32 ? .f32 : .s16
+        if let r = sampleRate {
+            guard r > 0 && r <= AudioFormat.maxSampleRate else {
+                throw MediaError(.invalidArgument, "--sample-rate \(r) is out of range (1 to \(AudioFormat.maxSampleRate))")
+            }
+            options.sampleRate = r
+        }
+        options.channelLayout = try channels.map { try ChannelLayout(name: $0) }
+        guard let q = ResampleQuality(rawValue: resampleQuality) else {
+            throw MediaError(.invalidArgument, "unknown --resample-quality \"\(resampleQuality)\": give low, medium or high")
+        }
+        options.resampleQuality = q
         options.wav = wav
         options.y4m = y4m
         options.trim = noTrim ? .none : trim
@@ -121,7 +145,7 @@ struct Decode: ParsableCommand {
             print("  play: \(commands[next])"); next += 1
         }
         if let a = result.audio {
-            print("audio: \(a.samples) samples, \(a.sampleRate) Hz, \(a.channels) ch, \(sampleFormat.rawValue)\(wav ? " wav" : "") -> \(a.path)")
+            print("audio: \(a.samples) samples, \(a.sampleRate) Hz, \(a.channels) ch, \(type.rawValue)\(wav ? " wav" : "") -> \(a.path)")
             print("  play: \(commands[next])")
         }
         return !result.warnings.isEmpty
@@ -151,5 +175,4 @@ final class Progress {
 }
 
 extension RawPictureFormat: ExpressibleByArgument {}
-extension PCMFormat: ExpressibleByArgument {}
 extension TrimMode: ExpressibleByArgument {}

@@ -6,89 +6,353 @@ public enum PCMFormat: String, Sendable, CaseIterable {
     case f32
 
     /// Bytes per sample of one channel.
-    public var bytesPerSample: Int { self == .s16 ? 2 : 4 }
+    public var bytesPerSample: Int { sampleType.bytesPerSample }
+
+    /// The sample type written.
+    public var sampleType: AudioSampleType { self == .s16 ? .s16 : .f32 }
 }
 
 /// Converts decoded audio frames (any ``SampleFormat``, planar or interleaved)
-/// to interleaved ``PCMFormat`` bytes.
+/// to interleaved PCM bytes, sample for sample (no mixing, no resampling: see ``AudioConverter``).
 ///
-/// Float to 16-bit conversion rounds to nearest (ties to even) and clips, as
-/// libswresample does: `clip(lrintf(x * 32768))`.
+/// Conversions are libswresample's (`audioconvert.c`): integer to integer by shifting,
+/// integer to float by scaling (s16: `x / 32768`), float to integer rounded to nearest
+/// (ties to even) and clipped (s16: `clip(lrintf(x * 32768))`).
 public enum AudioSampleConverter {
     /// Appends samples `[from, from + count)` of `frame`, converted, to `output`.
     public static func append(_ frame: Frame, from: Int = 0, count: Int? = nil, as format: PCMFormat, to output: inout [UInt8]) {
+        append(frame, from: from, count: count, as: format.sampleType, to: &output)
+    }
+
+    /// Appends samples `[from, from + count)` of `frame`, converted to interleaved `type`, to `output`.
+    public static func append(_ frame: Frame, from: Int = 0, count: Int? = nil, as type: AudioSampleType, to output: inout [UInt8]) {
         guard let src = frame.sampleFormat, frame.channels > 0 else { return }
         let channels = frame.channels
         let n = max(0, min(count ?? frame.sampleCount - from, frame.sampleCount - from))
         if n == 0 { return }
         let start = output.count
-        let bytes = n * channels * format.bytesPerSample
-        output.reserveCapacity(start + bytes)
-        output.append(contentsOf: repeatElement(0, count: bytes))
+        output.append(contentsOf: repeatElement(0, count: n * channels * type.bytesPerSample))
+        let st = AudioSampleType(src)
         withExtendedLifetime(frame.storage) {
             output.withUnsafeMutableBytes { out in
                 let dst = out.baseAddress! + start
                 for c in 0..<channels {
                     let plane = src.isPlanar ? frame.planes[c].base : frame.planes[0].base
-                    let step = src.isPlanar ? 1 : channels
-                    let first = (src.isPlanar ? from : from * channels + c)
-                    switch format {
-                    case .s16:
-                        let d = dst.assumingMemoryBound(to: Int16.self) + c
-                        convert(plane, src, first: first, step: step, count: n) { i, v in d[i * channels] = v.littleEndian }
-                    case .f32:
-                        let d = dst.assumingMemoryBound(to: UInt32.self) + c
-                        convertFloat(plane, src, first: first, step: step, count: n) { i, v in d[i * channels] = v.bitPattern.littleEndian }
-                    }
+                    let first = src.isPlanar ? from : from * channels + c
+                    SampleKernels.convert(plane + first * st.bytesPerSample, st, stride: src.isPlanar ? 1 : channels,
+                                          to: dst + c * type.bytesPerSample, type, stride: channels, count: n)
                 }
             }
         }
     }
+}
+
+/// The float types the converter computes in.
+protocol PCMFloat: BinaryFloatingPoint, Sendable {
+    /// The sum of `a[i] * b[i]` for `i < n` (`n` a multiple of 8).
+    static func dot(_ a: UnsafePointer<Self>, _ b: UnsafePointer<Self>, _ n: Int) -> Self
+    /// The sums of `c[i] * x0[i]` and of `c[i] * x1[i]` for `i < n` (`n` a multiple of 8): two
+    /// channels through the same filter phase, each coefficient loaded once.
+    static func dot2(_ c: UnsafePointer<Self>, _ x0: UnsafePointer<Self>, _ x1: UnsafePointer<Self>, _ n: Int) -> (Self, Self)
+    /// 1.5 * 2^(significand bits): `(x + m) - m` rounds `x` to an integer, ties to even, for |x| < m / 3.
+    static var roundingMagic: Self { get }
+    /// The value, integral and within Int32's range, as Int32 (a plain conversion, no generic path).
+    var int32: Int32 { get }
+    /// The low 32 bits of the value's bit pattern (after adding ``roundingMagic``: the integer).
+    var lowBits: Int32 { get }
+    /// The value converted from an Int32 (a plain conversion, no generic path).
+    init(int32 v: Int32)
+    /// Plain conversions from and to the two float types.
+    init(float v: Float)
+    init(double v: Double)
+    var float: Float { get }
+    var double: Double { get }
+}
+
+extension Float: PCMFloat {
+    static var roundingMagic: Float { 12_582_912 }
+    @inline(__always) var int32: Int32 { Int32(self) }
+    @inline(__always) var lowBits: Int32 { Int32(truncatingIfNeeded: bitPattern) }
+    @inline(__always) init(int32 v: Int32) { self.init(v) }
+    @inline(__always) init(float v: Float) { self.init(v) }
+    @inline(__always) init(double v: Double) { self.init(v) }
+    @inline(__always) var float: Float { Float(self) }
+    @inline(__always) var double: Double { Double(self) }
 
     @inline(__always)
-    private static func convert(_ p: UnsafeRawPointer, _ f: SampleFormat, first: Int, step: Int, count: Int, _ put: (Int, Int16) -> Void) {
-        switch f {
-        case .s16, .s16Planar:
-            let s = p.assumingMemoryBound(to: Int16.self)
-            for i in 0..<count { put(i, s[first + i * step]) }
-        case .f32, .f32Planar:
-            let s = p.assumingMemoryBound(to: Float.self)
-            for i in 0..<count { put(i, clip16((s[first + i * step] * 32768).rounded(.toNearestOrEven))) }
-        case .f64, .f64Planar:
-            let s = p.assumingMemoryBound(to: Double.self)
-            for i in 0..<count { put(i, clip16(Float((s[first + i * step] * 32768).rounded(.toNearestOrEven)))) }
-        case .s32, .s32Planar:
-            let s = p.assumingMemoryBound(to: Int32.self)
-            for i in 0..<count { put(i, Int16(truncatingIfNeeded: s[first + i * step] >> 16)) }
-        case .u8, .u8Planar:
-            let s = p.assumingMemoryBound(to: UInt8.self)
-            for i in 0..<count { put(i, Int16(Int(s[first + i * step]) - 128) << 8) }
+    static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ n: Int) -> Float {
+        let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
+        var s0 = SIMD4<Float>(), s1 = SIMD4<Float>(), s2 = SIMD4<Float>(), s3 = SIMD4<Float>()
+        var i = 0
+        while i + 16 <= n {
+            let o = i * 4
+            s0 += ra.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self) * rb.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+            s1 += ra.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self) * rb.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self)
+            s2 += ra.loadUnaligned(fromByteOffset: o + 32, as: SIMD4<Float>.self) * rb.loadUnaligned(fromByteOffset: o + 32, as: SIMD4<Float>.self)
+            s3 += ra.loadUnaligned(fromByteOffset: o + 48, as: SIMD4<Float>.self) * rb.loadUnaligned(fromByteOffset: o + 48, as: SIMD4<Float>.self)
+            i += 16
         }
+        if i < n {
+            let o = i * 4
+            s0 += ra.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self) * rb.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+            s1 += ra.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self) * rb.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self)
+        }
+        return ((s0 + s1) + (s2 + s3)).sum()
     }
 
     @inline(__always)
-    private static func convertFloat(_ p: UnsafeRawPointer, _ f: SampleFormat, first: Int, step: Int, count: Int, _ put: (Int, Float) -> Void) {
-        switch f {
-        case .f32, .f32Planar:
-            let s = p.assumingMemoryBound(to: Float.self)
-            for i in 0..<count { put(i, s[first + i * step]) }
-        case .f64, .f64Planar:
-            let s = p.assumingMemoryBound(to: Double.self)
-            for i in 0..<count { put(i, Float(s[first + i * step])) }
-        case .s16, .s16Planar:
-            let s = p.assumingMemoryBound(to: Int16.self)
-            for i in 0..<count { put(i, Float(s[first + i * step]) * (1.0 / 32768)) }
-        case .s32, .s32Planar:
-            let s = p.assumingMemoryBound(to: Int32.self)
-            for i in 0..<count { put(i, Float(s[first + i * step]) * (1.0 / 2147483648)) }
-        case .u8, .u8Planar:
-            let s = p.assumingMemoryBound(to: UInt8.self)
-            for i in 0..<count { put(i, Float(Int(s[first + i * step]) - 128) * (1.0 / 128)) }
+    static func dot2(_ c: UnsafePointer<Float>, _ x0: UnsafePointer<Float>, _ x1: UnsafePointer<Float>, _ n: Int) -> (Float, Float) {
+        let rc = UnsafeRawPointer(c), r0 = UnsafeRawPointer(x0), r1 = UnsafeRawPointer(x1)
+        var a0 = SIMD4<Float>(), a1 = SIMD4<Float>(), b0 = SIMD4<Float>(), b1 = SIMD4<Float>()
+        var o = 0
+        let end = n * 4
+        while o < end {
+            let c0 = rc.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+            let c1 = rc.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self)
+            a0 += c0 * r0.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+            a1 += c1 * r0.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self)
+            b0 += c0 * r1.loadUnaligned(fromByteOffset: o, as: SIMD4<Float>.self)
+            b1 += c1 * r1.loadUnaligned(fromByteOffset: o + 16, as: SIMD4<Float>.self)
+            o += 32
         }
+        return ((a0 + a1).sum(), (b0 + b1).sum())
+    }
+}
+
+extension Double: PCMFloat {
+    static var roundingMagic: Double { 6_755_399_441_055_744 }
+    @inline(__always) var int32: Int32 { Int32(self) }
+    @inline(__always) var lowBits: Int32 { Int32(truncatingIfNeeded: bitPattern) }
+    @inline(__always) init(int32 v: Int32) { self.init(v) }
+    @inline(__always) init(float v: Float) { self.init(v) }
+    @inline(__always) init(double v: Double) { self.init(v) }
+    @inline(__always) var float: Float { Float(self) }
+    @inline(__always) var double: Double { Double(self) }
+
+    @inline(__always)
+    static func dot(_ a: UnsafePointer<Double>, _ b: UnsafePointer<Double>, _ n: Int) -> Double {
+        let ra = UnsafeRawPointer(a), rb = UnsafeRawPointer(b)
+        var s0 = SIMD2<Double>(), s1 = SIMD2<Double>(), s2 = SIMD2<Double>(), s3 = SIMD2<Double>()
+        var i = 0
+        while i + 8 <= n {
+            let o = i * 8
+            s0 += ra.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self) * rb.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
+            s1 += ra.loadUnaligned(fromByteOffset: o + 16, as: SIMD2<Double>.self) * rb.loadUnaligned(fromByteOffset: o + 16, as: SIMD2<Double>.self)
+            s2 += ra.loadUnaligned(fromByteOffset: o + 32, as: SIMD2<Double>.self) * rb.loadUnaligned(fromByteOffset: o + 32, as: SIMD2<Double>.self)
+            s3 += ra.loadUnaligned(fromByteOffset: o + 48, as: SIMD2<Double>.self) * rb.loadUnaligned(fromByteOffset: o + 48, as: SIMD2<Double>.self)
+            i += 8
+        }
+        return ((s0 + s1) + (s2 + s3)).sum()
     }
 
     @inline(__always)
-    private static func clip16(_ v: Float) -> Int16 {
-        v >= 32767 ? 32767 : (v <= -32768 ? -32768 : Int16(v))
+    static func dot2(_ c: UnsafePointer<Double>, _ x0: UnsafePointer<Double>, _ x1: UnsafePointer<Double>, _ n: Int) -> (Double, Double) {
+        let rc = UnsafeRawPointer(c), r0 = UnsafeRawPointer(x0), r1 = UnsafeRawPointer(x1)
+        var a0 = SIMD2<Double>(), a1 = SIMD2<Double>(), b0 = SIMD2<Double>(), b1 = SIMD2<Double>()
+        var o = 0
+        let end = n * 8
+        while o < end {
+            let c0 = rc.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
+            let c1 = rc.loadUnaligned(fromByteOffset: o + 16, as: SIMD2<Double>.self)
+            a0 += c0 * r0.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
+            a1 += c1 * r0.loadUnaligned(fromByteOffset: o + 16, as: SIMD2<Double>.self)
+            b0 += c0 * r1.loadUnaligned(fromByteOffset: o, as: SIMD2<Double>.self)
+            b1 += c1 * r1.loadUnaligned(fromByteOffset: o + 16, as: SIMD2<Double>.self)
+            o += 32
+        }
+        return ((a0 + a1).sum(), (b0 + b1).sum())
+    }
+}
+
+/// Triangular (TPDF) dither: the difference of two uniform variables, spanning ±1 LSB of the
+/// integer format written. One generator per channel, so the noise does not depend on how the
+/// input was cut into buffers.
+struct TPDFDither: Sendable {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
+
+    /// The next noise value in (-1, 1) LSB.
+    @inline(__always)
+    mutating func next<T: PCMFloat>() -> T {
+        // xorshift64*: two 24-bit uniforms from one step.
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
+        let r = state &* 0x2545_F491_4F6C_DD1D
+        let a = T(int32: Int32(truncatingIfNeeded: r >> 40)), b = T(int32: Int32(truncatingIfNeeded: (r >> 16) & 0xFF_FFFF))
+        return (a - b) * T(1.0 / 16_777_216.0)
+    }
+}
+
+/// The sample loops: libswresample's conversions, on raw memory with strides counted in samples.
+enum SampleKernels {
+    /// Converts `count` samples from `src` (type `st`, every `ss`-th sample) to `dst` (type `dt`,
+    /// every `ds`-th sample), as libswresample converts one format to the other.
+    static func convert(_ src: UnsafeRawPointer, _ st: AudioSampleType, stride ss: Int,
+                        to dst: UnsafeMutableRawPointer, _ dt: AudioSampleType, stride ds: Int, count: Int) {
+        switch (st, dt) {
+        case (_, .f32):
+            load(src, st, stride: ss, into: dst.assumingMemoryBound(to: Float.self), stride: ds, count: count)
+        case (_, .f64):
+            load(src, st, stride: ss, into: dst.assumingMemoryBound(to: Double.self), stride: ds, count: count)
+        case (.f32, _):
+            var none: TPDFDither?
+            store(src.assumingMemoryBound(to: Float.self), stride: ss, to: dst, dt, stride: ds, count: count, dither: &none)
+        case (.f64, _):
+            var none: TPDFDither?
+            store(src.assumingMemoryBound(to: Double.self), stride: ss, to: dst, dt, stride: ds, count: count, dither: &none)
+        default:
+            integerToInteger(src, st, stride: ss, to: dst, dt, stride: ds, count: count)
+        }
+    }
+
+    /// An integer sample as a 32-bit value (u8 and s16 shifted up, s24 shifted up by 8).
+    @inline(__always)
+    static func readInt(_ p: UnsafeRawPointer, _ t: AudioSampleType, _ i: Int) -> Int32 {
+        switch t {
+        case .u8: return (Int32(p.load(fromByteOffset: i, as: UInt8.self)) - 0x80) << 24
+        case .s16: return Int32(Int16(littleEndian: p.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))) << 16
+        case .s24:
+            let b = p + 3 * i
+            let u = UInt32(b.load(as: UInt8.self)) << 8 | UInt32(b.load(fromByteOffset: 1, as: UInt8.self)) << 16
+                | UInt32(b.load(fromByteOffset: 2, as: UInt8.self)) << 24
+            return Int32(bitPattern: u)
+        default: return Int32(littleEndian: p.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self))
+        }
+    }
+
+    /// Writes a 32-bit value as integer type `t` (shifted down: the low bits are dropped, as
+    /// libswresample's `>>` and FFmpeg's 24-bit PCM encoder drop them).
+    @inline(__always)
+    static func writeInt(_ v: Int32, _ p: UnsafeMutableRawPointer, _ t: AudioSampleType, _ i: Int) {
+        switch t {
+        case .u8: p.storeBytes(of: UInt8(truncatingIfNeeded: (v >> 24) + 0x80), toByteOffset: i, as: UInt8.self)
+        case .s16: p.storeBytes(of: Int16(truncatingIfNeeded: v >> 16).littleEndian, toByteOffset: 2 * i, as: Int16.self)
+        case .s24:
+            let u = UInt32(bitPattern: v)
+            p.storeBytes(of: UInt8(truncatingIfNeeded: u >> 8), toByteOffset: 3 * i, as: UInt8.self)
+            p.storeBytes(of: UInt8(truncatingIfNeeded: u >> 16), toByteOffset: 3 * i + 1, as: UInt8.self)
+            p.storeBytes(of: UInt8(truncatingIfNeeded: u >> 24), toByteOffset: 3 * i + 2, as: UInt8.self)
+        default: p.storeBytes(of: v.littleEndian, toByteOffset: 4 * i, as: Int32.self)
+        }
+    }
+
+    static func integerToInteger(_ src: UnsafeRawPointer, _ st: AudioSampleType, stride ss: Int,
+                                 to dst: UnsafeMutableRawPointer, _ dt: AudioSampleType, stride ds: Int, count: Int) {
+        if st == dt {
+            let b = st.bytesPerSample
+            if ss == 1 && ds == 1 { dst.copyMemory(from: src, byteCount: b * count); return }
+            for i in 0..<count { (dst + i * ds * b).copyMemory(from: src + i * ss * b, byteCount: b) }
+            return
+        }
+        if st == .s16 && dt == .s32 {
+            let s = src.assumingMemoryBound(to: Int16.self), d = dst.assumingMemoryBound(to: Int32.self)
+            for i in 0..<count { d[i * ds] = Int32(s[i * ss]) << 16 }
+            return
+        }
+        if st == .s32 && dt == .s16 {
+            let s = src.assumingMemoryBound(to: Int32.self), d = dst.assumingMemoryBound(to: Int16.self)
+            for i in 0..<count { d[i * ds] = Int16(truncatingIfNeeded: s[i * ss] >> 16) }
+            return
+        }
+        for i in 0..<count { writeInt(readInt(src, st, i * ss), dst, dt, i * ds) }
+    }
+
+    /// Reads `count` samples of type `st` as float (integers scaled to [-1, 1): s16 by 1/32768,
+    /// s32 by 1/2^31, as libswresample scales them).
+    static func load<T: PCMFloat>(_ src: UnsafeRawPointer, _ st: AudioSampleType, stride ss: Int,
+                                  into dst: UnsafeMutablePointer<T>, stride ds: Int, count: Int) {
+        switch st {
+        case .f32:
+            let s = src.assumingMemoryBound(to: Float.self)
+            if T.self == Float.self && ss == 1 && ds == 1 {
+                UnsafeMutableRawPointer(dst).copyMemory(from: src, byteCount: 4 * count)
+                return
+            }
+            for i in 0..<count { dst[i * ds] = T(float: s[i * ss]) }
+        case .f64:
+            let s = src.assumingMemoryBound(to: Double.self)
+            for i in 0..<count { dst[i * ds] = T(double: s[i * ss]) }
+        case .s16:
+            let s = src.assumingMemoryBound(to: Int16.self)
+            let k = T(1.0 / 32768.0)
+            if ss == 1 && ds == 1 {
+                for i in 0..<count { dst[i] = T(int32: Int32(s[i])) * k }
+            } else {
+                for i in 0..<count { dst[i * ds] = T(int32: Int32(s[i * ss])) * k }
+            }
+        case .s32:
+            let s = src.assumingMemoryBound(to: Int32.self)
+            let k = T(1.0 / 2_147_483_648.0)
+            for i in 0..<count { dst[i * ds] = T(int32: s[i * ss]) * k }
+        case .u8:
+            let s = src.assumingMemoryBound(to: UInt8.self)
+            let k = T(1.0 / 128.0)
+            for i in 0..<count { dst[i * ds] = T(int32: Int32(s[i * ss]) - 0x80) * k }
+        case .s24:
+            let k = T(1.0 / 2_147_483_648.0)
+            for i in 0..<count { dst[i * ds] = T(int32: readInt(src, .s24, i * ss)) * k }
+        }
+    }
+
+    /// Writes `count` float samples as type `dt`: floats converted, integers as
+    /// `clip(rint(x * 2^(bits-1)))` (u8 offset by 0x80; s24 as s32 shifted down by 8, the way
+    /// FFmpeg writes 24-bit PCM). With `dither`, TPDF noise of ±1 LSB of `dt` is added before
+    /// rounding. NaN becomes the lowest value, as `lrintf` then clipping gives.
+    static func store<T: PCMFloat>(_ src: UnsafePointer<T>, stride ss: Int, to dst: UnsafeMutableRawPointer, _ dt: AudioSampleType,
+                                   stride ds: Int, count: Int, dither: inout TPDFDither?) {
+        switch dt {
+        case .f32:
+            let d = dst.assumingMemoryBound(to: Float.self)
+            if T.self == Float.self && ss == 1 && ds == 1 {
+                dst.copyMemory(from: UnsafeRawPointer(src), byteCount: 4 * count)
+                return
+            }
+            for i in 0..<count { d[i * ds] = src[i * ss].float }
+        case .f64:
+            let d = dst.assumingMemoryBound(to: Double.self)
+            for i in 0..<count { d[i * ds] = src[i * ss].double }
+        case .s16:
+            let d = dst.assumingMemoryBound(to: Int16.self)
+            if dither != nil {
+                for i in 0..<count { d[i * ds] = clip16(src[i * ss] * 32768 + dither!.next()) }
+            } else if ss == 1 && ds == 1 {
+                for i in 0..<count { d[i] = clip16(src[i] * 32768) }
+            } else {
+                for i in 0..<count { d[i * ds] = clip16(src[i * ss] * 32768) }
+            }
+        case .s32, .s24:
+            let scale: T = 2_147_483_648
+            let lsb: T = dt == .s24 ? 256 : 1
+            for i in 0..<count {
+                var v = src[i * ss] * scale
+                if dither != nil { v += lsb * dither!.next() }
+                writeInt(clip32(v), dst, dt, i * ds)
+            }
+        case .u8:
+            let d = dst.assumingMemoryBound(to: UInt8.self)
+            for i in 0..<count {
+                var v = src[i * ss] * 128
+                if dither != nil { v += dither!.next() }
+                let r = v.rounded(.toNearestOrEven) + 128
+                d[i * ds] = r > 0 ? (r < 255 ? UInt8(truncatingIfNeeded: r.int32) : 255) : 0
+            }
+        }
+    }
+
+    /// `clip(rint(v))` to Int16: clipped first (NaN to the lowest value), then rounded to
+    /// nearest even by adding the magic number, whose sum holds the integer in its low
+    /// significand bits (no conversion instruction, no library call: the loop vectorises).
+    @inline(__always)
+    static func clip16<T: PCMFloat>(_ v: T) -> Int16 {
+        let c: T = v > -32768 ? (v < 32767 ? v : 32767) : -32768
+        return Int16(truncatingIfNeeded: (c + T.roundingMagic).lowBits)
+    }
+
+    @inline(__always)
+    static func clip32<T: PCMFloat>(_ v: T) -> Int32 {
+        let r = v.rounded(.toNearestOrEven)
+        return r > -2_147_483_648 ? (r < 2_147_483_647 ? r.int32 : Int32.max) : Int32.min
     }
 }

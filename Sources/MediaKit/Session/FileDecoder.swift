@@ -10,6 +10,18 @@ public struct FileDecodeOptions: Sendable {
     public var pixelFormat: RawPictureFormat = .nv12
     /// PCM layout. Default: ``PCMFormat/s16``.
     public var sampleFormat: PCMFormat = .s16
+    /// PCM sample type, any of ``AudioSampleType`` (overrides ``sampleFormat``). Default: nil.
+    public var sampleType: AudioSampleType?
+    /// Resample the audio to this rate with an ``AudioConverter``. Default: nil (the source's rate).
+    public var sampleRate: Int?
+    /// Mix the audio to these channels (as `ffmpeg -ac` mixes, see ``ChannelMix``). Default:
+    /// nil (the source's channels).
+    public var channelLayout: ChannelLayout?
+    /// Resampler preset when ``sampleRate`` changes the rate. Default: ``ResampleQuality/medium``.
+    public var resampleQuality: ResampleQuality = .medium
+
+    /// The sample type written: ``sampleType``, else ``sampleFormat``'s.
+    public var writtenSampleType: AudioSampleType { sampleType ?? sampleFormat.sampleType }
     /// Write the audio as WAV. Default: false (raw PCM).
     public var wav = false
     /// Write the video as YUV4MPEG2. Default: false (raw frames).
@@ -61,7 +73,8 @@ public struct FileDecodeResult: Sendable {
             if options.wav {
                 out.append("ffplay \(Self.quote(a.path))")
             } else {
-                out.append("ffplay -f \(options.sampleFormat == .s16 ? "s16le" : "f32le") -ar \(a.sampleRate) -ac \(a.channels) \(Self.quote(a.path))")
+                let t = options.writtenSampleType
+                out.append("ffplay -f \(t == .u8 ? "u8" : t.rawValue + "le") -ar \(a.sampleRate) -ac \(a.channels) \(Self.quote(a.path))")
             }
         }
         return out
@@ -127,12 +140,38 @@ public enum FileDecoder {
         demuxer.select(tracks: Set([audio?.track.index, video?.track.index].compactMap { $0 }))
         let total = max(audio?.track.durationSeconds ?? 0, video?.track.durationSeconds ?? 0)
 
+        // With a rate or channel layout asked for, frames go through an AudioConverter to one
+        // fixed output format; a change of the source's format mid-stream drains the converter
+        // and starts another to the same output.
+        let converting = options.sampleRate != nil || options.channelLayout != nil
+        var converter: AudioConverter?
         func writeAudio(_ frame: Frame) throws {
-            if audio!.writer == nil {
-                audio!.writer = try PCMWriter(path: options.audioPath!, format: options.sampleFormat, sampleRate: frame.sampleRate,
-                                              channels: frame.channels, channelMask: frame.channelMask, wav: options.wav)
+            if !converting {
+                if audio!.writer == nil {
+                    audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: options.writtenSampleType, sampleRate: frame.sampleRate,
+                                                  channels: frame.channels, channelMask: frame.channelMask, wav: options.wav)
+                }
+                return try audio!.writer!.write(frame)
             }
-            try audio!.writer!.write(frame)
+            let source = AudioFormat(of: frame)
+            if let c = converter, c.source != source {
+                try audio!.writer!.write(c.flush())
+                converter = nil
+            }
+            if converter == nil {
+                let destination = AudioFormat(options.writtenSampleType, sampleRate: options.sampleRate ?? source.sampleRate,
+                                              layout: options.channelLayout ?? source.layout)
+                var o = AudioConverter.Options()
+                o.quality = options.resampleQuality
+                converter = try AudioConverter(from: source, to: audio!.writer.map { w in
+                    AudioFormat(w.sampleType, sampleRate: w.sampleRate, layout: destination.layout) } ?? destination, options: o)
+                if audio!.writer == nil {
+                    let l = destination.layout
+                    audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: destination.sampleType, sampleRate: destination.sampleRate,
+                                                  channels: l.count, channelMask: l.isMaskOrder ? l.mask : 0, wav: options.wav)
+                }
+            }
+            try audio!.writer!.write(converter!.convert(frame))
         }
         var truncation: MediaError?
         do {
@@ -146,11 +185,12 @@ public enum FileDecoder {
             }
             if video != nil { try video!.session.finish { try video!.writer.write($0) } }
             if audio != nil { try audio!.session.finish(writeAudio) }
+            if let c = converter { try audio!.writer!.write(c.flush()) }
             if audio != nil && audio!.writer == nil {
                 // No samples at all: still leave an (empty) output, as ffmpeg does.
                 let p = audio!.track.parameters
-                audio!.writer = try PCMWriter(path: options.audioPath!, format: options.sampleFormat, sampleRate: p.sampleRate,
-                                              channels: max(1, p.channels), wav: options.wav)
+                audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: options.writtenSampleType, sampleRate: options.sampleRate ?? p.sampleRate,
+                                              channels: options.channelLayout?.count ?? max(1, p.channels), wav: options.wav)
             }
             try video?.writer.finish()
             try audio?.writer?.finish()

@@ -1,0 +1,427 @@
+/// Converts PCM from one ``AudioFormat`` to another: sample type, interleaving, channels
+/// (``ChannelMix``) and sample rate (a band-limited polyphase resampler, ``ResampleQuality``),
+/// in one object, as AudioToolbox's AudioConverter does on Apple platforms.
+///
+/// Two ways to drive it, which give the same samples:
+/// - push: ``convert(_:)-(AudioBuffer)`` with buffers of any size, then ``flush()`` at the end;
+/// - pull: ``fill(frames:input:)``, which asks a callback for input as it needs it.
+///
+/// Timing is exact: output frame `j` is the input at time `primeLeading + j * inRate / outRate`,
+/// and after ``flush()`` the output holds exactly ``outputFrames(forInputFrames:)`` frames,
+/// `round((n - primeLeading - primeTrailing) * outRate / inRate)` for `n` input frames, however
+/// the input was cut. Before the flush, the last ``latency`` input frames wait for the frames
+/// after them.
+///
+/// Sample types convert as libswresample converts them (float to s16: `clip(lrintf(x * 32768))`);
+/// a conversion that neither mixes nor resamples is exact sample for sample (s16 -> s32 -> s16,
+/// planar <-> interleaved, reorderings are lossless). Not thread-safe: one thread at a time.
+public final class AudioConverter {
+    /// How a converter works. Every field has a default.
+    public struct Options: Sendable {
+        /// Resampler preset. Default: ``ResampleQuality/medium``.
+        public var quality: ResampleQuality = .medium
+        /// How output channels are made from input channels. Default: ``ChannelMix/standard``
+        /// (by position, as `ffmpeg -ac` mixes).
+        public var channelMix: ChannelMix = .standard
+        /// Add triangular (TPDF) dither of ±1 LSB before rounding float to an integer type.
+        /// Default: false (plain rounding, as libswresample).
+        public var dither = false
+        /// Input frames dropped at the start (an encoder's priming, `kAudioConverterPrimeInfo`
+        /// `leadingFrames`); they still feed the filter as history. Default: 0.
+        public var primeLeading = 0
+        /// Input frames dropped at the end (an encoder's remainder padding); they still feed the
+        /// filter. Default: 0.
+        public var primeTrailing = 0
+        /// Options with every default.
+        public init() {}
+    }
+
+    /// The input format.
+    public let source: AudioFormat
+    /// The output format.
+    public let destination: AudioFormat
+    /// The options in force.
+    public let options: Options
+    /// The mixing matrix used, `[output channel][input channel]`.
+    public let mixMatrix: [[Double]]
+
+    private let matrix: ChannelMatrix
+    private var engine: any ConverterEngine
+    private var pending: AudioBuffer
+    private var pullEnded = false
+    private var flushed = false
+
+    /// Input frames given so far.
+    public private(set) var inputFrames: Int64 = 0
+    /// Output frames returned so far (push and pull).
+    public private(set) var outputFrames: Int64 = 0
+
+    /// A converter from `source` to `destination`.
+    /// - Throws: ``MediaError``: `.invalidArgument` for a rate or channel count that is zero or
+    ///   negative, a channel map or matrix of the wrong shape, negative priming; `.limit` for
+    ///   rates or counts above the limits, or a rate pair whose filter would be too large (such
+    ///   as 6 MHz to 1 Hz); `.unsupported` when the automatic mix cannot place a source channel.
+    public init(from source: AudioFormat, to destination: AudioFormat, options: Options = Options()) throws {
+        try source.validate(role: "source")
+        try destination.validate(role: "destination")
+        guard options.primeLeading >= 0, options.primeTrailing >= 0 else {
+            throw MediaError(.invalidArgument, "priming frames must not be negative (leading \(options.primeLeading), trailing \(options.primeTrailing))")
+        }
+        let ratio = RateRatio(from: source.sampleRate, to: destination.sampleRate)
+        if !ratio.isIdentity {
+            let shape = PolyphaseFilter<Float>.shape(ratio, options.quality)
+            guard shape.rows * shape.taps <= PolyphaseFilter<Float>.maxCoefficients else {
+                throw MediaError(.limit, "resampling \(source.sampleRate) Hz to \(destination.sampleRate) Hz needs a filter of \(shape.rows) x \(shape.taps) coefficients, above the \(PolyphaseFilter<Float>.maxCoefficients) limit; convert in steps")
+            }
+        }
+        let matrix = try ChannelMatrix(options.channelMix, from: source.layout, to: destination.layout, dstType: destination.sampleType)
+        self.source = source
+        self.destination = destination
+        self.options = options
+        self.matrix = matrix
+        mixMatrix = matrix.coefficients
+        pending = AudioBuffer(empty: destination)
+        engine = Self.makeEngine(source, destination, options, matrix)
+    }
+
+    private static func makeEngine(_ source: AudioFormat, _ destination: AudioFormat, _ options: Options, _ matrix: ChannelMatrix) -> any ConverterEngine {
+        let ratio = RateRatio(from: source.sampleRate, to: destination.sampleRate)
+        let floatToInt = source.sampleType.isFloat && !destination.sampleType.isFloat
+        if ratio.isIdentity, options.primeLeading == 0, options.primeTrailing == 0, let sel = matrix.selection,
+           !(options.dither && floatToInt) {
+            return DirectEngine(source, destination, selection: sel)
+        }
+        // Computed in f64 when either side has more than 24 bits (s32, f64), else in f32.
+        let wide: Set<AudioSampleType> = [.s32, .f64]
+        if wide.contains(source.sampleType) || wide.contains(destination.sampleType) {
+            return FloatEngine<Double>(source, destination, options, matrix, ratio)
+        }
+        return FloatEngine<Float>(source, destination, options, matrix, ratio)
+    }
+
+    /// Input frames that wait, before ``flush()``, for later input: outputs for an input frame
+    /// come out once this many frames follow it (0 when neither resampling nor trimming).
+    public var latency: Int { engine.latency }
+
+    /// The output frames that `n` input frames give in all, after ``flush()``:
+    /// `round((n - primeLeading - primeTrailing) * outRate / inRate)`, halves rounded up, at least 0.
+    public func outputFrames(forInputFrames n: Int) -> Int {
+        let ratio = RateRatio(from: source.sampleRate, to: destination.sampleRate)
+        return Int(ratio.outputFrames(for: Int64(n) - Int64(options.primeLeading) - Int64(options.primeTrailing)))
+    }
+
+    /// Converts `input` (in ``source`` format) and returns what can be output so far.
+    /// - Throws: ``MediaError`` `.invalidArgument` when the buffer's format is not ``source``;
+    ///   `.state` after ``flush()`` (call ``reset()`` first).
+    public func convert(_ input: AudioBuffer) throws -> AudioBuffer {
+        guard input.format == source else {
+            throw MediaError(.invalidArgument, "the converter takes \(source); a buffer of \(input.format) was given")
+        }
+        guard !flushed else { throw MediaError(.state, "convert after flush: call reset() to start a new stream") }
+        var out = AudioBuffer(empty: destination)
+        var planes: [UnsafeRawPointer] = []
+        Self.withPlanes(input.planes, 0, &planes) { engine.push($0, frames: input.frames, into: &out) }
+        inputFrames += Int64(input.frames)
+        outputFrames += Int64(out.frames)
+        return out
+    }
+
+    /// Converts a decoded audio frame (whose format must be ``source``: see ``AudioFormat/init(of:)``).
+    /// - Throws: ``MediaError`` `.invalidArgument` when the frame is not audio of the source format.
+    public func convert(_ frame: Frame) throws -> AudioBuffer {
+        guard let sf = frame.sampleFormat, AudioSampleType(sf) == source.sampleType, sf.isPlanar == source.isPlanar,
+              frame.channels == source.channels, frame.sampleRate == source.sampleRate else {
+            throw MediaError(.invalidArgument, "the converter takes \(source); a frame of \(frame.sampleFormat?.name ?? "video") \(frame.sampleRate) Hz \(frame.channels) ch was given")
+        }
+        guard !flushed else { throw MediaError(.state, "convert after flush: call reset() to start a new stream") }
+        let needed = frame.sampleCount * source.bytesPerFrame
+        guard frame.planes.count >= source.planeCount, frame.planes.prefix(source.planeCount).allSatisfy({ $0.length >= needed }) else {
+            throw MediaError(.invalidArgument, "the frame's planes hold fewer than \(frame.sampleCount) samples")
+        }
+        var out = AudioBuffer(empty: destination)
+        withExtendedLifetime(frame.storage) {
+            engine.push(frame.planes.prefix(source.planeCount).map { UnsafeRawPointer($0.base) }, frames: frame.sampleCount, into: &out)
+        }
+        inputFrames += Int64(frame.sampleCount)
+        outputFrames += Int64(out.frames)
+        return out
+    }
+
+    /// Converts `frames` frames from raw memory: one pointer per plane of ``source``, each
+    /// valid for `frames * source.bytesPerFrame` bytes for the call (the converter keeps no pointer).
+    public func convert(planes: [UnsafeRawPointer], frames: Int) throws -> AudioBuffer {
+        var out = AudioBuffer(empty: destination)
+        try convert(planes: planes, frames: frames, appendingTo: &out)
+        return out
+    }
+
+    /// As ``convert(planes:frames:)``, appending to `output` (a buffer of ``destination`` format),
+    /// whose memory is reused: empty it with ``AudioBuffer/removeAll()`` between calls to convert
+    /// without allocating.
+    public func convert(planes: [UnsafeRawPointer], frames: Int, appendingTo output: inout AudioBuffer) throws {
+        guard planes.count == source.planeCount, frames >= 0 else {
+            throw MediaError(.invalidArgument, "the converter takes \(source.planeCount) plane(s) of \(source); \(planes.count) given for \(frames) frames")
+        }
+        guard output.format == destination else {
+            throw MediaError(.invalidArgument, "the converter writes \(destination); an output buffer of \(output.format) was given")
+        }
+        guard !flushed else { throw MediaError(.state, "convert after flush: call reset() to start a new stream") }
+        let before = output.frames
+        engine.push(planes, frames: frames, into: &output)
+        inputFrames += Int64(frames)
+        outputFrames += Int64(output.frames - before)
+    }
+
+    /// Ends the stream: returns the frames still held (the filter's tail, cut as priming asks).
+    /// Later calls return nothing until ``reset()``.
+    public func flush() -> AudioBuffer {
+        var out = AudioBuffer(empty: destination)
+        if !flushed { engine.flush(into: &out) }
+        flushed = true
+        outputFrames += Int64(out.frames)
+        return out
+    }
+
+    /// Forgets the stream: the next input starts a new one (history silent, priming cut again).
+    public func reset() {
+        engine = Self.makeEngine(source, destination, options, matrix)
+        pending = AudioBuffer(empty: destination)
+        pullEnded = false
+        flushed = false
+        inputFrames = 0
+        outputFrames = 0
+    }
+
+    /// Pull model (AudioConverterFillComplexBuffer): returns `frames` output frames, calling
+    /// `input` for source frames as needed. `input` is passed a number of frames that would
+    /// do; it may return fewer (or more), and returns nil or an empty buffer at the end of the
+    /// stream, after which the converter flushes itself. The result is shorter than `frames`
+    /// only at the end of the stream (empty once everything has been returned).
+    /// - Throws: what `input` throws, or ``MediaError`` `.invalidArgument` for a buffer in
+    ///   another format than ``source``.
+    public func fill(frames: Int, input: (Int) throws -> AudioBuffer?) throws -> AudioBuffer {
+        let ratio = RateRatio(from: source.sampleRate, to: destination.sampleRate)
+        let counted = outputFrames
+        while pending.frames < frames && !pullEnded {
+            let missing = Int64(frames - pending.frames)
+            let want = Int(min(1 << 20, max(1, missing * Int64(ratio.down) / Int64(ratio.up) + 1)))
+            if let b = try input(want), b.frames > 0 {
+                pending.append(try convert(b))
+            } else {
+                pending.append(flush())
+                pullEnded = true
+            }
+        }
+        outputFrames = counted
+        let out = pending.removeFirst(min(frames, pending.frames))
+        outputFrames += Int64(out.frames)
+        return out
+    }
+
+    private static func withPlanes(_ arrays: [[UInt8]], _ i: Int, _ acc: inout [UnsafeRawPointer], _ body: ([UnsafeRawPointer]) -> Void) {
+        if i == arrays.count { return body(acc) }
+        arrays[i].withUnsafeBytes { p in
+            acc.append(p.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!)
+            withPlanes(arrays, i + 1, &acc, body)
+        }
+    }
+}
+
+extension AudioBuffer {
+    /// Removes every frame, keeping the memory for reuse.
+    public mutating func removeAll() {
+        for p in planes.indices { planes[p].removeAll(keepingCapacity: true) }
+        frames = 0
+    }
+
+    /// Appends the frames of `other` (same format).
+    mutating func append(_ other: AudioBuffer) {
+        guard other.frames > 0 else { return }
+        let bytes = other.frames * format.bytesPerFrame
+        for p in planes.indices { planes[p].append(contentsOf: other.planes[p].prefix(bytes)) }
+        frames += other.frames
+    }
+
+    /// Removes and returns the first `n` frames.
+    mutating func removeFirst(_ n: Int) -> AudioBuffer {
+        let bytes = n * format.bytesPerFrame
+        var out = AudioBuffer(empty: format)
+        out.frames = n
+        for p in planes.indices {
+            out.planes[p] = Array(planes[p].prefix(bytes))
+            planes[p].removeFirst(bytes)
+        }
+        frames -= n
+        return out
+    }
+
+    /// Grows every plane by `n` frames (zero bytes) and returns the byte offset where they start.
+    mutating func grow(_ n: Int) -> Int {
+        let start = frames * format.bytesPerFrame
+        let total = (frames + n) * format.bytesPerFrame
+        for p in planes.indices {
+            planes[p].reserveCapacity(max(total, planes[p].count * 3 / 2))
+            planes[p].append(contentsOf: repeatElement(0, count: total - planes[p].count))
+        }
+        frames += n
+        return start
+    }
+}
+
+/// The work behind an ``AudioConverter``.
+protocol ConverterEngine: AnyObject {
+    var latency: Int { get }
+    func push(_ planes: [UnsafeRawPointer], frames: Int, into out: inout AudioBuffer)
+    func flush(into out: inout AudioBuffer)
+}
+
+extension AudioFormat {
+    /// Where channel `c` starts in `planes` and the stride between its samples.
+    @inline(__always)
+    func channel(_ c: Int, frame: Int, in planes: [UnsafeRawPointer]) -> (UnsafeRawPointer, Int) {
+        let b = sampleType.bytesPerSample
+        return isPlanar ? (planes[c] + frame * b, 1) : (planes[0] + (frame * channels + c) * b, channels)
+    }
+}
+
+extension AudioBuffer {
+    /// Calls `body` with where channel `c` of frame `frame` is and the stride between its samples.
+    @inline(__always)
+    mutating func withChannel(_ c: Int, frame: Int, _ body: (UnsafeMutableRawPointer, Int) -> Void) {
+        let f = format, b = f.sampleType.bytesPerSample
+        planes[f.isPlanar ? c : 0].withUnsafeMutableBytes { p in
+            if f.isPlanar { body(p.baseAddress! + frame * b, 1) } else { body(p.baseAddress! + (frame * f.channels + c) * b, f.channels) }
+        }
+    }
+}
+
+/// Sample-type and channel selection only: each output channel is one input channel converted
+/// sample for sample, or silence.
+final class DirectEngine: ConverterEngine {
+    let src: AudioFormat, dst: AudioFormat, selection: [Int?]
+    init(_ src: AudioFormat, _ dst: AudioFormat, selection: [Int?]) {
+        self.src = src
+        self.dst = dst
+        self.selection = selection
+    }
+    var latency: Int { 0 }
+
+    func push(_ planes: [UnsafeRawPointer], frames n: Int, into out: inout AudioBuffer) {
+        guard n > 0 else { return }
+        let start = out.grow(n) / dst.bytesPerFrame
+        if !src.isPlanar && !dst.isPlanar && src.channels == dst.channels && selection.enumerated().allSatisfy({ $0.offset == $0.element }) {
+            // Same channels, both interleaved: one run of samples, converted in place order.
+            let ch = dst.channels
+            out.withChannel(0, frame: start) { d, _ in
+                SampleKernels.convert(planes[0], src.sampleType, stride: 1, to: d, dst.sampleType, stride: 1, count: n * ch)
+            }
+            return
+        }
+        for (o, k) in selection.enumerated() {
+            out.withChannel(o, frame: start) { d, ds in
+                if let k {
+                    let (s, ss) = src.channel(k, frame: 0, in: planes)
+                    SampleKernels.convert(s, src.sampleType, stride: ss, to: d, dst.sampleType, stride: ds, count: n)
+                } else if dst.sampleType == .u8 {
+                    for i in 0..<n { d.storeBytes(of: 0x80, toByteOffset: i * ds, as: UInt8.self) }
+                }
+            }
+        }
+    }
+
+    func flush(into out: inout AudioBuffer) {}
+}
+
+/// The general path: input to planar float, mix, resample or trim, float to output.
+final class FloatEngine<T: PCMFloat>: ConverterEngine {
+    let src: AudioFormat, dst: AudioFormat
+    let rows: [[T]]
+    let selection: [Int?]?
+    let stage: TimeStage<T>
+    var dithers: [TPDFDither?]
+    private var inScratch: [UnsafeMutablePointer<T>] = []
+    private var outScratch: [UnsafeMutablePointer<T>] = []
+    private var outCapacity = 0
+    static var block: Int { 4096 }
+
+    init(_ src: AudioFormat, _ dst: AudioFormat, _ options: AudioConverter.Options, _ matrix: ChannelMatrix, _ ratio: RateRatio) {
+        self.src = src
+        self.dst = dst
+        rows = matrix.coefficients.map { $0.map { T($0) } }
+        selection = matrix.selection
+        stage = TimeStage<T>(ratio: ratio, channels: dst.channels, quality: options.quality,
+                             lead: options.primeLeading, trail: options.primeTrailing)
+        let ditherOn = options.dither && !dst.sampleType.isFloat
+        dithers = (0..<dst.channels).map { ditherOn ? TPDFDither(seed: UInt64($0 + 1)) : nil }
+        if selection == nil {
+            inScratch = (0..<src.channels).map { _ in .allocate(capacity: Self.block) }
+        }
+    }
+
+    deinit {
+        for p in inScratch { p.deallocate() }
+        for p in outScratch { p.deallocate() }
+    }
+
+    var latency: Int { Int(stage.hold) }
+
+    // Generic class methods are reached through the protocol unspecialised; these attributes
+    // make them jump to Float and Double copies, where the sample loops are inlined.
+    @_specialize(where T == Float)
+    @_specialize(where T == Double)
+    func push(_ planes: [UnsafeRawPointer], frames n: Int, into out: inout AudioBuffer) {
+        var done = 0
+        while done < n {
+            let m = min(Self.block, n - done)
+            let targets = stage.reserve(m)
+            if let selection {
+                for (o, k) in selection.enumerated() {
+                    if let k {
+                        let (s, ss) = src.channel(k, frame: done, in: planes)
+                        SampleKernels.load(s, src.sampleType, stride: ss, into: targets[o], stride: 1, count: m)
+                    } else {
+                        targets[o].update(repeating: 0, count: m)
+                    }
+                }
+            } else {
+                for k in 0..<src.channels {
+                    let (s, ss) = src.channel(k, frame: done, in: planes)
+                    SampleKernels.load(s, src.sampleType, stride: ss, into: inScratch[k], stride: 1, count: m)
+                }
+                for o in 0..<dst.channels {
+                    ChannelMatrix.mix(rows, inScratch, into: targets[o], row: o, count: m)
+                }
+            }
+            stage.commit(m)
+            drain(into: &out)
+            done += m
+        }
+    }
+
+    @_specialize(where T == Float)
+    @_specialize(where T == Double)
+    func flush(into out: inout AudioBuffer) {
+        stage.finish()
+        drain(into: &out)
+    }
+
+    private func drain(into out: inout AudioBuffer) {
+        var r = stage.ready
+        while r > 0 {
+            let m = min(r, Self.block)
+            if outCapacity < m {
+                for p in outScratch { p.deallocate() }
+                outScratch = (0..<dst.channels).map { _ in .allocate(capacity: Self.block) }
+                outCapacity = Self.block
+            }
+            stage.produce(m, into: outScratch)
+            let start = out.grow(m) / dst.bytesPerFrame
+            for o in 0..<dst.channels {
+                out.withChannel(o, frame: start) { d, ds in
+                    SampleKernels.store(outScratch[o], stride: 1, to: d, dst.sampleType, stride: ds, count: m, dither: &dithers[o])
+                }
+            }
+            r -= m
+        }
+    }
+}
