@@ -33,6 +33,9 @@ public struct CodecParameters: Sendable, Hashable {
     public var sampleRate: Int
     /// Audio: channel count (0 if unknown).
     public var channels: Int
+    /// Audio: the speaker positions the container states (a WAV channel mask: bit 0 front
+    /// left, 1 front right, 2 front centre, 3 LFE ...), 0 when it states none.
+    public var channelMask: UInt64 = 0
     /// Bits per coded sample, from the sample entry (0 if unknown).
     public var bitsPerCodedSample: Int
     /// Audio: bytes per packet for constant-size codecs (0 if unknown).
