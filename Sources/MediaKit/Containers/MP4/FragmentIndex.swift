@@ -16,7 +16,7 @@ struct FragmentIndexer {
     let moovCounts: [Int]
 
     /// Appends the samples of one `moof` (its bytes, at file offset `moofOffset`).
-    mutating func index(moof bytes: [UInt8], at moofOffset: Int64, into samples: inout [[SampleEntry]]) throws {
+    mutating func index(moof bytes: [UInt8], at moofOffset: Int64, into samples: inout [[IndexedSample]]) throws {
         let header = be32(bytes, 0) == 1 ? 16 : 8
         var r = BoxReader(bytes: bytes, base: moofOffset, start: header, end: bytes.count, path: "moof@\(moofOffset)", file: file)
         var implicitOffset = moofOffset     // where a traf without base offset starts
@@ -56,8 +56,7 @@ struct FragmentIndexer {
                     let count = try b.u32()
                     var perSample = 0
                     for bit: UInt32 in [0x100, 0x200, 0x400, 0x800] where flags & bit != 0 { perSample += 4 }
-                    let n = try b.checkTable(count: UInt64(count) + UInt64(samples[ti].count), entrySize: 0, "trun (with the samples before it)")
-                    _ = n
+                    _ = try b.checkTable(count: UInt64(count) + UInt64(samples[ti].count), entrySize: 0, "trun (with the samples before it)")   // throws above the limit
                     var offset = dataEnd
                     if flags & 0x1 != 0 { offset = base + Int64(try b.i32()) }
                     var firstFlags: UInt32?
@@ -78,7 +77,7 @@ struct FragmentIndexer {
                             cto = version == 0 ? Int64(raw) : Int64(Int32(bitPattern: raw))
                         }
                         let key = isAudio[ti] || sampleFlags & 0x0101_0000 == 0
-                        samples[ti].append(SampleEntry(offset: offset, dts: dts, pts: dts + cto, duration: Int64(duration), size: size, isKey: key))
+                        samples[ti].append(IndexedSample(offset: offset, dts: dts, pts: dts + cto, duration: Int64(duration), size: size, isKey: key))
                         offset &+= Int64(size)
                         dts &+= Int64(duration)
                     }

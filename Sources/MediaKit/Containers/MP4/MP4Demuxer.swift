@@ -33,7 +33,7 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     public let trackReferences: [Int: [(type: String, tracks: [Int])]]
 
     private let source: ByteSource
-    private var samples: [[SampleEntry]]
+    private var samples: [[IndexedSample]]
     /// Next sample of each track for `read()`.
     private var cursors: [Int]
     /// Next sample of each track for `read(track:)`.
@@ -140,12 +140,8 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
             throw MediaError(.unsupported, "fragmented MP4 (its moov declares fragments) from a stream read once is not supported yet: its fragments are indexed before the first packet is read; open it from a file or memory",
                              path: path, offset: moov.offset, context: "moov/mvex")
         }
-        if sawMoof || movie.isFragmented {
-            // Fragments (moof) are not indexed yet; the samples in moov are.
-            _ = sawMoof
-        }
         var tracks: [Track] = []
-        var allSamples: [[SampleEntry]] = []
+        var allSamples: [[IndexedSample]] = []
         var scales: [Int64] = []
         for (i, t) in movie.tracks.enumerated() {
             guard t.timeScale > 0 else {

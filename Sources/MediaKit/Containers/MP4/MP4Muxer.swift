@@ -273,8 +273,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             if !started { try start(file) }
             let m = tracks[ti].tickMultiplier
             let dts = rawDts &* m, pts = rawPts &* m, duration = rawDuration.map { $0 &* m }
-            if let first = tracks[ti].firstDts {
-                _ = first
+            if tracks[ti].firstDts != nil {
                 let delta = dts - tracks[ti].lastDts
                 guard delta >= 0 else {
                     throw MediaError(.invalidArgument, "track \(ti): dts \(rawDts) goes back from \(tracks[ti].lastDts / m)", path: path)

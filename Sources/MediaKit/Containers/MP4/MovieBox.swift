@@ -215,8 +215,7 @@ struct MovieBox {
             let field = Int(try s.u8())
             guard [4, 8, 16].contains(field) else { throw s.error(.invalidData, "stz2 field size \(field) is not 4, 8 or 16") }
             let count = try s.u32()
-            let n = try s.checkTable(count: UInt64(count) * UInt64(field) / 8, entrySize: 1, "stz2")
-            _ = n
+            _ = try s.checkTable(count: UInt64(count) * UInt64(field) / 8, entrySize: 1, "stz2")   // throws past the bytes left
             tb.sampleCount = Int(count)
             tb.sizes.reserveCapacity(Int(count))
             var i = 0

@@ -1,5 +1,5 @@
 /// One sample of a track, with its place in the file and its timestamps.
-struct SampleEntry {
+struct IndexedSample {
     var offset: Int64
     var dts: Int64
     var pts: Int64
@@ -25,7 +25,7 @@ enum SampleIndexBuilder {
     ///   - mediaDuration: mdhd's duration (the last grouped audio packet ends there when it
     ///     is shorter than the stts).
     static func build(_ t: SampleTables, trackPath: String, file: String,
-                      audio: AudioFraming? = nil, mediaDuration: Int64 = 0) throws -> [SampleEntry] {
+                      audio: AudioFraming? = nil, mediaDuration: Int64 = 0) throws -> [IndexedSample] {
         if let audio, t.stts.count == 1, t.stts[0].delta == 1 {
             return try groupedAudio(t, framing: audio, mediaDuration: mediaDuration, file: file)
         }
@@ -44,7 +44,7 @@ enum SampleIndexBuilder {
         for (i, e) in t.ctts.enumerated() where e.offset < 0 && i + 2 < t.ctts.count {
             shift = max(shift, -Int64(e.offset))
         }
-        var samples: [SampleEntry] = []
+        var samples: [IndexedSample] = []
         samples.reserveCapacity(min(total, MP4Limits.maxTableEntries))
         var sampleIndex = 0
         var stscIndex = 0
@@ -77,7 +77,7 @@ enum SampleIndexBuilder {
                     key = (syncIndex < sync.count && sync[syncIndex] == n)
                         || (partialIndex < t.partialSyncSamples.count && t.partialSyncSamples[partialIndex] == n)
                 }
-                samples.append(SampleEntry(offset: offset, dts: dts, pts: pts, duration: delta, size: size, isKey: key))
+                samples.append(IndexedSample(offset: offset, dts: dts, pts: pts, duration: delta, size: size, isKey: key))
                 offset &+= Int64(size)
                 dts &+= delta
                 sampleIndex += 1
@@ -98,7 +98,7 @@ enum SampleIndexBuilder {
     /// Every packet is a key frame; dts = pts counts PCM frames from 0. The frame count is
     /// the chunk table's (stsc x chunks); stsz's count is not used. A packet lasts its frame
     /// count, the last one until the end of the track (mdhd or stts, the shorter).
-    static func groupedAudio(_ t: SampleTables, framing f: AudioFraming, mediaDuration: Int64, file: String) throws -> [SampleEntry] {
+    static func groupedAudio(_ t: SampleTables, framing f: AudioFraming, mediaDuration: Int64, file: String) throws -> [IndexedSample] {
         if t.chunkOffsets.isEmpty || t.stsc.isEmpty { return [] }
         let spf = f.samplesPerFrame, bpf = f.bytesPerFrame
         if spf > 1 && bpf <= 0 {
@@ -133,7 +133,7 @@ enum SampleIndexBuilder {
                                  path: file, offset: t.stscLocation.offset, context: t.stscLocation.path)
             }
         }
-        var samples: [SampleEntry] = []
+        var samples: [IndexedSample] = []
         samples.reserveCapacity(packets)
         var stscIndex = 0
         var dts: Int64 = 0
@@ -153,7 +153,7 @@ enum SampleIndexBuilder {
                 if size > 0x3FFF_FFFF {
                     throw stscError("an audio packet of \(frames) frames would be \(size) bytes")
                 }
-                samples.append(SampleEntry(offset: offset, dts: dts, pts: dts, duration: Int64(frames), size: UInt32(size), isKey: true))
+                samples.append(IndexedSample(offset: offset, dts: dts, pts: dts, duration: Int64(frames), size: UInt32(size), isKey: true))
                 offset &+= size
                 dts += Int64(frames)
                 left -= frames
@@ -171,7 +171,7 @@ enum SampleIndexBuilder {
 
     /// Frames a decoder must hold back to output in presentation order: the largest
     /// distance between a sample's decode position and its presentation rank.
-    static func reorderDepth(_ samples: [SampleEntry]) -> Int {
+    static func reorderDepth(_ samples: [IndexedSample]) -> Int {
         guard samples.contains(where: { $0.pts != $0.dts }) else { return 0 }
         let order = samples.indices.sorted { (samples[$0].pts, $0) < (samples[$1].pts, $1) }
         var depth = 0
