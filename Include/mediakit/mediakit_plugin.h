@@ -33,13 +33,15 @@
  * through it and never read the environment for a log level or print to stderr.
  *
  * Growth rules. Every struct starts with `struct_size` (the descriptor: with `abi`,
- * then `struct_size`). New fields are only ever appended, with a minor version.
- * The side that reads a struct the other side filled reads a field only when
- * struct_size covers it, and takes a field beyond it as absent (NULL / 0). A
- * plugin built for an older minor version (smaller structs) loads and works; a
- * host struct may be larger than the plugin knows (the plugin ignores the rest).
- * A struct the host hands over for the plugin to fill (mk_plugin_frame) is filled
- * only up to its struct_size.
+ * then `struct_size`). New fields are only ever appended, with a minor version,
+ * and are optional: the side that reads a struct the other side filled reads a
+ * field only when struct_size covers it, and takes a field beyond it as absent
+ * (NULL / 0). The fields of 2.0 are required unless marked optional (the
+ * descriptor's `description`; the packet's ownership fields). So a plugin built
+ * for an older minor version (smaller structs) loads and works, and a host struct
+ * may be larger than the plugin knows (the plugin ignores the rest). A struct the
+ * host hands over for the plugin to fill (mk_plugin_frame) is filled up to the
+ * smaller of the two sizes, and its struct_size set to that.
  *
  * Status codes, media types, pixel and sample formats are those of
  * mediakit_types.h (MK_OK, MK_EAGAIN, MK_EOF, MK_EINVAL, MK_ENOMEM,
@@ -201,6 +203,7 @@ typedef struct mk_plugin_packet {
     int64_t pts;               /**< in the config's time base, or MK_NOPTS_VALUE */
     int64_t dts;
     int64_t duration;          /**< 0 if unknown */
+    /* Optional (see "Packets"): a plugin reads them only when struct_size covers them. */
     size_t padding;            /**< zero bytes readable after data + size; 0 if none */
     /** NULL: the bytes are borrowed for the call. Otherwise [thread-safe]: takes one
      *  reference to the bytes (they stay valid and unchanged until the matching
@@ -215,7 +218,9 @@ typedef struct mk_plugin_packet {
 /** A decoded frame filled in by receive_frame (or a picture by convert). The planes
  *  belong to the plugin until the host calls release(release_opaque), exactly once. */
 typedef struct mk_plugin_frame {
-    uint32_t struct_size;      /**< set by the host before the call; filled up to it */
+    uint32_t struct_size;      /**< set by the host before the call; the plugin fills the
+                                    struct up to the smaller of this and its own size and
+                                    sets struct_size to that */
     int32_t media_type;        /**< MK_MEDIA_AUDIO or MK_MEDIA_VIDEO */
     int32_t format;            /**< MK_PIXEL_* for video, MK_SAMPLES_* for audio */
     uint32_t flags;            /**< MK_PACKET_FLAG_KEY for a key frame */

@@ -84,6 +84,42 @@ static const void *mkp_pick_factory(const char *id, const mk_plugin_decoder_fact
     return NULL;
 }
 
+/**
+ * Everything but the decoders of a plugin whose one factory is `factory` (a decoder
+ * factory) and whose init() has nothing to set up but keeping the host in `host_slot` (a
+ * `static const mk_host *` the plugin declared) and its version string, "<plugin_version>
+ * (<library_prefix><library_version>)", `library_version` being evaluated in init() (the
+ * library loaded at run time may be newer than its headers): init, deinit, get_factory,
+ * the descriptor and the exported entry point.
+ */
+#define MKP_DECODER_PLUGIN(prefix, host_slot, plugin_name, plugin_version, library_prefix,     \
+                           library_version, summary, factory)                                  \
+    static char prefix##_version[128] = plugin_version;                                        \
+    static int32_t prefix##_init(const mk_host *host)                                          \
+    {                                                                                          \
+        int32_t status = mkp_keep_host(host, &(host_slot));                                    \
+        if (status == MK_OK)                                                                   \
+            snprintf(prefix##_version, sizeof(prefix##_version), "%s (%s%s)", plugin_version,  \
+                     library_prefix, library_version);                                         \
+        return status;                                                                         \
+    }                                                                                          \
+    static void prefix##_deinit(void) { (host_slot) = NULL; }                                  \
+    static const void *prefix##_get_factory(const char *id)                                    \
+    {                                                                                          \
+        return mkp_pick_factory(id, &(factory), NULL);                                         \
+    }                                                                                          \
+    static const mk_plugin_descriptor prefix##_descriptor = {                                  \
+        .abi = MK_PLUGIN_ABI_CURRENT,                                                          \
+        .struct_size = sizeof(mk_plugin_descriptor),                                           \
+        .name = plugin_name,                                                                   \
+        .version = prefix##_version,                                                           \
+        .init = prefix##_init,                                                                 \
+        .deinit = prefix##_deinit,                                                             \
+        .get_factory = prefix##_get_factory,                                                   \
+        .description = summary,                                                                \
+    };                                                                                         \
+    MKP_ENTRY(prefix##_descriptor)
+
 /** The fields of mk_host a v2.0 plugin uses. */
 #define MKP_HOST_MIN_SIZE MKP_END_OF(mk_host, log)
 

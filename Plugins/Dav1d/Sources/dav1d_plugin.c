@@ -93,10 +93,9 @@
  * progress within two, so hitting this means something is badly wrong. */
 #define DVP_MAX_ROUNDS 64
 
-#define DVP_END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
-#define DVP_CONFIG_MIN_SIZE DVP_END_OF(mk_plugin_codec_config, thread_count)
-#define DVP_PACKET_MIN_SIZE DVP_END_OF(mk_plugin_packet, duration)
-#define DVP_FRAME_MIN_SIZE DVP_END_OF(mk_plugin_frame, release_opaque)
+#define DVP_CONFIG_MIN_SIZE MKP_END_OF(mk_plugin_codec_config, thread_count)
+#define DVP_PACKET_MIN_SIZE MKP_END_OF(mk_plugin_packet, duration)
+#define DVP_FRAME_MIN_SIZE MKP_END_OF(mk_plugin_frame, release_opaque)
 
 static const mk_host *dvp_host;
 
@@ -236,7 +235,7 @@ static int dvp_fill_frame(dvp_decoder *dec, Dav1dPicture *pic, mk_plugin_frame *
 
     mk_plugin_frame out;
     memset(&out, 0, sizeof(out));
-    out.struct_size = frame->struct_size;
+    out.struct_size = frame->struct_size < sizeof(out) ? frame->struct_size : (uint32_t)sizeof(out);
     out.media_type = MK_MEDIA_VIDEO;
     out.format = format;
     out.flags = pic->frame_hdr->frame_type == DAV1D_FRAME_TYPE_KEY ? MK_PACKET_FLAG_KEY : 0;
@@ -254,7 +253,7 @@ static int dvp_fill_frame(dvp_decoder *dec, Dav1dPicture *pic, mk_plugin_frame *
     /* As FFmpeg's wrapper: render size / coded size gives the aspect ratio. */
     dvp_reduce((int64_t)pic->p.h * pic->frame_hdr->render_width,
                (int64_t)pic->p.w * pic->frame_hdr->render_height, &out.sar_num, &out.sar_den);
-    if (out.struct_size >= DVP_END_OF(mk_plugin_frame, chroma_location)) {
+    if (out.struct_size >= MKP_END_OF(mk_plugin_frame, chroma_location)) {
         /* AVChromaLocation values; AV1 only signals it for 4:2:0. */
         int32_t loc = 0;
         if (seq->layout == DAV1D_PIXEL_LAYOUT_I420) {
@@ -579,38 +578,5 @@ static const mk_plugin_decoder_backend dvp_backends[] = {
 
 MKP_DECODER_FACTORY(dvp_decoder_factory, dvp_backends, 1);
 
-static char dvp_version[96] = DVP_PLUGIN_VERSION;
-
-static int32_t dvp_init(const mk_host *host)
-{
-    int32_t status = mkp_keep_host(host, &dvp_host);
-    if (status != MK_OK)
-        return status;
-    /* the libdav1d loaded at run time, which may be newer than the headers */
-    snprintf(dvp_version, sizeof(dvp_version), "%s (libdav1d %s)", DVP_PLUGIN_VERSION,
-             dav1d_version());
-    return MK_OK;
-}
-
-static void dvp_deinit(void)
-{
-    dvp_host = NULL;
-}
-
-static const void *dvp_get_factory(const char *id)
-{
-    return mkp_pick_factory(id, &dvp_decoder_factory, NULL);
-}
-
-static const mk_plugin_descriptor dvp_descriptor = {
-    .abi = MK_PLUGIN_ABI_CURRENT,
-    .struct_size = sizeof(mk_plugin_descriptor),
-    .name = "dav1d",
-    .version = dvp_version,
-    .init = dvp_init,
-    .deinit = dvp_deinit,
-    .get_factory = dvp_get_factory,
-    .description = "AV1 decoder from VideoLAN's libdav1d",
-};
-
-MKP_ENTRY(dvp_descriptor)
+MKP_DECODER_PLUGIN(dvp, dvp_host, "dav1d", DVP_PLUGIN_VERSION, "libdav1d ", dav1d_version(),
+                   "AV1 decoder from VideoLAN's libdav1d", dvp_decoder_factory)

@@ -676,7 +676,7 @@ static int32_t ffp_receive_frame(void *decoder, mk_plugin_frame *frame)
 
         mk_plugin_frame out;
         memset(&out, 0, sizeof(out));
-        out.struct_size = frame->struct_size;
+        out.struct_size = frame->struct_size < sizeof(out) ? frame->struct_size : (uint32_t)sizeof(out);
         out.media_type = dec->codec->media_type;
         int status = dec->codec->media_type == MK_MEDIA_VIDEO
                          ? ffp_fill_video(dec, f, &out)

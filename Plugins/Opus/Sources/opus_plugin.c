@@ -62,10 +62,9 @@
 #define OPP_MAX_FRAME 5760 /* 120 ms at 48 kHz: the longest Opus packet */
 #define OPP_HEAD_SIZE 19
 
-#define OPP_END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
-#define OPP_CONFIG_MIN_SIZE OPP_END_OF(mk_plugin_codec_config, channels)
-#define OPP_PACKET_MIN_SIZE OPP_END_OF(mk_plugin_packet, duration)
-#define OPP_FRAME_MIN_SIZE OPP_END_OF(mk_plugin_frame, release_opaque)
+#define OPP_CONFIG_MIN_SIZE MKP_END_OF(mk_plugin_codec_config, channels)
+#define OPP_PACKET_MIN_SIZE MKP_END_OF(mk_plugin_packet, duration)
+#define OPP_FRAME_MIN_SIZE MKP_END_OF(mk_plugin_frame, release_opaque)
 
 /* For n channels (3..8), output channel i is Vorbis-order channel
  * opp_vorbis_to_wave[n-1][i] (the order FFmpeg outputs). */
@@ -437,38 +436,6 @@ static const mk_plugin_decoder_backend opp_backends[] = {
 MKP_DECODER_FACTORY(opp_decoder_factory, opp_backends, 1);
 
 static const mk_host *opp_host;
-static char opp_version[96] = OPP_PLUGIN_VERSION;
 
-static int32_t opp_init(const mk_host *host)
-{
-    int32_t status = mkp_keep_host(host, &opp_host);
-    if (status != MK_OK)
-        return status;
-    /* the libopus loaded at run time, which may be newer than the headers */
-    snprintf(opp_version, sizeof(opp_version), "%s (%s)", OPP_PLUGIN_VERSION,
-             opus_get_version_string());
-    return MK_OK;
-}
-
-static void opp_deinit(void)
-{
-    opp_host = NULL;
-}
-
-static const void *opp_get_factory(const char *id)
-{
-    return mkp_pick_factory(id, &opp_decoder_factory, NULL);
-}
-
-static const mk_plugin_descriptor opp_descriptor = {
-    .abi = MK_PLUGIN_ABI_CURRENT,
-    .struct_size = sizeof(mk_plugin_descriptor),
-    .name = "opus",
-    .version = opp_version,
-    .init = opp_init,
-    .deinit = opp_deinit,
-    .get_factory = opp_get_factory,
-    .description = "Opus decoder from Xiph's libopus",
-};
-
-MKP_ENTRY(opp_descriptor)
+MKP_DECODER_PLUGIN(opp, opp_host, "opus", OPP_PLUGIN_VERSION, "", opus_get_version_string(),
+                   "Opus decoder from Xiph's libopus", opp_decoder_factory)

@@ -60,10 +60,9 @@
 #define VBP_PLUGIN_VERSION "1.0.0"
 #define VBP_ERROR_SIZE 512
 
-#define VBP_END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
-#define VBP_CONFIG_MIN_SIZE VBP_END_OF(mk_plugin_codec_config, channels)
-#define VBP_PACKET_MIN_SIZE VBP_END_OF(mk_plugin_packet, duration)
-#define VBP_FRAME_MIN_SIZE VBP_END_OF(mk_plugin_frame, release_opaque)
+#define VBP_CONFIG_MIN_SIZE MKP_END_OF(mk_plugin_codec_config, channels)
+#define VBP_PACKET_MIN_SIZE MKP_END_OF(mk_plugin_packet, duration)
+#define VBP_FRAME_MIN_SIZE MKP_END_OF(mk_plugin_frame, release_opaque)
 
 typedef struct vbp_decoder {
     vorbis_info vi;
@@ -439,38 +438,6 @@ static const mk_plugin_decoder_backend vbp_backends[] = {
 MKP_DECODER_FACTORY(vbp_decoder_factory, vbp_backends, 1);
 
 static const mk_host *vbp_host;
-static char vbp_version[128] = VBP_PLUGIN_VERSION;
 
-static int32_t vbp_init(const mk_host *host)
-{
-    int32_t status = mkp_keep_host(host, &vbp_host);
-    if (status != MK_OK)
-        return status;
-    /* the libvorbis loaded at run time, which may be newer than the headers */
-    snprintf(vbp_version, sizeof(vbp_version), "%s (%s)", VBP_PLUGIN_VERSION,
-             vorbis_version_string());
-    return MK_OK;
-}
-
-static void vbp_deinit(void)
-{
-    vbp_host = NULL;
-}
-
-static const void *vbp_get_factory(const char *id)
-{
-    return mkp_pick_factory(id, &vbp_decoder_factory, NULL);
-}
-
-static const mk_plugin_descriptor vbp_descriptor = {
-    .abi = MK_PLUGIN_ABI_CURRENT,
-    .struct_size = sizeof(mk_plugin_descriptor),
-    .name = "vorbis",
-    .version = vbp_version,
-    .init = vbp_init,
-    .deinit = vbp_deinit,
-    .get_factory = vbp_get_factory,
-    .description = "Vorbis decoder from Xiph's libvorbis",
-};
-
-MKP_ENTRY(vbp_descriptor)
+MKP_DECODER_PLUGIN(vbp, vbp_host, "vorbis", VBP_PLUGIN_VERSION, "", vorbis_version_string(),
+                   "Vorbis decoder from Xiph's libvorbis", vbp_decoder_factory)
