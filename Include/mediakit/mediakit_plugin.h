@@ -67,7 +67,8 @@
  * the plugin may instead keep the bytes without a copy: it calls retain(owner)
  * during send_packet and release(owner) exactly once per retain when done, from
  * any thread, also after destroy. `padding` says how many zero bytes after the
- * data may be read (libavcodec needs 64 to use the bytes in place).
+ * data may be read (libavcodec needs 64 to use the bytes in place). A plugin
+ * works either way; MediaKit's host lends every packet today (retain is NULL).
  *
  * Frames cross the boundary without a copy: plane pointers into the plugin's
  * own buffers plus a release callback that the host calls exactly once when it

@@ -97,6 +97,9 @@ public final class MediaRegistry: @unchecked Sendable {
     private var _searched: [String] = []
     private var _failures: [MediaError] = []
     private var loadedFiles: Set<String> = []
+    private var refusedFiles: [String: MediaError] = [:]
+    /// Serialises loading plugin files (see ``load(path:)``).
+    private let loadLock = NSLock()
 
     /// Creates an empty registry (no plugins until ``load(path:)`` or ``loadDefaultLocations()``).
     public init() {}
@@ -137,7 +140,8 @@ public final class MediaRegistry: @unchecked Sendable {
     /// - Returns: the plugin (for a directory, the last one loaded).
     /// - Throws: `.notFound` if nothing is there, `.pluginABI` if the file is not a
     ///   MediaKit plugin, was built for another plugin ABI (version 1, or another major
-    ///   version than 2; the message names both) or is malformed.
+    ///   version than 2; the message names both) or is malformed. A file already loaded is
+    ///   not loaded again, and a file refused once is refused again with the same error.
     @discardableResult
     public func load(path: String) throws -> Plugin? {
         loadDefaultsIfPending()   // the default plugins keep precedence over later loads
@@ -155,24 +159,33 @@ public final class MediaRegistry: @unchecked Sendable {
             $0.hasPrefix("/") ? $0 : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent($0)
         } ?? path
         let canonical = URL(fileURLWithPath: real).standardizedFileURL.resolvingSymlinksInPath().path
-        if lock.withLock({ loadedFiles.contains(canonical) }) { return lock.withLock { _plugins.first { $0.path == path } } }
-        if !lock.withLock({ _searched.contains(path) }) { lock.withLock { _searched.append(path) } }
-        let loaded = try PluginLoader.load(path: path)
-        let plugin = loaded.plugin
-        let duplicate: MediaError? = lock.withLock {
-            loadedFiles.insert(canonical)
-            if let first = _plugins.first(where: { $0.name == plugin.name }) {
-                let e = MediaError(.pluginABI, "a plugin named '\(plugin.name)' is already loaded from \(first.path); this copy is ignored", path: path)
-                _failures.append(e)
-                return e
+        // One file at a time: a plugin's init runs once, never twice at the same time.
+        return try loadLock.withLock {
+            if lock.withLock({ loadedFiles.contains(canonical) }) { return lock.withLock { _plugins.first { $0.path == path } } }
+            if !lock.withLock({ _searched.contains(path) }) { lock.withLock { _searched.append(path) } }
+            // A file refused once is not tried again (its init, if it ran, is not called twice).
+            if let refusal = lock.withLock({ refusedFiles[canonical] }) { throw refusal }
+            let loaded: PluginLoader.Loaded
+            do { loaded = try PluginLoader.load(path: path) } catch let e as MediaError {
+                lock.withLock { refusedFiles[canonical] = e }
+                throw e
             }
-            _plugins.append(plugin)
-            _backends.append(contentsOf: loaded.backends)
-            _converters.append(contentsOf: loaded.converters)
-            return nil
+            let plugin = loaded.plugin
+            let duplicate: MediaError? = lock.withLock {
+                loadedFiles.insert(canonical)
+                if let first = _plugins.first(where: { $0.name == plugin.name }) {
+                    let e = MediaError(.pluginABI, "a plugin named '\(plugin.name)' is already loaded from \(first.path); this copy is ignored", path: path)
+                    _failures.append(e)
+                    return e
+                }
+                _plugins.append(plugin)
+                _backends.append(contentsOf: loaded.backends)
+                _converters.append(contentsOf: loaded.converters)
+                return nil
+            }
+            if duplicate != nil { loaded.giveUp() }
+            return plugin
         }
-        if duplicate != nil { loaded.giveUp() }
-        return plugin
     }
 
     /// The backends that decode `codec`, highest priority first.

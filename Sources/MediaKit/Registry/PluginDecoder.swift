@@ -88,8 +88,8 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
 }
 
 extension MediaError {
-    /// The error for a failed plugin call: the kind from the MK_PLUGIN_* status, the plugin's
-    /// own message (`detail`, from its last_error) after what was being done.
+    /// The error for a failed plugin call: the kind from the MK_* status (mediakit_types.h),
+    /// the plugin's own message (`detail`, from its last_error) after what was being done.
     init(pluginStatus status: Int32, _ what: String, detail: String, context: String) {
         let kind: MediaError.Kind
         switch status {
