@@ -67,31 +67,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mediakit_types.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------ status */
-
-/** The result of every call: MK_OK or a negative code below. */
-typedef int32_t mk_status;
-
-#define MK_OK            0   /**< success */
-#define MK_EAGAIN      (-1)  /**< flow control: receive frames / send more packets first */
-#define MK_EOF         (-2)  /**< the end: no more packets, or the decoder is drained */
-#define MK_EINVAL      (-3)  /**< a bad argument: NULL, closed or foreign handle, out of range */
-#define MK_ENOMEM      (-4)  /**< out of memory */
-#define MK_EUNSUPPORTED (-5) /**< a format, codec or feature MediaKit does not support */
-#define MK_EDATA       (-6)  /**< the input is damaged or not what it claims to be */
-#define MK_EIO         (-7)  /**< an operating-system I/O call failed */
-#define MK_ENOTFOUND   (-8)  /**< a file, track, plugin or decoder was not found */
-#define MK_ESTATE      (-9)  /**< a call in the wrong order (send after drain, ...) */
-#define MK_EPLUGIN    (-10)  /**< a plugin was refused (wrong ABI version, broken) */
-#define MK_ELIMIT     (-11)  /**< a size or count above MediaKit's hard limits */
-#define MK_EFAIL      (-12)  /**< a decoder backend failed; see mk_last_error() */
-#define MK_ETRUNCATED (-13)  /**< the file is cut short (it ends inside a packet, page or frame):
-                                  everything before the cut was returned or written; treat it as
-                                  the end, with a warning. mk_last_error() names the offset. */
+/* Status codes (mk_status, MK_OK and the negative MK_E* codes), media types
+ * (MK_MEDIA_*), pixel formats (MK_PIXEL_*) and sample formats (MK_SAMPLES_*) are
+ * in mediakit_types.h, shared with the plugin ABI. */
 
 /** The ABI version of this header; mk_abi_version() returns the library's. */
 #define MK_ABI_VERSION 1
@@ -141,11 +125,8 @@ typedef struct mk_demuxer mk_demuxer;
 /** A compressed packet read from a demuxer. */
 typedef struct mk_packet mk_packet;
 
-/** Media types. */
-#define MK_MEDIA_AUDIO    1
-#define MK_MEDIA_VIDEO    2
-#define MK_MEDIA_SUBTITLE 3
-#define MK_MEDIA_DATA     4
+/* Media types: MK_MEDIA_AUDIO, MK_MEDIA_VIDEO, MK_MEDIA_SUBTITLE, MK_MEDIA_DATA
+ * (mediakit_types.h). */
 
 /** Opens a media file (MP4, MOV, M4A ...) and reads its track list.
  *  On success *out is a new demuxer: close it with mk_demuxer_close().
@@ -326,33 +307,7 @@ mk_status mk_decoder_receive_frame(mk_decoder *decoder, mk_frame **out);
  *  again, also after draining. Errors: MK_EINVAL. */
 mk_status mk_decoder_reset(mk_decoder *decoder);
 
-/** Pixel formats (video frames). Planar YUV: planes Y, U, V; NV12: Y, UV. */
-#define MK_PIXEL_YUV420P     1
-#define MK_PIXEL_YUVJ420P    2
-#define MK_PIXEL_YUV422P     3
-#define MK_PIXEL_YUVJ422P    4
-#define MK_PIXEL_YUV444P     5
-#define MK_PIXEL_YUVJ444P    6
-#define MK_PIXEL_NV12        7
-#define MK_PIXEL_YUV420P10   8
-#define MK_PIXEL_YUV422P10   9
-#define MK_PIXEL_YUV444P10  10
-#define MK_PIXEL_P010       11
-#define MK_PIXEL_GRAY8      12
-#define MK_PIXEL_GRAY10     13
-#define MK_PIXEL_YUV420P12  14
-
-/** Sample formats (audio frames). Planar ("P") formats: one plane per channel. */
-#define MK_SAMPLES_U8    1
-#define MK_SAMPLES_S16   2
-#define MK_SAMPLES_S32   3
-#define MK_SAMPLES_F32   4
-#define MK_SAMPLES_F64   5
-#define MK_SAMPLES_U8P   6
-#define MK_SAMPLES_S16P  7
-#define MK_SAMPLES_S32P  8
-#define MK_SAMPLES_F32P  9
-#define MK_SAMPLES_F64P 10
+/* Frame formats: MK_PIXEL_* (video) and MK_SAMPLES_* (audio), in mediakit_types.h. */
 
 /** A frame's fields. Plane pointers are borrowed from the frame. */
 typedef struct mk_frame_info {

@@ -1,23 +1,52 @@
 /*
- * mediakit_plugin.h — the C ABI between the MediaKit host and codec plugins.
+ * mediakit_plugin.h — the C ABI between the MediaKit host and codec plugins, version 2.
  *
- * A plugin is a shared library that exports exactly one symbol:
+ * Modelled on CLAP (free-audio/clap: entry.h, version.h, factories by id, a host
+ * struct, thread tags). The whole contract:
+ *
+ * Entry. A plugin is a shared library that exports exactly one symbol:
  *
  *     const mk_plugin_descriptor *mediakit_plugin_entry(void);
  *
- * The host dlopen()s the library, calls the entry point, and reads
- * `abi_version` FIRST. If it is not MK_PLUGIN_ABI_VERSION the host refuses the
- * plugin with an error naming both versions and touches no other field.
+ * The host dlopen()s the library, calls the entry point and reads `abi` FIRST.
+ * A plugin whose major version is not MK_PLUGIN_ABI_MAJOR is refused with an
+ * error naming both versions, and no other field is touched (a version-1 plugin,
+ * whose descriptor started with `uint32_t abi_version = 1`, is refused the same
+ * way: the first 32 bits are the major version in both layouts). Any minor version
+ * of the same major is accepted: a minor version only appends fields.
  *
- * The descriptor lists codec backends by index. Each backend carries static
- * metadata (codec name, media type, backend name, priority) and a `create`
- * function that returns an opaque decoder instance plus its vtable. One shared
- * library may carry many backends.
+ * Life cycle. After the version check the host calls `init(host)` once, then reads
+ * the descriptor's strings and asks `get_factory(id)` for the factories it knows:
+ * MK_PLUGIN_DECODER_FACTORY and MK_PLUGIN_PICTURE_CONVERTER_FACTORY today
+ * (MK_PLUGIN_ENCODER_FACTORY and MK_PLUGIN_AUDIO_CONVERTER_FACTORY are reserved
+ * for encoders and audio converters). A factory lists its entries by index; each
+ * entry has static metadata and a `create` that returns an instance plus the
+ * instance's vtable. `deinit()` is called once, after every instance has been
+ * destroyed, when the host gives the plugin up; the frames a plugin handed out
+ * may still be alive then (see Frames). MediaKit never unloads a plugin it uses,
+ * so today `deinit` runs only for a plugin refused after its init (e.g. a second
+ * plugin with the same name).
  *
- * Growth rules: every struct starts with `struct_size` (or, for the
- * descriptor, `abi_version` then `struct_size`) and ends with reserved space.
- * A new field is only ever appended; a reader checks `struct_size` before it
- * reads a field that a smaller struct would not have.
+ * Host. `init` receives an mk_host (static for the life of the process): the
+ * host's name and version, a log callback with a level, the most detailed level
+ * the host wants (log_level) and a pointer for the host's own use. Plugins log
+ * through it and never read the environment for a log level or print to stderr.
+ *
+ * Growth rules. Every struct starts with `struct_size` (the descriptor: with `abi`,
+ * then `struct_size`). New fields are only ever appended, with a minor version,
+ * and are optional: the side that reads a struct the other side filled reads a
+ * field only when struct_size covers it, and takes a field beyond it as absent
+ * (NULL / 0). The fields of 2.0 are required unless marked optional (the
+ * descriptor's `description`; the packet's ownership fields). So a plugin built
+ * for an older minor version (smaller structs) loads and works, and a host struct
+ * may be larger than the plugin knows (the plugin ignores the rest). A struct the
+ * host hands over for the plugin to fill (mk_plugin_frame) is filled up to the
+ * smaller of the two sizes, and its struct_size set to that.
+ *
+ * Status codes, media types, pixel and sample formats are those of
+ * mediakit_types.h (MK_OK, MK_EAGAIN, MK_EOF, MK_EINVAL, MK_ENOMEM,
+ * MK_EUNSUPPORTED, MK_EDATA, MK_EFAIL; MK_MEDIA_*; MK_PIXEL_*; MK_SAMPLES_*), the
+ * same values the C API gives applications.
  *
  * Codec names are the lower-case names FFmpeg uses ("h264", "hevc", "aac",
  * "mp3", "av1", "opus", "vorbis", "flac", "alac", "ac3", "eac3", "vp8",
@@ -25,19 +54,27 @@
  *
  * Decoding follows libavcodec's send/receive model:
  *
- *     send_packet(dec, pkt)      -> MK_PLUGIN_OK, or MK_PLUGIN_EAGAIN when
- *                                   output must be received first
+ *     send_packet(dec, pkt)      -> MK_OK, or MK_EAGAIN when output must be
+ *                                   received first (the packet was NOT taken)
  *     send_packet(dec, NULL)     -> enter draining (end of stream)
- *     receive_frame(dec, &frame) -> MK_PLUGIN_OK (a frame), MK_PLUGIN_EAGAIN
- *                                   (send more input), MK_PLUGIN_EOF (drained)
+ *     receive_frame(dec, &frame) -> MK_OK (a frame), MK_EAGAIN (send more
+ *                                   input), MK_EOF (drained)
  *     flush(dec)                 -> drop every buffered packet and frame and
  *                                   leave draining; used after a seek
+ *
+ * Packets. A packet's bytes are borrowed for the send_packet call: the plugin
+ * copies what it keeps. When the host sets `retain` (with `release` and `owner`),
+ * the plugin may instead keep the bytes without a copy: it calls retain(owner)
+ * during send_packet and release(owner) exactly once per retain when done, from
+ * any thread, also after destroy. `padding` says how many zero bytes after the
+ * data may be read (libavcodec needs 64 to use the bytes in place). A plugin
+ * works either way; MediaKit's host lends every packet today (retain is NULL).
  *
  * Frames cross the boundary without a copy: plane pointers into the plugin's
  * own buffers plus a release callback that the host calls exactly once when it
  * no longer needs the planes. A released frame may outlive its decoder: the
- * plugin must keep the planes valid until `release` is called even after
- * `destroy`.
+ * plugin keeps the planes valid until `release` is called even after `destroy`
+ * (and after `deinit`).
  *
  * Trimming: backends output every decoded sample; the host trims. A backend
  * never drops samples on its own account (Opus pre-skip, AAC/MP3 priming,
@@ -46,9 +83,13 @@
  * backend for a codec gives the same raw output. (Packets the host marks
  * MK_PACKET_FLAG_DISCARD are the one exception: their frames are dropped.)
  *
- * Threads: a decoder instance is used by one thread at a time (the host
- * serialises calls). `create` and the descriptor may be used from any thread.
- * `release` may be called from any thread.
+ * Threads. Each function below carries one of these tags:
+ *   [thread-safe]    may be called from any thread, concurrently with anything.
+ *   [main-thread]    called by the host with no other call into the plugin running
+ *                    (init / deinit); not necessarily the process's first thread.
+ *   [instance-thread] called on one instance by one thread at a time (the host
+ *                    serialises the calls on an instance); different instances may
+ *                    be used on different threads at once.
  */
 #ifndef MEDIAKIT_PLUGIN_H
 #define MEDIAKIT_PLUGIN_H
@@ -56,61 +97,42 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mediakit_types.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** The ABI version this header describes. Bumped on any incompatible change. */
-#define MK_PLUGIN_ABI_VERSION 1u
+/* ---- Versions ------------------------------------------------------------ */
+
+/** The ABI major version this header describes. Bumped on an incompatible change. */
+#define MK_PLUGIN_ABI_MAJOR 2u
+/** The ABI minor version this header describes. Bumped when fields are appended. */
+#define MK_PLUGIN_ABI_MINOR 0u
+
+/** An ABI version: major.minor. */
+typedef struct mk_plugin_abi {
+    uint32_t major;
+    uint32_t minor;
+} mk_plugin_abi;
+
+/** Initialiser for the descriptor's `abi` field. */
+#define MK_PLUGIN_ABI_CURRENT { MK_PLUGIN_ABI_MAJOR, MK_PLUGIN_ABI_MINOR }
 
 /** Name of the one symbol a plugin exports. */
 #define MK_PLUGIN_ENTRY_SYMBOL "mediakit_plugin_entry"
 
-/* ---- Status codes (negative = error) ---------------------------------- */
-#define MK_PLUGIN_OK           0
-#define MK_PLUGIN_EAGAIN      (-1)  /**< flow control: receive output / send input first */
-#define MK_PLUGIN_EOF         (-2)  /**< the decoder is fully drained */
-#define MK_PLUGIN_EINVAL      (-3)  /**< a bad argument (NULL, wrong struct size ...) */
-#define MK_PLUGIN_ENOMEM      (-4)  /**< allocation failed */
-#define MK_PLUGIN_EUNSUPPORTED (-5) /**< codec, profile or format not supported */
-#define MK_PLUGIN_EDATA       (-6)  /**< the input is invalid */
-#define MK_PLUGIN_EFAIL       (-7)  /**< any other failure; see last_error */
+/* ---- Factory ids ------------------------------------------------------------ */
 
-/* ---- Media types --------------------------------------------------------- */
-#define MK_PLUGIN_MEDIA_AUDIO 1u
-#define MK_PLUGIN_MEDIA_VIDEO 2u
-
-/* ---- Sample formats (audio frames) -------------------------------------- */
-/* Interleaved formats have one plane; planar ("P") formats one per channel. */
-#define MK_SAMPLE_U8    1
-#define MK_SAMPLE_S16   2
-#define MK_SAMPLE_S32   3
-#define MK_SAMPLE_FLT   4
-#define MK_SAMPLE_DBL   5
-#define MK_SAMPLE_U8P   6
-#define MK_SAMPLE_S16P  7
-#define MK_SAMPLE_S32P  8
-#define MK_SAMPLE_FLTP  9
-#define MK_SAMPLE_DBLP 10
-
-/* ---- Pixel formats (video frames) --------------------------------------- */
-/* Planar YUV: plane 0 = Y, 1 = U (Cb), 2 = V (Cr). Semi-planar: 0 = Y, 1 = UV.
- * "10" formats store each sample in the low 10 bits of a little-endian uint16;
- * P010 stores it in the high 10 bits. */
-#define MK_PIX_YUV420P     1
-#define MK_PIX_YUVJ420P    2   /* yuv420p, full range (JPEG) */
-#define MK_PIX_YUV422P     3
-#define MK_PIX_YUVJ422P    4
-#define MK_PIX_YUV444P     5
-#define MK_PIX_YUVJ444P    6
-#define MK_PIX_NV12        7
-#define MK_PIX_YUV420P10   8
-#define MK_PIX_YUV422P10   9
-#define MK_PIX_YUV444P10  10
-#define MK_PIX_P010       11
-#define MK_PIX_GRAY8      12
-#define MK_PIX_GRAY10     13
-#define MK_PIX_YUV420P12  14
+/** get_factory(MK_PLUGIN_DECODER_FACTORY) returns a const mk_plugin_decoder_factory *. */
+#define MK_PLUGIN_DECODER_FACTORY "mediakit.decoder-factory"
+/** get_factory(MK_PLUGIN_PICTURE_CONVERTER_FACTORY) returns a
+ *  const mk_plugin_picture_converter_factory *. */
+#define MK_PLUGIN_PICTURE_CONVERTER_FACTORY "mediakit.picture-converter-factory"
+/** Reserved for encoders (a later minor version defines the factory struct). */
+#define MK_PLUGIN_ENCODER_FACTORY "mediakit.encoder-factory"
+/** Reserved for audio converters (a later minor version defines the factory struct). */
+#define MK_PLUGIN_AUDIO_CONVERTER_FACTORY "mediakit.audio-converter-factory"
 
 /* ---- Packet flags --------------------------------------------------------- */
 #define MK_PACKET_FLAG_KEY     0x1u  /**< random access point */
@@ -119,10 +141,38 @@ extern "C" {
 /** "Unknown timestamp", as AV_NOPTS_VALUE. */
 #define MK_NOPTS_VALUE ((int64_t)INT64_MIN)
 
+/* ---- Host ------------------------------------------------------------------ */
+
+/** Log levels, most severe first. A message is worth sending when its level is at
+ *  most the host's log_level. */
+#define MK_LOG_QUIET   0   /**< log_level only: the host wants no messages */
+#define MK_LOG_ERROR   1
+#define MK_LOG_WARNING 2
+#define MK_LOG_INFO    3
+#define MK_LOG_DEBUG   4
+#define MK_LOG_TRACE   5
+
+/** What the host tells a plugin about itself; passed to init(). Owned by the host,
+ *  valid (and unchanged) for the life of the process: the plugin may keep the pointer. */
+typedef struct mk_host {
+    uint32_t struct_size;      /**< sizeof(mk_host) of the host */
+    mk_plugin_abi abi;         /**< the plugin ABI version the host implements */
+    const char *name;          /**< "MediaKit" */
+    const char *version;       /**< the host library's version, e.g. "0.1.0" */
+    void *host_data;           /**< the host's own; the plugin never touches it */
+    int32_t log_level;         /**< MK_LOG_*: the most detailed level the host wants; a
+                                    plugin may set its library's verbosity from it */
+    /** [thread-safe] Logs one message (a line, no trailing newline needed) at `level`
+     *  (MK_LOG_ERROR ... MK_LOG_TRACE). `message` is borrowed for the call. */
+    void (*log)(const struct mk_host *host, int32_t level, const char *message);
+} mk_host;
+
+/* ---- Decoders ----------------------------------------------------------------- */
+
 /** What the host tells a backend about the stream it is to decode. */
 typedef struct mk_plugin_codec_config {
     uint32_t struct_size;      /**< sizeof(mk_plugin_codec_config) of the host */
-    uint32_t media_type;       /**< MK_PLUGIN_MEDIA_* */
+    int32_t media_type;        /**< MK_MEDIA_AUDIO or MK_MEDIA_VIDEO */
     const char *codec;         /**< codec name, e.g. "h264"; never NULL */
     const uint8_t *extradata;  /**< codec configuration ("magic cookie"): avcC, hvcC,
                                     av1C, AudioSpecificConfig, OpusHead, Vorbis
@@ -137,34 +187,43 @@ typedef struct mk_plugin_codec_config {
     int32_t channels;          /**< audio: channel count, 0 if unknown */
     int32_t bits_per_coded_sample; /**< 0 if unknown */
     int32_t thread_count;      /**< 0 = the backend's choice (all cores) */
-    uint32_t flags;            /**< reserved for future use; 0 */
     int32_t block_align;       /**< audio: bytes per packet for PCM-like codecs, 0 if unknown */
     int32_t video_delay;       /**< video: frames the decoder must hold back to output in
                                     presentation order (B-frame reorder depth), as the
                                     container's timestamps show it; 0 if none or unknown.
                                     libavcodec: AVCodecContext.has_b_frames. */
-    void *reserved[8];
 } mk_plugin_codec_config;
 
-/** A compressed packet handed to send_packet. Borrowed for the call only:
- *  the backend copies what it keeps. */
+/** A compressed packet handed to send_packet. The struct itself is borrowed for the
+ *  call; for the bytes see "Packets" above. */
 typedef struct mk_plugin_packet {
-    uint32_t struct_size;
+    uint32_t struct_size;      /**< sizeof(mk_plugin_packet) of the host */
     uint32_t flags;            /**< MK_PACKET_FLAG_* */
     const uint8_t *data;
     size_t size;
     int64_t pts;               /**< in the config's time base, or MK_NOPTS_VALUE */
     int64_t dts;
     int64_t duration;          /**< 0 if unknown */
-    int64_t reserved[4];
+    /* Optional (see "Packets"): a plugin reads them only when struct_size covers them. */
+    size_t padding;            /**< zero bytes readable after data + size; 0 if none */
+    /** NULL: the bytes are borrowed for the call. Otherwise [thread-safe]: takes one
+     *  reference to the bytes (they stay valid and unchanged until the matching
+     *  release). Call it during send_packet only. */
+    void (*retain)(void *owner);
+    /** [thread-safe] Drops one reference taken with retain; any thread, also after
+     *  destroy() and deinit(). Set whenever retain is. */
+    void (*release)(void *owner);
+    void *owner;               /**< the argument of retain and release */
 } mk_plugin_packet;
 
-/** A decoded frame filled in by receive_frame. The planes belong to the
- *  plugin until the host calls release(release_opaque), exactly once. */
+/** A decoded frame filled in by receive_frame (or a picture by convert). The planes
+ *  belong to the plugin until the host calls release(release_opaque), exactly once. */
 typedef struct mk_plugin_frame {
-    uint32_t struct_size;      /**< set by the host before receive_frame */
-    uint32_t media_type;       /**< MK_PLUGIN_MEDIA_* */
-    int32_t format;            /**< MK_PIX_* for video, MK_SAMPLE_* for audio */
+    uint32_t struct_size;      /**< set by the host before the call; the plugin fills the
+                                    struct up to the smaller of this and its own size and
+                                    sets struct_size to that */
+    int32_t media_type;        /**< MK_MEDIA_AUDIO or MK_MEDIA_VIDEO */
+    int32_t format;            /**< MK_PIXEL_* for video, MK_SAMPLES_* for audio */
     uint32_t flags;            /**< MK_PACKET_FLAG_KEY for a key frame */
     int64_t pts;               /**< best-effort presentation time, config time base */
     int64_t duration;          /**< 0 if unknown */
@@ -186,127 +245,157 @@ typedef struct mk_plugin_frame {
     int32_t plane_count;
     uint8_t *planes[8];
     int64_t strides[8];        /**< video: bytes per row; audio: bytes per plane */
+    /** [thread-safe] Frees the planes; called exactly once, from any thread, also
+     *  after destroy() and deinit(). */
     void (*release)(void *release_opaque);
     void *release_opaque;
-    void *reserved[8];
 } mk_plugin_frame;
 
-/** Operations on one decoder instance. */
+/** Operations on one decoder instance. Static storage in the plugin. */
 typedef struct mk_plugin_decoder_vtable {
-    uint32_t struct_size;
-    /** Feed a packet; NULL enters draining. Returns MK_PLUGIN_OK, MK_PLUGIN_EAGAIN
-     *  (receive first), MK_PLUGIN_EOF (already draining) or an error. */
-    int (*send_packet)(void *decoder, const mk_plugin_packet *packet);
-    /** Fill *frame (whose struct_size the host set). MK_PLUGIN_OK, EAGAIN, EOF or
-     *  an error. On anything but OK the frame is untouched and nothing must be released. */
-    int (*receive_frame)(void *decoder, mk_plugin_frame *frame);
-    /** Drop buffered state (after a seek) and leave draining. */
+    uint32_t struct_size;      /**< sizeof(mk_plugin_decoder_vtable) of the plugin */
+    /** [instance-thread] Feeds a packet; NULL enters draining. MK_OK, MK_EAGAIN
+     *  (receive first; the packet was not taken), MK_EOF (already draining) or an
+     *  error (the packet was consumed; go on with the next one). */
+    int32_t (*send_packet)(void *decoder, const mk_plugin_packet *packet);
+    /** [instance-thread] Fills *frame (whose struct_size the host set). MK_OK, MK_EAGAIN,
+     *  MK_EOF or an error. On anything but MK_OK the frame is untouched and nothing
+     *  must be released. */
+    int32_t (*receive_frame)(void *decoder, mk_plugin_frame *frame);
+    /** [instance-thread] Drops buffered state (after a seek) and leaves draining. */
     void (*flush)(void *decoder);
-    /** Free the instance. Frames already handed out stay valid until released. */
+    /** [instance-thread] Frees the instance. Frames already handed out stay valid
+     *  until released. */
     void (*destroy)(void *decoder);
-    /** A message for the last failure on this instance; owned by the instance,
-     *  valid until the next call on it. Never NULL (may be ""). */
+    /** [instance-thread] A message for the last failure on this instance; owned by the
+     *  instance, valid until the next call on it. Never NULL (may be ""). */
     const char *(*last_error)(void *decoder);
-    void *reserved[8];
 } mk_plugin_decoder_vtable;
 
-/** Static description of one codec backend. */
-typedef struct mk_plugin_backend {
-    uint32_t struct_size;
-    uint32_t media_type;       /**< MK_PLUGIN_MEDIA_* */
+/** Static description of one codec backend (a decoder for one codec). */
+typedef struct mk_plugin_decoder_backend {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_decoder_backend) of the plugin */
+    int32_t media_type;        /**< MK_MEDIA_AUDIO or MK_MEDIA_VIDEO */
     const char *codec;         /**< codec name this backend decodes */
     const char *name;          /**< backend name, unique in the plugin, e.g. "ffmpeg" */
     int32_t priority;          /**< higher wins when several backends decode a codec;
                                     generic libraries use 100, dedicated ones 200 */
-    /** Create a decoder. On success *decoder and *vtable are set and MK_PLUGIN_OK
-     *  returned. On failure nothing is allocated, a message is written into
-     *  errbuf (NUL-terminated, at most errbuf_size bytes) and an error returned. */
-    int (*create)(const mk_plugin_codec_config *config,
-                  void **decoder,
-                  const mk_plugin_decoder_vtable **vtable,
-                  char *errbuf, size_t errbuf_size);
-    void *reserved[8];
-} mk_plugin_backend;
+    /** [thread-safe] Creates a decoder. On success *decoder and *vtable are set and
+     *  MK_OK returned. On failure nothing is allocated, a message is written into
+     *  errbuf (NUL-terminated, at most errbuf_size bytes; errbuf may be NULL) and an
+     *  error returned. `config` is borrowed for the call. */
+    int32_t (*create)(const mk_plugin_codec_config *config,
+                      void **decoder,
+                      const mk_plugin_decoder_vtable **vtable,
+                      char *errbuf, size_t errbuf_size);
+} mk_plugin_decoder_backend;
 
-/* ---- Picture converters ----------------------------------------------------
+/** The decoder factory (MK_PLUGIN_DECODER_FACTORY). Static storage in the plugin. */
+typedef struct mk_plugin_decoder_factory {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_decoder_factory) of the plugin */
+    /** [thread-safe] The number of backends; constant after init(). */
+    uint32_t (*backend_count)(void);
+    /** [thread-safe] Backend `index` (0 <= index < backend_count()), static storage;
+     *  NULL for an index out of range. */
+    const mk_plugin_decoder_backend *(*get_backend)(uint32_t index);
+} mk_plugin_decoder_factory;
+
+/* ---- Picture converters -----------------------------------------------------
  *
- * A plugin may also offer picture converters: they change a decoded picture's
- * pixel format (bit depth, chroma subsampling, planar/semi-planar layout) without
- * changing its size, e.g. yuv420p10 -> nv12 or yuv444p -> yuv420p. The host uses
- * one when a caller asks for a layout that the decoded pictures cannot be packed
- * into by copying samples. Converters appeared after the first release of ABI 1:
- * the host reads `converter_count` and `converters` only from a descriptor whose
- * struct_size covers them.
+ * A picture converter changes a decoded picture's pixel format (bit depth, chroma
+ * subsampling, planar/semi-planar layout) without changing its size, e.g.
+ * yuv420p10 -> nv12 or yuv444p -> yuv420p. The host uses one when a caller asks
+ * for a layout that the decoded pictures cannot be packed into by copying samples.
  *
  * Ownership: convert() borrows the source frame's planes for the call only. The
  * destination planes belong to the plugin until the host calls
  * dst->release(dst->release_opaque), exactly once, from any thread; they stay
- * valid after destroy(). Threads: one converter instance is used by one thread
- * at a time; create() may be called from any thread.
+ * valid after destroy().
  */
 
 /** What the host asks a converter to do. */
 typedef struct mk_plugin_converter_config {
     uint32_t struct_size;      /**< sizeof(mk_plugin_converter_config) of the host */
-    int32_t src_format;        /**< MK_PIX_* of the pictures that will be sent */
-    int32_t dst_format;        /**< MK_PIX_* wanted */
+    int32_t src_format;        /**< MK_PIXEL_* of the pictures that will be sent */
+    int32_t dst_format;        /**< MK_PIXEL_* wanted */
     int32_t width;             /**< picture size, the same on both sides */
     int32_t height;
     int32_t color_range;       /**< of the source, as in mk_plugin_frame; kept as it is */
     int32_t color_space;       /**< of the source (ISO/IEC 23091-4 matrix); kept as it is */
-    uint32_t flags;            /**< reserved for future use; 0 */
-    void *reserved[8];
 } mk_plugin_converter_config;
 
-/** Operations on one converter instance. */
+/** Operations on one converter instance. Static storage in the plugin. */
 typedef struct mk_plugin_converter_vtable {
-    uint32_t struct_size;
-    /** Converts `src` (a picture in the config's src_format and size; borrowed for the
-     *  call) into *dst (whose struct_size the host set): format, size, planes, strides
-     *  and release are filled in, and every other field of src is carried over.
-     *  Returns MK_PLUGIN_OK; on an error *dst is untouched and nothing must be released. */
-    int (*convert)(void *converter, const mk_plugin_frame *src, mk_plugin_frame *dst);
-    /** Frees the instance. Pictures already handed out stay valid until released. */
+    uint32_t struct_size;      /**< sizeof(mk_plugin_converter_vtable) of the plugin */
+    /** [instance-thread] Converts `src` (a picture in the config's src_format and size;
+     *  borrowed for the call) into *dst (whose struct_size the host set): format, size,
+     *  planes, strides and release are filled in, and every other field of src is
+     *  carried over. Returns MK_OK; on an error *dst is untouched and nothing must be
+     *  released. */
+    int32_t (*convert)(void *converter, const mk_plugin_frame *src, mk_plugin_frame *dst);
+    /** [instance-thread] Frees the instance. Pictures already handed out stay valid
+     *  until released. */
     void (*destroy)(void *converter);
-    /** A message for the last failure on this instance; owned by the instance,
-     *  valid until the next call on it. Never NULL (may be ""). */
+    /** [instance-thread] A message for the last failure on this instance; owned by the
+     *  instance, valid until the next call on it. Never NULL (may be ""). */
     const char *(*last_error)(void *converter);
-    void *reserved[8];
 } mk_plugin_converter_vtable;
 
 /** Static description of one picture converter. */
-typedef struct mk_plugin_converter {
-    uint32_t struct_size;
+typedef struct mk_plugin_picture_converter {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_picture_converter) of the plugin */
     const char *name;          /**< converter name, unique in the plugin, e.g. "swscale" */
     int32_t priority;          /**< higher wins when several converters can do a conversion */
-    /** 1 when create() accepts converting src_format to dst_format, else 0. */
-    int (*supports)(int32_t src_format, int32_t dst_format);
-    /** Create a converter. On success *converter and *vtable are set and MK_PLUGIN_OK
-     *  returned. On failure nothing is allocated, a message is written into errbuf
-     *  (NUL-terminated, at most errbuf_size bytes) and an error returned. */
-    int (*create)(const mk_plugin_converter_config *config,
-                  void **converter,
-                  const mk_plugin_converter_vtable **vtable,
-                  char *errbuf, size_t errbuf_size);
-    void *reserved[8];
-} mk_plugin_converter;
+    /** [thread-safe] 1 when create() accepts converting src_format to dst_format, else 0. */
+    int32_t (*supports)(int32_t src_format, int32_t dst_format);
+    /** [thread-safe] Creates a converter. On success *converter and *vtable are set and
+     *  MK_OK returned. On failure nothing is allocated, a message is written into errbuf
+     *  (NUL-terminated, at most errbuf_size bytes; errbuf may be NULL) and an error
+     *  returned. `config` is borrowed for the call. */
+    int32_t (*create)(const mk_plugin_converter_config *config,
+                      void **converter,
+                      const mk_plugin_converter_vtable **vtable,
+                      char *errbuf, size_t errbuf_size);
+} mk_plugin_picture_converter;
+
+/** The picture converter factory (MK_PLUGIN_PICTURE_CONVERTER_FACTORY). Static storage. */
+typedef struct mk_plugin_picture_converter_factory {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_picture_converter_factory) of the plugin */
+    /** [thread-safe] The number of converters; constant after init(). */
+    uint32_t (*converter_count)(void);
+    /** [thread-safe] Converter `index` (0 <= index < converter_count()), static storage;
+     *  NULL for an index out of range. */
+    const mk_plugin_picture_converter *(*get_converter)(uint32_t index);
+} mk_plugin_picture_converter_factory;
+
+/* ---- The descriptor ----------------------------------------------------------- */
 
 /** What mediakit_plugin_entry returns. Static storage; the host never frees it. */
 typedef struct mk_plugin_descriptor {
-    uint32_t abi_version;      /**< MK_PLUGIN_ABI_VERSION the plugin was built for; read first */
+    mk_plugin_abi abi;         /**< MK_PLUGIN_ABI_CURRENT when built; read first */
     uint32_t struct_size;      /**< sizeof(mk_plugin_descriptor) of the plugin */
-    const char *name;          /**< plugin name, e.g. "ffmpeg" */
+    /* The strings are read after init() succeeded (a plugin may fill them in there)
+     * and must then stay valid for the life of the process. */
+    const char *name;          /**< plugin name, e.g. "ffmpeg"; unique among loaded plugins */
     const char *version;       /**< plugin version, e.g. "1.0.0 (libavcodec 59.37.100)" */
-    const char *description;
-    uint32_t backend_count;
-    const mk_plugin_backend *backends; /**< backend_count entries */
-    void *reserved[8];
-    /* Appended: read only when struct_size covers them (see "Picture converters"). */
-    uint32_t converter_count;
-    const mk_plugin_converter *converters; /**< converter_count entries; NULL if none */
+    /** [main-thread] Called once, before any other function of the plugin but the
+     *  entry point. `host` stays valid for the life of the process. Returns MK_OK, or
+     *  an error (after logging why through host->log): the host then refuses the
+     *  plugin and calls nothing else, deinit included. */
+    int32_t (*init)(const mk_host *host);
+    /** [main-thread] Called once after a successful init(), when the host gives the
+     *  plugin up: every instance has been destroyed (frames may still be alive). */
+    void (*deinit)(void);
+    /** [thread-safe] The factory with id `factory_id` (MK_PLUGIN_*_FACTORY), static
+     *  storage, or NULL when the plugin has none. Valid after init(). */
+    const void *(*get_factory)(const char *factory_id);
+    /* Everything above is required in every 2.x plugin; what follows is read only when
+     * struct_size covers it. */
+    const char *description;   /**< one line saying what the plugin offers; optional */
 } mk_plugin_descriptor;
 
-/** Signature of the entry point. */
+/** Signature of the entry point. [thread-safe]; it does no work beyond returning the
+ *  static descriptor (set-up belongs in init()). */
 typedef const mk_plugin_descriptor *(*mk_plugin_entry_fn)(void);
 
 #ifdef __cplusplus

@@ -1,12 +1,16 @@
 /*
- * mk_plugin_support.h — helpers every MediaKit codec plugin written in C shares:
- * formatting an error into the host's buffer, and the argument checks that start
- * every backend's create(). Header-only (static functions); include it from one .c file.
+ * mk_plugin_support.h — what every MediaKit codec plugin written in C shares: the
+ * exported entry point, the factories over a static table, get_factory(), keeping
+ * the host from init() and logging through it, formatting an error into the host's
+ * buffer, and the argument checks that start every create(), send_packet() and
+ * receive_frame(). Header-only (static functions, nothing exported but what
+ * MKP_ENTRY defines); a plugin of several .c files includes it from each.
  */
 #ifndef MK_PLUGIN_SUPPORT_H
 #define MK_PLUGIN_SUPPORT_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,8 +25,148 @@
 #define MKP_UNUSED
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+#define MKP_EXPORT __attribute__((visibility("default")))
+#else
+#define MKP_EXPORT
+#endif
+
 /** Bytes of `type` up to and including `field`: the struct_size a reader needs. */
 #define MKP_END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+
+/** The exported entry point, returning `descriptor` (an mk_plugin_descriptor). */
+#define MKP_ENTRY(descriptor)                                                        \
+    MKP_EXPORT const mk_plugin_descriptor *mediakit_plugin_entry(void);              \
+    MKP_EXPORT const mk_plugin_descriptor *mediakit_plugin_entry(void)               \
+    {                                                                                \
+        return &(descriptor);                                                        \
+    }
+
+/** A static decoder factory named `name` over the array `backends` whose first
+ *  `count` entries are used (`count` may be a variable that init() sets). */
+#define MKP_DECODER_FACTORY(name, backends, count)                                   \
+    static uint32_t name##_count(void) { return (uint32_t)(count); }                 \
+    static const mk_plugin_decoder_backend *name##_get(uint32_t index)               \
+    {                                                                                \
+        return index < (uint32_t)(count) ? &(backends)[index] : NULL;                \
+    }                                                                                \
+    static const mk_plugin_decoder_factory name = {                                  \
+        sizeof(mk_plugin_decoder_factory), name##_count, name##_get,                 \
+    }
+
+/** A static picture converter factory named `name` over the array `converters`
+ *  (every entry is used). */
+#define MKP_PICTURE_CONVERTER_FACTORY(name, converters)                               \
+    static uint32_t name##_count(void)                                               \
+    {                                                                                \
+        return (uint32_t)(sizeof(converters) / sizeof((converters)[0]));             \
+    }                                                                                \
+    static const mk_plugin_picture_converter *name##_get(uint32_t index)             \
+    {                                                                                \
+        return index < name##_count() ? &(converters)[index] : NULL;                 \
+    }                                                                                \
+    static const mk_plugin_picture_converter_factory name = {                        \
+        sizeof(mk_plugin_picture_converter_factory), name##_count, name##_get,       \
+    }
+
+/** get_factory()'s answer for a plugin with these factories (either may be NULL). */
+static const void *mkp_pick_factory(const char *id, const mk_plugin_decoder_factory *decoders,
+                                    const mk_plugin_picture_converter_factory *converters) MKP_UNUSED;
+static const void *mkp_pick_factory(const char *id, const mk_plugin_decoder_factory *decoders,
+                                    const mk_plugin_picture_converter_factory *converters)
+{
+    if (id == NULL)
+        return NULL;
+    if (decoders != NULL && strcmp(id, MK_PLUGIN_DECODER_FACTORY) == 0)
+        return decoders;
+    if (converters != NULL && strcmp(id, MK_PLUGIN_PICTURE_CONVERTER_FACTORY) == 0)
+        return converters;
+    return NULL;
+}
+
+/**
+ * Everything but the decoders of a plugin whose one factory is `factory` (a decoder
+ * factory) and whose init() has nothing to set up but keeping the host in `host_slot` (a
+ * `static const mk_host *` the plugin declared) and its version string, "<plugin_version>
+ * (<library_prefix><library_version>)", `library_version` being evaluated in init() (the
+ * library loaded at run time may be newer than its headers): init, deinit, get_factory,
+ * the descriptor and the exported entry point.
+ */
+#define MKP_DECODER_PLUGIN(prefix, host_slot, plugin_name, plugin_version, library_prefix,     \
+                           library_version, summary, factory)                                  \
+    static char prefix##_version[128] = plugin_version;                                        \
+    static int32_t prefix##_init(const mk_host *host)                                          \
+    {                                                                                          \
+        int32_t status = mkp_keep_host(host, &(host_slot));                                    \
+        if (status == MK_OK)                                                                   \
+            snprintf(prefix##_version, sizeof(prefix##_version), "%s (%s%s)", plugin_version,  \
+                     library_prefix, library_version);                                         \
+        return status;                                                                         \
+    }                                                                                          \
+    static void prefix##_deinit(void) { (host_slot) = NULL; }                                  \
+    static const void *prefix##_get_factory(const char *id)                                    \
+    {                                                                                          \
+        return mkp_pick_factory(id, &(factory), NULL);                                         \
+    }                                                                                          \
+    static const mk_plugin_descriptor prefix##_descriptor = {                                  \
+        .abi = MK_PLUGIN_ABI_CURRENT,                                                          \
+        .struct_size = sizeof(mk_plugin_descriptor),                                           \
+        .name = plugin_name,                                                                   \
+        .version = prefix##_version,                                                           \
+        .init = prefix##_init,                                                                 \
+        .deinit = prefix##_deinit,                                                             \
+        .get_factory = prefix##_get_factory,                                                   \
+        .description = summary,                                                                \
+    };                                                                                         \
+    MKP_ENTRY(prefix##_descriptor)
+
+/** The fields of mk_host a v2.0 plugin uses. */
+#define MKP_HOST_MIN_SIZE MKP_END_OF(mk_host, log)
+
+/**
+ * init()'s check of the host: returns MK_OK and stores `host` in *slot, or MK_EINVAL
+ * for a NULL host, a host struct smaller than ABI 2.0's or another major version (then
+ * nothing can be logged through it, and *slot is left NULL).
+ */
+static int32_t mkp_keep_host(const mk_host *host, const mk_host **slot) MKP_UNUSED;
+static int32_t mkp_keep_host(const mk_host *host, const mk_host **slot)
+{
+    *slot = NULL;
+    if (host == NULL || host->struct_size < MKP_HOST_MIN_SIZE || host->abi.major != MK_PLUGIN_ABI_MAJOR)
+        return MK_EINVAL;
+    *slot = host;
+    return MK_OK;
+}
+
+/** The host's log level (MK_LOG_QUIET without a host). */
+static int32_t mkp_log_level(const mk_host *host) MKP_UNUSED;
+static int32_t mkp_log_level(const mk_host *host)
+{
+    return host != NULL && host->log != NULL ? host->log_level : MK_LOG_QUIET;
+}
+
+/** Formats a message and sends it to the host's log when the host wants `level`. */
+static void mkp_log(const mk_host *host, int32_t level, const char *fmt, ...) MKP_PRINTF(3, 4) MKP_UNUSED;
+static void mkp_log(const mk_host *host, int32_t level, const char *fmt, ...)
+{
+    if (level > mkp_log_level(host) || level <= MK_LOG_QUIET)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    host->log(host, level, line);
+}
+
+/** 1 when the host offers the packet's bytes to keep (retain, release and owner are
+ *  set) with at least `min_padding` zero bytes after them, else 0. */
+static int mkp_packet_can_keep(const mk_plugin_packet *packet, size_t min_padding) MKP_UNUSED;
+static int mkp_packet_can_keep(const mk_plugin_packet *packet, size_t min_padding)
+{
+    return packet->struct_size >= MKP_END_OF(mk_plugin_packet, owner) && packet->retain != NULL &&
+           packet->release != NULL && packet->padding >= min_padding;
+}
 
 /** Writes a formatted message into buf (NUL-terminated, at most size bytes). NULL buf: nothing. */
 static void mkp_write_error(char *buf, size_t size, const char *fmt, ...) MKP_PRINTF(3, 4) MKP_UNUSED;
@@ -40,54 +184,54 @@ static void mkp_write_error(char *buf, size_t size, const char *fmt, ...)
  * The checks at the start of a single-codec backend's create(): clears errbuf and the
  * outputs, then refuses NULL arguments, a config smaller than `min_size`, another codec
  * or media type, and extradata_size without extradata. `who` prefixes the messages
- * (e.g. "opus"). Returns MK_PLUGIN_OK, or MK_PLUGIN_EINVAL with the reason in errbuf.
+ * (e.g. "opus"). Returns MK_OK, or MK_EINVAL with the reason in errbuf.
  */
 static int mkp_check_create(const char *who, const mk_plugin_codec_config *config, void **decoder,
                             const mk_plugin_decoder_vtable **vtable, char *errbuf, size_t errbuf_size,
-                            size_t min_size, const char *codec, uint32_t media_type) MKP_UNUSED;
+                            size_t min_size, const char *codec, int32_t media_type) MKP_UNUSED;
 static int mkp_check_create(const char *who, const mk_plugin_codec_config *config, void **decoder,
                             const mk_plugin_decoder_vtable **vtable, char *errbuf, size_t errbuf_size,
-                            size_t min_size, const char *codec, uint32_t media_type)
+                            size_t min_size, const char *codec, int32_t media_type)
 {
     if (errbuf != NULL && errbuf_size > 0)
         errbuf[0] = '\0';
     if (config == NULL || decoder == NULL || vtable == NULL) {
         mkp_write_error(errbuf, errbuf_size, "%s: create: %s is NULL", who,
                         config == NULL ? "config" : decoder == NULL ? "decoder" : "vtable");
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
     *decoder = NULL;
     *vtable = NULL;
     if (config->struct_size < min_size) {
         mkp_write_error(errbuf, errbuf_size, "%s: create: config struct_size %u < %zu", who,
                         config->struct_size, min_size);
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
     if (config->codec == NULL || strcmp(config->codec, codec) != 0) {
         mkp_write_error(errbuf, errbuf_size, "%s: create: asked to decode codec \"%s\"", who,
                         config->codec != NULL ? config->codec : "(NULL)");
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
     if (config->media_type != media_type) {
-        mkp_write_error(errbuf, errbuf_size, "%s: create: media type %u, expected %s", who,
-                        config->media_type, media_type == MK_PLUGIN_MEDIA_AUDIO ? "audio" : "video");
-        return MK_PLUGIN_EINVAL;
+        mkp_write_error(errbuf, errbuf_size, "%s: create: media type %d, expected %s", who,
+                        config->media_type, media_type == MK_MEDIA_AUDIO ? "audio" : "video");
+        return MK_EINVAL;
     }
     if (config->extradata_size > 0 && config->extradata == NULL) {
         mkp_write_error(errbuf, errbuf_size, "%s: create: extradata is NULL but extradata_size is %zu",
                         who, config->extradata_size);
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
 /** mkp_begin_send's answer when the packet is to be decoded. */
 #define MKP_DECODE 1
 
 /**
- * The start of a send_packet(): a NULL packet starts draining (MK_PLUGIN_OK, or
- * MK_PLUGIN_EOF when already draining); a packet whose struct is too small or that has
- * bytes but no data is MK_PLUGIN_EINVAL with a message in err. Otherwise MKP_DECODE.
+ * The start of a send_packet(): a NULL packet starts draining (MK_OK, or
+ * MK_EOF when already draining); a packet whose struct is too small or that has
+ * bytes but no data is MK_EINVAL with a message in err. Otherwise MKP_DECODE.
  */
 static int mkp_begin_send(const char *who, const mk_plugin_packet *packet, int *draining,
                           size_t min_size, char *err, size_t err_size) MKP_UNUSED;
@@ -96,18 +240,18 @@ static int mkp_begin_send(const char *who, const mk_plugin_packet *packet, int *
 {
     if (packet == NULL) {
         if (*draining)
-            return MK_PLUGIN_EOF;
+            return MK_EOF;
         *draining = 1;
-        return MK_PLUGIN_OK;
+        return MK_OK;
     }
     if (packet->struct_size < min_size) {
         mkp_write_error(err, err_size, "%s: send_packet: packet struct_size %u < %zu", who,
                         packet->struct_size, min_size);
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
     if (packet->size > 0 && packet->data == NULL) {
         mkp_write_error(err, err_size, "%s: send_packet: data is NULL but size is %zu", who, packet->size);
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
     return MKP_DECODE;
 }
@@ -115,7 +259,7 @@ static int mkp_begin_send(const char *who, const mk_plugin_packet *packet, int *
 /**
  * receive_frame() for a backend that holds at most one decoded frame: checks the host's
  * frame struct, then hands `ready` over (the host now owns its planes) or answers
- * MK_PLUGIN_EAGAIN / MK_PLUGIN_EOF (when draining) if there is none.
+ * MK_EAGAIN / MK_EOF (when draining) if there is none.
  */
 static int mkp_hand_over(const char *who, mk_plugin_frame *ready, int *has_ready, int draining,
                          mk_plugin_frame *frame, size_t min_size, char *err, size_t err_size) MKP_UNUSED;
@@ -125,15 +269,16 @@ static int mkp_hand_over(const char *who, mk_plugin_frame *ready, int *has_ready
     if (frame->struct_size < min_size) {
         mkp_write_error(err, err_size, "%s: receive_frame: frame struct_size %u < %zu", who,
                         frame->struct_size, min_size);
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
     if (!*has_ready)
-        return draining ? MK_PLUGIN_EOF : MK_PLUGIN_EAGAIN;
-    uint32_t size = frame->struct_size;
+        return draining ? MK_EOF : MK_EAGAIN;
+    /* filled up to the smaller of the host's struct and ours, which struct_size then says */
+    uint32_t size = frame->struct_size < sizeof(*ready) ? frame->struct_size : (uint32_t)sizeof(*ready);
     ready->struct_size = size;
-    memcpy(frame, ready, size < sizeof(*ready) ? size : sizeof(*ready));
+    memcpy(frame, ready, size);
     *has_ready = 0;
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
 #endif /* MK_PLUGIN_SUPPORT_H */

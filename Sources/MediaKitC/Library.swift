@@ -4,7 +4,7 @@ import Foundation
 import MediaKit
 
 /// The library version.
-let libraryVersion = "0.1.0"
+let libraryVersion = MediaKitVersion.string
 
 private let versionString = CString(libraryVersion)
 
@@ -12,7 +12,7 @@ private let versionString = CString(libraryVersion)
 public func mk_version() -> UnsafePointer<CChar> { UnsafePointer(versionString.pointer) }
 
 @_cdecl("mk_abi_version")
-public func mk_abi_version() -> Int32 { 1 }
+public func mk_abi_version() -> Int32 { MK_ABI_VERSION }
 
 private let statusNames: [Int32: CString] = [
     MK_OK: CString("MK_OK"), MK_EAGAIN: CString("MK_EAGAIN"), MK_EOF: CString("MK_EOF"),

@@ -1,11 +1,13 @@
 import Foundation
+import CMediaKitPlugin
 import XCTest
 @testable import MediaKit
 
 /// Oracle: the plugin ABI contract in Include/mediakit/mediakit_plugin.h; test plugins
 /// are compiled from C at test time with the system C compiler.
 final class RegistryTests: XCTestCase {
-    private func compilePlugin(abiVersion: String, name: String, sizeAndTail: String = "sizeof(mk_plugin_descriptor)", tail: String = "") throws -> String {
+    /// Compiles `body` (C, after `#include "mediakit/mediakit_plugin.h"`) into a plugin file.
+    private func compile(_ body: String) throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mk-plugin-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let include = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -14,37 +16,152 @@ final class RegistryTests: XCTestCase {
         try """
         #include "mediakit/mediakit_plugin.h"
         #include <stddef.h>
-        static const mk_plugin_descriptor desc = { \(abiVersion), \(sizeAndTail), "\(name)", "0.1", "test plugin", 0, 0, {0}\(tail) };
-        __attribute__((visibility("default"))) const mk_plugin_descriptor *mediakit_plugin_entry(void) { return &desc; }
+        #include <string.h>
+        #define EXPORT __attribute__((visibility("default")))
+        \(body)
         """.write(to: source, atomically: true, encoding: .utf8)
         let out = dir.appendingPathComponent("libMediaKitPluginTest.so").path
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["cc", "-shared", "-fPIC", "-I", include, source.path, "-o", out]
+        p.arguments = ["cc", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", "-I", include, source.path, "-o", out]
         try p.run()
         p.waitUntilExit()
         XCTAssertEqual(p.terminationStatus, 0, "cc failed")
         return out
     }
 
-    func testPluginBuiltForAnotherABIIsRefused() throws {
-        let path = try compilePlugin(abiVersion: "99", name: "future")
+    /// A v2 plugin: `init` checks the host struct it is given (size, ABI major, strings, log)
+    /// and returns `initResult`; `get_factory` answers `factories` (C statements, `id` in scope).
+    private func compilePlugin(name: String, abi: String = "MK_PLUGIN_ABI_CURRENT", structSize: String = "sizeof(mk_plugin_descriptor)",
+                               description: String = "\"test plugin\"", initResult: String = "MK_OK",
+                               factories: String = "(void)id; return NULL;", prelude: String = "") throws -> String {
+        try compile("""
+        \(prelude)
+        static int32_t init(const mk_host *h) {
+            if (h == NULL || h->struct_size < sizeof(mk_host) || h->abi.major != MK_PLUGIN_ABI_MAJOR ||
+                h->name == NULL || strcmp(h->name, "MediaKit") != 0 || h->version == NULL || h->log == NULL)
+                return MK_EINVAL;
+            return \(initResult);
+        }
+        static void deinit(void) {}
+        static const void *get_factory(const char *id) { \(factories) }
+        static const mk_plugin_descriptor desc = { \(abi), \(structSize), "\(name)", "0.1", init, deinit, get_factory, \(description) };
+        EXPORT const mk_plugin_descriptor *mediakit_plugin_entry(void) { return &desc; }
+        """)
+    }
+
+    func testVersion1PluginIsRefusedNamingBothVersions() throws {
+        // The layout of plugin ABI version 1: abi_version first, then struct_size, name ...
+        let path = try compile("""
+        typedef struct v1_descriptor { uint32_t abi_version, struct_size; const char *name, *version, *description;
+                                       uint32_t backend_count; const void *backends; void *reserved[8]; } v1_descriptor;
+        static const v1_descriptor desc = { 1, sizeof(v1_descriptor), "old", "0.1", "a v1 plugin", 0, 0, {0} };
+        EXPORT const v1_descriptor *mediakit_plugin_entry(void) { return &desc; }
+        """)
         let registry = MediaRegistry()
         XCTAssertThrowsError(try registry.load(path: path)) { error in
             let e = error as! MediaError
             XCTAssertEqual(e.kind, .pluginABI)
-            XCTAssertTrue(e.message.contains("version 99"), e.message)
-            XCTAssertTrue(e.message.contains("version 1"), e.message)
+            XCTAssertTrue(e.message.contains("plugin ABI version 1 "), e.message)
+            XCTAssertTrue(e.message.contains("plugin ABI version 2 "), e.message)
+            XCTAssertTrue(e.path == path, "\(e)")
+        }
+        XCTAssertTrue(registry.plugins.isEmpty)
+    }
+
+    func testPluginBuiltForAnotherMajorVersionIsRefused() throws {
+        let path = try compilePlugin(name: "future", abi: "{ 99, 3 }")
+        let registry = MediaRegistry()
+        XCTAssertThrowsError(try registry.load(path: path)) { error in
+            let e = error as! MediaError
+            XCTAssertEqual(e.kind, .pluginABI)
+            XCTAssertTrue(e.message.contains("version 99.3"), e.message)
+            XCTAssertTrue(e.message.contains("version 2 (2.\(MK_PLUGIN_ABI_MINOR)"), e.message)
         }
         XCTAssertTrue(registry.plugins.isEmpty)
     }
 
     func testPluginWithCurrentABILoads() throws {
-        let path = try compilePlugin(abiVersion: "MK_PLUGIN_ABI_VERSION", name: "empty")
+        let path = try compilePlugin(name: "empty")
         let registry = MediaRegistry()
         let plugin = try registry.load(path: path)
         XCTAssertEqual(plugin?.name, "empty")
+        XCTAssertEqual(plugin?.summary, "test plugin")
         XCTAssertEqual(registry.plugins.map(\.path), [path])
+    }
+
+    func testNewerMinorVersionLoads() throws {
+        // Built against a later 2.x header: a larger descriptor with a field this host does not know.
+        let path = try compile("""
+        static int32_t init(const mk_host *h) { (void)h; return MK_OK; }
+        static void deinit(void) {}
+        static const void *get_factory(const char *id) { (void)id; return NULL; }
+        static const struct { mk_plugin_descriptor d; const char *later; } desc = {
+            { { MK_PLUGIN_ABI_MAJOR, MK_PLUGIN_ABI_MINOR + 5 }, sizeof(desc), "newer", "0.1", init, deinit, get_factory, "x" }, "later" };
+        EXPORT const mk_plugin_descriptor *mediakit_plugin_entry(void) { return &desc.d; }
+        """)
+        XCTAssertEqual(try MediaRegistry().load(path: path)?.name, "newer")
+    }
+
+    func testOlderMinorWithSmallerStructLoadsAndItsMissingFieldsAreAbsent() throws {
+        // A plugin whose descriptor ends before `description` (as a 2.x plugin built before a
+        // field was appended would): it loads, and what lies past its struct_size (here a bogus
+        // pointer) is never read.
+        let path = try compilePlugin(name: "older", structSize: "offsetof(mk_plugin_descriptor, description)",
+                                     description: "(const char *)8")
+        let registry = MediaRegistry()
+        let plugin = try registry.load(path: path)
+        XCTAssertEqual(plugin?.name, "older")
+        XCTAssertEqual(plugin?.summary, "")
+    }
+
+    func testDescriptorSmallerThanVersion2IsRefused() throws {
+        let path = try compilePlugin(name: "tiny", structSize: "offsetof(mk_plugin_descriptor, init)")
+        XCTAssertThrowsError(try MediaRegistry().load(path: path)) { error in
+            let e = error as! MediaError
+            XCTAssertEqual(e.kind, .pluginABI)
+            XCTAssertTrue(e.message.contains("smaller than"), e.message)
+        }
+    }
+
+    func testPluginWhoseInitFailsIsRefused() throws {
+        let path = try compilePlugin(name: "unwilling", initResult: "MK_EFAIL")
+        let registry = MediaRegistry()
+        XCTAssertThrowsError(try registry.load(path: path)) { error in
+            let e = error as! MediaError
+            XCTAssertEqual(e.kind, .pluginABI)
+            XCTAssertTrue(e.message.contains("init refused"), e.message)
+        }
+        XCTAssertTrue(registry.plugins.isEmpty)
+    }
+
+    func testFactoriesAreListedByIdAndADecoderIsMadeThroughOne() throws {
+        // One decoder backend ("pcm_test", which outputs nothing) and no converter factory.
+        let path = try compilePlugin(name: "factory", factories: """
+            if (strcmp(id, MK_PLUGIN_DECODER_FACTORY) == 0) return &factory;
+            return NULL;
+            """, prelude: """
+            static int32_t send(void *d, const mk_plugin_packet *p) { (void)d; (void)p; return MK_OK; }
+            static int32_t receive(void *d, mk_plugin_frame *f) { (void)d; (void)f; return MK_EAGAIN; }
+            static void flush(void *d) { (void)d; }
+            static void destroy(void *d) { (void)d; }
+            static const char *last_error(void *d) { (void)d; return ""; }
+            static const mk_plugin_decoder_vtable vtable = { sizeof(vtable), send, receive, flush, destroy, last_error };
+            static int instance;
+            static int32_t create(const mk_plugin_codec_config *c, void **dec, const mk_plugin_decoder_vtable **vt, char *e, size_t n) {
+                (void)c; (void)e; (void)n; *dec = &instance; *vt = &vtable; return MK_OK;
+            }
+            static const mk_plugin_decoder_backend backend = { sizeof(backend), MK_MEDIA_AUDIO, "pcm_test", "tester", 150, create };
+            static uint32_t count(void) { return 1; }
+            static const mk_plugin_decoder_backend *get(uint32_t i) { return i == 0 ? &backend : NULL; }
+            static const mk_plugin_decoder_factory factory = { sizeof(factory), count, get };
+            """)
+        let registry = MediaRegistry()
+        try registry.load(path: path)
+        XCTAssertEqual(registry.backends.map { "\($0.codec) \($0.name) \($0.priority) \($0.mediaType)" }, ["pcm_test tester 150 audio"])
+        XCTAssertTrue(registry.converters.isEmpty)
+        let decoder = try registry.makeDecoder(for: CodecParameters(mediaType: .audio, codec: "pcm_test"), timeBase: Rational(1, 48000))
+        XCTAssertNil(try decoder.receive())
     }
 
     func testNoDecoderNamesCodecAndEveryPlaceSearched() throws {
@@ -60,25 +177,43 @@ final class RegistryTests: XCTestCase {
         }
     }
 
-    func testDescriptorWithoutConverterFieldsIsNotReadPastItsSize() throws {
-        // A plugin built before picture converters existed: its struct_size ends at reserved[].
-        // Whatever lies beyond must not be read (here: a bogus count and pointer).
-        let path = try compilePlugin(abiVersion: "MK_PLUGIN_ABI_VERSION", name: "old",
-                                     sizeAndTail: "offsetof(mk_plugin_descriptor, converter_count)",
-                                     tail: ", 7, (const mk_plugin_converter *)8")
-        let registry = MediaRegistry()
-        XCTAssertEqual(try registry.load(path: path)?.name, "old")
-        XCTAssertTrue(registry.converters.isEmpty)
-    }
-
-    func testMalformedConverterListIsRefused() throws {
-        let path = try compilePlugin(abiVersion: "MK_PLUGIN_ABI_VERSION", name: "broken", tail: ", 1, 0")
+    func testMalformedConverterFactoryIsRefused() throws {
+        // The factory says one converter, and get_converter gives none.
+        let path = try compilePlugin(name: "broken", factories: """
+            if (strcmp(id, MK_PLUGIN_PICTURE_CONVERTER_FACTORY) == 0) return &factory;
+            return NULL;
+            """, prelude: """
+            static uint32_t count(void) { return 1; }
+            static const mk_plugin_picture_converter *get(uint32_t i) { (void)i; return NULL; }
+            static const mk_plugin_picture_converter_factory factory = { sizeof(factory), count, get };
+            """)
         let registry = MediaRegistry()
         XCTAssertThrowsError(try registry.load(path: path)) { error in
             let e = error as! MediaError
             XCTAssertEqual(e.kind, .pluginABI)
-            XCTAssertTrue(e.message.contains("picture converters"), e.message)
+            XCTAssertTrue(e.message.contains("picture converter 0 of the plugin is malformed"), e.message)
         }
+        XCTAssertTrue(registry.plugins.isEmpty)
+    }
+
+    func testFormatValuesAreThoseOfTheSharedHeader() {
+        // mediakit_types.h is the one list of values, for plugins and applications alike.
+        let pixels: [PixelFormat: Int32] = [
+            .yuv420p: MK_PIXEL_YUV420P, .yuvj420p: MK_PIXEL_YUVJ420P, .yuv422p: MK_PIXEL_YUV422P,
+            .yuvj422p: MK_PIXEL_YUVJ422P, .yuv444p: MK_PIXEL_YUV444P, .yuvj444p: MK_PIXEL_YUVJ444P,
+            .nv12: MK_PIXEL_NV12, .yuv420p10: MK_PIXEL_YUV420P10, .yuv422p10: MK_PIXEL_YUV422P10,
+            .yuv444p10: MK_PIXEL_YUV444P10, .p010: MK_PIXEL_P010, .gray8: MK_PIXEL_GRAY8,
+            .gray10: MK_PIXEL_GRAY10, .yuv420p12: MK_PIXEL_YUV420P12,
+        ]
+        XCTAssertEqual(Set(pixels.keys), Set(PixelFormat.allCases))
+        for (format, value) in pixels { XCTAssertEqual(format.rawValue, value, format.name) }
+        let samples: [SampleFormat: Int32] = [
+            .u8: MK_SAMPLES_U8, .s16: MK_SAMPLES_S16, .s32: MK_SAMPLES_S32, .f32: MK_SAMPLES_F32,
+            .f64: MK_SAMPLES_F64, .u8Planar: MK_SAMPLES_U8P, .s16Planar: MK_SAMPLES_S16P, .s32Planar: MK_SAMPLES_S32P,
+            .f32Planar: MK_SAMPLES_F32P, .f64Planar: MK_SAMPLES_F64P,
+        ]
+        XCTAssertEqual(Set(samples.keys), Set(SampleFormat.allCases))
+        for (format, value) in samples { XCTAssertEqual(format.rawValue, value, format.name) }
     }
 
     func testNoPictureConverterNamesTheConversionAndEveryPlaceSearched() throws {

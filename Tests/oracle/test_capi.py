@@ -74,8 +74,10 @@ def _compare_decode(program: Path, media: Path, tmp_path: Path, env: dict | None
 
 
 def test_headers_compile_alone_as_c99_and_cxx(tmp_path):
-    """Each public header on its own, as C99 and as C++11, with -Wall -Wextra -Werror."""
-    for header in ("mediakit/mediakit.h", "mediakit/mediakit_plugin.h"):
+    """Each public header on its own, and the two that share mediakit_types.h together, as C99
+    and as C++11, with -Wall -Wextra -Werror."""
+    for header in ("mediakit/mediakit.h", "mediakit/mediakit_plugin.h", "mediakit/mediakit_types.h",
+                   "mediakit/mediakit.h>\n#include <mediakit/mediakit_plugin.h"):
         c = tmp_path / "h.c"
         c.write_text(f"#include <{header}>\nint main(void) {{ return 0; }}\n")
         _cc(["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-I", INCLUDE, "-c", c, "-o", tmp_path / "h.o"],

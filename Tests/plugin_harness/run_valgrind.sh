@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the dav1d, Opus and Vorbis plugins from source with gcc (-Wall -Wextra -Werror,
+# Builds the dav1d, Opus, Vorbis and FFmpeg plugins from source with gcc (-Wall -Wextra -Werror,
 # C11), builds plugin_harness.c, and runs each plugin under valgrind on real streams
 # (packets extracted with make_packets.py). Fails on any warning, valgrind error or
-# definite/indirect leak. Not part of `make test` (valgrind makes dav1d slow).
+# definite/indirect leak (valgrind.supp: the leaks of libavcodec's own dependencies at
+# dlopen, which a bare dlopen of libavcodec shows too). Not part of `make test`
+# (valgrind makes dav1d slow).
 #
 # Usage: Tests/plugin_harness/run_valgrind.sh [WORKDIR]   (default: a temporary folder)
 set -euo pipefail
@@ -11,9 +13,10 @@ MEDIA=../shared/media
 W=${1:-$(mktemp -d)}
 mkdir -p "$W"
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -O1 -g -fPIC -IInclude)
-for p in Dav1d:dav1d Opus:opus Vorbis:vorbis; do
+for p in Dav1d:dav1d Opus:opus Vorbis:vorbis "FFmpeg:libavcodec libavutil libswscale"; do
     name=${p%%:*} lib=${p##*:}
-    gcc "${CFLAGS[@]}" -shared -o "$W/libMediaKitPlugin$name.so" Plugins/"$name"/Sources/*.c $(pkg-config --libs "$lib")
+    # shellcheck disable=SC2086  # several pkg-config names
+    gcc "${CFLAGS[@]}" -shared -o "$W/libMediaKitPlugin$name.so" Plugins/"$name"/Sources/*.c $(pkg-config --libs $lib)
 done
 gcc -std=c11 -Wall -Wextra -Werror -g -O1 -IInclude Tests/plugin_harness/plugin_harness.c -ldl -o "$W/harness"
 
@@ -21,12 +24,15 @@ ffmpeg -v error -nostdin -y -f lavfi -i "sine=frequency=440:sample_rate=44100" -
     -c:a libvorbis -strict experimental "$W/vorbis.mp4"
 ffmpeg -v error -nostdin -y -f lavfi -i "sine=frequency=440:sample_rate=48000" -t 2 -ac 6 \
     -c:a libopus "$W/opus51.mp4"
+ffmpeg -v error -nostdin -y -f lavfi -i "testsrc=size=96x64:rate=25" -t 1 -c:v libx264 -bf 2 \
+    -pix_fmt yuv420p "$W/h264.mp4"
 mk() { python3 Tests/plugin_harness/make_packets.py "$1" "$2" "$W/$3.pk"; }
 mk "$MEDIA/mp4_av1_aac_1080x720_progressive_audio_empty_edit.mp4" v av1_8bit
 mk "$MEDIA/mp4_av1_av1c_1s_tiny.mp4" v av1_10bit
 mk "$MEDIA/mp4_opus_progressive_elst_preskip_1p5s.mp4" a opus
 mk "$W/opus51.mp4" a opus51
 mk "$W/vorbis.mp4" a vorbis
+mk "$W/h264.mp4" v h264
 
 status=0
 run() {  # run PLUGIN CODEC TYPE PACKETS
@@ -34,6 +40,7 @@ run() {  # run PLUGIN CODEC TYPE PACKETS
     local env=()
     [ "$1" = Dav1d ] && env=(HARNESS_DAV1D_C_ONLY=1)
     if ! env "${env[@]}" valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+            --suppressions=Tests/plugin_harness/valgrind.supp \
             --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
             "$W/harness" "$W/libMediaKitPlugin$1.so" "$2" "$3" "$W/$4.pk"; then
         status=1
@@ -44,5 +51,7 @@ run Dav1d av1 video av1_10bit
 run Opus opus audio opus
 run Opus opus audio opus51
 run Vorbis vorbis audio vorbis
+run FFmpeg h264 video h264
+run FFmpeg vorbis audio vorbis
 [ "$status" -eq 0 ] && echo "valgrind: all clean" || echo "valgrind: FAILURES above"
 exit "$status"

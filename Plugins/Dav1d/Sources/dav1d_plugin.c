@@ -32,8 +32,8 @@
  * Send/receive model
  *   dav1d_send_data() may take only part of a packet (DAV1D_ERR(EAGAIN): get
  *   a picture first). The plugin keeps at most one such partly consumed packet
- *   ("pending"): send_packet() takes the packet (MK_PLUGIN_OK) even when dav1d
- *   kept a remainder, and returns MK_PLUGIN_EAGAIN (packet NOT taken) only
+ *   ("pending"): send_packet() takes the packet (MK_OK) even when dav1d
+ *   kept a remainder, and returns MK_EAGAIN (packet NOT taken) only
  *   while a remainder is still pending. receive_frame() first feeds the
  *   remainder, then asks dav1d for one picture.
  *   dav1d treats two dav1d_get_picture() calls with no data in between as
@@ -41,7 +41,7 @@
  *   keep frame threads busy, receive_frame() asks for at most one picture per
  *   packet fed while not draining (as the dav1d tool and FFmpeg's wrapper do);
  *   pictures that are not ready yet come out after later packets or in the
- *   drain. After send_packet(NULL) every call drains: MK_PLUGIN_EOF once dav1d
+ *   drain. After send_packet(NULL) every call drains: MK_EOF once dav1d
  *   has no picture left.
  *
  * Frames are zero-copy: each mk_plugin_frame holds its own Dav1dPicture
@@ -49,21 +49,26 @@
  * it. dav1d's picture pool is reference counted, so a frame stays valid after
  * destroy() (dav1d_close) until it is released.
  *
- * Pixel formats: 8-bit I400/I420/I422/I444 -> MK_PIX_GRAY8/YUV420P/YUV422P/
+ * Pixel formats: 8-bit I400/I420/I422/I444 -> MK_PIXEL_GRAY8/YUV420P/YUV422P/
  * YUV444P; 10-bit -> GRAY10/YUV420P10/YUV422P10/YUV444P10 (low 10 bits of
  * little-endian 16-bit words, as dav1d stores them); 12-bit 4:2:0 ->
- * YUV420P12. Other 12-bit layouts: MK_PLUGIN_EUNSUPPORTED for that frame.
+ * YUV420P12. Other 12-bit layouts: MK_EUNSUPPORTED for that frame.
  * Full-range streams keep the plain formats with color_range = 2 (as FFmpeg's
  * libdav1d wrapper does: it never uses the yuvj formats).
  *
  * Timestamps: the packet's pts travels as Dav1dData.m.timestamp (duration as
  * m.duration) and comes back on the picture it produced.
  *
- * Logging: dav1d's log is off unless MEDIAKIT_DAV1D_LOG=1 (then dav1d's
- * default, stderr).
+ * Packets: the bytes are copied into a dav1d buffer, unless the host offers
+ * them to keep (mk_plugin_packet.retain): they are then wrapped as they are
+ * (dav1d_data_wrap) and released when dav1d is done with them.
  *
- * Threads (ABI): one instance is used by one thread at a time; the entry point
- * and create() may be called from any thread; release() from any thread.
+ * Logging: dav1d's messages go to the host's log (mk_host.log) at
+ * MK_LOG_ERROR when the host's log_level asks for errors; otherwise dav1d's
+ * logger is off.
+ *
+ * Threads: as tagged in mediakit_plugin.h (one instance is used by one thread
+ * at a time; create() and release() from any thread).
  */
 
 #include "mediakit/mediakit_plugin.h"
@@ -73,7 +78,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,24 +87,17 @@
 #error "MediaKitPluginDav1d needs dav1d 1.0 or newer (API version 6)"
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#define DVP_EXPORT __attribute__((visibility("default")))
-#define DVP_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define DVP_EXPORT
-#define DVP_PRINTF(a, b)
-#endif
-
 #define DVP_PLUGIN_VERSION "1.0.0"
 #define DVP_ERROR_SIZE 512
 /* Bound on feed/get rounds in one receive_frame() call: dav1d always makes
  * progress within two, so hitting this means something is badly wrong. */
 #define DVP_MAX_ROUNDS 64
 
-#define DVP_END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
-#define DVP_CONFIG_MIN_SIZE DVP_END_OF(mk_plugin_codec_config, thread_count)
-#define DVP_PACKET_MIN_SIZE DVP_END_OF(mk_plugin_packet, duration)
-#define DVP_FRAME_MIN_SIZE DVP_END_OF(mk_plugin_frame, release_opaque)
+#define DVP_CONFIG_MIN_SIZE MKP_END_OF(mk_plugin_codec_config, thread_count)
+#define DVP_PACKET_MIN_SIZE MKP_END_OF(mk_plugin_packet, duration)
+#define DVP_FRAME_MIN_SIZE MKP_END_OF(mk_plugin_frame, release_opaque)
+
+static const mk_host *dvp_host;
 
 typedef struct dvp_decoder {
     Dav1dContext *ctx;
@@ -123,14 +120,14 @@ typedef struct dvp_decoder {
 static int dvp_map_error(int err)
 {
     if (err == DAV1D_ERR(EAGAIN))
-        return MK_PLUGIN_EAGAIN;
+        return MK_EAGAIN;
     if (err == DAV1D_ERR(ENOMEM))
-        return MK_PLUGIN_ENOMEM;
+        return MK_ENOMEM;
     if (err == DAV1D_ERR(EINVAL) || err == DAV1D_ERR(ERANGE))
-        return MK_PLUGIN_EDATA; /* dav1d reports bitstream errors as EINVAL */
+        return MK_EDATA; /* dav1d reports bitstream errors as EINVAL */
     if (err == DAV1D_ERR(ENOPROTOOPT) || err == DAV1D_ERR(ENOSYS))
-        return MK_PLUGIN_EUNSUPPORTED;
-    return MK_PLUGIN_EFAIL;
+        return MK_EUNSUPPORTED;
+    return MK_EFAIL;
 }
 
 static int dvp_fail(dvp_decoder *dec, const char *what, int err)
@@ -163,23 +160,23 @@ static int32_t dvp_pixel_format(const Dav1dPicture *p, int *planes)
     switch (p->p.bpc) {
     case 8:
         switch (p->p.layout) {
-        case DAV1D_PIXEL_LAYOUT_I400: return MK_PIX_GRAY8;
-        case DAV1D_PIXEL_LAYOUT_I420: return MK_PIX_YUV420P;
-        case DAV1D_PIXEL_LAYOUT_I422: return MK_PIX_YUV422P;
-        case DAV1D_PIXEL_LAYOUT_I444: return MK_PIX_YUV444P;
+        case DAV1D_PIXEL_LAYOUT_I400: return MK_PIXEL_GRAY8;
+        case DAV1D_PIXEL_LAYOUT_I420: return MK_PIXEL_YUV420P;
+        case DAV1D_PIXEL_LAYOUT_I422: return MK_PIXEL_YUV422P;
+        case DAV1D_PIXEL_LAYOUT_I444: return MK_PIXEL_YUV444P;
         }
         break;
     case 10:
         switch (p->p.layout) {
-        case DAV1D_PIXEL_LAYOUT_I400: return MK_PIX_GRAY10;
-        case DAV1D_PIXEL_LAYOUT_I420: return MK_PIX_YUV420P10;
-        case DAV1D_PIXEL_LAYOUT_I422: return MK_PIX_YUV422P10;
-        case DAV1D_PIXEL_LAYOUT_I444: return MK_PIX_YUV444P10;
+        case DAV1D_PIXEL_LAYOUT_I400: return MK_PIXEL_GRAY10;
+        case DAV1D_PIXEL_LAYOUT_I420: return MK_PIXEL_YUV420P10;
+        case DAV1D_PIXEL_LAYOUT_I422: return MK_PIXEL_YUV422P10;
+        case DAV1D_PIXEL_LAYOUT_I444: return MK_PIXEL_YUV444P10;
         }
         break;
     case 12:
         if (p->p.layout == DAV1D_PIXEL_LAYOUT_I420)
-            return MK_PIX_YUV420P12;
+            return MK_PIXEL_YUV420P12;
         break;
     }
     return 0;
@@ -222,24 +219,24 @@ static int dvp_fill_frame(dvp_decoder *dec, Dav1dPicture *pic, mk_plugin_frame *
     if (format == 0) {
         dvp_set_error(dec, "dav1d av1: %d-bit %s pictures are not supported by the "
                       "MediaKit plugin ABI", pic->p.bpc, dvp_layout_name(pic->p.layout));
-        return MK_PLUGIN_EUNSUPPORTED;
+        return MK_EUNSUPPORTED;
     }
     if (pic->p.w <= 0 || pic->p.h <= 0 || pic->seq_hdr == NULL || pic->frame_hdr == NULL) {
         dvp_set_error(dec, "dav1d av1: dav1d returned a %dx%d picture without headers",
                       pic->p.w, pic->p.h);
-        return MK_PLUGIN_EFAIL;
+        return MK_EFAIL;
     }
     for (int i = 0; i < planes; i++) {
         if (pic->data[i] == NULL) {
             dvp_set_error(dec, "dav1d av1: picture plane %d is missing", i);
-            return MK_PLUGIN_EFAIL;
+            return MK_EFAIL;
         }
     }
 
     mk_plugin_frame out;
     memset(&out, 0, sizeof(out));
-    out.struct_size = frame->struct_size;
-    out.media_type = MK_PLUGIN_MEDIA_VIDEO;
+    out.struct_size = frame->struct_size < sizeof(out) ? frame->struct_size : (uint32_t)sizeof(out);
+    out.media_type = MK_MEDIA_VIDEO;
     out.format = format;
     out.flags = pic->frame_hdr->frame_type == DAV1D_FRAME_TYPE_KEY ? MK_PACKET_FLAG_KEY : 0;
     out.pts = pic->m.timestamp; /* INT64_MIN (unknown) == MK_NOPTS_VALUE */
@@ -256,7 +253,7 @@ static int dvp_fill_frame(dvp_decoder *dec, Dav1dPicture *pic, mk_plugin_frame *
     /* As FFmpeg's wrapper: render size / coded size gives the aspect ratio. */
     dvp_reduce((int64_t)pic->p.h * pic->frame_hdr->render_width,
                (int64_t)pic->p.w * pic->frame_hdr->render_height, &out.sar_num, &out.sar_den);
-    if (out.struct_size >= DVP_END_OF(mk_plugin_frame, chroma_location)) {
+    if (out.struct_size >= MKP_END_OF(mk_plugin_frame, chroma_location)) {
         /* AVChromaLocation values; AV1 only signals it for 4:2:0. */
         int32_t loc = 0;
         if (seq->layout == DAV1D_PIXEL_LAYOUT_I420) {
@@ -278,7 +275,7 @@ static int dvp_fill_frame(dvp_decoder *dec, Dav1dPicture *pic, mk_plugin_frame *
 
     size_t n = frame->struct_size < sizeof(out) ? frame->struct_size : sizeof(out);
     memcpy(frame, &out, n);
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -290,65 +287,97 @@ static int dvp_fill_frame(dvp_decoder *dec, Dav1dPicture *pic, mk_plugin_frame *
 static int dvp_feed_pending(dvp_decoder *dec)
 {
     if (dec->pending.sz == 0)
-        return MK_PLUGIN_OK;
+        return MK_OK;
     int ret = dav1d_send_data(dec->ctx, &dec->pending);
     dec->may_poll = 1;
     dec->drain_armed = 0;
     if (ret == 0 || ret == DAV1D_ERR(EAGAIN))
-        return MK_PLUGIN_OK;
+        return MK_OK;
     dav1d_data_unref(&dec->pending);
     return dvp_fail(dec, "decoding a packet", ret);
 }
 
-static int dvp_send_packet(void *decoder, const mk_plugin_packet *packet)
+/* A packet's bytes the host let the plugin keep (see "Packets" in mediakit_plugin.h). */
+typedef struct dvp_kept {
+    void (*release)(void *owner);
+    void *owner;
+} dvp_kept;
+
+/* dav1d's free callback for wrapped packet bytes. */
+static void dvp_release_kept(const uint8_t *data, void *cookie)
+{
+    (void)data;
+    dvp_kept *kept = cookie;
+    kept->release(kept->owner);
+    free(kept);
+}
+
+static int32_t dvp_send_packet(void *decoder, const mk_plugin_packet *packet)
 {
     dvp_decoder *dec = decoder;
     if (dec == NULL)
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     int begun = mkp_begin_send("dav1d av1", packet, &dec->draining, DVP_PACKET_MIN_SIZE,
                                dec->last_error, sizeof(dec->last_error));
     if (begun != MKP_DECODE)
         return begun;
     if (dec->draining) {
         dvp_set_error(dec, "dav1d av1: send_packet after the end of stream; flush first");
-        return MK_PLUGIN_EOF;
+        return MK_EOF;
     }
     if (dec->pending.sz > 0)
-        return MK_PLUGIN_EAGAIN; /* receive first: the last packet is not all in */
+        return MK_EAGAIN; /* receive first: the last packet is not all in */
     if (packet->size == 0)
-        return MK_PLUGIN_OK;     /* an empty sample carries nothing to decode */
+        return MK_OK;     /* an empty sample carries nothing to decode */
 
-    uint8_t *buf = dav1d_data_create(&dec->pending, packet->size);
-    if (buf == NULL) {
-        dvp_set_error(dec, "dav1d av1: send_packet: out of memory copying %zu bytes",
-                      packet->size);
-        return MK_PLUGIN_ENOMEM;
+    if (mkp_packet_can_keep(packet, 0)) {
+        /* the host's bytes, kept without a copy until dav1d lets them go */
+        dvp_kept *kept = malloc(sizeof(*kept));
+        if (kept == NULL) {
+            dvp_set_error(dec, "dav1d av1: send_packet: out of memory");
+            return MK_ENOMEM;
+        }
+        kept->release = packet->release;
+        kept->owner = packet->owner;
+        int ret = dav1d_data_wrap(&dec->pending, packet->data, packet->size, dvp_release_kept, kept);
+        if (ret < 0) {
+            free(kept);
+            return dvp_fail(dec, "wrapping a packet", ret);
+        }
+        packet->retain(packet->owner);
+    } else {
+        uint8_t *buf = dav1d_data_create(&dec->pending, packet->size);
+        if (buf == NULL) {
+            dvp_set_error(dec, "dav1d av1: send_packet: out of memory copying %zu bytes",
+                          packet->size);
+            return MK_ENOMEM;
+        }
+        memcpy(buf, packet->data, packet->size);
     }
-    memcpy(buf, packet->data, packet->size);
     dec->pending.m.timestamp = packet->pts; /* MK_NOPTS_VALUE == INT64_MIN == unknown */
     dec->pending.m.duration = packet->duration > 0 ? packet->duration : 0;
     return dvp_feed_pending(dec);
 }
 
-static int dvp_receive_frame(void *decoder, mk_plugin_frame *frame)
+static int32_t dvp_receive_frame(void *decoder, mk_plugin_frame *frame)
 {
     dvp_decoder *dec = decoder;
     if (dec == NULL || frame == NULL)
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     if (frame->struct_size < DVP_FRAME_MIN_SIZE) {
         dvp_set_error(dec, "dav1d av1: receive_frame: frame struct_size %u < %zu",
                       frame->struct_size, (size_t)DVP_FRAME_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
     if (dec->drained)
-        return MK_PLUGIN_EOF;
+        return MK_EOF;
 
     for (int round = 0; round < DVP_MAX_ROUNDS; round++) {
         int status = dvp_feed_pending(dec);
-        if (status != MK_PLUGIN_OK)
+        if (status != MK_OK)
             return status;
         if (!dec->draining && !dec->may_poll)
-            return MK_PLUGIN_EAGAIN; /* one picture per packet fed; see the top */
+            return MK_EAGAIN; /* one picture per packet fed; see the top */
 
         Dav1dPicture pic;
         memset(&pic, 0, sizeof(pic));
@@ -361,11 +390,11 @@ static int dvp_receive_frame(void *decoder, mk_plugin_frame *frame)
             if (held == NULL) {
                 dav1d_picture_unref(&pic);
                 dvp_set_error(dec, "dav1d av1: receive_frame: out of memory");
-                return MK_PLUGIN_ENOMEM;
+                return MK_ENOMEM;
             }
             *held = pic; /* moves the reference */
             status = dvp_fill_frame(dec, held, frame);
-            if (status != MK_PLUGIN_OK)
+            if (status != MK_OK)
                 dvp_release_picture(held); /* dropped; the next call goes on */
             return status;
         }
@@ -374,16 +403,16 @@ static int dvp_receive_frame(void *decoder, mk_plugin_frame *frame)
         if (dec->pending.sz > 0)
             continue; /* dav1d has room now: feed the rest of the packet */
         if (!dec->draining)
-            return MK_PLUGIN_EAGAIN;
+            return MK_EAGAIN;
         if (was_armed) {
             dec->drained = 1; /* a draining get_picture found nothing left */
-            return MK_PLUGIN_EOF;
+            return MK_EOF;
         }
         /* the first get_picture after data does not wait; the next one drains */
     }
     dvp_set_error(dec, "dav1d av1: receive_frame: dav1d made no progress in %d rounds",
                   DVP_MAX_ROUNDS);
-    return MK_PLUGIN_EFAIL;
+    return MK_EFAIL;
 }
 
 static void dvp_flush(void *decoder)
@@ -424,7 +453,6 @@ static const mk_plugin_decoder_vtable dvp_vtable = {
     dvp_flush,
     dvp_destroy,
     dvp_last_error,
-    { NULL },
 };
 
 /* Checks the av1C payload (or raw OBUs). Writes errbuf and returns an error
@@ -433,19 +461,19 @@ static const mk_plugin_decoder_vtable dvp_vtable = {
 static int dvp_check_extradata(const uint8_t *data, size_t size, char *errbuf, size_t errbuf_size)
 {
     if (size == 0)
-        return MK_PLUGIN_OK;
+        return MK_OK;
     const uint8_t *obus = data;
     size_t obus_size = size;
     if (data[0] & 0x80) { /* av1C: marker(1) version(7) = 0x81 */
         if ((data[0] & 0x7f) != 1) {
             dvp_write_error(errbuf, errbuf_size,
                             "dav1d av1: av1C version %u is not 1", (unsigned)(data[0] & 0x7f));
-            return MK_PLUGIN_EUNSUPPORTED;
+            return MK_EUNSUPPORTED;
         }
         if (size < 4) {
             dvp_write_error(errbuf, errbuf_size,
                             "dav1d av1: av1C is %zu bytes, at least 4 expected", size);
-            return MK_PLUGIN_EDATA;
+            return MK_EDATA;
         }
         obus = data + 4;
         obus_size = size - 4;
@@ -454,7 +482,7 @@ static int dvp_check_extradata(const uint8_t *data, size_t size, char *errbuf, s
         Dav1dSequenceHeader seq;
         (void)dav1d_parse_sequence_header(&seq, obus, obus_size);
     }
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
 static int dvp_env_int(const char *name, int lo, int hi, int fallback)
@@ -469,17 +497,30 @@ static int dvp_env_int(const char *name, int lo, int hi, int fallback)
     return (int)n;
 }
 
-static int dvp_create(const mk_plugin_codec_config *config, void **decoder,
-                      const mk_plugin_decoder_vtable **vtable, char *errbuf,
-                      size_t errbuf_size)
+/* dav1d's logger: each message to the host's log, without its trailing newline. */
+static void dvp_log(void *cookie, const char *format, va_list ap)
+{
+    (void)cookie;
+    char line[512];
+    vsnprintf(line, sizeof(line), format, ap);
+    size_t n = strlen(line);
+    while (n > 0 && line[n - 1] == '\n')
+        line[--n] = '\0';
+    if (n > 0)
+        mkp_log(dvp_host, MK_LOG_ERROR, "dav1d: %s", line);
+}
+
+static int32_t dvp_create(const mk_plugin_codec_config *config, void **decoder,
+                          const mk_plugin_decoder_vtable **vtable, char *errbuf,
+                          size_t errbuf_size)
 {
     int checked = mkp_check_create("dav1d av1", config, decoder, vtable, errbuf, errbuf_size,
-                                   DVP_CONFIG_MIN_SIZE, "av1", MK_PLUGIN_MEDIA_VIDEO);
-    if (checked != MK_PLUGIN_OK)
+                                   DVP_CONFIG_MIN_SIZE, "av1", MK_MEDIA_VIDEO);
+    if (checked != MK_OK)
         return checked;
     int status = dvp_check_extradata(config->extradata, config->extradata_size, errbuf,
                                      errbuf_size);
-    if (status != MK_PLUGIN_OK)
+    if (status != MK_OK)
         return status;
 
     Dav1dSettings s;
@@ -495,13 +536,17 @@ static int dvp_create(const mk_plugin_codec_config *config, void **decoder,
     s.frame_size_limit = 16384u * 16384u;
     s.apply_grain = 1;
     s.operating_point = 0;
-    if (dvp_env_int("MEDIAKIT_DAV1D_LOG", 0, 1, 0) == 0)
+    if (mkp_log_level(dvp_host) >= MK_LOG_ERROR) {
+        s.logger.cookie = NULL;
+        s.logger.callback = dvp_log;
+    } else {
         s.logger.callback = NULL;
+    }
 
     dvp_decoder *dec = calloc(1, sizeof(*dec));
     if (dec == NULL) {
         dvp_write_error(errbuf, errbuf_size, "dav1d av1: create: out of memory");
-        return MK_PLUGIN_ENOMEM;
+        return MK_ENOMEM;
     }
     int ret = dav1d_open(&dec->ctx, &s);
     if (ret < 0) {
@@ -509,53 +554,29 @@ static int dvp_create(const mk_plugin_codec_config *config, void **decoder,
         dvp_write_error(errbuf, errbuf_size, "dav1d av1: dav1d_open failed: %s (error %d)",
                         strerror(e), ret);
         free(dec);
-        return ret == DAV1D_ERR(ENOMEM) ? MK_PLUGIN_ENOMEM : MK_PLUGIN_EFAIL;
+        return ret == DAV1D_ERR(ENOMEM) ? MK_ENOMEM : MK_EFAIL;
     }
     *decoder = dec;
     *vtable = &dvp_vtable;
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Descriptor                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static const mk_plugin_backend dvp_backends[] = {
+static const mk_plugin_decoder_backend dvp_backends[] = {
     {
-        sizeof(mk_plugin_backend),
-        MK_PLUGIN_MEDIA_VIDEO,
+        sizeof(mk_plugin_decoder_backend),
+        MK_MEDIA_VIDEO,
         "av1",
         "dav1d",
         200,
         dvp_create,
-        { NULL },
     },
 };
 
-static pthread_once_t dvp_once = PTHREAD_ONCE_INIT;
-static char dvp_version[96];
+MKP_DECODER_FACTORY(dvp_decoder_factory, dvp_backends, 1);
 
-static mk_plugin_descriptor dvp_descriptor = {
-    MK_PLUGIN_ABI_VERSION,
-    sizeof(mk_plugin_descriptor),
-    "dav1d",
-    DVP_PLUGIN_VERSION,
-    "AV1 decoder from VideoLAN's libdav1d",
-    1,
-    dvp_backends,
-    { NULL },
-};
-
-static void dvp_init(void)
-{
-    /* the libdav1d loaded at run time, which may be newer than the headers */
-    snprintf(dvp_version, sizeof(dvp_version), "%s (libdav1d %s)", DVP_PLUGIN_VERSION,
-             dav1d_version());
-    dvp_descriptor.version = dvp_version;
-}
-
-DVP_EXPORT const mk_plugin_descriptor *mediakit_plugin_entry(void)
-{
-    pthread_once(&dvp_once, dvp_init);
-    return &dvp_descriptor;
-}
+MKP_DECODER_PLUGIN(dvp, dvp_host, "dav1d", DVP_PLUGIN_VERSION, "libdav1d ", dav1d_version(),
+                   "AV1 decoder from VideoLAN's libdav1d", dvp_decoder_factory)

@@ -18,7 +18,7 @@
  * Output is meant to match `ffmpeg -c:a libopus` (FFmpeg's libopus wrapper):
  *   - opus_multistream_decoder at 48 kHz, the header's output gain applied
  *     with OPUS_SET_GAIN;
- *   - interleaved float (MK_SAMPLE_FLT), from opus_multistream_decode_float.
+ *   - interleaved float (MK_SAMPLES_F32), from opus_multistream_decode_float.
  *     FFmpeg's wrapper decodes to s16 unless float is requested; libopus makes
  *     that s16 from the same float output with lrintf(x * 32768) and clipping,
  *     exactly the host's float-to-s16 conversion, so s16 from either side is
@@ -33,15 +33,15 @@
  *     "Trimming" in mediakit_plugin.h.
  *
  * Send/receive model: each packet decodes at once into one frame that waits
- * for receive_frame(); send_packet() returns MK_PLUGIN_EAGAIN (packet not
+ * for receive_frame(); send_packet() returns MK_EAGAIN (packet not
  * taken) while a frame waits. There is no decoder delay: draining only
- * returns the waiting frame, then MK_PLUGIN_EOF. An undecodable packet is
- * consumed and reported as MK_PLUGIN_EDATA; the next packet decodes normally.
+ * returns the waiting frame, then MK_EOF. An undecodable packet is
+ * consumed and reported as MK_EDATA; the next packet decodes normally.
  * A zero-size packet is a no-op.
  *
  * Frames: each has its own heap buffer; release() frees it. Frames outlive the
- * decoder. Threads: one instance is used by one thread at a time; the entry
- * point and create() may be called from any thread; release() from any thread.
+ * decoder. Threads: as tagged in mediakit_plugin.h (one instance is used by
+ * one thread at a time; create() and release() from any thread).
  */
 
 #include "mediakit/mediakit_plugin.h"
@@ -51,19 +51,10 @@
 #include <opus/opus_multistream.h>
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__GNUC__) || defined(__clang__)
-#define OPP_EXPORT __attribute__((visibility("default")))
-#define OPP_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define OPP_EXPORT
-#define OPP_PRINTF(a, b)
-#endif
 
 #define OPP_PLUGIN_VERSION "1.0.0"
 #define OPP_ERROR_SIZE 512
@@ -71,10 +62,9 @@
 #define OPP_MAX_FRAME 5760 /* 120 ms at 48 kHz: the longest Opus packet */
 #define OPP_HEAD_SIZE 19
 
-#define OPP_END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
-#define OPP_CONFIG_MIN_SIZE OPP_END_OF(mk_plugin_codec_config, channels)
-#define OPP_PACKET_MIN_SIZE OPP_END_OF(mk_plugin_packet, duration)
-#define OPP_FRAME_MIN_SIZE OPP_END_OF(mk_plugin_frame, release_opaque)
+#define OPP_CONFIG_MIN_SIZE MKP_END_OF(mk_plugin_codec_config, channels)
+#define OPP_PACKET_MIN_SIZE MKP_END_OF(mk_plugin_packet, duration)
+#define OPP_FRAME_MIN_SIZE MKP_END_OF(mk_plugin_frame, release_opaque)
 
 /* For n channels (3..8), output channel i is Vorbis-order channel
  * opp_vorbis_to_wave[n-1][i] (the order FFmpeg outputs). */
@@ -115,13 +105,13 @@ typedef struct opp_decoder {
 static int opp_map_error(int err)
 {
     switch (err) {
-    case OPUS_BAD_ARG:        return MK_PLUGIN_EINVAL;
-    case OPUS_ALLOC_FAIL:     return MK_PLUGIN_ENOMEM;
-    case OPUS_UNIMPLEMENTED:  return MK_PLUGIN_EUNSUPPORTED;
+    case OPUS_BAD_ARG:        return MK_EINVAL;
+    case OPUS_ALLOC_FAIL:     return MK_ENOMEM;
+    case OPUS_UNIMPLEMENTED:  return MK_EUNSUPPORTED;
     case OPUS_BUFFER_TOO_SMALL:
     case OPUS_INVALID_PACKET:
-    case OPUS_INTERNAL_ERROR: return MK_PLUGIN_EDATA;
-    default:                  return MK_PLUGIN_EFAIL;
+    case OPUS_INTERNAL_ERROR: return MK_EDATA;
+    default:                  return MK_EFAIL;
     }
 }
 
@@ -162,24 +152,24 @@ static int opp_parse_head(const uint8_t *d, size_t n, int config_channels, opp_h
             opp_write_error(errbuf, errbuf_size,
                             "opus: %d channels but no OpusHead (extradata) to map them",
                             config_channels);
-            return MK_PLUGIN_EDATA;
+            return MK_EDATA;
         }
         h->streams = 1;
         h->coupled = h->channels - 1;
         h->mapping[0] = 0;
         h->mapping[1] = 1;
-        return MK_PLUGIN_OK;
+        return MK_OK;
     }
     if (n < OPP_HEAD_SIZE || memcmp(d, "OpusHead", 8) != 0) {
         opp_write_error(errbuf, errbuf_size,
                         "opus: extradata is not an OpusHead (%zu bytes%s)", n,
                         n >= 8 && memcmp(d, "OpusHead", 8) != 0 ? ", no \"OpusHead\" magic" : "");
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
     if ((d[8] >> 4) != 0) {
         opp_write_error(errbuf, errbuf_size, "opus: OpusHead version %u is not supported "
                         "(major version must be 0)", d[8]);
-        return MK_PLUGIN_EUNSUPPORTED;
+        return MK_EUNSUPPORTED;
     }
     h->channels = d[9];
     h->pre_skip = d[10] | (d[11] << 8);
@@ -187,39 +177,39 @@ static int opp_parse_head(const uint8_t *d, size_t n, int config_channels, opp_h
     h->family = d[18];
     if (h->channels == 0) {
         opp_write_error(errbuf, errbuf_size, "opus: OpusHead says 0 channels");
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
     if (h->family == 0) {
         if (h->channels > 2) {
             opp_write_error(errbuf, errbuf_size,
                             "opus: OpusHead mapping family 0 with %d channels (at most 2)",
                             h->channels);
-            return MK_PLUGIN_EDATA;
+            return MK_EDATA;
         }
         h->streams = 1;
         h->coupled = h->channels - 1;
         h->mapping[0] = 0;
         h->mapping[1] = 1;
-        return MK_PLUGIN_OK;
+        return MK_OK;
     }
     if (h->family != 1 && h->family != 2 && h->family != 255) {
         opp_write_error(errbuf, errbuf_size,
                         "opus: OpusHead channel mapping family %d is not supported "
                         "(0, 1, 2 and 255 are)", h->family);
-        return MK_PLUGIN_EUNSUPPORTED;
+        return MK_EUNSUPPORTED;
     }
     if (h->family == 1 && h->channels > 8) {
         opp_write_error(errbuf, errbuf_size,
                         "opus: OpusHead mapping family 1 with %d channels (at most 8)",
                         h->channels);
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
     if (n < (size_t)OPP_HEAD_SIZE + 2 + (size_t)h->channels) {
         opp_write_error(errbuf, errbuf_size,
                         "opus: OpusHead of %zu bytes is too short for the channel mapping "
                         "table of %d channels (%d bytes needed)", n, h->channels,
                         OPP_HEAD_SIZE + 2 + h->channels);
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
     h->streams = d[19];
     h->coupled = d[20];
@@ -227,7 +217,7 @@ static int opp_parse_head(const uint8_t *d, size_t n, int config_channels, opp_h
         opp_write_error(errbuf, errbuf_size,
                         "opus: OpusHead has %d streams, %d of them coupled", h->streams,
                         h->coupled);
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
     for (int i = 0; i < h->channels; i++) {
         uint8_t m = d[21 + i];
@@ -235,37 +225,37 @@ static int opp_parse_head(const uint8_t *d, size_t n, int config_channels, opp_h
             opp_write_error(errbuf, errbuf_size,
                             "opus: OpusHead maps channel %d to decoded channel %u; "
                             "there are %d", i, m, h->streams + h->coupled);
-            return MK_PLUGIN_EDATA;
+            return MK_EDATA;
         }
         h->mapping[i] = m;
     }
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Decoder instance                                                           */
 /* ------------------------------------------------------------------------ */
 
-static int opp_send_packet(void *decoder, const mk_plugin_packet *packet)
+static int32_t opp_send_packet(void *decoder, const mk_plugin_packet *packet)
 {
     opp_decoder *dec = decoder;
     if (dec == NULL)
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     int begun = mkp_begin_send("opus", packet, &dec->draining, OPP_PACKET_MIN_SIZE,
                                dec->last_error, sizeof(dec->last_error));
     if (begun != MKP_DECODE)
         return begun;
     if (dec->draining) {
         opp_set_error(dec, "opus: send_packet after the end of stream; flush first");
-        return MK_PLUGIN_EOF;
+        return MK_EOF;
     }
     if (dec->has_ready)
-        return MK_PLUGIN_EAGAIN;
+        return MK_EAGAIN;
     if (packet->size == 0)
-        return MK_PLUGIN_OK;
+        return MK_OK;
     if (packet->size > INT32_MAX) {
         opp_set_error(dec, "opus: send_packet: packet of %zu bytes is too large", packet->size);
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
 
     /* Size the buffer from the first stream's TOC; every stream of a
@@ -277,7 +267,7 @@ static int opp_send_packet(void *decoder, const mk_plugin_packet *packet)
     float *pcm = malloc(bytes);
     if (pcm == NULL) {
         opp_set_error(dec, "opus: send_packet: out of memory (%zu bytes)", bytes);
-        return MK_PLUGIN_ENOMEM;
+        return MK_ENOMEM;
     }
     int got = opus_multistream_decode_float(dec->ms, packet->data, (opus_int32)packet->size,
                                             pcm, nb, 0);
@@ -289,13 +279,13 @@ static int opp_send_packet(void *decoder, const mk_plugin_packet *packet)
     }
     if (got == 0) {
         free(pcm);
-        return MK_PLUGIN_OK;
+        return MK_OK;
     }
 
     mk_plugin_frame *f = &dec->ready;
     memset(f, 0, sizeof(*f));
-    f->media_type = MK_PLUGIN_MEDIA_AUDIO;
-    f->format = MK_SAMPLE_FLT;
+    f->media_type = MK_MEDIA_AUDIO;
+    f->format = MK_SAMPLES_F32;
     f->pts = packet->pts;
     f->duration = 0;
     if (dec->tb_num > 0 && dec->tb_den > 0)
@@ -312,14 +302,14 @@ static int opp_send_packet(void *decoder, const mk_plugin_packet *packet)
     f->release = opp_release;
     f->release_opaque = pcm;
     dec->has_ready = 1;
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
-static int opp_receive_frame(void *decoder, mk_plugin_frame *frame)
+static int32_t opp_receive_frame(void *decoder, mk_plugin_frame *frame)
 {
     opp_decoder *dec = decoder;
     if (dec == NULL || frame == NULL)
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     return mkp_hand_over("opus", &dec->ready, &dec->has_ready, dec->draining, frame,
                          OPP_FRAME_MIN_SIZE, dec->last_error, sizeof(dec->last_error));
 }
@@ -359,22 +349,21 @@ static const mk_plugin_decoder_vtable opp_vtable = {
     opp_flush,
     opp_destroy,
     opp_last_error,
-    { NULL },
 };
 
-static int opp_create(const mk_plugin_codec_config *config, void **decoder,
-                      const mk_plugin_decoder_vtable **vtable, char *errbuf,
-                      size_t errbuf_size)
+static int32_t opp_create(const mk_plugin_codec_config *config, void **decoder,
+                          const mk_plugin_decoder_vtable **vtable, char *errbuf,
+                          size_t errbuf_size)
 {
     int checked = mkp_check_create("opus", config, decoder, vtable, errbuf, errbuf_size,
-                                   OPP_CONFIG_MIN_SIZE, "opus", MK_PLUGIN_MEDIA_AUDIO);
-    if (checked != MK_PLUGIN_OK)
+                                   OPP_CONFIG_MIN_SIZE, "opus", MK_MEDIA_AUDIO);
+    if (checked != MK_OK)
         return checked;
 
     opp_head head;
     int status = opp_parse_head(config->extradata, config->extradata_size, config->channels,
                                 &head, errbuf, errbuf_size);
-    if (status != MK_PLUGIN_OK)
+    if (status != MK_OK)
         return status;
 
     /* FFmpeg's order: output channel i takes the stream channel that Vorbis
@@ -393,7 +382,7 @@ static int opp_create(const mk_plugin_codec_config *config, void **decoder,
     opp_decoder *dec = calloc(1, sizeof(*dec));
     if (dec == NULL) {
         opp_write_error(errbuf, errbuf_size, "opus: create: out of memory");
-        return MK_PLUGIN_ENOMEM;
+        return MK_ENOMEM;
     }
     int err = OPUS_OK;
     dec->ms = opus_multistream_decoder_create(OPP_RATE, head.channels, head.streams,
@@ -406,7 +395,7 @@ static int opp_create(const mk_plugin_codec_config *config, void **decoder,
         if (dec->ms != NULL)
             opus_multistream_decoder_destroy(dec->ms);
         free(dec);
-        return err == OPUS_ALLOC_FAIL ? MK_PLUGIN_ENOMEM : MK_PLUGIN_EDATA;
+        return err == OPUS_ALLOC_FAIL ? MK_ENOMEM : MK_EDATA;
     }
     if (head.gain_q8 != 0) {
         err = opus_multistream_decoder_ctl(dec->ms, OPUS_SET_GAIN(head.gain_q8));
@@ -415,7 +404,7 @@ static int opp_create(const mk_plugin_codec_config *config, void **decoder,
                             head.gain_q8, opus_strerror(err));
             opus_multistream_decoder_destroy(dec->ms);
             free(dec);
-            return MK_PLUGIN_EDATA;
+            return MK_EDATA;
         }
     }
     dec->channels = head.channels;
@@ -426,48 +415,27 @@ static int opp_create(const mk_plugin_codec_config *config, void **decoder,
     }
     *decoder = dec;
     *vtable = &opp_vtable;
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Descriptor                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static const mk_plugin_backend opp_backends[] = {
+static const mk_plugin_decoder_backend opp_backends[] = {
     {
-        sizeof(mk_plugin_backend),
-        MK_PLUGIN_MEDIA_AUDIO,
+        sizeof(mk_plugin_decoder_backend),
+        MK_MEDIA_AUDIO,
         "opus",
         "opus",
         200,
         opp_create,
-        { NULL },
     },
 };
 
-static pthread_once_t opp_once = PTHREAD_ONCE_INIT;
-static char opp_version[96];
+MKP_DECODER_FACTORY(opp_decoder_factory, opp_backends, 1);
 
-static mk_plugin_descriptor opp_descriptor = {
-    MK_PLUGIN_ABI_VERSION,
-    sizeof(mk_plugin_descriptor),
-    "opus",
-    OPP_PLUGIN_VERSION,
-    "Opus decoder from Xiph's libopus",
-    1,
-    opp_backends,
-    { NULL },
-};
+static const mk_host *opp_host;
 
-static void opp_init(void)
-{
-    snprintf(opp_version, sizeof(opp_version), "%s (%s)", OPP_PLUGIN_VERSION,
-             opus_get_version_string());
-    opp_descriptor.version = opp_version;
-}
-
-OPP_EXPORT const mk_plugin_descriptor *mediakit_plugin_entry(void)
-{
-    pthread_once(&opp_once, opp_init);
-    return &opp_descriptor;
-}
+MKP_DECODER_PLUGIN(opp, opp_host, "opus", OPP_PLUGIN_VERSION, "", opus_get_version_string(),
+                   "Opus decoder from Xiph's libopus", opp_decoder_factory)

@@ -14,7 +14,7 @@
  * sizes each before its packet (first size 30, the identification header's)
  * is accepted too, as FFmpeg accepts it.
  *
- * Output: interleaved signed 16-bit (MK_SAMPLE_S16), converted here exactly as
+ * Output: interleaved signed 16-bit (MK_SAMPLES_S16), converted here exactly as
  * FFmpeg's libvorbis wrapper does (`ffmpeg -c:a libvorbis`): each float
  * sample times 32767, truncated toward zero, clipped to int16. Why not float:
  * the host's float-to-s16 conversion is round(x * 32768); against the
@@ -32,18 +32,18 @@
  * Send/receive model: each packet goes through vorbis_synthesis and
  * vorbis_synthesis_blockin at once, and every sample libvorbis then releases
  * becomes one frame that waits for receive_frame(); send_packet() returns
- * MK_PLUGIN_EAGAIN (packet not taken) while a frame waits. The first audio
+ * MK_EAGAIN (packet not taken) while a frame waits. The first audio
  * packet yields no samples (it only primes the overlap), like libvorbis
  * always does. Header packets met in the stream are skipped (as FFmpeg's
  * wrapper does); a packet libvorbis rejects is consumed and reported as
- * MK_PLUGIN_EDATA, the next packet decodes normally. Draining returns the
- * waiting frame, then MK_PLUGIN_EOF. No sample is trimmed here: see
+ * MK_EDATA, the next packet decodes normally. Draining returns the
+ * waiting frame, then MK_EOF. No sample is trimmed here: see
  * "Trimming" in mediakit_plugin.h. Frame pts is the pts of the packet whose
  * decoding released the samples.
  *
  * Frames: each has its own heap buffer; release() frees it. Frames outlive the
- * decoder. Threads: one instance is used by one thread at a time; the entry
- * point and create() may be called from any thread; release() from any thread.
+ * decoder. Threads: as tagged in mediakit_plugin.h (one instance is used by
+ * one thread at a time; create() and release() from any thread).
  */
 
 #include "mediakit/mediakit_plugin.h"
@@ -52,27 +52,17 @@
 #include <vorbis/codec.h>
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#define VBP_EXPORT __attribute__((visibility("default")))
-#define VBP_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define VBP_EXPORT
-#define VBP_PRINTF(a, b)
-#endif
-
 #define VBP_PLUGIN_VERSION "1.0.0"
 #define VBP_ERROR_SIZE 512
 
-#define VBP_END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
-#define VBP_CONFIG_MIN_SIZE VBP_END_OF(mk_plugin_codec_config, channels)
-#define VBP_PACKET_MIN_SIZE VBP_END_OF(mk_plugin_packet, duration)
-#define VBP_FRAME_MIN_SIZE VBP_END_OF(mk_plugin_frame, release_opaque)
+#define VBP_CONFIG_MIN_SIZE MKP_END_OF(mk_plugin_codec_config, channels)
+#define VBP_PACKET_MIN_SIZE MKP_END_OF(mk_plugin_packet, duration)
+#define VBP_FRAME_MIN_SIZE MKP_END_OF(mk_plugin_frame, release_opaque)
 
 typedef struct vbp_decoder {
     vorbis_info vi;
@@ -149,7 +139,7 @@ static int vbp_split_headers(const uint8_t *d, size_t n, const uint8_t *hdr[3], 
     if (n == 0 || d == NULL) {
         vbp_write_error(errbuf, errbuf_size,
                         "vorbis: no extradata: the three Vorbis header packets are needed");
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
     if (n >= 2 && d[0] == 0 && d[1] == 30) {
         /* three times: 16-bit big-endian size, packet */
@@ -158,7 +148,7 @@ static int vbp_split_headers(const uint8_t *d, size_t n, const uint8_t *hdr[3], 
             if (n - pos < 2) {
                 vbp_write_error(errbuf, errbuf_size,
                                 "vorbis: extradata ends before the size of header %d", i + 1);
-                return MK_PLUGIN_EDATA;
+                return MK_EDATA;
             }
             size_t size = ((size_t)d[pos] << 8) | d[pos + 1];
             pos += 2;
@@ -166,19 +156,19 @@ static int vbp_split_headers(const uint8_t *d, size_t n, const uint8_t *hdr[3], 
                 vbp_write_error(errbuf, errbuf_size,
                                 "vorbis: header %d of %zu bytes runs past the %zu-byte extradata",
                                 i + 1, size, n);
-                return MK_PLUGIN_EDATA;
+                return MK_EDATA;
             }
             hdr[i] = d + pos;
             len[i] = size;
             pos += size;
         }
-        return MK_PLUGIN_OK;
+        return MK_OK;
     }
     if (d[0] != 2) {
         vbp_write_error(errbuf, errbuf_size,
                         "vorbis: extradata starts with 0x%02x; expected 0x02 (three packets "
                         "in Xiph lacing)", d[0]);
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
     size_t pos = 1;
     for (int i = 0; i < 2; i++) {
@@ -187,7 +177,7 @@ static int vbp_split_headers(const uint8_t *d, size_t n, const uint8_t *hdr[3], 
             if (pos >= n) {
                 vbp_write_error(errbuf, errbuf_size,
                                 "vorbis: extradata ends inside the lacing of header %d", i + 1);
-                return MK_PLUGIN_EDATA;
+                return MK_EDATA;
             }
             uint8_t b = d[pos++];
             size += b;
@@ -200,13 +190,13 @@ static int vbp_split_headers(const uint8_t *d, size_t n, const uint8_t *hdr[3], 
         vbp_write_error(errbuf, errbuf_size,
                         "vorbis: header sizes %zu + %zu do not leave a setup header in the "
                         "%zu-byte extradata", len[0], len[1], n);
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
     hdr[0] = d + pos;
     hdr[1] = hdr[0] + len[0];
     hdr[2] = hdr[1] + len[1];
     len[2] = n - pos - len[0] - len[1];
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -224,26 +214,26 @@ static inline int16_t vbp_to_s16(float x)
     return (int16_t)v; /* truncation toward zero, as C's float -> int */
 }
 
-static int vbp_send_packet(void *decoder, const mk_plugin_packet *packet)
+static int32_t vbp_send_packet(void *decoder, const mk_plugin_packet *packet)
 {
     vbp_decoder *dec = decoder;
     if (dec == NULL)
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     int begun = mkp_begin_send("vorbis", packet, &dec->draining, VBP_PACKET_MIN_SIZE,
                                dec->last_error, sizeof(dec->last_error));
     if (begun != MKP_DECODE)
         return begun;
     if (dec->draining) {
         vbp_set_error(dec, "vorbis: send_packet after the end of stream; flush first");
-        return MK_PLUGIN_EOF;
+        return MK_EOF;
     }
     if (dec->has_ready)
-        return MK_PLUGIN_EAGAIN;
+        return MK_EAGAIN;
     if (packet->size == 0)
-        return MK_PLUGIN_OK;
+        return MK_OK;
     if (packet->size > LONG_MAX) {
         vbp_set_error(dec, "vorbis: send_packet: packet of %zu bytes is too large", packet->size);
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
 
     ogg_packet op;
@@ -254,27 +244,27 @@ static int vbp_send_packet(void *decoder, const mk_plugin_packet *packet)
     op.packetno = dec->packetno++;
     int ret = vorbis_synthesis(&dec->vb, &op);
     if (ret == OV_ENOTAUDIO)
-        return MK_PLUGIN_OK; /* a header packet in the stream: nothing to decode */
+        return MK_OK; /* a header packet in the stream: nothing to decode */
     if (ret != 0) {
         vbp_set_error(dec, "vorbis: decoding a packet of %zu bytes (pts %lld): %s",
                       packet->size, (long long)packet->pts, vbp_strerror(ret));
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
     ret = vorbis_synthesis_blockin(&dec->vd, &dec->vb);
     if (ret != 0) {
         vbp_set_error(dec, "vorbis: vorbis_synthesis_blockin: %s", vbp_strerror(ret));
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
 
     float **pcm = NULL;
     int available = vorbis_synthesis_pcmout(&dec->vd, NULL);
     if (available <= 0)
-        return MK_PLUGIN_OK; /* the first packet only primes the overlap */
+        return MK_OK; /* the first packet only primes the overlap */
     size_t bytes = (size_t)available * (size_t)dec->channels * sizeof(int16_t);
     int16_t *out = malloc(bytes);
     if (out == NULL) {
         vbp_set_error(dec, "vorbis: out of memory (%zu bytes)", bytes);
-        return MK_PLUGIN_ENOMEM;
+        return MK_ENOMEM;
     }
     int total = 0, n;
     while (total < available && (n = vorbis_synthesis_pcmout(&dec->vd, &pcm)) > 0) {
@@ -291,13 +281,13 @@ static int vbp_send_packet(void *decoder, const mk_plugin_packet *packet)
     }
     if (total == 0) {
         free(out);
-        return MK_PLUGIN_OK;
+        return MK_OK;
     }
 
     mk_plugin_frame *f = &dec->ready;
     memset(f, 0, sizeof(*f));
-    f->media_type = MK_PLUGIN_MEDIA_AUDIO;
-    f->format = MK_SAMPLE_S16;
+    f->media_type = MK_MEDIA_AUDIO;
+    f->format = MK_SAMPLES_S16;
     f->pts = packet->pts;
     if (dec->tb_num > 0 && dec->tb_den > 0)
         f->duration = ((int64_t)total * dec->tb_den) / ((int64_t)dec->rate * dec->tb_num);
@@ -311,14 +301,14 @@ static int vbp_send_packet(void *decoder, const mk_plugin_packet *packet)
     f->release = vbp_release;
     f->release_opaque = out;
     dec->has_ready = 1;
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
-static int vbp_receive_frame(void *decoder, mk_plugin_frame *frame)
+static int32_t vbp_receive_frame(void *decoder, mk_plugin_frame *frame)
 {
     vbp_decoder *dec = decoder;
     if (dec == NULL || frame == NULL)
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     return mkp_hand_over("vorbis", &dec->ready, &dec->has_ready, dec->draining, frame,
                          VBP_FRAME_MIN_SIZE, dec->last_error, sizeof(dec->last_error));
 }
@@ -353,28 +343,27 @@ static const mk_plugin_decoder_vtable vbp_vtable = {
     vbp_flush,
     vbp_destroy,
     vbp_last_error,
-    { NULL },
 };
 
-static int vbp_create(const mk_plugin_codec_config *config, void **decoder,
-                      const mk_plugin_decoder_vtable **vtable, char *errbuf,
-                      size_t errbuf_size)
+static int32_t vbp_create(const mk_plugin_codec_config *config, void **decoder,
+                          const mk_plugin_decoder_vtable **vtable, char *errbuf,
+                          size_t errbuf_size)
 {
     int checked = mkp_check_create("vorbis", config, decoder, vtable, errbuf, errbuf_size,
-                                   VBP_CONFIG_MIN_SIZE, "vorbis", MK_PLUGIN_MEDIA_AUDIO);
-    if (checked != MK_PLUGIN_OK)
+                                   VBP_CONFIG_MIN_SIZE, "vorbis", MK_MEDIA_AUDIO);
+    if (checked != MK_OK)
         return checked;
     const uint8_t *hdr[3];
     size_t len[3];
     int status = vbp_split_headers(config->extradata, config->extradata_size, hdr, len,
                                    errbuf, errbuf_size);
-    if (status != MK_PLUGIN_OK)
+    if (status != MK_OK)
         return status;
 
     vbp_decoder *dec = calloc(1, sizeof(*dec));
     if (dec == NULL) {
         vbp_write_error(errbuf, errbuf_size, "vorbis: create: out of memory");
-        return MK_PLUGIN_ENOMEM;
+        return MK_ENOMEM;
     }
     vorbis_info_init(&dec->vi);
     vorbis_comment_init(&dec->vc);
@@ -383,7 +372,7 @@ static int vbp_create(const mk_plugin_codec_config *config, void **decoder,
         if (len[i] > LONG_MAX) {
             vbp_write_error(errbuf, errbuf_size, "vorbis: %s header too large", names[i]);
             vbp_free(dec);
-            return MK_PLUGIN_EDATA;
+            return MK_EDATA;
         }
         ogg_packet op;
         memset(&op, 0, sizeof(op));
@@ -397,26 +386,26 @@ static int vbp_create(const mk_plugin_codec_config *config, void **decoder,
             vbp_write_error(errbuf, errbuf_size, "vorbis: the %s header (%zu bytes) is "
                             "rejected by libvorbis: %s", names[i], len[i], vbp_strerror(ret));
             vbp_free(dec);
-            return ret == OV_EVERSION || ret == OV_EIMPL ? MK_PLUGIN_EUNSUPPORTED
-                                                         : MK_PLUGIN_EDATA;
+            return ret == OV_EVERSION || ret == OV_EIMPL ? MK_EUNSUPPORTED
+                                                         : MK_EDATA;
         }
     }
     if (dec->vi.channels <= 0 || dec->vi.rate <= 0 || dec->vi.rate > INT32_MAX) {
         vbp_write_error(errbuf, errbuf_size, "vorbis: the header says %d channels at %ld Hz",
                         dec->vi.channels, dec->vi.rate);
         vbp_free(dec);
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     }
     if (vorbis_synthesis_init(&dec->vd, &dec->vi) != 0) {
         vbp_write_error(errbuf, errbuf_size, "vorbis: vorbis_synthesis_init failed");
         vbp_free(dec);
-        return MK_PLUGIN_EFAIL;
+        return MK_EFAIL;
     }
     if (vorbis_block_init(&dec->vd, &dec->vb) != 0) {
         vorbis_dsp_clear(&dec->vd);
         vbp_write_error(errbuf, errbuf_size, "vorbis: vorbis_block_init failed");
         vbp_free(dec);
-        return MK_PLUGIN_EFAIL;
+        return MK_EFAIL;
     }
     dec->dsp_ready = 1;
     dec->channels = dec->vi.channels;
@@ -428,48 +417,27 @@ static int vbp_create(const mk_plugin_codec_config *config, void **decoder,
     }
     *decoder = dec;
     *vtable = &vbp_vtable;
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Descriptor                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static const mk_plugin_backend vbp_backends[] = {
+static const mk_plugin_decoder_backend vbp_backends[] = {
     {
-        sizeof(mk_plugin_backend),
-        MK_PLUGIN_MEDIA_AUDIO,
+        sizeof(mk_plugin_decoder_backend),
+        MK_MEDIA_AUDIO,
         "vorbis",
         "vorbis",
         200,
         vbp_create,
-        { NULL },
     },
 };
 
-static pthread_once_t vbp_once = PTHREAD_ONCE_INIT;
-static char vbp_version[128];
+MKP_DECODER_FACTORY(vbp_decoder_factory, vbp_backends, 1);
 
-static mk_plugin_descriptor vbp_descriptor = {
-    MK_PLUGIN_ABI_VERSION,
-    sizeof(mk_plugin_descriptor),
-    "vorbis",
-    VBP_PLUGIN_VERSION,
-    "Vorbis decoder from Xiph's libvorbis",
-    1,
-    vbp_backends,
-    { NULL },
-};
+static const mk_host *vbp_host;
 
-static void vbp_init(void)
-{
-    snprintf(vbp_version, sizeof(vbp_version), "%s (%s)", VBP_PLUGIN_VERSION,
-             vorbis_version_string());
-    vbp_descriptor.version = vbp_version;
-}
-
-VBP_EXPORT const mk_plugin_descriptor *mediakit_plugin_entry(void)
-{
-    pthread_once(&vbp_once, vbp_init);
-    return &vbp_descriptor;
-}
+MKP_DECODER_PLUGIN(vbp, vbp_host, "vorbis", VBP_PLUGIN_VERSION, "", vorbis_version_string(),
+                   "Vorbis decoder from Xiph's libvorbis", vbp_decoder_factory)

@@ -4,17 +4,20 @@ import Foundation
 import Glibc
 #endif
 
-/// Finds and loads codec plugins, and creates decoders and demuxers.
+/// The catalogue of codec plugins, their decoder backends and picture converters; creates
+/// decoders, picture converters and demuxers.
 ///
-/// Plugins are shared libraries exporting `mediakit_plugin_entry` (see
-/// `Include/mediakit/mediakit_plugin.h`). ``shared`` searches, in order:
+/// Plugins are shared libraries exporting `mediakit_plugin_entry` (plugin ABI version 2, see
+/// `Include/mediakit/mediakit_plugin.h`); `PluginLoader` finds and checks them, this type
+/// keeps what was loaded. ``shared`` searches, in order:
 /// 1. the directories in `MEDIAKIT_PLUGIN_PATH` (colon-separated; every `.so` in them);
 /// 2. the directory of the running executable and of the library holding
 ///    MediaKit (files named `libMediaKitPlugin*.so`), so a plain `swift build` tree works;
 /// 3. `<prefix>/lib/mediakit/plugins` next to the executable or library, then
 ///    `/usr/local/lib/mediakit/plugins` and `/usr/lib/mediakit/plugins`.
 ///
-/// Setting `MEDIAKIT_NO_DEFAULT_PLUGINS=1` keeps only 1.
+/// Setting `MEDIAKIT_NO_DEFAULT_PLUGINS=1` keeps only 1. `MEDIAKIT_LOG_LEVEL` (quiet, error,
+/// warning, info, debug, trace; default quiet) is the level plugins log at, on standard error.
 public final class MediaRegistry: @unchecked Sendable {
     /// One loaded plugin.
     public struct Plugin: Sendable, Hashable {
@@ -40,7 +43,7 @@ public final class MediaRegistry: @unchecked Sendable {
         public let priority: Int
         /// The plugin that carries it.
         public let plugin: Plugin
-        nonisolated(unsafe) let raw: UnsafePointer<mk_plugin_backend>
+        nonisolated(unsafe) let raw: UnsafePointer<mk_plugin_decoder_backend>
     }
 
     /// One picture converter of a loaded plugin (see ``PictureConverter``).
@@ -51,7 +54,7 @@ public final class MediaRegistry: @unchecked Sendable {
         public let priority: Int
         /// The plugin that carries it.
         public let plugin: Plugin
-        nonisolated(unsafe) let raw: UnsafePointer<mk_plugin_converter>
+        nonisolated(unsafe) let raw: UnsafePointer<mk_plugin_picture_converter>
 
         /// True when the converter takes `source` pictures and returns `target` ones.
         public func supports(_ source: PixelFormat, to target: PixelFormat) -> Bool {
@@ -94,6 +97,9 @@ public final class MediaRegistry: @unchecked Sendable {
     private var _searched: [String] = []
     private var _failures: [MediaError] = []
     private var loadedFiles: Set<String> = []
+    private var refusedFiles: [String: MediaError] = [:]
+    /// Serialises loading plugin files (see ``load(path:)``).
+    private let loadLock = NSLock()
 
     /// Creates an empty registry (no plugins until ``load(path:)`` or ``loadDefaultLocations()``).
     public init() {}
@@ -111,30 +117,7 @@ public final class MediaRegistry: @unchecked Sendable {
 
     /// The default search locations, in order (see the type's documentation).
     public static func defaultLocations() -> [(path: String, pattern: String?)] {
-        var out: [(String, String?)] = []
-        let env = ProcessInfo.processInfo.environment
-        for dir in (env["MEDIAKIT_PLUGIN_PATH"] ?? "").split(separator: ":") where !dir.isEmpty {
-            out.append((String(dir), nil))
-        }
-        if env["MEDIAKIT_NO_DEFAULT_PLUGINS"] == "1" { return out }
-        var dirs: [String] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            dirs.append((exe as NSString).deletingLastPathComponent)
-        }
-        var buffer = [CChar](repeating: 0, count: 4096)
-        if mkhost_image_path(#dsohandle, &buffer, buffer.count) == 0 {
-            let lib = (String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) as NSString).deletingLastPathComponent
-            if !dirs.contains(lib) { dirs.append(lib) }
-        }
-        for d in dirs { out.append((d, "libMediaKitPlugin")) }
-        var prefixes: [String] = []
-        for d in dirs {
-            prefixes.append(((d as NSString).deletingLastPathComponent as NSString).appendingPathComponent("lib/mediakit/plugins"))
-            prefixes.append((d as NSString).appendingPathComponent("mediakit/plugins"))
-        }
-        prefixes += ["/usr/local/lib/mediakit/plugins", "/usr/lib/mediakit/plugins"]
-        for p in prefixes where !out.contains(where: { $0.0 == p }) { out.append((p, nil)) }
-        return out
+        PluginLoader.defaultLocations()
     }
 
     /// Searches the default locations. Failures are recorded in ``loadFailures``, not thrown.
@@ -146,10 +129,8 @@ public final class MediaRegistry: @unchecked Sendable {
 
     private func loadDirectory(_ dir: String, namePrefix: String?) {
         lock.withLock { _searched.append(dir) }
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return }
-        for name in names.sorted() where name.hasSuffix(".so") || name.contains(".so.") {
-            if let p = namePrefix, !name.hasPrefix(p) { continue }
-            do { _ = try load(path: (dir as NSString).appendingPathComponent(name)) } catch let e as MediaError {
+        for path in PluginLoader.candidates(in: dir, namePrefix: namePrefix) ?? [] {
+            do { _ = try load(path: path) } catch let e as MediaError {
                 lock.withLock { _failures.append(e) }
             } catch {}
         }
@@ -158,7 +139,9 @@ public final class MediaRegistry: @unchecked Sendable {
     /// Loads one plugin file, or every `.so` in a directory.
     /// - Returns: the plugin (for a directory, the last one loaded).
     /// - Throws: `.notFound` if nothing is there, `.pluginABI` if the file is not a
-    ///   MediaKit plugin or was built for another ABI version.
+    ///   MediaKit plugin, was built for another plugin ABI (version 1, or another major
+    ///   version than 2; the message names both) or is malformed. A file already loaded is
+    ///   not loaded again, and a file refused once is refused again with the same error.
     @discardableResult
     public func load(path: String) throws -> Plugin? {
         loadDefaultsIfPending()   // the default plugins keep precedence over later loads
@@ -176,83 +159,33 @@ public final class MediaRegistry: @unchecked Sendable {
             $0.hasPrefix("/") ? $0 : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent($0)
         } ?? path
         let canonical = URL(fileURLWithPath: real).standardizedFileURL.resolvingSymlinksInPath().path
-        if lock.withLock({ loadedFiles.contains(canonical) }) { return lock.withLock { _plugins.first { $0.path == path } } }
-        if !lock.withLock({ _searched.contains(path) }) { lock.withLock { _searched.append(path) } }
-        // Look before loading: a library that does not export the entry point is never
-        // loaded (its constructors never run; libmediakit itself may sit in the same folder).
-        if ELFSymbols.defines(MK_PLUGIN_ENTRY_SYMBOL, in: path) == false {
-            throw MediaError(.pluginABI, "not a MediaKit plugin: it does not export \(MK_PLUGIN_ENTRY_SYMBOL)", path: path)
-        }
-        // A loaded library is never closed: frames handed out may point into it, and a
-        // library linked with a language runtime cannot always be unloaded safely.
-        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
-            let msg = dlerror().map { String(cString: $0) } ?? "unknown error"
-            throw MediaError(.pluginABI, "cannot load the shared library: \(msg)", path: path)
-        }
-        guard let sym = dlsym(handle, MK_PLUGIN_ENTRY_SYMBOL) else {
-            throw MediaError(.pluginABI, "not a MediaKit plugin: it does not export \(MK_PLUGIN_ENTRY_SYMBOL)", path: path)
-        }
-        let entry = unsafeBitCast(sym, to: mk_plugin_entry_fn.self)
-        guard let desc = entry() else {
-            throw MediaError(.pluginABI, "\(MK_PLUGIN_ENTRY_SYMBOL) returned NULL", path: path)
-        }
-        // The ABI version is read before any other field.
-        let abi = desc.pointee.abi_version
-        guard abi == MK_PLUGIN_ABI_VERSION else {
-            throw MediaError(.pluginABI, "the plugin was built for plugin ABI version \(abi); this MediaKit supports version \(MK_PLUGIN_ABI_VERSION). Rebuild the plugin against this MediaKit's mediakit_plugin.h", path: path)
-        }
-        let d = desc.pointee
-        guard d.struct_size >= UInt32(MemoryLayout<mk_plugin_descriptor>.offset(of: \.reserved)!) else {
-            throw MediaError(.pluginABI, "the plugin descriptor is \(d.struct_size) bytes, too small for ABI version 1", path: path)
-        }
-        let plugin = Plugin(name: d.name.map { String(cString: $0) } ?? "(unnamed)",
-                            version: d.version.map { String(cString: $0) } ?? "",
-                            summary: d.description.map { String(cString: $0) } ?? "",
-                            path: path)
-        var found: [Backend] = []
-        if d.backend_count > 0 {
-            guard let list = d.backends, d.backend_count < 10_000 else {
-                throw MediaError(.pluginABI, "the plugin declares \(d.backend_count) backends but no valid list", path: path)
+        // One file at a time: a plugin's init runs once, never twice at the same time.
+        return try loadLock.withLock {
+            if lock.withLock({ loadedFiles.contains(canonical) }) { return lock.withLock { _plugins.first { $0.path == path } } }
+            if !lock.withLock({ _searched.contains(path) }) { lock.withLock { _searched.append(path) } }
+            // A file refused once is not tried again (its init, if it ran, is not called twice).
+            if let refusal = lock.withLock({ refusedFiles[canonical] }) { throw refusal }
+            let loaded: PluginLoader.Loaded
+            do { loaded = try PluginLoader.load(path: path) } catch let e as MediaError {
+                lock.withLock { refusedFiles[canonical] = e }
+                throw e
             }
-            for i in 0..<Int(d.backend_count) {
-                let b = list + i
-                guard b.pointee.struct_size >= UInt32(MemoryLayout<mk_plugin_backend>.offset(of: \.reserved)!),
-                      let codec = b.pointee.codec, b.pointee.create != nil else {
-                    throw MediaError(.pluginABI, "backend \(i) of the plugin is malformed (struct size, codec or create missing)", path: path)
+            let plugin = loaded.plugin
+            let duplicate: MediaError? = lock.withLock {
+                loadedFiles.insert(canonical)
+                if let first = _plugins.first(where: { $0.name == plugin.name }) {
+                    let e = MediaError(.pluginABI, "a plugin named '\(plugin.name)' is already loaded from \(first.path); this copy is ignored", path: path)
+                    _failures.append(e)
+                    return e
                 }
-                let type: MediaType = b.pointee.media_type == MK_PLUGIN_MEDIA_AUDIO ? .audio : .video
-                found.append(Backend(codec: String(cString: codec), name: b.pointee.name.map { String(cString: $0) } ?? plugin.name,
-                                     mediaType: type, priority: Int(b.pointee.priority), plugin: plugin, raw: b))
+                _plugins.append(plugin)
+                _backends.append(contentsOf: loaded.backends)
+                _converters.append(contentsOf: loaded.converters)
+                return nil
             }
+            if duplicate != nil { loaded.giveUp() }
+            return plugin
         }
-        var converters: [Converter] = []
-        let convertersEnd = MemoryLayout<mk_plugin_descriptor>.offset(of: \.converters)! + MemoryLayout<UnsafePointer<mk_plugin_converter>?>.size
-        if Int(d.struct_size) >= convertersEnd && d.converter_count > 0 {
-            guard let list = d.converters, d.converter_count < 1_000 else {
-                throw MediaError(.pluginABI, "the plugin declares \(d.converter_count) picture converters but no valid list", path: path)
-            }
-            for i in 0..<Int(d.converter_count) {
-                let c = list + i
-                guard c.pointee.struct_size >= UInt32(MemoryLayout<mk_plugin_converter>.offset(of: \.reserved)!),
-                      c.pointee.supports != nil, c.pointee.create != nil else {
-                    throw MediaError(.pluginABI, "picture converter \(i) of the plugin is malformed (struct size, supports or create missing)", path: path)
-                }
-                converters.append(Converter(name: c.pointee.name.map { String(cString: $0) } ?? plugin.name,
-                                            priority: Int(c.pointee.priority), plugin: plugin, raw: c))
-            }
-        }
-        // The handle is never closed: frames handed out may still point into the plugin.
-        lock.withLock {
-            loadedFiles.insert(canonical)
-            if _plugins.contains(where: { $0.name == plugin.name }) {
-                _failures.append(MediaError(.pluginABI, "a plugin named '\(plugin.name)' is already loaded from \(_plugins.first { $0.name == plugin.name }!.path); this copy is ignored", path: path))
-                return
-            }
-            _plugins.append(plugin)
-            _backends.append(contentsOf: found)
-            _converters.append(contentsOf: converters)
-        }
-        return plugin
     }
 
     /// The backends that decode `codec`, highest priority first.
@@ -275,11 +208,10 @@ public final class MediaRegistry: @unchecked Sendable {
         var candidates = backends(for: parameters.codec)
         if let backend { candidates = candidates.filter { $0.name == backend || $0.plugin.name == backend } }
         guard !candidates.isEmpty else { throw noDecoderError(parameters.codec, backend: backend) }
-        var errors: [String] = []
-        for b in candidates {
+        return try createFirst(candidates, "backend for \(parameters.codec)", label: { "\($0.plugin.name) (\($0.plugin.path))" }) { b, errbuf, errsize in
             var cfg = mk_plugin_codec_config()
             cfg.struct_size = UInt32(MemoryLayout<mk_plugin_codec_config>.size)
-            cfg.media_type = parameters.mediaType == .audio ? MK_PLUGIN_MEDIA_AUDIO : MK_PLUGIN_MEDIA_VIDEO
+            cfg.media_type = parameters.mediaType == .audio ? MK_MEDIA_AUDIO : MK_MEDIA_VIDEO
             cfg.time_base_num = Int32(clamping: timeBase.numerator)
             cfg.time_base_den = Int32(clamping: timeBase.denominator)
             cfg.width = Int32(clamping: parameters.width)
@@ -292,27 +224,23 @@ public final class MediaRegistry: @unchecked Sendable {
             cfg.thread_count = Int32(clamping: threads)
             var instance: UnsafeMutableRawPointer?
             var vt: UnsafePointer<mk_plugin_decoder_vtable>?
-            var errbuf = [CChar](repeating: 0, count: 1024)
             let status: Int32 = parameters.codec.withCString { codec in
                 parameters.extradata.withUnsafeBufferPointer { extra in
                     cfg.codec = codec
                     cfg.extradata = extra.baseAddress
                     cfg.extradata_size = extra.count
-                    return b.raw.pointee.create(&cfg, &instance, &vt, &errbuf, errbuf.count)
+                    return b.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
                 }
             }
-            if status == MK_PLUGIN_OK, let instance, let vt {
-                guard vt.pointee.struct_size >= UInt32(MemoryLayout<mk_plugin_decoder_vtable>.offset(of: \.reserved)!),
-                      vt.pointee.send_packet != nil, vt.pointee.receive_frame != nil, vt.pointee.destroy != nil, vt.pointee.flush != nil else {
-                    vt.pointee.destroy?(instance)   // what can be freed is
-                    throw MediaError(.pluginABI, "the \(b.plugin.name) backend for \(parameters.codec) returned an incomplete vtable", path: b.plugin.path)
-                }
-                return PluginDecoder(parameters: parameters, timeBase: timeBase, backend: b, instance: instance, vtable: vt)
+            guard status == MK_OK, let instance, let vt else { return (status, nil) }
+            guard vt.pointee.struct_size >= PluginLoader.endOf(\mk_plugin_decoder_vtable.last_error),
+                  vt.pointee.send_packet != nil, vt.pointee.receive_frame != nil, vt.pointee.destroy != nil,
+                  vt.pointee.flush != nil, vt.pointee.last_error != nil else {
+                vt.pointee.destroy?(instance)   // what can be freed is
+                throw MediaError(.pluginABI, "the \(b.plugin.name) backend for \(parameters.codec) returned an incomplete vtable", path: b.plugin.path)
             }
-            let msg = String(decoding: errbuf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            errors.append("\(b.plugin.name) (\(b.plugin.path)): status \(status)\(msg.isEmpty ? "" : ": " + msg)")
+            return (status, PluginDecoder(parameters: parameters, timeBase: timeBase, backend: b, instance: instance, vtable: vt))
         }
-        throw MediaError(.backend, "every backend for \(parameters.codec) failed to start: " + errors.joined(separator: "; "))
     }
 
     /// Creates a converter from `source` to `target` pictures of `width` x `height`.
@@ -328,8 +256,8 @@ public final class MediaRegistry: @unchecked Sendable {
         guard !candidates.isEmpty else {
             throw notFoundError("no picture converter from \(source.name) to \(target.name) (the FFmpeg plugin has one, libswscale)")
         }
-        var errors: [String] = []
-        for c in candidates {
+        return try createFirst(candidates, "picture converter from \(source.name) to \(target.name)",
+                               label: { "\($0.plugin.name) \($0.name) (\($0.plugin.path))" }) { c, errbuf, errsize in
             var cfg = mk_plugin_converter_config()
             cfg.struct_size = UInt32(MemoryLayout<mk_plugin_converter_config>.size)
             cfg.src_format = source.rawValue
@@ -340,21 +268,36 @@ public final class MediaRegistry: @unchecked Sendable {
             cfg.color_space = Int32(clamping: colorSpace)
             var instance: UnsafeMutableRawPointer?
             var vt: UnsafePointer<mk_plugin_converter_vtable>?
-            var errbuf = [CChar](repeating: 0, count: 1024)
-            let status = c.raw.pointee.create(&cfg, &instance, &vt, &errbuf, errbuf.count)
-            if status == MK_PLUGIN_OK, let instance, let vt {
-                guard vt.pointee.struct_size >= UInt32(MemoryLayout<mk_plugin_converter_vtable>.offset(of: \.reserved)!),
-                      vt.pointee.convert != nil, vt.pointee.destroy != nil else {
-                    vt.pointee.destroy?(instance)   // what can be freed is
-                    throw MediaError(.pluginABI, "the \(c.plugin.name) \(c.name) converter returned an incomplete vtable", path: c.plugin.path)
-                }
-                return PictureConverter(source: source, target: target, width: width, height: height, name: c.name,
-                                        plugin: c.plugin, instance: instance, vtable: vt)
+            let status = c.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
+            guard status == MK_OK, let instance, let vt else { return (status, nil) }
+            guard vt.pointee.struct_size >= PluginLoader.endOf(\mk_plugin_converter_vtable.last_error),
+                  vt.pointee.convert != nil, vt.pointee.destroy != nil, vt.pointee.last_error != nil else {
+                vt.pointee.destroy?(instance)   // what can be freed is
+                throw MediaError(.pluginABI, "the \(c.plugin.name) \(c.name) converter returned an incomplete vtable", path: c.plugin.path)
             }
-            let msg = String(decoding: errbuf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            errors.append("\(c.plugin.name) \(c.name) (\(c.plugin.path)): status \(status)\(msg.isEmpty ? "" : ": " + msg)")
+            return (status, PictureConverter(source: source, target: target, width: width, height: height, name: c.name,
+                                             plugin: c.plugin, instance: instance, vtable: vt))
         }
-        throw MediaError(.backend, "every picture converter from \(source.name) to \(target.name) failed to start: " + errors.joined(separator: "; "))
+    }
+
+    /// The one create loop of decoders and converters: tries each candidate in order and
+    /// returns the first instance made. `create` gets an error buffer for the plugin's message
+    /// and answers the plugin's status with the instance, or nil when the plugin refused; when
+    /// every candidate refused, the error lists each one (`label`), its status and message.
+    private func createFirst<Candidate, Instance>(
+        _ candidates: [Candidate], _ what: String, label: (Candidate) -> String,
+        _ create: (Candidate, UnsafeMutablePointer<CChar>, Int) throws -> (Int32, Instance?)
+    ) throws -> Instance {
+        var errors: [String] = []
+        var errbuf = [CChar](repeating: 0, count: 1024)
+        for candidate in candidates {
+            errbuf[0] = 0
+            let (status, made) = try errbuf.withUnsafeMutableBufferPointer { try create(candidate, $0.baseAddress!, $0.count) }
+            if let made { return made }
+            let msg = String(decoding: errbuf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            errors.append("\(label(candidate)): status \(status)\(msg.isEmpty ? "" : ": " + msg)")
+        }
+        throw MediaError(.backend, "every \(what) failed to start: " + errors.joined(separator: "; "))
     }
 
     private func noDecoderError(_ codec: String, backend: String?) -> MediaError {

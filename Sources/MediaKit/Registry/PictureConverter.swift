@@ -49,7 +49,7 @@ public final class PictureConverter: @unchecked Sendable {
         }
         var src = mk_plugin_frame()
         src.struct_size = UInt32(MemoryLayout<mk_plugin_frame>.size)
-        src.media_type = MK_PLUGIN_MEDIA_VIDEO
+        src.media_type = MK_MEDIA_VIDEO
         src.format = source.rawValue
         src.flags = frame.isKeyframe ? MK_PACKET_FLAG_KEY : 0
         src.pts = frame.pts
@@ -75,7 +75,7 @@ public final class PictureConverter: @unchecked Sendable {
         var dst = mk_plugin_frame()
         dst.struct_size = UInt32(MemoryLayout<mk_plugin_frame>.size)
         let status = withExtendedLifetime(frame.storage) { vtable.pointee.convert(instance, &src, &dst) }
-        guard status == MK_PLUGIN_OK else {
+        guard status == MK_OK else {
             let detail = vtable.pointee.last_error.flatMap { $0(instance) }.map { String(cString: $0) } ?? ""
             throw MediaError(pluginStatus: status, "converting a picture (pts \(frame.pts))", detail: detail, context: context)
         }

@@ -52,8 +52,8 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
             p.duration = packet.duration
             return vtable.pointee.send_packet(instance, &p)
         }
-        if status == MK_PLUGIN_OK { return }
-        if status == MK_PLUGIN_EAGAIN {
+        if status == MK_OK { return }
+        if status == MK_EAGAIN {
             throw MediaError(.state, "the decoder has output waiting: receive() until it returns nil before sending", context: context)
         }
         throw failure(status, "decoding a packet (pts \(packet.pts))")
@@ -62,7 +62,7 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
     func flush() throws {
         if draining { return }
         let status = vtable.pointee.send_packet(instance, nil)
-        if status != MK_PLUGIN_OK && status != MK_PLUGIN_EOF { throw failure(status, "draining") }
+        if status != MK_OK && status != MK_EOF { throw failure(status, "draining") }
         draining = true
     }
 
@@ -78,9 +78,9 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
         f.struct_size = UInt32(MemoryLayout<mk_plugin_frame>.size)
         let status = vtable.pointee.receive_frame(instance, &f)
         switch status {
-        case MK_PLUGIN_OK: break
-        case MK_PLUGIN_EAGAIN: return nil
-        case MK_PLUGIN_EOF: isDrained = true; return nil
+        case MK_OK: break
+        case MK_EAGAIN: return nil
+        case MK_EOF: isDrained = true; return nil
         default: throw failure(status, "receiving a frame")
         }
         return try Frame(plugin: f, timeBase: timeBase, context: context)
@@ -88,14 +88,14 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
 }
 
 extension MediaError {
-    /// The error for a failed plugin call: the kind from the MK_PLUGIN_* status, the plugin's
-    /// own message (`detail`, from its last_error) after what was being done.
+    /// The error for a failed plugin call: the kind from the MK_* status (mediakit_types.h),
+    /// the plugin's own message (`detail`, from its last_error) after what was being done.
     init(pluginStatus status: Int32, _ what: String, detail: String, context: String) {
         let kind: MediaError.Kind
         switch status {
-        case MK_PLUGIN_EDATA: kind = .invalidData
-        case MK_PLUGIN_EUNSUPPORTED: kind = .unsupported
-        case MK_PLUGIN_EINVAL: kind = .invalidArgument
+        case MK_EDATA: kind = .invalidData
+        case MK_EUNSUPPORTED: kind = .unsupported
+        case MK_EINVAL: kind = .invalidArgument
         default: kind = .backend
         }
         self.init(kind, "\(what) failed (status \(status))" + (detail.isEmpty ? "" : ": \(detail)"), context: context)
@@ -112,7 +112,7 @@ extension Frame {
         let ptrs = withUnsafeBytes(of: f.planes) { Array($0.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)) }
         let strides = withUnsafeBytes(of: f.strides) { Array($0.bindMemory(to: Int64.self)) }
         let count = Int(max(0, min(8, f.plane_count)))
-        if f.media_type == MK_PLUGIN_MEDIA_VIDEO {
+        if f.media_type == MK_MEDIA_VIDEO {
             guard let format = PixelFormat(rawValue: f.format) else {
                 throw MediaError(.pluginABI, "the plugin returned unknown pixel format \(f.format)", context: context)
             }

@@ -1,27 +1,23 @@
 /*
- * ffmpeg_plugin.c — MediaKit codec plugin: video and audio decoders from
- * FFmpeg's libavcodec, behind the C ABI of mediakit/mediakit_plugin.h.
+ * ffmpeg_decoder.c — MediaKit codec plugin: video and audio decoders from
+ * FFmpeg's libavcodec, behind the C ABI of mediakit/mediakit_plugin.h, and
+ * the plugin's descriptor. Its picture converter (libswscale) is in
+ * ffmpeg_converter.c; ffmpeg_internal.h is what the two files share.
  *
- * Exports exactly one symbol, mediakit_plugin_entry(); everything else in this
- * file is static. The plugin links libavcodec, libavutil and libswscale only
- * (never libavformat: demuxing is the host's job).
+ * Exports exactly one symbol, mediakit_plugin_entry(). The plugin links
+ * libavcodec, libavutil and libswscale only (never libavformat: demuxing is
+ * the host's job).
  *
- * Picture converter
- *   One converter, "swscale" (priority 100), changes the pixel format of a
- *   picture without changing its size (yuv420p10 -> nv12, yuv444p -> yuv420p
- *   ...), set up as the ffmpeg tool sets up the scale filter it inserts for
- *   `-pix_fmt`: SWS_BICUBIC, the library's default dithering, and a full-range
- *   source scaled to the limited range of a YUV destination. Same library, same
- *   calls, same destination alignment (av_frame_get_buffer), so the bytes equal
- *   `ffmpeg -i IN -pix_fmt nv12 ...`.
+ * Factories: MK_PLUGIN_DECODER_FACTORY (below) and
+ * MK_PLUGIN_PICTURE_CONVERTER_FACTORY (ffmpeg_converter.c).
  *
  * Backends
  *   One backend per codec (name "ffmpeg", priority 100; "av1" priority 50 so a
- *   dedicated dav1d plugin wins). The backend list is built once, at the first
- *   call of the entry point, from the libavcodec loaded at run time: a codec
- *   whose decoder that libavcodec lacks is OMITTED from the descriptor (the
- *   host then reports it as "no backend" instead of failing later). create()
- *   still re-checks and returns MK_PLUGIN_EUNSUPPORTED if it were ever missing.
+ *   dedicated dav1d plugin wins). The backend list is built once, in init(),
+ *   from the libavcodec loaded at run time: a codec whose decoder that
+ *   libavcodec lacks is OMITTED from the decoder factory (the host then
+ *   reports it as "no backend" instead of failing later). create()
+ *   still re-checks and returns MK_EUNSUPPORTED if it were ever missing.
  *   The decoder picked for a codec is the one avcodec_find_decoder() picks,
  *   i.e. the same one the `ffmpeg` command-line tool uses by default, so the
  *   output is bit-identical to `ffmpeg -i IN -f rawvideo ...`. The one
@@ -29,12 +25,15 @@
  *   accelerators, so only the libdav1d (or libaom-av1) wrapper is accepted.
  *
  * Ownership
- *   - Descriptor, backends, vtable: static storage, never freed.
+ *   - Descriptor, factories, backends, vtable: static storage, never freed.
  *   - create(): config (and its extradata) is borrowed for the call; extradata
  *     is copied (with AV_INPUT_BUFFER_PADDING_SIZE zero bytes). On failure
  *     nothing stays allocated and errbuf holds the reason.
  *   - send_packet(): the packet is borrowed for the call; its payload is copied
- *     into a padded, reference-counted AVPacket buffer.
+ *     into a padded, reference-counted AVPacket buffer, unless the host offers
+ *     the bytes to keep (mk_plugin_packet.retain) with at least
+ *     AV_INPUT_BUFFER_PADDING_SIZE bytes of zero padding: libavcodec then uses
+ *     them in place and the host's reference is released when it is done.
  *   - receive_frame(): each frame is returned in its own AVFrame (no pixel or
  *     sample is copied: the mk_plugin_frame planes point into the decoder's
  *     reference-counted buffers). frame->release(frame->release_opaque) frees
@@ -45,15 +44,15 @@
  *     call on the instance.
  *
  * Status codes (libavcodec semantics, passed through)
- *   - send_packet() returning MK_PLUGIN_EAGAIN: the packet was NOT taken;
+ *   - send_packet() returning MK_EAGAIN: the packet was NOT taken;
  *     receive frames, then send it again. Any other error (EDATA ...): the
  *     packet WAS consumed and decoding it (or data sent earlier) failed; do
  *     not resend it, go on with the next packet. A zero-size packet is a
  *     no-op (libavcodec would take it for end of stream).
  *   - send_packet(NULL) returns OK once draining has started, even when
  *     decoding the data still buffered failed (that error is kept for
- *     last_error()); MK_PLUGIN_EOF if already draining.
- *   - receive_frame() returning MK_PLUGIN_EUNSUPPORTED: that frame had a
+ *     last_error()); MK_EOF if already draining.
+ *   - receive_frame() returning MK_EUNSUPPORTED: that frame had a
  *     pixel/sample format (or > 8 planar channels) the ABI cannot describe; it
  *     has been dropped, the decoder is still usable.
  *   - av errors map: EAGAIN, EOF, INVALIDDATA -> EDATA, ENOMEM, EINVAL,
@@ -78,62 +77,44 @@
  * the table sets a decoder-side skip at open.
  *
  * Logging
- *   libavcodec's log is silenced (AV_LOG_QUIET) the first time the plugin is
- *   used, unless MEDIAKIT_FFMPEG_LOGLEVEL is set ("quiet", "panic", "fatal",
- *   "error", "warning", "info", "verbose", "debug", "trace" or a number), in
- *   which case that level is used. Note the av_log level is process-wide.
+ *   init() sets libavcodec's log level from the host's log_level (MK_LOG_QUIET:
+ *   AV_LOG_QUIET; MK_LOG_ERROR ... MK_LOG_TRACE: AV_LOG_ERROR ... AV_LOG_TRACE)
+ *   and, unless the host is quiet, sends libav* messages to the host's log
+ *   (av_log_set_callback). Note that the av_log level and callback are
+ *   process-wide; deinit() puts libavutil's defaults back.
  *
  * Threads
- *   One instance is used by one thread at a time (the host serialises calls).
- *   The entry point and create() may be called from any thread (one-time
- *   initialisation is done under pthread_once).
+ *   As tagged in mediakit_plugin.h: one instance is used by one thread at a
+ *   time (the host serialises calls); create() may be called from any thread.
  *
  * Requires FFmpeg 5.1 or newer (AVChannelLayout API).
  */
 
-#include "mediakit/mediakit_plugin.h"
-#include "../../Common/mk_plugin_support.h"
+#include "ffmpeg_internal.h"
 
-#include <libavcodec/avcodec.h>
 #include <libavutil/avutil.h>
 #include <libavutil/channel_layout.h>
-#include <libavutil/frame.h>
 #include <libavutil/mem.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/samplefmt.h>
-#include <libswscale/swscale.h>
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#if LIBAVCODEC_VERSION_INT < AV_VERSION_INT(59, 37, 100) || \
-    LIBAVUTIL_VERSION_INT < AV_VERSION_INT(57, 28, 100)
-#error "MediaKitPluginFFmpeg needs FFmpeg 5.1 or newer (libavcodec >= 59.37, libavutil >= 57.28)"
-#endif
-
-#if defined(__GNUC__) || defined(__clang__)
-#define FFP_EXPORT __attribute__((visibility("default")))
-#else
-#define FFP_EXPORT
-#endif
-
 #define FFP_PLUGIN_VERSION "1.0.0"
 #define FFP_BACKEND_NAME "ffmpeg"
-#define FFP_ERROR_SIZE 512
 
 /* The smallest struct_size accepted for each host struct: everything up to
- * and including the last field this plugin reads or writes (ABI v1). */
-#define FFP_END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
-#define FFP_CONFIG_MIN_SIZE FFP_END_OF(mk_plugin_codec_config, block_align)
-#define FFP_PACKET_MIN_SIZE FFP_END_OF(mk_plugin_packet, duration)
-#define FFP_FRAME_MIN_SIZE FFP_END_OF(mk_plugin_frame, release_opaque)
+ * and including the last field this plugin needs (ABI 2.0; FFP_FRAME_MIN_SIZE
+ * is in ffmpeg_internal.h). */
+#define FFP_CONFIG_MIN_SIZE MKP_END_OF(mk_plugin_codec_config, block_align)
+#define FFP_PACKET_MIN_SIZE MKP_END_OF(mk_plugin_packet, duration)
 
 /* ------------------------------------------------------------------------ */
 /* Codec table                                                               */
@@ -186,24 +167,24 @@ enum {
     FFP_CODEC_COUNT
 };
 
-typedef int (*ffp_create_fn)(const mk_plugin_codec_config *, void **,
+typedef int32_t (*ffp_create_fn)(const mk_plugin_codec_config *, void **,
                              const mk_plugin_decoder_vtable **, char *, size_t);
 
 typedef struct ffp_codec {
     const char *name;       /* MediaKit / FFmpeg codec name */
-    uint32_t media_type;    /* MK_PLUGIN_MEDIA_* */
+    int32_t media_type;     /* MK_MEDIA_* */
     int32_t priority;
     ffp_create_fn create;
     const AVCodec *decoder; /* resolved once at run time; NULL if missing */
 } ffp_codec;
 
-static int ffp_create(int index, const mk_plugin_codec_config *config,
-                      void **decoder, const mk_plugin_decoder_vtable **vtable,
-                      char *errbuf, size_t errbuf_size);
+static int32_t ffp_create(int index, const mk_plugin_codec_config *config,
+                          void **decoder, const mk_plugin_decoder_vtable **vtable,
+                          char *errbuf, size_t errbuf_size);
 
 /* One create function per backend, so each knows which codec it serves. */
 #define FFP_CREATE_FN(name, type, prio)                                          \
-    static int ffp_create_##name(const mk_plugin_codec_config *config,           \
+    static int32_t ffp_create_##name(const mk_plugin_codec_config *config,       \
                                  void **decoder,                                 \
                                  const mk_plugin_decoder_vtable **vtable,        \
                                  char *errbuf, size_t errbuf_size)               \
@@ -216,7 +197,7 @@ FFP_CODECS(FFP_CREATE_FN)
 
 static ffp_codec ffp_codecs[FFP_CODEC_COUNT] = {
 #define FFP_ENTRY(name, type, prio) \
-    { #name, MK_PLUGIN_MEDIA_##type, prio, ffp_create_##name, NULL },
+    { #name, MK_MEDIA_##type, prio, ffp_create_##name, NULL },
     FFP_CODECS(FFP_ENTRY)
 #undef FFP_ENTRY
 };
@@ -225,31 +206,24 @@ static ffp_codec ffp_codecs[FFP_CODEC_COUNT] = {
 /* Format maps                                                               */
 /* ------------------------------------------------------------------------ */
 
-typedef struct ffp_pix_map {
-    enum AVPixelFormat av;
-    int32_t mk;
-    int planes;
-    int full_range; /* a yuvj* format: full range even if the frame says nothing */
-} ffp_pix_map;
-
 static const ffp_pix_map ffp_pix_maps[] = {
-    { AV_PIX_FMT_YUV420P,     MK_PIX_YUV420P,    3, 0 },
-    { AV_PIX_FMT_YUVJ420P,    MK_PIX_YUVJ420P,   3, 1 },
-    { AV_PIX_FMT_YUV422P,     MK_PIX_YUV422P,    3, 0 },
-    { AV_PIX_FMT_YUVJ422P,    MK_PIX_YUVJ422P,   3, 1 },
-    { AV_PIX_FMT_YUV444P,     MK_PIX_YUV444P,    3, 0 },
-    { AV_PIX_FMT_YUVJ444P,    MK_PIX_YUVJ444P,   3, 1 },
-    { AV_PIX_FMT_NV12,        MK_PIX_NV12,       2, 0 },
-    { AV_PIX_FMT_YUV420P10LE, MK_PIX_YUV420P10,  3, 0 },
-    { AV_PIX_FMT_YUV422P10LE, MK_PIX_YUV422P10,  3, 0 },
-    { AV_PIX_FMT_YUV444P10LE, MK_PIX_YUV444P10,  3, 0 },
-    { AV_PIX_FMT_P010LE,      MK_PIX_P010,       2, 0 },
-    { AV_PIX_FMT_GRAY8,       MK_PIX_GRAY8,      1, 0 },
-    { AV_PIX_FMT_GRAY10LE,    MK_PIX_GRAY10,     1, 0 },
-    { AV_PIX_FMT_YUV420P12LE, MK_PIX_YUV420P12,  3, 0 },
+    { AV_PIX_FMT_YUV420P,     MK_PIXEL_YUV420P,    3, 0 },
+    { AV_PIX_FMT_YUVJ420P,    MK_PIXEL_YUVJ420P,   3, 1 },
+    { AV_PIX_FMT_YUV422P,     MK_PIXEL_YUV422P,    3, 0 },
+    { AV_PIX_FMT_YUVJ422P,    MK_PIXEL_YUVJ422P,   3, 1 },
+    { AV_PIX_FMT_YUV444P,     MK_PIXEL_YUV444P,    3, 0 },
+    { AV_PIX_FMT_YUVJ444P,    MK_PIXEL_YUVJ444P,   3, 1 },
+    { AV_PIX_FMT_NV12,        MK_PIXEL_NV12,       2, 0 },
+    { AV_PIX_FMT_YUV420P10LE, MK_PIXEL_YUV420P10,  3, 0 },
+    { AV_PIX_FMT_YUV422P10LE, MK_PIXEL_YUV422P10,  3, 0 },
+    { AV_PIX_FMT_YUV444P10LE, MK_PIXEL_YUV444P10,  3, 0 },
+    { AV_PIX_FMT_P010LE,      MK_PIXEL_P010,       2, 0 },
+    { AV_PIX_FMT_GRAY8,       MK_PIXEL_GRAY8,      1, 0 },
+    { AV_PIX_FMT_GRAY10LE,    MK_PIXEL_GRAY10,     1, 0 },
+    { AV_PIX_FMT_YUV420P12LE, MK_PIXEL_YUV420P12,  3, 0 },
 };
 
-static const ffp_pix_map *ffp_find_pix(int format)
+const ffp_pix_map *ffp_find_pix(int format)
 {
     for (size_t i = 0; i < sizeof(ffp_pix_maps) / sizeof(ffp_pix_maps[0]); i++)
         if ((int)ffp_pix_maps[i].av == format)
@@ -257,7 +231,7 @@ static const ffp_pix_map *ffp_find_pix(int format)
     return NULL;
 }
 
-static const ffp_pix_map *ffp_find_mk_pix(int32_t format)
+const ffp_pix_map *ffp_find_mk_pix(int32_t format)
 {
     for (size_t i = 0; i < sizeof(ffp_pix_maps) / sizeof(ffp_pix_maps[0]); i++)
         if (ffp_pix_maps[i].mk == format)
@@ -268,79 +242,60 @@ static const ffp_pix_map *ffp_find_mk_pix(int32_t format)
 static int32_t ffp_map_sample_fmt(int format)
 {
     switch (format) {
-    case AV_SAMPLE_FMT_U8:   return MK_SAMPLE_U8;
-    case AV_SAMPLE_FMT_S16:  return MK_SAMPLE_S16;
-    case AV_SAMPLE_FMT_S32:  return MK_SAMPLE_S32;
-    case AV_SAMPLE_FMT_FLT:  return MK_SAMPLE_FLT;
-    case AV_SAMPLE_FMT_DBL:  return MK_SAMPLE_DBL;
-    case AV_SAMPLE_FMT_U8P:  return MK_SAMPLE_U8P;
-    case AV_SAMPLE_FMT_S16P: return MK_SAMPLE_S16P;
-    case AV_SAMPLE_FMT_S32P: return MK_SAMPLE_S32P;
-    case AV_SAMPLE_FMT_FLTP: return MK_SAMPLE_FLTP;
-    case AV_SAMPLE_FMT_DBLP: return MK_SAMPLE_DBLP;
+    case AV_SAMPLE_FMT_U8:   return MK_SAMPLES_U8;
+    case AV_SAMPLE_FMT_S16:  return MK_SAMPLES_S16;
+    case AV_SAMPLE_FMT_S32:  return MK_SAMPLES_S32;
+    case AV_SAMPLE_FMT_FLT:  return MK_SAMPLES_F32;
+    case AV_SAMPLE_FMT_DBL:  return MK_SAMPLES_F64;
+    case AV_SAMPLE_FMT_U8P:  return MK_SAMPLES_U8P;
+    case AV_SAMPLE_FMT_S16P: return MK_SAMPLES_S16P;
+    case AV_SAMPLE_FMT_S32P: return MK_SAMPLES_S32P;
+    case AV_SAMPLE_FMT_FLTP: return MK_SAMPLES_F32P;
+    case AV_SAMPLE_FMT_DBLP: return MK_SAMPLES_F64P;
     default:                 return 0;
     }
 }
 
 /* ------------------------------------------------------------------------ */
-/* One-time initialisation: log level, backend list, version string         */
+/* Host, logging                                                              */
 /* ------------------------------------------------------------------------ */
 
-static pthread_once_t ffp_once = PTHREAD_ONCE_INIT;
-static mk_plugin_backend ffp_backends[FFP_CODEC_COUNT];
-static char ffp_version[96];
-static char ffp_description[160];
+static const mk_host *ffp_host;
+static mk_plugin_decoder_backend ffp_backends[FFP_CODEC_COUNT];
+static uint32_t ffp_backend_count;
+static char ffp_version[96] = FFP_PLUGIN_VERSION;
+static char ffp_description[160] = "Video and audio decoders from FFmpeg libavcodec";
 
-static int ffc_supports(int32_t src_format, int32_t dst_format);
-static int ffc_create(const mk_plugin_converter_config *config, void **converter,
-                      const mk_plugin_converter_vtable **vtable, char *errbuf, size_t errbuf_size);
-
-static const mk_plugin_converter ffp_converters[] = {
-    { sizeof(mk_plugin_converter), "swscale", 100, ffc_supports, ffc_create, { NULL } },
-};
-
-static mk_plugin_descriptor ffp_descriptor = {
-    MK_PLUGIN_ABI_VERSION,
-    sizeof(mk_plugin_descriptor),
-    "ffmpeg",
-    FFP_PLUGIN_VERSION,
-    "Video and audio decoders from FFmpeg libavcodec",
-    0,
-    ffp_backends,
-    { NULL },
-    sizeof(ffp_converters) / sizeof(ffp_converters[0]),
-    ffp_converters,
-};
-
-static void ffp_init_log_level(void)
+/* The av_log level for a host log level (MK_LOG_*). */
+static int ffp_av_level(int32_t mk_level)
 {
-    static const struct { const char *name; int level; } names[] = {
-        { "quiet", AV_LOG_QUIET },     { "panic", AV_LOG_PANIC },
-        { "fatal", AV_LOG_FATAL },     { "error", AV_LOG_ERROR },
-        { "warning", AV_LOG_WARNING }, { "info", AV_LOG_INFO },
-        { "verbose", AV_LOG_VERBOSE }, { "debug", AV_LOG_DEBUG },
-        { "trace", AV_LOG_TRACE },
-    };
-    const char *env = getenv("MEDIAKIT_FFMPEG_LOGLEVEL");
-    int level = AV_LOG_QUIET;
-    if (env != NULL && env[0] != '\0') {
-        int found = 0;
-        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-            if (strcasecmp(env, names[i].name) == 0) {
-                level = names[i].level;
-                found = 1;
-                break;
-            }
-        }
-        if (!found) {
-            char *end = NULL;
-            long value = strtol(env, &end, 10);
-            if (end != env && *end == '\0' && value >= INT_MIN && value <= INT_MAX)
-                level = (int)value;
-            /* an unparseable value keeps the default (quiet) */
-        }
+    switch (mk_level) {
+    case MK_LOG_QUIET:   return AV_LOG_QUIET;
+    case MK_LOG_ERROR:   return AV_LOG_ERROR;
+    case MK_LOG_WARNING: return AV_LOG_WARNING;
+    case MK_LOG_INFO:    return AV_LOG_INFO;
+    case MK_LOG_DEBUG:   return AV_LOG_DEBUG;
+    default:             return mk_level > MK_LOG_DEBUG ? AV_LOG_TRACE : AV_LOG_QUIET;
     }
-    av_log_set_level(level);
+}
+
+/* av_log's callback: each message, formatted as libavutil's own callback does
+ * ("[h264 @ 0x...] ..."), to the host's log. */
+static void ffp_av_log(void *avcl, int level, const char *fmt, va_list vl)
+{
+    if (level > av_log_get_level())
+        return;
+    char line[1024];
+    int print_prefix = 1;
+    av_log_format_line2(avcl, level, fmt, vl, line, sizeof(line), &print_prefix);
+    size_t n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    if (n == 0)
+        return;
+    int32_t mk = level <= AV_LOG_ERROR ? MK_LOG_ERROR : level <= AV_LOG_WARNING ? MK_LOG_WARNING
+               : level <= AV_LOG_INFO ? MK_LOG_INFO : level <= AV_LOG_DEBUG ? MK_LOG_DEBUG : MK_LOG_TRACE;
+    mkp_log(ffp_host, mk, "%s", line);
 }
 
 static const AVCodec *ffp_resolve_decoder(const char *name)
@@ -361,9 +316,15 @@ static const AVCodec *ffp_resolve_decoder(const char *name)
     return avcodec_find_decoder(desc->id);
 }
 
-static void ffp_init(void)
+static int32_t ffp_init(const mk_host *host)
 {
-    ffp_init_log_level();
+    int32_t status = mkp_keep_host(host, &ffp_host);
+    if (status != MK_OK)
+        return status;
+    int32_t level = mkp_log_level(ffp_host);
+    av_log_set_level(ffp_av_level(level));
+    if (level > MK_LOG_QUIET)
+        av_log_set_callback(ffp_av_log);
 
     unsigned v = avcodec_version();
     snprintf(ffp_version, sizeof(ffp_version), "%s (libavcodec %u.%u.%u)",
@@ -378,9 +339,11 @@ static void ffp_init(void)
     for (int i = 0; i < FFP_CODEC_COUNT; i++) {
         ffp_codec *c = &ffp_codecs[i];
         c->decoder = ffp_resolve_decoder(c->name);
-        if (c->decoder == NULL)
+        if (c->decoder == NULL) {
+            mkp_log(ffp_host, MK_LOG_DEBUG, "ffmpeg: this libavcodec has no decoder for %s", c->name);
             continue; /* omitted: this libavcodec cannot decode it */
-        mk_plugin_backend *b = &ffp_backends[count++];
+        }
+        mk_plugin_decoder_backend *b = &ffp_backends[count++];
         memset(b, 0, sizeof(*b));
         b->struct_size = sizeof(*b);
         b->media_type = c->media_type;
@@ -389,16 +352,37 @@ static void ffp_init(void)
         b->priority = c->priority;
         b->create = c->create;
     }
-    ffp_descriptor.version = ffp_version;
-    ffp_descriptor.description = ffp_description;
-    ffp_descriptor.backend_count = count;
+    ffp_backend_count = count;
+    return MK_OK;
 }
 
-FFP_EXPORT const mk_plugin_descriptor *mediakit_plugin_entry(void)
+static void ffp_deinit(void)
 {
-    pthread_once(&ffp_once, ffp_init);
-    return &ffp_descriptor;
+    if (mkp_log_level(ffp_host) > MK_LOG_QUIET)
+        av_log_set_callback(av_log_default_callback);
+    av_log_set_level(AV_LOG_INFO);
+    ffp_host = NULL;
 }
+
+MKP_DECODER_FACTORY(ffp_decoder_factory, ffp_backends, ffp_backend_count);
+
+static const void *ffp_get_factory(const char *id)
+{
+    return mkp_pick_factory(id, &ffp_decoder_factory, ffc_factory());
+}
+
+static const mk_plugin_descriptor ffp_descriptor = {
+    .abi = MK_PLUGIN_ABI_CURRENT,
+    .struct_size = sizeof(mk_plugin_descriptor),
+    .name = "ffmpeg",
+    .version = ffp_version,
+    .init = ffp_init,
+    .deinit = ffp_deinit,
+    .get_factory = ffp_get_factory,
+    .description = ffp_description,
+};
+
+MKP_ENTRY(ffp_descriptor)
 
 /* ------------------------------------------------------------------------ */
 /* Decoder instance                                                          */
@@ -419,22 +403,22 @@ typedef struct ffp_decoder {
 #define ffp_set_error(dec, ...) \
     ffp_write_error((dec)->last_error, sizeof((dec)->last_error), __VA_ARGS__)
 
-static int ffp_map_averror(int err)
+int32_t ffp_map_averror(int err)
 {
     if (err == AVERROR(EAGAIN))
-        return MK_PLUGIN_EAGAIN;
+        return MK_EAGAIN;
     if (err == AVERROR_EOF)
-        return MK_PLUGIN_EOF;
+        return MK_EOF;
     if (err == AVERROR_INVALIDDATA)
-        return MK_PLUGIN_EDATA;
+        return MK_EDATA;
     if (err == AVERROR(ENOMEM))
-        return MK_PLUGIN_ENOMEM;
+        return MK_ENOMEM;
     if (err == AVERROR(EINVAL))
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     if (err == AVERROR_PATCHWELCOME || err == AVERROR(ENOSYS) ||
         err == AVERROR_DECODER_NOT_FOUND || err == AVERROR_EXPERIMENTAL)
-        return MK_PLUGIN_EUNSUPPORTED;
-    return MK_PLUGIN_EFAIL;
+        return MK_EUNSUPPORTED;
+    return MK_EFAIL;
 }
 
 /* Store "ffmpeg <codec> (<decoder>): <what>: <av_strerror>" and map the code. */
@@ -448,11 +432,26 @@ static int ffp_fail_av(ffp_decoder *dec, const char *what, int err)
     return ffp_map_averror(err);
 }
 
-static int ffp_send_packet(void *decoder, const mk_plugin_packet *packet)
+/* A packet's bytes the host let the plugin keep (see "Packets" in mediakit_plugin.h). */
+typedef struct ffp_kept {
+    void (*release)(void *owner);
+    void *owner;
+} ffp_kept;
+
+/* AVBuffer's free callback for kept packet bytes: gives them back to the host. */
+static void ffp_release_kept(void *opaque, uint8_t *data)
+{
+    (void)data;
+    ffp_kept *kept = opaque;
+    kept->release(kept->owner);
+    free(kept);
+}
+
+static int32_t ffp_send_packet(void *decoder, const mk_plugin_packet *packet)
 {
     ffp_decoder *dec = decoder;
     if (dec == NULL)
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
 
     if (packet == NULL) {
         int ret = avcodec_send_packet(dec->ctx, NULL);
@@ -465,37 +464,56 @@ static int ffp_send_packet(void *decoder, const mk_plugin_packet *packet)
              * message for last_error() and report success. */
             ffp_fail_av(dec, "decoding before drain", ret);
         }
-        return MK_PLUGIN_OK;
+        return MK_OK;
     }
 
     if (packet->struct_size < FFP_PACKET_MIN_SIZE) {
         ffp_set_error(dec, "ffmpeg %s: send_packet: packet struct_size %u < %zu",
                       dec->codec->name, packet->struct_size,
                       (size_t)FFP_PACKET_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
     if (packet->size > 0 && packet->data == NULL) {
         ffp_set_error(dec, "ffmpeg %s: send_packet: data is NULL but size is %zu",
                       dec->codec->name, packet->size);
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
     if (packet->size > (size_t)(INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE)) {
         ffp_set_error(dec, "ffmpeg %s: send_packet: packet of %zu bytes is too large",
                       dec->codec->name, packet->size);
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
     if (packet->size == 0) {
         /* libavcodec would take an empty packet for end of stream (or reject
          * it); an empty sample carries nothing to decode, so it is a no-op. */
-        return MK_PLUGIN_OK;
+        return MK_OK;
     }
 
     AVPacket *pkt = dec->packet;
     av_packet_unref(pkt);
-    int ret = av_new_packet(pkt, (int)packet->size); /* padded, ref-counted, zeroed padding */
-    if (ret < 0)
-        return ffp_fail_av(dec, "allocating packet", ret);
-    memcpy(pkt->data, packet->data, packet->size);
+    int ret;
+    if (mkp_packet_can_keep(packet, AV_INPUT_BUFFER_PADDING_SIZE)) {
+        /* the host's padded bytes, used in place (see "Packets" in mediakit_plugin.h) */
+        ffp_kept *kept = malloc(sizeof(*kept));
+        if (kept == NULL)
+            return ffp_fail_av(dec, "keeping packet", AVERROR(ENOMEM));
+        kept->release = packet->release;
+        kept->owner = packet->owner;
+        pkt->buf = av_buffer_create((uint8_t *)packet->data, packet->size + AV_INPUT_BUFFER_PADDING_SIZE,
+                                    ffp_release_kept, kept, AV_BUFFER_FLAG_READONLY);
+        if (pkt->buf == NULL) {
+            free(kept);
+            return ffp_fail_av(dec, "keeping packet", AVERROR(ENOMEM));
+        }
+        packet->retain(packet->owner);
+        pkt->data = (uint8_t *)packet->data;
+        pkt->size = (int)packet->size;
+    } else {
+        ret = av_new_packet(pkt, (int)packet->size); /* padded, ref-counted, zeroed padding */
+        if (ret < 0)
+            return ffp_fail_av(dec, "allocating packet", ret);
+        memcpy(pkt->data, packet->data, packet->size);
+    }
     pkt->pts = packet->pts == MK_NOPTS_VALUE ? AV_NOPTS_VALUE : packet->pts;
     pkt->dts = packet->dts == MK_NOPTS_VALUE ? AV_NOPTS_VALUE : packet->dts;
     pkt->duration = packet->duration > 0 ? packet->duration : 0;
@@ -508,10 +526,10 @@ static int ffp_send_packet(void *decoder, const mk_plugin_packet *packet)
     av_packet_unref(pkt); /* libavcodec holds its own reference */
     if (ret < 0)
         return ffp_fail_av(dec, "send_packet", ret);
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
-static void ffp_release_frame(void *opaque)
+void ffp_release_frame(void *opaque)
 {
     AVFrame *frame = opaque;
     av_frame_free(&frame);
@@ -526,17 +544,17 @@ static int ffp_fill_video(ffp_decoder *dec, const AVFrame *f, mk_plugin_frame *o
                       "supported by the MediaKit plugin ABI",
                       dec->codec->name, dec->ctx->codec->name,
                       name != NULL ? name : "unknown", f->format);
-        return MK_PLUGIN_EUNSUPPORTED;
+        return MK_EUNSUPPORTED;
     }
     if (f->width <= 0 || f->height <= 0) {
         ffp_set_error(dec, "ffmpeg %s: decoder returned a %dx%d frame",
                       dec->codec->name, f->width, f->height);
-        return MK_PLUGIN_EFAIL;
+        return MK_EFAIL;
     }
     for (int i = 0; i < map->planes; i++) {
         if (f->data[i] == NULL) {
             ffp_set_error(dec, "ffmpeg %s: frame plane %d is missing", dec->codec->name, i);
-            return MK_PLUGIN_EFAIL;
+            return MK_EFAIL;
         }
         out->planes[i] = f->data[i];
         out->strides[i] = f->linesize[i];
@@ -563,9 +581,9 @@ static int ffp_fill_video(ffp_decoder *dec, const AVFrame *f, mk_plugin_frame *o
         out->sar_num = 0;
         out->sar_den = 1;
     }
-    if (out->struct_size >= FFP_END_OF(mk_plugin_frame, chroma_location))
+    if (out->struct_size >= MKP_END_OF(mk_plugin_frame, chroma_location))
         out->chroma_location = (int32_t)f->chroma_location;
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
 static int ffp_fill_audio(ffp_decoder *dec, const AVFrame *f, mk_plugin_frame *out)
@@ -577,7 +595,7 @@ static int ffp_fill_audio(ffp_decoder *dec, const AVFrame *f, mk_plugin_frame *o
                       "supported by the MediaKit plugin ABI",
                       dec->codec->name, dec->ctx->codec->name,
                       name != NULL ? name : "unknown", f->format);
-        return MK_PLUGIN_EUNSUPPORTED;
+        return MK_EUNSUPPORTED;
     }
     int channels = f->ch_layout.nb_channels;
     int bps = av_get_bytes_per_sample((enum AVSampleFormat)f->format);
@@ -586,7 +604,7 @@ static int ffp_fill_audio(ffp_decoder *dec, const AVFrame *f, mk_plugin_frame *o
         ffp_set_error(dec, "ffmpeg %s: decoder returned an audio frame with %d "
                       "channels, %d Hz, %d samples",
                       dec->codec->name, channels, f->sample_rate, f->nb_samples);
-        return MK_PLUGIN_EFAIL;
+        return MK_EFAIL;
     }
     int planar = av_sample_fmt_is_planar((enum AVSampleFormat)f->format);
     int planes = planar ? channels : 1;
@@ -597,14 +615,14 @@ static int ffp_fill_audio(ffp_decoder *dec, const AVFrame *f, mk_plugin_frame *o
                       dec->codec->name, channels,
                       av_get_sample_fmt_name((enum AVSampleFormat)f->format),
                       planes, max_planes);
-        return MK_PLUGIN_EUNSUPPORTED;
+        return MK_EUNSUPPORTED;
     }
     int64_t stride = (int64_t)f->nb_samples * bps * (planar ? 1 : channels);
     for (int i = 0; i < planes; i++) {
         /* extended_data == data for <= AV_NUM_DATA_POINTERS planes */
         if (f->extended_data[i] == NULL) {
             ffp_set_error(dec, "ffmpeg %s: audio plane %d is missing", dec->codec->name, i);
-            return MK_PLUGIN_EFAIL;
+            return MK_EFAIL;
         }
         out->planes[i] = f->extended_data[i];
         out->strides[i] = stride;
@@ -623,18 +641,18 @@ static int ffp_fill_audio(ffp_decoder *dec, const AVFrame *f, mk_plugin_frame *o
             out->channel_mask = mask;
     }
     out->nb_samples = f->nb_samples;
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }
 
-static int ffp_receive_frame(void *decoder, mk_plugin_frame *frame)
+static int32_t ffp_receive_frame(void *decoder, mk_plugin_frame *frame)
 {
     ffp_decoder *dec = decoder;
     if (dec == NULL || frame == NULL)
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     if (frame->struct_size < FFP_FRAME_MIN_SIZE) {
         ffp_set_error(dec, "ffmpeg %s: receive_frame: frame struct_size %u < %zu",
                       dec->codec->name, frame->struct_size, (size_t)FFP_FRAME_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
 
     for (;;) {
@@ -643,7 +661,7 @@ static int ffp_receive_frame(void *decoder, mk_plugin_frame *frame)
             if (dec->spare == NULL) {
                 ffp_set_error(dec, "ffmpeg %s: receive_frame: out of memory",
                               dec->codec->name);
-                return MK_PLUGIN_ENOMEM;
+                return MK_ENOMEM;
             }
         }
         AVFrame *f = dec->spare;
@@ -658,12 +676,12 @@ static int ffp_receive_frame(void *decoder, mk_plugin_frame *frame)
 
         mk_plugin_frame out;
         memset(&out, 0, sizeof(out));
-        out.struct_size = frame->struct_size;
+        out.struct_size = frame->struct_size < sizeof(out) ? frame->struct_size : (uint32_t)sizeof(out);
         out.media_type = dec->codec->media_type;
-        int status = dec->codec->media_type == MK_PLUGIN_MEDIA_VIDEO
+        int status = dec->codec->media_type == MK_MEDIA_VIDEO
                          ? ffp_fill_video(dec, f, &out)
                          : ffp_fill_audio(dec, f, &out);
-        if (status != MK_PLUGIN_OK) {
+        if (status != MK_OK) {
             av_frame_unref(f); /* this frame is dropped; the next call goes on */
             return status;
         }
@@ -677,7 +695,7 @@ static int ffp_receive_frame(void *decoder, mk_plugin_frame *frame)
 #else
         int64_t duration = f->pkt_duration;
 #endif
-        if (duration <= 0 && out.media_type == MK_PLUGIN_MEDIA_AUDIO &&
+        if (duration <= 0 && out.media_type == MK_MEDIA_AUDIO &&
             f->nb_samples > 0 && f->sample_rate > 0 &&
             dec->ctx->pkt_timebase.num > 0 && dec->ctx->pkt_timebase.den > 0)
             duration = av_rescale_q(f->nb_samples, (AVRational){ 1, f->sample_rate },
@@ -695,7 +713,7 @@ static int ffp_receive_frame(void *decoder, mk_plugin_frame *frame)
 
         size_t n = frame->struct_size < sizeof(out) ? frame->struct_size : sizeof(out);
         memcpy(frame, &out, n);
-        return MK_PLUGIN_OK;
+        return MK_OK;
     }
 }
 
@@ -737,67 +755,36 @@ static const mk_plugin_decoder_vtable ffp_vtable = {
     ffp_flush,
     ffp_destroy,
     ffp_last_error,
-    { NULL },
 };
 
-static int ffp_create(int index, const mk_plugin_codec_config *config,
-                      void **decoder, const mk_plugin_decoder_vtable **vtable,
-                      char *errbuf, size_t errbuf_size)
+static int32_t ffp_create(int index, const mk_plugin_codec_config *config,
+                          void **decoder, const mk_plugin_decoder_vtable **vtable,
+                          char *errbuf, size_t errbuf_size)
 {
-    pthread_once(&ffp_once, ffp_init);
     const ffp_codec *codec = &ffp_codecs[index];
-
-    if (errbuf != NULL && errbuf_size > 0)
-        errbuf[0] = '\0';
-    if (config == NULL || decoder == NULL || vtable == NULL) {
-        ffp_write_error(errbuf, errbuf_size, "ffmpeg %s: create: %s is NULL",
-                        codec->name, config == NULL ? "config"
-                                     : decoder == NULL ? "decoder" : "vtable");
-        return MK_PLUGIN_EINVAL;
-    }
-    *decoder = NULL;
-    *vtable = NULL;
-    if (config->struct_size < FFP_CONFIG_MIN_SIZE) {
-        ffp_write_error(errbuf, errbuf_size,
-                        "ffmpeg %s: create: config struct_size %u < %zu",
-                        codec->name, config->struct_size, (size_t)FFP_CONFIG_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (config->codec == NULL || strcmp(config->codec, codec->name) != 0) {
-        ffp_write_error(errbuf, errbuf_size,
-                        "ffmpeg %s: create: asked to decode codec \"%s\"",
-                        codec->name, config->codec != NULL ? config->codec : "(NULL)");
-        return MK_PLUGIN_EINVAL;
-    }
-    if (config->media_type != codec->media_type) {
-        ffp_write_error(errbuf, errbuf_size,
-                        "ffmpeg %s: create: media type %u, expected %u",
-                        codec->name, config->media_type, codec->media_type);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (config->extradata_size > 0 && config->extradata == NULL) {
-        ffp_write_error(errbuf, errbuf_size,
-                        "ffmpeg %s: create: extradata is NULL but extradata_size is %zu",
-                        codec->name, config->extradata_size);
-        return MK_PLUGIN_EINVAL;
-    }
+    char who[64];
+    snprintf(who, sizeof(who), "ffmpeg %s", codec->name);
+    int32_t checked = mkp_check_create(who, config, decoder, vtable, errbuf, errbuf_size,
+                                       FFP_CONFIG_MIN_SIZE, codec->name, codec->media_type);
+    if (checked != MK_OK)
+        return checked;
     if (config->extradata_size > (size_t)(INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE)) {
         ffp_write_error(errbuf, errbuf_size,
                         "ffmpeg %s: create: extradata of %zu bytes is too large",
                         codec->name, config->extradata_size);
-        return MK_PLUGIN_EINVAL;
+        return MK_EINVAL;
     }
     if (codec->decoder == NULL) {
         ffp_write_error(errbuf, errbuf_size,
                         "ffmpeg %s: this libavcodec (%s) has no decoder for %s",
                         codec->name, ffp_version, codec->name);
-        return MK_PLUGIN_EUNSUPPORTED;
+        return MK_EUNSUPPORTED;
     }
 
     ffp_decoder *dec = calloc(1, sizeof(*dec));
     if (dec == NULL) {
         ffp_write_error(errbuf, errbuf_size, "ffmpeg %s: create: out of memory", codec->name);
-        return MK_PLUGIN_ENOMEM;
+        return MK_ENOMEM;
     }
     dec->codec = codec;
     dec->ctx = avcodec_alloc_context3(codec->decoder);
@@ -805,7 +792,7 @@ static int ffp_create(int index, const mk_plugin_codec_config *config,
     if (dec->ctx == NULL || dec->packet == NULL) {
         ffp_free(dec);
         ffp_write_error(errbuf, errbuf_size, "ffmpeg %s: create: out of memory", codec->name);
-        return MK_PLUGIN_ENOMEM;
+        return MK_ENOMEM;
     }
     AVCodecContext *ctx = dec->ctx;
 
@@ -816,14 +803,14 @@ static int ffp_create(int index, const mk_plugin_codec_config *config,
             ffp_write_error(errbuf, errbuf_size,
                             "ffmpeg %s: create: out of memory copying %zu bytes of extradata",
                             codec->name, config->extradata_size);
-            return MK_PLUGIN_ENOMEM;
+            return MK_ENOMEM;
         }
         memcpy(ctx->extradata, config->extradata, config->extradata_size);
         ctx->extradata_size = (int)config->extradata_size;
     }
     if (config->time_base_num > 0 && config->time_base_den > 0)
         ctx->pkt_timebase = (AVRational){ config->time_base_num, config->time_base_den };
-    if (codec->media_type == MK_PLUGIN_MEDIA_VIDEO) {
+    if (codec->media_type == MK_MEDIA_VIDEO) {
         if (config->width > 0 && config->height > 0) {
             ctx->width = config->width;
             ctx->height = config->height;
@@ -832,7 +819,7 @@ static int ffp_create(int index, const mk_plugin_codec_config *config,
          * AVCodecParameters.video_delay). Without it, H.264 streams that lack
          * VUI bitstream_restriction can lose a frame when the decoder
          * discovers the reordering late. Appended field: check struct_size. */
-        if (config->struct_size >= FFP_END_OF(mk_plugin_codec_config, video_delay) &&
+        if (config->struct_size >= MKP_END_OF(mk_plugin_codec_config, video_delay) &&
             config->video_delay > 0)
             ctx->has_b_frames = config->video_delay < 16 ? config->video_delay : 16;
     } else {
@@ -859,8 +846,8 @@ static int ffp_create(int index, const mk_plugin_codec_config *config,
         if (av_strerror(ret, text, sizeof(text)) < 0)
             snprintf(text, sizeof(text), "error %d", ret);
         int status = ffp_map_averror(ret);
-        if (status == MK_PLUGIN_EAGAIN || status == MK_PLUGIN_EOF)
-            status = MK_PLUGIN_EFAIL;
+        if (status == MK_EAGAIN || status == MK_EOF)
+            status = MK_EFAIL;
         ffp_write_error(errbuf, errbuf_size,
                         "ffmpeg %s (decoder %s): avcodec_open2 failed: %s",
                         codec->name, codec->decoder->name, text);
@@ -870,195 +857,5 @@ static int ffp_create(int index, const mk_plugin_codec_config *config,
 
     *decoder = dec;
     *vtable = &ffp_vtable;
-    return MK_PLUGIN_OK;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Picture converter (libswscale)                                            */
-/* ------------------------------------------------------------------------ */
-
-#define FFC_CONFIG_MIN_SIZE FFP_END_OF(mk_plugin_converter_config, color_space)
-
-typedef struct ffc_converter {
-    struct SwsContext *sws;
-    const ffp_pix_map *src, *dst;
-    int width, height;
-    int out_range;            /* color_range written on converted frames */
-    char last_error[FFP_ERROR_SIZE];
-} ffc_converter;
-
-static int ffc_supports(int32_t src_format, int32_t dst_format)
-{
-    const ffp_pix_map *s = ffp_find_mk_pix(src_format), *d = ffp_find_mk_pix(dst_format);
-    return s != NULL && d != NULL && sws_isSupportedInput(s->av) > 0 && sws_isSupportedOutput(d->av) > 0;
-}
-
-static int ffc_convert(void *converter, const mk_plugin_frame *src, mk_plugin_frame *dst)
-{
-    ffc_converter *c = converter;
-    if (c == NULL || src == NULL || dst == NULL)
-        return MK_PLUGIN_EINVAL;
-    if (src->struct_size < FFP_FRAME_MIN_SIZE || dst->struct_size < FFP_FRAME_MIN_SIZE) {
-        ffp_write_error(c->last_error, sizeof(c->last_error),
-                        "swscale: convert: frame struct_size %u / %u < %zu",
-                        src->struct_size, dst->struct_size, (size_t)FFP_FRAME_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (src->format != c->src->mk || src->width != c->width || src->height != c->height) {
-        ffp_write_error(c->last_error, sizeof(c->last_error),
-                        "swscale: convert: the converter was made for %dx%d %s pictures, got %dx%d format %d",
-                        c->width, c->height, av_get_pix_fmt_name(c->src->av), src->width, src->height,
-                        src->format);
-        return MK_PLUGIN_EINVAL;
-    }
-    const uint8_t *in[4] = { NULL };
-    int in_stride[4] = { 0 };
-    for (int i = 0; i < c->src->planes; i++) {
-        if (src->planes[i] == NULL || src->strides[i] <= 0 || src->strides[i] > INT_MAX) {
-            ffp_write_error(c->last_error, sizeof(c->last_error),
-                            "swscale: convert: source plane %d is missing or has stride %lld", i,
-                            (long long)src->strides[i]);
-            return MK_PLUGIN_EINVAL;
-        }
-        in[i] = src->planes[i];
-        in_stride[i] = (int)src->strides[i];
-    }
-    AVFrame *out = av_frame_alloc();
-    if (out == NULL)
-        return MK_PLUGIN_ENOMEM;
-    out->format = c->dst->av;
-    out->width = c->width;
-    out->height = c->height;
-    int ret = av_frame_get_buffer(out, 0);
-    if (ret >= 0)
-        ret = sws_scale(c->sws, in, in_stride, 0, c->height, out->data, out->linesize);
-    if (ret < 0) {
-        char text[AV_ERROR_MAX_STRING_SIZE];
-        av_strerror(ret, text, sizeof(text));
-        ffp_write_error(c->last_error, sizeof(c->last_error), "swscale: %s -> %s: %s",
-                        av_get_pix_fmt_name(c->src->av), av_get_pix_fmt_name(c->dst->av), text);
-        av_frame_free(&out);
-        return ffp_map_averror(ret);
-    }
-    mk_plugin_frame f;
-    size_t n = src->struct_size < sizeof(f) ? src->struct_size : sizeof(f);
-    memset(&f, 0, sizeof(f));
-    memcpy(&f, src, n);
-    f.struct_size = dst->struct_size;
-    f.format = c->dst->mk;
-    f.color_range = c->out_range;
-    memset(f.planes, 0, sizeof(f.planes));
-    memset(f.strides, 0, sizeof(f.strides));
-    for (int i = 0; i < c->dst->planes; i++) {
-        f.planes[i] = out->data[i];
-        f.strides[i] = out->linesize[i];
-    }
-    f.plane_count = c->dst->planes;
-    f.release = ffp_release_frame;
-    f.release_opaque = out;
-    n = dst->struct_size < sizeof(f) ? dst->struct_size : sizeof(f);
-    memcpy(dst, &f, n);
-    return MK_PLUGIN_OK;
-}
-
-static void ffc_destroy(void *converter)
-{
-    ffc_converter *c = converter;
-    if (c == NULL)
-        return;
-    sws_freeContext(c->sws);
-    free(c);
-}
-
-static const char *ffc_last_error(void *converter)
-{
-    ffc_converter *c = converter;
-    return c != NULL ? c->last_error : "";
-}
-
-static const mk_plugin_converter_vtable ffc_vtable = {
-    sizeof(mk_plugin_converter_vtable), ffc_convert, ffc_destroy, ffc_last_error, { NULL },
-};
-
-static int ffc_create(const mk_plugin_converter_config *config, void **converter,
-                      const mk_plugin_converter_vtable **vtable, char *errbuf, size_t errbuf_size)
-{
-    if (errbuf != NULL && errbuf_size > 0)
-        errbuf[0] = '\0';
-    if (config == NULL || converter == NULL || vtable == NULL) {
-        mkp_write_error(errbuf, errbuf_size, "swscale: create: a NULL argument");
-        return MK_PLUGIN_EINVAL;
-    }
-    *converter = NULL;
-    *vtable = NULL;
-    if (config->struct_size < FFC_CONFIG_MIN_SIZE) {
-        mkp_write_error(errbuf, errbuf_size, "swscale: create: config struct_size %u < %zu",
-                        config->struct_size, (size_t)FFC_CONFIG_MIN_SIZE);
-        return MK_PLUGIN_EINVAL;
-    }
-    if (!ffc_supports(config->src_format, config->dst_format)) {
-        mkp_write_error(errbuf, errbuf_size, "swscale: cannot convert pixel format %d to %d",
-                        config->src_format, config->dst_format);
-        return MK_PLUGIN_EUNSUPPORTED;
-    }
-    if (config->width <= 0 || config->height <= 0 || config->width > 16384 || config->height > 16384) {
-        mkp_write_error(errbuf, errbuf_size, "swscale: create: picture size %dx%d out of range",
-                        config->width, config->height);
-        return MK_PLUGIN_EINVAL;
-    }
-    pthread_once(&ffp_once, ffp_init); /* the log level */
-    ffc_converter *c = calloc(1, sizeof(*c));
-    if (c == NULL) {
-        mkp_write_error(errbuf, errbuf_size, "swscale: create: out of memory");
-        return MK_PLUGIN_ENOMEM;
-    }
-    c->src = ffp_find_mk_pix(config->src_format);
-    c->dst = ffp_find_mk_pix(config->dst_format);
-    c->width = config->width;
-    c->height = config->height;
-    /* As the ffmpeg tool's auto-inserted scale filter sets libswscale up: bicubic; the range
-     * the frames name (if any) as the "src_range" option BEFORE sws_init_context (vf_scale's
-     * config_props), then again through sws_setColorspaceDetails (its scale_frame). Both are
-     * needed: setColorspaceDetails alone does not set up the range conversion of YUV
-     * sources of more than 8 bits (full-range 10-bit pictures came out unconverted), and the
-     * option alone cannot make a gray source limited (init ORs in gray's full range). An
-     * unnamed range (0) keeps libswscale's default for the format (full for yuvj*), as in
-     * ffmpeg; the destination keeps libswscale's default range for its format. */
-    int src_full = config->color_range == 2 || (config->color_range == 0 && c->src->full_range);
-    int dst_full = c->dst->full_range;
-    c->sws = sws_alloc_context();
-    int ret = c->sws != NULL ? 0 : AVERROR(ENOMEM);
-    if (ret >= 0) ret = av_opt_set_int(c->sws, "srcw", c->width, 0);
-    if (ret >= 0) ret = av_opt_set_int(c->sws, "srch", c->height, 0);
-    if (ret >= 0) ret = av_opt_set_int(c->sws, "src_format", c->src->av, 0);
-    if (ret >= 0) ret = av_opt_set_int(c->sws, "dstw", c->width, 0);
-    if (ret >= 0) ret = av_opt_set_int(c->sws, "dsth", c->height, 0);
-    if (ret >= 0) ret = av_opt_set_int(c->sws, "dst_format", c->dst->av, 0);
-    if (ret >= 0) ret = av_opt_set_int(c->sws, "sws_flags", SWS_BICUBIC, 0);
-    if (ret >= 0 && (config->color_range == 1 || config->color_range == 2))
-        ret = av_opt_set_int(c->sws, "src_range", src_full, 0);
-    if (ret >= 0)
-        ret = sws_init_context(c->sws, NULL, NULL);
-    if (ret < 0) {
-        char text[AV_ERROR_MAX_STRING_SIZE];
-        av_strerror(ret, text, sizeof(text));
-        mkp_write_error(errbuf, errbuf_size, "swscale: cannot set up %s -> %s at %dx%d: %s",
-                        av_get_pix_fmt_name(c->src->av), av_get_pix_fmt_name(c->dst->av),
-                        c->width, c->height, text);
-        sws_freeContext(c->sws);
-        free(c);
-        return ret == AVERROR(ENOMEM) ? MK_PLUGIN_ENOMEM : MK_PLUGIN_EUNSUPPORTED;
-    }
-    int *inv_table, *table, src_range, dst_range, brightness, contrast, saturation;
-    if ((config->color_range == 1 || config->color_range == 2) &&
-        sws_getColorspaceDetails(c->sws, &inv_table, &src_range, &table, &dst_range, &brightness,
-                                 &contrast, &saturation) >= 0)
-        sws_setColorspaceDetails(c->sws, inv_table, src_full, table, dst_range, brightness, contrast,
-                                 saturation);
-    /* ffmpeg's scale filter marks what it converts with the destination's range, also when
-     * the source's was unspecified (its Y4M output then says XCOLORRANGE=LIMITED). */
-    c->out_range = dst_full ? 2 : 1;
-    *converter = c;
-    *vtable = &ffc_vtable;
-    return MK_PLUGIN_OK;
+    return MK_OK;
 }

@@ -1,0 +1,86 @@
+/*
+ * mediakit_types.h — the values MediaKit's two C interfaces share: status codes,
+ * media types, pixel formats and sample formats.
+ *
+ * Included by mediakit.h (the C API for applications) and mediakit_plugin.h (the
+ * ABI between the host and codec plugins), so a status, a pixel format or a sample
+ * format has one spelling and one value on both sides: a frame's `format` goes from
+ * a plugin to an application unchanged. Values never change; new ones are appended.
+ * The Swift core's `PixelFormat` and `SampleFormat` raw values and the Python
+ * bindings' format tables use the same numbers (a unit test checks the Swift side).
+ */
+#ifndef MEDIAKIT_TYPES_H
+#define MEDIAKIT_TYPES_H
+
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ status */
+
+/** The result of every call: MK_OK or a negative code below. Plugins return the
+ *  subset MK_OK, MK_EAGAIN, MK_EOF, MK_EINVAL, MK_ENOMEM, MK_EUNSUPPORTED, MK_EDATA
+ *  and MK_EFAIL. */
+typedef int32_t mk_status;
+
+#define MK_OK            0   /**< success */
+#define MK_EAGAIN      (-1)  /**< flow control: receive frames / send more packets first */
+#define MK_EOF         (-2)  /**< the end: no more packets, or the decoder is drained */
+#define MK_EINVAL      (-3)  /**< a bad argument: NULL, closed or foreign handle, out of range,
+                                  a struct_size too small */
+#define MK_ENOMEM      (-4)  /**< out of memory */
+#define MK_EUNSUPPORTED (-5) /**< a format, codec, profile or feature that is not supported */
+#define MK_EDATA       (-6)  /**< the input is damaged or not what it claims to be */
+#define MK_EIO         (-7)  /**< an operating-system I/O call failed */
+#define MK_ENOTFOUND   (-8)  /**< a file, track, plugin or decoder was not found */
+#define MK_ESTATE      (-9)  /**< a call in the wrong order (send after drain, ...) */
+#define MK_EPLUGIN    (-10)  /**< a plugin was refused (wrong ABI version, broken) */
+#define MK_ELIMIT     (-11)  /**< a size or count above MediaKit's hard limits */
+#define MK_EFAIL      (-12)  /**< a decoder backend failed; see its message */
+#define MK_ETRUNCATED (-13)  /**< the file is cut short (it ends inside a packet, page or frame):
+                                  everything before the cut was returned or written; treat it as
+                                  the end, with a warning. mk_last_error() names the offset. */
+
+/* ------------------------------------------------------------------ media types */
+
+#define MK_MEDIA_AUDIO    1
+#define MK_MEDIA_VIDEO    2
+#define MK_MEDIA_SUBTITLE 3
+#define MK_MEDIA_DATA     4
+
+/* ------------------------------------------------------------------ pixel formats */
+
+/* Video frames. Planar YUV: plane 0 = Y, 1 = U (Cb), 2 = V (Cr); semi-planar (NV12,
+ * P010): 0 = Y, 1 = interleaved UV. "10" and "12" formats store each sample in the
+ * low bits of a little-endian uint16; P010 stores it in the high 10 bits. The J
+ * formats are full range (JPEG). FFmpeg's names: yuv420p, yuvj420p, ..., p010le,
+ * gray, gray10le, yuv420p12le. */
+#define MK_PIXEL_YUV420P     1
+#define MK_PIXEL_YUVJ420P    2
+#define MK_PIXEL_YUV422P     3
+#define MK_PIXEL_YUVJ422P    4
+#define MK_PIXEL_YUV444P     5
+#define MK_PIXEL_YUVJ444P    6
+#define MK_PIXEL_NV12        7
+#define MK_PIXEL_YUV420P10   8
+#define MK_PIXEL_YUV422P10   9
+#define MK_PIXEL_YUV444P10  10
+#define MK_PIXEL_P010       11
+#define MK_PIXEL_GRAY8      12
+#define MK_PIXEL_GRAY10     13
+#define MK_PIXEL_YUV420P12  14
+
+/* ------------------------------------------------------------------ sample formats */
+
+/* Audio frames. Interleaved formats have one plane; planar ("P") formats one per
+ * channel. F32 / F64 are IEEE floats in [-1, 1] (FFmpeg's flt / dbl). */
+#define MK_SAMPLES_U8    1
+#define MK_SAMPLES_S16   2
+#define MK_SAMPLES_S32   3
+#define MK_SAMPLES_F32   4
+#define MK_SAMPLES_F64   5
+#define MK_SAMPLES_U8P   6
+#define MK_SAMPLES_S16P  7
+#define MK_SAMPLES_S32P  8
+#define MK_SAMPLES_F32P  9
+#define MK_SAMPLES_F64P 10
+
+#endif /* MEDIAKIT_TYPES_H */

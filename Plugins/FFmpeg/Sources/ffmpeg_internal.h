@@ -1,0 +1,53 @@
+/*
+ * ffmpeg_internal.h — what the FFmpeg plugin's two halves share: the decoders
+ * and descriptor (ffmpeg_decoder.c) and the libswscale picture converter
+ * (ffmpeg_converter.c). Nothing here is exported from the plugin (hidden
+ * visibility); only mediakit_plugin_entry is.
+ */
+#ifndef MK_FFMPEG_INTERNAL_H
+#define MK_FFMPEG_INTERNAL_H
+
+#include "mediakit/mediakit_plugin.h"
+#include "../../Common/mk_plugin_support.h"
+
+#include <libavcodec/avcodec.h>
+#include <libavutil/frame.h>
+#include <libavutil/pixfmt.h>
+
+#if LIBAVCODEC_VERSION_INT < AV_VERSION_INT(59, 37, 100) || \
+    LIBAVUTIL_VERSION_INT < AV_VERSION_INT(57, 28, 100)
+#error "MediaKitPluginFFmpeg needs FFmpeg 5.1 or newer (libavcodec >= 59.37, libavutil >= 57.28)"
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FFP_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define FFP_HIDDEN
+#endif
+
+/** Size of each instance's last_error buffer. */
+#define FFP_ERROR_SIZE 512
+
+/** The smallest mk_plugin_frame struct_size accepted (ABI 2.0: up to release_opaque). */
+#define FFP_FRAME_MIN_SIZE MKP_END_OF(mk_plugin_frame, release_opaque)
+
+/** One pixel format both libav* and the ABI know. */
+typedef struct ffp_pix_map {
+    enum AVPixelFormat av;
+    int32_t mk;     /* MK_PIXEL_* */
+    int planes;
+    int full_range; /* a yuvj* format: full range even if the frame says nothing */
+} ffp_pix_map;
+
+/** The entry for an AVPixelFormat, or NULL when the ABI has no such format. */
+FFP_HIDDEN const ffp_pix_map *ffp_find_pix(int format);
+/** The entry for an MK_PIXEL_* value, or NULL. */
+FFP_HIDDEN const ffp_pix_map *ffp_find_mk_pix(int32_t format);
+/** The MK_* status for an AVERROR code. */
+FFP_HIDDEN int32_t ffp_map_averror(int err);
+/** mk_plugin_frame.release for a frame whose release_opaque is an AVFrame: frees it. */
+FFP_HIDDEN void ffp_release_frame(void *opaque);
+/** The picture converter factory (ffmpeg_converter.c). */
+FFP_HIDDEN const mk_plugin_picture_converter_factory *ffc_factory(void);
+
+#endif /* MK_FFMPEG_INTERNAL_H */

@@ -1,0 +1,214 @@
+import CMediaKitPlugin
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Finds codec plugin files and checks them against the plugin ABI
+/// (`Include/mediakit/mediakit_plugin.h`, version 2): the ELF symbol table, `dlopen`, the
+/// entry point, the ABI version, `init(host)`, then the factories and every entry they list.
+/// It keeps no state: ``MediaRegistry`` holds the catalogue of what was loaded.
+enum PluginLoader {
+    /// A plugin that passed every check, initialised, with what its factories offer.
+    struct Loaded {
+        let plugin: MediaRegistry.Plugin
+        let backends: [MediaRegistry.Backend]
+        let converters: [MediaRegistry.Converter]
+        nonisolated(unsafe) let descriptor: UnsafePointer<mk_plugin_descriptor>
+
+        /// Gives the plugin up (its `deinit`), e.g. when another plugin has its name. The
+        /// library stays mapped: frames handed out may still point into it.
+        func giveUp() { descriptor.pointee.deinit() }
+    }
+
+    /// The plugin ABI this host implements.
+    static let abiMajor = MK_PLUGIN_ABI_MAJOR, abiMinor = MK_PLUGIN_ABI_MINOR
+
+    /// The default search locations, in order (see ``MediaRegistry``).
+    static func defaultLocations() -> [(path: String, pattern: String?)] {
+        var out: [(String, String?)] = []
+        let env = ProcessInfo.processInfo.environment
+        for dir in (env["MEDIAKIT_PLUGIN_PATH"] ?? "").split(separator: ":") where !dir.isEmpty {
+            out.append((String(dir), nil))
+        }
+        if env["MEDIAKIT_NO_DEFAULT_PLUGINS"] == "1" { return out }
+        var dirs: [String] = []
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            dirs.append((exe as NSString).deletingLastPathComponent)
+        }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        if mkhost_image_path(#dsohandle, &buffer, buffer.count) == 0 {
+            let lib = (String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) as NSString).deletingLastPathComponent
+            if !dirs.contains(lib) { dirs.append(lib) }
+        }
+        for d in dirs { out.append((d, "libMediaKitPlugin")) }
+        var prefixes: [String] = []
+        for d in dirs {
+            prefixes.append(((d as NSString).deletingLastPathComponent as NSString).appendingPathComponent("lib/mediakit/plugins"))
+            prefixes.append((d as NSString).appendingPathComponent("mediakit/plugins"))
+        }
+        prefixes += ["/usr/local/lib/mediakit/plugins", "/usr/lib/mediakit/plugins"]
+        for p in prefixes where !out.contains(where: { $0.0 == p }) { out.append((p, nil)) }
+        return out
+    }
+
+    /// The shared libraries in `dir` (names ending in `.so` or holding `.so.`), sorted, that
+    /// start with `namePrefix` when given; nil when the directory cannot be read.
+    static func candidates(in dir: String, namePrefix: String?) -> [String]? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return nil }
+        return names.sorted().filter { name in
+            (name.hasSuffix(".so") || name.contains(".so.")) && (namePrefix.map { name.hasPrefix($0) } ?? true)
+        }.map { (dir as NSString).appendingPathComponent($0) }
+    }
+
+    /// Loads and checks the plugin file at `path` and calls its `init`.
+    /// - Throws: `.pluginABI` naming the file and what is wrong: not a MediaKit plugin, built
+    ///   for another ABI version (both versions named), init refused, a malformed factory.
+    static func load(path: String) throws -> Loaded {
+        func refuse(_ why: String) -> MediaError { MediaError(.pluginABI, why, path: path) }
+        // Look before loading: a library that does not export the entry point is never
+        // loaded (its constructors never run; libmediakit itself may sit in the same folder).
+        if ELFSymbols.defines(MK_PLUGIN_ENTRY_SYMBOL, in: path) == false {
+            throw refuse("not a MediaKit plugin: it does not export \(MK_PLUGIN_ENTRY_SYMBOL)")
+        }
+        // A loaded library is never closed: frames handed out may point into it, and a
+        // library linked with a language runtime cannot always be unloaded safely.
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+            let msg = dlerror().map { String(cString: $0) } ?? "unknown error"
+            throw refuse("cannot load the shared library: \(msg)")
+        }
+        guard let sym = dlsym(handle, MK_PLUGIN_ENTRY_SYMBOL) else {
+            throw refuse("not a MediaKit plugin: it does not export \(MK_PLUGIN_ENTRY_SYMBOL)")
+        }
+        let entry = unsafeBitCast(sym, to: mk_plugin_entry_fn.self)
+        guard let desc = entry() else { throw refuse("\(MK_PLUGIN_ENTRY_SYMBOL) returned NULL") }
+        try checkVersion(UnsafeRawPointer(desc), refuse)
+
+        let d = desc.pointee
+        let required = endOf(\mk_plugin_descriptor.get_factory)
+        guard d.struct_size >= required else {
+            throw refuse("the plugin descriptor is \(d.struct_size) bytes, smaller than the \(required) bytes of plugin ABI \(abiMajor).0")
+        }
+        guard let initialize = d.`init`, d.deinit != nil, let getFactory = d.get_factory else {
+            throw refuse("the plugin descriptor lacks init, deinit or get_factory")
+        }
+        let host = makeHost(path: path)
+        let status = initialize(host)
+        guard status == MK_OK else {
+            throw refuse("the plugin's init refused this host (status \(status)); its log says why (MEDIAKIT_LOG_LEVEL=error)")
+        }
+        do {
+            let description = Int(d.struct_size) >= endOf(\mk_plugin_descriptor.description) ? d.description : nil
+            let plugin = MediaRegistry.Plugin(name: d.name.map { String(cString: $0) } ?? "(unnamed)",
+                                              version: d.version.map { String(cString: $0) } ?? "",
+                                              summary: description.map { String(cString: $0) } ?? "",
+                                              path: path)
+            let backends = try decoderBackends(getFactory(MK_PLUGIN_DECODER_FACTORY), plugin, refuse)
+            let converters = try pictureConverters(getFactory(MK_PLUGIN_PICTURE_CONVERTER_FACTORY), plugin, refuse)
+            return Loaded(plugin: plugin, backends: backends, converters: converters, descriptor: desc)
+        } catch {
+            d.deinit()
+            throw error
+        }
+    }
+
+    /// Reads the ABI version before any other field. A version-1 descriptor starts with one
+    /// `uint32_t abi_version` (1); version 2 with `{major, minor}`: the first 32 bits are the
+    /// major version in both.
+    private static func checkVersion(_ desc: UnsafeRawPointer, _ refuse: (String) -> MediaError) throws {
+        let major = desc.load(as: UInt32.self)
+        guard major != abiMajor else { return }
+        let host = "this MediaKit loads plugin ABI version \(abiMajor) (\(abiMajor).\(abiMinor) and any \(abiMajor).x)"
+        let rebuild = "Rebuild the plugin against this MediaKit's mediakit_plugin.h"
+        if major == 1 {
+            throw refuse("the plugin was built for plugin ABI version 1 (v1: no init, no factories); \(host). \(rebuild)")
+        }
+        let minor = desc.load(fromByteOffset: 4, as: UInt32.self)
+        throw refuse("the plugin was built for plugin ABI version \(major).\(minor); \(host). \(rebuild)")
+    }
+
+    /// The bytes of `T` up to and including `field`: the struct_size that covers it.
+    static func endOf<T, F>(_ field: KeyPath<T, F>) -> Int {
+        MemoryLayout<T>.offset(of: field)! + MemoryLayout<F>.size
+    }
+
+    /// Entries a factory may list; more means a broken factory.
+    private static let entryLimit: UInt32 = 10_000
+
+    private static func decoderBackends(_ raw: UnsafeRawPointer?, _ plugin: MediaRegistry.Plugin,
+                                        _ refuse: (String) -> MediaError) throws -> [MediaRegistry.Backend] {
+        guard let raw else { return [] }
+        let f = raw.assumingMemoryBound(to: mk_plugin_decoder_factory.self).pointee
+        guard f.struct_size >= endOf(\mk_plugin_decoder_factory.get_backend), let count = f.backend_count, let get = f.get_backend else {
+            throw refuse("the decoder factory is malformed (struct size \(f.struct_size), backend_count or get_backend missing)")
+        }
+        let n = count()
+        guard n < entryLimit else { throw refuse("the decoder factory lists \(n) backends") }
+        return try (0..<n).map { i in
+            guard let b = get(i), b.pointee.struct_size >= endOf(\mk_plugin_decoder_backend.create),
+                  let codec = b.pointee.codec, b.pointee.create != nil else {
+                throw refuse("decoder backend \(i) of the plugin is malformed (missing, struct size, codec or create)")
+            }
+            let type: MediaType = b.pointee.media_type == MK_MEDIA_AUDIO ? .audio : .video
+            return MediaRegistry.Backend(codec: String(cString: codec), name: b.pointee.name.map { String(cString: $0) } ?? plugin.name,
+                                         mediaType: type, priority: Int(b.pointee.priority), plugin: plugin, raw: b)
+        }
+    }
+
+    private static func pictureConverters(_ raw: UnsafeRawPointer?, _ plugin: MediaRegistry.Plugin,
+                                          _ refuse: (String) -> MediaError) throws -> [MediaRegistry.Converter] {
+        guard let raw else { return [] }
+        let f = raw.assumingMemoryBound(to: mk_plugin_picture_converter_factory.self).pointee
+        guard f.struct_size >= endOf(\mk_plugin_picture_converter_factory.get_converter), let count = f.converter_count,
+              let get = f.get_converter else {
+            throw refuse("the picture converter factory is malformed (struct size \(f.struct_size), converter_count or get_converter missing)")
+        }
+        let n = count()
+        guard n < entryLimit else { throw refuse("the picture converter factory lists \(n) picture converters") }
+        return try (0..<n).map { i in
+            guard let c = get(i), c.pointee.struct_size >= endOf(\mk_plugin_picture_converter.create),
+                  c.pointee.supports != nil, c.pointee.create != nil else {
+                throw refuse("picture converter \(i) of the plugin is malformed (missing, struct size, supports or create)")
+            }
+            return MediaRegistry.Converter(name: c.pointee.name.map { String(cString: $0) } ?? plugin.name,
+                                           priority: Int(c.pointee.priority), plugin: plugin, raw: c)
+        }
+    }
+
+    // MARK: - The host struct
+
+    /// The log level handed to plugins: `MEDIAKIT_LOG_LEVEL` (quiet, error, warning, info,
+    /// debug, trace, or 0-5). Default: quiet.
+    static let logLevel: Int32 = {
+        let names: [String: Int32] = ["quiet": MK_LOG_QUIET, "error": MK_LOG_ERROR, "warning": MK_LOG_WARNING,
+                                      "info": MK_LOG_INFO, "debug": MK_LOG_DEBUG, "trace": MK_LOG_TRACE]
+        guard let v = ProcessInfo.processInfo.environment["MEDIAKIT_LOG_LEVEL"]?.lowercased(), !v.isEmpty else { return MK_LOG_QUIET }
+        if let level = names[v] { return level }
+        if let n = Int32(v), (MK_LOG_QUIET...MK_LOG_TRACE).contains(n) { return n }
+        return MK_LOG_QUIET
+    }()
+
+    nonisolated(unsafe) private static let hostName = strdup("MediaKit")!
+    nonisolated(unsafe) private static let hostVersion = strdup(MediaKitVersion.string)!
+
+    /// Where plugin log messages go: one line on standard error, naming the plugin file.
+    private static let log: @convention(c) (UnsafePointer<mk_host>?, Int32, UnsafePointer<CChar>?) -> Void = { host, level, message in
+        guard let host, let message else { return }
+        let file = host.pointee.host_data.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "plugin"
+        let names = ["quiet", "error", "warning", "info", "debug", "trace"]
+        let name = names.indices.contains(Int(level)) ? names[Int(level)] : "level \(level)"
+        FileHandle.standardError.write(Data("mediakit: \(file): \(name): \(String(cString: message))\n".utf8))
+    }
+
+    /// One mk_host per plugin, kept for the life of the process (the plugin may keep the
+    /// pointer); `host_data` is the plugin's file name, for the log.
+    private static func makeHost(path: String) -> UnsafePointer<mk_host> {
+        let host = UnsafeMutablePointer<mk_host>.allocate(capacity: 1)
+        host.initialize(to: mk_host(struct_size: UInt32(MemoryLayout<mk_host>.size),
+                                    abi: mk_plugin_abi(major: abiMajor, minor: abiMinor),
+                                    name: UnsafePointer(hostName), version: UnsafePointer(hostVersion),
+                                    host_data: UnsafeMutableRawPointer(strdup((path as NSString).lastPathComponent)),
+                                    log_level: logLevel, log: log))
+        return UnsafePointer(host)
+    }
+}
