@@ -150,14 +150,17 @@ public final class CallbackSource: ByteSource, @unchecked Sendable {
     /// A non-seekable source over an open file descriptor (standard input, a pipe, a FIFO).
     /// The descriptor is not closed by the source.
     public convenience init(fileDescriptor fd: Int32, name: String) {
-        self.init(name: name, size: nil, read: { buffer in
-            while true {
-                let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
-                if n >= 0 { return n }
-                if errno == EINTR { continue }
-                throw MediaError(.io, "read failed: \(String(cString: strerror(errno)))", path: name)
-            }
-        }, seek: nil)
+        self.init(name: name, size: nil, read: { try Self.read(fd, into: $0, name: name) }, seek: nil)
+    }
+
+    /// `read(2)` into `buffer`, retried on EINTR; the count read, 0 at the end.
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, name: String) throws -> Int {
+        while true {
+            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            throw MediaError(.io, "read failed: \(String(cString: strerror(errno)))", path: name)
+        }
     }
 
     public func readSome(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {

@@ -63,13 +63,7 @@ public final class FileSource: ByteSource, @unchecked Sendable {
 
     /// The same descriptor read once, front to back (a FIFO, a character device).
     func asStream() -> ByteSource {
-        CallbackSource(name: name, size: nil, read: { [self] buffer in
-            while true {
-                let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
-                if n >= 0 { return n }
-                if errno == EINTR { continue }
-                throw MediaError(.io, "read failed: \(String(cString: strerror(errno)))", path: name)
-            }
-        }, seek: nil)
+        // The closure keeps this object, and so its descriptor, alive.
+        CallbackSource(name: name, size: nil, read: { [self] in try CallbackSource.read(fd, into: $0, name: name) }, seek: nil)
     }
 }
