@@ -257,7 +257,7 @@ def test_mk_decode_downmixes_corpus_aac_51(mk_decode, shared_media, tmp_path):
     """`mk-decode --channels stereo` on the corpus's 5.1 AAC equals `ffmpeg -ac 2` (|diff| <= 1)."""
     media = shared_media / "mp4_two_aac_5p1_audio_tracks.mp4"
     if not media.exists():
-        pytest.skip(f"{media.name} is not in the shared media")
+        pytest.fail(f"{media.name} is missing from the shared media", pytrace=False)
     out = tmp_path / "out.pcm"
     cmd = [mk_decode, "-q", media, "--trim", "none", "--audio-out", out, "--channels", "stereo"]
     lib.check_ok(lib.run(cmd), cmd)
@@ -274,7 +274,7 @@ def test_mk_decode_downmixes_corpus_opus_51(mk_decode, shared_media, tmp_path):
     same samples."""
     media = shared_media / "mka_opus_5p1.mka"
     if not media.exists():
-        pytest.skip(f"{media.name} is not in the shared media")
+        pytest.fail(f"{media.name} is missing from the shared media", pytrace=False)
     ogg = tmp_path / "opus51.opus"
     _ffmpeg(["-y", "-i", media, "-map", "0:a:0", "-c", "copy", ogg])
     out = tmp_path / "out.pcm"
@@ -294,7 +294,7 @@ def test_mk_decode_converts_to_any_format_with_a_right_wav_header(fmt, layout, t
     and the length, round(N * 48000 / 44100) for the N frames decoded without conversion."""
     media = shared_media / "m4a_aac_mono_afconvert_apple_elst.mp4"
     if not media.exists():
-        pytest.skip(f"{media.name} is not in the shared media")
+        pytest.fail(f"{media.name} is missing from the shared media", pytrace=False)
     plain = tmp_path / "plain.pcm"
     cmd = [mk_decode, "-q", media, "--audio-out", plain]
     lib.check_ok(lib.run(cmd), cmd)
