@@ -24,13 +24,17 @@ struct Stream: ParsableCommand {
         With --pcm-out, the packets are also decoded through the registry's decoders to
         interleaved s16le PCM (gapless MP3 trimmed as FFmpeg does), as ffmpeg -f s16le would.
         With --seek S (a file only), the start of the file is read until the seek can be
-        resolved (the format, the VBR header, and 64 KiB of frames), then the line
+        resolved (the format, the VBR header, and 64 KiB of frames; its events are printed,
+        its packets are not), then the line
           seek S packet P offset O exact|estimated     (--packets: seek,S,P,O,exact|estimated)
         is printed and the file is parsed from offset O (pushed with the discontinuity flag),
         printing the events or packets from there. "exact": O is the start of packet P, the one
         holding S seconds (a packet already parsed, or constant bit rate MPEG audio whose frame
         sizes follow from its padding pattern); "estimated": from a Xing / VBRI table of
         contents or the average bit rate, and the parser resynchronises at the next frame.
+        With --seek and --pcm-out, decoding starts at the first packet after the seek, with no
+        gapless trimming: its first two frames or so lack the bit reservoir of the frames
+        before them (as in any decoder started mid-stream).
         Exit status 1 with a message on standard error when the input cannot be read or holds
         no MPEG audio or ADTS frames.
         """)
@@ -78,14 +82,15 @@ struct Stream: ParsableCommand {
         if let seconds = seek {
             // Read what the seek needs: the format, the VBR header, and 64 KiB of frames
             // (whose padding pins down a constant bit rate stream's frame offsets).
-            var events: [AudioStreamParser.Event] = []
+            // Its events are printed, its packets not (they come before the seek).
+            var none: Int64 = 0
             while parser.dataOffset == nil || input.offset < parser.dataOffset! + (64 << 10) {
                 let bytes = try input.read(chunk)
                 if bytes.isEmpty { break }
-                events += try parser.push(bytes)
+                try emit(try parser.push(bytes).filter { if case .packets = $0 { return false }; return true }, out, pcm: nil, pts: &none)
             }
             guard let target = parser.seek(to: seconds) else {
-                try reportWarnings(events, out)
+                out.flush()
                 throw MediaError(.invalidData, "no MPEG audio or ADTS frame confirmed by the next one was found before offset \(input.offset); cannot seek", path: file)
             }
             let kind = target.exact ? "exact" : "estimated"
@@ -159,10 +164,6 @@ struct Stream: ParsableCommand {
             out.line(Self.describe(e))
         }
         out.flushIfLarge()
-    }
-
-    func reportWarnings(_ events: [AudioStreamParser.Event], _ out: Output) throws {
-        for case .warning(let w) in events { FileHandle.standardError.write(Data("mk-stream: warning: \(w)\n".utf8)) }
     }
 
     /// One readable line for an event other than packets.

@@ -39,12 +39,14 @@ def _stream_packets(mk_stream, path, *args, stdin=None) -> tuple[list[tuple[int,
     return rows, proc.stderr.decode(), proc.returncode
 
 
-@pytest.mark.parametrize("chunk", [1, 7, 4096])
-@pytest.mark.parametrize("name", PACKET_FILES)
+def _small(name: str) -> bool:
+    return (lib.SHARED_MEDIA / name).stat().st_size <= 120_000
+
+
+# Chunks of 1 byte on the files up to 120 KB only (time).
+@pytest.mark.parametrize("name,chunk", [(n, c) for n in PACKET_FILES for c in (1, 7, 4096) if c != 1 or _small(n)])
 def test_packets_equal_ffprobe(name, chunk, shared_media, mk_stream):
     path = shared_media / name
-    if chunk == 1 and path.stat().st_size > 120_000:
-        pytest.skip("chunks of 1 byte only on files up to 120 KB (time)")
     rows, err, status = _stream_packets(mk_stream, path, "--chunk", chunk)
     assert status in (0, 1) and "Fatal error" not in err, err
     if status == 1:
@@ -65,6 +67,30 @@ def test_standard_input_equals_the_file(name, shared_media, mk_stream):
         cat.stdout.close()
         cat.wait()
     assert (from_pipe, status_pipe) == (from_file, status_file), err
+
+
+@pytest.mark.parametrize("name", ["mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "mp3_cbr_56k_mono_no_xing.mp3",
+                                  "mp3_mpeg2_24k_lame_vbr_v2_xing_38s.mp3", "mp3_vbr_vbri_header_48k_stereo_complete.mp3"])
+def test_events_like_ffprobe(name, shared_media, mk_stream):
+    """The event lines (all but the packet summaries, which follow the chunking) are the same
+    for chunks of 1, 7 and 4096 bytes; the format is ffprobe's codec, rate and channels, and
+    the duration is within one frame of ffprobe's."""
+    path = shared_media / name
+    runs = []
+    for chunk in (1, 7, 4096):
+        proc = lib.run([mk_stream, path, "--chunk", chunk])
+        lib.check_ok(proc, [mk_stream, path, "--chunk", chunk])
+        runs.append([l for l in proc.stdout.decode().splitlines() if not l.startswith("packets ")])
+    assert runs[0] == runs[1] == runs[2]
+    cmd = ["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_streams", "-show_format", "-of", "json", str(path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    lib.oracle_ok(proc, cmd)
+    info = json.loads(proc.stdout)
+    st = info["streams"][0]
+    fields = dict(f.split("=") for f in next(l for l in runs[0] if l.startswith("data-format ")).split()[1:])
+    assert (fields["codec"], int(fields["rate"]), int(fields["channels"])) == (st["codec_name"], int(st["sample_rate"]), st["channels"])
+    seconds = float(next(l for l in runs[0] if l.startswith("duration ")).split()[1])
+    assert abs(seconds - float(info["format"]["duration"])) <= int(fields["frames-per-packet"]) / int(st["sample_rate"]) + 0.001
 
 
 def _ffmpeg_pcm(path) -> bytes:

@@ -194,7 +194,8 @@ public final class AudioStreamParser {
     ///   stream whose padding does not follow the rule.
     ///
     /// Estimated: from the Xing / VBRI table of contents, else from the average bit rate so
-    /// far; the parser then resynchronises at the first confirmed frame after the offset.
+    /// far; the parser then resynchronises at the first confirmed frame after the offset. An
+    /// offset at or past the end of a stream of known length is never exact.
     /// Returns nil before the format and the first audio frame are known.
     public func seek(to seconds: Double) -> (offset: Int64, packet: Int64, exact: Bool)? {
         guard let f = dataFormat, let start = dataOffset, f.sampleRate > 0, f.framesPerPacket > 0 else { return nil }
@@ -222,6 +223,8 @@ public final class AudioStreamParser {
             let bytesPerSecond = Double(audioBytes) / parsed
             result = (start + Int64(Double(packet) * Double(f.framesPerPacket) / Double(f.sampleRate) * bytesPerSecond), packet, false)
         }
+        // Past the end of a stream of known length: no such packet (the time is past the end).
+        if let t = totalBytes, result.0 >= t { result.2 = false }
         nextOffsetAfterSeek = result.0
         return result
     }
