@@ -10,39 +10,53 @@ struct Stream: ParsableCommand {
         commandName: "mk-stream",
         abstract: "Push an MP3 / ADTS AAC stream through MediaKit's AudioStreamParser and print its events.",
         discussion: """
-        The input is read in chunks of --chunk bytes and each chunk is pushed to the parser, as
-        a download or a socket would deliver it; - reads standard input (curl URL | mk-stream -).
-        Output goes to standard output, one line per event, in the order the events come:
-          format mp3|adts           data-format codec=... rate=... channels=... frames-per-packet=...
-          magic-cookie HEX          data-offset N            audio-data-bytes N
-          audio-data-packets N      bit-rate N exact|average duration S exact|estimated
-          encoder-delay-padding delay=N padding=N            tags title="..." artist="..." ...
-          ready                     packets N first-offset=N bytes=N
-          warning MESSAGE (offset N)
-        With --packets, one CSV line per packet instead: offset,size,frames (offset from the
-        start of the input; frames = samples per channel, 0 for bytes cut short by the end).
-        With --pcm-out, the packets are also decoded through the registry's decoders to
-        interleaved s16le PCM (gapless MP3 trimmed as FFmpeg does), as ffmpeg -f s16le would.
-        With --seek S (a file only), the start of the file is read until the seek can be
-        resolved (the format, the VBR header, and 64 KiB of frames; its events are printed,
-        its packets are not), then the line
-          seek S packet P offset O exact|estimated     (--packets: seek,S,P,O,exact|estimated)
-        is printed and the file is parsed from offset O (pushed with the discontinuity flag),
-        printing the events or packets from there. "exact": O is the start of packet P, the one
-        holding S seconds (a packet already parsed, or constant bit rate MPEG audio whose frame
-        sizes follow from its padding pattern); "estimated": from a Xing / VBRI table of
-        contents or the average bit rate, and the parser resynchronises at the next frame.
-        With --seek and --pcm-out, decoding starts at the first packet after the seek, with no
-        gapless trimming: its first two frames or so lack the bit reservoir of the frames
-        before them (as in any decoder started mid-stream).
-        Exit status 1 with a message on standard error when the input cannot be read or holds
-        no MPEG audio or ADTS frames.
+        The input is read in chunks of --chunk bytes, each pushed to the parser as a
+        download or a socket would deliver it; - reads standard input, as in
+        curl -s URL | mk-stream -
+
+        Standard output: one line per event, in the order the events come:
+          format mp3|adts
+          data-format codec=C rate=R channels=N frames-per-packet=F
+          magic-cookie HEX
+          data-offset N
+          audio-data-bytes N | audio-data-packets N     (Xing / VBRI)
+          bit-rate N exact|average
+          duration S exact|estimated
+          encoder-delay-padding delay=N padding=N       (LAME tag)
+          tags title="..." artist="..." ... frames=N
+          ready
+          packets N first-offset=N bytes=N
+          warning MESSAGE
+        --packets: one CSV line per packet instead, offset,size,frames (offset from
+        the start of the input; frames 0 for bytes cut short by the end); warnings
+        go to standard error.
+
+        --pcm-out: the packets are also decoded through the registry's decoders to
+        interleaved s16le PCM, gapless MP3 trimmed as FFmpeg trims it (as
+        ffmpeg -i IN -f s16le OUT).
+
+        --seek S (a file only): the start of the file is read until the seek can be
+        resolved (the format, the VBR header and 64 KiB of frames; its events are
+        printed, its packets are not), then this line is printed:
+          seek S packet P offset O exact|estimated
+          (with --packets: seek,S,P,O,exact|estimated)
+        and the file is parsed from offset O, pushed with the discontinuity flag.
+        P is the packet holding S seconds. exact: O is its start (a packet already
+        parsed, or constant bit rate MPEG audio, whose frame offsets follow from
+        its frame size and padding pattern). estimated: O comes from a Xing / VBRI
+        table of contents or the average bit rate; parsing resynchronises at the
+        next frame. With --pcm-out, decoding starts there with no gapless trim (the
+        first frame or two lack the bit reservoir, as in any decoder started
+        mid-stream).
+
+        Exit status 1 with a message on standard error when the input cannot be
+        read or holds no MPEG audio or ADTS frame.
         """)
 
     @Argument(help: "The MP3 / ADTS AAC file to read, or - for standard input.")
     var file: String
 
-    @Option(help: "Bytes per push (at least 1).")
+    @Option(help: "Bytes per push (1 to 64 MiB).")
     var chunk = 4096
 
     @Flag(help: "Print one CSV line per packet (offset,size,frames) instead of the events.")
@@ -64,7 +78,7 @@ struct Stream: ParsableCommand {
     }
 
     func stream() throws {
-        guard chunk > 0 else { throw MediaError(.invalidArgument, "--chunk must be at least 1 byte") }
+        guard chunk > 0 && chunk <= 1 << 26 else { throw MediaError(.invalidArgument, "--chunk must be from 1 byte to 64 MiB (\(chunk) given)") }
         if let s = seek, !(s >= 0 && s.isFinite) { throw MediaError(.invalidArgument, "--seek must be a time in seconds, 0 or more") }
         if pcmOut == "-" {
             throw MediaError(.invalidArgument, "--pcm-out needs a file path: standard output carries the events")

@@ -121,7 +121,7 @@ def test_pcm_equals_ffmpeg(name, chunk, shared_media, mk_stream, tmp_path):
 def test_errors_exit_1_with_a_message(mk_stream, tmp_path):
     garbage = tmp_path / "garbage.mp3"
     garbage.write_bytes(bytes(range(256)) * 40)
-    for cmd in ([mk_stream, tmp_path / "missing.mp3"], [mk_stream, garbage], [mk_stream, garbage, "--chunk", "0"],
+    for cmd in ([mk_stream, tmp_path / "missing.mp3"], [mk_stream, garbage], [mk_stream, garbage, "--chunk", "0"], [mk_stream, garbage, "--chunk", str(1 << 40)],
                 [mk_stream, "-", "--seek", "1"]):
         proc = lib.run(cmd)
         assert proc.returncode == 1 and proc.stderr.startswith(b"mk-stream: "), (cmd, proc.returncode, proc.stderr)
