@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "mk-decode", targets: ["MKDecode"]),
         .executable(name: "mk-remux", targets: ["MKRemux"]),
         .executable(name: "mk-audioconv", targets: ["MKAudioConv"]),
+        .executable(name: "mk-stream", targets: ["MKStream"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -126,6 +127,11 @@ let package = Package(
             name: "MKAudioConv",
             dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Samples/audioconv"
+        ),
+        .executableTarget(
+            name: "MKStream",
+            dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/stream"
         ),
         .testTarget(
             name: "MediaKitTests",

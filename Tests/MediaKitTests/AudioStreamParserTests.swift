@@ -85,4 +85,132 @@ final class AudioStreamParserTests: XCTestCase {
         XCTAssertEqual([a.objectType, a.sampleRate, a.channels, a.frameLength, a.headerSize], [2, 44100, 2, 371, 7])
         XCTAssertEqual(a.audioSpecificConfig, [0x12, 0x10])
     }
+
+    // MARK: - Seek
+
+    /// Runs ffmpeg (the files the seek checks need are made by it, as the oracle suite makes them).
+    private func ffmpeg(_ args: [String], output: String) throws -> [UInt8] {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mk-seek-\(ProcessInfo.processInfo.processIdentifier)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let out = dir.appendingPathComponent(output)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["ffmpeg", "-v", "error", "-nostdin", "-y"] + args + [out.path]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw MediaError(.io, "ffmpeg \(args.joined(separator: " ")) exited \(process.terminationStatus)")
+        }
+        defer { try? FileManager.default.removeItem(at: out) }
+        return try [UInt8](Data(contentsOf: out))
+    }
+
+    private func packets(_ events: [AudioStreamParser.Event]) -> [AudioStreamParser.Packet] {
+        events.flatMap { e -> [AudioStreamParser.Packet] in if case .packets(let p) = e { return p }; return [] }
+    }
+
+    /// Seek to 30.0 s in 10-minute files: CBR exact (the packet whose samples hold 30.0 s by a
+    /// full parse's cumulative frames, at its offset); VBR with a Xing table estimated, landing
+    /// within 1% of the duration of that packet; from the offset on, parsing gives the full
+    /// parse's packets. (The oracle suite checks the same through mk-stream against ffprobe.)
+    func testSeekTo30SecondsInTenMinuteFiles() throws {
+        let files: [(String, [String])] = [
+            ("cbr", ["-f", "lavfi", "-i", "sine=frequency=440:duration=600:sample_rate=44100", "-c:a", "libmp3lame", "-b:a", "128k"]),
+            ("vbr", ["-f", "lavfi", "-i", "anoisesrc=d=600:c=pink:a=0.3:r=44100", "-af", "volume='0.05+0.95*abs(sin(t/7))':eval=frame",
+                     "-c:a", "libmp3lame", "-q:a", "4"]),
+        ]
+        for (kind, args) in files {
+            let bytes = try ffmpeg(args, output: "\(kind).mp3")
+            XCTAssertEqual(Array(bytes.prefix(3)), Array("ID3".utf8), "ffmpeg writes an ID3v2 tag in front")
+            let full = AudioStreamParser(totalBytes: Int64(bytes.count))
+            let all = packets(try full.push(bytes) + full.finish())
+            let rate = full.dataFormat!.sampleRate
+            var samples = 0, holder = -1
+            for (i, p) in all.enumerated() {
+                if samples + p.frames > 30 * rate { holder = i; break }
+                samples += p.frames
+            }
+            XCTAssertGreaterThan(holder, 0)
+
+            // What a player has before seeking: the start of the stream (format, VBR header, 64 KiB of frames).
+            let parser = AudioStreamParser(totalBytes: Int64(bytes.count))
+            var read = 0
+            while parser.dataOffset == nil || Int64(read) < parser.dataOffset! + (64 << 10) {
+                _ = try parser.push(Array(bytes[read..<min(bytes.count, read + 4096)]))
+                read += 4096
+            }
+            let target = try XCTUnwrap(parser.seek(to: 30.0))
+            XCTAssertEqual(target.packet, Int64(holder), kind)
+            var after: [AudioStreamParser.Packet] = []
+            var at = Int(target.offset), first = true
+            while at < bytes.count {
+                after += packets(try parser.push(Array(bytes[at..<min(bytes.count, at + 4096)]), discontinuity: first))
+                first = false
+                at += 4096
+            }
+            after += packets(parser.finish())
+            let landed = try XCTUnwrap(all.firstIndex { $0.offset == after.first?.offset }, "\(kind): the first packet after the seek is a full parse's")
+            XCTAssertEqual(after, Array(all[landed...]), "\(kind): from the seek on, the packets of a full parse")
+            XCTAssertEqual(landed, all.firstIndex { $0.offset >= target.offset }, "\(kind): resynchronised at the next frame")
+            if kind == "cbr" {
+                XCTAssertTrue(target.exact)
+                XCTAssertEqual(target.offset, all[holder].offset)
+            } else {
+                XCTAssertFalse(target.exact)
+                let duration = Double(all.reduce(0) { $0 + $1.frames }) / Double(rate)
+                XCTAssertLessThanOrEqual(Double(abs(landed - holder) * 1152) / Double(rate), duration / 100,
+                                         "estimated offset \(target.offset), true \(all[holder].offset)")
+            }
+            // A packet already parsed: exact, at its offset.
+            let early = try XCTUnwrap(parser.seek(to: 1.0))
+            XCTAssertTrue(early.exact)
+            XCTAssertEqual(early.offset, all[Int(early.packet)].offset)
+        }
+    }
+
+    /// The CBR seek's padding model against LAME's own padding rule (lame's bitstream.c
+    /// getframebits / the slot_lag accumulator: `slot_lag -= frac; if slot_lag < 0 { slot_lag
+    /// += rate; pad }`, starting at `slot_lag = frac`) for every Layer III bit rate at 44.1 and
+    /// 48 kHz (MPEG-1) and 22.05 kHz (MPEG-2), and any starting phase: after 150 frames the
+    /// predicted padding of frame n's offset always brackets the truth, and when it is one
+    /// number (exact) it is the truth. A stream padded at random is not taken for CBR.
+    func testCBRPaddingModelMatchesLAME() throws {
+        var random = SeededRandom(state: 7)
+        var exactCount = 0, total = 0
+        for (version, rateIndex, rate) in [(1, 0, 44100), (1, 1, 48000), (2, 0, 22050)] {
+            for bitIndex in 1...14 {
+                let b1: UInt8 = version == 1 ? 0xFB : 0xF3
+                func header(padding: Bool) -> MPEGAudioHeader {
+                    MPEGAudioHeader(0xFF, b1, UInt8(bitIndex << 4 | rateIndex << 2 | (padding ? 2 : 0)), 0x64)!
+                }
+                let h = header(padding: false)
+                let frac = (version == 1 ? 144 : 72) * h.bitRate % rate
+                for start in [frac, 0, Int.random(in: 0..<rate, using: &random)] {
+                    // LAME's accumulator, from `start`: padded frames in 0..<n for every n.
+                    var lag = start, slots = [0]
+                    for _ in 0..<40_000 {
+                        lag -= frac
+                        var pad = false
+                        if frac != 0 && lag < 0 { lag += rate; pad = true }
+                        slots.append(slots.last! + (pad ? 1 : 0))
+                    }
+                    var pattern = try XCTUnwrap(AudioStreamParser.CBRPattern(h))
+                    for i in 0..<150 { XCTAssertTrue(pattern.add(header(padding: slots[i + 1] > slots[i]))) }
+                    for n in stride(from: 150, to: 40_000, by: 37) {
+                        let range = try XCTUnwrap(pattern.slots(before: Int64(n)))
+                        XCTAssertTrue(range.contains(Int64(slots[n])), "\(h.bitRate) bit/s \(rate) Hz, frame \(n)")
+                        total += 1
+                        if range.lowerBound == range.upperBound { exactCount += 1 }
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(Double(exactCount) / Double(total), 0.97, "most seeks resolve exactly after 150 frames")
+        var pattern = AudioStreamParser.CBRPattern(MPEGAudioHeader(0xFF, 0xFB, 0x90, 0x64)!)!
+        var broken = false
+        for _ in 0..<200 where !broken {
+            broken = !pattern.add(MPEGAudioHeader(0xFF, 0xFB, Bool.random(using: &random) ? 0x92 : 0x90, 0x64)!)
+        }
+        XCTAssertTrue(broken, "random padding is no accumulator's")
+    }
 }

@@ -71,6 +71,11 @@ def mk_decode(mk_bin: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def mk_stream(mk_bin: Path) -> Path:
+    return _tool(mk_bin, "mk-stream")
+
+
+@pytest.fixture(scope="session")
 def shared_media() -> Path:
     """../shared/media (real files written by other tools; see its MANIFEST.tsv)."""
     if not lib.SHARED_MEDIA.is_dir():

@@ -76,10 +76,20 @@ def _mpeg_frame_size(b: bytes) -> int | None:
 @pytest.mark.parametrize("name", [n for n in FILES if "free_format" not in n])   # see test_free_format_...
 def test_packets_equal_ffprobe(name, shared_media, mk_probe):
     path = shared_media / name
+    ours, our_err, status = _ours(mk_probe, path)
+    check_packets_like_ffprobe(path, ours, our_err)
+
+
+def check_packets_like_ffprobe(path, ours: list[tuple[int, int]], our_err: str, pushed: bool = False) -> None:
+    """`ours` (offset, size per packet, in order) against ffprobe's packets of `path`, by the
+    rules of this module's docstring; `our_err` is what our tool wrote to standard error (where
+    damage is reported). Shared with test_mk_stream.py: with `pushed`, the bytes went straight
+    to the stream parser (no container probing), so a file ffprobe's probing refuses (a lone
+    frame before a tag: "End of file") is checked as one it cannot open, frame by frame."""
+    name = path.name
     data = path.read_bytes()
     ref, ref_err = _ffprobe_packets(path)
-    ours, our_err, status = _ours(mk_probe, path)
-    if not ref and "Could not seek" in ref_err:
+    if not ref and ("Could not seek" in ref_err or pushed):
         # ffprobe cannot open a file of a single frame; check our frames against their headers.
         for offset, size in ours:
             assert _mpeg_frame_size(data[offset:offset + 4]) in (size, None) and data[offset] == 0xFF, (offset, size)
@@ -106,7 +116,7 @@ def test_packets_equal_ffprobe(name, shared_media, mk_probe):
             assert gap == b"" and data[o2] == 0xFF, f"bytes between the packets at {o1} and {o2} are not ID3 tags"
         assert len(ours) - len(ref) <= 1 and (len(ours) == len(ref) or ours[-1][0] + ours[-1][1] == len(data))
         return
-    assert ours == ref, lib.diff_lines([f"{o},{s}" for o, s in ours], [f"{o},{s}" for o, s in ref], "mk-probe", "ffprobe")
+    assert ours == ref, lib.diff_lines([f"{o},{s}" for o, s in ours], [f"{o},{s}" for o, s in ref], "ours", "ffprobe")
 
 
 def _pcm(b: bytes) -> array.array:

@@ -95,6 +95,10 @@ public final class AudioStreamParser {
     public private(set) var audioBytes: Int64 = 0
     /// Samples per channel reported so far.
     public private(set) var sampleCount: Int64 = 0
+    /// The configuration a decoder takes, once known (ADTS: the AudioSpecificConfig; empty for MPEG audio).
+    public private(set) var magicCookie: [UInt8]?
+    /// The duration reported with ``Event/duration(_:estimated:)``, once known.
+    public private(set) var duration: (seconds: Double, estimated: Bool)?
 
     private let totalBytes: Int64?
     private var buffer: [UInt8] = []
@@ -111,6 +115,15 @@ public final class AudioStreamParser {
     private var bitRates = Set<Int>()
     private var nextOffsetAfterSeek: Int64?
     private var ended = false
+    /// Offsets of the packets parsed without a break from the first one (packet i at [i]):
+    /// a seek to one of them is exact. Kept up to ``maxIndexedPackets``.
+    private var packetOffsets: [Int64] = []
+    /// False after a discontinuity: packets are no longer counted from the first one.
+    private var indexing = true
+    /// Constant bit rate MPEG audio: the range of phases of the padding accumulator that the
+    /// padding bits seen so far allow (see ``CBRPattern``); nil once the stream is not CBR.
+    private var cbr: CBRPattern?
+    private var cbrKnown = false
 
     private static let tagMarkers = ["ID3", "TAG", "APETAGEX", "LYRICSBEGIN"].map { Array($0.utf8) }
 
@@ -118,6 +131,9 @@ public final class AudioStreamParser {
     public static let maxTagBytes = 16 << 20
     /// Largest frame looked for: ADTS's 13-bit length; free-format MPEG audio up to this too.
     static let maxFrameBytes = 8192
+
+    /// Packet offsets kept for exact seeks (8 bytes each: about 7 hours of MP3).
+    public static let maxIndexedPackets = 1 << 20
 
     /// A parser. `totalBytes` is the stream's length when known (a file), for duration estimates.
     public init(totalBytes: Int64? = nil) {
@@ -137,6 +153,7 @@ public final class AudioStreamParser {
             synced = false
             skipRemaining = 0
             nextOffsetAfterSeek = nil
+            indexing = false
         }
         if skipRemaining > 0 {
             let n = Int(min(skipRemaining, Int64(bytes.count)))
@@ -161,31 +178,104 @@ public final class AudioStreamParser {
     }
 
     /// Where to go for `seconds`: the byte offset to push from (with `discontinuity: true`), the
-    /// packet index it starts, and whether that is exact (constant bit rate) or estimated (from
-    /// the Xing / VBRI table of contents, or the average bit rate).
+    /// index of the packet that holds that time (counting the stream's packets from 0, samples
+    /// from the first packet's), and whether the offset is that packet's exact start.
+    ///
+    /// Exact means one of:
+    /// - the packet was already parsed (without a discontinuity since the first one): its offset;
+    /// - constant bit rate MPEG audio: every frame has the same bit rate, so frame `n` starts at
+    ///   `dataOffset + n * size + (padding slots in frames 0..<n)`. ISO/IEC 11172-3 (2.4.3.1)
+    ///   pads frames so that the mean rate is exact, which encoders (LAME, FFmpeg's) do with a
+    ///   running accumulator: the slots in the first `n` frames are `(n * r + phase) / rate`
+    ///   where `r` is the fractional part of a frame's size. The padding bits of the frames
+    ///   parsed so far pin `phase` down; when every phase they allow gives the same count for
+    ///   `n`, the offset is exact (it is that frame's start if the stream goes on as it
+    ///   began: the same bit rate and padding rule). Otherwise it is flagged estimated, as is a
+    ///   stream whose padding does not follow the rule.
+    ///
+    /// Estimated: from the Xing / VBRI table of contents, else from the average bit rate so
+    /// far; the parser then resynchronises at the first confirmed frame after the offset. An
+    /// offset at or past the end of a stream of known length is never exact.
+    /// Returns nil before the format and the first audio frame are known.
     public func seek(to seconds: Double) -> (offset: Int64, packet: Int64, exact: Bool)? {
         guard let f = dataFormat, let start = dataOffset, f.sampleRate > 0, f.framesPerPacket > 0 else { return nil }
-        let packet = Int64(max(0, seconds) * Double(f.sampleRate) / Double(f.framesPerPacket))
+        var packet = Int64(max(0, seconds) * Double(f.sampleRate) / Double(f.framesPerPacket))
+        if let total = vbrHeader?.frames, total > 0 { packet = min(packet, Int64(total) - 1) }
         var result: (Int64, Int64, Bool)
-        if bitRates.count == 1, let rate = bitRates.first, let h = lastMPEG, h.bitRate == rate, h.padding == false || h.layer != 1 {
-            // Constant bit rate: frames of one size (give or take the padding byte).
-            let bytesPerPacket = Double(rate) / 8 * Double(f.framesPerPacket) / Double(f.sampleRate)
-            result = (start + Int64((Double(packet) * bytesPerPacket).rounded(.down)), packet, lastMPEG?.padding == false && bytesPerPacket == bytesPerPacket.rounded())
-        } else if let vbr = vbrHeader, let toc = vbr.tableOfContents, let frames = vbr.frames, frames > 0, let bytes = vbr.bytes ?? totalBytes.map({ Int($0 - start) }) {
+        if packet < Int64(packetOffsets.count) {
+            result = (packetOffsets[Int(packet)], packet, true)
+        } else if bitRates.count == 1, let pattern = cbr, let range = pattern.slots(before: packet) {
+            result = (start + packet * pattern.slotsPerFrame * pattern.slotBytes + range.lowerBound * pattern.slotBytes, packet,
+                      range.lowerBound == range.upperBound)
+        } else if let vbr = vbrHeader, let toc = vbr.tableOfContents, let frames = vbr.frames, frames > 0,
+                  let bytes = vbr.bytes ?? totalBytes.map({ Int($0 - (vbrHeaderOffset ?? start)) }) {
+            // Xing: the table and the byte count start at the Xing frame (LAME counts it in).
+            let base = vbrHeaderOffset ?? start
             let total = Double(frames) * Double(f.framesPerPacket) / Double(f.sampleRate)
             let percent = min(99.999, max(0, seconds / total * 100))
             let i = Int(percent)
             let a = Double(toc[i]), b = i < 99 ? Double(toc[i + 1]) : 256
             let fraction = (a + (b - a) * (percent - Double(i))) / 256
-            result = (start + Int64(fraction * Double(bytes)), packet, false)
+            result = (max(start, base + Int64(fraction * Double(bytes))), packet, false)
         } else {
-            let seconds = Double(sampleCount) / Double(f.sampleRate)
-            guard seconds > 0 else { return nil }
-            let bytesPerSecond = Double(audioBytes) / seconds
-            result = (start + Int64(max(0, Double(packet) * Double(f.framesPerPacket) / Double(f.sampleRate)) * bytesPerSecond), packet, false)
+            let parsed = Double(sampleCount) / Double(f.sampleRate)
+            guard parsed > 0 else { return nil }
+            let bytesPerSecond = Double(audioBytes) / parsed
+            result = (start + Int64(Double(packet) * Double(f.framesPerPacket) / Double(f.sampleRate) * bytesPerSecond), packet, false)
         }
+        // Past the end of a stream of known length: no such packet (the time is past the end).
+        if let t = totalBytes, result.0 >= t { result.2 = false }
         nextOffsetAfterSeek = result.0
         return result
+    }
+
+    /// The padding of a constant bit rate MPEG audio stream. A frame's size is
+    /// `(slotsPerFrame + padding) * slotBytes`, where `slotsPerFrame` is the whole part of
+    /// `factor * bitRate / sampleRate` and `remainder` its fractional part times the rate; an
+    /// encoder that pads by a running accumulator pads `(n * remainder + phase) / sampleRate`
+    /// of the first `n` frames, for one `phase` in `0..<sampleRate`.
+    struct CBRPattern {
+        let bitRate: Int
+        let slotsPerFrame: Int64
+        let slotBytes: Int64
+        let remainder: Int64
+        let rate: Int64
+        /// The phases the padding seen so far allows: `phases.lowerBound...phases.upperBound`.
+        var phases: ClosedRange<Int64>
+        /// Frames seen and padding slots among them.
+        var frames: Int64 = 0
+        var padded: Int64 = 0
+
+        init?(_ h: MPEGAudioHeader) {
+            guard h.bitRate > 0, h.sampleRate > 0 else { return nil }
+            let factor = h.layer == 1 ? 12 : (h.layer == 3 && h.version != 1 ? 72 : 144)
+            bitRate = h.bitRate
+            slotsPerFrame = Int64(factor * h.bitRate / h.sampleRate)
+            slotBytes = h.layer == 1 ? 4 : 1
+            remainder = Int64(factor * h.bitRate % h.sampleRate)
+            rate = Int64(h.sampleRate)
+            phases = 0...(rate - 1)
+        }
+
+        /// Takes the next frame; false when it breaks the pattern (another bit rate, or padding
+        /// no phase explains).
+        mutating func add(_ h: MPEGAudioHeader) -> Bool {
+            guard h.bitRate == bitRate else { return false }
+            frames += 1
+            if h.padding { padded += 1 }
+            // padded == (frames * remainder + phase) / rate
+            let low = padded * rate - frames * remainder, high = (padded + 1) * rate - frames * remainder - 1
+            let l = max(phases.lowerBound, low), u = min(phases.upperBound, high)
+            guard l <= u else { return false }
+            phases = l...u
+            return true
+        }
+
+        /// The padding slots in frames `0..<n`: the fewest and the most the allowed phases give.
+        func slots(before n: Int64) -> ClosedRange<Int64>? {
+            guard n >= 0, n <= Int64.max / max(1, remainder) / 2 else { return nil }
+            return (n * remainder + phases.lowerBound) / rate...(n * remainder + phases.upperBound) / rate
+        }
     }
 
     // MARK: - Parsing
@@ -345,11 +435,23 @@ public final class AudioStreamParser {
                 if dataOffset == nil {
                     dataOffset = absolute
                     events.append(.dataOffset(absolute))
-                    if let d = durationEstimate() { events.append(.duration(d.seconds, estimated: d.estimated)) }
+                    if let d = durationEstimate() {
+                        duration = d
+                        events.append(.duration(d.seconds, estimated: d.estimated))
+                    }
                     events.append(.readyToProducePackets)
                 }
                 if let m = mpeg, m.bitRate > 0 { bitRates.insert(m.bitRate) }
                 if let a = adts { bitRates.insert(a.frameLength * 8 * a.sampleRate / max(1, a.samplesPerFrame)) }
+                if indexing {
+                    if packetOffsets.count < Self.maxIndexedPackets { packetOffsets.append(absolute) }
+                    if let m = mpeg {
+                        if !cbrKnown { cbrKnown = true; cbr = CBRPattern(m) }
+                        if cbr?.add(m) == false { cbr = nil }
+                    } else {
+                        cbr = nil
+                    }
+                }
                 packets.append(Packet(offset: absolute, data: data, frames: frames))
                 packetCount += 1
                 audioBytes += Int64(size)
@@ -444,12 +546,14 @@ public final class AudioStreamParser {
     private func announce(mpeg: MPEGAudioHeader?, adts: ADTSHeader?, into events: inout [Event]) {
         if let m = mpeg {
             dataFormat = DataFormat(codec: m.codec, sampleRate: m.sampleRate, channels: m.channels, framesPerPacket: m.samplesPerFrame)
+            magicCookie = []
             events.append(.fileFormat("mp3"))
             events.append(.dataFormat(dataFormat!))
         } else if let a = adts {
             dataFormat = DataFormat(codec: "aac", sampleRate: a.sampleRate, channels: a.channels, framesPerPacket: a.samplesPerFrame)
             events.append(.fileFormat("adts"))
             events.append(.dataFormat(dataFormat!))
+            magicCookie = a.audioSpecificConfig
             events.append(.magicCookie(a.audioSpecificConfig))
         }
     }

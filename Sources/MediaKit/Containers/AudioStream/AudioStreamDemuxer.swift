@@ -41,48 +41,22 @@ public final class AudioStreamDemuxer: Demuxer, @unchecked Sendable {
         self.source = source
         self.path = source.name
         self.parser = AudioStreamParser(totalBytes: source.knownSize)
-        var format: AudioStreamParser.DataFormat?
-        var cookie: [UInt8] = []
-        var seconds: Double?
-        var delay = 0, padding = 0
-        while format == nil || parser.dataOffset == nil {
+        while parser.dataFormat == nil || parser.dataOffset == nil {
             guard let events = try Self.feed(source, parser, &readOffset, &finished) else { break }
             for e in events {
                 switch e {
-                case .dataFormat(let f): format = f
-                case .magicCookie(let c): cookie = c
-                case .duration(let d, _): seconds = d
-                case .encoderDelayAndPadding(let d, let p): (delay, padding) = (d, p)
                 case .packets(let p): queue += p
                 case .warning(let w): collected.append(w)
                 default: break
                 }
             }
-            if format == nil && readOffset > 16 << 20 && parser.tags.isEmpty { break }
+            if parser.dataFormat == nil && readOffset > 16 << 20 && parser.tags.isEmpty { break }
         }
-        guard let format else {
+        guard let made = parser.makeTrack() else {
             throw MediaError(.invalidData, "no MPEG audio or ADTS frame confirmed by the next one was found", path: source.name, offset: 0, context: "audio stream")
         }
-        var p = CodecParameters(mediaType: .audio, codec: format.codec, codecTag: format.codec == "aac" ? "adts" : format.codec,
-                                extradata: cookie, sampleRate: format.sampleRate, channels: format.channels)
-        p.bitRate = 0
-        var track = Track(index: 0, id: 0, parameters: p, timeBase: Rational(1, Int64(max(1, format.sampleRate))), duration: 0)
-        // As FFmpeg's mp3 demuxer: a VBR header counts only in a frame right after the leading
-        // tags (with junk in between, FFmpeg drops the frame but not its delay and padding).
-        let vbrApplies = parser.vbrHeaderOffset != nil && parser.vbrHeaderOffset == parser.tagsEnd
-        if !vbrApplies && parser.vbrHeader != nil {
-            seconds = nil
-            (delay, padding) = (0, 0)
-        }
-        if let s = seconds { track.duration = Int64((s * Double(format.sampleRate)).rounded()) }
-        if vbrApplies, let frames = parser.vbrHeader?.frames { track.sampleCount = frames }
-        if format.codec == "mp3" && (delay > 0 || padding > 0) {
-            // FFmpeg's mp3 demuxer: the decoder's own delay of 528 + 1 samples is cut with LAME's.
-            track.encoderDelay = delay + 529
-            track.encoderPadding = max(0, padding - 529)
-        }
-        tracks = [track]
-        duration = seconds
+        tracks = [made.track]
+        duration = made.duration
     }
 
     /// Pushes the next chunk of `source`; nil once the parser was finished.
@@ -114,10 +88,7 @@ public final class AudioStreamDemuxer: Demuxer, @unchecked Sendable {
         queueHead += 1
         let pts = nextPTS
         nextPTS += Int64(p.frames)
-        var packet = Packet(trackIndex: 0, pts: pts, dts: pts, duration: Int64(p.frames), isKeyframe: true,
-                            position: p.offset, data: p.data, timeBase: tracks[0].timeBase)
-        packet.isTruncated = p.isTruncated
-        return packet
+        return p.packet(pts: pts, timeBase: tracks[0].timeBase)
     }
 
     public func read(track: Int) throws -> Packet? {
@@ -158,6 +129,52 @@ public final class AudioStreamDemuxer: Demuxer, @unchecked Sendable {
     }
 
     public func select(tracks: Set<Int>?) {}
+}
+
+extension AudioStreamParser {
+    /// The track the stream makes, as ``AudioStreamDemuxer`` and a caller feeding the parser
+    /// by hand both decode it: codec, rate, channels, the magic cookie, the duration and, for
+    /// MP3 with a LAME tag, gapless trimming as FFmpeg applies it (LAME's delay plus the
+    /// decoder's 529 samples, the padding less those 529). Timestamps count samples from 0.
+    ///
+    /// Call it once ``Event/readyToProducePackets`` came (nil before): by then the VBR header,
+    /// if any, has been read. `duration` is the stream's in seconds when known.
+    public func makeTrack() -> (track: Track, duration: Double?)? {
+        guard let format = dataFormat, dataOffset != nil else { return nil }
+        var p = CodecParameters(mediaType: .audio, codec: format.codec, codecTag: format.codec == "aac" ? "adts" : format.codec,
+                                extradata: magicCookie ?? [], sampleRate: format.sampleRate, channels: format.channels)
+        p.bitRate = 0
+        var track = Track(index: 0, id: 0, parameters: p, timeBase: Rational(1, Int64(max(1, format.sampleRate))), duration: 0)
+        var seconds = duration?.seconds
+        var delay = 0, padding = 0
+        if let v = vbrHeader, !v.encoder.isEmpty { (delay, padding) = (v.encoderDelay, v.encoderPadding) }
+        // As FFmpeg's mp3 demuxer: a VBR header counts only in a frame right after the leading
+        // tags (with junk in between, FFmpeg drops the frame but not its delay and padding).
+        let vbrApplies = vbrHeaderOffset != nil && vbrHeaderOffset == tagsEnd
+        if !vbrApplies && vbrHeader != nil {
+            seconds = nil
+            (delay, padding) = (0, 0)
+        }
+        if let s = seconds { track.duration = Int64((s * Double(format.sampleRate)).rounded()) }
+        if vbrApplies, let frames = vbrHeader?.frames { track.sampleCount = frames }
+        if format.codec == "mp3" && (delay > 0 || padding > 0) {
+            // FFmpeg's mp3 demuxer: the decoder's own delay of 528 + 1 samples is cut with LAME's.
+            track.encoderDelay = delay + 529
+            track.encoderPadding = max(0, padding - 529)
+        }
+        return (track, seconds)
+    }
+}
+
+extension AudioStreamParser.Packet {
+    /// The packet as a demuxer hands it on: track 0, `pts` (= dts) in samples of `timeBase`,
+    /// a key frame at its byte offset.
+    public func packet(pts: Int64, timeBase: Rational) -> MediaKit.Packet {
+        var packet = MediaKit.Packet(trackIndex: 0, pts: pts, dts: pts, duration: Int64(frames), isKeyframe: true,
+                                     position: offset, data: data, timeBase: timeBase)
+        packet.isTruncated = isTruncated
+        return packet
+    }
 }
 
 extension ContainerFormat {
