@@ -228,3 +228,13 @@ def test_generated_streams(kind, mk_probe, mk_decode, tmp_path):
                        capture_output=True).stdout
     a, b = _pcm(out.read_bytes()), _pcm(r)
     assert len(a) == len(b) and max((abs(x - y) for x, y in zip(a, b)), default=0) <= 1
+
+
+@pytest.mark.parametrize("name", [n for n in FILES if n.endswith(".aac")])
+def test_adts_duration_counts_the_frames(name, shared_media, mk_probe):
+    """ADTS states no length: on a file the duration is the frames' samples (1024 each), counted
+    from ffprobe's packet list here (within one frame: FFmpeg may leave out a last, cut one)."""
+    path = shared_media / name
+    ref, _ = _ffprobe_packets(path)
+    info = json.loads(lib.run([mk_probe, "--json", path]).stdout)["tracks"][0]
+    assert abs(info["duration_ts"] - len(ref) * 1024) <= 1024, (info["duration_ts"], len(ref))

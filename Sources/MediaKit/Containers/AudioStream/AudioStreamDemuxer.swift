@@ -55,8 +55,36 @@ public final class AudioStreamDemuxer: Demuxer, @unchecked Sendable {
         guard let made = parser.makeTrack() else {
             throw MediaError(.invalidData, "no MPEG audio or ADTS frame confirmed by the next one was found", path: source.name, offset: 0, context: "audio stream")
         }
-        tracks = [made.track]
-        duration = made.duration
+        var track = made.track
+        var seconds = made.duration
+        // ADTS states no length: on a file, count the frames (7 bytes read per frame, tags
+        // between them skipped), so the duration is exact rather than a bit-rate guess.
+        if track.parameters.codec == "aac", source.isSeekable, source.knownSize != nil, let start = parser.dataOffset,
+           let counted = try? Self.adtsFrames(source, from: start), counted.samples > 0, track.parameters.sampleRate > 0 {
+            track.duration = counted.samples
+            track.sampleCount = counted.frames
+            seconds = Double(counted.samples) / Double(track.parameters.sampleRate)
+        }
+        tracks = [track]
+        duration = seconds
+    }
+
+    /// The ADTS frames from `start` to the end (or to the first byte that is neither a frame
+    /// header nor an ID3 tag): how many, and their samples per channel.
+    static func adtsFrames(_ source: ByteSource, from start: Int64) throws -> (frames: Int, samples: Int64) {
+        var offset = start, samples: Int64 = 0, frames = 0
+        while true {
+            let head = try source.readUpTo(at: offset, count: 10)
+            if let tag = ID3.v2TagSize(head[...]) {
+                offset += Int64(tag)
+            } else if let h = ADTSHeader(head) {
+                samples += Int64(h.samplesPerFrame)
+                frames += 1
+                offset += Int64(h.frameLength)
+            } else {
+                return (frames, samples)
+            }
+        }
     }
 
     /// Pushes the next chunk of `source`; nil once the parser was finished.
