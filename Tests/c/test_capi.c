@@ -358,6 +358,42 @@ static void sources(const char *good) {
     EXPECT(mk_demuxer_open_memory(&dmx, (const uint8_t *)"", 0), MK_EUNSUPPORTED);
 }
 
+/* The stream parser: misuse is a status; a pushed MPEG audio stream gives packets. */
+static void stream_parser(void) {
+    mk_stream_parser *sp = NULL;
+    mk_stream_event ev; ev.struct_size = sizeof ev;
+    EXPECT(mk_stream_parser_open(NULL, -1), MK_EINVAL);
+    EXPECT(mk_stream_parser_push(NULL, (const uint8_t *)"x", 1, 0), MK_EINVAL);
+    EXPECT(mk_stream_parser_next_event(NULL, &ev), MK_EINVAL);
+    EXPECT(mk_stream_parser_finish(NULL), MK_EINVAL);
+    EXPECT(mk_stream_parser_seek(NULL, 1.0, NULL, NULL, NULL), MK_EINVAL);
+    EXPECT(mk_stream_parser_open(&sp, -1), MK_OK);
+    EXPECT(mk_stream_parser_next_event(sp, &ev), MK_EAGAIN);
+    EXPECT(mk_stream_parser_seek(sp, 1.0, NULL, NULL, NULL), MK_ESTATE);
+    EXPECT(mk_stream_parser_push(sp, NULL, 5, 0), MK_EINVAL);
+    mk_stream_event small; small.struct_size = 8;
+    EXPECT(mk_stream_parser_next_event(sp, &small), MK_EINVAL);
+    /* Ten MPEG-1 Layer III frames of 417 bytes (128 kbit/s, 44.1 kHz), silence after the header. */
+    static uint8_t stream[417 * 10];
+    memset(stream, 0, sizeof stream);
+    for (int i = 0; i < 10; i++) {
+        stream[i * 417] = 0xFF; stream[i * 417 + 1] = 0xFB; stream[i * 417 + 2] = 0x90; stream[i * 417 + 3] = 0x64;
+    }
+    for (size_t i = 0; i < sizeof stream; i += 100)
+        EXPECT(mk_stream_parser_push(sp, stream + i, sizeof stream - i < 100 ? sizeof stream - i : 100, 0), MK_OK);
+    EXPECT(mk_stream_parser_finish(sp), MK_OK);
+    int packets = 0, bad = 0;
+    while (mk_stream_parser_next_event(sp, &ev) == MK_OK)
+        if (ev.kind == MK_STREAM_EVENT_PACKET) {
+            if (ev.offset != packets * 417 || ev.size != 417 || ev.frames != 1152 || ev.data[0] != 0xFF) bad++;
+            packets++;
+        }
+    CHECK(packets == 10 && bad == 0, "ten 417-byte frames come back as ten packets at their offsets");
+    mk_stream_parser_close(&sp);
+    CHECK(sp == NULL, "close sets the handle to NULL");
+    mk_stream_parser_close(&sp);   /* harmless */
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s GOOD.mp4 CORRUPT.mp4 SCRATCH_OUT.mp4\n", argv[0]);
@@ -369,6 +405,7 @@ int main(int argc, char **argv) {
     muxer_misuse(argv[1], argv[3]);
     plugins();
     sources(argv[1]);
+    stream_parser();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

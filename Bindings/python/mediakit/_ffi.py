@@ -37,6 +37,15 @@ class IO(ctypes.Structure):
                 ("size", IO_SIZE), ("name", ctypes.c_char_p)]
 
 
+class StreamEventInfo(ctypes.Structure):
+    """mk_stream_event."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("kind", ctypes.c_int32), ("text", ctypes.c_char_p),
+                ("data", ctypes.POINTER(ctypes.c_uint8)), ("size", ctypes.c_size_t), ("offset", ctypes.c_int64),
+                ("value", ctypes.c_int64), ("value2", ctypes.c_int64), ("seconds", ctypes.c_double),
+                ("sample_rate", ctypes.c_int32), ("channels", ctypes.c_int32), ("frames_per_packet", ctypes.c_int32),
+                ("frames", ctypes.c_int32), ("flags", ctypes.c_int32)]
+
+
 class TrackInfo(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("index", ctypes.c_int32), ("id", ctypes.c_int32),
@@ -176,6 +185,12 @@ _declare("mk_demuxer_open", c_status, [P(c_handle), ctypes.c_char_p], True)
 _declare("mk_demuxer_open_memory", c_status, [P(c_handle), ctypes.c_void_p, ctypes.c_size_t], True)
 _declare("mk_demuxer_open_io", c_status, [P(c_handle), P(IO), ctypes.c_void_p], True)
 _declare("mk_demuxer_close", None, [P(c_handle)])
+_declare("mk_stream_parser_open", c_status, [P(c_handle), ctypes.c_int64], True)
+_declare("mk_stream_parser_push", c_status, [c_handle, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int32], True)
+_declare("mk_stream_parser_finish", c_status, [c_handle], True)
+_declare("mk_stream_parser_next_event", c_status, [c_handle, P(StreamEventInfo)], True)
+_declare("mk_stream_parser_seek", c_status, [c_handle, ctypes.c_double, P(ctypes.c_int64), P(ctypes.c_int64), P(ctypes.c_int32)], True)
+_declare("mk_stream_parser_close", None, [P(c_handle)])
 _declare("mk_demuxer_track_count", c_status, [c_handle, P(ctypes.c_int32)], True)
 _declare("mk_demuxer_duration", c_status, [c_handle, P(ctypes.c_double)], True)
 _declare("mk_demuxer_track", c_status, [c_handle, ctypes.c_int32, P(TrackInfo)], True)

@@ -122,3 +122,32 @@ def test_file_object_errors_surface(shared_media):
 
     with pytest.raises(OSError, match="the disk went away"):
         mediakit.open(io.BufferedReader(Broken()))
+
+
+@pytest.mark.parametrize("name", ["mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "aac_adts_lc_22k_id3_priv_timestamp_hls_packed.aac"])
+def test_stream_parser_packets_like_ffprobe(name, shared_media):
+    """StreamParser (C mk_stream_parser_*) fed 7-byte pieces gives ffprobe's packets (pos, size)
+    and the whole file's events; seek gives an offset the parser accepts with discontinuity."""
+    path = shared_media / name
+    data = path.read_bytes()
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "packet=pos,size",
+                          "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout
+    ref = [(int(l.split(",")[1]), int(l.split(",")[0])) for l in out.splitlines() if l.strip()]
+    with mediakit.StreamParser(total_bytes=len(data)) as parser:
+        events = []
+        for i in range(0, len(data), 7):
+            events += parser.push(data[i:i + 7])
+        events += parser.finish()
+        assert [(e.offset, len(e.data)) for e in events if e.kind == "packet"] == ref
+        fmt = next(e for e in events if e.kind == "data_format")
+        assert fmt.sample_rate > 0 and fmt.channels > 0
+        offset, packet, exact = parser.seek(1.0)
+        assert 0 < offset < len(data) and packet > 0
+        after = parser.push(data[offset:offset + 65536], discontinuity=True)
+        assert any(e.kind == "packet" for e in after)
+    with mediakit.StreamParser() as p2:
+        with pytest.raises(mediakit.MediaError) as e:
+            p2.seek(1.0)
+        assert e.value.name == "MK_ESTATE"
+    with pytest.raises(mediakit.MediaError):
+        parser.push(b"x")   # closed
