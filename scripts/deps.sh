@@ -104,6 +104,18 @@ if ! python3 -m pytest --version >/dev/null 2>&1; then
         || die "pytest is still not importable by $(command -v python3)"
 fi
 
+# mutagen, the oracle for the ID3 frames ffprobe does not print (Tests/oracle/test_audio_streams.py).
+if ! python3 -c "import mutagen" >/dev/null 2>&1; then
+    if python3 -m pip --version >/dev/null 2>&1 \
+            && python3 -m pip install --quiet mutagen >"$LOG" 2>&1; then
+        say "installed mutagen (pip, $(command -v python3))"
+    else
+        apt_install python3-mutagen
+        say "installed python3-mutagen"
+    fi
+    python3 -c "import mutagen" >/dev/null 2>&1 || die "mutagen is still not importable by $(command -v python3)"
+fi
+
 for tool in ffmpeg ffprobe pkg-config /usr/bin/time; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool is missing after install"
 done

@@ -32,6 +32,9 @@ struct Probe: ParsableCommand {
     @Flag(help: "List the codec plugins the registry loaded and the places it searched.")
     var plugins = false
 
+    @Option(help: "Write the file's cover art (MP3 / ADTS ID3 tags) to this path.")
+    var coverOut: String?
+
     mutating func run() throws {
         if plugins {
             printPlugins()
@@ -40,6 +43,13 @@ struct Probe: ParsableCommand {
         guard let file else { throw ValidationError("give a media file to probe, or --plugins") }
         do {
             let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
+            if let coverOut {
+                guard let cover = (demuxer as? AudioStreamDemuxer)?.tags.coverArt else {
+                    throw MediaError(.notFound, "the file has no cover art in its tags", path: file)
+                }
+                let out = try OutputFile(path: coverOut)
+                do { try out.write(cover.data); try out.commit() } catch { out.discard(); throw error }
+            }
             if count {
                 var n = 0, bytes = 0
                 var cut: MediaError?
@@ -138,6 +148,18 @@ struct Probe: ParsableCommand {
         var format: [String: Any] = [:]
         if let d = demuxer.duration { format["duration"] = d }
         if let mp4 = demuxer as? MP4Demuxer { format["major_brand"] = mp4.majorBrand; format["compatible_brands"] = mp4.compatibleBrands }
+        if let stream = demuxer as? AudioStreamDemuxer {
+            let t = stream.tags
+            var tags: [String: Any] = [:]
+            for (key, value) in [("title", t.title), ("artist", t.artist), ("album", t.album), ("track", t.track),
+                                 ("date", t.date), ("genre", t.genre), ("comment", t.comment)] {
+                if let value { tags[key] = value }
+            }
+            if let c = t.coverArt { tags["cover_art"] = ["mime": c.mime, "size": c.data.count] }
+            if !t.chapters.isEmpty { tags["chapters"] = t.chapters.map { ["id": $0.id, "start_ms": $0.startMs, "end_ms": $0.endMs, "title": $0.title ?? ""] } }
+            tags["frames"] = t.frames.map(\.id)
+            format["tags"] = tags
+        }
         let data = try JSONSerialization.data(withJSONObject: ["tracks": tracks, "format": format], options: [.prettyPrinted, .sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }

@@ -238,3 +238,48 @@ def test_adts_duration_counts_the_frames(name, shared_media, mk_probe):
     ref, _ = _ffprobe_packets(path)
     info = json.loads(lib.run([mk_probe, "--json", path]).stdout)["tracks"][0]
     assert abs(info["duration_ts"] - len(ref) * 1024) <= 1024, (info["duration_ts"], len(ref))
+
+
+TAGGED = [n for n in FILES if n.endswith(".mp3") and (lib.SHARED_MEDIA / n).read_bytes()[:3] == b"ID3"]
+
+
+@pytest.mark.parametrize("name", TAGGED)
+def test_tags_like_ffprobe_and_mutagen(name, shared_media, mk_probe, tmp_path):
+    """ID3v2 tags: title, artist, album, track, date and genre as ffprobe prints them; the comment,
+    chapters (CHAP) and the list of frame ids as mutagen reads them; the cover art's bytes as
+    `ffmpeg -an -vcodec copy` writes them."""
+    import mutagen.id3
+    path = shared_media / name
+    proc = lib.run([mk_probe, "--json", path])
+    if proc.returncode != 0:
+        # Tags and no audio frame (the corpus's "id3v2-only" file): an error naming it, as ffprobe finds no packet.
+        assert b"no MPEG audio or ADTS frame" in proc.stderr and not _ffprobe_packets(path)[0], proc.stderr
+        return
+    ours = json.loads(proc.stdout)["format"].get("tags", {})
+    ff = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format_tags", "-of", "json", str(path)],
+                                   capture_output=True, text=True).stdout).get("format", {}).get("tags", {})
+    for key in ("title", "artist", "album", "track", "date", "genre"):
+        if key in ff:
+            assert ours.get(key) == ff[key], (key, ours.get(key), ff[key])
+    try:
+        tag = mutagen.id3.ID3(str(path), translate=False, load_v1=False)   # the frames as stored
+    except mutagen.id3.ID3NoHeaderError:
+        return
+    # Every frame stored: the ones mutagen knows and the ones it keeps as unknown.
+    ids = {f.FrameID for f in tag.values()} | {bytes(u[:4]).decode("latin-1") for u in tag.unknown_frames}
+    assert set(ours.get("frames", [])) == ids, (ours.get("frames"), sorted(ids))
+    comments = tag.getall("COMM")
+    if comments:
+        assert ours.get("comment") == str(comments[0].text[0] if comments[0].text else "")
+    chapters = tag.getall("CHAP")
+    assert [(c["id"], c["start_ms"], c["end_ms"]) for c in ours.get("chapters", [])] == \
+        [(c.element_id, c.start_time, c.end_time) for c in chapters]
+    pictures = tag.getall("APIC")
+    if pictures:
+        cover = tmp_path / "cover"
+        lib.check_ok(lib.run([mk_probe, "--cover-out", cover, path]), [mk_probe, "--cover-out", path])
+        assert cover.read_bytes() == pictures[0].data
+        ref = tmp_path / "ref.bin"
+        proc = lib.run(["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-an", "-vcodec", "copy", "-f", "data", ref])
+        if proc.returncode == 0 and ref.exists():
+            assert cover.read_bytes() == ref.read_bytes()

@@ -109,6 +109,19 @@ enum ID3 {
             tags.frames.append((id, data))
             apply(id: id, data: data, major: major, to: &tags)
         }
+        // ID3v2.3 splits the date: TYER (YYYY), TDAT (DDMM), TIME (HHMM); as FFmpeg, they are
+        // joined into "YYYY-MM-DD HH:MM" when all are well formed.
+        if major < 4 {
+            func field(_ id: String) -> String? { tags.frames.last { $0.id == id }.flatMap { text($0.data) } }
+            if let year = field("TYER"), year.count == 4, year.allSatisfy(\.isNumber) {
+                var date = year
+                if let dm = field("TDAT"), dm.count == 4, dm.allSatisfy(\.isNumber) {
+                    date += "-\(dm.suffix(2))-\(dm.prefix(2))"
+                    if let hm = field("TIME"), hm.count == 4, hm.allSatisfy(\.isNumber) { date += " \(hm.prefix(2)):\(hm.suffix(2))" }
+                }
+                tags.date = date
+            }
+        }
     }
 
     private static func apply(id: String, data: [UInt8], major: Int, to tags: inout AudioTags) {
