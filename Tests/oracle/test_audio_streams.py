@@ -283,3 +283,27 @@ def test_tags_like_ffprobe_and_mutagen(name, shared_media, mk_probe, tmp_path):
         proc = lib.run(["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-an", "-vcodec", "copy", "-f", "data", ref])
         if proc.returncode == 0 and ref.exists():
             assert cover.read_bytes() == ref.read_bytes()
+
+
+@pytest.mark.parametrize("name", ["mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "mp3_cbr_56k_mono_no_xing.mp3",
+                                  "aac_adts_lc_with_id3v2_prefix.aac", "aac_adts_lc_22k_id3_priv_timestamp_hls_packed.aac"])
+def test_remux_into_mp4(name, shared_media, mk_bin, mk_decode, tmp_path):
+    """`mk-remux FILE out.mp4` for MP3 and ADTS AAC. Oracles: ffmpeg decodes our MP4 to what it
+    decodes from its own `-c copy` MP4 of the same file (the same samples and the same gapless
+    edit: FFmpeg 5.1 keeps the whole last frame), and mk-decode of our MP4 (gapless) equals
+    ffmpeg's decode of the original file."""
+    path = shared_media / name
+    ours, theirs = tmp_path / "ours.mp4", tmp_path / "theirs.mp4"
+    lib.check_ok(lib.run([mk_bin / "mk-remux", path, ours]), [mk_bin / "mk-remux", path, ours])
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", "0:a:0", "-c", "copy", theirs]
+    lib.oracle_ok(lib.run(cmd), cmd)
+
+    def pcm(p):
+        return subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(p), "-map", "0:a:0", "-f", "s16le", "-"],
+                              capture_output=True, timeout=300).stdout
+    a, b = _pcm(pcm(ours)), _pcm(pcm(theirs))
+    assert len(a) == len(b) and max((abs(x - y) for x, y in zip(a, b)), default=0) <= 1, (len(a), len(b))
+    out = tmp_path / "out.pcm"
+    lib.check_ok(lib.run([mk_decode, ours, "--audio-out", out, "-q"]), [mk_decode, ours])
+    c, d = _pcm(out.read_bytes()), _pcm(pcm(path))
+    assert len(c) == len(d) and max((abs(x - y) for x, y in zip(c, d)), default=0) <= 1, (len(c), len(d))

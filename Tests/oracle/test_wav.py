@@ -67,3 +67,15 @@ def test_wav_unsupported_format_is_named(mk_probe, tmp_path):
     lib.oracle_ok(lib.run(cmd), cmd)
     proc = lib.run([mk_probe, path])
     assert proc.returncode != 0 and b"format tag 2" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("codec", ["pcm_s16le", "pcm_s24le", "pcm_f32le"])
+def test_wav_remux_into_mp4(codec, mk_bin, tmp_path):
+    """`mk-remux in.wav out.mp4`: the PCM samples as they were (ffmpeg decodes both to the same bytes)."""
+    path = _make(tmp_path, codec, 2, [])
+    out = tmp_path / "out.mp4"
+    lib.check_ok(lib.run([mk_bin / "mk-remux", path, out]), [mk_bin / "mk-remux", path, out])
+
+    def pcm(p):
+        return subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(p), "-f", "s32le", "-"], capture_output=True).stdout
+    assert pcm(out) == pcm(path)

@@ -24,9 +24,12 @@ public enum Remuxer {
             throw MediaError(.unsupported, "no muxer writes \((output as NSString).pathExtension.isEmpty ? "files without an extension" : "." + (output as NSString).pathExtension + " files"); MediaKit writes \(known)", path: output)
         }
         let (format, opened) = try catalog.open(ByteSources.open(path: input))
-        guard let demuxer = opened as? MP4Demuxer, target.name == "mp4" else {
-            throw MediaError(.unsupported, "remuxing \(format.description) into \(target.description) is not supported: MediaKit remuxes MP4/MOV/M4A into MP4",
-                             path: input)
+        guard target.name == "mp4" else {
+            throw MediaError(.unsupported, "remuxing into \(target.description) is not supported: MediaKit writes MP4", path: output)
+        }
+        guard let demuxer = opened as? MP4Demuxer else {
+            try remuxPackets(opened, format: format, input: input, output: output, layout: layout, tracks: tracks, progress: progress)
+            return
         }
         let all = demuxer.tracks
         let wanted = tracks ?? all.map(\.index)
@@ -74,6 +77,64 @@ public enum Remuxer {
                 guard let out = map[s.trackIndex] else { continue }
                 try muxer.writeSample(track: out, pts: s.pts, dts: s.dts, duration: s.duration, isKeyframe: s.isKeyframe,
                                       from: source, offset: s.offset, size: s.size)
+                done += 1
+                progress?(done, total)
+            }
+            try muxer.finish()
+        } catch {
+            muxer.cancel()
+            throw error
+        }
+    }
+
+    /// Codecs an MP4 carries from the containers that are not MP4 (MP3, ADTS AAC, WAV PCM).
+    static let packetCodecs: Set<String> = ["mp3", "aac", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_f32le", "pcm_f64le",
+                                            "pcm_u8", "pcm_alaw", "pcm_mulaw"]
+
+    /// Remuxes a demuxer that is not MP4 packet by packet (the bytes go through memory): ADTS
+    /// frames lose their header (the AudioSpecificConfig goes into the sample entry, as FFmpeg's
+    /// aac_adtstoasc does); a packet cut short by the end of the file is left out.
+    static func remuxPackets(_ demuxer: Demuxer, format: ContainerFormat, input: String, output: String, layout: MP4Muxer.Layout,
+                             tracks: [Int]?, progress: ((Int, Int) -> Void)?) throws {
+        let all = demuxer.tracks
+        let wanted = tracks ?? all.map(\.index)
+        for t in wanted where t < 0 || t >= all.count {
+            throw MediaError(.invalidArgument, "track \(t) does not exist (the file has \(all.count))", path: input)
+        }
+        for t in wanted where !packetCodecs.contains(all[t].parameters.codec) {
+            throw MediaError(.unsupported, "remuxing \(all[t].parameters.codec) from \(format.description) into MP4 is not supported: MediaKit copies \(packetCodecs.sorted().joined(separator: ", ")) from it",
+                             path: input)
+        }
+        // Gapless: an encoder delay and padding (MP3's LAME tag) become an edit list, as FFmpeg's
+        // muxer writes it, here in the track's own time scale so that it is exact to the sample.
+        let kept: [Track] = wanted.map { i in
+            var t = all[i]
+            if t.editList.isEmpty && !t.trimsOnPackets && t.duration > 0 && (t.encoderDelay > 0 || t.encoderPadding > 0) {
+                t.movieTimeScale = t.timeBase.denominator / max(1, t.timeBase.numerator)
+                t.editList = [EditListEntry(segmentDuration: t.duration - Int64(t.encoderDelay) - Int64(t.encoderPadding),
+                                            mediaTime: Int64(t.encoderDelay), mediaRate: 1)]
+            }
+            return t
+        }
+        var options = MP4Muxer.Options()
+        options.layout = layout
+        let scales = Set(kept.map(\.movieTimeScale).filter { $0 > 0 })
+        if scales.count == 1, let scale = scales.first { options.movieTimeScale = scale }
+        let muxer = try MP4Muxer(path: output, options: options)
+        do {
+            var map = [Int: Int]()
+            for (i, t) in zip(wanted, kept) { map[i] = try muxer.addTrack(from: t) }
+            demuxer.select(tracks: Set(wanted))
+            let total = max(1, wanted.reduce(0) { $0 + all[$1].sampleCount })
+            var done = 0
+            var cut: MediaError?
+            while var packet = try demuxer.read(untilCut: &cut) {
+                guard let out = map[packet.trackIndex], !packet.isTruncated else { continue }
+                if all[packet.trackIndex].parameters.codecTag == "adts", let h = ADTSHeader(packet.data) {
+                    packet.data.removeFirst(min(packet.data.count, h.headerSize))
+                }
+                packet.trackIndex = out
+                try muxer.write(packet)
                 done += 1
                 progress?(done, total)
             }
