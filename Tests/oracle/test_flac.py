@@ -161,9 +161,71 @@ def test_flac_bad_blocks_are_named(mk_probe, tmp_path):
     assert proc.returncode != 0 and b"offset 4" in proc.stderr, proc.stderr
 
 
+def _reference_encode(tmp_path, wav, name: str, options: list):
+    """FLAC from libFLAC's own encoder (the `flac` tool of scripts/deps.sh)."""
+    path = tmp_path / name
+    cmd = ["flac", "-s", "-f", *options, "-o", path, wav]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    return path
+
+
+def _wav(tmp_path, source: list, channels: int, codec: str = "pcm_s16le", name: str = "in.wav"):
+    path = tmp_path / name
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", *source, "-ac", str(channels), "-c:a", codec, "-rf64", "never", path]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    return path
+
+
+REFERENCE = [("l8", ["-8"], 2, "pcm_s16le"), ("l0-1152", ["-0", "--blocksize=1152"], 2, "pcm_s16le"),
+             ("nopad-noseek", ["-5", "--no-padding", "--no-seektable"], 1, "pcm_s16le"), ("24bit", ["-8"], 2, "pcm_s24le"),
+             ("6ch-blocksize-576", ["-5", "--blocksize=576"], 6, "pcm_s16le")]
+
+
+@pytest.mark.parametrize("name,options,channels,codec", REFERENCE, ids=[r[0] for r in REFERENCE])
+def test_flac_from_the_reference_encoder(name, options, channels, codec, mk_probe, mk_decode, tmp_path):
+    wav = _wav(tmp_path, ["-f", "lavfi", "-i", "sine=frequency=300:beep_factor=2:duration=4.1:sample_rate=48000"], channels, codec)
+    path = _reference_encode(tmp_path, wav, f"{name}.flac", options)
+    _compare(path, mk_probe, mk_decode, tmp_path, 24 if codec == "pcm_s24le" else 16)
+
+
+def test_flac_vorbis_comments_as_ffmpeg_lists_them(mk_probe, tmp_path):
+    # Repeated keys in other cases, FFmpeg's renamed keys, an empty value, OGM chapters.
+    wav = _wav(tmp_path, ["-f", "lavfi", "-i", "sine=duration=1"], 1)
+    path = _reference_encode(tmp_path, wav, "comments.flac", ["-5"])
+    fields = ["ARTIST=One", "artist=Two", "TRACKNUMBER=4", "Album=X", "NOVALUE=", "DESCRIPTION=desc", "COMMENT=cmt",
+              "tracknumber=5", "ALBUMARTIST=aa", "DiscNumber=2", "CHAPTER001=00:00:00.000", "CHAPTER001NAME=Intro",
+              "CHAPTER002NAME=no such chapter", "Title=Ünïcode ☃", "ARTIST=Three"]
+    cmd = ["metaflac", *[f"--set-tag={f}" for f in fields], path]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    want = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format_tags", "-of", "json", str(path)],
+                                     capture_output=True, check=True).stdout)["format"]["tags"]
+    ours = json.loads(subprocess.run([str(mk_probe), "--json", str(path)], capture_output=True, check=True).stdout)["format"]
+    assert ours["tags"] == want
+
+
+def _corpus_audio(shared_media) -> list:
+    """Decodable audio in the shared corpus (MANIFEST.tsv), the broken_* files left out."""
+    rows = [l.split("\t") for l in (shared_media / "MANIFEST.tsv").read_text().splitlines()[1:]]
+    names = [r[0] for r in rows if len(r) > 5 and "codec_type=audio" in r[5] and not r[0].startswith("broken_")]
+    return [shared_media / n for n in names if (shared_media / n).is_file()]
+
+
 def test_flac_corpus(mk_probe, mk_decode, shared_media, tmp_path):
+    """Every .flac file in the corpus, and real recordings from it re-encoded to FLAC by both
+    encoders (the corpus holds no .flac file of its own today)."""
     files = sorted(shared_media.rglob("*.flac"))
-    if not files:
-        pytest.skip("no .flac file in the shared corpus (MANIFEST.tsv lists none)")
     for path in files:
         _compare(path, mk_probe, mk_decode, tmp_path)
+    made = 0
+    for i, src in enumerate(sorted(_corpus_audio(shared_media), key=lambda p: -p.stat().st_size)[:6]):
+        wav = _wav(tmp_path, ["-i", str(src), "-map", "0:a:0", "-t", "60"], 2, name=f"c{i}.wav")
+        for tool in ("ffmpeg", "flac"):
+            out = tmp_path / f"c{i}_{tool}.flac"
+            if tool == "flac":
+                out = _reference_encode(tmp_path, wav, out.name, ["-5"])
+            else:
+                cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", wav, "-c:a", "flac", out]
+                lib.oracle_ok(lib.run(cmd), cmd)
+            _compare(out, mk_probe, mk_decode, tmp_path)
+            made += 1
+    assert files or made, "no .flac file and no decodable audio in the corpus"
