@@ -52,9 +52,12 @@ def _our_packets(mk_probe, path, stdin=None) -> list[str]:
     return [",".join(l.split(",")[i] for i in (5, 4, 1, 3)) for l in _lines([mk_probe, "--packets", path], stdin=stdin)]
 
 
-def _compare(path, mk_probe, mk_decode, tmp_path, bits: int = 16):
+def _compare(path, mk_probe, mk_decode, tmp_path, bits: int = 16, intact: bool = True):
     ours, ref = _our_packets(mk_probe, path), _ffprobe_packets(path)
     assert ours == ref, lib.diff_lines(ours, ref, "mk-probe", "ffprobe")
+    if intact:   # every frame's CRC-16 confirmed: no warning
+        proc = lib.run([mk_probe, "--packets", path])
+        assert b"warning" not in proc.stderr, proc.stderr.decode()
     fmt = "s32" if bits == 24 else "s16"
     out = tmp_path / "out.pcm"
     lib.check_ok(lib.run([mk_decode, path, "--audio-out", out, "--sample-format", fmt, "-q"]), [mk_decode, path])
@@ -113,9 +116,22 @@ def test_flac_cut_inside_a_frame(mk_probe, mk_decode, tmp_path):
     cut = tmp_path / "cut.flac"
     data = full.read_bytes()
     cut.write_bytes(data[:len(data) * 2 // 3])
-    _compare(cut, mk_probe, mk_decode, tmp_path)
+    _compare(cut, mk_probe, mk_decode, tmp_path, intact=False)
     proc = lib.run([mk_probe, "--packets", cut])
     assert b"ends inside a frame" in proc.stderr, proc.stderr
+
+
+def test_flac_damaged_frame_in_the_middle(mk_probe, mk_decode, tmp_path):
+    # A byte changed inside a frame: its CRC-16 fails, it still ends at the next header (as in
+    # FFmpeg's parser), and the damage is a warning naming the frame's offset.
+    path = _make(tmp_path, 2, 44100, 16, 5)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x55
+    path.write_bytes(bytes(data))
+    ours, ref = _our_packets(mk_probe, path), _ffprobe_packets(path)
+    assert ours == ref, lib.diff_lines(ours, ref, "mk-probe", "ffprobe")
+    proc = lib.run([mk_probe, "--packets", path])
+    assert b"CRC-16 does not match" in proc.stderr, proc.stderr
 
 
 def test_flac_from_a_pipe(mk_probe, tmp_path):

@@ -39,11 +39,32 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
     /// the cut state.
     private struct Cursor {
         var offset: Int64
-        var ahead: [UInt8] = []
+        var ahead = Window()
         var cut = TruncationState()
         /// After a seek: frames that end at or before this sample are dropped.
         var skipUntil: Int64 = 0
         var ended = false
+    }
+    /// Bytes read ahead from a cursor's offset: consuming moves an index, and the bytes before
+    /// it are dropped only when more are appended (so a frame taken costs no copy of the rest).
+    private struct Window {
+        private var bytes: [UInt8] = []
+        private var head = 0
+        var count: Int { bytes.count - head }
+        var isEmpty: Bool { count == 0 }
+        mutating func append(_ more: [UInt8]) {
+            if head > 0 { bytes.removeFirst(head); head = 0 }
+            bytes += more
+        }
+        mutating func removeFirst(_ n: Int) { head += n }
+        func prefix(_ n: Int) -> [UInt8] { Array(bytes[head..<head + n]) }
+        /// The index (from the window's start) of the first `byte` at or after `from`.
+        func firstIndex(of byte: UInt8, from: Int) -> Int? {
+            bytes[(head + from)...].firstIndex(of: byte).map { $0 - head }
+        }
+        func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+            try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[head...])) }
+        }
     }
     private var main: Cursor
     private var trackCursor: Cursor
@@ -187,7 +208,7 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
         while c.ahead.count < count {
             let more = try source.readUpTo(at: c.offset + Int64(c.ahead.count), count: max(Self.chunk, count - c.ahead.count))
             if more.isEmpty { break }
-            c.ahead += more
+            c.ahead.append(more)
             grew = true
         }
         return grew
@@ -214,7 +235,7 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
                 break
             }
             // Step to the next byte that can start a sync code.
-            let next = c.ahead.dropFirst().firstIndex(of: 0xFF) ?? c.ahead.count
+            let next = c.ahead.firstIndex(of: 0xFF, from: 1) ?? c.ahead.count
             c.ahead.removeFirst(next)
             c.offset += Int64(next)
             skipped += next
@@ -234,7 +255,6 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
         var crc: UInt16 = 0
         var j = 0
         var firstCandidate: Int?
-        var lastZero: Int?
         var end: Int?
         var atEOF = false
         let table = FLACFrameHeader.crc16Table
@@ -243,23 +263,35 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
                 if !(try fill(&c, to: c.ahead.count + Self.chunk)) { atEOF = true }
             }
             let stop = atEOF ? c.ahead.count : c.ahead.count - FLACFrameHeader.maxLength
-            let found: Int? = c.ahead.withUnsafeBytes { b in
-                var k = j
-                while k < stop {
-                    let byte = b[k]
-                    if crc == 0 && k > header.length + 1 { lastZero = k }
-                    if byte == 0xFF && k > header.length + 1 {
-                        let rest = UnsafeRawBufferPointer(rebasing: b[k..<min(b.count, k + FLACFrameHeader.maxLength)])
-                        if let h = FLACFrameHeader.parse(rest), matches(h, strategy: header.isVariable) {
-                            if crc == 0 { j = k; return k }
-                            if firstCandidate == nil && h.number == expectedNext { firstCandidate = k }
+            // The byte loop works on locals (a captured variable would be read through a box);
+            // eight bytes without a 0xFF (no header can start there) go through at once.
+            let found: Int? = table.withUnsafeBufferPointer { t in
+                c.ahead.withUnsafeBytes { b in
+                    var r = crc, k = j, first = firstCandidate
+                    defer { (crc, j, firstCandidate) = (r, k, first) }
+                    let minimum = header.length + 2
+                    while k < stop {
+                        if k + 8 <= stop && k >= minimum {
+                            let w = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: k, as: UInt64.self))
+                            let v = ~w
+                            if (v &- 0x0101_0101_0101_0101) & ~v & 0x8080_8080_8080_8080 == 0 {
+                                r = FLACFrameHeader.crc16(r, eightBytes: w)
+                                k += 8
+                                continue
+                            }
                         }
+                        let byte = b[k]
+                        if k >= minimum && byte == 0xFF,
+                           let h = FLACFrameHeader.parse(UnsafeRawBufferPointer(rebasing: b[k..<min(b.count, k + FLACFrameHeader.maxLength)])),
+                           matches(h, strategy: header.isVariable) {
+                            if r == 0 { return k }
+                            if first == nil && h.number == expectedNext { first = k }
+                        }
+                        r = (r << 8) ^ t[Int(UInt8(truncatingIfNeeded: r >> 8) ^ byte)]
+                        k += 1
                     }
-                    crc = (crc << 8) ^ table[Int(UInt8(crc >> 8) ^ byte)]
-                    k += 1
+                    return nil
                 }
-                j = k
-                return nil
             }
             if let found { end = found; break scan }
             if atEOF { break }
@@ -279,7 +311,7 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
         } else if end == nil && crc != 0 {
             // The last frame: whole when the CRC-16 was 0 at some point and its samples end the
             // stream (the bytes after it stay in it, as in FFmpeg's), else the file was cut.
-            if let z = lastZero, pts + Int64(header.blockSize) == streamInfo.totalSamples {
+            if let z = lastZeroCRC(c.ahead, after: header.length + 2), pts + Int64(header.blockSize) == streamInfo.totalSamples {
                 collected.append(MediaError(.invalidData, "\(c.ahead.count - z) bytes after the last frame", path: path,
                                             offset: start + Int64(z), context: "FLAC frame"))
             } else {
@@ -287,7 +319,7 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
             }
         }
         let size = end ?? c.ahead.count
-        let bytes = Array(c.ahead[0..<size])
+        let bytes = c.ahead.prefix(size)
         c.ahead.removeFirst(size)
         c.offset += Int64(size)
         if end == nil { c.ended = true }
@@ -299,6 +331,20 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
                                  path: path, offset: start + Int64(size), context: "FLAC frame"))
         }
         return p
+    }
+
+    /// The last offset in `w` after `minimum` where the CRC-16 of the bytes before it is 0 (the
+    /// end of a whole frame followed by other bytes), nil when there is none.
+    private func lastZeroCRC(_ w: Window, after minimum: Int) -> Int? {
+        var r: UInt16 = 0, last: Int?
+        let t = FLACFrameHeader.crc16Table
+        w.withUnsafeBytes { b in
+            for k in 0..<b.count {
+                if r == 0 && k >= minimum { last = k }
+                r = (r << 8) ^ t[Int(UInt8(truncatingIfNeeded: r >> 8) ^ b[k])]
+            }
+        }
+        return r == 0 ? nil : last
     }
 
     private func packet(_ c: inout Cursor) throws -> Packet? {

@@ -142,6 +142,29 @@ public struct FLACFrameHeader: Sendable, Hashable {
         return c
     }
 
+    /// The CRC-16 `crc` continued over the eight bytes of `w` (first byte in the low bits),
+    /// a table per byte position (slicing by 8).
+    @inline(__always)
+    static func crc16(_ crc: UInt16, eightBytes w: UInt64) -> UInt16 {
+        crc16Slices.withUnsafeBufferPointer { t in
+            func at(_ slice: Int, _ byte: UInt64) -> UInt16 { t[slice << 8 | Int(byte & 0xFF)] }
+            return at(7, UInt64(crc >> 8) ^ w) ^ at(6, UInt64(crc & 0xFF) ^ (w >> 8)) ^ at(5, w >> 16) ^ at(4, w >> 24)
+                ^ at(3, w >> 32) ^ at(2, w >> 40) ^ at(1, w >> 48) ^ at(0, w >> 56)
+        }
+    }
+
+    /// Slice k, entry b: the CRC-16 register after byte b then k zero bytes, from 0.
+    static let crc16Slices: [UInt16] = {
+        var out = crc16Table
+        for k in 1..<8 {
+            for b in 0..<256 {
+                let prev = out[(k - 1) << 8 | b]
+                out.append((prev << 8) ^ crc16Table[Int(prev >> 8)])
+            }
+        }
+        return out
+    }()
+
     /// CRC-16 (polynomial x^16 + x^15 + x^2 + 1, initial 0), the frame footer's check: over a
     /// whole frame, footer included, it is 0.
     static let crc16Table: [UInt16] = (0..<256).map { i in
