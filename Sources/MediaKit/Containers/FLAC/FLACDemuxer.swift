@@ -296,7 +296,7 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
             if let found { end = found; break scan }
             if atEOF { break }
             if j > frameBound {
-                if let f = firstCandidate { end = f; break }
+                if firstCandidate != nil { break }
                 throw MediaError(.invalidData, "no frame header follows the frame within \(j) bytes (the stream's frames are at most \(frameBound))",
                                  path: path, offset: start, context: "FLAC frame")
             }
