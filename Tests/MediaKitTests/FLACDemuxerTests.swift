@@ -56,11 +56,11 @@ final class FLACDemuxerTests: XCTestCase {
     private func checkSeeks(_ path: String, expectTable: Bool) throws {
         let full = try readAll(try FLACDemuxer(path: path))
         XCTAssertGreaterThan(full.count, 100)
-        for seconds in [0.0, 0.01, 4.99, 10.0, 12.345, 20.0, 29.9, 29.99, 31.0] {
+        for seconds in [0.0, 0.01, 4.99, 10.0, 12.345, 20.0, 29.9, 29.99, 31.0, -5, 1e300] {
             let d = try FLACDemuxer(path: path)
             XCTAssertEqual(!d.seekPoints.isEmpty, expectTable)
             try d.seek(to: seconds)
-            let target = Int64(seconds * 44100)
+            let target = Int64(min(max(0, seconds), 1e9) * 44100)
             guard let i = full.firstIndex(where: { $0.pts + $0.duration > target }) else {
                 XCTAssertNil(try d.read(), "a seek past the end reads nothing")
                 continue
@@ -71,6 +71,13 @@ final class FLACDemuxerTests: XCTestCase {
                 XCTAssertEqual([a.position, a.pts, a.duration], [b.position, b.pts, b.duration], "seek to \(seconds)")
                 XCTAssertEqual(a.data, b.data)
             }
+        }
+    }
+
+    func testSeekToNotANumberIsAnError() throws {
+        let d = try FLACDemuxer(path: try make("nan", reference: false, seconds: 1))
+        for bad in [Double.nan, .infinity, -.infinity] {
+            XCTAssertThrowsError(try d.seek(to: bad)) { XCTAssertEqual(($0 as? MediaError)?.kind, .invalidArgument) }
         }
     }
 

@@ -365,7 +365,9 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
     /// or before it (else from the first frame), reading frames forward.
     public func seek(to seconds: Double) throws {
         guard source.isSeekable else { throw MediaError(.unsupported, "seeking needs a seekable source (a file or memory)", path: path) }
-        let target = Int64(max(0, seconds) * Double(streamInfo.sampleRate))
+        guard seconds.isFinite else { throw MediaError(.invalidArgument, "cannot seek to \(seconds) seconds", path: path) }
+        // Clamped so the sample number fits in 64 bits (FLAC counts at most 2^36 samples).
+        let target = Int64(min(max(0, seconds), 1e9) * Double(streamInfo.sampleRate))
         var cursor = Cursor(offset: dataOffset)
         if let point = seekPoints.last(where: { $0.sample <= target }) {
             cursor.offset = dataOffset + point.offset
