@@ -354,8 +354,10 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
         return nil
     }
 
+    /// The next frame in file order; nil at the end (after a cut: the `.truncated` error first).
     public func read() throws -> Packet? { try packet(&main) }
 
+    /// The next frame of track 0, from a position of its own.
     public func read(track: Int) throws -> Packet? {
         guard track == 0 else { throw MediaError(.invalidArgument, "track \(track) does not exist (the file has 1)", path: path) }
         return try packet(&trackCursor)
@@ -377,6 +379,7 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
         trackCursor = cursor
     }
 
+    /// Nothing to select: the file has one track.
     public func select(tracks: Set<Int>?) {}
 }
 
