@@ -12,6 +12,7 @@ set -euo pipefail
 #   libdav1d-dev libopus-dev libvorbis-dev    build of the other codec plugins
 #   ffmpeg                                    ffmpeg/ffprobe/ffplay: oracles, test media, bench
 #   dav1d mediainfo                           oracles (ORACLES.md)
+#   flac                                      flac/metaflac: FLAC files from libFLAC's reference encoder (test_flac.py)
 #   gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps
 #                                             gst-launch-1.0, qtdemux, gst-discoverer-1.0 (oracles)
 #   gstreamer1.0-libav                        decoders, so gst-discoverer-1.0 fully opens remuxed H.264/HEVC/AAC files
@@ -24,7 +25,7 @@ set -euo pipefail
 PACKAGES=(
     pkg-config libavcodec-dev libavutil-dev libswscale-dev
     libdav1d-dev libopus-dev libvorbis-dev
-    ffmpeg dav1d mediainfo
+    ffmpeg dav1d mediainfo flac
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps gstreamer1.0-libav
     valgrind time hyperfine binutils strace
 )

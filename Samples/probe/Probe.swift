@@ -160,6 +160,11 @@ struct Probe: ParsableCommand {
             tags["frames"] = t.frames.map(\.id)
             format["tags"] = tags
         }
+        if let flac = demuxer as? FLACDemuxer {
+            format["tags"] = Dictionary(flac.tags.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+            format["pictures"] = flac.pictures.map { ["type": $0.type, "mime_type": $0.mimeType, "description": $0.description,
+                                                      "width": $0.width, "height": $0.height, "size": $0.data.count] as [String: Any] }
+        }
         let data = try JSONSerialization.data(withJSONObject: ["tracks": tracks, "format": format], options: [.prettyPrinted, .sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }

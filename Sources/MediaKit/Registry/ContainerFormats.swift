@@ -53,8 +53,8 @@ public struct MuxerFormat: Sendable {
 
 /// The container formats MediaKit reads and writes, and the probing that picks one.
 public final class ContainerCatalog: @unchecked Sendable {
-    /// The formats MediaKit has built in: MP4 / QuickTime, Ogg, IVF, MP3 (MPEG audio), ADTS AAC, WAV.
-    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav]
+    /// The formats MediaKit has built in: MP4 / QuickTime, Ogg, IVF, MP3 (MPEG audio), ADTS AAC, WAV, FLAC.
+    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac]
     /// The formats MediaKit writes.
     public static let builtInMuxers: [MuxerFormat] = [.mp4]
 

@@ -208,31 +208,16 @@ struct FlacInfo {
         guard p.count >= 51, p[9...12].elementsEqual(Array("fLaC".utf8)) else {
             return .failure("the Ogg FLAC header is \(p.count) bytes or lacks fLaC; 51 bytes expected")
         }
-        let info = Array(p[17..<51])
-        let rate = Int(info[10]) << 12 | Int(info[11]) << 4 | Int(info[12]) >> 4
-        let channels = Int((info[12] >> 1) & 7) + 1
-        let bps = Int((info[12] & 1) << 4 | info[13] >> 4) + 1
-        return .success(FlacInfo(streamInfo: info, sampleRate: rate, channels: channels, bitsPerSample: bps, headerPackets: oggBE(p, 7, 2)))
+        guard let info = FLACStreamInfo(Array(p[17..<51])) else {
+            return .failure("the Ogg FLAC header's STREAMINFO is not 34 bytes")
+        }
+        return .success(FlacInfo(streamInfo: info.bytes, sampleRate: info.sampleRate, channels: info.channels,
+                                 bitsPerSample: info.bitsPerSample, headerPackets: oggBE(p, 7, 2)))
     }
 
     /// Samples in a FLAC frame from its header, nil when the header is not readable.
     static func frameDuration(_ p: ArraySlice<UInt8>) -> Int? {
-        let b = Array(p.prefix(16))
-        guard b.count >= 5, b[0] == 0xFF, b[1] & 0xFE == 0xF8 else { return nil }
-        let code = Int(b[2] >> 4)
-        switch code {
-        case 1: return 192
-        case 2...5: return 576 << (code - 2)
-        case 8...15: return 256 << (code - 8)
-        case 6, 7:
-            // skip the UTF-8 coded frame/sample number that follows the 4 fixed bytes
-            let lead = b[4]
-            let n = lead & 0x80 == 0 ? 1 : max(1, (~lead).leadingZeroBitCount)
-            let at = 4 + n
-            if code == 6 { return at < b.count ? Int(b[at]) + 1 : nil }
-            return at + 1 < b.count ? (Int(b[at]) << 8 | Int(b[at + 1])) + 1 : nil
-        default: return nil
-        }
+        FLACFrameHeader.parse(Array(p.prefix(FLACFrameHeader.maxLength)), checkCRC: false)?.blockSize
     }
 }
 
