@@ -245,3 +245,16 @@ def test_flac_corpus(mk_probe, mk_decode, shared_media, tmp_path):
             _compare(out, mk_probe, mk_decode, tmp_path)
             made += 1
     assert files or made, "no .flac file and no decodable audio in the corpus"
+
+
+def test_flac_in_mp4_decodes_like_ffmpeg(mk_decode, tmp_path):
+    """FLAC in MP4 (`dfLa`): the decoder gets STREAMINFO's 34 bytes, as FFmpeg's mov demuxer
+    reads them; the samples equal ffmpeg's decode byte for byte."""
+    path = tmp_path / "flac.mp4"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=2",
+           "-c:a", "flac", "-strict", "-2", path]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    out = tmp_path / "out.pcm"
+    lib.check_ok(lib.run([mk_decode, path, "--audio-out", out, "-q"]), [mk_decode, path])
+    ref = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(path), "-f", "s16le", "-"], capture_output=True).stdout
+    assert out.read_bytes() == ref

@@ -210,7 +210,9 @@ enum SampleEntryParser {
                 p.sampleRate = 48000
             case "fLaC":
                 p.codec = "flac"
-                if let dfla = children["dfLa"], dfla.count > 4 { p.extradata = Array(dfla[4...]) }
+                // dfLa: version/flags, then FLAC metadata blocks; the decoder takes STREAMINFO's
+                // 34 bytes without its block header (as FFmpeg's mov_read_dfla reads them).
+                if let dfla = children["dfLa"], dfla.count >= 42, dfla[4] & 0x7F == 0 { p.extradata = Array(dfla[8..<42]) }
             case "alac":
                 p.codec = "alac"
                 if let a = children["alac"] { p.extradata = [0, 0, 0, UInt8(a.count + 8)] + Array("alac".utf8) + a }
