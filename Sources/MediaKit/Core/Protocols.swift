@@ -45,6 +45,23 @@ extension Demuxer {
     }
 }
 
+/// A demuxer opened on a ``ByteSource`` (every built-in one); opening a path comes with it.
+public protocol SourceDemuxer: Demuxer {
+    /// Opens the container in `source`, read from offset 0. A source that cannot seek works
+    /// for the layouts that never go back; others are refused with `.unsupported` naming the layout.
+    /// - Throws: ``MediaError``: `.invalidData` naming the structure and offset for a damaged
+    ///   header, `.unsupported`, `.limit`, or the source's own errors.
+    init(source: ByteSource) throws
+}
+
+extension SourceDemuxer {
+    /// Opens `path` (`"-"`: standard input; a FIFO is read as a stream, as it comes).
+    /// - Throws: `.notFound` / `.io` for the file, then as ``init(source:)``.
+    public init(path: String) throws {
+        try self.init(source: ByteSources.open(path: path))
+    }
+}
+
 /// Turns packets of one stream into frames, with libavcodec's send / receive model.
 ///
 /// ```swift

@@ -7,7 +7,7 @@
 /// the decoder's 529 samples and ``Track/encoderPadding`` the padding less those 529, which is
 /// how FFmpeg trims it. Damage is skipped and listed in ``warnings``; a stream cut short ends
 /// after its last whole frame.
-public final class AudioStreamDemuxer: Demuxer, @unchecked Sendable {
+public final class AudioStreamDemuxer: SourceDemuxer, @unchecked Sendable {
     /// The one track.
     public let tracks: [Track]
     /// Seconds: exact from a Xing / VBRI frame count, else estimated from the size and bit rate.
@@ -28,11 +28,6 @@ public final class AudioStreamDemuxer: Demuxer, @unchecked Sendable {
 
     /// Bytes handed to the parser per read.
     static let chunk = 1 << 16
-
-    /// Opens `path` (`"-"`: standard input).
-    public convenience init(path: String) throws {
-        try self.init(source: ByteSources.open(path: path))
-    }
 
     /// Reads `source` until the stream's format is known (tags and a VBR header included).
     /// - Throws: `.invalidData` when no confirmed frame is found in the first megabytes;

@@ -11,7 +11,7 @@
 /// cut at the next valid header (as FFmpeg's parser does) and listed in ``warnings``; a file
 /// cut inside a frame gives that frame's bytes as a last, truncated packet, then a
 /// `.truncated` error.
-public final class FLACDemuxer: Demuxer, @unchecked Sendable {
+public final class FLACDemuxer: SourceDemuxer, @unchecked Sendable {
     /// The one track.
     public let tracks: [Track]
     /// Seconds, from STREAMINFO's sample count (nil when it is 0: not known).
@@ -71,11 +71,6 @@ public final class FLACDemuxer: Demuxer, @unchecked Sendable {
 
     /// Bytes read from the source at a time.
     static let chunk = 1 << 16
-
-    /// Opens `path` (`"-"`: standard input).
-    public convenience init(path: String) throws {
-        try self.init(source: ByteSources.open(path: path))
-    }
 
     /// Reads the ID3v2 tags that may come first, the "fLaC" signature and the metadata blocks.
     /// - Throws: `.invalidData` naming the block and offset for a missing signature, a first

@@ -12,7 +12,7 @@ enum IVFLimits {
 /// the key-frame flag comes from the frame itself as FFmpeg's parsers read it (VP8 frame
 /// tag; VP9 uncompressed header; AV1 frame header of the shown frame, see ``AV1``).
 /// The AV1 track has no extradata: decoders read the sequence header in band.
-public final class IVFDemuxer: Demuxer, @unchecked Sendable {
+public final class IVFDemuxer: SourceDemuxer, @unchecked Sendable {
     /// The one track of the file.
     public let tracks: [Track]
     /// Frame count times the time base, from the header (nil when the header says 0).
@@ -34,15 +34,9 @@ public final class IVFDemuxer: Demuxer, @unchecked Sendable {
     private var cut = TruncationState()
     private var trackCut = TruncationState()
 
-    /// Opens `path` and reads its header.
+    /// Reads the header of the IVF stream in `source` (seekable or not: frames are read in order).
     /// - Throws: `.invalidData` naming the file and what was expected for a bad header,
     ///   `.endOfFile` when the file is shorter than the header.
-    public convenience init(path: String) throws {
-        try self.init(source: ByteSources.open(path: path))
-    }
-
-    /// Reads the header of the IVF stream in `source` (seekable or not: frames are read in order).
-    /// - Throws: as ``init(path:)``.
     public init(source: ByteSource) throws {
         let path = source.name
         self.path = path

@@ -11,7 +11,7 @@ import Foundation
 /// let demuxer = try MP4Demuxer(path: "movie.mp4")
 /// while let packet = try demuxer.read() { ... }
 /// ```
-public final class MP4Demuxer: Demuxer, @unchecked Sendable {
+public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
     /// The tracks, in the order of their `trak` boxes (= ffprobe's stream indexes).
     public let tracks: [Track]
     /// Movie duration in seconds (mvhd), if stated.
@@ -46,18 +46,11 @@ public final class MP4Demuxer: Demuxer, @unchecked Sendable {
     /// A movie fragment (`moof`) the file cuts short: its samples are lost, reported after the others.
     private var cutFragment: MediaError?
 
-    /// Opens and indexes `path`.
-    /// - Throws: ``MediaError``: `.notFound`/`.io` for the file, `.invalidData`
-    ///   naming the box path and offset for a damaged file, `.limit` for tables
-    ///   above MediaKit's hard limits.
-    public convenience init(path: String) throws {
-        try self.init(source: ByteSources.open(path: path))
-    }
-
     /// Opens and indexes the MP4 / MOV in `source`. A non-seekable source (a pipe) works for a
     /// progressive file whose `moov` comes before its media data; other layouts need to go
     /// back in the file and are refused with an `.unsupported` error naming the layout.
-    /// - Throws: as ``init(path:)``.
+    /// - Throws: ``MediaError``: `.invalidData` naming the box path and offset for a damaged
+    ///   file, `.limit` for tables above MediaKit's hard limits, the source's `.io` errors.
     public init(source: ByteSource) throws {
         let path = source.name
         self.path = path

@@ -20,7 +20,7 @@
 /// returned as packets of duration 0); a change of codec, or a chain in a multi-stream file,
 /// ends reading with an `.unsupported` error. Damaged pages are skipped: reading resumes at
 /// the next page with a correct CRC, and the damage is listed in ``warnings``.
-public final class OggDemuxer: Demuxer, @unchecked Sendable {
+public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
     /// One track per logical stream, in the order of their first pages (= ffprobe's streams).
     public let tracks: [Track]
     /// The longest track duration in seconds, from the last granule positions.
@@ -37,16 +37,10 @@ public final class OggDemuxer: Demuxer, @unchecked Sendable {
     private var perTrack: [OggPacketReader?]
     private var selected: Set<Int>?
 
-    /// Opens `path` (`"-"`: standard input) and reads the headers of every logical stream.
-    /// - Throws: `.notFound`/`.io` for the file; `.invalidData` when no valid page or no
-    ///   beginning-of-stream page is found.
-    public convenience init(path: String) throws {
-        try self.init(source: ByteSources.open(path: path))
-    }
-
     /// Reads the headers of every logical stream from `source`. A non-seekable source works:
     /// pages are read front to back (the durations, read from the last pages, are then unknown).
-    /// - Throws: as ``init(path:)``.
+    /// - Throws: `.invalidData` when no valid page or no beginning-of-stream page is found; the
+    ///   source's `.io` errors.
     public init(source: ByteSource) throws {
         self.path = source.name
         self.source = source

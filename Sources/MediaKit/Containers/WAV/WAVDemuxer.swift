@@ -6,7 +6,7 @@
 /// file whose data chunk says more than the file holds (a recording that stopped) is read to
 /// its end (the last packet holding the bytes there are, as FFmpeg's), with a `.truncated`
 /// error after it.
-public final class WAVDemuxer: Demuxer, @unchecked Sendable {
+public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
     /// The one track.
     public let tracks: [Track]
     /// Seconds, from the data chunk's size.
@@ -25,11 +25,6 @@ public final class WAVDemuxer: Demuxer, @unchecked Sendable {
 
     /// FFmpeg's packet size for PCM in WAV (wavdec.c MAX_SIZE).
     static let packetBytes = 4096
-
-    /// Opens `path` (`"-"`: standard input).
-    public convenience init(path: String) throws {
-        try self.init(source: ByteSources.open(path: path))
-    }
 
     /// Reads the RIFF / RF64 header and the `fmt ` chunk, up to the start of the `data` chunk.
     /// - Throws: `.invalidData` naming the chunk and offset for a malformed header,
