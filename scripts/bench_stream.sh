@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# MP3 benchmark (issue 12): MediaKit's AudioStreamParser against ffmpeg in the same run, on a
+# 10-minute MP3 (128 kbit/s CBR, libmp3lame):
+#
+#   demux every packet:  mk-probe --count IN               vs  ffmpeg -i IN -c copy -f null -
+#   decode to s16le:     mk-decode IN --audio-out OUT      vs  ffmpeg -i IN -f s16le OUT
+#
+# Each command runs BENCH_RUNS times (default 5, alternating) under GNU time; the median wall time
+# and peak memory are reported. These are whole-process times (start-up included), so the parser's
+# own rate is higher than the figure shown. Untimed check: both decoders write identical bytes.
+# Results go to the terminal and to BENCHMARKS.md (between the bench_stream markers).
+#
+# Usage: make bench        (or: MK_BIN=DIR scripts/bench_stream.sh)
+set -euo pipefail
+# shellcheck source=bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
+
+RUNS=${BENCH_RUNS:-5}
+PROBE="$MK_BIN/mk-probe" DECODE="$MK_BIN/mk-decode"
+[ -x "$PROBE" ] && [ -x "$DECODE" ] || die "mk-probe / mk-decode not found in $MK_BIN; run 'make build' first"
+mkdir -p "$WORK"
+IN="$WORK/mp3_cbr128_600s.mp3"
+GEN_CMD=(ffmpeg -v error -nostdin -y -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=600"
+         -f lavfi -i "anoisesrc=color=pink:sample_rate=44100:amplitude=0.2:duration=600"
+         -filter_complex "[0:a][1:a]join=inputs=2:channel_layout=stereo[a]" -map "[a]" -c:a libmp3lame -b:a 128k -f mp3)
+make_input "$IN" "${GEN_CMD[@]}"
+cat "$IN" >/dev/null
+BYTES=$(stat -c %s "$IN")
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then OUT=/dev/shm/mediakit-bench; else OUT=$WORK; fi
+mkdir -p "$OUT"
+O="$OUT/stream.pcm"
+
+rm -f "$WORK"/stream_*.times
+for ((run = 1; run <= RUNS; run++)); do
+    note "run $run/$RUNS"
+    if (( run % 2 )); then order=(ff mk); else order=(mk ff); fi
+    for who in "${order[@]}"; do
+        if [ "$who" = ff ]; then
+            measure stream_ff_demux "" ffmpeg -v error -nostdin -i "$IN" -c copy -f null -
+            measure stream_ff_decode "$O" ffmpeg -v error -nostdin -y -i "$IN" -f s16le "$O"
+        else
+            measure stream_mk_demux "" "$PROBE" --count "$IN"
+            measure stream_mk_decode "$O" "$DECODE" -q "$IN" --audio-out "$O"
+        fi
+    done
+done
+ffmpeg -v error -nostdin -y -i "$IN" -f s16le "$O.ff"
+"$DECODE" -q "$IN" --audio-out "$O.mk"
+if cmp -s "$O.ff" "$O.mk"; then CHECK="identical (cmp, $(stat -c %s "$O.mk") bytes)"; else CHECK="DIFFERS: $(cmp "$O.ff" "$O.mk" 2>&1 | head -n 1)"; fi
+rm -f "$O" "$O.ff" "$O.mk"
+
+W() { median "$WORK/stream_$1.times" 1; }
+R() { median "$WORK/stream_$1.times" 2; }
+mbs() { awk -v b="$BYTES" -v s="$1" 'BEGIN { if (s > 0) printf "%.0f MB/s", b / s / 1e6; else print "n/a" }'; }
+ROWS=("| demux every packet | ffmpeg -c copy -f null | $(W ff_demux) | $(mib "$(R ff_demux)") | 1.00x | $(mbs "$(W ff_demux)") |  |"
+      "| demux every packet | mk-probe --count | $(W mk_demux) | $(mib "$(R mk_demux)") | $(ratio "$(W mk_demux)" "$(W ff_demux)") | $(mbs "$(W mk_demux)") |  |"
+      "| decode to s16le | ffmpeg | $(W ff_decode) | $(mib "$(R ff_decode)") | 1.00x |  | reference |"
+      "| decode to s16le | mk-decode | $(W mk_decode) | $(mib "$(R mk_decode)") | $(ratio "$(W mk_decode)" "$(W ff_decode)") |  | $CHECK |")
+HEAD="| case | tool | wall s | peak MiB | wall vs ffmpeg | input rate (whole process) | output |"
+RULE="|---|---|---:|---:|---:|---:|---|"
+echo; echo "$HEAD"; echo "$RULE"; printf '%s\n' "${ROWS[@]}"; echo
+
+SECTION=$(mktemp)
+trap 'rm -f "$SECTION"' EXIT
+{
+    echo "<!-- bench_stream:begin -->"
+    echo "## MP3: AudioStreamParser (mk-probe, mk-decode) vs ffmpeg"
+    echo
+    echo "Written by \`scripts/bench_stream.sh\` (\`make bench\`) on $(date -u '+%Y-%m-%d %H:%M UTC')."
+    echo "Machine: $(nproc) cores; $(ffmpeg -version | head -n 1); MediaKit $(git rev-parse --short HEAD 2>/dev/null || echo '?') (release build)."
+    echo "Input (made once): \`$IN\` ($BYTES bytes, 600 s) by \`$(q "${GEN_CMD[@]}" "$IN")\`."
+    echo "Method: each command $RUNS times, alternating, under GNU time; medians. Whole-process wall times"
+    echo "(start-up included); decoded outputs written to \`$OUT/\`."
+    echo
+    echo "$HEAD"; echo "$RULE"; printf '%s\n' "${ROWS[@]}"
+    echo "<!-- bench_stream:end -->"
+} >"$SECTION"
+write_section "$MD" bench_stream "$SECTION"
+note "wrote the bench_stream section of $MD"
+[[ $CHECK == identical* ]] || die "mk-decode's output differs from ffmpeg's"
