@@ -258,3 +258,24 @@ def test_flac_in_mp4_decodes_like_ffmpeg(mk_decode, tmp_path):
     lib.check_ok(lib.run([mk_decode, path, "--audio-out", out, "-q"]), [mk_decode, path])
     ref = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(path), "-f", "s16le", "-"], capture_output=True).stdout
     assert out.read_bytes() == ref
+
+
+@pytest.mark.parametrize("sample_fmt", ["s16", "s32"])
+def test_flac_remux_into_mp4(sample_fmt, mk_bin, mk_decode, tmp_path):
+    """`mk-remux in.flac out.mp4` (fLaC + dfLa): ffmpeg decodes our MP4 to the samples it decodes
+    from the FLAC file, and so does mk-decode."""
+    src = tmp_path / "in.flac"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=3:sample_rate=48000",
+           "-ac", "2", "-sample_fmt", sample_fmt, "-c:a", "flac", src]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    out = tmp_path / "out.mp4"
+    lib.check_ok(lib.run([mk_bin / "mk-remux", src, out]), [mk_bin / "mk-remux", src, out])
+    fmt = "s32le" if sample_fmt == "s32" else "s16le"
+
+    def pcm(p):
+        return subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(p), "-f", fmt, "-"], capture_output=True).stdout
+    assert pcm(out) == pcm(src)
+    ours = tmp_path / "ours.pcm"
+    lib.check_ok(lib.run([mk_decode, out, "--audio-out", ours, "-q"]), [mk_decode, out])
+    assert ours.read_bytes() == subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(src), "-f", "s16le", "-"],
+                                               capture_output=True).stdout

@@ -87,8 +87,8 @@ public enum Remuxer {
         }
     }
 
-    /// Codecs an MP4 carries from the containers that are not MP4 (MP3, ADTS AAC, WAV PCM).
-    static let packetCodecs: Set<String> = ["mp3", "aac", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_f32le", "pcm_f64le",
+    /// Codecs an MP4 carries from the containers that are not MP4 (MP3, ADTS AAC, FLAC, WAV PCM).
+    static let packetCodecs: Set<String> = ["mp3", "aac", "flac", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_f32le", "pcm_f64le",
                                             "pcm_u8", "pcm_alaw", "pcm_mulaw"]
 
     /// Remuxes a demuxer that is not MP4 packet by packet (the bytes go through memory): ADTS

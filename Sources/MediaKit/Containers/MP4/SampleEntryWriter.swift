@@ -4,7 +4,7 @@
 /// over verbatim, so entries MediaKit does not understand (ac-3, c608, tx3g, mebx ...)
 /// and the boxes it does not model (colr, btrt, pasp, SA3D ...) survive a remux.
 /// Otherwise the entry is generated from the parameters: avc1, hvc1, av01, mp4a (esds),
-/// Opus (dOps), .mp3, and QuickTime sound descriptions for uncompressed audio (sowt, twos,
+/// Opus (dOps), .mp3, fLaC (dfLa), and QuickTime sound descriptions for uncompressed audio (sowt, twos,
 /// in24, in32, fl32, fl64, raw, ulaw, alaw; lpcm above 65535 Hz), as FFmpeg's mov muxer writes them.
 enum SampleEntryWriter {
     /// The sample entry bytes (header included) for `p`, and the handler type of the track.
@@ -64,6 +64,23 @@ enum SampleEntryWriter {
             }
             if p.codec == "aac", p.extradata.isEmpty {
                 throw MediaError(.invalidArgument, "an AAC track needs its AudioSpecificConfig in extradata")
+            }
+        case "flac":
+            // fLaC + dfLa (the FLAC-in-ISOBMFF encapsulation): STREAMINFO as the one, last metadata block.
+            guard p.channels > 0, p.sampleRate > 0, p.extradata.count == 34 else {
+                throw MediaError(.invalidArgument, "a FLAC track needs its rate, channels and the 34-byte STREAMINFO in extradata")
+            }
+            w.box("fLaC") { w in
+                w.zeros(6); w.u16(1)
+                w.zeros(8)
+                w.u16(UInt16(clamping: p.channels)); w.u16(16)
+                w.u16(0); w.u16(0)
+                w.u32(p.sampleRate < 65536 ? UInt32(p.sampleRate) << 16 : 0)
+                w.box("dfLa") { w in
+                    w.u32(0)                          // version, flags
+                    w.u32(0x8000_0000 | 34)           // last block, type 0 (STREAMINFO), 34 bytes
+                    w.append(p.extradata)
+                }
             }
         default:
             guard let bits = SampleEntryParser.bitsPerSample(codec: p.codec), let tag = pcmTag(p.codec) else {
