@@ -48,9 +48,8 @@ public enum Remuxer {
         let scales = Set(wanted.map { all[$0].movieTimeScale }.filter { $0 > 0 })
         if scales.count == 1, let s = scales.first { options.movieTimeScale = s }
         options.userData = demuxer.userData
-        let muxer = try MP4Muxer(path: output, options: options)
-        var map = [Int: Int]()
-        do {
+        try writing(MP4Muxer(path: output, options: options)) { muxer in
+            var map = [Int: Int]()
             for t in wanted { map[t] = try muxer.addTrack(from: all[t]) }
             for (from, refs) in demuxer.trackReferences {
                 guard let f = map[from] else { continue }
@@ -80,10 +79,6 @@ public enum Remuxer {
                 done += 1
                 progress?(done, total)
             }
-            try muxer.finish()
-        } catch {
-            muxer.cancel()
-            throw error
         }
     }
 
@@ -120,8 +115,7 @@ public enum Remuxer {
         options.layout = layout
         let scales = Set(kept.map(\.movieTimeScale).filter { $0 > 0 })
         if scales.count == 1, let scale = scales.first { options.movieTimeScale = scale }
-        let muxer = try MP4Muxer(path: output, options: options)
-        do {
+        try writing(MP4Muxer(path: output, options: options)) { muxer in
             var map = [Int: Int]()
             for (i, t) in zip(wanted, kept) { map[i] = try muxer.addTrack(from: t) }
             demuxer.select(tracks: Set(wanted))
@@ -138,6 +132,14 @@ public enum Remuxer {
                 done += 1
                 progress?(done, total)
             }
+        }
+    }
+
+    /// Runs `body` on `muxer`, then finishes the file; on any error the muxer is cancelled (the
+    /// target name is left untouched) and the error rethrown.
+    static func writing(_ muxer: MP4Muxer, _ body: (MP4Muxer) throws -> Void) throws {
+        do {
+            try body(muxer)
             try muxer.finish()
         } catch {
             muxer.cancel()
