@@ -114,7 +114,7 @@ public func mk_decoder_open_params(_ out: UnsafeMutablePointer<OpaquePointer?>?,
         return fail(MK_EINVAL, "mk_decoder_open_params: a negative size, rate, channel count or reorder depth")
     }
     guard let s = decoderSettings(settings, "mk_decoder_open_params") else { return MK_EINVAL }
-    var parameters = CodecParameters(mediaType: kind, codec: String(cString: name),
+    var parameters = CodecParameters(mediaType: kind, codec: CodecID(String(cString: name)),
                                      extradata: c.extradata_size > 0 ? Array(UnsafeBufferPointer(start: c.extradata, count: c.extradata_size)) : [],
                                      width: Int(c.width), height: Int(c.height), sampleRate: Int(c.sample_rate), channels: Int(c.channels))
     parameters.reorderDepth = Int(c.reorder_depth)

@@ -17,7 +17,7 @@ final class DemuxerHandle {
     init(_ demuxer: Demuxer) {
         self.demuxer = demuxer
         strings = demuxer.tracks.map { t in
-            (CString(t.parameters.codec), CString(t.parameters.codecTag), CString(t.language), t.unsupportedReason.map { CString($0) })
+            (CString(t.parameters.codec.rawValue), CString(t.parameters.codecTag), CString(t.language), t.unsupportedReason.map { CString($0) })
         }
         extradata = demuxer.tracks.map { t in
             let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: t.parameters.extradata.count)
