@@ -140,38 +140,29 @@ public enum FileDecoder {
         demuxer.select(tracks: Set([audio?.track.index, video?.track.index].compactMap { $0 }))
         let total = max(audio?.track.durationSeconds ?? 0, video?.track.durationSeconds ?? 0)
 
-        // With a rate or channel layout asked for, frames go through an AudioConverter to one
-        // fixed output format; a change of the source's format mid-stream drains the converter
-        // and starts another to the same output.
-        let converting = options.sampleRate != nil || options.channelLayout != nil
-        var converter: AudioConverter?
+        // With a rate or channel layout asked for, frames go through a FrameAudioConverter to
+        // one fixed output format (a change of the source's format mid-stream drains one
+        // converter and starts another to the same output).
+        var converterOptions = AudioConverter.Options()
+        converterOptions.quality = options.resampleQuality
+        let converter = options.sampleRate != nil || options.channelLayout != nil
+            ? FrameAudioConverter(to: AudioOutputRequest(options.writtenSampleType, sampleRate: options.sampleRate, layout: options.channelLayout),
+                                  options: converterOptions)
+            : nil
         func writeAudio(_ frame: Frame) throws {
-            if !converting {
+            guard let converter else {
                 if audio!.writer == nil {
                     audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: options.writtenSampleType, sampleRate: frame.sampleRate,
                                                   channels: frame.channels, channelMask: frame.channelMask, wav: options.wav)
                 }
                 return try audio!.writer!.write(frame)
             }
-            let source = AudioFormat(of: frame)
-            if let c = converter, c.source != source {
-                try audio!.writer!.write(c.flush())
-                converter = nil
+            let converted = try converter.convert(frame)
+            if audio!.writer == nil, let d = converter.destination {
+                audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: d.sampleType, sampleRate: d.sampleRate,
+                                              channels: d.channels, channelMask: d.layout.isMaskOrder ? d.layout.mask : 0, wav: options.wav)
             }
-            if converter == nil {
-                let destination = AudioFormat(options.writtenSampleType, sampleRate: options.sampleRate ?? source.sampleRate,
-                                              layout: options.channelLayout ?? source.layout)
-                var o = AudioConverter.Options()
-                o.quality = options.resampleQuality
-                converter = try AudioConverter(from: source, to: audio!.writer.map { w in
-                    AudioFormat(w.sampleType, sampleRate: w.sampleRate, layout: destination.layout) } ?? destination, options: o)
-                if audio!.writer == nil {
-                    let l = destination.layout
-                    audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: destination.sampleType, sampleRate: destination.sampleRate,
-                                                  channels: l.count, channelMask: l.isMaskOrder ? l.mask : 0, wav: options.wav)
-                }
-            }
-            try audio!.writer!.write(converter!.convert(frame))
+            try audio!.writer!.write(converted)
         }
         var truncation: MediaError?
         do {
@@ -185,7 +176,9 @@ public enum FileDecoder {
             }
             if video != nil { try video!.session.finish { try video!.writer.write($0) } }
             if audio != nil { try audio!.session.finish(writeAudio) }
-            if let c = converter { try audio!.writer!.write(c.flush()) }
+            if let converter, converter.destination != nil {
+                try audio!.writer!.write(converter.flush(fallback: converter.destination!))
+            }
             if audio != nil && audio!.writer == nil {
                 // No samples at all: still leave an (empty) output, as ffmpeg does.
                 let p = audio!.track.parameters
