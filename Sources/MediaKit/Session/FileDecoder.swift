@@ -57,6 +57,20 @@ public struct FileDecodeResult: Sendable {
     /// Everything stepped over without failing, oldest first: the demuxer's skipped damage
     /// (``Demuxer/warnings``), the cut (``truncation``) and a cut packet the decoder rejected.
     public var warnings: [MediaError] = []
+    /// The recoveries from damaged data of both tracks (see ``DecodeSession/RecoveryPolicy``), in
+    /// the order of each track.
+    public var recoveries: [DecodeSession.Recovery] = []
+    /// Decoder rebuilds of both tracks.
+    public var rebuilds = 0
+
+    /// One line that sums up the damage stepped over, nil when there was none.
+    public var damageSummary: String? {
+        guard !recoveries.isEmpty else { return nil }
+        let skipped = recoveries.filter { $0.pts != Packet.noTimestamp }.count
+        let lost = recoveries.reduce(0) { $0 + $1.framesLost }
+        return "damaged input: \(skipped) packet(s) the decoder rejected were skipped (\(lost) frame(s) lost), "
+            + "\(recoveries.count - skipped) frame(s) could not be received, \(rebuilds) decoder rebuild(s)"
+    }
 
     /// The `ffplay` command that plays each output.
     public var ffplayCommands: [String] {
@@ -196,6 +210,8 @@ public enum FileDecoder {
         result.truncation = truncation
         result.warnings = demuxer.warnings + (truncation.map { [$0] } ?? [])
             + (video?.session.warnings ?? []) + (audio?.session.warnings ?? [])
+        result.recoveries = (video?.session.recoveries ?? []) + (audio?.session.recoveries ?? [])
+        result.rebuilds = (video?.session.rebuilds ?? 0) + (audio?.session.rebuilds ?? 0)
         if let v = video {
             let size = v.writer.size ?? (v.track.parameters.width, v.track.parameters.height)
             result.video = (options.videoPath!, v.writer.frames, size.width, size.height, v.writer.frameRate)
