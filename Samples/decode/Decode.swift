@@ -77,6 +77,15 @@ struct Decode: ParsableCommand {
     @Option(help: "Decoder threads; 0 uses every core.")
     var threads = 0
 
+    @Option(help: "Start at this time in seconds, sample-accurately, as ffmpeg -ss T -i: the first picture written is the one presented at T, the audio starts at its exact sample.")
+    var seek: Double?
+
+    @Option(help: "Write at most this many pictures (as ffmpeg -frames:v N).")
+    var frames: Int?
+
+    @Option(help: "Write at most this many seconds of audio (exactly round(D * rate) samples).")
+    var duration: Double?
+
     @Flag(name: .shortAndLong, help: "Print no progress or ffplay hints.")
     var quiet = false
 
@@ -135,6 +144,9 @@ struct Decode: ParsableCommand {
         options.autorotate = autorotate
         options.backend = backend
         options.threads = threads
+        options.seek = seek
+        options.maxVideoFrames = frames
+        options.maxAudioDuration = duration
 
         let progress = Progress(enabled: !quiet)
         defer { progress.done() }

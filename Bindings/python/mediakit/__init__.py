@@ -632,28 +632,39 @@ class Decoder(_Owned):
     def _settle(self) -> None:
         """Sends the packet an unfinished decode() iterator left, keeping the frames that
         had to be received first."""
+        idle = 0
         while self._pending is not None:
             if self.send(self._pending):
                 self._pending = None
                 return
             frame = self.receive()
             if frame is None:
-                raise MediaError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
+                idle += 1                          # the session may have trimmed the waiting frame away
+                if idle > 1:
+                    raise MediaError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
+                continue
+            idle = 0
             self._backlog.append(frame)
 
     def _frames(self):
         while self._backlog:
             yield self._backlog.pop(0)
+        idle = 0
         while True:
             frame = self.receive()
             if frame is not None:
+                idle = 0
                 yield frame
                 continue
             if self._pending is None:
                 return
-            if not self.send(self._pending):
+            if self.send(self._pending):
+                self._pending = None
+                idle = 0
+                continue
+            idle += 1                                  # the session may have trimmed the waiting frame away
+            if idle > 1:
                 raise MediaError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
-            self._pending = None
 
     def decode(self, packet: Packet):
         """Sends one packet of this decoder's track now and returns an iterator over the frames

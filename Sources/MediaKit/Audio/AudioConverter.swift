@@ -237,6 +237,12 @@ extension AudioBuffer {
     /// Appends the frames of `other` (same format).
     public mutating func appendFrames(_ other: AudioBuffer) { append(other) }
 
+    /// The first `n` frames (all when fewer), as a new buffer.
+    public func prefixFrames(_ n: Int) -> AudioBuffer {
+        var copy = self
+        return copy.removeFirstFrames(n)
+    }
+
     /// Removes the first `n` frames and returns them.
     public mutating func removeFirstFrames(_ n: Int) -> AudioBuffer { removeFirst(min(max(0, n), frames)) }
 

@@ -115,13 +115,17 @@ extension Decoder {
     /// - Throws: what ``send(_:)``, ``receive()`` or `output` throw; `.state` if the decoder
     ///   keeps refusing the packet while it has no output to give (a broken decoder).
     public func decode(_ packet: Packet, _ output: (Frame) throws -> Void) throws {
+        // A wrapper (a DecodeSession) may take the waiting frames itself (trimmed away) and
+        // give none: one round without frames is allowed, two in a row is a broken decoder.
+        var idle = 0
         while try send(packet) == .receiveFirst {
             var received = 0
             while let frame = try receive() {
                 received += 1
                 try output(frame)
             }
-            if received == 0 {
+            idle = received == 0 ? idle + 1 : 0
+            if idle > 1 {
                 throw MediaError(.state, "the decoder refused the packet at pts \(packet.pts) (receive first) but had no frame to give",
                                  context: "\(parameters.codec) decoder")
             }

@@ -159,7 +159,15 @@ public final class DecodeSession: Decoder {
     public var parameters: CodecParameters { track.parameters }
     private let isAudio: Bool
     /// Audio: the last packet at or before this time is where decoding starts.
-    private let audioStartTarget: Int64
+    private var audioStartTarget: Int64
+    /// Audio: the media time where the presented audio starts (the edit's, or a seek's target).
+    private var startMedia: Int64
+    /// Video after ``seek(to:)``: frames presented before this media time are not returned.
+    private var seekFloor: Int64?
+    /// Audio after ``seek(to:)``: the samples to skip are counted from the first decoded
+    /// frame's pts (a decoder may output nothing for its first packets: Vorbis primes its
+    /// overlap with the first one), not from the first packet's.
+    private var skipFromFirstFrame = false
     private var held: Packet?
     private var started = false
     private var stopped = false
@@ -234,6 +242,7 @@ public final class DecodeSession: Decoder {
         self.trimRate = track.parameters.sampleRate
         let oneSecond = track.timeBase.numerator > 0 ? track.timeBase.denominator / track.timeBase.numerator : 0
         self.audioStartTarget = window == .everything ? .min : window.start - oneSecond
+        self.startMedia = window == .everything ? .min : window.start
         if !isAudio || window == .everything {
             started = true
             skipSamples = track.trimsOnPackets ? 0 : Int64(track.encoderDelay)
@@ -360,6 +369,50 @@ public final class DecodeSession: Decoder {
         remaining = nil
         discardBefore = nil
         afterCut = false
+        seekFloor = nil
+        skipFromFirstFrame = false
+    }
+
+    /// The usual pre-roll before a seek target: seek the demuxer this many seconds before the
+    /// time given to ``seek(to:)`` (audio decoders need the packets before to be primed).
+    public static let seekPreroll = 1.0
+
+    /// Prepares a sample-accurate start at `seconds` of presentation time (0 is the track's
+    /// first presented frame or sample): drops everything buffered, then returns only the
+    /// frames presented at or after that time, audio cut to the exact sample, the edit
+    /// list's end and the container's end trims still applied. Seek the demuxer first to at
+    /// least ``seekPreroll`` seconds before `seconds` (``Demuxer/seek(to:)`` lands on the key
+    /// frame at or before it); the packets before the target are decoded as references
+    /// (video: sent discarded) and their output dropped.
+    /// - Throws: `.invalidArgument` for a negative or non-finite time.
+    public func seek(to seconds: Double) throws {
+        guard seconds.isFinite, seconds >= 0 else {
+            throw MediaError(.invalidArgument, "cannot seek to \(seconds) s", context: "track \(track.index) decode session")
+        }
+        reset()
+        let tb = track.timeBase
+        // Rounded to the nearest tick, as ffmpeg rounds -ss T to the stream time base (its trim filter).
+        let ticks = Int64((seconds * Double(tb.denominator) / Double(max(1, tb.numerator))).rounded())
+        let rate = track.parameters.sampleRate
+        let delayTicks = rate > 0 && !track.trimsOnPackets
+            ? Rational.rescale(Int64(track.encoderDelay), from: Rational(1, Int64(rate)), to: tb) : 0
+        let base = window == .everything ? (isAudio ? delayTicks : 0) : window.start
+        let target = base + ticks
+        guard isAudio else {
+            seekFloor = target
+            return
+        }
+        started = false
+        skipFromFirstFrame = true
+        startMedia = target
+        audioStartTarget = target - (tb.numerator > 0 ? tb.denominator / tb.numerator : 0)
+        if trimMode == .gapless && !track.trimsOnPackets && rate > 0 {
+            if let end = window.end {
+                remaining = max(0, Rational.rescale(end - target, from: tb, to: Rational(1, Int64(rate))))
+            } else if track.encoderPadding > 0 && track.duration > 0 {
+                remaining = max(0, Rational.rescale(track.duration - target, from: tb, to: Rational(1, Int64(rate))) - Int64(track.encoderPadding))
+            }
+        }
     }
 
     /// Flushes the decoder if nothing the session took is still waiting to be sent.
@@ -377,7 +430,7 @@ public final class DecodeSession: Decoder {
         started = true
         guard let first = held else { return .accepted }
         held = nil
-        let cut = window.start - first.pts
+        let cut = startMedia - first.pts
         skipSamples = cut > 0 ? (discardBefore == nil ? ticksToSamples(cut, rate: track.parameters.sampleRate) : 0)
                               : Int64(track.encoderDelay)
         if try submit(first) == .receiveFirst {
@@ -391,7 +444,8 @@ public final class DecodeSession: Decoder {
     private func submit(_ packet: Packet) throws -> SendResult {
         if stopped { return .accepted }
         var packet = packet
-        if !isAudio && trim && packet.pts != Packet.noTimestamp && !window.contains(packet.pts) {
+        if !isAudio && packet.pts != Packet.noTimestamp
+            && ((trim && !window.contains(packet.pts)) || seekFloor.map { packet.pts < $0 } == true) {
             packet.isDiscarded = true
         }
         let discardWhole = isAudio && discardBefore.map { packet.pts < $0 } == true
@@ -545,7 +599,7 @@ public final class DecodeSession: Decoder {
     /// The frame as presented (trimmed, completed from the container), or nil when none of it is.
     private func present(_ frame: Frame) -> Frame? {
         if !isAudio {
-            guard window.contains(frame.pts) else { return nil }
+            guard window.contains(frame.pts), seekFloor.map({ frame.pts >= $0 }) ?? true else { return nil }
             // What the bitstream leaves unsaid, the container's description says (FFmpeg's
             // decoders fill frames from the stream's parameters the same way).
             var frame = frame
@@ -570,6 +624,10 @@ public final class DecodeSession: Decoder {
                 remaining = remaining.map { Rational.rescale($0, from: from, to: to) }
             }
             trimRate = frame.sampleRate
+        }
+        if skipFromFirstFrame && frame.pts != Packet.noTimestamp && frame.sampleRate > 0 {
+            skipFromFirstFrame = false
+            skipSamples = max(0, Rational.rescale(startMedia - frame.pts, from: track.timeBase, to: Rational(1, Int64(frame.sampleRate))))
         }
         if skipSamples > 0 {
             if skipSamples >= Int64(frame.sampleCount) {

@@ -35,6 +35,15 @@ public struct FileDecodeOptions: Sendable {
     public var backend: String?
     /// Decoder threads. Default: 0 (every core).
     public var threads = 0
+    /// Start at this presentation time, in seconds, sample-accurately (as `ffmpeg -ss T -i`):
+    /// the first picture written is the one presented at that time, the audio starts at its
+    /// exact sample. Default: nil (the start).
+    public var seek: Double?
+    /// Write at most this many pictures. Default: nil (all).
+    public var maxVideoFrames: Int?
+    /// Write at most this many seconds of audio (exactly `round(seconds * rate)` sample frames).
+    /// Default: nil (all).
+    public var maxAudioDuration: Double?
 
     /// Options that write the given outputs with every default.
     public init(audioPath: String? = nil, videoPath: String? = nil) {
@@ -152,6 +161,22 @@ public enum FileDecoder {
             audio = (t, try DecodeSession(track: t, registry: registry, backend: options.backend, threads: options.threads, trim: options.trim), nil)
         }
         demuxer.select(tracks: Set([audio?.track.index, video?.track.index].compactMap { $0 }))
+        if let t = options.seek {
+            try demuxer.seek(to: max(0, t - (audio != nil ? DecodeSession.seekPreroll : 0)))
+            try video?.session.seek(to: t)
+            try audio?.session.seek(to: t)
+        }
+        var videoDone = false, audioDone = false
+        func writeVideo(_ frame: Frame) throws {
+            guard !videoDone else { return }
+            try video!.writer.write(frame)
+            if let n = options.maxVideoFrames, video!.writer.frames >= n { videoDone = true }
+        }
+        /// Sample frames still to write when the audio is limited; nil: no limit yet known.
+        var audioLeft: Int64?
+        func limitAudio(rate: Int) {
+            if audioLeft == nil, let d = options.maxAudioDuration { audioLeft = Int64((d * Double(rate)).rounded()) }
+        }
         let total = max(audio?.track.durationSeconds ?? 0, video?.track.durationSeconds ?? 0)
 
         // With a rate or channel layout asked for, frames go through a FrameAudioConverter to
@@ -164,34 +189,48 @@ public enum FileDecoder {
                                   options: converterOptions)
             : nil
         func writeAudio(_ frame: Frame) throws {
+            guard !audioDone else { return }
             guard let converter else {
                 if audio!.writer == nil {
                     audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: options.writtenSampleType, sampleRate: frame.sampleRate,
                                                   channels: frame.channels, channelMask: frame.channelMask, wav: options.wav)
                 }
-                return try audio!.writer!.write(frame)
+                limitAudio(rate: frame.sampleRate)
+                let count = audioLeft.map { Int(min(Int64(frame.sampleCount), $0)) } ?? frame.sampleCount
+                try audio!.writer!.write(frame, from: 0, count: count)
+                if let left = audioLeft { audioLeft = left - Int64(count); audioDone = audioLeft! <= 0 }
+                return
             }
             let converted = try converter.convert(frame)
             if audio!.writer == nil, let d = converter.destination {
                 audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: d.sampleType, sampleRate: d.sampleRate,
                                               channels: d.channels, channelMask: d.layout.isMaskOrder ? d.layout.mask : 0, wav: options.wav)
             }
-            try audio!.writer!.write(converted)
+            try writeConverted(converted)
+        }
+        func writeConverted(_ buffer: AudioBuffer) throws {
+            guard !audioDone else { return }
+            limitAudio(rate: buffer.format.sampleRate)
+            var b = buffer
+            if let left = audioLeft, Int64(b.frames) > left { b = b.prefixFrames(Int(left)) }
+            try audio!.writer!.write(b)
+            if let left = audioLeft { audioLeft = left - Int64(b.frames); audioDone = audioLeft! <= 0 }
         }
         var truncation: MediaError?
         do {
             while let packet = try demuxer.read(untilCut: &truncation) {
                 if packet.trackIndex == video?.track.index {
-                    try video!.session.decode(packet) { try video!.writer.write($0) }
+                    if !videoDone { try video!.session.decode(packet, writeVideo) }
                 } else if packet.trackIndex == audio?.track.index {
-                    try audio!.session.decode(packet, writeAudio)
+                    if !audioDone { try audio!.session.decode(packet, writeAudio) }
                 }
+                if (video == nil || videoDone) && (audio == nil || audioDone) { break }
                 progress?(Double(packet.dts) * packet.timeBase.doubleValue, total)
             }
-            if video != nil { try video!.session.finish { try video!.writer.write($0) } }
-            if audio != nil { try audio!.session.finish(writeAudio) }
+            if video != nil && !videoDone { try video!.session.finish(writeVideo) }
+            if audio != nil && !audioDone { try audio!.session.finish(writeAudio) }
             if let converter, converter.destination != nil {
-                try audio!.writer!.write(converter.flush(fallback: converter.destination!))
+                try writeConverted(converter.flush(fallback: converter.destination!))
             }
             if audio != nil && audio!.writer == nil {
                 // No samples at all: still leave an (empty) output, as ffmpeg does.
