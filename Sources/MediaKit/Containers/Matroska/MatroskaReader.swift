@@ -74,6 +74,9 @@ final class MatroskaPacketReader {
     private var lastEnd: [Int64?]
     private var vorbis: [VorbisDurationParser?]
     private var av1: [AV1.State]
+    /// Per track: the last `reorderDepth + 1` presentation timestamps, sorted (libavformat's
+    /// `pts_buffer`): a track with B-frames takes its decoding timestamp from it.
+    private var ptsBuffer: [[Int64]]
     private(set) var warnings: [MediaError] = []
 
     init(source: ByteSource, configs: [MatroskaTrackConfig], segmentEnd: Int64, timecodeScale: UInt64, start: Int64) {
@@ -90,6 +93,26 @@ final class MatroskaPacketReader {
         self.lastEnd = Array(repeating: nil, count: configs.count)
         self.vorbis = configs.map { if case .vorbis(let v) = $0.durations { VorbisDurationParser(info: v) } else { nil } }
         self.av1 = Array(repeating: AV1.State(), count: configs.count)
+        self.ptsBuffer = configs.map { Self.emptyBuffer($0) }
+    }
+
+    private static func emptyBuffer(_ c: MatroskaTrackConfig) -> [Int64] {
+        let delay = c.track.parameters.reorderDepth
+        return delay > 0 ? Array(repeating: Packet.noTimestamp, count: delay + 1) : []
+    }
+
+    /// The decoding timestamp of a packet with presentation timestamp `pts`: `pts` itself
+    /// without reordering, else the smallest of the last `delay + 1` (unknown for the first
+    /// `delay` packets), as libavformat's compute_pkt_fields guesses it.
+    private func dts(track t: Int, pts: Int64) -> Int64 {
+        guard !ptsBuffer[t].isEmpty, pts != Packet.noTimestamp else { return pts }
+        ptsBuffer[t][0] = pts
+        var i = 0
+        while i + 1 < ptsBuffer[t].count && ptsBuffer[t][i] > ptsBuffer[t][i + 1] {
+            ptsBuffer[t].swapAt(i, i + 1)
+            i += 1
+        }
+        return ptsBuffer[t][0]
     }
 
     /// Restarts reading at the Cluster at `offset`; `fresh` forgets the track states (the
@@ -104,6 +127,7 @@ final class MatroskaPacketReader {
         lastEnd = Array(repeating: nil, count: configs.count)
         vorbis = vorbis.map { v in v.map { var p = $0; p.reset(); return p } }
         av1 = Array(repeating: AV1.State(), count: configs.count)
+        ptsBuffer = configs.map { Self.emptyBuffer($0) }
         if !fresh { started = Array(repeating: true, count: configs.count) }
     }
 
@@ -347,10 +371,17 @@ final class MatroskaPacketReader {
                 packetDuration = Self.samplesToTicks(d, rate: rate, timeBase)
             case .flac:
                 packetDuration = Self.samplesToTicks(FlacInfo.frameDuration(data[...]) ?? 0, rate: rate, timeBase)
+            case .ac3:
+                packetDuration = Self.samplesToTicks(MatroskaTrackConfig.ac3FrameSamples(data[...]) ?? 0, rate: rate, timeBase)
+            case .mpegAudio:
+                let h = MPEGAudioHeader(data)
+                packetDuration = Self.samplesToTicks(h?.samplesPerFrame ?? 0, rate: h?.sampleRate ?? rate, timeBase)
+            case .pcm(let bytesPerFrame):
+                packetDuration = Self.samplesToTicks(data.count / bytesPerFrame, rate: rate, timeBase)
             }
             var pts = timecode
             if pts == Packet.noTimestamp, let end = lastEnd[t] { pts = end }
-            var p = Packet(trackIndex: t, pts: pts, dts: pts, duration: packetDuration, isKeyframe: packetKey,
+            var p = Packet(trackIndex: t, pts: pts, dts: dts(track: t, pts: pts), duration: packetDuration, isKeyframe: packetKey,
                            position: position, data: data, timeBase: timeBase)
             if !started[t] {
                 started[t] = true

@@ -49,6 +49,12 @@ struct MatroskaTrackConfig {
         case vorbis(VorbisInfo)
         /// From the FLAC frame header.
         case flac
+        /// From the (E-)AC-3 sync frame header: 256 samples per audio block.
+        case ac3
+        /// From the MPEG audio frame header.
+        case mpegAudio
+        /// PCM: the packet's bytes over the bytes per sample frame.
+        case pcm(bytesPerFrame: Int)
     }
 
     enum BitstreamKey {
@@ -238,6 +244,17 @@ extension MatroskaTrackConfig {
             } else {
                 reasons.append("CodecPrivate does not start with \"fLaC\" and a STREAMINFO block")
             }
+        case "ac3", "eac3":
+            cfg.durations = .ac3
+        case "mp3", "mp2", "mp1":
+            cfg.durations = .mpegAudio
+        case _ where codec.hasPrefix("pcm_"):
+            let bits = codec.hasSuffix("u8") ? 8 : info.bitDepth > 0 ? info.bitDepth : codec.contains("64") ? 64 : codec.contains("32") ? 32 : codec.contains("24") ? 24 : 16
+            cfg.durations = .pcm(bytesPerFrame: max(1, bits / 8 * max(1, channels)))
+        case "h264":
+            params.reorderDepth = ReorderDepth.h264(avcC: codecPrivate) ?? 0
+        case "hevc":
+            params.reorderDepth = ReorderDepth.hevc(hvcC: codecPrivate) ?? 0
         case "aac" where codecPrivate.isEmpty:
             params.extradata = Self.audioSpecificConfig(info.codecID, sampleRate: params.sampleRate, channels: channels)
         default:
@@ -293,6 +310,17 @@ extension MatroskaTrackConfig {
             return ([8: "pcm_u8", 24: "pcm_s24be", 32: "pcm_s32be"][bitDepth] ?? "pcm_s16be", .audio)
         }
         return ("", typeGuess)
+    }
+
+    /// Samples in an AC-3 or E-AC-3 sync frame (ATSC A/52 section 5.4.1 and annex E): 6 audio
+    /// blocks of 256 samples, or E-AC-3's numblkscod; nil when `p` is not a sync frame.
+    static func ac3FrameSamples(_ p: ArraySlice<UInt8>) -> Int? {
+        guard p.count >= 6, p[p.startIndex] == 0x0B, p[p.startIndex + 1] == 0x77 else { return nil }
+        let bsid = Int(p[p.startIndex + 5] >> 3)
+        guard bsid > 10 else { return 1536 }
+        let b4 = p[p.startIndex + 4]
+        let fscod = Int(b4 >> 6)
+        return 256 * (fscod == 3 ? 6 : [1, 2, 3, 6][Int(b4 >> 4) & 3])
     }
 
     /// The packets of a Xiph-laced CodecPrivate (RFC 9559 section 5.1.4.1.28, as Vorbis
