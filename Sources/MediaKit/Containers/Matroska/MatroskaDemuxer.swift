@@ -104,6 +104,7 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
         var cuesBody: (EBMLHeader, [UInt8])?
         at = seg.dataStart
         var firstCluster: Int64?
+        var previous: EBMLHeader?
         var seen = 0
         walk: while at < seg.end {
             seen += 1
@@ -113,6 +114,11 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
             let h: EBMLHeader
             switch try source.ebmlHeader(at: at) {
             case .end:
+                let end = source.knownSize ?? at
+                if let last = previous, trackEntries.isEmpty || at > end {
+                    throw MediaError(.endOfFile, "the file ends at offset \(end), inside \(MKVID.name(last.id)) at offset \(last.offset) (it declares \(last.size ?? 0) bytes), before \(trackEntries.isEmpty ? "the Segment's Tracks" : "the first Cluster")",
+                                     path: path, offset: min(at, end), context: "Segment/" + MKVID.name(last.id))
+                }
                 break walk
             case .cut(let n):
                 throw MediaError(.endOfFile, "the file ends \(n) bytes into an element header", path: path, offset: at, context: "Segment")
@@ -120,6 +126,7 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
                 throw MediaError(.invalidData, "malformed element header (an ID of 1 to 4 bytes and a size of 1 to 8 were expected)", path: path, offset: at, context: "Segment")
             case .header(let x): h = x
             }
+            previous = h
             let name = "Segment/" + MKVID.name(h.id)
             if h.id == MKVID.cluster { firstCluster = h.offset; break }
             guard let size = h.size else {
