@@ -221,13 +221,15 @@ final class MatroskaPacketReader {
         guard let size = h.size else {
             throw error(.invalidData, "element \(MKVID.name(h.id)) has an unknown size inside a Cluster", at: h.offset, context)
         }
-        guard size <= MatroskaLimits.maxBlockSize else {
-            throw error(.limit, "element \(MKVID.name(h.id)) declares \(size) bytes, above the limit of \(MatroskaLimits.maxBlockSize)", at: h.offset, context)
-        }
-        let available = try source.available(from: h.dataStart, upTo: size)
-        guard available == size else {
+        // The end of the file first (a cut), then the limit: nothing is allocated before both pass.
+        let wanted = min(size, MatroskaLimits.maxBlockSize + 1)
+        let available = try source.available(from: h.dataStart, upTo: wanted)
+        guard available == wanted else {
             cut.cut(error(.truncated, "element \(MKVID.name(h.id)) declares \(size) bytes, the file ends after \(available)", at: h.offset, context))
             return nil
+        }
+        guard size <= MatroskaLimits.maxBlockSize else {
+            throw error(.limit, "element \(MKVID.name(h.id)) declares \(size) bytes, above the limit of \(MatroskaLimits.maxBlockSize)", at: h.offset, context)
         }
         return try source.read(at: h.dataStart, count: Int(size))
     }
