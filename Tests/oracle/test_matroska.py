@@ -66,6 +66,12 @@ FFMPEG: dict[str, list] = {
     "ac3.mka": [*_sine(44100), "-t", "1", "-c:a", "ac3"],
     "pcm.mka": [*_sine(44100), "-t", "1", "-c:a", "pcm_s16le"],
 }
+# Names, languages, flags and tags (kept: no -map_metadata -1 for this one).
+TAGGED = {"tagged.mka": [*_sine(48000), *_sine(44100), "-t", "1", "-map", "0", "-map", "1", "-c:a", "libopus",
+                         "-metadata", "title=A film", "-metadata", "ARTIST=Someone",
+                         "-metadata:s:a:0", "title=Main", "-metadata:s:a:0", "language=ger",
+                         "-metadata:s:a:1", "title=Commentary", "-metadata:s:a:1", "language=fre",
+                         "-metadata:s:a:1", "comment=hello", "-disposition:a:0", "default", "-disposition:a:1", "forced"]}
 # Written to a pipe: unknown sizes (live WebM).
 LIVE = {"live.webm": [*V, *_sine(48000), "-t", "2", "-c:v", "libvpx", "-deadline", "realtime", "-g", "10",
                       "-c:a", "libopus", "-live", "1", "-f", "webm", "-"]}
@@ -80,7 +86,7 @@ MKVMERGE = {
 # live.webm with every Cluster's size field rewritten to "unknown" (all value bits 1, same
 # length), as browsers' MediaRecorder writes WebM: Clusters end where the next one starts.
 UNKNOWN_CLUSTERS = "live_unknown_clusters.webm"
-GENERATED = [*FFMPEG, *LIVE, UNKNOWN_CLUSTERS, *MKVMERGE]
+GENERATED = [*FFMPEG, *TAGGED, *LIVE, UNKNOWN_CLUSTERS, *MKVMERGE]
 MKV_EXTS = (".webm", ".mkv", ".mka")
 
 
@@ -114,6 +120,8 @@ def make(name: str, folder: Path) -> Path:
         return out
     if name in FFMPEG:
         _ffmpeg([*FFMPEG[name], "-map_metadata", "-1"], out)
+    elif name in TAGGED:
+        _ffmpeg(TAGGED[name], out)
     elif name in LIVE:
         proc = _ffmpeg(LIVE[name], None)
         out.write_bytes(proc.stdout)
@@ -281,6 +289,37 @@ def test_track_facts_match_ffprobe(file, mk_probe):
                 problems.append(f"track {i}: {k} {t[k]}, ffprobe {s[k]}")
     if problems:
         pytest.fail(f"{file.name}: " + "; ".join(problems), pytrace=False)
+
+
+@pytest.mark.parametrize("file", MEDIA, indirect=True)
+def test_names_languages_flags_and_tags_match_ffprobe(file, mk_probe):
+    """Track name, language (Matroska's default "eng"; FFmpeg omits "und"), default and forced
+    flags, track tags and the Segment's title, muxing application ("encoder") and tags as
+    ffprobe's streams and format (its "creation_time", from Info/DateUTC, is not compared:
+    MediaKit does not read DateUTC)."""
+    proc = lib.run([mk_probe, "--json", file])
+    lib.check_ok(proc, [mk_probe, "--json", file])
+    ours = json.loads(proc.stdout)
+    info = lib.ffprobe_json(file)
+    problems = []
+    for t, s in zip(ours["tracks"], lib.track_streams(info)):
+        tags = dict(s.get("tags", {}))
+        want = {"name": tags.pop("title", ""), "language": tags.pop("language", "und"),
+                "default": bool(s["disposition"]["default"]), "forced": bool(s["disposition"]["forced"]), "tags": tags}
+        got = {k: t[k] for k in want}
+        if got != want:
+            problems.append(f"track {t['index']}: ours {got}, ffprobe {want}")
+    ftags = dict(info.get("format", {}).get("tags", {}))
+    ftags.pop("creation_time", None)
+    # FFmpeg's dictionaries match keys case-insensitively: a Tags "ENCODER" replaces the
+    # "encoder" it set from MuxingApp, which is then not there to compare.
+    replaced = "encoder" not in ftags and any(k.lower() == "encoder" for k in ftags)
+    want = {"title": ftags.pop("title", ""), "encoder": None if replaced else ftags.pop("encoder", ""), "tags": ftags}
+    got = {"title": ours["format"]["title"], "encoder": None if replaced else ours["format"]["muxing_app"],
+           "tags": ours["format"]["tags"]}
+    if got != want:
+        problems.append(f"format: ours {got}, ffprobe {want}")
+    assert not problems, f"{file.name}:\n" + "\n".join(problems)
 
 
 # --------------------------------------------------------------------------- decoding

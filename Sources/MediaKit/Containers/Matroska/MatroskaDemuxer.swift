@@ -31,6 +31,9 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
     public let docType: String
     /// The Segment title (Info/Title), empty when none.
     public let title: String
+    /// The application that wrote the file (Info/WritingApp) and the library that muxed it
+    /// (Info/MuxingApp: FFmpeg's "encoder" tag), empty when not stated.
+    public let writingApp: String, muxingApp: String
     /// TimecodeScale: nanoseconds per Cluster / block timestamp tick.
     public let timecodeScale: UInt64
     /// Tags as (target track index or nil for the whole file, name, value), in file order.
@@ -95,7 +98,7 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
         // Header elements up to the first Cluster.
         var timecodeScale: UInt64 = 1_000_000
         var durationTicks: Double?
-        var title = ""
+        var title = "", writingApp = "", muxingApp = ""
         var trackEntries: [(EBMLWalker, EBMLElement)] = []
         var seekTargets: [UInt32: Int64] = [:]
         var tagBodies: [(EBMLHeader, [UInt8])] = []
@@ -147,6 +150,8 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
                         timecodeScale = s
                     case MKVID.duration: durationTicks = try i.float(e)
                     case MKVID.title: title = i.string(e)
+                    case MKVID.writingApp: writingApp = i.string(e)
+                    case MKVID.muxingApp: muxingApp = i.string(e)
                     default: break
                     }
                 }
@@ -191,6 +196,8 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
         }
         self.timecodeScale = timecodeScale
         self.title = title
+        self.writingApp = writingApp
+        self.muxingApp = muxingApp
         let seconds = durationTicks.map { $0 * Double(timecodeScale) / 1e9 }
         self.duration = seconds.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
         var configs: [MatroskaTrackConfig] = []
