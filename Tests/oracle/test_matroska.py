@@ -492,6 +492,36 @@ def test_cut_files_give_ffprobes_packets_then_a_warning(name, gen_dir, mk_probe,
     assert not problems, f"{name}:\n" + "\n".join(problems[:5])
 
 
+@pytest.mark.parametrize("name", ["vp9_opus.webm", "laced_opus.mka"])
+def test_cut_files_decode_like_ffmpeg(name, gen_dir, mk_decode, tmp_path):
+    """Cut at 6 points past the header: mk-decode exits 0 with a warning and writes what ffmpeg
+    decodes from the cut file (audio |diff| <= 1; video byte for byte)."""
+    data = make(name, gen_dir).read_bytes()
+    problems = []
+    for k in range(2, 8):
+        n = len(data) * k // 8
+        cut = tmp_path / f"cut{k}{Path(name).suffix}"
+        cut.write_bytes(data[:n])
+        streams = _streams(cut)
+        a, v = tmp_path / "a.pcm", tmp_path / "v.nv12"
+        cmd = [mk_decode, cut, "--audio-out", a] + (["--video-out", v, "--pixel-format", "nv12"] if "video" in streams else [])
+        proc = lib.run(cmd)
+        if proc.returncode != 0 or b"truncated" not in proc.stderr:
+            problems.append(f"cut at {n}: exit {proc.returncode}: {lib.tail(proc.stderr, 300)}")
+            continue
+        s = streams["audio"]
+        ref = lib.run(["ffmpeg", "-v", "error", "-nostdin", *DECODER[s["codec_name"]], "-i", cut, "-map", "0:a:0", "-f", "s16le", "-"])
+        diff = lib.compare_pcm_s16(a.read_bytes(), ref.stdout, int(s["channels"]))
+        if diff:
+            problems.append(f"cut at {n}: audio: {diff}")
+        if "video" in streams:
+            ref = lib.run(["ffmpeg", "-v", "error", "-nostdin", "-i", cut, "-map", "0:v:0", "-fps_mode", "passthrough",
+                           "-f", "rawvideo", "-pix_fmt", "nv12", "-"])
+            if v.read_bytes() != ref.stdout:
+                problems.append(f"cut at {n}: video: ours {v.stat().st_size} bytes, ffmpeg {len(ref.stdout)}")
+    assert not problems, f"{name}:\n" + "\n".join(problems[:5])
+
+
 @pytest.mark.parametrize("name", _shared(broken=True) or ["<none>"])
 def test_broken_files_fail_cleanly(name, mk_probe):
     """The corpus's broken Matroska / WebM files: exit 0 or 1, a message naming the file."""
