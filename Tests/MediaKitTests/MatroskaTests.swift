@@ -221,4 +221,38 @@ final class MatroskaTests: XCTestCase {
         XCTAssertEqual(ContainerFormat.matroskaProbeScore(header()), 100)
         XCTAssertEqual(ContainerFormat.matroskaProbeScore(Array("OggS....".utf8)), 0)
     }
+
+    /// MatroskaMuxer's output read back by MatroskaDemuxer: the same payloads, timestamps in
+    /// milliseconds, key flags, Cues and Duration; a codec outside WebM is refused there.
+    func testMuxerRoundTrip() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mk-mkv-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("out.mka").path
+        let muxer = try MatroskaMuxer(path: path)
+        let params = CodecParameters(mediaType: .audio, codec: "pcm_s16le", sampleRate: 8000, channels: 1, bitsPerCodedSample: 16)
+        let t = try muxer.addTrack(params, timeBase: Rational(1, 8000))
+        var written: [[UInt8]] = []
+        for i in 0..<50 {
+            let data = (0..<320).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ i) }
+            written.append(data)
+            try muxer.write(Packet(trackIndex: t, pts: Int64(i) * 160, dts: Int64(i) * 160, duration: 160, isKeyframe: true,
+                                   data: data, timeBase: Rational(1, 8000)))
+        }
+        try muxer.finish()
+        let d = try MatroskaDemuxer(path: path)
+        XCTAssertEqual(d.tracks.first?.parameters.codec, "pcm_s16le")
+        XCTAssertEqual(d.duration ?? 0, 1.0, accuracy: 0.001)
+        var read: [Packet] = []
+        while let p = try d.read() { read.append(p) }
+        XCTAssertEqual(read.map(\.data), written)
+        XCTAssertEqual(read.map(\.pts), (0..<50).map { Int64($0) * 20 })
+        try d.seek(to: 0.5)
+        XCTAssertEqual(try d.read()?.pts, 500)
+        let webm = try MatroskaMuxer(path: dir.appendingPathComponent("x.webm").path)
+        XCTAssertThrowsError(try webm.addTrack(params, timeBase: Rational(1, 8000))) { e in
+            XCTAssertEqual((e as? MediaError)?.kind, .unsupported)
+        }
+        webm.cancel()
+    }
 }

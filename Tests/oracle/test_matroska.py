@@ -594,3 +594,83 @@ def test_remux_names_the_unsupported_pair(name, gen_dir, mk_bin, tmp_path):
     err = proc.stderr.decode()
     assert proc.returncode == 1 and "Matroska" in err and "MP4" in err and "not supported" in err, err
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------- muxer (issue 16 part 4)
+
+INTO_MATROSKA = [
+    ("gen:vp9_opus.webm", "webm"), ("gen:vp8_vorbis.webm", "webm"), ("gen:av1_opus.webm", "webm"),
+    ("gen:h264_aac.mkv", "mkv"), ("gen:hevc_bframes.mkv", "mkv"), ("gen:flac.mka", "mka"), ("gen:laced_aac.mka", "mka"),
+    ("shared:mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mkv"), ("shared:ogg_opus_stereo_tiny_155b.opus", "webm"),
+    ("shared:ogg_vorbis_48k_stereo_bear.ogg", "webm"),
+]
+
+
+def _source(spec: str, gen_dir: Path) -> Path:
+    kind, _, name = spec.partition(":")
+    if kind == "gen":
+        return make(name, gen_dir)
+    path = lib.SHARED_MEDIA / name
+    if not path.is_file():
+        pytest.skip(f"{path} missing")
+    return path
+
+
+@pytest.mark.parametrize("spec,ext", INTO_MATROSKA, ids=[f"{s.partition(':')[2]}->{e}" for s, e in INTO_MATROSKA])
+def test_remux_into_matroska(spec, ext, gen_dir, mk_bin, tmp_path):
+    """`mk-remux IN OUT.webm|mkv|mka` (MatroskaMuxer): ffmpeg's framemd5 of the output lists the
+    input's frames (stream, size, payload MD5; from an input in milliseconds, as MediaKit
+    writes, the whole lines, time stamps and skip-samples side data included); mkvinfo (mkvtoolnix) and gst-discoverer-1.0
+    read it without error; ffprobe's codecs, sizes, rates and channels are the input's; Opus
+    decodes (libopus) to the input's samples (gapless: CodecDelay and DiscardPadding)."""
+    src, out = _source(spec, gen_dir), tmp_path / f"out.{ext}"
+    cmd = [mk_bin / "mk-remux", "--quiet", src, out]
+    lib.check_ok(lib.run(cmd), cmd)
+    problems = []
+    if _framemd5_payloads(out) != _framemd5_payloads(src):
+        problems.append("framemd5 payloads differ")
+    if all(st.get("time_base") == "1/1000" for st in lib.track_streams(lib.ffprobe_json(src))):
+        full = [lib.run(["ffmpeg", "-v", "error", "-i", f, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]).stdout.decode().splitlines()
+                for f in (src, out)]
+        if [l for l in full[0] if not l.startswith("#")] != [l for l in full[1] if not l.startswith("#")]:
+            problems.append("framemd5 lines (with timestamps) differ")
+    for tool in (["mkvinfo", out], ["gst-discoverer-1.0", out]):
+        proc = lib.run(tool)
+        if proc.returncode != 0:
+            problems.append(f"`{lib.shell_line(tool)}` failed: {lib.tail(proc.stdout + proc.stderr, 300)}")
+    keys = ("codec_name", "codec_type", "width", "height", "sample_rate", "channels")
+    a, b = (lib.track_streams(lib.ffprobe_json(f)) for f in (src, out))
+    if [{k: s.get(k) for k in keys} for s in a] != [{k: s.get(k) for k in keys} for s in b]:
+        problems.append(f"ffprobe streams differ: {[{k: s.get(k) for k in keys} for s in a]} vs {[{k: s.get(k) for k in keys} for s in b]}")
+    if any(s.get("codec_name") == "opus" for s in a):
+        pcm = [lib.run(["ffmpeg", "-v", "error", "-c:a", "libopus", "-i", f, "-map", "0:a:0", "-f", "s16le", "-"]).stdout for f in (src, out)]
+        if pcm[0] != pcm[1]:
+            problems.append(f"Opus decodes differently: {len(pcm[0])} vs {len(pcm[1])} bytes")
+    assert not problems, f"{src.name} -> {out.name}:\n" + "\n".join(problems)
+
+
+def test_webm_refuses_codecs_outside_webm(gen_dir, mk_bin, tmp_path):
+    """H.264 into .webm: an unsupported error naming WebM and the codec, no output file."""
+    out = tmp_path / "out.webm"
+    proc = lib.run([mk_bin / "mk-remux", make("h264_aac.mkv", gen_dir), out])
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and "WebM" in err and "h264" in err, err
+    assert not out.exists()
+
+
+def test_remux_into_a_fifo_writes_a_live_webm(gen_dir, mk_bin, tmp_path):
+    """A FIFO as the output: a live WebM (Segment of unknown size, nothing written back) that
+    ffmpeg reads to the input's frames (whole framemd5 lines)."""
+    src, fifo, captured = make("vp9_opus.webm", gen_dir), tmp_path / "live.webm", tmp_path / "captured.webm"
+    os.mkfifo(fifo)
+    with open(captured, "wb") as sink:
+        reader = subprocess.Popen(["cat", str(fifo)], stdout=sink)
+        proc = lib.run([mk_bin / "mk-remux", "--quiet", src, fifo])
+        reader.wait(timeout=60)
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    data = captured.read_bytes()
+    seg = data.find(b"\x18\x53\x80\x67")
+    assert data[seg + 4:seg + 12] == b"\x01\xff\xff\xff\xff\xff\xff\xff", "the Segment size is not unknown"
+    lines = [[l for l in lib.run(["ffmpeg", "-v", "error", "-i", f, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]).stdout.decode().splitlines()
+              if not l.startswith("#")] for f in (src, captured)]
+    assert lines[0] == lines[1], "the live WebM's frames differ from the input's"

@@ -57,7 +57,7 @@ public final class ContainerCatalog: @unchecked Sendable {
     /// Matroska / WebM.
     public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska]
     /// The formats MediaKit writes.
-    public static let builtInMuxers: [MuxerFormat] = [.mp4]
+    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm]
 
     /// The catalogue the registry and the tools use.
     public static let shared = ContainerCatalog()
@@ -183,4 +183,8 @@ extension ContainerFormat {
 extension MuxerFormat {
     /// MP4 (progressive, fast-start, fragmented or hybrid; ``MP4Muxer``).
     public static let mp4 = MuxerFormat(name: "mp4", description: "MP4 (ISO BMFF)", extensions: ["mp4", "m4a", "m4v", "mov", "3gp"])
+    /// Matroska (``MatroskaMuxer``).
+    public static let matroska = MuxerFormat(name: "matroska", description: "Matroska", extensions: ["mkv", "mka", "mk3d"])
+    /// WebM: Matroska with VP8, VP9, AV1, Opus and Vorbis only (``MatroskaMuxer``).
+    public static let webm = MuxerFormat(name: "webm", description: "WebM", extensions: ["webm"])
 }

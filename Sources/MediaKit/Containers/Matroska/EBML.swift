@@ -24,7 +24,7 @@ enum MKVID {
     static let muxingApp: UInt32 = 0x4D80, writingApp: UInt32 = 0x5741
     static let tracks: UInt32 = 0x1654AE6B, trackEntry: UInt32 = 0xAE
     static let trackNumber: UInt32 = 0xD7, trackUID: UInt32 = 0x73C5, trackType: UInt32 = 0x83
-    static let flagEnabled: UInt32 = 0xB9, flagDefault: UInt32 = 0x88, flagForced: UInt32 = 0x55AA
+    static let flagLacing: UInt32 = 0x9C, flagEnabled: UInt32 = 0xB9, flagDefault: UInt32 = 0x88, flagForced: UInt32 = 0x55AA
     static let defaultDuration: UInt32 = 0x23E383, trackTimestampScale: UInt32 = 0x23314F
     static let name: UInt32 = 0x536E, language: UInt32 = 0x22B59C, languageBCP47: UInt32 = 0x22B59D
     static let codecID: UInt32 = 0x86, codecPrivate: UInt32 = 0x63A2, codecDelay: UInt32 = 0x56AA, seekPreRoll: UInt32 = 0x56BB
