@@ -22,12 +22,13 @@ set -euo pipefail
 #   strace                                    the oracle suite counts how often mk-decode opens its input
 #   time                                      GNU /usr/bin/time for scripts/bench.sh
 #   hyperfine                                 repeated timings of short commands (bench_capi.sh)
+#   mkvtoolnix                                mkvmerge (laced Matroska test inputs), mkvinfo (reads our Matroska output)
 PACKAGES=(
     pkg-config libavcodec-dev libavutil-dev libswscale-dev
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo flac
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps gstreamer1.0-libav
-    valgrind time hyperfine binutils strace
+    valgrind time hyperfine binutils strace mkvtoolnix
 )
 
 say() { printf 'deps: %s\n' "$*"; }

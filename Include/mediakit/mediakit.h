@@ -148,7 +148,7 @@ typedef struct mk_io {
     int64_t (*read)(void *user, uint8_t *buffer, size_t size);
     /** Moves the position to the absolute `offset`. Returns 0, or a negative number on
      *  failure. NULL when the input cannot seek (a pipe, a socket): it is then read once, front
-     *  to back; Ogg, IVF and MP4 files whose moov comes first open that way, other layouts fail
+     *  to back; Ogg, IVF, Matroska / WebM and MP4 files whose moov comes first open that way, other layouts fail
      *  with MK_EUNSUPPORTED naming the layout. */
     int64_t (*seek)(void *user, int64_t offset);
     /** Returns the total size in bytes, or a negative number when unknown. May be NULL. */

@@ -32,7 +32,7 @@ struct Decode: ParsableCommand {
         the input was cut short or damaged (see the warnings).
         """)
 
-    @Argument(help: "The media file to decode (MP4, MOV, M4A, Ogg, Opus, IVF); - reads standard input (a pipe: Ogg, IVF, or MP4 with its moov first).")
+    @Argument(help: "The media file to decode (MP4, MOV, M4A, Ogg, Opus, IVF, MKV, MKA, WebM ...); - reads standard input (a pipe: Ogg, IVF, Matroska / WebM, or MP4 with its moov first).")
     var file: String
 
     @Option(help: "Where to write the decoded audio.")

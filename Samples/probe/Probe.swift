@@ -17,7 +17,7 @@ struct Probe: ParsableCommand {
           mk-probe --plugins             the codec plugins found and where
         """)
 
-    @Argument(help: "The media file to read (MP4, MOV, M4A, Ogg, Opus, IVF); - reads standard input (a pipe: Ogg, IVF, or MP4 with its moov first).")
+    @Argument(help: "The media file to read (MP4, MOV, M4A, Ogg, Opus, IVF, MKV, MKA, WebM ...); - reads standard input (a pipe: Ogg, IVF, Matroska / WebM, or MP4 with its moov first).")
     var file: String?
 
     @Flag(help: "Print the tracks as JSON.")
@@ -143,6 +143,13 @@ struct Probe: ParsableCommand {
                 "edit_list": t.editList.map { ["segment_duration": $0.segmentDuration, "media_time": $0.mediaTime, "media_rate": $0.mediaRate] },
             ]
             if let r = t.unsupportedReason { d["unsupported"] = r }
+            if let mkv = demuxer as? MatroskaDemuxer {
+                let info = mkv.trackInfo[t.index]
+                d["name"] = info.name
+                d["default"] = info.isDefault
+                d["forced"] = info.isForced
+                d["tags"] = Dictionary(mkv.tags.filter { $0.track == t.index }.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
+            }
             tracks.append(d)
         }
         var format: [String: Any] = [:]
@@ -159,6 +166,15 @@ struct Probe: ParsableCommand {
             if !t.chapters.isEmpty { tags["chapters"] = t.chapters.map { ["id": $0.id, "start_ms": $0.startMs, "end_ms": $0.endMs, "title": $0.title ?? ""] } }
             tags["frames"] = t.frames.map(\.id)
             format["tags"] = tags
+        }
+        if let mkv = demuxer as? MatroskaDemuxer {
+            format["doc_type"] = mkv.docType
+            format["title"] = mkv.title
+            format["writing_app"] = mkv.writingApp
+            format["muxing_app"] = mkv.muxingApp
+            format["tags"] = Dictionary(mkv.tags.filter { $0.track == nil }.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
+            format["chapters"] = mkv.chapters.map { ["start_ns": $0.start, "end_ns": $0.end ?? 0, "title": $0.title] as [String: Any] }
+            format["attachments"] = mkv.attachments.map { ["name": $0.name, "mime_type": $0.mimeType, "size": $0.size] as [String: Any] }
         }
         if let flac = demuxer as? FLACDemuxer {
             format["tags"] = Dictionary(flac.tags.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })

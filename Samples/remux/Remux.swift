@@ -7,7 +7,7 @@ import MediaKit
 struct Remux: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mk-remux",
-        abstract: "Copy the compressed tracks of an MP4/MOV/M4A into a new MP4 (no decoding).",
+        abstract: "Copy the compressed tracks of a media file into a new MP4, Matroska or WebM file (no decoding).",
         discussion: """
         The samples are copied file to file in the kernel; memory holds the sample
         tables and at most one fragment. Layouts:
@@ -21,16 +21,21 @@ struct Remux: ParsableCommand {
         Without --fragment/--hybrid the output is written to a hidden temporary file
         beside OUT and renamed on success: OUT never holds a half-written file.
 
+        An output named .mkv, .mka or .webm is written as Matroska / WebM (packets
+        through memory, Clusters starting at key frames, Cues and a SeekHead); a FIFO
+        or device as the output gets a live stream (unknown sizes, nothing written back).
+
         Examples:
           mk-remux in.mov out.mp4
+          mk-remux clip.mp4 clip.mkv
           mk-remux in.mp4 out.mp4 --faststart --track 0 --track 2
           mk-remux camera.mp4 out.mp4 --hybrid 2
         """)
 
-    @Argument(help: "The input file (MP4, MOV, M4A; fragmented or not).")
+    @Argument(help: "The input file (MP4, MOV, M4A, fragmented or not; Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC).")
     var input: String
 
-    @Argument(help: "The output MP4.")
+    @Argument(help: "The output: .mp4 (MP4), .mkv / .mka (Matroska) or .webm (WebM).")
     var output: String
 
     @Flag(help: "Put the moov box at the front.")

@@ -434,12 +434,12 @@ class Demuxer(_Owned):
 
 
 def open(source: Source) -> Demuxer:  # noqa: A001 - mirrors io.open / av.open
-    """Opens a media file (MP4/MOV/M4A, Ogg/Opus, IVF). Use as a context manager.
+    """Opens a media file (MP4/MOV/M4A, Ogg/Opus, IVF, Matroska/WebM ...). Use as a context manager.
 
     `source` is a path (str or os.PathLike), the file's bytes (bytes, bytearray, memoryview:
     copied once into the library), or a binary file object (anything with read() and, to be
     seekable, seek()/tell()/seekable(): io.BufferedReader, io.BytesIO, a socket's makefile('rb')).
-    A file object that cannot seek is read once, front to back: Ogg, IVF and MP4 files whose
+    A file object that cannot seek is read once, front to back: Ogg, IVF, Matroska/WebM and MP4 files whose
     moov comes first open that way; other layouts raise UnsupportedError-kind MediaError
     (MK_EUNSUPPORTED) naming the layout."""
     return Demuxer(source)

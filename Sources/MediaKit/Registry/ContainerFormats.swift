@@ -53,10 +53,11 @@ public struct MuxerFormat: Sendable {
 
 /// The container formats MediaKit reads and writes, and the probing that picks one.
 public final class ContainerCatalog: @unchecked Sendable {
-    /// The formats MediaKit has built in: MP4 / QuickTime, Ogg, IVF, MP3 (MPEG audio), ADTS AAC, WAV, FLAC.
-    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac]
+    /// The formats MediaKit has built in: MP4 / QuickTime, Ogg, IVF, MP3 (MPEG audio), ADTS AAC, WAV, FLAC,
+    /// Matroska / WebM.
+    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska]
     /// The formats MediaKit writes.
-    public static let builtInMuxers: [MuxerFormat] = [.mp4]
+    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm]
 
     /// The catalogue the registry and the tools use.
     public static let shared = ContainerCatalog()
@@ -138,6 +139,36 @@ extension ContainerFormat {
         probe: { head, _ in head.starts(with: Array("DKIF".utf8)) ? 100 : 0 },
         makeDemuxer: { try IVFDemuxer(source: $0) })
 
+    /// Matroska and WebM (EBML DocType "matroska" or "webm").
+    public static let matroska = ContainerFormat(
+        name: "matroska", description: "Matroska/WebM (EBML)", extensions: ["mkv", "mka", "webm", "mk3d", "mks"],
+        mimeTypes: ["video/x-matroska", "audio/x-matroska", "video/webm", "audio/webm"],
+        probe: { head, _ in matroskaProbeScore(head) },
+        makeDemuxer: { try MatroskaDemuxer(source: $0) })
+
+    /// 100 when `head` starts with an EBML header whose DocType is "matroska" or "webm"
+    /// (FFmpeg's matroska probe), 50 for an EBML header whose DocType is not in `head`, 0 otherwise.
+    static func matroskaProbeScore(_ head: [UInt8]) -> Int {
+        guard head.count >= 5, head.starts(with: [0x1A, 0x45, 0xDF, 0xA3]) else { return 0 }
+        return head.withUnsafeBytes { raw -> Int in
+            guard let size = EBMLVarInt.size(raw, at: 4), !size.unknown else { return 0 }
+            let start = 4 + size.length
+            let end = min(raw.count, start + Int(min(size.value, 4096)))
+            var i = start
+            while i < end {
+                guard let id = EBMLVarInt.id(raw, at: i), let s = EBMLVarInt.size(raw, at: i + id.length) else { return 50 }
+                let data = i + id.length + s.length
+                if id.id == MKVID.docType {
+                    let n = Int(min(s.value, UInt64(end - data)))
+                    let doc = String(decoding: raw[data..<(data + max(0, n))].prefix { $0 != 0 }, as: UTF8.self)
+                    return doc == "matroska" || doc == "webm" ? 100 : 0
+                }
+                i = data + Int(min(s.value, UInt64(end)))
+            }
+            return 50
+        }
+    }
+
     /// True when `head` starts like an ISO BMFF / QuickTime file: a box size that fits the
     /// file (or 0 / 1: to the end, 64-bit) and a type of four printable characters
     /// (ftyp, moov, mdat, free, wide, skip ...).
@@ -152,4 +183,8 @@ extension ContainerFormat {
 extension MuxerFormat {
     /// MP4 (progressive, fast-start, fragmented or hybrid; ``MP4Muxer``).
     public static let mp4 = MuxerFormat(name: "mp4", description: "MP4 (ISO BMFF)", extensions: ["mp4", "m4a", "m4v", "mov", "3gp"])
+    /// Matroska (``MatroskaMuxer``).
+    public static let matroska = MuxerFormat(name: "matroska", description: "Matroska", extensions: ["mkv", "mka", "mk3d"])
+    /// WebM: Matroska with VP8, VP9, AV1, Opus and Vorbis only (``MatroskaMuxer``).
+    public static let webm = MuxerFormat(name: "webm", description: "WebM", extensions: ["webm"])
 }

@@ -24,6 +24,10 @@ public enum Remuxer {
             throw MediaError(.unsupported, "no muxer writes \((output as NSString).pathExtension.isEmpty ? "files without an extension" : "." + (output as NSString).pathExtension + " files"); MediaKit writes \(known)", path: output)
         }
         let (format, opened) = try catalog.open(ByteSources.open(path: input))
+        if target.name == "matroska" || target.name == "webm" {
+            try remuxToMatroska(opened, input: input, output: output, webM: target.name == "webm", tracks: tracks, progress: progress)
+            return
+        }
         guard target.name == "mp4" else {
             throw MediaError(.unsupported, "remuxing into \(target.description) is not supported: MediaKit writes MP4", path: output)
         }
@@ -118,20 +122,49 @@ public enum Remuxer {
         try writing(MP4Muxer(path: output, options: options)) { muxer in
             var map = [Int: Int]()
             for (i, t) in zip(wanted, kept) { map[i] = try muxer.addTrack(from: t) }
-            demuxer.select(tracks: Set(wanted))
-            let total = max(1, wanted.reduce(0) { $0 + all[$1].sampleCount })
-            var done = 0
-            var cut: MediaError?
-            while var packet = try demuxer.read(untilCut: &cut) {
-                guard let out = map[packet.trackIndex], !packet.isTruncated else { continue }
-                if all[packet.trackIndex].parameters.codecTag == "adts", let h = ADTSHeader(packet.data) {
-                    packet.data.removeFirst(min(packet.data.count, h.headerSize))
-                }
-                packet.trackIndex = out
-                try muxer.write(packet)
-                done += 1
-                progress?(done, total)
+            try copyPackets(demuxer, into: muxer, map: map, progress: progress)
+        }
+    }
+
+    /// Copies the packets of the tracks in `map` (source index -> muxer index) in file order:
+    /// a packet cut short by the end of the file is left out, an ADTS frame loses its header
+    /// (the AudioSpecificConfig is in the track's parameters, as FFmpeg's aac_adtstoasc does).
+    static func copyPackets(_ demuxer: Demuxer, into muxer: Muxer, map: [Int: Int], progress: ((Int, Int) -> Void)?) throws {
+        let all = demuxer.tracks
+        demuxer.select(tracks: Set(map.keys))
+        let total = max(1, map.keys.reduce(0) { $0 + all[$1].sampleCount })
+        var done = 0
+        var cut: MediaError?
+        while var packet = try demuxer.read(untilCut: &cut) {
+            guard let out = map[packet.trackIndex], !packet.isTruncated else { continue }
+            if all[packet.trackIndex].parameters.codecTag == "adts", let h = ADTSHeader(packet.data) {
+                packet.data.removeFirst(min(packet.data.count, h.headerSize))
             }
+            packet.trackIndex = out
+            try muxer.write(packet)
+            done += 1
+            progress?(done, total)
+        }
+    }
+
+    /// Remuxes any demuxer into Matroska / WebM packet by packet (``MatroskaMuxer``, see
+    /// ``copyPackets(_:into:map:progress:)``).
+    static func remuxToMatroska(_ demuxer: Demuxer, input: String, output: String, webM: Bool, tracks: [Int]?,
+                                progress: ((Int, Int) -> Void)?) throws {
+        let all = demuxer.tracks
+        let wanted = tracks ?? all.map(\.index)
+        for t in wanted where t < 0 || t >= all.count {
+            throw MediaError(.invalidArgument, "track \(t) does not exist (the file has \(all.count))", path: input)
+        }
+        let muxer = try MatroskaMuxer(path: output, webM: webM)
+        do {
+            var map = [Int: Int]()
+            for t in wanted { map[t] = try muxer.addTrack(all[t].parameters, timeBase: all[t].timeBase) }
+            try copyPackets(demuxer, into: muxer, map: map, progress: progress)
+            try muxer.finish()
+        } catch {
+            muxer.cancel()
+            throw error
         }
     }
 

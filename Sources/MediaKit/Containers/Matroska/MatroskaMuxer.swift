@@ -1,0 +1,226 @@
+import Foundation
+
+/// Writes Matroska and WebM files (RFC 9559): SimpleBlocks in Clusters that start at video
+/// key frames (or every 5 seconds), Cues for the Clusters' key frames, a SeekHead, and the
+/// Segment size and Duration patched in place at the end. The file is written to a temporary
+/// name and renamed by ``finish()`` (``OutputFile``).
+///
+/// Timestamps are written in milliseconds (TimecodeScale 1 000 000). Opus gets CodecDelay
+/// (its pre-skip) and SeekPreRoll (80 ms) and packets with an end trim a BlockGroup with
+/// DiscardPadding, so a gapless Opus stream stays gapless. WebM takes VP8, VP9, AV1, Opus
+/// and Vorbis only.
+///
+/// Live mode, when the target is a pipe or a device (``OutputFile/isStream``): nothing is
+/// written back: the Segment keeps its unknown size, Info has no Duration and there are no
+/// Cues (what FFmpeg's `-live 1` WebM writes); each Cluster is written whole, with its size.
+public final class MatroskaMuxer: Muxer, @unchecked Sendable {
+    /// True for WebM (DocType "webm", its codecs only).
+    public let isWebM: Bool
+    private let file: OutputFile
+    private var tracks: [(params: CodecParameters, timeBase: Rational, codecID: String, delay: Int64)] = []
+    private var headerWritten = false
+    private var finished = false
+    private var segmentData: Int64 = 0
+    private var seekHeadAt: Int64 = 0
+    private var durationAt: Int64 = 0
+    private var infoAt: Int64 = 0, tracksAt: Int64 = 0
+    private var cluster: [UInt8] = []
+    private var clusterTime: Int64 = 0
+    private var clusterOffset: Int64 = 0
+    private var cues: [(time: Int64, track: Int, cluster: Int64)] = []
+    private var cuedThisCluster = Set<Int>()
+    private var endTime: Int64 = 0
+    private static let seekHeadRoom = 96
+
+    /// Creates the file (a temporary name until ``finish()``); `webM` nil: from the extension.
+    /// - Throws: `.io` when the file cannot be created.
+    public init(path: String, webM: Bool? = nil) throws {
+        isWebM = webM ?? ((path as NSString).pathExtension.lowercased() == "webm")
+        file = try OutputFile(path: path)
+    }
+
+    /// Adds a track. - Throws: `.unsupported` for a codec Matroska (or WebM) does not carry
+    /// here, `.state` after the first packet.
+    public func addTrack(_ parameters: CodecParameters, timeBase: Rational) throws -> Int {
+        guard !headerWritten else { throw MediaError(.state, "tracks must be added before the first packet", path: file.path) }
+        let ids: [String: String] = ["vp8": "V_VP8", "vp9": "V_VP9", "av1": "V_AV1", "opus": "A_OPUS", "vorbis": "A_VORBIS",
+                                     "h264": "V_MPEG4/ISO/AVC", "hevc": "V_MPEGH/ISO/HEVC", "aac": "A_AAC", "flac": "A_FLAC",
+                                     "mp3": "A_MPEG/L3", "ac3": "A_AC3", "eac3": "A_EAC3", "pcm_s16le": "A_PCM/INT/LIT"]
+        let webmCodecs: Set<String> = ["vp8", "vp9", "av1", "opus", "vorbis"]
+        guard let id = ids[parameters.codec], !isWebM || webmCodecs.contains(parameters.codec) else {
+            let allowed = isWebM ? webmCodecs.sorted() : ids.keys.sorted()
+            throw MediaError(.unsupported, "\(isWebM ? "WebM" : "Matroska") cannot carry \(parameters.codec.isEmpty ? "this codec" : parameters.codec) here; MediaKit writes \(allowed.joined(separator: ", "))", path: file.path)
+        }
+        var delay: Int64 = 0
+        if parameters.codec == "opus", case .success(let h) = OpusHead.parse(parameters.extradata) { delay = Int64(h.preSkip) }
+        tracks.append((parameters, timeBase, id, delay))
+        return tracks.count - 1
+    }
+
+    // MARK: - EBML writing
+
+    static func vint(_ v: Int64, width: Int = 0) -> [UInt8] {
+        let n = width > 0 ? width : (1...8).first { v < (Int64(1) << (7 * $0)) - 1 } ?? 8
+        var out = [UInt8](repeating: 0, count: n)
+        for i in 0..<n { out[n - 1 - i] = UInt8(truncatingIfNeeded: v >> (8 * i)) }
+        out[0] |= UInt8(0x80 >> (n - 1))
+        return out
+    }
+
+    static func element(_ id: UInt32, _ body: [UInt8]) -> [UInt8] {
+        idBytes(id) + vint(Int64(body.count)) + body
+    }
+
+    static func idBytes(_ id: UInt32) -> [UInt8] {
+        Array(withUnsafeBytes(of: id.bigEndian) { Array($0) }.drop { $0 == 0 })
+    }
+
+    static func uint(_ id: UInt32, _ v: UInt64) -> [UInt8] {
+        let b = withUnsafeBytes(of: v.bigEndian) { Array($0) }.drop { $0 == 0 }
+        return element(id, b.isEmpty ? [0] : Array(b))
+    }
+
+    static func float(_ id: UInt32, _ v: Double) -> [UInt8] {
+        element(id, withUnsafeBytes(of: v.bitPattern.bigEndian) { Array($0) })
+    }
+
+    static func string(_ id: UInt32, _ s: String) -> [UInt8] { element(id, Array(s.utf8)) }
+
+    private func writeHeader() throws {
+        headerWritten = true
+        let ebml = Self.element(MKVID.ebml, Self.uint(0x4286, 1) + Self.uint(0x42F7, 1) + Self.uint(0x42F2, 4) + Self.uint(0x42F3, 8)
+            + Self.string(MKVID.docType, isWebM ? "webm" : "matroska") + Self.uint(MKVID.docTypeVersion, 4) + Self.uint(0x4285, 2))
+        try file.write(ebml)
+        // Segment with an 8-byte size, patched at the end.
+        try file.write(Self.idBytes(MKVID.segment) + [0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+        segmentData = file.bytesWritten
+        // Room for the SeekHead, written at the end.
+        seekHeadAt = file.bytesWritten
+        try file.write(Self.voidElement(Self.seekHeadRoom))
+        infoAt = file.bytesWritten - segmentData
+        let info = Self.uint(MKVID.timecodeScale, 1_000_000) + Self.string(MKVID.muxingApp, "MediaKit")
+            + Self.string(MKVID.writingApp, "MediaKit") + (file.isStream ? [] : Self.float(MKVID.duration, 0))
+        let infoElement = Self.element(MKVID.info, info)
+        durationAt = file.bytesWritten + Int64(infoElement.count - 8)
+        try file.write(infoElement)
+        tracksAt = file.bytesWritten - segmentData
+        var entries: [UInt8] = []
+        for (i, t) in tracks.enumerated() {
+            let p = t.params
+            var e = Self.uint(MKVID.trackNumber, UInt64(i + 1)) + Self.uint(MKVID.trackUID, UInt64(i + 1))
+                + Self.uint(MKVID.flagLacing, 0) + Self.string(MKVID.codecID, t.codecID)
+            e += Self.uint(MKVID.trackType, p.mediaType == .video ? 1 : p.mediaType == .audio ? 2 : 0x11)
+            if !p.extradata.isEmpty {
+                var priv = p.extradata
+                if p.codec == "flac" && !priv.starts(with: Array("fLaC".utf8)) && priv.count == 34 {
+                    priv = Array("fLaC".utf8) + [0x80, 0, 0, 34] + priv   // STREAMINFO as the last metadata block
+                }
+                e += Self.element(MKVID.codecPrivate, priv)
+            }
+            if t.delay > 0 {
+                e += Self.uint(MKVID.codecDelay, UInt64(t.delay) * 1_000_000_000 / 48000)
+                e += Self.uint(MKVID.seekPreRoll, 80_000_000)
+            }
+            switch p.mediaType {
+            case .video:
+                e += Self.element(MKVID.video, Self.uint(MKVID.pixelWidth, UInt64(p.width)) + Self.uint(MKVID.pixelHeight, UInt64(p.height)))
+            case .audio:
+                var a = Self.float(MKVID.samplingFrequency, Double(p.sampleRate)) + Self.uint(MKVID.channels, UInt64(max(1, p.channels)))
+                if p.bitsPerCodedSample > 0 && p.codec.hasPrefix("pcm") { a += Self.uint(MKVID.bitDepth, UInt64(p.bitsPerCodedSample)) }
+                e += Self.element(MKVID.audio, a)
+            default: break
+            }
+            entries += Self.element(MKVID.trackEntry, e)
+        }
+        try file.write(Self.element(MKVID.tracks, entries))
+    }
+
+    /// A Void element of exactly `size` bytes (a 1-byte ID and an 8-byte size field).
+    static func voidElement(_ size: Int) -> [UInt8] {
+        [0xEC] + vint(Int64(size - 9), width: 8) + [UInt8](repeating: 0, count: size - 9)
+    }
+
+    /// Writes one packet. - Throws: `.invalidArgument` for a track that was not added,
+    /// `.state` after ``finish()``, `.io`.
+    public func write(_ packet: Packet) throws {
+        guard !finished else { throw MediaError(.state, "write after finish", path: file.path) }
+        guard packet.trackIndex >= 0 && packet.trackIndex < tracks.count else {
+            throw MediaError(.invalidArgument, "track \(packet.trackIndex) was not added", path: file.path)
+        }
+        if !headerWritten { try writeHeader() }
+        let t = tracks[packet.trackIndex]
+        let stamp = packet.pts != Packet.noTimestamp ? packet.pts : packet.dts
+        var ms = Rational.rescale(stamp, from: packet.timeBase, to: Rational(1, 1000))
+        if t.delay > 0 { ms += Rational.rescale(t.delay, from: Rational(1, 48000), to: Rational(1, 1000)) }
+        let isVideo = t.params.mediaType == .video
+        let hasVideo = tracks.contains { $0.params.mediaType == .video }
+        if !cluster.isEmpty && ((isVideo && packet.isKeyframe) || ms - clusterTime > 5000 || ms - clusterTime < -32768 || ms - clusterTime > 32767) {
+            try flushCluster()
+        }
+        if cluster.isEmpty {
+            clusterTime = ms
+            clusterOffset = file.bytesWritten
+            cuedThisCluster = []
+            cluster = Self.uint(MKVID.timecode, UInt64(max(0, ms)))
+        }
+        if packet.isKeyframe && (isVideo || !hasVideo) && !cuedThisCluster.contains(packet.trackIndex) {
+            cuedThisCluster.insert(packet.trackIndex)
+            cues.append((ms, packet.trackIndex, clusterOffset - segmentData))
+        }
+        let relative = Int16(clamping: ms - clusterTime)
+        let head = Self.vint(Int64(packet.trackIndex + 1)) + [UInt8(UInt16(bitPattern: relative) >> 8), UInt8(UInt16(bitPattern: relative) & 0xFF)]
+        if packet.trimEnd > 0 && t.params.sampleRate > 0 {
+            let padding = Int64(packet.trimEnd) * 1_000_000_000 / Int64(t.params.sampleRate)
+            let block = Self.element(MKVID.block, head + [0] + packet.data)
+            cluster += Self.element(MKVID.blockGroup, block + Self.element(MKVID.discardPadding, Array(withUnsafeBytes(of: padding.bigEndian) { Array($0) })))
+        } else {
+            cluster += Self.element(MKVID.simpleBlock, head + [packet.isKeyframe ? 0x80 : 0] + packet.data)
+        }
+        let duration = packet.duration > 0 ? Rational.rescale(packet.duration, from: packet.timeBase, to: Rational(1, 1000)) : 0
+        endTime = max(endTime, ms + duration)
+    }
+
+    private func flushCluster() throws {
+        guard !cluster.isEmpty else { return }
+        try file.write(Self.element(MKVID.cluster, cluster))
+        cluster = []
+    }
+
+    /// Writes the last Cluster, the Cues, the SeekHead, the Segment size and Duration, and
+    /// renames the file into place. - Throws: `.io`; the file is then left unfinished.
+    public func finish() throws {
+        guard !finished else { return }
+        if !headerWritten { try writeHeader() }
+        try flushCluster()
+        finished = true
+        if file.isStream {
+            try file.commit()
+            return
+        }
+        let cuesAt = file.bytesWritten - segmentData
+        var points: [UInt8] = []
+        for c in cues {
+            points += Self.element(MKVID.cuePoint, Self.uint(MKVID.cueTime, UInt64(max(0, c.time)))
+                + Self.element(MKVID.cueTrackPositions, Self.uint(MKVID.cueTrack, UInt64(c.track + 1)) + Self.uint(MKVID.cueClusterPosition, UInt64(c.cluster))))
+        }
+        if !points.isEmpty { try file.write(Self.element(MKVID.cues, points)) }
+        let end = file.bytesWritten
+        var seeks: [UInt8] = []
+        for (id, at) in [(MKVID.info, infoAt), (MKVID.tracks, tracksAt)] + (points.isEmpty ? [] : [(MKVID.cues, cuesAt)]) {
+            seeks += Self.element(MKVID.seek, Self.element(MKVID.seekID, Self.idBytes(id)) + Self.uint(MKVID.seekPosition, UInt64(at)))
+        }
+        let seekHead = Self.element(MKVID.seekHead, seeks)
+        if seekHead.count + 9 <= Self.seekHeadRoom {
+            try file.patch(seekHead + Self.voidElement(Self.seekHeadRoom - seekHead.count), at: seekHeadAt)
+        }
+        try file.patch(Self.vint(end - segmentData, width: 8), at: segmentData - 8)
+        try file.patch(withUnsafeBytes(of: Double(endTime).bitPattern.bigEndian) { Array($0) }, at: durationAt)
+        try file.commit()
+    }
+
+    /// Abandons the file and removes what was written.
+    public func cancel() {
+        finished = true
+        file.discard()
+    }
+}

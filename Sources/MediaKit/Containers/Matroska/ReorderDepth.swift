@@ -1,0 +1,156 @@
+/// The B-frame reorder depth an H.264 or HEVC decoder starts with, read from the sequence
+/// parameter set in the codec configuration (avcC / hvcC), as FFmpeg's decoders set
+/// `has_b_frames` when they open. Matroska stores no decoding timestamps: the demuxer derives
+/// them from the presentation timestamps with this depth, as libavformat does.
+enum ReorderDepth {
+    /// H.264 (ITU-T H.264 section 7.3.2.1.1 and annex E.1.1): the VUI's max_num_reorder_frames,
+    /// else (with reference frames) what the level's largest DPB holds at this picture size,
+    /// at most 15, as FFmpeg's h264_ps.c; nil when avcC holds no readable SPS.
+    static func h264(avcC: [UInt8]) -> Int? {
+        guard avcC.count > 8, avcC[0] == 1, avcC[5] & 0x1F > 0 else { return nil }
+        let length = Int(avcC[6]) << 8 | Int(avcC[7])
+        guard length > 4, 8 + length <= avcC.count else { return nil }
+        var r = BitReader(unescape(Array(avcC[9..<(8 + length)])))
+        guard let profile = r.read(8), r.read(8) != nil, let level = r.read(8), r.ue() != nil else { return nil }
+        if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profile) {
+            guard let chroma = r.ue() else { return nil }
+            if chroma == 3 { _ = r.read(1) }
+            guard r.ue() != nil, r.ue() != nil, r.read(1) != nil, let scaling = r.read(1) else { return nil }
+            if scaling == 1 {
+                for i in 0..<(chroma == 3 ? 12 : 8) {
+                    guard let present = r.read(1) else { return nil }
+                    guard present == 1 else { continue }
+                    var last = 8, next = 8
+                    for _ in 0..<(i < 6 ? 16 : 64) where next != 0 {
+                        guard let delta = r.se() else { return nil }
+                        next = (last + delta + 256) % 256
+                        if next != 0 { last = next }
+                    }
+                }
+            }
+        }
+        guard r.ue() != nil, let pocType = r.ue() else { return nil }
+        if pocType == 0 {
+            guard r.ue() != nil else { return nil }
+        } else if pocType == 1 {
+            guard r.read(1) != nil, r.se() != nil, r.se() != nil, let n = r.ue(), n < 256 else { return nil }
+            for _ in 0..<n { guard r.se() != nil else { return nil } }
+        }
+        guard let refFrames = r.ue(), r.read(1) != nil, let mbWidth = r.ue(), let mapHeight = r.ue(),
+              let frameMbsOnly = r.read(1) else { return nil }
+        if frameMbsOnly == 0 { _ = r.read(1) }
+        guard r.read(1) != nil, let cropping = r.read(1) else { return nil }
+        if cropping == 1 { for _ in 0..<4 { guard r.ue() != nil else { return nil } } }
+        let fromLevel: Int = {
+            guard refFrames > 0 else { return 0 }
+            let dpb: [Int: Int] = [9: 396, 10: 396, 11: 900, 12: 2376, 13: 2376, 20: 2376, 21: 4752, 22: 8100, 30: 8100,
+                                   31: 18000, 32: 20480, 40: 32768, 41: 32768, 42: 34816, 50: 110400, 51: 184320, 52: 184320]
+            let mbs = (mbWidth + 1) * (mapHeight + 1) * (2 - frameMbsOnly)
+            guard let max = dpb[level], mbs > 0 else { return 15 }
+            return min(15, max / mbs)
+        }()
+        guard let vui = r.read(1), vui == 1 else { return fromLevel }
+        if r.read(1) == 1, r.read(8) == 255 { _ = r.read(32) }          // aspect ratio
+        if r.read(1) == 1 { _ = r.read(1) }                              // overscan
+        if r.read(1) == 1, r.read(4) != nil, r.read(1) == 1 { _ = r.read(24) }   // video signal, colour
+        if r.read(1) == 1 { _ = r.ue(); _ = r.ue() }                     // chroma location
+        if r.read(1) == 1 { _ = r.read(32); _ = r.read(32); _ = r.read(1) }  // timing
+        let nal = r.read(1) ?? 0
+        if nal == 1 { guard skipHRD(&r) else { return nil } }
+        let vcl = r.read(1) ?? 0
+        if vcl == 1 { guard skipHRD(&r) else { return nil } }
+        if nal == 1 || vcl == 1 { _ = r.read(1) }
+        guard r.read(1) != nil, let restriction = r.read(1) else { return fromLevel }
+        guard restriction == 1 else { return fromLevel }
+        guard r.read(1) != nil, r.ue() != nil, r.ue() != nil, r.ue() != nil, r.ue() != nil, let reorder = r.ue() else { return fromLevel }
+        return min(reorder, 16)
+    }
+
+    /// HEVC (ITU-T H.265 section 7.3.2.2): sps_max_num_reorder_pics of the highest sub-layer;
+    /// nil when hvcC holds no readable SPS.
+    static func hevc(hvcC: [UInt8]) -> Int? {
+        guard hvcC.count > 23 else { return nil }
+        var i = 23
+        var sps: [UInt8]?
+        for _ in 0..<Int(hvcC[22]) {
+            guard i + 3 <= hvcC.count else { return nil }
+            let type = Int(hvcC[i] & 0x3F)
+            let count = Int(hvcC[i + 1]) << 8 | Int(hvcC[i + 2])
+            i += 3
+            for _ in 0..<count {
+                guard i + 2 <= hvcC.count else { return nil }
+                let n = Int(hvcC[i]) << 8 | Int(hvcC[i + 1])
+                guard i + 2 + n <= hvcC.count else { return nil }
+                if type == 33 && sps == nil && n > 2 { sps = Array(hvcC[(i + 4)..<(i + 2 + n)]) }
+                i += 2 + n
+            }
+        }
+        guard let sps else { return nil }
+        var r = BitReader(unescape(sps))
+        guard r.read(4) != nil, let maxSub = r.read(3), r.read(1) != nil else { return nil }
+        // profile_tier_level(1, maxSub)
+        guard r.read(88) != nil, r.read(8) != nil else { return nil }
+        var profilePresent: [Int] = [], levelPresent: [Int] = []
+        for _ in 0..<maxSub {
+            guard let p = r.read(1), let l = r.read(1) else { return nil }
+            profilePresent.append(p)
+            levelPresent.append(l)
+        }
+        if maxSub > 0 { for _ in maxSub..<8 { _ = r.read(2) } }
+        for k in 0..<maxSub {
+            if profilePresent[k] == 1 { guard r.read(88) != nil else { return nil } }
+            if levelPresent[k] == 1 { guard r.read(8) != nil else { return nil } }
+        }
+        guard r.ue() != nil, let chroma = r.ue() else { return nil }
+        if chroma == 3 { _ = r.read(1) }
+        guard r.ue() != nil, r.ue() != nil, let window = r.read(1) else { return nil }
+        if window == 1 { for _ in 0..<4 { guard r.ue() != nil else { return nil } } }
+        guard r.ue() != nil, r.ue() != nil, r.ue() != nil, let orderingInfo = r.read(1) else { return nil }
+        var reorder = 0
+        for _ in (orderingInfo == 1 ? 0 : maxSub)...maxSub {
+            guard r.ue() != nil, let n = r.ue(), r.ue() != nil else { return nil }
+            reorder = n
+        }
+        return min(reorder, 16)
+    }
+
+    private static func skipHRD(_ r: inout BitReader) -> Bool {
+        guard let count = r.ue(), count < 32, r.read(8) != nil else { return false }
+        for _ in 0...count { guard r.ue() != nil, r.ue() != nil, r.read(1) != nil else { return false } }
+        return r.read(20) != nil
+    }
+
+    /// A NAL unit's payload without its emulation-prevention bytes (00 00 03 -> 00 00).
+    static func unescape(_ b: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count)
+        var zeros = 0
+        for x in b {
+            if zeros >= 2 && x == 3 { zeros = 0; continue }
+            zeros = x == 0 ? zeros + 1 : 0
+            out.append(x)
+        }
+        return out
+    }
+}
+
+extension BitReader {
+    /// An unsigned Exp-Golomb code (ue(v)); nil past the end or above 32 bits.
+    mutating func ue() -> Int? {
+        var zeros = 0
+        while true {
+            guard let b = read(1) else { return nil }
+            if b == 1 { break }
+            zeros += 1
+            if zeros > 31 { return nil }
+        }
+        guard let rest = read(zeros) else { return nil }
+        return (1 << zeros) - 1 + rest
+    }
+
+    /// A signed Exp-Golomb code (se(v)).
+    mutating func se() -> Int? {
+        guard let k = ue() else { return nil }
+        return k & 1 == 1 ? (k + 1) / 2 : -(k / 2)
+    }
+}

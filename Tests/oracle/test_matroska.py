@@ -1,0 +1,676 @@
+"""Matroska / WebM (MatroskaDemuxer) against FFmpeg 5.1 (issue 16, demuxer part).
+
+Inputs: every .webm / .mkv / .mka of ../shared/media (the broken_* ones only for "no crash"),
+and files made here:
+  ffmpeg   VP8 + Vorbis, VP9 + Opus, VP9 10-bit, AV1 (libaom) + Opus, H.264 + AAC (B-frames),
+           HEVC, FLAC, Opus 5.1, MP3, AC-3, PCM in Matroska; a live WebM (`-live 1 -f webm`
+           written to a pipe: Segment and Clusters of unknown size)
+  mkvmerge the same audio remuxed by mkvtoolnix, which laces frames: Xiph, EBML and fixed-size
+           lacing (the test checks each kind occurs, by walking the files' blocks)
+  cut      generated files cut at 20 points
+
+Oracles (ORACLES.md):
+  packets  ffprobe -v error -nofind_stream_info -show_entries
+           packet=stream_index,pts,dts,duration,size,pos,flags -of csv=p=0 FILE.
+           -nofind_stream_info: with the probing pass, ffprobe prints N/A as the duration of
+           the video packets it reads while probing and, for the packets after them, a duration
+           guessed from the frame rate the probe estimated (33 for 30000/1001 fps) where the
+           file states none (webm_vp9_192x144_2s.webm: packets 0-41 N/A, 42-61 33); that guess
+           is the probe's, not the file's. The parsers FFmpeg's Matroska demuxer runs (Opus,
+           Vorbis, FLAC, AC-3 and MPEG audio durations, VP8 / VP9 / AV1 key frames) run either way.
+  facts    ffprobe -show_streams: codec, type, sample rate, channels, width, height
+  decode   ffmpeg -c:a libopus|libvorbis / -c:v libdav1d (the plugins' libraries) -i FILE
+           -f s16le | -fps_mode passthrough -f rawvideo -pix_fmt nv12: identical (audio |diff| <= 1)
+  sources  the same file read by path (mk-probe), from a pipe (`mk-probe --packets -`) and from
+           memory (Python mediakit.open(bytes), i.e. the C API's mk_demuxer_open_memory): identical
+  seek     Python Demuxer.seek(t) at 20 times: the first video packet is the last key frame at
+           or before t in ffprobe's packet list (what `ffmpeg -ss t -noaccurate_seek` starts at)
+  damage   cut files give ffprobe's packets of the cut file then a warning naming the offset;
+           broken and byte-flipped files exit 0 or 1 with a message naming the file, no crash
+           or hang (timeout 60 s)
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import oracle_lib as lib
+
+V = ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25"]
+
+
+def _sine(rate: int) -> list[str]:
+    return ["-f", "lavfi", "-i", f"sine=f=440:sample_rate={rate}"]
+
+
+# name -> ffmpeg arguments (after "ffmpeg -v error -y -nostdin"), the output file last.
+FFMPEG: dict[str, list] = {
+    "vp8_vorbis.webm": [*V, *_sine(44100), "-t", "2", "-c:v", "libvpx", "-g", "10", "-c:a", "libvorbis"],
+    "vp9_opus.webm": [*V, *_sine(48000), "-t", "2.3", "-c:v", "libvpx-vp9", "-g", "10", "-deadline", "realtime",
+                      "-cpu-used", "8", "-c:a", "libopus"],
+    "vp9_10bit.webm": [*V, "-t", "1", "-c:v", "libvpx-vp9", "-pix_fmt", "yuv420p10le", "-deadline", "realtime",
+                       "-cpu-used", "8", "-g", "10"],
+    "av1_opus.webm": [*V, *_sine(48000), "-t", "1.5", "-c:v", "libaom-av1", "-cpu-used", "8", "-g", "10", "-c:a", "libopus"],
+    "h264_aac.mkv": [*V, *_sine(44100), "-t", "2", "-c:v", "libx264", "-g", "12", "-bf", "2", "-c:a", "aac"],
+    "hevc.mkv": [*V, "-t", "1", "-c:v", "libx265", "-x265-params", "log-level=none", "-g", "10", "-bf", "0"],
+    "hevc_bframes.mkv": [*V, "-t", "1", "-c:v", "libx265", "-x265-params", "log-level=none:bframes=3", "-g", "12"],
+    "flac.mka": [*_sine(44100), "-t", "1.3", "-c:a", "flac"],
+    "opus_51.mka": [*_sine(48000), "-t", "1.7", "-af", "aformat=channel_layouts=5.1", "-c:a", "libopus"],
+    "mp3.mka": [*_sine(44100), "-t", "1", "-c:a", "libmp3lame"],
+    "ac3.mka": [*_sine(44100), "-t", "1", "-c:a", "ac3"],
+    "pcm.mka": [*_sine(44100), "-t", "1", "-c:a", "pcm_s16le"],
+}
+# Names, languages, flags and tags (kept: no -map_metadata -1 for this one).
+TAGGED = {"tagged.mka": [*_sine(48000), *_sine(44100), "-t", "1", "-map", "0", "-map", "1", "-c:a", "libopus",
+                         "-metadata", "title=A film", "-metadata", "ARTIST=Someone",
+                         "-metadata:s:a:0", "title=Main", "-metadata:s:a:0", "language=ger",
+                         "-metadata:s:a:1", "title=Commentary", "-metadata:s:a:1", "language=fre",
+                         "-metadata:s:a:1", "comment=hello", "-disposition:a:0", "default", "-disposition:a:1", "forced"]}
+# Written to a pipe: unknown sizes (live WebM).
+LIVE = {"live.webm": [*V, *_sine(48000), "-t", "2", "-c:v", "libvpx", "-deadline", "realtime", "-g", "10",
+                      "-c:a", "libopus", "-live", "1", "-f", "webm", "-"]}
+# mkvmerge (mkvtoolnix) output: laced audio. name -> (source file made by ffmpeg, its arguments).
+MKVMERGE = {
+    "laced_vorbis.mka": ("src.ogg", [*_sine(44100), "-t", "2", "-c:a", "libvorbis"]),
+    "laced_aac.mka": ("src.m4a", [*_sine(44100), "-t", "2", "-c:a", "aac"]),
+    "laced_opus.mka": ("src.opus", [*_sine(48000), "-t", "2", "-c:a", "libopus"]),
+    "laced_ac3.mka": ("src.ac3", [*_sine(44100), "-t", "2", "-c:a", "ac3"]),
+    "laced_mp3.mka": ("src.mp3", [*_sine(44100), "-t", "2", "-c:a", "libmp3lame"]),
+}
+# live.webm with every Cluster's size field rewritten to "unknown" (all value bits 1, same
+# length), as browsers' MediaRecorder writes WebM: Clusters end where the next one starts.
+UNKNOWN_CLUSTERS = "live_unknown_clusters.webm"
+GENERATED = [*FFMPEG, *TAGGED, *LIVE, UNKNOWN_CLUSTERS, *MKVMERGE]
+MKV_EXTS = (".webm", ".mkv", ".mka")
+
+
+def _shared(broken: bool = False) -> list[str]:
+    if not lib.SHARED_MEDIA.is_dir():
+        return []
+    return sorted(p.name for p in lib.SHARED_MEDIA.iterdir()
+                  if p.suffix.lower() in MKV_EXTS and p.name.startswith("broken_") == broken)
+
+
+@pytest.fixture(scope="session")
+def gen_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("matroska")
+
+
+def _ffmpeg(args: list, out: Path | None) -> None:
+    cmd = ["ffmpeg", "-v", "error", "-y", "-nostdin", *args] + ([out] if out else [])
+    proc = lib.run(cmd)
+    if proc.returncode != 0:
+        pytest.fail(f"could not generate {out}: `{lib.shell_line(cmd)}`\n{lib.tail(proc.stderr)}")
+    return proc
+
+
+def _vint_length(first: int) -> int:
+    return next(n for n in range(1, 9) if first & (0x80 >> (n - 1)))
+
+
+def make(name: str, folder: Path) -> Path:
+    out = folder / name
+    if out.exists():
+        return out
+    if name in FFMPEG:
+        _ffmpeg([*FFMPEG[name], "-map_metadata", "-1"], out)
+    elif name in TAGGED:
+        _ffmpeg(TAGGED[name], out)
+    elif name in LIVE:
+        proc = _ffmpeg(LIVE[name], None)
+        out.write_bytes(proc.stdout)
+    elif name == UNKNOWN_CLUSTERS:
+        data = bytearray(make("live.webm", folder).read_bytes())
+        seg = data.find(b"\x18\x53\x80\x67")
+        pos = seg + 4 + _vint_length(data[seg + 4])
+        count = 0
+        while pos + 4 < len(data):
+            ident = bytes(data[pos:pos + _vint_length(data[pos])])
+            n = _vint_length(data[pos + len(ident)])
+            size = int.from_bytes(data[pos + len(ident):pos + len(ident) + n], "big") & ((1 << (7 * n)) - 1)
+            if ident == b"\x1f\x43\xb6\x75":
+                data[pos + 4:pos + 4 + n] = ((1 << (7 * n + 1)) - 1).to_bytes(n, "big")   # marker + all ones
+                count += 1
+            pos += len(ident) + n + size
+        assert count > 1, "live.webm has no Clusters to rewrite"
+        out.write_bytes(bytes(data))
+    elif name in MKVMERGE:
+        src_name, args = MKVMERGE[name]
+        src = folder / f"{Path(name).stem}-{src_name}"
+        _ffmpeg(args, src)
+        cmd = ["mkvmerge", "-q", "-o", out, src]
+        proc = lib.run(cmd)
+        if proc.returncode not in (0, 1) or not out.is_file():   # 1: warnings only
+            pytest.fail(f"could not generate {name}: `{lib.shell_line(cmd)}`\n{lib.tail(proc.stdout + proc.stderr)}")
+    else:
+        raise KeyError(name)
+    return out
+
+
+MEDIA = ([pytest.param(f"gen:{n}", id=n) for n in GENERATED]
+         + [pytest.param(f"shared:{n}", id=n) for n in _shared()])
+
+
+@pytest.fixture
+def file(request, gen_dir) -> Path:
+    kind, _, name = request.param.partition(":")
+    if kind == "gen":
+        return make(name, gen_dir)
+    path = lib.SHARED_MEDIA / name
+    if not path.is_file():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{path} is missing (CI=true: ../shared/media must be there)", pytrace=False)
+        pytest.skip(f"{path} missing: these cases read ../shared/media")
+    return path
+
+
+def _ffprobe_rows(path: Path, probe: bool) -> list[list[str]]:
+    cmd = ["ffprobe", "-v", "error", *([] if probe else ["-nofind_stream_info"]), "-show_entries",
+           "packet=stream_index,pts,dts,duration,size,pos,flags", "-of", "csv=p=0", path]
+    rows = []
+    for line in lib.run(cmd).stdout.decode().splitlines():
+        f = line.split(",")
+        while len(f) > 7 and f[-1] == "":
+            f.pop()
+        if len(f) == 7:
+            rows.append(f[:6] + ["K" if f[6].startswith("K") else "_"])
+    return rows
+
+
+def ffprobe_packets(path: Path, dts_from: Path | None = None) -> list[str]:
+    """ffprobe's packets without the probing pass; the dts of H.264 / HEVC (which Matroska
+    does not store) from the run with it, where FFmpeg's decoder has given libavformat the
+    stream's reorder depth (has_b_frames, from the SPS) that its dts guess needs. `dts_from`:
+    take those dts from this file's run instead, by packet position (a cut copy of it, whose
+    own probing pass may end before the decoder has opened)."""
+    rows = _ffprobe_rows(path, probe=False)
+    source = dts_from or path
+    streams = _streams(source) if rows else {}
+    video = streams.get("video")
+    if video and video["codec_name"] in ("h264", "hevc"):
+        probed = {(p[0], p[5]): p[2] for p in _ffprobe_rows(source, probe=True)}
+        for r in rows:
+            if int(r[0]) == video["index"] and (r[0], r[5]) in probed:
+                r[2] = probed[(r[0], r[5])]
+    return [",".join(r) for r in rows]
+
+
+def probe_packets(mk_probe, path) -> tuple[subprocess.CompletedProcess, list[str]]:
+    proc = lib.run([mk_probe, "--packets", path])
+    return proc, [l for l in proc.stdout.decode().splitlines() if l.strip()]
+
+
+@pytest.mark.parametrize("file", MEDIA, indirect=True)
+def test_packets_equal_ffprobe(file, mk_probe):
+    """`mk-probe --packets` equals ffprobe's packets line for line: track, pts, dts, duration,
+    size, byte position, key flag (Opus CodecDelay, laced frames, BlockGroups, unknown sizes)."""
+    proc, ours = probe_packets(mk_probe, file)
+    lib.check_ok(proc, [mk_probe, "--packets", file])
+    diff = lib.diff_lines(ours, ffprobe_packets(file), "mk-probe", "ffprobe -nofind_stream_info")
+    if diff:
+        pytest.fail(f"{file.name}: packets differ\ncolumns: track,pts,dts,duration,size,offset,flags\n{diff}", pytrace=False)
+
+
+def _lacing_kinds(data: bytes) -> set[str]:
+    """The lacing kinds (RFC 9559 section 10.3) of every SimpleBlock / Block of a file."""
+    def vint(i: int) -> tuple[int, int]:
+        n = 1
+        while n <= 8 and not data[i] & (0x80 >> (n - 1)):
+            n += 1
+        v = data[i] & (0xFF >> n)
+        for k in range(1, n):
+            v = v << 8 | data[i + k]
+        return v, n
+    kinds: set[str] = set()
+
+    def walk(start: int, end: int) -> None:
+        while start < end:
+            _, n = vint(start)
+            ident = int.from_bytes(data[start:start + n], "big")
+            size, m = vint(start + n)
+            body = start + n + m
+            if size == (1 << (7 * m)) - 1:
+                size = end - body
+            if ident in (0x18538067, 0x1F43B675, 0xA0):   # Segment, Cluster, BlockGroup
+                walk(body, min(end, body + size))
+            elif ident in (0xA3, 0xA1):                    # SimpleBlock, Block
+                _, k = vint(body)
+                kinds.add(["none", "xiph", "fixed", "ebml"][(data[body + k + 2] >> 1) & 3])
+            start = body + size
+    walk(0, len(data))
+    return kinds
+
+
+def test_mkvmerge_files_cover_every_lacing_kind(gen_dir):
+    """The laced inputs hold Xiph, EBML and fixed-size lacing (else the packet test above
+    would not cover them)."""
+    kinds = set()
+    for name in MKVMERGE:
+        kinds |= _lacing_kinds(make(name, gen_dir).read_bytes())
+    assert {"xiph", "ebml", "fixed"} <= kinds, f"lacing kinds found: {sorted(kinds)}"
+
+
+def test_live_files_have_unknown_sizes(gen_dir):
+    """The live WebM's Segment has an unknown size (all value bits 1); so have the Clusters of
+    its rewritten copy."""
+    for name in ("live.webm", UNKNOWN_CLUSTERS):
+        data = make(name, gen_dir).read_bytes()
+        seg = data.find(b"\x18\x53\x80\x67")
+        assert data[seg + 4:seg + 12] == b"\x01\xff\xff\xff\xff\xff\xff\xff", f"{name}: the Segment size is not unknown"
+    cl = data.find(b"\x1f\x43\xb6\x75")
+    n = _vint_length(data[cl + 4])
+    assert int.from_bytes(data[cl + 4:cl + 4 + n], "big") == (1 << (7 * n + 1)) - 1, "the Cluster size is not unknown"
+
+
+@pytest.mark.parametrize("file", MEDIA, indirect=True)
+def test_track_facts_match_ffprobe(file, mk_probe):
+    """Codec, type, sample rate, channels, width, height as ffprobe's streams."""
+    proc = lib.run([mk_probe, "--json", file])
+    lib.check_ok(proc, [mk_probe, "--json", file])
+    ours = json.loads(proc.stdout)["tracks"]
+    streams = lib.track_streams(lib.ffprobe_json(file))
+    problems = []
+    if len(ours) != len(streams):
+        problems.append(f"{len(ours)} tracks, ffprobe {len(streams)}")
+    for i, (t, s) in enumerate(zip(ours, streams)):
+        if t["codec"] != lib.codec_of(s):
+            problems.append(f"track {i}: codec {t['codec']}, ffprobe {lib.codec_of(s)}")
+        if t["type"] != s["codec_type"]:
+            problems.append(f"track {i}: type {t['type']}, ffprobe {s['codec_type']}")
+        keys = ("sample_rate", "channels") if s["codec_type"] == "audio" else ("width", "height")
+        for k in keys:
+            if int(t[k]) != int(s[k]):
+                problems.append(f"track {i}: {k} {t[k]}, ffprobe {s[k]}")
+    if problems:
+        pytest.fail(f"{file.name}: " + "; ".join(problems), pytrace=False)
+
+
+@pytest.mark.parametrize("file", MEDIA, indirect=True)
+def test_names_languages_flags_and_tags_match_ffprobe(file, mk_probe):
+    """Track name, language (Matroska's default "eng"; FFmpeg omits "und"), default and forced
+    flags, track tags and the Segment's title, muxing application ("encoder") and tags as
+    ffprobe's streams and format (its "creation_time", from Info/DateUTC, is not compared:
+    MediaKit does not read DateUTC)."""
+    proc = lib.run([mk_probe, "--json", file])
+    lib.check_ok(proc, [mk_probe, "--json", file])
+    ours = json.loads(proc.stdout)
+    info = lib.ffprobe_json(file)
+    problems = []
+    for t, s in zip(ours["tracks"], lib.track_streams(info)):
+        tags = dict(s.get("tags", {}))
+        want = {"name": tags.pop("title", ""), "language": tags.pop("language", "und"),
+                "default": bool(s["disposition"]["default"]), "forced": bool(s["disposition"]["forced"]), "tags": tags}
+        got = {k: t[k] for k in want}
+        if got != want:
+            problems.append(f"track {t['index']}: ours {got}, ffprobe {want}")
+    ftags = dict(info.get("format", {}).get("tags", {}))
+    ftags.pop("creation_time", None)
+    # FFmpeg's dictionaries match keys case-insensitively: a Tags "ENCODER" replaces the
+    # "encoder" it set from MuxingApp, which is then not there to compare.
+    replaced = "encoder" not in ftags and any(k.lower() == "encoder" for k in ftags)
+    want = {"title": ftags.pop("title", ""), "encoder": None if replaced else ftags.pop("encoder", ""), "tags": ftags}
+    got = {"title": ours["format"]["title"], "encoder": None if replaced else ours["format"]["muxing_app"],
+           "tags": ours["format"]["tags"]}
+    if got != want:
+        problems.append(f"format: ours {got}, ffprobe {want}")
+    assert not problems, f"{file.name}:\n" + "\n".join(problems)
+
+
+# --------------------------------------------------------------------------- decoding
+
+DECODER = {"opus": ["-c:a", "libopus"], "vorbis": ["-c:a", "libvorbis"], "av1": ["-c:v", "libdav1d"]}
+
+
+def _streams(path: Path) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for s in lib.ffprobe_json(path).get("streams", []):
+        out.setdefault(s["codec_type"], s)
+    return out
+
+
+AUDIO = [n for n in GENERATED if n not in ("vp9_10bit.webm", "hevc.mkv", "hevc_bframes.mkv")]
+VIDEO = [n for n in FFMPEG if Path(n).suffix != ".mka"] + list(LIVE)
+
+
+@pytest.mark.parametrize("file", [pytest.param(f"gen:{n}", id=n) for n in AUDIO]
+                         + [pytest.param(f"shared:{n}", id=n) for n in _shared() if "vp9" not in n and "av1" not in n],
+                         indirect=True)
+def test_decoded_audio_equals_ffmpeg(file, mk_decode, tmp_path):
+    """mk-decode's audio (gapless: Opus pre-skip and DiscardPadding applied) equals ffmpeg's
+    decode with the same library: same sample count, |diff| <= 1 (float to s16 rounding)."""
+    stream = _streams(file)["audio"]
+    ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", *DECODER.get(stream["codec_name"], []), "-i", file,
+               "-map", "0:a:0", "-f", "s16le", "-"]
+    ref = lib.run(ref_cmd)
+    lib.oracle_ok(ref, ref_cmd)
+    out = tmp_path / "out.pcm"
+    cmd = [mk_decode, "-q", file, "--audio-out", out]
+    lib.check_ok(lib.run(cmd), cmd)
+    diff = lib.compare_pcm_s16(out.read_bytes(), ref.stdout, int(stream["channels"]))
+    assert diff is None, f"{file.name}: `{lib.shell_line(cmd)}` vs `{lib.shell_line(ref_cmd)}`:\n{diff}"
+
+
+@pytest.mark.parametrize("file", [pytest.param(f"gen:{n}", id=n) for n in VIDEO]
+                         + [pytest.param(f"shared:{n}", id=n) for n in _shared() if "vp9" in n or "av1" in n],
+                         indirect=True)
+def test_decoded_video_equals_ffmpeg(file, mk_decode, tmp_path):
+    """mk-decode's NV12 equals ffmpeg's `-fps_mode passthrough -f rawvideo -pix_fmt nv12`, byte for byte."""
+    stream = _streams(file)["video"]
+    out = tmp_path / "out.nv12"
+    cmd = [mk_decode, "-q", file, "--video-out", out, "--pixel-format", "nv12"]
+    lib.check_ok(lib.run(cmd), cmd)
+    ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", *DECODER.get(stream["codec_name"], []), "-i", file,
+               "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "nv12", "-"]
+    w, h = int(stream["width"]), int(stream["height"])
+    with open(out, "rb") as ours, subprocess.Popen([str(c) for c in ref_cmd], stdout=subprocess.PIPE) as ref:
+        diff = lib.compare_video_stream(ours, ref.stdout, lib.yuv420_frame_size(w, h), w, h, "nv12")
+    assert diff is None, f"{file.name}: `{lib.shell_line(cmd)}` vs `{lib.shell_line(ref_cmd)}`:\n{diff}"
+
+
+# --------------------------------------------------------------------------- sources
+
+PY_PACKETS = r"""
+import sys, mediakit
+data = open(sys.argv[1], "rb").read()
+d = mediakit.open(data)
+for p in d.packets():
+    print(f"{p.track},{p.pts},{p.dts},{p.duration},{p.size},{p.position},{'K' if p.is_keyframe else '_'}")
+"""
+
+
+def _python(mk_bin: Path, script: str, *args) -> subprocess.CompletedProcess:
+    env = dict(os.environ, MEDIAKIT_LIBRARY=str(mk_bin / "libmediakit.so"),
+               PYTHONPATH=str(lib.REPO / "Bindings" / "python"))
+    return lib.run([sys.executable, "-c", script, *args], env=env)
+
+
+def _na(line: str) -> str:
+    """mk-probe prints an unknown pts/dts and a zero duration as N/A, Python gives numbers."""
+    f = line.split(",")
+    for i in (1, 2):
+        if f[i] == str(-(1 << 63)):
+            f[i] = "N/A"
+    if f[3] == "0":
+        f[3] = "N/A"
+    return ",".join(f)
+
+
+@pytest.mark.parametrize("file", MEDIA, indirect=True)
+def test_file_memory_and_pipe_give_the_same_packets(file, mk_probe, mk_bin):
+    """The same packets from a path, from a pipe (not seekable: `mk-probe --packets -`) and
+    from memory (Python mediakit.open(bytes) over the C API)."""
+    ref = lib.run([mk_probe, "--packets", file])
+    lib.check_ok(ref, [mk_probe, "--packets", file])
+    with open(file, "rb") as f:
+        piped = subprocess.run([str(mk_probe), "--packets", "-"], stdin=f, capture_output=True, timeout=lib.CMD_TIMEOUT)
+    assert piped.returncode == 0, f"{file.name} from a pipe: {lib.tail(piped.stderr)}"
+    assert piped.stdout == ref.stdout, f"{file.name}: the pipe gives other packets:\n" + (
+        lib.diff_lines(piped.stdout.decode().splitlines(), ref.stdout.decode().splitlines(), "pipe", "file") or "")
+    mem = _python(mk_bin, PY_PACKETS, file)
+    assert mem.returncode == 0, f"{file.name} from memory: {lib.tail(mem.stderr)}"
+    lines = [_na(l) for l in mem.stdout.decode().splitlines()]
+    diff = lib.diff_lines(lines, ref.stdout.decode().splitlines(), "memory", "file")
+    assert diff is None, f"{file.name}: memory gives other packets:\n{diff}"
+
+
+PY_SEEK = r"""
+import sys, mediakit
+d = mediakit.open(sys.argv[1])
+video = next(t.index for t in d.tracks if t.media_type == "video")
+for s in sys.argv[2:]:
+    d.seek(float(s))
+    p = next(p for p in d.packets() if p.track == video)
+    print(p.pts, int(p.is_keyframe))
+"""
+
+SEEK = ["vp9_opus.webm", "h264_aac.mkv", "vp8_vorbis.webm", "av1_opus.webm"]
+
+
+@pytest.mark.parametrize("name", SEEK)
+def test_seek_lands_on_the_key_frame_before(name, gen_dir, mk_bin):
+    """Seeking to 20 random times (Cues) lands on the video key frame at or before each, as
+    `ffmpeg -ss T -noaccurate_seek` does: the last K packet with pts <= T in ffprobe's list."""
+    path = make(name, gen_dir)
+    lines = [l.split(",") for l in ffprobe_packets(path)]
+    info = _streams(path)["video"]
+    tb = [int(x) for x in info["time_base"].split("/")]
+    keys = sorted(int(f[1]) for f in lines if int(f[0]) == info["index"] and f[6] == "K")
+    last = max(int(f[1]) for f in lines if int(f[0]) == info["index"])
+    rng = random.Random(16)
+    times = [round(rng.uniform(0, last * tb[0] / tb[1]), 3) for _ in range(20)]
+    proc = _python(mk_bin, PY_SEEK, path, *map(str, times))
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    got = [tuple(map(int, l.split())) for l in proc.stdout.decode().splitlines()]
+    problems = []
+    for t, (pts, key) in zip(times, got):
+        target = int(t * tb[1] / tb[0] + 1e-9)
+        want = max([k for k in keys if k <= target], default=keys[0])
+        if pts != want or not key:
+            problems.append(f"seek {t} s: first video packet pts {pts} (key {key}), expected the key frame at {want}")
+    assert len(got) == len(times) and not problems, f"{name}:\n" + "\n".join(problems)
+
+
+# --------------------------------------------------------------------------- damage
+
+CUT = ["vp9_opus.webm", "h264_aac.mkv", "laced_vorbis.mka", "live.webm", UNKNOWN_CLUSTERS, "opus_51.mka"]
+
+
+@pytest.mark.parametrize("name", CUT)
+def test_cut_files_give_ffprobes_packets_then_a_warning(name, gen_dir, mk_probe, tmp_path):
+    """Cut at 20 points: exit 0, the packets ffprobe gives for the cut file (a block the cut goes
+    through is dropped, as FFmpeg drops it), and a warning naming the offset of the cut. Where
+    the cut goes through the header (ffprobe fails: "End of file", no packets): exit 1 with an
+    error naming the file, the offset and the element."""
+    full = make(name, gen_dir)
+    data = full.read_bytes()
+    total = len(ffprobe_packets(full))
+    problems = []
+    for k in range(1, 21):
+        n = len(data) * k // 21
+        cut = tmp_path / f"cut{k}{Path(name).suffix}"
+        cut.write_bytes(data[:n])
+        proc, ours = probe_packets(mk_probe, cut)
+        ref = ffprobe_packets(cut, dts_from=full)
+        err = proc.stderr.decode(errors="replace")
+        if not ref and lib.run(["ffprobe", "-v", "error", "-show_packets", cut]).returncode != 0:
+            if proc.returncode != 1 or cut.name not in err or "at offset" not in err or " in Segment" not in err:
+                problems.append(f"cut at {n} (ffprobe fails): exit {proc.returncode}: {lib.tail(err, 300)}")
+            continue
+        if proc.returncode != 0:
+            problems.append(f"cut at {n}: exit {proc.returncode}: {lib.tail(err, 300)}")
+            continue
+        if ours != ref:
+            problems.append(f"cut at {n}: " + (lib.diff_lines(ours, ref, "mk-probe", "ffprobe") or ""))
+        if "truncated at offset" not in err and len(ours) < total:
+            problems.append(f"cut at {n}: no warning about the cut: {lib.tail(err, 300)}")
+    assert not problems, f"{name}:\n" + "\n".join(problems[:5])
+
+
+@pytest.mark.parametrize("name", ["vp9_opus.webm", "laced_opus.mka"])
+def test_cut_files_decode_like_ffmpeg(name, gen_dir, mk_decode, tmp_path):
+    """Cut at 6 points past the header: mk-decode exits 0 with a warning and writes what ffmpeg
+    decodes from the cut file (audio |diff| <= 1; video byte for byte)."""
+    data = make(name, gen_dir).read_bytes()
+    problems = []
+    for k in range(2, 8):
+        n = len(data) * k // 8
+        cut = tmp_path / f"cut{k}{Path(name).suffix}"
+        cut.write_bytes(data[:n])
+        streams = _streams(cut)
+        a, v = tmp_path / "a.pcm", tmp_path / "v.nv12"
+        cmd = [mk_decode, cut, "--audio-out", a] + (["--video-out", v, "--pixel-format", "nv12"] if "video" in streams else [])
+        proc = lib.run(cmd)
+        if proc.returncode != 0 or b"truncated" not in proc.stderr:
+            problems.append(f"cut at {n}: exit {proc.returncode}: {lib.tail(proc.stderr, 300)}")
+            continue
+        s = streams["audio"]
+        ref = lib.run(["ffmpeg", "-v", "error", "-nostdin", *DECODER[s["codec_name"]], "-i", cut, "-map", "0:a:0", "-f", "s16le", "-"])
+        diff = lib.compare_pcm_s16(a.read_bytes(), ref.stdout, int(s["channels"]))
+        if diff:
+            problems.append(f"cut at {n}: audio: {diff}")
+        if "video" in streams:
+            ref = lib.run(["ffmpeg", "-v", "error", "-nostdin", "-i", cut, "-map", "0:v:0", "-fps_mode", "passthrough",
+                           "-f", "rawvideo", "-pix_fmt", "nv12", "-"])
+            if v.read_bytes() != ref.stdout:
+                problems.append(f"cut at {n}: video: ours {v.stat().st_size} bytes, ffmpeg {len(ref.stdout)}")
+    assert not problems, f"{name}:\n" + "\n".join(problems[:5])
+
+
+@pytest.mark.parametrize("name", _shared(broken=True) or ["<none>"])
+def test_broken_files_fail_cleanly(name, mk_probe):
+    """The corpus's broken Matroska / WebM files: exit 0 or 1, a message naming the file."""
+    if name == "<none>":
+        pytest.skip("no broken Matroska files in ../shared/media")
+    path = lib.SHARED_MEDIA / name
+    proc = lib.run([mk_probe, "--packets", path], timeout=60)
+    assert proc.returncode in (0, 1), f"{name}: exit {proc.returncode}: {lib.tail(proc.stderr)}"
+    if proc.stderr:
+        assert name in proc.stderr.decode(), f"{name}: the message does not name the file: {lib.tail(proc.stderr)}"
+
+
+FLIP = ["vp9_opus.webm", "h264_aac.mkv", "laced_aac.mka", UNKNOWN_CLUSTERS]
+
+
+@pytest.mark.parametrize("name", FLIP)
+def test_byte_flips_never_crash(name, gen_dir, mk_probe, tmp_path):
+    """30 copies with 8 random bytes changed each: exit 0 or 1 (an error naming the file, an
+    offset and the element), never a crash or a hang."""
+    data = make(name, gen_dir).read_bytes()
+    rng = random.Random(name)
+    problems = []
+    for k in range(30):
+        b = bytearray(data)
+        for _ in range(8):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        path = tmp_path / f"flip{k}{Path(name).suffix}"
+        path.write_bytes(bytes(b))
+        proc = lib.run([mk_probe, "--packets", path], timeout=60)
+        err = proc.stderr.decode(errors="replace")
+        if proc.returncode not in (0, 1):
+            problems.append(f"copy {k}: exit {proc.returncode}: {lib.tail(err, 300)}")
+        elif proc.returncode == 1 and not ("at offset" in err and path.name in err):
+            problems.append(f"copy {k}: the error names no file and offset: {lib.tail(err, 300)}")
+    assert not problems, f"{name}:\n" + "\n".join(problems[:5])
+
+
+# --------------------------------------------------------------------------- remux
+
+def _framemd5_payloads(path: Path) -> list[str]:
+    """`ffmpeg -f framemd5` lines without the timestamps and side data: stream, size, payload
+    MD5 (a Matroska file counts in milliseconds, the MP4 in samples; a Matroska block's
+    DiscardPadding is skip-samples side data, which MP4 has not)."""
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    rows = [[f.strip() for f in l.split(",")] for l in proc.stdout.decode().splitlines() if l and not l.startswith("#")]
+    return [",".join((r[0], r[4], r[5])) for r in rows]
+
+
+REMUX = ["flac.mka", "mp3.mka", "pcm.mka", "laced_aac.mka", "laced_mp3.mka"]
+
+
+@pytest.mark.parametrize("name", REMUX)
+def test_remux_to_mp4_keeps_every_frame(name, gen_dir, mk_bin, tmp_path):
+    """`mk-remux IN.mka OUT.mp4` for the codecs MP4 carries from packet containers: ffmpeg's
+    framemd5 of the output lists the input's frames (stream, size, payload MD5)."""
+    src, out = make(name, gen_dir), tmp_path / "out.mp4"
+    cmd = [mk_bin / "mk-remux", "--quiet", src, out]
+    lib.check_ok(lib.run(cmd), cmd)
+    assert _framemd5_payloads(out) == _framemd5_payloads(src), f"{name}: the remuxed frames differ"
+
+
+@pytest.mark.parametrize("name", ["vp9_opus.webm", "h264_aac.mkv"])
+def test_remux_names_the_unsupported_pair(name, gen_dir, mk_bin, tmp_path):
+    """Codecs the packet remux does not carry into MP4 yet: the existing "not supported" error
+    naming the codec and the container, and no output file."""
+    out = tmp_path / "out.mp4"
+    proc = lib.run([mk_bin / "mk-remux", make(name, gen_dir), out])
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and "Matroska" in err and "MP4" in err and "not supported" in err, err
+    assert not out.exists()
+
+
+# --------------------------------------------------------------------------- muxer (issue 16 part 4)
+
+INTO_MATROSKA = [
+    ("gen:vp9_opus.webm", "webm"), ("gen:vp8_vorbis.webm", "webm"), ("gen:av1_opus.webm", "webm"),
+    ("gen:h264_aac.mkv", "mkv"), ("gen:hevc_bframes.mkv", "mkv"), ("gen:flac.mka", "mka"), ("gen:laced_aac.mka", "mka"),
+    ("shared:mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mkv"), ("shared:ogg_opus_stereo_tiny_155b.opus", "webm"),
+    ("shared:ogg_vorbis_48k_stereo_bear.ogg", "webm"),
+]
+
+
+def _source(spec: str, gen_dir: Path) -> Path:
+    kind, _, name = spec.partition(":")
+    if kind == "gen":
+        return make(name, gen_dir)
+    path = lib.SHARED_MEDIA / name
+    if not path.is_file():
+        pytest.skip(f"{path} missing")
+    return path
+
+
+@pytest.mark.parametrize("spec,ext", INTO_MATROSKA, ids=[f"{s.partition(':')[2]}->{e}" for s, e in INTO_MATROSKA])
+def test_remux_into_matroska(spec, ext, gen_dir, mk_bin, tmp_path):
+    """`mk-remux IN OUT.webm|mkv|mka` (MatroskaMuxer): ffmpeg's framemd5 of the output lists the
+    input's frames (stream, size, payload MD5; from an input in milliseconds, as MediaKit
+    writes, the whole lines, time stamps and skip-samples side data included); mkvinfo (mkvtoolnix) and gst-discoverer-1.0
+    read it without error; ffprobe's codecs, sizes, rates and channels are the input's; Opus
+    decodes (libopus) to the input's samples (gapless: CodecDelay and DiscardPadding)."""
+    src, out = _source(spec, gen_dir), tmp_path / f"out.{ext}"
+    cmd = [mk_bin / "mk-remux", "--quiet", src, out]
+    lib.check_ok(lib.run(cmd), cmd)
+    problems = []
+    if _framemd5_payloads(out) != _framemd5_payloads(src):
+        problems.append("framemd5 payloads differ")
+    if all(st.get("time_base") == "1/1000" for st in lib.track_streams(lib.ffprobe_json(src))):
+        full = [lib.run(["ffmpeg", "-v", "error", "-i", f, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]).stdout.decode().splitlines()
+                for f in (src, out)]
+        if [l for l in full[0] if not l.startswith("#")] != [l for l in full[1] if not l.startswith("#")]:
+            problems.append("framemd5 lines (with timestamps) differ")
+    for tool in (["mkvinfo", out], ["gst-discoverer-1.0", out]):
+        proc = lib.run(tool)
+        if proc.returncode != 0:
+            problems.append(f"`{lib.shell_line(tool)}` failed: {lib.tail(proc.stdout + proc.stderr, 300)}")
+    keys = ("codec_name", "codec_type", "width", "height", "sample_rate", "channels")
+    a, b = (lib.track_streams(lib.ffprobe_json(f)) for f in (src, out))
+    if [{k: s.get(k) for k in keys} for s in a] != [{k: s.get(k) for k in keys} for s in b]:
+        problems.append(f"ffprobe streams differ: {[{k: s.get(k) for k in keys} for s in a]} vs {[{k: s.get(k) for k in keys} for s in b]}")
+    if any(s.get("codec_name") == "opus" for s in a):
+        pcm = [lib.run(["ffmpeg", "-v", "error", "-c:a", "libopus", "-i", f, "-map", "0:a:0", "-f", "s16le", "-"]).stdout for f in (src, out)]
+        if pcm[0] != pcm[1]:
+            problems.append(f"Opus decodes differently: {len(pcm[0])} vs {len(pcm[1])} bytes")
+    assert not problems, f"{src.name} -> {out.name}:\n" + "\n".join(problems)
+
+
+def test_webm_refuses_codecs_outside_webm(gen_dir, mk_bin, tmp_path):
+    """H.264 into .webm: an unsupported error naming WebM and the codec, no output file."""
+    out = tmp_path / "out.webm"
+    proc = lib.run([mk_bin / "mk-remux", make("h264_aac.mkv", gen_dir), out])
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and "WebM" in err and "h264" in err, err
+    assert not out.exists()
+
+
+def test_remux_into_a_fifo_writes_a_live_webm(gen_dir, mk_bin, tmp_path):
+    """A FIFO as the output: a live WebM (Segment of unknown size, nothing written back) that
+    ffmpeg reads to the input's frames (whole framemd5 lines)."""
+    src, fifo, captured = make("vp9_opus.webm", gen_dir), tmp_path / "live.webm", tmp_path / "captured.webm"
+    os.mkfifo(fifo)
+    with open(captured, "wb") as sink:
+        reader = subprocess.Popen(["cat", str(fifo)], stdout=sink)
+        proc = lib.run([mk_bin / "mk-remux", "--quiet", src, fifo])
+        reader.wait(timeout=60)
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    data = captured.read_bytes()
+    seg = data.find(b"\x18\x53\x80\x67")
+    assert data[seg + 4:seg + 12] == b"\x01\xff\xff\xff\xff\xff\xff\xff", "the Segment size is not unknown"
+    lines = [[l for l in lib.run(["ffmpeg", "-v", "error", "-i", f, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]).stdout.decode().splitlines()
+              if not l.startswith("#")] for f in (src, captured)]
+    assert lines[0] == lines[1], "the live WebM's frames differ from the input's"
