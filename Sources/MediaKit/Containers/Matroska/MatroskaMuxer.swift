@@ -47,9 +47,9 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
                                      "h264": "V_MPEG4/ISO/AVC", "hevc": "V_MPEGH/ISO/HEVC", "aac": "A_AAC", "flac": "A_FLAC",
                                      "mp3": "A_MPEG/L3", "ac3": "A_AC3", "eac3": "A_EAC3", "pcm_s16le": "A_PCM/INT/LIT"]
         let webmCodecs: Set<String> = ["vp8", "vp9", "av1", "opus", "vorbis"]
-        guard let id = ids[parameters.codec], !isWebM || webmCodecs.contains(parameters.codec) else {
+        guard let id = ids[parameters.codec.rawValue], !isWebM || webmCodecs.contains(parameters.codec.rawValue) else {
             let allowed = isWebM ? webmCodecs.sorted() : ids.keys.sorted()
-            throw MediaError(.unsupported, "\(isWebM ? "WebM" : "Matroska") cannot carry \(parameters.codec.isEmpty ? "this codec" : parameters.codec) here; MediaKit writes \(allowed.joined(separator: ", "))", path: file.path)
+            throw MediaError(.unsupported, "\(isWebM ? "WebM" : "Matroska") cannot carry \(parameters.codec.isUnknown ? "this codec" : parameters.codec.rawValue) here; MediaKit writes \(allowed.joined(separator: ", "))", path: file.path)
         }
         var delay: Int64 = 0
         if parameters.codec == "opus", case .success(let h) = OpusHead.parse(parameters.extradata) { delay = Int64(h.preSkip) }
@@ -126,7 +126,7 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
                 e += Self.element(MKVID.video, Self.uint(MKVID.pixelWidth, UInt64(p.width)) + Self.uint(MKVID.pixelHeight, UInt64(p.height)))
             case .audio:
                 var a = Self.float(MKVID.samplingFrequency, Double(p.sampleRate)) + Self.uint(MKVID.channels, UInt64(max(1, p.channels)))
-                if p.bitsPerCodedSample > 0 && p.codec.hasPrefix("pcm") { a += Self.uint(MKVID.bitDepth, UInt64(p.bitsPerCodedSample)) }
+                if p.bitsPerCodedSample > 0 && p.codec.rawValue.hasPrefix("pcm") { a += Self.uint(MKVID.bitDepth, UInt64(p.bitsPerCodedSample)) }
                 e += Self.element(MKVID.audio, a)
             default: break
             }

@@ -176,7 +176,7 @@ extension MatroskaTrackConfig {
 
         let timeBase = Track.reduced(Int64(clamping: timecodeScale), 1_000_000_000)
         let (codec, mediaType) = codecName(info.codecID, type: type, bitDepth: info.bitDepth)
-        var params = CodecParameters(mediaType: mediaType, codec: codec, codecTag: info.codecID, extradata: codecPrivate)
+        var params = CodecParameters(mediaType: mediaType, codec: CodecID(codec), codecTag: info.codecID, extradata: codecPrivate)
         var cfg = MatroskaTrackConfig(info: info, track: Track(index: index, id: Int(clamping: info.number), parameters: params, timeBase: timeBase, duration: 0))
         switch mediaType {
         case .video:
