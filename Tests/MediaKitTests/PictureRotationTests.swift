@@ -48,7 +48,7 @@ final class PictureRotationTests: XCTestCase {
     func testQuarterTurnMovesEverySampleWhereTheDefinitionSays() throws {
         for format in [PixelFormat.yuv420p, .yuv420p10, .yuv444p] {
             let src = picture(format, width: 7, height: 5)
-            let turned = try PicturePacker.rotated(src, clockwise: 90)
+            let turned = try src.rotated(clockwise: 90)
             XCTAssertEqual(turned.width, 5)
             XCTAssertEqual(turned.height, 7)
             XCTAssertEqual(turned.pts, 7)
@@ -64,10 +64,10 @@ final class PictureRotationTests: XCTestCase {
     func testTurnsComposeToTheIdentity() throws {
         for format in [PixelFormat.yuv420p, .yuv420p10, .nv12, .gray8] {
             let src = picture(format, width: 9, height: 6)
-            let back = try PicturePacker.rotated(PicturePacker.rotated(src, clockwise: 90), clockwise: 270)
-            let twice = try PicturePacker.rotated(PicturePacker.rotated(src, clockwise: 180), clockwise: 180)
-            let quarter = try PicturePacker.rotated(PicturePacker.rotated(src, clockwise: 90), clockwise: 90)
-            let half = try PicturePacker.rotated(src, clockwise: 180)
+            let back = try src.rotated(clockwise: 90).rotated(clockwise: 270)
+            let twice = try src.rotated(clockwise: 180).rotated(clockwise: 180)
+            let quarter = try src.rotated(clockwise: 90).rotated(clockwise: 90)
+            let half = try src.rotated(clockwise: 180)
             for i in 0..<format.planeCount {
                 XCTAssertEqual(samples(back, i), samples(src, i), "\(format.name) 90+270 plane \(i)")
                 XCTAssertEqual(samples(twice, i), samples(src, i), "\(format.name) 180+180 plane \(i)")
@@ -78,12 +78,12 @@ final class PictureRotationTests: XCTestCase {
 
     func testNV12ChromaPairsMoveTogether() throws {
         let src = picture(.nv12, width: 4, height: 2)   // one chroma row: pairs (0,1) (2,3)
-        let turned = try PicturePacker.rotated(src, clockwise: 90)
+        let turned = try src.rotated(clockwise: 90)
         XCTAssertEqual(samples(turned, 1).map { $0.map { $0 & 0xFF } }, [[0, 1], [2, 3]])
     }
 
     func testQuarterTurnOf422IsRefused() {
-        XCTAssertThrowsError(try PicturePacker.rotated(picture(.yuv422p, width: 4, height: 4), clockwise: 270)) { error in
+        XCTAssertThrowsError(try picture(.yuv422p, width: 4, height: 4).rotated(clockwise: 270)) { error in
             XCTAssertEqual((error as! MediaError).kind, .unsupported)
         }
     }
