@@ -104,15 +104,22 @@ public func mk_frame_view(_ f: OpaquePointer?, _ layout: Int32, _ view: UnsafeMu
     v.struct_size = view.pointee.struct_size
     switch layout {
     case MK_PACK_NV12, MK_PACK_I420:
-        if let planes = PicturePipeline.views(of: h.frame, as: FramePipelines.for(layout).layout) {
-            v.plane_count = Int32(planes.count)
+        let fr = h.frame, layout = FramePipelines.for(layout).layout
+        guard fr.pixelFormat != nil else { return fail(MK_EINVAL, "mk_frame_view: a video layout for an audio frame") }
+        let shapes = layout.planes(width: fr.width, height: fr.height)
+        v.plane_count = Int32(shapes.count)
+        setCArray(&v.row_bytes, shapes.map { Int64($0.rowBytes) })
+        setCArray(&v.rows, shapes.map { Int64($0.rows) })
+        if let planes = PicturePipeline.views(of: fr, as: layout) {
+            v.in_place = 1
             setCArray(&v.planes, planes.map { Optional($0.base.assumingMemoryBound(to: UInt8.self)) })
             setCArray(&v.strides, planes.map { Int64($0.stride) })
-            setCArray(&v.row_bytes, planes.map { Int64($0.rowBytes) })
-            setCArray(&v.rows, planes.map { Int64($0.rows) })
+        } else {
+            setCArray(&v.strides, shapes.map { Int64($0.rowBytes) })
         }
     case MK_PACK_S16, MK_PACK_F32:
-        break   // samples are always packed (plane_count 0)
+        guard h.frame.mediaType == .audio else { return fail(MK_EINVAL, "mk_frame_view: an audio layout for a video frame") }
+        // samples: no planes to describe (plane_count 0)
     default:
         return fail(MK_EINVAL, "mk_frame_view: unknown layout \(layout) (MK_PACK_NV12, MK_PACK_I420, MK_PACK_S16 or MK_PACK_F32)")
     }
