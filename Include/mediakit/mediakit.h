@@ -363,7 +363,7 @@ typedef struct mk_frame_view_info {
 
 /** Describes `layout`'s planes for this frame and says whether the frame's memory already
  *  holds them, so that they can be read in place instead of packed: an NV12 picture as
- *  MK_PACK_NV12, a limited-range 8-bit 4:2:0 planar picture as MK_PACK_I420 (the bytes are
+ *  MK_PACK_NV12, a yuv420p picture as MK_PACK_I420 (the bytes are
  *  then those mk_frame_pack() writes, row for row). A picture that needs a conversion or its
  *  chroma interleaved or split gives in_place 0. Nothing is copied or allocated.
  *  Errors: MK_EINVAL (NULL, struct_size too small, unknown layout or one that does not fit

@@ -5,45 +5,11 @@ import XCTest
 /// is the input pixel at column y, row H-1-x) and of its inverse; real rotated files are
 /// compared with ffmpeg's autorotation in Tests/oracle/test_decode.py.
 final class PictureRotationTests: XCTestCase {
-    /// A picture whose every sample is distinct: value = plane * 4096 + row * 64 + column.
     private func picture(_ format: PixelFormat, width: Int, height: Int) -> Frame {
-        var frame = Frame(mediaType: .video, pts: 7, duration: 1, timeBase: Rational(1, 25), pixelFormat: format,
-                          width: width, height: height, planes: [], storage: FrameStorage {})
-        var buffers: [UnsafeMutableRawPointer] = []
-        for i in 0..<format.planeCount {
-            let size = frame.planeSize(i)
-            let stride = size.width * format.bytesPerComponent + 16   // padded rows
-            let p = UnsafeMutableRawPointer.allocate(byteCount: stride * size.height, alignment: 16)
-            for y in 0..<size.height {
-                for x in 0..<size.width {
-                    let v = i * 4096 + y * 64 + x
-                    if format.bytesPerComponent == 1 {
-                        p.storeBytes(of: UInt8(truncatingIfNeeded: v), toByteOffset: y * stride + x, as: UInt8.self)
-                    } else {
-                        p.storeBytes(of: UInt16(truncatingIfNeeded: v), toByteOffset: y * stride + 2 * x, as: UInt16.self)
-                    }
-                }
-            }
-            buffers.append(p)
-            frame.planes.append(Plane(base: UnsafeRawPointer(p), stride: stride, length: stride * size.height))
-        }
-        nonisolated(unsafe) let owned = buffers
-        frame.storage = FrameStorage { owned.forEach { $0.deallocate() } }
-        return frame
+        TestPictures.make(format, width: width, height: height)
     }
 
-    /// The samples of plane `i` as rows of values.
-    private func samples(_ f: Frame, _ i: Int) -> [[Int]] {
-        let size = f.planeSize(i), b = f.pixelFormat!.bytesPerComponent
-        return f.withPlane(i) { raw in
-            (0..<size.height).map { y in
-                (0..<size.width).map { x in
-                    b == 1 ? Int(raw[y * f.planes[i].stride + x])
-                        : Int(raw.load(fromByteOffset: y * f.planes[i].stride + 2 * x, as: UInt16.self))
-                }
-            }
-        }
-    }
+    private func samples(_ f: Frame, _ i: Int) -> [[Int]] { TestPictures.samples(f, i) }
 
     func testQuarterTurnMovesEverySampleWhereTheDefinitionSays() throws {
         for format in [PixelFormat.yuv420p, .yuv420p10, .yuv444p] {

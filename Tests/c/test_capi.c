@@ -183,7 +183,7 @@ static void wrong_order(const char *good) {
         CHECK(need == (size_t)fi.width * fi.height * 3 / 2, "NV12 size");
         EXPECT(mk_frame_pack(frm, MK_PACK_NV12, tiny, sizeof tiny, &small_size), MK_EINVAL);
         CHECK(small_size == need, "a too-small buffer still reports the size needed");
-        /* The sample's pictures are limited-range yuv420p: I420 is read in place, NV12 is packed. */
+        /* The sample's pictures are yuv420p: I420 is read in place, NV12 is packed. */
         mk_frame_view_info vi; vi.struct_size = sizeof vi;
         EXPECT(mk_frame_view(frm, MK_PACK_I420, &vi), MK_OK);
         CHECK(vi.plane_count == 3 && vi.in_place == 1 && vi.planes[0] == fi.planes[0] && vi.planes[2] == fi.planes[2]

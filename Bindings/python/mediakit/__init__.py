@@ -540,9 +540,8 @@ class Frame:
 
         ``planes=True`` (video) returns a tuple of 2-D uint8 arrays, one per plane of the
         layout (NV12: Y, UV; I420: Y, U, V), each (rows, bytes per row). When the frame's
-        memory already holds the layout plane by plane (an NV12 picture as "nv12", a
-        limited-range 8-bit 4:2:0 planar picture as "i420": nothing to convert, interleave or
-        split), the arrays are read-only views of that memory with no copy (padded rows are
+        memory already holds the layout plane by plane (an NV12 picture as "nv12", a yuv420p
+        picture as "i420": nothing to convert, interleave or split), the arrays are read-only views of that memory with no copy (padded rows are
         stepped over by the strides); each keeps the frame's memory alive, also after
         ``close()``, until it and every array made from it are gone. They are read-only
         because the decoder may still read the picture as a reference. Otherwise the picture

@@ -150,7 +150,7 @@ def layout_shapes(layout, width, height):
 
 
 def test_planes_in_place_are_views_not_copies(sample):
-    """to_numpy("i420", planes=True) of limited-range yuv420p pictures (nothing to convert,
+    """to_numpy("i420", planes=True) of yuv420p pictures (nothing to convert,
     interleave or split): read-only views of the decoder's memory (np.shares_memory with the
     frame's own planes, no data of their own) that stay valid after the frame is closed and
     dropped; their bytes, row for row, equal `ffmpeg -pix_fmt yuv420p -f rawvideo`."""

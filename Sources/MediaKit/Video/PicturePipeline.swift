@@ -219,7 +219,7 @@ public final class PicturePipeline: @unchecked Sendable {
     /// The planes of `layout` where `frame`'s memory already holds them sample for sample
     /// (rows perhaps padded), or nil when the picture needs a conversion or packing
     /// (interleaving, splitting) to become `layout`: an NV12 picture as ``RawPictureFormat/nv12``,
-    /// a limited-range yuv420p picture as ``RawPictureFormat/i420``. The views borrow the
+    /// a yuv420p picture as ``RawPictureFormat/i420`` (whatever its range, as ffmpeg copies it). The views borrow the
     /// frame's memory: they are valid while `frame` (or a copy of it) is alive.
     public static func views(of frame: Frame, as layout: RawPictureFormat) -> [PlaneView]? {
         guard frame.pixelFormat != nil, !needsConversion(frame, as: layout) else { return nil }
