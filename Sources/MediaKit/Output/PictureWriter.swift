@@ -86,10 +86,15 @@ public final class PictureWriter: @unchecked Sendable {
     /// SAR 0:0 when unknown, and the range of the pictures as written: converted pictures are
     /// limited range (as ffmpeg marks them, also when the source's range was unspecified).
     private func y4mHeader(_ frame: Frame, width w: Int, height h: Int) -> [UInt8] {
-        let full = frame.colorRange == 2 || frame.pixelFormat == .yuvj420p
-        let written = pipeline.needsConversion(frame) ? 1 : (full ? 2 : frame.colorRange)
-        let range = written == 2 ? " XCOLORRANGE=FULL" : written == 1 ? " XCOLORRANGE=LIMITED" : ""
-        let siting = frame.chromaLocation == 3 ? "C420paldv XYSCSS=420PALDV" : frame.chromaLocation == 1 ? "C420mpeg2 XYSCSS=420MPEG2" : "C420jpeg XYSCSS=420JPEG"
+        let written: ColorRange = pipeline.needsConversion(frame) ? .limited
+            : frame.pixelFormat == .yuvj420p ? .full : ColorRange(rawValue: frame.colorRange) ?? .unspecified
+        let range = written == .full ? " XCOLORRANGE=FULL" : written == .limited ? " XCOLORRANGE=LIMITED" : ""
+        let siting: String
+        switch ChromaLocation(rawValue: frame.chromaLocation) {
+        case .topLeft: siting = "C420paldv XYSCSS=420PALDV"
+        case .left: siting = "C420mpeg2 XYSCSS=420MPEG2"
+        default: siting = "C420jpeg XYSCSS=420JPEG"
+        }
         var sar = frame.sampleAspectRatio
         if orientation.transposed && sar.numerator > 0 { sar = Rational(sar.denominator, sar.numerator) }
         return Array("YUV4MPEG2 W\(w) H\(h) F\(frameRate.numerator):\(frameRate.denominator) Ip A\(sar.numerator):\(sar.numerator == 0 ? 0 : sar.denominator) \(siting)\(range)\n".utf8)

@@ -99,7 +99,7 @@ public final class PicturePipeline: @unchecked Sendable {
     public static func needsConversion(_ frame: Frame, as layout: RawPictureFormat) -> Bool {
         guard let f = frame.pixelFormat else { return false }
         if f == layout.pixelFormat { return false }
-        if f == .yuvj420p || frame.colorRange == 2 { return true }
+        if f == .yuvj420p || ColorRange(rawValue: frame.colorRange) == .full { return true }
         return !canPack(f, as: layout)
     }
 
