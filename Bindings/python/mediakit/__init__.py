@@ -586,8 +586,7 @@ class Frame:
                 arr.flags.writeable = False
                 out.append(arr)
             return tuple(out)
-        size = ctypes.c_size_t()
-        lib.mk_frame_pack(mem.h, _PACK[layout], None, 0, ctypes.byref(size))
+        size = ctypes.c_size_t(sum(rows * row_bytes for rows, row_bytes in shapes))  # the planes, one after the other
         packed = _np.empty(size.value, dtype=_np.uint8) if _np is not None else ctypes.create_string_buffer(size.value)
         lib.mk_frame_pack(mem.h, _PACK[layout], packed.ctypes.data if _np is not None else packed, size.value, ctypes.byref(size))
         out, offset = [], 0

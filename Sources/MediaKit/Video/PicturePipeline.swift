@@ -160,7 +160,7 @@ public final class PicturePipeline: @unchecked Sendable {
 
     /// Packs a picture that needs no conversion (see ``prepare(_:)``) into `output`, resized
     /// to the picture's size.
-    /// - Throws: as ``pack(_:as:into:)-(_,_,UnsafeMutableBufferPointer<UInt8>)``.
+    /// - Throws: as the buffer form of `pack(_:as:into:)`.
     public static func pack(_ frame: Frame, as layout: RawPictureFormat, into output: inout [UInt8]) throws {
         let size = layout.frameSize(width: frame.width, height: frame.height)
         if output.count != size { output = [UInt8](repeating: 0, count: size) }
@@ -189,7 +189,7 @@ public final class PicturePipeline: @unchecked Sendable {
     /// Calls `body` with the packed picture as pieces to write one after the other: planes
     /// the frame already holds without row padding come straight from its memory, the others
     /// are packed into `scratch` (resized as needed) first. For writers of files and pipes.
-    /// - Throws: as ``pack(_:as:into:)-(_,_,UnsafeMutableBufferPointer<UInt8>)``, and what `body` throws.
+    /// - Throws: as the buffer form of `pack(_:as:into:)`, and what `body` throws.
     public static func withPackedPieces<R>(_ frame: Frame, as layout: RawPictureFormat, scratch: inout [UInt8],
                                            _ body: ([UnsafeRawBufferPointer]) throws -> R) throws -> R {
         try check(frame, as: layout)
