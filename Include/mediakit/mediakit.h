@@ -37,7 +37,9 @@
  *     if (mk_decoder_open(&dec, dmx, track, &s) != MK_OK) { ... }
  *     mk_status st;
  *     while ((st = mk_demuxer_read_track_packet(dmx, track, &pkt)) == MK_OK) {
- *         st = mk_decoder_send_packet(dec, pkt);
+ *         while ((st = mk_decoder_send_packet(dec, pkt)) == MK_EAGAIN) {
+ *             while (mk_decoder_receive_frame(dec, &frm) == MK_OK) { ...; mk_frame_free(&frm); }
+ *         }                                      // (never happens if you always receive)
  *         mk_packet_free(&pkt);
  *         if (st != MK_OK) break;
  *         while ((st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) {
@@ -251,6 +253,15 @@ typedef struct mk_packet_info {
 /** Fills *info. Errors: MK_EINVAL. */
 mk_status mk_packet_get_info(const mk_packet *packet, mk_packet_info *info);
 
+/** Creates a packet from bytes the caller parsed itself (a network protocol, an Annex B
+ *  stream, its own demuxer), to send to a decoder opened with mk_decoder_open_params.
+ *  Reads info->data[0 .. info->size) (COPIED: the caller's buffer may be reused as soon as
+ *  this returns), info->track, pts, dts, duration (in the decoder's time base; MK_NOPTS_VALUE
+ *  for none) and is_keyframe; `position` is ignored. On success *out must be freed with
+ *  mk_packet_free(). Errors: MK_EINVAL (NULL out or info, a small struct_size, NULL data
+ *  with a size, a size over 256 MiB, a negative track). */
+mk_status mk_packet_create(mk_packet **out, const mk_packet_info *info);
+
 /** Frees *packet and sets it to NULL. Harmless on NULL. */
 void mk_packet_free(mk_packet **packet);
 
@@ -289,18 +300,55 @@ void mk_decoder_default_settings(mk_decoder_settings *settings);
 mk_status mk_decoder_open(mk_decoder **out, const mk_demuxer *demuxer, int32_t track,
                           const mk_decoder_settings *settings);
 
+/** A stream's codec parameters, for decoding packets that no MediaKit demuxer read (see
+ *  mk_packet_create). Fill with mk_codec_params_default() first, then set what you know. */
+typedef struct mk_codec_params {
+    uint32_t struct_size;      /**< sizeof(mk_codec_params) */
+    int32_t media_type;        /**< MK_MEDIA_AUDIO or MK_MEDIA_VIDEO (required) */
+    const char *codec;         /**< FFmpeg's codec name: "h264", "hevc", "av1", "aac", "opus" ...
+                                    (required; borrowed for the call) */
+    const uint8_t *extradata;  /**< the codec configuration as MP4 stores it (avcC, hvcC, av1C
+                                    payload, AudioSpecificConfig, OpusHead ...) or NULL; COPIED */
+    size_t extradata_size;     /**< bytes at extradata (at most 16 MiB). Default 0 */
+    int32_t width, height;     /**< video, 0 if unknown. Default 0 */
+    int32_t sample_rate;       /**< audio, 0 if unknown. Default 0 */
+    int32_t channels;          /**< audio, 0 if unknown. Default 0 */
+    int32_t time_base_num;     /**< the unit of packet and frame timestamps. Default 1 */
+    int32_t time_base_den;     /**< Default 90000 */
+    int32_t reorder_depth;     /**< video: frames of B-frame reordering when known (the MP4
+                                    ctts depth); 0: as the bitstream says. Default 0 */
+} mk_codec_params;
+
+/** Fills *params with the defaults (no codec, time base 1/90000). Harmless on NULL. */
+void mk_codec_params_default(mk_codec_params *params);
+
+/** Creates a decoder from codec parameters rather than a demuxer's track, for packets made
+ *  with mk_packet_create (their `track` is ignored). No edit list applies: settings->trim
+ *  only matters for per-packet trims, which such packets do not carry. settings may be
+ *  NULL (defaults). On success *out must be closed with mk_decoder_close(). Errors:
+ *  MK_EINVAL (NULL out or params, a small struct_size, no codec, a media_type that is not
+ *  audio or video, NULL extradata with a size, a non-positive time base), MK_ENOTFOUND (no
+ *  plugin decodes the codec; the message lists every place searched), MK_EFAIL (the
+ *  backend refused the parameters). */
+mk_status mk_decoder_open_params(mk_decoder **out, const mk_codec_params *params,
+                                 const mk_decoder_settings *settings);
+
 /** Closes *decoder and sets it to NULL. Frames already received stay valid. */
 void mk_decoder_close(mk_decoder **decoder);
 
 /** Sends a packet of the decoder's track (borrowed for the call); NULL starts
- *  draining at the end of the stream. Receive every frame (until MK_EAGAIN) after
- *  each send. Errors: MK_EINVAL (NULL decoder, packet of another track),
- *  MK_ESTATE (a packet after draining started), MK_EDATA, MK_EFAIL. */
+ *  draining at the end of the stream. The model is libavcodec's: MK_OK means the packet
+ *  was taken; MK_EAGAIN means frames are waiting and the packet was NOT taken: receive
+ *  until mk_decoder_receive_frame returns MK_EAGAIN, then send the same packet again.
+ *  Receiving every frame after each send avoids MK_EAGAIN here. Packets whose frames are
+ *  not presented (outside the edit list) are decoded as references without output.
+ *  Errors: MK_EINVAL (NULL decoder, packet of another track), MK_ESTATE (a packet after
+ *  draining started), MK_EDATA (the decoder rejects the data), MK_EFAIL. */
 mk_status mk_decoder_send_packet(mk_decoder *decoder, const mk_packet *packet);
 
-/** Receives the next decoded frame into *out (free it with mk_frame_free).
- *  MK_EAGAIN: send another packet; MK_EOF: drained after a NULL send.
- *  Errors: MK_EINVAL, MK_EFAIL. */
+/** Receives the next decoded frame into *out (free it with mk_frame_free), decoding as
+ *  needed: nothing is queued on the host side. MK_EAGAIN: send another packet; MK_EOF:
+ *  drained after a NULL send. Errors: MK_EINVAL, MK_EDATA, MK_EFAIL. */
 mk_status mk_decoder_receive_frame(mk_decoder *decoder, mk_frame **out);
 
 /** Drops buffered packets and frames (after mk_demuxer_seek) and accepts packets

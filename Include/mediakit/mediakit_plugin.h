@@ -68,7 +68,8 @@
  * during send_packet and release(owner) exactly once per retain when done, from
  * any thread, also after destroy. `padding` says how many zero bytes after the
  * data may be read (libavcodec needs 64 to use the bytes in place). A plugin
- * works either way; MediaKit's host lends every packet today (retain is NULL).
+ * works either way; MediaKit's host offers every non-empty packet to keep (retain
+ * set, padding 0: dav1d keeps them, libavcodec copies).
  *
  * Frames cross the boundary without a copy: plane pointers into the plugin's
  * own buffers plus a release callback that the host calls exactly once when it
@@ -138,8 +139,6 @@ typedef struct mk_plugin_abi {
 #define MK_PACKET_FLAG_KEY     0x1u  /**< random access point */
 #define MK_PACKET_FLAG_DISCARD 0x2u  /**< decode (as a reference) but drop its output */
 
-/** "Unknown timestamp", as AV_NOPTS_VALUE. */
-#define MK_NOPTS_VALUE ((int64_t)INT64_MIN)
 
 /* ---- Host ------------------------------------------------------------------ */
 

@@ -41,6 +41,9 @@ typedef int32_t mk_status;
 
 /* ------------------------------------------------------------------ media types */
 
+/** "Unknown timestamp", as AV_NOPTS_VALUE (packets, frames; both headers). */
+#define MK_NOPTS_VALUE ((int64_t)INT64_MIN)
+
 #define MK_MEDIA_AUDIO    1
 #define MK_MEDIA_VIDEO    2
 #define MK_MEDIA_SUBTITLE 3

@@ -25,7 +25,8 @@ static int decode_track(mk_demuxer *dmx, int32_t track, int32_t layout, FILE *ou
         return 1;
     }
     for (int draining = 0; !failed;) {
-        if (!draining) {
+        st = MK_OK;
+        if (!draining && pkt == NULL) {
             st = mk_demuxer_read_track_packet(dmx, track, &pkt);
             if (st == MK_ETRUNCATED) {                     /* the file is cut short: the end, */
                 fprintf(stderr, "warning: %s\n", mk_last_error());   /* with a warning */
@@ -34,12 +35,13 @@ static int decode_track(mk_demuxer *dmx, int32_t track, int32_t layout, FILE *ou
             if (st == MK_EOF) {
                 draining = 1;
                 st = mk_decoder_send_packet(dec, NULL);    /* end of stream: drain */
-            } else if (st == MK_OK) {
-                st = mk_decoder_send_packet(dec, pkt);
-                mk_packet_free(&pkt);
             }
-            if (st != MK_OK) { fprintf(stderr, "decode: %s\n", mk_last_error()); failed = 1; break; }
         }
+        if (st == MK_OK && pkt != NULL) {
+            st = mk_decoder_send_packet(dec, pkt);         /* MK_EAGAIN: frames are waiting; */
+            if (st == MK_OK) mk_packet_free(&pkt);         /* receive them, then send it again */
+        }
+        if (st != MK_OK && st != MK_EAGAIN) { fprintf(stderr, "decode: %s\n", mk_last_error()); failed = 1; break; }
         while ((st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) {
             size_t need = 0;
             if (mk_frame_pack(frm, layout, NULL, 0, &need) != MK_OK) { failed = 1; }
@@ -58,6 +60,7 @@ static int decode_track(mk_demuxer *dmx, int32_t track, int32_t layout, FILE *ou
         if (st != MK_EAGAIN && !failed) { fprintf(stderr, "decode: %s\n", mk_last_error()); failed = 1; }
     }
     free(buf);
+    mk_packet_free(&pkt);
     mk_decoder_close(&dec);
     return failed;
 }

@@ -112,7 +112,7 @@ struct Probe: ParsableCommand {
         print(head + ", \(demuxer.tracks.count) track\(demuxer.tracks.count == 1 ? "" : "s")")
         for t in demuxer.tracks {
             let p = t.parameters
-            var line = "  #\(t.index) \(p.mediaType.rawValue) \(p.codec.isEmpty ? "unknown" : p.codec) (\(p.codecTag))"
+            var line = "  #\(t.index) \(p.mediaType.rawValue) \(p.codec.isUnknown ? "unknown" : p.codec.rawValue) (\(p.codecTag))"
             switch p.mediaType {
             case .video: line += " \(p.width)x\(p.height)"
             case .audio: line += " \(p.sampleRate) Hz, \(p.channels) ch"
@@ -133,7 +133,7 @@ struct Probe: ParsableCommand {
             let p = t.parameters
             var d: [String: Any] = [
                 "index": t.index, "id": t.id, "type": p.mediaType.rawValue,
-                "codec": p.codec.isEmpty ? p.codecTag : p.codec, "codec_tag": p.codecTag,
+                "codec": p.codec.isUnknown ? p.codecTag : p.codec.rawValue, "codec_tag": p.codecTag,
                 "time_base": t.timeBase.description, "duration": t.durationSeconds, "duration_ts": t.duration,
                 "language": t.language, "rotation": t.rotation, "reflected": t.isReflected,
                 "orientation": t.orientation.description, "sample_count": t.sampleCount,

@@ -3,31 +3,18 @@ import CMediaKit
 import Foundation
 import MediaKit
 
-/// A decode session and the frames it produced that the caller has not received yet.
+/// A decode session as C sees it: mk_decoder_* map one to one onto its send / receive.
 final class DecoderHandle {
     let session: DecodeSession
-    let track: Int
-    var pending: [Frame] = []
-    var head = 0
+    /// The demuxer track whose packets it takes; nil for a decoder opened from codec
+    /// parameters, which takes any packet (its timestamps in the parameters' time base).
+    let track: Int?
+    /// A NULL packet was sent: nil from receive is the end (MK_EOF).
     var draining = false
 
-    init(session: DecodeSession, track: Int) {
+    init(session: DecodeSession, track: Int?) {
         self.session = session
         self.track = track
-    }
-
-    func push(_ frame: Frame) {
-        if head > 64 && head * 2 > pending.count {
-            pending.removeFirst(head)
-            head = 0
-        }
-        pending.append(frame)
-    }
-
-    func pop() -> Frame? {
-        guard head < pending.count else { return nil }
-        defer { head += 1 }
-        return pending[head]
     }
 }
 
@@ -47,6 +34,32 @@ public func mk_decoder_default_settings(_ s: UnsafeMutablePointer<mk_decoder_set
     s.pointee = mk_decoder_settings(struct_size: UInt32(MemoryLayout<mk_decoder_settings>.size), backend: nil, threads: 0, trim: 1)
 }
 
+/// The settings a C caller passed (or the defaults), checked; nil after fail() for bad ones.
+private func decoderSettings(_ settings: UnsafePointer<mk_decoder_settings>?, _ function: String) -> (settings: mk_decoder_settings, trim: TrimMode)? {
+    var s = mk_decoder_settings()
+    mk_decoder_default_settings(&s)
+    if let settings {
+        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_decoder_settings>.size, "mk_decoder_settings") else { return nil }
+        s = settings.pointee
+    }
+    guard let trim = trimMode(s.trim) else {
+        _ = fail(MK_EINVAL, "\(function): trim \(s.trim) is not MK_TRIM_NONE, MK_TRIM_GAPLESS or MK_TRIM_FFMPEG")
+        return nil
+    }
+    return (s, trim)
+}
+
+/// Creates the session for `track` and its handle in *out.
+private func openDecoder(_ out: UnsafeMutablePointer<OpaquePointer?>, _ track: Track, demuxerTrack: Int?,
+                         _ s: (settings: mk_decoder_settings, trim: TrimMode)) -> Int32 {
+    guarded {
+        let session = try DecodeSession(track: track, backend: s.settings.backend.map { String(cString: $0) },
+                                        threads: Int(s.settings.threads), trim: s.trim)
+        out.pointee = Handles.make(DecoderHandle(session: session, track: demuxerTrack))
+        return MK_OK
+    }
+}
+
 @_cdecl("mk_decoder_open")
 public func mk_decoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demuxer: OpaquePointer?, _ track: Int32,
                             _ settings: UnsafePointer<mk_decoder_settings>?) -> Int32 {
@@ -57,21 +70,56 @@ public func mk_decoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demu
     guard track >= 0 && Int(track) < tracks.count else {
         return fail(MK_EINVAL, "mk_decoder_open: track \(track) does not exist (the file has \(tracks.count))")
     }
-    var s = mk_decoder_settings()
-    mk_decoder_default_settings(&s)
-    if let settings {
-        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_decoder_settings>.size, "mk_decoder_settings") else { return MK_EINVAL }
-        s = settings.pointee
+    guard let s = decoderSettings(settings, "mk_decoder_open") else { return MK_EINVAL }
+    return openDecoder(out, tracks[Int(track)], demuxerTrack: Int(track), s)
+}
+
+@_cdecl("mk_codec_params_default")
+public func mk_codec_params_default(_ p: UnsafeMutablePointer<mk_codec_params>?) {
+    guard let p else { return }
+    var d = mk_codec_params()
+    d.struct_size = UInt32(MemoryLayout<mk_codec_params>.size)
+    d.time_base_num = 1
+    d.time_base_den = 90000
+    p.pointee = d
+}
+
+@_cdecl("mk_decoder_open_params")
+public func mk_decoder_open_params(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ params: UnsafePointer<mk_codec_params>?,
+                                   _ settings: UnsafePointer<mk_decoder_settings>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_decoder_open_params: out is NULL") }
+    out.pointee = nil
+    guard let params else { return fail(MK_EINVAL, "mk_decoder_open_params: params is NULL") }
+    guard sizeOK(params.pointee.struct_size, MemoryLayout<mk_codec_params>.size, "mk_codec_params") else { return MK_EINVAL }
+    let c = params.pointee
+    let kind: MediaType
+    switch c.media_type {
+    case MK_MEDIA_AUDIO: kind = .audio
+    case MK_MEDIA_VIDEO: kind = .video
+    default: return fail(MK_EINVAL, "mk_decoder_open_params: media_type \(c.media_type) is not MK_MEDIA_AUDIO or MK_MEDIA_VIDEO")
     }
-    guard let trim = trimMode(s.trim) else {
-        return fail(MK_EINVAL, "mk_decoder_open: trim \(s.trim) is not MK_TRIM_NONE, MK_TRIM_GAPLESS or MK_TRIM_FFMPEG")
+    guard let name = c.codec, name.pointee != 0 else {
+        return fail(MK_EINVAL, "mk_decoder_open_params: codec is NULL or empty (give FFmpeg's name: \"h264\", \"aac\" ...)")
     }
-    return guarded {
-        let session = try DecodeSession(track: tracks[Int(track)], backend: s.backend.map { String(cString: $0) },
-                                        threads: Int(s.threads), trim: trim)
-        out.pointee = Handles.make(DecoderHandle(session: session, track: Int(track)))
-        return MK_OK
+    guard c.extradata_size == 0 || c.extradata != nil else {
+        return fail(MK_EINVAL, "mk_decoder_open_params: extradata is NULL with extradata_size \(c.extradata_size)")
     }
+    guard c.extradata_size <= 1 << 24 else {
+        return fail(MK_EINVAL, "mk_decoder_open_params: extradata_size \(c.extradata_size) is over the 16 MiB limit")
+    }
+    guard c.time_base_num > 0 && c.time_base_den > 0 else {
+        return fail(MK_EINVAL, "mk_decoder_open_params: time base \(c.time_base_num)/\(c.time_base_den) is not positive")
+    }
+    guard c.width >= 0, c.height >= 0, c.sample_rate >= 0, c.channels >= 0, c.reorder_depth >= 0 else {
+        return fail(MK_EINVAL, "mk_decoder_open_params: a negative size, rate, channel count or reorder depth")
+    }
+    guard let s = decoderSettings(settings, "mk_decoder_open_params") else { return MK_EINVAL }
+    var parameters = CodecParameters(mediaType: kind, codec: CodecID(String(cString: name)),
+                                     extradata: c.extradata_size > 0 ? Array(UnsafeBufferPointer(start: c.extradata, count: c.extradata_size)) : [],
+                                     width: Int(c.width), height: Int(c.height), sampleRate: Int(c.sample_rate), channels: Int(c.channels))
+    parameters.reorderDepth = Int(c.reorder_depth)
+    let track = Track(index: 0, id: 1, parameters: parameters, timeBase: Rational(Int64(c.time_base_num), Int64(c.time_base_den)), duration: 0)
+    return openDecoder(out, track, demuxerTrack: nil, s)
 }
 
 @_cdecl("mk_decoder_close")
@@ -88,17 +136,22 @@ public func mk_decoder_send_packet(_ d: OpaquePointer?, _ packet: OpaquePointer?
     guard let packet else {
         h.draining = true
         return guarded {
-            try h.session.finish { h.push($0) }
+            try h.session.flush()
             return MK_OK
         }
     }
     guard let ph = liveHandle(PacketHandle.self, packet, "mk_decoder_send_packet") else { return MK_EINVAL }
-    guard ph.packet.trackIndex == h.track else {
-        return fail(MK_EINVAL, "mk_decoder_send_packet: the packet is from track \(ph.packet.trackIndex), the decoder decodes track \(h.track)")
+    var p = ph.packet
+    if let track = h.track {
+        guard p.trackIndex == track else {
+            return fail(MK_EINVAL, "mk_decoder_send_packet: the packet is from track \(p.trackIndex), the decoder decodes track \(track)")
+        }
+    } else {
+        p.trackIndex = 0
+        p.timeBase = h.session.track.timeBase
     }
     return guarded {
-        try h.session.decode(ph.packet) { h.push($0) }
-        return MK_OK
+        try h.session.send(p) == .accepted ? MK_OK : MK_EAGAIN
     }
 }
 
@@ -107,17 +160,17 @@ public func mk_decoder_receive_frame(_ d: OpaquePointer?, _ out: UnsafeMutablePo
     guard let out else { return fail(MK_EINVAL, "mk_decoder_receive_frame: out is NULL") }
     out.pointee = nil
     guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_receive_frame") else { return MK_EINVAL }
-    guard let frame = h.pop() else { return h.draining ? MK_EOF : MK_EAGAIN }
-    out.pointee = Handles.make(FrameHandle(frame))
-    return MK_OK
+    return guarded {
+        guard let frame = try h.session.receive() else { return h.draining ? MK_EOF : MK_EAGAIN }
+        out.pointee = Handles.make(FrameHandle(frame))
+        return MK_OK
+    }
 }
 
 @_cdecl("mk_decoder_reset")
 public func mk_decoder_reset(_ d: OpaquePointer?) -> Int32 {
     guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_reset") else { return MK_EINVAL }
     h.session.reset()
-    h.pending.removeAll()
-    h.head = 0
     h.draining = false
     return MK_OK
 }

@@ -17,7 +17,7 @@ final class DemuxerHandle {
     init(_ demuxer: Demuxer) {
         self.demuxer = demuxer
         strings = demuxer.tracks.map { t in
-            (CString(t.parameters.codec), CString(t.parameters.codecTag), CString(t.language), t.unsupportedReason.map { CString($0) })
+            (CString(t.parameters.codec.rawValue), CString(t.parameters.codecTag), CString(t.language), t.unsupportedReason.map { CString($0) })
         }
         extradata = demuxer.tracks.map { t in
             let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: t.parameters.extradata.count)
@@ -264,6 +264,23 @@ public func mk_packet_get_info(_ packet: OpaquePointer?, _ info: UnsafeMutablePo
     info.pointee.is_keyframe = p.isKeyframe ? 1 : 0
     info.pointee.data = h.bytes
     info.pointee.size = p.data.count
+    return MK_OK
+}
+
+@_cdecl("mk_packet_create")
+public func mk_packet_create(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ info: UnsafePointer<mk_packet_info>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_packet_create: out is NULL") }
+    out.pointee = nil
+    guard let info else { return fail(MK_EINVAL, "mk_packet_create: info is NULL") }
+    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_packet_info>.size, "mk_packet_info") else { return MK_EINVAL }
+    let i = info.pointee
+    guard i.size == 0 || i.data != nil else { return fail(MK_EINVAL, "mk_packet_create: data is NULL with size \(i.size)") }
+    guard i.size <= 1 << 28 else { return fail(MK_EINVAL, "mk_packet_create: size \(i.size) is over the 256 MiB packet limit") }
+    guard i.track >= 0 else { return fail(MK_EINVAL, "mk_packet_create: track \(i.track) is negative") }
+    let bytes = i.size > 0 ? Array(UnsafeBufferPointer(start: i.data, count: i.size)) : []
+    let packet = Packet(trackIndex: Int(i.track), pts: i.pts, dts: i.dts, duration: i.duration, isKeyframe: i.is_keyframe != 0,
+                        position: -1, data: bytes, timeBase: Rational(1, 1))
+    out.pointee = Handles.make(PacketHandle(packet))
     return MK_OK
 }
 

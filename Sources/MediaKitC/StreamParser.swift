@@ -75,7 +75,7 @@ public func mk_stream_parser_next_event(_ p: OpaquePointer?, _ event: UnsafeMuta
     switch e {
     case .fileFormat(let f): out.kind = MK_STREAM_EVENT_FILE_FORMAT; text = f
     case .dataFormat(let f):
-        out.kind = MK_STREAM_EVENT_DATA_FORMAT; text = f.codec
+        out.kind = MK_STREAM_EVENT_DATA_FORMAT; text = f.codec.rawValue
         out.sample_rate = Int32(clamping: f.sampleRate); out.channels = Int32(clamping: f.channels)
         out.frames_per_packet = Int32(clamping: f.framesPerPacket)
     case .magicCookie(let c): out.kind = MK_STREAM_EVENT_MAGIC_COOKIE; bytes = c

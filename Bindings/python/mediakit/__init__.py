@@ -617,7 +617,17 @@ def _trim_setting(trim: Union[bool, str]) -> int:
 class Decoder(_Owned):
     """Decodes one track through the highest-priority plugin for its codec.
 
-    ``decode(packet)`` and ``flush()`` return the frames that became ready (a list).
+    The model is libavcodec's send / receive, as in C: ``send(packet)`` returns False when
+    frames are waiting (the packet was not taken: ``receive()`` them, then send it again);
+    ``receive()`` returns the next frame or None when more input is needed (or, after
+    ``flush()``, at the end). The iterators build on it and decode lazily, one frame at a
+    time: ``decode(packet)`` sends the packet and yields the frames as they are asked for,
+    ``flush()`` ends the stream and yields the delayed ones, and ``frames(packets)`` does
+    the whole loop::
+
+        for frame in decoder.frames(demuxer.packets(track)):
+            ...
+
     trim: "gapless" (default; True means the same) applies the track's edit list as FFmpeg
     does and ends audio exactly where the file says; "ffmpeg" keeps the last audio frame
     whole, as FFmpeg 5.1 does; "none" (or False) keeps every decoded frame and sample.
@@ -641,30 +651,81 @@ class Decoder(_Owned):
         lib.mk_decoder_open(ctypes.byref(h), track._demuxer._handle(), track.index, ctypes.byref(s))
         super().__init__(h)
         self.track = track
+        # A packet decode() took whose send the decoder refused (frames were waiting): it is
+        # sent as soon as those frames are received. Frames received early to send it (when
+        # a decode() iterator was left unfinished) wait in _backlog, oldest first.
+        self._pending: Optional[Packet] = None
+        self._backlog: list[Frame] = []
 
-    def _drain(self) -> list[Frame]:
-        frames = []
+    def send(self, packet: Packet) -> bool:
+        """Sends one packet of this decoder's track. True: taken; False: frames are waiting,
+        the packet was not taken (receive() until None, then send it again)."""
+        if not isinstance(packet, Packet):
+            raise TypeError(f"send() takes a mediakit.Packet, got {type(packet).__name__}")
+        return lib.mk_decoder_send_packet(self._handle(), packet._handle()) == _ffi.OK
+
+    def receive(self) -> Optional[Frame]:
+        """The next decoded frame, or None when the decoder needs another packet (or, after
+        flush(), when it is drained)."""
         f = ctypes.c_void_p()
-        while lib.mk_decoder_receive_frame(self._h, ctypes.byref(f)) == _ffi.OK:
-            frames.append(Frame(f))
-            f = ctypes.c_void_p()
-        return frames
+        if lib.mk_decoder_receive_frame(self._handle(), ctypes.byref(f)) == _ffi.OK:
+            return Frame(f)
+        return None
 
-    def decode(self, packet: Packet) -> list[Frame]:
-        """Sends one packet of this decoder's track; returns the frames now ready."""
+    def _settle(self) -> None:
+        """Sends the packet an unfinished decode() iterator left, keeping the frames that
+        had to be received first."""
+        while self._pending is not None:
+            if self.send(self._pending):
+                self._pending = None
+                return
+            frame = self.receive()
+            if frame is None:
+                raise MediaError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
+            self._backlog.append(frame)
+
+    def _frames(self):
+        while self._backlog:
+            yield self._backlog.pop(0)
+        while True:
+            frame = self.receive()
+            if frame is not None:
+                yield frame
+                continue
+            if self._pending is None:
+                return
+            if not self.send(self._pending):
+                raise MediaError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
+            self._pending = None
+
+    def decode(self, packet: Packet):
+        """Sends one packet of this decoder's track now and returns an iterator over the frames
+        that become ready, decoded as the iterator is advanced (``list(...)`` for all at once)."""
         if not isinstance(packet, Packet):
             raise TypeError(f"decode() takes a mediakit.Packet, got {type(packet).__name__}")
-        lib.mk_decoder_send_packet(self._handle(), packet._handle())
-        return self._drain()
+        self._settle()
+        if not self.send(packet):
+            self._pending = packet
+        return self._frames()
 
-    def flush(self) -> list[Frame]:
-        """Ends the stream: returns the decoder's delayed frames."""
+    def flush(self):
+        """Ends the stream now and returns an iterator over the decoder's delayed frames."""
+        self._settle()
         lib.mk_decoder_send_packet(self._handle(), None)
-        return self._drain()
+        return self._frames()
+
+    def frames(self, packets):
+        """Decodes `packets` (an iterable of this track's packets, e.g. Demuxer.packets(track))
+        and then flushes: yields every presented frame, lazily."""
+        for packet in packets:
+            yield from self.decode(packet)
+        yield from self.flush()
 
     def reset(self) -> None:
         """Drops buffered frames (after Demuxer.seek) and accepts packets again."""
         lib.mk_decoder_reset(self._handle())
+        self._pending = None
+        self._backlog = []
 
 
 def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Optional[PathLike] = None, *,

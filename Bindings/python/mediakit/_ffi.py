@@ -21,6 +21,8 @@ ABI_VERSION = 1
 OK, EAGAIN, EOF = 0, -1, -2
 # A warning, not a failure: the file is cut short; what it holds was returned or written.
 ETRUNCATED = -13
+# A call in the wrong order.
+ESTATE = -9
 
 c_status = ctypes.c_int32
 c_handle = ctypes.c_void_p

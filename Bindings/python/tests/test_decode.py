@@ -92,11 +92,10 @@ def test_planes_are_views_of_the_decoded_picture(sample):
         dec = mediakit.Decoder(v)
         frame = None
         for p in d.packets(v):
-            fs = dec.decode(p)
-            if fs:
-                frame = fs[0]
+            frame = next(dec.decode(p), None)
+            if frame is not None:
                 break
-        frame = frame or dec.flush()[0]
+        frame = frame or next(dec.flush())
         y, u, v_ = frame.planes
         w, h = frame.width, frame.height
         nv12 = frame.to_numpy()
@@ -140,7 +139,7 @@ def decoded_frames(path):
     with mediakit.open(path) as demuxer:
         track = next(t for t in demuxer.tracks if t.media_type == "video")
         with mediakit.Decoder(track) as decoder:
-            return [f for p in demuxer.packets(track) for f in decoder.decode(p)] + decoder.flush()
+            return [f for p in demuxer.packets(track) for f in decoder.decode(p)] + list(decoder.flush())
 
 
 def layout_shapes(layout, width, height):
@@ -217,3 +216,48 @@ def test_trim_ffmpeg_gives_ffmpegs_sample_count(shared_media):
     assert ours.size == ref.size
     assert int(np.abs(ours - ref).max(initial=0)) <= 1
     assert ref.size > reference_pcm(path, track.channels, track.sample_rate).size  # the modes differ here
+
+
+def test_decoding_is_lazy_and_the_loops_agree(sample):
+    """decode() sends at once and returns an iterator that receives as it is advanced (no
+    list); Decoder.frames(packets) and the explicit send()/receive() loop (libavcodec's model,
+    one to one with mk_decoder_*) give ffmpeg's NV12 frames, the same ones."""
+    with mediakit.open(sample) as d:
+        v = d.tracks[0]
+        dec = mediakit.Decoder(v)
+        it = dec.decode(d.read_track(v.index))
+        assert iter(it) is it and not isinstance(it, (list, tuple))
+    with mediakit.open(sample) as d:
+        v = d.tracks[0]
+        lazy = [f.to_numpy().tobytes() for f in mediakit.Decoder(v).frames(d.packets(v))]
+    with mediakit.open(sample) as d:
+        v = d.tracks[0]
+        dec = mediakit.Decoder(v)
+        explicit = []
+        for p in d.packets(v):
+            while not dec.send(p):                     # frames waiting: receive, then again
+                while (f := dec.receive()) is not None:
+                    explicit.append(f.to_numpy().tobytes())
+            while (f := dec.receive()) is not None:
+                explicit.append(f.to_numpy().tobytes())
+        for _ in dec.flush():
+            pass
+        assert dec.receive() is None
+    ref = ffmpeg(sample, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "nv12")
+    assert lazy and b"".join(lazy) == ref
+    assert explicit == lazy[:len(explicit)] and len(explicit) < len(lazy)   # the rest came from flush()
+
+
+def test_unfinished_iterators_lose_no_frame(sample):
+    """decode() iterators left unfinished: their frames come out of the next one, in order."""
+    with mediakit.open(sample) as d:
+        v = d.tracks[0]
+        dec = mediakit.Decoder(v)
+        frames = []
+        for i, p in enumerate(d.packets(v)):
+            it = dec.decode(p)
+            if i % 2:                                  # take every other iterator's frames
+                frames += [f.to_numpy().tobytes() for f in it]
+        frames += [f.to_numpy().tobytes() for f in dec.flush()]
+    ref = ffmpeg(sample, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "nv12")
+    assert b"".join(frames) == ref

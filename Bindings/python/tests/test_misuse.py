@@ -14,10 +14,10 @@ def first_frame(path):
     v = d.tracks[0]
     dec = mediakit.Decoder(v)
     for p in d.packets(v):
-        fs = dec.decode(p)
-        if fs:
-            return d, dec, fs[0]
-    return d, dec, dec.flush()[0]
+        f = next(dec.decode(p), None)
+        if f is not None:
+            return d, dec, f
+    return d, dec, next(dec.flush())
 
 
 def test_missing_file():

@@ -38,6 +38,11 @@ public struct Packet: Sendable {
     /// after the packets the file still holds. A ``DecodeSession`` decodes it as FFmpeg does
     /// and takes a decoder's rejection of it as a warning. Default: false.
     public var isTruncated = false
+    /// Decode this packet (later ones may refer to it) but return none of its frames: the
+    /// plugin ABI's `MK_PACKET_FLAG_DISCARD`, FFmpeg's `AV_PKT_FLAG_DISCARD`. A
+    /// ``DecodeSession`` sets it on packets whose frames fall outside what is presented.
+    /// Default: false.
+    public var isDiscarded = false
 
     /// The value of ``pts`` and ``dts`` when the container gives the packet no timestamp
     /// (FFmpeg's `AV_NOPTS_VALUE`; ffprobe prints it as N/A).

@@ -62,22 +62,41 @@ extension SourceDemuxer {
     }
 }
 
-/// Turns packets of one stream into frames, with libavcodec's send / receive model.
+/// What ``Decoder/send(_:)`` did with a packet.
+public enum SendResult: Sendable, Equatable {
+    /// The decoder took the packet.
+    case accepted
+    /// The decoder has output waiting and did not take the packet (libavcodec's and dav1d's
+    /// EAGAIN): call ``Decoder/receive()`` until it returns nil, then send the same packet again.
+    case receiveFirst
+}
+
+/// Turns packets of one stream into frames, with libavcodec's (and dav1d's) send / receive
+/// model: every decoder in MediaKit has this one shape, from a plugin's vtable up to
+/// ``DecodeSession`` and the C `mk_decoder_*` functions.
 ///
 /// ```swift
 /// for packet in packets {
-///     try decoder.send(packet)
+///     while try decoder.send(packet) == .receiveFirst {
+///         while let frame = try decoder.receive() { use(frame) }
+///     }
 ///     while let frame = try decoder.receive() { use(frame) }
 /// }
 /// try decoder.flush()                               // end of stream: drain
 /// while let frame = try decoder.receive() { use(frame) }
 /// ```
+/// ``decode(_:_:)`` and ``finish(_:)`` write that loop once, for callers that take frames
+/// as they come.
 public protocol Decoder: AnyObject {
     /// What the decoder was created for.
     var parameters: CodecParameters { get }
-    /// Feeds one packet. Throws a `.state` error if output is waiting: call
-    /// ``receive()`` until it returns nil before sending again.
-    func send(_ packet: Packet) throws
+    /// Feeds one packet. Returns ``SendResult/receiveFirst`` (the packet not taken) when
+    /// output is waiting: call ``receive()`` until it returns nil, then send it again.
+    /// A packet marked ``Packet/isDiscarded`` is decoded (it may be a reference) but its
+    /// frames are not returned.
+    /// - Throws: ``MediaError``: `.invalidData` for a packet the decoder rejects, `.state`
+    ///   after ``flush()``, the backend's own failures.
+    func send(_ packet: Packet) throws -> SendResult
     /// The next decoded frame, or nil when the decoder needs more input (or,
     /// after ``flush()``, when it is fully drained: see ``isDrained``).
     func receive() throws -> Frame?
@@ -88,6 +107,33 @@ public protocol Decoder: AnyObject {
     func reset()
     /// True once ``flush()`` was called and every frame was received.
     var isDrained: Bool { get }
+}
+
+extension Decoder {
+    /// Sends `packet` and passes every frame that becomes ready to `output`, receiving first
+    /// whenever the decoder asks for it.
+    /// - Throws: what ``send(_:)``, ``receive()`` or `output` throw; `.state` if the decoder
+    ///   keeps refusing the packet while it has no output to give (a broken decoder).
+    public func decode(_ packet: Packet, _ output: (Frame) throws -> Void) throws {
+        while try send(packet) == .receiveFirst {
+            var received = 0
+            while let frame = try receive() {
+                received += 1
+                try output(frame)
+            }
+            if received == 0 {
+                throw MediaError(.state, "the decoder refused the packet at pts \(packet.pts) (receive first) but had no frame to give",
+                                 context: "\(parameters.codec) decoder")
+            }
+        }
+        while let frame = try receive() { try output(frame) }
+    }
+
+    /// Ends the stream: flushes the decoder and passes its delayed frames to `output`.
+    public func finish(_ output: (Frame) throws -> Void) throws {
+        try flush()
+        while let frame = try receive() { try output(frame) }
+    }
 }
 
 /// Writes packets into a new container file.

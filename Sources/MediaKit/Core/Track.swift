@@ -18,8 +18,8 @@ public struct CodecParameters: Sendable, Hashable {
     /// Audio, video, subtitle or data.
     public var mediaType: MediaType
     /// The codec, named as FFmpeg names it ("h264", "hevc", "aac", "mp3", "av1",
-    /// "opus", "vorbis", ...). Empty when the sample entry is not one MediaKit knows.
-    public var codec: String
+    /// "opus", "vorbis", ...); ``CodecID/unknown`` when the sample entry is not one MediaKit knows.
+    public var codec: CodecID
     /// The container's tag for the codec: the MP4 sample-entry type ("avc1", "mp4a" ...).
     public var codecTag: String
     /// The codec configuration, the "magic cookie": avcC, hvcC, av1C payload,
@@ -59,7 +59,7 @@ public struct CodecParameters: Sendable, Hashable {
     public var sampleEntry: [UInt8]
 
     /// Creates parameters; every field not given is zero or empty.
-    public init(mediaType: MediaType, codec: String, codecTag: String = "", extradata: [UInt8] = [],
+    public init(mediaType: MediaType, codec: CodecID, codecTag: String = "", extradata: [UInt8] = [],
                 width: Int = 0, height: Int = 0, sampleRate: Int = 0, channels: Int = 0,
                 bitsPerCodedSample: Int = 0, blockAlign: Int = 0, bitRate: Int = 0,
                 sampleAspectRatio: Rational = Rational(0, 1), sampleEntry: [UInt8] = []) {

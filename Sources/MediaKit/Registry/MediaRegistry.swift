@@ -34,7 +34,7 @@ public final class MediaRegistry: @unchecked Sendable {
     /// One codec backend of a loaded plugin.
     public struct Backend: Sendable {
         /// The codec it decodes ("h264").
-        public let codec: String
+        public let codec: CodecID
         /// The backend's name within its plugin.
         public let name: String
         /// Audio or video.
@@ -185,7 +185,7 @@ public final class MediaRegistry: @unchecked Sendable {
     }
 
     /// The backends that decode `codec`, highest priority first.
-    public func backends(for codec: String) -> [Backend] {
+    public func backends(for codec: CodecID) -> [Backend] {
         backends.filter { $0.codec == codec }
     }
 
@@ -198,7 +198,7 @@ public final class MediaRegistry: @unchecked Sendable {
     /// - Throws: `.notFound` naming the codec, every place searched and every plugin loaded,
     ///   when no backend fits; the backend's own error when creation fails.
     public func makeDecoder(for parameters: CodecParameters, timeBase: Rational, backend: String? = nil, threads: Int = 0) throws -> Decoder {
-        guard !parameters.codec.isEmpty else {
+        guard !parameters.codec.isUnknown else {
             throw MediaError(.unsupported, "no decoder for sample entry '\(parameters.codecTag)': MediaKit does not know this codec")
         }
         var candidates = backends(for: parameters.codec)
@@ -220,7 +220,7 @@ public final class MediaRegistry: @unchecked Sendable {
             cfg.thread_count = Int32(clamping: threads)
             var instance: UnsafeMutableRawPointer?
             var vt: UnsafePointer<mk_plugin_decoder_vtable>?
-            let status: Int32 = parameters.codec.withCString { codec in
+            let status: Int32 = parameters.codec.rawValue.withCString { codec in
                 parameters.extradata.withUnsafeBufferPointer { extra in
                     cfg.codec = codec
                     cfg.extradata = extra.baseAddress
@@ -296,7 +296,7 @@ public final class MediaRegistry: @unchecked Sendable {
         throw MediaError(.backend, "every \(what) failed to start: " + errors.joined(separator: "; "))
     }
 
-    private func noDecoderError(_ codec: String, backend: String?) -> MediaError {
+    private func noDecoderError(_ codec: CodecID, backend: String?) -> MediaError {
         var msg = "no decoder for \(codec)"
         if let backend { msg += " in a backend named '\(backend)'" }
         return notFoundError(msg)

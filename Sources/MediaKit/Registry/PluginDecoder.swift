@@ -7,6 +7,13 @@ private struct ReleaseHandle: @unchecked Sendable {
     func callAsFunction() { release?(opaque) }
 }
 
+/// A packet's bytes lent to a plugin that keeps them (see "Packets" in mediakit_plugin.h):
+/// the plugin holds one reference per retain; the array, never mutated, keeps its address.
+private final class KeptBytes: Sendable {
+    let data: [UInt8]
+    init(_ data: [UInt8]) { self.data = data }
+}
+
 /// A ``Decoder`` backed by a plugin's C vtable.
 final class PluginDecoder: Decoder, @unchecked Sendable {
     let parameters: CodecParameters
@@ -16,6 +23,8 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
     private let timeBase: Rational
     private(set) var isDrained = false
     private var draining = false
+    /// ``flush()`` was refused with EAGAIN: the end of stream is sent when the output runs dry.
+    private var endOfStreamPending = false
     private let context: String
 
     init(parameters: CodecParameters, timeBase: Rational, backend: MediaRegistry.Backend,
@@ -39,12 +48,20 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
         MediaError(pluginStatus: status, what, detail: lastError(), context: context)
     }
 
-    func send(_ packet: Packet) throws {
+    func send(_ packet: Packet) throws -> SendResult {
         if draining { throw MediaError(.state, "send after flush(): call reset() to decode more", context: context) }
-        let status: Int32 = packet.data.withUnsafeBufferPointer { buf in
+        // The bytes are offered to keep (mk_plugin_packet.retain): a plugin that can use them
+        // in place (dav1d) takes a reference to this box instead of copying the packet.
+        let kept = KeptBytes(packet.data)
+        let status: Int32 = kept.data.withUnsafeBufferPointer { buf in
             var p = mk_plugin_packet()
+            if buf.count > 0 {
+                p.owner = Unmanaged.passUnretained(kept).toOpaque()
+                p.retain = { owner in _ = owner.map { Unmanaged<KeptBytes>.fromOpaque($0).retain() } }
+                p.release = { owner in owner.map { Unmanaged<KeptBytes>.fromOpaque($0).release() } }
+            }
             p.struct_size = UInt32(MemoryLayout<mk_plugin_packet>.size)
-            p.flags = packet.isKeyframe ? MK_PACKET_FLAG_KEY : 0
+            p.flags = (packet.isKeyframe ? MK_PACKET_FLAG_KEY : 0) | (packet.isDiscarded ? MK_PACKET_FLAG_DISCARD : 0)
             p.data = buf.baseAddress
             p.size = buf.count
             p.pts = packet.pts
@@ -52,23 +69,33 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
             p.duration = packet.duration
             return vtable.pointee.send_packet(instance, &p)
         }
-        if status == MK_OK { return }
-        if status == MK_EAGAIN {
-            throw MediaError(.state, "the decoder has output waiting: receive() until it returns nil before sending", context: context)
-        }
+        if status == MK_OK { return .accepted }
+        if status == MK_EAGAIN { return .receiveFirst }
         throw failure(status, "decoding a packet (pts \(packet.pts))")
     }
 
     func flush() throws {
         if draining { return }
-        let status = vtable.pointee.send_packet(instance, nil)
-        if status != MK_OK && status != MK_EOF { throw failure(status, "draining") }
         draining = true
+        try sendEndOfStream()
+    }
+
+    /// Sends the end-of-stream (NULL) packet; a decoder with output waiting refuses it
+    /// (EAGAIN), and ``receive()`` sends it again once that output is received.
+    private func sendEndOfStream() throws {
+        let status = vtable.pointee.send_packet(instance, nil)
+        if status == MK_EAGAIN {
+            endOfStreamPending = true
+            return
+        }
+        endOfStreamPending = false
+        if status != MK_OK && status != MK_EOF { throw failure(status, "draining") }
     }
 
     func reset() {
         vtable.pointee.flush(instance)
         draining = false
+        endOfStreamPending = false
         isDrained = false
     }
 
@@ -76,7 +103,14 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
         if isDrained { return nil }
         var f = mk_plugin_frame()
         f.struct_size = UInt32(MemoryLayout<mk_plugin_frame>.size)
-        let status = vtable.pointee.receive_frame(instance, &f)
+        var status = vtable.pointee.receive_frame(instance, &f)
+        if status == MK_EAGAIN && endOfStreamPending {
+            try sendEndOfStream()
+            if endOfStreamPending {
+                throw MediaError(.backend, "the decoder refuses the end of the stream (EAGAIN) but has no frame to give", context: context)
+            }
+            status = vtable.pointee.receive_frame(instance, &f)
+        }
         switch status {
         case MK_OK: break
         case MK_EAGAIN: return nil

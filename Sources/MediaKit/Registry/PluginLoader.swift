@@ -150,7 +150,7 @@ enum PluginLoader {
                 throw refuse("decoder backend \(i) of the plugin is malformed (missing, struct size, codec or create)")
             }
             let type: MediaType = b.pointee.media_type == MK_MEDIA_AUDIO ? .audio : .video
-            return MediaRegistry.Backend(codec: String(cString: codec), name: b.pointee.name.map { String(cString: $0) } ?? plugin.name,
+            return MediaRegistry.Backend(codec: CodecID(String(cString: codec)), name: b.pointee.name.map { String(cString: $0) } ?? plugin.name,
                                          mediaType: type, priority: Int(b.pointee.priority), plugin: plugin, raw: b)
         }
     }

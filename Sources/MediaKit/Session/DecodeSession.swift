@@ -66,11 +66,16 @@ public enum TrimMode: String, Sendable, CaseIterable {
     case none
 }
 
-/// Decodes one track and hands out the frames that are presented.
+/// Decodes one track and hands out the frames that are presented: a ``Decoder`` that wraps
+/// the plugin's decoder with trimming, the edit list and the colour and aspect facts of the
+/// container, with the same send / receive shape.
 ///
 /// A decode session owns a ``Decoder`` created from the registry for the
 /// track's codec, applies the track's edit list (``PresentationWindow``) unless
-/// asked not to, and returns frames in presentation order.
+/// asked not to, and returns frames in presentation order. Packets whose frames are not
+/// presented (video outside the edit, Vorbis packets FFmpeg drops whole) are sent marked
+/// ``Packet/isDiscarded`` (the plugin ABI's `MK_PACKET_FLAG_DISCARD`), so the decoder uses
+/// them as references and returns none of their frames.
 ///
 /// Audio is gapless: it holds exactly the samples the encoder was given.
 /// Decoding starts at the packet one second before the edit's media time (so the
@@ -87,11 +92,11 @@ public enum TrimMode: String, Sendable, CaseIterable {
 /// ```swift
 /// let session = try DecodeSession(track: demuxer.tracks[0])
 /// while let packet = try demuxer.read(track: 0) {
-///     try session.decode(packet) { frame in ... }
+///     try session.decode(packet) { frame in ... }     // send, receiving first when asked
 /// }
-/// try session.finish { frame in ... }
+/// try session.finish { frame in ... }                 // flush and drain
 /// ```
-public final class DecodeSession {
+public final class DecodeSession: Decoder {
     /// The track being decoded.
     public let track: Track
     /// The decoder doing the work.
@@ -100,12 +105,24 @@ public final class DecodeSession {
     public let window: PresentationWindow
     /// How the track is cut.
     public let trimMode: TrimMode
+    /// The track's codec parameters (``Decoder`` conformance).
+    public var parameters: CodecParameters { track.parameters }
     private let isAudio: Bool
     /// Audio: the last packet at or before this time is where decoding starts.
     private let audioStartTarget: Int64
     private var held: Packet?
     private var started = false
     private var stopped = false
+    /// A packet the session took that the decoder has not yet: the held start packet, when
+    /// the decoder refused it (it had output waiting). ``receive()`` sends it when the
+    /// decoder asks for input.
+    private var queued: Packet?
+    /// Frames of one packet with an end trim, cut and presented, not yet received.
+    private var ready: [Frame] = []
+    private var readyIndex = 0
+    /// ``flush()`` was called; the decoder itself is flushed once it has no output waiting.
+    private var flushed = false
+    private var flushPending = false
     /// Audio: decoded samples (per channel) still to drop from the start.
     private var skipSamples: Int64 = 0
     /// Audio: samples (per channel) still to output before the presentation ends; nil: no limit.
@@ -121,7 +138,7 @@ public final class DecodeSession {
     /// ``TrimMode/ffmpeg`` on Vorbis: FFmpeg's mov demuxer does not cut Vorbis audio to the
     /// sample at the edit's start; it drops every packet that starts before it, whole (the
     /// output of decoding it, which for the first Vorbis packet is nothing). Packets before
-    /// this time are decoded and their output dropped; nil when not in use (or after a seek).
+    /// this time are sent discarded; nil when not in use (or after a seek).
     private var discardBefore: Int64?
     /// Set once a packet that the end of the file cut short (``Packet/isTruncated``) was sent:
     /// from then on the decoder's `.invalidData` is FFmpeg's "error while decoding" on that
@@ -140,12 +157,19 @@ public final class DecodeSession {
     ///   - trim: how the track is cut to what is presented (default ``TrimMode/gapless``).
     /// - Throws: `.unsupported` for a track MediaKit cannot decode (naming why), or the
     ///   registry's `.notFound` naming the codec and every place searched.
-    public init(track: Track, registry: MediaRegistry = .shared, backend: String? = nil, threads: Int = 0, trim: TrimMode = .gapless) throws {
+    public convenience init(track: Track, registry: MediaRegistry = .shared, backend: String? = nil, threads: Int = 0, trim: TrimMode = .gapless) throws {
         if let reason = track.unsupportedReason {
             throw MediaError(.unsupported, "track \(track.index) cannot be decoded: \(reason)")
         }
+        self.init(track: track, decoder: try registry.makeDecoder(for: track.parameters, timeBase: track.timeBase, backend: backend, threads: threads),
+                  trim: trim)
+    }
+
+    /// Wraps `decoder` (any ``Decoder`` for `track`'s codec: a plugin's, or one of your own)
+    /// with the track's trimming, edit list and reordering rules.
+    public init(track: Track, decoder: Decoder, trim: TrimMode = .gapless) {
         self.track = track
-        self.decoder = try registry.makeDecoder(for: track.parameters, timeBase: track.timeBase, backend: backend, threads: threads)
+        self.decoder = decoder
         self.window = trim != .none ? PresentationWindow(track: track) : .everything
         self.isAudio = track.mediaType == .audio
         self.trim = trim != .none
@@ -173,27 +197,85 @@ public final class DecodeSession {
         }
     }
 
-    /// Sends one packet of the track and passes each presented frame to `output`.
-    public func decode(_ packet: Packet, _ output: (Frame) throws -> Void) throws {
-        if stopped { return }
+    /// True once ``flush()`` was called and every presented frame was received.
+    public var isDrained: Bool {
+        flushed && !flushPending && queued == nil && readyIndex >= ready.count && decoder.isDrained
+    }
+
+    /// Sends one packet of the track. ``SendResult/receiveFirst``: frames are waiting (the
+    /// packet was not taken); receive them, then send it again. Packets after the presented
+    /// audio ended are taken and dropped.
+    /// - Throws: `.state` after ``flush()``; the decoder's errors (a packet cut short by the
+    ///   end of the file that the decoder rejects is a warning instead, see ``warnings``).
+    public func send(_ packet: Packet) throws -> SendResult {
+        if flushed {
+            throw MediaError(.state, "send after flush(): call reset() to decode more", context: "track \(track.index) decode session")
+        }
+        if queued != nil || readyIndex < ready.count { return .receiveFirst }
+        if stopped { return .accepted }
         if !started {
             // Hold the latest packet at or before the start target; start with it.
             if held == nil || packet.dts <= audioStartTarget {
                 held = packet
-                return
+                return .accepted
             }
-            try begin(output)
+            if try begin() == .receiveFirst { return .receiveFirst }
         }
-        try send(packet, output)
+        return try submit(packet)
     }
 
-    /// Ends the stream: passes the decoder's delayed frames to `output`.
-    public func finish(_ output: (Frame) throws -> Void) throws {
-        if !started { try begin(output) }
-        do {
-            try decoder.flush()
-        } catch where tolerated(error, packet: nil) {}
-        try drain(output)
+    /// Ends the stream: the decoder's delayed frames come out of ``receive()``, which returns
+    /// nil once the session ``isDrained``.
+    public func flush() throws {
+        if flushed { return }
+        if !started { _ = try begin() }
+        flushed = true
+        flushPending = true
+        try flushIfIdle()
+    }
+
+    /// The next presented frame, or nil when the session needs another packet (or, after
+    /// ``flush()``, when it is drained).
+    /// - Throws: the decoder's errors (after the cut of a truncated file, its rejections are
+    ///   warnings and decoding goes on, as ffmpeg goes on after "error while decoding").
+    public func receive() throws -> Frame? {
+        var rejected = 0
+        while true {
+            if readyIndex < ready.count {
+                let frame = ready[readyIndex]
+                readyIndex += 1
+                if readyIndex == ready.count {
+                    ready = []
+                    readyIndex = 0
+                }
+                return frame
+            }
+            let frame: Frame?
+            do {
+                frame = try decoder.receive()
+            } catch where rejected < 8 && tolerated(error, packet: nil) {
+                rejected += 1
+                continue
+            }
+            if let frame {
+                if let presented = present(frame) { return presented }
+                continue
+            }
+            // The decoder wants input: what the session took and has not given it yet goes first.
+            if let q = queued {
+                queued = nil
+                if try submit(q) == .receiveFirst {
+                    throw MediaError(.state, "the decoder refused a packet (receive first) but had no frame to give",
+                                     context: "track \(track.index) decode session")
+                }
+                continue
+            }
+            if flushPending {
+                try flushIfIdle()
+                if !flushPending { continue }
+            }
+            return nil
+        }
     }
 
     /// Drops everything buffered (after a seek) and accepts packets again. Decoding
@@ -202,6 +284,11 @@ public final class DecodeSession {
     public func reset() {
         decoder.reset()
         held = nil
+        queued = nil
+        ready = []
+        readyIndex = 0
+        flushed = false
+        flushPending = false
         started = true
         stopped = false
         skipSamples = 0
@@ -210,19 +297,50 @@ public final class DecodeSession {
         afterCut = false
     }
 
-    private func begin(_ output: (Frame) throws -> Void) throws {
+    /// Flushes the decoder if nothing the session took is still waiting to be sent.
+    private func flushIfIdle() throws {
+        guard flushPending, queued == nil else { return }
+        flushPending = false
+        do {
+            try decoder.flush()
+        } catch where tolerated(error, packet: nil) {}
+    }
+
+    /// Starts decoding with the held packet (audio whose edit starts later), setting the
+    /// samples to skip from its time.
+    private func begin() throws -> SendResult {
         started = true
-        guard let first = held else { return }
+        guard let first = held else { return .accepted }
         held = nil
         let cut = window.start - first.pts
         skipSamples = cut > 0 ? (discardBefore == nil ? ticksToSamples(cut, rate: track.parameters.sampleRate) : 0)
                               : Int64(track.encoderDelay)
-        try send(first, output)
+        if try submit(first) == .receiveFirst {
+            queued = first
+            return .receiveFirst
+        }
+        return .accepted
     }
 
-    private func send(_ packet: Packet, _ output: (Frame) throws -> Void) throws {
-        if stopped { return }
-        if isAudio && trim && (packet.trimStart > 0 || packet.trimEnd > 0) {
+    /// Gives one packet to the decoder with the session's marks (discard) and its trims.
+    private func submit(_ packet: Packet) throws -> SendResult {
+        if stopped { return .accepted }
+        var packet = packet
+        if !isAudio && trim && packet.pts != Packet.noTimestamp && !window.contains(packet.pts) {
+            packet.isDiscarded = true
+        }
+        let discardWhole = isAudio && discardBefore.map { packet.pts < $0 } == true
+        if discardWhole { packet.isDiscarded = true }
+        let perPacketTrims = isAudio && trim && (packet.trimStart > 0 || packet.trimEnd > 0)
+        if packet.isTruncated { afterCut = true }
+        let result: SendResult
+        do {
+            result = try decoder.send(packet)
+        } catch where tolerated(error, packet: packet) {
+            return .accepted
+        }
+        if result == .receiveFirst { return result }
+        if perPacketTrims {
             // The container states the cuts per packet (Ogg: pre-skip on a link's first
             // packet, the end granule on its last), as FFmpeg's skip-samples side data.
             if !packetTrims {
@@ -231,57 +349,35 @@ public final class DecodeSession {
                 remaining = nil
             }
             skipSamples += Int64(packet.trimStart)
-            if packet.trimEnd > 0 {
-                try decoder.send(packet)
-                var frames: [Frame] = []
-                while let frame = try decoder.receive() { frames.append(frame) }
-                var cut = packet.trimEnd
-                while cut > 0, var last = frames.popLast() {
-                    if last.sampleCount > cut, let format = last.sampleFormat {
-                        last.sampleCount -= cut
-                        let bytes = last.sampleCount * format.bytesPerSample * (format.isPlanar ? 1 : last.channels)
-                        last.planes = last.planes.map { Plane(base: $0.base, stride: bytes, length: bytes) }
-                        frames.append(last)
-                        cut = 0
-                    } else {
-                        cut -= last.sampleCount
-                    }
-                }
-                for f in frames { try present(f, output) }
-                return
-            }
+            if packet.trimEnd > 0 { try cutEnd(of: packet) }
         }
-        if packet.isTruncated { afterCut = true }
-        do {
-            try decoder.send(packet)
-        } catch where tolerated(error, packet: packet) {
-            return
+        if discardWhole {
+            // A backend that does not honour the discard mark: its output is dropped here.
+            while try decoder.receive() != nil {}
         }
-        if let before = discardBefore, packet.pts < before {
-            while try receive() != nil {}
-            return
-        }
-        try drain(output)
         if isAudio, let end = window.end, packet.pts + packet.duration >= end { stopped = true }
+        return .accepted
     }
 
-    private func drain(_ output: (Frame) throws -> Void) throws {
-        while let frame = try receive() {
-            try present(frame, output)
-        }
-    }
-
-    /// The decoder's next frame; after a cut, a rejected packet is skipped (as ffmpeg goes on
-    /// after "error while decoding") and the next frame or nil is returned.
-    private func receive() throws -> Frame? {
-        var rejected = 0
-        while true {
-            do {
-                return try decoder.receive()
-            } catch where rejected < 8 && tolerated(error, packet: nil) {
-                rejected += 1
+    /// The frames of a packet with an end trim: received now, cut by `trimEnd` samples from
+    /// the end, presented, and kept for ``receive()``.
+    private func cutEnd(of packet: Packet) throws {
+        var frames: [Frame] = []
+        while let frame = try decoder.receive() { frames.append(frame) }
+        var cut = packet.trimEnd
+        while cut > 0, var last = frames.popLast() {
+            if last.sampleCount > cut, let format = last.sampleFormat {
+                last.sampleCount -= cut
+                let bytes = last.sampleCount * format.bytesPerSample * (format.isPlanar ? 1 : last.channels)
+                last.planes = last.planes.map { Plane(base: $0.base, stride: bytes, length: bytes) }
+                frames.append(last)
+                cut = 0
+            } else {
+                cut -= last.sampleCount
             }
         }
+        ready = frames.compactMap { present($0) }
+        readyIndex = 0
     }
 
     /// True (and the error noted in ``warnings``) when `error` is a decoder's rejection of
@@ -294,9 +390,10 @@ public final class DecodeSession {
         return true
     }
 
-    private func present(_ frame: Frame, _ output: (Frame) throws -> Void) throws {
+    /// The frame as presented (trimmed, completed from the container), or nil when none of it is.
+    private func present(_ frame: Frame) -> Frame? {
         if !isAudio {
-            guard window.contains(frame.pts) else { return }
+            guard window.contains(frame.pts) else { return nil }
             // What the bitstream leaves unsaid, the container's description says (FFmpeg's
             // decoders fill frames from the stream's parameters the same way).
             var frame = frame
@@ -311,8 +408,7 @@ public final class DecodeSession {
             if p.sampleAspectRatio.numerator > 0 && p.sampleAspectRatio.denominator > 0 {
                 frame.sampleAspectRatio = p.sampleAspectRatio
             }
-            try output(frame)
-            return
+            return frame
         }
         var frame = frame
         if frame.sampleRate > 0 && frame.sampleRate != trimRate {
@@ -326,18 +422,18 @@ public final class DecodeSession {
         if skipSamples > 0 {
             if skipSamples >= Int64(frame.sampleCount) {
                 skipSamples -= Int64(frame.sampleCount)
-                return
+                return nil
             }
             let skip = Int(skipSamples)
             skipSamples = 0
-            guard let format = frame.sampleFormat else { return }
+            guard let format = frame.sampleFormat else { return nil }
             let bytes = skip * format.bytesPerSample * (format.isPlanar ? 1 : frame.channels)
             frame.planes = frame.planes.map { Plane(base: $0.base + bytes, stride: $0.stride - bytes, length: $0.length - bytes) }
             frame.sampleCount -= skip
             frame.pts += Rational.rescale(Int64(skip), from: Rational(1, Int64(max(1, frame.sampleRate))), to: track.timeBase)
         }
         if let left = remaining {
-            if left <= 0 { return }
+            if left <= 0 { return nil }
             if Int64(frame.sampleCount) > left {
                 // The last frame: keep only the samples the encoder was given.
                 let keep = Int(left)
@@ -349,7 +445,7 @@ public final class DecodeSession {
             }
             remaining = left - Int64(frame.sampleCount)
         }
-        try output(frame)
+        return frame
     }
 
     private func ticksToSamples(_ n: Int64, rate: Int) -> Int64 {

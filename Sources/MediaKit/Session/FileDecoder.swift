@@ -114,7 +114,7 @@ public enum FileDecoder {
         let audioTrack = demuxer.tracks.first { $0.mediaType == .audio }
         let videoTrack = demuxer.tracks.first { $0.mediaType == .video }
         func describe() -> String {
-            demuxer.tracks.isEmpty ? "none" : demuxer.tracks.map { "#\($0.index) \($0.mediaType.rawValue) \($0.parameters.codec.isEmpty ? $0.parameters.codecTag : $0.parameters.codec)" }.joined(separator: ", ")
+            demuxer.tracks.isEmpty ? "none" : demuxer.tracks.map { "#\($0.index) \($0.mediaType.rawValue) \($0.parameters.codec.isUnknown ? $0.parameters.codecTag : $0.parameters.codec.rawValue)" }.joined(separator: ", ")
         }
         if options.audioPath != nil && audioTrack == nil {
             throw MediaError(.notFound, "the file has no audio track (tracks: \(describe()))", path: path)

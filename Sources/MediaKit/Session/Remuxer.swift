@@ -83,7 +83,7 @@ public enum Remuxer {
     }
 
     /// Codecs an MP4 carries from the containers that are not MP4 (MP3, ADTS AAC, FLAC, WAV PCM).
-    static let packetCodecs: Set<String> = ["mp3", "aac", "flac", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_f32le", "pcm_f64le",
+    static let packetCodecs: Set<CodecID> = ["mp3", "aac", "flac", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_f32le", "pcm_f64le",
                                             "pcm_u8", "pcm_alaw", "pcm_mulaw"]
 
     /// Remuxes a demuxer that is not MP4 packet by packet (the bytes go through memory): ADTS
@@ -97,7 +97,7 @@ public enum Remuxer {
             throw MediaError(.invalidArgument, "track \(t) does not exist (the file has \(all.count))", path: input)
         }
         for t in wanted where !packetCodecs.contains(all[t].parameters.codec) {
-            throw MediaError(.unsupported, "remuxing \(all[t].parameters.codec) from \(format.description) into MP4 is not supported: MediaKit copies \(packetCodecs.sorted().joined(separator: ", ")) from it",
+            throw MediaError(.unsupported, "remuxing \(all[t].parameters.codec) from \(format.description) into MP4 is not supported: MediaKit copies \(packetCodecs.sorted().map(\.rawValue).joined(separator: ", ")) from it",
                              path: input)
         }
         // Gapless: an encoder delay and padding (MP3's LAME tag) become an edit list, as FFmpeg's

@@ -23,7 +23,7 @@ public final class AudioStreamParser {
     /// What the stream holds.
     public struct DataFormat: Sendable, Hashable {
         /// FFmpeg's codec name: "mp1", "mp2", "mp3" or "aac".
-        public var codec: String
+        public var codec: CodecID
         /// Samples per second.
         public var sampleRate: Int
         /// Channels (0 when an AAC program config element states them).

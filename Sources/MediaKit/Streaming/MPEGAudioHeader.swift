@@ -38,7 +38,7 @@ public struct MPEGAudioHeader: Sendable, Hashable {
     }
 
     /// The codec's FFmpeg name: "mp1", "mp2" or "mp3".
-    public var codec: String { "mp\(layer)" }
+    public var codec: CodecID { CodecID("mp\(layer)") }
 
     /// Offset of the Xing / Info tag inside a Layer III frame (after the side information).
     public var sideInfoEnd: Int {

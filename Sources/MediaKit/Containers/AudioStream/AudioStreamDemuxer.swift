@@ -164,7 +164,7 @@ extension AudioStreamParser {
     /// if any, has been read. `duration` is the stream's in seconds when known.
     public func makeTrack() -> (track: Track, duration: Double?)? {
         guard let format = dataFormat, dataOffset != nil else { return nil }
-        var p = CodecParameters(mediaType: .audio, codec: format.codec, codecTag: format.codec == "aac" ? "adts" : format.codec,
+        var p = CodecParameters(mediaType: .audio, codec: format.codec, codecTag: format.codec == .aac ? "adts" : format.codec.rawValue,
                                 extradata: magicCookie ?? [], sampleRate: format.sampleRate, channels: format.channels)
         p.bitRate = 0
         var track = Track(index: 0, id: 0, parameters: p, timeBase: Rational(1, Int64(max(1, format.sampleRate))), duration: 0)

@@ -70,7 +70,7 @@ public final class IVFDemuxer: SourceDemuxer, @unchecked Sendable {
             codec = ""
             reason = "the IVF fourcc '\(fourcc)' is not AV01, VP80 or VP90"
         }
-        let params = CodecParameters(mediaType: .video, codec: codec, codecTag: fourcc, width: le16(12), height: le16(14))
+        let params = CodecParameters(mediaType: .video, codec: CodecID(codec), codecTag: fourcc, width: le16(12), height: le16(14))
         let timeBase = Track.reduced(scale, rate)
         // Frame step: the first two frames' pts difference (FFmpeg guesses durations from the frame rate).
         var step: Int64 = 1

@@ -119,7 +119,7 @@ enum SampleEntryParser {
             case "jpeg", "mjpa": p.codec = "mjpeg"
             default: break
             }
-            let reason = p.codec.isEmpty ? "unknown video sample entry '\(type)'" : (encrypted ? "unsupported: encrypted track" : nil)
+            let reason = p.codec.isUnknown ? "unknown video sample entry '\(type)'" : (encrypted ? "unsupported: encrypted track" : nil)
             return ParsedSampleEntry(parameters: p, unsupportedReason: reason, encrypted: encrypted)
         case "soun":
             var p = CodecParameters(mediaType: .audio, codec: "", codecTag: type, sampleEntry: entryBytes)
@@ -219,7 +219,7 @@ enum SampleEntryParser {
             default:
                 if let codec = uncompressedCodec(tag: type, bits: p.bitsPerCodedSample, lpcmFlags: lpcmFlags,
                                                  littleEndian: children["enda"].map { $0.count >= 2 && $0[1] == 1 } ?? false) {
-                    p.codec = codec
+                    p.codec = CodecID(codec)
                 }
             }
             // Codecs whose sound description does not state their framing (as FFmpeg sets them).
@@ -235,7 +235,7 @@ enum SampleEntryParser {
                 framing.sampleSize = bits / 8 * p.channels
             }
             if p.codec == "aac", p.extradata.isEmpty { p.codec = "" }
-            let reason = p.codec.isEmpty ? "unknown audio sample entry '\(type)'" : (encrypted ? "unsupported: encrypted track" : nil)
+            let reason = p.codec.isUnknown ? "unknown audio sample entry '\(type)'" : (encrypted ? "unsupported: encrypted track" : nil)
             return ParsedSampleEntry(parameters: p, unsupportedReason: reason, encrypted: encrypted, framing: framing)
         default:
             var p = CodecParameters(mediaType: mediaType(handler: handler), codec: "", codecTag: type, sampleEntry: entryBytes)
@@ -334,7 +334,7 @@ enum SampleEntryParser {
 
     /// Bits per sample of one channel that a codec implies (FFmpeg's av_get_bits_per_sample)
     /// when it is 8 or more: the uncompressed codecs. nil for the others.
-    static func bitsPerSample(codec: String) -> Int? {
+    static func bitsPerSample(codec: CodecID) -> Int? {
         switch codec {
         case "pcm_s8", "pcm_u8", "pcm_mulaw", "pcm_alaw": return 8
         case "pcm_s16le", "pcm_s16be", "pcm_u16le", "pcm_u16be": return 16

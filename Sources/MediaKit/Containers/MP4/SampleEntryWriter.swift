@@ -84,7 +84,7 @@ enum SampleEntryWriter {
             }
         default:
             guard let bits = SampleEntryParser.bitsPerSample(codec: p.codec), let tag = pcmTag(p.codec) else {
-                throw MediaError(.unsupported, "cannot write a '\(p.codec.isEmpty ? p.codecTag : p.codec)' sample entry without the source's sample entry bytes")
+                throw MediaError(.unsupported, "cannot write a '\(p.codec.isUnknown ? p.codecTag : p.codec.rawValue)' sample entry without the source's sample entry bytes")
             }
             guard p.channels > 0, p.sampleRate > 0 else {
                 throw MediaError(.invalidArgument, "an audio track needs a sample rate and channel count (got \(p.sampleRate) Hz, \(p.channels) channels)")
@@ -95,7 +95,7 @@ enum SampleEntryWriter {
     }
 
     /// The QuickTime fourcc of an uncompressed audio codec.
-    static func pcmTag(_ codec: String) -> String? {
+    static func pcmTag(_ codec: CodecID) -> String? {
         switch codec {
         case "pcm_s16le", "pcm_s8": return "sowt"
         case "pcm_s16be": return "twos"
@@ -116,7 +116,7 @@ enum SampleEntryWriter {
     static func pcmEntry(_ p: CodecParameters, tag: String, bits: Int) -> [UInt8] {
         let frameSize = bits / 8 * p.channels
         let wide = bits > 16
-        let littleEndian = p.codec.hasSuffix("le")
+        let littleEndian = p.codec.rawValue.hasSuffix("le")
         let version: UInt16 = p.sampleRate > 65535 ? 2 : wide ? 1 : 0
         var w = BoxWriter()
         w.box(version == 2 ? "lpcm" : tag) { w in
@@ -128,7 +128,7 @@ enum SampleEntryWriter {
                 w.u64(Double(p.sampleRate).bitPattern)
                 w.u32(UInt32(p.channels)); w.u32(0x7F00_0000)
                 w.u32(UInt32(bits))
-                let float = p.codec.hasPrefix("pcm_f"), signed = p.codec.hasPrefix("pcm_s")
+                let float = p.codec.rawValue.hasPrefix("pcm_f"), signed = p.codec.rawValue.hasPrefix("pcm_s")
                 let flags: UInt32 = 8 | (float ? 1 : 0) | (!littleEndian && bits > 8 ? 2 : 0) | (signed ? 4 : 0)
                 w.u32(flags)
                 w.u32(UInt32(frameSize)); w.u32(1)                // bytes per packet, frames per packet

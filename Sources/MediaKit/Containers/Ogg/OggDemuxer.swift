@@ -214,7 +214,7 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
 
     private static func config(_ s: Collecting, index i: Int, path: String) -> OggStreamConfig {
         var reason: String?
-        var params = CodecParameters(mediaType: .data, codec: s.codec.name, codecTag: s.codec.name)
+        var params = CodecParameters(mediaType: .data, codec: CodecID(s.codec.name), codecTag: s.codec.name)
         var timeBase = Rational(1, 1_000_000)
         var cfg = OggStreamConfig(serial: s.serial, codec: s.codec, track: Track(index: i, id: Int(s.serial), parameters: params, timeBase: timeBase, duration: 0))
         if !s.done {

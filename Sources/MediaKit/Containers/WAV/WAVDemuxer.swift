@@ -99,7 +99,7 @@ public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
             throw MediaError(.unsupported, "WAV format tag \(tag) with \(bits) bits per sample; MediaKit reads PCM (8, 16, 24, 32 bits), float (32, 64), A-law and mu-law",
                              path: path, offset: 12, context: "fmt ")
         }
-        var p = CodecParameters(mediaType: .audio, codec: codec, codecTag: String(format: "0x%04X", tag), sampleRate: rate,
+        var p = CodecParameters(mediaType: .audio, codec: CodecID(codec), codecTag: String(format: "0x%04X", tag), sampleRate: rate,
                                 channels: channels, bitsPerCodedSample: bits, blockAlign: align, bitRate: rate * align * 8)
         p.channelMask = mask
         let frames = data.size / Int64(align)

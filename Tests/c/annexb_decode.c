@@ -1,0 +1,176 @@
+/*
+ * annexb_decode.c — decodes a raw H.264 Annex B stream (as `ffmpeg -f h264` writes it) with
+ * packets this program parses itself: no MediaKit demuxer is involved.
+ *
+ *     annexb_decode IN.h264 OUT.yuv      (I420 frames, as `ffmpeg -f h264 -i IN.h264
+ *                                          -fps_mode passthrough -f rawvideo -pix_fmt yuv420p`)
+ *
+ * It splits the byte stream into NAL units at start codes, groups them into access units
+ * (a new one starts at an access unit delimiter, SPS, PPS or SEI, or at a slice whose
+ * first_mb_in_slice is 0, once the current one holds a slice), builds the avcC
+ * configuration record from the first SPS and PPS by hand (ISO/IEC 14496-15, 5.3.3.1),
+ * rewrites each access unit with 4-byte lengths, and sends them through
+ * mk_decoder_open_params / mk_packet_create, with libavcodec's send / receive loop.
+ */
+#include <mediakit/mediakit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { const uint8_t *p; size_t n; } nal;
+
+/* Next NAL unit of data[*pos .. size) after a start code; 0 at the end. */
+static int next_nal(const uint8_t *data, size_t size, size_t *pos, nal *out) {
+    size_t i = *pos;
+    while (i + 3 <= size && !(data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1)) i++;
+    if (i + 3 > size) return 0;
+    size_t start = i + 3, end = start;
+    while (end + 3 <= size && !(data[end] == 0 && data[end + 1] == 0 && (data[end + 2] == 1 || (data[end + 2] == 0 && end + 3 < size && data[end + 3] == 1)))) end++;
+    if (end + 3 > size) end = size;
+    while (end > start && data[end - 1] == 0) end--;   /* trailing zero bytes belong to the next start code */
+    out->p = data + start;
+    out->n = end - start;
+    *pos = end;
+    return out->n > 0 ? 1 : next_nal(data, size, pos, out);
+}
+
+typedef struct { uint8_t *b; size_t n, cap; int has_slice, key; } unit;
+
+static int append(unit *u, const nal *x) {
+    if (u->n + x->n + 4 > u->cap) {
+        size_t cap = (u->n + x->n + 4) * 2;
+        uint8_t *g = realloc(u->b, cap);
+        if (!g) return 0;
+        u->b = g;
+        u->cap = cap;
+    }
+    u->b[u->n] = (uint8_t)(x->n >> 24); u->b[u->n + 1] = (uint8_t)(x->n >> 16);
+    u->b[u->n + 2] = (uint8_t)(x->n >> 8); u->b[u->n + 3] = (uint8_t)x->n;
+    memcpy(u->b + u->n + 4, x->p, x->n);
+    u->n += x->n + 4;
+    return 1;
+}
+
+static long frames_out = 0;
+
+/* Receives every waiting frame into out as I420. Returns the receive status (MK_EAGAIN or MK_EOF when all went well). */
+static mk_status drain(mk_decoder *dec, FILE *out) {
+    static uint8_t *buf = NULL;
+    static size_t cap = 0;
+    mk_frame *frm = NULL;
+    mk_status st;
+    while ((st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) {
+        size_t need = 0;
+        if (mk_frame_pack(frm, MK_PACK_I420, NULL, 0, &need) != MK_OK) { mk_frame_free(&frm); return MK_EFAIL; }
+        if (need > cap) {
+            uint8_t *g = realloc(buf, need);
+            if (!g) { mk_frame_free(&frm); return MK_ENOMEM; }
+            buf = g;
+            cap = need;
+        }
+        st = mk_frame_pack(frm, MK_PACK_I420, buf, cap, &need);
+        mk_frame_free(&frm);
+        if (st != MK_OK) return st;
+        if (fwrite(buf, 1, need, out) != need) return MK_EIO;
+        frames_out++;
+    }
+    return st;
+}
+
+/* Sends one access unit, receiving first when the decoder asks for it. */
+static int send_unit(mk_decoder *dec, unit *u, int64_t index, FILE *out) {
+    mk_packet_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    info.pts = MK_NOPTS_VALUE;      /* Annex B carries no timestamps */
+    info.dts = index;
+    info.is_keyframe = u->key;
+    info.data = u->b;
+    info.size = u->n;
+    mk_packet *pkt = NULL;
+    if (mk_packet_create(&pkt, &info) != MK_OK) { fprintf(stderr, "packet: %s\n", mk_last_error()); return 0; }
+    mk_status st;
+    while ((st = mk_decoder_send_packet(dec, pkt)) == MK_EAGAIN) {
+        if (drain(dec, out) != MK_EAGAIN) break;
+    }
+    mk_packet_free(&pkt);
+    if (st != MK_OK) { fprintf(stderr, "send: %s\n", mk_last_error()); return 0; }
+    if (drain(dec, out) != MK_EAGAIN) { fprintf(stderr, "receive: %s\n", mk_last_error()); return 0; }
+    u->n = 0;
+    u->has_slice = 0;
+    u->key = 0;
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) { fprintf(stderr, "usage: annexb_decode IN.h264 OUT.yuv\n"); return 2; }
+    FILE *in = fopen(argv[1], "rb");
+    if (!in) { perror(argv[1]); return 1; }
+    fseek(in, 0, SEEK_END);
+    long size = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    uint8_t *data = malloc(size > 0 ? (size_t)size : 1);
+    if (!data || fread(data, 1, (size_t)size, in) != (size_t)size) { fprintf(stderr, "cannot read %s\n", argv[1]); return 1; }
+    fclose(in);
+
+    /* avcC from the first SPS and PPS. */
+    nal x, sps = {0}, pps = {0};
+    size_t pos = 0;
+    while (next_nal(data, (size_t)size, &pos, &x) && (!sps.n || !pps.n)) {
+        if ((x.p[0] & 0x1f) == 7 && !sps.n) sps = x;
+        if ((x.p[0] & 0x1f) == 8 && !pps.n) pps = x;
+    }
+    if (!sps.n || !pps.n || sps.n < 4) { fprintf(stderr, "no SPS/PPS in %s\n", argv[1]); return 1; }
+    size_t avcc_n = 11 + sps.n + pps.n;
+    uint8_t *avcc = malloc(avcc_n);
+    if (!avcc) return 1;
+    avcc[0] = 1; avcc[1] = sps.p[1]; avcc[2] = sps.p[2]; avcc[3] = sps.p[3];
+    avcc[4] = 0xFF;                                   /* 4-byte NAL lengths */
+    avcc[5] = 0xE1;                                   /* one SPS */
+    avcc[6] = (uint8_t)(sps.n >> 8); avcc[7] = (uint8_t)sps.n;
+    memcpy(avcc + 8, sps.p, sps.n);
+    avcc[8 + sps.n] = 1;                              /* one PPS */
+    avcc[9 + sps.n] = (uint8_t)(pps.n >> 8); avcc[10 + sps.n] = (uint8_t)pps.n;
+    memcpy(avcc + 11 + sps.n, pps.p, pps.n);
+
+    mk_codec_params params;
+    mk_codec_params_default(&params);
+    params.media_type = MK_MEDIA_VIDEO;
+    params.codec = "h264";
+    params.extradata = avcc;
+    params.extradata_size = avcc_n;
+    mk_decoder *dec = NULL;
+    if (mk_decoder_open_params(&dec, &params, NULL) != MK_OK) { fprintf(stderr, "decoder: %s\n", mk_last_error()); return 1; }
+    free(avcc);
+
+    FILE *out = fopen(argv[2], "wb");
+    if (!out) { perror(argv[2]); return 1; }
+    unit u = {0};
+    int64_t index = 0;
+    int ok = 1;
+    pos = 0;
+    while (ok && next_nal(data, (size_t)size, &pos, &x)) {
+        int type = x.p[0] & 0x1f;
+        int vcl = type >= 1 && type <= 5;
+        int starts_unit = (type == 9 || type == 7 || type == 8 || type == 6 || (type >= 14 && type <= 18))
+                          || (vcl && x.n > 1 && (x.p[1] & 0x80));   /* first_mb_in_slice == 0 */
+        if (starts_unit && u.has_slice) ok = send_unit(dec, &u, index++, out);
+        if (!ok) break;
+        if (!append(&u, &x)) { ok = 0; break; }
+        if (vcl) u.has_slice = 1;
+        if (type == 5) u.key = 1;
+    }
+    if (ok && u.has_slice) ok = send_unit(dec, &u, index++, out);
+    if (ok) {
+        if (mk_decoder_send_packet(dec, NULL) != MK_OK || drain(dec, out) != MK_EOF) {
+            fprintf(stderr, "drain: %s\n", mk_last_error());
+            ok = 0;
+        }
+    }
+    mk_decoder_close(&dec);
+    free(u.b);
+    free(data);
+    if (fclose(out) != 0) ok = 0;
+    fprintf(stderr, "%lld access units, %ld frames\n", (long long)index, frames_out);
+    return ok ? 0 : 1;
+}
