@@ -85,5 +85,9 @@ typedef int32_t mk_status;
 #define MK_SAMPLES_S32P  8
 #define MK_SAMPLES_F32P  9
 #define MK_SAMPLES_F64P 10
+/** Signed 24-bit packed in 3 bytes, little-endian: audio converter formats only (no
+ *  decoder outputs them). */
+#define MK_SAMPLES_S24  11
+#define MK_SAMPLES_S24P 12
 
 #endif /* MEDIAKIT_TYPES_H */

@@ -21,7 +21,11 @@ struct Decode: ParsableCommand {
         A file cut short (it ends inside a packet, page or frame) is decoded as far as it
         goes, as ffmpeg decodes it: the outputs are written, a warning naming the offset of
         the cut goes to standard error, and the exit status is 0 (3 with --strict).
-        Damage the demuxer skipped is reported the same way.
+        Damage the demuxer skipped is reported the same way, and so is damage the decoder
+        rejects: the packet is skipped, as ffmpeg skips it (a decoder that keeps failing is
+        rebuilt and primed with the packets since the last key frame; after 20 rejected
+        packets in a row decoding stops with an error), and a summary line counts what was
+        lost.
 
         Exit status: 0 success (warnings, if any, on standard error); 1 an error (no output
         is left under the output names); 3 with --strict only: the outputs were written but
@@ -137,6 +141,7 @@ struct Decode: ParsableCommand {
         let result = try FileDecoder.decode(demuxer: demuxer, path: file, options: options) { progress.update($0, of: $1) }
         progress.done()
         for w in result.warnings { FileHandle.standardError.write(Data("mk-decode: warning: \(w)\n".utf8)) }
+        if let damage = result.damageSummary { FileHandle.standardError.write(Data("mk-decode: \(damage)\n".utf8)) }
         guard !quiet else { return !result.warnings.isEmpty }
         let commands = result.ffplayCommands
         var next = 0

@@ -94,3 +94,96 @@ final class DecodeSessionDiscardTests: XCTestCase {
         XCTAssertTrue(session.isDrained)
     }
 }
+
+/// Recovery from damage (``DecodeSession/RecoveryPolicy``), against a decoder that fails on
+/// chosen packets and logs what it is sent: the rules are the (skip, rebuild after
+/// repeated failures, re-feed the GOP discarded, give up after the limits).
+final class DecodeSessionRecoveryTests: XCTestCase {
+    final class Log { var sent: [(decoder: Int, pts: Int64, discarded: Bool)] = []; var made = 0 }
+
+    final class FailingDecoder: Decoder {
+        let parameters = CodecParameters(mediaType: .video, codec: "test")
+        let id: Int, log: Log, failing: Set<Int64>
+        private var waiting: [Frame] = []
+        private var flushed = false
+        var isDrained: Bool { flushed && waiting.isEmpty }
+        init(id: Int, log: Log, failing: Set<Int64>) { self.id = id; self.log = log; self.failing = failing }
+        func send(_ packet: Packet) throws -> SendResult {
+            log.sent.append((id, packet.pts, packet.isDiscarded))
+            if failing.contains(packet.pts) { throw MediaError(.invalidData, "damaged packet \(packet.pts)") }
+            if !packet.isDiscarded {
+                waiting.append(Frame(mediaType: .video, pts: packet.pts, duration: 1, timeBase: Rational(1, 10), planes: [], storage: FrameStorage {}))
+            }
+            return .accepted
+        }
+        func receive() throws -> Frame? { waiting.isEmpty ? nil : waiting.removeFirst() }
+        func flush() throws { flushed = true }
+        func reset() { waiting = [] }
+    }
+
+    private let track = Track(index: 0, id: 1, parameters: CodecParameters(mediaType: .video, codec: "test"), timeBase: Rational(1, 10), duration: 0)
+
+    private func run(failing: Set<Int64>, count: Int64 = 30, gop: Int64 = 10, rebuildFails: Int = 0,
+                     policy: DecodeSession.RecoveryPolicy = .init()) throws -> (session: DecodeSession, log: Log, out: [Int64]) {
+        let log = Log()
+        var rebuildFailures = rebuildFails
+        let session = DecodeSession(track: track, decoder: FailingDecoder(id: 0, log: log, failing: failing), trim: .gapless, rebuild: {
+            if rebuildFailures > 0 { rebuildFailures -= 1; throw MediaError(.backend, "cannot make a decoder") }
+            log.made += 1
+            return FailingDecoder(id: log.made, log: log, failing: failing)
+        })
+        session.recoveryPolicy = policy
+        var out: [Int64] = []
+        for pts in 0..<count {
+            try session.decode(Packet(trackIndex: 0, pts: pts, dts: pts, duration: 1, isKeyframe: pts % gop == 0, data: [1],
+                                      timeBase: Rational(1, 10))) { out.append($0.pts) }
+        }
+        try session.finish { out.append($0.pts) }
+        return (session, log, out)
+    }
+
+    func testOneRejectedPacketIsSkippedWithoutARebuild() throws {
+        let r = try run(failing: [13])
+        XCTAssertEqual(r.out, (0..<30).filter { $0 != 13 })
+        XCTAssertEqual(r.session.recoveries.map(\.pts), [13])
+        XCTAssertEqual(r.session.recoveries.first?.framesLost, 1)
+        XCTAssertEqual(r.session.rebuilds, 0)
+        XCTAssertEqual(r.log.made, 0)
+        XCTAssertEqual(r.session.warnings.count, 1)
+    }
+
+    func testRepeatedFailuresRebuildAndReFeedTheGOPDiscarded() throws {
+        let r = try run(failing: [13, 14])
+        XCTAssertEqual(r.out, (0..<30).filter { $0 != 13 && $0 != 14 })
+        XCTAssertEqual(r.session.rebuilds, 1)
+        XCTAssertEqual(r.log.made, 1)
+        // The new decoder first gets the GOP since key frame 10 (the packets it accepted), discarded.
+        let refed = r.log.sent.filter { $0.decoder == 1 }.prefix(3)
+        XCTAssertEqual(refed.map(\.pts), [10, 11, 12])
+        XCTAssertTrue(refed.allSatisfy(\.discarded))
+        XCTAssertFalse(r.log.sent.filter { $0.decoder == 1 && $0.pts >= 15 }.contains { $0.discarded })
+        XCTAssertEqual(r.session.recoveries.map(\.rebuilt), [false, true])
+    }
+
+    func testTooManyFailedPacketsGiveUpCountingThem() {
+        var policy = DecodeSession.RecoveryPolicy()
+        policy.maxFailedPackets = 3
+        XCTAssertThrowsError(try run(failing: Set(5..<30), policy: policy)) { error in
+            let e = error as? MediaError
+            XCTAssertEqual(e?.kind, .invalidData)
+            XCTAssertTrue(e?.message.contains("gave up after 4 consecutive packets") == true, e?.message ?? "")
+        }
+    }
+
+    func testFailedRebuildsGiveUp() {
+        XCTAssertThrowsError(try run(failing: [5, 6], rebuildFails: 10)) { error in
+            XCTAssertTrue((error as? MediaError)?.message.contains("5 failed rebuilds") == true, "\(error)")
+        }
+    }
+
+    func testRecoveryOffThrowsTheFirstError() {
+        var policy = DecodeSession.RecoveryPolicy()
+        policy.enabled = false
+        XCTAssertThrowsError(try run(failing: [5], policy: policy))
+    }
+}

@@ -283,3 +283,97 @@ int main(void) {
     program = _build(src, tmp_path / "misuse", _libdir(mk_bin))
     proc = lib.run([program])
     assert proc.returncode == 0, proc.stdout.decode()[-3000:]
+
+
+AUDIO_C = lib.REPO / "Tests" / "c" / "audio_convert.c"
+
+
+def test_c_audio_converter_equals_swift(mk_bin, shared_media, tmp_path):
+    """Tests/c/audio_convert.c: a decoded AAC track converted to 48 kHz mono f32 through
+    mk_audio_converter_open_track equals the Swift result (`mk-decode --sample-rate 48000
+    --channels mono --sample-format f32`), byte for byte; raw s16 stereo 44.1 kHz converted to
+    f32 48 kHz, pushed and pulled in pieces of 1, 7 and 4096 frames, equals `mk-audioconv`'s."""
+    program = _build(AUDIO_C, tmp_path / "audio_convert", _libdir(mk_bin))
+    media = shared_media / SHARED_DECODE[0]
+    ours, swift = tmp_path / "c.f32", tmp_path / "swift.f32"
+    proc = lib.run([program, "track", media, ours])
+    lib.check_ok(proc, [program, "track", media, ours], who="audio_convert")
+    proc = lib.run([mk_bin / "mk-decode", media, "--audio-out", swift, "--sample-rate", "48000", "--channels", "mono",
+                    "--sample-format", "f32"])
+    lib.check_ok(proc, ["mk-decode", media], who="mk-decode")
+    assert swift.stat().st_size > 100_000, "mk-decode wrote too little"
+    assert ours.read_bytes() == swift.read_bytes(), "the C converter's f32 differs from the Swift pipeline's"
+
+    pcm = tmp_path / "in.s16"
+    proc = lib.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=997:sample_rate=44100:duration=2",
+                    "-ac", "2", "-f", "s16le", pcm])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    ref = tmp_path / "ref.f32"
+    proc = lib.run([mk_bin / "mk-audioconv", pcm, ref, "--in-format", "s16", "--in-rate", "44100", "--in-channels", "2",
+                    "--sample-format", "f32", "--sample-rate", "48000"])
+    lib.check_ok(proc, ["mk-audioconv"], who="mk-audioconv")
+    expected = ref.read_bytes()
+    assert len(expected) == round(88200 * 48000 / 44100) * 8
+    for mode in ("push", "pull"):
+        for chunk in ("1", "7", "4096"):
+            out = tmp_path / f"{mode}-{chunk}.f32"
+            proc = lib.run([program, mode, chunk, pcm, out])
+            lib.check_ok(proc, [program, mode, chunk], who="audio_convert")
+            assert out.read_bytes() == expected, f"{mode} in pieces of {chunk}: differs from mk-audioconv's"
+
+
+def test_c_audio_converter_misuse(mk_bin, tmp_path):
+    """Bad formats and calls are errors with a message: zero rate, zero channels, unknown
+    sample format, a mask that names another channel count, packets to a PCM converter."""
+    src = tmp_path / "misuse.c"
+    src.write_text(r'''
+#include <mediakit/mediakit.h>
+#include <stdio.h>
+#include <string.h>
+static int fails = 0;
+#define EXPECT(call, want) do { mk_status s_ = (call); if (s_ != (want)) { printf("FAIL %s: %d\n", #call, s_); fails++; } \
+    else if (s_ != MK_OK && s_ != MK_EAGAIN && s_ != MK_EOF && !strlen(mk_last_error())) { printf("FAIL %s: no message\n", #call); fails++; } } while (0)
+int main(void) {
+    mk_audio_converter *c = NULL;
+    mk_audio_format a = {sizeof a, MK_SAMPLES_S16, 44100, 2, 0}, b = a;
+    EXPECT(mk_audio_converter_open(NULL, &a, &b, NULL), MK_EINVAL);
+    EXPECT(mk_audio_converter_open(&c, NULL, &b, NULL), MK_EINVAL);
+    b.sample_rate = 0;
+    EXPECT(mk_audio_converter_open(&c, &a, &b, NULL), MK_EINVAL);
+    b.sample_rate = 48000; b.channels = 0;
+    EXPECT(mk_audio_converter_open(&c, &a, &b, NULL), MK_EINVAL);
+    b.channels = 2; b.sample_format = 99;
+    EXPECT(mk_audio_converter_open(&c, &a, &b, NULL), MK_EINVAL);
+    b.sample_format = MK_SAMPLES_F32P; b.channel_mask = 0x3F;            /* 5.1's mask, 2 channels */
+    EXPECT(mk_audio_converter_open(&c, &a, &b, NULL), MK_EINVAL);
+    b.channel_mask = 0;
+    mk_audio_converter_settings s;
+    mk_audio_converter_default_settings(&s);
+    s.quality = 7;
+    EXPECT(mk_audio_converter_open(&c, &a, &b, &s), MK_EINVAL);
+    EXPECT(mk_audio_converter_open(&c, &a, &b, NULL), MK_OK);
+    EXPECT(mk_audio_converter_push_packet(c, NULL), MK_EINVAL);          /* a PCM converter */
+    EXPECT(mk_audio_converter_push(c, NULL, 10), MK_EINVAL);
+    int32_t n = -1;
+    float l[64], r[64];
+    void *planes[2] = {l, r};
+    EXPECT(mk_audio_converter_read(c, planes, 64, &n), MK_EAGAIN);
+    short in[200] = {0};
+    const void *ip[1] = {in};
+    EXPECT(mk_audio_converter_push(c, ip, 100), MK_OK);
+    EXPECT(mk_audio_converter_flush(c), MK_OK);
+    EXPECT(mk_audio_converter_push(c, ip, 100), MK_ESTATE);
+    int32_t total = 0;
+    while (mk_audio_converter_read(c, planes, 64, &n) == MK_OK) total += n;
+    if (total != 109) { printf("FAIL 100 frames at 44.1 kHz gave %d at 48 kHz, not 109\n", total); fails++; }
+    EXPECT(mk_audio_converter_read(c, planes, 64, &n), MK_EOF);
+    mk_audio_converter_close(&c);
+    mk_audio_converter_close(&c);
+    EXPECT(mk_audio_converter_flush(NULL), MK_EINVAL);
+    printf("%d failed\n", fails);
+    return fails != 0;
+}
+''')
+    program = _build(src, tmp_path / "misuse", _libdir(mk_bin))
+    proc = lib.run([program])
+    assert proc.returncode == 0, proc.stdout.decode()[-3000:]

@@ -42,7 +42,7 @@ try:  # numpy is optional: without it, arrays are bytes and planes are memoryvie
 except ImportError:  # pragma: no cover - depends on the environment
     _np = None
 
-__all__ = ["MediaError", "TruncatedWarning", "Plugin", "Track", "Packet", "Frame", "Demuxer", "Decoder", "StreamParser", "StreamEvent",
+__all__ = ["MediaError", "TruncatedWarning", "Plugin", "Track", "Packet", "Frame", "Demuxer", "Decoder", "AudioConverter", "StreamParser", "StreamEvent",
            "open", "decode", "remux", "plugins", "load_plugins", "version", "LIBRARY_PATH"]
 
 #: The libmediakit this package loaded.
@@ -726,6 +726,161 @@ class Decoder(_Owned):
         lib.mk_decoder_reset(self._handle())
         self._pending = None
         self._backlog = []
+
+
+_SAMPLE_CODES = {"u8": 1, "s16": 2, "s32": 3, "f32": 4, "f64": 5, "s24": 11}
+_SAMPLE_NAMES = {v: k for k, v in _SAMPLE_CODES.items()}
+_NUMPY_TYPES = {"u8": "u1", "s16": "<i2", "s24": "u1", "s32": "<i4", "f32": "<f4", "f64": "<f8"}
+_QUALITY = {"low": 0, "medium": 1, "high": 2}
+
+
+def _audio_format(sample_format: str, rate: int, layout, *, open_ended: bool = False) -> _ffi.AudioFormat:
+    """The C mk_audio_format for a sample format name ("s16", "f32", "f32p" planar ...), a rate
+    and a layout (a name such as "stereo" or "5.1", a channel count, or None when open)."""
+    planar = sample_format.endswith("p") and sample_format[:-1] in _SAMPLE_CODES
+    base = sample_format[:-1] if planar else sample_format
+    if base not in _SAMPLE_CODES:
+        raise ValueError(f"unknown sample format {sample_format!r}: one of {', '.join(_SAMPLE_CODES)} (+ 'p' for planar)")
+    code = _SAMPLE_CODES[base] + (5 if planar and base != "s24" else 0) + (1 if planar and base == "s24" else 0)
+    mask, channels = ctypes.c_uint64(0), ctypes.c_int32(0)
+    if layout is not None:
+        lib.mk_channel_layout(str(layout).encode(), ctypes.byref(mask), ctypes.byref(channels))
+    elif not open_ended:
+        raise ValueError("a channel layout is needed (a name such as 'stereo' or a channel count)")
+    return _ffi.AudioFormat(struct_size=ctypes.sizeof(_ffi.AudioFormat), sample_format=code, sample_rate=int(rate or 0),
+                            channels=channels.value, channel_mask=mask.value)
+
+
+class AudioConverter(_Owned):
+    """Converts PCM between sample formats, channel layouts and rates (MediaKit's
+    AudioConverter: libswresample's rounding, ``ffmpeg -ac 2``'s downmix, a band-limited
+    resampler), or decodes a track's packets and converts them (``for_track``).
+
+    Sample formats: "u8", "s16", "s24" (packed 3 bytes), "s32", "f32", "f64", with a "p"
+    suffix for planar. numpy arrays go in and come out: interleaved as (frames, channels),
+    planar as (channels, frames); an input array in the source format is used without a copy.
+
+        conv = mediakit.AudioConverter("s16", 44100, "stereo", "f32", 48000, "mono")
+        out = conv.convert(samples)          # (n, 1) float32
+        tail = conv.flush()
+    """
+
+    _free = staticmethod(lib.mk_audio_converter_close)
+    _what = "audio converter"
+
+    def __init__(self, in_format: str, in_rate: int, in_layout, out_format: str, out_rate: int, out_layout, *,
+                 quality: str = "medium", dither: bool = False, _track=None, trim: Union[bool, str] = True):
+        if quality not in _QUALITY:
+            raise ValueError(f"unknown quality {quality!r}: low, medium or high")
+        s = _ffi.AudioConverterSettings()
+        lib.mk_audio_converter_default_settings(ctypes.byref(s))
+        s.quality, s.dither, s.trim = _QUALITY[quality], int(bool(dither)), _trim_setting(trim)
+        to = _audio_format(out_format, out_rate, out_layout, open_ended=_track is not None)
+        h = ctypes.c_void_p()
+        if _track is None:
+            src = _audio_format(in_format, in_rate, in_layout)
+            lib.mk_audio_converter_open(ctypes.byref(h), ctypes.byref(src), ctypes.byref(to), ctypes.byref(s))
+        else:
+            if _track._demuxer is None or _track._demuxer.closed:
+                raise _closed("demuxer this track belongs to")
+            lib.mk_audio_converter_open_track(ctypes.byref(h), _track._demuxer._handle(), _track.index, ctypes.byref(to), ctypes.byref(s))
+        super().__init__(h)
+        self.track = _track
+        self.in_format = in_format
+        self._in_channels = 0 if _track is not None else (src.channels or 1)
+
+    @classmethod
+    def for_track(cls, track: Track, sample_format: str = "f32", rate: Optional[int] = None, layout=None, *,
+                  quality: str = "medium", dither: bool = False, trim: Union[bool, str] = True) -> "AudioConverter":
+        """A converter that takes the compressed packets of an audio `track` (AAC, MP3, Opus,
+        Vorbis, FLAC ...), decodes them with the track's trims and converts them; `rate` and
+        `layout` left None keep the decoded ones."""
+        if not isinstance(track, Track):
+            raise TypeError(f"for_track needs a mediakit.Track, got {type(track).__name__}")
+        return cls("", 0, None, sample_format, rate or 0, layout, quality=quality, dither=dither, _track=track, trim=trim)
+
+    @property
+    def output_format(self) -> Optional[tuple]:
+        """(sample format, rate, channels) written; None for a track converter before its first frame."""
+        f = _ffi.AudioFormat(struct_size=ctypes.sizeof(_ffi.AudioFormat))
+        if lib.mk_audio_converter_output_format(self._handle(), ctypes.byref(f)) != _ffi.OK:
+            return None
+        code = f.sample_format
+        planar = code in (6, 7, 8, 9, 10, 12)
+        base = _SAMPLE_NAMES[code - 5 if planar and code != 12 else (11 if code == 12 else code)]
+        return (base + ("p" if planar else ""), f.sample_rate, f.channels)
+
+    def _take(self):
+        """Everything converted so far, as one numpy array (bytes without numpy)."""
+        n = ctypes.c_int32(0)
+        if lib.mk_audio_converter_read(self._h, None, 0, ctypes.byref(n)) != _ffi.OK or n.value == 0:
+            n.value = 0
+        fmt, _, channels = self.output_format or ("f32", 0, 1)
+        planar = fmt.endswith("p") and fmt != "p"
+        base = fmt[:-1] if planar else fmt
+        width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
+        frames = n.value
+        if _np is None:
+            bufs = [ctypes.create_string_buffer(frames * width * (1 if planar else channels)) for _ in range(channels if planar else 1)]
+            ptrs = (ctypes.c_void_p * len(bufs))(*[ctypes.addressof(b) for b in bufs])
+            if frames:
+                lib.mk_audio_converter_read(self._h, ptrs, frames, ctypes.byref(n))
+            return b"".join(b.raw for b in bufs)
+        dtype = _np.dtype(_NUMPY_TYPES[base])
+        per = 3 if base == "s24" else 1
+        out = _np.empty((channels, frames * per) if planar else (frames, channels * per), dtype=dtype)
+        if frames:
+            if planar:
+                ptrs = (ctypes.c_void_p * channels)(*[out[c].ctypes.data for c in range(channels)])
+            else:
+                ptrs = (ctypes.c_void_p * 1)(out.ctypes.data)
+            lib.mk_audio_converter_read(self._h, ptrs, frames, ctypes.byref(n))
+        return out
+
+    def convert(self, samples):
+        """Converts PCM (a numpy array in the source format: (frames, channels) interleaved or
+        (channels, frames) planar; or bytes of interleaved samples) and returns what can be
+        output so far. A C-contiguous array of the source's dtype is read in place."""
+        h = self._handle()
+        if self.track is not None:
+            raise MediaError(_ffi.EINVAL, "this converter takes the track's packets: use convert_packet()", "convert")
+        planar = self.in_format.endswith("p") and self.in_format[:-1] in _SAMPLE_CODES
+        base = self.in_format[:-1] if planar else self.in_format
+        width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
+        per = 3 if base == "s24" else 1        # numpy holds s24 as 3 bytes per sample
+        channels = self._in_channels
+        if _np is not None and isinstance(samples, _np.ndarray):
+            arr = _np.ascontiguousarray(samples)
+            if arr.dtype != _np.dtype(_NUMPY_TYPES[base]):
+                raise TypeError(f"the converter takes {self.in_format} samples ({_NUMPY_TYPES[base]}); the array is {arr.dtype}")
+            if planar:
+                if arr.ndim != 2 or arr.shape[0] != channels:
+                    raise ValueError(f"planar input is a ({channels}, frames) array; got shape {arr.shape}")
+                ptrs = (ctypes.c_void_p * channels)(*[arr[c].ctypes.data for c in range(channels)])
+                frames = arr.shape[1] // per
+            else:
+                ptrs = (ctypes.c_void_p * 1)(arr.ctypes.data)
+                frames = arr.size // (channels * per)
+        else:
+            if planar:
+                raise TypeError("planar input is a (channels, frames) numpy array")
+            arr = ctypes.create_string_buffer(bytes(samples))
+            ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(arr))
+            frames = (len(arr) - 1) // (width * channels)
+        lib.mk_audio_converter_push(h, ptrs, int(frames))
+        return self._take()
+
+    def convert_packet(self, packet: Packet):
+        """Decodes one packet of the track and returns the PCM that can be output so far."""
+        if not isinstance(packet, Packet):
+            raise TypeError(f"convert_packet() takes a mediakit.Packet, got {type(packet).__name__}")
+        lib.mk_audio_converter_push_packet(self._handle(), packet._handle())
+        return self._take()
+
+    def flush(self):
+        """Ends the input: returns the rest (the resampler's tail, a track's delayed frames)."""
+        lib.mk_audio_converter_flush(self._handle())
+        return self._take()
 
 
 def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Optional[PathLike] = None, *,

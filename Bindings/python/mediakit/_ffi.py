@@ -21,8 +21,8 @@ ABI_VERSION = 1
 OK, EAGAIN, EOF = 0, -1, -2
 # A warning, not a failure: the file is cut short; what it holds was returned or written.
 ETRUNCATED = -13
-# A call in the wrong order.
-ESTATE = -9
+# A bad argument; a call in the wrong order.
+EINVAL, ESTATE = -3, -9
 
 c_status = ctypes.c_int32
 c_handle = ctypes.c_void_p
@@ -105,6 +105,17 @@ class DecoderSettings(ctypes.Structure):
         ("struct_size", ctypes.c_uint32), ("backend", ctypes.c_char_p),
         ("threads", ctypes.c_int32), ("trim", ctypes.c_int32),
     ]
+
+
+class AudioFormat(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("sample_format", ctypes.c_int32), ("sample_rate", ctypes.c_int32),
+                ("channels", ctypes.c_int32), ("channel_mask", ctypes.c_uint64)]
+
+
+class AudioConverterSettings(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("quality", ctypes.c_int32), ("dither", ctypes.c_int32),
+                ("mix_matrix", ctypes.POINTER(ctypes.c_double)), ("trim", ctypes.c_int32), ("threads", ctypes.c_int32),
+                ("backend", ctypes.c_char_p)]
 
 
 class MuxerSettings(ctypes.Structure):
@@ -195,6 +206,16 @@ _declare("mk_demuxer_open", c_status, [P(c_handle), ctypes.c_char_p], True)
 _declare("mk_demuxer_open_memory", c_status, [P(c_handle), ctypes.c_void_p, ctypes.c_size_t], True)
 _declare("mk_demuxer_open_io", c_status, [P(c_handle), P(IO), ctypes.c_void_p], True)
 _declare("mk_demuxer_close", None, [P(c_handle)])
+_declare("mk_audio_converter_default_settings", None, [P(AudioConverterSettings)])
+_declare("mk_audio_converter_open", c_status, [P(c_handle), P(AudioFormat), P(AudioFormat), P(AudioConverterSettings)], True)
+_declare("mk_audio_converter_open_track", c_status, [P(c_handle), c_handle, ctypes.c_int32, P(AudioFormat), P(AudioConverterSettings)], True)
+_declare("mk_audio_converter_close", None, [P(c_handle)])
+_declare("mk_audio_converter_output_format", c_status, [c_handle, P(AudioFormat)], True)
+_declare("mk_audio_converter_push", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32], True)
+_declare("mk_audio_converter_push_packet", c_status, [c_handle, c_handle], True)
+_declare("mk_audio_converter_flush", c_status, [c_handle], True)
+_declare("mk_audio_converter_read", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, P(ctypes.c_int32)], True)
+_declare("mk_channel_layout", c_status, [ctypes.c_char_p, P(ctypes.c_uint64), P(ctypes.c_int32)], True)
 _declare("mk_stream_parser_open", c_status, [P(c_handle), ctypes.c_int64], True)
 _declare("mk_stream_parser_push", c_status, [c_handle, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int32], True)
 _declare("mk_stream_parser_finish", c_status, [c_handle], True)

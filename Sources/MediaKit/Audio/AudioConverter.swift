@@ -235,6 +235,12 @@ extension AudioBuffer {
     }
 
     /// Appends the frames of `other` (same format).
+    public mutating func appendFrames(_ other: AudioBuffer) { append(other) }
+
+    /// Removes the first `n` frames and returns them.
+    public mutating func removeFirstFrames(_ n: Int) -> AudioBuffer { removeFirst(min(max(0, n), frames)) }
+
+    /// Appends the frames of `other` (same format).
     mutating func append(_ other: AudioBuffer) {
         guard other.frames > 0 else { return }
         let bytes = other.frames * format.bytesPerFrame

@@ -99,8 +99,58 @@ public enum TrimMode: String, Sendable, CaseIterable {
 public final class DecodeSession: Decoder {
     /// The track being decoded.
     public let track: Track
-    /// The decoder doing the work.
-    public let decoder: Decoder
+    /// The decoder doing the work (a new one after a rebuild, see ``RecoveryPolicy``).
+    public private(set) var decoder: Decoder
+
+    /// How a session goes on after the decoder rejects damaged data.
+    public struct RecoveryPolicy: Sendable {
+        /// Go on after a packet the decoder rejects (skipping it, as ffmpeg does), rebuilding
+        /// the decoder when it keeps failing. Default: true; false throws the first error.
+        public var enabled = true
+        /// Consecutive rejected packets (or failed receives) after which the session gives up
+        /// with an error that counts them. Default: 20.
+        public var maxFailedPackets = 20
+        /// Consecutive decoder rebuilds that may fail before the session gives up. Default: 5.
+        public var maxRebuilds = 5
+        /// The defaults.
+        public init() {}
+    }
+
+    /// One recovery from damage: what failed, what the session did and what it cost.
+    public struct Recovery: Sendable {
+        /// The rejected packet's pts (``Packet/noTimestamp`` for an error while receiving).
+        public var pts: Int64
+        /// The rejected packet's byte offset in the file, -1 if unknown.
+        public var position: Int64
+        /// The decoder's error.
+        public var error: MediaError
+        /// True when the decoder was rebuilt and the packets of the current GOP (for audio,
+        /// the last few packets) were sent to it again, their output discarded.
+        public var rebuilt: Bool
+        /// Frames not output because of it: the rejected packet's (video: 1, audio: 1 frame
+        /// of samples); 0 for an error while receiving (the frame is counted where known).
+        public var framesLost: Int
+    }
+
+    /// The recovery rules (set before decoding; default ``RecoveryPolicy/init()``).
+    public var recoveryPolicy = RecoveryPolicy()
+    /// Called after each recovery, on the decoding thread.
+    public var onRecovery: ((Recovery) -> Void)?
+    /// Every recovery so far, oldest first.
+    public private(set) var recoveries: [Recovery] = []
+    /// Decoder rebuilds so far.
+    public private(set) var rebuilds = 0
+    /// Makes a new decoder for the track (nil when the session wraps a caller's decoder: it
+    /// can skip damaged packets but not rebuild).
+    private let makeDecoder: (() throws -> Decoder)?
+    /// Video: the packets since the last key frame (the GOP to send again after a rebuild);
+    /// audio: the last few packets (to prime a rebuilt decoder). Bounded by ``gopLimit``.
+    private var gop: [Packet] = []
+    private var gopBytes = 0
+    private var gopOverflow = false
+    private static let gopLimit = (packets: 1200, bytes: 128 << 20)
+    private var consecutiveFailures = 0
+    private var consecutiveRebuilds = 0
     /// What is presented; ``PresentationWindow/everything`` when trimming is off.
     public let window: PresentationWindow
     /// How the track is cut.
@@ -161,15 +211,22 @@ public final class DecodeSession: Decoder {
         if let reason = track.unsupportedReason {
             throw MediaError(.unsupported, "track \(track.index) cannot be decoded: \(reason)")
         }
-        self.init(track: track, decoder: try registry.makeDecoder(for: track.parameters, timeBase: track.timeBase, backend: backend, threads: threads),
-                  trim: trim)
+        let make = { try registry.makeDecoder(for: track.parameters, timeBase: track.timeBase, backend: backend, threads: threads) }
+        self.init(track: track, decoder: try make(), trim: trim, rebuild: make)
     }
 
     /// Wraps `decoder` (any ``Decoder`` for `track`'s codec: a plugin's, or one of your own)
     /// with the track's trimming, edit list and reordering rules.
-    public init(track: Track, decoder: Decoder, trim: TrimMode = .gapless) {
+    /// A session over a caller's decoder skips damaged packets but cannot rebuild it.
+    public convenience init(track: Track, decoder: Decoder, trim: TrimMode = .gapless) {
+        self.init(track: track, decoder: decoder, trim: trim, rebuild: nil)
+    }
+
+    /// A session that rebuilds its decoder with `rebuild` after repeated failures.
+    init(track: Track, decoder: Decoder, trim: TrimMode, rebuild: (() throws -> Decoder)?) {
         self.track = track
         self.decoder = decoder
+        self.makeDecoder = rebuild
         self.window = trim != .none ? PresentationWindow(track: track) : .everything
         self.isAudio = track.mediaType == .audio
         self.trim = trim != .none
@@ -256,6 +313,9 @@ public final class DecodeSession: Decoder {
             } catch where rejected < 8 && tolerated(error, packet: nil) {
                 rejected += 1
                 continue
+            } catch let e as MediaError where recoverable(e) {
+                try recover(from: e, packet: nil)
+                continue
             }
             if let frame {
                 if let presented = present(frame) { return presented }
@@ -283,6 +343,11 @@ public final class DecodeSession: Decoder {
     /// video window and the audio end still are.
     public func reset() {
         decoder.reset()
+        gop = []
+        gopBytes = 0
+        gopOverflow = false
+        consecutiveFailures = 0
+        consecutiveRebuilds = 0
         held = nil
         queued = nil
         ready = []
@@ -338,8 +403,14 @@ public final class DecodeSession: Decoder {
             result = try decoder.send(packet)
         } catch where tolerated(error, packet: packet) {
             return .accepted
+        } catch let e as MediaError where recoverable(e) {
+            try recover(from: e, packet: packet)
+            return .accepted
         }
         if result == .receiveFirst { return result }
+        consecutiveFailures = 0
+        consecutiveRebuilds = 0
+        remember(packet)
         if perPacketTrims {
             // The container states the cuts per packet (Ogg: pre-skip on a link's first
             // packet, the end granule on its last), as FFmpeg's skip-samples side data.
@@ -378,6 +449,87 @@ public final class DecodeSession: Decoder {
         }
         ready = frames.compactMap { present($0) }
         readyIndex = 0
+    }
+
+    /// True for the errors a session recovers from: the decoder's rejection of data, or its
+    /// backend's failure, when the policy allows it.
+    private func recoverable(_ e: MediaError) -> Bool {
+        recoveryPolicy.enabled && (e.kind == .invalidData || e.kind == .backend)
+    }
+
+    /// Keeps `packet` for a rebuilt decoder: video from its last key frame, audio the last few.
+    private func remember(_ packet: Packet) {
+        guard makeDecoder != nil, recoveryPolicy.enabled else { return }
+        if isAudio {
+            if gop.count == 4 { gop.removeFirst() }
+            gop.append(packet)
+            return
+        }
+        if packet.isKeyframe {
+            gop = []
+            gopBytes = 0
+            gopOverflow = false
+        }
+        guard !gopOverflow else { return }
+        if gop.count >= Self.gopLimit.packets || gopBytes + packet.size > Self.gopLimit.bytes {
+            gop = []
+            gopBytes = 0
+            gopOverflow = true   // too long to keep: a rebuild then starts at the next key frame
+            return
+        }
+        gop.append(packet)
+        gopBytes += packet.size
+    }
+
+    /// Goes on after the decoder rejected `packet` (nil: an error while receiving): skips it,
+    /// and when the decoder keeps failing, rebuilds it and sends it the kept packets again
+    /// with their output discarded. Throws when the policy's limits are reached.
+    private func recover(from e: MediaError, packet: Packet?) throws {
+        consecutiveFailures += 1
+        let policy = recoveryPolicy
+        func giveUp(_ last: MediaError) -> MediaError {
+            MediaError(last.kind, "track \(track.index): gave up after \(consecutiveFailures) consecutive packets the decoder rejected "
+                       + "and \(consecutiveRebuilds) failed rebuilds (limits \(policy.maxFailedPackets) and \(policy.maxRebuilds)); "
+                       + "\(recoveries.count) recoveries before: \(last.message)", path: last.path, offset: packet?.position, context: last.context)
+        }
+        if consecutiveFailures > policy.maxFailedPackets { throw giveUp(e) }
+        var rebuilt = false
+        if consecutiveFailures >= 2, let make = makeDecoder {
+            // The decoder itself may be in a bad state: a new one, primed with the kept packets.
+            while !rebuilt {
+                do {
+                    let fresh = try make()
+                    try prime(fresh)
+                    decoder = fresh
+                    rebuilt = true
+                    rebuilds += 1
+                } catch let failure as MediaError {
+                    consecutiveRebuilds += 1
+                    if consecutiveRebuilds >= policy.maxRebuilds { throw giveUp(failure) }
+                }
+            }
+        }
+        let lost = packet == nil ? 0 : 1
+        let event = Recovery(pts: packet?.pts ?? Packet.noTimestamp, position: packet?.position ?? -1, error: e, rebuilt: rebuilt, framesLost: lost)
+        recoveries.append(event)
+        let which = packet.map { "the packet at pts \($0.pts)" + ($0.position >= 0 ? " (offset \($0.position))" : "") + " was skipped" }
+            ?? "a frame could not be received"
+        warnings.append(MediaError(e.kind, "track \(track.index): damaged data: \(which)\(rebuilt ? ", the decoder was rebuilt" : ""); "
+                                   + "\(lost) frame(s) lost: \(e.message)", path: e.path, offset: packet?.position, context: e.context))
+        onRecovery?(event)
+    }
+
+    /// Sends the kept packets to a new decoder, marked discarded, and drops whatever it outputs.
+    private func prime(_ fresh: Decoder) throws {
+        for var p in gop where !gopOverflow {
+            p.isDiscarded = true
+            while try fresh.send(p) == .receiveFirst {
+                var any = false
+                while try fresh.receive() != nil { any = true }
+                if !any { throw MediaError(.backend, "a rebuilt decoder refused a packet with nothing to give") }
+            }
+            while try fresh.receive() != nil {}
+        }
     }
 
     /// True (and the error noted in ``warnings``) when `error` is a decoder's rejection of

@@ -57,6 +57,20 @@ public struct FileDecodeResult: Sendable {
     /// Everything stepped over without failing, oldest first: the demuxer's skipped damage
     /// (``Demuxer/warnings``), the cut (``truncation``) and a cut packet the decoder rejected.
     public var warnings: [MediaError] = []
+    /// The recoveries from damaged data of both tracks (see ``DecodeSession/RecoveryPolicy``), in
+    /// the order of each track.
+    public var recoveries: [DecodeSession.Recovery] = []
+    /// Decoder rebuilds of both tracks.
+    public var rebuilds = 0
+
+    /// One line that sums up the damage stepped over, nil when there was none.
+    public var damageSummary: String? {
+        guard !recoveries.isEmpty else { return nil }
+        let skipped = recoveries.filter { $0.pts != Packet.noTimestamp }.count
+        let lost = recoveries.reduce(0) { $0 + $1.framesLost }
+        return "damaged input: \(skipped) packet(s) the decoder rejected were skipped (\(lost) frame(s) lost), "
+            + "\(recoveries.count - skipped) frame(s) could not be received, \(rebuilds) decoder rebuild(s)"
+    }
 
     /// The `ffplay` command that plays each output.
     public var ffplayCommands: [String] {
@@ -140,38 +154,29 @@ public enum FileDecoder {
         demuxer.select(tracks: Set([audio?.track.index, video?.track.index].compactMap { $0 }))
         let total = max(audio?.track.durationSeconds ?? 0, video?.track.durationSeconds ?? 0)
 
-        // With a rate or channel layout asked for, frames go through an AudioConverter to one
-        // fixed output format; a change of the source's format mid-stream drains the converter
-        // and starts another to the same output.
-        let converting = options.sampleRate != nil || options.channelLayout != nil
-        var converter: AudioConverter?
+        // With a rate or channel layout asked for, frames go through a FrameAudioConverter to
+        // one fixed output format (a change of the source's format mid-stream drains one
+        // converter and starts another to the same output).
+        var converterOptions = AudioConverter.Options()
+        converterOptions.quality = options.resampleQuality
+        let converter = options.sampleRate != nil || options.channelLayout != nil
+            ? FrameAudioConverter(to: AudioOutputRequest(options.writtenSampleType, sampleRate: options.sampleRate, layout: options.channelLayout),
+                                  options: converterOptions)
+            : nil
         func writeAudio(_ frame: Frame) throws {
-            if !converting {
+            guard let converter else {
                 if audio!.writer == nil {
                     audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: options.writtenSampleType, sampleRate: frame.sampleRate,
                                                   channels: frame.channels, channelMask: frame.channelMask, wav: options.wav)
                 }
                 return try audio!.writer!.write(frame)
             }
-            let source = AudioFormat(of: frame)
-            if let c = converter, c.source != source {
-                try audio!.writer!.write(c.flush())
-                converter = nil
+            let converted = try converter.convert(frame)
+            if audio!.writer == nil, let d = converter.destination {
+                audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: d.sampleType, sampleRate: d.sampleRate,
+                                              channels: d.channels, channelMask: d.layout.isMaskOrder ? d.layout.mask : 0, wav: options.wav)
             }
-            if converter == nil {
-                let destination = AudioFormat(options.writtenSampleType, sampleRate: options.sampleRate ?? source.sampleRate,
-                                              layout: options.channelLayout ?? source.layout)
-                var o = AudioConverter.Options()
-                o.quality = options.resampleQuality
-                converter = try AudioConverter(from: source, to: audio!.writer.map { w in
-                    AudioFormat(w.sampleType, sampleRate: w.sampleRate, layout: destination.layout) } ?? destination, options: o)
-                if audio!.writer == nil {
-                    let l = destination.layout
-                    audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: destination.sampleType, sampleRate: destination.sampleRate,
-                                                  channels: l.count, channelMask: l.isMaskOrder ? l.mask : 0, wav: options.wav)
-                }
-            }
-            try audio!.writer!.write(converter!.convert(frame))
+            try audio!.writer!.write(converted)
         }
         var truncation: MediaError?
         do {
@@ -185,7 +190,9 @@ public enum FileDecoder {
             }
             if video != nil { try video!.session.finish { try video!.writer.write($0) } }
             if audio != nil { try audio!.session.finish(writeAudio) }
-            if let c = converter { try audio!.writer!.write(c.flush()) }
+            if let converter, converter.destination != nil {
+                try audio!.writer!.write(converter.flush(fallback: converter.destination!))
+            }
             if audio != nil && audio!.writer == nil {
                 // No samples at all: still leave an (empty) output, as ffmpeg does.
                 let p = audio!.track.parameters
@@ -203,6 +210,8 @@ public enum FileDecoder {
         result.truncation = truncation
         result.warnings = demuxer.warnings + (truncation.map { [$0] } ?? [])
             + (video?.session.warnings ?? []) + (audio?.session.warnings ?? [])
+        result.recoveries = (video?.session.recoveries ?? []) + (audio?.session.recoveries ?? [])
+        result.rebuilds = (video?.session.rebuilds ?? 0) + (audio?.session.rebuilds ?? 0)
         if let v = video {
             let size = v.writer.size ?? (v.track.parameters.width, v.track.parameters.height)
             result.video = (options.videoPath!, v.writer.frames, size.width, size.height, v.writer.frameRate)

@@ -1,0 +1,339 @@
+// mk_audio_converter: MediaKit's AudioConverter, for PCM or for a track's packets.
+import CMediaKit
+import Foundation
+import MediaKit
+
+/// A converter as C sees it: a PCM ``AudioConverter`` or a ``PacketAudioConverter``, and the
+/// converted frames not read yet.
+final class AudioConverterHandle {
+    let pcm: AudioConverter?
+    let packets: PacketAudioConverter?
+    let track: Int
+    /// Converted frames waiting for mk_audio_converter_read; `consumed` of them were read.
+    var output: AudioBuffer?
+    var consumed = 0
+    var flushed = false
+
+    init(pcm: AudioConverter) {
+        self.pcm = pcm
+        packets = nil
+        track = -1
+    }
+
+    init(packets: PacketAudioConverter, track: Int) {
+        pcm = nil
+        self.packets = packets
+        self.track = track
+    }
+
+    var waiting: Int { (output?.frames ?? 0) - consumed }
+
+    func keep(_ b: AudioBuffer) {
+        guard b.frames > 0 else { return }
+        if output == nil || waiting == 0 {
+            output = b
+            consumed = 0
+            return
+        }
+        if consumed > 0 {
+            _ = output!.removeFirstFrames(consumed)
+            consumed = 0
+        }
+        output!.appendFrames(b)
+    }
+
+    /// Copies up to `capacity` waiting frames into `planes`; returns the count.
+    func copyOut(_ planes: UnsafePointer<UnsafeMutableRawPointer?>, _ capacity: Int) -> Int {
+        guard let out = output else { return 0 }
+        let n = min(capacity, waiting)
+        guard n > 0 else { return 0 }
+        let bpf = out.format.bytesPerFrame
+        for p in 0..<out.format.planeCount {
+            guard let dst = planes[p] else { continue }
+            out.planes[p].withUnsafeBytes { src in
+                dst.copyMemory(from: src.baseAddress! + consumed * bpf, byteCount: n * bpf)
+            }
+        }
+        consumed += n
+        return n
+    }
+}
+
+extension AudioConverterHandle: NamedHandle { static var kind: String { "audio converter" } }
+
+/// The sample type and interleaving of an MK_SAMPLES_* value; nil for an unknown one.
+private func sampleType(_ v: Int32) -> (AudioSampleType, Bool)? {
+    switch v {
+    case MK_SAMPLES_U8: return (.u8, false)
+    case MK_SAMPLES_S16: return (.s16, false)
+    case MK_SAMPLES_S24: return (.s24, false)
+    case MK_SAMPLES_S32: return (.s32, false)
+    case MK_SAMPLES_F32: return (.f32, false)
+    case MK_SAMPLES_F64: return (.f64, false)
+    case MK_SAMPLES_U8P: return (.u8, true)
+    case MK_SAMPLES_S16P: return (.s16, true)
+    case MK_SAMPLES_S24P: return (.s24, true)
+    case MK_SAMPLES_S32P: return (.s32, true)
+    case MK_SAMPLES_F32P: return (.f32, true)
+    case MK_SAMPLES_F64P: return (.f64, true)
+    default: return nil
+    }
+}
+
+/// The MK_SAMPLES_* value of a type and interleaving.
+private func sampleFormatCode(_ t: AudioSampleType, planar: Bool) -> Int32 {
+    let base: Int32
+    switch t {
+    case .u8: base = MK_SAMPLES_U8
+    case .s16: base = MK_SAMPLES_S16
+    case .s24: return planar ? MK_SAMPLES_S24P : MK_SAMPLES_S24
+    case .s32: base = MK_SAMPLES_S32
+    case .f32: base = MK_SAMPLES_F32
+    case .f64: base = MK_SAMPLES_F64
+    }
+    return planar ? base + (MK_SAMPLES_U8P - MK_SAMPLES_U8) : base
+}
+
+/// Reads a C format: the request it makes (a zero rate or channel count left open when
+/// `open` allows it). Throws `.invalidArgument` naming the field.
+private func request(_ f: UnsafePointer<mk_audio_format>?, _ role: String, open: Bool) throws -> AudioOutputRequest {
+    guard let f else { throw MediaError(.invalidArgument, "the \(role) format is NULL") }
+    guard Int(f.pointee.struct_size) >= MemoryLayout<mk_audio_format>.size else {
+        throw MediaError(.invalidArgument, "\(role) mk_audio_format.struct_size is \(f.pointee.struct_size); this library needs at least \(MemoryLayout<mk_audio_format>.size)")
+    }
+    let c = f.pointee
+    guard let (type, planar) = sampleType(c.sample_format) else {
+        throw MediaError(.invalidArgument, "\(role) sample_format \(c.sample_format) is not an MK_SAMPLES_* value")
+    }
+    guard c.sample_rate > 0 || (open && c.sample_rate == 0) else {
+        throw MediaError(.invalidArgument, "\(role) sample_rate \(c.sample_rate) is not positive")
+    }
+    guard c.channels > 0 || (open && c.channels == 0 && c.channel_mask == 0) else {
+        throw MediaError(.invalidArgument, "\(role) channels \(c.channels) is not positive")
+    }
+    var layout: ChannelLayout?
+    if c.channel_mask != 0 {
+        guard let l = ChannelLayout(mask: c.channel_mask), l.count == Int(c.channels) else {
+            throw MediaError(.invalidArgument, "\(role) channel_mask 0x\(String(c.channel_mask, radix: 16)) does not name \(c.channels) known channel(s)")
+        }
+        layout = l
+    } else if c.channels > 0 {
+        layout = AudioFormat(type, sampleRate: 1, channels: Int(c.channels)).layout
+    }
+    return AudioOutputRequest(type, planar: planar, sampleRate: c.sample_rate > 0 ? Int(c.sample_rate) : nil, layout: layout)
+}
+
+/// The checked settings and the converter options they make.
+private func converterOptions(_ settings: UnsafePointer<mk_audio_converter_settings>?, inChannels: Int?, outChannels: Int?) throws
+    -> (mk_audio_converter_settings, AudioConverter.Options, TrimMode) {
+    var s = mk_audio_converter_settings()
+    mk_audio_converter_default_settings(&s)
+    if let settings {
+        guard Int(settings.pointee.struct_size) >= MemoryLayout<mk_audio_converter_settings>.size else {
+            throw MediaError(.invalidArgument, "mk_audio_converter_settings.struct_size is \(settings.pointee.struct_size); this library needs at least \(MemoryLayout<mk_audio_converter_settings>.size)")
+        }
+        s = settings.pointee
+    }
+    var o = AudioConverter.Options()
+    switch s.quality {
+    case MK_RESAMPLE_LOW: o.quality = .low
+    case MK_RESAMPLE_MEDIUM: o.quality = .medium
+    case MK_RESAMPLE_HIGH: o.quality = .high
+    default: throw MediaError(.invalidArgument, "quality \(s.quality) is not MK_RESAMPLE_LOW, MEDIUM or HIGH")
+    }
+    o.dither = s.dither != 0
+    if let m = s.mix_matrix {
+        guard let i = inChannels, let out = outChannels else {
+            throw MediaError(.invalidArgument, "a mix_matrix needs the channel counts of both formats")
+        }
+        o.channelMix = .matrix((0..<out).map { r in (0..<i).map { m[r * i + $0] } })
+    }
+    guard let trim = trimMode(s.trim) else {
+        throw MediaError(.invalidArgument, "trim \(s.trim) is not MK_TRIM_NONE, MK_TRIM_GAPLESS or MK_TRIM_FFMPEG")
+    }
+    return (s, o, trim)
+}
+
+@_cdecl("mk_audio_converter_default_settings")
+public func mk_audio_converter_default_settings(_ s: UnsafeMutablePointer<mk_audio_converter_settings>?) {
+    guard let s else { return }
+    s.pointee = mk_audio_converter_settings(struct_size: UInt32(MemoryLayout<mk_audio_converter_settings>.size), quality: MK_RESAMPLE_MEDIUM,
+                                            dither: 0, mix_matrix: nil, trim: MK_TRIM_GAPLESS, threads: 0, backend: nil)
+}
+
+@_cdecl("mk_audio_converter_open")
+public func mk_audio_converter_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ from: UnsafePointer<mk_audio_format>?,
+                                    _ to: UnsafePointer<mk_audio_format>?, _ settings: UnsafePointer<mk_audio_converter_settings>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_audio_converter_open: out is NULL") }
+    out.pointee = nil
+    return guarded {
+        let src = try request(from, "source", open: false), dst = try request(to, "destination", open: false)
+        let (_, options, _) = try converterOptions(settings, inChannels: src.layout?.count, outChannels: dst.layout?.count)
+        let source = AudioFormat(src.sampleType, planar: src.planar, sampleRate: src.sampleRate!, layout: src.layout!)
+        let converter = try AudioConverter(from: source, to: dst.resolved(for: source), options: options)
+        out.pointee = Handles.make(AudioConverterHandle(pcm: converter))
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_audio_converter_open_track")
+public func mk_audio_converter_open_track(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demuxer: OpaquePointer?, _ track: Int32,
+                                          _ to: UnsafePointer<mk_audio_format>?, _ settings: UnsafePointer<mk_audio_converter_settings>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_audio_converter_open_track: out is NULL") }
+    out.pointee = nil
+    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_audio_converter_open_track") else { return MK_EINVAL }
+    let tracks = dh.demuxer.tracks
+    guard track >= 0 && Int(track) < tracks.count else {
+        return fail(MK_EINVAL, "mk_audio_converter_open_track: track \(track) does not exist (the file has \(tracks.count))")
+    }
+    return guarded {
+        let dst = try request(to, "destination", open: true)
+        let t = tracks[Int(track)]
+        let (s, options, trim) = try converterOptions(settings, inChannels: t.parameters.channels > 0 ? t.parameters.channels : nil,
+                                                      outChannels: dst.layout?.count)
+        let converter = try PacketAudioConverter(track: t, to: dst, options: options, backend: s.backend.map { String(cString: $0) },
+                                                 threads: Int(s.threads), trim: trim)
+        out.pointee = Handles.make(AudioConverterHandle(packets: converter, track: Int(track)))
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_audio_converter_close")
+public func mk_audio_converter_close(_ c: UnsafeMutablePointer<OpaquePointer?>?) {
+    Handles.release(c, as: AudioConverterHandle.self)
+}
+
+@_cdecl("mk_audio_converter_output_format")
+public func mk_audio_converter_output_format(_ c: OpaquePointer?, _ format: UnsafeMutablePointer<mk_audio_format>?) -> Int32 {
+    guard let h = liveHandle(AudioConverterHandle.self, c, "mk_audio_converter_output_format") else { return MK_EINVAL }
+    guard let format else { return fail(MK_EINVAL, "mk_audio_converter_output_format: format is NULL") }
+    guard sizeOK(format.pointee.struct_size, MemoryLayout<mk_audio_format>.size, "mk_audio_format") else { return MK_EINVAL }
+    guard let d = h.pcm?.destination ?? h.packets?.destination else { return MK_EAGAIN }
+    format.pointee.sample_format = sampleFormatCode(d.sampleType, planar: d.isPlanar)
+    format.pointee.sample_rate = Int32(clamping: d.sampleRate)
+    format.pointee.channels = Int32(d.channels)
+    format.pointee.channel_mask = d.layout.isMaskOrder ? d.layout.mask : 0
+    return MK_OK
+}
+
+@_cdecl("mk_audio_converter_push")
+public func mk_audio_converter_push(_ c: OpaquePointer?, _ planes: UnsafePointer<UnsafeRawPointer?>?, _ frames: Int32) -> Int32 {
+    guard let h = liveHandle(AudioConverterHandle.self, c, "mk_audio_converter_push") else { return MK_EINVAL }
+    guard let pcm = h.pcm else { return fail(MK_EINVAL, "mk_audio_converter_push: this converter takes packets (mk_audio_converter_push_packet)") }
+    guard frames >= 0 else { return fail(MK_EINVAL, "mk_audio_converter_push: frames \(frames) is negative") }
+    if h.flushed { return fail(MK_ESTATE, "mk_audio_converter_push: the converter was flushed") }
+    if frames == 0 { return MK_OK }
+    guard let planes else { return fail(MK_EINVAL, "mk_audio_converter_push: planes is NULL") }
+    var ptrs: [UnsafeRawPointer] = []
+    for p in 0..<pcm.source.planeCount {
+        guard let ptr = planes[p] else { return fail(MK_EINVAL, "mk_audio_converter_push: plane \(p) is NULL") }
+        ptrs.append(ptr)
+    }
+    return guarded {
+        h.keep(try pcm.convert(planes: ptrs, frames: Int(frames)))
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_audio_converter_push_packet")
+public func mk_audio_converter_push_packet(_ c: OpaquePointer?, _ packet: OpaquePointer?) -> Int32 {
+    guard let h = liveHandle(AudioConverterHandle.self, c, "mk_audio_converter_push_packet") else { return MK_EINVAL }
+    guard let conv = h.packets else { return fail(MK_EINVAL, "mk_audio_converter_push_packet: this converter takes PCM (mk_audio_converter_push)") }
+    if h.flushed { return fail(MK_ESTATE, "mk_audio_converter_push_packet: the converter was flushed") }
+    guard let ph = liveHandle(PacketHandle.self, packet, "mk_audio_converter_push_packet") else { return MK_EINVAL }
+    guard ph.packet.trackIndex == h.track else {
+        return fail(MK_EINVAL, "mk_audio_converter_push_packet: the packet is from track \(ph.packet.trackIndex), the converter decodes track \(h.track)")
+    }
+    return guarded {
+        h.keep(try conv.convert(ph.packet))
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_audio_converter_flush")
+public func mk_audio_converter_flush(_ c: OpaquePointer?) -> Int32 {
+    guard let h = liveHandle(AudioConverterHandle.self, c, "mk_audio_converter_flush") else { return MK_EINVAL }
+    if h.flushed { return MK_OK }
+    h.flushed = true
+    return guarded {
+        if let pcm = h.pcm { h.keep(pcm.flush()) }
+        if let conv = h.packets { h.keep(try conv.flush()) }
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_audio_converter_read")
+public func mk_audio_converter_read(_ c: OpaquePointer?, _ planes: UnsafePointer<UnsafeMutableRawPointer?>?, _ capacity: Int32,
+                                    _ frames: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let h = liveHandle(AudioConverterHandle.self, c, "mk_audio_converter_read") else { return MK_EINVAL }
+    guard let frames else { return fail(MK_EINVAL, "mk_audio_converter_read: frames is NULL") }
+    frames.pointee = 0
+    guard capacity >= 0 else { return fail(MK_EINVAL, "mk_audio_converter_read: capacity \(capacity) is negative") }
+    if h.waiting == 0 { return h.flushed ? MK_EOF : MK_EAGAIN }
+    guard let planes else {              // a query: how many frames wait
+        frames.pointee = Int32(clamping: h.waiting)
+        return MK_OK
+    }
+    let count = h.output!.format.planeCount
+    for p in 0..<count where planes[p] == nil { return fail(MK_EINVAL, "mk_audio_converter_read: plane \(p) of \(count) is NULL") }
+    frames.pointee = Int32(h.copyOut(planes, Int(capacity)))
+    return MK_OK
+}
+
+@_cdecl("mk_audio_converter_fill")
+public func mk_audio_converter_fill(_ c: OpaquePointer?, _ planes: UnsafePointer<UnsafeMutableRawPointer?>?, _ frames: Int32,
+                                    _ input: mk_audio_input_callback?, _ user: UnsafeMutableRawPointer?,
+                                    _ filled: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let h = liveHandle(AudioConverterHandle.self, c, "mk_audio_converter_fill") else { return MK_EINVAL }
+    guard let pcm = h.pcm else { return fail(MK_EINVAL, "mk_audio_converter_fill: the pull model is for PCM converters; push packets instead") }
+    guard let filled else { return fail(MK_EINVAL, "mk_audio_converter_fill: filled is NULL") }
+    filled.pointee = 0
+    guard let input else { return fail(MK_EINVAL, "mk_audio_converter_fill: input is NULL") }
+    guard frames >= 0 else { return fail(MK_EINVAL, "mk_audio_converter_fill: frames \(frames) is negative") }
+    guard let planes else { return fail(MK_EINVAL, "mk_audio_converter_fill: planes is NULL") }
+    let count = pcm.destination.planeCount
+    for p in 0..<count where planes[p] == nil { return fail(MK_EINVAL, "mk_audio_converter_fill: plane \(p) of \(count) is NULL") }
+    // What pushes left waiting comes first.
+    var done = h.copyOut(planes, Int(frames))
+    if done == Int(frames) || h.flushed {    // flushed: only what waits is left
+        filled.pointee = Int32(done)
+        return MK_OK
+    }
+    let source = pcm.source
+    return guarded {
+        let b = try pcm.fill(frames: Int(frames) - done) { wanted in
+            var given: UnsafePointer<UnsafeRawPointer?>?
+            let n = input(user, Int32(clamping: wanted), &given)
+            if n < 0 { throw MediaError(.backend, "the input callback failed (returned \(n))") }
+            if n == 0 { return nil }
+            guard let given else { throw MediaError(.invalidArgument, "the input callback returned \(n) frames and NULL planes") }
+            let bytes = Int(n) * source.bytesPerFrame
+            var arrays: [[UInt8]] = []
+            for p in 0..<source.planeCount {
+                guard let ptr = given[p] else { throw MediaError(.invalidArgument, "the input callback's plane \(p) is NULL") }
+                arrays.append(Array(UnsafeRawBufferPointer(start: ptr, count: bytes)))
+            }
+            return try AudioBuffer(format: source, frames: Int(n), planes: arrays)
+        }
+        let bpf = b.format.bytesPerFrame
+        for p in 0..<count where b.frames > 0 {
+            b.planes[p].withUnsafeBytes { src in
+                planes[p]!.advanced(by: done * bpf).copyMemory(from: src.baseAddress!, byteCount: b.frames * bpf)
+            }
+        }
+        done += b.frames
+        filled.pointee = Int32(done)
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_channel_layout")
+public func mk_channel_layout(_ name: UnsafePointer<CChar>?, _ mask: UnsafeMutablePointer<UInt64>?, _ channels: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let name else { return fail(MK_EINVAL, "mk_channel_layout: name is NULL") }
+    return guarded {
+        let layout = try ChannelLayout(name: String(cString: name))
+        mask?.pointee = layout.isMaskOrder ? layout.mask : 0
+        channels?.pointee = Int32(layout.count)
+        return MK_OK
+    }
+}
