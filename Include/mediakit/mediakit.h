@@ -393,6 +393,31 @@ mk_status mk_frame_get_info(const mk_frame *frame, mk_frame_info *info);
  *  -pix_fmt does, with libswscale). */
 mk_status mk_frame_pack(const mk_frame *frame, int32_t layout, uint8_t *buffer, size_t capacity, size_t *size);
 
+/** A packed layout's planes for one frame, and whether the frame's memory already holds
+ *  them (mk_frame_view()). */
+typedef struct mk_frame_view_info {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_frame_view_info) */
+    int32_t plane_count;       /**< the layout's planes: MK_PACK_NV12 2 (Y, UV), MK_PACK_I420 3
+                                    (Y, U, V); 0 for the audio layouts */
+    int32_t in_place;          /**< 1: planes[] point into the frame's memory; 0: the frame must
+                                    be converted or packed (mk_frame_pack writes the planes one
+                                    after the other, rows of row_bytes) and planes[] are NULL */
+    const uint8_t *planes[4];  /**< when in_place: borrowed from the frame, valid until mk_frame_free() */
+    int64_t strides[4];        /**< when in_place: bytes from one row to the next (>= row_bytes:
+                                    rows may be padded); else row_bytes */
+    int64_t row_bytes[4];      /**< bytes of one row of the plane in the layout */
+    int64_t rows[4];           /**< rows of the plane */
+} mk_frame_view_info;
+
+/** Describes `layout`'s planes for this frame and says whether the frame's memory already
+ *  holds them, so that they can be read in place instead of packed: an NV12 picture as
+ *  MK_PACK_NV12, a yuv420p picture as MK_PACK_I420 (the bytes are
+ *  then those mk_frame_pack() writes, row for row). A picture that needs a conversion or its
+ *  chroma interleaved or split gives in_place 0. Nothing is copied or allocated.
+ *  Errors: MK_EINVAL (NULL, struct_size too small, unknown layout or one that does not fit
+ *  the media type). Thread-safe. */
+mk_status mk_frame_view(const mk_frame *frame, int32_t layout, mk_frame_view_info *view);
+
 /** Frees *frame and sets it to NULL. Harmless on NULL. Thread-safe. */
 void mk_frame_free(mk_frame **frame);
 

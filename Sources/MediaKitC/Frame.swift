@@ -1,4 +1,5 @@
-// mk_frame: what C sees of a decoded frame, and packing it into a caller's buffer.
+// mk_frame: what C sees of a decoded frame, packing it into a caller's buffer through the
+// picture pipeline, and the views of its memory when it needs no packing.
 import CMediaKit
 import Foundation
 import MediaKit
@@ -7,6 +8,15 @@ import MediaKit
 final class FrameHandle {
     let frame: Frame
     init(_ frame: Frame) { self.frame = frame }
+}
+
+/// Writes `values` into the first elements of a C array (imported as a tuple of `T`);
+/// values past the array's end are left out.
+private func setCArray<Tuple, T>(_ array: inout Tuple, _ values: [T]) {
+    withUnsafeMutableBytes(of: &array) { raw in
+        let elements = raw.bindMemory(to: T.self)
+        for (k, value) in values.prefix(elements.count).enumerated() { elements[k] = value }
+    }
 }
 
 @_cdecl("mk_frame_get_info")
@@ -29,18 +39,10 @@ public func mk_frame_get_info(_ f: OpaquePointer?, _ info: UnsafeMutablePointer<
     i.channels = Int32(clamping: fr.channels)
     i.sample_count = Int32(clamping: fr.sampleCount)
     i.plane_count = Int32(min(8, fr.planes.count))
-    withUnsafeMutableBytes(of: &i.planes) { raw in
-        let planes = raw.bindMemory(to: UnsafePointer<UInt8>?.self)
-        for (k, p) in fr.planes.prefix(8).enumerated() { planes[k] = p.base.assumingMemoryBound(to: UInt8.self) }
-    }
-    withUnsafeMutableBytes(of: &i.strides) { raw in
-        let strides = raw.bindMemory(to: Int64.self)
-        for (k, p) in fr.planes.prefix(8).enumerated() { strides[k] = Int64(p.stride) }
-    }
-    withUnsafeMutableBytes(of: &i.plane_sizes) { raw in
-        let sizes = raw.bindMemory(to: Int64.self)
-        for (k, p) in fr.planes.prefix(8).enumerated() { sizes[k] = Int64(p.length) }
-    }
+    let planes = fr.planes.prefix(8)
+    setCArray(&i.planes, planes.map { Optional($0.base.assumingMemoryBound(to: UInt8.self)) })
+    setCArray(&i.strides, planes.map { Int64($0.stride) })
+    setCArray(&i.plane_sizes, planes.map { Int64($0.length) })
     info.pointee = i
     return MK_OK
 }
@@ -53,23 +55,21 @@ public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: Unsafe
     let fr = h.frame
     switch layout {
     case MK_PACK_NV12, MK_PACK_I420:
-        guard fr.mediaType == .video else { return fail(MK_EINVAL, "mk_frame_pack: a video layout for an audio frame") }
-        let format: RawPictureFormat = layout == MK_PACK_NV12 ? .nv12 : .i420
-        let needed = format.frameSize(width: fr.width, height: fr.height)
+        guard fr.mediaType == .video, let source = fr.pixelFormat else { return fail(MK_EINVAL, "mk_frame_pack: a video layout for an audio frame") }
+        let pipeline = FramePipelines.for(layout)
+        let needed = pipeline.layout.frameSize(width: fr.width, height: fr.height)
         size.pointee = needed
         guard let buffer else { return MK_OK }
         guard capacity >= needed else { return fail(MK_EINVAL, "mk_frame_pack: the buffer holds \(capacity) bytes, \(needed) are needed") }
-        var picture = fr
-        if let source = fr.pixelFormat, PicturePacker.needsConversion(fr, as: format) {
-            // 10-bit, 4:4:4, 4:2:2, full range ...: a plugin's picture converter (libswscale), as ffmpeg converts.
-            switch MediaRegistry.shared.convertPicture(fr, to: format.pixelFormat) {
-            case .success(let converted): picture = converted
-            case .failure(let e):
-                return fail(e.kind == .notFound ? MK_EUNSUPPORTED : status(for: e), "mk_frame_pack: decoded pictures are \(source.name); packing them as \(format.rawValue): \(e.message)")
-            }
+        do {
+            // 10-bit, 4:4:4, 4:2:2, full range ...: through a plugin's picture converter (libswscale), as ffmpeg converts.
+            try pipeline.pack(fr, into: UnsafeMutableBufferPointer(start: buffer, count: capacity))
+            return MK_OK
+        } catch let e as MediaError {
+            return fail(e.kind == .notFound ? MK_EUNSUPPORTED : status(for: e), "mk_frame_pack: decoded pictures are \(source.name); packing them as \(pipeline.layout.rawValue): \(e.message)")
+        } catch {
+            return fail(error)
         }
-        PicturePacker.packValidated(picture, as: format, into: UnsafeMutableBufferPointer(start: buffer, count: capacity))
-        return MK_OK
     case MK_PACK_S16, MK_PACK_F32:
         guard fr.mediaType == .audio else { return fail(MK_EINVAL, "mk_frame_pack: an audio layout for a video frame") }
         let format: PCMFormat = layout == MK_PACK_S16 ? .s16 : .f32
@@ -84,6 +84,47 @@ public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: Unsafe
     default:
         return fail(MK_EINVAL, "mk_frame_pack: unknown layout \(layout) (MK_PACK_NV12, MK_PACK_I420, MK_PACK_S16 or MK_PACK_F32)")
     }
+}
+
+/// The pipelines of `mk_frame_pack`, one per picture layout, each with its converter cache.
+enum FramePipelines {
+    static let nv12 = PicturePipeline(layout: .nv12)
+    static let i420 = PicturePipeline(layout: .i420)
+
+    /// The pipeline of `MK_PACK_NV12` or `MK_PACK_I420`.
+    static func `for`(_ layout: Int32) -> PicturePipeline { layout == MK_PACK_NV12 ? nv12 : i420 }
+}
+
+@_cdecl("mk_frame_view")
+public func mk_frame_view(_ f: OpaquePointer?, _ layout: Int32, _ view: UnsafeMutablePointer<mk_frame_view_info>?) -> Int32 {
+    guard let h = liveHandle(FrameHandle.self, f, "mk_frame_view") else { return MK_EINVAL }
+    guard let view else { return fail(MK_EINVAL, "mk_frame_view: view is NULL") }
+    guard sizeOK(view.pointee.struct_size, MemoryLayout<mk_frame_view_info>.size, "mk_frame_view_info") else { return MK_EINVAL }
+    var v = mk_frame_view_info()
+    v.struct_size = view.pointee.struct_size
+    switch layout {
+    case MK_PACK_NV12, MK_PACK_I420:
+        let fr = h.frame, layout = FramePipelines.for(layout).layout
+        guard fr.pixelFormat != nil else { return fail(MK_EINVAL, "mk_frame_view: a video layout for an audio frame") }
+        let shapes = layout.planes(width: fr.width, height: fr.height)
+        v.plane_count = Int32(shapes.count)
+        setCArray(&v.row_bytes, shapes.map { Int64($0.rowBytes) })
+        setCArray(&v.rows, shapes.map { Int64($0.rows) })
+        if let planes = PicturePipeline.views(of: fr, as: layout) {
+            v.in_place = 1
+            setCArray(&v.planes, planes.map { Optional($0.base.assumingMemoryBound(to: UInt8.self)) })
+            setCArray(&v.strides, planes.map { Int64($0.stride) })
+        } else {
+            setCArray(&v.strides, shapes.map { Int64($0.rowBytes) })
+        }
+    case MK_PACK_S16, MK_PACK_F32:
+        guard h.frame.mediaType == .audio else { return fail(MK_EINVAL, "mk_frame_view: an audio layout for a video frame") }
+        // samples: no planes to describe (plane_count 0)
+    default:
+        return fail(MK_EINVAL, "mk_frame_view: unknown layout \(layout) (MK_PACK_NV12, MK_PACK_I420, MK_PACK_S16 or MK_PACK_F32)")
+    }
+    view.pointee = v
+    return MK_OK
 }
 
 @_cdecl("mk_frame_free")

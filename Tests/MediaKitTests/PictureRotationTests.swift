@@ -5,50 +5,16 @@ import XCTest
 /// is the input pixel at column y, row H-1-x) and of its inverse; real rotated files are
 /// compared with ffmpeg's autorotation in Tests/oracle/test_decode.py.
 final class PictureRotationTests: XCTestCase {
-    /// A picture whose every sample is distinct: value = plane * 4096 + row * 64 + column.
     private func picture(_ format: PixelFormat, width: Int, height: Int) -> Frame {
-        var frame = Frame(mediaType: .video, pts: 7, duration: 1, timeBase: Rational(1, 25), pixelFormat: format,
-                          width: width, height: height, planes: [], storage: FrameStorage {})
-        var buffers: [UnsafeMutableRawPointer] = []
-        for i in 0..<format.planeCount {
-            let size = frame.planeSize(i)
-            let stride = size.width * format.bytesPerComponent + 16   // padded rows
-            let p = UnsafeMutableRawPointer.allocate(byteCount: stride * size.height, alignment: 16)
-            for y in 0..<size.height {
-                for x in 0..<size.width {
-                    let v = i * 4096 + y * 64 + x
-                    if format.bytesPerComponent == 1 {
-                        p.storeBytes(of: UInt8(truncatingIfNeeded: v), toByteOffset: y * stride + x, as: UInt8.self)
-                    } else {
-                        p.storeBytes(of: UInt16(truncatingIfNeeded: v), toByteOffset: y * stride + 2 * x, as: UInt16.self)
-                    }
-                }
-            }
-            buffers.append(p)
-            frame.planes.append(Plane(base: UnsafeRawPointer(p), stride: stride, length: stride * size.height))
-        }
-        nonisolated(unsafe) let owned = buffers
-        frame.storage = FrameStorage { owned.forEach { $0.deallocate() } }
-        return frame
+        TestPictures.make(format, width: width, height: height)
     }
 
-    /// The samples of plane `i` as rows of values.
-    private func samples(_ f: Frame, _ i: Int) -> [[Int]] {
-        let size = f.planeSize(i), b = f.pixelFormat!.bytesPerComponent
-        return f.withPlane(i) { raw in
-            (0..<size.height).map { y in
-                (0..<size.width).map { x in
-                    b == 1 ? Int(raw[y * f.planes[i].stride + x])
-                        : Int(raw.load(fromByteOffset: y * f.planes[i].stride + 2 * x, as: UInt16.self))
-                }
-            }
-        }
-    }
+    private func samples(_ f: Frame, _ i: Int) -> [[Int]] { TestPictures.samples(f, i) }
 
     func testQuarterTurnMovesEverySampleWhereTheDefinitionSays() throws {
         for format in [PixelFormat.yuv420p, .yuv420p10, .yuv444p] {
             let src = picture(format, width: 7, height: 5)
-            let turned = try PicturePacker.rotated(src, clockwise: 90)
+            let turned = try src.rotated(clockwise: 90)
             XCTAssertEqual(turned.width, 5)
             XCTAssertEqual(turned.height, 7)
             XCTAssertEqual(turned.pts, 7)
@@ -64,10 +30,10 @@ final class PictureRotationTests: XCTestCase {
     func testTurnsComposeToTheIdentity() throws {
         for format in [PixelFormat.yuv420p, .yuv420p10, .nv12, .gray8] {
             let src = picture(format, width: 9, height: 6)
-            let back = try PicturePacker.rotated(PicturePacker.rotated(src, clockwise: 90), clockwise: 270)
-            let twice = try PicturePacker.rotated(PicturePacker.rotated(src, clockwise: 180), clockwise: 180)
-            let quarter = try PicturePacker.rotated(PicturePacker.rotated(src, clockwise: 90), clockwise: 90)
-            let half = try PicturePacker.rotated(src, clockwise: 180)
+            let back = try src.rotated(clockwise: 90).rotated(clockwise: 270)
+            let twice = try src.rotated(clockwise: 180).rotated(clockwise: 180)
+            let quarter = try src.rotated(clockwise: 90).rotated(clockwise: 90)
+            let half = try src.rotated(clockwise: 180)
             for i in 0..<format.planeCount {
                 XCTAssertEqual(samples(back, i), samples(src, i), "\(format.name) 90+270 plane \(i)")
                 XCTAssertEqual(samples(twice, i), samples(src, i), "\(format.name) 180+180 plane \(i)")
@@ -78,12 +44,12 @@ final class PictureRotationTests: XCTestCase {
 
     func testNV12ChromaPairsMoveTogether() throws {
         let src = picture(.nv12, width: 4, height: 2)   // one chroma row: pairs (0,1) (2,3)
-        let turned = try PicturePacker.rotated(src, clockwise: 90)
+        let turned = try src.rotated(clockwise: 90)
         XCTAssertEqual(samples(turned, 1).map { $0.map { $0 & 0xFF } }, [[0, 1], [2, 3]])
     }
 
     func testQuarterTurnOf422IsRefused() {
-        XCTAssertThrowsError(try PicturePacker.rotated(picture(.yuv422p, width: 4, height: 4), clockwise: 270)) { error in
+        XCTAssertThrowsError(try picture(.yuv422p, width: 4, height: 4).rotated(clockwise: 270)) { error in
             XCTAssertEqual((error as! MediaError).kind, .unsupported)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import MediaKit
 import XCTest
 
 /// Where the shared corpus of real media files lives (`../shared/media` beside the checkout).
@@ -31,5 +32,49 @@ struct SeededRandom: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+/// Pictures made in memory for the picture tests, and their samples read back.
+enum TestPictures {
+    /// A picture whose every sample is distinct: value = plane * 4096 + row * 64 + column
+    /// (truncated to the sample size), rows padded by `padding` bytes (0: tightly packed).
+    static func make(_ format: PixelFormat, width: Int, height: Int, padding: Int = 16, colorRange: Int = 0) -> Frame {
+        var frame = Frame(mediaType: .video, pts: 7, duration: 1, timeBase: Rational(1, 25), pixelFormat: format,
+                          width: width, height: height, colorRange: colorRange, planes: [], storage: FrameStorage {})
+        var buffers: [UnsafeMutableRawPointer] = []
+        for i in 0..<format.planeCount {
+            let size = frame.planeSize(i)
+            let stride = size.width * format.bytesPerComponent + padding
+            let p = UnsafeMutableRawPointer.allocate(byteCount: max(1, stride * size.height), alignment: 16)
+            for y in 0..<size.height {
+                for x in 0..<size.width {
+                    let v = i * 4096 + y * 64 + x
+                    if format.bytesPerComponent == 1 {
+                        p.storeBytes(of: UInt8(truncatingIfNeeded: v), toByteOffset: y * stride + x, as: UInt8.self)
+                    } else {
+                        p.storeBytes(of: UInt16(truncatingIfNeeded: v), toByteOffset: y * stride + 2 * x, as: UInt16.self)
+                    }
+                }
+            }
+            buffers.append(p)
+            frame.planes.append(Plane(base: UnsafeRawPointer(p), stride: stride, length: stride * size.height))
+        }
+        nonisolated(unsafe) let owned = buffers
+        frame.storage = FrameStorage { owned.forEach { $0.deallocate() } }
+        return frame
+    }
+
+    /// The samples of plane `i` as rows of values (a chroma pair of NV12 counts as two).
+    static func samples(_ f: Frame, _ i: Int) -> [[Int]] {
+        let size = f.planeSize(i), b = f.pixelFormat!.bytesPerComponent
+        return f.withPlane(i) { raw in
+            (0..<size.height).map { y in
+                (0..<size.width).map { x in
+                    b == 1 ? Int(raw[y * f.planes[i].stride + x])
+                        : Int(raw.load(fromByteOffset: y * f.planes[i].stride + 2 * x, as: UInt16.self))
+                }
+            }
+        }
     }
 }

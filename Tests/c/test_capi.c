@@ -63,6 +63,8 @@ static void null_handles(void) {
     EXPECT(mk_decoder_reset(NULL), MK_EINVAL);
     EXPECT(mk_frame_get_info(NULL, &fi), MK_EINVAL);
     EXPECT(mk_frame_pack(NULL, MK_PACK_NV12, NULL, 0, &size), MK_EINVAL);
+    mk_frame_view_info vi; vi.struct_size = sizeof vi;
+    EXPECT(mk_frame_view(NULL, MK_PACK_NV12, &vi), MK_EINVAL);
     EXPECT(mk_plugin_get_info(-1, &pl), MK_EINVAL);
     EXPECT(mk_plugin_get_info(0, NULL), MK_EINVAL);
     EXPECT(mk_plugins_load(NULL), MK_EINVAL);
@@ -181,10 +183,27 @@ static void wrong_order(const char *good) {
         CHECK(need == (size_t)fi.width * fi.height * 3 / 2, "NV12 size");
         EXPECT(mk_frame_pack(frm, MK_PACK_NV12, tiny, sizeof tiny, &small_size), MK_EINVAL);
         CHECK(small_size == need, "a too-small buffer still reports the size needed");
+        /* The sample's pictures are yuv420p: I420 is read in place, NV12 is packed. */
+        mk_frame_view_info vi; vi.struct_size = sizeof vi;
+        EXPECT(mk_frame_view(frm, MK_PACK_I420, &vi), MK_OK);
+        CHECK(vi.plane_count == 3 && vi.in_place == 1 && vi.planes[0] == fi.planes[0] && vi.planes[2] == fi.planes[2]
+              && vi.strides[1] == fi.strides[1] && vi.row_bytes[0] == fi.width && vi.rows[0] == fi.height
+              && vi.row_bytes[1] == (fi.width + 1) / 2 && vi.rows[2] == (fi.height + 1) / 2,
+              "I420 views of a yuv420p picture");
+        EXPECT(mk_frame_view(frm, MK_PACK_NV12, &vi), MK_OK);
+        CHECK(vi.plane_count == 2 && vi.in_place == 0 && vi.planes[0] == NULL && vi.strides[1] == vi.row_bytes[1]
+              && vi.row_bytes[1] == 2 * ((fi.width + 1) / 2), "NV12 of a yuv420p picture must be packed");
+        EXPECT(mk_frame_view(frm, MK_PACK_S16, &vi), MK_EINVAL);                 /* audio layout, video frame */
+        EXPECT(mk_frame_view(frm, 77, &vi), MK_EINVAL);
+        EXPECT(mk_frame_view(frm, MK_PACK_I420, NULL), MK_EINVAL);
+        vi.struct_size = 4;
+        EXPECT(mk_frame_view(frm, MK_PACK_I420, &vi), MK_EINVAL);
         mk_frame *stale_frame = frm;
         mk_frame_free(&frm);
         mk_frame_free(&frm);                                   /* twice: harmless */
         EXPECT(mk_frame_get_info(stale_frame, &fi), MK_EINVAL);
+        vi.struct_size = sizeof vi;
+        EXPECT(mk_frame_view(stale_frame, MK_PACK_I420, &vi), MK_EINVAL);
         frames++;
     }
     EXPECT(st, MK_EOF);

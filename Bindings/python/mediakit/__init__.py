@@ -464,8 +464,10 @@ class Frame:
 
     ``planes`` are views of the decoder's memory (no copy), which keep it alive;
     ``to_numpy()`` packs the frame into a new array (NV12 / I420 for video, interleaved
-    s16 / f32 for audio) in one pass. close() releases the frame's reference; memory
-    that a view still uses is freed when the last view goes.
+    s16 / f32 for audio) in one pass, and ``to_numpy(layout, planes=True)`` gives the
+    layout's planes as views of the decoder's memory when it already holds them (no
+    conversion or packing needed). close() releases the frame's reference; memory that a
+    view still uses is freed when the last view goes.
     """
 
     __slots__ = ("_mem", "media_type", "format", "pts", "duration", "time_base", "width", "height",
@@ -527,17 +529,30 @@ class Frame:
                 views.append(_np.frombuffer(buf, dtype=_SAMPLE_DTYPES.get(fmt, "u1")))
         return tuple(views)
 
-    def to_numpy(self, layout: Optional[str] = None):
-        """The frame packed into a new array: video as "nv12" (default; shape
-        (height + (height+1)//2, width)) or "i420" (flat); audio as "s16" (default) or
-        "f32", shape (samples, channels). bytes when numpy is not installed. Pictures
-        that are not 8-bit 4:2:0 (10-bit, 4:4:4, 4:2:2, full range) are converted first by a plugin's
-        picture converter (the FFmpeg plugin's: libswscale, as ``ffmpeg -pix_fmt`` converts);
-        MediaError when no plugin has one."""
+    def to_numpy(self, layout: Optional[str] = None, *, planes: bool = False):
+        """The frame in a packed layout: video as "nv12" (default) or "i420", audio as "s16"
+        (default) or "f32". Pictures that are not 8-bit 4:2:0 (10-bit, 4:4:4, 4:2:2, full
+        range) are converted first by a plugin's picture converter (the FFmpeg plugin's:
+        libswscale, as ``ffmpeg -pix_fmt`` converts); MediaError when no plugin has one.
+
+        By default the result is one new array: NV12 of shape (height + (height+1)//2, width),
+        I420 flat, audio (samples, channels); bytes when numpy is not installed.
+
+        ``planes=True`` (video) returns a tuple of 2-D uint8 arrays, one per plane of the
+        layout (NV12: Y, UV; I420: Y, U, V), each (rows, bytes per row). When the frame's
+        memory already holds the layout plane by plane (an NV12 picture as "nv12", a yuv420p
+        picture as "i420": nothing to convert, interleave or split), the arrays are read-only views of that memory with no copy (padded rows are
+        stepped over by the strides); each keeps the frame's memory alive, also after
+        ``close()``, until it and every array made from it are gone. They are read-only
+        because the decoder may still read the picture as a reference. Otherwise the picture
+        is converted and packed into one new buffer that the arrays share. Without numpy: a
+        tuple of bytes."""
         mem = self._memory()
         layout = layout or ("nv12" if self.media_type == "video" else "s16")
         if layout not in _PACK:
             raise ValueError(f"unknown layout {layout!r}: nv12, i420, s16 or f32")
+        if planes:
+            return self._layout_planes(mem, layout)
         size = ctypes.c_size_t()
         lib.mk_frame_pack(mem.h, _PACK[layout], None, 0, ctypes.byref(size))
         if _np is None:
@@ -552,6 +567,34 @@ class Frame:
         if layout in ("s16", "f32"):
             return arr.reshape(-1, self.channels)
         return arr
+
+    def _layout_planes(self, mem: _FrameMemory, layout: str) -> tuple:
+        """to_numpy(layout, planes=True): views of the frame when mk_frame_view says it holds
+        the layout, else the planes of one packed copy."""
+        if self.media_type != "video":
+            raise ValueError(f"planes=True is for pictures; this frame is {self.media_type}")
+        view = _ffi.FrameViewInfo(struct_size=ctypes.sizeof(_ffi.FrameViewInfo))
+        lib.mk_frame_view(mem.h, _PACK[layout], ctypes.byref(view))
+        shapes = [(view.rows[i], view.row_bytes[i]) for i in range(view.plane_count)]
+        if view.in_place and _np is not None:
+            out = []
+            for i, (rows, row_bytes) in enumerate(shapes):
+                stride = view.strides[i]
+                buf = (ctypes.c_uint8 * (stride * (rows - 1) + row_bytes)).from_address(view.planes[i])
+                buf._owner = mem  # the array keeps the frame's memory alive
+                arr = _np.ndarray((rows, row_bytes), dtype=_np.uint8, buffer=buf, strides=(stride, 1))
+                arr.flags.writeable = False
+                out.append(arr)
+            return tuple(out)
+        size = ctypes.c_size_t(sum(rows * row_bytes for rows, row_bytes in shapes))  # the planes, one after the other
+        packed = _np.empty(size.value, dtype=_np.uint8) if _np is not None else ctypes.create_string_buffer(size.value)
+        lib.mk_frame_pack(mem.h, _PACK[layout], packed.ctypes.data if _np is not None else packed, size.value, ctypes.byref(size))
+        out, offset = [], 0
+        for rows, row_bytes in shapes:
+            n = rows * row_bytes
+            out.append(packed[offset:offset + n].reshape(rows, row_bytes) if _np is not None else packed.raw[offset:offset + n])
+            offset += n
+        return tuple(out)
 
     def __repr__(self) -> str:
         if self.media_type == "video":

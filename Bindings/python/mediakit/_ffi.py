@@ -85,6 +85,14 @@ class FrameInfo(ctypes.Structure):
     ]
 
 
+class FrameViewInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("plane_count", ctypes.c_int32), ("in_place", ctypes.c_int32),
+        ("planes", ctypes.c_void_p * 4), ("strides", ctypes.c_int64 * 4),
+        ("row_bytes", ctypes.c_int64 * 4), ("rows", ctypes.c_int64 * 4),
+    ]
+
+
 class PluginInfo(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("name", ctypes.c_char_p), ("version", ctypes.c_char_p),
@@ -233,6 +241,7 @@ _declare("mk_decoder_receive_frame", c_status, [c_handle, P(c_handle)], True)
 _declare("mk_decoder_reset", c_status, [c_handle], True)
 _declare("mk_frame_get_info", c_status, [c_handle, P(FrameInfo)], True)
 _declare("mk_frame_pack", c_status, [c_handle, ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t, P(ctypes.c_size_t)], True)
+_declare("mk_frame_view", c_status, [c_handle, ctypes.c_int32, P(FrameViewInfo)], True)
 _declare("mk_frame_free", None, [P(c_handle)])
 _declare("mk_muxer_default_settings", None, [P(MuxerSettings)])
 _declare("mk_remux", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(MuxerSettings)], True)

@@ -134,6 +134,72 @@ def test_converted_pictures_like_ffmpeg(name, options, shared_media):
     check_video(shared_media / name, options)
 
 
+def decoded_frames(path):
+    """Every picture of the first video track, as Frame objects (not closed)."""
+    with mediakit.open(path) as demuxer:
+        track = next(t for t in demuxer.tracks if t.media_type == "video")
+        with mediakit.Decoder(track) as decoder:
+            return [f for p in demuxer.packets(track) for f in decoder.decode(p)] + list(decoder.flush())
+
+
+def layout_shapes(layout, width, height):
+    """(rows, bytes per row) of each plane of an 8-bit 4:2:0 layout, from its definition."""
+    cw, ch = (width + 1) // 2, (height + 1) // 2
+    return [(height, width), (ch, 2 * cw)] if layout == "nv12" else [(height, width), (ch, cw), (ch, cw)]
+
+
+def test_planes_in_place_are_views_not_copies(sample):
+    """to_numpy("i420", planes=True) of yuv420p pictures (nothing to convert,
+    interleave or split): read-only views of the decoder's memory (np.shares_memory with the
+    frame's own planes, no data of their own) that stay valid after the frame is closed and
+    dropped; their bytes, row for row, equal `ffmpeg -pix_fmt yuv420p -f rawvideo`."""
+    frames = decoded_frames(sample)
+    kept = []
+    for f in frames:
+        assert f.format == "yuv420p"
+        planes = f.to_numpy("i420", planes=True)
+        assert [p.shape for p in planes] == layout_shapes("i420", f.width, f.height)
+        for mine, decoded in zip(planes, f.planes):
+            assert np.shares_memory(mine, decoded), "a plane that needs no packing is a view, not a copy"
+            assert not mine.flags.owndata and not mine.flags.writeable
+        kept.append(planes)
+        f.close()
+    del frames, f
+    ref = ffmpeg(sample, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "yuv420p")
+    assert b"".join(p.tobytes() for planes in kept for p in planes) == ref
+
+
+# Pictures that must be packed (yuv420p as NV12: the chroma interleaved) or converted first
+# (10-bit 4:2:0, 8-bit 4:4:4): planes=True gives planes of one new buffer, equal to ffmpeg's.
+PACKED = [("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "nv12", "nv12", []),
+          ("mov_iphone_hevc_dolbyvision_rotation90_mebx_tracks.mov", "nv12", "nv12", ["-noautorotate"]),
+          ("mp4_h264_bframes_iibbibb_elst_offset.mp4", "i420", "yuv420p", [])]
+
+
+@pytest.mark.parametrize("name,layout,pix_fmt,options", PACKED)
+def test_planes_that_need_packing_are_copies_like_ffmpeg(name, layout, pix_fmt, options, shared_media):
+    path = shared_media / name
+    out = []
+    for f in decoded_frames(path):
+        planes = f.to_numpy(layout, planes=True)
+        assert [p.shape for p in planes] == layout_shapes(layout, f.width, f.height)
+        assert not any(np.shares_memory(p, d) for p in planes for d in f.planes), "packed planes are new memory"
+        out.append(b"".join(p.tobytes() for p in planes))
+        f.close()
+    ref = ffmpeg(path, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", pix_fmt,
+                 input_options=options)
+    assert b"".join(out) == ref
+
+
+def test_planes_true_is_for_pictures(sample):
+    with mediakit.open(sample) as demuxer:
+        track = next(t for t in demuxer.tracks if t.media_type == "audio")
+        with mediakit.Decoder(track) as decoder:
+            frame = next(f for p in demuxer.packets(track) for f in decoder.decode(p))
+    with pytest.raises(ValueError):
+        frame.to_numpy("s16", planes=True)
+
+
 def test_trim_ffmpeg_gives_ffmpegs_sample_count(shared_media):
     """trim="ffmpeg": FFmpeg 5.1's output exactly (its last AAC frame kept whole), where the
     default (gapless) ends where the edit list says; oracle `ffmpeg -map 0:a:0 -f s16le -`."""

@@ -156,12 +156,12 @@ public struct Frame: Sendable {
     public var width: Int
     /// Video: height in pixels.
     public var height: Int
-    /// Video: 0 unknown, 1 limited range, 2 full range.
+    /// Video: the range of the sample values, a ``ColorRange`` code (0 unknown, 1 limited, 2 full).
     public var colorRange: Int
     /// Video: colour primaries, transfer characteristics and matrix (ISO/IEC 23091-4 code points).
     public var colorPrimaries: Int, colorTransfer: Int, colorSpace: Int
-    /// Video: where chroma samples sit: 0 unspecified, 1 left (MPEG-2), 2 center (JPEG), 3 top-left,
-    /// 4 top, 5 bottom-left, 6 bottom.
+    /// Video: where chroma samples sit, a ``ChromaLocation`` code: 0 unspecified, 1 left (MPEG-2),
+    /// 2 center (JPEG), 3 top-left, 4 top, 5 bottom-left, 6 bottom.
     public var chromaLocation: Int = 0
     /// Video: the shape of one pixel (0/1 when unknown).
     public var sampleAspectRatio = Rational(0, 1)

@@ -45,7 +45,7 @@ public struct CodecParameters: Sendable, Hashable {
     /// Video: pixel aspect ratio (`pasp`), 0/1 when not stated.
     public var sampleAspectRatio: Rational
     /// Video: the colour description the container states (an MP4 `colr` box of type `nclx`
-    /// or `nclc`), as ISO/IEC 23091-4 code points: range 0 unknown, 1 limited, 2 full; primaries,
+    /// or `nclc`), as ISO/IEC 23091-4 code points: range a ``ColorRange`` code (0 unknown, 1 limited, 2 full); primaries,
     /// transfer and matrix 2 when unspecified. Decoded pictures whose bitstream does not say take
     /// these, as FFmpeg's decoders take them from the stream's parameters.
     public var colorRange = 0

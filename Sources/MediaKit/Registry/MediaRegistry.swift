@@ -90,10 +90,6 @@ public final class MediaRegistry: @unchecked Sendable {
     private var _plugins: [Plugin] = []
     private var _backends: [Backend] = []
     private var _converters: [Converter] = []
-    // convertPicture(_:to:)'s one cached converter, used under conversionLock.
-    let conversionLock = NSLock()
-    var cachedConverter: PictureConverter?
-    var cachedConverterRange = 0
     private var _searched: [String] = []
     private var _failures: [MediaError] = []
     private var loadedFiles: Set<String> = []

@@ -6,7 +6,8 @@ import CMediaKitPlugin
 /// tool sets it up, so `yuv420p10le` or `yuv444p` pictures become the same NV12
 /// bytes as `ffmpeg -pix_fmt nv12` writes.
 ///
-/// Make one with ``MediaRegistry/makePictureConverter(from:to:width:height:colorRange:colorSpace:)``.
+/// Make one with ``MediaRegistry/makePictureConverter(from:to:width:height:colorRange:colorSpace:)``,
+/// or let a ``PicturePipeline`` make and keep one.
 /// One converter is used by one thread at a time; the frames it returns may be
 /// used and released on any thread.
 public final class PictureConverter: @unchecked Sendable {
@@ -85,35 +86,5 @@ public final class PictureConverter: @unchecked Sendable {
         }
         out.sampleAspectRatio = frame.sampleAspectRatio
         return out
-    }
-}
-
-extension MediaRegistry {
-    /// Returns `frame` converted to `target` pixels with a converter this registry keeps for
-    /// the last (source, target, size, range) it was asked for: for callers that convert
-    /// single frames (the C function `mk_frame_pack`). Calls are serialised; a program that
-    /// converts a stream from one thread should hold its own ``PictureConverter``.
-    /// The error is returned, not thrown, so C entry points need no Swift error handling.
-    public func convertPicture(_ frame: Frame, to target: PixelFormat) -> Result<Frame, MediaError> {
-        guard let source = frame.pixelFormat else {
-            return .failure(MediaError(.invalidArgument, "not a video frame"))
-        }
-        return conversionLock.withLock {
-            do {
-                if let c = cachedConverter, c.source == source, c.target == target, c.width == frame.width,
-                   c.height == frame.height, cachedConverterRange == frame.colorRange {
-                    return .success(try c.convert(frame))
-                }
-                let c = try makePictureConverter(from: source, to: target, width: frame.width, height: frame.height,
-                                                 colorRange: frame.colorRange, colorSpace: frame.colorSpace)
-                cachedConverter = c
-                cachedConverterRange = frame.colorRange
-                return .success(try c.convert(frame))
-            } catch let e as MediaError {
-                return .failure(e)
-            } catch {
-                return .failure(MediaError(.backend, "\(error)"))
-            }
-        }
     }
 }

@@ -77,3 +77,91 @@ public struct PictureOrientation: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+extension Frame {
+    /// Returns this picture turned clockwise by `degrees` (90, 180 or 270; 0 returns it as
+    /// it is); see ``oriented(_:)``.
+    /// - Throws: as ``oriented(_:)``, and `.invalidArgument` for another angle.
+    public func rotated(clockwise degrees: Int) throws -> Frame {
+        guard let orientation = PictureOrientation(clockwise: degrees) else {
+            throw MediaError(.invalidArgument, "pictures turn by 90, 180 or 270 degrees, not \(degrees)")
+        }
+        return try oriented(orientation)
+    }
+
+    /// Returns this picture turned by `orientation` (``PictureOrientation/upright`` returns it
+    /// as it is) in new memory, in the same pixel format: FFmpeg's `transpose` / `hflip` /
+    /// `vflip`, which the ffmpeg tool applies before any format conversion. Every planar
+    /// format, NV12 / P010 (a chroma pair moves as one sample) and gray can be turned; a
+    /// transpose needs the same chroma subsampling both ways (4:2:0, 4:4:4).
+    /// - Throws: `.unsupported` for a transpose of 4:2:2 pictures, `.invalidArgument`
+    ///   for an audio frame.
+    public func oriented(_ orientation: PictureOrientation) throws -> Frame {
+        let frame = self
+        guard !orientation.isUpright else { return frame }
+        guard let format = frame.pixelFormat else { throw MediaError(.invalidArgument, "not a video frame") }
+        let quarter = orientation.transposed
+        let (flipX, flipY) = (orientation.flippedHorizontally, orientation.flippedVertically)
+        if quarter && format.chromaShift.x != format.chromaShift.y {
+            throw MediaError(.unsupported, "a quarter turn of \(format.name) pictures would need other chroma subsampling; use --no-autorotate")
+        }
+        let interleaved = format == .nv12 || format == .p010
+        // Per plane: bytes per sample (a chroma pair counts as one), samples per row, rows.
+        let shapes: [(bytes: Int, columns: Int, rows: Int)] = (0..<format.planeCount).map { i in
+            let size = frame.planeSize(i)
+            let pair = interleaved && i == 1 ? 2 : 1
+            return (format.bytesPerComponent * pair, size.width / pair, size.height)
+        }
+        // Each plane starts on a 64-byte boundary, so 16- and 32-bit samples are read aligned.
+        let sizes = shapes.map { (($0.rows * $0.bytes * $0.columns) + 63) & ~63 }
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, sizes.reduce(0, +)), alignment: 64)
+        nonisolated(unsafe) let owned = memory
+        var out = frame
+        out.storage = FrameStorage { owned.deallocate() }
+        out.planes = []
+        if quarter {
+            (out.width, out.height) = (frame.height, frame.width)
+            if frame.sampleAspectRatio.numerator > 0 {
+                out.sampleAspectRatio = Rational(frame.sampleAspectRatio.denominator, frame.sampleAspectRatio.numerator)
+            }
+        }
+        var offset = 0
+        withExtendedLifetime(frame.storage) {
+            for (i, shape) in shapes.enumerated() {
+                let (pw, ph) = (shape.columns, shape.rows)
+                let (dw, dh) = quarter ? (ph, pw) : (pw, ph)
+                let src = frame.planes[i], dst = memory + offset
+                let stride = dw * shape.bytes
+                func turn<T>(_: T.Type) {
+                    let d = dst.assumingMemoryBound(to: T.self)
+                    for y in 0..<dh {
+                        let row = d + y * dw
+                        let sy = flipY ? dh - 1 - y : y
+                        if quarter {
+                            // Output column x, row sy (before the flips) is input column sy, row x.
+                            for x in 0..<dw {
+                                let sx = flipX ? dw - 1 - x : x
+                                row[x] = (src.base + sx * src.stride).assumingMemoryBound(to: T.self)[sy]
+                            }
+                        } else {
+                            let s = (src.base + sy * src.stride).assumingMemoryBound(to: T.self)
+                            if flipX {
+                                for x in 0..<dw { row[x] = s[dw - 1 - x] }
+                            } else {
+                                for x in 0..<dw { row[x] = s[x] }
+                            }
+                        }
+                    }
+                }
+                switch shape.bytes {
+                case 1: turn(UInt8.self)
+                case 2: turn(UInt16.self)
+                default: turn(UInt32.self)
+                }
+                out.planes.append(Plane(base: UnsafeRawPointer(dst), stride: stride, length: stride * dh))
+                offset += sizes[i]
+            }
+        }
+        return out
+    }
+}

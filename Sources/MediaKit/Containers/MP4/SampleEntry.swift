@@ -93,7 +93,7 @@ enum SampleEntryParser {
                 p.colorPrimaries = code(4)
                 p.colorTransfer = code(6)
                 p.colorSpace = code(8)
-                if colr.starts(with: Array("nclx".utf8)), colr.count >= 11 { p.colorRange = colr[10] & 0x80 != 0 ? 2 : 1 }
+                if colr.starts(with: Array("nclx".utf8)), colr.count >= 11 { p.colorRange = (colr[10] & 0x80 != 0 ? ColorRange.full : .limited).rawValue }
             }
             if let pasp = children["pasp"], pasp.count >= 8 {
                 let h = Int64(be32(pasp, 0)), v = Int64(be32(pasp, 4))

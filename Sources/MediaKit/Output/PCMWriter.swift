@@ -1,0 +1,96 @@
+import Foundation
+
+/// Writes interleaved PCM, raw (headerless) or as a WAV file.
+public final class PCMWriter {
+    /// The sample type written.
+    public let sampleType: AudioSampleType
+    /// Samples per second.
+    public let sampleRate: Int
+    /// Channels per sample frame.
+    public let channels: Int
+    /// True for a WAV file (RIFF header), false for raw PCM.
+    public let wav: Bool
+    private let channelMask: UInt64
+    private let file: OutputFile
+    private var scratch: [UInt8] = []
+    /// Sample frames written so far.
+    public private(set) var sampleFrames: Int64 = 0
+
+    /// Starts writing `path` (through a temporary file, see ``OutputFile``).
+    public convenience init(path: String, format: PCMFormat, sampleRate: Int, channels: Int, channelMask: UInt64 = 0, wav: Bool) throws {
+        try self.init(path: path, sampleType: format.sampleType, sampleRate: sampleRate, channels: channels, channelMask: channelMask, wav: wav)
+    }
+
+    /// Starts writing `path` (through a temporary file, see ``OutputFile``) in any sample type.
+    /// `channelMask` goes into a WAV header (0: the default mask for the channel count).
+    public init(path: String, sampleType: AudioSampleType, sampleRate: Int, channels: Int, channelMask: UInt64 = 0, wav: Bool) throws {
+        self.sampleType = sampleType
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.wav = wav
+        self.channelMask = channelMask
+        file = try OutputFile(path: path)
+        if wav { try file.write(Self.wavHeader(type: sampleType, rate: sampleRate, channels: channels, mask: channelMask, dataBytes: 0)) }
+    }
+
+    /// Appends samples `[from, from+count)` of an audio frame.
+    public func write(_ frame: Frame, from: Int = 0, count: Int? = nil) throws {
+        if frame.channels != channels || frame.sampleRate != sampleRate {
+            throw MediaError(.unsupported, "the audio changed from \(sampleRate) Hz \(channels) ch to \(frame.sampleRate) Hz \(frame.channels) ch mid-stream; raw PCM output cannot hold both")
+        }
+        scratch.removeAll(keepingCapacity: true)
+        AudioSampleConverter.append(frame, from: from, count: count, as: sampleType, to: &scratch)
+        sampleFrames += Int64(scratch.count / (channels * sampleType.bytesPerSample))
+        try file.write(scratch)
+    }
+
+    /// Appends converted samples (interleaved, of this writer's type, rate and channel count).
+    public func write(_ buffer: AudioBuffer) throws {
+        let f = buffer.format
+        guard f.sampleType == sampleType, f.channels == channels, f.sampleRate == sampleRate else {
+            throw MediaError(.invalidArgument, "a buffer of \(f) was given to a writer of \(sampleType.rawValue) \(sampleRate) Hz \(channels) ch")
+        }
+        guard buffer.frames > 0 else { return }
+        sampleFrames += Int64(buffer.frames)
+        let bytes = buffer.interleavedBytes
+        try file.write(bytes.count == buffer.frames * f.channels * sampleType.bytesPerSample ? bytes : Array(bytes.prefix(buffer.frames * f.channels * sampleType.bytesPerSample)))
+    }
+
+    /// Completes the header and moves the file into place.
+    public func finish() throws {
+        if wav {
+            let data = sampleFrames * Int64(channels * sampleType.bytesPerSample)
+            guard data <= Int64(UInt32.max) - 80 else {
+                file.discard()
+                throw MediaError(.limit, "\(data) bytes of audio do not fit in a WAV file (4 GiB); write raw PCM instead", path: file.path)
+            }
+            try file.patch(Self.wavHeader(type: sampleType, rate: sampleRate, channels: channels, mask: channelMask, dataBytes: UInt32(data)), at: 0)
+        }
+        try file.commit()
+    }
+
+    /// Removes what was written.
+    public func cancel() { file.discard() }
+
+    /// A RIFF/WAVE header: format tag 1 (integer PCM) or 3 (IEEE float); WAVE_FORMAT_EXTENSIBLE
+    /// with the channel mask for more than two channels and for integer samples wider than 16 bits.
+    static func wavHeader(type: AudioSampleType, rate: Int, channels: Int, mask: UInt64, dataBytes: UInt32) -> [UInt8] {
+        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }
+        func le32(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF), UInt8((v >> 16) & 0xFF), UInt8(v >> 24)] }
+        let bits = type.bytesPerSample * 8
+        let block = channels * type.bytesPerSample
+        let extensible = channels > 2 || (!type.isFloat && bits > 16)
+        let tag = type.isFloat ? 3 : 1
+        var fmt = le16(extensible ? 0xFFFE : tag) + le16(channels) + le32(UInt32(rate)) + le32(UInt32(rate * block)) + le16(block) + le16(bits)
+        if extensible {
+            let defaultMask: UInt32 = [0, 0x4, 0x3, 0x7, 0x33, 0x37, 0x3F, 0x13F, 0x63F][min(channels, 8)]
+            fmt += le16(22) + le16(bits) + le32(mask != 0 ? UInt32(truncatingIfNeeded: mask) : defaultMask)
+            // KSDATAFORMAT_SUBTYPE_PCM / IEEE_FLOAT GUID
+            fmt += le16(tag) + [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
+        }
+        var h = Array("RIFF".utf8) + le32(UInt32(4 + 8 + fmt.count + 8) &+ dataBytes) + Array("WAVE".utf8)
+        h += Array("fmt ".utf8) + le32(UInt32(fmt.count)) + fmt
+        h += Array("data".utf8) + le32(dataBytes)
+        return h
+    }
+}

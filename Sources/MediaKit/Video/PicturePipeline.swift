@@ -1,0 +1,295 @@
+import Foundation
+
+/// Packed raw-video layouts that decoded pictures can be written as.
+public enum RawPictureFormat: String, Sendable, CaseIterable {
+    /// 8-bit Y plane, then interleaved U/V at half resolution (the iOS decode sample's layout).
+    case nv12
+    /// 8-bit Y, U, V planes, chroma at half resolution (FFmpeg's yuv420p).
+    case i420
+    /// 10-bit Y, U, V planes, chroma at half resolution, each sample in the low bits of a
+    /// little-endian 16-bit word (FFmpeg's yuv420p10le). Only 10-bit 4:2:0 sources pack to it.
+    case yuv420p10le
+
+    /// The pixel format whose pictures pack to this layout by copying samples
+    /// (what a ``PictureConverter`` is asked for when the decoded pictures are another one).
+    public var pixelFormat: PixelFormat {
+        switch self {
+        case .nv12: return .nv12
+        case .i420: return .yuv420p
+        case .yuv420p10le: return .yuv420p10
+        }
+    }
+
+    /// Bytes per sample of the layout (1, or 2 for ``yuv420p10le``).
+    public var bytesPerSample: Int { self == .yuv420p10le ? 2 : 1 }
+
+    /// The layout's planes for a `width` x `height` picture, in order: bytes per row
+    /// (no padding) and rows. NV12 has two (Y, interleaved UV), the others three.
+    public func planes(width: Int, height: Int) -> [(rowBytes: Int, rows: Int)] {
+        let cw = (width + 1) / 2, ch = (height + 1) / 2, b = bytesPerSample
+        if self == .nv12 { return [(width, height), (2 * cw, ch)] }
+        return [(width * b, height), (cw * b, ch), (cw * b, ch)]
+    }
+
+    /// Bytes of one packed picture of `width` x `height`.
+    public func frameSize(width: Int, height: Int) -> Int {
+        planes(width: width, height: height).reduce(0) { $0 + $1.rowBytes * $1.rows }
+    }
+}
+
+/// One plane of a packed layout where it lies in memory: `rows` rows of `rowBytes` bytes,
+/// `stride` bytes apart (`stride >= rowBytes`; equal when the rows are not padded).
+public struct PlaneView: @unchecked Sendable {
+    /// The first byte of the first row. Valid while the frame it was taken from is alive.
+    public let base: UnsafeRawPointer
+    /// Bytes from one row to the next.
+    public let stride: Int
+    /// Bytes of a row of the layout.
+    public let rowBytes: Int
+    /// Rows in the plane.
+    public let rows: Int
+}
+
+/// The one way from a decoded picture to the bytes of a raw layout: turned by an
+/// orientation, converted through a plugin's ``PictureConverter`` only when its pixel format
+/// does not pack to the layout by copying samples (``needsConversion(_:as:)``), then packed.
+/// The raw picture writer (``PictureWriter``), the C function `mk_frame_pack` and Python's
+/// `Frame.to_numpy` all go through it, so they write the same bytes as
+/// `ffmpeg -f rawvideo -pix_fmt nv12|yuv420p|yuv420p10le` (with its autorotation when an
+/// orientation is given).
+///
+/// A pipeline keeps the converter it last made (for one source format, size and colour
+/// range) and makes another when the pictures change. Its methods may be called from any
+/// thread; conversions through one pipeline are serialised.
+public final class PicturePipeline: @unchecked Sendable {
+    /// The layout pictures are packed as.
+    public let layout: RawPictureFormat
+    /// How every picture is turned first (``PictureOrientation/upright``: not at all).
+    public let orientation: PictureOrientation
+    /// Where picture converters come from.
+    public let registry: MediaRegistry
+    private let lock = NSLock()
+    private var converter: PictureConverter?   // under `lock`: the one converter cache
+    private var converterRange = 0
+
+    /// Creates a pipeline to `layout`, turning pictures by `orientation` (default: upright)
+    /// and converting them with picture converters from `registry` (default: ``MediaRegistry/shared``).
+    public init(layout: RawPictureFormat, orientation: PictureOrientation = .upright, registry: MediaRegistry = .shared) {
+        self.layout = layout
+        self.orientation = orientation
+        self.registry = registry
+    }
+
+    /// The width and height of `frame` as packed (swapped by a quarter turn).
+    public func outputSize(of frame: Frame) -> (width: Int, height: Int) {
+        orientation.transposed ? (frame.height, frame.width) : (frame.width, frame.height)
+    }
+
+    /// True when `frame` goes through a picture converter on its way to this pipeline's layout.
+    public func needsConversion(_ frame: Frame) -> Bool { Self.needsConversion(frame, as: layout) }
+
+    /// True when `frame` must go through a ``PictureConverter`` before it is packed as
+    /// `layout`, to give the bytes `ffmpeg -pix_fmt` gives. FFmpeg converts whenever the
+    /// decoded format differs from the output format, and its converter (libswscale) then
+    /// also brings full-range pictures to the limited range of the YUV output; a picture
+    /// already in the output format is copied whatever its range. So: no conversion for the
+    /// same format, nor for NV12 <-> yuv420p interleaving of limited-range pictures; a
+    /// conversion for everything else (10-bit, 4:4:4, 4:2:2, full range as yuvj420p or as
+    /// yuv420p flagged full range). False for an audio frame.
+    public static func needsConversion(_ frame: Frame, as layout: RawPictureFormat) -> Bool {
+        guard let f = frame.pixelFormat else { return false }
+        if f == layout.pixelFormat { return false }
+        if f == .yuvj420p || ColorRange(rawValue: frame.colorRange) == .full { return true }
+        return !canPack(f, as: layout)
+    }
+
+    /// Pixel formats that pack to `layout` without any resampling or change of value
+    /// (copying, interleaving or splitting samples): 8-bit 4:2:0 (yuv420p, yuvj420p, NV12)
+    /// for NV12 / I420, 10-bit planar 4:2:0 for yuv420p10le.
+    public static func canPack(_ f: PixelFormat, as layout: RawPictureFormat) -> Bool {
+        layout == .yuv420p10le ? f == .yuv420p10 : (f == .yuv420p || f == .yuvj420p || f == .nv12)
+    }
+
+    // MARK: turning and converting
+
+    /// Returns `frame` turned and, when ``needsConversion(_:)``, converted: a picture that
+    /// packs to ``layout`` by copying samples (the frame itself when there is nothing to do).
+    /// FFmpeg turns pictures before converting them, except where its transpose filter cannot
+    /// take the format (a quarter turn of 4:2:2): then the conversion comes first.
+    /// - Throws: `.invalidArgument` for an audio frame; the turn's error (see
+    ///   ``Frame/oriented(_:)``); `.notFound` when no plugin has the converter; the converter's error.
+    public func prepare(_ frame: Frame) throws -> Frame {
+        guard let source = frame.pixelFormat else {
+            throw MediaError(.invalidArgument, "an audio frame was given to a picture pipeline")
+        }
+        guard needsConversion(frame) else { return try frame.oriented(orientation) }
+        if orientation.transposed && source.chromaShift.x != source.chromaShift.y {
+            return try convert(frame).oriented(orientation)
+        }
+        return try convert(frame.oriented(orientation))
+    }
+
+    /// Converts `frame` to the layout's pixel format with the cached converter, made anew
+    /// when the source format, size or range changed.
+    private func convert(_ frame: Frame) throws -> Frame {
+        guard let source = frame.pixelFormat else { throw MediaError(.invalidArgument, "not a video frame") }
+        return try lock.withLock {
+            let converter: PictureConverter
+            if let c = self.converter, c.source == source, c.width == frame.width, c.height == frame.height,
+               converterRange == frame.colorRange {
+                converter = c
+            } else {
+                self.converter = nil   // the old one is released before the next is made
+                converter = try registry.makePictureConverter(from: source, to: layout.pixelFormat, width: frame.width, height: frame.height,
+                                                              colorRange: frame.colorRange, colorSpace: frame.colorSpace)
+                self.converter = converter
+                converterRange = frame.colorRange
+            }
+            return try converter.convert(frame)
+        }
+    }
+
+    // MARK: packing
+
+    /// Turns, converts when needed and packs `frame` into `output`, which must hold
+    /// `layout.frameSize` of the picture as packed (``outputSize(of:)``).
+    /// - Throws: as ``prepare(_:)``; `.invalidArgument` when `output` is too small.
+    public func pack(_ frame: Frame, into output: UnsafeMutableBufferPointer<UInt8>) throws {
+        try Self.pack(prepare(frame), as: layout, into: output)
+    }
+
+    /// Packs a picture that needs no conversion (see ``prepare(_:)``) into `output`, resized
+    /// to the picture's size.
+    /// - Throws: as the buffer form of `pack(_:as:into:)`.
+    public static func pack(_ frame: Frame, as layout: RawPictureFormat, into output: inout [UInt8]) throws {
+        let size = layout.frameSize(width: frame.width, height: frame.height)
+        if output.count != size { output = [UInt8](repeating: 0, count: size) }
+        try output.withUnsafeMutableBufferPointer { try pack(frame, as: layout, into: $0) }
+    }
+
+    /// Packs a picture whose format ``canPack(_:as:)`` into `output`, which must hold at
+    /// least `layout.frameSize(width:height:)` bytes: plane by plane, rows without padding.
+    /// - Throws: `.unsupported` for a format that needs a conversion first (naming it and
+    ///   what to ask for instead), `.invalidArgument` for an audio frame or when `output` is too small.
+    public static func pack(_ frame: Frame, as layout: RawPictureFormat, into output: UnsafeMutableBufferPointer<UInt8>) throws {
+        try check(frame, as: layout)
+        let need = layout.frameSize(width: frame.width, height: frame.height)
+        guard output.count >= need, let out = output.baseAddress else {
+            throw MediaError(.invalidArgument, "the buffer holds \(output.count) bytes, a \(frame.width)x\(frame.height) \(layout.rawValue) picture needs \(need)")
+        }
+        var offset = 0
+        withExtendedLifetime(frame.storage) {
+            for (i, p) in layout.planes(width: frame.width, height: frame.height).enumerated() {
+                packPlane(i, of: frame, as: layout, into: out + offset)
+                offset += p.rowBytes * p.rows
+            }
+        }
+    }
+
+    /// Calls `body` with the packed picture as pieces to write one after the other: planes
+    /// the frame already holds without row padding come straight from its memory, the others
+    /// are packed into `scratch` (resized as needed) first. For writers of files and pipes.
+    /// - Throws: as the buffer form of `pack(_:as:into:)`, and what `body` throws.
+    public static func withPackedPieces<R>(_ frame: Frame, as layout: RawPictureFormat, scratch: inout [UInt8],
+                                           _ body: ([UnsafeRawBufferPointer]) throws -> R) throws -> R {
+        try check(frame, as: layout)
+        let shapes = layout.planes(width: frame.width, height: frame.height)
+        let direct = shapes.indices.map { i in view(i, of: frame, as: layout).flatMap { $0.stride == $0.rowBytes ? $0 : nil } }
+        let packedBytes = shapes.indices.reduce(0) { direct[$1] == nil ? $0 + shapes[$1].rowBytes * shapes[$1].rows : $0 }
+        if scratch.count < packedBytes { scratch = [UInt8](repeating: 0, count: packedBytes) }
+        return try withExtendedLifetime(frame.storage) {
+            try scratch.withUnsafeMutableBytes { buffer in
+                var pieces: [UnsafeRawBufferPointer] = [], offset = 0
+                for (i, shape) in shapes.enumerated() {
+                    let bytes = shape.rowBytes * shape.rows
+                    if let v = direct[i] {
+                        pieces.append(UnsafeRawBufferPointer(start: v.base, count: bytes))
+                    } else {
+                        let dst = buffer.baseAddress!.advanced(by: offset).assumingMemoryBound(to: UInt8.self)
+                        packPlane(i, of: frame, as: layout, into: dst)
+                        pieces.append(UnsafeRawBufferPointer(start: dst, count: bytes))
+                        offset += bytes
+                    }
+                }
+                return try body(pieces)
+            }
+        }
+    }
+
+    /// The planes of `layout` where `frame`'s memory already holds them sample for sample
+    /// (rows perhaps padded), or nil when the picture needs a conversion or packing
+    /// (interleaving, splitting) to become `layout`: an NV12 picture as ``RawPictureFormat/nv12``,
+    /// a yuv420p picture as ``RawPictureFormat/i420`` (whatever its range, as ffmpeg copies it). The views borrow the
+    /// frame's memory: they are valid while `frame` (or a copy of it) is alive.
+    public static func views(of frame: Frame, as layout: RawPictureFormat) -> [PlaneView]? {
+        guard frame.pixelFormat != nil, !needsConversion(frame, as: layout) else { return nil }
+        var views: [PlaneView] = []
+        for i in layout.planes(width: frame.width, height: frame.height).indices {
+            guard let v = view(i, of: frame, as: layout) else { return nil }
+            views.append(v)
+        }
+        return views
+    }
+
+    private static func check(_ frame: Frame, as layout: RawPictureFormat) throws {
+        guard let src = frame.pixelFormat else {
+            throw MediaError(.invalidArgument, "not a video frame")
+        }
+        guard canPack(src, as: layout), frame.planes.count >= src.planeCount else {
+            throw MediaError(.unsupported, "decoded pictures are \(src.name); packing them as \(layout.rawValue) needs a conversion first (PicturePipeline.prepare, or a PictureConverter to \(layout.pixelFormat.name))")
+        }
+    }
+
+    /// Plane `i` of `layout` where `frame` holds it sample for sample, or nil when it must be
+    /// interleaved (planar U, V into NV12's UV) or split (NV12's UV into U, V).
+    private static func view(_ i: Int, of frame: Frame, as layout: RawPictureFormat) -> PlaneView? {
+        guard let src = frame.pixelFormat, canPack(src, as: layout), i < frame.planes.count else { return nil }
+        let semiPlanar = src == .nv12
+        guard i == 0 || semiPlanar == (layout == .nv12) else { return nil }
+        let shape = layout.planes(width: frame.width, height: frame.height)[i]
+        let p = frame.planes[i]
+        guard shape.rows > 0, p.stride >= shape.rowBytes, p.length >= p.stride * (shape.rows - 1) + shape.rowBytes else { return nil }
+        return PlaneView(base: p.base, stride: p.stride, rowBytes: shape.rowBytes, rows: shape.rows)
+    }
+
+    /// Writes plane `i` of `layout` from `frame` (a format that ``canPack(_:as:)``) to `dst`,
+    /// rows without padding. The one place NV12's chroma is interleaved and split.
+    private static func packPlane(_ i: Int, of frame: Frame, as layout: RawPictureFormat, into dst: UnsafeMutablePointer<UInt8>) {
+        let shape = layout.planes(width: frame.width, height: frame.height)[i]
+        if let v = view(i, of: frame, as: layout) {
+            copyRows(v, to: dst)
+            return
+        }
+        let cw = (frame.width + 1) / 2, rows = shape.rows
+        if layout == .nv12 {
+            // Planar U and V into interleaved UV.
+            let u = frame.planes[1], v = frame.planes[2]
+            for y in 0..<rows {
+                let su = u.base.assumingMemoryBound(to: UInt8.self) + y * u.stride
+                let sv = v.base.assumingMemoryBound(to: UInt8.self) + y * v.stride
+                let d = dst + y * 2 * cw
+                for x in 0..<cw { d[2 * x] = su[x]; d[2 * x + 1] = sv[x] }
+            }
+        } else {
+            // NV12's UV into U (plane 1) or V (plane 2).
+            let uv = frame.planes[1], first = i - 1
+            for y in 0..<rows {
+                let s = uv.base.assumingMemoryBound(to: UInt8.self) + y * uv.stride + first
+                let d = dst + y * cw
+                for x in 0..<cw { d[x] = s[2 * x] }
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func copyRows(_ p: PlaneView, to dst: UnsafeMutablePointer<UInt8>) {
+        let src = p.base.assumingMemoryBound(to: UInt8.self)
+        if p.stride == p.rowBytes {
+            dst.update(from: src, count: p.rowBytes * p.rows)
+            return
+        }
+        for y in 0..<p.rows {
+            (dst + y * p.rowBytes).update(from: src + y * p.stride, count: p.rowBytes)
+        }
+    }
+}
