@@ -529,11 +529,19 @@ class Frame:
                 views.append(_np.frombuffer(buf, dtype=_SAMPLE_DTYPES.get(fmt, "u1")))
         return tuple(views)
 
-    def to_numpy(self, layout: Optional[str] = None, *, planes: bool = False):
+    def to_numpy(self, layout: Optional[str] = None, *, planes: bool = False, format: Optional[str] = None,
+                 rate: Optional[int] = None):
         """The frame in a packed layout: video as "nv12" (default) or "i420", audio as "s16"
         (default) or "f32". Pictures that are not 8-bit 4:2:0 (10-bit, 4:4:4, 4:2:2, full
         range) are converted first by a plugin's picture converter (the FFmpeg plugin's:
         libswscale, as ``ffmpeg -pix_fmt`` converts); MediaError when no plugin has one.
+
+        Audio through an AudioConverter: ``format`` (any sample format: "u8", "s16", "s24",
+        "s32", "f32", "f64", "p" suffix for planar), ``rate``, and a channel layout as
+        ``layout`` ("mono", "stereo", "5.1" ... or a count), e.g.
+        ``frame.to_numpy(format="f32", rate=16000, layout="mono")``. The frame is converted on
+        its own (the resampler's edges are this frame's): for a stream, use one
+        ``AudioConverter`` for all its frames.
 
         By default the result is one new array: NV12 of shape (height + (height+1)//2, width),
         I420 flat, audio (samples, channels); bytes when numpy is not installed.
@@ -548,6 +556,9 @@ class Frame:
         is converted and packed into one new buffer that the arrays share. Without numpy: a
         tuple of bytes."""
         mem = self._memory()
+        if self.media_type == "audio" and (format is not None or rate is not None
+                                           or (layout is not None and layout not in _PACK)):
+            return self._converted_audio(mem, format or "s16", rate, None if layout in _PACK else layout)
         layout = layout or ("nv12" if self.media_type == "video" else "s16")
         if layout not in _PACK:
             raise ValueError(f"unknown layout {layout!r}: nv12, i420, s16 or f32")
@@ -567,6 +578,24 @@ class Frame:
         if layout in ("s16", "f32"):
             return arr.reshape(-1, self.channels)
         return arr
+
+    def _converted_audio(self, mem: _FrameMemory, sample_format: str, rate: Optional[int], channel_layout):
+        """to_numpy with a sample format, rate or channel layout: one AudioConverter over this frame."""
+        name = self.format
+        planar = name.endswith("p")
+        base = {"flt": "f32", "dbl": "f64"}.get(name.rstrip("p") if planar else name, name.rstrip("p") if planar else name)
+        conv = AudioConverter(base + ("p" if planar else ""), self.sample_rate, self.channels, sample_format,
+                              rate or self.sample_rate, channel_layout or self.channels)
+        info = self._info
+        count = self.channels if planar else 1
+        ptrs = (ctypes.c_void_p * count)(*[info.planes[i] for i in range(count)])
+        lib.mk_audio_converter_push(conv._handle(), ptrs, self.sample_count)
+        head = conv._take()
+        tail = conv.flush()
+        conv.close()
+        if _np is None:
+            return head + tail
+        return _np.concatenate([head, tail], axis=1 if sample_format.endswith("p") and sample_format[:-1] in _SAMPLE_CODES else 0)
 
     def _layout_planes(self, mem: _FrameMemory, layout: str) -> tuple:
         """to_numpy(layout, planes=True): views of the frame when mk_frame_view says it holds

@@ -73,3 +73,20 @@ def test_bad_formats_raise_with_a_message():
     conv = mediakit.AudioConverter("s16", 44100, "stereo", "f32", 48000, "mono")
     with pytest.raises(TypeError):
         conv.convert(np.zeros((10, 2), dtype=np.float32))
+
+
+def test_frame_to_numpy_converts_like_the_converter(shared_media):
+    """frame.to_numpy(format=, rate=, layout=) equals an AudioConverter fed that frame's s16."""
+    with mediakit.open(shared_media / AAC_FILE) as d:
+        track = next(t for t in d.tracks if t.media_type == "audio")
+        dec = mediakit.Decoder(track)
+        frame = next(f for p in d.packets(track) for f in dec.decode(p))
+        ours = frame.to_numpy(format="f32", rate=16000, layout="mono")
+        src = frame.to_numpy("f32")                     # interleaved f32, the frame's own rate and channels
+    conv = mediakit.AudioConverter("f32", frame.sample_rate, frame.channels, "f32", 16000, "mono")
+    ref = np.concatenate([conv.convert(src), conv.flush()])
+    assert ours.dtype == np.float32 and ours.shape == ref.shape == (round(frame.sample_count * 16000 / frame.sample_rate), 1)
+    assert np.array_equal(ours, ref)
+    s16 = frame.to_numpy(format="s16")
+    assert s16.dtype == np.int16 and s16.shape == (frame.sample_count, frame.channels)
+    assert np.array_equal(s16, frame.to_numpy("s16"))
