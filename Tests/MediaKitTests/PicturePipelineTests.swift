@@ -77,7 +77,7 @@ final class PicturePipelineTests: XCTestCase {
         XCTAssertNotNil(PicturePipeline.views(of: TestPictures.make(.nv12, width: 7, height: 5), as: .nv12))
         // ffmpeg copies a picture already in the output format whatever its range, and converts
         // the others (full range to limited, other formats): those are not read in place.
-        let full = TestPictures.make(.yuv420p, width: 8, height: 4, colorRange: 2)
+        let full = TestPictures.make(.yuv420p, width: 8, height: 4, colorRange: .full)
         XCTAssertNotNil(PicturePipeline.views(of: full, as: .i420))
         XCTAssertNil(PicturePipeline.views(of: full, as: .nv12))
         XCTAssertNil(PicturePipeline.views(of: TestPictures.make(.yuvj420p, width: 8, height: 4), as: .i420))

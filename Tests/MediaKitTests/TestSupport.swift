@@ -39,7 +39,7 @@ struct SeededRandom: RandomNumberGenerator {
 enum TestPictures {
     /// A picture whose every sample is distinct: value = plane * 4096 + row * 64 + column
     /// (truncated to the sample size), rows padded by `padding` bytes (0: tightly packed).
-    static func make(_ format: PixelFormat, width: Int, height: Int, padding: Int = 16, colorRange: Int = 0) -> Frame {
+    static func make(_ format: PixelFormat, width: Int, height: Int, padding: Int = 16, colorRange: ColorRange = .unspecified) -> Frame {
         var frame = Frame(mediaType: .video, pts: 7, duration: 1, timeBase: Rational(1, 25), pixelFormat: format,
                           width: width, height: height, colorRange: colorRange, planes: [], storage: FrameStorage {})
         var buffers: [UnsafeMutableRawPointer] = []

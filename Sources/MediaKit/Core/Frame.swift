@@ -157,12 +157,12 @@ public struct Frame: Sendable {
     /// Video: height in pixels.
     public var height: Int
     /// Video: the range of the sample values, a ``ColorRange`` code (0 unknown, 1 limited, 2 full).
-    public var colorRange: Int
+    public var colorRange: ColorRange
     /// Video: colour primaries, transfer characteristics and matrix (ISO/IEC 23091-4 code points).
-    public var colorPrimaries: Int, colorTransfer: Int, colorSpace: Int
+    public var colorPrimaries: ColorPrimaries, colorTransfer: ColorTransfer, colorSpace: ColorMatrix
     /// Video: where chroma samples sit, a ``ChromaLocation`` code: 0 unspecified, 1 left (MPEG-2),
     /// 2 center (JPEG), 3 top-left, 4 top, 5 bottom-left, 6 bottom.
-    public var chromaLocation: Int = 0
+    public var chromaLocation = ChromaLocation.unspecified
     /// Video: the shape of one pixel (0/1 when unknown).
     public var sampleAspectRatio = Rational(0, 1)
 
@@ -184,8 +184,8 @@ public struct Frame: Sendable {
 
     /// Creates a frame over planes kept alive by `storage`.
     public init(mediaType: MediaType, pts: Int64, duration: Int64, timeBase: Rational, isKeyframe: Bool = false,
-                pixelFormat: PixelFormat? = nil, width: Int = 0, height: Int = 0, colorRange: Int = 0,
-                colorPrimaries: Int = 2, colorTransfer: Int = 2, colorSpace: Int = 2,
+                pixelFormat: PixelFormat? = nil, width: Int = 0, height: Int = 0, colorRange: ColorRange = .unspecified,
+                colorPrimaries: ColorPrimaries = .unspecified, colorTransfer: ColorTransfer = .unspecified, colorSpace: ColorMatrix = .unspecified,
                 sampleFormat: SampleFormat? = nil, sampleRate: Int = 0, channels: Int = 0,
                 channelMask: UInt64 = 0, sampleCount: Int = 0, planes: [Plane], storage: FrameStorage) {
         self.mediaType = mediaType

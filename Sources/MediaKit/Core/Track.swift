@@ -48,9 +48,9 @@ public struct CodecParameters: Sendable, Hashable {
     /// or `nclc`), as ISO/IEC 23091-4 code points: range a ``ColorRange`` code (0 unknown, 1 limited, 2 full); primaries,
     /// transfer and matrix 2 when unspecified. Decoded pictures whose bitstream does not say take
     /// these, as FFmpeg's decoders take them from the stream's parameters.
-    public var colorRange = 0
+    public var colorRange = ColorRange.unspecified
     /// See ``colorRange``.
-    public var colorPrimaries = 2, colorTransfer = 2, colorSpace = 2
+    public var colorPrimaries = ColorPrimaries.unspecified, colorTransfer = ColorTransfer.unspecified, colorSpace = ColorMatrix.unspecified
     /// Video: frames a decoder must hold back to output in presentation order
     /// (the B-frame reorder depth, from the container's timestamps); 0 if none.
     public var reorderDepth: Int = 0

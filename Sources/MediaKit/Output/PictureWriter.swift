@@ -87,10 +87,10 @@ public final class PictureWriter: @unchecked Sendable {
     /// limited range (as ffmpeg marks them, also when the source's range was unspecified).
     private func y4mHeader(_ frame: Frame, width w: Int, height h: Int) -> [UInt8] {
         let written: ColorRange = pipeline.needsConversion(frame) ? .limited
-            : frame.pixelFormat == .yuvj420p ? .full : ColorRange(rawValue: frame.colorRange) ?? .unspecified
+            : frame.pixelFormat == .yuvj420p ? .full : frame.colorRange
         let range = written == .full ? " XCOLORRANGE=FULL" : written == .limited ? " XCOLORRANGE=LIMITED" : ""
         let siting: String
-        switch ChromaLocation(rawValue: frame.chromaLocation) {
+        switch Optional(frame.chromaLocation) {
         case .topLeft: siting = "C420paldv XYSCSS=420PALDV"
         case .left: siting = "C420mpeg2 XYSCSS=420MPEG2"
         default: siting = "C420jpeg XYSCSS=420JPEG"

@@ -247,7 +247,7 @@ public final class MediaRegistry: @unchecked Sendable {
     /// - Throws: `.notFound` naming the conversion, the plugins loaded and every place
     ///   searched when no plugin converts it; the converter's own error when creation fails.
     public func makePictureConverter(from source: PixelFormat, to target: PixelFormat, width: Int, height: Int,
-                                     colorRange: Int = 0, colorSpace: Int = 2) throws -> PictureConverter {
+                                     colorRange: ColorRange = .unspecified, colorSpace: ColorMatrix = .unspecified) throws -> PictureConverter {
         let candidates = converters.filter { $0.supports(source, to: target) }
         guard !candidates.isEmpty else {
             throw notFoundError("no picture converter from \(source.name) to \(target.name) (the FFmpeg plugin has one, libswscale)")
@@ -260,8 +260,8 @@ public final class MediaRegistry: @unchecked Sendable {
             cfg.dst_format = target.rawValue
             cfg.width = Int32(clamping: width)
             cfg.height = Int32(clamping: height)
-            cfg.color_range = Int32(clamping: colorRange)
-            cfg.color_space = Int32(clamping: colorSpace)
+            cfg.color_range = Int32(clamping: colorRange.rawValue)
+            cfg.color_space = Int32(clamping: colorSpace.rawValue)
             var instance: UnsafeMutableRawPointer?
             var vt: UnsafePointer<mk_plugin_converter_vtable>?
             let status = c.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)

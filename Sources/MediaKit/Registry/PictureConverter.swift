@@ -57,13 +57,13 @@ public final class PictureConverter: @unchecked Sendable {
         src.duration = frame.duration
         src.width = Int32(width)
         src.height = Int32(height)
-        src.color_range = Int32(clamping: frame.colorRange)
-        src.color_primaries = Int32(clamping: frame.colorPrimaries)
-        src.color_trc = Int32(clamping: frame.colorTransfer)
-        src.color_space = Int32(clamping: frame.colorSpace)
+        src.color_range = Int32(clamping: frame.colorRange.rawValue)
+        src.color_primaries = Int32(clamping: frame.colorPrimaries.rawValue)
+        src.color_trc = Int32(clamping: frame.colorTransfer.rawValue)
+        src.color_space = Int32(clamping: frame.colorSpace.rawValue)
         src.sar_num = Int32(clamping: frame.sampleAspectRatio.numerator)
         src.sar_den = Int32(clamping: frame.sampleAspectRatio.denominator)
-        src.chroma_location = Int32(clamping: frame.chromaLocation)
+        src.chroma_location = Int32(clamping: frame.chromaLocation.rawValue)
         src.plane_count = Int32(frame.planes.count)
         withUnsafeMutableBytes(of: &src.planes) { raw in
             let p = raw.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)

@@ -155,10 +155,10 @@ extension Frame {
             }
             var frame = Frame(mediaType: .video, pts: f.pts, duration: f.duration, timeBase: timeBase,
                               isKeyframe: f.flags & MK_PACKET_FLAG_KEY != 0, pixelFormat: format,
-                              width: Int(f.width), height: Int(f.height), colorRange: Int(f.color_range),
-                              colorPrimaries: Int(f.color_primaries), colorTransfer: Int(f.color_trc),
-                              colorSpace: Int(f.color_space), planes: [], storage: storage)
-            frame.chromaLocation = Int(f.chroma_location)
+                              width: Int(f.width), height: Int(f.height), colorRange: ColorRange(code: Int(f.color_range)),
+                              colorPrimaries: ColorPrimaries(rawValue: Int(f.color_primaries)), colorTransfer: ColorTransfer(rawValue: Int(f.color_trc)),
+                              colorSpace: ColorMatrix(rawValue: Int(f.color_space)), planes: [], storage: storage)
+            frame.chromaLocation = ChromaLocation(code: Int(f.chroma_location))
             if f.sar_num > 0 && f.sar_den > 0 { frame.sampleAspectRatio = Rational(Int64(f.sar_num), Int64(f.sar_den)) }
             var planes: [Plane] = []
             for i in 0..<format.planeCount {

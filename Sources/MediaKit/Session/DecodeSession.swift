@@ -604,10 +604,10 @@ public final class DecodeSession: Decoder {
             // decoders fill frames from the stream's parameters the same way).
             var frame = frame
             let p = track.parameters
-            if frame.colorRange == 0 { frame.colorRange = p.colorRange }
-            if frame.colorPrimaries == 2 { frame.colorPrimaries = p.colorPrimaries }
-            if frame.colorTransfer == 2 { frame.colorTransfer = p.colorTransfer }
-            if frame.colorSpace == 2 { frame.colorSpace = p.colorSpace }
+            if frame.colorRange == .unspecified { frame.colorRange = p.colorRange }
+            if frame.colorPrimaries == .unspecified { frame.colorPrimaries = p.colorPrimaries }
+            if frame.colorTransfer == .unspecified { frame.colorTransfer = p.colorTransfer }
+            if frame.colorSpace == .unspecified { frame.colorSpace = p.colorSpace }
             // A pixel aspect ratio the container states (MP4 `pasp`) is the one presented,
             // whatever the bitstream says: the ffmpeg tool gives its decoded frames the
             // stream's ratio the same way (decode_video in ffmpeg 5.1).

@@ -70,7 +70,7 @@ public final class PicturePipeline: @unchecked Sendable {
     public let registry: MediaRegistry
     private let lock = NSLock()
     private var converter: PictureConverter?   // under `lock`: the one converter cache
-    private var converterRange = 0
+    private var converterRange = ColorRange.unspecified
 
     /// Creates a pipeline to `layout`, turning pictures by `orientation` (default: upright)
     /// and converting them with picture converters from `registry` (default: ``MediaRegistry/shared``).
@@ -99,7 +99,7 @@ public final class PicturePipeline: @unchecked Sendable {
     public static func needsConversion(_ frame: Frame, as layout: RawPictureFormat) -> Bool {
         guard let f = frame.pixelFormat else { return false }
         if f == layout.pixelFormat { return false }
-        if f == .yuvj420p || ColorRange(rawValue: frame.colorRange) == .full { return true }
+        if f == .yuvj420p || frame.colorRange == .full { return true }
         return !canPack(f, as: layout)
     }
 

@@ -90,10 +90,10 @@ enum SampleEntryParser {
             if let colr = children["colr"], colr.count >= 10 {
                 // As FFmpeg's mov_read_colr: primaries, transfer, matrix; nclx adds the range flag.
                 func code(_ o: Int) -> Int { Int(colr[o]) << 8 | Int(colr[o + 1]) }
-                p.colorPrimaries = code(4)
-                p.colorTransfer = code(6)
-                p.colorSpace = code(8)
-                if colr.starts(with: Array("nclx".utf8)), colr.count >= 11 { p.colorRange = (colr[10] & 0x80 != 0 ? ColorRange.full : .limited).rawValue }
+                p.colorPrimaries = ColorPrimaries(rawValue: code(4))
+                p.colorTransfer = ColorTransfer(rawValue: code(6))
+                p.colorSpace = ColorMatrix(rawValue: code(8))
+                if colr.starts(with: Array("nclx".utf8)), colr.count >= 11 { p.colorRange = colr[10] & 0x80 != 0 ? .full : .limited }
             }
             if let pasp = children["pasp"], pasp.count >= 8 {
                 let h = Int64(be32(pasp, 0)), v = Int64(be32(pasp, 4))

@@ -182,10 +182,10 @@ extension MatroskaTrackConfig {
         case .video:
             params.width = width
             params.height = height
-            params.colorRange = colour.range
-            params.colorPrimaries = colour.primaries
-            params.colorTransfer = colour.transfer
-            params.colorSpace = colour.matrix
+            params.colorRange = ColorRange(code: colour.range)
+            params.colorPrimaries = ColorPrimaries(rawValue: colour.primaries)
+            params.colorTransfer = ColorTransfer(rawValue: colour.transfer)
+            params.colorSpace = ColorMatrix(rawValue: colour.matrix)
             if info.displayUnit == 0, info.displayWidth > 0, info.displayHeight > 0, width > 0, height > 0 {
                 let sar = Track.reduced(Int64(info.displayWidth) * Int64(height), Int64(info.displayHeight) * Int64(width))
                 if sar != Rational(1, 1) { params.sampleAspectRatio = sar }
