@@ -426,6 +426,11 @@ public final class AudioStreamParser {
                 if dataFormat == nil {
                     announce(mpeg: mpeg, adts: adts, into: &events)
                 } else if let m = mpeg, let last = lastMPEG, !last.continues(m) {
+                    // The packets before the change are reported before it (in their format).
+                    if !packets.isEmpty {
+                        events.append(.packets(packets))
+                        packets.removeAll()
+                    }
                     dataFormat = DataFormat(codec: m.codec, sampleRate: m.sampleRate, channels: m.channels, framesPerPacket: m.samplesPerFrame)
                     events.append(.warning(MediaError(.unsupported, "the stream changes to \(m.codec) \(m.sampleRate) Hz at this frame", offset: absolute, context: "audio stream")))
                     events.append(.dataFormat(dataFormat!))
