@@ -3,7 +3,8 @@
 /// ID3v2 tags before (or between) the frames and ID3v1 / APEv2 / Lyrics3 tags after them.
 ///
 /// Hand it bytes in any chunking, down to one byte at a time, with ``push(_:discontinuity:)``;
-/// it returns the events that became known, packets last. Bytes that do not complete a frame
+/// it returns the events that became known, in order (packets in lists of at most
+/// ``packetsPerEvent``). Bytes that do not complete a frame
 /// are kept until the next push: a caller never sends them again. ``finish()`` ends the input.
 ///
 /// A frame is reported only once the header after it confirms it (same version, layer, rate
@@ -140,6 +141,10 @@ public final class AudioStreamParser {
     /// Largest frame looked for: ADTS's 13-bit length; free-format MPEG audio up to this too.
     static let maxFrameBytes = 8192
 
+    /// Packets in one ``Event/packets(_:)`` at most (a long push gives several): the list's
+    /// size stays bounded whatever the chunking, even for frames smaller than its entries.
+    public static let packetsPerEvent = 64
+
     /// Packet offsets kept for exact seeks (8 bytes each: about 7 hours of MP3).
     public static let maxIndexedPackets = 1 << 20
 
@@ -171,6 +176,9 @@ public final class AudioStreamParser {
         } else if buffer.isEmpty {
             buffer = bytes   // nothing kept: parse the caller's bytes where they are (no copy)
         } else {
+            // Exactly what is kept plus the new bytes (no doubling): the buffer never holds more
+            // than the bytes pushed and not yet parsed.
+            buffer.reserveCapacity(buffer.count + bytes.count)
             buffer.append(contentsOf: bytes)
         }
         return try parse(final: false)
@@ -179,6 +187,11 @@ public final class AudioStreamParser {
     /// Ends the input: the last frame is reported without a header after it, and the bit rate.
     public func finish() -> [Event] {
         var events = (try? parse(final: true)) ?? []
+        if packetCount == 0 && !ended {
+            let end = bufferStart + Int64(buffer.count)
+            let what = dataFormat == nil ? "an MPEG audio or ADTS frame confirmed by the next one" : "an audio frame after the VBR header"
+            events.append(.warning(MediaError(.invalidData, "the stream ends after \(end) bytes without \(what)", offset: end, context: "audio stream")))
+        }
         if packetCount > 0, let f = dataFormat, f.sampleRate > 0 {
             let seconds = Double(sampleCount) / Double(f.sampleRate)
             events.append(.bitRate(constantBitRate ? firstBitRate! : Int(Double(audioBytes * 8) / max(seconds, 1e-9)), exact: constantBitRate))
@@ -471,6 +484,11 @@ public final class AudioStreamParser {
                     }
                 }
                 packets.append(Packet(offset: absolute, data: data, frames: frames))
+                if packets.count == Self.packetsPerEvent {
+                    events.append(.packets(packets))
+                    packets = []
+                    packets.reserveCapacity(Self.packetsPerEvent)
+                }
                 packetCount += 1
                 audioBytes += Int64(size)
                 sampleCount += Int64(frames)
