@@ -45,9 +45,11 @@ struct Stream: ParsableCommand {
         parsed, or constant bit rate MPEG audio, whose frame offsets follow from
         its frame size and padding pattern). estimated: O comes from a Xing / VBRI
         table of contents or the average bit rate; parsing resynchronises at the
-        next frame. With --pcm-out, decoding starts there with no gapless trim (the
-        first frame or two lack the bit reservoir, as in any decoder started
-        mid-stream).
+        next frame. With --pcm-out, decoding starts there as FFmpeg's does after a
+        seek: no start trim, the gapless end trim kept, so the output ends where a
+        decode from the start ends (the first frame or two lack the bit reservoir, as
+        in any decoder started mid-stream). After an estimated seek the packet index,
+        and so where the end trim falls, is an estimate too.
 
         --benchmark: times the parser alone, as ffmpeg's -benchmark times a run. The
         whole input is read into memory first, as pieces of --chunk bytes, which are
@@ -127,7 +129,7 @@ struct Stream: ParsableCommand {
             let kind = target.exact ? "exact" : "estimated"
             out.line(packets ? "seek,\(seconds),\(target.packet),\(target.offset),\(kind)"
                              : "seek \(seconds) packet \(target.packet) offset \(target.offset) \(kind)")
-            try pcm?.start(parser, fromSeek: true)
+            try pcm?.start(parser, seekPacket: target.packet)
             try input.seek(to: target.offset)
             var first = true
             var pts = target.packet * Int64(parser.dataFormat?.framesPerPacket ?? 0)
@@ -154,7 +156,7 @@ struct Stream: ParsableCommand {
                 let bytes = try input.read(chunk)
                 if bytes.isEmpty { break }
                 let events = try parser.push(bytes)
-                if pcm != nil && parser.dataOffset != nil { try pcm!.start(parser, fromSeek: false) }
+                if pcm != nil && parser.dataOffset != nil { try pcm!.start(parser) }
                 try emit(events, out, pcm: pcm, pts: &pts)
             }
             try emit(parser.finish(), out, pcm: pcm, pts: &pts)
@@ -361,12 +363,12 @@ final class PCMOutput {
     }
 
     /// Creates the decoder once the parser knows the format (no-op after that). After a seek
-    /// the output starts at the packet sought to: no start trim is applied.
-    func start(_ parser: AudioStreamParser, fromSeek: Bool) throws {
-        guard session == nil, let made = parser.makeTrack() else { return }
+    /// to packet `seekPacket`, the track starts there: no start trim, the gapless end trim kept
+    /// (``AudioStreamParser/makeTrack(fromPacket:)``), as FFmpeg decodes after a seek.
+    func start(_ parser: AudioStreamParser, seekPacket: Int64? = nil) throws {
+        guard session == nil, let made = seekPacket.map({ parser.makeTrack(fromPacket: $0) }) ?? parser.makeTrack() else { return }
         track = made.track
         session = try DecodeSession(track: made.track)
-        if fromSeek { session!.reset() }
     }
 
     func decode(_ p: AudioStreamParser.Packet, pts: Int64) throws {

@@ -203,3 +203,35 @@ def test_seek_to_30_seconds(kind, ten_minute_files, mk_stream):
         assert abs(ref[landed][0] - ref[holder][0]) <= duration / 100, (offset, true_offset, landed, holder)
         # Parsing resynchronised at the first frame at or after the offset, skipping none.
         assert landed == next(i for i, (_, _, pos, _) in enumerate(ref) if pos >= offset)
+
+
+def test_pcm_after_an_exact_seek_ends_like_ffmpeg(ten_minute_files, mk_stream, tmp_path):
+    """`--seek 30 --pcm-out` on the 10-minute CBR file decodes from the packet sought to as FFmpeg
+    decodes after a seek: no start trim there, the gapless end trim kept. Oracle: ffmpeg's
+    decode of the whole file (gapless), and ffprobe's start_time (LAME's delay plus the
+    decoder's 529 samples, which FFmpeg cuts from the start). The output must be the last
+    (samples - (P * 1152 - start_time * rate)) samples of ffmpeg's decode, P being the packet
+    sought to: that many samples, and equal to them (|diff| <= 1) but for its first three
+    frames' worth: a decoder started mid-stream has neither the bit reservoir nor the overlap
+    of the frames before, which shows in the output of the first two frames, 529 samples
+    (the decoder's delay) later."""
+    path = ten_minute_files["cbr"]
+    out = tmp_path / "seek.pcm"
+    proc = lib.run([mk_stream, path, "--packets", "--seek", "30.0", "--pcm-out", out])
+    lib.check_ok(proc, [mk_stream, path, "--seek", "30.0", "--pcm-out", out])
+    _, _, packet, _, how = proc.stdout.decode().splitlines()[0].split(",")
+    assert how == "exact"
+    cmd = ["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=start_time,sample_rate,channels", "-of", "json", str(path)]
+    probe = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    lib.oracle_ok(probe, cmd)
+    st = json.loads(probe.stdout)["streams"][0]
+    rate, channels = int(st["sample_rate"]), int(st["channels"])
+    skip = round(float(st["start_time"]) * rate)
+    full = _pcm(_ffmpeg_pcm(path))
+    ours = _pcm(out.read_bytes())
+    expected = len(full) // channels - (int(packet) * 1152 - skip)
+    assert len(ours) // channels == expected, (len(ours) // channels, expected)
+    settled = 3 * 1152 * channels
+    tail = full[len(full) - len(ours) + settled:]
+    worst = max((abs(x - y) for x, y in zip(ours[settled:], tail)), default=0)
+    assert worst <= 1, f"max |diff| {worst} against ffmpeg's decode from the same sample"

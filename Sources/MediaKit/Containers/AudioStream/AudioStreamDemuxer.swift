@@ -194,6 +194,25 @@ extension AudioStreamParser {
     }
 }
 
+extension AudioStreamParser {
+    /// The track of ``makeTrack()`` for decoding that starts at packet `packet` (after a seek),
+    /// trimmed as FFmpeg trims it there: no start trim (the encoder delay lies before the
+    /// packet), the end trim kept, so the output ends at the same sample as a decode from the
+    /// start. Its duration counts the samples from that packet on. Nil before the format is known.
+    public func makeTrack(fromPacket packet: Int64) -> (track: Track, duration: Double?)? {
+        guard var made = makeTrack(), let f = dataFormat, f.sampleRate > 0 else { return nil }
+        let skipped = max(0, packet) * Int64(f.framesPerPacket)
+        made.track.encoderDelay = 0
+        if made.track.duration > 0 {
+            made.track.duration = max(0, made.track.duration - skipped)
+        } else {
+            made.track.encoderPadding = 0   // no known end to trim from
+        }
+        made.duration = made.duration.map { max(0, $0 - Double(skipped) / Double(f.sampleRate)) }
+        return made
+    }
+}
+
 extension AudioStreamParser.Packet {
     /// The packet as a demuxer hands it on: track 0, `pts` (= dts) in samples of `timeBase`,
     /// a key frame at its byte offset.
