@@ -77,7 +77,7 @@ ROWS=("| parse in memory, 4 KiB pushes | mk-stream --benchmark --chunk 4096 | $(
       "| decode to s16le | mk-decode | $(W mk_decode) | $(mib "$(R mk_decode)") | $(ratio "$(W mk_decode)" "$(W ff_decode)") |  | $CHECK |"
       "| decode to s16le, 1-minute file | ffmpeg | $(W ff_decode_short) | $(mib "$(R ff_decode_short)") | 1.00x |  | peak memory 10 min / 1 min: $(ratio "$(R ff_decode)" "$(R ff_decode_short)") |"
       "| decode to s16le, 1-minute file | mk-decode | $(W mk_decode_short) | $(mib "$(R mk_decode_short)") | $(ratio "$(W mk_decode_short)" "$(W ff_decode_short)") |  | peak memory 10 min / 1 min: $(ratio "$(R mk_decode)" "$(R mk_decode_short)") |")
-HEAD="| case | tool | wall s | peak MiB | wall vs ffmpeg | input rate (whole process) | output |"
+HEAD="| case | tool | wall s | peak MiB | wall vs ffmpeg -c copy / decode | input rate | output |"
 RULE="|---|---|---:|---:|---:|---:|---|"
 echo; echo "$HEAD"; echo "$RULE"; printf '%s\n' "${ROWS[@]}"; echo
 
@@ -96,7 +96,11 @@ trap 'rm -f "$SECTION"' EXIT
     echo "holds the file in memory in pieces of 4 KiB or 64 KiB and pushes them to a new parser 5 times;"
     echo "the rate is bytes / the parsing thread's least CPU time (unaffected by other load), the wall"
     echo "column its least wall time (the parser alone, no start-up: compared with ffmpeg's whole process,"
-    echo "as the issue asks). Load average when the run ended: $LOAD (2 cores shared)."
+    echo "as the issue asks; its rate is per CPU second). Other rates: bytes / whole-process wall time."
+    echo "Commands: \`mk-stream --benchmark --chunk N IN\`, \`mk-probe --count IN\`, \`ffmpeg -v error -nostdin -i IN -c copy -f null -\`,"
+    echo "\`mk-decode -q IN --audio-out OUT\`, \`ffmpeg -v error -nostdin -y -i IN -f s16le OUT\`; peak memory: GNU time's max RSS."
+    echo "Rerun: \`make bench\`, or \`MK_BIN=\$(swift build -c release --show-bin-path) scripts/bench_stream.sh\`."
+    echo "Load average when the run ended: $LOAD (2 cores shared with other work: wall times are inflated, ratios hold)."
     echo
     echo "$HEAD"; echo "$RULE"; printf '%s\n' "${ROWS[@]}"
     echo "<!-- bench_stream:end -->"
