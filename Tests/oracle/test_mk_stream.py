@@ -2,7 +2,8 @@
 
 Oracles (ORACLES.md):
 - packets: `ffprobe -show_entries packet=pos,size`, by the rules of test_audio_streams.py
-  (imported, not restated), for chunk sizes 1 (files up to 120 KB), 7 and 4096, and through a
+  (imported, not restated), for chunk sizes 1 and 2 (files up to 120 KB), 7, 4096 and the
+  whole file in one push, and through a
   pipe (`cat FILE | mk-stream - --packets`). The parser is told the format (no probing), so a
   file whose frame ffprobe's probing refuses is checked frame by frame against the headers;
 - decoded PCM: `ffmpeg -f s16le` (same length, |diff| <= 1, FFmpeg's gapless rules);
@@ -43,8 +44,9 @@ def _small(name: str) -> bool:
     return (lib.SHARED_MEDIA / name).stat().st_size <= 120_000
 
 
-# Chunks of 1 byte on the files up to 120 KB only (time).
-@pytest.mark.parametrize("name,chunk", [(n, c) for n in PACKET_FILES for c in (1, 7, 4096) if c != 1 or _small(n)])
+# Chunks of 1 and 2 bytes on the files up to 120 KB only (time); 1 << 26 (the largest --chunk,
+# above every corpus file): the whole file in one push.
+@pytest.mark.parametrize("name,chunk", [(n, c) for n in PACKET_FILES for c in (1, 2, 7, 4096, 1 << 26) if c > 2 or _small(n)])
 def test_packets_equal_ffprobe(name, chunk, shared_media, mk_stream):
     path = shared_media / name
     rows, err, status = _stream_packets(mk_stream, path, "--chunk", chunk)
@@ -73,15 +75,15 @@ def test_standard_input_equals_the_file(name, shared_media, mk_stream):
                                   "mp3_mpeg2_24k_lame_vbr_v2_xing_38s.mp3", "mp3_vbr_vbri_header_48k_stereo_complete.mp3"])
 def test_events_like_ffprobe(name, shared_media, mk_stream):
     """The event lines (all but the packet summaries, which follow the chunking) are the same
-    for chunks of 1, 7 and 4096 bytes; the format is ffprobe's codec, rate and channels, and
+    for chunks of 1, 2, 7 and 4096 bytes and the whole file in one push; the format is ffprobe's codec, rate and channels, and
     the duration is within one frame of ffprobe's."""
     path = shared_media / name
     runs = []
-    for chunk in (1, 7, 4096):
+    for chunk in (1, 2, 7, 4096, 1 << 26):
         proc = lib.run([mk_stream, path, "--chunk", chunk])
         lib.check_ok(proc, [mk_stream, path, "--chunk", chunk])
         runs.append([l for l in proc.stdout.decode().splitlines() if not l.startswith("packets ")])
-    assert runs[0] == runs[1] == runs[2]
+    assert all(run == runs[0] for run in runs[1:])
     cmd = ["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_streams", "-show_format", "-of", "json", str(path)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     lib.oracle_ok(proc, cmd)
@@ -91,6 +93,21 @@ def test_events_like_ffprobe(name, shared_media, mk_stream):
     assert (fields["codec"], int(fields["rate"]), int(fields["channels"])) == (st["codec_name"], int(st["sample_rate"]), st["channels"])
     seconds = float(next(l for l in runs[0] if l.startswith("duration ")).split()[1])
     assert abs(seconds - float(info["format"]["duration"])) <= int(fields["frames-per-packet"]) / int(st["sample_rate"]) + 0.001
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_events_identical_for_every_chunking(name, shared_media, mk_stream):
+    """On every .mp3 / .aac file, the event lines but the packet summaries (which follow the
+    chunking), the standard error and the exit status are the same for chunks of 1 and 2 bytes
+    (files up to 120 KB), 7, 4096 and the whole file; the packets were compared with ffprobe's
+    for each chunking above."""
+    path = shared_media / name
+    runs = []
+    for chunk in [c for c in (1, 2, 7, 4096, 1 << 26) if c > 2 or _small(name)]:
+        proc = subprocess.run([str(mk_stream), str(path), "--chunk", str(chunk)], capture_output=True, timeout=300)
+        assert proc.returncode in (0, 1) and b"Fatal error" not in proc.stderr, proc.stderr
+        runs.append(([l for l in proc.stdout.decode().splitlines() if not l.startswith("packets ")], proc.stderr, proc.returncode))
+    assert all(run == runs[0] for run in runs[1:]), [r[0][:3] for r in runs]
 
 
 def _ffmpeg_pcm(path) -> bytes:
