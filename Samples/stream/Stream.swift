@@ -45,9 +45,19 @@ struct Stream: ParsableCommand {
         parsed, or constant bit rate MPEG audio, whose frame offsets follow from
         its frame size and padding pattern). estimated: O comes from a Xing / VBRI
         table of contents or the average bit rate; parsing resynchronises at the
-        next frame. With --pcm-out, decoding starts there with no gapless trim (the
-        first frame or two lack the bit reservoir, as in any decoder started
-        mid-stream).
+        next frame. With --pcm-out, decoding starts there as FFmpeg's does after a
+        seek: no start trim, the gapless end trim kept, so the output ends where a
+        decode from the start ends (the first frame or two lack the bit reservoir, as
+        in any decoder started mid-stream). After an estimated seek the packet index,
+        and so where the end trim falls, is an estimate too.
+
+        --benchmark: times the parser alone, as ffmpeg's -benchmark times a run. The
+        whole input is read into memory first, as pieces of --chunk bytes, which are
+        then pushed to a new parser, 5 times; no event is printed, this line is:
+          benchmark bytes=B packets=P cpu-seconds=S rate=R MB/s wall-seconds=W
+        S: the least CPU time of the parsing thread over the passes (so that other work on
+        the machine does not count), R = B / S; W: the least wall time. P and the packets'
+        bytes must be the same in every pass.
 
         Exit status 1 with a message on standard error when the input cannot be
         read or holds no MPEG audio or ADTS frame.
@@ -68,6 +78,9 @@ struct Stream: ParsableCommand {
     @Option(help: "Resolve a seek to this time (seconds) and parse from the offset it gives.")
     var seek: Double?
 
+    @Flag(help: "Time the parser alone over the input held in memory (5 passes) and print the fastest pass's rate.")
+    var benchmark = false
+
     func run() throws {
         do {
             try stream()
@@ -85,6 +98,12 @@ struct Stream: ParsableCommand {
         }
         let input = try Input(path: file)
         defer { input.close() }
+        if benchmark {
+            guard seek == nil && pcmOut == nil && !packets else {
+                throw MediaError(.invalidArgument, "--benchmark times the parser alone: it takes no --seek, --pcm-out or --packets")
+            }
+            return try timeParser(input)
+        }
         if seek != nil && !input.isSeekable {
             throw MediaError(.unsupported, "--seek needs a file: standard input cannot go back", path: file)
         }
@@ -110,7 +129,7 @@ struct Stream: ParsableCommand {
             let kind = target.exact ? "exact" : "estimated"
             out.line(packets ? "seek,\(seconds),\(target.packet),\(target.offset),\(kind)"
                              : "seek \(seconds) packet \(target.packet) offset \(target.offset) \(kind)")
-            try pcm?.start(parser, fromSeek: true)
+            try pcm?.start(parser, seekPacket: target.packet)
             try input.seek(to: target.offset)
             var first = true
             var pts = target.packet * Int64(parser.dataFormat?.framesPerPacket ?? 0)
@@ -137,7 +156,7 @@ struct Stream: ParsableCommand {
                 let bytes = try input.read(chunk)
                 if bytes.isEmpty { break }
                 let events = try parser.push(bytes)
-                if pcm != nil && parser.dataOffset != nil { try pcm!.start(parser, fromSeek: false) }
+                if pcm != nil && parser.dataOffset != nil { try pcm!.start(parser) }
                 try emit(events, out, pcm: pcm, pts: &pts)
             }
             try emit(parser.finish(), out, pcm: pcm, pts: &pts)
@@ -150,6 +169,52 @@ struct Stream: ParsableCommand {
             try pcm!.finish(parser)
             pcm = nil
         }
+    }
+
+    /// `--benchmark`: the parser's own rate over the input held in memory (the fastest of 5 passes).
+    func timeParser(_ input: Input) throws {
+        var data: [UInt8] = []
+        while true {
+            let bytes = try input.read(1 << 20)
+            if bytes.isEmpty { break }
+            data += bytes
+        }
+        // Held in memory as the pieces a socket or a download would deliver.
+        let pieces = stride(from: 0, to: data.count, by: chunk).map { Array(data[$0..<min($0 + chunk, data.count)]) }
+        var best = Double.infinity, bestWall = Double.infinity
+        var counted: (packets: Int, bytes: Int)?
+        for _ in 0..<5 {
+            var packetCount = 0, packetBytes = 0
+            func take(_ events: [AudioStreamParser.Event]) {
+                for case .packets(let list) in events {
+                    packetCount += list.count
+                    for p in list { packetBytes += p.data.count }
+                }
+            }
+            let start = (wall: DispatchTime.now().uptimeNanoseconds, cpu: Self.threadCPUSeconds())
+            let parser = AudioStreamParser(totalBytes: Int64(data.count))
+            for piece in pieces { take(try parser.push(piece)) }
+            take(parser.finish())
+            best = min(best, Self.threadCPUSeconds() - start.cpu)
+            bestWall = min(bestWall, Double(DispatchTime.now().uptimeNanoseconds - start.wall) / 1e9)
+            guard parser.dataFormat != nil else {
+                throw MediaError(.invalidData, "no MPEG audio or ADTS frame confirmed by the next one was found in \(data.count) bytes", path: file)
+            }
+            if let c = counted, c != (packetCount, packetBytes) {
+                throw MediaError(.invalidData, "the passes disagree: \(c.packets) and \(packetCount) packets", path: file)
+            }
+            counted = (packetCount, packetBytes)
+        }
+        let rate = Double(data.count) / best / 1e6
+        print("benchmark bytes=\(data.count) packets=\(counted!.packets) cpu-seconds=\(String(format: "%.6f", best)) rate=\(String(format: "%.0f", rate)) MB/s"
+              + " wall-seconds=\(String(format: "%.6f", bestWall))")
+    }
+
+    /// CPU time of the calling thread (what it spent running, whatever else the machine runs).
+    static func threadCPUSeconds() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 
     /// Prints `events` (or their packets as CSV) and decodes their packets.
@@ -298,12 +363,12 @@ final class PCMOutput {
     }
 
     /// Creates the decoder once the parser knows the format (no-op after that). After a seek
-    /// the output starts at the packet sought to: no start trim is applied.
-    func start(_ parser: AudioStreamParser, fromSeek: Bool) throws {
-        guard session == nil, let made = parser.makeTrack() else { return }
+    /// to packet `seekPacket`, the track starts there: no start trim, the gapless end trim kept
+    /// (``AudioStreamParser/makeTrack(fromPacket:)``), as FFmpeg decodes after a seek.
+    func start(_ parser: AudioStreamParser, seekPacket: Int64? = nil) throws {
+        guard session == nil, let made = seekPacket.map({ parser.makeTrack(fromPacket: $0) }) ?? parser.makeTrack() else { return }
         track = made.track
         session = try DecodeSession(track: made.track)
-        if fromSeek { session!.reset() }
     }
 
     func decode(_ p: AudioStreamParser.Packet, pts: Int64) throws {

@@ -6,8 +6,11 @@ import MediaKit
 final class StreamParserHandle: NamedHandle {
     static var kind: String { "stream parser" }
     let parser: AudioStreamParser
+    /// Events as the parser reported them (a list of packets is one); the next to hand out is
+    /// `events[head]`, and within a list of packets its packet `packet`.
     var events: [AudioStreamParser.Event] = []
     var head = 0
+    var packet = 0
     /// Keeps the strings and bytes of the event last handed out alive until the next call.
     var text = CString("")
     private var held: UnsafeMutableBufferPointer<UInt8>?
@@ -26,12 +29,30 @@ final class StreamParserHandle: NamedHandle {
         return UnsafePointer(copy.baseAddress)
     }
 
-    /// Queues events, one per packet.
+    /// Queues events (no copy of their packets).
     func queue(_ new: [AudioStreamParser.Event]) {
         if head == events.count { events.removeAll(keepingCapacity: true); head = 0 }
-        for e in new {
-            if case .packets(let ps) = e { events += ps.map { .packets([$0]) } } else { events.append(e) }
+        events += new
+    }
+
+    /// The next event to hand out and, for a list of packets, the one packet it gives now (a
+    /// list gives one packet at a time); nil when none is left.
+    func next() -> (event: AudioStreamParser.Event, packet: AudioStreamParser.Packet?)? {
+        while head < events.count {
+            let e = events[head]
+            guard case .packets(let list) = e else {
+                head += 1
+                return (e, nil)
+            }
+            guard packet < list.count else {
+                head += 1
+                packet = 0
+                continue
+            }
+            packet += 1
+            return (e, list[packet - 1])
         }
+        return nil
     }
 }
 
@@ -65,9 +86,7 @@ public func mk_stream_parser_next_event(_ p: OpaquePointer?, _ event: UnsafeMuta
     guard let h = liveHandle(StreamParserHandle.self, p, "mk_stream_parser_next_event") else { return MK_EINVAL }
     guard let event else { return fail(MK_EINVAL, "mk_stream_parser_next_event: event is NULL") }
     guard sizeOK(event.pointee.struct_size, MemoryLayout<mk_stream_event>.size, "mk_stream_event") else { return MK_EINVAL }
-    guard h.head < h.events.count else { return MK_EAGAIN }
-    let e = h.events[h.head]
-    h.head += 1
+    guard let (e, onePacket) = h.next() else { return MK_EAGAIN }
     var out = mk_stream_event()
     out.struct_size = event.pointee.struct_size
     var text = ""
@@ -87,8 +106,8 @@ public func mk_stream_parser_next_event(_ p: OpaquePointer?, _ event: UnsafeMuta
     case .encoderDelayAndPadding(let d, let pad): out.kind = MK_STREAM_EVENT_GAPLESS; out.value = Int64(d); out.value2 = Int64(pad)
     case .tags(let t): out.kind = MK_STREAM_EVENT_TAGS; text = t.title ?? ""
     case .readyToProducePackets: out.kind = MK_STREAM_EVENT_READY
-    case .packets(let ps):
-        let packet = ps[0]
+    case .packets:
+        guard let packet = onePacket else { return MK_EAGAIN }
         out.kind = MK_STREAM_EVENT_PACKET; out.offset = packet.offset; bytes = packet.data
         out.frames = Int32(clamping: packet.frames); out.flags = packet.isTruncated ? 1 : 0
     case .warning(let w): out.kind = MK_STREAM_EVENT_WARNING; text = w.description

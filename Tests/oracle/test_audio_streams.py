@@ -177,6 +177,59 @@ def test_track_facts_like_ffprobe(name, shared_media, mk_probe):
     assert abs(ours["duration"] - float(info["format"]["duration"])) <= frame / int(s["sample_rate"]) + 0.001
 
 
+def _ffprobe_duration(path) -> float | None:
+    """ffprobe's duration of `path` in seconds (None when it reads none). Where FFmpeg says it
+    is "Estimating duration from bitrate" (no Xing / VBRI frame count: a guess from the file's
+    size and a bit rate, off by a factor of 4 on a VBR file and counting trailing garbage as
+    audio), the oracle is the sum of the durations of the packets ffprobe demuxes instead."""
+    cmd = ["ffprobe", "-v", "info", "-select_streams", "a:0", "-show_entries", "format=duration", "-of", "json", str(path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    stated = json.loads(proc.stdout or "{}").get("format", {}).get("duration")
+    if stated is None or "Estimating duration from bitrate" not in proc.stderr:
+        return float(stated) if stated is not None else None
+    cmd = ["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "packet=duration_time", "-of", "csv=p=0", str(path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    lib.oracle_ok(proc, cmd)
+    return sum(float(line.split(",")[0]) for line in proc.stdout.split() if line.split(",")[0] not in ("", "N/A"))
+
+
+def check_duration_like_ffprobe(path, mk_probe) -> None:
+    """mk-probe's duration of `path` within one frame of ffprobe's (see _ffprobe_duration)."""
+    ref = _ffprobe_duration(path)
+    proc = lib.run([mk_probe, "--json", path])
+    if ref is None:
+        # ffprobe reads no duration: a file it cannot open (lone frames, no audio). Either we
+        # refuse it too, or our duration is the samples of the packets we list (each of which
+        # test_packets_equal_ffprobe checks against its header).
+        if proc.returncode != 0:
+            return
+        track = json.loads(proc.stdout)["tracks"][0]
+        rows = [l.split(",") for l in lib.run([mk_probe, "--packets", path]).stdout.decode().splitlines() if l.count(",") == 6]
+        frame = {"mp1": 384, "mp2": 1152, "aac": 1024}.get(track["codec"], 1152 if track["sample_rate"] >= 32000 else 576)
+        whole = [r for r in rows if r[3] != "N/A"]
+        assert abs(track["duration"] - len(whole) * frame / track["sample_rate"]) <= 0.001, (track["duration"], len(whole))
+        return
+    lib.check_ok(proc, [mk_probe, "--json", path])
+    track = json.loads(proc.stdout)["tracks"][0]
+    frame = {"mp1": 384, "mp2": 1152, "aac": 1024}.get(track["codec"], 1152 if track["sample_rate"] >= 32000 else 576)
+    assert abs(track["duration"] - ref) <= frame / track["sample_rate"] + 0.001, (track["duration"], ref)
+
+
+@pytest.mark.parametrize("name", [n for n in FILES if "free_format" not in n])
+def test_duration_like_ffprobe(name, shared_media, mk_probe):
+    check_duration_like_ffprobe(shared_media / name, mk_probe)
+
+
+def test_free_format_duration_is_the_reference_decode(shared_media, mk_probe):
+    """Free format: ffprobe reads no duration; the reference decode's length is the oracle
+    (within one frame: its last, cut frame is not decoded)."""
+    path = shared_media / "mp3_free_format_conformance_he_free.mp3"
+    ref = (shared_media / "mp3_free_format_conformance_he_free.ref_s16le.pcm").stat().st_size
+    track = json.loads(lib.run([mk_probe, "--json", path]).stdout)["tracks"][0]
+    seconds = ref / (2 * track["channels"] * track["sample_rate"])
+    assert abs(track["duration"] - seconds) <= 1152 / track["sample_rate"] + 0.001, (track["duration"], seconds)
+
+
 def _add_adts_crc(data: bytes) -> bytes:
     """The same ADTS stream with protection_absent = 0 and a 16-bit CRC field in every header
     (zeros: FFmpeg checks it only when asked to), frame lengths grown by 2."""
@@ -194,11 +247,14 @@ def _add_adts_crc(data: bytes) -> bytes:
     return bytes(out)
 
 
-@pytest.mark.parametrize("kind", ["mp3_cbr", "mp3_vbr", "mp3_mpeg2_mono", "mp3_id3_cover", "mp2", "adts", "adts_crc"])
+@pytest.mark.parametrize("kind", ["mp3_cbr", "mp3_vbr", "mp3_mono", "mp3_mpeg2_mono", "mp3_mpeg2_vbr", "mp3_mpeg25",
+                                  "mp3_id3_cover", "mp2", "adts", "adts_crc"])
 def test_generated_streams(kind, mk_probe, mk_decode, tmp_path):
-    """Files ffmpeg makes (CBR, VBR with Xing, MPEG-2 mono, an ID3v2 tag with cover art, Layer
-    II, ADTS, and ADTS rewritten with CRC fields): packets equal ffprobe's and the decode
-    equals ffmpeg's."""
+    """Files ffmpeg makes (CBR, VBR with Xing, MPEG-1 mono, MPEG-2 mono CBR and stereo VBR,
+    MPEG-2.5, an ID3v2 tag with cover art, Layer II, ADTS, and ADTS rewritten with CRC
+    fields): packets equal ffprobe's, the duration is within one frame of ffprobe's and the
+    decode equals ffmpeg's. (VBRI and free format: ffmpeg writes neither; the corpus has one
+    of each, checked above.)"""
     src = ["-f", "lavfi", "-i", "sine=frequency=440:duration=3:sample_rate=44100"]
     path = tmp_path / (kind + (".aac" if kind.startswith("adts") else ".mp2" if kind == "mp2" else ".mp3"))
     cover = tmp_path / "cover.png"
@@ -207,7 +263,10 @@ def test_generated_streams(kind, mk_probe, mk_decode, tmp_path):
         lib.oracle_ok(lib.run(cmd), cmd)
     args = {"mp3_cbr": ["-c:a", "libmp3lame", "-b:a", "128k"],
             "mp3_vbr": ["-c:a", "libmp3lame", "-q:a", "4"],
+            "mp3_mono": ["-ac", "1", "-c:a", "libmp3lame", "-b:a", "64k"],
             "mp3_mpeg2_mono": ["-ar", "22050", "-ac", "1", "-c:a", "libmp3lame", "-b:a", "32k"],
+            "mp3_mpeg2_vbr": ["-ar", "24000", "-ac", "2", "-c:a", "libmp3lame", "-q:a", "5"],
+            "mp3_mpeg25": ["-ar", "11025", "-ac", "2", "-c:a", "libmp3lame", "-b:a", "24k"],
             "mp3_id3_cover": ["-i", cover, "-map", "0:a", "-map", "1:v", "-c:a", "libmp3lame", "-b:a", "96k", "-c:v", "copy",
                               "-id3v2_version", "3", "-metadata", "title=Sine", "-disposition:v", "attached_pic"],
             "mp2": ["-c:a", "mp2", "-b:a", "192k"],
@@ -222,6 +281,7 @@ def test_generated_streams(kind, mk_probe, mk_decode, tmp_path):
     ours, err, status = _ours(mk_probe, path)
     assert status == 0, err
     assert ours == ref
+    check_duration_like_ffprobe(path, mk_probe)
     out = tmp_path / "out.pcm"
     lib.check_ok(lib.run([mk_decode, path, "--audio-out", out, "-q"]), [mk_decode, path])
     r = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(path), "-map", "0:a:0", "-f", "s16le", "-"],

@@ -2,7 +2,8 @@
 
 Oracles (ORACLES.md):
 - packets: `ffprobe -show_entries packet=pos,size`, by the rules of test_audio_streams.py
-  (imported, not restated), for chunk sizes 1 (files up to 120 KB), 7 and 4096, and through a
+  (imported, not restated), for chunk sizes 1 and 2 (files up to 120 KB), 7, 4096 and the
+  whole file in one push, and through a
   pipe (`cat FILE | mk-stream - --packets`). The parser is told the format (no probing), so a
   file whose frame ffprobe's probing refuses is checked frame by frame against the headers;
 - decoded PCM: `ffmpeg -f s16le` (same length, |diff| <= 1, FFmpeg's gapless rules);
@@ -43,8 +44,9 @@ def _small(name: str) -> bool:
     return (lib.SHARED_MEDIA / name).stat().st_size <= 120_000
 
 
-# Chunks of 1 byte on the files up to 120 KB only (time).
-@pytest.mark.parametrize("name,chunk", [(n, c) for n in PACKET_FILES for c in (1, 7, 4096) if c != 1 or _small(n)])
+# Chunks of 1 and 2 bytes on the files up to 120 KB only (time); 1 << 26 (the largest --chunk,
+# above every corpus file): the whole file in one push.
+@pytest.mark.parametrize("name,chunk", [(n, c) for n in PACKET_FILES for c in (1, 2, 7, 4096, 1 << 26) if c > 2 or _small(n)])
 def test_packets_equal_ffprobe(name, chunk, shared_media, mk_stream):
     path = shared_media / name
     rows, err, status = _stream_packets(mk_stream, path, "--chunk", chunk)
@@ -73,15 +75,15 @@ def test_standard_input_equals_the_file(name, shared_media, mk_stream):
                                   "mp3_mpeg2_24k_lame_vbr_v2_xing_38s.mp3", "mp3_vbr_vbri_header_48k_stereo_complete.mp3"])
 def test_events_like_ffprobe(name, shared_media, mk_stream):
     """The event lines (all but the packet summaries, which follow the chunking) are the same
-    for chunks of 1, 7 and 4096 bytes; the format is ffprobe's codec, rate and channels, and
+    for chunks of 1, 2, 7 and 4096 bytes and the whole file in one push; the format is ffprobe's codec, rate and channels, and
     the duration is within one frame of ffprobe's."""
     path = shared_media / name
     runs = []
-    for chunk in (1, 7, 4096):
+    for chunk in (1, 2, 7, 4096, 1 << 26):
         proc = lib.run([mk_stream, path, "--chunk", chunk])
         lib.check_ok(proc, [mk_stream, path, "--chunk", chunk])
         runs.append([l for l in proc.stdout.decode().splitlines() if not l.startswith("packets ")])
-    assert runs[0] == runs[1] == runs[2]
+    assert all(run == runs[0] for run in runs[1:])
     cmd = ["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_streams", "-show_format", "-of", "json", str(path)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     lib.oracle_ok(proc, cmd)
@@ -91,6 +93,21 @@ def test_events_like_ffprobe(name, shared_media, mk_stream):
     assert (fields["codec"], int(fields["rate"]), int(fields["channels"])) == (st["codec_name"], int(st["sample_rate"]), st["channels"])
     seconds = float(next(l for l in runs[0] if l.startswith("duration ")).split()[1])
     assert abs(seconds - float(info["format"]["duration"])) <= int(fields["frames-per-packet"]) / int(st["sample_rate"]) + 0.001
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_events_identical_for_every_chunking(name, shared_media, mk_stream):
+    """On every .mp3 / .aac file, the event lines but the packet summaries (which follow the
+    chunking), the standard error and the exit status are the same for chunks of 1 and 2 bytes
+    (files up to 120 KB), 7, 4096 and the whole file; the packets were compared with ffprobe's
+    for each chunking above."""
+    path = shared_media / name
+    runs = []
+    for chunk in [c for c in (1, 2, 7, 4096, 1 << 26) if c > 2 or _small(name)]:
+        proc = subprocess.run([str(mk_stream), str(path), "--chunk", str(chunk)], capture_output=True, timeout=300)
+        assert proc.returncode in (0, 1) and b"Fatal error" not in proc.stderr, proc.stderr
+        runs.append(([l for l in proc.stdout.decode().splitlines() if not l.startswith("packets ")], proc.stderr, proc.returncode))
+    assert all(run == runs[0] for run in runs[1:]), [r[0][:3] for r in runs]
 
 
 def _ffmpeg_pcm(path) -> bytes:
@@ -203,3 +220,35 @@ def test_seek_to_30_seconds(kind, ten_minute_files, mk_stream):
         assert abs(ref[landed][0] - ref[holder][0]) <= duration / 100, (offset, true_offset, landed, holder)
         # Parsing resynchronised at the first frame at or after the offset, skipping none.
         assert landed == next(i for i, (_, _, pos, _) in enumerate(ref) if pos >= offset)
+
+
+def test_pcm_after_an_exact_seek_ends_like_ffmpeg(ten_minute_files, mk_stream, tmp_path):
+    """`--seek 30 --pcm-out` on the 10-minute CBR file decodes from the packet sought to as FFmpeg
+    decodes after a seek: no start trim there, the gapless end trim kept. Oracle: ffmpeg's
+    decode of the whole file (gapless), and ffprobe's start_time (LAME's delay plus the
+    decoder's 529 samples, which FFmpeg cuts from the start). The output must be the last
+    (samples - (P * 1152 - start_time * rate)) samples of ffmpeg's decode, P being the packet
+    sought to: that many samples, and equal to them (|diff| <= 1) but for its first three
+    frames' worth: a decoder started mid-stream has neither the bit reservoir nor the overlap
+    of the frames before, which shows in the output of the first two frames, 529 samples
+    (the decoder's delay) later."""
+    path = ten_minute_files["cbr"]
+    out = tmp_path / "seek.pcm"
+    proc = lib.run([mk_stream, path, "--packets", "--seek", "30.0", "--pcm-out", out])
+    lib.check_ok(proc, [mk_stream, path, "--seek", "30.0", "--pcm-out", out])
+    _, _, packet, _, how = proc.stdout.decode().splitlines()[0].split(",")
+    assert how == "exact"
+    cmd = ["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=start_time,sample_rate,channels", "-of", "json", str(path)]
+    probe = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    lib.oracle_ok(probe, cmd)
+    st = json.loads(probe.stdout)["streams"][0]
+    rate, channels = int(st["sample_rate"]), int(st["channels"])
+    skip = round(float(st["start_time"]) * rate)
+    full = _pcm(_ffmpeg_pcm(path))
+    ours = _pcm(out.read_bytes())
+    expected = len(full) // channels - (int(packet) * 1152 - skip)
+    assert len(ours) // channels == expected, (len(ours) // channels, expected)
+    settled = 3 * 1152 * channels
+    tail = full[len(full) - len(ours) + settled:]
+    worst = max((abs(x - y) for x, y in zip(ours[settled:], tail)), default=0)
+    assert worst <= 1, f"max |diff| {worst} against ffmpeg's decode from the same sample"

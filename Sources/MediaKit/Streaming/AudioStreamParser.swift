@@ -3,7 +3,8 @@
 /// ID3v2 tags before (or between) the frames and ID3v1 / APEv2 / Lyrics3 tags after them.
 ///
 /// Hand it bytes in any chunking, down to one byte at a time, with ``push(_:discontinuity:)``;
-/// it returns the events that became known, packets last. Bytes that do not complete a frame
+/// it returns the events that became known, in order (packets in lists of at most
+/// ``packetsPerEvent``). Bytes that do not complete a frame
 /// are kept until the next push: a caller never sends them again. ``finish()`` ends the input.
 ///
 /// A frame is reported only once the header after it confirms it (same version, layer, rate
@@ -112,7 +113,11 @@ public final class AudioStreamParser {
     private var damageStart: Int64?
     private var damageReason = ""
     private var skipRemaining: Int64 = 0
-    private var bitRates = Set<Int>()
+    /// The first packet's bit rate, and whether another packet had a different one.
+    private var firstBitRate: Int?
+    private var bitRateVaries = false
+    /// True while every packet so far had the same bit rate.
+    private var constantBitRate: Bool { firstBitRate != nil && !bitRateVaries }
     private var nextOffsetAfterSeek: Int64?
     private var ended = false
     /// Offsets of the packets parsed without a break from the first one (packet i at [i]):
@@ -126,11 +131,19 @@ public final class AudioStreamParser {
     private var cbrKnown = false
 
     private static let tagMarkers = ["ID3", "TAG", "APETAGEX", "LYRICSBEGIN"].map { Array($0.utf8) }
+    private static let apeMarker = Array("APETAGEX".utf8)
+    private static let lyricsMarker = Array("LYRICSBEGIN".utf8)
+    private static let lyricsEnds = [Array("LYRICS200".utf8), Array("LYRICSEND".utf8)]
+    private static let adifMarker = Array("ADIF".utf8)
 
     /// Tags larger than this are skipped without being read (they are still never taken for audio).
     public static let maxTagBytes = 16 << 20
     /// Largest frame looked for: ADTS's 13-bit length; free-format MPEG audio up to this too.
     static let maxFrameBytes = 8192
+
+    /// Packets in one ``Event/packets(_:)`` at most (a long push gives several): the list's
+    /// size stays bounded whatever the chunking, even for frames smaller than its entries.
+    public static let packetsPerEvent = 64
 
     /// Packet offsets kept for exact seeks (8 bytes each: about 7 hours of MP3).
     public static let maxIndexedPackets = 1 << 20
@@ -160,7 +173,12 @@ public final class AudioStreamParser {
             skipRemaining -= Int64(n)
             bufferStart += Int64(n)
             buffer.append(contentsOf: bytes[n...])
+        } else if buffer.isEmpty {
+            buffer = bytes   // nothing kept: parse the caller's bytes where they are (no copy)
         } else {
+            // Exactly what is kept plus the new bytes (no doubling): the buffer never holds more
+            // than the bytes pushed and not yet parsed.
+            buffer.reserveCapacity(buffer.count + bytes.count)
             buffer.append(contentsOf: bytes)
         }
         return try parse(final: false)
@@ -169,9 +187,14 @@ public final class AudioStreamParser {
     /// Ends the input: the last frame is reported without a header after it, and the bit rate.
     public func finish() -> [Event] {
         var events = (try? parse(final: true)) ?? []
+        if packetCount == 0 && !ended {
+            let end = bufferStart + Int64(buffer.count)
+            let what = dataFormat == nil ? "an MPEG audio or ADTS frame confirmed by the next one" : "an audio frame after the VBR header"
+            events.append(.warning(MediaError(.invalidData, "the stream ends after \(end) bytes without \(what)", offset: end, context: "audio stream")))
+        }
         if packetCount > 0, let f = dataFormat, f.sampleRate > 0 {
             let seconds = Double(sampleCount) / Double(f.sampleRate)
-            events.append(.bitRate(bitRates.count == 1 ? bitRates.first! : Int(Double(audioBytes * 8) / max(seconds, 1e-9)), exact: bitRates.count == 1))
+            events.append(.bitRate(constantBitRate ? firstBitRate! : Int(Double(audioBytes * 8) / max(seconds, 1e-9)), exact: constantBitRate))
         }
         ended = true
         return events
@@ -204,7 +227,7 @@ public final class AudioStreamParser {
         var result: (Int64, Int64, Bool)
         if packet < Int64(packetOffsets.count) {
             result = (packetOffsets[Int(packet)], packet, true)
-        } else if bitRates.count == 1, let pattern = cbr, let range = pattern.slots(before: packet) {
+        } else if constantBitRate, let pattern = cbr, let range = pattern.slots(before: packet) {
             result = (start + packet * pattern.slotsPerFrame * pattern.slotBytes + range.lowerBound * pattern.slotBytes, packet,
                       range.lowerBound == range.upperBound)
         } else if let vbr = vbrHeader, let toc = vbr.tableOfContents, let frames = vbr.frames, frames > 0,
@@ -314,67 +337,70 @@ public final class AudioStreamParser {
         loop: while true {
             let available = buffer.count - cursor
             if available == 0 { break }
-            // Tags at a frame boundary (or where a frame was expected). Bytes that may be the
-            // start of a tag's marker wait for the rest of it, whatever the chunking.
-            if !final && available < 11 && Self.tagMarkers.contains(where: { m in
-                m.starts(with: buffer[cursor...].prefix(m.count)) && available < m.count }) {
-                return finishPush(events, packets)
-            }
-            if available >= 3 && byte(0) == 0x49 && byte(1) == 0x44 && byte(2) == 0x33 {   // "ID3"
-                if available < 10 { if final { break } else { return finishPush(events, packets) } }
-                if let size = ID3.v2TagSize(buffer[cursor..<cursor + 10]) {
-                    if size > Self.maxTagBytes {
-                        events.append(.warning(MediaError(.unsupported, "an ID3v2 tag of \(size) bytes, above the \(Self.maxTagBytes)-byte limit, is skipped without being read", offset: absolute, context: "ID3v2")))
-                        skipBytes(size)
+            // Tags at a frame boundary (or where a frame was expected); no tag's marker starts
+            // with 0xFF, so a frame header (the common case) skips these checks.
+            if byte(0) != 0xFF {
+                // Bytes that may be the start of a tag's marker wait for the rest of it, whatever the chunking.
+                if !final && available < 11 && Self.tagMarkers.contains(where: { m in
+                    m.starts(with: buffer[cursor...].prefix(m.count)) && available < m.count }) {
+                    return finishPush(events, packets)
+                }
+                if available >= 3 && byte(0) == 0x49 && byte(1) == 0x44 && byte(2) == 0x33 {   // "ID3"
+                    if available < 10 { if final { break } else { return finishPush(events, packets) } }
+                    if let size = ID3.v2TagSize(buffer[cursor..<cursor + 10]) {
+                        if size > Self.maxTagBytes {
+                            events.append(.warning(MediaError(.unsupported, "an ID3v2 tag of \(size) bytes, above the \(Self.maxTagBytes)-byte limit, is skipped without being read", offset: absolute, context: "ID3v2")))
+                            skipBytes(size)
+                            continue
+                        }
+                        if available < size {
+                            if final {
+                                events.append(.warning(MediaError(.endOfFile, "the stream ends inside an ID3v2 tag of \(size) bytes", offset: absolute, context: "ID3v2")))
+                                cursor = buffer.count
+                                break
+                            }
+                            return finishPush(events, packets)
+                        }
+                        var warnings: [String] = []
+                        let before = tags
+                        ID3.readV2(Array(buffer[cursor..<cursor + size]), into: &tags, warnings: &warnings)
+                        for w in warnings { events.append(.warning(MediaError(.unsupported, w, offset: absolute, context: "ID3v2"))) }
+                        if tags != before { events.append(.tags(tags)) }
+                        cursor += size
                         continue
                     }
-                    if available < size {
-                        if final {
-                            events.append(.warning(MediaError(.endOfFile, "the stream ends inside an ID3v2 tag of \(size) bytes", offset: absolute, context: "ID3v2")))
-                            cursor = buffer.count
-                            break
-                        }
-                        return finishPush(events, packets)
+                }
+                if available >= 3 && byte(0) == 0x54 && byte(1) == 0x41 && byte(2) == 0x47 {        // "TAG": ID3v1
+                    if available < 128 && !final { return finishPush(events, packets) }
+                    if available >= 128 {
+                        let before = tags
+                        ID3.readV1(Array(buffer[cursor..<cursor + 128]), into: &tags)
+                        if tags != before { events.append(.tags(tags)) }
+                        cursor += 128
+                        continue
                     }
-                    var warnings: [String] = []
-                    let before = tags
-                    ID3.readV2(Array(buffer[cursor..<cursor + size]), into: &tags, warnings: &warnings)
-                    for w in warnings { events.append(.warning(MediaError(.unsupported, w, offset: absolute, context: "ID3v2"))) }
-                    if tags != before { events.append(.tags(tags)) }
-                    cursor += size
-                    continue
                 }
-            }
-            if available >= 3 && byte(0) == 0x54 && byte(1) == 0x41 && byte(2) == 0x47 {        // "TAG": ID3v1
-                if available < 128 && !final { return finishPush(events, packets) }
-                if available >= 128 {
-                    let before = tags
-                    ID3.readV1(Array(buffer[cursor..<cursor + 128]), into: &tags)
-                    if tags != before { events.append(.tags(tags)) }
-                    cursor += 128
-                    continue
+                if available >= 8 && buffer[cursor..<cursor + 8].elementsEqual(Self.apeMarker) {
+                    if available < 32 && !final { return finishPush(events, packets) }
+                    if available >= 32 {
+                        let size = Int(byte(12)) | Int(byte(13)) << 8 | Int(byte(14)) << 16 | Int(byte(15)) << 24
+                        let isHeader = byte(23) & 0x20 != 0
+                        // A header is followed by the items and a footer (size counts both); a footer ends the tag.
+                        skipBytes(isHeader ? 32 + max(0, size) : 32)
+                        continue
+                    }
                 }
-            }
-            if available >= 8 && buffer[cursor..<cursor + 8].elementsEqual(Array("APETAGEX".utf8)) {
-                if available < 32 && !final { return finishPush(events, packets) }
-                if available >= 32 {
-                    let size = Int(byte(12)) | Int(byte(13)) << 8 | Int(byte(14)) << 16 | Int(byte(15)) << 24
-                    let isHeader = byte(23) & 0x20 != 0
-                    // A header is followed by the items and a footer (size counts both); a footer ends the tag.
-                    skipBytes(isHeader ? 32 + max(0, size) : 32)
-                    continue
+                if available >= 11 && buffer[cursor..<cursor + 11].elementsEqual(Self.lyricsMarker) {
+                    let text = buffer[cursor...]
+                    if let end = text.firstRange(of: Self.lyricsEnds[0]) ?? text.firstRange(of: Self.lyricsEnds[1]) {
+                        cursor = end.upperBound
+                        continue
+                    }
+                    if !final && available < 1 << 20 { return finishPush(events, packets) }
                 }
-            }
-            if available >= 11 && buffer[cursor..<cursor + 11].elementsEqual(Array("LYRICSBEGIN".utf8)) {
-                let text = buffer[cursor...]
-                if let end = text.firstRange(of: Array("LYRICS200".utf8)) ?? text.firstRange(of: Array("LYRICSEND".utf8)) {
-                    cursor = end.upperBound
-                    continue
+                if isADTS == nil && available >= 4 && buffer[cursor..<cursor + 4].elementsEqual(Self.adifMarker) {
+                    throw MediaError(.unsupported, "ADIF AAC has no frame headers to parse; MediaKit reads ADTS AAC", offset: absolute, context: "ADIF")
                 }
-                if !final && available < 1 << 20 { return finishPush(events, packets) }
-            }
-            if isADTS == nil && available >= 4 && buffer[cursor..<cursor + 4].elementsEqual(Array("ADIF".utf8)) {
-                throw MediaError(.unsupported, "ADIF AAC has no frame headers to parse; MediaKit reads ADTS AAC", offset: absolute, context: "ADIF")
             }
             // A frame.
             if tagsEnd == nil { tagsEnd = absolute }
@@ -413,6 +439,11 @@ public final class AudioStreamParser {
                 if dataFormat == nil {
                     announce(mpeg: mpeg, adts: adts, into: &events)
                 } else if let m = mpeg, let last = lastMPEG, !last.continues(m) {
+                    // The packets before the change are reported before it (in their format).
+                    if !packets.isEmpty {
+                        events.append(.packets(packets))
+                        packets.removeAll()
+                    }
                     dataFormat = DataFormat(codec: m.codec, sampleRate: m.sampleRate, channels: m.channels, framesPerPacket: m.samplesPerFrame)
                     events.append(.warning(MediaError(.unsupported, "the stream changes to \(m.codec) \(m.sampleRate) Hz at this frame", offset: absolute, context: "audio stream")))
                     events.append(.dataFormat(dataFormat!))
@@ -441,8 +472,8 @@ public final class AudioStreamParser {
                     }
                     events.append(.readyToProducePackets)
                 }
-                if let m = mpeg, m.bitRate > 0 { bitRates.insert(m.bitRate) }
-                if let a = adts { bitRates.insert(a.frameLength * 8 * a.sampleRate / max(1, a.samplesPerFrame)) }
+                if let m = mpeg, m.bitRate > 0 { noteBitRate(m.bitRate) }
+                if let a = adts { noteBitRate(a.frameLength * 8 * a.sampleRate / max(1, a.samplesPerFrame)) }
                 if indexing {
                     if packetOffsets.count < Self.maxIndexedPackets { packetOffsets.append(absolute) }
                     if let m = mpeg {
@@ -453,6 +484,11 @@ public final class AudioStreamParser {
                     }
                 }
                 packets.append(Packet(offset: absolute, data: data, frames: frames))
+                if packets.count == Self.packetsPerEvent {
+                    events.append(.packets(packets))
+                    packets = []
+                    packets.reserveCapacity(Self.packetsPerEvent)
+                }
                 packetCount += 1
                 audioBytes += Int64(size)
                 sampleCount += Int64(frames)
@@ -462,6 +498,14 @@ public final class AudioStreamParser {
         if final { endDamage(&events, resumed: false) }
         if !packets.isEmpty { events.append(.packets(packets)) }
         return events
+    }
+
+    private func noteBitRate(_ rate: Int) {
+        if let first = firstBitRate {
+            if first != rate { bitRateVaries = true }
+        } else {
+            firstBitRate = rate
+        }
     }
 
     private func finishPush(_ events: [Event], _ packets: [Packet]) -> [Event] {

@@ -48,14 +48,15 @@ public struct MPEGAudioHeader: Sendable, Hashable {
     }
 
     private static let rates = [44100, 48000, 32000]
-    // kbit/s by [MPEG-1 / MPEG-2 and 2.5][layer - 1][index]
-    private static let bitRates: [[[Int]]] = [
-        [[0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448],
-         [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384],
-         [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]],
-        [[0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256],
-         [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160],
-         [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]],
+    // kbit/s at [(MPEG-1 ? 0 : 3) + layer - 1) * 15 + index]: MPEG-1 Layers I-III, then MPEG-2 / 2.5
+    // Layers I-III (one flat table: a header is parsed per frame, this is the parser's hot path).
+    private static let bitRates: [Int] = [
+        0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448,
+        0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384,
+        0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320,
+        0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256,
+        0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160,
+        0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160,
     ]
 
     /// Parses four bytes; nil when they are not a valid header (no sync, a reserved version,
@@ -69,7 +70,7 @@ public struct MPEGAudioHeader: Sendable, Hashable {
         layer = 4 - l
         let base = Self.rates[rateIndex]
         sampleRate = version == 1 ? base : (version == 2 ? base / 2 : base / 4)
-        bitRate = Self.bitRates[version == 1 ? 0 : 1][layer - 1][bitIndex] * 1000
+        bitRate = Self.bitRates[((version == 1 ? 0 : 3) + layer - 1) * 15 + bitIndex] * 1000
         hasCRC = b1 & 1 == 0
         padding = (b2 >> 1) & 1 == 1
         channelMode = Int(b3 >> 6)

@@ -52,34 +52,39 @@ public final class AudioStreamDemuxer: SourceDemuxer, @unchecked Sendable {
         }
         var track = made.track
         var seconds = made.duration
-        // ADTS states no length: on a file, count the frames (7 bytes read per frame, tags
-        // between them skipped), so the duration is exact rather than a bit-rate guess.
-        if track.parameters.codec == "aac", source.isSeekable, source.knownSize != nil, let start = parser.dataOffset,
-           let counted = try? Self.adtsFrames(source, from: start), counted.samples > 0, track.parameters.sampleRate > 0 {
-            track.duration = counted.samples
-            track.sampleCount = counted.frames
-            seconds = Double(counted.samples) / Double(track.parameters.sampleRate)
+        // ADTS states no length, nor does MP3 without a Xing / VBRI frame count: on a file, count
+        // the frames (a second parser over the file, so exactly the packets read() will give,
+        // resynchronisation and free format included) rather than guess from the bit rate.
+        let counted = parser.vbrHeader?.frames != nil && made.duration != nil
+        if !counted, source.isSeekable, source.knownSize != nil, track.parameters.sampleRate > 0,
+           let total = try? Self.countFrames(source), total.frames > 0 {
+            track.duration = Int64((total.seconds * Double(track.parameters.sampleRate)).rounded())
+            track.sampleCount = total.frames
+            seconds = total.seconds
         }
         tracks = [track]
         duration = seconds
     }
 
-    /// The ADTS frames from `start` to the end (or to the first byte that is neither a frame
-    /// header nor an ID3 tag): how many, and their samples per channel.
-    static func adtsFrames(_ source: ByteSource, from start: Int64) throws -> (frames: Int, samples: Int64) {
-        var offset = start, samples: Int64 = 0, frames = 0
-        while true {
-            let head = try source.readUpTo(at: offset, count: 10)
-            if let tag = ID3.v2TagSize(head[...]) {
-                offset += Int64(tag)
-            } else if let h = ADTSHeader(head) {
-                samples += Int64(h.samplesPerFrame)
-                frames += 1
-                offset += Int64(h.frameLength)
-            } else {
-                return (frames, samples)
+    /// The packets of the whole of `source` (a new parser from its start): how many, and their
+    /// duration in seconds (each at the sample rate in force where it is).
+    static func countFrames(_ source: ByteSource) throws -> (frames: Int, seconds: Double) {
+        let parser = AudioStreamParser(totalBytes: source.knownSize)
+        var offset: Int64 = 0, finished = false, frames = 0, seconds = 0.0, rate = 0
+        while let events = try feed(source, parser, &offset, &finished) {
+            for e in events {
+                switch e {
+                case .dataFormat(let f): rate = f.sampleRate
+                case .packets(let list) where rate > 0:
+                    for p in list where p.frames > 0 {
+                        frames += 1
+                        seconds += Double(p.frames) / Double(rate)
+                    }
+                default: break
+                }
             }
         }
+        return (frames, seconds)
     }
 
     /// Pushes the next chunk of `source`; nil once the parser was finished.
@@ -186,6 +191,25 @@ extension AudioStreamParser {
             track.encoderPadding = max(0, padding - 529)
         }
         return (track, seconds)
+    }
+}
+
+extension AudioStreamParser {
+    /// The track of ``makeTrack()`` for decoding that starts at packet `packet` (after a seek),
+    /// trimmed as FFmpeg trims it there: no start trim (the encoder delay lies before the
+    /// packet), the end trim kept, so the output ends at the same sample as a decode from the
+    /// start. Its duration counts the samples from that packet on. Nil before the format is known.
+    public func makeTrack(fromPacket packet: Int64) -> (track: Track, duration: Double?)? {
+        guard var made = makeTrack(), let f = dataFormat, f.sampleRate > 0 else { return nil }
+        let skipped = max(0, packet) * Int64(f.framesPerPacket)
+        made.track.encoderDelay = 0
+        if made.track.duration > 0 {
+            made.track.duration = max(0, made.track.duration - skipped)
+        } else {
+            made.track.encoderPadding = 0   // no known end to trim from
+        }
+        made.duration = made.duration.map { max(0, $0 - Double(skipped) / Double(f.sampleRate)) }
+        return made
     }
 }
 
