@@ -181,14 +181,9 @@ public func mk_audio_converter_open_track(_ out: UnsafeMutablePointer<OpaquePoin
                                           _ to: UnsafePointer<mk_audio_format>?, _ settings: UnsafePointer<mk_audio_converter_settings>?) -> Int32 {
     guard let out else { return fail(MK_EINVAL, "mk_audio_converter_open_track: out is NULL") }
     out.pointee = nil
-    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_audio_converter_open_track") else { return MK_EINVAL }
-    let tracks = dh.demuxer.tracks
-    guard track >= 0 && Int(track) < tracks.count else {
-        return fail(MK_EINVAL, "mk_audio_converter_open_track: track \(track) does not exist (the file has \(tracks.count))")
-    }
+    guard let t = demuxerTrack(demuxer, track, "mk_audio_converter_open_track") else { return MK_EINVAL }
     return guarded {
         let dst = try request(to, "destination", open: true)
-        let t = tracks[Int(track)]
         let (s, options, trim) = try converterOptions(settings, inChannels: t.parameters.channels > 0 ? t.parameters.channels : nil,
                                                       outChannels: dst.layout?.count)
         let converter = try PacketAudioConverter(track: t, to: dst, options: options, backend: s.backend.map { String(cString: $0) },

@@ -65,13 +65,9 @@ public func mk_decoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demu
                             _ settings: UnsafePointer<mk_decoder_settings>?) -> Int32 {
     guard let out else { return fail(MK_EINVAL, "mk_decoder_open: out is NULL") }
     out.pointee = nil
-    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decoder_open") else { return MK_EINVAL }
-    let tracks = dh.demuxer.tracks
-    guard track >= 0 && Int(track) < tracks.count else {
-        return fail(MK_EINVAL, "mk_decoder_open: track \(track) does not exist (the file has \(tracks.count))")
-    }
+    guard let t = demuxerTrack(demuxer, track, "mk_decoder_open") else { return MK_EINVAL }
     guard let s = decoderSettings(settings, "mk_decoder_open") else { return MK_EINVAL }
-    return openDecoder(out, tracks[Int(track)], demuxerTrack: Int(track), s)
+    return openDecoder(out, t, demuxerTrack: Int(track), s)
 }
 
 @_cdecl("mk_codec_params_default")

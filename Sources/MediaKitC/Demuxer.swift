@@ -267,6 +267,17 @@ public func mk_packet_get_info(_ packet: OpaquePointer?, _ info: UnsafeMutablePo
     return MK_OK
 }
 
+/// Track `track` of a live demuxer handle, or nil after fail() (a bad handle or index) naming `function`.
+func demuxerTrack(_ demuxer: OpaquePointer?, _ track: Int32, _ function: String) -> Track? {
+    guard let dh = liveHandle(DemuxerHandle.self, demuxer, function) else { return nil }
+    let tracks = dh.demuxer.tracks
+    guard track >= 0 && Int(track) < tracks.count else {
+        _ = fail(MK_EINVAL, "\(function): track \(track) does not exist (the file has \(tracks.count))")
+        return nil
+    }
+    return tracks[Int(track)]
+}
+
 @_cdecl("mk_packet_create")
 public func mk_packet_create(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ info: UnsafePointer<mk_packet_info>?) -> Int32 {
     guard let out else { return fail(MK_EINVAL, "mk_packet_create: out is NULL") }

@@ -862,3 +862,18 @@ def y4m_header_facts(fields: dict) -> dict:
     return {"W": fields.get("W"), "H": fields.get("H"), "F": ratio(fields.get("F")),
             "A": ratio(fields.get("A")), "C": fields.get("C", "420jpeg"),
             "XCOLORRANGE": fields.get("XCOLORRANGE")}
+
+
+def media_param_file(param: str, gen_dir: Path, make) -> Path:
+    """The file a "gen:NAME" or "shared:NAME" test parameter names: a generated one made by
+    `make(NAME, gen_dir)`, or ../shared/media/NAME (missing: a failure under CI=true, else a skip)."""
+    import pytest
+    kind, _, name = param.partition(":")
+    if kind == "gen":
+        return make(name, gen_dir)
+    path = SHARED_MEDIA / name
+    if not path.is_file():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{path} is missing (CI=true: ../shared/media must be there)", pytrace=False)
+        pytest.skip(f"{path} missing: these cases read ../shared/media, which this clone does not have")
+    return path

@@ -159,15 +159,7 @@ MEDIA = ([pytest.param(f"gen:{n}", id=n) for n in GENERATED]
 
 @pytest.fixture
 def file(request, gen_dir) -> Path:
-    kind, _, name = request.param.partition(":")
-    if kind == "gen":
-        return make(name, gen_dir)
-    path = lib.SHARED_MEDIA / name
-    if not path.is_file():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{path} is missing (CI=true: ../shared/media must be there)", pytrace=False)
-        pytest.skip(f"{path} missing: these cases read ../shared/media")
-    return path
+    return lib.media_param_file(request.param, gen_dir, make)
 
 
 def _ffprobe_rows(path: Path, probe: bool) -> list[list[str]]:

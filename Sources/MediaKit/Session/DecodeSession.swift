@@ -348,8 +348,9 @@ public final class DecodeSession: Decoder {
     }
 
     /// Drops everything buffered (after a seek) and accepts packets again. Decoding
-    /// continues from the next packet sent: no start trimming is applied again, the
-    /// video window and the audio end still are.
+    /// continues from the next packet sent: no start trimming is applied again; the video
+    /// window still is, and audio stops after the packet that reaches the edit's end, but the
+    /// exact end sample (the gapless cut) is not kept: ``seek(to:)`` keeps both ends exact.
     public func reset() {
         decoder.reset()
         gop = []
