@@ -181,7 +181,7 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
                 trackIndex: Dictionary(movie.tracks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a }),
                 isAudio: tracks.map { $0.mediaType == .audio },
                 nextDts: allSamples.map { s in s.last.map { $0.dts + $0.duration } ?? 0 },
-                moovCounts: allSamples.map(\.count))
+                moovCounts: allSamples.map(\.count), fileSize: source.size)
             for m in moofs {
                 if m.size > MP4Limits.maxHeaderBox {
                     throw MediaError(.limit, "a moof box is \(m.size) bytes, above the limit of \(MP4Limits.maxHeaderBox)", path: path, offset: m.offset, context: "moof")
