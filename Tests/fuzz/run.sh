@@ -9,7 +9,7 @@
 # the input under Tests/fuzz/regressions/<target>/ (FuzzRegressionTests replays it in `swift test`).
 #
 # Environment: SECONDS_PER_TARGET (or first argument), TARGETS, MEDIA (seed files, default
-# ../shared/media beside the checkout), SEED_MAX_BYTES (65536), MAX_LEN (65536), JOBS (1),
+# ../shared/media beside the checkout), SEED_MAX_BYTES (65536), MAX_LEN (65536),
 # FUZZ_NO_BUILD=1 to skip the build, SWIFT.
 set -uo pipefail
 
@@ -99,7 +99,7 @@ for t in $TARGETS; do
     SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0} \
     "$BIN/fuzz-$t" "$dir/corpus" -dict="$here/dict/$(dict_for "$t").dict" \
         -max_total_time="$seconds" -max_len="$MAX_LEN" -timeout=10 -malloc_limit_mb=256 -rss_limit_mb=2048 \
-        -artifact_prefix="$dir/artifacts/" -print_final_stats=1 -jobs="${JOBS:-1}" > "$dir/log" 2>&1
+        -artifact_prefix="$dir/artifacts/" -print_final_stats=1 > "$dir/log" 2>&1
     rc=$?
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log" | grep -o '[0-9]*$' | tail -1)
     eps=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$dir/log" | grep -o '[0-9]*$' | tail -1)
