@@ -141,7 +141,8 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
                 throw MediaError(.invalidData, "track \(t.id) has a time scale of 0 in mdhd", path: path, context: t.path + "/mdia/mdhd")
             }
             let s = try SampleIndexBuilder.build(t.tables, trackPath: t.path, file: path,
-                                                 audio: t.handler == "soun" ? t.framing : nil, mediaDuration: t.mediaDuration)
+                                                 audio: t.handler == "soun" ? t.framing : nil, mediaDuration: t.mediaDuration,
+                                                 fileSize: source.size)
             var track = Track(index: i, id: t.id, parameters: t.parameters, timeBase: Rational(1, t.timeScale),
                               duration: t.mediaDuration, language: t.language, rotation: Track.displayRotation(t.matrix),
                               matrix: t.matrix, sampleCount: s.count, editList: t.edits,
