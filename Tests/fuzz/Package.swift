@@ -1,16 +1,18 @@
 // swift-tools-version:6.0
 // libFuzzer targets for MediaKit's parsers (issue 17), apart from the main package so that
 // `swift build` and `make test` never build them. Built and run by `make fuzz` (Tests/fuzz/run.sh)
-// with `--sanitize=fuzzer --sanitize=address`, which instruments MediaKit itself too.
+// with `--sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address`, which instruments MediaKit itself too.
 //
-// Adding a target: a function in Tests/MediaKitTests/FuzzHarness.swift (linked here as FuzzHarness),
-// a folder Sources/fuzz_<name> with the 6-line entry point, and its name in `harnessTargets`.
+// Adding a target: one line in FuzzHarness.targets (Tests/MediaKitTests/FuzzHarness.swift, linked here
+// as FuzzHarness) and a folder Sources/fuzz_<name> with a copy of the 8-line entry point naming it.
+import Foundation
 import PackageDescription
 
-/// Targets that call one FuzzHarness function (name: as in FuzzHarness.targets, `-` as `_`).
-let harnessTargets = ["mp4", "ogg", "ivf", "wav", "flac", "audiostream", "audiostream_demuxer", "probe", "remux"]
-/// Targets with their own entry point (the C API).
+/// Targets with their own entry point (the C API), linked to libmediakit instead of FuzzHarness.
 let capiTargets = ["capi"]
+/// Every other Sources/fuzz_<name> folder: a target that calls FuzzHarness.targets["<name>"] (`_` as `-`).
+let harnessTargets = ((try? FileManager.default.contentsOfDirectory(atPath: Context.packageDirectory + "/Sources")) ?? [])
+    .filter { $0.hasPrefix("fuzz_") }.map { String($0.dropFirst(5)) }.filter { !capiTargets.contains($0) }.sorted()
 
 /// The main package is `../..`; SwiftPM names a path dependency after its folder.
 let root = "../.."

@@ -20,7 +20,8 @@ SWIFT=${SWIFT:-$(command -v swift || echo /opt/swift/usr/bin/swift)}
 MEDIA=${MEDIA:-$repo/../shared/media}
 SEED_MAX_BYTES=${SEED_MAX_BYTES:-65536}
 MAX_LEN=${MAX_LEN:-65536}
-ALL_TARGETS="mp4 ogg ivf wav flac audiostream audiostream-demuxer probe remux capi"
+# Every Sources/fuzz_<name> folder is a target (its executable: fuzz-<name with - for _>).
+ALL_TARGETS=$(cd "$here/Sources" && ls -d fuzz_* | sed -e 's/^fuzz_//' -e 's/_/-/g' | tr '\n' ' ')
 TARGETS=${TARGETS:-$ALL_TARGETS}
 WORK=${WORK:-$here/.build/fuzz-work}
 # --sanitize=fuzzer makes SwiftPM leave main to libFuzzer; the combined -sanitize=fuzzer,address
@@ -43,6 +44,8 @@ seed_globs() {
         wav|flac) echo "" ;;
         audiostream|audiostream-demuxer) echo "*.mp3 *.mp2 *.aac" ;;
         probe|capi|remux) echo "*.mp4 *.m4a *.mov *.ogg *.opus *.ivf *.mp3 *.aac" ;;
+        matroska) echo "*.mkv *.mka *.webm" ;;
+        *) echo "*.$1" ;;                   # another new target: the corpus files named after it
     esac
 }
 seed_dirs() {
@@ -53,13 +56,14 @@ seed_dirs() {
         flac) echo flac ;;
         audiostream|audiostream-demuxer) echo audiostream ;;
         probe|capi|remux) echo "wav flac ogg audiostream" ;;
+        *) echo "$1" ;;
     esac
 }
 dict_for() {
     case $1 in
         audiostream|audiostream-demuxer) echo audiostream ;;
         probe|capi|remux) echo all ;;
-        *) echo "$1" ;;
+        *) if [[ -f "$here/dict/$1.dict" ]]; then echo "$1"; else echo all; fi ;;
     esac
 }
 
@@ -72,7 +76,7 @@ seed() {
                 find "$MEDIA" -maxdepth 1 -name "$g" -size -"$((SEED_MAX_BYTES + 1))"c
             done
         fi
-        for d in $(seed_dirs "$target"); do find "$here/seeds/$d" -type f; done
+        for d in $(seed_dirs "$target"); do [[ -d "$here/seeds/$d" ]] && find "$here/seeds/$d" -type f; done
     } | while read -r f; do
         local name out
         name=seed-$(basename "$f")
