@@ -24,12 +24,14 @@ BIN = $(shell $(SWIFT) build -c release --scratch-path $(SCRATCH_PATH) --show-bi
 PREFIX ?= /usr/local
 VERSION := 0.1.0
 
-.PHONY: help deps build demo test bench install clean distclean
+.PHONY: help deps build demo test fuzz bench install clean distclean
 
 help:
 	@echo 'MediaKit'
 	@echo '  make demo    build, then decode Samples/media/sample.mp4 to out/sample.pcm + out/sample.nv12 and probe it'
 	@echo '  make test    build, then run `swift test` and the oracle suite (Tests/oracle, pytest)'
+	@echo '  make fuzz SECONDS=N  build the libFuzzer targets of Tests/fuzz (ASan) and run each N seconds'
+	@echo '               (default 60; TARGETS="mp4 ogg" for some); prints executions, coverage and findings per target'
 	@echo '  make bench   build, then run every scripts/bench*.sh: mk-decode against ffmpeg (H.264/AAC 1080p)'
 	@echo '               and against dav1d / ffmpeg libdav1d, libopus, libvorbis (AV1 720p, Opus, Vorbis), 10-bit HEVC -> NV12,'
 	@echo '               remux against ffmpeg -c copy and cp, C API and Python (PyAV); writes BENCHMARKS.md'
@@ -74,6 +76,12 @@ install: build
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' Include/mediakit.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mediakit.pc
 	@echo "installed under $(DESTDIR)$(PREFIX); use: PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs mediakit"
+
+# libFuzzer targets (Tests/fuzz, its own package: never part of `make test`, which only replays
+# the saved regressions). SECONDS is per target.
+SECONDS ?= 60
+fuzz:
+	@SWIFT="$(SWIFT)" bash Tests/fuzz/run.sh $(SECONDS)
 
 # Every scripts/bench*.sh, each writing its own section of BENCHMARKS.md.
 bench: build

@@ -77,7 +77,9 @@ public final class IVFDemuxer: SourceDemuxer, @unchecked Sendable {
         if let a = try? source.read(at: headerSize, count: 12), let sizeA = Optional(Int64(Self.le32(a, 0))),
            let b = try? source.read(at: headerSize + 12 + sizeA, count: 12) {
             let d = Self.le64(b, 4) &- Self.le64(a, 4)
-            if d > 0 { step = d }
+            // A step the duration or the frame rate cannot hold (a damaged second frame header) is no guess.
+            if d > 0, !frames.multipliedReportingOverflow(by: d).overflow,
+               !Int64(timeBase.numerator).multipliedReportingOverflow(by: d).overflow { step = d }
         }
         self.frameStep = step
         var track = Track(index: 0, id: 1, parameters: params, timeBase: timeBase, duration: frames * step,

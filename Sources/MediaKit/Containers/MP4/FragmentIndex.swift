@@ -14,6 +14,9 @@ struct FragmentIndexer {
     var nextDts: [Int64]
     /// Samples each track had from the moov's own tables, before any fragment.
     let moovCounts: [Int]
+    /// The source's size (`Int64.max` when not known): a trun without a per-sample table
+    /// costs no bytes per sample in the box, so its count is bounded by the file instead.
+    let fileSize: Int64
 
     /// Appends the samples of one `moof` (its bytes, at file offset `moofOffset`).
     mutating func index(moof bytes: [UInt8], at moofOffset: Int64, into samples: inout [[IndexedSample]]) throws {
@@ -53,7 +56,7 @@ struct FragmentIndexer {
                     guard sawTfhd else { throw b.error(.invalidData, "trun before tfhd in a traf") }
                     guard let ti = track else { return }   // a track the moov does not declare
                     let (version, flags) = try b.fullBoxHeader()
-                    let count = try b.u32()
+                    var count = try b.u32()
                     var perSample = 0
                     for bit: UInt32 in [0x100, 0x200, 0x400, 0x800] where flags & bit != 0 { perSample += 4 }
                     _ = try b.checkTable(count: UInt64(count) + UInt64(samples[ti].count), entrySize: 0, "trun (with the samples before it)")   // throws above the limit
@@ -63,6 +66,20 @@ struct FragmentIndexer {
                     if flags & 0x4 != 0 { firstFlags = try b.u32() }
                     if Int(count) * perSample > b.remaining {
                         throw b.error(.invalidData, "trun declares \(count) samples of \(perSample) bytes, the box has \(b.remaining) left")
+                    }
+                    if perSample == 0 {
+                        // Every sample has the default size, one after the other from `offset`: the
+                        // ones that would start past the end of the file are not in it (a file cut
+                        // short: the sample at the cut is read partial, then the cut is reported).
+                        // Empty samples: no more than the file has bytes.
+                        let left = fileSize - max(0, offset)
+                        let fit = defaultSize == 0 ? fileSize : left <= 0 ? 1 : left / Int64(defaultSize) + 1
+                        if Int64(count) > fit {
+                            if defaultSize == 0 {
+                                throw b.error(.invalidData, "trun declares \(count) empty samples, more than the file's \(fileSize) bytes")
+                            }
+                            count = UInt32(fit)
+                        }
                     }
                     samples[ti].reserveCapacity(samples[ti].count + Int(count))
                     var dts = nextDts[ti]

@@ -141,7 +141,8 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
                 throw MediaError(.invalidData, "track \(t.id) has a time scale of 0 in mdhd", path: path, context: t.path + "/mdia/mdhd")
             }
             let s = try SampleIndexBuilder.build(t.tables, trackPath: t.path, file: path,
-                                                 audio: t.handler == "soun" ? t.framing : nil, mediaDuration: t.mediaDuration)
+                                                 audio: t.handler == "soun" ? t.framing : nil, mediaDuration: t.mediaDuration,
+                                                 fileSize: source.size)
             var track = Track(index: i, id: t.id, parameters: t.parameters, timeBase: Rational(1, t.timeScale),
                               duration: t.mediaDuration, language: t.language, rotation: Track.displayRotation(t.matrix),
                               matrix: t.matrix, sampleCount: s.count, editList: t.edits,
@@ -181,7 +182,7 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
                 trackIndex: Dictionary(movie.tracks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a }),
                 isAudio: tracks.map { $0.mediaType == .audio },
                 nextDts: allSamples.map { s in s.last.map { $0.dts + $0.duration } ?? 0 },
-                moovCounts: allSamples.map(\.count))
+                moovCounts: allSamples.map(\.count), fileSize: source.size)
             for m in moofs {
                 if m.size > MP4Limits.maxHeaderBox {
                     throw MediaError(.limit, "a moof box is \(m.size) bytes, above the limit of \(MP4Limits.maxHeaderBox)", path: path, offset: m.offset, context: "moof")

@@ -273,8 +273,17 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             if !started { try start(file) }
             let m = tracks[ti].tickMultiplier
             let dts = rawDts &* m, pts = rawPts &* m, duration = rawDuration.map { $0 &* m }
+            // Timestamps from a damaged file can be anything: differences that overflow are refused.
+            func difference(_ a: Int64, _ b: Int64) throws -> Int64 { try checked(a.subtractingReportingOverflow(b)) }
+            func checked(_ r: (partialValue: Int64, overflow: Bool)) throws -> Int64 {
+                let (d, overflow) = r
+                if overflow {
+                    throw MediaError(.invalidArgument, "track \(ti): the timestamps pts \(rawPts), dts \(rawDts) are too far from the track's others to be written", path: path)
+                }
+                return d
+            }
             if tracks[ti].firstDts != nil {
-                let delta = dts - tracks[ti].lastDts
+                let delta = try difference(dts, tracks[ti].lastDts)
                 guard delta >= 0 else {
                     throw MediaError(.invalidArgument, "track \(ti): dts \(rawDts) goes back from \(tracks[ti].lastDts / m)", path: path)
                 }
@@ -289,10 +298,10 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                 throw MediaError(.invalidArgument, "track \(ti): a packet of \(size) bytes is not a whole number of \(frameSize)-byte PCM frames (\(tracks[ti].parameters.codec), \(tracks[ti].parameters.channels) channels)", path: path)
             }
             if isFragmentedLayout { try maybeCutFragment(before: ti, dts: dts, isKeyframe: isKeyframe) }
-            let composition = pts - (dts - tracks[ti].origin)
+            let composition = try difference(pts, try difference(dts, tracks[ti].origin))
             if frameSize == 0 { tracks[ti].appendCtts(composition) }
-            let decodeTime = dts - (tracks[ti].firstDts ?? 0)
-            tracks[ti].minComposition = min(tracks[ti].minComposition, decodeTime + composition)
+            let decodeTime = try difference(dts, tracks[ti].firstDts ?? 0)
+            tracks[ti].minComposition = min(tracks[ti].minComposition, try checked(decodeTime.addingReportingOverflow(composition)))
             tracks[ti].lastDts = dts
             // The last sample's duration until a next one says otherwise: the stated one, else
             // (unknown) a PCM packet's frame count or the previous sample's.

@@ -139,8 +139,12 @@ enum SampleEntryParser {
                 try r.skip(4)                                   // bytes per sample
             } else if soundFields && version == 2 {
                 try r.skip(4)
-                let rateBits = try r.u64()
-                p.sampleRate = Int(Double(bitPattern: rateBits))
+                let rate = Double(bitPattern: try r.u64())
+                // A float64 in the file: anything but a plausible rate would trap in Int(_:).
+                guard rate.isFinite, rate >= 0, rate <= Double(UInt32.max) else {
+                    throw r.error(.invalidData, "\(type) sound sample entry version 2: sample rate \(rate) is not a rate")
+                }
+                p.sampleRate = Int(rate)
                 p.channels = Int(try r.u32())
                 try r.skip(4)
                 p.bitsPerCodedSample = Int(try r.u32())

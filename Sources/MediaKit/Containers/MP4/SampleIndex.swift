@@ -24,17 +24,22 @@ enum SampleIndexBuilder {
     ///   - audio: the sound description's framing for an audio track, nil for other tracks.
     ///   - mediaDuration: mdhd's duration (the last grouped audio packet ends there when it
     ///     is shorter than the stts).
+    ///   - fileSize: the source's size (`Int64.max` when not known). Tables that cost no bytes
+    ///     per sample (stsz with one size for all, PCM chunks) are indexed up to one entry per
+    ///     byte of the file: a file cannot hold more, and the entries past the end of a file cut
+    ///     short are past the cut anyway. So a few bytes never claim gigabytes of index.
     static func build(_ t: SampleTables, trackPath: String, file: String,
-                      audio: AudioFraming? = nil, mediaDuration: Int64 = 0) throws -> [IndexedSample] {
+                      audio: AudioFraming? = nil, mediaDuration: Int64 = 0, fileSize: Int64 = .max) throws -> [IndexedSample] {
         if let audio, t.stts.count == 1, t.stts[0].delta == 1 {
-            return try groupedAudio(t, framing: audio, mediaDuration: mediaDuration, file: file)
+            return try groupedAudio(t, framing: audio, mediaDuration: mediaDuration, file: file, fileSize: fileSize)
         }
-        let total = t.constantSize == 0 ? t.sizes.count : t.sampleCount
-        if total == 0 || t.chunkOffsets.isEmpty || t.stsc.isEmpty { return [] }
-        if total > MP4Limits.maxTableEntries {
-            throw MediaError(.limit, "stsz declares \(total) samples, above the limit of \(MP4Limits.maxTableEntries)",
+        let declared = t.constantSize == 0 ? t.sizes.count : t.sampleCount
+        if declared == 0 || t.chunkOffsets.isEmpty || t.stsc.isEmpty { return [] }
+        if declared > MP4Limits.maxTableEntries {
+            throw MediaError(.limit, "stsz declares \(declared) samples, above the limit of \(MP4Limits.maxTableEntries)",
                              path: file, offset: t.stszLocation.offset, context: t.stszLocation.path)
         }
+        let total = min(declared, Int(clamping: fileSize))
         if t.stts.isEmpty {
             throw MediaError(.invalidData, "the track has \(total) samples but no stts entries", path: file, context: trackPath + "/mdia/minf/stbl/stts")
         }
@@ -98,7 +103,8 @@ enum SampleIndexBuilder {
     /// Every packet is a key frame; dts = pts counts PCM frames from 0. The frame count is
     /// the chunk table's (stsc x chunks); stsz's count is not used. A packet lasts its frame
     /// count, the last one until the end of the track (mdhd or stts, the shorter).
-    static func groupedAudio(_ t: SampleTables, framing f: AudioFraming, mediaDuration: Int64, file: String) throws -> [IndexedSample] {
+    static func groupedAudio(_ t: SampleTables, framing f: AudioFraming, mediaDuration: Int64, file: String,
+                             fileSize: Int64 = .max) throws -> [IndexedSample] {
         if t.chunkOffsets.isEmpty || t.stsc.isEmpty { return [] }
         let spf = f.samplesPerFrame, bpf = f.bytesPerFrame
         if spf > 1 && bpf <= 0 {
@@ -134,14 +140,16 @@ enum SampleIndexBuilder {
             }
         }
         var samples: [IndexedSample] = []
-        samples.reserveCapacity(packets)
+        let most = min(packets, Int(clamping: fileSize))     // see build(_:...:fileSize:)
+        samples.reserveCapacity(most)
         var stscIndex = 0
         var dts: Int64 = 0
-        for chunk in 0..<t.chunkOffsets.count {
+        chunks: for chunk in 0..<t.chunkOffsets.count {
             while stscIndex + 1 < t.stsc.count && UInt32(chunk + 1) >= t.stsc[stscIndex + 1].firstChunk { stscIndex += 1 }
             var left = Int(t.stsc[stscIndex].samplesPerChunk)
             var offset = Int64(bitPattern: t.chunkOffsets[chunk])
             while left > 0 {
+                if samples.count >= most { break chunks }
                 let frames: Int, size: Int64
                 if spf >= 160 {
                     frames = spf; size = Int64(bpf)

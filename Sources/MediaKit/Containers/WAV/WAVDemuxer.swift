@@ -148,8 +148,11 @@ public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
     /// Moves to the sample frame at `seconds` (exact: every frame has the same size).
     public func seek(to seconds: Double) throws {
         guard source.isSeekable else { throw MediaError(.unsupported, "seeking needs a seekable source (a file or memory)", path: path) }
-        let frame = Int64(max(0, seconds) * Double(tracks[0].parameters.sampleRate))
-        position = min(dataEnd, dataStart + frame * Int64(blockAlign))
+        // In frames, clamped to the data before converting (any Double, NaN and 1e300 included).
+        let frames = (dataEnd - dataStart) / Int64(blockAlign)
+        let wanted = seconds * Double(tracks[0].parameters.sampleRate)
+        let frame = wanted > 0 ? Int64(min(wanted, Double(frames))) : 0
+        position = dataStart + frame * Int64(blockAlign)
         trackPosition = position
         cut.reset()
         trackCut.reset()

@@ -1,0 +1,114 @@
+import Foundation
+import MediaKit
+
+/// What each fuzz target does with one input: the one place, shared by the libFuzzer
+/// executables of `Tests/fuzz` (this file is linked there as `Sources/FuzzHarness`) and by
+/// `FuzzRegressionTests`, which replays every saved crasher of `Tests/fuzz/regressions/<target>/`.
+///
+/// Every entry takes any bytes. A thrown ``MediaError`` is the expected answer to bad input and is
+/// swallowed; a crash, a hang or an allocation the size of a lie is the finding.
+///
+/// Adding a target: one function here, its name in ``targets`` and one line in `Tests/fuzz/Package.swift`.
+public enum FuzzHarness {
+    /// Packets read per pass at most: a fuzz input is at most a few hundred KB, and no real
+    /// file of that size holds more, but a table may claim billions of empty samples.
+    static let maxPackets = 1 << 17
+
+    /// The targets by name (the executable is `fuzz-<name>`, its regressions `Tests/fuzz/regressions/<name>/`).
+    public static let targets: [String: @Sendable ([UInt8]) -> Void] = [
+        "mp4": mp4,
+        "ogg": ogg,
+        "ivf": ivf,
+        "wav": wav,
+        "flac": flac,
+        "audiostream": audioStream,
+        "audiostream-demuxer": audioStreamDemuxer,
+        "probe": probe,
+        "remux": remux,
+    ]
+
+    /// MP4 / QuickTime, progressive and fragmented: open, read all, seek, re-read, per track.
+    public static func mp4(_ data: [UInt8]) { demux(data) { try MP4Demuxer(source: $0) } }
+    /// Ogg (Opus, Vorbis, FLAC, chained links).
+    public static func ogg(_ data: [UInt8]) { demux(data) { try OggDemuxer(source: $0) } }
+    /// IVF (AV1, VP8, VP9).
+    public static func ivf(_ data: [UInt8]) { demux(data) { try IVFDemuxer(source: $0) } }
+    /// WAV / RF64 / Wave64.
+    public static func wav(_ data: [UInt8]) { demux(data) { try WAVDemuxer(source: $0) } }
+    /// Native FLAC.
+    public static func flac(_ data: [UInt8]) { demux(data) { try FLACDemuxer(source: $0) } }
+    /// MP3 / ADTS files through their demuxer (which drives ``AudioStreamParser`` over a file).
+    public static func audioStreamDemuxer(_ data: [UInt8]) { demux(data) { try AudioStreamDemuxer(source: $0) } }
+    /// Whatever the probe picks (every built-in container), as `mk-probe` and the C API open files.
+    public static func probe(_ data: [UInt8]) { demux(data) { try ContainerCatalog.shared.open($0).demuxer } }
+
+    /// Opens `data` with `open`, then: every packet in file order, a seek to the start, the middle,
+    /// past the end and before the start with a few packets after each, every packet of each track.
+    static func demux(_ data: [UInt8], open: (ByteSource) throws -> Demuxer) {
+        exercise { try open(MemorySource(data, name: "fuzz")) }
+    }
+
+    /// The reads of ``demux(_:open:)`` on the demuxer `open` returns (nothing when it throws).
+    static func exercise(_ open: () throws -> Demuxer) {
+        guard let d = try? open() else { return }
+        for t in d.tracks { _ = (t.parameters.codec, t.duration, t.sampleCount) }
+        _ = d.duration
+        drain(maxPackets) { try d.read() }
+        let middle = (d.duration ?? 1).isFinite ? (d.duration ?? 1) / 2 : 1
+        for target in [0, middle, 1e9, -5] {
+            guard (try? d.seek(to: target)) != nil else { continue }
+            drain(16) { try d.read() }
+        }
+        guard (try? d.seek(to: 0)) != nil else { return }
+        for t in d.tracks.indices { drain(maxPackets) { try d.read(track: t) } }
+        _ = d.warnings
+    }
+
+    /// Reads until the end, an error, or `limit` packets; touches each packet's bytes.
+    static func drain(_ limit: Int, _ next: () throws -> Packet?) {
+        var n = 0
+        while n < limit, let p = try? next() {
+            _ = p.data.last
+            n += 1
+        }
+    }
+
+    /// ``AudioStreamParser`` fed the input in chunks whose sizes come from the input's first bytes
+    /// (down to one byte), then a seek and a discontinuous push of the rest, then the end.
+    public static func audioStream(_ data: [UInt8]) {
+        guard data.count >= 2 else { return }
+        let parser = AudioStreamParser(totalBytes: data[0] & 1 == 0 ? Int64(data.count - 2) : nil)
+        var rng = UInt64(data[0]) << 8 | UInt64(data[1])
+        let body = Array(data[2...])
+        var at = 0
+        while at < body.count {
+            rng = rng &* 6364136223846793005 &+ 1442695040888963407
+            let size = 1 + Int((rng >> 33) % UInt64(rng & 0x10000 == 0 ? 16 : 4096))
+            let end = min(body.count, at + size)
+            guard (try? parser.push(Array(body[at..<end]))) != nil else { return }
+            at = end
+        }
+        _ = parser.finish()
+        // Seek back in and read the rest again from the offset the parser chose.
+        let fresh = AudioStreamParser(totalBytes: Int64(body.count))
+        guard (try? fresh.push(body)) != nil else { return }
+        if let s = fresh.seek(to: Double(data[1]) / 16), s.offset >= 0, s.offset < Int64(body.count) {
+            _ = try? fresh.push(Array(body[Int(s.offset)...]), discontinuity: true)
+        }
+        _ = fresh.finish()
+    }
+
+    /// The remux path (`mk-remux`): the input, whatever its container, remuxed into MP4 with a
+    /// layout chosen by its last byte, and the output read back.
+    public static func remux(_ data: [UInt8]) {
+        let dir = FileManager.default.temporaryDirectory.path
+        let input = "\(dir)/mk-fuzz-remux-\(getpid()).in"
+        let output = "\(dir)/mk-fuzz-remux-\(getpid()).mp4"
+        defer { unlink(input); unlink(output) }
+        guard FileManager.default.createFile(atPath: input, contents: Data(data)) else { return }
+        let layouts: [MP4Muxer.Layout] = [.progressive, .fastStart, .fragmented(seconds: 0.5), .hybrid(seconds: 1)]
+        let layout = layouts[Int(data.last ?? 0) % layouts.count]
+        guard (try? Remuxer.remux(input: input, output: output, layout: layout)) != nil else { return }
+        exercise { try MP4Demuxer(path: output) }
+    }
+}

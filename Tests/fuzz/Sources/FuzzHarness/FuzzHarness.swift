@@ -1,0 +1,1 @@
+../../../MediaKitTests/FuzzHarness.swift

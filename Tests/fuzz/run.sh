@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# `make fuzz SECONDS=N [TARGETS="mp4 ogg"]`: builds the libFuzzer targets of Tests/fuzz with
+# -sanitize=fuzzer,address, seeds each one's corpus, runs each for N seconds and prints one line per
+# target: executions, coverage (edges and features), corpus size, peak RSS and what it found.
+#
+# Limits (issue 17): an allocation over 256 MiB (-malloc_limit_mb), an input taking over 10 s
+# (-timeout) and a leak (LeakSanitizer) are findings, as are crashes. A finding's input is left in
+# $WORK/<target>/artifacts/; replay it with `$BIN/fuzz-<target> <file>`, then fix the parser and save
+# the input under Tests/fuzz/regressions/<target>/ (FuzzRegressionTests replays it in `swift test`).
+#
+# Environment: SECONDS_PER_TARGET (or first argument), TARGETS, MEDIA (seed files, default
+# ../shared/media beside the checkout), SEED_MAX_BYTES (65536), MAX_LEN (65536),
+# FUZZ_NO_BUILD=1 to skip the build, SWIFT.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+seconds=${1:-${SECONDS_PER_TARGET:-60}}
+SWIFT=${SWIFT:-$(command -v swift || echo /opt/swift/usr/bin/swift)}
+MEDIA=${MEDIA:-$repo/../shared/media}
+SEED_MAX_BYTES=${SEED_MAX_BYTES:-65536}
+MAX_LEN=${MAX_LEN:-65536}
+# Every Sources/fuzz_<name> folder is a target (its executable: fuzz-<name with - for _>).
+ALL_TARGETS=$(cd "$here/Sources" && ls -d fuzz_* | sed -e 's/^fuzz_//' -e 's/_/-/g' | tr '\n' ' ')
+TARGETS=${TARGETS:-$ALL_TARGETS}
+WORK=${WORK:-$here/.build/fuzz-work}
+# --sanitize=fuzzer makes SwiftPM leave main to libFuzzer; the combined -sanitize=fuzzer,address
+# after it is what swiftc keeps (separate -sanitize= flags do not add up: the last one wins).
+BUILD_FLAGS=(-c release --package-path "$here" --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address)
+
+if [[ "${FUZZ_NO_BUILD:-}" != 1 ]]; then
+    echo "== building fuzz targets (Tests/fuzz, -sanitize=fuzzer,address)"
+    "$SWIFT" build "${BUILD_FLAGS[@]}" 2>&1 | grep -v "asan_extra_spill_area" | tail -3 || exit 1
+fi
+BIN=$("$SWIFT" build "${BUILD_FLAGS[@]}" --show-bin-path)
+
+# Seed files for a target: corpus files of its formats up to SEED_MAX_BYTES, and the generated
+# seeds of Tests/fuzz/seeds/<dir>.
+seed_globs() {
+    case $1 in
+        mp4)  echo "*.mp4 *.m4a *.m4b *.m4s *.mov *.3gp *.cmfv *.qta" ;;
+        ogg)  echo "*.ogg *.opus" ;;
+        ivf)  echo "*.ivf" ;;
+        wav|flac) echo "" ;;
+        audiostream|audiostream-demuxer) echo "*.mp3 *.mp2 *.aac" ;;
+        probe|capi|remux) echo "*.mp4 *.m4a *.mov *.ogg *.opus *.ivf *.mp3 *.aac" ;;
+        matroska) echo "*.mkv *.mka *.webm" ;;
+        *) echo "*.$1" ;;                   # another new target: the corpus files named after it
+    esac
+}
+seed_dirs() {
+    case $1 in
+        mp4|ivf) echo "" ;;
+        ogg) echo ogg ;;
+        wav) echo wav ;;
+        flac) echo flac ;;
+        audiostream|audiostream-demuxer) echo audiostream ;;
+        probe|capi|remux) echo "wav flac ogg audiostream" ;;
+        *) echo "$1" ;;
+    esac
+}
+dict_for() {
+    case $1 in
+        audiostream|audiostream-demuxer) echo audiostream ;;
+        probe|capi|remux) echo all ;;
+        *) if [[ -f "$here/dict/$1.dict" ]]; then echo "$1"; else echo all; fi ;;
+    esac
+}
+
+seed() {
+    local target=$1 corpus=$2 f
+    mkdir -p "$corpus"
+    {
+        if [[ -d "$MEDIA" ]]; then
+            for g in $(seed_globs "$target"); do
+                find "$MEDIA" -maxdepth 1 -name "$g" -size -"$((SEED_MAX_BYTES + 1))"c
+            done
+        fi
+        for d in $(seed_dirs "$target"); do [[ -d "$here/seeds/$d" ]] && find "$here/seeds/$d" -type f; done
+    } | while read -r f; do
+        local name out
+        name=seed-$(basename "$f")
+        out=$corpus/$name
+        [[ -e "$out" ]] && continue
+        if [[ $target == audiostream ]]; then
+            # The target takes its first two bytes as the chunking seed.
+            { printf '\x00\x10'; cat "$f"; } > "$out"
+        else
+            cp "$f" "$out"
+        fi
+    done
+}
+
+mkdir -p "$WORK"
+printf '%-20s %10s %8s %8s %8s %8s  %s\n' target execs exec/s cov ft corpus findings > "$WORK.summary"
+status=0
+for t in $TARGETS; do
+    dir=$WORK/$t
+    mkdir -p "$dir/artifacts"
+    seed "$t" "$dir/corpus"
+    echo "== fuzz-$t: ${seconds}s, $(ls "$dir/corpus" | wc -l) corpus files"
+    # The Swift runtime's own crash handler hides ASan's report: off.
+    SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0} \
+    "$BIN/fuzz-$t" "$dir/corpus" -dict="$here/dict/$(dict_for "$t").dict" \
+        -max_total_time="$seconds" -max_len="$MAX_LEN" -timeout=10 -malloc_limit_mb=256 -rss_limit_mb=2048 \
+        -artifact_prefix="$dir/artifacts/" -print_final_stats=1 > "$dir/log" 2>&1
+    rc=$?
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log" | grep -o '[0-9]*$' | tail -1)
+    eps=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$dir/log" | grep -o '[0-9]*$' | tail -1)
+    last=$(grep -E '^#[0-9]+' "$dir/log" | tail -1)
+    cov=$(grep -o 'cov: [0-9]*' <<<"$last" | grep -o '[0-9]*')
+    ft=$(grep -o 'ft: [0-9]*' <<<"$last" | grep -o '[0-9]*')
+    files=$(ls "$dir/corpus" | wc -l)
+    found=$(ls "$dir/artifacts" 2>/dev/null | tr '\n' ' ')
+    if [[ $rc -ne 0 || -n "$found" ]]; then
+        status=1
+        kind=$(grep -m1 -oE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer): [a-z -]+|Swift runtime failure: [^/]*' "$dir/log" | head -1)
+        findings="FOUND ($kind): $found"
+    else
+        findings=none
+    fi
+    printf '%-20s %10s %8s %8s %8s %8s  %s\n' "fuzz-$t" "${execs:-?}" "${eps:-?}" "${cov:-?}" "${ft:-?}" "$files" "$findings" | tee -a "$WORK.summary"
+done
+echo "== summary ($seconds s per target; logs and findings in $WORK/<target>/)"
+cat "$WORK.summary"
+exit $status
