@@ -15,10 +15,16 @@ enum PluginLoader {
         let backends: [MediaRegistry.Backend]
         let converters: [MediaRegistry.Converter]
         nonisolated(unsafe) let descriptor: UnsafePointer<mk_plugin_descriptor>
+        /// The host struct given to its init (freed when the plugin is given up).
+        nonisolated(unsafe) let host: UnsafePointer<mk_host>
 
-        /// Gives the plugin up (its `deinit`), e.g. when another plugin has its name. The
-        /// library stays mapped: frames handed out may still point into it.
-        func giveUp() { descriptor.pointee.deinit() }
+        /// Gives the plugin up (its `deinit`), e.g. when another plugin has its name, and
+        /// frees its host struct. The library stays mapped: frames handed out may still point
+        /// into it.
+        func giveUp() {
+            descriptor.pointee.deinit()
+            PluginLoader.freeHost(host)
+        }
     }
 
     /// The plugin ABI this host implements.
@@ -95,6 +101,7 @@ enum PluginLoader {
         let host = makeHost(path: path)
         let status = initialize(host)
         guard status == MK_OK else {
+            freeHost(host)
             throw refuse("the plugin's init refused this host (status \(status)); its log says why (MEDIAKIT_LOG_LEVEL=error)")
         }
         do {
@@ -105,9 +112,10 @@ enum PluginLoader {
                                               path: path)
             let backends = try decoderBackends(getFactory(MK_PLUGIN_DECODER_FACTORY), plugin, refuse)
             let converters = try pictureConverters(getFactory(MK_PLUGIN_PICTURE_CONVERTER_FACTORY), plugin, refuse)
-            return Loaded(plugin: plugin, backends: backends, converters: converters, descriptor: desc)
+            return Loaded(plugin: plugin, backends: backends, converters: converters, descriptor: desc, host: host)
         } catch {
             d.deinit()
+            freeHost(host)
             throw error
         }
     }
@@ -200,7 +208,15 @@ enum PluginLoader {
         FileHandle.standardError.write(Data("mediakit: \(file): \(name): \(String(cString: message))\n".utf8))
     }
 
-    /// One mk_host per plugin, kept for the life of the process (the plugin may keep the
+    /// Frees a host struct (and its file name) once its plugin was refused or given up: after
+    /// a failed init or a deinit the plugin no longer holds it.
+    static func freeHost(_ host: UnsafePointer<mk_host>) {
+        free(host.pointee.host_data)
+        UnsafeMutablePointer(mutating: host).deinitialize(count: 1)
+        UnsafeMutablePointer(mutating: host).deallocate()
+    }
+
+    /// One mk_host per plugin, kept while the plugin is loaded (the plugin may keep the
     /// pointer); `host_data` is the plugin's file name, for the log.
     private static func makeHost(path: String) -> UnsafePointer<mk_host> {
         let host = UnsafeMutablePointer<mk_host>.allocate(capacity: 1)
