@@ -19,6 +19,16 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
     /// `"num/den"`, as FFmpeg prints time bases.
     public var description: String { "\(numerator)/\(denominator)" }
 
+    /// `seconds * ticksPerSecond` rounded as asked, clamped to what an Int64 holds (a seek to
+    /// 1e300 s lands at the end instead of trapping). NaN gives 0.
+    public static func ticks(seconds: Double, perSecond ticksPerSecond: Double, rounding: FloatingPointRoundingRule = .down) -> Int64 {
+        let v = (seconds * ticksPerSecond).rounded(rounding)
+        guard !v.isNaN else { return 0 }
+        if v >= 9.2e18 { return Int64.max / 2 }
+        if v <= -9.2e18 { return Int64.min / 2 }
+        return Int64(v)
+    }
+
     /// Converts `value` ticks of time base `from` into ticks of `to`, rounding to
     /// the nearest tick with halves away from zero (FFmpeg's `av_rescale_q`).
     /// Computes in 128 bits, so no intermediate overflow; saturates at the Int64 range.

@@ -393,7 +393,7 @@ public final class DecodeSession: Decoder {
         reset()
         let tb = track.timeBase
         // Rounded to the nearest tick, as ffmpeg rounds -ss T to the stream time base (its trim filter).
-        let ticks = Int64((seconds * Double(tb.denominator) / Double(max(1, tb.numerator))).rounded())
+        let ticks = Rational.ticks(seconds: seconds, perSecond: Double(tb.denominator) / Double(max(1, tb.numerator)), rounding: .toNearestOrAwayFromZero)
         let rate = track.parameters.sampleRate
         let delayTicks = rate > 0 && !track.trimsOnPackets
             ? Rational.rescale(Int64(track.encoderDelay), from: Rational(1, Int64(rate)), to: tb) : 0

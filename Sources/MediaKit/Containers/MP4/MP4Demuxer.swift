@@ -394,7 +394,7 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
         }
         for t in 0..<samples.count {
             let start = tracks[t].editList.first(where: { !$0.isEmpty })?.mediaTime ?? 0
-            let target = Int64((seconds * Double(timeScales[t])).rounded(.down)) + start
+            let target = Rational.ticks(seconds: seconds, perSecond: Double(timeScales[t])) + start
             var chosen = 0
             for (i, s) in samples[t].enumerated() where s.isKey {
                 if s.pts <= target { chosen = i } else if s.dts > target { break }

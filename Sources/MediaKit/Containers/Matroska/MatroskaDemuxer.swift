@@ -271,7 +271,7 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
         guard source.isSeekable else {
             throw MediaError(.unsupported, "cannot seek: the source is a stream read once", path: path)
         }
-        let target = Int64((seconds * 1e9 / Double(timecodeScale)).rounded(.down))
+        let target = Rational.ticks(seconds: seconds, perSecond: 1e9 / Double(timecodeScale))
         if cues == nil, let c = cuesOffset, let (h, b) = try? Self.bodyAt(source, c, id: MKVID.cues) {
             cues = try? parseCues(b, base: h.dataStart)
         }
