@@ -510,8 +510,9 @@ class Frame:
 
     @property
     def planes(self) -> tuple:
-        """Views of each plane, without a copy: numpy arrays (video: rows x bytes per row,
-        audio: the plane's samples) when numpy is installed, memoryviews otherwise."""
+        """Read-only views of each plane, without a copy: numpy arrays (video: rows x bytes per
+        row, audio: the plane's samples) when numpy is installed, memoryviews otherwise. They
+        are read-only because the decoder may still read a picture as a reference."""
         mem = self._memory()
         info, views = self._info, []
         for i in range(info.plane_count):
@@ -519,14 +520,16 @@ class Frame:
             buf = (ctypes.c_uint8 * size).from_address(info.planes[i])
             buf._owner = mem  # the view keeps the frame's memory alive
             if _np is None:
-                views.append(memoryview(buf))
+                views.append(memoryview(buf).toreadonly())
                 continue
             if self.media_type == "video":
                 stride = info.strides[i]
-                views.append(_np.frombuffer(buf, dtype=_np.uint8).reshape(size // stride, stride))
+                view = _np.frombuffer(buf, dtype=_np.uint8).reshape(size // stride, stride)
             else:
                 fmt = self.format.rstrip("p")
-                views.append(_np.frombuffer(buf, dtype=_SAMPLE_DTYPES.get(fmt, "u1")))
+                view = _np.frombuffer(buf, dtype=_SAMPLE_DTYPES.get(fmt, "u1"))
+            view.flags.writeable = False
+            views.append(view)
         return tuple(views)
 
     def to_numpy(self, layout: Optional[str] = None, *, planes: bool = False, format: Optional[str] = None,

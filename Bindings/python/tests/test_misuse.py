@@ -100,3 +100,13 @@ def test_context_managers(sample):
         assert dec.closed
     assert d.closed
     assert frames and frames[0].media_type == "audio"
+
+
+def test_plane_views_are_read_only(sample):
+    """Frame.planes are views of the decoder's memory, which may still be a reference: writing
+    to them raises instead of corrupting later pictures."""
+    d, dec, frame = first_frame(sample)
+    y = frame.planes[0]
+    with pytest.raises(ValueError):
+        y[0, 0] = 1
+    d.close()
