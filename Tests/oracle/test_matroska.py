@@ -611,7 +611,10 @@ def _framemd5_rows(path: Path) -> list[tuple]:
 # Generated files and the shared corpus (Vorbis refused, see below) remuxed into MP4.
 TO_MP4 = ([f"gen:{n}" for n in ["vp9_opus.webm", "vp9_10bit.webm", "av1_opus.webm", "h264_aac.mkv", "hevc.mkv",
                                "hevc_bframes.mkv", "ac3.mka", "laced_ac3.mka", "laced_opus.mka", "opus_51.mka"]]
-          + [f"shared:{n}" for n in _shared() if "vorbis" not in n])
+          + [f"shared:{n}" for n in _shared() if "vorbis" not in n]
+          # The same packet path from Ogg Opus (time base already 1/48000) and IVF VP9 (no CodecPrivate).
+          + ["shared:ogg_opus_stereo_tiny_155b.opus", "shared:ogg_opus_stereo_truncated_10000b_no_eos.opus",
+             "shared:ivf_vp9_320x180_1s.ivf"])
 
 
 @pytest.mark.parametrize("spec", TO_MP4, ids=[s.partition(":")[2] for s in TO_MP4])

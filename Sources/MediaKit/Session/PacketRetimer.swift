@@ -35,7 +35,7 @@ struct PacketRetimer {
         var state = states[t] ?? State()
         defer { states[t] = state }
         let src = source[t]
-        if out.parameters.codec == "opus" && out.timeBase != src.timeBase {
+        if out.parameters.codec == "opus" {
             let samples = Int64(OpusHead.packetDuration(packet.data[...]) ?? 0)
             let preSkip = Int64(out.encoderDelay)
             var at = state.opusNext ?? 0

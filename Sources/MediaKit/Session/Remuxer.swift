@@ -120,6 +120,12 @@ public enum Remuxer {
             throw MediaError(.unsupported, "remuxing \(codec) (track \(t)) from \(format.description) into MP4 is not supported\(why)",
                              path: input)
         }
+        for t in wanted where ["h264", "hevc", "av1"].contains(all[t].parameters.codec) && all[t].parameters.extradata.isEmpty {
+            let codec = all[t].parameters.codec
+            let box = codec == "h264" ? "avcC" : codec == "hevc" ? "hvcC" : "av1C"
+            throw MediaError(.unsupported, "remuxing \(codec) (track \(t)) from \(format.description) into MP4 is not supported: the source stores no \(box) configuration and MediaKit does not build one from the bitstream",
+                             path: input)
+        }
         // The first frame of the tracks whose sample entry is built from it.
         let needFrame = Set(wanted.filter { ["vp9", "ac3"].contains(all[$0].parameters.codec) })
         demuxer.select(tracks: Set(wanted))
