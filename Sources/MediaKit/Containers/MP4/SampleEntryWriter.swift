@@ -25,21 +25,8 @@ enum SampleEntryWriter {
             guard p.width > 0, p.height > 0, p.width <= 65535, p.height <= 65535 else {
                 throw MediaError(.invalidArgument, "a video track needs a width and height (got \(p.width)x\(p.height))")
             }
-            w.box(p.codecTag.count == 4 && p.codecTag != "" && ["avc1", "avc3", "hvc1", "hev1", "av01"].contains(p.codecTag) ? p.codecTag : type) { w in
-                w.zeros(6); w.u16(1)                      // reserved, data_reference_index
-                w.zeros(16)                               // pre_defined, reserved
-                w.u16(UInt16(p.width)); w.u16(UInt16(p.height))
-                w.u32(0x0048_0000); w.u32(0x0048_0000)    // 72 dpi
-                w.u32(0); w.u16(1)                        // reserved, frame_count
-                w.zeros(32)                               // compressorname
-                w.u16(0x18); w.u16(0xFFFF)                // depth, pre_defined
-                w.box(config) { $0.append(p.extradata) }
-                if p.sampleAspectRatio.numerator > 0, p.sampleAspectRatio.denominator > 0 {
-                    w.box("pasp") { w in
-                        w.u32(UInt32(clamping: p.sampleAspectRatio.numerator)); w.u32(UInt32(clamping: p.sampleAspectRatio.denominator))
-                    }
-                }
-            }
+            let tag = p.codecTag.count == 4 && ["avc1", "avc3", "hvc1", "hev1", "av01"].contains(p.codecTag) ? p.codecTag : type
+            w.append(visualEntry(tag, config: config, p))
         case "vp9":
             // extradata: the vpcC body (``CodecConfigRecords/vpcC(_:codecPrivate:keyFrame:frameRate:)``).
             guard p.extradata.count >= 12, p.extradata[0] == 1 else {
@@ -48,21 +35,7 @@ enum SampleEntryWriter {
             guard p.width > 0, p.height > 0, p.width <= 65535, p.height <= 65535 else {
                 throw MediaError(.invalidArgument, "a video track needs a width and height (got \(p.width)x\(p.height))")
             }
-            w.box("vp09") { w in
-                w.zeros(6); w.u16(1)
-                w.zeros(16)
-                w.u16(UInt16(p.width)); w.u16(UInt16(p.height))
-                w.u32(0x0048_0000); w.u32(0x0048_0000)
-                w.u32(0); w.u16(1)
-                w.zeros(32)
-                w.u16(0x18); w.u16(0xFFFF)
-                w.box("vpcC") { $0.append(p.extradata) }
-                if p.sampleAspectRatio.numerator > 0, p.sampleAspectRatio.denominator > 0 {
-                    w.box("pasp") { w in
-                        w.u32(UInt32(clamping: p.sampleAspectRatio.numerator)); w.u32(UInt32(clamping: p.sampleAspectRatio.denominator))
-                    }
-                }
-            }
+            w.append(visualEntry("vp09", config: "vpcC", p))
         case "ac3":
             // extradata: the 3-byte dac3 payload (``CodecConfigRecords/dac3(_:)``).
             guard p.channels > 0, p.sampleRate > 0, p.extradata.count == 3 else {
@@ -126,6 +99,28 @@ enum SampleEntryWriter {
                 throw MediaError(.invalidArgument, "an audio track needs a sample rate and channel count (got \(p.sampleRate) Hz, \(p.channels) channels)")
             }
             w.append(pcmEntry(p, tag: tag, bits: bits))
+        }
+        return w.bytes
+    }
+
+    /// A visual sample entry `type` (ISO 14496-12 VisualSampleEntry) holding the box `config`
+    /// with `p.extradata` and, when the pixels are not square, a `pasp`.
+    static func visualEntry(_ type: String, config: String, _ p: CodecParameters) -> [UInt8] {
+        var w = BoxWriter()
+        w.box(type) { w in
+            w.zeros(6); w.u16(1)                      // reserved, data_reference_index
+            w.zeros(16)                               // pre_defined, reserved
+            w.u16(UInt16(p.width)); w.u16(UInt16(p.height))
+            w.u32(0x0048_0000); w.u32(0x0048_0000)    // 72 dpi
+            w.u32(0); w.u16(1)                        // reserved, frame_count
+            w.zeros(32)                               // compressorname
+            w.u16(0x18); w.u16(0xFFFF)                // depth, pre_defined
+            w.box(config) { $0.append(p.extradata) }
+            if p.sampleAspectRatio.numerator > 0, p.sampleAspectRatio.denominator > 0 {
+                w.box("pasp") { w in
+                    w.u32(UInt32(clamping: p.sampleAspectRatio.numerator)); w.u32(UInt32(clamping: p.sampleAspectRatio.denominator))
+                }
+            }
         }
         return w.bytes
     }
