@@ -97,8 +97,9 @@ public enum Remuxer {
         "vp8": "VP8 in MP4 is not standard (no registered sample entry; players do not read it)",
     ]
 
-    /// Packets read ahead to find the frames a sample entry is built from (VP9, AC-3).
-    static let lookAheadLimit = 4096
+    /// Packets and bytes read ahead (held in memory) to find the frames a sample entry is
+    /// built from (VP9, AC-3).
+    static let lookAheadLimit = 4096, lookAheadBytes = 64 << 20
 
     /// Remuxes a demuxer that is not MP4 packet by packet (the bytes go through memory): ADTS
     /// frames lose their header (the AudioSpecificConfig goes into the sample entry, as FFmpeg's
@@ -132,12 +133,14 @@ public enum Remuxer {
         var ahead: [Packet] = []
         var firstFrame: [Int: [UInt8]] = [:]
         var cut: MediaError?
+        var aheadBytes = 0
         while firstFrame.count < needFrame.count {
-            guard ahead.count < lookAheadLimit, let packet = try demuxer.read(untilCut: &cut) else {
+            guard ahead.count < lookAheadLimit, aheadBytes < lookAheadBytes, let packet = try demuxer.read(untilCut: &cut) else {
                 let missing = needFrame.subtracting(firstFrame.keys).sorted()
-                throw MediaError(.invalidArgument, "track \(missing.map(String.init).joined(separator: ", ")) (\(missing.map { all[$0].parameters.codec.rawValue }.joined(separator: ", "))) has no frame in its first \(ahead.count) packets to build the MP4 sample entry from",
+                throw MediaError(.invalidArgument, "track \(missing.map(String.init).joined(separator: ", ")) (\(missing.map { all[$0].parameters.codec.rawValue }.joined(separator: ", "))) has no frame in the first \(ahead.count) packets (\(aheadBytes) bytes) of the file to build the MP4 sample entry from",
                                  path: input)
             }
+            aheadBytes += packet.data.count
             ahead.append(packet)
             if needFrame.contains(packet.trackIndex), firstFrame[packet.trackIndex] == nil, !packet.isTruncated {
                 firstFrame[packet.trackIndex] = packet.data
