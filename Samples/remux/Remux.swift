@@ -25,6 +25,10 @@ struct Remux: ParsableCommand {
         through memory, Clusters starting at key frames, Cues and a SeekHead); a FIFO
         or device as the output gets a live stream (unknown sizes, nothing written back).
 
+        From Matroska / WebM (and Ogg, IVF, MP3, ADTS, FLAC, WAV) into MP4: H.264,
+        HEVC, AV1, VP9 (vp09 + vpcC), Opus (pre-skip and end trim as the edit list),
+        AC-3, AAC, FLAC, MP3 and PCM; Vorbis and VP8 are refused (not standard in MP4).
+
         Examples:
           mk-remux in.mov out.mp4
           mk-remux clip.mp4 clip.mkv

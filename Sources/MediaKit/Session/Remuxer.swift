@@ -86,13 +86,27 @@ public enum Remuxer {
         }
     }
 
-    /// Codecs an MP4 carries from the containers that are not MP4 (MP3, ADTS AAC, FLAC, WAV PCM).
+    /// Codecs an MP4 carries from the containers that are not MP4 (MP3, ADTS AAC, FLAC, WAV
+    /// PCM, Matroska / WebM, Ogg, IVF).
     static let packetCodecs: Set<CodecID> = ["mp3", "aac", "flac", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_f32le", "pcm_f64le",
-                                            "pcm_u8", "pcm_alaw", "pcm_mulaw"]
+                                            "pcm_u8", "pcm_alaw", "pcm_mulaw", "h264", "hevc", "av1", "vp9", "opus", "ac3"]
+
+    /// Why a codec is refused in MP4 when there is more to say than "not supported".
+    static let refusedInMP4: [CodecID: String] = [
+        "vorbis": "Vorbis in MP4 is not standard (no registered sample entry; players do not read it)",
+        "vp8": "VP8 in MP4 is not standard (no registered sample entry; players do not read it)",
+    ]
+
+    /// Packets and bytes read ahead (held in memory) to find the frames a sample entry is
+    /// built from (VP9, AC-3).
+    static let lookAheadLimit = 4096, lookAheadBytes = 64 << 20
 
     /// Remuxes a demuxer that is not MP4 packet by packet (the bytes go through memory): ADTS
     /// frames lose their header (the AudioSpecificConfig goes into the sample entry, as FFmpeg's
-    /// aac_adtstoasc does); a packet cut short by the end of the file is left out.
+    /// aac_adtstoasc does); a packet cut short by the end of the file is left out. VP9's vpcC
+    /// and AC-3's dac3 come from the CodecPrivate or the track's first frame (read ahead);
+    /// Opus is retimed in 48 kHz samples with its pre-skip and end trim as the edit list;
+    /// unknown decoding timestamps are filled in (``PacketRetimer``).
     static func remuxPackets(_ demuxer: Demuxer, format: ContainerFormat, input: String, output: String, layout: MP4Muxer.Layout,
                              tracks: [Int]?, progress: ((Int, Int) -> Void)?) throws {
         let all = demuxer.tracks
@@ -101,19 +115,69 @@ public enum Remuxer {
             throw MediaError(.invalidArgument, "track \(t) does not exist (the file has \(all.count))", path: input)
         }
         for t in wanted where !packetCodecs.contains(all[t].parameters.codec) {
-            throw MediaError(.unsupported, "remuxing \(all[t].parameters.codec) from \(format.description) into MP4 is not supported: MediaKit copies \(packetCodecs.sorted().map(\.rawValue).joined(separator: ", ")) from it",
+            let codec = all[t].parameters.codec
+            let why = refusedInMP4[codec].map { ": " + $0 }
+                ?? ": MediaKit copies \(packetCodecs.sorted().map(\.rawValue).joined(separator: ", ")) from it"
+            throw MediaError(.unsupported, "remuxing \(codec) (track \(t)) from \(format.description) into MP4 is not supported\(why)",
                              path: input)
+        }
+        for t in wanted where ["h264", "hevc", "av1"].contains(all[t].parameters.codec) && all[t].parameters.extradata.isEmpty {
+            let codec = all[t].parameters.codec
+            let box = codec == "h264" ? "avcC" : codec == "hevc" ? "hvcC" : "av1C"
+            throw MediaError(.unsupported, "remuxing \(codec) (track \(t)) from \(format.description) into MP4 is not supported: the source stores no \(box) configuration and MediaKit does not build one from the bitstream",
+                             path: input)
+        }
+        // The first frame of the tracks whose sample entry is built from it.
+        let needFrame = Set(wanted.filter { ["vp9", "ac3"].contains(all[$0].parameters.codec) })
+        demuxer.select(tracks: Set(wanted))
+        var ahead: [Packet] = []
+        var firstFrame: [Int: [UInt8]] = [:]
+        var cut: MediaError?
+        var aheadBytes = 0
+        while firstFrame.count < needFrame.count {
+            guard ahead.count < lookAheadLimit, aheadBytes < lookAheadBytes, let packet = try demuxer.read(untilCut: &cut) else {
+                let missing = needFrame.subtracting(firstFrame.keys).sorted()
+                throw MediaError(.invalidArgument, "track \(missing.map(String.init).joined(separator: ", ")) (\(missing.map { all[$0].parameters.codec.rawValue }.joined(separator: ", "))) has no frame in the first \(ahead.count) packets (\(aheadBytes) bytes) of the file to build the MP4 sample entry from",
+                                 path: input)
+            }
+            aheadBytes += packet.data.count
+            ahead.append(packet)
+            if needFrame.contains(packet.trackIndex), firstFrame[packet.trackIndex] == nil, !packet.isTruncated {
+                firstFrame[packet.trackIndex] = packet.data
+            }
         }
         // Gapless: an encoder delay and padding (MP3's LAME tag) become an edit list, as FFmpeg's
         // muxer writes it, here in the track's own time scale so that it is exact to the sample.
-        let kept: [Track] = wanted.map { i in
+        var kept: [Track] = []
+        for i in wanted {
             var t = all[i]
             if t.editList.isEmpty && !t.trimsOnPackets && t.duration > 0 && (t.encoderDelay > 0 || t.encoderPadding > 0) {
                 t.movieTimeScale = t.timeBase.denominator / max(1, t.timeBase.numerator)
                 t.editList = [EditListEntry(segmentDuration: t.duration - Int64(t.encoderDelay) - Int64(t.encoderPadding),
                                             mediaTime: Int64(t.encoderDelay), mediaRate: 1)]
             }
-            return t
+            switch t.parameters.codec {
+            case "vp9":
+                guard let vpcC = CodecConfigRecords.vpcC(t.parameters, codecPrivate: t.parameters.extradata, keyFrame: firstFrame[i],
+                                                         frameRate: t.frameRate) else {
+                    throw MediaError(.invalidArgument, "track \(i) (vp9): neither its CodecPrivate nor its first frame (not a key frame) states the VP9 profile for the MP4 vpcC box",
+                                     path: input)
+                }
+                t.parameters.extradata = vpcC
+            case "ac3":
+                guard let dac3 = firstFrame[i].flatMap(CodecConfigRecords.dac3) else {
+                    throw MediaError(.invalidArgument, "track \(i) (ac3): its first packet is not an AC-3 syncframe (0x0B77, bsid <= 10), so there is no dac3 for MP4",
+                                     path: input)
+                }
+                t.parameters.extradata = dac3
+            case "opus":
+                // Samples at 48 kHz; the pre-skip is the edit's media time (end trim set at the end).
+                t.timeBase = Rational(1, 48000)
+                t.movieTimeScale = 0
+                t.editList = t.encoderDelay > 0 ? [EditListEntry(segmentDuration: 0, mediaTime: Int64(t.encoderDelay), mediaRate: 1)] : []
+            default: break
+            }
+            kept.append(t)
         }
         var options = MP4Muxer.Options()
         options.layout = layout
@@ -122,24 +186,40 @@ public enum Remuxer {
         try writing(MP4Muxer(path: output, options: options)) { muxer in
             var map = [Int: Int]()
             for (i, t) in zip(wanted, kept) { map[i] = try muxer.addTrack(from: t) }
-            try copyPackets(demuxer, into: muxer, map: map, progress: progress)
+            var retimer = PacketRetimer(source: all, output: Dictionary(uniqueKeysWithValues: zip(wanted, kept)))
+            try copyPackets(demuxer, into: muxer, map: map, ahead: ahead, retimer: &retimer, progress: progress)
+            for (i, t) in zip(wanted, kept) where t.parameters.codec == "opus" {
+                guard let out = map[i], let edit = retimer.opusEdit(track: i, preSkip: t.encoderDelay) else { continue }
+                muxer.replaceEdits(track: out, [edit], movieTimeScale: 48000)
+            }
         }
     }
 
     /// Copies the packets of the tracks in `map` (source index -> muxer index) in file order:
     /// a packet cut short by the end of the file is left out, an ADTS frame loses its header
     /// (the AudioSpecificConfig is in the track's parameters, as FFmpeg's aac_adtstoasc does).
+    /// `ahead` are packets already read, written first; `retimer` fixes timestamps for MP4.
     static func copyPackets(_ demuxer: Demuxer, into muxer: Muxer, map: [Int: Int], progress: ((Int, Int) -> Void)?) throws {
+        var none = PacketRetimer(source: [], output: [:])
+        try copyPackets(demuxer, into: muxer, map: map, ahead: [], retimer: &none, progress: progress)
+    }
+
+    /// ``copyPackets(_:into:map:progress:)`` with packets already read (`ahead`, written
+    /// first) and timestamps fixed for MP4 by `retimer`.
+    static func copyPackets(_ demuxer: Demuxer, into muxer: Muxer, map: [Int: Int], ahead: [Packet],
+                            retimer: inout PacketRetimer, progress: ((Int, Int) -> Void)?) throws {
         let all = demuxer.tracks
-        demuxer.select(tracks: Set(map.keys))
+        if ahead.isEmpty { demuxer.select(tracks: Set(map.keys)) }
         let total = max(1, map.keys.reduce(0) { $0 + all[$1].sampleCount })
         var done = 0
         var cut: MediaError?
-        while var packet = try demuxer.read(untilCut: &cut) {
+        var pending = ahead[...]
+        while var packet = try pending.popFirst() ?? demuxer.read(untilCut: &cut) {
             guard let out = map[packet.trackIndex], !packet.isTruncated else { continue }
             if all[packet.trackIndex].parameters.codecTag == "adts", let h = ADTSHeader(packet.data) {
                 packet.data.removeFirst(min(packet.data.count, h.headerSize))
             }
+            retimer.fix(&packet)
             packet.trackIndex = out
             try muxer.write(packet)
             done += 1

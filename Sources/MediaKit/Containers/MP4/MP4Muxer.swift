@@ -153,6 +153,15 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                             edits: track.editList, movieTimeScale: track.movieTimeScale)
     }
 
+    /// Replaces track `ti`'s edit list before ``finish()``: durations in `movieTimeScale`
+    /// ticks (0: the track's own time scale), a zero duration reaching the end of the media.
+    /// For an end trim known only after the last packet (Opus DiscardPadding).
+    func replaceEdits(track ti: Int, _ edits: [EditListEntry], movieTimeScale: Int64) {
+        guard ti >= 0, ti < tracks.count else { return }
+        tracks[ti].sourceEdits = edits
+        tracks[ti].sourceMovieTimeScale = movieTimeScale > 0 ? movieTimeScale : tracks[ti].timeScale
+    }
+
     /// Makes track `from` reference `to` (a `tref` entry such as "chap" for a chapter
     /// track, "cdsc" for timed metadata describing a track). Indexes are the muxer's.
     public func addTrackReference(from: Int, type: String, to: [Int]) throws {

@@ -3,7 +3,7 @@
 /// A sample entry read from another MP4 (``CodecParameters/sampleEntry``) is carried
 /// over verbatim, so entries MediaKit does not understand (ac-3, c608, tx3g, mebx ...)
 /// and the boxes it does not model (colr, btrt, pasp, SA3D ...) survive a remux.
-/// Otherwise the entry is generated from the parameters: avc1, hvc1, av01, mp4a (esds),
+/// Otherwise the entry is generated from the parameters: avc1, hvc1, av01, vp09 (vpcC), ac-3 (dac3), mp4a (esds),
 /// Opus (dOps), .mp3, fLaC (dfLa), and QuickTime sound descriptions for uncompressed audio (sowt, twos,
 /// in24, in32, fl32, fl64, raw, ulaw, alaw; lpcm above 65535 Hz), as FFmpeg's mov muxer writes them.
 enum SampleEntryWriter {
@@ -25,20 +25,29 @@ enum SampleEntryWriter {
             guard p.width > 0, p.height > 0, p.width <= 65535, p.height <= 65535 else {
                 throw MediaError(.invalidArgument, "a video track needs a width and height (got \(p.width)x\(p.height))")
             }
-            w.box(p.codecTag.count == 4 && p.codecTag != "" && ["avc1", "avc3", "hvc1", "hev1", "av01"].contains(p.codecTag) ? p.codecTag : type) { w in
-                w.zeros(6); w.u16(1)                      // reserved, data_reference_index
-                w.zeros(16)                               // pre_defined, reserved
-                w.u16(UInt16(p.width)); w.u16(UInt16(p.height))
-                w.u32(0x0048_0000); w.u32(0x0048_0000)    // 72 dpi
-                w.u32(0); w.u16(1)                        // reserved, frame_count
-                w.zeros(32)                               // compressorname
-                w.u16(0x18); w.u16(0xFFFF)                // depth, pre_defined
-                w.box(config) { $0.append(p.extradata) }
-                if p.sampleAspectRatio.numerator > 0, p.sampleAspectRatio.denominator > 0 {
-                    w.box("pasp") { w in
-                        w.u32(UInt32(clamping: p.sampleAspectRatio.numerator)); w.u32(UInt32(clamping: p.sampleAspectRatio.denominator))
-                    }
-                }
+            let tag = p.codecTag.count == 4 && ["avc1", "avc3", "hvc1", "hev1", "av01"].contains(p.codecTag) ? p.codecTag : type
+            w.append(visualEntry(tag, config: config, p))
+        case "vp9":
+            // extradata: the vpcC body (``CodecConfigRecords/vpcC(_:codecPrivate:keyFrame:frameRate:)``).
+            guard p.extradata.count >= 12, p.extradata[0] == 1 else {
+                throw MediaError(.invalidArgument, "a vp9 track needs its vpcC configuration (version 1) in extradata")
+            }
+            guard p.width > 0, p.height > 0, p.width <= 65535, p.height <= 65535 else {
+                throw MediaError(.invalidArgument, "a video track needs a width and height (got \(p.width)x\(p.height))")
+            }
+            w.append(visualEntry("vp09", config: "vpcC", p))
+        case "ac3":
+            // extradata: the 3-byte dac3 payload (``CodecConfigRecords/dac3(_:)``).
+            guard p.channels > 0, p.sampleRate > 0, p.extradata.count == 3 else {
+                throw MediaError(.invalidArgument, "an AC-3 track needs its rate, channels and the 3-byte dac3 payload in extradata")
+            }
+            w.box("ac-3") { w in
+                w.zeros(6); w.u16(1)
+                w.zeros(8)
+                w.u16(2); w.u16(16)                       // channel count 2 and sample size 16 (ETSI TS 102 366 F.3)
+                w.u16(0); w.u16(0)
+                w.u32(p.sampleRate < 65536 ? UInt32(p.sampleRate) << 16 : 0)
+                w.box("dac3") { $0.append(p.extradata) }
             }
         case "aac", "mp3", "opus":
             guard p.channels > 0, p.sampleRate > 0 else {
@@ -90,6 +99,28 @@ enum SampleEntryWriter {
                 throw MediaError(.invalidArgument, "an audio track needs a sample rate and channel count (got \(p.sampleRate) Hz, \(p.channels) channels)")
             }
             w.append(pcmEntry(p, tag: tag, bits: bits))
+        }
+        return w.bytes
+    }
+
+    /// A visual sample entry `type` (ISO 14496-12 VisualSampleEntry) holding the box `config`
+    /// with `p.extradata` and, when the pixels are not square, a `pasp`.
+    static func visualEntry(_ type: String, config: String, _ p: CodecParameters) -> [UInt8] {
+        var w = BoxWriter()
+        w.box(type) { w in
+            w.zeros(6); w.u16(1)                      // reserved, data_reference_index
+            w.zeros(16)                               // pre_defined, reserved
+            w.u16(UInt16(p.width)); w.u16(UInt16(p.height))
+            w.u32(0x0048_0000); w.u32(0x0048_0000)    // 72 dpi
+            w.u32(0); w.u16(1)                        // reserved, frame_count
+            w.zeros(32)                               // compressorname
+            w.u16(0x18); w.u16(0xFFFF)                // depth, pre_defined
+            w.box(config) { $0.append(p.extradata) }
+            if p.sampleAspectRatio.numerator > 0, p.sampleAspectRatio.denominator > 0 {
+                w.box("pasp") { w in
+                    w.u32(UInt32(clamping: p.sampleAspectRatio.numerator)); w.u32(UInt32(clamping: p.sampleAspectRatio.denominator))
+                }
+            }
         }
         return w.bytes
     }
