@@ -703,13 +703,7 @@ INTO_MATROSKA = [
 
 
 def _source(spec: str, gen_dir: Path) -> Path:
-    kind, _, name = spec.partition(":")
-    if kind == "gen":
-        return make(name, gen_dir)
-    path = lib.SHARED_MEDIA / name
-    if not path.is_file():
-        pytest.skip(f"{path} missing")
-    return path
+    return lib.media_param_file(spec, gen_dir, make)
 
 
 @pytest.mark.parametrize("spec,ext", INTO_MATROSKA, ids=[f"{s.partition(':')[2]}->{e}" for s, e in INTO_MATROSKA])
