@@ -877,3 +877,17 @@ def media_param_file(param: str, gen_dir: Path, make) -> Path:
             pytest.fail(f"{path} is missing (CI=true: ../shared/media must be there)", pytrace=False)
         pytest.skip(f"{path} missing: these cases read ../shared/media, which this clone does not have")
     return path
+
+
+def track_identity_problems(ours: list[dict], streams: list[dict]) -> list[str]:
+    """What differs between mk-probe --json's tracks and ffprobe's streams in count, codec and
+    media type (the facts every container's track test compares first)."""
+    problems = []
+    if len(ours) != len(streams):
+        problems.append(f"{len(ours)} tracks, ffprobe {len(streams)}")
+    for i, (t, s) in enumerate(zip(ours, streams)):
+        if t["codec"] != codec_of(s):
+            problems.append(f"track {i}: codec {t['codec']}, ffprobe {codec_of(s)}")
+        if t["type"] != s["codec_type"]:
+            problems.append(f"track {i}: type {t['type']}, ffprobe {s['codec_type']}")
+    return problems
