@@ -21,6 +21,7 @@ public enum FuzzHarness {
         "ivf": ivf,
         "wav": wav,
         "flac": flac,
+        "matroska": matroska,
         "audiostream": audioStream,
         "audiostream-demuxer": audioStreamDemuxer,
         "probe": probe,
@@ -35,6 +36,8 @@ public enum FuzzHarness {
     public static func ivf(_ data: [UInt8]) { demux(data) { try IVFDemuxer(source: $0) } }
     /// WAV / RF64 / Wave64.
     public static func wav(_ data: [UInt8]) { demux(data) { try WAVDemuxer(source: $0) } }
+    /// Matroska / WebM (EBML, lacing, unknown sizes, Cues).
+    public static func matroska(_ data: [UInt8]) { demux(data) { try MatroskaDemuxer(source: $0) } }
     /// Native FLAC.
     public static func flac(_ data: [UInt8]) { demux(data) { try FLACDemuxer(source: $0) } }
     /// MP3 / ADTS files through their demuxer (which drives ``AudioStreamParser`` over a file).

@@ -1,0 +1,259 @@
+import Foundation
+import Synchronization
+import XCTest
+@testable import MediaKit
+
+/// The corruption suite (issue 17): every file of ../shared/media, cut at 20 points and damaged by
+/// 100 random byte flips (10 copies with 10 flips each, fixed seed), is probed, demuxed to the end,
+/// its first audio and video tracks decoded with the real plugins, and remuxed into MP4.
+///
+/// Oracle: the intact file read the same way. Every case must end in a ``MediaError`` or a clean
+/// end (never a crash or another error type) within ``caseSeconds``; the packets a damaged copy
+/// returns before the first damaged byte must equal the intact file's packets; a cut copy that
+/// opens must return every intact packet that lies wholly before the cut (a truncated file is read
+/// as far as it goes, as FFmpeg reads it); a remux that fails leaves no file under its name.
+///
+/// "Before the damage" is judged by what each container needs to read a packet: its own bytes
+/// (and for Ogg, the whole page it ends on, whose CRC covers the page), and for MP4 the sample
+/// table too: a flip inside `moov` changes the index of every packet, so only no-crash is checked.
+final class CorruptionSuiteTests: XCTestCase {
+    /// A case (open, read, decode, remux of one damaged copy) taking longer than this fails:
+    /// the largest corpus file reads, decodes and remuxes in well under a second in a debug build.
+    static let caseSeconds = 20.0
+    static let cuts = 20
+    static let flipCopies = 10
+    static let flipsPerCopy = 10
+
+    private struct Reading {
+        var format = ""
+        var tracks: [Track] = []
+        var packets: [Packet] = []
+        var error: Error?
+        var opened: Bool { !format.isEmpty }
+    }
+
+    private static func read(_ bytes: [UInt8], name: String, failures: inout [String]) -> Reading {
+        var r = Reading()
+        do {
+            let (format, demuxer) = try ContainerCatalog.shared.open(MemorySource(bytes, name: name))
+            r.format = format.name
+            r.tracks = demuxer.tracks
+            while let p = try demuxer.read() {
+                r.packets.append(p)
+                if r.packets.count > 4_000_000 { failures.append("\(name): runaway read"); break }
+            }
+        } catch {
+            r.error = error
+        }
+        return r
+    }
+
+    /// Where the bytes a packet needs end: past its data, up to where the next packet's record
+    /// starts (IVF and Matroska report the frame header's or the block's offset, as ffprobe does,
+    /// so the data runs to the next record), and for Ogg to the end of the page its data ends on
+    /// (the page's CRC covers the whole page).
+    private struct Extent {
+        let starts: [Int64]
+        let oggPages: [Range<Int64>]
+        let fileSize: Int64
+        init(_ packets: [Packet], format: String, bytes: [UInt8]) {
+            starts = Array(Set(packets.map(\.position))).sorted()
+            oggPages = format == "ogg" ? CorruptionSuiteTests.oggPages(bytes) : []
+            fileSize = Int64(bytes.count)
+        }
+        func end(of p: Packet) -> Int64 {
+            var end = p.position + Int64(p.size)
+            var lo = 0, hi = starts.count
+            while lo < hi { let mid = (lo + hi) / 2; if starts[mid] <= p.position { lo = mid + 1 } else { hi = mid } }
+            end = max(end, lo < starts.count ? starts[lo] : fileSize)
+            if let page = oggPages.first(where: { $0.contains(end - 1) }) { end = max(end, page.upperBound) }
+            return end
+        }
+    }
+
+    /// What one corpus file's damaged copies gave.
+    private struct FileResult: Sendable {
+        var cases = 0, compared = 0, intactFrames = 0, damagedFrames = 0
+        var slowest = (seconds: 0.0, label: "")
+        var failures: [String] = []
+    }
+
+    func testEveryCorpusFileCutAndFlipped() throws {
+        let files = try SharedMedia.files(extensions: ["mp4", "mov", "m4a", "m4b", "m4v", "m4s", "cmfv", "3gp", "qta", "ogg", "opus", "oga", "ivf",
+                                                        "mkv", "mka", "webm", "mp3", "mp2", "aac", "adts", "wav", "w64", "flac"])
+        XCTAssertGreaterThan(files.count, 150, "MANIFEST.tsv lists more than 150 media files")
+        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("mk-corrupt-\(getpid())")
+        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: tmp) }
+        let started = Date()
+        // Files in parallel (each case is single-threaded: decoders get one thread).
+        let results = Mutex<[FileResult]>([])
+        DispatchQueue.concurrentPerform(iterations: files.count) { i in
+            let r = Self.check(files[i], tmp: tmp)
+            results.withLock { $0.append(r) }
+        }
+        let all = results.withLock { $0 }
+        XCTAssertEqual(all.count, files.count)
+        for failure in all.flatMap(\.failures) { XCTFail(failure) }
+        let slowest = all.map(\.slowest).max { $0.seconds < $1.seconds } ?? (0, "")
+        let intactFrames = all.reduce(0) { $0 + $1.intactFrames }
+        // The decoders did run (the plugins were found): the intact files give frames.
+        XCTAssertGreaterThan(intactFrames, 10_000, "the intact corpus files should decode to frames")
+        print("corruption suite: \(files.count) files, \(all.reduce(0) { $0 + $1.cases }) damaged copies, "
+              + "\(all.reduce(0) { $0 + $1.compared }) packets compared with the intact files', "
+              + "\(intactFrames) frames decoded from the intact files and \(all.reduce(0) { $0 + $1.damagedFrames }) from the damaged copies, "
+              + "\(String(format: "%.1f", Date().timeIntervalSince(started))) s; slowest case \(String(format: "%.2f", slowest.seconds)) s (\(slowest.label))")
+    }
+
+    /// Every damaged copy of one file: read, compared with the intact reading, decoded, remuxed.
+    private static func check(_ file: URL, tmp: URL) -> FileResult {
+        var result = FileResult()
+        let name = file.lastPathComponent
+        guard let data = try? Data(contentsOf: file) else {
+            result.failures.append("cannot read \(file.path)")
+            return result
+        }
+        let bytes = [UInt8](data)
+        guard !bytes.isEmpty else { return result }
+        let intact = read(bytes, name: name, failures: &result.failures)
+        if intact.opened && intact.error == nil {
+            result.intactFrames += decode(intact, label: name, failures: &result.failures)
+        }
+        let extent = Extent(intact.packets, format: intact.format, bytes: bytes)
+        let indexEnd = intact.format == "mp4" ? mp4IndexEnd(bytes) : 0
+        var rng = SeededRandom(state: UInt64(bitPattern: Int64(name.utf8.reduce(5381) { ($0 &* 33) &+ Int($1) })))
+
+        var variants: [(label: String, bytes: [UInt8], damage: Int64, cut: Bool)] = []
+        for k in 1...cuts {
+            let at = bytes.count * k / (cuts + 1)
+            variants.append(("cut at \(at)", Array(bytes[..<at]), Int64(at), true))
+        }
+        for c in 0..<flipCopies {
+            var copy = bytes
+            var first = Int64.max
+            for _ in 0..<flipsPerCopy {
+                let at = Int(rng.next() % UInt64(bytes.count))
+                copy[at] ^= UInt8(1 + rng.next() % 255)
+                first = min(first, Int64(at))
+            }
+            variants.append(("flip copy \(c) (first flipped byte \(first))", copy, first, false))
+        }
+
+        for v in variants {
+            let label = "\(name) \(v.label)"
+            let t0 = Date()
+            let got = read(v.bytes, name: name, failures: &result.failures)
+            if let e = got.error, !(e is MediaError) { result.failures.append("\(label): not a MediaError: \(e)") }
+            // The packets before the damage are the intact file's.
+            let comparable = intact.opened && intact.error == nil && got.opened && (indexEnd == 0 || v.damage >= indexEnd)
+            if comparable {
+                for (i, p) in got.packets.enumerated() {
+                    guard i < intact.packets.count else { break }
+                    let o = intact.packets[i]
+                    if extent.end(of: o) > v.damage { break }
+                    result.compared += 1
+                    if p.trackIndex != o.trackIndex || p.pts != o.pts || p.dts != o.dts || p.position != o.position || p.data != o.data {
+                        result.failures.append("\(label): packet \(i) (track \(o.trackIndex), pts \(o.pts), at \(o.position)) lies before the damage but differs from the intact file's (got track \(p.trackIndex), pts \(p.pts), at \(p.position), \(p.size) bytes)")
+                        break
+                    }
+                }
+                if v.cut {
+                    // Read as far as it goes: every packet wholly before the cut came out.
+                    let whole = intact.packets.prefix { extent.end(of: $0) <= v.damage }.count
+                    if got.packets.count < whole {
+                        result.failures.append("\(label): \(whole) packets lie wholly before the cut, \(got.packets.count) came out (\(String(describing: got.error)))")
+                    }
+                }
+            }
+            if got.opened { result.damagedFrames += decode(got, label: label, failures: &result.failures) }
+            remux(v.bytes, name: name, into: tmp, label: label, failures: &result.failures)
+            let elapsed = Date().timeIntervalSince(t0)
+            if elapsed >= caseSeconds { result.failures.append("\(label): one case took \(elapsed) s") }
+            if elapsed > result.slowest.seconds { result.slowest = (elapsed, label) }
+            result.cases += 1
+        }
+        return result
+    }
+
+    /// Decodes the first audio and the first video track of a reading with the real plugins
+    /// (as `mk-decode` does): errors must be ``MediaError``s.
+    /// - Returns: the frames decoded.
+    private static func decode(_ r: Reading, label: String, failures: inout [String]) -> Int {
+        var frames = 0
+        for type in [MediaType.audio, .video] {
+            guard let track = r.tracks.first(where: { $0.mediaType == type }),
+                  let session = try? DecodeSession(track: track, threads: 1) else { continue }
+            do {
+                for p in r.packets where p.trackIndex == track.index {
+                    while try session.send(p) == .receiveFirst {
+                        while try session.receive() != nil { frames += 1 }
+                    }
+                    while try session.receive() != nil { frames += 1 }
+                }
+                try session.flush()
+                while try session.receive() != nil { frames += 1 }
+            } catch is MediaError {
+            } catch {
+                failures.append("\(label): decoding track \(track.index) threw a non-MediaError: \(error)")
+            }
+        }
+        return frames
+    }
+
+    /// Remuxes a damaged copy into MP4: success or a ``MediaError``, and no file under the
+    /// output's name after a failure.
+    private static func remux(_ bytes: [UInt8], name: String, into dir: URL, label: String, failures: inout [String]) {
+        let input = dir.appendingPathComponent("in-" + name).path
+        let output = dir.appendingPathComponent("out-\(name).mp4").path
+        defer { unlink(input); unlink(output) }
+        guard FileManager.default.createFile(atPath: input, contents: Data(bytes)) else {
+            return failures.append("cannot write \(input)")
+        }
+        do {
+            try Remuxer.remux(input: input, output: output)
+        } catch is MediaError {
+            if FileManager.default.fileExists(atPath: output) { failures.append("\(label): a failed remux left \(output)") }
+        } catch {
+            failures.append("\(label): remux threw a non-MediaError: \(error)")
+        }
+    }
+
+    /// The byte ranges of the Ogg pages of an intact file, in order (junk between pages skipped).
+    static func oggPages(_ b: [UInt8]) -> [Range<Int64>] {
+        var pages: [Range<Int64>] = []
+        var at = 0
+        while at + 27 <= b.count {
+            // Pages may have junk between them (the demuxer resyncs on the capture pattern).
+            guard b[at] == 0x4F, b[at + 1] == 0x67, b[at + 2] == 0x67, b[at + 3] == 0x53 else {
+                at += 1
+                continue
+            }
+            let segments = Int(b[at + 26])
+            guard at + 27 + segments <= b.count else { break }
+            let body = b[(at + 27)..<(at + 27 + segments)].reduce(0) { $0 + Int($1) }
+            let end = at + 27 + segments + body
+            pages.append(Int64(at)..<Int64(end))
+            at = end
+        }
+        return pages
+    }
+
+    /// Where the MP4 index ends: the end of the `moov` box (0 when there is none). A flip
+    /// before it may change every packet; fragments (`moof`) come before their own samples.
+    static func mp4IndexEnd(_ b: [UInt8]) -> Int64 {
+        var at = 0
+        while at + 8 <= b.count {
+            var size = Int(b[at]) << 24 | Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3])
+            let type = String(decoding: b[(at + 4)..<(at + 8)], as: UTF8.self)
+            if size == 1, at + 16 <= b.count {
+                size = b[(at + 8)..<(at + 16)].reduce(0) { $0 << 8 | Int($1) }
+            } else if size == 0 {
+                size = b.count - at
+            }
+            guard size >= 8 else { break }
+            if type == "moov" { return Int64(at + size) }
+            at += size
+        }
+        return 0
+    }
+}
