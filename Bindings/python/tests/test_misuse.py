@@ -110,3 +110,47 @@ def test_plane_views_are_read_only(sample):
     with pytest.raises(ValueError):
         y[0, 0] = 1
     d.close()
+
+
+def _packet_list(d):
+    return [(p.track, p.pts, p.data) for p in d.packets()]
+
+
+def test_file_deleted_while_open_reads_on(sample, tmp_path):
+    """POSIX keeps an unlinked file readable through the open descriptor: the packets read
+    after the delete are the intact file's (the oracle: the same file read without the delete)."""
+    reference = _packet_list(mediakit.open(sample))
+    copy = tmp_path / "gone.mp4"
+    copy.write_bytes(open(sample, "rb").read())
+    d = mediakit.open(copy)
+    first = [(p.track, p.pts, p.data) for _, p in zip(range(10), d.packets())]
+    copy.unlink()
+    rest = [(p.track, p.pts, p.data) for p in d.packets()]
+    assert first + rest == reference
+
+
+def test_file_cut_while_open_is_a_clear_error_or_a_warning(sample, tmp_path):
+    """A file truncated under an open demuxer (its moov already read): reading goes on until
+    the missing bytes, then a MediaError or a TruncatedWarning, never a crash; every packet
+    returned before is the intact file's."""
+    import warnings
+    reference = _packet_list(mediakit.open(sample))
+    copy = tmp_path / "cut.mp4"
+    data = open(sample, "rb").read()
+    copy.write_bytes(data)
+    d = mediakit.open(copy)
+    with open(copy, "r+b") as f:
+        f.truncate(len(data) // 2)
+    got = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            for p in d.packets():
+                got.append((p.track, p.pts, p.data))
+        except mediakit.MediaError as e:
+            assert e.message, "the error says what happened"
+        else:
+            assert any(issubclass(w.category, mediakit.TruncatedWarning) for w in caught), \
+                "a cut file ends with a TruncatedWarning when it does not raise"
+    assert len(got) < len(reference)
+    assert got[:-1] == reference[:len(got) - 1], "the packets before the cut are the intact file's"
