@@ -162,24 +162,24 @@ public final class MediaRegistry: @unchecked Sendable {
             // A file refused once is not tried again (its init, if it ran, is not called twice).
             if let refusal = lock.withLock({ refusedFiles[canonical] }) { throw refusal }
             let loaded: PluginLoader.Loaded
-            do { loaded = try PluginLoader.load(path: path) } catch let e as MediaError {
+            do { loaded = try PluginLoader.loadOnce(path: path, canonical: canonical) } catch let e as MediaError {
                 lock.withLock { refusedFiles[canonical] = e }
                 throw e
             }
             let plugin = loaded.plugin
-            let duplicate: MediaError? = lock.withLock {
+            // A second file with a plugin's name is not used here (it stays initialised in the
+            // process: another registry may have loaded it first and use it).
+            lock.withLock {
                 loadedFiles.insert(canonical)
                 if let first = _plugins.first(where: { $0.name == plugin.name }) {
                     let e = MediaError(.pluginABI, "a plugin named '\(plugin.name)' is already loaded from \(first.path); this copy is ignored", path: path)
                     _failures.append(e)
-                    return e
+                    return
                 }
                 _plugins.append(plugin)
                 _backends.append(contentsOf: loaded.backends)
                 _converters.append(contentsOf: loaded.converters)
-                return nil
             }
-            if duplicate != nil { loaded.giveUp() }
             return plugin
         }
     }

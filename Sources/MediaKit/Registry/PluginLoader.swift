@@ -7,7 +7,8 @@ import Glibc
 /// Finds codec plugin files and checks them against the plugin ABI
 /// (`Include/mediakit/mediakit_plugin.h`, version 2): the ELF symbol table, `dlopen`, the
 /// entry point, the ABI version, `init(host)`, then the factories and every entry they list.
-/// It keeps no state: ``MediaRegistry`` holds the catalogue of what was loaded.
+/// Its only state is the process-wide list of plugin files initialised (``loadOnce(path:canonical:)``);
+/// ``MediaRegistry`` holds the catalogue of what each registry uses.
 enum PluginLoader {
     /// A plugin that passed every check, initialised, with what its factories offer.
     struct Loaded {
@@ -15,15 +16,31 @@ enum PluginLoader {
         let backends: [MediaRegistry.Backend]
         let converters: [MediaRegistry.Converter]
         nonisolated(unsafe) let descriptor: UnsafePointer<mk_plugin_descriptor>
-        /// The host struct given to its init (freed when the plugin is given up).
+        /// The host struct given to its init (kept for the process, see ``loadOnce(path:canonical:)``).
         nonisolated(unsafe) let host: UnsafePointer<mk_host>
+    }
 
-        /// Gives the plugin up (its `deinit`), e.g. when another plugin has its name, and
-        /// frees its host struct. The library stays mapped: frames handed out may still point
-        /// into it.
-        func giveUp() {
-            descriptor.pointee.deinit()
-            PluginLoader.freeHost(host)
+    /// Every plugin file this process loaded (or refused), by canonical path: a plugin's `init`
+    /// runs once per process, whatever the number of registries, and its host struct lives as
+    /// long as the process (the plugin keeps the pointer; the library is never unloaded).
+    /// Registries share the result.
+    private final class Cache: @unchecked Sendable {
+        let lock = NSLock()
+        var files: [String: Result<Loaded, MediaError>] = [:]
+    }
+    private static let cache = Cache()
+
+    /// ``load(path:)`` once per process and file (`canonical`: the file's resolved path): a later
+    /// call, from any registry, returns the same plugin, or throws the same refusal.
+    static func loadOnce(path: String, canonical: String) throws -> Loaded {
+        try cache.lock.withLock {
+            if let known = cache.files[canonical] { return try known.get() }
+            let result: Result<Loaded, MediaError>
+            do { result = .success(try load(path: path)) } catch let e as MediaError {
+                result = .failure(e)
+            }
+            cache.files[canonical] = result
+            return try result.get()
         }
     }
 
@@ -208,8 +225,8 @@ enum PluginLoader {
         FileHandle.standardError.write(Data("mediakit: \(file): \(name): \(String(cString: message))\n".utf8))
     }
 
-    /// Frees a host struct (and its file name) once its plugin was refused or given up: after
-    /// a failed init or a deinit the plugin no longer holds it.
+    /// Frees a host struct (and its file name) once its plugin was refused: after a failed
+    /// init (or a deinit) the plugin no longer holds it.
     static func freeHost(_ host: UnsafePointer<mk_host>) {
         free(host.pointee.host_data)
         UnsafeMutablePointer(mutating: host).deinitialize(count: 1)
