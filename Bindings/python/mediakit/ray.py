@@ -119,14 +119,20 @@ def _pick_track(demuxer: mediakit.Demuxer, track: Optional[int], media_type: str
 
 # -- planning (driver side) ---------------------------------------------------------------------
 
-def _key_frame_at_or_before(path: str, track: Optional[int], seconds: float) -> Optional[int]:
-    """The pts of the video key frame the demuxer seeks to for `seconds` (None: none)."""
+def _key_frames_for(path: str, track: Optional[int], every: float) -> list[int]:
+    """The pts of the video key frames the demuxer seeks to for every `every` seconds, after
+    the first key frame, each once and increasing (the cut points of a split)."""
     with mediakit.open(path) as d:
         v = _pick_track(d, track, "video")
         d.select([v])
-        d.seek(seconds)
-        p = d.read_track(v)
-        return None if p is None else p.pts
+        first = d.read_track(v)
+        cuts = [] if first is None else [first.pts]
+        for i in range(1, int(math.ceil(d.duration / every))):
+            d.seek(i * every)
+            p = d.read_track(v)
+            if p is not None and cuts and p.pts > cuts[-1]:
+                cuts.append(p.pts)
+        return cuts[1:]
 
 
 def plan_jobs(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds: Optional[float] = None,
@@ -138,6 +144,12 @@ def plan_jobs(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds: 
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
     opts = tuple(sorted(options.items()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mediakit.TruncatedWarning)  # a cut file is planned as far as it goes
+        return _plan(paths, mode, split_seconds, track, opts)
+
+
+def _plan(paths, mode, split_seconds, track, opts) -> list[MediaJob]:
     jobs = []
     for p in paths:
         path = os.fspath(p)
@@ -146,13 +158,7 @@ def plan_jobs(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds: 
             jobs.append(whole)
             continue
         try:
-            with mediakit.open(path) as d:
-                duration = d.duration
-            cuts = []
-            for i in range(1, int(math.ceil(duration / split_seconds))):
-                pts = _key_frame_at_or_before(path, track, i * split_seconds)
-                if pts is not None and (not cuts or pts > cuts[-1]):
-                    cuts.append(pts)
+            cuts = _key_frames_for(path, track, split_seconds)
         except (mediakit.MediaError, ValueError, OSError):
             jobs.append(whole)
             continue
