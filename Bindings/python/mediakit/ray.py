@@ -11,8 +11,10 @@ remux files from ``map_batches``. Install with ``pip install mediakit[ray]``.
     done = ray.data.from_items([{"path": p} for p in paths]).map_batches(
         mkray.remux_batch, fn_kwargs={"target_dir": "out/"}, batch_size=4)
 
-Rows (every mode has ``path``, ``part`` and ``error``: None, or the message of what failed
-for that file; a file that cannot be read gives an error row and the job goes on):
+Rows (every mode has ``path``, ``part`` and ``error``: "" when the file was read, else the
+message of what failed for it; a file that cannot be read gives an error row, with the other
+columns None or empty, and the job goes on; a string rather than None so that every block's
+column has one type, whatever the batch format):
 
 - probe: ``size_bytes``, ``duration``, ``track_count``, ``codecs`` ("h264,aac"), ``width``,
   ``height`` (first video track), ``sample_rate``, ``channels`` (first audio track),
@@ -256,7 +258,7 @@ def probe_row(path: PathLike) -> dict:
                 "track_count": len(d.tracks), "codecs": ",".join(t.codec or t.codec_tag for t in d.tracks),
                 "width": video.width if video else 0, "height": video.height if video else 0,
                 "sample_rate": audio.sample_rate if audio else 0, "channels": audio.channels if audio else 0,
-                "tracks": tracks, "error": None}
+                "tracks": tracks, "error": ""}
 
 
 def _seek_to(d: mediakit.Demuxer, v: mediakit.Track, start_pts: int) -> Iterator[mediakit.Packet]:
@@ -292,7 +294,7 @@ def _frame_rows(job: MediaJob) -> Iterator[dict]:
                 arr = frame.to_numpy(layout)
                 yield {"path": job.path, "part": job.part, "track": v.index, "pts": pts,
                        "time": float(pts * frame.time_base), "duration": frame.duration, "width": frame.width,
-                       "height": frame.height, "pixel_format": layout, "frame": arr, "error": None}
+                       "height": frame.height, "pixel_format": layout, "frame": arr, "error": ""}
                 frame.close()
 
 
@@ -310,7 +312,7 @@ def _audio_rows(job: MediaJob) -> Iterator[dict]:
                 samples = np.concatenate(parts, axis=1 if planar else 0)
                 rate, channels = conv.output_format[1], conv.output_format[2]
                 return {"path": job.path, "part": job.part, "track": a.index, "offset": offset,
-                        "sample_rate": rate, "channels": channels, "samples": samples, "error": None}
+                        "sample_rate": rate, "channels": channels, "samples": samples, "error": ""}
 
             def chunks(pcm):
                 n = pcm.shape[1] if planar else pcm.shape[0]
@@ -343,7 +345,7 @@ def _packet_rows(job: MediaJob) -> Iterator[dict]:
         for p in d.packets(None if job.track is None else job.track):
             yield {"path": job.path, "part": job.part, "track": p.track, "pts": p.pts, "dts": p.dts,
                    "duration": p.duration, "position": p.position, "keyframe": p.is_keyframe, "size": p.size,
-                   "data": p.data if include else None, "error": None}
+                   "data": p.data if include else None, "error": ""}
 
 
 def iter_rows(job: MediaJob) -> Iterator[dict]:
@@ -466,7 +468,7 @@ def remux_file(path: PathLike, target_dir: PathLike, *, relative_to: Optional[Pa
     if rel.is_absolute() or ".." in rel.parts:
         rel = Path(Path(path).name)
     out = Path(target_dir) / rel.with_suffix(suffix)
-    row = {"path": path, "output": str(out), "size_bytes": 0, "error": None}
+    row = {"path": path, "output": str(out), "size_bytes": 0, "error": ""}
     try:
         if out.exists() and not overwrite:
             row["size_bytes"] = out.stat().st_size
@@ -477,7 +479,7 @@ def remux_file(path: PathLike, target_dir: PathLike, *, relative_to: Optional[Pa
             mediakit.remux(path, out, **options)
         row["size_bytes"] = out.stat().st_size
     except Exception as e:  # noqa: BLE001 - a file's failure is its row
-        row["output"], row["error"] = None, f"{type(e).__name__}: {e}"
+        row["output"], row["error"] = "", f"{type(e).__name__}: {e}"
     return row
 
 
