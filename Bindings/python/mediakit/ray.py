@@ -43,6 +43,7 @@ from a checkout (not installed with pip) is found in the workers through
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import math
@@ -107,6 +108,23 @@ def frame_digest(array) -> str:
     return hashlib.md5(np.ascontiguousarray(array).tobytes()).hexdigest()
 
 
+@contextlib.contextmanager
+def _opened(path: str) -> Iterator[mediakit.Demuxer]:
+    """A demuxer over a local path, or over a URL (s3://, gs://, http://, file:// ... any
+    protocol fsspec knows) through mediakit.open's byte source: the demuxer reads the fsspec
+    file object through its read / seek callbacks, as it needs the bytes, never the whole file.
+    Sets ``size_bytes`` on the demuxer; closes the file with it."""
+    if "://" not in path:
+        with mediakit.open(path) as d:
+            d.size_bytes = os.path.getsize(path)
+            yield d
+        return
+    import fsspec  # installed with ray[data]
+    with fsspec.open(path, "rb") as f, mediakit.open(f) as d:
+        d.size_bytes = f.size if isinstance(getattr(f, "size", None), int) else -1
+        yield d
+
+
 def _pick_track(demuxer: mediakit.Demuxer, track: Optional[int], media_type: str) -> mediakit.Track:
     if track is not None:
         if not 0 <= track < len(demuxer.tracks):
@@ -124,7 +142,7 @@ def _pick_track(demuxer: mediakit.Demuxer, track: Optional[int], media_type: str
 def _key_frames_for(path: str, track: Optional[int], every: float) -> list[int]:
     """The pts of the video key frames the demuxer seeks to for every `every` seconds, after
     the first key frame, each once and increasing (the cut points of a split)."""
-    with mediakit.open(path) as d:
+    with _opened(path) as d:
         v = _pick_track(d, track, "video")
         d.select([v])
         first = d.read_track(v)
@@ -247,14 +265,14 @@ _COLUMNS = {
 def probe_row(path: PathLike) -> dict:
     """The probe row of one file (raises on a file that cannot be opened)."""
     path = os.fspath(path)
-    with mediakit.open(path) as d:
+    with _opened(path) as d:
         tracks = [{"index": t.index, "media_type": t.media_type, "codec": t.codec, "codec_tag": t.codec_tag,
                    "width": t.width, "height": t.height, "sample_rate": t.sample_rate, "channels": t.channels,
                    "frame_rate": float(t.frame_rate), "duration": t.duration_seconds, "language": t.language,
                    "unsupported": t.unsupported or ""} for t in d.tracks]
         video = next((t for t in d.tracks if t.media_type == "video"), None)
         audio = next((t for t in d.tracks if t.media_type == "audio"), None)
-        return {"path": path, "part": 0, "size_bytes": os.path.getsize(path), "duration": d.duration,
+        return {"path": path, "part": 0, "size_bytes": d.size_bytes, "duration": d.duration,
                 "track_count": len(d.tracks), "codecs": ",".join(t.codec or t.codec_tag for t in d.tracks),
                 "width": video.width if video else 0, "height": video.height if video else 0,
                 "sample_rate": audio.sample_rate if audio else 0, "channels": audio.channels if audio else 0,
@@ -280,7 +298,7 @@ def _seek_to(d: mediakit.Demuxer, v: mediakit.Track, start_pts: int) -> Iterator
 def _frame_rows(job: MediaJob) -> Iterator[dict]:
     layout = job.option("pixel_format", "nv12")
     threads = int(job.option("threads", 1))
-    with mediakit.open(job.path) as d:
+    with _opened(job.path) as d:
         v = _pick_track(d, job.track, "video")
         d.select([v])
         packets = d.packets(v) if job.start_pts is None else _seek_to(d, v, job.start_pts)
@@ -302,7 +320,7 @@ def _audio_rows(job: MediaJob) -> Iterator[dict]:
     fmt = job.option("sample_format", "f32")
     chunk_seconds = float(job.option("chunk_seconds", 1.0))
     planar = fmt.endswith("p")
-    with mediakit.open(job.path) as d:
+    with _opened(job.path) as d:
         a = _pick_track(d, job.track, "audio")
         d.select([a])
         with mediakit.AudioConverter.for_track(a, fmt, job.option("rate"), job.option("layout")) as conv:
@@ -339,7 +357,7 @@ def _audio_rows(job: MediaJob) -> Iterator[dict]:
 
 def _packet_rows(job: MediaJob) -> Iterator[dict]:
     include = bool(job.option("include_data", False))
-    with mediakit.open(job.path) as d:
+    with _opened(job.path) as d:
         if job.track is not None:
             d.select([_pick_track(d, job.track, "video")])
         for p in d.packets(None if job.track is None else job.track):
@@ -452,6 +470,10 @@ def read_media(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds:
                "audio": {"sample_format": sample_format, "rate": rate, "layout": layout, "chunk_seconds": chunk_seconds},
                "packets": {"include_data": include_data}}.get(mode, {})
     source = MediaDatasource(paths, mode, split_seconds=split_seconds, track=track, block_bytes=block_bytes, **options)
+    # One read task per job. Left to itself Ray asks for more blocks than jobs and splits
+    # each task's output, which also keeps it from fusing the read with a map_batches that
+    # follows (the frames would then cross the object store between the two).
+    read_args.setdefault("override_num_blocks", max(1, len(source.jobs)))
     return ray.data.read_datasource(source, **read_args)
 
 

@@ -257,3 +257,17 @@ def test_jobs_are_picklable_and_small(media):
     jobs = mkray.plan_jobs([str(p) for p in media["generated"]], "frames", split_seconds=2.0)
     assert all(len(pickle.dumps(j)) < 1024 for j in jobs)
     assert pickle.loads(pickle.dumps(jobs)) == jobs
+
+
+def test_urls_are_read_through_the_byte_source(media, cluster):
+    """A URL (here file://, as s3:// or gs:// would be) is read through fsspec's file object and
+    mediakit.open's read / seek callbacks: the same rows as the local path."""
+    path = str(media["generated"][1])
+    url = "file://" + path
+    (probe,) = mkray.read_media([url], "probe").take_all()
+    assert probe["error"] == "" and probe["size_bytes"] == os.path.getsize(path)
+    assert [(t["index"], t["media_type"], t["codec"], t["width"], t["height"], t["sample_rate"], t["channels"])
+            for t in probe["tracks"]] == local_probe(path)[1]
+    assert len(mkray.plan_jobs([url], "frames", split_seconds=1.0)) >= 5
+    rows = mkray.read_media([url], "frames", split_seconds=1.0).take_all()
+    assert sorted((r["pts"], mkray.frame_digest(r["frame"])) for r in rows) == local_frames(path)
