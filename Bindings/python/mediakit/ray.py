@@ -36,7 +36,7 @@ one whole-file decode, none twice and none missing.
 
 Workers: each Ray worker process loads libmediakit (and its plugins, lazily, on first use) for
 itself; a job is a small picklable ``MediaJob``; rows are built and handed on in blocks of
-about ``block_bytes`` as the file is read (no file is held in memory whole). A library used
+about ``block_bytes`` (default: Ray's target block size) as the file is read (no file is held in memory whole). A library used
 from a checkout (not installed with pip) is found in the workers through
 ``runtime_env()``: ``ray.init(runtime_env=mediakit.ray.runtime_env())``.
 """
@@ -332,25 +332,23 @@ def _audio_rows(job: MediaJob) -> Iterator[dict]:
                 return {"path": job.path, "part": job.part, "track": a.index, "offset": offset,
                         "sample_rate": rate, "channels": channels, "samples": samples, "error": ""}
 
-            def chunks(pcm):
-                n = pcm.shape[1] if planar else pcm.shape[0]
-                return n
+            def length(pcm) -> int:
+                """Sample frames in a converted array."""
+                return pcm.shape[1] if planar else pcm.shape[0]
 
             for packet in d.packets(a):
                 pcm = conv.convert_packet(packet)
-                n = chunks(pcm)
-                if n:
+                if length(pcm):
                     pending.append(pcm)
-                    held += n
-                rate = (conv.output_format or (None, 48000))[1]
-                if held >= chunk_seconds * rate:
+                    held += length(pcm)
+                if held and held >= chunk_seconds * conv.output_format[1]:   # a full chunk at the output rate
                     yield emit(pending)
                     offset += held
                     pending, held = [], 0
             tail = conv.flush()
-            if chunks(tail):
+            if length(tail):
                 pending.append(tail)
-                held += chunks(tail)
+                held += length(tail)
             if held:
                 yield emit(pending)
 
@@ -378,8 +376,12 @@ def iter_rows(job: MediaJob) -> Iterator[dict]:
         yield _error_row(job, e, columns)
 
 
-def read_job(jobs: Sequence[MediaJob], block_bytes: int = 32 << 20) -> Iterator[Any]:
-    """The Ray blocks of some jobs, built as the files are read (the read task's function)."""
+def read_job(jobs: Sequence[MediaJob], block_bytes: Optional[int] = None) -> Iterator[Any]:
+    """The Ray blocks of some jobs, built as the files are read (the read task's function).
+    block_bytes None: Ray's target block size (DataContext.target_max_block_size, 128 MiB by
+    default), so that Ray passes the blocks on as they are instead of joining small ones."""
+    if block_bytes is None:
+        block_bytes = getattr(ray.data.DataContext.get_current(), "target_max_block_size", None) or 128 << 20
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mediakit.TruncatedWarning)  # a cut file reads as far as it goes
         blocks = _Blocks(block_bytes)
@@ -409,7 +411,7 @@ class MediaDatasource(Datasource):
     """A Ray Data datasource over media files (see the module's documentation)."""
 
     def __init__(self, paths: Sequence[PathLike], mode: str = "probe", *, split_seconds: Optional[float] = None,
-                 track: Optional[int] = None, block_bytes: int = 32 << 20, **options):
+                 track: Optional[int] = None, block_bytes: Optional[int] = None, **options):
         super().__init__()
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
@@ -452,7 +454,7 @@ class _ReadFn:
 def read_media(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds: Optional[float] = None,
                track: Optional[int] = None, pixel_format: str = "nv12", sample_format: str = "f32",
                rate: Optional[int] = None, layout=None, chunk_seconds: float = 1.0, include_data: bool = False,
-               threads: int = 1, block_bytes: int = 32 << 20, **read_args) -> "ray.data.Dataset":
+               threads: int = 1, block_bytes: Optional[int] = None, **read_args) -> "ray.data.Dataset":
     """A Ray Dataset of media rows (see the module's documentation for the columns).
 
     mode: "probe" (a row per file), "frames" (a row per decoded picture of the video track,
