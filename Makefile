@@ -35,7 +35,7 @@ help:
 	@echo '               (default 60; TARGETS="mp4 ogg" for some); prints executions, coverage and findings per target'
 	@echo '  make bench   build, then run every scripts/bench*.sh: mk-decode against ffmpeg (H.264/AAC 1080p)'
 	@echo '               and against dav1d / ffmpeg libdav1d, libopus, libvorbis (AV1 720p, Opus, Vorbis), 10-bit HEVC -> NV12,'
-	@echo '               remux against ffmpeg -c copy and cp, C API and Python (PyAV); writes BENCHMARKS.md'
+	@echo '               remux against ffmpeg -c copy and cp, C API and Python (PyAV), Ray (mediakit.ray vs PyAV in Ray); writes BENCHMARKS.md'
 	@echo '  make build   install missing Debian packages, then `swift build -c release`'
 	@echo '  make deps    install missing Debian packages only (scripts/deps.sh)'
 	@echo '  make install PREFIX=DIR  libmediakit, headers, plugins, samples and mediakit.pc under DIR (default /usr/local)'

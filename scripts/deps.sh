@@ -118,6 +118,28 @@ if ! python3 -c "import mutagen" >/dev/null 2>&1; then
     python3 -c "import mutagen" >/dev/null 2>&1 || die "mutagen is still not importable by $(command -v python3)"
 fi
 
+# Ray Data, for mediakit.ray and its tests (Bindings/python/tests/test_ray.py) and
+# scripts/bench_ray.sh. Debian has no package of it: pip, and where Debian's python3
+# refuses pip installs (PEP 668, "externally-managed-environment") pip again with
+# --break-system-packages (Ray and its dependencies go under /usr/local, not over
+# Debian's own files). About 500 MB installed (ray, pyarrow, pandas), ~1 min.
+if ! python3 -c "import ray.data" >/dev/null 2>&1; then
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        apt_install python3-pip
+        say "installed python3-pip"
+    fi
+    if python3 -m pip install --quiet 'ray[data]' >"$LOG" 2>&1; then
+        say "installed ray[data] (pip, $(command -v python3))"
+    elif grep -q externally-managed "$LOG" \
+            && python3 -m pip install --quiet --break-system-packages 'ray[data]' >"$LOG" 2>&1; then
+        say "installed ray[data] (pip --break-system-packages, $(command -v python3))"
+    else
+        cat "$LOG" >&2
+        die "pip install 'ray[data]' failed"
+    fi
+    python3 -c "import ray.data" >/dev/null 2>&1 || die "ray is still not importable by $(command -v python3)"
+fi
+
 for tool in ffmpeg ffprobe pkg-config /usr/bin/time; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool is missing after install"
 done

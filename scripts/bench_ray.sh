@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Ray benchmark (issue 19): a folder of 20 copies of a 1080p 10 s H.264 file (bench_lib's
+# input recipe: 30 fps, 3 B-frames, AAC) decoded to NV12 numpy frames, in the same run:
+#   (a) a plain loop in one process (mediakit, one decoder thread: one core);
+#   (b) mediakit.ray.read_media(paths, "frames") on a local Ray cluster of RAY_CPUS (2) CPUs;
+#   (c) the same job written with PyAV 18.1.0 in Ray (ray.data.from_items(paths).flat_map
+#       over av.open / container.decode / frame.to_ndarray(format="nv12"), PyAV's defaults).
+# The Ray jobs end in a map_batches in the workers (a model's place); one more run pulls
+# every frame into the driver (iter_batches, through Ray's object store). Cluster start-up is outside the timings (each job runs
+# once untimed to start its workers). One run each (BENCH_RUNS for more: median), the
+# load average is written next to the figures. PyAV lives in bench-work/ray-venv (a venv
+# over the system site-packages, where scripts/deps.sh put Ray).
+set -euo pipefail
+# shellcheck source=bench_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
+
+RUNS=${BENCH_RUNS:-1}
+COPIES=${RAY_COPIES:-20}
+CPUS=${RAY_CPUS:-2}
+python3 -c 'import ray.data' 2>/dev/null || die "Ray is not installed (scripts/deps.sh installs it)"
+
+h264_bench_input 1920x1080 10
+FOLDER="$WORK/ray-folder"
+mkdir -p "$FOLDER"
+for i in $(seq -w 1 "$COPIES"); do
+    [ -s "$FOLDER/copy$i.mp4" ] || cp "$IN" "$FOLDER/copy$i.mp4"
+done
+
+VENV="$WORK/ray-venv"
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import av, numpy, ray.data' 2>/dev/null; then
+    python3 -m venv --system-site-packages "$VENV"
+    "$VENV/bin/pip" install -q av==18.1.0 numpy || die "could not install PyAV 18.1.0"
+fi
+PY="$VENV/bin/python"
+export MEDIAKIT_LIBRARY="$MK_BIN/libmediakit.so" PYTHONPATH="$REPO/Bindings/python" RAY_USAGE_STATS_ENABLED=0
+
+SCRIPT="$WORK/bench_ray.py"
+cat >"$SCRIPT" <<'PY'
+import glob, os, statistics, sys, time
+import numpy as np
+folder, cpus, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+paths = sorted(glob.glob(os.path.join(folder, "*.mp4")))
+
+def plain():
+    import mediakit
+    n = 0
+    for p in paths:
+        with mediakit.open(p) as d:
+            v = next(t for t in d.tracks if t.media_type == "video")
+            d.select([v])
+            with mediakit.Decoder(v, threads=1) as dec:
+                for f in dec.frames(d.packets(v)):
+                    a = f.to_numpy("nv12"); n += 1
+    return n
+
+def pyav_rows(row):
+    import av
+    with av.open(row["path"]) as c:              # a generator: frames stream out as decoded
+        for f in c.decode(video=0):
+            yield {"path": row["path"], "pts": f.pts, "frame": f.to_ndarray(format="nv12")}
+
+def count_frames(batch):
+    # The consumer a real job has in the workers (a model, an encoder, a writer): here it
+    # only looks at the arrays. Ray fuses it with the read, so frames stay in the worker.
+    return {"n": np.array([batch["frame"].shape[0] if batch["frame"].dtype != object else len(batch["frame"])])}
+
+def in_workers(ds):
+    return int(sum(r["n"] for r in ds.map_batches(count_frames, batch_size=None, batch_format="numpy").take_all()))
+
+def to_driver(ds):
+    n = 0
+    for batch in ds.iter_batches(batch_size=64, batch_format="numpy"):
+        n += len(batch["pts"])
+    return n
+
+def mediakit_ds():
+    import mediakit.ray as mkray
+    return mkray.read_media(paths, "frames", pixel_format="nv12")
+
+def pyav_ds():
+    import ray.data
+    return ray.data.from_items([{"path": p} for p in paths], override_num_blocks=len(paths)).flat_map(pyav_rows)
+
+def tree_cpu():
+    """CPU seconds used so far by this process and every process under it (Ray's raylet and
+    workers), from /proc: a measure of the work that other load on the machine does not skew."""
+    parent, ticks = {}, {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(pid)] = int(fields[1])
+        ticks[int(pid)] = sum(int(x) for x in fields[11:15])    # utime stime cutime cstime
+    mine, total = {os.getpid()}, 0
+    changed = True
+    while changed:
+        changed = False
+        for pid, ppid in parent.items():
+            if ppid in mine and pid not in mine:
+                mine.add(pid); changed = True
+    return sum(ticks.get(p, 0) for p in mine) / os.sysconf("SC_CLK_TCK")
+
+def timed(fn):
+    times, cpus, n = [], [], 0
+    for _ in range(runs):
+        c0 = tree_cpu(); t0 = time.perf_counter(); n = fn(); times.append(time.perf_counter() - t0)
+        cpus.append(tree_cpu() - c0)
+    return statistics.median(times), n, statistics.median(cpus)
+
+results = {}
+results["plain"] = timed(plain)
+import ray, ray.data
+import mediakit.ray as mkray
+t0 = time.perf_counter()
+ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, runtime_env=mkray.runtime_env())
+ray.data.DataContext.get_current().enable_progress_bars = False
+startup = time.perf_counter() - t0
+mkray.read_media(paths[:cpus], "probe").take_all()                       # starts the workers
+ray.data.from_items([{"path": p} for p in paths[:cpus]]).map(lambda r: r).take_all()
+c0 = tree_cpu(); time.sleep(10); idle = (tree_cpu() - c0) / 10     # Ray's own processes, idle
+results["ray_mediakit"] = timed(lambda: in_workers(mediakit_ds()))
+results["ray_pyav"] = timed(lambda: in_workers(pyav_ds()))
+results["ray_mediakit_driver"] = timed(lambda: to_driver(mediakit_ds()))
+for k, (t, n, c) in results.items():
+    print(k, f"{t:.2f}", n, f"{c:.1f}")
+print("startup", f"{startup:.2f}", 0, 0)
+print("idle", f"{idle:.3f}", 0, 0)
+PY
+
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+note "decoding $COPIES copies of $IN three ways (load before: $LOAD_BEFORE) ..."
+declare -A T N C
+while read -r k t n c; do T[$k]=$t; N[$k]=$n; C[$k]=$c; done < <("$PY" "$SCRIPT" "$FOLDER" "$CPUS" "$RUNS" 2>"$WORK/bench_ray.log" \
+    || die "the benchmark failed (see $WORK/bench_ray.log)")
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+[ -n "${N[plain]:-}" ] && [ "${N[plain]}" = "${N[ray_mediakit]}" ] && [ "${N[plain]}" = "${N[ray_pyav]}" ] \
+        && [ "${N[plain]}" = "${N[ray_mediakit_driver]}" ] \
+    || die "frame counts differ (or a run failed, see $WORK/bench_ray.log): plain ${N[plain]:-}, Ray mediakit ${N[ray_mediakit]:-}, Ray PyAV ${N[ray_pyav]:-}"
+
+fps() { awk -v n="$1" -v t="$2" 'BEGIN { printf "%.0f", n / t }'; }
+SECTION=$(mktemp)
+trap 'rm -f "$SECTION"' EXIT
+SPEEDUP=$(ratio "${T[plain]}" "${T[ray_mediakit]}")
+VS_PYAV=$(ratio "${T[ray_pyav]}" "${T[ray_mediakit]}")
+{
+    echo '<!-- bench_ray.sh:begin -->'
+    echo "## Ray: decoding a folder to frames (scripts/bench_ray.sh, $(date -u +%Y-%m-%d))"
+    echo
+    echo "Input: $COPIES copies of \`$IN\` (${N[plain]} frames in all). Machine: $(nproc) cores ($CPU), shared:"
+    echo "load average $LOAD_BEFORE before the run, $LOAD_AFTER after (a load above the core count means other"
+    echo "work competed for the cores, so the speed-up below understates the one on an idle machine). Ray $("$PY" -c 'import ray; print(ray.__version__)'),"
+    echo "local cluster of $CPUS CPUs (started in ${T[startup]} s, not counted). Median of $RUNS run(s), wall seconds in the driver; revision $REV."
+    echo
+    echo '| job | wall s | frames/s | against the plain loop | CPU s (all its processes) | CPU ms / frame | the same without Ray idle |'
+    echo '|---|---:|---:|---:|---:|---:|---:|'
+    row() {
+        local idle=0; [ "$2" = plain ] || idle=${T[idle]}
+        echo "| $1 | ${T[$2]} | $(fps "${N[$2]}" "${T[$2]}") | $(ratio "${T[plain]}" "${T[$2]}") | ${C[$2]} | $(awk -v c="${C[$2]}" -v n="${N[$2]}" 'BEGIN { printf "%.1f", 1000 * c / n }') | $(awk -v c="${C[$2]}" -v n="${N[$2]}" -v i="$idle" -v t="${T[$2]}" 'BEGIN { printf "%.1f", 1000 * (c - i * t) / n }') |"
+    }
+    row "plain loop, one process (mediakit, 1 decoder thread)" plain
+    row "mediakit.ray.read_media(paths, \"frames\"), $CPUS Ray workers" ray_mediakit
+    row "PyAV 18.1.0 in Ray (flat_map, PyAV's defaults), $CPUS Ray workers" ray_pyav
+    row "mediakit.ray, every frame pulled into the driver (iter_batches)" ray_mediakit_driver
+    echo
+    echo "Targets: near-linear speed-up on $CPUS cores (mediakit in Ray against the plain loop: $SPEEDUP;"
+    echo "$(awk -v a="${T[plain]}" -v b="${T[ray_mediakit]}" -v c="$CPUS" 'BEGIN { print (a / b >= 0.8 * c) ? "met, >= 80% of linear" : "missed, < 80% of linear" }'));"
+    echo "faster than the PyAV job: mediakit $VS_PYAV as fast ($(awk -v a="${T[ray_pyav]}" -v b="${T[ray_mediakit]}" 'BEGIN { print (a > b) ? "met" : "missed" }'))."
+    echo "The Ray jobs of the first two Ray rows end in a map_batches in the workers (fused with the read: the"
+    echo "frames, NV12 numpy arrays, stay where they were decoded, as a model or encoder would take them); the last"
+    echo "row pulls every frame through Ray's object store into the one driver process, which shares the cores."
+    echo "CPU s: user + system time of the driver and every process under it (raylet, workers) during the job,"
+    echo "from /proc; unlike wall time it does not depend on what else the machine runs. Ray's own processes"
+    echo "(GCS, raylet, agents) use ${T[idle]} CPU s per second when idle (measured over 10 s before the Ray jobs);"
+    echo "the last column takes that out."
+    echo '<!-- bench_ray.sh:end -->'
+} >"$SECTION"
+cat "$SECTION"
+write_section "$MD" bench_ray.sh "$SECTION"
