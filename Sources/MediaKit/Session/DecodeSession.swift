@@ -162,8 +162,12 @@ public final class DecodeSession: Decoder {
     private var audioStartTarget: Int64
     /// Audio: the media time where the presented audio starts (the edit's, or a seek's target).
     private var startMedia: Int64
-    /// Video after ``seek(to:)``: frames presented before this media time are not returned.
-    private var seekFloor: Int64?
+    /// Video after ``seek(to:)``: frames presented before this media time are not returned
+    /// (raised without a reset by ``frames(at:from:)``, which decodes forward between targets).
+    var seekFloor: Int64?
+    /// The presentation times of the track's presented frames, sorted, once
+    /// ``frame(at:from:)`` has scanned them.
+    var presentedTimes: [Int64]?
     /// Audio after ``seek(to:)``: the samples to skip are counted from the first decoded
     /// frame's pts (a decoder may output nothing for its first packets: Vorbis primes its
     /// overlap with the first one), not from the first packet's.
@@ -392,13 +396,8 @@ public final class DecodeSession: Decoder {
         }
         reset()
         let tb = track.timeBase
-        // Rounded to the nearest tick, as ffmpeg rounds -ss T to the stream time base (its trim filter).
-        let ticks = Rational.ticks(seconds: seconds, perSecond: Double(tb.denominator) / Double(max(1, tb.numerator)), rounding: .toNearestOrAwayFromZero)
         let rate = track.parameters.sampleRate
-        let delayTicks = rate > 0 && !track.trimsOnPackets
-            ? Rational.rescale(Int64(track.encoderDelay), from: Rational(1, Int64(rate)), to: tb) : 0
-        let base = window == .everything ? (isAudio ? delayTicks : 0) : window.start
-        let target = base + ticks
+        let target = presentationTicks(seconds: seconds)
         guard isAudio else {
             seekFloor = target
             return
@@ -414,6 +413,23 @@ public final class DecodeSession: Decoder {
                 remaining = max(0, Rational.rescale(track.duration - target, from: tb, to: Rational(1, Int64(rate))) - Int64(track.encoderPadding))
             }
         }
+    }
+
+    /// The media time (track time base) of presentation time 0: the edit's start, or for
+    /// audio without an edit the container's encoder delay; 0 for video without an edit.
+    var presentationBase: Int64 {
+        let rate = track.parameters.sampleRate
+        let delayTicks = rate > 0 && !track.trimsOnPackets
+            ? Rational.rescale(Int64(track.encoderDelay), from: Rational(1, Int64(rate)), to: track.timeBase) : 0
+        return window == .everything ? (isAudio ? delayTicks : 0) : window.start
+    }
+
+    /// The media time (track time base) presented at `seconds`: rounded to the nearest tick,
+    /// as ffmpeg rounds `-ss T` to the stream time base (its trim filter).
+    func presentationTicks(seconds: Double) -> Int64 {
+        let tb = track.timeBase
+        return presentationBase + Rational.ticks(seconds: seconds, perSecond: Double(tb.denominator) / Double(max(1, tb.numerator)),
+                                                 rounding: .toNearestOrAwayFromZero)
     }
 
     /// Flushes the decoder if nothing the session took is still waiting to be sent.
