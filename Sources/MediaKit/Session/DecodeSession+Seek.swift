@@ -169,21 +169,28 @@ private struct ForwardCursor {
                 packet = nil
             }
             guard let packet else {
+                // The end: pending packets all presented before the target give nothing wanted.
+                if isVideo && pending.allSatisfy({ $0.pts != Packet.noTimestamp && $0.pts < target }) {
+                    pending = []
+                    pendingBytes = 0
+                }
                 try sendPending(session, target)
                 let video = isVideo
                 try session.finish { if !video || $0.pts >= target { received.append($0) } }
                 ended = true
                 break
             }
-            if isVideo && packet.isKeyframe && packet.pts != Packet.noTimestamp && packet.pts <= target && sent {
+            if isVideo && packet.isKeyframe && packet.pts != Packet.noTimestamp && packet.pts <= target && (sent || !pending.isEmpty) {
                 // A later key frame at or before the target: decoding can start here, so the
                 // packets before it (and what the decoder holds) are not needed.
                 pending = []
                 pendingBytes = 0
-                received = []
-                session.reset()
-                session.seekFloor = target
-                sent = false
+                if sent {
+                    received = []
+                    session.reset()
+                    session.seekFloor = target
+                    sent = false
+                }
             }
             if isVideo && (packet.pts == Packet.noTimestamp || packet.pts <= target)
                 && pending.count < Self.pendingLimit.packets && pendingBytes + packet.size <= Self.pendingLimit.bytes {
