@@ -143,6 +143,11 @@ public final class DecodeSession: Decoder {
     /// Makes a new decoder for the track (nil when the session wraps a caller's decoder: it
     /// can skip damaged packets but not rebuild).
     private let makeDecoder: (() throws -> Decoder)?
+    /// Makes a decoder for other parameters: after a format change mid-stream, and for a
+    /// rebuild after one (nil when the session wraps a caller's decoder).
+    private let remakeDecoder: ((CodecParameters) throws -> Decoder)?
+    /// Decoders re-created for a format change mid-stream (``Packet/newParameters``) so far.
+    public private(set) var formatChanges = 0
     /// Video: the packets since the last key frame (the GOP to send again after a rebuild);
     /// audio: the last few packets (to prime a rebuilt decoder). Bounded by ``gopLimit``.
     private var gop: [Packet] = []
@@ -223,8 +228,8 @@ public final class DecodeSession: Decoder {
         if let reason = track.unsupportedReason {
             throw MediaError(.unsupported, "track \(track.index) cannot be decoded: \(reason)")
         }
-        let make = { try registry.makeDecoder(for: track.parameters, timeBase: track.timeBase, backend: backend, threads: threads) }
-        self.init(track: track, decoder: try make(), trim: trim, rebuild: make)
+        let make = { (p: CodecParameters) in try registry.makeDecoder(for: p, timeBase: track.timeBase, backend: backend, threads: threads) }
+        self.init(track: track, decoder: try make(track.parameters), trim: trim, rebuild: { try make(track.parameters) }, remake: make)
     }
 
     /// Wraps `decoder` (any ``Decoder`` for `track`'s codec: a plugin's, or one of your own)
@@ -234,11 +239,14 @@ public final class DecodeSession: Decoder {
         self.init(track: track, decoder: decoder, trim: trim, rebuild: nil)
     }
 
-    /// A session that rebuilds its decoder with `rebuild` after repeated failures.
-    init(track: Track, decoder: Decoder, trim: TrimMode, rebuild: (() throws -> Decoder)?) {
+    /// A session that rebuilds its decoder with `rebuild` after repeated failures, and with
+    /// `remake` from the new parameters a packet carries (``Packet/newParameters``).
+    init(track: Track, decoder: Decoder, trim: TrimMode, rebuild: (() throws -> Decoder)?,
+         remake: ((CodecParameters) throws -> Decoder)? = nil) {
         self.track = track
         self.decoder = decoder
         self.makeDecoder = rebuild
+        self.remakeDecoder = remake
         self.window = trim != .none ? PresentationWindow(track: track) : .everything
         self.isAudio = track.mediaType == .audio
         self.trim = trim != .none
@@ -469,6 +477,7 @@ public final class DecodeSession: Decoder {
         if discardWhole { packet.isDiscarded = true }
         let perPacketTrims = isAudio && trim && (packet.trimStart > 0 || packet.trimEnd > 0)
         if packet.isTruncated { afterCut = true }
+        if let p = packet.newParameters, p != decoder.parameters { try changeFormat(to: p) }
         let result: SendResult
         do {
             result = try decoder.send(packet)
@@ -518,8 +527,25 @@ public final class DecodeSession: Decoder {
                 cut -= last.sampleCount
             }
         }
-        ready = frames.compactMap { present($0) }
-        readyIndex = 0
+        ready += frames.compactMap { present($0) }
+    }
+
+    /// The stream's codec parameters change here (a chained Ogg link with another rate,
+    /// channel count or setup): the current decoder's delayed frames are drained and kept for
+    /// ``receive()``, then a decoder made from the new parameters takes over; the frames it
+    /// gives say their new format. A session over a caller's decoder passes the packets on
+    /// as they are.
+    private func changeFormat(to parameters: CodecParameters) throws {
+        guard let remake = remakeDecoder else { return }
+        try decoder.flush()
+        while let frame = try decoder.receive() {
+            if let presented = present(frame) { ready.append(presented) }
+        }
+        decoder = try remake(parameters)
+        formatChanges += 1
+        gop = []
+        gopBytes = 0
+        gopOverflow = false
     }
 
     /// True for the errors a session recovers from: the decoder's rejection of data, or its
@@ -569,7 +595,7 @@ public final class DecodeSession: Decoder {
             // The decoder itself may be in a bad state: a new one, primed with the kept packets.
             while !rebuilt {
                 do {
-                    let fresh = try make()
+                    let fresh = try remakeDecoder?(decoder.parameters) ?? make()
                     try prime(fresh)
                     decoder = fresh
                     rebuilt = true
