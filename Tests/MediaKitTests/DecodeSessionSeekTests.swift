@@ -84,3 +84,46 @@ final class DecodeSessionSeekTests: XCTestCase {
         XCTAssertThrowsError(try session.frames(at: [-1], from: demuxer))
     }
 }
+
+/// A packet with ``Packet/newParameters`` (a chained Ogg link): the session drains the decoder,
+/// makes one from the new parameters, and the frames come from it, none lost.
+final class DecodeSessionFormatChangeTests: XCTestCase {
+    /// Holds back one frame (as a decoder with delay does), each frame at its parameters' rate.
+    final class DelayDecoder: Decoder {
+        let parameters: CodecParameters
+        var held: [Frame] = []
+        var flushed = false
+        var isDrained: Bool { flushed && held.isEmpty }
+        init(_ p: CodecParameters) { parameters = p }
+        func send(_ packet: Packet) throws -> SendResult {
+            held.append(Frame(mediaType: .audio, pts: packet.pts, duration: 1, timeBase: Rational(1, 10), sampleRate: parameters.sampleRate,
+                              channels: parameters.channels, planes: [], storage: FrameStorage {}))
+            return .accepted
+        }
+        func receive() throws -> Frame? { (held.count > 1 || flushed) && !held.isEmpty ? held.removeFirst() : nil }
+        func flush() throws { flushed = true }
+        func reset() { held = []; flushed = false }
+    }
+
+    func testANewLinkGetsADecoderOfItsOwn() throws {
+        let first = CodecParameters(mediaType: .audio, codec: "test", sampleRate: 44100, channels: 1)
+        let second = CodecParameters(mediaType: .audio, codec: "test", sampleRate: 48000, channels: 2)
+        let track = Track(index: 0, id: 1, parameters: first, timeBase: Rational(1, 10), duration: 0)
+        var made: [CodecParameters] = []
+        let session = DecodeSession(track: track, decoder: DelayDecoder(first), trim: .none, rebuild: nil,
+                                    remake: { made.append($0); return DelayDecoder($0) })
+        var out: [(Int64, Int, Int)] = []
+        for pts: Int64 in 0..<6 {
+            var p = Packet(trackIndex: 0, pts: pts, dts: pts, duration: 1, isKeyframe: true, data: [1], timeBase: Rational(1, 10))
+            if pts == 3 { p.newParameters = second }
+            if pts == 4 { p.newParameters = second }   // the same again: no new decoder
+            try session.decode(p) { out.append(($0.pts, $0.sampleRate, $0.channels)) }
+        }
+        try session.finish { out.append(($0.pts, $0.sampleRate, $0.channels)) }
+        XCTAssertEqual(out.map(\.0), [0, 1, 2, 3, 4, 5])
+        XCTAssertEqual(out.map(\.1), [44100, 44100, 44100, 48000, 48000, 48000])
+        XCTAssertEqual(out.map(\.2), [1, 1, 1, 2, 2, 2])
+        XCTAssertEqual(made, [second])
+        XCTAssertEqual(session.formatChanges, 1)
+    }
+}
