@@ -76,17 +76,26 @@ extension DecodeSession {
     /// the packets' times inside the presentation window. Read once, then kept.
     func presentationTimes(from demuxer: Demuxer) throws -> [Int64] {
         if let known = presentedTimes { return known }
-        try demuxer.seek(to: 0)
         var times: [Int64] = []
-        while true {
-            let packet: Packet?
-            do {
-                packet = try demuxer.read(track: track.index)
-            } catch let e as MediaError where e.kind == .truncated {
-                packet = nil   // a file cut short: the frames before the cut
+        if let mp4 = demuxer as? MP4Demuxer {
+            // The sample table has them: no sample data is read.
+            var i = 0
+            while let s = mp4.sampleInfo(track: track.index, index: i) {
+                if window.contains(s.pts) { times.append(s.pts) }
+                i += 1
             }
-            guard let packet else { break }
-            if packet.pts != Packet.noTimestamp && window.contains(packet.pts) { times.append(packet.pts) }
+        } else {
+            try demuxer.seek(to: 0)
+            while true {
+                let packet: Packet?
+                do {
+                    packet = try demuxer.read(track: track.index)
+                } catch let e as MediaError where e.kind == .truncated {
+                    packet = nil   // a file cut short: the frames before the cut
+                }
+                guard let packet else { break }
+                if packet.pts != Packet.noTimestamp && window.contains(packet.pts) { times.append(packet.pts) }
+            }
         }
         times.sort()
         var unique: [Int64] = []
@@ -125,6 +134,7 @@ extension DecodeSession {
                 let seconds = presentationSeconds(ticks: target)
                 try demuxer.seek(to: seconds)
                 try seek(to: seconds)
+                seekFloor = target   // exactly, whatever the round trip through seconds gave
                 cursor = ForwardCursor()
             }
             results[i] = try cursor.next(atOrAfter: target, session: self, demuxer: demuxer)
