@@ -83,6 +83,12 @@ struct Decode: ParsableCommand {
     @Option(help: "Write at most this many pictures (as ffmpeg -frames:v N).")
     var frames: Int?
 
+    @Option(help: "Write only the pictures presented at these times in seconds (comma-separated; each as ffmpeg -ss T -i IN -frames:v 1 gives it), in the order given, to the video output; each group of pictures is decoded at most once.")
+    var at: String?
+
+    @Option(help: "Write only the pictures at these indices of the presented frames (comma-separated, 0 first; as ffmpeg's select=eq(n\\,N) counts), in the order given, to the video output.")
+    var atFrame: String?
+
     @Option(help: "Write at most this many seconds of audio (exactly round(D * rate) samples).")
     var duration: Double?
 
@@ -111,6 +117,7 @@ struct Decode: ParsableCommand {
         var options = FileDecodeOptions(audioPath: audioOut, videoPath: videoOut)
         // The input is opened once (`-` is standard input), its tracks read once.
         let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
+        if at != nil || atFrame != nil { return try writePictures(demuxer) }
         if audioOut == nil && videoOut == nil {
             // Default outputs, beside the input: only for the tracks the file has.
             let dir = (file as NSString).deletingLastPathComponent
@@ -166,6 +173,62 @@ struct Decode: ParsableCommand {
             print("  play: \(commands[next])")
         }
         return !result.warnings.isEmpty
+    }
+}
+
+extension Decode {
+    /// --at / --at-frame: the pictures presented at those times or indices, through
+    /// DecodeSession's batch access, written in the order asked.
+    func writePictures(_ demuxer: Demuxer) throws -> Bool {
+        guard at == nil || atFrame == nil else { throw MediaError(.invalidArgument, "give --at or --at-frame, not both") }
+        guard audioOut == nil, seek == nil, frames == nil, duration == nil else {
+            throw MediaError(.invalidArgument, "--at and --at-frame write pictures only: --audio-out, --seek, --frames and --duration do not go with them")
+        }
+        guard let track = demuxer.tracks.first(where: { $0.mediaType == .video }) else {
+            throw MediaError(.notFound, "the file has no video track", path: file)
+        }
+        let list = (at ?? atFrame)!.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let out = videoOut ?? {
+            let dir = (file as NSString).deletingLastPathComponent
+            return dir.isEmpty ? (y4m ? "output.y4m" : "output.yuv") : (dir as NSString).appendingPathComponent(y4m ? "output.y4m" : "output.yuv")
+        }()
+        let session = try DecodeSession(track: track, backend: backend, threads: threads, trim: noTrim ? .none : trim)
+        let pictures: [Frame?]
+        if at != nil {
+            let times = try list.map { s -> Double in
+                guard let t = Double(s) else { throw MediaError(.invalidArgument, "--at: \"\(s)\" is not a time in seconds") }
+                return t
+            }
+            pictures = try session.frames(at: times, from: demuxer)
+        } else {
+            let indices = try list.map { s -> Int in
+                guard let n = Int(s) else { throw MediaError(.invalidArgument, "--at-frame: \"\(s)\" is not a frame index") }
+                return n
+            }
+            pictures = try session.frames(atIndices: indices, from: demuxer)
+        }
+        let rate = track.frameRate.numerator > 0 && track.frameRate.denominator > 0 ? track.frameRate : Rational(25, 1)
+        let writer = try PictureWriter(path: out, format: pixelFormat, y4m: y4m, frameRate: rate,
+                                       orientation: autorotate ? track.orientation : .upright)
+        var missing: [String] = []
+        do {
+            for (i, picture) in pictures.enumerated() {
+                if let picture { try writer.write(picture) } else { missing.append(list[i]) }
+            }
+            try writer.finish()
+        } catch {
+            writer.cancel()
+            throw error
+        }
+        for w in session.warnings { FileHandle.standardError.write(Data("mk-decode: warning: \(w)\n".utf8)) }
+        if !missing.isEmpty {
+            FileHandle.standardError.write(Data("mk-decode: warning: no picture at \(missing.joined(separator: ", ")) (after the end of the track)\n".utf8))
+        }
+        if !quiet {
+            let size = writer.size.map { "\($0.width)x\($0.height)" } ?? "-"
+            print("video: \(writer.frames) pictures \(size) \(y4m ? "y4m" : pixelFormat.rawValue) -> \(out)")
+        }
+        return !missing.isEmpty || !session.warnings.isEmpty
     }
 }
 

@@ -43,6 +43,20 @@ public struct Packet: Sendable {
     /// ``DecodeSession`` sets it on packets whose frames fall outside what is presented.
     /// Default: false.
     public var isDiscarded = false
+    /// Set on the first packet after the stream's codec parameters changed mid-stream (a
+    /// chained Ogg link with its own headers: another rate, channel count or setup): a
+    /// decoder is re-created from these to decode this packet and the ones after it (a
+    /// ``DecodeSession`` does that itself). nil, the default: unchanged.
+    public var newParameters: CodecParameters? {
+        get { parameterChange?.parameters }
+        set { parameterChange = newValue.map(ParameterChange.init) }
+    }
+    /// Boxed, so that packets without a change stay small.
+    private var parameterChange: ParameterChange?
+    private final class ParameterChange: Sendable {
+        let parameters: CodecParameters
+        init(_ parameters: CodecParameters) { self.parameters = parameters }
+    }
 
     /// The value of ``pts`` and ``dts`` when the container gives the packet no timestamp
     /// (FFmpeg's `AV_NOPTS_VALUE`; ffprobe prints it as N/A).

@@ -143,6 +143,11 @@ public final class DecodeSession: Decoder {
     /// Makes a new decoder for the track (nil when the session wraps a caller's decoder: it
     /// can skip damaged packets but not rebuild).
     private let makeDecoder: (() throws -> Decoder)?
+    /// Makes a decoder for other parameters: after a format change mid-stream, and for a
+    /// rebuild after one (nil when the session wraps a caller's decoder).
+    private let remakeDecoder: ((CodecParameters) throws -> Decoder)?
+    /// Decoders re-created for a format change mid-stream (``Packet/newParameters``) so far.
+    public private(set) var formatChanges = 0
     /// Video: the packets since the last key frame (the GOP to send again after a rebuild);
     /// audio: the last few packets (to prime a rebuilt decoder). Bounded by ``gopLimit``.
     private var gop: [Packet] = []
@@ -162,8 +167,12 @@ public final class DecodeSession: Decoder {
     private var audioStartTarget: Int64
     /// Audio: the media time where the presented audio starts (the edit's, or a seek's target).
     private var startMedia: Int64
-    /// Video after ``seek(to:)``: frames presented before this media time are not returned.
-    private var seekFloor: Int64?
+    /// Video after ``seek(to:)``: frames presented before this media time are not returned
+    /// (raised without a reset by ``frames(at:from:)``, which decodes forward between targets).
+    var seekFloor: Int64?
+    /// The presentation times of the track's presented frames, sorted, once
+    /// ``frame(at:from:)`` has scanned them.
+    var presentedTimes: [Int64]?
     /// Audio after ``seek(to:)``: the samples to skip are counted from the first decoded
     /// frame's pts (a decoder may output nothing for its first packets: Vorbis primes its
     /// overlap with the first one), not from the first packet's.
@@ -219,8 +228,8 @@ public final class DecodeSession: Decoder {
         if let reason = track.unsupportedReason {
             throw MediaError(.unsupported, "track \(track.index) cannot be decoded: \(reason)")
         }
-        let make = { try registry.makeDecoder(for: track.parameters, timeBase: track.timeBase, backend: backend, threads: threads) }
-        self.init(track: track, decoder: try make(), trim: trim, rebuild: make)
+        let make = { (p: CodecParameters) in try registry.makeDecoder(for: p, timeBase: track.timeBase, backend: backend, threads: threads) }
+        self.init(track: track, decoder: try make(track.parameters), trim: trim, rebuild: { try make(track.parameters) }, remake: make)
     }
 
     /// Wraps `decoder` (any ``Decoder`` for `track`'s codec: a plugin's, or one of your own)
@@ -230,11 +239,14 @@ public final class DecodeSession: Decoder {
         self.init(track: track, decoder: decoder, trim: trim, rebuild: nil)
     }
 
-    /// A session that rebuilds its decoder with `rebuild` after repeated failures.
-    init(track: Track, decoder: Decoder, trim: TrimMode, rebuild: (() throws -> Decoder)?) {
+    /// A session that rebuilds its decoder with `rebuild` after repeated failures, and with
+    /// `remake` from the new parameters a packet carries (``Packet/newParameters``).
+    init(track: Track, decoder: Decoder, trim: TrimMode, rebuild: (() throws -> Decoder)?,
+         remake: ((CodecParameters) throws -> Decoder)? = nil) {
         self.track = track
         self.decoder = decoder
         self.makeDecoder = rebuild
+        self.remakeDecoder = remake
         self.window = trim != .none ? PresentationWindow(track: track) : .everything
         self.isAudio = track.mediaType == .audio
         self.trim = trim != .none
@@ -392,13 +404,8 @@ public final class DecodeSession: Decoder {
         }
         reset()
         let tb = track.timeBase
-        // Rounded to the nearest tick, as ffmpeg rounds -ss T to the stream time base (its trim filter).
-        let ticks = Rational.ticks(seconds: seconds, perSecond: Double(tb.denominator) / Double(max(1, tb.numerator)), rounding: .toNearestOrAwayFromZero)
         let rate = track.parameters.sampleRate
-        let delayTicks = rate > 0 && !track.trimsOnPackets
-            ? Rational.rescale(Int64(track.encoderDelay), from: Rational(1, Int64(rate)), to: tb) : 0
-        let base = window == .everything ? (isAudio ? delayTicks : 0) : window.start
-        let target = base + ticks
+        let target = presentationTicks(seconds: seconds)
         guard isAudio else {
             seekFloor = target
             return
@@ -414,6 +421,23 @@ public final class DecodeSession: Decoder {
                 remaining = max(0, Rational.rescale(track.duration - target, from: tb, to: Rational(1, Int64(rate))) - Int64(track.encoderPadding))
             }
         }
+    }
+
+    /// The media time (track time base) of presentation time 0: the edit's start, or for
+    /// audio without an edit the container's encoder delay; 0 for video without an edit.
+    var presentationBase: Int64 {
+        let rate = track.parameters.sampleRate
+        let delayTicks = rate > 0 && !track.trimsOnPackets
+            ? Rational.rescale(Int64(track.encoderDelay), from: Rational(1, Int64(rate)), to: track.timeBase) : 0
+        return window == .everything ? (isAudio ? delayTicks : 0) : window.start
+    }
+
+    /// The media time (track time base) presented at `seconds`: rounded to the nearest tick,
+    /// as ffmpeg rounds `-ss T` to the stream time base (its trim filter).
+    func presentationTicks(seconds: Double) -> Int64 {
+        let tb = track.timeBase
+        return presentationBase + Rational.ticks(seconds: seconds, perSecond: Double(tb.denominator) / Double(max(1, tb.numerator)),
+                                                 rounding: .toNearestOrAwayFromZero)
     }
 
     /// Flushes the decoder if nothing the session took is still waiting to be sent.
@@ -453,6 +477,7 @@ public final class DecodeSession: Decoder {
         if discardWhole { packet.isDiscarded = true }
         let perPacketTrims = isAudio && trim && (packet.trimStart > 0 || packet.trimEnd > 0)
         if packet.isTruncated { afterCut = true }
+        if let p = packet.newParameters, p != decoder.parameters { try changeFormat(to: p) }
         let result: SendResult
         do {
             result = try decoder.send(packet)
@@ -502,8 +527,25 @@ public final class DecodeSession: Decoder {
                 cut -= last.sampleCount
             }
         }
-        ready = frames.compactMap { present($0) }
-        readyIndex = 0
+        ready += frames.compactMap { present($0) }
+    }
+
+    /// The stream's codec parameters change here (a chained Ogg link with another rate,
+    /// channel count or setup): the current decoder's delayed frames are drained and kept for
+    /// ``receive()``, then a decoder made from the new parameters takes over; the frames it
+    /// gives say their new format. A session over a caller's decoder passes the packets on
+    /// as they are.
+    private func changeFormat(to parameters: CodecParameters) throws {
+        guard let remake = remakeDecoder else { return }
+        try decoder.flush()
+        while let frame = try decoder.receive() {
+            if let presented = present(frame) { ready.append(presented) }
+        }
+        decoder = try remake(parameters)
+        formatChanges += 1
+        gop = []
+        gopBytes = 0
+        gopOverflow = false
     }
 
     /// True for the errors a session recovers from: the decoder's rejection of data, or its
@@ -553,7 +595,7 @@ public final class DecodeSession: Decoder {
             // The decoder itself may be in a bad state: a new one, primed with the kept packets.
             while !rebuilt {
                 do {
-                    let fresh = try make()
+                    let fresh = try remakeDecoder?(decoder.parameters) ?? make()
                     try prime(fresh)
                     decoder = fresh
                     rebuilt = true

@@ -35,6 +35,12 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
     private var skipUntil: [Int]
     private var mainIndex = 0
     private var perTrack: [OggPacketReader?]
+    /// After a seek in a file whose parameters change (chained links): the parameters in
+    /// effect where each track's `read()` / `read(track:)` resumes, for its next packet.
+    private var resumeParameters: [CodecParameters?] = []
+    private var resumeTrackParameters: [CodecParameters?] = []
+    /// A packet with ``Packet/newParameters`` was met (read or skipped by a seek).
+    private var parametersChange = false
     private var selected: Set<Int>?
 
     /// Reads the headers of every logical stream from `source`. A non-seekable source works:
@@ -69,11 +75,21 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
         while let p = try main.next() {
             let index = mainIndex
             mainIndex += 1
+            if p.newParameters != nil { parametersChange = true }
             if index < skipUntil[p.trackIndex] { continue }
             if let selected, !selected.contains(p.trackIndex) { continue }
-            return p
+            return Self.resumed(p, &resumeParameters)
         }
         return nil
+    }
+
+    /// `packet`, carrying the parameters a seek left for its track if it states none itself.
+    private static func resumed(_ packet: Packet, _ pending: inout [CodecParameters?]) -> Packet {
+        guard packet.trackIndex < pending.count, let p = pending[packet.trackIndex] else { return packet }
+        pending[packet.trackIndex] = nil
+        var packet = packet
+        if packet.newParameters == nil { packet.newParameters = p }
+        return packet
     }
 
     /// The next packet of `track`, or nil at its end. Independent of `read()`.
@@ -83,7 +99,8 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
         }
         if perTrack[track] == nil { perTrack[track] = OggPacketReader(source: source, configs: configs) }
         while let p = try perTrack[track]!.next() {
-            if p.trackIndex == track { return p }
+            if p.newParameters != nil { parametersChange = true }
+            if p.trackIndex == track { return Self.resumed(p, &resumeTrackParameters) }
         }
         return nil
     }
@@ -115,16 +132,24 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
         main = OggPacketReader(source: source, configs: configs)
         mainIndex = 0
         skipUntil = chosen
+        // The parameters in effect at each chosen packet: the track's, or a chained link's.
+        var effective = tracks.map { Optional($0.parameters) }
         for t in 0..<tracks.count {
             let r = OggPacketReader(source: source, configs: configs)
             var i = 0
             // position the track's reader just before its chosen packet
             while i < chosen[t] {
-                guard try Self.untilCut(r) != nil else { break }
+                guard let p = try Self.untilCut(r) else { break }
+                if p.trackIndex == t, let np = p.newParameters {
+                    effective[t] = np
+                    parametersChange = true
+                }
                 i += 1
             }
             perTrack[t] = r
         }
+        resumeParameters = parametersChange ? effective : []
+        resumeTrackParameters = resumeParameters
     }
 
     /// The reader's next packet; nil at the end or at a cut (a seek scans to the cut; `read()`
@@ -212,6 +237,17 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
         return streams.enumerated().map { i, s in config(s, index: i, path: source.path) }
     }
 
+    /// The codec parameters of an Opus stream (or chained link) with this `OpusHead` packet.
+    static func opusParameters(_ h: OpusHead, head: [UInt8]) -> CodecParameters {
+        CodecParameters(mediaType: .audio, codec: "opus", codecTag: "Opus", extradata: head, sampleRate: 48000, channels: h.channels)
+    }
+
+    /// The codec parameters of a Vorbis stream (or chained link) with these three header packets.
+    static func vorbisParameters(_ v: VorbisInfo, headers: [[UInt8]]) -> CodecParameters {
+        CodecParameters(mediaType: .audio, codec: "vorbis", codecTag: "vorbis", extradata: xiphLacing(headers),
+                        sampleRate: v.sampleRate, channels: v.channels, bitRate: v.nominalBitrate)
+    }
+
     private static func config(_ s: Collecting, index i: Int, path: String) -> OggStreamConfig {
         var reason: String?
         var params = CodecParameters(mediaType: .data, codec: CodecID(s.codec.name), codecTag: s.codec.name)
@@ -224,7 +260,7 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
         case .opus where s.done:
             switch OpusHead.parse(s.packets[0]) {
             case .success(let h):
-                params = CodecParameters(mediaType: .audio, codec: "opus", codecTag: "Opus", extradata: s.packets[0], sampleRate: 48000, channels: h.channels)
+                params = opusParameters(h, head: s.packets[0])
                 timeBase = Rational(1, 48000)
                 cfg.opus = h
             case .failure(let why): reason = why.reason
@@ -235,8 +271,7 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
                 if let modes = VorbisInfo.modes(fromSetup: s.packets[2]) { v.modeLong = modes } else {
                     reason = "the Vorbis setup header's modes could not be read; packet durations are unknown"
                 }
-                params = CodecParameters(mediaType: .audio, codec: "vorbis", codecTag: "vorbis", extradata: xiphLacing(s.packets),
-                                         sampleRate: v.sampleRate, channels: v.channels, bitRate: v.nominalBitrate)
+                params = vorbisParameters(v, headers: s.packets)
                 timeBase = Rational(1, Int64(v.sampleRate))
                 cfg.vorbis = v
             case .failure(let why): reason = why.reason

@@ -60,6 +60,11 @@ final class OggPacketReader {
         var finalDuration: Int64 = 0
         var startTrim = 0
         var endTrim = 0
+        /// In a chained link after the first: its header packets, as they come (Vorbis).
+        var chained = false
+        var linkHeaders: [[UInt8]] = []
+        /// The chained link's codec parameters, for its next packet (``Packet/newParameters``).
+        var newParameters: CodecParameters?
         var granule: Int64 = -1
         var flags: OggPageFlags = []
     }
@@ -129,6 +134,8 @@ final class OggPacketReader {
             streams[0].lastpts = 0
             streams[0].lastdts = 0
             streams[0].headerMode = configs[0].codec == .opus && page.flags.contains(.beginning)
+            streams[0].chained = true
+            streams[0].linkHeaders = []
         }
         if track == nil {
             guard dataSeen else {
@@ -159,6 +166,8 @@ final class OggPacketReader {
             s.endTrim = 0
             s.lastSequence = nil
             if codec == .opus { s.headerMode = true }
+            s.chained = true
+            s.linkHeaders = []
             streams[0] = s
         }
         let t = track!
@@ -225,6 +234,7 @@ final class OggPacketReader {
                     s.preSkip = head.preSkip
                     s.startTrim = head.preSkip
                     s.opusExpectTags = true
+                    if s.chained { s.newParameters = OggDemuxer.opusParameters(head, head: data) }
                     return
                 }
                 if s.opusExpectTags && data.starts(with: Array("OpusTags".utf8)) {
@@ -294,6 +304,19 @@ final class OggPacketReader {
                 }
             }
         case .vorbis:
+            if s.chained, let type = data.first, type & 1 == 1 {
+                // A chained link's header packets (returned as packets, as FFmpeg does): with
+                // the setup header, its parameters and block sizes replace the previous link's.
+                if type == 1 { s.linkHeaders = [] }
+                s.linkHeaders.append(data)
+                if type == 5 && s.linkHeaders.count == 3, case .success(var v) = VorbisInfo.parseIdentification(s.linkHeaders[0]),
+                   let modes = VorbisInfo.modes(fromSetup: data) {
+                    v.modeLong = modes
+                    s.vorbis = VorbisDurationParser(info: v)
+                    s.newParameters = OggDemuxer.vorbisParameters(v, headers: s.linkHeaders)
+                    s.chained = false
+                }
+            }
             guard var parser = s.vorbis else { break }
             if (s.lastpts == nil || s.lastpts == 0) && !eos && page.granule >= 0 {
                 parser.reset()
@@ -371,6 +394,11 @@ final class OggPacketReader {
                             isKeyframe: keyframe, position: s.syncPos, data: data, timeBase: cfg.track.timeBase)
         packet.trimStart = s.startTrim
         packet.trimEnd = s.endTrim
+        if let p = s.newParameters {
+            packet.newParameters = p
+            s.newParameters = nil
+            if cfg.codec == .opus { s.chained = false }
+        }
         s.startTrim = 0
         s.endTrim = 0
         queue.append(packet)

@@ -1,0 +1,231 @@
+/// Frame-accurate access: the frame presented at a time or at an index, one at a time or in
+/// a batch that decodes each group of pictures (GOP) at most once.
+///
+/// These read the track's packets from `demuxer` themselves (``Demuxer/read(track:)``, after
+/// a ``Demuxer/seek(to:)``), so they leave the demuxer and the session positioned after the
+/// last frame returned: to decode on from somewhere else, seek both again
+/// (``DecodeSession/seek(to:)``).
+///
+/// "The frame presented at `t`" is the one `ffmpeg -ss t -i IN -frames:v 1` outputs: the first
+/// frame whose presentation time, rounded to the track's time base, is at or after `t` (0 is
+/// the track's first presented frame); for audio, the decoded frame cut to start at the exact
+/// sample (as ``DecodeSession/seek(to:)`` cuts it). A time after the last frame gives nil.
+///
+/// ```swift
+/// let demuxer = try MediaRegistry.shared.makeDemuxer(path: path)
+/// let session = try DecodeSession(track: demuxer.tracks[0])
+/// let thumbnails = try session.frames(at: [12.5, 3.0, 40.25], from: demuxer)   // caller's order
+/// let tenth = try session.frame(at: 9, from: demuxer)                          // by index
+/// ```
+extension DecodeSession {
+    /// Between two targets further apart than this (seconds), the demuxer seeks; closer, the
+    /// packets in between are read (not decoded, unless a target needs them), which costs
+    /// less than a seek that may land on a key frame already passed.
+    public static let forwardReadLimit = 30.0
+
+    /// The frame presented at `seconds` (see the extension's notes), or nil when the track
+    /// ends before it.
+    /// - Throws: `.invalidArgument` for a negative or non-finite time; the demuxer's and the
+    ///   decoder's errors (a recoverable decoder error is recovered from as in decoding).
+    public func frame(atTime seconds: Double, from demuxer: Demuxer) throws -> Frame? {
+        try frames(at: [seconds], from: demuxer)[0]
+    }
+
+    /// The frames presented at `times`, in the order given (a time after the track's end
+    /// gives nil). The times are sorted internally and the track decoded forward once:
+    /// video from the key frame at or before each target, each GOP decoded at most once,
+    /// and the GOPs between targets read but not decoded; audio from the pre-roll
+    /// (``DecodeSession/seekPreroll``) before each target.
+    /// - Throws: as ``frame(atTime:from:)``.
+    public func frames(at times: [Double], from demuxer: Demuxer) throws -> [Frame?] {
+        for t in times where !t.isFinite || t < 0 {
+            throw MediaError(.invalidArgument, "cannot seek to \(t) s", context: "track \(track.index) decode session")
+        }
+        return try frames(atTicks: times.map { presentationTicks(seconds: $0) }, from: demuxer)
+    }
+
+    /// The frame at `index` of the track's presented frames in presentation order (0 is the
+    /// first presented: after the edit list, as ffmpeg's `select=eq(n\,index)` counts).
+    /// The first call reads the track's packet times once (no decoding) and keeps them.
+    /// - Throws: `.invalidArgument` for an index outside the track's frames (naming their
+    ///   count); the demuxer's and the decoder's errors.
+    public func frame(at index: Int, from demuxer: Demuxer) throws -> Frame {
+        guard let frame = try frames(atIndices: [index], from: demuxer)[0] else {
+            throw MediaError(.invalidData, "frame \(index) is listed by the container but the decoder gave none at its time",
+                             context: "track \(track.index) decode session")
+        }
+        return frame
+    }
+
+    /// The frames at `indices` (see ``frame(at:from:)``), in the order given, decoding each
+    /// GOP at most once (as ``frames(at:from:)``). A frame the decoder does not output
+    /// (damaged data) is nil.
+    /// - Throws: as ``frame(at:from:)``.
+    public func frames(atIndices indices: [Int], from demuxer: Demuxer) throws -> [Frame?] {
+        let times = try presentationTimes(from: demuxer)
+        for i in indices where i < 0 || i >= times.count {
+            throw MediaError(.invalidArgument, "frame index \(i) is out of range: the track presents \(times.count) frames",
+                             context: "track \(track.index) decode session")
+        }
+        // Each index asks for the frame presented exactly at its time: the next one is later.
+        let results = try frames(atTicks: indices.map { times[$0] }, from: demuxer)
+        return zip(indices, results).map { i, f in f.flatMap { $0.pts == times[i] ? $0 : nil } }
+    }
+
+    /// The media times (track time base) of the presented frames, in presentation order:
+    /// the packets' times inside the presentation window. Read once, then kept.
+    func presentationTimes(from demuxer: Demuxer) throws -> [Int64] {
+        if let known = presentedTimes { return known }
+        var times: [Int64] = []
+        if let mp4 = demuxer as? MP4Demuxer {
+            // The sample table has them: no sample data is read.
+            var i = 0
+            while let s = mp4.sampleInfo(track: track.index, index: i) {
+                if window.contains(s.pts) { times.append(s.pts) }
+                i += 1
+            }
+        } else {
+            try demuxer.seek(to: 0)
+            while true {
+                let packet: Packet?
+                do {
+                    packet = try demuxer.read(track: track.index)
+                } catch let e as MediaError where e.kind == .truncated {
+                    packet = nil   // a file cut short: the frames before the cut
+                }
+                guard let packet else { break }
+                if packet.pts != Packet.noTimestamp && window.contains(packet.pts) { times.append(packet.pts) }
+            }
+        }
+        times.sort()
+        var unique: [Int64] = []
+        unique.reserveCapacity(times.count)
+        for t in times where unique.last != t { unique.append(t) }
+        presentedTimes = unique
+        return unique
+    }
+
+    /// Presentation seconds of media time `ticks` (the inverse of ``presentationTicks(seconds:)``).
+    private func presentationSeconds(ticks: Int64) -> Double {
+        Double(ticks - presentationBase) * track.timeBase.doubleValue
+    }
+
+    /// The first presented frame at or after each media time in `targets` (track time base),
+    /// in the order given.
+    func frames(atTicks targets: [Int64], from demuxer: Demuxer) throws -> [Frame?] {
+        var results = [Frame?](repeating: nil, count: targets.count)
+        let order = targets.indices.sorted { targets[$0] < targets[$1] }
+        if track.mediaType == .audio {
+            // Every audio packet is a sync point: each target is a seek with its pre-roll.
+            for i in order {
+                let seconds = presentationSeconds(ticks: targets[i])
+                try demuxer.seek(to: max(0, seconds - Self.seekPreroll))
+                try seek(to: seconds)
+                var cursor = ForwardCursor()
+                results[i] = try cursor.next(atOrAfter: targets[i], session: self, demuxer: demuxer)
+            }
+            return results
+        }
+        var cursor = ForwardCursor()
+        var last: Int64?
+        for i in order {
+            let target = targets[i]
+            if last.map({ presentationSeconds(ticks: target) - presentationSeconds(ticks: $0) > Self.forwardReadLimit }) ?? true {
+                let seconds = presentationSeconds(ticks: target)
+                try demuxer.seek(to: seconds)
+                try seek(to: seconds)
+                seekFloor = target   // exactly, whatever the round trip through seconds gave
+                cursor = ForwardCursor()
+            }
+            results[i] = try cursor.next(atOrAfter: target, session: self, demuxer: demuxer)
+            last = target
+        }
+        return results
+    }
+}
+
+/// Decodes one track forward from where the demuxer stands, for ``DecodeSession/frames(atTicks:from:)``:
+/// hands out the first presented frame at or after each (rising) target, keeping the frames
+/// already received for the next target, and skipping (reading, not decoding) the GOPs that
+/// end before a target.
+private struct ForwardCursor {
+    /// Frames received and not yet handed out, in presentation order.
+    var received: [Frame] = []
+    /// Packets read but not sent yet: the current GOP's, kept until it is known whether the
+    /// next target needs them (a later key frame at or before the target makes them useless).
+    var pending: [Packet] = []
+    var pendingBytes = 0
+    /// A packet was sent to the decoder since the last reset.
+    var sent = false
+    /// The session was flushed at the end of the track: no more frames after `received`.
+    var ended = false
+    static let pendingLimit = (packets: 600, bytes: 64 << 20)
+
+    /// The first presented frame at or after `target` (video; audio: the next frame, which the
+    /// session cut at the sample it was seeked to).
+    mutating func next(atOrAfter target: Int64, session: DecodeSession, demuxer: Demuxer) throws -> Frame? {
+        let isVideo = session.track.mediaType == .video
+        if isVideo {
+            // Later targets are decoded on from here: frames before the new one are not wanted.
+            if !ended && (session.seekFloor ?? .min) < target { session.seekFloor = target }
+            received.removeAll { $0.pts < target }
+        }
+        if let f = received.first { return f }
+        while !ended {
+            let packet: Packet?
+            do {
+                packet = try demuxer.read(track: session.track.index)
+            } catch let e as MediaError where e.kind == .truncated {
+                packet = nil
+            }
+            guard let packet else {
+                // The end: pending packets all presented before the target give nothing wanted.
+                if isVideo && pending.allSatisfy({ $0.pts != Packet.noTimestamp && $0.pts < target }) {
+                    pending = []
+                    pendingBytes = 0
+                }
+                try sendPending(session, target)
+                let video = isVideo
+                try session.finish { if !video || $0.pts >= target { received.append($0) } }
+                ended = true
+                break
+            }
+            if isVideo && packet.isKeyframe && packet.pts != Packet.noTimestamp && packet.pts <= target && (sent || !pending.isEmpty) {
+                // A later key frame at or before the target: decoding can start here, so the
+                // packets before it (and what the decoder holds) are not needed.
+                pending = []
+                pendingBytes = 0
+                if sent {
+                    received = []
+                    session.reset()
+                    session.seekFloor = target
+                    sent = false
+                }
+            }
+            if isVideo && (packet.pts == Packet.noTimestamp || packet.pts <= target)
+                && pending.count < Self.pendingLimit.packets && pendingBytes + packet.size <= Self.pendingLimit.bytes {
+                // Maybe not needed: a later key frame at or before the target may still come.
+                pending.append(packet)
+                pendingBytes += packet.size
+                continue
+            }
+            try sendPending(session, target)
+            try send(packet, session, target)
+            if let f = received.first { return f }
+        }
+        return received.first
+    }
+
+    private mutating func sendPending(_ session: DecodeSession, _ target: Int64) throws {
+        let packets = pending
+        pending = []
+        pendingBytes = 0
+        for p in packets { try send(p, session, target) }
+    }
+
+    private mutating func send(_ packet: Packet, _ session: DecodeSession, _ target: Int64) throws {
+        sent = true
+        let video = session.track.mediaType == .video
+        try session.decode(packet) { if !video || $0.pts >= target { received.append($0) } }
+    }
+}

@@ -1,0 +1,163 @@
+"""DecodeSession's recovery (issue 14 item 1) through the real plugin path: a test plugin
+written in C (Tests/plugin_harness/failing_plugin.c), built here, loaded by the registry from
+MEDIAKIT_PLUGIN_PATH (ABI v2, like the real plugins) and asked for by name
+(`mk-decode --backend failtest`). It fails on demand (on packet K, on rebuild R) and logs the
+packets it is sent with their flags.
+
+Oracles:
+  - ffprobe's packet list of the input (decode order, key flags): the packets a rebuilt
+    decoder must be sent again, discarded, are those from the last key frame before the
+    first failed packet up to the packet before it; every other packet is sent once,
+    not discarded; the pictures written are those of every packet but the failed ones, in order
+    (the plugin writes each packet's place in the stream into its picture);
+  - the issue's limits (as the iOS sample's): 20 consecutive packets the decoder rejects, 5
+    failed rebuilds: at the 21st rejected packet / the 5th failed rebuild mk-decode stops with
+    an error that counts both, and the plugin saw exactly that many.
+"""
+from __future__ import annotations
+
+import os
+import re
+import struct
+from pathlib import Path
+
+import pytest
+
+import oracle_lib as lib
+
+W, H, GOP, FRAMES = 64, 48, 10, 100
+SOURCE = lib.REPO / "Tests" / "plugin_harness" / "failing_plugin.c"
+
+
+@pytest.fixture(scope="module")
+def plugin_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("failtest-plugin")
+    cmd = ["cc", "-std=c11", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-I", lib.REPO / "Include",
+           "-o", out / "libMediaKitTestFailing.so", SOURCE]
+    proc = lib.run(cmd)
+    assert proc.returncode == 0, f"`{lib.shell_line(cmd)}` failed:\n{lib.tail(proc.stderr)}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("failtest-media") / "h264.mp4"
+    proc = lib.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"testsrc2=size={W}x{H}:rate=25",
+                    "-frames:v", str(FRAMES), "-c:v", "libx264", "-bf", "0", "-g", str(GOP), "-keyint_min", str(GOP),
+                    "-sc_threshold", "0", "-pix_fmt", "yuv420p", out])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    return out
+
+
+def _packets(path: Path) -> list[tuple[int, bool]]:
+    """(pts, key) of the video packets in decode order, from ffprobe."""
+    proc = lib.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts,flags",
+                    "-of", "csv=p=0", path])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    return [(int(line.split(",")[0]), "K" in line.split(",")[1]) for line in proc.stdout.decode().split()]
+
+
+def _run(mk_decode: Path, plugin_dir: Path, media: Path, tmp: Path, packets: str = "", rebuilds: str = ""):
+    log = tmp / "plugin.log"
+    log.unlink(missing_ok=True)
+    out = tmp / "out.nv12"
+    env = dict(os.environ, MEDIAKIT_PLUGIN_PATH=str(plugin_dir), MK_TESTPLUGIN_LOG=str(log),
+               MK_TESTPLUGIN_FAIL_PACKETS=packets, MK_TESTPLUGIN_FAIL_REBUILDS=rebuilds)
+    proc = lib.run([mk_decode, media, "--video-out", out, "--backend", "failtest", "-q"], env=env)
+    lines = log.read_text().splitlines() if log.is_file() else []
+    sends = []
+    for line in lines:
+        if line.startswith("send "):
+            _, dec, ordinal, pts, key, discard, result = line.split()
+            sends.append({"decoder": int(dec), "ordinal": int(ordinal), "pts": int(pts), "key": key == "key",
+                          "discard": discard == "discard", "ok": result == "ok"})
+    creates = [line.split()[1:] for line in lines if line.startswith("create ")]
+    pictures = out.read_bytes() if out.is_file() else b""
+    size = W * H * 3 // 2
+    ordinals = [struct.unpack_from("<q", pictures, i)[0] for i in range(0, len(pictures), size)]
+    return proc, sends, creates, ordinals
+
+
+def test_the_plugin_is_loaded_through_the_registry(mk_probe, plugin_dir):
+    proc = lib.run([mk_probe, "--plugins"], env=dict(os.environ, MEDIAKIT_PLUGIN_PATH=str(plugin_dir)))
+    lib.check_ok(proc, [mk_probe, "--plugins"])
+    assert "failtest" in proc.stdout.decode(), lib.tail(proc.stdout)
+
+
+def test_no_failure_every_packet_once(mk_decode, plugin_dir, source, tmp_path):
+    proc, sends, creates, ordinals = _run(mk_decode, plugin_dir, source, tmp_path)
+    lib.check_ok(proc, ["mk-decode", source])
+    ref = _packets(source)
+    assert [(s["pts"], s["key"]) for s in sends] == ref
+    assert not any(s["discard"] for s in sends)
+    assert creates == [["0", "ok"]]
+    assert ordinals == list(range(len(ref)))
+
+
+@pytest.mark.parametrize("k", [13, 20, 47])
+def test_one_failed_packet_is_skipped_without_a_rebuild(k, mk_decode, plugin_dir, source, tmp_path):
+    proc, sends, creates, ordinals = _run(mk_decode, plugin_dir, source, tmp_path, packets=str(k))
+    lib.check_ok(proc, ["mk-decode", source])
+    err = proc.stderr.decode()
+    assert "1 packet(s) the decoder rejected were skipped (1 frame(s) lost)" in err and "0 decoder rebuild(s)" in err, err
+    assert creates == [["0", "ok"]]
+    assert ordinals == [i for i in range(len(_packets(source))) if i != k]
+
+
+@pytest.mark.parametrize("k", [13, 20, 47])
+def test_a_rebuild_re_feeds_the_gop_discarded(k, mk_decode, plugin_dir, source, tmp_path):
+    """Two packets in a row fail: the second failure rebuilds the decoder, which is sent the
+    packets from the last key frame (ffprobe's) up to the first failed one, flagged discard,
+    then the stream goes on from the packet after the failures, not discarded. (For k = 20,
+    itself a key frame, that is the GOP before it: the last one the decoder took.)"""
+    proc, sends, creates, ordinals = _run(mk_decode, plugin_dir, source, tmp_path, packets=f"{k},{k + 1}")
+    lib.check_ok(proc, ["mk-decode", source])
+    ref = _packets(source)
+    key = max(i for i in range(k) if ref[i][1])
+    assert creates == [["0", "ok"], ["1", "ok"]]
+    first = [s for s in sends if s["decoder"] == 0]
+    second = [s for s in sends if s["decoder"] == 1]
+    assert [s["ordinal"] for s in first] == list(range(k + 2))
+    refed = list(range(key, k))
+    assert [s["ordinal"] for s in second[:len(refed)]] == refed, second[:len(refed) + 2]
+    assert all(s["discard"] for s in second[:len(refed)]), "the re-fed packets are not flagged discard"
+    assert [(s["pts"], s["key"]) for s in second[:len(refed)]] == ref[key:k]
+    rest = second[len(refed):]
+    assert [s["ordinal"] for s in rest] == list(range(k + 2, len(ref)))
+    assert not any(s["discard"] for s in rest)
+    assert ordinals == [i for i in range(len(ref)) if i not in (k, k + 1)]
+    assert "1 decoder rebuild(s)" in proc.stderr.decode()
+
+
+def test_twenty_consecutive_failed_packets_give_up(mk_decode, plugin_dir, source, tmp_path):
+    k = 30
+    proc, sends, creates, ordinals = _run(mk_decode, plugin_dir, source, tmp_path, packets=f"{k}-")
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, f"exit {proc.returncode}: {lib.tail(err)}"
+    assert re.search(r"gave up after 21 consecutive packets the decoder rejected and 0 failed rebuilds "
+                     r"\(limits 20 and 5\)", err), lib.tail(err)
+    failed = [s for s in sends if not s["ok"]]
+    assert [s["ordinal"] for s in failed] == list(range(k, k + 21))
+    assert max(s["ordinal"] for s in sends) == k + 20, "packets were sent after the give-up"
+    assert not (tmp_path / "out.nv12").exists(), "a failed decode left its output"
+
+
+def test_five_failed_rebuilds_give_up(mk_decode, plugin_dir, source, tmp_path):
+    k = 25
+    proc, sends, creates, ordinals = _run(mk_decode, plugin_dir, source, tmp_path, packets=f"{k},{k + 1}", rebuilds="1-")
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, f"exit {proc.returncode}: {lib.tail(err)}"
+    assert "and 5 failed rebuilds (limits 20 and 5)" in err, lib.tail(err)
+    assert creates == [["0", "ok"]] + [[str(i), "failed"] for i in range(1, 6)]
+    assert max(s["ordinal"] for s in sends) == k + 1
+
+
+def test_rebuilds_that_fail_then_succeed_go_on(mk_decode, plugin_dir, source, tmp_path):
+    """Four failed rebuilds (below the limit of 5), then one that works: decoding goes on."""
+    k = 25
+    proc, sends, creates, ordinals = _run(mk_decode, plugin_dir, source, tmp_path, packets=f"{k},{k + 1}", rebuilds="1-4")
+    lib.check_ok(proc, ["mk-decode", source])
+    assert creates == [["0", "ok"]] + [[str(i), "failed"] for i in range(1, 5)] + [["5", "ok"]]
+    refed = [s for s in sends if s["decoder"] == 5 and s["discard"]]
+    assert [s["ordinal"] for s in refed] == list(range(20, k))
+    assert ordinals == [i for i in range(FRAMES) if i not in (k, k + 1)]
