@@ -56,6 +56,15 @@ struct OpusHead {
         return .success(h)
     }
 
+    /// `head` (a valid OpusHead) with its pre-skip set to `preSkip` (0 to 65535): a larger
+    /// pre-skip than the encoder's delay cuts more of the start (RFC 7845 section 4.2).
+    static func replacingPreSkip(_ head: [UInt8], with preSkip: Int) -> [UInt8] {
+        var h = head
+        h[10] = UInt8(truncatingIfNeeded: preSkip)
+        h[11] = UInt8(truncatingIfNeeded: preSkip >> 8)
+        return h
+    }
+
     /// Samples (at 48 kHz) in one Opus packet from its TOC byte (RFC 6716 section 3.1), or nil when malformed.
     /// As FFmpeg: the frame count of a code-3 packet is taken as stated.
     static func packetDuration(_ p: ArraySlice<UInt8>) -> Int? {
