@@ -272,14 +272,18 @@ public enum Remuxer {
             /// MP4 Opus: (samples the packets move back, the presented end in 48 kHz samples or nil).
             var edits = [Int: (shift: Int64, end: Int64?)]()
             for t in wanted {
-                var params = all[t].parameters
-                if let edit = mp4OpusEdit(all[t]) {
+                var track = all[t]
+                if let edit = mp4OpusEdit(track) {
+                    guard edit.shift <= Int64(UInt16.max) else {
+                        throw MediaError(.unsupported, "track \(t) (opus): its edit list starts \(edit.shift) samples into the media, more than an Ogg Opus pre-skip holds (65535)",
+                                         path: input)
+                    }
                     edits[t] = edit
-                    if case .success(let head) = OpusHead.parse(params.extradata), head.preSkip != Int(edit.shift) {
-                        params.extradata = OpusHead.replacingPreSkip(params.extradata, with: Int(edit.shift))
+                    if case .success(let head) = OpusHead.parse(track.parameters.extradata), head.preSkip != Int(edit.shift) {
+                        track.parameters.extradata = OpusHead.replacingPreSkip(track.parameters.extradata, with: Int(edit.shift))
                     }
                 }
-                map[t] = try muxer.addTrack(params, timeBase: all[t].timeBase)
+                map[t] = try muxer.addTrack(from: track)
             }
             var written = [Int: (packets: Int, samples: Int64)]()
             try copyPackets(demuxer, into: muxer, map: map, ahead: [], fix: { packet in
@@ -304,18 +308,17 @@ public enum Remuxer {
         }
     }
 
-    /// The cuts of an MP4 Opus track's edit list (one edit, not empty) in 48 kHz samples: the
-    /// media time (the pre-skip) and the end of the edit, nil when the edit runs to the end
-    /// (a duration of 0, as fragmented files state it). Nil for a track without such an edit
-    /// or whose cuts are on its packets.
+    /// The cuts of an MP4 Opus track's edit list (``PresentationWindow``, the one reading of
+    /// edit lists) in 48 kHz samples: the first presented sample (the pre-skip) and the end,
+    /// nil when the edit runs to the media's end. Nil for a track without an edit list or
+    /// whose cuts are on its packets.
     static func mp4OpusEdit(_ track: Track) -> (shift: Int64, end: Int64?)? {
-        guard track.parameters.codec == "opus", !track.trimsOnPackets, track.editList.count == 1,
-              let edit = track.editList.first, edit.mediaTime >= 0, edit.mediaRate == 1 else { return nil }
+        guard track.parameters.codec == "opus", !track.trimsOnPackets, !track.editList.isEmpty else { return nil }
+        let window = PresentationWindow(track: track)
+        guard window != .everything, window.start >= 0 else { return nil }
         let samples = Rational(1, 48000)
-        let shift = Rational.rescale(edit.mediaTime, from: track.timeBase, to: samples)
-        guard shift <= Int64(UInt16.max) else { return nil }
-        guard edit.segmentDuration > 0, track.movieTimeScale > 0 else { return (shift, nil) }
-        return (shift, shift + Rational.rescale(edit.segmentDuration, from: Rational(1, track.movieTimeScale), to: samples))
+        return (Rational.rescale(window.start, from: track.timeBase, to: samples),
+                window.end.map { Rational.rescale($0, from: track.timeBase, to: samples) })
     }
 
     /// Runs `body` on `muxer`, then finishes the file; on any error the muxer is cancelled (the

@@ -95,6 +95,17 @@ struct VorbisInfo {
     /// Block flag of every mode (false: short block), from the setup header.
     var modeLong: [Bool] = []
 
+    /// The block size of an audio packet from its first byte (packet type bit 0, then the
+    /// mode number in ilog(modes - 1) bits; Vorbis I section 4.3.1), nil for a header packet
+    /// or a mode the setup header does not have.
+    func blockSize(firstByte b: UInt8) -> Int? {
+        guard b & 1 == 0, !modeLong.isEmpty else { return nil }
+        let bits = modeLong.count > 1 ? Int.bitWidth - (modeLong.count - 1).leadingZeroBitCount : 0
+        let mode = (Int(b) >> 1) & ((1 << bits) - 1)
+        guard mode < modeLong.count else { return nil }
+        return modeLong[mode] ? blocksize.1 : blocksize.0
+    }
+
     static func parseIdentification(_ p: [UInt8]) -> Result<VorbisInfo, OggHeaderProblem> {
         guard p.count >= 30 else { return .failure("the Vorbis identification header is \(p.count) bytes, 30 expected") }
         guard oggLE32(p, 7) == 0 else { return .failure("Vorbis version \(oggLE32(p, 7)), expected 0") }

@@ -17,7 +17,10 @@ import Foundation
 ///   from the setup header's modes, the FLAC frame header), starting where the previous one
 ///   ended (``SampleClock``: a packet's timestamp only counts for the first packet and for a gap).
 ///   Packet timestamps follow FFmpeg's convention: an Opus stream starts at -pre-skip, a Vorbis
-///   stream at minus its first packet's duration (the packet that decodes to nothing).
+///   stream at minus its first packet's duration (the packet that decodes to nothing). Vorbis
+///   positions count what the block sizes complete (Vorbis I section A.2, what libvorbis
+///   writes), not FFmpeg's packet durations, which differ from it at some block-size changes;
+///   its first data page ends after the second packet.
 /// - Gapless: the pre-skip stays in the OpusHead, and a packet's ``Packet/trimEnd`` (the Ogg
 ///   and Matroska demuxers set it on the last packet) lowers the last page's granule position,
 ///   so decoders cut the end as the source said. A packet with an end trim must be its track's
@@ -39,6 +42,15 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         var vorbis: VorbisDurationParser?
         /// Presentation time (seconds) and position where the current page started.
         var pageTime = 0.0, pageStart: Int64 = 0
+        /// The current page spans ``pageDuration``: it ends before the next packet (never
+        /// right away, so that the last packet's page is the end-of-stream page).
+        var pageFull = false
+        /// Vorbis: the previous packet's block size, where the first packet ends, where the next starts.
+        var vorbisBlock: Int?
+        var vorbisStart: Int64 = 0
+        var vorbisNext: Int64?
+        /// The source's last granule position, when known (``addTrack(from:)``).
+        var finalGranule: Int64?
         var packets = 0
         /// The end trim of a packet already written (it must be the last one).
         var trimmedAt: Int64?
@@ -121,6 +133,19 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         return index
     }
 
+    /// Adds a track copied from a demuxed ``Track``: as ``addTrack(_:timeBase:)``, and for an
+    /// Ogg track (its cuts on its packets, a time base of samples) its duration, the last
+    /// granule position, becomes the last page's, so the end trim is the source's exactly
+    /// (FFmpeg's Vorbis packet durations, from which the demuxer measures the trim, are not
+    /// always the samples the blocks complete).
+    public func addTrack(from track: Track) throws -> Int {
+        let index = try addTrack(track.parameters, timeBase: track.timeBase)
+        if track.trimsOnPackets && track.duration > 0 && SampleClock.countsSamples(track.timeBase, rate: Int64(streams[index].rate)) {
+            streams[index].finalGranule = Rational.rescale(track.duration, from: track.timeBase, to: Rational(1, Int64(streams[index].rate)))
+        }
+        return index
+    }
+
     /// An OpusTags header (RFC 7845 section 5.2) with MediaKit as the vendor and no comments.
     static func opusTags() -> [UInt8] {
         Array("OpusTags".utf8) + vorbisCommentBody()
@@ -151,10 +176,15 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
             streams[i].writer.endPage()
             for page in streams[i].writer.takePages() { try file.write(page.serialized()) }
         }
+        // Held in the queues (before any data page): a stream without packets flags its last
+        // header page end-of-stream at ``finish()``.
         for i in streams.indices {
             for h in streams[i].headers.dropFirst() { streams[i].writer.append(h, granule: 0) }
             streams[i].writer.endPage()
-            for page in streams[i].writer.takePages() { try file.write(page.serialized()) }
+            for page in streams[i].writer.takePages() {
+                streams[i].queue.append((page, -.infinity))
+                queuedBytes += page.body.count + page.segments.count + 27
+            }
         }
     }
 
@@ -178,6 +208,8 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
                              path: file.path, context: context)
         }
         let samples: Int
+        /// The packet's duration as FFmpeg's parsers give it (the demuxers' end trims count from it).
+        let parsedDuration: Int
         switch s.codec {
         case .opus:
             guard let d = OpusHead.packetDuration(packet.data[...]) else {
@@ -188,43 +220,96 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
                                  path: file.path, context: context)
             }
             samples = d
+            parsedDuration = d
         case .vorbis:
             if let b = packet.data.first, b & 1 == 1 {
                 throw MediaError(.unsupported, "a Vorbis header packet (type \(b)) among the audio packets (a chained link?); MediaKit writes one Ogg link per track",
                                  path: file.path, context: context)
             }
-            guard let b = packet.data.first, let d = s.vorbis?.duration(firstByte: b) else {
-                throw MediaError(.invalidArgument, "a Vorbis packet of \(packet.data.count) bytes names no mode of the setup header, so its duration is unknown", path: file.path, context: context)
+            if let b = packet.data.first, let info = s.vorbis?.info {
+                guard let block = info.blockSize(firstByte: b) else {
+                    throw MediaError(.invalidArgument, "a Vorbis packet of \(packet.data.count) bytes names no mode of the setup header, so its duration is unknown", path: file.path, context: context)
+                }
+                if s.packets == 0 { s.vorbisStart = vorbisStart(packet, info: info) }
+                // Vorbis I section 4.3.8 / A.2: a packet completes the samples from the centre of
+                // the previous block to the centre of its own; the first completes none.
+                samples = s.vorbisBlock.map { ($0 + block) / 4 } ?? 0
+                s.vorbisBlock = block
+                parsedDuration = s.vorbis?.duration(firstByte: b) ?? 0
+            } else {
+                samples = 0   // an empty packet: no audio
+                parsedDuration = 0
             }
-            samples = d
         case .flac:
-            guard let d = FlacInfo.frameDuration(packet.data[...]) else {
-                throw MediaError(.invalidArgument, "a FLAC packet of \(packet.data.count) bytes does not start with a frame header", path: file.path, context: context)
+            if packet.data.isEmpty {
+                samples = 0
+            } else {
+                guard let d = FlacInfo.frameDuration(packet.data[...]) else {
+                    throw MediaError(.invalidArgument, "a FLAC packet of \(packet.data.count) bytes does not start with a frame header", path: file.path, context: context)
+                }
+                samples = d
             }
-            samples = d
+            parsedDuration = samples
         case .theora, .unknown:
             return
         }
-        let start: Int64 = s.codec == .vorbis ? -Int64(samples) : 0
-        let at = s.clock.place(pts: packet.pts, timeBase: packet.timeBase, samples: Int64(samples), start: start)
+        let at: Int64
+        if s.codec == .vorbis {
+            // Positions count the samples the blocks complete: the container's timestamps
+            // (FFmpeg's, from its own packet durations) only place the stream's start.
+            at = s.vorbisNext ?? s.vorbisStart
+            s.vorbisNext = at + Int64(samples)
+        } else {
+            at = s.clock.place(pts: packet.pts, timeBase: packet.timeBase, samples: Int64(samples))
+        }
         let end = at + Int64(samples)
         var granule = end
         if packet.trimEnd > 0 {
             granule = end - Int64(packet.trimEnd)
+            // In a time base of whole samples the trimmed end is where the demuxer measured
+            // the trim from: the packet's time plus its parsed duration, less the trim. That is
+            // the source's own last granule position (as FFmpeg's Ogg muxer writes it) even
+            // where FFmpeg's Vorbis timestamps are off from the block sizes' count.
+            if packet.pts != Packet.noTimestamp, SampleClock.countsSamples(packet.timeBase, rate: Int64(s.rate)) {
+                granule = Rational.rescale(packet.pts, from: packet.timeBase, to: Rational(1, Int64(s.rate))) + Int64(s.preSkip)
+                    + Int64(parsedDuration) - Int64(packet.trimEnd)
+            }
+            if let g = s.finalGranule, g <= end { granule = g }
             s.trimmedAt = granule
         }
         let time = Double(at - Int64(s.preSkip)) / Double(s.rate)
+        if s.pageFull {
+            s.writer.endPage()
+            s.pageFull = false
+            enqueue(&s, newPageTime: time, newPageStart: at)
+        }
         if s.writer.pageIsEmpty {
             s.pageTime = time
             s.pageStart = at
         }
         s.writer.append(packet.data, granule: granule)
         s.packets += 1
-        if end - s.pageStart >= Int64(Self.pageDuration * Double(s.rate)) { s.writer.endPage() }
+        if end - s.pageStart >= Int64(Self.pageDuration * Double(s.rate)) { s.pageFull = true }
+        // Vorbis: the first data page ends after the second packet (the first to complete
+        // samples), so that it is not the end-of-stream page even in a short file: FFmpeg
+        // times a stream's first packets from its first page's granule position only then,
+        // and otherwise misplaces the end trim.
+        if s.codec == .vorbis && s.packets == 2 { s.pageFull = true }
         enqueue(&s, newPageTime: time, newPageStart: at)
         streams[t] = s
         try drain(all: false)
         s = streams[t]
+    }
+
+    /// Where a Vorbis stream's first packet ends (it completes no samples): 0, unless the
+    /// packet's timestamp says the stream starts later by more than a long block's half (the
+    /// margin of FFmpeg's first timestamp, which it derives from its own packet durations).
+    private func vorbisStart(_ packet: Packet, info: VorbisInfo) -> Int64 {
+        guard packet.pts != Packet.noTimestamp, let b = packet.data.first else { return 0 }
+        var parser = VorbisDurationParser(info: info)
+        let first = Int64(parser.duration(firstByte: b) ?? 0)
+        let end = Rational.rescale(packet.pts, from: packet.timeBase, to: Rational(1, Int64(info.sampleRate))) + first
+        return end > Int64(info.blocksize.1 / 2) ? end : 0
     }
 
     /// Moves the stream's completed pages to its queue: the first keeps the current page's
@@ -259,8 +344,12 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
             if !headerWritten { try writeHeader() }
             for i in streams.indices {
                 var s = streams[i]
-                s.writer.finish()
-                enqueue(&s, newPageTime: s.pageTime, newPageStart: s.pageStart)
+                if s.packets == 0 && !s.queue.isEmpty {
+                    s.queue[s.queue.count - 1].page.flags.insert(.end)
+                } else {
+                    s.writer.finish()
+                    enqueue(&s, newPageTime: s.pageTime, newPageStart: s.pageStart)
+                }
                 streams[i] = s
             }
             try drain(all: true)
