@@ -326,3 +326,17 @@ def test_pages_follow_the_rules(name, gen_dir, mk_bin, tmp_path):
         if p["granule"] != -1:
             assert p["granule"] - previous <= 48000 + 5760, (previous, p["granule"])  # 1 s and one packet (120 ms at most)
             previous = p["granule"]
+
+
+def test_remux_into_a_fifo(gen_dir, mk_bin, tmp_path):
+    """A FIFO named .ogg as the output (nothing is written back): what comes out of the pipe
+    decodes as the input and passes ogginfo / opusinfo."""
+    src, fifo, captured = make("opus.webm", gen_dir), tmp_path / "live.ogg", tmp_path / "captured.ogg"
+    os.mkfifo(fifo)
+    with open(captured, "wb") as sink:
+        reader = subprocess.Popen(["cat", str(fifo)], stdout=sink)
+        proc = lib.run([mk_bin / "mk-remux", "--quiet", src, fifo])
+        reader.wait(timeout=60)
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    assert _decode(captured, 0) == _decode(src, 0)
+    assert not _tool_problems(captured, _streams(captured))

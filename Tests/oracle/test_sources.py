@@ -73,7 +73,7 @@ def test_remux_names_the_unsupported_pair(shared_media, mk_bin, tmp_path):
     got = lib.run([remux, shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4", tmp_path / "out.ogg"])
     assert got.returncode != 0
     message = got.stderr.decode()
-    assert "Ogg cannot carry track 0 (h264)" in message and "Opus, Vorbis and FLAC" in message, message
+    assert "Ogg cannot carry track 0 (aac)" in message and "Opus, Vorbis and FLAC" in message, message
     assert not (tmp_path / "out.ogg").exists()
     got = lib.run([remux, shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4", tmp_path / "out.avi"])
     assert got.returncode != 0

@@ -15,15 +15,17 @@ import Foundation
 /// - Granule positions count samples at the stream's rate (48 kHz for Opus, its pre-skip
 ///   included): each packet lasts what its own bytes say (the Opus TOC, the Vorbis block sizes
 ///   from the setup header's modes, the FLAC frame header), starting where the previous one
-///   ended (``SampleClock``: a packet's timestamp only counts for the first packet and for a gap).
-///   Packet timestamps follow FFmpeg's convention: an Opus stream starts at -pre-skip, a Vorbis
-///   stream at minus its first packet's duration (the packet that decodes to nothing). Vorbis
-///   positions count what the block sizes complete (Vorbis I section A.2, what libvorbis
-///   writes), not FFmpeg's packet durations, which differ from it at some block-size changes;
-///   its first data page ends after the second packet.
+///   ended (Opus, FLAC: ``SampleClock``, where a packet's timestamp only counts for the first
+///   packet and for a gap; Vorbis: the timestamp only places the start). Packet timestamps
+///   follow FFmpeg's convention: an Opus stream starts at -pre-skip, a Vorbis stream at minus
+///   its first packet's duration (the packet that decodes to nothing). Vorbis positions count
+///   what the block sizes complete (Vorbis I section A.2, what libvorbis writes), not FFmpeg's
+///   packet durations, which differ from it at some block-size changes; its first data page
+///   ends after the second packet.
 /// - Gapless: the pre-skip stays in the OpusHead, and a packet's ``Packet/trimEnd`` (the Ogg
 ///   and Matroska demuxers set it on the last packet) lowers the last page's granule position,
-///   so decoders cut the end as the source said. A packet with an end trim must be its track's
+///   so decoders cut the end as the source said; from an Ogg track (``addTrack(from:)``) the
+///   last granule position is the source's own. A packet with an end trim must be its track's
 ///   last (a chained source cannot be written as one link): a later one is refused.
 public final class OggMuxer: Muxer, @unchecked Sendable {
     /// The longest span of a data page, in seconds (FFmpeg's `page_duration` default).
