@@ -4,7 +4,7 @@ Ogg, Matroska / WebM and MP4, against FFmpeg and the Xiph tools.
 Inputs: the Ogg / Matroska / MP4 Opus and Vorbis files of ../shared/media, and files made here
 with ffmpeg: libopus from 48 kHz and 24 kHz input, mono / stereo / 5.1, libvorbis q5 mono /
 stereo / 5.1, very short and odd-length ones, Ogg FLAC, a two-stream Ogg (Opus + Vorbis), and
-the same audio in WebM, MKV and MP4.
+the same audio in WebM, MKV and MP4, and FLAC from .flac and .mka.
 
 Oracles (ORACLES.md):
   packets  `ffmpeg -i F -map 0 -c copy -f framemd5 -`: from an Ogg input the whole lines
@@ -64,12 +64,14 @@ GENERATED: dict[str, list | str] = {
     "vorbis_51.ogg": [*_sine(48000), "-t", "1.7", "-af", "aformat=channel_layouts=5.1", "-c:a", "libvorbis", "-q:a", "5"],
     "vorbis_short.ogg": [*_sine(44100), "-t", "0.01", "-c:a", "libvorbis", "-q:a", "5"],
     "flac.ogg": [*_sine(44100), "-t", "1.1", "-c:a", "flac"],
+    "flac_native.flac": [*_sine(44100), "-t", "1.3", "-ac", "2", "-c:a", "flac"],
     "two_streams.ogg": [*_sine(48000), *_sine(44100, 660), "-t", "2", "-map", "0", "-map", "1",
                         "-c:a:0", "libopus", "-c:a:1", "libvorbis"],
     "opus.webm": "remux:opus_stereo_48k.opus",
     "opus_51.mka": "remux:opus_51.opus",
     "vorbis.webm": "remux:vorbis_stereo_q5.ogg",
     "vorbis_odd.mkv": "remux:vorbis_mono_odd.ogg",
+    "flac.mka": "remux:flac_native.flac",
     "opus.mp4": "remux:opus_stereo_48k.opus",
     "opus_mono.mp4": "remux:opus_mono_24k.opus",
     "vp9_opus.webm": [*SINE, "testsrc2=size=160x120:rate=25", *_sine(48000), "-t", "1", "-c:v", "libvpx-vp9",
