@@ -23,12 +23,13 @@ set -euo pipefail
 #   time                                      GNU /usr/bin/time for scripts/bench.sh
 #   hyperfine                                 repeated timings of short commands (bench_capi.sh)
 #   mkvtoolnix                                mkvmerge (laced Matroska test inputs), mkvinfo (reads our Matroska output)
+#   opus-tools vorbis-tools                   opusinfo / ogginfo: validate the Ogg muxer's files (test_ogg_mux.py)
 PACKAGES=(
     pkg-config libavcodec-dev libavutil-dev libswscale-dev
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo flac
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps gstreamer1.0-libav
-    valgrind time hyperfine binutils strace mkvtoolnix
+    valgrind time hyperfine binutils strace mkvtoolnix opus-tools vorbis-tools
 )
 
 say() { printf 'deps: %s\n' "$*"; }

@@ -1,4 +1,4 @@
-// mk-remux: copies the tracks of an MP4/MOV/M4A into a new MP4 without decoding them.
+// mk-remux: copies the tracks of a media file into a new MP4, Matroska / WebM or Ogg file without decoding them.
 import ArgumentParser
 import Foundation
 import MediaKit
@@ -7,7 +7,7 @@ import MediaKit
 struct Remux: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mk-remux",
-        abstract: "Copy the compressed tracks of a media file into a new MP4, Matroska or WebM file (no decoding).",
+        abstract: "Copy the compressed tracks of a media file into a new MP4, Matroska, WebM or Ogg file (no decoding).",
         discussion: """
         The samples are copied file to file in the kernel; memory holds the sample
         tables and at most one fragment. Layouts:
@@ -25,6 +25,11 @@ struct Remux: ParsableCommand {
         through memory, Clusters starting at key frames, Cues and a SeekHead); a FIFO
         or device as the output gets a live stream (unknown sizes, nothing written back).
 
+        An output named .ogg, .oga or .opus is written as Ogg: Opus, Vorbis and FLAC
+        tracks (.opus: Opus only) from Ogg, Matroska / WebM or MP4, gapless (the Opus
+        pre-skip and the end trim stay: the file decodes to the input's samples).
+        Video tracks cannot go into Ogg: pick the audio ones with --track.
+
         From Matroska / WebM (and Ogg, IVF, MP3, ADTS, FLAC, WAV) into MP4: H.264,
         HEVC, AV1, VP9 (vp09 + vpcC), Opus (pre-skip and end trim as the edit list),
         AC-3, AAC, FLAC, MP3 and PCM; Vorbis and VP8 are refused (not standard in MP4).
@@ -32,6 +37,7 @@ struct Remux: ParsableCommand {
         Examples:
           mk-remux in.mov out.mp4
           mk-remux clip.mp4 clip.mkv
+          mk-remux talk.webm talk.opus --track 1
           mk-remux in.mp4 out.mp4 --faststart --track 0 --track 2
           mk-remux camera.mp4 out.mp4 --hybrid 2
         """)
@@ -39,7 +45,7 @@ struct Remux: ParsableCommand {
     @Argument(help: "The input file (MP4, MOV, M4A, fragmented or not; Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC).")
     var input: String
 
-    @Argument(help: "The output: .mp4 (MP4), .mkv / .mka (Matroska) or .webm (WebM).")
+    @Argument(help: "The output: .mp4 (MP4), .mkv / .mka (Matroska), .webm (WebM) or .ogg / .oga / .opus (Ogg).")
     var output: String
 
     @Flag(help: "Put the moov box at the front.")

@@ -99,6 +99,8 @@ final class ByteSourceTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("empty"), "\(error)")
         }
         XCTAssertEqual(ContainerCatalog.shared.muxerFormat(forPath: "x.M4A")?.name, "mp4")
-        XCTAssertNil(ContainerCatalog.shared.muxerFormat(forPath: "x.ogg"))
+        XCTAssertEqual(ContainerCatalog.shared.muxerFormat(forPath: "x.ogg")?.name, "ogg")
+        XCTAssertEqual(ContainerCatalog.shared.muxerFormat(forPath: "x.opus")?.name, "ogg")
+        XCTAssertNil(ContainerCatalog.shared.muxerFormat(forPath: "x.avi"))
     }
 }

@@ -72,4 +72,9 @@ def test_remux_names_the_unsupported_pair(shared_media, mk_bin, tmp_path):
     assert not (tmp_path / "out.mp4").exists()
     got = lib.run([remux, shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4", tmp_path / "out.ogg"])
     assert got.returncode != 0
-    assert "no muxer writes .ogg" in got.stderr.decode(), got.stderr.decode()
+    message = got.stderr.decode()
+    assert "Ogg cannot carry track 0 (aac)" in message and "Opus, Vorbis and FLAC" in message, message
+    assert not (tmp_path / "out.ogg").exists()
+    got = lib.run([remux, shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4", tmp_path / "out.avi"])
+    assert got.returncode != 0
+    assert "no muxer writes .avi" in got.stderr.decode(), got.stderr.decode()

@@ -37,3 +37,16 @@ def test_remux_errors(sample, tmp_path):
     with pytest.raises(TypeError):
         mediakit.remux(42, tmp_path / "z.mp4")
     assert not (tmp_path / "x.mp4").exists()
+
+
+@pytest.mark.parametrize("name,ext", [("ogg_opus_stereo_tiny_155b.opus", "opus"), ("ogg_vorbis_48k_stereo_bear.ogg", "ogg")])
+def test_remux_into_ogg(name, ext, shared_media, tmp_path):
+    """mediakit.remux (mk_remux) picks the Ogg muxer from the extension: the output holds the
+    input's packets (stream, size, payload MD5) and FFmpeg decodes it to the input's samples."""
+    src, dst = shared_media / name, tmp_path / f"out.{ext}"
+    mediakit.remux(src, dst)
+    payloads = [[(l.split(",")[0], l.split(",")[4], l.split(",")[5]) for l in framemd5(f) if not l.startswith("#")] for f in (src, dst)]
+    assert payloads[0] == payloads[1]
+    pcm = [subprocess.run(["ffmpeg", "-v", "error", "-i", str(f), "-f", "f32le", "-"], check=True, capture_output=True).stdout
+           for f in (src, dst)]
+    assert pcm[0] == pcm[1]

@@ -57,7 +57,7 @@ public final class ContainerCatalog: @unchecked Sendable {
     /// Matroska / WebM.
     public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska]
     /// The formats MediaKit writes.
-    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm]
+    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg]
 
     /// The catalogue the registry and the tools use.
     public static let shared = ContainerCatalog()
@@ -187,4 +187,6 @@ extension MuxerFormat {
     public static let matroska = MuxerFormat(name: "matroska", description: "Matroska", extensions: ["mkv", "mka", "mk3d"])
     /// WebM: Matroska with VP8, VP9, AV1, Opus and Vorbis only (``MatroskaMuxer``).
     public static let webm = MuxerFormat(name: "webm", description: "WebM", extensions: ["webm"])
+    /// Ogg: Opus, Vorbis and FLAC (``OggMuxer``); `.opus` files take Opus only.
+    public static let ogg = MuxerFormat(name: "ogg", description: "Ogg", extensions: ["ogg", "oga", "opus"])
 }

@@ -28,6 +28,10 @@ public enum Remuxer {
             try remuxToMatroska(opened, input: input, output: output, webM: target.name == "webm", tracks: tracks, progress: progress)
             return
         }
+        if target.name == "ogg" {
+            try remuxToOgg(opened, input: input, output: output, tracks: tracks, progress: progress)
+            return
+        }
         guard target.name == "mp4" else {
             throw MediaError(.unsupported, "remuxing into \(target.description) is not supported: MediaKit writes MP4", path: output)
         }
@@ -187,7 +191,7 @@ public enum Remuxer {
             var map = [Int: Int]()
             for (i, t) in zip(wanted, kept) { map[i] = try muxer.addTrack(from: t) }
             var retimer = PacketRetimer(source: all, output: Dictionary(uniqueKeysWithValues: zip(wanted, kept)))
-            try copyPackets(demuxer, into: muxer, map: map, ahead: ahead, retimer: &retimer, progress: progress)
+            try copyPackets(demuxer, into: muxer, map: map, ahead: ahead, fix: { retimer.fix(&$0) }, progress: progress)
             for (i, t) in zip(wanted, kept) where t.parameters.codec == "opus" {
                 guard let out = map[i], let edit = retimer.opusEdit(track: i, preSkip: t.encoderDelay) else { continue }
                 muxer.replaceEdits(track: out, [edit], movieTimeScale: 48000)
@@ -200,14 +204,14 @@ public enum Remuxer {
     /// (the AudioSpecificConfig is in the track's parameters, as FFmpeg's aac_adtstoasc does).
     /// `ahead` are packets already read, written first; `retimer` fixes timestamps for MP4.
     static func copyPackets(_ demuxer: Demuxer, into muxer: Muxer, map: [Int: Int], progress: ((Int, Int) -> Void)?) throws {
-        var none = PacketRetimer(source: [], output: [:])
-        try copyPackets(demuxer, into: muxer, map: map, ahead: [], retimer: &none, progress: progress)
+        try copyPackets(demuxer, into: muxer, map: map, ahead: [], fix: { _ in }, progress: progress)
     }
 
     /// ``copyPackets(_:into:map:progress:)`` with packets already read (`ahead`, written
-    /// first) and timestamps fixed for MP4 by `retimer`.
+    /// first) and each packet's timestamps fixed by `fix` (for MP4, a ``PacketRetimer``),
+    /// which sees the packet with its source track index.
     static func copyPackets(_ demuxer: Demuxer, into muxer: Muxer, map: [Int: Int], ahead: [Packet],
-                            retimer: inout PacketRetimer, progress: ((Int, Int) -> Void)?) throws {
+                            fix: (inout Packet) throws -> Void, progress: ((Int, Int) -> Void)?) throws {
         let all = demuxer.tracks
         if ahead.isEmpty { demuxer.select(tracks: Set(map.keys)) }
         let total = max(1, map.keys.reduce(0) { $0 + all[$1].sampleCount })
@@ -219,7 +223,7 @@ public enum Remuxer {
             if all[packet.trackIndex].parameters.codecTag == "adts", let h = ADTSHeader(packet.data) {
                 packet.data.removeFirst(min(packet.data.count, h.headerSize))
             }
-            retimer.fix(&packet)
+            try fix(&packet)
             packet.trackIndex = out
             try muxer.write(packet)
             done += 1
@@ -246,6 +250,75 @@ public enum Remuxer {
             muxer.cancel()
             throw error
         }
+    }
+
+    /// Remuxes any demuxer's Opus, Vorbis and FLAC tracks into Ogg packet by packet
+    /// (``OggMuxer``, see ``copyPackets(_:into:map:progress:)``). Ogg and Matroska state their
+    /// start and end cuts on the packets (``Track/trimsOnPackets``) and are copied as they
+    /// are; an MP4 Opus track's edit list becomes them: its media time is the pre-skip
+    /// (written into the OpusHead when it differs from the stated one), the packets are
+    /// moved back by it (FFmpeg's timestamps), and the samples after the edit's end are
+    /// the last packet's end trim, so the Ogg file decodes to what the edit list presents.
+    static func remuxToOgg(_ demuxer: Demuxer, input: String, output: String, tracks: [Int]?,
+                           progress: ((Int, Int) -> Void)?) throws {
+        let all = demuxer.tracks
+        let wanted = tracks ?? all.map(\.index)
+        for t in wanted where t < 0 || t >= all.count {
+            throw MediaError(.invalidArgument, "track \(t) does not exist (the file has \(all.count))", path: input)
+        }
+        let muxer = try OggMuxer(path: output)
+        do {
+            var map = [Int: Int]()
+            /// MP4 Opus: (samples the packets move back, the presented end in 48 kHz samples or nil).
+            var edits = [Int: (shift: Int64, end: Int64?)]()
+            for t in wanted {
+                var track = all[t]
+                if let edit = mp4OpusEdit(track) {
+                    guard edit.shift <= Int64(UInt16.max) else {
+                        throw MediaError(.unsupported, "track \(t) (opus): its edit list starts \(edit.shift) samples into the media, more than an Ogg Opus pre-skip holds (65535)",
+                                         path: input)
+                    }
+                    edits[t] = edit
+                    if case .success(let head) = OpusHead.parse(track.parameters.extradata), head.preSkip != Int(edit.shift) {
+                        track.parameters.extradata = OpusHead.replacingPreSkip(track.parameters.extradata, with: Int(edit.shift))
+                    }
+                }
+                map[t] = try muxer.addTrack(from: track)
+            }
+            var written = [Int: (packets: Int, samples: Int64)]()
+            try copyPackets(demuxer, into: muxer, map: map, ahead: [], fix: { packet in
+                guard let edit = edits[packet.trackIndex] else { return }
+                let t = packet.trackIndex
+                var w = written[t] ?? (0, 0)
+                w.packets += 1
+                w.samples += Int64(OpusHead.packetDuration(packet.data[...]) ?? 0)
+                written[t] = w
+                if packet.pts != Packet.noTimestamp {
+                    packet.pts -= Rational.rescale(edit.shift, from: Rational(1, 48000), to: packet.timeBase)
+                }
+                packet.dts = packet.pts
+                if w.packets == all[t].sampleCount, let end = edit.end, w.samples > end {
+                    packet.trimEnd = Int(w.samples - end)
+                }
+            }, progress: progress)
+            try muxer.finish()
+        } catch {
+            muxer.cancel()
+            throw error
+        }
+    }
+
+    /// The cuts of an MP4 Opus track's edit list (``PresentationWindow``, the one reading of
+    /// edit lists) in 48 kHz samples: the first presented sample (the pre-skip) and the end,
+    /// nil when the edit runs to the media's end. Nil for a track without an edit list or
+    /// whose cuts are on its packets.
+    static func mp4OpusEdit(_ track: Track) -> (shift: Int64, end: Int64?)? {
+        guard track.parameters.codec == "opus", !track.trimsOnPackets, !track.editList.isEmpty else { return nil }
+        let window = PresentationWindow(track: track)
+        guard window != .everything, window.start >= 0 else { return nil }
+        let samples = Rational(1, 48000)
+        return (Rational.rescale(window.start, from: track.timeBase, to: samples),
+                window.end.map { Rational.rescale($0, from: track.timeBase, to: samples) })
     }
 
     /// Runs `body` on `muxer`, then finishes the file; on any error the muxer is cancelled (the

@@ -56,6 +56,15 @@ struct OpusHead {
         return .success(h)
     }
 
+    /// `head` (a valid OpusHead) with its pre-skip set to `preSkip` (0 to 65535): a larger
+    /// pre-skip than the encoder's delay cuts more of the start (RFC 7845 section 4.2).
+    static func replacingPreSkip(_ head: [UInt8], with preSkip: Int) -> [UInt8] {
+        var h = head
+        h[10] = UInt8(truncatingIfNeeded: preSkip)
+        h[11] = UInt8(truncatingIfNeeded: preSkip >> 8)
+        return h
+    }
+
     /// Samples (at 48 kHz) in one Opus packet from its TOC byte (RFC 6716 section 3.1), or nil when malformed.
     /// As FFmpeg: the frame count of a code-3 packet is taken as stated.
     static func packetDuration(_ p: ArraySlice<UInt8>) -> Int? {
@@ -85,6 +94,17 @@ struct VorbisInfo {
     var blocksize: (Int, Int)
     /// Block flag of every mode (false: short block), from the setup header.
     var modeLong: [Bool] = []
+
+    /// The block size of an audio packet from its first byte (packet type bit 0, then the
+    /// mode number in ilog(modes - 1) bits; Vorbis I section 4.3.1), nil for a header packet
+    /// or a mode the setup header does not have.
+    func blockSize(firstByte b: UInt8) -> Int? {
+        guard b & 1 == 0, !modeLong.isEmpty else { return nil }
+        let bits = modeLong.count > 1 ? Int.bitWidth - (modeLong.count - 1).leadingZeroBitCount : 0
+        let mode = (Int(b) >> 1) & ((1 << bits) - 1)
+        guard mode < modeLong.count else { return nil }
+        return modeLong[mode] ? blocksize.1 : blocksize.0
+    }
 
     static func parseIdentification(_ p: [UInt8]) -> Result<VorbisInfo, OggHeaderProblem> {
         guard p.count >= 30 else { return .failure("the Vorbis identification header is \(p.count) bytes, 30 expected") }

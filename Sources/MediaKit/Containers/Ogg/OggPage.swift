@@ -191,3 +191,106 @@ struct OggPageReader {
                              serial: le32(14), sequence: le32(18), segments: segments, body: body))
     }
 }
+
+extension OggPage {
+    /// The page as it is stored: the 27-byte header (capture pattern, version 0, flags,
+    /// granule position, serial, sequence, CRC), the lacing values and the body. The CRC is
+    /// computed over the page with its CRC field zeroed (RFC 3533 section 6); ``offset`` is ignored.
+    func serialized() -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(27 + segments.count + body.count)
+        out += [0x4F, 0x67, 0x67, 0x53, 0, flags.rawValue]
+        let g = UInt64(bitPattern: granule)
+        for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: g >> (8 * UInt64(i)))) }
+        for v in [serial, sequence, 0] {
+            for i in 0..<4 { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) }
+        }
+        out.append(UInt8(segments.count))
+        out += segments
+        out += body
+        let crc = OggCRC.update(0, out)
+        for i in 0..<4 { out[22 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+        return out
+    }
+}
+
+/// Lays the packets of one logical stream out in pages (RFC 3533 section 5): a packet of
+/// n bytes is n / 255 lacing values of 255 and one of n % 255 (so a packet whose size is a
+/// multiple of 255, 0 included, ends with a 0); a page holds at most 255 lacing values, and a
+/// packet that does not fit continues on the next page, which is flagged `continued`. A page's
+/// granule position is that of the last packet that ends on it, -1 when none does.
+///
+/// The caller decides where pages end besides the 255-value limit: ``endPage()`` closes the
+/// current page (headers on pages of their own, a page duration); ``finish()`` closes the last
+/// page with the end-of-stream flag, an empty one when the stream has no packet left to close.
+struct OggPageWriter {
+    /// The logical stream's serial number.
+    let serial: UInt32
+    /// Pages completed and not yet taken, oldest first.
+    private(set) var pages: [OggPage] = []
+    private var sequence: UInt32 = 0
+    private var segments: [UInt8] = []
+    private var body: [UInt8] = []
+    private var continued = false
+    private var granule: Int64 = -1
+    /// Granule of the last page that had one (a page's granule never goes below it).
+    private(set) var lastGranule: Int64 = 0
+    /// True once a page was completed (the first one is the beginning-of-stream page).
+    private var started = false
+
+    init(serial: UInt32) { self.serial = serial }
+
+    /// True when the current page holds nothing yet.
+    var pageIsEmpty: Bool { segments.isEmpty }
+
+    /// Appends one packet ending at `granule`; pages that fill up on the way are completed.
+    mutating func append(_ packet: [UInt8], granule: Int64) {
+        var left = packet.count
+        var at = 0
+        while true {
+            if segments.count == 255 { closePage(eos: false) }
+            let take = min(left, 255)
+            segments.append(UInt8(take))
+            body += packet[at..<(at + take)]
+            at += take
+            left -= take
+            if take < 255 { break }
+        }
+        self.granule = max(granule, lastGranule)
+    }
+
+    /// Completes the current page if it holds anything.
+    mutating func endPage() {
+        if !segments.isEmpty { closePage(eos: false) }
+    }
+
+    /// Completes the last page, flagged end-of-stream (an empty page when nothing is pending).
+    mutating func finish() {
+        closePage(eos: true)
+    }
+
+    /// Removes and returns the completed pages.
+    mutating func takePages() -> [OggPage] {
+        defer { pages.removeAll(keepingCapacity: true) }
+        return pages
+    }
+
+    private mutating func closePage(eos: Bool) {
+        var flags: OggPageFlags = []
+        if !started { flags.insert(.beginning) }
+        if continued { flags.insert(.continued) }
+        if eos { flags.insert(.end) }
+        // A packet continues on the next page when the last lacing value is 255.
+        let endsInPacket = segments.last == 255
+        let g = granule
+        if g != -1 { lastGranule = g }
+        pages.append(OggPage(offset: -1, flags: flags, granule: g == -1 && eos ? lastGranule : g, serial: serial,
+                             sequence: sequence, segments: segments, body: body))
+        started = true
+        sequence &+= 1
+        segments.removeAll(keepingCapacity: true)
+        body.removeAll(keepingCapacity: true)
+        continued = endsInPacket
+        granule = -1
+    }
+}

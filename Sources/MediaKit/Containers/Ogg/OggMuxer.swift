@@ -1,0 +1,371 @@
+import Foundation
+
+/// Writes Ogg files (RFC 3533): Opus (RFC 7845), Vorbis (Vorbis I specification, appendix A)
+/// and FLAC (the Ogg FLAC mapping) streams, one logical stream per track, grouped (every
+/// stream's first page before any data, as RFC 3533 section 4 asks). The file is written to
+/// a temporary name and renamed by ``finish()`` (``OutputFile``); nothing is ever written
+/// back, so a pipe works as the target too.
+///
+/// - Header pages: the identification header alone on the beginning-of-stream page (OpusHead,
+///   Vorbis identification, the Ogg FLAC header with STREAMINFO), then the other headers
+///   (OpusTags; Vorbis comment and setup from the Xiph-laced extradata; a FLAC VORBIS_COMMENT)
+///   on pages of their own, so that audio data starts on a fresh page.
+/// - Data pages end at 255 lacing values (a longer packet continues on the next page) or once
+///   they span ``pageDuration`` seconds.
+/// - Granule positions count samples at the stream's rate (48 kHz for Opus, its pre-skip
+///   included): each packet lasts what its own bytes say (the Opus TOC, the Vorbis block sizes
+///   from the setup header's modes, the FLAC frame header), starting where the previous one
+///   ended (Opus, FLAC: ``SampleClock``, where a packet's timestamp only counts for the first
+///   packet and for a gap; Vorbis: the timestamp only places the start). Packet timestamps
+///   follow FFmpeg's convention: an Opus stream starts at -pre-skip, a Vorbis stream at minus
+///   its first packet's duration (the packet that decodes to nothing). Vorbis positions count
+///   what the block sizes complete (Vorbis I section A.2, what libvorbis writes), not FFmpeg's
+///   packet durations, which differ from it at some block-size changes; its first data page
+///   ends after the second packet.
+/// - Gapless: the pre-skip stays in the OpusHead, and a packet's ``Packet/trimEnd`` (the Ogg
+///   and Matroska demuxers set it on the last packet) lowers the last page's granule position,
+///   so decoders cut the end as the source said; from an Ogg track (``addTrack(from:)``) the
+///   last granule position is the source's own. A packet with an end trim must be its track's
+///   last (a chained source cannot be written as one link): a later one is refused.
+public final class OggMuxer: Muxer, @unchecked Sendable {
+    /// The longest span of a data page, in seconds (FFmpeg's `page_duration` default).
+    public static let pageDuration = 1.0
+    /// Bytes of pages held back to interleave several streams in time order before the
+    /// earliest is written anyway.
+    static let interleaveBytes = 4 << 20
+
+    private struct Stream {
+        let codec: OggCodec
+        let rate: Int
+        let preSkip: Int
+        let headers: [[UInt8]]
+        var writer: OggPageWriter
+        var clock: SampleClock
+        var vorbis: VorbisDurationParser?
+        /// Presentation time (seconds) and position where the current page started.
+        var pageTime = 0.0, pageStart: Int64 = 0
+        /// The current page spans ``pageDuration``: it ends before the next packet (never
+        /// right away, so that the last packet's page is the end-of-stream page).
+        var pageFull = false
+        /// Vorbis: the previous packet's block size, where the first packet ends, where the next starts.
+        var vorbisBlock: Int?
+        var vorbisStart: Int64 = 0
+        var vorbisNext: Int64?
+        /// The source's last granule position, when known (``addTrack(from:)``).
+        var finalGranule: Int64?
+        var packets = 0
+        /// The end trim of a packet already written (it must be the last one).
+        var trimmedAt: Int64?
+        /// Completed pages not yet in the file, with their start times.
+        var queue: [(page: OggPage, time: Double)] = []
+    }
+
+    /// True for a `.opus` file: Opus tracks only (RFC 7845 section 9).
+    public let isOpusOnly: Bool
+    private let file: OutputFile
+    private var streams: [Stream] = []
+    private var headerWritten = false
+    private var finished = false
+    private var queuedBytes = 0
+
+    /// Creates the file (a temporary name until ``finish()``); `opusOnly` nil: true for a
+    /// `.opus` file name.
+    /// - Throws: `.io` when the file cannot be created.
+    public init(path: String, opusOnly: Bool? = nil) throws {
+        isOpusOnly = opusOnly ?? ((path as NSString).pathExtension.lowercased() == "opus")
+        file = try OutputFile(path: path)
+    }
+
+    /// Adds a track: Opus (`extradata` an OpusHead), Vorbis (`extradata` the three headers,
+    /// Xiph-laced, as the Ogg and Matroska demuxers give them) or FLAC (`extradata` the 34-byte
+    /// STREAMINFO, or "fLaC" and the metadata blocks). `timeBase` is not used: packets carry theirs.
+    /// - Throws: `.unsupported` for another codec, `.invalidArgument` for unusable extradata,
+    ///   `.state` after the first packet.
+    public func addTrack(_ parameters: CodecParameters, timeBase: Rational) throws -> Int {
+        guard !headerWritten else { throw MediaError(.state, "tracks must be added before the first packet", path: file.path) }
+        let index = streams.count
+        let what = "track \(index) (\(parameters.codec.isUnknown ? "unknown codec" : parameters.codec.rawValue))"
+        func bad(_ why: String) -> MediaError { MediaError(.invalidArgument, "\(what): \(why)", path: file.path, context: "Ogg muxer") }
+        var serial = UInt32.random(in: 1...UInt32.max)
+        while streams.contains(where: { $0.writer.serial == serial }) { serial = UInt32.random(in: 1...UInt32.max) }
+        if isOpusOnly && parameters.codec != "opus" {
+            throw MediaError(.unsupported, "a .opus file carries Opus only, \(what) is not; name the output .ogg or .oga",
+                             path: file.path, context: "Ogg muxer")
+        }
+        let stream: Stream
+        switch parameters.codec {
+        case "opus":
+            guard case .success(let head) = OpusHead.parse(parameters.extradata) else {
+                if case .failure(let why) = OpusHead.parse(parameters.extradata) { throw bad("the extradata is not an OpusHead: \(why.reason)") }
+                throw bad("the extradata is not an OpusHead")
+            }
+            stream = Stream(codec: .opus, rate: 48000, preSkip: head.preSkip, headers: [parameters.extradata, Self.opusTags()],
+                            writer: OggPageWriter(serial: serial), clock: SampleClock(rate: 48000, offset: Int64(head.preSkip)))
+        case "vorbis":
+            guard let headers = MatroskaTrackConfig.xiphHeaders(parameters.extradata), headers.count == 3 else {
+                throw bad("the extradata (\(parameters.extradata.count) bytes) is not the three Vorbis headers, Xiph-laced")
+            }
+            var info: VorbisInfo
+            switch VorbisInfo.parseIdentification(headers[0]) {
+            case .success(let v): info = v
+            case .failure(let why): throw bad(why.reason)
+            }
+            guard headers[1].starts(with: [3] + Array("vorbis".utf8)), headers[2].starts(with: [5] + Array("vorbis".utf8)) else {
+                throw bad("the second and third Vorbis headers are not the comment and setup headers")
+            }
+            guard let modes = VorbisInfo.modes(fromSetup: headers[2]) else {
+                throw bad("the Vorbis setup header's modes could not be read, so packet durations (granule positions) are unknown")
+            }
+            info.modeLong = modes
+            stream = Stream(codec: .vorbis, rate: info.sampleRate, preSkip: 0, headers: headers, writer: OggPageWriter(serial: serial),
+                            clock: SampleClock(rate: info.sampleRate), vorbis: VorbisDurationParser(info: info))
+        case "flac":
+            var e = parameters.extradata
+            if e.starts(with: Array("fLaC".utf8)) && e.count >= 42 { e = Array(e[8..<42]) }
+            guard let si = FLACStreamInfo(e), si.sampleRate > 0 else {
+                throw bad("the extradata (\(parameters.extradata.count) bytes) is not a FLAC STREAMINFO with a sample rate")
+            }
+            stream = Stream(codec: .flac, rate: si.sampleRate, preSkip: 0, headers: Self.flacHeaders(si), writer: OggPageWriter(serial: serial),
+                            clock: SampleClock(rate: si.sampleRate))
+        default:
+            throw MediaError(.unsupported, "Ogg cannot carry \(what) here; MediaKit writes Opus, Vorbis and FLAC into Ogg",
+                             path: file.path, context: "Ogg muxer")
+        }
+        streams.append(stream)
+        return index
+    }
+
+    /// Adds a track copied from a demuxed ``Track``: as ``addTrack(_:timeBase:)``, and for an
+    /// Ogg track (its cuts on its packets, a time base of samples) its duration, the last
+    /// granule position, becomes the last page's, so the end trim is the source's exactly
+    /// (FFmpeg's Vorbis packet durations, from which the demuxer measures the trim, are not
+    /// always the samples the blocks complete).
+    public func addTrack(from track: Track) throws -> Int {
+        let index = try addTrack(track.parameters, timeBase: track.timeBase)
+        if track.trimsOnPackets && track.duration > 0 && SampleClock.countsSamples(track.timeBase, rate: Int64(streams[index].rate)) {
+            streams[index].finalGranule = Rational.rescale(track.duration, from: track.timeBase, to: Rational(1, Int64(streams[index].rate)))
+        }
+        return index
+    }
+
+    /// An OpusTags header (RFC 7845 section 5.2) with MediaKit as the vendor and no comments.
+    static func opusTags() -> [UInt8] {
+        Array("OpusTags".utf8) + vorbisCommentBody()
+    }
+
+    /// A Vorbis comment body: the vendor string ("MediaKit") and no user comments.
+    static func vorbisCommentBody() -> [UInt8] {
+        let vendor = Array("MediaKit".utf8)
+        return le32(vendor.count) + vendor + le32(0)
+    }
+
+    static func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+
+    /// The Ogg FLAC mapping's headers: 0x7F "FLAC", version 1.0, one more header packet, "fLaC"
+    /// and STREAMINFO; then a VORBIS_COMMENT metadata block flagged last.
+    static func flacHeaders(_ si: FLACStreamInfo) -> [[UInt8]] {
+        let first = [0x7F] + Array("FLAC".utf8) + [1, 0, 0, 1] + Array("fLaC".utf8) + [0, 0, 0, 34] + si.bytes
+        let comment = vorbisCommentBody()
+        let second = [0x84, UInt8(comment.count >> 16), UInt8((comment.count >> 8) & 0xFF), UInt8(comment.count & 0xFF)] + comment
+        return [first, second]
+    }
+
+    private func writeHeader() throws {
+        headerWritten = true
+        // Every stream's beginning-of-stream page first, then the other headers.
+        for i in streams.indices {
+            streams[i].writer.append(streams[i].headers[0], granule: 0)
+            streams[i].writer.endPage()
+            for page in streams[i].writer.takePages() { try file.write(page.serialized()) }
+        }
+        // Held in the queues (before any data page): a stream without packets flags its last
+        // header page end-of-stream at ``finish()``.
+        for i in streams.indices {
+            for h in streams[i].headers.dropFirst() { streams[i].writer.append(h, granule: 0) }
+            streams[i].writer.endPage()
+            for page in streams[i].writer.takePages() {
+                streams[i].queue.append((page, -.infinity))
+                queuedBytes += page.body.count + page.segments.count + 27
+            }
+        }
+    }
+
+    /// Writes one packet.
+    /// - Throws: `.invalidArgument` for a track that was not added or a packet whose duration
+    ///   cannot be read from its bytes, `.unsupported` for a packet after one with an end trim
+    ///   or a Vorbis header packet among the audio (a chained Ogg source), `.state` after
+    ///   ``finish()``, `.io`.
+    public func write(_ packet: Packet) throws {
+        guard !finished else { throw MediaError(.state, "write after finish", path: file.path) }
+        let t = packet.trackIndex
+        guard t >= 0 && t < streams.count else {
+            throw MediaError(.invalidArgument, "track \(t) was not added", path: file.path, context: "Ogg muxer")
+        }
+        if !headerWritten { try writeHeader() }
+        var s = streams[t]
+        defer { streams[t] = s }
+        let context = "Ogg muxer, track \(t), packet \(s.packets)"
+        if s.trimmedAt != nil {
+            throw MediaError(.unsupported, "a packet follows one whose end was trimmed (the end of a chained link?); MediaKit writes one Ogg link per track",
+                             path: file.path, context: context)
+        }
+        let samples: Int
+        /// The packet's duration as FFmpeg's parsers give it (the demuxers' end trims count from it).
+        let parsedDuration: Int
+        switch s.codec {
+        case .opus:
+            guard let d = OpusHead.packetDuration(packet.data[...]) else {
+                throw MediaError(.invalidArgument, "an Opus packet of \(packet.data.count) bytes has no valid TOC, so its duration is unknown", path: file.path, context: context)
+            }
+            if packet.trimStart > 0 && s.packets > 0 {
+                throw MediaError(.unsupported, "a packet in the middle of the stream has a start trim of \(packet.trimStart) samples (a chained link's pre-skip?); MediaKit writes one Ogg link per track",
+                                 path: file.path, context: context)
+            }
+            samples = d
+            parsedDuration = d
+        case .vorbis:
+            if let b = packet.data.first, b & 1 == 1 {
+                throw MediaError(.unsupported, "a Vorbis header packet (type \(b)) among the audio packets (a chained link?); MediaKit writes one Ogg link per track",
+                                 path: file.path, context: context)
+            }
+            if let b = packet.data.first, let info = s.vorbis?.info {
+                guard let block = info.blockSize(firstByte: b) else {
+                    throw MediaError(.invalidArgument, "a Vorbis packet of \(packet.data.count) bytes names no mode of the setup header, so its duration is unknown", path: file.path, context: context)
+                }
+                if s.packets == 0 { s.vorbisStart = vorbisStart(packet, info: info) }
+                // Vorbis I section 4.3.8 / A.2: a packet completes the samples from the centre of
+                // the previous block to the centre of its own; the first completes none.
+                samples = s.vorbisBlock.map { ($0 + block) / 4 } ?? 0
+                s.vorbisBlock = block
+                parsedDuration = s.vorbis?.duration(firstByte: b) ?? 0
+            } else {
+                samples = 0   // an empty packet: no audio
+                parsedDuration = 0
+            }
+        case .flac:
+            if packet.data.isEmpty {
+                samples = 0
+            } else {
+                guard let d = FlacInfo.frameDuration(packet.data[...]) else {
+                    throw MediaError(.invalidArgument, "a FLAC packet of \(packet.data.count) bytes does not start with a frame header", path: file.path, context: context)
+                }
+                samples = d
+            }
+            parsedDuration = samples
+        case .theora, .unknown:
+            return
+        }
+        let at: Int64
+        if s.codec == .vorbis {
+            // Positions count the samples the blocks complete: the container's timestamps
+            // (FFmpeg's, from its own packet durations) only place the stream's start.
+            at = s.vorbisNext ?? s.vorbisStart
+            s.vorbisNext = at + Int64(samples)
+        } else {
+            at = s.clock.place(pts: packet.pts, timeBase: packet.timeBase, samples: Int64(samples))
+        }
+        let end = at + Int64(samples)
+        var granule = end
+        if packet.trimEnd > 0 {
+            granule = end - Int64(packet.trimEnd)
+            // In a time base of whole samples the trimmed end is where the demuxer measured
+            // the trim from: the packet's time plus its parsed duration, less the trim. That is
+            // the source's own last granule position (as FFmpeg's Ogg muxer writes it) even
+            // where FFmpeg's Vorbis timestamps are off from the block sizes' count.
+            if packet.pts != Packet.noTimestamp, SampleClock.countsSamples(packet.timeBase, rate: Int64(s.rate)) {
+                granule = Rational.rescale(packet.pts, from: packet.timeBase, to: Rational(1, Int64(s.rate))) + Int64(s.preSkip)
+                    + Int64(parsedDuration) - Int64(packet.trimEnd)
+            }
+            if let g = s.finalGranule, g <= end { granule = g }
+            s.trimmedAt = granule
+        }
+        let time = Double(at - Int64(s.preSkip)) / Double(s.rate)
+        if s.pageFull {
+            s.writer.endPage()
+            s.pageFull = false
+            enqueue(&s, newPageTime: time, newPageStart: at)
+        }
+        if s.writer.pageIsEmpty {
+            s.pageTime = time
+            s.pageStart = at
+        }
+        s.writer.append(packet.data, granule: granule)
+        s.packets += 1
+        if end - s.pageStart >= Int64(Self.pageDuration * Double(s.rate)) { s.pageFull = true }
+        // Vorbis: the first data page ends after the second packet (the first to complete
+        // samples), so that it is not the end-of-stream page even in a short file: FFmpeg
+        // times a stream's first packets from its first page's granule position only then,
+        // and otherwise misplaces the end trim.
+        if s.codec == .vorbis && s.packets == 2 { s.pageFull = true }
+        enqueue(&s, newPageTime: time, newPageStart: at)
+        streams[t] = s
+        try drain(all: false)
+        s = streams[t]
+    }
+
+    /// Where a Vorbis stream's first packet ends (it completes no samples): 0, unless the
+    /// packet's timestamp says the stream starts later by more than a long block's half (the
+    /// margin of FFmpeg's first timestamp, which it derives from its own packet durations).
+    private func vorbisStart(_ packet: Packet, info: VorbisInfo) -> Int64 {
+        guard packet.pts != Packet.noTimestamp, let b = packet.data.first else { return 0 }
+        var parser = VorbisDurationParser(info: info)
+        let first = Int64(parser.duration(firstByte: b) ?? 0)
+        let end = Rational.rescale(packet.pts, from: packet.timeBase, to: Rational(1, Int64(info.sampleRate))) + first
+        return end > Int64(info.blocksize.1 / 2) ? end : 0
+    }
+
+    /// Moves the stream's completed pages to its queue: the first keeps the current page's
+    /// start; pages started inside the packet just written start with it.
+    private func enqueue(_ s: inout Stream, newPageTime: Double, newPageStart: Int64) {
+        for page in s.writer.takePages() {
+            s.queue.append((page, s.pageTime))
+            queuedBytes += page.body.count + page.segments.count + 27
+            s.pageTime = newPageTime
+            s.pageStart = newPageStart
+        }
+    }
+
+    /// Writes queued pages in time order: while every stream has one queued (or, with `all`,
+    /// until none is left), or while more than ``interleaveBytes`` are held.
+    private func drain(all: Bool) throws {
+        while true {
+            let ready = streams.indices.filter { !streams[$0].queue.isEmpty }
+            guard let i = ready.min(by: { streams[$0].queue[0].time < streams[$1].queue[0].time }) else { return }
+            if !all && ready.count < streams.count && queuedBytes < Self.interleaveBytes { return }
+            let page = streams[i].queue.removeFirst().page
+            queuedBytes -= page.body.count + page.segments.count + 27
+            try file.write(page.serialized())
+        }
+    }
+
+    /// Writes every stream's last page (flagged end-of-stream; its granule position carries
+    /// the end trim) and renames the file into place. - Throws: `.io`; the file is then removed.
+    public func finish() throws {
+        guard !finished else { return }
+        do {
+            if !headerWritten { try writeHeader() }
+            for i in streams.indices {
+                var s = streams[i]
+                if s.packets == 0 && !s.queue.isEmpty {
+                    s.queue[s.queue.count - 1].page.flags.insert(.end)
+                } else {
+                    s.writer.finish()
+                    enqueue(&s, newPageTime: s.pageTime, newPageStart: s.pageStart)
+                }
+                streams[i] = s
+            }
+            try drain(all: true)
+            finished = true
+            try file.commit()
+        } catch {
+            cancel()
+            throw error
+        }
+    }
+
+    /// Abandons the file and removes what was written.
+    public func cancel() {
+        finished = true
+        file.discard()
+    }
+}
