@@ -88,6 +88,10 @@ MKVMERGE = {
 # live.webm with every Cluster's size field rewritten to "unknown" (all value bits 1, same
 # length), as browsers' MediaRecorder writes WebM: Clusters end where the next one starts.
 UNKNOWN_CLUSTERS = "live_unknown_clusters.webm"
+# vp9_opus.webm rewritten with a TrackTimestampScale on each track (see _track_scaled).
+TRACK_SCALED = "track_scaled.mkv"
+TRACK_SCALES = {1: 0.5, 2: 2.0}                 # TrackNumber -> TrackTimestampScale
+TRACK_SCALED_DEFAULT_DURATION = {1: 40_000_000}  # TrackNumber -> DefaultDuration (ns)
 GENERATED = [*FFMPEG, *TAGGED, *LIVE, UNKNOWN_CLUSTERS, *MKVMERGE]
 MKV_EXTS = (".webm", ".mkv", ".mka")
 
@@ -116,6 +120,97 @@ def _vint_length(first: int) -> int:
     return next(n for n in range(1, 9) if first & (0x80 >> (n - 1)))
 
 
+def _ebml_vint(data: bytes, i: int) -> tuple[int, int]:
+    """The value and length of the EBML variable-size integer at data[i]."""
+    n = _vint_length(data[i])
+    v = data[i] & (0xFF >> n)
+    for k in range(1, n):
+        v = v << 8 | data[i + k]
+    return v, n
+
+
+def _ebml_children(data: bytes, start: int, end: int):
+    """(ID bytes, data start, data end) of each element in data[start:end] (unknown sizes reach `end`)."""
+    while start < end:
+        n = _vint_length(data[start])
+        ident = bytes(data[start:start + n])
+        size, m = _ebml_vint(data, start + n)
+        body = start + n + m
+        if size == (1 << (7 * m)) - 1:
+            size = end - body
+        yield ident, body, min(end, body + size)
+        start = body + size
+
+
+def _ebml(ident: bytes, body: bytes) -> bytes:
+    return ident + (1 << 56 | len(body)).to_bytes(8, "big") + body
+
+
+def _track_scaled(data: bytes) -> bytes:
+    """A copy of a Matroska file whose tracks count in their own ticks (RFC 9559 section 11.1, Track
+    Ticks = TimestampScale x TrackTimestampScale ns): a TrackTimestampScale (TRACK_SCALES) and a
+    DefaultDuration (TRACK_SCALED_DEFAULT_DURATION) in the TrackEntries, every block timestamp
+    (Cluster Timestamp + block x TrackTimestampScale) and BlockDuration rewritten in track ticks.
+    Kept: the EBML header, Info, Tracks, Clusters (SeekHead, Cues and Tags are left out: their
+    positions would be wrong)."""
+    import struct
+    out = bytearray()
+    for ident, b, e in _ebml_children(data, 0, len(data)):
+        if ident != b"\x18\x53\x80\x67":
+            out += _ebml(ident, data[b:e])
+            continue
+        seg = bytearray()
+        for sid, sb, se in _ebml_children(data, b, e):
+            if sid == b"\x15\x49\xa9\x66":                              # Info
+                seg += _ebml(sid, data[sb:se])
+            elif sid == b"\x16\x54\xae\x6b":                            # Tracks
+                tracks = bytearray()
+                for tid, tb, te in _ebml_children(data, sb, se):
+                    body, number = bytearray(), None
+                    for cid, cb, ce in _ebml_children(data, tb, te):
+                        if cid == b"\xd7":
+                            number = int.from_bytes(data[cb:ce], "big")
+                        if cid != b"\x23\xe3\x83":                        # DefaultDuration: replaced
+                            body += _ebml(cid, data[cb:ce])
+                    if number in TRACK_SCALES:
+                        body += _ebml(b"\x23\x31\x4f", struct.pack(">d", TRACK_SCALES[number]))
+                    if number in TRACK_SCALED_DEFAULT_DURATION:
+                        ns = TRACK_SCALED_DEFAULT_DURATION[number]
+                        body += _ebml(b"\x23\xe3\x83", ns.to_bytes(4, "big"))
+                    tracks += _ebml(tid, bytes(body))
+                seg += _ebml(sid, bytes(tracks))
+            elif sid == b"\x1f\x43\xb6\x75":                            # Cluster
+                cluster, ct = bytearray(), 0
+
+                def block(raw: bytes) -> bytes:
+                    number, n = _ebml_vint(raw, 0)
+                    scale = TRACK_SCALES.get(number, 1.0)
+                    rel = struct.unpack(">h", raw[n:n + 2])[0]
+                    rel = round((ct + rel) / scale) - int(ct / scale)
+                    return raw[:n] + struct.pack(">h", rel) + raw[n + 2:]
+                for cid, cb, ce in _ebml_children(data, sb, se):
+                    if cid == b"\xe7":
+                        ct = int.from_bytes(data[cb:ce], "big")
+                        cluster += _ebml(cid, data[cb:ce])
+                    elif cid == b"\xa3":
+                        cluster += _ebml(cid, block(data[cb:ce]))
+                    elif cid == b"\xa0":
+                        group, number = bytearray(), None
+                        for gid, gb, ge in _ebml_children(data, cb, ce):
+                            if gid == b"\xa1":
+                                number = _ebml_vint(data, gb)[0]
+                                group += _ebml(gid, block(data[gb:ge]))
+                            elif gid == b"\x9b":
+                                ticks = round(int.from_bytes(data[gb:ge], "big") / TRACK_SCALES.get(number, 1.0))
+                                group += _ebml(gid, ticks.to_bytes(8, "big"))
+                            else:
+                                group += _ebml(gid, data[gb:ge])
+                        cluster += _ebml(cid, bytes(group))
+                seg += _ebml(sid, bytes(cluster))
+        out += _ebml(ident, bytes(seg))
+    return bytes(out)
+
+
 def make(name: str, folder: Path) -> Path:
     out = folder / name
     if out.exists():
@@ -142,6 +237,8 @@ def make(name: str, folder: Path) -> Path:
             pos += len(ident) + n + size
         assert count > 1, "live.webm has no Clusters to rewrite"
         out.write_bytes(bytes(data))
+    elif name == TRACK_SCALED:
+        out.write_bytes(_track_scaled(make("vp9_opus.webm", folder).read_bytes()))
     elif name in MKVMERGE:
         src_name, args = MKVMERGE[name]
         src = folder / f"{Path(name).stem}-{src_name}"
@@ -310,6 +407,36 @@ def test_names_languages_flags_and_tags_match_ffprobe(file, mk_probe):
     assert not problems, f"{file.name}:\n" + "\n".join(problems)
 
 
+def test_track_timestamp_scale_matches_ffprobe_and_the_spec(gen_dir, mk_probe):
+    """TrackTimestampScale 0.5 (video) and 2.0 (Opus, with its CodecDelay): the time bases
+    (TimestampScale x TrackTimestampScale ns) and every packet's track, pts, dts, size, position
+    and key flag equal ffprobe's (FFmpeg 5.1 reads the scale: Cluster Timestamp / scale + block
+    timestamp). The durations equal ffprobe's too, except those that come from DefaultDuration:
+    there FFmpeg divides the nanoseconds by TimestampScale alone (40 ms prints as 40 ticks of
+    0.5 ms), and the check is RFC 9559 section 11.1 instead: DefaultDuration is in nanoseconds,
+    so 40 ms is 80 ticks of 0.5 ms."""
+    path = make(TRACK_SCALED, gen_dir)
+    proc = lib.run([mk_probe, "--json", path])
+    lib.check_ok(proc, [mk_probe, "--json", path])
+    ours = json.loads(proc.stdout)["tracks"]
+    streams = lib.track_streams(lib.ffprobe_json(path))
+    assert [t["time_base"] for t in ours] == [s["time_base"] for s in streams] == ["1/2000", "1/500"]
+    proc, packets = probe_packets(mk_probe, path)
+    lib.check_ok(proc, [mk_probe, "--packets", path])
+    ref = [l.split(",") for l in ffprobe_packets(path)]
+    got = [l.split(",") for l in packets]
+    assert len(got) == len(ref), f"{len(got)} packets, ffprobe {len(ref)}"
+    tick_ns = {0: 1_000_000 * TRACK_SCALES[1]}
+    problems = []
+    for i, (a, b) in enumerate(zip(got, ref)):
+        if a[:3] + a[4:] != b[:3] + b[4:]:
+            problems.append(f"packet {i}: {a}, ffprobe {b}")
+        want = str(round(TRACK_SCALED_DEFAULT_DURATION[1] / tick_ns[0])) if a[0] == "0" else b[3]
+        if a[3] != want:
+            problems.append(f"packet {i}: duration {a[3]}, expected {want} (ffprobe {b[3]})")
+    assert not problems, "\n".join(problems[:8])
+
+
 # --------------------------------------------------------------------------- decoding
 
 DECODER = {"opus": ["-c:a", "libopus"], "vorbis": ["-c:a", "libvorbis"], "av1": ["-c:v", "libdav1d"]}
@@ -417,7 +544,7 @@ for s in sys.argv[2:]:
     print(p.pts, int(p.is_keyframe))
 """
 
-SEEK = ["vp9_opus.webm", "h264_aac.mkv", "vp8_vorbis.webm", "av1_opus.webm"]
+SEEK = ["vp9_opus.webm", "h264_aac.mkv", "vp8_vorbis.webm", "av1_opus.webm", TRACK_SCALED]
 
 
 @pytest.mark.parametrize("name", SEEK)

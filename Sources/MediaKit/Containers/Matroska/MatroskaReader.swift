@@ -334,13 +334,12 @@ final class MatroskaPacketReader {
         }
         var timecode = Packet.noTimestamp
         if let ct = clusterTime, blockTime >= 0 || ct >= -blockTime {
-            timecode = ct + blockTime - cfg.codecDelayTicks
+            timecode = cfg.trackTicks(clusterTime: ct) + blockTime - cfg.codecDelayTicks
         }
         let laces = UInt64(laced.sizes.count)
         var blockDuration = duration ?? 0
-        if blockDuration == 0 && cfg.info.defaultDuration > 0 && timecodeScale > 0 {
-            let (product, overflow) = cfg.info.defaultDuration.multipliedReportingOverflow(by: laces)
-            blockDuration = overflow ? 0 : product / timecodeScale
+        if blockDuration == 0 {
+            blockDuration = cfg.defaultDurationTicks(laces: laces, timecodeScale: timecodeScale)
         }
         blockDuration = min(blockDuration, UInt64(Int64.max))
         let timeBase = cfg.track.timeBase
