@@ -23,8 +23,9 @@ Oracles (ORACLES.md):
            -f s16le | -fps_mode passthrough -f rawvideo -pix_fmt nv12: identical (audio |diff| <= 1)
   sources  the same file read by path (mk-probe), from a pipe (`mk-probe --packets -`) and from
            memory (Python mediakit.open(bytes), i.e. the C API's mk_demuxer_open_memory): identical
-  seek     Python Demuxer.seek(t) at 20 times: the first video packet is the last key frame at
-           or before t in ffprobe's packet list (what `ffmpeg -ss t -noaccurate_seek` starts at)
+  seek     Python Demuxer.seek(t) at 20 times: the first video packet is the one ffmpeg
+           `-seek_timestamp 1 -noaccurate_seek -ss t -copyts -i FILE -c copy` copies first, and the
+           last key frame at or before t in ffprobe's packet list
   damage   cut files give ffprobe's packets of the cut file then a warning naming the offset;
            broken and byte-flipped files exit 0 or 1 with a message naming the file, no crash
            or hang (timeout 60 s)
@@ -547,27 +548,59 @@ for s in sys.argv[2:]:
 SEEK = ["vp9_opus.webm", "h264_aac.mkv", "vp8_vorbis.webm", "av1_opus.webm", TRACK_SCALED]
 
 
-@pytest.mark.parametrize("name", SEEK)
-def test_seek_lands_on_the_key_frame_before(name, gen_dir, mk_bin):
-    """Seeking to 20 random times (Cues) lands on the video key frame at or before each, as
-    `ffmpeg -ss T -noaccurate_seek` does: the last K packet with pts <= T in ffprobe's list."""
-    path = make(name, gen_dir)
+def ffmpeg_seek_landing(path: Path, seconds: float, tb: Fraction, reordered: bool) -> int | None:
+    """The pts (in the video stream's ticks) of the first video packet ffmpeg copies after
+    `-seek_timestamp 1 -noaccurate_seek -ss T -copyts -i FILE` (the time is a timestamp, not an
+    offset from the file's start time; -copyts keeps the file's timestamps), None when none.
+    `reordered`: a stream of the file has B-frames (ffprobe's has_b_frames), for which ffmpeg's
+    command line seeks 3/23 s (130434 us) before -ss (its "dts heuristic" in open_input_file, for
+    formats that do not seek by pts); -ss is then given that much later, so that libavformat's
+    seek target is T itself."""
+    us = round(seconds * 1_000_000) + (3 * 1_000_000 // 23 if reordered else 0)
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-seek_timestamp", "1", "-noaccurate_seek", "-ss", f"{us}us", "-copyts",
+           "-i", path, "-map", "0:v:0", "-c", "copy", "-f", "framemd5", "-"]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    out_tb = None
+    for line in proc.stdout.decode().splitlines():
+        if line.startswith("#tb 0:"):
+            num, den = line.split(":")[1].strip().split("/")
+            out_tb = Fraction(int(num), int(den))
+        elif line and not line.startswith("#"):
+            pts = Fraction(int(line.split(",")[2])) * out_tb
+            return int(pts / tb)
+    return None
+
+
+@pytest.mark.parametrize("file", [pytest.param(f"gen:{n}", id=n) for n in SEEK]
+                         + [pytest.param(f"shared:{n}", id=n) for n in _shared() if "vp9" in n or "av1" in n],
+                         indirect=True)
+def test_seek_lands_on_the_key_frame_before(file, mk_bin):
+    """Seeking to 20 random times (Cues, or a scan without them) lands where ffmpeg's `-ss T`
+    before `-i` with `-noaccurate_seek` does (see ffmpeg_seek_landing for the 3/23 s its command
+    line takes off with B-frames): the first video packet is ffmpeg's first copied video packet
+    (same pts) and a key frame at or before T (or the first key frame when T is before it) in
+    ffprobe's packet list."""
+    path, name = file, file.name
     lines = [l.split(",") for l in ffprobe_packets(path)]
     info = _streams(path)["video"]
-    tb = [int(x) for x in info["time_base"].split("/")]
+    tb = Fraction(info["time_base"])
     keys = sorted(int(f[1]) for f in lines if int(f[0]) == info["index"] and f[6] == "K")
     last = max(int(f[1]) for f in lines if int(f[0]) == info["index"])
     rng = random.Random(16)
-    times = [round(rng.uniform(0, last * tb[0] / tb[1]), 3) for _ in range(20)]
+    times = [round(rng.uniform(0, float(last * tb)), 3) for _ in range(20)]
+    reordered = any(int(s.get("has_b_frames", 0)) > 0 for s in lib.track_streams(lib.ffprobe_json(path)))
     proc = _python(mk_bin, PY_SEEK, path, *map(str, times))
     assert proc.returncode == 0, lib.tail(proc.stderr)
     got = [tuple(map(int, l.split())) for l in proc.stdout.decode().splitlines()]
     problems = []
     for t, (pts, key) in zip(times, got):
-        target = int(t * tb[1] / tb[0] + 1e-9)
-        want = max([k for k in keys if k <= target], default=keys[0])
-        if pts != want or not key:
-            problems.append(f"seek {t} s: first video packet pts {pts} (key {key}), expected the key frame at {want}")
+        ffmpeg = ffmpeg_seek_landing(path, t, tb, reordered)
+        target = int(Fraction(t).limit_denominator(1000) / tb)
+        before = max([k for k in keys if k <= target], default=keys[0])
+        if pts != ffmpeg or not key or pts != before:
+            problems.append(f"seek {t} s: first video packet pts {pts} (key {key}); ffmpeg -noaccurate_seek lands on {ffmpeg}, "
+                            f"the key frame at or before is {before}")
     assert len(got) == len(times) and not problems, f"{name}:\n" + "\n".join(problems)
 
 
