@@ -27,6 +27,8 @@ Oracles (ORACLES.md):
            `-seek_timestamp 1 -noaccurate_seek -ss t -copyts -i FILE -c copy` copies first, and the
            last key frame at or before t in ffprobe's packet list
   damage   cut files give ffprobe's packets of the cut file then a warning naming the offset;
+           a damaged element header inside a Cluster gives ffprobe's packets of the damaged file
+           (both resync at the next Cluster) and a warning naming the element path and offset;
            broken and byte-flipped files exit 0 or 1 with a message naming the file, no crash
            or hang (timeout 60 s)
 """
@@ -638,6 +640,72 @@ def test_cut_files_give_ffprobes_packets_then_a_warning(name, gen_dir, mk_probe,
         if "truncated at offset" not in err and len(ours) < total:
             problems.append(f"cut at {n}: no warning about the cut: {lib.tail(err, 300)}")
     assert not problems, f"{name}:\n" + "\n".join(problems[:5])
+
+
+def _cluster_blocks(data: bytes) -> list[list[tuple[int, int, int]]]:
+    """Per Cluster, its SimpleBlocks and BlockGroups as (offset, offset of the size field, length
+    of the size field), walking the Segment's children (Clusters of unknown size included)."""
+    seg = data.find(b"\x18\x53\x80\x67")
+    pos = seg + 4 + _vint_length(data[seg + 4])
+    clusters: list[list[tuple[int, int, int]]] = []
+    cluster_end = None
+    while pos + 4 < len(data):
+        id_len = _vint_length(data[pos])
+        ident = bytes(data[pos:pos + id_len])
+        size, m = _ebml_vint(data, pos + id_len)
+        body = pos + id_len + m
+        unknown = size == (1 << (7 * m)) - 1
+        if ident == b"\x1f\x43\xb6\x75":
+            clusters.append([])
+            cluster_end = len(data) if unknown else body + size
+            pos = body
+            continue
+        if clusters and cluster_end and pos < cluster_end and ident in (b"\xa3", b"\xa0"):
+            clusters[-1].append((pos, pos + id_len, m))
+        pos = body + (0 if unknown else size)
+    return clusters
+
+
+def damaged(data: bytes, kind: str, cluster: int, block: int) -> tuple[bytes, int]:
+    """A copy of `data` with one element header inside a Cluster damaged, and the damaged
+    element's offset: "id" makes the first byte of block `block` of Cluster `cluster` 0x00 (not
+    an EBML ID); "grow" makes its size 100 bytes larger (past the end of its Cluster when it is
+    the Cluster's last block)."""
+    pos, size_at, m = _cluster_blocks(data)[cluster][block]
+    b = bytearray(data)
+    if kind == "id":
+        b[pos] = 0
+    else:
+        size, _ = _ebml_vint(data, size_at)
+        b[size_at:size_at + m] = (1 << (7 * m) | (size + 100)).to_bytes(m, "big")
+    return bytes(b), pos
+
+
+# (file, damage kind, Cluster, block): a bad ID in the middle and at the start of a Cluster, a
+# block larger than its Cluster (known sizes only).
+RESYNC = [(n, "id", 0, 7) for n in ("vp9_opus.webm", "h264_aac.mkv", "av1_opus.webm", UNKNOWN_CLUSTERS)] \
+    + [(n, "id", 1, 0) for n in ("vp9_opus.webm", "h264_aac.mkv", UNKNOWN_CLUSTERS)] \
+    + [(n, "grow", c, -1) for n in ("vp9_opus.webm", "h264_aac.mkv", "av1_opus.webm") for c in (0, 1)]
+
+
+@pytest.mark.parametrize("name,kind,cluster,block", RESYNC, ids=[f"{n}-{k}-{c}.{b}" for n, k, c, b in RESYNC])
+def test_bad_element_header_resyncs_at_the_next_cluster(name, kind, cluster, block, gen_dir, mk_probe, tmp_path):
+    """An element header damaged inside a Cluster (an invalid ID, or a size past the Cluster's
+    end): as FFmpeg's Matroska demuxer resyncs to the next top-level element, mk-probe exits 0
+    with ffprobe's packets of the damaged file (the rest of the damaged Cluster is skipped) and
+    a warning naming the element path and the damaged element's offset."""
+    full = make(name, gen_dir)
+    data, at = damaged(full.read_bytes(), kind, cluster, block)
+    path = tmp_path / f"damaged{Path(name).suffix}"
+    path.write_bytes(data)
+    proc, ours = probe_packets(mk_probe, path)
+    err = proc.stderr.decode(errors="replace")
+    assert proc.returncode == 0, f"exit {proc.returncode}: {lib.tail(err)}"
+    ref = ffprobe_packets(path)
+    assert len(ref) < len(ffprobe_packets(full)), "the damage did not cost ffmpeg any packet"
+    diff = lib.diff_lines(ours, ref, "mk-probe", "ffprobe")
+    assert diff is None, f"{name} damaged ({kind}) at {at}:\n{diff}"
+    assert f"at offset {at} in Segment/Cluster" in err and "resumes at the next Cluster" in err, lib.tail(err)
 
 
 @pytest.mark.parametrize("name", ["vp9_opus.webm", "laced_opus.mka"])
