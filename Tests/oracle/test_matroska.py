@@ -613,13 +613,16 @@ def test_seek_lands_on_the_key_frame_before(file, mk_bin):
 CUT = ["vp9_opus.webm", "h264_aac.mkv", "laced_vorbis.mka", "live.webm", UNKNOWN_CLUSTERS, "opus_51.mka"]
 
 
-@pytest.mark.parametrize("name", CUT)
-def test_cut_files_give_ffprobes_packets_then_a_warning(name, gen_dir, mk_probe, tmp_path):
+@pytest.mark.parametrize("file", [pytest.param(f"gen:{n}", id=n) for n in CUT]
+                         + [pytest.param(f"shared:{n}", id=n) for n in _shared()], indirect=True)
+def test_cut_files_give_ffprobes_packets_then_a_warning(file, mk_probe, tmp_path):
     """Cut at 20 points: exit 0, the packets ffprobe gives for the cut file (a block the cut goes
     through is dropped, as FFmpeg drops it), and a warning naming the offset of the cut. Where
     the cut goes through the header (ffprobe fails: "End of file", no packets): exit 1 with an
-    error naming the file, the offset and the element."""
-    full = make(name, gen_dir)
+    error naming the file, the offset and the element, or, when the header is whole and the file
+    ends before the first Cluster, exit 0 with no packets and the warning. Generated files and
+    every shared one."""
+    full, name = file, file.name
     data = full.read_bytes()
     total = len(ffprobe_packets(full))
     problems = []
@@ -631,7 +634,12 @@ def test_cut_files_give_ffprobes_packets_then_a_warning(name, gen_dir, mk_probe,
         ref = ffprobe_packets(cut, dts_from=full)
         err = proc.stderr.decode(errors="replace")
         if not ref and lib.run(["ffprobe", "-v", "error", "-show_packets", cut]).returncode != 0:
-            if proc.returncode != 1 or cut.name not in err or "at offset" not in err or " in Segment" not in err:
+            # The header read, the file ending before the first Cluster: no packets and a warning
+            # about the cut (FFmpeg opens or not depending on where its resync lands: the corpus's
+            # broken_webm_init_segment_only_281b.webm, a file that ends there too, opens with no packets).
+            header_only = proc.returncode == 0 and not ours and "truncated at offset" in err
+            if not header_only and (proc.returncode != 1 or "at offset" not in err or " in Segment" not in err) \
+                    or cut.name not in err:
                 problems.append(f"cut at {n} (ffprobe fails): exit {proc.returncode}: {lib.tail(err, 300)}")
             continue
         if proc.returncode != 0:
@@ -755,11 +763,13 @@ def test_broken_files_fail_cleanly(name, mk_probe):
 FLIP = ["vp9_opus.webm", "h264_aac.mkv", "laced_aac.mka", UNKNOWN_CLUSTERS]
 
 
-@pytest.mark.parametrize("name", FLIP)
-def test_byte_flips_never_crash(name, gen_dir, mk_probe, tmp_path):
-    """30 copies with 8 random bytes changed each: exit 0 or 1 (an error naming the file, an
-    offset and the element), never a crash or a hang."""
-    data = make(name, gen_dir).read_bytes()
+@pytest.mark.parametrize("file", [pytest.param(f"gen:{n}", id=n) for n in FLIP]
+                         + [pytest.param(f"shared:{n}", id=n) for n in _shared()], indirect=True)
+def test_byte_flips_never_crash(file, mk_probe, tmp_path):
+    """30 copies with 8 random bytes changed each (generated files and every shared one): exit
+    0 or 1 (an error naming the file, an offset and the element), never a crash or a hang."""
+    name = file.name
+    data = file.read_bytes()
     rng = random.Random(name)
     problems = []
     for k in range(30):
