@@ -93,6 +93,46 @@ final class MP4MuxerTests: XCTestCase {
         XCTAssertNotNil(w2.bytes.indices.first { i in i + 4 <= w2.bytes.count && Array(w2.bytes[i..<i + 4]) == Array("stco".utf8) })
     }
 
+    /// Decode times that start below 0 without an edit list (Matroska H.264 with B-frames, an
+    /// encoder's output) in a progressive file: the tables keep pts - dts (ctts version 0) and
+    /// the edit list starts the media at the source's time 0, or after an empty edit at the
+    /// first frame's time, as FFmpeg's mov muxer writes it (movenc.c mov_write_edts_tag):
+    /// decode time d of the source is media time d - first dts; media time m is presented at
+    /// m + first dts.
+    func testEarlyDecodeTimesGetAnEditInsteadOfNegativeOffsets() throws {
+        // pts - dts per frame (I P B B ...) in frames of 960 ticks, dts from -2 frames; the
+        // presentation starts at 0 or 3 frames.
+        let offsets: [Int64] = [2, 4, 1, 1, 4, 1, 1, 2]
+        let tick: Int64 = 960
+        for start: Int64 in [0, 3] {
+            let path = tempPath("early.mp4")
+            let muxer = try MP4Muxer(path: path)
+            let t = try muxer.addTrack(CodecParameters(mediaType: .audio, codec: "opus", extradata: opusHead, sampleRate: 48000, channels: 2),
+                                       timeBase: Rational(1, 48000))
+            for (i, o) in offsets.enumerated() {
+                let dts = (Int64(i) - 2) * tick
+                try muxer.write(Packet(trackIndex: t, pts: dts + (o + start) * tick, dts: dts, duration: tick, isKeyframe: true,
+                                       data: [UInt8(i)], timeBase: Rational(1, 48000)))
+            }
+            try muxer.finish()
+            let d = try MP4Demuxer(path: path)
+            let edits = d.tracks[0].editList
+            if start > 0 {
+                XCTAssertEqual(edits.count, 2)
+                XCTAssertEqual(edits.first?.mediaTime, -1)
+                XCTAssertEqual(edits.first?.segmentDuration, start * tick * d.tracks[0].movieTimeScale / 48000, "empty edit until the first frame")
+            } else {
+                XCTAssertEqual(edits.count, 1)
+            }
+            // The media time of the earliest frame: its pts less the first dts (-2 frames).
+            XCTAssertEqual(edits.last?.mediaTime, (start + 2) * tick)
+            var got: [(Int64, Int64)] = []
+            while let p = try d.read() { got.append((p.dts, p.pts)) }
+            XCTAssertEqual(got.map { $0.1 - $0.0 }, offsets.map { ($0 + start) * tick }, "ctts keeps pts - dts")
+            XCTAssertEqual(got.first?.0, 0, "media decode times start at 0")
+        }
+    }
+
     /// Fragments store composition offsets that go below zero as non-negative offsets (trun
     /// version 0) plus an edit list at the shifted media time when the timestamps are announced,
     /// signed (trun version 1) when they are not; both read back with the same timestamps.

@@ -125,14 +125,16 @@ public enum Remuxer {
             throw MediaError(.unsupported, "remuxing \(codec) (track \(t)) from \(format.description) into MP4 is not supported\(why)",
                              path: input)
         }
-        for t in wanted where ["h264", "hevc", "av1"].contains(all[t].parameters.codec) && all[t].parameters.extradata.isEmpty {
+        for t in wanted where ["h264", "hevc"].contains(all[t].parameters.codec) && all[t].parameters.extradata.isEmpty {
             let codec = all[t].parameters.codec
             let box = codec == "h264" ? "avcC" : codec == "hevc" ? "hvcC" : "av1C"
             throw MediaError(.unsupported, "remuxing \(codec) (track \(t)) from \(format.description) into MP4 is not supported: the source stores no \(box) configuration and MediaKit does not build one from the bitstream",
                              path: input)
         }
         // The first frame of the tracks whose sample entry is built from it.
-        let needFrame = Set(wanted.filter { ["vp9", "ac3"].contains(all[$0].parameters.codec) })
+        let needFrame = Set(wanted.filter {
+            ["vp9", "ac3"].contains(all[$0].parameters.codec) || (all[$0].parameters.codec == "av1" && all[$0].parameters.extradata.isEmpty)
+        })
         demuxer.select(tracks: Set(wanted))
         var ahead: [Packet] = []
         var firstFrame: [Int: [UInt8]] = [:]
@@ -168,6 +170,13 @@ public enum Remuxer {
                                      path: input)
                 }
                 t.parameters.extradata = vpcC
+            case "av1" where t.parameters.extradata.isEmpty:
+                // IVF / OBU streams: the av1C from the sequence header of the first temporal unit.
+                guard let av1C = firstFrame[i].flatMap({ CodecConfigRecords.av1C(temporalUnit: $0) }) else {
+                    throw MediaError(.invalidArgument, "track \(i) (av1): its first temporal unit has no sequence header OBU (or one that does not parse) to build the MP4 av1C from",
+                                     path: input)
+                }
+                t.parameters.extradata = av1C
             case "ac3":
                 guard let dac3 = firstFrame[i].flatMap(CodecConfigRecords.dac3) else {
                     throw MediaError(.invalidArgument, "track \(i) (ac3): its first packet is not an AC-3 syncframe (0x0B77, bsid <= 10), so there is no dac3 for MP4",
@@ -201,7 +210,10 @@ public enum Remuxer {
 
     /// Copies the packets of the tracks in `map` (source index -> muxer index) in file order:
     /// a packet cut short by the end of the file is left out, an ADTS frame loses its header
-    /// (the AudioSpecificConfig is in the track's parameters, as FFmpeg's aac_adtstoasc does).
+    /// (the AudioSpecificConfig is in the track's parameters, as FFmpeg's aac_adtstoasc does)
+    /// and an AV1 temporal unit its temporal delimiter, padding, tile list and redundant frame
+    /// header OBUs, which neither MP4 nor Matroska samples hold (``AV1/mp4Sample(_:)``; FFmpeg's
+    /// mov and Matroska muxers drop them too).
     /// `ahead` are packets already read, written first; `retimer` fixes timestamps for MP4.
     static func copyPackets(_ demuxer: Demuxer, into muxer: Muxer, map: [Int: Int], progress: ((Int, Int) -> Void)?) throws {
         try copyPackets(demuxer, into: muxer, map: map, ahead: [], fix: { _ in }, progress: progress)
@@ -223,6 +235,7 @@ public enum Remuxer {
             if all[packet.trackIndex].parameters.codecTag == "adts", let h = ADTSHeader(packet.data) {
                 packet.data.removeFirst(min(packet.data.count, h.headerSize))
             }
+            if all[packet.trackIndex].parameters.codec == "av1" { packet.data = AV1.mp4Sample(packet.data) }
             try fix(&packet)
             packet.trackIndex = out
             try muxer.write(packet)

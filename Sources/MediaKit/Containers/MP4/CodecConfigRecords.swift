@@ -3,6 +3,26 @@
 /// 102 366 annex F.4), from the Matroska CodecPrivate or from the stream's first frame, as
 /// FFmpeg's mov muxer derives them (libavformat vpcc.c, ac3 parsing in movenc.c).
 enum CodecConfigRecords {
+    /// The `av1C` box body (AV1-ISOBMFF section 2.3) built from a temporal unit that holds a
+    /// sequence header OBU, as FFmpeg's ff_isom_write_av1c builds it for a track without one:
+    /// marker and version 1, seq_profile, seq_level_idx[0], seq_tier[0], high_bitdepth,
+    /// twelve_bit, monochrome, chroma subsampling and sample position, no initial presentation
+    /// delay, then the sequence header OBU and the metadata OBUs of the unit as they are. Nil
+    /// when the unit has no sequence header (or more than one) or it does not parse.
+    static func av1C(temporalUnit data: [UInt8]) -> [UInt8]? {
+        let obus = AV1.obus(data)
+        let headers = obus.filter { $0.type == AV1.sequenceHeader }
+        guard headers.count == 1, let obu = headers.first, !obu.payload.isEmpty,
+              let h = AV1.SequenceHeader(data[obu.payload]) else { return nil }
+        var out: [UInt8] = [0x81, UInt8(h.profile << 5 | h.level),
+                            UInt8(h.tier << 7 | (h.bitDepth > 8 ? 1 : 0) << 6 | (h.bitDepth == 12 ? 1 : 0) << 5
+                                  | (h.monochrome ? 1 : 0) << 4 | h.subsamplingX << 3 | h.subsamplingY << 2 | h.chromaSamplePosition),
+                            0]
+        out.append(contentsOf: data[obu.bytes])
+        for m in obus where m.type == 5 && !m.payload.isEmpty { out.append(contentsOf: data[m.bytes]) }   // OBU_METADATA
+        return out
+    }
+
     /// The `vpcC` box body (version 1, flags 0, then profile, level, bit depth, chroma
     /// subsampling, full-range flag, primaries, transfer, matrix and an empty initialization
     /// data size: 12 bytes). Profile, bit depth and subsampling come from the Matroska VP9

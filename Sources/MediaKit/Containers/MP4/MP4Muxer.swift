@@ -301,13 +301,15 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             } else {
                 tracks[ti].firstDts = dts
                 tracks[ti].origin = min(dts, 0)
+                let byEdit = MuxTrack.shiftsEarlyStartByEdit(firstDts: dts, sourceEdits: tracks[ti].sourceEdits, fragmented: isFragmentedLayout)
+                tracks[ti].compositionBase = byEdit ? 0 : tracks[ti].origin
             }
             let frameSize = tracks[ti].pcmFrameSize
             if frameSize > 0 && (size == 0 || size % frameSize != 0) {
                 throw MediaError(.invalidArgument, "track \(ti): a packet of \(size) bytes is not a whole number of \(frameSize)-byte PCM frames (\(tracks[ti].parameters.codec), \(tracks[ti].parameters.channels) channels)", path: path)
             }
             if isFragmentedLayout { try maybeCutFragment(before: ti, dts: dts, isKeyframe: isKeyframe) }
-            let composition = try difference(pts, try difference(dts, tracks[ti].origin))
+            let composition = try difference(pts, try difference(dts, tracks[ti].compositionBase))
             if frameSize == 0 { tracks[ti].appendCtts(composition) }
             let decodeTime = try difference(dts, tracks[ti].firstDts ?? 0)
             tracks[ti].minComposition = min(tracks[ti].minComposition, try checked(decodeTime.addingReportingOverflow(composition)))

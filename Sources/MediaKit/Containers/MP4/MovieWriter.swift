@@ -46,6 +46,20 @@ enum MovieWriter {
         // would end before the media does and readers would cut its last samples.
         func toMovie(_ v: Int64) -> Int64 { Rational.rescale(v, multiply: movieTimeScale, divide: t.timeScale) }
         func mediaToMovie(_ v: Int64) -> Int64 { Rational.rescale(v, multiply: movieTimeScale, divide: t.timeScale, rounding: .up) }
+        if t.shiftsEarlyStartByEdit, let first = t.firstDts, !fragmented {
+            // Decode times that start below 0 and no source edit list (MuxTrack.shiftsEarlyStartByEdit),
+            // as FFmpeg's mov muxer writes it: the media starts at the first decode time, so the
+            // presentation starts at media time -first (the source's time 0), or, when the first
+            // frame is presented later, an empty edit lasts until its time and the media edit
+            // starts at it. Readers that apply the edit read the source's dts and pts.
+            let start = earlyStartPresentation(t)
+            if start > 0 {
+                let from = t.minComposition
+                return [EditListEntry(segmentDuration: toMovie(start), mediaTime: -1, mediaRate: 1),
+                        EditListEntry(segmentDuration: mediaToMovie(max(0, t.presentationEnd - from)), mediaTime: from, mediaRate: 1)]
+            }
+            return [EditListEntry(segmentDuration: mediaToMovie(max(0, t.presentationEnd + first)), mediaTime: -first, mediaRate: 1)]
+        }
         if let source = t.sourceEdits, !source.isEmpty {
             var out: [EditListEntry] = []
             for e in source {
@@ -94,9 +108,21 @@ enum MovieWriter {
         t.minComposition == .max ? 0 : max(0, t.minComposition)
     }
 
-    /// The track-time values that become empty edits (the late start of decode times):
-    /// a movie time scale that expresses them exactly keeps tracks in sync to the tick.
+    /// The source time of the earliest presentation of a track whose decode times start below
+    /// 0 (``MuxTrack/shiftsEarlyStartByEdit``): its least pts. Positive, it becomes an empty edit.
+    static func earlyStartPresentation(_ t: MuxTrack) -> Int64 {
+        guard let first = t.firstDts, t.minComposition != .max else { return 0 }
+        return t.minComposition + first
+    }
+
+    /// The track-time values that become empty edits (the late start of decode times, or of the
+    /// presentation of decode times that start early): a movie time scale that expresses them
+    /// exactly keeps tracks in sync to the tick.
     static func emptyEditTimes(_ t: MuxTrack) -> [Int64] {
+        if t.shiftsEarlyStartByEdit {
+            let start = earlyStartPresentation(t)
+            return start > 0 ? [start] : []
+        }
         guard let first = t.firstDts, first > 0 else { return [] }
         if let source = t.sourceEdits, source.isEmpty { return [first + lateStartCompositionTime(t)] }
         return [first]

@@ -78,6 +78,25 @@ struct MuxTrack {
     var lastDts: Int64 = 0
     var lastDuration: Int64 = 0
     var minComposition: Int64 = .max
+    /// Added to pts - dts to give the composition offset the sample tables store: ``origin``,
+    /// so that the tables themselves keep the source's presentation times (offsets then go
+    /// negative when decode times start below 0), or 0 when the edit list maps the media
+    /// back to the source's times instead (``shiftsEarlyStartByEdit``).
+    var compositionBase: Int64 = 0
+    /// True when decode times start below 0 and the edit list, not negative composition
+    /// offsets, carries the shift (see ``MovieWriter/edits(_:movieTimeScale:fragmented:)``).
+    var shiftsEarlyStartByEdit: Bool { origin < 0 && compositionBase == 0 }
+
+    /// Whether a track whose first decode time is `firstDts` keeps pts - dts as composition
+    /// offsets and gets an edit list that moves the media back by the early start, as FFmpeg's
+    /// mov muxer writes it: when decode times start below 0 (B-frames from a container that
+    /// stores presentation times, audio with pre-roll), the muxer writes the edit list (the
+    /// source has none) and the `moov` comes after the samples (not a fragmented layout,
+    /// whose `moov` is written before the first sample). Readers then read the source's decode
+    /// times too, not times shifted by the least composition offset.
+    static func shiftsEarlyStartByEdit(firstDts: Int64, sourceEdits: [EditListEntry]?, fragmented: Bool) -> Bool {
+        firstDts < 0 && !fragmented && (sourceEdits?.isEmpty ?? true)
+    }
     /// Fragmented layouts: added to every composition offset a `trun` stores and to the
     /// media time of the fragmented `moov`'s edit list, so that no stored offset is negative
     /// (see ``MP4Muxer/announceTimestamps(track:_:)``). Sample tables (`ctts`) do not have it.

@@ -284,7 +284,11 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
                 start = best.cluster
             }
         }
-        // Scan from `start`: each track's last key frame at or before the target.
+        // Scan from `start`: each track's last key frame at or before the target, in its own ticks
+        // (TrackTimestampScale).
+        let targets = configs.map { c in
+            c.info.timestampScale == 1 ? target : Rational.ticks(seconds: seconds, perSecond: 1 / c.track.timeBase.doubleValue)
+        }
         let scanner = MatroskaPacketReader(source: source, configs: configs, segmentEnd: segmentEnd, timecodeScale: timecodeScale, start: start)
         scanner.restart(at: start, fresh: false)
         // chosen[t]: file-order index (from `start`) of track t's packet to start at;
@@ -302,7 +306,7 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
             defer { index += 1; counts[t] += 1 }
             if chosen[t] == .max { (chosen[t], before[t]) = (index, counts[t]) }
             guard p.pts != Packet.noTimestamp else { continue }
-            if p.pts <= target {
+            if p.pts <= targets[t] {
                 if p.isKeyframe { (chosen[t], before[t]) = (index, counts[t]) }
             } else {
                 passed.insert(t)

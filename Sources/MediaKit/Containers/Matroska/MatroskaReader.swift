@@ -173,7 +173,7 @@ final class MatroskaPacketReader {
             cut.cut(error(.truncated, "the file ends \(n) bytes into an element header", at: offset, where_))
             return false
         case .malformed:
-            throw error(.invalidData, "malformed element header (an ID of 1 to 4 bytes and a size of 1 to 8 were expected)", at: offset, where_)
+            return try resync(error(.invalidData, "malformed element header (an ID of 1 to 4 bytes and a size of 1 to 8 were expected)", at: offset, where_))
         case .header(let h):
             header = h
         }
@@ -184,13 +184,17 @@ final class MatroskaPacketReader {
                 return true
             }
             if header.end > end && end != .max {
-                throw error(.invalidData, "element \(MKVID.name(header.id)) declares \(header.size ?? -1) bytes, past the end of its Cluster (offset \(end))", at: header.offset, "Segment/Cluster")
+                return try resync(error(.invalidData, "element \(MKVID.name(header.id)) declares \(header.size ?? -1) bytes, past the end of its Cluster (offset \(end))", at: header.offset, "Segment/Cluster"))
             }
-            try clusterChild(header)
+            do {
+                try clusterChild(header)
+            } catch let e as MediaError where e.kind == .invalidData {
+                return try resync(e)
+            }
             return true
         }
         if header.end > segmentEnd && segmentEnd != .max && header.size != nil {
-            throw error(.invalidData, "element \(MKVID.name(header.id)) declares \(header.size!) bytes, past the end of the Segment (offset \(segmentEnd))", at: header.offset, "Segment")
+            return try resync(error(.invalidData, "element \(MKVID.name(header.id)) declares \(header.size!) bytes, past the end of the Segment (offset \(segmentEnd))", at: header.offset, "Segment"))
         }
         switch header.id {
         case MKVID.cluster:
@@ -203,7 +207,7 @@ final class MatroskaPacketReader {
             return false
         default:
             guard let size = header.size else {
-                throw error(.invalidData, "element \(MKVID.name(header.id)) has an unknown size; only a Segment and a Cluster may", at: header.offset, "Segment")
+                return try resync(error(.invalidData, "element \(MKVID.name(header.id)) has an unknown size; only a Segment and a Cluster may", at: header.offset, "Segment"))
             }
             let next = header.dataStart + size
             if let known = source.knownSize, next > known {
@@ -213,6 +217,44 @@ final class MatroskaPacketReader {
             offset = next
         }
         return true
+    }
+
+    /// Bytes looked at per read while resyncing.
+    private static let resyncChunk = 64 << 10
+
+    /// After damage (an element header that is malformed, larger than its Cluster or Segment, of
+    /// unknown size where none may be, or a BlockGroup whose children are): records `problem` as
+    /// a warning and resumes at the next top-level element ID (Cluster, Cues, Tags ...) found
+    /// after the damaged element's first byte, as FFmpeg's Matroska demuxer resyncs; the rest of
+    /// the damaged Cluster is skipped. False (the end) when none follows. The scan reads the
+    /// source in 64 KiB pieces: memory stays bounded whatever the file's size.
+    private func resync(_ problem: MediaError) throws -> Bool {
+        let from = (problem.offset ?? offset) + 1
+        let end = segmentEnd == .max ? Int64.max : segmentEnd
+        clusterEnd = nil
+        clusterTime = nil
+        var at = from
+        var window: UInt32 = 0
+        var filled = 0
+        while at < end {
+            let piece = try source.readUpTo(at: at, count: Int(min(Int64(Self.resyncChunk), end - at)))
+            if piece.isEmpty { break }
+            for (i, byte) in piece.enumerated() {
+                window = window << 8 | UInt32(byte)
+                filled += 1
+                if filled >= 4 && MKVID.segmentChildren.contains(window) {
+                    offset = at + Int64(i) - 3
+                    note(MediaError(.invalidData, "\(problem.message); reading resumes at the next \(MKVID.name(window)) (offset \(offset))",
+                                    path: path, offset: problem.offset, context: problem.context))
+                    return true
+                }
+            }
+            at += Int64(piece.count)
+        }
+        note(MediaError(.invalidData, "\(problem.message); no Cluster follows, the rest of the file (from offset \(from - 1)) is skipped",
+                        path: path, offset: problem.offset, context: problem.context))
+        offset = end == .max ? at : end
+        return false
     }
 
     /// Reads `count` bytes of element data at `at`, checked against the limit and the file's
@@ -334,13 +376,12 @@ final class MatroskaPacketReader {
         }
         var timecode = Packet.noTimestamp
         if let ct = clusterTime, blockTime >= 0 || ct >= -blockTime {
-            timecode = ct + blockTime - cfg.codecDelayTicks
+            timecode = cfg.trackTicks(clusterTime: ct) + blockTime - cfg.codecDelayTicks
         }
         let laces = UInt64(laced.sizes.count)
         var blockDuration = duration ?? 0
-        if blockDuration == 0 && cfg.info.defaultDuration > 0 && timecodeScale > 0 {
-            let (product, overflow) = cfg.info.defaultDuration.multipliedReportingOverflow(by: laces)
-            blockDuration = overflow ? 0 : product / timecodeScale
+        if blockDuration == 0 {
+            blockDuration = cfg.defaultDurationTicks(laces: laces, timecodeScale: timecodeScale)
         }
         blockDuration = min(blockDuration, UInt64(Int64.max))
         let timeBase = cfg.track.timeBase

@@ -25,6 +25,9 @@ public struct MatroskaTrackInfo: Sendable, Hashable {
     public var bitDepth = 0
     /// The ContentEncoding applied: header stripping bytes put back in front of every frame.
     public var strippedHeader: [UInt8] = []
+    /// TrackTimestampScale: the track's ticks (block timestamps, BlockDuration) are
+    /// TimestampScale x this many nanoseconds. Default: 1.0 (also for values below 0.01, as FFmpeg reads them).
+    public var timestampScale = 1.0
 }
 
 /// One Matroska track as the demuxer uses it.
@@ -60,6 +63,27 @@ struct MatroskaTrackConfig {
     enum BitstreamKey {
         case none, vp8, vp9, av1
     }
+
+    /// A Cluster Timestamp (Segment ticks) in this track's ticks: divided by TrackTimestampScale
+    /// and truncated, as FFmpeg's Matroska demuxer computes it.
+    func trackTicks(clusterTime ct: Int64) -> Int64 {
+        let scale = info.timestampScale
+        guard scale != 1 else { return ct }
+        let v = (Double(ct) / scale).rounded(.towardZero)
+        return v >= 9.2e18 ? Int64.max / 2 : v <= -9.2e18 ? Int64.min / 2 : Int64(v)
+    }
+
+    /// DefaultDuration x `laces` (nanoseconds, RFC 9559 "Matroska ticks") in this track's ticks,
+    /// 0 when there is none or it overflows. With a TrackTimestampScale other than 1 this follows the
+    /// specification; FFmpeg 5.1 divides by TimestampScale alone (its durations are then off by the scale).
+    func defaultDurationTicks(laces: UInt64, timecodeScale: UInt64) -> UInt64 {
+        guard info.defaultDuration > 0, timecodeScale > 0 else { return 0 }
+        let (product, overflow) = info.defaultDuration.multipliedReportingOverflow(by: laces)
+        if overflow { return 0 }
+        guard info.timestampScale != 1 else { return product / timecodeScale }
+        let v = (Double(product) / (Double(timecodeScale) * info.timestampScale)).rounded(.down)
+        return v.isFinite && v >= 0 && v < 9.2e18 ? UInt64(v) : 0
+    }
 }
 
 extension MatroskaTrackConfig {
@@ -94,7 +118,9 @@ extension MatroskaTrackConfig {
             case MKVID.seekPreRoll: info.seekPreRoll = try w.uint(e)
             case MKVID.trackTimestampScale:
                 let s = try w.float(e)
-                if s != 1 && s != 0 { reasons.append("TrackTimestampScale \(s) is not supported (only 1.0)") }
+                // FFmpeg reads values below 0.01 (0 included: an old muxer's "not set") as 1.0.
+                guard s.isFinite else { throw w.error("TrackTimestampScale \(s) is not a number", at: e.offset) }
+                info.timestampScale = s < 0.01 ? 1 : s
             case MKVID.video:
                 var v = w.children(of: e)
                 while let c = try v.next() {
@@ -174,7 +200,13 @@ extension MatroskaTrackConfig {
         guard info.number > 0 else { throw w.error("a TrackEntry has no TrackNumber (or 0)") }
         if !bcp47.isEmpty && language == "eng" { language = bcp47 }
 
-        let timeBase = Track.reduced(Int64(clamping: timecodeScale), 1_000_000_000)
+        // A track tick is TimestampScale x TrackTimestampScale ns (RFC 9559 section 11.1), truncated
+        // to whole nanoseconds as FFmpeg's time base is.
+        let tick = info.timestampScale == 1 ? Double(timecodeScale) : (Double(timecodeScale) * info.timestampScale).rounded(.down)
+        guard tick >= 1, tick <= Double(UInt32.max) else {
+            throw w.error("TimestampScale \(timecodeScale) x TrackTimestampScale \(info.timestampScale) (\(tick) ns per tick) is out of range")
+        }
+        let timeBase = Track.reduced(Int64(tick), 1_000_000_000)
         let (codec, mediaType) = codecName(info.codecID, type: type, bitDepth: info.bitDepth)
         var params = CodecParameters(mediaType: mediaType, codec: CodecID(codec), codecTag: info.codecID, extradata: codecPrivate)
         var cfg = MatroskaTrackConfig(info: info, track: Track(index: index, id: Int(clamping: info.number), parameters: params, timeBase: timeBase, duration: 0))
