@@ -101,6 +101,7 @@ final class AsyncDecodeSessionTests: XCTestCase {
             XCTAssertLessThanOrEqual(session.core.peakWaiting, 2)
         }
         XCTAssertEqual(taken, 125)
+        XCTAssertNil(try session.nextFrame(), "the end again, not a wait")
         XCTAssertEqual(session.core.peakWaiting, 2, "the decoder ran ahead of a slow consumer up to the limit")
     }
 

@@ -215,6 +215,9 @@ final class AsyncDecodeCore: @unchecked Sendable {
     /// Callback mode: frames handed to the queue whose callback has not returned yet.
     private var inFlight = 0
     private var waiter: CheckedContinuation<Event?, Never>?
+    /// Pull mode: the end of the track or the failure, given again to every later call once
+    /// the queued events are taken (until a seek decodes again).
+    private var terminal: Event?
     private var thread: Thread?
     private var running = false
     private var stats_ = Stats()
@@ -274,6 +277,7 @@ final class AsyncDecodeCore: @unchecked Sendable {
             generation += 1
             events.removeAll()
             head = 0
+            terminal = nil
         }
         commands.append(c)
         if mode != nil { launchLocked() }
@@ -323,6 +327,14 @@ final class AsyncDecodeCore: @unchecked Sendable {
         return e
     }
 
+    /// The next pull event, or the terminal one again once the thread has stopped with
+    /// nothing left to do (under `cond`); nil: wait.
+    private func takeLocked() -> Event? {
+        if let e = popLocked() { return e }
+        if let t = terminal, !running, commands.isEmpty { return t }
+        return nil
+    }
+
     private func result(_ e: Event?) throws -> Frame? {
         switch e {
         case .frame(let f): return f
@@ -337,7 +349,7 @@ final class AsyncDecodeCore: @unchecked Sendable {
         let event: Event? = await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Event?, Never>) in
                 cond.lock()
-                if let e = popLocked() {
+                if let e = takeLocked() {
                     cond.unlock()
                     c.resume(returning: e)
                 } else if cancelled || Task.isCancelled {
@@ -357,10 +369,10 @@ final class AsyncDecodeCore: @unchecked Sendable {
     func nextBlocking() throws -> Frame? {
         try start(.pull)
         cond.lock()
-        var e = popLocked()
+        var e = takeLocked()
         while e == nil && !cancelled {
             cond.wait()
-            e = popLocked()
+            e = takeLocked()
         }
         cond.unlock()
         return try result(e)
@@ -384,7 +396,10 @@ final class AsyncDecodeCore: @unchecked Sendable {
                 running = false
                 thread = nil
                 cond.broadcast()
+                let w = waiter, e = w == nil ? nil : takeLocked()
+                if e != nil { waiter = nil }
                 cond.unlock()
+                if let w, let e { w.resume(returning: e) }
                 return
             }
             let c = commands.isEmpty ? nil : commands.removeFirst()
@@ -514,6 +529,7 @@ final class AsyncDecodeCore: @unchecked Sendable {
             default: if let f = cb.end { cb.queue.async { f() } }
             }
         default:
+            terminal = e
             pushLocked(e)
         }
     }
