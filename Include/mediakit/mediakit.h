@@ -355,6 +355,14 @@ mk_status mk_decoder_receive_frame(mk_decoder *decoder, mk_frame **out);
  *  again, also after draining. Errors: MK_EINVAL. */
 mk_status mk_decoder_reset(mk_decoder *decoder);
 
+/** Sample-accurate seek: moves `demuxer` (the one the decoder's track came from) to the key
+ *  frame at or before `seconds` (one second earlier for audio, to prime the decoder), drops
+ *  what the decoder holds, and makes the first frame it then returns the one presented at
+ *  `seconds` (audio: from that exact sample). Then read the track's packets and decode as
+ *  usual. Neither handle is kept. Errors: MK_EINVAL (NULL, a negative or non-finite time, a
+ *  decoder opened with mk_decoder_open_params), the demuxer's seek errors. */
+mk_status mk_decoder_seek(mk_decoder *decoder, mk_demuxer *demuxer, double seconds);
+
 /* Frame formats: MK_PIXEL_* (video) and MK_SAMPLES_* (audio), in mediakit_types.h. */
 
 /** A frame's fields. Plane pointers are borrowed from the frame. */
