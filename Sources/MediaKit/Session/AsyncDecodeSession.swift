@@ -52,6 +52,14 @@ public final class AsyncDecodeSession: @unchecked Sendable {
         core = AsyncDecodeCore(demuxer: demuxer, session: session, capacity: max(1, bufferLimit))
     }
 
+    /// A session over a ``DecodeSession`` already set up (its recovery policy set, perhaps
+    /// seeked, with `demuxer` seeked to match), reading the session's track from `demuxer`:
+    /// both become this session's (see the type's threads note) until its thread has ended
+    /// (``wait()`` after the end of the track or ``cancel()``).
+    public init(demuxer: Demuxer, session: DecodeSession, bufferLimit: Int = 8) {
+        core = AsyncDecodeCore(demuxer: demuxer, session: session, capacity: max(1, bufferLimit))
+    }
+
     /// A session over track `track` of the file at `path` (opened through `registry`).
     /// - Throws: the demuxer's errors, then as ``init(demuxer:track:registry:backend:threads:trim:recovery:bufferLimit:)``.
     public convenience init(path: String, track: Int, registry: MediaRegistry = .shared, backend: String? = nil, threads: Int = 0,
@@ -151,6 +159,9 @@ public final class AsyncDecodeSession: @unchecked Sendable {
     /// What was stepped over without failing, oldest first: the decode session's warnings and
     /// the cut of a file cut short (``FileDecodeResult/warnings`` has the same).
     public var warnings: [MediaError] { core.stats().warnings }
+    /// Where the input was cut short (a `.truncated` error naming the offset), once the
+    /// session reached the cut; it is also in ``warnings``.
+    public var truncation: MediaError? { core.stats().truncation }
     /// Frames delivered so far (dropped ones, after a ``seek(to:)``, not counted).
     public var framesDelivered: Int { core.stats().delivered }
 }
@@ -188,6 +199,7 @@ final class AsyncDecodeCore: @unchecked Sendable {
         var rebuilds = 0
         var warnings: [MediaError] = []
         var delivered = 0
+        var truncation: MediaError?
     }
 
     // Owned by the session's thread (never touched elsewhere once it runs).
@@ -451,6 +463,7 @@ final class AsyncDecodeCore: @unchecked Sendable {
         cond.lock()
         stats_.rebuilds = session.rebuilds
         stats_.warnings = session.warnings + (truncation.map { [$0] } ?? [])
+        stats_.truncation = truncation
         cond.unlock()
     }
 
