@@ -417,3 +417,34 @@ def test_session_c_api_under_valgrind(mk_bin, tmp_path):
     assert "definitely lost: 0 bytes" in err or "no leaks are possible" in err, err[-3000:]
     assert "Invalid read" not in err and "Invalid write" not in err, err[-5000:]
     assert re.search(r"\d+ passed, 0 failed", proc.stdout.decode()), proc.stdout.decode()[-2000:]
+
+
+POOL_C = lib.REPO / "Tests" / "c" / "frame_pool_alloc.c"
+POOL_CASES = [
+    pytest.param("repo:Samples/media/sample.mp4", 0, id="h264-nv12"),
+    pytest.param("repo:Samples/media/sample.mp4", 1, id="aac-s16"),
+    pytest.param("shared:mp4_av1_10bit_hdr10_aac_720x1280.mp4", 0, id="av1-10bit-converted-nv12"),
+    pytest.param("shared:mp4_av1_10bit_hdr10_aac_720x1280.mp4", 1, id="aac-s16-2"),
+]
+
+
+@pytest.mark.parametrize("where,track", POOL_CASES)
+def test_steady_state_decoding_allocates_no_frame_buffers(where, track, mk_bin, shared_media, tmp_path):
+    """Tests/c/frame_pool_alloc.c: decode a track and mk_frame_pack every frame (NV12 / s16) into
+    one reused buffer, counting heap blocks of at least half a packed frame allocated after 30
+    frames (the decoders' and the converter's pools fill up in the first ~20 with frame
+    threading): none. A 10-bit AV1 picture goes through the FFmpeg plugin's converter
+    (libswscale), whose pictures come from its pool once released."""
+    kind, name = where.split(":", 1)
+    media = lib.REPO / name if kind == "repo" else shared_media / name
+    program = tmp_path / "frame_pool_alloc"
+    libdir = _libdir(mk_bin)
+    _cc(["-std=c99", "-Wall", "-Wextra", "-Werror", "-I", INCLUDE, POOL_C, "-L", libdir, "-lmediakit",
+         f"-Wl,-rpath,{libdir}", "-o", program], "building frame_pool_alloc.c")
+    proc = lib.run([program, media, str(track), "30"])
+    out = dict(line.split(" ", 1) for line in proc.stdout.decode().splitlines() if " " in line)
+    assert proc.returncode == 0 and out.get("status") == "OK", proc.stdout.decode() + lib.tail(proc.stderr)
+    assert int(out["frames"]) > 60, out
+    assert out["large-allocations"] == "0", \
+        f"{name} track {track}: {out['large-allocations']} blocks of >= {int(out['frame-bytes']) // 2} bytes " \
+        f"({out['large-bytes']} bytes) allocated after the warm-up, over {out['frames']} frames"
