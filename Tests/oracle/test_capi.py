@@ -112,6 +112,17 @@ def test_misuse_returns_errors(mk_bin, tmp_path):
     assert proc.returncode == 0 and re.search(r"^\d+ passed, 0 failed$", out, re.M), out[-3000:]
 
 
+def _stripped_libdir(mk_bin: Path, tmp_path: Path) -> Path:
+    """libmediakit and the plugins copied and stripped of debug info, for valgrind (3.19 cannot
+    read the DWARF 5 of Swift-built libraries)."""
+    libdir = tmp_path / "lib"
+    libdir.mkdir()
+    for so in list(_libdir(mk_bin).glob("libmediakit.so")) + list(mk_bin.glob("libMediaKitPlugin*.so")):
+        shutil.copy(so, libdir / so.name)
+        subprocess.run(["strip", "--strip-debug", libdir / so.name], check=True)
+    return libdir
+
+
 def test_misuse_under_valgrind(mk_bin, tmp_path):
     """The same program under valgrind: "definitely lost: 0 bytes", no invalid read or write.
 
@@ -120,11 +131,7 @@ def test_misuse_under_valgrind(mk_bin, tmp_path):
     """
     if not shutil.which("valgrind"):
         pytest.fail("valgrind is missing: scripts/deps.sh installs it", pytrace=False)
-    libdir = tmp_path / "lib"
-    libdir.mkdir()
-    for so in list(_libdir(mk_bin).glob("libmediakit.so")) + list(mk_bin.glob("libMediaKitPlugin*.so")):
-        shutil.copy(so, libdir / so.name)
-        subprocess.run(["strip", "--strip-debug", libdir / so.name], check=True)
+    libdir = _stripped_libdir(mk_bin, tmp_path)
     program = _build(TEST_C, tmp_path / "test_capi", libdir)
     corrupt = tmp_path / "corrupt.mp4"
     corrupt.write_bytes(SAMPLE.read_bytes()[:50000])
@@ -404,11 +411,7 @@ def test_session_c_api_under_valgrind(mk_bin, tmp_path):
     frames crossing from the session's thread to the caller's and to the callbacks' thread."""
     if not shutil.which("valgrind"):
         pytest.fail("valgrind is missing: scripts/deps.sh installs it", pytrace=False)
-    libdir = tmp_path / "lib"
-    libdir.mkdir()
-    for so in list(_libdir(mk_bin).glob("libmediakit.so")) + list(mk_bin.glob("libMediaKitPlugin*.so")):
-        shutil.copy(so, libdir / so.name)
-        subprocess.run(["strip", "--strip-debug", libdir / so.name], check=True)
+    libdir = _stripped_libdir(mk_bin, tmp_path)
     program = _build_session_test(tmp_path, libdir)
     supp = lib.REPO / "Tests" / "c" / "valgrind.supp"
     proc = lib.run(["valgrind", "--leak-check=full", f"--suppressions={supp}", "--error-exitcode=3", program, SAMPLE],

@@ -734,6 +734,21 @@ class Frame:
 _TRIM = {"none": 0, "gapless": 1, "ffmpeg": 2}
 
 
+def _decoding_settings(who: str, track: Track, settings, fill, backend: Optional[str], threads: int,
+                       trim: Union[bool, str]):
+    """Checks `track` for a Decoder or DecodeSession and fills its settings struct (defaults
+    from `fill`, then backend, threads and trim)."""
+    if not isinstance(track, Track):
+        raise TypeError(f"{who} needs a mediakit.Track (from Demuxer.tracks), got {type(track).__name__}")
+    if track._demuxer is None or track._demuxer.closed:
+        raise _closed("demuxer this track belongs to")
+    fill(ctypes.byref(settings))
+    settings.backend = backend.encode() if backend else None
+    settings.threads = int(threads)
+    settings.trim = _trim_setting(trim)
+    return settings
+
+
 def _trim_setting(trim: Union[bool, str]) -> int:
     """The C trim value (MK_TRIM_*) for True / False / "gapless" / "ffmpeg" / "none"."""
     if isinstance(trim, bool):
@@ -767,15 +782,8 @@ class Decoder(_Owned):
 
     def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0,
                  trim: Union[bool, str] = True):
-        if not isinstance(track, Track):
-            raise TypeError(f"Decoder needs a mediakit.Track (from Demuxer.tracks), got {type(track).__name__}")
-        if track._demuxer is None or track._demuxer.closed:
-            raise _closed("demuxer this track belongs to")
-        s = _ffi.DecoderSettings()
-        lib.mk_decoder_default_settings(ctypes.byref(s))
-        s.backend = backend.encode() if backend else None
-        s.threads = int(threads)
-        s.trim = _trim_setting(trim)
+        s = _decoding_settings("Decoder", track, _ffi.DecoderSettings(), lib.mk_decoder_default_settings,
+                               backend, threads, trim)
         h = ctypes.c_void_p()
         lib.mk_decoder_open(ctypes.byref(h), track._demuxer._handle(), track.index, ctypes.byref(s))
         super().__init__(h)
@@ -921,15 +929,8 @@ class DecodeSession(_Owned):
 
     def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0, trim: Union[bool, str] = True,
                  recovery: bool = True, max_failed_packets: int = 20, max_rebuilds: int = 5, queue_frames: int = 8):
-        if not isinstance(track, Track):
-            raise TypeError(f"DecodeSession needs a mediakit.Track (from Demuxer.tracks), got {type(track).__name__}")
-        if track._demuxer is None or track._demuxer.closed:
-            raise _closed("demuxer this track belongs to")
-        s = _ffi.SessionSettings()
-        lib.mk_session_default_settings(ctypes.byref(s))
-        s.backend = backend.encode() if backend else None
-        s.threads = int(threads)
-        s.trim = _trim_setting(trim)
+        s = _decoding_settings("DecodeSession", track, _ffi.SessionSettings(), lib.mk_session_default_settings,
+                               backend, threads, trim)
         s.recovery = 1 if recovery else 0
         s.max_failed_packets = int(max_failed_packets)
         s.max_rebuilds = int(max_rebuilds)
