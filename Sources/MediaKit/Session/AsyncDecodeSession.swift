@@ -221,8 +221,9 @@ final class AsyncDecodeCore: @unchecked Sendable {
     /// Bumped by every seek: frames of an older generation are dropped, not delivered.
     private var generation = 0
     private var cancelled = false
-    /// Pull mode: events not yet taken, oldest first (`head` is the next).
-    private var events: [Event] = []
+    /// Pull mode: events not yet taken, oldest first (`head` is the next; the slots before it
+    /// are nil, so a taken frame is not kept alive by the queue).
+    private var events: [Event?] = []
     private var head = 0
     /// Callback mode: frames handed to the queue whose callback has not returned yet.
     private var inFlight = 0
@@ -324,8 +325,8 @@ final class AsyncDecodeCore: @unchecked Sendable {
 
     /// Takes the next pull event (under `cond`), nil when none waits.
     private func popLocked() -> Event? {
-        guard head < events.count else { return nil }
-        let e = events[head]
+        guard head < events.count, let e = events[head] else { return nil }
+        events[head] = nil
         head += 1
         if head == events.count {
             events.removeAll(keepingCapacity: true)
