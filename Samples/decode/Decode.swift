@@ -92,6 +92,9 @@ struct Decode: ParsableCommand {
     @Option(help: "Write at most this many seconds of audio (exactly round(D * rate) samples).")
     var duration: Double?
 
+    @Flag(name: .customLong("async"), help: "Decode the video on a thread of its own (MediaKit's AsyncDecodeSession) while the main thread writes; video output only. Same bytes.")
+    var asyncVideo = false
+
     @Flag(name: .shortAndLong, help: "Print no progress or ffplay hints.")
     var quiet = false
 
@@ -153,6 +156,10 @@ struct Decode: ParsableCommand {
         options.threads = threads
         options.seek = seek
         options.maxVideoFrames = frames
+        if asyncVideo && options.audioPath != nil {
+            throw MediaError(.invalidArgument, "--async decodes the video alone: name only --video-out")
+        }
+        options.asyncVideo = asyncVideo
         options.maxAudioDuration = duration
 
         let progress = Progress(enabled: !quiet)

@@ -171,6 +171,23 @@ public func mk_decoder_reset(_ d: OpaquePointer?) -> Int32 {
     return MK_OK
 }
 
+@_cdecl("mk_decoder_seek")
+public func mk_decoder_seek(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ seconds: Double) -> Int32 {
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_seek") else { return MK_EINVAL }
+    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decoder_seek") else { return MK_EINVAL }
+    guard h.track != nil else {
+        return fail(MK_EINVAL, "mk_decoder_seek: the decoder was opened from codec parameters; seek your own source and call mk_decoder_reset")
+    }
+    guard seconds.isFinite, seconds >= 0 else { return fail(MK_EINVAL, "mk_decoder_seek: cannot seek to \(seconds) s") }
+    return guarded {
+        let audio = h.session.track.mediaType == .audio
+        try dh.demuxer.seek(to: max(0, seconds - (audio ? DecodeSession.seekPreroll : 0)))
+        try h.session.seek(to: seconds)
+        h.draining = false
+        return MK_OK
+    }
+}
+
 @_cdecl("mk_decode_default_settings")
 public func mk_decode_default_settings(_ s: UnsafeMutablePointer<mk_decode_settings>?) {
     guard let s else { return }

@@ -77,9 +77,8 @@ public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: Unsafe
         size.pointee = needed
         guard let buffer else { return MK_OK }
         guard capacity >= needed else { return fail(MK_EINVAL, "mk_frame_pack: the buffer holds \(capacity) bytes, \(needed) are needed") }
-        var bytes: [UInt8] = []
-        AudioSampleConverter.append(fr, as: format, to: &bytes)
-        bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: min(needed, $0.count)) }
+        // Straight into the caller's buffer: nothing allocated per frame.
+        _ = AudioSampleConverter.write(fr, as: format.sampleType, into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
         return MK_OK
     default:
         return fail(MK_EINVAL, "mk_frame_pack: unknown layout \(layout) (MK_PACK_NV12, MK_PACK_I420, MK_PACK_S16 or MK_PACK_F32)")

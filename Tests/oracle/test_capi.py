@@ -112,6 +112,17 @@ def test_misuse_returns_errors(mk_bin, tmp_path):
     assert proc.returncode == 0 and re.search(r"^\d+ passed, 0 failed$", out, re.M), out[-3000:]
 
 
+def _stripped_libdir(mk_bin: Path, tmp_path: Path) -> Path:
+    """libmediakit and the plugins copied and stripped of debug info, for valgrind (3.19 cannot
+    read the DWARF 5 of Swift-built libraries)."""
+    libdir = tmp_path / "lib"
+    libdir.mkdir()
+    for so in list(_libdir(mk_bin).glob("libmediakit.so")) + list(mk_bin.glob("libMediaKitPlugin*.so")):
+        shutil.copy(so, libdir / so.name)
+        subprocess.run(["strip", "--strip-debug", libdir / so.name], check=True)
+    return libdir
+
+
 def test_misuse_under_valgrind(mk_bin, tmp_path):
     """The same program under valgrind: "definitely lost: 0 bytes", no invalid read or write.
 
@@ -120,11 +131,7 @@ def test_misuse_under_valgrind(mk_bin, tmp_path):
     """
     if not shutil.which("valgrind"):
         pytest.fail("valgrind is missing: scripts/deps.sh installs it", pytrace=False)
-    libdir = tmp_path / "lib"
-    libdir.mkdir()
-    for so in list(_libdir(mk_bin).glob("libmediakit.so")) + list(mk_bin.glob("libMediaKitPlugin*.so")):
-        shutil.copy(so, libdir / so.name)
-        subprocess.run(["strip", "--strip-debug", libdir / so.name], check=True)
+    libdir = _stripped_libdir(mk_bin, tmp_path)
     program = _build(TEST_C, tmp_path / "test_capi", libdir)
     corrupt = tmp_path / "corrupt.mp4"
     corrupt.write_bytes(SAMPLE.read_bytes()[:50000])
@@ -377,3 +384,70 @@ int main(void) {
     program = _build(src, tmp_path / "misuse", _libdir(mk_bin))
     proc = lib.run([program])
     assert proc.returncode == 0, proc.stdout.decode()[-3000:]
+
+
+SESSION_C = lib.REPO / "Tests" / "c" / "session_test.c"
+
+
+def _build_session_test(tmp_path: Path, libdir: Path) -> Path:
+    out = tmp_path / "session_test"
+    _cc(["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pthread", "-I", INCLUDE, SESSION_C,
+         "-L", libdir, "-lmediakit", f"-Wl,-rpath,{libdir}", "-o", out], "building session_test.c")
+    return out
+
+
+def test_session_c_api(mk_bin, tmp_path):
+    """Tests/c/session_test.c: mk_session_* (pull and callbacks on the library's thread, mid-stream
+    flush with completion, seek, close with frames in flight, misuse) against the synchronous
+    mk_decoder over the same file."""
+    program = _build_session_test(tmp_path, _libdir(mk_bin))
+    proc = lib.run([program, SAMPLE])
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and re.search(r"^\d+ passed, 0 failed$", out, re.M), out[-3000:] + lib.tail(proc.stderr)
+
+
+def test_session_c_api_under_valgrind(mk_bin, tmp_path):
+    """The same program under valgrind: "definitely lost: 0 bytes", no invalid read or write, with
+    frames crossing from the session's thread to the caller's and to the callbacks' thread."""
+    if not shutil.which("valgrind"):
+        pytest.fail("valgrind is missing: scripts/deps.sh installs it", pytrace=False)
+    libdir = _stripped_libdir(mk_bin, tmp_path)
+    program = _build_session_test(tmp_path, libdir)
+    supp = lib.REPO / "Tests" / "c" / "valgrind.supp"
+    proc = lib.run(["valgrind", "--leak-check=full", f"--suppressions={supp}", "--error-exitcode=3", program, SAMPLE],
+                   timeout=900)
+    err = proc.stderr.decode()
+    assert "definitely lost: 0 bytes" in err or "no leaks are possible" in err, err[-3000:]
+    assert "Invalid read" not in err and "Invalid write" not in err, err[-5000:]
+    assert re.search(r"\d+ passed, 0 failed", proc.stdout.decode()), proc.stdout.decode()[-2000:]
+
+
+POOL_C = lib.REPO / "Tests" / "c" / "frame_pool_alloc.c"
+POOL_CASES = [
+    pytest.param("repo:Samples/media/sample.mp4", 0, id="h264-nv12"),
+    pytest.param("repo:Samples/media/sample.mp4", 1, id="aac-s16"),
+    pytest.param("shared:mp4_av1_10bit_hdr10_aac_720x1280.mp4", 0, id="av1-10bit-converted-nv12"),
+    pytest.param("shared:mp4_av1_10bit_hdr10_aac_720x1280.mp4", 1, id="aac-s16-2"),
+]
+
+
+@pytest.mark.parametrize("where,track", POOL_CASES)
+def test_steady_state_decoding_allocates_no_frame_buffers(where, track, mk_bin, shared_media, tmp_path):
+    """Tests/c/frame_pool_alloc.c: decode a track and mk_frame_pack every frame (NV12 / s16) into
+    one reused buffer, counting heap blocks of at least half a packed frame allocated after 30
+    frames (the decoders' and the converter's pools fill up in the first ~20 with frame
+    threading): none. A 10-bit AV1 picture goes through the FFmpeg plugin's converter
+    (libswscale), whose pictures come from its pool once released."""
+    kind, name = where.split(":", 1)
+    media = lib.REPO / name if kind == "repo" else shared_media / name
+    program = tmp_path / "frame_pool_alloc"
+    libdir = _libdir(mk_bin)
+    _cc(["-std=c99", "-Wall", "-Wextra", "-Werror", "-I", INCLUDE, POOL_C, "-L", libdir, "-lmediakit",
+         f"-Wl,-rpath,{libdir}", "-o", program], "building frame_pool_alloc.c")
+    proc = lib.run([program, media, str(track), "30"])
+    out = dict(line.split(" ", 1) for line in proc.stdout.decode().splitlines() if " " in line)
+    assert proc.returncode == 0 and out.get("status") == "OK", proc.stdout.decode() + lib.tail(proc.stderr)
+    assert int(out["frames"]) > 60, out
+    assert out["large-allocations"] == "0", \
+        f"{name} track {track}: {out['large-allocations']} blocks of >= {int(out['frame-bytes']) // 2} bytes " \
+        f"({out['large-bytes']} bytes) allocated after the warm-up, over {out['frames']} frames"

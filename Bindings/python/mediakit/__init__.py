@@ -27,8 +27,10 @@ naming the offset of the cut is issued through the ``warnings`` module (also lis
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import os
+import weakref
 import warnings as _warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -42,7 +44,7 @@ try:  # numpy is optional: without it, arrays are bytes and planes are memoryvie
 except ImportError:  # pragma: no cover - depends on the environment
     _np = None
 
-__all__ = ["MediaError", "TruncatedWarning", "Plugin", "Track", "Packet", "Frame", "Demuxer", "Decoder", "AudioConverter", "StreamParser", "StreamEvent",
+__all__ = ["MediaError", "TruncatedWarning", "Plugin", "Track", "Packet", "Frame", "Demuxer", "Decoder", "DecodeSession", "AudioConverter", "StreamParser", "StreamEvent",
            "open", "decode", "remux", "plugins", "load_plugins", "version", "LIBRARY_PATH"]
 
 #: The libmediakit this package loaded.
@@ -360,6 +362,9 @@ class Demuxer(_Owned):
         lib.mk_demuxer_duration(h, ctypes.byref(d))
         self.duration: float = d.value
         self.tracks: list[Track] = [self._track(i) for i in range(n.value)]
+        #: The tracks by kind, as PyAV's ``container.streams``: ``streams.video[0]``, ``streams.audio[0]``.
+        self.streams = Streams(self.tracks)
+        self._session: Optional[weakref.ref] = None  # the DecodeSession reading this demuxer, if any
 
     def _track(self, i: int) -> Track:
         t = _ffi.TrackInfo(struct_size=ctypes.sizeof(_ffi.TrackInfo))
@@ -372,11 +377,20 @@ class Demuxer(_Owned):
                      Fraction(t.frame_rate_num, t.frame_rate_den or 1), t.encoder_delay, t.encoder_padding,
                      s(t.unsupported) or None, bool(t.reflected), self)
 
+    def _busy(self) -> None:
+        """Raises when a DecodeSession reads this demuxer (on its own thread)."""
+        session = self._session() if self._session is not None else None
+        if session is not None and not session.closed:
+            raise MediaError(_ffi.ESTATE, "a DecodeSession (from decode()) reads this demuxer: close it first, "
+                             "or use its seek()", "demuxer")
+
     def read(self) -> Optional[Packet]:
         """The next packet in file order, or None at the end."""
         h = self._h
         if h is None:
             raise _closed(self._what)
+        if self._session is not None:
+            self._busy()
         p = ctypes.c_void_p()
         status = _raw_read(h, ctypes.byref(p))
         if status:
@@ -387,6 +401,7 @@ class Demuxer(_Owned):
     def read_track(self, track: Union[int, Track]) -> Optional[Packet]:
         """The next packet of one track (independent of read()), or None at its end."""
         index = track.index if isinstance(track, Track) else int(track)
+        self._busy()
         p = ctypes.c_void_p()
         if not _check_read(_raw_read_track(self._handle(), index, ctypes.byref(p)), "mk_demuxer_read_track_packet"):
             return None
@@ -419,8 +434,39 @@ class Demuxer(_Owned):
         return out
 
     def seek(self, seconds: float) -> None:
-        """Moves every track to the key frame at or before `seconds`."""
+        """Moves every track to the key frame at or before `seconds`. While a decode() session
+        reads this demuxer, that session seeks instead, sample-accurately: the next frame it
+        yields is the one presented at `seconds` (audio: from that exact sample)."""
+        session = self._session() if self._session is not None else None
+        if session is not None and not session.closed:
+            session.seek(seconds)
+            return
         lib.mk_demuxer_seek(self._handle(), float(seconds))
+
+    def decode(self, *streams: Union[int, Track], video: Optional[int] = None, audio: Optional[int] = None,
+               **options) -> "DecodeSession":
+        """Decodes one track, as PyAV's ``container.decode(video=0)``: ``video=N`` / ``audio=N``
+        pick the N-th video / audio track, a Track (or a track index) picks that one. Returns a
+        DecodeSession, which yields the presented frames (``for frame in ...``, or ``async for``),
+        decoded ahead on the library's thread; ``options`` are DecodeSession's (trim, threads,
+        backend, recovery, queue_frames ...). The session reads this demuxer until it is closed
+        (a new decode() closes the previous one); meanwhile ``seek(t)`` seeks it."""
+        picked: list[Track] = []
+        for s in streams:
+            picked.append(s if isinstance(s, Track) else self.tracks[int(s)])
+        if video is not None:
+            picked.append(self.streams.video[video])
+        if audio is not None:
+            picked.append(self.streams.audio[audio])
+        if len(picked) != 1:
+            raise ValueError(f"decode() decodes one track at a time; {len(picked)} were given "
+                             "(e.g. decode(video=0) or decode(audio=0))")
+        previous = self._session() if self._session is not None else None
+        if previous is not None:
+            previous.close()
+        session = DecodeSession(picked[0], **options)
+        self._session = weakref.ref(session)
+        return session
 
     def select(self, tracks: Optional[Sequence[Union[int, Track]]]) -> None:
         """Limits iteration to these tracks (None: all); the others' data is never read."""
@@ -431,6 +477,26 @@ class Demuxer(_Owned):
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self.tracks)} tracks"
         return f"<mediakit.Demuxer {self.path!r} {state}>"
+
+
+class Streams:
+    """A demuxer's tracks by kind, as PyAV's ``container.streams``."""
+
+    def __init__(self, tracks: list[Track]):
+        self.video: tuple = tuple(t for t in tracks if t.media_type == "video")
+        self.audio: tuple = tuple(t for t in tracks if t.media_type == "audio")
+        self.subtitles: tuple = tuple(t for t in tracks if t.media_type == "subtitle")
+        self.data: tuple = tuple(t for t in tracks if t.media_type == "data")
+        self._all = tuple(tracks)
+
+    def __iter__(self):
+        return iter(self._all)
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+    def __getitem__(self, i: int) -> Track:
+        return self._all[i]
 
 
 def open(source: Source) -> Demuxer:  # noqa: A001 - mirrors io.open / av.open
@@ -532,8 +598,17 @@ class Frame:
             views.append(view)
         return tuple(views)
 
+    @property
+    def time(self) -> float:
+        """The presentation time in seconds (``pts * time_base``), as PyAV's ``frame.time``."""
+        return float(self.pts * self.time_base)
+
+    def to_ndarray(self, layout: Optional[str] = None, **options):
+        """PyAV's name for ``to_numpy()``."""
+        return self.to_numpy(layout, **options)
+
     def to_numpy(self, layout: Optional[str] = None, *, planes: bool = False, format: Optional[str] = None,
-                 rate: Optional[int] = None):
+                 rate: Optional[int] = None, out=None):
         """The frame in a packed layout: video as "nv12" (default) or "i420", audio as "s16"
         (default) or "f32". Pictures that are not 8-bit 4:2:0 (10-bit, 4:4:4, 4:2:2, full
         range) are converted first by a plugin's picture converter (the FFmpeg plugin's:
@@ -547,7 +622,10 @@ class Frame:
         ``AudioConverter`` for all its frames.
 
         By default the result is one new array: NV12 of shape (height + (height+1)//2, width),
-        I420 flat, audio (samples, channels); bytes when numpy is not installed.
+        I420 flat, audio (samples, channels); bytes when numpy is not installed. ``out=`` packs
+        into a caller's array instead (C-contiguous, writable, of the layout's dtype — uint8,
+        int16 or float32 — and at least as large) and returns a view of it in that shape, so a
+        loop over a stream reuses one buffer instead of allocating a frame's worth per frame.
 
         ``planes=True`` (video) returns a tuple of 2-D uint8 arrays, one per plane of the
         layout (NV12: Y, UV; I420: Y, U, V), each (rows, bytes per row). When the frame's
@@ -569,6 +647,8 @@ class Frame:
             return self._layout_planes(mem, layout)
         size = ctypes.c_size_t()
         lib.mk_frame_pack(mem.h, _PACK[layout], None, 0, ctypes.byref(size))
+        if out is not None:
+            return self._pack_into(mem, layout, size.value, out)
         if _np is None:
             out = ctypes.create_string_buffer(size.value)
             lib.mk_frame_pack(mem.h, _PACK[layout], out, size.value, ctypes.byref(size))
@@ -581,6 +661,23 @@ class Frame:
         if layout in ("s16", "f32"):
             return arr.reshape(-1, self.channels)
         return arr
+
+    def _pack_into(self, mem: _FrameMemory, layout: str, needed: int, out):
+        """to_numpy(out=...): packs into the caller's array and returns a view of it."""
+        if _np is None:
+            raise MediaError(EINVAL, "to_numpy(out=...) needs numpy", "to_numpy")
+        dtype = {"s16": _np.int16, "f32": _np.float32}.get(layout, _np.uint8)
+        if not isinstance(out, _np.ndarray) or out.dtype != dtype or not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError(f"out must be a writable C-contiguous numpy array of {_np.dtype(dtype).name} for {layout!r}")
+        if out.nbytes < needed:
+            raise ValueError(f"out holds {out.nbytes} bytes; a {layout} frame of this size needs {needed}")
+        lib.mk_frame_pack(mem.h, _PACK[layout], out.ctypes.data, out.nbytes, ctypes.byref(ctypes.c_size_t()))
+        flat = out.reshape(-1)[: needed // out.itemsize]
+        if layout == "nv12":
+            return flat.reshape(-1, self.width)
+        if layout in ("s16", "f32"):
+            return flat.reshape(-1, self.channels)
+        return flat
 
     def _converted_audio(self, mem: _FrameMemory, sample_format: str, rate: Optional[int], channel_layout):
         """to_numpy with a sample format, rate or channel layout: one AudioConverter over this frame."""
@@ -637,6 +734,21 @@ class Frame:
 _TRIM = {"none": 0, "gapless": 1, "ffmpeg": 2}
 
 
+def _decoding_settings(who: str, track: Track, settings, fill, backend: Optional[str], threads: int,
+                       trim: Union[bool, str]):
+    """Checks `track` for a Decoder or DecodeSession and fills its settings struct (defaults
+    from `fill`, then backend, threads and trim)."""
+    if not isinstance(track, Track):
+        raise TypeError(f"{who} needs a mediakit.Track (from Demuxer.tracks), got {type(track).__name__}")
+    if track._demuxer is None or track._demuxer.closed:
+        raise _closed("demuxer this track belongs to")
+    fill(ctypes.byref(settings))
+    settings.backend = backend.encode() if backend else None
+    settings.threads = int(threads)
+    settings.trim = _trim_setting(trim)
+    return settings
+
+
 def _trim_setting(trim: Union[bool, str]) -> int:
     """The C trim value (MK_TRIM_*) for True / False / "gapless" / "ffmpeg" / "none"."""
     if isinstance(trim, bool):
@@ -670,15 +782,8 @@ class Decoder(_Owned):
 
     def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0,
                  trim: Union[bool, str] = True):
-        if not isinstance(track, Track):
-            raise TypeError(f"Decoder needs a mediakit.Track (from Demuxer.tracks), got {type(track).__name__}")
-        if track._demuxer is None or track._demuxer.closed:
-            raise _closed("demuxer this track belongs to")
-        s = _ffi.DecoderSettings()
-        lib.mk_decoder_default_settings(ctypes.byref(s))
-        s.backend = backend.encode() if backend else None
-        s.threads = int(threads)
-        s.trim = _trim_setting(trim)
+        s = _decoding_settings("Decoder", track, _ffi.DecoderSettings(), lib.mk_decoder_default_settings,
+                               backend, threads, trim)
         h = ctypes.c_void_p()
         lib.mk_decoder_open(ctypes.byref(h), track._demuxer._handle(), track.index, ctypes.byref(s))
         super().__init__(h)
@@ -769,6 +874,124 @@ class Decoder(_Owned):
         lib.mk_decoder_reset(self._handle())
         self._pending = None
         self._backlog = []
+
+    def seek(self, seconds: float) -> None:
+        """Sample-accurate seek: moves the track's demuxer to the key frame at or before
+        `seconds` and drops what the decoder holds; the first frame decoded from the
+        demuxer's next packets of this track is the one presented at `seconds` (audio: from
+        that exact sample)."""
+        demuxer = self.track._demuxer
+        if demuxer is None or demuxer.closed:
+            raise _closed("demuxer this track belongs to")
+        demuxer._busy()
+        lib.mk_decoder_seek(self._handle(), demuxer._handle(), float(seconds))
+        self._pending = None
+        self._backlog = []
+
+    def frame_at(self, seconds: float) -> Optional[Frame]:
+        """The frame presented at `seconds` (audio: starting at that exact sample), or None past
+        the end: seek(seconds), then the first frame decoded from the track's packets. The
+        demuxer is left after the packets that were read; call seek() or frame_at() again, or
+        reset() and Demuxer.seek(), before decoding on."""
+        self.seek(seconds)
+        demuxer = self.track._demuxer
+        for packet in demuxer.packets(self.track):
+            for frame in self.decode(packet):
+                return frame
+        for frame in self.flush():
+            return frame
+        return None
+
+
+class DecodeSession(_Owned):
+    """One track decoded on the library's thread (mk_session), ahead of the consumer by at most
+    ``queue_frames`` frames. Iterate it for the presented frames, in presentation order, with
+    ``for`` or ``async for`` (the async iterator waits in a worker thread, never blocking the
+    event loop)::
+
+        with mediakit.open("movie.mp4") as container:
+            for frame in container.decode(video=0):
+                ...
+            container.seek(12.345)                       # sample-accurate
+            frame = next(iter(container.decode(video=0)))
+
+        async for frame in mediakit.open("movie.mp4").decode(audio=0):
+            ...
+
+    Damaged data is stepped over (``recovery``: the decoder is rebuilt and the packets of
+    the current GOP sent to it again), up to ``max_failed_packets`` consecutive rejected
+    packets and ``max_rebuilds`` consecutive failed rebuilds; ``stats`` counts them. Usually
+    made by ``Demuxer.decode()``; it reads the track's demuxer until closed.
+    """
+
+    _free = staticmethod(lib.mk_session_close)
+    _what = "decode session"
+
+    def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0, trim: Union[bool, str] = True,
+                 recovery: bool = True, max_failed_packets: int = 20, max_rebuilds: int = 5, queue_frames: int = 8):
+        s = _decoding_settings("DecodeSession", track, _ffi.SessionSettings(), lib.mk_session_default_settings,
+                               backend, threads, trim)
+        s.recovery = 1 if recovery else 0
+        s.max_failed_packets = int(max_failed_packets)
+        s.max_rebuilds = int(max_rebuilds)
+        s.queue_frames = int(queue_frames)
+        h = ctypes.c_void_p()
+        lib.mk_session_open(ctypes.byref(h), track._demuxer._handle(), track.index, ctypes.byref(s))
+        super().__init__(h)
+        self.track = track
+        self._demuxer = track._demuxer  # keeps the demuxer object (and its handle) alive
+
+    def read(self) -> Optional[Frame]:
+        """The next frame, waiting for it (the GIL is released meanwhile); None at the end."""
+        f = ctypes.c_void_p()
+        if lib.mk_session_read_frame(self._handle(), ctypes.byref(f)) == _ffi.EOF:
+            return None
+        return Frame(f)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> Frame:
+        frame = self.read()
+        if frame is None:
+            raise StopIteration
+        return frame
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self) -> Frame:
+        frame = await asyncio.get_running_loop().run_in_executor(None, self.read)
+        if frame is None:
+            raise StopAsyncIteration
+        return frame
+
+    def seek(self, seconds: float) -> None:
+        """Sample-accurate: frames not yet taken are dropped, the next one is the frame
+        presented at `seconds` (audio: from that exact sample). Also after the end."""
+        lib.mk_session_seek(self._handle(), float(seconds))
+
+    def frame_at(self, seconds: float) -> Optional[Frame]:
+        """seek(seconds), then the next frame (None past the end); iteration goes on after it."""
+        self.seek(seconds)
+        return self.read()
+
+    def flush(self) -> None:
+        """Mid-stream flush (the iOS decoder's): the decoder's delayed frames come next, then
+        decoding goes on with the next packet (this is not the end of the stream)."""
+        lib.mk_session_flush(self._handle(), _ffi.SESSION_COMPLETION(), None)
+
+    @property
+    def stats(self) -> dict:
+        """Frames delivered, recoveries from damaged data, decoder rebuilds, frames lost, warnings."""
+        st = _ffi.SessionStats(struct_size=ctypes.sizeof(_ffi.SessionStats))
+        lib.mk_session_get_stats(self._handle(), ctypes.byref(st))
+        return {"frames": st.frames, "recoveries": st.recoveries, "rebuilds": st.rebuilds,
+                "frames_lost": st.frames_lost, "warnings": st.warnings}
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"track {self.track.index} {self.track.media_type} {self.track.codec}"
+        return f"<mediakit.DecodeSession {state}>"
 
 
 _SAMPLE_CODES = {"u8": 1, "s16": 2, "s32": 3, "f32": 4, "f64": 5, "s24": 11}

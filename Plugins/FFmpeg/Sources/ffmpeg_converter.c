@@ -11,8 +11,14 @@
  * (av_frame_get_buffer), so the bytes equal `ffmpeg -i IN -pix_fmt nv12 ...`.
  *
  * Ownership: convert() borrows the source planes for the call; each converted
- * picture is its own AVFrame, freed by release() (any thread, also after
+ * picture is its own AVFrame, given back by release() (any thread, also after
  * destroy()). Threads: as tagged in mediakit_plugin.h.
+ *
+ * Pool: a released picture goes back to its converter's free list (up to
+ * FFC_POOL_MAX) and the next convert() writes into it, so steady-state
+ * conversion allocates no picture buffers. The list is shared by the converter
+ * and its pictures (reference counted, under a mutex): a picture released after
+ * destroy() is freed, and the list with the last of them.
  */
 
 #include "ffmpeg_internal.h"
@@ -23,6 +29,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +39,46 @@
 
 #define FFC_CONFIG_MIN_SIZE MKP_END_OF(mk_plugin_converter_config, color_space)
 
+#define FFC_POOL_MAX 16
+
+/* The converted pictures of one converter that are free for reuse. Each picture's
+ * AVFrame.opaque points here. */
+typedef struct ffc_pool {
+    pthread_mutex_t lock;
+    int refs;                     /* the converter's (while alive) + one per picture out */
+    int alive;                    /* the converter is not destroyed yet */
+    int nfree;
+    AVFrame *free[FFC_POOL_MAX];
+} ffc_pool;
+
+static void ffc_pool_unref_locked_and_unlock(ffc_pool *p)
+{
+    int last = --p->refs == 0;
+    pthread_mutex_unlock(&p->lock);
+    if (last) {
+        for (int i = 0; i < p->nfree; i++)
+            av_frame_free(&p->free[i]);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+    }
+}
+
+/* mk_plugin_frame.release of a converted picture: back to the pool, or freed. */
+static void ffc_release_picture(void *opaque)
+{
+    AVFrame *f = opaque;
+    ffc_pool *p = f->opaque;
+    pthread_mutex_lock(&p->lock);
+    if (p->alive && p->nfree < FFC_POOL_MAX) {
+        p->free[p->nfree++] = f;
+        f = NULL;
+    }
+    ffc_pool_unref_locked_and_unlock(p);
+    av_frame_free(&f);
+}
+
 typedef struct ffc_converter {
+    ffc_pool *pool;
     struct SwsContext *sws;
     const ffp_pix_map *src, *dst;
     int width, height;
@@ -76,13 +122,20 @@ static int32_t ffc_convert(void *converter, const mk_plugin_frame *src, mk_plugi
         in[i] = src->planes[i];
         in_stride[i] = (int)src->strides[i];
     }
-    AVFrame *out = av_frame_alloc();
-    if (out == NULL)
-        return MK_ENOMEM;
-    out->format = c->dst->av;
-    out->width = c->width;
-    out->height = c->height;
-    int ret = av_frame_get_buffer(out, 0);
+    /* A picture from the pool (its buffers made by av_frame_get_buffer, as ffmpeg's), or a new one. */
+    pthread_mutex_lock(&c->pool->lock);
+    AVFrame *out = c->pool->nfree > 0 ? c->pool->free[--c->pool->nfree] : NULL;
+    pthread_mutex_unlock(&c->pool->lock);
+    int ret = 0;
+    if (out == NULL) {
+        out = av_frame_alloc();
+        if (out == NULL)
+            return MK_ENOMEM;
+        out->format = c->dst->av;
+        out->width = c->width;
+        out->height = c->height;
+        ret = av_frame_get_buffer(out, 0);
+    }
     if (ret >= 0)
         ret = sws_scale(c->sws, in, in_stride, 0, c->height, out->data, out->linesize);
     if (ret < 0) {
@@ -93,6 +146,10 @@ static int32_t ffc_convert(void *converter, const mk_plugin_frame *src, mk_plugi
         av_frame_free(&out);
         return ffp_map_averror(ret);
     }
+    out->opaque = c->pool;
+    pthread_mutex_lock(&c->pool->lock);
+    c->pool->refs++;
+    pthread_mutex_unlock(&c->pool->lock);
     mk_plugin_frame f;
     size_t n = src->struct_size < sizeof(f) ? src->struct_size : sizeof(f);
     memset(&f, 0, sizeof(f));
@@ -107,7 +164,7 @@ static int32_t ffc_convert(void *converter, const mk_plugin_frame *src, mk_plugi
         f.strides[i] = out->linesize[i];
     }
     f.plane_count = c->dst->planes;
-    f.release = ffp_release_frame;
+    f.release = ffc_release_picture;
     f.release_opaque = out;
     n = dst->struct_size < sizeof(f) ? dst->struct_size : sizeof(f);
     memcpy(dst, &f, n);
@@ -120,6 +177,9 @@ static void ffc_destroy(void *converter)
     if (c == NULL)
         return;
     sws_freeContext(c->sws);
+    pthread_mutex_lock(&c->pool->lock);
+    c->pool->alive = 0;
+    ffc_pool_unref_locked_and_unlock(c->pool);
     free(c);
 }
 
@@ -164,6 +224,15 @@ static int32_t ffc_create(const mk_plugin_converter_config *config, void **conve
         mkp_write_error(errbuf, errbuf_size, "swscale: create: out of memory");
         return MK_ENOMEM;
     }
+    c->pool = calloc(1, sizeof(*c->pool));
+    if (c->pool == NULL || pthread_mutex_init(&c->pool->lock, NULL) != 0) {
+        free(c->pool);
+        free(c);
+        mkp_write_error(errbuf, errbuf_size, "swscale: create: out of memory");
+        return MK_ENOMEM;
+    }
+    c->pool->refs = 1;
+    c->pool->alive = 1;
     c->src = ffp_find_mk_pix(config->src_format);
     c->dst = ffp_find_mk_pix(config->dst_format);
     c->width = config->width;
@@ -198,6 +267,8 @@ static int32_t ffc_create(const mk_plugin_converter_config *config, void **conve
                         av_get_pix_fmt_name(c->src->av), av_get_pix_fmt_name(c->dst->av),
                         c->width, c->height, text);
         sws_freeContext(c->sws);
+        pthread_mutex_destroy(&c->pool->lock);
+        free(c->pool);
         free(c);
         return ret == AVERROR(ENOMEM) ? MK_ENOMEM : MK_EUNSUPPORTED;
     }

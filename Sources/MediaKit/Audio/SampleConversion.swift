@@ -26,24 +26,37 @@ public enum AudioSampleConverter {
 
     /// Appends samples `[from, from + count)` of `frame`, converted to interleaved `type`, to `output`.
     public static func append(_ frame: Frame, from: Int = 0, count: Int? = nil, as type: AudioSampleType, to output: inout [UInt8]) {
-        guard let src = frame.sampleFormat, frame.channels > 0 else { return }
+        guard frame.sampleFormat != nil, frame.channels > 0 else { return }
         let channels = frame.channels
         let n = max(0, min(count ?? frame.sampleCount - from, frame.sampleCount - from))
         if n == 0 { return }
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: n * channels * type.bytesPerSample))
+        output.withUnsafeMutableBytes { out in
+            _ = write(frame, from: from, count: n, as: type, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
+        }
+    }
+
+    /// Writes samples `[from, from + count)` of `frame`, converted to interleaved `type`, at the
+    /// start of `output` (a caller's buffer, reused from frame to frame: nothing is allocated)
+    /// and returns the bytes written; none when `output` cannot hold them all.
+    public static func write(_ frame: Frame, from: Int = 0, count: Int? = nil, as type: AudioSampleType,
+                             into output: UnsafeMutableRawBufferPointer) -> Int {
+        guard let src = frame.sampleFormat, frame.channels > 0, let dst = output.baseAddress else { return 0 }
+        let channels = frame.channels
+        let n = max(0, min(count ?? frame.sampleCount - from, frame.sampleCount - from))
+        let bytes = n * channels * type.bytesPerSample
+        guard n > 0, output.count >= bytes else { return 0 }
         let st = AudioSampleType(src)
         withExtendedLifetime(frame.storage) {
-            output.withUnsafeMutableBytes { out in
-                let dst = out.baseAddress! + start
-                for c in 0..<channels {
-                    let plane = src.isPlanar ? frame.planes[c].base : frame.planes[0].base
-                    let first = src.isPlanar ? from : from * channels + c
-                    SampleKernels.convert(plane + first * st.bytesPerSample, st, stride: src.isPlanar ? 1 : channels,
-                                          to: dst + c * type.bytesPerSample, type, stride: channels, count: n)
-                }
+            for c in 0..<channels {
+                let plane = src.isPlanar ? frame.planes[c].base : frame.planes[0].base
+                let first = src.isPlanar ? from : from * channels + c
+                SampleKernels.convert(plane + first * st.bytesPerSample, st, stride: src.isPlanar ? 1 : channels,
+                                      to: dst + c * type.bytesPerSample, type, stride: channels, count: n)
             }
         }
+        return bytes
     }
 }
 

@@ -312,6 +312,20 @@ public final class DecodeSession: Decoder {
         try flushIfIdle()
     }
 
+    /// The mid-stream flush of the iOS decoder: passes the decoder's delayed frames to `output`
+    /// (as ``finish(_:)``), then readies the session for the next packet of the same stream:
+    /// the decoder is reset and sent the kept packets of the current GOP again (for audio, the
+    /// last few packets), their output discarded, so decoding goes on without waiting for a key
+    /// frame and no frame comes out twice. Unlike ``flush()``, no ``reset()`` is needed after it.
+    /// - Throws: what ``finish(_:)`` throws; the decoder's error on the kept packets.
+    public func drainDelayed(_ output: (Frame) throws -> Void) throws {
+        try finish(output)
+        decoder.reset()
+        flushed = false
+        flushPending = false
+        try prime(decoder)
+    }
+
     /// The next presented frame, or nil when the session needs another packet (or, after
     /// ``flush()``, when it is drained).
     /// - Throws: the decoder's errors (after the cut of a truncated file, its rejections are
@@ -554,9 +568,9 @@ public final class DecodeSession: Decoder {
         recoveryPolicy.enabled && (e.kind == .invalidData || e.kind == .backend)
     }
 
-    /// Keeps `packet` for a rebuilt decoder: video from its last key frame, audio the last few.
+    /// Keeps `packet` for a rebuilt decoder and for ``drainDelayed(_:)``: video from its last
+    /// key frame, audio the last few.
     private func remember(_ packet: Packet) {
-        guard makeDecoder != nil, recoveryPolicy.enabled else { return }
         if isAudio {
             if gop.count == 4 { gop.removeFirst() }
             gop.append(packet)

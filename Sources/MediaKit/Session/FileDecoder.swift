@@ -44,6 +44,9 @@ public struct FileDecodeOptions: Sendable {
     /// Write at most this many seconds of audio (exactly `round(seconds * rate)` sample frames).
     /// Default: nil (all).
     public var maxAudioDuration: Double?
+    /// When only video is decoded: decode it on a thread of its own (``AsyncDecodeSession``)
+    /// while the calling thread hands the frames to the writer. Same output. Default: false.
+    public var asyncVideo = false
 
     /// Options that write the given outputs with every default.
     public init(audioPath: String? = nil, videoPath: String? = nil) {
@@ -217,8 +220,24 @@ public enum FileDecoder {
             if let left = audioLeft { audioLeft = left - Int64(b.frames); audioDone = audioLeft! <= 0 }
         }
         var truncation: MediaError?
+        // Video alone, asynchronously: the session (seeked above) and the demuxer go to an
+        // AsyncDecodeSession, whose thread decodes ahead while this one writes.
+        let asyncVideo = options.asyncVideo && audio == nil ? video.map { AsyncDecodeSession(demuxer: demuxer, session: $0.session) } : nil
+        defer {
+            asyncVideo?.cancel()
+            asyncVideo?.wait()
+        }
         do {
-            while let packet = try demuxer.read(untilCut: &truncation) {
+            if let asyncVideo {
+                while !videoDone, let frame = try asyncVideo.nextFrame() {
+                    try writeVideo(frame)
+                    progress?(Double(frame.pts) * frame.timeBase.doubleValue, total)
+                }
+                asyncVideo.cancel()
+                asyncVideo.wait()
+                truncation = asyncVideo.truncation
+            }
+            while asyncVideo == nil, let packet = try demuxer.read(untilCut: &truncation) {
                 if packet.trackIndex == video?.track.index {
                     if !videoDone { try video!.session.decode(packet, writeVideo) }
                 } else if packet.trackIndex == audio?.track.index {
@@ -227,7 +246,7 @@ public enum FileDecoder {
                 if (video == nil || videoDone) && (audio == nil || audioDone) { break }
                 progress?(Double(packet.dts) * packet.timeBase.doubleValue, total)
             }
-            if video != nil && !videoDone { try video!.session.finish(writeVideo) }
+            if video != nil && !videoDone && asyncVideo == nil { try video!.session.finish(writeVideo) }
             if audio != nil && !audioDone { try audio!.session.finish(writeAudio) }
             if let converter, converter.destination != nil {
                 try writeConverted(converter.flush(fallback: converter.destination!))

@@ -1,0 +1,120 @@
+"""The PyAV-like decode loop over the C decode session (mk_session): ``for frame in
+mediakit.open(path).decode(video=0)``, ``async for``, ``container.seek(t)``, ``decoder.frame_at(t)``
+and ``to_numpy(out=...)``, against ffmpeg (ORACLES.md): NV12 bytes equal to
+`ffmpeg -i F -map 0:v:0 -fps_mode passthrough -f rawvideo -pix_fmt nv12 -`, the frame at a time
+equal to `ffmpeg -ss T -i F -frames:v 1`, s16 audio within 1 of `-map 0:a:0 -f s16le` cut where
+the file says the audio ends."""
+import asyncio
+import subprocess
+
+import numpy as np
+import pytest
+
+import mediakit
+
+from test_decode import FILES, reference_pcm
+
+
+def ffmpeg(path, *args, input_options=()) -> bytes:
+    return subprocess.run(["ffmpeg", "-v", "error", *input_options, "-i", str(path), *args, "-"], check=True,
+                          capture_output=True).stdout
+
+
+def reference_nv12(path, *input_options, frames=None) -> bytes:
+    more = ["-frames:v", str(frames)] if frames else []
+    return ffmpeg(path, "-map", "0:v:0", "-fps_mode", "passthrough", *more, "-f", "rawvideo", "-pix_fmt", "nv12",
+                  input_options=input_options)
+
+
+def test_for_frame_in_decode_video_equals_ffmpeg(sample):
+    ref = reference_nv12(sample)
+    with mediakit.open(sample) as container:
+        track = container.streams.video[0]
+        size = track.width * track.height * 3 // 2
+        pts, count = [], 0
+        buffer = np.empty(size, dtype=np.uint8)     # one buffer for the whole stream
+        for frame in container.decode(video=0):
+            arr = frame.to_numpy(out=buffer)
+            assert np.shares_memory(arr, buffer), "to_numpy(out=) must pack into the given array"
+            assert arr.tobytes() == ref[count * size:(count + 1) * size], f"frame {count} differs from ffmpeg's"
+            pts.append(frame.pts)
+            count += 1
+    assert count * size == len(ref), f"{count} frames, ffmpeg {len(ref) // size}"
+    assert pts == sorted(pts), "frames not in presentation order"
+
+
+@pytest.mark.parametrize("name", FILES[:2])
+def test_decode_audio_equals_ffmpeg(name, shared_media):
+    path = shared_media / name
+    with mediakit.open(path) as container:
+        track = container.streams.audio[0]
+        frames = [f.to_numpy("s16") for f in container.decode(audio=0)]
+    ours = np.concatenate(frames).astype(np.int32).ravel()
+    ref = reference_pcm(path, track.channels, track.sample_rate)
+    assert ours.size == ref.size, f"{ours.size} samples, ffmpeg {ref.size}"
+    assert int(np.abs(ours - ref).max(initial=0)) <= 1
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_async_for_equals_ffmpeg(name, shared_media):
+    path = shared_media / name
+    ref = reference_nv12(path)
+
+    async def collect():
+        out = []
+        async for frame in mediakit.open(path).decode(video=0):
+            out.append(frame.to_numpy().tobytes())
+        return out
+
+    frames = asyncio.run(collect())
+    assert b"".join(frames) == ref, f"{len(frames)} frames; the bytes differ from ffmpeg's"
+
+
+@pytest.mark.parametrize("t", [1.0, 2.52, 4.2])
+def test_container_seek_and_frame_at_match_ffmpeg_ss(sample, t):
+    """The frame at T, three ways: container.seek(t) while decoding, session.frame_at(t), and the
+    synchronous decoder.frame_at(t); each equals `ffmpeg -ss T -i F -frames:v 1`."""
+    ref = reference_nv12(sample, "-ss", str(t), frames=1)
+    with mediakit.open(sample) as container:
+        frames = container.decode(video=0)
+        next(frames)
+        container.seek(t)
+        assert next(frames).to_numpy().tobytes() == ref, f"container.seek({t})"
+        assert frames.frame_at(t).to_numpy().tobytes() == ref, f"session.frame_at({t})"
+        frames.close()
+        with mediakit.Decoder(container.streams.video[0]) as decoder:
+            assert decoder.frame_at(t).to_numpy().tobytes() == ref, f"decoder.frame_at({t})"
+            assert decoder.frame_at(t).to_numpy().tobytes() == ref, "frame_at twice"
+
+
+def test_flush_mid_stream_loses_nothing(sample):
+    """The iOS flush: the delayed frames come, decoding goes on; every frame once, as ffmpeg's."""
+    ref = reference_nv12(sample)
+    with mediakit.open(sample) as container:
+        session = container.decode(video=0, queue_frames=3)
+        out = {}
+        for i, frame in enumerate(session):
+            out[frame.pts] = frame.to_numpy().tobytes()
+            if i % 20 == 19:
+                session.flush()
+        assert session.stats["frames"] == len(out)
+    track_size = len(next(iter(out.values())))
+    assert b"".join(out[p] for p in sorted(out)) == ref
+    assert len(out) * track_size == len(ref)
+
+
+def test_session_guards_and_streams(sample):
+    with mediakit.open(sample) as container:
+        assert [t.index for t in container.streams.video] == [0]
+        assert [t.index for t in container.streams.audio] == [1]
+        with pytest.raises(ValueError):
+            container.decode(video=0, audio=0)
+        session = container.decode(audio=0)
+        with pytest.raises(mediakit.MediaError):
+            container.read()              # the session reads the demuxer on its own thread
+        first = next(session)
+        assert first.time == pytest.approx(0.0, abs=0.05)
+        session.close()
+        assert container.read() is not None   # free again
+        with pytest.raises(mediakit.MediaError):
+            session.read()

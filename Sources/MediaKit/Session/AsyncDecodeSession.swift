@@ -1,0 +1,563 @@
+import Foundation
+
+/// Decodes one track of a demuxer on a thread of its own and delivers the presented frames
+/// asynchronously, as the iOS video decoder (a VTDecompressionSession on its serial queue) does:
+/// either as an `AsyncSequence` (``frames``), or through callbacks on a serial `DispatchQueue`
+/// the caller chooses (``start(on:frame:recovery:error:end:)``), or one at a time from a
+/// blocking call (``nextFrame()``, for C and Python).
+///
+/// The work is a ``DecodeSession`` (edit lists, gapless audio, recovery from damaged data,
+/// sample-accurate ``seek(to:)``) fed from the demuxer by the session's thread. Decoding runs
+/// ahead of the consumer by at most ``bufferLimit`` frames (plus the frames the decoder itself
+/// holds): when that many wait, the session's thread waits too (back-pressure, not an
+/// unbounded queue).
+///
+/// ```swift
+/// let session = try AsyncDecodeSession(path: "movie.mp4", track: 0)
+/// for try await frame in session.frames { ... }              // Swift concurrency
+///
+/// try session.start(on: myQueue) { frame in ... }             // or callbacks on myQueue
+/// session.flush { print("delayed frames delivered") }         // mid-stream flush
+/// ```
+///
+/// Threads: every method may be called from any thread. The demuxer is the session's from
+/// ``init(demuxer:track:registry:backend:threads:trim:recovery:bufferLimit:)`` on: it is read
+/// on the session's thread only, so the caller must not use it while the session is alive.
+/// Frames are ``Sendable``: their memory (the plugin's) is released on whatever thread drops
+/// the last copy, which the plugin ABI allows (`release` is thread-safe, also after the
+/// decoder is destroyed). Dropping the last reference to the session (or ``cancel()``) stops
+/// its thread.
+public final class AsyncDecodeSession: @unchecked Sendable {
+    /// The track being decoded.
+    public var track: Track { core.session.track }
+    /// Frames decoded ahead of the consumer at most (default 8).
+    public var bufferLimit: Int { core.capacity }
+    let core: AsyncDecodeCore
+
+    /// A session over `demuxer`'s track `track` (an index into ``Demuxer/tracks``); the demuxer
+    /// becomes the session's (see the type's threads note). Decoding starts with the first
+    /// consumer (``frames``, ``start(on:frame:recovery:error:end:)`` or ``nextFrame()``).
+    /// - Parameters:
+    ///   - recovery: how damaged data is stepped over (``DecodeSession/RecoveryPolicy``).
+    ///   - bufferLimit: frames decoded ahead of the consumer at most (at least 1).
+    /// - Throws: `.invalidArgument` for a track index out of range; what
+    ///   ``DecodeSession/init(track:registry:backend:threads:trim:)`` throws.
+    public init(demuxer: Demuxer, track: Int, registry: MediaRegistry = .shared, backend: String? = nil, threads: Int = 0,
+                trim: TrimMode = .gapless, recovery: DecodeSession.RecoveryPolicy = .init(), bufferLimit: Int = 8) throws {
+        guard demuxer.tracks.indices.contains(track) else {
+            throw MediaError(.invalidArgument, "track \(track) does not exist (the file has \(demuxer.tracks.count))", context: "async decode session")
+        }
+        let session = try DecodeSession(track: demuxer.tracks[track], registry: registry, backend: backend, threads: threads, trim: trim)
+        session.recoveryPolicy = recovery
+        core = AsyncDecodeCore(demuxer: demuxer, session: session, capacity: max(1, bufferLimit))
+    }
+
+    /// A session over a ``DecodeSession`` already set up (its recovery policy set, perhaps
+    /// seeked, with `demuxer` seeked to match), reading the session's track from `demuxer`:
+    /// both become this session's (see the type's threads note) until its thread has ended
+    /// (``wait()`` after the end of the track or ``cancel()``).
+    public init(demuxer: Demuxer, session: DecodeSession, bufferLimit: Int = 8) {
+        core = AsyncDecodeCore(demuxer: demuxer, session: session, capacity: max(1, bufferLimit))
+    }
+
+    /// A session over track `track` of the file at `path` (opened through `registry`).
+    /// - Throws: the demuxer's errors, then as ``init(demuxer:track:registry:backend:threads:trim:recovery:bufferLimit:)``.
+    public convenience init(path: String, track: Int, registry: MediaRegistry = .shared, backend: String? = nil, threads: Int = 0,
+                            trim: TrimMode = .gapless, recovery: DecodeSession.RecoveryPolicy = .init(), bufferLimit: Int = 8) throws {
+        try self.init(demuxer: registry.makeDemuxer(path: path), track: track, registry: registry, backend: backend, threads: threads,
+                      trim: trim, recovery: recovery, bufferLimit: bufferLimit)
+    }
+
+    deinit { core.cancel() }
+
+    /// The presented frames in presentation order, decoded on the session's thread: the end of
+    /// the track ends the sequence, a decoding error is thrown from it. Cancelling the task that
+    /// iterates stops the session (its thread ends; `next()` throws `CancellationError`).
+    /// Use one iterator at a time; it cannot be combined with callbacks.
+    public var frames: Frames { Frames(session: self) }
+
+    /// The frames of an ``AsyncDecodeSession`` as an `AsyncSequence`.
+    public struct Frames: AsyncSequence, Sendable {
+        /// A frame.
+        public typealias Element = Frame
+        let session: AsyncDecodeSession
+
+        /// An iterator over the session's frames.
+        public func makeAsyncIterator() -> Iterator { Iterator(session: session) }
+
+        /// Takes the session's frames one by one, waiting for the next.
+        public struct Iterator: AsyncIteratorProtocol {
+            let session: AsyncDecodeSession
+
+            /// The next frame; nil at the end of the track.
+            /// - Throws: the decoding error that ended the session; `CancellationError` when
+            ///   the task was cancelled (or the session was).
+            public mutating func next() async throws -> Frame? {
+                try await session.core.next()
+            }
+        }
+    }
+
+    /// Starts decoding and delivers every presented frame to `frame` on `queue` (which must be
+    /// serial for the frames to arrive in order), then `end` (the end of the track) or `error`
+    /// (a decoding error, which ends the session). `recovery` reports each recovery from damaged
+    /// data (``DecodeSession/Recovery``) on the same queue, in order with the frames.
+    /// At most ``bufferLimit`` frames wait on `queue` at a time: the decoding waits for the
+    /// callbacks (back-pressure).
+    /// - Throws: `.state` when the session already delivers frames (callbacks, ``frames`` or
+    ///   ``nextFrame()``).
+    public func start(on queue: DispatchQueue, frame: @escaping @Sendable (Frame) -> Void,
+                      recovery: (@Sendable (DecodeSession.Recovery) -> Void)? = nil,
+                      error: (@Sendable (Error) -> Void)? = nil, end: (@Sendable () -> Void)? = nil) throws {
+        try core.start(.callbacks(AsyncDecodeCore.Callbacks(queue: queue, frame: frame, recovery: recovery, error: error, end: end)))
+    }
+
+    /// The next presented frame, waiting for it on the calling thread; nil at the end of the
+    /// track (for callers without Swift concurrency: the C API and Python). Not for use on a
+    /// Swift concurrency task (it blocks): iterate ``frames`` there.
+    /// - Throws: the decoding error that ended the session; `CancellationError` after ``cancel()``;
+    ///   `.state` when callbacks deliver the frames.
+    public func nextFrame() throws -> Frame? {
+        try core.nextBlocking()
+    }
+
+    /// Sample-accurate seek (``DecodeSession/seek(to:)``): frames not yet delivered are
+    /// dropped, the demuxer is moved to the key frame at or before the time (with
+    /// ``DecodeSession/seekPreroll`` for audio) and the next frame delivered is the one
+    /// presented at `seconds`. Also after the end of the track or an error: decoding starts again.
+    /// - Throws: `.invalidArgument` for a negative or non-finite time.
+    public func seek(to seconds: Double) throws {
+        guard seconds.isFinite, seconds >= 0 else {
+            throw MediaError(.invalidArgument, "cannot seek to \(seconds) s", context: "track \(track.index) async decode session")
+        }
+        core.command(.seek(seconds), dropQueued: true)
+    }
+
+    /// Mid-stream flush (the iOS flush, ``DecodeSession/drainDelayed(_:)``): the decoder's
+    /// delayed frames are delivered after the frames before them, then `completion` is called,
+    /// and decoding goes on with the next packet (the session stays usable; this is not the
+    /// end of the stream). With callbacks, `completion` runs on their queue after the last
+    /// drained frame's callback; otherwise on the session's thread once the drained frames are
+    /// queued, ahead of every frame decoded after the flush. After the end of the track (or a
+    /// failure, or ``cancel()``) `completion` is called at once (on the callbacks' queue when set).
+    public func flush(completion: @escaping @Sendable () -> Void) {
+        core.command(.flush(completion), dropQueued: false)
+    }
+
+    /// Stops decoding: the session's thread ends, frames not yet delivered are dropped, a
+    /// waiting ``nextFrame()`` or `next()` throws `CancellationError`. Harmless twice.
+    public func cancel() { core.cancel() }
+
+    /// Waits until the session's thread has ended (after the end of the track, an error or
+    /// ``cancel()``); returns at once when it never started.
+    public func wait() { core.waitForExit() }
+
+    /// The recoveries from damaged data so far, oldest first (see ``DecodeSession/recoveries``).
+    public var recoveries: [DecodeSession.Recovery] { core.stats().recoveries }
+    /// Decoder rebuilds so far.
+    public var rebuilds: Int { core.stats().rebuilds }
+    /// What was stepped over without failing, oldest first: the decode session's warnings and
+    /// the cut of a file cut short (``FileDecodeResult/warnings`` has the same).
+    public var warnings: [MediaError] { core.stats().warnings }
+    /// Where the input was cut short (a `.truncated` error naming the offset), once the
+    /// session reached the cut; it is also in ``warnings``.
+    public var truncation: MediaError? { core.stats().truncation }
+    /// Frames delivered so far (dropped ones, after a ``seek(to:)``, not counted).
+    public var framesDelivered: Int { core.stats().delivered }
+}
+
+/// Thrown through a decode call to unwind the session's thread after ``AsyncDecodeCore/cancel()``.
+private struct Interrupted: Error {}
+
+/// The state an ``AsyncDecodeSession`` shares with its thread, under one condition lock.
+final class AsyncDecodeCore: @unchecked Sendable {
+    /// The callback consumer.
+    struct Callbacks: Sendable {
+        let queue: DispatchQueue
+        let frame: @Sendable (Frame) -> Void
+        let recovery: (@Sendable (DecodeSession.Recovery) -> Void)?
+        let error: (@Sendable (Error) -> Void)?
+        let end: (@Sendable () -> Void)?
+    }
+
+    enum Mode { case pull, callbacks(Callbacks) }
+
+    enum Command {
+        case seek(Double)
+        case flush(@Sendable () -> Void)
+    }
+
+    /// What the pull consumer takes.
+    enum Event {
+        case frame(Frame)
+        case end
+        case failure(Error)
+    }
+
+    struct Stats {
+        var recoveries: [DecodeSession.Recovery] = []
+        var rebuilds = 0
+        var warnings: [MediaError] = []
+        var delivered = 0
+        var truncation: MediaError?
+    }
+
+    // Owned by the session's thread (never touched elsewhere once it runs).
+    let session: DecodeSession
+    private let demuxer: Demuxer
+    private let trackIndex: Int
+    /// The generation the thread decodes for (see `generation`).
+    private var workerGeneration = 0
+    private var truncation: MediaError?
+    /// The track's end (or a failure) was delivered; only a seek decodes again.
+    private var ended = false
+    private var selected = false
+
+    // Under `cond`.
+    let capacity: Int
+    private let cond = NSCondition()
+    private var mode: Mode?
+    private var commands: [Command] = []
+    /// Bumped by every seek: frames of an older generation are dropped, not delivered.
+    private var generation = 0
+    private var cancelled = false
+    /// Pull mode: events not yet taken, oldest first (`head` is the next; the slots before it
+    /// are nil, so a taken frame is not kept alive by the queue).
+    private var events: [Event?] = []
+    private var head = 0
+    /// Callback mode: frames handed to the queue whose callback has not returned yet.
+    private var inFlight = 0
+    private var waiter: CheckedContinuation<Event?, Never>?
+    /// Pull mode: the end of the track or the failure, given again to every later call once
+    /// the queued events are taken (until a seek decodes again).
+    private var terminal: Event?
+    private var thread: Thread?
+    private var running = false
+    private var stats_ = Stats()
+    private var peakWaiting_ = 0
+
+    /// The most frames that waited for the consumer at once (for the back-pressure test).
+    var peakWaiting: Int {
+        cond.lock()
+        defer { cond.unlock() }
+        return peakWaiting_
+    }
+
+    init(demuxer: Demuxer, session: DecodeSession, capacity: Int) {
+        self.demuxer = demuxer
+        self.session = session
+        self.trackIndex = session.track.index
+        self.capacity = capacity
+    }
+
+    // MARK: consumer side
+
+    func start(_ m: Mode) throws {
+        cond.lock()
+        defer { cond.unlock() }
+        if let mode {
+            switch (mode, m) {
+            case (.pull, .pull): return
+            default:
+                throw MediaError(.state, "the session already delivers its frames (through \(mode.isPull ? "its frame sequence or nextFrame()" : "callbacks")); use one consumer",
+                                 context: "track \(trackIndex) async decode session")
+            }
+        }
+        mode = m
+        guard !cancelled else { return }
+        launchLocked()
+    }
+
+    /// Starts the thread (under `cond`).
+    private func launchLocked() {
+        guard !running else { return }
+        running = true
+        let t = Thread { [self] in run() }
+        t.name = "mediakit.decode-session"
+        t.stackSize = 1 << 20
+        thread = t
+        t.start()
+    }
+
+    func command(_ c: Command, dropQueued: Bool) {
+        cond.lock()
+        if cancelled {
+            cond.unlock()
+            if case .flush(let done) = c { deliverDirect(done) }
+            return
+        }
+        if dropQueued {
+            generation += 1
+            events.removeAll()
+            head = 0
+            terminal = nil
+        }
+        commands.append(c)
+        if mode != nil { launchLocked() }
+        cond.broadcast()
+        cond.unlock()
+    }
+
+    func cancel() {
+        cond.lock()
+        cancelled = true
+        commands.removeAll()
+        events.removeAll()
+        head = 0
+        let w = waiter
+        waiter = nil
+        cond.broadcast()
+        cond.unlock()
+        w?.resume(returning: nil)
+    }
+
+    func waitForExit() {
+        cond.lock()
+        while running { cond.wait() }
+        cond.unlock()
+    }
+
+    func stats() -> Stats {
+        cond.lock()
+        defer { cond.unlock() }
+        return stats_
+    }
+
+    /// Takes the next pull event (under `cond`), nil when none waits.
+    private func popLocked() -> Event? {
+        guard head < events.count, let e = events[head] else { return nil }
+        events[head] = nil
+        head += 1
+        if head == events.count {
+            events.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64 {
+            events.removeFirst(head)
+            head = 0
+        }
+        if case .frame = e { stats_.delivered += 1 }
+        cond.broadcast()   // room for the thread
+        return e
+    }
+
+    /// The next pull event, or the terminal one again once the thread has stopped with
+    /// nothing left to do (under `cond`); nil: wait.
+    private func takeLocked() -> Event? {
+        if let e = popLocked() { return e }
+        if let t = terminal, !running, commands.isEmpty { return t }
+        return nil
+    }
+
+    private func result(_ e: Event?) throws -> Frame? {
+        switch e {
+        case .frame(let f): return f
+        case .end: return nil
+        case .failure(let error): throw error
+        case nil: throw CancellationError()
+        }
+    }
+
+    func next() async throws -> Frame? {
+        try start(.pull)
+        let event: Event? = await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Event?, Never>) in
+                cond.lock()
+                if let e = takeLocked() {
+                    cond.unlock()
+                    c.resume(returning: e)
+                } else if cancelled || Task.isCancelled {
+                    cond.unlock()
+                    c.resume(returning: nil)
+                } else {
+                    waiter = c
+                    cond.unlock()
+                }
+            }
+        } onCancel: {
+            cancel()
+        }
+        return try result(event)
+    }
+
+    func nextBlocking() throws -> Frame? {
+        try start(.pull)
+        cond.lock()
+        var e = takeLocked()
+        while e == nil && !cancelled {
+            cond.wait()
+            e = takeLocked()
+        }
+        cond.unlock()
+        return try result(e)
+    }
+
+    // MARK: the session's thread
+
+    private func run() {
+        session.onRecovery = { [unowned self] r in
+            cond.lock()
+            stats_.recoveries.append(r)
+            stats_.rebuilds = session.rebuilds
+            let cb = mode?.callbacks
+            cond.unlock()
+            if let cb, let f = cb.recovery { cb.queue.async { f(r) } }
+        }
+        while true {
+            cond.lock()
+            if cancelled || (commands.isEmpty && ended) {
+                // The end of the track (or cancel): the thread ends; a seek or flush starts another.
+                running = false
+                thread = nil
+                cond.broadcast()
+                let w = waiter, e = w == nil ? nil : takeLocked()
+                if e != nil { waiter = nil }
+                cond.unlock()
+                if let w, let e { w.resume(returning: e) }
+                return
+            }
+            let c = commands.isEmpty ? nil : commands.removeFirst()
+            if case .seek = c { workerGeneration = generation }
+            cond.unlock()
+            do {
+                switch c {
+                case .seek(let t)?:
+                    try demuxer.seek(to: max(0, t - (session.track.mediaType == .audio ? DecodeSession.seekPreroll : 0)))
+                    try session.seek(to: t)
+                    truncation = nil
+                    ended = false
+                case .flush(let done)?:
+                    if !ended { try session.drainDelayed(emit) }
+                    deliverDirect(done)
+                case nil:
+                    if let packet = try nextPacket() {
+                        try session.decode(packet, emit)
+                    } else {
+                        try session.finish(emit)
+                        ended = true
+                        finishEvent(.end)
+                    }
+                }
+            } catch is Interrupted {
+                continue   // cancelled: the check above ends the thread
+            } catch {
+                ended = true
+                finishEvent(.failure(error))
+            }
+            noteStats()
+        }
+    }
+
+    /// The next packet of the track; nil at its end or at the cut of a file cut short (kept
+    /// as a warning, as ``FileDecoder`` keeps it).
+    private func nextPacket() throws -> Packet? {
+        if !selected {
+            demuxer.select(tracks: [trackIndex])
+            selected = true
+        }
+        while let p = try demuxer.read(untilCut: &truncation) {
+            if p.trackIndex == trackIndex { return p }
+        }
+        return nil
+    }
+
+    private func noteStats() {
+        cond.lock()
+        stats_.rebuilds = session.rebuilds
+        stats_.warnings = session.warnings + (truncation.map { [$0] } ?? [])
+        stats_.truncation = truncation
+        cond.unlock()
+    }
+
+    /// Hands one frame to the consumer, waiting while `capacity` frames wait; drops it when
+    /// a seek came since it was decoded.
+    private func emit(_ frame: Frame) throws {
+        cond.lock()
+        while !cancelled && workerGeneration == generation && pendingLocked() >= capacity { cond.wait() }
+        if cancelled {
+            cond.unlock()
+            throw Interrupted()
+        }
+        guard workerGeneration == generation else {
+            cond.unlock()
+            return
+        }
+        peakWaiting_ = max(peakWaiting_, pendingLocked() + 1)
+        switch mode {
+        case .callbacks(let cb)?:
+            inFlight += 1
+            let gen = generation
+            cond.unlock()
+            cb.queue.async { [self] in
+                cond.lock()
+                let live = !cancelled && gen == generation
+                if live { stats_.delivered += 1 }
+                cond.unlock()
+                if live { cb.frame(frame) }
+                cond.lock()
+                inFlight -= 1
+                cond.broadcast()
+                cond.unlock()
+            }
+        default:
+            pushLocked(.frame(frame))
+        }
+    }
+
+    private func pendingLocked() -> Int {
+        switch mode {
+        case .callbacks?: return inFlight
+        default: return events.count - head
+        }
+    }
+
+    /// Queues a pull event and wakes a waiting consumer (called under `cond`, returns unlocked).
+    private func pushLocked(_ e: Event) {
+        if let w = waiter {
+            waiter = nil
+            if head < events.count {
+                events.append(e)
+                let first = popLocked()
+                cond.unlock()
+                w.resume(returning: first)
+                return
+            }
+            if case .frame = e { stats_.delivered += 1 }
+            cond.unlock()
+            w.resume(returning: e)
+            return
+        }
+        events.append(e)
+        cond.broadcast()
+        cond.unlock()
+    }
+
+    /// The end of the track or a failure, delivered after the frames before it.
+    private func finishEvent(_ e: Event) {
+        noteStats()
+        cond.lock()
+        switch mode {
+        case .callbacks(let cb)?:
+            cond.unlock()
+            switch e {
+            case .failure(let error): if let f = cb.error { cb.queue.async { f(error) } }
+            default: if let f = cb.end { cb.queue.async { f() } }
+            }
+        default:
+            terminal = e
+            pushLocked(e)
+        }
+    }
+
+    /// Calls a flush completion on the callbacks' queue (after the frames queued before it), or here.
+    private func deliverDirect(_ done: @escaping @Sendable () -> Void) {
+        cond.lock()
+        let cb = mode?.callbacks
+        cond.unlock()
+        if let cb { cb.queue.async { done() } } else { done() }
+    }
+}
+
+extension AsyncDecodeCore.Mode {
+    var isPull: Bool { if case .pull = self { return true } else { return false } }
+    var callbacks: AsyncDecodeCore.Callbacks? { if case .callbacks(let c) = self { return c } else { return nil } }
+}

@@ -1,0 +1,217 @@
+import Dispatch
+import Foundation
+import XCTest
+@testable import MediaKit
+
+/// ``AsyncDecodeSession``: the frames it delivers (as an AsyncSequence, through callbacks on a
+/// serial queue, from the blocking call) are those of the synchronous ``DecodeSession`` over the
+/// same packets, in the same order, byte for byte; back-pressure, mid-stream flush, seek and
+/// cancellation. The synchronous path is checked against ffmpeg by the oracle suite
+/// (Tests/oracle/test_decode.py, test_async_decode.py).
+final class AsyncDecodeSessionTests: XCTestCase {
+    static let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Samples/media/sample.mp4").path
+
+    /// What identifies a frame: its pts and an FNV-1a hash of its planes' bytes.
+    struct Fingerprint: Hashable, CustomStringConvertible {
+        let pts: Int64
+        let hash: UInt64
+        var description: String { "\(pts):\(String(hash, radix: 16))" }
+    }
+
+    static func fingerprint(_ f: Frame) -> Fingerprint {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for i in f.planes.indices {
+            f.withPlane(i) { bytes in
+                // Video planes: only the visible bytes of each row count (padding is not the picture's).
+                let rows = f.mediaType == .video ? f.planeSize(i).height : 1
+                // Audio: the samples only (a plugin's plane may be longer: libavcodec pads it).
+                let audioBytes = f.sampleFormat.map { f.sampleCount * $0.bytesPerSample * ($0.isPlanar ? 1 : f.channels) } ?? 0
+                let rowBytes = f.mediaType == .video ? f.planeSize(i).width * (f.pixelFormat?.bytesPerComponent ?? 1) : min(bytes.count, audioBytes)
+                for y in 0..<rows {
+                    let stride = f.mediaType == .video ? f.planes[i].stride : 0
+                    for b in bytes[(y * stride)..<(y * stride + rowBytes)] { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+                }
+            }
+        }
+        return Fingerprint(pts: f.pts, hash: h)
+    }
+
+    /// The synchronous decode of one track: the reference every async path must equal.
+    /// With `seek`, `warmUp` packets are decoded first (as the async session has decoded some
+    /// when it is told to seek: the decoder is then reset, not new).
+    static func syncFingerprints(track: Int, seek: Double? = nil, warmUp: Int = 0) throws -> [Fingerprint] {
+        let demuxer = try MediaRegistry.shared.makeDemuxer(path: sample)
+        let session = try DecodeSession(track: demuxer.tracks[track])
+        demuxer.select(tracks: [track])
+        for _ in 0..<warmUp {
+            if let p = try demuxer.read() { try session.decode(p) { _ in } }
+        }
+        if let t = seek {
+            try demuxer.seek(to: max(0, t - (demuxer.tracks[track].mediaType == .audio ? DecodeSession.seekPreroll : 0)))
+            try session.seek(to: t)
+        }
+        var out: [Fingerprint] = []
+        while let p = try demuxer.read() {
+            try session.decode(p) { out.append(fingerprint($0)) }
+        }
+        try session.finish { out.append(fingerprint($0)) }
+        return out
+    }
+
+    func testFrameSequenceEqualsTheSynchronousDecode() async throws {
+        for track in [0, 1] {
+            let reference = try Self.syncFingerprints(track: track)
+            XCTAssertGreaterThan(reference.count, 100)
+            let session = try AsyncDecodeSession(path: Self.sample, track: track, bufferLimit: 4)
+            var got: [Fingerprint] = []
+            for try await frame in session.frames { got.append(Self.fingerprint(frame)) }
+            XCTAssertEqual(got, reference, "track \(track)")
+            XCTAssertEqual(session.framesDelivered, reference.count)
+        }
+    }
+
+    func testCallbacksRunOnTheCallersSerialQueueInOrder() throws {
+        let reference = try Self.syncFingerprints(track: 0)
+        let queue = DispatchQueue(label: "test.callbacks")
+        let session = try AsyncDecodeSession(path: Self.sample, track: 0, bufferLimit: 3)
+        let got = Locked<[Fingerprint]>([])
+        let done = expectation(description: "end")
+        try session.start(on: queue, frame: { frame in
+            dispatchPrecondition(condition: .onQueue(queue))
+            got.mutate { $0.append(Self.fingerprint(frame)) }
+        }, error: { error in
+            XCTFail("\(error)")
+        }, end: {
+            dispatchPrecondition(condition: .onQueue(queue))
+            done.fulfill()
+        })
+        wait(for: [done], timeout: 60)
+        XCTAssertEqual(got.value, reference)
+        // One consumer only.
+        XCTAssertThrowsError(try session.nextFrame()) { XCTAssertEqual(($0 as? MediaError)?.kind, .state) }
+    }
+
+    func testDecodingRunsAheadByAtMostTheBufferLimit() throws {
+        let session = try AsyncDecodeSession(path: Self.sample, track: 0, bufferLimit: 2)
+        var taken = 0
+        while let _ = try session.nextFrame() {
+            taken += 1
+            if taken % 10 == 0 { Thread.sleep(forTimeInterval: 0.02) }   // a slow consumer: the thread must wait
+            XCTAssertLessThanOrEqual(session.core.peakWaiting, 2)
+        }
+        XCTAssertEqual(taken, 125)
+        XCTAssertNil(try session.nextFrame(), "the end again, not a wait")
+        XCTAssertEqual(session.core.peakWaiting, 2, "the decoder ran ahead of a slow consumer up to the limit")
+    }
+
+    /// The iOS flush: the delayed frames come out, the completion is called, and decoding goes
+    /// on with the next packet: every frame comes out exactly once, byte-identical.
+    func testMidStreamFlushDeliversEveryFrameOnceAndKeepsTheSessionUsable() throws {
+        let reference = try Self.syncFingerprints(track: 0)
+        let queue = DispatchQueue(label: "test.flush")
+        let session = try AsyncDecodeSession(path: Self.sample, track: 0)
+        let got = Locked<[Fingerprint]>([])
+        let flushes = Locked<[Int]>([])
+        let done = expectation(description: "end")
+        try session.start(on: queue, frame: { frame in
+            let n = got.mutate { $0.append(Self.fingerprint(frame)); return $0.count }
+            if n % 17 == 0 {
+                session.flush { flushes.mutate { $0.append(got.value.count) } }
+            }
+        }, error: { XCTFail("\($0)") }, end: { done.fulfill() })
+        wait(for: [done], timeout: 60)
+        queue.sync {}   // a flush asked for by the last frames completes after the end (at once)
+        XCTAssertEqual(got.value.count, reference.count)
+        XCTAssertEqual(Set(got.value), Set(reference), "a frame was lost or damaged by a flush")
+        XCTAssertEqual(flushes.value.count, reference.count / 17)
+        // After a flush the frames go on from where decoding was: pts order holds between flushes.
+        XCTAssertFalse(flushes.value.isEmpty)
+    }
+
+    func testFlushInTheFrameSequence() async throws {
+        let reference = try Self.syncFingerprints(track: 0)
+        let session = try AsyncDecodeSession(path: Self.sample, track: 0)
+        var got: [Fingerprint] = []
+        let flushed = Locked(0)
+        for try await frame in session.frames {
+            got.append(Self.fingerprint(frame))
+            if got.count == 40 { session.flush { flushed.mutate { $0 += 1 } } }
+        }
+        XCTAssertEqual(flushed.value, 1)
+        XCTAssertEqual(got.count, reference.count)
+        XCTAssertEqual(Set(got), Set(reference))
+    }
+
+    /// Video: a seek while decoding is under way. Audio: a seek before the first frame (the
+    /// AAC decoder's noise substitution keeps a random state across a reset, so its samples
+    /// after a seek depend on what it decoded before, in ffmpeg too: the reference must have
+    /// decoded the same, which the async session's read-ahead does not fix).
+    func testSeekDeliversWhatTheSynchronousSeekDelivers() async throws {
+        for (track, t) in [(0, 2.3), (1, 3.1234)] {
+            let warmUp = track == 0 ? 30 : 0
+            let reference = try Self.syncFingerprints(track: track, seek: t, warmUp: warmUp)
+            let session = try AsyncDecodeSession(path: Self.sample, track: track)
+            var it = session.frames.makeAsyncIterator()
+            if warmUp > 0 { _ = try await it.next() }   // decoding is under way ...
+            try session.seek(to: t)                     // ... and starts again at t
+            var got: [Fingerprint] = []
+            while let f = try await it.next() { got.append(Self.fingerprint(f)) }
+            XCTAssertEqual(got, reference, "track \(track) at \(t) s")
+        }
+        let session = try AsyncDecodeSession(path: Self.sample, track: 0)
+        XCTAssertThrowsError(try session.seek(to: -1)) { XCTAssertEqual(($0 as? MediaError)?.kind, .invalidArgument) }
+    }
+
+    func testCancellingTheTaskStopsTheSession() async throws {
+        let session = try AsyncDecodeSession(path: Self.sample, track: 0, bufferLimit: 2)
+        let task = Task {
+            var n = 0
+            for try await _ in session.frames {
+                n += 1
+                if n == 3 { withUnsafeCurrentTask { $0?.cancel() } }
+            }
+            return n
+        }
+        do {
+            let n = try await task.value
+            XCTFail("the sequence ended normally after \(n) frames")
+        } catch is CancellationError {
+        }
+        session.wait()   // the thread has ended
+        XCTAssertLessThan(session.framesDelivered, 10)
+        XCTAssertThrowsError(try session.nextFrame()) { XCTAssertTrue($0 is CancellationError) }
+        let flushed = expectation(description: "flush after cancel completes at once")
+        session.flush { flushed.fulfill() }
+        await fulfillment(of: [flushed], timeout: 5)
+    }
+
+    func testDroppingTheSessionEndsItsThread() throws {
+        weak var core: AsyncDecodeCore?
+        do {
+            let session = try AsyncDecodeSession(path: Self.sample, track: 0, bufferLimit: 1)
+            core = session.core
+            _ = try session.nextFrame()
+        }
+        // The thread ends once the session is gone (it waits on a full buffer until then).
+        let deadline = Date().addingTimeInterval(10)
+        while core != nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertNil(core, "the session's thread still holds it")
+    }
+
+    func testBadTrackIsAnError() {
+        XCTAssertThrowsError(try AsyncDecodeSession(path: Self.sample, track: 7)) {
+            XCTAssertEqual(($0 as? MediaError)?.kind, .invalidArgument)
+        }
+    }
+}
+
+/// A value shared between threads under a lock.
+final class Locked<T>: @unchecked Sendable {
+    private var v: T
+    private let lock = NSLock()
+    init(_ v: T) { self.v = v }
+    var value: T { lock.withLock { v } }
+    @discardableResult
+    func mutate<R>(_ body: (inout T) -> R) -> R { lock.withLock { body(&v) } }
+}
