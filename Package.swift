@@ -105,7 +105,7 @@ let package = Package(
             dependencies: ["CVorbis"],
             path: "Plugins/Vorbis/Sources",
             cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
-            linkerSettings: [.linkedLibrary("vorbis"), .linkedLibrary("ogg")]
+            linkerSettings: [.linkedLibrary("vorbis"), .linkedLibrary("vorbisenc"), .linkedLibrary("ogg")]
         ),
 
         .executableTarget(
