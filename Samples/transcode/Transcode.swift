@@ -13,14 +13,16 @@ struct Transcode: ParsableCommand {
         abstract: "Decode the first audio track of a media file and encode it into a new file (AAC, Opus, Vorbis, MP3, FLAC).",
         discussion: """
         The codec comes from the output's extension unless --codec says: .m4a/.mp4 AAC,
-        .flac FLAC, .mka/.mkv/.webm Opus. MP4 takes AAC, MP3, Opus and FLAC; Matroska all
-        five; WebM Opus and Vorbis. The output is gapless: the encoder's priming and end
+        .flac FLAC, .mka/.mkv/.webm Opus. MP4 takes AAC, MP3, Opus and FLAC (.m4a all but
+        MP3); Matroska all five; WebM Opus and Vorbis. .ogg/.opus and .mp3 files are not
+        written yet. The output is gapless: the encoder's priming and end
         padding are cut by an MP4 edit list (and iTunSMPB for AAC), Matroska's CodecDelay and
         DiscardPadding for Opus. It is written to a hidden temporary file and renamed at the
         end: an interrupted or failed transcode leaves nothing under OUT.
 
         Examples:
           mk-transcode song.mp3 song.m4a --bitrate 192k
+          mk-transcode song.wav song.mp4 --codec mp3 --bitrate 192k
           mk-transcode take.wav take.flac
           mk-transcode talk.wav talk.mka --codec opus --bitrate 32k --sample-rate 16000 --channels 1
           mk-transcode movie.mov movie.mp4 --copy-video

@@ -42,8 +42,9 @@ public struct TranscodeResult: Sendable {
 
 /// Decode -> convert -> encode -> mux in one call: the first audio track of any input MediaKit
 /// reads into a new file, gapless (the encoder's priming and end padding cut by an MP4 edit
-/// list, plus iTunSMPB for AAC; FLAC needs none). Outputs by extension: `.m4a`, `.mp4`, `.m4b`,
-/// `.mov` (AAC, MP3, Opus, FLAC; video copied with ``TranscodeOptions/copyVideo``), `.flac`,
+/// list, plus iTunSMPB for AAC; FLAC needs none). Outputs by extension: `.mp4`, `.mov` (AAC,
+/// MP3, Opus, FLAC; video copied with ``TranscodeOptions/copyVideo``), `.m4a`, `.m4b` (the same
+/// but MP3, which iTunes-style files do not carry, as FFmpeg's ipod muxer refuses it), `.flac`,
 /// `.mka` / `.mkv` / `.webm` (Opus, Vorbis and, in Matroska, AAC, MP3, FLAC). Every output is
 /// written to a temporary name and renamed at the end: a failed or cancelled transcode leaves
 /// nothing under the target name.
@@ -81,7 +82,7 @@ public enum Transcoder {
             throw MediaError(.unsupported, "no codec for an output named .\(ext): MediaKit writes .m4a, .mp4, .flac, .mka, .mkv, .webm (and .ogg/.opus, .mp3 where their writers exist)", path: output)
         }
         let containers: [String: Set<CodecID>] = [
-            "m4a": ["aac", "mp3", "opus", "flac"], "mp4": ["aac", "mp3", "opus", "flac"], "m4b": ["aac", "mp3", "opus", "flac"],
+            "m4a": ["aac", "opus", "flac"], "mp4": ["aac", "mp3", "opus", "flac"], "m4b": ["aac", "opus", "flac"],
             "mov": ["aac", "mp3", "opus", "flac"], "flac": ["flac"], "mka": ["aac", "mp3", "opus", "vorbis", "flac"],
             "mkv": ["aac", "mp3", "opus", "vorbis", "flac"], "webm": ["opus", "vorbis"],
         ]
@@ -217,7 +218,9 @@ public enum Transcoder {
             // The decoded length: the input samples; the rest is priming and padding.
             let inputRate = Int64(enc.inputFormat.sampleRate)
             let samples = Rational.rescale(enc.inputSampleCount, multiply: enc.timeBase.denominator, divide: inputRate * enc.timeBase.numerator)
-            let coded = (lastPacket.map { $0.pts + $0.duration } ?? 0)
+            // A packet decodes to a whole frame even when the encoder states a shorter last duration.
+            let frameTicks = Rational.rescale(Int64(enc.frameSize), multiply: enc.timeBase.denominator, divide: inputRate * enc.timeBase.numerator)
+            let coded = lastPacket.map { $0.pts + max($0.duration, frameTicks) } ?? 0
             let padding = max(0, coded - Int64(enc.encoderDelay) - samples)
             if var last = lastPacket {
                 if case .matroska = sink, codec == "opus" { last.trimEnd = Int(padding) }
