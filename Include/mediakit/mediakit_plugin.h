@@ -373,8 +373,8 @@ typedef struct mk_plugin_encoder_info {
     int32_t frame_size;        /**< samples per channel in each frame sent; 0: any */
     int32_t encoder_delay;     /**< priming samples at the start of the decoded output
                                     (Opus: at 48 kHz, the OpusHead pre-skip) */
-    int32_t sample_rate;       /**< the coded stream's rate (Opus: the input rate, which
-                                    OpusHead records; packets are timed at 48 kHz) */
+    int32_t sample_rate;       /**< the coded stream's rate, as decoders output it (Opus:
+                                    48000; OpusHead records the input rate) */
     int32_t channels;          /**< the coded stream's channels */
     int64_t bit_rate;          /**< the nominal bit rate, 0 if none (quality mode) */
     const uint8_t *extradata;  /**< the magic cookie; owned by the instance, valid until

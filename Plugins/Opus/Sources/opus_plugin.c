@@ -475,7 +475,7 @@ static int32_t ope_get_info(void *encoder, mk_plugin_encoder_info *info)
     own.struct_size = sizeof(own);
     own.frame_size = e->frame_size;
     own.encoder_delay = e->lookahead * (OPP_RATE / e->rate);
-    own.sample_rate = e->rate;
+    own.sample_rate = OPP_RATE; /* what decoders output; OpusHead keeps the input rate */
     own.channels = e->channels;
     opus_int32 rate = 0;
     if (opus_multistream_encoder_ctl(e->ms, OPUS_GET_BITRATE(&rate)) == OPUS_OK)

@@ -94,9 +94,8 @@ public enum Transcoder {
             throw MediaError(.unsupported, ".\(ext) cannot carry \(codec); it takes \(allowed.map(\.rawValue).sorted().joined(separator: ", "))", path: output)
         }
         let settings = EncoderSettings(codec: codec, bitRate: options.bitRate, quality: options.quality, backend: options.backend)
-        guard let backend = registry.encoderBackends(for: codec, backend: options.backend).first else {
+        if registry.encoderBackends(for: codec, backend: options.backend).isEmpty {
             _ = try registry.makeEncoder(settings, input: AudioFormat(.f32, sampleRate: 48000, channels: 2))   // throws the full .notFound
-            throw MediaError(.notFound, "no encoder for \(codec)")
         }
         let demuxer = try registry.makeDemuxer(path: input)
         guard let audio = demuxer.tracks.first(where: { $0.mediaType == .audio }) else {
@@ -110,8 +109,7 @@ public enum Transcoder {
         let session = try DecodeSession(track: audio, registry: registry)
 
         var sink: Sink?
-        var encoder: Encoder?
-        var converter: FrameAudioConverter?
+        var converter: AudioEncodingConverter?
         var audioOut = 0
         var videoMap: [Int: Int] = [:]
         var pendingVideo: [Packet] = []
@@ -143,22 +141,10 @@ public enum Transcoder {
             lastPacket = p
         }
         func start(with frame: Frame) throws {
-            let source = AudioFormat(of: frame)
-            var rate = options.sampleRate
-            if let r = rate, !backend.accepts(sampleRate: r) {
-                let list = backend.sampleRates.isEmpty ? "\(backend.sampleRateRange.lowerBound) to \(backend.sampleRateRange.upperBound) Hz"
-                    : backend.sampleRates.sorted().map(String.init).joined(separator: ", ") + " Hz"
-                throw MediaError(.unsupported, "the \(codec) encoder does not take \(r) Hz; it takes \(list)")
-            }
-            if rate == nil, !backend.accepts(sampleRate: source.sampleRate) { rate = codec == "opus" ? 48000 : backend.closestSampleRate(to: source.sampleRate) }
-            if let c = options.channels, c > backend.maxChannels || c < 1 {
-                throw MediaError(.unsupported, "the \(codec) encoder takes 1 to \(backend.maxChannels) channels, not \(c)")
-            }
-            let format = backend.inputFormat(for: source, sampleRate: rate, channels: options.channels)
-            converter = FrameAudioConverter(to: AudioOutputRequest(format.sampleType, planar: format.isPlanar,
-                                                                   sampleRate: format.sampleRate, layout: format.layout))
-            let enc = try registry.makeEncoder(settings, input: format)
-            encoder = enc
+            let conv = try AudioEncodingConverter(from: AudioFormat(of: frame), to: settings, sampleRate: options.sampleRate,
+                                                  channels: options.channels, registry: registry)
+            converter = conv
+            let enc = conv.encoder
             switch ext {
             case "flac":
                 sink = .flac(try FLACWriter(path: output, streamInfo: enc.parameters.extradata))
@@ -184,9 +170,8 @@ public enum Transcoder {
             }
         }
         func encode(_ frame: Frame) throws {
-            if encoder == nil { try start(with: frame) }
-            let pcm = try converter!.convert(frame)
-            try encoder!.encode(pcm, emit)
+            if converter == nil { try start(with: frame) }
+            for p in try converter!.encode(frame) { try emit(p) }
         }
 
         do {
@@ -210,11 +195,11 @@ public enum Transcoder {
                 }
             }
             try session.finish(encode)
-            guard let enc = encoder, let conv = converter else {
+            guard let conv = converter else {
                 throw MediaError(.invalidData, "the audio track decoded to no samples", path: input)
             }
-            try enc.encode(conv.flush(fallback: enc.inputFormat), emit)
-            try enc.finish(emit)
+            for p in try conv.finish() { try emit(p) }
+            let enc = conv.encoder
             // The decoded length: the input samples; the rest is priming and padding.
             let inputRate = Int64(enc.inputFormat.sampleRate)
             let samples = Rational.rescale(enc.inputSampleCount, multiply: enc.timeBase.denominator, divide: inputRate * enc.timeBase.numerator)
