@@ -230,3 +230,49 @@ def test_interrupted_transcode_leaves_no_file(mk_transcode, tmp_path):
     assert proc.returncode != 0, "an interrupted transcode reported success"
     assert not out.exists(), f"{out.name} exists after the interruption"
     assert not list(out_dir.iterdir()), f"left behind: {os.listdir(out_dir)}"
+
+
+def _mk_decoded_frames(mk_decode: Path, path: Path, channels: int, tmp_path: Path) -> int:
+    pcm = tmp_path / f"{path.name}.pcm"
+    cmd = [mk_decode, path, "--audio-out", pcm, "--channels", str(channels)]
+    lib.check_ok(lib.run(cmd), cmd)
+    return pcm.stat().st_size // (2 * channels)
+
+
+def _video_framemd5(path: Path) -> list[str]:
+    cmd = ["ffmpeg", "-v", "error", "-i", path, "-map", "0:v", "-c", "copy", "-f", "framemd5", "-"]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    return [l.split(",")[-1].strip() for l in proc.stdout.decode().splitlines() if not l.startswith("#")]
+
+
+def test_copy_video_keeps_the_video_packets_and_reencodes_the_audio(shared_media, mk_transcode, mk_decode, tmp_path):
+    src = shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4"
+    out = tmp_path / "copy.mp4"
+    cmd = [mk_transcode, src, out, "--copy-video", "--quiet", "--bitrate", "96k"]
+    lib.check_ok(lib.run(cmd), cmd)
+    theirs, ours = _video_framemd5(src), _video_framemd5(out)
+    assert ours == theirs, f"the video packets differ ({len(ours)} against {len(theirs)})"
+    streams = lib.ffprobe_json(out, ignore_editlist=False)["streams"]
+    assert sorted(s["codec_name"] for s in streams) == ["aac", "h264"]
+    assert _mk_decoded_frames(mk_decode, out, 2, tmp_path) == _mk_decoded_frames(mk_decode, src, 2, tmp_path)
+    ok, text = rlib.discover(out)
+    assert ok, f"gst-discoverer-1.0 failed on {out.name}:\n{lib.tail(text)}"
+
+
+@pytest.mark.parametrize("name, out_name, args, channels", [
+    ("mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "mp3.m4a", [], 2),
+    ("ogg_vorbis_stereo_1s.ogg", "vorbis.flac", [], 2),
+    ("mp4_two_aac_5p1_audio_tracks.mp4", "surround.mka", ["--codec", "opus"], 6),
+    ("m4a_aac_8k_mono.m4a", "mono.mp4", ["--codec", "mp3"], 1),
+])
+def test_real_files_transcode_gapless(name, out_name, args, channels, shared_media, mk_transcode, mk_decode, tmp_path):
+    """The decoded length of the output is the decoded length of the input (both by mk-decode,
+    whose gapless lengths the decode tests check against ffmpeg), and ffmpeg decodes the output."""
+    src = shared_media / name
+    out = tmp_path / out_name
+    cmd = [mk_transcode, src, out, "--quiet", *args]
+    lib.check_ok(lib.run(cmd), cmd)
+    assert _mk_decoded_frames(mk_decode, out, channels, tmp_path) == _mk_decoded_frames(mk_decode, src, channels, tmp_path)
+    proc = lib.run(["ffmpeg", "-v", "error", "-i", out, "-f", "null", "-"])
+    assert proc.returncode == 0 and not proc.stderr.strip(), f"ffmpeg: {lib.tail(proc.stderr)}"
