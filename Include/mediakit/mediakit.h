@@ -776,7 +776,8 @@ void mk_encoder_close(mk_encoder **encoder);
 
 /** Decodes the first audio track of `src` (any input MediaKit reads) and encodes it into a new
  *  file at `dst`, as the mk-transcode sample does: .m4a / .mp4 (AAC, MP3 in .mp4, Opus, FLAC;
- *  gapless by an edit list, plus iTunSMPB for AAC), .flac, .mka / .mkv / .webm. The codec
+ *  gapless by an edit list, plus iTunSMPB for AAC), .flac, .mp3 (LAME tag), .mka / .mkv /
+ *  .webm. The codec
  *  comes from settings->codec or the extension. The output is written to a temporary file and
  *  renamed at the end: a failure leaves nothing under `dst`. settings may be NULL.
  *  Errors: those of mk_demuxer_open and mk_encoder_open, MK_ENOTFOUND (no audio track),

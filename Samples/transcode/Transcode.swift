@@ -13,11 +13,11 @@ struct Transcode: ParsableCommand {
         abstract: "Decode the first audio track of a media file and encode it into a new file (AAC, Opus, Vorbis, MP3, FLAC).",
         discussion: """
         The codec comes from the output's extension unless --codec says: .m4a/.mp4 AAC,
-        .flac FLAC, .mka/.mkv/.webm Opus. MP4 takes AAC, MP3, Opus and FLAC (.m4a all but
-        MP3); Matroska all five; WebM Opus and Vorbis. .ogg/.opus and .mp3 files are not
+        .flac FLAC, .mp3 MP3, .mka/.mkv/.webm Opus. MP4 takes AAC, MP3, Opus and FLAC (.m4a
+        all but MP3); Matroska all five; WebM Opus and Vorbis. .ogg/.opus files are not
         written yet. The output is gapless: the encoder's priming and end
-        padding are cut by an MP4 edit list (and iTunSMPB for AAC), Matroska's CodecDelay and
-        DiscardPadding for Opus. It is written to a hidden temporary file and renamed at the
+        padding are cut by an MP4 edit list (and iTunSMPB for AAC), the LAME tag of an .mp3,
+        Matroska's CodecDelay and DiscardPadding for Opus. It is written to a hidden temporary file and renamed at the
         end: an interrupted or failed transcode leaves nothing under OUT.
 
         Examples:
@@ -31,7 +31,7 @@ struct Transcode: ParsableCommand {
     @Argument(help: "The input file (MP4, MOV, M4A, Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC).")
     var input: String
 
-    @Argument(help: "The output file (.m4a, .mp4, .flac, .mka, .mkv, .webm).")
+    @Argument(help: "The output file (.m4a, .mp4, .flac, .mp3, .mka, .mkv, .webm).")
     var output: String
 
     @Option(help: "aac, opus, vorbis, mp3 or flac (default: from OUT's extension).")

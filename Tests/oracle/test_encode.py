@@ -9,7 +9,7 @@ MP3 from libmp3lame through libavcodec, FLAC from libavcodec):
   ffmpeg -i OUT -f f32le -          decodes without error
   decoded length                    mk-decode OUT: exactly the input's length (gapless); ffmpeg:
                                     the input's where the container's trims reach it (FLAC,
-                                    Opus in Matroska), else the same length as ffmpeg's own
+                                    Opus in Matroska, MP3 with its LAME tag), else the same length as ffmpeg's own
                                     encode in the same container (FFmpeg 5.1 keeps MP4's last
                                     frame whole)
   FLAC                              ffmpeg's decode is bit-exact with the input
@@ -51,6 +51,7 @@ CASES = {
     "vorbis": ("out.webm", ["--codec", "vorbis", "--quality", "5"], "ref.webm", ["-c:a", "libvorbis", "-q:a", "5"], "vorbis", False),
     "mp3": ("out.mp4", ["--codec", "mp3", "--bitrate", "192k"], "ref.mp4", ["-c:a", "libmp3lame", "-b:a", "192k"], "mp3", False),
     "flac": ("out.flac", [], "ref.flac", ["-c:a", "flac"], "flac", True),
+    "mp3-file": ("out.mp3", ["--bitrate", "192k"], "ref.mp3", ["-c:a", "libmp3lame", "-b:a", "192k"], "mp3", True),
 }
 
 
@@ -160,7 +161,7 @@ def test_flac_round_trip_is_bit_exact(encoded, music):
         assert proc.returncode == 0, f"flac -t: {lib.tail(proc.stderr)}"
 
 
-@pytest.mark.parametrize("name", ["aac", "opus", "vorbis", "mp3"])
+@pytest.mark.parametrize("name", ["aac", "opus", "vorbis", "mp3", "mp3-file"])
 def test_snr_within_1db_of_ffmpeg_with_the_same_library(name, encoded, music):
     ours, ref = encoded(name)
     x = decode_f32(music)
@@ -276,3 +277,25 @@ def test_real_files_transcode_gapless(name, out_name, args, channels, shared_med
     assert _mk_decoded_frames(mk_decode, out, channels, tmp_path) == _mk_decoded_frames(mk_decode, src, channels, tmp_path)
     proc = lib.run(["ffmpeg", "-v", "error", "-i", out, "-f", "null", "-"])
     assert proc.returncode == 0 and not proc.stderr.strip(), f"ffmpeg: {lib.tail(proc.stderr)}"
+
+
+@pytest.mark.parametrize("out_name, args", [("six.mka", ["--codec", "opus"]), ("six.webm", ["--codec", "vorbis"]),
+                                            ("six.m4a", []), ("six.flac", [])])
+def test_surround_channels_keep_their_places(out_name, args, mk_transcode, tmp_path):
+    """5.1 with one tone per channel (WAVE order FL FR FC LFE BL BR): ffmpeg's decode of the
+    output has each tone in its channel (Opus multistream and Vorbis are coded in Vorbis order
+    and reordered back by the decoder, as for ffmpeg's own libopus / libvorbis output)."""
+    tones = [300, 500, 700, 90, 1100, 1300]
+    src = tmp_path / "six.wav"
+    expr = "|".join(f"0.3*sin(2*PI*{f}*t)" for f in tones)
+    cmd = ["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"aevalsrc='{expr}':s=48000:d=2:c=5.1", "-c:a", "pcm_s16le", src]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    out = tmp_path / out_name
+    cmd = [mk_transcode, src, out, "--quiet", *args]
+    lib.check_ok(lib.run(cmd), cmd)
+    proc = lib.run(["ffmpeg", "-v", "error", "-i", out, "-f", "f32le", "-ac", "6", "-"])
+    lib.check_ok(proc, ["ffmpeg", out], who="ffmpeg")
+    a = np.frombuffer(proc.stdout, dtype="<f4").reshape(-1, 6)[4800:52800]
+    freqs = np.fft.rfftfreq(len(a), 1 / 48000)
+    found = [int(round(freqs[np.argmax(np.abs(np.fft.rfft(a[:, c])))])) for c in range(6)]
+    assert found == tones, f"{out_name}: the tones per channel are {found}, the input's {tones}"

@@ -45,6 +45,7 @@ public struct TranscodeResult: Sendable {
 /// list, plus iTunSMPB for AAC; FLAC needs none). Outputs by extension: `.mp4`, `.mov` (AAC,
 /// MP3, Opus, FLAC; video copied with ``TranscodeOptions/copyVideo``), `.m4a`, `.m4b` (the same
 /// but MP3, which iTunes-style files do not carry, as FFmpeg's ipod muxer refuses it), `.flac`,
+/// `.mp3` (an Info frame with LAME's delay and padding first),
 /// `.mka` / `.mkv` / `.webm` (Opus, Vorbis and, in Matroska, AAC, MP3, FLAC). Every output is
 /// written to a temporary name and renamed at the end: a failed or cancelled transcode leaves
 /// nothing under the target name.
@@ -66,6 +67,7 @@ public enum Transcoder {
         case mp4(MP4Muxer)
         case matroska(MatroskaMuxer)
         case flac(FLACWriter?)
+        case mp3(MP3Writer)
     }
 
     /// Transcodes the first audio track of `input` into `output`.
@@ -79,15 +81,15 @@ public enum Transcoder {
                                  registry: MediaRegistry = .shared, progress: ((Double) -> Bool)? = nil) throws -> TranscodeResult {
         let ext = (output as NSString).pathExtension.lowercased()
         guard let codec = options.codec ?? defaultCodec(forOutput: output) else {
-            throw MediaError(.unsupported, "no codec for an output named .\(ext): MediaKit writes .m4a, .mp4, .flac, .mka, .mkv, .webm (and .ogg/.opus, .mp3 where their writers exist)", path: output)
+            throw MediaError(.unsupported, "no codec for an output named .\(ext): MediaKit writes .m4a, .mp4, .flac, .mp3, .mka, .mkv, .webm", path: output)
         }
         let containers: [String: Set<CodecID>] = [
             "m4a": ["aac", "opus", "flac"], "mp4": ["aac", "mp3", "opus", "flac"], "m4b": ["aac", "opus", "flac"],
-            "mov": ["aac", "mp3", "opus", "flac"], "flac": ["flac"], "mka": ["aac", "mp3", "opus", "vorbis", "flac"],
+            "mov": ["aac", "mp3", "opus", "flac"], "flac": ["flac"], "mp3": ["mp3"], "mka": ["aac", "mp3", "opus", "vorbis", "flac"],
             "mkv": ["aac", "mp3", "opus", "vorbis", "flac"], "webm": ["opus", "vorbis"],
         ]
         guard let allowed = containers[ext] else {
-            throw MediaError(.unsupported, "MediaKit has no writer for .\(ext) files yet (\(["ogg", "oga", "opus"].contains(ext) ? "the Ogg muxer" : ext == "mp3" ? "an MP3 file writer with a LAME gapless header" : "a muxer") is missing); write .m4a, .mp4, .flac, .mka, .mkv or .webm",
+            throw MediaError(.unsupported, "MediaKit has no writer for .\(ext) files yet (\(["ogg", "oga", "opus"].contains(ext) ? "the Ogg muxer" : "a muxer") is missing); write .m4a, .mp4, .flac, .mp3, .mka, .mkv or .webm",
                              path: output)
         }
         guard allowed.contains(codec) else {
@@ -121,6 +123,7 @@ public enum Transcoder {
             case .mp4(let m): m.cancel()
             case .matroska(let m): m.cancel()
             case .flac(let w): w?.cancel()
+            case .mp3(let w): w.cancel()
             case nil: break
             }
         }
@@ -131,6 +134,7 @@ public enum Transcoder {
             case .mp4(let m): try m.write(p)
             case .matroska(let m): try m.write(p)
             case .flac(let w): try w?.write(p)
+            case .mp3(let w): try w.write(p)
             case nil: break
             }
             packets += 1
@@ -148,6 +152,9 @@ public enum Transcoder {
             switch ext {
             case "flac":
                 sink = .flac(try FLACWriter(path: output, streamInfo: enc.parameters.extradata))
+                audioOut = 0
+            case "mp3":
+                sink = .mp3(try MP3Writer(path: output))
                 audioOut = 0
             case "mka", "mkv", "webm":
                 let m = try MatroskaMuxer(path: output, webM: ext == "webm")
@@ -222,6 +229,7 @@ public enum Transcoder {
                 try m.finish()
             case .matroska(let m): try m.finish()
             case .flac(let w): try w?.finish(streamInfo: enc.parameters.extradata)
+            case .mp3(let w): try w.finish(inputSamples: samples, encoderDelay: enc.encoderDelay)
             case nil: break
             }
             _ = progress?(1)
