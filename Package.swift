@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "mk-remux", targets: ["MKRemux"]),
         .executable(name: "mk-audioconv", targets: ["MKAudioConv"]),
         .executable(name: "mk-stream", targets: ["MKStream"]),
+        .executable(name: "mk-transcode", targets: ["MKTranscode"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -105,7 +106,7 @@ let package = Package(
             dependencies: ["CVorbis"],
             path: "Plugins/Vorbis/Sources",
             cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
-            linkerSettings: [.linkedLibrary("vorbis"), .linkedLibrary("ogg")]
+            linkerSettings: [.linkedLibrary("vorbis"), .linkedLibrary("vorbisenc"), .linkedLibrary("ogg")]
         ),
 
         .executableTarget(
@@ -132,6 +133,11 @@ let package = Package(
             name: "MKStream",
             dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Samples/stream"
+        ),
+        .executableTarget(
+            name: "MKTranscode",
+            dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/transcode"
         ),
         .testTarget(
             name: "MediaKitTests",

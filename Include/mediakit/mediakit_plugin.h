@@ -17,9 +17,9 @@
  *
  * Life cycle. After the version check the host calls `init(host)` once, then reads
  * the descriptor's strings and asks `get_factory(id)` for the factories it knows:
- * MK_PLUGIN_DECODER_FACTORY and MK_PLUGIN_PICTURE_CONVERTER_FACTORY today
- * (MK_PLUGIN_ENCODER_FACTORY and MK_PLUGIN_AUDIO_CONVERTER_FACTORY are reserved
- * for encoders and audio converters). A factory lists its entries by index; each
+ * MK_PLUGIN_DECODER_FACTORY, MK_PLUGIN_PICTURE_CONVERTER_FACTORY and, since 2.1,
+ * MK_PLUGIN_ENCODER_FACTORY (MK_PLUGIN_AUDIO_CONVERTER_FACTORY is reserved for audio
+ * converters). A 2.0 plugin answers NULL for the encoder factory: it has none. A factory lists its entries by index; each
  * entry has static metadata and a `create` that returns an instance plus the
  * instance's vtable. `deinit()` is called once, after every instance has been
  * destroyed, when the host gives the plugin up; the frames a plugin handed out
@@ -109,7 +109,7 @@ extern "C" {
 /** The ABI major version this header describes. Bumped on an incompatible change. */
 #define MK_PLUGIN_ABI_MAJOR 2u
 /** The ABI minor version this header describes. Bumped when fields are appended. */
-#define MK_PLUGIN_ABI_MINOR 0u
+#define MK_PLUGIN_ABI_MINOR 1u
 
 /** An ABI version: major.minor. */
 typedef struct mk_plugin_abi {
@@ -130,7 +130,8 @@ typedef struct mk_plugin_abi {
 /** get_factory(MK_PLUGIN_PICTURE_CONVERTER_FACTORY) returns a
  *  const mk_plugin_picture_converter_factory *. */
 #define MK_PLUGIN_PICTURE_CONVERTER_FACTORY "mediakit.picture-converter-factory"
-/** Reserved for encoders (a later minor version defines the factory struct). */
+/** get_factory(MK_PLUGIN_ENCODER_FACTORY) returns a const mk_plugin_encoder_factory *
+ *  (ABI 2.1). */
 #define MK_PLUGIN_ENCODER_FACTORY "mediakit.encoder-factory"
 /** Reserved for audio converters (a later minor version defines the factory struct). */
 #define MK_PLUGIN_AUDIO_CONVERTER_FACTORY "mediakit.audio-converter-factory"
@@ -298,6 +299,161 @@ typedef struct mk_plugin_decoder_factory {
      *  NULL for an index out of range. */
     const mk_plugin_decoder_backend *(*get_backend)(uint32_t index);
 } mk_plugin_decoder_factory;
+
+
+/* ---- Encoders (ABI 2.1) -------------------------------------------------------
+ *
+ * Encoding mirrors decoding (libavcodec's send/receive model, the other way round):
+ *
+ *     send_frame(enc, frame)        -> MK_OK, or MK_EAGAIN when packets must be
+ *                                      received first (the frame was NOT taken)
+ *     send_frame(enc, NULL)         -> enter draining (end of stream)
+ *     receive_packet(enc, &packet)  -> MK_OK (a packet), MK_EAGAIN (send more
+ *                                      frames), MK_EOF (drained)
+ *
+ * Frames. A frame sent is an mk_plugin_frame of audio in the config's sample format,
+ * rate and channels; its planes are borrowed for the call (the encoder copies what it
+ * keeps) and its release callback is never called by the plugin. When the encoder
+ * states a frame size (mk_plugin_encoder_info.frame_size > 0), every frame but the last
+ * before draining holds exactly that many samples per channel, and the last at most that
+ * many; with frame_size 0 any count is accepted. Frame pts are in the config's time
+ * base, counting samples from 0 (the host sends 1/sample_rate).
+ *
+ * Packets. receive_packet fills an mk_plugin_encoded_packet whose bytes belong to the
+ * instance and stay valid until the next call on it (the host copies them). Packet
+ * timestamps are in the packet time base get_info() states and count decoded samples
+ * from 0, priming included: the first packet starts at 0 and its output begins with the
+ * encoder_delay priming samples (the host cuts them with an edit list, an Opus pre-skip
+ * or Ogg granules; the end padding by the input length it knows).
+ *
+ * Priming. After create() the encoder states in get_info(): its magic cookie
+ * (AudioSpecificConfig for AAC, OpusHead for Opus, the three Vorbis headers in Xiph
+ * lacing, the 34-byte STREAMINFO for FLAC, none for MP3), its frame size and its delay:
+ * the number of samples (at the coded rate; Opus: at 48 kHz) that decoding the packets
+ * gives before the first input sample. The host never assumes a delay of its own. After
+ * draining, get_info() may answer a newer cookie (FLAC: STREAMINFO with the total sample
+ * count and MD5), which a muxer that can rewrite its header uses.
+ */
+
+/** Opus application (mk_plugin_encoder_config.application). */
+#define MK_ENCODER_APPLICATION_DEFAULT  0  /**< the backend's default (Opus: audio) */
+#define MK_ENCODER_APPLICATION_AUDIO    1  /**< OPUS_APPLICATION_AUDIO */
+#define MK_ENCODER_APPLICATION_VOIP     2  /**< OPUS_APPLICATION_VOIP */
+#define MK_ENCODER_APPLICATION_LOWDELAY 3  /**< OPUS_APPLICATION_RESTRICTED_LOWDELAY */
+
+/** What the host asks an encoder for. Borrowed for create(). */
+typedef struct mk_plugin_encoder_config {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_encoder_config) of the host */
+    int32_t media_type;        /**< MK_MEDIA_AUDIO */
+    const char *codec;         /**< codec name, e.g. "aac"; never NULL */
+    int32_t sample_format;     /**< MK_SAMPLES_* of the frames that will be sent: one the
+                                    backend lists in sample_formats */
+    int32_t sample_rate;       /**< Hz of the frames sent (and of the coded stream) */
+    int32_t channels;          /**< channel count of the frames sent */
+    uint64_t channel_mask;     /**< WAVE channel mask of the frames; 0: the codec's default
+                                    order for that many channels */
+    int32_t time_base_num;     /**< time base of frame and packet timestamps */
+    int32_t time_base_den;
+    int64_t bit_rate;          /**< target bits per second; 0: the backend's default, or
+                                    the quality below when has_quality is set */
+    int32_t has_quality;       /**< 1: encode for `quality` (variable bit rate) */
+    double quality;            /**< on the codec's own scale, as `ffmpeg -q:a` takes it:
+                                    Vorbis -1..10, MP3 (LAME -V) 9..0, AAC 0.1..2 */
+    int32_t complexity;        /**< encoder effort, 0..10 (Opus), -1: the default */
+    int32_t application;       /**< MK_ENCODER_APPLICATION_* (Opus) */
+    int32_t frame_duration_us; /**< Opus frame duration in microseconds (2500, 5000, 10000,
+                                    20000, 40000, 60000); 0: the default (20000) */
+    int32_t thread_count;      /**< 0 = the backend's choice */
+} mk_plugin_encoder_config;
+
+/** What an open encoder states (get_info). Filled by the plugin up to the smaller of the
+ *  host's struct_size and its own, and struct_size set to that. */
+typedef struct mk_plugin_encoder_info {
+    uint32_t struct_size;      /**< set by the host before the call; see above */
+    int32_t frame_size;        /**< samples per channel in each frame sent; 0: any */
+    int32_t encoder_delay;     /**< priming samples at the start of the decoded output
+                                    (Opus: at 48 kHz, the OpusHead pre-skip) */
+    int32_t sample_rate;       /**< the coded stream's rate, as decoders output it (Opus:
+                                    48000; OpusHead records the input rate) */
+    int32_t channels;          /**< the coded stream's channels */
+    int64_t bit_rate;          /**< the nominal bit rate, 0 if none (quality mode) */
+    const uint8_t *extradata;  /**< the magic cookie; owned by the instance, valid until
+                                    the next call on it; NULL when the codec has none */
+    size_t extradata_size;
+    int32_t packet_time_base_num; /**< time base of packet timestamps (Opus: 1/48000) */
+    int32_t packet_time_base_den;
+} mk_plugin_encoder_info;
+
+/** An encoded packet filled by receive_packet. Its bytes belong to the instance and stay
+ *  valid until the next call on it. Filled up to the smaller of the host's struct_size and
+ *  the plugin's, and struct_size set to that. */
+typedef struct mk_plugin_encoded_packet {
+    uint32_t struct_size;      /**< set by the host before the call */
+    uint32_t flags;            /**< MK_PACKET_FLAG_KEY */
+    const uint8_t *data;
+    size_t size;
+    int64_t pts;               /**< in info's packet time base; the priming counts from 0 */
+    int64_t dts;
+    int64_t duration;          /**< samples the packet decodes to, in the same time base */
+} mk_plugin_encoded_packet;
+
+/** Operations on one encoder instance. Static storage in the plugin. */
+typedef struct mk_plugin_encoder_vtable {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_encoder_vtable) of the plugin */
+    /** [instance-thread] Fills *info (whose struct_size the host set). MK_OK or an error. */
+    int32_t (*get_info)(void *encoder, mk_plugin_encoder_info *info);
+    /** [instance-thread] Feeds a frame (see "Frames"); NULL enters draining. MK_OK,
+     *  MK_EAGAIN (receive first; the frame was not taken), MK_EOF (already draining) or an
+     *  error (the frame was consumed). */
+    int32_t (*send_frame)(void *encoder, const mk_plugin_frame *frame);
+    /** [instance-thread] Fills *packet. MK_OK, MK_EAGAIN, MK_EOF or an error; on anything
+     *  but MK_OK the packet is untouched. */
+    int32_t (*receive_packet)(void *encoder, mk_plugin_encoded_packet *packet);
+    /** [instance-thread] Frees the instance. */
+    void (*destroy)(void *encoder);
+    /** [instance-thread] A message for the last failure on this instance; owned by the
+     *  instance, valid until the next call on it. Never NULL (may be ""). */
+    const char *(*last_error)(void *encoder);
+} mk_plugin_encoder_vtable;
+
+/** Static description of one encoder backend (an encoder for one codec). Lists end with
+ *  a 0 entry; a NULL list means "any". */
+typedef struct mk_plugin_encoder_backend {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_encoder_backend) of the plugin */
+    int32_t media_type;        /**< MK_MEDIA_AUDIO */
+    const char *codec;         /**< codec name this backend encodes ("aac") */
+    const char *name;          /**< backend name, unique in the plugin per codec, e.g. "ffmpeg" */
+    int32_t priority;          /**< higher wins when several backends encode a codec */
+    const int32_t *sample_formats; /**< MK_SAMPLES_* accepted, preferred first; never NULL */
+    const int32_t *sample_rates;   /**< Hz accepted, 0-terminated; NULL: any in
+                                        [min_sample_rate, max_sample_rate] */
+    int32_t min_sample_rate;   /**< with sample_rates NULL; 0: no lower bound */
+    int32_t max_sample_rate;   /**< with sample_rates NULL; 0: no upper bound */
+    int32_t max_channels;      /**< channels accepted: 1..max_channels */
+    const uint64_t *channel_masks; /**< WAVE channel masks accepted (one per count), 0-terminated;
+                                        NULL: the codec's default order for each count */
+    int64_t min_bit_rate;      /**< bits per second per stream; 0: no bound / not settable */
+    int64_t max_bit_rate;
+    /** [thread-safe] Creates an encoder. On success *encoder and *vtable are set and MK_OK
+     *  returned. On failure nothing is allocated, a message naming what the backend accepts
+     *  is written into errbuf (NUL-terminated, at most errbuf_size bytes; errbuf may be NULL)
+     *  and an error returned (MK_EUNSUPPORTED for a rate, channel count, format or bit rate
+     *  it does not take). `config` is borrowed for the call. */
+    int32_t (*create)(const mk_plugin_encoder_config *config,
+                      void **encoder,
+                      const mk_plugin_encoder_vtable **vtable,
+                      char *errbuf, size_t errbuf_size);
+} mk_plugin_encoder_backend;
+
+/** The encoder factory (MK_PLUGIN_ENCODER_FACTORY, ABI 2.1). Static storage in the plugin. */
+typedef struct mk_plugin_encoder_factory {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_encoder_factory) of the plugin */
+    /** [thread-safe] The number of backends; constant after init(). */
+    uint32_t (*backend_count)(void);
+    /** [thread-safe] Backend `index` (0 <= index < backend_count()), static storage;
+     *  NULL for an index out of range. */
+    const mk_plugin_encoder_backend *(*get_backend)(uint32_t index);
+} mk_plugin_encoder_factory;
 
 /* ---- Picture converters -----------------------------------------------------
  *

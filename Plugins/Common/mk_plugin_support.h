@@ -69,11 +69,25 @@
         sizeof(mk_plugin_picture_converter_factory), name##_count, name##_get,       \
     }
 
-/** get_factory()'s answer for a plugin with these factories (either may be NULL). */
-static const void *mkp_pick_factory(const char *id, const mk_plugin_decoder_factory *decoders,
-                                    const mk_plugin_picture_converter_factory *converters) MKP_UNUSED;
-static const void *mkp_pick_factory(const char *id, const mk_plugin_decoder_factory *decoders,
-                                    const mk_plugin_picture_converter_factory *converters)
+/** A static encoder factory named `name` over the array `backends` whose first `count`
+ *  entries are used (`count` may be a variable that init() sets). */
+#define MKP_ENCODER_FACTORY(name, backends, count)                                   \
+    static uint32_t name##_count(void) { return (uint32_t)(count); }                 \
+    static const mk_plugin_encoder_backend *name##_get(uint32_t index)               \
+    {                                                                                \
+        return index < (uint32_t)(count) ? &(backends)[index] : NULL;                \
+    }                                                                                \
+    static const mk_plugin_encoder_factory name = {                                  \
+        sizeof(mk_plugin_encoder_factory), name##_count, name##_get,                 \
+    }
+
+/** get_factory()'s answer for a plugin with these factories (any may be NULL). */
+static const void *mkp_pick_factories(const char *id, const mk_plugin_decoder_factory *decoders,
+                                      const mk_plugin_picture_converter_factory *converters,
+                                      const mk_plugin_encoder_factory *encoders) MKP_UNUSED;
+static const void *mkp_pick_factories(const char *id, const mk_plugin_decoder_factory *decoders,
+                                      const mk_plugin_picture_converter_factory *converters,
+                                      const mk_plugin_encoder_factory *encoders)
 {
     if (id == NULL)
         return NULL;
@@ -81,7 +95,18 @@ static const void *mkp_pick_factory(const char *id, const mk_plugin_decoder_fact
         return decoders;
     if (converters != NULL && strcmp(id, MK_PLUGIN_PICTURE_CONVERTER_FACTORY) == 0)
         return converters;
+    if (encoders != NULL && strcmp(id, MK_PLUGIN_ENCODER_FACTORY) == 0)
+        return encoders;
     return NULL;
+}
+
+/** get_factory()'s answer for a plugin with decoders and picture converters only. */
+static const void *mkp_pick_factory(const char *id, const mk_plugin_decoder_factory *decoders,
+                                    const mk_plugin_picture_converter_factory *converters) MKP_UNUSED;
+static const void *mkp_pick_factory(const char *id, const mk_plugin_decoder_factory *decoders,
+                                    const mk_plugin_picture_converter_factory *converters)
+{
+    return mkp_pick_factories(id, decoders, converters, NULL);
 }
 
 /**
@@ -94,6 +119,13 @@ static const void *mkp_pick_factory(const char *id, const mk_plugin_decoder_fact
  */
 #define MKP_DECODER_PLUGIN(prefix, host_slot, plugin_name, plugin_version, library_prefix,     \
                            library_version, summary, factory)                                  \
+    MKP_CODEC_PLUGIN(prefix, host_slot, plugin_name, plugin_version, library_prefix,           \
+                     library_version, summary, &(factory), NULL)
+
+/** As MKP_DECODER_PLUGIN, for a plugin with a decoder factory and an encoder factory
+ *  (pointers; either may be NULL). */
+#define MKP_CODEC_PLUGIN(prefix, host_slot, plugin_name, plugin_version, library_prefix,       \
+                         library_version, summary, decoder_factory, encoder_factory)           \
     static char prefix##_version[128] = plugin_version;                                        \
     static int32_t prefix##_init(const mk_host *host)                                          \
     {                                                                                          \
@@ -106,7 +138,7 @@ static const void *mkp_pick_factory(const char *id, const mk_plugin_decoder_fact
     static void prefix##_deinit(void) { (host_slot) = NULL; }                                  \
     static const void *prefix##_get_factory(const char *id)                                    \
     {                                                                                          \
-        return mkp_pick_factory(id, &(factory), NULL);                                         \
+        return mkp_pick_factories(id, (decoder_factory), NULL, (encoder_factory));             \
     }                                                                                          \
     static const mk_plugin_descriptor prefix##_descriptor = {                                  \
         .abi = MK_PLUGIN_ABI_CURRENT,                                                          \
@@ -279,6 +311,106 @@ static int mkp_hand_over(const char *who, mk_plugin_frame *ready, int *has_ready
     memcpy(frame, ready, size);
     *has_ready = 0;
     return MK_OK;
+}
+
+/** The Vorbis channel order (Vorbis I spec 4.3.9; Opus mapping family 1) against the WAVE
+ *  order FFmpeg uses: for n channels (3..8), WAVE-order channel i is Vorbis-order channel
+ *  mkp_vorbis_to_wave[n-1][i]. 1 and 2 channels are the same in both. */
+static const uint8_t mkp_vorbis_to_wave[8][8] MKP_UNUSED = {
+    { 0 },
+    { 0, 1 },
+    { 0, 2, 1 },
+    { 0, 1, 2, 3 },
+    { 0, 2, 1, 3, 4 },
+    { 0, 2, 1, 5, 3, 4 },
+    { 0, 2, 1, 6, 5, 3, 4 },
+    { 0, 2, 1, 7, 5, 6, 3, 4 },
+};
+
+/* ---- Encoders ---------------------------------------------------------------- */
+
+/** The smallest encoder config a 2.1 encoder reads. */
+#define MKP_ENCODER_CONFIG_MIN_SIZE MKP_END_OF(mk_plugin_encoder_config, thread_count)
+
+/**
+ * The checks at the start of an encoder backend's create(): clears errbuf and the outputs,
+ * refuses NULL arguments, a config smaller than 2.1's, another codec or media type, a
+ * channel count outside 1..max_channels and a sample format not in `formats` (0-terminated).
+ * Returns MK_OK, or an error with the reason (naming what is accepted) in errbuf.
+ */
+static int mkp_check_encoder_create(const char *who, const mk_plugin_encoder_config *config, void **encoder,
+                                    const mk_plugin_encoder_vtable **vtable, char *errbuf, size_t errbuf_size,
+                                    const char *codec, int max_channels, const int32_t *formats) MKP_UNUSED;
+static int mkp_check_encoder_create(const char *who, const mk_plugin_encoder_config *config, void **encoder,
+                                    const mk_plugin_encoder_vtable **vtable, char *errbuf, size_t errbuf_size,
+                                    const char *codec, int max_channels, const int32_t *formats)
+{
+    if (errbuf != NULL && errbuf_size > 0)
+        errbuf[0] = '\0';
+    if (config == NULL || encoder == NULL || vtable == NULL) {
+        mkp_write_error(errbuf, errbuf_size, "%s encoder: create: %s is NULL", who,
+                        config == NULL ? "config" : encoder == NULL ? "encoder" : "vtable");
+        return MK_EINVAL;
+    }
+    *encoder = NULL;
+    *vtable = NULL;
+    if (config->struct_size < MKP_ENCODER_CONFIG_MIN_SIZE) {
+        mkp_write_error(errbuf, errbuf_size, "%s encoder: create: config struct_size %u < %zu", who,
+                        config->struct_size, (size_t)MKP_ENCODER_CONFIG_MIN_SIZE);
+        return MK_EINVAL;
+    }
+    if (config->codec == NULL || strcmp(config->codec, codec) != 0 || config->media_type != MK_MEDIA_AUDIO) {
+        mkp_write_error(errbuf, errbuf_size, "%s encoder: create: asked to encode %s codec \"%s\"", who,
+                        config->media_type == MK_MEDIA_AUDIO ? "audio" : "non-audio",
+                        config->codec != NULL ? config->codec : "(NULL)");
+        return MK_EINVAL;
+    }
+    if (config->channels < 1 || config->channels > max_channels) {
+        mkp_write_error(errbuf, errbuf_size, "%s encoder: %d channels: it accepts 1 to %d channels", who,
+                        config->channels, max_channels);
+        return MK_EUNSUPPORTED;
+    }
+    if (config->sample_rate <= 0) {
+        mkp_write_error(errbuf, errbuf_size, "%s encoder: sample rate %d Hz", who, config->sample_rate);
+        return MK_EINVAL;
+    }
+    int known = 0;
+    for (const int32_t *f = formats; f != NULL && *f != 0; f++)
+        known |= *f == config->sample_format;
+    if (!known) {
+        mkp_write_error(errbuf, errbuf_size, "%s encoder: sample format %d is not one it accepts", who,
+                        config->sample_format);
+        return MK_EUNSUPPORTED;
+    }
+    return MK_OK;
+}
+
+/** Writes "a, b and c" of a 0-terminated list of rates into buf (for error messages). */
+static void mkp_format_rates(char *buf, size_t size, const int32_t *rates) MKP_UNUSED;
+static void mkp_format_rates(char *buf, size_t size, const int32_t *rates)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; rates[i] != 0 && n < size; i++) {
+        const char *sep = i == 0 ? "" : rates[i + 1] == 0 ? " and " : ", ";
+        int w = snprintf(buf + n, size - n, "%s%d", sep, rates[i]);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+}
+
+/** Copies `src` (the plugin's struct of `own_size` bytes) into the host's struct `dst`, up to
+ *  the smaller of the two sizes, and sets dst's struct_size to that. For get_info and
+ *  receive_packet, whose structs start with struct_size. */
+static void mkp_fill_struct(void *dst, const void *src, size_t own_size) MKP_UNUSED;
+static void mkp_fill_struct(void *dst, const void *src, size_t own_size)
+{
+    uint32_t host_size;
+    memcpy(&host_size, dst, sizeof(host_size));
+    uint32_t size = host_size < own_size ? host_size : (uint32_t)own_size;
+    memcpy(dst, src, size);
+    memcpy(dst, &size, sizeof(size));
 }
 
 #endif /* MK_PLUGIN_SUPPORT_H */

@@ -81,7 +81,7 @@ private func sampleType(_ v: Int32) -> (AudioSampleType, Bool)? {
 }
 
 /// The MK_SAMPLES_* value of a type and interleaving.
-private func sampleFormatCode(_ t: AudioSampleType, planar: Bool) -> Int32 {
+func sampleFormatCode(_ t: AudioSampleType, planar: Bool) -> Int32 {
     let base: Int32
     switch t {
     case .u8: base = MK_SAMPLES_U8
@@ -96,7 +96,7 @@ private func sampleFormatCode(_ t: AudioSampleType, planar: Bool) -> Int32 {
 
 /// Reads a C format: the request it makes (a zero rate or channel count left open when
 /// `open` allows it). Throws `.invalidArgument` naming the field.
-private func request(_ f: UnsafePointer<mk_audio_format>?, _ role: String, open: Bool) throws -> AudioOutputRequest {
+func request(_ f: UnsafePointer<mk_audio_format>?, _ role: String, open: Bool) throws -> AudioOutputRequest {
     guard let f else { throw MediaError(.invalidArgument, "the \(role) format is NULL") }
     guard Int(f.pointee.struct_size) >= MemoryLayout<mk_audio_format>.size else {
         throw MediaError(.invalidArgument, "\(role) mk_audio_format.struct_size is \(f.pointee.struct_size); this library needs at least \(MemoryLayout<mk_audio_format>.size)")

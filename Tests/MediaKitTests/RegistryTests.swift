@@ -164,6 +164,119 @@ final class RegistryTests: XCTestCase {
         XCTAssertNil(try decoder.receive())
     }
 
+    /// A test encoder plugin (ABI 2.1): codec "pcm_test", s16 mono, frames of 4 samples, a delay
+    /// of 2 and the cookie "cookie"; each packet is its frame's bytes. `backendSize` and
+    /// `extra` let a test shrink the backend struct or append a field (a newer minor version).
+    private func compileEncoderPlugin(name: String, backendSize: String = "sizeof(mk_plugin_encoder_backend)",
+                                      newer: Bool = false) throws -> String {
+        try compilePlugin(name: name, factories: """
+            if (strcmp(id, MK_PLUGIN_ENCODER_FACTORY) == 0) return &factory;
+            return NULL;
+            """, prelude: """
+            #include <stdio.h>
+            typedef struct { int16_t pending[8]; int n, draining; int64_t pts, next; uint8_t out[16]; int out_n; int has; } enc_t;
+            static enc_t instance;
+            static const uint8_t cookie[] = "cookie";
+            static void fill(void *dst, const void *src, size_t own) {
+                uint32_t host; memcpy(&host, dst, 4); uint32_t n = host < own ? host : (uint32_t)own;
+                memcpy(dst, src, n); memcpy(dst, &n, 4);
+            }
+            static int32_t info(void *e, mk_plugin_encoder_info *i) {
+                (void)e; mk_plugin_encoder_info o; memset(&o, 0, sizeof(o)); o.struct_size = sizeof(o);
+                o.frame_size = 4; o.encoder_delay = 2; o.sample_rate = 8000; o.channels = 1;
+                o.extradata = cookie; o.extradata_size = 6; o.packet_time_base_num = 1; o.packet_time_base_den = 8000;
+                fill(i, &o, sizeof(o)); return MK_OK;
+            }
+            static int32_t send(void *p, const mk_plugin_frame *f) {
+                enc_t *e = p;
+                if (e->has) return MK_EAGAIN;
+                if (f == NULL) { if (e->draining) return MK_EOF; e->draining = 1; return MK_OK; }
+                if (f->nb_samples > 4 || f->format != MK_SAMPLES_S16) return MK_EINVAL;
+                memcpy(e->out, f->planes[0], (size_t)f->nb_samples * 2); e->out_n = f->nb_samples * 2;
+                e->pts = f->pts; e->has = 1; return MK_OK;
+            }
+            static int32_t receive(void *p, mk_plugin_encoded_packet *pk) {
+                enc_t *e = p;
+                if (!e->has) return e->draining ? MK_EOF : MK_EAGAIN;
+                mk_plugin_encoded_packet o; memset(&o, 0, sizeof(o)); o.struct_size = sizeof(o);
+                o.flags = MK_PACKET_FLAG_KEY; o.data = e->out; o.size = (size_t)e->out_n;
+                o.pts = o.dts = e->pts; o.duration = e->out_n / 2; fill(pk, &o, sizeof(o)); e->has = 0; return MK_OK;
+            }
+            static void destroy(void *e) { (void)e; }
+            static const char *last_error(void *e) { (void)e; return ""; }
+            static const mk_plugin_encoder_vtable vtable = { sizeof(vtable), info, send, receive, destroy, last_error };
+            static int32_t create(const mk_plugin_encoder_config *c, void **e, const mk_plugin_encoder_vtable **vt, char *b, size_t n) {
+                if (c->sample_rate != 8000) { snprintf(b, n, "pcm_test takes 8000 Hz only, not %d", c->sample_rate); return MK_EUNSUPPORTED; }
+                memset(&instance, 0, sizeof(instance)); *e = &instance; *vt = &vtable; return MK_OK;
+            }
+            static const int32_t formats[] = { MK_SAMPLES_S16, 0 };
+            static const int32_t rates[] = { 8000, 0 };
+            static const struct { mk_plugin_encoder_backend b; const char *later; } backend = {
+                { \(backendSize), MK_MEDIA_AUDIO, "pcm_test", "tester", 150, formats, rates, 0, 0, 1, NULL, 0, 0, create },
+                "a field of a later minor version" };
+            static uint32_t count(void) { return 1; }
+            static const mk_plugin_encoder_backend *get(uint32_t i) { return i == 0 ? &backend.b : NULL; }
+            static const struct { mk_plugin_encoder_factory f; void *later; } factory = { { \(newer ? "sizeof(factory)" : "sizeof(mk_plugin_encoder_factory)"), count, get }, NULL };
+            """)
+    }
+
+    func testEncoderFactoryIsListedAndItsEncoderGetsWholeFrames() throws {
+        let registry = MediaRegistry()
+        try registry.load(path: try compileEncoderPlugin(name: "encoder"))
+        let b = try XCTUnwrap(registry.encoderBackends.first)
+        XCTAssertEqual("\(b.codec) \(b.name) \(b.priority) \(b.sampleFormats) \(b.sampleRates) \(b.maxChannels)",
+                       "pcm_test tester 150 [MediaKit.SampleFormat.s16] [8000] 1")
+        XCTAssertTrue(registry.backends.isEmpty, "an encoder plugin lists no decoder")
+        let encoder = try registry.makeEncoder(EncoderSettings(codec: "pcm_test"), input: AudioFormat(.s16, sampleRate: 8000, channels: 1))
+        XCTAssertEqual(encoder.parameters.extradata, Array("cookie".utf8))
+        XCTAssertEqual(encoder.frameSize, 4)
+        XCTAssertEqual(encoder.encoderDelay, 2)
+        var packets: [Packet] = []
+        let samples: [Int16] = Array(1...10)
+        let bytes = samples.withUnsafeBytes { Array($0) }
+        try encoder.encode(AudioBuffer(format: encoder.inputFormat, frames: 10, planes: [bytes])) { packets.append($0) }
+        try encoder.finish { packets.append($0) }
+        XCTAssertEqual(packets.map(\.duration), [4, 4, 2], "frames of the backend's frame size, the last shorter")
+        XCTAssertEqual(packets.map(\.pts), [0, 4, 8])
+        XCTAssertEqual(packets.flatMap(\.data), bytes)
+        XCTAssertTrue(encoder.isDrained)
+        XCTAssertEqual(encoder.inputSampleCount, 10)
+    }
+
+    func testEncoderRefusalNamesWhatTheBackendAccepts() throws {
+        let registry = MediaRegistry()
+        try registry.load(path: try compileEncoderPlugin(name: "encoder"))
+        XCTAssertThrowsError(try registry.makeEncoder(EncoderSettings(codec: "pcm_test"), input: AudioFormat(.s16, sampleRate: 44100, channels: 1))) { error in
+            XCTAssertTrue("\(error)".contains("takes 8000 Hz only, not 44100"), "\(error)")
+        }
+        XCTAssertThrowsError(try registry.makeEncoder(EncoderSettings(codec: "pcm_test"), input: AudioFormat(.f32, sampleRate: 8000, channels: 1))) { error in
+            XCTAssertTrue("\(error)".contains("takes s16 samples, not flt"), "\(error)")
+        }
+        XCTAssertThrowsError(try registry.makeEncoder(EncoderSettings(codec: "aac"), input: AudioFormat(.s16, sampleRate: 8000, channels: 1))) { error in
+            XCTAssertEqual((error as? MediaError)?.kind, .notFound)
+            XCTAssertTrue("\(error)".contains("no encoder for aac"), "\(error)")
+        }
+    }
+
+    func testNewerMinorEncoderStructsLoadAndTooSmallOnesAreRefused() throws {
+        // Built against a later 2.x header: larger backend and factory structs (fields this host
+        // does not know); they load and work.
+        let newer = MediaRegistry()
+        try newer.load(path: try compileEncoderPlugin(name: "newer", backendSize: "sizeof(backend)", newer: true))
+        XCTAssertEqual(newer.encoderBackends.map(\.name), ["tester"])
+        XCTAssertNoThrow(try newer.makeEncoder(EncoderSettings(codec: "pcm_test"), input: AudioFormat(.s16, sampleRate: 8000, channels: 1)))
+        // A backend whose struct ends before `create` (the fields of 2.1 are required): refused.
+        let path = try compileEncoderPlugin(name: "short", backendSize: "offsetof(mk_plugin_encoder_backend, create)")
+        XCTAssertThrowsError(try MediaRegistry().load(path: path)) { error in
+            XCTAssertEqual((error as? MediaError)?.kind, .pluginABI)
+            XCTAssertTrue("\(error)".contains("encoder backend 0 of the plugin is malformed"), "\(error)")
+        }
+        // A 2.0 plugin (no encoder factory) loads with no encoders.
+        let old = MediaRegistry()
+        try old.load(path: try compilePlugin(name: "old", abi: "{ 2, 0 }"))
+        XCTAssertTrue(old.encoderBackends.isEmpty)
+    }
+
     func testNoDecoderNamesCodecAndEveryPlaceSearched() throws {
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("mk-empty-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)

@@ -451,3 +451,34 @@ def test_steady_state_decoding_allocates_no_frame_buffers(where, track, mk_bin, 
     assert out["large-allocations"] == "0", \
         f"{name} track {track}: {out['large-allocations']} blocks of >= {int(out['frame-bytes']) // 2} bytes " \
         f"({out['large-bytes']} bytes) allocated after the warm-up, over {out['frames']} frames"
+
+ENCODE_C = lib.REPO / "Tests" / "c" / "encode.c"
+
+
+def test_c_encoder_flac_is_bit_exact_and_transcode_writes_what_ffprobe_reads(mk_bin, tmp_path):
+    """Tests/c/encode.c: raw s16 pushed through mk_encoder (FLAC) in pieces of 1, 1000 and
+    48000 frames, written with the encoder's final STREAMINFO, decodes with ffmpeg to the input
+    bytes; mk_transcode writes an AAC .m4a ffprobe reads as aac at the input's rate and channels; a rate Opus
+    refuses is MK_EUNSUPPORTED naming the rates it takes."""
+    program = _build(ENCODE_C, tmp_path / "encode", _libdir(mk_bin))
+    pcm = tmp_path / "in.s16"
+    proc = lib.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=997:sample_rate=48000:duration=2",
+                    "-f", "lavfi", "-i", "anoisesrc=c=pink:a=0.1:r=48000:d=2", "-filter_complex", "[0][1]amerge=inputs=2",
+                    "-f", "s16le", pcm])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    for chunk in ("1", "1000", "48000"):
+        out = tmp_path / f"c{chunk}.flac"
+        proc = lib.run([program, "flac", chunk, pcm, out])
+        lib.check_ok(proc, [program, "flac", chunk], who="encode")
+        decoded = lib.run(["ffmpeg", "-v", "error", "-i", out, "-f", "s16le", "-"])
+        assert decoded.returncode == 0 and not decoded.stderr, lib.tail(decoded.stderr)
+        assert decoded.stdout == pcm.read_bytes(), f"pieces of {chunk}: ffmpeg's decode differs from the input"
+    m4a = tmp_path / "t.m4a"
+    proc = lib.run([program, "transcode", SAMPLE, m4a, "-", "96000"])
+    lib.check_ok(proc, [program, "transcode"], who="encode")
+    info = lib.ffprobe_json(m4a, ignore_editlist=False)["streams"][0]
+    src = next(s for s in lib.ffprobe_json(SAMPLE)["streams"] if s["codec_type"] == "audio")
+    assert (info["codec_name"], info["sample_rate"], info["channels"]) == ("aac", src["sample_rate"], src["channels"]), info
+    proc = lib.run([program, "refuse"])
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and "8000, 12000, 16000, 24000" in out and "48000 Hz" in out, out

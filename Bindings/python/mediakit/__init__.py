@@ -44,8 +44,9 @@ try:  # numpy is optional: without it, arrays are bytes and planes are memoryvie
 except ImportError:  # pragma: no cover - depends on the environment
     _np = None
 
-__all__ = ["MediaError", "TruncatedWarning", "Plugin", "Track", "Packet", "Frame", "Demuxer", "Decoder", "DecodeSession", "AudioConverter", "StreamParser", "StreamEvent",
-           "open", "decode", "remux", "plugins", "load_plugins", "version", "LIBRARY_PATH"]
+__all__ = ["MediaError", "TruncatedWarning", "Plugin", "Track", "Packet", "Frame", "Demuxer", "Decoder", "DecodeSession", "AudioConverter",
+           "Encoder", "StreamParser", "StreamEvent",
+           "open", "decode", "remux", "transcode", "plugins", "load_plugins", "version", "LIBRARY_PATH"]
 
 #: The libmediakit this package loaded.
 LIBRARY_PATH: str = _ffi.PATH
@@ -1147,6 +1148,148 @@ class AudioConverter(_Owned):
         """Ends the input: returns the rest (the resampler's tail, a track's delayed frames)."""
         lib.mk_audio_converter_flush(self._handle())
         return self._take()
+
+
+_APPLICATIONS = {None: 0, "audio": 1, "voip": 2, "lowdelay": 3}
+
+
+def _encoder_settings(codec: Optional[str], bitrate: Optional[int], quality: Optional[float], sample_rate: Optional[int],
+                      channels: Optional[int], complexity: Optional[int] = None, application: Optional[str] = None,
+                      frame_duration: Optional[float] = None, backend: Optional[str] = None,
+                      copy_video: bool = False) -> _ffi.EncoderSettings:
+    if application not in _APPLICATIONS:
+        raise ValueError(f"application is one of audio, voip, lowdelay, not {application!r}")
+    s = _ffi.EncoderSettings()
+    lib.mk_encoder_default_settings(ctypes.byref(s))
+    s.codec = codec.encode() if codec else None
+    s.bit_rate = int(bitrate or 0)
+    s.has_quality, s.quality = (1, float(quality)) if quality is not None else (0, 0.0)
+    s.complexity = -1 if complexity is None else int(complexity)
+    s.application = _APPLICATIONS[application]
+    s.frame_duration = float(frame_duration or 0)
+    s.sample_rate, s.channels = int(sample_rate or 0), int(channels or 0)
+    s.backend = backend.encode() if backend else None
+    s.copy_video = int(bool(copy_video))
+    return s
+
+
+class Encoder(_Owned):
+    """Encodes PCM into one compressed audio stream (AAC, Opus, Vorbis, MP3, FLAC) through the
+    plugins' encoders, converting the PCM to what the encoder takes first::
+
+        enc = mediakit.Encoder("aac", "f32", 48000, "stereo", bitrate=128_000)
+        packets = enc.encode(samples)        # numpy (frames, channels), or bytes
+        packets += enc.flush()
+        enc.extradata                        # the magic cookie (AudioSpecificConfig ...)
+
+    `sample_format`, `rate` and `layout` describe the PCM given to encode() (as for
+    AudioConverter); `sample_rate` and `channels` the coded stream (None: the input's when the
+    encoder takes them). A rate or channel count the encoder refuses raises MediaError naming
+    what it accepts."""
+
+    _free = staticmethod(lib.mk_encoder_close)
+    _what = "encoder"
+
+    def __init__(self, codec: str, sample_format: str, rate: int, layout, *, bitrate: Optional[int] = None,
+                 quality: Optional[float] = None, sample_rate: Optional[int] = None, channels: Optional[int] = None,
+                 complexity: Optional[int] = None, application: Optional[str] = None,
+                 frame_duration: Optional[float] = None, backend: Optional[str] = None):
+        fmt = _audio_format(sample_format, rate, layout)
+        s = _encoder_settings(codec, bitrate, quality, sample_rate, channels, complexity, application, frame_duration, backend)
+        h = ctypes.c_void_p()
+        lib.mk_encoder_open(ctypes.byref(h), ctypes.byref(fmt), ctypes.byref(s))
+        super().__init__(h)
+        self.in_format, self._in_channels = sample_format, fmt.channels
+
+    def _info(self) -> _ffi.EncoderInfo:
+        i = _ffi.EncoderInfo(struct_size=ctypes.sizeof(_ffi.EncoderInfo))
+        lib.mk_encoder_get_info(self._handle(), ctypes.byref(i))
+        return i
+
+    @property
+    def codec(self) -> str:
+        return self._info().codec.decode()
+
+    @property
+    def sample_rate(self) -> int:
+        """The coded stream's rate."""
+        return self._info().sample_rate
+
+    @property
+    def channels(self) -> int:
+        """The coded stream's channels."""
+        return self._info().channels
+
+    @property
+    def frame_size(self) -> int:
+        """Samples per channel the codec codes at a time (0: any)."""
+        return self._info().frame_size
+
+    @property
+    def encoder_delay(self) -> int:
+        """Priming samples at the start of the decoded output, in time_base ticks."""
+        return self._info().encoder_delay
+
+    @property
+    def time_base(self) -> tuple[int, int]:
+        """The packets' time base (numerator, denominator)."""
+        i = self._info()
+        return i.time_base_num, i.time_base_den
+
+    @property
+    def extradata(self) -> bytes:
+        """The magic cookie: AudioSpecificConfig, OpusHead, Vorbis headers, FLAC STREAMINFO."""
+        i = self._info()
+        return ctypes.string_at(i.extradata, i.extradata_size) if i.extradata_size else b""
+
+    def _packets(self) -> list:
+        out = []
+        while True:
+            h = ctypes.c_void_p()
+            if lib.mk_encoder_receive_packet(self._handle(), ctypes.byref(h)) != _ffi.OK:
+                return out
+            out.append(Packet(h))
+
+    def encode(self, samples) -> list:
+        """Encodes PCM in the input format (a numpy array: (frames, channels) interleaved or
+        (channels, frames) planar; or bytes of interleaved samples); returns the packets ready."""
+        planar = self.in_format.endswith("p") and self.in_format[:-1] in _SAMPLE_CODES
+        base = self.in_format[:-1] if planar else self.in_format
+        width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
+        channels = self._in_channels
+        if _np is not None and isinstance(samples, _np.ndarray):
+            arr = _np.ascontiguousarray(samples, dtype=_np.dtype(_NUMPY_TYPES[base]))
+            if planar:
+                if arr.ndim != 2 or arr.shape[0] != channels:
+                    raise ValueError(f"planar input is a ({channels}, frames) array; got shape {arr.shape}")
+                ptrs = (ctypes.c_void_p * channels)(*[arr[c].ctypes.data for c in range(channels)])
+                frames = arr.shape[1]
+            else:
+                ptrs = (ctypes.c_void_p * 1)(arr.ctypes.data)
+                frames = arr.size // channels
+        else:
+            if planar:
+                raise TypeError("planar input is a (channels, frames) numpy array")
+            arr = ctypes.create_string_buffer(bytes(samples))
+            ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(arr))
+            frames = (len(arr) - 1) // (width * channels)
+        lib.mk_encoder_push(self._handle(), ptrs, int(frames))
+        return self._packets()
+
+    def flush(self) -> list:
+        """Ends the input: returns the last packets."""
+        lib.mk_encoder_flush(self._handle())
+        return self._packets()
+
+
+def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate: Optional[int] = None, *,
+              quality: Optional[float] = None, sample_rate: Optional[int] = None, channels: Optional[int] = None,
+              copy_video: bool = False, backend: Optional[str] = None) -> None:
+    """Decodes the first audio track of `src` and encodes it into `dst`, like the mk-transcode
+    sample: .m4a / .mp4 (AAC; MP3, Opus, FLAC with codec=), .flac, .mp3, .mka / .mkv / .webm (Opus,
+    Vorbis ...). Gapless; written to a temporary file and renamed at the end."""
+    s = _encoder_settings(codec, bitrate, quality, sample_rate, channels, backend=backend, copy_video=copy_video)
+    lib.mk_transcode(_path(src), _path(dst), ctypes.byref(s))
 
 
 def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Optional[PathLike] = None, *,

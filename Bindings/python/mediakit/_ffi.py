@@ -118,6 +118,21 @@ class AudioConverterSettings(ctypes.Structure):
                 ("backend", ctypes.c_char_p)]
 
 
+class EncoderSettings(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("codec", ctypes.c_char_p), ("bit_rate", ctypes.c_int64),
+                ("has_quality", ctypes.c_int32), ("quality", ctypes.c_double), ("complexity", ctypes.c_int32),
+                ("application", ctypes.c_int32), ("frame_duration", ctypes.c_double), ("sample_rate", ctypes.c_int32),
+                ("channels", ctypes.c_int32), ("backend", ctypes.c_char_p), ("copy_video", ctypes.c_int32)]
+
+
+class EncoderInfo(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("codec", ctypes.c_char_p), ("sample_rate", ctypes.c_int32),
+                ("channels", ctypes.c_int32), ("bit_rate", ctypes.c_int64), ("frame_size", ctypes.c_int32),
+                ("encoder_delay", ctypes.c_int32), ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32),
+                ("extradata", ctypes.POINTER(ctypes.c_uint8)), ("extradata_size", ctypes.c_size_t),
+                ("input", AudioFormat)]
+
+
 class MuxerSettings(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int32), ("fragment_seconds", ctypes.c_double)]
 
@@ -235,6 +250,14 @@ _declare("mk_audio_converter_push", c_status, [c_handle, P(ctypes.c_void_p), cty
 _declare("mk_audio_converter_push_packet", c_status, [c_handle, c_handle], True)
 _declare("mk_audio_converter_flush", c_status, [c_handle], True)
 _declare("mk_audio_converter_read", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, P(ctypes.c_int32)], True)
+_declare("mk_encoder_default_settings", None, [P(EncoderSettings)])
+_declare("mk_encoder_open", c_status, [P(c_handle), P(AudioFormat), P(EncoderSettings)], True)
+_declare("mk_encoder_get_info", c_status, [c_handle, P(EncoderInfo)], True)
+_declare("mk_encoder_push", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32], True)
+_declare("mk_encoder_flush", c_status, [c_handle], True)
+_declare("mk_encoder_receive_packet", c_status, [c_handle, P(c_handle)], False)
+_declare("mk_encoder_close", None, [P(c_handle)])
+_declare("mk_transcode", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(EncoderSettings)], True)
 _declare("mk_channel_layout", c_status, [ctypes.c_char_p, P(ctypes.c_uint64), P(ctypes.c_int32)], True)
 _declare("mk_stream_parser_open", c_status, [P(c_handle), ctypes.c_int64], True)
 _declare("mk_stream_parser_push", c_status, [c_handle, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int32], True)

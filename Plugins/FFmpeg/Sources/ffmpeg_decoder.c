@@ -8,8 +8,9 @@
  * libavcodec, libavutil and libswscale only (never libavformat: demuxing is
  * the host's job).
  *
- * Factories: MK_PLUGIN_DECODER_FACTORY (below) and
- * MK_PLUGIN_PICTURE_CONVERTER_FACTORY (ffmpeg_converter.c).
+ * Factories: MK_PLUGIN_DECODER_FACTORY (below),
+ * MK_PLUGIN_PICTURE_CONVERTER_FACTORY (ffmpeg_converter.c) and
+ * MK_PLUGIN_ENCODER_FACTORY (ffmpeg_encoder.c: AAC, FLAC, MP3 through libmp3lame).
  *
  * Backends
  *   One backend per codec (name "ffmpeg", priority 100; "av1" priority 50 so a
@@ -239,7 +240,7 @@ const ffp_pix_map *ffp_find_mk_pix(int32_t format)
     return NULL;
 }
 
-static int32_t ffp_map_sample_fmt(int format)
+int32_t ffp_map_sample_fmt(int format)
 {
     switch (format) {
     case AV_SAMPLE_FMT_U8:   return MK_SAMPLES_U8;
@@ -353,6 +354,7 @@ static int32_t ffp_init(const mk_host *host)
         b->create = c->create;
     }
     ffp_backend_count = count;
+    ffe_init_backends(ffp_host);
     return MK_OK;
 }
 
@@ -368,7 +370,7 @@ MKP_DECODER_FACTORY(ffp_decoder_factory, ffp_backends, ffp_backend_count);
 
 static const void *ffp_get_factory(const char *id)
 {
-    return mkp_pick_factory(id, &ffp_decoder_factory, ffc_factory());
+    return mkp_pick_factories(id, &ffp_decoder_factory, ffc_factory(), ffe_factory());
 }
 
 static const mk_plugin_descriptor ffp_descriptor = {

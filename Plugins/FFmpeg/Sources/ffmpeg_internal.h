@@ -2,7 +2,8 @@
  * ffmpeg_internal.h — what the FFmpeg plugin's two halves share: the decoders
  * and descriptor (ffmpeg_decoder.c) and the libswscale picture converter
  * (ffmpeg_converter.c). Nothing here is exported from the plugin (hidden
- * visibility); only mediakit_plugin_entry is.
+ * visibility); only mediakit_plugin_entry is. The encoders are in
+ * ffmpeg_encoder.c.
  */
 #ifndef MK_FFMPEG_INTERNAL_H
 #define MK_FFMPEG_INTERNAL_H
@@ -47,6 +48,13 @@ FFP_HIDDEN const ffp_pix_map *ffp_find_mk_pix(int32_t format);
 FFP_HIDDEN int32_t ffp_map_averror(int err);
 /** mk_plugin_frame.release for a frame whose release_opaque is an AVFrame: frees it. */
 FFP_HIDDEN void ffp_release_frame(void *opaque);
+/** The MK_SAMPLES_* value for an AVSampleFormat, 0 when the ABI has none. */
+FFP_HIDDEN int32_t ffp_map_sample_fmt(int format);
+/** Builds the encoder backend list from the libavcodec loaded (ffmpeg_encoder.c); called
+ *  by init(). */
+FFP_HIDDEN void ffe_init_backends(const mk_host *host);
+/** The encoder factory (ffmpeg_encoder.c). */
+FFP_HIDDEN const mk_plugin_encoder_factory *ffe_factory(void);
 /** The picture converter factory (ffmpeg_converter.c). */
 FFP_HIDDEN const mk_plugin_picture_converter_factory *ffc_factory(void);
 

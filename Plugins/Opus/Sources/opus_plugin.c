@@ -1,6 +1,7 @@
 /*
- * opus_plugin.c — MediaKit codec plugin: the Opus decoder of libopus behind
- * the C ABI of mediakit/mediakit_plugin.h.
+ * opus_plugin.c — MediaKit codec plugin: the Opus decoder and encoder of libopus
+ * behind the C ABI of mediakit/mediakit_plugin.h (the encoder: ABI 2.1, see "Encoder"
+ * below).
  *
  * Exports exactly one symbol, mediakit_plugin_entry(); everything else is
  * static. One backend: codec "opus", name "opus", priority 200 (above the
@@ -68,16 +69,7 @@
 
 /* For n channels (3..8), output channel i is Vorbis-order channel
  * opp_vorbis_to_wave[n-1][i] (the order FFmpeg outputs). */
-static const uint8_t opp_vorbis_to_wave[8][8] = {
-    { 0 },
-    { 0, 1 },
-    { 0, 2, 1 },
-    { 0, 1, 2, 3 },
-    { 0, 2, 1, 3, 4 },
-    { 0, 2, 1, 5, 3, 4 },
-    { 0, 2, 1, 6, 5, 3, 4 },
-    { 0, 2, 1, 7, 5, 6, 3, 4 },
-};
+#define opp_vorbis_to_wave mkp_vorbis_to_wave
 
 /* WAVE channel masks of those orders: mono (FC), stereo, 3.0, quad, 5.0,
  * 5.1, 6.1, 7.1. */
@@ -418,6 +410,306 @@ static int32_t opp_create(const mk_plugin_codec_config *config, void **decoder,
     return MK_OK;
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Encoder (plugin ABI 2.1)                                                    */
+/* ------------------------------------------------------------------------ */
+/*
+ * opus_multistream_surround_encoder (mapping family 0 for 1-2 channels, 1 for 3-8), set up
+ * as FFmpeg's libopus wrapper sets it up for `-c:a libopus -b:a B` (VBR, complexity 10,
+ * application audio, 20 ms frames, bit rate 64 kbit/s per stream + 32 per coupled one when
+ * none is given), so the packets are the same. Input: interleaved float or s16 in WAVE
+ * order at 8, 12, 16, 24 or 48 kHz; 3-8 channels are reordered to Vorbis order as the
+ * wrapper does. Frame size: the frame duration at the input rate; the last frame may be
+ * short (zero-padded here). Draining encodes silent frames until every input sample plus
+ * the encoder's lookahead is covered, as the wrapper does. Delay: OPUS_GET_LOOKAHEAD at
+ * 48 kHz, written as the OpusHead pre-skip. Packets are timed at 48 kHz.
+ */
+
+static const int32_t ope_rates[] = { 48000, 24000, 16000, 12000, 8000, 0 };
+static const int32_t ope_formats[] = { MK_SAMPLES_F32, MK_SAMPLES_S16, 0 };
+#define OPE_MAX_PACKET 4000 /* per stream; libopus' recommended maximum */
+
+typedef struct ope_encoder {
+    OpusMSEncoder *ms;
+    int channels, rate, frame_size, streams, coupled, s16;
+    int lookahead;               /* at the input rate */
+    int64_t samples_in;          /* input samples sent */
+    int64_t samples_coded;       /* input-rate samples encoded (frames * frame_size) */
+    int64_t next_pts;            /* 48 kHz */
+    float *pcm;                  /* one frame, interleaved, Vorbis order */
+    uint8_t *out;                /* the packet handed out last, or waiting */
+    int32_t out_size, has_out;
+    int64_t out_pts;
+    int draining, done;
+    uint8_t head[19 + 2 + 8];
+    size_t head_size;
+    char last_error[OPP_ERROR_SIZE];
+} ope_encoder;
+
+/* Encodes the frame in e->pcm into e->out. */
+static int32_t ope_encode_frame(ope_encoder *e)
+{
+    int32_t n = opus_multistream_encode_float(e->ms, e->pcm, e->frame_size, e->out,
+                                               OPE_MAX_PACKET * e->streams);
+    if (n < 0) {
+        mkp_write_error(e->last_error, sizeof(e->last_error), "opus encoder: opus_multistream_encode_float: %s",
+                        opus_strerror(n));
+        return MK_EFAIL;
+    }
+    e->out_size = n;
+    e->has_out = 1;
+    e->out_pts = e->next_pts;
+    e->next_pts += (int64_t)e->frame_size * OPP_RATE / e->rate;
+    e->samples_coded += e->frame_size;
+    return MK_OK;
+}
+
+static int32_t ope_get_info(void *encoder, mk_plugin_encoder_info *info)
+{
+    ope_encoder *e = encoder;
+    if (e == NULL || info == NULL || info->struct_size < sizeof(uint32_t))
+        return MK_EINVAL;
+    mk_plugin_encoder_info own;
+    memset(&own, 0, sizeof(own));
+    own.struct_size = sizeof(own);
+    own.frame_size = e->frame_size;
+    own.encoder_delay = e->lookahead * (OPP_RATE / e->rate);
+    own.sample_rate = OPP_RATE; /* what decoders output; OpusHead keeps the input rate */
+    own.channels = e->channels;
+    opus_int32 rate = 0;
+    if (opus_multistream_encoder_ctl(e->ms, OPUS_GET_BITRATE(&rate)) == OPUS_OK)
+        own.bit_rate = rate;
+    own.extradata = e->head;
+    own.extradata_size = e->head_size;
+    own.packet_time_base_num = 1;
+    own.packet_time_base_den = OPP_RATE;
+    mkp_fill_struct(info, &own, sizeof(own));
+    return MK_OK;
+}
+
+static int32_t ope_send_frame(void *encoder, const mk_plugin_frame *frame)
+{
+    ope_encoder *e = encoder;
+    if (e == NULL)
+        return MK_EINVAL;
+    e->last_error[0] = '\0';
+    if (e->has_out)
+        return MK_EAGAIN;
+    if (frame == NULL) {
+        if (e->draining)
+            return MK_EOF;
+        e->draining = 1;
+        return MK_OK;
+    }
+    if (e->draining)
+        return MK_EOF;
+    int32_t want = e->s16 ? MK_SAMPLES_S16 : MK_SAMPLES_F32;
+    if (frame->struct_size < OPP_FRAME_MIN_SIZE || frame->format != want || frame->channels != e->channels ||
+        frame->sample_rate != e->rate || frame->nb_samples <= 0 || frame->nb_samples > e->frame_size ||
+        frame->plane_count < 1 || frame->planes[0] == NULL ||
+        frame->strides[0] < (int64_t)frame->nb_samples * e->channels * (e->s16 ? 2 : 4)) {
+        mkp_write_error(e->last_error, sizeof(e->last_error),
+                        "opus encoder: send_frame: a frame of format %d, %d Hz, %d channels, %d samples; it was opened "
+                        "for format %d, %d Hz, %d channels, frames of %d samples",
+                        frame->format, frame->sample_rate, frame->channels, frame->nb_samples, want, e->rate,
+                        e->channels, e->frame_size);
+        return MK_EINVAL;
+    }
+    int n = e->channels;
+    const uint8_t *order = n > 2 ? mkp_vorbis_to_wave[n - 1] : NULL;
+    for (int s = 0; s < frame->nb_samples; s++)
+        for (int c = 0; c < n; c++) {
+            float v = e->s16 ? ((const int16_t *)frame->planes[0])[s * n + c] / 32768.0f
+                             : ((const float *)frame->planes[0])[s * n + c];
+            e->pcm[s * n + (order != NULL ? order[c] : c)] = v;
+        }
+    if (frame->nb_samples < e->frame_size)
+        memset(e->pcm + (size_t)frame->nb_samples * n, 0,
+               (size_t)(e->frame_size - frame->nb_samples) * n * sizeof(float));
+    e->samples_in += frame->nb_samples;
+    return ope_encode_frame(e);
+}
+
+static int32_t ope_receive_packet(void *encoder, mk_plugin_encoded_packet *packet)
+{
+    ope_encoder *e = encoder;
+    if (e == NULL || packet == NULL || packet->struct_size < MKP_END_OF(mk_plugin_encoded_packet, duration))
+        return MK_EINVAL;
+    if (!e->has_out && e->draining && !e->done) {
+        /* Silent frames until the lookahead after the last input sample is coded too. */
+        if (e->samples_coded < e->samples_in + e->lookahead) {
+            memset(e->pcm, 0, (size_t)e->frame_size * e->channels * sizeof(float));
+            int32_t status = ope_encode_frame(e);
+            if (status != MK_OK)
+                return status;
+        } else {
+            e->done = 1;
+        }
+    }
+    if (!e->has_out)
+        return e->done ? MK_EOF : MK_EAGAIN;
+    mk_plugin_encoded_packet own;
+    memset(&own, 0, sizeof(own));
+    own.struct_size = sizeof(own);
+    own.flags = MK_PACKET_FLAG_KEY;
+    own.data = e->out;
+    own.size = (size_t)e->out_size;
+    own.pts = e->out_pts;
+    own.dts = e->out_pts;
+    own.duration = (int64_t)e->frame_size * OPP_RATE / e->rate;
+    mkp_fill_struct(packet, &own, sizeof(own));
+    e->has_out = 0;
+    return MK_OK;
+}
+
+static void ope_destroy(void *encoder)
+{
+    ope_encoder *e = encoder;
+    if (e == NULL)
+        return;
+    if (e->ms != NULL)
+        opus_multistream_encoder_destroy(e->ms);
+    free(e->pcm);
+    free(e->out);
+    free(e);
+}
+
+static const char *ope_last_error(void *encoder)
+{
+    ope_encoder *e = encoder;
+    return e != NULL ? e->last_error : "";
+}
+
+static const mk_plugin_encoder_vtable ope_vtable = {
+    sizeof(mk_plugin_encoder_vtable), ope_get_info, ope_send_frame, ope_receive_packet, ope_destroy, ope_last_error,
+};
+
+static int32_t ope_create(const mk_plugin_encoder_config *config, void **encoder,
+                          const mk_plugin_encoder_vtable **vtable, char *errbuf, size_t errbuf_size)
+{
+    int32_t checked = mkp_check_encoder_create("opus", config, encoder, vtable, errbuf, errbuf_size, "opus", 8,
+                                               ope_formats);
+    if (checked != MK_OK)
+        return checked;
+    int rate_ok = 0;
+    for (const int32_t *r = ope_rates; *r != 0; r++)
+        rate_ok |= *r == config->sample_rate;
+    if (!rate_ok) {
+        mkp_write_error(errbuf, errbuf_size,
+                        "opus encoder: %d Hz is not a rate it accepts: 8000, 12000, 16000, 24000 and 48000 Hz",
+                        config->sample_rate);
+        return MK_EUNSUPPORTED;
+    }
+    if (config->bit_rate != 0 && (config->bit_rate < 500 || config->bit_rate > 256000 * config->channels)) {
+        mkp_write_error(errbuf, errbuf_size, "opus encoder: %lld bit/s: it accepts 500 to %d bit/s for %d channels",
+                        (long long)config->bit_rate, 256000 * config->channels, config->channels);
+        return MK_EUNSUPPORTED;
+    }
+    int duration = config->frame_duration_us != 0 ? config->frame_duration_us : 20000;
+    if (duration != 2500 && duration != 5000 && duration != 10000 && duration != 20000 && duration != 40000 &&
+        duration != 60000) {
+        mkp_write_error(errbuf, errbuf_size,
+                        "opus encoder: frame duration %d us: it accepts 2500, 5000, 10000, 20000, 40000 and 60000 us",
+                        duration);
+        return MK_EUNSUPPORTED;
+    }
+    int application = OPUS_APPLICATION_AUDIO;
+    if (config->application == MK_ENCODER_APPLICATION_VOIP)
+        application = OPUS_APPLICATION_VOIP;
+    else if (config->application == MK_ENCODER_APPLICATION_LOWDELAY)
+        application = OPUS_APPLICATION_RESTRICTED_LOWDELAY;
+
+    ope_encoder *e = calloc(1, sizeof(*e));
+    if (e == NULL) {
+        mkp_write_error(errbuf, errbuf_size, "opus encoder: create: out of memory");
+        return MK_ENOMEM;
+    }
+    e->channels = config->channels;
+    e->rate = config->sample_rate;
+    e->s16 = config->sample_format == MK_SAMPLES_S16;
+    e->frame_size = (int)((int64_t)duration * e->rate / 1000000);
+    unsigned char mapping[8];
+    int err = OPUS_OK;
+    e->ms = opus_multistream_surround_encoder_create(e->rate, e->channels, e->channels > 2 ? 1 : 0, &e->streams,
+                                                     &e->coupled, mapping, application, &err);
+    if (e->ms == NULL || err != OPUS_OK) {
+        mkp_write_error(errbuf, errbuf_size, "opus encoder: %d Hz, %d channels: %s", e->rate, e->channels,
+                        opus_strerror(err));
+        ope_destroy(e);
+        return MK_EUNSUPPORTED;
+    }
+    int64_t bit_rate = config->bit_rate > 0 ? config->bit_rate : 64000 * e->streams + 32000 * e->coupled;
+    int complexity = config->complexity >= 0 ? (config->complexity > 10 ? 10 : config->complexity) : 10;
+    if (config->has_quality) {
+        mkp_write_error(errbuf, errbuf_size, "opus encoder: takes a bit rate, not a quality");
+        ope_destroy(e);
+        return MK_EUNSUPPORTED;
+    }
+    if ((err = opus_multistream_encoder_ctl(e->ms, OPUS_SET_BITRATE((opus_int32)bit_rate))) != OPUS_OK ||
+        (err = opus_multistream_encoder_ctl(e->ms, OPUS_SET_COMPLEXITY(complexity))) != OPUS_OK ||
+        (err = opus_multistream_encoder_ctl(e->ms, OPUS_SET_VBR(1))) != OPUS_OK ||
+        (err = opus_multistream_encoder_ctl(e->ms, OPUS_SET_VBR_CONSTRAINT(0))) != OPUS_OK ||
+        (err = opus_multistream_encoder_ctl(e->ms, OPUS_SET_PACKET_LOSS_PERC(0))) != OPUS_OK ||
+        (err = opus_multistream_encoder_ctl(e->ms, OPUS_SET_INBAND_FEC(0))) != OPUS_OK ||
+        (err = opus_multistream_encoder_ctl(e->ms, OPUS_GET_LOOKAHEAD(&e->lookahead))) != OPUS_OK) {
+        mkp_write_error(errbuf, errbuf_size, "opus encoder: setting it up: %s", opus_strerror(err));
+        ope_destroy(e);
+        return MK_EFAIL;
+    }
+    e->pcm = calloc((size_t)e->frame_size * e->channels, sizeof(float));
+    e->out = malloc((size_t)OPE_MAX_PACKET * e->streams);
+    if (e->pcm == NULL || e->out == NULL) {
+        mkp_write_error(errbuf, errbuf_size, "opus encoder: create: out of memory");
+        ope_destroy(e);
+        return MK_ENOMEM;
+    }
+    /* OpusHead (RFC 7845 5.1), as FFmpeg's wrapper writes it. */
+    uint8_t *h = e->head;
+    memcpy(h, "OpusHead", 8);
+    h[8] = 1;
+    h[9] = (uint8_t)e->channels;
+    int pre_skip = e->lookahead * (OPP_RATE / e->rate);
+    h[10] = (uint8_t)(pre_skip & 0xFF);
+    h[11] = (uint8_t)(pre_skip >> 8);
+    h[12] = (uint8_t)(e->rate & 0xFF);
+    h[13] = (uint8_t)((e->rate >> 8) & 0xFF);
+    h[14] = (uint8_t)((e->rate >> 16) & 0xFF);
+    h[15] = (uint8_t)((e->rate >> 24) & 0xFF);
+    h[16] = 0;
+    h[17] = 0;
+    h[18] = e->channels > 2 ? 1 : 0;
+    e->head_size = 19;
+    if (e->channels > 2) {
+        h[19] = (uint8_t)e->streams;
+        h[20] = (uint8_t)e->coupled;
+        memcpy(h + 21, mapping, (size_t)e->channels);
+        e->head_size = 21 + (size_t)e->channels;
+    }
+    *encoder = e;
+    *vtable = &ope_vtable;
+    return MK_OK;
+}
+
+static const mk_plugin_encoder_backend ope_backends[] = {
+    {
+        .struct_size = sizeof(mk_plugin_encoder_backend),
+        .media_type = MK_MEDIA_AUDIO,
+        .codec = "opus",
+        .name = "opus",
+        .priority = 200,
+        .sample_formats = ope_formats,
+        .sample_rates = ope_rates,
+        .max_channels = 8,
+        .channel_masks = NULL,
+        .min_bit_rate = 500,
+        .max_bit_rate = 512000,
+        .create = ope_create,
+    },
+};
+
+MKP_ENCODER_FACTORY(ope_encoder_factory, ope_backends, 1);
+
 /* ------------------------------------------------------------------------ */
 /* Descriptor                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -437,5 +729,5 @@ MKP_DECODER_FACTORY(opp_decoder_factory, opp_backends, 1);
 
 static const mk_host *opp_host;
 
-MKP_DECODER_PLUGIN(opp, opp_host, "opus", OPP_PLUGIN_VERSION, "", opus_get_version_string(),
-                   "Opus decoder from Xiph's libopus", opp_decoder_factory)
+MKP_CODEC_PLUGIN(opp, opp_host, "opus", OPP_PLUGIN_VERSION, "", opus_get_version_string(),
+                 "Opus decoder and encoder from Xiph's libopus", &opp_decoder_factory, &ope_encoder_factory)

@@ -1,1 +1,1 @@
-#include <vorbis/codec.h>
+#include <vorbis/vorbisenc.h>

@@ -1,6 +1,7 @@
 /*
- * vorbis_plugin.c — MediaKit codec plugin: the Vorbis decoder of libvorbis
- * behind the C ABI of mediakit/mediakit_plugin.h.
+ * vorbis_plugin.c — MediaKit codec plugin: the Vorbis decoder of libvorbis and
+ * the encoder of libvorbisenc (ABI 2.1, see "Encoder" below) behind the C ABI of
+ * mediakit/mediakit_plugin.h.
  *
  * Exports exactly one symbol, mediakit_plugin_entry(); everything else is
  * static. One backend: codec "vorbis", name "vorbis", priority 200 (above the
@@ -50,6 +51,7 @@
 #include "../../Common/mk_plugin_support.h"
 
 #include <vorbis/codec.h>
+#include <vorbis/vorbisenc.h>
 
 #include <limits.h>
 #include <stdarg.h>
@@ -420,6 +422,277 @@ static int32_t vbp_create(const mk_plugin_codec_config *config, void **decoder,
     return MK_OK;
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Encoder (plugin ABI 2.1)                                                    */
+/* ------------------------------------------------------------------------ */
+/*
+ * libvorbisenc, set up as FFmpeg's libvorbis wrapper sets it up: with a quality
+ * (`-q:a Q`) vorbis_encode_setup_vbr(Q / 10), with a bit rate (`-b:a B`) managed ABR at B,
+ * with neither quality 3. Input: planar float in WAVE order, any rate, 1-8 channels
+ * (3-8 reordered to Vorbis order as the wrapper does, 9-255 passed as they come). Frame
+ * size: any. Magic cookie: the three header packets in Xiph lacing. Delay: 0, the granule
+ * positions say everything: a packet's pts is the previous packet's granule position and
+ * its duration the difference (the first audio packet decodes to nothing), so pts +
+ * duration of the last packet is the input length.
+ */
+
+static const int32_t vbe_formats[] = { MK_SAMPLES_F32P, 0 };
+
+typedef struct vbe_encoder {
+    vorbis_info vi;
+    vorbis_dsp_state vd;
+    vorbis_block vb;
+    int have_dsp, have_block;
+    int channels, rate;
+    int64_t last_granule;
+    ogg_packet op;
+    int has_op, draining, eos;
+    uint8_t *head;
+    size_t head_size;
+    char last_error[VBP_ERROR_SIZE];
+} vbe_encoder;
+
+/* Moves libvorbis' next packet, if any, into e->op. */
+static int32_t vbe_next_packet(vbe_encoder *e)
+{
+    for (;;) {
+        if (vorbis_bitrate_flushpacket(&e->vd, &e->op) == 1) {
+            e->has_op = 1;
+            return MK_OK;
+        }
+        int r = vorbis_analysis_blockout(&e->vd, &e->vb);
+        if (r == 0)
+            return MK_OK;
+        if (r < 0 || vorbis_analysis(&e->vb, NULL) < 0 || vorbis_bitrate_addblock(&e->vb) < 0) {
+            mkp_write_error(e->last_error, sizeof(e->last_error), "vorbis encoder: libvorbis failed to analyse a block");
+            return MK_EFAIL;
+        }
+    }
+}
+
+static int32_t vbe_get_info(void *encoder, mk_plugin_encoder_info *info)
+{
+    vbe_encoder *e = encoder;
+    if (e == NULL || info == NULL || info->struct_size < sizeof(uint32_t))
+        return MK_EINVAL;
+    mk_plugin_encoder_info own;
+    memset(&own, 0, sizeof(own));
+    own.struct_size = sizeof(own);
+    own.sample_rate = e->rate;
+    own.channels = e->channels;
+    own.bit_rate = e->vi.bitrate_nominal > 0 ? e->vi.bitrate_nominal : 0;
+    own.extradata = e->head;
+    own.extradata_size = e->head_size;
+    own.packet_time_base_num = 1;
+    own.packet_time_base_den = e->rate;
+    mkp_fill_struct(info, &own, sizeof(own));
+    return MK_OK;
+}
+
+static int32_t vbe_send_frame(void *encoder, const mk_plugin_frame *frame)
+{
+    vbe_encoder *e = encoder;
+    if (e == NULL)
+        return MK_EINVAL;
+    e->last_error[0] = '\0';
+    if (frame == NULL) {
+        if (e->draining)
+            return MK_EOF;
+        e->draining = 1;
+        vorbis_analysis_wrote(&e->vd, 0);
+        return MK_OK;
+    }
+    if (e->draining)
+        return MK_EOF;
+    int n = e->channels;
+    if (frame->struct_size < VBP_FRAME_MIN_SIZE || frame->format != MK_SAMPLES_F32P || frame->channels != n ||
+        frame->sample_rate != e->rate || frame->nb_samples <= 0 || frame->plane_count < (n < 8 ? n : 8) || n > 8) {
+        mkp_write_error(e->last_error, sizeof(e->last_error),
+                        "vorbis encoder: send_frame: a frame of format %d, %d Hz, %d channels, %d samples; it was "
+                        "opened for planar float (%d), %d Hz, %d channels",
+                        frame->format, frame->sample_rate, frame->channels, frame->nb_samples, MK_SAMPLES_F32P, e->rate,
+                        n);
+        return MK_EINVAL;
+    }
+    float **buf = vorbis_analysis_buffer(&e->vd, frame->nb_samples);
+    const uint8_t *order = n > 2 ? mkp_vorbis_to_wave[n - 1] : NULL;
+    size_t bytes = (size_t)frame->nb_samples * sizeof(float);
+    for (int c = 0; c < n; c++) {
+        if (frame->planes[c] == NULL || frame->strides[c] < (int64_t)bytes) {
+            mkp_write_error(e->last_error, sizeof(e->last_error), "vorbis encoder: plane %d is NULL or short", c);
+            return MK_EINVAL;
+        }
+        memcpy(buf[order != NULL ? order[c] : c], frame->planes[c], bytes);
+    }
+    if (vorbis_analysis_wrote(&e->vd, frame->nb_samples) < 0) {
+        mkp_write_error(e->last_error, sizeof(e->last_error), "vorbis encoder: vorbis_analysis_wrote failed");
+        return MK_EFAIL;
+    }
+    return MK_OK;
+}
+
+static int32_t vbe_receive_packet(void *encoder, mk_plugin_encoded_packet *packet)
+{
+    vbe_encoder *e = encoder;
+    if (e == NULL || packet == NULL || packet->struct_size < MKP_END_OF(mk_plugin_encoded_packet, duration))
+        return MK_EINVAL;
+    e->has_op = 0;
+    if (e->eos)
+        return MK_EOF;
+    int32_t status = vbe_next_packet(e);
+    if (status != MK_OK)
+        return status;
+    if (!e->has_op)
+        return e->draining ? (e->eos = 1, MK_EOF) : MK_EAGAIN;
+    if (e->op.e_o_s)
+        e->eos = 1;
+    mk_plugin_encoded_packet own;
+    memset(&own, 0, sizeof(own));
+    own.struct_size = sizeof(own);
+    own.flags = MK_PACKET_FLAG_KEY;
+    own.data = e->op.packet;
+    own.size = (size_t)e->op.bytes;
+    int64_t granule = e->op.granulepos >= 0 ? e->op.granulepos : e->last_granule;
+    own.pts = e->last_granule;
+    own.dts = e->last_granule;
+    own.duration = granule - e->last_granule;
+    e->last_granule = granule;
+    mkp_fill_struct(packet, &own, sizeof(own));
+    return MK_OK;
+}
+
+static void vbe_destroy(void *encoder)
+{
+    vbe_encoder *e = encoder;
+    if (e == NULL)
+        return;
+    if (e->have_block)
+        vorbis_block_clear(&e->vb);
+    if (e->have_dsp)
+        vorbis_dsp_clear(&e->vd);
+    vorbis_info_clear(&e->vi);
+    free(e->head);
+    free(e);
+}
+
+static const char *vbe_last_error(void *encoder)
+{
+    vbe_encoder *e = encoder;
+    return e != NULL ? e->last_error : "";
+}
+
+static const mk_plugin_encoder_vtable vbe_vtable = {
+    sizeof(mk_plugin_encoder_vtable), vbe_get_info, vbe_send_frame, vbe_receive_packet, vbe_destroy, vbe_last_error,
+};
+
+/* Appends a Xiph lacing value for `size` to p; returns the bytes written. */
+static size_t vbe_lace(uint8_t *p, long size)
+{
+    size_t n = 0;
+    for (; size >= 255; size -= 255)
+        p[n++] = 255;
+    p[n++] = (uint8_t)size;
+    return n;
+}
+
+static int32_t vbe_create(const mk_plugin_encoder_config *config, void **encoder,
+                          const mk_plugin_encoder_vtable **vtable, char *errbuf, size_t errbuf_size)
+{
+    int32_t checked = mkp_check_encoder_create("vorbis", config, encoder, vtable, errbuf, errbuf_size, "vorbis", 8,
+                                               vbe_formats);
+    if (checked != MK_OK)
+        return checked;
+    if (config->has_quality && (config->quality < -1 || config->quality > 10)) {
+        mkp_write_error(errbuf, errbuf_size, "vorbis encoder: quality %g: it accepts -1 to 10", config->quality);
+        return MK_EUNSUPPORTED;
+    }
+    vbe_encoder *e = calloc(1, sizeof(*e));
+    if (e == NULL) {
+        mkp_write_error(errbuf, errbuf_size, "vorbis encoder: create: out of memory");
+        return MK_ENOMEM;
+    }
+    e->channels = config->channels;
+    e->rate = config->sample_rate;
+    vorbis_info_init(&e->vi);
+    int r;
+    if (config->has_quality || config->bit_rate <= 0)
+        r = vorbis_encode_setup_vbr(&e->vi, e->channels, e->rate, (float)(config->has_quality ? config->quality : 3.0) / 10.0f);
+    else
+        r = vorbis_encode_setup_managed(&e->vi, e->channels, e->rate, -1, (long)config->bit_rate, -1);
+    if (r == 0)
+        r = vorbis_encode_setup_init(&e->vi);
+    if (r != 0) {
+        if (config->has_quality || config->bit_rate <= 0)
+            mkp_write_error(errbuf, errbuf_size, "vorbis encoder: libvorbisenc has no mode for %d Hz, %d channels at quality %g",
+                            e->rate, e->channels, config->has_quality ? config->quality : 3.0);
+        else
+            mkp_write_error(errbuf, errbuf_size, "vorbis encoder: libvorbisenc has no mode for %d Hz, %d channels at %lld bit/s",
+                            e->rate, e->channels, (long long)config->bit_rate);
+        vbe_destroy(e);
+        return MK_EUNSUPPORTED;
+    }
+    if (vorbis_analysis_init(&e->vd, &e->vi) != 0) {
+        mkp_write_error(errbuf, errbuf_size, "vorbis encoder: vorbis_analysis_init failed");
+        vbe_destroy(e);
+        return MK_EFAIL;
+    }
+    e->have_dsp = 1;
+    vorbis_block_init(&e->vd, &e->vb);
+    e->have_block = 1;
+    vorbis_comment vc;
+    vorbis_comment_init(&vc);
+    vorbis_comment_add_tag(&vc, "ENCODER", "MediaKit");
+    ogg_packet h[3];
+    r = vorbis_analysis_headerout(&e->vd, &vc, &h[0], &h[1], &h[2]);
+    if (r == 0) {
+        size_t total = 1 + (size_t)h[0].bytes / 255 + 1 + (size_t)h[1].bytes / 255 + 1 +
+                       (size_t)h[0].bytes + (size_t)h[1].bytes + (size_t)h[2].bytes;
+        e->head = malloc(total);
+        if (e->head != NULL) {
+            uint8_t *p = e->head;
+            *p++ = 2;
+            p += vbe_lace(p, h[0].bytes);
+            p += vbe_lace(p, h[1].bytes);
+            for (int i = 0; i < 3; i++) {
+                memcpy(p, h[i].packet, (size_t)h[i].bytes);
+                p += h[i].bytes;
+            }
+            e->head_size = (size_t)(p - e->head);
+        }
+    }
+    vorbis_comment_clear(&vc);
+    if (r != 0 || e->head == NULL) {
+        mkp_write_error(errbuf, errbuf_size, "vorbis encoder: writing the headers failed");
+        vbe_destroy(e);
+        return r != 0 ? MK_EFAIL : MK_ENOMEM;
+    }
+    *encoder = e;
+    *vtable = &vbe_vtable;
+    return MK_OK;
+}
+
+static const mk_plugin_encoder_backend vbe_backends[] = {
+    {
+        .struct_size = sizeof(mk_plugin_encoder_backend),
+        .media_type = MK_MEDIA_AUDIO,
+        .codec = "vorbis",
+        .name = "vorbis",
+        .priority = 200,
+        .sample_formats = vbe_formats,
+        .sample_rates = NULL,
+        .min_sample_rate = 1,
+        .max_sample_rate = 0,
+        .max_channels = 8,
+        .channel_masks = NULL,
+        .min_bit_rate = 32000,
+        .max_bit_rate = 500000,
+        .create = vbe_create,
+    },
+};
+
+MKP_ENCODER_FACTORY(vbe_encoder_factory, vbe_backends, 1);
+
 /* ------------------------------------------------------------------------ */
 /* Descriptor                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -439,5 +712,6 @@ MKP_DECODER_FACTORY(vbp_decoder_factory, vbp_backends, 1);
 
 static const mk_host *vbp_host;
 
-MKP_DECODER_PLUGIN(vbp, vbp_host, "vorbis", VBP_PLUGIN_VERSION, "", vorbis_version_string(),
-                   "Vorbis decoder from Xiph's libvorbis", vbp_decoder_factory)
+MKP_CODEC_PLUGIN(vbp, vbp_host, "vorbis", VBP_PLUGIN_VERSION, "", vorbis_version_string(),
+                 "Vorbis decoder from Xiph's libvorbis, encoder from libvorbisenc", &vbp_decoder_factory,
+                 &vbe_encoder_factory)

@@ -199,3 +199,110 @@ struct TruncationState {
         ended = false
     }
 }
+
+/// What an ``Encoder`` is asked for: the codec and how to spend bits. Every field but the
+/// codec is optional (nil: the backend's default, as `ffmpeg -c:a NAME` has it).
+public struct EncoderSettings: Sendable, Hashable {
+    /// Opus's tuning (`OPUS_SET_APPLICATION`).
+    public enum Application: Int32, Sendable, Hashable {
+        /// General audio (music): the default.
+        case audio = 1
+        /// Speech.
+        case voip = 2
+        /// The lowest delay, no speech mode.
+        case lowDelay = 3
+    }
+
+    /// The codec to write ("aac", "opus", "vorbis", "mp3", "flac").
+    public var codec: CodecID
+    /// Target bits per second (`ffmpeg -b:a`).
+    public var bitRate: Int?
+    /// Variable bit rate on the codec's own scale (`ffmpeg -q:a`): Vorbis -1...10, MP3 9...0
+    /// (LAME -V), AAC 0.1...2. Wins over ``bitRate`` for codecs that take both.
+    public var quality: Double?
+    /// Encoder effort: Opus 0...10, FLAC compression level 0...12.
+    public var complexity: Int?
+    /// Opus application.
+    public var application: Application?
+    /// Opus frame duration in seconds (0.0025, 0.005, 0.01, 0.02, 0.04, 0.06).
+    public var frameDuration: Double?
+    /// Ask for one backend by its name or its plugin's name; nil picks by priority.
+    public var backend: String?
+
+    /// Settings for `codec`; the rest default.
+    public init(codec: CodecID, bitRate: Int? = nil, quality: Double? = nil, complexity: Int? = nil,
+                application: Application? = nil, frameDuration: Double? = nil, backend: String? = nil) {
+        self.codec = codec
+        self.bitRate = bitRate
+        self.quality = quality
+        self.complexity = complexity
+        self.application = application
+        self.frameDuration = frameDuration
+        self.backend = backend
+    }
+}
+
+/// Turns PCM frames into packets of one compressed stream, with libavcodec's send / receive
+/// model: the mirror of ``Decoder``.
+///
+/// ```swift
+/// let encoder = try MediaRegistry.shared.makeEncoder(EncoderSettings(codec: "aac", bitRate: 128_000),
+///                                                    input: AudioFormat(.f32, planar: true, sampleRate: 48000, channels: 2))
+/// for frame in frames {
+///     _ = try encoder.send(frame)
+///     while let packet = try encoder.receive() { write(packet) }
+/// }
+/// try encoder.flush()                               // end of stream: drain
+/// while let packet = try encoder.receive() { write(packet) }
+/// ```
+///
+/// Frames may hold any number of samples: the encoder cuts them into the frame size its
+/// codec needs (AAC 1024, Opus 20 ms ...). The first packet's output starts with
+/// ``encoderDelay`` priming samples; a muxer cuts them (MP4 edit list, Opus pre-skip, Ogg
+/// granules) together with the end padding, from ``inputSampleCount``.
+public protocol Encoder: AnyObject {
+    /// The coded stream: codec, rate, channels, bit rate and magic cookie (``CodecParameters/extradata``:
+    /// AudioSpecificConfig, OpusHead, Vorbis headers, STREAMINFO). After draining it may hold a
+    /// newer cookie (FLAC: STREAMINFO with the sample count and MD5).
+    var parameters: CodecParameters { get }
+    /// The PCM the encoder takes (``send(_:)`` frames and ``send(buffer:)`` buffers).
+    var inputFormat: AudioFormat { get }
+    /// Samples per channel the codec codes at a time (0: any count).
+    var frameSize: Int { get }
+    /// Priming samples at the start of the decoded output, from the backend (Opus: at 48 kHz,
+    /// the OpusHead pre-skip), in ``timeBase`` ticks.
+    var encoderDelay: Int { get }
+    /// The time base of the packets' timestamps (1/48000 for Opus, else 1/rate).
+    var timeBase: Rational { get }
+    /// Input samples (per channel) sent so far.
+    var inputSampleCount: Int64 { get }
+    /// Feeds one frame of PCM in ``inputFormat``. Never refuses (the encoder queues packets);
+    /// returns ``SendResult/accepted``.
+    /// - Throws: `.invalidArgument` for a frame in another format, `.state` after ``flush()``,
+    ///   the backend's own failures.
+    func send(_ frame: Frame) throws -> SendResult
+    /// Feeds PCM in ``inputFormat`` (as ``send(_:)``).
+    func send(buffer: AudioBuffer) throws
+    /// The next packet, or nil when the encoder needs more input (or, after ``flush()``,
+    /// when it is drained: see ``isDrained``).
+    func receive() throws -> Packet?
+    /// Signals the end of the input: the encoder codes what it holds and releases its last
+    /// packets through ``receive()``.
+    func flush() throws
+    /// True once ``flush()`` was called and every packet was received.
+    var isDrained: Bool { get }
+}
+
+extension Encoder {
+    /// Sends `buffer` and passes every packet that becomes ready to `output`.
+    public func encode(_ buffer: AudioBuffer, _ output: (Packet) throws -> Void) throws {
+        try send(buffer: buffer)
+        while let p = try receive() { try output(p) }
+    }
+
+    /// Ends the input: flushes the encoder and passes its last packets to `output`.
+    public func finish(_ output: (Packet) throws -> Void) throws {
+        try flush()
+        while let p = try receive() { try output(p) }
+    }
+}

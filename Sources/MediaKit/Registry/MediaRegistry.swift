@@ -46,6 +46,58 @@ public final class MediaRegistry: @unchecked Sendable {
         nonisolated(unsafe) let raw: UnsafePointer<mk_plugin_decoder_backend>
     }
 
+    /// One encoder backend of a loaded plugin (plugin ABI 2.1): what it takes and makes.
+    public struct EncoderBackend: Sendable {
+        /// The codec it writes ("aac").
+        public let codec: CodecID
+        /// The backend's name within its plugin.
+        public let name: String
+        /// Higher wins when several backends encode the same codec.
+        public let priority: Int
+        /// The sample formats it takes, preferred first.
+        public let sampleFormats: [SampleFormat]
+        /// The rates it takes; empty: any rate in ``sampleRateRange``.
+        public let sampleRates: [Int]
+        /// With ``sampleRates`` empty, the rates it takes.
+        public let sampleRateRange: ClosedRange<Int>
+        /// Channels it takes: 1 to this.
+        public let maxChannels: Int
+        /// The WAVE channel masks it takes (one per channel count); empty: the default order of each count.
+        public let channelMasks: [UInt64]
+        /// The bit rates (bits per second) it can be asked for; nil when it takes none.
+        public let bitRateRange: ClosedRange<Int>?
+        /// The plugin that carries it.
+        public let plugin: Plugin
+        nonisolated(unsafe) let raw: UnsafePointer<mk_plugin_encoder_backend>
+
+        /// True when it takes `rate` Hz.
+        public func accepts(sampleRate rate: Int) -> Bool {
+            sampleRates.isEmpty ? sampleRateRange.contains(rate) : sampleRates.contains(rate)
+        }
+
+        /// The rate to encode audio of `rate` Hz at: `rate` itself when taken, else the lowest taken
+        /// rate above it, else the highest below it.
+        public func closestSampleRate(to rate: Int) -> Int {
+            if accepts(sampleRate: rate) { return rate }
+            if sampleRates.isEmpty { return min(max(rate, sampleRateRange.lowerBound), sampleRateRange.upperBound) }
+            return sampleRates.filter { $0 > rate }.min() ?? sampleRates.max() ?? rate
+        }
+
+        /// The PCM to give it for audio of `source`'s format: the source's sample type and
+        /// interleaving when taken (then the same type the other way, then the backend's first
+        /// choice), the source's rate when taken (else ``closestSampleRate(to:)``) and channels
+        /// up to ``maxChannels`` (more are mixed down to the default layout of that many).
+        public func inputFormat(for source: AudioFormat, sampleRate: Int? = nil, channels: Int? = nil) -> AudioFormat {
+            let exact = sampleFormats.first { AudioSampleType($0) == source.sampleType && $0.isPlanar == source.isPlanar }
+            let sameType = sampleFormats.first { AudioSampleType($0) == source.sampleType }
+            let format = exact ?? sameType ?? sampleFormats.first ?? .f32
+            let rate = sampleRate ?? closestSampleRate(to: source.sampleRate)
+            let count = min(channels ?? source.channels, max(1, maxChannels))
+            let layout = count == source.channels ? source.layout : (ChannelLayout.default(channels: count) ?? source.layout)
+            return AudioFormat(AudioSampleType(format), planar: format.isPlanar, sampleRate: rate, layout: layout)
+        }
+    }
+
     /// One picture converter of a loaded plugin (see ``PictureConverter``).
     public struct Converter: Sendable {
         /// The converter's name within its plugin ("swscale").
@@ -90,6 +142,7 @@ public final class MediaRegistry: @unchecked Sendable {
     private var _plugins: [Plugin] = []
     private var _backends: [Backend] = []
     private var _converters: [Converter] = []
+    private var _encoders: [EncoderBackend] = []
     private var _searched: [String] = []
     private var _failures: [MediaError] = []
     private var loadedFiles: Set<String> = []
@@ -106,6 +159,8 @@ public final class MediaRegistry: @unchecked Sendable {
     public var backends: [Backend] { loadDefaultsIfPending(); return lock.withLock { _backends.sorted { $0.priority > $1.priority } } }
     /// Every picture converter, highest priority first.
     public var converters: [Converter] { loadDefaultsIfPending(); return lock.withLock { _converters.sorted { $0.priority > $1.priority } } }
+    /// Every encoder backend, highest priority first.
+    public var encoderBackends: [EncoderBackend] { loadDefaultsIfPending(); return lock.withLock { _encoders.sorted { $0.priority > $1.priority } } }
     /// Every file or directory looked at so far, in order.
     public var searchedLocations: [String] { loadDefaultsIfPending(); return lock.withLock { _searched } }
     /// Plugins that were found but refused (wrong ABI, missing entry point ...).
@@ -179,6 +234,7 @@ public final class MediaRegistry: @unchecked Sendable {
                 _plugins.append(plugin)
                 _backends.append(contentsOf: loaded.backends)
                 _converters.append(contentsOf: loaded.converters)
+                _encoders.append(contentsOf: loaded.encoders)
             }
             return plugin
         }
@@ -236,6 +292,69 @@ public final class MediaRegistry: @unchecked Sendable {
                 throw MediaError(.pluginABI, "the \(b.plugin.name) backend for \(parameters.codec) returned an incomplete vtable", path: b.plugin.path)
             }
             return (status, PluginDecoder(parameters: parameters, timeBase: timeBase, backend: b, instance: instance, vtable: vt))
+        }
+    }
+
+    /// The encoder backends that write `codec` (and, when `backend` is given, are named so or
+    /// come from a plugin named so), highest priority first.
+    public func encoderBackends(for codec: CodecID, backend: String? = nil) -> [EncoderBackend] {
+        encoderBackends.filter { $0.codec == codec && (backend == nil || $0.name == backend || $0.plugin.name == backend) }
+    }
+
+    /// Creates an encoder.
+    /// - Parameters:
+    ///   - settings: the codec, bit rate or quality and the rest (``EncoderSettings``).
+    ///   - input: the PCM that will be sent: a format the backend takes (see
+    ///     ``EncoderBackend/inputFormat(for:sampleRate:channels:)`` to pick one, and an
+    ///     ``AudioConverter`` to convert to it).
+    /// - Throws: `.notFound` naming the codec, the plugins loaded and every place searched when
+    ///   no backend writes it; `.unsupported` naming what the backend takes (rates, channel
+    ///   counts, bit rates, sample formats) when it refuses `input` or the settings.
+    public func makeEncoder(_ settings: EncoderSettings, input: AudioFormat) throws -> Encoder {
+        let candidates = encoderBackends(for: settings.codec, backend: settings.backend)
+        guard !candidates.isEmpty else {
+            var what = "no encoder for \(settings.codec)"
+            if let b = settings.backend { what += " in a backend named '\(b)'" }
+            if settings.codec == "mp3" { what += " (the FFmpeg plugin's needs a libavcodec built with libmp3lame)" }
+            throw notFoundError(what)
+        }
+        guard let format = SampleFormat(input) else {
+            throw MediaError(.invalidArgument, "an encoder cannot take packed 24-bit samples; convert to s32 or f32 first")
+        }
+        return try createFirst(candidates, "\(settings.codec) encoder", label: { "\($0.plugin.name) \($0.name)" }) { b, errbuf, errsize in
+            guard b.sampleFormats.contains(format) else {
+                let names = b.sampleFormats.map(\.name).joined(separator: ", ")
+                throw MediaError(.unsupported, "the \(b.plugin.name) \(settings.codec) encoder takes \(names) samples, not \(format.name)")
+            }
+            var cfg = mk_plugin_encoder_config()
+            cfg.struct_size = UInt32(MemoryLayout<mk_plugin_encoder_config>.size)
+            cfg.media_type = MK_MEDIA_AUDIO
+            cfg.sample_format = format.rawValue
+            cfg.sample_rate = Int32(clamping: input.sampleRate)
+            cfg.channels = Int32(clamping: input.channels)
+            cfg.channel_mask = input.layout.mask
+            cfg.time_base_num = 1
+            cfg.time_base_den = Int32(clamping: input.sampleRate)
+            cfg.bit_rate = Int64(settings.bitRate ?? 0)
+            cfg.has_quality = settings.quality != nil ? 1 : 0
+            cfg.quality = settings.quality ?? 0
+            cfg.complexity = Int32(clamping: settings.complexity ?? -1)
+            cfg.application = settings.application?.rawValue ?? MK_ENCODER_APPLICATION_DEFAULT
+            cfg.frame_duration_us = Int32(clamping: Int(((settings.frameDuration ?? 0) * 1_000_000).rounded()))
+            var instance: UnsafeMutableRawPointer?
+            var vt: UnsafePointer<mk_plugin_encoder_vtable>?
+            let status: Int32 = settings.codec.rawValue.withCString { codec in
+                cfg.codec = codec
+                return b.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
+            }
+            guard status == MK_OK, let instance, let vt else { return (status, nil) }
+            guard vt.pointee.struct_size >= PluginLoader.endOf(\mk_plugin_encoder_vtable.last_error),
+                  vt.pointee.get_info != nil, vt.pointee.send_frame != nil, vt.pointee.receive_packet != nil,
+                  vt.pointee.destroy != nil, vt.pointee.last_error != nil else {
+                vt.pointee.destroy?(instance)
+                throw MediaError(.pluginABI, "the \(b.plugin.name) \(settings.codec) encoder returned an incomplete vtable", path: b.plugin.path)
+            }
+            return (status, try PluginEncoder(backend: b, input: input, codec: settings.codec, instance: instance, vtable: vt))
         }
     }
 

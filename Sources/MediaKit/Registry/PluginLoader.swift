@@ -15,6 +15,7 @@ enum PluginLoader {
         let plugin: MediaRegistry.Plugin
         let backends: [MediaRegistry.Backend]
         let converters: [MediaRegistry.Converter]
+        let encoders: [MediaRegistry.EncoderBackend]
         nonisolated(unsafe) let descriptor: UnsafePointer<mk_plugin_descriptor>
         /// The host struct given to its init (kept for the process, see ``loadOnce(path:canonical:)``).
         nonisolated(unsafe) let host: UnsafePointer<mk_host>
@@ -129,7 +130,8 @@ enum PluginLoader {
                                               path: path)
             let backends = try decoderBackends(getFactory(MK_PLUGIN_DECODER_FACTORY), plugin, refuse)
             let converters = try pictureConverters(getFactory(MK_PLUGIN_PICTURE_CONVERTER_FACTORY), plugin, refuse)
-            return Loaded(plugin: plugin, backends: backends, converters: converters, descriptor: desc, host: host)
+            let encoders = try encoderBackends(getFactory(MK_PLUGIN_ENCODER_FACTORY), plugin, refuse)
+            return Loaded(plugin: plugin, backends: backends, converters: converters, encoders: encoders, descriptor: desc, host: host)
         } catch {
             d.deinit()
             freeHost(host)
@@ -177,6 +179,40 @@ enum PluginLoader {
             let type: MediaType = b.pointee.media_type == MK_MEDIA_AUDIO ? .audio : .video
             return MediaRegistry.Backend(codec: CodecID(String(cString: codec)), name: b.pointee.name.map { String(cString: $0) } ?? plugin.name,
                                          mediaType: type, priority: Int(b.pointee.priority), plugin: plugin, raw: b)
+        }
+    }
+
+    /// The encoder factory (ABI 2.1; a 2.0 plugin has none). A backend struct is read up to its
+    /// struct_size: the fields of 2.1 up to `create` are required.
+    private static func encoderBackends(_ raw: UnsafeRawPointer?, _ plugin: MediaRegistry.Plugin,
+                                        _ refuse: (String) -> MediaError) throws -> [MediaRegistry.EncoderBackend] {
+        guard let raw else { return [] }
+        let f = raw.assumingMemoryBound(to: mk_plugin_encoder_factory.self).pointee
+        guard f.struct_size >= endOf(\mk_plugin_encoder_factory.get_backend), let count = f.backend_count, let get = f.get_backend else {
+            throw refuse("the encoder factory is malformed (struct size \(f.struct_size), backend_count or get_backend missing)")
+        }
+        let n = count()
+        guard n < entryLimit else { throw refuse("the encoder factory lists \(n) backends") }
+        return try (0..<n).map { i in
+            guard let b = get(i), b.pointee.struct_size >= endOf(\mk_plugin_encoder_backend.create),
+                  let codec = b.pointee.codec, b.pointee.create != nil, let formats = b.pointee.sample_formats else {
+                throw refuse("encoder backend \(i) of the plugin is malformed (missing, struct size, codec, sample formats or create)")
+            }
+            func list<T: BinaryInteger>(_ p: UnsafePointer<T>?) -> [T] {
+                guard var p else { return [] }
+                var out: [T] = []
+                while p.pointee != 0 && out.count < 1000 { out.append(p.pointee); p += 1 }
+                return out
+            }
+            let e = b.pointee
+            return MediaRegistry.EncoderBackend(
+                codec: CodecID(String(cString: codec)), name: e.name.map { String(cString: $0) } ?? plugin.name,
+                priority: Int(e.priority), sampleFormats: list(formats).compactMap { SampleFormat(rawValue: $0) },
+                sampleRates: list(e.sample_rates).map(Int.init),
+                sampleRateRange: max(1, Int(e.min_sample_rate))...max(1, Int(e.min_sample_rate), Int(e.max_sample_rate > 0 ? e.max_sample_rate : Int32.max)),
+                maxChannels: Int(e.max_channels), channelMasks: list(e.channel_masks),
+                bitRateRange: e.max_bit_rate > 0 ? Int(e.min_bit_rate)...max(Int(e.min_bit_rate), Int(e.max_bit_rate)) : nil,
+                plugin: plugin, raw: b)
         }
     }
 

@@ -74,8 +74,8 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
 
     /// The target path.
     public let path: String
-    /// The options it was created with.
-    public let options: Options
+    /// The options it was created with (``Options/userData`` may be replaced before ``finish()``).
+    public private(set) var options: Options
     /// The file being written now (temporary or `.partial`); after ``finish()``, ``path``.
     public var inProgressPath: String { file?.temporaryPath ?? path }
 
@@ -160,6 +160,12 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         guard ti >= 0, ti < tracks.count else { return }
         tracks[ti].sourceEdits = edits
         tracks[ti].sourceMovieTimeScale = movieTimeScale > 0 ? movieTimeScale : tracks[ti].timeScale
+    }
+
+    /// Replaces the `udta` box written into the `moov` (metadata known only at the end, such
+    /// as an encoder's iTunSMPB); before ``finish()``, for the progressive and fast-start layouts.
+    func replaceUserData(_ bytes: [UInt8]) {
+        options.userData = bytes
     }
 
     /// Makes track `from` reference `to` (a `tref` entry such as "chap" for a chapter

@@ -1,0 +1,88 @@
+// mk-transcode: the first audio track of a media file into a new compressed file.
+import ArgumentParser
+import Foundation
+import MediaKit
+
+/// Set by SIGINT / SIGTERM: the transcode stops, and its temporary output is removed.
+nonisolated(unsafe) private var interrupted: sig_atomic_t = 0
+
+@main
+struct Transcode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mk-transcode",
+        abstract: "Decode the first audio track of a media file and encode it into a new file (AAC, Opus, Vorbis, MP3, FLAC).",
+        discussion: """
+        The codec comes from the output's extension unless --codec says: .m4a/.mp4 AAC,
+        .flac FLAC, .mp3 MP3, .mka/.mkv/.webm Opus. MP4 takes AAC, MP3, Opus and FLAC (.m4a
+        all but MP3); Matroska all five; WebM Opus and Vorbis. .ogg/.opus files are not
+        written yet. The output is gapless: the encoder's priming and end
+        padding are cut by an MP4 edit list (and iTunSMPB for AAC), the LAME tag of an .mp3,
+        Matroska's CodecDelay and DiscardPadding for Opus. It is written to a hidden temporary file and renamed at the
+        end: an interrupted or failed transcode leaves nothing under OUT.
+
+        Examples:
+          mk-transcode song.mp3 song.m4a --bitrate 192k
+          mk-transcode song.wav song.mp4 --codec mp3 --bitrate 192k
+          mk-transcode take.wav take.flac
+          mk-transcode talk.wav talk.mka --codec opus --bitrate 32k --sample-rate 16000 --channels 1
+          mk-transcode movie.mov movie.mp4 --copy-video
+        """)
+
+    @Argument(help: "The input file (MP4, MOV, M4A, Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC).")
+    var input: String
+
+    @Argument(help: "The output file (.m4a, .mp4, .flac, .mp3, .mka, .mkv, .webm).")
+    var output: String
+
+    @Option(help: "aac, opus, vorbis, mp3 or flac (default: from OUT's extension).")
+    var codec: String?
+
+    @Option(help: ArgumentHelp("Target bit rate: bits per second, or with k (128k).", valueName: "B"))
+    var bitrate: String?
+
+    @Option(help: ArgumentHelp("Variable bit rate quality on the codec's scale (Vorbis -1..10, MP3 9..0, AAC 0.1..2).", valueName: "Q"))
+    var quality: Double?
+
+    @Option(name: .customLong("sample-rate"), help: ArgumentHelp("Output rate in Hz (default: the input's when the encoder takes it).", valueName: "R"))
+    var sampleRate: Int?
+
+    @Option(help: ArgumentHelp("Output channels (default: the input's).", valueName: "N"))
+    var channels: Int?
+
+    @Flag(name: .customLong("copy-video"), help: "Copy the input's video tracks unchanged (MP4 outputs).")
+    var copyVideo = false
+
+    @Flag(help: "Print no progress line.")
+    var quiet = false
+
+    func run() throws {
+        var options = TranscodeOptions(codec: codec.map { CodecID($0.lowercased()) }, sampleRate: sampleRate, channels: channels)
+        options.quality = quality
+        options.copyVideo = copyVideo
+        if let b = bitrate {
+            let lower = b.lowercased()
+            let value = lower.hasSuffix("k") ? Double(lower.dropLast()).map { $0 * 1000 } : Double(lower)
+            guard let v = value, v > 0 else { throw ValidationError("--bitrate \(b): give bits per second, e.g. 128000 or 128k") }
+            options.bitRate = Int(v)
+        }
+        signal(SIGINT) { _ in interrupted = 1 }
+        signal(SIGTERM) { _ in interrupted = 1 }
+        let showProgress = !quiet && isatty(STDERR_FILENO) == 1
+        do {
+            let r = try Transcoder.transcode(input: input, output: output, options: options) { done in
+                if showProgress {
+                    FileHandle.standardError.write(Data(String(format: "\r%5.1f%%", done * 100).utf8))
+                }
+                return interrupted == 0
+            }
+            if showProgress { FileHandle.standardError.write(Data("\r".utf8)) }
+            if !quiet {
+                print("\(output): \(r.codec), \(r.sampleRate) Hz, \(r.channels) channels, \(r.samples) samples, encoder delay \(r.encoderDelay), \(r.packets) packets")
+            }
+        } catch let e as MediaError {
+            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            FileHandle.standardError.write(Data("mk-transcode: \(e)\n".utf8))
+            throw ExitCode(interrupted != 0 ? 130 : 1)
+        }
+    }
+}

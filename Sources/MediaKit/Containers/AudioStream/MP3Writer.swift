@@ -1,0 +1,138 @@
+/// Writes an MP3 file from encoded MPEG audio Layer III frames, gapless: the first frame is a
+/// silent Info frame (Xing layout: frame count, byte count, table of contents) with a LAME tag
+/// whose delay and padding fields let a decoder cut the encoder's priming and the last frame's
+/// padding, as FFmpeg's mp3 muxer writes it and its demuxer (and ``AudioStreamDemuxer``) reads
+/// it: delay = encoder delay - 529 (the decoder's own delay), padding = decoded samples - delay
+/// - input samples (the decoder's 529 samples at the end are cut with it). The Info frame is reserved when the first frame arrives and filled
+/// in by ``finish(inputSamples:encoderDelay:)``. The file is written to a temporary name and
+/// renamed on success (``OutputFile``).
+public final class MP3Writer {
+    private let file: OutputFile
+    private var done = false
+    private var first: MPEGAudioHeader?
+    private var infoSize = 0
+    private var frames = 0
+    private var bytes = 0
+    /// Byte offset (from the first audio frame) of every frame, for the table of contents.
+    private var offsets: [Int] = []
+    private var musicCRC: UInt16 = 0
+
+    /// Starts `path`.
+    /// - Throws: `.io` when the file cannot be created.
+    public init(path: String) throws {
+        file = try OutputFile(path: path)
+    }
+
+    deinit { if !done { file.discard() } }
+
+    /// Writes one encoded Layer III frame.
+    /// - Throws: `.invalidData` for a packet that is not an MPEG audio Layer III frame continuing the first.
+    public func write(_ packet: Packet) throws {
+        guard let h = MPEGAudioHeader(packet.data), h.layer == 3, first.map({ $0.continues(h) }) ?? true else {
+            throw MediaError(.invalidData, "packet \(frames) is not an MPEG audio Layer III frame of the stream", path: file.path)
+        }
+        if first == nil {
+            first = h
+            infoSize = Self.infoFrameSize(h)
+            try file.write([UInt8](repeating: 0, count: infoSize))
+        }
+        offsets.append(bytes)
+        frames += 1
+        bytes += packet.data.count
+        musicCRC = Self.crc16(packet.data, musicCRC)
+        try file.write(packet.data)
+    }
+
+    /// Fills in the Info frame and renames the file into place.
+    /// - Parameters:
+    ///   - inputSamples: samples per channel the encoder was given.
+    ///   - encoderDelay: the encoder's priming (libmp3lame through libavcodec: its delay + 529).
+    public func finish(inputSamples: Int64, encoderDelay: Int) throws {
+        done = true
+        do {
+            if let h = first {
+                let decoded = Int64(frames) * Int64(h.samplesPerFrame)
+                let delay = max(0, encoderDelay - 529)
+                let padding = max(0, decoded - Int64(delay) - inputSamples)
+                try file.patch(infoFrame(h, delay: delay, padding: Int(min(padding, 4095))), at: 0)
+            }
+            try file.commit()
+        } catch {
+            file.discard()
+            throw error
+        }
+    }
+
+    /// Abandons the file and removes what was written.
+    public func cancel() {
+        done = true
+        file.discard()
+    }
+
+    /// Bytes the Info frame needs after the side information: "Info", flags, frames, bytes,
+    /// 100-byte table, quality, then LAME's 36-byte tag.
+    private static let tagBytes = 4 + 4 + 4 + 4 + 100 + 4 + 36
+
+    /// The smallest frame size (bit rate index) of `h`'s version and rate that holds the tag.
+    static func infoFrameSize(_ h: MPEGAudioHeader) -> Int {
+        let needed = h.sideInfoEnd - (h.hasCRC ? 2 : 0) + tagBytes
+        for index in 1...14 {
+            if let t = header(h, bitRateIndex: index), t.frameSize >= needed { return t.frameSize }
+        }
+        return header(h, bitRateIndex: 14)?.frameSize ?? needed
+    }
+
+    /// `h`'s header with another bit rate index, no CRC and no padding.
+    private static func header(_ h: MPEGAudioHeader, bitRateIndex: Int) -> MPEGAudioHeader? {
+        let b1 = UInt8((h.raw >> 16) & 0xFF) | 1
+        let b2 = UInt8(bitRateIndex << 4) | (UInt8((h.raw >> 8) & 0xFF) & 0x0C)
+        return MPEGAudioHeader(0xFF, b1, b2, UInt8(h.raw & 0xFF))
+    }
+
+    private func infoFrame(_ h: MPEGAudioHeader, delay: Int, padding: Int) -> [UInt8] {
+        var index = 1
+        while let t = Self.header(h, bitRateIndex: index), t.frameSize != infoSize, index < 14 { index += 1 }
+        let t = Self.header(h, bitRateIndex: index)!
+        var f = [UInt8](repeating: 0, count: infoSize)
+        f[0] = 0xFF; f[1] = UInt8((t.raw >> 16) & 0xFF); f[2] = UInt8((t.raw >> 8) & 0xFF); f[3] = UInt8(t.raw & 0xFF)
+        var at = t.sideInfoEnd
+        func put32(_ v: Int) {
+            for k in 0..<4 { f[at + k] = UInt8((v >> (24 - 8 * k)) & 0xFF) }
+            at += 4
+        }
+        for c in "Info".utf8 { f[at] = c; at += 1 }
+        put32(0x0F)                                    // frames, bytes, table of contents, quality
+        put32(frames)
+        put32(bytes + infoSize)                        // LAME counts the Info frame in
+        let duration = frames
+        for i in 0..<100 {
+            let frame = min(frames - 1, i * duration / 100)
+            let position = frames > 0 ? infoSize + offsets[max(0, frame)] : 0
+            f[at + i] = UInt8(min(255, position * 256 / max(1, bytes + infoSize)))
+        }
+        at += 100
+        put32(100)                                     // quality (LAME's -V scale * 10 + 100 - q)
+        for c in "LAME3.100".utf8 { f[at] = c; at += 1 }
+        at += 12                                       // revision / VBR method, lowpass, peak, gains, flags, ABR rate
+        let pair = delay << 12 | padding
+        f[at] = UInt8((pair >> 16) & 0xFF); f[at + 1] = UInt8((pair >> 8) & 0xFF); f[at + 2] = UInt8(pair & 0xFF)
+        at += 3
+        at += 4                                        // misc, MP3 gain, preset / surround
+        put32(bytes + infoSize)                        // music length
+        f[at] = UInt8(musicCRC >> 8); f[at + 1] = UInt8(musicCRC & 0xFF)
+        at += 2
+        let tagCRC = Self.crc16(Array(f[0..<at]), 0)
+        f[at] = UInt8(tagCRC >> 8); f[at + 1] = UInt8(tagCRC & 0xFF)
+        return f
+    }
+
+    /// CRC-16 with the polynomial 0x8005, reflected (LAME's tag and music CRCs).
+    static func crc16(_ data: [UInt8], _ start: UInt16) -> UInt16 {
+        var crc = start
+        for b in data {
+            crc ^= UInt16(b)
+            for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xA001 : crc >> 1 }
+        }
+        return crc
+    }
+}

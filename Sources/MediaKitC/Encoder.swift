@@ -1,0 +1,158 @@
+// mk_encoder and mk_transcode: MediaKit's AudioEncodingConverter and Transcoder for C.
+import CMediaKit
+import Foundation
+import MediaKit
+
+/// An encoder as C sees it: the converter, the packets not received yet, and the strings and
+/// cookie mk_encoder_get_info lends out.
+final class EncoderHandle: NamedHandle {
+    static let kind = "encoder"
+    let converter: AudioEncodingConverter
+    var ready: [Packet] = []
+    var flushed = false
+    /// Borrowed by mk_encoder_get_info until the next call.
+    var codecName: [CChar]
+    var cookie: [UInt8] = []
+
+    init(_ converter: AudioEncodingConverter) {
+        self.converter = converter
+        codecName = Array(converter.encoder.parameters.codec.rawValue.utf8CString)
+    }
+}
+
+@_cdecl("mk_encoder_default_settings")
+public func mk_encoder_default_settings(_ s: UnsafeMutablePointer<mk_encoder_settings>?) {
+    guard let s else { return }
+    s.pointee = mk_encoder_settings(struct_size: UInt32(MemoryLayout<mk_encoder_settings>.size), codec: nil, bit_rate: 0,
+                                    has_quality: 0, quality: 0, complexity: -1, application: MK_APPLICATION_DEFAULT,
+                                    frame_duration: 0, sample_rate: 0, channels: 0, backend: nil, copy_video: 0)
+}
+
+/// The checked settings: the encoder settings and the coded rate and channels asked for.
+private func encoderSettings(_ s: UnsafePointer<mk_encoder_settings>?, codec fallback: CodecID?, _ function: String) throws
+    -> (EncoderSettings, Int?, Int?, Bool) {
+    var c = mk_encoder_settings()
+    mk_encoder_default_settings(&c)
+    if let s {
+        guard Int(s.pointee.struct_size) >= MemoryLayout<mk_encoder_settings>.size else {
+            throw MediaError(.invalidArgument, "\(function): mk_encoder_settings.struct_size is \(s.pointee.struct_size); this library needs at least \(MemoryLayout<mk_encoder_settings>.size)")
+        }
+        c = s.pointee
+    }
+    guard let codec = c.codec.map({ CodecID(String(cString: $0).lowercased()) }) ?? fallback else {
+        throw MediaError(.invalidArgument, "\(function): settings.codec is NULL")
+    }
+    guard c.bit_rate >= 0, c.sample_rate >= 0, c.channels >= 0, c.frame_duration >= 0 else {
+        throw MediaError(.invalidArgument, "\(function): a negative bit rate, sample rate, channel count or frame duration")
+    }
+    var e = EncoderSettings(codec: codec)
+    e.bitRate = c.bit_rate > 0 ? Int(c.bit_rate) : nil
+    e.quality = c.has_quality != 0 ? c.quality : nil
+    e.complexity = c.complexity >= 0 ? Int(c.complexity) : nil
+    e.application = EncoderSettings.Application(rawValue: c.application)
+    e.frameDuration = c.frame_duration > 0 ? c.frame_duration : nil
+    e.backend = c.backend.map { String(cString: $0) }
+    return (e, c.sample_rate > 0 ? Int(c.sample_rate) : nil, c.channels > 0 ? Int(c.channels) : nil, c.copy_video != 0)
+}
+
+@_cdecl("mk_encoder_open")
+public func mk_encoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ format: UnsafePointer<mk_audio_format>?,
+                            _ settings: UnsafePointer<mk_encoder_settings>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_encoder_open: out is NULL") }
+    out.pointee = nil
+    return guarded {
+        let src = try request(format, "source", open: false)
+        let (s, rate, channels, _) = try encoderSettings(settings, codec: nil, "mk_encoder_open")
+        let source = AudioFormat(src.sampleType, planar: src.planar, sampleRate: src.sampleRate!, layout: src.layout!)
+        let converter = try AudioEncodingConverter(from: source, to: s, sampleRate: rate, channels: channels)
+        out.pointee = Handles.make(EncoderHandle(converter))
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_encoder_get_info")
+public func mk_encoder_get_info(_ e: OpaquePointer?, _ info: UnsafeMutablePointer<mk_encoder_info>?) -> Int32 {
+    guard let h = liveHandle(EncoderHandle.self, e, "mk_encoder_get_info") else { return MK_EINVAL }
+    guard let info else { return fail(MK_EINVAL, "mk_encoder_get_info: info is NULL") }
+    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_encoder_info>.size, "mk_encoder_info") else { return MK_EINVAL }
+    let enc = h.converter.encoder
+    let p = enc.parameters
+    h.cookie = p.extradata
+    info.pointee.codec = h.codecName.withUnsafeBufferPointer { $0.baseAddress }
+    info.pointee.sample_rate = Int32(clamping: p.sampleRate)
+    info.pointee.channels = Int32(clamping: p.channels)
+    info.pointee.bit_rate = Int64(p.bitRate)
+    info.pointee.frame_size = Int32(clamping: enc.frameSize)
+    info.pointee.encoder_delay = Int32(clamping: enc.encoderDelay)
+    info.pointee.time_base_num = Int32(clamping: enc.timeBase.numerator)
+    info.pointee.time_base_den = Int32(clamping: enc.timeBase.denominator)
+    info.pointee.extradata = h.cookie.isEmpty ? nil : h.cookie.withUnsafeBufferPointer { $0.baseAddress }
+    info.pointee.extradata_size = h.cookie.count
+    let i = enc.inputFormat
+    info.pointee.input = mk_audio_format(struct_size: UInt32(MemoryLayout<mk_audio_format>.size),
+                                         sample_format: sampleFormatCode(i.sampleType, planar: i.isPlanar),
+                                         sample_rate: Int32(clamping: i.sampleRate), channels: Int32(i.channels),
+                                         channel_mask: i.layout.isMaskOrder ? i.layout.mask : 0)
+    return MK_OK
+}
+
+@_cdecl("mk_encoder_push")
+public func mk_encoder_push(_ e: OpaquePointer?, _ planes: UnsafePointer<UnsafeRawPointer?>?, _ frames: Int32) -> Int32 {
+    guard let h = liveHandle(EncoderHandle.self, e, "mk_encoder_push") else { return MK_EINVAL }
+    guard frames >= 0 else { return fail(MK_EINVAL, "mk_encoder_push: frames \(frames) is negative") }
+    if h.flushed { return fail(MK_ESTATE, "mk_encoder_push: the encoder was flushed") }
+    if frames == 0 { return MK_OK }
+    guard let planes else { return fail(MK_EINVAL, "mk_encoder_push: planes is NULL") }
+    let source = h.converter.source
+    let bytes = Int(frames) * source.bytesPerFrame
+    var copies: [[UInt8]] = []
+    for p in 0..<source.planeCount {
+        guard let ptr = planes[p] else { return fail(MK_EINVAL, "mk_encoder_push: plane \(p) is NULL") }
+        copies.append(Array(UnsafeRawBufferPointer(start: ptr, count: bytes)))
+    }
+    return guarded {
+        h.ready += try h.converter.encode(AudioBuffer(format: source, frames: Int(frames), planes: copies))
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_encoder_flush")
+public func mk_encoder_flush(_ e: OpaquePointer?) -> Int32 {
+    guard let h = liveHandle(EncoderHandle.self, e, "mk_encoder_flush") else { return MK_EINVAL }
+    if h.flushed { return MK_OK }
+    h.flushed = true
+    return guarded {
+        h.ready += try h.converter.finish()
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_encoder_receive_packet")
+public func mk_encoder_receive_packet(_ e: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let h = liveHandle(EncoderHandle.self, e, "mk_encoder_receive_packet") else { return MK_EINVAL }
+    guard let out else { return fail(MK_EINVAL, "mk_encoder_receive_packet: out is NULL") }
+    out.pointee = nil
+    guard !h.ready.isEmpty else { return h.flushed ? MK_EOF : MK_EAGAIN }
+    out.pointee = Handles.make(PacketHandle(h.ready.removeFirst()))
+    return MK_OK
+}
+
+@_cdecl("mk_encoder_close")
+public func mk_encoder_close(_ e: UnsafeMutablePointer<OpaquePointer?>?) {
+    Handles.release(e, as: EncoderHandle.self)
+}
+
+@_cdecl("mk_transcode")
+public func mk_transcode(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?, _ settings: UnsafePointer<mk_encoder_settings>?) -> Int32 {
+    guard let src, let dst else { return fail(MK_EINVAL, "mk_transcode: \(src == nil ? "src" : "dst") is NULL") }
+    return guarded {
+        let output = String(cString: dst)
+        let (s, rate, channels, copyVideo) = try encoderSettings(settings, codec: Transcoder.defaultCodec(forOutput: output) ?? "", "mk_transcode")
+        var o = TranscodeOptions(codec: s.codec.isUnknown ? nil : s.codec, bitRate: s.bitRate, sampleRate: rate, channels: channels)
+        o.quality = s.quality
+        o.copyVideo = copyVideo
+        o.backend = s.backend
+        try Transcoder.transcode(input: String(cString: src), output: output, options: o)
+        return MK_OK
+    }
+}

@@ -1,0 +1,100 @@
+/*
+ * encode.c — MediaKit's encoders through the C API only.
+ *
+ *     encode flac CHUNK IN.s16 OUT.flac   raw s16 stereo 48 kHz pushed in CHUNK-frame pieces
+ *                                         through mk_encoder (FLAC); OUT is "fLaC", the
+ *                                         encoder's final STREAMINFO and the packets
+ *     encode transcode IN OUT CODEC BITRATE   mk_transcode (CODEC "-": from OUT's extension)
+ *     encode refuse                       opens Opus at 44.1 kHz and prints the refusal
+ */
+#include <mediakit/mediakit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(const char *what) {
+    fprintf(stderr, "%s: %s\n", what, mk_last_error());
+    return 1;
+}
+
+/* Receives every packet waiting and appends its bytes to out. Returns the last status. */
+static mk_status drain(mk_encoder *enc, FILE *out) {
+    mk_packet *p = NULL;
+    mk_status st;
+    while ((st = mk_encoder_receive_packet(enc, &p)) == MK_OK) {
+        mk_packet_info pi;
+        pi.struct_size = sizeof pi;
+        mk_packet_get_info(p, &pi);
+        if (fwrite(pi.data, 1, pi.size, out) != pi.size) st = MK_EIO;
+        mk_packet_free(&p);
+        if (st != MK_OK) return st;
+    }
+    return st;
+}
+
+static int flac_mode(int chunk, const char *in, const char *outpath) {
+    FILE *f = fopen(in, "rb");
+    if (!f) { perror(in); return 1; }
+    mk_audio_format fmt = {sizeof fmt, MK_SAMPLES_S16, 48000, 2, 0};
+    mk_encoder_settings s;
+    mk_encoder_default_settings(&s);
+    s.codec = "flac";
+    mk_encoder *enc = NULL;
+    if (mk_encoder_open(&enc, &fmt, &s) != MK_OK) return fail("mk_encoder_open");
+    mk_encoder_info info;
+    info.struct_size = sizeof info;
+    if (mk_encoder_get_info(enc, &info) != MK_OK || info.extradata_size != 34 || strcmp(info.codec, "flac") != 0)
+        return fail("mk_encoder_get_info");
+    FILE *frames = tmpfile();
+    if (!frames) { perror("tmpfile"); return 1; }
+    int16_t *buf = malloc((size_t)chunk * 4);
+    size_t n;
+    mk_status st = MK_OK;
+    while (buf && (n = fread(buf, 4, (size_t)chunk, f)) > 0) {
+        const void *planes[1] = {buf};
+        if (mk_encoder_push(enc, planes, (int32_t)n) != MK_OK) return fail("mk_encoder_push");
+        if ((st = drain(enc, frames)) != MK_EAGAIN) return fail("receive");
+    }
+    if (mk_encoder_flush(enc) != MK_OK) return fail("mk_encoder_flush");
+    if ((st = drain(enc, frames)) != MK_EOF) return fail("drain");
+    if (mk_encoder_get_info(enc, &info) != MK_OK) return fail("mk_encoder_get_info after flush");
+    FILE *out = fopen(outpath, "wb");
+    if (!out) { perror(outpath); return 1; }
+    const unsigned char head[8] = {'f', 'L', 'a', 'C', 0x80, 0, 0, 34};
+    fwrite(head, 1, 8, out);
+    fwrite(info.extradata, 1, info.extradata_size, out);
+    rewind(frames);
+    char copy[65536];
+    while ((n = fread(copy, 1, sizeof copy, frames)) > 0) fwrite(copy, 1, n, out);
+    fclose(out);
+    fclose(frames);
+    fclose(f);
+    free(buf);
+    mk_encoder_close(&enc);
+    mk_encoder_close(&enc);   /* harmless on NULL */
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 5 && strcmp(argv[1], "flac") == 0) return flac_mode(atoi(argv[2]), argv[3], argv[4]);
+    if (argc == 6 && strcmp(argv[1], "transcode") == 0) {
+        mk_encoder_settings s;
+        mk_encoder_default_settings(&s);
+        s.codec = strcmp(argv[4], "-") == 0 ? NULL : argv[4];
+        s.bit_rate = atoi(argv[5]);
+        return mk_transcode(argv[2], argv[3], &s) == MK_OK ? 0 : fail("mk_transcode");
+    }
+    if (argc == 2 && strcmp(argv[1], "refuse") == 0) {
+        mk_audio_format fmt = {sizeof fmt, MK_SAMPLES_F32, 44100, 2, 0};
+        mk_encoder_settings s;
+        mk_encoder_default_settings(&s);
+        s.codec = "opus";
+        s.sample_rate = 44100;
+        mk_encoder *enc = NULL;
+        mk_status st = mk_encoder_open(&enc, &fmt, &s);
+        printf("%s: %s\n", mk_status_name(st), mk_last_error());
+        return st == MK_EUNSUPPORTED && enc == NULL ? 0 : 1;
+    }
+    fprintf(stderr, "usage: encode flac CHUNK IN.s16 OUT.flac | transcode IN OUT CODEC BITRATE | refuse\n");
+    return 2;
+}
