@@ -13,17 +13,20 @@ struct Transcode: ParsableCommand {
         abstract: "Decode the first audio track of a media file and encode it into a new file (AAC, Opus, Vorbis, MP3, FLAC).",
         discussion: """
         The codec comes from the output's extension unless --codec says: .m4a/.mp4 AAC,
-        .flac FLAC, .mp3 MP3, .mka/.mkv/.webm Opus. MP4 takes AAC, MP3, Opus and FLAC (.m4a
-        all but MP3); Matroska all five; WebM Opus and Vorbis. .ogg/.opus files are not
-        written yet. The output is gapless: the encoder's priming and end
-        padding are cut by an MP4 edit list (and iTunSMPB for AAC), the LAME tag of an .mp3,
-        Matroska's CodecDelay and DiscardPadding for Opus. It is written to a hidden temporary file and renamed at the
+        .flac FLAC, .mp3 MP3, .ogg/.oga Vorbis, .opus Opus, .mka/.mkv/.webm Opus. MP4 takes
+        AAC, MP3, Opus and FLAC (.m4a all but MP3); Ogg Opus, Vorbis and FLAC (.opus only Opus);
+        Matroska all five; WebM Opus and Vorbis. The output is gapless: the encoder's priming
+        and end padding are cut by an MP4 edit list (and iTunSMPB for AAC), the LAME tag of an
+        .mp3, Opus's pre-skip and the last Ogg page's granule position, Matroska's CodecDelay
+        and DiscardPadding for Opus. It is written to a hidden temporary file and renamed at the
         end: an interrupted or failed transcode leaves nothing under OUT.
 
         Examples:
           mk-transcode song.mp3 song.m4a --bitrate 192k
           mk-transcode song.wav song.mp4 --codec mp3 --bitrate 192k
           mk-transcode take.wav take.flac
+          mk-transcode take.wav take.opus --bitrate 96k
+          mk-transcode take.wav take.ogg --quality 5
           mk-transcode talk.wav talk.mka --codec opus --bitrate 32k --sample-rate 16000 --channels 1
           mk-transcode movie.mov movie.mp4 --copy-video
         """)

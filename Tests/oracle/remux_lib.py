@@ -525,3 +525,33 @@ def movie_time_scale(path: Path) -> int:
                 v, _, body = _full_box_body(f, mvhd)
                 return struct.unpack(">I", body[16:20] if v == 1 else body[8:12])[0]
     raise AssertionError(f"{path.name} has no mvhd")
+
+
+def ogg_tool_report(tool: str, path: Path) -> tuple[int, set[str]]:
+    """(exit status, the WARNING / ERROR lines and the complaints ogginfo prints without
+    that word) of opusinfo / ogginfo on `path`, with the file name taken out."""
+    proc = lib.run([tool, path])
+    text = (proc.stdout + proc.stderr).decode("utf-8", "replace").replace(str(path), "FILE")
+    bad = {l.strip() for l in text.splitlines()
+           if any(w in l.upper() for w in ("WARNING", "ERROR", "BUGGY", "CORRUPT", "INVALID"))}
+    return proc.returncode, bad
+
+
+def ogg_tool_problems(out: Path, streams: list[dict], src: Path | None = None) -> list[str]:
+    """What opusinfo / ogginfo / gst-discoverer-1.0 say against `out` and not against `src`
+    (an Ogg input) too."""
+    problems = []
+    tools = ["ogginfo"] + (["opusinfo"] if any(s.get("codec_name") == "opus" for s in streams) else [])
+    for tool in tools:
+        status, bad = ogg_tool_report(tool, out)
+        if src is not None and src.suffix in (".ogg", ".opus"):
+            src_status, src_bad = ogg_tool_report(tool, src)
+            bad -= src_bad
+            if status != 0 and src_status != 0 and not bad:
+                status = 0
+        if status != 0 or bad:
+            problems.append(f"`{tool} {out.name}` exit {status}: {sorted(bad)[:5]}")
+    ok, text = discover(out)
+    if not ok and (src is None or discover(src)[0]):
+        problems.append(f"gst-discoverer-1.0 failed: {lib.tail(text, 300)}")
+    return problems

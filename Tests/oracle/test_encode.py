@@ -52,6 +52,8 @@ CASES = {
     "mp3": ("out.mp4", ["--codec", "mp3", "--bitrate", "192k"], "ref.mp4", ["-c:a", "libmp3lame", "-b:a", "192k"], "mp3", False),
     "flac": ("out.flac", [], "ref.flac", ["-c:a", "flac"], "flac", True),
     "mp3-file": ("out.mp3", ["--bitrate", "192k"], "ref.mp3", ["-c:a", "libmp3lame", "-b:a", "192k"], "mp3", True),
+    "opus-ogg": ("out.opus", ["--bitrate", "96k"], "ref.opus", ["-c:a", "libopus", "-b:a", "96k"], "opus", True),
+    "vorbis-ogg": ("out.ogg", ["--quality", "5"], "ref.ogg", ["-c:a", "libvorbis", "-q:a", "5"], "vorbis", True),
 }
 
 
@@ -161,7 +163,7 @@ def test_flac_round_trip_is_bit_exact(encoded, music):
         assert proc.returncode == 0, f"flac -t: {lib.tail(proc.stderr)}"
 
 
-@pytest.mark.parametrize("name", ["aac", "opus", "vorbis", "mp3", "mp3-file"])
+@pytest.mark.parametrize("name", ["aac", "opus", "vorbis", "mp3", "mp3-file", "opus-ogg", "vorbis-ogg"])
 def test_snr_within_1db_of_ffmpeg_with_the_same_library(name, encoded, music):
     ours, ref = encoded(name)
     x = decode_f32(music)
@@ -184,6 +186,16 @@ def test_mp4_outputs_open_in_mediainfo_and_gstreamer(name, encoded):
     assert "Audio" in kinds, f"mediainfo found no audio track in {ours.name}: {kinds}"
     ok, text = rlib.discover(ours)
     assert ok, f"gst-discoverer-1.0 failed on {ours.name}:\n{lib.tail(text)}"
+
+
+@pytest.mark.parametrize("name", ["opus-ogg", "vorbis-ogg"])
+def test_ogg_outputs_pass_opusinfo_ogginfo_and_gstreamer(name, encoded):
+    """The Ogg muxer's encoded files: opusinfo / ogginfo (opus-tools, vorbis-tools) print no
+    warning or error, and gst-discoverer-1.0 opens them."""
+    ours, _ = encoded(name)
+    streams = lib.ffprobe_json(ours)["streams"]
+    problems = rlib.ogg_tool_problems(ours, streams)
+    assert not problems, f"{ours.name}: {problems}"
 
 
 def test_aac_m4a_has_itunsmpb_that_ffprobe_reads(encoded):

@@ -139,36 +139,6 @@ def _our_packets(mk_bin: Path, path: Path) -> list[list[str]]:
     return [l.split(",") for l in proc.stdout.decode().splitlines() if l]
 
 
-def _tool_report(tool: str, path: Path) -> tuple[int, set[str]]:
-    """(exit status, the WARNING / ERROR lines and the complaints ogginfo prints without
-    that word) of opusinfo / ogginfo on `path`, with the file name taken out."""
-    proc = lib.run([tool, path])
-    text = (proc.stdout + proc.stderr).decode("utf-8", "replace").replace(str(path), "FILE")
-    bad = {l.strip() for l in text.splitlines()
-           if any(w in l.upper() for w in ("WARNING", "ERROR", "BUGGY", "CORRUPT", "INVALID"))}
-    return proc.returncode, bad
-
-
-def _tool_problems(out: Path, streams: list[dict], src: Path | None = None) -> list[str]:
-    """What opusinfo / ogginfo / gst-discoverer-1.0 say against `out` and not against `src`
-    (an Ogg input) too."""
-    problems = []
-    tools = ["ogginfo"] + (["opusinfo"] if any(s.get("codec_name") == "opus" for s in streams) else [])
-    for tool in tools:
-        status, bad = _tool_report(tool, out)
-        if src is not None and src.suffix in (".ogg", ".opus"):
-            src_status, src_bad = _tool_report(tool, src)
-            bad -= src_bad
-            if status != 0 and src_status != 0 and not bad:
-                status = 0
-        if status != 0 or bad:
-            problems.append(f"`{tool} {out.name}` exit {status}: {sorted(bad)[:5]}")
-    ok, text = remux_lib.discover(out)
-    if not ok and (src is None or remux_lib.discover(src)[0]):
-        problems.append(f"gst-discoverer-1.0 failed: {lib.tail(text, 300)}")
-    return problems
-
-
 def _oggdec(path: Path) -> bytes:
     cmd = ["oggdec", "-Q", "-R", "-o", "-", path]
     proc = lib.run(cmd)
@@ -225,7 +195,7 @@ def test_remux_into_ogg(spec, gen_dir, mk_bin, tmp_path):
         elif ref != ours:
             problems.append(f"stream {n} ({s['codec_name']}) decodes to {len(ours) // frame} samples, the input to {len(ref) // frame}"
                             + ("" if len(ref) != len(ours) else " (same length, different samples)"))
-    problems += _tool_problems(out, got, src)
+    problems += remux_lib.ogg_tool_problems(out, got, src)
     ours_in, ours_out = _our_packets(mk_bin, src), _our_packets(mk_bin, out)
     if from_ogg:
         ours_in, ours_out = ([r[:5] if r[0] not in vorbis else [r[0], r[4]] for r in rows] for rows in (ours_in, ours_out))
@@ -247,7 +217,7 @@ def test_video_is_refused_and_audio_can_be_picked(gen_dir, mk_bin, tmp_path):
     cmd = [mk_bin / "mk-remux", "--quiet", "--track", "1", src, out]
     lib.check_ok(lib.run(cmd), cmd)
     assert _decode(out, 0) == _decode(src, 0)
-    assert not _tool_problems(out, _streams(out))
+    assert not remux_lib.ogg_tool_problems(out, _streams(out))
 
 
 def test_opus_extension_takes_opus_only(gen_dir, mk_bin, tmp_path):
@@ -341,4 +311,4 @@ def test_remux_into_a_fifo(gen_dir, mk_bin, tmp_path):
         reader.wait(timeout=60)
     assert proc.returncode == 0, lib.tail(proc.stderr)
     assert _decode(captured, 0) == _decode(src, 0)
-    assert not _tool_problems(captured, _streams(captured))
+    assert not remux_lib.ogg_tool_problems(captured, _streams(captured))

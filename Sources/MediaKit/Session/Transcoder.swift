@@ -68,6 +68,7 @@ public enum Transcoder {
         case matroska(MatroskaMuxer)
         case flac(FLACWriter?)
         case mp3(MP3Writer)
+        case ogg(OggMuxer)
     }
 
     /// Transcodes the first audio track of `input` into `output`.
@@ -81,15 +82,16 @@ public enum Transcoder {
                                  registry: MediaRegistry = .shared, progress: ((Double) -> Bool)? = nil) throws -> TranscodeResult {
         let ext = (output as NSString).pathExtension.lowercased()
         guard let codec = options.codec ?? defaultCodec(forOutput: output) else {
-            throw MediaError(.unsupported, "no codec for an output named .\(ext): MediaKit writes .m4a, .mp4, .flac, .mp3, .mka, .mkv, .webm", path: output)
+            throw MediaError(.unsupported, "no codec for an output named .\(ext): MediaKit writes .m4a, .mp4, .flac, .mp3, .ogg, .oga, .opus, .mka, .mkv, .webm", path: output)
         }
         let containers: [String: Set<CodecID>] = [
             "m4a": ["aac", "opus", "flac"], "mp4": ["aac", "mp3", "opus", "flac"], "m4b": ["aac", "opus", "flac"],
             "mov": ["aac", "mp3", "opus", "flac"], "flac": ["flac"], "mp3": ["mp3"], "mka": ["aac", "mp3", "opus", "vorbis", "flac"],
             "mkv": ["aac", "mp3", "opus", "vorbis", "flac"], "webm": ["opus", "vorbis"],
+            "ogg": ["opus", "vorbis", "flac"], "oga": ["opus", "vorbis", "flac"], "opus": ["opus"],
         ]
         guard let allowed = containers[ext] else {
-            throw MediaError(.unsupported, "MediaKit has no writer for .\(ext) files yet (\(["ogg", "oga", "opus"].contains(ext) ? "the Ogg muxer" : "a muxer") is missing); write .m4a, .mp4, .flac, .mp3, .mka, .mkv or .webm",
+            throw MediaError(.unsupported, "MediaKit has no writer for .\(ext) files; write .m4a, .mp4, .flac, .mp3, .ogg, .oga, .opus, .mka, .mkv or .webm",
                              path: output)
         }
         guard allowed.contains(codec) else {
@@ -124,6 +126,7 @@ public enum Transcoder {
             case .matroska(let m): m.cancel()
             case .flac(let w): w?.cancel()
             case .mp3(let w): w.cancel()
+            case .ogg(let m): m.cancel()
             case nil: break
             }
         }
@@ -135,6 +138,13 @@ public enum Transcoder {
             case .matroska(let m): try m.write(p)
             case .flac(let w): try w?.write(p)
             case .mp3(let w): try w.write(p)
+            case .ogg(let m):
+                // Ogg's convention (FFmpeg's): an Opus stream's timestamps start at -pre-skip.
+                if codec == "opus" && p.pts != Packet.noTimestamp {
+                    p.pts -= Int64(converter?.encoder.encoderDelay ?? 0)
+                    p.dts = p.pts
+                }
+                try m.write(p)
             case nil: break
             }
             packets += 1
@@ -156,6 +166,10 @@ public enum Transcoder {
             case "mp3":
                 sink = .mp3(try MP3Writer(path: output))
                 audioOut = 0
+            case "ogg", "oga", "opus":
+                let m = try OggMuxer(path: output, opusOnly: ext == "opus")
+                sink = .ogg(m)
+                audioOut = try m.addTrack(enc.parameters, timeBase: enc.timeBase)
             case "mka", "mkv", "webm":
                 let m = try MatroskaMuxer(path: output, webM: ext == "webm")
                 sink = .matroska(m)
@@ -216,6 +230,8 @@ public enum Transcoder {
             let padding = max(0, coded - Int64(enc.encoderDelay) - samples)
             if var last = lastPacket {
                 if case .matroska = sink, codec == "opus" { last.trimEnd = Int(padding) }
+                // Ogg: the last page's granule position cuts the stream at the input's length.
+                if case .ogg(let m) = sink { try m.setPresentedSamples(samples, track: audioOut) }
                 try writeAudio(last)
                 lastPacket = nil
             }
@@ -228,6 +244,7 @@ public enum Transcoder {
                 }
                 try m.finish()
             case .matroska(let m): try m.finish()
+            case .ogg(let m): try m.finish()
             case .flac(let w): try w?.finish(streamInfo: enc.parameters.extradata)
             case .mp3(let w): try w.finish(inputSamples: samples, encoderDelay: enc.encoderDelay)
             case nil: break

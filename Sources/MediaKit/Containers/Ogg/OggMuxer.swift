@@ -51,7 +51,8 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         var vorbisBlock: Int?
         var vorbisStart: Int64 = 0
         var vorbisNext: Int64?
-        /// The source's last granule position, when known (``addTrack(from:)``).
+        /// The last granule position, when known (the source's, ``addTrack(from:)``, or stated
+        /// by ``setPresentedSamples(_:track:)``).
         var finalGranule: Int64?
         var packets = 0
         /// The end trim of a packet already written (it must be the last one).
@@ -133,6 +134,18 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         }
         streams.append(stream)
         return index
+    }
+
+    /// States how many samples track `track` presents in all (at the stream's rate: 48 kHz for
+    /// Opus), for packets made by an encoder: the packet that ends past them is the last one,
+    /// and its page's granule position cuts the stream there (pre-skip added for Opus), so a
+    /// decoder outputs exactly `samples`. Call it before writing that last packet.
+    /// - Throws: `.invalidArgument` for a track that was not added or a negative count.
+    public func setPresentedSamples(_ samples: Int64, track: Int) throws {
+        guard track >= 0 && track < streams.count, samples >= 0 else {
+            throw MediaError(.invalidArgument, "track \(track) was not added, or \(samples) samples", path: file.path, context: "Ogg muxer")
+        }
+        streams[track].finalGranule = samples + Int64(streams[track].preSkip)
     }
 
     /// Adds a track copied from a demuxed ``Track``: as ``addTrack(_:timeBase:)``, and for an
@@ -266,7 +279,9 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         }
         let end = at + Int64(samples)
         var granule = end
-        if packet.trimEnd > 0 {
+        // A packet that ends past the track's stated length (``setPresentedSamples(_:track:)``)
+        // is its last one and carries the end trim, stated or not.
+        if packet.trimEnd > 0 || s.finalGranule.map({ $0 < end }) == true {
             granule = end - Int64(packet.trimEnd)
             // In a time base of whole samples the trimmed end is where the demuxer measured
             // the trim from: the packet's time plus its parsed duration, less the trim. That is
