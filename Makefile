@@ -12,6 +12,8 @@ SHELL := /bin/bash
 SWIFT ?= $(or $(shell command -v swift 2>/dev/null),/opt/swift/usr/bin/swift)
 SWIFT_FLAGS ?=
 SCRATCH_PATH ?= .build
+# Oracle-suite workers (pytest-xdist): one per core by default.
+TEST_JOBS ?= auto
 PYTHON ?= python3
 
 # Swift lives in /opt/swift on our machines; make it reachable without set-up.
@@ -60,7 +62,7 @@ test: build
 	echo '== swift test'; \
 	$(SWIFT) test --scratch-path $(SCRATCH_PATH) $(SWIFT_FLAGS) || status=1; \
 	echo '== oracle suite (Tests/oracle)'; \
-	MK_BIN="$(BIN)" $(PYTHON) -m pytest -q -rsx Tests/oracle || status=1; \
+	MK_BIN="$(BIN)" $(PYTHON) -m pytest -q -rsx -n $(TEST_JOBS) Tests/oracle || status=1; \
 	echo '== Python bindings (Bindings/python/tests)'; \
 	MK_BIN="$(BIN)" $(PYTHON) -m pytest -q -rsx Bindings/python/tests || status=1; \
 	exit $$status

@@ -107,6 +107,19 @@ if ! python3 -m pytest --version >/dev/null 2>&1; then
         || die "pytest is still not importable by $(command -v python3)"
 fi
 
+# pytest-xdist: the oracle suite runs its cases on every core (`pytest -n auto`), which keeps
+# `make test` within its 15 minutes on a 2-core machine. Debian packages it as python3-pytest-xdist.
+if ! python3 -c "import xdist" >/dev/null 2>&1; then
+    if python3 -m pip --version >/dev/null 2>&1 \
+            && python3 -m pip install --quiet pytest-xdist >"$LOG" 2>&1; then
+        say "installed pytest-xdist (pip, $(command -v python3))"
+    else
+        apt_install python3-pytest-xdist
+        say "installed python3-pytest-xdist"
+    fi
+    python3 -c "import xdist" >/dev/null 2>&1 || die "pytest-xdist is still not importable by $(command -v python3)"
+fi
+
 # mutagen, the oracle for the ID3 frames ffprobe does not print (Tests/oracle/test_audio_streams.py).
 if ! python3 -c "import mutagen" >/dev/null 2>&1; then
     if python3 -m pip --version >/dev/null 2>&1 \
