@@ -9,6 +9,19 @@ enum SharedMedia {
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/media")
     }()
 
+    /// One corpus file by name, or a skip when a user's clone does not have it (a thrown
+    /// failure under CI=true, where ../shared/media must be complete).
+    static func file(_ name: String) throws -> URL {
+        let url = directory.appendingPathComponent(name)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                throw MediaError(.notFound, "../shared/media lacks a file this test reads (CI=true: a failure)", path: url.path)
+            }
+            throw XCTSkip("\(url.path) missing: this test reads ../shared/media, which this clone does not have")
+        }
+        return url
+    }
+
     /// The corpus files, or a skip when a user's clone has no ../shared (a failure under CI=true).
     static func files(extensions: Set<String>) throws -> [URL] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
