@@ -229,7 +229,10 @@ extension MatroskaTrackConfig {
             default: break
             }
         case .audio:
-            params.sampleRate = Int(outputRate > 0 && codec == "aac" ? outputRate : rate)
+            // A rate read from the file as a float: one that is not a finite, positive rate
+            // an Int holds (NaN, infinite, 1e300 ...) is unknown (0), never a trap.
+            let stated = outputRate > 0 && codec == "aac" ? outputRate : rate
+            params.sampleRate = stated.isFinite && stated >= 1 && stated <= Double(Int32.max) ? Int(stated) : 0
             params.channels = channels
             params.bitsPerCodedSample = info.bitDepth
             cfg.alwaysKey = Self.intraOnlyAudio.contains(codec) || codec.hasPrefix("pcm_")
