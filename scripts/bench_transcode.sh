@@ -53,6 +53,7 @@ DST[ff_mp3aac]=$OUT/m.m4a;  CMD[ff_mp3aac]="ffmpeg -v error -nostdin -y -i ${IN_
 DST[mk_mp3aac]=$OUT/m.m4a;  CMD[mk_mp3aac]="${MK@Q} ${IN_MP3@Q} ${DST[mk_mp3aac]@Q} --quiet --bitrate 128k"
 for c in ff_aac ff_opus ff_vorbis ff_mp3aac; do CMD[$c]+=" ${DST[$c]@Q}"; done
 
+LOAD_START=$(cut -d" " -f1-3 /proc/loadavg)
 rm -f "$WORK"/transcode_*.times
 for ((run = 1; run <= RUNS; run++)); do
     note "run $run/$RUNS"
@@ -98,7 +99,7 @@ trap 'rm -f "$SECTION"' EXIT
     echo "## Transcoding: mk-transcode vs ffmpeg with the same encoder library"
     echo
     echo "Written by \`scripts/bench_transcode.sh\` (\`make bench\`) on $(date -u '+%Y-%m-%d %H:%M UTC')."
-    echo "Machine: $(nproc) cores, $CPU (shared: other jobs may run); $(ffmpeg -version | head -n 1); MediaKit $REV (release build)."
+    echo "Machine: $(nproc) cores, $CPU (shared: other jobs may run); $(ffmpeg -version | head -n 1); MediaKit $REV (release build); load average $LOAD_START at the start, $(cut -d" " -f1-3 /proc/loadavg) at the end (above 2, other work competed for the cores)."
     echo "Inputs (made once): \`$IN\` ($FRAMES frames, $SECONDS_IN s of stereo s16 at 48 kHz) by"
     echo "\`$(q "${GEN_CMD[@]}" "$IN")\`, and \`$IN_MP3\` by \`$(q "${GEN_MP3[@]}" "$IN_MP3")\`."
     echo "Method: each command $RUNS times, pairs alternating, under GNU time after \`sync\`, writing the same"
