@@ -46,6 +46,15 @@ struct Transcode: ParsableCommand {
     @Option(help: ArgumentHelp("Variable bit rate quality on the codec's scale (Vorbis -1..10, MP3 9..0, AAC 0.1..2).", valueName: "Q"))
     var quality: Double?
 
+    @Option(help: ArgumentHelp("Encoder effort: Opus 0..10 (default 10), FLAC compression level 0..12 (default 5).", valueName: "C"))
+    var complexity: Int?
+
+    @Option(help: ArgumentHelp("Opus application: audio (default), voip or lowdelay.", valueName: "A"))
+    var application: String?
+
+    @Option(name: .customLong("frame-duration"), help: ArgumentHelp("Opus frame duration in milliseconds: 2.5, 5, 10, 20 (default), 40, 60.", valueName: "MS"))
+    var frameDuration: Double?
+
     @Option(name: .customLong("sample-rate"), help: ArgumentHelp("Output rate in Hz (default: the input's when the encoder takes it).", valueName: "R"))
     var sampleRate: Int?
 
@@ -61,6 +70,13 @@ struct Transcode: ParsableCommand {
     func run() throws {
         var options = TranscodeOptions(codec: codec.map { CodecID($0.lowercased()) }, sampleRate: sampleRate, channels: channels)
         options.quality = quality
+        options.complexity = complexity
+        options.frameDuration = frameDuration.map { $0 / 1000 }
+        if let a = application {
+            let byName: [String: EncoderSettings.Application] = ["audio": .audio, "voip": .voip, "lowdelay": .lowDelay]
+            guard let value = byName[a.lowercased()] else { throw ValidationError("--application \(a): give audio, voip or lowdelay") }
+            options.application = value
+        }
         options.copyVideo = copyVideo
         if let b = bitrate {
             let lower = b.lowercased()

@@ -150,6 +150,9 @@ public func mk_transcode(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CCha
         let (s, rate, channels, copyVideo) = try encoderSettings(settings, codec: Transcoder.defaultCodec(forOutput: output) ?? "", "mk_transcode")
         var o = TranscodeOptions(codec: s.codec.isUnknown ? nil : s.codec, bitRate: s.bitRate, sampleRate: rate, channels: channels)
         o.quality = s.quality
+        o.complexity = s.complexity
+        o.application = s.application
+        o.frameDuration = s.frameDuration
         o.copyVideo = copyVideo
         o.backend = s.backend
         try Transcoder.transcode(input: String(cString: src), output: output, options: o)

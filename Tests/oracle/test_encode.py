@@ -311,3 +311,64 @@ def test_surround_channels_keep_their_places(out_name, args, mk_transcode, tmp_p
     freqs = np.fft.rfftfreq(len(a), 1 / 48000)
     found = [int(round(freqs[np.argmax(np.abs(np.fft.rfft(a[:, c])))])) for c in range(6)]
     assert found == tones, f"{out_name}: the tones per channel are {found}, the input's {tones}"
+
+
+def _packets(path: Path) -> list[tuple[int, int]]:
+    """ffprobe's (duration, size) of every audio packet."""
+    cmd = ["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "packet=duration,size", "-of", "json", path]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    return [(int(p["duration"]), int(p["size"])) for p in json.loads(proc.stdout)["packets"]]
+
+
+def _packet_md5s(path: Path) -> list[str]:
+    """The MD5 of every audio packet's bytes, as ffmpeg's framemd5 of a stream copy gives them."""
+    cmd = ["ffmpeg", "-v", "error", "-i", path, "-map", "0:a:0", "-c", "copy", "-f", "framemd5", "-"]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    return [line.rsplit(",", 1)[1].strip() for line in proc.stdout.decode().splitlines() if line and not line.startswith("#")]
+
+
+@pytest.mark.parametrize("ours, theirs", [
+    (["--application", "voip", "--frame-duration", "40", "--complexity", "5", "--bitrate", "32k"],
+     ["-application", "voip", "-frame_duration", "40", "-compression_level", "5", "-b:a", "32k"]),
+    (["--application", "lowdelay", "--frame-duration", "10", "--bitrate", "64k"],
+     ["-application", "lowdelay", "-frame_duration", "10", "-b:a", "64k"]),
+    (["--frame-duration", "60", "--complexity", "0", "--bitrate", "96k"],
+     ["-frame_duration", "60", "-compression_level", "0", "-b:a", "96k"]),
+])
+def test_opus_settings_give_ffmpegs_packets(ours, theirs, music, mk_transcode, tmp_path):
+    """mk-transcode's Opus application, frame duration and complexity reach libopus as ffmpeg's
+    -application, -frame_duration and -compression_level do: the same library with the same
+    settings on the same samples writes the same packets, byte for byte, of the asked duration."""
+    out, ref = tmp_path / "out.opus", tmp_path / "ref.opus"
+    cmd = [mk_transcode, music, out, "--quiet", *ours]
+    lib.check_ok(lib.run(cmd), cmd)
+    cmd = ["ffmpeg", "-v", "error", "-y", "-i", music, "-c:a", "libopus", *theirs, ref]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    frame = int(float(ours[ours.index("--frame-duration") + 1]) * 48)
+    durations = [d for d, _ in _packets(out)]
+    assert set(durations[:-1]) == {frame}, f"packet durations {sorted(set(durations))}, {frame} asked"
+    assert _packet_md5s(out) == _packet_md5s(ref)
+
+
+def test_flac_in_ogg_has_the_final_streaminfo(music, mk_transcode, tmp_path):
+    """FLAC in Ogg: the STREAMINFO in the first page is the encoder's final one, as in a .flac
+    file: its total samples are the input's and its MD5 is the input's, which the reference
+    decoder (`flac -t`, libFLAC, whose Ogg reader drops a page with a bad CRC) checks. (ogginfo
+    is no oracle here: it warns of an "invalid zero size packet" in ffmpeg's Ogg FLAC too.)"""
+    out = tmp_path / "out.oga"
+    cmd = [mk_transcode, music, out, "--quiet", "--codec", "flac"]
+    lib.check_ok(lib.run(cmd), cmd)
+    data = out.read_bytes()
+    at = data.index(b"\x7fFLAC") + 13 + 4           # "\x7FFLAC", version, header count, "fLaC", block header
+    si = data[at:at + 34]
+    total = int.from_bytes(si[13:18], "big") & ((1 << 36) - 1)
+    assert total == SECONDS * RATE
+    assert si[18:34] != bytes(16), "the STREAMINFO MD5 is unset"
+    proc = lib.run(["flac", "-t", "--ogg", out])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    assert b"cannot check MD5" not in proc.stderr and b"ok" in proc.stderr, lib.tail(proc.stderr)
+    proc = lib.run(["ffprobe", "-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", out])
+    lib.oracle_ok(proc, ["ffprobe", out])
+    assert int(proc.stdout) == SECONDS * RATE

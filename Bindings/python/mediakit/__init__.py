@@ -1284,11 +1284,15 @@ class Encoder(_Owned):
 
 def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate: Optional[int] = None, *,
               quality: Optional[float] = None, sample_rate: Optional[int] = None, channels: Optional[int] = None,
-              copy_video: bool = False, backend: Optional[str] = None) -> None:
+              copy_video: bool = False, backend: Optional[str] = None, complexity: Optional[int] = None,
+              application: Optional[str] = None, frame_duration: Optional[float] = None) -> None:
     """Decodes the first audio track of `src` and encodes it into `dst`, like the mk-transcode
     sample: .m4a / .mp4 (AAC; MP3, Opus, FLAC with codec=), .flac, .mp3, .mka / .mkv / .webm (Opus,
-    Vorbis ...). Gapless; written to a temporary file and renamed at the end."""
-    s = _encoder_settings(codec, bitrate, quality, sample_rate, channels, backend=backend, copy_video=copy_video)
+    Vorbis ...). Gapless; written to a temporary file and renamed at the end. `complexity` (Opus
+    0..10, FLAC 0..12), `application` ("audio", "voip", "lowdelay") and `frame_duration` (seconds,
+    Opus) as for Encoder."""
+    s = _encoder_settings(codec, bitrate, quality, sample_rate, channels, complexity, application, frame_duration,
+                          backend=backend, copy_video=copy_video)
     lib.mk_transcode(_path(src), _path(dst), ctypes.byref(s))
 
 

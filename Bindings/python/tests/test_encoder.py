@@ -57,3 +57,26 @@ def test_a_rate_opus_refuses_names_the_rates_it_takes(tmp_path):
     with pytest.raises(mediakit.MediaError) as e:
         mediakit.Encoder("opus", "s16", 44100, "stereo", sample_rate=44100)
     assert "8000, 12000, 16000, 24000, 48000" in str(e.value)
+
+
+def test_transcode_passes_opus_settings_as_ffmpeg_does(tmp_path):
+    """application, frame_duration and complexity reach libopus: on the same 48 kHz samples (a
+    WAV, so that neither side decodes or resamples) the packets equal those of ffmpeg's libopus
+    encoder given the same settings (-application voip -frame_duration 40 -compression_level 5),
+    byte for byte, each 40 ms long."""
+    sample, ours, ref = tmp_path / "in.wav", tmp_path / "ours.opus", tmp_path / "ref.opus"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=f=330:d=3:r=48000", "-f", "lavfi",
+                    "-i", "anoisesrc=a=0.05:r=48000:d=3:seed=3", "-filter_complex", "amix=inputs=2,pan=stereo|c0=c0|c1=c0",
+                    "-c:a", "pcm_s16le", sample], check=True)
+    mediakit.transcode(sample, ours, bitrate=32_000, application="voip", frame_duration=0.04, complexity=5)
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", sample, "-map", "0:a:0", "-c:a", "libopus", "-b:a", "32k",
+                    "-application", "voip", "-frame_duration", "40", "-compression_level", "5", ref], check=True)
+
+    def packets(path):
+        out = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:a:0", "-c", "copy", "-f", "framemd5", "-"],
+                             check=True, capture_output=True, text=True).stdout
+        return [line.split(",")[2:] for line in out.splitlines() if line and not line.startswith("#")]
+
+    mine = packets(ours)
+    assert mine == packets(ref) and len(mine) > 10
+    assert {int(p[1]) for p in mine[:-1]} == {1920}

@@ -8,6 +8,12 @@ public struct TranscodeOptions: Sendable {
     public var bitRate: Int?
     /// Variable bit rate quality on the codec's scale (see ``EncoderSettings/quality``).
     public var quality: Double?
+    /// Encoder effort (see ``EncoderSettings/complexity``): Opus 0...10, FLAC level 0...12.
+    public var complexity: Int?
+    /// Opus application (`ffmpeg -application`); nil: the encoder's default (audio).
+    public var application: EncoderSettings.Application?
+    /// Opus frame duration in seconds (`ffmpeg -frame_duration`, there in milliseconds); nil: 0.02.
+    public var frameDuration: Double?
     /// Output rate; nil keeps the input's when the encoder takes it (Opus: 48 kHz otherwise).
     public var sampleRate: Int?
     /// Output channels; nil keeps the input's (mixed down to the encoder's maximum).
@@ -97,7 +103,8 @@ public enum Transcoder {
         guard allowed.contains(codec) else {
             throw MediaError(.unsupported, ".\(ext) cannot carry \(codec); it takes \(allowed.map(\.rawValue).sorted().joined(separator: ", "))", path: output)
         }
-        let settings = EncoderSettings(codec: codec, bitRate: options.bitRate, quality: options.quality, backend: options.backend)
+        let settings = EncoderSettings(codec: codec, bitRate: options.bitRate, quality: options.quality, complexity: options.complexity,
+                                       application: options.application, frameDuration: options.frameDuration, backend: options.backend)
         if registry.encoderBackends(for: codec, backend: options.backend).isEmpty {
             _ = try registry.makeEncoder(settings, input: AudioFormat(.f32, sampleRate: 48000, channels: 2))   // throws the full .notFound
         }
@@ -244,7 +251,9 @@ public enum Transcoder {
                 }
                 try m.finish()
             case .matroska(let m): try m.finish()
-            case .ogg(let m): try m.finish()
+            case .ogg(let m):
+                if codec == "flac" { try m.updateStreamInfo(enc.parameters.extradata, track: audioOut) }
+                try m.finish()
             case .flac(let w): try w?.finish(streamInfo: enc.parameters.extradata)
             case .mp3(let w): try w.finish(inputSamples: samples, encoderDelay: enc.encoderDelay)
             case nil: break

@@ -38,7 +38,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         let codec: OggCodec
         let rate: Int
         let preSkip: Int
-        let headers: [[UInt8]]
+        var headers: [[UInt8]]
         var writer: OggPageWriter
         var clock: SampleClock
         var vorbis: VorbisDurationParser?
@@ -59,6 +59,9 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         var trimmedAt: Int64?
         /// Completed pages not yet in the file, with their start times.
         var queue: [(page: OggPage, time: Double)] = []
+        /// The beginning-of-stream page as written and its offset in the file (for
+        /// ``OggMuxer/updateStreamInfo(_:track:)``).
+        var firstPage: (page: OggPage, offset: Int64)?
     }
 
     /// True for a `.opus` file: Opus tracks only (RFC 7845 section 9).
@@ -68,6 +71,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
     private var headerWritten = false
     private var finished = false
     private var queuedBytes = 0
+    private var pendingStreamInfo: Set<Int> = []
 
     /// Creates the file (a temporary name until ``finish()``); `opusOnly` nil: true for a
     /// `.opus` file name.
@@ -161,6 +165,39 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         return index
     }
 
+    /// Replaces a FLAC track's STREAMINFO with the encoder's final one (total samples, MD5),
+    /// as ``FLACWriter/finish(streamInfo:)`` does for a .flac file: FFmpeg's Ogg muxer leaves the
+    /// first one (total samples 0, "unknown"), which players then cannot seek or time by. The
+    /// header page keeps its size; it is rewritten in place, with its CRC, by ``finish()``
+    /// (before the file is renamed), or left as first written when the output is a pipe.
+    /// - Throws: `.invalidArgument` for a track that is not FLAC or bytes that are not a
+    ///   STREAMINFO with the same rate and channels, `.state` after ``finish()``.
+    public func updateStreamInfo(_ streamInfo: [UInt8], track: Int) throws {
+        guard !finished else { throw MediaError(.state, "updateStreamInfo after finish", path: file.path) }
+        guard track >= 0 && track < streams.count, streams[track].codec == .flac else {
+            throw MediaError(.invalidArgument, "track \(track) is not a FLAC track", path: file.path, context: "Ogg muxer")
+        }
+        var e = streamInfo
+        if e.starts(with: Array("fLaC".utf8)) && e.count >= 42 { e = Array(e[8..<42]) }
+        guard let new = FLACStreamInfo(e), new.sampleRate == streams[track].rate else {
+            throw MediaError(.invalidArgument, "track \(track): \(streamInfo.count) bytes are not a STREAMINFO at \(streams[track].rate) Hz",
+                             path: file.path, context: "Ogg muxer")
+        }
+        streams[track].headers[0] = Self.flacHeaders(new)[0]
+        pendingStreamInfo.insert(track)
+    }
+
+    /// Rewrites the beginning-of-stream page of each track given a new STREAMINFO.
+    private func patchFirstPages() throws {
+        for i in pendingStreamInfo.sorted() {
+            guard let first = streams[i].firstPage, first.page.body.count == streams[i].headers[0].count else { continue }
+            var page = first.page   // same layout, same size: only the STREAMINFO bytes differ
+            page.body = streams[i].headers[0]
+            try file.patch(page.serialized(), at: first.offset)
+        }
+        pendingStreamInfo.removeAll()
+    }
+
     /// An OpusTags header (RFC 7845 section 5.2) with MediaKit as the vendor and no comments.
     static func opusTags() -> [UInt8] {
         Array("OpusTags".utf8) + vorbisCommentBody()
@@ -189,7 +226,10 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         for i in streams.indices {
             streams[i].writer.append(streams[i].headers[0], granule: 0)
             streams[i].writer.endPage()
-            for page in streams[i].writer.takePages() { try file.write(page.serialized()) }
+            for page in streams[i].writer.takePages() {
+                if streams[i].firstPage == nil { streams[i].firstPage = (page, file.bytesWritten) }
+                try file.write(page.serialized())
+            }
         }
         // Held in the queues (before any data page): a stream without packets flags its last
         // header page end-of-stream at ``finish()``.
@@ -370,6 +410,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
                 streams[i] = s
             }
             try drain(all: true)
+            try patchFirstPages()
             finished = true
             try file.commit()
         } catch {
