@@ -3,6 +3,7 @@
  * annexb_mux.c): what a program that has its own compressed video does before it hands
  * packets to MediaKit. Header-only (static inline functions); ISO/IEC 14496-10 and 14496-15.
  *
+ *  - read_whole_file(): the stream in memory.
  *  - next_nal(): the NAL units of a byte stream, split at start codes.
  *  - starts_unit(): whether a NAL unit begins a new access unit (7.4.1.2.3, simplified: an
  *    access unit delimiter, SPS, PPS, SEI or types 14..18, or a slice whose
@@ -20,6 +21,7 @@
 #define MK_TEST_ANNEXB_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +42,26 @@ static inline int next_nal(const uint8_t *data, size_t size, size_t *pos, nal *o
         *pos = end;
         if (out->n > 0) return 1;
     }
+}
+
+/* The whole file at `path`, malloc'ed (the caller frees it), *size set; NULL with a message on
+ * stderr when it cannot be read. */
+static inline uint8_t *read_whole_file(const char *path, size_t *size) {
+    FILE *in = fopen(path, "rb");
+    if (!in) { perror(path); return NULL; }
+    fseek(in, 0, SEEK_END);
+    long n = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    uint8_t *data = n >= 0 ? malloc(n > 0 ? (size_t)n : 1) : NULL;
+    if (!data || fread(data, 1, (size_t)n, in) != (size_t)n) {
+        fprintf(stderr, "cannot read %s\n", path);
+        free(data);
+        fclose(in);
+        return NULL;
+    }
+    fclose(in);
+    *size = (size_t)n;
+    return data;
 }
 
 static inline int nal_type(const nal *x) { return x->p[0] & 0x1f; }

@@ -72,19 +72,14 @@ static int send_unit(mk_decoder *dec, unit *u, int64_t index, FILE *out) {
 
 int main(int argc, char **argv) {
     if (argc != 3) { fprintf(stderr, "usage: annexb_decode IN.h264 OUT.yuv\n"); return 2; }
-    FILE *in = fopen(argv[1], "rb");
-    if (!in) { perror(argv[1]); return 1; }
-    fseek(in, 0, SEEK_END);
-    long size = ftell(in);
-    fseek(in, 0, SEEK_SET);
-    uint8_t *data = malloc(size > 0 ? (size_t)size : 1);
-    if (!data || fread(data, 1, (size_t)size, in) != (size_t)size) { fprintf(stderr, "cannot read %s\n", argv[1]); return 1; }
-    fclose(in);
+    size_t size = 0;
+    uint8_t *data = read_whole_file(argv[1], &size);
+    if (!data) return 1;
 
     /* avcC from the first SPS and PPS. */
     nal x, sps = {0}, pps = {0};
     size_t pos = 0;
-    while (next_nal(data, (size_t)size, &pos, &x) && (!sps.n || !pps.n)) {
+    while (next_nal(data, size, &pos, &x) && (!sps.n || !pps.n)) {
         if ((x.p[0] & 0x1f) == 7 && !sps.n) sps = x;
         if ((x.p[0] & 0x1f) == 8 && !pps.n) pps = x;
     }
@@ -108,7 +103,7 @@ int main(int argc, char **argv) {
     int64_t index = 0;
     int ok = 1;
     pos = 0;
-    while (ok && next_nal(data, (size_t)size, &pos, &x)) {
+    while (ok && next_nal(data, size, &pos, &x)) {
         int type = nal_type(&x), vcl = nal_is_slice(&x);
         if (starts_unit(&x) && u.has_slice) ok = send_unit(dec, &u, index++, out);
         if (!ok) break;

@@ -57,14 +57,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     int64_t tick = timescale * fps_den / fps_num;
-    FILE *in = fopen(argv[1], "rb");
-    if (!in) { perror(argv[1]); return 1; }
-    fseek(in, 0, SEEK_END);
-    long size = ftell(in);
-    fseek(in, 0, SEEK_SET);
-    uint8_t *data = malloc(size > 0 ? (size_t)size : 1);
-    if (!data || fread(data, 1, (size_t)size, in) != (size_t)size) { fprintf(stderr, "cannot read %s\n", argv[1]); return 1; }
-    fclose(in);
+    size_t size = 0;
+    uint8_t *data = read_whole_file(argv[1], &size);
+    if (!data) return 1;
 
     static sps_info spss[32];
     static pps_info ppss[256];
@@ -78,7 +73,7 @@ int main(int argc, char **argv) {
     int period = 0, ok = 1;
     sps_info first;
     memset(&first, 0, sizeof first);
-    while (ok && next_nal(data, (size_t)size, &pos, &x)) {
+    while (ok && next_nal(data, size, &pos, &x)) {
         long offset = (long)(x.p - data);
         int type = nal_type(&x);
         if (starts_unit(&x) && cur.u.has_slice) {

@@ -26,8 +26,18 @@ static void print_string(const char *key, const char *value) {
     printf("\"");
 }
 
-/* Whether `size` bytes of a 0xA5-filled buffer of `full` bytes past `old` stayed 0xA5. */
-static int untouched(const unsigned char *buffer, size_t old, size_t full) {
+static unsigned char buffer[sizeof(mk_track_info) + sizeof(mk_packet_info) + sizeof(mk_frame_info)];
+
+/* The buffer filled with 0xA5, as a struct of a caller of an older header: struct_size `old`. */
+static void *old_struct(size_t old) {
+    memset(buffer, 0xA5, sizeof buffer);
+    uint32_t size = (uint32_t)old;
+    memcpy(buffer, &size, sizeof size);
+    return buffer;
+}
+
+/* Whether the buffer's bytes from `old` to `full` stayed 0xA5 (nothing written past the struct). */
+static int untouched(size_t old, size_t full) {
     for (size_t i = old; i < full; i++)
         if (buffer[i] != 0xA5) return 0;
     return 1;
@@ -41,7 +51,6 @@ int main(int argc, char **argv) {
     int32_t count = 0;
     mk_demuxer_track_count(dmx, &count);
     int old_ok = 1;
-    static unsigned char buffer[sizeof(mk_track_info) + sizeof(mk_packet_info) + sizeof(mk_frame_info)];
     for (int32_t t = 0; t < count; t++) {
         mk_track_info ti;
         ti.struct_size = sizeof ti;
@@ -66,10 +75,8 @@ int main(int argc, char **argv) {
                ti.color_transfer, ti.color_space, (unsigned long long)ti.channel_mask, ti.bits_per_coded_sample, ti.block_align,
                ti.reorder_depth, ti.encrypted, ti.trims_on_packets, ti.sample_entry_size, ti.unsupported ? "true" : "false");
         /* A caller of the 0.1 header: its struct ends before `reflected`. */
-        memset(buffer, 0xA5, sizeof buffer);
-        mk_track_info *old = (mk_track_info *)buffer;
-        old->struct_size = (uint32_t)offsetof(mk_track_info, reflected);
-        old_ok &= mk_demuxer_track(dmx, t, old) == MK_OK && old->index == t && untouched(buffer, offsetof(mk_track_info, reflected), sizeof ti);
+        mk_track_info *old = old_struct(offsetof(mk_track_info, reflected));
+        old_ok &= mk_demuxer_track(dmx, t, old) == MK_OK && old->index == t && untouched(offsetof(mk_track_info, reflected), sizeof ti);
     }
 
     mk_packet *pkt = NULL;
@@ -86,11 +93,8 @@ int main(int argc, char **argv) {
                pi.time_base_num, pi.time_base_den, pi.duration_stated, pi.trim_start, pi.trim_end, pi.truncated, pi.discard,
                pi.parameters_changed);
         if (first_packet) {
-            memset(buffer, 0xA5, sizeof buffer);
-            mk_packet_info *old = (mk_packet_info *)buffer;
-            old->struct_size = (uint32_t)offsetof(mk_packet_info, time_base_num);
-            old_ok &= mk_packet_get_info(pkt, old) == MK_OK && old->size == pi.size
-                      && untouched(buffer, offsetof(mk_packet_info, time_base_num), sizeof pi);
+            mk_packet_info *old = old_struct(offsetof(mk_packet_info, time_base_num));
+            old_ok &= mk_packet_get_info(pkt, old) == MK_OK && old->size == pi.size && untouched(offsetof(mk_packet_info, time_base_num), sizeof pi);
             first_packet = 0;
         }
         mk_packet_free(&pkt);
@@ -123,11 +127,8 @@ int main(int argc, char **argv) {
                        t, (long long)fi.pts, fi.is_keyframe, fi.color_range, fi.color_primaries, fi.color_transfer, fi.color_space,
                        fi.chroma_location, fi.sample_aspect_num, fi.sample_aspect_den, (unsigned long long)fi.channel_mask, fi.channels);
                 if (first_frame) {
-                    memset(buffer, 0xA5, sizeof buffer);
-                    mk_frame_info *old = (mk_frame_info *)buffer;
-                    old->struct_size = (uint32_t)offsetof(mk_frame_info, is_keyframe);
-                    old_ok &= mk_frame_get_info(frm, old) == MK_OK && old->pts == fi.pts
-                              && untouched(buffer, offsetof(mk_frame_info, is_keyframe), sizeof fi);
+                    mk_frame_info *old = old_struct(offsetof(mk_frame_info, is_keyframe));
+                    old_ok &= mk_frame_get_info(frm, old) == MK_OK && old->pts == fi.pts && untouched(offsetof(mk_frame_info, is_keyframe), sizeof fi);
                     first_frame = 0;
                 }
                 mk_frame_free(&frm);
