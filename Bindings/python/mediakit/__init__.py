@@ -34,18 +34,25 @@ import weakref
 import warnings as _warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import BinaryIO, Iterator, Optional, Sequence, Union
+from types import TracebackType
+from typing import Any, BinaryIO, Callable, Iterator, Literal, Optional, Sequence, TypeVar, Union, overload
 
 from . import _ffi
 from ._ffi import lib
+from .errors import (BackendError, InvalidArgumentError, InvalidDataError, LimitError, MediaError, MediaIOError,
+                     MediaKitError, NotFoundError, OutOfMemoryError, PluginError, StateError, TruncatedWarning,
+                     UnsupportedError)
 
 try:  # numpy is optional: without it, arrays are bytes and planes are memoryviews.
     import numpy as _np
 except ImportError:  # pragma: no cover - depends on the environment
     _np = None
 
-__all__ = ["MediaError", "TruncatedWarning", "Plugin", "Track", "Packet", "Frame", "Demuxer", "Decoder", "DecodeSession", "AudioConverter",
-           "Encoder", "StreamParser", "StreamEvent",
+__all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
+           "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
+           "BackendError", "TruncatedWarning",
+           "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
+           "DecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
            "open", "decode", "remux", "transcode", "plugins", "load_plugins", "version", "LIBRARY_PATH"]
 
 #: The libmediakit this package loaded.
@@ -62,26 +69,6 @@ _SAMPLE_FORMATS = {1: "u8", 2: "s16", 3: "s32", 4: "flt", 5: "dbl", 6: "u8p", 7:
 _SAMPLE_DTYPES = {"u8": "u1", "s16": "<i2", "s32": "<i4", "flt": "<f4", "dbl": "<f8"}
 _PACK = {"nv12": 1, "i420": 2, "s16": 3, "f32": 4}
 EINVAL = -3
-
-
-class MediaError(Exception):
-    """A failure reported by libmediakit (or a closed object used).
-
-    Attributes: ``status`` (the negative mk_status), ``name`` (e.g. "MK_EDATA"),
-    ``message`` (the library's message, naming the file, offset and what was expected).
-    """
-
-    def __init__(self, status: int, message: str, function: str = ""):
-        self.status = status
-        self.name = lib.mk_status_name(status).decode()
-        self.message = message
-        self.function = function
-        super().__init__(f"{self.name}: {message}")
-
-
-class TruncatedWarning(UserWarning):
-    """The file is cut short: everything before the cut was read or decoded (as ffmpeg does),
-    the rest is missing. The message names the file and the offset of the cut."""
 
 
 def _warn_truncated() -> None:
@@ -161,11 +148,78 @@ class Track:
     encoder_padding: int
     unsupported: Optional[str]      #: why it cannot be decoded, or None
     reflected: bool = False         #: the display matrix also mirrors the picture (rotation + reflection)
-    _demuxer: "Demuxer" = field(repr=False, compare=False, default=None)
+    _demuxer: Optional["Demuxer"] = field(repr=False, compare=False, default=None)
 
     @property
     def duration_seconds(self) -> float:
+        """The duration in seconds (``duration * time_base``)."""
         return float(self.duration * self.time_base)
+
+    @property
+    def type(self) -> str:
+        """PyAV's name for ``media_type``: "audio", "video", "subtitle" or "data"."""
+        return self.media_type
+
+    @property
+    def frames(self) -> int:
+        """PyAV's name for ``sample_count``: the packets (frames) the container lists, 0 if unknown."""
+        return self.sample_count
+
+    @property
+    def average_rate(self) -> Fraction:
+        """PyAV's name for ``frame_rate`` (video)."""
+        return self.frame_rate
+
+    @property
+    def parameters(self) -> "CodecParameters":
+        """The track's codec parameters, e.g. to describe it to a Muxer or a Decoder without its demuxer."""
+        return CodecParameters(self.codec, self.media_type, extradata=self.extradata, width=self.width,
+                               height=self.height, sample_rate=self.sample_rate, channels=self.channels,
+                               time_base=self.time_base)
+
+
+_MEDIA_CODES = {name: code for code, name in _MEDIA_TYPES.items()}
+
+
+@dataclass(frozen=True)
+class CodecParameters:
+    """A stream described by its codec parameters rather than by a demuxer's track (C
+    ``mk_codec_params``): what a program that parses, receives or encodes its own compressed
+    packets gives ``Muxer.add_track`` and ``Decoder``::
+
+        params = mediakit.CodecParameters("h264", "video", extradata=avcc, width=1920, height=1080,
+                                          time_base=Fraction(1, 90000))
+
+    ``codec`` is FFmpeg's name ("h264", "hevc", "av1", "aac", "opus" ...); ``extradata`` the codec
+    configuration as MP4 stores it (avcC, hvcC, av1C payload, AudioSpecificConfig, OpusHead ...);
+    ``time_base`` the unit of the packets' timestamps; ``reorder_depth`` the frames of B-frame
+    reordering when known (0: as the bitstream says)."""
+    codec: str
+    media_type: str                 #: "audio" or "video"
+    extradata: bytes = b""
+    width: int = 0
+    height: int = 0
+    sample_rate: int = 0
+    channels: int = 0
+    time_base: Fraction = Fraction(1, 90000)
+    reorder_depth: int = 0
+
+    def _c(self) -> tuple[_ffi.CodecParams, "ctypes.Array[ctypes.c_uint8]"]:
+        """The C struct, and the buffer its extradata points into (keep both alive for the call)."""
+        if self.media_type not in _MEDIA_CODES:
+            raise ValueError(f"media_type is 'audio' or 'video', not {self.media_type!r}")
+        tb = Fraction(self.time_base)
+        extradata = (ctypes.c_uint8 * max(1, len(self.extradata))).from_buffer_copy(self.extradata or b"\0")
+        p = _ffi.CodecParams()
+        lib.mk_codec_params_default(ctypes.byref(p))
+        p.media_type = _MEDIA_CODES[self.media_type]
+        p.codec = self.codec.encode()
+        p.extradata = ctypes.cast(extradata, ctypes.POINTER(ctypes.c_uint8)) if self.extradata else None
+        p.extradata_size = len(self.extradata)
+        p.width, p.height, p.sample_rate, p.channels = self.width, self.height, self.sample_rate, self.channels
+        p.time_base_num, p.time_base_den = tb.numerator, tb.denominator
+        p.reorder_depth = self.reorder_depth
+        return p, extradata
 
 
 class _Owned:
@@ -224,11 +278,30 @@ class Packet(_Owned):
 
     _free = staticmethod(lib.mk_packet_free)
     _what = "packet"
-    __slots__ = ("_h", "_info")
+    __slots__ = ("_h", "_info", "_tracks")
 
-    def __init__(self, handle: ctypes.c_void_p):
+    def __init__(self, handle: ctypes.c_void_p, tracks: Optional[Sequence[Track]] = None):
         self._h = handle
         self._info: Optional[_ffi.PacketInfo] = None
+        self._tracks = tracks  # the demuxer's tracks, for ``stream``
+
+    @classmethod
+    def create(cls, data: Union[bytes, bytearray, memoryview], *, pts: Optional[int] = None,
+               dts: Optional[int] = None, duration: int = 0, is_keyframe: bool = False, track: int = 0) -> "Packet":
+        """A packet of compressed bytes the caller has (its own parser, a network, an encoder), to
+        write with ``Muxer.write`` or decode with a ``Decoder`` made from ``CodecParameters``
+        (C ``mk_packet_create``; the bytes are copied). Timestamps are in the stream's time base;
+        None is "no timestamp" (a muxer needs both)."""
+        b = bytes(data)
+        buf = (ctypes.c_uint8 * max(1, len(b))).from_buffer_copy(b or b"\0")
+        info = _ffi.PacketInfo(struct_size=_PACKET_INFO_SIZE, track=int(track),
+                               pts=_ffi.NOPTS_VALUE if pts is None else int(pts),
+                               dts=_ffi.NOPTS_VALUE if dts is None else int(dts), duration=int(duration),
+                               position=-1, is_keyframe=int(bool(is_keyframe)),
+                               data=ctypes.cast(buf, ctypes.POINTER(ctypes.c_uint8)), size=len(b))
+        h = ctypes.c_void_p()
+        lib.mk_packet_create(ctypes.byref(h), ctypes.byref(info))
+        return cls(h)
 
     def __del__(self):
         h = self._h
@@ -257,6 +330,35 @@ class Packet(_Owned):
         """The compressed bytes (a copy)."""
         info = self._fields()
         return ctypes.string_at(info.data, info.size) if info.size else b""
+
+    def __bytes__(self) -> bytes:
+        """``bytes(packet)``, as PyAV's packets: the compressed bytes."""
+        return self.data
+
+    @property
+    def stream_index(self) -> int:
+        """PyAV's name for ``track``."""
+        return self.track
+
+    @property
+    def stream(self) -> Optional[Track]:
+        """The Track this packet was read from (PyAV's ``packet.stream``); None for a packet made
+        with ``Packet.create`` or an encoder's."""
+        tracks = self._tracks
+        return tracks[self.track] if tracks is not None and 0 <= self.track < len(tracks) else None
+
+    @property
+    def time_base(self) -> Optional[Fraction]:
+        """The time base of pts, dts and duration: the track's (None when the packet has no track)."""
+        track = self.stream
+        return track.time_base if track is not None else None
+
+    @property
+    def time(self) -> Optional[float]:
+        """The presentation time in seconds (``pts * time_base``), None when either is unknown."""
+        tb = self.time_base
+        pts = self.pts
+        return float(pts * tb) if tb is not None and pts != _ffi.NOPTS_VALUE else None
 
     def __repr__(self) -> str:
         if self.closed:
@@ -397,7 +499,7 @@ class Demuxer(_Owned):
         if status:
             _check_read(status, "mk_demuxer_read_packet")
             return None
-        return Packet(p)
+        return Packet(p, self.tracks)
 
     def read_track(self, track: Union[int, Track]) -> Optional[Packet]:
         """The next packet of one track (independent of read()), or None at its end."""
@@ -406,7 +508,7 @@ class Demuxer(_Owned):
         p = ctypes.c_void_p()
         if not _check_read(_raw_read_track(self._handle(), index, ctypes.byref(p)), "mk_demuxer_read_track_packet"):
             return None
-        return Packet(p)
+        return Packet(p, self.tracks)
 
     def packets(self, track: Union[int, Track, None] = None) -> Iterator[Packet]:
         """Every packet (of one track, or in file order)."""
@@ -419,6 +521,16 @@ class Demuxer(_Owned):
 
     def __iter__(self) -> Iterator[Packet]:
         return self.packets()
+
+    def demux(self, *streams: Union[int, Track]) -> Iterator[Packet]:
+        """PyAV's ``container.demux(stream)``: the packets of one track, or of several (or all,
+        with none given) in file order."""
+        if len(streams) == 1:
+            return self.packets(streams[0])
+        if not streams:
+            return self.packets()
+        wanted = {s.index if isinstance(s, Track) else int(s) for s in streams}
+        return (p for p in self.packets() if p.track in wanted)
 
     @property
     def warnings(self) -> list[str]:
@@ -500,16 +612,167 @@ class Streams:
         return self._all[i]
 
 
-def open(source: Source) -> Demuxer:  # noqa: A001 - mirrors io.open / av.open
-    """Opens a media file (MP4/MOV/M4A, Ogg/Opus, IVF, Matroska/WebM ...). Use as a context manager.
+@overload
+def open(source: Source, mode: Literal["r"] = "r") -> Demuxer: ...
 
+
+@overload
+def open(source: PathLike, mode: Literal["w"], *, faststart: bool = False, fragment: Optional[float] = None,
+         hybrid: Optional[float] = None) -> "Muxer": ...
+
+
+def open(source: Union[Source, PathLike], mode: str = "r", *, faststart: bool = False,  # noqa: A001 - av.open
+         fragment: Optional[float] = None, hybrid: Optional[float] = None) -> Union[Demuxer, "Muxer"]:
+    """Opens a media file to read (``mode="r"``, the default: a Demuxer) or an MP4 file to write
+    (``mode="w"``: a Muxer, as ``av.open(path, "w")``; faststart, fragment and hybrid as Muxer's).
+    Use either as a context manager.
+
+    Reads MP4 / MOV / M4A (fragmented or not), Ogg (Opus, Vorbis, FLAC), IVF (AV1, VP8, VP9),
+    Matroska / WebM, MP3, ADTS AAC, WAV and FLAC files, chosen by their content (not their name).
     `source` is a path (str or os.PathLike), the file's bytes (bytes, bytearray, memoryview:
     copied once into the library), or a binary file object (anything with read() and, to be
     seekable, seek()/tell()/seekable(): io.BufferedReader, io.BytesIO, a socket's makefile('rb')).
-    A file object that cannot seek is read once, front to back: Ogg, IVF, Matroska/WebM and MP4 files whose
-    moov comes first open that way; other layouts raise UnsupportedError-kind MediaError
-    (MK_EUNSUPPORTED) naming the layout."""
-    return Demuxer(source)
+    A file object that cannot seek is read once, front to back: Ogg, IVF, Matroska / WebM, MP3,
+    ADTS, WAV and MP4 files whose moov comes first open that way; other layouts raise
+    UnsupportedError naming the layout. Content no reader recognises raises UnsupportedError,
+    damaged content InvalidDataError, a missing file NotFoundError."""
+    if mode == "r":
+        if faststart or fragment is not None or hybrid is not None:
+            raise ValueError("faststart, fragment and hybrid are for writing (mode='w')")
+        return Demuxer(source)
+    if mode == "w":
+        if not isinstance(source, (str, bytes, os.PathLike)):
+            raise TypeError(f"mode 'w' writes to a path (str, bytes or os.PathLike), not {type(source).__name__}")
+        return Muxer(source, faststart=faststart, fragment=fragment, hybrid=hybrid)
+    raise ValueError(f"mode is 'r' (read) or 'w' (write an MP4), not {mode!r}")
+
+
+def _muxer_settings(faststart: bool, fragment: Optional[float], hybrid: Optional[float]) -> _ffi.MuxerSettings:
+    """The C mk_muxer_settings for one of the layouts (progressive when none is chosen)."""
+    if sum(1 for x in (faststart or None, fragment, hybrid) if x is not None) > 1:
+        raise ValueError("choose one of faststart, fragment and hybrid")
+    s = _ffi.MuxerSettings()
+    lib.mk_muxer_default_settings(ctypes.byref(s))
+    if faststart:
+        s.layout = 1
+    elif fragment is not None:
+        s.layout, s.fragment_seconds = 2, float(fragment)
+    elif hybrid is not None:
+        s.layout, s.fragment_seconds = 3, float(hybrid)
+    return s
+
+
+class Muxer(_Owned):
+    """Writes an MP4 file from compressed packets (C ``mk_muxer_*``), without decoding. Tracks
+    are copies of a demuxer's (a ``Track``: codec configuration, language, rotation, edit list
+    kept) or described by ``CodecParameters`` (packets from the caller's own parser, a network,
+    an encoder); packets are a demuxer's or made from bytes::
+
+        with mediakit.Muxer("out.mp4") as mux:
+            v = mux.add_track(mediakit.CodecParameters("h264", "video", extradata=avcc,
+                                                       width=1280, height=720, time_base=Fraction(1, 90000)))
+            for data, pts, dts, key in access_units:                 # avcC-style (length-prefixed) NAL units
+                mux.write(v, data, pts=pts, dts=dts, duration=3600, is_keyframe=key)
+
+    Leaving the ``with`` block finishes the file; an exception inside it cancels instead. Until
+    ``finish()`` the bytes go to a hidden temporary file beside `path` (fragmented and hybrid:
+    ``<path>.partial``, a playable file up to its last fragment after a crash): `path` itself
+    never holds a half-written file. ``cancel()``, a failed ``finish()``, ``close()`` or the
+    object's collection before ``finish()`` remove what was written.
+
+    faststart=True puts the moov at the front; fragment=SECONDS writes a fragmented MP4;
+    hybrid=SECONDS writes fragmented and turns the file progressive when done.
+    """
+
+    _free = staticmethod(lib.mk_muxer_close)
+    _what = "muxer"
+
+    def __init__(self, path: PathLike, *, faststart: bool = False, fragment: Optional[float] = None,
+                 hybrid: Optional[float] = None):
+        s = _muxer_settings(faststart, fragment, hybrid)
+        h = ctypes.c_void_p()
+        lib.mk_muxer_open(ctypes.byref(h), _path(path), ctypes.byref(s))
+        super().__init__(h)
+        self.path: str = os.fsdecode(path)
+        #: "writing", then "finished" or "cancelled".
+        self.state: str = "writing"
+        self._tracks = 0
+
+    def add_track(self, source: Union[Track, CodecParameters]) -> int:
+        """Adds a track before the first write() and returns its index in the new file: a copy of
+        a demuxer's Track (its demuxer must be open), or one described by CodecParameters
+        (packets' timestamps in its ``time_base``)."""
+        h = self._handle()
+        index = ctypes.c_int32()
+        if isinstance(source, Track):
+            demuxer = source._demuxer
+            if demuxer is None or demuxer.closed:
+                raise _closed("demuxer this track belongs to")
+            lib.mk_muxer_add_track(h, demuxer._handle(), source.index, ctypes.byref(index))
+        elif isinstance(source, CodecParameters):
+            params, keep = source._c()
+            lib.mk_muxer_add_track_params(h, ctypes.byref(params), ctypes.byref(index))
+            del keep
+        else:
+            raise TypeError(f"add_track() takes a mediakit.Track or mediakit.CodecParameters, "
+                            f"got {type(source).__name__}")
+        self._tracks += 1
+        return index.value
+
+    def write(self, track: int, packet: Union[Packet, bytes, bytearray, memoryview], *, pts: Optional[int] = None,
+              dts: Optional[int] = None, duration: int = 0, is_keyframe: bool = False) -> None:
+        """Writes one packet into track `track` (an index add_track returned). `packet` is a Packet
+        (read from a demuxer: its timestamps are kept; or made with Packet.create), or the bytes
+        of one, with pts, dts (None: pts), duration and is_keyframe in the track's time base.
+        Each track's packets come in decoding order; tracks may interleave in any way."""
+        h = self._handle()
+        if isinstance(packet, Packet):
+            lib.mk_muxer_write_packet(h, int(track), packet._handle())
+            return
+        if not isinstance(packet, (bytes, bytearray, memoryview)):
+            raise TypeError(f"write() takes a mediakit.Packet or bytes, got {type(packet).__name__}")
+        if pts is None:
+            raise ValueError("write(track, bytes) needs the packet's pts")
+        p = Packet.create(packet, pts=pts, dts=pts if dts is None else dts, duration=duration,
+                          is_keyframe=is_keyframe, track=int(track))
+        try:
+            lib.mk_muxer_write_packet(h, int(track), p._handle())
+        finally:
+            p.close()
+
+    def finish(self) -> None:
+        """Completes the file and moves it to `path`. On failure (StateError when already
+        finished or cancelled, MediaIOError) `path` is left untouched."""
+        h = self._handle()
+        try:
+            lib.mk_muxer_finish(h)
+        except MediaKitError:
+            self.state = "cancelled"     # the library removed what was written
+            raise
+        self.state = "finished"
+
+    def cancel(self) -> None:
+        """Abandons the file and removes what was written (harmless after finish() or twice)."""
+        if self._h is None:
+            return
+        lib.mk_muxer_cancel(self._h)
+        if self.state == "writing":
+            self.state = "cancelled"
+
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        """Finishes the file when the block ended normally, cancels it when it raised; closes."""
+        try:
+            if self._h is not None and self.state == "writing":
+                if exc_type is None:
+                    self.finish()
+                else:
+                    self.cancel()
+        finally:
+            self.close()
+
+    def __repr__(self) -> str:
+        return f"<mediakit.Muxer {self.path!r} {self.state if not self.closed else 'closed'}, {self._tracks} tracks>"
 
 
 class _FrameMemory:
@@ -603,6 +866,16 @@ class Frame:
     def time(self) -> float:
         """The presentation time in seconds (``pts * time_base``), as PyAV's ``frame.time``."""
         return float(self.pts * self.time_base)
+
+    @property
+    def samples(self) -> int:
+        """PyAV's name for ``sample_count`` (audio: samples per channel; 0 for a picture)."""
+        return self.sample_count
+
+    @property
+    def rate(self) -> int:
+        """PyAV's name for ``sample_rate`` (audio; 0 for a picture)."""
+        return self.sample_rate
 
     def to_ndarray(self, layout: Optional[str] = None, **options):
         """PyAV's name for ``to_numpy()``."""
@@ -735,14 +1008,22 @@ class Frame:
 _TRIM = {"none": 0, "gapless": 1, "ffmpeg": 2}
 
 
-def _decoding_settings(who: str, track: Track, settings, fill, backend: Optional[str], threads: int,
-                       trim: Union[bool, str]):
-    """Checks `track` for a Decoder or DecodeSession and fills its settings struct (defaults
-    from `fill`, then backend, threads and trim)."""
+_Settings = TypeVar("_Settings", _ffi.DecoderSettings, _ffi.SessionSettings)
+
+
+def _track_demuxer(who: str, track: object) -> "Demuxer":
+    """The open demuxer of `track` (a Track), or TypeError / InvalidArgumentError saying what is wrong."""
     if not isinstance(track, Track):
         raise TypeError(f"{who} needs a mediakit.Track (from Demuxer.tracks), got {type(track).__name__}")
     if track._demuxer is None or track._demuxer.closed:
         raise _closed("demuxer this track belongs to")
+    return track._demuxer
+
+
+def _decoding_settings(settings: _Settings, fill: Callable[[Any], None], backend: Optional[str], threads: int,
+                       trim: Union[bool, str]) -> _Settings:
+    """Fills a Decoder's or DecodeSession's settings struct: the defaults from `fill`, then
+    backend, threads and trim."""
     fill(ctypes.byref(settings))
     settings.backend = backend.encode() if backend else None
     settings.threads = int(threads)
@@ -781,14 +1062,22 @@ class Decoder(_Owned):
     _free = staticmethod(lib.mk_decoder_close)
     _what = "decoder"
 
-    def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0,
+    def __init__(self, track: Union[Track, "CodecParameters"], *, backend: Optional[str] = None, threads: int = 0,
                  trim: Union[bool, str] = True):
-        s = _decoding_settings("Decoder", track, _ffi.DecoderSettings(), lib.mk_decoder_default_settings,
-                               backend, threads, trim)
+        s = _decoding_settings(_ffi.DecoderSettings(), lib.mk_decoder_default_settings, backend, threads, trim)
         h = ctypes.c_void_p()
-        lib.mk_decoder_open(ctypes.byref(h), track._demuxer._handle(), track.index, ctypes.byref(s))
+        if isinstance(track, CodecParameters):
+            params, keep = track._c()
+            lib.mk_decoder_open_params(ctypes.byref(h), ctypes.byref(params), ctypes.byref(s))
+            del keep
+            self.track: Optional[Track] = None
+            self.parameters: CodecParameters = track
+        else:
+            demuxer = _track_demuxer("Decoder", track)
+            lib.mk_decoder_open(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
+            self.track = track
+            self.parameters = track.parameters
         super().__init__(h)
-        self.track = track
         # A packet decode() took whose send the decoder refused (frames were waiting): it is
         # sent as soon as those frames are received. Frames received early to send it (when
         # a decode() iterator was left unfinished) wait in _backlog, oldest first.
@@ -880,10 +1169,12 @@ class Decoder(_Owned):
         """Sample-accurate seek: moves the track's demuxer to the key frame at or before
         `seconds` and drops what the decoder holds; the first frame decoded from the
         demuxer's next packets of this track is the one presented at `seconds` (audio: from
-        that exact sample)."""
-        demuxer = self.track._demuxer
-        if demuxer is None or demuxer.closed:
-            raise _closed("demuxer this track belongs to")
+        that exact sample). Needs a decoder made from a Track (one made from CodecParameters
+        has no demuxer to move: send it the packets from the new place and call reset())."""
+        if self.track is None:
+            raise MediaKitError(EINVAL, "this decoder was made from CodecParameters: it has no demuxer to seek "
+                                "(send it the packets from the new place after reset())", "seek")
+        demuxer = _track_demuxer("seek()", self.track)
         demuxer._busy()
         lib.mk_decoder_seek(self._handle(), demuxer._handle(), float(seconds))
         self._pending = None
@@ -895,7 +1186,7 @@ class Decoder(_Owned):
         demuxer is left after the packets that were read; call seek() or frame_at() again, or
         reset() and Demuxer.seek(), before decoding on."""
         self.seek(seconds)
-        demuxer = self.track._demuxer
+        demuxer = _track_demuxer("frame_at()", self.track)
         for packet in demuxer.packets(self.track):
             for frame in self.decode(packet):
                 return frame
@@ -930,17 +1221,17 @@ class DecodeSession(_Owned):
 
     def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0, trim: Union[bool, str] = True,
                  recovery: bool = True, max_failed_packets: int = 20, max_rebuilds: int = 5, queue_frames: int = 8):
-        s = _decoding_settings("DecodeSession", track, _ffi.SessionSettings(), lib.mk_session_default_settings,
-                               backend, threads, trim)
+        demuxer = _track_demuxer("DecodeSession", track)
+        s = _decoding_settings(_ffi.SessionSettings(), lib.mk_session_default_settings, backend, threads, trim)
         s.recovery = 1 if recovery else 0
         s.max_failed_packets = int(max_failed_packets)
         s.max_rebuilds = int(max_rebuilds)
         s.queue_frames = int(queue_frames)
         h = ctypes.c_void_p()
-        lib.mk_session_open(ctypes.byref(h), track._demuxer._handle(), track.index, ctypes.byref(s))
+        lib.mk_session_open(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
         super().__init__(h)
         self.track = track
-        self._demuxer = track._demuxer  # keeps the demuxer object (and its handle) alive
+        self._demuxer = demuxer  # keeps the demuxer object (and its handle) alive
 
     def read(self) -> Optional[Frame]:
         """The next frame, waiting for it (the GIL is released meanwhile); None at the end."""
@@ -1407,22 +1698,15 @@ class StreamParser(_Owned):
 
 def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optional[float] = None,
           hybrid: Optional[float] = None) -> None:
-    """Copies every track of `src` (MP4/MOV/M4A, fragmented or not) into a new MP4 at `dst`
-    without decoding, like the mk-remux sample.
+    """Copies every track of `src` (any file ``open`` reads) into a new file at `dst` without
+    decoding, like the mk-remux sample. The output's format follows `dst`'s extension: MP4
+    (.mp4, .m4a, .m4v, .mov), Matroska / WebM (.mkv, .mka, .webm) or Ogg (.ogg, .oga, .opus);
+    UnsupportedError for a codec the output cannot carry.
 
     faststart=True puts the moov at the front; fragment=SECONDS writes a fragmented MP4
     (a fragment about every SECONDS, playable up to the last complete one after a crash);
     hybrid=SECONDS writes fragmented and turns the file progressive when done. The target
     name is only written when the whole file is complete.
     """
-    if sum(x is not None and x is not False for x in (faststart or None, fragment, hybrid)) > 1:
-        raise ValueError("choose one of faststart, fragment and hybrid")
-    s = _ffi.MuxerSettings()
-    lib.mk_muxer_default_settings(ctypes.byref(s))
-    if faststart:
-        s.layout = 1
-    elif fragment is not None:
-        s.layout, s.fragment_seconds = 2, float(fragment)
-    elif hybrid is not None:
-        s.layout, s.fragment_seconds = 3, float(hybrid)
+    s = _muxer_settings(faststart, fragment, hybrid)
     lib.mk_remux(_path(src), _path(dst), ctypes.byref(s))

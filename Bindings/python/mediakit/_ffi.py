@@ -17,12 +17,13 @@ from pathlib import Path
 
 ABI_VERSION = 1
 
-# Status codes (mk_status).
+# Status codes (mk_status, mediakit_types.h). EAGAIN and EOF are flow control.
 OK, EAGAIN, EOF = 0, -1, -2
+EINVAL, ENOMEM, EUNSUPPORTED, EDATA, EIO, ENOTFOUND, ESTATE, EPLUGIN, ELIMIT, EFAIL = range(-3, -13, -1)
 # A warning, not a failure: the file is cut short; what it holds was returned or written.
 ETRUNCATED = -13
-# A bad argument; a call in the wrong order.
-EINVAL, ESTATE = -3, -9
+#: MK_NOPTS_VALUE: no timestamp.
+NOPTS_VALUE = -(1 << 63)
 
 c_status = ctypes.c_int32
 c_handle = ctypes.c_void_p
@@ -133,6 +134,15 @@ class EncoderInfo(ctypes.Structure):
                 ("input", AudioFormat)]
 
 
+class CodecParams(ctypes.Structure):
+    """mk_codec_params: a stream described by its codec parameters (no demuxer)."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("media_type", ctypes.c_int32), ("codec", ctypes.c_char_p),
+                ("extradata", ctypes.POINTER(ctypes.c_uint8)), ("extradata_size", ctypes.c_size_t),
+                ("width", ctypes.c_int32), ("height", ctypes.c_int32), ("sample_rate", ctypes.c_int32),
+                ("channels", ctypes.c_int32), ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32),
+                ("reorder_depth", ctypes.c_int32)]
+
+
 class MuxerSettings(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int32), ("fragment_seconds", ctypes.c_double)]
 
@@ -215,10 +225,10 @@ PATH: str = lib._mk_path
 
 def _check(result, func, args):
     """errcheck: a negative status other than flow control (and the ETRUNCATED warning, which
-    the caller turns into a TruncatedWarning) raises MediaError."""
+    the caller turns into a TruncatedWarning) raises the MediaKitError subclass of the status."""
     if result < 0 and result not in (EAGAIN, EOF, ETRUNCATED):
-        from . import MediaError
-        raise MediaError(result, lib.mk_last_error().decode("utf-8", "replace"), func.__name__)
+        from .errors import MediaKitError
+        raise MediaKitError(result, lib.mk_last_error().decode("utf-8", "replace"), func.__name__)
     return result
 
 
@@ -286,7 +296,16 @@ _declare("mk_frame_get_info", c_status, [c_handle, P(FrameInfo)], True)
 _declare("mk_frame_pack", c_status, [c_handle, ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t, P(ctypes.c_size_t)], True)
 _declare("mk_frame_view", c_status, [c_handle, ctypes.c_int32, P(FrameViewInfo)], True)
 _declare("mk_frame_free", None, [P(c_handle)])
+_declare("mk_packet_create", c_status, [P(c_handle), P(PacketInfo)], True)
+_declare("mk_codec_params_default", None, [P(CodecParams)])
+_declare("mk_decoder_open_params", c_status, [P(c_handle), P(CodecParams), P(DecoderSettings)], True)
 _declare("mk_muxer_default_settings", None, [P(MuxerSettings)])
+_declare("mk_muxer_open", c_status, [P(c_handle), ctypes.c_char_p, P(MuxerSettings)], True)
+_declare("mk_muxer_add_track", c_status, [c_handle, c_handle, ctypes.c_int32, P(ctypes.c_int32)], True)
+_declare("mk_muxer_write_packet", c_status, [c_handle, ctypes.c_int32, c_handle], True)
+_declare("mk_muxer_finish", c_status, [c_handle], True)
+_declare("mk_muxer_cancel", c_status, [c_handle], True)
+_declare("mk_muxer_close", None, [P(c_handle)])
 _declare("mk_remux", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(MuxerSettings)], True)
 _declare("mk_decode_default_settings", None, [P(DecodeSettings)])
 _declare("mk_decode_file", c_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, P(DecodeSettings)], True)
@@ -298,3 +317,7 @@ _declare("mk_session_seek", c_status, [c_handle, ctypes.c_double], True)
 _declare("mk_session_flush", c_status, [c_handle, SESSION_COMPLETION, ctypes.c_void_p], True)
 _declare("mk_session_get_stats", c_status, [c_handle, P(SessionStats)], True)
 _declare("mk_session_close", None, [P(c_handle)])
+
+# Newer than some libraries this package may load: declared when the library has them.
+if hasattr(lib, "mk_muxer_add_track_params"):
+    _declare("mk_muxer_add_track_params", c_status, [c_handle, P(CodecParams), P(ctypes.c_int32)], True)
