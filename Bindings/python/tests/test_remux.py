@@ -1,18 +1,15 @@
 """mediakit.remux against ffmpeg's stream identity (ORACLES.md): `ffmpeg -v error -i F -map 0
 -c copy -f framemd5 -` prints the same for the output as for the input (#software aside)."""
 import subprocess
+from pathlib import Path
 
 import pytest
 
 import mediakit
 
+from bindings_lib import framemd5
+
 FILES = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4_two_aac_5p1_audio_tracks.mp4", "mp4_h264_rotation90_matrix.mp4"]
-
-
-def framemd5(path):
-    out = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-map", "0", "-c", "copy", "-f", "framemd5", "-"],
-                         check=True, capture_output=True, text=True).stdout
-    return [l for l in out.splitlines() if not l.startswith("#software")]
 
 
 @pytest.mark.parametrize("options", [{}, {"faststart": True}, {"fragment": 1.0}, {"hybrid": 1.0}],
