@@ -317,6 +317,34 @@ typedef struct mk_codec_params {
     int32_t time_base_den;     /**< Default 90000 */
     int32_t reorder_depth;     /**< video: frames of B-frame reordering when known (the MP4
                                     ctts depth); 0: as the bitstream says. Default 0 */
+    /* Added in 0.2 (read only when struct_size covers them; a caller built against the 0.1
+     * header, whose struct ends at reorder_depth, passes its smaller struct unchanged and gets
+     * the defaults below). Set by mk_codec_params_default(). */
+    const char *codec_tag;     /**< the container's tag to write: "avc1" or "avc3" (H.264), "hvc1" or
+                                    "hev1" (HEVC); NULL (default): the codec's usual one. Borrowed for the call */
+    const char *language;      /**< muxer: ISO 639-2/T code ("eng"); NULL (default): "und". MP4 writes
+                                    it (mdhd); Matroska and Ogg do not. Borrowed for the call */
+    int32_t matrix[9];         /**< muxer: the display matrix, row-major (a b u c d v x y w), a b c d x y
+                                    in 16.16 fixed point, u v w in 2.30, as MP4's tkhd and
+                                    mk_track_info.matrix; all zero (default): identity. MP4 only */
+    int32_t encoder_delay;     /**< audio: priming samples (at sample_rate) to drop at the start.
+                                    Default 0. A decoder from these parameters drops them from its
+                                    output. A muxer: MP4 writes delay and padding as an edit list (the
+                                    samples between them are presented, as FFmpeg and Apple apply it);
+                                    Matroska and Ogg take them only where the codec states them
+                                    (the Opus pre-skip of extradata): other values are MK_EUNSUPPORTED */
+    int32_t encoder_padding;   /**< audio: padding samples (at sample_rate) to drop at the end. Default 0 */
+    int64_t bit_rate;          /**< average bits per second, 0 (default) if unknown */
+    int32_t sample_aspect_num; /**< video: pixel aspect ratio (MP4 pasp), 0/1 (default) if not stated */
+    int32_t sample_aspect_den;
+    int32_t color_range;       /**< video: 0 unknown (default), 1 limited, 2 full */
+    int32_t color_primaries;   /**< video: ISO/IEC 23091-2 code points; 2 (default) or 0: unspecified.
+                                    Pictures whose bitstream does not say take these */
+    int32_t color_transfer;
+    int32_t color_space;       /**< the matrix coefficients code point */
+    int32_t bits_per_coded_sample; /**< bits per coded sample (PCM: 16, 24 ...); 0 (default) if unknown */
+    int32_t block_align;       /**< audio: bytes per packet of constant-size codecs; 0 (default) */
+    uint64_t channel_mask;     /**< audio: WAVE channel mask of the speakers, 0 (default): none stated */
 } mk_codec_params;
 
 /** Fills *params with the defaults (no codec, time base 1/90000). Harmless on NULL. */
@@ -431,7 +459,7 @@ void mk_frame_free(mk_frame **frame);
 
 /* ------------------------------------------------------------------ muxer */
 
-/** An MP4 file being written. */
+/** A container file being written: MP4, Matroska / WebM or Ogg, by the extension. */
 typedef struct mk_muxer mk_muxer;
 
 /** MP4 layouts. */
@@ -450,11 +478,17 @@ typedef struct mk_muxer_settings {
 /** Fills *settings with the defaults. Harmless on NULL. */
 void mk_muxer_default_settings(mk_muxer_settings *settings);
 
-/** Starts writing an MP4 file at `path`. Progressive and fast-start files are written to a
- *  temporary file beside `path` and renamed by mk_muxer_finish(); fragmented and hybrid
- *  files are written to "<path>.partial" (what a crash leaves behind) and renamed at the
- *  end. settings may be NULL. On success *out must be closed with mk_muxer_close().
- *  Errors: MK_EINVAL, MK_EIO (the directory cannot be written). */
+/** Starts writing a file at `path`, in the container its extension names (as the Swift
+ *  core's ContainerCatalog.makeMuxer): MP4 (.mp4 .m4a .m4v .mov .3gp), Matroska (.mkv .mka
+ *  .mk3d), WebM (.webm: VP8, VP9, AV1, Opus, Vorbis) or Ogg (.ogg .oga; .opus: Opus only).
+ *  Progressive and fast-start files are written to a temporary file beside `path` and renamed
+ *  by mk_muxer_finish(); fragmented and hybrid MP4 files are written to "<path>.partial" (what
+ *  a crash leaves behind) and renamed at the end. The layouts other than
+ *  MK_LAYOUT_PROGRESSIVE are MP4's. settings may be NULL. On success *out (OWNED by the
+ *  caller) must be closed with mk_muxer_close().
+ *  Errors: MK_EINVAL (NULL, bad settings, a layout other than progressive for Matroska or
+ *  Ogg), MK_EUNSUPPORTED (an extension no muxer writes: the message lists those that are
+ *  written), MK_EIO (the directory cannot be written). */
 mk_status mk_muxer_open(mk_muxer **out, const char *path, const mk_muxer_settings *settings);
 
 /** Adds a copy of a demuxer's track (codec configuration, language, rotation, edit list,
@@ -463,9 +497,30 @@ mk_status mk_muxer_open(mk_muxer **out, const char *path, const mk_muxer_setting
  *  writing started or after finish), MK_EUNSUPPORTED (an encrypted track). */
 mk_status mk_muxer_add_track(mk_muxer *muxer, const mk_demuxer *demuxer, int32_t track, int32_t *index);
 
-/** Writes a packet read from a demuxer into track `index` of the new file (the packet
- *  stays the caller's). Packets of each track must come in decoding order.
- *  Errors: MK_EINVAL (bad index or handle), MK_ESTATE (after finish), MK_EIO. */
+/** Adds a track described by codec parameters, for compressed samples that no MediaKit demuxer
+ *  read (the program's own parser, a network depacketiser, an encoder), and sets *index to its
+ *  index in the new file. `params` is BORROWED for the call (strings and extradata are copied).
+ *  Its time base is the track's: the packets written to it carry timestamps in it (an MP4
+ *  track's time scale is its denominator). What the container needs: H.264 / HEVC / AV1 their
+ *  avcC / hvcC / av1C in extradata and a width and height; AAC its AudioSpecificConfig, Opus
+ *  its OpusHead, FLAC its STREAMINFO, with the rate and channels; Matroska also takes the codec
+ *  private data as extradata. Also reads (0.2 struct) codec_tag, language, matrix, encoder delay
+ *  and padding, sample aspect ratio, bit rate, colour, channel mask; see mk_codec_params.
+ *  Call before the first mk_muxer_write_packet(). Errors: MK_EINVAL (NULL, a small struct_size,
+ *  no codec, a media type other than audio or video, a non-positive time base, a missing
+ *  configuration, size, rate or channel count the container needs: the message names it),
+ *  MK_ESTATE (after writing started, or after finish), MK_EUNSUPPORTED (a codec the container
+ *  does not carry, a trim it cannot state). */
+mk_status mk_muxer_add_track_params(mk_muxer *muxer, const mk_codec_params *params, int32_t *index);
+
+/** Writes a packet into track `index` of the new file: one read from a demuxer, or one made
+ *  with mk_packet_create() (its `track` field is ignored). The packet stays the caller's
+ *  (BORROWED for the call). Its pts, dts and duration are in the track's time base (that of
+ *  the demuxer's track or of mk_codec_params); a dts of MK_NOPTS_VALUE is taken as the pts
+ *  (right for audio and for video without reordering), a duration of 0 as unknown (the
+ *  container derives it from the next packet). Packets of each track must come in decoding
+ *  order. Errors: MK_EINVAL (bad index or handle, no timestamp at all, a dts going back),
+ *  MK_ESTATE (after finish), MK_EIO. */
 mk_status mk_muxer_write_packet(mk_muxer *muxer, int32_t index, const mk_packet *packet);
 
 /** Completes the file and moves it to its final name. Errors: MK_EINVAL, MK_ESTATE

@@ -19,10 +19,7 @@ public enum Remuxer {
     public static func remux(input: String, output: String, layout: MP4Muxer.Layout = .progressive,
                              tracks: [Int]? = nil, progress: ((Int, Int) -> Void)? = nil) throws {
         let catalog = ContainerCatalog.shared
-        guard let target = catalog.muxerFormat(forPath: output) else {
-            let known = catalog.muxerFormats.map { "\($0.description): .\($0.extensions.joined(separator: ", ."))" }.joined(separator: "; ")
-            throw MediaError(.unsupported, "no muxer writes \((output as NSString).pathExtension.isEmpty ? "files without an extension" : "." + (output as NSString).pathExtension + " files"); MediaKit writes \(known)", path: output)
-        }
+        let target = try catalog.requireMuxerFormat(forPath: output)
         let (format, opened) = try catalog.open(ByteSources.open(path: input))
         if target.name == "matroska" || target.name == "webm" {
             try remuxToMatroska(opened, input: input, output: output, webM: target.name == "webm", tracks: tracks, progress: progress)

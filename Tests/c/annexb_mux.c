@@ -1,0 +1,207 @@
+/*
+ * annexb_mux.c — muxes a raw H.264 Annex B stream (as `ffmpeg -f h264` or x264 write it) into
+ * a file with samples this program parses itself: no MediaKit demuxer is involved, only
+ * mk_muxer_open, mk_muxer_add_track_params, mk_packet_create and mk_muxer_write_packet.
+ *
+ *     annexb_mux IN.h264 OUT.mp4 FPS_NUM FPS_DEN [v01]
+ *
+ * With annexb.h it splits the stream into NAL units and access units, builds the avcC record
+ * from the first SPS and PPS (which then leave the samples: MP4's avc1 keeps them out of band;
+ * parameter sets that differ stay in band), rewrites each access unit with 4-byte lengths,
+ * pairs the two fields of a field-coded frame into one sample, and marks IDR pictures as key
+ * frames. Timestamps at FPS_NUM/FPS_DEN frames per second, in the time base 1/FPS_NUM: the
+ * presentation order is the picture order count's (8.2.1, reset at each IDR picture), so with
+ * B-frames pts = (place in presentation order) * FPS_DEN and dts = (place in decoding order -
+ * delay) * FPS_DEN, the delay being the least that keeps every dts at or before its pts.
+ * "v01" passes mk_codec_params with the size of the 0.1 header (no sample aspect ratio), as a
+ * program built against that header does.
+ */
+#include <mediakit/mediakit.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "annexb.h"
+
+typedef struct {
+    unit u;                 /* the sample */
+    int64_t poc;
+    int period;             /* IDR pictures seen before it, this one included */
+    int field, bottom, frame_num, paired;
+    int64_t order;          /* place in presentation order */
+} picture;
+
+static int by_period_then_poc(const void *a, const void *b) {
+    const picture *x = *(const picture *const *)a, *y = *(const picture *const *)b;
+    if (x->period != y->period) return x->period < y->period ? -1 : 1;
+    return x->poc < y->poc ? -1 : x->poc > y->poc;
+}
+
+static int same(const nal *a, const nal *b) { return a->n == b->n && memcmp(a->p, b->p, a->n) == 0; }
+
+int main(int argc, char **argv) {
+    if (argc < 5 || argc > 6 || (argc == 6 && strcmp(argv[5], "v01") != 0)) {
+        fprintf(stderr, "usage: annexb_mux IN.h264 OUT.mp4 FPS_NUM FPS_DEN [v01]\n");
+        return 2;
+    }
+    int fps_num = atoi(argv[3]), fps_den = atoi(argv[4]);
+    if (fps_num <= 0 || fps_den <= 0) { fprintf(stderr, "the frame rate %s/%s is not positive\n", argv[3], argv[4]); return 2; }
+    FILE *in = fopen(argv[1], "rb");
+    if (!in) { perror(argv[1]); return 1; }
+    fseek(in, 0, SEEK_END);
+    long size = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    uint8_t *data = malloc(size > 0 ? (size_t)size : 1);
+    if (!data || fread(data, 1, (size_t)size, in) != (size_t)size) { fprintf(stderr, "cannot read %s\n", argv[1]); return 1; }
+    fclose(in);
+
+    static sps_info spss[32];
+    static pps_info ppss[256];
+    nal x, sps = {0}, pps = {0};
+    size_t pos = 0;
+    picture *pics = NULL;
+    size_t count = 0, cap = 0;
+    picture cur;
+    memset(&cur, 0, sizeof cur);
+    poc_state poc = {0, 0, 0, 0};
+    int period = 0, ok = 1, width = 0, height = 0, sar_num = 0, sar_den = 1;
+    while (ok && next_nal(data, (size_t)size, &pos, &x)) {
+        long offset = (long)(x.p - data);
+        int type = nal_type(&x);
+        if (starts_unit(&x) && cur.u.has_slice) {
+            if (count == cap) {
+                cap = cap ? cap * 2 : 256;
+                picture *g = realloc(pics, cap * sizeof *pics);
+                if (!g) { ok = 0; break; }
+                pics = g;
+            }
+            pics[count++] = cur;
+            memset(&cur, 0, sizeof cur);
+        }
+        if (type == 7) {
+            sps_info s;
+            if (!sps_parse(&x, &s) || s.id >= 32) { fprintf(stderr, "%s: a damaged SPS at offset %ld\n", argv[1], offset); ok = 0; break; }
+            spss[s.id] = s;
+            if (!sps.n) { sps = x; width = s.width; height = s.height; if (s.sar_den) { sar_num = s.sar_num; sar_den = s.sar_den; } }
+            if (same(&x, &sps)) continue;
+        } else if (type == 8) {
+            pps_info p;
+            if (!pps_parse(&x, &p)) { fprintf(stderr, "%s: a damaged PPS at offset %ld\n", argv[1], offset); ok = 0; break; }
+            ppss[p.id] = p;
+            if (!pps.n) pps = x;
+            if (same(&x, &pps)) continue;
+        } else if (nal_is_slice(&x) && !cur.u.has_slice) {
+            slice_info s;
+            const sps_info *sp = NULL;
+            if (!slice_parse(&x, spss, ppss, &s, &sp)) {
+                fprintf(stderr, "%s: a slice at offset %ld is damaged or names a parameter set not seen\n", argv[1], offset);
+                ok = 0;
+                break;
+            }
+            if (s.idr) period++;
+            cur.poc = poc_compute(&poc, sp, &s);
+            cur.period = period;
+            cur.field = s.field;
+            cur.bottom = s.bottom;
+            cur.frame_num = s.frame_num;
+            cur.u.key = s.idr;
+        }
+        if (!unit_append(&cur.u, &x)) { ok = 0; break; }
+        if (nal_is_slice(&x)) cur.u.has_slice = 1;
+    }
+    if (ok && cur.u.has_slice) {
+        if (count == cap) {
+            picture *g = realloc(pics, (cap + 1) * sizeof *pics);
+            if (!g) ok = 0; else pics = g;
+        }
+        if (ok) pics[count++] = cur; else free(cur.u.b);
+    } else {
+        free(cur.u.b);
+    }
+    if (ok && (!sps.n || !pps.n || count == 0)) { fprintf(stderr, "%s: no SPS, PPS or picture\n", argv[1]); ok = 0; }
+
+    if (!ok) {
+        for (size_t i = 0; i < count; i++) free(pics[i].u.b);
+        count = 0;
+    }
+    /* The second field of a field-coded frame joins the first in one sample. */
+    size_t samples = 0;
+    for (size_t i = 0; ok && i < count; i++) {
+        picture *p = &pics[i];
+        if (samples > 0) {
+            picture *prev = &pics[samples - 1];
+            if (p->field && prev->field && !prev->paired && p->bottom != prev->bottom && p->frame_num == prev->frame_num) {
+                for (size_t at = 0; at < p->u.n;) {
+                    nal part = {p->u.b + at + 4, (size_t)p->u.b[at] << 24 | (size_t)p->u.b[at + 1] << 16 | (size_t)p->u.b[at + 2] << 8 | p->u.b[at + 3]};
+                    if (!unit_append(&prev->u, &part)) { ok = 0; break; }
+                    at += 4 + part.n;
+                }
+                if (p->poc < prev->poc) prev->poc = p->poc;
+                prev->paired = 1;
+                free(p->u.b);
+                continue;
+            }
+        }
+        pics[samples++] = *p;
+    }
+
+    /* Presentation order: by picture order count within each IDR period. */
+    picture **order = ok ? malloc(samples * sizeof *order) : NULL;
+    if (ok && !order) ok = 0;
+    int64_t delay = 0;
+    if (ok) {
+        for (size_t i = 0; i < samples; i++) order[i] = &pics[i];
+        qsort(order, samples, sizeof *order, by_period_then_poc);
+        for (size_t i = 0; i < samples; i++) order[i]->order = (int64_t)i;
+        for (size_t i = 0; i < samples; i++)
+            if ((int64_t)i - pics[i].order > delay) delay = (int64_t)i - pics[i].order;
+    }
+    free(order);
+
+    mk_muxer *mux = NULL;
+    int32_t track = -1;
+    if (ok) {
+        size_t avcc_n = 0;
+        uint8_t *avcc = avcc_build(&sps, &pps, &avcc_n);
+        mk_codec_params params;
+        mk_codec_params_default(&params);
+        if (argc == 6) params.struct_size = (uint32_t)offsetof(mk_codec_params, codec_tag);
+        params.media_type = MK_MEDIA_VIDEO;
+        params.codec = "h264";
+        params.extradata = avcc;
+        params.extradata_size = avcc_n;
+        params.width = width;
+        params.height = height;
+        params.time_base_num = 1;
+        params.time_base_den = fps_num;
+        params.sample_aspect_num = sar_num;
+        params.sample_aspect_den = sar_den;
+        if (!avcc) { fprintf(stderr, "%s: the SPS is too short for an avcC record\n", argv[1]); ok = 0; }
+        else if (mk_muxer_open(&mux, argv[2], NULL) != MK_OK) { fprintf(stderr, "open: %s\n", mk_last_error()); ok = 0; }
+        else if (mk_muxer_add_track_params(mux, &params, &track) != MK_OK) { fprintf(stderr, "track: %s\n", mk_last_error()); ok = 0; }
+        free(avcc);
+    }
+    for (size_t i = 0; ok && i < samples; i++) {
+        mk_packet_info info;
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        info.pts = pics[i].order * fps_den;
+        info.dts = ((int64_t)i - delay) * fps_den;
+        info.duration = fps_den;
+        info.is_keyframe = pics[i].u.key;
+        info.data = pics[i].u.b;
+        info.size = pics[i].u.n;
+        mk_packet *pkt = NULL;
+        if (mk_packet_create(&pkt, &info) != MK_OK) { fprintf(stderr, "packet %zu: %s\n", i, mk_last_error()); ok = 0; break; }
+        if (mk_muxer_write_packet(mux, track, pkt) != MK_OK) { fprintf(stderr, "write %zu: %s\n", i, mk_last_error()); ok = 0; }
+        mk_packet_free(&pkt);
+    }
+    if (ok && mk_muxer_finish(mux) != MK_OK) { fprintf(stderr, "finish: %s\n", mk_last_error()); ok = 0; }
+    mk_muxer_close(&mux);   /* cancels an unfinished file: nothing is left under OUT */
+    for (size_t i = 0; i < samples; i++) free(pics[i].u.b);
+    free(pics);
+    free(data);
+    fprintf(stderr, "%zu samples, reorder delay %lld\n", samples, (long long)delay);
+    return ok ? 0 : 1;
+}
