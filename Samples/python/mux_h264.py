@@ -223,10 +223,11 @@ class Parser:
             if first_mb == 0 and self._has_slice:   # the first slice of the next picture
                 unit = self._new_unit()
             r.ue()                                   # slice_type
-            pps = self.pps.get(r.ue())
-            if pps is None or pps.sps_id not in self.sps:
+            found = self.pps.get(r.ue())
+            if found is None or found.sps_id not in self.sps:
                 raise ValueError(f"a slice in access unit {len(self.units) - 1} names a parameter set "
                                  "that the stream did not give before it")
+            pps = found
             sps = self.sps[pps.sps_id]
             if sps.separate_colour_plane:
                 r.u(2)

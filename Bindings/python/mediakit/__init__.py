@@ -30,12 +30,21 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import os
+import sys
 import weakref
 import warnings as _warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
-from types import TracebackType
-from typing import Any, BinaryIO, Callable, Iterator, Literal, Optional, Sequence, TypeVar, Union, overload
+from types import FrameType, TracebackType
+from typing import (Any, AsyncIterator, BinaryIO, Callable, ClassVar, Iterable, Iterator, Literal, Optional, Sequence,
+                    TYPE_CHECKING, TypeVar, Union, cast, overload)
+
+if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no import at run time
+    import numpy.typing as npt
+    from typing_extensions import Self
+
+    #: What the array-returning calls give: numpy arrays (bytes when numpy is not installed).
+    Array = npt.NDArray[Any]
 
 from . import _ffi
 from ._ffi import lib
@@ -46,7 +55,7 @@ from .errors import (BackendError, InvalidArgumentError, InvalidDataError, Limit
 try:  # numpy is optional: without it, arrays are bytes and planes are memoryviews.
     import numpy as _np
 except ImportError:  # pragma: no cover - depends on the environment
-    _np = None
+    _np = None  # type: ignore[assignment]
 
 __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
@@ -59,6 +68,8 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
 LIBRARY_PATH: str = _ffi.PATH
 
 PathLike = Union[str, bytes, "os.PathLike[str]"]
+#: A channel layout: a name ("mono", "stereo", "5.1" ...) or a channel count.
+Layout = Union[str, int]
 
 _MEDIA_TYPES = {1: "audio", 2: "video", 3: "subtitle", 4: "data"}
 _PIXEL_FORMATS = {1: "yuv420p", 2: "yuvj420p", 3: "yuv422p", 4: "yuvj422p", 5: "yuv444p", 6: "yuvj444p",
@@ -75,14 +86,21 @@ def _warn_truncated() -> None:
     """Issues the last error (the cut) as a TruncatedWarning at the caller's line outside this package."""
     import sys
     here = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(0), 1
+    frame: Optional[FrameType] = sys._getframe(0)
+    level = 1
     while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
         frame, level = frame.f_back, level + 1
     _warnings.warn(lib.mk_last_error().decode("utf-8", "replace"), TruncatedWarning, stacklevel=level)
 
 
-def _closed(what: str) -> MediaError:
-    return MediaError(EINVAL, f"the {what} is closed")
+def _closed(what: str) -> MediaKitError:
+    """The error a closed object raises when used (an InvalidArgumentError)."""
+    return MediaKitError(EINVAL, f"the {what} is closed")
+
+
+def _text(b: Optional[bytes]) -> str:
+    """A C string from the library as text ("" for NULL)."""
+    return b.decode("utf-8", "replace") if b else ""
 
 
 def _path(p: PathLike) -> bytes:
@@ -93,7 +111,7 @@ def _path(p: PathLike) -> bytes:
 
 def version() -> str:
     """The library version, e.g. "0.1.0"."""
-    return lib.mk_version().decode()
+    return _text(lib.mk_version())
 
 
 @dataclass(frozen=True)
@@ -102,7 +120,7 @@ class Plugin:
     name: str
     version: str
     path: str
-    codecs: dict = field(default_factory=dict)  #: codec name -> priority
+    codecs: dict[str, int] = field(default_factory=dict)  #: codec name -> priority
 
 
 def plugins() -> list[Plugin]:
@@ -111,12 +129,12 @@ def plugins() -> list[Plugin]:
     for i in range(lib.mk_plugin_count()):
         info = _ffi.PluginInfo(struct_size=ctypes.sizeof(_ffi.PluginInfo))
         lib.mk_plugin_get_info(i, ctypes.byref(info))
-        codecs = {}
-        for item in (info.codecs or b"").decode().split(","):
+        codecs: dict[str, int] = {}
+        for item in _text(info.codecs).split(","):
             if item:
                 name, _, prio = item.partition(":")
                 codecs[name] = int(prio)
-        out.append(Plugin(info.name.decode(), info.version.decode(), info.path.decode(), codecs))
+        out.append(Plugin(_text(info.name), _text(info.version), _text(info.path), codecs))
     return out
 
 
@@ -184,16 +202,27 @@ _MEDIA_CODES = {name: code for code, name in _MEDIA_TYPES.items()}
 @dataclass(frozen=True)
 class CodecParameters:
     """A stream described by its codec parameters rather than by a demuxer's track (C
-    ``mk_codec_params``): what a program that parses, receives or encodes its own compressed
-    packets gives ``Muxer.add_track`` and ``Decoder``::
+    ``mk_codec_params``, Swift ``CodecParameters``): what a program that parses, receives or
+    encodes its own compressed packets gives ``Muxer.add_track`` and ``Decoder``::
 
         params = mediakit.CodecParameters("h264", "video", extradata=avcc, width=1920, height=1080,
                                           time_base=Fraction(1, 90000))
 
     ``codec`` is FFmpeg's name ("h264", "hevc", "av1", "aac", "opus" ...); ``extradata`` the codec
     configuration as MP4 stores it (avcC, hvcC, av1C payload, AudioSpecificConfig, OpusHead ...);
-    ``time_base`` the unit of the packets' timestamps; ``reorder_depth`` the frames of B-frame
-    reordering when known (0: as the bitstream says)."""
+    ``time_base`` the unit of the packets' timestamps (an MP4 track's time scale is its
+    denominator); ``reorder_depth`` the frames of B-frame reordering when known (0: as the
+    bitstream says).
+
+    For a muxer also: ``codec_tag`` ("avc1" or "avc3", "hvc1" or "hev1"; "" for the codec's
+    usual one), ``language`` (ISO 639-2/T, "" for "und"), ``matrix`` (the display matrix, 9
+    integers row-major as MP4's tkhd: a b u c d v x y w, a b c d x y in 16.16 fixed point, u v w
+    in 2.30; None for the identity), ``encoder_delay`` / ``encoder_padding`` (audio priming and
+    padding samples, written as an edit list; a decoder drops the delay), ``bit_rate``,
+    ``sample_aspect_ratio`` (0 when not stated), the colour code points of ISO/IEC 23091-2
+    (``color_range`` 0 unknown, 1 limited, 2 full; ``color_primaries``, ``color_transfer``,
+    ``color_space``: 2 unspecified), ``bits_per_coded_sample``, ``block_align`` and
+    ``channel_mask`` (a WAVE speaker mask, 0 for none)."""
     codec: str
     media_type: str                 #: "audio" or "video"
     extradata: bytes = b""
@@ -203,12 +232,32 @@ class CodecParameters:
     channels: int = 0
     time_base: Fraction = Fraction(1, 90000)
     reorder_depth: int = 0
+    codec_tag: str = ""
+    language: str = ""
+    matrix: Optional[tuple[int, int, int, int, int, int, int, int, int]] = None
+    encoder_delay: int = 0
+    encoder_padding: int = 0
+    bit_rate: int = 0
+    sample_aspect_ratio: Fraction = Fraction(0)
+    color_range: int = 0
+    color_primaries: int = 2
+    color_transfer: int = 2
+    color_space: int = 2
+    bits_per_coded_sample: int = 0
+    block_align: int = 0
+    channel_mask: int = 0
 
     def _c(self) -> tuple[_ffi.CodecParams, "ctypes.Array[ctypes.c_uint8]"]:
         """The C struct, and the buffer its extradata points into (keep both alive for the call)."""
-        if self.media_type not in _MEDIA_CODES:
+        if self.media_type not in ("audio", "video"):
             raise ValueError(f"media_type is 'audio' or 'video', not {self.media_type!r}")
-        tb = Fraction(self.time_base)
+        tb, sar = Fraction(self.time_base), Fraction(self.sample_aspect_ratio)
+        for name, value in (("time base", tb.numerator), ("time base", tb.denominator),
+                            ("sample aspect ratio", sar.numerator), ("sample aspect ratio", sar.denominator)):
+            if not -(1 << 31) <= value < (1 << 31):
+                raise ValueError(f"the {name} {value} does not fit the 32-bit fields of mk_codec_params")
+        if self.matrix is not None and len(self.matrix) != 9:
+            raise ValueError(f"matrix has 9 entries (a b u c d v x y w), not {len(self.matrix)}")
         extradata = (ctypes.c_uint8 * max(1, len(self.extradata))).from_buffer_copy(self.extradata or b"\0")
         p = _ffi.CodecParams()
         lib.mk_codec_params_default(ctypes.byref(p))
@@ -219,14 +268,24 @@ class CodecParameters:
         p.width, p.height, p.sample_rate, p.channels = self.width, self.height, self.sample_rate, self.channels
         p.time_base_num, p.time_base_den = tb.numerator, tb.denominator
         p.reorder_depth = self.reorder_depth
+        p.codec_tag = self.codec_tag.encode() if self.codec_tag else None
+        p.language = self.language.encode() if self.language else None
+        if self.matrix is not None:
+            p.matrix[:] = list(self.matrix)
+        p.encoder_delay, p.encoder_padding, p.bit_rate = self.encoder_delay, self.encoder_padding, self.bit_rate
+        p.sample_aspect_num, p.sample_aspect_den = sar.numerator, sar.denominator
+        p.color_range, p.color_primaries = self.color_range, self.color_primaries
+        p.color_transfer, p.color_space = self.color_transfer, self.color_space
+        p.bits_per_coded_sample, p.block_align, p.channel_mask = self.bits_per_coded_sample, self.block_align, self.channel_mask
         return p, extradata
 
 
 class _Owned:
     """A C handle freed exactly once: by close(), or by the finalizer as a safety net."""
 
-    _free = None  # the C function that frees (takes the handle's address)
-    _what = "object"
+    #: The C function that frees (takes the handle's address).
+    _free: ClassVar[Callable[[Any], None]]
+    _what: ClassVar[str] = "object"
 
     def __init__(self, handle: ctypes.c_void_p):
         self._h: Optional[ctypes.c_void_p] = handle
@@ -238,6 +297,7 @@ class _Owned:
 
     @property
     def closed(self) -> bool:
+        """True once close() was called."""
         return self._h is None
 
     def close(self) -> None:
@@ -246,14 +306,15 @@ class _Owned:
         if h is not None and h.value:
             type(self)._free(ctypes.byref(h))
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self._handle()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:  # pragma: no cover - interpreter shutdown
@@ -303,7 +364,7 @@ class Packet(_Owned):
         lib.mk_packet_create(ctypes.byref(h), ctypes.byref(info))
         return cls(h)
 
-    def __del__(self):
+    def __del__(self) -> None:
         h = self._h
         if h is not None:
             self._h = None
@@ -317,13 +378,40 @@ class Packet(_Owned):
             self._info = info
         return info
 
-    track = property(lambda self: self._fields().track, doc="Index of the track.")
-    pts = property(lambda self: self._fields().pts, doc="Presentation time, track time base.")
-    dts = property(lambda self: self._fields().dts, doc="Decoding time, track time base.")
-    duration = property(lambda self: self._fields().duration, doc="Duration, track time base.")
-    position = property(lambda self: self._fields().position, doc="Byte offset in the file, -1 if none.")
-    is_keyframe = property(lambda self: bool(self._fields().is_keyframe), doc="True for a sync sample.")
-    size = property(lambda self: self._fields().size, doc="Bytes of compressed data.")
+    @property
+    def track(self) -> int:
+        """Index of the track."""
+        return int(self._fields().track)
+
+    @property
+    def pts(self) -> int:
+        """Presentation time, track time base."""
+        return int(self._fields().pts)
+
+    @property
+    def dts(self) -> int:
+        """Decoding time, track time base."""
+        return int(self._fields().dts)
+
+    @property
+    def duration(self) -> int:
+        """Duration, track time base."""
+        return int(self._fields().duration)
+
+    @property
+    def position(self) -> int:
+        """Byte offset in the file, -1 if none."""
+        return int(self._fields().position)
+
+    @property
+    def is_keyframe(self) -> bool:
+        """True for a sync sample."""
+        return bool(self._fields().is_keyframe)
+
+    @property
+    def size(self) -> int:
+        """Bytes of compressed data."""
+        return int(self._fields().size)
 
     @property
     def data(self) -> bytes:
@@ -400,11 +488,12 @@ class _Reader:
             size = end - self.start
         self.size = size
 
-        def read(_user, buffer, n):
+        def read(_user: Optional[int], buffer: Any, n: int) -> int:
             try:
-                address = ctypes.cast(buffer, ctypes.c_void_p).value
-                if hasattr(f, "readinto"):
-                    return f.readinto((ctypes.c_char * n).from_address(address)) or 0
+                address = ctypes.cast(buffer, ctypes.c_void_p).value or 0
+                readinto = getattr(f, "readinto", None)
+                if readinto is not None:
+                    return int(readinto((ctypes.c_char * n).from_address(address)) or 0)
                 chunk = f.read(n)
                 ctypes.memmove(address, chunk, len(chunk))
                 return len(chunk)
@@ -412,7 +501,7 @@ class _Reader:
                 self.error = e
                 return -1
 
-        def seek(_user, offset):
+        def seek(_user: Optional[int], offset: int) -> int:
             try:
                 f.seek(self.start + offset)
                 return 0
@@ -467,12 +556,12 @@ class Demuxer(_Owned):
         self.tracks: list[Track] = [self._track(i) for i in range(n.value)]
         #: The tracks by kind, as PyAV's ``container.streams``: ``streams.video[0]``, ``streams.audio[0]``.
         self.streams = Streams(self.tracks)
-        self._session: Optional[weakref.ref] = None  # the DecodeSession reading this demuxer, if any
+        self._session: Optional[weakref.ref[DecodeSession]] = None  # the DecodeSession reading this demuxer, if any
 
     def _track(self, i: int) -> Track:
         t = _ffi.TrackInfo(struct_size=ctypes.sizeof(_ffi.TrackInfo))
         lib.mk_demuxer_track(self._h, i, ctypes.byref(t))
-        s = lambda b: b.decode("utf-8", "replace") if b else ""
+        s = _text
         return Track(t.index, t.id, _MEDIA_TYPES.get(t.media_type, "data"), s(t.codec), s(t.codec_tag),
                      ctypes.string_at(t.extradata, t.extradata_size) if t.extradata_size else b"",
                      Fraction(t.time_base_num, t.time_base_den or 1), t.duration, t.sample_count,
@@ -557,7 +646,7 @@ class Demuxer(_Owned):
         lib.mk_demuxer_seek(self._handle(), float(seconds))
 
     def decode(self, *streams: Union[int, Track], video: Optional[int] = None, audio: Optional[int] = None,
-               **options) -> "DecodeSession":
+               **options: Any) -> "DecodeSession":
         """Decodes one track, as PyAV's ``container.decode(video=0)``: ``video=N`` / ``audio=N``
         pick the N-th video / audio track, a Track (or a track index) picks that one. Returns a
         DecodeSession, which yields the presented frames (``for frame in ...``, or ``async for``),
@@ -596,13 +685,17 @@ class Streams:
     """A demuxer's tracks by kind, as PyAV's ``container.streams``."""
 
     def __init__(self, tracks: list[Track]):
-        self.video: tuple = tuple(t for t in tracks if t.media_type == "video")
-        self.audio: tuple = tuple(t for t in tracks if t.media_type == "audio")
-        self.subtitles: tuple = tuple(t for t in tracks if t.media_type == "subtitle")
-        self.data: tuple = tuple(t for t in tracks if t.media_type == "data")
+        #: The video tracks, in file order.
+        self.video: tuple[Track, ...] = tuple(t for t in tracks if t.media_type == "video")
+        #: The audio tracks, in file order.
+        self.audio: tuple[Track, ...] = tuple(t for t in tracks if t.media_type == "audio")
+        #: The subtitle tracks, in file order.
+        self.subtitles: tuple[Track, ...] = tuple(t for t in tracks if t.media_type == "subtitle")
+        #: The data tracks (timed metadata, chapters ...), in file order.
+        self.data: tuple[Track, ...] = tuple(t for t in tracks if t.media_type == "data")
         self._all = tuple(tracks)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Track]:
         return iter(self._all)
 
     def __len__(self) -> int:
@@ -663,7 +756,9 @@ def _muxer_settings(faststart: bool, fragment: Optional[float], hybrid: Optional
 
 
 class Muxer(_Owned):
-    """Writes an MP4 file from compressed packets (C ``mk_muxer_*``), without decoding. Tracks
+    """Writes a media file from compressed packets (C ``mk_muxer_*``), without decoding: MP4
+    (.mp4 .m4a .m4v .mov .3gp), Matroska (.mkv .mka .mk3d), WebM (.webm) or Ogg (.ogg .oga
+    .opus), chosen by `path`'s extension (UnsupportedError for another). Tracks
     are copies of a demuxer's (a ``Track``: codec configuration, language, rotation, edit list
     kept) or described by ``CodecParameters`` (packets from the caller's own parser, a network,
     an encoder); packets are a demuxer's or made from bytes::
@@ -680,8 +775,8 @@ class Muxer(_Owned):
     never holds a half-written file. ``cancel()``, a failed ``finish()``, ``close()`` or the
     object's collection before ``finish()`` remove what was written.
 
-    faststart=True puts the moov at the front; fragment=SECONDS writes a fragmented MP4;
-    hybrid=SECONDS writes fragmented and turns the file progressive when done.
+    The layouts are MP4's: faststart=True puts the moov at the front; fragment=SECONDS writes
+    a fragmented MP4; hybrid=SECONDS writes fragmented and turns the file progressive when done.
     """
 
     _free = staticmethod(lib.mk_muxer_close)
@@ -723,8 +818,9 @@ class Muxer(_Owned):
               dts: Optional[int] = None, duration: int = 0, is_keyframe: bool = False) -> None:
         """Writes one packet into track `track` (an index add_track returned). `packet` is a Packet
         (read from a demuxer: its timestamps are kept; or made with Packet.create), or the bytes
-        of one, with pts, dts (None: pts), duration and is_keyframe in the track's time base.
-        Each track's packets come in decoding order; tracks may interleave in any way."""
+        of one, with pts, dts (None: the pts, right for audio and for video without reordering),
+        duration (0: unknown, taken from the next packet) and is_keyframe, in the track's time
+        base. Each track's packets come in decoding order; tracks may interleave in any way."""
         h = self._handle()
         if isinstance(packet, Packet):
             lib.mk_muxer_write_packet(h, int(track), packet._handle())
@@ -733,8 +829,7 @@ class Muxer(_Owned):
             raise TypeError(f"write() takes a mediakit.Packet or bytes, got {type(packet).__name__}")
         if pts is None:
             raise ValueError("write(track, bytes) needs the packet's pts")
-        p = Packet.create(packet, pts=pts, dts=pts if dts is None else dts, duration=duration,
-                          is_keyframe=is_keyframe, track=int(track))
+        p = Packet.create(packet, pts=pts, dts=dts, duration=duration, is_keyframe=is_keyframe, track=int(track))
         try:
             lib.mk_muxer_write_packet(h, int(track), p._handle())
         finally:
@@ -781,11 +876,12 @@ class _FrameMemory:
     __slots__ = ("h",)
 
     def __init__(self, h: ctypes.c_void_p):
-        self.h = h
+        self.h: Optional[ctypes.c_void_p] = h
 
-    def __del__(self):
-        if self.h is not None and self.h.value:
-            lib.mk_frame_free(ctypes.byref(self.h))
+    def __del__(self) -> None:
+        h = self.h
+        if h is not None and h.value:
+            lib.mk_frame_free(ctypes.byref(h))
             self.h = None
 
 
@@ -808,16 +904,23 @@ class Frame:
         info = _ffi.FrameInfo(struct_size=ctypes.sizeof(_ffi.FrameInfo))
         lib.mk_frame_get_info(handle, ctypes.byref(info))
         self._info = info
+        #: "video" or "audio".
         self.media_type: str = _MEDIA_TYPES.get(info.media_type, "data")
+        #: The decoder's pixel format ("yuv420p", "nv12", "yuv420p10le" ...) or sample format ("fltp", "s16" ...).
         self.format: str = (_PIXEL_FORMATS if info.media_type == 2 else _SAMPLE_FORMATS).get(info.format, "unknown")
-        self.pts: int = info.pts
-        self.duration: int = info.duration
-        self.time_base = Fraction(info.time_base_num, info.time_base_den or 1)
-        self.width: int = info.width
-        self.height: int = info.height
-        self.sample_rate: int = info.sample_rate
-        self.channels: int = info.channels
-        self.sample_count: int = info.sample_count
+        #: Presentation time, in time_base units.
+        self.pts: int = int(info.pts)
+        #: Duration, in time_base units.
+        self.duration: int = int(info.duration)
+        #: Seconds per pts tick.
+        self.time_base: Fraction = Fraction(info.time_base_num, info.time_base_den or 1)
+        #: Picture size in pixels (0 for audio).
+        self.width: int = int(info.width)
+        self.height: int = int(info.height)
+        #: Audio: samples per second, channels, samples per channel (0 for pictures).
+        self.sample_rate: int = int(info.sample_rate)
+        self.channels: int = int(info.channels)
+        self.sample_count: int = int(info.sample_count)
 
     def _memory(self) -> _FrameMemory:
         if self._mem is None:
@@ -826,29 +929,32 @@ class Frame:
 
     @property
     def closed(self) -> bool:
+        """True once close() was called."""
         return self._mem is None
 
     def close(self) -> None:
         """Releases this frame (harmless twice); views taken earlier stay valid."""
         self._mem = None
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
         self.close()
 
     @property
-    def planes(self) -> tuple:
+    def planes(self) -> tuple[Array, ...]:
         """Read-only views of each plane, without a copy: numpy arrays (video: rows x bytes per
         row, audio: the plane's samples) when numpy is installed, memoryviews otherwise. They
         are read-only because the decoder may still read a picture as a reference."""
         mem = self._memory()
-        info, views = self._info, []
+        info = self._info
+        views: list[Any] = []
         for i in range(info.plane_count):
             size = info.plane_sizes[i]
             buf = (ctypes.c_uint8 * size).from_address(info.planes[i])
-            buf._owner = mem  # the view keeps the frame's memory alive
+            setattr(buf, "_owner", mem)  # the view keeps the frame's memory alive
             if _np is None:
                 views.append(memoryview(buf).toreadonly())
                 continue
@@ -877,12 +983,31 @@ class Frame:
         """PyAV's name for ``sample_rate`` (audio; 0 for a picture)."""
         return self.sample_rate
 
-    def to_ndarray(self, layout: Optional[str] = None, **options):
+    @overload
+    def to_ndarray(self, layout: Optional[str] = None, *, planes: Literal[False] = False, format: Optional[str] = None,
+                   rate: Optional[int] = None, out: Optional[Array] = None) -> Array: ...
+
+    @overload
+    def to_ndarray(self, layout: Optional[str] = None, *, planes: Literal[True], format: Optional[str] = None,
+                   rate: Optional[int] = None, out: Optional[Array] = None) -> tuple[Array, ...]: ...
+
+    def to_ndarray(self, layout: Optional[str] = None, *, planes: bool = False, format: Optional[str] = None,
+                   rate: Optional[int] = None, out: Optional[Array] = None) -> Union[Array, tuple[Array, ...]]:
         """PyAV's name for ``to_numpy()``."""
-        return self.to_numpy(layout, **options)
+        if planes:
+            return self.to_numpy(layout, planes=True, format=format, rate=rate, out=out)
+        return self.to_numpy(layout, format=format, rate=rate, out=out)
+
+    @overload
+    def to_numpy(self, layout: Optional[str] = None, *, planes: Literal[False] = False, format: Optional[str] = None,
+                 rate: Optional[int] = None, out: Optional[Array] = None) -> Array: ...
+
+    @overload
+    def to_numpy(self, layout: Optional[str] = None, *, planes: Literal[True], format: Optional[str] = None,
+                 rate: Optional[int] = None, out: Optional[Array] = None) -> tuple[Array, ...]: ...
 
     def to_numpy(self, layout: Optional[str] = None, *, planes: bool = False, format: Optional[str] = None,
-                 rate: Optional[int] = None, out=None):
+                 rate: Optional[int] = None, out: Optional[Array] = None) -> Union[Array, tuple[Array, ...]]:
         """The frame in a packed layout: video as "nv12" (default) or "i420", audio as "s16"
         (default) or "f32". Pictures that are not 8-bit 4:2:0 (10-bit, 4:4:4, 4:2:2, full
         range) are converted first by a plugin's picture converter (the FFmpeg plugin's:
@@ -924,9 +1049,9 @@ class Frame:
         if out is not None:
             return self._pack_into(mem, layout, size.value, out)
         if _np is None:
-            out = ctypes.create_string_buffer(size.value)
-            lib.mk_frame_pack(mem.h, _PACK[layout], out, size.value, ctypes.byref(size))
-            return out.raw[: size.value]
+            raw = ctypes.create_string_buffer(size.value)
+            lib.mk_frame_pack(mem.h, _PACK[layout], raw, size.value, ctypes.byref(size))
+            return cast(Any, raw.raw[: size.value])
         dtype = {"s16": _np.int16, "f32": _np.float32}.get(layout, _np.uint8)
         arr = _np.empty(size.value // _np.dtype(dtype).itemsize, dtype=dtype)
         lib.mk_frame_pack(mem.h, _PACK[layout], arr.ctypes.data, size.value, ctypes.byref(size))
@@ -936,7 +1061,7 @@ class Frame:
             return arr.reshape(-1, self.channels)
         return arr
 
-    def _pack_into(self, mem: _FrameMemory, layout: str, needed: int, out):
+    def _pack_into(self, mem: _FrameMemory, layout: str, needed: int, out: Array) -> Array:
         """to_numpy(out=...): packs into the caller's array and returns a view of it."""
         if _np is None:
             raise MediaError(EINVAL, "to_numpy(out=...) needs numpy", "to_numpy")
@@ -953,7 +1078,8 @@ class Frame:
             return flat.reshape(-1, self.channels)
         return flat
 
-    def _converted_audio(self, mem: _FrameMemory, sample_format: str, rate: Optional[int], channel_layout):
+    def _converted_audio(self, mem: _FrameMemory, sample_format: str, rate: Optional[int],
+                         channel_layout: Optional[Layout]) -> Array:
         """to_numpy with a sample format, rate or channel layout: one AudioConverter over this frame."""
         name = self.format
         planar = name.endswith("p")
@@ -968,10 +1094,10 @@ class Frame:
         tail = conv.flush()
         conv.close()
         if _np is None:
-            return head + tail
+            return cast(Any, head + tail)
         return _np.concatenate([head, tail], axis=1 if sample_format.endswith("p") and sample_format[:-1] in _SAMPLE_CODES else 0)
 
-    def _layout_planes(self, mem: _FrameMemory, layout: str) -> tuple:
+    def _layout_planes(self, mem: _FrameMemory, layout: str) -> tuple[Array, ...]:
         """to_numpy(layout, planes=True): views of the frame when mk_frame_view says it holds
         the layout, else the planes of one packed copy."""
         if self.media_type != "video":
@@ -1089,7 +1215,7 @@ class Decoder(_Owned):
         the packet was not taken (receive() until None, then send it again)."""
         if not isinstance(packet, Packet):
             raise TypeError(f"send() takes a mediakit.Packet, got {type(packet).__name__}")
-        return lib.mk_decoder_send_packet(self._handle(), packet._handle()) == _ffi.OK
+        return bool(lib.mk_decoder_send_packet(self._handle(), packet._handle()) == _ffi.OK)
 
     def receive(self) -> Optional[Frame]:
         """The next decoded frame, or None when the decoder needs another packet (or, after
@@ -1116,7 +1242,7 @@ class Decoder(_Owned):
             idle = 0
             self._backlog.append(frame)
 
-    def _frames(self):
+    def _frames(self) -> Iterator[Frame]:
         while self._backlog:
             yield self._backlog.pop(0)
         idle = 0
@@ -1136,7 +1262,7 @@ class Decoder(_Owned):
             if idle > 1:
                 raise MediaError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
 
-    def decode(self, packet: Packet):
+    def decode(self, packet: Packet) -> Iterator[Frame]:
         """Sends one packet of this decoder's track now and returns an iterator over the frames
         that become ready, decoded as the iterator is advanced (``list(...)`` for all at once)."""
         if not isinstance(packet, Packet):
@@ -1146,13 +1272,13 @@ class Decoder(_Owned):
             self._pending = packet
         return self._frames()
 
-    def flush(self):
+    def flush(self) -> Iterator[Frame]:
         """Ends the stream now and returns an iterator over the decoder's delayed frames."""
         self._settle()
         lib.mk_decoder_send_packet(self._handle(), None)
         return self._frames()
 
-    def frames(self, packets):
+    def frames(self, packets: Iterable[Packet]) -> Iterator[Frame]:
         """Decodes `packets` (an iterable of this track's packets, e.g. Demuxer.packets(track))
         and then flushes: yields every presented frame, lazily."""
         for packet in packets:
@@ -1240,7 +1366,7 @@ class DecodeSession(_Owned):
             return None
         return Frame(f)
 
-    def __iter__(self):
+    def __iter__(self) -> Self:
         return self
 
     def __next__(self) -> Frame:
@@ -1249,7 +1375,7 @@ class DecodeSession(_Owned):
             raise StopIteration
         return frame
 
-    def __aiter__(self):
+    def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> Frame:
@@ -1274,7 +1400,7 @@ class DecodeSession(_Owned):
         lib.mk_session_flush(self._handle(), _ffi.SESSION_COMPLETION(), None)
 
     @property
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, int]:
         """Frames delivered, recoveries from damaged data, decoder rebuilds, frames lost, warnings."""
         st = _ffi.SessionStats(struct_size=ctypes.sizeof(_ffi.SessionStats))
         lib.mk_session_get_stats(self._handle(), ctypes.byref(st))
@@ -1292,7 +1418,7 @@ _NUMPY_TYPES = {"u8": "u1", "s16": "<i2", "s24": "u1", "s32": "<i4", "f32": "<f4
 _QUALITY = {"low": 0, "medium": 1, "high": 2}
 
 
-def _audio_format(sample_format: str, rate: int, layout, *, open_ended: bool = False) -> _ffi.AudioFormat:
+def _audio_format(sample_format: str, rate: int, layout: Optional[Layout], *, open_ended: bool = False) -> _ffi.AudioFormat:
     """The C mk_audio_format for a sample format name ("s16", "f32", "f32p" planar ...), a rate
     and a layout (a name such as "stereo" or "5.1", a channel count, or None when open)."""
     planar = sample_format.endswith("p") and sample_format[:-1] in _SAMPLE_CODES
@@ -1307,6 +1433,33 @@ def _audio_format(sample_format: str, rate: int, layout, *, open_ended: bool = F
         raise ValueError("a channel layout is needed (a name such as 'stereo' or a channel count)")
     return _ffi.AudioFormat(struct_size=ctypes.sizeof(_ffi.AudioFormat), sample_format=code, sample_rate=int(rate or 0),
                             channels=channels.value, channel_mask=mask.value)
+
+
+def _pcm_pointers(samples: Union[Array, bytes, bytearray, memoryview], sample_format: str, channels: int, *,
+                  convert: bool) -> tuple["ctypes.Array[ctypes.c_void_p]", int, object]:
+    """The C plane pointers and frame count of PCM given to AudioConverter.convert or
+    Encoder.encode, and the object to keep alive while the C call reads them. `samples` is a
+    numpy array in `sample_format` ((frames, channels) interleaved, (channels, frames) planar;
+    converted to its dtype when `convert`, else TypeError for another dtype) or bytes of
+    interleaved samples."""
+    planar = sample_format.endswith("p") and sample_format[:-1] in _SAMPLE_CODES
+    base = sample_format[:-1] if planar else sample_format
+    width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
+    per = 3 if base == "s24" else 1        # numpy holds s24 as 3 bytes per sample
+    if _np is not None and isinstance(samples, _np.ndarray):
+        dtype = _np.dtype(_NUMPY_TYPES[base])
+        arr = _np.ascontiguousarray(samples, dtype=dtype if convert else None)
+        if arr.dtype != dtype:
+            raise TypeError(f"the input is {sample_format} samples ({_NUMPY_TYPES[base]}); the array is {arr.dtype}")
+        if planar:
+            if arr.ndim != 2 or arr.shape[0] != channels:
+                raise ValueError(f"planar input is a ({channels}, frames) array; got shape {arr.shape}")
+            return (ctypes.c_void_p * channels)(*[arr[c].ctypes.data for c in range(channels)]), arr.shape[1] // per, arr
+        return (ctypes.c_void_p * 1)(arr.ctypes.data), arr.size // (channels * per), arr
+    if planar:
+        raise TypeError("planar input is a (channels, frames) numpy array")
+    buf = ctypes.create_string_buffer(bytes(samples))
+    return (ctypes.c_void_p * 1)(ctypes.addressof(buf)), (len(buf) - 1) // (width * channels), buf
 
 
 class AudioConverter(_Owned):
@@ -1326,8 +1479,9 @@ class AudioConverter(_Owned):
     _free = staticmethod(lib.mk_audio_converter_close)
     _what = "audio converter"
 
-    def __init__(self, in_format: str, in_rate: int, in_layout, out_format: str, out_rate: int, out_layout, *,
-                 quality: str = "medium", dither: bool = False, _track=None, trim: Union[bool, str] = True):
+    def __init__(self, in_format: str, in_rate: int, in_layout: Optional[Layout], out_format: str, out_rate: int,
+                 out_layout: Optional[Layout], *, quality: str = "medium", dither: bool = False,
+                 _track: Optional[Track] = None, trim: Union[bool, str] = True):
         if quality not in _QUALITY:
             raise ValueError(f"unknown quality {quality!r}: low, medium or high")
         s = _ffi.AudioConverterSettings()
@@ -1343,12 +1497,14 @@ class AudioConverter(_Owned):
                 raise _closed("demuxer this track belongs to")
             lib.mk_audio_converter_open_track(ctypes.byref(h), _track._demuxer._handle(), _track.index, ctypes.byref(to), ctypes.byref(s))
         super().__init__(h)
-        self.track = _track
-        self.in_format = in_format
-        self._in_channels = 0 if _track is not None else (src.channels or 1)
+        #: The track whose packets it decodes (for_track), else None.
+        self.track: Optional[Track] = _track
+        #: The input's sample format.
+        self.in_format: str = in_format
+        self._in_channels: int = 0 if _track is not None else (src.channels or 1)
 
     @classmethod
-    def for_track(cls, track: Track, sample_format: str = "f32", rate: Optional[int] = None, layout=None, *,
+    def for_track(cls, track: Track, sample_format: str = "f32", rate: Optional[int] = None, layout: Optional[Layout] = None, *,
                   quality: str = "medium", dither: bool = False, trim: Union[bool, str] = True) -> "AudioConverter":
         """A converter that takes the compressed packets of an audio `track` (AAC, MP3, Opus,
         Vorbis, FLAC ...), decodes them with the track's trims and converts them; `rate` and
@@ -1358,7 +1514,7 @@ class AudioConverter(_Owned):
         return cls("", 0, None, sample_format, rate or 0, layout, quality=quality, dither=dither, _track=track, trim=trim)
 
     @property
-    def output_format(self) -> Optional[tuple]:
+    def output_format(self) -> Optional[tuple[str, int, int]]:
         """(sample format, rate, channels) written; None for a track converter before its first frame."""
         f = _ffi.AudioFormat(struct_size=ctypes.sizeof(_ffi.AudioFormat))
         if lib.mk_audio_converter_output_format(self._handle(), ctypes.byref(f)) != _ffi.OK:
@@ -1366,9 +1522,9 @@ class AudioConverter(_Owned):
         code = f.sample_format
         planar = code in (6, 7, 8, 9, 10, 12)
         base = _SAMPLE_NAMES[code - 5 if planar and code != 12 else (11 if code == 12 else code)]
-        return (base + ("p" if planar else ""), f.sample_rate, f.channels)
+        return (base + ("p" if planar else ""), int(f.sample_rate), int(f.channels))
 
-    def _take(self):
+    def _take(self) -> Array:
         """Everything converted so far, as one numpy array (bytes without numpy)."""
         n = ctypes.c_int32(0)
         if lib.mk_audio_converter_read(self._h, None, 0, ctypes.byref(n)) != _ffi.OK or n.value == 0:
@@ -1383,7 +1539,7 @@ class AudioConverter(_Owned):
             ptrs = (ctypes.c_void_p * len(bufs))(*[ctypes.addressof(b) for b in bufs])
             if frames:
                 lib.mk_audio_converter_read(self._h, ptrs, frames, ctypes.byref(n))
-            return b"".join(b.raw for b in bufs)
+            return cast(Any, b"".join(b.raw for b in bufs))
         dtype = _np.dtype(_NUMPY_TYPES[base])
         per = 3 if base == "s24" else 1
         out = _np.empty((channels, frames * per) if planar else (frames, channels * per), dtype=dtype)
@@ -1395,47 +1551,26 @@ class AudioConverter(_Owned):
             lib.mk_audio_converter_read(self._h, ptrs, frames, ctypes.byref(n))
         return out
 
-    def convert(self, samples):
+    def convert(self, samples: Union[Array, bytes, bytearray, memoryview]) -> Array:
         """Converts PCM (a numpy array in the source format: (frames, channels) interleaved or
         (channels, frames) planar; or bytes of interleaved samples) and returns what can be
         output so far. A C-contiguous array of the source's dtype is read in place."""
         h = self._handle()
         if self.track is not None:
-            raise MediaError(_ffi.EINVAL, "this converter takes the track's packets: use convert_packet()", "convert")
-        planar = self.in_format.endswith("p") and self.in_format[:-1] in _SAMPLE_CODES
-        base = self.in_format[:-1] if planar else self.in_format
-        width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
-        per = 3 if base == "s24" else 1        # numpy holds s24 as 3 bytes per sample
-        channels = self._in_channels
-        if _np is not None and isinstance(samples, _np.ndarray):
-            arr = _np.ascontiguousarray(samples)
-            if arr.dtype != _np.dtype(_NUMPY_TYPES[base]):
-                raise TypeError(f"the converter takes {self.in_format} samples ({_NUMPY_TYPES[base]}); the array is {arr.dtype}")
-            if planar:
-                if arr.ndim != 2 or arr.shape[0] != channels:
-                    raise ValueError(f"planar input is a ({channels}, frames) array; got shape {arr.shape}")
-                ptrs = (ctypes.c_void_p * channels)(*[arr[c].ctypes.data for c in range(channels)])
-                frames = arr.shape[1] // per
-            else:
-                ptrs = (ctypes.c_void_p * 1)(arr.ctypes.data)
-                frames = arr.size // (channels * per)
-        else:
-            if planar:
-                raise TypeError("planar input is a (channels, frames) numpy array")
-            arr = ctypes.create_string_buffer(bytes(samples))
-            ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(arr))
-            frames = (len(arr) - 1) // (width * channels)
-        lib.mk_audio_converter_push(h, ptrs, int(frames))
+            raise MediaKitError(_ffi.EINVAL, "this converter takes the track's packets: use convert_packet()", "convert")
+        ptrs, frames, keep = _pcm_pointers(samples, self.in_format, self._in_channels, convert=False)
+        lib.mk_audio_converter_push(h, ptrs, frames)
+        del keep
         return self._take()
 
-    def convert_packet(self, packet: Packet):
+    def convert_packet(self, packet: Packet) -> Array:
         """Decodes one packet of the track and returns the PCM that can be output so far."""
         if not isinstance(packet, Packet):
             raise TypeError(f"convert_packet() takes a mediakit.Packet, got {type(packet).__name__}")
         lib.mk_audio_converter_push_packet(self._handle(), packet._handle())
         return self._take()
 
-    def flush(self):
+    def flush(self) -> Array:
         """Ends the input: returns the rest (the resampler's tail, a track's delayed frames)."""
         lib.mk_audio_converter_flush(self._handle())
         return self._take()
@@ -1481,7 +1616,7 @@ class Encoder(_Owned):
     _free = staticmethod(lib.mk_encoder_close)
     _what = "encoder"
 
-    def __init__(self, codec: str, sample_format: str, rate: int, layout, *, bitrate: Optional[int] = None,
+    def __init__(self, codec: str, sample_format: str, rate: int, layout: Layout, *, bitrate: Optional[int] = None,
                  quality: Optional[float] = None, sample_rate: Optional[int] = None, channels: Optional[int] = None,
                  complexity: Optional[int] = None, application: Optional[str] = None,
                  frame_duration: Optional[float] = None, backend: Optional[str] = None):
@@ -1490,7 +1625,9 @@ class Encoder(_Owned):
         h = ctypes.c_void_p()
         lib.mk_encoder_open(ctypes.byref(h), ctypes.byref(fmt), ctypes.byref(s))
         super().__init__(h)
-        self.in_format, self._in_channels = sample_format, fmt.channels
+        #: The sample format encode() takes.
+        self.in_format: str = sample_format
+        self._in_channels: int = fmt.channels
 
     def _info(self) -> _ffi.EncoderInfo:
         i = _ffi.EncoderInfo(struct_size=ctypes.sizeof(_ffi.EncoderInfo))
@@ -1499,33 +1636,34 @@ class Encoder(_Owned):
 
     @property
     def codec(self) -> str:
-        return self._info().codec.decode()
+        """The codec coded ("aac", "opus" ...)."""
+        return _text(self._info().codec)
 
     @property
     def sample_rate(self) -> int:
         """The coded stream's rate."""
-        return self._info().sample_rate
+        return int(self._info().sample_rate)
 
     @property
     def channels(self) -> int:
         """The coded stream's channels."""
-        return self._info().channels
+        return int(self._info().channels)
 
     @property
     def frame_size(self) -> int:
         """Samples per channel the codec codes at a time (0: any)."""
-        return self._info().frame_size
+        return int(self._info().frame_size)
 
     @property
     def encoder_delay(self) -> int:
         """Priming samples at the start of the decoded output, in time_base ticks."""
-        return self._info().encoder_delay
+        return int(self._info().encoder_delay)
 
     @property
     def time_base(self) -> tuple[int, int]:
         """The packets' time base (numerator, denominator)."""
         i = self._info()
-        return i.time_base_num, i.time_base_den
+        return int(i.time_base_num), int(i.time_base_den)
 
     @property
     def extradata(self) -> bytes:
@@ -1533,41 +1671,23 @@ class Encoder(_Owned):
         i = self._info()
         return ctypes.string_at(i.extradata, i.extradata_size) if i.extradata_size else b""
 
-    def _packets(self) -> list:
-        out = []
+    def _packets(self) -> list[Packet]:
+        out: list[Packet] = []
         while True:
             h = ctypes.c_void_p()
             if lib.mk_encoder_receive_packet(self._handle(), ctypes.byref(h)) != _ffi.OK:
                 return out
             out.append(Packet(h))
 
-    def encode(self, samples) -> list:
+    def encode(self, samples: Union[Array, bytes, bytearray, memoryview]) -> list[Packet]:
         """Encodes PCM in the input format (a numpy array: (frames, channels) interleaved or
         (channels, frames) planar; or bytes of interleaved samples); returns the packets ready."""
-        planar = self.in_format.endswith("p") and self.in_format[:-1] in _SAMPLE_CODES
-        base = self.in_format[:-1] if planar else self.in_format
-        width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
-        channels = self._in_channels
-        if _np is not None and isinstance(samples, _np.ndarray):
-            arr = _np.ascontiguousarray(samples, dtype=_np.dtype(_NUMPY_TYPES[base]))
-            if planar:
-                if arr.ndim != 2 or arr.shape[0] != channels:
-                    raise ValueError(f"planar input is a ({channels}, frames) array; got shape {arr.shape}")
-                ptrs = (ctypes.c_void_p * channels)(*[arr[c].ctypes.data for c in range(channels)])
-                frames = arr.shape[1]
-            else:
-                ptrs = (ctypes.c_void_p * 1)(arr.ctypes.data)
-                frames = arr.size // channels
-        else:
-            if planar:
-                raise TypeError("planar input is a (channels, frames) numpy array")
-            arr = ctypes.create_string_buffer(bytes(samples))
-            ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(arr))
-            frames = (len(arr) - 1) // (width * channels)
-        lib.mk_encoder_push(self._handle(), ptrs, int(frames))
+        ptrs, frames, keep = _pcm_pointers(samples, self.in_format, self._in_channels, convert=True)
+        lib.mk_encoder_push(self._handle(), ptrs, frames)
+        del keep
         return self._packets()
 
-    def flush(self) -> list:
+    def flush(self) -> list[Packet]:
         """Ends the input: returns the last packets."""
         lib.mk_encoder_flush(self._handle())
         return self._packets()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import os
 from pathlib import Path
+from typing import Any
 
 ABI_VERSION = 1
 
@@ -140,7 +141,14 @@ class CodecParams(ctypes.Structure):
                 ("extradata", ctypes.POINTER(ctypes.c_uint8)), ("extradata_size", ctypes.c_size_t),
                 ("width", ctypes.c_int32), ("height", ctypes.c_int32), ("sample_rate", ctypes.c_int32),
                 ("channels", ctypes.c_int32), ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32),
-                ("reorder_depth", ctypes.c_int32)]
+                ("reorder_depth", ctypes.c_int32),
+                # 0.2
+                ("codec_tag", ctypes.c_char_p), ("language", ctypes.c_char_p), ("matrix", ctypes.c_int32 * 9),
+                ("encoder_delay", ctypes.c_int32), ("encoder_padding", ctypes.c_int32), ("bit_rate", ctypes.c_int64),
+                ("sample_aspect_num", ctypes.c_int32), ("sample_aspect_den", ctypes.c_int32),
+                ("color_range", ctypes.c_int32), ("color_primaries", ctypes.c_int32), ("color_transfer", ctypes.c_int32),
+                ("color_space", ctypes.c_int32), ("bits_per_coded_sample", ctypes.c_int32), ("block_align", ctypes.c_int32),
+                ("channel_mask", ctypes.c_uint64)]
 
 
 class MuxerSettings(ctypes.Structure):
@@ -184,8 +192,9 @@ def _candidates() -> list[Path]:
     places.append(here / "_lib" / "libmediakit.so")
     roots = []
     try:
-        from . import _build_info  # written by `pip install` from a checkout
-        roots.append(Path(_build_info.CHECKOUT))
+        import importlib
+        build_info = importlib.import_module("._build_info", __package__)  # written by `pip install` from a checkout
+        roots.append(Path(build_info.CHECKOUT))
     except ImportError:
         pass
     roots.append(here.parents[2])  # the checkout, when imported from Bindings/python
@@ -195,7 +204,8 @@ def _candidates() -> list[Path]:
     return places
 
 
-def _load() -> ctypes.CDLL:
+def _load() -> tuple[ctypes.CDLL, str]:
+    """The library and its path; ImportError naming every place looked in when none loads."""
     tried = []
     for path in _candidates():
         if not path.is_file():
@@ -212,27 +222,25 @@ def _load() -> ctypes.CDLL:
         if abi != ABI_VERSION:
             raise ImportError(f"{path} speaks MediaKit C ABI version {abi}; this mediakit package "
                               f"knows version {ABI_VERSION}. Install the matching package or library.")
-        lib._mk_path = str(path)
-        return lib
+        return lib, str(path)
     raise ImportError("libmediakit.so was not found. Set MEDIAKIT_LIBRARY to its path, or build the "
                       "checkout (`make build`) and `pip install ./Bindings/python`. Looked in: "
                       + "; ".join(tried))
 
 
-lib = _load()
-PATH: str = lib._mk_path
+lib, PATH = _load()
 
 
-def _check(result, func, args):
+def _check(result: int, func: Any, args: tuple[Any, ...]) -> int:
     """errcheck: a negative status other than flow control (and the ETRUNCATED warning, which
     the caller turns into a TruncatedWarning) raises the MediaKitError subclass of the status."""
     if result < 0 and result not in (EAGAIN, EOF, ETRUNCATED):
         from .errors import MediaKitError
-        raise MediaKitError(result, lib.mk_last_error().decode("utf-8", "replace"), func.__name__)
+        raise MediaKitError(result, lib.mk_last_error().decode("utf-8", "replace"), str(func.__name__))
     return result
 
 
-def _declare(name: str, restype, argtypes, check: bool = False) -> None:
+def _declare(name: str, restype: Any, argtypes: list[Any], check: bool = False) -> None:
     f = getattr(lib, name)
     f.restype = restype
     f.argtypes = argtypes
@@ -302,6 +310,7 @@ _declare("mk_decoder_open_params", c_status, [P(c_handle), P(CodecParams), P(Dec
 _declare("mk_muxer_default_settings", None, [P(MuxerSettings)])
 _declare("mk_muxer_open", c_status, [P(c_handle), ctypes.c_char_p, P(MuxerSettings)], True)
 _declare("mk_muxer_add_track", c_status, [c_handle, c_handle, ctypes.c_int32, P(ctypes.c_int32)], True)
+_declare("mk_muxer_add_track_params", c_status, [c_handle, P(CodecParams), P(ctypes.c_int32)], True)
 _declare("mk_muxer_write_packet", c_status, [c_handle, ctypes.c_int32, c_handle], True)
 _declare("mk_muxer_finish", c_status, [c_handle], True)
 _declare("mk_muxer_cancel", c_status, [c_handle], True)
@@ -317,7 +326,3 @@ _declare("mk_session_seek", c_status, [c_handle, ctypes.c_double], True)
 _declare("mk_session_flush", c_status, [c_handle, SESSION_COMPLETION, ctypes.c_void_p], True)
 _declare("mk_session_get_stats", c_status, [c_handle, P(SessionStats)], True)
 _declare("mk_session_close", None, [P(c_handle)])
-
-# Newer than some libraries this package may load: declared when the library has them.
-if hasattr(lib, "mk_muxer_add_track_params"):
-    _declare("mk_muxer_add_track_params", c_status, [c_handle, P(CodecParams), P(ctypes.c_int32)], True)

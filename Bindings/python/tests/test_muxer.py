@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ def per_stream(lines: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("options", [{}, {"fragment": 1.0}], ids=["progressive", "fragmented"])
 @pytest.mark.parametrize("name", COPY_FILES)
-def test_tracks_copied_from_a_demuxer(name: str, options: dict[str, float], shared_media: Path, tmp_path: Path) -> None:
+def test_tracks_copied_from_a_demuxer(name: str, options: dict[str, Any], shared_media: Path, tmp_path: Path) -> None:
     src, dst = shared_media / name, tmp_path / "out.mp4"
     with mediakit.open(src) as demuxer, mediakit.Muxer(dst, **options) as mux:
         index = {t.index: mux.add_track(t) for t in demuxer.tracks}
@@ -57,14 +58,14 @@ def test_open_for_writing_is_a_muxer(sample: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("options", [{}, {"faststart": True}, {"fragment": 0.5}, {"hybrid": 0.5}],
                          ids=["progressive", "faststart", "fragmented", "hybrid"])
-def test_an_exception_cancels_and_leaves_nothing(options: dict[str, object], sample: Path, tmp_path: Path) -> None:
+def test_an_exception_cancels_and_leaves_nothing(options: dict[str, Any], sample: Path, tmp_path: Path) -> None:
     """An exception inside the with block cancels: neither the target nor a temporary file
     (hidden or .partial) is left; the exception goes on."""
     out = tmp_path / "out"
     out.mkdir()
     dst = out / "cancelled.mp4"
     with pytest.raises(KeyError, match="stop here"):
-        with mediakit.open(sample) as demuxer, mediakit.Muxer(dst, **options) as mux:  # type: ignore[arg-type]
+        with mediakit.open(sample) as demuxer, mediakit.Muxer(dst, **options) as mux:
             tracks = [mux.add_track(t) for t in demuxer.tracks]
             for n, packet in enumerate(demuxer):
                 mux.write(tracks[packet.track], packet)
