@@ -173,7 +173,17 @@ mk_status mk_demuxer_track_count(const mk_demuxer *demuxer, int32_t *count);
 /** Container duration in seconds (0 if unknown). Errors: MK_EINVAL. */
 mk_status mk_demuxer_duration(const mk_demuxer *demuxer, double *seconds);
 
-/** Everything about one track. Strings and extradata are borrowed from the demuxer. */
+/** One entry of a track's edit list (how media time maps to presentation time; MP4 elst).
+ *  Fixed layout: it never grows (a new type would be added instead). */
+typedef struct mk_edit {
+    int64_t segment_duration;  /**< length of the span, in mk_track_info.movie_time_scale ticks */
+    int64_t media_time;        /**< where the span starts in the media, in the track's time base;
+                                    -1 for an empty edit (a gap) */
+    double media_rate;         /**< 1 for normal play, 0 for a dwell */
+} mk_edit;
+
+/** Everything about one track. Strings, extradata, edits and the sample entry are borrowed from
+ *  the demuxer (valid until mk_demuxer_close). */
 typedef struct mk_track_info {
     uint32_t struct_size;      /**< set by the caller: sizeof(mk_track_info) */
     int32_t index;             /**< position in the container, from 0 */
@@ -201,10 +211,32 @@ typedef struct mk_track_info {
     int32_t reflected;         /**< 1 when the display matrix also mirrors the picture (negative
                                     determinant, e.g. [0 1; 1 0]); `rotation` alone then does not
                                     say how to show it: mk-decode turns it as ffmpeg does */
+    int32_t matrix[9];         /**< the display matrix (MP4 tkhd), row-major (a b u c d v x y w): a b c
+                                    d x y in 16.16 fixed point, u v w in 2.30; identity if none */
+    const mk_edit *edits;      /**< the edit list, edit_count entries; NULL when none */
+    int32_t edit_count;
+    int64_t movie_time_scale;  /**< ticks per second of the edits' segment_duration (MP4 mvhd) */
+    int64_t bit_rate;          /**< average bits per second the container states, 0 if none */
+    int32_t sample_aspect_num; /**< video: pixel aspect ratio the container states (pasp), 0/1 if none */
+    int32_t sample_aspect_den;
+    int32_t color_range;       /**< video, as the container states it (MP4 colr): 0 unknown, 1 limited, 2 full */
+    int32_t color_primaries;   /**< ISO/IEC 23091-2 code points; 2: unspecified */
+    int32_t color_transfer;
+    int32_t color_space;       /**< the matrix coefficients code point */
+    uint64_t channel_mask;     /**< audio: WAVE channel mask the container states, 0 if none */
+    int32_t bits_per_coded_sample; /**< from the sample entry, 0 if unknown */
+    int32_t block_align;       /**< audio: bytes per packet of constant-size codecs, 0 if unknown */
+    int32_t reorder_depth;     /**< video: frames of B-frame reordering (from the timestamps), 0 if none */
+    int32_t encrypted;         /**< 1 for an encrypted track (encv / enca) */
+    int32_t trims_on_packets;  /**< 1 when the cuts are on the packets (mk_packet_info trim_start /
+                                    trim_end: Ogg); encoder_delay / padding are then informative */
+    const uint8_t *sample_entry; /**< the whole source sample entry (MP4 stsd entry), NULL if none */
+    size_t sample_entry_size;
 } mk_track_info;
 
 /** Fills *info for track `index`, up to info->struct_size bytes (a caller built against an
- *  older header, whose struct ends before `reflected`, still works).
+ *  older header, whose struct ends before `reflected` or before `matrix`, still works: nothing
+ *  past its struct_size is written).
  *  Errors: MK_EINVAL (NULL, struct_size smaller than the 0.1 struct, out of range). */
 mk_status mk_demuxer_track(const mk_demuxer *demuxer, int32_t index, mk_track_info *info);
 
@@ -242,24 +274,43 @@ mk_status mk_demuxer_select_tracks(mk_demuxer *demuxer, const int32_t *tracks, i
 typedef struct mk_packet_info {
     uint32_t struct_size;      /**< set by the caller: sizeof(mk_packet_info) */
     int32_t track;             /**< track index */
-    int64_t pts, dts;          /**< in the track's time base, as stored */
-    int64_t duration;
+    int64_t pts, dts;          /**< in the track's time base, as stored; MK_NOPTS_VALUE if none */
+    int64_t duration;          /**< 0 when unknown (see duration_stated) */
     int64_t position;          /**< byte offset in the file, -1 if none */
     int32_t is_keyframe;       /**< 1 for a sync sample */
     const uint8_t *data;
     size_t size;
+    /* Added in 0.2 (filled, and read by mk_packet_create, only when struct_size covers them): */
+    int32_t time_base_num;     /**< the timestamps' unit (the track's time base); 0/0 from a caller:
+                                    unknown (mk_packet_create) */
+    int32_t time_base_den;
+    int32_t duration_stated;   /**< 1 when the container states the duration, 0 included (an MP4 stts
+                                    entry of 0); 0: unknown. mk_packet_create: 1 keeps a duration of
+                                    0 as stated (0 default: a zero duration is unknown) */
+    int32_t trim_start;        /**< audio: samples to drop from the start of the decoded packet
+                                    (FFmpeg's skip_samples side data; Ogg Opus pre-skip) */
+    int32_t trim_end;          /**< audio: samples to drop from its end */
+    int32_t truncated;         /**< 1 when the file ends inside this packet (data holds what it has) */
+    int32_t discard;           /**< 1: decode but do not output its frames (AV_PKT_FLAG_DISCARD) */
+    int32_t parameters_changed; /**< 1 on the first packet after the codec parameters changed (a chained
+                                    Ogg link); the decoders of this library follow it themselves.
+                                    Ignored by mk_packet_create */
 } mk_packet_info;
 
-/** Fills *info. Errors: MK_EINVAL. */
+/** Fills *info, up to info->struct_size bytes (a caller of the 0.1 header, whose struct ends at
+ *  `size`, still works). Errors: MK_EINVAL. */
 mk_status mk_packet_get_info(const mk_packet *packet, mk_packet_info *info);
 
 /** Creates a packet from bytes the caller parsed itself (a network protocol, an Annex B
- *  stream, its own demuxer), to send to a decoder opened with mk_decoder_open_params.
- *  Reads info->data[0 .. info->size) (COPIED: the caller's buffer may be reused as soon as
- *  this returns), info->track, pts, dts, duration (in the decoder's time base; MK_NOPTS_VALUE
- *  for none) and is_keyframe; `position` is ignored. On success *out must be freed with
- *  mk_packet_free(). Errors: MK_EINVAL (NULL out or info, a small struct_size, NULL data
- *  with a size, a size over 256 MiB, a negative track). */
+ *  stream, its own demuxer), to send to a decoder opened with mk_decoder_open_params or to
+ *  write with mk_muxer_write_packet. Reads info->data[0 .. info->size) (COPIED: the caller's
+ *  buffer may be reused as soon as this returns), info->track, pts, dts, duration (in the
+ *  decoder's or the muxer track's time base; MK_NOPTS_VALUE for none) and is_keyframe, and
+ *  from a 0.2 struct time_base_num / den, duration_stated, trim_start, trim_end, truncated and
+ *  discard; `position` and `parameters_changed` are ignored. On success *out (OWNED by the
+ *  caller) must be freed with mk_packet_free(). Errors: MK_EINVAL (NULL out or info, a
+ *  struct_size smaller than the 0.1 struct, NULL data with a size, a size over 256 MiB, a
+ *  negative track, time base or trim). */
 mk_status mk_packet_create(mk_packet **out, const mk_packet_info *info);
 
 /** Frees *packet and sets it to NULL. Harmless on NULL. */
@@ -409,9 +460,21 @@ typedef struct mk_frame_info {
     const uint8_t *planes[8];
     int64_t strides[8];        /**< video: bytes per row; audio: bytes in the plane */
     int64_t plane_sizes[8];    /**< bytes that may be read from each plane */
+    /* Added in 0.2 (filled only when struct_size covers them): */
+    int32_t is_keyframe;       /**< video: 1 for a key frame */
+    int32_t color_range;       /**< video: 0 unknown, 1 limited, 2 full */
+    int32_t color_primaries;   /**< video: ISO/IEC 23091-2 code points; 2: unspecified */
+    int32_t color_transfer;
+    int32_t color_space;       /**< the matrix coefficients code point */
+    int32_t chroma_location;   /**< video: 0 unspecified, 1 left, 2 center, 3 top-left, 4 top,
+                                    5 bottom-left, 6 bottom (FFmpeg's AVChromaLocation) */
+    int32_t sample_aspect_num; /**< video: the shape of one pixel, 0/1 when unknown */
+    int32_t sample_aspect_den;
+    uint64_t channel_mask;     /**< audio: WAVE channel mask, 0 if unknown */
 } mk_frame_info;
 
-/** Fills *info. Errors: MK_EINVAL. */
+/** Fills *info, up to info->struct_size bytes (a caller of the 0.1 header, whose struct ends at
+ *  plane_sizes, still works). Errors: MK_EINVAL. */
 mk_status mk_frame_get_info(const mk_frame *frame, mk_frame_info *info);
 
 /** Packed layouts for mk_frame_pack(). */

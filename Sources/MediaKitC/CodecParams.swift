@@ -25,12 +25,9 @@ func paramsTrack(_ params: UnsafePointer<mk_codec_params>?, _ function: String) 
     guard let params else { fail(MK_EINVAL, "\(function): params is NULL"); return nil }
     let oldSize = MemoryLayout<mk_codec_params>.offset(of: \mk_codec_params.codec_tag)!
     guard sizeOK(params.pointee.struct_size, oldSize, "mk_codec_params") else { return nil }
-    // The caller's bytes up to its struct_size over the defaults: an older caller's struct is
-    // never read past its end.
-    var c = mk_codec_params()
-    mk_codec_params_default(&c)
-    let count = min(Int(params.pointee.struct_size), MemoryLayout<mk_codec_params>.size)
-    withUnsafeMutableBytes(of: &c) { $0.baseAddress!.copyMemory(from: UnsafeRawPointer(params), byteCount: count) }
+    var defaults = mk_codec_params()
+    mk_codec_params_default(&defaults)
+    let c = copyIn(defaults, from: params, size: params.pointee.struct_size)
     func invalid(_ message: String) -> Track? { fail(MK_EINVAL, "\(function): \(message)"); return nil }
     let kind: MediaType
     switch c.media_type {

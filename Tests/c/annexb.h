@@ -8,9 +8,10 @@
  *    access unit delimiter, SPS, PPS, SEI or types 14..18, or a slice whose
  *    first_mb_in_slice is 0, once the current unit holds a slice).
  *  - unit_append(): an access unit rewritten with 4-byte big-endian NAL lengths (avc1 samples).
- *  - avcc_build(): the avcC configuration record from one SPS and one PPS (5.3.3.1).
  *  - sps_parse(), pps_parse(), slice_parse(): the fields that size the picture and order it
- *    (picture order count type 0, 1 and 2; frame or field pictures), and poc_compute() (8.2.1).
+ *    (picture order count type 0, 1 and 2; frame or field pictures; the VUI's aspect ratio,
+ *    colour and reorder depth), and poc_compute() (8.2.1).
+ *  - avcc_build(): the avcC configuration record from one SPS and one PPS (5.3.3.1).
  *
  * Not handled (the programs report them): memory_management_control_operation 5 (a POC reset
  * without an IDR picture) is not looked for.
@@ -70,25 +71,6 @@ static inline int unit_append(unit *u, const nal *x) {
     return 1;
 }
 
-/* The avcC record for one SPS and one PPS (4-byte NAL lengths), malloc'ed (the caller frees
- * it); *size set. NULL when out of memory or the SPS is shorter than its 4-byte header. */
-static inline uint8_t *avcc_build(const nal *sps, const nal *pps, size_t *size) {
-    if (sps->n < 4 || sps->n > 0xFFFF || pps->n > 0xFFFF) return NULL;
-    size_t n = 11 + sps->n + pps->n;
-    uint8_t *a = malloc(n);
-    if (!a) return NULL;
-    a[0] = 1; a[1] = sps->p[1]; a[2] = sps->p[2]; a[3] = sps->p[3];
-    a[4] = 0xFF;                                   /* 4-byte NAL lengths */
-    a[5] = 0xE1;                                   /* one SPS */
-    a[6] = (uint8_t)(sps->n >> 8); a[7] = (uint8_t)sps->n;
-    memcpy(a + 8, sps->p, sps->n);
-    a[8 + sps->n] = 1;                             /* one PPS */
-    a[9 + sps->n] = (uint8_t)(pps->n >> 8); a[10 + sps->n] = (uint8_t)pps->n;
-    memcpy(a + 11 + sps->n, pps->p, pps->n);
-    *size = n;
-    return a;
-}
-
 /* ---------------------------------------------------------------- bit reading */
 
 /* An RBSP reader: the NAL unit's bytes with emulation prevention (00 00 03) removed. */
@@ -131,11 +113,13 @@ static inline int32_t bits_se(bits *b) {
 /* ---------------------------------------------------------------- parameter sets */
 
 typedef struct {
-    int valid, id, profile_idc, chroma_format_idc, separate_colour_plane;
+    int valid, id, profile_idc, chroma_format_idc, separate_colour_plane, bit_depth_luma_minus8, bit_depth_chroma_minus8;
     int log2_max_frame_num, poc_type, log2_max_poc_lsb;
     int delta_pic_order_always_zero, offset_for_non_ref_pic, offset_for_top_to_bottom_field;
     int num_ref_frames_in_poc_cycle, offset_for_ref_frame[256];
     int frame_mbs_only, width, height, sar_num, sar_den;
+    int full_range, colour_primaries, transfer_characteristics, matrix_coefficients;   /* VUI; 0 when absent */
+    int max_num_reorder_frames;                       /* VUI bitstream restriction; -1 when absent */
 } sps_info;
 
 typedef struct { int valid, id, sps_id, bottom_field_pic_order_in_frame_present; } pps_info;
@@ -148,7 +132,16 @@ static inline void skip_scaling_list(bits *b, int size) {
     }
 }
 
-/* Parses an SPS (7.3.2.1.1); 0 when it is damaged. */
+/* Skips hrd_parameters() (E.1.2). */
+static inline void skip_hrd(bits *b) {
+    int count = (int)bits_ue(b) + 1;
+    bits_u(b, 8);                                     /* bit_rate_scale, cpb_size_scale */
+    for (int i = 0; i < count && !b->overrun && i < 32; i++) { bits_ue(b); bits_ue(b); bits_u(b, 1); }
+    bits_u(b, 20);                                    /* four 5-bit lengths */
+}
+
+/* Parses an SPS (7.3.2.1.1) and its VUI up to the bitstream restriction (E.1.1); 0 when it is
+ * damaged. */
 static inline int sps_parse(const nal *x, sps_info *s) {
     /* Table E-1: the sample aspect ratios of aspect_ratio_idc 1..16. */
     static const int sar_table[17][2] = {{0, 1}, {1, 1}, {12, 11}, {10, 11}, {16, 11}, {40, 33}, {24, 11}, {20, 11}, {32, 11},
@@ -165,7 +158,8 @@ static inline int sps_parse(const nal *x, sps_info *s) {
         || p == 139 || p == 134 || p == 135) {
         s->chroma_format_idc = (int)bits_ue(&b);
         if (s->chroma_format_idc == 3) s->separate_colour_plane = (int)bits_u(&b, 1);
-        bits_ue(&b); bits_ue(&b);                     /* bit depths */
+        s->bit_depth_luma_minus8 = (int)bits_ue(&b);
+        s->bit_depth_chroma_minus8 = (int)bits_ue(&b);
         bits_u(&b, 1);                                /* qpprime_y_zero_transform_bypass_flag */
         if (bits_u(&b, 1)) {                          /* seq_scaling_matrix_present_flag */
             for (int i = 0; i < (s->chroma_format_idc != 3 ? 8 : 12); i++)
@@ -199,14 +193,41 @@ static inline int sps_parse(const nal *x, sps_info *s) {
     int unit_x = chroma == 0 ? 1 : sub_w, unit_y = (chroma == 0 ? 1 : sub_h) * (2 - s->frame_mbs_only);
     s->width = width_mbs * 16 - unit_x * (crop[0] + crop[1]);
     s->height = (2 - s->frame_mbs_only) * height_units * 16 - unit_y * (crop[2] + crop[3]);
-    if (bits_u(&b, 1) && bits_u(&b, 1)) {             /* vui_parameters_present_flag, aspect_ratio_info_present_flag */
-        int idc = (int)bits_u(&b, 8);
-        if (idc == 255) {
-            s->sar_num = (int)bits_u(&b, 16);
-            s->sar_den = (int)bits_u(&b, 16);
-        } else if (idc <= 16) {
-            s->sar_num = sar_table[idc][0];
-            s->sar_den = sar_table[idc][1];
+    s->max_num_reorder_frames = -1;
+    if (bits_u(&b, 1)) {                              /* vui_parameters_present_flag (E.1.1) */
+        if (bits_u(&b, 1)) {                          /* aspect_ratio_info_present_flag */
+            int idc = (int)bits_u(&b, 8);
+            if (idc == 255) {
+                s->sar_num = (int)bits_u(&b, 16);
+                s->sar_den = (int)bits_u(&b, 16);
+            } else if (idc <= 16) {
+                s->sar_num = sar_table[idc][0];
+                s->sar_den = sar_table[idc][1];
+            }
+        }
+        if (bits_u(&b, 1)) bits_u(&b, 1);             /* overscan_info_present_flag, overscan_appropriate_flag */
+        if (bits_u(&b, 1)) {                          /* video_signal_type_present_flag */
+            bits_u(&b, 3);                            /* video_format */
+            s->full_range = (int)bits_u(&b, 1);
+            if (bits_u(&b, 1)) {                      /* colour_description_present_flag */
+                s->colour_primaries = (int)bits_u(&b, 8);
+                s->transfer_characteristics = (int)bits_u(&b, 8);
+                s->matrix_coefficients = (int)bits_u(&b, 8);
+            }
+        }
+        if (bits_u(&b, 1)) { bits_ue(&b); bits_ue(&b); }   /* chroma_loc_info_present_flag */
+        if (bits_u(&b, 1)) { bits_u(&b, 32); bits_u(&b, 32); bits_u(&b, 1); }   /* timing_info_present_flag */
+        int nal_hrd = (int)bits_u(&b, 1);
+        if (nal_hrd) skip_hrd(&b);
+        int vcl_hrd = (int)bits_u(&b, 1);
+        if (vcl_hrd) skip_hrd(&b);
+        if (nal_hrd || vcl_hrd) bits_u(&b, 1);        /* low_delay_hrd_flag */
+        bits_u(&b, 1);                                /* pic_struct_present_flag */
+        if (bits_u(&b, 1)) {                          /* bitstream_restriction_flag */
+            bits_u(&b, 1);
+            for (int i = 0; i < 4; i++) bits_ue(&b);  /* max_bytes_per_pic_denom ... log2_max_mv_length_vertical */
+            s->max_num_reorder_frames = (int)bits_ue(&b);
+            bits_ue(&b);                              /* max_dec_frame_buffering */
         }
     }
     s->valid = !b.overrun && s->width > 0 && s->height > 0 && s->log2_max_frame_num <= 16 && s->log2_max_poc_lsb <= 16;
@@ -307,6 +328,36 @@ static inline int64_t poc_compute(poc_state *st, const sps_info *sps, const slic
     }
     if (s->field) return s->bottom ? bottom : top;
     return top < bottom ? top : bottom;
+}
+
+/* The avcC record for one SPS and one PPS (4-byte NAL lengths), malloc'ed (the caller frees
+ * it); *size set. High profiles (100, 110, 122, 144) get the chroma format and bit depths after
+ * the PPS, as FFmpeg's ff_isom_write_avcc writes them (5.3.3.1.2). NULL when out of memory or
+ * the SPS is damaged. */
+static inline uint8_t *avcc_build(const nal *sps, const nal *pps, size_t *size) {
+    sps_info info;
+    if (sps->n < 4 || sps->n > 0xFFFF || pps->n > 0xFFFF || !sps_parse(sps, &info)) return NULL;
+    int p = info.profile_idc, ext = p == 100 || p == 110 || p == 122 || p == 144;
+    size_t n = 11 + sps->n + pps->n + (ext ? 4 : 0);
+    uint8_t *a = malloc(n);
+    if (!a) return NULL;
+    a[0] = 1; a[1] = sps->p[1]; a[2] = sps->p[2]; a[3] = sps->p[3];
+    a[4] = 0xFF;                                   /* 4-byte NAL lengths */
+    a[5] = 0xE1;                                   /* one SPS */
+    a[6] = (uint8_t)(sps->n >> 8); a[7] = (uint8_t)sps->n;
+    memcpy(a + 8, sps->p, sps->n);
+    a[8 + sps->n] = 1;                             /* one PPS */
+    a[9 + sps->n] = (uint8_t)(pps->n >> 8); a[10 + sps->n] = (uint8_t)pps->n;
+    memcpy(a + 11 + sps->n, pps->p, pps->n);
+    if (ext) {
+        uint8_t *e = a + 11 + sps->n + pps->n;
+        e[0] = (uint8_t)(0xFC | info.chroma_format_idc);
+        e[1] = (uint8_t)(0xF8 | info.bit_depth_luma_minus8);
+        e[2] = (uint8_t)(0xF8 | info.bit_depth_chroma_minus8);
+        e[3] = 0;                                  /* no SPS extensions */
+    }
+    *size = n;
+    return a;
 }
 
 #endif /* MK_TEST_ANNEXB_H */

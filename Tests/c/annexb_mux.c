@@ -3,16 +3,20 @@
  * a file with samples this program parses itself: no MediaKit demuxer is involved, only
  * mk_muxer_open, mk_muxer_add_track_params, mk_packet_create and mk_muxer_write_packet.
  *
- *     annexb_mux IN.h264 OUT.mp4 FPS_NUM FPS_DEN [v01]
+ *     annexb_mux IN.h264 OUT.mp4 FPS_NUM FPS_DEN [TIMESCALE] [v01]
  *
  * With annexb.h it splits the stream into NAL units and access units, builds the avcC record
  * from the first SPS and PPS (which then leave the samples: MP4's avc1 keeps them out of band;
  * parameter sets that differ stay in band), rewrites each access unit with 4-byte lengths,
  * pairs the two fields of a field-coded frame into one sample, and marks IDR pictures as key
- * frames. Timestamps at FPS_NUM/FPS_DEN frames per second, in the time base 1/FPS_NUM: the
- * presentation order is the picture order count's (8.2.1, reset at each IDR picture), so with
- * B-frames pts = (place in presentation order) * FPS_DEN and dts = (place in decoding order -
- * delay) * FPS_DEN, the delay being the least that keeps every dts at or before its pts.
+ * frames. Timestamps at FPS_NUM/FPS_DEN frames per second, in the time base 1/TIMESCALE
+ * (default FPS_NUM; a frame must last a whole number of its ticks, d = TIMESCALE * FPS_DEN /
+ * FPS_NUM): the presentation order is the picture order count's (8.2.1, reset at each IDR
+ * picture), so with B-frames pts = (place in presentation order) * d and dts = (place in
+ * decoding order - delay) * d, the delay being the reorder depth the SPS declares
+ * (max_num_reorder_frames, as x264 shifts its decoding times) or, when it declares none or
+ * less, the least that keeps every dts at or before its pts. The VUI's aspect ratio and colour
+ * description go into the codec parameters.
  * "v01" passes mk_codec_params with the size of the 0.1 header (no sample aspect ratio), as a
  * program built against that header does.
  */
@@ -41,12 +45,18 @@ static int by_period_then_poc(const void *a, const void *b) {
 static int same(const nal *a, const nal *b) { return a->n == b->n && memcmp(a->p, b->p, a->n) == 0; }
 
 int main(int argc, char **argv) {
-    if (argc < 5 || argc > 6 || (argc == 6 && strcmp(argv[5], "v01") != 0)) {
-        fprintf(stderr, "usage: annexb_mux IN.h264 OUT.mp4 FPS_NUM FPS_DEN [v01]\n");
+    int old_struct = argc > 5 && strcmp(argv[argc - 1], "v01") == 0;
+    if (argc < 5 || argc > 6 + old_struct) {
+        fprintf(stderr, "usage: annexb_mux IN.h264 OUT.mp4 FPS_NUM FPS_DEN [TIMESCALE] [v01]\n");
         return 2;
     }
-    int fps_num = atoi(argv[3]), fps_den = atoi(argv[4]);
-    if (fps_num <= 0 || fps_den <= 0) { fprintf(stderr, "the frame rate %s/%s is not positive\n", argv[3], argv[4]); return 2; }
+    long fps_num = atol(argv[3]), fps_den = atol(argv[4]);
+    long timescale = argc - old_struct > 5 ? atol(argv[5]) : fps_num;
+    if (fps_num <= 0 || fps_den <= 0 || timescale <= 0 || timescale > INT32_MAX || (timescale * fps_den) % fps_num != 0) {
+        fprintf(stderr, "the frame rate %s/%s is not positive, or a frame is not a whole number of 1/%ld s\n", argv[3], argv[4], timescale);
+        return 2;
+    }
+    int64_t tick = timescale * fps_den / fps_num;
     FILE *in = fopen(argv[1], "rb");
     if (!in) { perror(argv[1]); return 1; }
     fseek(in, 0, SEEK_END);
@@ -65,7 +75,9 @@ int main(int argc, char **argv) {
     picture cur;
     memset(&cur, 0, sizeof cur);
     poc_state poc = {0, 0, 0, 0};
-    int period = 0, ok = 1, width = 0, height = 0, sar_num = 0, sar_den = 1;
+    int period = 0, ok = 1;
+    sps_info first;
+    memset(&first, 0, sizeof first);
     while (ok && next_nal(data, (size_t)size, &pos, &x)) {
         long offset = (long)(x.p - data);
         int type = nal_type(&x);
@@ -83,7 +95,7 @@ int main(int argc, char **argv) {
             sps_info s;
             if (!sps_parse(&x, &s) || s.id >= 32) { fprintf(stderr, "%s: a damaged SPS at offset %ld\n", argv[1], offset); ok = 0; break; }
             spss[s.id] = s;
-            if (!sps.n) { sps = x; width = s.width; height = s.height; if (s.sar_den) { sar_num = s.sar_num; sar_den = s.sar_den; } }
+            if (!sps.n) { sps = x; first = s; }
             if (same(&x, &sps)) continue;
         } else if (type == 8) {
             pps_info p;
@@ -154,6 +166,7 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < samples; i++) order[i] = &pics[i];
         qsort(order, samples, sizeof *order, by_period_then_poc);
         for (size_t i = 0; i < samples; i++) order[i]->order = (int64_t)i;
+        delay = first.max_num_reorder_frames > 0 ? first.max_num_reorder_frames : 0;
         for (size_t i = 0; i < samples; i++)
             if ((int64_t)i - pics[i].order > delay) delay = (int64_t)i - pics[i].order;
     }
@@ -166,17 +179,26 @@ int main(int argc, char **argv) {
         uint8_t *avcc = avcc_build(&sps, &pps, &avcc_n);
         mk_codec_params params;
         mk_codec_params_default(&params);
-        if (argc == 6) params.struct_size = (uint32_t)offsetof(mk_codec_params, codec_tag);
+        if (old_struct) params.struct_size = (uint32_t)offsetof(mk_codec_params, codec_tag);
         params.media_type = MK_MEDIA_VIDEO;
         params.codec = "h264";
         params.extradata = avcc;
         params.extradata_size = avcc_n;
-        params.width = width;
-        params.height = height;
+        params.width = first.width;
+        params.height = first.height;
         params.time_base_num = 1;
-        params.time_base_den = fps_num;
-        params.sample_aspect_num = sar_num;
-        params.sample_aspect_den = sar_den;
+        params.time_base_den = (int32_t)timescale;
+        if (first.sar_num > 0 && first.sar_den > 0) {
+            params.sample_aspect_num = first.sar_num;
+            params.sample_aspect_den = first.sar_den;
+        }
+        params.reorder_depth = (int32_t)delay;
+        if (first.colour_primaries) {
+            params.color_range = first.full_range ? 2 : 1;
+            params.color_primaries = first.colour_primaries;
+            params.color_transfer = first.transfer_characteristics;
+            params.color_space = first.matrix_coefficients;
+        }
         if (!avcc) { fprintf(stderr, "%s: the SPS is too short for an avcC record\n", argv[1]); ok = 0; }
         else if (mk_muxer_open(&mux, argv[2], NULL) != MK_OK) { fprintf(stderr, "open: %s\n", mk_last_error()); ok = 0; }
         else if (mk_muxer_add_track_params(mux, &params, &track) != MK_OK) { fprintf(stderr, "track: %s\n", mk_last_error()); ok = 0; }
@@ -186,9 +208,9 @@ int main(int argc, char **argv) {
         mk_packet_info info;
         memset(&info, 0, sizeof info);
         info.struct_size = sizeof info;
-        info.pts = pics[i].order * fps_den;
-        info.dts = ((int64_t)i - delay) * fps_den;
-        info.duration = fps_den;
+        info.pts = pics[i].order * tick;
+        info.dts = ((int64_t)i - delay) * tick;
+        info.duration = tick;
         info.is_keyframe = pics[i].u.key;
         info.data = pics[i].u.b;
         info.size = pics[i].u.n;
