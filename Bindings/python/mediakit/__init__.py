@@ -144,6 +144,16 @@ def load_plugins(path: PathLike) -> None:
 
 
 @dataclass(frozen=True)
+class Edit:
+    """One entry of a track's edit list (MP4 elst): ``segment_duration`` in the movie time scale
+    (Track.movie_time_scale), ``media_time`` where the span starts in the media (track time base;
+    -1 for an empty edit, a gap), ``media_rate`` (1 normal play, 0 a dwell)."""
+    segment_duration: int
+    media_time: int
+    media_rate: float = 1.0
+
+
+@dataclass(frozen=True)
 class Track:
     """One track of a container (see Demuxer.tracks)."""
     index: int
@@ -166,6 +176,24 @@ class Track:
     encoder_padding: int
     unsupported: Optional[str]      #: why it cannot be decoded, or None
     reflected: bool = False         #: the display matrix also mirrors the picture (rotation + reflection)
+    #: The display matrix (MP4 tkhd), row-major (a b u c d v x y w): a b c d x y in 16.16 fixed
+    #: point, u v w in 2.30; the identity when the file has none.
+    matrix: tuple[int, ...] = (0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000)
+    edits: tuple["Edit", ...] = ()  #: the edit list (MP4 elst), () when none
+    movie_time_scale: int = 0       #: ticks per second of the edits' segment_duration (MP4 mvhd)
+    bit_rate: int = 0               #: average bits per second the container states, 0 if none
+    sample_aspect_ratio: Fraction = Fraction(0)  #: video: pixel aspect ratio the container states (0: none)
+    color_range: int = 0            #: video, as the container states: 0 unknown, 1 limited, 2 full
+    color_primaries: int = 2        #: ISO/IEC 23091-2 code points; 2: unspecified
+    color_transfer: int = 2
+    color_space: int = 2            #: the matrix coefficients code point
+    channel_mask: int = 0           #: audio: WAVE channel mask the container states, 0 if none
+    bits_per_coded_sample: int = 0
+    block_align: int = 0            #: audio: bytes per packet of constant-size codecs, 0 if unknown
+    reorder_depth: int = 0          #: video: frames of B-frame reordering (from the timestamps)
+    encrypted: bool = False         #: an encrypted track (encv / enca)
+    trims_on_packets: bool = False  #: the cuts are on the packets (Packet.trim_start / trim_end: Ogg)
+    sample_entry: bytes = b""       #: the whole source sample entry (MP4 stsd entry), b"" if none
     _demuxer: Optional["Demuxer"] = field(repr=False, compare=False, default=None)
 
     @property
@@ -193,7 +221,13 @@ class Track:
         """The track's codec parameters, e.g. to describe it to a Muxer or a Decoder without its demuxer."""
         return CodecParameters(self.codec, self.media_type, extradata=self.extradata, width=self.width,
                                height=self.height, sample_rate=self.sample_rate, channels=self.channels,
-                               time_base=self.time_base)
+                               time_base=self.time_base, reorder_depth=self.reorder_depth, codec_tag=self.codec_tag,
+                               language=self.language, matrix=self.matrix, encoder_delay=self.encoder_delay,
+                               encoder_padding=self.encoder_padding, bit_rate=self.bit_rate,
+                               sample_aspect_ratio=self.sample_aspect_ratio, color_range=self.color_range,
+                               color_primaries=self.color_primaries, color_transfer=self.color_transfer,
+                               color_space=self.color_space, bits_per_coded_sample=self.bits_per_coded_sample,
+                               block_align=self.block_align, channel_mask=self.channel_mask)
 
 
 _MEDIA_CODES = {name: code for code, name in _MEDIA_TYPES.items()}
@@ -234,7 +268,7 @@ class CodecParameters:
     reorder_depth: int = 0
     codec_tag: str = ""
     language: str = ""
-    matrix: Optional[tuple[int, int, int, int, int, int, int, int, int]] = None
+    matrix: Optional[tuple[int, ...]] = None
     encoder_delay: int = 0
     encoder_padding: int = 0
     bit_rate: int = 0
@@ -348,18 +382,27 @@ class Packet(_Owned):
 
     @classmethod
     def create(cls, data: Union[bytes, bytearray, memoryview], *, pts: Optional[int] = None,
-               dts: Optional[int] = None, duration: int = 0, is_keyframe: bool = False, track: int = 0) -> "Packet":
+               dts: Optional[int] = None, duration: int = 0, is_keyframe: bool = False, track: int = 0,
+               time_base: Optional[Fraction] = None, duration_stated: bool = False, trim_start: int = 0,
+               trim_end: int = 0, discard: bool = False) -> "Packet":
         """A packet of compressed bytes the caller has (its own parser, a network, an encoder), to
         write with ``Muxer.write`` or decode with a ``Decoder`` made from ``CodecParameters``
-        (C ``mk_packet_create``; the bytes are copied). Timestamps are in the stream's time base;
-        None is "no timestamp" (a muxer needs both)."""
+        (C ``mk_packet_create``; the bytes are copied). Timestamps are in the stream's time base
+        (``time_base``, None: not said); None is "no timestamp" (a muxer takes a missing dts as the
+        pts). A duration of 0 is unknown unless ``duration_stated``. Audio: ``trim_start`` /
+        ``trim_end`` samples to drop from the decoded packet; ``discard``: decode it but output
+        nothing."""
         b = bytes(data)
         buf = (ctypes.c_uint8 * max(1, len(b))).from_buffer_copy(b or b"\0")
+        tb = Fraction(time_base) if time_base is not None else None
         info = _ffi.PacketInfo(struct_size=_PACKET_INFO_SIZE, track=int(track),
                                pts=_ffi.NOPTS_VALUE if pts is None else int(pts),
                                dts=_ffi.NOPTS_VALUE if dts is None else int(dts), duration=int(duration),
                                position=-1, is_keyframe=int(bool(is_keyframe)),
-                               data=ctypes.cast(buf, ctypes.POINTER(ctypes.c_uint8)), size=len(b))
+                               data=ctypes.cast(buf, ctypes.POINTER(ctypes.c_uint8)), size=len(b),
+                               time_base_num=tb.numerator if tb else 0, time_base_den=tb.denominator if tb else 0,
+                               duration_stated=int(bool(duration_stated)), trim_start=int(trim_start),
+                               trim_end=int(trim_end), discard=int(bool(discard)))
         h = ctypes.c_void_p()
         lib.mk_packet_create(ctypes.byref(h), ctypes.byref(info))
         return cls(h)
@@ -414,6 +457,37 @@ class Packet(_Owned):
         return int(self._fields().size)
 
     @property
+    def duration_stated(self) -> bool:
+        """The container states the duration, 0 included (an MP4 stts entry of 0); False: unknown."""
+        return bool(self._fields().duration_stated)
+
+    @property
+    def trim_start(self) -> int:
+        """Audio: samples to drop from the start of the decoded packet (Ogg Opus pre-skip ...)."""
+        return int(self._fields().trim_start)
+
+    @property
+    def trim_end(self) -> int:
+        """Audio: samples to drop from the end of the decoded packet."""
+        return int(self._fields().trim_end)
+
+    @property
+    def truncated(self) -> bool:
+        """The file ends inside this packet (``data`` holds what there is)."""
+        return bool(self._fields().truncated)
+
+    @property
+    def discard(self) -> bool:
+        """Decode it, but do not output its frames."""
+        return bool(self._fields().discard)
+
+    @property
+    def parameters_changed(self) -> bool:
+        """The first packet after the codec parameters changed (a chained Ogg link); MediaKit's
+        decoders follow the change themselves."""
+        return bool(self._fields().parameters_changed)
+
+    @property
     def data(self) -> bytes:
         """The compressed bytes (a copy)."""
         info = self._fields()
@@ -437,7 +511,11 @@ class Packet(_Owned):
 
     @property
     def time_base(self) -> Optional[Fraction]:
-        """The time base of pts, dts and duration: the track's (None when the packet has no track)."""
+        """The time base of pts, dts and duration: the track's; None when not known (a packet made
+        with Packet.create without one)."""
+        info = self._fields()
+        if info.time_base_den > 0:
+            return Fraction(info.time_base_num, info.time_base_den)
         track = self.stream
         return track.time_base if track is not None else None
 
@@ -567,7 +645,18 @@ class Demuxer(_Owned):
                      Fraction(t.time_base_num, t.time_base_den or 1), t.duration, t.sample_count,
                      t.width, t.height, t.sample_rate, t.channels, t.rotation, s(t.language),
                      Fraction(t.frame_rate_num, t.frame_rate_den or 1), t.encoder_delay, t.encoder_padding,
-                     s(t.unsupported) or None, bool(t.reflected), self)
+                     s(t.unsupported) or None, bool(t.reflected), matrix=tuple(t.matrix),
+                     edits=tuple(Edit(e.segment_duration, e.media_time, e.media_rate)
+                                 for e in (t.edits[i] for i in range(t.edit_count))),
+                     movie_time_scale=t.movie_time_scale, bit_rate=t.bit_rate,
+                     sample_aspect_ratio=Fraction(t.sample_aspect_num, t.sample_aspect_den or 1),
+                     color_range=t.color_range, color_primaries=t.color_primaries, color_transfer=t.color_transfer,
+                     color_space=t.color_space, channel_mask=t.channel_mask,
+                     bits_per_coded_sample=t.bits_per_coded_sample, block_align=t.block_align,
+                     reorder_depth=t.reorder_depth, encrypted=bool(t.encrypted),
+                     trims_on_packets=bool(t.trims_on_packets),
+                     sample_entry=ctypes.string_at(t.sample_entry, t.sample_entry_size) if t.sample_entry_size else b"",
+                     _demuxer=self)
 
     def _busy(self) -> None:
         """Raises when a DecodeSession reads this demuxer (on its own thread)."""
@@ -972,6 +1061,51 @@ class Frame:
     def time(self) -> float:
         """The presentation time in seconds (``pts * time_base``), as PyAV's ``frame.time``."""
         return float(self.pts * self.time_base)
+
+    @property
+    def is_keyframe(self) -> bool:
+        """Video: a key frame."""
+        return bool(self._info.is_keyframe)
+
+    @property
+    def key_frame(self) -> bool:
+        """PyAV's name for ``is_keyframe``."""
+        return self.is_keyframe
+
+    @property
+    def color_range(self) -> int:
+        """Video: 0 unknown, 1 limited (MPEG), 2 full (JPEG)."""
+        return int(self._info.color_range)
+
+    @property
+    def color_primaries(self) -> int:
+        """Video: ISO/IEC 23091-2 code point (1 BT.709, 2 unspecified, 9 BT.2020 ...)."""
+        return int(self._info.color_primaries)
+
+    @property
+    def color_transfer(self) -> int:
+        """Video: ISO/IEC 23091-2 transfer characteristics code point (2 unspecified)."""
+        return int(self._info.color_transfer)
+
+    @property
+    def color_space(self) -> int:
+        """Video: ISO/IEC 23091-2 matrix coefficients code point (1 BT.709, 2 unspecified, 6 BT.601 ...)."""
+        return int(self._info.color_space)
+
+    @property
+    def chroma_location(self) -> int:
+        """Video: 0 unspecified, 1 left, 2 center, 3 top-left, 4 top, 5 bottom-left, 6 bottom (FFmpeg's AVChromaLocation)."""
+        return int(self._info.chroma_location)
+
+    @property
+    def sample_aspect_ratio(self) -> Fraction:
+        """Video: the shape of one pixel; 0 when unknown."""
+        return Fraction(self._info.sample_aspect_num, self._info.sample_aspect_den or 1)
+
+    @property
+    def channel_mask(self) -> int:
+        """Audio: the WAVE channel mask of the speakers, 0 if unknown."""
+        return int(self._info.channel_mask)
 
     @property
     def samples(self) -> int:

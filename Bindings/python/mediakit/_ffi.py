@@ -50,6 +50,11 @@ class StreamEventInfo(ctypes.Structure):
                 ("frames", ctypes.c_int32), ("flags", ctypes.c_int32)]
 
 
+class Edit(ctypes.Structure):
+    """mk_edit: one entry of an edit list."""
+    _fields_ = [("segment_duration", ctypes.c_int64), ("media_time", ctypes.c_int64), ("media_rate", ctypes.c_double)]
+
+
 class TrackInfo(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("index", ctypes.c_int32), ("id", ctypes.c_int32),
@@ -62,7 +67,16 @@ class TrackInfo(ctypes.Structure):
         ("rotation", ctypes.c_double), ("language", ctypes.c_char_p),
         ("frame_rate_num", ctypes.c_int32), ("frame_rate_den", ctypes.c_int32),
         ("encoder_delay", ctypes.c_int32), ("encoder_padding", ctypes.c_int32),
-        ("unsupported", ctypes.c_char_p), ("reflected", ctypes.c_int32),
+        ("unsupported", ctypes.c_char_p),
+        # 0.2
+        ("reflected", ctypes.c_int32), ("matrix", ctypes.c_int32 * 9), ("edits", ctypes.POINTER(Edit)),
+        ("edit_count", ctypes.c_int32), ("movie_time_scale", ctypes.c_int64), ("bit_rate", ctypes.c_int64),
+        ("sample_aspect_num", ctypes.c_int32), ("sample_aspect_den", ctypes.c_int32),
+        ("color_range", ctypes.c_int32), ("color_primaries", ctypes.c_int32), ("color_transfer", ctypes.c_int32),
+        ("color_space", ctypes.c_int32), ("channel_mask", ctypes.c_uint64), ("bits_per_coded_sample", ctypes.c_int32),
+        ("block_align", ctypes.c_int32), ("reorder_depth", ctypes.c_int32), ("encrypted", ctypes.c_int32),
+        ("trims_on_packets", ctypes.c_int32), ("sample_entry", ctypes.POINTER(ctypes.c_uint8)),
+        ("sample_entry_size", ctypes.c_size_t),
     ]
 
 
@@ -72,6 +86,10 @@ class PacketInfo(ctypes.Structure):
         ("pts", ctypes.c_int64), ("dts", ctypes.c_int64), ("duration", ctypes.c_int64),
         ("position", ctypes.c_int64), ("is_keyframe", ctypes.c_int32),
         ("data", ctypes.POINTER(ctypes.c_uint8)), ("size", ctypes.c_size_t),
+        # 0.2
+        ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32), ("duration_stated", ctypes.c_int32),
+        ("trim_start", ctypes.c_int32), ("trim_end", ctypes.c_int32), ("truncated", ctypes.c_int32),
+        ("discard", ctypes.c_int32), ("parameters_changed", ctypes.c_int32),
     ]
 
 
@@ -84,6 +102,10 @@ class FrameInfo(ctypes.Structure):
         ("sample_rate", ctypes.c_int32), ("channels", ctypes.c_int32), ("sample_count", ctypes.c_int32),
         ("plane_count", ctypes.c_int32), ("planes", ctypes.c_void_p * 8),
         ("strides", ctypes.c_int64 * 8), ("plane_sizes", ctypes.c_int64 * 8),
+        # 0.2
+        ("is_keyframe", ctypes.c_int32), ("color_range", ctypes.c_int32), ("color_primaries", ctypes.c_int32),
+        ("color_transfer", ctypes.c_int32), ("color_space", ctypes.c_int32), ("chroma_location", ctypes.c_int32),
+        ("sample_aspect_num", ctypes.c_int32), ("sample_aspect_den", ctypes.c_int32), ("channel_mask", ctypes.c_uint64),
     ]
 
 

@@ -53,7 +53,10 @@ class MediaKitError(Exception):
     def __new__(cls, status: int = 0, message: str = "", function: str = "") -> "MediaKitError":
         if cls is MediaKitError:
             cls = _BY_STATUS.get(status, MediaKitError)
-        return super().__new__(cls)
+        # The __new__ of the instance's C layout: OSError's for MediaIOError, BaseException's
+        # for the others (MemoryError's own refuses subclasses that have other bases).
+        layout: type[BaseException] = OSError if issubclass(cls, OSError) else Exception
+        return layout.__new__(cls)
 
     def __init__(self, status: int = 0, message: str = "", function: str = "") -> None:
         self.status = status
