@@ -12,9 +12,14 @@ MediaKit's codec plugins, over libmediakit's C API (ctypes).
             ...
 
 Every object owns its C handle and frees it exactly once: call close() (twice is
-harmless) or use it as a context manager; a finalizer is only a safety net. Using a
-closed object raises MediaError. Errors from the library raise MediaError with the
-status and the library's message.
+harmless) or use it as a context manager; a finalizer is only a safety net. Errors from the
+library raise the ``MediaKitError`` subclass of their kind (``NotFoundError``,
+``InvalidDataError``, ``UnsupportedError`` ... see ``mediakit.errors``) with the status and the
+library's message; using a closed object raises ``InvalidArgumentError``. ``MediaError`` is
+the older name of ``MediaKitError``.
+
+``Muxer`` writes MP4, Matroska / WebM or Ogg files from a demuxer's tracks or from
+``CodecParameters`` and the caller's own packets (``Packet.create``).
 
 A file cut short (it ends inside a packet, page or frame) is read and decoded as far as
 it goes, as ffmpeg (and PyAV) do: iteration simply ends, and a ``TruncatedWarning``
