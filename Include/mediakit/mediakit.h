@@ -95,6 +95,14 @@ const char *mk_last_error(void);
 /** A short name for a status ("MK_EINVAL", ...). Static string; never NULL. */
 const char *mk_status_name(mk_status status);
 
+/** Progress of a long call (mk_decode_file, mk_remux, mk_transcode), called on the calling
+ *  thread now and then: `fraction` done in [0, 1]; `done` and `total` in the call's unit
+ *  (mk_decode_file: milliseconds of media; mk_remux: packets; mk_transcode: -1, unknown);
+ *  `user` is the settings' progress_user. Return 0 to go on, non-zero to cancel: the call then
+ *  stops, removes what it wrote (nothing is left under the target names) and returns
+ *  MK_ECANCELLED. */
+typedef int32_t (*mk_progress_callback)(void *user, double fraction, int64_t done, int64_t total);
+
 /* ------------------------------------------------------------------ plugins */
 
 /** Loads a codec plugin file, or every plugin in a directory, in addition to the
@@ -119,6 +127,52 @@ typedef struct mk_plugin_info {
 /** Fills *info for plugin `index` (0 <= index < mk_plugin_count()).
  *  Errors: MK_EINVAL (NULL, small struct_size, index out of range). Thread-safe. */
 mk_status mk_plugin_get_info(int32_t index, mk_plugin_info *info);
+
+/** Kinds of backends (mk_backend_info.kind). */
+#define MK_BACKEND_DECODER            1
+#define MK_BACKEND_ENCODER            2
+#define MK_BACKEND_PICTURE_CONVERTER  3
+
+/** One backend a loaded plugin registered: a decoder or encoder for a codec, or a picture
+ *  converter. Strings are static for the life of the process. */
+typedef struct mk_backend_info {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_backend_info) */
+    int32_t kind;              /**< MK_BACKEND_* */
+    const char *codec;         /**< FFmpeg's codec name ("h264"); "" for a picture converter */
+    const char *name;          /**< the backend's name, as decoder and encoder settings' `backend` take it */
+    int32_t media_type;        /**< MK_MEDIA_* of the codec; 0 for a picture converter */
+    int32_t priority;          /**< the higher is chosen first among those of a codec */
+    const char *plugin;        /**< the plugin's name ("ffmpeg") */
+    const char *plugin_path;   /**< the file it was loaded from */
+} mk_backend_info;
+
+/** Number of backends of every loaded plugin (searching the default locations first): the
+ *  decoders, then the encoders, then the picture converters, each by priority, highest first.
+ *  Thread-safe. */
+int32_t mk_backend_count(void);
+
+/** Fills *info for backend `index` (0 <= index < mk_backend_count()). Errors: MK_EINVAL (NULL,
+ *  small struct_size, index out of range). Thread-safe. */
+mk_status mk_backend_get_info(int32_t index, mk_backend_info *info);
+
+/** Number of plugin files the registry found but refused (not a plugin, another plugin ABI, a
+ *  failed entry point). Thread-safe. */
+int32_t mk_plugin_failure_count(void);
+
+/** Sets *message to failure `index` (0 <= index < mk_plugin_failure_count()): a sentence naming
+ *  the file and why it was refused, and *path to that file (either may be NULL). Strings are
+ *  static for the life of the process. Errors: MK_EINVAL (index out of range). Thread-safe. */
+mk_status mk_plugin_failure(int32_t index, const char **path, const char **message);
+
+/** Number of places the registry searched for plugins (MEDIAKIT_PLUGIN_PATH entries, the
+ *  library's own directory, <prefix>/lib/mediakit/plugins, and those of mk_plugins_load).
+ *  Thread-safe. */
+int32_t mk_plugin_search_count(void);
+
+/** Sets *path to searched place `index` (0 <= index < mk_plugin_search_count()), a directory
+ *  or file; static for the life of the process. Errors: MK_EINVAL (NULL, index out of range).
+ *  Thread-safe. */
+mk_status mk_plugin_search_path(int32_t index, const char **path);
 
 /* ------------------------------------------------------------------ demuxer */
 
@@ -536,6 +590,14 @@ typedef struct mk_muxer_settings {
     uint32_t struct_size;      /**< sizeof(mk_muxer_settings) */
     int32_t layout;            /**< MK_LAYOUT_*. Default MK_LAYOUT_PROGRESSIVE */
     double fragment_seconds;   /**< fragment length for FRAGMENTED / HYBRID. Default 2.0 */
+    /* Added in 0.2 (read only when struct_size covers them), for mk_remux only: mk_muxer_open
+     * refuses them (MK_EINVAL). */
+    const int32_t *tracks;     /**< the source tracks to copy, in this order (borrowed for the call);
+                                    NULL (default): every track */
+    int32_t track_count;       /**< entries at tracks. Default 0 */
+    mk_progress_callback progress; /**< NULL (default) or called after each packet with packets
+                                    written and packets in all; non-zero cancels (MK_ECANCELLED) */
+    void *progress_user;       /**< passed to progress. Default NULL */
 } mk_muxer_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
@@ -733,6 +795,10 @@ typedef struct mk_decode_settings {
     int32_t autorotate;        /**< 1: turn pictures upright as ffmpeg does (default) */
     int32_t threads;           /**< decoder threads, 0 = every core (default) */
     const char *backend;       /**< backend or plugin name; NULL: by priority (default) */
+    /* Added in 0.2 (read only when struct_size covers them): */
+    mk_progress_callback progress; /**< NULL (default) or called with milliseconds decoded of the
+                                    longest track's; non-zero from it cancels (MK_ECANCELLED) */
+    void *progress_user;       /**< passed to progress. Default NULL */
 } mk_decode_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
@@ -745,15 +811,19 @@ void mk_decode_default_settings(mk_decode_settings *settings);
  *  A file cut short is decoded as far as it goes, as ffmpeg does: the outputs ARE
  *  written, and MK_ETRUNCATED is returned with mk_last_error() naming the offset of the
  *  cut (a warning: check for it with `st == MK_OK || st == MK_ETRUNCATED`).
+ *  settings->progress may cancel: nothing is then left under the output names.
  *  Errors: those of mk_demuxer_open and mk_decoder_open, MK_ENOTFOUND (the file
- *  lacks the track), MK_EUNSUPPORTED, MK_EIO. */
+ *  lacks the track), MK_EUNSUPPORTED, MK_ECANCELLED, MK_EIO. */
 mk_status mk_decode_file(const char *path, const char *audio_out, const char *video_out,
                          const mk_decode_settings *settings);
 
-/** Copies every track of `src` (MP4, MOV, M4A, fragmented or not) into a new MP4 file
- *  at `dst` without decoding, as the mk-remux sample does. settings may be NULL
- *  (progressive). Errors: those of mk_demuxer_open and mk_muxer_open, MK_EUNSUPPORTED
- *  (an encrypted track), MK_EIO (the target name is then left untouched). */
+/** Copies the tracks of `src` (any container MediaKit reads; settings->tracks chooses them,
+ *  NULL: every track) into a new file at `dst` without decoding, as the mk-remux sample does:
+ *  MP4 (any layout), Matroska / WebM or Ogg, by dst's extension. settings may be NULL
+ *  (progressive, every track). settings->progress is called after each packet. A failure or a
+ *  cancel leaves nothing under `dst`. Errors: those of mk_demuxer_open and mk_muxer_open,
+ *  MK_EINVAL (a track that does not exist), MK_EUNSUPPORTED (an encrypted track, a codec the
+ *  container does not carry), MK_ECANCELLED, MK_EIO (the target name is then left untouched). */
 mk_status mk_remux(const char *src, const char *dst, const mk_muxer_settings *settings);
 
 /* ------------------------------------------------------------------ stream parser */
@@ -973,6 +1043,11 @@ typedef struct mk_encoder_settings {
     int32_t channels;          /**< coded channels; 0: the input's (default) */
     const char *backend;       /**< backend or plugin name; NULL: by priority (default) */
     int32_t copy_video;        /**< mk_transcode: 1 copies the video tracks into an MP4 output (default 0) */
+    /* Added in 0.2 (read only when struct_size covers them), for mk_transcode only:
+     * mk_encoder_open refuses them (MK_EINVAL). */
+    mk_progress_callback progress; /**< NULL (default) or called now and then with the fraction
+                                    done (done and total -1); non-zero cancels (MK_ECANCELLED) */
+    void *progress_user;       /**< passed to progress. Default NULL */
 } mk_encoder_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
@@ -1029,9 +1104,10 @@ void mk_encoder_close(mk_encoder **encoder);
  *  gapless by an edit list, plus iTunSMPB for AAC), .flac, .mp3 (LAME tag), .mka / .mkv /
  *  .webm. The codec
  *  comes from settings->codec or the extension. The output is written to a temporary file and
- *  renamed at the end: a failure leaves nothing under `dst`. settings may be NULL.
- *  Errors: those of mk_demuxer_open and mk_encoder_open, MK_ENOTFOUND (no audio track),
- *  MK_EUNSUPPORTED (an output or codec MediaKit does not write), MK_EIO. */
+ *  renamed at the end: a failure or a cancel (settings->progress) leaves nothing under `dst`.
+ *  settings may be NULL. Errors: those of mk_demuxer_open and mk_encoder_open, MK_ENOTFOUND
+ *  (no audio track), MK_EUNSUPPORTED (an output or codec MediaKit does not write),
+ *  MK_ECANCELLED, MK_EIO. */
 mk_status mk_transcode(const char *src, const char *dst, const mk_encoder_settings *settings);
 
 #ifdef __cplusplus

@@ -154,7 +154,8 @@ public func mk_decoder_seek(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ se
 public func mk_decode_default_settings(_ s: UnsafeMutablePointer<mk_decode_settings>?) {
     guard let s else { return }
     s.pointee = mk_decode_settings(struct_size: UInt32(MemoryLayout<mk_decode_settings>.size), video_layout: MK_PACK_NV12,
-                                   audio_layout: MK_PACK_S16, wav: 0, y4m: 0, trim: 1, autorotate: 1, threads: 0, backend: nil)
+                                   audio_layout: MK_PACK_S16, wav: 0, y4m: 0, trim: 1, autorotate: 1, threads: 0, backend: nil,
+                                   progress: nil, progress_user: nil)
 }
 
 @_cdecl("mk_decode_file")
@@ -165,8 +166,9 @@ public func mk_decode_file(_ path: UnsafePointer<CChar>?, _ audioOut: UnsafePoin
     var s = mk_decode_settings()
     mk_decode_default_settings(&s)
     if let settings {
-        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_decode_settings>.size, "mk_decode_settings") else { return MK_EINVAL }
-        s = settings.pointee
+        // The 0.1 struct ended at `backend`; the progress fields keep their defaults for it.
+        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_decode_settings>.offset(of: \mk_decode_settings.progress)!, "mk_decode_settings") else { return MK_EINVAL }
+        s = copyIn(s, from: settings, size: settings.pointee.struct_size)
     }
     guard s.video_layout == MK_PACK_NV12 || s.video_layout == MK_PACK_I420 else { return fail(MK_EINVAL, "mk_decode_file: video_layout \(s.video_layout) is not MK_PACK_NV12 or MK_PACK_I420") }
     guard s.audio_layout == MK_PACK_S16 || s.audio_layout == MK_PACK_F32 else { return fail(MK_EINVAL, "mk_decode_file: audio_layout \(s.audio_layout) is not MK_PACK_S16 or MK_PACK_F32") }
@@ -182,8 +184,11 @@ public func mk_decode_file(_ path: UnsafePointer<CChar>?, _ audioOut: UnsafePoin
     o.autorotate = s.autorotate != 0
     o.threads = Int(s.threads)
     o.backend = s.backend.map { String(cString: $0) }
-    return guarded {
-        let result = try FileDecoder.decode(path: String(cString: path), options: o)
+    let relay = ProgressRelay(s.progress, s.progress_user)
+    return relay.guarded("mk_decode_file") {
+        let result = try FileDecoder.decode(path: String(cString: path), options: o) { seconds, total in
+            try relay.check(fraction: total > 0 ? seconds / total : 0, done: Int64((seconds * 1000).rounded()), total: Int64((total * 1000).rounded()))
+        }
         if let cut = result.truncation { return fail(MK_ETRUNCATED, cut.description) }   // the outputs are written
         return MK_OK
     }

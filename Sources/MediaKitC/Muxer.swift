@@ -38,24 +38,32 @@ private func layout(_ s: mk_muxer_settings) -> MP4Muxer.Layout? {
     }
 }
 
-private func settingsLayout(_ settings: UnsafePointer<mk_muxer_settings>?, _ function: String) -> (MP4Muxer.Layout?, Int32) {
+/// The caller's settings (a 0.1 struct ends at fragment_seconds: the rest keeps its defaults)
+/// and their layout, checked; nil after fail().
+private func muxerSettings(_ settings: UnsafePointer<mk_muxer_settings>?, _ function: String) -> (settings: mk_muxer_settings, layout: MP4Muxer.Layout)? {
     var s = mk_muxer_settings()
     mk_muxer_default_settings(&s)
     if let settings {
-        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_muxer_settings>.size, "mk_muxer_settings") else { return (nil, MK_EINVAL) }
-        s = settings.pointee
+        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_muxer_settings>.offset(of: \mk_muxer_settings.tracks)!, "mk_muxer_settings") else { return nil }
+        s = copyIn(s, from: settings, size: settings.pointee.struct_size)
     }
-    guard let l = layout(s) else { return (nil, fail(MK_EINVAL, "\(function): layout \(s.layout) is not one of MK_LAYOUT_*")) }
+    guard let l = layout(s) else { fail(MK_EINVAL, "\(function): layout \(s.layout) is not one of MK_LAYOUT_*"); return nil }
     if s.layout >= MK_LAYOUT_FRAGMENTED && !(s.fragment_seconds > 0 && s.fragment_seconds.isFinite) {
-        return (nil, fail(MK_EINVAL, "\(function): fragment_seconds must be above 0 (got \(s.fragment_seconds))"))
+        fail(MK_EINVAL, "\(function): fragment_seconds must be above 0 (got \(s.fragment_seconds))")
+        return nil
     }
-    return (l, MK_OK)
+    guard s.track_count >= 0, s.track_count <= 65536, s.track_count == 0 || s.tracks != nil else {
+        fail(MK_EINVAL, "\(function): \(s.track_count) tracks from \(s.tracks == nil ? "NULL" : "a list")")
+        return nil
+    }
+    return (s, l)
 }
 
 @_cdecl("mk_muxer_default_settings")
 public func mk_muxer_default_settings(_ s: UnsafeMutablePointer<mk_muxer_settings>?) {
     guard let s else { return }
-    s.pointee = mk_muxer_settings(struct_size: UInt32(MemoryLayout<mk_muxer_settings>.size), layout: MK_LAYOUT_PROGRESSIVE, fragment_seconds: 2.0)
+    s.pointee = mk_muxer_settings(struct_size: UInt32(MemoryLayout<mk_muxer_settings>.size), layout: MK_LAYOUT_PROGRESSIVE, fragment_seconds: 2.0,
+                                  tracks: nil, track_count: 0, progress: nil, progress_user: nil)
 }
 
 @_cdecl("mk_muxer_open")
@@ -64,8 +72,10 @@ public func mk_muxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: 
     guard let out else { return fail(MK_EINVAL, "mk_muxer_open: out is NULL") }
     out.pointee = nil
     guard let path else { return fail(MK_EINVAL, "mk_muxer_open: path is NULL") }
-    let (l, status) = settingsLayout(settings, "mk_muxer_open")
-    guard let l else { return status }
+    guard let (s, l) = muxerSettings(settings, "mk_muxer_open") else { return MK_EINVAL }
+    if s.tracks != nil || s.track_count != 0 || s.progress != nil {
+        return fail(MK_EINVAL, "mk_muxer_open: tracks, track_count and progress are mk_remux's settings (the muxer writes what it is given)")
+    }
     return guarded {
         var options = MP4Muxer.Options()
         options.layout = l
@@ -160,10 +170,13 @@ public func mk_muxer_close(_ m: UnsafeMutablePointer<OpaquePointer?>?) {
 @_cdecl("mk_remux")
 public func mk_remux(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?, _ settings: UnsafePointer<mk_muxer_settings>?) -> Int32 {
     guard let src, let dst else { return fail(MK_EINVAL, "mk_remux: \(src == nil ? "src" : "dst") is NULL") }
-    let (l, status) = settingsLayout(settings, "mk_remux")
-    guard let l else { return status }
-    return guarded {
-        try Remuxer.remux(input: String(cString: src), output: String(cString: dst), layout: l)
+    guard let (s, l) = muxerSettings(settings, "mk_remux") else { return MK_EINVAL }
+    let tracks = s.tracks.map { Array(UnsafeBufferPointer(start: $0, count: Int(s.track_count))).map(Int.init) }
+    let relay = ProgressRelay(s.progress, s.progress_user)
+    return relay.guarded("mk_remux") {
+        try Remuxer.remux(input: String(cString: src), output: String(cString: dst), layout: l, tracks: tracks) { done, total in
+            try relay.check(fraction: Double(done) / Double(max(1, total)), done: Int64(done), total: Int64(total))
+        }
         return MK_OK
     }
 }
