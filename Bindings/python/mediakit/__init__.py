@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no im
 
 from . import _ffi
 from ._ffi import lib
-from .errors import (BackendError, InvalidArgumentError, InvalidDataError, LimitError, MediaError, MediaIOError,
+from .errors import (BackendError, CancelledError, InvalidArgumentError, InvalidDataError, LimitError, MediaError, MediaIOError,
                      MediaKitError, NotFoundError, OutOfMemoryError, PluginError, StateError, TruncatedWarning,
                      UnsupportedError)
 
@@ -64,10 +64,12 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
-           "BackendError", "TruncatedWarning",
+           "BackendError", "CancelledError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
            "DecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
-           "open", "decode", "remux", "transcode", "plugins", "load_plugins", "version", "LIBRARY_PATH"]
+           "Backend", "PluginFailure", "Progress",
+           "open", "decode", "remux", "transcode", "plugins", "backends", "plugin_failures", "plugin_search_paths",
+           "load_plugins", "version", "LIBRARY_PATH"]
 
 #: The libmediakit this package loaded.
 LIBRARY_PATH: str = _ffi.PATH
@@ -140,6 +142,63 @@ def plugins() -> list[Plugin]:
                 name, _, prio = item.partition(":")
                 codecs[name] = int(prio)
         out.append(Plugin(_text(info.name), _text(info.version), _text(info.path), codecs))
+    return out
+
+
+_BACKEND_KINDS = {1: "decoder", 2: "encoder", 3: "picture_converter"}
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A decoder or encoder for a codec, or a picture converter, that a loaded plugin registered
+    (C ``mk_backend_info``). ``name`` is what Decoder's / Encoder's ``backend=`` take; among the
+    backends of a codec the highest ``priority`` is chosen first."""
+    kind: str                       #: "decoder", "encoder" or "picture_converter"
+    codec: str                      #: FFmpeg's codec name; "" for a picture converter
+    name: str
+    media_type: str                 #: "audio" or "video"; "" for a picture converter
+    priority: int
+    plugin: str                     #: the plugin's name ("ffmpeg")
+    plugin_path: str                #: the file it was loaded from
+
+
+def backends() -> list[Backend]:
+    """Every backend of the loaded plugins (the default locations are searched first): the
+    decoders, then the encoders, then the picture converters, each by priority, highest first."""
+    out = []
+    for i in range(lib.mk_backend_count()):
+        b = _ffi.BackendInfo(struct_size=ctypes.sizeof(_ffi.BackendInfo))
+        lib.mk_backend_get_info(i, ctypes.byref(b))
+        out.append(Backend(_BACKEND_KINDS.get(b.kind, str(b.kind)), _text(b.codec), _text(b.name),
+                           _MEDIA_TYPES.get(b.media_type, ""), int(b.priority), _text(b.plugin), _text(b.plugin_path)))
+    return out
+
+
+@dataclass(frozen=True)
+class PluginFailure:
+    """A file the plugin registry found but refused: ``message`` names it and says why."""
+    path: str
+    message: str
+
+
+def plugin_failures() -> list[PluginFailure]:
+    """The plugin files that were found but refused (not a plugin, another plugin ABI, a failed entry point)."""
+    out = []
+    for i in range(lib.mk_plugin_failure_count()):
+        path, message = ctypes.c_char_p(), ctypes.c_char_p()
+        lib.mk_plugin_failure(i, ctypes.byref(path), ctypes.byref(message))
+        out.append(PluginFailure(_text(path.value), _text(message.value)))
+    return out
+
+
+def plugin_search_paths() -> list[str]:
+    """The directories and files the registry searched for plugins: MEDIAKIT_PLUGIN_PATH's
+    entries, the library's own directory, <prefix>/lib/mediakit/plugins, those of load_plugins()."""
+    out = []
+    for i in range(lib.mk_plugin_search_count()):
+        path = ctypes.c_char_p()
+        lib.mk_plugin_search_path(i, ctypes.byref(path))
+        out.append(_text(path.value))
     return out
 
 
@@ -1832,19 +1891,57 @@ class Encoder(_Owned):
         return self._packets()
 
 
+#: A progress callback: called with (fraction done in [0, 1], done, total) now and then, on the
+#: calling thread; returning False (not None) stops the call, as an exception raised in it does.
+Progress = Callable[[float, int, int], Optional[bool]]
+
+
+class _ProgressHook:
+    """The C mk_progress_callback of a long call (remux, decode, transcode) over a Python
+    callable. False from it cancels the call (CancelledError); an exception raised in it (a
+    KeyboardInterrupt too) cancels it and is raised again once the call has cleaned up."""
+
+    def __init__(self, fn: Optional[Progress]):
+        self.fn = fn
+        self.error: Optional[BaseException] = None
+        self.c = _ffi.PROGRESS(self._call) if fn is not None else _ffi.PROGRESS()
+
+    def _call(self, _user: Optional[int], fraction: float, done: int, total: int) -> int:
+        if self.fn is None or self.error is not None:
+            return 1
+        try:
+            return 1 if self.fn(fraction, done, total) is False else 0
+        except BaseException as e:  # kept, raised again after the C call returns
+            self.error = e
+            return 1
+
+    def run(self, call: Callable[[], int]) -> int:
+        """Makes the C call; raises what the callback raised when that is why it stopped."""
+        try:
+            return call()
+        except CancelledError:
+            if self.error is not None:
+                raise self.error from None
+            raise
+
+
 def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate: Optional[int] = None, *,
               quality: Optional[float] = None, sample_rate: Optional[int] = None, channels: Optional[int] = None,
-              copy_video: bool = False, backend: Optional[str] = None) -> None:
+              copy_video: bool = False, backend: Optional[str] = None, progress: Optional[Progress] = None) -> None:
     """Decodes the first audio track of `src` and encodes it into `dst`, like the mk-transcode
     sample: .m4a / .mp4 (AAC; MP3, Opus, FLAC with codec=), .flac, .mp3, .mka / .mkv / .webm (Opus,
-    Vorbis ...). Gapless; written to a temporary file and renamed at the end."""
+    Vorbis ...). Gapless; written to a temporary file and renamed at the end. `progress` is called
+    now and then with (fraction, -1, -1); False from it stops (CancelledError, nothing written)."""
     s = _encoder_settings(codec, bitrate, quality, sample_rate, channels, backend=backend, copy_video=copy_video)
-    lib.mk_transcode(_path(src), _path(dst), ctypes.byref(s))
+    hook = _ProgressHook(progress)
+    s.progress = hook.c
+    hook.run(lambda: int(lib.mk_transcode(_path(src), _path(dst), ctypes.byref(s))))
 
 
 def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Optional[PathLike] = None, *,
            pixel_format: str = "nv12", sample_format: str = "s16", wav: bool = False, y4m: bool = False,
-           trim: Union[bool, str] = True, autorotate: bool = True, threads: int = 0, backend: Optional[str] = None) -> None:
+           trim: Union[bool, str] = True, autorotate: bool = True, threads: int = 0, backend: Optional[str] = None,
+           progress: Optional[Progress] = None) -> None:
     """Decodes the first audio track to `audio_out` (raw PCM or WAV) and the first video
     track to `video_out` (raw NV12 / I420 or Y4M), like the mk-decode sample. `trim` is
     as for Decoder: "gapless" (default, or True), "ffmpeg" or "none" (or False).
@@ -1861,8 +1958,11 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
     s.wav, s.y4m, s.autorotate, s.threads = int(wav), int(y4m), int(autorotate), int(threads)
     s.trim = _trim_setting(trim)
     s.backend = backend.encode() if backend else None
-    status = lib.mk_decode_file(_path(path), _path(audio_out) if audio_out is not None else None,
-                                _path(video_out) if video_out is not None else None, ctypes.byref(s))
+    hook = _ProgressHook(progress)
+    s.progress = hook.c
+    status = hook.run(lambda: int(lib.mk_decode_file(_path(path), _path(audio_out) if audio_out is not None else None,
+                                                     _path(video_out) if video_out is not None else None,
+                                                     ctypes.byref(s))))
     if status == _ffi.ETRUNCATED:
         _warn_truncated()
 
@@ -1956,16 +2056,28 @@ class StreamParser(_Owned):
 
 
 def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optional[float] = None,
-          hybrid: Optional[float] = None) -> None:
-    """Copies every track of `src` (any file ``open`` reads) into a new file at `dst` without
+          hybrid: Optional[float] = None, *, tracks: Optional[Sequence[Union[int, Track]]] = None,
+          progress: Optional[Progress] = None) -> None:
+    """Copies the tracks of `src` (any file ``open`` reads) into a new file at `dst` without
     decoding, like the mk-remux sample. The output's format follows `dst`'s extension: MP4
     (.mp4, .m4a, .m4v, .mov), Matroska / WebM (.mkv, .mka, .webm) or Ogg (.ogg, .oga, .opus);
     UnsupportedError for a codec the output cannot carry.
 
+    tracks: the source tracks to copy (indexes or Tracks), in that order; None: every track.
     faststart=True puts the moov at the front; fragment=SECONDS writes a fragmented MP4
     (a fragment about every SECONDS, playable up to the last complete one after a crash);
-    hybrid=SECONDS writes fragmented and turns the file progressive when done. The target
-    name is only written when the whole file is complete.
+    hybrid=SECONDS writes fragmented and turns the file progressive when done. `progress` is
+    called after each packet with (fraction, packets written, packets in all); False from it
+    stops (CancelledError). The target name is only written when the whole file is complete:
+    a failure or a cancel leaves nothing there.
     """
     s = _muxer_settings(faststart, fragment, hybrid)
-    lib.mk_remux(_path(src), _path(dst), ctypes.byref(s))
+    chosen = [t.index if isinstance(t, Track) else int(t) for t in tracks] if tracks is not None else None
+    if chosen is not None:
+        if not chosen:
+            raise ValueError("tracks=[] copies nothing: give at least one track, or None for every track")
+        s.tracks = (ctypes.c_int32 * len(chosen))(*chosen)
+        s.track_count = len(chosen)
+    hook = _ProgressHook(progress)
+    s.progress = hook.c
+    hook.run(lambda: int(lib.mk_remux(_path(src), _path(dst), ctypes.byref(s))))

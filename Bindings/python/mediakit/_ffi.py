@@ -23,12 +23,17 @@ OK, EAGAIN, EOF = 0, -1, -2
 EINVAL, ENOMEM, EUNSUPPORTED, EDATA, EIO, ENOTFOUND, ESTATE, EPLUGIN, ELIMIT, EFAIL = range(-3, -13, -1)
 # A warning, not a failure: the file is cut short; what it holds was returned or written.
 ETRUNCATED = -13
+# The caller's progress callback asked to stop (nothing was left under the target names).
+ECANCELLED = -14
 #: MK_NOPTS_VALUE: no timestamp.
 NOPTS_VALUE = -(1 << 63)
 
 c_status = ctypes.c_int32
 c_handle = ctypes.c_void_p
 
+
+#: mk_progress_callback: (user, fraction, done, total) -> 0 to go on, non-zero to cancel.
+PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_double, ctypes.c_int64, ctypes.c_int64)
 
 IO_READ = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint8), ctypes.c_size_t)
 IO_SEEK = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
@@ -117,6 +122,13 @@ class FrameViewInfo(ctypes.Structure):
     ]
 
 
+class BackendInfo(ctypes.Structure):
+    """mk_backend_info: a decoder, encoder or picture converter a plugin registered."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("kind", ctypes.c_int32), ("codec", ctypes.c_char_p),
+                ("name", ctypes.c_char_p), ("media_type", ctypes.c_int32), ("priority", ctypes.c_int32),
+                ("plugin", ctypes.c_char_p), ("plugin_path", ctypes.c_char_p)]
+
+
 class PluginInfo(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("name", ctypes.c_char_p), ("version", ctypes.c_char_p),
@@ -146,7 +158,9 @@ class EncoderSettings(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("codec", ctypes.c_char_p), ("bit_rate", ctypes.c_int64),
                 ("has_quality", ctypes.c_int32), ("quality", ctypes.c_double), ("complexity", ctypes.c_int32),
                 ("application", ctypes.c_int32), ("frame_duration", ctypes.c_double), ("sample_rate", ctypes.c_int32),
-                ("channels", ctypes.c_int32), ("backend", ctypes.c_char_p), ("copy_video", ctypes.c_int32)]
+                ("channels", ctypes.c_int32), ("backend", ctypes.c_char_p), ("copy_video", ctypes.c_int32),
+                # 0.2 (mk_transcode only)
+                ("progress", PROGRESS), ("progress_user", ctypes.c_void_p)]
 
 
 class EncoderInfo(ctypes.Structure):
@@ -174,7 +188,10 @@ class CodecParams(ctypes.Structure):
 
 
 class MuxerSettings(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int32), ("fragment_seconds", ctypes.c_double)]
+    _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int32), ("fragment_seconds", ctypes.c_double),
+                # 0.2 (mk_remux only)
+                ("tracks", ctypes.POINTER(ctypes.c_int32)), ("track_count", ctypes.c_int32),
+                ("progress", PROGRESS), ("progress_user", ctypes.c_void_p)]
 
 
 class DecodeSettings(ctypes.Structure):
@@ -182,6 +199,8 @@ class DecodeSettings(ctypes.Structure):
         ("struct_size", ctypes.c_uint32), ("video_layout", ctypes.c_int32), ("audio_layout", ctypes.c_int32),
         ("wav", ctypes.c_int32), ("y4m", ctypes.c_int32), ("trim", ctypes.c_int32),
         ("autorotate", ctypes.c_int32), ("threads", ctypes.c_int32), ("backend", ctypes.c_char_p),
+        # 0.2
+        ("progress", PROGRESS), ("progress_user", ctypes.c_void_p),
     ]
 
 
@@ -277,6 +296,12 @@ _declare("mk_status_name", ctypes.c_char_p, [c_status])
 _declare("mk_plugins_load", c_status, [ctypes.c_char_p], True)
 _declare("mk_plugin_count", ctypes.c_int32, [])
 _declare("mk_plugin_get_info", c_status, [ctypes.c_int32, P(PluginInfo)], True)
+_declare("mk_backend_count", ctypes.c_int32, [])
+_declare("mk_backend_get_info", c_status, [ctypes.c_int32, P(BackendInfo)], True)
+_declare("mk_plugin_failure_count", ctypes.c_int32, [])
+_declare("mk_plugin_failure", c_status, [ctypes.c_int32, P(ctypes.c_char_p), P(ctypes.c_char_p)], True)
+_declare("mk_plugin_search_count", ctypes.c_int32, [])
+_declare("mk_plugin_search_path", c_status, [ctypes.c_int32, P(ctypes.c_char_p)], True)
 _declare("mk_demuxer_open", c_status, [P(c_handle), ctypes.c_char_p], True)
 _declare("mk_demuxer_open_memory", c_status, [P(c_handle), ctypes.c_void_p, ctypes.c_size_t], True)
 _declare("mk_demuxer_open_io", c_status, [P(c_handle), P(IO), ctypes.c_void_p], True)

@@ -30,7 +30,7 @@ from . import _ffi
 
 __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
-           "BackendError", "TruncatedWarning", "error_class"]
+           "BackendError", "CancelledError", "TruncatedWarning", "error_class"]
 
 
 class MediaKitError(Exception):
@@ -133,6 +133,12 @@ class BackendError(MediaKitError):
     status_code = _ffi.EFAIL
 
 
+class CancelledError(MediaKitError):
+    """MK_ECANCELLED: a progress callback asked a long call (remux, decode, transcode) to stop;
+    nothing was left under the target names."""
+    status_code = _ffi.ECANCELLED
+
+
 class TruncatedWarning(UserWarning):
     """The file is cut short: everything before the cut was read or decoded (as ffmpeg does),
     the rest is missing. The message names the file and the offset of the cut."""
@@ -140,7 +146,8 @@ class TruncatedWarning(UserWarning):
 
 _BY_STATUS: dict[int, type[MediaKitError]] = {
     c.status_code: c for c in (InvalidArgumentError, OutOfMemoryError, UnsupportedError, InvalidDataError,
-                               MediaIOError, NotFoundError, StateError, PluginError, LimitError, BackendError)}
+                               MediaIOError, NotFoundError, StateError, PluginError, LimitError, BackendError,
+                               CancelledError)}
 
 
 def error_class(status: int) -> type[MediaKitError]:

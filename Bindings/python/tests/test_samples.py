@@ -47,9 +47,20 @@ def test_remux_py_keeps_the_streams(options: list[str], shared_media: Path, tmp_
     assert framemd5(dst) == framemd5(src)
     streams = ffprobe_json(dst, "-show_streams")["streams"]
     assert run.stdout.strip() == f"{dst}: " + ", ".join(f"{s['codec_type']} {s['codec_name']}" for s in streams)
+    packets = len(ffprobe_json(src, "-show_packets")["packets"])
+    assert run.stderr.endswith(f"100 % ({packets}/{packets} packets)\n")
     if options == ["--faststart"]:
         data = dst.read_bytes()
         assert data.index(b"moov") < data.index(b"mdat")
+
+
+def test_remux_py_copies_the_tracks_chosen(shared_media: Path, tmp_path: Path) -> None:
+    """--tracks 1: only the source's stream 1 (its packets, framemd5 of -c copy), into Matroska."""
+    src, dst = shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4", tmp_path / "video.mkv"
+    run_sample("remux.py", src, dst, "--tracks", "1")
+    streams = ffprobe_json(dst, "-show_streams")["streams"]
+    assert [s["codec_name"] for s in streams] == [ffprobe_json(src, "-show_streams")["streams"][1]["codec_name"]]
+    assert payloads(framemd5(dst)) == [("0",) + p[1:] for p in payloads(framemd5(src, "0:1"))]
 
 
 def test_remux_py_reports_a_bad_input(tmp_path: Path) -> None:
