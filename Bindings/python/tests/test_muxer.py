@@ -43,6 +43,27 @@ def test_tracks_copied_from_a_demuxer(name: str, options: dict[str, Any], shared
             [(t.codec, t.language, t.rotation) for t in inp.tracks]
 
 
+@pytest.mark.parametrize("name,output", [("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "out.mkv"),
+                                         ("ogg_opus_stereo_tiny_155b.opus", "out.opus"),
+                                         ("ogg_vorbis_48k_stereo_bear.ogg", "out.ogg")])
+def test_tracks_copied_into_matroska_and_ogg(name: str, output: str, shared_media: Path, tmp_path: Path) -> None:
+    """The extension picks the container: the packets ffmpeg reads back (stream, size, payload
+    MD5) are the source's; the timestamps are the container's own (Matroska's milliseconds)."""
+    src, dst = shared_media / name, tmp_path / output
+    with mediakit.open(src) as demuxer, mediakit.Muxer(dst) as mux:
+        index = {t.index: mux.add_track(t) for t in demuxer.tracks}
+        for packet in demuxer:
+            mux.write(index[packet.track], packet)
+
+    def payloads(path: Path) -> list[tuple[str, str, str]]:
+        fields = [line.split(",") for line in per_stream(framemd5(path)) if not line.startswith("#")]
+        return [(f[0], f[4].strip(), f[5].strip()) for f in fields]
+
+    assert payloads(dst) == payloads(src)
+    with pytest.raises(mediakit.InvalidArgumentError):          # the layouts are MP4's
+        mediakit.Muxer(tmp_path / "x.mkv", faststart=True)
+
+
 def test_open_for_writing_is_a_muxer(sample: Path, tmp_path: Path) -> None:
     """``mediakit.open(path, "w")``, as ``av.open(path, "w")``."""
     dst = tmp_path / "w.mp4"
