@@ -599,7 +599,7 @@ class Packet(_Owned):
 
 def _check_read(status: int, function: str) -> bool:
     """True for a packet, False at the end (and at the cut of a file cut short, with a
-    TruncatedWarning); raises MediaError on an error."""
+    TruncatedWarning); raises the MediaKitError of the status on an error."""
     if status == _ffi.OK:
         return True
     if status == _ffi.EOF:
@@ -607,7 +607,7 @@ def _check_read(status: int, function: str) -> bool:
     if status == _ffi.ETRUNCATED:
         _warn_truncated()
         return False
-    raise MediaError(status, lib.mk_last_error().decode("utf-8", "replace"), function)
+    raise MediaKitError(status, lib.mk_last_error().decode("utf-8", "replace"), function)
 
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
@@ -678,7 +678,7 @@ class Demuxer(_Owned):
             self._reader = _Reader(source)  # type: ignore[arg-type]
             try:
                 lib.mk_demuxer_open_io(ctypes.byref(h), ctypes.byref(self._reader.io), None)
-            except MediaError:
+            except MediaKitError:
                 if self._reader.error is not None:
                     raise self._reader.error
                 raise
@@ -726,7 +726,7 @@ class Demuxer(_Owned):
         """Raises when a DecodeSession reads this demuxer (on its own thread)."""
         session = self._session() if self._session is not None else None
         if session is not None and not session.closed:
-            raise MediaError(_ffi.ESTATE, "a DecodeSession (from decode()) reads this demuxer: close it first, "
+            raise MediaKitError(_ffi.ESTATE, "a DecodeSession (from decode()) reads this demuxer: close it first, "
                              "or use its seek()", "demuxer")
 
     def read(self) -> Optional[Packet]:
@@ -1209,7 +1209,7 @@ class Frame:
         """The frame in a packed layout: video as "nv12" (default) or "i420", audio as "s16"
         (default) or "f32". Pictures that are not 8-bit 4:2:0 (10-bit, 4:4:4, 4:2:2, full
         range) are converted first by a plugin's picture converter (the FFmpeg plugin's:
-        libswscale, as ``ffmpeg -pix_fmt`` converts); MediaError when no plugin has one.
+        libswscale, as ``ffmpeg -pix_fmt`` converts); UnsupportedError when no plugin has one.
 
         Audio through an AudioConverter: ``format`` (any sample format: "u8", "s16", "s24",
         "s32", "f32", "f64", "p" suffix for planar), ``rate``, and a channel layout as
@@ -1262,7 +1262,7 @@ class Frame:
     def _pack_into(self, mem: _FrameMemory, layout: str, needed: int, out: Array) -> Array:
         """to_numpy(out=...): packs into the caller's array and returns a view of it."""
         if _np is None:
-            raise MediaError(EINVAL, "to_numpy(out=...) needs numpy", "to_numpy")
+            raise MediaKitError(EINVAL, "to_numpy(out=...) needs numpy", "to_numpy")
         dtype = {"s16": _np.int16, "f32": _np.float32}.get(layout, _np.uint8)
         if not isinstance(out, _np.ndarray) or out.dtype != dtype or not out.flags.c_contiguous or not out.flags.writeable:
             raise ValueError(f"out must be a writable C-contiguous numpy array of {_np.dtype(dtype).name} for {layout!r}")
@@ -1435,7 +1435,7 @@ class Decoder(_Owned):
             if frame is None:
                 idle += 1                          # the session may have trimmed the waiting frame away
                 if idle > 1:
-                    raise MediaError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
+                    raise MediaKitError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
                 continue
             idle = 0
             self._backlog.append(frame)
@@ -1458,7 +1458,7 @@ class Decoder(_Owned):
                 continue
             idle += 1                                  # the session may have trimmed the waiting frame away
             if idle > 1:
-                raise MediaError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
+                raise MediaKitError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
 
     def decode(self, packet: Packet) -> Iterator[Frame]:
         """Sends one packet of this decoder's track now and returns an iterator over the frames
@@ -1808,7 +1808,7 @@ class Encoder(_Owned):
 
     `sample_format`, `rate` and `layout` describe the PCM given to encode() (as for
     AudioConverter); `sample_rate` and `channels` the coded stream (None: the input's when the
-    encoder takes them). A rate or channel count the encoder refuses raises MediaError naming
+    encoder takes them). A rate or channel count the encoder refuses raises UnsupportedError naming
     what it accepts."""
 
     _free = staticmethod(lib.mk_encoder_close)

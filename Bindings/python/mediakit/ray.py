@@ -183,7 +183,7 @@ def _plan(paths: Sequence[PathLike], mode: str, split_seconds: Optional[float], 
             continue
         try:
             cuts = _key_frames_for(path, track, split_seconds)
-        except (mediakit.MediaError, ValueError, OSError):
+        except (mediakit.MediaKitError, ValueError, OSError):
             jobs.append(whole)
             continue
         bounds: list[Optional[int]] = [None, *cuts, None]
