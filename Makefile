@@ -31,7 +31,8 @@ VERSION := 0.1.0
 help:
 	@echo 'MediaKit'
 	@echo '  make demo    build, then decode Samples/media/sample.mp4 to out/sample.pcm + out/sample.nv12 and probe it'
-	@echo '  make test    build, then run `swift test` and the oracle suite (Tests/oracle, pytest)'
+	@echo '  make test    build, then run `swift test`, the oracle suite (Tests/oracle, pytest), the Python'
+	@echo '               bindings'"'"' tests and mypy --strict over the Python package, its tests and samples'
 	@echo '  make sanitize  swift test under AddressSanitizer (leaks too), the threaded tests under ThreadSanitizer'
 	@echo '  make fuzz SECONDS=N  build the libFuzzer targets of Tests/fuzz (ASan) and run each N seconds'
 	@echo '               (default 60; TARGETS="mp4 ogg" for some); prints executions, coverage and findings per target'
@@ -65,6 +66,8 @@ test: build
 	MK_BIN="$(BIN)" $(PYTHON) -m pytest -q -rsx -n $(TEST_JOBS) Tests/oracle || status=1; \
 	echo '== Python bindings (Bindings/python/tests)'; \
 	MK_BIN="$(BIN)" $(PYTHON) -m pytest -q -rsx Bindings/python/tests || status=1; \
+	echo '== mypy --strict (the mediakit package, its tests, Samples/python: Bindings/python/pyproject.toml)'; \
+	(cd Bindings/python && $(PYTHON) -m mypy) || status=1; \
 	exit $$status
 
 # libmediakit and its headers where pkg-config finds them; the plugins where the
@@ -103,7 +106,8 @@ bench: build
 	@set -e; for s in $(filter-out scripts/bench_lib.sh,$(wildcard scripts/bench*.sh)); do echo "== $$s"; MK_BIN="$(BIN)" bash $$s; done
 
 clean:
-	rm -rf $(SCRATCH_PATH) $(SCRATCH_PATH)-asan $(SCRATCH_PATH)-tsan out .pytest_cache Tests/oracle/__pycache__
+	rm -rf $(SCRATCH_PATH) $(SCRATCH_PATH)-asan $(SCRATCH_PATH)-tsan out .pytest_cache Tests/oracle/__pycache__ \
+	  Bindings/python/.mypy_cache
 	rm -f bench-work/*.nv12 bench-work/*.pcm bench-work/*.log
 
 distclean: clean

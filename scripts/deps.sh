@@ -132,25 +132,39 @@ if ! python3 -c "import mutagen" >/dev/null 2>&1; then
     python3 -c "import mutagen" >/dev/null 2>&1 || die "mutagen is still not importable by $(command -v python3)"
 fi
 
-# Ray Data, for mediakit.ray and its tests (Bindings/python/tests/test_ray.py) and
-# scripts/bench_ray.sh. Debian has no package of it: pip, and where Debian's python3
-# refuses pip installs (PEP 668, "externally-managed-environment") pip again with
-# --break-system-packages (Ray and its dependencies go under /usr/local, not over
-# Debian's own files). About 500 MB installed (ray, pyarrow, pandas), ~1 min.
-if ! python3 -c "import ray.data" >/dev/null 2>&1; then
+# pip_install SPEC: a package Debian does not have (or has too old) from PyPI, with pip; where
+# Debian's python3 refuses pip installs (PEP 668, "externally-managed-environment"), pip again
+# with --break-system-packages (it goes under /usr/local, not over Debian's own files).
+pip_install() {
     if ! python3 -m pip --version >/dev/null 2>&1; then
         apt_install python3-pip
         say "installed python3-pip"
     fi
-    if python3 -m pip install --quiet 'ray[data]' >"$LOG" 2>&1; then
-        say "installed ray[data] (pip, $(command -v python3))"
+    if python3 -m pip install --quiet "$1" >"$LOG" 2>&1; then
+        say "installed $1 (pip, $(command -v python3))"
     elif grep -q externally-managed "$LOG" \
-            && python3 -m pip install --quiet --break-system-packages 'ray[data]' >"$LOG" 2>&1; then
-        say "installed ray[data] (pip --break-system-packages, $(command -v python3))"
+            && python3 -m pip install --quiet --break-system-packages "$1" >"$LOG" 2>&1; then
+        say "installed $1 (pip --break-system-packages, $(command -v python3))"
     else
         cat "$LOG" >&2
-        die "pip install 'ray[data]' failed"
+        die "pip install '$1' failed"
     fi
+}
+
+# mypy, which `make test` runs --strict over the Python package, its tests and samples
+# (Bindings/python/pyproject.toml). From PyPI: Debian 12's python3-mypy (1.0) predates the
+# typing of numpy and Ray the checks rely on.
+if ! python3 -c "import sys; from mypy.version import __version__ as v; sys.exit(tuple(map(int, v.split('+')[0].split('.')[:2])) < (1, 10))" \
+        >/dev/null 2>&1; then
+    pip_install 'mypy>=1.10'
+    python3 -m mypy --version >/dev/null 2>&1 || die "mypy is still not runnable by $(command -v python3)"
+fi
+
+# Ray Data, for mediakit.ray and its tests (Bindings/python/tests/test_ray.py) and
+# scripts/bench_ray.sh. Debian has no package of it. About 500 MB installed (ray, pyarrow,
+# pandas), ~1 min.
+if ! python3 -c "import ray.data" >/dev/null 2>&1; then
+    pip_install 'ray[data]'
     python3 -c "import ray.data" >/dev/null 2>&1 || die "ray is still not importable by $(command -v python3)"
 fi
 

@@ -95,6 +95,14 @@ const char *mk_last_error(void);
 /** A short name for a status ("MK_EINVAL", ...). Static string; never NULL. */
 const char *mk_status_name(mk_status status);
 
+/** Progress of a long call (mk_decode_file, mk_remux, mk_transcode), called on the calling
+ *  thread now and then: `fraction` done in [0, 1]; `done` and `total` in the call's unit
+ *  (mk_decode_file: milliseconds of media; mk_remux: packets; mk_transcode: -1, unknown);
+ *  `user` is the settings' progress_user. Return 0 to go on, non-zero to cancel: the call then
+ *  stops, removes what it wrote (nothing is left under the target names) and returns
+ *  MK_ECANCELLED. */
+typedef int32_t (*mk_progress_callback)(void *user, double fraction, int64_t done, int64_t total);
+
 /* ------------------------------------------------------------------ plugins */
 
 /** Loads a codec plugin file, or every plugin in a directory, in addition to the
@@ -119,6 +127,52 @@ typedef struct mk_plugin_info {
 /** Fills *info for plugin `index` (0 <= index < mk_plugin_count()).
  *  Errors: MK_EINVAL (NULL, small struct_size, index out of range). Thread-safe. */
 mk_status mk_plugin_get_info(int32_t index, mk_plugin_info *info);
+
+/** Kinds of backends (mk_backend_info.kind). */
+#define MK_BACKEND_DECODER            1
+#define MK_BACKEND_ENCODER            2
+#define MK_BACKEND_PICTURE_CONVERTER  3
+
+/** One backend a loaded plugin registered: a decoder or encoder for a codec, or a picture
+ *  converter. Strings are static for the life of the process. */
+typedef struct mk_backend_info {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_backend_info) */
+    int32_t kind;              /**< MK_BACKEND_* */
+    const char *codec;         /**< FFmpeg's codec name ("h264"); "" for a picture converter */
+    const char *name;          /**< the backend's name, as decoder and encoder settings' `backend` take it */
+    int32_t media_type;        /**< MK_MEDIA_* of the codec; 0 for a picture converter */
+    int32_t priority;          /**< the higher is chosen first among those of a codec */
+    const char *plugin;        /**< the plugin's name ("ffmpeg") */
+    const char *plugin_path;   /**< the file it was loaded from */
+} mk_backend_info;
+
+/** Number of backends of every loaded plugin (searching the default locations first): the
+ *  decoders, then the encoders, then the picture converters, each by priority, highest first.
+ *  Thread-safe. */
+int32_t mk_backend_count(void);
+
+/** Fills *info for backend `index` (0 <= index < mk_backend_count()). Errors: MK_EINVAL (NULL,
+ *  small struct_size, index out of range). Thread-safe. */
+mk_status mk_backend_get_info(int32_t index, mk_backend_info *info);
+
+/** Number of plugin files the registry found but refused (not a plugin, another plugin ABI, a
+ *  failed entry point). Thread-safe. */
+int32_t mk_plugin_failure_count(void);
+
+/** Sets *message to failure `index` (0 <= index < mk_plugin_failure_count()): a sentence naming
+ *  the file and why it was refused, and *path to that file (either may be NULL). Strings are
+ *  static for the life of the process. Errors: MK_EINVAL (index out of range). Thread-safe. */
+mk_status mk_plugin_failure(int32_t index, const char **path, const char **message);
+
+/** Number of places the registry searched for plugins (MEDIAKIT_PLUGIN_PATH entries, the
+ *  library's own directory, <prefix>/lib/mediakit/plugins, and those of mk_plugins_load).
+ *  Thread-safe. */
+int32_t mk_plugin_search_count(void);
+
+/** Sets *path to searched place `index` (0 <= index < mk_plugin_search_count()), a directory
+ *  or file; static for the life of the process. Errors: MK_EINVAL (NULL, index out of range).
+ *  Thread-safe. */
+mk_status mk_plugin_search_path(int32_t index, const char **path);
 
 /* ------------------------------------------------------------------ demuxer */
 
@@ -173,7 +227,17 @@ mk_status mk_demuxer_track_count(const mk_demuxer *demuxer, int32_t *count);
 /** Container duration in seconds (0 if unknown). Errors: MK_EINVAL. */
 mk_status mk_demuxer_duration(const mk_demuxer *demuxer, double *seconds);
 
-/** Everything about one track. Strings and extradata are borrowed from the demuxer. */
+/** One entry of a track's edit list (how media time maps to presentation time; MP4 elst).
+ *  Fixed layout: it never grows (a new type would be added instead). */
+typedef struct mk_edit {
+    int64_t segment_duration;  /**< length of the span, in mk_track_info.movie_time_scale ticks */
+    int64_t media_time;        /**< where the span starts in the media, in the track's time base;
+                                    -1 for an empty edit (a gap) */
+    double media_rate;         /**< 1 for normal play, 0 for a dwell */
+} mk_edit;
+
+/** Everything about one track. Strings, extradata, edits and the sample entry are borrowed from
+ *  the demuxer (valid until mk_demuxer_close). */
 typedef struct mk_track_info {
     uint32_t struct_size;      /**< set by the caller: sizeof(mk_track_info) */
     int32_t index;             /**< position in the container, from 0 */
@@ -201,10 +265,32 @@ typedef struct mk_track_info {
     int32_t reflected;         /**< 1 when the display matrix also mirrors the picture (negative
                                     determinant, e.g. [0 1; 1 0]); `rotation` alone then does not
                                     say how to show it: mk-decode turns it as ffmpeg does */
+    int32_t matrix[9];         /**< the display matrix (MP4 tkhd), row-major (a b u c d v x y w): a b c
+                                    d x y in 16.16 fixed point, u v w in 2.30; identity if none */
+    const mk_edit *edits;      /**< the edit list, edit_count entries; NULL when none */
+    int32_t edit_count;
+    int64_t movie_time_scale;  /**< ticks per second of the edits' segment_duration (MP4 mvhd) */
+    int64_t bit_rate;          /**< average bits per second the container states, 0 if none */
+    int32_t sample_aspect_num; /**< video: pixel aspect ratio the container states (pasp), 0/1 if none */
+    int32_t sample_aspect_den;
+    int32_t color_range;       /**< video, as the container states it (MP4 colr): 0 unknown, 1 limited, 2 full */
+    int32_t color_primaries;   /**< ISO/IEC 23091-2 code points; 2: unspecified */
+    int32_t color_transfer;
+    int32_t color_space;       /**< the matrix coefficients code point */
+    uint64_t channel_mask;     /**< audio: WAVE channel mask the container states, 0 if none */
+    int32_t bits_per_coded_sample; /**< from the sample entry, 0 if unknown */
+    int32_t block_align;       /**< audio: bytes per packet of constant-size codecs, 0 if unknown */
+    int32_t reorder_depth;     /**< video: frames of B-frame reordering (from the timestamps), 0 if none */
+    int32_t encrypted;         /**< 1 for an encrypted track (encv / enca) */
+    int32_t trims_on_packets;  /**< 1 when the cuts are on the packets (mk_packet_info trim_start /
+                                    trim_end: Ogg); encoder_delay / padding are then informative */
+    const uint8_t *sample_entry; /**< the whole source sample entry (MP4 stsd entry), NULL if none */
+    size_t sample_entry_size;
 } mk_track_info;
 
 /** Fills *info for track `index`, up to info->struct_size bytes (a caller built against an
- *  older header, whose struct ends before `reflected`, still works).
+ *  older header, whose struct ends before `reflected` or before `matrix`, still works: nothing
+ *  past its struct_size is written).
  *  Errors: MK_EINVAL (NULL, struct_size smaller than the 0.1 struct, out of range). */
 mk_status mk_demuxer_track(const mk_demuxer *demuxer, int32_t index, mk_track_info *info);
 
@@ -242,24 +328,43 @@ mk_status mk_demuxer_select_tracks(mk_demuxer *demuxer, const int32_t *tracks, i
 typedef struct mk_packet_info {
     uint32_t struct_size;      /**< set by the caller: sizeof(mk_packet_info) */
     int32_t track;             /**< track index */
-    int64_t pts, dts;          /**< in the track's time base, as stored */
-    int64_t duration;
+    int64_t pts, dts;          /**< in the track's time base, as stored; MK_NOPTS_VALUE if none */
+    int64_t duration;          /**< 0 when unknown (see duration_stated) */
     int64_t position;          /**< byte offset in the file, -1 if none */
     int32_t is_keyframe;       /**< 1 for a sync sample */
     const uint8_t *data;
     size_t size;
+    /* Added in 0.2 (filled, and read by mk_packet_create, only when struct_size covers them): */
+    int32_t time_base_num;     /**< the timestamps' unit (the track's time base); 0/0 from a caller:
+                                    unknown (mk_packet_create) */
+    int32_t time_base_den;
+    int32_t duration_stated;   /**< 1 when the container states the duration, 0 included (an MP4 stts
+                                    entry of 0); 0: unknown. mk_packet_create: 1 keeps a duration of
+                                    0 as stated (0 default: a zero duration is unknown) */
+    int32_t trim_start;        /**< audio: samples to drop from the start of the decoded packet
+                                    (FFmpeg's skip_samples side data; Ogg Opus pre-skip) */
+    int32_t trim_end;          /**< audio: samples to drop from its end */
+    int32_t truncated;         /**< 1 when the file ends inside this packet (data holds what it has) */
+    int32_t discard;           /**< 1: decode but do not output its frames (AV_PKT_FLAG_DISCARD) */
+    int32_t parameters_changed; /**< 1 on the first packet after the codec parameters changed (a chained
+                                    Ogg link); the decoders of this library follow it themselves.
+                                    Ignored by mk_packet_create */
 } mk_packet_info;
 
-/** Fills *info. Errors: MK_EINVAL. */
+/** Fills *info, up to info->struct_size bytes (a caller of the 0.1 header, whose struct ends at
+ *  `size`, still works). Errors: MK_EINVAL. */
 mk_status mk_packet_get_info(const mk_packet *packet, mk_packet_info *info);
 
 /** Creates a packet from bytes the caller parsed itself (a network protocol, an Annex B
- *  stream, its own demuxer), to send to a decoder opened with mk_decoder_open_params.
- *  Reads info->data[0 .. info->size) (COPIED: the caller's buffer may be reused as soon as
- *  this returns), info->track, pts, dts, duration (in the decoder's time base; MK_NOPTS_VALUE
- *  for none) and is_keyframe; `position` is ignored. On success *out must be freed with
- *  mk_packet_free(). Errors: MK_EINVAL (NULL out or info, a small struct_size, NULL data
- *  with a size, a size over 256 MiB, a negative track). */
+ *  stream, its own demuxer), to send to a decoder opened with mk_decoder_open_params or to
+ *  write with mk_muxer_write_packet. Reads info->data[0 .. info->size) (COPIED: the caller's
+ *  buffer may be reused as soon as this returns), info->track, pts, dts, duration (in the
+ *  decoder's or the muxer track's time base; MK_NOPTS_VALUE for none) and is_keyframe, and
+ *  from a 0.2 struct time_base_num / den, duration_stated, trim_start, trim_end, truncated and
+ *  discard; `position` and `parameters_changed` are ignored. On success *out (OWNED by the
+ *  caller) must be freed with mk_packet_free(). Errors: MK_EINVAL (NULL out or info, a
+ *  struct_size smaller than the 0.1 struct, NULL data with a size, a size over 256 MiB, a
+ *  negative track, time base or trim). */
 mk_status mk_packet_create(mk_packet **out, const mk_packet_info *info);
 
 /** Frees *packet and sets it to NULL. Harmless on NULL. */
@@ -317,6 +422,34 @@ typedef struct mk_codec_params {
     int32_t time_base_den;     /**< Default 90000 */
     int32_t reorder_depth;     /**< video: frames of B-frame reordering when known (the MP4
                                     ctts depth); 0: as the bitstream says. Default 0 */
+    /* Added in 0.2 (read only when struct_size covers them; a caller built against the 0.1
+     * header, whose struct ends at reorder_depth, passes its smaller struct unchanged and gets
+     * the defaults below). Set by mk_codec_params_default(). */
+    const char *codec_tag;     /**< the container's tag to write: "avc1" or "avc3" (H.264), "hvc1" or
+                                    "hev1" (HEVC); NULL (default): the codec's usual one. Borrowed for the call */
+    const char *language;      /**< muxer: ISO 639-2/T code ("eng"); NULL (default): "und". MP4 writes
+                                    it (mdhd); Matroska and Ogg do not. Borrowed for the call */
+    int32_t matrix[9];         /**< muxer: the display matrix, row-major (a b u c d v x y w), a b c d x y
+                                    in 16.16 fixed point, u v w in 2.30, as MP4's tkhd and
+                                    mk_track_info.matrix; all zero (default): identity. MP4 only */
+    int32_t encoder_delay;     /**< audio: priming samples (at sample_rate) to drop at the start.
+                                    Default 0. A decoder from these parameters drops them from its
+                                    output. A muxer: MP4 writes delay and padding as an edit list (the
+                                    samples between them are presented, as FFmpeg and Apple apply it);
+                                    Matroska and Ogg take them only where the codec states them
+                                    (the Opus pre-skip of extradata): other values are MK_EUNSUPPORTED */
+    int32_t encoder_padding;   /**< audio: padding samples (at sample_rate) to drop at the end. Default 0 */
+    int64_t bit_rate;          /**< average bits per second, 0 (default) if unknown */
+    int32_t sample_aspect_num; /**< video: pixel aspect ratio (MP4 pasp), 0/1 (default) if not stated */
+    int32_t sample_aspect_den;
+    int32_t color_range;       /**< video: 0 unknown (default), 1 limited, 2 full */
+    int32_t color_primaries;   /**< video: ISO/IEC 23091-2 code points; 2 (default) or 0: unspecified.
+                                    Pictures whose bitstream does not say take these */
+    int32_t color_transfer;
+    int32_t color_space;       /**< the matrix coefficients code point */
+    int32_t bits_per_coded_sample; /**< bits per coded sample (PCM: 16, 24 ...); 0 (default) if unknown */
+    int32_t block_align;       /**< audio: bytes per packet of constant-size codecs; 0 (default) */
+    uint64_t channel_mask;     /**< audio: WAVE channel mask of the speakers, 0 (default): none stated */
 } mk_codec_params;
 
 /** Fills *params with the defaults (no codec, time base 1/90000). Harmless on NULL. */
@@ -381,9 +514,21 @@ typedef struct mk_frame_info {
     const uint8_t *planes[8];
     int64_t strides[8];        /**< video: bytes per row; audio: bytes in the plane */
     int64_t plane_sizes[8];    /**< bytes that may be read from each plane */
+    /* Added in 0.2 (filled only when struct_size covers them): */
+    int32_t is_keyframe;       /**< video: 1 for a key frame */
+    int32_t color_range;       /**< video: 0 unknown, 1 limited, 2 full */
+    int32_t color_primaries;   /**< video: ISO/IEC 23091-2 code points; 2: unspecified */
+    int32_t color_transfer;
+    int32_t color_space;       /**< the matrix coefficients code point */
+    int32_t chroma_location;   /**< video: 0 unspecified, 1 left, 2 center, 3 top-left, 4 top,
+                                    5 bottom-left, 6 bottom (FFmpeg's AVChromaLocation) */
+    int32_t sample_aspect_num; /**< video: the shape of one pixel, 0/1 when unknown */
+    int32_t sample_aspect_den;
+    uint64_t channel_mask;     /**< audio: WAVE channel mask, 0 if unknown */
 } mk_frame_info;
 
-/** Fills *info. Errors: MK_EINVAL. */
+/** Fills *info, up to info->struct_size bytes (a caller of the 0.1 header, whose struct ends at
+ *  plane_sizes, still works). Errors: MK_EINVAL. */
 mk_status mk_frame_get_info(const mk_frame *frame, mk_frame_info *info);
 
 /** Packed layouts for mk_frame_pack(). */
@@ -431,7 +576,7 @@ void mk_frame_free(mk_frame **frame);
 
 /* ------------------------------------------------------------------ muxer */
 
-/** An MP4 file being written. */
+/** A container file being written: MP4, Matroska / WebM or Ogg, by the extension. */
 typedef struct mk_muxer mk_muxer;
 
 /** MP4 layouts. */
@@ -445,16 +590,30 @@ typedef struct mk_muxer_settings {
     uint32_t struct_size;      /**< sizeof(mk_muxer_settings) */
     int32_t layout;            /**< MK_LAYOUT_*. Default MK_LAYOUT_PROGRESSIVE */
     double fragment_seconds;   /**< fragment length for FRAGMENTED / HYBRID. Default 2.0 */
+    /* Added in 0.2 (read only when struct_size covers them), for mk_remux only: mk_muxer_open
+     * refuses them (MK_EINVAL). */
+    const int32_t *tracks;     /**< the source tracks to copy, in this order (borrowed for the call);
+                                    NULL (default): every track */
+    int32_t track_count;       /**< entries at tracks. Default 0 */
+    mk_progress_callback progress; /**< NULL (default) or called after each packet with packets
+                                    written and packets in all; non-zero cancels (MK_ECANCELLED) */
+    void *progress_user;       /**< passed to progress. Default NULL */
 } mk_muxer_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
 void mk_muxer_default_settings(mk_muxer_settings *settings);
 
-/** Starts writing an MP4 file at `path`. Progressive and fast-start files are written to a
- *  temporary file beside `path` and renamed by mk_muxer_finish(); fragmented and hybrid
- *  files are written to "<path>.partial" (what a crash leaves behind) and renamed at the
- *  end. settings may be NULL. On success *out must be closed with mk_muxer_close().
- *  Errors: MK_EINVAL, MK_EIO (the directory cannot be written). */
+/** Starts writing a file at `path`, in the container its extension names (as the Swift
+ *  core's ContainerCatalog.makeMuxer): MP4 (.mp4 .m4a .m4v .mov .3gp), Matroska (.mkv .mka
+ *  .mk3d), WebM (.webm: VP8, VP9, AV1, Opus, Vorbis) or Ogg (.ogg .oga; .opus: Opus only).
+ *  Progressive and fast-start files are written to a temporary file beside `path` and renamed
+ *  by mk_muxer_finish(); fragmented and hybrid MP4 files are written to "<path>.partial" (what
+ *  a crash leaves behind) and renamed at the end. The layouts other than
+ *  MK_LAYOUT_PROGRESSIVE are MP4's. settings may be NULL. On success *out (OWNED by the
+ *  caller) must be closed with mk_muxer_close().
+ *  Errors: MK_EINVAL (NULL, bad settings, a layout other than progressive for Matroska or
+ *  Ogg), MK_EUNSUPPORTED (an extension no muxer writes: the message lists those that are
+ *  written), MK_EIO (the directory cannot be written). */
 mk_status mk_muxer_open(mk_muxer **out, const char *path, const mk_muxer_settings *settings);
 
 /** Adds a copy of a demuxer's track (codec configuration, language, rotation, edit list,
@@ -463,9 +622,30 @@ mk_status mk_muxer_open(mk_muxer **out, const char *path, const mk_muxer_setting
  *  writing started or after finish), MK_EUNSUPPORTED (an encrypted track). */
 mk_status mk_muxer_add_track(mk_muxer *muxer, const mk_demuxer *demuxer, int32_t track, int32_t *index);
 
-/** Writes a packet read from a demuxer into track `index` of the new file (the packet
- *  stays the caller's). Packets of each track must come in decoding order.
- *  Errors: MK_EINVAL (bad index or handle), MK_ESTATE (after finish), MK_EIO. */
+/** Adds a track described by codec parameters, for compressed samples that no MediaKit demuxer
+ *  read (the program's own parser, a network depacketiser, an encoder), and sets *index to its
+ *  index in the new file. `params` is BORROWED for the call (strings and extradata are copied).
+ *  Its time base is the track's: the packets written to it carry timestamps in it (an MP4
+ *  track's time scale is its denominator). What the container needs: H.264 / HEVC / AV1 their
+ *  avcC / hvcC / av1C in extradata and a width and height; AAC its AudioSpecificConfig, Opus
+ *  its OpusHead, FLAC its STREAMINFO, with the rate and channels; Matroska also takes the codec
+ *  private data as extradata. Also reads (0.2 struct) codec_tag, language, matrix, encoder delay
+ *  and padding, sample aspect ratio, bit rate, colour, channel mask; see mk_codec_params.
+ *  Call before the first mk_muxer_write_packet(). Errors: MK_EINVAL (NULL, a small struct_size,
+ *  no codec, a media type other than audio or video, a non-positive time base, a missing
+ *  configuration, size, rate or channel count the container needs: the message names it),
+ *  MK_ESTATE (after writing started, or after finish), MK_EUNSUPPORTED (a codec the container
+ *  does not carry, a trim it cannot state). */
+mk_status mk_muxer_add_track_params(mk_muxer *muxer, const mk_codec_params *params, int32_t *index);
+
+/** Writes a packet into track `index` of the new file: one read from a demuxer, or one made
+ *  with mk_packet_create() (its `track` field is ignored). The packet stays the caller's
+ *  (BORROWED for the call). Its pts, dts and duration are in the track's time base (that of
+ *  the demuxer's track or of mk_codec_params); a dts of MK_NOPTS_VALUE is taken as the pts
+ *  (right for audio and for video without reordering), a duration of 0 as unknown (the
+ *  container derives it from the next packet). Packets of each track must come in decoding
+ *  order. Errors: MK_EINVAL (bad index or handle, no timestamp at all, a dts going back),
+ *  MK_ESTATE (after finish), MK_EIO. */
 mk_status mk_muxer_write_packet(mk_muxer *muxer, int32_t index, const mk_packet *packet);
 
 /** Completes the file and moves it to its final name. Errors: MK_EINVAL, MK_ESTATE
@@ -615,6 +795,10 @@ typedef struct mk_decode_settings {
     int32_t autorotate;        /**< 1: turn pictures upright as ffmpeg does (default) */
     int32_t threads;           /**< decoder threads, 0 = every core (default) */
     const char *backend;       /**< backend or plugin name; NULL: by priority (default) */
+    /* Added in 0.2 (read only when struct_size covers them): */
+    mk_progress_callback progress; /**< NULL (default) or called with milliseconds decoded of the
+                                    longest track's; non-zero from it cancels (MK_ECANCELLED) */
+    void *progress_user;       /**< passed to progress. Default NULL */
 } mk_decode_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
@@ -627,15 +811,19 @@ void mk_decode_default_settings(mk_decode_settings *settings);
  *  A file cut short is decoded as far as it goes, as ffmpeg does: the outputs ARE
  *  written, and MK_ETRUNCATED is returned with mk_last_error() naming the offset of the
  *  cut (a warning: check for it with `st == MK_OK || st == MK_ETRUNCATED`).
+ *  settings->progress may cancel: nothing is then left under the output names.
  *  Errors: those of mk_demuxer_open and mk_decoder_open, MK_ENOTFOUND (the file
- *  lacks the track), MK_EUNSUPPORTED, MK_EIO. */
+ *  lacks the track), MK_EUNSUPPORTED, MK_ECANCELLED, MK_EIO. */
 mk_status mk_decode_file(const char *path, const char *audio_out, const char *video_out,
                          const mk_decode_settings *settings);
 
-/** Copies every track of `src` (MP4, MOV, M4A, fragmented or not) into a new MP4 file
- *  at `dst` without decoding, as the mk-remux sample does. settings may be NULL
- *  (progressive). Errors: those of mk_demuxer_open and mk_muxer_open, MK_EUNSUPPORTED
- *  (an encrypted track), MK_EIO (the target name is then left untouched). */
+/** Copies the tracks of `src` (any container MediaKit reads; settings->tracks chooses them,
+ *  NULL: every track) into a new file at `dst` without decoding, as the mk-remux sample does:
+ *  MP4 (any layout), Matroska / WebM or Ogg, by dst's extension. settings may be NULL
+ *  (progressive, every track). settings->progress is called after each packet. A failure or a
+ *  cancel leaves nothing under `dst`. Errors: those of mk_demuxer_open and mk_muxer_open,
+ *  MK_EINVAL (a track that does not exist), MK_EUNSUPPORTED (an encrypted track, a codec the
+ *  container does not carry), MK_ECANCELLED, MK_EIO (the target name is then left untouched). */
 mk_status mk_remux(const char *src, const char *dst, const mk_muxer_settings *settings);
 
 /* ------------------------------------------------------------------ stream parser */
@@ -855,6 +1043,11 @@ typedef struct mk_encoder_settings {
     int32_t channels;          /**< coded channels; 0: the input's (default) */
     const char *backend;       /**< backend or plugin name; NULL: by priority (default) */
     int32_t copy_video;        /**< mk_transcode: 1 copies the video tracks into an MP4 output (default 0) */
+    /* Added in 0.2 (read only when struct_size covers them), for mk_transcode only:
+     * mk_encoder_open refuses them (MK_EINVAL). */
+    mk_progress_callback progress; /**< NULL (default) or called now and then with the fraction
+                                    done (done and total -1); non-zero cancels (MK_ECANCELLED) */
+    void *progress_user;       /**< passed to progress. Default NULL */
 } mk_encoder_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
@@ -911,9 +1104,10 @@ void mk_encoder_close(mk_encoder **encoder);
  *  gapless by an edit list, plus iTunSMPB for AAC), .flac, .mp3 (LAME tag), .mka / .mkv /
  *  .webm. The codec
  *  comes from settings->codec or the extension. The output is written to a temporary file and
- *  renamed at the end: a failure leaves nothing under `dst`. settings may be NULL.
- *  Errors: those of mk_demuxer_open and mk_encoder_open, MK_ENOTFOUND (no audio track),
- *  MK_EUNSUPPORTED (an output or codec MediaKit does not write), MK_EIO. */
+ *  renamed at the end: a failure or a cancel (settings->progress) leaves nothing under `dst`.
+ *  settings may be NULL. Errors: those of mk_demuxer_open and mk_encoder_open, MK_ENOTFOUND
+ *  (no audio track), MK_EUNSUPPORTED (an output or codec MediaKit does not write),
+ *  MK_ECANCELLED, MK_EIO. */
 mk_status mk_transcode(const char *src, const char *dst, const mk_encoder_settings *settings);
 
 #ifdef __cplusplus

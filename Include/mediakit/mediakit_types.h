@@ -38,6 +38,8 @@ typedef int32_t mk_status;
 #define MK_ETRUNCATED (-13)  /**< the file is cut short (it ends inside a packet, page or frame):
                                   everything before the cut was returned or written; treat it as
                                   the end, with a warning. mk_last_error() names the offset. */
+#define MK_ECANCELLED (-14)  /**< the caller's progress callback asked to stop; nothing was left
+                                  under the target names (C API only: plugins never return it) */
 
 /* ------------------------------------------------------------------ media types */
 

@@ -70,52 +70,14 @@ public func mk_decoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demu
     return openDecoder(out, t, demuxerTrack: Int(track), s)
 }
 
-@_cdecl("mk_codec_params_default")
-public func mk_codec_params_default(_ p: UnsafeMutablePointer<mk_codec_params>?) {
-    guard let p else { return }
-    var d = mk_codec_params()
-    d.struct_size = UInt32(MemoryLayout<mk_codec_params>.size)
-    d.time_base_num = 1
-    d.time_base_den = 90000
-    p.pointee = d
-}
-
 @_cdecl("mk_decoder_open_params")
 public func mk_decoder_open_params(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ params: UnsafePointer<mk_codec_params>?,
                                    _ settings: UnsafePointer<mk_decoder_settings>?) -> Int32 {
     guard let out else { return fail(MK_EINVAL, "mk_decoder_open_params: out is NULL") }
     out.pointee = nil
-    guard let params else { return fail(MK_EINVAL, "mk_decoder_open_params: params is NULL") }
-    guard sizeOK(params.pointee.struct_size, MemoryLayout<mk_codec_params>.size, "mk_codec_params") else { return MK_EINVAL }
-    let c = params.pointee
-    let kind: MediaType
-    switch c.media_type {
-    case MK_MEDIA_AUDIO: kind = .audio
-    case MK_MEDIA_VIDEO: kind = .video
-    default: return fail(MK_EINVAL, "mk_decoder_open_params: media_type \(c.media_type) is not MK_MEDIA_AUDIO or MK_MEDIA_VIDEO")
-    }
-    guard let name = c.codec, name.pointee != 0 else {
-        return fail(MK_EINVAL, "mk_decoder_open_params: codec is NULL or empty (give FFmpeg's name: \"h264\", \"aac\" ...)")
-    }
-    guard c.extradata_size == 0 || c.extradata != nil else {
-        return fail(MK_EINVAL, "mk_decoder_open_params: extradata is NULL with extradata_size \(c.extradata_size)")
-    }
-    guard c.extradata_size <= 1 << 24 else {
-        return fail(MK_EINVAL, "mk_decoder_open_params: extradata_size \(c.extradata_size) is over the 16 MiB limit")
-    }
-    guard c.time_base_num > 0 && c.time_base_den > 0 else {
-        return fail(MK_EINVAL, "mk_decoder_open_params: time base \(c.time_base_num)/\(c.time_base_den) is not positive")
-    }
-    guard c.width >= 0, c.height >= 0, c.sample_rate >= 0, c.channels >= 0, c.reorder_depth >= 0 else {
-        return fail(MK_EINVAL, "mk_decoder_open_params: a negative size, rate, channel count or reorder depth")
-    }
+    guard let t = paramsTrack(params, "mk_decoder_open_params") else { return MK_EINVAL }
     guard let s = decoderSettings(settings, "mk_decoder_open_params") else { return MK_EINVAL }
-    var parameters = CodecParameters(mediaType: kind, codec: CodecID(String(cString: name)),
-                                     extradata: c.extradata_size > 0 ? Array(UnsafeBufferPointer(start: c.extradata, count: c.extradata_size)) : [],
-                                     width: Int(c.width), height: Int(c.height), sampleRate: Int(c.sample_rate), channels: Int(c.channels))
-    parameters.reorderDepth = Int(c.reorder_depth)
-    let track = Track(index: 0, id: 1, parameters: parameters, timeBase: Rational(Int64(c.time_base_num), Int64(c.time_base_den)), duration: 0)
-    return openDecoder(out, track, demuxerTrack: nil, s)
+    return openDecoder(out, t, demuxerTrack: nil, s)
 }
 
 @_cdecl("mk_decoder_close")
@@ -192,7 +154,8 @@ public func mk_decoder_seek(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ se
 public func mk_decode_default_settings(_ s: UnsafeMutablePointer<mk_decode_settings>?) {
     guard let s else { return }
     s.pointee = mk_decode_settings(struct_size: UInt32(MemoryLayout<mk_decode_settings>.size), video_layout: MK_PACK_NV12,
-                                   audio_layout: MK_PACK_S16, wav: 0, y4m: 0, trim: 1, autorotate: 1, threads: 0, backend: nil)
+                                   audio_layout: MK_PACK_S16, wav: 0, y4m: 0, trim: 1, autorotate: 1, threads: 0, backend: nil,
+                                   progress: nil, progress_user: nil)
 }
 
 @_cdecl("mk_decode_file")
@@ -203,8 +166,9 @@ public func mk_decode_file(_ path: UnsafePointer<CChar>?, _ audioOut: UnsafePoin
     var s = mk_decode_settings()
     mk_decode_default_settings(&s)
     if let settings {
-        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_decode_settings>.size, "mk_decode_settings") else { return MK_EINVAL }
-        s = settings.pointee
+        // The 0.1 struct ended at `backend`; the progress fields keep their defaults for it.
+        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_decode_settings>.offset(of: \mk_decode_settings.progress)!, "mk_decode_settings") else { return MK_EINVAL }
+        s = copyIn(s, from: settings, size: settings.pointee.struct_size)
     }
     guard s.video_layout == MK_PACK_NV12 || s.video_layout == MK_PACK_I420 else { return fail(MK_EINVAL, "mk_decode_file: video_layout \(s.video_layout) is not MK_PACK_NV12 or MK_PACK_I420") }
     guard s.audio_layout == MK_PACK_S16 || s.audio_layout == MK_PACK_F32 else { return fail(MK_EINVAL, "mk_decode_file: audio_layout \(s.audio_layout) is not MK_PACK_S16 or MK_PACK_F32") }
@@ -220,8 +184,11 @@ public func mk_decode_file(_ path: UnsafePointer<CChar>?, _ audioOut: UnsafePoin
     o.autorotate = s.autorotate != 0
     o.threads = Int(s.threads)
     o.backend = s.backend.map { String(cString: $0) }
-    return guarded {
-        let result = try FileDecoder.decode(path: String(cString: path), options: o)
+    let relay = ProgressRelay(s.progress, s.progress_user)
+    return relay.guarded("mk_decode_file") {
+        let result = try FileDecoder.decode(path: String(cString: path), options: o) { seconds, total in
+            try relay.check(fraction: total > 0 ? seconds / total : 0, done: Int64((seconds * 1000).rounded()), total: Int64((total * 1000).rounded()))
+        }
         if let cut = result.truncation { return fail(MK_ETRUNCATED, cut.description) }   // the outputs are written
         return MK_OK
     }

@@ -8,6 +8,9 @@ final class DemuxerHandle {
     let demuxer: Demuxer
     let strings: [(codec: CString, tag: CString, language: CString, unsupported: CString?)]
     let extradata: [UnsafeMutableBufferPointer<UInt8>]
+    /// Each track's edit list and source sample entry, as mk_track_info lends them.
+    let edits: [UnsafeMutableBufferPointer<mk_edit>]
+    let sampleEntries: [UnsafeMutableBufferPointer<UInt8>]
     /// The cut of a file cut short, once a read returned MK_ETRUNCATED.
     var truncation: MediaError?
     /// The messages mk_demuxer_warning() lends out, rebuilt by mk_demuxer_warning_count().
@@ -19,13 +22,22 @@ final class DemuxerHandle {
         strings = demuxer.tracks.map { t in
             (CString(t.parameters.codec.rawValue), CString(t.parameters.codecTag), CString(t.language), t.unsupportedReason.map { CString($0) })
         }
-        extradata = demuxer.tracks.map { t in
-            let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: t.parameters.extradata.count)
-            _ = copy.initialize(from: t.parameters.extradata)
-            return copy
+        func copy<T>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
+            let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: values.count)
+            _ = buffer.initialize(from: values)
+            return buffer
+        }
+        extradata = demuxer.tracks.map { copy($0.parameters.extradata) }
+        sampleEntries = demuxer.tracks.map { copy($0.parameters.sampleEntry) }
+        edits = demuxer.tracks.map { t in
+            copy(t.editList.map { mk_edit(segment_duration: $0.segmentDuration, media_time: $0.mediaTime, media_rate: $0.mediaRate) })
         }
     }
-    deinit { extradata.forEach { $0.deallocate() } }
+    deinit {
+        extradata.forEach { $0.deallocate() }
+        sampleEntries.forEach { $0.deallocate() }
+        edits.forEach { $0.deallocate() }
+    }
 }
 
 /// A packet read through the C API.
@@ -161,8 +173,27 @@ public func mk_demuxer_track(_ d: OpaquePointer?, _ index: Int32, _ info: Unsafe
     i.encoder_padding = Int32(clamping: t.encoderPadding)
     i.unsupported = s.unsupported.map { UnsafePointer($0.pointer) }
     i.reflected = t.isReflected ? 1 : 0
-    let count = min(Int(i.struct_size), MemoryLayout<mk_track_info>.size)
-    withUnsafeBytes(of: i) { UnsafeMutableRawPointer(info).copyMemory(from: $0.baseAddress!, byteCount: count) }
+    setCArray(&i.matrix, t.matrix.count == 9 ? t.matrix : [0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x4000_0000])
+    let edits = h.edits[Int(index)], entry = h.sampleEntries[Int(index)]
+    i.edits = edits.isEmpty ? nil : UnsafePointer(edits.baseAddress)
+    i.edit_count = Int32(clamping: edits.count)
+    i.movie_time_scale = t.movieTimeScale
+    i.bit_rate = Int64(p.bitRate)
+    i.sample_aspect_num = Int32(clamping: p.sampleAspectRatio.numerator)
+    i.sample_aspect_den = Int32(clamping: p.sampleAspectRatio.denominator)
+    i.color_range = Int32(p.colorRange.rawValue)
+    i.color_primaries = Int32(clamping: p.colorPrimaries.rawValue)
+    i.color_transfer = Int32(clamping: p.colorTransfer.rawValue)
+    i.color_space = Int32(clamping: p.colorSpace.rawValue)
+    i.channel_mask = p.channelMask
+    i.bits_per_coded_sample = Int32(clamping: p.bitsPerCodedSample)
+    i.block_align = Int32(clamping: p.blockAlign)
+    i.reorder_depth = Int32(clamping: p.reorderDepth)
+    i.encrypted = t.isEncrypted ? 1 : 0
+    i.trims_on_packets = t.trimsOnPackets ? 1 : 0
+    i.sample_entry = entry.isEmpty ? nil : UnsafePointer(entry.baseAddress)
+    i.sample_entry_size = entry.count
+    copyOut(i, to: info, size: i.struct_size)
     return MK_OK
 }
 
@@ -250,21 +281,69 @@ public func mk_demuxer_select_tracks(_ d: OpaquePointer?, _ tracks: UnsafePointe
     return MK_OK
 }
 
+/// The 0.1 mk_packet_info ended at `size`.
+private let packetInfoOldSize = MemoryLayout<mk_packet_info>.offset(of: \mk_packet_info.time_base_num)!
+
 @_cdecl("mk_packet_get_info")
 public func mk_packet_get_info(_ packet: OpaquePointer?, _ info: UnsafeMutablePointer<mk_packet_info>?) -> Int32 {
     guard let h = liveHandle(PacketHandle.self, packet, "mk_packet_get_info") else { return MK_EINVAL }
     guard let info else { return fail(MK_EINVAL, "mk_packet_get_info: info is NULL") }
-    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_packet_info>.size, "mk_packet_info") else { return MK_EINVAL }
+    guard sizeOK(info.pointee.struct_size, packetInfoOldSize, "mk_packet_info") else { return MK_EINVAL }
     let p = h.packet
-    info.pointee.track = Int32(p.trackIndex)
-    info.pointee.pts = p.pts
-    info.pointee.dts = p.dts
-    info.pointee.duration = p.duration
-    info.pointee.position = p.position
-    info.pointee.is_keyframe = p.isKeyframe ? 1 : 0
-    info.pointee.data = h.bytes
-    info.pointee.size = p.data.count
+    var i = mk_packet_info()
+    i.struct_size = info.pointee.struct_size
+    i.track = Int32(clamping: p.trackIndex)
+    i.pts = p.pts
+    i.dts = p.dts
+    i.duration = p.duration
+    i.position = p.position
+    i.is_keyframe = p.isKeyframe ? 1 : 0
+    i.data = h.bytes
+    i.size = p.data.count
+    i.time_base_num = Int32(clamping: p.timeBase.numerator)
+    i.time_base_den = Int32(clamping: p.timeBase.denominator)
+    i.duration_stated = p.statedDuration != nil ? 1 : 0
+    i.trim_start = Int32(clamping: p.trimStart)
+    i.trim_end = Int32(clamping: p.trimEnd)
+    i.truncated = p.isTruncated ? 1 : 0
+    i.discard = p.isDiscarded ? 1 : 0
+    i.parameters_changed = p.newParameters != nil ? 1 : 0
+    copyOut(i, to: info, size: i.struct_size)
     return MK_OK
+}
+
+@_cdecl("mk_packet_create")
+public func mk_packet_create(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ info: UnsafePointer<mk_packet_info>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_packet_create: out is NULL") }
+    out.pointee = nil
+    guard let info else { return fail(MK_EINVAL, "mk_packet_create: info is NULL") }
+    guard sizeOK(info.pointee.struct_size, packetInfoOldSize, "mk_packet_info") else { return MK_EINVAL }
+    let i = copyIn(mk_packet_info(), from: info, size: info.pointee.struct_size)
+    guard i.size == 0 || i.data != nil else { return fail(MK_EINVAL, "mk_packet_create: data is NULL with size \(i.size)") }
+    guard i.size <= 1 << 28 else { return fail(MK_EINVAL, "mk_packet_create: size \(i.size) is over the 256 MiB packet limit") }
+    guard i.track >= 0 else { return fail(MK_EINVAL, "mk_packet_create: track \(i.track) is negative") }
+    guard i.time_base_num >= 0, i.time_base_den >= 0, (i.time_base_num == 0) == (i.time_base_den == 0) else {
+        return fail(MK_EINVAL, "mk_packet_create: time base \(i.time_base_num)/\(i.time_base_den) is not positive (0/0: unknown)")
+    }
+    guard i.trim_start >= 0, i.trim_end >= 0 else {
+        return fail(MK_EINVAL, "mk_packet_create: trim_start \(i.trim_start) or trim_end \(i.trim_end) is negative")
+    }
+    let bytes = i.size > 0 ? Array(UnsafeBufferPointer(start: i.data, count: i.size)) : []
+    var packet = Packet(trackIndex: Int(i.track), pts: i.pts, dts: i.dts,
+                        statedDuration: i.duration != 0 || i.duration_stated != 0 ? i.duration : nil, isKeyframe: i.is_keyframe != 0,
+                        position: -1, data: bytes,
+                        timeBase: i.time_base_den > 0 ? Rational(Int64(i.time_base_num), Int64(i.time_base_den)) : Rational(1, 1))
+    packet.trimStart = Int(i.trim_start)
+    packet.trimEnd = Int(i.trim_end)
+    packet.isTruncated = i.truncated != 0
+    packet.isDiscarded = i.discard != 0
+    out.pointee = Handles.make(PacketHandle(packet))
+    return MK_OK
+}
+
+@_cdecl("mk_packet_free")
+public func mk_packet_free(_ packet: UnsafeMutablePointer<OpaquePointer?>?) {
+    Handles.release(packet, as: PacketHandle.self)
 }
 
 /// Track `track` of a live demuxer handle, or nil after fail() (a bad handle or index) naming `function`.
@@ -276,26 +355,4 @@ func demuxerTrack(_ demuxer: OpaquePointer?, _ track: Int32, _ function: String)
         return nil
     }
     return tracks[Int(track)]
-}
-
-@_cdecl("mk_packet_create")
-public func mk_packet_create(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ info: UnsafePointer<mk_packet_info>?) -> Int32 {
-    guard let out else { return fail(MK_EINVAL, "mk_packet_create: out is NULL") }
-    out.pointee = nil
-    guard let info else { return fail(MK_EINVAL, "mk_packet_create: info is NULL") }
-    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_packet_info>.size, "mk_packet_info") else { return MK_EINVAL }
-    let i = info.pointee
-    guard i.size == 0 || i.data != nil else { return fail(MK_EINVAL, "mk_packet_create: data is NULL with size \(i.size)") }
-    guard i.size <= 1 << 28 else { return fail(MK_EINVAL, "mk_packet_create: size \(i.size) is over the 256 MiB packet limit") }
-    guard i.track >= 0 else { return fail(MK_EINVAL, "mk_packet_create: track \(i.track) is negative") }
-    let bytes = i.size > 0 ? Array(UnsafeBufferPointer(start: i.data, count: i.size)) : []
-    let packet = Packet(trackIndex: Int(i.track), pts: i.pts, dts: i.dts, duration: i.duration, isKeyframe: i.is_keyframe != 0,
-                        position: -1, data: bytes, timeBase: Rational(1, 1))
-    out.pointee = Handles.make(PacketHandle(packet))
-    return MK_OK
-}
-
-@_cdecl("mk_packet_free")
-public func mk_packet_free(_ packet: UnsafeMutablePointer<OpaquePointer?>?) {
-    Handles.release(packet, as: PacketHandle.self)
 }

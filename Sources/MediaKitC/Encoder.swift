@@ -25,19 +25,23 @@ public func mk_encoder_default_settings(_ s: UnsafeMutablePointer<mk_encoder_set
     guard let s else { return }
     s.pointee = mk_encoder_settings(struct_size: UInt32(MemoryLayout<mk_encoder_settings>.size), codec: nil, bit_rate: 0,
                                     has_quality: 0, quality: 0, complexity: -1, application: MK_APPLICATION_DEFAULT,
-                                    frame_duration: 0, sample_rate: 0, channels: 0, backend: nil, copy_video: 0)
+                                    frame_duration: 0, sample_rate: 0, channels: 0, backend: nil, copy_video: 0,
+                                    progress: nil, progress_user: nil)
 }
 
-/// The checked settings: the encoder settings and the coded rate and channels asked for.
+/// The checked settings: the encoder settings, the coded rate and channels asked for, whether
+/// to copy the video, and the progress callback (mk_transcode's).
 private func encoderSettings(_ s: UnsafePointer<mk_encoder_settings>?, codec fallback: CodecID?, _ function: String) throws
-    -> (EncoderSettings, Int?, Int?, Bool) {
+    -> (EncoderSettings, Int?, Int?, Bool, ProgressRelay) {
     var c = mk_encoder_settings()
     mk_encoder_default_settings(&c)
     if let s {
-        guard Int(s.pointee.struct_size) >= MemoryLayout<mk_encoder_settings>.size else {
-            throw MediaError(.invalidArgument, "\(function): mk_encoder_settings.struct_size is \(s.pointee.struct_size); this library needs at least \(MemoryLayout<mk_encoder_settings>.size)")
+        // The 0.1 struct ended at copy_video; the progress fields keep their defaults for it.
+        let oldSize = MemoryLayout<mk_encoder_settings>.offset(of: \mk_encoder_settings.progress)!
+        guard Int(s.pointee.struct_size) >= oldSize else {
+            throw MediaError(.invalidArgument, "\(function): mk_encoder_settings.struct_size is \(s.pointee.struct_size); this library needs at least \(oldSize)")
         }
-        c = s.pointee
+        c = copyIn(c, from: s, size: s.pointee.struct_size)
     }
     guard let codec = c.codec.map({ CodecID(String(cString: $0).lowercased()) }) ?? fallback else {
         throw MediaError(.invalidArgument, "\(function): settings.codec is NULL")
@@ -52,7 +56,8 @@ private func encoderSettings(_ s: UnsafePointer<mk_encoder_settings>?, codec fal
     e.application = EncoderSettings.Application(rawValue: c.application)
     e.frameDuration = c.frame_duration > 0 ? c.frame_duration : nil
     e.backend = c.backend.map { String(cString: $0) }
-    return (e, c.sample_rate > 0 ? Int(c.sample_rate) : nil, c.channels > 0 ? Int(c.channels) : nil, c.copy_video != 0)
+    return (e, c.sample_rate > 0 ? Int(c.sample_rate) : nil, c.channels > 0 ? Int(c.channels) : nil, c.copy_video != 0,
+            ProgressRelay(c.progress, c.progress_user))
 }
 
 @_cdecl("mk_encoder_open")
@@ -62,7 +67,8 @@ public func mk_encoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ form
     out.pointee = nil
     return guarded {
         let src = try request(format, "source", open: false)
-        let (s, rate, channels, _) = try encoderSettings(settings, codec: nil, "mk_encoder_open")
+        let (s, rate, channels, _, relay) = try encoderSettings(settings, codec: nil, "mk_encoder_open")
+        if relay.isSet { throw MediaError(.invalidArgument, "mk_encoder_open: progress is mk_transcode's setting (an encoder codes what it is pushed)") }
         let source = AudioFormat(src.sampleType, planar: src.planar, sampleRate: src.sampleRate!, layout: src.layout!)
         let converter = try AudioEncodingConverter(from: source, to: s, sampleRate: rate, channels: channels)
         out.pointee = Handles.make(EncoderHandle(converter))
@@ -145,9 +151,11 @@ public func mk_encoder_close(_ e: UnsafeMutablePointer<OpaquePointer?>?) {
 @_cdecl("mk_transcode")
 public func mk_transcode(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?, _ settings: UnsafePointer<mk_encoder_settings>?) -> Int32 {
     guard let src, let dst else { return fail(MK_EINVAL, "mk_transcode: \(src == nil ? "src" : "dst") is NULL") }
-    return guarded {
-        let output = String(cString: dst)
-        let (s, rate, channels, copyVideo) = try encoderSettings(settings, codec: Transcoder.defaultCodec(forOutput: output) ?? "", "mk_transcode")
+    let output = String(cString: dst)
+    let checked: (EncoderSettings, Int?, Int?, Bool, ProgressRelay)
+    do { checked = try encoderSettings(settings, codec: Transcoder.defaultCodec(forOutput: output) ?? "", "mk_transcode") } catch { return fail(error) }
+    let (s, rate, channels, copyVideo, relay) = checked
+    return relay.guarded("mk_transcode") {
         var o = TranscodeOptions(codec: s.codec.isUnknown ? nil : s.codec, bitRate: s.bitRate, sampleRate: rate, channels: channels)
         o.quality = s.quality
         o.complexity = s.complexity
@@ -155,7 +163,9 @@ public func mk_transcode(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CCha
         o.frameDuration = s.frameDuration
         o.copyVideo = copyVideo
         o.backend = s.backend
-        try Transcoder.transcode(input: String(cString: src), output: output, options: o)
+        try Transcoder.transcode(input: String(cString: src), output: output, options: o) { fraction in
+            relay.report(fraction: fraction, done: -1, total: -1)
+        }
         return MK_OK
     }
 }

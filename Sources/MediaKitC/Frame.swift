@@ -10,20 +10,12 @@ final class FrameHandle {
     init(_ frame: Frame) { self.frame = frame }
 }
 
-/// Writes `values` into the first elements of a C array (imported as a tuple of `T`);
-/// values past the array's end are left out.
-private func setCArray<Tuple, T>(_ array: inout Tuple, _ values: [T]) {
-    withUnsafeMutableBytes(of: &array) { raw in
-        let elements = raw.bindMemory(to: T.self)
-        for (k, value) in values.prefix(elements.count).enumerated() { elements[k] = value }
-    }
-}
-
 @_cdecl("mk_frame_get_info")
 public func mk_frame_get_info(_ f: OpaquePointer?, _ info: UnsafeMutablePointer<mk_frame_info>?) -> Int32 {
     guard let h = liveHandle(FrameHandle.self, f, "mk_frame_get_info") else { return MK_EINVAL }
     guard let info else { return fail(MK_EINVAL, "mk_frame_get_info: info is NULL") }
-    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_frame_info>.size, "mk_frame_info") else { return MK_EINVAL }
+    // The 0.1 struct ended at plane_sizes; newer fields are filled when struct_size covers them.
+    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_frame_info>.offset(of: \mk_frame_info.is_keyframe)!, "mk_frame_info") else { return MK_EINVAL }
     let fr = h.frame
     var i = mk_frame_info()
     i.struct_size = info.pointee.struct_size
@@ -43,7 +35,16 @@ public func mk_frame_get_info(_ f: OpaquePointer?, _ info: UnsafeMutablePointer<
     setCArray(&i.planes, planes.map { Optional($0.base.assumingMemoryBound(to: UInt8.self)) })
     setCArray(&i.strides, planes.map { Int64($0.stride) })
     setCArray(&i.plane_sizes, planes.map { Int64($0.length) })
-    info.pointee = i
+    i.is_keyframe = fr.isKeyframe ? 1 : 0
+    i.color_range = Int32(fr.colorRange.rawValue)
+    i.color_primaries = Int32(clamping: fr.colorPrimaries.rawValue)
+    i.color_transfer = Int32(clamping: fr.colorTransfer.rawValue)
+    i.color_space = Int32(clamping: fr.colorSpace.rawValue)
+    i.chroma_location = Int32(fr.chromaLocation.rawValue)
+    i.sample_aspect_num = Int32(clamping: fr.sampleAspectRatio.numerator)
+    i.sample_aspect_den = Int32(clamping: fr.sampleAspectRatio.denominator)
+    i.channel_mask = fr.channelMask
+    copyOut(i, to: info, size: i.struct_size)
     return MK_OK
 }
 

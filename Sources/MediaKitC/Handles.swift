@@ -98,6 +98,31 @@ final class CString: @unchecked Sendable {
     deinit { free(pointer) }
 }
 
+/// Writes `value` to a caller's struct of `size` bytes (its struct_size): a caller built against
+/// an older header, whose struct is shorter, gets the fields it knows and nothing past its end.
+func copyOut<T>(_ value: T, to out: UnsafeMutablePointer<T>, size: UInt32) {
+    let count = min(Int(size), MemoryLayout<T>.size)
+    withUnsafeBytes(of: value) { UnsafeMutableRawPointer(out).copyMemory(from: $0.baseAddress!, byteCount: count) }
+}
+
+/// A caller's struct of `size` bytes (its struct_size) read over `defaults`: the fields an older
+/// header's shorter struct lacks keep their defaults, and nothing past its end is read.
+func copyIn<T>(_ defaults: T, from input: UnsafePointer<T>, size: UInt32) -> T {
+    var value = defaults
+    let count = min(Int(size), MemoryLayout<T>.size)
+    withUnsafeMutableBytes(of: &value) { $0.baseAddress!.copyMemory(from: UnsafeRawPointer(input), byteCount: count) }
+    return value
+}
+
+/// Writes `values` into the first elements of a C array (imported as a tuple of `T`);
+/// values past the array's end are left out.
+func setCArray<Tuple, T>(_ array: inout Tuple, _ values: [T]) {
+    withUnsafeMutableBytes(of: &array) { raw in
+        let elements = raw.bindMemory(to: T.self)
+        for (k, value) in values.prefix(elements.count).enumerated() { elements[k] = value }
+    }
+}
+
 /// Checks a caller-set struct_size against the size this library fills.
 func sizeOK(_ size: UInt32, _ needed: Int, _ what: String) -> Bool {
     if Int(size) < needed {

@@ -3,12 +3,29 @@ import CMediaKit
 import Foundation
 import MediaKit
 
-/// A muxer being written through the C API.
+/// A muxer being written through the C API, and what it knows of each track's packets.
 final class MuxerHandle {
-    let muxer: MP4Muxer
+    let muxer: Muxer
     var finished = false
-    init(_ muxer: MP4Muxer) { self.muxer = muxer }
+    /// Per track: the packets' time base, the encoder delay and padding in samples (and the
+    /// rate), and the end of the presentation so far in time-base ticks.
+    var tracks: [(timeBase: Rational, delay: Int, padding: Int, rate: Int, end: Int64)] = []
+    init(_ muxer: Muxer) { self.muxer = muxer }
     deinit { if !finished { muxer.cancel() } }
+
+    /// MP4: the encoder delay and padding of tracks added from codec parameters become their
+    /// edit list, now that the end is known (as the Remuxer and Transcoder write gapless audio).
+    func writeTrims() {
+        guard let mp4 = muxer as? MP4Muxer else { return }
+        for (i, t) in tracks.enumerated() where t.delay > 0 || t.padding > 0 {
+            let samples = Rational(1, Int64(t.rate))
+            let delay = Rational.rescale(Int64(t.delay), from: samples, to: t.timeBase)
+            let padding = Rational.rescale(Int64(t.padding), from: samples, to: t.timeBase)
+            let n = t.timeBase.numerator
+            mp4.replaceEdits(track: i, [EditListEntry(segmentDuration: max(0, t.end - delay - padding) * n, mediaTime: delay * n, mediaRate: 1)],
+                             movieTimeScale: t.timeBase.denominator)
+        }
+    }
 }
 
 private func layout(_ s: mk_muxer_settings) -> MP4Muxer.Layout? {
@@ -21,24 +38,32 @@ private func layout(_ s: mk_muxer_settings) -> MP4Muxer.Layout? {
     }
 }
 
-private func settingsLayout(_ settings: UnsafePointer<mk_muxer_settings>?, _ function: String) -> (MP4Muxer.Layout?, Int32) {
+/// The caller's settings (a 0.1 struct ends at fragment_seconds: the rest keeps its defaults)
+/// and their layout, checked; nil after fail().
+private func muxerSettings(_ settings: UnsafePointer<mk_muxer_settings>?, _ function: String) -> (settings: mk_muxer_settings, layout: MP4Muxer.Layout)? {
     var s = mk_muxer_settings()
     mk_muxer_default_settings(&s)
     if let settings {
-        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_muxer_settings>.size, "mk_muxer_settings") else { return (nil, MK_EINVAL) }
-        s = settings.pointee
+        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_muxer_settings>.offset(of: \mk_muxer_settings.tracks)!, "mk_muxer_settings") else { return nil }
+        s = copyIn(s, from: settings, size: settings.pointee.struct_size)
     }
-    guard let l = layout(s) else { return (nil, fail(MK_EINVAL, "\(function): layout \(s.layout) is not one of MK_LAYOUT_*")) }
+    guard let l = layout(s) else { fail(MK_EINVAL, "\(function): layout \(s.layout) is not one of MK_LAYOUT_*"); return nil }
     if s.layout >= MK_LAYOUT_FRAGMENTED && !(s.fragment_seconds > 0 && s.fragment_seconds.isFinite) {
-        return (nil, fail(MK_EINVAL, "\(function): fragment_seconds must be above 0 (got \(s.fragment_seconds))"))
+        fail(MK_EINVAL, "\(function): fragment_seconds must be above 0 (got \(s.fragment_seconds))")
+        return nil
     }
-    return (l, MK_OK)
+    guard s.track_count >= 0, s.track_count <= 65536, s.track_count == 0 || s.tracks != nil else {
+        fail(MK_EINVAL, "\(function): \(s.track_count) tracks from \(s.tracks == nil ? "NULL" : "a list")")
+        return nil
+    }
+    return (s, l)
 }
 
 @_cdecl("mk_muxer_default_settings")
 public func mk_muxer_default_settings(_ s: UnsafeMutablePointer<mk_muxer_settings>?) {
     guard let s else { return }
-    s.pointee = mk_muxer_settings(struct_size: UInt32(MemoryLayout<mk_muxer_settings>.size), layout: MK_LAYOUT_PROGRESSIVE, fragment_seconds: 2.0)
+    s.pointee = mk_muxer_settings(struct_size: UInt32(MemoryLayout<mk_muxer_settings>.size), layout: MK_LAYOUT_PROGRESSIVE, fragment_seconds: 2.0,
+                                  tracks: nil, track_count: 0, progress: nil, progress_user: nil)
 }
 
 @_cdecl("mk_muxer_open")
@@ -47,12 +72,14 @@ public func mk_muxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: 
     guard let out else { return fail(MK_EINVAL, "mk_muxer_open: out is NULL") }
     out.pointee = nil
     guard let path else { return fail(MK_EINVAL, "mk_muxer_open: path is NULL") }
-    let (l, status) = settingsLayout(settings, "mk_muxer_open")
-    guard let l else { return status }
+    guard let (s, l) = muxerSettings(settings, "mk_muxer_open") else { return MK_EINVAL }
+    if s.tracks != nil || s.track_count != 0 || s.progress != nil {
+        return fail(MK_EINVAL, "mk_muxer_open: tracks, track_count and progress are mk_remux's settings (the muxer writes what it is given)")
+    }
     return guarded {
         var options = MP4Muxer.Options()
         options.layout = l
-        out.pointee = Handles.make(MuxerHandle(try MP4Muxer(path: String(cString: path), options: options)))
+        out.pointee = Handles.make(MuxerHandle(try ContainerCatalog.shared.makeMuxer(path: String(cString: path), mp4Options: options)))
         return MK_OK
     }
 }
@@ -60,15 +87,33 @@ public func mk_muxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: 
 @_cdecl("mk_muxer_add_track")
 public func mk_muxer_add_track(_ m: OpaquePointer?, _ d: OpaquePointer?, _ track: Int32, _ index: UnsafeMutablePointer<Int32>?) -> Int32 {
     guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_add_track") else { return MK_EINVAL }
-    guard let dh = liveHandle(DemuxerHandle.self, d, "mk_muxer_add_track") else { return MK_EINVAL }
     guard let index else { return fail(MK_EINVAL, "mk_muxer_add_track: index is NULL") }
-    let tracks = dh.demuxer.tracks
-    guard track >= 0 && Int(track) < tracks.count else {
-        return fail(MK_EINVAL, "mk_muxer_add_track: track \(track) does not exist (the file has \(tracks.count))")
-    }
+    guard let t = demuxerTrack(d, track, "mk_muxer_add_track") else { return MK_EINVAL }
     if h.finished { return fail(MK_ESTATE, "mk_muxer_add_track: the muxer is finished") }
     return guarded {
-        index.pointee = Int32(try h.muxer.addTrack(from: tracks[Int(track)]))
+        index.pointee = Int32(try h.muxer.addTrack(from: t))
+        h.tracks.append((t.timeBase, 0, 0, 0, 0))
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_muxer_add_track_params")
+public func mk_muxer_add_track_params(_ m: OpaquePointer?, _ params: UnsafePointer<mk_codec_params>?, _ index: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_add_track_params") else { return MK_EINVAL }
+    guard let index else { return fail(MK_EINVAL, "mk_muxer_add_track_params: index is NULL") }
+    guard var t = paramsTrack(params, "mk_muxer_add_track_params") else { return MK_EINVAL }
+    if h.finished { return fail(MK_ESTATE, "mk_muxer_add_track_params: the muxer is finished") }
+    let delay = t.encoderDelay, padding = t.encoderPadding
+    if !(h.muxer is MP4Muxer) && (padding > 0 || (delay > 0 && t.parameters.codec != "opus")) {
+        return fail(MK_EUNSUPPORTED, "mk_muxer_add_track_params: encoder_delay \(delay) and encoder_padding \(padding) are written as an MP4 edit list; "
+                    + "Matroska and Ogg state only the Opus pre-skip, from the OpusHead in extradata")
+    }
+    // The trims are written at the end (writeTrims); the Track's would make the muxer guess.
+    t.encoderDelay = 0
+    t.encoderPadding = 0
+    return guarded {
+        index.pointee = Int32(try h.muxer.addTrack(from: t))
+        h.tracks.append((t.timeBase, delay, padding, t.parameters.sampleRate, 0))
         return MK_OK
     }
 }
@@ -78,10 +123,21 @@ public func mk_muxer_write_packet(_ m: OpaquePointer?, _ index: Int32, _ packet:
     guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_write_packet") else { return MK_EINVAL }
     guard let ph = liveHandle(PacketHandle.self, packet, "mk_muxer_write_packet") else { return MK_EINVAL }
     if h.finished { return fail(MK_ESTATE, "mk_muxer_write_packet: the muxer is finished") }
+    guard index >= 0 && Int(index) < h.tracks.count else {
+        return fail(MK_EINVAL, "mk_muxer_write_packet: track \(index) does not exist (the muxer has \(h.tracks.count))")
+    }
     var p = ph.packet
-    p.trackIndex = Int(index)
+    if p.dts == Packet.noTimestamp { p.dts = p.pts }
+    if p.pts == Packet.noTimestamp { p.pts = p.dts }
+    guard p.dts != Packet.noTimestamp else {
+        return fail(MK_EINVAL, "mk_muxer_write_packet: the packet has neither a pts nor a dts (track \(index))")
+    }
+    let i = Int(index)
+    p.trackIndex = i
+    p.timeBase = h.tracks[i].timeBase
     return guarded {
         try h.muxer.write(p)
+        h.tracks[i].end = max(h.tracks[i].end, p.pts &+ p.duration)
         return MK_OK
     }
 }
@@ -92,6 +148,7 @@ public func mk_muxer_finish(_ m: OpaquePointer?) -> Int32 {
     if h.finished { return fail(MK_ESTATE, "mk_muxer_finish: the muxer is already finished or cancelled") }
     h.finished = true
     return guarded {
+        h.writeTrims()
         try h.muxer.finish()
         return MK_OK
     }
@@ -113,10 +170,13 @@ public func mk_muxer_close(_ m: UnsafeMutablePointer<OpaquePointer?>?) {
 @_cdecl("mk_remux")
 public func mk_remux(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?, _ settings: UnsafePointer<mk_muxer_settings>?) -> Int32 {
     guard let src, let dst else { return fail(MK_EINVAL, "mk_remux: \(src == nil ? "src" : "dst") is NULL") }
-    let (l, status) = settingsLayout(settings, "mk_remux")
-    guard let l else { return status }
-    return guarded {
-        try Remuxer.remux(input: String(cString: src), output: String(cString: dst), layout: l)
+    guard let (s, l) = muxerSettings(settings, "mk_remux") else { return MK_EINVAL }
+    let tracks = s.tracks.map { Array(UnsafeBufferPointer(start: $0, count: Int(s.track_count))).map(Int.init) }
+    let relay = ProgressRelay(s.progress, s.progress_user)
+    return relay.guarded("mk_remux") {
+        try Remuxer.remux(input: String(cString: src), output: String(cString: dst), layout: l, tracks: tracks) { done, total in
+            try relay.check(fraction: Double(done) / Double(max(1, total)), done: Int64(done), total: Int64(total))
+        }
         return MK_OK
     }
 }

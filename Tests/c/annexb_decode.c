@@ -9,7 +9,7 @@
  * (a new one starts at an access unit delimiter, SPS, PPS or SEI, or at a slice whose
  * first_mb_in_slice is 0, once the current one holds a slice), builds the avcC
  * configuration record from the first SPS and PPS by hand (ISO/IEC 14496-15, 5.3.3.1),
- * rewrites each access unit with 4-byte lengths, and sends them through
+ * rewrites each access unit with 4-byte lengths (all in annexb.h), and sends them through
  * mk_decoder_open_params / mk_packet_create, with libavcodec's send / receive loop.
  */
 #include <mediakit/mediakit.h>
@@ -17,39 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { const uint8_t *p; size_t n; } nal;
-
-/* Next NAL unit of data[*pos .. size) after a start code; 0 at the end. */
-static int next_nal(const uint8_t *data, size_t size, size_t *pos, nal *out) {
-    size_t i = *pos;
-    while (i + 3 <= size && !(data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1)) i++;
-    if (i + 3 > size) return 0;
-    size_t start = i + 3, end = start;
-    while (end + 3 <= size && !(data[end] == 0 && data[end + 1] == 0 && (data[end + 2] == 1 || (data[end + 2] == 0 && end + 3 < size && data[end + 3] == 1)))) end++;
-    if (end + 3 > size) end = size;
-    while (end > start && data[end - 1] == 0) end--;   /* trailing zero bytes belong to the next start code */
-    out->p = data + start;
-    out->n = end - start;
-    *pos = end;
-    return out->n > 0 ? 1 : next_nal(data, size, pos, out);
-}
-
-typedef struct { uint8_t *b; size_t n, cap; int has_slice, key; } unit;
-
-static int append(unit *u, const nal *x) {
-    if (u->n + x->n + 4 > u->cap) {
-        size_t cap = (u->n + x->n + 4) * 2;
-        uint8_t *g = realloc(u->b, cap);
-        if (!g) return 0;
-        u->b = g;
-        u->cap = cap;
-    }
-    u->b[u->n] = (uint8_t)(x->n >> 24); u->b[u->n + 1] = (uint8_t)(x->n >> 16);
-    u->b[u->n + 2] = (uint8_t)(x->n >> 8); u->b[u->n + 3] = (uint8_t)x->n;
-    memcpy(u->b + u->n + 4, x->p, x->n);
-    u->n += x->n + 4;
-    return 1;
-}
+#include "annexb.h"
 
 static long frames_out = 0;
 
@@ -104,34 +72,20 @@ static int send_unit(mk_decoder *dec, unit *u, int64_t index, FILE *out) {
 
 int main(int argc, char **argv) {
     if (argc != 3) { fprintf(stderr, "usage: annexb_decode IN.h264 OUT.yuv\n"); return 2; }
-    FILE *in = fopen(argv[1], "rb");
-    if (!in) { perror(argv[1]); return 1; }
-    fseek(in, 0, SEEK_END);
-    long size = ftell(in);
-    fseek(in, 0, SEEK_SET);
-    uint8_t *data = malloc(size > 0 ? (size_t)size : 1);
-    if (!data || fread(data, 1, (size_t)size, in) != (size_t)size) { fprintf(stderr, "cannot read %s\n", argv[1]); return 1; }
-    fclose(in);
+    size_t size = 0;
+    uint8_t *data = read_whole_file(argv[1], &size);
+    if (!data) return 1;
 
     /* avcC from the first SPS and PPS. */
     nal x, sps = {0}, pps = {0};
     size_t pos = 0;
-    while (next_nal(data, (size_t)size, &pos, &x) && (!sps.n || !pps.n)) {
+    while (next_nal(data, size, &pos, &x) && (!sps.n || !pps.n)) {
         if ((x.p[0] & 0x1f) == 7 && !sps.n) sps = x;
         if ((x.p[0] & 0x1f) == 8 && !pps.n) pps = x;
     }
-    if (!sps.n || !pps.n || sps.n < 4) { fprintf(stderr, "no SPS/PPS in %s\n", argv[1]); return 1; }
-    size_t avcc_n = 11 + sps.n + pps.n;
-    uint8_t *avcc = malloc(avcc_n);
-    if (!avcc) return 1;
-    avcc[0] = 1; avcc[1] = sps.p[1]; avcc[2] = sps.p[2]; avcc[3] = sps.p[3];
-    avcc[4] = 0xFF;                                   /* 4-byte NAL lengths */
-    avcc[5] = 0xE1;                                   /* one SPS */
-    avcc[6] = (uint8_t)(sps.n >> 8); avcc[7] = (uint8_t)sps.n;
-    memcpy(avcc + 8, sps.p, sps.n);
-    avcc[8 + sps.n] = 1;                              /* one PPS */
-    avcc[9 + sps.n] = (uint8_t)(pps.n >> 8); avcc[10 + sps.n] = (uint8_t)pps.n;
-    memcpy(avcc + 11 + sps.n, pps.p, pps.n);
+    size_t avcc_n = 0;
+    uint8_t *avcc = sps.n && pps.n ? avcc_build(&sps, &pps, &avcc_n) : NULL;
+    if (!avcc) { fprintf(stderr, "no usable SPS/PPS in %s\n", argv[1]); return 1; }
 
     mk_codec_params params;
     mk_codec_params_default(&params);
@@ -149,14 +103,11 @@ int main(int argc, char **argv) {
     int64_t index = 0;
     int ok = 1;
     pos = 0;
-    while (ok && next_nal(data, (size_t)size, &pos, &x)) {
-        int type = x.p[0] & 0x1f;
-        int vcl = type >= 1 && type <= 5;
-        int starts_unit = (type == 9 || type == 7 || type == 8 || type == 6 || (type >= 14 && type <= 18))
-                          || (vcl && x.n > 1 && (x.p[1] & 0x80));   /* first_mb_in_slice == 0 */
-        if (starts_unit && u.has_slice) ok = send_unit(dec, &u, index++, out);
+    while (ok && next_nal(data, size, &pos, &x)) {
+        int type = nal_type(&x), vcl = nal_is_slice(&x);
+        if (starts_unit(&x) && u.has_slice) ok = send_unit(dec, &u, index++, out);
         if (!ok) break;
-        if (!append(&u, &x)) { ok = 0; break; }
+        if (!unit_append(&u, &x)) { ok = 0; break; }
         if (vcl) u.has_slice = 1;
         if (type == 5) u.key = 1;
     }

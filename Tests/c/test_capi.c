@@ -284,6 +284,104 @@ static void muxer_misuse(const char *good, const char *out) {
     mk_demuxer_close(&dmx);
 }
 
+/* Tracks from codec parameters and packets from caller bytes (mk_muxer_add_track_params,
+ * mk_packet_create), and the container chosen by the extension. */
+static void muxer_params_misuse(const char *out) {
+    char path[4096];
+    mk_muxer *mux = NULL;
+    int32_t index = -1;
+    static const uint8_t asc[2] = {0x12, 0x10};   /* AAC LC, 44.1 kHz, stereo */
+    mk_codec_params p;
+    mk_codec_params_default(&p);
+    p.media_type = MK_MEDIA_AUDIO;
+    p.codec = "aac";
+    p.extradata = asc;
+    p.extradata_size = sizeof asc;
+    p.sample_rate = 44100;
+    p.channels = 2;
+    p.time_base_den = 44100;
+
+    EXPECT(mk_muxer_add_track_params(NULL, &p, &index), MK_EINVAL);
+    snprintf(path, sizeof path, "%s.xyz", out);
+    EXPECT(mk_muxer_open(&mux, path, NULL), MK_EUNSUPPORTED);
+    CHECK(strstr(mk_last_error(), ".mkv") && strstr(mk_last_error(), ".ogg"), "the message lists the extensions written");
+    CHECK(mux == NULL, "a failed open sets *out to NULL");
+    mk_muxer_settings s;
+    mk_muxer_default_settings(&s);
+    s.layout = MK_LAYOUT_FRAGMENTED;
+    snprintf(path, sizeof path, "%s.mkv", out);
+    EXPECT(mk_muxer_open(&mux, path, &s), MK_EINVAL);          /* fragments are MP4's */
+
+    EXPECT(mk_muxer_open(&mux, out, NULL), MK_OK);
+    EXPECT(mk_muxer_add_track_params(mux, NULL, &index), MK_EINVAL);
+    EXPECT(mk_muxer_add_track_params(mux, &p, NULL), MK_EINVAL);
+    mk_codec_params bad = p;
+    bad.struct_size = 8;
+    EXPECT(mk_muxer_add_track_params(mux, &bad, &index), MK_EINVAL);
+    bad = p; bad.codec = NULL;
+    EXPECT(mk_muxer_add_track_params(mux, &bad, &index), MK_EINVAL);
+    bad = p; bad.time_base_den = 0;
+    EXPECT(mk_muxer_add_track_params(mux, &bad, &index), MK_EINVAL);
+    bad = p; bad.language = "english";
+    EXPECT(mk_muxer_add_track_params(mux, &bad, &index), MK_EINVAL);
+    CHECK(strstr(mk_last_error(), "english") != NULL, "the message names the language");
+    bad = p; bad.sample_rate = 0; bad.encoder_delay = 1024;
+    EXPECT(mk_muxer_add_track_params(mux, &bad, &index), MK_EINVAL);
+    bad = p; bad.media_type = MK_MEDIA_VIDEO; bad.codec = "h264"; bad.extradata = NULL; bad.extradata_size = 0;
+    EXPECT(mk_muxer_add_track_params(mux, &bad, &index), MK_EINVAL);   /* no avcC */
+    CHECK(strstr(mk_last_error(), "avcC") != NULL, "the message names the missing avcC");
+    bad = p;
+    bad.struct_size = (uint32_t)offsetof(mk_codec_params, codec_tag);  /* a caller of the 0.1 header */
+    bad.language = (const char *)0x1;                                  /* past its struct: never read */
+    EXPECT(mk_muxer_add_track_params(mux, &bad, &index), MK_OK);
+    CHECK(index == 0, "the first track added is track 0");
+    p.language = "eng";
+    p.encoder_delay = 2112;
+    EXPECT(mk_muxer_add_track_params(mux, &p, &index), MK_OK);
+    CHECK(index == 1, "the second track added is track 1");
+
+    uint8_t frame[6] = {0x21, 0x10, 0x04, 0x60, 0x8c, 0x1c};
+    mk_packet_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    info.pts = info.dts = MK_NOPTS_VALUE;
+    info.duration = 1024;
+    info.is_keyframe = 1;
+    info.data = frame;
+    info.size = sizeof frame;
+    mk_packet *pkt = NULL;
+    EXPECT(mk_packet_create(&pkt, &info), MK_OK);
+    EXPECT(mk_muxer_write_packet(mux, 0, pkt), MK_EINVAL);     /* no timestamp at all */
+    mk_packet_free(&pkt);
+    for (int i = 0; i < 4; i++) {
+        info.pts = i * 1024;                                  /* dts: taken as the pts */
+        EXPECT(mk_packet_create(&pkt, &info), MK_OK);
+        EXPECT(mk_muxer_write_packet(mux, i % 2, pkt), MK_OK);
+        mk_packet_free(&pkt);
+    }
+    EXPECT(mk_muxer_write_packet(mux, 2, pkt), MK_EINVAL);     /* NULL packet */
+    EXPECT(mk_muxer_add_track_params(mux, &p, &index), MK_ESTATE);   /* after the first write */
+    EXPECT(mk_muxer_finish(mux), MK_OK);
+    EXPECT(mk_muxer_add_track_params(mux, &p, &index), MK_ESTATE);
+    mk_muxer_close(&mux);
+    FILE *f = fopen(out, "rb");
+    CHECK(f != NULL, "a finished muxer leaves its file");
+    if (f) fclose(f);
+    remove(out);
+
+    /* Matroska states no encoder padding: refused, not dropped; a closed unfinished muxer leaves nothing. */
+    EXPECT(mk_muxer_open(&mux, path, NULL), MK_OK);
+    p.encoder_delay = 0;
+    p.encoder_padding = 100;
+    EXPECT(mk_muxer_add_track_params(mux, &p, &index), MK_EUNSUPPORTED);
+    p.encoder_padding = 0;
+    EXPECT(mk_muxer_add_track_params(mux, &p, &index), MK_OK);
+    mk_muxer_close(&mux);
+    f = fopen(path, "rb");
+    CHECK(f == NULL, "an unfinished Matroska muxer leaves no file under the target name");
+    if (f) fclose(f);
+}
+
 static void plugins(void) {
     int32_t n = mk_plugin_count();
     CHECK(n >= 1, "the FFmpeg plugin is found beside libmediakit");
@@ -422,6 +520,7 @@ int main(int argc, char **argv) {
     missing_and_corrupt(argv[2]);
     wrong_order(argv[1]);
     muxer_misuse(argv[1], argv[3]);
+    muxer_params_misuse(argv[3]);
     plugins();
     sources(argv[1]);
     stream_parser();

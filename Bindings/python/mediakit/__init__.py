@@ -12,9 +12,14 @@ MediaKit's codec plugins, over libmediakit's C API (ctypes).
             ...
 
 Every object owns its C handle and frees it exactly once: call close() (twice is
-harmless) or use it as a context manager; a finalizer is only a safety net. Using a
-closed object raises MediaError. Errors from the library raise MediaError with the
-status and the library's message.
+harmless) or use it as a context manager; a finalizer is only a safety net. Errors from the
+library raise the ``MediaKitError`` subclass of their kind (``NotFoundError``,
+``InvalidDataError``, ``UnsupportedError`` ... see ``mediakit.errors``) with the status and the
+library's message; using a closed object raises ``InvalidArgumentError``. ``MediaError`` is
+the older name of ``MediaKitError``.
+
+``Muxer`` writes MP4, Matroska / WebM or Ogg files from a demuxer's tracks or from
+``CodecParameters`` and the caller's own packets (``Packet.create``).
 
 A file cut short (it ends inside a packet, page or frame) is read and decoded as far as
 it goes, as ffmpeg (and PyAV) do: iteration simply ends, and a ``TruncatedWarning``
@@ -30,28 +35,48 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import os
+import sys
 import weakref
 import warnings as _warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import BinaryIO, Iterator, Optional, Sequence, Union
+from types import FrameType, TracebackType
+from typing import (Any, AsyncIterator, BinaryIO, Callable, ClassVar, Iterable, Iterator, Literal, Optional, Sequence,
+                    TYPE_CHECKING, TypeVar, Union, cast, overload)
+
+if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no import at run time
+    import numpy.typing as npt
+    from typing_extensions import Self
+
+    #: What the array-returning calls give: numpy arrays (bytes when numpy is not installed).
+    Array = npt.NDArray[Any]
 
 from . import _ffi
 from ._ffi import lib
+from .errors import (BackendError, CancelledError, InvalidArgumentError, InvalidDataError, LimitError, MediaError, MediaIOError,
+                     MediaKitError, NotFoundError, OutOfMemoryError, PluginError, StateError, TruncatedWarning,
+                     UnsupportedError)
 
 try:  # numpy is optional: without it, arrays are bytes and planes are memoryviews.
     import numpy as _np
 except ImportError:  # pragma: no cover - depends on the environment
-    _np = None
+    _np = None  # type: ignore[assignment]
 
-__all__ = ["MediaError", "TruncatedWarning", "Plugin", "Track", "Packet", "Frame", "Demuxer", "Decoder", "DecodeSession", "AudioConverter",
-           "Encoder", "StreamParser", "StreamEvent",
-           "open", "decode", "remux", "transcode", "plugins", "load_plugins", "version", "LIBRARY_PATH"]
+__all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
+           "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
+           "BackendError", "CancelledError", "TruncatedWarning",
+           "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
+           "DecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
+           "Backend", "PluginFailure", "Progress",
+           "open", "decode", "remux", "transcode", "plugins", "backends", "plugin_failures", "plugin_search_paths",
+           "load_plugins", "version", "LIBRARY_PATH"]
 
 #: The libmediakit this package loaded.
 LIBRARY_PATH: str = _ffi.PATH
 
 PathLike = Union[str, bytes, "os.PathLike[str]"]
+#: A channel layout: a name ("mono", "stereo", "5.1" ...) or a channel count.
+Layout = Union[str, int]
 
 _MEDIA_TYPES = {1: "audio", 2: "video", 3: "subtitle", 4: "data"}
 _PIXEL_FORMATS = {1: "yuv420p", 2: "yuvj420p", 3: "yuv422p", 4: "yuvj422p", 5: "yuv444p", 6: "yuvj444p",
@@ -64,38 +89,25 @@ _PACK = {"nv12": 1, "i420": 2, "s16": 3, "f32": 4}
 EINVAL = -3
 
 
-class MediaError(Exception):
-    """A failure reported by libmediakit (or a closed object used).
-
-    Attributes: ``status`` (the negative mk_status), ``name`` (e.g. "MK_EDATA"),
-    ``message`` (the library's message, naming the file, offset and what was expected).
-    """
-
-    def __init__(self, status: int, message: str, function: str = ""):
-        self.status = status
-        self.name = lib.mk_status_name(status).decode()
-        self.message = message
-        self.function = function
-        super().__init__(f"{self.name}: {message}")
-
-
-class TruncatedWarning(UserWarning):
-    """The file is cut short: everything before the cut was read or decoded (as ffmpeg does),
-    the rest is missing. The message names the file and the offset of the cut."""
-
-
 def _warn_truncated() -> None:
     """Issues the last error (the cut) as a TruncatedWarning at the caller's line outside this package."""
     import sys
     here = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(0), 1
+    frame: Optional[FrameType] = sys._getframe(0)
+    level = 1
     while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
         frame, level = frame.f_back, level + 1
     _warnings.warn(lib.mk_last_error().decode("utf-8", "replace"), TruncatedWarning, stacklevel=level)
 
 
-def _closed(what: str) -> MediaError:
-    return MediaError(EINVAL, f"the {what} is closed")
+def _closed(what: str) -> MediaKitError:
+    """The error a closed object raises when used (an InvalidArgumentError)."""
+    return MediaKitError(EINVAL, f"the {what} is closed")
+
+
+def _text(b: Optional[bytes]) -> str:
+    """A C string from the library as text ("" for NULL)."""
+    return b.decode("utf-8", "replace") if b else ""
 
 
 def _path(p: PathLike) -> bytes:
@@ -106,7 +118,7 @@ def _path(p: PathLike) -> bytes:
 
 def version() -> str:
     """The library version, e.g. "0.1.0"."""
-    return lib.mk_version().decode()
+    return _text(lib.mk_version())
 
 
 @dataclass(frozen=True)
@@ -115,7 +127,7 @@ class Plugin:
     name: str
     version: str
     path: str
-    codecs: dict = field(default_factory=dict)  #: codec name -> priority
+    codecs: dict[str, int] = field(default_factory=dict)  #: codec name -> priority
 
 
 def plugins() -> list[Plugin]:
@@ -124,18 +136,85 @@ def plugins() -> list[Plugin]:
     for i in range(lib.mk_plugin_count()):
         info = _ffi.PluginInfo(struct_size=ctypes.sizeof(_ffi.PluginInfo))
         lib.mk_plugin_get_info(i, ctypes.byref(info))
-        codecs = {}
-        for item in (info.codecs or b"").decode().split(","):
+        codecs: dict[str, int] = {}
+        for item in _text(info.codecs).split(","):
             if item:
                 name, _, prio = item.partition(":")
                 codecs[name] = int(prio)
-        out.append(Plugin(info.name.decode(), info.version.decode(), info.path.decode(), codecs))
+        out.append(Plugin(_text(info.name), _text(info.version), _text(info.path), codecs))
+    return out
+
+
+_BACKEND_KINDS = {1: "decoder", 2: "encoder", 3: "picture_converter"}
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A decoder or encoder for a codec, or a picture converter, that a loaded plugin registered
+    (C ``mk_backend_info``). ``name`` is what Decoder's / Encoder's ``backend=`` take; among the
+    backends of a codec the highest ``priority`` is chosen first."""
+    kind: str                       #: "decoder", "encoder" or "picture_converter"
+    codec: str                      #: FFmpeg's codec name; "" for a picture converter
+    name: str
+    media_type: str                 #: "audio" or "video"; "" for a picture converter
+    priority: int
+    plugin: str                     #: the plugin's name ("ffmpeg")
+    plugin_path: str                #: the file it was loaded from
+
+
+def backends() -> list[Backend]:
+    """Every backend of the loaded plugins (the default locations are searched first): the
+    decoders, then the encoders, then the picture converters, each by priority, highest first."""
+    out = []
+    for i in range(lib.mk_backend_count()):
+        b = _ffi.BackendInfo(struct_size=ctypes.sizeof(_ffi.BackendInfo))
+        lib.mk_backend_get_info(i, ctypes.byref(b))
+        out.append(Backend(_BACKEND_KINDS.get(b.kind, str(b.kind)), _text(b.codec), _text(b.name),
+                           _MEDIA_TYPES.get(b.media_type, ""), int(b.priority), _text(b.plugin), _text(b.plugin_path)))
+    return out
+
+
+@dataclass(frozen=True)
+class PluginFailure:
+    """A file the plugin registry found but refused: ``message`` names it and says why."""
+    path: str
+    message: str
+
+
+def plugin_failures() -> list[PluginFailure]:
+    """The plugin files that were found but refused (not a plugin, another plugin ABI, a failed entry point)."""
+    out = []
+    for i in range(lib.mk_plugin_failure_count()):
+        path, message = ctypes.c_char_p(), ctypes.c_char_p()
+        lib.mk_plugin_failure(i, ctypes.byref(path), ctypes.byref(message))
+        out.append(PluginFailure(_text(path.value), _text(message.value)))
+    return out
+
+
+def plugin_search_paths() -> list[str]:
+    """The directories and files the registry searched for plugins: MEDIAKIT_PLUGIN_PATH's
+    entries, the library's own directory, <prefix>/lib/mediakit/plugins, those of load_plugins()."""
+    out = []
+    for i in range(lib.mk_plugin_search_count()):
+        path = ctypes.c_char_p()
+        lib.mk_plugin_search_path(i, ctypes.byref(path))
+        out.append(_text(path.value))
     return out
 
 
 def load_plugins(path: PathLike) -> None:
     """Loads a plugin file, or every plugin in a directory."""
     lib.mk_plugins_load(_path(path))
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One entry of a track's edit list (MP4 elst): ``segment_duration`` in the movie time scale
+    (Track.movie_time_scale), ``media_time`` where the span starts in the media (track time base;
+    -1 for an empty edit, a gap), ``media_rate`` (1 normal play, 0 a dwell)."""
+    segment_duration: int
+    media_time: int
+    media_rate: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -161,18 +240,150 @@ class Track:
     encoder_padding: int
     unsupported: Optional[str]      #: why it cannot be decoded, or None
     reflected: bool = False         #: the display matrix also mirrors the picture (rotation + reflection)
-    _demuxer: "Demuxer" = field(repr=False, compare=False, default=None)
+    #: The display matrix (MP4 tkhd), row-major (a b u c d v x y w): a b c d x y in 16.16 fixed
+    #: point, u v w in 2.30; the identity when the file has none.
+    matrix: tuple[int, ...] = (0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000)
+    edits: tuple["Edit", ...] = ()  #: the edit list (MP4 elst), () when none
+    movie_time_scale: int = 0       #: ticks per second of the edits' segment_duration (MP4 mvhd)
+    bit_rate: int = 0               #: average bits per second the container states, 0 if none
+    sample_aspect_ratio: Fraction = Fraction(0)  #: video: pixel aspect ratio the container states (0: none)
+    color_range: int = 0            #: video, as the container states: 0 unknown, 1 limited, 2 full
+    color_primaries: int = 2        #: ISO/IEC 23091-2 code points; 2: unspecified
+    color_transfer: int = 2
+    color_space: int = 2            #: the matrix coefficients code point
+    channel_mask: int = 0           #: audio: WAVE channel mask the container states, 0 if none
+    bits_per_coded_sample: int = 0
+    block_align: int = 0            #: audio: bytes per packet of constant-size codecs, 0 if unknown
+    reorder_depth: int = 0          #: video: frames of B-frame reordering (from the timestamps)
+    encrypted: bool = False         #: an encrypted track (encv / enca)
+    trims_on_packets: bool = False  #: the cuts are on the packets (Packet.trim_start / trim_end: Ogg)
+    sample_entry: bytes = b""       #: the whole source sample entry (MP4 stsd entry), b"" if none
+    _demuxer: Optional["Demuxer"] = field(repr=False, compare=False, default=None)
 
     @property
     def duration_seconds(self) -> float:
+        """The duration in seconds (``duration * time_base``)."""
         return float(self.duration * self.time_base)
+
+    @property
+    def type(self) -> str:
+        """PyAV's name for ``media_type``: "audio", "video", "subtitle" or "data"."""
+        return self.media_type
+
+    @property
+    def frames(self) -> int:
+        """PyAV's name for ``sample_count``: the packets (frames) the container lists, 0 if unknown."""
+        return self.sample_count
+
+    @property
+    def average_rate(self) -> Fraction:
+        """PyAV's name for ``frame_rate`` (video)."""
+        return self.frame_rate
+
+    @property
+    def parameters(self) -> "CodecParameters":
+        """The track's codec parameters, e.g. to describe it to a Muxer or a Decoder without its demuxer."""
+        return CodecParameters(self.codec, self.media_type, extradata=self.extradata, width=self.width,
+                               height=self.height, sample_rate=self.sample_rate, channels=self.channels,
+                               time_base=self.time_base, reorder_depth=self.reorder_depth, codec_tag=self.codec_tag,
+                               language=self.language, matrix=self.matrix, encoder_delay=self.encoder_delay,
+                               encoder_padding=self.encoder_padding, bit_rate=self.bit_rate,
+                               sample_aspect_ratio=self.sample_aspect_ratio, color_range=self.color_range,
+                               color_primaries=self.color_primaries, color_transfer=self.color_transfer,
+                               color_space=self.color_space, bits_per_coded_sample=self.bits_per_coded_sample,
+                               block_align=self.block_align, channel_mask=self.channel_mask)
+
+
+_MEDIA_CODES = {name: code for code, name in _MEDIA_TYPES.items()}
+
+
+@dataclass(frozen=True)
+class CodecParameters:
+    """A stream described by its codec parameters rather than by a demuxer's track (C
+    ``mk_codec_params``, Swift ``CodecParameters``): what a program that parses, receives or
+    encodes its own compressed packets gives ``Muxer.add_track`` and ``Decoder``::
+
+        params = mediakit.CodecParameters("h264", "video", extradata=avcc, width=1920, height=1080,
+                                          time_base=Fraction(1, 90000))
+
+    ``codec`` is FFmpeg's name ("h264", "hevc", "av1", "aac", "opus" ...); ``extradata`` the codec
+    configuration as MP4 stores it (avcC, hvcC, av1C payload, AudioSpecificConfig, OpusHead ...);
+    ``time_base`` the unit of the packets' timestamps (an MP4 track's time scale is its
+    denominator); ``reorder_depth`` the frames of B-frame reordering when known (0: as the
+    bitstream says).
+
+    For a muxer also: ``codec_tag`` ("avc1" or "avc3", "hvc1" or "hev1"; "" for the codec's
+    usual one), ``language`` (ISO 639-2/T, "" for "und"), ``matrix`` (the display matrix, 9
+    integers row-major as MP4's tkhd: a b u c d v x y w, a b c d x y in 16.16 fixed point, u v w
+    in 2.30; None for the identity), ``encoder_delay`` / ``encoder_padding`` (audio priming and
+    padding samples, written as an edit list; a decoder drops the delay), ``bit_rate``,
+    ``sample_aspect_ratio`` (0 when not stated), the colour code points of ISO/IEC 23091-2
+    (``color_range`` 0 unknown, 1 limited, 2 full; ``color_primaries``, ``color_transfer``,
+    ``color_space``: 2 unspecified), ``bits_per_coded_sample``, ``block_align`` and
+    ``channel_mask`` (a WAVE speaker mask, 0 for none)."""
+    codec: str
+    media_type: str                 #: "audio" or "video"
+    extradata: bytes = b""
+    width: int = 0
+    height: int = 0
+    sample_rate: int = 0
+    channels: int = 0
+    time_base: Fraction = Fraction(1, 90000)
+    reorder_depth: int = 0
+    codec_tag: str = ""
+    language: str = ""
+    matrix: Optional[tuple[int, ...]] = None
+    encoder_delay: int = 0
+    encoder_padding: int = 0
+    bit_rate: int = 0
+    sample_aspect_ratio: Fraction = Fraction(0)
+    color_range: int = 0
+    color_primaries: int = 2
+    color_transfer: int = 2
+    color_space: int = 2
+    bits_per_coded_sample: int = 0
+    block_align: int = 0
+    channel_mask: int = 0
+
+    def _c(self) -> tuple[_ffi.CodecParams, "ctypes.Array[ctypes.c_uint8]"]:
+        """The C struct, and the buffer its extradata points into (keep both alive for the call)."""
+        if self.media_type not in ("audio", "video"):
+            raise ValueError(f"media_type is 'audio' or 'video', not {self.media_type!r}")
+        tb, sar = Fraction(self.time_base), Fraction(self.sample_aspect_ratio)
+        for name, value in (("time base", tb.numerator), ("time base", tb.denominator),
+                            ("sample aspect ratio", sar.numerator), ("sample aspect ratio", sar.denominator)):
+            if not -(1 << 31) <= value < (1 << 31):
+                raise ValueError(f"the {name} {value} does not fit the 32-bit fields of mk_codec_params")
+        if self.matrix is not None and len(self.matrix) != 9:
+            raise ValueError(f"matrix has 9 entries (a b u c d v x y w), not {len(self.matrix)}")
+        extradata = (ctypes.c_uint8 * max(1, len(self.extradata))).from_buffer_copy(self.extradata or b"\0")
+        p = _ffi.CodecParams()
+        lib.mk_codec_params_default(ctypes.byref(p))
+        p.media_type = _MEDIA_CODES[self.media_type]
+        p.codec = self.codec.encode()
+        p.extradata = ctypes.cast(extradata, ctypes.POINTER(ctypes.c_uint8)) if self.extradata else None
+        p.extradata_size = len(self.extradata)
+        p.width, p.height, p.sample_rate, p.channels = self.width, self.height, self.sample_rate, self.channels
+        p.time_base_num, p.time_base_den = tb.numerator, tb.denominator
+        p.reorder_depth = self.reorder_depth
+        p.codec_tag = self.codec_tag.encode() if self.codec_tag else None
+        p.language = self.language.encode() if self.language else None
+        if self.matrix is not None:
+            p.matrix[:] = list(self.matrix)
+        p.encoder_delay, p.encoder_padding, p.bit_rate = self.encoder_delay, self.encoder_padding, self.bit_rate
+        p.sample_aspect_num, p.sample_aspect_den = sar.numerator, sar.denominator
+        p.color_range, p.color_primaries = self.color_range, self.color_primaries
+        p.color_transfer, p.color_space = self.color_transfer, self.color_space
+        p.bits_per_coded_sample, p.block_align, p.channel_mask = self.bits_per_coded_sample, self.block_align, self.channel_mask
+        return p, extradata
 
 
 class _Owned:
     """A C handle freed exactly once: by close(), or by the finalizer as a safety net."""
 
-    _free = None  # the C function that frees (takes the handle's address)
-    _what = "object"
+    #: The C function that frees (takes the handle's address).
+    _free: ClassVar[Callable[[Any], None]]
+    _what: ClassVar[str] = "object"
 
     def __init__(self, handle: ctypes.c_void_p):
         self._h: Optional[ctypes.c_void_p] = handle
@@ -184,6 +395,7 @@ class _Owned:
 
     @property
     def closed(self) -> bool:
+        """True once close() was called."""
         return self._h is None
 
     def close(self) -> None:
@@ -192,14 +404,15 @@ class _Owned:
         if h is not None and h.value:
             type(self)._free(ctypes.byref(h))
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self._handle()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:  # pragma: no cover - interpreter shutdown
@@ -224,13 +437,41 @@ class Packet(_Owned):
 
     _free = staticmethod(lib.mk_packet_free)
     _what = "packet"
-    __slots__ = ("_h", "_info")
+    __slots__ = ("_h", "_info", "_tracks")
 
-    def __init__(self, handle: ctypes.c_void_p):
+    def __init__(self, handle: ctypes.c_void_p, tracks: Optional[Sequence[Track]] = None):
         self._h = handle
         self._info: Optional[_ffi.PacketInfo] = None
+        self._tracks = tracks  # the demuxer's tracks, for ``stream``
 
-    def __del__(self):
+    @classmethod
+    def create(cls, data: Union[bytes, bytearray, memoryview], *, pts: Optional[int] = None,
+               dts: Optional[int] = None, duration: int = 0, is_keyframe: bool = False, track: int = 0,
+               time_base: Optional[Fraction] = None, duration_stated: bool = False, trim_start: int = 0,
+               trim_end: int = 0, discard: bool = False) -> "Packet":
+        """A packet of compressed bytes the caller has (its own parser, a network, an encoder), to
+        write with ``Muxer.write`` or decode with a ``Decoder`` made from ``CodecParameters``
+        (C ``mk_packet_create``; the bytes are copied). Timestamps are in the stream's time base
+        (``time_base``, None: not said); None is "no timestamp" (a muxer takes a missing dts as the
+        pts). A duration of 0 is unknown unless ``duration_stated``. Audio: ``trim_start`` /
+        ``trim_end`` samples to drop from the decoded packet; ``discard``: decode it but output
+        nothing."""
+        b = bytes(data)
+        buf = (ctypes.c_uint8 * max(1, len(b))).from_buffer_copy(b or b"\0")
+        tb = Fraction(time_base) if time_base is not None else None
+        info = _ffi.PacketInfo(struct_size=_PACKET_INFO_SIZE, track=int(track),
+                               pts=_ffi.NOPTS_VALUE if pts is None else int(pts),
+                               dts=_ffi.NOPTS_VALUE if dts is None else int(dts), duration=int(duration),
+                               position=-1, is_keyframe=int(bool(is_keyframe)),
+                               data=ctypes.cast(buf, ctypes.POINTER(ctypes.c_uint8)), size=len(b),
+                               time_base_num=tb.numerator if tb else 0, time_base_den=tb.denominator if tb else 0,
+                               duration_stated=int(bool(duration_stated)), trim_start=int(trim_start),
+                               trim_end=int(trim_end), discard=int(bool(discard)))
+        h = ctypes.c_void_p()
+        lib.mk_packet_create(ctypes.byref(h), ctypes.byref(info))
+        return cls(h)
+
+    def __del__(self) -> None:
         h = self._h
         if h is not None:
             self._h = None
@@ -244,19 +485,110 @@ class Packet(_Owned):
             self._info = info
         return info
 
-    track = property(lambda self: self._fields().track, doc="Index of the track.")
-    pts = property(lambda self: self._fields().pts, doc="Presentation time, track time base.")
-    dts = property(lambda self: self._fields().dts, doc="Decoding time, track time base.")
-    duration = property(lambda self: self._fields().duration, doc="Duration, track time base.")
-    position = property(lambda self: self._fields().position, doc="Byte offset in the file, -1 if none.")
-    is_keyframe = property(lambda self: bool(self._fields().is_keyframe), doc="True for a sync sample.")
-    size = property(lambda self: self._fields().size, doc="Bytes of compressed data.")
+    @property
+    def track(self) -> int:
+        """Index of the track."""
+        return int(self._fields().track)
+
+    @property
+    def pts(self) -> int:
+        """Presentation time, track time base."""
+        return int(self._fields().pts)
+
+    @property
+    def dts(self) -> int:
+        """Decoding time, track time base."""
+        return int(self._fields().dts)
+
+    @property
+    def duration(self) -> int:
+        """Duration, track time base."""
+        return int(self._fields().duration)
+
+    @property
+    def position(self) -> int:
+        """Byte offset in the file, -1 if none."""
+        return int(self._fields().position)
+
+    @property
+    def is_keyframe(self) -> bool:
+        """True for a sync sample."""
+        return bool(self._fields().is_keyframe)
+
+    @property
+    def size(self) -> int:
+        """Bytes of compressed data."""
+        return int(self._fields().size)
+
+    @property
+    def duration_stated(self) -> bool:
+        """The container states the duration, 0 included (an MP4 stts entry of 0); False: unknown."""
+        return bool(self._fields().duration_stated)
+
+    @property
+    def trim_start(self) -> int:
+        """Audio: samples to drop from the start of the decoded packet (Ogg Opus pre-skip ...)."""
+        return int(self._fields().trim_start)
+
+    @property
+    def trim_end(self) -> int:
+        """Audio: samples to drop from the end of the decoded packet."""
+        return int(self._fields().trim_end)
+
+    @property
+    def truncated(self) -> bool:
+        """The file ends inside this packet (``data`` holds what there is)."""
+        return bool(self._fields().truncated)
+
+    @property
+    def discard(self) -> bool:
+        """Decode it, but do not output its frames."""
+        return bool(self._fields().discard)
+
+    @property
+    def parameters_changed(self) -> bool:
+        """The first packet after the codec parameters changed (a chained Ogg link); MediaKit's
+        decoders follow the change themselves."""
+        return bool(self._fields().parameters_changed)
 
     @property
     def data(self) -> bytes:
         """The compressed bytes (a copy)."""
         info = self._fields()
         return ctypes.string_at(info.data, info.size) if info.size else b""
+
+    def __bytes__(self) -> bytes:
+        """``bytes(packet)``, as PyAV's packets: the compressed bytes."""
+        return self.data
+
+    @property
+    def stream_index(self) -> int:
+        """PyAV's name for ``track``."""
+        return self.track
+
+    @property
+    def stream(self) -> Optional[Track]:
+        """The Track this packet was read from (PyAV's ``packet.stream``); None for a packet made
+        with ``Packet.create`` or an encoder's."""
+        tracks = self._tracks
+        return tracks[self.track] if tracks is not None and 0 <= self.track < len(tracks) else None
+
+    @property
+    def time_base(self) -> Optional[Fraction]:
+        """The time base of pts, dts and duration: the track's; None when not known (a packet made
+        with Packet.create without one)."""
+        info = self._fields()
+        if info.time_base_den > 0:
+            return Fraction(info.time_base_num, info.time_base_den)
+        track = self.stream
+        return track.time_base if track is not None else None
+
+    @property
+    def time(self) -> Optional[float]:
+        """The presentation time in seconds (``pts * time_base``), None when either is unknown."""
+        tb = self.time_base
+        pts = self.pts
+        return float(pts * tb) if tb is not None and pts != _ffi.NOPTS_VALUE else None
 
     def __repr__(self) -> str:
         if self.closed:
@@ -267,7 +599,7 @@ class Packet(_Owned):
 
 def _check_read(status: int, function: str) -> bool:
     """True for a packet, False at the end (and at the cut of a file cut short, with a
-    TruncatedWarning); raises MediaError on an error."""
+    TruncatedWarning); raises the MediaKitError of the status on an error."""
     if status == _ffi.OK:
         return True
     if status == _ffi.EOF:
@@ -275,7 +607,7 @@ def _check_read(status: int, function: str) -> bool:
     if status == _ffi.ETRUNCATED:
         _warn_truncated()
         return False
-    raise MediaError(status, lib.mk_last_error().decode("utf-8", "replace"), function)
+    raise MediaKitError(status, lib.mk_last_error().decode("utf-8", "replace"), function)
 
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
@@ -298,11 +630,12 @@ class _Reader:
             size = end - self.start
         self.size = size
 
-        def read(_user, buffer, n):
+        def read(_user: Optional[int], buffer: Any, n: int) -> int:
             try:
-                address = ctypes.cast(buffer, ctypes.c_void_p).value
-                if hasattr(f, "readinto"):
-                    return f.readinto((ctypes.c_char * n).from_address(address)) or 0
+                address = ctypes.cast(buffer, ctypes.c_void_p).value or 0
+                readinto = getattr(f, "readinto", None)
+                if readinto is not None:
+                    return int(readinto((ctypes.c_char * n).from_address(address)) or 0)
                 chunk = f.read(n)
                 ctypes.memmove(address, chunk, len(chunk))
                 return len(chunk)
@@ -310,7 +643,7 @@ class _Reader:
                 self.error = e
                 return -1
 
-        def seek(_user, offset):
+        def seek(_user: Optional[int], offset: int) -> int:
             try:
                 f.seek(self.start + offset)
                 return 0
@@ -345,7 +678,7 @@ class Demuxer(_Owned):
             self._reader = _Reader(source)  # type: ignore[arg-type]
             try:
                 lib.mk_demuxer_open_io(ctypes.byref(h), ctypes.byref(self._reader.io), None)
-            except MediaError:
+            except MediaKitError:
                 if self._reader.error is not None:
                     raise self._reader.error
                 raise
@@ -365,24 +698,35 @@ class Demuxer(_Owned):
         self.tracks: list[Track] = [self._track(i) for i in range(n.value)]
         #: The tracks by kind, as PyAV's ``container.streams``: ``streams.video[0]``, ``streams.audio[0]``.
         self.streams = Streams(self.tracks)
-        self._session: Optional[weakref.ref] = None  # the DecodeSession reading this demuxer, if any
+        self._session: Optional[weakref.ref[DecodeSession]] = None  # the DecodeSession reading this demuxer, if any
 
     def _track(self, i: int) -> Track:
         t = _ffi.TrackInfo(struct_size=ctypes.sizeof(_ffi.TrackInfo))
         lib.mk_demuxer_track(self._h, i, ctypes.byref(t))
-        s = lambda b: b.decode("utf-8", "replace") if b else ""
+        s = _text
         return Track(t.index, t.id, _MEDIA_TYPES.get(t.media_type, "data"), s(t.codec), s(t.codec_tag),
                      ctypes.string_at(t.extradata, t.extradata_size) if t.extradata_size else b"",
                      Fraction(t.time_base_num, t.time_base_den or 1), t.duration, t.sample_count,
                      t.width, t.height, t.sample_rate, t.channels, t.rotation, s(t.language),
                      Fraction(t.frame_rate_num, t.frame_rate_den or 1), t.encoder_delay, t.encoder_padding,
-                     s(t.unsupported) or None, bool(t.reflected), self)
+                     s(t.unsupported) or None, bool(t.reflected), matrix=tuple(t.matrix),
+                     edits=tuple(Edit(e.segment_duration, e.media_time, e.media_rate)
+                                 for e in (t.edits[i] for i in range(t.edit_count))),
+                     movie_time_scale=t.movie_time_scale, bit_rate=t.bit_rate,
+                     sample_aspect_ratio=Fraction(t.sample_aspect_num, t.sample_aspect_den or 1),
+                     color_range=t.color_range, color_primaries=t.color_primaries, color_transfer=t.color_transfer,
+                     color_space=t.color_space, channel_mask=t.channel_mask,
+                     bits_per_coded_sample=t.bits_per_coded_sample, block_align=t.block_align,
+                     reorder_depth=t.reorder_depth, encrypted=bool(t.encrypted),
+                     trims_on_packets=bool(t.trims_on_packets),
+                     sample_entry=ctypes.string_at(t.sample_entry, t.sample_entry_size) if t.sample_entry_size else b"",
+                     _demuxer=self)
 
     def _busy(self) -> None:
         """Raises when a DecodeSession reads this demuxer (on its own thread)."""
         session = self._session() if self._session is not None else None
         if session is not None and not session.closed:
-            raise MediaError(_ffi.ESTATE, "a DecodeSession (from decode()) reads this demuxer: close it first, "
+            raise MediaKitError(_ffi.ESTATE, "a DecodeSession (from decode()) reads this demuxer: close it first, "
                              "or use its seek()", "demuxer")
 
     def read(self) -> Optional[Packet]:
@@ -397,7 +741,7 @@ class Demuxer(_Owned):
         if status:
             _check_read(status, "mk_demuxer_read_packet")
             return None
-        return Packet(p)
+        return Packet(p, self.tracks)
 
     def read_track(self, track: Union[int, Track]) -> Optional[Packet]:
         """The next packet of one track (independent of read()), or None at its end."""
@@ -406,7 +750,7 @@ class Demuxer(_Owned):
         p = ctypes.c_void_p()
         if not _check_read(_raw_read_track(self._handle(), index, ctypes.byref(p)), "mk_demuxer_read_track_packet"):
             return None
-        return Packet(p)
+        return Packet(p, self.tracks)
 
     def packets(self, track: Union[int, Track, None] = None) -> Iterator[Packet]:
         """Every packet (of one track, or in file order)."""
@@ -419,6 +763,16 @@ class Demuxer(_Owned):
 
     def __iter__(self) -> Iterator[Packet]:
         return self.packets()
+
+    def demux(self, *streams: Union[int, Track]) -> Iterator[Packet]:
+        """PyAV's ``container.demux(stream)``: the packets of one track, or of several (or all,
+        with none given) in file order."""
+        if len(streams) == 1:
+            return self.packets(streams[0])
+        if not streams:
+            return self.packets()
+        wanted = {s.index if isinstance(s, Track) else int(s) for s in streams}
+        return (p for p in self.packets() if p.track in wanted)
 
     @property
     def warnings(self) -> list[str]:
@@ -445,7 +799,7 @@ class Demuxer(_Owned):
         lib.mk_demuxer_seek(self._handle(), float(seconds))
 
     def decode(self, *streams: Union[int, Track], video: Optional[int] = None, audio: Optional[int] = None,
-               **options) -> "DecodeSession":
+               **options: Any) -> "DecodeSession":
         """Decodes one track, as PyAV's ``container.decode(video=0)``: ``video=N`` / ``audio=N``
         pick the N-th video / audio track, a Track (or a track index) picks that one. Returns a
         DecodeSession, which yields the presented frames (``for frame in ...``, or ``async for``),
@@ -484,13 +838,17 @@ class Streams:
     """A demuxer's tracks by kind, as PyAV's ``container.streams``."""
 
     def __init__(self, tracks: list[Track]):
-        self.video: tuple = tuple(t for t in tracks if t.media_type == "video")
-        self.audio: tuple = tuple(t for t in tracks if t.media_type == "audio")
-        self.subtitles: tuple = tuple(t for t in tracks if t.media_type == "subtitle")
-        self.data: tuple = tuple(t for t in tracks if t.media_type == "data")
+        #: The video tracks, in file order.
+        self.video: tuple[Track, ...] = tuple(t for t in tracks if t.media_type == "video")
+        #: The audio tracks, in file order.
+        self.audio: tuple[Track, ...] = tuple(t for t in tracks if t.media_type == "audio")
+        #: The subtitle tracks, in file order.
+        self.subtitles: tuple[Track, ...] = tuple(t for t in tracks if t.media_type == "subtitle")
+        #: The data tracks (timed metadata, chapters ...), in file order.
+        self.data: tuple[Track, ...] = tuple(t for t in tracks if t.media_type == "data")
         self._all = tuple(tracks)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Track]:
         return iter(self._all)
 
     def __len__(self) -> int:
@@ -500,16 +858,169 @@ class Streams:
         return self._all[i]
 
 
-def open(source: Source) -> Demuxer:  # noqa: A001 - mirrors io.open / av.open
-    """Opens a media file (MP4/MOV/M4A, Ogg/Opus, IVF, Matroska/WebM ...). Use as a context manager.
+@overload
+def open(source: Source, mode: Literal["r"] = "r") -> Demuxer: ...
 
+
+@overload
+def open(source: PathLike, mode: Literal["w"], *, faststart: bool = False, fragment: Optional[float] = None,
+         hybrid: Optional[float] = None) -> "Muxer": ...
+
+
+def open(source: Union[Source, PathLike], mode: str = "r", *, faststart: bool = False,  # noqa: A001 - av.open
+         fragment: Optional[float] = None, hybrid: Optional[float] = None) -> Union[Demuxer, "Muxer"]:
+    """Opens a media file to read (``mode="r"``, the default: a Demuxer) or an MP4 file to write
+    (``mode="w"``: a Muxer, as ``av.open(path, "w")``; faststart, fragment and hybrid as Muxer's).
+    Use either as a context manager.
+
+    Reads MP4 / MOV / M4A (fragmented or not), Ogg (Opus, Vorbis, FLAC), IVF (AV1, VP8, VP9),
+    Matroska / WebM, MP3, ADTS AAC, WAV and FLAC files, chosen by their content (not their name).
     `source` is a path (str or os.PathLike), the file's bytes (bytes, bytearray, memoryview:
     copied once into the library), or a binary file object (anything with read() and, to be
     seekable, seek()/tell()/seekable(): io.BufferedReader, io.BytesIO, a socket's makefile('rb')).
-    A file object that cannot seek is read once, front to back: Ogg, IVF, Matroska/WebM and MP4 files whose
-    moov comes first open that way; other layouts raise UnsupportedError-kind MediaError
-    (MK_EUNSUPPORTED) naming the layout."""
-    return Demuxer(source)
+    A file object that cannot seek is read once, front to back: Ogg, IVF, Matroska / WebM, MP3,
+    ADTS, WAV and MP4 files whose moov comes first open that way; other layouts raise
+    UnsupportedError naming the layout. Content no reader recognises raises UnsupportedError,
+    damaged content InvalidDataError, a missing file NotFoundError."""
+    if mode == "r":
+        if faststart or fragment is not None or hybrid is not None:
+            raise ValueError("faststart, fragment and hybrid are for writing (mode='w')")
+        return Demuxer(source)
+    if mode == "w":
+        if not isinstance(source, (str, bytes, os.PathLike)):
+            raise TypeError(f"mode 'w' writes to a path (str, bytes or os.PathLike), not {type(source).__name__}")
+        return Muxer(source, faststart=faststart, fragment=fragment, hybrid=hybrid)
+    raise ValueError(f"mode is 'r' (read) or 'w' (write an MP4), not {mode!r}")
+
+
+def _muxer_settings(faststart: bool, fragment: Optional[float], hybrid: Optional[float]) -> _ffi.MuxerSettings:
+    """The C mk_muxer_settings for one of the layouts (progressive when none is chosen)."""
+    if sum(1 for x in (faststart or None, fragment, hybrid) if x is not None) > 1:
+        raise ValueError("choose one of faststart, fragment and hybrid")
+    s = _ffi.MuxerSettings()
+    lib.mk_muxer_default_settings(ctypes.byref(s))
+    if faststart:
+        s.layout = 1
+    elif fragment is not None:
+        s.layout, s.fragment_seconds = 2, float(fragment)
+    elif hybrid is not None:
+        s.layout, s.fragment_seconds = 3, float(hybrid)
+    return s
+
+
+class Muxer(_Owned):
+    """Writes a media file from compressed packets (C ``mk_muxer_*``), without decoding: MP4
+    (.mp4 .m4a .m4v .mov .3gp), Matroska (.mkv .mka .mk3d), WebM (.webm) or Ogg (.ogg .oga
+    .opus), chosen by `path`'s extension (UnsupportedError for another). Tracks
+    are copies of a demuxer's (a ``Track``: codec configuration, language, rotation, edit list
+    kept) or described by ``CodecParameters`` (packets from the caller's own parser, a network,
+    an encoder); packets are a demuxer's or made from bytes::
+
+        with mediakit.Muxer("out.mp4") as mux:
+            v = mux.add_track(mediakit.CodecParameters("h264", "video", extradata=avcc,
+                                                       width=1280, height=720, time_base=Fraction(1, 90000)))
+            for data, pts, dts, key in access_units:                 # avcC-style (length-prefixed) NAL units
+                mux.write(v, data, pts=pts, dts=dts, duration=3600, is_keyframe=key)
+
+    Leaving the ``with`` block finishes the file; an exception inside it cancels instead. Until
+    ``finish()`` the bytes go to a hidden temporary file beside `path` (fragmented and hybrid:
+    ``<path>.partial``, a playable file up to its last fragment after a crash): `path` itself
+    never holds a half-written file. ``cancel()``, a failed ``finish()``, ``close()`` or the
+    object's collection before ``finish()`` remove what was written.
+
+    The layouts are MP4's: faststart=True puts the moov at the front; fragment=SECONDS writes
+    a fragmented MP4; hybrid=SECONDS writes fragmented and turns the file progressive when done.
+    """
+
+    _free = staticmethod(lib.mk_muxer_close)
+    _what = "muxer"
+
+    def __init__(self, path: PathLike, *, faststart: bool = False, fragment: Optional[float] = None,
+                 hybrid: Optional[float] = None):
+        s = _muxer_settings(faststart, fragment, hybrid)
+        h = ctypes.c_void_p()
+        lib.mk_muxer_open(ctypes.byref(h), _path(path), ctypes.byref(s))
+        super().__init__(h)
+        self.path: str = os.fsdecode(path)
+        #: "writing", then "finished" or "cancelled".
+        self.state: str = "writing"
+        self._tracks = 0
+
+    def add_track(self, source: Union[Track, CodecParameters]) -> int:
+        """Adds a track before the first write() and returns its index in the new file: a copy of
+        a demuxer's Track (its demuxer must be open), or one described by CodecParameters
+        (packets' timestamps in its ``time_base``)."""
+        h = self._handle()
+        index = ctypes.c_int32()
+        if isinstance(source, Track):
+            demuxer = source._demuxer
+            if demuxer is None or demuxer.closed:
+                raise _closed("demuxer this track belongs to")
+            lib.mk_muxer_add_track(h, demuxer._handle(), source.index, ctypes.byref(index))
+        elif isinstance(source, CodecParameters):
+            params, keep = source._c()
+            lib.mk_muxer_add_track_params(h, ctypes.byref(params), ctypes.byref(index))
+            del keep
+        else:
+            raise TypeError(f"add_track() takes a mediakit.Track or mediakit.CodecParameters, "
+                            f"got {type(source).__name__}")
+        self._tracks += 1
+        return index.value
+
+    def write(self, track: int, packet: Union[Packet, bytes, bytearray, memoryview], *, pts: Optional[int] = None,
+              dts: Optional[int] = None, duration: int = 0, is_keyframe: bool = False) -> None:
+        """Writes one packet into track `track` (an index add_track returned). `packet` is a Packet
+        (read from a demuxer: its timestamps are kept; or made with Packet.create), or the bytes
+        of one, with pts, dts (None: the pts, right for audio and for video without reordering),
+        duration (0: unknown, taken from the next packet) and is_keyframe, in the track's time
+        base. Each track's packets come in decoding order; tracks may interleave in any way."""
+        h = self._handle()
+        if isinstance(packet, Packet):
+            lib.mk_muxer_write_packet(h, int(track), packet._handle())
+            return
+        if not isinstance(packet, (bytes, bytearray, memoryview)):
+            raise TypeError(f"write() takes a mediakit.Packet or bytes, got {type(packet).__name__}")
+        if pts is None:
+            raise ValueError("write(track, bytes) needs the packet's pts")
+        p = Packet.create(packet, pts=pts, dts=dts, duration=duration, is_keyframe=is_keyframe, track=int(track))
+        try:
+            lib.mk_muxer_write_packet(h, int(track), p._handle())
+        finally:
+            p.close()
+
+    def finish(self) -> None:
+        """Completes the file and moves it to `path`. On failure (StateError when already
+        finished or cancelled, MediaIOError) `path` is left untouched."""
+        h = self._handle()
+        try:
+            lib.mk_muxer_finish(h)
+        except MediaKitError:
+            self.state = "cancelled"     # the library removed what was written
+            raise
+        self.state = "finished"
+
+    def cancel(self) -> None:
+        """Abandons the file and removes what was written (harmless after finish() or twice)."""
+        if self._h is None:
+            return
+        lib.mk_muxer_cancel(self._h)
+        if self.state == "writing":
+            self.state = "cancelled"
+
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        """Finishes the file when the block ended normally, cancels it when it raised; closes."""
+        try:
+            if self._h is not None and self.state == "writing":
+                if exc_type is None:
+                    self.finish()
+                else:
+                    self.cancel()
+        finally:
+            self.close()
+
+    def __repr__(self) -> str:
+        return f"<mediakit.Muxer {self.path!r} {self.state if not self.closed else 'closed'}, {self._tracks} tracks>"
 
 
 class _FrameMemory:
@@ -518,11 +1029,12 @@ class _FrameMemory:
     __slots__ = ("h",)
 
     def __init__(self, h: ctypes.c_void_p):
-        self.h = h
+        self.h: Optional[ctypes.c_void_p] = h
 
-    def __del__(self):
-        if self.h is not None and self.h.value:
-            lib.mk_frame_free(ctypes.byref(self.h))
+    def __del__(self) -> None:
+        h = self.h
+        if h is not None and h.value:
+            lib.mk_frame_free(ctypes.byref(h))
             self.h = None
 
 
@@ -545,16 +1057,23 @@ class Frame:
         info = _ffi.FrameInfo(struct_size=ctypes.sizeof(_ffi.FrameInfo))
         lib.mk_frame_get_info(handle, ctypes.byref(info))
         self._info = info
+        #: "video" or "audio".
         self.media_type: str = _MEDIA_TYPES.get(info.media_type, "data")
+        #: The decoder's pixel format ("yuv420p", "nv12", "yuv420p10le" ...) or sample format ("fltp", "s16" ...).
         self.format: str = (_PIXEL_FORMATS if info.media_type == 2 else _SAMPLE_FORMATS).get(info.format, "unknown")
-        self.pts: int = info.pts
-        self.duration: int = info.duration
-        self.time_base = Fraction(info.time_base_num, info.time_base_den or 1)
-        self.width: int = info.width
-        self.height: int = info.height
-        self.sample_rate: int = info.sample_rate
-        self.channels: int = info.channels
-        self.sample_count: int = info.sample_count
+        #: Presentation time, in time_base units.
+        self.pts: int = int(info.pts)
+        #: Duration, in time_base units.
+        self.duration: int = int(info.duration)
+        #: Seconds per pts tick.
+        self.time_base: Fraction = Fraction(info.time_base_num, info.time_base_den or 1)
+        #: Picture size in pixels (0 for audio).
+        self.width: int = int(info.width)
+        self.height: int = int(info.height)
+        #: Audio: samples per second, channels, samples per channel (0 for pictures).
+        self.sample_rate: int = int(info.sample_rate)
+        self.channels: int = int(info.channels)
+        self.sample_count: int = int(info.sample_count)
 
     def _memory(self) -> _FrameMemory:
         if self._mem is None:
@@ -563,29 +1082,32 @@ class Frame:
 
     @property
     def closed(self) -> bool:
+        """True once close() was called."""
         return self._mem is None
 
     def close(self) -> None:
         """Releases this frame (harmless twice); views taken earlier stay valid."""
         self._mem = None
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
         self.close()
 
     @property
-    def planes(self) -> tuple:
+    def planes(self) -> tuple[Array, ...]:
         """Read-only views of each plane, without a copy: numpy arrays (video: rows x bytes per
         row, audio: the plane's samples) when numpy is installed, memoryviews otherwise. They
         are read-only because the decoder may still read a picture as a reference."""
         mem = self._memory()
-        info, views = self._info, []
+        info = self._info
+        views: list[Any] = []
         for i in range(info.plane_count):
             size = info.plane_sizes[i]
             buf = (ctypes.c_uint8 * size).from_address(info.planes[i])
-            buf._owner = mem  # the view keeps the frame's memory alive
+            setattr(buf, "_owner", mem)  # the view keeps the frame's memory alive
             if _np is None:
                 views.append(memoryview(buf).toreadonly())
                 continue
@@ -604,16 +1126,90 @@ class Frame:
         """The presentation time in seconds (``pts * time_base``), as PyAV's ``frame.time``."""
         return float(self.pts * self.time_base)
 
-    def to_ndarray(self, layout: Optional[str] = None, **options):
+    @property
+    def is_keyframe(self) -> bool:
+        """Video: a key frame."""
+        return bool(self._info.is_keyframe)
+
+    @property
+    def key_frame(self) -> bool:
+        """PyAV's name for ``is_keyframe``."""
+        return self.is_keyframe
+
+    @property
+    def color_range(self) -> int:
+        """Video: 0 unknown, 1 limited (MPEG), 2 full (JPEG)."""
+        return int(self._info.color_range)
+
+    @property
+    def color_primaries(self) -> int:
+        """Video: ISO/IEC 23091-2 code point (1 BT.709, 2 unspecified, 9 BT.2020 ...)."""
+        return int(self._info.color_primaries)
+
+    @property
+    def color_transfer(self) -> int:
+        """Video: ISO/IEC 23091-2 transfer characteristics code point (2 unspecified)."""
+        return int(self._info.color_transfer)
+
+    @property
+    def color_space(self) -> int:
+        """Video: ISO/IEC 23091-2 matrix coefficients code point (1 BT.709, 2 unspecified, 6 BT.601 ...)."""
+        return int(self._info.color_space)
+
+    @property
+    def chroma_location(self) -> int:
+        """Video: 0 unspecified, 1 left, 2 center, 3 top-left, 4 top, 5 bottom-left, 6 bottom (FFmpeg's AVChromaLocation)."""
+        return int(self._info.chroma_location)
+
+    @property
+    def sample_aspect_ratio(self) -> Fraction:
+        """Video: the shape of one pixel; 0 when unknown."""
+        return Fraction(self._info.sample_aspect_num, self._info.sample_aspect_den or 1)
+
+    @property
+    def channel_mask(self) -> int:
+        """Audio: the WAVE channel mask of the speakers, 0 if unknown."""
+        return int(self._info.channel_mask)
+
+    @property
+    def samples(self) -> int:
+        """PyAV's name for ``sample_count`` (audio: samples per channel; 0 for a picture)."""
+        return self.sample_count
+
+    @property
+    def rate(self) -> int:
+        """PyAV's name for ``sample_rate`` (audio; 0 for a picture)."""
+        return self.sample_rate
+
+    @overload
+    def to_ndarray(self, layout: Optional[str] = None, *, planes: Literal[False] = False, format: Optional[str] = None,
+                   rate: Optional[int] = None, out: Optional[Array] = None) -> Array: ...
+
+    @overload
+    def to_ndarray(self, layout: Optional[str] = None, *, planes: Literal[True], format: Optional[str] = None,
+                   rate: Optional[int] = None, out: Optional[Array] = None) -> tuple[Array, ...]: ...
+
+    def to_ndarray(self, layout: Optional[str] = None, *, planes: bool = False, format: Optional[str] = None,
+                   rate: Optional[int] = None, out: Optional[Array] = None) -> Union[Array, tuple[Array, ...]]:
         """PyAV's name for ``to_numpy()``."""
-        return self.to_numpy(layout, **options)
+        if planes:
+            return self.to_numpy(layout, planes=True, format=format, rate=rate, out=out)
+        return self.to_numpy(layout, format=format, rate=rate, out=out)
+
+    @overload
+    def to_numpy(self, layout: Optional[str] = None, *, planes: Literal[False] = False, format: Optional[str] = None,
+                 rate: Optional[int] = None, out: Optional[Array] = None) -> Array: ...
+
+    @overload
+    def to_numpy(self, layout: Optional[str] = None, *, planes: Literal[True], format: Optional[str] = None,
+                 rate: Optional[int] = None, out: Optional[Array] = None) -> tuple[Array, ...]: ...
 
     def to_numpy(self, layout: Optional[str] = None, *, planes: bool = False, format: Optional[str] = None,
-                 rate: Optional[int] = None, out=None):
+                 rate: Optional[int] = None, out: Optional[Array] = None) -> Union[Array, tuple[Array, ...]]:
         """The frame in a packed layout: video as "nv12" (default) or "i420", audio as "s16"
         (default) or "f32". Pictures that are not 8-bit 4:2:0 (10-bit, 4:4:4, 4:2:2, full
         range) are converted first by a plugin's picture converter (the FFmpeg plugin's:
-        libswscale, as ``ffmpeg -pix_fmt`` converts); MediaError when no plugin has one.
+        libswscale, as ``ffmpeg -pix_fmt`` converts); UnsupportedError when no plugin has one.
 
         Audio through an AudioConverter: ``format`` (any sample format: "u8", "s16", "s24",
         "s32", "f32", "f64", "p" suffix for planar), ``rate``, and a channel layout as
@@ -651,9 +1247,9 @@ class Frame:
         if out is not None:
             return self._pack_into(mem, layout, size.value, out)
         if _np is None:
-            out = ctypes.create_string_buffer(size.value)
-            lib.mk_frame_pack(mem.h, _PACK[layout], out, size.value, ctypes.byref(size))
-            return out.raw[: size.value]
+            raw = ctypes.create_string_buffer(size.value)
+            lib.mk_frame_pack(mem.h, _PACK[layout], raw, size.value, ctypes.byref(size))
+            return cast(Any, raw.raw[: size.value])
         dtype = {"s16": _np.int16, "f32": _np.float32}.get(layout, _np.uint8)
         arr = _np.empty(size.value // _np.dtype(dtype).itemsize, dtype=dtype)
         lib.mk_frame_pack(mem.h, _PACK[layout], arr.ctypes.data, size.value, ctypes.byref(size))
@@ -663,10 +1259,10 @@ class Frame:
             return arr.reshape(-1, self.channels)
         return arr
 
-    def _pack_into(self, mem: _FrameMemory, layout: str, needed: int, out):
+    def _pack_into(self, mem: _FrameMemory, layout: str, needed: int, out: Array) -> Array:
         """to_numpy(out=...): packs into the caller's array and returns a view of it."""
         if _np is None:
-            raise MediaError(EINVAL, "to_numpy(out=...) needs numpy", "to_numpy")
+            raise MediaKitError(EINVAL, "to_numpy(out=...) needs numpy", "to_numpy")
         dtype = {"s16": _np.int16, "f32": _np.float32}.get(layout, _np.uint8)
         if not isinstance(out, _np.ndarray) or out.dtype != dtype or not out.flags.c_contiguous or not out.flags.writeable:
             raise ValueError(f"out must be a writable C-contiguous numpy array of {_np.dtype(dtype).name} for {layout!r}")
@@ -680,7 +1276,8 @@ class Frame:
             return flat.reshape(-1, self.channels)
         return flat
 
-    def _converted_audio(self, mem: _FrameMemory, sample_format: str, rate: Optional[int], channel_layout):
+    def _converted_audio(self, mem: _FrameMemory, sample_format: str, rate: Optional[int],
+                         channel_layout: Optional[Layout]) -> Array:
         """to_numpy with a sample format, rate or channel layout: one AudioConverter over this frame."""
         name = self.format
         planar = name.endswith("p")
@@ -695,10 +1292,10 @@ class Frame:
         tail = conv.flush()
         conv.close()
         if _np is None:
-            return head + tail
+            return cast(Any, head + tail)
         return _np.concatenate([head, tail], axis=1 if sample_format.endswith("p") and sample_format[:-1] in _SAMPLE_CODES else 0)
 
-    def _layout_planes(self, mem: _FrameMemory, layout: str) -> tuple:
+    def _layout_planes(self, mem: _FrameMemory, layout: str) -> tuple[Array, ...]:
         """to_numpy(layout, planes=True): views of the frame when mk_frame_view says it holds
         the layout, else the planes of one packed copy."""
         if self.media_type != "video":
@@ -735,14 +1332,22 @@ class Frame:
 _TRIM = {"none": 0, "gapless": 1, "ffmpeg": 2}
 
 
-def _decoding_settings(who: str, track: Track, settings, fill, backend: Optional[str], threads: int,
-                       trim: Union[bool, str]):
-    """Checks `track` for a Decoder or DecodeSession and fills its settings struct (defaults
-    from `fill`, then backend, threads and trim)."""
+_Settings = TypeVar("_Settings", _ffi.DecoderSettings, _ffi.SessionSettings)
+
+
+def _track_demuxer(who: str, track: object) -> "Demuxer":
+    """The open demuxer of `track` (a Track), or TypeError / InvalidArgumentError saying what is wrong."""
     if not isinstance(track, Track):
         raise TypeError(f"{who} needs a mediakit.Track (from Demuxer.tracks), got {type(track).__name__}")
     if track._demuxer is None or track._demuxer.closed:
         raise _closed("demuxer this track belongs to")
+    return track._demuxer
+
+
+def _decoding_settings(settings: _Settings, fill: Callable[[Any], None], backend: Optional[str], threads: int,
+                       trim: Union[bool, str]) -> _Settings:
+    """Fills a Decoder's or DecodeSession's settings struct: the defaults from `fill`, then
+    backend, threads and trim."""
     fill(ctypes.byref(settings))
     settings.backend = backend.encode() if backend else None
     settings.threads = int(threads)
@@ -781,14 +1386,22 @@ class Decoder(_Owned):
     _free = staticmethod(lib.mk_decoder_close)
     _what = "decoder"
 
-    def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0,
+    def __init__(self, track: Union[Track, "CodecParameters"], *, backend: Optional[str] = None, threads: int = 0,
                  trim: Union[bool, str] = True):
-        s = _decoding_settings("Decoder", track, _ffi.DecoderSettings(), lib.mk_decoder_default_settings,
-                               backend, threads, trim)
+        s = _decoding_settings(_ffi.DecoderSettings(), lib.mk_decoder_default_settings, backend, threads, trim)
         h = ctypes.c_void_p()
-        lib.mk_decoder_open(ctypes.byref(h), track._demuxer._handle(), track.index, ctypes.byref(s))
+        if isinstance(track, CodecParameters):
+            params, keep = track._c()
+            lib.mk_decoder_open_params(ctypes.byref(h), ctypes.byref(params), ctypes.byref(s))
+            del keep
+            self.track: Optional[Track] = None
+            self.parameters: CodecParameters = track
+        else:
+            demuxer = _track_demuxer("Decoder", track)
+            lib.mk_decoder_open(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
+            self.track = track
+            self.parameters = track.parameters
         super().__init__(h)
-        self.track = track
         # A packet decode() took whose send the decoder refused (frames were waiting): it is
         # sent as soon as those frames are received. Frames received early to send it (when
         # a decode() iterator was left unfinished) wait in _backlog, oldest first.
@@ -800,7 +1413,7 @@ class Decoder(_Owned):
         the packet was not taken (receive() until None, then send it again)."""
         if not isinstance(packet, Packet):
             raise TypeError(f"send() takes a mediakit.Packet, got {type(packet).__name__}")
-        return lib.mk_decoder_send_packet(self._handle(), packet._handle()) == _ffi.OK
+        return bool(lib.mk_decoder_send_packet(self._handle(), packet._handle()) == _ffi.OK)
 
     def receive(self) -> Optional[Frame]:
         """The next decoded frame, or None when the decoder needs another packet (or, after
@@ -822,12 +1435,12 @@ class Decoder(_Owned):
             if frame is None:
                 idle += 1                          # the session may have trimmed the waiting frame away
                 if idle > 1:
-                    raise MediaError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
+                    raise MediaKitError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
                 continue
             idle = 0
             self._backlog.append(frame)
 
-    def _frames(self):
+    def _frames(self) -> Iterator[Frame]:
         while self._backlog:
             yield self._backlog.pop(0)
         idle = 0
@@ -845,9 +1458,9 @@ class Decoder(_Owned):
                 continue
             idle += 1                                  # the session may have trimmed the waiting frame away
             if idle > 1:
-                raise MediaError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
+                raise MediaKitError(_ffi.ESTATE, "the decoder refused a packet but had no frame to give", "decode")
 
-    def decode(self, packet: Packet):
+    def decode(self, packet: Packet) -> Iterator[Frame]:
         """Sends one packet of this decoder's track now and returns an iterator over the frames
         that become ready, decoded as the iterator is advanced (``list(...)`` for all at once)."""
         if not isinstance(packet, Packet):
@@ -857,13 +1470,13 @@ class Decoder(_Owned):
             self._pending = packet
         return self._frames()
 
-    def flush(self):
+    def flush(self) -> Iterator[Frame]:
         """Ends the stream now and returns an iterator over the decoder's delayed frames."""
         self._settle()
         lib.mk_decoder_send_packet(self._handle(), None)
         return self._frames()
 
-    def frames(self, packets):
+    def frames(self, packets: Iterable[Packet]) -> Iterator[Frame]:
         """Decodes `packets` (an iterable of this track's packets, e.g. Demuxer.packets(track))
         and then flushes: yields every presented frame, lazily."""
         for packet in packets:
@@ -880,10 +1493,12 @@ class Decoder(_Owned):
         """Sample-accurate seek: moves the track's demuxer to the key frame at or before
         `seconds` and drops what the decoder holds; the first frame decoded from the
         demuxer's next packets of this track is the one presented at `seconds` (audio: from
-        that exact sample)."""
-        demuxer = self.track._demuxer
-        if demuxer is None or demuxer.closed:
-            raise _closed("demuxer this track belongs to")
+        that exact sample). Needs a decoder made from a Track (one made from CodecParameters
+        has no demuxer to move: send it the packets from the new place and call reset())."""
+        if self.track is None:
+            raise MediaKitError(EINVAL, "this decoder was made from CodecParameters: it has no demuxer to seek "
+                                "(send it the packets from the new place after reset())", "seek")
+        demuxer = _track_demuxer("seek()", self.track)
         demuxer._busy()
         lib.mk_decoder_seek(self._handle(), demuxer._handle(), float(seconds))
         self._pending = None
@@ -895,7 +1510,7 @@ class Decoder(_Owned):
         demuxer is left after the packets that were read; call seek() or frame_at() again, or
         reset() and Demuxer.seek(), before decoding on."""
         self.seek(seconds)
-        demuxer = self.track._demuxer
+        demuxer = _track_demuxer("frame_at()", self.track)
         for packet in demuxer.packets(self.track):
             for frame in self.decode(packet):
                 return frame
@@ -930,17 +1545,17 @@ class DecodeSession(_Owned):
 
     def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0, trim: Union[bool, str] = True,
                  recovery: bool = True, max_failed_packets: int = 20, max_rebuilds: int = 5, queue_frames: int = 8):
-        s = _decoding_settings("DecodeSession", track, _ffi.SessionSettings(), lib.mk_session_default_settings,
-                               backend, threads, trim)
+        demuxer = _track_demuxer("DecodeSession", track)
+        s = _decoding_settings(_ffi.SessionSettings(), lib.mk_session_default_settings, backend, threads, trim)
         s.recovery = 1 if recovery else 0
         s.max_failed_packets = int(max_failed_packets)
         s.max_rebuilds = int(max_rebuilds)
         s.queue_frames = int(queue_frames)
         h = ctypes.c_void_p()
-        lib.mk_session_open(ctypes.byref(h), track._demuxer._handle(), track.index, ctypes.byref(s))
+        lib.mk_session_open(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
         super().__init__(h)
         self.track = track
-        self._demuxer = track._demuxer  # keeps the demuxer object (and its handle) alive
+        self._demuxer = demuxer  # keeps the demuxer object (and its handle) alive
 
     def read(self) -> Optional[Frame]:
         """The next frame, waiting for it (the GIL is released meanwhile); None at the end."""
@@ -949,7 +1564,7 @@ class DecodeSession(_Owned):
             return None
         return Frame(f)
 
-    def __iter__(self):
+    def __iter__(self) -> Self:
         return self
 
     def __next__(self) -> Frame:
@@ -958,7 +1573,7 @@ class DecodeSession(_Owned):
             raise StopIteration
         return frame
 
-    def __aiter__(self):
+    def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> Frame:
@@ -983,7 +1598,7 @@ class DecodeSession(_Owned):
         lib.mk_session_flush(self._handle(), _ffi.SESSION_COMPLETION(), None)
 
     @property
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, int]:
         """Frames delivered, recoveries from damaged data, decoder rebuilds, frames lost, warnings."""
         st = _ffi.SessionStats(struct_size=ctypes.sizeof(_ffi.SessionStats))
         lib.mk_session_get_stats(self._handle(), ctypes.byref(st))
@@ -1001,7 +1616,7 @@ _NUMPY_TYPES = {"u8": "u1", "s16": "<i2", "s24": "u1", "s32": "<i4", "f32": "<f4
 _QUALITY = {"low": 0, "medium": 1, "high": 2}
 
 
-def _audio_format(sample_format: str, rate: int, layout, *, open_ended: bool = False) -> _ffi.AudioFormat:
+def _audio_format(sample_format: str, rate: int, layout: Optional[Layout], *, open_ended: bool = False) -> _ffi.AudioFormat:
     """The C mk_audio_format for a sample format name ("s16", "f32", "f32p" planar ...), a rate
     and a layout (a name such as "stereo" or "5.1", a channel count, or None when open)."""
     planar = sample_format.endswith("p") and sample_format[:-1] in _SAMPLE_CODES
@@ -1016,6 +1631,33 @@ def _audio_format(sample_format: str, rate: int, layout, *, open_ended: bool = F
         raise ValueError("a channel layout is needed (a name such as 'stereo' or a channel count)")
     return _ffi.AudioFormat(struct_size=ctypes.sizeof(_ffi.AudioFormat), sample_format=code, sample_rate=int(rate or 0),
                             channels=channels.value, channel_mask=mask.value)
+
+
+def _pcm_pointers(samples: Union[Array, bytes, bytearray, memoryview], sample_format: str, channels: int, *,
+                  convert: bool) -> tuple["ctypes.Array[ctypes.c_void_p]", int, object]:
+    """The C plane pointers and frame count of PCM given to AudioConverter.convert or
+    Encoder.encode, and the object to keep alive while the C call reads them. `samples` is a
+    numpy array in `sample_format` ((frames, channels) interleaved, (channels, frames) planar;
+    converted to its dtype when `convert`, else TypeError for another dtype) or bytes of
+    interleaved samples."""
+    planar = sample_format.endswith("p") and sample_format[:-1] in _SAMPLE_CODES
+    base = sample_format[:-1] if planar else sample_format
+    width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
+    per = 3 if base == "s24" else 1        # numpy holds s24 as 3 bytes per sample
+    if _np is not None and isinstance(samples, _np.ndarray):
+        dtype = _np.dtype(_NUMPY_TYPES[base])
+        arr = _np.ascontiguousarray(samples, dtype=dtype if convert else None)
+        if arr.dtype != dtype:
+            raise TypeError(f"the input is {sample_format} samples ({_NUMPY_TYPES[base]}); the array is {arr.dtype}")
+        if planar:
+            if arr.ndim != 2 or arr.shape[0] != channels:
+                raise ValueError(f"planar input is a ({channels}, frames) array; got shape {arr.shape}")
+            return (ctypes.c_void_p * channels)(*[arr[c].ctypes.data for c in range(channels)]), arr.shape[1] // per, arr
+        return (ctypes.c_void_p * 1)(arr.ctypes.data), arr.size // (channels * per), arr
+    if planar:
+        raise TypeError("planar input is a (channels, frames) numpy array")
+    buf = ctypes.create_string_buffer(bytes(samples))
+    return (ctypes.c_void_p * 1)(ctypes.addressof(buf)), (len(buf) - 1) // (width * channels), buf
 
 
 class AudioConverter(_Owned):
@@ -1035,8 +1677,9 @@ class AudioConverter(_Owned):
     _free = staticmethod(lib.mk_audio_converter_close)
     _what = "audio converter"
 
-    def __init__(self, in_format: str, in_rate: int, in_layout, out_format: str, out_rate: int, out_layout, *,
-                 quality: str = "medium", dither: bool = False, _track=None, trim: Union[bool, str] = True):
+    def __init__(self, in_format: str, in_rate: int, in_layout: Optional[Layout], out_format: str, out_rate: int,
+                 out_layout: Optional[Layout], *, quality: str = "medium", dither: bool = False,
+                 _track: Optional[Track] = None, trim: Union[bool, str] = True):
         if quality not in _QUALITY:
             raise ValueError(f"unknown quality {quality!r}: low, medium or high")
         s = _ffi.AudioConverterSettings()
@@ -1052,12 +1695,14 @@ class AudioConverter(_Owned):
                 raise _closed("demuxer this track belongs to")
             lib.mk_audio_converter_open_track(ctypes.byref(h), _track._demuxer._handle(), _track.index, ctypes.byref(to), ctypes.byref(s))
         super().__init__(h)
-        self.track = _track
-        self.in_format = in_format
-        self._in_channels = 0 if _track is not None else (src.channels or 1)
+        #: The track whose packets it decodes (for_track), else None.
+        self.track: Optional[Track] = _track
+        #: The input's sample format.
+        self.in_format: str = in_format
+        self._in_channels: int = 0 if _track is not None else (src.channels or 1)
 
     @classmethod
-    def for_track(cls, track: Track, sample_format: str = "f32", rate: Optional[int] = None, layout=None, *,
+    def for_track(cls, track: Track, sample_format: str = "f32", rate: Optional[int] = None, layout: Optional[Layout] = None, *,
                   quality: str = "medium", dither: bool = False, trim: Union[bool, str] = True) -> "AudioConverter":
         """A converter that takes the compressed packets of an audio `track` (AAC, MP3, Opus,
         Vorbis, FLAC ...), decodes them with the track's trims and converts them; `rate` and
@@ -1067,7 +1712,7 @@ class AudioConverter(_Owned):
         return cls("", 0, None, sample_format, rate or 0, layout, quality=quality, dither=dither, _track=track, trim=trim)
 
     @property
-    def output_format(self) -> Optional[tuple]:
+    def output_format(self) -> Optional[tuple[str, int, int]]:
         """(sample format, rate, channels) written; None for a track converter before its first frame."""
         f = _ffi.AudioFormat(struct_size=ctypes.sizeof(_ffi.AudioFormat))
         if lib.mk_audio_converter_output_format(self._handle(), ctypes.byref(f)) != _ffi.OK:
@@ -1075,9 +1720,9 @@ class AudioConverter(_Owned):
         code = f.sample_format
         planar = code in (6, 7, 8, 9, 10, 12)
         base = _SAMPLE_NAMES[code - 5 if planar and code != 12 else (11 if code == 12 else code)]
-        return (base + ("p" if planar else ""), f.sample_rate, f.channels)
+        return (base + ("p" if planar else ""), int(f.sample_rate), int(f.channels))
 
-    def _take(self):
+    def _take(self) -> Array:
         """Everything converted so far, as one numpy array (bytes without numpy)."""
         n = ctypes.c_int32(0)
         if lib.mk_audio_converter_read(self._h, None, 0, ctypes.byref(n)) != _ffi.OK or n.value == 0:
@@ -1092,7 +1737,7 @@ class AudioConverter(_Owned):
             ptrs = (ctypes.c_void_p * len(bufs))(*[ctypes.addressof(b) for b in bufs])
             if frames:
                 lib.mk_audio_converter_read(self._h, ptrs, frames, ctypes.byref(n))
-            return b"".join(b.raw for b in bufs)
+            return cast(Any, b"".join(b.raw for b in bufs))
         dtype = _np.dtype(_NUMPY_TYPES[base])
         per = 3 if base == "s24" else 1
         out = _np.empty((channels, frames * per) if planar else (frames, channels * per), dtype=dtype)
@@ -1104,47 +1749,26 @@ class AudioConverter(_Owned):
             lib.mk_audio_converter_read(self._h, ptrs, frames, ctypes.byref(n))
         return out
 
-    def convert(self, samples):
+    def convert(self, samples: Union[Array, bytes, bytearray, memoryview]) -> Array:
         """Converts PCM (a numpy array in the source format: (frames, channels) interleaved or
         (channels, frames) planar; or bytes of interleaved samples) and returns what can be
         output so far. A C-contiguous array of the source's dtype is read in place."""
         h = self._handle()
         if self.track is not None:
-            raise MediaError(_ffi.EINVAL, "this converter takes the track's packets: use convert_packet()", "convert")
-        planar = self.in_format.endswith("p") and self.in_format[:-1] in _SAMPLE_CODES
-        base = self.in_format[:-1] if planar else self.in_format
-        width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
-        per = 3 if base == "s24" else 1        # numpy holds s24 as 3 bytes per sample
-        channels = self._in_channels
-        if _np is not None and isinstance(samples, _np.ndarray):
-            arr = _np.ascontiguousarray(samples)
-            if arr.dtype != _np.dtype(_NUMPY_TYPES[base]):
-                raise TypeError(f"the converter takes {self.in_format} samples ({_NUMPY_TYPES[base]}); the array is {arr.dtype}")
-            if planar:
-                if arr.ndim != 2 or arr.shape[0] != channels:
-                    raise ValueError(f"planar input is a ({channels}, frames) array; got shape {arr.shape}")
-                ptrs = (ctypes.c_void_p * channels)(*[arr[c].ctypes.data for c in range(channels)])
-                frames = arr.shape[1] // per
-            else:
-                ptrs = (ctypes.c_void_p * 1)(arr.ctypes.data)
-                frames = arr.size // (channels * per)
-        else:
-            if planar:
-                raise TypeError("planar input is a (channels, frames) numpy array")
-            arr = ctypes.create_string_buffer(bytes(samples))
-            ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(arr))
-            frames = (len(arr) - 1) // (width * channels)
-        lib.mk_audio_converter_push(h, ptrs, int(frames))
+            raise MediaKitError(_ffi.EINVAL, "this converter takes the track's packets: use convert_packet()", "convert")
+        ptrs, frames, keep = _pcm_pointers(samples, self.in_format, self._in_channels, convert=False)
+        lib.mk_audio_converter_push(h, ptrs, frames)
+        del keep
         return self._take()
 
-    def convert_packet(self, packet: Packet):
+    def convert_packet(self, packet: Packet) -> Array:
         """Decodes one packet of the track and returns the PCM that can be output so far."""
         if not isinstance(packet, Packet):
             raise TypeError(f"convert_packet() takes a mediakit.Packet, got {type(packet).__name__}")
         lib.mk_audio_converter_push_packet(self._handle(), packet._handle())
         return self._take()
 
-    def flush(self):
+    def flush(self) -> Array:
         """Ends the input: returns the rest (the resampler's tail, a track's delayed frames)."""
         lib.mk_audio_converter_flush(self._handle())
         return self._take()
@@ -1184,13 +1808,13 @@ class Encoder(_Owned):
 
     `sample_format`, `rate` and `layout` describe the PCM given to encode() (as for
     AudioConverter); `sample_rate` and `channels` the coded stream (None: the input's when the
-    encoder takes them). A rate or channel count the encoder refuses raises MediaError naming
+    encoder takes them). A rate or channel count the encoder refuses raises UnsupportedError naming
     what it accepts."""
 
     _free = staticmethod(lib.mk_encoder_close)
     _what = "encoder"
 
-    def __init__(self, codec: str, sample_format: str, rate: int, layout, *, bitrate: Optional[int] = None,
+    def __init__(self, codec: str, sample_format: str, rate: int, layout: Layout, *, bitrate: Optional[int] = None,
                  quality: Optional[float] = None, sample_rate: Optional[int] = None, channels: Optional[int] = None,
                  complexity: Optional[int] = None, application: Optional[str] = None,
                  frame_duration: Optional[float] = None, backend: Optional[str] = None):
@@ -1199,7 +1823,9 @@ class Encoder(_Owned):
         h = ctypes.c_void_p()
         lib.mk_encoder_open(ctypes.byref(h), ctypes.byref(fmt), ctypes.byref(s))
         super().__init__(h)
-        self.in_format, self._in_channels = sample_format, fmt.channels
+        #: The sample format encode() takes.
+        self.in_format: str = sample_format
+        self._in_channels: int = fmt.channels
 
     def _info(self) -> _ffi.EncoderInfo:
         i = _ffi.EncoderInfo(struct_size=ctypes.sizeof(_ffi.EncoderInfo))
@@ -1208,33 +1834,34 @@ class Encoder(_Owned):
 
     @property
     def codec(self) -> str:
-        return self._info().codec.decode()
+        """The codec coded ("aac", "opus" ...)."""
+        return _text(self._info().codec)
 
     @property
     def sample_rate(self) -> int:
         """The coded stream's rate."""
-        return self._info().sample_rate
+        return int(self._info().sample_rate)
 
     @property
     def channels(self) -> int:
         """The coded stream's channels."""
-        return self._info().channels
+        return int(self._info().channels)
 
     @property
     def frame_size(self) -> int:
         """Samples per channel the codec codes at a time (0: any)."""
-        return self._info().frame_size
+        return int(self._info().frame_size)
 
     @property
     def encoder_delay(self) -> int:
         """Priming samples at the start of the decoded output, in time_base ticks."""
-        return self._info().encoder_delay
+        return int(self._info().encoder_delay)
 
     @property
     def time_base(self) -> tuple[int, int]:
         """The packets' time base (numerator, denominator)."""
         i = self._info()
-        return i.time_base_num, i.time_base_den
+        return int(i.time_base_num), int(i.time_base_den)
 
     @property
     def extradata(self) -> bytes:
@@ -1242,63 +1869,84 @@ class Encoder(_Owned):
         i = self._info()
         return ctypes.string_at(i.extradata, i.extradata_size) if i.extradata_size else b""
 
-    def _packets(self) -> list:
-        out = []
+    def _packets(self) -> list[Packet]:
+        out: list[Packet] = []
         while True:
             h = ctypes.c_void_p()
             if lib.mk_encoder_receive_packet(self._handle(), ctypes.byref(h)) != _ffi.OK:
                 return out
             out.append(Packet(h))
 
-    def encode(self, samples) -> list:
+    def encode(self, samples: Union[Array, bytes, bytearray, memoryview]) -> list[Packet]:
         """Encodes PCM in the input format (a numpy array: (frames, channels) interleaved or
         (channels, frames) planar; or bytes of interleaved samples); returns the packets ready."""
-        planar = self.in_format.endswith("p") and self.in_format[:-1] in _SAMPLE_CODES
-        base = self.in_format[:-1] if planar else self.in_format
-        width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
-        channels = self._in_channels
-        if _np is not None and isinstance(samples, _np.ndarray):
-            arr = _np.ascontiguousarray(samples, dtype=_np.dtype(_NUMPY_TYPES[base]))
-            if planar:
-                if arr.ndim != 2 or arr.shape[0] != channels:
-                    raise ValueError(f"planar input is a ({channels}, frames) array; got shape {arr.shape}")
-                ptrs = (ctypes.c_void_p * channels)(*[arr[c].ctypes.data for c in range(channels)])
-                frames = arr.shape[1]
-            else:
-                ptrs = (ctypes.c_void_p * 1)(arr.ctypes.data)
-                frames = arr.size // channels
-        else:
-            if planar:
-                raise TypeError("planar input is a (channels, frames) numpy array")
-            arr = ctypes.create_string_buffer(bytes(samples))
-            ptrs = (ctypes.c_void_p * 1)(ctypes.addressof(arr))
-            frames = (len(arr) - 1) // (width * channels)
-        lib.mk_encoder_push(self._handle(), ptrs, int(frames))
+        ptrs, frames, keep = _pcm_pointers(samples, self.in_format, self._in_channels, convert=True)
+        lib.mk_encoder_push(self._handle(), ptrs, frames)
+        del keep
         return self._packets()
 
-    def flush(self) -> list:
+    def flush(self) -> list[Packet]:
         """Ends the input: returns the last packets."""
         lib.mk_encoder_flush(self._handle())
         return self._packets()
 
 
+#: A progress callback: called with (fraction done in [0, 1], done, total) now and then, on the
+#: calling thread; returning False (not None) stops the call, as an exception raised in it does.
+Progress = Callable[[float, int, int], Optional[bool]]
+
+
+class _ProgressHook:
+    """The C mk_progress_callback of a long call (remux, decode, transcode) over a Python
+    callable. False from it cancels the call (CancelledError); an exception raised in it (a
+    KeyboardInterrupt too) cancels it and is raised again once the call has cleaned up."""
+
+    def __init__(self, fn: Optional[Progress]):
+        self.fn = fn
+        self.error: Optional[BaseException] = None
+        self.c = _ffi.PROGRESS(self._call) if fn is not None else _ffi.PROGRESS()
+
+    def _call(self, _user: Optional[int], fraction: float, done: int, total: int) -> int:
+        if self.fn is None or self.error is not None:
+            return 1
+        try:
+            return 1 if self.fn(fraction, done, total) is False else 0
+        except BaseException as e:  # kept, raised again after the C call returns
+            self.error = e
+            return 1
+
+    def run(self, call: Callable[[], int]) -> int:
+        """Makes the C call; raises what the callback raised when that is why it stopped."""
+        try:
+            return call()
+        except CancelledError:
+            if self.error is not None:
+                raise self.error from None
+            raise
+
+
 def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate: Optional[int] = None, *,
               quality: Optional[float] = None, sample_rate: Optional[int] = None, channels: Optional[int] = None,
               copy_video: bool = False, backend: Optional[str] = None, complexity: Optional[int] = None,
-              application: Optional[str] = None, frame_duration: Optional[float] = None) -> None:
+              application: Optional[str] = None, frame_duration: Optional[float] = None,
+              progress: Optional[Progress] = None) -> None:
     """Decodes the first audio track of `src` and encodes it into `dst`, like the mk-transcode
     sample: .m4a / .mp4 (AAC; MP3, Opus, FLAC with codec=), .flac, .mp3, .mka / .mkv / .webm (Opus,
     Vorbis ...). Gapless; written to a temporary file and renamed at the end. `complexity` (Opus
     0..10, FLAC 0..12), `application` ("audio", "voip", "lowdelay") and `frame_duration` (seconds,
-    Opus) as for Encoder."""
+    Opus) as for Encoder. `progress` is called now and then with (fraction, -1, -1); False from it
+    stops (CancelledError, nothing written)."""
     s = _encoder_settings(codec, bitrate, quality, sample_rate, channels, complexity, application, frame_duration,
                           backend=backend, copy_video=copy_video)
-    lib.mk_transcode(_path(src), _path(dst), ctypes.byref(s))
+    hook = _ProgressHook(progress)
+    s.progress = hook.c
+    hook.run(lambda: int(lib.mk_transcode(_path(src), _path(dst), ctypes.byref(s))))
 
 
 def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Optional[PathLike] = None, *,
            pixel_format: str = "nv12", sample_format: str = "s16", wav: bool = False, y4m: bool = False,
-           trim: Union[bool, str] = True, autorotate: bool = True, threads: int = 0, backend: Optional[str] = None) -> None:
+           trim: Union[bool, str] = True, autorotate: bool = True, threads: int = 0, backend: Optional[str] = None,
+           progress: Optional[Progress] = None) -> None:
     """Decodes the first audio track to `audio_out` (raw PCM or WAV) and the first video
     track to `video_out` (raw NV12 / I420 or Y4M), like the mk-decode sample. `trim` is
     as for Decoder: "gapless" (default, or True), "ffmpeg" or "none" (or False).
@@ -1315,8 +1963,11 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
     s.wav, s.y4m, s.autorotate, s.threads = int(wav), int(y4m), int(autorotate), int(threads)
     s.trim = _trim_setting(trim)
     s.backend = backend.encode() if backend else None
-    status = lib.mk_decode_file(_path(path), _path(audio_out) if audio_out is not None else None,
-                                _path(video_out) if video_out is not None else None, ctypes.byref(s))
+    hook = _ProgressHook(progress)
+    s.progress = hook.c
+    status = hook.run(lambda: int(lib.mk_decode_file(_path(path), _path(audio_out) if audio_out is not None else None,
+                                                     _path(video_out) if video_out is not None else None,
+                                                     ctypes.byref(s))))
     if status == _ffi.ETRUNCATED:
         _warn_truncated()
 
@@ -1410,23 +2061,28 @@ class StreamParser(_Owned):
 
 
 def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optional[float] = None,
-          hybrid: Optional[float] = None) -> None:
-    """Copies every track of `src` (MP4/MOV/M4A, fragmented or not) into a new MP4 at `dst`
-    without decoding, like the mk-remux sample.
+          hybrid: Optional[float] = None, *, tracks: Optional[Sequence[Union[int, Track]]] = None,
+          progress: Optional[Progress] = None) -> None:
+    """Copies the tracks of `src` (any file ``open`` reads) into a new file at `dst` without
+    decoding, like the mk-remux sample. The output's format follows `dst`'s extension: MP4
+    (.mp4, .m4a, .m4v, .mov), Matroska / WebM (.mkv, .mka, .webm) or Ogg (.ogg, .oga, .opus);
+    UnsupportedError for a codec the output cannot carry.
 
+    tracks: the source tracks to copy (indexes or Tracks), in that order; None: every track.
     faststart=True puts the moov at the front; fragment=SECONDS writes a fragmented MP4
     (a fragment about every SECONDS, playable up to the last complete one after a crash);
-    hybrid=SECONDS writes fragmented and turns the file progressive when done. The target
-    name is only written when the whole file is complete.
+    hybrid=SECONDS writes fragmented and turns the file progressive when done. `progress` is
+    called after each packet with (fraction, packets written, packets in all); False from it
+    stops (CancelledError). The target name is only written when the whole file is complete:
+    a failure or a cancel leaves nothing there.
     """
-    if sum(x is not None and x is not False for x in (faststart or None, fragment, hybrid)) > 1:
-        raise ValueError("choose one of faststart, fragment and hybrid")
-    s = _ffi.MuxerSettings()
-    lib.mk_muxer_default_settings(ctypes.byref(s))
-    if faststart:
-        s.layout = 1
-    elif fragment is not None:
-        s.layout, s.fragment_seconds = 2, float(fragment)
-    elif hybrid is not None:
-        s.layout, s.fragment_seconds = 3, float(hybrid)
-    lib.mk_remux(_path(src), _path(dst), ctypes.byref(s))
+    s = _muxer_settings(faststart, fragment, hybrid)
+    chosen = [t.index if isinstance(t, Track) else int(t) for t in tracks] if tracks is not None else None
+    if chosen is not None:
+        if not chosen:
+            raise ValueError("tracks=[] copies nothing: give at least one track, or None for every track")
+        s.tracks = (ctypes.c_int32 * len(chosen))(*chosen)
+        s.track_count = len(chosen)
+    hook = _ProgressHook(progress)
+    s.progress = hook.c
+    hook.run(lambda: int(lib.mk_remux(_path(src), _path(dst), ctypes.byref(s))))

@@ -14,19 +14,26 @@ from __future__ import annotations
 import ctypes
 import os
 from pathlib import Path
+from typing import Any
 
 ABI_VERSION = 1
 
-# Status codes (mk_status).
+# Status codes (mk_status, mediakit_types.h). EAGAIN and EOF are flow control.
 OK, EAGAIN, EOF = 0, -1, -2
+EINVAL, ENOMEM, EUNSUPPORTED, EDATA, EIO, ENOTFOUND, ESTATE, EPLUGIN, ELIMIT, EFAIL = range(-3, -13, -1)
 # A warning, not a failure: the file is cut short; what it holds was returned or written.
 ETRUNCATED = -13
-# A bad argument; a call in the wrong order.
-EINVAL, ESTATE = -3, -9
+# The caller's progress callback asked to stop (nothing was left under the target names).
+ECANCELLED = -14
+#: MK_NOPTS_VALUE: no timestamp.
+NOPTS_VALUE = -(1 << 63)
 
 c_status = ctypes.c_int32
 c_handle = ctypes.c_void_p
 
+
+#: mk_progress_callback: (user, fraction, done, total) -> 0 to go on, non-zero to cancel.
+PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_double, ctypes.c_int64, ctypes.c_int64)
 
 IO_READ = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint8), ctypes.c_size_t)
 IO_SEEK = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
@@ -48,6 +55,11 @@ class StreamEventInfo(ctypes.Structure):
                 ("frames", ctypes.c_int32), ("flags", ctypes.c_int32)]
 
 
+class Edit(ctypes.Structure):
+    """mk_edit: one entry of an edit list."""
+    _fields_ = [("segment_duration", ctypes.c_int64), ("media_time", ctypes.c_int64), ("media_rate", ctypes.c_double)]
+
+
 class TrackInfo(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("index", ctypes.c_int32), ("id", ctypes.c_int32),
@@ -60,7 +72,16 @@ class TrackInfo(ctypes.Structure):
         ("rotation", ctypes.c_double), ("language", ctypes.c_char_p),
         ("frame_rate_num", ctypes.c_int32), ("frame_rate_den", ctypes.c_int32),
         ("encoder_delay", ctypes.c_int32), ("encoder_padding", ctypes.c_int32),
-        ("unsupported", ctypes.c_char_p), ("reflected", ctypes.c_int32),
+        ("unsupported", ctypes.c_char_p),
+        # 0.2
+        ("reflected", ctypes.c_int32), ("matrix", ctypes.c_int32 * 9), ("edits", ctypes.POINTER(Edit)),
+        ("edit_count", ctypes.c_int32), ("movie_time_scale", ctypes.c_int64), ("bit_rate", ctypes.c_int64),
+        ("sample_aspect_num", ctypes.c_int32), ("sample_aspect_den", ctypes.c_int32),
+        ("color_range", ctypes.c_int32), ("color_primaries", ctypes.c_int32), ("color_transfer", ctypes.c_int32),
+        ("color_space", ctypes.c_int32), ("channel_mask", ctypes.c_uint64), ("bits_per_coded_sample", ctypes.c_int32),
+        ("block_align", ctypes.c_int32), ("reorder_depth", ctypes.c_int32), ("encrypted", ctypes.c_int32),
+        ("trims_on_packets", ctypes.c_int32), ("sample_entry", ctypes.POINTER(ctypes.c_uint8)),
+        ("sample_entry_size", ctypes.c_size_t),
     ]
 
 
@@ -70,6 +91,10 @@ class PacketInfo(ctypes.Structure):
         ("pts", ctypes.c_int64), ("dts", ctypes.c_int64), ("duration", ctypes.c_int64),
         ("position", ctypes.c_int64), ("is_keyframe", ctypes.c_int32),
         ("data", ctypes.POINTER(ctypes.c_uint8)), ("size", ctypes.c_size_t),
+        # 0.2
+        ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32), ("duration_stated", ctypes.c_int32),
+        ("trim_start", ctypes.c_int32), ("trim_end", ctypes.c_int32), ("truncated", ctypes.c_int32),
+        ("discard", ctypes.c_int32), ("parameters_changed", ctypes.c_int32),
     ]
 
 
@@ -82,6 +107,10 @@ class FrameInfo(ctypes.Structure):
         ("sample_rate", ctypes.c_int32), ("channels", ctypes.c_int32), ("sample_count", ctypes.c_int32),
         ("plane_count", ctypes.c_int32), ("planes", ctypes.c_void_p * 8),
         ("strides", ctypes.c_int64 * 8), ("plane_sizes", ctypes.c_int64 * 8),
+        # 0.2
+        ("is_keyframe", ctypes.c_int32), ("color_range", ctypes.c_int32), ("color_primaries", ctypes.c_int32),
+        ("color_transfer", ctypes.c_int32), ("color_space", ctypes.c_int32), ("chroma_location", ctypes.c_int32),
+        ("sample_aspect_num", ctypes.c_int32), ("sample_aspect_den", ctypes.c_int32), ("channel_mask", ctypes.c_uint64),
     ]
 
 
@@ -91,6 +120,13 @@ class FrameViewInfo(ctypes.Structure):
         ("planes", ctypes.c_void_p * 4), ("strides", ctypes.c_int64 * 4),
         ("row_bytes", ctypes.c_int64 * 4), ("rows", ctypes.c_int64 * 4),
     ]
+
+
+class BackendInfo(ctypes.Structure):
+    """mk_backend_info: a decoder, encoder or picture converter a plugin registered."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("kind", ctypes.c_int32), ("codec", ctypes.c_char_p),
+                ("name", ctypes.c_char_p), ("media_type", ctypes.c_int32), ("priority", ctypes.c_int32),
+                ("plugin", ctypes.c_char_p), ("plugin_path", ctypes.c_char_p)]
 
 
 class PluginInfo(ctypes.Structure):
@@ -122,7 +158,9 @@ class EncoderSettings(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("codec", ctypes.c_char_p), ("bit_rate", ctypes.c_int64),
                 ("has_quality", ctypes.c_int32), ("quality", ctypes.c_double), ("complexity", ctypes.c_int32),
                 ("application", ctypes.c_int32), ("frame_duration", ctypes.c_double), ("sample_rate", ctypes.c_int32),
-                ("channels", ctypes.c_int32), ("backend", ctypes.c_char_p), ("copy_video", ctypes.c_int32)]
+                ("channels", ctypes.c_int32), ("backend", ctypes.c_char_p), ("copy_video", ctypes.c_int32),
+                # 0.2 (mk_transcode only)
+                ("progress", PROGRESS), ("progress_user", ctypes.c_void_p)]
 
 
 class EncoderInfo(ctypes.Structure):
@@ -133,8 +171,27 @@ class EncoderInfo(ctypes.Structure):
                 ("input", AudioFormat)]
 
 
+class CodecParams(ctypes.Structure):
+    """mk_codec_params: a stream described by its codec parameters (no demuxer)."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("media_type", ctypes.c_int32), ("codec", ctypes.c_char_p),
+                ("extradata", ctypes.POINTER(ctypes.c_uint8)), ("extradata_size", ctypes.c_size_t),
+                ("width", ctypes.c_int32), ("height", ctypes.c_int32), ("sample_rate", ctypes.c_int32),
+                ("channels", ctypes.c_int32), ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32),
+                ("reorder_depth", ctypes.c_int32),
+                # 0.2
+                ("codec_tag", ctypes.c_char_p), ("language", ctypes.c_char_p), ("matrix", ctypes.c_int32 * 9),
+                ("encoder_delay", ctypes.c_int32), ("encoder_padding", ctypes.c_int32), ("bit_rate", ctypes.c_int64),
+                ("sample_aspect_num", ctypes.c_int32), ("sample_aspect_den", ctypes.c_int32),
+                ("color_range", ctypes.c_int32), ("color_primaries", ctypes.c_int32), ("color_transfer", ctypes.c_int32),
+                ("color_space", ctypes.c_int32), ("bits_per_coded_sample", ctypes.c_int32), ("block_align", ctypes.c_int32),
+                ("channel_mask", ctypes.c_uint64)]
+
+
 class MuxerSettings(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int32), ("fragment_seconds", ctypes.c_double)]
+    _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int32), ("fragment_seconds", ctypes.c_double),
+                # 0.2 (mk_remux only)
+                ("tracks", ctypes.POINTER(ctypes.c_int32)), ("track_count", ctypes.c_int32),
+                ("progress", PROGRESS), ("progress_user", ctypes.c_void_p)]
 
 
 class DecodeSettings(ctypes.Structure):
@@ -142,6 +199,8 @@ class DecodeSettings(ctypes.Structure):
         ("struct_size", ctypes.c_uint32), ("video_layout", ctypes.c_int32), ("audio_layout", ctypes.c_int32),
         ("wav", ctypes.c_int32), ("y4m", ctypes.c_int32), ("trim", ctypes.c_int32),
         ("autorotate", ctypes.c_int32), ("threads", ctypes.c_int32), ("backend", ctypes.c_char_p),
+        # 0.2
+        ("progress", PROGRESS), ("progress_user", ctypes.c_void_p),
     ]
 
 
@@ -174,8 +233,9 @@ def _candidates() -> list[Path]:
     places.append(here / "_lib" / "libmediakit.so")
     roots = []
     try:
-        from . import _build_info  # written by `pip install` from a checkout
-        roots.append(Path(_build_info.CHECKOUT))
+        import importlib
+        build_info = importlib.import_module("._build_info", __package__)  # written by `pip install` from a checkout
+        roots.append(Path(build_info.CHECKOUT))
     except ImportError:
         pass
     roots.append(here.parents[2])  # the checkout, when imported from Bindings/python
@@ -185,7 +245,8 @@ def _candidates() -> list[Path]:
     return places
 
 
-def _load() -> ctypes.CDLL:
+def _load() -> tuple[ctypes.CDLL, str]:
+    """The library and its path; ImportError naming every place looked in when none loads."""
     tried = []
     for path in _candidates():
         if not path.is_file():
@@ -202,27 +263,25 @@ def _load() -> ctypes.CDLL:
         if abi != ABI_VERSION:
             raise ImportError(f"{path} speaks MediaKit C ABI version {abi}; this mediakit package "
                               f"knows version {ABI_VERSION}. Install the matching package or library.")
-        lib._mk_path = str(path)
-        return lib
+        return lib, str(path)
     raise ImportError("libmediakit.so was not found. Set MEDIAKIT_LIBRARY to its path, or build the "
                       "checkout (`make build`) and `pip install ./Bindings/python`. Looked in: "
                       + "; ".join(tried))
 
 
-lib = _load()
-PATH: str = lib._mk_path
+lib, PATH = _load()
 
 
-def _check(result, func, args):
+def _check(result: int, func: Any, args: tuple[Any, ...]) -> int:
     """errcheck: a negative status other than flow control (and the ETRUNCATED warning, which
-    the caller turns into a TruncatedWarning) raises MediaError."""
+    the caller turns into a TruncatedWarning) raises the MediaKitError subclass of the status."""
     if result < 0 and result not in (EAGAIN, EOF, ETRUNCATED):
-        from . import MediaError
-        raise MediaError(result, lib.mk_last_error().decode("utf-8", "replace"), func.__name__)
+        from .errors import MediaKitError
+        raise MediaKitError(result, lib.mk_last_error().decode("utf-8", "replace"), str(func.__name__))
     return result
 
 
-def _declare(name: str, restype, argtypes, check: bool = False) -> None:
+def _declare(name: str, restype: Any, argtypes: list[Any], check: bool = False) -> None:
     f = getattr(lib, name)
     f.restype = restype
     f.argtypes = argtypes
@@ -237,6 +296,12 @@ _declare("mk_status_name", ctypes.c_char_p, [c_status])
 _declare("mk_plugins_load", c_status, [ctypes.c_char_p], True)
 _declare("mk_plugin_count", ctypes.c_int32, [])
 _declare("mk_plugin_get_info", c_status, [ctypes.c_int32, P(PluginInfo)], True)
+_declare("mk_backend_count", ctypes.c_int32, [])
+_declare("mk_backend_get_info", c_status, [ctypes.c_int32, P(BackendInfo)], True)
+_declare("mk_plugin_failure_count", ctypes.c_int32, [])
+_declare("mk_plugin_failure", c_status, [ctypes.c_int32, P(ctypes.c_char_p), P(ctypes.c_char_p)], True)
+_declare("mk_plugin_search_count", ctypes.c_int32, [])
+_declare("mk_plugin_search_path", c_status, [ctypes.c_int32, P(ctypes.c_char_p)], True)
 _declare("mk_demuxer_open", c_status, [P(c_handle), ctypes.c_char_p], True)
 _declare("mk_demuxer_open_memory", c_status, [P(c_handle), ctypes.c_void_p, ctypes.c_size_t], True)
 _declare("mk_demuxer_open_io", c_status, [P(c_handle), P(IO), ctypes.c_void_p], True)
@@ -286,7 +351,17 @@ _declare("mk_frame_get_info", c_status, [c_handle, P(FrameInfo)], True)
 _declare("mk_frame_pack", c_status, [c_handle, ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t, P(ctypes.c_size_t)], True)
 _declare("mk_frame_view", c_status, [c_handle, ctypes.c_int32, P(FrameViewInfo)], True)
 _declare("mk_frame_free", None, [P(c_handle)])
+_declare("mk_packet_create", c_status, [P(c_handle), P(PacketInfo)], True)
+_declare("mk_codec_params_default", None, [P(CodecParams)])
+_declare("mk_decoder_open_params", c_status, [P(c_handle), P(CodecParams), P(DecoderSettings)], True)
 _declare("mk_muxer_default_settings", None, [P(MuxerSettings)])
+_declare("mk_muxer_open", c_status, [P(c_handle), ctypes.c_char_p, P(MuxerSettings)], True)
+_declare("mk_muxer_add_track", c_status, [c_handle, c_handle, ctypes.c_int32, P(ctypes.c_int32)], True)
+_declare("mk_muxer_add_track_params", c_status, [c_handle, P(CodecParams), P(ctypes.c_int32)], True)
+_declare("mk_muxer_write_packet", c_status, [c_handle, ctypes.c_int32, c_handle], True)
+_declare("mk_muxer_finish", c_status, [c_handle], True)
+_declare("mk_muxer_cancel", c_status, [c_handle], True)
+_declare("mk_muxer_close", None, [P(c_handle)])
 _declare("mk_remux", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(MuxerSettings)], True)
 _declare("mk_decode_default_settings", None, [P(DecodeSettings)])
 _declare("mk_decode_file", c_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, P(DecodeSettings)], True)

@@ -83,13 +83,18 @@ class MediaJob:
     track: Optional[int] = None
     start_pts: Optional[int] = None
     end_pts: Optional[int] = None
-    options: tuple = ()        #: (name, value) pairs: pixel_format, sample_format, rate, layout, ...
+    options: tuple[tuple[str, Any], ...] = ()   #: (name, value) pairs: pixel_format, sample_format, rate, layout, ...
 
     def option(self, name: str, default: Any = None) -> Any:
+        """The value of one option, `default` when not given."""
         return dict(self.options).get(name, default)
 
 
-def runtime_env(extra: Optional[dict] = None) -> dict:
+#: A row of a dataset: column name -> value.
+Row = dict[str, Any]
+
+
+def runtime_env(extra: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     """A Ray ``runtime_env`` that lets worker processes import this ``mediakit`` and load the
     libmediakit this process loaded (needed when running from a checkout rather than a pip
     install; harmless otherwise). Pass it to ``ray.init(runtime_env=...)``."""
@@ -97,32 +102,30 @@ def runtime_env(extra: Optional[dict] = None) -> dict:
     path = os.environ.get("PYTHONPATH", "")
     env = {"MEDIAKIT_LIBRARY": mediakit.LIBRARY_PATH,
            "PYTHONPATH": package_parent + (os.pathsep + path if path else "")}
-    out = {"env_vars": env}
+    out: dict[str, Any] = {"env_vars": env}
     if extra:
         out.update(extra)
     return out
 
 
-def frame_digest(array) -> str:
+def frame_digest(array: np.ndarray[Any, Any]) -> str:
     """md5 of an array's bytes, in C order (the hash the tests compare with ffmpeg's framemd5)."""
     return hashlib.md5(np.ascontiguousarray(array).tobytes()).hexdigest()
 
 
 @contextlib.contextmanager
-def _opened(path: str) -> Iterator[mediakit.Demuxer]:
+def _opened(path: str) -> Iterator[tuple[mediakit.Demuxer, int]]:
     """A demuxer over a local path, or over a URL (s3://, gs://, http://, file:// ... any
     protocol fsspec knows) through mediakit.open's byte source: the demuxer reads the fsspec
     file object through its read / seek callbacks, as it needs the bytes, never the whole file.
-    Sets ``size_bytes`` on the demuxer; closes the file with it."""
+    Gives (demuxer, size of the file in bytes, -1 if unknown); closes the file with it."""
     if "://" not in path:
         with mediakit.open(path) as d:
-            d.size_bytes = os.path.getsize(path)
-            yield d
+            yield d, os.path.getsize(path)
         return
-    import fsspec  # installed with ray[data]
+    import fsspec  # type: ignore[import-untyped]  # installed with ray[data]
     with fsspec.open(path, "rb") as f, mediakit.open(f) as d:
-        d.size_bytes = f.size if isinstance(getattr(f, "size", None), int) else -1
-        yield d
+        yield d, f.size if isinstance(getattr(f, "size", None), int) else -1
 
 
 def _pick_track(demuxer: mediakit.Demuxer, track: Optional[int], media_type: str) -> mediakit.Track:
@@ -142,7 +145,7 @@ def _pick_track(demuxer: mediakit.Demuxer, track: Optional[int], media_type: str
 def _key_frames_for(path: str, track: Optional[int], every: float) -> list[int]:
     """The pts of the video key frames the demuxer seeks to for every `every` seconds, after
     the first key frame, each once and increasing (the cut points of a split)."""
-    with _opened(path) as d:
+    with _opened(path) as (d, _):
         v = _pick_track(d, track, "video")
         d.select([v])
         first = d.read_track(v)
@@ -156,7 +159,7 @@ def _key_frames_for(path: str, track: Optional[int], every: float) -> list[int]:
 
 
 def plan_jobs(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds: Optional[float] = None,
-              track: Optional[int] = None, **options) -> list[MediaJob]:
+              track: Optional[int] = None, **options: Any) -> list[MediaJob]:
     """The jobs read_media runs: one per file; in frames mode with ``split_seconds``, a file
     longer than that is cut at the key frames the demuxer seeks to for every
     ``split_seconds`` (one part per distinct key frame). A file that cannot be opened here
@@ -169,7 +172,8 @@ def plan_jobs(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds: 
         return _plan(paths, mode, split_seconds, track, opts)
 
 
-def _plan(paths, mode, split_seconds, track, opts) -> list[MediaJob]:
+def _plan(paths: Sequence[PathLike], mode: str, split_seconds: Optional[float], track: Optional[int],
+          opts: tuple[tuple[str, Any], ...]) -> list[MediaJob]:
     jobs = []
     for p in paths:
         path = os.fspath(p)
@@ -179,10 +183,10 @@ def _plan(paths, mode, split_seconds, track, opts) -> list[MediaJob]:
             continue
         try:
             cuts = _key_frames_for(path, track, split_seconds)
-        except (mediakit.MediaError, ValueError, OSError):
+        except (mediakit.MediaKitError, ValueError, OSError):
             jobs.append(whole)
             continue
-        bounds = [None, *cuts, None]
+        bounds: list[Optional[int]] = [None, *cuts, None]
         n = len(bounds) - 1
         jobs += [MediaJob(path, mode, part=i, parts=n, track=track, start_pts=bounds[i], end_pts=bounds[i + 1],
                           options=opts) for i in range(n)]
@@ -197,9 +201,12 @@ class _Blocks:
     as a ragged tensor column)."""
 
     def __init__(self, limit: int):
-        self.limit, self.rows, self.bytes, self.key = limit, [], 0, None
+        self.limit = limit
+        self.rows: list[Row] = []
+        self.bytes = 0
+        self.key: Optional[tuple[int, str]] = None
 
-    def add(self, row: dict, nbytes: int, key=None) -> Optional[Any]:
+    def add(self, row: Row, nbytes: int, key: Optional[tuple[int, str]] = None) -> Optional[Any]:
         out = None
         if self.rows and key != self.key:
             out = self.build()
@@ -211,11 +218,11 @@ class _Blocks:
             return out2 if out is None else (out, out2)
         return out
 
-    def build(self):
+    def build(self) -> Optional[Any]:
         rows, self.rows, self.bytes = self.rows, [], 0
         if not rows:
             return None
-        columns = {}
+        columns: dict[str, np.ndarray[Any, Any]] = {}
         for name in rows[0]:
             values = [r[name] for r in rows]
             first = values[0]
@@ -230,7 +237,7 @@ class _Blocks:
         return BlockAccessor.batch_to_block(columns)
 
 
-def _empty_array(job: MediaJob) -> Optional[np.ndarray]:
+def _empty_array(job: MediaJob) -> Optional[np.ndarray[Any, Any]]:
     """The array column's value in an error row: empty, of the dtype and rank the mode's rows
     have (Ray joins a block's tensor column only with tensors of one dtype and rank)."""
     if job.mode == "frames":
@@ -242,8 +249,8 @@ def _empty_array(job: MediaJob) -> Optional[np.ndarray]:
     return None
 
 
-def _error_row(job: MediaJob, error: BaseException, columns: Sequence[str]) -> dict:
-    row = {name: None for name in columns}
+def _error_row(job: MediaJob, error: BaseException, columns: Sequence[str]) -> Row:
+    row: Row = {name: None for name in columns}
     row.update(path=job.path, part=job.part, error=f"{type(error).__name__}: {error}")
     if job.mode == "probe":
         row["tracks"] = []
@@ -262,17 +269,17 @@ _COLUMNS = {
 }
 
 
-def probe_row(path: PathLike) -> dict:
+def probe_row(path: PathLike) -> Row:
     """The probe row of one file (raises on a file that cannot be opened)."""
     path = os.fspath(path)
-    with _opened(path) as d:
+    with _opened(path) as (d, size):
         tracks = [{"index": t.index, "media_type": t.media_type, "codec": t.codec, "codec_tag": t.codec_tag,
                    "width": t.width, "height": t.height, "sample_rate": t.sample_rate, "channels": t.channels,
                    "frame_rate": float(t.frame_rate), "duration": t.duration_seconds, "language": t.language,
                    "unsupported": t.unsupported or ""} for t in d.tracks]
         video = next((t for t in d.tracks if t.media_type == "video"), None)
         audio = next((t for t in d.tracks if t.media_type == "audio"), None)
-        return {"path": path, "part": 0, "size_bytes": d.size_bytes, "duration": d.duration,
+        return {"path": path, "part": 0, "size_bytes": size, "duration": d.duration,
                 "track_count": len(d.tracks), "codecs": ",".join(t.codec or t.codec_tag for t in d.tracks),
                 "width": video.width if video else 0, "height": video.height if video else 0,
                 "sample_rate": audio.sample_rate if audio else 0, "channels": audio.channels if audio else 0,
@@ -295,10 +302,10 @@ def _seek_to(d: mediakit.Demuxer, v: mediakit.Track, start_pts: int) -> Iterator
     yield from d.packets(v)
 
 
-def _frame_rows(job: MediaJob) -> Iterator[dict]:
+def _frame_rows(job: MediaJob) -> Iterator[Row]:
     layout = job.option("pixel_format", "nv12")
     threads = int(job.option("threads", 1))
-    with _opened(job.path) as d:
+    with _opened(job.path) as (d, _):
         v = _pick_track(d, job.track, "video")
         d.select([v])
         packets = d.packets(v) if job.start_pts is None else _seek_to(d, v, job.start_pts)
@@ -316,32 +323,38 @@ def _frame_rows(job: MediaJob) -> Iterator[dict]:
                 frame.close()
 
 
-def _audio_rows(job: MediaJob) -> Iterator[dict]:
+def _audio_rows(job: MediaJob) -> Iterator[Row]:
     fmt = job.option("sample_format", "f32")
     chunk_seconds = float(job.option("chunk_seconds", 1.0))
     planar = fmt.endswith("p")
-    with _opened(job.path) as d:
+    with _opened(job.path) as (d, _):
         a = _pick_track(d, job.track, "audio")
         d.select([a])
         with mediakit.AudioConverter.for_track(a, fmt, job.option("rate"), job.option("layout")) as conv:
-            pending, held, offset = [], 0, 0
+            pending: list[np.ndarray[Any, Any]] = []
+            held, offset = 0, 0
 
-            def emit(parts):
+            def output_rate() -> int:
+                out = conv.output_format
+                return out[1] if out is not None else 0
+
+            def emit(parts: list[np.ndarray[Any, Any]]) -> Row:
                 samples = np.concatenate(parts, axis=1 if planar else 0)
-                rate, channels = conv.output_format[1], conv.output_format[2]
+                out = conv.output_format
+                rate, channels = (out[1], out[2]) if out is not None else (0, 0)
                 return {"path": job.path, "part": job.part, "track": a.index, "offset": offset,
                         "sample_rate": rate, "channels": channels, "samples": samples, "error": ""}
 
-            def length(pcm) -> int:
+            def length(pcm: np.ndarray[Any, Any]) -> int:
                 """Sample frames in a converted array."""
-                return pcm.shape[1] if planar else pcm.shape[0]
+                return int(pcm.shape[1] if planar else pcm.shape[0])
 
             for packet in d.packets(a):
                 pcm = conv.convert_packet(packet)
                 if length(pcm):
                     pending.append(pcm)
                     held += length(pcm)
-                if held and held >= chunk_seconds * conv.output_format[1]:   # a full chunk at the output rate
+                if held and held >= chunk_seconds * output_rate():   # a full chunk at the output rate
                     yield emit(pending)
                     offset += held
                     pending, held = [], 0
@@ -353,9 +366,9 @@ def _audio_rows(job: MediaJob) -> Iterator[dict]:
                 yield emit(pending)
 
 
-def _packet_rows(job: MediaJob) -> Iterator[dict]:
+def _packet_rows(job: MediaJob) -> Iterator[Row]:
     include = bool(job.option("include_data", False))
-    with _opened(job.path) as d:
+    with _opened(job.path) as (d, _):
         if job.track is not None:
             d.select([_pick_track(d, job.track, "video")])
         for p in d.packets(None if job.track is None else job.track):
@@ -364,7 +377,7 @@ def _packet_rows(job: MediaJob) -> Iterator[dict]:
                    "data": p.data if include else None, "error": ""}
 
 
-def iter_rows(job: MediaJob) -> Iterator[dict]:
+def iter_rows(job: MediaJob) -> Iterator[Row]:
     """The rows of one job, as plain dicts, ending in an error row if the file fails."""
     columns = _COLUMNS[job.mode]
     try:
@@ -399,9 +412,9 @@ def read_job(jobs: Sequence[MediaJob], block_bytes: Optional[int] = None) -> Ite
             yield last
 
 
-def _metadata(n_rows: Optional[int], size: Optional[int], files: tuple) -> BlockMetadata:
+def _metadata(n_rows: Optional[int], size: Optional[int], files: tuple[str, ...]) -> BlockMetadata:
     """BlockMetadata for this Ray version (its fields changed across releases)."""
-    wanted = {"num_rows": n_rows, "size_bytes": size, "schema": None, "input_files": list(files),
+    wanted: dict[str, Any] = {"num_rows": n_rows, "size_bytes": size, "schema": None, "input_files": list(files),
               "exec_stats": None}
     params = inspect.signature(BlockMetadata).parameters
     return BlockMetadata(**{k: v for k, v in wanted.items() if k in params})
@@ -410,9 +423,10 @@ def _metadata(n_rows: Optional[int], size: Optional[int], files: tuple) -> Block
 class MediaDatasource(Datasource):
     """A Ray Data datasource over media files (see the module's documentation)."""
 
-    def __init__(self, paths: Sequence[PathLike], mode: str = "probe", *, split_seconds: Optional[float] = None,
-                 track: Optional[int] = None, block_bytes: Optional[int] = None, **options):
-        super().__init__()
+    def __init__(self, paths: Union[PathLike, Sequence[PathLike]], mode: str = "probe", *,
+                 split_seconds: Optional[float] = None, track: Optional[int] = None, block_bytes: Optional[int] = None,
+                 **options: Any):
+        super().__init__()  # type: ignore[no-untyped-call]  # Ray's own __init__ has no annotations
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         self.jobs = plan_jobs(paths, mode, split_seconds=split_seconds, track=track, **options)
@@ -424,7 +438,8 @@ class MediaDatasource(Datasource):
     def estimate_inmemory_data_size(self) -> Optional[int]:
         return None
 
-    def get_read_tasks(self, parallelism: int, per_task_row_limit: Optional[int] = None, **_kw) -> list:
+    def get_read_tasks(self, parallelism: int, per_task_row_limit: Optional[int] = None,  # type: ignore[override]
+                       **_kw: Any) -> list[ReadTask]:
         n = len(self.jobs) if parallelism is None or parallelism <= 0 else max(1, min(parallelism, len(self.jobs)))
         groups = [self.jobs[i::n] for i in range(n)]            # round robin: long and short files mix
         tasks = []
@@ -434,7 +449,7 @@ class MediaDatasource(Datasource):
             files = tuple(dict.fromkeys(j.path for j in group))
             size = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
             fn = _ReadFn(tuple(group), self.block_bytes)
-            kwargs = {}
+            kwargs: dict[str, Any] = {}
             if per_task_row_limit is not None and "per_task_row_limit" in inspect.signature(ReadTask).parameters:
                 kwargs["per_task_row_limit"] = per_task_row_limit
             tasks.append(ReadTask(fn, _metadata(None, size, files), **kwargs))
@@ -444,8 +459,8 @@ class MediaDatasource(Datasource):
 @dataclass(frozen=True)
 class _ReadFn:
     """The picklable read function of one task: its jobs and the block size."""
-    jobs: tuple
-    block_bytes: int
+    jobs: tuple[MediaJob, ...]
+    block_bytes: Optional[int]
 
     def __call__(self) -> Iterable[Any]:
         return read_job(self.jobs, self.block_bytes)
@@ -453,8 +468,9 @@ class _ReadFn:
 
 def read_media(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds: Optional[float] = None,
                track: Optional[int] = None, pixel_format: str = "nv12", sample_format: str = "f32",
-               rate: Optional[int] = None, layout=None, chunk_seconds: float = 1.0, include_data: bool = False,
-               threads: int = 1, block_bytes: Optional[int] = None, **read_args) -> "ray.data.Dataset":
+               rate: Optional[int] = None, layout: Optional[mediakit.Layout] = None, chunk_seconds: float = 1.0,
+               include_data: bool = False, threads: int = 1, block_bytes: Optional[int] = None,
+               **read_args: Any) -> "ray.data.Dataset":
     """A Ray Dataset of media rows (see the module's documentation for the columns).
 
     mode: "probe" (a row per file), "frames" (a row per decoded picture of the video track,
@@ -468,21 +484,24 @@ def read_media(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds:
     ``ray_remote_args``, ...)."""
     if mode == "frames" and pixel_format not in ("nv12", "i420"):
         raise ValueError(f"pixel_format is 'nv12' or 'i420' (what Frame.to_numpy packs), not {pixel_format!r}")
-    options = {"frames": {"pixel_format": pixel_format, "threads": threads},
-               "audio": {"sample_format": sample_format, "rate": rate, "layout": layout, "chunk_seconds": chunk_seconds},
-               "packets": {"include_data": include_data}}.get(mode, {})
+    by_mode: dict[str, dict[str, Any]] = {
+        "frames": {"pixel_format": pixel_format, "threads": threads},
+        "audio": {"sample_format": sample_format, "rate": rate, "layout": layout, "chunk_seconds": chunk_seconds},
+        "packets": {"include_data": include_data}}
+    options = by_mode.get(mode, {})
     source = MediaDatasource(paths, mode, split_seconds=split_seconds, track=track, block_bytes=block_bytes, **options)
     # One read task per job. Left to itself Ray asks for more blocks than jobs and splits
     # each task's output, which also keeps it from fusing the read with a map_batches that
     # follows (the frames would then cross the object store between the two).
     read_args.setdefault("override_num_blocks", max(1, len(source.jobs)))
-    return ray.data.read_datasource(source, **read_args)
+    dataset: ray.data.Dataset = ray.data.read_datasource(source, **read_args)
+    return dataset
 
 
 # -- remux (map_batches) ------------------------------------------------------------------------
 
 def remux_file(path: PathLike, target_dir: PathLike, *, relative_to: Optional[PathLike] = None,
-               suffix: str = ".mp4", overwrite: bool = True, **options) -> dict:
+               suffix: str = ".mp4", overwrite: bool = True, **options: Any) -> Row:
     """Remuxes one file (mediakit.remux: every track copied, MP4 out) to target_dir/<name><suffix>
     (or its path under `relative_to`, kept under target_dir). mediakit.remux writes a temporary
     file and renames it when complete, so the output name never holds a partial file. Returns
@@ -492,7 +511,7 @@ def remux_file(path: PathLike, target_dir: PathLike, *, relative_to: Optional[Pa
     if rel.is_absolute() or ".." in rel.parts:
         rel = Path(Path(path).name)
     out = Path(target_dir) / rel.with_suffix(suffix)
-    row = {"path": path, "output": str(out), "size_bytes": 0, "error": ""}
+    row: Row = {"path": path, "output": str(out), "size_bytes": 0, "error": ""}
     try:
         if out.exists() and not overwrite:
             row["size_bytes"] = out.stat().st_size
@@ -507,10 +526,10 @@ def remux_file(path: PathLike, target_dir: PathLike, *, relative_to: Optional[Pa
     return row
 
 
-def remux_batch(batch: dict, *, target_dir: PathLike, relative_to: Optional[PathLike] = None, suffix: str = ".mp4",
-                overwrite: bool = True, **options) -> dict:
-    """``map_batches``-ready remux: takes a batch with a ``path`` column (numpy or pandas batch
-    format), remuxes every file (remux_file) and returns the columns path, output, size_bytes,
+def remux_batch(batch: Any, *, target_dir: PathLike, relative_to: Optional[PathLike] = None,
+                suffix: str = ".mp4", overwrite: bool = True, **options: Any) -> dict[str, np.ndarray[Any, Any]]:
+    """``map_batches``-ready remux: takes a batch with a ``path`` column (any batch format:
+    numpy, pandas, pyarrow), remuxes every file (remux_file) and returns the columns path, output, size_bytes,
     error. Options (faststart, fragment, hybrid) go to mediakit.remux::
 
         ds.map_batches(mediakit.ray.remux_batch, fn_kwargs={"target_dir": "out"}, batch_size=4)
@@ -518,7 +537,7 @@ def remux_batch(batch: dict, *, target_dir: PathLike, relative_to: Optional[Path
     paths = list(batch["path"])
     rows = [remux_file(p, target_dir, relative_to=relative_to, suffix=suffix, overwrite=overwrite, **options)
             for p in paths]
-    cols = {}
+    cols: dict[str, np.ndarray[Any, Any]] = {}
     for name in ("path", "output", "size_bytes", "error"):
         values = [r[name] for r in rows]
         if name == "size_bytes":

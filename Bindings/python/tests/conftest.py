@@ -5,6 +5,7 @@ else the package's own search. Real files come from ../shared/media: skipped whe
 clone has none, a failure under CI=true.
 """
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,7 +13,9 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
+SAMPLES = REPO / "Samples" / "python"
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(SAMPLES))   # the samples' functions (mux_h264's Annex B parser) are tested too
 if "MEDIAKIT_LIBRARY" not in os.environ and os.environ.get("MK_BIN"):
     os.environ["MEDIAKIT_LIBRARY"] = str(Path(os.environ["MK_BIN"]) / "libmediakit.so")
 
@@ -32,3 +35,18 @@ def shared_media() -> Path:
 @pytest.fixture(scope="session")
 def sample() -> Path:
     return REPO / "Samples" / "media" / "sample.mp4"
+
+
+@pytest.fixture(scope="session")
+def h264_stream(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(raw H.264 Annex B stream, the MP4 it came from): 60 frames of 320x240 at 25 fps coded by
+    libx264 with 3 B-frames (B-pyramid: pictures presented out of decoding order) into an MP4 by
+    ffmpeg, then copied out of it as Annex B (`-c copy -bsf:v h264_mp4toannexb -f h264`). The MP4
+    holds the encoder's own timestamps; the raw stream has none."""
+    folder = tmp_path_factory.mktemp("h264")
+    mp4, raw = folder / "x264.mp4", folder / "x264.h264"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "60",
+                    "-c:v", "libx264", "-bf", "3", "-g", "30", "-pix_fmt", "yuv420p", str(mp4)], check=True)
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(mp4), "-c", "copy", "-bsf:v", "h264_mp4toannexb", "-f", "h264",
+                    str(raw)], check=True)
+    return raw, mp4

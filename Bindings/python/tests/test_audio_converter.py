@@ -18,7 +18,7 @@ def tool(name: str) -> str:
     return str(Path(os.environ.get("MK_BIN") or Path(mediakit.LIBRARY_PATH).parent) / name)
 
 
-def test_aac_track_to_48k_mono_f32_equals_swift(shared_media, tmp_path):
+def test_aac_track_to_48k_mono_f32_equals_swift(shared_media: Path, tmp_path: Path) -> None:
     path = shared_media / AAC_FILE
     with mediakit.open(path) as d:
         track = next(t for t in d.tracks if t.media_type == "audio")
@@ -35,7 +35,7 @@ def test_aac_track_to_48k_mono_f32_equals_swift(shared_media, tmp_path):
     assert ours.tobytes() == swift.read_bytes()
 
 
-def test_pcm_conversion_equals_mk_audioconv_in_any_chunking(tmp_path):
+def test_pcm_conversion_equals_mk_audioconv_in_any_chunking(tmp_path: Path) -> None:
     t = np.arange(44100 * 2) / 44100
     stereo = np.stack([np.sin(2 * np.pi * 997 * t), 0.5 * np.sin(2 * np.pi * 440 * t)], axis=1)
     s16 = np.round(stereo * 20000).astype("<i2")
@@ -53,7 +53,7 @@ def test_pcm_conversion_equals_mk_audioconv_in_any_chunking(tmp_path):
     assert (conv.convert(s16.tobytes()).tobytes() + conv.flush().tobytes()) == expected   # bytes in, same result
 
 
-def test_planar_output_and_lossless_round_trip():
+def test_planar_output_and_lossless_round_trip() -> None:
     s16 = (np.arange(-3000, 3000, dtype="<i2").reshape(-1, 2))
     to_planar = mediakit.AudioConverter("s16", 48000, "stereo", "s32p", 48000, "stereo")
     planar = np.concatenate([to_planar.convert(s16), to_planar.flush()], axis=1)
@@ -63,7 +63,7 @@ def test_planar_output_and_lossless_round_trip():
     assert np.array_equal(again, s16)
 
 
-def test_bad_formats_raise_with_a_message():
+def test_bad_formats_raise_with_a_message() -> None:
     with pytest.raises(ValueError):
         mediakit.AudioConverter("s17", 44100, "stereo", "f32", 48000, "mono")
     with pytest.raises(mediakit.MediaError, match="channel layout"):
@@ -75,7 +75,7 @@ def test_bad_formats_raise_with_a_message():
         conv.convert(np.zeros((10, 2), dtype=np.float32))
 
 
-def test_frame_to_numpy_converts_like_the_converter(shared_media):
+def test_frame_to_numpy_converts_like_the_converter(shared_media: Path) -> None:
     """frame.to_numpy(format=, rate=, layout=) equals an AudioConverter fed that frame's s16."""
     with mediakit.open(shared_media / AAC_FILE) as d:
         track = next(t for t in d.tracks if t.media_type == "audio")

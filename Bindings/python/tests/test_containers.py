@@ -3,6 +3,8 @@ Oracles: ffprobe's packet count, and ffmpeg's decode with the same libraries
 (`-c:a libopus` / `-c:v libdav1d`), as ORACLES.md says."""
 import io
 import subprocess
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -10,13 +12,13 @@ import pytest
 import mediakit
 
 
-def ffprobe_packet_count(path):
+def ffprobe_packet_count(path: Path) -> int:
     out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "packet=stream_index", "-of", "csv=p=0", str(path)],
                          check=True, capture_output=True, text=True).stdout
     return len([l for l in out.splitlines() if l.strip()])
 
 
-def decode_all(path, media_type, layout):
+def decode_all(path: Path, media_type: str, layout: str) -> list[Any]:
     with mediakit.open(path) as d:
         track = next(t for t in d.tracks if t.media_type == media_type)
         with mediakit.Decoder(track) as dec:
@@ -26,13 +28,13 @@ def decode_all(path, media_type, layout):
 
 
 @pytest.mark.parametrize("name", ["ogg_opus_stereo_tiny_155b.opus", "ogg_vorbis_48k_stereo_bear.ogg", "ivf_av1_320x180_1s.ivf"])
-def test_packets_like_ffprobe(name, shared_media):
+def test_packets_like_ffprobe(name: str, shared_media: Path) -> None:
     path = shared_media / name
     with mediakit.open(path) as d:
         assert sum(1 for _ in d) == ffprobe_packet_count(path)
 
 
-def test_ogg_opus_decodes_like_ffmpeg_libopus(shared_media):
+def test_ogg_opus_decodes_like_ffmpeg_libopus(shared_media: Path) -> None:
     path = shared_media / "ogg_opus_stereo_tiny_155b.opus"
     ours = np.concatenate(decode_all(path, "audio", "s16")).astype(np.int32).ravel()
     ref = np.frombuffer(subprocess.run(["ffmpeg", "-v", "error", "-c:a", "libopus", "-i", str(path), "-f", "s16le", "-"],
@@ -40,7 +42,7 @@ def test_ogg_opus_decodes_like_ffmpeg_libopus(shared_media):
     assert ours.size == ref.size and int(np.abs(ours - ref).max()) <= 1
 
 
-def test_ivf_av1_decodes_like_ffmpeg_libdav1d(shared_media):
+def test_ivf_av1_decodes_like_ffmpeg_libdav1d(shared_media: Path) -> None:
     path = shared_media / "ivf_av1_320x180_1s.ivf"
     ours = b"".join(f.tobytes() for f in decode_all(path, "video", "i420"))
     ref = subprocess.run(["ffmpeg", "-v", "error", "-c:v", "libdav1d", "-i", str(path), "-fps_mode", "passthrough",
@@ -50,7 +52,7 @@ def test_ivf_av1_decodes_like_ffmpeg_libdav1d(shared_media):
 
 @pytest.mark.parametrize("name", ["mp4_h264_aac_matrix_rotate90_and_reflect.mp4", "mp4_h264_rotation90_matrix.mp4",
                                   "m4a_heaac_v1_sbr_explicit_sync_ext_8k_core_16k_out.m4a"])
-def test_track_facts_like_ffprobe(name, shared_media):
+def test_track_facts_like_ffprobe(name: str, shared_media: Path) -> None:
     """Rotation, reflection (the sign of the display matrix's determinant), and the audio rate and
     channels a decoder outputs (HE-AAC: the SBR rate, parametric stereo), as ffprobe reports them."""
     import json
@@ -74,24 +76,24 @@ class _Unseekable(io.RawIOBase):
     def __init__(self, data: bytes):
         self.data, self.at = data, 0
 
-    def readable(self):
+    def readable(self) -> bool:
         return True
 
-    def readinto(self, b):
+    def readinto(self, b: Any) -> int:
         n = min(len(b), 1000, len(self.data) - self.at)
         b[:n] = self.data[self.at:self.at + n]
         self.at += n
         return n
 
 
-def _packets(source):
+def _packets(source: mediakit.Source) -> list[tuple[int, int, int, int, bool, bytes]]:
     with mediakit.open(source) as d:
         return [(p.track, p.pts, p.dts, p.duration, p.is_keyframe, bytes(p.data)) for p in d]
 
 
 @pytest.mark.parametrize("name", ["ogg_vorbis_48k_stereo_bear.ogg", "ivf_av1_320x180_1s.ivf",
                                   "mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4_hevc_hvc1_aac_ctts_elst.mp4"])
-def test_open_bytes_memoryview_and_file_objects(name, shared_media):
+def test_open_bytes_memoryview_and_file_objects(name: str, shared_media: Path) -> None:
     """A path, bytes, a memoryview, an open file and io.BytesIO give the same packets (the oracle
     is the same file read by path); a stream that cannot seek does too, where the layout allows."""
     path = shared_media / name
@@ -112,12 +114,12 @@ def test_open_bytes_memoryview_and_file_objects(name, shared_media):
         assert _packets(stream) == ref
 
 
-def test_file_object_errors_surface(shared_media):
+def test_file_object_errors_surface(shared_media: Path) -> None:
     class Broken(io.RawIOBase):
-        def readable(self):
+        def readable(self) -> bool:
             return True
 
-        def readinto(self, b):
+        def readinto(self, b: Any) -> int:
             raise OSError("the disk went away")
 
     with pytest.raises(OSError, match="the disk went away"):
@@ -125,7 +127,7 @@ def test_file_object_errors_surface(shared_media):
 
 
 @pytest.mark.parametrize("name", ["mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "aac_adts_lc_22k_id3_priv_timestamp_hls_packed.aac"])
-def test_stream_parser_packets_like_ffprobe(name, shared_media):
+def test_stream_parser_packets_like_ffprobe(name: str, shared_media: Path) -> None:
     """StreamParser (C mk_stream_parser_*) fed 7-byte pieces gives ffprobe's packets (pos, size)
     and the whole file's events; seek gives an offset the parser accepts with discontinuity."""
     path = shared_media / name

@@ -6,6 +6,7 @@ last AAC frame): the oracle suite's own reading of the edit list, presented_audi
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "Tests" / "oracle"))
 import oracle_lib  # noqa: E402
@@ -15,27 +16,29 @@ import pytest
 
 import mediakit
 
+Array = np.ndarray[Any, Any]
+
 FILES = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mov_h264_aac_quicktime_audio_empty_edit_bt601.mov",
          "mp4_hevc_hvc1_aac_ctts_elst.mp4", "mp4_h264_b_pyramid_3b_800x640_4s.mp4"]
 
 
-def ffmpeg(path, *args, input_options=()) -> bytes:
+def ffmpeg(path: Path, *args: str, input_options: Sequence[str] = ()) -> bytes:
     return subprocess.run(["ffmpeg", "-v", "error", *input_options, "-i", str(path), *args, "-"], check=True,
                           capture_output=True).stdout
 
 
-def decode_track(path, media_type, layout):
+def decode_track(path: Path, media_type: str, layout: str) -> tuple[mediakit.Track, list[Array]]:
     with mediakit.open(path) as demuxer:
         track = next(t for t in demuxer.tracks if t.media_type == media_type)
         with mediakit.Decoder(track) as decoder:
-            out = []
+            out: list[Array] = []
             for packet in demuxer.packets(track):
                 out += [f.to_numpy(layout) for f in decoder.decode(packet)]
             out += [f.to_numpy(layout) for f in decoder.flush()]
             return track, out
 
 
-def check_video(path, input_options=()):
+def check_video(path: Path, input_options: Sequence[str] = ()) -> None:
     track, frames = decode_track(path, "video", "nv12")
     ref = ffmpeg(path, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "nv12",
                  input_options=input_options)
@@ -46,13 +49,14 @@ def check_video(path, input_options=()):
         assert f.tobytes() == ref[i * size:(i + 1) * size], f"frame {i} differs from ffmpeg's"
 
 
-def reference_pcm(path, channels, sample_rate):
+def reference_pcm(path: Path, channels: int, sample_rate: int) -> Array:
+    """ffmpeg's s16 decode of the first audio track, cut where the file says the audio ends."""
     ref = np.frombuffer(ffmpeg(path, "-map", "0:a:0", "-f", "s16le"), dtype="<i2").astype(np.int32)
     presented = oracle_lib.presented_audio_samples(Path(path), sample_rate)
     return ref if presented is None else ref[: min(ref.size, presented * channels)]
 
 
-def check_audio(path):
+def check_audio(path: Path) -> None:
     track, frames = decode_track(path, "audio", "s16")
     ours = np.concatenate(frames).astype(np.int32).ravel()
     ref = reference_pcm(path, track.channels, track.sample_rate)
@@ -60,22 +64,22 @@ def check_audio(path):
     assert int(np.abs(ours - ref).max(initial=0)) <= 1
 
 
-def test_sample_video_and_audio(sample):
+def test_sample_video_and_audio(sample: Path) -> None:
     check_video(sample)
     check_audio(sample)
 
 
 @pytest.mark.parametrize("name", FILES)
-def test_shared_media_video(name, shared_media):
+def test_shared_media_video(name: str, shared_media: Path) -> None:
     check_video(shared_media / name)
 
 
 @pytest.mark.parametrize("name", FILES[:3])
-def test_shared_media_audio(name, shared_media):
+def test_shared_media_audio(name: str, shared_media: Path) -> None:
     check_audio(shared_media / name)
 
 
-def test_one_call_decode(sample, tmp_path):
+def test_one_call_decode(sample: Path, tmp_path: Path) -> None:
     """mediakit.decode() writes what ffmpeg writes."""
     mediakit.decode(sample, audio_out=tmp_path / "a.pcm", video_out=tmp_path / "v.nv12")
     assert (tmp_path / "v.nv12").read_bytes() == ffmpeg(sample, "-map", "0:v:0", "-fps_mode", "passthrough",
@@ -85,7 +89,7 @@ def test_one_call_decode(sample, tmp_path):
     assert a.size == r.size and int(np.abs(a - r).max()) <= 1
 
 
-def test_planes_are_views_of_the_decoded_picture(sample):
+def test_planes_are_views_of_the_decoded_picture(sample: Path) -> None:
     """planes: zero-copy views; packing them by hand gives to_numpy()'s NV12."""
     with mediakit.open(sample) as d:
         v = d.tracks[0]
@@ -106,13 +110,13 @@ def test_planes_are_views_of_the_decoded_picture(sample):
         assert not y.flags.owndata, "a plane is a view, not a copy"
 
 
-def test_plugins_lists_ffmpeg():
+def test_plugins_lists_ffmpeg() -> None:
     names = {p.name: p for p in mediakit.plugins()}
     assert "ffmpeg" in names and names["ffmpeg"].codecs.get("h264") == 100
 
 
 @pytest.mark.parametrize("layout, pix_fmt", [("i420", "yuv420p"), ("nv12", "nv12")])
-def test_1080p_packing_like_ffmpeg(layout, pix_fmt, shared_media):
+def test_1080p_packing_like_ffmpeg(layout: str, pix_fmt: str, shared_media: Path) -> None:
     """1080p frames (rows without padding, the case that once crashed mk_frame_pack in
     release builds) packed as I420 and NV12 equal ffmpeg's yuv420p / nv12 bytes."""
     path = shared_media / "mp4_h264_1080p_ctts_elst_1s.mp4"
@@ -130,11 +134,11 @@ CONVERTED = [("mov_iphone_hevc_dolbyvision_rotation90_mebx_tracks.mov", ["-noaut
 
 
 @pytest.mark.parametrize("name,options", CONVERTED)
-def test_converted_pictures_like_ffmpeg(name, options, shared_media):
+def test_converted_pictures_like_ffmpeg(name: str, options: Sequence[str], shared_media: Path) -> None:
     check_video(shared_media / name, options)
 
 
-def decoded_frames(path):
+def decoded_frames(path: Path) -> list[mediakit.Frame]:
     """Every picture of the first video track, as Frame objects (not closed)."""
     with mediakit.open(path) as demuxer:
         track = next(t for t in demuxer.tracks if t.media_type == "video")
@@ -142,13 +146,13 @@ def decoded_frames(path):
             return [f for p in demuxer.packets(track) for f in decoder.decode(p)] + list(decoder.flush())
 
 
-def layout_shapes(layout, width, height):
+def layout_shapes(layout: str, width: int, height: int) -> list[tuple[int, int]]:
     """(rows, bytes per row) of each plane of an 8-bit 4:2:0 layout, from its definition."""
     cw, ch = (width + 1) // 2, (height + 1) // 2
     return [(height, width), (ch, 2 * cw)] if layout == "nv12" else [(height, width), (ch, cw), (ch, cw)]
 
 
-def test_planes_in_place_are_views_not_copies(sample):
+def test_planes_in_place_are_views_not_copies(sample: Path) -> None:
     """to_numpy("i420", planes=True) of yuv420p pictures (nothing to convert,
     interleave or split): read-only views of the decoder's memory (np.shares_memory with the
     frame's own planes, no data of their own) that stay valid after the frame is closed and
@@ -177,7 +181,8 @@ PACKED = [("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "nv12", "nv12", []),
 
 
 @pytest.mark.parametrize("name,layout,pix_fmt,options", PACKED)
-def test_planes_that_need_packing_are_copies_like_ffmpeg(name, layout, pix_fmt, options, shared_media):
+def test_planes_that_need_packing_are_copies_like_ffmpeg(name: str, layout: str, pix_fmt: str, options: Sequence[str],
+                                                         shared_media: Path) -> None:
     path = shared_media / name
     out = []
     for f in decoded_frames(path):
@@ -191,7 +196,7 @@ def test_planes_that_need_packing_are_copies_like_ffmpeg(name, layout, pix_fmt, 
     assert b"".join(out) == ref
 
 
-def test_planes_true_is_for_pictures(sample):
+def test_planes_true_is_for_pictures(sample: Path) -> None:
     with mediakit.open(sample) as demuxer:
         track = next(t for t in demuxer.tracks if t.media_type == "audio")
         with mediakit.Decoder(track) as decoder:
@@ -200,7 +205,7 @@ def test_planes_true_is_for_pictures(sample):
         frame.to_numpy("s16", planes=True)
 
 
-def test_trim_ffmpeg_gives_ffmpegs_sample_count(shared_media):
+def test_trim_ffmpeg_gives_ffmpegs_sample_count(shared_media: Path) -> None:
     """trim="ffmpeg": FFmpeg 5.1's output exactly (its last AAC frame kept whole), where the
     default (gapless) ends where the edit list says; oracle `ffmpeg -map 0:a:0 -f s16le -`."""
     path = shared_media / "m4a_aac_mono_afconvert_apple_elst.mp4"
@@ -218,14 +223,16 @@ def test_trim_ffmpeg_gives_ffmpegs_sample_count(shared_media):
     assert ref.size > reference_pcm(path, track.channels, track.sample_rate).size  # the modes differ here
 
 
-def test_decoding_is_lazy_and_the_loops_agree(sample):
+def test_decoding_is_lazy_and_the_loops_agree(sample: Path) -> None:
     """decode() sends at once and returns an iterator that receives as it is advanced (no
     list); Decoder.frames(packets) and the explicit send()/receive() loop (libavcodec's model,
     one to one with mk_decoder_*) give ffmpeg's NV12 frames, the same ones."""
     with mediakit.open(sample) as d:
         v = d.tracks[0]
         dec = mediakit.Decoder(v)
-        it = dec.decode(d.read_track(v.index))
+        first = d.read_track(v.index)
+        assert first is not None
+        it = dec.decode(first)
         assert iter(it) is it and not isinstance(it, (list, tuple))
     with mediakit.open(sample) as d:
         v = d.tracks[0]
@@ -248,7 +255,7 @@ def test_decoding_is_lazy_and_the_loops_agree(sample):
     assert explicit == lazy[:len(explicit)] and len(explicit) < len(lazy)   # the rest came from flush()
 
 
-def test_unfinished_iterators_lose_no_frame(sample):
+def test_unfinished_iterators_lose_no_frame(sample: Path) -> None:
     """decode() iterators left unfinished: their frames come out of the next one, in order."""
     with mediakit.open(sample) as d:
         v = d.tracks[0]

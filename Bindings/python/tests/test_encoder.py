@@ -5,6 +5,7 @@ that ffprobe reads with the rate and channels asked for; a refused rate raises, 
 rates the encoder takes."""
 import json
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ def music(frames: int, rate: int = 48000) -> np.ndarray:
     return (np.stack([left, right], axis=1) * 32767).clip(-32768, 32767).astype("<i2")
 
 
-def test_flac_from_numpy_decodes_bit_exact_with_ffmpeg(tmp_path):
+def test_flac_from_numpy_decodes_bit_exact_with_ffmpeg(tmp_path: Path) -> None:
     pcm = music(48000 + 123)
     enc = mediakit.Encoder("flac", "s16", 48000, "stereo")
     assert enc.codec == "flac" and enc.sample_rate == 48000 and enc.channels == 2
@@ -34,7 +35,7 @@ def test_flac_from_numpy_decodes_bit_exact_with_ffmpeg(tmp_path):
     assert proc.stdout == pcm.tobytes(), "ffmpeg's decode of the packets differs from the array"
 
 
-def test_opus_from_numpy_states_its_cookie_and_delay():
+def test_opus_from_numpy_states_its_cookie_and_delay() -> None:
     enc = mediakit.Encoder("opus", "s16", 48000, "stereo", bitrate=96_000)
     head = enc.extradata
     assert head[:8] == b"OpusHead" and head[9] == 2
@@ -44,7 +45,7 @@ def test_opus_from_numpy_states_its_cookie_and_delay():
     assert sum(p.duration for p in packets) >= 48000 + enc.encoder_delay
 
 
-def test_transcode_writes_an_aac_m4a_ffprobe_reads(sample, tmp_path):
+def test_transcode_writes_an_aac_m4a_ffprobe_reads(sample: Path, tmp_path: Path) -> None:
     out = tmp_path / "sample.m4a"
     mediakit.transcode(sample, out, bitrate=96_000, sample_rate=44100, channels=1)
     proc = subprocess.run(["ffprobe", "-v", "error", "-print_format", "json", "-show_streams", str(out)], capture_output=True)
@@ -53,7 +54,7 @@ def test_transcode_writes_an_aac_m4a_ffprobe_reads(sample, tmp_path):
     assert (s["codec_name"], int(s["sample_rate"]), int(s["channels"])) == ("aac", 44100, 1)
 
 
-def test_a_rate_opus_refuses_names_the_rates_it_takes(tmp_path):
+def test_a_rate_opus_refuses_names_the_rates_it_takes(tmp_path: Path) -> None:
     with pytest.raises(mediakit.MediaError) as e:
         mediakit.Encoder("opus", "s16", 44100, "stereo", sample_rate=44100)
     assert "8000, 12000, 16000, 24000, 48000" in str(e.value)

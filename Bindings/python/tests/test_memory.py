@@ -1,6 +1,7 @@
 """Opening and closing 10,000 demuxers keeps memory flat (RSS from /proc/self/status):
 every handle is freed exactly once."""
 import gc
+from pathlib import Path
 
 import mediakit
 
@@ -13,14 +14,15 @@ def rss_kib() -> int:
     raise RuntimeError("no VmRSS")
 
 
-def cycle(path, n):
+def cycle(path: Path, n: int) -> None:
     for _ in range(n):
         with mediakit.open(path) as d:
             p = d.read()
+            assert p is not None
             p.close()
 
 
-def test_ten_thousand_demuxers_keep_memory_flat(sample):
+def test_ten_thousand_demuxers_keep_memory_flat(sample: Path) -> None:
     cycle(sample, 500)            # warm up caches and allocator pools
     gc.collect()
     before = rss_kib()

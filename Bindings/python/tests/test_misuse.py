@@ -2,6 +2,7 @@
 raise; a view that outlives its frame keeps the memory alive."""
 import gc
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,7 +10,7 @@ import pytest
 import mediakit
 
 
-def first_frame(path):
+def first_frame(path: Path) -> tuple[mediakit.Demuxer, mediakit.Decoder, mediakit.Frame]:
     d = mediakit.open(path)
     v = d.tracks[0]
     dec = mediakit.Decoder(v)
@@ -20,13 +21,13 @@ def first_frame(path):
     return d, dec, next(dec.flush())
 
 
-def test_missing_file():
+def test_missing_file() -> None:
     with pytest.raises(mediakit.MediaError) as e:
         mediakit.open("/nonexistent/movie.mp4")
     assert e.value.name == "MK_ENOTFOUND" and "/nonexistent/movie.mp4" in e.value.message
 
 
-def test_corrupt_file(tmp_path):
+def test_corrupt_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.mp4"
     bad.write_bytes(b"\x00\x00\x00\x10moov" + os.urandom(200))
     with pytest.raises(mediakit.MediaError) as e:
@@ -34,25 +35,26 @@ def test_corrupt_file(tmp_path):
     assert e.value.name == "MK_EDATA"
 
 
-def test_wrong_argument_types(sample):
+def test_wrong_argument_types(sample: Path) -> None:
     with pytest.raises(TypeError):
-        mediakit.open(123)
+        mediakit.open(123)  # type: ignore[call-overload]
     with pytest.raises(TypeError):
-        mediakit.Decoder("not a track")
+        mediakit.Decoder("not a track")  # type: ignore[arg-type]
     with mediakit.open(sample) as d:
         dec = mediakit.Decoder(d.tracks[0])
         with pytest.raises(TypeError):
-            dec.decode(b"bytes are not a packet")
+            dec.decode(b"bytes are not a packet")  # type: ignore[arg-type]
         with pytest.raises(mediakit.MediaError) as e:   # a packet of another track
-            dec.decode(d.read_track(1))
+            dec.decode(d.read_track(1))  # type: ignore[arg-type]  # a Packet (not None) here
         assert e.value.name == "MK_EINVAL"
         with pytest.raises(ValueError):
             mediakit.decode(sample)
 
 
-def test_closed_objects_raise(sample):
+def test_closed_objects_raise(sample: Path) -> None:
     d, dec, frame = first_frame(sample)
     packet = d.read_track(0)
+    assert packet is not None
     d.close()
     d.close()                                    # twice is harmless
     with pytest.raises(mediakit.MediaError):
@@ -77,7 +79,7 @@ def test_closed_objects_raise(sample):
         frame.planes
 
 
-def test_view_outlives_its_frame(sample):
+def test_view_outlives_its_frame(sample: Path) -> None:
     d, dec, frame = first_frame(sample)
     y = frame.planes[0]
     expected = frame.to_numpy()[: frame.height].copy()
@@ -90,10 +92,10 @@ def test_view_outlives_its_frame(sample):
     assert np.array_equal(y[: expected.shape[0], : expected.shape[1]], expected)
 
 
-def test_context_managers(sample):
+def test_context_managers(sample: Path) -> None:
     with mediakit.open(sample) as d:
         with mediakit.Decoder(d.tracks[1]) as dec:
-            frames = []
+            frames: list[mediakit.Frame] = []
             for p in d.packets(d.tracks[1]):
                 with p:
                     frames += dec.decode(p)
@@ -102,7 +104,7 @@ def test_context_managers(sample):
     assert frames and frames[0].media_type == "audio"
 
 
-def test_plane_views_are_read_only(sample):
+def test_plane_views_are_read_only(sample: Path) -> None:
     """Frame.planes are views of the decoder's memory, which may still be a reference: writing
     to them raises instead of corrupting later pictures."""
     d, dec, frame = first_frame(sample)
@@ -112,11 +114,11 @@ def test_plane_views_are_read_only(sample):
     d.close()
 
 
-def _packet_list(d):
+def _packet_list(d: mediakit.Demuxer) -> list[tuple[int, int, bytes]]:
     return [(p.track, p.pts, p.data) for p in d.packets()]
 
 
-def test_file_deleted_while_open_reads_on(sample, tmp_path):
+def test_file_deleted_while_open_reads_on(sample: Path, tmp_path: Path) -> None:
     """POSIX keeps an unlinked file readable through the open descriptor: the packets read
     after the delete are the intact file's (the oracle: the same file read without the delete)."""
     reference = _packet_list(mediakit.open(sample))
@@ -129,7 +131,7 @@ def test_file_deleted_while_open_reads_on(sample, tmp_path):
     assert first + rest == reference
 
 
-def test_file_cut_while_open_is_a_clear_error_or_a_warning(sample, tmp_path):
+def test_file_cut_while_open_is_a_clear_error_or_a_warning(sample: Path, tmp_path: Path) -> None:
     """A file truncated under an open demuxer (its moov already read): reading goes on until
     the missing bytes, then a MediaError or a TruncatedWarning, never a crash; every packet
     returned before is the intact file's."""

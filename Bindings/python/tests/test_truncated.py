@@ -22,11 +22,12 @@ OPUS = "ogg_opus_stereo_truncated_10000b_no_eos.opus"
 
 
 @pytest.fixture(scope="module")
-def cut_mp4(tmp_path_factory) -> Path:
+def cut_mp4(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("py-cut")
     src = folder / "source.mp4"
     truncation_lib.make_source("mp4_faststart", src)
-    return truncation_lib.cut_copy(src, "mp4_faststart", "mdat", folder / "cut.mp4")
+    cut: Path = truncation_lib.cut_copy(src, "mp4_faststart", "mdat", folder / "cut.mp4")
+    return cut
 
 
 def reference(path: Path, kind: str) -> bytes:
@@ -34,10 +35,11 @@ def reference(path: Path, kind: str) -> bytes:
     cmd = truncation_lib.ffmpeg_decode_cmd(path, stream)
     proc = oracle_lib.run(cmd)
     assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+    pcm: bytes = proc.stdout
+    return pcm
 
 
-def test_iteration_ends_at_the_cut_with_a_warning(cut_mp4):
+def test_iteration_ends_at_the_cut_with_a_warning(cut_mp4: Path) -> None:
     with pytest.warns(mediakit.TruncatedWarning, match=r"truncated at offset \d+") as caught:
         with mediakit.open(cut_mp4) as demuxer:
             packets = list(demuxer)
@@ -47,7 +49,7 @@ def test_iteration_ends_at_the_cut_with_a_warning(cut_mp4):
     assert caught[0].filename == __file__, "the warning points at the caller's line"
 
 
-def test_a_truncated_warning_can_be_made_an_error(cut_mp4):
+def test_a_truncated_warning_can_be_made_an_error(cut_mp4: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", mediakit.TruncatedWarning)
         with mediakit.open(cut_mp4) as demuxer, pytest.raises(mediakit.TruncatedWarning):
@@ -56,7 +58,7 @@ def test_a_truncated_warning_can_be_made_an_error(cut_mp4):
 
 
 @pytest.mark.parametrize("kind", ["audio", "video"])
-def test_decoder_on_a_cut_file_like_ffmpeg(kind, cut_mp4):
+def test_decoder_on_a_cut_file_like_ffmpeg(kind: str, cut_mp4: Path) -> None:
     ref = reference(cut_mp4, kind)
     with pytest.warns(mediakit.TruncatedWarning):
         with mediakit.open(cut_mp4) as demuxer:
@@ -73,7 +75,7 @@ def test_decoder_on_a_cut_file_like_ffmpeg(kind, cut_mp4):
         assert oracle_lib.compare_pcm_s16(ours, ref, track.channels) is None
 
 
-def test_one_call_decode_of_a_cut_file(cut_mp4, tmp_path):
+def test_one_call_decode_of_a_cut_file(cut_mp4: Path, tmp_path: Path) -> None:
     """mediakit.decode() (mk_decode_file, MK_ETRUNCATED) writes ffmpeg's output and warns."""
     with pytest.warns(mediakit.TruncatedWarning, match=r"truncated at offset \d+"):
         mediakit.decode(cut_mp4, audio_out=tmp_path / "a.pcm", video_out=tmp_path / "v.nv12")
@@ -81,7 +83,7 @@ def test_one_call_decode_of_a_cut_file(cut_mp4, tmp_path):
     assert oracle_lib.compare_pcm_s16((tmp_path / "a.pcm").read_bytes(), reference(cut_mp4, "audio"), 1) is None
 
 
-def test_shared_cut_ogg(shared_media, tmp_path):
+def test_shared_cut_ogg(shared_media: Path, tmp_path: Path) -> None:
     path = shared_media / OPUS
     with pytest.warns(mediakit.TruncatedWarning, match=r"truncated at offset \d+"):
         mediakit.decode(path, audio_out=tmp_path / "a.pcm")

@@ -92,6 +92,38 @@ public final class ContainerCatalog: @unchecked Sendable {
         return muxerFormats.first { $0.extensions.contains(ext) }
     }
 
+    /// The writable format for a file name's extension, or an error saying what MediaKit writes.
+    /// - Throws: `.unsupported` naming the extension and every writable format with its extensions.
+    public func requireMuxerFormat(forPath path: String) throws -> MuxerFormat {
+        if let format = muxerFormat(forPath: path) { return format }
+        let known = muxerFormats.map { "\($0.description): .\($0.extensions.joined(separator: ", ."))" }.joined(separator: "; ")
+        let ext = (path as NSString).pathExtension
+        throw MediaError(.unsupported, "no muxer writes \(ext.isEmpty ? "files without an extension" : "." + ext + " files"); MediaKit writes \(known)", path: path)
+    }
+
+    /// A muxer that writes `path` in the format its extension names: ``MP4Muxer`` with
+    /// `mp4Options` (.mp4, .m4a, .mov ...), ``MatroskaMuxer`` (.mkv, .mka; WebM for .webm),
+    /// ``OggMuxer`` (.ogg, .oga; Opus only for .opus). Nothing is written under `path` before the
+    /// muxer's `finish()`.
+    /// - Throws: `.unsupported` for an extension no muxer writes (``requireMuxerFormat(forPath:)``),
+    ///   `.invalidArgument` for MP4 options other than the defaults with another format, the
+    ///   muxer's `.io` when its file cannot be created.
+    public func makeMuxer(path: String, mp4Options: MP4Muxer.Options = MP4Muxer.Options()) throws -> Muxer {
+        let format = try requireMuxerFormat(forPath: path)
+        switch format.name {
+        case "mp4":
+            return try MP4Muxer(path: path, options: mp4Options)
+        case "matroska", "webm", "ogg":
+            if mp4Options.layout != .progressive {
+                throw MediaError(.invalidArgument, "the layout \(mp4Options.layout) is MP4's; \(format.description) files are written progressively", path: path)
+            }
+            if format.name == "ogg" { return try OggMuxer(path: path) }
+            return try MatroskaMuxer(path: path, webM: format.name == "webm")
+        default:
+            throw MediaError(.unsupported, "\(format.description) has no muxer in this catalogue", path: path)
+        }
+    }
+
     /// The format of `source` (its first bytes read once) and a demuxer opened on it.
     /// - Throws: `.unsupported` naming what the source starts with and the formats tried when
     ///   none recognises it; the chosen demuxer's own errors otherwise.

@@ -124,19 +124,20 @@ public enum FileDecoder {
     /// completed, and the cut is reported in ``FileDecodeResult/truncation`` and
     /// ``FileDecodeResult/warnings`` instead of being thrown.
     /// - Parameters:
-    ///   - progress: called now and then with (seconds decoded, total seconds).
+    ///   - progress: called now and then with (seconds decoded, total seconds); an error it throws
+    ///     stops the decoding (nothing is left under the output paths) and is rethrown.
     /// - Throws: ``MediaError``: the demuxer's, the registry's (no decoder), a track that
     ///   is missing (`.notFound`), a picture format that cannot be written exactly
     ///   (`.unsupported`), or an I/O error.
     public static func decode(path: String, options: FileDecodeOptions, registry: MediaRegistry = .shared,
-                              progress: ((Double, Double) -> Void)? = nil) throws -> FileDecodeResult {
+                              progress: ((Double, Double) throws -> Void)? = nil) throws -> FileDecodeResult {
         try decode(demuxer: registry.makeDemuxer(path: path), path: path, options: options, registry: registry, progress: progress)
     }
 
     /// Decodes from a demuxer already open (at its start), as `options` say; `path` names the
     /// input in messages. `mk-decode` opens its input once this way.
     public static func decode(demuxer: Demuxer, path: String, options: FileDecodeOptions, registry: MediaRegistry = .shared,
-                              progress: ((Double, Double) -> Void)? = nil) throws -> FileDecodeResult {
+                              progress: ((Double, Double) throws -> Void)? = nil) throws -> FileDecodeResult {
         let audioTrack = demuxer.tracks.first { $0.mediaType == .audio }
         let videoTrack = demuxer.tracks.first { $0.mediaType == .video }
         func describe() -> String {
@@ -227,11 +228,19 @@ public enum FileDecoder {
             asyncVideo?.cancel()
             asyncVideo?.wait()
         }
+        // Progress never goes back (packets of interleaved tracks are not in time order) and
+        // reaches the total once everything is decoded.
+        var reached = 0.0
+        func report(_ seconds: Double) throws {
+            guard let progress else { return }
+            reached = max(reached, total > 0 ? min(seconds, total) : seconds)
+            try progress(reached, total)
+        }
         do {
             if let asyncVideo {
                 while !videoDone, let frame = try asyncVideo.nextFrame() {
                     try writeVideo(frame)
-                    progress?(Double(frame.pts) * frame.timeBase.doubleValue, total)
+                    try report(Double(frame.pts) * frame.timeBase.doubleValue)
                 }
                 asyncVideo.cancel()
                 asyncVideo.wait()
@@ -244,7 +253,7 @@ public enum FileDecoder {
                     if !audioDone { try audio!.session.decode(packet, writeAudio) }
                 }
                 if (video == nil || videoDone) && (audio == nil || audioDone) { break }
-                progress?(Double(packet.dts) * packet.timeBase.doubleValue, total)
+                try report(Double(packet.dts) * packet.timeBase.doubleValue)
             }
             if video != nil && !videoDone && asyncVideo == nil { try video!.session.finish(writeVideo) }
             if audio != nil && !audioDone { try audio!.session.finish(writeAudio) }
@@ -257,6 +266,7 @@ public enum FileDecoder {
                 audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: options.writtenSampleType, sampleRate: options.sampleRate ?? p.sampleRate,
                                               channels: options.channelLayout?.count ?? max(1, p.channels), wav: options.wav)
             }
+            try report(total)
             try video?.writer.finish()
             try audio?.writer?.finish()
         } catch {

@@ -12,17 +12,15 @@ public enum Remuxer {
     /// - Parameters:
     ///   - layout: progressive (default), fast-start, fragmented or hybrid.
     ///   - tracks: the track indexes to keep, in order; nil keeps every track.
-    ///   - progress: called after each sample with (samples written, samples in all).
+    ///   - progress: called after each sample with (samples written, samples in all); an error it
+    ///     throws stops the remux (nothing is left under `output`) and is rethrown.
     /// - Throws: ``MediaError``: the demuxer's, `.invalidArgument` for a track that does not
     ///   exist, `.unsupported` for an encrypted track, `.io` for a write failure (the
     ///   target is then left untouched).
     public static func remux(input: String, output: String, layout: MP4Muxer.Layout = .progressive,
-                             tracks: [Int]? = nil, progress: ((Int, Int) -> Void)? = nil) throws {
+                             tracks: [Int]? = nil, progress: ((Int, Int) throws -> Void)? = nil) throws {
         let catalog = ContainerCatalog.shared
-        guard let target = catalog.muxerFormat(forPath: output) else {
-            let known = catalog.muxerFormats.map { "\($0.description): .\($0.extensions.joined(separator: ", ."))" }.joined(separator: "; ")
-            throw MediaError(.unsupported, "no muxer writes \((output as NSString).pathExtension.isEmpty ? "files without an extension" : "." + (output as NSString).pathExtension + " files"); MediaKit writes \(known)", path: output)
-        }
+        let target = try catalog.requireMuxerFormat(forPath: output)
         let (format, opened) = try catalog.open(ByteSources.open(path: input))
         if target.name == "matroska" || target.name == "webm" {
             try remuxToMatroska(opened, input: input, output: output, webM: target.name == "webm", tracks: tracks, progress: progress)
@@ -85,7 +83,7 @@ public enum Remuxer {
                 try muxer.writeSample(track: out, pts: s.pts, dts: s.dts, duration: s.duration, isKeyframe: s.isKeyframe,
                                       from: source, offset: s.offset, size: s.size)
                 done += 1
-                progress?(done, total)
+                try progress?(done, total)
             }
         }
     }
@@ -112,7 +110,7 @@ public enum Remuxer {
     /// Opus is retimed in 48 kHz samples with its pre-skip and end trim as the edit list;
     /// unknown decoding timestamps are filled in (``PacketRetimer``).
     static func remuxPackets(_ demuxer: Demuxer, format: ContainerFormat, input: String, output: String, layout: MP4Muxer.Layout,
-                             tracks: [Int]?, progress: ((Int, Int) -> Void)?) throws {
+                             tracks: [Int]?, progress: ((Int, Int) throws -> Void)?) throws {
         let all = demuxer.tracks
         let wanted = tracks ?? all.map(\.index)
         for t in wanted where t < 0 || t >= all.count {
@@ -215,7 +213,7 @@ public enum Remuxer {
     /// header OBUs, which neither MP4 nor Matroska samples hold (``AV1/mp4Sample(_:)``; FFmpeg's
     /// mov and Matroska muxers drop them too).
     /// `ahead` are packets already read, written first; `retimer` fixes timestamps for MP4.
-    static func copyPackets(_ demuxer: Demuxer, into muxer: Muxer, map: [Int: Int], progress: ((Int, Int) -> Void)?) throws {
+    static func copyPackets(_ demuxer: Demuxer, into muxer: Muxer, map: [Int: Int], progress: ((Int, Int) throws -> Void)?) throws {
         try copyPackets(demuxer, into: muxer, map: map, ahead: [], fix: { _ in }, progress: progress)
     }
 
@@ -223,7 +221,7 @@ public enum Remuxer {
     /// first) and each packet's timestamps fixed by `fix` (for MP4, a ``PacketRetimer``),
     /// which sees the packet with its source track index.
     static func copyPackets(_ demuxer: Demuxer, into muxer: Muxer, map: [Int: Int], ahead: [Packet],
-                            fix: (inout Packet) throws -> Void, progress: ((Int, Int) -> Void)?) throws {
+                            fix: (inout Packet) throws -> Void, progress: ((Int, Int) throws -> Void)?) throws {
         let all = demuxer.tracks
         if ahead.isEmpty { demuxer.select(tracks: Set(map.keys)) }
         let total = max(1, map.keys.reduce(0) { $0 + all[$1].sampleCount })
@@ -240,14 +238,14 @@ public enum Remuxer {
             packet.trackIndex = out
             try muxer.write(packet)
             done += 1
-            progress?(done, total)
+            try progress?(done, total)
         }
     }
 
     /// Remuxes any demuxer into Matroska / WebM packet by packet (``MatroskaMuxer``, see
     /// ``copyPackets(_:into:map:progress:)``).
     static func remuxToMatroska(_ demuxer: Demuxer, input: String, output: String, webM: Bool, tracks: [Int]?,
-                                progress: ((Int, Int) -> Void)?) throws {
+                                progress: ((Int, Int) throws -> Void)?) throws {
         let all = demuxer.tracks
         let wanted = tracks ?? all.map(\.index)
         for t in wanted where t < 0 || t >= all.count {
@@ -273,7 +271,7 @@ public enum Remuxer {
     /// moved back by it (FFmpeg's timestamps), and the samples after the edit's end are
     /// the last packet's end trim, so the Ogg file decodes to what the edit list presents.
     static func remuxToOgg(_ demuxer: Demuxer, input: String, output: String, tracks: [Int]?,
-                           progress: ((Int, Int) -> Void)?) throws {
+                           progress: ((Int, Int) throws -> Void)?) throws {
         let all = demuxer.tracks
         let wanted = tracks ?? all.map(\.index)
         for t in wanted where t < 0 || t >= all.count {

@@ -154,9 +154,11 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     }
 
     /// Replaces track `ti`'s edit list before ``finish()``: durations in `movieTimeScale`
-    /// ticks (0: the track's own time scale), a zero duration reaching the end of the media.
-    /// For an end trim known only after the last packet (Opus DiscardPadding).
-    func replaceEdits(track ti: Int, _ edits: [EditListEntry], movieTimeScale: Int64) {
+    /// ticks (0: the track's own time scale), a zero duration reaching the end of the media;
+    /// media times in the track's time scale (its time base's denominator). For an end trim
+    /// known only after the last packet (Opus DiscardPadding, an encoder's padding). A track
+    /// index that was not added is ignored.
+    public func replaceEdits(track ti: Int, _ edits: [EditListEntry], movieTimeScale: Int64) {
         guard ti >= 0, ti < tracks.count else { return }
         tracks[ti].sourceEdits = edits
         tracks[ti].sourceMovieTimeScale = movieTimeScale > 0 ? movieTimeScale : tracks[ti].timeScale

@@ -1,0 +1,45 @@
+"""Helpers the Python binding tests share: ffmpeg / ffprobe as oracles, and running a sample.
+(Named so that it never resolves to a module of Tests/oracle, which test_decode puts on sys.path.)"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from conftest import REPO, SAMPLES
+
+
+def framemd5(path: Path, streams: str = "0") -> list[str]:
+    """ffmpeg's lines for the packets of `streams` (a -map specifier) read from `path`
+    (`ffmpeg -i F -map S -c copy -f framemd5 -`), without the #software line."""
+    out = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-map", streams, "-c", "copy", "-f", "framemd5", "-"],
+                         check=True, capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if not line.startswith("#software")]
+
+
+def ffprobe_json(path: Path, *options: str) -> dict[str, Any]:
+    """ffprobe's JSON output for `path` with `options` (-show_streams ...)."""
+    out = subprocess.run(["ffprobe", "-v", "error", *options, "-of", "json", str(path)], check=True,
+                         capture_output=True, text=True).stdout
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+def sample_env() -> dict[str, str]:
+    """The environment a sample runs in: the checkout's package first on PYTHONPATH, the library
+    under test (MEDIAKIT_LIBRARY, set by conftest) inherited."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "Bindings" / "python"), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def run_sample(name: str, *args: object, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Runs Samples/python/<name> with this interpreter as a user would; fails with its stderr
+    when it exits with an error."""
+    run = subprocess.run([sys.executable, str(SAMPLES / name), *map(str, args)], capture_output=True, text=True,
+                         env=sample_env(), timeout=timeout)
+    assert run.returncode == 0, f"{name} failed ({run.returncode}): {run.stderr[-3000:]}"
+    return run

@@ -1,0 +1,171 @@
+"""mediakit.Muxer (C mk_muxer_*) against ffmpeg's stream identity (ORACLES.md): the packets
+ffmpeg reads from the file written (`ffmpeg -i F -map 0 -c copy -f framemd5 -`) are those of the
+source, per stream. Tracks copied from a demuxer, and tracks from codec parameters whose packets
+were parsed by Samples/python/mux_h264.py; the target name never holds a half-written file."""
+from __future__ import annotations
+
+import subprocess
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mediakit
+import mux_h264
+
+from bindings_lib import framemd5, run_sample
+
+COPY_FILES = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4_h264_rotation90_matrix.mp4"]
+
+
+def per_stream(lines: list[str]) -> list[str]:
+    """framemd5 lines with the packets grouped by stream (file order within a stream): the
+    interleaving of the tracks is the muxer's choice, not part of the streams."""
+    head = [line for line in lines if line.startswith("#")]
+    packets = [line for line in lines if not line.startswith("#")]
+    return head + sorted(packets, key=lambda line: int(line.split(",")[0]))
+
+
+@pytest.mark.parametrize("options", [{}, {"fragment": 1.0}], ids=["progressive", "fragmented"])
+@pytest.mark.parametrize("name", COPY_FILES)
+def test_tracks_copied_from_a_demuxer(name: str, options: dict[str, Any], shared_media: Path, tmp_path: Path) -> None:
+    src, dst = shared_media / name, tmp_path / "out.mp4"
+    with mediakit.open(src) as demuxer, mediakit.Muxer(dst, **options) as mux:
+        index = {t.index: mux.add_track(t) for t in demuxer.tracks}
+        for packet in demuxer:
+            mux.write(index[packet.track], packet)
+        assert not dst.exists(), "the target name appears only when the file is finished"
+    assert mux.state == "finished" and mux.closed
+    assert per_stream(framemd5(dst)) == per_stream(framemd5(src))
+    with mediakit.open(dst) as out, mediakit.open(src) as inp:
+        assert [(t.codec, t.language, t.rotation) for t in out.tracks] == \
+            [(t.codec, t.language, t.rotation) for t in inp.tracks]
+
+
+@pytest.mark.parametrize("name,output", [("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "out.mkv"),
+                                         ("ogg_opus_stereo_tiny_155b.opus", "out.opus"),
+                                         ("ogg_vorbis_48k_stereo_bear.ogg", "out.ogg")])
+def test_tracks_copied_into_matroska_and_ogg(name: str, output: str, shared_media: Path, tmp_path: Path) -> None:
+    """The extension picks the container: the packets ffmpeg reads back (stream, size, payload
+    MD5) are the source's; the timestamps are the container's own (Matroska's milliseconds)."""
+    src, dst = shared_media / name, tmp_path / output
+    with mediakit.open(src) as demuxer, mediakit.Muxer(dst) as mux:
+        index = {t.index: mux.add_track(t) for t in demuxer.tracks}
+        for packet in demuxer:
+            mux.write(index[packet.track], packet)
+
+    def payloads(path: Path) -> list[tuple[str, str, str]]:
+        fields = [line.split(",") for line in per_stream(framemd5(path)) if not line.startswith("#")]
+        return [(f[0], f[4].strip(), f[5].strip()) for f in fields]
+
+    assert payloads(dst) == payloads(src)
+    with pytest.raises(mediakit.InvalidArgumentError):          # the layouts are MP4's
+        mediakit.Muxer(tmp_path / "x.mkv", faststart=True)
+
+
+def test_open_for_writing_is_a_muxer(sample: Path, tmp_path: Path) -> None:
+    """``mediakit.open(path, "w")``, as ``av.open(path, "w")``."""
+    dst = tmp_path / "w.mp4"
+    with mediakit.open(sample) as demuxer, mediakit.open(dst, "w", faststart=True) as mux:
+        assert isinstance(mux, mediakit.Muxer)
+        video = mux.add_track(demuxer.streams.video[0])
+        for packet in demuxer.demux(demuxer.streams.video[0]):
+            mux.write(video, packet)
+    assert per_stream(framemd5(dst)) == per_stream(framemd5(sample, "0:v:0"))
+    with pytest.raises(ValueError):
+        mediakit.open(dst, "a")  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("options", [{}, {"faststart": True}, {"fragment": 0.5}, {"hybrid": 0.5}],
+                         ids=["progressive", "faststart", "fragmented", "hybrid"])
+def test_an_exception_cancels_and_leaves_nothing(options: dict[str, Any], sample: Path, tmp_path: Path) -> None:
+    """An exception inside the with block cancels: neither the target nor a temporary file
+    (hidden or .partial) is left; the exception goes on."""
+    out = tmp_path / "out"
+    out.mkdir()
+    dst = out / "cancelled.mp4"
+    with pytest.raises(KeyError, match="stop here"):
+        with mediakit.open(sample) as demuxer, mediakit.Muxer(dst, **options) as mux:
+            tracks = [mux.add_track(t) for t in demuxer.tracks]
+            for n, packet in enumerate(demuxer):
+                mux.write(tracks[packet.track], packet)
+                if n == 200:
+                    raise KeyError("stop here")
+    assert mux.state == "cancelled"
+    assert list(out.iterdir()) == []
+
+
+def test_misuse_raises_the_error_of_its_kind(sample: Path, tmp_path: Path) -> None:
+    dst = tmp_path / "m.mp4"
+    with mediakit.open(sample) as demuxer:
+        mux = mediakit.Muxer(dst)
+        with pytest.raises(TypeError):
+            mux.add_track("h264")  # type: ignore[arg-type]
+        v = mux.add_track(demuxer.tracks[0])
+        packet = demuxer.read_track(0)
+        assert packet is not None
+        with pytest.raises(mediakit.InvalidArgumentError) as bad_index:
+            mux.write(7, packet)
+        assert isinstance(bad_index.value, ValueError) and bad_index.value.name == "MK_EINVAL"
+        with pytest.raises(ValueError):
+            mux.write(v, b"\x00\x00\x00\x01", dts=0)        # bytes need their pts
+        mux.write(v, packet)
+        with pytest.raises(mediakit.StateError):             # tracks come before the first packet
+            mux.add_track(demuxer.tracks[1])
+        mux.finish()
+        assert dst.exists()
+        with pytest.raises(mediakit.StateError):
+            mux.write(v, packet)
+        with pytest.raises(mediakit.StateError):
+            mux.finish()
+        mux.cancel()                                          # harmless after finish: the file stays
+        mux.close()
+        assert dst.exists()
+        with pytest.raises(mediakit.InvalidArgumentError):   # closed
+            mux.finish()
+    with pytest.raises(mediakit.MediaIOError) as e:
+        mediakit.Muxer(tmp_path / "no-such-folder" / "x.mp4")
+    assert isinstance(e.value, OSError) and "no-such-folder" in e.value.message
+
+
+def test_h264_from_codec_parameters_like_ffmpeg_copy(h264_stream: tuple[Path, Path], tmp_path: Path) -> None:
+    """The issue's check: Samples/python/mux_h264.py parses the Annex B stream itself (NAL units,
+    access units, POC for the B-frames' presentation order, avcC) and writes it through
+    mediakit.Muxer from CodecParameters. The oracle is ffmpeg's `-c copy` of the same stream from
+    the MP4 it was encoded into (raw H.264 has no timestamps, and ffmpeg 5.1's raw demuxer leaves
+    pts unset: its own MP4 of the raw stream shows every frame at pts == dts). ffmpeg's MP4 muxer
+    chose the time scale 12800 for 25 fps; the sample is given the same, so that the lines,
+    timestamps included, compare as they are."""
+    raw, reference = h264_stream
+    dst = tmp_path / "parsed.mp4"
+    run = run_sample("mux_h264.py", raw, dst, "--fps", "25", "--timescale", "12800")
+    assert run.stdout.strip() == f"{dst}: 60 frames, 320x240, 25 fps, reorder depth 2"
+    ours, ref = framemd5(dst), framemd5(reference)
+    assert any(line.startswith("#extradata") for line in ref)
+    assert ours == ref
+
+
+def test_decoder_from_codec_parameters_like_ffmpeg(h264_stream: tuple[Path, Path]) -> None:
+    """Packets made with Packet.create from the parsed stream, decoded by a Decoder opened from
+    CodecParameters (C mk_decoder_open_params): every picture equals ffmpeg's decode of the raw
+    stream, in presentation order."""
+    raw, _ = h264_stream
+    parser = mux_h264.parse(raw.read_bytes())
+    timed, depth = mux_h264.timestamps(parser.units, 512)
+    sps = parser.sps[0]
+    params = mediakit.CodecParameters("h264", "video", extradata=parser.avcc(), width=sps.width, height=sps.height,
+                                      time_base=Fraction(1, 12800), reorder_depth=depth)
+    packets = [mediakit.Packet.create(t.unit.sample(), pts=t.pts, dts=t.dts, duration=t.duration,
+                                      is_keyframe=t.unit.idr) for t in timed]
+    assert packets[0].stream is None and packets[0].is_keyframe and bytes(packets[1]) == timed[1].unit.sample()
+    with mediakit.Decoder(params) as decoder:
+        assert decoder.track is None and decoder.parameters == params
+        frames = [f.to_ndarray("i420").tobytes() for f in decoder.frames(packets)]
+        with pytest.raises(mediakit.InvalidArgumentError):
+            decoder.seek(1.0)                         # no demuxer to move
+    ref = subprocess.run(["ffmpeg", "-v", "error", "-i", str(raw), "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"],
+                         check=True, capture_output=True).stdout
+    size = 320 * 240 * 3 // 2
+    assert len(frames) == len(ref) // size == 60
+    assert all(f == ref[i * size:(i + 1) * size] for i, f in enumerate(frames))

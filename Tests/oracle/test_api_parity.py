@@ -1,0 +1,136 @@
+"""The parity table docs/api-parity.md (issue 18): each public Swift API of the main types has a
+row, and the C and Python counterparts it names exist.
+
+Oracles:
+  Swift    the public members of the main types, scanned from Sources/MediaKit (api_parity_lib):
+           each has exactly one row, and no row names a member that does not exist.
+  C        `nm -D --defined-only libmediakit.so` for functions; the public headers for struct
+           fields (`mk_struct.field`), struct types and MK_ constants.
+  Python   the mediakit package, imported in a subprocess (Bindings/python): `mediakit.X` and
+           `mediakit.Class.attribute` (class attributes, properties, dataclass fields, or
+           attributes its methods assign to self).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+import api_parity_lib as parity
+import oracle_lib as lib
+
+HEADERS = [lib.REPO / "Include" / "mediakit" / h for h in ("mediakit.h", "mediakit_types.h")]
+
+
+def _header_names() -> tuple[set[str], dict[str, set[str]]]:
+    """The MK_ macros and the typedef'd structs of the public headers with their field names."""
+    text = "\n".join(h.read_text() for h in HEADERS)
+    text = re.sub(r"/\*(?:.|\n)*?\*/", "", text)
+    macros = set(re.findall(r"#define\s+(MK_\w+)", text))
+    structs: dict[str, set[str]] = {}
+    for name, body in re.findall(r"typedef struct (\w+) \{(.*?)\} \1;", text, re.S):
+        fields: set[str] = set()
+        for statement in body.split(";"):
+            statement = statement.strip()
+            if not statement:
+                continue
+            pointer = re.search(r"\(\*\s*(\w+)\)", statement)
+            if pointer:
+                fields.add(pointer.group(1))
+                continue
+            statement = re.sub(r"\[[^\]]*\]", "", statement)
+            for part in statement.split(","):
+                m = re.search(r"(\w+)\s*$", part.strip())
+                if m:
+                    fields.add(m.group(1))
+        structs[name] = fields
+    return macros, structs
+
+
+def test_every_public_swift_api_has_one_row():
+    """A public member of the main types without a row fails; so does a row for a member that
+    no longer exists, and a member listed twice."""
+    members = parity.swift_members()
+    rows = parity.table_rows()
+    listed = [parity.names_in(r[0])[0] for r in rows if parity.names_in(r[0])]
+    assert len(rows) == len(listed), "a row's Swift cell names no `Type.member`"
+    missing = sorted(members - set(listed))
+    assert not missing, f"public Swift APIs without a row in docs/api-parity.md: {missing}"
+    stale = sorted(set(listed) - members)
+    assert not stale, f"rows for Swift APIs that are not public members (any more): {stale}"
+    twice = sorted({m for m in listed if listed.count(m) > 1})
+    assert not twice, f"listed twice: {twice}"
+    for swift, c, py in rows:
+        assert c and py, f"{swift}: an empty cell (write '—' and why)"
+
+
+def test_c_counterparts_are_exported_or_declared(mk_bin):
+    """Every C name of the table: an exported function of libmediakit.so, a struct field or
+    struct of the headers, or an MK_ constant."""
+    proc = lib.run(["nm", "-D", "--defined-only", mk_bin / "libmediakit.so"])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    exported = {l.split()[-1] for l in proc.stdout.decode().splitlines() if len(l.split()) == 3}
+    macros, structs = _header_names()
+    problems = []
+    for swift, c, _ in parity.table_rows():
+        for name in parity.names_in(c):
+            if "." in name:
+                struct, field = name.split(".", 1)
+                if field not in structs.get(struct, set()):
+                    problems.append(f"{swift}: {name} is not a field of a struct in the headers")
+            elif name.startswith("MK_"):
+                if name not in macros:
+                    problems.append(f"{swift}: {name} is not defined in the headers")
+            elif name.startswith("mk_"):
+                if name not in exported and name not in structs:
+                    problems.append(f"{swift}: {name} is neither exported by libmediakit.so nor a struct of the headers")
+            else:
+                problems.append(f"{swift}: C cell names {name!r}, not a C name")
+    assert not problems, "\n".join(problems)
+
+
+_PY_CHECK = r'''
+import dataclasses, inspect, json, re, sys
+import mediakit
+names = json.loads(sys.argv[1])
+absent = []
+for name in names:
+    parts = name.split(".")
+    if parts[0] != "mediakit":
+        absent.append(name)
+        continue
+    obj = mediakit
+    for i, part in enumerate(parts[1:]):
+        if hasattr(obj, part):
+            obj = getattr(obj, part)
+            continue
+        ok = False
+        if inspect.isclass(obj):
+            fields = {f.name for f in dataclasses.fields(obj)} if dataclasses.is_dataclass(obj) else set()
+            annotated = set()
+            for k in obj.__mro__:
+                annotated |= set(getattr(k, "__annotations__", {}))
+            try:
+                source = inspect.getsource(obj)
+            except (OSError, TypeError):
+                source = ""
+            ok = part in fields or part in annotated or re.search(r"self\.%s\s*[:=]" % re.escape(part), source) is not None
+        if not ok:
+            absent.append(name)
+        break
+print(json.dumps(absent))
+'''
+
+
+def test_python_counterparts_exist(mk_bin):
+    """Every Python name of the table exists in the mediakit package."""
+    names = sorted({n for _, _, py in parity.table_rows() for n in parity.names_in(py)})
+    assert names, "the table names no Python API"
+    env = dict(os.environ, PYTHONPATH=str(lib.REPO / "Bindings" / "python"),
+               MEDIAKIT_LIBRARY=str(mk_bin / "libmediakit.so"))
+    proc = lib.run([sys.executable, "-c", _PY_CHECK, json.dumps(names)], env=env)
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    absent = json.loads(proc.stdout)
+    assert not absent, f"Python names in docs/api-parity.md that the mediakit package lacks: {absent}"
