@@ -91,9 +91,7 @@ for c in "${CASES[@]}"; do
     ROWS+=("| ${NAME[$c]} | $fw | $mw | $(ratio "$mw" "$fw") | $(mib "$fr") | $(mib "$mr") | ${CHECK[$c]} | wall <= ffmpeg: $target |")
 done
 echo
-echo "$TABLE_HEAD"
-echo "$TABLE_RULE"
-printf '%s\n' "${ROWS[@]}"
+table "$TABLE_HEAD" "$TABLE_RULE" "${ROWS[@]}"
 echo
 
 SECTION=$(mktemp)
@@ -120,9 +118,7 @@ trap 'rm -f "$SECTION"' EXIT
     echo "ffmpeg -v error -nostdin -y -i IN -map 0:a:0 -f s16le OUT"
     echo '```'
     echo
-    echo "$TABLE_HEAD"
-    echo "$TABLE_RULE"
-    printf '%s\n' "${ROWS[@]}"
+    table "$TABLE_HEAD" "$TABLE_RULE" "${ROWS[@]}"
     echo "<!-- bench_swiftaudio.sh:end -->"
 } >"$SECTION"
 

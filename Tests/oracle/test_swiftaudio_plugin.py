@@ -128,17 +128,7 @@ def test_wav_adpcm_packets_like_ffprobe(mk_probe, tmp_path):
 
 def test_swiftaudio_wins_by_priority(mk_probe):
     """`mk-probe --plugins`: swiftaudio decodes each of its codecs at priority 200, the highest."""
-    proc = lib.run([mk_probe, "--plugins"])
-    lib.check_ok(proc, [mk_probe, "--plugins"])
-    table: dict[str, dict[str, int]] = {}
-    plugin = None
-    for line in proc.stdout.decode().splitlines():
-        m = re.match(r"^(\S+) ", line)
-        if m and not line.startswith(" "):
-            plugin = m.group(1)
-        if line.strip().startswith("codecs:") and plugin:
-            for codec, prio in re.findall(r"(\w+) \((?:audio|video), priority (-?\d+)\)", line):
-                table.setdefault(codec, {})[plugin] = int(prio)
+    table = lib.plugin_priorities(mk_probe)
     for codec in CODECS:
         owners = table.get(codec, {})
         assert owners.get("swiftaudio") == 200, f"{codec}: {owners}"

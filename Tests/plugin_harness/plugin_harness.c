@@ -189,55 +189,42 @@ typedef struct tally {
     size_t frame_size;  /* the frame struct_size to ask with; 0: sizeof(mk_plugin_frame) */
 } tally;
 
-/* Reads every byte the frame says it has (valgrind sees bad planes), sums them. */
+/* Reads every byte the frame says it has, in order (valgrind sees bad planes): adds each to
+ * *sum and, when hash is not NULL, folds it into the FNV-1a hash *hash. */
+static void scan(const mk_plugin_frame *f, uint64_t *sum, uint64_t *hash)
+{
+    uint64_t s = *sum, h = hash != NULL ? *hash : 0;
+#define SCAN_BYTE(b) (s += (b), h = (h ^ (b)) * 1099511628211ull)
+    if (f->media_type == MK_MEDIA_AUDIO) {
+        for (int p = 0; p < f->plane_count; p++)
+            for (int64_t i = 0; i < f->strides[p]; i++)
+                SCAN_BYTE(f->planes[p][i]);
+    } else {
+        int bytes = f->format >= MK_PIXEL_YUV420P10 && f->format != MK_PIXEL_GRAY8 ? 2 : 1;
+        for (int p = 0; p < f->plane_count; p++) {
+            int w = f->width, rows = f->height;
+            if (p > 0 && (f->format == MK_PIXEL_YUV420P || f->format == MK_PIXEL_YUV420P10 ||
+                          f->format == MK_PIXEL_YUV420P12)) {
+                w = (w + 1) / 2;
+                rows = (rows + 1) / 2;
+            }
+            for (int y = 0; y < rows; y++)
+                for (int x = 0; x < w * bytes; x++)
+                    SCAN_BYTE(f->planes[p][(int64_t)y * f->strides[p] + x]);
+        }
+    }
+#undef SCAN_BYTE
+    *sum = s;
+    if (hash != NULL)
+        *hash = h;
+}
+
+/* The sum of the bytes the frame says it has. */
 static uint64_t touch(const mk_plugin_frame *f)
 {
     uint64_t sum = 0;
-    if (f->media_type == MK_MEDIA_AUDIO) {
-        for (int p = 0; p < f->plane_count; p++)
-            for (int64_t i = 0; i < f->strides[p]; i++)
-                sum += f->planes[p][i];
-        return sum;
-    }
-    int bytes = f->format >= MK_PIXEL_YUV420P10 && f->format != MK_PIXEL_GRAY8 ? 2 : 1;
-    for (int p = 0; p < f->plane_count; p++) {
-        int w = f->width, h = f->height;
-        if (p > 0 && (f->format == MK_PIXEL_YUV420P || f->format == MK_PIXEL_YUV420P10 ||
-                      f->format == MK_PIXEL_YUV420P12)) {
-            w = (w + 1) / 2;
-            h = (h + 1) / 2;
-        }
-        for (int y = 0; y < h; y++)
-            for (int x = 0; x < w * bytes; x++)
-                sum += f->planes[p][(int64_t)y * f->strides[p] + x];
-    }
+    scan(f, &sum, NULL);
     return sum;
-}
-
-/* FNV-1a of the bytes the frame says it has, in order, continuing from h. */
-static uint64_t hash_frame(const mk_plugin_frame *f, uint64_t h)
-{
-#define HASH_BYTE(b) (h = (h ^ (b)) * 1099511628211ull)
-    if (f->media_type == MK_MEDIA_AUDIO) {
-        for (int p = 0; p < f->plane_count; p++)
-            for (int64_t i = 0; i < f->strides[p]; i++)
-                HASH_BYTE(f->planes[p][i]);
-        return h;
-    }
-    int bytes = f->format >= MK_PIXEL_YUV420P10 && f->format != MK_PIXEL_GRAY8 ? 2 : 1;
-    for (int p = 0; p < f->plane_count; p++) {
-        int w = f->width, hh = f->height;
-        if (p > 0 && (f->format == MK_PIXEL_YUV420P || f->format == MK_PIXEL_YUV420P10 ||
-                      f->format == MK_PIXEL_YUV420P12)) {
-            w = (w + 1) / 2;
-            hh = (hh + 1) / 2;
-        }
-        for (int y = 0; y < hh; y++)
-            for (int x = 0; x < w * bytes; x++)
-                HASH_BYTE(f->planes[p][(int64_t)y * f->strides[p] + x]);
-    }
-    return h;
-#undef HASH_BYTE
 }
 
 #define CANARY 0x5A
@@ -270,8 +257,7 @@ static int receive_all(void *dec, const mk_plugin_decoder_vtable *vt, tally *t)
         CHECK(f.release != NULL, "frame without release");
         t->frames++;
         t->samples += f.media_type == MK_MEDIA_AUDIO ? (uint64_t)f.nb_samples : 0;
-        t->checksum += touch(&f);
-        t->hash = hash_frame(&f, t->hash);
+        scan(&f, &t->checksum, &t->hash);
         if (t->hold_every && t->frames % (uint64_t)t->hold_every == 0 && t->nheld < HELD_MAX)
             t->held[t->nheld++] = f; /* released after destroy(), maybe on another thread */
         else
