@@ -9,11 +9,15 @@ let package = Package(
         .library(name: "MediaKit", targets: ["MediaKit"]),
         // The C ABI: libmediakit.so, exporting only the mk_ functions of Include/mediakit/mediakit.h.
         .library(name: "mediakit", type: .dynamic, targets: ["MediaKitC"]),
+        // The plugin ABI header (Include/mediakit/mediakit_plugin.h) as a module, for plugins
+        // written in Swift or built by SwiftPM outside this package (docs/writing-a-plugin.md).
+        .library(name: "MediaKitPluginABI", targets: ["MediaKitPluginABI"]),
         // Codec plugins: one dynamic library each, found by MediaRegistry at run time.
         .library(name: "MediaKitPluginFFmpeg", type: .dynamic, targets: ["MediaKitPluginFFmpeg"]),
         .library(name: "MediaKitPluginDav1d", type: .dynamic, targets: ["MediaKitPluginDav1d"]),
         .library(name: "MediaKitPluginOpus", type: .dynamic, targets: ["MediaKitPluginOpus"]),
         .library(name: "MediaKitPluginVorbis", type: .dynamic, targets: ["MediaKitPluginVorbis"]),
+        .library(name: "MediaKitPluginSwiftAudio", type: .dynamic, targets: ["MediaKitPluginSwiftAudio"]),
         .executable(name: "mk-probe", targets: ["MKProbe"]),
         .executable(name: "mk-decode", targets: ["MKDecode"]),
         .executable(name: "mk-remux", targets: ["MKRemux"]),
@@ -25,8 +29,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
-        // The plugin ABI header, exposed to Swift as a module.
-        .target(name: "CMediaKitPlugin", path: "Sources/CMediaKitPlugin"),
+        // The plugin ABI header, exposed as a module (types and constants; nothing to link).
+        .target(name: "MediaKitPluginABI", path: "Sources/MediaKitPluginABI"),
+        // The ABI for the host, with the host's own C helpers.
+        .target(name: "CMediaKitPlugin", dependencies: ["MediaKitPluginABI"], path: "Sources/CMediaKitPlugin"),
         // The resampler's inner loops built for Haswell (x86-64 with AVX2 and FMA); MediaKit calls them only
         // on processors that have both (see Audio/Resampler.swift).
         .target(
@@ -107,6 +113,16 @@ let package = Package(
             path: "Plugins/Vorbis/Sources",
             cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
             linkerSettings: [.linkedLibrary("vorbis"), .linkedLibrary("vorbisenc"), .linkedLibrary("ogg")]
+        ),
+
+        // A plugin written in Swift: G.711 A-law / mu-law and IMA ADPCM (QuickTime and WAV),
+        // needing no library (priority 200, above FFmpeg's). Exports mediakit_plugin_entry only.
+        .target(
+            name: "MediaKitPluginSwiftAudio",
+            dependencies: ["MediaKitPluginABI"],
+            path: "Plugins/SwiftAudio/Sources",
+            exclude: ["exports.map"],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/Plugins/SwiftAudio/Sources/exports.map"])]
         ),
 
         .executableTarget(

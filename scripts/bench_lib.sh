@@ -56,6 +56,9 @@ median() {
         if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2 }'
 }
 
+# table HEAD RULE ROW...: a Markdown table (header, rule, rows) on standard output.
+table() { printf '%s\n' "$@"; }
+
 # mib KIB: whole MiB. ratio A B: "A/Bx" with two decimals.
 mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }

@@ -11,6 +11,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import struct
 import subprocess
 import tempfile
@@ -416,6 +417,23 @@ def check_ok(proc: subprocess.CompletedProcess, cmd: list, who: str = "ours") ->
         how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
                else f"exited {proc.returncode}")
         pytest.fail(f"{who}: `{shell_line(cmd)}` {how}\nstderr:\n{tail(proc.stderr)}")
+
+
+def plugin_priorities(mk_probe: Path) -> dict[str, dict[str, int]]:
+    """codec -> {plugin name: priority}, from `mk-probe --plugins` (the registry's own listing)."""
+    cmd = [mk_probe, "--plugins"]
+    proc = run(cmd)
+    check_ok(proc, cmd)
+    table: dict[str, dict[str, int]] = {}
+    plugin = None
+    for line in proc.stdout.decode().splitlines():
+        m = re.match(r"^(\S+) ", line)
+        if m and not line.startswith(" "):
+            plugin = m.group(1)
+        if line.strip().startswith("codecs:") and plugin:
+            for codec, prio in re.findall(r"(\w+) \((?:audio|video), priority (-?\d+)\)", line):
+                table.setdefault(codec, {})[plugin] = int(prio)
+    return table
 
 
 def oracle_ok(proc: subprocess.CompletedProcess, cmd: list) -> None:

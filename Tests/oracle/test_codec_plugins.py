@@ -266,28 +266,10 @@ def test_av1_10bit_to_nv12_across_plugins(name, request, mk_decode, tmp_path):
     assert diff is None, f"`{lib.shell_line(cmd)}` differs from `{lib.shell_line(ref)}`: {diff}"
 
 
-def _probe_priorities(mk_probe) -> dict[str, dict[str, int]]:
-    """codec -> {plugin name: priority}, from `mk-probe --plugins`."""
-    cmd = [mk_probe, "--plugins"]
-    proc = lib.run(cmd)
-    lib.check_ok(proc, cmd)
-    out = proc.stdout.decode()
-    table: dict[str, dict[str, int]] = {}
-    plugin = None
-    for line in out.splitlines():
-        m = re.match(r"^(\S+) ", line)
-        if m and not line.startswith(" "):
-            plugin = m.group(1)
-        if line.strip().startswith("codecs:") and plugin:
-            for codec, prio in re.findall(r"(\w+) \((?:audio|video), priority (-?\d+)\)", line):
-                table.setdefault(codec, {})[plugin] = int(prio)
-    return table
-
-
 def test_dedicated_plugins_win_by_priority(mk_probe):
     """`mk-probe --plugins` lists dav1d/opus/vorbis at priority 200 and, for av1, opus and
     vorbis, the dedicated plugin above ffmpeg (the registry picks the highest)."""
-    table = _probe_priorities(mk_probe)
+    table = lib.plugin_priorities(mk_probe)
     for codec in ("av1", "opus", "vorbis"):
         owners = table.get(codec, {})
         dedicated = {"av1": "dav1d"}.get(codec, codec)

@@ -18,7 +18,7 @@ for p in Dav1d:dav1d Opus:opus Vorbis:vorbis "FFmpeg:libavcodec libavutil libsws
     # shellcheck disable=SC2086  # several pkg-config names
     gcc "${CFLAGS[@]}" -shared -o "$W/libMediaKitPlugin$name.so" Plugins/"$name"/Sources/*.c $(pkg-config --libs $lib)
 done
-gcc -std=c11 -Wall -Wextra -Werror -g -O1 -IInclude Tests/plugin_harness/plugin_harness.c -ldl -o "$W/harness"
+gcc -std=c11 -Wall -Wextra -Werror -g -O1 -IInclude Tests/plugin_harness/plugin_harness.c -ldl -lpthread -o "$W/harness"
 
 ffmpeg -v error -nostdin -y -f lavfi -i "sine=frequency=440:sample_rate=44100" -t 2 -ac 2 \
     -c:a libvorbis -strict experimental "$W/vorbis.mp4"

@@ -156,6 +156,7 @@
     X(pcm_mulaw, AUDIO, 100)          \
     X(pcm_alaw, AUDIO, 100)           \
     X(adpcm_ima_qt, AUDIO, 100)       \
+    X(adpcm_ima_wav, AUDIO, 100)      \
     X(gsm, AUDIO, 100)                \
     X(mace3, AUDIO, 100)              \
     X(mace6, AUDIO, 100)              \

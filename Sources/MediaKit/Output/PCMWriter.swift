@@ -38,6 +38,16 @@ public final class PCMWriter {
         if frame.channels != channels || frame.sampleRate != sampleRate {
             throw MediaError(.unsupported, "the audio changed from \(sampleRate) Hz \(channels) ch to \(frame.sampleRate) Hz \(frame.channels) ch mid-stream; raw PCM output cannot hold both")
         }
+        // Interleaved samples already in the written type (little-endian, as written): their bytes
+        // go to the file as they are, with no conversion pass and no scratch copy.
+        let n = max(0, min(count ?? frame.sampleCount - from, frame.sampleCount - from))
+        let size = channels * sampleType.bytesPerSample
+        if let format = frame.sampleFormat, !format.isPlanar, AudioSampleType(format) == sampleType, 1.littleEndian == 1,
+           n > 0, from >= 0, let plane = frame.planes.first, plane.length >= (from + n) * size {
+            try frame.withPlane(0) { try file.write(UnsafeRawBufferPointer(rebasing: $0[(from * size)..<((from + n) * size)])) }
+            sampleFrames += Int64(n)
+            return
+        }
         scratch.removeAll(keepingCapacity: true)
         AudioSampleConverter.append(frame, from: from, count: count, as: sampleType, to: &scratch)
         sampleFrames += Int64(scratch.count / (channels * sampleType.bytesPerSample))

@@ -1,8 +1,11 @@
 /// Reads WAV files: RIFF and RF64 (EBU Tech 3306), `WAVE_FORMAT_PCM`, `IEEE_FLOAT`, `ALAW`,
-/// `MULAW` and `WAVE_FORMAT_EXTENSIBLE` (with its channel mask), as FFmpeg's wav demuxer does.
+/// `MULAW`, `IMA_ADPCM` (0x11) and `WAVE_FORMAT_EXTENSIBLE` (with its channel mask), as
+/// FFmpeg's wav demuxer does.
 ///
-/// One track; packets are runs of whole sample frames of at most 4096 bytes (FFmpeg's packet
-/// size, so `ffprobe -show_packets` lists the same ones), timestamps count sample frames. A
+/// One track; packets are runs of whole blocks (a sample frame for PCM, `nBlockAlign` bytes of
+/// IMA ADPCM) of at most 4096 bytes (FFmpeg's packet size, so `ffprobe -show_packets` lists the
+/// same ones), timestamps count sample frames (an IMA ADPCM block holds
+/// 1 + (nBlockAlign - 4 x channels) / (4 x channels) x 8 of them, as its decoders output). A
 /// file whose data chunk says more than the file holds (a recording that stopped) is read to
 /// its end (the last packet holding the bytes there are, as FFmpeg's), with a `.truncated`
 /// error after it.
@@ -18,6 +21,8 @@ public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
     private let dataStart: Int64
     private let dataEnd: Int64
     private let blockAlign: Int
+    /// Sample frames per block: 1 for PCM, more for IMA ADPCM.
+    private let framesPerBlock: Int64
     private var position: Int64
     private var trackPosition: Int64
     private var cut = TruncationState()
@@ -44,6 +49,7 @@ public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
         var offset: Int64 = 12
         var fmt: [UInt8]?
         var rf64DataSize: Int64?
+        var factSamples: Int64?
         var data: (start: Int64, size: Int64)?
         while data == nil {
             let header = try source.readUpTo(at: offset, count: 8)
@@ -56,6 +62,10 @@ public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
                     throw MediaError(.invalidData, "the fmt chunk is \(size) bytes; 16 to 4096 expected", path: path, offset: offset, context: "fmt ")
                 }
                 fmt = try source.read(at: offset + 8, count: Int(size))
+            case "fact":
+                // The sample frame count of a compressed format (the first 4 bytes).
+                let body = try source.readUpTo(at: offset + 8, count: 4)
+                if size >= 4, body.count == 4 { factSamples = le32(body, 0) }
             case "ds64":
                 let body = try source.read(at: offset + 8, count: Int(min(max(size, 0), 28)))
                 if body.count >= 16 { rf64DataSize = le64(body, 8) }
@@ -86,6 +96,9 @@ public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
             throw MediaError(.invalidData, "\(channels) channels at \(rate) Hz with \(align)-byte blocks", path: path, offset: 12, context: "fmt ")
         }
         let codec: String
+        var framesPerBlock: Int64 = 1
+        var extradata: [UInt8] = []
+        var bitRate = rate * align * 8
         switch (tag, bits) {
         case (1, 8): codec = "pcm_u8"
         case (1, 16): codec = "pcm_s16le"
@@ -95,19 +108,35 @@ public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
         case (3, 64): codec = "pcm_f64le"
         case (6, _): codec = "pcm_alaw"
         case (7, _): codec = "pcm_mulaw"
+        case (0x11, 4):
+            // IMA ADPCM (Multimedia Registration, "IMA ADPCM Wave Type"): blocks of nBlockAlign bytes,
+            // a 4-byte header per channel, then 4-byte groups of 8 samples per channel.
+            codec = "adpcm_ima_wav"
+            guard align > 4 * channels else {
+                throw MediaError(.invalidData, "IMA ADPCM blocks of \(align) bytes cannot hold the \(4 * channels)-byte headers of \(channels) channels",
+                                 path: path, offset: 12, context: "fmt ")
+            }
+            framesPerBlock = Int64(1 + (align - 4 * channels) / (4 * channels) * 8)
+            // The extension after cbSize (wSamplesPerBlock) is the codec's extradata, as FFmpeg keeps it.
+            if fmt.count >= 20 { extradata = Array(fmt[18..<min(fmt.count, 18 + le16(fmt, 16))]) }
+            bitRate = Int(le32(fmt, 8)) * 8
         default:
-            throw MediaError(.unsupported, "WAV format tag \(tag) with \(bits) bits per sample; MediaKit reads PCM (8, 16, 24, 32 bits), float (32, 64), A-law and mu-law",
+            throw MediaError(.unsupported, "WAV format tag \(tag) with \(bits) bits per sample; MediaKit reads PCM (8, 16, 24, 32 bits), float (32, 64), A-law, mu-law and 4-bit IMA ADPCM",
                              path: path, offset: 12, context: "fmt ")
         }
         var p = CodecParameters(mediaType: .audio, codec: CodecID(codec), codecTag: String(format: "0x%04X", tag), sampleRate: rate,
-                                channels: channels, bitsPerCodedSample: bits, blockAlign: align, bitRate: rate * align * 8)
+                                channels: channels, bitsPerCodedSample: bits, blockAlign: align, bitRate: bitRate)
         p.channelMask = mask
-        let frames = data.size / Int64(align)
+        p.extradata = extradata
+        // A compressed format's fact chunk states the length; otherwise every block counts.
+        let frames = framesPerBlock > 1 ? (factSamples ?? data.size / Int64(align) * framesPerBlock) : data.size / Int64(align)
         var track = Track(index: 0, id: 0, parameters: p, timeBase: Rational(1, Int64(rate)), duration: frames)
-        track.sampleCount = Int((frames + Int64(Self.packetBytes / align) - 1) / Int64(max(1, Self.packetBytes / align)))
+        let blocks = data.size / Int64(align), blocksPerPacket = Int64(max(1, Self.packetBytes / align))
+        track.sampleCount = Int((blocks + blocksPerPacket - 1) / blocksPerPacket)
         tracks = [track]
         duration = Double(frames) / Double(rate)
         blockAlign = align
+        self.framesPerBlock = framesPerBlock
         dataStart = data.start
         dataEnd = data.start + data.size
         position = data.start
@@ -130,8 +159,8 @@ public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
                                path: path, offset: offset + Int64(bytes.count), context: "data"))
             if bytes.isEmpty { _ = try cut.check(); return nil }
         }
-        let pts = (offset - dataStart) / Int64(blockAlign)
-        var p = Packet(trackIndex: 0, pts: pts, dts: pts, duration: Int64(bytes.count / blockAlign), isKeyframe: true,
+        let pts = (offset - dataStart) / Int64(blockAlign) * framesPerBlock
+        var p = Packet(trackIndex: 0, pts: pts, dts: pts, duration: Int64(bytes.count / blockAlign) * framesPerBlock, isKeyframe: true,
                        position: offset, data: bytes, timeBase: tracks[0].timeBase)
         p.isTruncated = bytes.count < wanted
         offset += Int64(bytes.count)
@@ -145,14 +174,15 @@ public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
         return try packet(at: &trackPosition, cut: &trackCut)
     }
 
-    /// Moves to the sample frame at `seconds` (exact: every frame has the same size).
+    /// Moves to the block holding the sample frame at `seconds` (for PCM the frame itself: every
+    /// block has the same size).
     public func seek(to seconds: Double) throws {
         guard source.isSeekable else { throw MediaError(.unsupported, "seeking needs a seekable source (a file or memory)", path: path) }
-        // In frames, clamped to the data before converting (any Double, NaN and 1e300 included).
-        let frames = (dataEnd - dataStart) / Int64(blockAlign)
-        let wanted = seconds * Double(tracks[0].parameters.sampleRate)
-        let frame = wanted > 0 ? Int64(min(wanted, Double(frames))) : 0
-        position = dataStart + frame * Int64(blockAlign)
+        // In blocks, clamped to the data before converting (any Double, NaN and 1e300 included).
+        let blocks = (dataEnd - dataStart) / Int64(blockAlign)
+        let wanted = seconds * Double(tracks[0].parameters.sampleRate) / Double(framesPerBlock)
+        let block = wanted > 0 ? Int64(min(wanted, Double(blocks))) : 0
+        position = dataStart + block * Int64(blockAlign)
         trackPosition = position
         cut.reset()
         trackCut.reset()

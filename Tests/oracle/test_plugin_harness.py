@@ -1,0 +1,107 @@
+"""The plugin contract test (Tests/plugin_harness/plugin_harness.c) over every plugin we ship.
+
+plugin_harness.c drives one plugin through the C ABI of Include/mediakit/mediakit_plugin.h with
+no host: argument checks, send / receive / flush / drain order, MK_EAGAIN handling, packet and
+frame ownership (frames released after destroy and deinit), struct_size growth in both
+directions and use from several threads; its header comment lists every check. It is built here
+with the system C compiler (-Wall -Wextra -Werror), and run on each plugin of the build — FFmpeg,
+dav1d, Opus, Vorbis and SwiftAudio (written in Swift) — for each codec we give it a stream of:
+packets extracted by make_packets.py (ffprobe -show_packets -show_data) from shared or generated
+files.
+
+Oracle: the ABI header's rules, which the harness checks (exit 0, no FAIL line), and its own
+reference decode of the same stream (each decode under the other conditions must give the same
+frames, samples and bytes).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import oracle_lib as lib
+
+HARNESS_DIR = lib.REPO / "Tests" / "plugin_harness"
+
+GENERATED = {  # name -> ffmpeg output arguments (after a lavfi input)
+    "h264.mp4": ["-f", "lavfi", "-i", "testsrc=size=96x64:rate=25", "-t", "1", "-c:v", "libx264", "-bf", "2",
+                 "-pix_fmt", "yuv420p"],
+    "vorbis.mp4": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100", "-t", "1", "-ac", "2",
+                   "-c:a", "libvorbis", "-strict", "experimental"],
+    "alaw.wav": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=8000", "-t", "0.77", "-ac", "2",
+                 "-c:a", "pcm_alaw"],
+    "mulaw.mov": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=8000", "-t", "0.77", "-c:a", "pcm_mulaw"],
+    "ima_qt.mov": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=22050", "-t", "0.77", "-ac", "2",
+                   "-c:a", "adpcm_ima_qt"],
+    "ima_wav.wav": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=22050", "-t", "0.77", "-ac", "2",
+                    "-c:a", "adpcm_ima_wav"],
+}
+
+# (plugin file stem, codec, audio|video, media: "shared:NAME" or "gen:NAME")
+RUNS = [
+    ("FFmpeg", "h264", "video", "gen:h264.mp4"),
+    ("FFmpeg", "vorbis", "audio", "gen:vorbis.mp4"),
+    ("Dav1d", "av1", "video", "shared:mp4_av1_av1c_1s_tiny.mp4"),
+    ("Opus", "opus", "audio", "shared:mp4_opus_progressive_elst_preskip_1p5s.mp4"),
+    ("Vorbis", "vorbis", "audio", "gen:vorbis.mp4"),
+    ("SwiftAudio", "pcm_alaw", "audio", "gen:alaw.wav"),
+    ("SwiftAudio", "pcm_mulaw", "audio", "gen:mulaw.mov"),
+    ("SwiftAudio", "adpcm_ima_qt", "audio", "gen:ima_qt.mov"),
+    ("SwiftAudio", "adpcm_ima_wav", "audio", "gen:ima_wav.wav"),
+]
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("plugin-harness") / "plugin_harness"
+    cmd = ["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I", lib.REPO / "Include",
+           HARNESS_DIR / "plugin_harness.c", "-ldl", "-lpthread", "-o", out]
+    proc = lib.run(cmd)
+    assert proc.returncode == 0, f"`{lib.shell_line(cmd)}` failed:\n{lib.tail(proc.stderr)}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def packets(tmp_path_factory, request):
+    """media spec + a|v -> a packet file, made once per module."""
+    folder = tmp_path_factory.mktemp("plugin-harness-media")
+    made: dict[tuple[str, str], Path] = {}
+
+    def make(spec: str, kind: str) -> Path:
+        key = (spec, kind)
+        if key in made:
+            return made[key]
+        where, name = spec.split(":", 1)
+        if where == "shared":
+            media = request.getfixturevalue("shared_media") / name
+            if not media.is_file():
+                pytest.skip(f"{name} is not in the shared media")
+        else:
+            media = folder / name
+            cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", *GENERATED[name], media]
+            lib.oracle_ok(lib.run(cmd), cmd)
+        out = folder / f"{name}.{kind}.pk"
+        cmd = ["python3", HARNESS_DIR / "make_packets.py", media, kind, out]
+        proc = lib.run(cmd)
+        assert proc.returncode == 0, f"`{lib.shell_line(cmd)}` failed:\n{lib.tail(proc.stderr)}"
+        made[key] = out
+        return out
+
+    return make
+
+
+@pytest.mark.parametrize("plugin,codec,kind,media", RUNS, ids=[f"{p}-{c}" for p, c, _, _ in RUNS])
+def test_plugin_passes_the_harness(plugin, codec, kind, media, harness, packets, mk_bin):
+    """`plugin_harness libMediaKitPlugin<P>.so CODEC audio|video PACKETS`: exit 0, no FAIL line,
+    and the plugin decoded frames (the reference decode is not empty)."""
+    so = mk_bin / f"libMediaKitPlugin{plugin}.so"
+    if not so.is_file():
+        pytest.fail(f"{so.name} not found in {mk_bin}; run `make build`", pytrace=False)
+    pk = packets(media, kind[0])
+    cmd = [harness, so, codec, kind, pk]
+    proc = lib.run(cmd)
+    out, err = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    fails = [l for l in err.splitlines() if l.startswith("FAIL")]
+    assert proc.returncode == 0 and not fails, (
+        f"`{lib.shell_line(cmd)}` exit {proc.returncode}:\n" + "\n".join(fails[:20]) + "\n" + lib.tail(err))
+    assert "backend " in out and "reference: frames 0," not in out, out
