@@ -97,6 +97,8 @@ status=0
 for t in $TARGETS; do
     dir=$WORK/$t
     mkdir -p "$dir/artifacts"
+    # Findings of earlier runs stay in artifacts/ until someone saves them; only new ones count.
+    before=$(ls "$dir/artifacts")
     seed "$t" "$dir/corpus"
     echo "== fuzz-$t: ${seconds}s, $(ls "$dir/corpus" | wc -l) corpus files"
     # The Swift runtime's own crash handler hides ASan's report: off.
@@ -111,7 +113,8 @@ for t in $TARGETS; do
     cov=$(grep -o 'cov: [0-9]*' <<<"$last" | grep -o '[0-9]*')
     ft=$(grep -o 'ft: [0-9]*' <<<"$last" | grep -o '[0-9]*')
     files=$(ls "$dir/corpus" | wc -l)
-    found=$(ls "$dir/artifacts" 2>/dev/null | tr '\n' ' ')
+    found=$(comm -13 <(echo "$before") <(ls "$dir/artifacts" 2>/dev/null) | tr '\n' ' ')
+    found=${found% }
     if [[ $rc -ne 0 || -n "$found" ]]; then
         status=1
         kind=$(grep -m1 -oE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer): [a-z -]+|Swift runtime failure: [^/]*' "$dir/log" | head -1)
