@@ -466,8 +466,9 @@ typedef struct mk_plugin_encoder_factory {
  * Scaling (2.2). A converter that sets MK_PLUGIN_CONVERTER_SCALES in its `flags`
  * reads the config's dst_width, dst_height and scale_filter and returns pictures of
  * that size, resampled with that filter. The host asks only such a converter for a
- * size change (one of an older plugin, whose struct ends before `flags`, never sees
- * one), and checks the size of every picture it gets back.
+ * size change or a filter other than the default (one of an older plugin, whose struct
+ * ends before `flags`, never sees either), and checks the size of every picture it
+ * gets back.
  *
  * Ownership: convert() borrows the source frame's planes for the call only. The
  * destination planes belong to the plugin until the host calls
@@ -489,7 +490,8 @@ typedef struct mk_plugin_converter_config {
      * sets MK_PLUGIN_CONVERTER_SCALES (the host sends other converters 0, 0, 0). */
     int32_t dst_width;         /**< size of the pictures returned; 0: width */
     int32_t dst_height;        /**< 0: height */
-    int32_t scale_filter;      /**< MK_SCALE_* (mediakit_types.h) when the size changes;
+    int32_t scale_filter;      /**< MK_SCALE_* (mediakit_types.h): how the picture (and
+                                    chroma of another subsampling) is resampled;
                                     MK_SCALE_DEFAULT (0) is MK_SCALE_BICUBIC */
 } mk_plugin_converter_config;
 
