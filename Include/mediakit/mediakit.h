@@ -227,6 +227,19 @@ mk_status mk_demuxer_track_count(const mk_demuxer *demuxer, int32_t *count);
 /** Container duration in seconds (0 if unknown). Errors: MK_EINVAL. */
 mk_status mk_demuxer_duration(const mk_demuxer *demuxer, double *seconds);
 
+/** Sets *name to the short name of the container format the demuxer reads: "mp4" (also
+ *  MOV, M4A, 3GP), "matroska" (also WebM), "ogg", "ivf", "mp3", "aac" (ADTS), "wav",
+ *  "flac": FFmpeg's demuxer names, one of those ffprobe lists in format_name. The string is
+ *  BORROWED from the demuxer (valid until mk_demuxer_close). Errors: MK_EINVAL. */
+mk_status mk_demuxer_container(const mk_demuxer *demuxer, const char **name);
+
+/** Sets *offset to the ticks (of the track's time base) that place the track's timestamps
+ *  on the presentation timeline, as FFmpeg's demuxer gives them: a first empty edit's
+ *  duration minus the media time where the edit list's first media edit starts; 0 without
+ *  an edit list. A frame at pts is presented at pts + *offset (what `ffprobe -show_frames`
+ *  shows). Errors: MK_EINVAL (NULL, track out of range). */
+mk_status mk_demuxer_presentation_offset(const mk_demuxer *demuxer, int32_t track, int64_t *offset);
+
 /** One entry of a track's edit list (how media time maps to presentation time; MP4 elst).
  *  Fixed layout: it never grows (a new type would be added instead). */
 typedef struct mk_edit {
@@ -545,6 +558,19 @@ mk_status mk_frame_get_info(const mk_frame *frame, mk_frame_info *info);
  *  has a picture converter; the FFmpeg plugin's converts them as ffmpeg's
  *  -pix_fmt does, with libswscale). */
 mk_status mk_frame_pack(const mk_frame *frame, int32_t layout, uint8_t *buffer, size_t capacity, size_t *size);
+
+/** As mk_frame_pack() for MK_PACK_NV12 / MK_PACK_I420, with the picture scaled to
+ *  `width` x `height` (each 1 to 16384) by a plugin's picture converter first, resampled
+ *  with `filter` (MK_SCALE_*, mediakit_types.h; MK_SCALE_DEFAULT is MK_SCALE_BICUBIC). The
+ *  FFmpeg plugin's converter (libswscale) writes the bytes of
+ *  `ffmpeg -vf scale=W:H:flags=bicubic -pix_fmt nv12|yuv420p`; a picture already of that
+ *  size is packed as mk_frame_pack() packs it, as ffmpeg's scale filter passes it on.
+ *  *size is set to width * height plus the chroma planes. Errors: those of
+ *  mk_frame_pack(), MK_EINVAL (an audio layout, a size out of range, an unknown filter),
+ *  MK_EUNSUPPORTED (no loaded plugin has a converter that scales). Thread-safe (calls are
+ *  serialised per layout, size and filter). */
+mk_status mk_frame_pack_scaled(const mk_frame *frame, int32_t layout, int32_t width, int32_t height, int32_t filter,
+                               uint8_t *buffer, size_t capacity, size_t *size);
 
 /** A packed layout's planes for one frame, and whether the frame's memory already holds
  *  them (mk_frame_view()). */

@@ -109,7 +109,7 @@ extern "C" {
 /** The ABI major version this header describes. Bumped on an incompatible change. */
 #define MK_PLUGIN_ABI_MAJOR 2u
 /** The ABI minor version this header describes. Bumped when fields are appended. */
-#define MK_PLUGIN_ABI_MINOR 1u
+#define MK_PLUGIN_ABI_MINOR 2u
 
 /** An ABI version: major.minor. */
 typedef struct mk_plugin_abi {
@@ -458,9 +458,17 @@ typedef struct mk_plugin_encoder_factory {
 /* ---- Picture converters -----------------------------------------------------
  *
  * A picture converter changes a decoded picture's pixel format (bit depth, chroma
- * subsampling, planar/semi-planar layout) without changing its size, e.g.
- * yuv420p10 -> nv12 or yuv444p -> yuv420p. The host uses one when a caller asks
- * for a layout that the decoded pictures cannot be packed into by copying samples.
+ * subsampling, planar/semi-planar layout), e.g. yuv420p10 -> nv12 or yuv444p ->
+ * yuv420p, and, since 2.2, its size. The host uses one when a caller asks for a
+ * layout that the decoded pictures cannot be packed into by copying samples, or for
+ * another picture size.
+ *
+ * Scaling (2.2). A converter that sets MK_PLUGIN_CONVERTER_SCALES in its `flags`
+ * reads the config's dst_width, dst_height and scale_filter and returns pictures of
+ * that size, resampled with that filter. The host asks only such a converter for a
+ * size change or a filter other than the default (one of an older plugin, whose struct
+ * ends before `flags`, never sees either), and checks the size of every picture it
+ * gets back.
  *
  * Ownership: convert() borrows the source frame's planes for the call only. The
  * destination planes belong to the plugin until the host calls
@@ -473,17 +481,26 @@ typedef struct mk_plugin_converter_config {
     uint32_t struct_size;      /**< sizeof(mk_plugin_converter_config) of the host */
     int32_t src_format;        /**< MK_PIXEL_* of the pictures that will be sent */
     int32_t dst_format;        /**< MK_PIXEL_* wanted */
-    int32_t width;             /**< picture size, the same on both sides */
+    int32_t width;             /**< size of the pictures that will be sent; also the size
+                                    returned unless dst_width / dst_height say otherwise */
     int32_t height;
     int32_t color_range;       /**< of the source, as in mk_plugin_frame; kept as it is */
     int32_t color_space;       /**< of the source (ISO/IEC 23091-4 matrix); kept as it is */
+    /* 2.2, optional: read only when struct_size covers them, and only by a converter that
+     * sets MK_PLUGIN_CONVERTER_SCALES (the host sends other converters 0, 0, 0). */
+    int32_t dst_width;         /**< size of the pictures returned; 0: width */
+    int32_t dst_height;        /**< 0: height */
+    int32_t scale_filter;      /**< MK_SCALE_* (mediakit_types.h): how the picture (and
+                                    chroma of another subsampling) is resampled;
+                                    MK_SCALE_DEFAULT (0) is MK_SCALE_BICUBIC */
 } mk_plugin_converter_config;
 
 /** Operations on one converter instance. Static storage in the plugin. */
 typedef struct mk_plugin_converter_vtable {
     uint32_t struct_size;      /**< sizeof(mk_plugin_converter_vtable) of the plugin */
     /** [instance-thread] Converts `src` (a picture in the config's src_format and size;
-     *  borrowed for the call) into *dst (whose struct_size the host set): format, size,
+     *  borrowed for the call) into *dst (whose struct_size the host set): format, size
+     *  (dst_width x dst_height when set),
      *  planes, strides and release are filled in, and every other field of src is
      *  carried over. Returns MK_OK; on an error *dst is untouched and nothing must be
      *  released. */
@@ -511,7 +528,13 @@ typedef struct mk_plugin_picture_converter {
                       void **converter,
                       const mk_plugin_converter_vtable **vtable,
                       char *errbuf, size_t errbuf_size);
+    /* 2.2, optional (absent: 0). */
+    uint32_t flags;            /**< MK_PLUGIN_CONVERTER_* */
 } mk_plugin_picture_converter;
+
+/** mk_plugin_picture_converter.flags: create() honours the config's dst_width, dst_height
+ *  and scale_filter (see "Scaling" above). */
+#define MK_PLUGIN_CONVERTER_SCALES 0x1u
 
 /** The picture converter factory (MK_PLUGIN_PICTURE_CONVERTER_FACTORY). Static storage. */
 typedef struct mk_plugin_picture_converter_factory {

@@ -73,6 +73,20 @@ typedef int32_t mk_status;
 #define MK_PIXEL_GRAY10     13
 #define MK_PIXEL_YUV420P12  14
 
+/* ------------------------------------------------------------------ scale filters */
+
+/* How a picture is resampled when its size changes (mk_frame_pack_scaled, the picture
+ * converter's scale_filter). The names are FFmpeg's scale-filter flags, and the FFmpeg
+ * plugin's converter uses the libswscale filter of that name, so a picture scaled with
+ * MK_SCALE_BICUBIC has the bytes of `ffmpeg -vf scale=W:H:flags=bicubic`. */
+#define MK_SCALE_DEFAULT        0   /**< MK_SCALE_BICUBIC, the ffmpeg tool's default */
+#define MK_SCALE_FAST_BILINEAR  1   /**< "fast_bilinear" */
+#define MK_SCALE_BILINEAR       2   /**< "bilinear" */
+#define MK_SCALE_BICUBIC        3   /**< "bicubic" */
+#define MK_SCALE_NEIGHBOR       4   /**< "neighbor": nearest sample */
+#define MK_SCALE_AREA           5   /**< "area": averaging, for shrinking */
+#define MK_SCALE_LANCZOS        6   /**< "lanczos" */
+
 /* ------------------------------------------------------------------ sample formats */
 
 /* Audio frames. Interleaved formats have one plane; planar ("P") formats one per

@@ -6,6 +6,8 @@ import MediaKit
 /// An open demuxer and the C strings and extradata its track infos lend out.
 final class DemuxerHandle {
     let demuxer: Demuxer
+    /// The container format's short name (mk_demuxer_container).
+    let container: CString
     let strings: [(codec: CString, tag: CString, language: CString, unsupported: CString?)]
     let extradata: [UnsafeMutableBufferPointer<UInt8>]
     /// Each track's edit list and source sample entry, as mk_track_info lends them.
@@ -17,8 +19,13 @@ final class DemuxerHandle {
     var warningStrings: [CString] = []
     /// The demuxer's warnings, then the cut.
     var warnings: [MediaError] { demuxer.warnings + (truncation.map { [$0] } ?? []) }
-    init(_ demuxer: Demuxer) {
+    /// Wraps what ``ContainerCatalog/open(_:)`` opened.
+    convenience init(_ opened: (format: ContainerFormat, demuxer: Demuxer)) {
+        self.init(opened.demuxer, container: opened.format.name)
+    }
+    init(_ demuxer: Demuxer, container: String) {
         self.demuxer = demuxer
+        self.container = CString(container)
         strings = demuxer.tracks.map { t in
             (CString(t.parameters.codec.rawValue), CString(t.parameters.codecTag), CString(t.language), t.unsupportedReason.map { CString($0) })
         }
@@ -66,8 +73,7 @@ public func mk_demuxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path
     out.pointee = nil
     guard let path else { return fail(MK_EINVAL, "mk_demuxer_open: path is NULL") }
     return guarded {
-        let d = try MediaRegistry.shared.makeDemuxer(path: String(cString: path))
-        out.pointee = Handles.make(DemuxerHandle(d))
+        out.pointee = Handles.make(DemuxerHandle(try ContainerCatalog.shared.open(ByteSources.open(path: String(cString: path)))))
         return MK_OK
     }
 }
@@ -80,8 +86,7 @@ public func mk_demuxer_open_memory(_ out: UnsafeMutablePointer<OpaquePointer?>?,
     guard size >= 0 else { return fail(MK_EINVAL, "mk_demuxer_open_memory: size is negative") }
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
     return guarded {
-        let d = try MediaRegistry.shared.makeDemuxer(source: MemorySource(bytes))
-        out.pointee = Handles.make(DemuxerHandle(d))
+        out.pointee = Handles.make(DemuxerHandle(try ContainerCatalog.shared.open(MemorySource(bytes))))
         return MK_OK
     }
 }
@@ -109,8 +114,7 @@ public func mk_demuxer_open_io(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ i
         return Int(n)
     }, seek: seek)
     return guarded {
-        let d = try MediaRegistry.shared.makeDemuxer(source: source)
-        out.pointee = Handles.make(DemuxerHandle(d))
+        out.pointee = Handles.make(DemuxerHandle(try ContainerCatalog.shared.open(source)))
         return MK_OK
     }
 }
@@ -133,6 +137,26 @@ public func mk_demuxer_duration(_ d: OpaquePointer?, _ seconds: UnsafeMutablePoi
     guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_duration") else { return MK_EINVAL }
     guard let seconds else { return fail(MK_EINVAL, "mk_demuxer_duration: seconds is NULL") }
     seconds.pointee = h.demuxer.duration ?? 0
+    return MK_OK
+}
+
+@_cdecl("mk_demuxer_presentation_offset")
+public func mk_demuxer_presentation_offset(_ d: OpaquePointer?, _ track: Int32, _ offset: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_presentation_offset") else { return MK_EINVAL }
+    guard let offset else { return fail(MK_EINVAL, "mk_demuxer_presentation_offset: offset is NULL") }
+    let tracks = h.demuxer.tracks
+    guard track >= 0, Int(track) < tracks.count else {
+        return fail(MK_EINVAL, "mk_demuxer_presentation_offset: no track \(track) (the file has \(tracks.count))")
+    }
+    offset.pointee = tracks[Int(track)].presentationOffset
+    return MK_OK
+}
+
+@_cdecl("mk_demuxer_container")
+public func mk_demuxer_container(_ d: OpaquePointer?, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_container") else { return MK_EINVAL }
+    guard let name else { return fail(MK_EINVAL, "mk_demuxer_container: name is NULL") }
+    name.pointee = UnsafePointer(h.container.pointer)
     return MK_OK
 }
 

@@ -56,21 +56,7 @@ public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: Unsafe
     let fr = h.frame
     switch layout {
     case MK_PACK_NV12, MK_PACK_I420:
-        guard fr.mediaType == .video, let source = fr.pixelFormat else { return fail(MK_EINVAL, "mk_frame_pack: a video layout for an audio frame") }
-        let pipeline = FramePipelines.for(layout)
-        let needed = pipeline.layout.frameSize(width: fr.width, height: fr.height)
-        size.pointee = needed
-        guard let buffer else { return MK_OK }
-        guard capacity >= needed else { return fail(MK_EINVAL, "mk_frame_pack: the buffer holds \(capacity) bytes, \(needed) are needed") }
-        do {
-            // 10-bit, 4:4:4, 4:2:2, full range ...: through a plugin's picture converter (libswscale), as ffmpeg converts.
-            try pipeline.pack(fr, into: UnsafeMutableBufferPointer(start: buffer, count: capacity))
-            return MK_OK
-        } catch let e as MediaError {
-            return fail(e.kind == .notFound ? MK_EUNSUPPORTED : status(for: e), "mk_frame_pack: decoded pictures are \(source.name); packing them as \(pipeline.layout.rawValue): \(e.message)")
-        } catch {
-            return fail(error)
-        }
+        return packPicture(fr, FramePipelines.for(layout), buffer, capacity, size, "mk_frame_pack")
     case MK_PACK_S16, MK_PACK_F32:
         guard fr.mediaType == .audio else { return fail(MK_EINVAL, "mk_frame_pack: an audio layout for a video frame") }
         let format: PCMFormat = layout == MK_PACK_S16 ? .s16 : .f32
@@ -86,13 +72,76 @@ public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: Unsafe
     }
 }
 
-/// The pipelines of `mk_frame_pack`, one per picture layout, each with its converter cache.
+/// Packs a picture through `pipeline` into the caller's buffer (mk_frame_pack's and
+/// mk_frame_pack_scaled's video case): *size is the bytes needed, also when buffer is NULL or
+/// too small.
+private func packPicture(_ fr: Frame, _ pipeline: PicturePipeline, _ buffer: UnsafeMutablePointer<UInt8>?, _ capacity: Int,
+                         _ size: UnsafeMutablePointer<Int>, _ function: String) -> Int32 {
+    guard fr.mediaType == .video, let source = fr.pixelFormat else { return fail(MK_EINVAL, "\(function): a video layout for an audio frame") }
+    let out = pipeline.outputSize(of: fr)
+    let needed = pipeline.layout.frameSize(width: out.width, height: out.height)
+    size.pointee = needed
+    guard let buffer else { return MK_OK }
+    guard capacity >= needed else { return fail(MK_EINVAL, "\(function): the buffer holds \(capacity) bytes, \(needed) are needed") }
+    do {
+        // 10-bit, 4:4:4, 4:2:2, full range, another size ...: through a plugin's picture converter (libswscale), as ffmpeg converts.
+        try pipeline.pack(fr, into: UnsafeMutableBufferPointer(start: buffer, count: capacity))
+        return MK_OK
+    } catch let e as MediaError {
+        let scaled = pipeline.size.map { " at \($0.width)x\($0.height) (\(pipeline.filter.name))" } ?? ""
+        return fail(e.kind == .notFound ? MK_EUNSUPPORTED : status(for: e),
+                    "\(function): decoded pictures are \(fr.width)x\(fr.height) \(source.name); packing them as \(pipeline.layout.rawValue)\(scaled): \(e.message)")
+    } catch {
+        return fail(error)
+    }
+}
+
+@_cdecl("mk_frame_pack_scaled")
+public func mk_frame_pack_scaled(_ f: OpaquePointer?, _ layout: Int32, _ width: Int32, _ height: Int32, _ filter: Int32,
+                                 _ buffer: UnsafeMutablePointer<UInt8>?, _ capacity: Int, _ size: UnsafeMutablePointer<Int>?) -> Int32 {
+    guard let h = liveHandle(FrameHandle.self, f, "mk_frame_pack_scaled") else { return MK_EINVAL }
+    guard let size else { return fail(MK_EINVAL, "mk_frame_pack_scaled: size is NULL") }
+    guard layout == MK_PACK_NV12 || layout == MK_PACK_I420 else {
+        return fail(MK_EINVAL, "mk_frame_pack_scaled: layout \(layout) is not a picture layout (MK_PACK_NV12 or MK_PACK_I420)")
+    }
+    guard width > 0, height > 0, width <= FramePipelines.maxSide, height <= FramePipelines.maxSide else {
+        return fail(MK_EINVAL, "mk_frame_pack_scaled: size \(width)x\(height) is out of range (1 to \(FramePipelines.maxSide))")
+    }
+    guard let scale = ScaleFilter(code: filter) else {
+        return fail(MK_EINVAL, "mk_frame_pack_scaled: unknown scale filter \(filter) (MK_SCALE_*)")
+    }
+    let pipeline = FramePipelines.scaled(layout, width: Int(width), height: Int(height), filter: scale)
+    return packPicture(h.frame, pipeline, buffer, capacity, size, "mk_frame_pack_scaled")
+}
+
+/// The pipelines of `mk_frame_pack` (one per picture layout) and of `mk_frame_pack_scaled`
+/// (one per layout, size and filter asked for lately), each with its converter cache.
 enum FramePipelines {
     static let nv12 = PicturePipeline(layout: .nv12)
     static let i420 = PicturePipeline(layout: .i420)
+    /// The largest width or height mk_frame_pack_scaled makes (the plugin converter's limit).
+    static let maxSide: Int32 = 16384
 
     /// The pipeline of `MK_PACK_NV12` or `MK_PACK_I420`.
     static func `for`(_ layout: Int32) -> PicturePipeline { layout == MK_PACK_NV12 ? nv12 : i420 }
+
+    private struct Key: Hashable { let layout: Int32, width: Int, height: Int, filter: ScaleFilter }
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var scaledPipelines: [Key: PicturePipeline] = [:]   // under `lock`
+    /// Scaled pipelines kept; past it they are all dropped (a program asks for a few sizes).
+    private static let scaledLimit = 8
+
+    /// The pipeline that packs as `layout` (`MK_PACK_NV12` or `MK_PACK_I420`) at `width` x `height`.
+    static func scaled(_ layout: Int32, width: Int, height: Int, filter: ScaleFilter) -> PicturePipeline {
+        let key = Key(layout: layout, width: width, height: height, filter: filter)
+        return lock.withLock {
+            if let p = scaledPipelines[key] { return p }
+            if scaledPipelines.count >= scaledLimit { scaledPipelines.removeAll() }
+            let p = PicturePipeline(layout: layout == MK_PACK_NV12 ? .nv12 : .i420, size: (width, height), filter: filter)
+            scaledPipelines[key] = p
+            return p
+        }
+    }
 }
 
 @_cdecl("mk_frame_view")

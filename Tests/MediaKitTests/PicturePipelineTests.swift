@@ -113,4 +113,29 @@ final class PicturePipelineTests: XCTestCase {
             XCTAssertTrue(e.message.contains("no picture converter from yuv420p10le to nv12"), e.message)
         }
     }
+
+    func testAScaledPipelineScalesOnlyPicturesOfAnotherSize() throws {
+        // As FFmpeg's scale filter: a picture already of the size asked for (after the turn)
+        // is packed as it is; one of another size needs a converter that scales.
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("mk-empty-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let registry = MediaRegistry()
+        try registry.load(path: empty.path)
+        let pipeline = PicturePipeline(layout: .i420, orientation: PictureOrientation(clockwise: 90)!, size: (4, 6),
+                                       filter: .area, registry: registry)
+        let fits = TestPictures.make(.yuv420p, width: 6, height: 4)
+        XCTAssertTrue(pipeline.outputSize(of: fits) == (4, 6))
+        XCTAssertFalse(pipeline.needsConversion(fits))
+        var out = [UInt8](repeating: 0, count: RawPictureFormat.i420.frameSize(width: 4, height: 6))
+        try out.withUnsafeMutableBufferPointer { try pipeline.pack(fits, into: $0) }
+        XCTAssertEqual(out, expected(try fits.rotated(clockwise: 90), .i420))
+        let larger = TestPictures.make(.yuv420p, width: 12, height: 8)
+        XCTAssertTrue(pipeline.outputSize(of: larger) == (4, 6))
+        XCTAssertTrue(pipeline.needsConversion(larger))
+        XCTAssertThrowsError(try pipeline.prepare(larger)) { error in
+            let e = error as! MediaError
+            XCTAssertEqual(e.kind, .notFound)
+            XCTAssertTrue(e.message.contains("from yuv420p to yuv420p that scales 8x12 to 4x6 (area; plugin ABI 2.2)"), e.message)
+        }
+    }
 }

@@ -309,6 +309,62 @@ final class RegistryTests: XCTestCase {
         XCTAssertTrue(registry.plugins.isEmpty)
     }
 
+    func testScalingIsAskedOnlyOfConvertersThatScale() throws {
+        // A converter of plugin ABI 2.1 (its struct ends before `flags`) changes formats only:
+        // the registry uses it for that and never hands it a size change it would ignore.
+        let path = try compilePlugin(name: "oldconv", factories: """
+            if (strcmp(id, MK_PLUGIN_PICTURE_CONVERTER_FACTORY) == 0) return &factory;
+            return NULL;
+            """, prelude: """
+            static int32_t supports(int32_t s, int32_t d) { return s == MK_PIXEL_YUV420P && d == MK_PIXEL_NV12; }
+            static int32_t convert(void *c, const mk_plugin_frame *s, mk_plugin_frame *d) { (void)c; (void)s; (void)d; return MK_EFAIL; }
+            static void destroy(void *c) { (void)c; }
+            static const char *last_error(void *c) { (void)c; return ""; }
+            static const mk_plugin_converter_vtable vt = { sizeof(vt), convert, destroy, last_error };
+            static int instance;
+            static int32_t create(const mk_plugin_converter_config *cfg, void **c, const mk_plugin_converter_vtable **v,
+                                  char *e, size_t n) {
+                (void)e; (void)n;
+                if (cfg->struct_size >= offsetof(mk_plugin_converter_config, scale_filter) + 4 && cfg->dst_width != 0)
+                    return MK_EINVAL;   /* the host must send 0: this converter does not scale */
+                *c = &instance; *v = &vt; return MK_OK;
+            }
+            static const mk_plugin_picture_converter conv = {
+                offsetof(mk_plugin_picture_converter, flags), "old", 1, supports, create, 0 };
+            static uint32_t count(void) { return 1; }
+            static const mk_plugin_picture_converter *get(uint32_t i) { return i == 0 ? &conv : NULL; }
+            static const mk_plugin_picture_converter_factory factory = { sizeof(factory), count, get };
+            """)
+        let registry = MediaRegistry()
+        try registry.load(path: path)
+        let converter = try XCTUnwrap(registry.converters.first)
+        XCTAssertFalse(converter.scales)
+        let same = try registry.makePictureConverter(from: .yuv420p, to: .nv12, width: 64, height: 48)
+        XCTAssertEqual([same.outputWidth, same.outputHeight], [64, 48])
+        XCTAssertThrowsError(try registry.makePictureConverter(from: .yuv420p, to: .nv12, width: 64, height: 48,
+                                                               outputWidth: 32, outputHeight: 24)) { error in
+            let e = error as! MediaError
+            XCTAssertEqual(e.kind, .notFound)
+            XCTAssertTrue(e.message.contains("that scales 64x48 to 32x24 (bicubic; plugin ABI 2.2)"), e.message)
+        }
+        XCTAssertThrowsError(try registry.makePictureConverter(from: .yuv420p, to: .nv12, width: 64, height: 48,
+                                                               outputWidth: 0, outputHeight: 24)) { error in
+            XCTAssertEqual((error as! MediaError).kind, .invalidArgument)
+        }
+        // The filters are the shared header's values, named as FFmpeg's scale filter names them.
+        let filters: [ScaleFilter: Int32] = [
+            .fastBilinear: MK_SCALE_FAST_BILINEAR, .bilinear: MK_SCALE_BILINEAR, .bicubic: MK_SCALE_BICUBIC,
+            .neighbor: MK_SCALE_NEIGHBOR, .area: MK_SCALE_AREA, .lanczos: MK_SCALE_LANCZOS,
+        ]
+        XCTAssertEqual(Set(filters.keys), Set(ScaleFilter.allCases))
+        for (filter, value) in filters {
+            XCTAssertEqual(filter.rawValue, value, filter.name)
+            XCTAssertEqual(ScaleFilter(name: filter.name), filter)
+        }
+        XCTAssertEqual(ScaleFilter(code: MK_SCALE_DEFAULT), .bicubic)
+        XCTAssertNil(ScaleFilter(code: 99))
+    }
+
     func testFormatValuesAreThoseOfTheSharedHeader() {
         // mediakit_types.h is the one list of values, for plugins and applications alike.
         let pixels: [PixelFormat: Int32] = [

@@ -46,6 +46,8 @@ static void null_handles(void) {
     CHECK(dmx == NULL, "a failed open sets *out to NULL");
     EXPECT(mk_demuxer_track_count(NULL, &n), MK_EINVAL);
     EXPECT(mk_demuxer_duration(NULL, &d), MK_EINVAL);
+    const char *container = NULL;
+    EXPECT(mk_demuxer_container(NULL, &container), MK_EINVAL);
     EXPECT(mk_demuxer_track(NULL, 0, &ti), MK_EINVAL);
     EXPECT(mk_demuxer_read_packet(NULL, &pkt), MK_EINVAL);
     EXPECT(mk_demuxer_read_packet(NULL, NULL), MK_EINVAL);
@@ -63,6 +65,7 @@ static void null_handles(void) {
     EXPECT(mk_decoder_reset(NULL), MK_EINVAL);
     EXPECT(mk_frame_get_info(NULL, &fi), MK_EINVAL);
     EXPECT(mk_frame_pack(NULL, MK_PACK_NV12, NULL, 0, &size), MK_EINVAL);
+    EXPECT(mk_frame_pack_scaled(NULL, MK_PACK_NV12, 16, 16, MK_SCALE_DEFAULT, NULL, 0, &size), MK_EINVAL);
     mk_frame_view_info vi; vi.struct_size = sizeof vi;
     EXPECT(mk_frame_view(NULL, MK_PACK_NV12, &vi), MK_EINVAL);
     EXPECT(mk_plugin_get_info(-1, &pl), MK_EINVAL);
@@ -128,6 +131,10 @@ static void wrong_order(const char *good) {
     EXPECT(mk_demuxer_open(&dmx, good), MK_OK);
     EXPECT(mk_demuxer_track_count(dmx, &n), MK_OK);
     CHECK(n >= 2, "the sample has video and audio");
+    const char *container = NULL;
+    EXPECT(mk_demuxer_container(dmx, NULL), MK_EINVAL);
+    EXPECT(mk_demuxer_container(dmx, &container), MK_OK);
+    CHECK(container != NULL && strcmp(container, "mp4") == 0, "the sample's container is mp4");
 
     mk_track_info small; small.struct_size = 8;
     EXPECT(mk_demuxer_track(dmx, 0, &small), MK_EINVAL);
@@ -183,6 +190,19 @@ static void wrong_order(const char *good) {
         CHECK(need == (size_t)fi.width * fi.height * 3 / 2, "NV12 size");
         EXPECT(mk_frame_pack(frm, MK_PACK_NV12, tiny, sizeof tiny, &small_size), MK_EINVAL);
         CHECK(small_size == need, "a too-small buffer still reports the size needed");
+        /* Scaled: bad sizes, filters and layouts are refused; an odd size has rounded-up chroma. */
+        EXPECT(mk_frame_pack_scaled(frm, MK_PACK_NV12, 0, 16, MK_SCALE_DEFAULT, NULL, 0, &need), MK_EINVAL);
+        EXPECT(mk_frame_pack_scaled(frm, MK_PACK_NV12, 16, 100000, MK_SCALE_DEFAULT, NULL, 0, &need), MK_EINVAL);
+        EXPECT(mk_frame_pack_scaled(frm, MK_PACK_NV12, 16, 16, 99, NULL, 0, &need), MK_EINVAL);
+        EXPECT(mk_frame_pack_scaled(frm, MK_PACK_S16, 16, 16, MK_SCALE_DEFAULT, NULL, 0, &need), MK_EINVAL);
+        EXPECT(mk_frame_pack_scaled(frm, MK_PACK_I420, 33, 17, MK_SCALE_BILINEAR, NULL, 0, &need), MK_OK);
+        CHECK(need == 33 * 17 + 2 * 17 * 9, "scaled I420 size");
+        EXPECT(mk_frame_pack_scaled(frm, MK_PACK_I420, 33, 17, MK_SCALE_BILINEAR, tiny, sizeof tiny, &small_size), MK_EINVAL);
+        CHECK(small_size == need, "a too-small buffer still reports the scaled size needed");
+        uint8_t *scaled = malloc(need);
+        EXPECT(mk_frame_pack_scaled(frm, MK_PACK_I420, 33, 17, MK_SCALE_BILINEAR, scaled, need, &small_size), MK_OK);
+        CHECK(small_size == need, "scaled I420 written");
+        free(scaled);
         /* The sample's pictures are yuv420p: I420 is read in place, NV12 is packed. */
         mk_frame_view_info vi; vi.struct_size = sizeof vi;
         EXPECT(mk_frame_view(frm, MK_PACK_I420, &vi), MK_OK);

@@ -69,7 +69,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "DecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
            "Backend", "PluginFailure", "Progress",
            "open", "decode", "remux", "transcode", "plugins", "backends", "plugin_failures", "plugin_search_paths",
-           "load_plugins", "version", "LIBRARY_PATH"]
+           "load_plugins", "version", "LIBRARY_PATH", "SCALE_FILTERS"]
 
 #: The libmediakit this package loaded.
 LIBRARY_PATH: str = _ffi.PATH
@@ -86,6 +86,9 @@ _SAMPLE_FORMATS = {1: "u8", 2: "s16", 3: "s32", 4: "flt", 5: "dbl", 6: "u8p", 7:
                    9: "fltp", 10: "dblp"}
 _SAMPLE_DTYPES = {"u8": "u1", "s16": "<i2", "s32": "<i4", "flt": "<f4", "dbl": "<f8"}
 _PACK = {"nv12": 1, "i420": 2, "s16": 3, "f32": 4}
+#: Scale filters of ``Frame.to_numpy(width=, height=, interpolation=)``: FFmpeg's scale-filter
+#: flag names and their MK_SCALE_* values ("bicubic", the ffmpeg tool's, is the default).
+SCALE_FILTERS = {"fast_bilinear": 1, "bilinear": 2, "bicubic": 3, "neighbor": 4, "area": 5, "lanczos": 6}
 EINVAL = -3
 
 
@@ -264,6 +267,19 @@ class Track:
     def duration_seconds(self) -> float:
         """The duration in seconds (``duration * time_base``)."""
         return float(self.duration * self.time_base)
+
+    @property
+    def presentation_offset(self) -> int:
+        """Ticks that place this track's timestamps on the presentation timeline as FFmpeg's
+        demuxer gives them (its edit list: a first empty edit's duration minus the media time
+        where the first media edit starts; 0 without one): a frame at ``pts`` is presented at
+        ``pts + presentation_offset``, the pts ``ffprobe -show_frames`` shows. Needs the
+        demuxer open."""
+        if self._demuxer is None:
+            raise StateError(_ffi.ESTATE, "presentation_offset needs the track's demuxer", "Track.presentation_offset")
+        offset = ctypes.c_int64()
+        lib.mk_demuxer_presentation_offset(self._demuxer._handle(), self.index, ctypes.byref(offset))
+        return offset.value
 
     @property
     def type(self) -> str:
@@ -695,6 +711,12 @@ class Demuxer(_Owned):
         d = ctypes.c_double()
         lib.mk_demuxer_duration(h, ctypes.byref(d))
         self.duration: float = d.value
+        name = ctypes.c_char_p()
+        lib.mk_demuxer_container(h, ctypes.byref(name))
+        #: The container format's short name, FFmpeg's demuxer name: "mp4" (also MOV, M4A),
+        #: "matroska" (also WebM), "ogg", "ivf", "mp3", "aac", "wav", "flac"; one of the names
+        #: ffprobe lists in format_name ("mov,mp4,m4a,3gp,3g2,mj2").
+        self.container: str = (name.value or b"").decode()
         self.tracks: list[Track] = [self._track(i) for i in range(n.value)]
         #: The tracks by kind, as PyAV's ``container.streams``: ``streams.video[0]``, ``streams.audio[0]``.
         self.streams = Streams(self.tracks)
@@ -1183,33 +1205,46 @@ class Frame:
 
     @overload
     def to_ndarray(self, layout: Optional[str] = None, *, planes: Literal[False] = False, format: Optional[str] = None,
-                   rate: Optional[int] = None, out: Optional[Array] = None) -> Array: ...
+                   rate: Optional[int] = None, out: Optional[Array] = None, width: Optional[int] = None,
+                   height: Optional[int] = None, interpolation: Optional[str] = None) -> Array: ...
 
     @overload
     def to_ndarray(self, layout: Optional[str] = None, *, planes: Literal[True], format: Optional[str] = None,
-                   rate: Optional[int] = None, out: Optional[Array] = None) -> tuple[Array, ...]: ...
+                   rate: Optional[int] = None, out: Optional[Array] = None, width: Optional[int] = None,
+                   height: Optional[int] = None, interpolation: Optional[str] = None) -> tuple[Array, ...]: ...
 
     def to_ndarray(self, layout: Optional[str] = None, *, planes: bool = False, format: Optional[str] = None,
-                   rate: Optional[int] = None, out: Optional[Array] = None) -> Union[Array, tuple[Array, ...]]:
+                   rate: Optional[int] = None, out: Optional[Array] = None, width: Optional[int] = None,
+                   height: Optional[int] = None, interpolation: Optional[str] = None) -> Union[Array, tuple[Array, ...]]:
         """PyAV's name for ``to_numpy()``."""
         if planes:
-            return self.to_numpy(layout, planes=True, format=format, rate=rate, out=out)
-        return self.to_numpy(layout, format=format, rate=rate, out=out)
+            return self.to_numpy(layout, planes=True, format=format, rate=rate, out=out, width=width, height=height,
+                                 interpolation=interpolation)
+        return self.to_numpy(layout, format=format, rate=rate, out=out, width=width, height=height,
+                             interpolation=interpolation)
 
     @overload
     def to_numpy(self, layout: Optional[str] = None, *, planes: Literal[False] = False, format: Optional[str] = None,
-                 rate: Optional[int] = None, out: Optional[Array] = None) -> Array: ...
+                 rate: Optional[int] = None, out: Optional[Array] = None, width: Optional[int] = None,
+                 height: Optional[int] = None, interpolation: Optional[str] = None) -> Array: ...
 
     @overload
     def to_numpy(self, layout: Optional[str] = None, *, planes: Literal[True], format: Optional[str] = None,
-                 rate: Optional[int] = None, out: Optional[Array] = None) -> tuple[Array, ...]: ...
+                 rate: Optional[int] = None, out: Optional[Array] = None, width: Optional[int] = None,
+                 height: Optional[int] = None, interpolation: Optional[str] = None) -> tuple[Array, ...]: ...
 
     def to_numpy(self, layout: Optional[str] = None, *, planes: bool = False, format: Optional[str] = None,
-                 rate: Optional[int] = None, out: Optional[Array] = None) -> Union[Array, tuple[Array, ...]]:
+                 rate: Optional[int] = None, out: Optional[Array] = None, width: Optional[int] = None,
+                 height: Optional[int] = None, interpolation: Optional[str] = None) -> Union[Array, tuple[Array, ...]]:
         """The frame in a packed layout: video as "nv12" (default) or "i420", audio as "s16"
         (default) or "f32". Pictures that are not 8-bit 4:2:0 (10-bit, 4:4:4, 4:2:2, full
         range) are converted first by a plugin's picture converter (the FFmpeg plugin's:
         libswscale, as ``ffmpeg -pix_fmt`` converts); UnsupportedError when no plugin has one.
+
+        Video at another size: ``width`` and ``height`` (both; as PyAV's ``to_ndarray``),
+        resampled with ``interpolation``, one of SCALE_FILTERS (default "bicubic", the ffmpeg
+        tool's): the bytes of ``ffmpeg -vf scale=W:H:flags=bicubic -pix_fmt nv12`` (through
+        mk_frame_pack_scaled; a picture already of that size is packed as it is).
 
         Audio through an AudioConverter: ``format`` (any sample format: "u8", "s16", "s24",
         "s32", "f32", "f64", "p" suffix for planar), ``rate``, and a channel layout as
@@ -1240,6 +1275,8 @@ class Frame:
         layout = layout or ("nv12" if self.media_type == "video" else "s16")
         if layout not in _PACK:
             raise ValueError(f"unknown layout {layout!r}: nv12, i420, s16 or f32")
+        if width is not None or height is not None or interpolation is not None:
+            return self._scaled(mem, layout, width, height, interpolation, planes, out)
         if planes:
             return self._layout_planes(mem, layout)
         size = ctypes.c_size_t()
@@ -1258,6 +1295,30 @@ class Frame:
         if layout in ("s16", "f32"):
             return arr.reshape(-1, self.channels)
         return arr
+
+    def _scaled(self, mem: _FrameMemory, layout: str, width: Optional[int], height: Optional[int],
+                interpolation: Optional[str], planes: bool, out: Optional[Array]) -> Array:
+        """to_numpy(width=, height=): the picture scaled and packed by mk_frame_pack_scaled."""
+        if self.media_type != "video" or layout not in ("nv12", "i420"):
+            raise ValueError(f"width / height / interpolation are for pictures packed as nv12 or i420, not {layout!r}")
+        if width is None or height is None:
+            raise ValueError("to_numpy needs both width and height to scale a picture")
+        name = interpolation or "bicubic"
+        if name not in SCALE_FILTERS:
+            raise ValueError(f"unknown interpolation {name!r}: one of {', '.join(SCALE_FILTERS)}")
+        if planes or _np is None:
+            raise ValueError("a scaled picture is packed into one numpy array (planes=True and no numpy are not supported)")
+        args = (mem.h, _PACK[layout], int(width), int(height), SCALE_FILTERS[name])
+        size = ctypes.c_size_t()
+        lib.mk_frame_pack_scaled(*args, None, 0, ctypes.byref(size))
+        if out is None:
+            out = _np.empty(size.value, dtype=_np.uint8)
+        elif not isinstance(out, _np.ndarray) or out.dtype != _np.uint8 or not out.flags.c_contiguous \
+                or not out.flags.writeable or out.nbytes < size.value:
+            raise ValueError(f"out must be a writable C-contiguous uint8 numpy array of at least {size.value} bytes")
+        lib.mk_frame_pack_scaled(*args, out.ctypes.data, out.nbytes, ctypes.byref(size))
+        flat = out.reshape(-1)[: size.value]
+        return flat.reshape(-1, int(width)) if layout == "nv12" else flat
 
     def _pack_into(self, mem: _FrameMemory, layout: str, needed: int, out: Array) -> Array:
         """to_numpy(out=...): packs into the caller's array and returns a view of it."""

@@ -6,23 +6,39 @@ remux files from ``map_batches``. Install with ``pip install mediakit[ray]``.
     probes = mkray.read_media(paths, mode="probe").take_all()           # one row per file
     frames = mkray.read_media(paths, mode="frames", pixel_format="nv12",
                               split_seconds=60)                          # one row per frame
+    small = mkray.read_media(paths, mode="frames", width=224, height=224,
+                             frame_rate=2)                               # 224x224, 2 frames a second
     pcm = mkray.read_media(paths, mode="audio", sample_format="f32", rate=16000, layout="mono")
     packets = mkray.read_media(paths, mode="packets")                    # one row per packet
     done = ray.data.from_items([{"path": p} for p in paths]).map_batches(
         mkray.remux_batch, fn_kwargs={"target_dir": "out/"}, batch_size=4)
+    aac = ray.data.from_items([{"path": p} for p in paths]).map_batches(
+        mkray.transcode_batch, fn_kwargs={"target_dir": "m4a/", "bitrate": 96000}, batch_size=4)
 
 Rows (every mode has ``path``, ``part`` and ``error``: "" when the file was read, else the
 message of what failed for it; a file that cannot be read gives an error row, with the other
 columns None or empty, and the job goes on; a string rather than None so that every block's
 column has one type, whatever the batch format):
 
-- probe: ``size_bytes``, ``duration``, ``track_count``, ``codecs`` ("h264,aac"), ``width``,
+- probe: ``container`` (MediaKit's name of the container format, which is FFmpeg's demuxer
+  name: "mp4" for MP4 / MOV / M4A, "matroska" for Matroska and WebM, "ogg", "ivf", "mp3",
+  "aac", "wav", "flac"; always one of the names ffprobe lists in ``format_name``, e.g.
+  "mov,mp4,m4a,3gp,3g2,mj2"), ``size_bytes``, ``duration``, ``track_count``, ``codecs`` ("h264,aac"), ``width``,
   ``height`` (first video track), ``sample_rate``, ``channels`` (first audio track),
   ``tracks`` (a list of dicts: index, media_type, codec, codec_tag, width, height,
   sample_rate, channels, frame_rate, duration, language, unsupported).
-- frames: ``track``, ``pts`` (track time base), ``time`` (seconds), ``duration``, ``width``,
-  ``height``, ``pixel_format``, ``frame`` (numpy uint8: NV12 (height * 3 // 2, width), or
-  I420 flat, as ``Frame.to_numpy``).
+- frames: ``track``, ``pts`` (track time base; with ``frame_rate``, the output frame's number,
+  time base 1 / frame_rate), ``source_pts`` (the decoded picture's pts, track time base),
+  ``time`` (seconds), ``duration`` (in the time base of ``pts``), ``width``, ``height`` (as
+  packed), ``pixel_format``, ``frame`` (numpy uint8: NV12 (height * 3 // 2, width), or I420
+  flat, as ``Frame.to_numpy``). ``width`` / ``height`` scale every picture (libswscale, the
+  ``interpolation`` filter, "bicubic" by default: the bytes of ``ffmpeg -vf
+  scale=W:H:flags=bicubic``); ``frame_rate`` picks and repeats pictures as ffmpeg's ``fps``
+  filter does (``-vf fps=R``, its defaults: round to nearest, no start time, the end at the
+  last picture's end), a row per output frame, on the presentation timeline (the pictures'
+  pts moved by the edit list, ``Track.presentation_offset``, as FFmpeg's demuxer gives
+  them: the output of ``ffmpeg -copyts -i IN -vf fps=R``, which is that of ``ffmpeg -i IN
+  -vf fps=R`` when the file's presentation starts at 0, as most do).
 - audio: ``track``, ``offset`` (first sample of the chunk, counted at the output rate),
   ``sample_rate``, ``channels``, ``samples`` (numpy (frames, channels), or (channels, frames)
   for a planar format), about ``chunk_seconds`` per row.
@@ -32,7 +48,10 @@ column has one type, whatever the batch format):
 Work is split by file, and (frames mode, ``split_seconds``) a long file's video track into
 key-frame-aligned time ranges: part i starts at a key frame k_i (the demuxer seeks there) and
 gives the frames with k_i <= pts < k_(i+1), so the parts together give exactly the frames of
-one whole-file decode, none twice and none missing.
+one whole-file decode, none twice and none missing. With ``frame_rate``, part i gives the
+output frames n with round(k_i) <= n < round(k_(i+1)) (the fps filter's rounding of the cut
+points to the output time base): each is the latest picture whose rounded pts is <= n, which
+lies in the same part, so the parts again give the whole-file output.
 
 Workers: each Ray worker process loads libmediakit (and its plugins, lazily, on first use) for
 itself; a job is a small picklable ``MediaJob``; rows are built and handed on in blocks of
@@ -50,8 +69,9 @@ import math
 import os
 import warnings
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -65,7 +85,7 @@ except ImportError as _e:  # pragma: no cover - depends on the environment
     raise ImportError("mediakit.ray needs Ray Data: pip install 'mediakit[ray]' (or pip install 'ray[data]')") from _e
 
 __all__ = ["MediaJob", "MediaDatasource", "read_media", "plan_jobs", "read_job", "remux_batch", "remux_file",
-           "runtime_env", "frame_digest", "MODES"]
+           "transcode_batch", "transcode_file", "FrameRateSelector", "runtime_env", "frame_digest", "MODES"]
 
 MODES = ("probe", "frames", "audio", "packets")
 PathLike = Union[str, "os.PathLike[str]"]
@@ -261,9 +281,10 @@ def _error_row(job: MediaJob, error: BaseException, columns: Sequence[str]) -> R
 
 
 _COLUMNS = {
-    "probe": ("path", "part", "size_bytes", "duration", "track_count", "codecs", "width", "height", "sample_rate",
-              "channels", "tracks", "error"),
-    "frames": ("path", "part", "track", "pts", "time", "duration", "width", "height", "pixel_format", "frame", "error"),
+    "probe": ("path", "part", "container", "size_bytes", "duration", "track_count", "codecs", "width", "height",
+              "sample_rate", "channels", "tracks", "error"),
+    "frames": ("path", "part", "track", "pts", "source_pts", "time", "duration", "width", "height", "pixel_format",
+               "frame", "error"),
     "audio": ("path", "part", "track", "offset", "sample_rate", "channels", "samples", "error"),
     "packets": ("path", "part", "track", "pts", "dts", "duration", "position", "keyframe", "size", "data", "error"),
 }
@@ -279,7 +300,7 @@ def probe_row(path: PathLike) -> Row:
                    "unsupported": t.unsupported or ""} for t in d.tracks]
         video = next((t for t in d.tracks if t.media_type == "video"), None)
         audio = next((t for t in d.tracks if t.media_type == "audio"), None)
-        return {"path": path, "part": 0, "size_bytes": size, "duration": d.duration,
+        return {"path": path, "part": 0, "container": d.container, "size_bytes": size, "duration": d.duration,
                 "track_count": len(d.tracks), "codecs": ",".join(t.codec or t.codec_tag for t in d.tracks),
                 "width": video.width if video else 0, "height": video.height if video else 0,
                 "sample_rate": audio.sample_rate if audio else 0, "channels": audio.channels if audio else 0,
@@ -302,25 +323,140 @@ def _seek_to(d: mediakit.Demuxer, v: mediakit.Track, start_pts: int) -> Iterator
     yield from d.packets(v)
 
 
+def _round_near_inf(x: Fraction) -> int:
+    """To the nearest integer, halves away from zero (FFmpeg's AV_ROUND_NEAR_INF)."""
+    n = math.floor(abs(x) + Fraction(1, 2))
+    return n if x >= 0 else -n
+
+
+def _rescale(value: int, src: Fraction, dst: Fraction) -> int:
+    """``value`` ticks of time base ``src`` in ticks of ``dst`` (FFmpeg's av_rescale_q)."""
+    return _round_near_inf(value * src / dst)
+
+
+def _frame_rate(value: Union[int, float, str, Fraction]) -> Fraction:
+    """A frame rate as a Fraction: an int, a Fraction, or a string / float as ffmpeg's fps
+    option reads it ("25", "30000/1001", 29.97 as "29.97")."""
+    rate = Fraction(str(value)) if isinstance(value, (float, str)) else Fraction(value)
+    if rate <= 0:
+        raise ValueError(f"frame_rate must be positive, not {value!r}")
+    return rate
+
+
+class FrameRateSelector:
+    """Picks the pictures of a constant-rate output from a stream of decoded pictures as
+    FFmpeg's fps filter does with its defaults (round=near, eof_action=round, no start_time):
+    output frame n (time base 1 / rate) is the latest picture whose pts, rounded to the
+    output time base, is <= n, for n from the first picture's rounded pts up to the rounded
+    end; pictures that no n picks are dropped, a picture that several pick is repeated.
+
+    ``push(pts, picture)`` and ``finish(end_pts)`` return the (n, picture) pairs that are
+    decided; ``end_pts`` (the input time base) is where the input ends: for a whole stream,
+    ``ffmpeg_end_pts`` of its last picture, for a part of one, the next part's first pts."""
+
+    def __init__(self, rate: Union[int, float, str, Fraction], time_base: Fraction):
+        self.rate = _frame_rate(rate)
+        self.scale = Fraction(time_base) * self.rate     # input ticks -> output frames
+        self.next: Optional[int] = None                  # the next output frame's number
+        self.held: Any = None                            # the picture output frames repeat
+
+    def out_pts(self, pts: int) -> int:
+        """A pts of the input in the output time base, rounded to nearest."""
+        return _round_near_inf(pts * self.scale)
+
+    def push(self, pts: int, picture: Any) -> list[tuple[int, Any]]:
+        r = self.out_pts(pts)
+        out: list[tuple[int, Any]] = []
+        if self.held is None:
+            if self.next is None:
+                self.next = r
+        else:
+            assert self.next is not None                # set with the first picture held
+            while r > self.next:                        # the held picture until this one's time
+                out.append((self.next, self.held))
+                self.next += 1
+        self.held = picture
+        return out
+
+    def finish(self, end_pts: Optional[int]) -> list[tuple[int, Any]]:
+        out: list[tuple[int, Any]] = []
+        if self.held is not None and end_pts is not None:
+            assert self.next is not None                # set with the first picture held
+            end = self.out_pts(end_pts)
+            while end > self.next:
+                out.append((self.next, self.held))
+                self.next += 1
+        self.held = None
+        return out
+
+    @staticmethod
+    def ffmpeg_end_pts(pts: int, duration: int, time_base: Fraction, frame_rate: Fraction) -> int:
+        """Where the ffmpeg tool ends a decoded video stream for its filters (ffmpeg.c's
+        send_filter_eof): the last picture's pts plus its duration (or, without one, a frame
+        at the track's frame rate), added in microseconds and rounded back to the time base."""
+        us = Fraction(1, 1_000_000)
+        end = _rescale(pts, time_base, us)
+        if duration > 0:
+            end += _rescale(duration, time_base, us)
+        elif frame_rate:
+            end += 1_000_000 * frame_rate.denominator // frame_rate.numerator
+        return _rescale(end, us, time_base)
+
+
+def _part_frames(job: MediaJob, d: mediakit.Demuxer, v: mediakit.Track) -> Iterator[mediakit.Frame]:
+    """The decoded pictures of the job's part, in pts order: start_pts <= pts < end_pts."""
+    packets = d.packets(v) if job.start_pts is None else _seek_to(d, v, job.start_pts)
+    with mediakit.Decoder(v, threads=int(job.option("threads", 1))) as dec:
+        for frame in dec.frames(packets):
+            if job.start_pts is not None and frame.pts < job.start_pts:
+                continue                     # before this part (a leading picture of an open GOP)
+            if job.end_pts is not None and frame.pts >= job.end_pts:
+                break                        # frames come in pts order: the rest is the next part's
+            yield frame
+
+
 def _frame_rows(job: MediaJob) -> Iterator[Row]:
     layout = job.option("pixel_format", "nv12")
-    threads = int(job.option("threads", 1))
+    width: Optional[int] = job.option("width")
+    height: Optional[int] = job.option("height")
+    interpolation: Optional[str] = None if width is None else job.option("interpolation", "bicubic")
+    rate = job.option("frame_rate")
+
+    def packed_array(frame: mediakit.Frame) -> Any:
+        return frame.to_numpy(layout, width=width, height=height, interpolation=interpolation)
+
+    def row(v: mediakit.Track, frame: mediakit.Frame, pts: int, time: float, duration: int, arr: Any) -> Row:
+        return {"path": job.path, "part": job.part, "track": v.index, "pts": pts, "source_pts": frame.pts,
+                "time": time, "duration": duration, "width": width or frame.width, "height": height or frame.height,
+                "pixel_format": layout, "frame": arr, "error": ""}
+
     with _opened(job.path) as (d, _):
         v = _pick_track(d, job.track, "video")
         d.select([v])
-        packets = d.packets(v) if job.start_pts is None else _seek_to(d, v, job.start_pts)
-        with mediakit.Decoder(v, threads=threads) as dec:
-            for frame in dec.frames(packets):
-                pts = frame.pts
-                if job.start_pts is not None and pts < job.start_pts:
-                    continue                     # before this part (a leading picture of an open GOP)
-                if job.end_pts is not None and pts >= job.end_pts:
-                    break                        # frames come in pts order: the rest is the next part's
-                arr = frame.to_numpy(layout)
-                yield {"path": job.path, "part": job.part, "track": v.index, "pts": pts,
-                       "time": float(pts * frame.time_base), "duration": frame.duration, "width": frame.width,
-                       "height": frame.height, "pixel_format": layout, "frame": arr, "error": ""}
+        if rate is None:
+            for frame in _part_frames(job, d, v):
+                yield row(v, frame, frame.pts, float(frame.pts * frame.time_base), frame.duration, packed_array(frame))
                 frame.close()
+            return
+        selector = FrameRateSelector(rate, v.time_base)
+        shift = v.presentation_offset           # the fps filter sees presentation times (after the edit list)
+        packed: tuple[Any, Any] = (None, None)  # the last picture packed and its array (repeats reuse it)
+
+        def rows(decided: list[tuple[int, mediakit.Frame]]) -> Iterator[Row]:
+            nonlocal packed
+            for n, frame in decided:
+                if packed[0] is not frame:
+                    packed = (frame, packed_array(frame))
+                yield row(v, frame, n, float(n / selector.rate), 1, packed[1])
+
+        last: Optional[mediakit.Frame] = None
+        for frame in _part_frames(job, d, v):
+            yield from rows(selector.push(frame.pts + shift, frame))
+            last = frame
+        end = None if job.end_pts is None else job.end_pts + shift
+        if end is None and last is not None:
+            end = FrameRateSelector.ffmpeg_end_pts(last.pts + shift, last.duration, v.time_base, v.frame_rate)
+        yield from rows(selector.finish(end))
 
 
 def _audio_rows(job: MediaJob) -> Iterator[Row]:
@@ -469,12 +605,17 @@ class _ReadFn:
 def read_media(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds: Optional[float] = None,
                track: Optional[int] = None, pixel_format: str = "nv12", sample_format: str = "f32",
                rate: Optional[int] = None, layout: Optional[mediakit.Layout] = None, chunk_seconds: float = 1.0,
-               include_data: bool = False, threads: int = 1, block_bytes: Optional[int] = None,
-               **read_args: Any) -> "ray.data.Dataset":
+               include_data: bool = False, threads: int = 1, width: Optional[int] = None, height: Optional[int] = None,
+               interpolation: str = "bicubic", frame_rate: Union[int, float, str, Fraction, None] = None,
+               block_bytes: Optional[int] = None, **read_args: Any) -> "ray.data.Dataset":
     """A Ray Dataset of media rows (see the module's documentation for the columns).
 
     mode: "probe" (a row per file), "frames" (a row per decoded picture of the video track,
-    ``pixel_format`` "nv12" or "i420"), "audio" (rows of about ``chunk_seconds`` of the audio
+    ``pixel_format`` "nv12" or "i420", scaled to ``width`` x ``height`` (both, or neither:
+    the decoded size) with ``interpolation`` (mediakit.SCALE_FILTERS; default "bicubic", as the
+    ffmpeg tool), at ``frame_rate`` (an int, Fraction or "30000/1001"; default None: every
+    decoded picture) as ffmpeg's fps filter; the bytes of ``ffmpeg -vf
+    fps=R,scale=W:H:flags=bicubic -pix_fmt nv12``), "audio" (rows of about ``chunk_seconds`` of the audio
     track converted to ``sample_format`` / ``rate`` / ``layout``, None keeping the track's),
     "packets" (a row per packet, its bytes with ``include_data``).
     track: the track index (default: the first video track for frames, audio for audio, every
@@ -484,11 +625,20 @@ def read_media(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds:
     ``ray_remote_args``, ...)."""
     if mode == "frames" and pixel_format not in ("nv12", "i420"):
         raise ValueError(f"pixel_format is 'nv12' or 'i420' (what Frame.to_numpy packs), not {pixel_format!r}")
-    by_mode: dict[str, dict[str, Any]] = {
-        "frames": {"pixel_format": pixel_format, "threads": threads},
-        "audio": {"sample_format": sample_format, "rate": rate, "layout": layout, "chunk_seconds": chunk_seconds},
-        "packets": {"include_data": include_data}}
-    options = by_mode.get(mode, {})
+    frames: dict[str, Any] = {"pixel_format": pixel_format, "threads": threads}
+    if (width is None) != (height is None):
+        raise ValueError("give both width and height (or neither: the decoded size)")
+    if width is not None and height is not None:
+        if int(width) <= 0 or int(height) <= 0:
+            raise ValueError(f"width and height must be positive, not {width}x{height}")
+        if interpolation not in mediakit.SCALE_FILTERS:
+            raise ValueError(f"unknown interpolation {interpolation!r}: one of {', '.join(mediakit.SCALE_FILTERS)}")
+        frames.update(width=int(width), height=int(height), interpolation=interpolation)
+    if frame_rate is not None:
+        frames["frame_rate"] = _frame_rate(frame_rate)
+    options: dict[str, Any] = {"frames": frames,
+               "audio": {"sample_format": sample_format, "rate": rate, "layout": layout, "chunk_seconds": chunk_seconds},
+               "packets": {"include_data": include_data}}.get(mode, {})
     source = MediaDatasource(paths, mode, split_seconds=split_seconds, track=track, block_bytes=block_bytes, **options)
     # One read task per job. Left to itself Ray asks for more blocks than jobs and splits
     # each task's output, which also keeps it from fusing the read with a map_batches that
@@ -498,14 +648,15 @@ def read_media(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds:
     return dataset
 
 
-# -- remux (map_batches) ------------------------------------------------------------------------
+# -- remux and transcode (map_batches) -----------------------------------------------------------
 
-def remux_file(path: PathLike, target_dir: PathLike, *, relative_to: Optional[PathLike] = None,
-               suffix: str = ".mp4", overwrite: bool = True, **options: Any) -> Row:
-    """Remuxes one file (mediakit.remux: every track copied, MP4 out) to target_dir/<name><suffix>
-    (or its path under `relative_to`, kept under target_dir). mediakit.remux writes a temporary
-    file and renames it when complete, so the output name never holds a partial file. Returns
-    {path, output, size_bytes, error}; a failure is the row's error, never an exception."""
+def _write_output(path: PathLike, target_dir: PathLike, relative_to: Optional[PathLike], suffix: str,
+                  overwrite: bool, write: Callable[[str, Path], None]) -> Row:
+    """Runs ``write(path, output)`` for one file's output under target_dir (its name with
+    ``suffix``, or its path under ``relative_to``, kept under target_dir) and returns
+    {path, output, size_bytes, error}; a failure is the row's error, never an exception.
+    ``write`` is mediakit.remux or mediakit.transcode, which write a temporary file beside
+    the output and rename it when complete, so the output name never holds a partial file."""
     path = os.fspath(path)
     rel = Path(os.path.relpath(path, relative_to)) if relative_to is not None else Path(Path(path).name)
     if rel.is_absolute() or ".." in rel.parts:
@@ -519,24 +670,15 @@ def remux_file(path: PathLike, target_dir: PathLike, *, relative_to: Optional[Pa
         out.parent.mkdir(parents=True, exist_ok=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", mediakit.TruncatedWarning)
-            mediakit.remux(path, out, **options)
+            write(path, out)
         row["size_bytes"] = out.stat().st_size
     except Exception as e:  # noqa: BLE001 - a file's failure is its row
         row["output"], row["error"] = "", f"{type(e).__name__}: {e}"
     return row
 
 
-def remux_batch(batch: Any, *, target_dir: PathLike, relative_to: Optional[PathLike] = None,
-                suffix: str = ".mp4", overwrite: bool = True, **options: Any) -> dict[str, np.ndarray[Any, Any]]:
-    """``map_batches``-ready remux: takes a batch with a ``path`` column (any batch format:
-    numpy, pandas, pyarrow), remuxes every file (remux_file) and returns the columns path, output, size_bytes,
-    error. Options (faststart, fragment, hybrid) go to mediakit.remux::
-
-        ds.map_batches(mediakit.ray.remux_batch, fn_kwargs={"target_dir": "out"}, batch_size=4)
-    """
-    paths = list(batch["path"])
-    rows = [remux_file(p, target_dir, relative_to=relative_to, suffix=suffix, overwrite=overwrite, **options)
-            for p in paths]
+def _output_columns(rows: list[Row]) -> dict[str, np.ndarray[Any, Any]]:
+    """The columns path, output, size_bytes, error of some _write_output rows (a numpy batch)."""
     cols: dict[str, np.ndarray[Any, Any]] = {}
     for name in ("path", "output", "size_bytes", "error"):
         values = [r[name] for r in rows]
@@ -547,3 +689,50 @@ def remux_batch(batch: Any, *, target_dir: PathLike, relative_to: Optional[PathL
             arr[:] = values
             cols[name] = arr
     return cols
+
+
+def remux_file(path: PathLike, target_dir: PathLike, *, relative_to: Optional[PathLike] = None,
+               suffix: str = ".mp4", overwrite: bool = True, **options: Any) -> Row:
+    """Remuxes one file (mediakit.remux: every track copied, MP4 out) to target_dir/<name><suffix>
+    (or its path under `relative_to`, kept under target_dir), atomically (see _write_output).
+    Returns {path, output, size_bytes, error}; a failure is the row's error, never an exception."""
+    return _write_output(path, target_dir, relative_to, suffix, overwrite,
+                         lambda src, dst: mediakit.remux(src, dst, **options))
+
+
+def remux_batch(batch: Any, *, target_dir: PathLike, relative_to: Optional[PathLike] = None, suffix: str = ".mp4",
+                overwrite: bool = True, **options: Any) -> dict[str, np.ndarray[Any, Any]]:
+    """``map_batches``-ready remux: takes a batch with a ``path`` column (numpy or pandas batch
+    format), remuxes every file (remux_file) and returns the columns path, output, size_bytes,
+    error. Options (faststart, fragment, hybrid) go to mediakit.remux::
+
+        ds.map_batches(mediakit.ray.remux_batch, fn_kwargs={"target_dir": "out"}, batch_size=4)
+    """
+    return _output_columns([remux_file(p, target_dir, relative_to=relative_to, suffix=suffix, overwrite=overwrite,
+                                       **options) for p in list(batch["path"])])
+
+
+def transcode_file(path: PathLike, target_dir: PathLike, *, relative_to: Optional[PathLike] = None,
+                   suffix: str = ".m4a", overwrite: bool = True, **options: Any) -> Row:
+    """Transcodes one file's first audio track (mediakit.transcode, gapless) to
+    target_dir/<name><suffix> (or its path under `relative_to`, kept under target_dir),
+    atomically (see _write_output); the suffix picks the container and the default codec as
+    for mediakit.transcode (.m4a AAC, .opus / .ogg Opus, .flac, .mp3, .mka ...). Returns
+    {path, output, size_bytes, error}; a failure (no audio track, a damaged file) is the row's
+    error, never an exception."""
+    return _write_output(path, target_dir, relative_to, suffix, overwrite,
+                         lambda src, dst: mediakit.transcode(src, dst, **options))
+
+
+def transcode_batch(batch: Any, *, target_dir: PathLike, relative_to: Optional[PathLike] = None,
+                    suffix: str = ".m4a", overwrite: bool = True, **options: Any) -> dict[str, np.ndarray[Any, Any]]:
+    """``map_batches``-ready transcode: takes a batch with a ``path`` column (numpy or pandas
+    batch format), transcodes every file (transcode_file) and returns the columns path,
+    output, size_bytes, error. Options (codec, bitrate, quality, sample_rate, channels,
+    copy_video, backend) go to mediakit.transcode::
+
+        ds.map_batches(mediakit.ray.transcode_batch,
+                       fn_kwargs={"target_dir": "out", "suffix": ".opus", "bitrate": 64000}, batch_size=4)
+    """
+    return _output_columns([transcode_file(p, target_dir, relative_to=relative_to, suffix=suffix,
+                                           overwrite=overwrite, **options) for p in list(batch["path"])])

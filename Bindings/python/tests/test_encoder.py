@@ -60,7 +60,7 @@ def test_a_rate_opus_refuses_names_the_rates_it_takes(tmp_path: Path) -> None:
     assert "8000, 12000, 16000, 24000, 48000" in str(e.value)
 
 
-def test_transcode_passes_opus_settings_as_ffmpeg_does(tmp_path):
+def test_transcode_passes_opus_settings_as_ffmpeg_does(tmp_path: Path) -> None:
     """application, frame_duration and complexity reach libopus: on the same 48 kHz samples (a
     WAV, so that neither side decodes or resamples) the packets equal those of ffmpeg's libopus
     encoder given the same settings (-application voip -frame_duration 40 -compression_level 5),
@@ -73,7 +73,7 @@ def test_transcode_passes_opus_settings_as_ffmpeg_does(tmp_path):
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", sample, "-map", "0:a:0", "-c:a", "libopus", "-b:a", "32k",
                     "-application", "voip", "-frame_duration", "40", "-compression_level", "5", ref], check=True)
 
-    def packets(path):
+    def packets(path: Path) -> list[list[str]]:
         out = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:a:0", "-c", "copy", "-f", "framemd5", "-"],
                              check=True, capture_output=True, text=True).stdout
         return [line.split(",")[2:] for line in out.splitlines() if line and not line.startswith("#")]

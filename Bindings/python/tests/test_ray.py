@@ -1,9 +1,12 @@
 """mediakit.ray on a local Ray cluster (2 CPUs, loopback only) against the single-process
 result (issue 19): every row of every mode equals what a plain loop over the mediakit API
 gives in this process; frame hashes also equal ffmpeg's framemd5 of the decoded NV12
-pictures, remuxed files ffmpeg's framemd5 of the source (-c copy); a file split into key
-frame aligned time ranges gives the frames of a whole-file decode; a corrupt file gives an
-error row and the job completes.
+pictures (scaled: of `-vf scale=W:H:flags=F`, same libswscale; at a frame rate: the pts and
+hashes of `-vf fps=R`), probe rows' container is one of ffprobe's format names, remuxed files
+equal ffmpeg's framemd5 of the source (-c copy), transcoded files the single-process
+transcode (packets, ffmpeg's decoded length; the gapless length is the source's); a file split into
+key frame aligned time ranges gives the frames of a whole-file decode; a corrupt file gives
+an error row and the job completes.
 
 Ray is installed by scripts/deps.sh: without it these tests skip, and fail under CI=true.
 One cluster serves the module (its start is most of the time these tests take).
@@ -13,8 +16,9 @@ import os
 import subprocess
 import warnings
 from collections import defaultdict
+from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar, Union
 
 import numpy as np
 import pytest
@@ -91,6 +95,30 @@ def local_probe(path: str) -> tuple[float, list[tuple[int, str, str, int, int, i
                              for t in d.tracks])
 
 
+def local_probe_row(path: str) -> dict[str, Any]:
+    """Every column of a probe row, from a plain read of the file in this process."""
+    with mediakit.open(path) as d:
+        video = [t for t in d.tracks if t.media_type == "video"]
+        audio = [t for t in d.tracks if t.media_type == "audio"]
+        return {"path": str(path), "part": 0, "container": d.container, "size_bytes": os.path.getsize(path),
+                "duration": d.duration, "track_count": len(d.tracks),
+                "codecs": ",".join(t.codec or t.codec_tag for t in d.tracks),
+                "width": video[0].width if video else 0, "height": video[0].height if video else 0,
+                "sample_rate": audio[0].sample_rate if audio else 0, "channels": audio[0].channels if audio else 0,
+                "tracks": [{"index": t.index, "media_type": t.media_type, "codec": t.codec, "codec_tag": t.codec_tag,
+                            "width": t.width, "height": t.height, "sample_rate": t.sample_rate,
+                            "channels": t.channels, "frame_rate": float(t.frame_rate),
+                            "duration": t.duration_seconds, "language": t.language,
+                            "unsupported": t.unsupported or ""} for t in d.tracks],
+                "error": ""}
+
+
+def ffprobe_format_names(path: str) -> list[str]:
+    out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=format_name", "-of", "default=nw=1:nk=1", str(path)],
+                         capture_output=True, text=True).stdout.strip()
+    return out.split(",") if out else []
+
+
 def local_frames(path: str) -> list[tuple[int, str]]:
     with mediakit.open(path) as d:
         v = next(t for t in d.tracks if t.media_type == "video")
@@ -116,6 +144,16 @@ def outcome(fn: Callable[[str], T], path: str) -> tuple[bool, Optional[T]]:
         return True, quietly(fn, path)
     except (mediakit.MediaError, StopIteration):
         return False, None
+
+
+def succeeds(fn: Callable[..., Any], *args: Any) -> bool:
+    """True when a single-process call goes through; False when it raises MediaError (the
+    error row's case)."""
+    try:
+        quietly(fn, *args)
+        return True
+    except mediakit.MediaError:
+        return False
 
 
 def by_path(rows: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -145,6 +183,8 @@ def test_probe_rows_equal_the_single_process_probe(media: dict[str, Any], cluste
         assert [(t["index"], t["media_type"], t["codec"], t["width"], t["height"], t["sample_rate"], t["channels"])
                 for t in row["tracks"]] == tracks
         assert row["codecs"] == ",".join(t[2] for t in tracks)
+        assert {k: (list(v) if k == "tracks" else v) for k, v in row.items()} == quietly(local_probe_row, path), path
+        assert row["container"] in ffprobe_format_names(path), (path, row["container"])   # FFmpeg's name for it
     (bad,) = rows[str(media["bad"])]
     assert bad["error"] and "MK_E" in bad["error"]
 
@@ -226,11 +266,7 @@ def test_remux_batches_equal_the_single_process_remux(media: dict[str, Any], clu
     for path in paths:
         local = tmp_path / "local" / (Path(path).stem + ".mp4")
         local.parent.mkdir(exist_ok=True)
-        try:
-            mediakit.remux(path, local)
-            ok = True
-        except mediakit.MediaError:
-            ok = False
+        ok = succeeds(mediakit.remux, path, local)
         row = rows[path]
         assert (row["error"] == "") == ok, (path, row["error"])
         if not ok:
@@ -275,3 +311,141 @@ def test_urls_are_read_through_the_byte_source(media: dict[str, Any], cluster: N
     assert len(mkray.plan_jobs([url], "frames", split_seconds=1.0)) >= 5
     rows = mkray.read_media([url], "frames", split_seconds=1.0).take_all()
     assert sorted((r["pts"], mkray.frame_digest(r["frame"])) for r in rows) == local_frames(path)
+
+
+# -- frames at a requested size and frame rate ---------------------------------------------------
+
+def ffmpeg_frames(path: str, vf: str, pix_fmt: str = "nv12", passthrough: bool = False,
+                  copyts: bool = False) -> list[tuple[int, str]]:
+    """(pts, md5) of ffmpeg's framemd5 of the first video track through the filters `vf`
+    (copyts: on the demuxer's timeline, not moved to start at 0)."""
+    sync = ["-fps_mode", "passthrough"] if passthrough else []
+    out = subprocess.run(["ffmpeg", "-v", "error", *(["-copyts"] if copyts else []), "-i", str(path), "-map", "0:v:0", "-vf", vf, *sync, "-pix_fmt", pix_fmt,
+                          "-f", "framemd5", "-"], check=True, capture_output=True, text=True).stdout
+    rows = [line.split(",") for line in out.splitlines() if line and not line.startswith("#")]
+    return [(int(r[2]), r[-1].strip()) for r in rows]
+
+
+def local_scaled(path: str, width: int, height: int, layout: str = "nv12",
+                 interpolation: Optional[str] = None) -> list[tuple[int, str]]:
+    """(pts, md5) of every picture scaled in this process (Frame.to_numpy, mk_frame_pack_scaled)."""
+    with mediakit.open(path) as d:
+        v = next(t for t in d.tracks if t.media_type == "video")
+        return [(f.pts, digest(f.to_numpy(layout, width=width, height=height, interpolation=interpolation)))
+                for f in mediakit.Decoder(v, threads=1).frames(d.packets(v))]
+
+
+# (file, width, height, interpolation, layout): H.264 with a key frame a second (split),
+# HEVC, VP9 in WebM, 10-bit AV1 (converted and scaled by one libswscale call), odd sizes.
+SCALED = [("generated", 160, 90, "bicubic", "nv12"), ("mp4_hevc_hvc1_aac_ctts_elst.mp4", 322, 181, "bilinear", "nv12"),
+          ("webm_vp9_192x144_2s.webm", 400, 300, "lanczos", "i420"),
+          ("mp4_av1_10bit_hdr10_aac_720x1280.mp4", 180, 320, "bicubic", "nv12"),
+          ("mp4_h264_pasp_sar_2x1.mp4", 96, 54, "area", "i420")]
+
+
+def test_scaled_frames_equal_ffmpeg_scale(media: dict[str, Any], cluster: None, shared_media: Path) -> None:
+    """read_media(width=, height=, interpolation=) gives the bytes of ffmpeg's
+    `-vf scale=W:H:flags=F` (same libswscale), split into key-frame ranges or not, and the
+    same rows as a whole-file loop in this process."""
+    for name, w, h, flags, layout in SCALED:
+        path = str(media["generated"][0] if name == "generated" else shared_media / name)
+        rows = mkray.read_media([path], "frames", width=w, height=h, interpolation=flags, pixel_format=layout,
+                                split_seconds=1.0).take_all()
+        assert rows and all(r["error"] == "" and (r["width"], r["height"]) == (w, h) for r in rows), name
+        got = sorted((r["pts"], mkray.frame_digest(r["frame"])) for r in rows)
+        assert got == local_scaled(path, w, h, layout, flags), name                # the single-process result
+        expected = ffmpeg_frames(path, f"scale={w}:{h}:flags={flags}", "nv12" if layout == "nv12" else "yuv420p",
+                                 passthrough=True)
+        assert [hsh for _, hsh in got] == [hsh for _, hsh in expected], name       # ffmpeg's pixels
+    with pytest.raises(ValueError):
+        mkray.read_media([path], "frames", width=16)                              # a width needs a height
+    with pytest.raises(ValueError):
+        mkray.read_media([path], "frames", width=16, height=16, interpolation="sharp")
+
+
+def ffprobe_first_pts(path: str) -> int:
+    """The least pts of the first pictures ffprobe decodes from the first video track."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-read_intervals", "%+#4", "-show_entries",
+                          "frame=pts", "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout
+    return min(int(x.strip(",")) for x in out.split() if x.strip(","))
+
+
+# (file, frame rate, scaled size or None): fewer, more and a non-integer ratio of pictures;
+# a variable-frame-rate file (and its odd 3026x1386 pictures scaled down).
+RATES: list[tuple[str, Union[int, Fraction], Optional[tuple[int, int]]]] = [("generated", 7, None), ("generated_open", Fraction(30000, 1001), (160, 120)),
+         ("mp4_h264_aac_moov_at_start_ctts_8s.mp4", 12, None), ("webm_vp9_192x144_2s.webm", 50, None),
+         ("mp4_h264_vfr_odd_size_3026x1386_no_elst.mp4", 10, (302, 138))]
+
+
+def test_frame_rate_equals_ffmpeg_fps(media: dict[str, Any], cluster: None, shared_media: Path) -> None:
+    """read_media(frame_rate=R) picks and repeats pictures as ffmpeg's `-vf fps=R` (with
+    -copyts: on the presentation timeline, not moved to start at 0): the same output pts
+    (time base 1/R) and the same pictures, also when the file is split into key frame ranges
+    read by different workers."""
+    for name, rate, size in RATES:
+        path = str({"generated": media["generated"][0], "generated_open": media["generated"][1]}.get(name)
+                   or shared_media / name)
+        width, height = (None, None) if size is None else size
+        vf = f"fps={rate}" + ("" if size is None else f",scale={size[0]}:{size[1]}:flags=bicubic")
+        expected = ffmpeg_frames(path, vf, copyts=True)
+        whole = mkray.read_media([path], "frames", frame_rate=rate, width=width, height=height).take_all()
+        split = mkray.read_media([path], "frames", frame_rate=rate, split_seconds=1.0, width=width,
+                                 height=height).take_all()
+        if name.startswith("generated"):
+            assert len({r["part"] for r in split}) >= 5, name            # a key frame a second: read in parts
+        for rows in (whole, split):
+            assert all(r["error"] == "" and r["duration"] == 1 for r in rows), name
+            got = sorted((r["pts"], mkray.frame_digest(r["frame"])) for r in rows)
+            assert got == expected, (name, len(got), len(expected))
+            assert all(r["time"] == float(Fraction(r["pts"]) / Fraction(rate)) for r in rows)
+        # The pictures are decoded ones, each repeated or dropped, never made up.
+        decoded = dict(local_scaled(path, *size)) if size else dict(local_frames(path))
+        # The presentation timeline is ffprobe's: the first picture's pts, moved by the edit list.
+        with mediakit.open(path) as d:
+            offset = next(t for t in d.tracks if t.media_type == "video").presentation_offset
+        assert min(decoded) + offset == ffprobe_first_pts(path), name
+        assert all(decoded[r["source_pts"]] == mkray.frame_digest(r["frame"]) for r in whole), name
+
+
+# -- transcode (map_batches) ---------------------------------------------------------------------
+
+def decoded_samples(path: Union[str, Path]) -> int:
+    """Sample frames ffmpeg decodes from the first audio track (its gapless trimming applied)."""
+    out = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-map", "0:a:0", "-ac", "1", "-f", "s16le", "-"],
+                         check=True, capture_output=True).stdout
+    return len(out) // 2
+
+
+def gapless_samples(path: Union[str, Path]) -> int:
+    """Sample frames of MediaKit's gapless decode of the first audio track (the oracle suite
+    checks its lengths against ffmpeg's; ffmpeg itself keeps an MP4's last AAC frame whole)."""
+    with mediakit.open(path) as d:
+        a = next(t for t in d.tracks if t.media_type == "audio")
+        return sum(f.sample_count for f in mediakit.DecodeSession(a, trim="gapless"))
+
+
+def test_transcode_batches_equal_the_single_process_transcode(media: dict[str, Any], cluster: None, tmp_path: Path,
+                                                             shared_media: Path) -> None:
+    inputs = [media["generated"][0], shared_media / "mp3_vbr_xing_mono_44k_4s.mp3", shared_media / "ogg_vorbis_stereo_1s.ogg",
+              shared_media / "ivf_av1_320x180_1s.ivf", media["bad"]]       # no audio track; garbage
+    paths = [str(p) for p in inputs]
+    rows = {r["path"]: r for r in ray.data.from_items([{"path": p} for p in paths]).map_batches(
+        mkray.transcode_batch,  # type: ignore[arg-type]  # fn_kwargs gives target_dir, which Ray's annotation cannot say
+        fn_kwargs={"target_dir": str(tmp_path / "ray"), "bitrate": 96000}, batch_size=2).take_all()}
+    assert sorted(rows) == sorted(paths)
+    for path in paths:
+        out = tmp_path / "ray" / (Path(path).stem + ".m4a")
+        local = tmp_path / "local" / (Path(path).stem + ".m4a")
+        local.parent.mkdir(exist_ok=True)
+        ok = succeeds(mediakit.transcode, path, local, None, 96000)
+        row = rows[path]
+        assert (row["error"] == "") == ok, (path, row["error"])
+        if not ok:
+            assert row["output"] == "" and row["size_bytes"] == 0 and not out.exists(), path
+            continue
+        assert row["output"] == str(out) and row["size_bytes"] == out.stat().st_size
+        assert framemd5(out) == framemd5(local), path                      # the same packets
+        assert decoded_samples(out) == decoded_samples(local), path        # ffmpeg's decode of both
+        assert gapless_samples(out) == gapless_samples(path), path         # the source's length, gapless
+    assert not [p for p in paths[3:] if rows[p]["error"] == ""]              # both give error rows
+    assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == sorted(Path(p).stem + ".m4a" for p in paths[:3])

@@ -3,12 +3,15 @@
  * (priority 100), from libswscale. The plugin's decoders, descriptor and
  * entry point are in ffmpeg_decoder.c; ffmpeg_internal.h is what both share.
  *
- * It changes the pixel format of a picture without changing its size
- * (yuv420p10 -> nv12, yuv444p -> yuv420p ...), set up as the ffmpeg tool sets
- * up the scale filter it inserts for `-pix_fmt`: SWS_BICUBIC, the library's
- * default dithering, and a full-range source scaled to the limited range of a
- * YUV destination. Same library, same calls, same destination alignment
- * (av_frame_get_buffer), so the bytes equal `ffmpeg -i IN -pix_fmt nv12 ...`.
+ * It changes the pixel format of a picture (yuv420p10 -> nv12, yuv444p ->
+ * yuv420p ...) and, when the config asks for another size (ABI 2.2,
+ * MK_PLUGIN_CONVERTER_SCALES), its size, set up as the ffmpeg tool sets up its
+ * scale filter (the one it inserts for `-pix_fmt`, or `-vf scale=W:H:flags=F`):
+ * the filter asked for (SWS_BICUBIC by default, the tool's default), the
+ * library's default dithering, and a full-range source scaled to the limited
+ * range of a YUV destination. Same library, same calls, same destination
+ * alignment (av_frame_get_buffer), so the bytes equal
+ * `ffmpeg -i IN -vf scale=W:H:flags=bicubic -pix_fmt nv12 ...`.
  *
  * Ownership: convert() borrows the source planes for the call; each converted
  * picture is its own AVFrame, given back by release() (any thread, also after
@@ -38,6 +41,8 @@
 /* ------------------------------------------------------------------------ */
 
 #define FFC_CONFIG_MIN_SIZE MKP_END_OF(mk_plugin_converter_config, color_space)
+/* A config that covers the scaling fields (2.2). */
+#define FFC_CONFIG_SCALE_SIZE MKP_END_OF(mk_plugin_converter_config, scale_filter)
 
 #define FFC_POOL_MAX 16
 
@@ -81,7 +86,8 @@ typedef struct ffc_converter {
     ffc_pool *pool;
     struct SwsContext *sws;
     const ffp_pix_map *src, *dst;
-    int width, height;
+    int width, height;            /* of the pictures taken */
+    int dst_width, dst_height;    /* of the pictures returned */
     int out_range;            /* color_range written on converted frames */
     char last_error[FFP_ERROR_SIZE];
 } ffc_converter;
@@ -90,6 +96,22 @@ static int32_t ffc_supports(int32_t src_format, int32_t dst_format)
 {
     const ffp_pix_map *s = ffp_find_mk_pix(src_format), *d = ffp_find_mk_pix(dst_format);
     return s != NULL && d != NULL && sws_isSupportedInput(s->av) > 0 && sws_isSupportedOutput(d->av) > 0;
+}
+
+/* The libswscale flags of an MK_SCALE_* filter (the scale filter's flag of the same name);
+ * 0 for an unknown one. */
+static int ffc_sws_flags(int32_t filter)
+{
+    switch (filter) {
+    case MK_SCALE_DEFAULT:
+    case MK_SCALE_BICUBIC: return SWS_BICUBIC;
+    case MK_SCALE_FAST_BILINEAR: return SWS_FAST_BILINEAR;
+    case MK_SCALE_BILINEAR: return SWS_BILINEAR;
+    case MK_SCALE_NEIGHBOR: return SWS_POINT;
+    case MK_SCALE_AREA: return SWS_AREA;
+    case MK_SCALE_LANCZOS: return SWS_LANCZOS;
+    default: return 0;
+    }
 }
 
 static int32_t ffc_convert(void *converter, const mk_plugin_frame *src, mk_plugin_frame *dst)
@@ -132,8 +154,8 @@ static int32_t ffc_convert(void *converter, const mk_plugin_frame *src, mk_plugi
         if (out == NULL)
             return MK_ENOMEM;
         out->format = c->dst->av;
-        out->width = c->width;
-        out->height = c->height;
+        out->width = c->dst_width;
+        out->height = c->dst_height;
         ret = av_frame_get_buffer(out, 0);
     }
     if (ret >= 0)
@@ -156,6 +178,8 @@ static int32_t ffc_convert(void *converter, const mk_plugin_frame *src, mk_plugi
     memcpy(&f, src, n);
     f.struct_size = dst->struct_size < sizeof(f) ? dst->struct_size : (uint32_t)sizeof(f);
     f.format = c->dst->mk;
+    f.width = c->dst_width;
+    f.height = c->dst_height;
     f.color_range = c->out_range;
     memset(f.planes, 0, sizeof(f.planes));
     memset(f.strides, 0, sizeof(f.strides));
@@ -219,6 +243,22 @@ static int32_t ffc_create(const mk_plugin_converter_config *config, void **conve
                         config->width, config->height);
         return MK_EINVAL;
     }
+    int dst_width = config->width, dst_height = config->height, filter = MK_SCALE_DEFAULT;
+    if (config->struct_size >= FFC_CONFIG_SCALE_SIZE) {
+        dst_width = config->dst_width > 0 ? config->dst_width : config->width;
+        dst_height = config->dst_height > 0 ? config->dst_height : config->height;
+        filter = config->scale_filter;
+    }
+    int sws_flags = ffc_sws_flags(filter);
+    if (sws_flags == 0) {
+        mkp_write_error(errbuf, errbuf_size, "swscale: create: unknown scale filter %d (MK_SCALE_*)", filter);
+        return MK_EINVAL;
+    }
+    if (dst_width <= 0 || dst_height <= 0 || dst_width > 16384 || dst_height > 16384) {
+        mkp_write_error(errbuf, errbuf_size, "swscale: create: destination size %dx%d out of range",
+                        dst_width, dst_height);
+        return MK_EINVAL;
+    }
     ffc_converter *c = calloc(1, sizeof(*c));
     if (c == NULL) {
         mkp_write_error(errbuf, errbuf_size, "swscale: create: out of memory");
@@ -237,7 +277,10 @@ static int32_t ffc_create(const mk_plugin_converter_config *config, void **conve
     c->dst = ffp_find_mk_pix(config->dst_format);
     c->width = config->width;
     c->height = config->height;
-    /* As the ffmpeg tool's auto-inserted scale filter sets libswscale up: bicubic; the range
+    c->dst_width = dst_width;
+    c->dst_height = dst_height;
+    /* As the ffmpeg tool's scale filter sets libswscale up: the flags of the filter asked for
+     * (bicubic, the tool's default, for the one it inserts for -pix_fmt); the range
      * the frames name (if any) as the "src_range" option BEFORE sws_init_context (vf_scale's
      * config_props), then again through sws_setColorspaceDetails (its scale_frame). Both are
      * needed: setColorspaceDetails alone does not set up the range conversion of YUV
@@ -252,10 +295,10 @@ static int32_t ffc_create(const mk_plugin_converter_config *config, void **conve
     if (ret >= 0) ret = av_opt_set_int(c->sws, "srcw", c->width, 0);
     if (ret >= 0) ret = av_opt_set_int(c->sws, "srch", c->height, 0);
     if (ret >= 0) ret = av_opt_set_int(c->sws, "src_format", c->src->av, 0);
-    if (ret >= 0) ret = av_opt_set_int(c->sws, "dstw", c->width, 0);
-    if (ret >= 0) ret = av_opt_set_int(c->sws, "dsth", c->height, 0);
+    if (ret >= 0) ret = av_opt_set_int(c->sws, "dstw", c->dst_width, 0);
+    if (ret >= 0) ret = av_opt_set_int(c->sws, "dsth", c->dst_height, 0);
     if (ret >= 0) ret = av_opt_set_int(c->sws, "dst_format", c->dst->av, 0);
-    if (ret >= 0) ret = av_opt_set_int(c->sws, "sws_flags", SWS_BICUBIC, 0);
+    if (ret >= 0) ret = av_opt_set_int(c->sws, "sws_flags", sws_flags, 0);
     if (ret >= 0 && (config->color_range == 1 || config->color_range == 2))
         ret = av_opt_set_int(c->sws, "src_range", src_full, 0);
     if (ret >= 0)
@@ -263,9 +306,9 @@ static int32_t ffc_create(const mk_plugin_converter_config *config, void **conve
     if (ret < 0) {
         char text[AV_ERROR_MAX_STRING_SIZE];
         av_strerror(ret, text, sizeof(text));
-        mkp_write_error(errbuf, errbuf_size, "swscale: cannot set up %s -> %s at %dx%d: %s",
-                        av_get_pix_fmt_name(c->src->av), av_get_pix_fmt_name(c->dst->av),
-                        c->width, c->height, text);
+        mkp_write_error(errbuf, errbuf_size, "swscale: cannot set up %s %dx%d -> %s %dx%d: %s",
+                        av_get_pix_fmt_name(c->src->av), c->width, c->height,
+                        av_get_pix_fmt_name(c->dst->av), c->dst_width, c->dst_height, text);
         sws_freeContext(c->sws);
         pthread_mutex_destroy(&c->pool->lock);
         free(c->pool);
@@ -287,7 +330,7 @@ static int32_t ffc_create(const mk_plugin_converter_config *config, void **conve
 }
 
 static const mk_plugin_picture_converter ffc_converters[] = {
-    { sizeof(mk_plugin_picture_converter), "swscale", 100, ffc_supports, ffc_create },
+    { sizeof(mk_plugin_picture_converter), "swscale", 100, ffc_supports, ffc_create, MK_PLUGIN_CONVERTER_SCALES },
 };
 
 MKP_PICTURE_CONVERTER_FACTORY(ffc_factory_impl, ffc_converters);

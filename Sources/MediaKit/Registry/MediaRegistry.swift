@@ -112,6 +112,13 @@ public final class MediaRegistry: @unchecked Sendable {
         public func supports(_ source: PixelFormat, to target: PixelFormat) -> Bool {
             raw.pointee.supports?(source.rawValue, target.rawValue) == 1
         }
+
+        /// True when the converter also changes the picture size, with a choice of
+        /// ``ScaleFilter`` (plugin ABI 2.2, `MK_PLUGIN_CONVERTER_SCALES`; the FFmpeg plugin's does).
+        public var scales: Bool {
+            Int(raw.pointee.struct_size) >= PluginLoader.endOf(\mk_plugin_picture_converter.flags)
+                && raw.pointee.flags & MK_PLUGIN_CONVERTER_SCALES != 0
+        }
     }
 
     /// The registry most programs use. Its default locations are searched the first time
@@ -358,18 +365,31 @@ public final class MediaRegistry: @unchecked Sendable {
         }
     }
 
-    /// Creates a converter from `source` to `target` pictures of `width` x `height`.
+    /// Creates a converter from `source` pictures of `width` x `height` to `target` pictures
+    /// of `outputWidth` x `outputHeight`.
     /// - Parameters:
+    ///   - outputWidth: the width of the pictures returned; default (nil): `width`.
+    ///   - outputHeight: the height of the pictures returned; default (nil): `height`.
+    ///   - filter: how pictures are resampled (default ``ScaleFilter/bicubic``, the `ffmpeg`
+    ///     tool's). A size change, or another filter, needs a converter that ``Converter/scales``.
     ///   - colorRange: the source pictures' range as on ``Frame/colorRange`` (a full-range
     ///     source becomes limited range in a YUV target, as in the `ffmpeg` tool).
     ///   - colorSpace: the source pictures' matrix (``Frame/colorSpace``).
-    /// - Throws: `.notFound` naming the conversion, the plugins loaded and every place
-    ///   searched when no plugin converts it; the converter's own error when creation fails.
+    /// - Throws: `.invalidArgument` for a size that is not positive; `.notFound` naming the
+    ///   conversion, the plugins loaded and every place searched when no plugin converts it;
+    ///   the converter's own error when creation fails.
     public func makePictureConverter(from source: PixelFormat, to target: PixelFormat, width: Int, height: Int,
+                                     outputWidth: Int? = nil, outputHeight: Int? = nil, filter: ScaleFilter = .bicubic,
                                      colorRange: ColorRange = .unspecified, colorSpace: ColorMatrix = .unspecified) throws -> PictureConverter {
-        let candidates = converters.filter { $0.supports(source, to: target) }
+        let outW = outputWidth ?? width, outH = outputHeight ?? height
+        guard width > 0, height > 0, outW > 0, outH > 0 else {
+            throw MediaError(.invalidArgument, "a picture converter from \(width)x\(height) to \(outW)x\(outH): sizes must be positive")
+        }
+        let scaling = outW != width || outH != height || filter != .bicubic
+        let candidates = converters.filter { $0.supports(source, to: target) && (!scaling || $0.scales) }
         guard !candidates.isEmpty else {
-            throw notFoundError("no picture converter from \(source.name) to \(target.name) (the FFmpeg plugin has one, libswscale)")
+            let what = scaling ? " that scales \(width)x\(height) to \(outW)x\(outH) (\(filter.name); plugin ABI 2.2)" : ""
+            throw notFoundError("no picture converter from \(source.name) to \(target.name)\(what) (the FFmpeg plugin has one, libswscale)")
         }
         return try createFirst(candidates, "picture converter from \(source.name) to \(target.name)",
                                label: { "\($0.plugin.name) \($0.name) (\($0.plugin.path))" }) { c, errbuf, errsize in
@@ -381,6 +401,11 @@ public final class MediaRegistry: @unchecked Sendable {
             cfg.height = Int32(clamping: height)
             cfg.color_range = Int32(clamping: colorRange.rawValue)
             cfg.color_space = Int32(clamping: colorSpace.rawValue)
+            if c.scales {
+                cfg.dst_width = Int32(clamping: outW)
+                cfg.dst_height = Int32(clamping: outH)
+                cfg.scale_filter = filter.rawValue
+            }
             var instance: UnsafeMutableRawPointer?
             var vt: UnsafePointer<mk_plugin_converter_vtable>?
             let status = c.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
@@ -390,7 +415,8 @@ public final class MediaRegistry: @unchecked Sendable {
                 vt.pointee.destroy?(instance)   // what can be freed is
                 throw MediaError(.pluginABI, "the \(c.plugin.name) \(c.name) converter returned an incomplete vtable", path: c.plugin.path)
             }
-            return (status, PictureConverter(source: source, target: target, width: width, height: height, name: c.name,
+            return (status, PictureConverter(source: source, target: target, width: width, height: height,
+                                             outputWidth: outW, outputHeight: outH, filter: filter, name: c.name,
                                              plugin: c.plugin, instance: instance, vtable: vt))
         }
     }

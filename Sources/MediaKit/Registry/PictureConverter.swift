@@ -1,12 +1,55 @@
 import CMediaKitPlugin
 
+/// How a picture is resampled when a ``PictureConverter`` changes its size. The cases are
+/// FFmpeg's scale-filter flags (`-vf scale=W:H:flags=NAME`), and the FFmpeg plugin's
+/// converter uses the libswscale filter of that name.
+public enum ScaleFilter: Int32, Sendable, CaseIterable {
+    /// "fast_bilinear".
+    case fastBilinear = 1
+    /// "bilinear".
+    case bilinear = 2
+    /// "bicubic": the default, as in the `ffmpeg` tool.
+    case bicubic = 3
+    /// "neighbor": the nearest sample.
+    case neighbor = 4
+    /// "area": averaging, for shrinking.
+    case area = 5
+    /// "lanczos".
+    case lanczos = 6
+
+    /// The FFmpeg flag name ("bicubic").
+    public var name: String {
+        switch self {
+        case .fastBilinear: return "fast_bilinear"
+        case .bilinear: return "bilinear"
+        case .bicubic: return "bicubic"
+        case .neighbor: return "neighbor"
+        case .area: return "area"
+        case .lanczos: return "lanczos"
+        }
+    }
+
+    /// The filter of an FFmpeg flag name ("bicubic"), or nil.
+    public init?(name: String) {
+        guard let f = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = f
+    }
+
+    /// The filter of a C `MK_SCALE_*` value (`MK_SCALE_DEFAULT`, 0: ``bicubic``), or nil.
+    public init?(code: Int32) {
+        if code == MK_SCALE_DEFAULT { self = .bicubic; return }
+        self.init(rawValue: code)
+    }
+}
+
 /// Changes the pixel format of decoded pictures (bit depth, chroma subsampling,
-/// planar or semi-planar layout) without changing their size, through a plugin's
+/// planar or semi-planar layout) and, when asked, their size, through a plugin's
 /// picture converter: the FFmpeg plugin's is libswscale, set up as the `ffmpeg`
 /// tool sets it up, so `yuv420p10le` or `yuv444p` pictures become the same NV12
-/// bytes as `ffmpeg -pix_fmt nv12` writes.
+/// bytes as `ffmpeg -pix_fmt nv12` writes, and a picture scaled with
+/// ``ScaleFilter/bicubic`` the bytes of `ffmpeg -vf scale=W:H:flags=bicubic`.
 ///
-/// Make one with ``MediaRegistry/makePictureConverter(from:to:width:height:colorRange:colorSpace:)``,
+/// Make one with ``MediaRegistry/makePictureConverter(from:to:width:height:outputWidth:outputHeight:filter:colorRange:colorSpace:)``,
 /// or let a ``PicturePipeline`` make and keep one.
 /// One converter is used by one thread at a time; the frames it returns may be
 /// used and released on any thread.
@@ -15,8 +58,12 @@ public final class PictureConverter: @unchecked Sendable {
     public let source: PixelFormat
     /// The pixel format of the pictures it returns.
     public let target: PixelFormat
-    /// The picture size it takes and returns.
+    /// The picture size it takes.
     public let width: Int, height: Int
+    /// The picture size it returns (``width`` x ``height`` unless it scales).
+    public let outputWidth: Int, outputHeight: Int
+    /// How it resamples when the size changes.
+    public let filter: ScaleFilter
     /// The converter's name within its plugin ("swscale").
     public let name: String
     /// The plugin that carries it.
@@ -25,23 +72,30 @@ public final class PictureConverter: @unchecked Sendable {
     private let vtable: UnsafePointer<mk_plugin_converter_vtable>
     private let context: String
 
-    init(source: PixelFormat, target: PixelFormat, width: Int, height: Int, name: String, plugin: MediaRegistry.Plugin,
+    init(source: PixelFormat, target: PixelFormat, width: Int, height: Int, outputWidth: Int, outputHeight: Int,
+         filter: ScaleFilter, name: String, plugin: MediaRegistry.Plugin,
          instance: UnsafeMutableRawPointer, vtable: UnsafePointer<mk_plugin_converter_vtable>) {
         self.source = source
         self.target = target
         self.width = width
         self.height = height
+        self.outputWidth = outputWidth
+        self.outputHeight = outputHeight
+        self.filter = filter
         self.name = name
         self.plugin = plugin
         self.instance = instance
         self.vtable = vtable
-        context = "\(plugin.name) \(name) converter (\(source.name) -> \(target.name))"
+        let scale = outputWidth == width && outputHeight == height ? "" : " \(width)x\(height) -> \(outputWidth)x\(outputHeight) \(filter.name)"
+        context = "\(plugin.name) \(name) converter (\(source.name) -> \(target.name)\(scale))"
     }
 
     deinit { vtable.pointee.destroy(instance) }
 
-    /// Returns `frame` in ``target`` format; every other property (timestamps, colour
-    /// description, aspect ratio) is kept.
+    /// Returns `frame` in ``target`` format at ``outputWidth`` x ``outputHeight``; every
+    /// other property (timestamps, colour description) is kept, and a known sample aspect
+    /// ratio is scaled with the picture so that it shows with the same shape (as FFmpeg's
+    /// scale filter does).
     /// - Throws: `.invalidArgument` for a frame of another format or size than the
     ///   converter was made for; the plugin's error when the conversion fails.
     public func convert(_ frame: Frame) throws -> Frame {
@@ -81,10 +135,15 @@ public final class PictureConverter: @unchecked Sendable {
             throw MediaError(pluginStatus: status, "converting a picture (pts \(frame.pts))", detail: detail, context: context)
         }
         var out = try Frame(plugin: dst, timeBase: frame.timeBase, context: context)
-        guard out.pixelFormat == target, out.width == width, out.height == height else {
+        guard out.pixelFormat == target, out.width == outputWidth, out.height == outputHeight else {
             throw MediaError(.pluginABI, "returned a \(out.width)x\(out.height) \(out.pixelFormat?.name ?? "?") picture", context: context)
         }
-        out.sampleAspectRatio = frame.sampleAspectRatio
+        let sar = frame.sampleAspectRatio
+        if sar.numerator != 0 && (outputWidth != width || outputHeight != height) {
+            out.sampleAspectRatio = Track.reduced(sar.numerator * Int64(outputHeight * width), sar.denominator * Int64(outputWidth * height))
+        } else {
+            out.sampleAspectRatio = sar
+        }
         return out
     }
 }

@@ -49,6 +49,23 @@ public struct PresentationWindow: Sendable, Equatable {
     }
 }
 
+extension Track {
+    /// Ticks of ``timeBase`` that place a media timestamp on the presentation timeline, as
+    /// FFmpeg's MP4 demuxer gives its timestamps: a first empty edit's duration (the
+    /// presentation starts later) minus the media time where the first media edit starts
+    /// (``PresentationWindow/start``); 0 without an edit list. `pts + presentationOffset` is
+    /// the timestamp `ffprobe -show_frames` (and `ffmpeg -copyts`) shows for a frame at `pts`.
+    public var presentationOffset: Int64 {
+        let window = PresentationWindow(track: self)
+        let start = window.start == PresentationWindow.everything.start ? 0 : window.start
+        var empty: Int64 = 0
+        if let first = editList.first, first.isEmpty, movieTimeScale > 0 {
+            empty = Rational.rescale(first.segmentDuration, multiply: timeBase.denominator, divide: movieTimeScale * timeBase.numerator)
+        }
+        return empty - start
+    }
+}
+
 /// How a ``DecodeSession`` cuts a track to what is presented.
 public enum TrimMode: String, Sendable, CaseIterable {
     /// The default: the edit list is applied as FFmpeg applies it, and audio is gapless:

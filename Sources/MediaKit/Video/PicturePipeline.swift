@@ -52,14 +52,16 @@ public struct PlaneView: @unchecked Sendable {
 
 /// The one way from a decoded picture to the bytes of a raw layout: turned by an
 /// orientation, converted through a plugin's ``PictureConverter`` only when its pixel format
-/// does not pack to the layout by copying samples (``needsConversion(_:as:)``), then packed.
-/// The raw picture writer (``PictureWriter``), the C function `mk_frame_pack` and Python's
-/// `Frame.to_numpy` all go through it, so they write the same bytes as
-/// `ffmpeg -f rawvideo -pix_fmt nv12|yuv420p|yuv420p10le` (with its autorotation when an
-/// orientation is given).
+/// does not pack to the layout by copying samples (``needsConversion(_:as:)``) or when it
+/// must be scaled to the pipeline's ``size``, then packed.
+/// The raw picture writer (``PictureWriter``), the C functions `mk_frame_pack` and
+/// `mk_frame_pack_scaled` and Python's `Frame.to_numpy` all go through it, so they write the
+/// same bytes as `ffmpeg -f rawvideo -pix_fmt nv12|yuv420p|yuv420p10le` (with its
+/// autorotation when an orientation is given, and `-vf scale=W:H:flags=F` after it when a
+/// size is).
 ///
-/// A pipeline keeps the converter it last made (for one source format, size and colour
-/// range) and makes another when the pictures change. Its methods may be called from any
+/// A pipeline keeps the converters it last made (for a source format, size and colour
+/// range) and makes others when the pictures change. Its methods may be called from any
 /// thread; conversions through one pipeline are serialised.
 public final class PicturePipeline: @unchecked Sendable {
     /// The layout pictures are packed as.
@@ -68,25 +70,51 @@ public final class PicturePipeline: @unchecked Sendable {
     public let orientation: PictureOrientation
     /// Where picture converters come from.
     public let registry: MediaRegistry
+    /// The size every picture is scaled to after it is turned, or nil to keep each one's.
+    public let size: (width: Int, height: Int)?
+    /// How pictures are resampled when they are scaled (and when their chroma is).
+    public let filter: ScaleFilter
     private let lock = NSLock()
-    private var converter: PictureConverter?   // under `lock`: the one converter cache
-    private var converterRange = ColorRange.unspecified
+    private var converters: [PictureConverter] = []   // under `lock`: the converter cache, newest last
+    private var converterRanges: [ColorRange] = []
 
-    /// Creates a pipeline to `layout`, turning pictures by `orientation` (default: upright)
-    /// and converting them with picture converters from `registry` (default: ``MediaRegistry/shared``).
-    public init(layout: RawPictureFormat, orientation: PictureOrientation = .upright, registry: MediaRegistry = .shared) {
+    /// Creates a pipeline to `layout`, turning pictures by `orientation` (default: upright),
+    /// then scaling them to `size` (default nil: not at all) with `filter` (default
+    /// ``ScaleFilter/bicubic``, as the `ffmpeg` tool), converting them with picture converters
+    /// from `registry` (default: ``MediaRegistry/shared``).
+    public init(layout: RawPictureFormat, orientation: PictureOrientation = .upright, size: (width: Int, height: Int)? = nil,
+                filter: ScaleFilter = .bicubic, registry: MediaRegistry = .shared) {
         self.layout = layout
         self.orientation = orientation
+        self.size = size
+        self.filter = filter
         self.registry = registry
     }
 
-    /// The width and height of `frame` as packed (swapped by a quarter turn).
+    /// The width and height of `frame` as packed: ``size`` when set, else the frame's
+    /// (swapped by a quarter turn).
     public func outputSize(of frame: Frame) -> (width: Int, height: Int) {
+        size ?? turnedSize(of: frame)
+    }
+
+    /// The frame's size once turned by ``orientation``.
+    private func turnedSize(of frame: Frame) -> (width: Int, height: Int) {
         orientation.transposed ? (frame.height, frame.width) : (frame.width, frame.height)
     }
 
-    /// True when `frame` goes through a picture converter on its way to this pipeline's layout.
-    public func needsConversion(_ frame: Frame) -> Bool { Self.needsConversion(frame, as: layout) }
+    /// True when `frame` goes through a picture converter on its way to this pipeline's
+    /// layout: its pixel format needs it (``needsConversion(_:as:)``), or it must be scaled.
+    public func needsConversion(_ frame: Frame) -> Bool {
+        Self.needsConversion(frame, as: layout) || (frame.pixelFormat != nil && needsScaling(frame))
+    }
+
+    /// True when the turned frame is not of ``size``. As FFmpeg's scale filter, a picture
+    /// already of that size is left as it is (and only converted if its format needs it).
+    private func needsScaling(_ frame: Frame) -> Bool {
+        guard let size else { return false }
+        let turned = turnedSize(of: frame)
+        return turned.width != size.width || turned.height != size.height
+    }
 
     /// True when `frame` must go through a ``PictureConverter`` before it is packed as
     /// `layout`, to give the bytes `ffmpeg -pix_fmt` gives. FFmpeg converts whenever the
@@ -112,10 +140,11 @@ public final class PicturePipeline: @unchecked Sendable {
 
     // MARK: turning and converting
 
-    /// Returns `frame` turned and, when ``needsConversion(_:)``, converted: a picture that
-    /// packs to ``layout`` by copying samples (the frame itself when there is nothing to do).
-    /// FFmpeg turns pictures before converting them, except where its transpose filter cannot
-    /// take the format (a quarter turn of 4:2:2): then the conversion comes first.
+    /// Returns `frame` turned and, when ``needsConversion(_:)``, converted (and scaled to
+    /// ``size``): a picture that packs to ``layout`` by copying samples (the frame itself when
+    /// there is nothing to do). FFmpeg turns pictures before converting them, except where its
+    /// transpose filter cannot take the format (a quarter turn of 4:2:2): then the conversion
+    /// comes first, and the scaling after the turn.
     /// - Throws: `.invalidArgument` for an audio frame; the turn's error (see
     ///   ``Frame/oriented(_:)``); `.notFound` when no plugin has the converter; the converter's error.
     public func prepare(_ frame: Frame) throws -> Frame {
@@ -124,26 +153,40 @@ public final class PicturePipeline: @unchecked Sendable {
         }
         guard needsConversion(frame) else { return try frame.oriented(orientation) }
         if orientation.transposed && source.chromaShift.x != source.chromaShift.y {
-            return try convert(frame).oriented(orientation)
+            let turned = try convert(frame, to: (frame.width, frame.height)).oriented(orientation)
+            let target = size ?? (turned.width, turned.height)
+            return target == (turned.width, turned.height) ? turned : try convert(turned, to: target)
         }
-        return try convert(frame.oriented(orientation))
+        let turned = try frame.oriented(orientation)
+        return try convert(turned, to: size ?? (turned.width, turned.height))
     }
 
-    /// Converts `frame` to the layout's pixel format with the cached converter, made anew
-    /// when the source format, size or range changed.
-    private func convert(_ frame: Frame) throws -> Frame {
+    /// Converters a pipeline keeps: the 4:2:2 quarter turn uses two at once.
+    private static let cacheLimit = 2
+
+    /// Converts `frame` to the layout's pixel format at `size` with a cached converter, made
+    /// anew when the source format, size or range changed.
+    private func convert(_ frame: Frame, to size: (width: Int, height: Int)) throws -> Frame {
         guard let source = frame.pixelFormat else { throw MediaError(.invalidArgument, "not a video frame") }
         return try lock.withLock {
+            let cached = converters.indices.first { i in
+                let c = converters[i]
+                return c.source == source && c.width == frame.width && c.height == frame.height && converterRanges[i] == frame.colorRange
+                    && c.outputWidth == size.width && c.outputHeight == size.height
+            }
             let converter: PictureConverter
-            if let c = self.converter, c.source == source, c.width == frame.width, c.height == frame.height,
-               converterRange == frame.colorRange {
-                converter = c
+            if let cached {
+                converter = converters[cached]
             } else {
-                self.converter = nil   // the old one is released before the next is made
+                if converters.count >= Self.cacheLimit {   // the oldest is released before the next is made
+                    converters.removeFirst()
+                    converterRanges.removeFirst()
+                }
                 converter = try registry.makePictureConverter(from: source, to: layout.pixelFormat, width: frame.width, height: frame.height,
+                                                              outputWidth: size.width, outputHeight: size.height, filter: filter,
                                                               colorRange: frame.colorRange, colorSpace: frame.colorSpace)
-                self.converter = converter
-                converterRange = frame.colorRange
+                converters.append(converter)
+                converterRanges.append(frame.colorRange)
             }
             return try converter.convert(frame)
         }
@@ -151,7 +194,7 @@ public final class PicturePipeline: @unchecked Sendable {
 
     // MARK: packing
 
-    /// Turns, converts when needed and packs `frame` into `output`, which must hold
+    /// Turns, converts and scales when needed and packs `frame` into `output`, which must hold
     /// `layout.frameSize` of the picture as packed (``outputSize(of:)``).
     /// - Throws: as ``prepare(_:)``; `.invalidArgument` when `output` is too small.
     public func pack(_ frame: Frame, into output: UnsafeMutableBufferPointer<UInt8>) throws {
