@@ -1727,27 +1727,79 @@ class AudioConverter(_Owned):
         n = ctypes.c_int32(0)
         if lib.mk_audio_converter_read(self._h, None, 0, ctypes.byref(n)) != _ffi.OK or n.value == 0:
             n.value = 0
+
+        def read(ptrs: "ctypes.Array[ctypes.c_void_p]", frames: int) -> int:
+            got = ctypes.c_int32(0)
+            if frames:
+                lib.mk_audio_converter_read(self._h, ptrs, frames, ctypes.byref(got))
+            return got.value
+
+        return self._output(n.value, read)
+
+    def _output(self, frames: int, produce: Callable[["ctypes.Array[ctypes.c_void_p]", int], int]) -> Array:
+        """Room for `frames` output frames in the output format, filled by `produce(planes, frames)`
+        (which returns the frames it wrote), as one numpy array of those (bytes without numpy)."""
         fmt, _, channels = self.output_format or ("f32", 0, 1)
         planar = fmt.endswith("p") and fmt != "p"
         base = fmt[:-1] if planar else fmt
         width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
-        frames = n.value
         if _np is None:
             bufs = [ctypes.create_string_buffer(frames * width * (1 if planar else channels)) for _ in range(channels if planar else 1)]
             ptrs = (ctypes.c_void_p * len(bufs))(*[ctypes.addressof(b) for b in bufs])
-            if frames:
-                lib.mk_audio_converter_read(self._h, ptrs, frames, ctypes.byref(n))
-            return cast(Any, b"".join(b.raw for b in bufs))
+            done = produce(ptrs, frames)
+            size = done * width * (1 if planar else channels)
+            return cast(Any, b"".join(b.raw[:size] for b in bufs))
         dtype = _np.dtype(_NUMPY_TYPES[base])
         per = 3 if base == "s24" else 1
         out = _np.empty((channels, frames * per) if planar else (frames, channels * per), dtype=dtype)
-        if frames:
-            if planar:
-                ptrs = (ctypes.c_void_p * channels)(*[out[c].ctypes.data for c in range(channels)])
-            else:
-                ptrs = (ctypes.c_void_p * 1)(out.ctypes.data)
-            lib.mk_audio_converter_read(self._h, ptrs, frames, ctypes.byref(n))
-        return out
+        if planar:
+            ptrs = (ctypes.c_void_p * channels)(*[out[c].ctypes.data for c in range(channels)])
+        else:
+            ptrs = (ctypes.c_void_p * 1)(out.ctypes.data)
+        done = produce(ptrs, frames)
+        return out[:, :done * per] if planar else out[:done]
+
+    def fill(self, frames: int, source: Callable[[int], Optional[Union[Array, bytes, bytearray, memoryview]]]) -> Array:
+        """The pull model (iOS's AudioConverterFillComplexBuffer, C mk_audio_converter_fill):
+        returns `frames` output frames, fewer only at the end of the stream, calling
+        ``source(wanted)`` for input as it needs it. `source` returns samples in the input format,
+        as convert() takes them (about `wanted` frames: fewer or more is fine), or None (or an
+        empty array) at the end of the stream. Output waiting from convert() comes first. An
+        exception raised by `source` stops the fill and comes out of it."""
+        h = self._handle()
+        if self.track is not None:
+            raise MediaKitError(_ffi.EINVAL, "this converter takes the track's packets: use convert_packet()", "fill")
+        if frames < 0:
+            raise ValueError(f"frames is a count, not {frames}")
+        held: list[object] = []              # the input given last: the C side reads it until the next call
+        failed: list[BaseException] = []
+
+        def pull(_user: Optional[int], wanted: int, planes: Any) -> int:
+            try:
+                samples = source(int(wanted))
+                if samples is None or len(samples) == 0:
+                    return 0
+                ptrs, count, owner = _pcm_pointers(samples, self.in_format, self._in_channels, convert=False)
+                held[:] = [ptrs, owner]
+                planes[0] = ctypes.cast(ptrs, ctypes.c_void_p).value
+                return count
+            except BaseException as e:  # kept, raised again once the C call returns
+                failed.append(e)
+                return -1
+
+        callback = _ffi.AUDIO_INPUT(pull)
+
+        def run(ptrs: "ctypes.Array[ctypes.c_void_p]", count: int) -> int:
+            filled = ctypes.c_int32(0)
+            try:
+                lib.mk_audio_converter_fill(h, ptrs, count, callback, None, ctypes.byref(filled))
+            except MediaKitError:
+                if failed:
+                    raise failed[0] from None
+                raise
+            return filled.value
+
+        return self._output(frames, run)
 
     def convert(self, samples: Union[Array, bytes, bytearray, memoryview]) -> Array:
         """Converts PCM (a numpy array in the source format: (frames, channels) interleaved or

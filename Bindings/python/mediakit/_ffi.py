@@ -35,6 +35,9 @@ c_handle = ctypes.c_void_p
 #: mk_progress_callback: (user, fraction, done, total) -> 0 to go on, non-zero to cancel.
 PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_double, ctypes.c_int64, ctypes.c_int64)
 
+#: mk_audio_input_callback: (user, wanted, const void *const **planes) -> frames given, 0 at the end.
+AUDIO_INPUT = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
+
 IO_READ = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint8), ctypes.c_size_t)
 IO_SEEK = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
 IO_SIZE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
@@ -314,6 +317,8 @@ _declare("mk_audio_converter_output_format", c_status, [c_handle, P(AudioFormat)
 _declare("mk_audio_converter_push", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32], True)
 _declare("mk_audio_converter_push_packet", c_status, [c_handle, c_handle], True)
 _declare("mk_audio_converter_flush", c_status, [c_handle], True)
+_declare("mk_audio_converter_fill", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, AUDIO_INPUT, ctypes.c_void_p,
+                                               P(ctypes.c_int32)], True)
 _declare("mk_audio_converter_read", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, P(ctypes.c_int32)], True)
 _declare("mk_encoder_default_settings", None, [P(EncoderSettings)])
 _declare("mk_encoder_open", c_status, [P(c_handle), P(AudioFormat), P(EncoderSettings)], True)

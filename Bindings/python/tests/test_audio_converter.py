@@ -5,6 +5,7 @@ whatever the chunking; bad formats raise with a message."""
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -51,6 +52,30 @@ def test_pcm_conversion_equals_mk_audioconv_in_any_chunking(tmp_path: Path) -> N
         assert np.concatenate(out).tobytes() == expected, f"chunks of {chunk}"
     conv = mediakit.AudioConverter("s16", 44100, 2, "f32", 48000, 1)
     assert (conv.convert(s16.tobytes()).tobytes() + conv.flush().tobytes()) == expected   # bytes in, same result
+    # The pull model (fill): asked for 1000 frames at a time, given 7 input frames a pull.
+    at = 0
+
+    def source(wanted: int) -> np.ndarray[Any, Any]:
+        nonlocal at
+        piece = s16[at:at + 7]
+        at += len(piece)
+        return piece
+
+    conv = mediakit.AudioConverter("s16", 44100, "stereo", "f32", 48000, "mono")
+    pulled = []
+    while True:
+        got = conv.fill(1000, source)
+        pulled.append(got)
+        if len(got) < 1000:
+            break
+    assert all(len(p) == 1000 for p in pulled[:-1]) and len(conv.fill(1000, source)) == 0
+    assert np.concatenate(pulled).tobytes() == expected
+
+    def broken(wanted: int) -> np.ndarray[Any, Any]:
+        raise OSError("the microphone went away")
+
+    with pytest.raises(OSError, match="microphone"):
+        mediakit.AudioConverter("s16", 44100, "stereo", "f32", 48000, "mono").fill(100, broken)
 
 
 def test_planar_output_and_lossless_round_trip() -> None:
