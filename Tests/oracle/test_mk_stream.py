@@ -252,3 +252,30 @@ def test_pcm_after_an_exact_seek_ends_like_ffmpeg(ten_minute_files, mk_stream, t
     tail = full[len(full) - len(ours) + settled:]
     worst = max((abs(x - y) for x, y in zip(ours[settled:], tail)), default=0)
     assert worst <= 1, f"max |diff| {worst} against ffmpeg's decode from the same sample"
+
+
+def _lyrics3(version: int) -> bytes:
+    """A Lyrics3 tag (id3.org's Lyrics3 v1 and v2 specifications): v1 ends with LYRICSEND; v2
+    holds fields (3-byte id, 5-digit size) and ends with its 6-digit size and LYRICS200."""
+    if version == 1:
+        return b"LYRICSBEGIN" + b"[00:01]la la la\r\n" * 40 + b"LYRICSEND"
+    fields = b"IND00002" + b"11" + b"LYR" + b"%05d" % 720 + b"[00:01]la la la\r\n" * 40
+    body = b"LYRICSBEGIN" + fields
+    return body + b"%06d" % len(body) + b"LYRICS200"
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_lyrics3_tag_after_the_frames_is_skipped_at_every_chunking(version, shared_media, mk_stream, tmp_path):
+    """A Lyrics3 tag between the last frame and an ID3v1 tag (where taggers put it) is not
+    audio: fed in chunks of 1, 7, 4096 bytes and in one push, the file gives exactly the packets
+    ffprobe lists for the same file without the tag, and no warning. (Chunks of 1 byte also
+    guard against a scan for the tag's end that starts over at every push: a 9 KB tag without
+    an end took 25 s at one byte per push.)"""
+    source = shared_media / "mp3_cbr_56k_mono_no_xing.mp3"
+    id3v1 = b"TAG" + b"Title".ljust(30, b"\0") + b"\0" * 95
+    path = tmp_path / "lyrics.mp3"
+    path.write_bytes(source.read_bytes() + _lyrics3(version) + id3v1)
+    for chunk in (1, 7, 4096, 1 << 26):
+        rows, err, status = _stream_packets(mk_stream, path, "--chunk", chunk)
+        assert status == 0 and "warning" not in err.lower(), (chunk, err)
+        check_packets_like_ffprobe(source, [(o, s) for o, s, _ in rows], err, pushed=True)

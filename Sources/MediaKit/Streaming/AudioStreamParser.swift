@@ -134,6 +134,25 @@ public final class AudioStreamParser {
     private static let apeMarker = Array("APETAGEX".utf8)
     private static let lyricsMarker = Array("LYRICSBEGIN".utf8)
     private static let lyricsEnds = [Array("LYRICS200".utf8), Array("LYRICSEND".utf8)]
+    /// Where the scan for a Lyrics3 tag's end stopped (absolute offset), while the tag's end
+    /// has not arrived yet.
+    private var lyricsScannedTo: Int64?
+
+    /// The index just past the first "LYRICS200" or "LYRICSEND" at or after `start` (one
+    /// linear pass, checking for both ends at each "LYRICS").
+    private static func lyricsEnd(in bytes: [UInt8], from start: Int) -> Int? {
+        bytes.withUnsafeBufferPointer { b -> Int? in
+            let count = b.count
+            var i = start
+            while i + 9 <= count {
+                if b[i] == 0x4C /* L */, b[i + 1] == 0x59, b[i + 2] == 0x52, b[i + 3] == 0x49, b[i + 4] == 0x43, b[i + 5] == 0x53 {
+                    for end in lyricsEnds where b[i + 6] == end[6] && b[i + 7] == end[7] && b[i + 8] == end[8] { return i + 9 }
+                }
+                i += 1
+            }
+            return nil
+        }
+    }
     private static let adifMarker = Array("ADIF".utf8)
 
     /// Tags larger than this are skipped without being read (they are still never taken for audio).
@@ -167,6 +186,7 @@ public final class AudioStreamParser {
             skipRemaining = 0
             nextOffsetAfterSeek = nil
             indexing = false
+            lyricsScannedTo = nil
         }
         if skipRemaining > 0 {
             let n = Int(min(skipRemaining, Int64(bytes.count)))
@@ -391,12 +411,17 @@ public final class AudioStreamParser {
                     }
                 }
                 if available >= 11 && buffer[cursor..<cursor + 11].elementsEqual(Self.lyricsMarker) {
-                    let text = buffer[cursor...]
-                    if let end = text.firstRange(of: Self.lyricsEnds[0]) ?? text.firstRange(of: Self.lyricsEnds[1]) {
-                        cursor = end.upperBound
+                    // Each push scans only the bytes it added (the scan resumes where the last one
+                    // stopped, less an end marker's length), so a tag fed byte by byte stays linear.
+                    let resume = lyricsScannedTo.map { max(cursor, Int($0 - bufferStart) - 8) } ?? cursor
+                    if let end = Self.lyricsEnd(in: buffer, from: resume) {
+                        cursor = end
+                        lyricsScannedTo = nil
                         continue
                     }
+                    lyricsScannedTo = bufferStart + Int64(buffer.count)
                     if !final && available < 1 << 20 { return finishPush(events, packets) }
+                    lyricsScannedTo = nil
                 }
                 if isADTS == nil && available >= 4 && buffer[cursor..<cursor + 4].elementsEqual(Self.adifMarker) {
                     throw MediaError(.unsupported, "ADIF AAC has no frame headers to parse; MediaKit reads ADTS AAC", offset: absolute, context: "ADIF")
