@@ -152,13 +152,14 @@ def test_frames_by_index_like_ffmpeg_select(name, mk_bin, shared_media, tmp_path
 
 
 # The inputs, made here: the 1080p file as the bench's (scripts/bench_lib.sh
-# h264_bench_input: testsrc2, x264 veryfast with 3 B-frames, AAC), 8 s with a key frame every
-# 2 s (the bench's 60 s file has one every 250 frames: 20 seeks there decode minutes), and AV1
+# h264_bench_input: testsrc2, x264 veryfast with 3 B-frames, AAC), 6 s with a key frame every
+# second (the bench's 60 s file has one every 250 frames: 20 seeks there decode minutes; each seek
+# here decodes half a second on average, ours and ffmpeg's), and AV1
 # in IVF (SVT-AV1, a key frame every second).
 GENERATED_VIDEO = {
     "h264_1080p_bf3.mp4": ["-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30", "-f", "lavfi",
-                           "-i", "sine=frequency=440:sample_rate=48000", "-t", "8", "-c:v", "libx264", "-preset", "veryfast",
-                           "-bf", "3", "-g", "60", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k"],
+                           "-i", "sine=frequency=440:sample_rate=48000", "-t", "6", "-c:v", "libx264", "-preset", "veryfast",
+                           "-bf", "3", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k"],
     "av1.ivf": ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "4", "-c:v", "libsvtav1", "-g", "25",
                 "-pix_fmt", "yuv420p"],
 }
