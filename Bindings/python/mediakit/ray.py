@@ -242,18 +242,85 @@ class _Blocks:
         rows, self.rows, self.bytes = self.rows, [], 0
         if not rows:
             return None
-        columns: dict[str, np.ndarray[Any, Any]] = {}
-        for name in rows[0]:
-            values = [r[name] for r in rows]
-            first = values[0]
-            if isinstance(first, np.ndarray) and all(v.shape == first.shape for v in values):
-                columns[name] = np.stack(values)
-            elif isinstance(first, (bool, int, float, np.integer, np.floating)) and all(v is not None for v in values):
-                columns[name] = np.array(values)
+        return BlockAccessor.batch_to_block(_columns(rows))
+
+
+def _columns(rows: Sequence[Row]) -> dict[str, np.ndarray[Any, Any]]:
+    """The rows as numpy columns, one per key: arrays of one shape stacked, numbers as a
+    numeric array, anything else (strings, None, arrays of several shapes) as objects."""
+    columns: dict[str, np.ndarray[Any, Any]] = {}
+    for name in rows[0]:
+        values = [r[name] for r in rows]
+        first = values[0]
+        if isinstance(first, np.ndarray) and all(v.shape == first.shape for v in values):
+            columns[name] = np.stack(values)
+        elif isinstance(first, (bool, int, float, np.integer, np.floating)) and all(v is not None for v in values):
+            columns[name] = np.array(values)
+        else:
+            arr = np.empty(len(values), dtype=object)
+            arr[:] = values
+            columns[name] = arr
+    return columns
+
+
+class _FrameBlocks:
+    """The frames mode's blocks, with each picture packed once, straight into its row of the
+    block's frame column: one (rows, *picture shape) uint8 array allocated per block, so that
+    a picture's bytes are copied once, from the decoder's planes (mk_frame_pack /
+    mk_frame_pack_scaled), and Ray takes the column as it is (a C-contiguous array becomes its
+    tensor column without a copy). A picture repeated by ``frame_rate`` is copied from the row
+    that holds it. A block ends when it holds more than `limit` bytes of pictures (more, so
+    that Ray passes it on whole instead of waiting to join it with the next one), when the
+    picture size changes, and at an error row (a block of its own, built by _columns)."""
+
+    def __init__(self, limit: int, job: MediaJob):
+        self.limit, self.options, self.pack = limit, job.options, _packer(job)   # for the jobs with these options
+        width, height = job.option("width"), job.option("height")
+        self.size: Optional[tuple[int, int]] = None if width is None or height is None else (width, height)
+        self.rows: list[Row] = []
+        self.frames: Optional[np.ndarray[Any, Any]] = None     # the block's frame column, rows not yet filled
+        self.key: Optional[tuple[int, int]] = None             # the picture size of its rows
+        self.last: tuple[Optional[mediakit.Frame], Optional[np.ndarray[Any, Any]]] = (None, None)
+
+    def add(self, row: Row) -> list[Any]:
+        """Adds one row of _frame_rows (its "frame" a mediakit.Frame, or an error row's empty
+        array) and returns the blocks that are complete."""
+        frame = row["frame"]
+        if not isinstance(frame, mediakit.Frame):
+            error = _columns([row])
+            return [b for b in (self.build(), BlockAccessor.batch_to_block(error)) if b is not None]
+        out: list[Any] = []
+        key = self.size or (frame.width, frame.height)
+        repeat = frame is self.last[0]
+        if self.frames is not None and key == self.key and len(self.rows) < len(self.frames):
+            slot = self.frames[len(self.rows)]
+            if repeat and self.last[1] is not None:
+                np.copyto(slot, self.last[1])
             else:
-                arr = np.empty(len(values), dtype=object)
-                arr[:] = values
-                columns[name] = arr
+                self.pack(frame, slot)
+        else:
+            first = self.last[1] if repeat else self.pack(frame, None)
+            assert first is not None                            # a repeat's array was packed before
+            block = self.build()
+            if block is not None:
+                out.append(block)
+            self.frames = np.empty((self.limit // max(first.nbytes, 1) + 1, *first.shape), dtype=first.dtype)
+            self.key = key
+            slot = self.frames[0]
+            slot[...] = first
+        self.last = (frame, slot)
+        self.rows.append(row)
+        if len(self.rows) == len(self.frames):
+            out.append(self.build())
+        return out
+
+    def build(self) -> Optional[Any]:
+        """The block of the rows added since the last one (None if there are none)."""
+        rows, frames, self.rows, self.frames = self.rows, self.frames, [], None
+        if not rows or frames is None:
+            return None
+        columns = _columns([{k: v for k, v in r.items() if k != "frame"} for r in rows])
+        columns = {name: (frames[:len(rows)] if name == "frame" else columns[name]) for name in rows[0]}
         return BlockAccessor.batch_to_block(columns)
 
 
@@ -415,39 +482,47 @@ def _part_frames(job: MediaJob, d: mediakit.Demuxer, v: mediakit.Track) -> Itera
             yield frame
 
 
-def _frame_rows(job: MediaJob) -> Iterator[Row]:
+def _packer(job: MediaJob) -> Callable[[mediakit.Frame, Optional[np.ndarray[Any, Any]]], np.ndarray[Any, Any]]:
+    """pack(frame, out): the frame's picture as the job's rows hold it (Frame.to_numpy in the
+    job's pixel format, scaled to its size if it has one), in a new array or packed into `out`."""
     layout = job.option("pixel_format", "nv12")
     width: Optional[int] = job.option("width")
     height: Optional[int] = job.option("height")
     interpolation: Optional[str] = None if width is None else job.option("interpolation", "bicubic")
+
+    def pack(frame: mediakit.Frame, out: Optional[np.ndarray[Any, Any]] = None) -> np.ndarray[Any, Any]:
+        return frame.to_numpy(layout, width=width, height=height, interpolation=interpolation, out=out)
+    return pack
+
+
+def _frame_rows(job: MediaJob) -> Iterator[Row]:
+    """The frames mode's rows with the picture not packed yet: their "frame" is the decoded
+    mediakit.Frame (a picture that ``frame_rate`` repeats is the same Frame in each of its
+    rows), packed by _packer(job) as the rows are used (iter_rows, _FrameBlocks)."""
+    layout = job.option("pixel_format", "nv12")
+    width: Optional[int] = job.option("width")
+    height: Optional[int] = job.option("height")
     rate = job.option("frame_rate")
 
-    def packed_array(frame: mediakit.Frame) -> Any:
-        return frame.to_numpy(layout, width=width, height=height, interpolation=interpolation)
-
-    def row(v: mediakit.Track, frame: mediakit.Frame, pts: int, time: float, duration: int, arr: Any) -> Row:
+    def row(v: mediakit.Track, frame: mediakit.Frame, pts: int, time: float, duration: int) -> Row:
         return {"path": job.path, "part": job.part, "track": v.index, "pts": pts, "source_pts": frame.pts,
                 "time": time, "duration": duration, "width": width or frame.width, "height": height or frame.height,
-                "pixel_format": layout, "frame": arr, "error": ""}
+                "pixel_format": layout, "frame": frame, "error": ""}
 
     with _opened(job.path) as (d, _):
         v = _pick_track(d, job.track, "video")
         d.select([v])
         if rate is None:
             for frame in _part_frames(job, d, v):
-                yield row(v, frame, frame.pts, float(frame.pts * frame.time_base), frame.duration, packed_array(frame))
+                yield row(v, frame, frame.pts, float(frame.pts * frame.time_base), frame.duration)
                 frame.close()
             return
         selector = FrameRateSelector(rate, v.time_base)
         shift = v.presentation_offset           # the fps filter sees presentation times (after the edit list)
-        packed: tuple[Any, Any] = (None, None)  # the last picture packed and its array (repeats reuse it)
 
         def rows(decided: list[tuple[int, mediakit.Frame]]) -> Iterator[Row]:
-            nonlocal packed
             for n, frame in decided:
-                if packed[0] is not frame:
-                    packed = (frame, packed_array(frame))
-                yield row(v, frame, n, float(n / selector.rate), 1, packed[1])
+                yield row(v, frame, n, float(n / selector.rate), 1)
 
         last: Optional[mediakit.Frame] = None
         for frame in _part_frames(job, d, v):
@@ -457,6 +532,18 @@ def _frame_rows(job: MediaJob) -> Iterator[Row]:
         if end is None and last is not None:
             end = FrameRateSelector.ffmpeg_end_pts(last.pts + shift, last.duration, v.time_base, v.frame_rate)
         yield from rows(selector.finish(end))
+
+
+def _packed_frame_rows(job: MediaJob) -> Iterator[Row]:
+    """_frame_rows with each picture packed into a new array (a repeated picture's rows share
+    one array)."""
+    pack = _packer(job)
+    packed: tuple[Any, Any] = (None, None)      # the last picture packed and its array
+    for row in _frame_rows(job):
+        if packed[0] is not row["frame"]:
+            packed = (row["frame"], pack(row["frame"], None))
+        row["frame"] = packed[1]
+        yield row
 
 
 def _audio_rows(job: MediaJob) -> Iterator[Row]:
@@ -520,21 +607,41 @@ def iter_rows(job: MediaJob) -> Iterator[Row]:
         if job.mode == "probe":
             yield probe_row(job.path)
             return
-        yield from {"frames": _frame_rows, "audio": _audio_rows, "packets": _packet_rows}[job.mode](job)
+        yield from {"frames": _packed_frame_rows, "audio": _audio_rows, "packets": _packet_rows}[job.mode](job)
     except Exception as e:  # noqa: BLE001 - any failure of one file is that file's row, never the job's end
         yield _error_row(job, e, columns)
+
+
+def _frame_blocks(job: MediaJob, blocks: _FrameBlocks) -> Iterator[Any]:
+    """The blocks complete after each row of a frames job (the rows of iter_rows, their
+    pictures packed into the blocks' frame columns), ending in an error row if the file fails."""
+    try:
+        for row in _frame_rows(job):
+            yield from blocks.add(row)
+    except Exception as e:  # noqa: BLE001 - as in iter_rows: a file's failure is its row
+        yield from blocks.add(_error_row(job, e, _COLUMNS[job.mode]))
 
 
 def read_job(jobs: Sequence[MediaJob], block_bytes: Optional[int] = None) -> Iterator[Any]:
     """The Ray blocks of some jobs, built as the files are read (the read task's function).
     block_bytes None: Ray's target block size (DataContext.target_max_block_size, 128 MiB by
-    default), so that Ray passes the blocks on as they are instead of joining small ones."""
+    default), so that Ray passes the blocks on as they are instead of joining small ones.
+    Frames jobs pack each picture straight into its block (_FrameBlocks)."""
     if block_bytes is None:
         block_bytes = getattr(ray.data.DataContext.get_current(), "target_max_block_size", None) or 128 << 20
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mediakit.TruncatedWarning)  # a cut file reads as far as it goes
         blocks = _Blocks(block_bytes)
+        frames: Optional[_FrameBlocks] = None
         for job in jobs:
+            if job.mode == "frames":
+                if frames is None or frames.options != job.options:
+                    done = frames.build() if frames is not None else None
+                    if done is not None:
+                        yield done
+                    frames = _FrameBlocks(block_bytes, job)
+                yield from _frame_blocks(job, frames)
+                continue
             for row in iter_rows(job):
                 arr = row.get("frame") if row.get("frame") is not None else row.get("samples")
                 nbytes = arr.nbytes if isinstance(arr, np.ndarray) else 256 + len(row.get("data") or b"")
@@ -543,9 +650,9 @@ def read_job(jobs: Sequence[MediaJob], block_bytes: Optional[int] = None) -> Ite
                 for b in (out if isinstance(out, tuple) else (out,)):
                     if b is not None:
                         yield b
-        last = blocks.build()
-        if last is not None:
-            yield last
+        for last in (frames.build() if frames else None, blocks.build()):
+            if last is not None:
+                yield last
 
 
 def _metadata(n_rows: Optional[int], size: Optional[int], files: tuple[str, ...]) -> BlockMetadata:
