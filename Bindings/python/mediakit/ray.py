@@ -63,6 +63,8 @@ from a checkout (not installed with pip) is found in the workers through
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import hashlib
 import inspect
 import math
@@ -263,9 +265,47 @@ def _columns(rows: Sequence[Row]) -> dict[str, np.ndarray[Any, Any]]:
     return columns
 
 
+class _Slabs:
+    """Memory for _FrameBlocks' frame columns, used again once nothing refers to it. A column
+    is a numpy array over a lease: a ctypes array over a slab's memory (as Frame.planes views
+    the decoder's). When the last array made from it is gone (the block, the batches Ray made
+    of it, the Arrow buffers over it), the lease's __del__ gives the slab back, and the next
+    block packs its pictures there, which spares the kernel faulting in and zeroing a block's
+    worth of fresh pages (about half a millisecond per 1080p picture). At most `keep` free
+    slabs are kept; the others are freed with their last lease."""
+
+    def __init__(self, keep: int = 2):
+        self.keep = keep
+        self.free: list[np.ndarray[Any, Any]] = []
+
+    def take(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+        """A new array of that shape and dtype (its contents undefined)."""
+        nbytes = math.prod(shape) * dtype.itemsize
+        slab = next((s for s in self.free if s.nbytes == nbytes), None)
+        if slab is None:
+            slab = np.empty(max(nbytes, 1), dtype=np.uint8)
+        else:
+            self.free.remove(slab)
+        lease = _lease_type(slab.nbytes).from_address(slab.ctypes.data)
+        lease.slab, lease.slabs = slab, self
+        return np.frombuffer(lease, dtype=dtype, count=math.prod(shape)).reshape(shape)
+
+    def give_back(self, slab: np.ndarray[Any, Any]) -> None:
+        if len(self.free) < self.keep:
+            self.free.append(slab)
+
+
+@functools.lru_cache(maxsize=16)
+def _lease_type(nbytes: int) -> Any:
+    """The ctypes array type of _Slabs' leases of `nbytes` bytes."""
+    def release(lease: Any) -> None:
+        lease.slabs.give_back(lease.slab)
+    return type("_Lease", (ctypes.c_uint8 * nbytes,), {"__del__": release})
+
+
 class _FrameBlocks:
     """The frames mode's blocks, with each picture packed once, straight into its row of the
-    block's frame column: one (rows, *picture shape) uint8 array allocated per block, so that
+    block's frame column: one (rows, *picture shape) uint8 array per block (from _Slabs), so that
     a picture's bytes are copied once, from the decoder's planes (mk_frame_pack /
     mk_frame_pack_scaled), and Ray takes the column as it is (a C-contiguous array becomes its
     tensor column without a copy). A picture repeated by ``frame_rate`` is copied from the row
@@ -281,6 +321,7 @@ class _FrameBlocks:
         self.frames: Optional[np.ndarray[Any, Any]] = None     # the block's frame column, rows not yet filled
         self.key: Optional[tuple[int, int]] = None             # the picture size of its rows
         self.last: tuple[Optional[mediakit.Frame], Optional[np.ndarray[Any, Any]]] = (None, None)
+        self.slabs = _Slabs()
 
     def add(self, row: Row) -> list[Any]:
         """Adds one row of _frame_rows (its "frame" a mediakit.Frame, or an error row's empty
@@ -304,7 +345,7 @@ class _FrameBlocks:
             block = self.build()
             if block is not None:
                 out.append(block)
-            self.frames = np.empty((self.limit // max(first.nbytes, 1) + 1, *first.shape), dtype=first.dtype)
+            self.frames = self.slabs.take((self.limit // max(first.nbytes, 1) + 1, *first.shape), first.dtype)
             self.key = key
             slot = self.frames[0]
             slot[...] = first
