@@ -278,12 +278,14 @@ def test_frame_rows_in_shared_blocks_equal_the_single_process_rows(media: dict[s
     jobs = mkray.plan_jobs(paths, "frames")
     held = list(mkray.read_job(jobs, small))         # every block alive at once
     assert len(held) > 10
-    rows = [r for b in held for r in BlockAccessor.for_block(b).iter_rows(public_row_format=True)]
-    assert_same_rows(comparable([dict(r) for r in rows]), expected, "blocks held")
-    streamed = []                                    # each block dropped before the next is made
+
+    def block_rows(block: Any) -> list[dict[str, Any]]:
+        return [dict(r) for r in BlockAccessor.for_block(block).iter_rows(public_row_format=True)]
+
+    assert_same_rows(comparable([r for b in held for r in block_rows(b)]), expected, "blocks held")
+    streamed: list[dict[str, Any]] = []              # each block dropped before the next is made
     for b in mkray.read_job(jobs, small):
-        streamed += [{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in r.items()}
-                     for r in BlockAccessor.for_block(b).iter_rows(public_row_format=True)]
+        streamed += [{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in r.items()} for r in block_rows(b)]
         del b
     assert_same_rows(comparable(streamed), expected, "blocks streamed")
     path = str(media["generated"][0])
