@@ -280,7 +280,8 @@ def test_frame_rows_in_shared_blocks_equal_the_single_process_rows(media: dict[s
     assert len(held) > 10
 
     def block_rows(block: Any) -> list[dict[str, Any]]:
-        return [dict(r) for r in BlockAccessor.for_block(block).iter_rows(public_row_format=True)]
+        rows: Iterable[dict[str, Any]] = BlockAccessor.for_block(block).iter_rows(public_row_format=True)
+        return [dict(r) for r in rows]
 
     assert_same_rows(comparable([r for b in held for r in block_rows(b)]), expected, "blocks held")
     streamed: list[dict[str, Any]] = []              # each block dropped before the next is made
