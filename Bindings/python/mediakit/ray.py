@@ -512,15 +512,52 @@ class FrameRateSelector:
 
 
 def _part_frames(job: MediaJob, d: mediakit.Demuxer, v: mediakit.Track) -> Iterator[mediakit.Frame]:
-    """The decoded pictures of the job's part, in pts order: start_pts <= pts < end_pts."""
-    packets = d.packets(v) if job.start_pts is None else _seek_to(d, v, job.start_pts)
-    with mediakit.Decoder(v, threads=int(job.option("threads", 1))) as dec:
-        for frame in dec.frames(packets):
-            if job.start_pts is not None and frame.pts < job.start_pts:
-                continue                     # before this part (a leading picture of an open GOP)
-            if job.end_pts is not None and frame.pts >= job.end_pts:
-                break                        # frames come in pts order: the rest is the next part's
-            yield frame
+    """The decoded pictures of the job's part, in pts order: start_pts <= pts < end_pts, those
+    of a whole-file decode. A part decodes from its key frame on. A key frame (a sync sample)
+    that is not a clean random access point (an H.264 I frame that is not an IDR, whose
+    followers refer to pictures before it) leaves the decoder unable to give some of the
+    part's pictures: a packet of the part whose picture has not come out when a later one does
+    (or when the part ends) says so. The decoding then starts again further back (twice as far
+    each time, down to the file's start, which is the whole-file decode) and goes on after the
+    last picture given."""
+    threads = int(job.option("threads", 1))
+    start, end = job.start_pts, job.end_pts
+    if start is None:
+        with mediakit.Decoder(v, threads=threads) as dec:
+            for frame in dec.frames(d.packets(v)):
+                if end is not None and frame.pts >= end:
+                    break                    # frames come in pts order: the rest is the next part's
+                yield frame
+        return
+    given: Optional[int] = None              # the pts of the last picture given
+    back = 0                                 # ticks decoded before start
+    while True:
+        origin = start - back
+        whole = origin * v.time_base <= 0    # _seek_to goes to the file's start
+        waiting: set[int] = set()            # pts of the part's packets sent whose picture has not come
+        lost = False
+
+        def sent(packets: Iterator[mediakit.Packet]) -> Iterator[mediakit.Packet]:
+            for packet in packets:
+                if packet.pts >= start and (end is None or packet.pts < end) and (given is None or packet.pts > given):
+                    waiting.add(packet.pts)
+                yield packet
+
+        with mediakit.Decoder(v, threads=threads) as dec:
+            for frame in dec.frames(sent(_seek_to(d, v, origin))):
+                if frame.pts < start or (given is not None and frame.pts <= given):
+                    continue                 # before this part (or given before a new start)
+                if end is not None and frame.pts >= end:
+                    break
+                waiting.discard(frame.pts)
+                if not whole and waiting and min(waiting) < frame.pts:
+                    lost = True
+                    break
+                yield frame
+                given = frame.pts
+        if whole or not (lost or waiting):
+            return
+        back = max(2 * back, (end - start) if end is not None else start - origin, 1)
 
 
 def _packer(job: MediaJob) -> Callable[[mediakit.Frame, Optional[np.ndarray[Any, Any]]], np.ndarray[Any, Any]]:

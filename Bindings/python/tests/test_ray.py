@@ -223,6 +223,30 @@ def test_frames_split_by_key_frames_equal_a_whole_file_decode(media: dict[str, A
             == ffmpeg_nv12_md5s(gen)
 
 
+# MP4 files with edit lists: a start trimmed away (the first picture before the edit), an
+# empty edit then the media, HEVC with ctts; the first also has I frames that are not IDRs
+# marked as sync samples, with B frames after them that refer to pictures before them.
+EDIT_LISTS = ["mp4_h264_bframes_iibbibb_elst_offset.mp4", "mp4_h264_aac_elst_video_empty_edit_1s_then_media.mp4",
+              "mp4_hevc_hvc1_aac_ctts_elst.mp4", "mp4_h264_aac_elst_media_time_offsets_moov_first.mp4"]
+
+
+def test_edit_list_files_give_ffmpegs_frames_whole_and_split(cluster: None, shared_media: Path) -> None:
+    """The frames of an MP4 with an edit list are ffmpeg's (none from the trimmed window),
+    read whole or split into key frame ranges; a part starting at a sync sample the decoder
+    cannot start at cleanly (a non-IDR I frame) still gives every picture of its range."""
+    for name in EDIT_LISTS:
+        path = str(shared_media / name)
+        expected = ffmpeg_nv12_md5s(Path(path))
+        for split in (None, 0.2):
+            parts = len(mkray.plan_jobs([path], "frames", split_seconds=split))
+            assert split is None or parts > 1 or name == "mp4_hevc_hvc1_aac_ctts_elst.mp4", name
+            rows = mkray.read_media([path], "frames", split_seconds=split).take_all()
+            assert all(r["error"] == "" for r in rows), name
+            got = sorted((r["pts"], mkray.frame_digest(r["frame"])) for r in rows)
+            assert [h for _, h in got] == expected, (name, split, len(got), len(expected))
+            assert got == local_frames(path), (name, split)
+
+
 def local_frame_rows(path: str) -> list[dict[str, Any]]:
     """Every column of the frames mode's rows of a whole file, from a plain decode loop in
     this process."""
