@@ -48,14 +48,19 @@ column has one type, whatever the batch format):
 Work is split by file, and (frames mode, ``split_seconds``) a long file's video track into
 key-frame-aligned time ranges: part i starts at a key frame k_i (the demuxer seeks there) and
 gives the frames with k_i <= pts < k_(i+1), so the parts together give exactly the frames of
-one whole-file decode, none twice and none missing. With ``frame_rate``, part i gives the
+one whole-file decode, none twice and none missing (a part whose key frame the decoder cannot
+start at cleanly, e.g. a non-IDR I frame with B frames after it that refer to pictures before
+it, decodes again from further back: see _part_frames). With ``frame_rate``, part i gives the
 output frames n with round(k_i) <= n < round(k_(i+1)) (the fps filter's rounding of the cut
 points to the output time base): each is the latest picture whose rounded pts is <= n, which
 lies in the same part, so the parts again give the whole-file output.
 
 Workers: each Ray worker process loads libmediakit (and its plugins, lazily, on first use) for
 itself; a job is a small picklable ``MediaJob``; rows are built and handed on in blocks of
-about ``block_bytes`` (default: Ray's target block size) as the file is read (no file is held in memory whole). A library used
+about ``block_bytes`` (default: Ray's target block size) as the file is read (no file is held in memory whole).
+Frames are packed once, straight from the decoder's planes into their block's frame column
+(one (rows, height, width) array per block, which Ray takes without a copy; see
+_FrameBlocks), and a block's memory is used again once nothing refers to it. A library used
 from a checkout (not installed with pip) is found in the workers through
 ``runtime_env()``: ``ray.init(runtime_env=mediakit.ray.runtime_env())``.
 """
