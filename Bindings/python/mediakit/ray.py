@@ -48,14 +48,19 @@ column has one type, whatever the batch format):
 Work is split by file, and (frames mode, ``split_seconds``) a long file's video track into
 key-frame-aligned time ranges: part i starts at a key frame k_i (the demuxer seeks there) and
 gives the frames with k_i <= pts < k_(i+1), so the parts together give exactly the frames of
-one whole-file decode, none twice and none missing. With ``frame_rate``, part i gives the
+one whole-file decode, none twice and none missing (a part whose key frame the decoder cannot
+start at cleanly, e.g. a non-IDR I frame with B frames after it that refer to pictures before
+it, decodes again from further back: see _part_frames). With ``frame_rate``, part i gives the
 output frames n with round(k_i) <= n < round(k_(i+1)) (the fps filter's rounding of the cut
 points to the output time base): each is the latest picture whose rounded pts is <= n, which
 lies in the same part, so the parts again give the whole-file output.
 
 Workers: each Ray worker process loads libmediakit (and its plugins, lazily, on first use) for
 itself; a job is a small picklable ``MediaJob``; rows are built and handed on in blocks of
-about ``block_bytes`` (default: Ray's target block size) as the file is read (no file is held in memory whole). A library used
+about ``block_bytes`` (default: Ray's target block size) as the file is read (no file is held in memory whole).
+Frames are packed once, straight from the decoder's planes into their block's frame column
+(one (rows, height, width) array per block, which Ray takes without a copy; see
+_FrameBlocks), and a block's memory is used again once nothing refers to it. A library used
 from a checkout (not installed with pip) is found in the workers through
 ``runtime_env()``: ``ray.init(runtime_env=mediakit.ray.runtime_env())``.
 """
@@ -63,6 +68,8 @@ from a checkout (not installed with pip) is found in the workers through
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import hashlib
 import inspect
 import math
@@ -242,18 +249,124 @@ class _Blocks:
         rows, self.rows, self.bytes = self.rows, [], 0
         if not rows:
             return None
-        columns: dict[str, np.ndarray[Any, Any]] = {}
-        for name in rows[0]:
-            values = [r[name] for r in rows]
-            first = values[0]
-            if isinstance(first, np.ndarray) and all(v.shape == first.shape for v in values):
-                columns[name] = np.stack(values)
-            elif isinstance(first, (bool, int, float, np.integer, np.floating)) and all(v is not None for v in values):
-                columns[name] = np.array(values)
+        return BlockAccessor.batch_to_block(_columns(rows))
+
+
+def _columns(rows: Sequence[Row]) -> dict[str, np.ndarray[Any, Any]]:
+    """The rows as numpy columns, one per key: arrays of one shape stacked, numbers as a
+    numeric array, anything else (strings, None, arrays of several shapes) as objects."""
+    columns: dict[str, np.ndarray[Any, Any]] = {}
+    for name in rows[0]:
+        values = [r[name] for r in rows]
+        first = values[0]
+        if isinstance(first, np.ndarray) and all(v.shape == first.shape for v in values):
+            columns[name] = np.stack(values)
+        elif isinstance(first, (bool, int, float, np.integer, np.floating)) and all(v is not None for v in values):
+            columns[name] = np.array(values)
+        else:
+            arr = np.empty(len(values), dtype=object)
+            arr[:] = values
+            columns[name] = arr
+    return columns
+
+
+class _Slabs:
+    """Memory for _FrameBlocks' frame columns, used again once nothing refers to it. A column
+    is a numpy array over a lease: a ctypes array over a slab's memory (as Frame.planes views
+    the decoder's). When the last array made from it is gone (the block, the batches Ray made
+    of it, the Arrow buffers over it), the lease's __del__ gives the slab back, and the next
+    block packs its pictures there, which spares the kernel faulting in and zeroing a block's
+    worth of fresh pages (about half a millisecond per 1080p picture). At most `keep` free
+    slabs are kept; the others are freed with their last lease."""
+
+    def __init__(self, keep: int = 2):
+        self.keep = keep
+        self.free: list[np.ndarray[Any, Any]] = []
+
+    def take(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+        """A new array of that shape and dtype (its contents undefined)."""
+        nbytes = math.prod(shape) * dtype.itemsize
+        slab = next((s for s in self.free if s.nbytes == nbytes), None)
+        if slab is None:
+            slab = np.empty(max(nbytes, 1), dtype=np.uint8)
+        else:
+            self.free.remove(slab)
+        lease = _lease_type(slab.nbytes).from_address(slab.ctypes.data)
+        lease.slab, lease.slabs = slab, self
+        return np.frombuffer(lease, dtype=dtype, count=math.prod(shape)).reshape(shape)
+
+    def give_back(self, slab: np.ndarray[Any, Any]) -> None:
+        if len(self.free) < self.keep:
+            self.free.append(slab)
+
+
+@functools.lru_cache(maxsize=16)
+def _lease_type(nbytes: int) -> Any:
+    """The ctypes array type of _Slabs' leases of `nbytes` bytes."""
+    def release(lease: Any) -> None:
+        lease.slabs.give_back(lease.slab)
+    return type("_Lease", (ctypes.c_uint8 * nbytes,), {"__del__": release})
+
+
+class _FrameBlocks:
+    """The frames mode's blocks, with each picture packed once, straight into its row of the
+    block's frame column: one (rows, *picture shape) uint8 array per block (from _Slabs), so that
+    a picture's bytes are copied once, from the decoder's planes (mk_frame_pack /
+    mk_frame_pack_scaled), and Ray takes the column as it is (a C-contiguous array becomes its
+    tensor column without a copy). A picture repeated by ``frame_rate`` is copied from the row
+    that holds it. A block ends when it holds more than `limit` bytes of pictures (more, so
+    that Ray passes it on whole instead of waiting to join it with the next one), when the
+    picture size changes, and at an error row (a block of its own, built by _columns)."""
+
+    def __init__(self, limit: int, job: MediaJob):
+        self.limit, self.options, self.pack = limit, job.options, _packer(job)   # for the jobs with these options
+        width, height = job.option("width"), job.option("height")
+        self.size: Optional[tuple[int, int]] = None if width is None or height is None else (width, height)
+        self.rows: list[Row] = []
+        self.frames: Optional[np.ndarray[Any, Any]] = None     # the block's frame column, rows not yet filled
+        self.key: Optional[tuple[int, int]] = None             # the picture size of its rows
+        self.last: tuple[Optional[mediakit.Frame], Optional[np.ndarray[Any, Any]]] = (None, None)
+        self.slabs = _Slabs()
+
+    def add(self, row: Row) -> list[Any]:
+        """Adds one row of _frame_rows (its "frame" a mediakit.Frame, or an error row's empty
+        array) and returns the blocks that are complete."""
+        frame = row["frame"]
+        if not isinstance(frame, mediakit.Frame):
+            error = _columns([row])
+            return [b for b in (self.build(), BlockAccessor.batch_to_block(error)) if b is not None]
+        out: list[Any] = []
+        key = self.size or (frame.width, frame.height)
+        repeat = frame is self.last[0]
+        if self.frames is not None and key == self.key and len(self.rows) < len(self.frames):
+            slot = self.frames[len(self.rows)]
+            if repeat and self.last[1] is not None:
+                np.copyto(slot, self.last[1])
             else:
-                arr = np.empty(len(values), dtype=object)
-                arr[:] = values
-                columns[name] = arr
+                self.pack(frame, slot)
+        else:
+            first = self.last[1] if repeat else self.pack(frame, None)
+            assert first is not None                            # a repeat's array was packed before
+            block = self.build()
+            if block is not None:
+                out.append(block)
+            self.frames = self.slabs.take((self.limit // max(first.nbytes, 1) + 1, *first.shape), first.dtype)
+            self.key = key
+            slot = self.frames[0]
+            slot[...] = first
+        self.last = (frame, slot)
+        self.rows.append(row)
+        if len(self.rows) == len(self.frames):
+            out.append(self.build())
+        return out
+
+    def build(self) -> Optional[Any]:
+        """The block of the rows added since the last one (None if there are none)."""
+        rows, frames, self.rows, self.frames = self.rows, self.frames, [], None
+        if not rows or frames is None:
+            return None
+        columns = _columns([{k: v for k, v in r.items() if k != "frame"} for r in rows])
+        columns = {name: (frames[:len(rows)] if name == "frame" else columns[name]) for name in rows[0]}
         return BlockAccessor.batch_to_block(columns)
 
 
@@ -404,50 +517,95 @@ class FrameRateSelector:
 
 
 def _part_frames(job: MediaJob, d: mediakit.Demuxer, v: mediakit.Track) -> Iterator[mediakit.Frame]:
-    """The decoded pictures of the job's part, in pts order: start_pts <= pts < end_pts."""
-    packets = d.packets(v) if job.start_pts is None else _seek_to(d, v, job.start_pts)
-    with mediakit.Decoder(v, threads=int(job.option("threads", 1))) as dec:
-        for frame in dec.frames(packets):
-            if job.start_pts is not None and frame.pts < job.start_pts:
-                continue                     # before this part (a leading picture of an open GOP)
-            if job.end_pts is not None and frame.pts >= job.end_pts:
-                break                        # frames come in pts order: the rest is the next part's
-            yield frame
+    """The decoded pictures of the job's part, in pts order: start_pts <= pts < end_pts, those
+    of a whole-file decode. A part decodes from its key frame on. A key frame (a sync sample)
+    that is not a clean random access point (an H.264 I frame that is not an IDR, whose
+    followers refer to pictures before it) leaves the decoder unable to give some of the
+    part's pictures: a packet of the part whose picture has not come out when a later one does
+    (or when the part ends) says so. The decoding then starts again further back (twice as far
+    each time, down to the file's start, which is the whole-file decode) and goes on after the
+    last picture given."""
+    threads = int(job.option("threads", 1))
+    start, end = job.start_pts, job.end_pts
+    if start is None:
+        with mediakit.Decoder(v, threads=threads) as dec:
+            for frame in dec.frames(d.packets(v)):
+                if end is not None and frame.pts >= end:
+                    break                    # frames come in pts order: the rest is the next part's
+                yield frame
+        return
+    given: Optional[int] = None              # the pts of the last picture given
+    back = 0                                 # ticks decoded before start
+    while True:
+        origin = start - back
+        whole = origin * v.time_base <= 0    # _seek_to goes to the file's start
+        waiting: set[int] = set()            # pts of the part's packets sent whose picture has not come
+        lost = False
+
+        def sent(packets: Iterator[mediakit.Packet]) -> Iterator[mediakit.Packet]:
+            for packet in packets:
+                if packet.pts >= start and (end is None or packet.pts < end) and (given is None or packet.pts > given):
+                    waiting.add(packet.pts)
+                yield packet
+
+        with mediakit.Decoder(v, threads=threads) as dec:
+            for frame in dec.frames(sent(_seek_to(d, v, origin))):
+                if frame.pts < start or (given is not None and frame.pts <= given):
+                    continue                 # before this part (or given before a new start)
+                if end is not None and frame.pts >= end:
+                    break
+                waiting.discard(frame.pts)
+                if not whole and waiting and min(waiting) < frame.pts:
+                    lost = True
+                    break
+                yield frame
+                given = frame.pts
+        if whole or not (lost or waiting):
+            return
+        back = max(2 * back, (end - start) if end is not None else start - origin, 1)
 
 
-def _frame_rows(job: MediaJob) -> Iterator[Row]:
+def _packer(job: MediaJob) -> Callable[[mediakit.Frame, Optional[np.ndarray[Any, Any]]], np.ndarray[Any, Any]]:
+    """pack(frame, out): the frame's picture as the job's rows hold it (Frame.to_numpy in the
+    job's pixel format, scaled to its size if it has one), in a new array or packed into `out`."""
     layout = job.option("pixel_format", "nv12")
     width: Optional[int] = job.option("width")
     height: Optional[int] = job.option("height")
     interpolation: Optional[str] = None if width is None else job.option("interpolation", "bicubic")
+
+    def pack(frame: mediakit.Frame, out: Optional[np.ndarray[Any, Any]] = None) -> np.ndarray[Any, Any]:
+        return frame.to_numpy(layout, width=width, height=height, interpolation=interpolation, out=out)
+    return pack
+
+
+def _frame_rows(job: MediaJob) -> Iterator[Row]:
+    """The frames mode's rows with the picture not packed yet: their "frame" is the decoded
+    mediakit.Frame (a picture that ``frame_rate`` repeats is the same Frame in each of its
+    rows), packed by _packer(job) as the rows are used (iter_rows, _FrameBlocks)."""
+    layout = job.option("pixel_format", "nv12")
+    width: Optional[int] = job.option("width")
+    height: Optional[int] = job.option("height")
     rate = job.option("frame_rate")
 
-    def packed_array(frame: mediakit.Frame) -> Any:
-        return frame.to_numpy(layout, width=width, height=height, interpolation=interpolation)
-
-    def row(v: mediakit.Track, frame: mediakit.Frame, pts: int, time: float, duration: int, arr: Any) -> Row:
+    def row(v: mediakit.Track, frame: mediakit.Frame, pts: int, time: float, duration: int) -> Row:
         return {"path": job.path, "part": job.part, "track": v.index, "pts": pts, "source_pts": frame.pts,
                 "time": time, "duration": duration, "width": width or frame.width, "height": height or frame.height,
-                "pixel_format": layout, "frame": arr, "error": ""}
+                "pixel_format": layout, "frame": frame, "error": ""}
 
     with _opened(job.path) as (d, _):
         v = _pick_track(d, job.track, "video")
         d.select([v])
         if rate is None:
             for frame in _part_frames(job, d, v):
-                yield row(v, frame, frame.pts, float(frame.pts * frame.time_base), frame.duration, packed_array(frame))
+                yield row(v, frame, frame.pts, float(frame.pts * frame.time_base), frame.duration)
                 frame.close()
             return
         selector = FrameRateSelector(rate, v.time_base)
         shift = v.presentation_offset           # the fps filter sees presentation times (after the edit list)
-        packed: tuple[Any, Any] = (None, None)  # the last picture packed and its array (repeats reuse it)
 
         def rows(decided: list[tuple[int, mediakit.Frame]]) -> Iterator[Row]:
-            nonlocal packed
             for n, frame in decided:
-                if packed[0] is not frame:
-                    packed = (frame, packed_array(frame))
-                yield row(v, frame, n, float(n / selector.rate), 1, packed[1])
+                yield row(v, frame, n, float(n / selector.rate), 1)
 
         last: Optional[mediakit.Frame] = None
         for frame in _part_frames(job, d, v):
@@ -457,6 +615,18 @@ def _frame_rows(job: MediaJob) -> Iterator[Row]:
         if end is None and last is not None:
             end = FrameRateSelector.ffmpeg_end_pts(last.pts + shift, last.duration, v.time_base, v.frame_rate)
         yield from rows(selector.finish(end))
+
+
+def _packed_frame_rows(job: MediaJob) -> Iterator[Row]:
+    """_frame_rows with each picture packed into a new array (a repeated picture's rows share
+    one array)."""
+    pack = _packer(job)
+    packed: tuple[Any, Any] = (None, None)      # the last picture packed and its array
+    for row in _frame_rows(job):
+        if packed[0] is not row["frame"]:
+            packed = (row["frame"], pack(row["frame"], None))
+        row["frame"] = packed[1]
+        yield row
 
 
 def _audio_rows(job: MediaJob) -> Iterator[Row]:
@@ -520,21 +690,41 @@ def iter_rows(job: MediaJob) -> Iterator[Row]:
         if job.mode == "probe":
             yield probe_row(job.path)
             return
-        yield from {"frames": _frame_rows, "audio": _audio_rows, "packets": _packet_rows}[job.mode](job)
+        yield from {"frames": _packed_frame_rows, "audio": _audio_rows, "packets": _packet_rows}[job.mode](job)
     except Exception as e:  # noqa: BLE001 - any failure of one file is that file's row, never the job's end
         yield _error_row(job, e, columns)
+
+
+def _frame_blocks(job: MediaJob, blocks: _FrameBlocks) -> Iterator[Any]:
+    """The blocks complete after each row of a frames job (the rows of iter_rows, their
+    pictures packed into the blocks' frame columns), ending in an error row if the file fails."""
+    try:
+        for row in _frame_rows(job):
+            yield from blocks.add(row)
+    except Exception as e:  # noqa: BLE001 - as in iter_rows: a file's failure is its row
+        yield from blocks.add(_error_row(job, e, _COLUMNS[job.mode]))
 
 
 def read_job(jobs: Sequence[MediaJob], block_bytes: Optional[int] = None) -> Iterator[Any]:
     """The Ray blocks of some jobs, built as the files are read (the read task's function).
     block_bytes None: Ray's target block size (DataContext.target_max_block_size, 128 MiB by
-    default), so that Ray passes the blocks on as they are instead of joining small ones."""
+    default), so that Ray passes the blocks on as they are instead of joining small ones.
+    Frames jobs pack each picture straight into its block (_FrameBlocks)."""
     if block_bytes is None:
         block_bytes = getattr(ray.data.DataContext.get_current(), "target_max_block_size", None) or 128 << 20
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mediakit.TruncatedWarning)  # a cut file reads as far as it goes
         blocks = _Blocks(block_bytes)
+        frames: Optional[_FrameBlocks] = None
         for job in jobs:
+            if job.mode == "frames":
+                if frames is None or frames.options != job.options:
+                    done = frames.build() if frames is not None else None
+                    if done is not None:
+                        yield done
+                    frames = _FrameBlocks(block_bytes, job)
+                yield from _frame_blocks(job, frames)
+                continue
             for row in iter_rows(job):
                 arr = row.get("frame") if row.get("frame") is not None else row.get("samples")
                 nbytes = arr.nbytes if isinstance(arr, np.ndarray) else 256 + len(row.get("data") or b"")
@@ -543,9 +733,9 @@ def read_job(jobs: Sequence[MediaJob], block_bytes: Optional[int] = None) -> Ite
                 for b in (out if isinstance(out, tuple) else (out,)):
                     if b is not None:
                         yield b
-        last = blocks.build()
-        if last is not None:
-            yield last
+        for last in (frames.build() if frames else None, blocks.build()):
+            if last is not None:
+                yield last
 
 
 def _metadata(n_rows: Optional[int], size: Optional[int], files: tuple[str, ...]) -> BlockMetadata:

@@ -33,6 +33,7 @@ try:
     import ray
     import ray.data
     import mediakit.ray as mkray
+    from ray.data.block import BlockAccessor
 except ImportError as e:  # pragma: no cover - depends on the environment
     if os.environ.get("CI") == "true":
         raise
@@ -220,6 +221,101 @@ def test_frames_split_by_key_frames_equal_a_whole_file_decode(media: dict[str, A
     for gen in media["generated"]:                                  # the pixels are ffmpeg's
         assert [h for _, h in sorted((r["pts"], mkray.frame_digest(r["frame"])) for r in rows[str(gen)])] \
             == ffmpeg_nv12_md5s(gen)
+
+
+# MP4 files with edit lists: a start trimmed away (the first picture before the edit), an
+# empty edit then the media, HEVC with ctts; the first also has I frames that are not IDRs
+# marked as sync samples, with B frames after them that refer to pictures before them.
+EDIT_LISTS = ["mp4_h264_bframes_iibbibb_elst_offset.mp4", "mp4_h264_aac_elst_video_empty_edit_1s_then_media.mp4",
+              "mp4_hevc_hvc1_aac_ctts_elst.mp4", "mp4_h264_aac_elst_media_time_offsets_moov_first.mp4"]
+
+
+def test_edit_list_files_give_ffmpegs_frames_whole_and_split(cluster: None, shared_media: Path) -> None:
+    """The frames of an MP4 with an edit list are ffmpeg's (none from the trimmed window),
+    read whole or split into key frame ranges; a part starting at a sync sample the decoder
+    cannot start at cleanly (a non-IDR I frame) still gives every picture of its range."""
+    for name in EDIT_LISTS:
+        path = str(shared_media / name)
+        expected = ffmpeg_nv12_md5s(Path(path))
+        for split in (None, 0.2):
+            parts = len(mkray.plan_jobs([path], "frames", split_seconds=split))
+            assert split is None or parts > 1 or name == "mp4_hevc_hvc1_aac_ctts_elst.mp4", name
+            rows = mkray.read_media([path], "frames", split_seconds=split).take_all()
+            assert all(r["error"] == "" for r in rows), name
+            got = sorted((r["pts"], mkray.frame_digest(r["frame"])) for r in rows)
+            assert [h for _, h in got] == expected, (name, split, len(got), len(expected))
+            assert got == local_frames(path), (name, split)
+
+
+def local_frame_rows(path: str) -> list[dict[str, Any]]:
+    """Every column of the frames mode's rows of a whole file, from a plain decode loop in
+    this process."""
+    with mediakit.open(path) as d:
+        v = next(t for t in d.tracks if t.media_type == "video")
+        return [{"path": path, "part": 0, "track": v.index, "pts": f.pts, "source_pts": f.pts,
+                 "time": float(f.pts * f.time_base), "duration": f.duration, "width": f.width, "height": f.height,
+                 "pixel_format": "nv12", "frame": f.to_numpy("nv12"), "error": ""}
+                for f in mediakit.Decoder(v, threads=1).frames(d.packets(v))]
+
+
+def assert_same_rows(got: list[dict[str, Any]], expected: list[dict[str, Any]], what: str) -> None:
+    assert len(got) == len(expected), what
+    for i, (g, e) in enumerate(zip(got, expected)):
+        assert g.keys() == e.keys(), (what, i)
+        for name, value in e.items():
+            if isinstance(value, np.ndarray):
+                assert g[name].dtype == value.dtype and g[name].shape == value.shape, (what, i, name)
+                assert np.array_equal(g[name], value), (what, i, name)
+            else:
+                assert g[name] == value and type(g[name]) is type(value), (what, i, name, g[name], value)
+
+
+def test_frame_rows_in_shared_blocks_equal_the_single_process_rows(media: dict[str, Any], cluster: None,
+                                                                    shared_media: Path) -> None:
+    """Pictures are packed straight into their block's frame column, blocks span files and
+    end inside them, memory of blocks that are gone is used again: every column of every row
+    still equals the plain loop's (an error row in between), and pictures that frame_rate
+    repeats across a block's end still equal ffmpeg's fps output."""
+    files = [media["generated"][0], shared_media / "webm_vp9_192x144_2s.webm", media["bad"], media["shared"][0]]
+    paths = [str(p) for p in files]
+    expected: list[dict[str, Any]] = []
+    for path in paths:
+        ok, rows = outcome(local_frame_rows, path)
+        expected += rows if ok and rows is not None else \
+            [{"path": path, "part": 0, "track": None, "pts": None, "source_pts": None, "time": None, "duration": None,
+              "width": None, "height": None, "pixel_format": None, "frame": np.zeros((0, 0), np.uint8), "error": ""}]
+
+    def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The error row's message is checked apart (the plain loop raises it)."""
+        out = []
+        for r in rows:
+            r = dict(r)
+            if r["path"] == str(media["bad"]):
+                assert "MK_E" in r["error"], r["error"]
+                r["error"] = ""
+            out.append(r)
+        return out
+
+    small = 1 << 20                                  # a few pictures a block: blocks end inside files
+    one_task = mkray.read_media(paths, "frames", block_bytes=small, override_num_blocks=1).take_all()
+    assert_same_rows(comparable(one_task), expected, "one read task")
+    jobs = mkray.plan_jobs(paths, "frames")
+    held = list(mkray.read_job(jobs, small))         # every block alive at once
+    assert len(held) > 10
+
+    def block_rows(block: Any) -> list[dict[str, Any]]:
+        rows: Iterable[dict[str, Any]] = BlockAccessor.for_block(block).iter_rows(public_row_format=True)
+        return [dict(r) for r in rows]
+
+    assert_same_rows(comparable([r for b in held for r in block_rows(b)]), expected, "blocks held")
+    streamed: list[dict[str, Any]] = []              # each block dropped before the next is made
+    for b in mkray.read_job(jobs, small):
+        streamed += [{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in r.items()} for r in block_rows(b)]
+        del b
+    assert_same_rows(comparable(streamed), expected, "blocks streamed")
+    path = str(media["generated"][0])
+    repeated = mkray.read_media([path], "frames", frame_rate=50, block_bytes=small, override_num_blocks=1).take_all()
+    assert [(r["pts"], mkray.frame_digest(r["frame"])) for r in repeated] == ffmpeg_frames(path, "fps=50", copyts=True)
 
 
 def test_audio_rows_equal_the_single_process_conversion(media: dict[str, Any], cluster: None) -> None:
