@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import os
 from pathlib import Path
 
@@ -248,6 +249,18 @@ REMUX_KNOWN[("mp4_h264_aac_text_chapter_track_chpl.mp4", "hybrid")] = (
 
 def remux_known(name: str, layout: str) -> str | None:
     return REMUX_KNOWN.get((name, layout)) or REMUX_KNOWN.get(("*", layout))
+
+
+def source_framemd5(path: Path) -> list[str]:
+    """framemd5 of an input, computed once per worker for its four layouts (the key holds the
+    file's size and modification time, so a file rewritten under the same name is read again)."""
+    st = path.stat()
+    return list(_framemd5_of(str(path), st.st_size, st.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=None)
+def _framemd5_of(path: str, size: int, mtime_ns: int) -> tuple[str, ...]:
+    return tuple(framemd5(Path(path)))
 
 
 def framemd5(path: Path) -> list[str]:

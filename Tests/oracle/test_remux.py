@@ -92,7 +92,7 @@ def test_remux_framemd5_equal(case, layout, remuxes, request):
     if layout == "hybrid":
         top = lib.box_summary(str(out))["top"]
         assert "moof" not in top, f"{out.name}: a finished hybrid file still has moof boxes: {top}"
-    ours, ref = rlib.framemd5(out), rlib.framemd5(src)
+    ours, ref = rlib.framemd5(out), rlib.source_framemd5(src)
     note = ""
     if lib.box_summary(str(src))["fragmented"] or lib.box_summary(str(out))["fragmented"]:
         ours, ref = rlib.without_duration(ours), rlib.without_duration(ref)
