@@ -67,8 +67,9 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "BackendError", "CancelledError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
            "DecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
-           "Backend", "PluginFailure", "Progress",
-           "open", "decode", "remux", "transcode", "plugins", "backends", "plugin_failures", "plugin_search_paths",
+           "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
+           "open", "decode", "remux", "transcode", "plugins", "backends", "containers", "plugin_failures",
+           "plugin_search_paths",
            "load_plugins", "version", "LIBRARY_PATH", "SCALE_FILTERS"]
 
 #: The libmediakit this package loaded.
@@ -155,7 +156,9 @@ _BACKEND_KINDS = {1: "decoder", 2: "encoder", 3: "picture_converter"}
 class Backend:
     """A decoder or encoder for a codec, or a picture converter, that a loaded plugin registered
     (C ``mk_backend_info``). ``name`` is what Decoder's / Encoder's ``backend=`` take; among the
-    backends of a codec the highest ``priority`` is chosen first."""
+    backends of a codec the highest ``priority`` is chosen first. An encoder also says what it
+    takes (the other kinds leave those fields empty); a picture converter whether it ``scales``
+    and, through ``converts()``, which conversions it makes."""
     kind: str                       #: "decoder", "encoder" or "picture_converter"
     codec: str                      #: FFmpeg's codec name; "" for a picture converter
     name: str
@@ -163,6 +166,33 @@ class Backend:
     priority: int
     plugin: str                     #: the plugin's name ("ffmpeg")
     plugin_path: str                #: the file it was loaded from
+    #: Encoder: the sample formats it takes ("s16", "fltp" ...), preferred first.
+    sample_formats: tuple[str, ...] = ()
+    #: Encoder: the rates it takes (Hz); () means any rate in ``sample_rate_range``.
+    sample_rates: tuple[int, ...] = ()
+    #: Encoder: with ``sample_rates`` empty, the (lowest, highest) rate it takes.
+    sample_rate_range: tuple[int, int] = (0, 0)
+    max_channels: int = 0           #: encoder: channels it takes, 1 to this
+    #: Encoder: the WAVE channel masks it takes (one per channel count); (): each count's default order.
+    channel_masks: tuple[int, ...] = ()
+    #: Encoder: the (lowest, highest) bit rate it can be asked for; None when it takes none.
+    bit_rate_range: Optional[tuple[int, int]] = None
+    scales: bool = False            #: picture converter: it also changes the picture size
+    _index: int = field(repr=False, compare=False, default=-1)
+
+    def converts(self, source: str, target: str) -> bool:
+        """Picture converter: True when it takes ``source`` pictures and returns ``target`` ones
+        (pixel format names as ``Frame.format``: "yuv420p", "nv12" ...). Valid until plugins are
+        loaded again (the listing's order changes)."""
+        if self.kind != "picture_converter":
+            raise InvalidArgumentError(EINVAL, f"{self.name} is a {self.kind}, not a picture converter", "Backend.converts")
+        codes = {name: code for code, name in _PIXEL_FORMATS.items()}
+        for name in (source, target):
+            if name not in codes:
+                raise InvalidArgumentError(EINVAL, f"unknown pixel format {name!r} (one of {', '.join(codes)})", "Backend.converts")
+        supported = ctypes.c_int32()
+        lib.mk_backend_converts(self._index, codes[source], codes[target], ctypes.byref(supported))
+        return supported.value == 1
 
 
 def backends() -> list[Backend]:
@@ -173,7 +203,39 @@ def backends() -> list[Backend]:
         b = _ffi.BackendInfo(struct_size=ctypes.sizeof(_ffi.BackendInfo))
         lib.mk_backend_get_info(i, ctypes.byref(b))
         out.append(Backend(_BACKEND_KINDS.get(b.kind, str(b.kind)), _text(b.codec), _text(b.name),
-                           _MEDIA_TYPES.get(b.media_type, ""), int(b.priority), _text(b.plugin), _text(b.plugin_path)))
+                           _MEDIA_TYPES.get(b.media_type, ""), int(b.priority), _text(b.plugin), _text(b.plugin_path),
+                           sample_formats=tuple(_SAMPLE_FORMATS.get(b.sample_formats[k], str(b.sample_formats[k]))
+                                                for k in range(b.sample_format_count)),
+                           sample_rates=tuple(int(b.sample_rates[k]) for k in range(b.sample_rate_count)),
+                           sample_rate_range=(int(b.min_sample_rate), int(b.max_sample_rate)),
+                           max_channels=int(b.max_channels),
+                           channel_masks=tuple(int(b.channel_masks[k]) for k in range(b.channel_mask_count)),
+                           bit_rate_range=(int(b.min_bit_rate), int(b.max_bit_rate)) if b.max_bit_rate > 0 else None,
+                           scales=b.scales == 1, _index=i))
+    return out
+
+
+@dataclass(frozen=True)
+class ContainerFormat:
+    """A container format of the library's catalogue (C ``mk_container_info``): one it reads
+    (``kind`` "demuxer": ``open`` chooses it by probing the bytes) or writes ("muxer":
+    ``Muxer`` and ``remux`` choose it by the target's extension)."""
+    kind: str                       #: "demuxer" or "muxer"
+    name: str                       #: "mp4", "matroska", "webm", "ogg" ...
+    description: str
+    extensions: tuple[str, ...]     #: without dots; a muxer's are those that choose it
+    mime_types: tuple[str, ...]     #: () for a muxer
+
+
+def containers() -> list[ContainerFormat]:
+    """The container formats MediaKit reads (in the order they are probed), then those it writes."""
+    out = []
+    for i in range(lib.mk_container_count()):
+        c = _ffi.ContainerInfo(struct_size=ctypes.sizeof(_ffi.ContainerInfo))
+        lib.mk_container_get_info(i, ctypes.byref(c))
+        out.append(ContainerFormat("demuxer" if c.kind == 1 else "muxer", _text(c.name), _text(c.description),
+                                   tuple(x for x in _text(c.extensions).split(",") if x),
+                                   tuple(x for x in _text(c.mime_types).split(",") if x)))
     return out
 
 
@@ -218,6 +280,34 @@ class Edit:
     segment_duration: int
     media_time: int
     media_rate: float = 1.0
+
+
+@dataclass(frozen=True)
+class Orientation:
+    """How a picture is turned for display (C ``mk_orientation``, Swift ``PictureOrientation``):
+    swap rows and columns when ``transposed`` (the width becomes the height), then mirror
+    left-right when ``hflip``, then top-bottom when ``vflip`` — ffmpeg's ``transpose``, ``hflip``
+    and ``vflip`` filters. ``Track.orientation`` is the one FFmpeg's autorotation applies;
+    ``Frame.oriented()`` turns a picture by one."""
+    transposed: bool = False
+    hflip: bool = False
+    vflip: bool = False
+
+    @classmethod
+    def clockwise(cls, degrees: int) -> "Orientation":
+        """A clockwise turn by ``degrees`` (0, 90, 180 or 270; another angle raises InvalidArgumentError)."""
+        o = _ffi.Orientation()
+        lib.mk_orientation_clockwise(int(degrees), ctypes.byref(o))
+        return cls._from_c(o)
+
+    @classmethod
+    def _from_c(cls, o: _ffi.Orientation) -> "Orientation":
+        return cls(o.transposed == 1, o.hflip == 1, o.vflip == 1)
+
+    @property
+    def is_upright(self) -> bool:
+        """True when nothing moves."""
+        return not (self.transposed or self.hflip or self.vflip)
 
 
 @dataclass(frozen=True)
@@ -280,6 +370,15 @@ class Track:
         offset = ctypes.c_int64()
         lib.mk_demuxer_presentation_offset(self._demuxer._handle(), self.index, ctypes.byref(offset))
         return offset.value
+
+    @property
+    def orientation(self) -> Orientation:
+        """How this track's pictures are turned upright for display, as FFmpeg's autorotation
+        turns them (from ``matrix``: rotation and reflection; upright for an angle that is not a
+        multiple of 90 degrees). ``Frame.oriented(track.orientation)`` applies it."""
+        o = _ffi.Orientation()
+        lib.mk_orientation_from_matrix((ctypes.c_int32 * 9)(*self.matrix), ctypes.byref(o))
+        return Orientation._from_c(o)
 
     @property
     def type(self) -> str:
@@ -1384,6 +1483,21 @@ class Frame:
             offset += n
         return tuple(out)
 
+    def oriented(self, orientation: Orientation) -> "Frame":
+        """A new frame holding this picture turned by ``orientation`` (e.g. ``track.orientation``),
+        in its own memory and the same pixel format: what ffmpeg's ``transpose`` / ``hflip`` /
+        ``vflip`` filters give. This frame is left as it is. Raises UnsupportedError for a
+        transpose of 4:2:2 pictures, InvalidArgumentError for an audio frame."""
+        o = _ffi.Orientation(int(orientation.transposed), int(orientation.hflip), int(orientation.vflip))
+        out = ctypes.c_void_p()
+        lib.mk_frame_orient(self._memory().h, ctypes.byref(o), ctypes.byref(out))
+        return Frame(out)
+
+    def rotated(self, clockwise: int) -> "Frame":
+        """A new frame holding this picture turned clockwise by 90, 180 or 270 degrees (0: the same
+        picture); see ``oriented()``."""
+        return self.oriented(Orientation.clockwise(clockwise))
+
     def __repr__(self) -> str:
         if self.media_type == "video":
             return f"<mediakit.Frame video {self.width}x{self.height} {self.format} pts={self.pts}>"
@@ -1580,6 +1694,18 @@ class Decoder(_Owned):
         return None
 
 
+@dataclass(frozen=True)
+class Recovery:
+    """One recovery of a DecodeSession from damaged data (C ``mk_recovery_info``, Swift
+    ``DecodeSession.Recovery``)."""
+    pts: Optional[int]              #: the rejected packet's pts (track time base); None for an error while receiving
+    position: int                   #: the rejected packet's byte offset in the file, -1 if unknown
+    rebuilt: bool                   #: the decoder was rebuilt and primed with the current GOP
+    frames_lost: int                #: frames not output because of it
+    status: str                     #: the decoder's error ("MK_EDATA", "MK_EFAIL" ...)
+    message: str                    #: the decoder's message
+
+
 class DecodeSession(_Owned):
     """One track decoded on the library's thread (mk_session), ahead of the consumer by at most
     ``queue_frames`` frames. Iterate it for the presented frames, in presentation order, with
@@ -1597,15 +1723,22 @@ class DecodeSession(_Owned):
 
     Damaged data is stepped over (``recovery``: the decoder is rebuilt and the packets of
     the current GOP sent to it again), up to ``max_failed_packets`` consecutive rejected
-    packets and ``max_rebuilds`` consecutive failed rebuilds; ``stats`` counts them. Usually
-    made by ``Demuxer.decode()``; it reads the track's demuxer until closed.
+    packets and ``max_rebuilds`` consecutive failed rebuilds; ``stats`` counts them and
+    ``recoveries`` lists them. ``on_recovery`` (optional) is called with each ``Recovery``, oldest
+    first, on the thread that reads: inside ``read()`` (so also ``next()``; for ``async for``, its
+    worker thread), before the next frame is handed out, for the recoveries the session's thread
+    made meanwhile (it decodes ahead by up to ``queue_frames`` frames). No Python code runs on the
+    library's thread. An exception raised by the callback comes out of that ``read()`` (the
+    frame read is kept and returned by the next one); the session itself goes on. Usually made by
+    ``Demuxer.decode()``; it reads the track's demuxer until closed.
     """
 
     _free = staticmethod(lib.mk_session_close)
     _what = "decode session"
 
     def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0, trim: Union[bool, str] = True,
-                 recovery: bool = True, max_failed_packets: int = 20, max_rebuilds: int = 5, queue_frames: int = 8):
+                 recovery: bool = True, max_failed_packets: int = 20, max_rebuilds: int = 5, queue_frames: int = 8,
+                 on_recovery: Optional[Callable[[Recovery], None]] = None):
         demuxer = _track_demuxer("DecodeSession", track)
         s = _decoding_settings(_ffi.SessionSettings(), lib.mk_session_default_settings, backend, threads, trim)
         s.recovery = 1 if recovery else 0
@@ -1617,13 +1750,51 @@ class DecodeSession(_Owned):
         super().__init__(h)
         self.track = track
         self._demuxer = demuxer  # keeps the demuxer object (and its handle) alive
+        #: Called with each Recovery on the reading thread (see the class); may be set later.
+        self.on_recovery: Optional[Callable[[Recovery], None]] = on_recovery
+        self._reported = 0                       # recoveries handed to on_recovery
+        self._pending: Optional[Frame] = None    # a frame read when on_recovery raised
 
     def read(self) -> Optional[Frame]:
-        """The next frame, waiting for it (the GIL is released meanwhile); None at the end."""
+        """The next frame, waiting for it (the GIL is released meanwhile); None at the end.
+        Calls ``on_recovery`` for the recoveries made since the last call first."""
+        if self._pending is not None:
+            kept, self._pending = self._pending, None
+            return kept
         f = ctypes.c_void_p()
-        if lib.mk_session_read_frame(self._handle(), ctypes.byref(f)) == _ffi.EOF:
-            return None
-        return Frame(f)
+        try:
+            end = lib.mk_session_read_frame(self._handle(), ctypes.byref(f)) == _ffi.EOF
+        except MediaKitError:
+            self._report_recoveries()
+            raise
+        frame = None if end else Frame(f)
+        try:
+            self._report_recoveries()
+        except BaseException:
+            self._pending = frame
+            raise
+        return frame
+
+    def _recovery(self, index: int) -> Recovery:
+        r = _ffi.RecoveryInfo(struct_size=ctypes.sizeof(_ffi.RecoveryInfo))
+        lib.mk_session_get_recovery(self._handle(), index, ctypes.byref(r))
+        return Recovery(None if r.pts == _ffi.NOPTS_VALUE else int(r.pts), int(r.position), r.rebuilt == 1, int(r.frames_lost),
+                        _text(lib.mk_status_name(r.status)), _text(r.message))
+
+    def _report_recoveries(self) -> None:
+        """Hands on_recovery the recoveries it has not had yet, oldest first."""
+        if self.on_recovery is None:
+            return
+        count = self.stats["recoveries"]
+        while self._reported < count:
+            r = self._recovery(self._reported)
+            self._reported += 1
+            self.on_recovery(r)
+
+    @property
+    def recoveries(self) -> list[Recovery]:
+        """Every recovery from damaged data so far, oldest first."""
+        return [self._recovery(i) for i in range(self.stats["recoveries"])]
 
     def __iter__(self) -> Self:
         return self

@@ -129,7 +129,25 @@ class BackendInfo(ctypes.Structure):
     """mk_backend_info: a decoder, encoder or picture converter a plugin registered."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("kind", ctypes.c_int32), ("codec", ctypes.c_char_p),
                 ("name", ctypes.c_char_p), ("media_type", ctypes.c_int32), ("priority", ctypes.c_int32),
-                ("plugin", ctypes.c_char_p), ("plugin_path", ctypes.c_char_p)]
+                ("plugin", ctypes.c_char_p), ("plugin_path", ctypes.c_char_p),
+                # 0.2: what an encoder takes; whether a picture converter scales
+                ("sample_formats", ctypes.POINTER(ctypes.c_int32)), ("sample_format_count", ctypes.c_int32),
+                ("sample_rates", ctypes.POINTER(ctypes.c_int32)), ("sample_rate_count", ctypes.c_int32),
+                ("min_sample_rate", ctypes.c_int32), ("max_sample_rate", ctypes.c_int32),
+                ("max_channels", ctypes.c_int32),
+                ("channel_masks", ctypes.POINTER(ctypes.c_uint64)), ("channel_mask_count", ctypes.c_int32),
+                ("min_bit_rate", ctypes.c_int64), ("max_bit_rate", ctypes.c_int64), ("scales", ctypes.c_int32)]
+
+
+class ContainerInfo(ctypes.Structure):
+    """mk_container_info: a container format the library reads or writes."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("kind", ctypes.c_int32), ("name", ctypes.c_char_p),
+                ("description", ctypes.c_char_p), ("extensions", ctypes.c_char_p), ("mime_types", ctypes.c_char_p)]
+
+
+class Orientation(ctypes.Structure):
+    """mk_orientation (fixed layout)."""
+    _fields_ = [("transposed", ctypes.c_int32), ("hflip", ctypes.c_int32), ("vflip", ctypes.c_int32)]
 
 
 class PluginInfo(ctypes.Structure):
@@ -224,6 +242,15 @@ class SessionStats(ctypes.Structure):
     ]
 
 
+class RecoveryInfo(ctypes.Structure):
+    """mk_recovery_info."""
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("pts", ctypes.c_int64), ("position", ctypes.c_int64),
+        ("rebuilt", ctypes.c_int32), ("frames_lost", ctypes.c_int32), ("status", ctypes.c_int32),
+        ("message", ctypes.c_char_p),
+    ]
+
+
 SESSION_COMPLETION = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
@@ -301,6 +328,9 @@ _declare("mk_plugin_count", ctypes.c_int32, [])
 _declare("mk_plugin_get_info", c_status, [ctypes.c_int32, P(PluginInfo)], True)
 _declare("mk_backend_count", ctypes.c_int32, [])
 _declare("mk_backend_get_info", c_status, [ctypes.c_int32, P(BackendInfo)], True)
+_declare("mk_backend_converts", c_status, [ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, P(ctypes.c_int32)], True)
+_declare("mk_container_count", ctypes.c_int32, [])
+_declare("mk_container_get_info", c_status, [ctypes.c_int32, P(ContainerInfo)], True)
 _declare("mk_plugin_failure_count", ctypes.c_int32, [])
 _declare("mk_plugin_failure", c_status, [ctypes.c_int32, P(ctypes.c_char_p), P(ctypes.c_char_p)], True)
 _declare("mk_plugin_search_count", ctypes.c_int32, [])
@@ -360,6 +390,9 @@ _declare("mk_frame_pack_scaled", c_status, [c_handle, ctypes.c_int32, ctypes.c_i
                                             ctypes.c_void_p, ctypes.c_size_t, P(ctypes.c_size_t)], True)
 _declare("mk_frame_view", c_status, [c_handle, ctypes.c_int32, P(FrameViewInfo)], True)
 _declare("mk_frame_free", None, [P(c_handle)])
+_declare("mk_orientation_from_matrix", c_status, [P(ctypes.c_int32), P(Orientation)], True)
+_declare("mk_orientation_clockwise", c_status, [ctypes.c_int32, P(Orientation)], True)
+_declare("mk_frame_orient", c_status, [c_handle, P(Orientation), P(c_handle)], True)
 _declare("mk_packet_create", c_status, [P(c_handle), P(PacketInfo)], True)
 _declare("mk_codec_params_default", None, [P(CodecParams)])
 _declare("mk_decoder_open_params", c_status, [P(c_handle), P(CodecParams), P(DecoderSettings)], True)
@@ -381,4 +414,5 @@ _declare("mk_session_read_frame", c_status, [c_handle, P(c_handle)], True)
 _declare("mk_session_seek", c_status, [c_handle, ctypes.c_double], True)
 _declare("mk_session_flush", c_status, [c_handle, SESSION_COMPLETION, ctypes.c_void_p], True)
 _declare("mk_session_get_stats", c_status, [c_handle, P(SessionStats)], True)
+_declare("mk_session_get_recovery", c_status, [c_handle, ctypes.c_int32, P(RecoveryInfo)], True)
 _declare("mk_session_close", None, [P(c_handle)])
