@@ -16,6 +16,7 @@ from __future__ import annotations
 import struct
 import subprocess
 from pathlib import Path
+from typing import Callable, Union
 
 import pytest
 
@@ -45,7 +46,7 @@ def ffmpeg_nv12(path: Path, *, autorotate: bool = True, vf: str = "", frames: in
     return subprocess.run(cmd, check=True, capture_output=True).stdout
 
 
-def turned_nv12(path: Path, turn: "object", frames: int = 0) -> tuple[bytes, mediakit.Track]:
+def turned_nv12(path: Path, turn: Union[mediakit.Orientation, Callable[[mediakit.Frame], mediakit.Frame]], frames: int = 0) -> tuple[bytes, mediakit.Track]:
     """Every frame (or the first `frames`) of the first video track, turned by `turn` (an
     Orientation, or a callable Frame -> Frame), packed as NV12."""
     out = bytearray()
@@ -54,7 +55,7 @@ def turned_nv12(path: Path, turn: "object", frames: int = 0) -> tuple[bytes, med
         for n, frame in enumerate(container.decode(video=0)):
             if frames and n == frames:
                 break
-            turned = turn(frame) if callable(turn) else frame.oriented(turn)  # type: ignore[arg-type]
+            turned = frame.oriented(turn) if isinstance(turn, mediakit.Orientation) else turn(frame)
             out += turned.to_numpy().tobytes()
     return bytes(out), track
 
