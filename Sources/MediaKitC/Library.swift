@@ -154,19 +154,27 @@ private func backendInfos() -> [mk_backend_info] {
 @_cdecl("mk_backend_count")
 public func mk_backend_count() -> Int32 { Int32(clamping: backendInfos().count) }
 
-@_cdecl("mk_backend_get_info")
-public func mk_backend_get_info(_ index: Int32, _ info: UnsafeMutablePointer<mk_backend_info>?) -> Int32 {
-    guard let info else { return fail(MK_EINVAL, "mk_backend_get_info: info is NULL") }
-    // The 0.1 struct ended at plugin_path; newer fields are filled when struct_size covers them.
-    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_backend_info>.offset(of: \mk_backend_info.sample_formats)!, "mk_backend_info") else { return MK_EINVAL }
-    let all = backendInfos()
+/// A listing getter's work: entry `index` of `all` copied into the caller's `info` up to its
+/// struct_size (`size`), which must be at least `minimum` bytes; `noun` names the entries.
+private func getListed<T>(_ function: String, _ all: @autoclosure () -> [T], _ index: Int32, _ info: UnsafeMutablePointer<T>?,
+                          size: WritableKeyPath<T, UInt32>, minimum: Int, _ noun: String) -> Int32 {
+    guard let info else { return fail(MK_EINVAL, "\(function): info is NULL") }
+    guard sizeOK(info.pointee[keyPath: size], minimum, "\(T.self)") else { return MK_EINVAL }
+    let all = all()
     guard index >= 0 && Int(index) < all.count else {
-        return fail(MK_EINVAL, "mk_backend_get_info: index \(index) is out of range (\(all.count) backends)")
+        return fail(MK_EINVAL, "\(function): index \(index) is out of range (\(all.count) \(noun))")
     }
     var i = all[Int(index)]
-    i.struct_size = info.pointee.struct_size
-    copyOut(i, to: info, size: i.struct_size)
+    i[keyPath: size] = info.pointee[keyPath: size]
+    copyOut(i, to: info, size: i[keyPath: size])
     return MK_OK
+}
+
+@_cdecl("mk_backend_get_info")
+public func mk_backend_get_info(_ index: Int32, _ info: UnsafeMutablePointer<mk_backend_info>?) -> Int32 {
+    // The 0.1 struct ended at plugin_path; newer fields are filled when struct_size covers them.
+    getListed("mk_backend_get_info", backendInfos(), index, info, size: \.struct_size,
+              minimum: MemoryLayout<mk_backend_info>.offset(of: \mk_backend_info.sample_formats)!, "backends")
 }
 
 @_cdecl("mk_backend_converts")
@@ -205,16 +213,8 @@ public func mk_container_count() -> Int32 { Int32(clamping: containerInfos().cou
 
 @_cdecl("mk_container_get_info")
 public func mk_container_get_info(_ index: Int32, _ info: UnsafeMutablePointer<mk_container_info>?) -> Int32 {
-    guard let info else { return fail(MK_EINVAL, "mk_container_get_info: info is NULL") }
-    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_container_info>.size, "mk_container_info") else { return MK_EINVAL }
-    let all = containerInfos()
-    guard index >= 0 && Int(index) < all.count else {
-        return fail(MK_EINVAL, "mk_container_get_info: index \(index) is out of range (\(all.count) container formats)")
-    }
-    var i = all[Int(index)]
-    i.struct_size = info.pointee.struct_size
-    copyOut(i, to: info, size: i.struct_size)
-    return MK_OK
+    getListed("mk_container_get_info", containerInfos(), index, info, size: \.struct_size,
+              minimum: MemoryLayout<mk_container_info>.size, "container formats")
 }
 
 @_cdecl("mk_plugin_failure_count")

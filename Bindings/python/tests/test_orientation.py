@@ -13,8 +13,8 @@ Oracles (ORACLES.md: ffmpeg):
 """
 from __future__ import annotations
 
-import struct
 import subprocess
+import sys
 from pathlib import Path
 from typing import Callable, Union
 
@@ -22,10 +22,10 @@ import pytest
 
 import mediakit
 
-# The eight quarter-turn display matrices (a, b, c, d of the tkhd matrix, in units of 1.0).
-MATRICES = {"identity": (1, 0, 0, 1), "clock": (0, 1, -1, 0), "cclock": (0, -1, 1, 0),
-            "half": (-1, 0, 0, -1), "transpose": (0, 1, 1, 0), "antitranspose": (0, -1, -1, 0),
-            "mirror_x": (-1, 0, 0, 1), "mirror_y": (1, 0, 0, -1)}
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "Tests" / "oracle"))
+import oracle_lib  # noqa: E402  (the quarter-turn matrices, shared with the oracle suite's autorotation test)
+
+MATRICES = oracle_lib.QUARTER_TURN_MATRICES
 
 # Each orientation and ffmpeg's filter chain for it (ffmpeg-filters: transpose=cclock_flip turns
 # rows into columns, clock / cclock turn by a quarter, clock_flip is clock with a vertical flip).
@@ -70,15 +70,9 @@ def clip(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 
 def with_matrix(clip: bytes, name: str, folder: Path) -> Path:
-    """The clip with its tkhd matrix set to MATRICES[name] (ISO/IEC 14496-12 8.3.2, 16.16 fixed point)."""
-    data = bytearray(clip)
-    at = data.find(b"tkhd")
-    assert at > 0, "ffmpeg's clip has no tkhd"
-    matrix_at = at + 4 + (52 if data[at + 4] == 1 else 40)  # after version .. volume
-    a, b, c, d = (v * 65536 for v in MATRICES[name])
-    data[matrix_at:matrix_at + 36] = struct.pack(">9i", a, b, 0, c, d, 0, 0, 0, 1 << 30)
+    """The clip with its tkhd matrix set to MATRICES[name]."""
     path = folder / f"{name}.mp4"
-    path.write_bytes(bytes(data))
+    path.write_bytes(oracle_lib.with_display_matrix(clip, name)[0])
     return path
 
 
@@ -89,8 +83,7 @@ def test_track_orientation_turns_as_ffmpeg_autorotation(name: str, clip: bytes, 
     with mediakit.open(media) as container:
         orientation = container.streams.video[0].orientation
     ours, track = turned_nv12(media, orientation)
-    a, b, c, d = (v * 65536 for v in MATRICES[name])
-    assert track.matrix[:5] == (a, b, 0, c, d), f"{name}: the patched matrix was not read"
+    assert list(track.matrix) == oracle_lib.with_display_matrix(clip, name)[1], f"{name}: the patched matrix was not read"
     assert (orientation == mediakit.Orientation()) == (name == "identity")
     assert ours == ref, f"{name}: pictures turned by {orientation} differ from ffmpeg's autorotated decode"
 
