@@ -703,6 +703,22 @@ typedef struct mk_muxer_settings {
     mk_progress_callback progress; /**< NULL (default) or called after each packet with packets
                                     written and packets in all; non-zero cancels (MK_ECANCELLED) */
     void *progress_user;       /**< passed to progress. Default NULL */
+    /* Added in 0.2 (read only when struct_size covers them), for mk_muxer_open of MP4 files only:
+     * mk_remux (which takes them from its source) and the other containers refuse values other
+     * than the defaults (MK_EINVAL). */
+    double chunk_seconds;      /**< progressive / fast-start: target chunk duration in seconds
+                                    (0.001 to 3600). Default 0.5 */
+    int64_t movie_time_scale;  /**< ticks per second of the movie (mvhd; the unit of edit list
+                                    durations), 1 to 4294967295. Default 1000 */
+    int64_t reserved_moov_bytes; /**< fast-start: bytes reserved before the media data for the moov
+                                    (a `free` box); when the moov fits, mk_muxer_finish copies
+                                    nothing. 0 (default): copy; at most 256 MiB */
+    int32_t write_mfra;        /**< fragmented / hybrid: 1 (default) writes an mfra random-access
+                                    index at the end; 0 does not */
+    const uint8_t *user_data;  /**< a whole `udta` box (its size and type first) written verbatim
+                                    into the moov (metadata, chapters ...); borrowed for the
+                                    mk_muxer_open call. NULL (default): none */
+    size_t user_data_size;     /**< bytes at user_data (at most 16 MiB). Default 0 */
 } mk_muxer_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */

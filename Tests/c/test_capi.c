@@ -624,6 +624,32 @@ static void listings_and_orientation(const char *good) {
     mk_frame_free(&turned);
     CHECK(turned == NULL, "free sets the turned frame to NULL");
 
+    /* The MP4 muxer options: checked, MP4's only, mk_muxer_open's only. */
+    mk_muxer *mux = NULL;
+    mk_muxer_settings ms;
+    mk_muxer_default_settings(&ms);
+    CHECK(ms.chunk_seconds == 0.5 && ms.movie_time_scale == 1000 && ms.write_mfra == 1 && ms.user_data == NULL,
+          "the MP4 options' defaults");
+    ms.chunk_seconds = 0;
+    EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mp4", &ms), MK_EINVAL);
+    mk_muxer_default_settings(&ms);
+    ms.reserved_moov_bytes = (int64_t)1 << 40;
+    EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mp4", &ms), MK_EINVAL);
+    mk_muxer_default_settings(&ms);
+    static const uint8_t not_udta[12] = {0, 0, 0, 12, 'm', 'e', 't', 'a', 0, 0, 0, 0};
+    ms.user_data = not_udta;
+    ms.user_data_size = sizeof not_udta;
+    EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mp4", &ms), MK_EINVAL);
+    CHECK(strstr(mk_last_error(), "udta") != NULL, "the message names the udta box");
+    ms.user_data_size = 0;
+    ms.user_data = NULL;
+    ms.movie_time_scale = 600;
+    EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mkv", &ms), MK_EINVAL);
+    EXPECT(mk_remux(good, "/tmp/mk-capi-options.mp4", &ms), MK_EINVAL);
+    CHECK(mux == NULL, "nothing opened");
+    EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mp4", &ms), MK_OK);
+    mk_muxer_close(&mux);                                     /* unfinished: nothing is left */
+
     /* Recovery records: none in an undamaged file. */
     mk_recovery_info ri; ri.struct_size = sizeof ri;
     EXPECT(mk_session_get_recovery(video, 0, &ri), MK_EINVAL);

@@ -1051,14 +1051,32 @@ class Muxer(_Owned):
 
     The layouts are MP4's: faststart=True puts the moov at the front; fragment=SECONDS writes
     a fragmented MP4; hybrid=SECONDS writes fragmented and turns the file progressive when done.
+    So are the other options (C ``mk_muxer_settings``; None keeps the default): ``chunk_seconds``
+    (progressive / fast-start chunk duration, 0.5), ``movie_time_scale`` (mvhd ticks per second,
+    1000), ``reserved_moov_bytes`` (fast-start: room kept for the moov so that finishing copies
+    nothing), ``write_mfra`` (fragmented: the mfra index, True) and ``user_data`` (a whole
+    ``udta`` box written into the moov, e.g. metadata).
     """
 
     _free = staticmethod(lib.mk_muxer_close)
     _what = "muxer"
 
     def __init__(self, path: PathLike, *, faststart: bool = False, fragment: Optional[float] = None,
-                 hybrid: Optional[float] = None):
+                 hybrid: Optional[float] = None, chunk_seconds: Optional[float] = None,
+                 movie_time_scale: Optional[int] = None, reserved_moov_bytes: Optional[int] = None,
+                 write_mfra: Optional[bool] = None, user_data: Optional[bytes] = None):
         s = _muxer_settings(faststart, fragment, hybrid)
+        if chunk_seconds is not None:
+            s.chunk_seconds = float(chunk_seconds)
+        if movie_time_scale is not None:
+            s.movie_time_scale = int(movie_time_scale)
+        if reserved_moov_bytes is not None:
+            s.reserved_moov_bytes = int(reserved_moov_bytes)
+        if write_mfra is not None:
+            s.write_mfra = 1 if write_mfra else 0
+        udta = ctypes.create_string_buffer(bytes(user_data), len(user_data)) if user_data else None
+        if udta is not None:
+            s.user_data, s.user_data_size = ctypes.cast(udta, ctypes.c_void_p), len(udta)
         h = ctypes.c_void_p()
         lib.mk_muxer_open(ctypes.byref(h), _path(path), ctypes.byref(s))
         super().__init__(h)

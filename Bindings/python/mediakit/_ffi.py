@@ -212,7 +212,11 @@ class MuxerSettings(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int32), ("fragment_seconds", ctypes.c_double),
                 # 0.2 (mk_remux only)
                 ("tracks", ctypes.POINTER(ctypes.c_int32)), ("track_count", ctypes.c_int32),
-                ("progress", PROGRESS), ("progress_user", ctypes.c_void_p)]
+                ("progress", PROGRESS), ("progress_user", ctypes.c_void_p),
+                # 0.2 (mk_muxer_open, MP4 only)
+                ("chunk_seconds", ctypes.c_double), ("movie_time_scale", ctypes.c_int64),
+                ("reserved_moov_bytes", ctypes.c_int64), ("write_mfra", ctypes.c_int32),
+                ("user_data", ctypes.c_void_p), ("user_data_size", ctypes.c_size_t)]
 
 
 class DecodeSettings(ctypes.Structure):
