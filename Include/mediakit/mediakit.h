@@ -1065,6 +1065,10 @@ typedef struct mk_audio_converter_settings {
     int32_t trim;              /**< track converters: MK_TRIM_* (default MK_TRIM_GAPLESS) */
     int32_t threads;           /**< track converters: decoder threads; 0 = every core. Default 0 */
     const char *backend;       /**< track converters: a backend or plugin name; NULL: by priority */
+    /* Added in 0.2 (read only when struct_size covers them): */
+    int64_t prime_leading;     /**< input frames dropped at the start (an encoder's priming); they
+                                    still feed the filter as history. Default 0 */
+    int64_t prime_trailing;    /**< input frames dropped at the end (an encoder's padding). Default 0 */
 } mk_audio_converter_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
@@ -1105,6 +1109,25 @@ mk_status mk_audio_converter_push_packet(mk_audio_converter *converter, const mk
 
 /** Ends the input: the resampler's tail (and a track's delayed frames) become readable. */
 mk_status mk_audio_converter_flush(mk_audio_converter *converter);
+
+/** Forgets the stream (after a seek, or to convert another one): what waits to be read and
+ *  what the resampler holds are dropped, the next input starts a new stream (silent history,
+ *  priming cut again), and pushing is allowed again after mk_audio_converter_flush. Track
+ *  converters also drop what their decoder holds. Errors: MK_EINVAL. */
+mk_status mk_audio_converter_reset(mk_audio_converter *converter);
+
+/** A PCM converter's counts since it was opened or reset. */
+typedef struct mk_audio_converter_stats {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_audio_converter_stats) */
+    int64_t input_frames;      /**< frames pushed (or pulled by mk_audio_converter_fill) */
+    int64_t output_frames;     /**< frames converted (read or waiting to be read) */
+    int32_t latency;           /**< input frames that wait, before a flush, for later input: an
+                                    input frame's output comes once this many frames follow it */
+} mk_audio_converter_stats;
+
+/** Fills *stats for a PCM converter. Errors: MK_EINVAL (NULL, small struct_size, a track
+ *  converter: its input is packets). */
+mk_status mk_audio_converter_get_stats(mk_audio_converter *converter, mk_audio_converter_stats *stats);
 
 /** Copies up to `capacity` converted frames into planes (one buffer for interleaved output,
  *  one per channel for planar, each room for capacity frames; owned by the caller) and sets

@@ -650,6 +650,36 @@ static void listings_and_orientation(const char *good) {
     EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mp4", &ms), MK_OK);
     mk_muxer_close(&mux);                                     /* unfinished: nothing is left */
 
+    /* Audio converter reset and counts. */
+    mk_audio_converter *ac = NULL;
+    mk_audio_format af; memset(&af, 0, sizeof af);
+    af.struct_size = sizeof af; af.sample_format = MK_SAMPLES_S16; af.sample_rate = 44100; af.channels = 2;
+    mk_audio_format bf = af; bf.sample_rate = 48000;
+    mk_audio_converter_settings as; mk_audio_converter_default_settings(&as);
+    as.prime_leading = -1;
+    EXPECT(mk_audio_converter_open(&ac, &af, &bf, &as), MK_EINVAL);
+    as.prime_leading = 0;
+    EXPECT(mk_audio_converter_open(&ac, &af, &bf, &as), MK_OK);
+    int16_t pcm[2 * 441]; memset(pcm, 0, sizeof pcm);
+    const void *in[1] = {pcm};
+    EXPECT(mk_audio_converter_push(ac, in, 441), MK_OK);
+    mk_audio_converter_stats st; st.struct_size = sizeof st;
+    EXPECT(mk_audio_converter_get_stats(ac, &st), MK_OK);
+    CHECK(st.input_frames == 441 && st.latency > 0 && st.output_frames < 480, "the counts before a flush");
+    EXPECT(mk_audio_converter_flush(ac), MK_OK);
+    EXPECT(mk_audio_converter_push(ac, in, 441), MK_ESTATE);
+    EXPECT(mk_audio_converter_reset(ac), MK_OK);
+    int32_t waiting = -1;
+    EXPECT(mk_audio_converter_read(ac, NULL, 0, &waiting), MK_EAGAIN);
+    EXPECT(mk_audio_converter_get_stats(ac, &st), MK_OK);
+    CHECK(st.input_frames == 0 && st.output_frames == 0, "reset clears the counts and what waited");
+    EXPECT(mk_audio_converter_push(ac, in, 441), MK_OK);
+    st.struct_size = 4;
+    EXPECT(mk_audio_converter_get_stats(ac, &st), MK_EINVAL);
+    EXPECT(mk_audio_converter_get_stats(ac, NULL), MK_EINVAL);
+    mk_audio_converter_close(&ac);
+    EXPECT(mk_audio_converter_reset(NULL), MK_EINVAL);
+
     /* Recovery records: none in an undamaged file. */
     mk_recovery_info ri; ri.struct_size = sizeof ri;
     EXPECT(mk_session_get_recovery(video, 0, &ri), MK_EINVAL);

@@ -1922,6 +1922,10 @@ class AudioConverter(_Owned):
         conv = mediakit.AudioConverter("s16", 44100, "stereo", "f32", 48000, "mono")
         out = conv.convert(samples)          # (n, 1) float32
         tail = conv.flush()
+
+    ``prime_leading`` / ``prime_trailing`` input frames are dropped at the start / end (an
+    encoder's priming and padding; they still feed the filter). ``reset()`` starts a new stream
+    (after a seek); ``input_frames``, ``output_frames`` and ``latency`` count a PCM converter's work.
     """
 
     _free = staticmethod(lib.mk_audio_converter_close)
@@ -1929,12 +1933,14 @@ class AudioConverter(_Owned):
 
     def __init__(self, in_format: str, in_rate: int, in_layout: Optional[Layout], out_format: str, out_rate: int,
                  out_layout: Optional[Layout], *, quality: str = "medium", dither: bool = False,
-                 _track: Optional[Track] = None, trim: Union[bool, str] = True):
+                 _track: Optional[Track] = None, trim: Union[bool, str] = True, prime_leading: int = 0,
+                 prime_trailing: int = 0):
         if quality not in _QUALITY:
             raise ValueError(f"unknown quality {quality!r}: low, medium or high")
         s = _ffi.AudioConverterSettings()
         lib.mk_audio_converter_default_settings(ctypes.byref(s))
         s.quality, s.dither, s.trim = _QUALITY[quality], int(bool(dither)), _trim_setting(trim)
+        s.prime_leading, s.prime_trailing = int(prime_leading), int(prime_trailing)
         to = _audio_format(out_format, out_rate, out_layout, open_ended=_track is not None)
         h = ctypes.c_void_p()
         if _track is None:
@@ -1960,6 +1966,31 @@ class AudioConverter(_Owned):
         if not isinstance(track, Track):
             raise TypeError(f"for_track needs a mediakit.Track, got {type(track).__name__}")
         return cls("", 0, None, sample_format, rate or 0, layout, quality=quality, dither=dither, _track=track, trim=trim)
+
+    def reset(self) -> None:
+        """Forgets the stream (after a seek, or for another one): what waits and what the
+        resampler holds are dropped; converting (also after flush()) starts a new stream."""
+        lib.mk_audio_converter_reset(self._handle())
+
+    def _stats(self) -> _ffi.AudioConverterStats:
+        st = _ffi.AudioConverterStats(struct_size=ctypes.sizeof(_ffi.AudioConverterStats))
+        lib.mk_audio_converter_get_stats(self._handle(), ctypes.byref(st))
+        return st
+
+    @property
+    def input_frames(self) -> int:
+        """PCM converter: frames given since it was made or reset."""
+        return int(self._stats().input_frames)
+
+    @property
+    def output_frames(self) -> int:
+        """PCM converter: frames converted since it was made or reset."""
+        return int(self._stats().output_frames)
+
+    @property
+    def latency(self) -> int:
+        """PCM converter: input frames that wait, before flush(), for later input."""
+        return int(self._stats().latency)
 
     @property
     def output_format(self) -> Optional[tuple[str, int, int]]:

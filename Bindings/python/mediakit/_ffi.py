@@ -172,7 +172,15 @@ class AudioFormat(ctypes.Structure):
 class AudioConverterSettings(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("quality", ctypes.c_int32), ("dither", ctypes.c_int32),
                 ("mix_matrix", ctypes.POINTER(ctypes.c_double)), ("trim", ctypes.c_int32), ("threads", ctypes.c_int32),
-                ("backend", ctypes.c_char_p)]
+                ("backend", ctypes.c_char_p),
+                # 0.2
+                ("prime_leading", ctypes.c_int64), ("prime_trailing", ctypes.c_int64)]
+
+
+class AudioConverterStats(ctypes.Structure):
+    """mk_audio_converter_stats."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("input_frames", ctypes.c_int64), ("output_frames", ctypes.c_int64),
+                ("latency", ctypes.c_int32)]
 
 
 class EncoderSettings(ctypes.Structure):
@@ -351,6 +359,8 @@ _declare("mk_audio_converter_output_format", c_status, [c_handle, P(AudioFormat)
 _declare("mk_audio_converter_push", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32], True)
 _declare("mk_audio_converter_push_packet", c_status, [c_handle, c_handle], True)
 _declare("mk_audio_converter_flush", c_status, [c_handle], True)
+_declare("mk_audio_converter_reset", c_status, [c_handle], True)
+_declare("mk_audio_converter_get_stats", c_status, [c_handle, P(AudioConverterStats)], True)
 _declare("mk_audio_converter_fill", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, AUDIO_INPUT, ctypes.c_void_p,
                                                P(ctypes.c_int32)], True)
 _declare("mk_audio_converter_read", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, P(ctypes.c_int32)], True)
