@@ -773,6 +773,13 @@ mk_status mk_muxer_write_packet(mk_muxer *muxer, int32_t index, const mk_packet 
  *  (finished twice), MK_EIO (the target name is then left untouched). */
 mk_status mk_muxer_finish(mk_muxer *muxer);
 
+/** Sets *path to the file an MP4 muxer is writing now: "<path>.partial" for the fragmented and
+ *  hybrid layouts (what a crash leaves behind, playable up to its last fragment), a hidden
+ *  temporary file beside the target for the others; the target path once finished. BORROWED:
+ *  valid until the next call on the muxer or its close. Errors: MK_EINVAL (NULL),
+ *  MK_EUNSUPPORTED (a Matroska or Ogg muxer). */
+mk_status mk_muxer_in_progress_path(mk_muxer *muxer, const char **path);
+
 /** Abandons the file and removes what was written. Errors: MK_EINVAL. */
 mk_status mk_muxer_cancel(mk_muxer *muxer);
 
@@ -1224,6 +1231,10 @@ typedef struct mk_encoder_info {
                                     holds the sample count and MD5. NULL when none */
     size_t extradata_size;
     mk_audio_format input;     /**< the PCM the encoder itself takes (after the conversion) */
+    /* Added in 0.2 (filled only when struct_size covers it): */
+    int64_t input_samples;     /**< samples per channel the encoder itself was given so far (in
+                                    `input`'s rate): with encoder_delay and the packets' durations,
+                                    it says the end padding */
 } mk_encoder_info;
 
 /** Opens an encoder for PCM in `format` (interleaved or planar, any rate and channels: it is

@@ -7,6 +7,8 @@ import MediaKit
 final class MuxerHandle {
     let muxer: Muxer
     var finished = false
+    /// The path mk_muxer_in_progress_path lent last.
+    var inProgressPath: CString?
     /// Per track: the packets' time base, the encoder delay and padding in samples (and the
     /// rate), and the end of the presentation so far in time-base ticks.
     var tracks: [(timeBase: Rational, delay: Int, padding: Int, rate: Int, end: Int64)] = []
@@ -216,6 +218,19 @@ public func mk_muxer_cancel(_ m: OpaquePointer?) -> Int32 {
     guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_cancel") else { return MK_EINVAL }
     if !h.finished { h.muxer.cancel() }
     h.finished = true
+    return MK_OK
+}
+
+@_cdecl("mk_muxer_in_progress_path")
+public func mk_muxer_in_progress_path(_ m: OpaquePointer?, _ path: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_in_progress_path") else { return MK_EINVAL }
+    guard let path else { return fail(MK_EINVAL, "mk_muxer_in_progress_path: path is NULL") }
+    guard let mp4 = h.muxer as? MP4Muxer else {
+        return fail(MK_EUNSUPPORTED, "mk_muxer_in_progress_path: only MP4 muxers name the file they are writing")
+    }
+    let c = CString(mp4.inProgressPath)
+    h.inProgressPath = c
+    path.pointee = UnsafePointer(c.pointer)
     return MK_OK
 }
 

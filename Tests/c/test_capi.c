@@ -648,7 +648,17 @@ static void listings_and_orientation(const char *good) {
     EXPECT(mk_remux(good, "/tmp/mk-capi-options.mp4", &ms), MK_EINVAL);
     CHECK(mux == NULL, "nothing opened");
     EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mp4", &ms), MK_OK);
+    const char *writing = NULL;
+    EXPECT(mk_muxer_in_progress_path(mux, NULL), MK_EINVAL);
+    EXPECT(mk_muxer_in_progress_path(mux, &writing), MK_OK);
+    CHECK(writing != NULL && strstr(writing, "mk-capi-options.mp4") != NULL && strcmp(writing, "/tmp/mk-capi-options.mp4") != 0,
+          "an unfinished progressive MP4 is written under a temporary name beside the target");
     mk_muxer_close(&mux);                                     /* unfinished: nothing is left */
+    EXPECT(mk_muxer_in_progress_path(NULL, &writing), MK_EINVAL);
+    mk_muxer_default_settings(&ms);
+    EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mkv", &ms), MK_OK);
+    EXPECT(mk_muxer_in_progress_path(mux, &writing), MK_EUNSUPPORTED);
+    mk_muxer_close(&mux);
 
     /* Audio converter reset and counts. */
     mk_audio_converter *ac = NULL;

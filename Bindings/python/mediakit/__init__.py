@@ -1138,6 +1138,15 @@ class Muxer(_Owned):
             raise
         self.state = "finished"
 
+    @property
+    def in_progress_path(self) -> str:
+        """MP4: the file being written now ("<path>.partial" for fragment= and hybrid=, which a
+        crash leaves playable up to its last fragment; a hidden temporary file otherwise); the
+        target path once finished. UnsupportedError for Matroska and Ogg."""
+        path = ctypes.c_char_p()
+        lib.mk_muxer_in_progress_path(self._handle(), ctypes.byref(path))
+        return os.fsdecode(path.value or b"")
+
     def cancel(self) -> None:
         """Abandons the file and removes what was written (harmless after finish() or twice)."""
         if self._h is None:
@@ -2189,6 +2198,11 @@ class Encoder(_Owned):
     def encoder_delay(self) -> int:
         """Priming samples at the start of the decoded output, in time_base ticks."""
         return int(self._info().encoder_delay)
+
+    @property
+    def input_samples(self) -> int:
+        """Samples per channel the encoder itself was given so far (at its input rate)."""
+        return int(self._info().input_samples)
 
     @property
     def time_base(self) -> tuple[int, int]:

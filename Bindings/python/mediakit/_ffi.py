@@ -197,7 +197,9 @@ class EncoderInfo(ctypes.Structure):
                 ("channels", ctypes.c_int32), ("bit_rate", ctypes.c_int64), ("frame_size", ctypes.c_int32),
                 ("encoder_delay", ctypes.c_int32), ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32),
                 ("extradata", ctypes.POINTER(ctypes.c_uint8)), ("extradata_size", ctypes.c_size_t),
-                ("input", AudioFormat)]
+                ("input", AudioFormat),
+                # 0.2
+                ("input_samples", ctypes.c_int64)]
 
 
 class CodecParams(ctypes.Structure):
@@ -417,6 +419,7 @@ _declare("mk_muxer_add_track_params", c_status, [c_handle, P(CodecParams), P(cty
 _declare("mk_muxer_write_packet", c_status, [c_handle, ctypes.c_int32, c_handle], True)
 _declare("mk_muxer_finish", c_status, [c_handle], True)
 _declare("mk_muxer_cancel", c_status, [c_handle], True)
+_declare("mk_muxer_in_progress_path", c_status, [c_handle, P(ctypes.c_char_p)], True)
 _declare("mk_muxer_close", None, [P(c_handle)])
 _declare("mk_remux", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(MuxerSettings)], True)
 _declare("mk_decode_default_settings", None, [P(DecodeSettings)])

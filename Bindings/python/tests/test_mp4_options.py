@@ -9,6 +9,7 @@ ffprobe's reading of the udta metadata (its format tags), and stream identity: f
 from __future__ import annotations
 
 import struct
+import subprocess
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -127,3 +128,25 @@ def test_bad_options_are_refused(sample: Path, tmp_path: Path) -> None:
     with pytest.raises(mediakit.InvalidArgumentError, match="MP4's"):
         mediakit.Muxer(tmp_path / "a.mkv", chunk_seconds=1.0)
     assert not list(tmp_path.iterdir()), "a refused open leaves no file"
+
+
+def test_in_progress_path_is_a_playable_partial_file(shared_media: Path, tmp_path: Path) -> None:
+    """Fragmented: while writing, the bytes are in "<path>.partial", which ffprobe reads up to
+    its last complete fragment (what a crash leaves); once finished the path is the target."""
+    source, out = shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4", tmp_path / "frag.mp4"
+    with mediakit.open(source) as demuxer, mediakit.Muxer(out, fragment=1.0) as mux:
+        index = {t.index: mux.add_track(t) for t in demuxer.tracks}
+        for n, packet in enumerate(demuxer):
+            mux.write(index[packet.track], packet)
+            if n == 300:
+                partial = Path(mux.in_progress_path)
+                assert partial == Path(str(out) + ".partial") and partial.is_file() and not out.exists()
+                read = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "packet=pts", "-of", "csv=p=0",
+                                       str(partial)], capture_output=True, text=True)
+                assert read.returncode == 0 and 0 < len(read.stdout.split()) <= 301, read.stderr
+        mux.finish()
+        assert mux.in_progress_path == str(out) and out.is_file()
+    with mediakit.Muxer(tmp_path / "x.mkv") as mkv:
+        with pytest.raises(mediakit.UnsupportedError):
+            mkv.in_progress_path
+        mkv.cancel()
