@@ -936,6 +936,24 @@ typedef struct mk_decode_settings {
     mk_progress_callback progress; /**< NULL (default) or called with milliseconds decoded of the
                                     longest track's; non-zero from it cancels (MK_ECANCELLED) */
     void *progress_user;       /**< passed to progress. Default NULL */
+    /* Added in 0.2 as well (read only when struct_size covers them): mk-decode's choices. */
+    int32_t sample_format;     /**< an interleaved MK_SAMPLES_* type to write the audio in (u8, s16,
+                                    s24, s32, f32, f64); 0 (default): audio_layout's */
+    int32_t sample_rate;       /**< resample the audio to this rate (MediaKit's resampler); 0
+                                    (default): the source's */
+    int32_t channels;          /**< mix the audio to this many channels (as ffmpeg -ac mixes); 0
+                                    (default): the source's */
+    uint64_t channel_mask;     /**< with channels: the WAVE mask of the layout (channels in mask
+                                    order); 0 (default): FFmpeg's default layout of `channels` */
+    int32_t resample_quality;  /**< MK_RESAMPLE_* when sample_rate changes the rate. Default
+                                    MK_RESAMPLE_MEDIUM */
+    double seek_seconds;       /**< start at this presentation time, sample-accurately (as
+                                    ffmpeg -ss T -i); negative (default -1): the start */
+    int64_t max_video_frames;  /**< write at most this many pictures; 0 (default): all */
+    double max_audio_seconds;  /**< write at most this many seconds of audio (round(seconds *
+                                    rate) sample frames); 0 (default): all */
+    int32_t async_video;       /**< 1: when only video is decoded, decode it on a thread of its own
+                                    (same output). Default 0 */
 } mk_decode_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */

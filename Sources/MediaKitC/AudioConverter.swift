@@ -123,6 +123,16 @@ func request(_ f: UnsafePointer<mk_audio_format>?, _ role: String, open: Bool) t
     return AudioOutputRequest(type, planar: planar, sampleRate: c.sample_rate > 0 ? Int(c.sample_rate) : nil, layout: layout)
 }
 
+/// The preset of an MK_RESAMPLE_* value. Throws `.invalidArgument` for another.
+func resampleQuality(_ code: Int32) throws -> ResampleQuality {
+    switch code {
+    case MK_RESAMPLE_LOW: return .low
+    case MK_RESAMPLE_MEDIUM: return .medium
+    case MK_RESAMPLE_HIGH: return .high
+    default: throw MediaError(.invalidArgument, "quality \(code) is not MK_RESAMPLE_LOW, MEDIUM or HIGH")
+    }
+}
+
 /// The checked settings and the converter options they make.
 private func converterOptions(_ settings: UnsafePointer<mk_audio_converter_settings>?, inChannels: Int?, outChannels: Int?) throws
     -> (mk_audio_converter_settings, AudioConverter.Options, TrimMode) {
@@ -137,12 +147,7 @@ private func converterOptions(_ settings: UnsafePointer<mk_audio_converter_setti
         s = copyIn(s, from: settings, size: settings.pointee.struct_size)
     }
     var o = AudioConverter.Options()
-    switch s.quality {
-    case MK_RESAMPLE_LOW: o.quality = .low
-    case MK_RESAMPLE_MEDIUM: o.quality = .medium
-    case MK_RESAMPLE_HIGH: o.quality = .high
-    default: throw MediaError(.invalidArgument, "quality \(s.quality) is not MK_RESAMPLE_LOW, MEDIUM or HIGH")
-    }
+    o.quality = try resampleQuality(s.quality)
     o.dither = s.dither != 0
     o.primeLeading = Int(s.prime_leading)
     o.primeTrailing = Int(s.prime_trailing)

@@ -690,6 +690,24 @@ static void listings_and_orientation(const char *good) {
     mk_audio_converter_close(&ac);
     EXPECT(mk_audio_converter_reset(NULL), MK_EINVAL);
 
+    /* mk_decode_file's mk-decode choices: refused values name the field. */
+    mk_decode_settings ds;
+    mk_decode_default_settings(&ds);
+    CHECK(ds.seek_seconds < 0 && ds.max_video_frames == 0 && ds.sample_format == 0 && ds.resample_quality == MK_RESAMPLE_MEDIUM,
+          "mk-decode's choices default to none");
+    ds.sample_format = MK_SAMPLES_S16P;
+    EXPECT(mk_decode_file(good, "/tmp/mk-capi-choices.pcm", NULL, &ds), MK_EINVAL);
+    CHECK(strstr(mk_last_error(), "planar") != NULL, "a planar sample format is refused by name");
+    mk_decode_default_settings(&ds);
+    ds.max_video_frames = -1;
+    EXPECT(mk_decode_file(good, NULL, "/tmp/mk-capi-choices.nv12", &ds), MK_EINVAL);
+    mk_decode_default_settings(&ds);
+    ds.resample_quality = 9;
+    EXPECT(mk_decode_file(good, "/tmp/mk-capi-choices.pcm", NULL, &ds), MK_EINVAL);
+    FILE *left = fopen("/tmp/mk-capi-choices.pcm", "rb");
+    CHECK(left == NULL, "a refused decode writes nothing");
+    if (left) fclose(left);
+
     /* Recovery records: none in an undamaged file. */
     mk_recovery_info ri; ri.struct_size = sizeof ri;
     EXPECT(mk_session_get_recovery(video, 0, &ri), MK_EINVAL);

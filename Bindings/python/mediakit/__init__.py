@@ -2293,20 +2293,40 @@ def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate
 def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Optional[PathLike] = None, *,
            pixel_format: str = "nv12", sample_format: str = "s16", wav: bool = False, y4m: bool = False,
            trim: Union[bool, str] = True, autorotate: bool = True, threads: int = 0, backend: Optional[str] = None,
-           progress: Optional[Progress] = None) -> None:
+           progress: Optional[Progress] = None, sample_rate: Optional[int] = None, channels: Optional[Layout] = None,
+           resample_quality: str = "medium", seek: Optional[float] = None, max_video_frames: Optional[int] = None,
+           max_audio_seconds: Optional[float] = None, async_video: bool = False) -> None:
     """Decodes the first audio track to `audio_out` (raw PCM or WAV) and the first video
     track to `video_out` (raw NV12 / I420 or Y4M), like the mk-decode sample. `trim` is
     as for Decoder: "gapless" (default, or True), "ffmpeg" or "none" (or False).
+
+    mk-decode's choices: `sample_format` ("u8", "s16", "s24", "s32", "f32", "f64"), `sample_rate`
+    and `channels` (a layout name or a count, mixed as ffmpeg -ac mixes) with `resample_quality`;
+    `seek` (seconds, sample-accurate as ffmpeg -ss T -i), `max_video_frames`,
+    `max_audio_seconds`; `async_video` decodes a lone video track on a thread of its own.
 
     A file cut short is decoded as far as it goes (the outputs are written, as ffmpeg's)
     and a TruncatedWarning names the offset of the cut."""
     if audio_out is None and video_out is None:
         raise ValueError("give audio_out, video_out or both")
-    if pixel_format not in ("nv12", "i420") or sample_format not in ("s16", "f32"):
-        raise ValueError("pixel_format is nv12 or i420; sample_format is s16 or f32")
+    if pixel_format not in ("nv12", "i420"):
+        raise ValueError("pixel_format is nv12 or i420")
+    if resample_quality not in _QUALITY:
+        raise ValueError(f"unknown resample_quality {resample_quality!r}: low, medium or high")
     s = _ffi.DecodeSettings()
     lib.mk_decode_default_settings(ctypes.byref(s))
-    s.video_layout, s.audio_layout = _PACK[pixel_format], _PACK[sample_format]
+    s.video_layout = _PACK[pixel_format]
+    if sample_format in ("s16", "f32"):
+        s.audio_layout = _PACK[sample_format]
+    if sample_format not in ("s16", "f32") or sample_rate is not None or channels is not None:
+        f = _audio_format(sample_format, sample_rate or 0, channels, open_ended=True)
+        s.sample_format, s.sample_rate, s.channels, s.channel_mask = f.sample_format, f.sample_rate, f.channels, f.channel_mask
+    s.resample_quality = _QUALITY[resample_quality]
+    if seek is not None:
+        s.seek_seconds = float(seek)
+    s.max_video_frames = int(max_video_frames or 0)
+    s.max_audio_seconds = float(max_audio_seconds or 0)
+    s.async_video = int(async_video)
     s.wav, s.y4m, s.autorotate, s.threads = int(wav), int(y4m), int(autorotate), int(threads)
     s.trim = _trim_setting(trim)
     s.backend = backend.encode() if backend else None

@@ -236,6 +236,9 @@ class DecodeSettings(ctypes.Structure):
         ("autorotate", ctypes.c_int32), ("threads", ctypes.c_int32), ("backend", ctypes.c_char_p),
         # 0.2
         ("progress", PROGRESS), ("progress_user", ctypes.c_void_p),
+        ("sample_format", ctypes.c_int32), ("sample_rate", ctypes.c_int32), ("channels", ctypes.c_int32),
+        ("channel_mask", ctypes.c_uint64), ("resample_quality", ctypes.c_int32), ("seek_seconds", ctypes.c_double),
+        ("max_video_frames", ctypes.c_int64), ("max_audio_seconds", ctypes.c_double), ("async_video", ctypes.c_int32),
     ]
 
 
