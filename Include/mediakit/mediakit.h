@@ -144,6 +144,23 @@ typedef struct mk_backend_info {
     int32_t priority;          /**< the higher is chosen first among those of a codec */
     const char *plugin;        /**< the plugin's name ("ffmpeg") */
     const char *plugin_path;   /**< the file it was loaded from */
+    /* Added in 0.2 (filled only when struct_size covers them). What an encoder takes (all zero
+     * / NULL for the other kinds); arrays are static for the life of the process: */
+    const int32_t *sample_formats; /**< MK_SAMPLES_* it takes, preferred first */
+    int32_t sample_format_count;
+    const int32_t *sample_rates;   /**< the rates it takes (Hz); NULL (count 0): any rate from
+                                        min_sample_rate to max_sample_rate */
+    int32_t sample_rate_count;
+    int32_t min_sample_rate;   /**< with sample_rate_count 0, the range of rates it takes */
+    int32_t max_sample_rate;
+    int32_t max_channels;      /**< channels it takes: 1 to this */
+    const uint64_t *channel_masks; /**< WAVE channel masks it takes (one per channel count);
+                                        NULL (count 0): the default order of each count */
+    int32_t channel_mask_count;
+    int64_t min_bit_rate;      /**< bit rates (bits per second) it can be asked for; both 0 when */
+    int64_t max_bit_rate;      /**< it takes none (a lossless codec) */
+    int32_t scales;            /**< picture converter: 1 when it also changes the picture size
+                                    (what mk_frame_pack_scaled needs); 0 otherwise */
 } mk_backend_info;
 
 /** Number of backends of every loaded plugin (searching the default locations first): the
@@ -154,6 +171,36 @@ int32_t mk_backend_count(void);
 /** Fills *info for backend `index` (0 <= index < mk_backend_count()). Errors: MK_EINVAL (NULL,
  *  small struct_size, index out of range). Thread-safe. */
 mk_status mk_backend_get_info(int32_t index, mk_backend_info *info);
+
+/** Sets *supported to 1 when picture converter `index` (a backend of kind
+ *  MK_BACKEND_PICTURE_CONVERTER) takes `source` pictures and returns `target` ones (MK_PIXEL_*
+ *  codes), else 0. Errors: MK_EINVAL (NULL, index out of range, not a picture converter).
+ *  Thread-safe. */
+mk_status mk_backend_converts(int32_t index, int32_t source, int32_t target, int32_t *supported);
+
+/** Kinds of container formats (mk_container_info.kind). */
+#define MK_CONTAINER_DEMUXER  1   /**< read by mk_demuxer_open (chosen by probing the bytes) */
+#define MK_CONTAINER_MUXER    2   /**< written by mk_muxer_open / mk_remux (chosen by the extension) */
+
+/** One container format of the library's catalogue. Strings are static for the life of the
+ *  process. */
+typedef struct mk_container_info {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_container_info) */
+    int32_t kind;              /**< MK_CONTAINER_DEMUXER or MK_CONTAINER_MUXER */
+    const char *name;          /**< "mp4", "matroska", "webm", "ogg" ... */
+    const char *description;   /**< "MP4/MOV (ISO BMFF)" */
+    const char *extensions;    /**< comma-separated, without dots: "mp4,m4a,m4v,mov,3gp" (a
+                                    muxer's: the extensions that choose it) */
+    const char *mime_types;    /**< comma-separated MIME types; "" for a muxer */
+} mk_container_info;
+
+/** Number of container formats: the demuxers (in the order they are probed), then the
+ *  muxers. Thread-safe. */
+int32_t mk_container_count(void);
+
+/** Fills *info for container format `index` (0 <= index < mk_container_count()). Errors:
+ *  MK_EINVAL (NULL, small struct_size, index out of range). Thread-safe. */
+mk_status mk_container_get_info(int32_t index, mk_container_info *info);
 
 /** Number of plugin files the registry found but refused (not a plugin, another plugin ABI, a
  *  failed entry point). Thread-safe. */
@@ -600,6 +647,38 @@ mk_status mk_frame_view(const mk_frame *frame, int32_t layout, mk_frame_view_inf
 /** Frees *frame and sets it to NULL. Harmless on NULL. Thread-safe. */
 void mk_frame_free(mk_frame **frame);
 
+/** How a picture is turned for display: any of the eight quarter-turn rotations and
+ *  reflections. Applied as: swap rows and columns when `transposed` (the width becomes the
+ *  height), then mirror left-right when `hflip`, then top-bottom when `vflip`; so a clockwise
+ *  quarter turn is {1, 1, 0}, a half turn {0, 1, 1}, upright {0, 0, 0}. Each field is 0 or 1.
+ *  Fixed layout: it never grows (a new type would be added instead). */
+typedef struct mk_orientation {
+    int32_t transposed;        /**< rows become columns (ffmpeg's transpose) */
+    int32_t hflip;             /**< mirrored left-right, after the transpose (ffmpeg's hflip) */
+    int32_t vflip;             /**< mirrored top-bottom, after the transpose (ffmpeg's vflip) */
+} mk_orientation;
+
+/** Sets *out to how a track whose display matrix is `matrix` (9 values, as
+ *  mk_track_info.matrix) is turned upright, as FFmpeg's autorotation turns it: the angle of
+ *  the matrix rounded to whole degrees, its signs choosing among transpose / hflip / vflip. A
+ *  matrix whose angle is not a multiple of 90 degrees gives upright. Writes nothing else;
+ *  nothing to free. Errors: MK_EINVAL (NULL). Thread-safe. */
+mk_status mk_orientation_from_matrix(const int32_t matrix[9], mk_orientation *out);
+
+/** Sets *out to a clockwise turn by `degrees` (0, 90, 180 or 270). Nothing to free.
+ *  Errors: MK_EINVAL (NULL, another angle). Thread-safe. */
+mk_status mk_orientation_clockwise(int32_t degrees, mk_orientation *out);
+
+/** Sets *out to a NEW frame (OWNED by the caller: free it with mk_frame_free) holding
+ *  `frame`'s picture turned by `orientation`, in its own memory and the same pixel format:
+ *  what ffmpeg's transpose / hflip / vflip filters give. Every planar format, NV12 / P010 and
+ *  gray can be turned; a transpose needs the same chroma subsampling both ways (4:2:0, 4:4:4).
+ *  An upright orientation gives a new reference to the same picture (still to be freed).
+ *  `frame` is only read (it stays the caller's). On error *out is NULL.
+ *  Errors: MK_EINVAL (NULL, an audio frame, a field other than 0 or 1), MK_EUNSUPPORTED (a
+ *  transpose of 4:2:2 pictures). */
+mk_status mk_frame_orient(const mk_frame *frame, const mk_orientation *orientation, mk_frame **out);
+
 /* ------------------------------------------------------------------ muxer */
 
 /** A container file being written: MP4, Matroska / WebM or Ogg, by the extension. */
@@ -624,6 +703,22 @@ typedef struct mk_muxer_settings {
     mk_progress_callback progress; /**< NULL (default) or called after each packet with packets
                                     written and packets in all; non-zero cancels (MK_ECANCELLED) */
     void *progress_user;       /**< passed to progress. Default NULL */
+    /* Added in 0.2 (read only when struct_size covers them), for mk_muxer_open of MP4 files only:
+     * mk_remux (which takes them from its source) and the other containers refuse values other
+     * than the defaults (MK_EINVAL). */
+    double chunk_seconds;      /**< progressive / fast-start: target chunk duration in seconds
+                                    (0.001 to 3600). Default 0.5 */
+    int64_t movie_time_scale;  /**< ticks per second of the movie (mvhd; the unit of edit list
+                                    durations), 1 to 4294967295. Default 1000 */
+    int64_t reserved_moov_bytes; /**< fast-start: bytes reserved before the media data for the moov
+                                    (a `free` box); when the moov fits, mk_muxer_finish copies
+                                    nothing. 0 (default): copy; at most 256 MiB */
+    int32_t write_mfra;        /**< fragmented / hybrid: 1 (default) writes an mfra random-access
+                                    index at the end; 0 does not */
+    const uint8_t *user_data;  /**< a whole `udta` box (its size and type first) written verbatim
+                                    into the moov (metadata, chapters ...); borrowed for the
+                                    mk_muxer_open call. NULL (default): none */
+    size_t user_data_size;     /**< bytes at user_data (at most 16 MiB). Default 0 */
 } mk_muxer_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
@@ -677,6 +772,13 @@ mk_status mk_muxer_write_packet(mk_muxer *muxer, int32_t index, const mk_packet 
 /** Completes the file and moves it to its final name. Errors: MK_EINVAL, MK_ESTATE
  *  (finished twice), MK_EIO (the target name is then left untouched). */
 mk_status mk_muxer_finish(mk_muxer *muxer);
+
+/** Sets *path to the file an MP4 muxer is writing now: "<path>.partial" for the fragmented and
+ *  hybrid layouts (what a crash leaves behind, playable up to its last fragment), a hidden
+ *  temporary file beside the target for the others; the target path once finished. BORROWED:
+ *  valid until the next call on the muxer or its close. Errors: MK_EINVAL (NULL),
+ *  MK_EUNSUPPORTED (a Matroska or Ogg muxer). */
+mk_status mk_muxer_in_progress_path(mk_muxer *muxer, const char **path);
 
 /** Abandons the file and removes what was written. Errors: MK_EINVAL. */
 mk_status mk_muxer_cancel(mk_muxer *muxer);
@@ -734,9 +836,11 @@ void mk_session_default_settings(mk_session_settings *settings);
  *  queue_frames, negative limits, an unknown trim). */
 mk_status mk_session_open(mk_session **out, mk_demuxer *demuxer, int32_t track, const mk_session_settings *settings);
 
-/** One recovery from damaged data, as the recovery callback gets it. Borrowed for the call. */
+/** One recovery from damaged data, as the recovery callback gets it (borrowed for the call) or
+ *  mk_session_get_recovery() gives it. */
 typedef struct mk_recovery_info {
-    uint32_t struct_size;      /**< sizeof(mk_recovery_info) of the library */
+    uint32_t struct_size;      /**< sizeof(mk_recovery_info): of the library in a callback; set by
+                                    the caller for mk_session_get_recovery() */
     int64_t pts;               /**< the rejected packet's pts (track time base), MK_NOPTS_VALUE for
                                     an error while receiving a frame */
     int64_t position;          /**< the rejected packet's byte offset in the file, -1 if unknown */
@@ -803,6 +907,13 @@ typedef struct mk_session_stats {
 /** Fills *stats. Errors: MK_EINVAL (NULL, small struct_size). */
 mk_status mk_session_get_stats(mk_session *session, mk_session_stats *stats);
 
+/** Fills *info with recovery `index` of the session (0 <= index < mk_session_stats.recoveries,
+ *  oldest first): the same record the recovery callback gets, for a session read with
+ *  mk_session_read_frame() too. Set info->struct_size to sizeof(mk_recovery_info) first.
+ *  info->message is BORROWED from the session: valid until mk_session_close(). Nothing to free.
+ *  Errors: MK_EINVAL (NULL, small struct_size, index out of range). */
+mk_status mk_session_get_recovery(mk_session *session, int32_t index, mk_recovery_info *info);
+
 /** Stops the session and sets *session to NULL: its thread ends, frames not yet delivered are
  *  freed, and no callback runs once this returns (so never call it from a callback). Frames
  *  already handed out stay valid. Harmless on NULL. */
@@ -825,6 +936,24 @@ typedef struct mk_decode_settings {
     mk_progress_callback progress; /**< NULL (default) or called with milliseconds decoded of the
                                     longest track's; non-zero from it cancels (MK_ECANCELLED) */
     void *progress_user;       /**< passed to progress. Default NULL */
+    /* Added in 0.2 as well (read only when struct_size covers them): mk-decode's choices. */
+    int32_t sample_format;     /**< an interleaved MK_SAMPLES_* type to write the audio in (u8, s16,
+                                    s24, s32, f32, f64); 0 (default): audio_layout's */
+    int32_t sample_rate;       /**< resample the audio to this rate (MediaKit's resampler); 0
+                                    (default): the source's */
+    int32_t channels;          /**< mix the audio to this many channels (as ffmpeg -ac mixes); 0
+                                    (default): the source's */
+    uint64_t channel_mask;     /**< with channels: the WAVE mask of the layout (channels in mask
+                                    order); 0 (default): FFmpeg's default layout of `channels` */
+    int32_t resample_quality;  /**< MK_RESAMPLE_* when sample_rate changes the rate. Default
+                                    MK_RESAMPLE_MEDIUM */
+    double seek_seconds;       /**< start at this presentation time, sample-accurately (as
+                                    ffmpeg -ss T -i); negative (default -1): the start */
+    int64_t max_video_frames;  /**< write at most this many pictures; 0 (default): all */
+    double max_audio_seconds;  /**< write at most this many seconds of audio (round(seconds *
+                                    rate) sample frames); 0 (default): all */
+    int32_t async_video;       /**< 1: when only video is decoded, decode it on a thread of its own
+                                    (same output). Default 0 */
 } mk_decode_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
@@ -961,6 +1090,10 @@ typedef struct mk_audio_converter_settings {
     int32_t trim;              /**< track converters: MK_TRIM_* (default MK_TRIM_GAPLESS) */
     int32_t threads;           /**< track converters: decoder threads; 0 = every core. Default 0 */
     const char *backend;       /**< track converters: a backend or plugin name; NULL: by priority */
+    /* Added in 0.2 (read only when struct_size covers them): */
+    int64_t prime_leading;     /**< input frames dropped at the start (an encoder's priming); they
+                                    still feed the filter as history. Default 0 */
+    int64_t prime_trailing;    /**< input frames dropped at the end (an encoder's padding). Default 0 */
 } mk_audio_converter_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
@@ -1001,6 +1134,25 @@ mk_status mk_audio_converter_push_packet(mk_audio_converter *converter, const mk
 
 /** Ends the input: the resampler's tail (and a track's delayed frames) become readable. */
 mk_status mk_audio_converter_flush(mk_audio_converter *converter);
+
+/** Forgets the stream (after a seek, or to convert another one): what waits to be read and
+ *  what the resampler holds are dropped, the next input starts a new stream (silent history,
+ *  priming cut again), and pushing is allowed again after mk_audio_converter_flush. Track
+ *  converters also drop what their decoder holds. Errors: MK_EINVAL. */
+mk_status mk_audio_converter_reset(mk_audio_converter *converter);
+
+/** A PCM converter's counts since it was opened or reset. */
+typedef struct mk_audio_converter_stats {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_audio_converter_stats) */
+    int64_t input_frames;      /**< frames pushed (or pulled by mk_audio_converter_fill) */
+    int64_t output_frames;     /**< frames converted (read or waiting to be read) */
+    int32_t latency;           /**< input frames that wait, before a flush, for later input: an
+                                    input frame's output comes once this many frames follow it */
+} mk_audio_converter_stats;
+
+/** Fills *stats for a PCM converter. Errors: MK_EINVAL (NULL, small struct_size, a track
+ *  converter: its input is packets). */
+mk_status mk_audio_converter_get_stats(mk_audio_converter *converter, mk_audio_converter_stats *stats);
 
 /** Copies up to `capacity` converted frames into planes (one buffer for interleaved output,
  *  one per channel for planar, each room for capacity frames; owned by the caller) and sets
@@ -1097,6 +1249,10 @@ typedef struct mk_encoder_info {
                                     holds the sample count and MD5. NULL when none */
     size_t extradata_size;
     mk_audio_format input;     /**< the PCM the encoder itself takes (after the conversion) */
+    /* Added in 0.2 (filled only when struct_size covers it): */
+    int64_t input_samples;     /**< samples per channel the encoder itself was given so far (in
+                                    `input`'s rate): with encoder_delay and the packets' durations,
+                                    it says the end padding */
 } mk_encoder_info;
 
 /** Opens an encoder for PCM in `format` (interleaved or planar, any rate and channels: it is

@@ -123,25 +123,34 @@ func request(_ f: UnsafePointer<mk_audio_format>?, _ role: String, open: Bool) t
     return AudioOutputRequest(type, planar: planar, sampleRate: c.sample_rate > 0 ? Int(c.sample_rate) : nil, layout: layout)
 }
 
+/// The preset of an MK_RESAMPLE_* value. Throws `.invalidArgument` for another.
+func resampleQuality(_ code: Int32) throws -> ResampleQuality {
+    switch code {
+    case MK_RESAMPLE_LOW: return .low
+    case MK_RESAMPLE_MEDIUM: return .medium
+    case MK_RESAMPLE_HIGH: return .high
+    default: throw MediaError(.invalidArgument, "quality \(code) is not MK_RESAMPLE_LOW, MEDIUM or HIGH")
+    }
+}
+
 /// The checked settings and the converter options they make.
 private func converterOptions(_ settings: UnsafePointer<mk_audio_converter_settings>?, inChannels: Int?, outChannels: Int?) throws
     -> (mk_audio_converter_settings, AudioConverter.Options, TrimMode) {
     var s = mk_audio_converter_settings()
     mk_audio_converter_default_settings(&s)
     if let settings {
-        guard Int(settings.pointee.struct_size) >= MemoryLayout<mk_audio_converter_settings>.size else {
-            throw MediaError(.invalidArgument, "mk_audio_converter_settings.struct_size is \(settings.pointee.struct_size); this library needs at least \(MemoryLayout<mk_audio_converter_settings>.size)")
+        // The 0.1 struct ended at backend; the priming fields keep their defaults when it is that short.
+        let minimum = MemoryLayout<mk_audio_converter_settings>.offset(of: \mk_audio_converter_settings.prime_leading)!
+        guard Int(settings.pointee.struct_size) >= minimum else {
+            throw MediaError(.invalidArgument, "mk_audio_converter_settings.struct_size is \(settings.pointee.struct_size); this library needs at least \(minimum)")
         }
-        s = settings.pointee
+        s = copyIn(s, from: settings, size: settings.pointee.struct_size)
     }
     var o = AudioConverter.Options()
-    switch s.quality {
-    case MK_RESAMPLE_LOW: o.quality = .low
-    case MK_RESAMPLE_MEDIUM: o.quality = .medium
-    case MK_RESAMPLE_HIGH: o.quality = .high
-    default: throw MediaError(.invalidArgument, "quality \(s.quality) is not MK_RESAMPLE_LOW, MEDIUM or HIGH")
-    }
+    o.quality = try resampleQuality(s.quality)
     o.dither = s.dither != 0
+    o.primeLeading = Int(s.prime_leading)
+    o.primeTrailing = Int(s.prime_trailing)
     if let m = s.mix_matrix {
         guard let i = inChannels, let out = outChannels else {
             throw MediaError(.invalidArgument, "a mix_matrix needs the channel counts of both formats")
@@ -158,7 +167,8 @@ private func converterOptions(_ settings: UnsafePointer<mk_audio_converter_setti
 public func mk_audio_converter_default_settings(_ s: UnsafeMutablePointer<mk_audio_converter_settings>?) {
     guard let s else { return }
     s.pointee = mk_audio_converter_settings(struct_size: UInt32(MemoryLayout<mk_audio_converter_settings>.size), quality: MK_RESAMPLE_MEDIUM,
-                                            dither: 0, mix_matrix: nil, trim: MK_TRIM_GAPLESS, threads: 0, backend: nil)
+                                            dither: 0, mix_matrix: nil, trim: MK_TRIM_GAPLESS, threads: 0, backend: nil,
+                                            prime_leading: 0, prime_trailing: 0)
 }
 
 @_cdecl("mk_audio_converter_open")
@@ -255,6 +265,28 @@ public func mk_audio_converter_flush(_ c: OpaquePointer?) -> Int32 {
         if let conv = h.packets { h.keep(try conv.flush()) }
         return MK_OK
     }
+}
+
+@_cdecl("mk_audio_converter_reset")
+public func mk_audio_converter_reset(_ c: OpaquePointer?) -> Int32 {
+    guard let h = liveHandle(AudioConverterHandle.self, c, "mk_audio_converter_reset") else { return MK_EINVAL }
+    h.pcm?.reset()
+    h.packets?.reset()
+    h.output = nil
+    h.consumed = 0
+    h.flushed = false
+    return MK_OK
+}
+
+@_cdecl("mk_audio_converter_get_stats")
+public func mk_audio_converter_get_stats(_ c: OpaquePointer?, _ stats: UnsafeMutablePointer<mk_audio_converter_stats>?) -> Int32 {
+    guard let h = liveHandle(AudioConverterHandle.self, c, "mk_audio_converter_get_stats") else { return MK_EINVAL }
+    guard let stats else { return fail(MK_EINVAL, "mk_audio_converter_get_stats: stats is NULL") }
+    guard sizeOK(stats.pointee.struct_size, MemoryLayout<mk_audio_converter_stats>.size, "mk_audio_converter_stats") else { return MK_EINVAL }
+    guard let pcm = h.pcm else { return fail(MK_EINVAL, "mk_audio_converter_get_stats: a track converter's input is packets; the counts are a PCM converter's") }
+    stats.pointee = mk_audio_converter_stats(struct_size: stats.pointee.struct_size, input_frames: pcm.inputFrames,
+                                             output_frames: pcm.outputFrames, latency: Int32(clamping: pcm.latency))
+    return MK_OK
 }
 
 @_cdecl("mk_audio_converter_read")

@@ -155,7 +155,36 @@ public func mk_decode_default_settings(_ s: UnsafeMutablePointer<mk_decode_setti
     guard let s else { return }
     s.pointee = mk_decode_settings(struct_size: UInt32(MemoryLayout<mk_decode_settings>.size), video_layout: MK_PACK_NV12,
                                    audio_layout: MK_PACK_S16, wav: 0, y4m: 0, trim: 1, autorotate: 1, threads: 0, backend: nil,
-                                   progress: nil, progress_user: nil)
+                                   progress: nil, progress_user: nil, sample_format: 0, sample_rate: 0, channels: 0, channel_mask: 0,
+                                   resample_quality: MK_RESAMPLE_MEDIUM, seek_seconds: -1, max_video_frames: 0, max_audio_seconds: 0,
+                                   async_video: 0)
+}
+
+/// mk-decode's audio and range choices of mk_decode_settings applied to `o`. Throws
+/// `.invalidArgument` naming a bad field.
+private func applyDecodeChoices(_ s: mk_decode_settings, to o: inout FileDecodeOptions) throws {
+    if s.sample_format != 0 || s.sample_rate != 0 || s.channels != 0 || s.channel_mask != 0 {
+        // The output format as the converters read one: 0 rate or channels keep the source's.
+        var f = mk_audio_format(struct_size: UInt32(MemoryLayout<mk_audio_format>.size), sample_format: s.sample_format == 0 ? MK_SAMPLES_S16 : s.sample_format,
+                                sample_rate: s.sample_rate, channels: s.channels, channel_mask: s.channel_mask)
+        let r = try request(&f, "mk_decode_settings audio", open: true)
+        guard !r.planar else { throw MediaError(.invalidArgument, "mk_decode_settings.sample_format \(s.sample_format) is planar; files are written interleaved") }
+        if s.sample_format != 0 {
+            o.sampleType = r.sampleType
+            o.sampleFormat = r.sampleType == .f32 ? .f32 : .s16
+        }
+        o.sampleRate = r.sampleRate
+        o.channelLayout = r.layout
+    }
+    o.resampleQuality = try resampleQuality(s.resample_quality)
+    if s.seek_seconds >= 0 || s.seek_seconds.isNaN { o.seek = s.seek_seconds }
+    guard s.max_video_frames >= 0 else { throw MediaError(.invalidArgument, "mk_decode_settings.max_video_frames \(s.max_video_frames) is negative") }
+    if s.max_video_frames > 0 { o.maxVideoFrames = Int(s.max_video_frames) }
+    guard s.max_audio_seconds >= 0, s.max_audio_seconds.isFinite else {
+        throw MediaError(.invalidArgument, "mk_decode_settings.max_audio_seconds \(s.max_audio_seconds) is not a duration")
+    }
+    if s.max_audio_seconds > 0 { o.maxAudioDuration = s.max_audio_seconds }
+    o.asyncVideo = s.async_video != 0
 }
 
 @_cdecl("mk_decode_file")
@@ -186,6 +215,7 @@ public func mk_decode_file(_ path: UnsafePointer<CChar>?, _ audioOut: UnsafePoin
     o.backend = s.backend.map { String(cString: $0) }
     let relay = ProgressRelay(s.progress, s.progress_user)
     return relay.guarded("mk_decode_file") {
+        try applyDecodeChoices(s, to: &o)
         let result = try FileDecoder.decode(path: String(cString: path), options: o) { seconds, total in
             try relay.check(fraction: total > 0 ? seconds / total : 0, done: Int64((seconds * 1000).rounded()), total: Int64((total * 1000).rounded()))
         }

@@ -80,7 +80,9 @@ public func mk_encoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ form
 public func mk_encoder_get_info(_ e: OpaquePointer?, _ info: UnsafeMutablePointer<mk_encoder_info>?) -> Int32 {
     guard let h = liveHandle(EncoderHandle.self, e, "mk_encoder_get_info") else { return MK_EINVAL }
     guard let info else { return fail(MK_EINVAL, "mk_encoder_get_info: info is NULL") }
-    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_encoder_info>.size, "mk_encoder_info") else { return MK_EINVAL }
+    // The 0.1 struct ended at `input`; input_samples is filled when struct_size covers it.
+    let newFields = MemoryLayout<mk_encoder_info>.offset(of: \mk_encoder_info.input_samples)!
+    guard sizeOK(info.pointee.struct_size, newFields, "mk_encoder_info") else { return MK_EINVAL }
     let enc = h.converter.encoder
     let p = enc.parameters
     h.cookie = p.extradata
@@ -99,6 +101,9 @@ public func mk_encoder_get_info(_ e: OpaquePointer?, _ info: UnsafeMutablePointe
                                          sample_format: sampleFormatCode(i.sampleType, planar: i.isPlanar),
                                          sample_rate: Int32(clamping: i.sampleRate), channels: Int32(i.channels),
                                          channel_mask: i.layout.isMaskOrder ? i.layout.mask : 0)
+    if Int(info.pointee.struct_size) >= MemoryLayout<mk_encoder_info>.size {
+        info.pointee.input_samples = enc.inputSampleCount
+    }
     return MK_OK
 }
 

@@ -87,35 +87,134 @@ private final class InternedStrings: @unchecked Sendable {
 }
 private let interned = InternedStrings()
 
+/// Arrays the backend listing hands to C, by the backend they describe: kept for the life of
+/// the process, as the header promises.
+private final class InternedArrays: @unchecked Sendable {
+    let lock = NSLock()
+    var arrays: [String: UnsafeMutableRawPointer] = [:]
+    /// A copy of `values` that is never freed (nil when empty), one per `key`.
+    func pointer<T>(_ key: String, _ values: [T]) -> UnsafePointer<T>? {
+        guard !values.isEmpty else { return nil }
+        return lock.withLock {
+            let raw = arrays[key] ?? {
+                let p = UnsafeMutablePointer<T>.allocate(capacity: values.count)
+                p.initialize(from: values, count: values.count)
+                arrays[key] = UnsafeMutableRawPointer(p)
+                return UnsafeMutableRawPointer(p)
+            }()
+            return UnsafePointer(raw.assumingMemoryBound(to: T.self))
+        }
+    }
+}
+private let internedArrays = InternedArrays()
+
 /// Every backend of the registry as C lists it: decoders, encoders, then picture converters,
 /// each by priority (the registry's order).
 private func backendInfos() -> [mk_backend_info] {
     let registry = MediaRegistry.shared
     let size = UInt32(MemoryLayout<mk_backend_info>.size)
     func info(_ kind: Int32, _ codec: String, _ name: String, _ media: Int32, _ priority: Int, _ plugin: MediaRegistry.Plugin) -> mk_backend_info {
-        mk_backend_info(struct_size: size, kind: kind, codec: interned.pointer(codec), name: interned.pointer(name), media_type: media,
-                        priority: Int32(clamping: priority), plugin: interned.pointer(plugin.name), plugin_path: interned.pointer(plugin.path))
+        var i = mk_backend_info()
+        i.struct_size = size
+        i.kind = kind
+        i.codec = interned.pointer(codec)
+        i.name = interned.pointer(name)
+        i.media_type = media
+        i.priority = Int32(clamping: priority)
+        i.plugin = interned.pointer(plugin.name)
+        i.plugin_path = interned.pointer(plugin.path)
+        return i
+    }
+    func encoder(_ e: MediaRegistry.EncoderBackend) -> mk_backend_info {
+        var i = info(MK_BACKEND_ENCODER, e.codec.rawValue, e.name, MK_MEDIA_AUDIO, e.priority, e.plugin)
+        let key = "\(e.plugin.path)\u{0}\(e.name)\u{0}\(e.codec.rawValue)"
+        i.sample_formats = internedArrays.pointer(key + "\u{0}formats", e.sampleFormats.map(\.rawValue))
+        i.sample_format_count = Int32(clamping: e.sampleFormats.count)
+        i.sample_rates = internedArrays.pointer(key + "\u{0}rates", e.sampleRates.map { Int32(clamping: $0) })
+        i.sample_rate_count = Int32(clamping: e.sampleRates.count)
+        i.min_sample_rate = Int32(clamping: e.sampleRateRange.lowerBound)
+        i.max_sample_rate = Int32(clamping: e.sampleRateRange.upperBound)
+        i.max_channels = Int32(clamping: e.maxChannels)
+        i.channel_masks = internedArrays.pointer(key + "\u{0}masks", e.channelMasks)
+        i.channel_mask_count = Int32(clamping: e.channelMasks.count)
+        i.min_bit_rate = Int64(e.bitRateRange?.lowerBound ?? 0)
+        i.max_bit_rate = Int64(e.bitRateRange?.upperBound ?? 0)
+        return i
+    }
+    func converter(_ c: MediaRegistry.Converter) -> mk_backend_info {
+        var i = info(MK_BACKEND_PICTURE_CONVERTER, "", c.name, 0, c.priority, c.plugin)
+        i.scales = c.scales ? 1 : 0
+        return i
     }
     return registry.backends.map { info(MK_BACKEND_DECODER, $0.codec.rawValue, $0.name, mediaTypeCode($0.mediaType), $0.priority, $0.plugin) }
-        + registry.encoderBackends.map { info(MK_BACKEND_ENCODER, $0.codec.rawValue, $0.name, MK_MEDIA_AUDIO, $0.priority, $0.plugin) }
-        + registry.converters.map { info(MK_BACKEND_PICTURE_CONVERTER, "", $0.name, 0, $0.priority, $0.plugin) }
+        + registry.encoderBackends.map(encoder)
+        + registry.converters.map(converter)
 }
 
 @_cdecl("mk_backend_count")
 public func mk_backend_count() -> Int32 { Int32(clamping: backendInfos().count) }
 
-@_cdecl("mk_backend_get_info")
-public func mk_backend_get_info(_ index: Int32, _ info: UnsafeMutablePointer<mk_backend_info>?) -> Int32 {
-    guard let info else { return fail(MK_EINVAL, "mk_backend_get_info: info is NULL") }
-    guard sizeOK(info.pointee.struct_size, MemoryLayout<mk_backend_info>.size, "mk_backend_info") else { return MK_EINVAL }
-    let all = backendInfos()
+/// A listing getter's work: entry `index` of `all` copied into the caller's `info` up to its
+/// struct_size (`size`), which must be at least `minimum` bytes; `noun` names the entries.
+private func getListed<T>(_ function: String, _ all: @autoclosure () -> [T], _ index: Int32, _ info: UnsafeMutablePointer<T>?,
+                          size: WritableKeyPath<T, UInt32>, minimum: Int, _ noun: String) -> Int32 {
+    guard let info else { return fail(MK_EINVAL, "\(function): info is NULL") }
+    guard sizeOK(info.pointee[keyPath: size], minimum, "\(T.self)") else { return MK_EINVAL }
+    let all = all()
     guard index >= 0 && Int(index) < all.count else {
-        return fail(MK_EINVAL, "mk_backend_get_info: index \(index) is out of range (\(all.count) backends)")
+        return fail(MK_EINVAL, "\(function): index \(index) is out of range (\(all.count) \(noun))")
     }
     var i = all[Int(index)]
-    i.struct_size = info.pointee.struct_size
-    copyOut(i, to: info, size: i.struct_size)
+    i[keyPath: size] = info.pointee[keyPath: size]
+    copyOut(i, to: info, size: i[keyPath: size])
     return MK_OK
+}
+
+@_cdecl("mk_backend_get_info")
+public func mk_backend_get_info(_ index: Int32, _ info: UnsafeMutablePointer<mk_backend_info>?) -> Int32 {
+    // The 0.1 struct ended at plugin_path; newer fields are filled when struct_size covers them.
+    getListed("mk_backend_get_info", backendInfos(), index, info, size: \.struct_size,
+              minimum: MemoryLayout<mk_backend_info>.offset(of: \mk_backend_info.sample_formats)!, "backends")
+}
+
+@_cdecl("mk_backend_converts")
+public func mk_backend_converts(_ index: Int32, _ source: Int32, _ target: Int32, _ supported: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let supported else { return fail(MK_EINVAL, "mk_backend_converts: supported is NULL") }
+    let registry = MediaRegistry.shared
+    let converters = registry.converters
+    let first = registry.backends.count + registry.encoderBackends.count
+    guard index >= Int32(clamping: first), Int(index) - first < converters.count else {
+        return fail(MK_EINVAL, "mk_backend_converts: backend \(index) is not a picture converter (those are backends \(first) to \(first + converters.count - 1))")
+    }
+    let c = converters[Int(index) - first]
+    guard let from = PixelFormat(rawValue: source), let to = PixelFormat(rawValue: target) else {
+        supported.pointee = 0   // a code the library does not know: no converter takes it
+        return MK_OK
+    }
+    supported.pointee = c.supports(from, to: to) ? 1 : 0
+    return MK_OK
+}
+
+/// The container catalogue as C lists it: the demuxers in probing order, then the muxers.
+private func containerInfos() -> [mk_container_info] {
+    let catalog = ContainerCatalog.shared
+    let size = UInt32(MemoryLayout<mk_container_info>.size)
+    func info(_ kind: Int32, _ name: String, _ description: String, _ extensions: [String], _ mimeTypes: [String]) -> mk_container_info {
+        mk_container_info(struct_size: size, kind: kind, name: interned.pointer(name), description: interned.pointer(description),
+                          extensions: interned.pointer(extensions.joined(separator: ",")),
+                          mime_types: interned.pointer(mimeTypes.joined(separator: ",")))
+    }
+    return catalog.formats.map { info(MK_CONTAINER_DEMUXER, $0.name, $0.description, $0.extensions, $0.mimeTypes) }
+        + catalog.muxerFormats.map { info(MK_CONTAINER_MUXER, $0.name, $0.description, $0.extensions, []) }
+}
+
+@_cdecl("mk_container_count")
+public func mk_container_count() -> Int32 { Int32(clamping: containerInfos().count) }
+
+@_cdecl("mk_container_get_info")
+public func mk_container_get_info(_ index: Int32, _ info: UnsafeMutablePointer<mk_container_info>?) -> Int32 {
+    getListed("mk_container_get_info", containerInfos(), index, info, size: \.struct_size,
+              minimum: MemoryLayout<mk_container_info>.size, "container formats")
 }
 
 @_cdecl("mk_plugin_failure_count")

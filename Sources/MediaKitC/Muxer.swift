@@ -7,6 +7,8 @@ import MediaKit
 final class MuxerHandle {
     let muxer: Muxer
     var finished = false
+    /// The path mk_muxer_in_progress_path lent last.
+    var inProgressPath: CString?
     /// Per track: the packets' time base, the encoder delay and padding in samples (and the
     /// rate), and the end of the presentation so far in time-base ticks.
     var tracks: [(timeBase: Rational, delay: Int, padding: Int, rate: Int, end: Int64)] = []
@@ -62,8 +64,62 @@ private func muxerSettings(_ settings: UnsafePointer<mk_muxer_settings>?, _ func
 @_cdecl("mk_muxer_default_settings")
 public func mk_muxer_default_settings(_ s: UnsafeMutablePointer<mk_muxer_settings>?) {
     guard let s else { return }
+    let mp4 = MP4Muxer.Options()
     s.pointee = mk_muxer_settings(struct_size: UInt32(MemoryLayout<mk_muxer_settings>.size), layout: MK_LAYOUT_PROGRESSIVE, fragment_seconds: 2.0,
-                                  tracks: nil, track_count: 0, progress: nil, progress_user: nil)
+                                  tracks: nil, track_count: 0, progress: nil, progress_user: nil,
+                                  chunk_seconds: mp4.chunkSeconds, movie_time_scale: mp4.movieTimeScale,
+                                  reserved_moov_bytes: Int64(mp4.reservedMoovBytes), write_mfra: mp4.writeMfra ? 1 : 0,
+                                  user_data: nil, user_data_size: 0)
+}
+
+/// The largest `udta` box and `free` reservation mk_muxer_open takes (bounded allocations).
+private let maxUserDataBytes = 16 << 20, maxReservedMoovBytes: Int64 = 256 << 20
+
+/// The MP4 options of mk_muxer_settings (layout `l`), checked; nil after fail().
+private func mp4Options(_ s: mk_muxer_settings, _ l: MP4Muxer.Layout, _ function: String) -> MP4Muxer.Options? {
+    guard s.chunk_seconds.isFinite, s.chunk_seconds >= 0.001, s.chunk_seconds <= 3600 else {
+        fail(MK_EINVAL, "\(function): chunk_seconds \(s.chunk_seconds) is out of range (0.001 to 3600)")
+        return nil
+    }
+    guard s.movie_time_scale >= 1, s.movie_time_scale <= Int64(UInt32.max) else {
+        fail(MK_EINVAL, "\(function): movie_time_scale \(s.movie_time_scale) is out of range (1 to \(UInt32.max))")
+        return nil
+    }
+    guard s.reserved_moov_bytes >= 0, s.reserved_moov_bytes <= maxReservedMoovBytes else {
+        fail(MK_EINVAL, "\(function): reserved_moov_bytes \(s.reserved_moov_bytes) is out of range (0 to \(maxReservedMoovBytes))")
+        return nil
+    }
+    guard s.write_mfra == 0 || s.write_mfra == 1 else {
+        fail(MK_EINVAL, "\(function): write_mfra is \(s.write_mfra), not 0 or 1")
+        return nil
+    }
+    var userData: [UInt8] = []
+    if s.user_data_size > 0 {
+        guard let data = s.user_data else { fail(MK_EINVAL, "\(function): user_data is NULL with user_data_size \(s.user_data_size)"); return nil }
+        guard s.user_data_size <= maxUserDataBytes else {
+            fail(MK_EINVAL, "\(function): user_data_size \(s.user_data_size) is above the \(maxUserDataBytes)-byte limit")
+            return nil
+        }
+        userData = Array(UnsafeBufferPointer(start: data, count: s.user_data_size))
+        let size = userData.count >= 8 ? userData[0..<4].reduce(0) { $0 << 8 | Int($1) } : 0
+        guard userData.count >= 8, size == userData.count, Array(userData[4..<8]) == Array("udta".utf8) else {
+            let type = userData.count >= 8 ? String(decoding: userData[4..<8], as: UTF8.self) : "?"
+            fail(MK_EINVAL, "\(function): user_data must be one whole udta box: its \(userData.count) bytes start with size \(size) and type '\(type)'")
+            return nil
+        }
+    }
+    var o = MP4Muxer.Options(layout: l, movieTimeScale: s.movie_time_scale, chunkSeconds: s.chunk_seconds,
+                             reservedMoovBytes: Int(s.reserved_moov_bytes), writeMfra: s.write_mfra == 1)
+    o.userData = userData
+    return o
+}
+
+/// True when `s` holds only the default MP4 options (what mk_remux and the other containers take).
+private func defaultMP4Options(_ s: mk_muxer_settings) -> Bool {
+    var d = mk_muxer_settings()
+    mk_muxer_default_settings(&d)
+    return s.chunk_seconds == d.chunk_seconds && s.movie_time_scale == d.movie_time_scale && s.reserved_moov_bytes == d.reserved_moov_bytes
+        && s.write_mfra == d.write_mfra && s.user_data == nil && s.user_data_size == 0
 }
 
 @_cdecl("mk_muxer_open")
@@ -76,10 +132,13 @@ public func mk_muxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: 
     if s.tracks != nil || s.track_count != 0 || s.progress != nil {
         return fail(MK_EINVAL, "mk_muxer_open: tracks, track_count and progress are mk_remux's settings (the muxer writes what it is given)")
     }
+    guard let options = mp4Options(s, l, "mk_muxer_open") else { return MK_EINVAL }
+    let target = String(cString: path)
     return guarded {
-        var options = MP4Muxer.Options()
-        options.layout = l
-        out.pointee = Handles.make(MuxerHandle(try ContainerCatalog.shared.makeMuxer(path: String(cString: path), mp4Options: options)))
+        if let format = ContainerCatalog.shared.muxerFormat(forPath: target), format.name != "mp4", !defaultMP4Options(s) {
+            return fail(MK_EINVAL, "mk_muxer_open: chunk_seconds, movie_time_scale, reserved_moov_bytes, write_mfra and user_data are MP4's; \(target) is not an MP4 file")
+        }
+        out.pointee = Handles.make(MuxerHandle(try ContainerCatalog.shared.makeMuxer(path: target, mp4Options: options)))
         return MK_OK
     }
 }
@@ -162,6 +221,19 @@ public func mk_muxer_cancel(_ m: OpaquePointer?) -> Int32 {
     return MK_OK
 }
 
+@_cdecl("mk_muxer_in_progress_path")
+public func mk_muxer_in_progress_path(_ m: OpaquePointer?, _ path: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_in_progress_path") else { return MK_EINVAL }
+    guard let path else { return fail(MK_EINVAL, "mk_muxer_in_progress_path: path is NULL") }
+    guard let mp4 = h.muxer as? MP4Muxer else {
+        return fail(MK_EUNSUPPORTED, "mk_muxer_in_progress_path: only MP4 muxers name the file they are writing")
+    }
+    let c = CString(mp4.inProgressPath)
+    h.inProgressPath = c
+    path.pointee = UnsafePointer(c.pointer)
+    return MK_OK
+}
+
 @_cdecl("mk_muxer_close")
 public func mk_muxer_close(_ m: UnsafeMutablePointer<OpaquePointer?>?) {
     Handles.release(m, as: MuxerHandle.self)
@@ -171,6 +243,9 @@ public func mk_muxer_close(_ m: UnsafeMutablePointer<OpaquePointer?>?) {
 public func mk_remux(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?, _ settings: UnsafePointer<mk_muxer_settings>?) -> Int32 {
     guard let src, let dst else { return fail(MK_EINVAL, "mk_remux: \(src == nil ? "src" : "dst") is NULL") }
     guard let (s, l) = muxerSettings(settings, "mk_remux") else { return MK_EINVAL }
+    guard defaultMP4Options(s) else {
+        return fail(MK_EINVAL, "mk_remux: chunk_seconds, movie_time_scale, reserved_moov_bytes, write_mfra and user_data are mk_muxer_open's (mk_remux takes them from the source)")
+    }
     let tracks = s.tracks.map { Array(UnsafeBufferPointer(start: $0, count: Int(s.track_count))).map(Int.init) }
     let relay = ProgressRelay(s.progress, s.progress_user)
     return relay.guarded("mk_remux") {

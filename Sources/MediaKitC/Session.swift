@@ -21,7 +21,22 @@ final class SessionHandle {
     /// Where callbacks run: a serial queue of the library's.
     let queue = DispatchQueue(label: "mediakit.session-callbacks")
 
+    /// The messages mk_session_get_recovery handed out, by recovery index: borrowed by the
+    /// caller until the session is closed.
+    private var messages: [Int: CString] = [:]   // under `lock`
+    private let lock = NSLock()
+
     init(session: AsyncDecodeSession) { self.session = session }
+
+    /// Recovery `index`'s message as a C string that lives as long as the handle.
+    func message(_ index: Int, _ text: () -> String) -> CString {
+        lock.withLock {
+            if let m = messages[index] { return m }
+            let m = CString(text())
+            messages[index] = m
+            return m
+        }
+    }
 
     deinit { session.cancel() }
 }
@@ -83,14 +98,7 @@ public func mk_session_start(_ handle: OpaquePointer?, _ callbacks: UnsafePointe
     if cb.c.recovery != nil {
         onRecovery = { r in
             let message = CString(r.error.description)
-            var info = mk_recovery_info()
-            info.struct_size = UInt32(MemoryLayout<mk_recovery_info>.size)
-            info.pts = r.pts
-            info.position = r.position
-            info.rebuilt = r.rebuilt ? 1 : 0
-            info.frames_lost = Int32(clamping: r.framesLost)
-            info.status = status(for: r.error)
-            info.message = UnsafePointer(message.pointer)
+            var info = recoveryInfo(r, message)
             withExtendedLifetime(message) { cb.c.recovery?(cb.user.raw, &info) }
         }
     }
@@ -110,6 +118,36 @@ public func mk_session_start(_ handle: OpaquePointer?, _ callbacks: UnsafePointe
         try h.session.start(on: h.queue, frame: onFrame, recovery: onRecovery, error: onError, end: onEnd)
         return MK_OK
     }
+}
+
+/// The C form of recovery `r`, its message pointing into `message` (which must outlive it).
+private func recoveryInfo(_ r: DecodeSession.Recovery, _ message: CString) -> mk_recovery_info {
+    var info = mk_recovery_info()
+    info.struct_size = UInt32(MemoryLayout<mk_recovery_info>.size)
+    info.pts = r.pts
+    info.position = r.position
+    info.rebuilt = r.rebuilt ? 1 : 0
+    info.frames_lost = Int32(clamping: r.framesLost)
+    info.status = status(for: r.error)
+    info.message = UnsafePointer(message.pointer)
+    return info
+}
+
+@_cdecl("mk_session_get_recovery")
+public func mk_session_get_recovery(_ handle: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<mk_recovery_info>?) -> Int32 {
+    guard let h = liveHandle(SessionHandle.self, handle, "mk_session_get_recovery") else { return MK_EINVAL }
+    guard let out else { return fail(MK_EINVAL, "mk_session_get_recovery: info is NULL") }
+    guard sizeOK(out.pointee.struct_size, MemoryLayout<mk_recovery_info>.size, "mk_recovery_info") else { return MK_EINVAL }
+    let recoveries = h.session.recoveries
+    guard index >= 0, Int(index) < recoveries.count else {
+        return fail(MK_EINVAL, "mk_session_get_recovery: index \(index) is out of range (the session made \(recoveries.count) recoveries)")
+    }
+    let r = recoveries[Int(index)]
+    let message = h.message(Int(index)) { r.error.description }
+    var info = recoveryInfo(r, message)
+    info.struct_size = out.pointee.struct_size
+    copyOut(info, to: out, size: info.struct_size)
+    return MK_OK
 }
 
 @_cdecl("mk_session_read_frame")

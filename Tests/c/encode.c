@@ -49,15 +49,18 @@ static int flac_mode(int chunk, const char *in, const char *outpath) {
     if (!frames) { perror("tmpfile"); return 1; }
     int16_t *buf = malloc((size_t)chunk * 4);
     size_t n;
+    int64_t given = 0;
     mk_status st = MK_OK;
     while (buf && (n = fread(buf, 4, (size_t)chunk, f)) > 0) {
         const void *planes[1] = {buf};
+        given += (int64_t)n;
         if (mk_encoder_push(enc, planes, (int32_t)n) != MK_OK) return fail("mk_encoder_push");
         if ((st = drain(enc, frames)) != MK_EAGAIN) return fail("receive");
     }
     if (mk_encoder_flush(enc) != MK_OK) return fail("mk_encoder_flush");
     if ((st = drain(enc, frames)) != MK_EOF) return fail("drain");
     if (mk_encoder_get_info(enc, &info) != MK_OK) return fail("mk_encoder_get_info after flush");
+    if (info.input_samples != given) return fail("mk_encoder_info.input_samples is not the frames pushed");
     FILE *out = fopen(outpath, "wb");
     if (!out) { perror(outpath); return 1; }
     const unsigned char head[8] = {'f', 'L', 'a', 'C', 0x80, 0, 0, 34};

@@ -531,6 +531,203 @@ static void stream_parser(void) {
     mk_stream_parser_close(&sp);   /* harmless */
 }
 
+/* The container catalogue and the grown backend listing, the orientation calls and the session's
+ * recovery records: refused arguments, old struct sizes, frames that must be freed. */
+static void listings_and_orientation(const char *good) {
+    mk_container_info ci; ci.struct_size = sizeof ci;
+    int32_t nc = mk_container_count(), muxers = 0;
+    CHECK(nc >= 8, "the catalogue lists the demuxers and the muxers");
+    for (int32_t i = 0; i < nc; i++) {
+        EXPECT(mk_container_get_info(i, &ci), MK_OK);
+        CHECK(ci.name && ci.name[0] && ci.description && ci.extensions && ci.extensions[0] && ci.mime_types,
+              "container strings");
+        if (ci.kind == MK_CONTAINER_MUXER) muxers++;
+        else CHECK(ci.kind == MK_CONTAINER_DEMUXER, "a container is a demuxer or a muxer");
+    }
+    CHECK(muxers >= 4, "mp4, matroska, webm and ogg are written");
+    EXPECT(mk_container_get_info(nc, &ci), MK_EINVAL);
+    EXPECT(mk_container_get_info(-1, &ci), MK_EINVAL);
+    EXPECT(mk_container_get_info(0, NULL), MK_EINVAL);
+    ci.struct_size = 4;
+    EXPECT(mk_container_get_info(0, &ci), MK_EINVAL);
+
+    /* mk_backend_info grew in 0.2: a 0.1-sized struct is filled only up to its struct_size. */
+    int32_t nb = mk_backend_count(), encoders = 0, converter = -1, decoder = -1;
+    for (int32_t i = 0; i < nb; i++) {
+        mk_backend_info bi;
+        memset(&bi, 0xAB, sizeof bi);
+        bi.struct_size = (uint32_t)offsetof(mk_backend_info, sample_formats);
+        EXPECT(mk_backend_get_info(i, &bi), MK_OK);
+        CHECK(bi.max_channels == (int32_t)0xABABABAB && bi.scales == (int32_t)0xABABABAB,
+              "a 0.1-sized mk_backend_info is filled only up to its struct_size");
+        bi.struct_size = sizeof bi;
+        EXPECT(mk_backend_get_info(i, &bi), MK_OK);
+        if (bi.kind == MK_BACKEND_ENCODER) {
+            encoders++;
+            CHECK(bi.sample_format_count > 0 && bi.sample_formats != NULL && bi.max_channels >= 1
+                  && (bi.sample_rate_count == 0) == (bi.sample_rates == NULL)
+                  && (bi.channel_mask_count == 0) == (bi.channel_masks == NULL)
+                  && bi.min_bit_rate <= bi.max_bit_rate, "what an encoder takes");
+        } else {
+            CHECK(bi.sample_format_count == 0 && bi.sample_formats == NULL && bi.max_channels == 0,
+                  "only encoders list what they take");
+        }
+        if (bi.kind == MK_BACKEND_PICTURE_CONVERTER && converter < 0) converter = i;
+        if (bi.kind == MK_BACKEND_DECODER && decoder < 0) decoder = i;
+    }
+    CHECK(encoders >= 1 && converter >= 0 && decoder >= 0, "the plugins register encoders, a decoder and a converter");
+    int32_t yes = -1;
+    EXPECT(mk_backend_converts(converter, MK_PIXEL_YUV420P, MK_PIXEL_NV12, &yes), MK_OK);
+    CHECK(yes == 1, "swscale converts yuv420p to nv12");
+    EXPECT(mk_backend_converts(converter, 9999, MK_PIXEL_NV12, &yes), MK_OK);
+    CHECK(yes == 0, "an unknown pixel format is not converted");
+    EXPECT(mk_backend_converts(decoder, MK_PIXEL_YUV420P, MK_PIXEL_NV12, &yes), MK_EINVAL);
+    EXPECT(mk_backend_converts(nb, MK_PIXEL_YUV420P, MK_PIXEL_NV12, &yes), MK_EINVAL);
+    EXPECT(mk_backend_converts(converter, MK_PIXEL_YUV420P, MK_PIXEL_NV12, NULL), MK_EINVAL);
+
+    /* Orientations. */
+    mk_orientation o;
+    const int32_t identity[9] = {0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000};
+    EXPECT(mk_orientation_from_matrix(NULL, &o), MK_EINVAL);
+    EXPECT(mk_orientation_from_matrix(identity, NULL), MK_EINVAL);
+    EXPECT(mk_orientation_from_matrix(identity, &o), MK_OK);
+    CHECK(o.transposed == 0 && o.hflip == 0 && o.vflip == 0, "the identity matrix is upright");
+    EXPECT(mk_orientation_clockwise(45, &o), MK_EINVAL);
+    EXPECT(mk_orientation_clockwise(90, NULL), MK_EINVAL);
+    EXPECT(mk_orientation_clockwise(90, &o), MK_OK);
+    CHECK(o.transposed == 1 && o.hflip == 1 && o.vflip == 0, "a clockwise quarter turn is {1, 1, 0}");
+
+    /* mk_frame_orient: a new frame the caller frees; the source stays the caller's. */
+    mk_demuxer *dmx = NULL;
+    mk_session *video = NULL, *audio = NULL;
+    mk_frame *frm = NULL, *turned = NULL;
+    EXPECT(mk_demuxer_open(&dmx, good), MK_OK);
+    EXPECT(mk_session_open(&video, dmx, 0, NULL), MK_OK);
+    EXPECT(mk_session_read_frame(video, &frm), MK_OK);
+    EXPECT(mk_frame_orient(frm, &o, NULL), MK_EINVAL);
+    EXPECT(mk_frame_orient(frm, NULL, &turned), MK_EINVAL);
+    CHECK(turned == NULL, "a failed orient sets *out to NULL");
+    EXPECT(mk_frame_orient(NULL, &o, &turned), MK_EINVAL);
+    mk_orientation bad = {2, 0, 0};
+    EXPECT(mk_frame_orient(frm, &bad, &turned), MK_EINVAL);
+    EXPECT(mk_frame_orient(frm, &o, &turned), MK_OK);
+    mk_frame_info a, b; a.struct_size = b.struct_size = sizeof a;
+    EXPECT(mk_frame_get_info(frm, &a), MK_OK);
+    mk_frame_free(&frm);                                      /* the turned frame has its own memory */
+    EXPECT(mk_frame_get_info(turned, &b), MK_OK);
+    CHECK(b.width == a.height && b.height == a.width && b.format == a.format && b.pts == a.pts, "a quarter turn swaps the sides");
+    size_t need = 0;
+    EXPECT(mk_frame_pack(turned, MK_PACK_NV12, NULL, 0, &need), MK_OK);
+    uint8_t *buf = malloc(need);
+    EXPECT(mk_frame_pack(turned, MK_PACK_NV12, buf, need, &need), MK_OK);
+    free(buf);
+    mk_frame_free(&turned);
+    CHECK(turned == NULL, "free sets the turned frame to NULL");
+
+    /* The MP4 muxer options: checked, MP4's only, mk_muxer_open's only. */
+    mk_muxer *mux = NULL;
+    mk_muxer_settings ms;
+    mk_muxer_default_settings(&ms);
+    CHECK(ms.chunk_seconds == 0.5 && ms.movie_time_scale == 1000 && ms.write_mfra == 1 && ms.user_data == NULL,
+          "the MP4 options' defaults");
+    ms.chunk_seconds = 0;
+    EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mp4", &ms), MK_EINVAL);
+    mk_muxer_default_settings(&ms);
+    ms.reserved_moov_bytes = (int64_t)1 << 40;
+    EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mp4", &ms), MK_EINVAL);
+    mk_muxer_default_settings(&ms);
+    static const uint8_t not_udta[12] = {0, 0, 0, 12, 'm', 'e', 't', 'a', 0, 0, 0, 0};
+    ms.user_data = not_udta;
+    ms.user_data_size = sizeof not_udta;
+    EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mp4", &ms), MK_EINVAL);
+    CHECK(strstr(mk_last_error(), "udta") != NULL, "the message names the udta box");
+    ms.user_data_size = 0;
+    ms.user_data = NULL;
+    ms.movie_time_scale = 600;
+    EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mkv", &ms), MK_EINVAL);
+    EXPECT(mk_remux(good, "/tmp/mk-capi-options.mp4", &ms), MK_EINVAL);
+    CHECK(mux == NULL, "nothing opened");
+    EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mp4", &ms), MK_OK);
+    const char *writing = NULL;
+    EXPECT(mk_muxer_in_progress_path(mux, NULL), MK_EINVAL);
+    EXPECT(mk_muxer_in_progress_path(mux, &writing), MK_OK);
+    CHECK(writing != NULL && strstr(writing, "mk-capi-options.mp4") != NULL && strcmp(writing, "/tmp/mk-capi-options.mp4") != 0,
+          "an unfinished progressive MP4 is written under a temporary name beside the target");
+    mk_muxer_close(&mux);                                     /* unfinished: nothing is left */
+    EXPECT(mk_muxer_in_progress_path(NULL, &writing), MK_EINVAL);
+    mk_muxer_default_settings(&ms);
+    EXPECT(mk_muxer_open(&mux, "/tmp/mk-capi-options.mkv", &ms), MK_OK);
+    EXPECT(mk_muxer_in_progress_path(mux, &writing), MK_EUNSUPPORTED);
+    mk_muxer_close(&mux);
+
+    /* Audio converter reset and counts. */
+    mk_audio_converter *ac = NULL;
+    mk_audio_format af; memset(&af, 0, sizeof af);
+    af.struct_size = sizeof af; af.sample_format = MK_SAMPLES_S16; af.sample_rate = 44100; af.channels = 2;
+    mk_audio_format bf = af; bf.sample_rate = 48000;
+    mk_audio_converter_settings as; mk_audio_converter_default_settings(&as);
+    as.prime_leading = -1;
+    EXPECT(mk_audio_converter_open(&ac, &af, &bf, &as), MK_EINVAL);
+    as.prime_leading = 0;
+    EXPECT(mk_audio_converter_open(&ac, &af, &bf, &as), MK_OK);
+    int16_t pcm[2 * 441]; memset(pcm, 0, sizeof pcm);
+    const void *in[1] = {pcm};
+    EXPECT(mk_audio_converter_push(ac, in, 441), MK_OK);
+    mk_audio_converter_stats st; st.struct_size = sizeof st;
+    EXPECT(mk_audio_converter_get_stats(ac, &st), MK_OK);
+    CHECK(st.input_frames == 441 && st.latency > 0 && st.output_frames < 480, "the counts before a flush");
+    EXPECT(mk_audio_converter_flush(ac), MK_OK);
+    EXPECT(mk_audio_converter_push(ac, in, 441), MK_ESTATE);
+    EXPECT(mk_audio_converter_reset(ac), MK_OK);
+    int32_t waiting = -1;
+    EXPECT(mk_audio_converter_read(ac, NULL, 0, &waiting), MK_EAGAIN);
+    EXPECT(mk_audio_converter_get_stats(ac, &st), MK_OK);
+    CHECK(st.input_frames == 0 && st.output_frames == 0, "reset clears the counts and what waited");
+    EXPECT(mk_audio_converter_push(ac, in, 441), MK_OK);
+    st.struct_size = 4;
+    EXPECT(mk_audio_converter_get_stats(ac, &st), MK_EINVAL);
+    EXPECT(mk_audio_converter_get_stats(ac, NULL), MK_EINVAL);
+    mk_audio_converter_close(&ac);
+    EXPECT(mk_audio_converter_reset(NULL), MK_EINVAL);
+
+    /* mk_decode_file's mk-decode choices: refused values name the field. */
+    mk_decode_settings ds;
+    mk_decode_default_settings(&ds);
+    CHECK(ds.seek_seconds < 0 && ds.max_video_frames == 0 && ds.sample_format == 0 && ds.resample_quality == MK_RESAMPLE_MEDIUM,
+          "mk-decode's choices default to none");
+    ds.sample_format = MK_SAMPLES_S16P;
+    EXPECT(mk_decode_file(good, "/tmp/mk-capi-choices.pcm", NULL, &ds), MK_EINVAL);
+    CHECK(strstr(mk_last_error(), "planar") != NULL, "a planar sample format is refused by name");
+    mk_decode_default_settings(&ds);
+    ds.max_video_frames = -1;
+    EXPECT(mk_decode_file(good, NULL, "/tmp/mk-capi-choices.nv12", &ds), MK_EINVAL);
+    mk_decode_default_settings(&ds);
+    ds.resample_quality = 9;
+    EXPECT(mk_decode_file(good, "/tmp/mk-capi-choices.pcm", NULL, &ds), MK_EINVAL);
+    FILE *left = fopen("/tmp/mk-capi-choices.pcm", "rb");
+    CHECK(left == NULL, "a refused decode writes nothing");
+    if (left) fclose(left);
+
+    /* Recovery records: none in an undamaged file. */
+    mk_recovery_info ri; ri.struct_size = sizeof ri;
+    EXPECT(mk_session_get_recovery(video, 0, &ri), MK_EINVAL);
+    EXPECT(mk_session_get_recovery(video, -1, &ri), MK_EINVAL);
+    EXPECT(mk_session_get_recovery(video, 0, NULL), MK_EINVAL);
+    EXPECT(mk_session_get_recovery(NULL, 0, &ri), MK_EINVAL);
+    ri.struct_size = 4;
+    EXPECT(mk_session_get_recovery(video, 0, &ri), MK_EINVAL);
+    mk_session_close(&video);
+
+    /* An audio frame cannot be turned. */
+    EXPECT(mk_session_open(&audio, dmx, 1, NULL), MK_OK);
+    EXPECT(mk_session_read_frame(audio, &frm), MK_OK);
+    EXPECT(mk_frame_orient(frm, &o, &turned), MK_EINVAL);
+    CHECK(turned == NULL, "nothing to free after an error");
+    mk_frame_free(&frm);
+    mk_session_close(&audio);
+    mk_demuxer_close(&dmx);
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: %s GOOD.mp4 CORRUPT.mp4 SCRATCH_OUT.mp4\n", argv[0]);
@@ -544,6 +741,7 @@ int main(int argc, char **argv) {
     plugins();
     sources(argv[1]);
     stream_parser();
+    listings_and_orientation(argv[1]);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

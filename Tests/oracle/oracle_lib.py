@@ -631,6 +631,27 @@ def display_matrix_of(stream: dict) -> list[int] | None:
     return None
 
 
+# The eight quarter-turn display matrices (a, b, c, d of the tkhd matrix, in units of 1.0):
+# four rotations and four rotations with a reflection.
+QUARTER_TURN_MATRICES = {"identity": (1, 0, 0, 1), "clock": (0, 1, -1, 0), "cclock": (0, -1, 1, 0),
+                         "half": (-1, 0, 0, -1), "transpose": (0, 1, 1, 0), "antitranspose": (0, -1, -1, 0),
+                         "mirror_x": (-1, 0, 0, 1), "mirror_y": (1, 0, 0, -1)}
+
+
+def with_display_matrix(mp4: bytes, name: str) -> tuple[bytes, list[int]]:
+    """The one-track MP4 `mp4` with its tkhd matrix set to QUARTER_TURN_MATRICES[name]
+    (ISO/IEC 14496-12 8.3.2: a b u c d v x y w, 16.16 fixed point, u v w 2.30), and that matrix."""
+    import struct
+    data = bytearray(mp4)
+    at = data.find(b"tkhd")
+    assert at > 0, "the clip has no tkhd"
+    matrix_at = at + 4 + (52 if data[at + 4] == 1 else 40)  # after version .. volume
+    a, b, c, d = (v * 65536 for v in QUARTER_TURN_MATRICES[name])
+    matrix = [a, b, 0, c, d, 0, 0, 0, 1 << 30]
+    data[matrix_at:matrix_at + 36] = struct.pack(">9i", *matrix)
+    return bytes(data), matrix
+
+
 def reflected_of(stream: dict) -> bool:
     """True when ffprobe's display matrix mirrors the picture (negative determinant of its
     2x2 rotation part); False without a matrix."""

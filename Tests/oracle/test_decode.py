@@ -161,11 +161,7 @@ def test_video_no_autorotate(media, mk_decode, tmp_path):
     _compare_raw_video(media, stream, out, ref, "nv12", cmd)
 
 
-# The eight quarter-turn display matrices (a, b, c, d of the tkhd matrix, in units of 1.0):
-# four rotations and four rotations with a reflection.
-_MATRICES = {"identity": (1, 0, 0, 1), "clock": (0, 1, -1, 0), "cclock": (0, -1, 1, 0),
-             "half": (-1, 0, 0, -1), "transpose": (0, 1, 1, 0), "antitranspose": (0, -1, -1, 0),
-             "mirror_x": (-1, 0, 0, 1), "mirror_y": (1, 0, 0, -1)}
+_MATRICES = lib.QUARTER_TURN_MATRICES
 
 
 @pytest.fixture(scope="module")
@@ -189,18 +185,12 @@ def test_video_display_matrix(name, matrix_clip, mk_decode, mk_probe, tmp_path):
     hflip / vflip), and ffprobe's display matrix for `reflected`.
     """
     import json
-    import struct
-    data = bytearray(matrix_clip)
-    at = data.find(b"tkhd")
-    assert at > 0, "ffmpeg's clip has no tkhd"
-    matrix_at = at + 4 + (52 if data[at + 4] == 1 else 40)  # after version..volume
-    a, b, c, d = (v * 65536 for v in _MATRICES[name])
-    data[matrix_at:matrix_at + 36] = struct.pack(">9i", a, b, 0, c, d, 0, 0, 0, 1 << 30)
+    data, matrix = lib.with_display_matrix(matrix_clip, name)
     media = tmp_path / f"{name}.mp4"
-    media.write_bytes(bytes(data))
+    media.write_bytes(data)
     info = json.loads(lib.run(["ffprobe", "-v", "error", "-show_streams", "-of", "json", media]).stdout)
     stream = info["streams"][0]
-    if name != "identity" and lib.display_matrix_of(stream) != [a, b, 0, c, d, 0, 0, 0, 1 << 30]:
+    if name != "identity" and lib.display_matrix_of(stream) != matrix:
         pytest.fail(f"{name}: ffprobe reads the display matrix {lib.display_matrix_of(stream)}; "
                     f"the patched input is wrong", pytrace=False)
     probe = json.loads(lib.run([mk_probe, "--json", media]).stdout)

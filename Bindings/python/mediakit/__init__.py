@@ -67,8 +67,9 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "BackendError", "CancelledError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
            "DecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
-           "Backend", "PluginFailure", "Progress",
-           "open", "decode", "remux", "transcode", "plugins", "backends", "plugin_failures", "plugin_search_paths",
+           "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
+           "open", "decode", "remux", "transcode", "plugins", "backends", "containers", "plugin_failures",
+           "plugin_search_paths",
            "load_plugins", "version", "LIBRARY_PATH", "SCALE_FILTERS"]
 
 #: The libmediakit this package loaded.
@@ -155,7 +156,9 @@ _BACKEND_KINDS = {1: "decoder", 2: "encoder", 3: "picture_converter"}
 class Backend:
     """A decoder or encoder for a codec, or a picture converter, that a loaded plugin registered
     (C ``mk_backend_info``). ``name`` is what Decoder's / Encoder's ``backend=`` take; among the
-    backends of a codec the highest ``priority`` is chosen first."""
+    backends of a codec the highest ``priority`` is chosen first. An encoder also says what it
+    takes (the other kinds leave those fields empty); a picture converter whether it ``scales``
+    and, through ``converts()``, which conversions it makes."""
     kind: str                       #: "decoder", "encoder" or "picture_converter"
     codec: str                      #: FFmpeg's codec name; "" for a picture converter
     name: str
@@ -163,6 +166,33 @@ class Backend:
     priority: int
     plugin: str                     #: the plugin's name ("ffmpeg")
     plugin_path: str                #: the file it was loaded from
+    #: Encoder: the sample formats it takes ("s16", "fltp" ...), preferred first.
+    sample_formats: tuple[str, ...] = ()
+    #: Encoder: the rates it takes (Hz); () means any rate in ``sample_rate_range``.
+    sample_rates: tuple[int, ...] = ()
+    #: Encoder: with ``sample_rates`` empty, the (lowest, highest) rate it takes.
+    sample_rate_range: tuple[int, int] = (0, 0)
+    max_channels: int = 0           #: encoder: channels it takes, 1 to this
+    #: Encoder: the WAVE channel masks it takes (one per channel count); (): each count's default order.
+    channel_masks: tuple[int, ...] = ()
+    #: Encoder: the (lowest, highest) bit rate it can be asked for; None when it takes none.
+    bit_rate_range: Optional[tuple[int, int]] = None
+    scales: bool = False            #: picture converter: it also changes the picture size
+    _index: int = field(repr=False, compare=False, default=-1)
+
+    def converts(self, source: str, target: str) -> bool:
+        """Picture converter: True when it takes ``source`` pictures and returns ``target`` ones
+        (pixel format names as ``Frame.format``: "yuv420p", "nv12" ...). Valid until plugins are
+        loaded again (the listing's order changes)."""
+        if self.kind != "picture_converter":
+            raise InvalidArgumentError(EINVAL, f"{self.name} is a {self.kind}, not a picture converter", "Backend.converts")
+        codes = {name: code for code, name in _PIXEL_FORMATS.items()}
+        for name in (source, target):
+            if name not in codes:
+                raise InvalidArgumentError(EINVAL, f"unknown pixel format {name!r} (one of {', '.join(codes)})", "Backend.converts")
+        supported = ctypes.c_int32()
+        lib.mk_backend_converts(self._index, codes[source], codes[target], ctypes.byref(supported))
+        return supported.value == 1
 
 
 def backends() -> list[Backend]:
@@ -173,7 +203,39 @@ def backends() -> list[Backend]:
         b = _ffi.BackendInfo(struct_size=ctypes.sizeof(_ffi.BackendInfo))
         lib.mk_backend_get_info(i, ctypes.byref(b))
         out.append(Backend(_BACKEND_KINDS.get(b.kind, str(b.kind)), _text(b.codec), _text(b.name),
-                           _MEDIA_TYPES.get(b.media_type, ""), int(b.priority), _text(b.plugin), _text(b.plugin_path)))
+                           _MEDIA_TYPES.get(b.media_type, ""), int(b.priority), _text(b.plugin), _text(b.plugin_path),
+                           sample_formats=tuple(_SAMPLE_FORMATS.get(b.sample_formats[k], str(b.sample_formats[k]))
+                                                for k in range(b.sample_format_count)),
+                           sample_rates=tuple(int(b.sample_rates[k]) for k in range(b.sample_rate_count)),
+                           sample_rate_range=(int(b.min_sample_rate), int(b.max_sample_rate)),
+                           max_channels=int(b.max_channels),
+                           channel_masks=tuple(int(b.channel_masks[k]) for k in range(b.channel_mask_count)),
+                           bit_rate_range=(int(b.min_bit_rate), int(b.max_bit_rate)) if b.max_bit_rate > 0 else None,
+                           scales=b.scales == 1, _index=i))
+    return out
+
+
+@dataclass(frozen=True)
+class ContainerFormat:
+    """A container format of the library's catalogue (C ``mk_container_info``): one it reads
+    (``kind`` "demuxer": ``open`` chooses it by probing the bytes) or writes ("muxer":
+    ``Muxer`` and ``remux`` choose it by the target's extension)."""
+    kind: str                       #: "demuxer" or "muxer"
+    name: str                       #: "mp4", "matroska", "webm", "ogg" ...
+    description: str
+    extensions: tuple[str, ...]     #: without dots; a muxer's are those that choose it
+    mime_types: tuple[str, ...]     #: () for a muxer
+
+
+def containers() -> list[ContainerFormat]:
+    """The container formats MediaKit reads (in the order they are probed), then those it writes."""
+    out = []
+    for i in range(lib.mk_container_count()):
+        c = _ffi.ContainerInfo(struct_size=ctypes.sizeof(_ffi.ContainerInfo))
+        lib.mk_container_get_info(i, ctypes.byref(c))
+        out.append(ContainerFormat("demuxer" if c.kind == 1 else "muxer", _text(c.name), _text(c.description),
+                                   tuple(x for x in _text(c.extensions).split(",") if x),
+                                   tuple(x for x in _text(c.mime_types).split(",") if x)))
     return out
 
 
@@ -218,6 +280,34 @@ class Edit:
     segment_duration: int
     media_time: int
     media_rate: float = 1.0
+
+
+@dataclass(frozen=True)
+class Orientation:
+    """How a picture is turned for display (C ``mk_orientation``, Swift ``PictureOrientation``):
+    swap rows and columns when ``transposed`` (the width becomes the height), then mirror
+    left-right when ``hflip``, then top-bottom when ``vflip`` — ffmpeg's ``transpose``, ``hflip``
+    and ``vflip`` filters. ``Track.orientation`` is the one FFmpeg's autorotation applies;
+    ``Frame.oriented()`` turns a picture by one."""
+    transposed: bool = False
+    hflip: bool = False
+    vflip: bool = False
+
+    @classmethod
+    def clockwise(cls, degrees: int) -> "Orientation":
+        """A clockwise turn by ``degrees`` (0, 90, 180 or 270; another angle raises InvalidArgumentError)."""
+        o = _ffi.Orientation()
+        lib.mk_orientation_clockwise(int(degrees), ctypes.byref(o))
+        return cls._from_c(o)
+
+    @classmethod
+    def _from_c(cls, o: _ffi.Orientation) -> "Orientation":
+        return cls(o.transposed == 1, o.hflip == 1, o.vflip == 1)
+
+    @property
+    def is_upright(self) -> bool:
+        """True when nothing moves."""
+        return not (self.transposed or self.hflip or self.vflip)
 
 
 @dataclass(frozen=True)
@@ -280,6 +370,15 @@ class Track:
         offset = ctypes.c_int64()
         lib.mk_demuxer_presentation_offset(self._demuxer._handle(), self.index, ctypes.byref(offset))
         return offset.value
+
+    @property
+    def orientation(self) -> Orientation:
+        """How this track's pictures are turned upright for display, as FFmpeg's autorotation
+        turns them (from ``matrix``: rotation and reflection; upright for an angle that is not a
+        multiple of 90 degrees). ``Frame.oriented(track.orientation)`` applies it."""
+        o = _ffi.Orientation()
+        lib.mk_orientation_from_matrix((ctypes.c_int32 * 9)(*self.matrix), ctypes.byref(o))
+        return Orientation._from_c(o)
 
     @property
     def type(self) -> str:
@@ -952,14 +1051,32 @@ class Muxer(_Owned):
 
     The layouts are MP4's: faststart=True puts the moov at the front; fragment=SECONDS writes
     a fragmented MP4; hybrid=SECONDS writes fragmented and turns the file progressive when done.
+    So are the other options (C ``mk_muxer_settings``; None keeps the default): ``chunk_seconds``
+    (progressive / fast-start chunk duration, 0.5), ``movie_time_scale`` (mvhd ticks per second,
+    1000), ``reserved_moov_bytes`` (fast-start: room kept for the moov so that finishing copies
+    nothing), ``write_mfra`` (fragmented: the mfra index, True) and ``user_data`` (a whole
+    ``udta`` box written into the moov, e.g. metadata).
     """
 
     _free = staticmethod(lib.mk_muxer_close)
     _what = "muxer"
 
     def __init__(self, path: PathLike, *, faststart: bool = False, fragment: Optional[float] = None,
-                 hybrid: Optional[float] = None):
+                 hybrid: Optional[float] = None, chunk_seconds: Optional[float] = None,
+                 movie_time_scale: Optional[int] = None, reserved_moov_bytes: Optional[int] = None,
+                 write_mfra: Optional[bool] = None, user_data: Optional[bytes] = None):
         s = _muxer_settings(faststart, fragment, hybrid)
+        if chunk_seconds is not None:
+            s.chunk_seconds = float(chunk_seconds)
+        if movie_time_scale is not None:
+            s.movie_time_scale = int(movie_time_scale)
+        if reserved_moov_bytes is not None:
+            s.reserved_moov_bytes = int(reserved_moov_bytes)
+        if write_mfra is not None:
+            s.write_mfra = 1 if write_mfra else 0
+        udta = ctypes.create_string_buffer(bytes(user_data), len(user_data)) if user_data else None
+        if udta is not None:
+            s.user_data, s.user_data_size = ctypes.cast(udta, ctypes.c_void_p), len(udta)
         h = ctypes.c_void_p()
         lib.mk_muxer_open(ctypes.byref(h), _path(path), ctypes.byref(s))
         super().__init__(h)
@@ -1020,6 +1137,15 @@ class Muxer(_Owned):
             self.state = "cancelled"     # the library removed what was written
             raise
         self.state = "finished"
+
+    @property
+    def in_progress_path(self) -> str:
+        """MP4: the file being written now ("<path>.partial" for fragment= and hybrid=, which a
+        crash leaves playable up to its last fragment; a hidden temporary file otherwise); the
+        target path once finished. UnsupportedError for Matroska and Ogg."""
+        path = ctypes.c_char_p()
+        lib.mk_muxer_in_progress_path(self._handle(), ctypes.byref(path))
+        return os.fsdecode(path.value or b"")
 
     def cancel(self) -> None:
         """Abandons the file and removes what was written (harmless after finish() or twice)."""
@@ -1384,6 +1510,21 @@ class Frame:
             offset += n
         return tuple(out)
 
+    def oriented(self, orientation: Orientation) -> "Frame":
+        """A new frame holding this picture turned by ``orientation`` (e.g. ``track.orientation``),
+        in its own memory and the same pixel format: what ffmpeg's ``transpose`` / ``hflip`` /
+        ``vflip`` filters give. This frame is left as it is. Raises UnsupportedError for a
+        transpose of 4:2:2 pictures, InvalidArgumentError for an audio frame."""
+        o = _ffi.Orientation(int(orientation.transposed), int(orientation.hflip), int(orientation.vflip))
+        out = ctypes.c_void_p()
+        lib.mk_frame_orient(self._memory().h, ctypes.byref(o), ctypes.byref(out))
+        return Frame(out)
+
+    def rotated(self, clockwise: int) -> "Frame":
+        """A new frame holding this picture turned clockwise by 90, 180 or 270 degrees (0: the same
+        picture); see ``oriented()``."""
+        return self.oriented(Orientation.clockwise(clockwise))
+
     def __repr__(self) -> str:
         if self.media_type == "video":
             return f"<mediakit.Frame video {self.width}x{self.height} {self.format} pts={self.pts}>"
@@ -1580,6 +1721,18 @@ class Decoder(_Owned):
         return None
 
 
+@dataclass(frozen=True)
+class Recovery:
+    """One recovery of a DecodeSession from damaged data (C ``mk_recovery_info``, Swift
+    ``DecodeSession.Recovery``)."""
+    pts: Optional[int]              #: the rejected packet's pts (track time base); None for an error while receiving
+    position: int                   #: the rejected packet's byte offset in the file, -1 if unknown
+    rebuilt: bool                   #: the decoder was rebuilt and primed with the current GOP
+    frames_lost: int                #: frames not output because of it
+    status: str                     #: the decoder's error ("MK_EDATA", "MK_EFAIL" ...)
+    message: str                    #: the decoder's message
+
+
 class DecodeSession(_Owned):
     """One track decoded on the library's thread (mk_session), ahead of the consumer by at most
     ``queue_frames`` frames. Iterate it for the presented frames, in presentation order, with
@@ -1597,15 +1750,22 @@ class DecodeSession(_Owned):
 
     Damaged data is stepped over (``recovery``: the decoder is rebuilt and the packets of
     the current GOP sent to it again), up to ``max_failed_packets`` consecutive rejected
-    packets and ``max_rebuilds`` consecutive failed rebuilds; ``stats`` counts them. Usually
-    made by ``Demuxer.decode()``; it reads the track's demuxer until closed.
+    packets and ``max_rebuilds`` consecutive failed rebuilds; ``stats`` counts them and
+    ``recoveries`` lists them. ``on_recovery`` (optional) is called with each ``Recovery``, oldest
+    first, on the thread that reads: inside ``read()`` (so also ``next()``; for ``async for``, its
+    worker thread), before the next frame is handed out, for the recoveries the session's thread
+    made meanwhile (it decodes ahead by up to ``queue_frames`` frames). No Python code runs on the
+    library's thread. An exception raised by the callback comes out of that ``read()`` (the
+    frame read is kept and returned by the next one); the session itself goes on. Usually made by
+    ``Demuxer.decode()``; it reads the track's demuxer until closed.
     """
 
     _free = staticmethod(lib.mk_session_close)
     _what = "decode session"
 
     def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0, trim: Union[bool, str] = True,
-                 recovery: bool = True, max_failed_packets: int = 20, max_rebuilds: int = 5, queue_frames: int = 8):
+                 recovery: bool = True, max_failed_packets: int = 20, max_rebuilds: int = 5, queue_frames: int = 8,
+                 on_recovery: Optional[Callable[[Recovery], None]] = None):
         demuxer = _track_demuxer("DecodeSession", track)
         s = _decoding_settings(_ffi.SessionSettings(), lib.mk_session_default_settings, backend, threads, trim)
         s.recovery = 1 if recovery else 0
@@ -1617,13 +1777,51 @@ class DecodeSession(_Owned):
         super().__init__(h)
         self.track = track
         self._demuxer = demuxer  # keeps the demuxer object (and its handle) alive
+        #: Called with each Recovery on the reading thread (see the class); may be set later.
+        self.on_recovery: Optional[Callable[[Recovery], None]] = on_recovery
+        self._reported = 0                       # recoveries handed to on_recovery
+        self._pending: Optional[Frame] = None    # a frame read when on_recovery raised
 
     def read(self) -> Optional[Frame]:
-        """The next frame, waiting for it (the GIL is released meanwhile); None at the end."""
+        """The next frame, waiting for it (the GIL is released meanwhile); None at the end.
+        Calls ``on_recovery`` for the recoveries made since the last call first."""
+        if self._pending is not None:
+            kept, self._pending = self._pending, None
+            return kept
         f = ctypes.c_void_p()
-        if lib.mk_session_read_frame(self._handle(), ctypes.byref(f)) == _ffi.EOF:
-            return None
-        return Frame(f)
+        try:
+            end = lib.mk_session_read_frame(self._handle(), ctypes.byref(f)) == _ffi.EOF
+        except MediaKitError:
+            self._report_recoveries()
+            raise
+        frame = None if end else Frame(f)
+        try:
+            self._report_recoveries()
+        except BaseException:
+            self._pending = frame
+            raise
+        return frame
+
+    def _recovery(self, index: int) -> Recovery:
+        r = _ffi.RecoveryInfo(struct_size=ctypes.sizeof(_ffi.RecoveryInfo))
+        lib.mk_session_get_recovery(self._handle(), index, ctypes.byref(r))
+        return Recovery(None if r.pts == _ffi.NOPTS_VALUE else int(r.pts), int(r.position), r.rebuilt == 1, int(r.frames_lost),
+                        _text(lib.mk_status_name(r.status)), _text(r.message))
+
+    def _report_recoveries(self) -> None:
+        """Hands on_recovery the recoveries it has not had yet, oldest first."""
+        if self.on_recovery is None:
+            return
+        count = self.stats["recoveries"]
+        while self._reported < count:
+            r = self._recovery(self._reported)
+            self._reported += 1
+            self.on_recovery(r)
+
+    @property
+    def recoveries(self) -> list[Recovery]:
+        """Every recovery from damaged data so far, oldest first."""
+        return [self._recovery(i) for i in range(self.stats["recoveries"])]
 
     def __iter__(self) -> Self:
         return self
@@ -1733,6 +1931,10 @@ class AudioConverter(_Owned):
         conv = mediakit.AudioConverter("s16", 44100, "stereo", "f32", 48000, "mono")
         out = conv.convert(samples)          # (n, 1) float32
         tail = conv.flush()
+
+    ``prime_leading`` / ``prime_trailing`` input frames are dropped at the start / end (an
+    encoder's priming and padding; they still feed the filter). ``reset()`` starts a new stream
+    (after a seek); ``input_frames``, ``output_frames`` and ``latency`` count a PCM converter's work.
     """
 
     _free = staticmethod(lib.mk_audio_converter_close)
@@ -1740,12 +1942,14 @@ class AudioConverter(_Owned):
 
     def __init__(self, in_format: str, in_rate: int, in_layout: Optional[Layout], out_format: str, out_rate: int,
                  out_layout: Optional[Layout], *, quality: str = "medium", dither: bool = False,
-                 _track: Optional[Track] = None, trim: Union[bool, str] = True):
+                 _track: Optional[Track] = None, trim: Union[bool, str] = True, prime_leading: int = 0,
+                 prime_trailing: int = 0):
         if quality not in _QUALITY:
             raise ValueError(f"unknown quality {quality!r}: low, medium or high")
         s = _ffi.AudioConverterSettings()
         lib.mk_audio_converter_default_settings(ctypes.byref(s))
         s.quality, s.dither, s.trim = _QUALITY[quality], int(bool(dither)), _trim_setting(trim)
+        s.prime_leading, s.prime_trailing = int(prime_leading), int(prime_trailing)
         to = _audio_format(out_format, out_rate, out_layout, open_ended=_track is not None)
         h = ctypes.c_void_p()
         if _track is None:
@@ -1771,6 +1975,31 @@ class AudioConverter(_Owned):
         if not isinstance(track, Track):
             raise TypeError(f"for_track needs a mediakit.Track, got {type(track).__name__}")
         return cls("", 0, None, sample_format, rate or 0, layout, quality=quality, dither=dither, _track=track, trim=trim)
+
+    def reset(self) -> None:
+        """Forgets the stream (after a seek, or for another one): what waits and what the
+        resampler holds are dropped; converting (also after flush()) starts a new stream."""
+        lib.mk_audio_converter_reset(self._handle())
+
+    def _stats(self) -> _ffi.AudioConverterStats:
+        st = _ffi.AudioConverterStats(struct_size=ctypes.sizeof(_ffi.AudioConverterStats))
+        lib.mk_audio_converter_get_stats(self._handle(), ctypes.byref(st))
+        return st
+
+    @property
+    def input_frames(self) -> int:
+        """PCM converter: frames given since it was made or reset."""
+        return int(self._stats().input_frames)
+
+    @property
+    def output_frames(self) -> int:
+        """PCM converter: frames converted since it was made or reset."""
+        return int(self._stats().output_frames)
+
+    @property
+    def latency(self) -> int:
+        """PCM converter: input frames that wait, before flush(), for later input."""
+        return int(self._stats().latency)
 
     @property
     def output_format(self) -> Optional[tuple[str, int, int]]:
@@ -1971,6 +2200,11 @@ class Encoder(_Owned):
         return int(self._info().encoder_delay)
 
     @property
+    def input_samples(self) -> int:
+        """Samples per channel the encoder itself was given so far (at its input rate)."""
+        return int(self._info().input_samples)
+
+    @property
     def time_base(self) -> tuple[int, int]:
         """The packets' time base (numerator, denominator)."""
         i = self._info()
@@ -2059,20 +2293,40 @@ def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate
 def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Optional[PathLike] = None, *,
            pixel_format: str = "nv12", sample_format: str = "s16", wav: bool = False, y4m: bool = False,
            trim: Union[bool, str] = True, autorotate: bool = True, threads: int = 0, backend: Optional[str] = None,
-           progress: Optional[Progress] = None) -> None:
+           progress: Optional[Progress] = None, sample_rate: Optional[int] = None, channels: Optional[Layout] = None,
+           resample_quality: str = "medium", seek: Optional[float] = None, max_video_frames: Optional[int] = None,
+           max_audio_seconds: Optional[float] = None, async_video: bool = False) -> None:
     """Decodes the first audio track to `audio_out` (raw PCM or WAV) and the first video
     track to `video_out` (raw NV12 / I420 or Y4M), like the mk-decode sample. `trim` is
     as for Decoder: "gapless" (default, or True), "ffmpeg" or "none" (or False).
+
+    mk-decode's choices: `sample_format` ("u8", "s16", "s24", "s32", "f32", "f64"), `sample_rate`
+    and `channels` (a layout name or a count, mixed as ffmpeg -ac mixes) with `resample_quality`;
+    `seek` (seconds, sample-accurate as ffmpeg -ss T -i), `max_video_frames`,
+    `max_audio_seconds`; `async_video` decodes a lone video track on a thread of its own.
 
     A file cut short is decoded as far as it goes (the outputs are written, as ffmpeg's)
     and a TruncatedWarning names the offset of the cut."""
     if audio_out is None and video_out is None:
         raise ValueError("give audio_out, video_out or both")
-    if pixel_format not in ("nv12", "i420") or sample_format not in ("s16", "f32"):
-        raise ValueError("pixel_format is nv12 or i420; sample_format is s16 or f32")
+    if pixel_format not in ("nv12", "i420"):
+        raise ValueError("pixel_format is nv12 or i420")
+    if resample_quality not in _QUALITY:
+        raise ValueError(f"unknown resample_quality {resample_quality!r}: low, medium or high")
     s = _ffi.DecodeSettings()
     lib.mk_decode_default_settings(ctypes.byref(s))
-    s.video_layout, s.audio_layout = _PACK[pixel_format], _PACK[sample_format]
+    s.video_layout = _PACK[pixel_format]
+    if sample_format in ("s16", "f32"):
+        s.audio_layout = _PACK[sample_format]
+    if sample_format not in ("s16", "f32") or sample_rate is not None or channels is not None:
+        f = _audio_format(sample_format, sample_rate or 0, channels, open_ended=True)
+        s.sample_format, s.sample_rate, s.channels, s.channel_mask = f.sample_format, f.sample_rate, f.channels, f.channel_mask
+    s.resample_quality = _QUALITY[resample_quality]
+    if seek is not None:
+        s.seek_seconds = float(seek)
+    s.max_video_frames = int(max_video_frames or 0)
+    s.max_audio_seconds = float(max_audio_seconds or 0)
+    s.async_video = int(async_video)
     s.wav, s.y4m, s.autorotate, s.threads = int(wav), int(y4m), int(autorotate), int(threads)
     s.trim = _trim_setting(trim)
     s.backend = backend.encode() if backend else None

@@ -129,7 +129,25 @@ class BackendInfo(ctypes.Structure):
     """mk_backend_info: a decoder, encoder or picture converter a plugin registered."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("kind", ctypes.c_int32), ("codec", ctypes.c_char_p),
                 ("name", ctypes.c_char_p), ("media_type", ctypes.c_int32), ("priority", ctypes.c_int32),
-                ("plugin", ctypes.c_char_p), ("plugin_path", ctypes.c_char_p)]
+                ("plugin", ctypes.c_char_p), ("plugin_path", ctypes.c_char_p),
+                # 0.2: what an encoder takes; whether a picture converter scales
+                ("sample_formats", ctypes.POINTER(ctypes.c_int32)), ("sample_format_count", ctypes.c_int32),
+                ("sample_rates", ctypes.POINTER(ctypes.c_int32)), ("sample_rate_count", ctypes.c_int32),
+                ("min_sample_rate", ctypes.c_int32), ("max_sample_rate", ctypes.c_int32),
+                ("max_channels", ctypes.c_int32),
+                ("channel_masks", ctypes.POINTER(ctypes.c_uint64)), ("channel_mask_count", ctypes.c_int32),
+                ("min_bit_rate", ctypes.c_int64), ("max_bit_rate", ctypes.c_int64), ("scales", ctypes.c_int32)]
+
+
+class ContainerInfo(ctypes.Structure):
+    """mk_container_info: a container format the library reads or writes."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("kind", ctypes.c_int32), ("name", ctypes.c_char_p),
+                ("description", ctypes.c_char_p), ("extensions", ctypes.c_char_p), ("mime_types", ctypes.c_char_p)]
+
+
+class Orientation(ctypes.Structure):
+    """mk_orientation (fixed layout)."""
+    _fields_ = [("transposed", ctypes.c_int32), ("hflip", ctypes.c_int32), ("vflip", ctypes.c_int32)]
 
 
 class PluginInfo(ctypes.Structure):
@@ -154,7 +172,15 @@ class AudioFormat(ctypes.Structure):
 class AudioConverterSettings(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("quality", ctypes.c_int32), ("dither", ctypes.c_int32),
                 ("mix_matrix", ctypes.POINTER(ctypes.c_double)), ("trim", ctypes.c_int32), ("threads", ctypes.c_int32),
-                ("backend", ctypes.c_char_p)]
+                ("backend", ctypes.c_char_p),
+                # 0.2
+                ("prime_leading", ctypes.c_int64), ("prime_trailing", ctypes.c_int64)]
+
+
+class AudioConverterStats(ctypes.Structure):
+    """mk_audio_converter_stats."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("input_frames", ctypes.c_int64), ("output_frames", ctypes.c_int64),
+                ("latency", ctypes.c_int32)]
 
 
 class EncoderSettings(ctypes.Structure):
@@ -171,7 +197,9 @@ class EncoderInfo(ctypes.Structure):
                 ("channels", ctypes.c_int32), ("bit_rate", ctypes.c_int64), ("frame_size", ctypes.c_int32),
                 ("encoder_delay", ctypes.c_int32), ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32),
                 ("extradata", ctypes.POINTER(ctypes.c_uint8)), ("extradata_size", ctypes.c_size_t),
-                ("input", AudioFormat)]
+                ("input", AudioFormat),
+                # 0.2
+                ("input_samples", ctypes.c_int64)]
 
 
 class CodecParams(ctypes.Structure):
@@ -194,7 +222,11 @@ class MuxerSettings(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int32), ("fragment_seconds", ctypes.c_double),
                 # 0.2 (mk_remux only)
                 ("tracks", ctypes.POINTER(ctypes.c_int32)), ("track_count", ctypes.c_int32),
-                ("progress", PROGRESS), ("progress_user", ctypes.c_void_p)]
+                ("progress", PROGRESS), ("progress_user", ctypes.c_void_p),
+                # 0.2 (mk_muxer_open, MP4 only)
+                ("chunk_seconds", ctypes.c_double), ("movie_time_scale", ctypes.c_int64),
+                ("reserved_moov_bytes", ctypes.c_int64), ("write_mfra", ctypes.c_int32),
+                ("user_data", ctypes.c_void_p), ("user_data_size", ctypes.c_size_t)]
 
 
 class DecodeSettings(ctypes.Structure):
@@ -204,6 +236,9 @@ class DecodeSettings(ctypes.Structure):
         ("autorotate", ctypes.c_int32), ("threads", ctypes.c_int32), ("backend", ctypes.c_char_p),
         # 0.2
         ("progress", PROGRESS), ("progress_user", ctypes.c_void_p),
+        ("sample_format", ctypes.c_int32), ("sample_rate", ctypes.c_int32), ("channels", ctypes.c_int32),
+        ("channel_mask", ctypes.c_uint64), ("resample_quality", ctypes.c_int32), ("seek_seconds", ctypes.c_double),
+        ("max_video_frames", ctypes.c_int64), ("max_audio_seconds", ctypes.c_double), ("async_video", ctypes.c_int32),
     ]
 
 
@@ -221,6 +256,15 @@ class SessionStats(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("frames", ctypes.c_int64), ("recoveries", ctypes.c_int32),
         ("rebuilds", ctypes.c_int32), ("frames_lost", ctypes.c_int32), ("warnings", ctypes.c_int32),
+    ]
+
+
+class RecoveryInfo(ctypes.Structure):
+    """mk_recovery_info."""
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("pts", ctypes.c_int64), ("position", ctypes.c_int64),
+        ("rebuilt", ctypes.c_int32), ("frames_lost", ctypes.c_int32), ("status", ctypes.c_int32),
+        ("message", ctypes.c_char_p),
     ]
 
 
@@ -301,6 +345,9 @@ _declare("mk_plugin_count", ctypes.c_int32, [])
 _declare("mk_plugin_get_info", c_status, [ctypes.c_int32, P(PluginInfo)], True)
 _declare("mk_backend_count", ctypes.c_int32, [])
 _declare("mk_backend_get_info", c_status, [ctypes.c_int32, P(BackendInfo)], True)
+_declare("mk_backend_converts", c_status, [ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, P(ctypes.c_int32)], True)
+_declare("mk_container_count", ctypes.c_int32, [])
+_declare("mk_container_get_info", c_status, [ctypes.c_int32, P(ContainerInfo)], True)
 _declare("mk_plugin_failure_count", ctypes.c_int32, [])
 _declare("mk_plugin_failure", c_status, [ctypes.c_int32, P(ctypes.c_char_p), P(ctypes.c_char_p)], True)
 _declare("mk_plugin_search_count", ctypes.c_int32, [])
@@ -317,6 +364,8 @@ _declare("mk_audio_converter_output_format", c_status, [c_handle, P(AudioFormat)
 _declare("mk_audio_converter_push", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32], True)
 _declare("mk_audio_converter_push_packet", c_status, [c_handle, c_handle], True)
 _declare("mk_audio_converter_flush", c_status, [c_handle], True)
+_declare("mk_audio_converter_reset", c_status, [c_handle], True)
+_declare("mk_audio_converter_get_stats", c_status, [c_handle, P(AudioConverterStats)], True)
 _declare("mk_audio_converter_fill", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, AUDIO_INPUT, ctypes.c_void_p,
                                                P(ctypes.c_int32)], True)
 _declare("mk_audio_converter_read", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, P(ctypes.c_int32)], True)
@@ -360,6 +409,9 @@ _declare("mk_frame_pack_scaled", c_status, [c_handle, ctypes.c_int32, ctypes.c_i
                                             ctypes.c_void_p, ctypes.c_size_t, P(ctypes.c_size_t)], True)
 _declare("mk_frame_view", c_status, [c_handle, ctypes.c_int32, P(FrameViewInfo)], True)
 _declare("mk_frame_free", None, [P(c_handle)])
+_declare("mk_orientation_from_matrix", c_status, [P(ctypes.c_int32), P(Orientation)], True)
+_declare("mk_orientation_clockwise", c_status, [ctypes.c_int32, P(Orientation)], True)
+_declare("mk_frame_orient", c_status, [c_handle, P(Orientation), P(c_handle)], True)
 _declare("mk_packet_create", c_status, [P(c_handle), P(PacketInfo)], True)
 _declare("mk_codec_params_default", None, [P(CodecParams)])
 _declare("mk_decoder_open_params", c_status, [P(c_handle), P(CodecParams), P(DecoderSettings)], True)
@@ -370,6 +422,7 @@ _declare("mk_muxer_add_track_params", c_status, [c_handle, P(CodecParams), P(cty
 _declare("mk_muxer_write_packet", c_status, [c_handle, ctypes.c_int32, c_handle], True)
 _declare("mk_muxer_finish", c_status, [c_handle], True)
 _declare("mk_muxer_cancel", c_status, [c_handle], True)
+_declare("mk_muxer_in_progress_path", c_status, [c_handle, P(ctypes.c_char_p)], True)
 _declare("mk_muxer_close", None, [P(c_handle)])
 _declare("mk_remux", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(MuxerSettings)], True)
 _declare("mk_decode_default_settings", None, [P(DecodeSettings)])
@@ -381,4 +434,5 @@ _declare("mk_session_read_frame", c_status, [c_handle, P(c_handle)], True)
 _declare("mk_session_seek", c_status, [c_handle, ctypes.c_double], True)
 _declare("mk_session_flush", c_status, [c_handle, SESSION_COMPLETION, ctypes.c_void_p], True)
 _declare("mk_session_get_stats", c_status, [c_handle, P(SessionStats)], True)
+_declare("mk_session_get_recovery", c_status, [c_handle, ctypes.c_int32, P(RecoveryInfo)], True)
 _declare("mk_session_close", None, [P(c_handle)])

@@ -115,3 +115,78 @@ def test_frame_to_numpy_converts_like_the_converter(shared_media: Path) -> None:
     s16 = frame.to_numpy(format="s16")
     assert s16.dtype == np.int16 and s16.shape == (frame.sample_count, frame.channels)
     assert np.array_equal(s16, frame.to_numpy("s16"))
+
+
+def _tone(tmp_path: Path, seconds: float = 1.3) -> tuple[Path, "np.ndarray[Any, Any]"]:
+    """A stereo s16 44.1 kHz tone made by ffmpeg (raw file, and as a (frames, 2) array)."""
+    raw = tmp_path / "tone.s16"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", f"sine=frequency=440:sample_rate=44100:duration={seconds}",
+                    "-ac", "2", "-f", "s16le", str(raw)], check=True)
+    return raw, np.fromfile(raw, dtype="<i2").reshape(-1, 2)
+
+
+def _ffmpeg_f32(raw: Path, *filters: str) -> "np.ndarray[Any, Any]":
+    out = subprocess.run(["ffmpeg", "-v", "error", "-f", "s16le", "-ar", "44100", "-ac", "2", "-i", str(raw), *filters,
+                          "-f", "f32le", "-"], check=True, capture_output=True).stdout
+    return np.frombuffer(out, dtype="<f4").reshape(-1, 2)
+
+
+def test_priming_cuts_as_ffmpeg_atrim(tmp_path: Path) -> None:
+    """prime_leading / prime_trailing drop input frames: s16 -> f32 at the same rate equals
+    `ffmpeg -af atrim=start_sample=L:end_sample=N-T` (s16 to f32 is exact both ways)."""
+    raw, tone = _tone(tmp_path)
+    n, lead, trail = len(tone), 2112, 960
+    conv = mediakit.AudioConverter("s16", 44100, "stereo", "f32", 44100, "stereo", prime_leading=lead, prime_trailing=trail)
+    ours = np.concatenate([conv.convert(tone[i:i + 1000]) for i in range(0, n, 1000)] + [conv.flush()])
+    ref = _ffmpeg_f32(raw, "-af", f"atrim=start_sample={lead}:end_sample={n - trail}")
+    assert ours.shape == ref.shape, f"{ours.shape} frames, ffmpeg's atrim gives {ref.shape}"
+    assert np.array_equal(ours, ref)
+
+
+def test_counts_latency_and_reset(tmp_path: Path) -> None:
+    """44.1 -> 48 kHz: the frames out in all equal ffmpeg's resampled count (`-ar 48000`);
+    the counts are the frames given and returned; reset() drops what waits (the latency's
+    frames) and the next stream converts as a new converter converts it (the same input fed
+    another way)."""
+    raw, tone = _tone(tmp_path)
+    conv = mediakit.AudioConverter("s16", 44100, "stereo", "f32", 48000, "stereo")
+    first = conv.convert(tone)
+    assert conv.latency > 0, "a resampler holds input back"
+    assert conv.input_frames == len(tone) and conv.output_frames == len(first)
+    whole = np.concatenate([first, conv.flush()])
+    assert len(whole) == len(_ffmpeg_f32(raw, "-ar", "48000")) == conv.output_frames
+    # A second stream after a reset in the middle of the first one (its tail still held).
+    conv.reset()
+    assert (conv.input_frames, conv.output_frames) == (0, 0)
+    conv.convert(tone[:5000])
+    conv.reset()
+    again = np.concatenate([conv.convert(tone[7000:]), conv.flush()])
+    fresh = mediakit.AudioConverter("s16", 44100, "stereo", "f32", 48000, "stereo")
+    expected = np.concatenate([fresh.convert(tone[7000:]), fresh.flush()])
+    assert np.array_equal(again, expected), "after reset() the converter must start a new stream"
+    assert mediakit.AudioConverter("s16", 44100, "stereo", "s16", 44100, "stereo").latency == 0, "nothing to wait for"
+
+
+def test_track_converter_reset_and_no_counts(tmp_path: Path) -> None:
+    """A track converter of a FLAC track (frames decode independently) converts its packets to
+    ffmpeg's decode (`ffmpeg -i F -f s16le -`), and after reset() converts them again to the
+    same; its counts are refused (its input is packets)."""
+    media = tmp_path / "tone.mka"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=1",
+                    "-ac", "2", "-c:a", "flac", str(media)], check=True)
+    ref = np.frombuffer(subprocess.run(["ffmpeg", "-v", "error", "-i", str(media), "-f", "s16le", "-"], check=True,
+                                       capture_output=True).stdout, dtype="<i2").reshape(-1, 2)
+    with mediakit.open(media) as demuxer:
+        track = demuxer.streams.audio[0]
+        packets = list(demuxer.packets(track))
+        conv = mediakit.AudioConverter.for_track(track, "s16")
+
+        def run() -> "np.ndarray[Any, Any]":
+            parts = [conv.convert_packet(p) for p in packets] + [conv.flush()]
+            return np.concatenate([x for x in parts if len(x)])
+
+        assert np.array_equal(run(), ref), "the FLAC track converted differs from ffmpeg's decode"
+        conv.reset()
+        assert np.array_equal(run(), ref), "after reset() the packets convert as the first time"
+        with pytest.raises(mediakit.InvalidArgumentError, match="track converter"):
+            conv.latency

@@ -33,6 +33,7 @@ def test_flac_from_numpy_decodes_bit_exact_with_ffmpeg(tmp_path: Path) -> None:
     proc = subprocess.run(["ffmpeg", "-v", "error", "-i", str(out), "-f", "s16le", "-"], capture_output=True)
     assert proc.returncode == 0 and not proc.stderr, proc.stderr.decode()
     assert proc.stdout == pcm.tobytes(), "ffmpeg's decode of the packets differs from the array"
+    assert enc.input_samples == len(proc.stdout) // 4, "the samples the encoder was given, as ffmpeg decodes them back"
 
 
 def test_opus_from_numpy_states_its_cookie_and_delay() -> None:
