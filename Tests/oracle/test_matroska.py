@@ -647,9 +647,43 @@ def test_cut_files_give_ffprobes_packets_then_a_warning(file, mk_probe, tmp_path
             continue
         if ours != ref:
             problems.append(f"cut at {n}: " + (lib.diff_lines(ours, ref, "mk-probe", "ffprobe") or ""))
-        if "truncated at offset" not in err and len(ours) < total:
+        if "truncated at offset" not in err and len(ours) < total and n not in _seamless_ends(data):
             problems.append(f"cut at {n}: no warning about the cut: {lib.tail(err, 300)}")
     assert not problems, f"{name}:\n" + "\n".join(problems[:5])
+
+
+def _seamless_ends(data: bytes) -> set[int]:
+    """Offsets where a cut leaves nothing to notice: the end of a whole element whose every open
+    parent (the Segment, a Cluster) has an unknown size, as in a live stream that ended there.
+    (live.webm's encoder runs in libvpx's realtime mode, so its frame sizes follow the load and
+    one of the 20 cut points can land on such an end.)"""
+    seg = data.find(b"\x18\x53\x80\x67")
+    size, m = _ebml_vint(data, seg + 4)
+    if size != (1 << (7 * m)) - 1:
+        return set()
+    ends: set[int] = set()
+    pos = seg + 4 + m
+    in_unknown_cluster = False
+    while pos + 2 <= len(data):
+        id_len = _vint_length(data[pos])
+        ident = bytes(data[pos:pos + id_len])
+        size, m = _ebml_vint(data, pos + id_len)
+        body = pos + id_len + m
+        unknown = size == (1 << (7 * m)) - 1
+        if ident == b"\x1f\x43\xb6\x75":
+            if unknown:
+                in_unknown_cluster = True
+                pos = body
+                continue
+            in_unknown_cluster = False
+        elif not in_unknown_cluster and ident in (b"\xa3", b"\xa0"):
+            return ends   # a block outside an unknown-size Cluster: not a layout this walks
+        if unknown:
+            break
+        pos = body + size
+        if pos <= len(data):
+            ends.add(pos)
+    return ends
 
 
 def _cluster_blocks(data: bytes) -> list[list[tuple[int, int, int]]]:
