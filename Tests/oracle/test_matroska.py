@@ -40,6 +40,7 @@ import random
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
@@ -652,6 +653,33 @@ def test_cut_files_give_ffprobes_packets_then_a_warning(file, mk_probe, tmp_path
     assert not problems, f"{name}:\n" + "\n".join(problems[:5])
 
 
+CLUSTER_ID, BLOCK_IDS = b"\x1f\x43\xb6\x75", (b"\xa3", b"\xa0")
+
+
+def _segment_elements(data: bytes) -> Iterator[tuple[int, bytes, int, int, int, int | None, str | None]]:
+    """The Segment's children and, inside each Cluster, the Cluster's: (offset, ID, offset of the
+    size field, its length, offset of the body, size or None when unknown, the enclosing
+    Cluster's size "known" / "unknown", None for a child of the Segment). A Cluster of unknown
+    size holds what follows up to the next Cluster."""
+    seg = data.find(b"\x18\x53\x80\x67")
+    pos = seg + 4 + _vint_length(data[seg + 4])
+    cluster_end, cluster_kind = None, None
+    while pos + 2 <= len(data):
+        id_len = _vint_length(data[pos])
+        ident = bytes(data[pos:pos + id_len])
+        size, m = _ebml_vint(data, pos + id_len)
+        body = pos + id_len + m
+        known = size != (1 << (7 * m)) - 1
+        if ident == CLUSTER_ID:
+            yield pos, ident, pos + id_len, m, body, size if known else None, None
+            cluster_end, cluster_kind = (body + size, "known") if known else (len(data), "unknown")
+            pos = body
+            continue
+        inside = cluster_kind if cluster_end is not None and pos < cluster_end else None
+        yield pos, ident, pos + id_len, m, body, size if known else None, inside
+        pos = body + (size if known else 0)
+
+
 def _seamless_ends(data: bytes) -> set[int]:
     """Offsets where a cut leaves nothing to notice: the end of a whole element whose every open
     parent (the Segment, a Cluster) has an unknown size, as in a live stream that ended there.
@@ -662,51 +690,25 @@ def _seamless_ends(data: bytes) -> set[int]:
     if size != (1 << (7 * m)) - 1:
         return set()
     ends: set[int] = set()
-    pos = seg + 4 + m
-    in_unknown_cluster = False
-    while pos + 2 <= len(data):
-        id_len = _vint_length(data[pos])
-        ident = bytes(data[pos:pos + id_len])
-        size, m = _ebml_vint(data, pos + id_len)
-        body = pos + id_len + m
-        unknown = size == (1 << (7 * m)) - 1
-        if ident == b"\x1f\x43\xb6\x75":
-            if unknown:
-                in_unknown_cluster = True
-                pos = body
+    for _, ident, _, _, body, size, inside in _segment_elements(data):
+        if size is None:
+            if ident == CLUSTER_ID:
                 continue
-            in_unknown_cluster = False
-        elif not in_unknown_cluster and ident in (b"\xa3", b"\xa0"):
-            return ends   # a block outside an unknown-size Cluster: not a layout this walks
-        if unknown:
             break
-        pos = body + size
-        if pos <= len(data):
-            ends.add(pos)
+        if inside != "known" and body + size <= len(data):
+            ends.add(body + size)
     return ends
 
 
 def _cluster_blocks(data: bytes) -> list[list[tuple[int, int, int]]]:
     """Per Cluster, its SimpleBlocks and BlockGroups as (offset, offset of the size field, length
     of the size field), walking the Segment's children (Clusters of unknown size included)."""
-    seg = data.find(b"\x18\x53\x80\x67")
-    pos = seg + 4 + _vint_length(data[seg + 4])
     clusters: list[list[tuple[int, int, int]]] = []
-    cluster_end = None
-    while pos + 4 < len(data):
-        id_len = _vint_length(data[pos])
-        ident = bytes(data[pos:pos + id_len])
-        size, m = _ebml_vint(data, pos + id_len)
-        body = pos + id_len + m
-        unknown = size == (1 << (7 * m)) - 1
-        if ident == b"\x1f\x43\xb6\x75":
+    for pos, ident, size_at, m, _, _, inside in _segment_elements(data):
+        if ident == CLUSTER_ID:
             clusters.append([])
-            cluster_end = len(data) if unknown else body + size
-            pos = body
-            continue
-        if clusters and cluster_end and pos < cluster_end and ident in (b"\xa3", b"\xa0"):
-            clusters[-1].append((pos, pos + id_len, m))
-        pos = body + (0 if unknown else size)
+        elif inside is not None and ident in BLOCK_IDS:
+            clusters[-1].append((pos, size_at, m))
     return clusters
 
 
