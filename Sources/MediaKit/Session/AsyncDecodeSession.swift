@@ -145,7 +145,12 @@ public final class AsyncDecodeSession: @unchecked Sendable {
     }
 
     /// Stops decoding: the session's thread ends, frames not yet delivered are dropped, a
-    /// waiting ``nextFrame()`` or `next()` throws `CancellationError`. Harmless twice.
+    /// waiting ``nextFrame()`` or `next()` throws `CancellationError`, and the callbacks given
+    /// to ``start(on:frame:recovery:error:end:)`` are released. Harmless twice.
+    ///
+    /// Until then the session keeps its callbacks, as `URLSession` keeps its delegate, so that a
+    /// ``seek(to:)`` after the end can deliver again: a callback that captures the session makes
+    /// a reference cycle, which `cancel()` breaks (or capture the session `weak`).
     public func cancel() { core.cancel() }
 
     /// Waits until the session's thread has ended (after the end of the track, an error or
@@ -178,6 +183,9 @@ final class AsyncDecodeCore: @unchecked Sendable {
         let recovery: (@Sendable (DecodeSession.Recovery) -> Void)?
         let error: (@Sendable (Error) -> Void)?
         let end: (@Sendable () -> Void)?
+
+        /// The same queue with no callbacks (what a cancelled session keeps).
+        var released: Callbacks { Callbacks(queue: queue, frame: { _ in }, recovery: nil, error: nil, end: nil) }
     }
 
     enum Mode { case pull, callbacks(Callbacks) }
@@ -301,6 +309,9 @@ final class AsyncDecodeCore: @unchecked Sendable {
     func cancel() {
         cond.lock()
         cancelled = true
+        // A cancelled session delivers nothing more: let go of the callbacks (and what they
+        // capture, often the session itself), keeping only the queue a late flush completes on.
+        if let cb = mode?.callbacks { mode = .callbacks(cb.released) }
         commands.removeAll()
         events.removeAll()
         head = 0
