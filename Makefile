@@ -23,6 +23,14 @@ export PATH := $(PATH):/opt/swift/usr/bin
 # Recursively expanded, so it is only computed when a recipe needs it.
 BIN = $(shell $(SWIFT) build -c release --scratch-path $(SCRATCH_PATH) --show-bin-path)
 
+# `make test` builds once, in release with testability (`-enable-testing`, which the unit
+# tests' @testable imports need), in its own folder: the unit tests, the oracle suite and the
+# Python tests all run that one build. The binaries `make build` ships and benchmarks are
+# built without testability (it keeps internal symbols visible and costs some optimization).
+TEST_SCRATCH ?= $(SCRATCH_PATH)-test
+TEST_BUILD = -c release -Xswiftc -enable-testing --scratch-path $(TEST_SCRATCH) $(SWIFT_FLAGS)
+TEST_BIN = $(shell $(SWIFT) build $(TEST_BUILD) --show-bin-path)
+
 PREFIX ?= /usr/local
 VERSION := 0.1.0
 
@@ -31,7 +39,7 @@ VERSION := 0.1.0
 help:
 	@echo 'MediaKit'
 	@echo '  make demo    build, then decode Samples/media/sample.mp4 to out/sample.pcm + out/sample.nv12 and probe it'
-	@echo '  make test    build, then run `swift test`, the oracle suite (Tests/oracle, pytest), the Python'
+	@echo '  make test    build (release, with testability, in .build-test), then run `swift test`, the oracle suite (Tests/oracle, pytest), the Python'
 	@echo '               bindings'"'"' tests and mypy --strict over the Python package, its tests and samples'
 	@echo '  make sanitize  swift test under AddressSanitizer (leaks too), the threaded tests under ThreadSanitizer'
 	@echo '  make fuzz SECONDS=N  build the libFuzzer targets of Tests/fuzz (ASan) and run each N seconds'
@@ -41,7 +49,8 @@ help:
 	@echo '               remux against ffmpeg -c copy and cp, C API and Python (PyAV), Ray (mediakit.ray vs PyAV in Ray); writes BENCHMARKS.md'
 	@echo '  make build   install missing Debian packages, then `swift build -c release`'
 	@echo '  make deps    install missing Debian packages only (scripts/deps.sh)'
-	@echo '  make install PREFIX=DIR  libmediakit, headers, plugins, samples and mediakit.pc under DIR (default /usr/local)'
+	@echo '  make install PREFIX=DIR  libmediakit, headers, plugins, samples and mediakit.pc under DIR (default /usr/local);'
+	@echo '               FROM=BINDIR installs an existing build instead of building'
 	@echo '  make clean   remove the build folder, out/ and bench outputs (keeps the cached bench input)'
 	@echo '  make distclean  clean, and remove bench-work/ entirely'
 
@@ -58,27 +67,32 @@ demo: build
 
 # Both suites run even if the first fails, so one CI run reports everything;
 # the target fails if either did.
-test: build
+test: deps
+	$(SWIFT) build --build-tests $(TEST_BUILD)
 	@status=0; \
 	echo '== swift test'; \
-	$(SWIFT) test --scratch-path $(SCRATCH_PATH) $(SWIFT_FLAGS) || status=1; \
+	$(SWIFT) test --skip-build $(TEST_BUILD) || status=1; \
 	echo '== oracle suite (Tests/oracle)'; \
-	MK_BIN="$(BIN)" $(PYTHON) -m pytest -q -rsx -n $(TEST_JOBS) Tests/oracle || status=1; \
+	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx -n $(TEST_JOBS) --dist loadgroup Tests/oracle || status=1; \
 	echo '== Python bindings (Bindings/python/tests)'; \
-	MK_BIN="$(BIN)" $(PYTHON) -m pytest -q -rsx Bindings/python/tests || status=1; \
+	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx -n $(TEST_JOBS) --dist loadfile Bindings/python/tests || status=1; \
 	echo '== mypy --strict (the mediakit package, its tests, Samples/python: Bindings/python/pyproject.toml)'; \
 	(cd Bindings/python && $(PYTHON) -m mypy) || status=1; \
 	exit $$status
 
 # libmediakit and its headers where pkg-config finds them; the plugins where the
 # registry finds them (<prefix>/lib/mediakit/plugins); the sample executables.
-install: build
+# With FROM=DIR it installs the binaries DIR holds instead of building (the oracle suite
+# installs the build it tests this way).
+FROM ?=
+INSTALL_BIN = $(or $(FROM),$(BIN))
+install: $(if $(FROM),,build)
 	install -d $(DESTDIR)$(PREFIX)/lib/mediakit/plugins $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/include/mediakit $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(BIN)/libmediakit.so $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BIN)/libMediaKitPlugin*.so $(DESTDIR)$(PREFIX)/lib/mediakit/plugins/
+	install -m 755 $(INSTALL_BIN)/libmediakit.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(INSTALL_BIN)/libMediaKitPlugin*.so $(DESTDIR)$(PREFIX)/lib/mediakit/plugins/
 	install -m 644 Include/mediakit/*.h $(DESTDIR)$(PREFIX)/include/mediakit/
-	install -m 755 $(filter-out %.product,$(wildcard $(BIN)/mk-*)) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(filter-out %.product,$(wildcard $(INSTALL_BIN)/mk-*)) $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' Include/mediakit.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mediakit.pc
 	@echo "installed under $(DESTDIR)$(PREFIX); use: PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs mediakit"
@@ -106,7 +120,7 @@ bench: build
 	@set -e; for s in $(filter-out scripts/bench_lib.sh,$(wildcard scripts/bench*.sh)); do echo "== $$s"; MK_BIN="$(BIN)" bash $$s; done
 
 clean:
-	rm -rf $(SCRATCH_PATH) $(SCRATCH_PATH)-asan $(SCRATCH_PATH)-tsan out .pytest_cache Tests/oracle/__pycache__ \
+	rm -rf $(SCRATCH_PATH) $(SCRATCH_PATH)-asan $(SCRATCH_PATH)-tsan $(TEST_SCRATCH) out .pytest_cache Tests/oracle/__pycache__ \
 	  Bindings/python/.mypy_cache
 	rm -f bench-work/*.nv12 bench-work/*.pcm bench-work/*.log
 

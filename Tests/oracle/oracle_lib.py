@@ -355,16 +355,23 @@ def media_params(generated: bool = True, shared: bool = True) -> list:
     """
     params = []
     if generated:
-        params += [pytest.param(f"gen:{n}", id=f"gen:{n}") for n in GENERATED]
+        params += [file_param(f"gen:{n}", f"gen:{n}") for n in GENERATED]
         # the demo's bundled file (make demo decodes it)
-        params.append(pytest.param("repo:Samples/media/sample.mp4", id="Samples/media/sample.mp4"))
+        params.append(file_param("repo:Samples/media/sample.mp4", "Samples/media/sample.mp4"))
     if shared:
         names = progressive_shared_media()
         if names is None:
             params.append(pytest.param("shared:<missing>", id="shared-media-missing"))
         else:
-            params += [pytest.param(f"shared:{n}", id=n) for n in names]
+            params += [file_param(f"shared:{n}", n) for n in names]
     return params
+
+
+def file_param(value: str, id: str) -> object:
+    """A pytest param for one input file, in the xdist group of that file: `make test` runs the
+    suite with `--dist loadgroup`, so every test of one input runs in one worker, which then
+    makes a generated input, remuxes it and asks ffprobe about it once, not once per worker."""
+    return pytest.param(value, id=id, marks=pytest.mark.xdist_group(f"file:{value}"))
 
 
 # --------------------------------------------------------------------------- running
@@ -391,10 +398,10 @@ def ffmpeg_stream(cmd: list):
 
 
 def run(cmd: list, *, env: dict | None = None, timeout: int = CMD_TIMEOUT,
-        stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE) -> subprocess.CompletedProcess:
     """Runs a command (no shell); a timeout is a test failure that names the command."""
     try:
-        return subprocess.run([str(c) for c in cmd], stdout=stdout, stderr=subprocess.PIPE,
+        return subprocess.run([str(c) for c in cmd], stdout=stdout, stderr=stderr,
                               env=env, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         pytest.fail(f"timed out after {timeout} s: {shell_line(cmd)}")

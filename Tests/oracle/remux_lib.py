@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import functools
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -53,11 +54,11 @@ def fragmented_params() -> list:
         if not n.startswith(lib.FRAGMENTED_PREFIXES) or not p.is_file():
             continue
         if n in pairs:
-            params.append(pytest.param(f"pair:{pairs[n]}+{n}", id=f"{pairs[n]}+{n}"))
+            params.append(lib.file_param(f"pair:{pairs[n]}+{n}", f"{pairs[n]}+{n}"))
         elif n in inits or p.suffix == ".m4s" or "init" in n:
             continue   # used through its pair; a lone init or segment has no samples to compare
         else:
-            params.append(pytest.param(f"shared:{n}", id=n))
+            params.append(lib.file_param(f"shared:{n}", n))
     return params
 
 
@@ -159,12 +160,12 @@ def make_generated(name: str, folder: Path) -> Path:
 
 def remux_params() -> list:
     """Every remux input: generated, progressive shared files, fragmented shared files."""
-    params = [pytest.param(f"gen:{n}", id=f"gen:{n}") for n in REMUX_GENERATED]
+    params = [lib.file_param(f"gen:{n}", f"gen:{n}") for n in REMUX_GENERATED]
     names = lib.progressive_shared_media()
     if names is None:
         params.append(pytest.param("missing", id="shared-media-missing"))
         return params
-    params += [pytest.param(f"shared:{n}", id=n) for n in names]
+    params += [lib.file_param(f"shared:{n}", n) for n in names]
     params += [p for p in fragmented_params()]
     return params
 
@@ -340,6 +341,31 @@ def discover(path: Path) -> tuple[bool, str]:
     text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
     ok = proc.returncode == 0 and "Done discovering" in text and "An error" not in text
     return ok, text
+
+
+def discover_many(paths: list[Path]) -> list[tuple[bool, str]]:
+    """discover() of each path, from one gst-discoverer-1.0 run over all of them (its start-up,
+    loading GStreamer's plugin registry, is most of the time a small file takes). The tool
+    discovers its arguments in order, each section starting with an "Analyzing URI" line; both
+    streams are line-buffered into one so that a section's messages stay in it. A path whose
+    section is not a clean success, or any doubt about the sections, is discovered again on
+    its own, so what is reported as a failure is exactly what discover() says."""
+    if len(paths) < 2:
+        return [discover(p) for p in paths]
+    proc = lib.run(["stdbuf", "-oL", "-eL", "gst-discoverer-1.0", *paths], stderr=subprocess.STDOUT)
+    sections: list[list[str]] = []
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("Analyzing file://") or not sections:
+            sections.append([])
+        sections[-1].append(line)
+    if len(sections) != len(paths) or proc.returncode != 0:
+        return [discover(p) for p in paths]
+    out = []
+    for path, lines in zip(paths, sections):
+        text = "\n".join(lines)
+        clean = lines[0].startswith("Analyzing file://") and "Done discovering" in text and "An error" not in text
+        out.append((True, text) if clean else discover(path))
+    return out
 
 
 def last_line(text: str) -> str:

@@ -11,7 +11,7 @@ Oracles:
             loader frame it suppresses, and why).
   headers   the public headers compile on their own as C99 and C++11 with
             -Wall -Wextra -Werror.
-  install   `make install PREFIX=DIR`, then programs built with only
+  install   `make install PREFIX=DIR FROM=MK_BIN`, then programs built with only
             `cc ... $(pkg-config --cflags --libs mediakit)` decode like ffmpeg and remux
             with stream identity: `ffmpeg -v error -i F -map 0 -c copy -f framemd5 -`
             prints the same for the output as for the input (#software aside).
@@ -167,10 +167,11 @@ def test_c_sample_decodes_like_ffmpeg(name, mk_bin, shared_media, tmp_path):
 
 
 def test_install_and_pkg_config(mk_bin, shared_media, tmp_path):
-    """`make install PREFIX=DIR`, then `cc decode.c $(pkg-config --cflags --libs mediakit)`:
-    the installed library finds the installed plugins and decodes like ffmpeg."""
+    """`make install PREFIX=DIR FROM=MK_BIN` (the build under test, not another one), then
+    `cc decode.c $(pkg-config --cflags --libs mediakit)`: the installed library finds the
+    installed plugins and decodes like ffmpeg."""
     prefix = tmp_path / "prefix"
-    proc = lib.run(["make", "-C", lib.REPO, "install", f"PREFIX={prefix}"], timeout=900)
+    proc = lib.run(["make", "-C", lib.REPO, "install", f"PREFIX={prefix}", f"FROM={mk_bin}"], timeout=900)
     assert proc.returncode == 0, lib.tail(proc.stdout + proc.stderr)
     assert (prefix / "lib" / "mediakit" / "plugins" / "libMediaKitPluginFFmpeg.so").is_file()
     env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig"), MEDIAKIT_NO_DEFAULT_PLUGINS="")
