@@ -344,28 +344,28 @@ def discover(path: Path) -> tuple[bool, str]:
 
 
 def discover_many(paths: list[Path]) -> list[tuple[bool, str]]:
-    """discover() of each path, from one gst-discoverer-1.0 run over all of them (its start-up,
-    loading GStreamer's plugin registry, is most of the time a small file takes). The tool
-    discovers its arguments in order, each section starting with an "Analyzing URI" line; both
-    streams are line-buffered into one so that a section's messages stay in it. A path whose
-    section is not a clean success, or any doubt about the sections, is discovered again on
-    its own, so what is reported as a failure is exactly what discover() says."""
+    """discover() of each path, from one gst-discoverer-1.0 run over all of them when that run
+    is a clean success for every one (its start-up, loading GStreamer's plugin registry, is
+    most of the time a small file takes). The tool discovers its arguments in order, each in a
+    section starting with an "Analyzing URI" line; but a failing file's messages can come out
+    after the next file's section has begun, so any error, or any doubt about the sections,
+    sends every path to discover() on its own: a failure is always what discover() says."""
     if len(paths) < 2:
         return [discover(p) for p in paths]
     proc = lib.run(["stdbuf", "-oL", "-eL", "gst-discoverer-1.0", *paths], stderr=subprocess.STDOUT)
+    text = proc.stdout.decode("utf-8", "replace")
     sections: list[list[str]] = []
-    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+    for line in text.splitlines():
         if line.startswith("Analyzing file://") or not sections:
             sections.append([])
         sections[-1].append(line)
-    if len(sections) != len(paths) or proc.returncode != 0:
+    clean = (proc.returncode == 0 and "An error" not in text and len(sections) == len(paths)
+             and text.count("Done discovering") == len(paths)
+             and all(lines[0].startswith("Analyzing file://") and any("Done discovering" in l for l in lines)
+                     for lines in sections))
+    if not clean:
         return [discover(p) for p in paths]
-    out = []
-    for path, lines in zip(paths, sections):
-        text = "\n".join(lines)
-        clean = lines[0].startswith("Analyzing file://") and "Done discovering" in text and "An error" not in text
-        out.append((True, text) if clean else discover(path))
-    return out
+    return [(True, "\n".join(lines)) for lines in sections]
 
 
 def last_line(text: str) -> str:
