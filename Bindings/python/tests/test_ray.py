@@ -318,6 +318,30 @@ def test_frame_rows_in_shared_blocks_equal_the_single_process_rows(media: dict[s
     assert [(r["pts"], mkray.frame_digest(r["frame"])) for r in repeated] == ffmpeg_frames(path, "fps=50", copyts=True)
 
 
+def test_the_next_read_task_packs_into_the_memory_of_the_last_ones_blocks(media: dict[str, Any],
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ray worker runs one read task per file. Frame blocks come from one memory pool per
+    process (mkray._SLABS), so once a task's blocks are gone the next task packs its pictures
+    into their memory instead of faulting in and zeroing fresh pages for its first blocks."""
+    import math
+    jobs = mkray.plan_jobs([str(media["generated"][0])], "frames")
+    small = 1 << 20                                  # a few pictures a block
+    for b in mkray.read_job(jobs, small):
+        del b
+    assert mkray._SLABS.free, "the first task's blocks are gone, but no memory came back to the pool"
+    found: list[bool] = []
+    take = mkray._Slabs.take
+
+    def spy(self: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+        found.append(any(s.nbytes == math.prod(shape) * dtype.itemsize for s in self.free))
+        return take(self, shape, dtype)
+
+    monkeypatch.setattr(mkray._Slabs, "take", spy)
+    for b in mkray.read_job(jobs, small):
+        del b
+    assert len(found) > 3 and all(found), f"blocks of the second task on fresh memory: {found}"
+
+
 def test_audio_rows_equal_the_single_process_conversion(media: dict[str, Any], cluster: None) -> None:
     audio = [media["generated"][0], media["shared"][0], media["shared"][4], media["shared"][5], media["shared"][6]]
     paths = [str(p) for p in audio]
