@@ -291,9 +291,9 @@ class _Slabs:
         """A new array of that shape and dtype (its contents undefined)."""
         nbytes = math.prod(shape) * dtype.itemsize
         with self.lock:
-            slab = next((s for s in self.free if s.nbytes == nbytes), None)
-            if slab is not None:
-                self.free.remove(slab)
+            # By position: list.remove would compare the arrays element by element.
+            i = next((k for k, s in enumerate(self.free) if s.nbytes == nbytes), None)
+            slab = None if i is None else self.free.pop(i)
         if slab is None:
             slab = np.empty(max(nbytes, 1), dtype=np.uint8)
         lease = _lease_type(slab.nbytes).from_address(slab.ctypes.data)
