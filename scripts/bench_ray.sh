@@ -6,8 +6,9 @@
 #   (c) the same job written with PyAV 18.1.0 in Ray (ray.data.from_items(paths).flat_map
 #       over av.open / container.decode / frame.to_ndarray(format="nv12"), PyAV's defaults).
 # The Ray jobs end in a map_batches in the workers (a model's place); one more run pulls
-# every frame into the driver (iter_batches, through Ray's object store). Cluster start-up is outside the timings (each job runs
-# once untimed to start its workers). One run each (BENCH_RUNS for more: median), the
+# every frame into the driver (iter_batches, through Ray's object store). Cluster start-up is
+# outside the timings, and so are each worker's one-time costs: each job first runs once,
+# untimed, on one file per worker (imports, the decoder plugin, block memory). One run each (BENCH_RUNS for more: median), the
 # load average is written next to the figures. PyAV lives in bench-work/ray-venv (a venv
 # over the system site-packages, where scripts/deps.sh put Ray).
 set -euo pipefail
@@ -73,11 +74,11 @@ def to_driver(ds):
         n += len(batch["pts"])
     return n
 
-def mediakit_ds():
+def mediakit_ds(paths=paths):
     import mediakit.ray as mkray
     return mkray.read_media(paths, "frames", pixel_format="nv12")
 
-def pyav_ds():
+def pyav_ds(paths=paths):
     import ray.data
     return ray.data.from_items([{"path": p} for p in paths], override_num_blocks=len(paths)).flat_map(pyav_rows)
 
@@ -117,8 +118,10 @@ t0 = time.perf_counter()
 ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, runtime_env=mkray.runtime_env())
 ray.data.DataContext.get_current().enable_progress_bars = False
 startup = time.perf_counter() - t0
-mkray.read_media(paths[:cpus], "probe").take_all()                       # starts the workers
-ray.data.from_items([{"path": p} for p in paths[:cpus]]).map(lambda r: r).take_all()
+# Each job once, untimed, on one file per worker: starts the workers and warms them (imports,
+# the decoder plugin loaded, each process's block memory), as the first minutes of a long job would.
+in_workers(mediakit_ds(paths[:cpus]))
+in_workers(pyav_ds(paths[:cpus]))
 c0 = tree_cpu(); time.sleep(10); idle = (tree_cpu() - c0) / 10     # Ray's own processes, idle
 results["ray_mediakit"] = timed(lambda: in_workers(mediakit_ds()))
 results["ray_pyav"] = timed(lambda: in_workers(pyav_ds()))
@@ -151,7 +154,8 @@ VS_PYAV=$(ratio "${T[ray_pyav]}" "${T[ray_mediakit]}")
     echo "Input: $COPIES copies of \`$IN\` (${N[plain]} frames in all). Machine: $(nproc) cores ($CPU), shared:"
     echo "load average $LOAD_BEFORE before the run, $LOAD_AFTER after (a load above the core count means other"
     echo "work competed for the cores, so the speed-up below understates the one on an idle machine). Ray $("$PY" -c 'import ray; print(ray.__version__)'),"
-    echo "local cluster of $CPUS CPUs (started in ${T[startup]} s, not counted). Median of $RUNS run(s), wall seconds in the driver; revision $REV."
+    echo "local cluster of $CPUS CPUs (started in ${T[startup]} s, not counted; each job ran once untimed on one file per worker"
+    echo "first, to start and warm the workers). Median of $RUNS run(s), wall seconds in the driver; revision $REV."
     echo
     echo '| job | wall s | frames/s | against the plain loop | CPU s (all its processes) | CPU ms / frame | the same without Ray idle |'
     echo '|---|---:|---:|---:|---:|---:|---:|'
