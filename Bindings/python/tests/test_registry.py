@@ -68,14 +68,31 @@ def test_every_demuxer_opens_the_files_of_its_extensions(shared_media: Path, tmp
         c = found
         if ffprobe_format(path) != FFPROBE_FORMATS[c.name]:
             continue     # a damaged or mislabelled file: not this test's subject
-        if c.name == "aac" and path.read_bytes()[:3] == b"ID3":
-            # Known, reported: ADTS behind an ID3v2 tag opens as container "mp3" (the MPEG-audio
-            # probe takes the tag first); its track is still aac. Not this listing's subject.
-            continue
         with mediakit.open(path) as demuxer:
             assert demuxer.container == c.name, f"{path.name}: opened as {demuxer.container}, listed as {c.name}'s"
         opened.add(c.name)
     assert opened >= {"mp4", "matroska", "ogg", "wav", "flac", "mp3", "aac", "ivf"}, f"only {opened} were exercised"
+
+
+def test_mp3_and_adts_files_open_as_ffprobe_names_them_with_or_without_an_id3_tag(shared_media: Path) -> None:
+    """Every MP3 and ADTS file of ../shared/media that ffprobe reads as "mp3" or "aac" opens
+    as that container, those behind an ID3v2 tag included (both carry one; the frames after
+    the tag decide, as in FFmpeg's probe)."""
+    checked: dict[str, int] = {}
+    tagged: set[str] = set()
+    for path in sorted(shared_media.iterdir()):
+        if path.suffix.lower() not in (".mp3", ".aac"):
+            continue
+        name = ffprobe_format(path)
+        if name not in ("mp3", "aac"):
+            continue     # damaged beyond ffprobe's reading: not this test's subject
+        with mediakit.open(path) as demuxer:
+            assert demuxer.container == name, f"{path.name}: opened as {demuxer.container}, ffprobe reads {name}"
+        checked[name] = checked.get(name, 0) + 1
+        if path.read_bytes()[:3] == b"ID3":
+            tagged.add(name)
+    assert checked.get("mp3", 0) >= 5 and checked.get("aac", 0) >= 2, checked
+    assert tagged == {"mp3", "aac"}, f"files behind an ID3v2 tag exercised: {tagged}"
 
 
 def ffmpeg_encoder_help(name: str) -> dict[str, list[str]]:

@@ -238,19 +238,31 @@ extension ContainerFormat {
         probe: { head, _ in probeStream(head, adts: true) },
         makeDemuxer: { try AudioStreamDemuxer(source: $0) })
 
-    /// An ID3v2 tag scores 50 for both (the frames after it decide, when the demuxer parses them);
-    /// a frame header at the start confirmed by the next one scores 80, a lone one 20; a
+    /// A frame header at the start confirmed by the next one scores 80, a lone one 20; a
     /// confirmed pair after leading junk in the probe bytes (as FFmpeg's probe finds them) 40.
+    /// ID3v2 tags are skipped: one in front (MP3 and ADTS files both carry one) as FFmpeg's
+    /// probe skips it, and one between two frames (HLS packed audio puts timed ID3 tags in the
+    /// stream). A tag in front longer than the probe bytes scores 50 for MP3 and 49 for ADTS
+    /// (the demuxer, which parses both, then reads what follows).
     static func probeStream(_ head: [UInt8], adts: Bool) -> Int {
-        if ID3.v2TagSize(head[...]) != nil { return adts ? 49 : 50 }
+        if let tag = ID3.v2TagSize(head[...]) {
+            let fallback = adts ? 49 : 50
+            guard tag < head.count else { return fallback }
+            return max(fallback, probeStream(Array(head[tag...]), adts: adts))
+        }
+        /// Where the frame after one ending at `end` starts: past an ID3v2 tag there.
+        func next(_ end: Int) -> Int { end + (end < head.count ? ID3.v2TagSize(head[end...]) ?? 0 : 0) }
         func confirmed(at i: Int) -> Int? {
             if adts, let a = ADTSHeader(head, at: i) {
-                guard i + a.frameLength + 7 <= head.count else { return i == 0 ? 20 : nil }
-                return ADTSHeader(head, at: i + a.frameLength).flatMap { a.continues($0) ? 80 : nil }
+                let j = next(i + a.frameLength)
+                guard j + 7 <= head.count else { return i == 0 ? 20 : nil }
+                return ADTSHeader(head, at: j).flatMap { a.continues($0) ? 80 : nil }
             }
             if !adts, let m = MPEGAudioHeader(head, at: i) {
-                guard m.frameSize > 0, i + m.frameSize + 4 <= head.count else { return i == 0 ? 20 : nil }
-                return MPEGAudioHeader(head, at: i + m.frameSize).flatMap { m.continues($0) ? 80 : nil }
+                guard m.frameSize > 0 else { return i == 0 ? 20 : nil }
+                let j = next(i + m.frameSize)
+                guard j + 4 <= head.count else { return i == 0 ? 20 : nil }
+                return MPEGAudioHeader(head, at: j).flatMap { m.continues($0) ? 80 : nil }
             }
             return nil
         }
