@@ -419,6 +419,43 @@ def test_jobs_are_picklable_and_small(media: dict[str, Any]) -> None:
     assert pickle.loads(pickle.dumps(jobs)) == jobs
 
 
+def test_jobs_are_grouped_into_tasks_of_about_equal_bytes(tmp_path: Path) -> None:
+    """_balanced_groups: every job in exactly one group, in the jobs' own order within it, the
+    groups' bytes within one job of each other (the greedy bound), the largest group first;
+    20 equal files in 8 groups: 3 files in each of the first 4, 2 in the others."""
+    sizes = [7, 1, 1, 30, 2, 9, 9, 5, 3, 3, 12, 1, 4, 6]
+    paths = []
+    for i, size in enumerate(sizes):
+        f = tmp_path / f"f{i:02}.bin"
+        f.write_bytes(b"x" * size * 1000)
+        paths.append(str(f))
+    jobs = [mkray.MediaJob(p, "frames") for p in paths]
+    for n in (1, 3, 5, len(jobs), len(jobs) + 3):
+        groups = mkray._balanced_groups(jobs, n)
+        assert len(groups) == min(n, len(jobs))
+        assert sorted(j.path for g in groups for j in g) == paths
+        assert all([j.path for j in g] == sorted(j.path for j in g) for g in groups)
+        loads = [sum(mkray._job_bytes(j) for j in g) for g in groups]
+        assert loads == sorted(loads, reverse=True)
+        assert max(loads) - min(loads) <= max(mkray._job_bytes(j) for j in jobs), (n, loads)
+    equal = [mkray.MediaJob(paths[1], "frames", part=i) for i in range(20)]
+    assert [len(g) for g in mkray._balanced_groups(equal, 8)] == [3, 3, 3, 3, 2, 2, 2, 2]
+    parts = [mkray.MediaJob(paths[3], "frames", part=i, parts=4) for i in range(4)]
+    assert [mkray._job_bytes(j) for j in parts] == [30000 // 4] * 4
+
+
+def test_task_count_is_at_most_four_per_cpu_unless_the_bytes_ask_for_more(media: dict[str, Any],
+                                                                          cluster: None) -> None:
+    """With the test cluster's 2 CPUs: 8 tasks at most for small files, one per job below that;
+    a job list whose bytes are more than 8 x TASK_BYTES gets one task per TASK_BYTES."""
+    path = str(media["generated"][0])
+    assert mkray._task_count([mkray.MediaJob(path, "frames")] * 3) == 3
+    assert mkray._task_count([mkray.MediaJob(path, "frames")] * 50) == 8
+    size = os.path.getsize(path)
+    many = (9 * mkray.TASK_BYTES) // size + 1        # just over 9 x TASK_BYTES of input
+    assert mkray._task_count([mkray.MediaJob(path, "frames")] * many) == 10
+
+
 def test_urls_are_read_through_the_byte_source(media: dict[str, Any], cluster: None) -> None:
     """A URL (here file://, as s3:// or gs:// would be) is read through fsspec's file object and
     mediakit.open's read / seek callbacks: the same rows as the local path."""
