@@ -143,7 +143,7 @@ public func mk_decoder_seek(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ se
     guard seconds.isFinite, seconds >= 0 else { return fail(MK_EINVAL, "mk_decoder_seek: cannot seek to \(seconds) s") }
     return guarded {
         let audio = h.session.track.mediaType == .audio
-        try dh.demuxer.seek(to: max(0, seconds - (audio ? DecodeSession.seekPreroll : 0)))
+        try dh.demuxer.seekForDecoding(to: max(0, seconds - (audio ? DecodeSession.seekPreroll : 0)))
         try h.session.seek(to: seconds)
         h.draining = false
         return MK_OK

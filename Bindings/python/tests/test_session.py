@@ -126,3 +126,34 @@ def test_session_guards_and_streams(sample: Path) -> None:
         assert container.read() is not None   # free again
         with pytest.raises(mediakit.MediaError):
             session.read()
+
+
+@pytest.mark.parametrize("t", [1.2, 3.5, 5.5, 8.5, 10.5, 11.5])
+def test_seek_in_open_gops_gives_every_frame_from_the_time_on(shared_media: Path, t: float) -> None:
+    """A file whose key frames are H.264 I frames that are not IDRs, each followed in decoding
+    order by B frames presented before it (open GOPs). Seeking to T, the session and the
+    decoder give every frame the whole decode gives from T on, as ffmpeg decodes them.
+    Oracle: ffmpeg's whole decode (no seek), from the first frame presented at or after T;
+    ffmpeg's own -ss is not the oracle here: at 8.5 s it gives 2 of the 4 frames (its decoder,
+    started at such a key frame, drops pictures; MediaKit starts a key frame earlier)."""
+    path = shared_media / "mp4_h264_bframes_iibbibb_elst_offset.mp4"
+    whole = reference_nv12(path)
+    with mediakit.open(path) as container:
+        track = container.streams.video[0]
+        with mediakit.Decoder(track) as decoder:
+            times = [f.pts for f in decoder.frames(container.packets(track))]
+        size = len(whole) // len(times)
+        assert size * len(times) == len(whole)
+        target = round(t / track.time_base) - track.presentation_offset     # media ticks presented at t
+        first = next(i for i, pts in enumerate(sorted(times)) if pts >= target)
+        expected = whole[first * size:]
+        assert expected, f"no frame at or after {t} s"
+        with mediakit.Decoder(track) as decoder:
+            decoder.seek(t)
+            got = b"".join(f.to_numpy().tobytes() for f in decoder.frames(container.packets(track)))
+        assert got == expected, f"decoder.seek({t}): {len(got) // size} frames, the whole decode has {len(expected) // size}"
+        session = container.decode(video=0)
+        session.seek(t)
+        got = b"".join(f.to_numpy().tobytes() for f in session)
+        session.close()
+        assert got == expected, f"session.seek({t}): {len(got) // size} frames, the whole decode has {len(expected) // size}"

@@ -21,6 +21,10 @@ public protocol Demuxer: AnyObject {
     func read(track: Int) throws -> Packet?
     /// Moves every track to the key frame at or before `seconds` (presentation time).
     func seek(to seconds: Double) throws
+    /// Moves every track to where a decoder must start to give every frame presented at or
+    /// after `seconds`: ``seek(to:)``'s key frame, or an earlier one where that key frame does
+    /// not start cleanly (the default is ``seek(to:)``; see ``MP4Demuxer/seekForDecoding(to:)``).
+    func seekForDecoding(to seconds: Double) throws
     /// Limits `read()` to these tracks (nil: all), so unwanted data is never read.
     func select(tracks: Set<Int>?)
     /// Damage the demuxer stepped over without failing (for example Ogg pages with a bad CRC
@@ -31,6 +35,9 @@ public protocol Demuxer: AnyObject {
 extension Demuxer {
     /// No warnings unless a demuxer reports some.
     public var warnings: [MediaError] { [] }
+
+    /// ``seek(to:)``: every key frame of the container starts cleanly, as far as it can tell.
+    public func seekForDecoding(to seconds: Double) throws { try seek(to: seconds) }
 
     /// The next packet in file order, or nil at the end of the input or at a cut: the
     /// `.truncated` error of a file cut short ends the input and is kept in `cut` (to report

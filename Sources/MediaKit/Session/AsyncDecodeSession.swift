@@ -432,7 +432,7 @@ final class AsyncDecodeCore: @unchecked Sendable {
             do {
                 switch c {
                 case .seek(let t)?:
-                    try demuxer.seek(to: max(0, t - (session.track.mediaType == .audio ? DecodeSession.seekPreroll : 0)))
+                    try demuxer.seekForDecoding(to: max(0, t - (session.track.mediaType == .audio ? DecodeSession.seekPreroll : 0)))
                     try session.seek(to: t)
                     truncation = nil
                     ended = false

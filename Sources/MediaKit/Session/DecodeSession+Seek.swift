@@ -132,7 +132,7 @@ extension DecodeSession {
             let target = targets[i]
             if last.map({ presentationSeconds(ticks: target) - presentationSeconds(ticks: $0) > Self.forwardReadLimit }) ?? true {
                 let seconds = presentationSeconds(ticks: target)
-                try demuxer.seek(to: seconds)
+                try demuxer.seekForDecoding(to: seconds)
                 try seek(to: seconds)
                 seekFloor = target   // exactly, whatever the round trip through seconds gave
                 cursor = ForwardCursor()

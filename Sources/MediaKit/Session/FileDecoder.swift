@@ -166,7 +166,7 @@ public enum FileDecoder {
         }
         demuxer.select(tracks: Set([audio?.track.index, video?.track.index].compactMap { $0 }))
         if let t = options.seek {
-            try demuxer.seek(to: max(0, t - (audio != nil ? DecodeSession.seekPreroll : 0)))
+            try demuxer.seekForDecoding(to: max(0, t - (audio != nil ? DecodeSession.seekPreroll : 0)))
             try video?.session.seek(to: t)
             try audio?.session.seek(to: t)
         }

@@ -406,6 +406,36 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
         readCut.reset()
     }
 
+    /// ``seek(to:)``, then one key frame further back for each track whose key frame opens an
+    /// open GOP: samples after it in decoding order, before the next key frame, are presented
+    /// before it (leading pictures: an H.264 I frame that is not an IDR, an HEVC CRA). Such a
+    /// key frame is a sync sample but not a clean start: its leading pictures refer to the GOP
+    /// before it, and libavcodec's H.264 decoder, started there, also dropped pictures of the
+    /// next GOP (`mp4_h264_bframes_iibbibb_elst_offset.mp4` at 8.5 s gave 2 of the 4 frames
+    /// presented from then on; from the key frame before, all 4). Closed GOPs seek as before.
+    public func seekForDecoding(to seconds: Double) throws {
+        try seek(to: seconds)
+        for t in 0..<samples.count where opensWithLeadingPictures(track: t, key: cursors[t]) {
+            if let earlier = samples[t][..<cursors[t]].lastIndex(where: \.isKey) {
+                cursors[t] = earlier
+                trackCursors[t] = earlier
+            }
+        }
+    }
+
+    /// Whether the key sample `key` of track `t` is followed, before the next key sample in
+    /// decoding order, by a sample presented before it.
+    private func opensWithLeadingPictures(track t: Int, key: Int) -> Bool {
+        guard key < samples[t].count else { return false }
+        let keyPts = samples[t][key].pts
+        var i = key + 1
+        while i < samples[t].count && !samples[t][i].isKey {
+            if samples[t][i].pts < keyPts { return true }
+            i += 1
+        }
+        return false
+    }
+
     /// Facts about sample `index` of `track` without reading its data:
     /// (pts, dts, duration, size, offset, key).
     public func sampleInfo(track: Int, index: Int) -> (pts: Int64, dts: Int64, duration: Int64, size: Int, offset: Int64, isKeyframe: Bool)? {
