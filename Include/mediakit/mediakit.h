@@ -549,7 +549,9 @@ mk_status mk_decoder_receive_frame(mk_decoder *decoder, mk_frame **out);
 mk_status mk_decoder_reset(mk_decoder *decoder);
 
 /** Sample-accurate seek: moves `demuxer` (the one the decoder's track came from) to the key
- *  frame at or before `seconds` (one second earlier for audio, to prime the decoder), drops
+ *  frame at or before `seconds` (one second earlier for audio, to prime the decoder; the key
+ *  frame before that one where it opens an open GOP, e.g. an H.264 I frame that is not an
+ *  IDR, so that no frame from `seconds` on is lost), drops
  *  what the decoder holds, and makes the first frame it then returns the one presented at
  *  `seconds` (audio: from that exact sample). Then read the track's packets and decode as
  *  usual. Neither handle is kept. Errors: MK_EINVAL (NULL, a negative or non-finite time, a

@@ -1693,7 +1693,8 @@ class Decoder(_Owned):
 
     def seek(self, seconds: float) -> None:
         """Sample-accurate seek: moves the track's demuxer to the key frame at or before
-        `seconds` and drops what the decoder holds; the first frame decoded from the
+        `seconds` (or the one before it, where that key frame opens an open GOP: an H.264 I
+        frame that is not an IDR) and drops what the decoder holds; the first frame decoded from the
         demuxer's next packets of this track is the one presented at `seconds` (audio: from
         that exact sample). Needs a decoder made from a Track (one made from CodecParameters
         has no demuxer to move: send it the packets from the new place and call reset())."""
