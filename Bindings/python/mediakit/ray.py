@@ -818,14 +818,16 @@ def _balanced_groups(jobs: Sequence[MediaJob], n: int) -> list[list[MediaJob]]:
     """The jobs in n groups of about equal bytes (largest job first, each into the group with
     the fewest bytes so far), the largest group first, each in the jobs' own order. Ray Data
     starts tasks in this order, so the big ones do not come last."""
+    sizes = [_job_bytes(j) for j in jobs]                       # one stat per job
+    largest_first = sorted(range(len(jobs)), key=lambda k: -sizes[k])
     if n >= len(jobs):
-        return [[j] for j in sorted(jobs, key=lambda j: -_job_bytes(j))]
+        return [[jobs[k]] for k in largest_first]
     loads = [(0, i) for i in range(n)]                          # (bytes, group) as a heap
     members: list[list[int]] = [[] for _ in range(n)]
-    for k in sorted(range(len(jobs)), key=lambda k: -_job_bytes(jobs[k])):
+    for k in largest_first:
         load, g = heapq.heappop(loads)
         members[g].append(k)
-        heapq.heappush(loads, (load + _job_bytes(jobs[k]), g))
+        heapq.heappush(loads, (load + sizes[k], g))
     totals = dict((g, load) for load, g in loads)
     order = sorted(range(n), key=lambda g: -totals[g])
     return [[jobs[k] for k in sorted(members[g])] for g in order if members[g]]
@@ -835,7 +837,7 @@ def _task_count(jobs: Sequence[MediaJob]) -> int:
     """How many read tasks read_media asks Ray for: one per job, but no more than 4 per CPU of
     the cluster (or one per TASK_BYTES of input, if that is more). Each task costs about 0.2 s
     of a worker's time in Ray Data's scheduling (measured: a 2-CPU cluster idled 450 CPU ticks
-    in a 20-file decode job with 20 tasks, 300 with 4, and took 8% longer), which is a tenth
+    in a 20-file decode job with 20 tasks and 300 with 4; the 20-task job took 8% longer), a tenth
     of a 10 s 1080p file's decode. 4 tasks per CPU keep the cores busy to the end (the last
     task is at most a quarter of a core's share). Ray not started yet, or no CPU listed: one
     task per job."""
