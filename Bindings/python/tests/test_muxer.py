@@ -169,3 +169,29 @@ def test_decoder_from_codec_parameters_like_ffmpeg(h264_stream: tuple[Path, Path
     size = 320 * 240 * 3 // 2
     assert len(frames) == len(ref) // size == 60
     assert all(f == ref[i * size:(i + 1) * size] for i, f in enumerate(frames))
+
+
+def ffprobe_languages(path: Path) -> list[str]:
+    """Each stream's language tag as ffprobe reads it, "und" and none alike as "" (FFmpeg's
+    Matroska reader leaves out "und", its MP4 reader gives it)."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream_tags=language", "-of", "csv=p=0",
+                          str(path)], capture_output=True, text=True, check=True).stdout
+    return ["" if line.strip() == "und" else line.strip() for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("languages", [("jpn", "fra"), ("und", "ger")])
+def test_matroska_keeps_the_tracks_languages(languages: tuple[str, str], tmp_path: Path) -> None:
+    """A track copied into Matroska keeps its language: ffprobe reads the same language tags
+    from the copy as from the MP4 that ffmpeg wrote (an "und" track stays undetermined, where
+    a Matroska track without a Language element reads as English: "eng")."""
+    src, dst = tmp_path / "in.mp4", tmp_path / "out.mkv"
+    video, audio = languages
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=1",
+                    "-f", "lavfi", "-i", "sine=duration=1", "-c:v", "libx264", "-c:a", "aac",
+                    "-metadata:s:v:0", f"language={video}", "-metadata:s:a:0", f"language={audio}", str(src)], check=True)
+    with mediakit.open(src) as demuxer, mediakit.Muxer(dst) as mux:
+        index = {t.index: mux.add_track(t) for t in demuxer.tracks}
+        for packet in demuxer:
+            mux.write(index[packet.track], packet)
+    assert ffprobe_languages(dst) == ffprobe_languages(src), (ffprobe_languages(dst), ffprobe_languages(src))
+    assert ffprobe_languages(src) == [x if x != "und" else "" for x in languages]
