@@ -17,8 +17,8 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     /// True for WebM (DocType "webm", its codecs only).
     public let isWebM: Bool
     private let file: OutputFile
-    private var tracks: [(params: CodecParameters, timeBase: Rational, codecID: String, delay: Int64)] = []
-    private var languages: [String] = []     // the Language element of each track
+    /// The tracks added, with their CodecID, Opus pre-skip and Language element.
+    private var tracks: [(params: CodecParameters, timeBase: Rational, codecID: String, delay: Int64, language: String)] = []
     private var headerWritten = false
     private var finished = false
     private var segmentData: Int64 = 0
@@ -54,8 +54,7 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         }
         var delay: Int64 = 0
         if parameters.codec == "opus", case .success(let h) = OpusHead.parse(parameters.extradata) { delay = Int64(h.preSkip) }
-        tracks.append((parameters, timeBase, id, delay))
-        languages.append("und")
+        tracks.append((parameters, timeBase, id, delay, "und"))
         return tracks.count - 1
     }
 
@@ -65,7 +64,7 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     public func addTrack(from track: Track) throws -> Int {
         let index = try addTrack(track.parameters, timeBase: track.timeBase)
         let code = track.language.lowercased()
-        if code.count == 3 && code.allSatisfy({ ("a"..."z").contains($0) }) { languages[index] = code }
+        if code.count == 3 && code.allSatisfy({ ("a"..."z").contains($0) }) { tracks[index].language = code }
         return index
     }
 
@@ -122,7 +121,7 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
             var e = Self.uint(MKVID.trackNumber, UInt64(i + 1)) + Self.uint(MKVID.trackUID, UInt64(i + 1))
                 + Self.uint(MKVID.flagLacing, 0) + Self.string(MKVID.codecID, t.codecID)
             e += Self.uint(MKVID.trackType, p.mediaType == .video ? 1 : p.mediaType == .audio ? 2 : 0x11)
-            e += Self.string(MKVID.language, languages[i])   // always: an absent Language means "eng"
+            e += Self.string(MKVID.language, t.language)   // always: an absent Language means "eng"
             if !p.extradata.isEmpty {
                 var priv = p.extradata
                 if p.codec == "flac" && !priv.starts(with: Array("fLaC".utf8)) && priv.count == 34 {
