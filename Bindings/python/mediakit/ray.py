@@ -775,6 +775,7 @@ class MediaDatasource(Datasource):
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         self.jobs = plan_jobs(paths, mode, split_seconds=split_seconds, track=track, **options)
+        self.sizes = [_job_bytes(j) for j in self.jobs]         # one stat per job, for read_media and the tasks
         self.block_bytes = block_bytes
 
     def get_name(self) -> str:
@@ -786,7 +787,7 @@ class MediaDatasource(Datasource):
     def get_read_tasks(self, parallelism: int, per_task_row_limit: Optional[int] = None,  # type: ignore[override]
                        **_kw: Any) -> list[ReadTask]:
         n = len(self.jobs) if parallelism is None or parallelism <= 0 else max(1, min(parallelism, len(self.jobs)))
-        groups = _balanced_groups(self.jobs, n)
+        groups = _balanced_groups(self.jobs, n, self.sizes)
         tasks = []
         for group in groups:
             if not group:
@@ -814,11 +815,13 @@ def _job_bytes(job: MediaJob) -> int:
         return 1
 
 
-def _balanced_groups(jobs: Sequence[MediaJob], n: int) -> list[list[MediaJob]]:
+def _balanced_groups(jobs: Sequence[MediaJob], n: int, sizes: Optional[Sequence[int]] = None) -> list[list[MediaJob]]:
     """The jobs in n groups of about equal bytes (largest job first, each into the group with
     the fewest bytes so far), the largest group first, each in the jobs' own order. Ray Data
-    starts tasks in this order, so the big ones do not come last."""
-    sizes = [_job_bytes(j) for j in jobs]                       # one stat per job
+    starts tasks in this order, so the big ones do not come last. sizes: the jobs' _job_bytes,
+    if known."""
+    if sizes is None:
+        sizes = [_job_bytes(j) for j in jobs]
     largest_first = sorted(range(len(jobs)), key=lambda k: -sizes[k])
     if n >= len(jobs):
         return [[jobs[k]] for k in largest_first]
@@ -833,7 +836,7 @@ def _balanced_groups(jobs: Sequence[MediaJob], n: int) -> list[list[MediaJob]]:
     return [[jobs[k] for k in sorted(members[g])] for g in order if members[g]]
 
 
-def _task_count(jobs: Sequence[MediaJob]) -> int:
+def _task_count(jobs: Sequence[MediaJob], sizes: Optional[Sequence[int]] = None) -> int:
     """How many read tasks read_media asks Ray for: one per job, but no more than 4 per CPU of
     the cluster (or one per TASK_BYTES of input, if that is more). Each task costs about 0.2 s
     of a worker's time in Ray Data's scheduling (measured: a 2-CPU cluster idled 450 CPU ticks
@@ -848,7 +851,8 @@ def _task_count(jobs: Sequence[MediaJob]) -> int:
         cpus = 0
     if cpus <= 0:
         return max(1, len(jobs))
-    by_size = -(-sum(_job_bytes(j) for j in jobs) // TASK_BYTES)
+    total = sum(sizes) if sizes is not None else sum(_job_bytes(j) for j in jobs)
+    by_size = -(-total // TASK_BYTES)
     return max(1, min(len(jobs), max(4 * cpus, by_size)))
 
 
@@ -907,7 +911,7 @@ def read_media(paths: Sequence[PathLike], mode: str = "probe", *, split_seconds:
     # tasks per CPU (_task_count). Left to itself Ray asks for more blocks than jobs and splits
     # each task's output, which also keeps it from fusing the read with a map_batches that
     # follows (the frames would then cross the object store between the two).
-    read_args.setdefault("override_num_blocks", _task_count(source.jobs))
+    read_args.setdefault("override_num_blocks", _task_count(source.jobs, source.sizes))
     dataset: ray.data.Dataset = ray.data.read_datasource(source, **read_args)
     return dataset
 
