@@ -33,13 +33,10 @@ let package = Package(
         .target(name: "MediaKitPluginABI", path: "Sources/MediaKitPluginABI"),
         // The ABI for the host, with the host's own C helpers.
         .target(name: "CMediaKitPlugin", dependencies: ["MediaKitPluginABI"], path: "Sources/CMediaKitPlugin"),
-        // The resampler's inner loops built for Haswell (x86-64 with AVX2 and FMA); MediaKit calls them only
-        // on processors that have both (see Audio/Resampler.swift).
-        .target(
-            name: "MediaKitSIMD",
-            path: "Sources/MediaKitSIMD",
-            swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]
-        ),
+        // The resampler's inner loops for x86-64 with AVX2 and FMA, in C with a per-function target
+        // attribute (no unsafe flag, so a package can depend on MediaKit by version); MediaKit calls
+        // them only on processors that have both (see Audio/Resampler.swift).
+        .target(name: "MediaKitSIMD", path: "Sources/MediaKitSIMD"),
         .target(
             name: "MediaKit",
             dependencies: ["CMediaKitPlugin", "MediaKitSIMD"],
@@ -68,7 +65,7 @@ let package = Package(
             name: "MediaKitPluginFFmpeg",
             dependencies: ["CFFmpeg"],
             path: "Plugins/FFmpeg/Sources",
-            cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
+            cSettings: [.headerSearchPath("../../../Include")],
             linkerSettings: [.linkedLibrary("avutil"), .linkedLibrary("swscale")]
         ),
 
@@ -85,7 +82,7 @@ let package = Package(
             name: "MediaKitPluginDav1d",
             dependencies: ["CDav1d"],
             path: "Plugins/Dav1d/Sources",
-            cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
+            cSettings: [.headerSearchPath("../../../Include")],
             linkerSettings: [.linkedLibrary("dav1d")]
         ),
         .systemLibrary(
@@ -98,7 +95,7 @@ let package = Package(
             name: "MediaKitPluginOpus",
             dependencies: ["COpus"],
             path: "Plugins/Opus/Sources",
-            cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
+            cSettings: [.headerSearchPath("../../../Include")],
             linkerSettings: [.linkedLibrary("opus")]
         ),
         .systemLibrary(
@@ -111,7 +108,7 @@ let package = Package(
             name: "MediaKitPluginVorbis",
             dependencies: ["CVorbis"],
             path: "Plugins/Vorbis/Sources",
-            cSettings: [.headerSearchPath("../../../Include"), .unsafeFlags(["-O2"])],
+            cSettings: [.headerSearchPath("../../../Include")],
             linkerSettings: [.linkedLibrary("vorbis"), .linkedLibrary("vorbisenc"), .linkedLibrary("ogg")]
         ),
 
