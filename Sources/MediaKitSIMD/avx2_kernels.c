@@ -7,7 +7,7 @@
 
 #define MK_AVX2 __attribute__((target("avx2,fma")))
 
-int mk_simd_avx2_available(void) { return 1; }
+int mediakit_simd_avx2_available(void) { return 1; }
 
 // Lanes summed in order (as Swift's SIMD sum() does), after adding the two accumulators.
 MK_AVX2 static inline float sum_f32(__m256 a0, __m256 a1) {
@@ -24,7 +24,7 @@ MK_AVX2 static inline double sum_f64(__m256d a0, __m256d a1) {
     return ((v[0] + v[1]) + v[2]) + v[3];
 }
 
-MK_AVX2 void mk_simd_resample_f32(const float *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
+MK_AVX2 void mediakit_simd_resample_f32(const float *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                                   const float *x, intptr_t start, intptr_t phase, intptr_t count, float *out) {
     intptr_t b = start, p = phase;
     for (intptr_t i = 0; i < count; i++) {
@@ -43,7 +43,7 @@ MK_AVX2 void mk_simd_resample_f32(const float *coefs, intptr_t taps, intptr_t up
     }
 }
 
-MK_AVX2 void mk_simd_resample2_f32(const float *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
+MK_AVX2 void mediakit_simd_resample2_f32(const float *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                                    const float *x0, const float *x1, intptr_t start, intptr_t phase, intptr_t count,
                                    float *out0, float *out1) {
     intptr_t b = start, p = phase;
@@ -71,7 +71,7 @@ MK_AVX2 void mk_simd_resample2_f32(const float *coefs, intptr_t taps, intptr_t u
     }
 }
 
-MK_AVX2 void mk_simd_resample_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
+MK_AVX2 void mediakit_simd_resample_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                                   const double *x, intptr_t start, intptr_t phase, intptr_t count, double *out) {
     intptr_t b = start, p = phase;
     for (intptr_t i = 0; i < count; i++) {
@@ -88,7 +88,7 @@ MK_AVX2 void mk_simd_resample_f64(const double *coefs, intptr_t taps, intptr_t u
     }
 }
 
-MK_AVX2 void mk_simd_resample2_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
+MK_AVX2 void mediakit_simd_resample2_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                                    const double *x0, const double *x1, intptr_t start, intptr_t phase, intptr_t count,
                                    double *out0, double *out1) {
     intptr_t b = start, p = phase;
@@ -112,27 +112,27 @@ MK_AVX2 void mk_simd_resample2_f64(const double *coefs, intptr_t taps, intptr_t 
 
 #else
 
-int mk_simd_avx2_available(void) { return 0; }
+int mediakit_simd_avx2_available(void) { return 0; }
 
-// Never called where mk_simd_avx2_available() is 0 (MediaKit checks it first).
-void mk_simd_resample_f32(const float *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
+// Never called where mediakit_simd_avx2_available() is 0 (MediaKit checks it first).
+void mediakit_simd_resample_f32(const float *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                           const float *x, intptr_t start, intptr_t phase, intptr_t count, float *out) {
     (void)coefs; (void)taps; (void)up; (void)step_int; (void)step_frac; (void)x; (void)start; (void)phase; (void)count; (void)out;
     __builtin_trap();
 }
-void mk_simd_resample2_f32(const float *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
+void mediakit_simd_resample2_f32(const float *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                            const float *x0, const float *x1, intptr_t start, intptr_t phase, intptr_t count,
                            float *out0, float *out1) {
     (void)coefs; (void)taps; (void)up; (void)step_int; (void)step_frac; (void)x0; (void)x1; (void)start; (void)phase;
     (void)count; (void)out0; (void)out1;
     __builtin_trap();
 }
-void mk_simd_resample_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
+void mediakit_simd_resample_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                           const double *x, intptr_t start, intptr_t phase, intptr_t count, double *out) {
     (void)coefs; (void)taps; (void)up; (void)step_int; (void)step_frac; (void)x; (void)start; (void)phase; (void)count; (void)out;
     __builtin_trap();
 }
-void mk_simd_resample2_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
+void mediakit_simd_resample2_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                            const double *x0, const double *x1, intptr_t start, intptr_t phase, intptr_t count,
                            double *out0, double *out1) {
     (void)coefs; (void)taps; (void)up; (void)step_int; (void)step_frac; (void)x0; (void)x1; (void)start; (void)phase;

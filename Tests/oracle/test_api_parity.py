@@ -21,7 +21,8 @@ import sys
 import api_parity_lib as parity
 import oracle_lib as lib
 
-HEADERS = [lib.REPO / "Include" / "mediakit" / h for h in ("mediakit.h", "mediakit_types.h")]
+# mediakit.h, the per-object headers it includes, and the types it shares with the plugin ABI.
+HEADERS = sorted(h for h in (lib.REPO / "Include" / "mediakit").glob("*.h") if h.name != "mediakit_plugin.h")
 
 
 def _header_names() -> tuple[set[str], dict[str, set[str]]]:

@@ -73,10 +73,21 @@ def _compare_decode(program: Path, media: Path, tmp_path: Path, env: dict | None
     assert diff is None, f"{media.name}: PCM through the C API: {diff}"
 
 
+def _api_headers() -> list[Path]:
+    """mediakit.h and the per-object headers it includes (Include/mediakit/*.h but the plugin ABI)."""
+    return sorted(h for h in (INCLUDE / "mediakit").glob("*.h") if h.name not in ("mediakit_plugin.h", "mediakit_types.h"))
+
+
 def test_headers_compile_alone_as_c99_and_cxx(tmp_path):
-    """Each public header on its own, and the two that share mediakit_types.h together, as C99
-    and as C++11, with -Wall -Wextra -Werror."""
-    for header in ("mediakit/mediakit.h", "mediakit/mediakit_plugin.h", "mediakit/mediakit_types.h",
+    """Each public header on its own (mediakit.h, each per-object header it includes, the plugin
+    ABI, the shared types), and the two that share mediakit_types.h together, as C99 and as
+    C++11, with -Wall -Wextra -Werror."""
+    headers = [f"mediakit/{h.name}" for h in _api_headers()]
+    assert len(headers) > 1 and "mediakit/mediakit.h" in headers
+    included = set(re.findall(r'#include "(\w+\.h)"', (INCLUDE / "mediakit" / "mediakit.h").read_text()))
+    assert included == {h.name for h in _api_headers()} - {"mediakit.h"}, \
+        f"mediakit.h must include every per-object header: it includes {sorted(included)}"
+    for header in (*headers, "mediakit/mediakit_plugin.h", "mediakit/mediakit_types.h",
                    "mediakit/mediakit.h>\n#include <mediakit/mediakit_plugin.h"):
         c = tmp_path / "h.c"
         c.write_text(f"#include <{header}>\nint main(void) {{ return 0; }}\n")
@@ -96,7 +107,7 @@ def test_only_mk_functions_are_exported(mk_bin):
     exported = [l.split()[-1] for l in proc.stdout.decode().splitlines() if len(l.split()) == 3 and l.split()[1].isupper()]
     foreign = [s for s in exported if not s.startswith("mk_")]
     assert not foreign, f"libmediakit exports non-mk_ symbols: {foreign[:10]}"
-    declared = set(re.findall(r"\b(mk_[a-z_0-9]+)\s*\(", (INCLUDE / "mediakit" / "mediakit.h").read_text()))
+    declared = set(re.findall(r"\b(mk_[a-z_0-9]+)\s*\(", "\n".join(h.read_text() for h in _api_headers())))
     assert set(exported) == declared, f"exported but not declared: {sorted(set(exported) - declared)}; " \
                                       f"declared but not exported: {sorted(declared - set(exported))}"
 

@@ -3,11 +3,11 @@ import MediaKitSIMD
 
 /// What the processor offers the resampler.
 enum CPUFeatures {
-    /// AVX2 and FMA (x86-64-v3): the resampler then runs MediaKitSIMD's loops (`mk_simd_resample*`). Read once from
+    /// AVX2 and FMA (x86-64-v3): the resampler then runs MediaKitSIMD's loops (`mediakit_simd_resample*`). Read once from
     /// /proc/cpuinfo; `MEDIAKIT_NO_AVX2=1` in the environment turns it off (to test the other path).
     static let avx2FMA: Bool = {
         #if arch(x86_64)
-        if ProcessInfo.processInfo.environment["MEDIAKIT_NO_AVX2"] == "1" || mk_simd_avx2_available() == 0 { return false }
+        if ProcessInfo.processInfo.environment["MEDIAKIT_NO_AVX2"] == "1" || mediakit_simd_avx2_available() == 0 { return false }
         guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
               let flags = info.split(separator: "\n").first(where: { $0.hasPrefix("flags") }) else { return false }
         let set = Set(flags.split(separator: " ").map(String.init))
@@ -298,17 +298,17 @@ final class TimeStage<T: PCMFloat> {
                     let k = UnsafeRawPointer(f.coefficients).assumingMemoryBound(to: Float.self)
                     func fl(_ p: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<Float> { UnsafeMutableRawPointer(p).assumingMemoryBound(to: Float.self) }
                     if pair {
-                        mk_simd_resample2_f32(k, taps, up, Int(stepInt), stepFrac, fl(buffers[c]), fl(buffers[c + 1]), start, phase, n, fl(out[c]), fl(out[c + 1]))
+                        mediakit_simd_resample2_f32(k, taps, up, Int(stepInt), stepFrac, fl(buffers[c]), fl(buffers[c + 1]), start, phase, n, fl(out[c]), fl(out[c + 1]))
                     } else {
-                        mk_simd_resample_f32(k, taps, up, Int(stepInt), stepFrac, fl(buffers[c]), start, phase, n, fl(out[c]))
+                        mediakit_simd_resample_f32(k, taps, up, Int(stepInt), stepFrac, fl(buffers[c]), start, phase, n, fl(out[c]))
                     }
                 } else {
                     let k = UnsafeRawPointer(f.coefficients).assumingMemoryBound(to: Double.self)
                     func db(_ p: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<Double> { UnsafeMutableRawPointer(p).assumingMemoryBound(to: Double.self) }
                     if pair {
-                        mk_simd_resample2_f64(k, taps, up, Int(stepInt), stepFrac, db(buffers[c]), db(buffers[c + 1]), start, phase, n, db(out[c]), db(out[c + 1]))
+                        mediakit_simd_resample2_f64(k, taps, up, Int(stepInt), stepFrac, db(buffers[c]), db(buffers[c + 1]), start, phase, n, db(out[c]), db(out[c + 1]))
                     } else {
-                        mk_simd_resample_f64(k, taps, up, Int(stepInt), stepFrac, db(buffers[c]), start, phase, n, db(out[c]))
+                        mediakit_simd_resample_f64(k, taps, up, Int(stepInt), stepFrac, db(buffers[c]), start, phase, n, db(out[c]))
                     }
                 }
                 c += pair ? 2 : 1

@@ -4,7 +4,7 @@
 // so the rest of MediaKit keeps the baseline x86-64 target and the package needs no unsafe
 // build flag. MediaKit calls them only after checking that the processor has both features
 // (Audio/Resampler.swift, CPUFeatures); on any other processor, or on another architecture,
-// `mk_simd_avx2_available()` is 0 and calling them is an error.
+// `mediakit_simd_avx2_available()` is 0 and calling them is an error.
 //
 // Polyphase filter loops: output `i` is the dot product of coefficient row `p_i` (`taps`
 // values at `coefs + p_i * taps`) with the `taps` inputs starting at `x + b_i`, where
@@ -14,6 +14,8 @@
 // Results are bit-identical to a loop that keeps two vector accumulators (8 floats or 4
 // doubles each) over alternate blocks with fused multiply-adds, adds them, then sums the
 // lanes in order.
+//
+// The names do not start with mk_: libmediakit exports only its C API (mk_*), not these.
 //
 // Ownership: every pointer is borrowed for the call; the caller keeps the coefficients and
 // inputs readable for the rows and inputs the loop reaches and the outputs writable for
@@ -29,23 +31,23 @@ extern "C" {
 
 /// 1 when these loops were compiled in (x86-64 with a compiler that has the target
 /// attribute), 0 otherwise. It does not test the processor: the caller does.
-int mk_simd_avx2_available(void);
+int mediakit_simd_avx2_available(void);
 
 /// One channel, 32-bit float.
-void mk_simd_resample_f32(const float *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
+void mediakit_simd_resample_f32(const float *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                           const float *x, intptr_t start, intptr_t phase, intptr_t count, float *out);
 
 /// Two channels through the same phases, 32-bit float.
-void mk_simd_resample2_f32(const float *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
+void mediakit_simd_resample2_f32(const float *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                            const float *x0, const float *x1, intptr_t start, intptr_t phase, intptr_t count,
                            float *out0, float *out1);
 
 /// One channel, 64-bit float.
-void mk_simd_resample_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
+void mediakit_simd_resample_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                           const double *x, intptr_t start, intptr_t phase, intptr_t count, double *out);
 
 /// Two channels through the same phases, 64-bit float.
-void mk_simd_resample2_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
+void mediakit_simd_resample2_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                            const double *x0, const double *x1, intptr_t start, intptr_t phase, intptr_t count,
                            double *out0, double *out1);
 

@@ -1,0 +1,144 @@
+/*
+ * mediakit/audio_converter.h - part of the C API of MediaKit (libmediakit): mk_audio_converter: sample formats, channel layouts, sample rates.
+ *
+ * Include <mediakit/mediakit.h> for the whole API; this header compiles on its own and
+ * includes what it needs. The conventions (statuses, ownership, threads) are in mediakit.h.
+ */
+#ifndef MEDIAKIT_AUDIO_CONVERTER_H
+#define MEDIAKIT_AUDIO_CONVERTER_H
+
+#include "base.h"
+#include "demuxer.h"
+#include "frame.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Converts PCM between sample formats, channel layouts and rates (MediaKit's AudioConverter:
+ *  libswresample's rounding, ITU-R BS.775 downmix as `ffmpeg -ac 2`, a band-limited
+ *  resampler), or decodes a track's packets and converts them in one object. One handle is
+ *  used by one thread at a time. */
+typedef struct mk_audio_converter mk_audio_converter;
+
+/** A PCM format. */
+typedef struct mk_audio_format {
+    uint32_t struct_size;      /**< sizeof(mk_audio_format) */
+    int32_t sample_format;     /**< MK_SAMPLES_* (interleaved, or planar *P: one plane per channel) */
+    int32_t sample_rate;       /**< frames per second; in a track converter's target 0 keeps the decoded rate */
+    int32_t channels;          /**< in a track converter's target 0 keeps the decoded channels */
+    uint64_t channel_mask;     /**< WAVE channel mask (channels in mask order); 0: FFmpeg's default
+                                    layout for `channels` */
+} mk_audio_format;
+
+/** Resampler presets (mk_audio_converter_settings.quality). */
+#define MK_RESAMPLE_LOW    0
+#define MK_RESAMPLE_MEDIUM 1   /**< the default: at least libswresample's default */
+#define MK_RESAMPLE_HIGH   2   /**< soxr-like */
+
+/** How to create an audio converter. Fill with mk_audio_converter_default_settings() first. */
+typedef struct mk_audio_converter_settings {
+    uint32_t struct_size;      /**< sizeof(mk_audio_converter_settings) */
+    int32_t quality;           /**< MK_RESAMPLE_*. Default MK_RESAMPLE_MEDIUM */
+    int32_t dither;            /**< 1: TPDF dither from float to integer samples. Default 0 */
+    const double *mix_matrix;  /**< NULL (default): the standard downmix / upmix. Otherwise
+                                    out_channels x in_channels gains, row by row (borrowed for
+                                    the open call: copied) */
+    int32_t trim;              /**< track converters: MK_TRIM_* (default MK_TRIM_GAPLESS) */
+    int32_t threads;           /**< track converters: decoder threads; 0 = every core. Default 0 */
+    const char *backend;       /**< track converters: a backend or plugin name; NULL: by priority */
+    /* Added in 0.2 (read only when struct_size covers them): */
+    int64_t prime_leading;     /**< input frames dropped at the start (an encoder's priming); they
+                                    still feed the filter as history. Default 0 */
+    int64_t prime_trailing;    /**< input frames dropped at the end (an encoder's padding). Default 0 */
+} mk_audio_converter_settings;
+
+/** Fills *settings with the defaults. Harmless on NULL. */
+void mk_audio_converter_default_settings(mk_audio_converter_settings *settings);
+
+/** Creates a PCM converter from `from` to `to`. settings may be NULL (defaults). On success
+ *  *out must be closed with mk_audio_converter_close(). Errors: MK_EINVAL (NULL or small
+ *  structs, an unknown sample format, a zero rate or channel count, a mask whose channel
+ *  count differs from `channels`, a matrix of the wrong shape), with a message naming it. */
+mk_status mk_audio_converter_open(mk_audio_converter **out, const mk_audio_format *from, const mk_audio_format *to,
+                                  const mk_audio_converter_settings *settings);
+
+/** Creates a converter that takes the compressed packets of `track` of `demuxer` (AAC, MP3,
+ *  Opus, Vorbis, FLAC ...), decodes them through the registry's plugin with the track's
+ *  trims, and converts to `to` (whose zero rate or channels keep the decoded ones). The
+ *  converter does not keep the demuxer. Errors: as mk_audio_converter_open, MK_ENOTFOUND
+ *  (no plugin decodes the codec), MK_EINVAL (not an audio track). */
+mk_status mk_audio_converter_open_track(mk_audio_converter **out, const mk_demuxer *demuxer, int32_t track,
+                                        const mk_audio_format *to, const mk_audio_converter_settings *settings);
+
+/** Closes *converter and sets it to NULL; NULL is harmless. */
+void mk_audio_converter_close(mk_audio_converter **converter);
+
+/** Fills *format with the output format. MK_EAGAIN: a track converter knows it only once a
+ *  frame was decoded (after a push that produced output). Errors: MK_EINVAL. */
+mk_status mk_audio_converter_output_format(mk_audio_converter *converter, mk_audio_format *format);
+
+/** Push (PCM converters): converts `frames` frames at planes (one pointer for interleaved
+ *  input, one per channel for planar; BORROWED for the call). The output waits in the
+ *  converter until read with mk_audio_converter_read. Errors: MK_EINVAL (NULL planes with
+ *  frames, a track converter), MK_ESTATE (after mk_audio_converter_flush). */
+mk_status mk_audio_converter_push(mk_audio_converter *converter, const void *const *planes, int32_t frames);
+
+/** Push (track converters): decodes one packet of the track (BORROWED for the call) and
+ *  converts it. Errors: MK_EINVAL (a PCM converter, a packet of another track), MK_ESTATE
+ *  (after flush), the decoder's MK_EDATA / MK_EFAIL. */
+mk_status mk_audio_converter_push_packet(mk_audio_converter *converter, const mk_packet *packet);
+
+/** Ends the input: the resampler's tail (and a track's delayed frames) become readable. */
+mk_status mk_audio_converter_flush(mk_audio_converter *converter);
+
+/** Forgets the stream (after a seek, or to convert another one): what waits to be read and
+ *  what the resampler holds are dropped, the next input starts a new stream (silent history,
+ *  priming cut again), and pushing is allowed again after mk_audio_converter_flush. Track
+ *  converters also drop what their decoder holds. Errors: MK_EINVAL. */
+mk_status mk_audio_converter_reset(mk_audio_converter *converter);
+
+/** A PCM converter's counts since it was opened or reset. */
+typedef struct mk_audio_converter_stats {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_audio_converter_stats) */
+    int64_t input_frames;      /**< frames pushed (or pulled by mk_audio_converter_fill) */
+    int64_t output_frames;     /**< frames converted (read or waiting to be read) */
+    int32_t latency;           /**< input frames that wait, before a flush, for later input: an
+                                    input frame's output comes once this many frames follow it */
+} mk_audio_converter_stats;
+
+/** Fills *stats for a PCM converter. Errors: MK_EINVAL (NULL, small struct_size, a track
+ *  converter: its input is packets). */
+mk_status mk_audio_converter_get_stats(mk_audio_converter *converter, mk_audio_converter_stats *stats);
+
+/** Copies up to `capacity` converted frames into planes (one buffer for interleaved output,
+ *  one per channel for planar, each room for capacity frames; owned by the caller) and sets
+ *  *frames to the count. planes NULL: only sets *frames to the frames waiting. MK_OK with
+ *  *frames > 0; MK_EAGAIN: nothing waiting (push more); MK_EOF: flushed and everything
+ *  read. Errors: MK_EINVAL. */
+mk_status mk_audio_converter_read(mk_audio_converter *converter, void *const *planes, int32_t capacity, int32_t *frames);
+
+/** Parses a channel layout name (FFmpeg's: "mono", "stereo", "2.1", "quad", "5.0", "5.1",
+ *  "7.1" ..., a channel count, or positions such as "FL+FR+LFE") into its WAVE channel mask
+ *  (0 when the positions are not in mask order) and channel count; either output may be
+ *  NULL. Errors: MK_EINVAL (unknown name, with a message listing the known ones). */
+mk_status mk_channel_layout(const char *name, uint64_t *mask, int32_t *channels);
+
+/** The pull model's input (AudioConverterFillComplexBuffer): asked for about `wanted`
+ *  frames, sets *planes to the caller's input (one pointer interleaved, one per channel
+ *  planar; valid until the next call) and returns the frames given: fewer or more than
+ *  wanted is fine, 0 is the end of the stream, a negative value an error that
+ *  mk_audio_converter_fill returns as MK_EFAIL. */
+typedef int32_t (*mk_audio_input_callback)(void *user, int32_t wanted, const void *const **planes);
+
+/** Pull (PCM converters): fills planes with `frames` output frames, calling `input` for
+ *  source frames as needed; *filled is less than `frames` only at the end of the stream
+ *  (0 once everything was returned). Output waiting from mk_audio_converter_push comes
+ *  first. Errors: MK_EINVAL, MK_EFAIL (the callback failed). */
+mk_status mk_audio_converter_fill(mk_audio_converter *converter, void *const *planes, int32_t frames,
+                                  mk_audio_input_callback input, void *user, int32_t *filled);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MEDIAKIT_AUDIO_CONVERTER_H */

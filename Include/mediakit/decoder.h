@@ -1,0 +1,150 @@
+/*
+ * mediakit/decoder.h - part of the C API of MediaKit (libmediakit): mk_decoder: decoding one track (send packets, receive frames, seek); mk_decode_file.
+ *
+ * Include <mediakit/mediakit.h> for the whole API; this header compiles on its own and
+ * includes what it needs. The conventions (statuses, ownership, threads) are in mediakit.h.
+ */
+#ifndef MEDIAKIT_DECODER_H
+#define MEDIAKIT_DECODER_H
+
+#include "base.h"
+#include "codec_params.h"
+#include "demuxer.h"
+#include "frame.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A decoder for one track. */
+typedef struct mk_decoder mk_decoder;
+
+/** Values of the `trim` settings: how a track is cut to what the file presents. */
+#define MK_TRIM_NONE    0   /**< every decoded frame and sample (ffmpeg -ignore_editlist 1) */
+#define MK_TRIM_GAPLESS 1   /**< the edit list applied as FFmpeg applies it (priming and B-frame
+                                 delay dropped); audio ends exactly where the edit list, iTunSMPB
+                                 or the Ogg end granule says (the default) */
+#define MK_TRIM_FFMPEG  2   /**< as FFmpeg 5.1: as MK_TRIM_GAPLESS, but the last audio frame that
+                                 starts before the end is kept whole */
+
+/** How to create a decoder. Fill with mk_decoder_default_settings() first. */
+typedef struct mk_decoder_settings {
+    uint32_t struct_size;      /**< sizeof(mk_decoder_settings) */
+    const char *backend;       /**< a backend or plugin name to insist on; NULL: by priority. Default NULL */
+    int32_t threads;           /**< decoder threads; 0 = every core. Default 0 */
+    int32_t trim;              /**< MK_TRIM_GAPLESS (default), MK_TRIM_FFMPEG or MK_TRIM_NONE */
+} mk_decoder_settings;
+
+/** Fills *settings with the defaults. Harmless on NULL. */
+void mk_decoder_default_settings(mk_decoder_settings *settings);
+
+/** Creates a decoder for track `track` of `demuxer`, through the highest-priority
+ *  plugin backend for its codec. The decoder does not keep the demuxer: it may be
+ *  closed first. settings may be NULL (defaults). On success *out must be closed
+ *  with mk_decoder_close(). Errors: MK_EINVAL, MK_ENOTFOUND (no plugin decodes the
+ *  codec; the message lists every place searched), MK_EUNSUPPORTED (unknown or
+ *  encrypted track), MK_EFAIL (the backend refused). */
+mk_status mk_decoder_open(mk_decoder **out, const mk_demuxer *demuxer, int32_t track,
+                          const mk_decoder_settings *settings);
+
+
+/** Creates a decoder from codec parameters rather than a demuxer's track, for packets made
+ *  with mk_packet_create (their `track` is ignored). No edit list applies: settings->trim
+ *  only matters for per-packet trims, which such packets do not carry. settings may be
+ *  NULL (defaults). On success *out must be closed with mk_decoder_close(). Errors:
+ *  MK_EINVAL (NULL out or params, a small struct_size, no codec, a media_type that is not
+ *  audio or video, NULL extradata with a size, a non-positive time base), MK_ENOTFOUND (no
+ *  plugin decodes the codec; the message lists every place searched), MK_EFAIL (the
+ *  backend refused the parameters). */
+mk_status mk_decoder_open_params(mk_decoder **out, const mk_codec_params *params,
+                                 const mk_decoder_settings *settings);
+
+/** Closes *decoder and sets it to NULL. Frames already received stay valid. */
+void mk_decoder_close(mk_decoder **decoder);
+
+/** Sends a packet of the decoder's track (borrowed for the call); NULL starts
+ *  draining at the end of the stream. The model is libavcodec's: MK_OK means the packet
+ *  was taken; MK_EAGAIN means frames are waiting and the packet was NOT taken: receive
+ *  until mk_decoder_receive_frame returns MK_EAGAIN, then send the same packet again.
+ *  Receiving every frame after each send avoids MK_EAGAIN here. Packets whose frames are
+ *  not presented (outside the edit list) are decoded as references without output.
+ *  Errors: MK_EINVAL (NULL decoder, packet of another track), MK_ESTATE (a packet after
+ *  draining started), MK_EDATA (the decoder rejects the data), MK_EFAIL. */
+mk_status mk_decoder_send_packet(mk_decoder *decoder, const mk_packet *packet);
+
+/** Receives the next decoded frame into *out (free it with mk_frame_free), decoding as
+ *  needed: nothing is queued on the host side. MK_EAGAIN: send another packet; MK_EOF:
+ *  drained after a NULL send. Errors: MK_EINVAL, MK_EDATA, MK_EFAIL. */
+mk_status mk_decoder_receive_frame(mk_decoder *decoder, mk_frame **out);
+
+/** Drops buffered packets and frames (after mk_demuxer_seek) and accepts packets
+ *  again, also after draining. Errors: MK_EINVAL. */
+mk_status mk_decoder_reset(mk_decoder *decoder);
+
+/** Sample-accurate seek: moves `demuxer` (the one the decoder's track came from) to the key
+ *  frame at or before `seconds` (one second earlier for audio, to prime the decoder; the key
+ *  frame before that one where it opens an open GOP, e.g. an H.264 I frame that is not an
+ *  IDR, so that no frame from `seconds` on is lost), drops
+ *  what the decoder holds, and makes the first frame it then returns the one presented at
+ *  `seconds` (audio: from that exact sample). Then read the track's packets and decode as
+ *  usual. Neither handle is kept. Errors: MK_EINVAL (NULL, a negative or non-finite time, a
+ *  decoder opened with mk_decoder_open_params), the demuxer's seek errors. */
+mk_status mk_decoder_seek(mk_decoder *decoder, mk_demuxer *demuxer, double seconds);
+
+
+
+/** How mk_decode_file() writes. Fill with mk_decode_default_settings() first. */
+typedef struct mk_decode_settings {
+    uint32_t struct_size;      /**< sizeof(mk_decode_settings) */
+    int32_t video_layout;      /**< MK_PACK_NV12 (default) or MK_PACK_I420 */
+    int32_t audio_layout;      /**< MK_PACK_S16 (default) or MK_PACK_F32 */
+    int32_t wav;               /**< 1: write the audio as WAV. Default 0 */
+    int32_t y4m;               /**< 1: write the video as YUV4MPEG2. Default 0 */
+    int32_t trim;              /**< MK_TRIM_GAPLESS (default), MK_TRIM_FFMPEG or MK_TRIM_NONE */
+    int32_t autorotate;        /**< 1: turn pictures upright as ffmpeg does (default) */
+    int32_t threads;           /**< decoder threads, 0 = every core (default) */
+    const char *backend;       /**< backend or plugin name; NULL: by priority (default) */
+    /* Added in 0.2 (read only when struct_size covers them): */
+    mk_progress_callback progress; /**< NULL (default) or called with milliseconds decoded of the
+                                    longest track's; non-zero from it cancels (MK_ECANCELLED) */
+    void *progress_user;       /**< passed to progress. Default NULL */
+    /* Added in 0.2 as well (read only when struct_size covers them): mk-decode's choices. */
+    int32_t sample_format;     /**< an interleaved MK_SAMPLES_* type to write the audio in (u8, s16,
+                                    s24, s32, f32, f64); 0 (default): audio_layout's */
+    int32_t sample_rate;       /**< resample the audio to this rate (MediaKit's resampler); 0
+                                    (default): the source's */
+    int32_t channels;          /**< mix the audio to this many channels (as ffmpeg -ac mixes); 0
+                                    (default): the source's */
+    uint64_t channel_mask;     /**< with channels: the WAVE mask of the layout (channels in mask
+                                    order); 0 (default): FFmpeg's default layout of `channels` */
+    int32_t resample_quality;  /**< MK_RESAMPLE_* when sample_rate changes the rate. Default
+                                    MK_RESAMPLE_MEDIUM */
+    double seek_seconds;       /**< start at this presentation time, sample-accurately (as
+                                    ffmpeg -ss T -i); negative (default -1): the start */
+    int64_t max_video_frames;  /**< write at most this many pictures; 0 (default): all */
+    double max_audio_seconds;  /**< write at most this many seconds of audio (round(seconds *
+                                    rate) sample frames); 0 (default): all */
+    int32_t async_video;       /**< 1: when only video is decoded, decode it on a thread of its own
+                                    (same output). Default 0 */
+} mk_decode_settings;
+
+/** Fills *settings with the defaults. Harmless on NULL. */
+void mk_decode_default_settings(mk_decode_settings *settings);
+
+/** Decodes the first audio track of `path` to `audio_out` and the first video
+ *  track to `video_out` (either may be NULL, not both), as the mk-decode sample
+ *  does. Outputs are written to temporary files and renamed at the end, so a
+ *  failure leaves no partial file under their names. settings may be NULL.
+ *  A file cut short is decoded as far as it goes, as ffmpeg does: the outputs ARE
+ *  written, and MK_ETRUNCATED is returned with mk_last_error() naming the offset of the
+ *  cut (a warning: check for it with `st == MK_OK || st == MK_ETRUNCATED`).
+ *  settings->progress may cancel: nothing is then left under the output names.
+ *  Errors: those of mk_demuxer_open and mk_decoder_open, MK_ENOTFOUND (the file
+ *  lacks the track), MK_EUNSUPPORTED, MK_ECANCELLED, MK_EIO. */
+mk_status mk_decode_file(const char *path, const char *audio_out, const char *video_out,
+                         const mk_decode_settings *settings);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MEDIAKIT_DECODER_H */
