@@ -35,7 +35,20 @@ final class OutputFileTests: XCTestCase {
 
     func testAMissingDirectoryIsAnIOError() {
         XCTAssertThrowsError(try OutputFile(path: "/nonexistent-dir/out.pcm")) { error in
-            XCTAssertEqual((error as! MediaError).kind, .io)
+            let e = error as! MediaError
+            XCTAssertEqual(e.kind, .io)
+            // The operating system's errno is kept as the cause (open(2): ENOENT).
+            XCTAssertEqual(e.underlying, .system(errno: ENOENT))
+            XCTAssertTrue(e.message.hasSuffix(String(cString: strerror(ENOENT))), e.message)
+        }
+    }
+
+    func testAMissingInputKeepsItsErrnoAsTheCause() {
+        XCTAssertThrowsError(try FileSource(path: "/nonexistent-dir/in.mp4")) { error in
+            let e = error as! MediaError
+            XCTAssertEqual(e.kind, .notFound)
+            XCTAssertEqual(e.underlying, .system(errno: ENOENT))
+            XCTAssertEqual(e.underlying?.description, "errno \(ENOENT) (\(String(cString: strerror(ENOENT))))")
         }
     }
 }

@@ -164,6 +164,50 @@ final class RegistryTests: XCTestCase {
         XCTAssertNil(try decoder.receive())
     }
 
+    /// A plugin's failure keeps the plugin's status and message as the error's underlying cause
+    /// (issue 29 item 10): a create that refuses (the registry's "every decoder failed" error)
+    /// and a send that rejects a packet (MK_EDATA, the plugin's last_error).
+    func testPluginFailuresKeepTheStatusAndMessageAsTheUnderlyingCause() throws {
+        let path = try compilePlugin(name: "picky", factories: """
+            if (strcmp(id, MK_PLUGIN_DECODER_FACTORY) == 0) return &factory;
+            return NULL;
+            """, prelude: """
+            #include <stdio.h>
+            static int32_t send(void *d, const mk_plugin_packet *p) { (void)d; (void)p; return MK_EDATA; }
+            static int32_t receive(void *d, mk_plugin_frame *f) { (void)d; (void)f; return MK_EAGAIN; }
+            static void flush(void *d) { (void)d; }
+            static void destroy(void *d) { (void)d; }
+            static const char *last_error(void *d) { (void)d; return "bad slice header"; }
+            static const mk_plugin_decoder_vtable vtable = { sizeof(vtable), send, receive, flush, destroy, last_error };
+            static int instance;
+            static int32_t create(const mk_plugin_codec_config *c, void **dec, const mk_plugin_decoder_vtable **vt, char *e, size_t n) {
+                if (c->sample_rate != 8000) { snprintf(e, n, "only 8000 Hz, not %d", c->sample_rate); return MK_EUNSUPPORTED; }
+                *dec = &instance; *vt = &vtable; return MK_OK;
+            }
+            static const mk_plugin_decoder_backend backend = { sizeof(backend), MK_MEDIA_AUDIO, "pcm_test", "picky", 150, create };
+            static uint32_t count(void) { return 1; }
+            static const mk_plugin_decoder_backend *get(uint32_t i) { return i == 0 ? &backend : NULL; }
+            static const mk_plugin_decoder_factory factory = { sizeof(factory), count, get };
+            """)
+        let registry = MediaRegistry()
+        try registry.load(path: path)
+        var params = CodecParameters(mediaType: .audio, codec: "pcm_test")
+        params.sampleRate = 44100
+        XCTAssertThrowsError(try registry.makeDecoder(for: params, timeBase: Rational(1, 44100))) { error in
+            let e = error as! MediaError
+            XCTAssertEqual(e.kind, .backend)
+            XCTAssertEqual(e.underlying, .plugin(status: MK_EUNSUPPORTED, message: "only 8000 Hz, not 44100"))
+        }
+        params.sampleRate = 8000
+        let decoder = try registry.makeDecoder(for: params, timeBase: Rational(1, 8000))
+        XCTAssertThrowsError(try decoder.send(Packet(trackIndex: 0, pts: 0, dts: 0, duration: 1, isKeyframe: true, data: [1, 2, 3], timeBase: Rational(1, 8000)))) { error in
+            let e = error as! MediaError
+            XCTAssertEqual(e.kind, .invalidData)
+            XCTAssertEqual(e.underlying, .plugin(status: MK_EDATA, message: "bad slice header"))
+            XCTAssertTrue(e.message.contains("bad slice header"), e.message)
+        }
+    }
+
     /// A test encoder plugin (ABI 2.1): codec "pcm_test", s16 mono, frames of 4 samples, a delay
     /// of 2 and the cookie "cookie"; each packet is its frame's bytes. `backendSize` and
     /// `extra` let a test shrink the backend struct or append a field (a newer minor version).

@@ -1,8 +1,14 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The one error type of MediaKit.
 ///
 /// Every failure carries a ``Kind`` (what went wrong, in a form code can test),
 /// a human-readable message, and where it happened: the file, the byte offset
 /// and, for container errors, the box path (for example `moov/trak[1]/mdia/minf/stbl/stsz`).
+/// A failure that came from below MediaKit (a plugin's call, an operating-system call) also
+/// keeps that cause, in ``underlying``.
 public struct MediaError: Error, CustomStringConvertible, Sendable, Equatable {
     /// What kind of failure this is. Extensible: new kinds may be added.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
@@ -36,6 +42,25 @@ public struct MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         public var description: String { name }
     }
 
+    /// The failure below MediaKit that an error comes from.
+    public enum Cause: Sendable, Equatable, CustomStringConvertible {
+        /// A plugin call returned `status` (a negative MK_* code of mediakit_types.h), with the
+        /// plugin's own message (its `last_error`, "" when it gave none).
+        case plugin(status: Int32, message: String)
+        /// An operating-system call failed with this `errno` value (ENOENT, EACCES, ENOSPC ...).
+        case system(errno: Int32)
+
+        /// "plugin status -3: message" or "errno 2 (No such file or directory)".
+        public var description: String {
+            switch self {
+            case .plugin(let status, let message):
+                return "plugin status \(status)" + (message.isEmpty ? "" : ": \(message)")
+            case .system(let code):
+                return "errno \(code) (\(String(cString: strerror(code))))"
+            }
+        }
+    }
+
     /// What went wrong.
     public var kind: Kind
     /// A sentence saying what was expected and what was found.
@@ -46,14 +71,25 @@ public struct MediaError: Error, CustomStringConvertible, Sendable, Equatable {
     public var offset: Int64?
     /// The box path (MP4) or page/packet context where the problem was found.
     public var context: String?
+    /// The plugin status or `errno` this error comes from, nil when MediaKit itself found the
+    /// problem. Not part of ``description``, whose message already says it in words.
+    public var underlying: Cause?
 
     /// Creates an error.
-    public init(_ kind: Kind, _ message: String, path: String? = nil, offset: Int64? = nil, context: String? = nil) {
+    public init(_ kind: Kind, _ message: String, path: String? = nil, offset: Int64? = nil, context: String? = nil,
+                underlying: Cause? = nil) {
         self.kind = kind
         self.message = message
         self.path = path
         self.offset = offset
         self.context = context
+        self.underlying = underlying
+    }
+
+    /// Creates the error of a failed operating-system call: the message is `what` followed by
+    /// the system's words for `code` (`strerror`), and ``underlying`` is `.system(errno: code)`.
+    public init(_ kind: Kind, _ what: String, errno code: Int32, path: String? = nil, offset: Int64? = nil) {
+        self.init(kind, "\(what): \(String(cString: strerror(code)))", path: path, offset: offset, underlying: .system(errno: code))
     }
 
     /// `path: kind at offset N in <context>: message`.

@@ -159,7 +159,7 @@ public final class CallbackSource: ByteSource, @unchecked Sendable {
             let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
             if n >= 0 { return n }
             if errno == EINTR { continue }
-            throw MediaError(.io, "read failed: \(String(cString: strerror(errno)))", path: name)
+            throw MediaError(.io, "read failed", errno: errno, path: name)
         }
     }
 

@@ -26,13 +26,13 @@ public final class FileSource: ByteSource, @unchecked Sendable {
         if fd < 0 {
             let err = errno
             let kind: MediaError.Kind = err == ENOENT ? .notFound : .io
-            throw MediaError(kind, "cannot open for reading: \(String(cString: strerror(err)))", path: path)
+            throw MediaError(kind, "cannot open for reading", errno: err, path: path)
         }
         var st = stat()
         if fstat(fd, &st) != 0 {
             let err = errno
             close(fd)
-            throw MediaError(.io, "cannot stat: \(String(cString: strerror(err)))", path: path)
+            throw MediaError(.io, "cannot stat", errno: err, path: path)
         }
         if (st.st_mode & S_IFMT) == S_IFDIR {
             close(fd)
@@ -56,7 +56,7 @@ public final class FileSource: ByteSource, @unchecked Sendable {
             let n = pread(fd, buffer.baseAddress!, buffer.count, off_t(offset))
             if n >= 0 { return n }
             if errno == EINTR { continue }
-            throw MediaError(.io, "read of \(buffer.count) bytes failed: \(String(cString: strerror(errno)))",
+            throw MediaError(.io, "read of \(buffer.count) bytes failed", errno: errno,
                              path: name, offset: offset)
         }
     }

@@ -43,7 +43,7 @@ public final class OutputFile: @unchecked Sendable {
             self.temporaryPath = path
             fd = path == "-" ? dup(STDOUT_FILENO) : open(path, O_WRONLY | O_CLOEXEC)
             if fd < 0 {
-                throw MediaError(.io, "cannot open for writing: \(String(cString: strerror(errno)))", path: path)
+                throw MediaError(.io, "cannot open for writing", errno: errno, path: path)
             }
             buffer.reserveCapacity(bufferLimit)
             return
@@ -55,7 +55,7 @@ public final class OutputFile: @unchecked Sendable {
         self.temporaryPath = temporaryPath ?? ((dir.isEmpty ? "" : dir + "/") + ".\(name).partial-\(getpid())")
         fd = open(self.temporaryPath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         if fd < 0 {
-            throw MediaError(.io, "cannot create a file in \(dir): \(String(cString: strerror(errno)))", path: path)
+            throw MediaError(.io, "cannot create a file in \(dir)", errno: errno, path: path)
         }
         buffer.reserveCapacity(bufferLimit)
     }
@@ -90,7 +90,7 @@ public final class OutputFile: @unchecked Sendable {
             let n = iov[first...].withUnsafeBufferPointer { writev(fd, $0.baseAddress, Int32(min($0.count, 1024))) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw MediaError(.io, "write failed: \(String(cString: strerror(errno)))", path: temporaryPath, offset: bytesWritten)
+                throw MediaError(.io, "write failed", errno: errno, path: temporaryPath, offset: bytesWritten)
             }
             bytesWritten += Int64(n)
             var left = n
@@ -107,7 +107,7 @@ public final class OutputFile: @unchecked Sendable {
         try flushBuffer()
         if isStream { return }   // a pipe or device cannot be rewritten: the header stays as first written
         let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
-        if n != bytes.count { throw MediaError(.io, "cannot update the header: \(String(cString: strerror(errno)))", path: temporaryPath, offset: offset) }
+        if n != bytes.count { throw MediaError(.io, "cannot update the header", errno: errno, path: temporaryPath, offset: offset) }
     }
 
     /// Hands the buffered bytes to the kernel, so that they survive a crash of this process.
@@ -137,7 +137,7 @@ public final class OutputFile: @unchecked Sendable {
                     useCopyRange = false
                     continue
                 }
-                throw MediaError(.io, "write failed: \(String(cString: strerror(err)))", path: temporaryPath, offset: bytesWritten)
+                throw MediaError(.io, "write failed", errno: err, path: temporaryPath, offset: bytesWritten)
             }
             // Fallback: through a bounded buffer.
             let chunk = Int(min(left, 1 << 20))
@@ -145,7 +145,7 @@ public final class OutputFile: @unchecked Sendable {
             let got = tmp.withUnsafeMutableBytes { pread(source, $0.baseAddress, chunk, inOffset) }
             if got < 0 {
                 if errno == EINTR { continue }
-                throw MediaError(.io, "read failed: \(String(cString: strerror(errno)))", path: sourcePath, offset: Int64(inOffset))
+                throw MediaError(.io, "read failed", errno: errno, path: sourcePath, offset: Int64(inOffset))
             }
             if got == 0 { throw MediaError(.endOfFile, "the source ends before \(count) bytes could be copied", path: sourcePath, offset: Int64(inOffset)) }
             try tmp.withUnsafeBytes { try writeAll(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
@@ -173,7 +173,7 @@ public final class OutputFile: @unchecked Sendable {
             let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw MediaError(.io, "write failed: \(String(cString: strerror(errno)))", path: temporaryPath, offset: bytesWritten)
+                throw MediaError(.io, "write failed", errno: errno, path: temporaryPath, offset: bytesWritten)
             }
             done += n
         }
@@ -193,13 +193,13 @@ public final class OutputFile: @unchecked Sendable {
         fd = -1
         if closed != 0 {
             if !isStream { unlink(temporaryPath) }
-            throw MediaError(.io, "close failed: \(String(cString: strerror(errno)))", path: temporaryPath)
+            throw MediaError(.io, "close failed", errno: errno, path: temporaryPath)
         }
         if isStream { return }
         if rename(temporaryPath, path) != 0 {
             let err = errno
             unlink(temporaryPath)
-            throw MediaError(.io, "cannot rename \(temporaryPath) into place: \(String(cString: strerror(err)))", path: path)
+            throw MediaError(.io, "cannot rename \(temporaryPath) into place", errno: err, path: path)
         }
     }
 

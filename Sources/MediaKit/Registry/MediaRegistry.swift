@@ -424,12 +424,14 @@ public final class MediaRegistry: @unchecked Sendable {
     /// The one create loop of decoders and converters: tries each candidate in order and
     /// returns the first instance made. `create` gets an error buffer for the plugin's message
     /// and answers the plugin's status with the instance, or nil when the plugin refused; when
-    /// every candidate refused, the error lists each one (`label`), its status and message.
+    /// every candidate refused, the error lists each one (`label`), its status and message, and
+    /// keeps the last one's as ``MediaError/underlying``.
     private func createFirst<Candidate, Instance>(
         _ candidates: [Candidate], _ what: String, label: (Candidate) -> String,
         _ create: (Candidate, UnsafeMutablePointer<CChar>, Int) throws -> (Int32, Instance?)
     ) throws -> Instance {
         var errors: [String] = []
+        var last: MediaError.Cause?
         var errbuf = [CChar](repeating: 0, count: 1024)
         for candidate in candidates {
             errbuf[0] = 0
@@ -437,8 +439,10 @@ public final class MediaRegistry: @unchecked Sendable {
             if let made { return made }
             let msg = String(decoding: errbuf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             errors.append("\(label(candidate)): status \(status)\(msg.isEmpty ? "" : ": " + msg)")
+            last = .plugin(status: status, message: msg)
         }
-        throw MediaError(.backend, "every \(what) failed to start: " + errors.joined(separator: "; "))
+        // The cause kept is the last candidate's (the message names every one).
+        throw MediaError(.backend, "every \(what) failed to start: " + errors.joined(separator: "; "), underlying: last)
     }
 
     private func noDecoderError(_ codec: CodecID, backend: String?) -> MediaError {

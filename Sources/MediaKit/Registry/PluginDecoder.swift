@@ -123,7 +123,8 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
 
 extension MediaError {
     /// The error for a failed plugin call: the kind from the MK_* status (mediakit_types.h),
-    /// the plugin's own message (`detail`, from its last_error) after what was being done.
+    /// the plugin's own message (`detail`, from its last_error) after what was being done; both
+    /// kept as ``MediaError/underlying``.
     init(pluginStatus status: Int32, _ what: String, detail: String, context: String) {
         let kind: MediaError.Kind
         switch status {
@@ -132,7 +133,8 @@ extension MediaError {
         case MK_EINVAL: kind = .invalidArgument
         default: kind = .backend
         }
-        self.init(kind, "\(what) failed (status \(status))" + (detail.isEmpty ? "" : ": \(detail)"), context: context)
+        self.init(kind, "\(what) failed (status \(status))" + (detail.isEmpty ? "" : ": \(detail)"), context: context,
+                  underlying: .plugin(status: status, message: detail))
     }
 }
 
