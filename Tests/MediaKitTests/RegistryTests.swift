@@ -208,6 +208,78 @@ final class RegistryTests: XCTestCase {
         }
     }
 
+    /// Two threads converting through one PicturePipeline (as two threads calling mk_frame_pack
+    /// share the C API's pipeline) run their conversions at the same time (issue 29 item 10).
+    /// The test converter's convert() waits, up to 10 s, until another conversion is in flight
+    /// and fails if none comes: with the pipeline's lock held across a conversion, both fail.
+    func testConversionsOnTwoThreadsRunAtTheSameTime() throws {
+        let path = try compilePlugin(name: "rendezvous", factories: """
+            if (strcmp(id, MK_PLUGIN_PICTURE_CONVERTER_FACTORY) == 0) return &factory;
+            return NULL;
+            """, prelude: """
+            #include <stdlib.h>
+            #include <stdatomic.h>
+            #include <threads.h>
+            #include <time.h>
+            typedef struct { int w, h; } conv_t;
+            static atomic_int in_flight, met;
+            static void release(void *p) { free(p); }
+            static int32_t convert(void *c, const mk_plugin_frame *src, mk_plugin_frame *dst) {
+                conv_t *cv = c;
+                if (atomic_fetch_add(&in_flight, 1) + 1 >= 2) atomic_store(&met, 1);
+                for (int i = 0; i < 10000 && !atomic_load(&met); i++) {
+                    struct timespec t = { 0, 1000000 }; thrd_sleep(&t, NULL);
+                }
+                atomic_fetch_sub(&in_flight, 1);
+                if (!atomic_load(&met)) return MK_EFAIL;
+                uint32_t size = dst->struct_size;
+                *dst = *src;
+                dst->struct_size = size;
+                dst->format = MK_PIXEL_NV12;
+                uint8_t *buf = calloc((size_t)(cv->w * cv->h * 3 / 2), 1);
+                if (buf == NULL) return MK_ENOMEM;
+                memset(dst->planes, 0, sizeof(dst->planes)); memset(dst->strides, 0, sizeof(dst->strides));
+                dst->plane_count = 2;
+                dst->planes[0] = buf; dst->strides[0] = cv->w;
+                dst->planes[1] = buf + cv->w * cv->h; dst->strides[1] = cv->w;
+                dst->release = release; dst->release_opaque = buf;
+                return MK_OK;
+            }
+            static void destroy(void *c) { free(c); }
+            static const char *last_error(void *c) { (void)c; return "no other conversion ran at the same time"; }
+            static const mk_plugin_converter_vtable vtable = { sizeof(vtable), convert, destroy, last_error };
+            static int32_t supports(int32_t s, int32_t d) { return s == MK_PIXEL_YUV444P && d == MK_PIXEL_NV12; }
+            static int32_t create(const mk_plugin_converter_config *c, void **out, const mk_plugin_converter_vtable **vt, char *e, size_t n) {
+                (void)e; (void)n;
+                conv_t *cv = malloc(sizeof(conv_t));
+                if (cv == NULL) return MK_ENOMEM;
+                cv->w = c->width; cv->h = c->height; *out = cv; *vt = &vtable; return MK_OK;
+            }
+            static const mk_plugin_picture_converter conv = { sizeof(conv), "rendezvous", 100, supports, create, 0 };
+            static uint32_t count(void) { return 1; }
+            static const mk_plugin_picture_converter *get(uint32_t i) { return i == 0 ? &conv : NULL; }
+            static const mk_plugin_picture_converter_factory factory = { sizeof(factory), count, get };
+            """)
+        let registry = MediaRegistry()
+        try registry.load(path: path)
+        let pipeline = PicturePipeline(layout: .nv12, registry: registry)
+        let frame = TestPictures.make(.yuv444p, width: 16, height: 8)
+        let lock = NSLock()
+        nonisolated(unsafe) var failures: [String] = []
+        let done = DispatchGroup()
+        for i in 1...2 {   // two threads of their own (a queue might run both on one)
+            done.enter()
+            Thread {
+                do { _ = try pipeline.prepare(frame) } catch {
+                    lock.withLock { failures.append("thread \(i): \(error)") }
+                }
+                done.leave()
+            }.start()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(lock.withLock { failures }, [])
+    }
+
     /// A test encoder plugin (ABI 2.1): codec "pcm_test", s16 mono, frames of 4 samples, a delay
     /// of 2 and the cookie "cookie"; each packet is its frame's bytes. `backendSize` and
     /// `extra` let a test shrink the backend struct or append a field (a newer minor version).

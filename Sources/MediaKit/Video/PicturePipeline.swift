@@ -62,7 +62,9 @@ public struct PlaneView: @unchecked Sendable {
 ///
 /// A pipeline keeps the converters it last made (for a source format, size and colour
 /// range) and makes others when the pictures change. Its methods may be called from any
-/// thread; conversions through one pipeline are serialised.
+/// thread, and conversions on different threads run at the same time: a converter converts
+/// one picture at a time, so a thread takes one out of the pipeline's cache for the
+/// conversion (or makes one when none is free) and puts it back after.
 public final class PicturePipeline: @unchecked Sendable {
     /// The layout pictures are packed as.
     public let layout: RawPictureFormat
@@ -75,8 +77,9 @@ public final class PicturePipeline: @unchecked Sendable {
     /// How pictures are resampled when they are scaled (and when their chroma is).
     public let filter: ScaleFilter
     private let lock = NSLock()
-    private var converters: [PictureConverter] = []   // under `lock`: the converter cache, newest last
-    private var converterRanges: [ColorRange] = []
+    /// Under `lock`: the converters not in use, with the colour range each was made for,
+    /// the most recently returned last.
+    private var idle: [(converter: PictureConverter, range: ColorRange)] = []
 
     /// Creates a pipeline to `layout`, turning pictures by `orientation` (default: upright),
     /// then scaling them to `size` (default nil: not at all) with `filter` (default
@@ -161,35 +164,34 @@ public final class PicturePipeline: @unchecked Sendable {
         return try convert(turned, to: size ?? (turned.width, turned.height))
     }
 
-    /// Converters a pipeline keeps: the 4:2:2 quarter turn uses two at once.
-    private static let cacheLimit = 2
+    /// Idle converters a pipeline keeps: the 4:2:2 quarter turn uses two at once, and two
+    /// threads may each be converting.
+    private static let cacheLimit = 4
 
     /// Converts `frame` to the layout's pixel format at `size` with a cached converter, made
-    /// anew when the source format, size or range changed.
+    /// anew when the source format, size or range changed. The conversion itself runs outside
+    /// the pipeline's lock, on a converter no other thread holds meanwhile.
     private func convert(_ frame: Frame, to size: (width: Int, height: Int)) throws -> Frame {
         guard let source = frame.pixelFormat else { throw MediaError(.invalidArgument, "not a video frame") }
-        return try lock.withLock {
-            let cached = converters.indices.first { i in
-                let c = converters[i]
-                return c.source == source && c.width == frame.width && c.height == frame.height && converterRanges[i] == frame.colorRange
+        let range = frame.colorRange
+        let taken: PictureConverter? = lock.withLock {
+            let i = idle.lastIndex { e in
+                let c = e.converter
+                return c.source == source && c.width == frame.width && c.height == frame.height && e.range == range
                     && c.outputWidth == size.width && c.outputHeight == size.height
             }
-            let converter: PictureConverter
-            if let cached {
-                converter = converters[cached]
-            } else {
-                if converters.count >= Self.cacheLimit {   // the oldest is released before the next is made
-                    converters.removeFirst()
-                    converterRanges.removeFirst()
-                }
-                converter = try registry.makePictureConverter(from: source, to: layout.pixelFormat, width: frame.width, height: frame.height,
-                                                              outputWidth: size.width, outputHeight: size.height, filter: filter,
-                                                              colorRange: frame.colorRange, colorSpace: frame.colorSpace)
-                converters.append(converter)
-                converterRanges.append(frame.colorRange)
-            }
-            return try converter.convert(frame)
+            return i.map { idle.remove(at: $0).converter }
         }
+        let converter = try taken ?? registry.makePictureConverter(from: source, to: layout.pixelFormat, width: frame.width, height: frame.height,
+                                                                   outputWidth: size.width, outputHeight: size.height, filter: filter,
+                                                                   colorRange: range, colorSpace: frame.colorSpace)
+        defer {
+            lock.withLock {
+                idle.append((converter, range))
+                if idle.count > Self.cacheLimit { idle.removeFirst() }   // the least recently used goes
+            }
+        }
+        return try converter.convert(frame)
     }
 
     // MARK: packing
