@@ -20,8 +20,9 @@ Oracles (ORACLES.md: ffmpeg's decode):
   - every frame from the first key frame after the damage on is byte-identical to ffmpeg's
     decode of the undamaged file (NV12);
   - one damage costs at most one decoder rebuild (mk-decode's summary line).
-Each through mk-decode (DecodeSession) and `mk-decode --async` (AsyncDecodeSession), at
-`--threads` 0, 1 and 2.
+Each through mk-decode (DecodeSession) and `mk-decode --async` (AsyncDecodeSession), and
+through the C API (Tests/c/recovery_threads.c: mk_decoder and mk_session), at threads 0, 1
+and 2 (the Python bindings: Bindings/python/tests/test_recovery_threads.py).
 """
 from __future__ import annotations
 
@@ -120,6 +121,20 @@ def media(tmp_path_factory) -> Media:
     return Media(tmp_path_factory.mktemp("recovery-threads"))
 
 
+@pytest.fixture(scope="module")
+def c_program(mk_bin, tmp_path_factory) -> Path:
+    """Tests/c/recovery_threads.c built against the checkout's libmediakit (as test_capi.py builds its programs)."""
+    libdir = mk_bin
+    if not (libdir / "libmediakit.so").is_file():
+        pytest.fail(f"libmediakit.so not found in {libdir}; run `make build`", pytrace=False)
+    out = tmp_path_factory.mktemp("recovery-threads-c") / "recovery_threads"
+    cmd = ["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", lib.REPO / "Include",
+           lib.REPO / "Tests" / "c" / "recovery_threads.c", "-L", libdir, "-lmediakit", f"-Wl,-rpath,{libdir}", "-o", out]
+    proc = lib.run(cmd)
+    assert proc.returncode == 0, f"`{lib.shell_line(cmd)}` failed:\n{lib.tail(proc.stderr)}"
+    return out
+
+
 def check_frames(media: Media, case: str, threads: int, ours: list[str], who: str) -> None:
     expected = media.ffmpeg_count(case, threads)
     assert abs(len(ours) - expected) <= 2, \
@@ -149,3 +164,19 @@ def test_mk_decode_recovers_with_decoder_threads(asynchronous, case, threads, me
     assert summary, f"no damage summary in mk-decode's output:\n{lib.tail(err)}"
     assert int(summary.group(4)) <= 1, f"{case} threads {threads}: {summary.group(4)} rebuilds for one damage:\n{lib.tail(err)}"
     assert "gave up" not in err
+
+
+@pytest.mark.parametrize("threads", [0, 1, 2])
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("api", ["decoder", "session"])
+def test_c_api_recovers_with_decoder_threads(api, case, threads, media, c_program, tmp_path):
+    out = tmp_path / "out.nv12"
+    cmd = [c_program, media.damaged(case), str(threads), api, out]
+    proc = lib.run(cmd)
+    lib.check_ok(proc, cmd, who="recovery_threads")
+    ours = _md5s(out.read_bytes())
+    check_frames(media, case, threads, ours, f"C mk_{api}")
+    stats = re.fullmatch(r"frames (\d+) rebuilds (-?\d+) recoveries (-?\d+)\n", proc.stdout.decode())
+    assert stats and int(stats.group(1)) == len(ours), proc.stdout
+    if api == "session":
+        assert int(stats.group(3)) > 0 and int(stats.group(2)) <= 1, f"{case} threads {threads}: {proc.stdout.decode()}"
