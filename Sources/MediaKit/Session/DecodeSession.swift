@@ -139,9 +139,12 @@ public final class DecodeSession: Decoder {
 
     /// One recovery from damage: what failed, what the session did and what it cost.
     public struct Recovery: Sendable {
-        /// The rejected packet's pts (``Packet/noTimestamp`` for an error while receiving).
+        /// The rejected packet's pts (``Packet/noTimestamp`` for an error while receiving):
+        /// the packet being sent when the decoder reported the error. A decoder with frame
+        /// threads (libavcodec's, threads other than 1) reports it one or more packets after
+        /// the packet that caused it; decode with 1 thread to name that packet exactly.
         public var pts: Int64
-        /// The rejected packet's byte offset in the file, -1 if unknown.
+        /// The rejected packet's byte offset in the file, -1 if unknown (see ``pts``).
         public var position: Int64
         /// The decoder's error.
         public var error: MediaError
