@@ -22,9 +22,11 @@ extern "C" {
  *  time from mk_session_read_frame() or through callbacks (mk_session_start()). Decoding runs
  *  ahead of the consumer by at most `queue_frames` frames (then the session's thread waits:
  *  back-pressure, memory stays flat). Damaged data is stepped over: the decoder is rebuilt
- *  and the packets of the current GOP sent to it again, their output discarded; the session
- *  gives up (an error) after `max_failed_packets` consecutive rejected packets or
- *  `max_rebuilds` consecutive failed rebuilds. mk_session_seek() is sample-accurate.
+ *  (once per damage) and the packets of the current GOP sent to it again, the output of
+ *  those already output discarded; the session gives up (an error) after
+ *  `max_failed_packets` consecutive rejected packets counted from a key frame (damage between
+ *  key frames costs its GOP, as in ffmpeg) or `max_rebuilds` consecutive failed rebuilds.
+ *  mk_session_seek() is sample-accurate.
  *
  *      mk_session *s = NULL;
  *      if (mk_session_open(&s, dmx, track, NULL) != MK_OK) { puts(mk_last_error()); ... }
@@ -47,7 +49,8 @@ typedef struct mk_session_settings {
     int32_t trim;              /**< MK_TRIM_GAPLESS (default), MK_TRIM_FFMPEG or MK_TRIM_NONE */
     int32_t recovery;          /**< 1: step over damaged data (default); 0: the decoder's first
                                     error ends the session */
-    int32_t max_failed_packets;/**< consecutive rejected packets before giving up. Default 20 */
+    int32_t max_failed_packets;/**< consecutive rejected packets, counted from the first key frame
+                                    among them, before giving up. Default 20 */
     int32_t max_rebuilds;      /**< consecutive failed decoder rebuilds before giving up. Default 5 */
     int32_t queue_frames;      /**< frames decoded ahead of the consumer at most (>= 1). Default 8 */
 } mk_session_settings;

@@ -23,9 +23,10 @@ struct Decode: ParsableCommand {
         the cut goes to standard error, and the exit status is 0 (3 with --strict).
         Damage the demuxer skipped is reported the same way, and so is damage the decoder
         rejects: the packet is skipped, as ffmpeg skips it (a decoder that keeps failing is
-        rebuilt and primed with the packets since the last key frame; after 20 rejected
-        packets in a row decoding stops with an error), and a summary line counts what was
-        lost.
+        rebuilt, once per damage, and primed with the packets since the last key frame;
+        damage between key frames costs its GOP, whatever the --threads; after 20 rejected
+        packets in a row from a key frame on, decoding stops with an error), and a summary
+        line counts what was lost.
 
         Exit status: 0 success (warnings, if any, on standard error); 1 an error (no output
         is left under the output names); 3 with --strict only: the outputs were written but

@@ -121,16 +121,50 @@ final class DecodeSessionRecoveryTests: XCTestCase {
         func reset() { waiting = [] }
     }
 
+    /// A model of libavcodec's frame threads: `lag` packets are in flight; a packet's result
+    /// (its frame, or its error) comes out when the packet `lag` places later is sent (the
+    /// error thrown by that send, which took its packet), or at the drain (from receive).
+    final class LateDecoder: Decoder {
+        let parameters = CodecParameters(mediaType: .video, codec: "test")
+        let id: Int, log: Log, failing: Set<Int64>, lag: Int
+        private var inFlight: [Packet] = []
+        private var waiting: [Frame] = []
+        private var flushed = false
+        var isDrained: Bool { flushed && waiting.isEmpty && inFlight.isEmpty }
+        init(id: Int, log: Log, failing: Set<Int64>, lag: Int) { self.id = id; self.log = log; self.failing = failing; self.lag = lag }
+        func send(_ packet: Packet) throws -> SendResult {
+            log.sent.append((id, packet.pts, packet.isDiscarded))
+            inFlight.append(packet)
+            if inFlight.count > lag { try finish(inFlight.removeFirst()) }
+            return .accepted
+        }
+        private func finish(_ p: Packet) throws {
+            if failing.contains(p.pts) { throw MediaError(.invalidData, "damaged packet \(p.pts)") }
+            if !p.isDiscarded {
+                waiting.append(Frame(mediaType: .video, pts: p.pts, duration: 1, timeBase: Rational(1, 10), planes: [], storage: FrameStorage {}))
+            }
+        }
+        func receive() throws -> Frame? {
+            while waiting.isEmpty && flushed && !inFlight.isEmpty { try finish(inFlight.removeFirst()) }
+            return waiting.isEmpty ? nil : waiting.removeFirst()
+        }
+        func flush() throws { flushed = true }
+        func reset() { waiting = []; inFlight = []; flushed = false }
+    }
+
     private let track = Track(index: 0, id: 1, parameters: CodecParameters(mediaType: .video, codec: "test"), timeBase: Rational(1, 10), duration: 0)
 
-    private func run(failing: Set<Int64>, count: Int64 = 30, gop: Int64 = 10, rebuildFails: Int = 0,
+    private func run(failing: Set<Int64>, count: Int64 = 30, gop: Int64 = 10, rebuildFails: Int = 0, lag: Int = 0,
                      policy: DecodeSession.RecoveryPolicy = .init()) throws -> (session: DecodeSession, log: Log, out: [Int64]) {
         let log = Log()
         var rebuildFailures = rebuildFails
-        let session = DecodeSession(track: track, decoder: FailingDecoder(id: 0, log: log, failing: failing), trim: .gapless, rebuild: {
+        func make(_ id: Int) -> Decoder {
+            lag > 0 ? LateDecoder(id: id, log: log, failing: failing, lag: lag) : FailingDecoder(id: id, log: log, failing: failing)
+        }
+        let session = DecodeSession(track: track, decoder: make(0), trim: .gapless, rebuild: {
             if rebuildFailures > 0 { rebuildFailures -= 1; throw MediaError(.backend, "cannot make a decoder") }
             log.made += 1
-            return FailingDecoder(id: log.made, log: log, failing: failing)
+            return make(log.made)
         })
         session.recoveryPolicy = policy
         var out: [Int64] = []
@@ -163,6 +197,33 @@ final class DecodeSessionRecoveryTests: XCTestCase {
         XCTAssertTrue(refed.allSatisfy(\.discarded))
         XCTAssertFalse(r.log.sent.filter { $0.decoder == 1 && $0.pts >= 15 }.contains { $0.discarded })
         XCTAssertEqual(r.session.recoveries.map(\.rebuilt), [false, true])
+    }
+
+    func testErrorsReportedLateCostOneRebuildAndOnlyTheDamagedFrames() throws {
+        // Issue 28: with frame threads the errors of 13 and 14 come out of the sends of 15 and
+        // 16. The session blamed those, left them out of the GOP it re-fed, and rebuilt again
+        // on every packet after (the primed damage failing again, late) until it gave up.
+        for lag in [1, 2, 3] {
+            for damage in [Set<Int64>([13, 14]), Set(11..<16), Set(41..<66)] {
+                let r = try run(failing: damage, count: 80, gop: 40, lag: lag)
+                XCTAssertEqual(r.out, (0..<80).filter { !damage.contains($0) }, "lag \(lag), damage \(damage.sorted())")
+                XCTAssertEqual(r.session.rebuilds, 1, "lag \(lag), damage \(damage.sorted())")
+                XCTAssertEqual(r.session.recoveries.count, damage.count, "lag \(lag), damage \(damage.sorted())")
+            }
+        }
+    }
+
+    func testDamageBetweenKeyFramesNeverGivesUpButARejectedKeyFrameCounts() throws {
+        // 25 rejected non-key packets (more than the limit of 20): decoding starts again at the
+        // next key frame, as ffmpeg's does.
+        let long = Set<Int64>(41..<66)
+        let r = try run(failing: long, count: 80, gop: 40)
+        XCTAssertEqual(r.out, (0..<80).filter { !long.contains($0) })
+        XCTAssertEqual(r.session.rebuilds, 1)
+        // Rejections from a key frame on are counted: 21 give up.
+        XCTAssertThrowsError(try run(failing: Set(35..<80), count: 80, gop: 40)) { error in
+            XCTAssertTrue((error as? MediaError)?.message.contains("gave up after 21 consecutive packets the decoder rejected (from the first key frame among 26)") == true, "\(error)")
+        }
     }
 
     func testTooManyFailedPacketsGiveUpCountingThem() {

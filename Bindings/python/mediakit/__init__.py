@@ -1749,9 +1749,10 @@ class DecodeSession(_Owned):
         async for frame in mediakit.open("movie.mp4").decode(audio=0):
             ...
 
-    Damaged data is stepped over (``recovery``: the decoder is rebuilt and the packets of
-    the current GOP sent to it again), up to ``max_failed_packets`` consecutive rejected
-    packets and ``max_rebuilds`` consecutive failed rebuilds; ``stats`` counts them and
+    Damaged data is stepped over (``recovery``: the decoder is rebuilt, once per damage, and the
+    packets of the current GOP sent to it again), up to ``max_failed_packets`` consecutive
+    rejected packets counted from the first key frame among them (damage between key frames
+    costs its GOP, as in ffmpeg) and ``max_rebuilds`` consecutive failed rebuilds; ``stats`` counts them and
     ``recoveries`` lists them. ``on_recovery`` (optional) is called with each ``Recovery``, oldest
     first, on the thread that reads: inside ``read()`` (so also ``next()``; for ``async for``, its
     worker thread), before the next frame is handed out, for the recoveries the session's thread

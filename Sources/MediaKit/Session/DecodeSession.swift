@@ -124,8 +124,12 @@ public final class DecodeSession: Decoder {
         /// Go on after a packet the decoder rejects (skipping it, as ffmpeg does), rebuilding
         /// the decoder when it keeps failing. Default: true; false throws the first error.
         public var enabled = true
-        /// Consecutive rejected packets (or failed receives) after which the session gives up
-        /// with an error that counts them. Default: 20.
+        /// Consecutive rejected packets after which the session gives up with an error that
+        /// counts them, counted from the first key frame among them: damaged packets between
+        /// two key frames cost only their GOP (as in ffmpeg, decoding starts again at the next
+        /// key frame, however long the damage); a decoder that rejects a key frame and the
+        /// packets after it is given up. Also the failed receives in a row (with no packet
+        /// sent between them) after which it gives up. Default: 20.
         public var maxFailedPackets = 20
         /// Consecutive decoder rebuilds that may fail before the session gives up. Default: 5.
         public var maxRebuilds = 5
@@ -135,14 +139,18 @@ public final class DecodeSession: Decoder {
 
     /// One recovery from damage: what failed, what the session did and what it cost.
     public struct Recovery: Sendable {
-        /// The rejected packet's pts (``Packet/noTimestamp`` for an error while receiving).
+        /// The rejected packet's pts (``Packet/noTimestamp`` for an error while receiving):
+        /// the packet being sent when the decoder reported the error. A decoder with frame
+        /// threads (libavcodec's, threads other than 1) reports it one or more packets after
+        /// the packet that caused it; decode with 1 thread to name that packet exactly.
         public var pts: Int64
-        /// The rejected packet's byte offset in the file, -1 if unknown.
+        /// The rejected packet's byte offset in the file, -1 if unknown (see ``pts``).
         public var position: Int64
         /// The decoder's error.
         public var error: MediaError
         /// True when the decoder was rebuilt and the packets of the current GOP (for audio,
-        /// the last few packets) were sent to it again, their output discarded.
+        /// the last few packets) were sent to it again (those whose frames were already
+        /// output, discarded).
         public var rebuilt: Bool
         /// Frames not output because of it: the rejected packet's (video: 1, audio: 1 frame
         /// of samples); 0 for an error while receiving (the frame is counted where known).
@@ -165,14 +173,29 @@ public final class DecodeSession: Decoder {
     private let remakeDecoder: ((CodecParameters) throws -> Decoder)?
     /// Decoders re-created for a format change mid-stream (``Packet/newParameters``) so far.
     public private(set) var formatChanges = 0
-    /// Video: the packets since the last key frame (the GOP to send again after a rebuild);
-    /// audio: the last few packets (to prime a rebuilt decoder). Bounded by ``gopLimit``.
+    /// Video: the packets since the last key frame that the decoder took, those it rejected
+    /// too (the GOP to send again after a rebuild: a decoder may report an error on a later
+    /// packet than the one that caused it, see ``recover(from:packet:)``); audio: the last few
+    /// packets (to prime a rebuilt decoder). Bounded by ``gopLimit``.
     private var gop: [Packet] = []
     private var gopBytes = 0
     private var gopOverflow = false
     private static let gopLimit = (packets: 1200, bytes: 128 << 20)
     private var consecutiveFailures = 0
+    /// Of ``consecutiveFailures``, those from the first key frame among them on (0 while
+    /// none was a key frame): what ``RecoveryPolicy/maxFailedPackets`` limits.
+    private var failuresFromKey = 0
     private var consecutiveRebuilds = 0
+    /// The decoder was rebuilt for the damage being stepped over: it is rebuilt once per
+    /// damage, never again until it has taken a key frame without an error (decoding starts
+    /// again there; until then, damaged packets that the decoder takes between rejected ones,
+    /// and the errors a threaded decoder reports late, are the same damage).
+    private var rebuiltForThisDamage = false
+    /// Video: the latest presentation time of a frame the decoder gave (output or dropped by
+    /// the window); a rebuilt decoder is sent the GOP's later packets without the discard
+    /// mark, so the frames the replaced decoder still held (reordering, frame threads) are
+    /// not lost.
+    private var lastDecodedPts = Int64.min
     /// What is presented; ``PresentationWindow/everything`` when trimming is off.
     public let window: PresentationWindow
     /// How the track is cut.
@@ -349,6 +372,7 @@ public final class DecodeSession: Decoder {
     ///   warnings and decoding goes on, as ffmpeg goes on after "error while decoding").
     public func receive() throws -> Frame? {
         var rejected = 0
+        var failedReceives = 0
         while true {
             if readyIndex < ready.count {
                 let frame = ready[readyIndex]
@@ -366,10 +390,12 @@ public final class DecodeSession: Decoder {
                 rejected += 1
                 continue
             } catch let e as MediaError where recoverable(e) {
-                try recover(from: e, packet: nil)
+                failedReceives += 1
+                try recover(from: e, packet: nil, stuck: failedReceives > recoveryPolicy.maxFailedPackets)
                 continue
             }
             if let frame {
+                noteDecoded(frame)
                 if let presented = present(frame) { return presented }
                 continue
             }
@@ -400,7 +426,10 @@ public final class DecodeSession: Decoder {
         gopBytes = 0
         gopOverflow = false
         consecutiveFailures = 0
+        failuresFromKey = 0
         consecutiveRebuilds = 0
+        rebuiltForThisDamage = false
+        lastDecodedPts = .min
         held = nil
         queued = nil
         ready = []
@@ -515,12 +544,18 @@ public final class DecodeSession: Decoder {
         } catch where tolerated(error, packet: packet) {
             return .accepted
         } catch let e as MediaError where recoverable(e) {
+            // The decoder took the packet (see the plugin ABI: an error may be its own or that
+            // of data sent before it, as libavcodec's frame threads report it one or more
+            // packets late): a rebuilt decoder is sent it again with the rest of the GOP.
+            remember(packet)
             try recover(from: e, packet: packet)
             return .accepted
         }
         if result == .receiveFirst { return result }
         consecutiveFailures = 0
+        failuresFromKey = 0
         consecutiveRebuilds = 0
+        if packet.isKeyframe { rebuiltForThisDamage = false }
         remember(packet)
         if perPacketTrims {
             // The container states the cuts per packet (Ogg: pre-skip on a link's first
@@ -612,25 +647,32 @@ public final class DecodeSession: Decoder {
     /// Goes on after the decoder rejected `packet` (nil: an error while receiving): skips it,
     /// and when the decoder keeps failing, rebuilds it and sends it the kept packets again
     /// with their output discarded. Throws when the policy's limits are reached.
-    private func recover(from e: MediaError, packet: Packet?) throws {
+    private func recover(from e: MediaError, packet: Packet?, stuck: Bool = false) throws {
         consecutiveFailures += 1
+        if packet?.isKeyframe == true || failuresFromKey > 0 { failuresFromKey += 1 }
         let policy = recoveryPolicy
         func giveUp(_ last: MediaError) -> MediaError {
-            MediaError(last.kind, "track \(track.index): gave up after \(consecutiveFailures) consecutive packets the decoder rejected "
+            let counted = failuresFromKey > policy.maxFailedPackets ? failuresFromKey : consecutiveFailures
+            let from = consecutiveFailures > counted ? " (from the first key frame among \(consecutiveFailures))" : ""
+            return MediaError(last.kind, "track \(track.index): gave up after \(counted) consecutive packets the decoder rejected\(from) "
                        + "and \(consecutiveRebuilds) failed rebuilds (limits \(policy.maxFailedPackets) and \(policy.maxRebuilds)); "
                        + "\(recoveries.count) recoveries before: \(last.message)", path: last.path, offset: packet?.position, context: last.context)
         }
-        if consecutiveFailures > policy.maxFailedPackets { throw giveUp(e) }
+        if stuck || failuresFromKey > policy.maxFailedPackets { throw giveUp(e) }
         var rebuilt = false
-        if consecutiveFailures >= 2, let make = makeDecoder {
+        if consecutiveFailures >= 2, !rebuiltForThisDamage, let make = makeDecoder {
             // The decoder itself may be in a bad state: a new one, primed with the kept packets.
+            drainReplaced()
             while !rebuilt {
                 do {
                     let fresh = try remakeDecoder?(decoder.parameters) ?? make()
                     try prime(fresh)
                     decoder = fresh
                     rebuilt = true
+                    rebuiltForThisDamage = true
                     rebuilds += 1
+                    // Failed while draining at the end: the new decoder is drained too.
+                    if flushed { flushPending = true }
                 } catch let failure as MediaError {
                     consecutiveRebuilds += 1
                     if consecutiveRebuilds >= policy.maxRebuilds { throw giveUp(failure) }
@@ -647,17 +689,77 @@ public final class DecodeSession: Decoder {
         onRecovery?(event)
     }
 
-    /// Sends the kept packets to a new decoder, marked discarded, and drops whatever it outputs.
-    private func prime(_ fresh: Decoder) throws {
-        for var p in gop where !gopOverflow {
-            p.isDiscarded = true
-            while try fresh.send(p) == .receiveFirst {
-                var any = false
-                while try fresh.receive() != nil { any = true }
-                if !any { throw MediaError(.backend, "a rebuilt decoder refused a packet with nothing to give") }
+    /// Video, before a rebuild: the frames the decoder about to be replaced still holds from
+    /// before the kept GOP (reordering delay, frame threads: they come from packets the new
+    /// decoder is not sent) are drained from it and kept for ``receive()``; its frames of the
+    /// GOP's packets are dropped (the new decoder makes them again, in order with the rest).
+    /// Its errors are the damage being stepped over: draining stops at the first one.
+    private func drainReplaced() {
+        guard !isAudio else { return }
+        let before = gopOverflow ? Int64.max : (gop.first?.pts ?? Int64.max)
+        do {
+            try decoder.flush()
+            for _ in 0..<4096 {
+                guard let frame = try decoder.receive() else { break }
+                guard frame.pts == Packet.noTimestamp || frame.pts < before else { continue }
+                noteDecoded(frame)
+                if let presented = present(frame) { ready.append(presented) }
             }
-            while try fresh.receive() != nil {}
+        } catch {}
+    }
+
+    /// Notes a frame the decoder gave (see ``lastDecodedPts``).
+    private func noteDecoded(_ frame: Frame) {
+        if !isAudio && frame.pts != Packet.noTimestamp { lastDecodedPts = max(lastDecodedPts, frame.pts) }
+    }
+
+    /// Sends the kept packets to a new decoder. Audio: all marked discarded, their output
+    /// dropped. Video: those whose frames the decoder before gave (or that were discarded
+    /// already) marked discarded; the later ones are not, and their frames, which the replaced
+    /// decoder still held (reordering delay, frame threads), are kept for ``receive()``.
+    /// The decoder's rejection of data (`.invalidData`) is the damage already counted (the
+    /// kept packets include the rejected ones), not a failure of the new decoder.
+    private func prime(_ fresh: Decoder) throws {
+        guard !gopOverflow else { return }
+        var kept: [Frame] = []
+        var last = lastDecodedPts   // committed with the kept frames once the new decoder took every packet
+        func take() throws -> Bool {
+            var any = false
+            var rejected = 0
+            while true {
+                let frame: Frame?
+                do {
+                    frame = try fresh.receive()
+                } catch let e as MediaError where e.kind == .invalidData {
+                    rejected += 1
+                    if rejected > recoveryPolicy.maxFailedPackets { throw e }
+                    any = true
+                    continue
+                }
+                guard let frame else { return any }
+                any = true
+                if !isAudio {
+                    if frame.pts != Packet.noTimestamp { last = max(last, frame.pts) }
+                    if let presented = present(frame) { kept.append(presented) }
+                }
+            }
         }
+        for var p in gop {
+            if isAudio || p.pts == Packet.noTimestamp || p.pts <= lastDecodedPts { p.isDiscarded = true }
+            while true {
+                let result: SendResult
+                do {
+                    result = try fresh.send(p)
+                } catch let e as MediaError where e.kind == .invalidData {
+                    break
+                }
+                if result == .accepted { break }
+                if try !take() { throw MediaError(.backend, "a rebuilt decoder refused a packet with nothing to give") }
+            }
+            _ = try take()
+        }
+        lastDecodedPts = last
+        ready += kept
     }
 
     /// True (and the error noted in ``warnings``) when `error` is a decoder's rejection of
