@@ -308,3 +308,48 @@ def test_memory_does_not_grow_with_the_number_of_fragments(mk_probe, tmp_path):
         assert out.decode().startswith(f"{int(ref.stdout)} packets"), (out, ref.stdout)
         peaks[copies] = peak
     assert peaks[1000] - peaks[200] < 1024, f"peak RSS {peaks[200]} KiB on 10 000 fragments, {peaks[1000]} KiB on 50 000"
+
+
+def _box(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", 8 + len(body)) + kind + body
+
+
+def _limited() -> None:
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20))   # as test_memory_guard.py
+    resource.setrlimit(resource.RLIMIT_CPU, (5, 5))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+@pytest.mark.parametrize("damage", ["moof_size", "trun_count"])
+def test_sizes_a_pipe_does_not_hold_are_errors_not_allocations(damage, generated_dir, mk_probe, tmp_path, request):
+    """A stream's size is not known, so what a fragment declares cannot be checked against the
+    bytes left: a moof declaring 400 MB on a short stream is the cut of a truncated fragment (a
+    warning, as from a file), a trun of 60 million samples without a sample table is a .limit
+    error; under test_memory_guard.py's 256 MiB address-space limit, never a kill."""
+    base = _input("gen:default_base_moof", generated_dir, tmp_path, request).read_bytes()
+    at, head = 0, b""
+    while at < len(base):
+        size, kind = struct.unpack(">I4s", base[at:at + 8])
+        if kind == b"moof":
+            break
+        head += base[at:at + size]
+        at += size
+    if damage == "moof_size":
+        moof = struct.pack(">I", 400_000_000) + base[at + 4:at + 4096]
+        data = head + moof
+        expected = (0, "the moof box declares 400000000 bytes but the stream ends")
+    else:
+        tfhd = _box(b"tfhd", struct.pack(">II I", 0x020010, 1, 1))          # base is moof, default size 1
+        tfdt = _box(b"tfdt", struct.pack(">I Q", 1 << 24, 0))
+        trun = _box(b"trun", struct.pack(">I I i", 0x000001, 60_000_000, 0))
+        moof = _box(b"moof", _box(b"mfhd", struct.pack(">II", 0, 1)) + _box(b"traf", tfhd + tfdt + trun))
+        data = head + moof + _box(b"mdat", bytes(1000))
+        expected = (1, "above the limit of")
+    path = tmp_path / "damaged.mp4"
+    path.write_bytes(data)
+    with open(path, "rb") as f:
+        proc = subprocess.run([str(mk_probe), "--count", "-"], stdin=f, capture_output=True, preexec_fn=_limited, timeout=60)
+    message = proc.stderr.decode()
+    assert proc.returncode == expected[0], f"exit {proc.returncode}: {message}"
+    assert expected[1] in message, message

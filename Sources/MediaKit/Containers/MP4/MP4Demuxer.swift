@@ -411,7 +411,13 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
             if size > MP4Limits.maxHeaderBox {
                 throw MediaError(.limit, "a moof box is \(size) bytes, above the limit of \(MP4Limits.maxHeaderBox)", path: path, offset: offset, context: "moof")
             }
-            let bytes = try source.readUpTo(at: offset, count: Int(size))
+            // In pieces: a size the stream does not hold allocates no more than it sends.
+            var bytes: [UInt8] = []
+            while bytes.count < Int(size) {
+                let piece = try source.readUpTo(at: offset + Int64(bytes.count), count: min(Int(size) - bytes.count, 1 << 20))
+                if piece.isEmpty { break }
+                bytes += piece
+            }
             if bytes.count < Int(size) {
                 st.ended = true
                 cutFragment = MediaError(.truncated, "the moof box declares \(size) bytes but the stream ends after \(bytes.count); the samples of this fragment are lost",
