@@ -103,8 +103,8 @@ def _blank_last_durations(ours: list[str], ref: list[str]) -> tuple[list[str], l
 # ffmpeg's own fragmented files: FFmpeg 5.1 reports the last packet of the AAC track with a
 # duration of 1024 where the trun states 512, from the file as from a pipe, and MediaKit
 # reports the trun's, from the file as from a pipe (checked here: the pipe gives the file's
-# packets). A difference of the fragment reader itself, not of reading from a pipe (issue 28
-# item 8 names it for its own fix); the last packet of each track is compared without its duration.
+# packets). A difference of the fragment reader itself (from a file too), not of reading from
+# a pipe, reported separately; the last packet of each track is compared without its duration.
 LAST_DURATION = "each track's last packet compared without duration (FFmpeg's end-of-fragment duration)"
 
 
