@@ -39,8 +39,9 @@ typedef struct mk_io {
     int64_t (*read)(void *user, uint8_t *buffer, size_t size);
     /** Moves the position to the absolute `offset`. Returns 0, or a negative number on
      *  failure. NULL when the input cannot seek (a pipe, a socket): it is then read once, front
-     *  to back; Ogg, IVF, Matroska / WebM and MP4 files whose moov comes first open that way, other layouts fail
-     *  with MK_EUNSUPPORTED naming the layout. */
+     *  to back; Ogg, IVF, Matroska / WebM, MP4 files whose moov comes first and fragmented MP4
+     *  (read one fragment at a time; mk_demuxer_seek then fails with MK_EUNSUPPORTED) open that
+     *  way, other layouts fail with MK_EUNSUPPORTED naming the layout. */
     int64_t (*seek)(void *user, int64_t offset);
     /** Returns the total size in bytes, or a negative number when unknown. May be NULL. */
     int64_t (*size)(void *user);
@@ -155,10 +156,13 @@ mk_status mk_demuxer_track(const mk_demuxer *demuxer, int32_t index, mk_track_in
 mk_status mk_demuxer_read_packet(mk_demuxer *demuxer, mk_packet **out);
 
 /** Reads the next packet of one track, independently of mk_demuxer_read_packet().
- *  Same ownership and statuses. */
+ *  Same ownership and statuses; also MK_EUNSUPPORTED on a fragmented MP4 opened from a stream
+ *  (mk_io without seek), which is read in one pass: by mk_demuxer_read_packet, or by this
+ *  function for one track only. */
 mk_status mk_demuxer_read_track_packet(mk_demuxer *demuxer, int32_t track, mk_packet **out);
 
-/** Moves every track to the key frame at or before `seconds`. Errors: MK_EINVAL. */
+/** Moves every track to the key frame at or before `seconds`. Errors: MK_EINVAL;
+ *  MK_EUNSUPPORTED when the input cannot seek (a fragmented MP4 from a stream). */
 mk_status mk_demuxer_seek(mk_demuxer *demuxer, double seconds);
 /** Sets *count to the number of warnings so far: damage the demuxer stepped over (an Ogg
  *  page with a bad CRC, skipped) and the cut of a file cut short, once MK_ETRUNCATED was

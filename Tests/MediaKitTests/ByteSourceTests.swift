@@ -40,7 +40,7 @@ final class ByteSourceTests: XCTestCase {
             ("ogg_vorbis_48k_stereo_bear.ogg", true), ("ogg_opus_stereo_tiny_155b.opus", true),
             ("ivf_av1_320x180_1s.ivf", true), ("mp4_h264_aac_moov_at_start_ctts_8s.mp4", true),
             ("mp4_hevc_hvc1_aac_ctts_elst.mp4", false),            // moov after mdat
-            ("fmp4_aac_single_file_sidx.mp4", false),               // fragmented
+            ("fmp4_aac_single_file_sidx.mp4", true),                // fragmented: read as it comes
         ]
         _ = try SharedMedia.files(extensions: ["mp4"])
         for (name, streamable) in cases {
@@ -66,6 +66,46 @@ final class ByteSourceTests: XCTestCase {
                     XCTAssertTrue(e?.message.contains("moov") ?? false, "the error names the layout: \(error)")
                 }
             }
+        }
+    }
+
+    /// A fragmented MP4 from a stream is one pass: read(track:) of one track gives that track's
+    /// packets of the file; reading another track, read() after it, or a seek, need a seekable
+    /// source and say so. read() gives every track's packets of the file, each in its order.
+    func testFragmentedStreamIsReadInOnePass() throws {
+        _ = try SharedMedia.files(extensions: ["mp4"])
+        let path = SharedMedia.directory.appendingPathComponent("fmp4_h264_aac_single_file_2tracks.mp4").path
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let file = try MP4Demuxer(path: path)
+        var reference: [[String]] = [[], []]
+        for t in 0..<2 {
+            while let p = try file.read(track: t) { reference[t].append("\(p.pts),\(p.dts),\(p.duration),\(p.isKeyframe),\(p.position),\(p.data.hashValue)") }
+        }
+        XCTAssertFalse(reference[0].isEmpty || reference[1].isEmpty)
+
+        let one = try MP4Demuxer(source: callbacks(bytes, seekable: false))
+        XCTAssertTrue(one.isFragmented)
+        var video: [String] = []
+        while let p = try one.read(track: 0) { video.append("\(p.pts),\(p.dts),\(p.duration),\(p.isKeyframe),\(p.position),\(p.data.hashValue)") }
+        XCTAssertEqual(video, reference[0])
+        for call in [{ _ = try one.read(track: 1) }, { _ = try one.read() }, { try one.seek(to: 0) }] as [() throws -> Void] {
+            XCTAssertThrowsError(try call()) { error in
+                XCTAssertEqual((error as? MediaError)?.kind, .unsupported, "\(error)")
+                XCTAssertTrue((error as? MediaError)?.message.contains("seekable source") ?? false, "\(error)")
+            }
+        }
+
+        let all = try MP4Demuxer(source: callbacks(bytes, seekable: false, chunk: 777))
+        var got: [[String]] = [[], []]
+        var lastPosition: Int64 = -1
+        while let p = try all.read() {
+            XCTAssertGreaterThan(p.position, lastPosition, "a stream is read in stored order")
+            lastPosition = p.position
+            got[p.trackIndex].append("\(p.pts),\(p.dts),\(p.duration),\(p.isKeyframe),\(p.position),\(p.data.hashValue)")
+        }
+        XCTAssertEqual(got, reference)
+        XCTAssertThrowsError(try all.seek(to: 1)) { error in
+            XCTAssertEqual((error as? MediaError)?.kind, .unsupported, "\(error)")
         }
     }
 

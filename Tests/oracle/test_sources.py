@@ -1,7 +1,8 @@
 """Byte sources and container probing, end to end through the sample tools.
 
 - A pipe (`cat FILE | mk-probe --packets -`) gives the packets of the file itself, for the
-  layouts that can be read once front to back (Ogg, IVF, MP4 with its moov first); the other
+  layouts that can be read once front to back (Ogg, IVF, MP4 with its moov first, fragmented
+  MP4: test_fragmented_pipe.py); the other
   MP4 layouts are refused with an error naming the layout. Oracle: the same file read by path.
 - `mk-decode -` (standard input) writes what `mk-decode FILE` writes.
 - `mk-decode` opens its input once (strace counts the openat calls on the input's path).
@@ -17,9 +18,8 @@ import pytest
 import oracle_lib as lib
 
 STREAMABLE = ["ogg_vorbis_48k_stereo_bear.ogg", "ogg_opus_stereo_tiny_155b.opus", "ivf_av1_320x180_1s.ivf",
-              "mp4_h264_aac_moov_at_start_ctts_8s.mp4"]
-NOT_STREAMABLE = {"mp4_hevc_hvc1_aac_ctts_elst.mp4": "moov box comes after the media data",
-                  "fmp4_aac_single_file_sidx.mp4": "fragmented MP4"}
+              "mp4_h264_aac_moov_at_start_ctts_8s.mp4", "fmp4_aac_single_file_sidx.mp4"]
+NOT_STREAMABLE = {"mp4_hevc_hvc1_aac_ctts_elst.mp4": "moov box comes after the media data"}
 
 
 def _piped(cmd: list, path) -> subprocess.CompletedProcess:

@@ -6,6 +6,9 @@ enum MP4Limits {
     static let maxTableEntries: Int = 64 << 20
     /// The largest single sample.
     static let maxSampleSize: Int = 256 << 20
+    /// The most samples a trun without a per-sample table may declare when the source's size
+    /// is not known (a stream), so cannot bound them (40 MiB of index; 21 s of 48 kHz PCM).
+    static let maxUncountedRunSamples: UInt32 = 1 << 20
     /// The deepest box nesting followed.
     static let maxDepth = 16
 }

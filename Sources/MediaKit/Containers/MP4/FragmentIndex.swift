@@ -71,7 +71,11 @@ struct FragmentIndexer {
                         // Every sample has the default size, one after the other from `offset`: the
                         // ones that would start past the end of the file are not in it (a file cut
                         // short: the sample at the cut is read partial, then the cut is reported).
-                        // Empty samples: no more than the file has bytes.
+                        // Empty samples: no more than the file has bytes. A source whose size is not
+                        // known (a stream) cannot bound them so: a hard limit does.
+                        if fileSize == .max && count > MP4Limits.maxUncountedRunSamples {
+                            throw b.error(.limit, "trun declares \(count) samples without a sample table, above the limit of \(MP4Limits.maxUncountedRunSamples) for a source whose size is not known (a stream)")
+                        }
                         let left = fileSize - max(0, offset)
                         let fit = defaultSize == 0 ? fileSize : left <= 0 ? 1 : left / Int64(defaultSize) + 1
                         if Int64(count) > fit {

@@ -4,7 +4,8 @@ import Foundation
 ///
 /// The `moov` box may be at the start or the end of the file; only the boxes
 /// that describe the movie are read into memory, sample data is read from disk
-/// packet by packet. Timestamps are those of the sample tables (no edit list
+/// packet by packet. A fragmented file from a pipe is read front to back, one fragment
+/// in memory at a time. Timestamps are those of the sample tables (no edit list
 /// applied); each ``Track`` carries its edit list for presentation.
 ///
 /// ```swift
@@ -45,10 +46,16 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
     private var trackCuts: [TruncationState]
     /// A movie fragment (`moof`) the file cuts short: its samples are lost, reported after the others.
     private var cutFragment: MediaError?
+    /// A fragmented file read from a stream read once: its fragments are indexed one at a
+    /// time as reading reaches them (``samples`` then holds the current fragment only).
+    private var stream: FragmentStream?
 
     /// Opens and indexes the MP4 / MOV in `source`. A non-seekable source (a pipe) works for a
-    /// progressive file whose `moov` comes before its media data; other layouts need to go
-    /// back in the file and are refused with an `.unsupported` error naming the layout.
+    /// progressive file whose `moov` comes before its media data, and for a fragmented file
+    /// (`moov`, then `moof` / `mdat` pairs: CMAF, live ingest), whose fragments are then indexed
+    /// one at a time as reading reaches them, only the current one kept in memory. Layouts
+    /// that need to go back in the file (a `moov` after the media data) are refused with an
+    /// `.unsupported` error naming the layout.
     /// - Throws: ``MediaError``: `.invalidData` naming the box path and offset for a damaged
     ///   file, `.limit` for tables above MediaKit's hard limits, the source's `.io` errors.
     public init(source: ByteSource) throws {
@@ -62,6 +69,8 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
         var fragmentCut: MediaError?
         var moofs: [(offset: Int64, size: Int64)] = []
         var lastBox = ""
+        /// A stream: where the scan stopped (the media data or first fragment after the moov).
+        var streamResume: Int64?
         // Top level: find ftyp and the first moov, stepping over mdat without reading it.
         while offset <= source.size - 8 {
             let head = try source.readUpTo(at: offset, count: 16)
@@ -83,13 +92,16 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
                 throw MediaError(.invalidData, "box '\(type)' declares \(size) bytes, less than its \(header)-byte header", path: path, offset: offset, context: type)
             }
             let truncated = size > source.size - offset
-            if !source.isSeekable && type == "mdat" {
-                // A stream is read once: the samples can be read only if the movie came first,
-                // and then nothing after the media data is needed (no fragments).
+            if !source.isSeekable && (type == "mdat" || type == "moof") {
+                // A stream is read once: the samples can be read only if the movie came first;
+                // what follows (media data, movie fragments) is read as reading reaches it.
                 guard moov != nil else {
-                    throw MediaError(.unsupported, "the moov box comes after the media data (at \(offset)); this layout needs a seekable source (a file or memory), not a stream read once. Remux it with `mk-remux --faststart` first",
-                                     path: path, offset: offset, context: "mdat")
+                    let what = type == "mdat" ? "the media data" : "a movie fragment (moof)"
+                    throw MediaError(.unsupported, "the moov box comes after \(what) (at \(offset)); this layout needs a seekable source (a file or memory), not a stream read once. Remux it with `mk-remux --faststart` first",
+                                     path: path, offset: offset, context: type)
                 }
+                if type == "moof" { sawMoof = true }
+                streamResume = offset
                 break
             }
             switch type {
@@ -129,10 +141,9 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
         // are read with their version 1/2 fields only when stsd is version 0, unless "qt  " is compatible).
         let isom = !brand.isEmpty && brand != "qt  " && !compatible.contains("qt  ")
         let movie = try MovieBox.parse(&reader, isom: isom)
-        if !source.isSeekable && (sawMoof || movie.isFragmented) {
-            throw MediaError(.unsupported, "fragmented MP4 (its moov declares fragments) from a stream read once is not supported yet: its fragments are indexed before the first packet is read; open it from a file or memory",
-                             path: path, offset: moov.offset, context: "moov/mvex")
-        }
+        // A fragmented file from a stream: its fragments are read front to back as reading
+        // reaches them, one in memory at a time.
+        let streaming = !source.isSeekable && (sawMoof || movie.isFragmented)
         var tracks: [Track] = []
         var allSamples: [[IndexedSample]] = []
         var scales: [Int64] = []
@@ -176,7 +187,18 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
             allSamples.append(s)
             scales.append(t.timeScale)
         }
-        if !moofs.isEmpty {
+        var streamState: FragmentStream?
+        if streaming {
+            let indexer = FragmentIndexer(
+                file: path, trex: movie.trex,
+                trackIndex: Dictionary(movie.tracks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a }),
+                isAudio: tracks.map { $0.mediaType == .audio },
+                nextDts: allSamples.map { s in s.last.map { $0.dts + $0.duration } ?? 0 },
+                moovCounts: allSamples.map(\.count), fileSize: source.size)
+            // The moov's own samples carry their shift already; the fragments' start from it.
+            let shifts = allSamples.map { s in s.isEmpty ? 0 : max(0, -s[0].dts) }
+            streamState = FragmentStream(indexer: indexer, next: streamResume ?? offset, shifts: shifts)
+        } else if !moofs.isEmpty {
             var indexer = FragmentIndexer(
                 file: path, trex: movie.trex,
                 trackIndex: Dictionary(movie.tracks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a }),
@@ -213,7 +235,8 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
         }
         self.userData = movie.userData
         self.movieBoxSize = moov.size
-        self.isFragmented = !moofs.isEmpty
+        self.isFragmented = !moofs.isEmpty || streaming
+        self.stream = streamState
         var refs: [Int: [(type: String, tracks: [Int])]] = [:]
         let indexByID = Dictionary(movie.tracks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a })
         for (i, t) in movie.tracks.enumerated() where !t.references.isEmpty {
@@ -316,10 +339,104 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
     /// (``Packet/isTruncated``), as FFmpeg's demuxer returns it, and so are the samples after
     /// it in this order that the file holds whole; at the first sample past the end (or the end
     /// of the samples) `.truncated` is thrown.
+    ///
+    /// A fragmented file from a stream read once (a pipe) is read one fragment at a time, in
+    /// the order its samples are stored (as FFmpeg reads a source it cannot seek).
     public func read() throws -> Packet? {
         if readCut.ended { return nil }
-        guard let (track, index) = nextInFileOrder() else { return try endOfSamples(&readCut) }
-        return try packet(track: track, sample: index, cut: &readCut)
+        if stream != nil { try claimStream(.all) }
+        while true {
+            if let (track, index) = nextInFileOrder() { return try packet(track: track, sample: index, cut: &readCut) }
+            if try !nextFragment() { return try endOfSamples(&readCut) }
+        }
+    }
+
+    /// On a stream, `read()` and `read(track:)` share the one pass over the file: the first
+    /// call says which of them reads it.
+    private func claimStream(_ reader: FragmentStream.Reader) throws {
+        guard let current = stream?.reader else {
+            stream?.reader = reader
+            return
+        }
+        guard current != reader else { return }
+        func name(_ r: FragmentStream.Reader) -> String {
+            switch r {
+            case .all: return "read() (every track)"
+            case .track(let t): return "read(track: \(t))"
+            }
+        }
+        throw MediaError(.unsupported, "a fragmented MP4 from a stream read once is read in one pass, front to back, by read() for every track or by read(track:) for one track; \(name(reader)) after \(name(current)) needs a seekable source (a file or memory)",
+                         path: path)
+    }
+
+    /// Stream: indexes the next movie fragment (`moof`) in place of the samples read so far,
+    /// stepping over the media data and other boxes before it. False at the end of the stream
+    /// (or at a fragment it cuts short, kept in ``cutFragment``).
+    private func nextFragment() throws -> Bool {
+        guard var st = stream, !st.ended else { return false }
+        defer { stream = st }
+        while true {
+            let offset = st.next
+            let head = try source.readUpTo(at: offset, count: 16)
+            if head.count < 8 {   // the end (or up to 7 trailing bytes, as at the top of a file)
+                st.ended = true
+                return false
+            }
+            var size = Int64(be32(head, 0))
+            let type = fourCCString(head[4..<8])
+            var header: Int64 = 8
+            if size == 1 {
+                guard head.count >= 16 else {
+                    throw MediaError(.invalidData, "box '\(type)' has a 64-bit size but the stream ends", path: path, offset: offset, context: type)
+                }
+                size = Int64(bitPattern: UInt64(be32(head, 8)) << 32 | UInt64(be32(head, 12)))
+                header = 16
+            } else if size == 0 {
+                // A box that runs to the end of the stream: nothing follows it.
+                if type == "moof" {
+                    throw MediaError(.invalidData, "a moof box with size 0 (to the end of the stream) leaves no room for its media data", path: path, offset: offset, context: "moof")
+                }
+                st.ended = true
+                return false
+            }
+            if size < header {   // trailing junk after the last fragment, as at the top of a file
+                st.ended = true
+                return false
+            }
+            guard size <= Int64.max - offset else {
+                throw MediaError(.invalidData, "box '\(type)' declares \(size) bytes, past any stream's end", path: path, offset: offset, context: type)
+            }
+            st.next = offset + size
+            guard type == "moof" else { continue }
+            if size > MP4Limits.maxHeaderBox {
+                throw MediaError(.limit, "a moof box is \(size) bytes, above the limit of \(MP4Limits.maxHeaderBox)", path: path, offset: offset, context: "moof")
+            }
+            // In pieces: a size the stream does not hold allocates no more than it sends.
+            var bytes: [UInt8] = []
+            while bytes.count < Int(size) {
+                let piece = try source.readUpTo(at: offset + Int64(bytes.count), count: min(Int(size) - bytes.count, 1 << 20))
+                if piece.isEmpty { break }
+                bytes += piece
+            }
+            if bytes.count < Int(size) {
+                st.ended = true
+                cutFragment = MediaError(.truncated, "the moof box declares \(size) bytes but the stream ends after \(bytes.count); the samples of this fragment are lost",
+                                         path: path, offset: offset, context: "moof")
+                return false
+            }
+            var fresh = Array(repeating: [IndexedSample](), count: samples.count)
+            try st.indexer.index(moof: bytes, at: offset, into: &fresh)
+            // As FFmpeg reading a stream: pts = dts + shift + offset, the shift being the largest
+            // negative composition offset of the track read so far.
+            for t in fresh.indices where !fresh[t].isEmpty {
+                for s in fresh[t] { st.shifts[t] = max(st.shifts[t], s.dts &- s.pts) }
+                let shift = st.shifts[t]
+                if shift > 0 { for j in fresh[t].indices { fresh[t][j].pts &+= shift } }
+            }
+            samples = fresh
+            cursors = Array(repeating: 0, count: samples.count)
+            return true
+        }
     }
 
     /// nil at the end of the samples, or the `.truncated` error of a cut fragment.
@@ -332,6 +449,9 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
     /// The next sample in the order of ``read()``, without reading its bytes: where they
     /// are in ``source`` and the packet's timing (for a remux that copies file to file).
     public func readReference() throws -> SampleReference? {
+        if stream != nil {
+            throw MediaError(.unsupported, "sample references need a seekable source (a file): this fragmented MP4 comes from a stream read once", path: path)
+        }
         guard let (track, index) = nextInFileOrder() else { return nil }
         let s = samples[track][index]
         if Int(s.size) > MP4Limits.maxSampleSize {
@@ -347,13 +467,15 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
     /// The file the demuxer reads (where ``SampleReference`` offsets point).
     public var file: FileSource? { source as? FileSource }
 
-    private func nextInFileOrder() -> (Int, Int)? {
+    /// The next sample of the selected tracks (or of `only`); on a stream, the one stored first.
+    private func nextInFileOrder(only: Int? = nil) -> (Int, Int)? {
         var best = -1
         var bestDts: Int64 = 0
         var bestPos: Int64 = 0
+        let byPosition = stream != nil
         for t in 0..<samples.count {
             let c = cursors[t]
-            guard c < samples[t].count, selected?.contains(t) ?? true else { continue }
+            guard c < samples[t].count, only.map({ $0 == t }) ?? (selected?.contains(t) ?? true) else { continue }
             let s = samples[t][c]
             let dts = Rational.rescale(s.dts, multiply: 1_000_000, divide: timeScales[t])
             if best < 0 {
@@ -361,7 +483,8 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
                 continue
             }
             let gap = dts > bestDts ? dts &- bestDts : bestDts &- dts
-            if (gap <= 1_000_000 && s.offset < bestPos) || (gap > 1_000_000 && dts < bestDts) {
+            if byPosition ? s.offset < bestPos
+                : (gap <= 1_000_000 && s.offset < bestPos) || (gap > 1_000_000 && dts < bestDts) {
                 best = t; bestDts = dts; bestPos = s.offset
             }
         }
@@ -374,12 +497,22 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
     /// Limits `read()` to these tracks (nil: all); the others' data is never read.
     public func select(tracks: Set<Int>?) { selected = tracks }
 
-    /// The next packet of `track`, or nil at its end. Independent of `read()`.
+    /// The next packet of `track`, or nil at its end. Independent of `read()`, except on a
+    /// fragmented file read from a stream: that is one pass, by `read()` or by `read(track:)` of
+    /// one track, and anything else throws `.unsupported` (it needs a seekable source).
     public func read(track: Int) throws -> Packet? {
         guard track >= 0 && track < samples.count else {
             throw MediaError(.invalidArgument, "track \(track) does not exist (the file has \(samples.count))", path: path)
         }
         if trackCuts[track].ended { return nil }
+        if stream != nil {
+            // A stream is read once: this track's packets come from the one pass over it.
+            try claimStream(.track(track))
+            while true {
+                if let (t, index) = nextInFileOrder(only: track) { return try packet(track: t, sample: index, cut: &trackCuts[track]) }
+                if try !nextFragment() { return try endOfSamples(&trackCuts[track]) }
+            }
+        }
         let index = trackCursors[track]
         guard index < samples[track].count else { return try endOfSamples(&trackCuts[track]) }
         trackCursors[track] += 1
@@ -388,9 +521,15 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
 
     /// Moves `read()` and `read(track:)` of every track to the key frame at or
     /// before `seconds` of presentation time (the edit list's first media time counts as 0).
+    /// - Throws: `.invalidArgument` for a negative or non-finite time; `.unsupported` on a
+    ///   fragmented file read from a stream (seeking needs a seekable source).
     public func seek(to seconds: Double) throws {
         guard seconds.isFinite, seconds >= 0 else {
             throw MediaError(.invalidArgument, "cannot seek to \(seconds) s", path: path)
+        }
+        if stream != nil {
+            throw MediaError(.unsupported, "seeking needs a seekable source (a file or memory): this fragmented MP4 comes from a stream read once, front to back",
+                             path: path)
         }
         for t in 0..<samples.count {
             let start = tracks[t].editList.first(where: { !$0.isEmpty })?.mediaTime ?? 0
@@ -438,8 +577,9 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
 
     /// Facts about sample `index` of `track` without reading its data:
     /// (pts, dts, duration, size, offset, key).
+    /// Nil on a fragmented file read from a stream, whose samples are indexed as they come.
     public func sampleInfo(track: Int, index: Int) -> (pts: Int64, dts: Int64, duration: Int64, size: Int, offset: Int64, isKeyframe: Bool)? {
-        guard track >= 0 && track < samples.count && index >= 0 && index < samples[track].count else { return nil }
+        guard stream == nil, track >= 0 && track < samples.count && index >= 0 && index < samples[track].count else { return nil }
         let s = samples[track][index]
         return (s.pts, s.dts, s.duration, Int(s.size), s.offset, s.isKey)
     }
@@ -473,6 +613,23 @@ public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
         p.isTruncated = count < Int(s.size)
         return p
     }
+}
+
+/// A fragmented MP4 read once from a stream: where the next top-level box starts, the
+/// fragment indexer's running state and each track's composition shift so far.
+private struct FragmentStream {
+    var indexer: FragmentIndexer
+    /// The next top-level box to look at.
+    var next: Int64
+    /// Each track's shift (pts = dts + shift + offset): the largest negative composition
+    /// offset read so far, as FFmpeg's dts_shift grows while it reads a stream's fragments.
+    var shifts: [Int64]
+    /// True once the stream has no more fragments.
+    var ended = false
+    /// Who reads the one pass: nil until the first read.
+    var reader: Reader?
+
+    enum Reader: Equatable { case all, track(Int) }
 }
 
 /// Where a sample's bytes are in a file, and its timing: a ``Packet`` without its data.
