@@ -71,6 +71,10 @@ FFMPEG: dict[str, list] = {
     "mp3.mka": [*_sine(44100), "-t", "1", "-c:a", "libmp3lame"],
     "ac3.mka": [*_sine(44100), "-t", "1", "-c:a", "ac3"],
     "pcm.mka": [*_sine(44100), "-t", "1", "-c:a", "pcm_s16le"],
+    # A_MS/ACM: codecs Matroska has no ID for, named by the WAVEFORMATEX in CodecPrivate.
+    "acm_adpcm_ms.mka": [*_sine(22050), "-t", "1.2", "-ac", "2", "-c:a", "adpcm_ms"],
+    "acm_gsm_ms.mka": [*_sine(8000), "-t", "1.2", "-c:a", "libgsm_ms"],
+    "acm_g726.mka": [*_sine(8000), "-t", "1.2", "-c:a", "g726"],
 }
 # Names, languages, flags and tags (kept: no -map_metadata -1 for this one).
 TAGGED = {"tagged.mka": [*_sine(48000), *_sine(44100), "-t", "1", "-map", "0", "-map", "1", "-c:a", "libopus",

@@ -116,3 +116,44 @@ struct WAVCodec: Sendable {
         }
     }
 }
+
+/// A `WAVEFORMATEX` (Microsoft's audio format header, as Matroska's `A_MS/ACM` CodecPrivate
+/// carries it): the fields FFmpeg's `ff_get_wav_header` reads.
+struct WAVEFormatEx: Sendable {
+    /// The format tag (the sub-format's for `WAVE_FORMAT_EXTENSIBLE`).
+    let tag: Int
+    let channels: Int
+    let sampleRate: Int
+    /// nAvgBytesPerSec.
+    let byteRate: Int
+    /// nBlockAlign.
+    let blockAlign: Int
+    let bitsPerSample: Int
+    /// The bytes after the header (cbSize of them, after the 22 of `WAVE_FORMAT_EXTENSIBLE`).
+    let extradata: [UInt8]
+
+    /// Parses `b`; nil when it is shorter than the 16 bytes of a `WAVEFORMAT` (or an
+    /// extensible one shorter than 40).
+    init?(_ b: [UInt8]) {
+        guard b.count >= 16 else { return nil }
+        func le16(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }
+        var tag = le16(0)
+        var from = 18
+        if tag == 0xFFFE {
+            guard b.count >= 40 else { return nil }
+            tag = le16(24)
+            from = 40
+        }
+        self.tag = tag
+        channels = le16(2)
+        sampleRate = le16(4) | le16(6) << 16
+        byteRate = le16(8) | le16(10) << 16
+        blockAlign = le16(12)
+        bitsPerSample = le16(14)
+        let end = b.count >= 18 ? min(b.count, 18 + le16(16)) : 0
+        extradata = end > from ? Array(b[from..<end]) : []
+    }
+
+    /// The codec by FFmpeg's RIFF table (``WAVCodec``).
+    var codec: WAVCodec { WAVCodec.resolve(tag: tag, bits: bitsPerSample, channels: max(1, channels), align: max(1, blockAlign)) }
+}
