@@ -71,6 +71,10 @@ FFMPEG: dict[str, list] = {
     "mp3.mka": [*_sine(44100), "-t", "1", "-c:a", "libmp3lame"],
     "ac3.mka": [*_sine(44100), "-t", "1", "-c:a", "ac3"],
     "pcm.mka": [*_sine(44100), "-t", "1", "-c:a", "pcm_s16le"],
+    # A_MS/ACM: codecs Matroska has no ID for, named by the WAVEFORMATEX in CodecPrivate.
+    "acm_adpcm_ms.mka": [*_sine(22050), "-t", "1.2", "-ac", "2", "-c:a", "adpcm_ms"],
+    "acm_gsm_ms.mka": [*_sine(8000), "-t", "1.2", "-c:a", "libgsm_ms"],
+    "acm_g726.mka": [*_sine(8000), "-t", "1.2", "-c:a", "g726"],
 }
 # Names, languages, flags and tags (kept: no -map_metadata -1 for this one).
 TAGGED = {"tagged.mka": [*_sine(48000), *_sine(44100), "-t", "1", "-map", "0", "-map", "1", "-c:a", "libopus",
@@ -98,6 +102,9 @@ MP4_SOURCES = {"vp9_opus.mp4": FFMPEG["vp9_opus.webm"]}
 TRACK_SCALED = "track_scaled.mkv"
 TRACK_SCALES = {1: 0.5, 2: 2.0}                 # TrackNumber -> TrackTimestampScale
 TRACK_SCALED_DEFAULT_DURATION = {1: 40_000_000}  # TrackNumber -> DefaultDuration (ns)
+# An ffmpeg file rewritten with its Tracks after the Clusters, as writers that finish the header
+# last lay it out (see _tracks_last): name -> the ffmpeg file it is made from.
+TRACKS_LAST = {"tracks_last.mkv": "h264_aac.mkv", "tracks_last.webm": "vp9_opus.webm"}
 GENERATED = [*FFMPEG, *TAGGED, *LIVE, UNKNOWN_CLUSTERS, *MKVMERGE]
 MKV_EXTS = (".webm", ".mkv", ".mka")
 
@@ -217,6 +224,53 @@ def _track_scaled(data: bytes) -> bytes:
     return bytes(out)
 
 
+SEGMENT_ID, SEEKHEAD_ID, TRACKS_ID, VOID_ID = b"\x18\x53\x80\x67", b"\x11\x4d\x9b\x74", b"\x16\x54\xae\x6b", b"\xec"
+
+
+def _void(total: int) -> bytes:
+    """A Void element of `total` bytes (at least 9), its size written in 8 bytes."""
+    assert total >= 9, total
+    return VOID_ID + (1 << 56 | (total - 9)).to_bytes(8, "big") + bytes(total - 9)
+
+
+def _tracks_last(data: bytes) -> bytes:
+    """A copy of an ffmpeg Matroska file whose Tracks element comes after the Clusters (at the end
+    of the Segment), as writers that finalise the header last place it: the Tracks element is
+    replaced by a Void of its length (so every Cluster and Cue keeps its position) and appended
+    at the end of the Segment; the SeekHead is rewritten over its own room and the Void ffmpeg
+    reserves after it, each SeekPosition in 8 bytes, the Tracks entry pointing to the new place."""
+    seg = data.find(SEGMENT_ID)
+    size_len = _vint_length(data[seg + 4])
+    assert size_len == 8, "ffmpeg writes the Segment size in 8 bytes"
+    base = seg + 4 + size_len
+    elements = list(_ebml_children(data, base, len(data)))
+    ids = [e[0] for e in elements]
+    assert ids[0] == SEEKHEAD_ID and ids[1] == VOID_ID and TRACKS_ID in ids, ids
+    head = lambda i: (elements[i - 1][2] if i else base)   # noqa: E731  where element i starts
+    # The targets of the old SeekHead (ID -> position), the Tracks one moved to the end.
+    targets = []
+    for ident, b, e in _ebml_children(data, elements[0][1], elements[0][2]):
+        if ident != b"\x4d\xbb":   # a CRC-32 (Matroska's ffmpeg writes one) is left out
+            continue
+        kids = {k: data[kb:ke] for k, kb, ke in _ebml_children(data, b, e)}
+        targets.append((kids[b"\x53\xab"], int.from_bytes(kids[b"\x53\xac"], "big")))
+    t = ids.index(TRACKS_ID)
+    tracks = data[head(t):elements[t][2]]
+    assert head(t) < data.find(CLUSTER_ID), "the ffmpeg file's Tracks already follow a Cluster"
+    moved = len(data) - base
+    def small(ident: bytes, body: bytes) -> bytes:   # an element with a 1-byte size
+        assert len(body) < 127
+        return ident + bytes([0x80 | len(body)]) + body
+    seek = b"".join(small(b"\x4d\xbb", small(b"\x53\xab", i) + small(b"\x53\xac", (moved if i == TRACKS_ID else p).to_bytes(8, "big")))
+                    for i, p in targets)
+    seek_head = SEEKHEAD_ID + (1 << 56 | len(seek)).to_bytes(8, "big") + seek
+    room = elements[1][2] - base
+    out = bytearray(data[:seg + 4]) + (1 << 56 | (moved + len(tracks))).to_bytes(8, "big")
+    out += seek_head + _void(room - len(seek_head))
+    out += data[elements[1][2]:head(t)] + _void(len(tracks)) + data[elements[t][2]:] + tracks
+    return bytes(out)
+
+
 def make(name: str, folder: Path) -> Path:
     out = folder / name
     if out.exists():
@@ -243,6 +297,8 @@ def make(name: str, folder: Path) -> Path:
             pos += len(ident) + n + size
         assert count > 1, "live.webm has no Clusters to rewrite"
         out.write_bytes(bytes(data))
+    elif name in TRACKS_LAST:
+        out.write_bytes(_tracks_last(make(TRACKS_LAST[name], folder).read_bytes()))
     elif name == TRACK_SCALED:
         out.write_bytes(_track_scaled(make("vp9_opus.webm", folder).read_bytes()))
     elif name in MKVMERGE:
@@ -550,7 +606,7 @@ for s in sys.argv[2:]:
     print(p.pts, int(p.is_keyframe))
 """
 
-SEEK = ["vp9_opus.webm", "h264_aac.mkv", "vp8_vorbis.webm", "av1_opus.webm", TRACK_SCALED]
+SEEK = ["vp9_opus.webm", "h264_aac.mkv", "vp8_vorbis.webm", "av1_opus.webm", TRACK_SCALED, *TRACKS_LAST]
 
 
 def ffmpeg_seek_landing(path: Path, seconds: float, tb: Fraction, reordered: bool) -> int | None:
@@ -607,6 +663,69 @@ def test_seek_lands_on_the_key_frame_before(file, mk_bin):
             problems.append(f"seek {t} s: first video packet pts {pts} (key {key}); ffmpeg -noaccurate_seek lands on {ffmpeg}, "
                             f"the key frame at or before is {before}")
     assert len(got) == len(times) and not problems, f"{name}:\n" + "\n".join(problems)
+
+
+# --------------------------------------------------------------------------- Tracks after the Clusters
+
+
+def _element_offsets(data: bytes) -> dict[bytes, int]:
+    """The first offset of each top-level element ID of the Segment."""
+    seg = data.find(SEGMENT_ID)
+    base = seg + 4 + _vint_length(data[seg + 4])
+    found: dict[bytes, int] = {}
+    for ident, b, e in _ebml_children(data, base, len(data)):
+        found.setdefault(ident, b)
+    return found
+
+
+@pytest.mark.parametrize("name", TRACKS_LAST)
+def test_tracks_after_the_clusters_are_found_through_the_seekhead(name, gen_dir, mk_probe, mk_decode, tmp_path):
+    """A file whose Tracks come after its Clusters (found through the SeekHead, as FFmpeg does):
+    mk-probe's packets equal ffprobe's on that file, the decode equals ffmpeg's (audio, |diff|
+    <= 1) and the video frames ffmpeg's NV12 bytes."""
+    path = make(name, gen_dir)
+    offsets = _element_offsets(path.read_bytes())
+    assert offsets[TRACKS_ID] > offsets[CLUSTER_ID], "the rewritten file's Tracks should follow its first Cluster"
+    proc, ours = probe_packets(mk_probe, path)
+    lib.check_ok(proc, [mk_probe, "--packets", path])
+    reference = ffprobe_packets(path)
+    assert len(reference) > 50, f"ffprobe reads {len(reference)} packets of {name}"
+    diff = lib.diff_lines(ours, reference, "mk-probe", "ffprobe -nofind_stream_info")
+    assert diff is None, f"{name}: packets differ\n{diff}"
+    stream = _streams(path)["audio"]
+    ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", *DECODER.get(stream["codec_name"], []), "-i", path,
+               "-map", "0:a:0", "-f", "s16le", "-"]
+    ref = lib.run(ref_cmd)
+    lib.oracle_ok(ref, ref_cmd)
+    pcm = tmp_path / "out.pcm"
+    cmd = [mk_decode, "-q", path, "--audio-out", pcm]
+    lib.check_ok(lib.run(cmd), cmd)
+    diff = lib.compare_pcm_s16(pcm.read_bytes(), ref.stdout, int(stream["channels"]))
+    assert diff is None, f"{name}: `{lib.shell_line(cmd)}` vs `{lib.shell_line(ref_cmd)}`:\n{diff}"
+    video = _streams(path)["video"]
+    nv12 = tmp_path / "out.nv12"
+    cmd = [mk_decode, "-q", path, "--video-out", nv12, "--pixel-format", "nv12"]
+    lib.check_ok(lib.run(cmd), cmd)
+    ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", *DECODER.get(video["codec_name"], []), "-i", path,
+               "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "nv12", "-"]
+    w, h = int(video["width"]), int(video["height"])
+    with open(nv12, "rb") as ours, subprocess.Popen([str(c) for c in ref_cmd], stdout=subprocess.PIPE) as ref_proc:
+        diff = lib.compare_video_stream(ours, ref_proc.stdout, lib.yuv420_frame_size(w, h), w, h, "nv12")
+    assert diff is None, f"{name}: `{lib.shell_line(cmd)}` vs `{lib.shell_line(ref_cmd)}`:\n{diff}"
+
+
+@pytest.mark.parametrize("name", TRACKS_LAST)
+def test_tracks_after_the_clusters_from_a_pipe_say_the_file_needs_seeking(name, gen_dir, mk_probe):
+    """From a pipe (`cat f | mk-probe --packets -`) the Tracks cannot be reached before the
+    packets: exit 1 with an error saying that the Tracks come after the Clusters and that the file
+    needs a seekable source; no packet printed."""
+    path = make(name, gen_dir)
+    with open(path, "rb") as f:
+        proc = subprocess.run([str(mk_probe), "--packets", "-"], stdin=f, capture_output=True, timeout=lib.CMD_TIMEOUT)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, f"{name} from a pipe: exit {proc.returncode}\n{lib.tail(proc.stderr)}"
+    assert "Tracks come after its Clusters" in err and "seekable source" in err, err
+    assert not proc.stdout.strip(), proc.stdout[:200]
 
 
 # --------------------------------------------------------------------------- damage

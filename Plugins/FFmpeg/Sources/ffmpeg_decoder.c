@@ -157,6 +157,15 @@
     X(pcm_alaw, AUDIO, 100)           \
     X(adpcm_ima_qt, AUDIO, 100)       \
     X(adpcm_ima_wav, AUDIO, 100)      \
+    X(adpcm_ms, AUDIO, 100)           \
+    X(adpcm_yamaha, AUDIO, 100)       \
+    X(adpcm_g726, AUDIO, 100)         \
+    X(adpcm_g726le, AUDIO, 100)       \
+    X(adpcm_g722, AUDIO, 100)         \
+    X(adpcm_ima_oki, AUDIO, 100)      \
+    X(adpcm_ct, AUDIO, 100)           \
+    X(gsm_ms, AUDIO, 100)             \
+    X(truespeech, AUDIO, 100)         \
     X(gsm, AUDIO, 100)                \
     X(mace3, AUDIO, 100)              \
     X(mace6, AUDIO, 100)              \

@@ -266,7 +266,7 @@ public final class MediaRegistry: @unchecked Sendable {
         }
         var candidates = backends(for: parameters.codec)
         if let backend { candidates = candidates.filter { $0.name == backend || $0.plugin.name == backend } }
-        guard !candidates.isEmpty else { throw noDecoderError(parameters.codec, backend: backend) }
+        guard !candidates.isEmpty else { throw noDecoderError(parameters.codec, tag: parameters.codecTag, backend: backend) }
         return try createFirst(candidates, "backend for \(parameters.codec)", label: { "\($0.plugin.name) (\($0.plugin.path))" }) { b, errbuf, errsize in
             var cfg = mk_plugin_codec_config()
             cfg.struct_size = UInt32(MemoryLayout<mk_plugin_codec_config>.size)
@@ -445,8 +445,9 @@ public final class MediaRegistry: @unchecked Sendable {
         throw MediaError(.backend, "every \(what) failed to start: " + errors.joined(separator: "; "), underlying: last)
     }
 
-    private func noDecoderError(_ codec: CodecID, backend: String?) -> MediaError {
-        var msg = "no decoder for \(codec)"
+    private func noDecoderError(_ codec: CodecID, tag: String = "", backend: String?) -> MediaError {
+        // The container's tag too (a WAV format tag, an MP4 sample entry ...): what the file says.
+        var msg = "no decoder for \(codec)" + (tag.isEmpty ? "" : " (codec tag \(tag))")
         if let backend { msg += " in a backend named '\(backend)'" }
         return notFoundError(msg)
     }

@@ -5,6 +5,9 @@
 /// SeekHead, Cues) are read into memory, each bounded in size; Clusters are read one element
 /// at a time, so memory stays flat with the file's length. Clusters and the Segment may have
 /// an unknown size (live WebM): a source that cannot seek (a pipe) is read front to back.
+/// Elements after the Clusters (Tracks of a writer that finishes the header last, Cues, Tags,
+/// Chapters, Attachments) are read where the SeekHead places them, when the source can seek;
+/// Tracks after the Clusters from a pipe are an `.unsupported` error saying the file needs seeking.
 ///
 /// Packets equal `ffprobe -show_packets`: timestamps are the Cluster timestamp plus the
 /// block's, in the track's time base (TimecodeScale / 10^9 s), less the track's CodecDelay;
@@ -60,7 +63,8 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
     /// Reads the EBML header and the Segment's header elements up to the first Cluster.
     /// - Throws: `.invalidData` naming the element path and offset for a malformed header,
     ///   `.unsupported` for a DocType that is not Matroska or WebM, `.limit` for a header
-    ///   element above 64 MiB, `.endOfFile` when the file ends before the first Cluster.
+    ///   element above 64 MiB, `.endOfFile` when the file ends before the first Cluster,
+    ///   `.unsupported` when the Tracks come after the Clusters and the source cannot seek.
     public init(source: ByteSource) throws {
         let path = source.name
         self.path = path
@@ -105,6 +109,17 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
         var chapterBody: (EBMLHeader, [UInt8])?
         var attachmentBody: (EBMLHeader, [UInt8])?
         var cuesBody: (EBMLHeader, [UInt8])?
+        func readTracks(_ h: EBMLHeader, _ b: [UInt8]) throws {
+            let name = "Segment/Tracks"
+            var t = EBMLWalker(bytes: b, base: h.dataStart, range: 0..<b.count, path: name, file: path)
+            while let e = try t.next() {
+                guard e.id == MKVID.trackEntry else { continue }
+                guard trackEntries.count < MatroskaLimits.maxTracks else {
+                    throw t.error("more than \(MatroskaLimits.maxTracks) tracks", at: e.offset, .limit)
+                }
+                trackEntries.append((t.children(of: e, name: "TrackEntry[\(trackEntries.count)]"), e))
+            }
+        }
         at = seg.dataStart
         var firstCluster: Int64?
         var previous: EBMLHeader?
@@ -156,15 +171,7 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
                     }
                 }
             case MKVID.tracks:
-                let b = try Self.readBody(source, h, limit: MatroskaLimits.maxHeaderElement, context: name)
-                var t = EBMLWalker(bytes: b, base: h.dataStart, range: 0..<b.count, path: name, file: path)
-                while let e = try t.next() {
-                    guard e.id == MKVID.trackEntry else { continue }
-                    guard trackEntries.count < MatroskaLimits.maxTracks else {
-                        throw t.error("more than \(MatroskaLimits.maxTracks) tracks", at: e.offset, .limit)
-                    }
-                    trackEntries.append((t.children(of: e, name: "TrackEntry[\(trackEntries.count)]"), e))
-                }
+                try readTracks(h, Self.readBody(source, h, limit: MatroskaLimits.maxHeaderElement, context: name))
             case MKVID.seekHead:
                 let b = try Self.readBody(source, h, limit: MatroskaLimits.maxHeaderElement, context: name)
                 var s = EBMLWalker(bytes: b, base: h.dataStart, range: 0..<b.count, path: name, file: path)
@@ -191,8 +198,20 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
             }
             at = h.end
         }
+        // Writers that finish the header last (Tracks after the Clusters) point to it from the
+        // SeekHead, as FFmpeg's reader follows it: on a source that can seek, read it there.
+        if trackEntries.isEmpty, let t = seekTargets[MKVID.tracks] {
+            guard source.isSeekable else {
+                throw MediaError(.unsupported, "the Segment's Tracks come after its Clusters (the SeekHead places them at offset \(t)); reading this file needs a seekable source (a file or memory), not a stream read once",
+                                 path: path, offset: t, context: "Segment/Tracks")
+            }
+            guard t >= seg.dataStart, t < seg.end, let (h, b) = try Self.bodyAt(source, t, id: MKVID.tracks) else {
+                throw MediaError(.invalidData, "the SeekHead places Tracks at offset \(t), where there is no Tracks element", path: path, offset: t, context: "Segment/SeekHead")
+            }
+            try readTracks(h, b)
+        }
         guard !trackEntries.isEmpty else {
-            throw MediaError(.invalidData, "the Segment has no Tracks element with a TrackEntry before its first Cluster", path: path, offset: seg.dataStart, context: "Segment/Tracks")
+            throw MediaError(.invalidData, "the Segment has no Tracks element with a TrackEntry before its first Cluster, and its SeekHead points to none", path: path, offset: seg.dataStart, context: "Segment/Tracks")
         }
         self.timecodeScale = timecodeScale
         self.title = title

@@ -58,6 +58,9 @@ struct MatroskaTrackConfig {
         case mpegAudio
         /// PCM: the packet's bytes over the bytes per sample frame.
         case pcm(bytesPerFrame: Int)
+        /// A_MS/ACM: the WAV codec's rule (libavcodec's av_get_audio_frame_duration2), where the
+        /// block states no duration.
+        case wav(WAVCodec, blockAlign: Int, byteRate: Int)
     }
 
     enum BitstreamKey {
@@ -207,7 +210,15 @@ extension MatroskaTrackConfig {
             throw w.error("TimestampScale \(timecodeScale) x TrackTimestampScale \(info.timestampScale) (\(tick) ns per tick) is out of range")
         }
         let timeBase = Track.reduced(Int64(tick), 1_000_000_000)
-        let (codec, mediaType) = codecName(info.codecID, type: type, bitDepth: info.bitDepth)
+        var (codec, mediaType) = codecName(info.codecID, type: type, bitDepth: info.bitDepth)
+        // A_MS/ACM: CodecPrivate is a WAVEFORMATEX whose format tag names the codec, by the WAV
+        // table (as FFmpeg's matroskadec reads it with ff_get_wav_header).
+        let acm = info.codecID == "A_MS/ACM" ? WAVEFormatEx(codecPrivate) : nil
+        if let acm {
+            codec = acm.codec.codec.rawValue
+            mediaType = .audio
+            if codec.isEmpty { reasons.append(String(format: "the A_MS/ACM WAV format tag 0x%04X names no codec MediaKit knows", acm.tag)) }
+        }
         var params = CodecParameters(mediaType: mediaType, codec: CodecID(codec), codecTag: info.codecID, extradata: codecPrivate)
         var cfg = MatroskaTrackConfig(info: info, track: Track(index: index, id: Int(clamping: info.number), parameters: params, timeBase: timeBase, duration: 0))
         switch mediaType {
@@ -236,6 +247,20 @@ extension MatroskaTrackConfig {
             params.channels = channels
             params.bitsPerCodedSample = info.bitDepth
             cfg.alwaysKey = Self.intraOnlyAudio.contains(codec) || codec.hasPrefix("pcm_")
+            if let acm, !codec.isEmpty {
+                // The WAVEFORMATEX's block size, bits and extension are what the decoder needs;
+                // packet durations follow its codec's rule where the blocks state none.
+                if params.sampleRate == 0 { params.sampleRate = acm.sampleRate }
+                if params.channels == 0 { params.channels = acm.channels }
+                params.blockAlign = acm.blockAlign
+                params.bitsPerCodedSample = acm.bitsPerSample
+                params.bitRate = acm.byteRate * 8
+                params.extradata = acm.extradata
+                cfg.alwaysKey = true
+                if !codec.hasPrefix("pcm_"), !["mp3", "mp2", "mp1"].contains(codec) {
+                    cfg.durations = .wav(acm.codec, blockAlign: max(1, acm.blockAlign), byteRate: acm.byteRate)
+                }
+            }
         case .subtitle, .data:
             cfg.alwaysKey = true
         }
@@ -295,7 +320,7 @@ extension MatroskaTrackConfig {
         default:
             break
         }
-        if codec.isEmpty { reasons.append("the codec \(info.codecID.isEmpty ? "(no CodecID)" : info.codecID) is not one MediaKit knows") }
+        if codec.isEmpty && acm == nil { reasons.append("the codec \(info.codecID.isEmpty ? "(no CodecID)" : info.codecID) is not one MediaKit knows") }
         if info.codecDelay > 0 && params.sampleRate > 0 {
             cfg.codecDelayTicks = Rational.rescale(Int64(clamping: info.codecDelay), from: Rational(1, 1_000_000_000), to: timeBase)
         }
