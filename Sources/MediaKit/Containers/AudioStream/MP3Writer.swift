@@ -31,6 +31,11 @@ public final class MP3Writer {
         guard let h = MPEGAudioHeader(packet.data), h.layer == 3, first.map({ $0.continues(h) }) ?? true else {
             throw MediaError(.invalidData, "packet \(frames) is not an MPEG audio Layer III frame of the stream", path: file.path)
         }
+        // A frame cut short or run on would make the file unreadable from there (readers find
+        // the next frame where the header says it is).
+        guard h.frameSize == 0 || h.frameSize == packet.data.count else {
+            throw MediaError(.invalidData, "packet \(frames) is \(packet.data.count) bytes; its header states a frame of \(h.frameSize) bytes", path: file.path)
+        }
         if first == nil {
             first = h
             infoSize = Self.infoFrameSize(h)
@@ -47,9 +52,13 @@ public final class MP3Writer {
     /// - Parameters:
     ///   - inputSamples: samples per channel the encoder was given.
     ///   - encoderDelay: the encoder's priming (libmp3lame through libavcodec: its delay + 529).
+    /// - Throws: `.invalidArgument` for a negative count or delay (or beyond 2^60), `.io`.
     public func finish(inputSamples: Int64, encoderDelay: Int) throws {
         done = true
         do {
+            guard inputSamples >= 0, inputSamples <= MuxLimits.ticks, encoderDelay >= 0, Int64(encoderDelay) <= MuxLimits.ticks else {
+                throw MediaError(.invalidArgument, "an MP3 file cannot state \(inputSamples) input samples with an encoder delay of \(encoderDelay)", path: file.path)
+            }
             if let h = first {
                 let decoded = Int64(frames) * Int64(h.samplesPerFrame)
                 let delay = max(0, encoderDelay - 529)

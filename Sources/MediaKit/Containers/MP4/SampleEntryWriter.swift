@@ -95,7 +95,8 @@ enum SampleEntryWriter {
             guard let bits = SampleEntryParser.bitsPerSample(codec: p.codec), let tag = pcmTag(p.codec) else {
                 throw MediaError(.unsupported, "cannot write a '\(p.codec.isUnknown ? p.codecTag : p.codec.rawValue)' sample entry without the source's sample entry bytes")
             }
-            guard p.channels > 0, p.sampleRate > 0 else {
+            // Bounded so that the frame size and the 32-bit fields of the sound description hold them.
+            guard p.channels > 0, p.sampleRate > 0, p.channels <= 65535, p.sampleRate <= Int(Int32.max) else {
                 throw MediaError(.invalidArgument, "an audio track needs a sample rate and channel count (got \(p.sampleRate) Hz, \(p.channels) channels)")
             }
             w.append(pcmEntry(p, tag: tag, bits: bits))

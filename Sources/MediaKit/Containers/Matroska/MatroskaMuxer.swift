@@ -52,6 +52,10 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
             let allowed = isWebM ? webmCodecs.sorted() : ids.keys.sorted()
             throw MediaError(.unsupported, "\(isWebM ? "WebM" : "Matroska") cannot carry \(parameters.codec.isUnknown ? "this codec" : parameters.codec.rawValue) here; MediaKit writes \(allowed.joined(separator: ", "))", path: file.path)
         }
+        // Written as EBML unsigned integers: a negative size is the caller's error, not a trap.
+        guard parameters.width >= 0, parameters.height >= 0, parameters.channels >= 0, parameters.sampleRate >= 0 else {
+            throw MediaError(.invalidArgument, "track \(tracks.count): the size \(parameters.width)x\(parameters.height), \(parameters.sampleRate) Hz or \(parameters.channels) channels is negative", path: file.path)
+        }
         var delay: Int64 = 0
         if parameters.codec == "opus", case .success(let h) = OpusHead.parse(parameters.extradata) { delay = Int64(h.preSkip) }
         tracks.append((parameters, timeBase, id, delay, "und"))
@@ -159,9 +163,15 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         guard packet.trackIndex >= 0 && packet.trackIndex < tracks.count else {
             throw MediaError(.invalidArgument, "track \(packet.trackIndex) was not added", path: file.path)
         }
+        // Timestamps, durations and trims within MuxLimits: the sums below cannot overflow.
+        try MuxLimits.check(packet, track: packet.trackIndex, path: file.path)
         if !headerWritten { try writeHeader() }
         let t = tracks[packet.trackIndex]
         let stamp = packet.pts != Packet.noTimestamp ? packet.pts : packet.dts
+        guard stamp != Packet.noTimestamp else {
+            // As FFmpeg's matroska muxer: "Can't write packet with unknown timestamp".
+            throw MediaError(.invalidArgument, "track \(packet.trackIndex): a packet with neither pts nor dts cannot be placed in a Cluster", path: file.path)
+        }
         var ms = Rational.rescale(stamp, from: packet.timeBase, to: Rational(1, 1000))
         if t.delay > 0 { ms += Rational.rescale(t.delay, from: Rational(1, 48000), to: Rational(1, 1000)) }
         let isVideo = t.params.mediaType == .video

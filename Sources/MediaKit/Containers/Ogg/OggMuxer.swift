@@ -136,6 +136,9 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
             throw MediaError(.unsupported, "Ogg cannot carry \(what) here; MediaKit writes Opus, Vorbis and FLAC into Ogg",
                              path: file.path, context: "Ogg muxer")
         }
+        // Granule positions are sums of rescaled times at this rate: bounded (FLAC's own limit is
+        // 2^20 - 1 Hz), so that times within MuxLimits cannot overflow them.
+        guard stream.rate > 0, stream.rate <= 1 << 24 else { throw bad("a sample rate of \(stream.rate) Hz is beyond the 16 777 216 Hz MediaKit writes into Ogg") }
         streams.append(stream)
         return index
     }
@@ -146,7 +149,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
     /// decoder outputs exactly `samples`. Call it before writing that last packet.
     /// - Throws: `.invalidArgument` for a track that was not added or a negative count.
     public func setPresentedSamples(_ samples: Int64, track: Int) throws {
-        guard track >= 0 && track < streams.count, samples >= 0 else {
+        guard track >= 0 && track < streams.count, samples >= 0, samples <= MuxLimits.ticks else {
             throw MediaError(.invalidArgument, "track \(track) was not added, or \(samples) samples", path: file.path, context: "Ogg muxer")
         }
         streams[track].finalGranule = samples + Int64(streams[track].preSkip)
@@ -159,8 +162,11 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
     /// always the samples the blocks complete).
     public func addTrack(from track: Track) throws -> Int {
         let index = try addTrack(track.parameters, timeBase: track.timeBase)
-        if track.trimsOnPackets && track.duration > 0 && SampleClock.countsSamples(track.timeBase, rate: Int64(streams[index].rate)) {
-            streams[index].finalGranule = Rational.rescale(track.duration, from: track.timeBase, to: Rational(1, Int64(streams[index].rate)))
+        let tb = track.timeBase
+        if track.trimsOnPackets && track.duration > 0 && tb.numerator > 0 && tb.numerator <= Int64(Int32.max) && tb.denominator <= Int64(Int32.max)
+            && SampleClock.countsSamples(tb, rate: Int64(streams[index].rate)) {
+            streams[index].finalGranule = try MuxLimits.rescale(track.duration, from: tb, to: Rational(1, Int64(streams[index].rate)), track: index,
+                                                                "the duration", path: file.path, context: "Ogg muxer")
         }
         return index
     }
@@ -253,6 +259,13 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         let t = packet.trackIndex
         guard t >= 0 && t < streams.count else {
             throw MediaError(.invalidArgument, "track \(t) was not added", path: file.path, context: "Ogg muxer")
+        }
+        // Timestamps and trims within MuxLimits, times at the stream's rate within 2^60: the
+        // granule arithmetic below cannot overflow.
+        try MuxLimits.check(packet, track: t, path: file.path, context: "Ogg muxer")
+        if packet.pts != Packet.noTimestamp {
+            _ = try MuxLimits.rescale(packet.pts, from: packet.timeBase, to: Rational(1, Int64(streams[t].rate)), track: t, "pts",
+                                      path: file.path, context: "Ogg muxer")
         }
         if !headerWritten { try writeHeader() }
         var s = streams[t]
