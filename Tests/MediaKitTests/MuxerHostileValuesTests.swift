@@ -77,6 +77,7 @@ final class MuxerHostileValuesTests: XCTestCase {
             ("replaced negative edits", script(packets(normal) + [.replaceEdits(track: 0, edits: [EditListEntry(segmentDuration: -(1 << 40), mediaTime: .min, mediaRate: 1)],
                                                                                             movieTimeScale: -3)])),
             ("a source duration of Int64.max", script([MuxScript.TrackSpec(codec: codec, duration: .max, trimsOnPackets: true)], packets(normal))),
+            ("no packet", script([MuxScript.TrackSpec(codec: codec), MuxScript.TrackSpec(codec: second)], [])),
             ("two tracks, one going backwards", script([MuxScript.TrackSpec(codec: codec), MuxScript.TrackSpec(codec: second)],
                                                        packets(normal) + packets([5 * step, step], track: 1))),
         ]
@@ -122,6 +123,27 @@ final class MuxerHostileValuesTests: XCTestCase {
         // Both outcomes occur: the values a format holds are written, the others refused.
         XCTAssertGreaterThan(files, 20)
         XCTAssertGreaterThan(errors, 20)
+    }
+
+    /// The seeds of the `mux` fuzz target (Tests/fuzz/seeds/mux: one well-formed script per
+    /// writer and codec pair) read as the fuzzer reads them and each write a file ffprobe reads:
+    /// the fuzzer starts from runs that reach the end of every writer, not from early errors.
+    func testMuxFuzzSeedsWriteFilesThatFFprobeReads() throws {
+        try XCTSkipIf(!FileManager.default.isExecutableFile(atPath: "/usr/bin/ffprobe") && ProcessInfo.processInfo.environment["CI"] == nil,
+                      "ffprobe is not installed")
+        let seeds = FuzzRegressionTests.directory.deletingLastPathComponent().appendingPathComponent("seeds/mux")
+        let names = try FileManager.default.contentsOfDirectory(atPath: seeds.path).sorted()
+        var targets = Set<MuxScript.Target>()
+        for name in names {
+            let script = MuxScript(fuzz: try [UInt8](Data(contentsOf: seeds.appendingPathComponent(name))))
+            targets.insert(script.target)
+            let path = dir.appendingPathComponent("\(name).\(script.target.fileExtension)").path
+            switch script.run(path: path) {
+            case .error(let e): XCTFail("\(name): \(e)")
+            case .file: XCTAssertNil(script.ffprobeProblem(path: path), name)
+            }
+        }
+        XCTAssertEqual(targets, Set(MuxScript.Target.allCases))
     }
 
     /// The ISSUE 28 trap: an MP3 whose LAME delay + padding exceed its samples (a LAME encode of

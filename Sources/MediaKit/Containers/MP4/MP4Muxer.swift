@@ -72,6 +72,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         }
     }
 
+    /// The largest ``Options/reservedMoovBytes``: 256 MiB (the space is built in memory).
+    public static let maxReservedMoovBytes = 256 << 20
+
     /// The target path.
     public let path: String
     /// The options it was created with (``Options/userData`` may be replaced before ``finish()``).
@@ -109,6 +112,13 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     public init(path: String, options: Options = Options()) throws {
         guard options.movieTimeScale > 0, options.movieTimeScale <= Int64(UInt32.max) else {
             throw MediaError(.invalidArgument, "movie time scale \(options.movieTimeScale) is out of range", path: path)
+        }
+        // The chunk duration becomes ticks (Int64 of a Double) and the reserved bytes a box in memory.
+        guard options.chunkSeconds > 0, options.chunkSeconds <= 86400 else {
+            throw MediaError(.invalidArgument, "chunk duration \(options.chunkSeconds) s is out of range (0 to 86400 s)", path: path)
+        }
+        guard options.reservedMoovBytes >= 0, options.reservedMoovBytes <= Self.maxReservedMoovBytes else {
+            throw MediaError(.invalidArgument, "reserved moov bytes \(options.reservedMoovBytes) are out of range (0 to \(Self.maxReservedMoovBytes))", path: path)
         }
         if case .fragmented(let s) = options.layout, !(s > 0 && s.isFinite) {
             throw MediaError(.invalidArgument, "fragment duration \(s) s must be positive", path: path)

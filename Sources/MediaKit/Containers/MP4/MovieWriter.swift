@@ -217,17 +217,18 @@ enum MovieWriter {
                 w.u32(0x0001_0000); w.u16(0x0100); w.zeros(10)
                 for m in identity { w.i32(m) }
                 w.zeros(24)
-                w.u32(UInt32((tracks.map(\.id).max() ?? 0) + 1))
+                w.u32(try u32(Int64((tracks.map(\.id).max() ?? 0) + 1), track: tracks.count, "the next track ID"))
             }
             for (i, t) in tracks.enumerated() {
                 try trak(&w, t, movieTimeScale: movieTimeScale, duration: durations[i], fragmented: fragmented, chunkShift: chunkShift)
             }
             w.append(userData)
             if fragmented {
-                w.box("mvex") { w in
+                try w.box("mvex") { w in
                     for t in tracks {
+                        let id = try u32(Int64(t.id), track: t.id - 1, "the track ID")
                         w.fullBox("trex", version: 0, flags: 0) { w in
-                            w.u32(UInt32(t.id)); w.u32(1); w.u32(0); w.u32(0); w.u32(0)
+                            w.u32(id); w.u32(1); w.u32(0); w.u32(0); w.u32(0)
                         }
                     }
                 }
@@ -257,21 +258,21 @@ enum MovieWriter {
                 guard !visual || (fixedWidth >= 0 && fixedWidth <= Double(UInt32.max)) else {
                     throw MediaError(.invalidArgument, "track \(ti): the display width \(width) (\(t.width) pixels, aspect ratio \(sar)) does not fit tkhd's 16.16 field")
                 }
-                w.u32(visual ? UInt32(fixedWidth) : 0)
+                w.u32(visual ? UInt32(exactly: fixedWidth) ?? 0 : 0)   // in range: checked above
                 w.u32(visual ? try u32(Int64(t.height) << 16, track: ti, "the height (16.16)") : 0)
             }
             if !t.references.isEmpty {
-                w.box("tref") { w in
-                    for r in t.references { w.box(r.type) { w in for id in r.ids { w.u32(UInt32(id)) } } }
+                try w.box("tref") { w in
+                    for r in t.references { try w.box(r.type) { w in for id in r.ids { w.u32(try u32(Int64(id), track: ti, "a referenced track ID")) } } }
                 }
             }
             let edits = try edits(t, movieTimeScale: movieTimeScale, fragmented: fragmented)
             if !edits.isEmpty {
                 // edits() keeps durations in 0...2^60, media times -1 or 0...2^60, rates 16.16.
-                w.box("edts") { w in
+                try w.box("edts") { w in
                     let big = edits.contains { $0.segmentDuration > Int64(UInt32.max) || $0.mediaTime > Int64(Int32.max) || $0.mediaTime < Int64(Int32.min) }
-                    w.fullBox("elst", version: big ? 1 : 0, flags: 0) { w in
-                        w.u32(UInt32(edits.count))
+                    try w.fullBox("elst", version: big ? 1 : 0, flags: 0) { w in
+                        w.u32(try u32(Int64(edits.count), track: ti, "the edit count"))
                         for e in edits {
                             if big { w.u64(UInt64(clamping: e.segmentDuration)); w.u64(UInt64(bitPattern: e.mediaTime)) }
                             else { w.u32(UInt32(clamping: e.segmentDuration)); w.i32(Int32(clamping: e.mediaTime)) }

@@ -198,14 +198,14 @@ enum SampleEntryWriter {
     static func esds(oti: UInt8, config: [UInt8], bitRate: Int, trackID: Int) -> [UInt8] {
         func descriptor(_ tag: UInt8, _ body: [UInt8]) -> [UInt8] {
             let n = body.count
-            return [tag, UInt8(0x80 | ((n >> 21) & 0x7F)), UInt8(0x80 | ((n >> 14) & 0x7F)),
-                    UInt8(0x80 | ((n >> 7) & 0x7F)), UInt8(n & 0x7F)] + body
+            return [tag, UInt8(truncatingIfNeeded: 0x80 | ((n >> 21) & 0x7F)), UInt8(truncatingIfNeeded: 0x80 | ((n >> 14) & 0x7F)),
+                    UInt8(truncatingIfNeeded: 0x80 | ((n >> 7) & 0x7F)), UInt8(truncatingIfNeeded: n & 0x7F)] + body
         }
         var dcd: [UInt8] = [oti, 0x15, 0, 0, 0]   // audio stream, bufferSizeDB
         let rate = UInt32(clamping: bitRate)
-        for v in [rate, rate] { dcd += [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
+        for v in [rate, rate] { dcd += [UInt8(truncatingIfNeeded: v >> 24), UInt8(truncatingIfNeeded: (v >> 16) & 0xFF), UInt8(truncatingIfNeeded: (v >> 8) & 0xFF), UInt8(truncatingIfNeeded: v & 0xFF)] }
         if !config.isEmpty { dcd += descriptor(5, config) }
-        let es: [UInt8] = [UInt8((trackID >> 8) & 0xFF), UInt8(trackID & 0xFF), 0] + descriptor(4, dcd) + descriptor(6, [2])
+        let es: [UInt8] = [UInt8(truncatingIfNeeded: (trackID >> 8) & 0xFF), UInt8(truncatingIfNeeded: trackID & 0xFF), 0] + descriptor(4, dcd) + descriptor(6, [2])
         var w = BoxWriter()
         w.fullBox("esds", version: 0, flags: 0) { $0.append(descriptor(3, es)) }
         return w.bytes

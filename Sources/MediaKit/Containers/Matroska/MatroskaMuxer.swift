@@ -206,7 +206,11 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         guard !cluster.isEmpty else { return }
         try file.write(Self.element(MKVID.cluster, cluster))
         cluster = []
+        wroteCluster = true
     }
+
+    /// True once a Cluster is in the file.
+    private var wroteCluster = false
 
     /// Writes the last Cluster, the Cues, the SeekHead, the Segment size and Duration, and
     /// renames the file into place. - Throws: `.io`; the file is then left unfinished.
@@ -214,6 +218,10 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         guard !finished else { return }
         if !headerWritten { try writeHeader() }
         try flushCluster()
+        // No packet: an empty Cluster (its Timecode only). FFmpeg 5.1 cannot open a Segment
+        // without one (it resyncs past the end and reads the header as garbage; its own
+        // muxer writes such files), and other readers expect one.
+        if !wroteCluster { try file.write(Self.element(MKVID.cluster, Self.uint(MKVID.timecode, 0))) }
         finished = true
         if file.isStream {
             try file.commit()

@@ -222,7 +222,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
     static func flacHeaders(_ si: FLACStreamInfo) -> [[UInt8]] {
         let first = [0x7F] + Array("FLAC".utf8) + [1, 0, 0, 1] + Array("fLaC".utf8) + [0, 0, 0, 34] + si.bytes
         let comment = vorbisCommentBody()
-        let second = [0x84, UInt8(comment.count >> 16), UInt8((comment.count >> 8) & 0xFF), UInt8(comment.count & 0xFF)] + comment
+        let second = [0x84, UInt8(truncatingIfNeeded: comment.count >> 16), UInt8(truncatingIfNeeded: (comment.count >> 8) & 0xFF), UInt8(truncatingIfNeeded: comment.count & 0xFF)] + comment
         return [first, second]
     }
 
@@ -407,10 +407,17 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
     }
 
     /// Writes every stream's last page (flagged end-of-stream; its granule position carries
-    /// the end trim) and renames the file into place. - Throws: `.io`; the file is then removed.
+    /// the end trim) and renames the file into place. - Throws: `.invalidArgument` when a track
+    /// has no packet (header pages only: readers refuse the file), `.io`; the file is then removed.
     public func finish() throws {
         guard !finished else { return }
         do {
+            // A stream of header pages only is not a file readers open (FFmpeg 5.1 refuses the
+            // one its own muxer writes): refused rather than left for them to fail on.
+            if let empty = streams.indices.first(where: { streams[$0].packets == 0 }) {
+                throw MediaError(.invalidArgument, "track \(empty) has no packet: an Ogg stream of header pages only cannot be read",
+                                 path: file.path, context: "Ogg muxer")
+            }
             if !headerWritten { try writeHeader() }
             for i in streams.indices {
                 var s = streams[i]
