@@ -29,10 +29,11 @@ final class MuxerHandle {
             let padding = Rational.rescale(Int64(t.padding), from: samples, to: t.timeBase)
             let n = t.timeBase.numerator
             // The muxer checks the edit (MovieWriter.check); only the arithmetic is checked here.
-            let kept = t.end.subtractingReportingOverflow(delay).partialValue.subtractingReportingOverflow(padding)
-            let (duration, o1) = max(0, kept.overflow ? 0 : kept.partialValue).multipliedReportingOverflow(by: n)
+            let afterDelay = t.end.subtractingReportingOverflow(delay)
+            let kept = afterDelay.partialValue.subtractingReportingOverflow(padding)
+            let (duration, o1) = max(0, kept.partialValue).multipliedReportingOverflow(by: n)
             let (start, o2) = delay.multipliedReportingOverflow(by: n)
-            guard !kept.overflow, !o1, !o2 else {
+            guard !afterDelay.overflow, !kept.overflow, !o1, !o2 else {
                 throw MediaError(.invalidArgument, "track \(i): the trims (delay \(t.delay), padding \(t.padding) samples) do not fit 64-bit ticks of \(t.timeBase.numerator)/\(t.timeBase.denominator) s")
             }
             mp4.replaceEdits(track: i, [EditListEntry(segmentDuration: duration, mediaTime: start, mediaRate: 1)],

@@ -125,6 +125,22 @@ final class MuxerHostileValuesTests: XCTestCase {
         XCTAssertGreaterThan(errors, 20)
     }
 
+    /// The WAV writer (PCMWriter) with rates and channel counts its header cannot hold: an error
+    /// naming them (UInt32(rate) trapped on a negative rate), never a trap; a normal header reads.
+    func testPCMWriterRefusesWhatAWAVHeaderCannotHold() throws {
+        for (rate, channels) in [(-1, 2), (Int.max, 2), (48000, 70000), (Int(UInt32.max), 2), (Int.max / 2, 0)] {
+            let path = dir.appendingPathComponent("bad-\(rate)-\(channels).wav").path
+            XCTAssertThrowsError(try PCMWriter(path: path, sampleType: .s16, sampleRate: rate, channels: channels, wav: true), "\(rate) Hz, \(channels) channels") { e in
+                XCTAssertTrue((e as? MediaError)?.message.contains("\(rate) Hz") ?? false, "\(e)")
+            }
+        }
+        let path = dir.appendingPathComponent("good.wav").path
+        let w = try PCMWriter(path: path, sampleType: .s16, sampleRate: 48000, channels: 2, wav: true)
+        try w.finish()
+        let script = MuxScript(target: .flac, tracks: [MuxScript.TrackSpec(codec: .pcm)], steps: [])
+        XCTAssertNil(script.ffprobeProblem(path: path))
+    }
+
     /// The seeds of the `mux` fuzz target (Tests/fuzz/seeds/mux: one well-formed script per
     /// writer and codec pair) read as the fuzzer reads them and each write a file ffprobe reads:
     /// the fuzzer starts from runs that reach the end of every writer, not from early errors.

@@ -59,7 +59,7 @@ final class WriterNarrowingTests: XCTestCase {
         ("MP3Writer.swift", "f[at + i] = UInt8(min(255, position * 256 / max(1, bytes + infoSize)))", "0...255 (positions are byte offsets, not negative)"),
         ("MP3Writer.swift", "crc ^= UInt16(b)", "a byte widened"),
         ("PCMWriter.swift", "dataBytes: UInt32(data)), at: 0)", "data <= UInt32.max - 80 is checked just above"),
-        ("PCMWriter.swift", "le32(UInt32(rate)) + le32(UInt32(rate * block))", "init checks rate > 0 and rate x block within UInt32"),
+        ("PCMWriter.swift", "le32(UInt32(rate)) + le32(UInt32(rate * block))", "init checks (for WAV) rate >= 0 and rate x block within UInt32"),
         ("PCMWriter.swift", "le32(UInt32(4 + 8 + fmt.count + 8) &+ dataBytes)", "the fmt chunk is at most 40 bytes"),
         ("PCMWriter.swift", "le32(UInt32(fmt.count)) + fmt", "the fmt chunk is at most 40 bytes"),
         ("Muxer.swift", "struct_size: UInt32(MemoryLayout<mk_muxer_settings>.size)", "the size of a C struct"),

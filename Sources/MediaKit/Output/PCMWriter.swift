@@ -24,12 +24,13 @@ public final class PCMWriter {
     /// Starts writing `path` (through a temporary file, see ``OutputFile``) in any sample type.
     /// `channelMask` goes into a WAV header (0: the default mask for the channel count).
     /// - Throws: `.invalidArgument` for a rate or channel count a WAV header cannot hold
-    ///   (rate 1 to 2^32-1, 1 to 65535 channels, bytes per second within 32 bits), `.io`.
+    ///   (negative, more than 65535 channels, bytes per second beyond 32 bits), `.io`.
     public init(path: String, sampleType: AudioSampleType, sampleRate: Int, channels: Int, channelMask: UInt64 = 0, wav: Bool) throws {
+        // Raw PCM has no header; 0 stays allowed in one (an output with no samples, rate unknown).
         let perSecond = sampleRate.multipliedReportingOverflow(by: max(0, min(channels, 65535)) * sampleType.bytesPerSample)
-        guard sampleRate > 0, channels > 0, channels <= 65535, channels * sampleType.bytesPerSample <= 65535,
-              !perSecond.overflow, UInt32(exactly: perSecond.partialValue) != nil else {
-            throw MediaError(.invalidArgument, "PCM at \(sampleRate) Hz with \(channels) channels cannot be written (1 to 65535 channels, bytes per second within 32 bits)", path: path)
+        guard !wav || (sampleRate >= 0 && channels >= 0 && channels <= 65535 && channels * sampleType.bytesPerSample <= 65535
+                       && UInt32(exactly: sampleRate) != nil && !perSecond.overflow && UInt32(exactly: perSecond.partialValue) != nil) else {
+            throw MediaError(.invalidArgument, "PCM at \(sampleRate) Hz with \(channels) channels cannot be written as WAV (0 to 65535 channels, a rate and bytes per second within 32 bits)", path: path)
         }
         self.sampleType = sampleType
         self.sampleRate = sampleRate
