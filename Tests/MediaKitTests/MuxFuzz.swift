@@ -160,6 +160,11 @@ public struct MuxScript: Sendable {
     public var steps: [Step]
     /// MP4: the movie time scale option.
     public var movieTimeScale: Int64 = 1000
+    /// MP4: the chunk duration, the fragment duration (fragmented and hybrid layouts) and the
+    /// bytes reserved for the moov (fast start; 2048 by default here).
+    public var chunkSeconds = 0.5
+    public var fragmentSeconds = 0.5
+    public var reservedMoovBytes = 2048
     /// MP3: `finish(inputSamples:encoderDelay:)`'s arguments.
     public var inputSamples: Int64 = 0
     public var encoderDelay = 0
@@ -213,9 +218,9 @@ public struct MuxScript: Sendable {
         var fill: UInt8 = 0x55
         switch target {
         case .mp4, .mp4FastStart, .mp4Fragmented, .mp4Hybrid:
-            let layouts: [MP4Muxer.Layout] = [.progressive, .fastStart, .fragmented(seconds: 0.5), .hybrid(seconds: 0.5)]
-            var options = MP4Muxer.Options(layout: layouts[target.rawValue], movieTimeScale: movieTimeScale)
-            if target == .mp4FastStart { options.reservedMoovBytes = 2048 }
+            let layouts: [MP4Muxer.Layout] = [.progressive, .fastStart, .fragmented(seconds: fragmentSeconds), .hybrid(seconds: fragmentSeconds)]
+            var options = MP4Muxer.Options(layout: layouts[target.rawValue], movieTimeScale: movieTimeScale, chunkSeconds: chunkSeconds)
+            if target == .mp4FastStart { options.reservedMoovBytes = reservedMoovBytes }
             let m = try MP4Muxer(path: path, options: options)
             do {
                 for i in tracks.indices { _ = try m.addTrack(from: track(i)) }
@@ -342,7 +347,15 @@ extension MuxScript {
             tracks.append(spec)
         }
         self.init(target: target, tracks: tracks, steps: [])
-        if r.u8() % 8 == 0 { movieTimeScale = r.hostile(small: 1 << 20) }
+        if r.u8() % 8 == 0 {
+            // MP4's options: any movie time scale, chunk and fragment durations among the
+            // extremes of a Double, any reserved size.
+            movieTimeScale = r.hostile(small: 1 << 20)
+            let seconds: [Double] = [0.5, 0, -1, .nan, .infinity, -.infinity, 1e300, 1e-300, .ulpOfOne, 86400, 3]
+            chunkSeconds = seconds[Int(r.u8()) % seconds.count]
+            fragmentSeconds = seconds[Int(r.u8()) % seconds.count]
+            reservedMoovBytes = Int(truncatingIfNeeded: r.hostile(small: 1 << 16))
+        }
         var dts = [Int64](repeating: 0, count: count)
         while !r.isEmpty && steps.count < 400 {
             let kind = r.u8()

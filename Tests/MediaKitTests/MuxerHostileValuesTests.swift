@@ -85,6 +85,19 @@ final class MuxerHostileValuesTests: XCTestCase {
             var s = script(packets(normal))
             s.movieTimeScale = .max
             out.append(("a movie time scale of Int64.max", s))
+            for (name, value) in [("NaN", Double.nan), ("infinite", Double.infinity), ("1e300", 1e300), ("negative", -1)] {
+                var chunk = script(packets(normal))
+                chunk.chunkSeconds = value
+                out.append(("a chunk duration \(name)", chunk))
+                var fragment = script(packets(normal))
+                fragment.fragmentSeconds = value
+                out.append(("a fragment duration \(name)", fragment))
+            }
+            for bytes in [-1, Int.max, 1 << 40] {
+                var reserved = script(packets(normal))
+                reserved.reservedMoovBytes = bytes
+                out.append(("\(bytes) bytes reserved for the moov", reserved))
+            }
             var announced = script([.announce(track: 0)] + [.packet(MuxScript.PacketSpec(track: 0, size: 10, pts: .min + 5, dts: .max - 5))])
             announced.movieTimeScale = 1000
             out.append(("announced timestamps at the extremes", announced))
