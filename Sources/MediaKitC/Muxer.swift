@@ -17,14 +17,26 @@ final class MuxerHandle {
 
     /// MP4: the encoder delay and padding of tracks added from codec parameters become their
     /// edit list, now that the end is known (as the Remuxer and Transcoder write gapless audio).
-    func writeTrims() {
+    /// - Throws: `.invalidArgument` when the trims, in the track's ticks, do not fit 64 bits.
+    func writeTrims() throws {
         guard let mp4 = muxer as? MP4Muxer else { return }
         for (i, t) in tracks.enumerated() where t.delay > 0 || t.padding > 0 {
+            guard t.rate > 0 else {
+                throw MediaError(.invalidArgument, "track \(i): encoder_delay \(t.delay) and encoder_padding \(t.padding) need the track's sample rate")
+            }
             let samples = Rational(1, Int64(t.rate))
             let delay = Rational.rescale(Int64(t.delay), from: samples, to: t.timeBase)
             let padding = Rational.rescale(Int64(t.padding), from: samples, to: t.timeBase)
             let n = t.timeBase.numerator
-            mp4.replaceEdits(track: i, [EditListEntry(segmentDuration: max(0, t.end - delay - padding) * n, mediaTime: delay * n, mediaRate: 1)],
+            // The muxer checks the edit (MovieWriter.check); only the arithmetic is checked here.
+            let afterDelay = t.end.subtractingReportingOverflow(delay)
+            let kept = afterDelay.partialValue.subtractingReportingOverflow(padding)
+            let (duration, o1) = max(0, kept.partialValue).multipliedReportingOverflow(by: n)
+            let (start, o2) = delay.multipliedReportingOverflow(by: n)
+            guard !afterDelay.overflow, !kept.overflow, !o1, !o2 else {
+                throw MediaError(.invalidArgument, "track \(i): the trims (delay \(t.delay), padding \(t.padding) samples) do not fit 64-bit ticks of \(t.timeBase.numerator)/\(t.timeBase.denominator) s")
+            }
+            mp4.replaceEdits(track: i, [EditListEntry(segmentDuration: duration, mediaTime: start, mediaRate: 1)],
                              movieTimeScale: t.timeBase.denominator)
         }
     }
@@ -150,7 +162,7 @@ public func mk_muxer_add_track(_ m: OpaquePointer?, _ d: OpaquePointer?, _ track
     guard let t = demuxerTrack(d, track, "mk_muxer_add_track") else { return MK_EINVAL }
     if h.finished { return fail(MK_ESTATE, "mk_muxer_add_track: the muxer is finished") }
     return guarded {
-        index.pointee = Int32(try h.muxer.addTrack(from: t))
+        index.pointee = Int32(clamping: try h.muxer.addTrack(from: t))   // a track index: far below 2^31
         h.tracks.append((t.timeBase, 0, 0, 0, 0))
         return MK_OK
     }
@@ -171,7 +183,7 @@ public func mk_muxer_add_track_params(_ m: OpaquePointer?, _ params: UnsafePoint
     t.encoderDelay = 0
     t.encoderPadding = 0
     return guarded {
-        index.pointee = Int32(try h.muxer.addTrack(from: t))
+        index.pointee = Int32(clamping: try h.muxer.addTrack(from: t))   // a track index: far below 2^31
         h.tracks.append((t.timeBase, delay, padding, t.parameters.sampleRate, 0))
         return MK_OK
     }
@@ -207,7 +219,7 @@ public func mk_muxer_finish(_ m: OpaquePointer?) -> Int32 {
     if h.finished { return fail(MK_ESTATE, "mk_muxer_finish: the muxer is already finished or cancelled") }
     h.finished = true
     return guarded {
-        h.writeTrims()
+        try h.writeTrims()
         try h.muxer.finish()
         return MK_OK
     }

@@ -26,6 +26,7 @@ public enum FuzzHarness {
         "audiostream-demuxer": audioStreamDemuxer,
         "probe": probe,
         "remux": remux,
+        "mux": mux,
     ]
 
     /// MP4 / QuickTime, progressive and fragmented: open, read all, seek, re-read, per track.
@@ -113,5 +114,21 @@ public enum FuzzHarness {
         let layout = layouts[Int(data.last ?? 0) % layouts.count]
         guard (try? Remuxer.remux(input: input, output: output, layout: layout)) != nil else { return }
         exercise { try MP4Demuxer(path: output) }
+    }
+
+    /// Every writer (MP4 in four layouts, Matroska, WebM, Ogg, MP3, FLAC) driven by a script read
+    /// from the input (``MuxScript/init(fuzz:)``: tracks, packet sizes, timestamps, durations,
+    /// trims, edit lists, dts out of order). The run ends in a ``MediaError`` or a file, which is
+    /// read back through the probe; with `MK_FUZZ_FFPROBE` set, ffprobe must read it too (run.sh
+    /// replays the corpus that way after fuzzing: ffprobe per input is too slow inside the loop).
+    public static func mux(_ data: [UInt8]) {
+        let script = MuxScript(fuzz: data)
+        let path = "\(FileManager.default.temporaryDirectory.path)/mk-fuzz-mux-\(getpid()).\(script.target.fileExtension)"
+        defer { unlink(path) }
+        guard case .file = script.run(path: path) else { return }
+        if ProcessInfo.processInfo.environment["MK_FUZZ_FFPROBE"] != nil, let problem = script.ffprobeProblem(path: path) {
+            fatalError("\(script.target): ffprobe does not read the file MediaKit wrote: \(problem)")
+        }
+        exercise { try ContainerCatalog.shared.open(ByteSources.open(path: path)).demuxer }
     }
 }

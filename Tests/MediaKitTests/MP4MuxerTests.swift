@@ -76,7 +76,7 @@ final class MP4MuxerTests: XCTestCase {
     }
 
     /// Chunk offsets past 4 GiB switch the table to co64.
-    func testCo64PastFourGiB() {
+    func testCo64PastFourGiB() throws {
         var t = MuxTrack(parameters: CodecParameters(mediaType: .audio, codec: "opus"), sampleEntry: [], handler: "soun", id: 1,
                          timeScale: 48000, tickMultiplier: 1, language: "und", matrix: MovieWriter.identity, sourceEdits: nil,
                          sourceMovieTimeScale: 0, width: 0, height: 0)
@@ -84,12 +84,12 @@ final class MP4MuxerTests: XCTestCase {
         t.stts = [(2, 960)]
         t.chunks = [(100, 1), (UInt64(UInt32.max) + 100, 1)]
         var w = BoxWriter()
-        MovieWriter.stbl(&w, t, fragmented: false, chunkShift: 0)
+        try MovieWriter.stbl(&w, t, fragmented: false, chunkShift: 0)
         let bytes = w.bytes
         XCTAssertNotNil(bytes.indices.first { i in i + 4 <= bytes.count && Array(bytes[i..<i + 4]) == Array("co64".utf8) })
         t.chunks = [(100, 2)]
         var w2 = BoxWriter()
-        MovieWriter.stbl(&w2, t, fragmented: false, chunkShift: 0)
+        try MovieWriter.stbl(&w2, t, fragmented: false, chunkShift: 0)
         XCTAssertNotNil(w2.bytes.indices.first { i in i + 4 <= w2.bytes.count && Array(w2.bytes[i..<i + 4]) == Array("stco".utf8) })
     }
 

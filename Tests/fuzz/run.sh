@@ -45,6 +45,7 @@ seed_globs() {
         audiostream|audiostream-demuxer) echo "*.mp3 *.mp2 *.aac" ;;
         probe|capi|remux) echo "*.mp4 *.m4a *.mov *.ogg *.opus *.ivf *.mp3 *.aac" ;;
         matroska) echo "*.mkv *.mka *.webm" ;;
+        mux) echo "" ;;                     # scripts for the writers, not media files
         *) echo "*.$1" ;;                   # another new target: the corpus files named after it
     esac
 }
@@ -56,6 +57,7 @@ seed_dirs() {
         flac) echo flac ;;
         audiostream|audiostream-demuxer) echo audiostream ;;
         probe|capi|remux) echo "wav flac ogg audiostream" ;;
+        mux) echo mux ;;
         *) echo "$1" ;;
     esac
 }
@@ -115,6 +117,21 @@ for t in $TARGETS; do
     files=$(ls "$dir/corpus" | wc -l)
     found=$(comm -13 <(echo "$before") <(ls "$dir/artifacts" 2>/dev/null) | tr '\n' ' ')
     found=${found% }
+    # The writers' target: each file it wrote must be one ffprobe reads. ffprobe per input is too
+    # slow inside the loop, so up to REPLAY_FFPROBE (200) corpus inputs are run again, one by one,
+    # with MK_FUZZ_FFPROBE set (FuzzHarness.mux stops on a file ffprobe does not read).
+    if [[ $t == mux && $rc -eq 0 ]] && command -v ffprobe > /dev/null; then
+        mapfile -t replay < <(find "$dir/corpus" -type f | shuf -n "${REPLAY_FFPROBE:-200}" --random-source=<(yes))
+        echo "== fuzz-$t: ffprobe on the files of ${#replay[@]} corpus inputs"
+        # Leak checking off here only: Foundation's Process.run (which starts ffprobe) leaks a
+        # 32-byte weak-reference side table per process (see "Sanitizer runs" in FUZZING.md).
+        if ! SWIFT_BACKTRACE=enable=no MK_FUZZ_FFPROBE=1 ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=0 \
+            "$BIN/fuzz-$t" -artifact_prefix="$dir/artifacts/" "${replay[@]}" >> "$dir/log" 2>&1; then
+            rc=1
+        fi
+        found=$(comm -13 <(echo "$before") <(ls "$dir/artifacts" 2>/dev/null) | tr '\n' ' ')
+        found=${found% }
+    fi
     if [[ $rc -ne 0 || -n "$found" ]]; then
         status=1
         kind=$(grep -m1 -oE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer): [a-z -]+|Swift runtime failure: [^/]*' "$dir/log" | head -1)

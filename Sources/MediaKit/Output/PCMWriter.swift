@@ -23,7 +23,15 @@ public final class PCMWriter {
 
     /// Starts writing `path` (through a temporary file, see ``OutputFile``) in any sample type.
     /// `channelMask` goes into a WAV header (0: the default mask for the channel count).
+    /// - Throws: `.invalidArgument` for a rate or channel count a WAV header cannot hold
+    ///   (negative, more than 65535 channels, bytes per second beyond 32 bits), `.io`.
     public init(path: String, sampleType: AudioSampleType, sampleRate: Int, channels: Int, channelMask: UInt64 = 0, wav: Bool) throws {
+        // Raw PCM has no header; 0 stays allowed in one (an output with no samples, rate unknown).
+        let perSecond = sampleRate.multipliedReportingOverflow(by: max(0, min(channels, 65535)) * sampleType.bytesPerSample)
+        guard !wav || (sampleRate >= 0 && channels >= 0 && channels <= 65535 && channels * sampleType.bytesPerSample <= 65535
+                       && UInt32(exactly: sampleRate) != nil && !perSecond.overflow && UInt32(exactly: perSecond.partialValue) != nil) else {
+            throw MediaError(.invalidArgument, "PCM at \(sampleRate) Hz with \(channels) channels cannot be written as WAV (0 to 65535 channels, a rate and bytes per second within 32 bits)", path: path)
+        }
         self.sampleType = sampleType
         self.sampleRate = sampleRate
         self.channels = channels
@@ -85,8 +93,8 @@ public final class PCMWriter {
     /// A RIFF/WAVE header: format tag 1 (integer PCM) or 3 (IEEE float); WAVE_FORMAT_EXTENSIBLE
     /// with the channel mask for more than two channels and for integer samples wider than 16 bits.
     static func wavHeader(type: AudioSampleType, rate: Int, channels: Int, mask: UInt64, dataBytes: UInt32) -> [UInt8] {
-        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }
-        func le32(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF), UInt8((v >> 16) & 0xFF), UInt8(v >> 24)] }
+        func le16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)] }
+        func le32(_ v: UInt32) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 24)] }
         let bits = type.bytesPerSample * 8
         let block = channels * type.bytesPerSample
         let extensible = channels > 2 || (!type.isFloat && bits > 16)

@@ -152,13 +152,16 @@ public enum Remuxer {
         }
         // Gapless: an encoder delay and padding (MP3's LAME tag) become an edit list, as FFmpeg's
         // muxer writes it, here in the track's own time scale so that it is exact to the sample.
+        // A tag whose delay and padding add up to more than the track (a LAME encode of a very
+        // short sound) cannot be honoured: the edit then runs from the delay to the end of the
+        // media (duration 0), as `ffmpeg -c copy` writes such a file, never a negative duration.
         var kept: [Track] = []
         for i in wanted {
             var t = all[i]
             if t.editList.isEmpty && !t.trimsOnPackets && t.duration > 0 && (t.encoderDelay > 0 || t.encoderPadding > 0) {
                 t.movieTimeScale = t.timeBase.denominator / max(1, t.timeBase.numerator)
-                t.editList = [EditListEntry(segmentDuration: t.duration - Int64(t.encoderDelay) - Int64(t.encoderPadding),
-                                            mediaTime: Int64(t.encoderDelay), mediaRate: 1)]
+                let kept = t.duration - Int64(t.encoderDelay) - Int64(t.encoderPadding)
+                t.editList = [EditListEntry(segmentDuration: max(0, kept), mediaTime: Int64(t.encoderDelay), mediaRate: 1)]
             }
             switch t.parameters.codec {
             case "vp9":

@@ -31,6 +31,11 @@ public final class MP3Writer {
         guard let h = MPEGAudioHeader(packet.data), h.layer == 3, first.map({ $0.continues(h) }) ?? true else {
             throw MediaError(.invalidData, "packet \(frames) is not an MPEG audio Layer III frame of the stream", path: file.path)
         }
+        // A frame cut short or run on would make the file unreadable from there (readers find
+        // the next frame where the header says it is).
+        guard h.frameSize == 0 || h.frameSize == packet.data.count else {
+            throw MediaError(.invalidData, "packet \(frames) is \(packet.data.count) bytes; its header states a frame of \(h.frameSize) bytes", path: file.path)
+        }
         if first == nil {
             first = h
             infoSize = Self.infoFrameSize(h)
@@ -47,15 +52,21 @@ public final class MP3Writer {
     /// - Parameters:
     ///   - inputSamples: samples per channel the encoder was given.
     ///   - encoderDelay: the encoder's priming (libmp3lame through libavcodec: its delay + 529).
+    /// - Throws: `.invalidArgument` for a negative count or delay (or beyond 2^60) or when no
+    ///   frame was written (the file would be empty); `.io`. The file is then removed.
     public func finish(inputSamples: Int64, encoderDelay: Int) throws {
         done = true
         do {
-            if let h = first {
-                let decoded = Int64(frames) * Int64(h.samplesPerFrame)
-                let delay = max(0, encoderDelay - 529)
-                let padding = max(0, decoded - Int64(delay) - inputSamples)
-                try file.patch(infoFrame(h, delay: delay, padding: Int(min(padding, 4095))), at: 0)
+            guard inputSamples >= 0, inputSamples <= MuxLimits.ticks, encoderDelay >= 0, Int64(encoderDelay) <= MuxLimits.ticks else {
+                throw MediaError(.invalidArgument, "an MP3 file cannot state \(inputSamples) input samples with an encoder delay of \(encoderDelay)", path: file.path)
             }
+            guard let h = first else {
+                throw MediaError(.invalidArgument, "no frame was written: an MP3 file without frames cannot be read", path: file.path)
+            }
+            let decoded = Int64(frames) * Int64(h.samplesPerFrame)
+            let delay = max(0, encoderDelay - 529)
+            let padding = max(0, decoded - Int64(delay) - inputSamples)
+            try file.patch(infoFrame(h, delay: delay, padding: Int(min(padding, 4095))), at: 0)
             try file.commit()
         } catch {
             file.discard()
@@ -84,9 +95,9 @@ public final class MP3Writer {
 
     /// `h`'s header with another bit rate index, no CRC and no padding.
     private static func header(_ h: MPEGAudioHeader, bitRateIndex: Int) -> MPEGAudioHeader? {
-        let b1 = UInt8((h.raw >> 16) & 0xFF) | 1
-        let b2 = UInt8(bitRateIndex << 4) | (UInt8((h.raw >> 8) & 0xFF) & 0x0C)
-        return MPEGAudioHeader(0xFF, b1, b2, UInt8(h.raw & 0xFF))
+        let b1 = UInt8(truncatingIfNeeded: (h.raw >> 16) & 0xFF) | 1
+        let b2 = UInt8(truncatingIfNeeded: bitRateIndex << 4) | (UInt8(truncatingIfNeeded: (h.raw >> 8) & 0xFF) & 0x0C)
+        return MPEGAudioHeader(0xFF, b1, b2, UInt8(truncatingIfNeeded: h.raw & 0xFF))
     }
 
     private func infoFrame(_ h: MPEGAudioHeader, delay: Int, padding: Int) -> [UInt8] {
@@ -94,10 +105,10 @@ public final class MP3Writer {
         while let t = Self.header(h, bitRateIndex: index), t.frameSize != infoSize, index < 14 { index += 1 }
         let t = Self.header(h, bitRateIndex: index)!
         var f = [UInt8](repeating: 0, count: infoSize)
-        f[0] = 0xFF; f[1] = UInt8((t.raw >> 16) & 0xFF); f[2] = UInt8((t.raw >> 8) & 0xFF); f[3] = UInt8(t.raw & 0xFF)
+        f[0] = 0xFF; f[1] = UInt8(truncatingIfNeeded: (t.raw >> 16) & 0xFF); f[2] = UInt8(truncatingIfNeeded: (t.raw >> 8) & 0xFF); f[3] = UInt8(truncatingIfNeeded: t.raw & 0xFF)
         var at = t.sideInfoEnd
         func put32(_ v: Int) {
-            for k in 0..<4 { f[at + k] = UInt8((v >> (24 - 8 * k)) & 0xFF) }
+            for k in 0..<4 { f[at + k] = UInt8(truncatingIfNeeded: (v >> (24 - 8 * k)) & 0xFF) }
             at += 4
         }
         for c in "Info".utf8 { f[at] = c; at += 1 }
@@ -115,14 +126,14 @@ public final class MP3Writer {
         for c in "LAME3.100".utf8 { f[at] = c; at += 1 }
         at += 12                                       // revision / VBR method, lowpass, peak, gains, flags, ABR rate
         let pair = delay << 12 | padding
-        f[at] = UInt8((pair >> 16) & 0xFF); f[at + 1] = UInt8((pair >> 8) & 0xFF); f[at + 2] = UInt8(pair & 0xFF)
+        f[at] = UInt8(truncatingIfNeeded: (pair >> 16) & 0xFF); f[at + 1] = UInt8(truncatingIfNeeded: (pair >> 8) & 0xFF); f[at + 2] = UInt8(truncatingIfNeeded: pair & 0xFF)
         at += 3
         at += 4                                        // misc, MP3 gain, preset / surround
         put32(bytes + infoSize)                        // music length
-        f[at] = UInt8(musicCRC >> 8); f[at + 1] = UInt8(musicCRC & 0xFF)
+        f[at] = UInt8(truncatingIfNeeded: musicCRC >> 8); f[at + 1] = UInt8(truncatingIfNeeded: musicCRC & 0xFF)
         at += 2
         let tagCRC = Self.crc16(Array(f[0..<at]), 0)
-        f[at] = UInt8(tagCRC >> 8); f[at + 1] = UInt8(tagCRC & 0xFF)
+        f[at] = UInt8(truncatingIfNeeded: tagCRC >> 8); f[at + 1] = UInt8(truncatingIfNeeded: tagCRC & 0xFF)
         return f
     }
 

@@ -9,14 +9,14 @@ struct BoxWriter {
     var count: Int { bytes.count }
 
     mutating func u8(_ v: UInt8) { bytes.append(v) }
-    mutating func u16(_ v: UInt16) { bytes.append(UInt8(v >> 8)); bytes.append(UInt8(v & 0xFF)) }
-    mutating func u24(_ v: UInt32) { bytes.append(UInt8((v >> 16) & 0xFF)); u16(UInt16(v & 0xFFFF)) }
+    mutating func u16(_ v: UInt16) { bytes.append(UInt8(truncatingIfNeeded: v >> 8)); bytes.append(UInt8(truncatingIfNeeded: v & 0xFF)) }
+    mutating func u24(_ v: UInt32) { bytes.append(UInt8(truncatingIfNeeded: (v >> 16) & 0xFF)); u16(UInt16(truncatingIfNeeded: v & 0xFFFF)) }
     mutating func u32(_ v: UInt32) {
-        bytes.append(UInt8(v >> 24)); bytes.append(UInt8((v >> 16) & 0xFF))
-        bytes.append(UInt8((v >> 8) & 0xFF)); bytes.append(UInt8(v & 0xFF))
+        bytes.append(UInt8(truncatingIfNeeded: v >> 24)); bytes.append(UInt8(truncatingIfNeeded: (v >> 16) & 0xFF))
+        bytes.append(UInt8(truncatingIfNeeded: (v >> 8) & 0xFF)); bytes.append(UInt8(truncatingIfNeeded: v & 0xFF))
     }
     mutating func i32(_ v: Int32) { u32(UInt32(bitPattern: v)) }
-    mutating func u64(_ v: UInt64) { u32(UInt32(v >> 32)); u32(UInt32(v & 0xFFFF_FFFF)) }
+    mutating func u64(_ v: UInt64) { u32(UInt32(truncatingIfNeeded: v >> 32)); u32(UInt32(truncatingIfNeeded: v & 0xFFFF_FFFF)) }
     mutating func zeros(_ n: Int) { bytes.append(contentsOf: repeatElement(0, count: n)) }
     mutating func append(_ b: [UInt8]) { bytes.append(contentsOf: b) }
     mutating func fourCC(_ s: String) {
@@ -44,18 +44,18 @@ struct BoxWriter {
 
     mutating func patchSize(at start: Int) {
         let size = UInt32(truncatingIfNeeded: bytes.count - start)
-        bytes[start] = UInt8(size >> 24); bytes[start + 1] = UInt8((size >> 16) & 0xFF)
-        bytes[start + 2] = UInt8((size >> 8) & 0xFF); bytes[start + 3] = UInt8(size & 0xFF)
+        bytes[start] = UInt8(truncatingIfNeeded: size >> 24); bytes[start + 1] = UInt8(truncatingIfNeeded: (size >> 16) & 0xFF)
+        bytes[start + 2] = UInt8(truncatingIfNeeded: (size >> 8) & 0xFF); bytes[start + 3] = UInt8(truncatingIfNeeded: size & 0xFF)
     }
 
     mutating func patchU32(_ v: UInt32, at i: Int) {
-        bytes[i] = UInt8(v >> 24); bytes[i + 1] = UInt8((v >> 16) & 0xFF)
-        bytes[i + 2] = UInt8((v >> 8) & 0xFF); bytes[i + 3] = UInt8(v & 0xFF)
+        bytes[i] = UInt8(truncatingIfNeeded: v >> 24); bytes[i + 1] = UInt8(truncatingIfNeeded: (v >> 16) & 0xFF)
+        bytes[i + 2] = UInt8(truncatingIfNeeded: (v >> 8) & 0xFF); bytes[i + 3] = UInt8(truncatingIfNeeded: v & 0xFF)
     }
 
     mutating func patchU64(_ v: UInt64, at i: Int) {
-        patchU32(UInt32(v >> 32), at: i)
-        patchU32(UInt32(v & 0xFFFF_FFFF), at: i + 4)
+        patchU32(UInt32(truncatingIfNeeded: v >> 32), at: i)
+        patchU32(UInt32(truncatingIfNeeded: v & 0xFFFF_FFFF), at: i + 4)
     }
 
     /// An ISO 639-2/T code packed as mdhd stores it (5 bits per letter, minus 0x60).

@@ -72,6 +72,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         }
     }
 
+    /// The largest ``Options/reservedMoovBytes``: 256 MiB (the space is built in memory).
+    public static let maxReservedMoovBytes = 256 << 20
+
     /// The target path.
     public let path: String
     /// The options it was created with (``Options/userData`` may be replaced before ``finish()``).
@@ -109,6 +112,13 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     public init(path: String, options: Options = Options()) throws {
         guard options.movieTimeScale > 0, options.movieTimeScale <= Int64(UInt32.max) else {
             throw MediaError(.invalidArgument, "movie time scale \(options.movieTimeScale) is out of range", path: path)
+        }
+        // The chunk duration becomes ticks (Int64 of a Double) and the reserved bytes a box in memory.
+        guard options.chunkSeconds > 0, options.chunkSeconds <= 86400 else {
+            throw MediaError(.invalidArgument, "chunk duration \(options.chunkSeconds) s is out of range (0 to 86400 s)", path: path)
+        }
+        guard options.reservedMoovBytes >= 0, options.reservedMoovBytes <= Self.maxReservedMoovBytes else {
+            throw MediaError(.invalidArgument, "reserved moov bytes \(options.reservedMoovBytes) are out of range (0 to \(Self.maxReservedMoovBytes))", path: path)
         }
         if case .fragmented(let s) = options.layout, !(s > 0 && s.isFinite) {
             throw MediaError(.invalidArgument, "fragment duration \(s) s must be positive", path: path)
@@ -187,6 +197,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         guard timeBase.numerator > 0, timeBase.denominator > 0, timeBase.denominator <= Int64(UInt32.max) else {
             throw MediaError(.invalidArgument, "time base \(timeBase) cannot be an MP4 time scale", path: path)
         }
+        guard (0...65535).contains(p.width), (0...65535).contains(p.height) else {
+            throw MediaError(.invalidArgument, "track \(tracks.count): the size \(p.width)x\(p.height) does not fit an MP4 track header (0 to 65535)", path: path)
+        }
         let id = tracks.count + 1
         let entry: [UInt8]
         do { entry = try SampleEntryWriter.entry(for: p, trackID: id) } catch let e as MediaError { throw e.at(path: path) }
@@ -241,15 +254,28 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         }
         guard isFragmentedLayout else { return }
         // The offsets `append` will store: pts - (dts - origin), origin = min(first dts, 0).
-        let m = tracks[ti].tickMultiplier
         var origin: Int64?
         var least: Int64 = 0
         for t in timestamps {
-            let dts = t.dts &* m
+            let dts = try ticks(t.dts, track: ti, "an announced dts"), pts = try ticks(t.pts, track: ti, "an announced pts")
             if origin == nil { origin = min(dts, 0) }
-            least = min(least, t.pts &* m - (dts - (origin ?? 0)))
+            least = min(least, pts - (dts - (origin ?? 0)))
+        }
+        guard least >= Int64(Int32.min) else {
+            throw MediaError(.limit, "track \(ti): an announced pts is \(-least) ticks before its dts; an MP4 composition offset holds 32 bits", path: path)
         }
         tracks[ti].compositionShift = -least
+    }
+
+    /// A caller's timestamp or duration `v` (in the packets' time base) in track ticks, or an
+    /// error naming the track and the value when it is beyond ``MovieWriter/timeLimit``.
+    private func ticks(_ v: Int64, track ti: Int, _ what: String) throws -> Int64 {
+        let m = tracks[ti].tickMultiplier
+        let (r, overflow) = v.multipliedReportingOverflow(by: m)
+        guard !overflow, r >= -MovieWriter.timeLimit, r <= MovieWriter.timeLimit else {
+            throw MediaError(.invalidArgument, "track \(ti): \(what) \(v) (x\(m) ticks of 1/\(tracks[ti].timeScale) s) is beyond the 2^60 ticks an MP4 track takes", path: path)
+        }
+        return r
     }
 
     // MARK: writing
@@ -259,9 +285,12 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     ///
     /// The duration written is the next packet's dts minus this one's; for the last packet of
     /// a track it is ``Packet/statedDuration``, 0 included (as a source file states it), or,
-    /// when unknown, the previous packet's (a PCM packet's: its frame count).
-    /// - Throws: `.invalidArgument` for an unknown track or a dts going backwards,
-    ///   `.io` when writing fails (the target name is left untouched).
+    /// when unknown, the previous packet's (a PCM packet's: its frame count). In the fragmented
+    /// and hybrid layouts an empty packet is dropped, as FFmpeg's mov muxer drops them.
+    /// - Throws: `.invalidArgument` for an unknown track, a dts going backwards, a timestamp
+    ///   beyond 2^60 ticks or a duration out of 0...2^32-1; `.limit` for a value its MP4 field
+    ///   cannot hold (a dts gap or composition offset beyond 32 bits); `.io` when writing fails
+    ///   (the target name is left untouched). Any error abandons the file.
     public func write(_ packet: Packet) throws {
         try append(track: packet.trackIndex, pts: packet.pts, dts: packet.dts, duration: packet.statedDuration,
                    isKeyframe: packet.isKeyframe, data: packet.data, source: nil, offset: -1, size: packet.data.count)
@@ -286,11 +315,25 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             throw MediaError(.invalidArgument, "track \(ti) does not exist (the muxer has \(tracks.count))", path: path)
         }
         guard size <= Int(UInt32.max) else { throw MediaError(.limit, "a sample of \(size) bytes does not fit an MP4 sample size", path: path) }
+        // Fragments: an empty packet is dropped, as FFmpeg's mov muxer drops every one ("Discard
+        // 0 sized packets"): FFmpeg 5.1 refuses a file whose trun lists a sample of 0 bytes. (The
+        // sample tables of a progressive file hold one, and FFmpeg reads it: kept there.)
+        if size == 0 && isFragmentedLayout { return }
         do {
             if !started { try start(file) }
             let m = tracks[ti].tickMultiplier
-            let dts = rawDts &* m, pts = rawPts &* m, duration = rawDuration.map { $0 &* m }
-            // Timestamps from a damaged file can be anything: differences that overflow are refused.
+            // Timestamps from a damaged file or a caller can be anything: within ±2^60 ticks
+            // (MovieWriter.timeLimit) the sums and differences below cannot overflow; what an
+            // MP4 field cannot hold is refused, naming the track and the value.
+            let dts = try ticks(rawDts, track: ti, "dts"), pts = try ticks(rawPts, track: ti, "pts")
+            let duration = try rawDuration.map { d in
+                let v = try ticks(d, track: ti, "the packet duration")
+                // FFmpeg's mov muxer refuses a duration out of range too ("out of range for mov/mp4 format").
+                guard v >= 0, v <= Int64(UInt32.max) else {
+                    throw MediaError(.invalidArgument, "track \(ti): the packet duration \(d) is out of range for MP4 (0 to 2^32-1 ticks)", path: path)
+                }
+                return v
+            }
             func difference(_ a: Int64, _ b: Int64) throws -> Int64 { try checked(a.subtractingReportingOverflow(b)) }
             func checked(_ r: (partialValue: Int64, overflow: Bool)) throws -> Int64 {
                 let (d, overflow) = r
@@ -299,10 +342,16 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                 }
                 return d
             }
+            guard tracks[ti].sizes.count < Int(UInt32.max) - 1 else {
+                throw MediaError(.limit, "track \(ti): more than \(UInt32.max - 1) samples do not fit an MP4 sample table", path: path)
+            }
             if tracks[ti].firstDts != nil {
                 let delta = try difference(dts, tracks[ti].lastDts)
                 guard delta >= 0 else {
                     throw MediaError(.invalidArgument, "track \(ti): dts \(rawDts) goes back from \(tracks[ti].lastDts / m)", path: path)
+                }
+                guard delta <= Int64(UInt32.max) else {
+                    throw MediaError(.limit, "track \(ti): dts \(rawDts) is \(delta) ticks after the previous one; an MP4 sample duration (stts) holds 32 bits", path: path)
                 }
                 if tracks[ti].pcmFrameSize == 0 { tracks[ti].appendStts(delta) }
                 if let last = tracks[ti].pending.indices.last { tracks[ti].pending[last].duration = delta }
@@ -318,6 +367,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             }
             if isFragmentedLayout { try maybeCutFragment(before: ti, dts: dts, isKeyframe: isKeyframe) }
             let composition = try difference(pts, try difference(dts, tracks[ti].compositionBase))
+            guard Int32(exactly: composition) != nil, Int32(exactly: composition + tracks[ti].compositionShift) != nil else {
+                throw MediaError(.limit, "track \(ti): pts \(rawPts) is \(composition) ticks from dts \(rawDts); an MP4 composition offset (ctts) holds 32 bits", path: path)
+            }
             if frameSize == 0 { tracks[ti].appendCtts(composition) }
             let decodeTime = try difference(dts, tracks[ti].firstDts ?? 0)
             tracks[ti].minComposition = min(tracks[ti].minComposition, try checked(decodeTime.addingReportingOverflow(composition)))
@@ -394,7 +446,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             try file.write(w.bytes)
         case .fragmented, .hybrid:
             initMoovOffset = file.bytesWritten
-            try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: true, userData: options.userData))
+            try file.write(try MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: true, userData: options.userData))
             try file.flush()
         }
     }
@@ -545,7 +597,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         let large = total + 8 > Int(UInt32.max)
         let mdatHeader = large ? 16 : 8
         let runs = fragmentRuns()
-        var moof = MovieWriter.moof(sequence: sequence, tracks: tracks, runs: runs, mdatHeader: mdatHeader)
+        var moof = try MovieWriter.moof(sequence: sequence, tracks: tracks, runs: runs, mdatHeader: mdatHeader)
         // Crash safety: the moof goes out typed `free` and becomes a `moof` (one 4-byte
         // write) only once all of its mdat is in the file. A process killed while writing
         // the fragment leaves an ignorable free box, never a moof describing missing data.
@@ -594,7 +646,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             case .progressive:
                 try flushChunks(file)
                 try patchMdatSize(file)
-                try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: finalMovieTimeScale, fragmented: false, userData: options.userData))
+                try file.write(try MovieWriter.moov(tracks: tracks, movieTimeScale: finalMovieTimeScale, fragmented: false, userData: options.userData))
                 try file.commit()
             case .fastStart:
                 try flushChunks(file)
@@ -602,7 +654,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             case .fragmented:
                 try writeFragment(file)
                 if options.writeMfra {
-                    try file.write(MovieWriter.mfra(tracks: tracks, fragments: fragmentTimes))
+                    try file.write(try MovieWriter.mfra(tracks: tracks, fragments: fragmentTimes))
                 }
                 try file.commit()
             case .hybrid:
@@ -637,7 +689,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         let scale = finalMovieTimeScale
         let ftypSize = Int64(MovieWriter.ftyp(tracks: tracks, fragmented: false).count)
         if options.reservedMoovBytes > 0 {
-            let moov = MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, userData: options.userData)
+            let moov = try MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, userData: options.userData)
             let gap = Int(mdatStart - ftypSize)
             if moov.count == gap || moov.count + 8 <= gap {
                 var w = BoxWriter()
@@ -655,7 +707,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         // The moov's size depends on the shift only through stco -> co64: iterate to a fixed point.
         for _ in 0..<4 {
             shift = ftypSize + Int64(moov.count) - mdatStart
-            let next = MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, chunkShift: shift, userData: options.userData)
+            let next = try MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, chunkShift: shift, userData: options.userData)
             let done = next.count == moov.count
             moov = next
             if done { break }
@@ -679,7 +731,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
 
     private func finishHybrid(_ file: OutputFile) throws {
         // 1. The progressive moov at the end (the fragments' data are its chunks).
-        try file.write(MovieWriter.moov(tracks: tracks, movieTimeScale: finalMovieTimeScale, fragmented: false, userData: options.userData))
+        try file.write(try MovieWriter.moov(tracks: tracks, movieTimeScale: finalMovieTimeScale, fragmented: false, userData: options.userData))
         try file.flush()
         // 2. The fragmented moov at the front and every moof become free boxes.
         try file.patch(Array("free".utf8), at: initMoovOffset + 4)

@@ -3,6 +3,34 @@
 enum MovieWriter {
     static let identity: [Int32] = [0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x4000_0000]
 
+    /// The largest magnitude of a timestamp or an edit time the muxer takes, in ticks: 2^60
+    /// (36 000 years at 1 GHz), so that the sums and differences of a few of them the tables
+    /// are built from never overflow 64 bits.
+    static let timeLimit: Int64 = 1 << 60
+
+    /// `v` as an unsigned 32-bit field, or an error naming the track and the field.
+    static func u32(_ v: Int64, track: Int, _ field: String) throws -> UInt32 {
+        guard let r = UInt32(exactly: v) else {
+            throw MediaError(.limit, "track \(track): \(field) \(v) does not fit its 32-bit field of an MP4 box")
+        }
+        return r
+    }
+
+    /// `v` as an unsigned 64-bit field (a version-1 box), or an error naming the track and the field.
+    static func u64(_ v: Int64, track: Int, _ field: String) throws -> UInt64 {
+        guard let r = UInt64(exactly: v) else {
+            throw MediaError(.invalidArgument, "track \(track): \(field) \(v) is negative")
+        }
+        return r
+    }
+
+    /// `a + b`, or an error naming the track and what is summed when it overflows 64 bits.
+    static func sum(_ a: Int64, _ b: Int64, track: Int, _ what: String) throws -> Int64 {
+        let (r, overflow) = a.addingReportingOverflow(b)
+        if overflow { throw MediaError(.limit, "track \(track): \(what) overflows 64 bits (\(a) + \(b))") }
+        return r
+    }
+
     static func ftyp(tracks: [MuxTrack], fragmented: Bool) -> [UInt8] {
         var brands = ["isom", "iso2"]
         if fragmented { brands.append("iso6") }
@@ -24,8 +52,11 @@ enum MovieWriter {
 
     /// The presentation of a track as edit list entries in `movieTimeScale` units.
     /// `fragmented`: the media duration is not known yet (edits of unknown length are 0).
-    static func edits(_ t: MuxTrack, movieTimeScale: Int64, fragmented: Bool) -> [EditListEntry] {
-        let edits = presentationEdits(t, movieTimeScale: movieTimeScale, fragmented: fragmented)
+    /// - Throws: `.invalidArgument` for an edit that an `elst` cannot hold (a negative duration,
+    ///   a media time below -1, a rate that is not a 16.16 number) or times beyond ``timeLimit``.
+    static func edits(_ t: MuxTrack, movieTimeScale: Int64, fragmented: Bool) throws -> [EditListEntry] {
+        let edits = try presentationEdits(t, movieTimeScale: movieTimeScale, fragmented: fragmented)
+        try check(edits, track: t.id - 1, "")
         guard fragmented, t.compositionShift > 0 else { return edits }
         // The fragments store every composition offset plus the shift: the presentation
         // starts that much later in the media (an edit of unknown length: duration 0).
@@ -37,8 +68,24 @@ enum MovieWriter {
         }
     }
 
+    /// Refuses edits an `elst` cannot hold: a duration outside 0...``timeLimit``, a media time
+    /// other than -1 (empty) outside 0...``timeLimit``, a rate that is not a finite 16.16 number.
+    static func check(_ edits: [EditListEntry], track: Int, _ source: String) throws {
+        for (k, e) in edits.enumerated() {
+            guard e.segmentDuration >= 0, e.segmentDuration <= timeLimit else {
+                throw MediaError(.invalidArgument, "track \(track): \(source)edit \(k) lasts \(e.segmentDuration) ticks; an MP4 edit lasts 0 to 2^60 ticks")
+            }
+            guard e.mediaTime == -1 || (e.mediaTime >= 0 && e.mediaTime <= timeLimit) else {
+                throw MediaError(.invalidArgument, "track \(track): \(source)edit \(k) starts at media time \(e.mediaTime); an MP4 edit starts at -1 (empty) or 0 to 2^60")
+            }
+            guard e.mediaRate.isFinite, abs(e.mediaRate) < 32768 else {
+                throw MediaError(.invalidArgument, "track \(track): \(source)edit \(k) has the rate \(e.mediaRate), not a 16.16 fixed-point number")
+            }
+        }
+    }
+
     /// ``edits(_:movieTimeScale:fragmented:)`` before the composition shift of fragments.
-    private static func presentationEdits(_ t: MuxTrack, movieTimeScale: Int64, fragmented: Bool) -> [EditListEntry] {
+    private static func presentationEdits(_ t: MuxTrack, movieTimeScale: Int64, fragmented: Bool) throws -> [EditListEntry] {
         let mediaDuration = t.totalDuration
         // Empty edits to the nearest movie tick (exact in the movie time scale the muxer
         // chooses); the length of a media edit rounded up, as FFmpeg's muxer rounds tkhd and
@@ -61,6 +108,8 @@ enum MovieWriter {
             return [EditListEntry(segmentDuration: mediaToMovie(max(0, t.presentationEnd + first)), mediaTime: -first, mediaRate: 1)]
         }
         if let source = t.sourceEdits, !source.isEmpty {
+            // Edits from a caller or a source file: checked before any arithmetic on them.
+            try check(source, track: t.id - 1, "the source's ")
             var out: [EditListEntry] = []
             for e in source {
                 var d = e.segmentDuration
@@ -145,37 +194,41 @@ enum MovieWriter {
         return scale
     }
 
-    static func presentationDuration(_ t: MuxTrack, movieTimeScale: Int64) -> Int64 {
-        let e = edits(t, movieTimeScale: movieTimeScale, fragmented: false)
-        if !e.isEmpty { return e.reduce(0) { $0 + $1.segmentDuration } }
+    static func presentationDuration(_ t: MuxTrack, movieTimeScale: Int64) throws -> Int64 {
+        let e = try edits(t, movieTimeScale: movieTimeScale, fragmented: false)
+        if !e.isEmpty { return try e.reduce(0) { try sum($0, $1.segmentDuration, track: t.id - 1, "the sum of the edit durations") } }
         return Rational.rescale(t.totalDuration, multiply: movieTimeScale, divide: t.timeScale, rounding: .up)
     }
 
     /// The `moov` box. `chunkShift` is added to every chunk offset (fast-start).
     /// `fragmented`: empty sample tables and an `mvex`.
-    static func moov(tracks: [MuxTrack], movieTimeScale: Int64, fragmented: Bool, chunkShift: Int64 = 0, userData: [UInt8] = []) -> [UInt8] {
+    /// - Throws: a ``MediaError`` naming the track and the value that an MP4 cannot hold.
+    static func moov(tracks: [MuxTrack], movieTimeScale: Int64, fragmented: Bool, chunkShift: Int64 = 0, userData: [UInt8] = []) throws -> [UInt8] {
         var w = BoxWriter(capacity: 4096 + tracks.reduce(0) { $0 + $1.sizes.count * 4 + $1.chunks.count * 8 })
-        let durations = tracks.map { fragmented ? 0 : presentationDuration($0, movieTimeScale: movieTimeScale) }
+        let durations = try tracks.map { fragmented ? 0 : try presentationDuration($0, movieTimeScale: movieTimeScale) }
         let movieDuration = durations.max() ?? 0
-        w.box("moov") { w in
+        let scale = try u32(movieTimeScale, track: 0, "the movie time scale")
+        try w.box("moov") { w in
+            // Version 1 (64-bit times) where 32 bits do not fit, as FFmpeg writes mvhd/tkhd/mdhd/elst.
             let v1 = movieDuration > Int64(UInt32.max)
-            w.fullBox("mvhd", version: v1 ? 1 : 0, flags: 0) { w in
-                if v1 { w.u64(0); w.u64(0); w.u32(UInt32(movieTimeScale)); w.u64(UInt64(movieDuration)) }
-                else { w.u32(0); w.u32(0); w.u32(UInt32(movieTimeScale)); w.u32(UInt32(movieDuration)) }
+            try w.fullBox("mvhd", version: v1 ? 1 : 0, flags: 0) { w in
+                if v1 { w.u64(0); w.u64(0); w.u32(scale); w.u64(try u64(movieDuration, track: 0, "the movie duration")) }
+                else { w.u32(0); w.u32(0); w.u32(scale); w.u32(try u32(movieDuration, track: 0, "the movie duration")) }
                 w.u32(0x0001_0000); w.u16(0x0100); w.zeros(10)
                 for m in identity { w.i32(m) }
                 w.zeros(24)
-                w.u32(UInt32((tracks.map(\.id).max() ?? 0) + 1))
+                w.u32(try u32(Int64((tracks.map(\.id).max() ?? 0) + 1), track: tracks.count, "the next track ID"))
             }
             for (i, t) in tracks.enumerated() {
-                trak(&w, t, movieTimeScale: movieTimeScale, duration: durations[i], fragmented: fragmented, chunkShift: chunkShift)
+                try trak(&w, t, movieTimeScale: movieTimeScale, duration: durations[i], fragmented: fragmented, chunkShift: chunkShift)
             }
             w.append(userData)
             if fragmented {
-                w.box("mvex") { w in
+                try w.box("mvex") { w in
                     for t in tracks {
+                        let id = try u32(Int64(t.id), track: t.id - 1, "the track ID")
                         w.fullBox("trex", version: 0, flags: 0) { w in
-                            w.u32(UInt32(t.id)); w.u32(1); w.u32(0); w.u32(0); w.u32(0)
+                            w.u32(id); w.u32(1); w.u32(0); w.u32(0); w.u32(0)
                         }
                     }
                 }
@@ -184,13 +237,14 @@ enum MovieWriter {
         return w.bytes
     }
 
-    static func trak(_ w: inout BoxWriter, _ t: MuxTrack, movieTimeScale: Int64, duration: Int64, fragmented: Bool, chunkShift: Int64) {
-        w.box("trak") { w in
+    static func trak(_ w: inout BoxWriter, _ t: MuxTrack, movieTimeScale: Int64, duration: Int64, fragmented: Bool, chunkShift: Int64) throws {
+        let ti = t.id - 1
+        try w.box("trak") { w in
             let v1 = duration > Int64(UInt32.max)
-            w.fullBox("tkhd", version: v1 ? 1 : 0, flags: 3) { w in
+            try w.fullBox("tkhd", version: v1 ? 1 : 0, flags: 3) { w in
                 if v1 { w.u64(0); w.u64(0) } else { w.u32(0); w.u32(0) }
-                w.u32(UInt32(t.id)); w.u32(0)
-                if v1 { w.u64(UInt64(duration)) } else { w.u32(UInt32(duration)) }
+                w.u32(try u32(Int64(t.id), track: ti, "the track ID")); w.u32(0)
+                if v1 { w.u64(try u64(duration, track: ti, "the duration")) } else { w.u32(try u32(duration, track: ti, "the duration")) }
                 w.zeros(8)
                 w.u16(0); w.u16(0)                                       // layer, alternate_group
                 w.u16(t.parameters.mediaType == .audio ? 0x0100 : 0); w.u16(0)
@@ -199,41 +253,48 @@ enum MovieWriter {
                 let sar = t.parameters.sampleAspectRatio
                 if sar.numerator > 0, sar.denominator > 0 { width = width * Double(sar.numerator) / Double(sar.denominator) }
                 let visual = t.parameters.mediaType == .video
-                w.u32(visual ? UInt32(clamping: Int64(width * 65536)) : 0)
-                w.u32(visual ? UInt32(clamping: t.height << 16) : 0)
+                // 16.16 fixed point; addTrack keeps width and height within 0...65535.
+                let fixedWidth = (width * 65536).rounded()
+                guard !visual || (fixedWidth >= 0 && fixedWidth <= Double(UInt32.max)) else {
+                    throw MediaError(.invalidArgument, "track \(ti): the display width \(width) (\(t.width) pixels, aspect ratio \(sar)) does not fit tkhd's 16.16 field")
+                }
+                w.u32(visual ? UInt32(exactly: fixedWidth) ?? 0 : 0)   // in range: checked above
+                w.u32(visual ? try u32(Int64(t.height) << 16, track: ti, "the height (16.16)") : 0)
             }
             if !t.references.isEmpty {
-                w.box("tref") { w in
-                    for r in t.references { w.box(r.type) { w in for id in r.ids { w.u32(UInt32(id)) } } }
+                try w.box("tref") { w in
+                    for r in t.references { try w.box(r.type) { w in for id in r.ids { w.u32(try u32(Int64(id), track: ti, "a referenced track ID")) } } }
                 }
             }
-            let edits = edits(t, movieTimeScale: movieTimeScale, fragmented: fragmented)
+            let edits = try edits(t, movieTimeScale: movieTimeScale, fragmented: fragmented)
             if !edits.isEmpty {
-                w.box("edts") { w in
+                // edits() keeps durations in 0...2^60, media times -1 or 0...2^60, rates 16.16.
+                try w.box("edts") { w in
                     let big = edits.contains { $0.segmentDuration > Int64(UInt32.max) || $0.mediaTime > Int64(Int32.max) || $0.mediaTime < Int64(Int32.min) }
-                    w.fullBox("elst", version: big ? 1 : 0, flags: 0) { w in
-                        w.u32(UInt32(edits.count))
+                    try w.fullBox("elst", version: big ? 1 : 0, flags: 0) { w in
+                        w.u32(try u32(Int64(edits.count), track: ti, "the edit count"))
                         for e in edits {
-                            if big { w.u64(UInt64(e.segmentDuration)); w.u64(UInt64(bitPattern: e.mediaTime)) }
-                            else { w.u32(UInt32(truncatingIfNeeded: e.segmentDuration)); w.i32(Int32(truncatingIfNeeded: e.mediaTime)) }
-                            w.i32(Int32((e.mediaRate * 65536).rounded()))
+                            if big { w.u64(UInt64(clamping: e.segmentDuration)); w.u64(UInt64(bitPattern: e.mediaTime)) }
+                            else { w.u32(UInt32(clamping: e.segmentDuration)); w.i32(Int32(clamping: e.mediaTime)) }
+                            w.i32(Int32(clamping: Int64((e.mediaRate * 65536).rounded())))
                         }
                     }
                 }
             }
-            w.box("mdia") { w in
+            try w.box("mdia") { w in
                 let mediaDuration = fragmented ? 0 : t.totalDuration
                 let mv1 = mediaDuration > Int64(UInt32.max)
-                w.fullBox("mdhd", version: mv1 ? 1 : 0, flags: 0) { w in
-                    if mv1 { w.u64(0); w.u64(0); w.u32(UInt32(t.timeScale)); w.u64(UInt64(mediaDuration)) }
-                    else { w.u32(0); w.u32(0); w.u32(UInt32(t.timeScale)); w.u32(UInt32(mediaDuration)) }
+                let timeScale = try u32(t.timeScale, track: ti, "the time scale")
+                try w.fullBox("mdhd", version: mv1 ? 1 : 0, flags: 0) { w in
+                    if mv1 { w.u64(0); w.u64(0); w.u32(timeScale); w.u64(try u64(mediaDuration, track: ti, "the media duration")) }
+                    else { w.u32(0); w.u32(0); w.u32(timeScale); w.u32(try u32(mediaDuration, track: ti, "the media duration")) }
                     w.u16(BoxWriter.packedLanguage(t.language)); w.u16(0)
                 }
                 w.fullBox("hdlr", version: 0, flags: 0) { w in
                     w.u32(0); w.fourCC(t.handler); w.zeros(12)
                     w.append(Array("MediaKit \(t.handler) handler".utf8)); w.u8(0)
                 }
-                w.box("minf") { w in
+                try w.box("minf") { w in
                     switch t.handler {
                     case "vide": w.fullBox("vmhd", version: 0, flags: 1) { $0.zeros(8) }
                     case "soun": w.fullBox("smhd", version: 0, flags: 0) { $0.zeros(4) }
@@ -252,14 +313,15 @@ enum MovieWriter {
                             w.fullBox("url ", version: 0, flags: 1) { _ in }
                         }
                     }
-                    stbl(&w, t, fragmented: fragmented, chunkShift: chunkShift)
+                    try stbl(&w, t, fragmented: fragmented, chunkShift: chunkShift)
                 }
             }
         }
     }
 
-    static func stbl(_ w: inout BoxWriter, _ t: MuxTrack, fragmented: Bool, chunkShift: Int64) {
-        w.box("stbl") { w in
+    static func stbl(_ w: inout BoxWriter, _ t: MuxTrack, fragmented: Bool, chunkShift: Int64) throws {
+        let ti = t.id - 1
+        try w.box("stbl") { w in
             w.fullBox("stsd", version: 0, flags: 0) { w in
                 w.u32(1)
                 w.append(t.sampleEntry)
@@ -269,52 +331,57 @@ enum MovieWriter {
                 w.fullBox("stsz", version: 0, flags: 0) { $0.u32(0); $0.u32(0) }
                 return
             }
-            w.fullBox("stts", version: 0, flags: 0) { w in
+            try w.fullBox("stts", version: 0, flags: 0) { w in
                 if t.pcmFrameSize > 0 {
                     // Uncompressed audio: one table sample per PCM frame.
                     w.u32(t.pcmFrames > 0 ? 1 : 0)
-                    if t.pcmFrames > 0 { w.u32(UInt32(clamping: t.pcmFrames)); w.u32(1) }
+                    if t.pcmFrames > 0 { w.u32(try u32(Int64(t.pcmFrames), track: ti, "the PCM frame count")); w.u32(1) }
                 } else {
-                    w.u32(UInt32(t.stts.count))
+                    w.u32(try u32(Int64(t.stts.count), track: ti, "the stts entry count"))
                     for e in t.stts { w.u32(e.count); w.u32(e.delta) }
                 }
             }
             if t.hasCompositionOffsets {
-                w.fullBox("ctts", version: t.hasNegativeOffsets ? 1 : 0, flags: 0) { w in
-                    w.u32(UInt32(t.ctts.count))
+                try w.fullBox("ctts", version: t.hasNegativeOffsets ? 1 : 0, flags: 0) { w in
+                    w.u32(try u32(Int64(t.ctts.count), track: ti, "the ctts entry count"))
                     for e in t.ctts { w.u32(e.count); w.i32(e.offset) }
                 }
             }
             if t.pcmFrameSize == 0, t.syncSamples.count < t.sampleCount {
-                w.fullBox("stss", version: 0, flags: 0) { w in
-                    w.u32(UInt32(t.syncSamples.count))
+                try w.fullBox("stss", version: 0, flags: 0) { w in
+                    w.u32(try u32(Int64(t.syncSamples.count), track: ti, "the sync sample count"))
                     for s in t.syncSamples { w.u32(s) }
                 }
             }
             // stsc: runs of chunks with the same number of samples.
             var runs: [(first: UInt32, samples: UInt32)] = []
             for (i, c) in t.chunks.enumerated() where runs.last?.samples != c.samples {
-                runs.append((UInt32(i + 1), c.samples))
+                runs.append((try u32(Int64(i + 1), track: ti, "the chunk number"), c.samples))
             }
-            w.fullBox("stsc", version: 0, flags: 0) { w in
-                w.u32(UInt32(runs.count))
+            try w.fullBox("stsc", version: 0, flags: 0) { w in
+                w.u32(try u32(Int64(runs.count), track: ti, "the stsc entry count"))
                 for r in runs { w.u32(r.first); w.u32(r.samples); w.u32(1) }
             }
-            let constant = t.sizes.first.map { s in t.sizes.allSatisfy { $0 == s } } ?? false
-            w.fullBox("stsz", version: 0, flags: 0) { w in
-                if t.pcmFrameSize > 0 { w.u32(UInt32(t.pcmFrameSize)); w.u32(UInt32(clamping: t.pcmFrames)) }
-                else if constant, let s = t.sizes.first { w.u32(s); w.u32(UInt32(t.sizes.count)) }
+            // A constant size of 0 would mean "a table follows": empty samples are listed.
+            let constant = t.sizes.first.map { s in s > 0 && t.sizes.allSatisfy { $0 == s } } ?? false
+            try w.fullBox("stsz", version: 0, flags: 0) { w in
+                if t.pcmFrameSize > 0 {
+                    w.u32(try u32(Int64(t.pcmFrameSize), track: ti, "the PCM frame size"))
+                    w.u32(try u32(Int64(t.pcmFrames), track: ti, "the PCM frame count"))
+                }
+                else if constant, let s = t.sizes.first { w.u32(s); w.u32(try u32(Int64(t.sizes.count), track: ti, "the sample count")) }
                 else {
-                    w.u32(0); w.u32(UInt32(t.sizes.count))
+                    w.u32(0); w.u32(try u32(Int64(t.sizes.count), track: ti, "the sample count"))
                     for s in t.sizes { w.u32(s) }
                 }
             }
-            let large = t.chunks.contains { Int64($0.offset) + chunkShift > Int64(UInt32.max) }
-            w.fullBox(large ? "co64" : "stco", version: 0, flags: 0) { w in
-                w.u32(UInt32(t.chunks.count))
+            // Chunk offsets are file positions (below 2^63) and the shift is the moov's size.
+            let large = t.chunks.contains { Int64(clamping: $0.offset) + chunkShift > Int64(UInt32.max) }
+            try w.fullBox(large ? "co64" : "stco", version: 0, flags: 0) { w in
+                w.u32(try u32(Int64(t.chunks.count), track: ti, "the chunk count"))
                 for c in t.chunks {
-                    let o = UInt64(Int64(c.offset) + chunkShift)
-                    if large { w.u64(o) } else { w.u32(UInt32(o)) }
+                    let o = try u64(Int64(clamping: c.offset) + chunkShift, track: ti, "the chunk offset")
+                    if large { w.u64(o) } else { w.u32(UInt32(truncatingIfNeeded: o)) }
                 }
             }
         }
@@ -334,29 +401,37 @@ enum MovieWriter {
 
     /// A `moof` with one `traf` per track that has pending samples and one `trun` per run
     /// (runs of a track in sample order; the data of all runs in the order of `runs`).
-    static func moof(sequence: UInt32, tracks: [MuxTrack], runs: [FragmentRun], mdatHeader: Int) -> [UInt8] {
+    /// - Throws: `.limit` when a value does not fit its field (a data offset beyond 2^31).
+    static func moof(sequence: UInt32, tracks: [MuxTrack], runs: [FragmentRun], mdatHeader: Int) throws -> [UInt8] {
         var w = BoxWriter(capacity: 1024)
-        var dataOffsetFields: [(field: Int, dataOffset: Int)] = []
-        w.box("moof") { w in
+        var dataOffsetFields: [(field: Int, dataOffset: Int, track: Int)] = []
+        try w.box("moof") { w in
             w.fullBox("mfhd", version: 0, flags: 0) { $0.u32(sequence) }
             for (ti, t) in tracks.enumerated() where !t.pending.isEmpty {
-                w.box("traf") { w in
-                    w.fullBox("tfhd", version: 0, flags: 0x02_0000) { $0.u32(UInt32(t.id)) }
+                try w.box("traf") { w in
+                    let id = try u32(Int64(t.id), track: ti, "the track ID")
+                    w.fullBox("tfhd", version: 0, flags: 0x02_0000) { $0.u32(id) }
                     let base = t.pending[0].dts - t.origin
                     w.fullBox("tfdt", version: 1, flags: 0) { $0.u64(UInt64(bitPattern: base)) }
                     let withOffsets = t.pending.contains { $0.compositionOffset != 0 }
                     let negative = t.pending.contains { $0.compositionOffset < 0 }
                     let flags: UInt32 = 0x001 | 0x100 | 0x200 | 0x400 | (withOffsets ? 0x800 : 0)
                     for run in runs where run.track == ti {
-                        w.fullBox("trun", version: negative ? 1 : 0, flags: flags) { w in
-                            w.u32(UInt32(run.samples.count))
-                            dataOffsetFields.append((w.count, run.dataOffset))
+                        try w.fullBox("trun", version: negative ? 1 : 0, flags: flags) { w in
+                            w.u32(try u32(Int64(run.samples.count), track: ti, "the trun sample count"))
+                            dataOffsetFields.append((w.count, run.dataOffset, ti))
                             w.i32(0)
                             for s in t.pending[run.samples] {
-                                w.u32(UInt32(clamping: s.duration))
-                                w.u32(UInt32(s.size))
+                                // MP4Muxer.append keeps durations and sizes within 32 bits.
+                                w.u32(try u32(s.duration, track: ti, "the sample duration"))
+                                w.u32(try u32(Int64(s.size), track: ti, "the sample size"))
                                 w.u32(s.isKey ? 0x0200_0000 : 0x0101_0000)
-                                if withOffsets { w.i32(Int32(clamping: s.compositionOffset)) }
+                                if withOffsets {
+                                    guard let o = Int32(exactly: s.compositionOffset) else {
+                                        throw MediaError(.limit, "track \(ti): the composition offset \(s.compositionOffset) does not fit trun's 32-bit field")
+                                    }
+                                    w.i32(o)
+                                }
                             }
                         }
                     }
@@ -364,25 +439,32 @@ enum MovieWriter {
             }
         }
         let payload = w.count + mdatHeader
-        for (field, dataOffset) in dataOffsetFields {
-            w.patchU32(UInt32(payload + dataOffset), at: field)
+        for (field, dataOffset, ti) in dataOffsetFields {
+            // trun's data_offset is signed 32-bit.
+            guard let o = Int32(exactly: payload + dataOffset) else {
+                throw MediaError(.limit, "track \(ti): a fragment's data offset \(payload + dataOffset) does not fit trun's 32-bit field")
+            }
+            w.patchU32(UInt32(bitPattern: o), at: field)
         }
         return w.bytes
     }
 
     /// `mfra`: one `tfra` per track listing the fragments (time, moof offset), then `mfro`.
-    static func mfra(tracks: [MuxTrack], fragments: [(offset: Int64, times: [Int: Int64])]) -> [UInt8] {
+    static func mfra(tracks: [MuxTrack], fragments: [(offset: Int64, times: [Int: Int64])]) throws -> [UInt8] {
         var w = BoxWriter()
-        w.box("mfra") { w in
+        try w.box("mfra") { w in
             for t in tracks {
+                let ti = t.id - 1
                 let entries = fragments.compactMap { f in f.times[t.id].map { (time: $0, offset: f.offset) } }
-                w.fullBox("tfra", version: 1, flags: 0) { w in
-                    w.u32(UInt32(t.id)); w.u32(0)   // 1-byte traf/trun/sample numbers
-                    w.u32(UInt32(entries.count))
-                    for e in entries { w.u64(UInt64(bitPattern: e.time)); w.u64(UInt64(e.offset)); w.u8(1); w.u8(1); w.u8(1) }
+                try w.fullBox("tfra", version: 1, flags: 0) { w in
+                    w.u32(try u32(Int64(t.id), track: ti, "the track ID")); w.u32(0)   // 1-byte traf/trun/sample numbers
+                    w.u32(try u32(Int64(entries.count), track: ti, "the tfra entry count"))
+                    for e in entries {
+                        w.u64(UInt64(bitPattern: e.time)); w.u64(try u64(e.offset, track: ti, "the moof offset")); w.u8(1); w.u8(1); w.u8(1)
+                    }
                 }
             }
-            let size = UInt32(w.count + 16)
+            let size = try u32(Int64(w.count + 16), track: 0, "the mfra size")
             w.fullBox("mfro", version: 0, flags: 0) { $0.u32(size) }
         }
         return w.bytes

@@ -95,7 +95,8 @@ enum SampleEntryWriter {
             guard let bits = SampleEntryParser.bitsPerSample(codec: p.codec), let tag = pcmTag(p.codec) else {
                 throw MediaError(.unsupported, "cannot write a '\(p.codec.isUnknown ? p.codecTag : p.codec.rawValue)' sample entry without the source's sample entry bytes")
             }
-            guard p.channels > 0, p.sampleRate > 0 else {
+            // Bounded so that the frame size and the 32-bit fields of the sound description hold them.
+            guard p.channels > 0, p.sampleRate > 0, p.channels <= 65535, p.sampleRate <= Int(Int32.max) else {
                 throw MediaError(.invalidArgument, "an audio track needs a sample rate and channel count (got \(p.sampleRate) Hz, \(p.channels) channels)")
             }
             w.append(pcmEntry(p, tag: tag, bits: bits))
@@ -197,14 +198,14 @@ enum SampleEntryWriter {
     static func esds(oti: UInt8, config: [UInt8], bitRate: Int, trackID: Int) -> [UInt8] {
         func descriptor(_ tag: UInt8, _ body: [UInt8]) -> [UInt8] {
             let n = body.count
-            return [tag, UInt8(0x80 | ((n >> 21) & 0x7F)), UInt8(0x80 | ((n >> 14) & 0x7F)),
-                    UInt8(0x80 | ((n >> 7) & 0x7F)), UInt8(n & 0x7F)] + body
+            return [tag, UInt8(truncatingIfNeeded: 0x80 | ((n >> 21) & 0x7F)), UInt8(truncatingIfNeeded: 0x80 | ((n >> 14) & 0x7F)),
+                    UInt8(truncatingIfNeeded: 0x80 | ((n >> 7) & 0x7F)), UInt8(truncatingIfNeeded: n & 0x7F)] + body
         }
         var dcd: [UInt8] = [oti, 0x15, 0, 0, 0]   // audio stream, bufferSizeDB
         let rate = UInt32(clamping: bitRate)
-        for v in [rate, rate] { dcd += [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
+        for v in [rate, rate] { dcd += [UInt8(truncatingIfNeeded: v >> 24), UInt8(truncatingIfNeeded: (v >> 16) & 0xFF), UInt8(truncatingIfNeeded: (v >> 8) & 0xFF), UInt8(truncatingIfNeeded: v & 0xFF)] }
         if !config.isEmpty { dcd += descriptor(5, config) }
-        let es: [UInt8] = [UInt8((trackID >> 8) & 0xFF), UInt8(trackID & 0xFF), 0] + descriptor(4, dcd) + descriptor(6, [2])
+        let es: [UInt8] = [UInt8(truncatingIfNeeded: (trackID >> 8) & 0xFF), UInt8(truncatingIfNeeded: trackID & 0xFF), 0] + descriptor(4, dcd) + descriptor(6, [2])
         var w = BoxWriter()
         w.fullBox("esds", version: 0, flags: 0) { $0.append(descriptor(3, es)) }
         return w.bytes

@@ -52,6 +52,10 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
             let allowed = isWebM ? webmCodecs.sorted() : ids.keys.sorted()
             throw MediaError(.unsupported, "\(isWebM ? "WebM" : "Matroska") cannot carry \(parameters.codec.isUnknown ? "this codec" : parameters.codec.rawValue) here; MediaKit writes \(allowed.joined(separator: ", "))", path: file.path)
         }
+        // Written as EBML unsigned integers: a negative size is the caller's error, not a trap.
+        guard parameters.width >= 0, parameters.height >= 0, parameters.channels >= 0, parameters.sampleRate >= 0 else {
+            throw MediaError(.invalidArgument, "track \(tracks.count): the size \(parameters.width)x\(parameters.height), \(parameters.sampleRate) Hz or \(parameters.channels) channels is negative", path: file.path)
+        }
         var delay: Int64 = 0
         if parameters.codec == "opus", case .success(let h) = OpusHead.parse(parameters.extradata) { delay = Int64(h.preSkip) }
         tracks.append((parameters, timeBase, id, delay, "und"))
@@ -159,9 +163,15 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         guard packet.trackIndex >= 0 && packet.trackIndex < tracks.count else {
             throw MediaError(.invalidArgument, "track \(packet.trackIndex) was not added", path: file.path)
         }
+        // Timestamps, durations and trims within MuxLimits: the sums below cannot overflow.
+        try MuxLimits.check(packet, track: packet.trackIndex, path: file.path)
         if !headerWritten { try writeHeader() }
         let t = tracks[packet.trackIndex]
         let stamp = packet.pts != Packet.noTimestamp ? packet.pts : packet.dts
+        guard stamp != Packet.noTimestamp else {
+            // As FFmpeg's matroska muxer: "Can't write packet with unknown timestamp".
+            throw MediaError(.invalidArgument, "track \(packet.trackIndex): a packet with neither pts nor dts cannot be placed in a Cluster", path: file.path)
+        }
         var ms = Rational.rescale(stamp, from: packet.timeBase, to: Rational(1, 1000))
         if t.delay > 0 { ms += Rational.rescale(t.delay, from: Rational(1, 48000), to: Rational(1, 1000)) }
         let isVideo = t.params.mediaType == .video
@@ -196,7 +206,11 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         guard !cluster.isEmpty else { return }
         try file.write(Self.element(MKVID.cluster, cluster))
         cluster = []
+        wroteCluster = true
     }
+
+    /// True once a Cluster is in the file.
+    private var wroteCluster = false
 
     /// Writes the last Cluster, the Cues, the SeekHead, the Segment size and Duration, and
     /// renames the file into place. - Throws: `.io`; the file is then left unfinished.
@@ -204,6 +218,10 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         guard !finished else { return }
         if !headerWritten { try writeHeader() }
         try flushCluster()
+        // No packet: an empty Cluster (its Timecode only). FFmpeg 5.1 cannot open a Segment
+        // without one (it resyncs past the end and reads the header as garbage; its own
+        // muxer writes such files), and other readers expect one.
+        if !wroteCluster { try file.write(Self.element(MKVID.cluster, Self.uint(MKVID.timecode, 0))) }
         finished = true
         if file.isStream {
             try file.commit()

@@ -136,6 +136,9 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
             throw MediaError(.unsupported, "Ogg cannot carry \(what) here; MediaKit writes Opus, Vorbis and FLAC into Ogg",
                              path: file.path, context: "Ogg muxer")
         }
+        // Granule positions are sums of rescaled times at this rate: bounded (FLAC's own limit is
+        // 2^20 - 1 Hz), so that times within MuxLimits cannot overflow them.
+        guard stream.rate > 0, stream.rate <= 1 << 24 else { throw bad("a sample rate of \(stream.rate) Hz is beyond the 16 777 216 Hz MediaKit writes into Ogg") }
         streams.append(stream)
         return index
     }
@@ -146,7 +149,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
     /// decoder outputs exactly `samples`. Call it before writing that last packet.
     /// - Throws: `.invalidArgument` for a track that was not added or a negative count.
     public func setPresentedSamples(_ samples: Int64, track: Int) throws {
-        guard track >= 0 && track < streams.count, samples >= 0 else {
+        guard track >= 0 && track < streams.count, samples >= 0, samples <= MuxLimits.ticks else {
             throw MediaError(.invalidArgument, "track \(track) was not added, or \(samples) samples", path: file.path, context: "Ogg muxer")
         }
         streams[track].finalGranule = samples + Int64(streams[track].preSkip)
@@ -159,8 +162,11 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
     /// always the samples the blocks complete).
     public func addTrack(from track: Track) throws -> Int {
         let index = try addTrack(track.parameters, timeBase: track.timeBase)
-        if track.trimsOnPackets && track.duration > 0 && SampleClock.countsSamples(track.timeBase, rate: Int64(streams[index].rate)) {
-            streams[index].finalGranule = Rational.rescale(track.duration, from: track.timeBase, to: Rational(1, Int64(streams[index].rate)))
+        let tb = track.timeBase
+        if track.trimsOnPackets && track.duration > 0 && tb.numerator > 0 && tb.numerator <= Int64(Int32.max) && tb.denominator <= Int64(Int32.max)
+            && SampleClock.countsSamples(tb, rate: Int64(streams[index].rate)) {
+            streams[index].finalGranule = try MuxLimits.rescale(track.duration, from: tb, to: Rational(1, Int64(streams[index].rate)), track: index,
+                                                                "the duration", path: file.path, context: "Ogg muxer")
         }
         return index
     }
@@ -216,7 +222,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
     static func flacHeaders(_ si: FLACStreamInfo) -> [[UInt8]] {
         let first = [0x7F] + Array("FLAC".utf8) + [1, 0, 0, 1] + Array("fLaC".utf8) + [0, 0, 0, 34] + si.bytes
         let comment = vorbisCommentBody()
-        let second = [0x84, UInt8(comment.count >> 16), UInt8((comment.count >> 8) & 0xFF), UInt8(comment.count & 0xFF)] + comment
+        let second = [0x84, UInt8(truncatingIfNeeded: comment.count >> 16), UInt8(truncatingIfNeeded: (comment.count >> 8) & 0xFF), UInt8(truncatingIfNeeded: comment.count & 0xFF)] + comment
         return [first, second]
     }
 
@@ -253,6 +259,13 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         let t = packet.trackIndex
         guard t >= 0 && t < streams.count else {
             throw MediaError(.invalidArgument, "track \(t) was not added", path: file.path, context: "Ogg muxer")
+        }
+        // Timestamps and trims within MuxLimits, times at the stream's rate within 2^60: the
+        // granule arithmetic below cannot overflow.
+        try MuxLimits.check(packet, track: t, path: file.path, context: "Ogg muxer")
+        if packet.pts != Packet.noTimestamp {
+            _ = try MuxLimits.rescale(packet.pts, from: packet.timeBase, to: Rational(1, Int64(streams[t].rate)), track: t, "pts",
+                                      path: file.path, context: "Ogg muxer")
         }
         if !headerWritten { try writeHeader() }
         var s = streams[t]
@@ -394,10 +407,17 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
     }
 
     /// Writes every stream's last page (flagged end-of-stream; its granule position carries
-    /// the end trim) and renames the file into place. - Throws: `.io`; the file is then removed.
+    /// the end trim) and renames the file into place. - Throws: `.invalidArgument` when a track
+    /// has no packet (header pages only: readers refuse the file), `.io`; the file is then removed.
     public func finish() throws {
         guard !finished else { return }
         do {
+            // A stream of header pages only is not a file readers open (FFmpeg 5.1 refuses the
+            // one its own muxer writes): refused rather than left for them to fail on.
+            if let empty = streams.indices.first(where: { streams[$0].packets == 0 }) {
+                throw MediaError(.invalidArgument, "track \(empty) has no packet: an Ogg stream of header pages only cannot be read",
+                                 path: file.path, context: "Ogg muxer")
+            }
             if !headerWritten { try writeHeader() }
             for i in streams.indices {
                 var s = streams[i]

@@ -1,0 +1,1 @@
+../../../MediaKitTests/MuxFuzz.swift
