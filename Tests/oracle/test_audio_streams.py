@@ -144,6 +144,29 @@ def test_decodes_like_ffmpeg(name, shared_media, mk_decode, tmp_path):
     assert worst <= 1, f"{name}: max |diff| {worst}"
 
 
+@pytest.mark.parametrize("name", [n for n in FILES if n.endswith(".mp3") and not n.startswith("broken_") and "free_format" not in n])
+def test_trim_ffmpeg_decodes_like_ffmpeg(name, shared_media, mk_decode, tmp_path):
+    """`--trim ffmpeg` promises FFmpeg 5.1's output: for MP3 its demuxer discards the LAME
+    tag's end padding (less the decoder's 529) from the Xing / VBRI frame count on, packet by
+    packet. Same length as `ffmpeg -i FILE -f s16le -`, |diff| <= 1 (MP3 decodes to float;
+    the float-to-s16 rounding may differ by one)."""
+    path = shared_media / name
+    out = tmp_path / "out.pcm"
+    cmd = [mk_decode, path, "--trim", "ffmpeg", "--audio-out", out, "--sample-format", "s16", "-q"]
+    proc = lib.run(cmd)
+    ref = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(path), "-map", "0:a:0", "-f", "s16le", "-"],
+                         capture_output=True, timeout=300)
+    assert ref.returncode == 0, ref.stderr.decode()
+    if "samplerate_change" in name:   # as test_decodes_like_ffmpeg: raw PCM cannot change rate
+        assert proc.returncode == 1 and b"changed from 44100 Hz" in proc.stderr, proc.stderr
+        return
+    lib.check_ok(proc, cmd)
+    channels = json.loads(subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=channels",
+                                          "-of", "json", str(path)], capture_output=True, check=True).stdout)["streams"][0]["channels"]
+    problem = lib.compare_pcm_s16(out.read_bytes(), ref.stdout, channels, tolerance=1)
+    assert problem is None, f"{name}: {problem}"
+
+
 def test_free_format_frames_match_the_reference_decode(shared_media, mk_probe):
     """Free-format Layer III (bit rate index 0): frames end where the next header starts.
     ffprobe cannot demux it and libavcodec's decoder refuses free-format frames, so the oracle
