@@ -144,6 +144,112 @@ def test_decodes_like_ffmpeg(name, shared_media, mk_decode, tmp_path):
     assert worst <= 1, f"{name}: max |diff| {worst}"
 
 
+@pytest.mark.parametrize("name", [n for n in FILES if n.endswith(".mp3") and not n.startswith("broken_") and "free_format" not in n])
+def test_trim_ffmpeg_decodes_like_ffmpeg(name, shared_media, mk_decode, tmp_path):
+    """`--trim ffmpeg` promises FFmpeg 5.1's output: for MP3 its demuxer discards the LAME
+    tag's end padding (less the decoder's 529) from the Xing / VBRI frame count on, packet by
+    packet. Same length as `ffmpeg -i FILE -f s16le -`, |diff| <= 1 (MP3 decodes to float;
+    the float-to-s16 rounding may differ by one)."""
+    path = shared_media / name
+    out = tmp_path / "out.pcm"
+    cmd = [mk_decode, path, "--trim", "ffmpeg", "--audio-out", out, "--sample-format", "s16", "-q"]
+    proc = lib.run(cmd)
+    ref = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(path), "-map", "0:a:0", "-f", "s16le", "-"],
+                         capture_output=True, timeout=300)
+    assert ref.returncode == 0, ref.stderr.decode()
+    if "samplerate_change" in name:   # as test_decodes_like_ffmpeg: raw PCM cannot change rate
+        assert proc.returncode == 1 and b"changed from 44100 Hz" in proc.stderr, proc.stderr
+        return
+    lib.check_ok(proc, cmd)
+    channels = json.loads(subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=channels",
+                                          "-of", "json", str(path)], capture_output=True, check=True).stdout)["streams"][0]["channels"]
+    problem = lib.compare_pcm_s16(out.read_bytes(), ref.stdout, channels, tolerance=1)
+    assert problem is None, f"{name}: {problem}"
+
+
+def _lame_encode_with_crc(path, seconds: float = 1.0, rate: int = 44100) -> bytes:
+    """A stereo 128 kbit/s LAME encode with error protection (`lame -p`): every frame, the
+    Info frame included, has its protection bit cleared and a CRC after the header, and LAME
+    writes the Info tag after the side information as if there were no CRC. Encoded through
+    libmp3lame's C API (the library ffmpeg's libmp3lame encoder uses; ffmpeg has no option
+    for error protection)."""
+    import ctypes
+    import math
+    lame = ctypes.CDLL("libmp3lame.so.0")
+    lame.lame_init.restype = ctypes.c_void_p
+    for name in ("lame_set_in_samplerate", "lame_set_num_channels", "lame_set_error_protection", "lame_set_bWriteVbrTag",
+                 "lame_set_brate", "lame_set_quality"):
+        getattr(lame, name).argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lame.lame_init_params.argtypes = [ctypes.c_void_p]
+    lame.lame_encode_buffer_interleaved.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+    lame.lame_encode_flush.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
+    lame.lame_get_lametag_frame.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    lame.lame_get_lametag_frame.restype = ctypes.c_size_t
+    lame.lame_close.argtypes = [ctypes.c_void_p]
+    g = lame.lame_init()
+    for name, value in (("lame_set_in_samplerate", rate), ("lame_set_num_channels", 2), ("lame_set_error_protection", 1),
+                        ("lame_set_bWriteVbrTag", 1), ("lame_set_brate", 128), ("lame_set_quality", 5)):
+        getattr(lame, name)(g, value)
+    assert lame.lame_init_params(g) == 0
+    n = int(rate * seconds)
+    pcm = array.array("h", [int(8000 * math.sin(2 * math.pi * (440 if i % 2 else 660) * (i // 2) / rate)) for i in range(2 * n)])
+    buf = ctypes.create_string_buffer(2 * n + 100000)
+    k = lame.lame_encode_buffer_interleaved(g, pcm.buffer_info()[0], n, buf, len(buf))
+    assert k >= 0
+    out = buf.raw[:k]
+    k = lame.lame_encode_flush(g, buf, len(buf))
+    assert k >= 0
+    out += buf.raw[:k]
+    tag = ctypes.create_string_buffer(4096)
+    size = lame.lame_get_lametag_frame(g, tag, len(tag))   # the Info frame, written over the first frame's place
+    lame.lame_close(g)
+    assert 0 < size <= len(out)
+    return tag.raw[:size] + out[size:]
+
+
+@pytest.mark.parametrize("cut", [0, 100], ids=["whole", "first_audio_frame_cut"])
+def test_lame_info_frame_with_crc(cut, mk_probe, mk_decode, tmp_path):
+    """An MP3 whose frames carry a CRC (issue 28, item 7): FFmpeg reads the Info / LAME tag at
+    4 + 32 bytes ignoring the CRC, so the Info frame is no packet and LAME's delay and padding
+    are trimmed. With `cut`, the first audio frame after the Info frame loses its last bytes
+    (its next header is not where its length says): FFmpeg's demuxer confirms that frame
+    against the next header and skips to the first frame that is confirmed.
+    Oracles: ffprobe's packets (pts, dts, duration, size, pos), ffmpeg's PCM (|diff| <= 1:
+    MP3 decodes to float), for the default trim and `--trim ffmpeg`."""
+    data = _lame_encode_with_crc(tmp_path)
+    assert data[1] & 1 == 0 and data[36:40] == b"Info", data[:48].hex()   # CRC, the tag after 32 bytes of side information
+    info = _mpeg_frame_size(data[:4])
+    first = _mpeg_frame_size(data[info:info + 4])
+    assert data[info + 1] & 1 == 0   # the audio frames have a CRC too
+    if cut:
+        data = data[:info + first - cut] + data[info + first:]
+    path = tmp_path / "crc.mp3"
+    path.write_bytes(data)
+    ref_tb = json.loads(subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=time_base",
+                                        "-of", "json", str(path)], capture_output=True, check=True).stdout)["streams"][0]["time_base"]
+    num, den = (int(v) for v in ref_tb.split("/"))
+    proc = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "packet=pts,dts,duration,size,pos",
+                           "-of", "csv=p=0", str(path)], capture_output=True, check=True)
+    # ffprobe: pts,dts,duration,size,pos in 1/14112000 s; ours in samples (1/44100 s)
+    ref = []
+    for line in proc.stdout.decode().split():
+        pts, dts, duration, size, pos = (int(v) for v in line.strip(",").split(",")[:5])
+        ref.append((pts * num * 44100 // den, dts * num * 44100 // den, duration * num * 44100 // den, size, pos))
+    ours = []
+    for line in lib.run([mk_probe, "--packets", path]).stdout.decode().split():
+        f = line.split(",")
+        ours.append((int(f[1]), int(f[2]), int(f[3]), int(f[4]), int(f[5])))
+    assert ref and ref[0][4] == info + (first - cut if cut else 0), ref[:2]   # the oracle skips the Info frame (and the cut one)
+    assert ours == ref, lib.diff_lines([str(r) for r in ours], [str(r) for r in ref], "mk-probe", "ffprobe")
+    want = subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(path), "-f", "s16le", "-"], capture_output=True, check=True).stdout
+    for trim in ("gapless", "ffmpeg"):
+        out = tmp_path / f"{trim}.pcm"
+        cmd = [mk_decode, path, "--trim", trim, "--audio-out", out, "--sample-format", "s16", "-q"]
+        lib.check_ok(lib.run(cmd), cmd)
+        problem = lib.compare_pcm_s16(out.read_bytes(), want, 2, tolerance=1)
+        assert problem is None, f"--trim {trim}: {problem}"
+
+
 def test_free_format_frames_match_the_reference_decode(shared_media, mk_probe):
     """Free-format Layer III (bit rate index 0): frames end where the next header starts.
     ffprobe cannot demux it and libavcodec's decoder refuses free-format frames, so the oracle

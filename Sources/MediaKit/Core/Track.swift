@@ -149,6 +149,14 @@ public struct Track: Sendable {
     /// (``Packet/trimStart``, ``Packet/trimEnd``: Ogg, where each chained link has its
     /// own); ``encoderDelay`` and ``encoderPadding`` are then informative only.
     public var trimsOnPackets = false
+    /// Audio: the samples FFmpeg 5.1's demuxer marks to discard at the end (its first and last
+    /// discard sample), counted in samples of the track's rate on the packets' timestamps
+    /// (before the encoder delay is cut); nil when it marks none. ``TrimMode/ffmpeg`` cuts
+    /// them from each packet that holds some, as FFmpeg's decoding does. Each container states
+    /// its own: MP3 from the LAME tag's padding and the Xing / VBRI frame count; none for
+    /// MP4 (FFmpeg keeps the `iTunSMPB` padding), ADTS, FLAC, WAV; Ogg and Matroska cut on
+    /// the packets themselves.
+    public var ffmpegEndDiscard: Range<Int64>?
 
     /// The media type (shortcut for `parameters.mediaType`).
     public var mediaType: MediaType { parameters.mediaType }

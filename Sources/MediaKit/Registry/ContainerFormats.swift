@@ -127,9 +127,26 @@ public final class ContainerCatalog: @unchecked Sendable {
     /// The format of `source` (its first bytes read once) and a demuxer opened on it.
     /// - Throws: `.unsupported` naming what the source starts with and the formats tried when
     ///   none recognises it; the chosen demuxer's own errors otherwise.
+    ///
+    /// ID3v2 tags in front are looked past whatever their length, as FFmpeg does for every format
+    /// (taggers put them before FLAC, MP3, ADTS, WAV ... files): the formats are probed with the
+    /// bytes after the tags (only each tag's 10-byte header is read here), and the demuxer, handed
+    /// the whole source, skips the tags itself. A format that recognises the bytes after the tags
+    /// keeps the better of that score and its score for the first bytes as they are (MP3's probe
+    /// rates a tag in front); when none does, the first bytes as they are decide (MP3 and ADTS
+    /// then claim a tag with no frame after it, and their demuxer says so).
     public func open(_ source: ByteSource) throws -> (format: ContainerFormat, demuxer: Demuxer) {
         let head = try source.readUpTo(at: 0, count: Self.probeSize)
-        let scored = formats.map { ($0, $0.probe(head, source.knownSize)) }.filter { $0.1 > 0 }
+        let tagsEnd = try ID3.leadingV2TagsEnd(source)
+        var scored = formats.map { ($0, $0.probe(head, source.knownSize)) }
+        if tagsEnd > 0 {
+            let after = try source.readUpTo(at: tagsEnd, count: Self.probeSize)
+            let afterScores = formats.map { $0.probe(after, source.knownSize.map { $0 - tagsEnd }) }
+            if afterScores.contains(where: { $0 > 0 }) {
+                scored = zip(scored, afterScores).map { ($0.0, $1 > 0 ? max($0.1, $1) : 0) }
+            }
+        }
+        scored = scored.filter { $0.1 > 0 }
         if let best = scored.max(by: { $0.1 < $1.1 }) {
             return (best.0, try best.0.makeDemuxer(source))
         }

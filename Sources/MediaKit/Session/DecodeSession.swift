@@ -242,6 +242,9 @@ public final class DecodeSession: Decoder {
     private let trim: Bool
     /// True once a packet carried its own trims (Ogg): they replace the track-level ones.
     private var packetTrims = false
+    /// ``TrimMode/ffmpeg`` on a track whose container states FFmpeg's end discard
+    /// (``Track/ffmpegEndDiscard``): each packet's share of it is cut from its output.
+    private let ffmpegEndCut: Bool
     /// ``TrimMode/ffmpeg`` on Vorbis: FFmpeg's mov demuxer does not cut Vorbis audio to the
     /// sample at the edit's start; it drops every packet that starts before it, whole (the
     /// output of decoding it, which for the first Vorbis packet is nothing). Packets before
@@ -300,6 +303,8 @@ public final class DecodeSession: Decoder {
             skipSamples = track.trimsOnPackets ? 0 : Int64(track.encoderDelay)
         }
         packetTrims = track.trimsOnPackets
+        ffmpegEndCut = isAudio && trim == .ffmpeg && !track.trimsOnPackets && track.ffmpegEndDiscard != nil
+            && track.parameters.sampleRate > 0
         if isAudio && trim == .ffmpeg && track.parameters.codec == "vorbis" && !track.trimsOnPackets
             && window != .everything && window.start > 0 {
             discardBefore = window.start
@@ -557,6 +562,9 @@ public final class DecodeSession: Decoder {
         consecutiveRebuilds = 0
         if packet.isKeyframe { rebuiltForThisDamage = false }
         remember(packet)
+        if ffmpegEndCut, let cut = ffmpegEndCut(of: packet), cut > 0 {
+            try cutEnd(of: packet, samples: cut)
+        }
         if perPacketTrims {
             // The container states the cuts per packet (Ogg: pre-skip on a link's first
             // packet, the end granule on its last), as FFmpeg's skip-samples side data.
@@ -566,7 +574,7 @@ public final class DecodeSession: Decoder {
                 remaining = nil
             }
             skipSamples += Int64(packet.trimStart)
-            if packet.trimEnd > 0 { try cutEnd(of: packet) }
+            if packet.trimEnd > 0 { try cutEnd(of: packet, samples: packet.trimEnd) }
         }
         if discardWhole {
             // A backend that does not honour the discard mark: its output is dropped here.
@@ -578,10 +586,10 @@ public final class DecodeSession: Decoder {
 
     /// The frames of a packet with an end trim: received now, cut by `trimEnd` samples from
     /// the end, presented, and kept for ``receive()``.
-    private func cutEnd(of packet: Packet) throws {
+    private func cutEnd(of packet: Packet, samples: Int) throws {
         var frames: [Frame] = []
         while let frame = try decoder.receive() { frames.append(frame) }
-        var cut = packet.trimEnd
+        var cut = samples
         while cut > 0, var last = frames.popLast() {
             if last.sampleCount > cut, let format = last.sampleFormat {
                 last.sampleCount -= cut
@@ -594,6 +602,20 @@ public final class DecodeSession: Decoder {
             }
         }
         ready += frames.compactMap { present($0) }
+    }
+
+    /// ``TrimMode/ffmpeg``: the samples at the end of `packet` that FFmpeg's decoding discards
+    /// (``Track/ffmpegEndDiscard``), as libavformat computes its discard padding: a packet that
+    /// starts before the last discard sample and ends at or after the first loses
+    /// min(its end - the first, its duration) samples; nil when the track has no such range.
+    private func ffmpegEndCut(of packet: Packet) -> Int? {
+        guard let range = track.ffmpegEndDiscard, packet.pts != Packet.noTimestamp, trimRate > 0 else { return nil }
+        let perSample = Rational(1, Int64(track.parameters.sampleRate))
+        let sample = Rational.rescale(packet.pts, from: track.timeBase, to: perSample)
+        let duration = Rational.rescale(packet.duration, from: track.timeBase, to: perSample)
+        let end = sample + duration
+        guard duration > 0, end >= range.lowerBound, sample < range.upperBound else { return nil }
+        return Int(min(end - range.lowerBound, duration))
     }
 
     /// The stream's codec parameters change here (a chained Ogg link with another rate,

@@ -485,6 +485,10 @@ public final class AudioStreamParser {
                         if let n = vbr.bytes { events.append(.audioDataByteCount(Int64(n))) }
                         if !vbr.encoder.isEmpty { events.append(.encoderDelayAndPadding(delay: vbr.encoderDelay, padding: vbr.encoderPadding)) }
                         cursor += size
+                        // As FFmpeg's mp3 demuxer after the VBR header: the first audio frame must
+                        // be confirmed by the header after it (a frame cut short there is skipped
+                        // up to the first one that is).
+                        synced = false
                         continue
                     }
                 }

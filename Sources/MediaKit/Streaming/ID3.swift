@@ -59,6 +59,16 @@ enum ID3 {
         return 10 + size + (b[5] & 0x10 != 0 ? 10 : 0)
     }
 
+    /// Where the ID3v2 tags that start `source` end: 0 when it starts with none, else the offset
+    /// past the last of the tags that follow one another from offset 0. Only each tag's 10-byte
+    /// header is read; the bodies are skipped, whatever their length (FFmpeg skips the tags in
+    /// front of every format this way before probing and before the demuxer reads its header).
+    static func leadingV2TagsEnd(_ source: ByteSource) throws -> Int64 {
+        var end: Int64 = 0
+        while let size = v2TagSize(try source.readUpTo(at: end, count: 10)[...]) { end += Int64(size) }
+        return end
+    }
+
     /// Reads the frames of a whole ID3v2 tag into `tags`; problems become warnings (a compressed
     /// or encrypted frame is skipped with one).
     static func readV2(_ tag: [UInt8], into tags: inout AudioTags, warnings: inout [String]) {

@@ -47,6 +47,11 @@ public struct MPEGAudioHeader: Sendable, Hashable {
         return 4 + (hasCRC ? 2 : 0) + side
     }
 
+    /// Offset of a Xing / Info tag inside a Layer III frame: after the side information as if
+    /// there were no CRC. LAME writes the tag there whatever the protection bit says, and
+    /// FFmpeg's mp3 demuxer reads it there (4 bytes of header, then 32, 17 or 9 bytes).
+    public var vbrTagOffset: Int { sideInfoEnd - (hasCRC ? 2 : 0) }
+
     private static let rates = [44100, 48000, 32000]
     // kbit/s at [(MPEG-1 ? 0 : 3) + layer - 1) * 15 + index]: MPEG-1 Layers I-III, then MPEG-2 / 2.5
     // Layers I-III (one flat table: a header is parsed per frame, this is the parser's hot path).
@@ -116,7 +121,7 @@ public struct MPEGAudioVBRHeader: Sendable, Hashable {
     public init?(frame: [UInt8], header: MPEGAudioHeader) {
         func be32(_ i: Int) -> Int { Int(frame[i]) << 24 | Int(frame[i + 1]) << 16 | Int(frame[i + 2]) << 8 | Int(frame[i + 3]) }
         func be16(_ i: Int) -> Int { Int(frame[i]) << 8 | Int(frame[i + 1]) }
-        let x = header.sideInfoEnd
+        let x = header.vbrTagOffset
         if header.layer == 3, x + 8 <= frame.count, let tag = String(bytes: frame[x..<x + 4], encoding: .ascii), tag == "Xing" || tag == "Info" {
             kind = tag
             let flags = be32(x + 4)

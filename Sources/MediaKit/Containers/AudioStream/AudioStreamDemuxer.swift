@@ -190,6 +190,13 @@ extension AudioStreamParser {
             track.encoderDelay = delay + 529
             track.encoderPadding = max(0, padding - 529)
         }
+        // FFmpeg's mp3 demuxer (5.1, mp3_parse_vbr_tags): with a frame count, the samples from
+        // frames x samples per frame less the padding plus 529, to frames x samples per frame,
+        // are discarded at the end; only a padding over 529 reaches into a frame.
+        if format.codec == "mp3" && vbrApplies, let frames = vbrHeader?.frames, frames > 0, padding > 529 {
+            let end = Int64(frames) * Int64(format.framesPerPacket)
+            track.ffmpegEndDiscard = max(0, end - Int64(padding) + 529)..<end
+        }
         return (track, seconds)
     }
 }

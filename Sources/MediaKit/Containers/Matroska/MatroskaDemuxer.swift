@@ -70,8 +70,10 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
         self.path = path
         self.source = source
         // EBML header
-        guard case .header(let ebml) = try source.ebmlHeader(at: 0), ebml.id == MKVID.ebml, ebml.size != nil else {
-            throw MediaError(.invalidData, "the file does not start with an EBML header (ID 0x1A45DFA3 with a known size)", path: path, offset: 0, context: "EBML")
+        // (after any ID3v2 tags in front: FFmpeg skips them before every format's header)
+        let start = try ID3.leadingV2TagsEnd(source)
+        guard case .header(let ebml) = try source.ebmlHeader(at: start), ebml.id == MKVID.ebml, ebml.size != nil else {
+            throw MediaError(.invalidData, "the file does not start with an EBML header (ID 0x1A45DFA3 with a known size)", path: path, offset: start, context: "EBML")
         }
         let head = try Self.readBody(source, ebml, limit: 4096, context: "EBML")
         var w = EBMLWalker(bytes: head, base: ebml.dataStart, range: 0..<head.count, path: "EBML", file: path)

@@ -44,15 +44,17 @@ public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
         self.source = source
         let path = source.name
         self.path = path
-        let head = try source.read(at: 0, count: 12)
+        // ID3v2 tags in front (taggers write them; FFmpeg skips them before every format's header).
+        let start = try ID3.leadingV2TagsEnd(source)
+        let head = try source.read(at: start, count: 12)
         let riff = String(decoding: head[0..<4], as: UTF8.self)
         guard riff == "RIFF" || riff == "RF64", String(decoding: head[8..<12], as: UTF8.self) == "WAVE" else {
-            throw MediaError(.invalidData, "expected \"RIFF\" or \"RF64\" and \"WAVE\"", path: path, offset: 0, context: "RIFF header")
+            throw MediaError(.invalidData, "expected \"RIFF\" or \"RF64\" and \"WAVE\"", path: path, offset: start, context: "RIFF header")
         }
         func le16(_ b: [UInt8], _ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }
         func le32(_ b: [UInt8], _ i: Int) -> Int64 { Int64(le16(b, i)) | Int64(le16(b, i + 2)) << 16 }
         func le64(_ b: [UInt8], _ i: Int) -> Int64 { le32(b, i) | le32(b, i + 4) << 32 }
-        var offset: Int64 = 12
+        var offset: Int64 = start + 12
         var fmt: [UInt8]?
         var rf64DataSize: Int64?
         var factSamples: Int64?
