@@ -18,13 +18,6 @@ from typing import Any
 
 ABI_VERSION = 1
 
-# Status codes (mk_status, mediakit_types.h). EAGAIN and EOF are flow control.
-OK, EAGAIN, EOF = 0, -1, -2
-EINVAL, ENOMEM, EUNSUPPORTED, EDATA, EIO, ENOTFOUND, ESTATE, EPLUGIN, ELIMIT, EFAIL = range(-3, -13, -1)
-# A warning, not a failure: the file is cut short; what it holds was returned or written.
-ETRUNCATED = -13
-# The caller's progress callback asked to stop (nothing was left under the target names).
-ECANCELLED = -14
 #: MK_NOPTS_VALUE: no timestamp.
 NOPTS_VALUE = -(1 << 63)
 
@@ -319,13 +312,9 @@ def _load() -> tuple[ctypes.CDLL, str]:
 lib, PATH = _load()
 
 
-def _check(result: int, func: Any, args: tuple[Any, ...]) -> int:
-    """errcheck: a negative status other than flow control (and the ETRUNCATED warning, which
-    the caller turns into a TruncatedWarning) raises the MediaKitError subclass of the status."""
-    if result < 0 and result not in (EAGAIN, EOF, ETRUNCATED):
-        from .errors import MediaKitError
-        raise MediaKitError(result, lib.mk_last_error().decode("utf-8", "replace"), str(func.__name__))
-    return result
+#: The functions that return an mk_status to check: errors.py, which builds on this module,
+#: gives each its errcheck (a failure raises the MediaKitError subclass of its status).
+CHECKED: list[str] = []
 
 
 def _declare(name: str, restype: Any, argtypes: list[Any], check: bool = False) -> None:
@@ -333,7 +322,7 @@ def _declare(name: str, restype: Any, argtypes: list[Any], check: bool = False) 
     f.restype = restype
     f.argtypes = argtypes
     if check:
-        f.errcheck = _check
+        CHECKED.append(name)
 
 
 P = ctypes.POINTER

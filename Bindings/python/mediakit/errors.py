@@ -20,13 +20,25 @@ a ``RuntimeError``. ``MediaError`` is the older name of ``MediaKitError`` and st
 A file cut short is not an error: what it holds is read or decoded (as ffmpeg does) and a
 ``TruncatedWarning`` is issued; ``warnings.simplefilter("error", mediakit.TruncatedWarning)``
 turns it into an exception.
+
+This module also holds the status codes (``OK``, ``EOF``, ``EINVAL`` ...) and ``check``, the
+ctypes ``errcheck`` it gives every function ``_ffi`` declares as returning a status to check:
+it builds on ``_ffi`` (``mk_status_name``, ``mk_last_error``), which imports nothing of the package.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from . import _ffi
+
+# Status codes (mk_status, mediakit_types.h). EAGAIN and EOF are flow control.
+OK, EAGAIN, EOF = 0, -1, -2
+EINVAL, ENOMEM, EUNSUPPORTED, EDATA, EIO, ENOTFOUND, ESTATE, EPLUGIN, ELIMIT, EFAIL = range(-3, -13, -1)
+# A warning, not a failure: the file is cut short; what it holds was returned or written.
+ETRUNCATED = -13
+# The caller's progress callback asked to stop (nothing was left under the target names).
+ECANCELLED = -14
 
 __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
@@ -80,63 +92,63 @@ MediaError = MediaKitError
 
 class InvalidArgumentError(MediaKitError, ValueError):
     """MK_EINVAL: a bad argument (out of range, a track of another file) or a closed object used."""
-    status_code = _ffi.EINVAL
+    status_code = EINVAL
 
 
 class OutOfMemoryError(MediaKitError, MemoryError):
     """MK_ENOMEM: an allocation failed."""
-    status_code = _ffi.ENOMEM
+    status_code = ENOMEM
 
 
 class UnsupportedError(MediaKitError):
     """MK_EUNSUPPORTED: a format, codec, profile, layout or feature MediaKit does not handle
     (an encrypted track, an MP4 read from a pipe whose moov comes last ...)."""
-    status_code = _ffi.EUNSUPPORTED
+    status_code = EUNSUPPORTED
 
 
 class InvalidDataError(MediaKitError, ValueError):
     """MK_EDATA: the input is damaged or not what it claims to be; the message names the file,
     the offset and the structure."""
-    status_code = _ffi.EDATA
+    status_code = EDATA
 
 
 class MediaIOError(MediaKitError, OSError):
     """MK_EIO: an operating-system read or write failed (a full disk, a folder that cannot be
     written, a file object's callback that failed)."""
-    status_code = _ffi.EIO
+    status_code = EIO
 
 
 class NotFoundError(MediaKitError):
     """MK_ENOTFOUND: a file, track, plugin or decoder was not found (for a decoder, the message
     lists every place searched)."""
-    status_code = _ffi.ENOTFOUND
+    status_code = ENOTFOUND
 
 
 class StateError(MediaKitError, RuntimeError):
     """MK_ESTATE: a call in the wrong order (a packet after the end of the stream, a track added
     after writing started, a muxer finished twice)."""
-    status_code = _ffi.ESTATE
+    status_code = ESTATE
 
 
 class PluginError(MediaKitError):
     """MK_EPLUGIN: a codec plugin was refused (another ABI version, broken)."""
-    status_code = _ffi.EPLUGIN
+    status_code = EPLUGIN
 
 
 class LimitError(MediaKitError):
     """MK_ELIMIT: a size or count above MediaKit's hard limits."""
-    status_code = _ffi.ELIMIT
+    status_code = ELIMIT
 
 
 class BackendError(MediaKitError):
     """MK_EFAIL: a codec backend (FFmpeg, dav1d, libopus ...) failed; the message is its own."""
-    status_code = _ffi.EFAIL
+    status_code = EFAIL
 
 
 class CancelledError(MediaKitError):
     """MK_ECANCELLED: a progress callback asked a long call (remux, decode, transcode) to stop;
     nothing was left under the target names."""
-    status_code = _ffi.ECANCELLED
+    status_code = ECANCELLED
 
 
 class TruncatedWarning(UserWarning):
@@ -153,3 +165,15 @@ _BY_STATUS: dict[int, type[MediaKitError]] = {
 def error_class(status: int) -> type[MediaKitError]:
     """The exception class raised for an mk_status (MediaKitError itself for a status without one)."""
     return _BY_STATUS.get(status, MediaKitError)
+
+
+def check(result: int, func: Any, args: tuple[Any, ...]) -> int:
+    """errcheck: a negative status other than flow control (and the ETRUNCATED warning, which
+    the caller turns into a TruncatedWarning) raises the MediaKitError subclass of the status."""
+    if result < 0 and result not in (EAGAIN, EOF, ETRUNCATED):
+        raise MediaKitError(result, _ffi.lib.mk_last_error().decode("utf-8", "replace"), str(func.__name__))
+    return result
+
+
+for _name in _ffi.CHECKED:  # every mk_status function _ffi declared as checked
+    getattr(_ffi.lib, _name).errcheck = check

@@ -1,0 +1,267 @@
+"""``AudioConverter`` (mk_audio_converter): sample format, rate and channel layout conversion."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union, cast
+
+if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no import at run time
+    from ._common import Array
+
+from . import _ffi
+from ._ffi import lib
+from .errors import MediaKitError, OK, EINVAL
+from ._common import Layout, _Owned, _closed, _trim_setting
+from ._demux import Packet, Track
+
+try:  # numpy is optional: without it, arrays are bytes and planes are memoryviews.
+    import numpy as _np
+except ImportError:  # pragma: no cover - depends on the environment
+    _np = None  # type: ignore[assignment]
+
+
+_SAMPLE_CODES = {"u8": 1, "s16": 2, "s32": 3, "f32": 4, "f64": 5, "s24": 11}
+_SAMPLE_NAMES = {v: k for k, v in _SAMPLE_CODES.items()}
+_NUMPY_TYPES = {"u8": "u1", "s16": "<i2", "s24": "u1", "s32": "<i4", "f32": "<f4", "f64": "<f8"}
+_QUALITY = {"low": 0, "medium": 1, "high": 2}
+
+
+def _audio_format(sample_format: str, rate: int, layout: Optional[Layout], *, open_ended: bool = False) -> _ffi.AudioFormat:
+    """The C mk_audio_format for a sample format name ("s16", "f32", "f32p" planar ...), a rate
+    and a layout (a name such as "stereo" or "5.1", a channel count, or None when open)."""
+    planar = sample_format.endswith("p") and sample_format[:-1] in _SAMPLE_CODES
+    base = sample_format[:-1] if planar else sample_format
+    if base not in _SAMPLE_CODES:
+        raise ValueError(f"unknown sample format {sample_format!r}: one of {', '.join(_SAMPLE_CODES)} (+ 'p' for planar)")
+    code = _SAMPLE_CODES[base] + (5 if planar and base != "s24" else 0) + (1 if planar and base == "s24" else 0)
+    mask, channels = ctypes.c_uint64(0), ctypes.c_int32(0)
+    if layout is not None:
+        lib.mk_channel_layout(str(layout).encode(), ctypes.byref(mask), ctypes.byref(channels))
+    elif not open_ended:
+        raise ValueError("a channel layout is needed (a name such as 'stereo' or a channel count)")
+    return _ffi.AudioFormat(struct_size=ctypes.sizeof(_ffi.AudioFormat), sample_format=code, sample_rate=int(rate or 0),
+                            channels=channels.value, channel_mask=mask.value)
+
+
+def _pcm_pointers(samples: Union[Array, bytes, bytearray, memoryview], sample_format: str, channels: int, *,
+                  convert: bool) -> tuple["ctypes.Array[ctypes.c_void_p]", int, object]:
+    """The C plane pointers and frame count of PCM given to AudioConverter.convert or
+    Encoder.encode, and the object to keep alive while the C call reads them. `samples` is a
+    numpy array in `sample_format` ((frames, channels) interleaved, (channels, frames) planar;
+    converted to its dtype when `convert`, else TypeError for another dtype) or bytes of
+    interleaved samples."""
+    planar = sample_format.endswith("p") and sample_format[:-1] in _SAMPLE_CODES
+    base = sample_format[:-1] if planar else sample_format
+    width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
+    per = 3 if base == "s24" else 1        # numpy holds s24 as 3 bytes per sample
+    if _np is not None and isinstance(samples, _np.ndarray):
+        dtype = _np.dtype(_NUMPY_TYPES[base])
+        arr = _np.ascontiguousarray(samples, dtype=dtype if convert else None)
+        if arr.dtype != dtype:
+            raise TypeError(f"the input is {sample_format} samples ({_NUMPY_TYPES[base]}); the array is {arr.dtype}")
+        if planar:
+            if arr.ndim != 2 or arr.shape[0] != channels:
+                raise ValueError(f"planar input is a ({channels}, frames) array; got shape {arr.shape}")
+            return (ctypes.c_void_p * channels)(*[arr[c].ctypes.data for c in range(channels)]), arr.shape[1] // per, arr
+        return (ctypes.c_void_p * 1)(arr.ctypes.data), arr.size // (channels * per), arr
+    if planar:
+        raise TypeError("planar input is a (channels, frames) numpy array")
+    buf = ctypes.create_string_buffer(bytes(samples))
+    return (ctypes.c_void_p * 1)(ctypes.addressof(buf)), (len(buf) - 1) // (width * channels), buf
+
+
+class AudioConverter(_Owned):
+    """Converts PCM between sample formats, channel layouts and rates (MediaKit's
+    AudioConverter: libswresample's rounding, ``ffmpeg -ac 2``'s downmix, a band-limited
+    resampler), or decodes a track's packets and converts them (``for_track``).
+
+    Sample formats: "u8", "s16", "s24" (packed 3 bytes), "s32", "f32", "f64", with a "p"
+    suffix for planar. numpy arrays go in and come out: interleaved as (frames, channels),
+    planar as (channels, frames); an input array in the source format is used without a copy.
+
+        conv = mediakit.AudioConverter("s16", 44100, "stereo", "f32", 48000, "mono")
+        out = conv.convert(samples)          # (n, 1) float32
+        tail = conv.flush()
+
+    ``prime_leading`` / ``prime_trailing`` input frames are dropped at the start / end (an
+    encoder's priming and padding; they still feed the filter). ``reset()`` starts a new stream
+    (after a seek); ``input_frames``, ``output_frames`` and ``latency`` count a PCM converter's work.
+    """
+
+    _free = staticmethod(lib.mk_audio_converter_close)
+    _what = "audio converter"
+
+    def __init__(self, in_format: str, in_rate: int, in_layout: Optional[Layout], out_format: str, out_rate: int,
+                 out_layout: Optional[Layout], *, quality: str = "medium", dither: bool = False,
+                 _track: Optional[Track] = None, trim: Union[bool, str] = True, prime_leading: int = 0,
+                 prime_trailing: int = 0):
+        if quality not in _QUALITY:
+            raise ValueError(f"unknown quality {quality!r}: low, medium or high")
+        s = _ffi.AudioConverterSettings()
+        lib.mk_audio_converter_default_settings(ctypes.byref(s))
+        s.quality, s.dither, s.trim = _QUALITY[quality], int(bool(dither)), _trim_setting(trim)
+        s.prime_leading, s.prime_trailing = int(prime_leading), int(prime_trailing)
+        to = _audio_format(out_format, out_rate, out_layout, open_ended=_track is not None)
+        h = ctypes.c_void_p()
+        if _track is None:
+            src = _audio_format(in_format, in_rate, in_layout)
+            lib.mk_audio_converter_open(ctypes.byref(h), ctypes.byref(src), ctypes.byref(to), ctypes.byref(s))
+        else:
+            if _track._demuxer is None or _track._demuxer.closed:
+                raise _closed("demuxer this track belongs to")
+            lib.mk_audio_converter_open_track(ctypes.byref(h), _track._demuxer._handle(), _track.index, ctypes.byref(to), ctypes.byref(s))
+        super().__init__(h)
+        #: The track whose packets it decodes (for_track), else None.
+        self.track: Optional[Track] = _track
+        #: The input's sample format.
+        self.in_format: str = in_format
+        self._in_channels: int = 0 if _track is not None else (src.channels or 1)
+
+    @classmethod
+    def for_track(cls, track: Track, sample_format: str = "f32", rate: Optional[int] = None, layout: Optional[Layout] = None, *,
+                  quality: str = "medium", dither: bool = False, trim: Union[bool, str] = True) -> "AudioConverter":
+        """A converter that takes the compressed packets of an audio `track` (AAC, MP3, Opus,
+        Vorbis, FLAC ...), decodes them with the track's trims and converts them; `rate` and
+        `layout` left None keep the decoded ones."""
+        if not isinstance(track, Track):
+            raise TypeError(f"for_track needs a mediakit.Track, got {type(track).__name__}")
+        return cls("", 0, None, sample_format, rate or 0, layout, quality=quality, dither=dither, _track=track, trim=trim)
+
+    def reset(self) -> None:
+        """Forgets the stream (after a seek, or for another one): what waits and what the
+        resampler holds are dropped; converting (also after flush()) starts a new stream."""
+        lib.mk_audio_converter_reset(self._handle())
+
+    def _stats(self) -> _ffi.AudioConverterStats:
+        st = _ffi.AudioConverterStats(struct_size=ctypes.sizeof(_ffi.AudioConverterStats))
+        lib.mk_audio_converter_get_stats(self._handle(), ctypes.byref(st))
+        return st
+
+    @property
+    def input_frames(self) -> int:
+        """PCM converter: frames given since it was made or reset."""
+        return int(self._stats().input_frames)
+
+    @property
+    def output_frames(self) -> int:
+        """PCM converter: frames converted since it was made or reset."""
+        return int(self._stats().output_frames)
+
+    @property
+    def latency(self) -> int:
+        """PCM converter: input frames that wait, before flush(), for later input."""
+        return int(self._stats().latency)
+
+    @property
+    def output_format(self) -> Optional[tuple[str, int, int]]:
+        """(sample format, rate, channels) written; None for a track converter before its first frame."""
+        f = _ffi.AudioFormat(struct_size=ctypes.sizeof(_ffi.AudioFormat))
+        if lib.mk_audio_converter_output_format(self._handle(), ctypes.byref(f)) != OK:
+            return None
+        code = f.sample_format
+        planar = code in (6, 7, 8, 9, 10, 12)
+        base = _SAMPLE_NAMES[code - 5 if planar and code != 12 else (11 if code == 12 else code)]
+        return (base + ("p" if planar else ""), int(f.sample_rate), int(f.channels))
+
+    def _take(self) -> Array:
+        """Everything converted so far, as one numpy array (bytes without numpy)."""
+        n = ctypes.c_int32(0)
+        if lib.mk_audio_converter_read(self._h, None, 0, ctypes.byref(n)) != OK or n.value == 0:
+            n.value = 0
+
+        def read(ptrs: "ctypes.Array[ctypes.c_void_p]", frames: int) -> int:
+            got = ctypes.c_int32(0)
+            if frames:
+                lib.mk_audio_converter_read(self._h, ptrs, frames, ctypes.byref(got))
+            return got.value
+
+        return self._output(n.value, read)
+
+    def _output(self, frames: int, produce: Callable[["ctypes.Array[ctypes.c_void_p]", int], int]) -> Array:
+        """Room for `frames` output frames in the output format, filled by `produce(planes, frames)`
+        (which returns the frames it wrote), as one numpy array of those (bytes without numpy)."""
+        fmt, _, channels = self.output_format or ("f32", 0, 1)
+        planar = fmt.endswith("p") and fmt != "p"
+        base = fmt[:-1] if planar else fmt
+        width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
+        if _np is None:
+            bufs = [ctypes.create_string_buffer(frames * width * (1 if planar else channels)) for _ in range(channels if planar else 1)]
+            ptrs = (ctypes.c_void_p * len(bufs))(*[ctypes.addressof(b) for b in bufs])
+            done = produce(ptrs, frames)
+            size = done * width * (1 if planar else channels)
+            return cast(Any, b"".join(b.raw[:size] for b in bufs))
+        dtype = _np.dtype(_NUMPY_TYPES[base])
+        per = 3 if base == "s24" else 1
+        out = _np.empty((channels, frames * per) if planar else (frames, channels * per), dtype=dtype)
+        if planar:
+            ptrs = (ctypes.c_void_p * channels)(*[out[c].ctypes.data for c in range(channels)])
+        else:
+            ptrs = (ctypes.c_void_p * 1)(out.ctypes.data)
+        done = produce(ptrs, frames)
+        return out[:, :done * per] if planar else out[:done]
+
+    def fill(self, frames: int, source: Callable[[int], Optional[Union[Array, bytes, bytearray, memoryview]]]) -> Array:
+        """The pull model (iOS's AudioConverterFillComplexBuffer, C mk_audio_converter_fill):
+        returns `frames` output frames, fewer only at the end of the stream, calling
+        ``source(wanted)`` for input as it needs it. `source` returns samples in the input format,
+        as convert() takes them (about `wanted` frames: fewer or more is fine), or None (or an
+        empty array) at the end of the stream. Output waiting from convert() comes first. An
+        exception raised by `source` stops the fill and comes out of it."""
+        h = self._handle()
+        if self.track is not None:
+            raise MediaKitError(EINVAL, "this converter takes the track's packets: use convert_packet()", "fill")
+        if frames < 0:
+            raise ValueError(f"frames is a count, not {frames}")
+        held: list[object] = []              # the input given last: the C side reads it until the next call
+        failed: list[BaseException] = []
+
+        def pull(_user: Optional[int], wanted: int, planes: Any) -> int:
+            try:
+                samples = source(int(wanted))
+                if samples is None or len(samples) == 0:
+                    return 0
+                ptrs, count, owner = _pcm_pointers(samples, self.in_format, self._in_channels, convert=False)
+                held[:] = [ptrs, owner]
+                planes[0] = ctypes.cast(ptrs, ctypes.c_void_p).value
+                return count
+            except BaseException as e:  # kept, raised again once the C call returns
+                failed.append(e)
+                return -1
+
+        callback = _ffi.AUDIO_INPUT(pull)
+
+        def run(ptrs: "ctypes.Array[ctypes.c_void_p]", count: int) -> int:
+            filled = ctypes.c_int32(0)
+            try:
+                lib.mk_audio_converter_fill(h, ptrs, count, callback, None, ctypes.byref(filled))
+            except MediaKitError:
+                if failed:
+                    raise failed[0] from None
+                raise
+            return filled.value
+
+        return self._output(frames, run)
+
+    def convert(self, samples: Union[Array, bytes, bytearray, memoryview]) -> Array:
+        """Converts PCM (a numpy array in the source format: (frames, channels) interleaved or
+        (channels, frames) planar; or bytes of interleaved samples) and returns what can be
+        output so far. A C-contiguous array of the source's dtype is read in place."""
+        h = self._handle()
+        if self.track is not None:
+            raise MediaKitError(EINVAL, "this converter takes the track's packets: use convert_packet()", "convert")
+        ptrs, frames, keep = _pcm_pointers(samples, self.in_format, self._in_channels, convert=False)
+        lib.mk_audio_converter_push(h, ptrs, frames)
+        del keep
+        return self._take()
+
+    def convert_packet(self, packet: Packet) -> Array:
+        """Decodes one packet of the track and returns the PCM that can be output so far."""
+        if not isinstance(packet, Packet):
+            raise TypeError(f"convert_packet() takes a mediakit.Packet, got {type(packet).__name__}")
+        lib.mk_audio_converter_push_packet(self._handle(), packet._handle())
+        return self._take()
+
+    def flush(self) -> Array:
+        """Ends the input: returns the rest (the resampler's tail, a track's delayed frames)."""
+        lib.mk_audio_converter_flush(self._handle())
+        return self._take()

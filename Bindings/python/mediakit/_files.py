@@ -1,0 +1,145 @@
+"""Whole-file calls with progress: ``decode``, ``remux`` and ``transcode`` (mk_decode_file,
+mk_remux, mk_transcode)."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Callable, Optional, Sequence, Union
+
+from . import _ffi
+from ._ffi import lib
+from .errors import CancelledError, ETRUNCATED
+from ._common import Layout, PathLike, _PACK, _path, _trim_setting, _warn_truncated
+from ._demux import Track
+from ._mux import _muxer_settings
+from ._audio import _QUALITY, _audio_format
+from ._encode import _encoder_settings
+
+
+#: A progress callback: called with (fraction done in [0, 1], done, total) now and then, on the
+#: calling thread; returning False (not None) stops the call, as an exception raised in it does.
+Progress = Callable[[float, int, int], Optional[bool]]
+
+
+class _ProgressHook:
+    """The C mk_progress_callback of a long call (remux, decode, transcode) over a Python
+    callable. False from it cancels the call (CancelledError); an exception raised in it (a
+    KeyboardInterrupt too) cancels it and is raised again once the call has cleaned up."""
+
+    def __init__(self, fn: Optional[Progress]):
+        self.fn = fn
+        self.error: Optional[BaseException] = None
+        self.c = _ffi.PROGRESS(self._call) if fn is not None else _ffi.PROGRESS()
+
+    def _call(self, _user: Optional[int], fraction: float, done: int, total: int) -> int:
+        if self.fn is None or self.error is not None:
+            return 1
+        try:
+            return 1 if self.fn(fraction, done, total) is False else 0
+        except BaseException as e:  # kept, raised again after the C call returns
+            self.error = e
+            return 1
+
+    def run(self, call: Callable[[], int]) -> int:
+        """Makes the C call; raises what the callback raised when that is why it stopped."""
+        try:
+            return call()
+        except CancelledError:
+            if self.error is not None:
+                raise self.error from None
+            raise
+
+
+def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate: Optional[int] = None, *,
+              quality: Optional[float] = None, sample_rate: Optional[int] = None, channels: Optional[int] = None,
+              copy_video: bool = False, backend: Optional[str] = None, complexity: Optional[int] = None,
+              application: Optional[str] = None, frame_duration: Optional[float] = None,
+              progress: Optional[Progress] = None) -> None:
+    """Decodes the first audio track of `src` and encodes it into `dst`, like the mk-transcode
+    sample: .m4a / .mp4 (AAC; MP3, Opus, FLAC with codec=), .flac, .mp3, .mka / .mkv / .webm (Opus,
+    Vorbis ...). Gapless; written to a temporary file and renamed at the end. `complexity` (Opus
+    0..10, FLAC 0..12), `application` ("audio", "voip", "lowdelay") and `frame_duration` (seconds,
+    Opus) as for Encoder. `progress` is called now and then with (fraction, -1, -1); False from it
+    stops (CancelledError, nothing written)."""
+    s = _encoder_settings(codec, bitrate, quality, sample_rate, channels, complexity, application, frame_duration,
+                          backend=backend, copy_video=copy_video)
+    hook = _ProgressHook(progress)
+    s.progress = hook.c
+    hook.run(lambda: int(lib.mk_transcode(_path(src), _path(dst), ctypes.byref(s))))
+
+
+def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Optional[PathLike] = None, *,
+           pixel_format: str = "nv12", sample_format: str = "s16", wav: bool = False, y4m: bool = False,
+           trim: Union[bool, str] = True, autorotate: bool = True, threads: int = 0, backend: Optional[str] = None,
+           progress: Optional[Progress] = None, sample_rate: Optional[int] = None, channels: Optional[Layout] = None,
+           resample_quality: str = "medium", seek: Optional[float] = None, max_video_frames: Optional[int] = None,
+           max_audio_seconds: Optional[float] = None, async_video: bool = False) -> None:
+    """Decodes the first audio track to `audio_out` (raw PCM or WAV) and the first video
+    track to `video_out` (raw NV12 / I420 or Y4M), like the mk-decode sample. `trim` is
+    as for Decoder: "gapless" (default, or True), "ffmpeg" or "none" (or False).
+
+    mk-decode's choices: `sample_format` ("u8", "s16", "s24", "s32", "f32", "f64"), `sample_rate`
+    and `channels` (a layout name or a count, mixed as ffmpeg -ac mixes) with `resample_quality`;
+    `seek` (seconds, sample-accurate as ffmpeg -ss T -i), `max_video_frames`,
+    `max_audio_seconds`; `async_video` decodes a lone video track on a thread of its own.
+
+    A file cut short is decoded as far as it goes (the outputs are written, as ffmpeg's)
+    and a TruncatedWarning names the offset of the cut."""
+    if audio_out is None and video_out is None:
+        raise ValueError("give audio_out, video_out or both")
+    if pixel_format not in ("nv12", "i420"):
+        raise ValueError("pixel_format is nv12 or i420")
+    if resample_quality not in _QUALITY:
+        raise ValueError(f"unknown resample_quality {resample_quality!r}: low, medium or high")
+    s = _ffi.DecodeSettings()
+    lib.mk_decode_default_settings(ctypes.byref(s))
+    s.video_layout = _PACK[pixel_format]
+    if sample_format in ("s16", "f32"):
+        s.audio_layout = _PACK[sample_format]
+    if sample_format not in ("s16", "f32") or sample_rate is not None or channels is not None:
+        f = _audio_format(sample_format, sample_rate or 0, channels, open_ended=True)
+        s.sample_format, s.sample_rate, s.channels, s.channel_mask = f.sample_format, f.sample_rate, f.channels, f.channel_mask
+    s.resample_quality = _QUALITY[resample_quality]
+    if seek is not None:
+        s.seek_seconds = float(seek)
+    s.max_video_frames = int(max_video_frames or 0)
+    s.max_audio_seconds = float(max_audio_seconds or 0)
+    s.async_video = int(async_video)
+    s.wav, s.y4m, s.autorotate, s.threads = int(wav), int(y4m), int(autorotate), int(threads)
+    s.trim = _trim_setting(trim)
+    s.backend = backend.encode() if backend else None
+    hook = _ProgressHook(progress)
+    s.progress = hook.c
+    status = hook.run(lambda: int(lib.mk_decode_file(_path(path), _path(audio_out) if audio_out is not None else None,
+                                                     _path(video_out) if video_out is not None else None,
+                                                     ctypes.byref(s))))
+    if status == ETRUNCATED:
+        _warn_truncated()
+
+
+def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optional[float] = None,
+          hybrid: Optional[float] = None, *, tracks: Optional[Sequence[Union[int, Track]]] = None,
+          progress: Optional[Progress] = None) -> None:
+    """Copies the tracks of `src` (any file ``open`` reads) into a new file at `dst` without
+    decoding, like the mk-remux sample. The output's format follows `dst`'s extension: MP4
+    (.mp4, .m4a, .m4v, .mov), Matroska / WebM (.mkv, .mka, .webm) or Ogg (.ogg, .oga, .opus);
+    UnsupportedError for a codec the output cannot carry.
+
+    tracks: the source tracks to copy (indexes or Tracks), in that order; None: every track.
+    faststart=True puts the moov at the front; fragment=SECONDS writes a fragmented MP4
+    (a fragment about every SECONDS, playable up to the last complete one after a crash);
+    hybrid=SECONDS writes fragmented and turns the file progressive when done. `progress` is
+    called after each packet with (fraction, packets written, packets in all); False from it
+    stops (CancelledError). The target name is only written when the whole file is complete:
+    a failure or a cancel leaves nothing there.
+    """
+    s = _muxer_settings(faststart, fragment, hybrid)
+    chosen = [t.index if isinstance(t, Track) else int(t) for t in tracks] if tracks is not None else None
+    if chosen is not None:
+        if not chosen:
+            raise ValueError("tracks=[] copies nothing: give at least one track, or None for every track")
+        s.tracks = (ctypes.c_int32 * len(chosen))(*chosen)
+        s.track_count = len(chosen)
+    hook = _ProgressHook(progress)
+    s.progress = hook.c
+    hook.run(lambda: int(lib.mk_remux(_path(src), _path(dst), ctypes.byref(s))))

@@ -1,0 +1,111 @@
+"""The package split by family (mediakit/_demux.py, _mux.py ... with __init__.py only
+re-exporting) keeps every name `import mediakit` gave before the split. The oracle is the
+package as it was before the split (commit BEFORE_SPLIT, read from git and imported from a
+copy), not a list written from the new code: each of its public names (its ``__all__`` and
+every other name without an underscore that it or its own modules defined) is still in
+``mediakit`` and is the same kind of object; classes keep their public members, functions
+and methods their signatures."""
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import fractions
+import importlib
+import inspect
+import shutil
+import subprocess
+import sys
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mediakit
+
+from conftest import REPO
+
+#: The last commit of the package in one __init__.py (2,456 lines).
+BEFORE_SPLIT = "310094bfacaef39b7e0a7794a5048404c83d0256"
+
+
+def package_before_split(folder: Path) -> types.ModuleType:
+    """The package of BEFORE_SPLIT, imported as `mediakit_before_split` (its own copy of the
+    classes; the library is the same file, found through MEDIAKIT_LIBRARY as the tests' is)."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: the package before the split is read from git history")
+    package = folder / "mediakit_before_split"
+    package.mkdir()
+    for name in ("__init__.py", "_ffi.py", "errors.py"):
+        text = subprocess.run(["git", "-C", str(REPO), "show", f"{BEFORE_SPLIT}:Bindings/python/mediakit/{name}"],
+                              check=True, capture_output=True, text=True).stdout
+        (package / name).write_text(text)
+    sys.path.insert(0, str(folder))
+    try:
+        return importlib.import_module("mediakit_before_split")
+    finally:
+        sys.path.remove(str(folder))
+
+
+def public_names(module: types.ModuleType) -> set[str]:
+    """``__all__`` plus the names without an underscore that are the package's own: defined by
+    it or its modules (classes, functions), or values that are no module of the standard
+    library and no name of `typing` (``from typing import Optional`` is not MediaKit's API)."""
+    names = set(module.__all__)
+    for name, value in vars(module).items():
+        if name.startswith("_") or isinstance(value, types.ModuleType) and not value.__name__.startswith(module.__name__):
+            continue
+        owner = getattr(value, "__module__", None)
+        if inspect.isclass(value) or inspect.isfunction(value):
+            if owner is not None and owner.startswith(module.__name__):
+                names.add(name)
+        elif not any(getattr(std, name, None) is value for std in (typing, dataclasses, fractions, types)):
+            names.add(name)
+    return names
+
+
+def kind(value: Any) -> str:
+    if isinstance(value, types.ModuleType):
+        return "module"
+    if inspect.isclass(value):
+        return "class"
+    if inspect.isfunction(value):
+        return "function"
+    return type(value).__name__
+
+
+def test_every_name_of_the_package_before_the_split_is_still_there(tmp_path: Path) -> None:
+    old = package_before_split(tmp_path)
+    names = public_names(old)
+    assert {"Demuxer", "Muxer", "Decoder", "open", "errors", "PathLike", "Source", "EINVAL"} <= names
+    missing = sorted(n for n in names if not hasattr(mediakit, n))
+    assert not missing, f"no longer importable from mediakit: {missing}"
+    assert set(old.__all__) <= set(mediakit.__all__)
+    for name in sorted(names):
+        before, after = getattr(old, name), getattr(mediakit, name)
+        assert kind(after) == kind(before), f"mediakit.{name}: a {kind(after)}, was a {kind(before)}"
+        if inspect.isfunction(before):
+            assert str(inspect.signature(after)) == str(inspect.signature(before)), name
+        elif inspect.isclass(before):
+            assert after.__name__ == before.__name__
+            assert [c.__name__ for c in after.__mro__] == [c.__name__ for c in before.__mro__], name
+            members = {m for m in vars(before) if not m.startswith("_") or m in ("__init__", "__iter__", "__enter__")}
+            for m in sorted(members):
+                assert hasattr(after, m), f"mediakit.{name}.{m} is gone"
+                b, a = inspect.getattr_static(before, m), inspect.getattr_static(after, m)
+                assert kind(a) == kind(b), f"mediakit.{name}.{m}: a {kind(a)}, was a {kind(b)}"
+                if inspect.isfunction(b):
+                    assert str(inspect.signature(a)) == str(inspect.signature(b)), f"{name}.{m}"
+        elif isinstance(before, (int, str, dict)):
+            assert after == before, name
+        elif isinstance(before, ctypes.CDLL):
+            assert after._name == before._name, name       # the same libmediakit
+        elif not isinstance(before, types.ModuleType):
+            assert repr(after) == repr(before).replace("mediakit_before_split", "mediakit"), name
+
+
+def test_the_private_names_others_import_are_still_there() -> None:
+    """mediakit.ray reads mediakit._NUMPY_TYPES; the tests import mediakit.errors."""
+    from mediakit import errors
+    assert mediakit._NUMPY_TYPES["f32"] == "<f4" and errors.error_class(-6) is mediakit.InvalidDataError
