@@ -11,7 +11,7 @@ decode of the file (`-map 0:v:0 -fps_mode passthrough -f rawvideo -pix_fmt nv12 
 """
 import subprocess
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator, cast
 
 import pytest
 
@@ -24,9 +24,10 @@ LAYOUTS = {"frag_keyframe_empty_moov": ["-movflags", "frag_keyframe+empty_moov"]
 
 
 @pytest.fixture(scope="module", params=sorted(LAYOUTS))
-def fragmented(request, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("fragmented") / f"{request.param}.mp4"
-    subprocess.run(["ffmpeg", "-v", "error", "-y", *_SOURCE, *LAYOUTS[request.param], str(out)], check=True)
+def fragmented(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    layout: str = request.param
+    out: Path = tmp_path_factory.mktemp("fragmented") / f"{layout}.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", *_SOURCE, *LAYOUTS[layout], str(out)], check=True)
     return out
 
 
@@ -36,7 +37,8 @@ class _Pipe:
     def __init__(self, path: Path):
         self.proc = subprocess.Popen(["cat", str(path)], stdout=subprocess.PIPE)
         assert self.proc.stdout is not None and not self.proc.stdout.seekable()
-        self.stdout = self.proc.stdout
+        # A pipe's file object: binary, readable, not seekable (mediakit.open's BinaryIO).
+        self.stdout = cast(BinaryIO, self.proc.stdout)
 
     def __enter__(self) -> "_Pipe":
         return self

@@ -7,6 +7,7 @@ ffprobe reads (exit 0, no error, one stream); a trap would kill the interpreter.
 import shutil
 import subprocess
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -14,11 +15,15 @@ import mediakit
 
 pytestmark = pytest.mark.skipif(shutil.which("ffprobe") is None, reason="ffprobe is not installed")
 
-AAC = dict(codec="aac", media_type="audio", extradata=bytes([0x12, 0x10]), sample_rate=44100, channels=2,
-           time_base=Fraction(1, 44100))
 OPUS_HEAD = b"OpusHead" + bytes([1, 2, 0x38, 0x01, 0x80, 0xBB, 0, 0, 0, 0, 0])
-OPUS = dict(codec="opus", media_type="audio", extradata=OPUS_HEAD, sample_rate=48000, channels=2,
-            time_base=Fraction(1, 48000))
+
+
+def _params(ogg: bool, extra: dict[str, int]) -> mediakit.CodecParameters:
+    """Stereo AAC at 44.1 kHz (Opus at 48 kHz for Ogg), with the case's delay and padding."""
+    codec, extradata, rate = ("opus", OPUS_HEAD, 48000) if ogg else ("aac", bytes([0x12, 0x10]), 44100)
+    return mediakit.CodecParameters(codec=codec, media_type="audio", extradata=extradata, sample_rate=rate, channels=2,
+                                    time_base=Fraction(1, rate), encoder_delay=extra.get("encoder_delay", 0),
+                                    encoder_padding=extra.get("encoder_padding", 0))
 
 STEP = 1024
 NORMAL = [i * STEP for i in range(4)]
@@ -41,7 +46,7 @@ CASES = {
 }
 
 
-def _ffprobe_problem(path) -> str | None:
+def _ffprobe_problem(path: Path) -> str | None:
     proc = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=index", "-of", "csv=p=0", str(path)],
                           capture_output=True, text=True)
     if proc.returncode != 0 or proc.stdout.split() != ["0"]:
@@ -51,15 +56,13 @@ def _ffprobe_problem(path) -> str | None:
 
 @pytest.mark.parametrize("layout", ["progressive", "fragment", "mkv", "ogg"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_c_muxer_answers_hostile_values_with_an_error_or_a_readable_file(tmp_path, layout, case):
+def test_c_muxer_answers_hostile_values_with_an_error_or_a_readable_file(tmp_path: Path, layout: str, case: str) -> None:
     extra, packets = CASES[case]
-    base = OPUS if layout == "ogg" else AAC
     out = tmp_path / ("out.ogg" if layout == "ogg" else "out.mkv" if layout == "mkv" else "out.mp4")
-    options = {"fragment": 0.5} if layout == "fragment" else {}
     fill = 0x55
     try:
-        with mediakit.Muxer(out, **options) as mux:
-            track = mux.add_track(mediakit.CodecParameters(**base, **extra))
+        with mediakit.Muxer(out, fragment=0.5 if layout == "fragment" else None) as mux:
+            track = mux.add_track(_params(layout == "ogg", extra))
             for pts, dts, duration, size in packets:
                 data = (bytes([0xFC]) + bytes([fill]) * (size - 1)) if size else b""
                 mux.write(track, data, pts=pts, dts=dts, duration=duration, is_keyframe=True)

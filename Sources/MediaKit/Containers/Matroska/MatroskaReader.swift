@@ -421,11 +421,11 @@ final class MatroskaPacketReader {
                 packetDuration = Self.samplesToTicks(h?.samplesPerFrame ?? 0, rate: h?.sampleRate ?? rate, timeBase)
             case .pcm(let bytesPerFrame):
                 packetDuration = Self.samplesToTicks(data.count / bytesPerFrame, rate: rate, timeBase)
-            case .wav(let codec, let align, let byteRate) where packetDuration == 0:
-                let samples = codec.samples(bytes: data.count, align: align, channels: max(1, cfg.track.parameters.channels),
-                                            sampleRate: rate, byteRate: byteRate) ?? 0
-                packetDuration = Self.samplesToTicks(Int(clamping: samples), rate: rate, timeBase)
-            case .wav: break
+            case .wav:
+                if packetDuration == 0 {
+                    let samples = cfg.durations.wavSamples(bytes: data.count, channels: max(1, cfg.track.parameters.channels), sampleRate: rate) ?? 0
+                    packetDuration = Self.samplesToTicks(Int(clamping: samples), rate: rate, timeBase)
+                }
             }
             var pts = timecode
             if pts == Packet.noTimestamp, let end = lastEnd[t] { pts = end }

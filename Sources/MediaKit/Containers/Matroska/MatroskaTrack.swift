@@ -61,6 +61,16 @@ struct MatroskaTrackConfig {
         /// A_MS/ACM: the WAV codec's rule (libavcodec's av_get_audio_frame_duration2), where the
         /// block states no duration.
         case wav(WAVCodec, blockAlign: Int, byteRate: Int)
+
+        /// The sample frames of a packet of `bytes` by the ``wav(_:blockAlign:byteRate:)`` rule;
+        /// nil for another rule or a size the codec cannot time. (A function of its own: binding
+        /// this case's payload inside MatroskaPacketReader.block crashes Swift 6.3.1's optimizer,
+        /// OwnershipModelEliminator's verifier, in release builds.)
+        @inline(never)
+        func wavSamples(bytes: Int, channels: Int, sampleRate: Int) -> Int64? {
+            guard case .wav(let codec, let align, let byteRate) = self else { return nil }
+            return codec.samples(bytes: bytes, align: align, channels: channels, sampleRate: sampleRate, byteRate: byteRate)
+        }
     }
 
     enum BitstreamKey {
