@@ -1,8 +1,8 @@
 /*
  * ffmpeg_decoder.c — MediaKit codec plugin: video and audio decoders from
- * FFmpeg's libavcodec, behind the C ABI of mediakit/mediakit_plugin.h, and
- * the plugin's descriptor. Its picture converter (libswscale) is in
- * ffmpeg_converter.c; ffmpeg_internal.h is what the two files share.
+ * FFmpeg's libavcodec, behind the C ABI of mediakit/mediakit_plugin.h. The
+ * plugin's descriptor is in ffmpeg_plugin.c, its picture converter
+ * (libswscale) in ffmpeg_converter.c, what they share in ffmpeg_common.c.
  *
  * Exports exactly one symbol, mediakit_plugin_entry(). The plugin links
  * libavcodec, libavutil and libswscale only (never libavformat: demuxing is
@@ -108,7 +108,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define FFP_PLUGIN_VERSION "1.0.0"
 #define FFP_BACKEND_NAME "ffmpeg"
 
 /* The smallest struct_size accepted for each host struct: everything up to
@@ -214,100 +213,12 @@ static ffp_codec ffp_codecs[FFP_CODEC_COUNT] = {
 };
 
 /* ------------------------------------------------------------------------ */
-/* Format maps                                                               */
-/* ------------------------------------------------------------------------ */
-
-static const ffp_pix_map ffp_pix_maps[] = {
-    { AV_PIX_FMT_YUV420P,     MK_PIXEL_YUV420P,    3, 0 },
-    { AV_PIX_FMT_YUVJ420P,    MK_PIXEL_YUVJ420P,   3, 1 },
-    { AV_PIX_FMT_YUV422P,     MK_PIXEL_YUV422P,    3, 0 },
-    { AV_PIX_FMT_YUVJ422P,    MK_PIXEL_YUVJ422P,   3, 1 },
-    { AV_PIX_FMT_YUV444P,     MK_PIXEL_YUV444P,    3, 0 },
-    { AV_PIX_FMT_YUVJ444P,    MK_PIXEL_YUVJ444P,   3, 1 },
-    { AV_PIX_FMT_NV12,        MK_PIXEL_NV12,       2, 0 },
-    { AV_PIX_FMT_YUV420P10LE, MK_PIXEL_YUV420P10,  3, 0 },
-    { AV_PIX_FMT_YUV422P10LE, MK_PIXEL_YUV422P10,  3, 0 },
-    { AV_PIX_FMT_YUV444P10LE, MK_PIXEL_YUV444P10,  3, 0 },
-    { AV_PIX_FMT_P010LE,      MK_PIXEL_P010,       2, 0 },
-    { AV_PIX_FMT_GRAY8,       MK_PIXEL_GRAY8,      1, 0 },
-    { AV_PIX_FMT_GRAY10LE,    MK_PIXEL_GRAY10,     1, 0 },
-    { AV_PIX_FMT_YUV420P12LE, MK_PIXEL_YUV420P12,  3, 0 },
-};
-
-const ffp_pix_map *ffp_find_pix(int format)
-{
-    for (size_t i = 0; i < sizeof(ffp_pix_maps) / sizeof(ffp_pix_maps[0]); i++)
-        if ((int)ffp_pix_maps[i].av == format)
-            return &ffp_pix_maps[i];
-    return NULL;
-}
-
-const ffp_pix_map *ffp_find_mk_pix(int32_t format)
-{
-    for (size_t i = 0; i < sizeof(ffp_pix_maps) / sizeof(ffp_pix_maps[0]); i++)
-        if (ffp_pix_maps[i].mk == format)
-            return &ffp_pix_maps[i];
-    return NULL;
-}
-
-int32_t ffp_map_sample_fmt(int format)
-{
-    switch (format) {
-    case AV_SAMPLE_FMT_U8:   return MK_SAMPLES_U8;
-    case AV_SAMPLE_FMT_S16:  return MK_SAMPLES_S16;
-    case AV_SAMPLE_FMT_S32:  return MK_SAMPLES_S32;
-    case AV_SAMPLE_FMT_FLT:  return MK_SAMPLES_F32;
-    case AV_SAMPLE_FMT_DBL:  return MK_SAMPLES_F64;
-    case AV_SAMPLE_FMT_U8P:  return MK_SAMPLES_U8P;
-    case AV_SAMPLE_FMT_S16P: return MK_SAMPLES_S16P;
-    case AV_SAMPLE_FMT_S32P: return MK_SAMPLES_S32P;
-    case AV_SAMPLE_FMT_FLTP: return MK_SAMPLES_F32P;
-    case AV_SAMPLE_FMT_DBLP: return MK_SAMPLES_F64P;
-    default:                 return 0;
-    }
-}
-
-/* ------------------------------------------------------------------------ */
-/* Host, logging                                                              */
+/* Backends                                                                   */
 /* ------------------------------------------------------------------------ */
 
 static const mk_host *ffp_host;
 static mk_plugin_decoder_backend ffp_backends[FFP_CODEC_COUNT];
 static uint32_t ffp_backend_count;
-static char ffp_version[96] = FFP_PLUGIN_VERSION;
-static char ffp_description[160] = "Video and audio decoders from FFmpeg libavcodec";
-
-/* The av_log level for a host log level (MK_LOG_*). */
-static int ffp_av_level(int32_t mk_level)
-{
-    switch (mk_level) {
-    case MK_LOG_QUIET:   return AV_LOG_QUIET;
-    case MK_LOG_ERROR:   return AV_LOG_ERROR;
-    case MK_LOG_WARNING: return AV_LOG_WARNING;
-    case MK_LOG_INFO:    return AV_LOG_INFO;
-    case MK_LOG_DEBUG:   return AV_LOG_DEBUG;
-    default:             return mk_level > MK_LOG_DEBUG ? AV_LOG_TRACE : AV_LOG_QUIET;
-    }
-}
-
-/* av_log's callback: each message, formatted as libavutil's own callback does
- * ("[h264 @ 0x...] ..."), to the host's log. */
-static void ffp_av_log(void *avcl, int level, const char *fmt, va_list vl)
-{
-    if (level > av_log_get_level())
-        return;
-    char line[1024];
-    int print_prefix = 1;
-    av_log_format_line2(avcl, level, fmt, vl, line, sizeof(line), &print_prefix);
-    size_t n = strlen(line);
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-        line[--n] = '\0';
-    if (n == 0)
-        return;
-    int32_t mk = level <= AV_LOG_ERROR ? MK_LOG_ERROR : level <= AV_LOG_WARNING ? MK_LOG_WARNING
-               : level <= AV_LOG_INFO ? MK_LOG_INFO : level <= AV_LOG_DEBUG ? MK_LOG_DEBUG : MK_LOG_TRACE;
-    mkp_log(ffp_host, mk, "%s", line);
-}
 
 static const AVCodec *ffp_resolve_decoder(const char *name)
 {
@@ -327,25 +238,9 @@ static const AVCodec *ffp_resolve_decoder(const char *name)
     return avcodec_find_decoder(desc->id);
 }
 
-static int32_t ffp_init(const mk_host *host)
+void ffd_init_backends(const mk_host *host)
 {
-    int32_t status = mkp_keep_host(host, &ffp_host);
-    if (status != MK_OK)
-        return status;
-    int32_t level = mkp_log_level(ffp_host);
-    av_log_set_level(ffp_av_level(level));
-    if (level > MK_LOG_QUIET)
-        av_log_set_callback(ffp_av_log);
-
-    unsigned v = avcodec_version();
-    snprintf(ffp_version, sizeof(ffp_version), "%s (libavcodec %u.%u.%u)",
-             FFP_PLUGIN_VERSION, v >> 16, (v >> 8) & 0xffu, v & 0xffu);
-    snprintf(ffp_description, sizeof(ffp_description),
-             "Video and audio decoders from FFmpeg libavcodec, pixel format "
-             "conversion from libswscale (built against libavcodec %d.%d.%d)",
-             LIBAVCODEC_VERSION_MAJOR, LIBAVCODEC_VERSION_MINOR,
-             LIBAVCODEC_VERSION_MICRO);
-
+    ffp_host = host;
     uint32_t count = 0;
     for (int i = 0; i < FFP_CODEC_COUNT; i++) {
         ffp_codec *c = &ffp_codecs[i];
@@ -364,37 +259,14 @@ static int32_t ffp_init(const mk_host *host)
         b->create = c->create;
     }
     ffp_backend_count = count;
-    ffe_init_backends(ffp_host);
-    return MK_OK;
-}
-
-static void ffp_deinit(void)
-{
-    if (mkp_log_level(ffp_host) > MK_LOG_QUIET)
-        av_log_set_callback(av_log_default_callback);
-    av_log_set_level(AV_LOG_INFO);
-    ffp_host = NULL;
 }
 
 MKP_DECODER_FACTORY(ffp_decoder_factory, ffp_backends, ffp_backend_count);
 
-static const void *ffp_get_factory(const char *id)
+const mk_plugin_decoder_factory *ffd_factory(void)
 {
-    return mkp_pick_factories(id, &ffp_decoder_factory, ffc_factory(), ffe_factory());
+    return &ffp_decoder_factory;
 }
-
-static const mk_plugin_descriptor ffp_descriptor = {
-    .abi = MK_PLUGIN_ABI_CURRENT,
-    .struct_size = sizeof(mk_plugin_descriptor),
-    .name = "ffmpeg",
-    .version = ffp_version,
-    .init = ffp_init,
-    .deinit = ffp_deinit,
-    .get_factory = ffp_get_factory,
-    .description = ffp_description,
-};
-
-MKP_ENTRY(ffp_descriptor)
 
 /* ------------------------------------------------------------------------ */
 /* Decoder instance                                                          */
@@ -415,23 +287,6 @@ typedef struct ffp_decoder {
 #define ffp_set_error(dec, ...) \
     ffp_write_error((dec)->last_error, sizeof((dec)->last_error), __VA_ARGS__)
 
-int32_t ffp_map_averror(int err)
-{
-    if (err == AVERROR(EAGAIN))
-        return MK_EAGAIN;
-    if (err == AVERROR_EOF)
-        return MK_EOF;
-    if (err == AVERROR_INVALIDDATA)
-        return MK_EDATA;
-    if (err == AVERROR(ENOMEM))
-        return MK_ENOMEM;
-    if (err == AVERROR(EINVAL))
-        return MK_EINVAL;
-    if (err == AVERROR_PATCHWELCOME || err == AVERROR(ENOSYS) ||
-        err == AVERROR_DECODER_NOT_FOUND || err == AVERROR_EXPERIMENTAL)
-        return MK_EUNSUPPORTED;
-    return MK_EFAIL;
-}
 
 /* Store "ffmpeg <codec> (<decoder>): <what>: <av_strerror>" and map the code. */
 static int ffp_fail_av(ffp_decoder *dec, const char *what, int err)
@@ -541,11 +396,6 @@ static int32_t ffp_send_packet(void *decoder, const mk_plugin_packet *packet)
     return MK_OK;
 }
 
-void ffp_release_frame(void *opaque)
-{
-    AVFrame *frame = opaque;
-    av_frame_free(&frame);
-}
 
 static int ffp_fill_video(ffp_decoder *dec, const AVFrame *f, mk_plugin_frame *out)
 {
@@ -789,7 +639,7 @@ static int32_t ffp_create(int index, const mk_plugin_codec_config *config,
     if (codec->decoder == NULL) {
         ffp_write_error(errbuf, errbuf_size,
                         "ffmpeg %s: this libavcodec (%s) has no decoder for %s",
-                        codec->name, ffp_version, codec->name);
+                        codec->name, ffp_version_string(), codec->name);
         return MK_EUNSUPPORTED;
     }
 

@@ -1,9 +1,9 @@
 /*
- * ffmpeg_internal.h — what the FFmpeg plugin's two halves share: the decoders
- * and descriptor (ffmpeg_decoder.c) and the libswscale picture converter
- * (ffmpeg_converter.c). Nothing here is exported from the plugin (hidden
- * visibility); only mediakit_plugin_entry is. The encoders are in
- * ffmpeg_encoder.c.
+ * ffmpeg_internal.h — what the FFmpeg plugin's files share. The descriptor (ffmpeg_plugin.c)
+ * calls the decoders (ffmpeg_decoder.c), the encoders (ffmpeg_encoder.c) and the libswscale
+ * picture converter (ffmpeg_converter.c); those three call only ffmpeg_common.c (format and
+ * status maps, the version string). Nothing here is exported from the plugin (hidden
+ * visibility); only mediakit_plugin_entry is.
  */
 #ifndef MK_FFMPEG_INTERNAL_H
 #define MK_FFMPEG_INTERNAL_H
@@ -25,6 +25,9 @@
 #else
 #define FFP_HIDDEN
 #endif
+
+/** The plugin's own version (the descriptor adds libavcodec's). */
+#define FFP_PLUGIN_VERSION "1.0.0"
 
 /** Size of each instance's last_error buffer. */
 #define FFP_ERROR_SIZE 512
@@ -50,6 +53,15 @@ FFP_HIDDEN int32_t ffp_map_averror(int err);
 FFP_HIDDEN void ffp_release_frame(void *opaque);
 /** The MK_SAMPLES_* value for an AVSampleFormat, 0 when the ABI has none. */
 FFP_HIDDEN int32_t ffp_map_sample_fmt(int format);
+/** "1.0.0 (libavcodec X.Y.Z)", the descriptor's version (ffmpeg_common.c); its buffer is
+ *  ffp_version_text, filled in by the first call (init()). */
+FFP_HIDDEN const char *ffp_version_string(void);
+FFP_HIDDEN extern char ffp_version_text[96];
+/** Builds the decoder backend list from the libavcodec loaded (ffmpeg_decoder.c); called by
+ *  init(). */
+FFP_HIDDEN void ffd_init_backends(const mk_host *host);
+/** The decoder factory (ffmpeg_decoder.c). */
+FFP_HIDDEN const mk_plugin_decoder_factory *ffd_factory(void);
 /** Builds the encoder backend list from the libavcodec loaded (ffmpeg_encoder.c); called
  *  by init(). */
 FFP_HIDDEN void ffe_init_backends(const mk_host *host);

@@ -53,11 +53,6 @@ struct BoxWriter {
         bytes[i + 2] = UInt8(truncatingIfNeeded: (v >> 8) & 0xFF); bytes[i + 3] = UInt8(truncatingIfNeeded: v & 0xFF)
     }
 
-    mutating func patchU64(_ v: UInt64, at i: Int) {
-        patchU32(UInt32(truncatingIfNeeded: v >> 32), at: i)
-        patchU32(UInt32(truncatingIfNeeded: v & 0xFFFF_FFFF), at: i + 4)
-    }
-
     /// An ISO 639-2/T code packed as mdhd stores it (5 bits per letter, minus 0x60).
     static func packedLanguage(_ code: String) -> UInt16 {
         let u = Array(code.lowercased().utf8)
