@@ -55,6 +55,8 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         /// by ``setPresentedSamples(_:track:)``).
         var finalGranule: Int64?
         var packets = 0
+        /// The packets written that hold bytes (empty ones carry no audio).
+        var dataPackets = 0
         /// The end trim of a packet already written (it must be the last one).
         var trimmedAt: Int64?
         /// Completed pages not yet in the file, with their start times.
@@ -359,6 +361,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         }
         s.writer.append(packet.data, granule: granule)
         s.packets += 1
+        if !packet.data.isEmpty { s.dataPackets += 1 }
         if end - s.pageStart >= Int64(Self.pageDuration * Double(s.rate)) { s.pageFull = true }
         // Vorbis: the first data page ends after the second packet (the first to complete
         // samples), so that it is not the end-of-stream page even in a short file: FFmpeg
@@ -408,14 +411,17 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
 
     /// Writes every stream's last page (flagged end-of-stream; its granule position carries
     /// the end trim) and renames the file into place. - Throws: `.invalidArgument` when a track
-    /// has no packet (header pages only: readers refuse the file), `.io`; the file is then removed.
+    /// has no packet, or only empty ones (no audio data: readers refuse the file), `.io`; the file is then removed.
     public func finish() throws {
         guard !finished else { return }
         do {
-            // A stream of header pages only is not a file readers open (FFmpeg 5.1 refuses the
-            // one its own muxer writes): refused rather than left for them to fail on.
-            if let empty = streams.indices.first(where: { streams[$0].packets == 0 }) {
-                throw MediaError(.invalidArgument, "track \(empty) has no packet: an Ogg stream of header pages only cannot be read",
+            // A stream of header pages only, or of empty packets only, is not a file readers
+            // open (FFmpeg 5.1 refuses the one its own muxer writes; ffprobe ends with "End of
+            // file" on empty FLAC packets: fuzz-mux's finding ogg-two-tracks-ffprobe-eof):
+            // refused rather than left for them to fail on.
+            if let empty = streams.indices.first(where: { streams[$0].dataPackets == 0 }) {
+                let what = streams[empty].packets == 0 ? "no packet" : "only empty packets"
+                throw MediaError(.invalidArgument, "track \(empty) has \(what): an Ogg stream without audio data cannot be read",
                                  path: file.path, context: "Ogg muxer")
             }
             if !headerWritten { try writeHeader() }
