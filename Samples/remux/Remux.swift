@@ -43,10 +43,13 @@ struct Remux: ParsableCommand {
         """)
 
     @Argument(help: "The input file (MP4, MOV, M4A, fragmented or not; Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC).")
-    var input: String
+    var input: String?
 
-    @Argument(help: "The output: .mp4 (MP4), .mkv / .mka (Matroska), .webm (WebM) or .ogg / .oga / .opus (Ogg).")
-    var output: String
+    @Argument(help: "The output: its extension chooses the format (see --list-formats): .mp4 (MP4), .mkv / .mka (Matroska), .webm (WebM), .ogg / .oga (Ogg), .opus (Ogg Opus), .flac, .mp3.")
+    var output: String?
+
+    @Flag(help: "Print the formats MediaKit writes (name, extensions, codecs, options) and exit.")
+    var listFormats = false
 
     @Flag(help: "Put the moov box at the front.")
     var faststart = false
@@ -67,6 +70,8 @@ struct Remux: ParsableCommand {
     var paceMs: Int = 0
 
     mutating func validate() throws {
+        if listFormats { return }
+        if input == nil || output == nil { throw ValidationError("give an input and an output (or --list-formats)") }
         if [faststart, fragment != nil, hybrid != nil].filter({ $0 }).count > 1 {
             throw ValidationError("give at most one of --faststart, --fragment, --hybrid")
         }
@@ -76,6 +81,10 @@ struct Remux: ParsableCommand {
     }
 
     mutating func run() throws {
+        if listFormats {
+            print(Self.formatListing())
+            return
+        }
         do {
             try remux()
         } catch let e as MediaError {
@@ -84,8 +93,24 @@ struct Remux: ParsableCommand {
         }
     }
 
+    /// The catalogue's writers, one block each: name, description, extensions, MIME types,
+    /// codecs, refusals and options.
+    static func formatListing() -> String {
+        var lines = ["Formats MediaKit writes (the output's extension chooses one):"]
+        for f in ContainerCatalog.shared.muxerFormats {
+            lines.append("\(f.name): \(f.description)")
+            lines.append("  extensions: " + f.extensions.map { "." + $0 }.joined(separator: " "))
+            lines.append("  mime types: " + f.mimeTypes.joined(separator: " "))
+            lines.append("  codecs: " + f.codecs.map(\.rawValue).joined(separator: " "))
+            for (codec, why) in f.refusals.sorted(by: { $0.key < $1.key }) { lines.append("  refuses \(codec): \(why)") }
+            lines.append("  options: " + (f.options.isEmpty ? "none" : f.options.map(\.rawValue).joined(separator: " ")))
+        }
+        return lines.joined(separator: "\n")
+    }
+
     func remux() throws {
-        let layout: MP4Muxer.Layout = fragment.map { .fragmented(seconds: $0) }
+        guard let input, let output else { return }
+        let layout: MuxLayout = fragment.map { .fragmented(seconds: $0) }
             ?? hybrid.map { .hybrid(seconds: $0) } ?? (faststart ? .fastStart : .progressive)
         let size = (try? FileSource(path: input).size) ?? 0
         let showProgress = !quiet && size >= 64 << 20

@@ -205,7 +205,7 @@ private func containerInfos() -> [mk_container_info] {
                           mime_types: interned.pointer(mimeTypes.joined(separator: ",")))
     }
     return catalog.formats.map { info(MK_CONTAINER_DEMUXER, $0.name, $0.description, $0.extensions, $0.mimeTypes) }
-        + catalog.muxerFormats.map { info(MK_CONTAINER_MUXER, $0.name, $0.description, $0.extensions, []) }
+        + catalog.muxerFormats.map { info(MK_CONTAINER_MUXER, $0.name, $0.description, $0.extensions, $0.mimeTypes) }
 }
 
 @_cdecl("mk_container_count")

@@ -42,7 +42,7 @@ final class MuxerHandle {
     }
 }
 
-private func layout(_ s: mk_muxer_settings) -> MP4Muxer.Layout? {
+private func layout(_ s: mk_muxer_settings) -> MuxLayout? {
     switch s.layout {
     case MK_LAYOUT_PROGRESSIVE: return .progressive
     case MK_LAYOUT_FASTSTART: return .fastStart
@@ -54,7 +54,7 @@ private func layout(_ s: mk_muxer_settings) -> MP4Muxer.Layout? {
 
 /// The caller's settings (a 0.1 struct ends at fragment_seconds: the rest keeps its defaults)
 /// and their layout, checked; nil after fail().
-private func muxerSettings(_ settings: UnsafePointer<mk_muxer_settings>?, _ function: String) -> (settings: mk_muxer_settings, layout: MP4Muxer.Layout)? {
+private func muxerSettings(_ settings: UnsafePointer<mk_muxer_settings>?, _ function: String) -> (settings: mk_muxer_settings, layout: MuxLayout)? {
     var s = mk_muxer_settings()
     mk_muxer_default_settings(&s)
     if let settings {
@@ -76,19 +76,20 @@ private func muxerSettings(_ settings: UnsafePointer<mk_muxer_settings>?, _ func
 @_cdecl("mk_muxer_default_settings")
 public func mk_muxer_default_settings(_ s: UnsafeMutablePointer<mk_muxer_settings>?) {
     guard let s else { return }
-    let mp4 = MP4Muxer.Options()
+    let d = MuxerOptions()
     s.pointee = mk_muxer_settings(struct_size: UInt32(MemoryLayout<mk_muxer_settings>.size), layout: MK_LAYOUT_PROGRESSIVE, fragment_seconds: 2.0,
                                   tracks: nil, track_count: 0, progress: nil, progress_user: nil,
-                                  chunk_seconds: mp4.chunkSeconds, movie_time_scale: mp4.movieTimeScale,
-                                  reserved_moov_bytes: Int64(mp4.reservedMoovBytes), write_mfra: mp4.writeMfra ? 1 : 0,
+                                  chunk_seconds: MuxerOptions.defaultChunkSeconds, movie_time_scale: MuxerOptions.defaultTimeScale,
+                                  reserved_moov_bytes: Int64(d.reservedIndexBytes), write_mfra: d.writeFragmentIndex ? 1 : 0,
                                   user_data: nil, user_data_size: 0)
 }
 
 /// The largest `udta` box and `free` reservation mk_muxer_open takes (bounded allocations).
 private let maxUserDataBytes = 16 << 20, maxReservedMoovBytes: Int64 = 256 << 20
 
-/// The MP4 options of mk_muxer_settings (layout `l`), checked; nil after fail().
-private func mp4Options(_ s: mk_muxer_settings, _ l: MP4Muxer.Layout, _ function: String) -> MP4Muxer.Options? {
+/// The muxer options of mk_muxer_settings (layout `l`), checked; nil after fail(). Values at
+/// their defaults are left to the format.
+private func muxerOptions(_ s: mk_muxer_settings, _ l: MuxLayout, _ function: String) -> MuxerOptions? {
     guard s.chunk_seconds.isFinite, s.chunk_seconds >= 0.001, s.chunk_seconds <= 3600 else {
         fail(MK_EINVAL, "\(function): chunk_seconds \(s.chunk_seconds) is out of range (0.001 to 3600)")
         return nil
@@ -120,8 +121,11 @@ private func mp4Options(_ s: mk_muxer_settings, _ l: MP4Muxer.Layout, _ function
             return nil
         }
     }
-    var o = MP4Muxer.Options(layout: l, movieTimeScale: s.movie_time_scale, chunkSeconds: s.chunk_seconds,
-                             reservedMoovBytes: Int(s.reserved_moov_bytes), writeMfra: s.write_mfra == 1)
+    var o = MuxerOptions(layout: l)
+    if s.movie_time_scale != MuxerOptions.defaultTimeScale { o.timeScale = s.movie_time_scale }
+    if s.chunk_seconds != MuxerOptions.defaultChunkSeconds { o.chunkSeconds = s.chunk_seconds }
+    o.reservedIndexBytes = Int(s.reserved_moov_bytes)
+    o.writeFragmentIndex = s.write_mfra == 1
     o.userData = userData
     return o
 }
@@ -144,13 +148,13 @@ public func mk_muxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: 
     if s.tracks != nil || s.track_count != 0 || s.progress != nil {
         return fail(MK_EINVAL, "mk_muxer_open: tracks, track_count and progress are mk_remux's settings (the muxer writes what it is given)")
     }
-    guard let options = mp4Options(s, l, "mk_muxer_open") else { return MK_EINVAL }
+    guard let options = muxerOptions(s, l, "mk_muxer_open") else { return MK_EINVAL }
     let target = String(cString: path)
     return guarded {
         if let format = ContainerCatalog.shared.muxerFormat(forPath: target), format.name != "mp4", !defaultMP4Options(s) {
             return fail(MK_EINVAL, "mk_muxer_open: chunk_seconds, movie_time_scale, reserved_moov_bytes, write_mfra and user_data are MP4's; \(target) is not an MP4 file")
         }
-        out.pointee = Handles.make(MuxerHandle(try ContainerCatalog.shared.makeMuxer(path: target, mp4Options: options)))
+        out.pointee = Handles.make(MuxerHandle(try ContainerCatalog.shared.makeMuxer(path: target, options: options)))
         return MK_OK
     }
 }

@@ -140,7 +140,7 @@ final class ByteSourceTests: XCTestCase {
         }
         XCTAssertEqual(ContainerCatalog.shared.muxerFormat(forPath: "x.M4A")?.name, "mp4")
         XCTAssertEqual(ContainerCatalog.shared.muxerFormat(forPath: "x.ogg")?.name, "ogg")
-        XCTAssertEqual(ContainerCatalog.shared.muxerFormat(forPath: "x.opus")?.name, "ogg")
+        XCTAssertEqual(ContainerCatalog.shared.muxerFormat(forPath: "x.opus")?.name, "opus")
         XCTAssertNil(ContainerCatalog.shared.muxerFormat(forPath: "x.avi"))
     }
 }

@@ -64,7 +64,7 @@ final class WriterNarrowingTests: XCTestCase {
         ("PCMWriter.swift", "le32(UInt32(fmt.count)) + fmt", "the fmt chunk is at most 40 bytes"),
         ("Muxer.swift", "struct_size: UInt32(MemoryLayout<mk_muxer_settings>.size)", "the size of a C struct"),
         ("Muxer.swift", "userData[0..<4].reduce(0) { $0 << 8 | Int($1) }", "bytes widened (4 of them: below 2^32)"),
-        ("Muxer.swift", "reservedMoovBytes: Int(s.reserved_moov_bytes)", "Int64 to Int (64-bit platforms), checked 0...256 MiB above"),
+        ("Muxer.swift", "o.reservedIndexBytes = Int(s.reserved_moov_bytes)", "Int64 to Int (64-bit platforms), checked 0...256 MiB above"),
         ("Muxer.swift", "guard index >= 0 && Int(index) < h.tracks.count", "Int32 widened"),
         ("Muxer.swift", "let i = Int(index)", "Int32 widened"),
         ("Muxer.swift", "count: Int(s.track_count)", "Int32 widened (checked non-negative by the caller's guard)"),

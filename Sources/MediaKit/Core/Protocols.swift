@@ -159,6 +159,27 @@ public protocol Muxer: AnyObject {
     /// its language, transform matrix, edit list and source sample entry. The default
     /// implementation keeps only the codec parameters and time base.
     func addTrack(from track: Track) throws -> Int
+    /// True when ``addTrack(from:firstPacket:)`` needs `track`'s first packet to describe it
+    /// (MP4: VP9's vpcC, AC-3's dac3, an AV1 stream's av1C are built from the first frame).
+    /// The pipeline then reads ahead until it has one.
+    func needsFirstPacket(_ track: Track) -> Bool
+    /// ``addTrack(from:)`` with the track's first packet when ``needsFirstPacket(_:)`` asked for
+    /// it. The muxer installs there the conversions the track needs on the way in (ADTS to raw
+    /// AAC, AV1 temporal units to samples, retiming) and refuses, naming itself and the codec,
+    /// a codec it cannot carry.
+    func addTrack(from track: Track, firstPacket: [UInt8]?) throws -> Int
+    /// Adds a track an encoder writes: the packets' timestamps count from the first coded
+    /// sample, the first `encoderDelay` ticks (of `timeBase`) of which are the encoder's
+    /// priming. A container that can say so cuts the priming (MP4 edit list, Ogg Opus
+    /// timestamps at minus the pre-skip, MP3's LAME tag).
+    func addEncodedTrack(_ parameters: CodecParameters, timeBase: Rational, encoderDelay: Int) throws -> Int
+    /// States an encoded track's end, known once the encoder has drained: `presentedDuration`
+    /// ticks after the priming are the signal, `padding` ticks after them the encoder's end
+    /// padding. Called before the track's last packet is written.
+    func setGapless(track: Int, presentedDuration: Int64, padding: Int64) throws
+    /// Replaces a track's codec configuration with the one an encoder has at its end (FLAC's
+    /// STREAMINFO with the total samples and MD5), where the container can take it.
+    func updateParameters(_ parameters: CodecParameters, track: Int) throws
     /// Writes one packet (its `trackIndex` is a value `addTrack` returned).
     func write(_ packet: Packet) throws
     /// Completes the file and moves it to its final name.

@@ -34,20 +34,71 @@ public struct ContainerFormat: Sendable {
     }
 }
 
-/// A container format MediaKit can write.
+/// A container format MediaKit can write: static facts and a factory, registered once.
+///
+/// The tools, the C and Python APIs and the pipelines (``Remuxer``, ``Transcoder``) choose a
+/// writer through ``ContainerCatalog`` by name or by the output's extension and make it with
+/// ``make``; none names a concrete muxer type. Adding a writer is a folder with its ``Muxer``
+/// and one `MuxerFormat` value, and one line in ``ContainerCatalog/builtInMuxers``.
 public struct MuxerFormat: Sendable {
-    /// Short name ("mp4").
+    /// Short name ("mp4"), as FFmpeg's muxer names where they exist.
     public let name: String
     /// What a person calls it.
     public let description: String
     /// File name extensions that select it, lower case, without the dot.
     public let extensions: [String]
+    /// MIME types.
+    public let mimeTypes: [String]
+    /// The codecs it carries (the muxer may still refuse one in some files, naming why:
+    /// MP4 takes MP3 but `.m4a` does not).
+    public let codecs: [CodecID]
+    /// Codecs it refuses for a reason worth telling (Vorbis in MP4: no registered sample entry).
+    public let refusals: [CodecID: String]
+    /// The ``MuxerOptions`` it takes; any other set away from its default is refused by ``make``.
+    public let options: [MuxerOptions.Name]
+    /// The audio codec a transcode writes into it when none is named (`mk-transcode`).
+    public let defaultAudioCodec: CodecID?
+    private let factory: @Sendable (_ path: String, _ options: MuxerOptions) throws -> Muxer
 
     /// Creates a descriptor.
-    public init(name: String, description: String, extensions: [String]) {
+    public init(name: String, description: String, extensions: [String], mimeTypes: [String], codecs: [CodecID],
+                refusals: [CodecID: String] = [:], options: [MuxerOptions.Name] = [], defaultAudioCodec: CodecID? = nil,
+                make: @escaping @Sendable (_ path: String, _ options: MuxerOptions) throws -> Muxer) {
         self.name = name
         self.description = description
         self.extensions = extensions
+        self.mimeTypes = mimeTypes
+        self.codecs = codecs
+        self.refusals = refusals
+        self.options = options
+        self.defaultAudioCodec = defaultAudioCodec
+        self.factory = make
+    }
+
+    /// True when the format carries `codec`.
+    public func carries(_ codec: CodecID) -> Bool { codecs.contains(codec) }
+
+    /// Why the format does not carry `codec` (nil when it does): its stated reason, or the
+    /// codecs it takes.
+    public func refusal(of codec: CodecID) -> String? {
+        if carries(codec) { return nil }
+        if let why = refusals[codec] { return why }
+        return "\(description) carries \(codecs.map(\.rawValue).sorted().joined(separator: ", "))"
+    }
+
+    /// A muxer writing `path` with `options`. Nothing is written under `path` before the
+    /// muxer's `finish()`.
+    /// - Throws: `.invalidArgument` naming the options set that this format does not take,
+    ///   the muxer's own errors (`.io` when its file cannot be created, `.invalidArgument` for
+    ///   values out of range).
+    public func make(path: String, options: MuxerOptions = MuxerOptions()) throws -> Muxer {
+        let foreign = options.changed.filter { !self.options.contains($0) }
+        if !foreign.isEmpty {
+            let names = foreign.map(\.rawValue).joined(separator: ", ")
+            let takes = self.options.isEmpty ? "it takes none" : "it takes " + self.options.map(\.rawValue).joined(separator: ", ")
+            throw MediaError(.invalidArgument, "\(description) files take no \(names) option (\(takes))", path: path)
+        }
+        return try factory(path, options)
     }
 }
 
@@ -57,7 +108,7 @@ public final class ContainerCatalog: @unchecked Sendable {
     /// Matroska / WebM.
     public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska]
     /// The formats MediaKit writes.
-    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg]
+    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3]
 
     /// The catalogue the registry and the tools use.
     public static let shared = ContainerCatalog()
@@ -101,27 +152,19 @@ public final class ContainerCatalog: @unchecked Sendable {
         throw MediaError(.unsupported, "no muxer writes \(ext.isEmpty ? "files without an extension" : "." + ext + " files"); MediaKit writes \(known)", path: path)
     }
 
-    /// A muxer that writes `path` in the format its extension names: ``MP4Muxer`` with
-    /// `mp4Options` (.mp4, .m4a, .mov ...), ``MatroskaMuxer`` (.mkv, .mka; WebM for .webm),
-    /// ``OggMuxer`` (.ogg, .oga; Opus only for .opus). Nothing is written under `path` before the
-    /// muxer's `finish()`.
-    /// - Throws: `.unsupported` for an extension no muxer writes (``requireMuxerFormat(forPath:)``),
-    ///   `.invalidArgument` for MP4 options other than the defaults with another format, the
-    ///   muxer's `.io` when its file cannot be created.
-    public func makeMuxer(path: String, mp4Options: MP4Muxer.Options = MP4Muxer.Options()) throws -> Muxer {
-        let format = try requireMuxerFormat(forPath: path)
-        switch format.name {
-        case "mp4":
-            return try MP4Muxer(path: path, options: mp4Options)
-        case "matroska", "webm", "ogg":
-            if mp4Options.layout != .progressive {
-                throw MediaError(.invalidArgument, "the layout \(mp4Options.layout) is MP4's; \(format.description) files are written progressively", path: path)
-            }
-            if format.name == "ogg" { return try OggMuxer(path: path) }
-            return try MatroskaMuxer(path: path, webM: format.name == "webm")
-        default:
-            throw MediaError(.unsupported, "\(format.description) has no muxer in this catalogue", path: path)
-        }
+    /// The writable format named `name` ("mp4", "webm"), or nil.
+    public func muxerFormat(named name: String) -> MuxerFormat? { muxerFormats.first { $0.name == name } }
+
+    /// Adds a writable format (chosen after the built-in ones for a shared extension).
+    public func register(_ format: MuxerFormat) { lock.withLock { writers.append(format) } }
+
+    /// A muxer that writes `path` in the format its extension names (``requireMuxerFormat(forPath:)``),
+    /// made with `options` (``MuxerFormat/make(path:options:)``). Nothing is written under
+    /// `path` before the muxer's `finish()`.
+    /// - Throws: `.unsupported` for an extension no muxer writes, `.invalidArgument` for options
+    ///   the format does not take, the muxer's `.io` when its file cannot be created.
+    public func makeMuxer(path: String, options: MuxerOptions = MuxerOptions()) throws -> Muxer {
+        try requireMuxerFormat(forPath: path).make(path: path, options: options)
     }
 
     /// The format of `source` (its first bytes read once) and a demuxer opened on it.
@@ -227,15 +270,4 @@ extension ContainerFormat {
         guard size == 0 || size == 1 || (8...max(8, fileSize)).contains(size) else { return false }
         return head[4..<8].allSatisfy { (0x20..<0x7F).contains($0) }
     }
-}
-
-extension MuxerFormat {
-    /// MP4 (progressive, fast-start, fragmented or hybrid; ``MP4Muxer``).
-    public static let mp4 = MuxerFormat(name: "mp4", description: "MP4 (ISO BMFF)", extensions: ["mp4", "m4a", "m4v", "mov", "3gp"])
-    /// Matroska (``MatroskaMuxer``).
-    public static let matroska = MuxerFormat(name: "matroska", description: "Matroska", extensions: ["mkv", "mka", "mk3d"])
-    /// WebM: Matroska with VP8, VP9, AV1, Opus and Vorbis only (``MatroskaMuxer``).
-    public static let webm = MuxerFormat(name: "webm", description: "WebM", extensions: ["webm"])
-    /// Ogg: Opus, Vorbis and FLAC (``OggMuxer``); `.opus` files take Opus only.
-    public static let ogg = MuxerFormat(name: "ogg", description: "Ogg", extensions: ["ogg", "oga", "opus"])
 }

@@ -6,9 +6,18 @@
 /// - input samples (the decoder's 529 samples at the end are cut with it). The Info frame is reserved when the first frame arrives and filled
 /// in by ``finish(inputSamples:encoderDelay:)``. The file is written to a temporary name and
 /// renamed on success (``OutputFile``).
-public final class MP3Writer {
+///
+/// As a ``Muxer`` (made by the catalogue for `.mp3`): one MP3 track. An encoded track
+/// (``addEncodedTrack(_:timeBase:encoderDelay:)``) states its priming and, with
+/// ``setGapless(track:presentedDuration:padding:)``, its length; a demuxed one
+/// (``addTrack(from:)``) keeps its own LAME delay and padding; otherwise the tag states none.
+public final class MP3Writer: Muxer, @unchecked Sendable {
     private let file: OutputFile
     private var done = false
+    private var hasTrack = false
+    /// The encoder delay (libmp3lame through libavcodec: its delay + 529) and the input samples, when known.
+    private var gaplessDelay = 0
+    private var gaplessSamples: Int64?
     private var first: MPEGAudioHeader?
     private var infoSize = 0
     private var frames = 0
@@ -24,6 +33,49 @@ public final class MP3Writer {
     }
 
     deinit { if !done { file.discard() } }
+
+    /// Adds the file's one track.
+    /// - Throws: `.unsupported` for a second track or a codec other than MP3.
+    public func addTrack(_ parameters: CodecParameters, timeBase: Rational) throws -> Int {
+        guard !hasTrack, !done else { throw MediaError(.unsupported, "an MP3 file holds one track", path: file.path) }
+        guard parameters.codec == "mp3" else {
+            throw MediaError(.unsupported, "MP3 files cannot carry \(parameters.codec.isUnknown ? "an unknown codec" : parameters.codec.rawValue): they hold one MPEG audio Layer III stream",
+                             path: file.path)
+        }
+        hasTrack = true
+        return 0
+    }
+
+    /// Adds a demuxed track, keeping its encoder delay and padding (an MP3's LAME tag) when
+    /// its time base counts samples. - Throws: as ``addTrack(_:timeBase:)``.
+    public func addTrack(from track: Track) throws -> Int {
+        let index = try addTrack(track.parameters, timeBase: track.timeBase)
+        if track.timeBase == Rational(1, Int64(track.parameters.sampleRate)), track.encoderDelay > 0 || track.encoderPadding > 0, track.duration > 0 {
+            gaplessDelay = track.encoderDelay
+            gaplessSamples = max(0, track.duration - Int64(track.encoderDelay) - Int64(track.encoderPadding))
+        }
+        return index
+    }
+
+    /// Adds an encoded track whose first `encoderDelay` samples are priming (LAME's delay + 529
+    /// through libavcodec). - Throws: as ``addTrack(_:timeBase:)``.
+    public func addEncodedTrack(_ parameters: CodecParameters, timeBase: Rational, encoderDelay: Int) throws -> Int {
+        let index = try addTrack(parameters, timeBase: timeBase)
+        gaplessDelay = encoderDelay
+        return index
+    }
+
+    /// States the input samples (`presentedDuration`) for the LAME tag ``finish()`` writes.
+    public func setGapless(track: Int, presentedDuration: Int64, padding: Int64) throws {
+        gaplessSamples = presentedDuration
+    }
+
+    /// Fills in the Info frame with the gapless facts given (none: the decoded length, no
+    /// delay) and renames the file into place. - Throws: as ``finish(inputSamples:encoderDelay:)``.
+    public func finish() throws {
+        let decoded = Int64(frames) * Int64(first?.samplesPerFrame ?? 0)
+        try finish(inputSamples: gaplessSamples ?? max(0, decoded - Int64(max(0, gaplessDelay - 529))), encoderDelay: gaplessDelay)
+    }
 
     /// Writes one encoded Layer III frame.
     /// - Throws: `.invalidData` for a packet that is not an MPEG audio Layer III frame continuing the first.
@@ -146,4 +198,10 @@ public final class MP3Writer {
         }
         return crc
     }
+}
+
+extension MuxerFormat {
+    /// MP3 (``MP3Writer``): one MPEG audio Layer III track, an Info frame with LAME's tag first.
+    public static let mp3 = MuxerFormat(name: "mp3", description: "MP3", extensions: ["mp3"], mimeTypes: ["audio/mpeg"],
+                                        codecs: ["mp3"], defaultAudioCodec: "mp3", make: { path, _ in try MP3Writer(path: path) })
 }

@@ -27,22 +27,8 @@ import Glibc
 /// samples, stsc runs, stco or co64 past 4 GiB); memory grows by 4 bytes per sample (stsz)
 /// plus one chunk or fragment of media data.
 public final class MP4Muxer: Muxer, @unchecked Sendable {
-    /// Where the movie box goes and how the media data is laid out.
-    public enum Layout: Sendable, Hashable {
-        /// Media data first, `moov` at the end. Default.
-        case progressive
-        /// `moov` at the front, for playback while downloading. Written on ``finish()``
-        /// into space reserved before the media data when it fits
-        /// (``Options/reservedMoovBytes``), else by one in-kernel copy of the media data.
-        case fastStart
-        /// `moof` + `mdat` every `seconds` (fragments start at key frames of the first
-        /// video track), crash-safe while writing, with an `mfra` index at the end.
-        case fragmented(seconds: Double)
-        /// Written as ``fragmented(seconds:)`` while running; ``finish()`` appends a
-        /// `moov` and turns the fragment headers into `free` boxes, in place, without
-        /// copying the media data: the result is a progressive MP4 with no `moof`.
-        case hybrid(seconds: Double)
-    }
+    /// Where the movie box goes and how the media data is laid out (``MuxLayout``).
+    public typealias Layout = MuxLayout
 
     /// How the file is written.
     public struct Options: Sendable {
@@ -99,6 +85,20 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// Sources for zero-copy samples, by identity.
     private var sources: [ObjectIdentifier: FileSource] = [:]
     private var pendingSources: [FileSource?] = []
+    /// False when the movie time scale was left to the muxer (``MuxerOptions/timeScale`` nil):
+    /// an encoded track's rate, or the one scale of the adapted tracks' edit lists, is taken.
+    private var movieTimeScaleChosen = true
+    /// Movie time scales the tracks adapted from other containers state (LAME edits).
+    private var adaptedScales = Set<Int64>()
+    /// Timestamps of the tracks adapted from other containers (``PacketRetimer``).
+    private var retimer = PacketRetimer()
+    /// Tracks whose packets are ADTS frames (the header is dropped) and AV1 tracks (temporal
+    /// units become samples).
+    private var adtsTracks = Set<Int>(), av1Tracks = Set<Int>()
+    /// Adapted Opus tracks: their pre-skip, for the edit list set after the last packet.
+    private var opusTracks: [Int: Int] = [:]
+    /// Encoded tracks: their priming, for ``setGapless(track:presentedDuration:padding:)``.
+    private var encodedDelays: [Int: Int] = [:]
 
     private var isFragmentedLayout: Bool {
         switch options.layout { case .fragmented, .hybrid: return true; default: return false }
@@ -163,6 +163,75 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                             edits: track.editList, movieTimeScale: track.movieTimeScale)
     }
 
+    /// Leaves the movie time scale to the muxer (see ``init(path:options:)-(_,MuxerOptions)``).
+    func leaveMovieTimeScale() { movieTimeScaleChosen = false }
+
+    /// The codecs MP4 carries from other containers and encoders, and why it refuses some.
+    public static let carriedCodecs = MP4TrackAdapter.codecs, refusedCodecs = MP4TrackAdapter.refusals
+
+    /// True for a track from another container whose sample entry is built from its first
+    /// frame (VP9, AC-3, AV1 without an av1C).
+    public func needsFirstPacket(_ track: Track) -> Bool { MP4TrackAdapter.needsFirstPacket(track) }
+
+    /// Adds a demuxed track. One from an MP4 (its sample entry present) is added as
+    /// ``addTrack(from:)`` adds it; one from another container is adapted first
+    /// (``MP4TrackAdapter``): its codec checked, its sample entry built (from `firstPacket` for
+    /// VP9, AC-3 and AV1 streams), an encoder delay and padding made an edit list, and its
+    /// packets then fixed on the way in: an ADTS frame loses its header (the AudioSpecificConfig
+    /// is in the sample entry, as FFmpeg's aac_adtstoasc does), an AV1 temporal unit its
+    /// temporal delimiter, padding, tile list and redundant frame header OBUs, unknown decoding
+    /// timestamps are filled in and Opus is counted in 48 kHz samples (``PacketRetimer``), its
+    /// end trim the edit list's end.
+    /// - Throws: `.unsupported` naming MP4 and the codec for a codec MP4 does not carry here;
+    ///   `.invalidArgument` when the first frame does not give the sample entry; as ``addTrack(from:)``.
+    public func addTrack(from track: Track, firstPacket: [UInt8]?) throws -> Int {
+        guard !MP4TrackAdapter.isMP4(track) else { return try addTrack(from: track) }
+        let kept = try MP4TrackAdapter.adapt(track, firstPacket: firstPacket, path: path)
+        let index = try addTrack(from: kept)
+        if kept.movieTimeScale > 0 { adaptedScales.insert(kept.movieTimeScale) }
+        retimer.add(index, source: track, output: kept)
+        if kept.parameters.codec == "opus" { opusTracks[index] = kept.encoderDelay }
+        return index
+    }
+
+    /// Adds a track an encoder writes (``Muxer/addEncodedTrack(_:timeBase:encoderDelay:)``): its
+    /// priming is cut by the edit list ``setGapless(track:presentedDuration:padding:)`` writes;
+    /// MP3 gets the `mp4a` sample entry (Object Type 0x6B). When the movie time scale was left
+    /// to the muxer, it becomes the track's rate.
+    public func addEncodedTrack(_ parameters: CodecParameters, timeBase: Rational, encoderDelay: Int) throws -> Int {
+        var p = parameters
+        if p.codec == "mp3" {
+            let ext = path.split(separator: "/").last.flatMap { $0.split(separator: ".", omittingEmptySubsequences: false).dropFirst().last }.map(String.init) ?? ""
+            if ext.lowercased() == "m4a" || ext.lowercased() == "m4b" {
+                throw MediaError(.unsupported, "MP4 cannot carry mp3 in .\(ext) files: iTunes-style files do not (FFmpeg's ipod muxer refuses it); write .mp4 or .mov",
+                                 path: path)
+            }
+            p.codecTag = "mp4a"
+        }
+        let index = try addTrack(p, timeBase: timeBase)
+        if !movieTimeScaleChosen {
+            options.movieTimeScale = timeBase.denominator
+            movieTimeScaleChosen = true
+        }
+        encodedDelays[index] = encoderDelay
+        return index
+    }
+
+    /// Cuts an encoded track to its signal: an edit list from the priming for
+    /// `presentedDuration` ticks, and for AAC iTunes' gapless tag (`iTunSMPB` in the `udta`),
+    /// as iTunes writes it. Progressive and fast-start layouts.
+    /// - Throws: `.invalidArgument` for a track not added by ``addEncodedTrack(_:timeBase:encoderDelay:)``.
+    public func setGapless(track ti: Int, presentedDuration: Int64, padding: Int64) throws {
+        guard let delay = encodedDelays[ti], ti < tracks.count else {
+            throw MediaError(.invalidArgument, "track \(ti) was not added by addEncodedTrack", path: path)
+        }
+        replaceEdits(track: ti, [EditListEntry(segmentDuration: presentedDuration, mediaTime: Int64(delay), mediaRate: 1)],
+                     movieTimeScale: tracks[ti].timeScale)
+        if tracks[ti].parameters.codec == "aac" {
+            replaceUserData(MovieWriter.iTunSMPB(delay: delay, padding: Int(clamping: padding), samples: presentedDuration))
+        }
+    }
+
     /// Replaces track `ti`'s edit list before ``finish()``: durations in `movieTimeScale`
     /// ticks (0: the track's own time scale), a zero duration reaching the end of the media;
     /// media times in the track's time scale (its time base's denominator). For an end trim
@@ -225,6 +294,8 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
            timeBase.numerator == 1, timeBase.denominator == Int64(p.sampleRate) {
             track.pcmFrameSize = bits / 8 * p.channels
         }
+        if p.codecTag == "adts" { adtsTracks.insert(tracks.count) }
+        if p.codec == "av1" { av1Tracks.insert(tracks.count) }
         tracks.append(track)
         pendingSources.append(nil)
         return tracks.count - 1
@@ -292,6 +363,18 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     ///   cannot hold (a dts gap or composition offset beyond 32 bits); `.io` when writing fails
     ///   (the target name is left untouched). Any error abandons the file.
     public func write(_ packet: Packet) throws {
+        let ti = packet.trackIndex
+        guard adtsTracks.contains(ti) || av1Tracks.contains(ti) || retimer.retimes(ti) else {
+            try append(track: ti, pts: packet.pts, dts: packet.dts, duration: packet.statedDuration,
+                       isKeyframe: packet.isKeyframe, data: packet.data, source: nil, offset: -1, size: packet.data.count)
+            return
+        }
+        var packet = packet
+        if adtsTracks.contains(ti), let h = ADTSHeader(packet.data) {
+            packet.data.removeFirst(min(packet.data.count, h.headerSize))
+        }
+        if av1Tracks.contains(ti) { packet.data = AV1.mp4Sample(packet.data) }
+        retimer.fix(&packet)
         try append(track: packet.trackIndex, pts: packet.pts, dts: packet.dts, duration: packet.statedDuration,
                    isKeyframe: packet.isKeyframe, data: packet.data, source: nil, offset: -1, size: packet.data.count)
     }
@@ -431,6 +514,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     private func start(_ file: OutputFile) throws {
         started = true
         guard !tracks.isEmpty else { throw MediaError(.state, "write before any addTrack", path: path) }
+        if !movieTimeScaleChosen, adaptedScales.count == 1, let scale = adaptedScales.first { options.movieTimeScale = scale }
         referenceTrack = tracks.firstIndex { $0.parameters.mediaType == .video } ?? 0
         try file.write(MovieWriter.ftyp(tracks: tracks, fragmented: isFragmentedLayout))
         switch options.layout {
@@ -638,6 +722,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         guard !finished, let file else { throw MediaError(.state, "finish after finish or cancel", path: path) }
         do {
             if !started { try start(file) }
+            for (ti, preSkip) in opusTracks {
+                if let edit = retimer.opusEdit(track: ti, preSkip: preSkip) { replaceEdits(track: ti, [edit], movieTimeScale: 48000) }
+            }
             // The last sample of each track: its duration is the packet's (no next dts).
             for i in tracks.indices where tracks[i].sampleCount > 0 && tracks[i].pcmFrameSize == 0 {
                 tracks[i].appendStts(tracks[i].lastDuration)
@@ -748,5 +835,64 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         finished = true
         file?.discard()
         file = nil
+    }
+}
+
+extension MP4Muxer: DirectCopyMuxer {
+    /// Copies `wanted` tracks of an ``MP4Demuxer`` file to file (the remux of `mk-remux`):
+    /// sample data goes from file to file in the kernel; track facts (language, rotation, edit
+    /// lists, sample entries MediaKit does not know), track references and the movie's user
+    /// data are carried over. Returns false for any other demuxer.
+    /// - Throws: `.unsupported` for an encrypted track or a source that is not a regular file;
+    ///   the demuxer's and the muxer's errors.
+    public func copyDirectly(from demuxer: Demuxer, tracks wanted: [Int], progress: ((Int, Int) throws -> Void)?) throws -> Bool {
+        guard let demuxer = demuxer as? MP4Demuxer else { return false }
+        guard !started else { throw MediaError(.state, "copyDirectly after the first write", path: path) }
+        let all = demuxer.tracks
+        if case .fastStart = options.layout, options.reservedMoovBytes == 0 {
+            // Room for the moov before the media data, so that finish() copies nothing: the
+            // source's moov and a quarter more (a fragmented source's moov has no tables:
+            // 16 bytes per sample). When it does not fit, finish() copies the data once.
+            let samples = wanted.reduce(0) { $0 + all[$1].sampleCount }
+            options.reservedMoovBytes = min(Self.maxReservedMoovBytes,
+                                            4096 + Int(clamping: demuxer.movieBoxSize) * 5 / 4 + (demuxer.isFragmented ? samples * 16 : 0))
+        }
+        if !movieTimeScaleChosen {
+            let scales = Set(wanted.map { all[$0].movieTimeScale }.filter { $0 > 0 })
+            if scales.count == 1, let s = scales.first { options.movieTimeScale = s }
+            movieTimeScaleChosen = true
+        }
+        if options.userData.isEmpty { options.userData = demuxer.userData }
+        var map = [Int: Int]()
+        for t in wanted { map[t] = try addTrack(from: all[t]) }
+        for (from, refs) in demuxer.trackReferences {
+            guard let f = map[from] else { continue }
+            for r in refs {
+                let to = r.tracks.compactMap { map[$0] }
+                if !to.isEmpty { try addTrackReference(from: f, type: r.type, to: to) }
+            }
+        }
+        // The whole sample table is known before the first write: fragments can then
+        // store composition offsets that are never negative (see announceTimestamps).
+        for t in wanted {
+            guard let out = map[t] else { continue }
+            let info = (0..<all[t].sampleCount).lazy.compactMap { demuxer.sampleInfo(track: t, index: $0) }
+            try announceTimestamps(track: out, info.map { (pts: $0.pts, dts: $0.dts) })
+        }
+        demuxer.select(tracks: Set(wanted))
+        let total = max(1, all.filter { map[$0.index] != nil }.reduce(0) { $0 + $1.sampleCount })
+        var done = 0
+        // Sample bytes go file to file in the kernel.
+        guard let source = demuxer.file else {
+            throw MediaError(.unsupported, "remux copies sample bytes file to file: the input must be a regular file, not a stream", path: demuxer.path)
+        }
+        while let s = try demuxer.readReference() {
+            guard let out = map[s.trackIndex] else { continue }
+            try writeSample(track: out, pts: s.pts, dts: s.dts, duration: s.duration, isKeyframe: s.isKeyframe,
+                            from: source, offset: s.offset, size: s.size)
+            done += 1
+            try progress?(done, total)
+        }
+        return true
     }
 }

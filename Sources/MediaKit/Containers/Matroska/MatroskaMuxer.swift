@@ -30,6 +30,8 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     private var clusterOffset: Int64 = 0
     private var cues: [(time: Int64, track: Int, cluster: Int64)] = []
     private var cuedThisCluster = Set<Int>()
+    /// End trims of encoded Opus tracks, for their next (last) packet (``setGapless(track:presentedDuration:padding:)``).
+    private var pendingTrimEnd: [Int: Int] = [:]
     private var endTime: Int64 = 0
     private static let seekHeadRoom = 96
 
@@ -40,14 +42,25 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         file = try OutputFile(path: path)
     }
 
-    /// Adds a track. - Throws: `.unsupported` for a codec Matroska (or WebM) does not carry
+    /// Matroska's CodecID for each codec MediaKit writes into it.
+    static let codecIDs: [String: String] = ["vp8": "V_VP8", "vp9": "V_VP9", "av1": "V_AV1", "opus": "A_OPUS", "vorbis": "A_VORBIS",
+                                             "h264": "V_MPEG4/ISO/AVC", "hevc": "V_MPEGH/ISO/HEVC", "aac": "A_AAC", "flac": "A_FLAC",
+                                             "mp3": "A_MPEG/L3", "ac3": "A_AC3", "eac3": "A_EAC3", "pcm_s16le": "A_PCM/INT/LIT"]
+    /// The codecs MediaKit writes into Matroska.
+    public static let matroskaCodecs = codecIDs.keys.sorted().map { CodecID(rawValue: $0) }
+    /// The codecs WebM takes.
+    public static let webMCodecs: [CodecID] = ["av1", "opus", "vorbis", "vp8", "vp9"]
+
+    /// Adds a track. An ADTS AAC track (codec tag "adts") is written as raw AAC (each frame
+    /// loses its header; the AudioSpecificConfig is in the parameters, as FFmpeg's
+    /// aac_adtstoasc does), an AV1 track's temporal units without the OBUs Matroska blocks do
+    /// not hold (temporal delimiters, padding, tile lists, redundant frame headers).
+    /// - Throws: `.unsupported` for a codec Matroska (or WebM) does not carry
     /// here, `.state` after the first packet.
     public func addTrack(_ parameters: CodecParameters, timeBase: Rational) throws -> Int {
         guard !headerWritten else { throw MediaError(.state, "tracks must be added before the first packet", path: file.path) }
-        let ids: [String: String] = ["vp8": "V_VP8", "vp9": "V_VP9", "av1": "V_AV1", "opus": "A_OPUS", "vorbis": "A_VORBIS",
-                                     "h264": "V_MPEG4/ISO/AVC", "hevc": "V_MPEGH/ISO/HEVC", "aac": "A_AAC", "flac": "A_FLAC",
-                                     "mp3": "A_MPEG/L3", "ac3": "A_AC3", "eac3": "A_EAC3", "pcm_s16le": "A_PCM/INT/LIT"]
-        let webmCodecs: Set<String> = ["vp8", "vp9", "av1", "opus", "vorbis"]
+        let ids = Self.codecIDs
+        let webmCodecs = Set(Self.webMCodecs.map(\.rawValue))
         guard let id = ids[parameters.codec.rawValue], !isWebM || webmCodecs.contains(parameters.codec.rawValue) else {
             let allowed = isWebM ? webmCodecs.sorted() : ids.keys.sorted()
             throw MediaError(.unsupported, "\(isWebM ? "WebM" : "Matroska") cannot carry \(parameters.codec.isUnknown ? "this codec" : parameters.codec.rawValue) here; MediaKit writes \(allowed.joined(separator: ", "))", path: file.path)
@@ -70,6 +83,16 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         let code = track.language.lowercased()
         if code.count == 3 && code.allSatisfy({ ("a"..."z").contains($0) }) { tracks[index].language = code }
         return index
+    }
+
+    /// Cuts an encoded Opus track's end padding: the next packet written to it (its last)
+    /// gets `padding` (48 kHz samples) as its end trim, a DiscardPadding. Other codecs have
+    /// no way to state it here, as FFmpeg's muxer writes them.
+    public func setGapless(track: Int, presentedDuration: Int64, padding: Int64) throws {
+        guard track >= 0 && track < tracks.count else {
+            throw MediaError(.invalidArgument, "track \(track) was not added", path: file.path)
+        }
+        if tracks[track].params.codec == "opus" { pendingTrimEnd[track] = Int(clamping: padding) }
     }
 
     // MARK: - EBML writing
@@ -163,6 +186,13 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         guard packet.trackIndex >= 0 && packet.trackIndex < tracks.count else {
             throw MediaError(.invalidArgument, "track \(packet.trackIndex) was not added", path: file.path)
         }
+        var packet = packet
+        let params = tracks[packet.trackIndex].params
+        if params.codecTag == "adts", let h = ADTSHeader(packet.data) {
+            packet.data.removeFirst(min(packet.data.count, h.headerSize))
+        }
+        if params.codec == "av1" { packet.data = AV1.mp4Sample(packet.data) }
+        if let trim = pendingTrimEnd.removeValue(forKey: packet.trackIndex) { packet.trimEnd = trim }
         // Timestamps, durations and trims within MuxLimits: the sums below cannot overflow.
         try MuxLimits.check(packet, track: packet.trackIndex, path: file.path)
         if !headerWritten { try writeHeader() }
@@ -253,4 +283,15 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         finished = true
         file.discard()
     }
+}
+
+extension MuxerFormat {
+    /// Matroska (``MatroskaMuxer``).
+    public static let matroska = MuxerFormat(
+        name: "matroska", description: "Matroska", extensions: ["mkv", "mka", "mk3d"], mimeTypes: ["video/x-matroska", "audio/x-matroska"],
+        codecs: MatroskaMuxer.matroskaCodecs, defaultAudioCodec: "opus", make: { path, _ in try MatroskaMuxer(path: path, webM: false) })
+    /// WebM: Matroska with VP8, VP9, AV1, Opus and Vorbis only (``MatroskaMuxer``).
+    public static let webm = MuxerFormat(
+        name: "webm", description: "WebM", extensions: ["webm"], mimeTypes: ["video/webm", "audio/webm"],
+        codecs: MatroskaMuxer.webMCodecs, defaultAudioCodec: "opus", make: { path, _ in try MatroskaMuxer(path: path, webM: true) })
 }

@@ -74,6 +74,12 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
     private var finished = false
     private var queuedBytes = 0
     private var pendingStreamInfo: Set<Int> = []
+    /// Opus tracks from an MP4 edit list (``addTrack(from:)``): the samples their packets move
+    /// back, the presented end in 48 kHz samples (nil: to the end), the source's packet count,
+    /// and what was written so far.
+    private var opusEdits: [Int: (shift: Int64, end: Int64?, count: Int, packets: Int, samples: Int64)] = [:]
+    /// Encoded Opus tracks: their pre-skip (the packets' timestamps start at 0, Ogg's at minus it).
+    private var encodedOpusDelays: [Int: Int64] = [:]
 
     /// Creates the file (a temporary name until ``finish()``); `opusOnly` nil: true for a
     /// `.opus` file name.
@@ -162,8 +168,28 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
     /// granule position, becomes the last page's, so the end trim is the source's exactly
     /// (FFmpeg's Vorbis packet durations, from which the demuxer measures the trim, are not
     /// always the samples the blocks complete).
-    public func addTrack(from track: Track) throws -> Int {
+    ///
+    /// Ogg and Matroska state their start and end cuts on the packets (``Track/trimsOnPackets``)
+    /// and are copied as they are; an MP4 Opus track's edit list becomes them: its media time
+    /// is the pre-skip (written into the OpusHead when it differs from the stated one), the
+    /// packets are moved back by it (FFmpeg's timestamps), and the samples after the edit's end
+    /// are the last packet's end trim, so the Ogg file decodes to what the edit list presents.
+    /// - Throws: `.unsupported` for an edit list that starts more than 65535 samples (an
+    ///   OpusHead's pre-skip) into the media; as ``addTrack(_:timeBase:)``.
+    public func addTrack(from source: Track) throws -> Int {
+        var track = source
+        let edit = Self.mp4OpusEdit(track)
+        if let edit {
+            guard edit.shift <= Int64(UInt16.max) else {
+                throw MediaError(.unsupported, "track \(track.index) (opus): its edit list starts \(edit.shift) samples into the media, more than an Ogg Opus pre-skip holds (65535)",
+                                 path: file.path)
+            }
+            if case .success(let head) = OpusHead.parse(track.parameters.extradata), head.preSkip != Int(clamping: edit.shift) {
+                track.parameters.extradata = OpusHead.replacingPreSkip(track.parameters.extradata, with: Int(clamping: edit.shift))
+            }
+        }
         let index = try addTrack(track.parameters, timeBase: track.timeBase)
+        if let edit { opusEdits[index] = (edit.shift, edit.end, track.sampleCount, 0, 0) }
         let tb = track.timeBase
         if track.trimsOnPackets && track.duration > 0 && tb.numerator > 0 && tb.numerator <= Int64(Int32.max) && tb.denominator <= Int64(Int32.max)
             && SampleClock.countsSamples(tb, rate: Int64(streams[index].rate)) {
@@ -171,6 +197,41 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
                                                                 "the duration", path: file.path, context: "Ogg muxer")
         }
         return index
+    }
+
+    /// The cuts of an MP4 Opus track's edit list (``PresentationWindow``, the one reading of
+    /// edit lists) in 48 kHz samples: the first presented sample (the pre-skip) and the end,
+    /// nil when the edit runs to the media's end. Nil for a track without an edit list or
+    /// whose cuts are on its packets.
+    static func mp4OpusEdit(_ track: Track) -> (shift: Int64, end: Int64?)? {
+        guard track.parameters.codec == "opus", !track.trimsOnPackets, !track.editList.isEmpty else { return nil }
+        let window = PresentationWindow(track: track)
+        guard window != .everything, window.start >= 0 else { return nil }
+        let samples = Rational(1, 48000)
+        return (Rational.rescale(window.start, from: track.timeBase, to: samples),
+                window.end.map { Rational.rescale($0, from: track.timeBase, to: samples) })
+    }
+
+    /// Adds a track an encoder writes: for Opus, whose packets' timestamps then start at 0,
+    /// they are moved back by the pre-skip (Ogg's convention, FFmpeg's: an Opus stream's
+    /// timestamps start at minus the pre-skip). - Throws: as ``addTrack(_:timeBase:)``.
+    public func addEncodedTrack(_ parameters: CodecParameters, timeBase: Rational, encoderDelay: Int) throws -> Int {
+        let index = try addTrack(parameters, timeBase: timeBase)
+        if parameters.codec == "opus" { encodedOpusDelays[index] = Int64(encoderDelay) }
+        return index
+    }
+
+    /// Cuts an encoded track at its signal's end: the last page's granule position
+    /// (``setPresentedSamples(_:track:)``). `presentedDuration` is in samples at the track's rate.
+    public func setGapless(track: Int, presentedDuration: Int64, padding: Int64) throws {
+        try setPresentedSamples(presentedDuration, track: track)
+    }
+
+    /// Takes a FLAC track's final STREAMINFO (``updateStreamInfo(_:track:)``); other codecs
+    /// keep their first headers.
+    public func updateParameters(_ parameters: CodecParameters, track: Int) throws {
+        guard track >= 0 && track < streams.count, streams[track].codec == .flac else { return }
+        try updateStreamInfo(parameters.extradata, track: track)
     }
 
     /// Replaces a FLAC track's STREAMINFO with the encoder's final one (total samples, MD5),
@@ -263,13 +324,34 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
             throw MediaError(.invalidArgument, "track \(t) was not added", path: file.path, context: "Ogg muxer")
         }
         // Timestamps and trims within MuxLimits, times at the stream's rate within 2^60: the
-        // granule arithmetic below cannot overflow.
-        try MuxLimits.check(packet, track: t, path: file.path, context: "Ogg muxer")
-        if packet.pts != Packet.noTimestamp {
-            _ = try MuxLimits.rescale(packet.pts, from: packet.timeBase, to: Rational(1, Int64(streams[t].rate)), track: t, "pts",
-                                      path: file.path, context: "Ogg muxer")
+        // granule arithmetic below cannot overflow (checked as given, and as moved below).
+        func check(_ packet: Packet) throws {
+            try MuxLimits.check(packet, track: t, path: file.path, context: "Ogg muxer")
+            if packet.pts != Packet.noTimestamp {
+                _ = try MuxLimits.rescale(packet.pts, from: packet.timeBase, to: Rational(1, Int64(streams[t].rate)), track: t, "pts",
+                                          path: file.path, context: "Ogg muxer")
+            }
         }
+        try check(packet)
         if !headerWritten { try writeHeader() }
+        var packet = packet
+        if let delay = encodedOpusDelays[t], packet.pts != Packet.noTimestamp {
+            packet.pts -= delay
+            packet.dts = packet.pts
+        }
+        if var edit = opusEdits[t] {
+            edit.packets += 1
+            edit.samples += Int64(OpusHead.packetDuration(packet.data[...]) ?? 0)
+            opusEdits[t] = edit
+            if packet.pts != Packet.noTimestamp {
+                packet.pts -= Rational.rescale(edit.shift, from: Rational(1, 48000), to: packet.timeBase)
+            }
+            packet.dts = packet.pts
+            if edit.packets == edit.count, let end = edit.end, edit.samples > end {
+                packet.trimEnd = Int(clamping: edit.samples - end)
+            }
+        }
+        if encodedOpusDelays[t] != nil || opusEdits[t] != nil { try check(packet) }
         var s = streams[t]
         defer { streams[t] = s }
         let context = "Ogg muxer, track \(t), packet \(s.packets)"
@@ -450,4 +532,15 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         finished = true
         file.discard()
     }
+}
+
+extension MuxerFormat {
+    /// Ogg (``OggMuxer``): Opus, Vorbis and FLAC.
+    public static let ogg = MuxerFormat(
+        name: "ogg", description: "Ogg", extensions: ["ogg", "oga"], mimeTypes: ["audio/ogg", "application/ogg"],
+        codecs: ["flac", "opus", "vorbis"], defaultAudioCodec: "vorbis", make: { path, _ in try OggMuxer(path: path, opusOnly: false) })
+    /// Ogg Opus files (``OggMuxer``, `.opus`): Opus tracks only (RFC 7845 section 9).
+    public static let opus = MuxerFormat(
+        name: "opus", description: "Ogg Opus", extensions: ["opus"], mimeTypes: ["audio/opus"],
+        codecs: ["opus"], defaultAudioCodec: "opus", make: { path, _ in try OggMuxer(path: path, opusOnly: true) })
 }

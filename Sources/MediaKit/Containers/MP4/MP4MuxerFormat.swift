@@ -1,0 +1,24 @@
+extension MuxerFormat {
+    /// MP4 / QuickTime (``MP4Muxer``): progressive, fast-start, fragmented or hybrid
+    /// (``MuxerOptions/layout``), with every ``MuxerOptions`` value.
+    public static let mp4 = MuxerFormat(
+        name: "mp4", description: "MP4 (ISO BMFF)", extensions: ["mp4", "m4a", "m4v", "m4b", "mov", "3gp"],
+        mimeTypes: ["video/mp4", "audio/mp4", "video/quicktime", "video/3gpp"],
+        codecs: MP4Muxer.carriedCodecs, refusals: MP4Muxer.refusedCodecs, options: MuxerOptions.Name.allCases, defaultAudioCodec: "aac",
+        make: { try MP4Muxer(path: $0, options: $1) })
+}
+
+extension MP4Muxer {
+    /// Starts a file that ``finish()`` will move to `path`, with the catalogue's options
+    /// (``MuxerOptions``): a nil ``MuxerOptions/timeScale`` leaves the movie time scale to the
+    /// muxer (1000, or an encoded track's rate, or the one scale of adapted tracks' edit lists).
+    /// - Throws: as ``init(path:options:)``.
+    public convenience init(path: String, options: MuxerOptions) throws {
+        var o = Options(layout: options.layout, movieTimeScale: options.timeScale ?? MuxerOptions.defaultTimeScale,
+                        chunkSeconds: options.chunkSeconds ?? MuxerOptions.defaultChunkSeconds,
+                        reservedMoovBytes: options.reservedIndexBytes, writeMfra: options.writeFragmentIndex)
+        o.userData = options.userData
+        try self.init(path: path, options: o)
+        if options.timeScale == nil { leaveMovieTimeScale() }
+    }
+}

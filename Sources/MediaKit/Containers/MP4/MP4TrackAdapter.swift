@@ -1,0 +1,83 @@
+/// How a track demuxed from another container becomes an MP4 track (``MP4Muxer/addTrack(from:firstPacket:)``):
+/// the codecs MP4 carries, why it refuses others, and the sample entry facts built from the
+/// codec configuration or the track's first frame.
+enum MP4TrackAdapter {
+    /// Codecs an MP4 carries from the containers that are not MP4 (MP3, ADTS AAC, FLAC, WAV
+    /// PCM, Matroska / WebM, Ogg, IVF) and from encoders.
+    static let codecs: [CodecID] = ["aac", "ac3", "av1", "flac", "h264", "hevc", "mp3", "opus", "pcm_alaw", "pcm_f32le", "pcm_f64le",
+                                    "pcm_mulaw", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_u8", "vp9"]
+
+    /// Why a codec is refused in MP4 when there is more to say than "not supported".
+    static let refusals: [CodecID: String] = [
+        "vorbis": "Vorbis in MP4 is not standard (no registered sample entry; players do not read it)",
+        "vp8": "VP8 in MP4 is not standard (no registered sample entry; players do not read it)",
+    ]
+
+    /// True for a track that comes from an MP4 (its sample entry kept as it is) rather than
+    /// from another container.
+    static func isMP4(_ track: Track) -> Bool { !track.parameters.sampleEntry.isEmpty }
+
+    /// True when the sample entry is built from the first frame: VP9's vpcC, AC-3's dac3, and
+    /// an AV1 stream's av1C when the source states none (IVF, OBU streams).
+    static func needsFirstPacket(_ track: Track) -> Bool {
+        guard !isMP4(track) else { return false }
+        let p = track.parameters
+        return p.codec == "vp9" || p.codec == "ac3" || (p.codec == "av1" && p.extradata.isEmpty)
+    }
+
+    /// The track as MP4 writes it: refused (`.unsupported`, naming MP4 and the codec) when MP4
+    /// does not carry its codec or the source states no configuration MediaKit needs; otherwise
+    /// with the sample entry facts built (`.invalidArgument` when the first frame does not
+    /// give them). An encoder delay and padding (MP3's LAME tag) become an edit list, as
+    /// FFmpeg's muxer writes it, in the track's own time scale so that it is exact to the
+    /// sample: a tag whose delay and padding add up to more than the track (a LAME encode of a
+    /// very short sound) gives an edit from the delay to the end of the media (duration 0), as
+    /// `ffmpeg -c copy` writes such a file, never a negative duration. Opus is retimed in
+    /// 48 kHz samples, its pre-skip the edit's media time (the end is set by ``MP4Muxer`` after
+    /// the last packet).
+    static func adapt(_ track: Track, firstPacket: [UInt8]?, path: String) throws -> Track {
+        var t = track
+        let codec = t.parameters.codec
+        let i = track.index
+        guard codecs.contains(codec) else {
+            let why = refusals[codec] ?? "MP4 carries \(codecs.map(\.rawValue).joined(separator: ", ")) from other containers"
+            throw MediaError(.unsupported, "MP4 cannot carry track \(i) (\(codec.isUnknown ? "an unknown codec" : codec.rawValue)): \(why)", path: path)
+        }
+        if (codec == "h264" || codec == "hevc") && t.parameters.extradata.isEmpty {
+            throw MediaError(.unsupported, "MP4 cannot carry track \(i) (\(codec)): the source stores no \(codec == "h264" ? "avcC" : "hvcC") configuration and MediaKit does not build one from the bitstream",
+                             path: path)
+        }
+        if t.editList.isEmpty && !t.trimsOnPackets && t.duration > 0 && (t.encoderDelay > 0 || t.encoderPadding > 0) {
+            t.movieTimeScale = t.timeBase.denominator / max(1, t.timeBase.numerator)
+            let kept = t.duration - Int64(t.encoderDelay) - Int64(t.encoderPadding)
+            t.editList = [EditListEntry(segmentDuration: max(0, kept), mediaTime: Int64(t.encoderDelay), mediaRate: 1)]
+        }
+        switch codec {
+        case "vp9":
+            guard let vpcC = CodecConfigRecords.vpcC(t.parameters, codecPrivate: t.parameters.extradata, keyFrame: firstPacket,
+                                                     frameRate: t.frameRate) else {
+                throw MediaError(.invalidArgument, "track \(i) (vp9): neither its CodecPrivate nor its first frame (not a key frame) states the VP9 profile for the MP4 vpcC box",
+                                 path: path)
+            }
+            t.parameters.extradata = vpcC
+        case "av1" where t.parameters.extradata.isEmpty:
+            guard let av1C = firstPacket.flatMap({ CodecConfigRecords.av1C(temporalUnit: $0) }) else {
+                throw MediaError(.invalidArgument, "track \(i) (av1): its first temporal unit has no sequence header OBU (or one that does not parse) to build the MP4 av1C from",
+                                 path: path)
+            }
+            t.parameters.extradata = av1C
+        case "ac3":
+            guard let dac3 = firstPacket.flatMap(CodecConfigRecords.dac3) else {
+                throw MediaError(.invalidArgument, "track \(i) (ac3): its first packet is not an AC-3 syncframe (0x0B77, bsid <= 10), so there is no dac3 for MP4",
+                                 path: path)
+            }
+            t.parameters.extradata = dac3
+        case "opus":
+            t.timeBase = Rational(1, 48000)
+            t.movieTimeScale = 0
+            t.editList = t.encoderDelay > 0 ? [EditListEntry(segmentDuration: 0, mediaTime: Int64(t.encoderDelay), mediaRate: 1)] : []
+        default: break
+        }
+        return t
+    }
+}

@@ -1,0 +1,108 @@
+/// Where a muxer puts its index and how the media data is laid out. MP4 writes all four;
+/// the formats written in one pass (Matroska / WebM, Ogg, FLAC, MP3) write ``progressive``
+/// only and refuse the others when they are made (``MuxerFormat/make``).
+public enum MuxLayout: Sendable, Hashable {
+    /// Media data first, the index at the end. Default.
+    case progressive
+    /// The index at the front, for playback while downloading. MP4 writes its `moov` on
+    /// `finish()` into space reserved before the media data when it fits
+    /// (``MuxerOptions/reservedIndexBytes``), else by one in-kernel copy of the media data.
+    case fastStart
+    /// Self-contained fragments every `seconds` (they start at key frames of the first video
+    /// track), crash-safe while writing, with a random-access index at the end (MP4 `mfra`).
+    case fragmented(seconds: Double)
+    /// Written as ``fragmented(seconds:)`` while running; `finish()` appends the index and
+    /// turns the fragment headers into padding, in place, without copying the media data.
+    case hybrid(seconds: Double)
+}
+
+/// How a muxer made by a ``MuxerFormat`` writes its file: one options type for every format.
+/// A format takes the options it lists in ``MuxerFormat/options`` and refuses any other that
+/// is not at its default, naming it.
+public struct MuxerOptions: Sendable, Equatable {
+    /// The options a format may take, by the name ``MuxerFormat/options`` lists.
+    public enum Name: String, Sendable, CaseIterable {
+        /// ``MuxerOptions/layout`` other than progressive.
+        case layout
+        /// ``MuxerOptions/timeScale``.
+        case timeScale = "time-scale"
+        /// ``MuxerOptions/chunkSeconds``.
+        case chunkSeconds = "chunk-seconds"
+        /// ``MuxerOptions/reservedIndexBytes``.
+        case reservedIndexBytes = "reserved-index-bytes"
+        /// ``MuxerOptions/writeFragmentIndex``.
+        case writeFragmentIndex = "fragment-index"
+        /// ``MuxerOptions/userData``.
+        case userData = "user-data"
+    }
+
+    /// The layout. Default: ``MuxLayout/progressive``.
+    public var layout: MuxLayout = .progressive
+    /// The file's time scale (MP4: the movie time scale of `mvhd` and edit list durations);
+    /// nil: the format's choice (MP4: 1000, or an encoded track's own rate when one is added
+    /// by ``Muxer/addEncodedTrack(_:timeBase:encoderDelay:)``).
+    public var timeScale: Int64?
+    /// Target chunk duration in seconds for progressive and fast-start files (MP4); nil: 0.5.
+    public var chunkSeconds: Double?
+    /// Fast-start: bytes reserved before the media data for the index (MP4's `moov`); 0: copy
+    /// the media data once on `finish()` instead.
+    public var reservedIndexBytes = 0
+    /// Fragmented: write a random-access index at the end (MP4 `mfra`). Default: true.
+    public var writeFragmentIndex = true
+    /// Container metadata written verbatim (MP4: a `udta` box, e.g. ``MP4Demuxer/userData``).
+    public var userData: [UInt8] = []
+
+    /// The time scale a format uses when ``timeScale`` is nil and it has no better one (MP4's 1000).
+    public static let defaultTimeScale: Int64 = 1000
+    /// The chunk duration when ``chunkSeconds`` is nil: 0.5 s.
+    public static let defaultChunkSeconds = 0.5
+
+    /// Options with every default.
+    public init(layout: MuxLayout = .progressive) {
+        self.layout = layout
+    }
+
+    /// The options set away from their defaults, by name.
+    public var changed: [Name] {
+        let d = MuxerOptions()
+        var names: [Name] = []
+        if layout != d.layout { names.append(.layout) }
+        if timeScale != d.timeScale { names.append(.timeScale) }
+        if chunkSeconds != d.chunkSeconds { names.append(.chunkSeconds) }
+        if reservedIndexBytes != d.reservedIndexBytes { names.append(.reservedIndexBytes) }
+        if writeFragmentIndex != d.writeFragmentIndex { names.append(.writeFragmentIndex) }
+        if userData != d.userData { names.append(.userData) }
+        return names
+    }
+}
+
+/// A muxer that copies a whole demuxer of its own kind better than packet by packet (MP4 to
+/// MP4: sample bytes file to file in the kernel, sample entries, track references and user
+/// data kept). The remux pipeline offers it the demuxer first.
+public protocol DirectCopyMuxer: Muxer {
+    /// Copies `tracks` of `demuxer` (indexes checked by the caller) and returns true, or
+    /// returns false, having changed nothing, when `demuxer` is not of its kind.
+    /// `progress` is called after each sample with (samples written, samples in all).
+    func copyDirectly(from demuxer: Demuxer, tracks: [Int], progress: ((Int, Int) throws -> Void)?) throws -> Bool
+}
+
+extension Muxer {
+    /// Default: no track needs its first packet.
+    public func needsFirstPacket(_ track: Track) -> Bool { false }
+
+    /// Default: ``addTrack(from:)``.
+    public func addTrack(from track: Track, firstPacket: [UInt8]?) throws -> Int {
+        try addTrack(from: track)
+    }
+
+    /// Default: ``addTrack(_:timeBase:)`` (the container has no way to state the priming).
+    public func addEncodedTrack(_ parameters: CodecParameters, timeBase: Rational, encoderDelay: Int) throws -> Int {
+        try addTrack(parameters, timeBase: timeBase)
+    }
+
+    /// Default: nothing (the container has no way to state it; its decoders see the padding).
+    public func setGapless(track: Int, presentedDuration: Int64, padding: Int64) throws {}
+
+    /// Default: nothing (the codec configuration written first stays).
+    public func updateParameters(_ parameters: CodecParameters, track: Int) throws {}
+}

@@ -1,0 +1,109 @@
+"""The writers as one catalogue (issue 29, item 1): `mk-remux --list-formats`, and the writers
+that became muxers (native FLAC, MP3, Ogg Opus) reached by remux through it.
+
+Oracles (ORACLES.md):
+  listing     the formats listed are the ones whose files ffprobe recognises after a remux into
+              each of their extensions, by ffprobe's format name (mp4 -> mov,mp4,..., matroska,
+              webm, ogg, flac, mp3)
+  FLAC, MP3,  ffmpeg's decode (s16le, md5) of our remux equals ffmpeg's decode of the source:
+  Opus        nothing lost, and the MP3's LAME delay and padding (gapless) carried over
+Inputs are made with ffmpeg in the test (libmp3lame, flac, libopus); one MP3 of ../shared/media
+(written by LAME, from tinytag's samples) is used when ../shared is present.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import oracle_lib as lib
+
+
+@pytest.fixture(scope="module")
+def mk_remux(mk_bin: Path) -> Path:
+    path = mk_bin / "mk-remux"
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.fail(f"mk-remux not found in {mk_bin}; run `make build` or set MK_BIN", pytrace=False)
+    return path
+
+
+def listing(mk_remux: Path) -> dict[str, list[str]]:
+    """Format name -> extensions, from `mk-remux --list-formats`."""
+    out = subprocess.run([mk_remux, "--list-formats"], capture_output=True, check=True, text=True).stdout
+    formats: dict[str, list[str]] = {}
+    name = ""
+    for line in out.splitlines()[1:]:
+        if not line.startswith(" "):
+            name = line.split(":", 1)[0]
+            formats[name] = []
+        elif line.strip().startswith("extensions:"):
+            formats[name] = [e.lstrip(".") for e in line.split(":", 1)[1].split()]
+    return formats
+
+
+def decoded_md5(path: Path) -> str:
+    pcm = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-map", "0:a:0", "-f", "s16le", "-"],
+                         capture_output=True, check=True).stdout
+    assert pcm, f"ffmpeg decoded nothing from {path}"
+    return hashlib.md5(pcm).hexdigest()
+
+
+def ffprobe_format(path: Path) -> str:
+    return subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=format_name", "-of", "default=nw=1:nk=1", str(path)],
+                          capture_output=True, check=True, text=True).stdout.strip()
+
+
+def make(tmp_path: Path, name: str, *codec: str) -> Path:
+    out = tmp_path / name
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=1.3:sample_rate=44100",
+                    "-ac", "2", *codec, str(out)], check=True)
+    return out
+
+
+FFPROBE_NAME = {"mp4": "mov,mp4,m4a,3gp,3g2,mj2", "matroska": "matroska,webm", "webm": "matroska,webm", "ogg": "ogg",
+                "opus": "ogg", "flac": "flac", "mp3": "mp3"}
+
+
+def test_list_formats_names_every_writer_and_each_writes_what_ffprobe_reads(mk_remux: Path, tmp_path: Path) -> None:
+    formats = listing(mk_remux)
+    assert set(formats) == set(FFPROBE_NAME), formats
+    opus = make(tmp_path, "in.ogg", "-c:a", "libopus")
+    flac = make(tmp_path, "in.flac", "-c:a", "flac")
+    mp3 = make(tmp_path, "in.mp3", "-c:a", "libmp3lame")
+    # One source per format that carries it, remuxed into every extension the listing gives.
+    source = {"mp4": opus, "matroska": opus, "webm": opus, "ogg": opus, "opus": opus, "flac": flac, "mp3": mp3}
+    for name, extensions in formats.items():
+        assert extensions, f"{name} lists no extension"
+        for ext in extensions:
+            out = tmp_path / f"out-{name}.{ext}"
+            lib.check_ok(lib.run([mk_remux, source[name], out, "--quiet"]), [mk_remux, source[name], out])
+            assert ffprobe_format(out) == FFPROBE_NAME[name], (name, ext)
+
+
+@pytest.mark.parametrize("kind", ["flac", "mp3", "opus"])
+def test_remux_into_the_single_stream_writers_decodes_as_the_source(mk_remux: Path, tmp_path: Path, kind: str) -> None:
+    codec = {"flac": ["-c:a", "flac"], "mp3": ["-c:a", "libmp3lame"], "opus": ["-c:a", "libopus"]}[kind]
+    source = make(tmp_path, f"in.{'ogg' if kind == 'opus' else kind}", *codec)
+    out = tmp_path / f"out.{kind}"
+    lib.check_ok(lib.run([mk_remux, source, out, "--quiet"]), [mk_remux, source, out])
+    assert decoded_md5(out) == decoded_md5(source)
+
+
+def test_remux_of_a_lame_mp3_from_shared_media_keeps_its_gapless_length(mk_remux: Path, shared_media: Path, tmp_path: Path) -> None:
+    """../shared/media: an MP3 written by LAME (Xing + LAME tag), from tinytag's samples."""
+    source = shared_media / "mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3"
+    out = tmp_path / "out.mp3"
+    lib.check_ok(lib.run([mk_remux, source, out, "--quiet"]), [mk_remux, source, out])
+    assert decoded_md5(out) == decoded_md5(source)
+
+
+def test_options_a_format_does_not_take_are_refused(mk_remux: Path, tmp_path: Path) -> None:
+    source = make(tmp_path, "in.flac", "-c:a", "flac")
+    got = lib.run([mk_remux, source, tmp_path / "out.flac", "--faststart"])
+    assert got.returncode == 1
+    assert "FLAC files take no layout option" in got.stderr.decode(), got.stderr.decode()
+    assert not (tmp_path / "out.flac").exists()
