@@ -19,7 +19,7 @@ final class MuxerHandle {
     /// edit list, now that the end is known (as the Remuxer and Transcoder write gapless audio).
     /// - Throws: `.invalidArgument` when the trims, in the track's ticks, do not fit 64 bits.
     func writeTrims() throws {
-        guard let mp4 = muxer as? MP4Muxer else { return }
+        guard let presenting = muxer as? PresentationMuxer else { return }
         for (i, t) in tracks.enumerated() where t.delay > 0 || t.padding > 0 {
             guard t.rate > 0 else {
                 throw MediaError(.invalidArgument, "track \(i): encoder_delay \(t.delay) and encoder_padding \(t.padding) need the track's sample rate")
@@ -36,8 +36,7 @@ final class MuxerHandle {
             guard !afterDelay.overflow, !kept.overflow, !o1, !o2 else {
                 throw MediaError(.invalidArgument, "track \(i): the trims (delay \(t.delay), padding \(t.padding) samples) do not fit 64-bit ticks of \(t.timeBase.numerator)/\(t.timeBase.denominator) s")
             }
-            mp4.replaceEdits(track: i, [EditListEntry(segmentDuration: duration, mediaTime: start, mediaRate: 1)],
-                             movieTimeScale: t.timeBase.denominator)
+            presenting.setPresentation(track: i, mediaTime: start, duration: duration, timeScale: t.timeBase.denominator)
         }
     }
 }
@@ -179,7 +178,7 @@ public func mk_muxer_add_track_params(_ m: OpaquePointer?, _ params: UnsafePoint
     guard var t = paramsTrack(params, "mk_muxer_add_track_params") else { return MK_EINVAL }
     if h.finished { return fail(MK_ESTATE, "mk_muxer_add_track_params: the muxer is finished") }
     let delay = t.encoderDelay, padding = t.encoderPadding
-    if !(h.muxer is MP4Muxer) && (padding > 0 || (delay > 0 && t.parameters.codec != "opus")) {
+    if !(h.muxer is PresentationMuxer) && (padding > 0 || (delay > 0 && t.parameters.codec != "opus")) {
         return fail(MK_EUNSUPPORTED, "mk_muxer_add_track_params: encoder_delay \(delay) and encoder_padding \(padding) are written as an MP4 edit list; "
                     + "Matroska and Ogg state only the Opus pre-skip, from the OpusHead in extradata")
     }
@@ -241,10 +240,10 @@ public func mk_muxer_cancel(_ m: OpaquePointer?) -> Int32 {
 public func mk_muxer_in_progress_path(_ m: OpaquePointer?, _ path: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_in_progress_path") else { return MK_EINVAL }
     guard let path else { return fail(MK_EINVAL, "mk_muxer_in_progress_path: path is NULL") }
-    guard let mp4 = h.muxer as? MP4Muxer else {
+    guard let partial = h.muxer as? PartialFileMuxer else {
         return fail(MK_EUNSUPPORTED, "mk_muxer_in_progress_path: only MP4 muxers name the file they are writing")
     }
-    let c = CString(mp4.inProgressPath)
+    let c = CString(partial.inProgressPath)
     h.inProgressPath = c
     path.pointee = UnsafePointer(c.pointer)
     return MK_OK

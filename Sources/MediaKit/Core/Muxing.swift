@@ -106,3 +106,18 @@ extension Muxer {
     /// Default: nothing (the codec configuration written first stays).
     public func updateParameters(_ parameters: CodecParameters, track: Int) throws {}
 }
+
+/// A muxer whose container states which part of a track is presented (MP4's edit list), so
+/// an encoder's priming and padding can be cut from packets written as they are.
+public protocol PresentationMuxer: Muxer {
+    /// Presents `duration` units of `track` from `mediaTime`, both in units of 1/`timeScale` s
+    /// (the track's time scale, its time base's denominator). Before `finish()`.
+    func setPresentation(track: Int, mediaTime: Int64, duration: Int64, timeScale: Int64)
+}
+
+/// A muxer whose file is readable under another name while it is written (fragmented MP4's
+/// `.partial` file), renamed by `finish()`.
+public protocol PartialFileMuxer: Muxer {
+    /// The file being written now; after `finish()`, the target path.
+    var inProgressPath: String { get }
+}

@@ -896,3 +896,10 @@ extension MP4Muxer: DirectCopyMuxer {
         return true
     }
 }
+
+extension MP4Muxer: PresentationMuxer, PartialFileMuxer {
+    /// One edit: `duration` units from `mediaTime` (``replaceEdits(track:_:movieTimeScale:)``).
+    public func setPresentation(track: Int, mediaTime: Int64, duration: Int64, timeScale: Int64) {
+        replaceEdits(track: track, [EditListEntry(segmentDuration: duration, mediaTime: mediaTime, mediaRate: 1)], movieTimeScale: timeScale)
+    }
+}
