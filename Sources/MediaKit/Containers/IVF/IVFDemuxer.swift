@@ -182,15 +182,6 @@ public final class IVFDemuxer: SourceDemuxer, @unchecked Sendable {
         return packet
     }
 
-    /// VP9 uncompressed header (VP9 bitstream section 6.2): frame marker, profile, then
-    /// show_existing_frame and frame_type (0 = key frame), as FFmpeg's vp9 parser reads it.
-    static func vp9IsKeyframe(_ d: [UInt8]) -> Bool {
-        guard let b = d.first else { return false }
-        var bit = 2   // frame_marker
-        func next() -> Int { defer { bit += 1 }; return bit < 8 ? Int(b >> UInt8(7 - bit)) & 1 : (d.count > 1 ? Int(d[1] >> UInt8(15 - bit)) & 1 : 0) }
-        let profile = next() | next() << 1
-        if profile == 3 { _ = next() }
-        if next() == 1 { return false }   // show_existing_frame
-        return next() == 0
-    }
+    /// Whether a VP9 packet starts with a key frame (``VP9Header/isKeyframe(_:)``).
+    static func vp9IsKeyframe(_ d: [UInt8]) -> Bool { VP9Header.isKeyframe(d) }
 }

@@ -72,9 +72,7 @@ struct BoxReader {
         return readU32(at: position)
     }
 
-    func readU32(at p: Int) -> UInt32 {
-        UInt32(bytes[p]) << 24 | UInt32(bytes[p + 1]) << 16 | UInt32(bytes[p + 2]) << 8 | UInt32(bytes[p + 3])
-    }
+    func readU32(at p: Int) -> UInt32 { be32(bytes, p) }
 
     mutating func u64() throws -> UInt64 {
         try need(8, "a 64-bit field")

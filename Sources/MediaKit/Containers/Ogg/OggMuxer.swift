@@ -115,7 +115,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
             stream = Stream(codec: .opus, rate: 48000, preSkip: head.preSkip, headers: [parameters.extradata, Self.opusTags()],
                             writer: OggPageWriter(serial: serial), clock: SampleClock(rate: 48000, offset: Int64(head.preSkip)))
         case "vorbis":
-            guard let headers = MatroskaTrackConfig.xiphHeaders(parameters.extradata), headers.count == 3 else {
+            guard let headers = xiphUnlacing(parameters.extradata), headers.count == 3 else {
                 throw bad("the extradata (\(parameters.extradata.count) bytes) is not the three Vorbis headers, Xiph-laced")
             }
             var info: VorbisInfo

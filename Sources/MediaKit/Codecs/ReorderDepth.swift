@@ -133,24 +133,3 @@ enum ReorderDepth {
         return out
     }
 }
-
-extension BitReader {
-    /// An unsigned Exp-Golomb code (ue(v)); nil past the end or above 32 bits.
-    mutating func ue() -> Int? {
-        var zeros = 0
-        while true {
-            guard let b = read(1) else { return nil }
-            if b == 1 { break }
-            zeros += 1
-            if zeros > 31 { return nil }
-        }
-        guard let rest = read(zeros) else { return nil }
-        return (1 << zeros) - 1 + rest
-    }
-
-    /// A signed Exp-Golomb code (se(v)).
-    mutating func se() -> Int? {
-        guard let k = ue() else { return nil }
-        return k & 1 == 1 ? (k + 1) / 2 : -(k / 2)
-    }
-}

@@ -119,16 +119,16 @@ public struct MPEGAudioVBRHeader: Sendable, Hashable {
     /// Reads the VBR header of the frame `frame` (whole, header first) described by `header`;
     /// nil when the frame carries none (it is then an audio frame).
     public init?(frame: [UInt8], header: MPEGAudioHeader) {
-        func be32(_ i: Int) -> Int { Int(frame[i]) << 24 | Int(frame[i + 1]) << 16 | Int(frame[i + 2]) << 8 | Int(frame[i + 3]) }
+        func u32(_ i: Int) -> Int { Int(be32(frame, i)) }
         func be16(_ i: Int) -> Int { Int(frame[i]) << 8 | Int(frame[i + 1]) }
         let x = header.vbrTagOffset
         if header.layer == 3, x + 8 <= frame.count, let tag = String(bytes: frame[x..<x + 4], encoding: .ascii), tag == "Xing" || tag == "Info" {
             kind = tag
-            let flags = be32(x + 4)
+            let flags = u32(x + 4)
             var at = x + 8
             var frames: Int?, bytes: Int?, toc: [UInt8]?
-            if flags & 1 != 0, at + 4 <= frame.count { frames = be32(at); at += 4 }
-            if flags & 2 != 0, at + 4 <= frame.count { bytes = be32(at); at += 4 }
+            if flags & 1 != 0, at + 4 <= frame.count { frames = u32(at); at += 4 }
+            if flags & 2 != 0, at + 4 <= frame.count { bytes = u32(at); at += 4 }
             if flags & 4 != 0, at + 100 <= frame.count { toc = Array(frame[at..<at + 100]); at += 100 }
             if flags & 8 != 0 { at += 4 }
             self.frames = frames
@@ -151,8 +151,8 @@ public struct MPEGAudioVBRHeader: Sendable, Hashable {
         let v = 4 + 32
         guard v + 26 <= frame.count, frame[v] == 0x56, frame[v + 1] == 0x42, frame[v + 2] == 0x52, frame[v + 3] == 0x49 else { return nil }
         kind = "VBRI"
-        bytes = be32(v + 10)
-        frames = be32(v + 14)
+        bytes = u32(v + 10)
+        frames = u32(v + 14)
         let entries = be16(v + 18), scale = be16(v + 20), entrySize = be16(v + 22)
         var toc: [UInt8]?
         if entries > 0, (1...4).contains(entrySize), v + 26 + entries * entrySize <= frame.count, let total = bytes, total > 0 {

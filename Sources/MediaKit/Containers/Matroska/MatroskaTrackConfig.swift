@@ -395,21 +395,7 @@ extension MatroskaTrackConfig {
 
     /// The packets of a Xiph-laced CodecPrivate (RFC 9559 section 5.1.4.1.28, as Vorbis
     /// and Theora store their three headers); nil when the lacing does not fit.
-    static func xiphHeaders(_ p: [UInt8]) -> [[UInt8]]? {
-        guard let first = p.first else { return nil }
-        let result: [[UInt8]]? = p.withUnsafeBytes { raw in
-            guard case .success(let laced) = MatroskaLacing.frameSizes(raw, kind: .xiph) else { return nil }
-            var out: [[UInt8]] = []
-            var at = laced.headerLength
-            for n in laced.sizes {
-                out.append(Array(p[at..<(at + n)]))
-                at += n
-            }
-            return out
-        }
-        guard let result, result.count == Int(first) + 1 else { return nil }
-        return result
-    }
+    static func xiphHeaders(_ p: [UInt8]) -> [[UInt8]]? { xiphUnlacing(p) }
 
     /// An AudioSpecificConfig for the old AAC codec IDs without CodecPrivate
     /// ("A_AAC/MPEG4/LC/SBR" ...), as FFmpeg builds it: object type, sample-rate index, channels.

@@ -1,6 +1,7 @@
-/// The FLAC bitstream structures the demuxers read (RFC 9639): STREAMINFO and frame headers.
+/// The FLAC bitstream structures the demuxers read (RFC 9639): STREAMINFO and frame headers,
+/// and the Ogg FLAC mapping's first packet (`FlacInfo`).
 ///
-/// One owner for both, used by the native FLAC demuxer and by Ogg FLAC.
+/// One owner for all, used by the native FLAC demuxer, Ogg FLAC and Matroska.
 
 /// A FLAC STREAMINFO metadata block (34 bytes), the codec's "magic cookie": FFmpeg's flac
 /// decoder takes exactly these bytes as its extradata.
@@ -174,126 +175,28 @@ public struct FLACFrameHeader: Sendable, Hashable {
     }
 }
 
-/// A picture stored in a FLAC PICTURE metadata block (cover art and the like).
-public struct FLACPicture: Sendable, Hashable {
-    /// The ID3v2 APIC picture type (3: front cover).
-    public let type: Int
-    /// The MIME type ("image/png"), or "-->" when `data` is a URL.
-    public let mimeType: String
-    /// The description (UTF-8).
-    public let description: String
-    /// Width and height in pixels, colour depth in bits per pixel, and colours used (indexed
-    /// pictures), as the block states them.
-    public let width: Int, height: Int, depth: Int, colors: Int
-    /// The picture file's bytes.
-    public let data: [UInt8]
-    /// Offset of the metadata block in the file.
-    public let offset: Int64
+/// The Ogg FLAC mapping's first packet and FLAC frame headers.
+struct FlacInfo {
+    var streamInfo: [UInt8]
+    var sampleRate: Int
+    var channels: Int
+    var bitsPerSample: Int
+    var headerPackets: Int
 
-    /// Reads a PICTURE block's body.
-    /// - Throws: `.invalidData` naming `offset` when a length runs past the block.
-    init(_ b: [UInt8], offset: Int64, path: String) throws {
-        var at = 0
-        func be32() throws -> Int {
-            guard at + 4 <= b.count else {
-                throw MediaError(.invalidData, "the PICTURE block ends inside a field at byte \(at) of \(b.count)", path: path, offset: offset, context: "PICTURE")
-            }
-            defer { at += 4 }
-            return Int(b[at]) << 24 | Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3])
+    static func parse(_ p: [UInt8]) -> Result<FlacInfo, OggHeaderProblem> {
+        // 0x7F "FLAC" major minor, header count (16 bits), "fLaC", metadata block header (4), STREAMINFO (34)
+        guard p.count >= 51, p[9...12].elementsEqual(Array("fLaC".utf8)) else {
+            return .failure("the Ogg FLAC header is \(p.count) bytes or lacks fLaC; 51 bytes expected")
         }
-        func bytes(_ n: Int) throws -> [UInt8] {
-            guard n <= b.count - at else {
-                throw MediaError(.invalidData, "a PICTURE field of \(n) bytes at byte \(at) runs past the block's \(b.count)", path: path, offset: offset, context: "PICTURE")
-            }
-            defer { at += n }
-            return Array(b[at..<at + n])
+        guard let info = FLACStreamInfo(Array(p[17..<51])) else {
+            return .failure("the Ogg FLAC header's STREAMINFO is not 34 bytes")
         }
-        type = try be32()
-        mimeType = String(decoding: try bytes(try be32()), as: UTF8.self)
-        description = String(decoding: try bytes(try be32()), as: UTF8.self)
-        width = try be32()
-        height = try be32()
-        depth = try be32()
-        colors = try be32()
-        data = try bytes(try be32())
-        self.offset = offset
-    }
-}
-
-/// Vorbis comments (the FLAC VORBIS_COMMENT block, Ogg Vorbis / Opus comment headers).
-public enum VorbisComment {
-    /// FFmpeg's names for the Vorbis keys it renames (libavformat/vorbiscomment.c).
-    static let generic = ["ALBUMARTIST": "album_artist", "TRACKNUMBER": "track", "DISCNUMBER": "disc", "DESCRIPTION": "comment"]
-
-    /// Reads a comment block: the vendor string and the `KEY=value` fields, as FFmpeg 5.1 lists
-    /// them (`ffprobe -show_entries format_tags`, libavformat's ff_vorbis_comment and
-    /// ff_metadata_conv over its AVDictionary): a field without `=`, or with an empty key or
-    /// value, is dropped; OGM chapter fields (`CHAPTER001=00:00:00.000`, `CHAPTER001NAME=`) and
-    /// `METADATA_BLOCK_PICTURE` are not tags; a key repeated in any case keeps one entry, the
-    /// values joined by ";", under the last spelling; ALBUMARTIST, TRACKNUMBER, DISCNUMBER and
-    /// DESCRIPTION take FFmpeg's generic names.
-    /// - Returns: the tags and a problem found (a count or a length running past the block,
-    ///   where reading stopped), if any.
-    static func parse(_ b: [UInt8]) -> (vendor: String, tags: [(key: String, value: String)], problem: String?) {
-        func le32(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 | Int(b[i + 2]) << 16 | Int(b[i + 3]) << 24 }
-        guard b.count >= 8 else { return ("", [], "the block is \(b.count) bytes; at least 8 expected") }
-        let vendorLength = le32(0)
-        guard vendorLength <= b.count - 8 else { return ("", [], "the vendor string's length \(vendorLength) runs past the block's \(b.count) bytes") }
-        let vendor = String(decoding: b[4..<4 + vendorLength], as: UTF8.self)
-        var at = 4 + vendorLength
-        var count = le32(at)
-        at += 4
-        var raw = Dictionary()
-        var chapters: Set<Int> = []
-        var problem: String?
-        while count > 0 {
-            guard b.count - at >= 4 else { problem = "the block ends with \(count) comments still announced"; break }
-            let n = le32(at)
-            at += 4
-            guard n <= b.count - at else { problem = "a comment of \(n) bytes at byte \(at) runs past the block's \(b.count)"; break }
-            let field = b[at..<at + n]
-            at += n
-            count -= 1
-            guard let eq = field.firstIndex(of: UInt8(ascii: "=")), eq > field.startIndex, eq < field.endIndex - 1 else { continue }
-            let key = String(decoding: field[field.startIndex..<eq], as: UTF8.self)
-            let value = String(decoding: field[(eq + 1)...], as: UTF8.self)
-            let upper = key.uppercased()
-            if upper == "METADATA_BLOCK_PICTURE" { continue }
-            if upper.hasPrefix("CHAPTER"), key.utf8.count >= 9 {
-                let digits = upper.dropFirst(7).prefix(3).prefix { $0.isASCII && $0.isNumber }
-                if let number = Int(digits) {
-                    if key.utf8.count <= 10 {
-                        if value.wholeMatch(of: /\d{1,2}:\d{1,2}:\d{1,2}\.\d{1,3}.*/) != nil { chapters.insert(number); continue }
-                    } else if upper.hasSuffix("NAME") && chapters.contains(number) {
-                        continue
-                    }
-                }
-            }
-            if raw.contains(key) { raw.set(key, ";", append: true) }
-            raw.set(key, value, append: true)
-        }
-        var tags = Dictionary()
-        for (key, value) in raw.entries { tags.set(generic[key.uppercased()] ?? key, value, append: false) }
-        return (vendor, tags.entries, problem)
+        return .success(FlacInfo(streamInfo: info.bytes, sampleRate: info.sampleRate, channels: info.channels,
+                                 bitsPerSample: info.bitsPerSample, headerPackets: oggBE(p, 7, 2)))
     }
 
-    /// FFmpeg's AVDictionary as libavformat fills it: keys match in any case; setting a key that
-    /// is there removes its entry (the last entry takes its place) and appends the new one.
-    private struct Dictionary {
-        var entries: [(key: String, value: String)] = []
-        func index(_ key: String) -> Int? {
-            let k = key.lowercased()
-            return entries.firstIndex { $0.key.lowercased() == k }
-        }
-        func contains(_ key: String) -> Bool { index(key) != nil }
-        mutating func set(_ key: String, _ value: String, append: Bool) {
-            var value = value
-            if let i = index(key) {
-                if append { value = entries[i].value + value }
-                entries[i] = entries[entries.count - 1]
-                entries.removeLast()
-            }
-            entries.append((key, value))
-        }
+    /// Samples in a FLAC frame from its header, nil when the header is not readable.
+    static func frameDuration(_ p: ArraySlice<UInt8>) -> Int? {
+        FLACFrameHeader.parse(Array(p.prefix(FLACFrameHeader.maxLength)), checkCRC: false)?.blockSize
     }
 }

@@ -400,7 +400,7 @@ final class MatroskaPacketReader {
             switch cfg.keyFromBitstream {
             case .none: break
             case .vp8: packetKey = !data.isEmpty && data[0] & 1 == 0
-            case .vp9: packetKey = IVFDemuxer.vp9IsKeyframe(data)
+            case .vp9: packetKey = VP9Header.isKeyframe(data)
             case .av1: packetKey = AV1.isKeyframe(data, state: &av1[t])
             }
             var packetDuration = laceDuration

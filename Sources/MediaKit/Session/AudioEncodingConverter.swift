@@ -1,0 +1,96 @@
+/// An audio converter whose output is compressed packets: PCM in any format is converted to
+/// what the encoder takes (sample type, interleaving, channels, rate) and encoded, in one
+/// object, as AudioToolbox's AudioConverter encodes when its destination format is AAC. Push
+/// (``encode(_:)-(Frame)``, ``encode(_:)-(AudioBuffer)``, then ``finish()``) or pull
+/// (``fill(packets:input:)``). The encoder's magic cookie, frame size and priming are on
+/// ``encoder``.
+public final class AudioEncodingConverter {
+    /// The PCM given to ``encode(_:)-(AudioBuffer)`` and ``fill(packets:input:)``.
+    public let source: AudioFormat
+    /// The encoder (its ``Encoder/inputFormat`` is the conversion's destination).
+    public let encoder: Encoder
+    private let frames: FrameAudioConverter
+    private var buffers: AudioConverter?
+    private var ended = false
+
+    /// A converter from `source` PCM to `settings`' codec.
+    /// - Parameters:
+    ///   - sampleRate: the coded rate; nil keeps the source's when the encoder takes it, else
+    ///     the closest rate it takes (Opus: 48 kHz).
+    ///   - channels: the coded channel count; nil keeps the source's (up to the encoder's maximum).
+    ///   - options: resampler quality, mixing, dither.
+    /// - Throws: the registry's `.notFound` when no plugin encodes the codec; `.unsupported`
+    ///   naming what the encoder takes when it refuses the rate, channels or settings.
+    public init(from source: AudioFormat, to settings: EncoderSettings, sampleRate: Int? = nil, channels: Int? = nil,
+                options: AudioConverter.Options = .init(), registry: MediaRegistry = .shared) throws {
+        guard let backend = registry.encoderBackends(for: settings.codec, backend: settings.backend).first else {
+            _ = try registry.makeEncoder(settings, input: source)   // throws the registry's .notFound
+            throw MediaError(.notFound, "no encoder for \(settings.codec)")
+        }
+        if let r = sampleRate, !backend.accepts(sampleRate: r) {
+            let list = backend.sampleRates.isEmpty ? "\(backend.sampleRateRange.lowerBound) to \(backend.sampleRateRange.upperBound) Hz"
+                : backend.sampleRates.sorted().map(String.init).joined(separator: ", ") + " Hz"
+            throw MediaError(.unsupported, "the \(settings.codec) encoder does not take \(r) Hz; it takes \(list)")
+        }
+        if let c = channels, c < 1 || c > backend.maxChannels {
+            throw MediaError(.unsupported, "the \(settings.codec) encoder takes 1 to \(backend.maxChannels) channels, not \(c)")
+        }
+        var rate = sampleRate
+        if rate == nil, !backend.accepts(sampleRate: source.sampleRate) {
+            rate = settings.codec == "opus" ? 48000 : backend.closestSampleRate(to: source.sampleRate)
+        }
+        let target = backend.inputFormat(for: source, sampleRate: rate, channels: channels)
+        self.source = source
+        encoder = try registry.makeEncoder(settings, input: target)
+        frames = FrameAudioConverter(to: AudioOutputRequest(target.sampleType, planar: target.isPlanar,
+                                                            sampleRate: target.sampleRate, layout: target.layout), options: options)
+        if source != target { buffers = try AudioConverter(from: source, to: target, options: options) }
+    }
+
+    /// Converts and encodes one decoded frame (any format: a change mid-stream is converted to
+    /// the same output); returns the packets that became ready.
+    public func encode(_ frame: Frame) throws -> [Packet] {
+        var out: [Packet] = []
+        try encoder.encode(frames.convert(frame)) { out.append($0) }
+        return out
+    }
+
+    /// Converts and encodes PCM in ``source`` format; returns the packets that became ready.
+    public func encode(_ buffer: AudioBuffer) throws -> [Packet] {
+        var out: [Packet] = []
+        try encoder.encode(buffers?.convert(buffer) ?? buffer) { out.append($0) }
+        return out
+    }
+
+    /// Ends the input: the resampler's tail and the encoder's last packets.
+    public func finish() throws -> [Packet] {
+        guard !ended else { return [] }
+        ended = true
+        var out: [Packet] = []
+        if let b = buffers { try encoder.encode(b.flush()) { out.append($0) } }
+        try encoder.encode(frames.flush(fallback: encoder.inputFormat)) { out.append($0) }
+        try encoder.finish { out.append($0) }
+        return out
+    }
+
+    /// Pull form: returns up to `packets` packets (fewer only at the end), asking `input` for
+    /// PCM in ``source`` format as needed; `input` returns nil at the end of the input.
+    public func fill(packets: Int, input: () throws -> AudioBuffer?) throws -> [Packet] {
+        var out: [Packet] = []
+        while out.count < packets && !(ended && pullQueue.isEmpty) {
+            if !pullQueue.isEmpty { out.append(pullQueue.removeFirst()); continue }
+            if let b = try input() { pullQueue += try encode(b) } else { pullQueue += try finish() }
+        }
+        return out
+    }
+    private var pullQueue: [Packet] = []
+}
+
+extension AudioConverter {
+    /// A converter from `source` PCM to compressed packets of `settings`' codec (see
+    /// ``AudioEncodingConverter``): the encoding counterpart of ``decoding(track:to:options:registry:)``.
+    public static func encoding(from source: AudioFormat, to settings: EncoderSettings, sampleRate: Int? = nil,
+                                channels: Int? = nil, options: Options = .init(), registry: MediaRegistry = .shared) throws -> AudioEncodingConverter {
+        try AudioEncodingConverter(from: source, to: settings, sampleRate: sampleRate, channels: channels, options: options, registry: registry)
+    }
+}
