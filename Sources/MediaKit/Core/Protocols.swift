@@ -334,3 +334,11 @@ extension Encoder {
         while let p = try receive() { try output(p) }
     }
 }
+
+/// A demuxer whose index lists every sample before any is read (MP4's sample tables): the
+/// timestamps of a track are known without reading its data.
+public protocol SampleTableDemuxer: Demuxer {
+    /// Sample `index` of `track` in decode order (timestamps in the track's time base), or nil
+    /// past the last one or for a track that does not exist.
+    func sampleInfo(track: Int, index: Int) -> (pts: Int64, dts: Int64, duration: Int64, size: Int, offset: Int64, isKeyframe: Bool)?
+}

@@ -77,10 +77,10 @@ extension DecodeSession {
     func presentationTimes(from demuxer: Demuxer) throws -> [Int64] {
         if let known = presentedTimes { return known }
         var times: [Int64] = []
-        if let mp4 = demuxer as? MP4Demuxer {
+        if let table = demuxer as? SampleTableDemuxer {
             // The sample table has them: no sample data is read.
             var i = 0
-            while let s = mp4.sampleInfo(track: track.index, index: i) {
+            while let s = table.sampleInfo(track: track.index, index: i) {
                 if window.contains(s.pts) { times.append(s.pts) }
                 i += 1
             }

@@ -12,7 +12,7 @@ import Foundation
 /// let demuxer = try MP4Demuxer(path: "movie.mp4")
 /// while let packet = try demuxer.read() { ... }
 /// ```
-public final class MP4Demuxer: SourceDemuxer, @unchecked Sendable {
+public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sendable {
     /// The tracks, in the order of their `trak` boxes (= ffprobe's stream indexes).
     public let tracks: [Track]
     /// Movie duration in seconds (mvhd), if stated.
