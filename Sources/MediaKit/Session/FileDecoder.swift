@@ -246,17 +246,15 @@ public enum FileDecoder {
                 asyncVideo.wait()
                 truncation = asyncVideo.truncation
             }
-            while asyncVideo == nil, let packet = try demuxer.read(untilCut: &truncation) {
-                if packet.trackIndex == video?.track.index {
-                    if !videoDone { try video!.session.decode(packet, writeVideo) }
-                } else if packet.trackIndex == audio?.track.index {
-                    if !audioDone { try audio!.session.decode(packet, writeAudio) }
+            if asyncVideo == nil {
+                // One pipeline: each track decoded into its writer, video finished first.
+                var stages: [(track: Int, stage: PacketStage)] = []
+                if let v = video { stages.append((v.track.index, DecodeStage(session: v.session, isDone: { videoDone }, output: writeVideo))) }
+                if let a = audio { stages.append((a.track.index, DecodeStage(session: a.session, isDone: { audioDone }, output: writeAudio))) }
+                truncation = try MediaPipeline(demuxer: demuxer, stages: stages).run { packet in
+                    try report(Double(packet.dts) * packet.timeBase.doubleValue)
                 }
-                if (video == nil || videoDone) && (audio == nil || audioDone) { break }
-                try report(Double(packet.dts) * packet.timeBase.doubleValue)
             }
-            if video != nil && !videoDone && asyncVideo == nil { try video!.session.finish(writeVideo) }
-            if audio != nil && !audioDone { try audio!.session.finish(writeAudio) }
             if let converter, converter.destination != nil {
                 try writeConverted(converter.flush(fallback: converter.destination!))
             }

@@ -59,8 +59,8 @@ public enum Remuxer {
     static let lookAheadLimit = 4096, lookAheadBytes = 64 << 20
 
     /// Adds `tracks` of `demuxer` to `muxer` (with their first packets where the muxer asks,
-    /// read ahead) and copies their packets in file order; a packet cut short by the end of the
-    /// file is left out.
+    /// read ahead) and copies their packets in file order through a ``MediaPipeline`` of
+    /// ``CopyStage``s; a packet cut short by the end of the file is left out.
     /// - Throws: a muxer's refusal of a track (`.unsupported`) with the source format named.
     static func copyPackets(_ demuxer: Demuxer, from format: ContainerFormat, tracks wanted: [Int], into muxer: Muxer, input: String,
                             progress: ((Int, Int) throws -> Void)?) throws {
@@ -83,22 +83,21 @@ public enum Remuxer {
                 firstPacket[packet.trackIndex] = packet.data
             }
         }
-        var map = [Int: Int]()
+        var stages: [(track: Int, stage: PacketStage)] = []
         for t in wanted {
             do {
-                map[t] = try muxer.addTrack(from: all[t], firstPacket: firstPacket[t])
+                stages.append((t, CopyStage(into: muxer, track: try muxer.addTrack(from: all[t], firstPacket: firstPacket[t]))))
             } catch var e as MediaError where e.kind == .unsupported {
                 e.message = "remuxing from \(format.description) is not supported: " + e.message
                 throw e
             }
         }
-        let total = max(1, map.keys.reduce(0) { $0 + all[$1].sampleCount })
+        let total = max(1, Set(wanted).reduce(0) { $0 + all[$1].sampleCount })
         var done = 0
-        var pending = ahead[...]
-        while var packet = try pending.popFirst() ?? demuxer.read(untilCut: &cut) {
-            guard let out = map[packet.trackIndex], !packet.isTruncated else { continue }
-            packet.trackIndex = out
-            try muxer.write(packet)
+        var pipeline = MediaPipeline(demuxer: demuxer, stages: stages)
+        pipeline.ahead = ahead
+        try pipeline.run { packet in
+            guard !packet.isTruncated else { return }
             done += 1
             try progress?(done, total)
         }

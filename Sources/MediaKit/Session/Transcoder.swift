@@ -96,8 +96,8 @@ public enum Transcoder {
         var muxer: Muxer?
         var converter: AudioEncodingConverter?
         var audioOut = 0
-        var videoMap: [Int: Int] = [:]
-        var pendingVideo: [Packet] = []
+        // Video is copied once the muxer exists (it is opened when the encoder is known).
+        let videoStages = videos.map { ($0, CopyStage()) }
         var packets = 0
         var lastPacket: Packet?
 
@@ -120,12 +120,7 @@ public enum Transcoder {
             let m = try format.make(path: output)
             muxer = m
             audioOut = try m.addEncodedTrack(enc.parameters, timeBase: enc.timeBase, encoderDelay: enc.encoderDelay)
-            for v in videos { videoMap[v.index] = try m.addTrack(from: v) }
-            for var v in pendingVideo {
-                v.trackIndex = videoMap[v.trackIndex]!
-                try m.write(v)
-            }
-            pendingVideo = []
+            for (v, stage) in videoStages { try stage.bind(to: m, track: try m.addTrack(from: v)) }
         }
         func encode(_ frame: Frame) throws {
             if converter == nil { try start(with: frame) }
@@ -134,25 +129,17 @@ public enum Transcoder {
 
         do {
             let total = max(demuxer.duration ?? audio.durationSeconds, 0.001)
-            var cut: MediaError?
             var lastReport = -1.0
-            while let packet = try demuxer.read(untilCut: &cut) {
-                if packet.trackIndex == audio.index {
-                    try session.decode(packet, encode)
-                    let done = min(1, max(0, Double(packet.pts) * packet.timeBase.doubleValue / total))
-                    if done - lastReport >= 0.01 {
-                        lastReport = done
-                        if progress?(done) == false { throw MediaError(.state, "cancelled") }
-                    }
-                } else if muxer == nil {
-                    pendingVideo.append(packet)
-                } else if let out = videoMap[packet.trackIndex] {
-                    var p = packet
-                    p.trackIndex = out
-                    try muxer?.write(p)
+            let pipeline = MediaPipeline(demuxer: demuxer, stages: [(audio.index, DecodeStage(session: session, output: encode))]
+                                         + videoStages.map { ($0.0.index, $0.1) })
+            try pipeline.run { packet in
+                guard packet.trackIndex == audio.index else { return }
+                let done = min(1, max(0, Double(packet.pts) * packet.timeBase.doubleValue / total))
+                if done - lastReport >= 0.01 {
+                    lastReport = done
+                    if progress?(done) == false { throw MediaError(.state, "cancelled") }
                 }
             }
-            try session.finish(encode)
             guard let conv = converter, let m = muxer else {
                 throw MediaError(.invalidData, "the audio track decoded to no samples", path: input)
             }
