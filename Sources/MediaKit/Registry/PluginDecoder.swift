@@ -39,6 +39,48 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
 
     deinit { vtable.pointee.destroy(instance) }
 
+    /// Starts `b`'s decoder for a stream: the plugin's codec config from `parameters`,
+    /// `timeBase` and `threads`, its create call, and a check of the vtable it returns
+    /// (``MediaRegistry`` only chooses the backends to try, in order).
+    /// - Parameters:
+    ///   - errorBuffer: where the plugin writes why it refused (`size` bytes).
+    /// - Returns: the plugin's status, with the decoder when it made one (nil: refused).
+    /// - Throws: `.pluginABI` when the vtable returned is incomplete (the instance is destroyed).
+    static func make(_ b: MediaRegistry.Backend, parameters: CodecParameters, timeBase: Rational, threads: Int,
+                     errorBuffer errbuf: UnsafeMutablePointer<CChar>, size errsize: Int) throws -> (Int32, PluginDecoder?) {
+        var cfg = mk_plugin_codec_config()
+        cfg.struct_size = UInt32(MemoryLayout<mk_plugin_codec_config>.size)
+        cfg.media_type = parameters.mediaType == .audio ? MK_MEDIA_AUDIO : MK_MEDIA_VIDEO
+        cfg.time_base_num = Int32(clamping: timeBase.numerator)
+        cfg.time_base_den = Int32(clamping: timeBase.denominator)
+        cfg.width = Int32(clamping: parameters.width)
+        cfg.height = Int32(clamping: parameters.height)
+        cfg.sample_rate = Int32(clamping: parameters.sampleRate)
+        cfg.channels = Int32(clamping: parameters.channels)
+        cfg.bits_per_coded_sample = Int32(clamping: parameters.bitsPerCodedSample)
+        cfg.block_align = Int32(clamping: parameters.blockAlign)
+        cfg.video_delay = Int32(clamping: parameters.reorderDepth)
+        cfg.thread_count = Int32(clamping: threads)
+        var instance: UnsafeMutableRawPointer?
+        var vt: UnsafePointer<mk_plugin_decoder_vtable>?
+        let status: Int32 = parameters.codec.rawValue.withCString { codec in
+            parameters.extradata.withUnsafeBufferPointer { extra in
+                cfg.codec = codec
+                cfg.extradata = extra.baseAddress
+                cfg.extradata_size = extra.count
+                return b.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
+            }
+        }
+        guard status == MK_OK, let instance, let vt else { return (status, nil) }
+        guard vt.pointee.struct_size >= PluginLoader.endOf(\mk_plugin_decoder_vtable.last_error),
+              vt.pointee.send_packet != nil, vt.pointee.receive_frame != nil, vt.pointee.destroy != nil,
+              vt.pointee.flush != nil, vt.pointee.last_error != nil else {
+            vt.pointee.destroy?(instance)   // what can be freed is
+            throw MediaError(.pluginABI, "the \(b.plugin.name) backend for \(parameters.codec) returned an incomplete vtable", path: b.plugin.path)
+        }
+        return (status, PluginDecoder(parameters: parameters, timeBase: timeBase, backend: b, instance: instance, vtable: vt))
+    }
+
     private func lastError() -> String {
         guard let f = vtable.pointee.last_error, let m = f(instance) else { return "" }
         return String(cString: m)

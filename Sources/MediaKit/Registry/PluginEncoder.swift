@@ -60,6 +60,55 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
 
     deinit { vtable.pointee.destroy(instance) }
 
+    /// Starts `b`'s encoder: checks that it takes `input`'s sample format, fills the plugin's
+    /// encoder config from `settings` and `input`, calls create and checks the vtable it
+    /// returns (``MediaRegistry`` only chooses the backends to try, in order).
+    /// - Parameters:
+    ///   - errorBuffer: where the plugin writes why it refused (`size` bytes).
+    /// - Returns: the plugin's status, with the encoder when it made one (nil: refused).
+    /// - Throws: `.invalidArgument` for packed 24-bit input; `.unsupported` naming the sample
+    ///   formats `b` takes when `input`'s is not one; `.pluginABI` when the vtable or the
+    ///   encoder's info is incomplete (the instance is destroyed).
+    static func make(_ b: MediaRegistry.EncoderBackend, settings: EncoderSettings, input: AudioFormat,
+                     errorBuffer errbuf: UnsafeMutablePointer<CChar>, size errsize: Int) throws -> (Int32, PluginEncoder?) {
+        guard let format = SampleFormat(input) else {
+            throw MediaError(.invalidArgument, "an encoder cannot take packed 24-bit samples; convert to s32 or f32 first")
+        }
+        guard b.sampleFormats.contains(format) else {
+            let names = b.sampleFormats.map(\.name).joined(separator: ", ")
+            throw MediaError(.unsupported, "the \(b.plugin.name) \(settings.codec) encoder takes \(names) samples, not \(format.name)")
+        }
+        var cfg = mk_plugin_encoder_config()
+        cfg.struct_size = UInt32(MemoryLayout<mk_plugin_encoder_config>.size)
+        cfg.media_type = MK_MEDIA_AUDIO
+        cfg.sample_format = format.rawValue
+        cfg.sample_rate = Int32(clamping: input.sampleRate)
+        cfg.channels = Int32(clamping: input.channels)
+        cfg.channel_mask = input.layout.mask
+        cfg.time_base_num = 1
+        cfg.time_base_den = Int32(clamping: input.sampleRate)
+        cfg.bit_rate = Int64(settings.bitRate ?? 0)
+        cfg.has_quality = settings.quality != nil ? 1 : 0
+        cfg.quality = settings.quality ?? 0
+        cfg.complexity = Int32(clamping: settings.complexity ?? -1)
+        cfg.application = settings.application?.rawValue ?? MK_ENCODER_APPLICATION_DEFAULT
+        cfg.frame_duration_us = Int32(clamping: Int(((settings.frameDuration ?? 0) * 1_000_000).rounded()))
+        var instance: UnsafeMutableRawPointer?
+        var vt: UnsafePointer<mk_plugin_encoder_vtable>?
+        let status: Int32 = settings.codec.rawValue.withCString { codec in
+            cfg.codec = codec
+            return b.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
+        }
+        guard status == MK_OK, let instance, let vt else { return (status, nil) }
+        guard vt.pointee.struct_size >= PluginLoader.endOf(\mk_plugin_encoder_vtable.last_error),
+              vt.pointee.get_info != nil, vt.pointee.send_frame != nil, vt.pointee.receive_packet != nil,
+              vt.pointee.destroy != nil, vt.pointee.last_error != nil else {
+            vt.pointee.destroy?(instance)
+            throw MediaError(.pluginABI, "the \(b.plugin.name) \(settings.codec) encoder returned an incomplete vtable", path: b.plugin.path)
+        }
+        return (status, try PluginEncoder(backend: b, input: input, codec: settings.codec, instance: instance, vtable: vt))
+    }
+
     private static func bytes(_ p: UnsafePointer<UInt8>?, _ n: Int) -> [UInt8] {
         guard let p, n > 0 else { return [] }
         return Array(UnsafeBufferPointer(start: p, count: n))
