@@ -21,10 +21,9 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
     private let instance: UnsafeMutableRawPointer
     private let vtable: UnsafePointer<mk_plugin_decoder_vtable>
     private let timeBase: Rational
-    private(set) var isDrained = false
-    private var draining = false
-    /// ``flush()`` was refused with EAGAIN: the end of stream is sent when the output runs dry.
-    private var endOfStreamPending = false
+    /// Where the stream stands: the one record of draining between the plugin and every
+    /// layer above (they pass ``DecoderOutput/endOfStream`` on).
+    private var stage = DrainStage.decoding
     private let context: String
 
     init(parameters: CodecParameters, timeBase: Rational, backend: MediaRegistry.Backend,
@@ -91,7 +90,7 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
     }
 
     func send(_ packet: Packet) throws -> SendResult {
-        if draining { throw MediaError(.state, "send after flush(): call reset() to decode more", context: context) }
+        if stage != .decoding { throw MediaError(.state, "send after flush(): call reset() to decode more", context: context) }
         // The bytes are offered to keep (mk_plugin_packet.retain): a plugin that can use them
         // in place (dav1d) takes a reference to this box instead of copying the packet.
         let kept = KeptBytes(packet.data)
@@ -117,50 +116,59 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
     }
 
     func flush() throws {
-        if draining { return }
-        draining = true
+        guard stage == .decoding else { return }
+        stage = .draining(endOfStreamSent: false)
         try sendEndOfStream()
     }
 
     /// Sends the end-of-stream (NULL) packet; a decoder with output waiting refuses it
-    /// (EAGAIN), and ``receive()`` sends it again once that output is received.
+    /// (EAGAIN), and ``receiveOutput()`` sends it again once that output is received.
     private func sendEndOfStream() throws {
         let status = vtable.pointee.send_packet(instance, nil)
-        if status == MK_EAGAIN {
-            endOfStreamPending = true
-            return
-        }
-        endOfStreamPending = false
+        if status == MK_EAGAIN { return }
+        stage = .draining(endOfStreamSent: true)
         if status != MK_OK && status != MK_EOF { throw failure(status, "draining") }
     }
 
     func reset() {
         vtable.pointee.flush(instance)
-        draining = false
-        endOfStreamPending = false
-        isDrained = false
+        stage = .decoding
     }
 
-    func receive() throws -> Frame? {
-        if isDrained { return nil }
+    func receiveOutput() throws -> DecoderOutput {
+        if stage == .ended { return .endOfStream }
         var f = mk_plugin_frame()
         f.struct_size = UInt32(MemoryLayout<mk_plugin_frame>.size)
         var status = vtable.pointee.receive_frame(instance, &f)
-        if status == MK_EAGAIN && endOfStreamPending {
+        if status == MK_EAGAIN && stage == .draining(endOfStreamSent: false) {
             try sendEndOfStream()
-            if endOfStreamPending {
+            if stage == .draining(endOfStreamSent: false) {
                 throw MediaError(.backend, "the decoder refuses the end of the stream (EAGAIN) but has no frame to give", context: context)
             }
             status = vtable.pointee.receive_frame(instance, &f)
         }
         switch status {
         case MK_OK: break
-        case MK_EAGAIN: return nil
-        case MK_EOF: isDrained = true; return nil
+        case MK_EAGAIN: return .needsInput
+        case MK_EOF:
+            stage = .ended
+            return .endOfStream
         default: throw failure(status, "receiving a frame")
         }
-        return try Frame(plugin: f, timeBase: timeBase, context: context)
+        return .frame(try Frame(plugin: f, timeBase: timeBase, context: context))
     }
+}
+
+/// Where a plugin decoder's or encoder's stream stands (plugin ABI: send NULL to drain,
+/// EAGAIN and EOF from receive).
+enum DrainStage: Equatable {
+    /// Taking input.
+    case decoding
+    /// ``Decoder/flush()`` was called; the end-of-stream (NULL) input is sent, or waits until
+    /// the output the plugin holds is received (it refused it with EAGAIN).
+    case draining(endOfStreamSent: Bool)
+    /// The plugin said EOF: everything was received.
+    case ended
 }
 
 extension MediaError {

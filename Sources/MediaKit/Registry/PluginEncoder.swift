@@ -11,7 +11,6 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
     let timeBase: Rational
     let backend: MediaRegistry.EncoderBackend
     private(set) var inputSampleCount: Int64 = 0
-    private(set) var isDrained = false
     private let instance: UnsafeMutableRawPointer
     private let vtable: UnsafePointer<mk_plugin_encoder_vtable>
     private let context: String
@@ -22,8 +21,9 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
     private var fifoFrames = 0
     /// Packets received while a frame was refused (EAGAIN), handed out first.
     private var ready: [Packet] = []
-    private var draining = false
-    private var endPending = false
+    /// Where the stream stands: the one record of draining between the plugin and the
+    /// layers above (they pass ``EncoderOutput/endOfStream`` on).
+    private var stage = DrainStage.decoding
 
     init(backend: MediaRegistry.EncoderBackend, input: AudioFormat, codec: CodecID, instance: UnsafeMutableRawPointer,
          vtable: UnsafePointer<mk_plugin_encoder_vtable>) throws {
@@ -139,7 +139,7 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
     }
 
     func send(buffer: AudioBuffer) throws {
-        if draining { throw MediaError(.state, "send after flush(): an encoder codes one stream", context: context) }
+        if stage != .decoding { throw MediaError(.state, "send after flush(): an encoder codes one stream", context: context) }
         guard buffer.format.sampleType == inputFormat.sampleType, buffer.format.isPlanar == inputFormat.isPlanar,
               buffer.format.sampleRate == inputFormat.sampleRate, buffer.format.channels == inputFormat.channels else {
             throw MediaError(.invalidArgument, "the encoder takes \(inputFormat); a buffer of \(buffer.format) was given (convert it with an AudioConverter)",
@@ -221,36 +221,37 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
     }
 
     func flush() throws {
-        if draining { return }
+        guard stage == .decoding else { return }
         try sendWholeFrames(final: true)
-        draining = true
+        stage = .draining(endOfStreamSent: false)
         try sendEndOfStream()
     }
 
+    /// Sends the end-of-stream (NULL) frame; an encoder with packets waiting refuses it
+    /// (EAGAIN), and ``receiveOutput()`` sends it again once they are received.
     private func sendEndOfStream() throws {
         let status = vtable.pointee.send_frame(instance, nil)
-        if status == MK_EAGAIN {
-            endPending = true
-            return
-        }
-        endPending = false
+        if status == MK_EAGAIN { return }
+        stage = .draining(endOfStreamSent: true)
         if status != MK_OK && status != MK_EOF { throw failure(status, "draining") }
     }
 
-    func receive() throws -> Packet? {
-        if !ready.isEmpty { return ready.removeFirst() }
-        if isDrained { return nil }
-        if let p = try receivePlugin() { return p }
-        if endPending {
+    func receiveOutput() throws -> EncoderOutput {
+        if !ready.isEmpty { return .packet(ready.removeFirst()) }
+        if stage == .ended { return .endOfStream }
+        if let p = try receivePlugin() { return .packet(p) }
+        if stage == .draining(endOfStreamSent: false) {
             try sendEndOfStream()
-            if endPending { throw MediaError(.backend, "the encoder refuses the end of the stream (EAGAIN) but has no packet to give", context: context) }
-            return try receivePlugin()
+            if stage == .draining(endOfStreamSent: false) {
+                throw MediaError(.backend, "the encoder refuses the end of the stream (EAGAIN) but has no packet to give", context: context)
+            }
+            if let p = try receivePlugin() { return .packet(p) }
         }
-        return nil
+        return stage == .ended ? .endOfStream : .needsInput
     }
 
-    /// One packet from the plugin, nil on EAGAIN or EOF (which marks the encoder drained and
-    /// takes the final magic cookie).
+    /// One packet from the plugin, nil on EAGAIN or EOF (which, while draining, marks the
+    /// encoder ended and takes the final magic cookie).
     private func receivePlugin() throws -> Packet? {
         var p = mk_plugin_encoded_packet()
         p.struct_size = UInt32(MemoryLayout<mk_plugin_encoded_packet>.size)
@@ -262,8 +263,8 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
                           data: data, timeBase: timeBase)
         case MK_EAGAIN: return nil
         case MK_EOF:
-            if draining {
-                isDrained = true
+            if stage != .decoding {
+                stage = .ended
                 var info = mk_plugin_encoder_info()
                 info.struct_size = UInt32(MemoryLayout<mk_plugin_encoder_info>.size)
                 if vtable.pointee.get_info(instance, &info) == MK_OK, info.extradata_size > 0 {

@@ -320,10 +320,10 @@ public final class DecodeSession: Decoder {
         }
     }
 
-    /// True once ``flush()`` was called and every presented frame was received.
-    public var isDrained: Bool {
-        flushed && !flushPending && queued == nil && readyIndex >= ready.count && decoder.isDrained
-    }
+    /// True between ``flush()`` and ``reset()`` (or the end of ``drainDelayed(_:)``): ``send(_:)``
+    /// refuses packets. Whether every frame was received is ``receiveOutput()``'s
+    /// ``DecoderOutput/endOfStream``, which the session passes on from its decoder.
+    public var isDraining: Bool { flushed }
 
     /// Sends one packet of the track. ``SendResult/receiveFirst``: frames are waiting (the
     /// packet was not taken); receive them, then send it again. Packets after the presented
@@ -347,8 +347,8 @@ public final class DecodeSession: Decoder {
         return try submit(packet)
     }
 
-    /// Ends the stream: the decoder's delayed frames come out of ``receive()``, which returns
-    /// nil once the session ``isDrained``.
+    /// Ends the stream: the decoder's delayed frames come out of ``receiveOutput()``, which
+    /// says ``DecoderOutput/endOfStream`` once every presented frame was received.
     public func flush() throws {
         if flushed { return }
         if !started { _ = try begin() }
@@ -371,11 +371,12 @@ public final class DecodeSession: Decoder {
         try prime(decoder)
     }
 
-    /// The next presented frame, or nil when the session needs another packet (or, after
-    /// ``flush()``, when it is drained).
+    /// The next presented frame, ``DecoderOutput/needsInput`` when the session needs another
+    /// packet, or ``DecoderOutput/endOfStream`` after ``flush()`` once its decoder said so and
+    /// every presented frame was received.
     /// - Throws: the decoder's errors (after the cut of a truncated file, its rejections are
     ///   warnings and decoding goes on, as ffmpeg goes on after "error while decoding").
-    public func receive() throws -> Frame? {
+    public func receiveOutput() throws -> DecoderOutput {
         var rejected = 0
         var failedReceives = 0
         while true {
@@ -386,11 +387,11 @@ public final class DecodeSession: Decoder {
                     ready = []
                     readyIndex = 0
                 }
-                return frame
+                return .frame(frame)
             }
-            let frame: Frame?
+            let output: DecoderOutput
             do {
-                frame = try decoder.receive()
+                output = try decoder.receiveOutput()
             } catch where rejected < 8 && tolerated(error, packet: nil) {
                 rejected += 1
                 continue
@@ -399,10 +400,15 @@ public final class DecodeSession: Decoder {
                 try recover(from: e, packet: nil, stuck: failedReceives > recoveryPolicy.maxFailedPackets)
                 continue
             }
-            if let frame {
+            switch output {
+            case .frame(let frame):
                 noteDecoded(frame)
-                if let presented = present(frame) { return presented }
+                if let presented = present(frame) { return .frame(presented) }
                 continue
+            case .endOfStream:
+                return .endOfStream
+            case .needsInput:
+                break
             }
             // The decoder wants input: what the session took and has not given it yet goes first.
             if let q = queued {
@@ -417,7 +423,7 @@ public final class DecodeSession: Decoder {
                 try flushIfIdle()
                 if !flushPending { continue }
             }
-            return nil
+            return .needsInput
         }
     }
 
