@@ -92,6 +92,28 @@ final class DecodeModelTests: XCTestCase {
         XCTAssertEqual(try outcome(session.receiveOutput()), "needsInput")
     }
 
+    /// A flush whose held start packet the decoder refuses (an audio edit that starts later:
+    /// the session holds the packet before it until the next one or the flush) still ends the
+    /// stream: the session is draining and refuses packets, as mk_decoder_send_packet's NULL
+    /// has always made the C decoder (MK_ESTATE after it, whatever the flush returned).
+    func testAFlushThatFailsStillEndsTheStream() throws {
+        final class Refusing: Decoder {
+            let parameters = CodecParameters(mediaType: .audio, codec: "test", sampleRate: 10, channels: 1)
+            func send(_ packet: Packet) throws -> SendResult { throw MediaError(.unsupported, "no") }
+            func receiveOutput() throws -> DecoderOutput { .needsInput }
+            func flush() throws {}
+            func reset() {}
+        }
+        let track = Track(index: 0, id: 1, parameters: CodecParameters(mediaType: .audio, codec: "test", sampleRate: 10, channels: 1),
+                          timeBase: Rational(1, 10), duration: 100,
+                          editList: [EditListEntry(segmentDuration: 50, mediaTime: 20, mediaRate: 1)], movieTimeScale: 10)
+        let session = DecodeSession(track: track, decoder: Refusing())
+        XCTAssertEqual(try session.send(packet(0)), .accepted)   // held: before the edit's start
+        XCTAssertThrowsError(try session.flush())
+        XCTAssertTrue(session.isDraining)
+        XCTAssertThrowsError(try session.send(packet(1))) { XCTAssertEqual(($0 as? MediaError)?.kind, .state) }
+    }
+
     func testADecoderThatRefusesWithNothingToGiveIsAnError() {
         let d = OneSlotDecoder()
         d.refuseForever = true

@@ -351,9 +351,11 @@ public final class DecodeSession: Decoder {
     /// says ``DecoderOutput/endOfStream`` once every presented frame was received.
     public func flush() throws {
         if flushed { return }
-        if !started { _ = try begin() }
+        // Draining from here on, even when sending the held start packet fails below: the
+        // caller said the stream ended (mk_decoder_send_packet's NULL refuses packets after).
         flushed = true
         flushPending = true
+        if !started { _ = try begin() }
         try flushIfIdle()
     }
 
