@@ -221,7 +221,7 @@ public final class DecodeSession: Decoder {
     private var started = false
     private var stopped = false
     /// A packet the session took that the decoder has not yet: the held start packet, when
-    /// the decoder refused it (it had output waiting). ``receive()`` sends it when the
+    /// the decoder refused it (it had output waiting). ``receiveOutput()`` sends it when the
     /// decoder asks for input.
     private var queued: Packet?
     /// Frames of one packet with an end trim, cut and presented, not yet received.
@@ -593,7 +593,7 @@ public final class DecodeSession: Decoder {
     }
 
     /// The frames of a packet with an end trim: received now, cut by `trimEnd` samples from
-    /// the end, presented, and kept for ``receive()``.
+    /// the end, presented, and kept for ``receiveOutput()``.
     private func cutEnd(of packet: Packet, samples: Int) throws {
         var frames: [Frame] = []
         while let frame = try decoder.receive() { frames.append(frame) }
@@ -628,7 +628,7 @@ public final class DecodeSession: Decoder {
 
     /// The stream's codec parameters change here (a chained Ogg link with another rate,
     /// channel count or setup): the current decoder's delayed frames are drained and kept for
-    /// ``receive()``, then a decoder made from the new parameters takes over; the frames it
+    /// ``receiveOutput()``, then a decoder made from the new parameters takes over; the frames it
     /// gives say their new format. A session over a caller's decoder passes the packets on
     /// as they are.
     private func changeFormat(to parameters: CodecParameters) throws {
@@ -721,7 +721,7 @@ public final class DecodeSession: Decoder {
 
     /// Video, before a rebuild: the frames the decoder about to be replaced still holds from
     /// before the kept GOP (reordering delay, frame threads: they come from packets the new
-    /// decoder is not sent) are drained from it and kept for ``receive()``; its frames of the
+    /// decoder is not sent) are drained from it and kept for ``receiveOutput()``; its frames of the
     /// GOP's packets are dropped (the new decoder makes them again, in order with the rest).
     /// Its errors are the damage being stepped over: draining stops at the first one.
     private func drainReplaced() {
@@ -746,7 +746,7 @@ public final class DecodeSession: Decoder {
     /// Sends the kept packets to a new decoder. Audio: all marked discarded, their output
     /// dropped. Video: those whose frames the decoder before gave (or that were discarded
     /// already) marked discarded; the later ones are not, and their frames, which the replaced
-    /// decoder still held (reordering delay, frame threads), are kept for ``receive()``.
+    /// decoder still held (reordering delay, frame threads), are kept for ``receiveOutput()``.
     /// The decoder's rejection of data (`.invalidData`) is the damage already counted (the
     /// kept packets include the rejected ones), not a failure of the new decoder.
     private func prime(_ fresh: Decoder) throws {
