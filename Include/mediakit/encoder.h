@@ -1,5 +1,5 @@
 /*
- * mediakit/encoder.h - part of the C API of MediaKit (libmediakit): mk_encoder: encoding audio through plugins; mk_transcode.
+ * mediakit/encoder.h - part of the C API of MediaKit (libmediakit): mk_encoder: encoding audio through plugins; mk_transcode, mk_transcode_with.
  *
  * Include <mediakit/mediakit.h> for the whole API; this header compiles on its own and
  * includes what it needs. The conventions (statuses, ownership, threads) are in mediakit.h.
@@ -54,9 +54,12 @@ typedef struct mk_encoder_settings {
     int32_t sample_rate;       /**< coded rate; 0: the input's when the encoder takes it (default) */
     int32_t channels;          /**< coded channels; 0: the input's (default) */
     const char *backend;       /**< backend or plugin name; NULL: by priority (default) */
-    int32_t copy_video;        /**< mk_transcode: 1 copies the video tracks into an MP4 output (default 0) */
-    /* Added in 0.2 (read only when struct_size covers them), for mk_transcode only:
-     * mk_encoder_open refuses them (MK_EINVAL). */
+    int32_t copy_video;        /**< Deprecated: mk_transcode_settings.copy_video. Read by
+                                    mk_transcode only: 1 copies the video tracks into an MP4
+                                    output (default 0); mk_transcode_with refuses it set here */
+    /* Added in 0.2 (read only when struct_size covers them). Deprecated: they are
+     * mk_transcode_settings' fields. Read by mk_transcode only; mk_encoder_open and
+     * mk_transcode_with refuse them set here (MK_EINVAL). */
     mk_progress_callback progress; /**< NULL (default) or called now and then with the fraction
                                     done (done and total -1); non-zero cancels (MK_ECANCELLED) */
     void *progress_user;       /**< passed to progress. Default NULL */
@@ -123,8 +126,46 @@ void mk_encoder_close(mk_encoder **encoder);
  *  renamed at the end: a failure or a cancel (settings->progress) leaves nothing under `dst`.
  *  settings may be NULL. Errors: those of mk_demuxer_open and mk_encoder_open, MK_ENOTFOUND
  *  (no audio track), MK_EUNSUPPORTED (an output or codec MediaKit does not write),
- *  MK_ECANCELLED, MK_EIO. */
+ *  MK_ECANCELLED, MK_EIO. `src`, `dst` and `settings` are BORROWED for the call. New code:
+ *  mk_transcode_with, which takes the video copy and the progress apart from the encoder's
+ *  settings (the same output for the same settings). */
 mk_status mk_transcode(const char *src, const char *dst, const mk_encoder_settings *settings);
+
+/** How mk_transcode_with transcodes: the audio encoder's settings, and what belongs to the
+ *  whole-file call only (the video copy, the progress callback). Fill with
+ *  mk_transcode_default_settings() first. Added in 0.2.
+ *
+ *      mk_encoder_settings enc; mk_encoder_default_settings(&enc);
+ *      enc.bit_rate = 96000;                           // codec NULL: from dst's extension
+ *      mk_transcode_settings t; mk_transcode_default_settings(&t);
+ *      t.encoder = &enc;
+ *      t.copy_video = 1;
+ *      mk_transcode_with("in.mp4", "out.mp4", &t);
+ */
+typedef struct mk_transcode_settings {
+    uint32_t struct_size;      /**< sizeof(mk_transcode_settings) */
+    const mk_encoder_settings *encoder; /**< the audio encoder, BORROWED for the call (and its
+                                    strings); NULL: mk_encoder_default_settings' (default).
+                                    Its codec NULL: from dst's extension. Its deprecated
+                                    copy_video, progress and progress_user must keep their
+                                    defaults (MK_EINVAL): they are set here */
+    int32_t copy_video;        /**< 1 copies the video tracks into an MP4 output (default 0) */
+    mk_progress_callback progress; /**< NULL (default) or called now and then on the calling
+                                    thread with the fraction done (done and total -1);
+                                    non-zero cancels (MK_ECANCELLED) */
+    void *progress_user;       /**< passed to progress, never read. Default NULL */
+} mk_transcode_settings;
+
+/** Fills *settings with the defaults (encoder NULL). Harmless on NULL. */
+void mk_transcode_default_settings(mk_transcode_settings *settings);
+
+/** mk_transcode with the transcode-only settings apart from the encoder's: the same output
+ *  for the same settings. `src`, `dst` and `settings` (with what it points to) are BORROWED
+ *  for the call; nothing is allocated for the caller. settings may be NULL (the defaults).
+ *  Errors: those of mk_transcode, and MK_EINVAL for a NULL src or dst, a
+ *  settings->struct_size smaller than this library's mk_transcode_settings, or deprecated
+ *  fields set in settings->encoder (the message names the field). */
+mk_status mk_transcode_with(const char *src, const char *dst, const mk_transcode_settings *settings);
 
 #ifdef __cplusplus
 }

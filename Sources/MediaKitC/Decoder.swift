@@ -9,8 +9,6 @@ final class DecoderHandle {
     /// The demuxer track whose packets it takes; nil for a decoder opened from codec
     /// parameters, which takes any packet (its timestamps in the parameters' time base).
     let track: Int?
-    /// A NULL packet was sent: nil from receive is the end (MK_EOF).
-    var draining = false
 
     init(session: DecodeSession, track: Int?) {
         self.session = session
@@ -88,11 +86,10 @@ public func mk_decoder_close(_ decoder: UnsafeMutablePointer<OpaquePointer?>?) {
 @_cdecl("mk_decoder_send_packet")
 public func mk_decoder_send_packet(_ d: OpaquePointer?, _ packet: OpaquePointer?) -> Int32 {
     guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_send_packet") else { return MK_EINVAL }
-    if h.draining {
+    if h.session.isDraining {
         return fail(MK_ESTATE, "mk_decoder_send_packet: the decoder is draining (a NULL packet was sent); call mk_decoder_reset to decode more")
     }
     guard let packet else {
-        h.draining = true
         return guarded {
             try h.session.flush()
             return MK_OK
@@ -119,9 +116,13 @@ public func mk_decoder_receive_frame(_ d: OpaquePointer?, _ out: UnsafeMutablePo
     out.pointee = nil
     guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_receive_frame") else { return MK_EINVAL }
     return guarded {
-        guard let frame = try h.session.receive() else { return h.draining ? MK_EOF : MK_EAGAIN }
-        out.pointee = Handles.make(FrameHandle(frame))
-        return MK_OK
+        switch try h.session.receiveOutput() {
+        case .frame(let frame):
+            out.pointee = Handles.make(FrameHandle(frame))
+            return MK_OK
+        case .needsInput: return MK_EAGAIN
+        case .endOfStream: return MK_EOF
+        }
     }
 }
 
@@ -129,7 +130,6 @@ public func mk_decoder_receive_frame(_ d: OpaquePointer?, _ out: UnsafeMutablePo
 public func mk_decoder_reset(_ d: OpaquePointer?) -> Int32 {
     guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_reset") else { return MK_EINVAL }
     h.session.reset()
-    h.draining = false
     return MK_OK
 }
 
@@ -145,7 +145,6 @@ public func mk_decoder_seek(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ se
         let audio = h.session.track.mediaType == .audio
         try dh.demuxer.seekForDecoding(to: max(0, seconds - (audio ? DecodeSession.seekPreroll : 0)))
         try h.session.seek(to: seconds)
-        h.draining = false
         return MK_OK
     }
 }

@@ -1,4 +1,4 @@
-// mk_encoder and mk_transcode: MediaKit's AudioEncodingConverter and Transcoder for C.
+// mk_encoder, mk_transcode and mk_transcode_with: MediaKit's AudioEncodingConverter and Transcoder for C.
 import CMediaKit
 import Foundation
 import MediaKit
@@ -160,7 +160,43 @@ public func mk_transcode(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CCha
     let checked: (EncoderSettings, Int?, Int?, Bool, ProgressRelay)
     do { checked = try encoderSettings(settings, codec: Transcoder.defaultCodec(forOutput: output) ?? "", "mk_transcode") } catch { return fail(error) }
     let (s, rate, channels, copyVideo, relay) = checked
-    return relay.guarded("mk_transcode") {
+    return transcode(String(cString: src), output, s, rate: rate, channels: channels, copyVideo: copyVideo, relay, "mk_transcode")
+}
+
+@_cdecl("mk_transcode_default_settings")
+public func mk_transcode_default_settings(_ s: UnsafeMutablePointer<mk_transcode_settings>?) {
+    guard let s else { return }
+    s.pointee = mk_transcode_settings(struct_size: UInt32(MemoryLayout<mk_transcode_settings>.size), encoder: nil,
+                                      copy_video: 0, progress: nil, progress_user: nil)
+}
+
+@_cdecl("mk_transcode_with")
+public func mk_transcode_with(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?,
+                              _ settings: UnsafePointer<mk_transcode_settings>?) -> Int32 {
+    guard let src, let dst else { return fail(MK_EINVAL, "mk_transcode_with: \(src == nil ? "src" : "dst") is NULL") }
+    var t = mk_transcode_settings()
+    mk_transcode_default_settings(&t)
+    if let settings {
+        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_transcode_settings>.size, "mk_transcode_settings") else { return MK_EINVAL }
+        t = copyIn(t, from: settings, size: settings.pointee.struct_size)
+    }
+    let output = String(cString: dst)
+    let checked: (EncoderSettings, Int?, Int?, Bool, ProgressRelay)
+    do { checked = try encoderSettings(t.encoder, codec: Transcoder.defaultCodec(forOutput: output) ?? "", "mk_transcode_with") } catch { return fail(error) }
+    let (s, rate, channels, oldCopyVideo, oldRelay) = checked
+    if oldCopyVideo || oldRelay.isSet {
+        let field = oldCopyVideo ? "copy_video" : "progress"
+        return fail(MK_EINVAL, "mk_transcode_with: mk_encoder_settings.\(field) is set; it is mk_transcode_settings.\(field) here")
+    }
+    return transcode(String(cString: src), output, s, rate: rate, channels: channels, copyVideo: t.copy_video != 0,
+                     ProgressRelay(t.progress, t.progress_user), "mk_transcode_with")
+}
+
+/// mk_transcode and mk_transcode_with after their settings are checked: Transcoder.transcode
+/// with the progress relayed to C.
+private func transcode(_ input: String, _ output: String, _ s: EncoderSettings, rate: Int?, channels: Int?, copyVideo: Bool,
+                       _ relay: ProgressRelay, _ function: String) -> Int32 {
+    relay.guarded(function) {
         var o = TranscodeOptions(codec: s.codec.isUnknown ? nil : s.codec, bitRate: s.bitRate, sampleRate: rate, channels: channels)
         o.quality = s.quality
         o.complexity = s.complexity
@@ -168,7 +204,7 @@ public func mk_transcode(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CCha
         o.frameDuration = s.frameDuration
         o.copyVideo = copyVideo
         o.backend = s.backend
-        try Transcoder.transcode(input: String(cString: src), output: output, options: o) { fraction in
+        try Transcoder.transcode(input: input, output: output, options: o) { fraction in
             relay.report(fraction: fraction, done: -1, total: -1)
         }
         return MK_OK

@@ -1,6 +1,24 @@
 import XCTest
 @testable import MediaKit
 
+/// A decoder's answer as text: "frame PTS", "needsInput" or "endOfStream".
+func outcome(_ output: DecoderOutput) -> String {
+    switch output {
+    case .frame(let f): return "frame \(f.pts)"
+    case .needsInput: return "needsInput"
+    case .endOfStream: return "endOfStream"
+    }
+}
+
+/// An encoder's answer as text: "packet PTS", "needsInput" or "endOfStream".
+func outcome(_ output: EncoderOutput) -> String {
+    switch output {
+    case .packet(let p): return "packet \(p.pts)"
+    case .needsInput: return "needsInput"
+    case .endOfStream: return "endOfStream"
+    }
+}
+
 /// The send / receive contract of ``Decoder`` (libavcodec's: a decoder with output waiting
 /// refuses input with ``SendResult/receiveFirst``), checked against a decoder written to
 /// that contract: one frame per packet, at most one waiting, as `avcodec_send_packet` does.
@@ -18,7 +36,11 @@ final class DecodeModelTests: XCTestCase {
                             planes: [], storage: FrameStorage {})
             return .accepted
         }
-        func receive() throws -> Frame? {
+        func receiveOutput() throws -> DecoderOutput {
+            if let f = try pending() { return .frame(f) }
+            return isDrained ? .endOfStream : .needsInput
+        }
+        func pending() throws -> Frame? {
             if let f = waiting { waiting = nil; return f }
             if flushed { isDrained = true }
             return nil
@@ -42,6 +64,54 @@ final class DecodeModelTests: XCTestCase {
         try d.finish { out.append($0.pts) }
         XCTAssertEqual(out, [0, 1, 2])
         XCTAssertTrue(d.isDrained)
+    }
+
+    /// Issue 29 item 6: receive's three outcomes, passed on by a DecodeSession from its
+    /// decoder (the session keeps no end-of-stream record of its own): ``DecoderOutput/needsInput``
+    /// while the decoder wants packets, ``DecoderOutput/endOfStream`` only after flush once every
+    /// frame is out (and on every later call), needsInput again after reset.
+    func testASessionPassesOnNeedsInputAndEndOfStream() throws {
+        let track = Track(index: 0, id: 1, parameters: CodecParameters(mediaType: .video, codec: "test"), timeBase: Rational(1, 1), duration: 0)
+        let decoder = OneSlotDecoder()
+        let session = DecodeSession(track: track, decoder: decoder, trim: .none)
+        XCTAssertEqual(try outcome(session.receiveOutput()), "needsInput")
+        XCTAssertEqual(try session.send(packet(0)), .accepted)
+        XCTAssertEqual(try outcome(session.receiveOutput()), "frame 0")
+        XCTAssertEqual(try outcome(session.receiveOutput()), "needsInput")
+        XCTAssertFalse(session.isDraining)
+        XCTAssertEqual(try session.send(packet(1)), .accepted)
+        try session.flush()
+        XCTAssertTrue(session.isDraining)
+        XCTAssertEqual(try outcome(session.receiveOutput()), "frame 1")
+        XCTAssertEqual(try outcome(session.receiveOutput()), "endOfStream")
+        XCTAssertEqual(try outcome(session.receiveOutput()), "endOfStream")
+        XCTAssertNil(try session.receive(), "the Frame? convenience: nil at the end")
+        XCTAssertThrowsError(try session.send(packet(2))) { XCTAssertEqual(($0 as? MediaError)?.kind, .state) }
+        session.reset()
+        XCTAssertFalse(session.isDraining)
+        XCTAssertEqual(try outcome(session.receiveOutput()), "needsInput")
+    }
+
+    /// A flush whose held start packet the decoder refuses (an audio edit that starts later:
+    /// the session holds the packet before it until the next one or the flush) still ends the
+    /// stream: the session is draining and refuses packets, as mk_decoder_send_packet's NULL
+    /// has always made the C decoder (MK_ESTATE after it, whatever the flush returned).
+    func testAFlushThatFailsStillEndsTheStream() throws {
+        final class Refusing: Decoder {
+            let parameters = CodecParameters(mediaType: .audio, codec: "test", sampleRate: 10, channels: 1)
+            func send(_ packet: Packet) throws -> SendResult { throw MediaError(.unsupported, "no") }
+            func receiveOutput() throws -> DecoderOutput { .needsInput }
+            func flush() throws {}
+            func reset() {}
+        }
+        let track = Track(index: 0, id: 1, parameters: CodecParameters(mediaType: .audio, codec: "test", sampleRate: 10, channels: 1),
+                          timeBase: Rational(1, 10), duration: 100,
+                          editList: [EditListEntry(segmentDuration: 50, mediaTime: 20, mediaRate: 1)], movieTimeScale: 10)
+        let session = DecodeSession(track: track, decoder: Refusing())
+        XCTAssertEqual(try session.send(packet(0)), .accepted)   // held: before the edit's start
+        XCTAssertThrowsError(try session.flush())
+        XCTAssertTrue(session.isDraining)
+        XCTAssertThrowsError(try session.send(packet(1))) { XCTAssertEqual(($0 as? MediaError)?.kind, .state) }
     }
 
     func testADecoderThatRefusesWithNothingToGiveIsAnError() {
@@ -71,7 +141,11 @@ final class DecodeSessionDiscardTests: XCTestCase {
             }
             return .accepted
         }
-        func receive() throws -> Frame? { waiting.isEmpty ? nil : waiting.removeFirst() }
+        func receiveOutput() throws -> DecoderOutput {
+            if let f = try pending() { return .frame(f) }
+            return isDrained ? .endOfStream : .needsInput
+        }
+        func pending() throws -> Frame? { waiting.isEmpty ? nil : waiting.removeFirst() }
         func flush() throws { flushed = true }
         func reset() { waiting = []; flushed = false }
     }
@@ -91,7 +165,7 @@ final class DecodeSessionDiscardTests: XCTestCase {
         try session.finish { out.append($0.pts) }
         XCTAssertEqual(recorder.sent.filter(\.discarded).map(\.pts).sorted(), [0, 1, 7, 8, 9])
         XCTAssertEqual(out.sorted(), [2, 3, 4, 5, 6])
-        XCTAssertTrue(session.isDrained)
+        XCTAssertEqual(try outcome(session.receiveOutput()), "endOfStream")
     }
 }
 
@@ -116,7 +190,11 @@ final class DecodeSessionRecoveryTests: XCTestCase {
             }
             return .accepted
         }
-        func receive() throws -> Frame? { waiting.isEmpty ? nil : waiting.removeFirst() }
+        func receiveOutput() throws -> DecoderOutput {
+            if let f = try pending() { return .frame(f) }
+            return isDrained ? .endOfStream : .needsInput
+        }
+        func pending() throws -> Frame? { waiting.isEmpty ? nil : waiting.removeFirst() }
         func flush() throws { flushed = true }
         func reset() { waiting = [] }
     }
@@ -144,7 +222,11 @@ final class DecodeSessionRecoveryTests: XCTestCase {
                 waiting.append(Frame(mediaType: .video, pts: p.pts, duration: 1, timeBase: Rational(1, 10), planes: [], storage: FrameStorage {}))
             }
         }
-        func receive() throws -> Frame? {
+        func receiveOutput() throws -> DecoderOutput {
+            if let f = try pending() { return .frame(f) }
+            return isDrained ? .endOfStream : .needsInput
+        }
+        func pending() throws -> Frame? {
             while waiting.isEmpty && flushed && !inFlight.isEmpty { try finish(inFlight.removeFirst()) }
             return waiting.isEmpty ? nil : waiting.removeFirst()
         }

@@ -41,7 +41,11 @@ final class DecodeSessionSeekTests: XCTestCase {
             }
             return .accepted
         }
-        func receive() throws -> Frame? { waiting.isEmpty ? nil : waiting.removeFirst() }
+        func receiveOutput() throws -> DecoderOutput {
+            if let f = try pending() { return .frame(f) }
+            return isDrained ? .endOfStream : .needsInput
+        }
+        func pending() throws -> Frame? { waiting.isEmpty ? nil : waiting.removeFirst() }
         func flush() throws { flushed = true }
         func reset() { waiting = []; flushed = false; resets += 1 }
     }
@@ -100,7 +104,11 @@ final class DecodeSessionFormatChangeTests: XCTestCase {
                               channels: parameters.channels, planes: [], storage: FrameStorage {}))
             return .accepted
         }
-        func receive() throws -> Frame? { (held.count > 1 || flushed) && !held.isEmpty ? held.removeFirst() : nil }
+        func receiveOutput() throws -> DecoderOutput {
+            if let f = try pending() { return .frame(f) }
+            return isDrained ? .endOfStream : .needsInput
+        }
+        func pending() throws -> Frame? { (held.count > 1 || flushed) && !held.isEmpty ? held.removeFirst() : nil }
         func flush() throws { flushed = true }
         func reset() { held = []; flushed = false }
     }

@@ -355,8 +355,70 @@ final class RegistryTests: XCTestCase {
         XCTAssertEqual(packets.map(\.duration), [4, 4, 2], "frames of the backend's frame size, the last shorter")
         XCTAssertEqual(packets.map(\.pts), [0, 4, 8])
         XCTAssertEqual(packets.flatMap(\.data), bytes)
-        XCTAssertTrue(encoder.isDrained)
+        XCTAssertEqual(try outcome(encoder.receiveOutput()), "endOfStream")
+        XCTAssertEqual(try outcome(encoder.receiveOutput()), "endOfStream")
         XCTAssertEqual(encoder.inputSampleCount, 10)
+    }
+
+    /// Issue 29 item 6: a plugin decoder's EAGAIN and EOF are ``DecoderOutput/needsInput`` and
+    /// ``DecoderOutput/endOfStream``, kept by the plugin wrapper only. The plugin holds one frame;
+    /// it refuses the end of stream (NULL) while the frame waits, so the wrapper sends it again
+    /// when the output runs dry; after EOF the plugin is not asked again (it would answer
+    /// EAGAIN) and a packet is refused; reset starts over.
+    func testAPluginDecodersEagainAndEofAreNeedsInputAndEndOfStream() throws {
+        let path = try compilePlugin(name: "holder", factories: """
+            if (strcmp(id, MK_PLUGIN_DECODER_FACTORY) == 0) return &factory;
+            return NULL;
+            """, prelude: """
+            static int held, flushed;
+            static int16_t sample[1];
+            static int32_t send(void *d, const mk_plugin_packet *p) {
+                (void)d;
+                if (held) return MK_EAGAIN;
+                if (p == NULL) { flushed = 1; return MK_OK; }
+                held = 1; return MK_OK;
+            }
+            static int32_t receive(void *d, mk_plugin_frame *f) {
+                (void)d;
+                if (held) {
+                    held = 0;
+                    f->media_type = MK_MEDIA_AUDIO; f->format = MK_SAMPLES_S16; f->pts = 7; f->duration = 1;
+                    f->sample_rate = 8000; f->channels = 1; f->nb_samples = 1; f->plane_count = 1;
+                    f->planes[0] = (uint8_t *)sample; f->strides[0] = 2; f->release = NULL;
+                    return MK_OK;
+                }
+                if (flushed == 1) { flushed = 2; return MK_EOF; }
+                return MK_EAGAIN;   /* also after EOF: the host must not ask again */
+            }
+            static void flush(void *d) { (void)d; held = 0; flushed = 0; }
+            static void destroy(void *d) { (void)d; }
+            static const char *last_error(void *d) { (void)d; return ""; }
+            static const mk_plugin_decoder_vtable vtable = { sizeof(vtable), send, receive, flush, destroy, last_error };
+            static int instance;
+            static int32_t create(const mk_plugin_codec_config *c, void **dec, const mk_plugin_decoder_vtable **vt, char *e, size_t n) {
+                (void)c; (void)e; (void)n; *dec = &instance; *vt = &vtable; return MK_OK;
+            }
+            static const mk_plugin_decoder_backend backend = { sizeof(backend), MK_MEDIA_AUDIO, "pcm_test", "holder", 150, create };
+            static uint32_t count(void) { return 1; }
+            static const mk_plugin_decoder_backend *get(uint32_t i) { return i == 0 ? &backend : NULL; }
+            static const mk_plugin_decoder_factory factory = { sizeof(factory), count, get };
+            """)
+        let registry = MediaRegistry()
+        try registry.load(path: path)
+        let decoder = try registry.makeDecoder(for: CodecParameters(mediaType: .audio, codec: "pcm_test", sampleRate: 8000, channels: 1),
+                                               timeBase: Rational(1, 8000))
+        let packet = Packet(trackIndex: 0, pts: 7, dts: 7, duration: 1, isKeyframe: true, data: [1, 2], timeBase: Rational(1, 8000))
+        XCTAssertEqual(try outcome(decoder.receiveOutput()), "needsInput")
+        XCTAssertEqual(try decoder.send(packet), .accepted)
+        try decoder.flush()                                   // refused (EAGAIN): the frame waits
+        XCTAssertEqual(try outcome(decoder.receiveOutput()), "frame 7")
+        XCTAssertEqual(try outcome(decoder.receiveOutput()), "endOfStream")   // NULL sent again, then EOF
+        XCTAssertEqual(try outcome(decoder.receiveOutput()), "endOfStream")
+        XCTAssertThrowsError(try decoder.send(packet)) { XCTAssertEqual(($0 as? MediaError)?.kind, .state) }
+        decoder.reset()
+        XCTAssertEqual(try outcome(decoder.receiveOutput()), "needsInput")
+        XCTAssertEqual(try decoder.send(packet), .accepted)
+        XCTAssertEqual(try outcome(decoder.receiveOutput()), "frame 7")
     }
 
     func testEncoderRefusalNamesWhatTheBackendAccepts() throws {

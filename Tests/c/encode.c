@@ -4,8 +4,15 @@
  *     encode flac CHUNK IN.s16 OUT.flac   raw s16 stereo 48 kHz pushed in CHUNK-frame pieces
  *                                         through mk_encoder (FLAC); OUT is "fLaC", the
  *                                         encoder's final STREAMINFO and the packets
- *     encode transcode IN OUT CODEC BITRATE   mk_transcode (CODEC "-": from OUT's extension)
+ *     encode transcode IN OUT CODEC BITRATE [COPYVIDEO]   mk_transcode (CODEC "-": from OUT's
+ *                                         extension) with every setting in mk_encoder_settings
+ *     encode transcode-with IN OUT CODEC BITRATE [COPYVIDEO]   the same through mk_transcode_with
+ *                                         (copy_video and progress in mk_transcode_settings)
+ *         both print "progress-calls N" (a counting progress callback)
  *     encode refuse                       opens Opus at 44.1 kHz and prints the refusal
+ *     encode refuse-transcode IN OUT      mk_transcode_with with a short struct_size and with
+ *                                         copy_video / progress set in the encoder settings:
+ *                                         prints each status and message, OUT is never written
  */
 #include <mediakit/mediakit.h>
 #include <stdio.h>
@@ -78,15 +85,74 @@ static int flac_mode(int chunk, const char *in, const char *outpath) {
     return 0;
 }
 
+static int progress_calls;
+
+static int32_t count_progress(void *user, double fraction, int64_t done, int64_t total) {
+    (void)user; (void)fraction; (void)done; (void)total;
+    progress_calls++;
+    return 0;
+}
+
+/* mk_transcode (old) or mk_transcode_with (new) with the same settings. */
+static int transcode_mode(int with, char **argv, int copy_video) {
+    mk_encoder_settings s;
+    mk_encoder_default_settings(&s);
+    s.codec = strcmp(argv[4], "-") == 0 ? NULL : argv[4];
+    s.bit_rate = atoi(argv[5]);
+    mk_status st;
+    if (with) {
+        mk_transcode_settings t;
+        mk_transcode_default_settings(&t);
+        t.encoder = &s;
+        t.copy_video = copy_video;
+        t.progress = count_progress;
+        st = mk_transcode_with(argv[2], argv[3], &t);
+    } else {
+        s.copy_video = copy_video;
+        s.progress = count_progress;
+        st = mk_transcode(argv[2], argv[3], &s);
+    }
+    if (st != MK_OK) return fail(with ? "mk_transcode_with" : "mk_transcode");
+    printf("progress-calls %d\n", progress_calls);
+    return 0;
+}
+
+/* Prints "NAME: STATUS: message" for one refused mk_transcode_with. */
+static int refused(const char *name, const char *src, const char *dst, const mk_transcode_settings *t) {
+    mk_status st = mk_transcode_with(src, dst, t);
+    printf("%s: %s: %s\n", name, mk_status_name(st), mk_last_error());
+    return st == MK_EINVAL ? 0 : 1;
+}
+
+static int refuse_transcode(const char *src, const char *dst) {
+    int bad = 0;
+    mk_encoder_settings s;
+    mk_encoder_default_settings(&s);
+    mk_transcode_settings t;
+    mk_transcode_default_settings(&t);
+    t.encoder = &s;
+    t.struct_size = sizeof t - 1;
+    bad |= refused("short-size", src, dst, &t);
+    t.struct_size = 0;
+    bad |= refused("zero-size", src, dst, &t);
+    mk_transcode_default_settings(&t);
+    t.encoder = &s;
+    s.copy_video = 1;
+    bad |= refused("encoder-copy-video", src, dst, &t);
+    s.copy_video = 0;
+    s.progress = count_progress;
+    bad |= refused("encoder-progress", src, dst, &t);
+    bad |= progress_calls != 0;
+    return bad;
+}
+
 int main(int argc, char **argv) {
     if (argc == 5 && strcmp(argv[1], "flac") == 0) return flac_mode(atoi(argv[2]), argv[3], argv[4]);
-    if (argc == 6 && strcmp(argv[1], "transcode") == 0) {
-        mk_encoder_settings s;
-        mk_encoder_default_settings(&s);
-        s.codec = strcmp(argv[4], "-") == 0 ? NULL : argv[4];
-        s.bit_rate = atoi(argv[5]);
-        return mk_transcode(argv[2], argv[3], &s) == MK_OK ? 0 : fail("mk_transcode");
-    }
+    if ((argc == 6 || argc == 7) && strcmp(argv[1], "transcode") == 0)
+        return transcode_mode(0, argv, argc == 7 ? atoi(argv[6]) : 0);
+    if ((argc == 6 || argc == 7) && strcmp(argv[1], "transcode-with") == 0)
+        return transcode_mode(1, argv, argc == 7 ? atoi(argv[6]) : 0);
+    if (argc == 4 && strcmp(argv[1], "refuse-transcode") == 0) return refuse_transcode(argv[2], argv[3]);
     if (argc == 2 && strcmp(argv[1], "refuse") == 0) {
         mk_audio_format fmt = {sizeof fmt, MK_SAMPLES_F32, 44100, 2, 0};
         mk_encoder_settings s;
@@ -98,6 +164,7 @@ int main(int argc, char **argv) {
         printf("%s: %s\n", mk_status_name(st), mk_last_error());
         return st == MK_EUNSUPPORTED && enc == NULL ? 0 : 1;
     }
-    fprintf(stderr, "usage: encode flac CHUNK IN.s16 OUT.flac | transcode IN OUT CODEC BITRATE | refuse\n");
+    fprintf(stderr, "usage: encode flac CHUNK IN.s16 OUT.flac | transcode[-with] IN OUT CODEC BITRATE [COPYVIDEO] | refuse"
+                    " | refuse-transcode IN OUT\n");
     return 2;
 }

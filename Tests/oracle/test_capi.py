@@ -494,3 +494,41 @@ def test_c_encoder_flac_is_bit_exact_and_transcode_writes_what_ffprobe_reads(mk_
     proc = lib.run([program, "refuse"])
     out = proc.stdout.decode()
     assert proc.returncode == 0 and "8000, 12000, 16000, 24000" in out and "48000 Hz" in out, out
+
+
+def test_c_transcode_with_gives_mk_transcodes_output_and_refuses_a_wrong_struct_size(mk_bin, tmp_path):
+    """Tests/c/encode.c: mk_transcode_with (issue 29, item 8: copy_video and the progress in
+    mk_transcode_settings, apart from the encoder's) writes the same bytes as mk_transcode given
+    the same settings in mk_encoder_settings (an MP4 with the video copied, and an .m4a; ffprobe
+    reads both as the input's video and AAC at the input's rate and channels), with the progress
+    called the same number of times. A struct_size smaller than mk_transcode_settings, and
+    copy_video or progress set in the encoder's settings, are MK_EINVAL with a message naming the
+    field, and nothing is written."""
+    program = _build(ENCODE_C, tmp_path / "encode", _libdir(mk_bin))
+    src_streams = lib.ffprobe_json(SAMPLE)["streams"]
+    audio = next(s for s in src_streams if s["codec_type"] == "audio")
+    video = next(s for s in src_streams if s["codec_type"] == "video")
+    for name, copy_video in (("t.mp4", "1"), ("t.m4a", "0")):
+        outs = {}
+        for mode in ("transcode", "transcode-with"):
+            out = tmp_path / f"{mode}-{name}"
+            proc = lib.run([program, mode, SAMPLE, out, "-", "96000", copy_video])
+            lib.check_ok(proc, [program, mode, name], who="encode")
+            outs[mode] = (out.read_bytes(), proc.stdout.decode())
+        assert outs["transcode"] == outs["transcode-with"], f"{name}: mk_transcode_with's output or progress differs"
+        assert int(outs["transcode"][1].split()[-1]) > 0, outs["transcode"][1]
+        streams = lib.ffprobe_json(tmp_path / f"transcode-with-{name}", ignore_editlist=False)["streams"]
+        a = next(s for s in streams if s["codec_type"] == "audio")
+        assert (a["codec_name"], a["sample_rate"], a["channels"]) == ("aac", audio["sample_rate"], audio["channels"]), a
+        videos = [(s["codec_name"], s["width"], s["height"]) for s in streams if s["codec_type"] == "video"]
+        assert videos == ([(video["codec_name"], video["width"], video["height"])] if copy_video == "1" else []), videos
+    refused = tmp_path / "refused.m4a"
+    proc = lib.run([program, "refuse-transcode", SAMPLE, refused])
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, out + lib.tail(proc.stderr)
+    lines = dict(line.split(": ", 1) for line in out.splitlines())
+    assert "mk_transcode_settings.struct_size is" in lines["short-size"] and "MK_EINVAL" in lines["short-size"], out
+    assert "mk_transcode_settings.struct_size is 0" in lines["zero-size"], out
+    assert "mk_encoder_settings.copy_video" in lines["encoder-copy-video"], out
+    assert "mk_encoder_settings.progress" in lines["encoder-progress"], out
+    assert not refused.exists()

@@ -21,8 +21,7 @@ _APPLICATIONS = {None: 0, "audio": 1, "voip": 2, "lowdelay": 3}
 
 def _encoder_settings(codec: Optional[str], bitrate: Optional[int], quality: Optional[float], sample_rate: Optional[int],
                       channels: Optional[int], complexity: Optional[int] = None, application: Optional[str] = None,
-                      frame_duration: Optional[float] = None, backend: Optional[str] = None,
-                      copy_video: bool = False) -> _ffi.EncoderSettings:
+                      frame_duration: Optional[float] = None, backend: Optional[str] = None) -> _ffi.EncoderSettings:
     if application not in _APPLICATIONS:
         raise ValueError(f"application is one of audio, voip, lowdelay, not {application!r}")
     s = _ffi.EncoderSettings()
@@ -35,7 +34,6 @@ def _encoder_settings(codec: Optional[str], bitrate: Optional[int], quality: Opt
     s.frame_duration = float(frame_duration or 0)
     s.sample_rate, s.channels = int(sample_rate or 0), int(channels or 0)
     s.backend = backend.encode() if backend else None
-    s.copy_video = int(bool(copy_video))
     return s
 
 

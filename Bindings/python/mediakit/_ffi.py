@@ -185,6 +185,13 @@ class EncoderSettings(ctypes.Structure):
                 ("progress", PROGRESS), ("progress_user", ctypes.c_void_p)]
 
 
+class TranscodeSettings(ctypes.Structure):
+    """mk_transcode_settings: mk_transcode_with's (0.2): the encoder's settings by pointer, and
+    the transcode-only fields."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("encoder", ctypes.POINTER(EncoderSettings)),
+                ("copy_video", ctypes.c_int32), ("progress", PROGRESS), ("progress_user", ctypes.c_void_p)]
+
+
 class EncoderInfo(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("codec", ctypes.c_char_p), ("sample_rate", ctypes.c_int32),
                 ("channels", ctypes.c_int32), ("bit_rate", ctypes.c_int64), ("frame_size", ctypes.c_int32),
@@ -366,6 +373,8 @@ _declare("mk_encoder_flush", c_status, [c_handle], True)
 _declare("mk_encoder_receive_packet", c_status, [c_handle, P(c_handle)], False)
 _declare("mk_encoder_close", None, [P(c_handle)])
 _declare("mk_transcode", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(EncoderSettings)], True)
+_declare("mk_transcode_default_settings", None, [P(TranscodeSettings)])
+_declare("mk_transcode_with", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(TranscodeSettings)], True)
 _declare("mk_channel_layout", c_status, [ctypes.c_char_p, P(ctypes.c_uint64), P(ctypes.c_int32)], True)
 _declare("mk_stream_parser_open", c_status, [P(c_handle), ctypes.c_int64], True)
 _declare("mk_stream_parser_push", c_status, [c_handle, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int32], True)

@@ -1,5 +1,5 @@
 """Whole-file calls with progress: ``decode``, ``remux`` and ``transcode`` (mk_decode_file,
-mk_remux, mk_transcode)."""
+mk_remux, mk_transcode_with)."""
 
 from __future__ import annotations
 
@@ -62,10 +62,14 @@ def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate
     Opus) as for Encoder. `progress` is called now and then with (fraction, -1, -1); False from it
     stops (CancelledError, nothing written)."""
     s = _encoder_settings(codec, bitrate, quality, sample_rate, channels, complexity, application, frame_duration,
-                          backend=backend, copy_video=copy_video)
+                          backend=backend)
     hook = _ProgressHook(progress)
-    s.progress = hook.c
-    hook.run(lambda: int(lib.mk_transcode(_path(src), _path(dst), ctypes.byref(s))))
+    t = _ffi.TranscodeSettings()
+    lib.mk_transcode_default_settings(ctypes.byref(t))
+    t.encoder = ctypes.pointer(s)
+    t.copy_video = int(bool(copy_video))
+    t.progress = hook.c
+    hook.run(lambda: int(lib.mk_transcode_with(_path(src), _path(dst), ctypes.byref(t))))
 
 
 def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Optional[PathLike] = None, *,

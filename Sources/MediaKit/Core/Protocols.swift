@@ -74,8 +74,28 @@ public enum SendResult: Sendable, Equatable {
     /// The decoder took the packet.
     case accepted
     /// The decoder has output waiting and did not take the packet (libavcodec's and dav1d's
-    /// EAGAIN): call ``Decoder/receive()`` until it returns nil, then send the same packet again.
+    /// EAGAIN): call ``Decoder/receiveOutput()`` until it says ``DecoderOutput/needsInput``,
+    /// then send the same packet again.
     case receiveFirst
+}
+
+/// What ``Decoder/receiveOutput()`` gives: a frame, or why there is none (dav1d's and
+/// libavcodec's EAGAIN and EOF).
+public enum DecoderOutput: Sendable {
+    /// The next decoded frame.
+    case frame(Frame)
+    /// No frame until more input is sent (EAGAIN); after ``Decoder/flush()`` a decoder says
+    /// ``endOfStream`` instead once it has given every frame.
+    case needsInput
+    /// ``Decoder/flush()`` was called and every frame was received (EOF): nothing more comes
+    /// until ``Decoder/reset()``. Said again on every later call.
+    case endOfStream
+
+    /// The frame, nil for the other two.
+    public var frame: Frame? {
+        if case .frame(let f) = self { return f }
+        return nil
+    }
 }
 
 /// Turns packets of one stream into frames, with libavcodec's (and dav1d's) send / receive
@@ -90,7 +110,7 @@ public enum SendResult: Sendable, Equatable {
 ///     while let frame = try decoder.receive() { use(frame) }
 /// }
 /// try decoder.flush()                               // end of stream: drain
-/// while let frame = try decoder.receive() { use(frame) }
+/// while case .frame(let frame) = try decoder.receiveOutput() { use(frame) }   // then .endOfStream
 /// ```
 /// ``decode(_:_:)`` and ``finish(_:)`` write that loop once, for callers that take frames
 /// as they come.
@@ -98,28 +118,35 @@ public protocol Decoder: AnyObject {
     /// What the decoder was created for.
     var parameters: CodecParameters { get }
     /// Feeds one packet. Returns ``SendResult/receiveFirst`` (the packet not taken) when
-    /// output is waiting: call ``receive()`` until it returns nil, then send it again.
+    /// output is waiting: call ``receiveOutput()`` until it says ``DecoderOutput/needsInput``,
+    /// then send it again.
     /// A packet marked ``Packet/isDiscarded`` is decoded (it may be a reference) but its
     /// frames are not returned.
     /// - Throws: ``MediaError``: `.invalidData` for a packet the decoder rejects, `.state`
     ///   after ``flush()``, the backend's own failures.
     func send(_ packet: Packet) throws -> SendResult
-    /// The next decoded frame, or nil when the decoder needs more input (or,
-    /// after ``flush()``, when it is fully drained: see ``isDrained``).
-    func receive() throws -> Frame?
+    /// The next decoded frame (``DecoderOutput/frame(_:)``), ``DecoderOutput/needsInput``
+    /// when the decoder needs more input, or ``DecoderOutput/endOfStream`` after ``flush()``
+    /// once every frame was received. Where the stream ends is known here only: wrappers
+    /// pass the answer on rather than keep their own.
+    func receiveOutput() throws -> DecoderOutput
     /// Signals the end of the stream: the decoder releases its delayed frames
-    /// through ``receive()``.
+    /// through ``receiveOutput()``, then says ``DecoderOutput/endOfStream``.
     func flush() throws
     /// Drops all buffered packets and frames (after a seek) and accepts input again.
     func reset()
-    /// True once ``flush()`` was called and every frame was received.
-    var isDrained: Bool { get }
 }
 
 extension Decoder {
+    /// The next decoded frame, or nil when there is none: the decoder needs more input or,
+    /// after ``flush()``, is drained (``receiveOutput()`` tells the two apart).
+    public func receive() throws -> Frame? {
+        try receiveOutput().frame
+    }
+
     /// Sends `packet` and passes every frame that becomes ready to `output`, receiving first
     /// whenever the decoder asks for it.
-    /// - Throws: what ``send(_:)``, ``receive()`` or `output` throw; `.state` if the decoder
+    /// - Throws: what ``send(_:)``, ``receiveOutput()`` or `output` throw; `.state` if the decoder
     ///   keeps refusing the packet while it has no output to give (a broken decoder).
     public func decode(_ packet: Packet, _ output: (Frame) throws -> Void) throws {
         // A wrapper (a DecodeSession) may take the waiting frames itself (trimmed away) and
@@ -270,6 +297,24 @@ public struct EncoderSettings: Sendable, Hashable {
     }
 }
 
+/// What ``Encoder/receiveOutput()`` gives: a packet, or why there is none (libavcodec's
+/// EAGAIN and EOF).
+public enum EncoderOutput: Sendable {
+    /// The next packet.
+    case packet(Packet)
+    /// No packet until more input is sent (EAGAIN).
+    case needsInput
+    /// ``Encoder/flush()`` was called and every packet was received (EOF); said again on
+    /// every later call.
+    case endOfStream
+
+    /// The packet, nil for the other two.
+    public var packet: Packet? {
+        if case .packet(let p) = self { return p }
+        return nil
+    }
+}
+
 /// Turns PCM frames into packets of one compressed stream, with libavcodec's send / receive
 /// model: the mirror of ``Decoder``.
 ///
@@ -281,7 +326,7 @@ public struct EncoderSettings: Sendable, Hashable {
 ///     while let packet = try encoder.receive() { write(packet) }
 /// }
 /// try encoder.flush()                               // end of stream: drain
-/// while let packet = try encoder.receive() { write(packet) }
+/// while case .packet(let packet) = try encoder.receiveOutput() { write(packet) }   // then .endOfStream
 /// ```
 ///
 /// Frames may hold any number of samples: the encoder cuts them into the frame size its
@@ -311,17 +356,22 @@ public protocol Encoder: AnyObject {
     func send(_ frame: Frame) throws -> SendResult
     /// Feeds PCM in ``inputFormat`` (as ``send(_:)``).
     func send(buffer: AudioBuffer) throws
-    /// The next packet, or nil when the encoder needs more input (or, after ``flush()``,
-    /// when it is drained: see ``isDrained``).
-    func receive() throws -> Packet?
+    /// The next packet (``EncoderOutput/packet(_:)``), ``EncoderOutput/needsInput`` when the
+    /// encoder needs more input, or ``EncoderOutput/endOfStream`` after ``flush()`` once every
+    /// packet was received.
+    func receiveOutput() throws -> EncoderOutput
     /// Signals the end of the input: the encoder codes what it holds and releases its last
-    /// packets through ``receive()``.
+    /// packets through ``receiveOutput()``, then says ``EncoderOutput/endOfStream``.
     func flush() throws
-    /// True once ``flush()`` was called and every packet was received.
-    var isDrained: Bool { get }
 }
 
 extension Encoder {
+    /// The next packet, or nil when there is none: the encoder needs more input or, after
+    /// ``flush()``, is drained (``receiveOutput()`` tells the two apart).
+    public func receive() throws -> Packet? {
+        try receiveOutput().packet
+    }
+
     /// Sends `buffer` and passes every packet that becomes ready to `output`.
     public func encode(_ buffer: AudioBuffer, _ output: (Packet) throws -> Void) throws {
         try send(buffer: buffer)

@@ -267,38 +267,8 @@ public final class MediaRegistry: @unchecked Sendable {
         var candidates = backends(for: parameters.codec)
         if let backend { candidates = candidates.filter { $0.name == backend || $0.plugin.name == backend } }
         guard !candidates.isEmpty else { throw noDecoderError(parameters.codec, tag: parameters.codecTag, backend: backend) }
-        return try createFirst(candidates, "backend for \(parameters.codec)", label: { "\($0.plugin.name) (\($0.plugin.path))" }) { b, errbuf, errsize in
-            var cfg = mk_plugin_codec_config()
-            cfg.struct_size = UInt32(MemoryLayout<mk_plugin_codec_config>.size)
-            cfg.media_type = parameters.mediaType == .audio ? MK_MEDIA_AUDIO : MK_MEDIA_VIDEO
-            cfg.time_base_num = Int32(clamping: timeBase.numerator)
-            cfg.time_base_den = Int32(clamping: timeBase.denominator)
-            cfg.width = Int32(clamping: parameters.width)
-            cfg.height = Int32(clamping: parameters.height)
-            cfg.sample_rate = Int32(clamping: parameters.sampleRate)
-            cfg.channels = Int32(clamping: parameters.channels)
-            cfg.bits_per_coded_sample = Int32(clamping: parameters.bitsPerCodedSample)
-            cfg.block_align = Int32(clamping: parameters.blockAlign)
-            cfg.video_delay = Int32(clamping: parameters.reorderDepth)
-            cfg.thread_count = Int32(clamping: threads)
-            var instance: UnsafeMutableRawPointer?
-            var vt: UnsafePointer<mk_plugin_decoder_vtable>?
-            let status: Int32 = parameters.codec.rawValue.withCString { codec in
-                parameters.extradata.withUnsafeBufferPointer { extra in
-                    cfg.codec = codec
-                    cfg.extradata = extra.baseAddress
-                    cfg.extradata_size = extra.count
-                    return b.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
-                }
-            }
-            guard status == MK_OK, let instance, let vt else { return (status, nil) }
-            guard vt.pointee.struct_size >= PluginLoader.endOf(\mk_plugin_decoder_vtable.last_error),
-                  vt.pointee.send_packet != nil, vt.pointee.receive_frame != nil, vt.pointee.destroy != nil,
-                  vt.pointee.flush != nil, vt.pointee.last_error != nil else {
-                vt.pointee.destroy?(instance)   // what can be freed is
-                throw MediaError(.pluginABI, "the \(b.plugin.name) backend for \(parameters.codec) returned an incomplete vtable", path: b.plugin.path)
-            }
-            return (status, PluginDecoder(parameters: parameters, timeBase: timeBase, backend: b, instance: instance, vtable: vt))
+        return try createFirst(candidates, "backend for \(parameters.codec)", label: { "\($0.plugin.name) (\($0.plugin.path))" }) {
+            try PluginDecoder.make($0, parameters: parameters, timeBase: timeBase, threads: threads, errorBuffer: $1, size: $2)
         }
     }
 
@@ -325,43 +295,8 @@ public final class MediaRegistry: @unchecked Sendable {
             if settings.codec == "mp3" { what += " (the FFmpeg plugin's needs a libavcodec built with libmp3lame)" }
             throw notFoundError(what)
         }
-        guard let format = SampleFormat(input) else {
-            throw MediaError(.invalidArgument, "an encoder cannot take packed 24-bit samples; convert to s32 or f32 first")
-        }
-        return try createFirst(candidates, "\(settings.codec) encoder", label: { "\($0.plugin.name) \($0.name)" }) { b, errbuf, errsize in
-            guard b.sampleFormats.contains(format) else {
-                let names = b.sampleFormats.map(\.name).joined(separator: ", ")
-                throw MediaError(.unsupported, "the \(b.plugin.name) \(settings.codec) encoder takes \(names) samples, not \(format.name)")
-            }
-            var cfg = mk_plugin_encoder_config()
-            cfg.struct_size = UInt32(MemoryLayout<mk_plugin_encoder_config>.size)
-            cfg.media_type = MK_MEDIA_AUDIO
-            cfg.sample_format = format.rawValue
-            cfg.sample_rate = Int32(clamping: input.sampleRate)
-            cfg.channels = Int32(clamping: input.channels)
-            cfg.channel_mask = input.layout.mask
-            cfg.time_base_num = 1
-            cfg.time_base_den = Int32(clamping: input.sampleRate)
-            cfg.bit_rate = Int64(settings.bitRate ?? 0)
-            cfg.has_quality = settings.quality != nil ? 1 : 0
-            cfg.quality = settings.quality ?? 0
-            cfg.complexity = Int32(clamping: settings.complexity ?? -1)
-            cfg.application = settings.application?.rawValue ?? MK_ENCODER_APPLICATION_DEFAULT
-            cfg.frame_duration_us = Int32(clamping: Int(((settings.frameDuration ?? 0) * 1_000_000).rounded()))
-            var instance: UnsafeMutableRawPointer?
-            var vt: UnsafePointer<mk_plugin_encoder_vtable>?
-            let status: Int32 = settings.codec.rawValue.withCString { codec in
-                cfg.codec = codec
-                return b.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
-            }
-            guard status == MK_OK, let instance, let vt else { return (status, nil) }
-            guard vt.pointee.struct_size >= PluginLoader.endOf(\mk_plugin_encoder_vtable.last_error),
-                  vt.pointee.get_info != nil, vt.pointee.send_frame != nil, vt.pointee.receive_packet != nil,
-                  vt.pointee.destroy != nil, vt.pointee.last_error != nil else {
-                vt.pointee.destroy?(instance)
-                throw MediaError(.pluginABI, "the \(b.plugin.name) \(settings.codec) encoder returned an incomplete vtable", path: b.plugin.path)
-            }
-            return (status, try PluginEncoder(backend: b, input: input, codec: settings.codec, instance: instance, vtable: vt))
+        return try createFirst(candidates, "\(settings.codec) encoder", label: { "\($0.plugin.name) \($0.name)" }) {
+            try PluginEncoder.make($0, settings: settings, input: input, errorBuffer: $1, size: $2)
         }
     }
 
@@ -392,32 +327,10 @@ public final class MediaRegistry: @unchecked Sendable {
             throw notFoundError("no picture converter from \(source.name) to \(target.name)\(what) (the FFmpeg plugin has one, libswscale)")
         }
         return try createFirst(candidates, "picture converter from \(source.name) to \(target.name)",
-                               label: { "\($0.plugin.name) \($0.name) (\($0.plugin.path))" }) { c, errbuf, errsize in
-            var cfg = mk_plugin_converter_config()
-            cfg.struct_size = UInt32(MemoryLayout<mk_plugin_converter_config>.size)
-            cfg.src_format = source.rawValue
-            cfg.dst_format = target.rawValue
-            cfg.width = Int32(clamping: width)
-            cfg.height = Int32(clamping: height)
-            cfg.color_range = Int32(clamping: colorRange.rawValue)
-            cfg.color_space = Int32(clamping: colorSpace.rawValue)
-            if c.scales {
-                cfg.dst_width = Int32(clamping: outW)
-                cfg.dst_height = Int32(clamping: outH)
-                cfg.scale_filter = filter.rawValue
-            }
-            var instance: UnsafeMutableRawPointer?
-            var vt: UnsafePointer<mk_plugin_converter_vtable>?
-            let status = c.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
-            guard status == MK_OK, let instance, let vt else { return (status, nil) }
-            guard vt.pointee.struct_size >= PluginLoader.endOf(\mk_plugin_converter_vtable.last_error),
-                  vt.pointee.convert != nil, vt.pointee.destroy != nil, vt.pointee.last_error != nil else {
-                vt.pointee.destroy?(instance)   // what can be freed is
-                throw MediaError(.pluginABI, "the \(c.plugin.name) \(c.name) converter returned an incomplete vtable", path: c.plugin.path)
-            }
-            return (status, PictureConverter(source: source, target: target, width: width, height: height,
-                                             outputWidth: outW, outputHeight: outH, filter: filter, name: c.name,
-                                             plugin: c.plugin, instance: instance, vtable: vt))
+                               label: { "\($0.plugin.name) \($0.name) (\($0.plugin.path))" }) {
+            try PictureConverter.make($0, from: source, to: target, width: width, height: height, outputWidth: outW,
+                                      outputHeight: outH, filter: filter, colorRange: colorRange, colorSpace: colorSpace,
+                                      errorBuffer: $1, size: $2)
         }
     }
 

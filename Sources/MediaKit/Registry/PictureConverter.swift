@@ -92,6 +92,44 @@ public final class PictureConverter: @unchecked Sendable {
 
     deinit { vtable.pointee.destroy(instance) }
 
+    /// Starts `c`'s converter: the plugin's converter config (the size and filter only when
+    /// `c` ``MediaRegistry/Converter/scales``), its create call, and a check of the vtable it
+    /// returns (``MediaRegistry`` only chooses the converters to try, in order).
+    /// - Parameters:
+    ///   - errorBuffer: where the plugin writes why it refused (`size` bytes).
+    /// - Returns: the plugin's status, with the converter when it made one (nil: refused).
+    /// - Throws: `.pluginABI` when the vtable returned is incomplete (the instance is destroyed).
+    static func make(_ c: MediaRegistry.Converter, from source: PixelFormat, to target: PixelFormat, width: Int, height: Int,
+                     outputWidth outW: Int, outputHeight outH: Int, filter: ScaleFilter, colorRange: ColorRange,
+                     colorSpace: ColorMatrix, errorBuffer errbuf: UnsafeMutablePointer<CChar>, size errsize: Int)
+        throws -> (Int32, PictureConverter?) {
+        var cfg = mk_plugin_converter_config()
+        cfg.struct_size = UInt32(MemoryLayout<mk_plugin_converter_config>.size)
+        cfg.src_format = source.rawValue
+        cfg.dst_format = target.rawValue
+        cfg.width = Int32(clamping: width)
+        cfg.height = Int32(clamping: height)
+        cfg.color_range = Int32(clamping: colorRange.rawValue)
+        cfg.color_space = Int32(clamping: colorSpace.rawValue)
+        if c.scales {
+            cfg.dst_width = Int32(clamping: outW)
+            cfg.dst_height = Int32(clamping: outH)
+            cfg.scale_filter = filter.rawValue
+        }
+        var instance: UnsafeMutableRawPointer?
+        var vt: UnsafePointer<mk_plugin_converter_vtable>?
+        let status = c.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
+        guard status == MK_OK, let instance, let vt else { return (status, nil) }
+        guard vt.pointee.struct_size >= PluginLoader.endOf(\mk_plugin_converter_vtable.last_error),
+              vt.pointee.convert != nil, vt.pointee.destroy != nil, vt.pointee.last_error != nil else {
+            vt.pointee.destroy?(instance)   // what can be freed is
+            throw MediaError(.pluginABI, "the \(c.plugin.name) \(c.name) converter returned an incomplete vtable", path: c.plugin.path)
+        }
+        return (status, PictureConverter(source: source, target: target, width: width, height: height,
+                                         outputWidth: outW, outputHeight: outH, filter: filter, name: c.name,
+                                         plugin: c.plugin, instance: instance, vtable: vt))
+    }
+
     /// Returns `frame` in ``target`` format at ``outputWidth`` x ``outputHeight``; every
     /// other property (timestamps, colour description) is kept, and a known sample aspect
     /// ratio is scaled with the picture so that it shows with the same shape (as FFmpeg's

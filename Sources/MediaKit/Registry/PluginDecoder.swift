@@ -21,10 +21,9 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
     private let instance: UnsafeMutableRawPointer
     private let vtable: UnsafePointer<mk_plugin_decoder_vtable>
     private let timeBase: Rational
-    private(set) var isDrained = false
-    private var draining = false
-    /// ``flush()`` was refused with EAGAIN: the end of stream is sent when the output runs dry.
-    private var endOfStreamPending = false
+    /// Where the stream stands: the one record of draining between the plugin and every
+    /// layer above (they pass ``DecoderOutput/endOfStream`` on).
+    private var stage = DrainStage.decoding
     private let context: String
 
     init(parameters: CodecParameters, timeBase: Rational, backend: MediaRegistry.Backend,
@@ -39,6 +38,48 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
 
     deinit { vtable.pointee.destroy(instance) }
 
+    /// Starts `b`'s decoder for a stream: the plugin's codec config from `parameters`,
+    /// `timeBase` and `threads`, its create call, and a check of the vtable it returns
+    /// (``MediaRegistry`` only chooses the backends to try, in order).
+    /// - Parameters:
+    ///   - errorBuffer: where the plugin writes why it refused (`size` bytes).
+    /// - Returns: the plugin's status, with the decoder when it made one (nil: refused).
+    /// - Throws: `.pluginABI` when the vtable returned is incomplete (the instance is destroyed).
+    static func make(_ b: MediaRegistry.Backend, parameters: CodecParameters, timeBase: Rational, threads: Int,
+                     errorBuffer errbuf: UnsafeMutablePointer<CChar>, size errsize: Int) throws -> (Int32, PluginDecoder?) {
+        var cfg = mk_plugin_codec_config()
+        cfg.struct_size = UInt32(MemoryLayout<mk_plugin_codec_config>.size)
+        cfg.media_type = parameters.mediaType == .audio ? MK_MEDIA_AUDIO : MK_MEDIA_VIDEO
+        cfg.time_base_num = Int32(clamping: timeBase.numerator)
+        cfg.time_base_den = Int32(clamping: timeBase.denominator)
+        cfg.width = Int32(clamping: parameters.width)
+        cfg.height = Int32(clamping: parameters.height)
+        cfg.sample_rate = Int32(clamping: parameters.sampleRate)
+        cfg.channels = Int32(clamping: parameters.channels)
+        cfg.bits_per_coded_sample = Int32(clamping: parameters.bitsPerCodedSample)
+        cfg.block_align = Int32(clamping: parameters.blockAlign)
+        cfg.video_delay = Int32(clamping: parameters.reorderDepth)
+        cfg.thread_count = Int32(clamping: threads)
+        var instance: UnsafeMutableRawPointer?
+        var vt: UnsafePointer<mk_plugin_decoder_vtable>?
+        let status: Int32 = parameters.codec.rawValue.withCString { codec in
+            parameters.extradata.withUnsafeBufferPointer { extra in
+                cfg.codec = codec
+                cfg.extradata = extra.baseAddress
+                cfg.extradata_size = extra.count
+                return b.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
+            }
+        }
+        guard status == MK_OK, let instance, let vt else { return (status, nil) }
+        guard vt.pointee.struct_size >= PluginLoader.endOf(\mk_plugin_decoder_vtable.last_error),
+              vt.pointee.send_packet != nil, vt.pointee.receive_frame != nil, vt.pointee.destroy != nil,
+              vt.pointee.flush != nil, vt.pointee.last_error != nil else {
+            vt.pointee.destroy?(instance)   // what can be freed is
+            throw MediaError(.pluginABI, "the \(b.plugin.name) backend for \(parameters.codec) returned an incomplete vtable", path: b.plugin.path)
+        }
+        return (status, PluginDecoder(parameters: parameters, timeBase: timeBase, backend: b, instance: instance, vtable: vt))
+    }
+
     private func lastError() -> String {
         guard let f = vtable.pointee.last_error, let m = f(instance) else { return "" }
         return String(cString: m)
@@ -49,7 +90,7 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
     }
 
     func send(_ packet: Packet) throws -> SendResult {
-        if draining { throw MediaError(.state, "send after flush(): call reset() to decode more", context: context) }
+        if stage != .decoding { throw MediaError(.state, "send after flush(): call reset() to decode more", context: context) }
         // The bytes are offered to keep (mk_plugin_packet.retain): a plugin that can use them
         // in place (dav1d) takes a reference to this box instead of copying the packet.
         let kept = KeptBytes(packet.data)
@@ -75,50 +116,59 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
     }
 
     func flush() throws {
-        if draining { return }
-        draining = true
+        guard stage == .decoding else { return }
+        stage = .draining(endOfStreamSent: false)
         try sendEndOfStream()
     }
 
     /// Sends the end-of-stream (NULL) packet; a decoder with output waiting refuses it
-    /// (EAGAIN), and ``receive()`` sends it again once that output is received.
+    /// (EAGAIN), and ``receiveOutput()`` sends it again once that output is received.
     private func sendEndOfStream() throws {
         let status = vtable.pointee.send_packet(instance, nil)
-        if status == MK_EAGAIN {
-            endOfStreamPending = true
-            return
-        }
-        endOfStreamPending = false
+        if status == MK_EAGAIN { return }
+        stage = .draining(endOfStreamSent: true)
         if status != MK_OK && status != MK_EOF { throw failure(status, "draining") }
     }
 
     func reset() {
         vtable.pointee.flush(instance)
-        draining = false
-        endOfStreamPending = false
-        isDrained = false
+        stage = .decoding
     }
 
-    func receive() throws -> Frame? {
-        if isDrained { return nil }
+    func receiveOutput() throws -> DecoderOutput {
+        if stage == .ended { return .endOfStream }
         var f = mk_plugin_frame()
         f.struct_size = UInt32(MemoryLayout<mk_plugin_frame>.size)
         var status = vtable.pointee.receive_frame(instance, &f)
-        if status == MK_EAGAIN && endOfStreamPending {
+        if status == MK_EAGAIN && stage == .draining(endOfStreamSent: false) {
             try sendEndOfStream()
-            if endOfStreamPending {
+            if stage == .draining(endOfStreamSent: false) {
                 throw MediaError(.backend, "the decoder refuses the end of the stream (EAGAIN) but has no frame to give", context: context)
             }
             status = vtable.pointee.receive_frame(instance, &f)
         }
         switch status {
         case MK_OK: break
-        case MK_EAGAIN: return nil
-        case MK_EOF: isDrained = true; return nil
+        case MK_EAGAIN: return .needsInput
+        case MK_EOF:
+            stage = .ended
+            return .endOfStream
         default: throw failure(status, "receiving a frame")
         }
-        return try Frame(plugin: f, timeBase: timeBase, context: context)
+        return .frame(try Frame(plugin: f, timeBase: timeBase, context: context))
     }
+}
+
+/// Where a plugin decoder's or encoder's stream stands (plugin ABI: send NULL to drain,
+/// EAGAIN and EOF from receive).
+enum DrainStage: Equatable {
+    /// Taking input.
+    case decoding
+    /// ``Decoder/flush()`` was called; the end-of-stream (NULL) input is sent, or waits until
+    /// the output the plugin holds is received (it refused it with EAGAIN).
+    case draining(endOfStreamSent: Bool)
+    /// The plugin said EOF: everything was received.
+    case ended
 }
 
 extension MediaError {

@@ -11,7 +11,6 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
     let timeBase: Rational
     let backend: MediaRegistry.EncoderBackend
     private(set) var inputSampleCount: Int64 = 0
-    private(set) var isDrained = false
     private let instance: UnsafeMutableRawPointer
     private let vtable: UnsafePointer<mk_plugin_encoder_vtable>
     private let context: String
@@ -22,8 +21,9 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
     private var fifoFrames = 0
     /// Packets received while a frame was refused (EAGAIN), handed out first.
     private var ready: [Packet] = []
-    private var draining = false
-    private var endPending = false
+    /// Where the stream stands: the one record of draining between the plugin and the
+    /// layers above (they pass ``EncoderOutput/endOfStream`` on).
+    private var stage = DrainStage.decoding
 
     init(backend: MediaRegistry.EncoderBackend, input: AudioFormat, codec: CodecID, instance: UnsafeMutableRawPointer,
          vtable: UnsafePointer<mk_plugin_encoder_vtable>) throws {
@@ -60,6 +60,55 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
 
     deinit { vtable.pointee.destroy(instance) }
 
+    /// Starts `b`'s encoder: checks that it takes `input`'s sample format, fills the plugin's
+    /// encoder config from `settings` and `input`, calls create and checks the vtable it
+    /// returns (``MediaRegistry`` only chooses the backends to try, in order).
+    /// - Parameters:
+    ///   - errorBuffer: where the plugin writes why it refused (`size` bytes).
+    /// - Returns: the plugin's status, with the encoder when it made one (nil: refused).
+    /// - Throws: `.invalidArgument` for packed 24-bit input; `.unsupported` naming the sample
+    ///   formats `b` takes when `input`'s is not one; `.pluginABI` when the vtable or the
+    ///   encoder's info is incomplete (the instance is destroyed).
+    static func make(_ b: MediaRegistry.EncoderBackend, settings: EncoderSettings, input: AudioFormat,
+                     errorBuffer errbuf: UnsafeMutablePointer<CChar>, size errsize: Int) throws -> (Int32, PluginEncoder?) {
+        guard let format = SampleFormat(input) else {
+            throw MediaError(.invalidArgument, "an encoder cannot take packed 24-bit samples; convert to s32 or f32 first")
+        }
+        guard b.sampleFormats.contains(format) else {
+            let names = b.sampleFormats.map(\.name).joined(separator: ", ")
+            throw MediaError(.unsupported, "the \(b.plugin.name) \(settings.codec) encoder takes \(names) samples, not \(format.name)")
+        }
+        var cfg = mk_plugin_encoder_config()
+        cfg.struct_size = UInt32(MemoryLayout<mk_plugin_encoder_config>.size)
+        cfg.media_type = MK_MEDIA_AUDIO
+        cfg.sample_format = format.rawValue
+        cfg.sample_rate = Int32(clamping: input.sampleRate)
+        cfg.channels = Int32(clamping: input.channels)
+        cfg.channel_mask = input.layout.mask
+        cfg.time_base_num = 1
+        cfg.time_base_den = Int32(clamping: input.sampleRate)
+        cfg.bit_rate = Int64(settings.bitRate ?? 0)
+        cfg.has_quality = settings.quality != nil ? 1 : 0
+        cfg.quality = settings.quality ?? 0
+        cfg.complexity = Int32(clamping: settings.complexity ?? -1)
+        cfg.application = settings.application?.rawValue ?? MK_ENCODER_APPLICATION_DEFAULT
+        cfg.frame_duration_us = Int32(clamping: Int(((settings.frameDuration ?? 0) * 1_000_000).rounded()))
+        var instance: UnsafeMutableRawPointer?
+        var vt: UnsafePointer<mk_plugin_encoder_vtable>?
+        let status: Int32 = settings.codec.rawValue.withCString { codec in
+            cfg.codec = codec
+            return b.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
+        }
+        guard status == MK_OK, let instance, let vt else { return (status, nil) }
+        guard vt.pointee.struct_size >= PluginLoader.endOf(\mk_plugin_encoder_vtable.last_error),
+              vt.pointee.get_info != nil, vt.pointee.send_frame != nil, vt.pointee.receive_packet != nil,
+              vt.pointee.destroy != nil, vt.pointee.last_error != nil else {
+            vt.pointee.destroy?(instance)
+            throw MediaError(.pluginABI, "the \(b.plugin.name) \(settings.codec) encoder returned an incomplete vtable", path: b.plugin.path)
+        }
+        return (status, try PluginEncoder(backend: b, input: input, codec: settings.codec, instance: instance, vtable: vt))
+    }
+
     private static func bytes(_ p: UnsafePointer<UInt8>?, _ n: Int) -> [UInt8] {
         guard let p, n > 0 else { return [] }
         return Array(UnsafeBufferPointer(start: p, count: n))
@@ -90,7 +139,7 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
     }
 
     func send(buffer: AudioBuffer) throws {
-        if draining { throw MediaError(.state, "send after flush(): an encoder codes one stream", context: context) }
+        if stage != .decoding { throw MediaError(.state, "send after flush(): an encoder codes one stream", context: context) }
         guard buffer.format.sampleType == inputFormat.sampleType, buffer.format.isPlanar == inputFormat.isPlanar,
               buffer.format.sampleRate == inputFormat.sampleRate, buffer.format.channels == inputFormat.channels else {
             throw MediaError(.invalidArgument, "the encoder takes \(inputFormat); a buffer of \(buffer.format) was given (convert it with an AudioConverter)",
@@ -172,36 +221,37 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
     }
 
     func flush() throws {
-        if draining { return }
+        guard stage == .decoding else { return }
         try sendWholeFrames(final: true)
-        draining = true
+        stage = .draining(endOfStreamSent: false)
         try sendEndOfStream()
     }
 
+    /// Sends the end-of-stream (NULL) frame; an encoder with packets waiting refuses it
+    /// (EAGAIN), and ``receiveOutput()`` sends it again once they are received.
     private func sendEndOfStream() throws {
         let status = vtable.pointee.send_frame(instance, nil)
-        if status == MK_EAGAIN {
-            endPending = true
-            return
-        }
-        endPending = false
+        if status == MK_EAGAIN { return }
+        stage = .draining(endOfStreamSent: true)
         if status != MK_OK && status != MK_EOF { throw failure(status, "draining") }
     }
 
-    func receive() throws -> Packet? {
-        if !ready.isEmpty { return ready.removeFirst() }
-        if isDrained { return nil }
-        if let p = try receivePlugin() { return p }
-        if endPending {
+    func receiveOutput() throws -> EncoderOutput {
+        if !ready.isEmpty { return .packet(ready.removeFirst()) }
+        if stage == .ended { return .endOfStream }
+        if let p = try receivePlugin() { return .packet(p) }
+        if stage == .draining(endOfStreamSent: false) {
             try sendEndOfStream()
-            if endPending { throw MediaError(.backend, "the encoder refuses the end of the stream (EAGAIN) but has no packet to give", context: context) }
-            return try receivePlugin()
+            if stage == .draining(endOfStreamSent: false) {
+                throw MediaError(.backend, "the encoder refuses the end of the stream (EAGAIN) but has no packet to give", context: context)
+            }
+            if let p = try receivePlugin() { return .packet(p) }
         }
-        return nil
+        return stage == .ended ? .endOfStream : .needsInput
     }
 
-    /// One packet from the plugin, nil on EAGAIN or EOF (which marks the encoder drained and
-    /// takes the final magic cookie).
+    /// One packet from the plugin, nil on EAGAIN or EOF (which, while draining, marks the
+    /// encoder ended and takes the final magic cookie).
     private func receivePlugin() throws -> Packet? {
         var p = mk_plugin_encoded_packet()
         p.struct_size = UInt32(MemoryLayout<mk_plugin_encoded_packet>.size)
@@ -213,8 +263,8 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
                           data: data, timeBase: timeBase)
         case MK_EAGAIN: return nil
         case MK_EOF:
-            if draining {
-                isDrained = true
+            if stage != .decoding {
+                stage = .ended
                 var info = mk_plugin_encoder_info()
                 info.struct_size = UInt32(MemoryLayout<mk_plugin_encoder_info>.size)
                 if vtable.pointee.get_info(instance, &info) == MK_OK, info.extradata_size > 0 {

@@ -153,7 +153,7 @@ public final class DecodeSession: Decoder {
     private var started = false
     private var stopped = false
     /// A packet the session took that the decoder has not yet: the held start packet, when
-    /// the decoder refused it (it had output waiting). ``receive()`` sends it when the
+    /// the decoder refused it (it had output waiting). ``receiveOutput()`` sends it when the
     /// decoder asks for input.
     private var queued: Packet?
     /// Frames of one packet with an end trim, cut and presented, not yet received.
@@ -252,10 +252,10 @@ public final class DecodeSession: Decoder {
         }
     }
 
-    /// True once ``flush()`` was called and every presented frame was received.
-    public var isDrained: Bool {
-        flushed && !flushPending && queued == nil && readyIndex >= ready.count && decoder.isDrained
-    }
+    /// True between ``flush()`` and ``reset()`` (or the end of ``drainDelayed(_:)``): ``send(_:)``
+    /// refuses packets. Whether every frame was received is ``receiveOutput()``'s
+    /// ``DecoderOutput/endOfStream``, which the session passes on from its decoder.
+    public var isDraining: Bool { flushed }
 
     /// Sends one packet of the track. ``SendResult/receiveFirst``: frames are waiting (the
     /// packet was not taken); receive them, then send it again. Packets after the presented
@@ -279,13 +279,15 @@ public final class DecodeSession: Decoder {
         return try submit(packet)
     }
 
-    /// Ends the stream: the decoder's delayed frames come out of ``receive()``, which returns
-    /// nil once the session ``isDrained``.
+    /// Ends the stream: the decoder's delayed frames come out of ``receiveOutput()``, which
+    /// says ``DecoderOutput/endOfStream`` once every presented frame was received.
     public func flush() throws {
         if flushed { return }
-        if !started { _ = try begin() }
+        // Draining from here on, even when sending the held start packet fails below: the
+        // caller said the stream ended (mk_decoder_send_packet's NULL refuses packets after).
         flushed = true
         flushPending = true
+        if !started { _ = try begin() }
         try flushIfIdle()
     }
 
@@ -303,11 +305,12 @@ public final class DecodeSession: Decoder {
         try prime(decoder)
     }
 
-    /// The next presented frame, or nil when the session needs another packet (or, after
-    /// ``flush()``, when it is drained).
+    /// The next presented frame, ``DecoderOutput/needsInput`` when the session needs another
+    /// packet, or ``DecoderOutput/endOfStream`` after ``flush()`` once its decoder said so and
+    /// every presented frame was received.
     /// - Throws: the decoder's errors (after the cut of a truncated file, its rejections are
     ///   warnings and decoding goes on, as ffmpeg goes on after "error while decoding").
-    public func receive() throws -> Frame? {
+    public func receiveOutput() throws -> DecoderOutput {
         var rejected = 0
         var failedReceives = 0
         while true {
@@ -318,11 +321,11 @@ public final class DecodeSession: Decoder {
                     ready = []
                     readyIndex = 0
                 }
-                return frame
+                return .frame(frame)
             }
-            let frame: Frame?
+            let output: DecoderOutput
             do {
-                frame = try decoder.receive()
+                output = try decoder.receiveOutput()
             } catch where rejected < 8 && tolerated(error, packet: nil) {
                 rejected += 1
                 continue
@@ -331,10 +334,15 @@ public final class DecodeSession: Decoder {
                 try recover(from: e, packet: nil, stuck: failedReceives > recoveryPolicy.maxFailedPackets)
                 continue
             }
-            if let frame {
+            switch output {
+            case .frame(let frame):
                 noteDecoded(frame)
-                if let presented = present(frame) { return presented }
+                if let presented = present(frame) { return .frame(presented) }
                 continue
+            case .endOfStream:
+                return .endOfStream
+            case .needsInput:
+                break
             }
             // The decoder wants input: what the session took and has not given it yet goes first.
             if let q = queued {
@@ -349,7 +357,7 @@ public final class DecodeSession: Decoder {
                 try flushIfIdle()
                 if !flushPending { continue }
             }
-            return nil
+            return .needsInput
         }
     }
 
@@ -517,7 +525,7 @@ public final class DecodeSession: Decoder {
     }
 
     /// The frames of a packet with an end trim: received now, cut by `trimEnd` samples from
-    /// the end, presented, and kept for ``receive()``.
+    /// the end, presented, and kept for ``receiveOutput()``.
     private func cutEnd(of packet: Packet, samples: Int) throws {
         var frames: [Frame] = []
         while let frame = try decoder.receive() { frames.append(frame) }
@@ -552,7 +560,7 @@ public final class DecodeSession: Decoder {
 
     /// The stream's codec parameters change here (a chained Ogg link with another rate,
     /// channel count or setup): the current decoder's delayed frames are drained and kept for
-    /// ``receive()``, then a decoder made from the new parameters takes over; the frames it
+    /// ``receiveOutput()``, then a decoder made from the new parameters takes over; the frames it
     /// gives say their new format. A session over a caller's decoder passes the packets on
     /// as they are.
     private func changeFormat(to parameters: CodecParameters) throws {
@@ -645,7 +653,7 @@ public final class DecodeSession: Decoder {
 
     /// Video, before a rebuild: the frames the decoder about to be replaced still holds from
     /// before the kept GOP (reordering delay, frame threads: they come from packets the new
-    /// decoder is not sent) are drained from it and kept for ``receive()``; its frames of the
+    /// decoder is not sent) are drained from it and kept for ``receiveOutput()``; its frames of the
     /// GOP's packets are dropped (the new decoder makes them again, in order with the rest).
     /// Its errors are the damage being stepped over: draining stops at the first one.
     private func drainReplaced() {
@@ -670,7 +678,7 @@ public final class DecodeSession: Decoder {
     /// Sends the kept packets to a new decoder. Audio: all marked discarded, their output
     /// dropped. Video: those whose frames the decoder before gave (or that were discarded
     /// already) marked discarded; the later ones are not, and their frames, which the replaced
-    /// decoder still held (reordering delay, frame threads), are kept for ``receive()``.
+    /// decoder still held (reordering delay, frame threads), are kept for ``receiveOutput()``.
     /// The decoder's rejection of data (`.invalidData`) is the damage already counted (the
     /// kept packets include the rejected ones), not a failure of the new decoder.
     private func prime(_ fresh: Decoder) throws {
