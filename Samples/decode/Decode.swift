@@ -216,8 +216,11 @@ extension Decode {
             pictures = try session.frames(atIndices: indices, from: demuxer)
         }
         let rate = track.frameRate.numerator > 0 && track.frameRate.denominator > 0 ? track.frameRate : Rational(25, 1)
-        let writer = try PictureWriter(path: out, format: pixelFormat, y4m: y4m, frameRate: rate,
-                                       orientation: autorotate ? track.orientation : .upright)
+        guard let sink = ContainerCatalog.shared.frameSinkFormat(named: y4m ? "y4m" : "rawvideo") else {
+            throw MediaError(.unsupported, "no picture writer in the catalogue", path: out)
+        }
+        let writer = try sink.makePicture(path: out, settings: PictureSinkSettings(pixelFormat: pixelFormat, frameRate: rate,
+                                                                                   orientation: autorotate ? track.orientation : .upright))
         var missing: [String] = []
         do {
             for (i, picture) in pictures.enumerated() {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Writes interleaved PCM, raw (headerless) or as a WAV file.
-public final class PCMWriter {
+public final class PCMWriter: AudioFrameSink {
     /// The sample type written.
     public let sampleType: AudioSampleType
     /// Samples per second.
@@ -40,6 +40,9 @@ public final class PCMWriter {
         file = try OutputFile(path: path)
         if wav { try file.write(Self.wavHeader(type: sampleType, rate: sampleRate, channels: channels, mask: channelMask, dataBytes: 0)) }
     }
+
+    /// Appends every sample of an audio frame.
+    public func write(_ frame: Frame) throws { try write(frame, from: 0, count: nil) }
 
     /// Appends samples `[from, from+count)` of an audio frame.
     public func write(_ frame: Frame, from: Int = 0, count: Int? = nil) throws {

@@ -7,7 +7,7 @@ import Foundation
 /// the file I/O overlap decoding; at most three pictures wait at a time (the frames keep the
 /// decoder's memory alive until they are written). Planes that are already tightly packed
 /// go to the file straight from the frame's memory.
-public final class PictureWriter: @unchecked Sendable {
+public final class PictureWriter: PictureFrameSink, @unchecked Sendable {
     /// The packed layout written.
     public let format: RawPictureFormat
     /// True for Y4M (always I420 inside), false for headerless raw frames.

@@ -153,13 +153,23 @@ public enum FileDecoder {
             throw MediaError(.invalidArgument, "no output named: give an audio or a video output path", path: path)
         }
 
-        var audio: (track: Track, session: DecodeSession, writer: PCMWriter?)?
-        var video: (track: Track, session: DecodeSession, writer: PictureWriter)?
+        // The raw outputs come from the catalogue's frame sinks, by name.
+        let catalog = ContainerCatalog.shared
+        let audioSink = catalog.frameSinkFormat(named: options.wav ? "wav" : "pcm")
+        let videoSink = catalog.frameSinkFormat(named: options.y4m ? "y4m" : "rawvideo")
+        func makeAudio(_ settings: AudioSinkSettings) throws -> AudioFrameSink {
+            guard let audioSink else { throw MediaError(.unsupported, "the catalogue has no \(options.wav ? "WAV" : "PCM") writer", path: options.audioPath) }
+            return try audioSink.makeAudio(path: options.audioPath!, settings: settings)
+        }
+        var audio: (track: Track, session: DecodeSession, writer: AudioFrameSink?)?
+        var video: (track: Track, session: DecodeSession, writer: PictureFrameSink)?
         if let out = options.videoPath, let t = videoTrack {
             let session = try DecodeSession(track: t, registry: registry, backend: options.backend, threads: options.threads, trim: options.trim)
             let orientation = options.autorotate ? t.orientation : .upright
             let rate = t.frameRate.numerator > 0 && t.frameRate.denominator > 0 ? t.frameRate : Rational(25, 1)
-            video = (t, session, try PictureWriter(path: out, format: options.pixelFormat, y4m: options.y4m, frameRate: rate, orientation: orientation))
+            guard let videoSink else { throw MediaError(.unsupported, "the catalogue has no \(options.y4m ? "Y4M" : "raw picture") writer", path: out) }
+            video = (t, session, try videoSink.makePicture(path: out, settings: PictureSinkSettings(pixelFormat: options.pixelFormat, frameRate: rate,
+                                                                                                  orientation: orientation)))
         }
         if options.audioPath != nil, let t = audioTrack {
             audio = (t, try DecodeSession(track: t, registry: registry, backend: options.backend, threads: options.threads, trim: options.trim), nil)
@@ -196,8 +206,8 @@ public enum FileDecoder {
             guard !audioDone else { return }
             guard let converter else {
                 if audio!.writer == nil {
-                    audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: options.writtenSampleType, sampleRate: frame.sampleRate,
-                                                  channels: frame.channels, channelMask: frame.channelMask, wav: options.wav)
+                    audio!.writer = try makeAudio(AudioSinkSettings(sampleType: options.writtenSampleType, sampleRate: frame.sampleRate,
+                                                                    channels: frame.channels, channelMask: frame.channelMask))
                 }
                 limitAudio(rate: frame.sampleRate)
                 let count = audioLeft.map { Int(min(Int64(frame.sampleCount), $0)) } ?? frame.sampleCount
@@ -207,8 +217,8 @@ public enum FileDecoder {
             }
             let converted = try converter.convert(frame)
             if audio!.writer == nil, let d = converter.destination {
-                audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: d.sampleType, sampleRate: d.sampleRate,
-                                              channels: d.channels, channelMask: d.layout.isMaskOrder ? d.layout.mask : 0, wav: options.wav)
+                audio!.writer = try makeAudio(AudioSinkSettings(sampleType: d.sampleType, sampleRate: d.sampleRate, channels: d.channels,
+                                                                channelMask: d.layout.isMaskOrder ? d.layout.mask : 0))
             }
             try writeConverted(converted)
         }
@@ -261,8 +271,8 @@ public enum FileDecoder {
             if audio != nil && audio!.writer == nil {
                 // No samples at all: still leave an (empty) output, as ffmpeg does.
                 let p = audio!.track.parameters
-                audio!.writer = try PCMWriter(path: options.audioPath!, sampleType: options.writtenSampleType, sampleRate: options.sampleRate ?? p.sampleRate,
-                                              channels: options.channelLayout?.count ?? max(1, p.channels), wav: options.wav)
+                audio!.writer = try makeAudio(AudioSinkSettings(sampleType: options.writtenSampleType, sampleRate: options.sampleRate ?? p.sampleRate,
+                                                                channels: options.channelLayout?.count ?? max(1, p.channels)))
             }
             try report(total)
             try video?.writer.finish()
