@@ -71,6 +71,11 @@ def mk_decode(mk_bin: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def mk_remux(mk_bin: Path) -> Path:
+    return _tool(mk_bin, "mk-remux")
+
+
+@pytest.fixture(scope="session")
 def mk_stream(mk_bin: Path) -> Path:
     return _tool(mk_bin, "mk-stream")
 

@@ -14,21 +14,12 @@ Inputs are made with ffmpeg in the test (libmp3lame, flac, libopus); one MP3 of 
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import oracle_lib as lib
-
-
-@pytest.fixture(scope="module")
-def mk_remux(mk_bin: Path) -> Path:
-    path = mk_bin / "mk-remux"
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        pytest.fail(f"mk-remux not found in {mk_bin}; run `make build` or set MK_BIN", pytrace=False)
-    return path
 
 
 def listing(mk_remux: Path) -> dict[str, list[str]]:
