@@ -61,7 +61,7 @@ struct Transcode: ParsableCommand {
     @Option(help: ArgumentHelp("Output channels (default: the input's).", valueName: "N"))
     var channels: Int?
 
-    @Flag(name: .customLong("copy-video"), help: "Copy the input's video tracks unchanged (MP4 outputs).")
+    @Flag(name: .customLong("copy-video"), help: "Copy the input's video tracks unchanged (into any output whose format carries their codec).")
     var copyVideo = false
 
     @Flag(help: "Print no progress line.")

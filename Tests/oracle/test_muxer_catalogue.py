@@ -98,3 +98,26 @@ def test_options_a_format_does_not_take_are_refused(mk_remux: Path, tmp_path: Pa
     assert got.returncode == 1
     assert "FLAC files take no layout option" in got.stderr.decode(), got.stderr.decode()
     assert not (tmp_path / "out.flac").exists()
+
+
+def packet_hashes(path: Path, stream: str) -> list[str]:
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", stream, "-show_packets", "-show_data_hash", "md5",
+                          "-show_entries", "packet=data_hash", "-of", "default=nw=1:nk=1", str(path)],
+                         capture_output=True, check=True, text=True).stdout
+    return out.split()
+
+
+def test_transcode_copies_video_into_any_format_that_carries_it(mk_bin: Path, tmp_path: Path) -> None:
+    """--copy-video was MP4 only (Transcoder's own rule); the muxer now decides: Matroska takes
+    H.264. Oracle: ffprobe's packet data hashes of the video equal the source's."""
+    source = tmp_path / "in.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2",
+                    "-f", "lavfi", "-i", "sine=frequency=330:duration=2:sample_rate=48000",
+                    "-c:v", "libx264", "-g", "10", "-c:a", "aac", "-shortest", str(source)], check=True)
+    out = tmp_path / "out.mkv"
+    cmd = [mk_bin / "mk-transcode", source, out, "--copy-video"]
+    lib.check_ok(lib.run(cmd), cmd)
+    assert packet_hashes(out, "v:0") == packet_hashes(source, "v:0")
+    got = lib.run([mk_bin / "mk-transcode", source, tmp_path / "out.flac", "--copy-video"])
+    assert got.returncode != 0 and "FLAC" in got.stderr.decode(), got.stderr.decode()
+    assert not (tmp_path / "out.flac").exists()

@@ -18,7 +18,8 @@ public struct TranscodeOptions: Sendable {
     public var sampleRate: Int?
     /// Output channels; nil keeps the input's (mixed down to the encoder's maximum).
     public var channels: Int?
-    /// Copy the input's video tracks unchanged (MP4 outputs only).
+    /// Copy the input's video tracks unchanged (into any output whose muxer carries their codec;
+    /// the muxer refuses, naming itself and the codec, one it cannot).
     public var copyVideo = false
     /// A backend or plugin name to insist on for the encoder.
     public var backend: String?
