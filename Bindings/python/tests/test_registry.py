@@ -22,7 +22,7 @@ import pytest
 import mediakit
 
 # ffprobe's format_name for each container name of the catalogue.
-FFPROBE_FORMATS = {"mp4": "mov,mp4,m4a,3gp,3g2,mj2", "matroska": "matroska,webm", "webm": "matroska,webm", "ogg": "ogg",
+FFPROBE_FORMATS = {"mp4": "mov,mp4,m4a,3gp,3g2,mj2", "matroska": "matroska,webm", "webm": "matroska,webm", "ogg": "ogg", "opus": "ogg",
                    "ivf": "ivf", "mp3": "mp3", "aac": "aac", "wav": "wav", "flac": "flac"}
 # The libavcodec encoder each plugin's encoder wraps.
 FFMPEG_ENCODERS = {("ffmpeg", "aac"): "aac", ("ffmpeg", "flac"): "flac", ("ffmpeg", "mp3"): "libmp3lame",
@@ -38,11 +38,14 @@ def ffprobe_format(path: Path) -> str:
 
 def test_every_muxer_extension_writes_its_container(sample: Path, shared_media: Path, tmp_path: Path) -> None:
     muxers = [c for c in mediakit.containers() if c.kind == "muxer"]
-    assert {c.name for c in muxers} >= {"mp4", "matroska", "webm", "ogg"}
+    assert {c.name for c in muxers} >= {"mp4", "matroska", "webm", "ogg", "opus", "flac", "mp3"}
+    flac = tmp_path / "tone.flac"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.5", str(flac)], check=True)
     sources = {"mp4": sample, "matroska": sample, "webm": shared_media / "mka_opus_5p1.mka",
-               "ogg": shared_media / "ogg_opus_stereo_tiny_155b.opus"}
+               "ogg": shared_media / "ogg_opus_stereo_tiny_155b.opus", "opus": shared_media / "ogg_opus_stereo_tiny_155b.opus",
+               "flac": flac, "mp3": shared_media / "mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3"}
     for c in muxers:
-        assert c.extensions and not c.mime_types and c.description, c
+        assert c.extensions and c.mime_types and c.description, c
         for ext in c.extensions:
             out = tmp_path / f"out.{ext}"
             mediakit.remux(sources[c.name], out)
