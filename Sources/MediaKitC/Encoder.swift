@@ -3,13 +3,11 @@ import CMediaKit
 import Foundation
 import MediaKit
 
-/// An encoder as C sees it: the converter, the packets not received yet, and the strings and
-/// cookie mk_encoder_get_info lends out.
+/// An encoder as C sees it: the converter (which holds the packets not received yet and knows
+/// whether the input ended), and the strings and cookie mk_encoder_get_info lends out.
 final class EncoderHandle: NamedHandle {
     static let kind = "encoder"
     let converter: AudioEncodingConverter
-    var ready: [Packet] = []
-    var flushed = false
     /// Borrowed by mk_encoder_get_info until the next call.
     var codecName: [CChar]
     var cookie: [UInt8] = []
@@ -111,7 +109,7 @@ public func mk_encoder_get_info(_ e: OpaquePointer?, _ info: UnsafeMutablePointe
 public func mk_encoder_push(_ e: OpaquePointer?, _ planes: UnsafePointer<UnsafeRawPointer?>?, _ frames: Int32) -> Int32 {
     guard let h = liveHandle(EncoderHandle.self, e, "mk_encoder_push") else { return MK_EINVAL }
     guard frames >= 0 else { return fail(MK_EINVAL, "mk_encoder_push: frames \(frames) is negative") }
-    if h.flushed { return fail(MK_ESTATE, "mk_encoder_push: the encoder was flushed") }
+    if h.converter.isFlushed { return fail(MK_ESTATE, "mk_encoder_push: the encoder was flushed") }
     if frames == 0 { return MK_OK }
     guard let planes else { return fail(MK_EINVAL, "mk_encoder_push: planes is NULL") }
     let source = h.converter.source
@@ -122,7 +120,7 @@ public func mk_encoder_push(_ e: OpaquePointer?, _ planes: UnsafePointer<UnsafeR
         copies.append(Array(UnsafeRawBufferPointer(start: ptr, count: bytes)))
     }
     return guarded {
-        h.ready += try h.converter.encode(AudioBuffer(format: source, frames: Int(frames), planes: copies))
+        try h.converter.send(AudioBuffer(format: source, frames: Int(frames), planes: copies))
         return MK_OK
     }
 }
@@ -130,10 +128,8 @@ public func mk_encoder_push(_ e: OpaquePointer?, _ planes: UnsafePointer<UnsafeR
 @_cdecl("mk_encoder_flush")
 public func mk_encoder_flush(_ e: OpaquePointer?) -> Int32 {
     guard let h = liveHandle(EncoderHandle.self, e, "mk_encoder_flush") else { return MK_EINVAL }
-    if h.flushed { return MK_OK }
-    h.flushed = true
     return guarded {
-        h.ready += try h.converter.finish()
+        try h.converter.flushOutput()
         return MK_OK
     }
 }
@@ -143,9 +139,13 @@ public func mk_encoder_receive_packet(_ e: OpaquePointer?, _ out: UnsafeMutableP
     guard let h = liveHandle(EncoderHandle.self, e, "mk_encoder_receive_packet") else { return MK_EINVAL }
     guard let out else { return fail(MK_EINVAL, "mk_encoder_receive_packet: out is NULL") }
     out.pointee = nil
-    guard !h.ready.isEmpty else { return h.flushed ? MK_EOF : MK_EAGAIN }
-    out.pointee = Handles.make(PacketHandle(h.ready.removeFirst()))
-    return MK_OK
+    switch h.converter.receiveOutput() {
+    case .packet(let p):
+        out.pointee = Handles.make(PacketHandle(p))
+        return MK_OK
+    case .needsInput: return MK_EAGAIN
+    case .endOfStream: return MK_EOF
+    }
 }
 
 @_cdecl("mk_encoder_close")

@@ -73,6 +73,32 @@ public final class AudioEncodingConverter {
         return out
     }
 
+    /// Send / receive form, as ``Encoder``'s (the C `mk_encoder_push` / `mk_encoder_flush` /
+    /// `mk_encoder_receive_packet`): PCM in ``source`` format is converted and encoded, its
+    /// packets wait for ``receiveOutput()``.
+    /// - Throws: `.state` after ``flushOutput()``; the conversion's and the encoder's errors.
+    public func send(_ buffer: AudioBuffer) throws {
+        guard !ended else { throw MediaError(.state, "the encoder was flushed") }
+        waiting += try encode(buffer)
+    }
+
+    /// Ends the input of the send / receive form: the last packets wait for ``receiveOutput()``.
+    /// A second call does nothing.
+    public func flushOutput() throws {
+        waiting += try finish()
+    }
+
+    /// The next packet of the send / receive form: `.packet`, `.needsInput` while the input has
+    /// not ended, `.endOfStream` once ``flushOutput()`` was called and every packet received.
+    public func receiveOutput() -> EncoderOutput {
+        if !waiting.isEmpty { return .packet(waiting.removeFirst()) }
+        return ended ? .endOfStream : .needsInput
+    }
+    private var waiting: [Packet] = []
+
+    /// True once the input ended (``finish()`` or ``flushOutput()``).
+    public var isFlushed: Bool { ended }
+
     /// Pull form: returns up to `packets` packets (fewer only at the end), asking `input` for
     /// PCM in ``source`` format as needed; `input` returns nil at the end of the input.
     public func fill(packets: Int, input: () throws -> AudioBuffer?) throws -> [Packet] {
