@@ -43,6 +43,22 @@ final class RationalTests: XCTestCase {
         XCTAssertEqual(Rational.rescale(3, from: Rational(1, 1000), to: Rational(1, 48000)), 144)
     }
 
+    /// fuzz-mux (regressions/mux/ogg-opus-hostile-edit-list-*): a caller's Track with a huge
+    /// movie time scale and time base trapped in PresentationWindow and rescale's products.
+    func testHostileValuesSaturateInsteadOfTrapping() {
+        XCTAssertEqual(Rational.rescale(Int64.min, multiply: Int64.min, divide: 1), Int64.max, "(-) * (-) saturates high")
+        XCTAssertEqual(Rational.rescale(5, multiply: 1, divide: Int64.min), 0)
+        XCTAssertEqual(Rational.rescale(Int64.max, from: Rational(Int64.max, 1), to: Rational(1, Int64.max)), Int64.max)
+        XCTAssertEqual(Rational.rescale(-7, multiply: 3, divide: 2), -11, "halves away from zero, as before")
+        var t = Track(index: 0, id: 1, parameters: CodecParameters(mediaType: .audio, codec: "opus"), timeBase: Rational(Int64.max / 2, 3),
+                      duration: Int64.max, movieTimeScale: Int64.max / 2)
+        t.editList = [EditListEntry(segmentDuration: Int64.max, mediaTime: Int64.max - 1, mediaRate: 1)]
+        let window = PresentationWindow(track: t)
+        XCTAssertEqual(window.start, Int64.max - 1)
+        XCTAssertNil(window.end, "a window whose scale does not fit 64 bits runs to the end")
+        _ = t.presentationOffset
+    }
+
     func testMediaTimeSeconds() {
         XCTAssertEqual(MediaTime(value: 1536, timeBase: Rational(1, 48000)).seconds, 0.032, accuracy: 1e-12)
         XCTAssertEqual(MediaTime(value: 1, timeBase: Rational(1, 2)).converted(to: Rational(1, 4)).value, 2)

@@ -29,14 +29,18 @@ public struct PresentationWindow: Sendable, Equatable {
             return
         }
         start = edit.mediaTime
-        if edit.segmentDuration > 0 && track.movieTimeScale > 0 {
-            let d = Rational.rescale(edit.segmentDuration, multiply: track.timeBase.denominator, divide: track.movieTimeScale * track.timeBase.numerator)
-            var e = start + d
+        // Values no demuxer gives (a caller's hostile Track) saturate instead of trapping.
+        let (scale, overflow) = track.movieTimeScale.multipliedReportingOverflow(by: track.timeBase.numerator)
+        if edit.segmentDuration > 0 && track.movieTimeScale > 0 && !overflow && scale > 0 {
+            let d = Rational.rescale(edit.segmentDuration, multiply: track.timeBase.denominator, divide: scale)
+            let (sum, past) = start.addingReportingOverflow(d)
+            var e = past ? Int64.max : sum
             // The edit's duration is in the movie time scale (often 1/1000 s), so it can
             // miss the media's true end by the rounding: within one movie tick, the media's
             // own end (the sum of its sample durations) is the exact one.
-            let tick = Rational.rescale(1, multiply: track.timeBase.denominator, divide: track.movieTimeScale * track.timeBase.numerator)
-            if track.duration > 0 && abs(e - track.duration) <= max(1, tick) { e = track.duration }
+            let tick = Rational.rescale(1, multiply: track.timeBase.denominator, divide: scale)
+            let (gap, wide) = e.subtractingReportingOverflow(track.duration)
+            if track.duration > 0 && !wide && gap.magnitude <= max(1, tick).magnitude { e = track.duration }
             end = e
         } else {
             end = nil
@@ -59,9 +63,11 @@ extension Track {
         let window = PresentationWindow(track: self)
         let start = window.start == PresentationWindow.everything.start ? 0 : window.start
         var empty: Int64 = 0
-        if let first = editList.first, first.isEmpty, movieTimeScale > 0 {
-            empty = Rational.rescale(first.segmentDuration, multiply: timeBase.denominator, divide: movieTimeScale * timeBase.numerator)
+        let (scale, overflow) = movieTimeScale.multipliedReportingOverflow(by: timeBase.numerator)
+        if let first = editList.first, first.isEmpty, movieTimeScale > 0, !overflow {
+            empty = Rational.rescale(first.segmentDuration, multiply: timeBase.denominator, divide: scale)
         }
-        return empty - start
+        let (offset, past) = empty.subtractingReportingOverflow(start)
+        return past ? (start > 0 ? .min : .max) : offset
     }
 }

@@ -33,7 +33,11 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
     /// the nearest tick with halves away from zero (FFmpeg's `av_rescale_q`).
     /// Computes in 128 bits, so no intermediate overflow; saturates at the Int64 range.
     public static func rescale(_ value: Int64, from: Rational, to: Rational) -> Int64 {
-        rescale(value, multiply: from.numerator * to.denominator, divide: from.denominator * to.numerator)
+        let (b, o1) = from.numerator.multipliedReportingOverflow(by: to.denominator)
+        let (c, o2) = from.denominator.multipliedReportingOverflow(by: to.numerator)
+        if !o1 && !o2 { return rescale(value, multiply: b, divide: c) }
+        // Products beyond 64 bits (time bases no container writes): two saturating steps.
+        return rescale(rescale(value, multiply: from.numerator, divide: to.numerator), multiply: to.denominator, divide: from.denominator)
     }
 
     /// How ``rescale(_:multiply:divide:rounding:)`` rounds a result that is not whole.
@@ -52,23 +56,22 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
     /// when `c` is 0.
     public static func rescale(_ value: Int64, multiply b: Int64, divide c: Int64, rounding: Rounding = .nearest) -> Int64 {
         guard c != 0 else { return value }
-        var negative = false
-        var a = value, bb = b, cc = c
-        if a < 0 { negative.toggle(); a = a == .min ? .max : -a }
-        if bb < 0 { negative.toggle(); bb = -bb }
-        if cc < 0 { negative.toggle(); cc = -cc }
-        let product = UInt64(a).multipliedFullWidth(by: UInt64(bb))
+        // Magnitudes (Int64.min included) and the sign apart: nothing here can trap.
+        let negative = [value < 0, b < 0, c < 0].filter { $0 }.count % 2 == 1
+        let a = value < 0 && value == .min ? UInt64(Int64.max) : value.magnitude
+        let bb = b.magnitude, cc = c.magnitude
+        let product = a.multipliedFullWidth(by: bb)
         // Added to the magnitude before dividing: c/2 rounds to nearest, c-1 away from zero.
         let half: UInt64
         switch rounding {
-        case .nearest: half = UInt64(cc / 2)
-        case .down: half = negative ? UInt64(cc - 1) : 0
-        case .up: half = negative ? 0 : UInt64(cc - 1)
+        case .nearest: half = cc / 2
+        case .down: half = negative ? cc - 1 : 0
+        case .up: half = negative ? 0 : cc - 1
         }
         let (low, carry) = product.low.addingReportingOverflow(half)
         let high = product.high &+ (carry ? 1 : 0)
-        if high >= UInt64(cc) { return negative ? .min : .max }
-        let (q, _) = UInt64(cc).dividingFullWidth((high: high, low: low))
+        if high >= cc { return negative ? .min : .max }
+        let (q, _) = cc.dividingFullWidth((high: high, low: low))
         if q > UInt64(Int64.max) { return negative ? .min : .max }
         return negative ? -Int64(q) : Int64(q)
     }

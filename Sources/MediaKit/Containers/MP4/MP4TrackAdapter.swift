@@ -47,8 +47,10 @@ enum MP4TrackAdapter {
             throw MediaError(.unsupported, "MP4 cannot carry track \(i) (\(codec)): the source stores no \(codec == "h264" ? "avcC" : "hvcC") configuration and MediaKit does not build one from the bitstream",
                              path: path)
         }
-        if t.editList.isEmpty && !t.trimsOnPackets && t.duration > 0 && (t.encoderDelay > 0 || t.encoderPadding > 0) {
+        if t.editList.isEmpty && !t.trimsOnPackets && t.duration > 0 && t.encoderDelay >= 0 && t.encoderPadding >= 0
+            && (t.encoderDelay > 0 || t.encoderPadding > 0) {
             t.movieTimeScale = t.timeBase.denominator / max(1, t.timeBase.numerator)
+            // Both trims are at least 0 and the duration positive: the difference cannot overflow.
             let kept = t.duration - Int64(t.encoderDelay) - Int64(t.encoderPadding)
             t.editList = [EditListEntry(segmentDuration: max(0, kept), mediaTime: Int64(t.encoderDelay), mediaRate: 1)]
         }

@@ -180,7 +180,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         var track = source
         let edit = Self.mp4OpusEdit(track)
         if let edit {
-            guard edit.shift <= Int64(UInt16.max) else {
+            guard edit.shift >= 0 && edit.shift <= Int64(UInt16.max) else {
                 throw MediaError(.unsupported, "track \(track.index) (opus): its edit list starts \(edit.shift) samples into the media, more than an Ogg Opus pre-skip holds (65535)",
                                  path: file.path)
             }
@@ -335,8 +335,16 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         try check(packet)
         if !headerWritten { try writeHeader() }
         var packet = packet
+        /// `packet`'s pts moved back by `ticks`, or an error when that leaves 64 bits.
+        func movedBack(_ ticks: Int64) throws -> Int64 {
+            let (pts, overflow) = packet.pts.subtractingReportingOverflow(ticks)
+            guard !overflow else {
+                throw MediaError(.invalidArgument, "track \(t): pts \(packet.pts) moved back by \(ticks) leaves 64 bits", path: file.path, context: "Ogg muxer")
+            }
+            return pts
+        }
         if let delay = encodedOpusDelays[t], packet.pts != Packet.noTimestamp {
-            packet.pts -= delay
+            packet.pts = try movedBack(delay)
             packet.dts = packet.pts
         }
         if var edit = opusEdits[t] {
@@ -344,7 +352,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
             edit.samples += Int64(OpusHead.packetDuration(packet.data[...]) ?? 0)
             opusEdits[t] = edit
             if packet.pts != Packet.noTimestamp {
-                packet.pts -= Rational.rescale(edit.shift, from: Rational(1, 48000), to: packet.timeBase)
+                packet.pts = try movedBack(Rational.rescale(edit.shift, from: Rational(1, 48000), to: packet.timeBase))
             }
             packet.dts = packet.pts
             if edit.packets == edit.count, let end = edit.end, edit.samples > end {
