@@ -99,15 +99,23 @@ typedef struct mk_container_info {
     const char *description;   /**< "MP4/MOV (ISO BMFF)" */
     const char *extensions;    /**< comma-separated, without dots: "mp4,m4a,m4v,mov,3gp" (a
                                     muxer's: the extensions that choose it) */
-    const char *mime_types;    /**< comma-separated MIME types; "" for a muxer */
+    const char *mime_types;    /**< comma-separated MIME types */
+    /* Since 0.3 (a caller built against an older header passes the smaller struct_size and
+       gets the fields above only): */
+    const char *codecs;        /**< a muxer's: the codecs it carries, comma-separated ("aac,ac3,...");
+                                    "" for a demuxer */
+    const char *options;       /**< a muxer's: the options it takes, comma-separated ("layout,
+                                    time-scale,..."; see mk_muxer_settings); "" for a demuxer */
 } mk_container_info;
 
 /** Number of container formats: the demuxers (in the order they are probed), then the
  *  muxers. Thread-safe. */
 int32_t mk_container_count(void);
 
-/** Fills *info for container format `index` (0 <= index < mk_container_count()). Errors:
- *  MK_EINVAL (NULL, small struct_size, index out of range). Thread-safe. */
+/** Fills *info for container format `index` (0 <= index < mk_container_count()), as far as
+ *  info->struct_size reaches (the 0.2 struct, up to mime_types, is accepted). The strings are
+ *  the library's (static; do not free). Errors: MK_EINVAL (NULL, struct_size below the 0.2
+ *  struct, index out of range). Thread-safe. */
 mk_status mk_container_get_info(int32_t index, mk_container_info *info);
 
 /** Number of plugin files the registry found but refused (not a plugin, another plugin ABI, a

@@ -199,13 +199,17 @@ public func mk_backend_converts(_ index: Int32, _ source: Int32, _ target: Int32
 private func containerInfos() -> [mk_container_info] {
     let catalog = ContainerCatalog.shared
     let size = UInt32(MemoryLayout<mk_container_info>.size)
-    func info(_ kind: Int32, _ name: String, _ description: String, _ extensions: [String], _ mimeTypes: [String]) -> mk_container_info {
+    func info(_ kind: Int32, _ name: String, _ description: String, _ extensions: [String], _ mimeTypes: [String],
+              codecs: [CodecID] = [], options: [MuxerOptions.Name] = []) -> mk_container_info {
         mk_container_info(struct_size: size, kind: kind, name: interned.pointer(name), description: interned.pointer(description),
                           extensions: interned.pointer(extensions.joined(separator: ",")),
-                          mime_types: interned.pointer(mimeTypes.joined(separator: ",")))
+                          mime_types: interned.pointer(mimeTypes.joined(separator: ",")),
+                          codecs: interned.pointer(codecs.map(\.rawValue).joined(separator: ",")),
+                          options: interned.pointer(options.map(\.rawValue).joined(separator: ",")))
     }
     return catalog.formats.map { info(MK_CONTAINER_DEMUXER, $0.name, $0.description, $0.extensions, $0.mimeTypes) }
-        + catalog.muxerFormats.map { info(MK_CONTAINER_MUXER, $0.name, $0.description, $0.extensions, $0.mimeTypes) }
+        + catalog.muxerFormats.map { info(MK_CONTAINER_MUXER, $0.name, $0.description, $0.extensions, $0.mimeTypes,
+                                          codecs: $0.codecs, options: $0.options) }
 }
 
 @_cdecl("mk_container_count")
@@ -214,7 +218,7 @@ public func mk_container_count() -> Int32 { Int32(clamping: containerInfos().cou
 @_cdecl("mk_container_get_info")
 public func mk_container_get_info(_ index: Int32, _ info: UnsafeMutablePointer<mk_container_info>?) -> Int32 {
     getListed("mk_container_get_info", containerInfos(), index, info, size: \.struct_size,
-              minimum: MemoryLayout<mk_container_info>.size, "container formats")
+              minimum: MemoryLayout<mk_container_info>.offset(of: \mk_container_info.codecs)!, "container formats")
 }
 
 @_cdecl("mk_plugin_failure_count")

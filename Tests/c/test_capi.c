@@ -541,10 +541,28 @@ static void listings_and_orientation(const char *good) {
         EXPECT(mk_container_get_info(i, &ci), MK_OK);
         CHECK(ci.name && ci.name[0] && ci.description && ci.extensions && ci.extensions[0] && ci.mime_types,
               "container strings");
-        if (ci.kind == MK_CONTAINER_MUXER) muxers++;
-        else CHECK(ci.kind == MK_CONTAINER_DEMUXER, "a container is a demuxer or a muxer");
+        CHECK(ci.codecs && ci.options, "the 0.3 fields are set");
+        if (ci.kind == MK_CONTAINER_MUXER) {
+            muxers++;
+            CHECK(ci.codecs[0], "a muxer lists the codecs it carries");
+            if (strcmp(ci.name, "webm") == 0) CHECK(strstr(ci.codecs, "aac") == NULL, "WebM carries no AAC");
+            if (strcmp(ci.name, "mp4") == 0) CHECK(strstr(ci.options, "layout") != NULL, "MP4 takes the layouts");
+        } else {
+            CHECK(ci.kind == MK_CONTAINER_DEMUXER, "a container is a demuxer or a muxer");
+            CHECK(ci.codecs[0] == 0 && ci.options[0] == 0, "a demuxer lists no codecs or options");
+        }
     }
     CHECK(muxers >= 4, "mp4, matroska, webm and ogg are written");
+    /* A caller built against the 0.2 header (up to mime_types) gets those fields, nothing past them. */
+    {
+        unsigned char raw[sizeof(mk_container_info) + 16];
+        memset(raw, 0xAB, sizeof raw);
+        mk_container_info *old = (mk_container_info *)raw;
+        old->struct_size = (uint32_t)offsetof(mk_container_info, codecs);
+        EXPECT(mk_container_get_info(0, old), MK_OK);
+        CHECK(old->name && old->mime_types, "the 0.2 fields are filled");
+        CHECK(raw[offsetof(mk_container_info, codecs)] == 0xAB, "nothing is written past a 0.2 struct");
+    }
     EXPECT(mk_container_get_info(nc, &ci), MK_EINVAL);
     EXPECT(mk_container_get_info(-1, &ci), MK_EINVAL);
     EXPECT(mk_container_get_info(0, NULL), MK_EINVAL);

@@ -135,7 +135,8 @@ class BackendInfo(ctypes.Structure):
 class ContainerInfo(ctypes.Structure):
     """mk_container_info: a container format the library reads or writes."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("kind", ctypes.c_int32), ("name", ctypes.c_char_p),
-                ("description", ctypes.c_char_p), ("extensions", ctypes.c_char_p), ("mime_types", ctypes.c_char_p)]
+                ("description", ctypes.c_char_p), ("extensions", ctypes.c_char_p), ("mime_types", ctypes.c_char_p),
+                ("codecs", ctypes.c_char_p), ("options", ctypes.c_char_p)]
 
 
 class Orientation(ctypes.Structure):

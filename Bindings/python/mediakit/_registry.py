@@ -121,7 +121,9 @@ class ContainerFormat:
     name: str                       #: "mp4", "matroska", "webm", "ogg" ...
     description: str
     extensions: tuple[str, ...]     #: without dots; a muxer's are those that choose it
-    mime_types: tuple[str, ...]     #: () for a muxer
+    mime_types: tuple[str, ...]
+    codecs: tuple[str, ...] = ()    #: a muxer's: the codecs it carries; () for a demuxer
+    options: tuple[str, ...] = ()   #: a muxer's: the options it takes ("layout", "time-scale" ...)
 
 
 def containers() -> list[ContainerFormat]:
@@ -132,7 +134,9 @@ def containers() -> list[ContainerFormat]:
         lib.mk_container_get_info(i, ctypes.byref(c))
         out.append(ContainerFormat("demuxer" if c.kind == 1 else "muxer", _text(c.name), _text(c.description),
                                    tuple(x for x in _text(c.extensions).split(",") if x),
-                                   tuple(x for x in _text(c.mime_types).split(",") if x)))
+                                   tuple(x for x in _text(c.mime_types).split(",") if x),
+                                   tuple(x for x in _text(c.codecs).split(",") if x),
+                                   tuple(x for x in _text(c.options).split(",") if x)))
     return out
 
 

@@ -45,7 +45,7 @@ def test_every_muxer_extension_writes_its_container(sample: Path, shared_media: 
                "ogg": shared_media / "ogg_opus_stereo_tiny_155b.opus", "opus": shared_media / "ogg_opus_stereo_tiny_155b.opus",
                "flac": flac, "mp3": shared_media / "mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3"}
     for c in muxers:
-        assert c.extensions and c.mime_types and c.description, c
+        assert c.extensions and c.mime_types and c.description and c.codecs, c
         for ext in c.extensions:
             out = tmp_path / f"out.{ext}"
             mediakit.remux(sources[c.name], out)
