@@ -37,8 +37,24 @@ def _lines(cmd: list, stdin=None) -> list[str]:
     return [l for l in proc.stdout.decode().splitlines() if l.strip()]
 
 
+def _compare_track(path, mk_probe):
+    """mk-probe --json's track: codec, sample rate, channels, duration in samples and (AIFF-C)
+    compression type as ffprobe's stream has them."""
+    import json
+    ours = json.loads(lib.run([mk_probe, "--json", path]).stdout)["tracks"]
+    streams = lib.track_streams(lib.ffprobe_json(path))
+    assert not lib.track_identity_problems(ours, streams), lib.track_identity_problems(ours, streams)
+    t, s = ours[0], streams[0]
+    assert (t["sample_rate"], t["channels"]) == (int(s["sample_rate"]), s["channels"])
+    if "duration_ts" in s:
+        assert t["duration_ts"] == s["duration_ts"]
+    tag = s["codec_tag_string"]
+    assert t["codec_tag"] == ("" if tag == "[0][0][0][0]" else tag)
+
+
 def _compare(path, mk_probe, mk_decode, tmp_path):
-    """Packets equal ffprobe's; the decode equals `ffmpeg -f s16le`, byte for byte."""
+    """The track and packets equal ffprobe's; the decode equals `ffmpeg -f s16le`, byte for byte."""
+    _compare_track(path, mk_probe)
     ours = _lines([mk_probe, "--packets", path])
     ref = lib.expected_packets(path)
     assert ref, "ffprobe lists packets"
@@ -217,6 +233,7 @@ def test_breadth_aiff_files_like_ffmpeg(spec, mk_probe, mk_decode, tmp_path):
     ID3 chunk with cover art (ffprobe's attached picture is not a track), a file whose SSND holds
     no sound): packets equal ffprobe's, decode equals ffmpeg's."""
     path = lib.media_param_file(spec, tmp_path, None)
+    _compare_track(path, mk_probe)
     ours = _lines([mk_probe, "--packets", path])
     ref = lib.expected_packets(path)
     assert ours == ref, lib.diff_lines(ours, ref, "mk-probe", "ffprobe")
