@@ -132,6 +132,59 @@ def test_aifc_compression_types_as_ffmpeg_maps_them(codec, new_type, mk_probe, m
     _compare(_retyped(tmp_path, codec, new_type), mk_probe, mk_decode, tmp_path)
 
 
+def _ext80(rate: int) -> bytes:
+    """An integer as an 80-bit IEEE extended float (the COMM chunk's sample rate)."""
+    e = rate.bit_length() - 1
+    return struct.pack(">HQ", e + 16383, rate << (63 - e))
+
+
+def _aifc(path, ctype: bytes, channels: int, frames: int, rate: int, data: bytes):
+    """An AIFF-C file as the spec lays it out: FVER, COMM (compression type and an empty
+    name), SSND (offset 0, block size 0)."""
+    comm = struct.pack(">hIh", channels, frames, 16) + _ext80(rate) + ctype + b"\0\0"
+    path.write_bytes(_form(b"AIFC", [(b"FVER", struct.pack(">I", 0xA2805140)), (b"COMM", comm),
+                                     (b"SSND", struct.pack(">II", 0, 0) + data)]))
+    return path
+
+
+# (compression type, ffmpeg's raw stream of that codec or None for random bytes, channels, rate,
+# bytes per block, samples per block)
+RAW = [(b"GSM ", ["-c:a", "libgsm", "-f", "gsm"], 1, 8000, 33, 160), (b"G722", ["-c:a", "g722", "-f", "g722"], 1, 16000, 1, 2),
+       (b"MAC3", None, 2, 22050, 4, 6), (b"MAC6", None, 1, 22050, 1, 6)]
+
+
+@pytest.mark.parametrize("ctype,encode,channels,rate,block,samples", RAW, ids=[r[0].decode().strip() for r in RAW])
+def test_aifc_gsm_mace_and_g722(ctype, encode, channels, rate, block, samples, mk_probe, mk_decode, tmp_path):
+    """AIFF-C of GSM 06.10 (one 33-byte frame a packet), G.722 and MACE 3:1 / 6:1 (runs of 4096
+    bytes), which ffmpeg's aiff muxer does not write: the codec's stream (ffmpeg's encoder, or
+    random bytes for MACE, which has no encoder: any bytes decode) put in an AIFF-C file here;
+    whole and cut inside a block, packets and decode as ffprobe's and ffmpeg's."""
+    if encode:
+        raw = tmp_path / "stream.raw"
+        cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", f"sine=frequency=440:duration=1.3:sample_rate={rate}",
+               *encode, raw]
+        lib.oracle_ok(lib.run(cmd), cmd)
+        data = raw.read_bytes()
+    else:
+        data = random.Random(30).randbytes(9001)
+    path = _aifc(tmp_path / "x.aifc", ctype, channels, len(data) // block, rate, data)
+    _compare(path, mk_probe, mk_decode, tmp_path)
+    cut = tmp_path / "cut.aifc"
+    cut.write_bytes(path.read_bytes()[:len(path.read_bytes()) - len(data) // 2 - 1])
+    _compare(cut, mk_probe, mk_decode, tmp_path)
+
+
+@pytest.mark.parametrize("ctype,says", [(b"G726", "(adpcm_g726le) is not read"), (b"QDM2", "(qdm2) is not read"),
+                                        (b"ABCD", "names no codec")])
+def test_compression_types_not_read_are_refused_by_name(ctype, says, mk_probe, tmp_path):
+    """A compression type FFmpeg names but whose packets this reader does not frame, or one FFmpeg's
+    table does not list: an error (exit 1) naming the type, the codec FFmpeg gives it, and COMM."""
+    path = _aifc(tmp_path / "x.aifc", ctype, 1, 100, 8000, bytes(100))
+    proc = lib.run([mk_probe, "--packets", path])
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and f'"{ctype.decode()}"' in err and says in err and "COMM" in err, err
+
+
 def test_comm_after_ssnd(mk_probe, mk_decode, tmp_path):
     """COMM after SSND (allowed by the spec): read from a file as ffmpeg reads it; from a pipe,
     where it cannot be read back, an error naming the layout."""

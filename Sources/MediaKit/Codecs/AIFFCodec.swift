@@ -5,7 +5,10 @@
 /// Plain AIFF, and AIFF-C's `NONE` and `twos`, are big-endian two's-complement PCM named by
 /// the sample size: up to 8 bits `pcm_s8`, 16 `pcm_s16be`, 24 `pcm_s24be`, 32 `pcm_s32be`
 /// (a 12-bit sample is stored in 16, and so on). A compression type is looked up as written,
-/// then with its letters upper-cased (`FL32` is `fl32`), as FFmpeg's tag lookup does.
+/// then with its letters upper-cased (`FL32` is `fl32`), as FFmpeg's tag lookup does. Also
+/// read: `GSM ` (GSM 06.10), `MAC3` / `MAC6` (MACE) and `G722`, framed and timed as FFmpeg's
+/// demuxer does; the rest of FFmpeg's table (`G726`, whose packets FFmpeg times at one sample
+/// a byte, QDesign, QCELP, the DPCMs, `ADP4`) is refused by name.
 struct AIFFCodec: Sendable, Equatable {
     /// FFmpeg's codec name.
     let codec: CodecID
@@ -13,7 +16,7 @@ struct AIFFCodec: Sendable, Equatable {
     let blockAlign: Int
     /// Sample frames per block.
     let blockDuration: Int64
-    /// True when a packet is one block (`ima4`, as FFmpeg's demuxer reads it); otherwise a
+    /// True when a packet is one block (`ima4`, `GSM `, as FFmpeg's demuxer reads them); otherwise a
     /// packet is a run of whole blocks of at most ``packetBytes`` bytes.
     let blockPerPacket: Bool
     /// Bits per sample of the codec (`av_get_bits_per_sample`; 4 for `ima4`).
@@ -95,6 +98,16 @@ struct AIFFCodec: Sendable, Equatable {
             // Apple's IMA4: per channel a 2-byte header (predictor, step index) and 32 bytes
             // of 64 4-bit samples.
             return .success(AIFFCodec(codec: CodecID(name), blockAlign: 34 * channels, blockDuration: 64, blockPerPacket: true, bitsPerSample: 4))
+        case "gsm":
+            // GSM 06.10 full rate: 33-byte frames of 160 samples, one per packet.
+            return .success(AIFFCodec(codec: CodecID(name), blockAlign: 33, blockDuration: 160, blockPerPacket: true, bitsPerSample: 0))
+        case "mace3", "mace6":
+            // MACE 3:1 (2 bytes per channel) and 6:1 (1 byte): 6 samples each, in runs of 4096 bytes.
+            return .success(AIFFCodec(codec: CodecID(name), blockAlign: (name == "mace3" ? 2 : 1) * channels, blockDuration: 6,
+                                      blockPerPacket: false, bitsPerSample: 0))
+        case "adpcm_g722":
+            // G.722: a byte per channel holds 2 samples.
+            return .success(AIFFCodec(codec: CodecID(name), blockAlign: channels, blockDuration: 2, blockPerPacket: false, bitsPerSample: 4))
         default:
             return .failure(.unreadType(printable, codec: name))
         }

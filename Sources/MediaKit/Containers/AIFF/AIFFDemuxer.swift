@@ -5,12 +5,13 @@
 /// `NAME`, `FVER` ...) is stepped over by its size and pad byte (`FVER` still says whether the
 /// file is AIFF-C, as for FFmpeg). Codecs: see `AIFFCodec`.
 ///
-/// One track; packets are runs of whole sample frames of at most 4096 bytes, or one 34-byte
-/// per channel block of `ima4` (FFmpeg's packet sizes, so `ffprobe -show_packets` lists the
-/// same ones); timestamps count sample frames (64 per `ima4` block). A file whose `SSND` chunk
+/// One track; packets are runs of whole blocks (sample frames for PCM) of at most 4096 bytes,
+/// or one block of `ima4` (34 bytes per channel) or `GSM ` (33 bytes) (FFmpeg's packet sizes,
+/// so `ffprobe -show_packets` lists the same ones); timestamps count sample frames (64 per
+/// `ima4` block, 160 per GSM frame). A file whose `SSND` chunk
 /// says more than the file holds is read to its end (the last packet holding the bytes there
 /// are, as FFmpeg's: a PCM packet shorter than one sample frame has no timestamps, a part of an
-/// `ima4` block lasts a block), with a `.truncated` error after it. A source that cannot seek is read
+/// `ima4` or GSM block lasts a block), with a `.truncated` error after it. A source that cannot seek is read
 /// when `COMM` comes before `SSND` (as writers put it).
 public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
     /// The one track.
@@ -173,8 +174,8 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
         var duration = Int64(bytes.count) / align * aiffCodec.blockDuration
         if duration == 0 {
             // Less than one block (the end of a cut file). FFmpeg then falls back on the
-            // decoder's frame size: an ima4 block's 64 samples; PCM has none, and a packet
-            // without a duration gets no timestamps either.
+            // decoder's frame size: an ima4 block's 64 samples, a GSM frame's 160; PCM has
+            // none, and a packet without a duration gets no timestamps either.
             if aiffCodec.blockPerPacket { duration = aiffCodec.blockDuration } else { pts = Packet.noTimestamp }
         }
         var p = Packet(trackIndex: 0, pts: pts, dts: pts, duration: duration, isKeyframe: true,
