@@ -23,7 +23,7 @@ import mediakit
 
 # ffprobe's format_name for each container name of the catalogue.
 FFPROBE_FORMATS = {"mp4": "mov,mp4,m4a,3gp,3g2,mj2", "matroska": "matroska,webm", "webm": "matroska,webm", "ogg": "ogg", "opus": "ogg",
-                   "ivf": "ivf", "mp3": "mp3", "aac": "aac", "wav": "wav", "flac": "flac"}
+                   "ivf": "ivf", "mp3": "mp3", "aac": "aac", "wav": "wav", "flac": "flac", "aiff": "aiff"}
 # The libavcodec encoder each plugin's encoder wraps.
 FFMPEG_ENCODERS = {("ffmpeg", "aac"): "aac", ("ffmpeg", "flac"): "flac", ("ffmpeg", "mp3"): "libmp3lame",
                    ("opus", "opus"): "libopus", ("vorbis", "vorbis"): "libvorbis"}
@@ -53,14 +53,14 @@ def test_every_muxer_extension_writes_its_container(sample: Path, shared_media: 
 
 
 def test_every_demuxer_opens_the_files_of_its_extensions(shared_media: Path, tmp_path: Path) -> None:
-    """The real files of ../shared/media, and a WAV and a FLAC file made by ffmpeg (the folder has none)."""
+    """The real files of ../shared/media, and a WAV, a FLAC and an AIFF file made by ffmpeg (the folder has none)."""
     demuxers = [c for c in mediakit.containers() if c.kind == "demuxer"]
     by_ext: dict[str, mediakit.ContainerFormat] = {}
     for c in demuxers:
         assert c.extensions and c.mime_types and c.description, c
         for ext in c.extensions:
             by_ext.setdefault(ext, c)
-    made = [tmp_path / "tone.wav", tmp_path / "tone.flac"]
+    made = [tmp_path / "tone.wav", tmp_path / "tone.flac", tmp_path / "tone.aiff"]
     for out in made:
         subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.5", str(out)], check=True)
     opened: set[str] = set()
@@ -74,7 +74,7 @@ def test_every_demuxer_opens_the_files_of_its_extensions(shared_media: Path, tmp
         with mediakit.open(path) as demuxer:
             assert demuxer.container == c.name, f"{path.name}: opened as {demuxer.container}, listed as {c.name}'s"
         opened.add(c.name)
-    assert opened >= {"mp4", "matroska", "ogg", "wav", "flac", "mp3", "aac", "ivf"}, f"only {opened} were exercised"
+    assert opened >= {"mp4", "matroska", "ogg", "wav", "flac", "mp3", "aac", "ivf", "aiff"}, f"only {opened} were exercised"
 
 
 def test_mp3_and_adts_files_open_as_ffprobe_names_them_with_or_without_an_id3_tag(shared_media: Path) -> None:
