@@ -20,6 +20,7 @@ public enum FuzzHarness {
         "ogg": ogg,
         "ivf": ivf,
         "wav": wav,
+        "aiff": aiff,
         "flac": flac,
         "matroska": matroska,
         "audiostream": audioStream,
@@ -37,6 +38,8 @@ public enum FuzzHarness {
     public static func ivf(_ data: [UInt8]) { demux(data) { try IVFDemuxer(source: $0) } }
     /// WAV / RF64 / Wave64.
     public static func wav(_ data: [UInt8]) { demux(data) { try WAVDemuxer(source: $0) } }
+    /// AIFF / AIFF-C (COMM, SSND, the compression types, 80-bit rates).
+    public static func aiff(_ data: [UInt8]) { demux(data) { try AIFFDemuxer(source: $0) } }
     /// Matroska / WebM (EBML, lacing, unknown sizes, Cues).
     public static func matroska(_ data: [UInt8]) { demux(data) { try MatroskaDemuxer(source: $0) } }
     /// Native FLAC.
