@@ -133,7 +133,8 @@ struct Decode: ParsableCommand {
             }
         }
         options.pixelFormat = pixelFormat
-        guard let type = AudioSampleType(name: sampleFormat) else {
+        // Files are written interleaved: a planar name ("fltp") gives its interleaved type.
+        guard let type = SampleFormat(name: sampleFormat)?.interleaved else {
             throw MediaError(.invalidArgument, "unknown sample format \"\(sampleFormat)\": give u8, s16, s24, s32, f32 or f64")
         }
         options.sampleType = type
@@ -177,7 +178,7 @@ struct Decode: ParsableCommand {
             print("  play: \(commands[next])"); next += 1
         }
         if let a = result.audio {
-            print("audio: \(a.samples) samples, \(a.sampleRate) Hz, \(a.channels) ch, \(type.rawValue)\(wav ? " wav" : "") -> \(a.path)")
+            print("audio: \(a.samples) samples, \(a.sampleRate) Hz, \(a.channels) ch, \(type.typeName)\(wav ? " wav" : "") -> \(a.path)")
             print("  play: \(commands[next])")
         }
         return !result.warnings.isEmpty

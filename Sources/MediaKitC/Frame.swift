@@ -59,13 +59,13 @@ public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: Unsafe
         return packPicture(fr, FramePipelines.for(layout), buffer, capacity, size, "mk_frame_pack")
     case MK_PACK_S16, MK_PACK_F32:
         guard fr.mediaType == .audio else { return fail(MK_EINVAL, "mk_frame_pack: an audio layout for a video frame") }
-        let format: PCMFormat = layout == MK_PACK_S16 ? .s16 : .f32
+        let format: SampleFormat = layout == MK_PACK_S16 ? .s16 : .f32
         let needed = fr.sampleCount * fr.channels * format.bytesPerSample
         size.pointee = needed
         guard let buffer else { return MK_OK }
         guard capacity >= needed else { return fail(MK_EINVAL, "mk_frame_pack: the buffer holds \(capacity) bytes, \(needed) are needed") }
         // Straight into the caller's buffer: nothing allocated per frame.
-        _ = AudioSampleConverter.write(fr, as: format.sampleType, into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+        _ = AudioSampleConverter.write(fr, as: format, into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
         return MK_OK
     default:
         return fail(MK_EINVAL, "mk_frame_pack: unknown layout \(layout) (MK_PACK_NV12, MK_PACK_I420, MK_PACK_S16 or MK_PACK_F32)")
