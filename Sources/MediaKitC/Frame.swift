@@ -90,7 +90,7 @@ private func packPicture(_ fr: Frame, _ pipeline: PicturePipeline, _ buffer: Uns
     } catch let e as MediaError {
         let scaled = pipeline.size.map { " at \($0.width)x\($0.height) (\(pipeline.filter.name))" } ?? ""
         return fail(e.kind == .notFound ? MK_EUNSUPPORTED : status(for: e),
-                    "\(function): decoded pictures are \(fr.width)x\(fr.height) \(source.name); packing them as \(pipeline.layout.rawValue)\(scaled): \(e.message)")
+                    "\(function): decoded pictures are \(fr.width)x\(fr.height) \(source.name); packing them as \(pipeline.layout == .yuv420p ? "i420" : pipeline.layout.name)\(scaled): \(e.message)")
     } catch {
         return fail(error)
     }
@@ -118,7 +118,7 @@ public func mk_frame_pack_scaled(_ f: OpaquePointer?, _ layout: Int32, _ width: 
 /// (one per layout, size and filter asked for lately), each with its converter cache.
 enum FramePipelines {
     static let nv12 = PicturePipeline(layout: .nv12)
-    static let i420 = PicturePipeline(layout: .i420)
+    static let i420 = PicturePipeline(layout: .yuv420p)
     /// The largest width or height mk_frame_pack_scaled makes (the plugin converter's limit).
     static let maxSide: Int32 = 16384
 
@@ -137,7 +137,7 @@ enum FramePipelines {
         return lock.withLock {
             if let p = scaledPipelines[key] { return p }
             if scaledPipelines.count >= scaledLimit { scaledPipelines.removeAll() }
-            let p = PicturePipeline(layout: layout == MK_PACK_NV12 ? .nv12 : .i420, size: (width, height), filter: filter)
+            let p = PicturePipeline(layout: layout == MK_PACK_NV12 ? .nv12 : .yuv420p, size: (width, height), filter: filter)
             scaledPipelines[key] = p
             return p
         }

@@ -120,7 +120,10 @@ public enum SampleFormat: Int32, Sendable, CaseIterable {
     }
 }
 
-/// How the pixels of a video frame are stored.
+/// How the pixels of a video frame are stored: the one pixel-format type of MediaKit, for
+/// decoded pictures, picture converters and the raw layouts pictures are written in
+/// (``PicturePipeline``, ``PictureWriter``: NV12, I420 = ``yuv420p``, ``yuv420p10``). The raw
+/// values are the C API's `MK_PIXEL_*` codes.
 public enum PixelFormat: Int32, Sendable, CaseIterable {
     /// 8-bit Y, U, V planes, chroma halved both ways (limited range).
     case yuv420p = 1
@@ -182,6 +185,50 @@ public enum PixelFormat: Int32, Sendable, CaseIterable {
         default: return 3
         }
     }
+
+    /// Parses a pixel format name: FFmpeg's (``name``: "yuv420p", "nv12", "yuv420p10le" ...,
+    /// also without the "le"), or "i420" (FFmpeg's yuv420p, as raw-video tools name it).
+    /// Case is ignored. Nil for an unknown name.
+    public init?(name: String) {
+        let n = name.lowercased()
+        if n == "i420" { self = .yuv420p; return }
+        if n == "gray8" { self = .gray8; return }
+        guard let f = Self.allCases.first(where: { $0.name == n || ($0.name.hasSuffix("le") && String($0.name.dropLast(2)) == n) }) else {
+            return nil
+        }
+        self = f
+    }
+
+    /// The planes of a `width` x `height` picture packed without padding, in order: bytes per
+    /// row and rows (odd sizes round the chroma up). NV12 and P010 have two (Y, interleaved
+    /// UV), the gray formats one, the others three.
+    public func planes(width: Int, height: Int) -> [(rowBytes: Int, rows: Int)] {
+        let b = bytesPerComponent, shift = chromaShift
+        let cw = (width + (1 << shift.x) - 1) >> shift.x, ch = (height + (1 << shift.y) - 1) >> shift.y
+        switch planeCount {
+        case 1: return [(width * b, height)]
+        case 2: return [(width * b, height), (2 * cw * b, ch)]
+        default: return [(width * b, height), (cw * b, ch), (cw * b, ch)]
+        }
+    }
+
+    /// Bytes of one picture of `width` x `height` packed without padding.
+    public func frameSize(width: Int, height: Int) -> Int {
+        planes(width: width, height: height).reduce(0) { $0 + $1.rowBytes * $1.rows }
+    }
+
+    /// The old name of ``yuv420p`` as a raw layout (`RawPictureFormat.i420`).
+    @available(*, deprecated, renamed: "yuv420p")
+    public static var i420: PixelFormat { .yuv420p }
+    /// The old name of ``yuv420p10`` as a raw layout (`RawPictureFormat.yuv420p10le`).
+    @available(*, deprecated, renamed: "yuv420p10")
+    public static var yuv420p10le: PixelFormat { .yuv420p10 }
+    /// The pixel format itself (a `RawPictureFormat` named the pixel format it packed from).
+    @available(*, deprecated, message: "a raw layout is a PixelFormat now: use the value itself")
+    public var pixelFormat: PixelFormat { self }
+    /// The old name of ``bytesPerComponent`` (`RawPictureFormat.bytesPerSample`).
+    @available(*, deprecated, renamed: "bytesPerComponent")
+    public var bytesPerSample: Int { bytesPerComponent }
 }
 
 /// Owns the memory behind a frame's planes and gives it back (for a plugin

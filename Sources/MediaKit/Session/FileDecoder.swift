@@ -6,8 +6,8 @@ public struct FileDecodeOptions: Sendable {
     public var audioPath: String?
     /// Where the first video track goes (raw frames, or Y4M with ``y4m``); nil: video is not decoded.
     public var videoPath: String?
-    /// Raw video layout. Default: ``RawPictureFormat/nv12``.
-    public var pixelFormat: RawPictureFormat = .nv12
+    /// Raw video layout. Default: ``PixelFormat/nv12``.
+    public var pixelFormat: PixelFormat = .nv12
     /// PCM layout. Default: ``SampleFormat/s16``.
     public var sampleFormat: SampleFormat = .s16
     /// PCM sample type, any of ``SampleFormat`` (overrides ``sampleFormat``). Default: nil.
@@ -91,7 +91,7 @@ public struct FileDecodeResult: Sendable {
             if options.y4m {
                 out.append("ffplay \(Self.quote(v.path))")
             } else {
-                let fmt = options.pixelFormat == .i420 ? "yuv420p" : options.pixelFormat.rawValue
+                let fmt = options.pixelFormat.name
                 out.append("ffplay -f rawvideo -pixel_format \(fmt) -video_size \(v.width)x\(v.height) -framerate \(v.frameRate.numerator)/\(v.frameRate.denominator) \(Self.quote(v.path))")
             }
         }
