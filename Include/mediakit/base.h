@@ -20,6 +20,14 @@ extern "C" {
  * (MK_MEDIA_*), pixel formats (MK_PIXEL_*) and sample formats (MK_SAMPLES_*) are
  * in mediakit_types.h, shared with the plugin ABI. */
 
+/** Marks a name kept for one release after its rename (still exported, the same ABI): using
+ *  it warns, naming its replacement. Define MK_NO_DEPRECATION_WARNINGS to silence it. */
+#if !defined(MK_NO_DEPRECATION_WARNINGS) && (defined(__GNUC__) || defined(__clang__))
+#define MK_DEPRECATED(replacement) __attribute__((deprecated("renamed " replacement)))
+#else
+#define MK_DEPRECATED(replacement)
+#endif
+
 /** The ABI version of this header; mk_abi_version() returns the library's. */
 #define MK_ABI_VERSION 1
 

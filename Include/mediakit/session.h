@@ -1,5 +1,7 @@
 /*
- * mediakit/session.h - part of the C API of MediaKit (libmediakit): mk_session: decoding on its own thread, with callbacks.
+ * mediakit/session.h - part of the C API of MediaKit (libmediakit): mk_async_decode_session, decoding
+ * on its own thread, with callbacks: Swift's AsyncDecodeSession, Python's mediakit.AsyncDecodeSession
+ * (mk_session before 0.2).
  *
  * Include <mediakit/mediakit.h> for the whole API; this header compiles on its own and
  * includes what it needs. The conventions (statuses, ownership, threads) are in mediakit.h.
@@ -19,30 +21,30 @@ extern "C" {
 /** A decode session: one track of a demuxer decoded on a thread the library owns, as the
  *  iOS video decoder (VTDecompressionSession) decodes on its own queue. The frames come out in
  *  presentation order, trimmed as mk_decoder's are (edit list, gapless audio), either one at a
- *  time from mk_session_read_frame() or through callbacks (mk_session_start()). Decoding runs
+ *  time from mk_async_decode_session_read_frame() or through callbacks (mk_async_decode_session_start()). Decoding runs
  *  ahead of the consumer by at most `queue_frames` frames (then the session's thread waits:
  *  back-pressure, memory stays flat). Damaged data is stepped over: the decoder is rebuilt
  *  (once per damage) and the packets of the current GOP sent to it again, the output of
  *  those already output discarded; the session gives up (an error) after
  *  `max_failed_packets` consecutive rejected packets counted from a key frame (damage between
  *  key frames costs its GOP, as in ffmpeg) or `max_rebuilds` consecutive failed rebuilds.
- *  mk_session_seek() is sample-accurate.
+ *  mk_async_decode_session_seek() is sample-accurate.
  *
- *      mk_session *s = NULL;
- *      if (mk_session_open(&s, dmx, track, NULL) != MK_OK) { puts(mk_last_error()); ... }
+ *      mk_async_decode_session *s = NULL;
+ *      if (mk_async_decode_session_open(&s, dmx, track, NULL) != MK_OK) { puts(mk_last_error()); ... }
  *      mk_frame *f = NULL;
  *      mk_status st;
- *      while ((st = mk_session_read_frame(s, &f)) == MK_OK) { ...; mk_frame_free(&f); }
+ *      while ((st = mk_async_decode_session_read_frame(s, &f)) == MK_OK) { ...; mk_frame_free(&f); }
  *      if (st != MK_EOF) puts(mk_last_error());  // a decoding error
- *      mk_session_close(&s);
+ *      mk_async_decode_session_close(&s);
  *
  *  Threads: the functions below may be called from any thread, also from the session's
- *  callbacks (except mk_session_close). */
-typedef struct mk_session mk_session;
+ *  callbacks (except mk_async_decode_session_close). */
+typedef struct mk_async_decode_session mk_async_decode_session;
 
-/** How to create a session. Fill with mk_session_default_settings() first. */
-typedef struct mk_session_settings {
-    uint32_t struct_size;      /**< sizeof(mk_session_settings) */
+/** How to create a session. Fill with mk_async_decode_session_default_settings() first. */
+typedef struct mk_async_decode_session_settings {
+    uint32_t struct_size;      /**< sizeof(mk_async_decode_session_settings) */
     const char *backend;       /**< a backend or plugin name to insist on; NULL: by priority
                                     (default). Borrowed for the open call */
     int32_t threads;           /**< decoder threads; 0 = every core. Default 0 */
@@ -53,25 +55,25 @@ typedef struct mk_session_settings {
                                     among them, before giving up. Default 20 */
     int32_t max_rebuilds;      /**< consecutive failed decoder rebuilds before giving up. Default 5 */
     int32_t queue_frames;      /**< frames decoded ahead of the consumer at most (>= 1). Default 8 */
-} mk_session_settings;
+} mk_async_decode_session_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
-void mk_session_default_settings(mk_session_settings *settings);
+void mk_async_decode_session_default_settings(mk_async_decode_session_settings *settings);
 
 /** Creates a session decoding track `track` of `demuxer`. The session reads the demuxer on
  *  its own thread from now on: do not call mk_demuxer_* functions on it (other than
  *  mk_demuxer_close) until the session is closed. Closing the demuxer first is allowed: the
- *  session keeps what it needs. Nothing is decoded before the first mk_session_read_frame()
- *  or mk_session_start(). settings may be NULL (defaults). On success *out must be closed with
- *  mk_session_close(). Errors: those of mk_decoder_open, MK_EINVAL (bad settings: a zero
+ *  session keeps what it needs. Nothing is decoded before the first mk_async_decode_session_read_frame()
+ *  or mk_async_decode_session_start(). settings may be NULL (defaults). On success *out must be closed with
+ *  mk_async_decode_session_close(). Errors: those of mk_decoder_open, MK_EINVAL (bad settings: a zero
  *  queue_frames, negative limits, an unknown trim). */
-mk_status mk_session_open(mk_session **out, mk_demuxer *demuxer, int32_t track, const mk_session_settings *settings);
+mk_status mk_async_decode_session_open(mk_async_decode_session **out, mk_demuxer *demuxer, int32_t track, const mk_async_decode_session_settings *settings);
 
 /** One recovery from damaged data, as the recovery callback gets it (borrowed for the call) or
- *  mk_session_get_recovery() gives it. */
+ *  mk_async_decode_session_get_recovery() gives it. */
 typedef struct mk_recovery_info {
     uint32_t struct_size;      /**< sizeof(mk_recovery_info): of the library in a callback; set by
-                                    the caller for mk_session_get_recovery() */
+                                    the caller for mk_async_decode_session_get_recovery() */
     int64_t pts;               /**< the rejected packet's pts (track time base), MK_NOPTS_VALUE for
                                     an error while receiving a frame */
     int64_t position;          /**< the rejected packet's byte offset in the file, -1 if unknown */
@@ -81,11 +83,11 @@ typedef struct mk_recovery_info {
     const char *message;       /**< the decoder's message */
 } mk_recovery_info;
 
-/** The callbacks of mk_session_start(). They are called one at a time, in order (frames in
+/** The callbacks of mk_async_decode_session_start(). They are called one at a time, in order (frames in
  *  presentation order, each recovery where it happened, then `end` or `error` last), on a
- *  thread the library owns, never on the caller's. `user` is mk_session_start's. */
-typedef struct mk_session_callbacks {
-    uint32_t struct_size;      /**< sizeof(mk_session_callbacks) */
+ *  thread the library owns, never on the caller's. `user` is mk_async_decode_session_start's. */
+typedef struct mk_async_decode_session_callbacks {
+    uint32_t struct_size;      /**< sizeof(mk_async_decode_session_callbacks) */
     /** Required. A presented frame. *frame is the callee's: free it with mk_frame_free(), on
      *  any thread, now or later (a frame kept holds the decoder's memory). At most
      *  queue_frames callbacks wait at a time: a slow callback slows the decoding. */
@@ -93,61 +95,91 @@ typedef struct mk_session_callbacks {
     /** Optional (NULL). A recovery from damaged data; `info` is borrowed for the call. */
     void (*recovery)(void *user, const mk_recovery_info *info);
     /** Optional. The decoding failed (the session gives up: nothing follows but what a
-     *  mk_session_seek() starts again); `message` is borrowed for the call. */
+     *  mk_async_decode_session_seek() starts again); `message` is borrowed for the call. */
     void (*error)(void *user, mk_status status, const char *message);
     /** Optional. The end of the track: every frame was delivered. */
     void (*end)(void *user);
-} mk_session_callbacks;
+} mk_async_decode_session_callbacks;
 
 /** Starts decoding and delivering frames through `callbacks` (copied; `user` is passed to
- *  each and must stay valid until mk_session_close). Errors: MK_EINVAL (NULL, small
- *  struct_size, no frame callback), MK_ESTATE (already started, or mk_session_read_frame
+ *  each and must stay valid until mk_async_decode_session_close). Errors: MK_EINVAL (NULL, small
+ *  struct_size, no frame callback), MK_ESTATE (already started, or mk_async_decode_session_read_frame
  *  was used). */
-mk_status mk_session_start(mk_session *session, const mk_session_callbacks *callbacks, void *user);
+mk_status mk_async_decode_session_start(mk_async_decode_session *session, const mk_async_decode_session_callbacks *callbacks, void *user);
 
 /** Waits for the next presented frame and sets *out to it (a new frame: free it with
  *  mk_frame_free). Returns MK_EOF at the end of the track (*out NULL), or the error that
  *  ended the decoding (MK_EDATA with a message naming the packets and rebuilds, ...).
  *  Errors: MK_EINVAL, MK_ESTATE (the session delivers through callbacks). */
-mk_status mk_session_read_frame(mk_session *session, mk_frame **out);
+mk_status mk_async_decode_session_read_frame(mk_async_decode_session *session, mk_frame **out);
 
 /** Sample-accurate seek: frames not yet delivered are dropped, and the next frame delivered
  *  is the one presented at `seconds` (audio: from that exact sample). Also after the end of
  *  the track or an error: decoding starts again. Errors: MK_EINVAL (NULL, negative or not
  *  finite). */
-mk_status mk_session_seek(mk_session *session, double seconds);
+mk_status mk_async_decode_session_seek(mk_async_decode_session *session, double seconds);
 
 /** Mid-stream flush (the iOS decoder's): the decoder's delayed frames are delivered, then
  *  `completion(user)` is called (may be NULL), and decoding goes on with the next packet;
  *  this is not the end of the stream. With callbacks, `completion` runs on their thread after
- *  the last drained frame's callback; with mk_session_read_frame, on the session's thread
+ *  the last drained frame's callback; with mk_async_decode_session_read_frame, on the session's thread
  *  once the drained frames are queued (ahead of later frames). After the end (or close)
  *  it is called at once. Errors: MK_EINVAL. */
-mk_status mk_session_flush(mk_session *session, void (*completion)(void *user), void *user);
+mk_status mk_async_decode_session_flush(mk_async_decode_session *session, void (*completion)(void *user), void *user);
 
 /** What a session did so far. */
-typedef struct mk_session_stats {
-    uint32_t struct_size;      /**< set by the caller: sizeof(mk_session_stats) */
+typedef struct mk_async_decode_session_stats {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_async_decode_session_stats) */
     int64_t frames;            /**< frames delivered (not those dropped by a seek) */
     int32_t recoveries;        /**< recoveries from damaged data */
     int32_t rebuilds;          /**< decoder rebuilds */
     int32_t frames_lost;       /**< frames lost to damaged data */
     int32_t warnings;          /**< damage stepped over without failing (recoveries, a cut) */
-} mk_session_stats;
+} mk_async_decode_session_stats;
 
 /** Fills *stats. Errors: MK_EINVAL (NULL, small struct_size). */
-mk_status mk_session_get_stats(mk_session *session, mk_session_stats *stats);
+mk_status mk_async_decode_session_get_stats(mk_async_decode_session *session, mk_async_decode_session_stats *stats);
 
-/** Fills *info with recovery `index` of the session (0 <= index < mk_session_stats.recoveries,
+/** Fills *info with recovery `index` of the session (0 <= index < mk_async_decode_session_stats.recoveries,
  *  oldest first): the same record the recovery callback gets, for a session read with
- *  mk_session_read_frame() too. Set info->struct_size to sizeof(mk_recovery_info) first.
- *  info->message is BORROWED from the session: valid until mk_session_close(). Nothing to free.
+ *  mk_async_decode_session_read_frame() too. Set info->struct_size to sizeof(mk_recovery_info) first.
+ *  info->message is BORROWED from the session: valid until mk_async_decode_session_close(). Nothing to free.
  *  Errors: MK_EINVAL (NULL, small struct_size, index out of range). */
-mk_status mk_session_get_recovery(mk_session *session, int32_t index, mk_recovery_info *info);
+mk_status mk_async_decode_session_get_recovery(mk_async_decode_session *session, int32_t index, mk_recovery_info *info);
 
 /** Stops the session and sets *session to NULL: its thread ends, frames not yet delivered are
  *  freed, and no callback runs once this returns (so never call it from a callback). Frames
  *  already handed out stay valid. Harmless on NULL. */
+void mk_async_decode_session_close(mk_async_decode_session **session);
+
+/* ------------------------------------------------------------ the names before 0.2 */
+
+/* mk_session_* became mk_async_decode_session_* in 0.2, so that one name means one thing in
+ * Swift, C and Python. The old names stay for one release: the same types (typedefs) and the
+ * same functions, still exported by libmediakit (programs built against them keep running);
+ * compiling against them warns (MK_DEPRECATED). */
+typedef mk_async_decode_session mk_session;
+typedef mk_async_decode_session_settings mk_session_settings;
+typedef mk_async_decode_session_callbacks mk_session_callbacks;
+typedef mk_async_decode_session_stats mk_session_stats;
+
+MK_DEPRECATED("mk_async_decode_session_default_settings")
+void mk_session_default_settings(mk_session_settings *settings);
+MK_DEPRECATED("mk_async_decode_session_open")
+mk_status mk_session_open(mk_session **out, mk_demuxer *demuxer, int32_t track, const mk_session_settings *settings);
+MK_DEPRECATED("mk_async_decode_session_start")
+mk_status mk_session_start(mk_session *session, const mk_session_callbacks *callbacks, void *user);
+MK_DEPRECATED("mk_async_decode_session_read_frame")
+mk_status mk_session_read_frame(mk_session *session, mk_frame **out);
+MK_DEPRECATED("mk_async_decode_session_seek")
+mk_status mk_session_seek(mk_session *session, double seconds);
+MK_DEPRECATED("mk_async_decode_session_flush")
+mk_status mk_session_flush(mk_session *session, void (*completion)(void *user), void *user);
+MK_DEPRECATED("mk_async_decode_session_get_stats")
+mk_status mk_session_get_stats(mk_session *session, mk_session_stats *stats);
+MK_DEPRECATED("mk_async_decode_session_get_recovery")
+mk_status mk_session_get_recovery(mk_session *session, int32_t index, mk_recovery_info *info);
+MK_DEPRECATED("mk_async_decode_session_close")
 void mk_session_close(mk_session **session);
 
 #ifdef __cplusplus

@@ -66,8 +66,9 @@ struct AudioConv: ParsableCommand {
         }
     }
 
-    static func type(_ name: String) throws -> AudioSampleType {
-        guard let t = AudioSampleType(name: name) else {
+    /// The sample type a name gives (interleaved: the layout is not chosen by name here).
+    static func type(_ name: String) throws -> SampleFormat {
+        guard let t = SampleFormat(name: name)?.interleaved else {
             throw MediaError(.invalidArgument, "unknown sample format \"\(name)\": give u8, s16, s24, s32, f32 or f64")
         }
         return t

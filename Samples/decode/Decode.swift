@@ -43,7 +43,7 @@ struct Decode: ParsableCommand {
     var videoOut: String?
 
     @Option(help: "Raw video layout: nv12 (default), i420, or yuv420p10le. Pictures in other formats (10-bit, 4:4:4, 4:2:2, full range) are converted as ffmpeg's -pix_fmt converts them (the FFmpeg plugin's libswscale).")
-    var pixelFormat: RawPictureFormat = .nv12
+    var pixelFormat: PixelFormat = .nv12
 
     @Option(help: "PCM sample format: u8, s16 (default), s24, s32, f32 or f64 (little-endian, interleaved; ffmpeg's flt and dbl are accepted).")
     var sampleFormat: String = "s16"
@@ -133,7 +133,8 @@ struct Decode: ParsableCommand {
             }
         }
         options.pixelFormat = pixelFormat
-        guard let type = AudioSampleType(name: sampleFormat) else {
+        // Files are written interleaved: a planar name ("fltp") gives its interleaved type.
+        guard let type = SampleFormat(name: sampleFormat)?.interleaved else {
             throw MediaError(.invalidArgument, "unknown sample format \"\(sampleFormat)\": give u8, s16, s24, s32, f32 or f64")
         }
         options.sampleType = type
@@ -173,11 +174,11 @@ struct Decode: ParsableCommand {
         let commands = result.ffplayCommands
         var next = 0
         if let v = result.video {
-            print("video: \(v.frames) frames \(v.width)x\(v.height) \(y4m ? "y4m" : pixelFormat.rawValue) -> \(v.path)")
+            print("video: \(v.frames) frames \(v.width)x\(v.height) \(y4m ? "y4m" : Self.layoutName(pixelFormat)) -> \(v.path)")
             print("  play: \(commands[next])"); next += 1
         }
         if let a = result.audio {
-            print("audio: \(a.samples) samples, \(a.sampleRate) Hz, \(a.channels) ch, \(type.rawValue)\(wav ? " wav" : "") -> \(a.path)")
+            print("audio: \(a.samples) samples, \(a.sampleRate) Hz, \(a.channels) ch, \(type.typeName)\(wav ? " wav" : "") -> \(a.path)")
             print("  play: \(commands[next])")
         }
         return !result.warnings.isEmpty
@@ -237,7 +238,7 @@ extension Decode {
         }
         if !quiet {
             let size = writer.size.map { "\($0.width)x\($0.height)" } ?? "-"
-            print("video: \(writer.frames) pictures \(size) \(y4m ? "y4m" : pixelFormat.rawValue) -> \(out)")
+            print("video: \(writer.frames) pictures \(size) \(y4m ? "y4m" : Self.layoutName(pixelFormat)) -> \(out)")
         }
         return !missing.isEmpty || !session.warnings.isEmpty
     }
@@ -265,5 +266,19 @@ final class Progress {
     }
 }
 
-extension RawPictureFormat: ExpressibleByArgument {}
+/// `--pixel-format` takes the raw layouts ``PicturePipeline/layouts`` by the names raw-video tools
+/// use: nv12, i420 (yuv420p also) and yuv420p10le.
+extension Decode {
+    /// A raw layout's name as `--pixel-format` spells it (and mk-decode prints it): yuv420p is "i420".
+    static func layoutName(_ f: PixelFormat) -> String { f == .yuv420p ? "i420" : f.name }
+}
+
+extension PixelFormat: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let f = PixelFormat(name: argument), PicturePipeline.layouts.contains(f) else { return nil }
+        self = f
+    }
+
+    public static var allValueStrings: [String] { PicturePipeline.layouts.map(Decode.layoutName) }
+}
 extension TrimMode: ExpressibleByArgument {}

@@ -62,36 +62,14 @@ final class AudioConverterHandle {
 extension AudioConverterHandle: NamedHandle { static var kind: String { "audio converter" } }
 
 /// The sample type and interleaving of an MK_SAMPLES_* value; nil for an unknown one.
-private func sampleType(_ v: Int32) -> (AudioSampleType, Bool)? {
-    switch v {
-    case MK_SAMPLES_U8: return (.u8, false)
-    case MK_SAMPLES_S16: return (.s16, false)
-    case MK_SAMPLES_S24: return (.s24, false)
-    case MK_SAMPLES_S32: return (.s32, false)
-    case MK_SAMPLES_F32: return (.f32, false)
-    case MK_SAMPLES_F64: return (.f64, false)
-    case MK_SAMPLES_U8P: return (.u8, true)
-    case MK_SAMPLES_S16P: return (.s16, true)
-    case MK_SAMPLES_S24P: return (.s24, true)
-    case MK_SAMPLES_S32P: return (.s32, true)
-    case MK_SAMPLES_F32P: return (.f32, true)
-    case MK_SAMPLES_F64P: return (.f64, true)
-    default: return nil
-    }
+private func sampleType(_ v: Int32) -> (SampleFormat, Bool)? {
+    guard let f = SampleFormat(rawValue: v) else { return nil }
+    return (f.interleaved, f.isPlanar)
 }
 
-/// The MK_SAMPLES_* value of a type and interleaving.
-func sampleFormatCode(_ t: AudioSampleType, planar: Bool) -> Int32 {
-    let base: Int32
-    switch t {
-    case .u8: base = MK_SAMPLES_U8
-    case .s16: base = MK_SAMPLES_S16
-    case .s24: return planar ? MK_SAMPLES_S24P : MK_SAMPLES_S24
-    case .s32: base = MK_SAMPLES_S32
-    case .f32: base = MK_SAMPLES_F32
-    case .f64: base = MK_SAMPLES_F64
-    }
-    return planar ? base + (MK_SAMPLES_U8P - MK_SAMPLES_U8) : base
+/// The MK_SAMPLES_* value of a type and interleaving (``SampleFormat``'s raw values are the codes).
+func sampleFormatCode(_ t: SampleFormat, planar: Bool) -> Int32 {
+    (planar ? t.planar : t.interleaved).rawValue
 }
 
 /// Reads a C format: the request it makes (a zero rate or channel count left open when

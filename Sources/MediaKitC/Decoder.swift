@@ -201,7 +201,7 @@ public func mk_decode_file(_ path: UnsafePointer<CChar>?, _ audioOut: UnsafePoin
     guard s.video_layout == MK_PACK_NV12 || s.video_layout == MK_PACK_I420 else { return fail(MK_EINVAL, "mk_decode_file: video_layout \(s.video_layout) is not MK_PACK_NV12 or MK_PACK_I420") }
     guard s.audio_layout == MK_PACK_S16 || s.audio_layout == MK_PACK_F32 else { return fail(MK_EINVAL, "mk_decode_file: audio_layout \(s.audio_layout) is not MK_PACK_S16 or MK_PACK_F32") }
     var o = FileDecodeOptions(audioPath: audioOut.map { String(cString: $0) }, videoPath: videoOut.map { String(cString: $0) })
-    o.pixelFormat = s.video_layout == MK_PACK_NV12 ? .nv12 : .i420
+    o.pixelFormat = s.video_layout == MK_PACK_NV12 ? .nv12 : .yuv420p
     o.sampleFormat = s.audio_layout == MK_PACK_S16 ? .s16 : .f32
     o.wav = s.wav != 0
     o.y4m = s.y4m != 0

@@ -59,13 +59,13 @@ public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: Unsafe
         return packPicture(fr, FramePipelines.for(layout), buffer, capacity, size, "mk_frame_pack")
     case MK_PACK_S16, MK_PACK_F32:
         guard fr.mediaType == .audio else { return fail(MK_EINVAL, "mk_frame_pack: an audio layout for a video frame") }
-        let format: PCMFormat = layout == MK_PACK_S16 ? .s16 : .f32
+        let format: SampleFormat = layout == MK_PACK_S16 ? .s16 : .f32
         let needed = fr.sampleCount * fr.channels * format.bytesPerSample
         size.pointee = needed
         guard let buffer else { return MK_OK }
         guard capacity >= needed else { return fail(MK_EINVAL, "mk_frame_pack: the buffer holds \(capacity) bytes, \(needed) are needed") }
         // Straight into the caller's buffer: nothing allocated per frame.
-        _ = AudioSampleConverter.write(fr, as: format.sampleType, into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
+        _ = AudioSampleConverter.write(fr, as: format, into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
         return MK_OK
     default:
         return fail(MK_EINVAL, "mk_frame_pack: unknown layout \(layout) (MK_PACK_NV12, MK_PACK_I420, MK_PACK_S16 or MK_PACK_F32)")
@@ -90,7 +90,7 @@ private func packPicture(_ fr: Frame, _ pipeline: PicturePipeline, _ buffer: Uns
     } catch let e as MediaError {
         let scaled = pipeline.size.map { " at \($0.width)x\($0.height) (\(pipeline.filter.name))" } ?? ""
         return fail(e.kind == .notFound ? MK_EUNSUPPORTED : status(for: e),
-                    "\(function): decoded pictures are \(fr.width)x\(fr.height) \(source.name); packing them as \(pipeline.layout.rawValue)\(scaled): \(e.message)")
+                    "\(function): decoded pictures are \(fr.width)x\(fr.height) \(source.name); packing them as \(pipeline.layout == .yuv420p ? "i420" : pipeline.layout.name)\(scaled): \(e.message)")
     } catch {
         return fail(error)
     }
@@ -118,7 +118,7 @@ public func mk_frame_pack_scaled(_ f: OpaquePointer?, _ layout: Int32, _ width: 
 /// (one per layout, size and filter asked for lately), each with its converter cache.
 enum FramePipelines {
     static let nv12 = PicturePipeline(layout: .nv12)
-    static let i420 = PicturePipeline(layout: .i420)
+    static let i420 = PicturePipeline(layout: .yuv420p)
     /// The largest width or height mk_frame_pack_scaled makes (the plugin converter's limit).
     static let maxSide: Int32 = 16384
 
@@ -137,7 +137,7 @@ enum FramePipelines {
         return lock.withLock {
             if let p = scaledPipelines[key] { return p }
             if scaledPipelines.count >= scaledLimit { scaledPipelines.removeAll() }
-            let p = PicturePipeline(layout: layout == MK_PACK_NV12 ? .nv12 : .i420, size: (width, height), filter: filter)
+            let p = PicturePipeline(layout: layout == MK_PACK_NV12 ? .nv12 : .yuv420p, size: (width, height), filter: filter)
             scaledPipelines[key] = p
             return p
         }

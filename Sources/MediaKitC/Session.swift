@@ -1,4 +1,4 @@
-// mk_session: an AsyncDecodeSession as C sees it (decoding on a thread the library owns,
+// mk_async_decode_session (formerly mk_session): an AsyncDecodeSession as C sees it (decoding on a thread the library owns,
 // frames pulled or delivered through callbacks on the session's serial queue).
 import CMediaKit
 import Foundation
@@ -9,9 +9,9 @@ private struct UserPointer: @unchecked Sendable {
     let raw: UnsafeMutableRawPointer?
 }
 
-/// The C callbacks, copied at mk_session_start.
+/// The C callbacks, copied at mk_async_decode_session_start.
 private struct CCallbacks: @unchecked Sendable {
-    let c: mk_session_callbacks
+    let c: mk_async_decode_session_callbacks
     let user: UserPointer
 }
 
@@ -21,7 +21,7 @@ final class SessionHandle {
     /// Where callbacks run: a serial queue of the library's.
     let queue = DispatchQueue(label: "mediakit.session-callbacks")
 
-    /// The messages mk_session_get_recovery handed out, by recovery index: borrowed by the
+    /// The messages mk_async_decode_session_get_recovery handed out, by recovery index: borrowed by the
     /// caller until the session is closed.
     private var messages: [Int: CString] = [:]   // under `lock`
     private let lock = NSLock()
@@ -43,34 +43,34 @@ final class SessionHandle {
 
 extension SessionHandle: NamedHandle { static var kind: String { "session" } }
 
-@_cdecl("mk_session_default_settings")
-public func mk_session_default_settings(_ s: UnsafeMutablePointer<mk_session_settings>?) {
+@_cdecl("mk_async_decode_session_default_settings")
+public func mk_async_decode_session_default_settings(_ s: UnsafeMutablePointer<mk_async_decode_session_settings>?) {
     guard let s else { return }
     let policy = DecodeSession.RecoveryPolicy()
-    s.pointee = mk_session_settings(struct_size: UInt32(MemoryLayout<mk_session_settings>.size), backend: nil, threads: 0,
+    s.pointee = mk_async_decode_session_settings(struct_size: UInt32(MemoryLayout<mk_async_decode_session_settings>.size), backend: nil, threads: 0,
                                     trim: MK_TRIM_GAPLESS, recovery: policy.enabled ? 1 : 0,
                                     max_failed_packets: Int32(policy.maxFailedPackets), max_rebuilds: Int32(policy.maxRebuilds), queue_frames: 8)
 }
 
-@_cdecl("mk_session_open")
-public func mk_session_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demuxer: OpaquePointer?, _ track: Int32,
-                            _ settings: UnsafePointer<mk_session_settings>?) -> Int32 {
-    guard let out else { return fail(MK_EINVAL, "mk_session_open: out is NULL") }
+@_cdecl("mk_async_decode_session_open")
+public func mk_async_decode_session_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demuxer: OpaquePointer?, _ track: Int32,
+                            _ settings: UnsafePointer<mk_async_decode_session_settings>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_async_decode_session_open: out is NULL") }
     out.pointee = nil
-    guard demuxerTrack(demuxer, track, "mk_session_open") != nil,
-          let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_session_open") else { return MK_EINVAL }
-    var s = mk_session_settings()
-    mk_session_default_settings(&s)
+    guard demuxerTrack(demuxer, track, "mk_async_decode_session_open") != nil,
+          let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_async_decode_session_open") else { return MK_EINVAL }
+    var s = mk_async_decode_session_settings()
+    mk_async_decode_session_default_settings(&s)
     if let settings {
-        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_session_settings>.size, "mk_session_settings") else { return MK_EINVAL }
+        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_async_decode_session_settings>.size, "mk_async_decode_session_settings") else { return MK_EINVAL }
         s = settings.pointee
     }
     guard let trim = trimMode(s.trim) else {
-        return fail(MK_EINVAL, "mk_session_open: trim \(s.trim) is not MK_TRIM_NONE, MK_TRIM_GAPLESS or MK_TRIM_FFMPEG")
+        return fail(MK_EINVAL, "mk_async_decode_session_open: trim \(s.trim) is not MK_TRIM_NONE, MK_TRIM_GAPLESS or MK_TRIM_FFMPEG")
     }
-    guard s.queue_frames >= 1 else { return fail(MK_EINVAL, "mk_session_open: queue_frames is \(s.queue_frames); at least 1 frame must be able to wait") }
+    guard s.queue_frames >= 1 else { return fail(MK_EINVAL, "mk_async_decode_session_open: queue_frames is \(s.queue_frames); at least 1 frame must be able to wait") }
     guard s.max_failed_packets >= 0, s.max_rebuilds >= 0, s.threads >= 0 else {
-        return fail(MK_EINVAL, "mk_session_open: a negative max_failed_packets (\(s.max_failed_packets)), max_rebuilds (\(s.max_rebuilds)) or threads (\(s.threads))")
+        return fail(MK_EINVAL, "mk_async_decode_session_open: a negative max_failed_packets (\(s.max_failed_packets)), max_rebuilds (\(s.max_rebuilds)) or threads (\(s.threads))")
     }
     var policy = DecodeSession.RecoveryPolicy()
     policy.enabled = s.recovery != 0
@@ -84,12 +84,12 @@ public func mk_session_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demu
     }
 }
 
-@_cdecl("mk_session_start")
-public func mk_session_start(_ handle: OpaquePointer?, _ callbacks: UnsafePointer<mk_session_callbacks>?, _ user: UnsafeMutableRawPointer?) -> Int32 {
-    guard let h = liveHandle(SessionHandle.self, handle, "mk_session_start") else { return MK_EINVAL }
-    guard let callbacks else { return fail(MK_EINVAL, "mk_session_start: callbacks is NULL") }
-    guard sizeOK(callbacks.pointee.struct_size, MemoryLayout<mk_session_callbacks>.size, "mk_session_callbacks") else { return MK_EINVAL }
-    guard callbacks.pointee.frame != nil else { return fail(MK_EINVAL, "mk_session_start: callbacks->frame is NULL (it is required)") }
+@_cdecl("mk_async_decode_session_start")
+public func mk_async_decode_session_start(_ handle: OpaquePointer?, _ callbacks: UnsafePointer<mk_async_decode_session_callbacks>?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    guard let h = liveHandle(SessionHandle.self, handle, "mk_async_decode_session_start") else { return MK_EINVAL }
+    guard let callbacks else { return fail(MK_EINVAL, "mk_async_decode_session_start: callbacks is NULL") }
+    guard sizeOK(callbacks.pointee.struct_size, MemoryLayout<mk_async_decode_session_callbacks>.size, "mk_async_decode_session_callbacks") else { return MK_EINVAL }
+    guard callbacks.pointee.frame != nil else { return fail(MK_EINVAL, "mk_async_decode_session_start: callbacks->frame is NULL (it is required)") }
     let cb = CCallbacks(c: callbacks.pointee, user: UserPointer(raw: user))
     let onFrame: @Sendable (Frame) -> Void = { frame in
         cb.c.frame?(cb.user.raw, Handles.make(FrameHandle(frame)))
@@ -133,14 +133,14 @@ private func recoveryInfo(_ r: DecodeSession.Recovery, _ message: CString) -> mk
     return info
 }
 
-@_cdecl("mk_session_get_recovery")
-public func mk_session_get_recovery(_ handle: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<mk_recovery_info>?) -> Int32 {
-    guard let h = liveHandle(SessionHandle.self, handle, "mk_session_get_recovery") else { return MK_EINVAL }
-    guard let out else { return fail(MK_EINVAL, "mk_session_get_recovery: info is NULL") }
+@_cdecl("mk_async_decode_session_get_recovery")
+public func mk_async_decode_session_get_recovery(_ handle: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<mk_recovery_info>?) -> Int32 {
+    guard let h = liveHandle(SessionHandle.self, handle, "mk_async_decode_session_get_recovery") else { return MK_EINVAL }
+    guard let out else { return fail(MK_EINVAL, "mk_async_decode_session_get_recovery: info is NULL") }
     guard sizeOK(out.pointee.struct_size, MemoryLayout<mk_recovery_info>.size, "mk_recovery_info") else { return MK_EINVAL }
     let recoveries = h.session.recoveries
     guard index >= 0, Int(index) < recoveries.count else {
-        return fail(MK_EINVAL, "mk_session_get_recovery: index \(index) is out of range (the session made \(recoveries.count) recoveries)")
+        return fail(MK_EINVAL, "mk_async_decode_session_get_recovery: index \(index) is out of range (the session made \(recoveries.count) recoveries)")
     }
     let r = recoveries[Int(index)]
     let message = h.message(Int(index)) { r.error.description }
@@ -150,55 +150,55 @@ public func mk_session_get_recovery(_ handle: OpaquePointer?, _ index: Int32, _ 
     return MK_OK
 }
 
-@_cdecl("mk_session_read_frame")
-public func mk_session_read_frame(_ handle: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    guard let out else { return fail(MK_EINVAL, "mk_session_read_frame: out is NULL") }
+@_cdecl("mk_async_decode_session_read_frame")
+public func mk_async_decode_session_read_frame(_ handle: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_async_decode_session_read_frame: out is NULL") }
     out.pointee = nil
-    guard let h = liveHandle(SessionHandle.self, handle, "mk_session_read_frame") else { return MK_EINVAL }
+    guard let h = liveHandle(SessionHandle.self, handle, "mk_async_decode_session_read_frame") else { return MK_EINVAL }
     do {
         guard let frame = try h.session.nextFrame() else { return MK_EOF }
         out.pointee = Handles.make(FrameHandle(frame))
         return MK_OK
     } catch is CancellationError {
-        return fail(MK_ESTATE, "mk_session_read_frame: the session was closed")
+        return fail(MK_ESTATE, "mk_async_decode_session_read_frame: the session was closed")
     } catch {
         return fail(error)
     }
 }
 
-@_cdecl("mk_session_seek")
-public func mk_session_seek(_ handle: OpaquePointer?, _ seconds: Double) -> Int32 {
-    guard let h = liveHandle(SessionHandle.self, handle, "mk_session_seek") else { return MK_EINVAL }
+@_cdecl("mk_async_decode_session_seek")
+public func mk_async_decode_session_seek(_ handle: OpaquePointer?, _ seconds: Double) -> Int32 {
+    guard let h = liveHandle(SessionHandle.self, handle, "mk_async_decode_session_seek") else { return MK_EINVAL }
     return guarded {
         try h.session.seek(to: seconds)
         return MK_OK
     }
 }
 
-@_cdecl("mk_session_flush")
-public func mk_session_flush(_ handle: OpaquePointer?, _ completion: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
+@_cdecl("mk_async_decode_session_flush")
+public func mk_async_decode_session_flush(_ handle: OpaquePointer?, _ completion: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
                              _ user: UnsafeMutableRawPointer?) -> Int32 {
-    guard let h = liveHandle(SessionHandle.self, handle, "mk_session_flush") else { return MK_EINVAL }
+    guard let h = liveHandle(SessionHandle.self, handle, "mk_async_decode_session_flush") else { return MK_EINVAL }
     let u = UserPointer(raw: user)
     h.session.flush { completion?(u.raw) }
     return MK_OK
 }
 
-@_cdecl("mk_session_get_stats")
-public func mk_session_get_stats(_ handle: OpaquePointer?, _ stats: UnsafeMutablePointer<mk_session_stats>?) -> Int32 {
-    guard let h = liveHandle(SessionHandle.self, handle, "mk_session_get_stats") else { return MK_EINVAL }
-    guard let stats else { return fail(MK_EINVAL, "mk_session_get_stats: stats is NULL") }
-    guard sizeOK(stats.pointee.struct_size, MemoryLayout<mk_session_stats>.size, "mk_session_stats") else { return MK_EINVAL }
+@_cdecl("mk_async_decode_session_get_stats")
+public func mk_async_decode_session_get_stats(_ handle: OpaquePointer?, _ stats: UnsafeMutablePointer<mk_async_decode_session_stats>?) -> Int32 {
+    guard let h = liveHandle(SessionHandle.self, handle, "mk_async_decode_session_get_stats") else { return MK_EINVAL }
+    guard let stats else { return fail(MK_EINVAL, "mk_async_decode_session_get_stats: stats is NULL") }
+    guard sizeOK(stats.pointee.struct_size, MemoryLayout<mk_async_decode_session_stats>.size, "mk_async_decode_session_stats") else { return MK_EINVAL }
     let recoveries = h.session.recoveries
-    stats.pointee = mk_session_stats(struct_size: stats.pointee.struct_size, frames: Int64(h.session.framesDelivered),
+    stats.pointee = mk_async_decode_session_stats(struct_size: stats.pointee.struct_size, frames: Int64(h.session.framesDelivered),
                                      recoveries: Int32(clamping: recoveries.count), rebuilds: Int32(clamping: h.session.rebuilds),
                                      frames_lost: Int32(clamping: recoveries.reduce(0) { $0 + $1.framesLost }),
                                      warnings: Int32(clamping: h.session.warnings.count))
     return MK_OK
 }
 
-@_cdecl("mk_session_close")
-public func mk_session_close(_ handle: UnsafeMutablePointer<OpaquePointer?>?) {
+@_cdecl("mk_async_decode_session_close")
+public func mk_async_decode_session_close(_ handle: UnsafeMutablePointer<OpaquePointer?>?) {
     guard let handle, let h = Handles.get(handle.pointee, as: SessionHandle.self) else { return }
     // Stop the thread and let the callbacks already queued return (they skip their frames)
     // before the handle goes: no callback runs after this returns.
@@ -206,4 +206,58 @@ public func mk_session_close(_ handle: UnsafeMutablePointer<OpaquePointer?>?) {
     h.session.wait()
     h.queue.sync {}
     Handles.release(handle, as: SessionHandle.self)
+}
+
+// MARK: - The names before 0.2 (deprecated in the header; still exported, the same ABI)
+//
+// mk_session_* was renamed mk_async_decode_session_* so that one name means one thing in
+// Swift (AsyncDecodeSession), C and Python (mediakit.AsyncDecodeSession). The old symbols stay
+// for one release: programs built against them keep running.
+
+@_cdecl("mk_session_default_settings")
+public func mk_session_default_settings(_ s: UnsafeMutablePointer<mk_async_decode_session_settings>?) {
+    mk_async_decode_session_default_settings(s)
+}
+
+@_cdecl("mk_session_open")
+public func mk_session_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demuxer: OpaquePointer?, _ track: Int32,
+                            _ settings: UnsafePointer<mk_async_decode_session_settings>?) -> Int32 {
+    mk_async_decode_session_open(out, demuxer, track, settings)
+}
+
+@_cdecl("mk_session_start")
+public func mk_session_start(_ handle: OpaquePointer?, _ callbacks: UnsafePointer<mk_async_decode_session_callbacks>?,
+                             _ user: UnsafeMutableRawPointer?) -> Int32 {
+    mk_async_decode_session_start(handle, callbacks, user)
+}
+
+@_cdecl("mk_session_get_recovery")
+public func mk_session_get_recovery(_ handle: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<mk_recovery_info>?) -> Int32 {
+    mk_async_decode_session_get_recovery(handle, index, out)
+}
+
+@_cdecl("mk_session_read_frame")
+public func mk_session_read_frame(_ handle: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    mk_async_decode_session_read_frame(handle, out)
+}
+
+@_cdecl("mk_session_seek")
+public func mk_session_seek(_ handle: OpaquePointer?, _ seconds: Double) -> Int32 {
+    mk_async_decode_session_seek(handle, seconds)
+}
+
+@_cdecl("mk_session_flush")
+public func mk_session_flush(_ handle: OpaquePointer?, _ completion: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
+                             _ user: UnsafeMutableRawPointer?) -> Int32 {
+    mk_async_decode_session_flush(handle, completion, user)
+}
+
+@_cdecl("mk_session_get_stats")
+public func mk_session_get_stats(_ handle: OpaquePointer?, _ stats: UnsafeMutablePointer<mk_async_decode_session_stats>?) -> Int32 {
+    mk_async_decode_session_get_stats(handle, stats)
+}
+
+@_cdecl("mk_session_close")
+public func mk_session_close(_ handle: UnsafeMutablePointer<OpaquePointer?>?) {
+    mk_async_decode_session_close(handle)
 }

@@ -557,7 +557,7 @@ final class RegistryTests: XCTestCase {
         let samples: [SampleFormat: Int32] = [
             .u8: MK_SAMPLES_U8, .s16: MK_SAMPLES_S16, .s32: MK_SAMPLES_S32, .f32: MK_SAMPLES_F32,
             .f64: MK_SAMPLES_F64, .u8Planar: MK_SAMPLES_U8P, .s16Planar: MK_SAMPLES_S16P, .s32Planar: MK_SAMPLES_S32P,
-            .f32Planar: MK_SAMPLES_F32P, .f64Planar: MK_SAMPLES_F64P,
+            .f32Planar: MK_SAMPLES_F32P, .f64Planar: MK_SAMPLES_F64P, .s24: MK_SAMPLES_S24, .s24Planar: MK_SAMPLES_S24P,
         ]
         XCTAssertEqual(Set(samples.keys), Set(SampleFormat.allCases))
         for (format, value) in samples { XCTAssertEqual(format.rawValue, value, format.name) }

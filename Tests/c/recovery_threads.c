@@ -5,7 +5,7 @@
  *
  *     recovery_threads FILE THREADS decoder|session OUT.nv12
  *
- * decoder: mk_decoder (send / receive); session: mk_session (mk_session_read_frame). Prints
+ * decoder: mk_decoder (send / receive); session: mk_async_decode_session (mk_async_decode_session_read_frame). Prints
  * "frames N rebuilds R recoveries C" (R and C are -1 for mk_decoder, which does not count
  * them) and exits 0, or prints the error on standard error and exits 1.
  */
@@ -60,21 +60,21 @@ static int with_decoder(mk_demuxer *dmx, int32_t track, int32_t threads, writer 
 }
 
 static int with_session(mk_demuxer *dmx, int32_t track, int32_t threads, writer *w) {
-    mk_session_settings s;
-    mk_session_default_settings(&s);
+    mk_async_decode_session_settings s;
+    mk_async_decode_session_default_settings(&s);
     s.threads = threads;
-    mk_session *session = NULL;
-    if (mk_session_open(&session, dmx, track, &s) != MK_OK) return 1;
+    mk_async_decode_session *session = NULL;
+    if (mk_async_decode_session_open(&session, dmx, track, &s) != MK_OK) return 1;
     mk_frame *frm = NULL;
     mk_status st;
     int failed = 0;
-    while (!failed && (st = mk_session_read_frame(session, &frm)) == MK_OK) failed = put(w, &frm);
+    while (!failed && (st = mk_async_decode_session_read_frame(session, &frm)) == MK_OK) failed = put(w, &frm);
     if (!failed && st != MK_EOF) failed = 1;
-    mk_session_stats stats;
+    mk_async_decode_session_stats stats;
     memset(&stats, 0, sizeof stats);
     stats.struct_size = sizeof stats;
-    if (!failed && mk_session_get_stats(session, &stats) != MK_OK) failed = 1;
-    mk_session_close(&session);
+    if (!failed && mk_async_decode_session_get_stats(session, &stats) != MK_OK) failed = 1;
+    mk_async_decode_session_close(&session);
     if (!failed) printf("frames %ld rebuilds %d recoveries %d\n", w->frames, (int)stats.rebuilds, (int)stats.recoveries);
     return failed;
 }

@@ -1,5 +1,5 @@
 /*
- * session_test.c — the C decode session (mk_session_*): frames pulled and through callbacks on the
+ * session_test.c — the C decode session (mk_async_decode_session_*): frames pulled and through callbacks on the
  * library's thread, mid-stream flush with completion, sample-accurate seek, stats, close with
  * frames in flight, misuse. Run normally and under valgrind by Tests/oracle/test_capi.py.
  *
@@ -73,17 +73,17 @@ static int64_t frame_pts(mk_frame *f, double *seconds) {
 /* Pull: the same frames as the synchronous decoder, in order; the demuxer may be closed first. */
 static void pull(const char *path, int32_t track, const int64_t *ref, int nref) {
     mk_demuxer *dmx = NULL;
-    mk_session *s = NULL;
+    mk_async_decode_session *s = NULL;
     CHECK(mk_demuxer_open(&dmx, path) == MK_OK, "open");
-    mk_session_settings set;
-    mk_session_default_settings(&set);
+    mk_async_decode_session_settings set;
+    mk_async_decode_session_default_settings(&set);
     set.queue_frames = 2;
-    CHECK(mk_session_open(&s, dmx, track, &set) == MK_OK, "mk_session_open");
+    CHECK(mk_async_decode_session_open(&s, dmx, track, &set) == MK_OK, "mk_async_decode_session_open");
     mk_demuxer_close(&dmx);                       /* the session keeps what it needs */
     mk_frame *f = NULL;
     int n = 0, same = 1;
     mk_status st;
-    while ((st = mk_session_read_frame(s, &f)) == MK_OK) {
+    while ((st = mk_async_decode_session_read_frame(s, &f)) == MK_OK) {
         if (n >= nref || frame_pts(f, NULL) != ref[n]) same = 0;
         n++;
         mk_frame_free(&f);
@@ -91,18 +91,18 @@ static void pull(const char *path, int32_t track, const int64_t *ref, int nref) 
     CHECK(st == MK_EOF, "the end is MK_EOF");
     CHECK(n == nref && same, "pulled frames equal the synchronous decoder's");
     if (n != nref) printf("     track %d: %d frames, the synchronous decoder %d\n", track, n, nref);
-    mk_session_stats stats;
+    mk_async_decode_session_stats stats;
     stats.struct_size = sizeof stats;
-    CHECK(mk_session_get_stats(s, &stats) == MK_OK && stats.frames == nref && stats.recoveries == 0, "stats");
-    CHECK(mk_session_read_frame(s, &f) == MK_EOF && f == NULL, "MK_EOF again after the end");
-    mk_session_start(s, NULL, NULL);              /* misuse: an error, no crash */
-    mk_session_callbacks cb;
+    CHECK(mk_async_decode_session_get_stats(s, &stats) == MK_OK && stats.frames == nref && stats.recoveries == 0, "stats");
+    CHECK(mk_async_decode_session_read_frame(s, &f) == MK_EOF && f == NULL, "MK_EOF again after the end");
+    mk_async_decode_session_start(s, NULL, NULL);              /* misuse: an error, no crash */
+    mk_async_decode_session_callbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.struct_size = sizeof cb;
-    CHECK(mk_session_start(s, &cb, NULL) == MK_EINVAL, "no frame callback: MK_EINVAL");
-    mk_session_close(&s);
+    CHECK(mk_async_decode_session_start(s, &cb, NULL) == MK_EINVAL, "no frame callback: MK_EINVAL");
+    mk_async_decode_session_close(&s);
     CHECK(s == NULL, "close sets the handle to NULL");
-    mk_session_close(&s);                         /* harmless twice */
+    mk_async_decode_session_close(&s);                         /* harmless twice */
 }
 
 /* Callbacks: on the library's thread, in order, a mid-stream flush with completion. */
@@ -110,7 +110,7 @@ typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     pthread_t caller;
-    mk_session *session;
+    mk_async_decode_session *session;
     int frames, flushes, flushed_at, ended, errors, on_caller_thread, out_of_order;
     int64_t last_pts;
     const int64_t *ref;
@@ -139,7 +139,7 @@ static void on_frame(void *user, mk_frame *frame) {
     st->frames++;
     int n = st->frames;
     pthread_mutex_unlock(&st->lock);
-    if (n == 40) mk_session_flush(st->session, on_flushed, st);   /* allowed from a callback */
+    if (n == 40) mk_async_decode_session_flush(st->session, on_flushed, st);   /* allowed from a callback */
 }
 
 static void on_end(void *user) {
@@ -170,21 +170,21 @@ static void callbacks(const char *path, const int64_t *ref, int nref) {
     st.nref = nref;
     mk_demuxer *dmx = NULL;
     CHECK(mk_demuxer_open(&dmx, path) == MK_OK, "open");
-    CHECK(mk_session_open(&st.session, dmx, 0, NULL) == MK_OK, "mk_session_open");
-    mk_session_callbacks cb;
+    CHECK(mk_async_decode_session_open(&st.session, dmx, 0, NULL) == MK_OK, "mk_async_decode_session_open");
+    mk_async_decode_session_callbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.struct_size = sizeof cb;
     cb.frame = on_frame;
     cb.end = on_end;
     cb.error = on_error;
-    CHECK(mk_session_start(st.session, &cb, &st) == MK_OK, "mk_session_start");
-    CHECK(mk_session_start(st.session, &cb, &st) == MK_ESTATE, "started twice: MK_ESTATE");
+    CHECK(mk_async_decode_session_start(st.session, &cb, &st) == MK_OK, "mk_async_decode_session_start");
+    CHECK(mk_async_decode_session_start(st.session, &cb, &st) == MK_ESTATE, "started twice: MK_ESTATE");
     mk_frame *f = NULL;
-    CHECK(mk_session_read_frame(st.session, &f) == MK_ESTATE && f == NULL, "read_frame with callbacks: MK_ESTATE");
+    CHECK(mk_async_decode_session_read_frame(st.session, &f) == MK_ESTATE && f == NULL, "read_frame with callbacks: MK_ESTATE");
     pthread_mutex_lock(&st.lock);
     while (!st.ended) pthread_cond_wait(&st.cond, &st.lock);
     pthread_mutex_unlock(&st.lock);
-    mk_session_close(&st.session);                /* waits for the callbacks still queued */
+    mk_async_decode_session_close(&st.session);                /* waits for the callbacks still queued */
     mk_demuxer_close(&dmx);
     int once = 1;
     for (int i = 0; i < nref; i++)
@@ -211,35 +211,35 @@ static void slow_frame(void *user, mk_frame *frame) {
 
 static void close_in_flight(const char *path) {
     mk_demuxer *dmx = NULL;
-    mk_session *s = NULL;
+    mk_async_decode_session *s = NULL;
     CHECK(mk_demuxer_open(&dmx, path) == MK_OK, "open");
-    CHECK(mk_session_open(&s, dmx, 0, NULL) == MK_OK, "mk_session_open");
-    mk_session_callbacks cb;
+    CHECK(mk_async_decode_session_open(&s, dmx, 0, NULL) == MK_OK, "mk_async_decode_session_open");
+    mk_async_decode_session_callbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.struct_size = sizeof cb;
     cb.frame = slow_frame;
-    CHECK(mk_session_start(s, &cb, NULL) == MK_OK, "mk_session_start");
+    CHECK(mk_async_decode_session_start(s, &cb, NULL) == MK_OK, "mk_async_decode_session_start");
     __atomic_store_n(&closing, 1, __ATOMIC_SEQ_CST);
-    mk_session_close(&s);
+    mk_async_decode_session_close(&s);
     __atomic_store_n(&closing, 2, __ATOMIC_SEQ_CST);
-    CHECK(late_calls == 0, "no callback after mk_session_close returned");
+    CHECK(late_calls == 0, "no callback after mk_async_decode_session_close returned");
     mk_demuxer_close(&dmx);
 }
 
 /* Seek: the first frame after it is the one presented at the time; the session goes on. */
 static void seek(const char *path, const int64_t *ref, int nref) {
     mk_demuxer *dmx = NULL;
-    mk_session *s = NULL;
+    mk_async_decode_session *s = NULL;
     CHECK(mk_demuxer_open(&dmx, path) == MK_OK, "open");
-    CHECK(mk_session_open(&s, dmx, 0, NULL) == MK_OK, "mk_session_open");
+    CHECK(mk_async_decode_session_open(&s, dmx, 0, NULL) == MK_OK, "mk_async_decode_session_open");
     mk_frame *f = NULL;
-    CHECK(mk_session_read_frame(s, &f) == MK_OK, "first frame");
+    CHECK(mk_async_decode_session_read_frame(s, &f) == MK_OK, "first frame");
     double t0 = 0;
     frame_pts(f, &t0);
     mk_frame_free(&f);
-    CHECK(mk_session_seek(s, -1.0) == MK_EINVAL, "negative seek: MK_EINVAL");
-    CHECK(mk_session_seek(s, 2.0) == MK_OK, "seek 2.0");
-    CHECK(mk_session_read_frame(s, &f) == MK_OK, "a frame after the seek");
+    CHECK(mk_async_decode_session_seek(s, -1.0) == MK_EINVAL, "negative seek: MK_EINVAL");
+    CHECK(mk_async_decode_session_seek(s, 2.0) == MK_OK, "seek 2.0");
+    CHECK(mk_async_decode_session_read_frame(s, &f) == MK_OK, "a frame after the seek");
     double t = 0;
     int64_t pts = frame_pts(f, &t);
     mk_frame_free(&f);
@@ -258,39 +258,39 @@ static void seek(const char *path, const int64_t *ref, int nref) {
     CHECK(k < nref && pts == ref[k], "the first frame after seek(2.0) is the one presented at 2.0 s");
     if (k < nref && pts != ref[k]) printf("     got pts %lld (%.3f s), expected %lld\n", (long long)pts, t, (long long)ref[k]);
     int n = 1;
-    while (mk_session_read_frame(s, &f) == MK_OK) { n++; mk_frame_free(&f); }
+    while (mk_async_decode_session_read_frame(s, &f) == MK_OK) { n++; mk_frame_free(&f); }
     CHECK(n == nref - k, "every frame after the seek point follows");
-    mk_session_close(&s);
+    mk_async_decode_session_close(&s);
     mk_demuxer_close(&dmx);
 }
 
 static void misuse(void) {
-    mk_session *s = (mk_session *)0x1;
-    CHECK(mk_session_open(&s, NULL, 0, NULL) == MK_EINVAL && s == NULL, "open on NULL demuxer: MK_EINVAL, *out NULL");
-    CHECK(mk_session_open(NULL, NULL, 0, NULL) == MK_EINVAL, "NULL out: MK_EINVAL");
+    mk_async_decode_session *s = (mk_async_decode_session *)0x1;
+    CHECK(mk_async_decode_session_open(&s, NULL, 0, NULL) == MK_EINVAL && s == NULL, "open on NULL demuxer: MK_EINVAL, *out NULL");
+    CHECK(mk_async_decode_session_open(NULL, NULL, 0, NULL) == MK_EINVAL, "NULL out: MK_EINVAL");
     mk_frame *f = NULL;
-    CHECK(mk_session_read_frame(NULL, &f) == MK_EINVAL, "read on NULL: MK_EINVAL");
-    CHECK(mk_session_seek(NULL, 1) == MK_EINVAL, "seek on NULL: MK_EINVAL");
-    CHECK(mk_session_flush(NULL, NULL, NULL) == MK_EINVAL, "flush on NULL: MK_EINVAL");
-    mk_session_stats stats;
+    CHECK(mk_async_decode_session_read_frame(NULL, &f) == MK_EINVAL, "read on NULL: MK_EINVAL");
+    CHECK(mk_async_decode_session_seek(NULL, 1) == MK_EINVAL, "seek on NULL: MK_EINVAL");
+    CHECK(mk_async_decode_session_flush(NULL, NULL, NULL) == MK_EINVAL, "flush on NULL: MK_EINVAL");
+    mk_async_decode_session_stats stats;
     stats.struct_size = 4;
-    CHECK(mk_session_get_stats(NULL, &stats) == MK_EINVAL, "stats on NULL: MK_EINVAL");
-    mk_session_close(NULL);
+    CHECK(mk_async_decode_session_get_stats(NULL, &stats) == MK_EINVAL, "stats on NULL: MK_EINVAL");
+    mk_async_decode_session_close(NULL);
 }
 
 static void bad_settings(const char *path) {
     mk_demuxer *dmx = NULL;
-    mk_session *s = NULL;
+    mk_async_decode_session *s = NULL;
     CHECK(mk_demuxer_open(&dmx, path) == MK_OK, "open");
-    mk_session_settings set;
-    mk_session_default_settings(&set);
+    mk_async_decode_session_settings set;
+    mk_async_decode_session_default_settings(&set);
     set.queue_frames = 0;
-    CHECK(mk_session_open(&s, dmx, 0, &set) == MK_EINVAL && s == NULL, "queue_frames 0: MK_EINVAL");
-    mk_session_default_settings(&set);
-    CHECK(mk_session_open(&s, dmx, 9, &set) == MK_EINVAL && s == NULL, "no such track: MK_EINVAL");
-    mk_session_default_settings(&set);
+    CHECK(mk_async_decode_session_open(&s, dmx, 0, &set) == MK_EINVAL && s == NULL, "queue_frames 0: MK_EINVAL");
+    mk_async_decode_session_default_settings(&set);
+    CHECK(mk_async_decode_session_open(&s, dmx, 9, &set) == MK_EINVAL && s == NULL, "no such track: MK_EINVAL");
+    mk_async_decode_session_default_settings(&set);
     set.struct_size = 8;
-    CHECK(mk_session_open(&s, dmx, 0, &set) == MK_EINVAL && s == NULL, "small struct_size: MK_EINVAL");
+    CHECK(mk_async_decode_session_open(&s, dmx, 0, &set) == MK_EINVAL && s == NULL, "small struct_size: MK_EINVAL");
     mk_demuxer_close(&dmx);
 }
 

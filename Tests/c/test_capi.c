@@ -617,11 +617,11 @@ static void listings_and_orientation(const char *good) {
 
     /* mk_frame_orient: a new frame the caller frees; the source stays the caller's. */
     mk_demuxer *dmx = NULL;
-    mk_session *video = NULL, *audio = NULL;
+    mk_async_decode_session *video = NULL, *audio = NULL;
     mk_frame *frm = NULL, *turned = NULL;
     EXPECT(mk_demuxer_open(&dmx, good), MK_OK);
-    EXPECT(mk_session_open(&video, dmx, 0, NULL), MK_OK);
-    EXPECT(mk_session_read_frame(video, &frm), MK_OK);
+    EXPECT(mk_async_decode_session_open(&video, dmx, 0, NULL), MK_OK);
+    EXPECT(mk_async_decode_session_read_frame(video, &frm), MK_OK);
     EXPECT(mk_frame_orient(frm, &o, NULL), MK_EINVAL);
     EXPECT(mk_frame_orient(frm, NULL, &turned), MK_EINVAL);
     CHECK(turned == NULL, "a failed orient sets *out to NULL");
@@ -728,21 +728,21 @@ static void listings_and_orientation(const char *good) {
 
     /* Recovery records: none in an undamaged file. */
     mk_recovery_info ri; ri.struct_size = sizeof ri;
-    EXPECT(mk_session_get_recovery(video, 0, &ri), MK_EINVAL);
-    EXPECT(mk_session_get_recovery(video, -1, &ri), MK_EINVAL);
-    EXPECT(mk_session_get_recovery(video, 0, NULL), MK_EINVAL);
-    EXPECT(mk_session_get_recovery(NULL, 0, &ri), MK_EINVAL);
+    EXPECT(mk_async_decode_session_get_recovery(video, 0, &ri), MK_EINVAL);
+    EXPECT(mk_async_decode_session_get_recovery(video, -1, &ri), MK_EINVAL);
+    EXPECT(mk_async_decode_session_get_recovery(video, 0, NULL), MK_EINVAL);
+    EXPECT(mk_async_decode_session_get_recovery(NULL, 0, &ri), MK_EINVAL);
     ri.struct_size = 4;
-    EXPECT(mk_session_get_recovery(video, 0, &ri), MK_EINVAL);
-    mk_session_close(&video);
+    EXPECT(mk_async_decode_session_get_recovery(video, 0, &ri), MK_EINVAL);
+    mk_async_decode_session_close(&video);
 
     /* An audio frame cannot be turned. */
-    EXPECT(mk_session_open(&audio, dmx, 1, NULL), MK_OK);
-    EXPECT(mk_session_read_frame(audio, &frm), MK_OK);
+    EXPECT(mk_async_decode_session_open(&audio, dmx, 1, NULL), MK_OK);
+    EXPECT(mk_async_decode_session_read_frame(audio, &frm), MK_OK);
     EXPECT(mk_frame_orient(frm, &o, &turned), MK_EINVAL);
     CHECK(turned == NULL, "nothing to free after an error");
     mk_frame_free(&frm);
-    mk_session_close(&audio);
+    mk_async_decode_session_close(&audio);
     mk_demuxer_close(&dmx);
 }
 

@@ -1,5 +1,5 @@
 """Every video file of ../shared/media decoded through the synchronous decoder and through the
-asynchronous decode session (mk_session: decoding on the library's thread, frames pulled with
+asynchronous decode session (mk_async_decode_session: decoding on the library's thread, frames pulled with
 `for` and with `async for`), through libmediakit's Python bindings.
 
 Inputs: the progressive MP4 family (oracle_lib.progressive_shared_media), the fragmented MP4s

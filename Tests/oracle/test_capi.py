@@ -409,10 +409,44 @@ def _build_session_test(tmp_path: Path, libdir: Path) -> Path:
 
 
 def test_session_c_api(mk_bin, tmp_path):
-    """Tests/c/session_test.c: mk_session_* (pull and callbacks on the library's thread, mid-stream
+    """Tests/c/session_test.c: mk_async_decode_session_* (pull and callbacks on the library's thread, mid-stream
     flush with completion, seek, close with frames in flight, misuse) against the synchronous
     mk_decoder over the same file."""
     program = _build_session_test(tmp_path, _libdir(mk_bin))
+    proc = lib.run([program, SAMPLE])
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and re.search(r"^\d+ passed, 0 failed$", out, re.M), out[-3000:] + lib.tail(proc.stderr)
+
+
+OLD_SESSION_NAMES = ["mk_session_default_settings", "mk_session_open", "mk_session_start", "mk_session_read_frame",
+                     "mk_session_seek", "mk_session_flush", "mk_session_get_stats", "mk_session_get_recovery",
+                     "mk_session_close"]
+
+
+def test_session_c_api_under_the_names_before_0_2(mk_bin, tmp_path):
+    """The names before 0.2 (mk_session_*, renamed mk_async_decode_session_* so that one name means
+    one thing in Swift, C and Python) still work for one release: session_test.c written with them
+    warns at each use, naming the new name (MK_DEPRECATED); built with the warning allowed, it
+    links against the old symbols, which libmediakit still exports, and passes the same checks;
+    -DMK_NO_DEPRECATION_WARNINGS silences the warning."""
+    libdir = _libdir(mk_bin)
+    old = tmp_path / "session_test_old.c"
+    old.write_text(SESSION_C.read_text().replace("mk_async_decode_session", "mk_session"))
+    base = ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-pthread", "-I", INCLUDE, old]
+    proc = lib.run(["cc", "-Werror"] + base + ["-c", "-o", tmp_path / "old.o"])
+    err = proc.stderr.decode()
+    assert proc.returncode != 0 and "renamed mk_async_decode_session_open" in err, err[-3000:]
+    _cc(["-Werror", "-DMK_NO_DEPRECATION_WARNINGS"] + base + ["-c", "-o", tmp_path / "old.o"], "building it quietly")
+    program = tmp_path / "session_test_old"
+    _cc(["-Wno-error=deprecated-declarations"] + base + ["-L", libdir, "-lmediakit", f"-Wl,-rpath,{libdir}", "-o", program],
+        "building session_test.c with the old names")
+    undefined = lib.run(["nm", "-u", program]).stdout.decode()
+    for name in (n for n in OLD_SESSION_NAMES if re.search(rf"\b{n}\(", old.read_text())):
+        assert re.search(rf"\b{name}\b", undefined), f"{name} is not what the program calls"
+    assert "mk_async_decode_session" not in undefined
+    exported = lib.run(["nm", "-D", "--defined-only", libdir / "libmediakit.so"]).stdout.decode()
+    for name in OLD_SESSION_NAMES + [n.replace("mk_session", "mk_async_decode_session") for n in OLD_SESSION_NAMES]:
+        assert re.search(rf" T {name}$", exported, re.M), f"libmediakit.so does not export {name}"
     proc = lib.run([program, SAMPLE])
     out = proc.stdout.decode()
     assert proc.returncode == 0 and re.search(r"^\d+ passed, 0 failed$", out, re.M), out[-3000:] + lib.tail(proc.stderr)

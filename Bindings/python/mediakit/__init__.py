@@ -34,11 +34,14 @@ The package is split by family, as PyAV's is; this module only re-exports. From 
 exceptions and the status check), ``_common`` (helpers shared by the rest), ``_registry``
 (plugins, backends, containers), ``_demux`` (Demuxer, Track, Packet, CodecParameters), ``_mux``
 (Muxer), ``_open`` (open), ``_audio`` (AudioConverter), ``_frame`` (Frame), ``_decode``
-(Decoder), ``_session`` (DecodeSession), ``_encode`` (Encoder), ``_stream`` (StreamParser),
+(Decoder), ``_session`` (AsyncDecodeSession), ``_encode`` (Encoder), ``_stream`` (StreamParser),
 ``_files`` (decode, remux, transcode). Each imports only modules below it.
 """
 
 from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
 
 # Names kept importable as before though not in __all__ ("X as X": re-exported for mypy too).
 from . import errors as errors
@@ -59,7 +62,7 @@ from ._audio import AudioConverter
 from ._audio import _NUMPY_TYPES as _NUMPY_TYPES  # mediakit.ray's dtypes of empty batches
 from ._frame import Frame
 from ._decode import Decoder
-from ._session import DecodeSession, Recovery
+from ._session import AsyncDecodeSession, Recovery
 from ._encode import Encoder
 from ._stream import StreamEvent, StreamParser
 from ._files import Progress, decode, remux, transcode
@@ -68,8 +71,24 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
            "BackendError", "CancelledError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
-           "DecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
+           "AsyncDecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
            "open", "decode", "remux", "transcode", "plugins", "backends", "containers", "plugin_failures",
            "plugin_search_paths",
            "load_plugins", "version", "LIBRARY_PATH", "SCALE_FILTERS"]
+
+# The names before 0.2, kept for one release: the same objects under their old names. Using one
+# warns (DeprecationWarning) naming the new name. Not in __all__ (a star import does not warn).
+_RENAMED = {"DecodeSession": "AsyncDecodeSession"}
+
+if TYPE_CHECKING:
+    DecodeSession = AsyncDecodeSession  #: deprecated in 0.2: AsyncDecodeSession
+else:
+    def __getattr__(name: str) -> Any:
+        new = _RENAMED.get(name)
+        if new is None:
+            raise AttributeError(f"module 'mediakit' has no attribute {name!r}")
+        warnings.warn(f"mediakit.{name} was renamed mediakit.{new} in 0.2 (the same class; "
+                      f"C mk_async_decode_session, Swift AsyncDecodeSession); the old name goes in the next release",
+                      DeprecationWarning, stacklevel=2)
+        return globals()[new]

@@ -27,7 +27,7 @@ def _track_demuxer(who: str, track: object) -> "Demuxer":
 
 def _decoding_settings(settings: _Settings, fill: Callable[[Any], None], backend: Optional[str], threads: int,
                        trim: Union[bool, str]) -> _Settings:
-    """Fills a Decoder's or DecodeSession's settings struct: the defaults from `fill`, then
+    """Fills a Decoder's or AsyncDecodeSession's settings struct: the defaults from `fill`, then
     backend, threads and trim."""
     fill(ctypes.byref(settings))
     settings.backend = backend.encode() if backend else None

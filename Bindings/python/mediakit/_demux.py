@@ -16,11 +16,11 @@ from .errors import MediaKitError, StateError, OK, EOF, ESTATE, ETRUNCATED
 from ._common import _MEDIA_TYPES, _Owned, _closed, _path, _text, _warn_truncated
 
 if TYPE_CHECKING:  # annotations only: ._session builds on this module (a session reads a demuxer)
-    from ._session import DecodeSession
+    from ._session import AsyncDecodeSession
 
-#: Makes the DecodeSession of ``Demuxer.decode()``: ``DecodeSession`` itself, set by ._session
+#: Makes the AsyncDecodeSession of ``Demuxer.decode()``: ``AsyncDecodeSession`` itself, set by ._session
 #: when the package imports it, so that this module does not import the one built on it.
-_make_session: Optional[Callable[..., "DecodeSession"]] = None
+_make_session: Optional[Callable[..., "AsyncDecodeSession"]] = None
 
 
 @dataclass(frozen=True)
@@ -529,7 +529,7 @@ class Demuxer(_Owned):
         self.tracks: list[Track] = [self._track(i) for i in range(n.value)]
         #: The tracks by kind, as PyAV's ``container.streams``: ``streams.video[0]``, ``streams.audio[0]``.
         self.streams = Streams(self.tracks)
-        self._session: Optional[weakref.ref[DecodeSession]] = None  # the DecodeSession reading this demuxer, if any
+        self._session: Optional[weakref.ref[AsyncDecodeSession]] = None  # the AsyncDecodeSession reading this demuxer, if any
 
     def _track(self, i: int) -> Track:
         t = _ffi.TrackInfo(struct_size=ctypes.sizeof(_ffi.TrackInfo))
@@ -554,10 +554,10 @@ class Demuxer(_Owned):
                      _demuxer=self)
 
     def _busy(self) -> None:
-        """Raises when a DecodeSession reads this demuxer (on its own thread)."""
+        """Raises when a AsyncDecodeSession reads this demuxer (on its own thread)."""
         session = self._session() if self._session is not None else None
         if session is not None and not session.closed:
-            raise MediaKitError(ESTATE, "a DecodeSession (from decode()) reads this demuxer: close it first, "
+            raise MediaKitError(ESTATE, "a AsyncDecodeSession (from decode()) reads this demuxer: close it first, "
                              "or use its seek()", "demuxer")
 
     def read(self) -> Optional[Packet]:
@@ -630,11 +630,11 @@ class Demuxer(_Owned):
         lib.mk_demuxer_seek(self._handle(), float(seconds))
 
     def decode(self, *streams: Union[int, Track], video: Optional[int] = None, audio: Optional[int] = None,
-               **options: Any) -> "DecodeSession":
+               **options: Any) -> "AsyncDecodeSession":
         """Decodes one track, as PyAV's ``container.decode(video=0)``: ``video=N`` / ``audio=N``
         pick the N-th video / audio track, a Track (or a track index) picks that one. Returns a
-        DecodeSession, which yields the presented frames (``for frame in ...``, or ``async for``),
-        decoded ahead on the library's thread; ``options`` are DecodeSession's (trim, threads,
+        AsyncDecodeSession, which yields the presented frames (``for frame in ...``, or ``async for``),
+        decoded ahead on the library's thread; ``options`` are AsyncDecodeSession's (trim, threads,
         backend, recovery, queue_frames ...). The session reads this demuxer until it is closed
         (a new decode() closes the previous one); meanwhile ``seek(t)`` seeks it."""
         picked: list[Track] = []

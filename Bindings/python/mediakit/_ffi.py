@@ -244,7 +244,7 @@ class DecodeSettings(ctypes.Structure):
 
 
 class SessionSettings(ctypes.Structure):
-    """mk_session_settings."""
+    """mk_async_decode_session_settings (mk_session_settings before 0.2)."""
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("backend", ctypes.c_char_p), ("threads", ctypes.c_int32),
         ("trim", ctypes.c_int32), ("recovery", ctypes.c_int32), ("max_failed_packets", ctypes.c_int32),
@@ -253,7 +253,7 @@ class SessionSettings(ctypes.Structure):
 
 
 class SessionStats(ctypes.Structure):
-    """mk_session_stats."""
+    """mk_async_decode_session_stats (mk_session_stats before 0.2)."""
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("frames", ctypes.c_int64), ("recoveries", ctypes.c_int32),
         ("rebuilds", ctypes.c_int32), ("frames_lost", ctypes.c_int32), ("warnings", ctypes.c_int32),
@@ -427,11 +427,11 @@ _declare("mk_remux", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(MuxerSetting
 _declare("mk_decode_default_settings", None, [P(DecodeSettings)])
 _declare("mk_decode_file", c_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, P(DecodeSettings)], True)
 _declare("mk_decoder_seek", c_status, [c_handle, c_handle, ctypes.c_double], True)
-_declare("mk_session_default_settings", None, [P(SessionSettings)])
-_declare("mk_session_open", c_status, [P(c_handle), c_handle, ctypes.c_int32, P(SessionSettings)], True)
-_declare("mk_session_read_frame", c_status, [c_handle, P(c_handle)], True)
-_declare("mk_session_seek", c_status, [c_handle, ctypes.c_double], True)
-_declare("mk_session_flush", c_status, [c_handle, SESSION_COMPLETION, ctypes.c_void_p], True)
-_declare("mk_session_get_stats", c_status, [c_handle, P(SessionStats)], True)
-_declare("mk_session_get_recovery", c_status, [c_handle, ctypes.c_int32, P(RecoveryInfo)], True)
-_declare("mk_session_close", None, [P(c_handle)])
+_declare("mk_async_decode_session_default_settings", None, [P(SessionSettings)])
+_declare("mk_async_decode_session_open", c_status, [P(c_handle), c_handle, ctypes.c_int32, P(SessionSettings)], True)
+_declare("mk_async_decode_session_read_frame", c_status, [c_handle, P(c_handle)], True)
+_declare("mk_async_decode_session_seek", c_status, [c_handle, ctypes.c_double], True)
+_declare("mk_async_decode_session_flush", c_status, [c_handle, SESSION_COMPLETION, ctypes.c_void_p], True)
+_declare("mk_async_decode_session_get_stats", c_status, [c_handle, P(SessionStats)], True)
+_declare("mk_async_decode_session_get_recovery", c_status, [c_handle, ctypes.c_int32, P(RecoveryInfo)], True)
+_declare("mk_async_decode_session_close", None, [P(c_handle)])

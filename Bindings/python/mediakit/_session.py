@@ -1,4 +1,5 @@
-"""``DecodeSession`` (mk_session): one track decoded ahead on the library's thread."""
+"""``AsyncDecodeSession`` (C mk_async_decode_session, Swift AsyncDecodeSession; ``DecodeSession`` before
+0.2): one track decoded ahead on the library's thread."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from ._decode import _decoding_settings, _track_demuxer
 
 @dataclass(frozen=True)
 class Recovery:
-    """One recovery of a DecodeSession from damaged data (C ``mk_recovery_info``, Swift
+    """One recovery of an AsyncDecodeSession from damaged data (C ``mk_recovery_info``, Swift
     ``DecodeSession.Recovery``)."""
     pts: Optional[int]              #: the rejected packet's pts (track time base); None for an error while receiving
     position: int                   #: the rejected packet's byte offset in the file, -1 if unknown
@@ -31,8 +32,9 @@ class Recovery:
     message: str                    #: the decoder's message
 
 
-class DecodeSession(_Owned):
-    """One track decoded on the library's thread (mk_session), ahead of the consumer by at most
+class AsyncDecodeSession(_Owned):
+    """One track decoded on the library's thread (C mk_async_decode_session, Swift
+    AsyncDecodeSession; the name ``DecodeSession`` before 0.2 is a deprecated alias), ahead of the consumer by at most
     ``queue_frames`` frames. Iterate it for the presented frames, in presentation order, with
     ``for`` or ``async for`` (the async iterator waits in a worker thread, never blocking the
     event loop)::
@@ -59,20 +61,20 @@ class DecodeSession(_Owned):
     ``Demuxer.decode()``; it reads the track's demuxer until closed.
     """
 
-    _free = staticmethod(lib.mk_session_close)
+    _free = staticmethod(lib.mk_async_decode_session_close)
     _what = "decode session"
 
     def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0, trim: Union[bool, str] = True,
                  recovery: bool = True, max_failed_packets: int = 20, max_rebuilds: int = 5, queue_frames: int = 8,
                  on_recovery: Optional[Callable[[Recovery], None]] = None):
-        demuxer = _track_demuxer("DecodeSession", track)
-        s = _decoding_settings(_ffi.SessionSettings(), lib.mk_session_default_settings, backend, threads, trim)
+        demuxer = _track_demuxer("AsyncDecodeSession", track)
+        s = _decoding_settings(_ffi.SessionSettings(), lib.mk_async_decode_session_default_settings, backend, threads, trim)
         s.recovery = 1 if recovery else 0
         s.max_failed_packets = int(max_failed_packets)
         s.max_rebuilds = int(max_rebuilds)
         s.queue_frames = int(queue_frames)
         h = ctypes.c_void_p()
-        lib.mk_session_open(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
+        lib.mk_async_decode_session_open(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
         super().__init__(h)
         self.track = track
         self._demuxer = demuxer  # keeps the demuxer object (and its handle) alive
@@ -89,7 +91,7 @@ class DecodeSession(_Owned):
             return kept
         f = ctypes.c_void_p()
         try:
-            end = lib.mk_session_read_frame(self._handle(), ctypes.byref(f)) == EOF
+            end = lib.mk_async_decode_session_read_frame(self._handle(), ctypes.byref(f)) == EOF
         except MediaKitError:
             self._report_recoveries()
             raise
@@ -103,7 +105,7 @@ class DecodeSession(_Owned):
 
     def _recovery(self, index: int) -> Recovery:
         r = _ffi.RecoveryInfo(struct_size=ctypes.sizeof(_ffi.RecoveryInfo))
-        lib.mk_session_get_recovery(self._handle(), index, ctypes.byref(r))
+        lib.mk_async_decode_session_get_recovery(self._handle(), index, ctypes.byref(r))
         return Recovery(None if r.pts == _ffi.NOPTS_VALUE else int(r.pts), int(r.position), r.rebuilt == 1, int(r.frames_lost),
                         _text(lib.mk_status_name(r.status)), _text(r.message))
 
@@ -143,7 +145,7 @@ class DecodeSession(_Owned):
     def seek(self, seconds: float) -> None:
         """Sample-accurate: frames not yet taken are dropped, the next one is the frame
         presented at `seconds` (audio: from that exact sample). Also after the end."""
-        lib.mk_session_seek(self._handle(), float(seconds))
+        lib.mk_async_decode_session_seek(self._handle(), float(seconds))
 
     def frame_at(self, seconds: float) -> Optional[Frame]:
         """seek(seconds), then the next frame (None past the end); iteration goes on after it."""
@@ -153,19 +155,19 @@ class DecodeSession(_Owned):
     def flush(self) -> None:
         """Mid-stream flush (the iOS decoder's): the decoder's delayed frames come next, then
         decoding goes on with the next packet (this is not the end of the stream)."""
-        lib.mk_session_flush(self._handle(), _ffi.SESSION_COMPLETION(), None)
+        lib.mk_async_decode_session_flush(self._handle(), _ffi.SESSION_COMPLETION(), None)
 
     @property
     def stats(self) -> dict[str, int]:
         """Frames delivered, recoveries from damaged data, decoder rebuilds, frames lost, warnings."""
         st = _ffi.SessionStats(struct_size=ctypes.sizeof(_ffi.SessionStats))
-        lib.mk_session_get_stats(self._handle(), ctypes.byref(st))
+        lib.mk_async_decode_session_get_stats(self._handle(), ctypes.byref(st))
         return {"frames": st.frames, "recoveries": st.recoveries, "rebuilds": st.rebuilds,
                 "frames_lost": st.frames_lost, "warnings": st.warnings}
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"track {self.track.index} {self.track.media_type} {self.track.codec}"
-        return f"<mediakit.DecodeSession {state}>"
+        return f"<mediakit.AsyncDecodeSession {state}>"
 
 
-_demux._make_session = DecodeSession
+_demux._make_session = AsyncDecodeSession

@@ -12,11 +12,13 @@ import dataclasses
 import fractions
 import importlib
 import inspect
+import re
 import shutil
 import subprocess
 import sys
 import types
 import typing
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,18 @@ from conftest import REPO
 
 #: The last commit of the package in one __init__.py (2,456 lines).
 BEFORE_SPLIT = "310094bfacaef39b7e0a7794a5048404c83d0256"
+
+#: The names renamed in 0.2 so that one name means one thing in Swift, C and Python (issue 29,
+#: item 5), old: new. The old name stays importable for one release, warning, and gives the
+#: renamed object; __all__ lists the new name instead.
+RENAMED_IN_0_2 = {"DecodeSession": "AsyncDecodeSession"}
+
+
+def renamed(text: str) -> str:
+    """`text` (a signature) with the renamed names as they are now."""
+    for old, new in RENAMED_IN_0_2.items():
+        text = re.sub(rf"(?<![A-Za-z_]){old}(?![A-Za-z_])", new, text)
+    return text
 
 
 def package_before_split(folder: Path) -> types.ModuleType:
@@ -79,24 +93,26 @@ def test_every_name_of_the_package_before_the_split_is_still_there(tmp_path: Pat
     old = package_before_split(tmp_path)
     names = public_names(old)
     assert {"Demuxer", "Muxer", "Decoder", "open", "errors", "PathLike", "Source", "EINVAL"} <= names
-    missing = sorted(n for n in names if not hasattr(mediakit, n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)   # the old names warn (test_renamed_names_warn)
+        missing = sorted(n for n in names if not hasattr(mediakit, n))
     assert not missing, f"no longer importable from mediakit: {missing}"
-    assert set(old.__all__) <= set(mediakit.__all__)
+    assert {RENAMED_IN_0_2.get(n, n) for n in old.__all__} <= set(mediakit.__all__)
     for name in sorted(names):
-        before, after = getattr(old, name), getattr(mediakit, name)
+        before, after = getattr(old, name), getattr(mediakit, RENAMED_IN_0_2.get(name, name))
         assert kind(after) == kind(before), f"mediakit.{name}: a {kind(after)}, was a {kind(before)}"
         if inspect.isfunction(before):
-            assert str(inspect.signature(after)) == str(inspect.signature(before)), name
+            assert str(inspect.signature(after)) == renamed(str(inspect.signature(before))), name
         elif inspect.isclass(before):
-            assert after.__name__ == before.__name__
-            assert [c.__name__ for c in after.__mro__] == [c.__name__ for c in before.__mro__], name
+            assert after.__name__ == RENAMED_IN_0_2.get(before.__name__, before.__name__)
+            assert [c.__name__ for c in after.__mro__] == [RENAMED_IN_0_2.get(c.__name__, c.__name__) for c in before.__mro__], name
             members = {m for m in vars(before) if not m.startswith("_") or m in ("__init__", "__iter__", "__enter__")}
             for m in sorted(members):
                 assert hasattr(after, m), f"mediakit.{name}.{m} is gone"
                 b, a = inspect.getattr_static(before, m), inspect.getattr_static(after, m)
                 assert kind(a) == kind(b), f"mediakit.{name}.{m}: a {kind(a)}, was a {kind(b)}"
                 if inspect.isfunction(b):
-                    assert str(inspect.signature(a)) == str(inspect.signature(b)), f"{name}.{m}"
+                    assert str(inspect.signature(a)) == renamed(str(inspect.signature(b))), f"{name}.{m}"
         elif isinstance(before, (int, str, dict)):
             assert after == before, name
         elif isinstance(before, ctypes.CDLL):
@@ -109,3 +125,21 @@ def test_the_private_names_others_import_are_still_there() -> None:
     """mediakit.ray reads mediakit._NUMPY_TYPES; the tests import mediakit.errors."""
     from mediakit import errors
     assert mediakit._NUMPY_TYPES["f32"] == "<f4" and errors.error_class(-6) is mediakit.InvalidDataError
+
+
+def test_renamed_names_warn_and_give_the_new_object() -> None:
+    """``mediakit.DecodeSession`` (the name before 0.2) is ``mediakit.AsyncDecodeSession`` for one
+    release: reading it, as an attribute or by ``from mediakit import``, warns (DeprecationWarning
+    naming the new name); the new name does not warn."""
+    for old, new in RENAMED_IN_0_2.items():
+        assert old not in mediakit.__all__ and new in mediakit.__all__
+        with pytest.warns(DeprecationWarning, match=rf"mediakit\.{old} was renamed mediakit\.{new}"):
+            value = getattr(mediakit, old)
+        assert value is getattr(mediakit, new)
+        with pytest.warns(DeprecationWarning, match=new):
+            exec(f"from mediakit import {old}", {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mediakit.AsyncDecodeSession.__name__ == "AsyncDecodeSession"
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchName'"):
+        getattr(mediakit, "NoSuchName")

@@ -578,7 +578,7 @@ def gapless_samples(path: Union[str, Path]) -> int:
     checks its lengths against ffmpeg's; ffmpeg itself keeps an MP4's last AAC frame whole)."""
     with mediakit.open(path) as d:
         a = next(t for t in d.tracks if t.media_type == "audio")
-        return sum(f.sample_count for f in mediakit.DecodeSession(a, trim="gapless"))
+        return sum(f.sample_count for f in mediakit.AsyncDecodeSession(a, trim="gapless"))
 
 
 def test_transcode_batches_equal_the_single_process_transcode(media: dict[str, Any], cluster: None, tmp_path: Path,

@@ -1,4 +1,4 @@
-"""The PyAV-like decode loop over the C decode session (mk_session): ``for frame in
+"""The PyAV-like decode loop over the C decode session (mk_async_decode_session): ``for frame in
 mediakit.open(path).decode(video=0)``, ``async for``, ``container.seek(t)``, ``decoder.frame_at(t)``
 and ``to_numpy(out=...)``, against ffmpeg (ORACLES.md): NV12 bytes equal to
 `ffmpeg -i F -map 0:v:0 -fps_mode passthrough -f rawvideo -pix_fmt nv12 -`, the frame at a time

@@ -92,7 +92,7 @@ public final class AudioConverter {
             return DirectEngine(source, destination, selection: sel)
         }
         // Computed in f64 when either side has more than 24 bits (s32, f64), else in f32.
-        let wide: Set<AudioSampleType> = [.s32, .f64]
+        let wide: Set<SampleFormat> = [.s32, .f64]
         if wide.contains(source.sampleType) || wide.contains(destination.sampleType) {
             return FloatEngine<Double>(source, destination, options, matrix, ratio)
         }
@@ -129,7 +129,7 @@ public final class AudioConverter {
     /// Converts a decoded audio frame (whose format must be ``source``: see ``AudioFormat/init(of:)``).
     /// - Throws: ``MediaError`` `.invalidArgument` when the frame is not audio of the source format.
     public func convert(_ frame: Frame) throws -> AudioBuffer {
-        guard let sf = frame.sampleFormat, AudioSampleType(sf) == source.sampleType, sf.isPlanar == source.isPlanar,
+        guard let sf = frame.sampleFormat, sf == source.sampleFormat,
               frame.channels == source.channels, frame.sampleRate == source.sampleRate else {
             throw MediaError(.invalidArgument, "the converter takes \(source); a frame of \(frame.sampleFormat?.name ?? "video") \(frame.sampleRate) Hz \(frame.channels) ch was given")
         }

@@ -1,60 +1,8 @@
 import Foundation
 
-/// How one PCM sample of one channel is stored (its width and encoding, not its layout).
-public enum AudioSampleType: String, Sendable, CaseIterable {
-    /// Unsigned 8-bit, 0x80 is silence.
-    case u8
-    /// Signed 16-bit little-endian.
-    case s16
-    /// Signed 24-bit little-endian, packed in 3 bytes.
-    case s24
-    /// Signed 32-bit little-endian.
-    case s32
-    /// 32-bit IEEE float little-endian, full scale is [-1, 1].
-    case f32
-    /// 64-bit IEEE float little-endian, full scale is [-1, 1].
-    case f64
-
-    /// Bytes per sample.
-    public var bytesPerSample: Int {
-        switch self {
-        case .u8: return 1
-        case .s16: return 2
-        case .s24: return 3
-        case .s32, .f32: return 4
-        case .f64: return 8
-        }
-    }
-
-    /// True for the two float types.
-    public var isFloat: Bool { self == .f32 || self == .f64 }
-
-    /// The type of a decoded frame's ``SampleFormat`` (which has no 24-bit type).
-    public init(_ format: SampleFormat) {
-        switch format {
-        case .u8, .u8Planar: self = .u8
-        case .s16, .s16Planar: self = .s16
-        case .s32, .s32Planar: self = .s32
-        case .f32, .f32Planar: self = .f32
-        case .f64, .f64Planar: self = .f64
-        }
-    }
-
-    /// Parses a type name: ours (`u8`, `s16`, `s24`, `s32`, `f32`, `f64`) or FFmpeg's
-    /// (`flt`, `dbl`, with or without its planar `p` suffix, which is ignored here).
-    public init?(name: String) {
-        let n = name.lowercased()
-        switch n.hasSuffix("p") && n.count > 2 && !n.hasSuffix("le") ? String(n.dropLast()) : n {
-        case "u8": self = .u8
-        case "s16", "s16le": self = .s16
-        case "s24", "s24le": self = .s24
-        case "s32", "s32le": self = .s32
-        case "f32", "flt", "f32le": self = .f32
-        case "f64", "dbl", "f64le": self = .f64
-        default: return nil
-        }
-    }
-}
+/// The old name of ``SampleFormat``'s sample types (`u8`, `s16`, `s24`, `s32`, `f32`, `f64`).
+@available(*, deprecated, renamed: "SampleFormat")
+public typealias AudioSampleType = SampleFormat
 
 /// A loudspeaker position, numbered as the bits of the WAVE channel mask
 /// (`WAVEFORMATEXTENSIBLE.dwChannelMask`) and FFmpeg's `AV_CHAN_*`.
@@ -252,26 +200,40 @@ public struct ChannelLayout: Sendable, Hashable, CustomStringConvertible {
 
 /// A PCM format: sample type, layout in memory, rate and channels.
 public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
-    /// The sample type.
-    public var sampleType: AudioSampleType
+    /// The sample type, always its interleaved form (``SampleFormat/s16``, never
+    /// ``SampleFormat/s16Planar``): the layout is ``isPlanar``. A planar format set here becomes
+    /// its interleaved form and sets ``isPlanar``.
+    public var sampleType: SampleFormat {
+        didSet {
+            if sampleType.isPlanar {
+                sampleType = sampleType.interleaved
+                isPlanar = true
+            }
+        }
+    }
     /// True for one plane per channel, false for interleaved frames. Default: false.
     public var isPlanar: Bool
+
+    /// The sample format with the layout: ``sampleType`` in its planar form when ``isPlanar``
+    /// (the `MK_SAMPLES_*` code of the C API is its raw value).
+    public var sampleFormat: SampleFormat { isPlanar ? sampleType.planar : sampleType }
     /// Sample frames per second.
     public var sampleRate: Int
     /// The channels and their order.
     public var layout: ChannelLayout
 
     /// A format; nothing is checked until a converter is made from it (``validate()``).
-    public init(_ sampleType: AudioSampleType, planar: Bool = false, sampleRate: Int, layout: ChannelLayout) {
-        self.sampleType = sampleType
-        self.isPlanar = planar
+    /// A planar `sampleType` (``SampleFormat/f32Planar``) makes the format planar whatever `planar` says.
+    public init(_ sampleType: SampleFormat, planar: Bool = false, sampleRate: Int, layout: ChannelLayout) {
+        self.sampleType = sampleType.interleaved
+        self.isPlanar = planar || sampleType.isPlanar
         self.sampleRate = sampleRate
         self.layout = layout
     }
 
     /// A format with FFmpeg's default layout for `channels` (see ``ChannelLayout/default(channels:)``);
     /// counts without a default get front-left, front-right ... positions in mask order.
-    public init(_ sampleType: AudioSampleType, planar: Bool = false, sampleRate: Int, channels: Int) {
+    public init(_ sampleType: SampleFormat, planar: Bool = false, sampleRate: Int, channels: Int) {
         let layout = ChannelLayout.default(channels: channels)
             ?? ChannelLayout(Array(ChannelPosition.allCases.prefix(max(0, min(channels, ChannelPosition.allCases.count)))))
         self.init(sampleType, planar: planar, sampleRate: sampleRate, layout: layout)
@@ -279,7 +241,7 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
 
     /// The format of a decoded audio frame (its channel mask when it has one, else the default layout).
     public init(of frame: Frame) {
-        let type = AudioSampleType(frame.sampleFormat ?? .s16)
+        let type = (frame.sampleFormat ?? .s16).interleaved
         let planar = frame.sampleFormat?.isPlanar ?? false
         if let l = ChannelLayout(mask: frame.channelMask), l.count == frame.channels {
             self.init(type, planar: planar, sampleRate: frame.sampleRate, layout: l)
@@ -320,7 +282,7 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
 
     /// For example "f32 interleaved 48000 Hz stereo".
     public var description: String {
-        "\(sampleType.rawValue) \(isPlanar ? "planar" : "interleaved") \(sampleRate) Hz \(layout)"
+        "\(sampleType.typeName) \(isPlanar ? "planar" : "interleaved") \(sampleRate) Hz \(layout)"
     }
 }
 

@@ -40,7 +40,7 @@ struct ChannelMatrix: Sendable {
     /// automatic normalisation).
     /// - Throws: ``MediaError`` `.invalidArgument` for a map or matrix of the wrong shape or an
     ///   input index out of range; `.unsupported` for layouts the automatic mix cannot place.
-    init(_ mix: ChannelMix, from src: ChannelLayout, to dst: ChannelLayout, dstType: AudioSampleType) throws {
+    init(_ mix: ChannelMix, from src: ChannelLayout, to dst: ChannelLayout, dstType: SampleFormat) throws {
         let nIn = src.count, nOut = dst.count
         switch mix {
         case .map(let map):

@@ -1,16 +1,7 @@
-/// Interleaved PCM layouts that decoded audio can be converted to.
-public enum PCMFormat: String, Sendable, CaseIterable {
-    /// Signed 16-bit little-endian, interleaved (the default, as in the iOS decode sample).
-    case s16
-    /// 32-bit float little-endian, interleaved.
-    case f32
-
-    /// Bytes per sample of one channel.
-    public var bytesPerSample: Int { sampleType.bytesPerSample }
-
-    /// The sample type written.
-    public var sampleType: AudioSampleType { self == .s16 ? .s16 : .f32 }
-}
+/// The old name of the two interleaved ``SampleFormat``s decoded audio was written in
+/// (``SampleFormat/s16`` and ``SampleFormat/f32``; every interleaved format is taken now).
+@available(*, deprecated, renamed: "SampleFormat")
+public typealias PCMFormat = SampleFormat
 
 /// Converts decoded audio frames (any ``SampleFormat``, planar or interleaved)
 /// to interleaved PCM bytes, sample for sample (no mixing, no resampling: see ``AudioConverter``).
@@ -19,13 +10,8 @@ public enum PCMFormat: String, Sendable, CaseIterable {
 /// integer to float by scaling (s16: `x / 32768`), float to integer rounded to nearest
 /// (ties to even) and clipped (s16: `clip(lrintf(x * 32768))`).
 public enum AudioSampleConverter {
-    /// Appends samples `[from, from + count)` of `frame`, converted, to `output`.
-    public static func append(_ frame: Frame, from: Int = 0, count: Int? = nil, as format: PCMFormat, to output: inout [UInt8]) {
-        append(frame, from: from, count: count, as: format.sampleType, to: &output)
-    }
-
-    /// Appends samples `[from, from + count)` of `frame`, converted to interleaved `type`, to `output`.
-    public static func append(_ frame: Frame, from: Int = 0, count: Int? = nil, as type: AudioSampleType, to output: inout [UInt8]) {
+    /// Appends samples `[from, from + count)` of `frame`, converted to the interleaved form of `type`, to `output`.
+    public static func append(_ frame: Frame, from: Int = 0, count: Int? = nil, as type: SampleFormat, to output: inout [UInt8]) {
         guard frame.sampleFormat != nil, frame.channels > 0 else { return }
         let channels = frame.channels
         let n = max(0, min(count ?? frame.sampleCount - from, frame.sampleCount - from))
@@ -37,17 +23,18 @@ public enum AudioSampleConverter {
         }
     }
 
-    /// Writes samples `[from, from + count)` of `frame`, converted to interleaved `type`, at the
+    /// Writes samples `[from, from + count)` of `frame`, converted to the interleaved form of `type`, at the
     /// start of `output` (a caller's buffer, reused from frame to frame: nothing is allocated)
     /// and returns the bytes written; none when `output` cannot hold them all.
-    public static func write(_ frame: Frame, from: Int = 0, count: Int? = nil, as type: AudioSampleType,
+    public static func write(_ frame: Frame, from: Int = 0, count: Int? = nil, as type: SampleFormat,
                              into output: UnsafeMutableRawBufferPointer) -> Int {
         guard let src = frame.sampleFormat, frame.channels > 0, let dst = output.baseAddress else { return 0 }
         let channels = frame.channels
         let n = max(0, min(count ?? frame.sampleCount - from, frame.sampleCount - from))
+        let type = type.interleaved
         let bytes = n * channels * type.bytesPerSample
         guard n > 0, output.count >= bytes else { return 0 }
-        let st = AudioSampleType(src)
+        let st = src.interleaved
         withExtendedLifetime(frame.storage) {
             for c in 0..<channels {
                 let plane = src.isPlanar ? frame.planes[c].base : frame.planes[0].base
@@ -202,8 +189,9 @@ struct TPDFDither: Sendable {
 enum SampleKernels {
     /// Converts `count` samples from `src` (type `st`, every `ss`-th sample) to `dst` (type `dt`,
     /// every `ds`-th sample), as libswresample converts one format to the other.
-    static func convert(_ src: UnsafeRawPointer, _ st: AudioSampleType, stride ss: Int,
-                        to dst: UnsafeMutableRawPointer, _ dt: AudioSampleType, stride ds: Int, count: Int) {
+    static func convert(_ src: UnsafeRawPointer, _ st: SampleFormat, stride ss: Int,
+                        to dst: UnsafeMutableRawPointer, _ dt: SampleFormat, stride ds: Int, count: Int) {
+        let st = st.interleaved, dt = dt.interleaved
         switch (st, dt) {
         case (_, .f32):
             load(src, st, stride: ss, into: dst.assumingMemoryBound(to: Float.self), stride: ds, count: count)
@@ -222,7 +210,7 @@ enum SampleKernels {
 
     /// An integer sample as a 32-bit value (u8 and s16 shifted up, s24 shifted up by 8).
     @inline(__always)
-    static func readInt(_ p: UnsafeRawPointer, _ t: AudioSampleType, _ i: Int) -> Int32 {
+    static func readInt(_ p: UnsafeRawPointer, _ t: SampleFormat, _ i: Int) -> Int32 {
         switch t {
         case .u8: return (Int32(p.load(fromByteOffset: i, as: UInt8.self)) - 0x80) << 24
         case .s16: return Int32(Int16(littleEndian: p.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))) << 16
@@ -238,7 +226,7 @@ enum SampleKernels {
     /// Writes a 32-bit value as integer type `t` (shifted down: the low bits are dropped, as
     /// libswresample's `>>` and FFmpeg's 24-bit PCM encoder drop them).
     @inline(__always)
-    static func writeInt(_ v: Int32, _ p: UnsafeMutableRawPointer, _ t: AudioSampleType, _ i: Int) {
+    static func writeInt(_ v: Int32, _ p: UnsafeMutableRawPointer, _ t: SampleFormat, _ i: Int) {
         switch t {
         case .u8: p.storeBytes(of: UInt8(truncatingIfNeeded: (v >> 24) + 0x80), toByteOffset: i, as: UInt8.self)
         case .s16: p.storeBytes(of: Int16(truncatingIfNeeded: v >> 16).littleEndian, toByteOffset: 2 * i, as: Int16.self)
@@ -251,8 +239,8 @@ enum SampleKernels {
         }
     }
 
-    static func integerToInteger(_ src: UnsafeRawPointer, _ st: AudioSampleType, stride ss: Int,
-                                 to dst: UnsafeMutableRawPointer, _ dt: AudioSampleType, stride ds: Int, count: Int) {
+    static func integerToInteger(_ src: UnsafeRawPointer, _ st: SampleFormat, stride ss: Int,
+                                 to dst: UnsafeMutableRawPointer, _ dt: SampleFormat, stride ds: Int, count: Int) {
         if st == dt {
             let b = st.bytesPerSample
             if ss == 1 && ds == 1 { dst.copyMemory(from: src, byteCount: b * count); return }
@@ -274,9 +262,9 @@ enum SampleKernels {
 
     /// Reads `count` samples of type `st` as float (integers scaled to [-1, 1): s16 by 1/32768,
     /// s32 by 1/2^31, as libswresample scales them).
-    static func load<T: PCMFloat>(_ src: UnsafeRawPointer, _ st: AudioSampleType, stride ss: Int,
+    static func load<T: PCMFloat>(_ src: UnsafeRawPointer, _ st: SampleFormat, stride ss: Int,
                                   into dst: UnsafeMutablePointer<T>, stride ds: Int, count: Int) {
-        switch st {
+        switch st.interleaved {
         case .f32:
             let s = src.assumingMemoryBound(to: Float.self)
             if T.self == Float.self && ss == 1 && ds == 1 {
@@ -303,7 +291,7 @@ enum SampleKernels {
             let s = src.assumingMemoryBound(to: UInt8.self)
             let k = T(1.0 / 128.0)
             for i in 0..<count { dst[i * ds] = T(int32: Int32(s[i * ss]) - 0x80) * k }
-        case .s24:
+        case .s24, .s24Planar, .u8Planar, .s16Planar, .s32Planar, .f32Planar, .f64Planar:  // s24 (the planar forms became interleaved above)
             let k = T(1.0 / 2_147_483_648.0)
             for i in 0..<count { dst[i * ds] = T(int32: readInt(src, .s24, i * ss)) * k }
         }
@@ -313,8 +301,9 @@ enum SampleKernels {
     /// `clip(rint(x * 2^(bits-1)))` (u8 offset by 0x80; s24 as s32 shifted down by 8, the way
     /// FFmpeg writes 24-bit PCM). With `dither`, TPDF noise of ±1 LSB of `dt` is added before
     /// rounding. NaN becomes the lowest value, as `lrintf` then clipping gives.
-    static func store<T: PCMFloat>(_ src: UnsafePointer<T>, stride ss: Int, to dst: UnsafeMutableRawPointer, _ dt: AudioSampleType,
+    static func store<T: PCMFloat>(_ src: UnsafePointer<T>, stride ss: Int, to dst: UnsafeMutableRawPointer, _ dt: SampleFormat,
                                    stride ds: Int, count: Int, dither: inout TPDFDither?) {
+        let dt = dt.interleaved
         switch dt {
         case .f32:
             let d = dst.assumingMemoryBound(to: Float.self)
@@ -343,7 +332,7 @@ enum SampleKernels {
                 if dither != nil { v += lsb * dither!.next() }
                 writeInt(clip32(v), dst, dt, i * ds)
             }
-        case .u8:
+        case .u8, .u8Planar, .s16Planar, .s24Planar, .s32Planar, .f32Planar, .f64Planar:  // u8 (the planar forms became interleaved above)
             let d = dst.assumingMemoryBound(to: UInt8.self)
             for i in 0..<count {
                 var v = src[i * ss] * 128

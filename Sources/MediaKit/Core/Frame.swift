@@ -1,14 +1,17 @@
-/// How audio samples are stored in a frame.
+/// How audio samples are stored: the sample type (width and encoding) and the layout
+/// (interleaved, or one plane per channel). The one sample-format type of MediaKit: decoded
+/// frames, ``AudioFormat``, the audio converter, the PCM writers and the encoders all use it.
+/// The raw values are the C API's `MK_SAMPLES_*` codes.
 public enum SampleFormat: Int32, Sendable, CaseIterable {
-    /// Unsigned 8-bit, interleaved.
+    /// Unsigned 8-bit, interleaved; 0x80 is silence.
     case u8 = 1
-    /// Signed 16-bit, interleaved.
+    /// Signed 16-bit little-endian, interleaved.
     case s16 = 2
-    /// Signed 32-bit, interleaved.
+    /// Signed 32-bit little-endian, interleaved.
     case s32 = 3
-    /// 32-bit float, interleaved.
+    /// 32-bit IEEE float little-endian, interleaved; full scale is [-1, 1].
     case f32 = 4
-    /// 64-bit float, interleaved.
+    /// 64-bit IEEE float little-endian, interleaved; full scale is [-1, 1].
     case f64 = 5
     /// Unsigned 8-bit, one plane per channel.
     case u8Planar = 6
@@ -20,27 +23,107 @@ public enum SampleFormat: Int32, Sendable, CaseIterable {
     case f32Planar = 9
     /// 64-bit float, one plane per channel.
     case f64Planar = 10
+    /// Signed 24-bit little-endian packed in 3 bytes, interleaved (converter and writer
+    /// formats: no decoder outputs it).
+    case s24 = 11
+    /// Signed 24-bit packed in 3 bytes, one plane per channel.
+    case s24Planar = 12
 
     /// Bytes per sample of one channel.
     public var bytesPerSample: Int {
         switch self {
         case .u8, .u8Planar: return 1
         case .s16, .s16Planar: return 2
+        case .s24, .s24Planar: return 3
         case .s32, .s32Planar, .f32, .f32Planar: return 4
         case .f64, .f64Planar: return 8
         }
     }
 
     /// True when each channel has its own plane.
-    public var isPlanar: Bool { rawValue >= 6 }
+    public var isPlanar: Bool {
+        switch self {
+        case .u8Planar, .s16Planar, .s24Planar, .s32Planar, .f32Planar, .f64Planar: return true
+        case .u8, .s16, .s24, .s32, .f32, .f64: return false
+        }
+    }
 
-    /// FFmpeg's name for the format ("s16", "fltp" ...).
+    /// True for the float types (``f32``, ``f64`` and their planar forms).
+    public var isFloat: Bool {
+        switch self {
+        case .f32, .f64, .f32Planar, .f64Planar: return true
+        default: return false
+        }
+    }
+
+    /// The same sample type, interleaved (``s16Planar`` gives ``s16``; interleaved formats give themselves).
+    public var interleaved: SampleFormat {
+        switch self {
+        case .u8, .u8Planar: return .u8
+        case .s16, .s16Planar: return .s16
+        case .s24, .s24Planar: return .s24
+        case .s32, .s32Planar: return .s32
+        case .f32, .f32Planar: return .f32
+        case .f64, .f64Planar: return .f64
+        }
+    }
+
+    /// The same sample type, one plane per channel (``s16`` gives ``s16Planar``).
+    public var planar: SampleFormat {
+        switch self {
+        case .u8, .u8Planar: return .u8Planar
+        case .s16, .s16Planar: return .s16Planar
+        case .s24, .s24Planar: return .s24Planar
+        case .s32, .s32Planar: return .s32Planar
+        case .f32, .f32Planar: return .f32Planar
+        case .f64, .f64Planar: return .f64Planar
+        }
+    }
+
+    /// FFmpeg's name for the format ("s16", "fltp" ...); FFmpeg has no 24-bit format:
+    /// ``s24`` is "s24", ``s24Planar`` "s24p".
     public var name: String {
-        ["u8", "s16", "s32", "flt", "dbl", "u8p", "s16p", "s32p", "fltp", "dblp"][Int(rawValue) - 1]
+        ["u8", "s16", "s32", "flt", "dbl", "u8p", "s16p", "s32p", "fltp", "dblp", "s24", "s24p"][Int(rawValue) - 1]
+    }
+
+    /// MediaKit's name of the sample type, without the layout: "u8", "s16", "s24", "s32",
+    /// "f32" or "f64" (the names ``init(name:)``, `mk-decode --sample-format` and the Python
+    /// bindings take).
+    public var typeName: String {
+        switch self {
+        case .u8, .u8Planar: return "u8"
+        case .s16, .s16Planar: return "s16"
+        case .s24, .s24Planar: return "s24"
+        case .s32, .s32Planar: return "s32"
+        case .f32, .f32Planar: return "f32"
+        case .f64, .f64Planar: return "f64"
+        }
+    }
+
+    /// Parses a format name: ours (`u8`, `s16`, `s24`, `s32`, `f32`, `f64`), FFmpeg's (`flt`,
+    /// `dbl`), or the little-endian spellings (`s16le` ...); a `p` suffix (`fltp`, `s16p`)
+    /// names the planar form. Case is ignored. Nil for an unknown name.
+    public init?(name: String) {
+        let n = name.lowercased()
+        let planar = n.hasSuffix("p") && n.count > 2 && !n.hasSuffix("le")
+        let type: SampleFormat
+        switch planar ? String(n.dropLast()) : n {
+        case "u8": type = .u8
+        case "s16", "s16le": type = .s16
+        case "s24", "s24le": type = .s24
+        case "s32", "s32le": type = .s32
+        case "f32", "flt", "f32le": type = .f32
+        case "f64", "dbl", "f64le": type = .f64
+        default: return nil
+        }
+        self = planar ? type.planar : type
     }
 }
 
-/// How the pixels of a video frame are stored.
+/// How the pixels of a video frame are stored: the one pixel-format type of MediaKit, for
+/// decoded pictures, picture converters and the raw layouts pictures are written in
+/// (``PicturePipeline``, ``PictureWriter``: NV12, I420 = ``yuv420p``, ``yuv420p10``). The raw
+/// values are the C API's `MK_PIXEL_*` codes.
 public enum PixelFormat: Int32, Sendable, CaseIterable {
     /// 8-bit Y, U, V planes, chroma halved both ways (limited range).
     case yuv420p = 1
@@ -102,6 +185,50 @@ public enum PixelFormat: Int32, Sendable, CaseIterable {
         default: return 3
         }
     }
+
+    /// Parses a pixel format name: FFmpeg's (``name``: "yuv420p", "nv12", "yuv420p10le" ...,
+    /// also without the "le"), or "i420" (FFmpeg's yuv420p, as raw-video tools name it).
+    /// Case is ignored. Nil for an unknown name.
+    public init?(name: String) {
+        let n = name.lowercased()
+        if n == "i420" { self = .yuv420p; return }
+        if n == "gray8" { self = .gray8; return }
+        guard let f = Self.allCases.first(where: { $0.name == n || ($0.name.hasSuffix("le") && String($0.name.dropLast(2)) == n) }) else {
+            return nil
+        }
+        self = f
+    }
+
+    /// The planes of a `width` x `height` picture packed without padding, in order: bytes per
+    /// row and rows (odd sizes round the chroma up). NV12 and P010 have two (Y, interleaved
+    /// UV), the gray formats one, the others three.
+    public func planes(width: Int, height: Int) -> [(rowBytes: Int, rows: Int)] {
+        let b = bytesPerComponent, shift = chromaShift
+        let cw = (width + (1 << shift.x) - 1) >> shift.x, ch = (height + (1 << shift.y) - 1) >> shift.y
+        switch planeCount {
+        case 1: return [(width * b, height)]
+        case 2: return [(width * b, height), (2 * cw * b, ch)]
+        default: return [(width * b, height), (cw * b, ch), (cw * b, ch)]
+        }
+    }
+
+    /// Bytes of one picture of `width` x `height` packed without padding.
+    public func frameSize(width: Int, height: Int) -> Int {
+        planes(width: width, height: height).reduce(0) { $0 + $1.rowBytes * $1.rows }
+    }
+
+    /// The old name of ``yuv420p`` as a raw layout (`RawPictureFormat.i420`).
+    @available(*, deprecated, renamed: "yuv420p")
+    public static var i420: PixelFormat { .yuv420p }
+    /// The old name of ``yuv420p10`` as a raw layout (`RawPictureFormat.yuv420p10le`).
+    @available(*, deprecated, renamed: "yuv420p10")
+    public static var yuv420p10le: PixelFormat { .yuv420p10 }
+    /// The pixel format itself (a `RawPictureFormat` named the pixel format it packed from).
+    @available(*, deprecated, message: "a raw layout is a PixelFormat now: use the value itself")
+    public var pixelFormat: PixelFormat { self }
+    /// The old name of ``bytesPerComponent`` (`RawPictureFormat.bytesPerSample`).
+    @available(*, deprecated, renamed: "bytesPerComponent")
+    public var bytesPerSample: Int { bytesPerComponent }
 }
 
 /// Owns the memory behind a frame's planes and gives it back (for a plugin

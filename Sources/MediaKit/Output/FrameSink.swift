@@ -39,14 +39,14 @@ public protocol PictureFrameSink: FrameSink {
 /// What an audio ``FrameSinkFormat`` makes its sink for.
 public struct AudioSinkSettings: Sendable {
     /// The sample type written.
-    public var sampleType: AudioSampleType
+    public var sampleType: SampleFormat
     /// Sample rate and channels.
     public var sampleRate: Int, channels: Int
     /// The WAVE channel mask (0: none stated).
     public var channelMask: UInt64
 
     /// Settings for `channels` of `sampleType` at `sampleRate`.
-    public init(sampleType: AudioSampleType, sampleRate: Int, channels: Int, channelMask: UInt64 = 0) {
+    public init(sampleType: SampleFormat, sampleRate: Int, channels: Int, channelMask: UInt64 = 0) {
         self.sampleType = sampleType
         self.sampleRate = sampleRate
         self.channels = channels
@@ -57,14 +57,14 @@ public struct AudioSinkSettings: Sendable {
 /// What a picture ``FrameSinkFormat`` makes its sink for.
 public struct PictureSinkSettings: Sendable {
     /// The raw layout written (NV12 or I420; Y4M writes I420).
-    public var pixelFormat: RawPictureFormat
+    public var pixelFormat: PixelFormat
     /// The frame rate stated (Y4M) or reported.
     public var frameRate: Rational
     /// How pictures are turned upright.
     public var orientation: PictureOrientation
 
     /// Settings for `pixelFormat` pictures.
-    public init(pixelFormat: RawPictureFormat = .nv12, frameRate: Rational = Rational(25, 1), orientation: PictureOrientation = .upright) {
+    public init(pixelFormat: PixelFormat = .nv12, frameRate: Rational = Rational(25, 1), orientation: PictureOrientation = .upright) {
         self.pixelFormat = pixelFormat
         self.frameRate = frameRate
         self.orientation = orientation

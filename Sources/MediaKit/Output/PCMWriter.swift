@@ -2,8 +2,8 @@ import Foundation
 
 /// Writes interleaved PCM, raw (headerless) or as a WAV file.
 public final class PCMWriter: AudioFrameSink {
-    /// The sample type written.
-    public let sampleType: AudioSampleType
+    /// The sample type written (interleaved: a planar type given is written interleaved).
+    public let sampleType: SampleFormat
     /// Samples per second.
     public let sampleRate: Int
     /// Channels per sample frame.
@@ -17,28 +17,28 @@ public final class PCMWriter: AudioFrameSink {
     public private(set) var sampleFrames: Int64 = 0
 
     /// Starts writing `path` (through a temporary file, see ``OutputFile``).
-    public convenience init(path: String, format: PCMFormat, sampleRate: Int, channels: Int, channelMask: UInt64 = 0, wav: Bool) throws {
-        try self.init(path: path, sampleType: format.sampleType, sampleRate: sampleRate, channels: channels, channelMask: channelMask, wav: wav)
+    public convenience init(path: String, format: SampleFormat, sampleRate: Int, channels: Int, channelMask: UInt64 = 0, wav: Bool) throws {
+        try self.init(path: path, sampleType: format, sampleRate: sampleRate, channels: channels, channelMask: channelMask, wav: wav)
     }
 
     /// Starts writing `path` (through a temporary file, see ``OutputFile``) in any sample type.
     /// `channelMask` goes into a WAV header (0: the default mask for the channel count).
     /// - Throws: `.invalidArgument` for a rate or channel count a WAV header cannot hold
     ///   (negative, more than 65535 channels, bytes per second beyond 32 bits), `.io`.
-    public init(path: String, sampleType: AudioSampleType, sampleRate: Int, channels: Int, channelMask: UInt64 = 0, wav: Bool) throws {
+    public init(path: String, sampleType: SampleFormat, sampleRate: Int, channels: Int, channelMask: UInt64 = 0, wav: Bool) throws {
         // Raw PCM has no header; 0 stays allowed in one (an output with no samples, rate unknown).
         let perSecond = sampleRate.multipliedReportingOverflow(by: max(0, min(channels, 65535)) * sampleType.bytesPerSample)
         guard !wav || (sampleRate >= 0 && channels >= 0 && channels <= 65535 && channels * sampleType.bytesPerSample <= 65535
                        && UInt32(exactly: sampleRate) != nil && !perSecond.overflow && UInt32(exactly: perSecond.partialValue) != nil) else {
             throw MediaError(.invalidArgument, "PCM at \(sampleRate) Hz with \(channels) channels cannot be written as WAV (0 to 65535 channels, a rate and bytes per second within 32 bits)", path: path)
         }
-        self.sampleType = sampleType
+        self.sampleType = sampleType.interleaved
         self.sampleRate = sampleRate
         self.channels = channels
         self.wav = wav
         self.channelMask = channelMask
         file = try OutputFile(path: path)
-        if wav { try file.write(Self.wavHeader(type: sampleType, rate: sampleRate, channels: channels, mask: channelMask, dataBytes: 0)) }
+        if wav { try file.write(Self.wavHeader(type: self.sampleType, rate: sampleRate, channels: channels, mask: channelMask, dataBytes: 0)) }
     }
 
     /// Appends every sample of an audio frame.
@@ -53,7 +53,7 @@ public final class PCMWriter: AudioFrameSink {
         // go to the file as they are, with no conversion pass and no scratch copy.
         let n = max(0, min(count ?? frame.sampleCount - from, frame.sampleCount - from))
         let size = channels * sampleType.bytesPerSample
-        if let format = frame.sampleFormat, !format.isPlanar, AudioSampleType(format) == sampleType, 1.littleEndian == 1,
+        if let format = frame.sampleFormat, !format.isPlanar, format == sampleType, 1.littleEndian == 1,
            n > 0, from >= 0, let plane = frame.planes.first, plane.length >= (from + n) * size {
             try frame.withPlane(0) { try file.write(UnsafeRawBufferPointer(rebasing: $0[(from * size)..<((from + n) * size)])) }
             sampleFrames += Int64(n)
@@ -69,7 +69,7 @@ public final class PCMWriter: AudioFrameSink {
     public func write(_ buffer: AudioBuffer) throws {
         let f = buffer.format
         guard f.sampleType == sampleType, f.channels == channels, f.sampleRate == sampleRate else {
-            throw MediaError(.invalidArgument, "a buffer of \(f) was given to a writer of \(sampleType.rawValue) \(sampleRate) Hz \(channels) ch")
+            throw MediaError(.invalidArgument, "a buffer of \(f) was given to a writer of \(sampleType.typeName) \(sampleRate) Hz \(channels) ch")
         }
         guard buffer.frames > 0 else { return }
         sampleFrames += Int64(buffer.frames)
@@ -95,7 +95,7 @@ public final class PCMWriter: AudioFrameSink {
 
     /// A RIFF/WAVE header: format tag 1 (integer PCM) or 3 (IEEE float); WAVE_FORMAT_EXTENSIBLE
     /// with the channel mask for more than two channels and for integer samples wider than 16 bits.
-    static func wavHeader(type: AudioSampleType, rate: Int, channels: Int, mask: UInt64, dataBytes: UInt32) -> [UInt8] {
+    static func wavHeader(type: SampleFormat, rate: Int, channels: Int, mask: UInt64, dataBytes: UInt32) -> [UInt8] {
         func le16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)] }
         func le32(_ v: UInt32) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 24)] }
         let bits = type.bytesPerSample * 8

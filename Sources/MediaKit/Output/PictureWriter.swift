@@ -9,7 +9,7 @@ import Foundation
 /// go to the file straight from the frame's memory.
 public final class PictureWriter: PictureFrameSink, @unchecked Sendable {
     /// The packed layout written.
-    public let format: RawPictureFormat
+    public let format: PixelFormat
     /// True for Y4M (always I420 inside), false for headerless raw frames.
     public let y4m: Bool
     /// How every picture is turned before it is written (``PictureOrientation/upright``: not at all).
@@ -35,9 +35,9 @@ public final class PictureWriter: PictureFrameSink, @unchecked Sendable {
     /// autorotation does), then, when its pixel format does not pack to `format` by copying
     /// samples (10-bit or 4:4:4 pictures into NV12 ...), converted by a picture converter from
     /// `registry` (the FFmpeg plugin's libswscale, as `ffmpeg -pix_fmt` converts).
-    public init(path: String, format: RawPictureFormat, y4m: Bool, frameRate: Rational = Rational(25, 1), orientation: PictureOrientation = .upright,
+    public init(path: String, format: PixelFormat, y4m: Bool, frameRate: Rational = Rational(25, 1), orientation: PictureOrientation = .upright,
                 registry: MediaRegistry = .shared) throws {
-        self.format = y4m ? .i420 : format
+        self.format = y4m ? .yuv420p : format
         self.y4m = y4m
         self.frameRate = frameRate
         pipeline = PicturePipeline(layout: self.format, orientation: orientation, registry: registry)

@@ -88,13 +88,13 @@ public final class MediaRegistry: @unchecked Sendable {
         /// choice), the source's rate when taken (else ``closestSampleRate(to:)``) and channels
         /// up to ``maxChannels`` (more are mixed down to the default layout of that many).
         public func inputFormat(for source: AudioFormat, sampleRate: Int? = nil, channels: Int? = nil) -> AudioFormat {
-            let exact = sampleFormats.first { AudioSampleType($0) == source.sampleType && $0.isPlanar == source.isPlanar }
-            let sameType = sampleFormats.first { AudioSampleType($0) == source.sampleType }
+            let exact = sampleFormats.first { $0 == source.sampleFormat }
+            let sameType = sampleFormats.first { $0.interleaved == source.sampleType }
             let format = exact ?? sameType ?? sampleFormats.first ?? .f32
             let rate = sampleRate ?? closestSampleRate(to: source.sampleRate)
             let count = min(channels ?? source.channels, max(1, maxChannels))
             let layout = count == source.channels ? source.layout : (ChannelLayout.default(channels: count) ?? source.layout)
-            return AudioFormat(AudioSampleType(format), planar: format.isPlanar, sampleRate: rate, layout: layout)
+            return AudioFormat(format.interleaved, planar: format.isPlanar, sampleRate: rate, layout: layout)
         }
     }
 

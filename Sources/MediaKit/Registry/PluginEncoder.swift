@@ -279,17 +279,9 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
 
 extension SampleFormat {
     /// The sample format of `format`'s samples and interleaving; nil for packed 24-bit, which
-    /// frames do not carry.
+    /// the frames given to an encoder do not carry.
     init?(_ format: AudioFormat) {
-        let base: SampleFormat
-        switch format.sampleType {
-        case .u8: base = .u8
-        case .s16: base = .s16
-        case .s24: return nil
-        case .s32: base = .s32
-        case .f32: base = .f32
-        case .f64: base = .f64
-        }
-        self = format.isPlanar ? SampleFormat(rawValue: base.rawValue + 5)! : base
+        guard format.sampleType != .s24 else { return nil }
+        self = format.sampleFormat
     }
 }

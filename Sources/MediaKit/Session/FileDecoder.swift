@@ -6,12 +6,12 @@ public struct FileDecodeOptions: Sendable {
     public var audioPath: String?
     /// Where the first video track goes (raw frames, or Y4M with ``y4m``); nil: video is not decoded.
     public var videoPath: String?
-    /// Raw video layout. Default: ``RawPictureFormat/nv12``.
-    public var pixelFormat: RawPictureFormat = .nv12
-    /// PCM layout. Default: ``PCMFormat/s16``.
-    public var sampleFormat: PCMFormat = .s16
-    /// PCM sample type, any of ``AudioSampleType`` (overrides ``sampleFormat``). Default: nil.
-    public var sampleType: AudioSampleType?
+    /// Raw video layout. Default: ``PixelFormat/nv12``.
+    public var pixelFormat: PixelFormat = .nv12
+    /// PCM layout. Default: ``SampleFormat/s16``.
+    public var sampleFormat: SampleFormat = .s16
+    /// PCM sample type, any of ``SampleFormat`` (overrides ``sampleFormat``). Default: nil.
+    public var sampleType: SampleFormat?
     /// Resample the audio to this rate with an ``AudioConverter``. Default: nil (the source's rate).
     public var sampleRate: Int?
     /// Mix the audio to these channels (as `ffmpeg -ac` mixes, see ``ChannelMix``). Default:
@@ -21,7 +21,7 @@ public struct FileDecodeOptions: Sendable {
     public var resampleQuality: ResampleQuality = .medium
 
     /// The sample type written: ``sampleType``, else ``sampleFormat``'s.
-    public var writtenSampleType: AudioSampleType { sampleType ?? sampleFormat.sampleType }
+    public var writtenSampleType: SampleFormat { sampleType ?? sampleFormat }
     /// Write the audio as WAV. Default: false (raw PCM).
     public var wav = false
     /// Write the video as YUV4MPEG2. Default: false (raw frames).
@@ -91,7 +91,7 @@ public struct FileDecodeResult: Sendable {
             if options.y4m {
                 out.append("ffplay \(Self.quote(v.path))")
             } else {
-                let fmt = options.pixelFormat == .i420 ? "yuv420p" : options.pixelFormat.rawValue
+                let fmt = options.pixelFormat.name
                 out.append("ffplay -f rawvideo -pixel_format \(fmt) -video_size \(v.width)x\(v.height) -framerate \(v.frameRate.numerator)/\(v.frameRate.denominator) \(Self.quote(v.path))")
             }
         }
@@ -100,7 +100,7 @@ public struct FileDecodeResult: Sendable {
                 out.append("ffplay \(Self.quote(a.path))")
             } else {
                 let t = options.writtenSampleType
-                out.append("ffplay -f \(t == .u8 ? "u8" : t.rawValue + "le") -ar \(a.sampleRate) -ac \(a.channels) \(Self.quote(a.path))")
+                out.append("ffplay -f \(t == .u8 ? "u8" : t.typeName + "le") -ar \(a.sampleRate) -ac \(a.channels) \(Self.quote(a.path))")
             }
         }
         return out

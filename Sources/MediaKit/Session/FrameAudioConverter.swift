@@ -2,7 +2,7 @@
 /// a rate and a channel layout when they are to change (nil: the source's, as decoded).
 public struct AudioOutputRequest: Sendable, Hashable {
     /// The sample type written.
-    public var sampleType: AudioSampleType
+    public var sampleType: SampleFormat
     /// One plane per channel (true) or interleaved frames (false, the default).
     public var planar: Bool
     /// The output rate; nil keeps the decoded rate.
@@ -11,7 +11,7 @@ public struct AudioOutputRequest: Sendable, Hashable {
     public var layout: ChannelLayout?
 
     /// A request; unset fields keep the source's.
-    public init(_ sampleType: AudioSampleType, planar: Bool = false, sampleRate: Int? = nil, layout: ChannelLayout? = nil) {
+    public init(_ sampleType: SampleFormat, planar: Bool = false, sampleRate: Int? = nil, layout: ChannelLayout? = nil) {
         self.sampleType = sampleType
         self.planar = planar
         self.sampleRate = sampleRate

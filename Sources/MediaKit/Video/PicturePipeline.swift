@@ -1,41 +1,11 @@
 import Foundation
 
-/// Packed raw-video layouts that decoded pictures can be written as.
-public enum RawPictureFormat: String, Sendable, CaseIterable {
-    /// 8-bit Y plane, then interleaved U/V at half resolution (the iOS decode sample's layout).
-    case nv12
-    /// 8-bit Y, U, V planes, chroma at half resolution (FFmpeg's yuv420p).
-    case i420
-    /// 10-bit Y, U, V planes, chroma at half resolution, each sample in the low bits of a
-    /// little-endian 16-bit word (FFmpeg's yuv420p10le). Only 10-bit 4:2:0 sources pack to it.
-    case yuv420p10le
-
-    /// The pixel format whose pictures pack to this layout by copying samples
-    /// (what a ``PictureConverter`` is asked for when the decoded pictures are another one).
-    public var pixelFormat: PixelFormat {
-        switch self {
-        case .nv12: return .nv12
-        case .i420: return .yuv420p
-        case .yuv420p10le: return .yuv420p10
-        }
-    }
-
-    /// Bytes per sample of the layout (1, or 2 for ``yuv420p10le``).
-    public var bytesPerSample: Int { self == .yuv420p10le ? 2 : 1 }
-
-    /// The layout's planes for a `width` x `height` picture, in order: bytes per row
-    /// (no padding) and rows. NV12 has two (Y, interleaved UV), the others three.
-    public func planes(width: Int, height: Int) -> [(rowBytes: Int, rows: Int)] {
-        let cw = (width + 1) / 2, ch = (height + 1) / 2, b = bytesPerSample
-        if self == .nv12 { return [(width, height), (2 * cw, ch)] }
-        return [(width * b, height), (cw * b, ch), (cw * b, ch)]
-    }
-
-    /// Bytes of one packed picture of `width` x `height`.
-    public func frameSize(width: Int, height: Int) -> Int {
-        planes(width: width, height: height).reduce(0) { $0 + $1.rowBytes * $1.rows }
-    }
-}
+/// The old name of the raw layouts pictures are written in, which are pixel formats:
+/// `nv12` is ``PixelFormat/nv12``, `i420` ``PixelFormat/yuv420p``, `yuv420p10le`
+/// ``PixelFormat/yuv420p10`` (the deprecated aliases ``PixelFormat/i420`` and
+/// ``PixelFormat/yuv420p10le`` keep the old case names compiling).
+@available(*, deprecated, renamed: "PixelFormat")
+public typealias RawPictureFormat = PixelFormat
 
 /// One plane of a packed layout where it lies in memory: `rows` rows of `rowBytes` bytes,
 /// `stride` bytes apart (`stride >= rowBytes`; equal when the rows are not padded).
@@ -66,8 +36,13 @@ public struct PlaneView: @unchecked Sendable {
 /// one picture at a time, so a thread takes one out of the pipeline's cache for the
 /// conversion (or makes one when none is free) and puts it back after.
 public final class PicturePipeline: @unchecked Sendable {
-    /// The layout pictures are packed as.
-    public let layout: RawPictureFormat
+    /// The layout pictures are packed as: a pixel format, its planes without padding
+    /// (``PixelFormat/planes(width:height:)``). ``layouts`` are those the raw writers offer.
+    public let layout: PixelFormat
+
+    /// The layouts the raw picture writers offer (mk-decode's `--pixel-format`, the C API's
+    /// `MK_PACK_NV12` / `MK_PACK_I420`): NV12, I420 (``PixelFormat/yuv420p``) and ``PixelFormat/yuv420p10``.
+    public static let layouts: [PixelFormat] = [.nv12, .yuv420p, .yuv420p10]
     /// How every picture is turned first (``PictureOrientation/upright``: not at all).
     public let orientation: PictureOrientation
     /// Where picture converters come from.
@@ -85,7 +60,7 @@ public final class PicturePipeline: @unchecked Sendable {
     /// then scaling them to `size` (default nil: not at all) with `filter` (default
     /// ``ScaleFilter/bicubic``, as the `ffmpeg` tool), converting them with picture converters
     /// from `registry` (default: ``MediaRegistry/shared``).
-    public init(layout: RawPictureFormat, orientation: PictureOrientation = .upright, size: (width: Int, height: Int)? = nil,
+    public init(layout: PixelFormat, orientation: PictureOrientation = .upright, size: (width: Int, height: Int)? = nil,
                 filter: ScaleFilter = .bicubic, registry: MediaRegistry = .shared) {
         self.layout = layout
         self.orientation = orientation
@@ -127,18 +102,18 @@ public final class PicturePipeline: @unchecked Sendable {
     /// same format, nor for NV12 <-> yuv420p interleaving of limited-range pictures; a
     /// conversion for everything else (10-bit, 4:4:4, 4:2:2, full range as yuvj420p or as
     /// yuv420p flagged full range). False for an audio frame.
-    public static func needsConversion(_ frame: Frame, as layout: RawPictureFormat) -> Bool {
+    public static func needsConversion(_ frame: Frame, as layout: PixelFormat) -> Bool {
         guard let f = frame.pixelFormat else { return false }
-        if f == layout.pixelFormat { return false }
+        if f == layout { return false }
         if f == .yuvj420p || frame.colorRange == .full { return true }
         return !canPack(f, as: layout)
     }
 
     /// Pixel formats that pack to `layout` without any resampling or change of value
     /// (copying, interleaving or splitting samples): 8-bit 4:2:0 (yuv420p, yuvj420p, NV12)
-    /// for NV12 / I420, 10-bit planar 4:2:0 for yuv420p10le.
-    public static func canPack(_ f: PixelFormat, as layout: RawPictureFormat) -> Bool {
-        layout == .yuv420p10le ? f == .yuv420p10 : (f == .yuv420p || f == .yuvj420p || f == .nv12)
+    /// for NV12 / I420 (``PixelFormat/yuv420p``); for any other layout, the layout itself.
+    public static func canPack(_ f: PixelFormat, as layout: PixelFormat) -> Bool {
+        layout == .nv12 || layout == .yuv420p ? (f == .yuv420p || f == .yuvj420p || f == .nv12) : f == layout
     }
 
     // MARK: turning and converting
@@ -182,7 +157,7 @@ public final class PicturePipeline: @unchecked Sendable {
             }
             return i.map { idle.remove(at: $0).converter }
         }
-        let converter = try taken ?? registry.makePictureConverter(from: source, to: layout.pixelFormat, width: frame.width, height: frame.height,
+        let converter = try taken ?? registry.makePictureConverter(from: source, to: layout, width: frame.width, height: frame.height,
                                                                    outputWidth: size.width, outputHeight: size.height, filter: filter,
                                                                    colorRange: range, colorSpace: frame.colorSpace)
         defer {
@@ -206,7 +181,7 @@ public final class PicturePipeline: @unchecked Sendable {
     /// Packs a picture that needs no conversion (see ``prepare(_:)``) into `output`, resized
     /// to the picture's size.
     /// - Throws: as the buffer form of `pack(_:as:into:)`.
-    public static func pack(_ frame: Frame, as layout: RawPictureFormat, into output: inout [UInt8]) throws {
+    public static func pack(_ frame: Frame, as layout: PixelFormat, into output: inout [UInt8]) throws {
         let size = layout.frameSize(width: frame.width, height: frame.height)
         if output.count != size { output = [UInt8](repeating: 0, count: size) }
         try output.withUnsafeMutableBufferPointer { try pack(frame, as: layout, into: $0) }
@@ -216,11 +191,11 @@ public final class PicturePipeline: @unchecked Sendable {
     /// least `layout.frameSize(width:height:)` bytes: plane by plane, rows without padding.
     /// - Throws: `.unsupported` for a format that needs a conversion first (naming it and
     ///   what to ask for instead), `.invalidArgument` for an audio frame or when `output` is too small.
-    public static func pack(_ frame: Frame, as layout: RawPictureFormat, into output: UnsafeMutableBufferPointer<UInt8>) throws {
+    public static func pack(_ frame: Frame, as layout: PixelFormat, into output: UnsafeMutableBufferPointer<UInt8>) throws {
         try check(frame, as: layout)
         let need = layout.frameSize(width: frame.width, height: frame.height)
         guard output.count >= need, let out = output.baseAddress else {
-            throw MediaError(.invalidArgument, "the buffer holds \(output.count) bytes, a \(frame.width)x\(frame.height) \(layout.rawValue) picture needs \(need)")
+            throw MediaError(.invalidArgument, "the buffer holds \(output.count) bytes, a \(frame.width)x\(frame.height) \(layout.name) picture needs \(need)")
         }
         var offset = 0
         withExtendedLifetime(frame.storage) {
@@ -235,7 +210,7 @@ public final class PicturePipeline: @unchecked Sendable {
     /// the frame already holds without row padding come straight from its memory, the others
     /// are packed into `scratch` (resized as needed) first. For writers of files and pipes.
     /// - Throws: as the buffer form of `pack(_:as:into:)`, and what `body` throws.
-    public static func withPackedPieces<R>(_ frame: Frame, as layout: RawPictureFormat, scratch: inout [UInt8],
+    public static func withPackedPieces<R>(_ frame: Frame, as layout: PixelFormat, scratch: inout [UInt8],
                                            _ body: ([UnsafeRawBufferPointer]) throws -> R) throws -> R {
         try check(frame, as: layout)
         let shapes = layout.planes(width: frame.width, height: frame.height)
@@ -263,10 +238,10 @@ public final class PicturePipeline: @unchecked Sendable {
 
     /// The planes of `layout` where `frame`'s memory already holds them sample for sample
     /// (rows perhaps padded), or nil when the picture needs a conversion or packing
-    /// (interleaving, splitting) to become `layout`: an NV12 picture as ``RawPictureFormat/nv12``,
-    /// a yuv420p picture as ``RawPictureFormat/i420`` (whatever its range, as ffmpeg copies it). The views borrow the
+    /// (interleaving, splitting) to become `layout`: an NV12 picture as ``PixelFormat/nv12``,
+    /// a yuv420p picture as ``PixelFormat/yuv420p`` (whatever its range, as ffmpeg copies it). The views borrow the
     /// frame's memory: they are valid while `frame` (or a copy of it) is alive.
-    public static func views(of frame: Frame, as layout: RawPictureFormat) -> [PlaneView]? {
+    public static func views(of frame: Frame, as layout: PixelFormat) -> [PlaneView]? {
         guard frame.pixelFormat != nil, !needsConversion(frame, as: layout) else { return nil }
         var views: [PlaneView] = []
         for i in layout.planes(width: frame.width, height: frame.height).indices {
@@ -276,18 +251,18 @@ public final class PicturePipeline: @unchecked Sendable {
         return views
     }
 
-    private static func check(_ frame: Frame, as layout: RawPictureFormat) throws {
+    private static func check(_ frame: Frame, as layout: PixelFormat) throws {
         guard let src = frame.pixelFormat else {
             throw MediaError(.invalidArgument, "not a video frame")
         }
         guard canPack(src, as: layout), frame.planes.count >= src.planeCount else {
-            throw MediaError(.unsupported, "decoded pictures are \(src.name); packing them as \(layout.rawValue) needs a conversion first (PicturePipeline.prepare, or a PictureConverter to \(layout.pixelFormat.name))")
+            throw MediaError(.unsupported, "decoded pictures are \(src.name); packing them as \(layout.name) needs a conversion first (PicturePipeline.prepare, or a PictureConverter to \(layout.name))")
         }
     }
 
     /// Plane `i` of `layout` where `frame` holds it sample for sample, or nil when it must be
     /// interleaved (planar U, V into NV12's UV) or split (NV12's UV into U, V).
-    private static func view(_ i: Int, of frame: Frame, as layout: RawPictureFormat) -> PlaneView? {
+    private static func view(_ i: Int, of frame: Frame, as layout: PixelFormat) -> PlaneView? {
         guard let src = frame.pixelFormat, canPack(src, as: layout), i < frame.planes.count else { return nil }
         let semiPlanar = src == .nv12
         guard i == 0 || semiPlanar == (layout == .nv12) else { return nil }
@@ -299,7 +274,7 @@ public final class PicturePipeline: @unchecked Sendable {
 
     /// Writes plane `i` of `layout` from `frame` (a format that ``canPack(_:as:)``) to `dst`,
     /// rows without padding. The one place NV12's chroma is interleaved and split.
-    private static func packPlane(_ i: Int, of frame: Frame, as layout: RawPictureFormat, into dst: UnsafeMutablePointer<UInt8>) {
+    private static func packPlane(_ i: Int, of frame: Frame, as layout: PixelFormat, into dst: UnsafeMutablePointer<UInt8>) {
         let shape = layout.planes(width: frame.width, height: frame.height)[i]
         if let v = view(i, of: frame, as: layout) {
             copyRows(v, to: dst)
