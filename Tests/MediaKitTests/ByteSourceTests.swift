@@ -130,10 +130,10 @@ final class ByteSourceTests: XCTestCase {
     }
 
     func testProbingNamesWhatItFound() throws {
-        XCTAssertThrowsError(try MediaRegistry.shared.makeDemuxer(source: MemorySource(Array("FORM\u{0}\u{0}\u{0}\u{4}AIFFCOMM".utf8)))) { error in
+        XCTAssertThrowsError(try MediaRegistry.shared.makeDemuxer(source: MemorySource(Array("FORM\u{0}\u{0}\u{0}\u{4}8SVXVHDR".utf8)))) { error in
             let text = "\(error)"
             XCTAssertEqual((error as? MediaError)?.kind, .unsupported)
-            XCTAssertTrue(text.contains("FORM") && text.contains("Ogg") && text.contains("IVF") && text.contains("WAV"), text)
+            XCTAssertTrue(text.contains("FORM") && text.contains("AIFF") && text.contains("Ogg") && text.contains("IVF") && text.contains("WAV"), text)
         }
         XCTAssertThrowsError(try MediaRegistry.shared.makeDemuxer(source: MemorySource([]))) { error in
             XCTAssertTrue("\(error)".contains("empty"), "\(error)")
