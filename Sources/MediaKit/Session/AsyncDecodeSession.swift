@@ -219,7 +219,9 @@ final class AsyncDecodeCore: @unchecked Sendable {
     private var truncation: MediaError?
     /// The track's end (or a failure) was delivered; only a seek decodes again.
     private var ended = false
-    private var selected = false
+    /// The one pipeline (``MediaPipeline``) over the demuxer with this track's decode stage,
+    /// stepped one packet at a time between commands; made on the thread's first read.
+    private var pipeline: MediaPipeline?
 
     // Under `cond`.
     let capacity: Int
@@ -440,10 +442,8 @@ final class AsyncDecodeCore: @unchecked Sendable {
                     if !ended { try session.drainDelayed(emit) }
                     deliverDirect(done)
                 case nil:
-                    if let packet = try nextPacket() {
-                        try session.decode(packet, emit)
-                    } else {
-                        try session.finish(emit)
+                    if try step() == nil {
+                        try pipeline?.finishStages()
                         ended = true
                         finishEvent(.end)
                     }
@@ -458,17 +458,15 @@ final class AsyncDecodeCore: @unchecked Sendable {
         }
     }
 
-    /// The next packet of the track; nil at its end or at the cut of a file cut short (kept
-    /// as a warning, as ``FileDecoder`` keeps it).
-    private func nextPacket() throws -> Packet? {
-        if !selected {
+    /// One step of the pipeline: the track's next packet decoded (its frames emitted); nil
+    /// at its end or at the cut of a file cut short (kept as a warning, as ``FileDecoder``
+    /// keeps it).
+    private func step() throws -> Packet? {
+        if pipeline == nil {
             demuxer.select(tracks: [trackIndex])
-            selected = true
+            pipeline = MediaPipeline(demuxer: demuxer, stages: [(trackIndex, DecodeStage(session: session) { [unowned self] in try emit($0) })])
         }
-        while let p = try demuxer.read(untilCut: &truncation) {
-            if p.trackIndex == trackIndex { return p }
-        }
-        return nil
+        return try pipeline!.advance(truncation: &truncation)
     }
 
     private func noteStats() {

@@ -232,7 +232,8 @@ public enum FileDecoder {
         }
         var truncation: MediaError?
         // Video alone, asynchronously: the session (seeked above) and the demuxer go to an
-        // AsyncDecodeSession, whose thread decodes ahead while this one writes.
+        // AsyncDecodeSession, whose thread runs the same MediaPipeline (a decode stage for the
+        // track) and decodes ahead while this one writes.
         let asyncVideo = options.asyncVideo && audio == nil ? video.map { AsyncDecodeSession(demuxer: demuxer, session: $0.session) } : nil
         defer {
             asyncVideo?.cancel()

@@ -87,19 +87,65 @@ public final class DecodeStage: PacketStage {
 /// progress and cancel path, the cut of a truncated file kept as a warning, the stages
 /// finished at the end in the order given. `mk-decode` / `mk_decode_file` (``FileDecoder``),
 /// `mk-remux` / `mk_remux` (``Remuxer``) and `mk-transcode` / `mk_transcode` (``Transcoder``)
-/// are front ends that choose the stages and the outputs.
+/// are front ends that choose the stages and the outputs; an ``AsyncDecodeSession`` runs the
+/// same pipeline on its own thread, one packet at a time (``advance(truncation:)``), between
+/// the seeks and flushes it is asked for.
 public struct MediaPipeline {
     /// The demuxer read.
     public let demuxer: Demuxer
     /// The stages by track index, in the order they are finished.
-    public var stages: [(track: Int, stage: PacketStage)]
+    public var stages: [(track: Int, stage: PacketStage)] {
+        didSet { byTrack = Self.index(stages) }
+    }
     /// Packets already read (looked ahead), handed on first.
-    public var ahead: [Packet] = []
+    public var ahead: [Packet] = [] {
+        didSet { aheadTaken = 0 }
+    }
+    private var byTrack: [Int: PacketStage]
+    private var aheadTaken = 0
 
     /// A pipeline reading `demuxer` into `stages`.
     public init(demuxer: Demuxer, stages: [(track: Int, stage: PacketStage)]) {
         self.demuxer = demuxer
         self.stages = stages
+        self.byTrack = Self.index(stages)
+    }
+
+    private static func index(_ stages: [(track: Int, stage: PacketStage)]) -> [Int: PacketStage] {
+        var byTrack: [Int: PacketStage] = [:]
+        for (t, s) in stages { byTrack[t] = s }
+        return byTrack
+    }
+
+    /// True once every stage wants no more packets.
+    public var isDone: Bool { stages.allSatisfy { $0.stage.isDone } }
+
+    /// One step: reads packets (the looked-ahead ones first) until one belongs to a stage that
+    /// is not done, and hands it to that stage.
+    /// - Parameter truncation: set to the `.truncated` error when the file is cut short (the
+    ///   packets before the cut were handed on; the step then gives nil).
+    /// - Returns: the packet handed on; nil at the end of the input (the stages are not
+    ///   finished: see ``finishStages()``).
+    /// - Throws: the demuxer's and the stage's errors.
+    public mutating func advance(truncation: inout MediaError?) throws -> Packet? {
+        while true {
+            let next: Packet?
+            if aheadTaken < ahead.count {
+                next = ahead[aheadTaken]
+                aheadTaken += 1
+            } else {
+                next = try demuxer.read(untilCut: &truncation)
+            }
+            guard let packet = next else { return nil }
+            guard let stage = byTrack[packet.trackIndex], !stage.isDone else { continue }
+            try stage.take(packet)
+            return packet
+        }
+    }
+
+    /// Finishes (drains) the stages that are not done, in the order given.
+    public func finishStages() throws {
+        for (_, stage) in stages where !stage.isDone { try stage.finish() }
     }
 
     /// Runs the pipeline to the end of the input (or until every stage is done), then
@@ -111,17 +157,13 @@ public struct MediaPipeline {
     /// - Throws: the demuxer's, the stages' and `progress`'s errors.
     @discardableResult
     public func run(progress: ((Packet) throws -> Void)? = nil) throws -> MediaError? {
-        var byTrack: [Int: PacketStage] = [:]
-        for (t, s) in stages { byTrack[t] = s }
+        var cursor = self
         var truncation: MediaError?
-        var pending = ahead[...]
-        while let packet = try pending.popFirst() ?? demuxer.read(untilCut: &truncation) {
-            guard let stage = byTrack[packet.trackIndex], !stage.isDone else { continue }
-            try stage.take(packet)
-            if stages.allSatisfy({ $0.stage.isDone }) { break }
+        while let packet = try cursor.advance(truncation: &truncation) {
+            if cursor.isDone { break }
             try progress?(packet)
         }
-        for (_, stage) in stages where !stage.isDone { try stage.finish() }
+        try cursor.finishStages()
         return truncation
     }
 }
