@@ -89,12 +89,16 @@ mk_status mk_backend_converts(int32_t index, int32_t source, int32_t target, int
 /** Kinds of container formats (mk_container_info.kind). */
 #define MK_CONTAINER_DEMUXER  1   /**< read by mk_demuxer_open (chosen by probing the bytes) */
 #define MK_CONTAINER_MUXER    2   /**< written by mk_muxer_open / mk_remux (chosen by the extension) */
+#define MK_CONTAINER_FRAME_SINK 3 /**< since 0.3: a raw output of decoded frames written by
+                                       mk_decode_file ("pcm", "wav", "rawvideo", "y4m": chosen by
+                                       mk_decode_settings.wav / .y4m; its extensions are the
+                                       customary ones); codecs and options are "" */
 
 /** One container format of the library's catalogue. Strings are static for the life of the
  *  process. */
 typedef struct mk_container_info {
     uint32_t struct_size;      /**< set by the caller: sizeof(mk_container_info) */
-    int32_t kind;              /**< MK_CONTAINER_DEMUXER or MK_CONTAINER_MUXER */
+    int32_t kind;              /**< MK_CONTAINER_DEMUXER, MK_CONTAINER_MUXER or MK_CONTAINER_FRAME_SINK */
     const char *name;          /**< "mp4", "matroska", "webm", "ogg" ... */
     const char *description;   /**< "MP4/MOV (ISO BMFF)" */
     const char *extensions;    /**< comma-separated, without dots: "mp4,m4a,m4v,mov,3gp" (a
@@ -109,7 +113,7 @@ typedef struct mk_container_info {
 } mk_container_info;
 
 /** Number of container formats: the demuxers (in the order they are probed), then the
- *  muxers. Thread-safe. */
+ *  muxers, then (since 0.3) the frame sinks. Thread-safe. */
 int32_t mk_container_count(void);
 
 /** Fills *info for container format `index` (0 <= index < mk_container_count()), as far as

@@ -105,6 +105,12 @@ struct Remux: ParsableCommand {
             for (codec, why) in f.refusals.sorted(by: { $0.key < $1.key }) { lines.append("  refuses \(codec): \(why)") }
             lines.append("  options: " + (f.options.isEmpty ? "none" : f.options.map(\.rawValue).joined(separator: " ")))
         }
+        lines.append("")
+        lines.append("Raw outputs of decoded frames (mk-decode writes them; --wav and --y4m choose):")
+        for f in ContainerCatalog.shared.frameSinkFormats {
+            lines.append("\(f.name): \(f.description) (\(f.mediaType.rawValue))")
+            lines.append("  extensions: " + f.extensions.map { "." + $0 }.joined(separator: " "))
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -195,7 +195,8 @@ public func mk_backend_converts(_ index: Int32, _ source: Int32, _ target: Int32
     return MK_OK
 }
 
-/// The container catalogue as C lists it: the demuxers in probing order, then the muxers.
+/// The container catalogue as C lists it: the demuxers in probing order, then the muxers,
+/// then the frame sinks (the raw outputs of mk_decode_file).
 private func containerInfos() -> [mk_container_info] {
     let catalog = ContainerCatalog.shared
     let size = UInt32(MemoryLayout<mk_container_info>.size)
@@ -210,6 +211,7 @@ private func containerInfos() -> [mk_container_info] {
     return catalog.formats.map { info(MK_CONTAINER_DEMUXER, $0.name, $0.description, $0.extensions, $0.mimeTypes) }
         + catalog.muxerFormats.map { info(MK_CONTAINER_MUXER, $0.name, $0.description, $0.extensions, $0.mimeTypes,
                                           codecs: $0.codecs, options: $0.options) }
+        + catalog.frameSinkFormats.map { info(MK_CONTAINER_FRAME_SINK, $0.name, $0.description, $0.extensions, []) }
 }
 
 @_cdecl("mk_container_count")

@@ -535,14 +535,22 @@ static void stream_parser(void) {
  * recovery records: refused arguments, old struct sizes, frames that must be freed. */
 static void listings_and_orientation(const char *good) {
     mk_container_info ci; ci.struct_size = sizeof ci;
-    int32_t nc = mk_container_count(), muxers = 0;
+    int32_t nc = mk_container_count(), muxers = 0, sinks = 0, last_kind = MK_CONTAINER_DEMUXER;
     CHECK(nc >= 8, "the catalogue lists the demuxers and the muxers");
     for (int32_t i = 0; i < nc; i++) {
         EXPECT(mk_container_get_info(i, &ci), MK_OK);
         CHECK(ci.name && ci.name[0] && ci.description && ci.extensions && ci.extensions[0] && ci.mime_types,
               "container strings");
         CHECK(ci.codecs && ci.options, "the 0.3 fields are set");
-        if (ci.kind == MK_CONTAINER_MUXER) {
+        CHECK(ci.kind >= last_kind, "demuxers, then muxers, then frame sinks");
+        last_kind = ci.kind;
+        if (ci.kind == MK_CONTAINER_FRAME_SINK) {
+            sinks++;
+            CHECK(ci.codecs[0] == 0 && ci.options[0] == 0, "a frame sink lists no codecs or options");
+            CHECK(strcmp(ci.name, "pcm") == 0 || strcmp(ci.name, "wav") == 0 || strcmp(ci.name, "rawvideo") == 0
+                  || strcmp(ci.name, "y4m") == 0, "the frame sinks are pcm, wav, rawvideo and y4m");
+            if (strcmp(ci.name, "y4m") == 0) CHECK(strcmp(ci.extensions, "y4m") == 0, "y4m is written as .y4m");
+        } else if (ci.kind == MK_CONTAINER_MUXER) {
             muxers++;
             CHECK(ci.codecs[0], "a muxer lists the codecs it carries");
             if (strcmp(ci.name, "webm") == 0) CHECK(strstr(ci.codecs, "aac") == NULL, "WebM carries no AAC");
@@ -553,6 +561,7 @@ static void listings_and_orientation(const char *good) {
         }
     }
     CHECK(muxers >= 4, "mp4, matroska, webm and ogg are written");
+    CHECK(sinks == 4, "the four raw outputs of mk_decode_file are listed");
     /* A caller built against the 0.2 header (up to mime_types) gets those fields, nothing past them. */
     {
         unsigned char raw[sizeof(mk_container_info) + 16];

@@ -22,18 +22,27 @@ import pytest
 import oracle_lib as lib
 
 
-def listing(mk_remux: Path) -> dict[str, list[str]]:
-    """Format name -> extensions, from `mk-remux --list-formats`."""
+def listing(mk_remux: Path, section: int = 0) -> dict[str, list[str]]:
+    """Format name -> extensions, from `mk-remux --list-formats`: its first section (the
+    muxers), or with `section` 1 the second (the raw outputs mk-decode writes)."""
     out = subprocess.run([mk_remux, "--list-formats"], capture_output=True, check=True, text=True).stdout
+    blocks = out.split("\n\n")
+    assert len(blocks) == 2, out
     formats: dict[str, list[str]] = {}
     name = ""
-    for line in out.splitlines()[1:]:
+    for line in blocks[section].splitlines()[1:]:
         if not line.startswith(" "):
             name = line.split(":", 1)[0]
             formats[name] = []
         elif line.strip().startswith("extensions:"):
             formats[name] = [e.lstrip(".") for e in line.split(":", 1)[1].split()]
     return formats
+
+
+def test_list_formats_names_the_raw_outputs_of_mk_decode(mk_remux: Path) -> None:
+    """The frame sinks follow the muxers, with the extensions mk-decode's outputs customarily
+    have (what each writes is checked in Bindings/python's test_registry)."""
+    assert listing(mk_remux, 1) == {"pcm": ["pcm", "raw"], "wav": ["wav"], "rawvideo": ["yuv", "nv12", "i420"], "y4m": ["y4m"]}
 
 
 def decoded_md5(path: Path) -> str:

@@ -115,9 +115,11 @@ def backends() -> list[Backend]:
 @dataclass(frozen=True)
 class ContainerFormat:
     """A container format of the library's catalogue (C ``mk_container_info``): one it reads
-    (``kind`` "demuxer": ``open`` chooses it by probing the bytes) or writes ("muxer":
-    ``Muxer`` and ``remux`` choose it by the target's extension)."""
-    kind: str                       #: "demuxer" or "muxer"
+    (``kind`` "demuxer": ``open`` chooses it by probing the bytes), writes ("muxer":
+    ``Muxer`` and ``remux`` choose it by the target's extension), or a raw output of decoded
+    frames ("frame_sink": "pcm", "wav", "rawvideo", "y4m", which ``decode`` writes as its
+    ``wav`` and ``y4m`` arguments choose)."""
+    kind: str                       #: "demuxer", "muxer" or "frame_sink"
     name: str                       #: "mp4", "matroska", "webm", "ogg" ...
     description: str
     extensions: tuple[str, ...]     #: without dots; a muxer's are those that choose it
@@ -126,13 +128,17 @@ class ContainerFormat:
     options: tuple[str, ...] = ()   #: a muxer's: the options it takes ("layout", "time-scale" ...)
 
 
+_CONTAINER_KINDS = {1: "demuxer", 2: "muxer", 3: "frame_sink"}
+
+
 def containers() -> list[ContainerFormat]:
-    """The container formats MediaKit reads (in the order they are probed), then those it writes."""
+    """The container formats MediaKit reads (in the order they are probed), then those it writes,
+    then the raw outputs of ``decode`` (kind "frame_sink")."""
     out = []
     for i in range(lib.mk_container_count()):
         c = _ffi.ContainerInfo(struct_size=ctypes.sizeof(_ffi.ContainerInfo))
         lib.mk_container_get_info(i, ctypes.byref(c))
-        out.append(ContainerFormat("demuxer" if c.kind == 1 else "muxer", _text(c.name), _text(c.description),
+        out.append(ContainerFormat(_CONTAINER_KINDS.get(c.kind, str(c.kind)), _text(c.name), _text(c.description),
                                    tuple(x for x in _text(c.extensions).split(",") if x),
                                    tuple(x for x in _text(c.mime_types).split(",") if x),
                                    tuple(x for x in _text(c.codecs).split(",") if x),

@@ -52,6 +52,30 @@ def test_every_muxer_extension_writes_its_container(sample: Path, shared_media: 
             assert ffprobe_format(out) == FFPROBE_FORMATS[c.name], f"{c.name}: .{ext} is read by ffprobe as {ffprobe_format(out)}"
 
 
+def test_the_frame_sinks_are_listed_and_decode_writes_each(sample: Path, tmp_path: Path) -> None:
+    """The raw outputs of ``decode`` (kind "frame_sink") come after the muxers; each one, chosen
+    as ``decode``'s wav / y4m arguments choose it, writes a file of its listed extension that
+    ffprobe reads as that format (raw PCM and raw pictures: as many bytes as ffmpeg's own
+    -f s16le / -f rawvideo output of the same decode)."""
+    listing = mediakit.containers()
+    kinds = [c.kind for c in listing]
+    assert kinds == sorted(kinds, key=["demuxer", "muxer", "frame_sink"].index), kinds
+    sinks = {c.name: c for c in listing if c.kind == "frame_sink"}
+    assert set(sinks) == {"pcm", "wav", "rawvideo", "y4m"}
+    for c in sinks.values():
+        assert c.extensions and c.description and not c.codecs and not c.options, c
+    wav, y4m = tmp_path / f"a.{sinks['wav'].extensions[0]}", tmp_path / f"v.{sinks['y4m'].extensions[0]}"
+    mediakit.decode(sample, audio_out=wav, video_out=y4m, wav=True, y4m=True, max_video_frames=3, max_audio_seconds=0.5)
+    assert ffprobe_format(wav) == "wav" and ffprobe_format(y4m) == "yuv4mpegpipe"
+    pcm, raw = tmp_path / f"a.{sinks['pcm'].extensions[0]}", tmp_path / f"v.{sinks['rawvideo'].extensions[0]}"
+    mediakit.decode(sample, audio_out=pcm, video_out=raw, pixel_format="i420", max_video_frames=3, max_audio_seconds=0.5)
+    ref_pcm, ref_raw = tmp_path / "ref.pcm", tmp_path / "ref.yuv"
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(sample), "-map", "0:a:0", "-t", "0.5", "-f", "s16le", str(ref_pcm),
+                    "-map", "0:v:0", "-frames:v", "3", "-f", "rawvideo", "-pix_fmt", "yuv420p", str(ref_raw)], check=True)
+    assert raw.stat().st_size == ref_raw.stat().st_size
+    assert pcm.stat().st_size == ref_pcm.stat().st_size
+
+
 def test_every_demuxer_opens_the_files_of_its_extensions(shared_media: Path, tmp_path: Path) -> None:
     """The real files of ../shared/media, and a WAV, a FLAC and an AIFF file made by ffmpeg (the folder has none)."""
     demuxers = [c for c in mediakit.containers() if c.kind == "demuxer"]
