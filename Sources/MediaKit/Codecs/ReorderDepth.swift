@@ -10,7 +10,7 @@ enum ReorderDepth {
         guard avcC.count > 8, avcC[0] == 1, avcC[5] & 0x1F > 0 else { return nil }
         let length = Int(avcC[6]) << 8 | Int(avcC[7])
         guard length > 4, 8 + length <= avcC.count else { return nil }
-        var r = BitReader(unescape(Array(avcC[9..<(8 + length)])))
+        var r = BitReader(AnnexB.unescape(Array(avcC[9..<(8 + length)])))
         guard let profile = r.read(8), r.read(8) != nil, let level = r.read(8), r.ue() != nil else { return nil }
         if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profile) {
             guard let chroma = r.ue() else { return nil }
@@ -86,7 +86,7 @@ enum ReorderDepth {
             }
         }
         guard let sps else { return nil }
-        var r = BitReader(unescape(sps))
+        var r = BitReader(AnnexB.unescape(sps))
         guard r.read(4) != nil, let maxSub = r.read(3), r.read(1) != nil else { return nil }
         // profile_tier_level(1, maxSub)
         guard r.read(88) != nil, r.read(8) != nil else { return nil }
@@ -118,18 +118,5 @@ enum ReorderDepth {
         guard let count = r.ue(), count < 32, r.read(8) != nil else { return false }
         for _ in 0...count { guard r.ue() != nil, r.ue() != nil, r.read(1) != nil else { return false } }
         return r.read(20) != nil
-    }
-
-    /// A NAL unit's payload without its emulation-prevention bytes (00 00 03 -> 00 00).
-    static func unescape(_ b: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(b.count)
-        var zeros = 0
-        for x in b {
-            if zeros >= 2 && x == 3 { zeros = 0; continue }
-            zeros = x == 0 ? zeros + 1 : 0
-            out.append(x)
-        }
-        return out
     }
 }

@@ -1,0 +1,81 @@
+/// H.264 and HEVC byte streams (ITU-T H.264 annex B, H.265 annex B): NAL units separated by
+/// start codes (00 00 01 or 00 00 00 01), as raw `.h264` / `.hevc` files, MPEG-TS PES payloads
+/// and some Matroska / MP4 writers' packets carry them; and the NAL unit facts every reader of
+/// them needs (unit types, emulation prevention). The length-prefixed form MP4 and Matroska
+/// store (avcC / hvcC `lengthSizeMinusOne`) is the other form of the same units.
+enum AnnexB {
+    /// The NAL units of `bytes`, in order, as ranges of `bytes` without their start codes.
+    /// Bytes before the first start code are not a unit (a stream cut mid-unit); the trailing
+    /// zero bytes of a unit (trailing_zero_8bits, or the first zero of a 4-byte start code)
+    /// are not part of it. Empty units are left out.
+    static func nalUnits(in bytes: [UInt8]) -> [Range<Int>] {
+        var units: [Range<Int>] = []
+        var start: Int?
+        var i = 0
+        let n = bytes.count
+        while i + 2 < n {
+            // A start code is 00 00 01; skip fast over bytes that cannot begin one.
+            if bytes[i + 2] > 1 { i += 3; continue }
+            if bytes[i] == 0 && bytes[i + 1] == 0 && bytes[i + 2] == 1 {
+                if let s = start { appendUnit(bytes, s, i, &units) }
+                start = i + 3
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        if let s = start { appendUnit(bytes, s, n, &units) }
+        return units
+    }
+
+    private static func appendUnit(_ bytes: [UInt8], _ start: Int, _ end: Int, _ units: inout [Range<Int>]) {
+        var e = end
+        while e > start && bytes[e - 1] == 0 { e -= 1 }
+        if e > start { units.append(start..<e) }
+    }
+
+    /// Whether `bytes` begins with a start code (00 00 01, or 00 00 00 01 and longer runs of
+    /// zeros before it): the test for a packet in Annex B form rather than length-prefixed.
+    static func startsWithStartCode(_ bytes: [UInt8]) -> Bool {
+        var i = 0
+        while i < bytes.count && bytes[i] == 0 { i += 1 }
+        return i >= 2 && i < bytes.count && bytes[i] == 1
+    }
+
+    /// `bytes` (Annex B) as length-prefixed NAL units, each preceded by its size in
+    /// `lengthSize` big-endian bytes (4 unless the configuration record says otherwise);
+    /// nil if a unit is too long for the length field.
+    static func lengthPrefixed(_ bytes: [UInt8], lengthSize: Int = 4) -> [UInt8]? {
+        let units = nalUnits(in: bytes)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + units.count * lengthSize)
+        for u in units {
+            guard lengthSize >= 4 || u.count < 1 << (8 * lengthSize) else { return nil }
+            for k in stride(from: lengthSize - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: u.count >> (8 * k))) }
+            out.append(contentsOf: bytes[u])
+        }
+        return out
+    }
+
+    /// A NAL unit's payload without its emulation-prevention bytes (00 00 03 -> 00 00), to be
+    /// read as RBSP (a parameter set's or slice header's bit fields).
+    static func unescape(_ b: some Collection<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count)
+        var zeros = 0
+        for x in b {
+            if zeros >= 2 && x == 3 { zeros = 0; continue }
+            zeros = x == 0 ? zeros + 1 : 0
+            out.append(x)
+        }
+        return out
+    }
+
+    /// The nal_unit_type of an H.264 NAL unit whose first byte is `header` (H.264 table 7-1):
+    /// 1 non-IDR slice, 5 IDR slice, 6 SEI, 7 SPS, 8 PPS, 9 access unit delimiter.
+    static func h264Type(_ header: UInt8) -> Int { Int(header & 0x1F) }
+
+    /// The nal_unit_type of an HEVC NAL unit whose first byte is `header` (H.265 table 7-1):
+    /// 0-31 VCL (16-23 IRAP), 32 VPS, 33 SPS, 34 PPS, 35 access unit delimiter, 39/40 SEI.
+    static func hevcType(_ header: UInt8) -> Int { Int(header >> 1 & 0x3F) }
+}
