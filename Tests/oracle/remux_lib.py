@@ -373,16 +373,19 @@ def last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-# (input name, layout) -> why mediainfo / gst-discoverer cannot open OUT (strict xfail).
-PARSERS_KNOWN: dict[tuple[str, str], str] = {
-    ("fmp4_muxed_h264_aac_seg_two_sidx_with_init.mp4", _l): (
+# (input name, layout) -> (why gst-discoverer cannot open OUT, the GST_DEBUG setting that
+# shows the cause, and the line of that debug log naming it). The test xfails only when the
+# log shows the cause; it passes if GStreamer opens the file.
+PARSERS_KNOWN: dict[tuple[str, str], tuple[str, str, str]] = {
+    ("fmp4_muxed_h264_aac_seg_two_sidx_with_init.mp4", _l): ((
         "GStreamer's qtdemux skips, in a file that is not fragmented, every track whose mdhd duration is "
         "below 20% of the mvhd duration ('Track shorter than 20% ... assuming preview image or something; "
         "skipping track' with GST_DEBUG=qtdemux:3). The input is a single media segment whose samples start "
         "at 29.9 s; the copy keeps that start as an empty edit, so mvhd says 30.94 s against 1.0 s of media "
         "per track, and both tracks are skipped. Shown: the same file with the edit lists removed (mvhd "
         "unchanged) is still refused; ffmpeg's own `-c copy` to MP4 is accepted only because it moves the "
-        "presentation to start at 0 (mvhd 1.012 s), which loses the segment's start time")
+        "presentation to start at 0 (mvhd 1.012 s), which loses the segment's start time"),
+        "qtdemux:3", "Track shorter than 20%")
     for _l in ("progressive", "faststart", "hybrid")
 }
 
