@@ -152,6 +152,17 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
 
     /// Adds a track described by codec parameters (sample entry generated, or carried
     /// over from ``CodecParameters/sampleEntry``). `timeBase` is the packets' time base.
+    ///
+    /// An H.264 or HEVC track whose extradata is Annex B parameter sets (starting with a start
+    /// code) or empty is taken in Annex B form, as FFmpeg's mov muxer takes it: the avcC /
+    /// hvcC is built from those parameter sets, or from the first packet's when the extradata
+    /// is empty (the sample entry then waits for that packet: the progressive and fast-start
+    /// layouts write it at the end; the fragmented ones need it before the first packet of any
+    /// track), HEVC gets the `hev1` entry (`hvc1` when ``CodecParameters/codecTag`` asks, its
+    /// parameter-set arrays then complete), and each packet's NAL units are length-prefixed in
+    /// 4 bytes, parameter sets in the stream kept (``AnnexBConversion``).
+    /// - Throws: `.invalidData` for parameter sets that make no avcC / hvcC, `.invalidArgument`
+    ///   for parameters a sample entry cannot be made from.
     public func addTrack(_ parameters: CodecParameters, timeBase: Rational) throws -> Int {
         try addTrack(parameters, timeBase: timeBase, language: "und", matrix: MovieWriter.identity, edits: nil, movieTimeScale: 0)
     }
@@ -183,7 +194,10 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// VP9, AC-3 and AV1 streams), an encoder delay and padding made an edit list, and its
     /// packets then fixed on the way in: an ADTS frame loses its header (the AudioSpecificConfig
     /// is in the sample entry, as FFmpeg's aac_adtstoasc does), an AV1 temporal unit its
-    /// temporal delimiter, padding, tile list and redundant frame header OBUs, unknown decoding
+    /// temporal delimiter, padding, tile list and redundant frame header OBUs, an H.264 / HEVC
+    /// access unit in Annex B form its length-prefixed units (the avcC / hvcC from the
+    /// extradata's parameter sets, or `firstPacket`'s when there is no extradata, as an MPEG-TS
+    /// track gives them; ``addTrack(_:timeBase:)``), unknown decoding
     /// timestamps are filled in and Opus is counted in 48 kHz samples (``PacketRetimer``), its
     /// end trim the edit list's end.
     /// - Throws: `.unsupported` naming MP4 and the codec for a codec MP4 does not carry here;
