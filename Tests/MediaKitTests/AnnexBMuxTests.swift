@@ -79,6 +79,22 @@ final class AnnexBMuxTests: XCTestCase {
         XCTAssertEqual(hexString(complete), hexString(expected))
     }
 
+    func testHEVCRExtWithHRDAndSubLayers() throws {
+        // libx265 4:4:4 10-bit (RExt), hrd=1 and two temporal sub-layers
+        // (`-pix_fmt yuv444p10le -x265-params hrd=1:vbv-bufsize=2000:vbv-maxrate=1000:temporal-layers=1`):
+        // the sub-layer profile_tier_level and the VUI's hrd_parameters are read through.
+        let vps = hex("40010c02ffff0408000003009c0800000300003c00009594aca048")
+        let sps = hex("4201020408000003009c0800000300003c000090014101e26cb2b295964932bc05a0200000030020000003032c039acbc001e848003d0970007a12000f4244")
+        let pps = hex("4401c172860c4624")
+        let r = try HEVCConfigurationRecord.make(units: [vps[...], sps[...], pps[...]], completeness: false)
+        // FFmpeg 5.1 writes 0104080000009c08000000003c f002 ff fe fa fa 0000 13 (its
+        // min_spatial_segmentation_idc 2 and parallelismType 3 come from misreading the HRD
+        // parameters: Tests/oracle/test_annexb_mux.py KNOWN_RECORD_DIFFERENCES). The SPS has no
+        // bitstream restrictions: 0 and 0. Profile RExt (4), level 60, 4:4:4, 10 bits, two
+        // temporal layers, not nested, lengthSizeMinusOne 3.
+        XCTAssertEqual(hexString(Array(r.prefix(23))), "0104080000009c08000000003cf000fcfffafa00001303")
+    }
+
     func testRecordRefusals() {
         func fails(_ message: String, _ body: () throws -> [UInt8]) {
             XCTAssertThrowsError(try body()) { e in
@@ -263,5 +279,23 @@ final class AnnexBMuxTests: XCTestCase {
         try muxer.finish()
         let d = try MP4Demuxer(path: path)
         XCTAssertEqual(hexString(d.tracks[0].parameters.extradata), ffmpegAVCC)
+
+        // Matroska the same way: its header goes out at the audio packet written first.
+        let mkv = tempPath("r.mkv")
+        let m = try MatroskaMuxer(path: mkv)
+        let mv = try m.addTrack(from: track, firstPacket: accessUnits[0])
+        let opusHead: [UInt8] = Array("OpusHead".utf8) + [1, 2, 0x38, 1, 0x80, 0xBB, 0, 0, 0, 0, 0]
+        let ma = try m.addTrack(CodecParameters(mediaType: .audio, codec: "opus", extradata: opusHead, sampleRate: 48000, channels: 2),
+                                timeBase: Rational(1, 48000))
+        try m.write(Packet(trackIndex: ma, pts: 0, dts: 0, duration: 960, isKeyframe: true, data: [0xFC, 0xFF, 0xFE], timeBase: Rational(1, 48000)))
+        for (i, au) in accessUnits.enumerated() {
+            try m.write(Packet(trackIndex: mv, pts: Int64(i), dts: Int64(i), duration: 1, isKeyframe: i == 0, data: au, timeBase: Rational(1, 25)))
+        }
+        try m.finish()
+        let md = try MatroskaDemuxer(path: mkv)
+        XCTAssertEqual(hexString(md.tracks[0].parameters.extradata), ffmpegAVCC)
+        var video: [[UInt8]] = []
+        while let p = try md.read() { if p.trackIndex == 0 { video.append(p.data) } }
+        XCTAssertEqual(video, try expectedSamples())
     }
 }
