@@ -120,6 +120,31 @@ final class AnnexBMuxTests: XCTestCase {
         }
     }
 
+    func testDamagedParameterSetsAreErrorsNotTraps() {
+        // Every parameter set of the fixtures with bytes flipped, cut short or grown: each record
+        // is built or refused with an error; nothing traps (out-of-range reads, narrowing).
+        var rng = SeededRandom(state: 29)
+        let sets: [[UInt8]] = [x264SPS, x264PPS, x265VPS, x265SPS, x265PPS]
+        var built = 0, refused = 0
+        for _ in 0..<3000 {
+            var damaged = sets.map { u -> [UInt8] in
+                var u = u
+                for _ in 0..<Int.random(in: 0...3, using: &rng) where !u.isEmpty {
+                    u[Int.random(in: 1..<max(2, u.count), using: &rng) % u.count] = UInt8.random(in: 0...255, using: &rng)
+                }
+                if Bool.random(using: &rng) { u = Array(u.prefix(Int.random(in: 1...u.count, using: &rng))) }
+                return u
+            }
+            damaged[Int.random(in: 0..<damaged.count, using: &rng)] += (0..<Int.random(in: 0...8, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            for make in [{ try AVCConfigurationRecord.make(units: [damaged[0][...], damaged[1][...]]) },
+                         { try HEVCConfigurationRecord.make(units: [damaged[2][...], damaged[3][...], damaged[4][...]], completeness: true) }] {
+                do { _ = try make(); built += 1 } catch { refused += 1 }
+            }
+        }
+        XCTAssertGreaterThan(built, 0)
+        XCTAssertGreaterThan(refused, 0)
+    }
+
     // MARK: NAL units
 
     func testUnitSplittingEdges() {
