@@ -82,7 +82,12 @@ mk_status mk_muxer_add_track(mk_muxer *muxer, const mk_demuxer *demuxer, int32_t
  *  index in the new file. `params` is BORROWED for the call (strings and extradata are copied).
  *  Its time base is the track's: the packets written to it carry timestamps in it (an MP4
  *  track's time scale is its denominator). What the container needs: H.264 / HEVC / AV1 their
- *  avcC / hvcC / av1C in extradata and a width and height; AAC its AudioSpecificConfig, Opus
+ *  avcC / hvcC / av1C in extradata and a width and height (MP4 and Matroska also take H.264 /
+ *  HEVC in Annex B form: extradata the parameter sets with start codes, or empty with them in
+ *  the first packet, and packets with start codes; the muxer builds the avcC / hvcC and
+ *  length-prefixes the samples, as `ffmpeg -c copy` stores such a stream; a fragmented MP4 or
+ *  a Matroska file then needs that track's first packet before any other's when the
+ *  extradata is empty, the header being written at the first packet); AAC its AudioSpecificConfig, Opus
  *  its OpusHead, FLAC its STREAMINFO, with the rate and channels; Matroska also takes the codec
  *  private data as extradata. Also reads (0.2 struct) codec_tag, language, matrix, encoder delay
  *  and padding, sample aspect ratio, bit rate, colour, channel mask; see mk_codec_params.

@@ -348,7 +348,7 @@ static void muxer_params_misuse(const char *out) {
     bad = p; bad.sample_rate = 0; bad.encoder_delay = 1024;
     EXPECT(mk_muxer_add_track_params(mux, &bad, &index), MK_EINVAL);
     bad = p; bad.media_type = MK_MEDIA_VIDEO; bad.codec = "h264"; bad.extradata = NULL; bad.extradata_size = 0;
-    EXPECT(mk_muxer_add_track_params(mux, &bad, &index), MK_EINVAL);   /* no avcC */
+    EXPECT(mk_muxer_add_track_params(mux, &bad, &index), MK_EINVAL);   /* no avcC (nor a size to wait for the first packet's) */
     CHECK(strstr(mk_last_error(), "avcC") != NULL, "the message names the missing avcC");
     bad = p;
     bad.struct_size = (uint32_t)offsetof(mk_codec_params, codec_tag);  /* a caller of the 0.1 header */

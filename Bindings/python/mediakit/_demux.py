@@ -173,7 +173,10 @@ class CodecParameters:
                                           time_base=Fraction(1, 90000))
 
     ``codec`` is FFmpeg's name ("h264", "hevc", "av1", "aac", "opus" ...); ``extradata`` the codec
-    configuration as MP4 stores it (avcC, hvcC, av1C payload, AudioSpecificConfig, OpusHead ...);
+    configuration as MP4 stores it (avcC, hvcC, av1C payload, AudioSpecificConfig, OpusHead ...;
+    for H.264 / HEVC into MP4 or Matroska also Annex B parameter sets with start codes, or b""
+    with them in the first packet, the packets then with start codes: the muxer builds the avcC /
+    hvcC and length-prefixes the samples, as ``ffmpeg -c copy`` stores such a stream);
     ``time_base`` the unit of the packets' timestamps (an MP4 track's time scale is its
     denominator); ``reorder_depth`` the frames of B-frame reordering when known (0: as the
     bitstream says).

@@ -195,3 +195,62 @@ def test_matroska_keeps_the_tracks_languages(languages: tuple[str, str], tmp_pat
             mux.write(index[packet.track], packet)
     assert ffprobe_languages(dst) == ffprobe_languages(src), (ffprobe_languages(dst), ffprobe_languages(src))
     assert ffprobe_languages(src) == [x if x != "und" else "" for x in languages]
+
+
+def _annexb(length_prefixed: bytes) -> bytes:
+    """4-byte length-prefixed NAL units as Annex B (each after 00 00 00 01)."""
+    out, i = bytearray(), 0
+    while i + 4 <= len(length_prefixed):
+        n = int.from_bytes(length_prefixed[i:i + 4], "big")
+        out += b"\0\0\0\1" + length_prefixed[i + 4:i + 4 + n]
+        i += 4 + n
+    assert i == len(length_prefixed)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("ext", ["mp4", "mkv"])
+@pytest.mark.parametrize("given", ["extradata", "first_packet"])
+def test_h264_in_annexb_form_is_converted_by_the_muxer(h264_stream: tuple[Path, Path], tmp_path: Path, ext: str,
+                                                         given: str) -> None:
+    """H.264 handed to the muxer in Annex B form (start codes, as MPEG-TS and raw streams give it):
+    the MP4 of libx264's stream read with mediakit, its avcC's SPS / PPS as Annex B extradata (or
+    none: the muxer takes them from the first packet, which here has them only when given the
+    extradata's in front), every sample as Annex B. The muxer builds the avcC and length-prefixes
+    the samples back: ffmpeg's framemd5 (extradata, timestamps, sizes, MD5s) equals that of
+    `ffmpeg -i x264.mp4 -c copy` into the same container."""
+    _, source = h264_stream
+    reference = tmp_path / f"ref.{ext}"
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(source), "-c", "copy", str(reference)], check=True)
+    with mediakit.open(source) as demuxer:
+        track = demuxer.tracks[0]
+        avcc = track.extradata
+        sps_pps = b""
+        i = 6
+        for count in (avcc[5] & 0x1F, None):
+            if count is None:
+                count = avcc[i]
+                i += 1
+            for _ in range(count):
+                n = int.from_bytes(avcc[i:i + 2], "big")
+                sps_pps += b"\0\0\0\1" + avcc[i + 2:i + 2 + n]
+                i += 2 + n
+        params = mediakit.CodecParameters("h264", "video", extradata=sps_pps if given == "extradata" else b"",
+                                          width=track.width, height=track.height, time_base=track.time_base)
+        ours = tmp_path / f"ours.{ext}"
+        with mediakit.Muxer(ours) as mux:
+            v = mux.add_track(params)
+            for n, packet in enumerate(demuxer.packets(0)):
+                data = _annexb(packet.data)
+                if n == 0 and given == "first_packet":
+                    data = sps_pps + data[1:]       # 3-byte start code after the PPS, as x264 writes it
+                mux.write(v, data, pts=packet.pts, dts=packet.dts, duration=packet.duration, is_keyframe=packet.is_keyframe)
+    ours_lines, ref_lines = framemd5(ours), framemd5(reference)
+    assert any(line.startswith("#extradata") for line in ref_lines)
+    if given == "first_packet":
+        # The first sample keeps the SPS and PPS in front of its slices, as FFmpeg keeps
+        # in-band parameter sets: each after a 4-byte length where it had a 4-byte start code.
+        first = next(k for k, line in enumerate(ref_lines) if line.startswith("0,"))
+        ours_size, ref_size = int(ours_lines[first].split(",")[4]), int(ref_lines[first].split(",")[4])
+        assert ours_size == ref_size + len(sps_pps)
+        del ours_lines[first], ref_lines[first]
+    assert ours_lines == ref_lines

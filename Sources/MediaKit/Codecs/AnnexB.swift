@@ -57,6 +57,56 @@ enum AnnexB {
         return out
     }
 
+    /// Where the start codes of `bytes` are: the index of each 00 00 01 (the zeros of a longer
+    /// start code before it are not counted).
+    static func startCodes(in bytes: [UInt8]) -> [Int] {
+        var found: [Int] = []
+        var i = 0
+        let n = bytes.count
+        while i + 2 < n {
+            if bytes[i + 2] > 1 { i += 3; continue }
+            if bytes[i] == 0 && bytes[i + 1] == 0 && bytes[i + 2] == 1 {
+                found.append(i)
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        return found
+    }
+
+    /// The NAL units of `bytes` cut as FFmpeg's MP4 and Matroska muxers cut an Annex B packet
+    /// or extradata (`ff_avc_parse_nal_units`), for bytes identical to theirs: a unit ends
+    /// where the next 00 00 01 begins, less one zero byte (the first of a 4-byte start code);
+    /// longer runs of zeros before a start code, and the zeros at the end of `bytes`
+    /// (trailing_zero_8bits), stay in the unit before them. Bytes before the first start code
+    /// are not a unit. Empty units are left out (FFmpeg writes them with length 0).
+    static func sampleUnits(in bytes: [UInt8]) -> [Range<Int>] {
+        let codes = startCodes(in: bytes)
+        var units: [Range<Int>] = []
+        for (k, c) in codes.enumerated() {
+            let s = c + 3
+            var e = k + 1 < codes.count ? codes[k + 1] : bytes.count
+            if k + 1 < codes.count && e > s && bytes[e - 1] == 0 { e -= 1 }
+            if e > s { units.append(s..<e) }
+        }
+        return units
+    }
+
+    /// The NAL units of `bytes` as FFmpeg's H.264 / HEVC stream splitter takes them (the
+    /// `raw_size` of `ff_h2645_packet_split`, which extract_extradata copies into a stream's
+    /// extradata): a unit runs from its start code to the next 00 00 01, the zeros before that
+    /// (the first of a 4-byte start code) included. Empty units are left out.
+    static func rawUnits(in bytes: [UInt8]) -> [Range<Int>] {
+        let codes = startCodes(in: bytes)
+        var units: [Range<Int>] = []
+        for (k, c) in codes.enumerated() {
+            let s = c + 3, e = k + 1 < codes.count ? codes[k + 1] : bytes.count
+            if e > s { units.append(s..<e) }
+        }
+        return units
+    }
+
     /// A NAL unit's payload without its emulation-prevention bytes (00 00 03 -> 00 00), to be
     /// read as RBSP (a parameter set's or slice header's bit fields).
     static func unescape(_ b: some Collection<UInt8>) -> [UInt8] {

@@ -95,6 +95,10 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// Tracks whose packets are ADTS frames (the header is dropped) and AV1 tracks (temporal
     /// units become samples).
     private var adtsTracks = Set<Int>(), av1Tracks = Set<Int>()
+    /// H.264 / HEVC tracks given in Annex B form (``AnnexBConversion``): their packets become
+    /// length-prefixed samples. Those with no extradata have an empty sample entry until their
+    /// first packet gives the parameter sets.
+    private var annexBTracks = Set<Int>()
     /// Adapted Opus tracks: their pre-skip, for the edit list set after the last packet.
     private var opusTracks: [Int: Int] = [:]
     /// Encoded tracks: their priming, for ``setGapless(track:presentedDuration:padding:)``.
@@ -148,6 +152,17 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
 
     /// Adds a track described by codec parameters (sample entry generated, or carried
     /// over from ``CodecParameters/sampleEntry``). `timeBase` is the packets' time base.
+    ///
+    /// An H.264 or HEVC track whose extradata is Annex B parameter sets (starting with a start
+    /// code) or empty is taken in Annex B form, as FFmpeg's mov muxer takes it: the avcC /
+    /// hvcC is built from those parameter sets, or from the first packet's when the extradata
+    /// is empty (the sample entry then waits for that packet: the progressive and fast-start
+    /// layouts write it at the end; the fragmented ones need it before the first packet of any
+    /// track), HEVC gets the `hev1` entry (`hvc1` when ``CodecParameters/codecTag`` asks, its
+    /// parameter-set arrays then complete), and each packet's NAL units are length-prefixed in
+    /// 4 bytes, parameter sets in the stream kept (``AnnexBConversion``).
+    /// - Throws: `.invalidData` for parameter sets that make no avcC / hvcC, `.invalidArgument`
+    ///   for parameters a sample entry cannot be made from.
     public func addTrack(_ parameters: CodecParameters, timeBase: Rational) throws -> Int {
         try addTrack(parameters, timeBase: timeBase, language: "und", matrix: MovieWriter.identity, edits: nil, movieTimeScale: 0)
     }
@@ -179,7 +194,10 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// VP9, AC-3 and AV1 streams), an encoder delay and padding made an edit list, and its
     /// packets then fixed on the way in: an ADTS frame loses its header (the AudioSpecificConfig
     /// is in the sample entry, as FFmpeg's aac_adtstoasc does), an AV1 temporal unit its
-    /// temporal delimiter, padding, tile list and redundant frame header OBUs, unknown decoding
+    /// temporal delimiter, padding, tile list and redundant frame header OBUs, an H.264 / HEVC
+    /// access unit in Annex B form its length-prefixed units (the avcC / hvcC from the
+    /// extradata's parameter sets, or `firstPacket`'s when there is no extradata, as an MPEG-TS
+    /// track gives them; ``addTrack(_:timeBase:)``), unknown decoding
     /// timestamps are filled in and Opus is counted in 48 kHz samples (``PacketRetimer``), its
     /// end trim the edit list's end.
     /// - Throws: `.unsupported` naming MP4 and the codec for a codec MP4 does not carry here;
@@ -270,13 +288,32 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             throw MediaError(.invalidArgument, "track \(tracks.count): the size \(p.width)x\(p.height) does not fit an MP4 track header (0 to 65535)", path: path)
         }
         let id = tracks.count + 1
+        var p = p
+        let annexB = AnnexBConversion.applies(to: p)
+        if annexB {
+            // FFmpeg's mp4 muxer tags HEVC hev1 (parameter sets in the samples too), its
+            // parameter-set arrays not complete; hvc1 when asked for, the arrays complete.
+            if p.codec == "hevc" && p.codecTag != "hvc1" { p.codecTag = "hev1" }
+            if !p.extradata.isEmpty {
+                do {
+                    p.extradata = try AnnexBConversion.record(codec: p.codec, extradata: p.extradata, completeness: p.codecTag == "hvc1", track: tracks.count)
+                } catch let e as MediaError { throw e.at(path: path) }
+            } else if !(p.width > 0 && p.height > 0) {
+                throw MediaError(.invalidArgument, "track \(tracks.count) (\(p.codec)): no extradata (the \(p.codec == "h264" ? "avcC" : "hvcC") would come from the first packet's parameter sets) and no width and height (got \(p.width)x\(p.height)); a video track needs both", path: path)
+            }
+        }
         let entry: [UInt8]
-        do { entry = try SampleEntryWriter.entry(for: p, trackID: id) } catch let e as MediaError { throw e.at(path: path) }
+        if annexB && p.extradata.isEmpty {
+            entry = []                     // built from the first packet (write)
+        } else {
+            do { entry = try SampleEntryWriter.entry(for: p, trackID: id) } catch let e as MediaError { throw e.at(path: path) }
+        }
         var width = p.width, height = p.height
         if p.mediaType == .video, (width == 0 || height == 0), entry.count >= 36 {
             width = Int(UInt16(entry[32]) << 8 | UInt16(entry[33])); height = Int(UInt16(entry[34]) << 8 | UInt16(entry[35]))
         }
         let tag = entry.count >= 8 ? fourCCString(entry[4..<8]) : p.codecTag
+        if annexB { annexBTracks.insert(tracks.count) }
         let handler: String
         switch p.mediaType {
         case .video: handler = "vide"
@@ -364,7 +401,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     ///   (the target name is left untouched). Any error abandons the file.
     public func write(_ packet: Packet) throws {
         let ti = packet.trackIndex
-        guard adtsTracks.contains(ti) || av1Tracks.contains(ti) || retimer.retimes(ti) else {
+        guard adtsTracks.contains(ti) || av1Tracks.contains(ti) || annexBTracks.contains(ti) || retimer.retimes(ti) else {
             try append(track: ti, pts: packet.pts, dts: packet.dts, duration: packet.statedDuration,
                        isKeyframe: packet.isKeyframe, data: packet.data, source: nil, offset: -1, size: packet.data.count)
             return
@@ -374,9 +411,29 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             packet.data.removeFirst(min(packet.data.count, h.headerSize))
         }
         if av1Tracks.contains(ti) { packet.data = AV1.mp4Sample(packet.data) }
+        if annexBTracks.contains(ti) {
+            guard !finished else { throw MediaError(.state, "write after finish or cancel", path: path) }
+            if tracks[ti].sampleEntry.isEmpty { try buildSampleEntry(track: ti, firstPacket: packet.data) }
+            do { packet.data = try AnnexBConversion.sample(packet.data, track: ti, codec: tracks[ti].parameters.codec) } catch let e as MediaError { throw e.at(path: path) }
+        }
         retimer.fix(&packet)
         try append(track: packet.trackIndex, pts: packet.pts, dts: packet.dts, duration: packet.statedDuration,
                    isKeyframe: packet.isKeyframe, data: packet.data, source: nil, offset: -1, size: packet.data.count)
+    }
+
+    /// The sample entry of Annex B track `ti` given no extradata, from the parameter sets of its
+    /// first packet: possible until the `moov` is written (the progressive and fast-start
+    /// layouts write it at the end; the fragmented ones at the first packet of any track).
+    private func buildSampleEntry(track ti: Int, firstPacket: [UInt8]) throws {
+        var p = tracks[ti].parameters
+        guard !(started && isFragmentedLayout) else {
+            throw MediaError(.invalidArgument, "track \(ti) (\(p.codec)): no extradata, and the fragmented moov was written before its first packet; give its parameter sets in extradata or write its first packet first", path: path)
+        }
+        do {
+            p.extradata = try AnnexBConversion.record(codec: p.codec, firstPacket: firstPacket, completeness: p.codecTag == "hvc1", track: ti)
+            tracks[ti].sampleEntry = try SampleEntryWriter.entry(for: p, trackID: tracks[ti].id)
+        } catch let e as MediaError { throw e.at(path: path) }
+        tracks[ti].parameters = p
     }
 
     /// Writes one sample whose bytes are `size` bytes at `offset` of `source`, copied
@@ -384,6 +441,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// the sample's stated duration (0 included), nil when unknown, as in ``write(_:)``.
     public func writeSample(track: Int, pts: Int64, dts: Int64, duration: Int64?, isKeyframe: Bool,
                             from source: FileSource, offset: Int64, size: Int) throws {
+        guard !annexBTracks.contains(track) else {
+            throw MediaError(.invalidArgument, "track \(track) (\(tracks[track].parameters.codec)) is in Annex B form: its packets are converted, so they go through write(_:), not copied from a file", path: path)
+        }
         guard offset >= 0, size >= 0, offset + Int64(size) <= source.size else {
             throw MediaError(.invalidData, "the sample's \(size) bytes at \(offset) are outside the source (\(source.size) bytes)", path: source.path, offset: offset)
         }
@@ -516,6 +576,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         guard !tracks.isEmpty else { throw MediaError(.state, "write before any addTrack", path: path) }
         if !movieTimeScaleChosen, adaptedScales.count == 1, let scale = adaptedScales.first { options.movieTimeScale = scale }
         referenceTrack = tracks.firstIndex { $0.parameters.mediaType == .video } ?? 0
+        if isFragmentedLayout, let ti = tracks.firstIndex(where: { $0.sampleEntry.isEmpty }) {
+            throw MediaError(.invalidArgument, "track \(ti) (\(tracks[ti].parameters.codec)): no extradata, and the fragmented moov is written at the first packet of any track, before this track's parameter sets; give them in extradata or write its first packet first", path: path)
+        }
         try file.write(MovieWriter.ftyp(tracks: tracks, fragmented: isFragmentedLayout))
         switch options.layout {
         case .progressive, .fastStart:
@@ -722,6 +785,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         guard !finished, let file else { throw MediaError(.state, "finish after finish or cancel", path: path) }
         do {
             if !started { try start(file) }
+            if let ti = tracks.firstIndex(where: { $0.sampleEntry.isEmpty }) {
+                throw MediaError(.invalidArgument, "track \(ti) (\(tracks[ti].parameters.codec)): no extradata and no packet written, so no parameter sets for its \(tracks[ti].parameters.codec == "h264" ? "avcC" : "hvcC")", path: path)
+            }
             for (ti, preSkip) in opusTracks {
                 if let edit = retimer.opusEdit(track: ti, preSkip: preSkip) { replaceEdits(track: ti, [edit], movieTimeScale: 48000) }
             }

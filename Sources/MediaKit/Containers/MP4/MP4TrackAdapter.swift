@@ -18,11 +18,12 @@ enum MP4TrackAdapter {
     static func isMP4(_ track: Track) -> Bool { !track.parameters.sampleEntry.isEmpty }
 
     /// True when the sample entry is built from the first frame: VP9's vpcC, AC-3's dac3, and
-    /// an AV1 stream's av1C when the source states none (IVF, OBU streams).
+    /// an AV1 stream's av1C, an H.264 / HEVC stream's avcC / hvcC when the source states none
+    /// (IVF, OBU streams; Annex B streams with their parameter sets in-band).
     static func needsFirstPacket(_ track: Track) -> Bool {
         guard !isMP4(track) else { return false }
         let p = track.parameters
-        return p.codec == "vp9" || p.codec == "ac3" || (p.codec == "av1" && p.extradata.isEmpty)
+        return p.codec == "vp9" || p.codec == "ac3" || ((p.codec == "av1" || p.codec == "h264" || p.codec == "hevc") && p.extradata.isEmpty)
     }
 
     /// The track as MP4 writes it: refused (`.unsupported`, naming MP4 and the codec) when MP4
@@ -43,9 +44,11 @@ enum MP4TrackAdapter {
             let why = refusals[codec] ?? "MP4 carries \(codecs.map(\.rawValue).joined(separator: ", ")) from other containers"
             throw MediaError(.unsupported, "MP4 cannot carry track \(i) (\(codec.isUnknown ? "an unknown codec" : codec.rawValue)): \(why)", path: path)
         }
-        if (codec == "h264" || codec == "hevc") && t.parameters.extradata.isEmpty {
-            throw MediaError(.unsupported, "MP4 cannot carry track \(i) (\(codec)): the source stores no \(codec == "h264" ? "avcC" : "hvcC") configuration and MediaKit does not build one from the bitstream",
-                             path: path)
+        if (codec == "h264" || codec == "hevc") && t.parameters.extradata.isEmpty, let firstPacket {
+            // An Annex B stream with its parameter sets in-band (MPEG-TS): they become the
+            // extradata the muxer builds the avcC / hvcC from (``AnnexBConversion``).
+            do { t.parameters.extradata = try AnnexBConversion.parameterSets(codec: codec, firstPacket: firstPacket, track: i) }
+            catch let e as MediaError { throw e.at(path: path) }
         }
         if t.editList.isEmpty && !t.trimsOnPackets && t.duration > 0 && t.encoderDelay >= 0 && t.encoderPadding >= 0
             && (t.encoderDelay > 0 || t.encoderPadding > 0) {

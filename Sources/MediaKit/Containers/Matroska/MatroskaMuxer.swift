@@ -18,7 +18,10 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     public let isWebM: Bool
     private let file: OutputFile
     /// The tracks added, with their CodecID, Opus pre-skip and Language element.
-    private var tracks: [(params: CodecParameters, timeBase: Rational, codecID: String, delay: Int64, language: String)] = []
+    /// `annexB`: an H.264 / HEVC track given in Annex B form (``AnnexBConversion``), its
+    /// packets length-prefixed; its extradata (the avcC / hvcC) empty until its first packet
+    /// when it was given none.
+    private var tracks: [(params: CodecParameters, timeBase: Rational, codecID: String, delay: Int64, language: String, annexB: Bool)] = []
     private var headerWritten = false
     private var finished = false
     private var segmentData: Int64 = 0
@@ -54,9 +57,14 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     /// Adds a track. An ADTS AAC track (codec tag "adts") is written as raw AAC (each frame
     /// loses its header; the AudioSpecificConfig is in the parameters, as FFmpeg's
     /// aac_adtstoasc does), an AV1 track's temporal units without the OBUs Matroska blocks do
-    /// not hold (temporal delimiters, padding, tile lists, redundant frame headers).
+    /// not hold (temporal delimiters, padding, tile lists, redundant frame headers). An H.264
+    /// or HEVC track in Annex B form (extradata empty or starting with a start code) gets the
+    /// avcC / hvcC CodecPrivate built from its parameter sets (from its first packet when the
+    /// extradata is empty) and its packets' NAL units length-prefixed in 4 bytes, as FFmpeg's
+    /// matroska muxer stores such a stream (``AnnexBConversion``).
     /// - Throws: `.unsupported` for a codec Matroska (or WebM) does not carry
-    /// here, `.state` after the first packet.
+    /// here, `.state` after the first packet, `.invalidData` for Annex B parameter sets that
+    /// do not make a configuration record.
     public func addTrack(_ parameters: CodecParameters, timeBase: Rational) throws -> Int {
         guard !headerWritten else { throw MediaError(.state, "tracks must be added before the first packet", path: file.path) }
         let ids = Self.codecIDs
@@ -71,7 +79,14 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         }
         var delay: Int64 = 0
         if parameters.codec == "opus", case .success(let h) = OpusHead.parse(parameters.extradata) { delay = Int64(h.preSkip) }
-        tracks.append((parameters, timeBase, id, delay, "und"))
+        var parameters = parameters
+        let annexB = AnnexBConversion.applies(to: parameters)
+        if annexB && !parameters.extradata.isEmpty {
+            do {
+                parameters.extradata = try AnnexBConversion.record(codec: parameters.codec, extradata: parameters.extradata, completeness: false, track: tracks.count)
+            } catch let e as MediaError { throw e.at(path: file.path) }
+        }
+        tracks.append((parameters, timeBase, id, delay, "und", annexB))
         return tracks.count - 1
     }
 
@@ -83,6 +98,25 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         let code = track.language.lowercased()
         if code.count == 3 && code.allSatisfy({ ("a"..."z").contains($0) }) { tracks[index].language = code }
         return index
+    }
+
+    /// True for an H.264 / HEVC track with no extradata: its CodecPrivate is built from the
+    /// parameter sets of its first packet, before the header is written.
+    public func needsFirstPacket(_ track: Track) -> Bool {
+        (track.parameters.codec == "h264" || track.parameters.codec == "hevc") && track.parameters.extradata.isEmpty
+            && track.parameters.sampleEntry.isEmpty
+    }
+
+    /// ``addTrack(from:)``, an H.264 / HEVC track with no extradata taking its parameter sets
+    /// from `firstPacket` (an Annex B stream with them in-band, as MPEG-TS carries it).
+    /// - Throws: as ``addTrack(_:timeBase:)``; `.invalidArgument` when that packet has none.
+    public func addTrack(from track: Track, firstPacket: [UInt8]?) throws -> Int {
+        var t = track
+        if needsFirstPacket(track), let firstPacket {
+            do { t.parameters.extradata = try AnnexBConversion.parameterSets(codec: t.parameters.codec, firstPacket: firstPacket, track: tracks.count) }
+            catch let e as MediaError { throw e.at(path: file.path) }
+        }
+        return try addTrack(from: t)
     }
 
     /// Cuts an encoded Opus track's end padding: the next packet written to it (its last)
@@ -125,6 +159,9 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     static func string(_ id: UInt32, _ s: String) -> [UInt8] { element(id, Array(s.utf8)) }
 
     private func writeHeader() throws {
+        if let i = tracks.firstIndex(where: { $0.annexB && $0.params.extradata.isEmpty }) {
+            throw MediaError(.invalidArgument, "track \(i) (\(tracks[i].params.codec)): no extradata, and the header (its CodecPrivate) is written at the first packet of any track, before this track's parameter sets; give them in extradata or write its first packet first", path: file.path)
+        }
         headerWritten = true
         let ebml = Self.element(MKVID.ebml, Self.uint(0x4286, 1) + Self.uint(0x42F7, 1) + Self.uint(0x42F2, 4) + Self.uint(0x42F3, 8)
             + Self.string(MKVID.docType, isWebM ? "webm" : "matroska") + Self.uint(MKVID.docTypeVersion, 4) + Self.uint(0x4285, 2))
@@ -192,6 +229,15 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
             packet.data.removeFirst(min(packet.data.count, h.headerSize))
         }
         if params.codec == "av1" { packet.data = AV1.mp4Sample(packet.data) }
+        if tracks[packet.trackIndex].annexB {
+            let i = packet.trackIndex
+            do {
+                if params.extradata.isEmpty && !headerWritten {
+                    tracks[i].params.extradata = try AnnexBConversion.record(codec: params.codec, firstPacket: packet.data, completeness: false, track: i)
+                }
+                packet.data = try AnnexBConversion.sample(packet.data, track: i, codec: params.codec)
+            } catch let e as MediaError { throw e.at(path: file.path) }
+        }
         if let trim = pendingTrimEnd.removeValue(forKey: packet.trackIndex) { packet.trimEnd = trim }
         // Timestamps, durations and trims within MuxLimits: the sums below cannot overflow.
         try MuxLimits.check(packet, track: packet.trackIndex, path: file.path)
