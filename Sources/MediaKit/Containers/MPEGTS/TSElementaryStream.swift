@@ -1,0 +1,76 @@
+/// One elementary stream of an MPEG-TS program: what the PMT says of it, its PES reassembly
+/// state, and how its PES payloads become packets as FFmpeg's parsers cut them (video: one
+/// access unit per PES, handed out one PES late as the h264 / hevc parsers do; audio: the
+/// frames of ADTS, MPEG audio and AC-3 / E-AC-3 streams, whatever PES they straddle; other
+/// streams: one packet per PES).
+final class TSElementaryStream {
+    /// How the payload is cut into packets.
+    enum Framing: Equatable {
+        case h264, hevc, adts, mpegAudio, ac3, whole
+    }
+
+    let pid: Int
+    let index: Int
+    let streamType: UInt8
+    let framing: Framing
+    var parameters: CodecParameters
+    /// True once the first frame told the rate / channels (audio) or the parameter sets (video).
+    var parametersKnown = false
+    var unsupportedReason: String?
+
+    // PES reassembly.
+    var pes: [UInt8] = []
+    var pesPosition: Int64 = -1
+    var pesActive = false
+    var lastCC = -1
+    var sawPacket = false
+
+    // Framing state: bytes of the elementary stream not cut into frames yet, where each PES
+    // began in them (offsets count from the stream's first byte), and the previous frame's start.
+    var pending: [UInt8] = []
+    var pendingBase: Int64 = 0
+    var starts: [(offset: Int64, end: Int64, pts: Int64, dts: Int64, position: Int64)] = []
+    var previousFrameStart: Int64 = -1
+    /// The next timestamp FFmpeg would give a frame without one (its `cur_dts`).
+    var nextTimestamp = Packet.noTimestamp
+    var skippedBytes = 0
+    /// Video: the access unit held back until the next one comes (the parsers' delay).
+    var held: Packet?
+    /// Video: the frame duration from the parameter sets (0 when they state none).
+    var frameTicks: Int64 = 0
+
+    init(pid: Int, index: Int, streamType: UInt8, framing: Framing, parameters: CodecParameters) {
+        self.pid = pid
+        self.index = index
+        self.streamType = streamType
+        self.framing = framing
+        self.parameters = parameters
+    }
+
+    /// What PMT entry makes which stream: FFmpeg's stream type table (mpegts.c
+    /// `ISO_types`, `HDMV_types`, the registration descriptors and descriptor 0x6A / 0x7A /
+    /// 0x7A of DVB); anything else (Opus's 'Opus' registration included: its control headers are
+    /// not stripped yet) a data track that keeps its stream type as its tag.
+    static func classify(streamType: UInt8, descriptors: [(tag: UInt8, body: [UInt8])], registration: String?) -> (Framing, CodecParameters) {
+        func audio(_ c: CodecID) -> CodecParameters { CodecParameters(mediaType: .audio, codec: c, codecTag: tag(streamType)) }
+        func video(_ c: CodecID) -> CodecParameters { CodecParameters(mediaType: .video, codec: c, codecTag: tag(streamType)) }
+        switch streamType {
+        case 0x1B: return (.h264, video(.h264))
+        case 0x24: return (.hevc, video(.hevc))
+        case 0x0F: return (.adts, audio(.aac))
+        case 0x03, 0x04: return (.mpegAudio, audio(streamType == 0x03 ? .mp2 : .mp3))
+        case 0x81: return (.ac3, audio(.ac3))
+        case 0x87: return (.ac3, audio(.eac3))
+        case 0x06:
+            if descriptors.contains(where: { $0.tag == 0x6A }) || registration == "AC-3" { return (.ac3, audio(.ac3)) }
+            if descriptors.contains(where: { $0.tag == 0x7A }) || registration == "EAC3" { return (.ac3, audio(.eac3)) }
+        case 0x84 where registration == "HDMV", 0xA1 where registration == "HDMV": return (.ac3, audio(.eac3))
+        default: break
+        }
+        if registration == "AC-3" && streamType != 0x06 { return (.ac3, audio(.ac3)) }
+        return (.whole, CodecParameters(mediaType: .data, codec: .unknown, codecTag: tag(streamType)))
+    }
+
+    /// The stream type as a tag: "0x1b".
+    static func tag(_ t: UInt8) -> String { "0x" + String(t, radix: 16) }
+}
