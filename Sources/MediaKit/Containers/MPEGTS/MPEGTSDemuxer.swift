@@ -12,6 +12,8 @@
 ///   packet per frame (an E-AC-3 independent frame with its dependent ones), whatever PES
 ///   it comes in. The first frame starting in a PES takes its timestamps and position; the
 ///   others follow by the frame's duration (FFmpeg's `cur_dts`).
+/// - DTS (0x82, 0x85, 0x86, 0x8A, or 0x06 with descriptor 0x7B or a "DTS1/2/3" registration):
+///   one packet per PES, the duration from the core or extension substream header.
 /// - Anything else: a data track (``CodecID/unknown``, the stream type as codec tag, e.g.
 ///   "0x86"), one packet per PES.
 ///
@@ -47,6 +49,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     public static let probeBytes: Int64 = 16 << 20
     /// How many warnings are kept: 200.
     public static let maxWarnings = 200
+    /// FFmpeg's MAX_PES_PAYLOAD: the part of an unbounded PES its mpegts reader passes on at once.
+    static let parserChunk = 200 * 1024
     /// Timestamp ticks per second.
     static let clock: Int64 = 90000
 
@@ -75,8 +79,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private var onlyTrack: Int?
 
     /// Finds where packets start in `head`: the packet size (188 or 192) and the offset of the
-    /// first packet (below one packet), when every packet of `head` has its sync byte there
-    /// (five at least, or all of `head` when `atEnd` says the source ends with it, two at least).
+    /// first packet (below one packet), when five packets in a row from there have their sync
+    /// byte (or, when `atEnd` says the source ends with `head`, all of them, two at least).
     static func findSync(_ head: [UInt8], atEnd: Bool) -> (size: Int, start: Int, packets: Int)? {
         for size in [188, 192] {
             let lead = size - 188
@@ -85,7 +89,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 var at = start + lead
                 while at < head.count, head[at] == 0x47 { n += 1; at += size }
                 let whole = (head.count - start) / size
-                if n >= 5 && n >= whole || (atEnd && n >= 2 && n >= whole) { return (size, start, n) }
+                if n >= 5 || (atEnd && n >= 2 && n >= whole) { return (size, start, n) }
                 if start == 0 && head.count < size * 2 { break }
             }
         }
@@ -132,6 +136,13 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         guard pmtVersion != nil else {
             throw MediaError(.invalidData, "no PMT for program \(programNumber ?? 0) (PID \(pmtPID ?? 0)) in the first \(offset - startOffset) bytes",
                              path: path, offset: startOffset, context: "PMT")
+        }
+        // FFmpeg gives the packets its stream-info pass read before the first one with a
+        // duration that duration too (update_initial_durations): the frames before the
+        // first SPS with timing.
+        for s in streams where s.frameTicks > 0 {
+            for i in queue.indices where queue[i].trackIndex == s.index && queue[i].duration == 0 { queue[i].duration = s.frameTicks }
+            if s.held?.duration == 0 { s.held?.duration = s.frameTicks }
         }
         tracks = streams.map { s in
             var t = Track(index: s.index, id: s.pid, parameters: s.parameters, timeBase: Rational(1, Self.clock), duration: 0,
@@ -281,7 +292,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         var discontinuity = false
         if afc & 2 != 0 {
             let length = Int(p[4])
-            guard length <= (afc == 3 ? 182 : 183) else {
+            guard length <= 183 else {
                 warn("an adaptation field of \(length) bytes on PID \(pid) is longer than the packet; packet skipped", at: at, "adaptation field")
                 return
             }
@@ -386,7 +397,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             i += 5 + infoLength
             guard byPID[pid] == nil, pid != 0, pid != pmtPID, pid < 0x1FFF else { continue }
             let (framing, parameters) = TSElementaryStream.classify(streamType: type, descriptors: descriptors,
-                                                                    registration: Self.registration(descriptors) ?? programRegistration)
+                                                                    registration: Self.registration(descriptors),
+                                                                    programRegistration: programRegistration)
             let stream = TSElementaryStream(pid: pid, index: index, streamType: type, framing: framing, parameters: parameters)
             index += 1
             streams.append(stream)
@@ -428,6 +440,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         if start {
             if s.pesActive && !s.pes.isEmpty { finishPES(s, atEnd: false) }
             s.pes = Array(payload)
+            s.pesFedEarly = false
             s.pesPosition = at
             s.pesActive = true
         } else {
@@ -437,6 +450,15 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 s.pes = []
                 s.pesActive = false
                 return
+            }
+            // FFmpeg hands an unbounded PES to its parser in parts of 200 KiB (MAX_PES_PAYLOAD):
+            // the first part of a video PES lets the parser give out the access unit before it.
+            if (s.framing == .h264 || s.framing == .hevc) && !s.pesFedEarly && s.pes.count >= 9 && s.pes[4] == 0 && s.pes[5] == 0 {
+                let collected = s.pes.count - 9 - Int(s.pes[8])
+                if collected > 0 && collected + payload.count > Self.parserChunk {
+                    s.pesFedEarly = true
+                    if s.prefix == nil, let held = s.held { emit(held); s.held = nil }
+                }
             }
             s.pes += payload
         }
@@ -521,16 +543,37 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private func deliver(_ s: TSElementaryStream, _ payload: [UInt8], pts: Int64, dts: Int64, position: Int64) {
         switch s.framing {
         case .whole:
-            emit(Packet(trackIndex: s.index, pts: pts, dts: dts, duration: 0, isKeyframe: true, position: position,
+            // Not a key frame: FFmpeg flags none for a stream it has no parser for.
+            emit(Packet(trackIndex: s.index, pts: pts, dts: dts, duration: 0, isKeyframe: false, position: position,
                         data: payload, timeBase: Rational(1, Self.clock)))
+        case .dts:
+            // One frame per PES, each handed out when the next begins (FFmpeg's dca parser
+            // finds a frame's end at the next sync word).
+            let header = DTSHeader(payload)
+            if let header, !s.parametersKnown { s.parameters.sampleRate = header.sampleRate; s.parametersKnown = true }
+            let duration = header.map { Int64($0.samples) * Self.clock / Int64($0.sampleRate) } ?? 0
+            if let held = s.held { emit(held) }
+            s.held = Packet(trackIndex: s.index, pts: pts, dts: dts, duration: duration, isKeyframe: true, position: position,
+                            data: payload, timeBase: Rational(1, Self.clock))
         case .h264, .hevc:
             guard !payload.isEmpty else { return }
             var data = payload
-            if s.framing == .hevc, s.held != nil, data.starts(with: [0, 0, 0, 1]) {
-                // FFmpeg's hevc parser ends an access unit before the 3-byte start code of
-                // the next, so a 4-byte start code's first zero stays with the previous one.
-                s.held?.data.append(0)
-                data.removeFirst()
+            if s.held != nil || s.prefix != nil {
+                // The bytes before the PES's first start code end the access unit before it, as
+                // FFmpeg's parsers cut: the h264 parser before a 4-byte start code, the hevc
+                // parser before its last 3 bytes (a 4-byte start code's first zero stays behind).
+                var cut = data.count
+                var i = 0
+                while i + 2 < data.count {
+                    if data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 { cut = i; break }
+                    i += 1
+                }
+                if s.framing == .h264 && cut > 0 && cut < data.count && data[cut - 1] == 0 { cut -= 1 }
+                if cut > 0 {
+                    if s.prefix != nil { s.prefix?.data += data[0..<cut] } else { s.held?.data += data[0..<cut] }
+                    data.removeFirst(cut)
+                }
+                if data.isEmpty { return }
             }
             accessUnit(s, data, pts: pts, dts: dts, position: position)
         case .adts, .mpegAudio, .ac3:
@@ -545,17 +588,20 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         let units = AnnexB.nalUnits(in: data)
         var key = false
         var sets: [[UInt8]] = []
+        var pictures = false
         for u in units {
             let nal = Array(data[u])
             if s.framing == .h264 {
                 let type = AnnexB.h264Type(nal[0])
                 if type == 5 { key = true }
+                if (1...5).contains(type) { pictures = true }
                 if type == 7 || type == 8 { sets.append(nal) }
                 if type == 7 && s.frameTicks == 0 { s.frameTicks = VideoTiming.h264FrameTicks(sps: nal, clock: Self.clock) ?? 0 }
             } else {
                 guard nal.count >= 2 else { continue }
                 let type = AnnexB.hevcType(nal[0])
                 if (16...23).contains(type) { key = true }
+                if type < 32 { pictures = true }
                 if (32...34).contains(type) { sets.append(nal) }
                 if type == 32 && s.frameTicks == 0 { s.frameTicks = VideoTiming.hevcFrameTicks(vps: nal, clock: Self.clock) ?? 0 }
                 if type == 33 && s.frameTicks == 0 { s.frameTicks = VideoTiming.hevcFrameTicks(sps: nal, clock: Self.clock) ?? 0 }
@@ -565,8 +611,20 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             s.parameters.extradata = sets.flatMap { [0, 0, 0, 1] + $0 }
             s.parametersKnown = true
         }
+        if var prefix = s.prefix {
+            // A PES of parameter sets only: the parser makes it part of the access unit that
+            // follows (with the first PES's timestamps and position).
+            s.prefix = nil
+            prefix.data += data
+            prefix.isKeyframe = prefix.isKeyframe || key
+            prefix.duration = s.frameTicks
+            if let held = s.held { emit(held) }
+            s.held = prefix
+            return
+        }
         let p = Packet(trackIndex: s.index, pts: pts, dts: dts, duration: s.frameTicks, isKeyframe: key, position: position,
                        data: data, timeBase: Rational(1, Self.clock))
+        guard pictures else { s.prefix = p; return }
         if let held = s.held { emit(held) }
         s.held = p
     }
@@ -706,8 +764,11 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         switch s.framing {
         case .h264, .hevc:
             if let held = s.held { emit(held); s.held = nil }
+            if let prefix = s.prefix { emit(prefix); s.prefix = nil }
         case .adts, .mpegAudio, .ac3:
             if !s.pending.isEmpty { cutFrames(s, flushing: true) }
+        case .dts:
+            if let held = s.held { emit(held); s.held = nil }
         case .whole:
             break
         }

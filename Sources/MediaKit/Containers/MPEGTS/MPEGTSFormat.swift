@@ -1,9 +1,8 @@
 extension ContainerFormat {
     /// MPEG transport streams (ISO/IEC 13818-1) of 188-byte packets, and M2TS / Blu-ray
     /// streams of 192-byte packets (a 4-byte time code before each); ``MPEGTSDemuxer``.
-    /// The probe wants the sync byte 0x47 at the start of every packet of the first bytes
-    /// (five packets at least, or all of a smaller file), so a file that merely begins with
-    /// 0x47 is not taken.
+    /// The probe wants the sync byte 0x47 at the start of five packets in a row (or of every
+    /// packet of a smaller file), so a file that merely begins with 0x47 is not taken.
     public static let mpegts = ContainerFormat(
         name: "mpegts", description: "MPEG-TS / M2TS", extensions: ["ts", "m2ts", "mts", "m2t", "tsv", "tsa"],
         mimeTypes: ["video/mp2t", "video/MP2T", "audio/mp2t"],

@@ -6,7 +6,7 @@
 final class TSElementaryStream {
     /// How the payload is cut into packets.
     enum Framing: Equatable {
-        case h264, hevc, adts, mpegAudio, ac3, whole
+        case h264, hevc, adts, mpegAudio, ac3, dts, whole
     }
 
     let pid: Int
@@ -22,6 +22,8 @@ final class TSElementaryStream {
     var pes: [UInt8] = []
     var pesPosition: Int64 = -1
     var pesActive = false
+    /// True once the open PES passed 200 KiB (see `MPEGTSDemuxer.parserChunk`).
+    var pesFedEarly = false
     var lastCC = -1
     var sawPacket = false
 
@@ -36,6 +38,8 @@ final class TSElementaryStream {
     var skippedBytes = 0
     /// Video: the access unit held back until the next one comes (the parsers' delay).
     var held: Packet?
+    /// Video: a PES without pictures (parameter sets alone), joined to the next one.
+    var prefix: Packet?
     /// Video: the frame duration from the parameter sets (0 when they state none).
     var frameTicks: Int64 = 0
 
@@ -51,7 +55,8 @@ final class TSElementaryStream {
     /// `ISO_types`, `HDMV_types`, the registration descriptors and descriptor 0x6A / 0x7A /
     /// 0x7A of DVB); anything else (Opus's 'Opus' registration included: its control headers are
     /// not stripped yet) a data track that keeps its stream type as its tag.
-    static func classify(streamType: UInt8, descriptors: [(tag: UInt8, body: [UInt8])], registration: String?) -> (Framing, CodecParameters) {
+    static func classify(streamType: UInt8, descriptors: [(tag: UInt8, body: [UInt8])], registration: String?,
+                         programRegistration: String?) -> (Framing, CodecParameters) {
         func audio(_ c: CodecID) -> CodecParameters { CodecParameters(mediaType: .audio, codec: c, codecTag: tag(streamType)) }
         func video(_ c: CodecID) -> CodecParameters { CodecParameters(mediaType: .video, codec: c, codecTag: tag(streamType)) }
         switch streamType {
@@ -61,13 +66,24 @@ final class TSElementaryStream {
         case 0x03, 0x04: return (.mpegAudio, audio(streamType == 0x03 ? .mp2 : .mp3))
         case 0x81: return (.ac3, audio(.ac3))
         case 0x87: return (.ac3, audio(.eac3))
+        case 0x84, 0xA1:   // Blu-ray's E-AC-3 (HDMV_types)
+            if programRegistration == "HDMV" || programRegistration == "HDPR" { return (.ac3, audio(.eac3)) }
+        case 0x82, 0x85, 0x86, 0x8A: return (.dts, audio("dts"))   // FFmpeg's MISC / HDMV DTS types
         case 0x06:
-            if descriptors.contains(where: { $0.tag == 0x6A }) || registration == "AC-3" { return (.ac3, audio(.ac3)) }
-            if descriptors.contains(where: { $0.tag == 0x7A }) || registration == "EAC3" { return (.ac3, audio(.eac3)) }
-        case 0x84 where registration == "HDMV", 0xA1 where registration == "HDMV": return (.ac3, audio(.eac3))
+            if descriptors.contains(where: { $0.tag == 0x6A }) { return (.ac3, audio(.ac3)) }
+            if descriptors.contains(where: { $0.tag == 0x7A }) { return (.ac3, audio(.eac3)) }
+            if descriptors.contains(where: { $0.tag == 0x7B }) { return (.dts, audio("dts")) }
         default: break
         }
-        if registration == "AC-3" && streamType != 0x06 { return (.ac3, audio(.ac3)) }
+        // A registration descriptor names the codec of a stream type FFmpeg's tables leave
+        // unknown (its REGD_types).
+        switch registration {
+        case "AC-3": return (.ac3, audio(.ac3))
+        case "EAC3": return (.ac3, audio(.eac3))
+        case "HEVC": return (.hevc, video(.hevc))
+        case "DTS1", "DTS2", "DTS3": return (.dts, audio("dts"))
+        default: break
+        }
         return (.whole, CodecParameters(mediaType: .data, codec: .unknown, codecTag: tag(streamType)))
     }
 
