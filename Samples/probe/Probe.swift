@@ -18,7 +18,7 @@ struct Probe: ParsableCommand {
           mk-probe --plugins             the codec plugins found and where
         """)
 
-    @Argument(help: "The media file to read (MP4, MOV, M4A, Ogg, Opus, IVF, MKV, MKA, WebM ...); - reads standard input (a pipe: Ogg, IVF, Matroska / WebM, MP4 with its moov first, or fragmented MP4).")
+    @Argument(help: "The media file to read (MP4, MOV, M4A, Ogg, Opus, IVF, MKV, MKA, WebM, TS, M2TS ...); - reads standard input (a pipe: Ogg, IVF, Matroska / WebM, MPEG-TS, MP4 with its moov first, or fragmented MP4).")
     var file: String?
 
     @Flag(help: "Print the tracks as JSON.")

@@ -254,4 +254,21 @@ final class MPEGTSTests: XCTestCase {
             }
         }
     }
+
+    func testSeekLandsOnThePESHoldingTheTime() throws {
+        let d = try MPEGTSDemuxer(source: MemorySource(Self.stream(count: 20)))
+        let all = try readAll(d).packets
+        for k in [0, 3, 11, 19] {
+            let pts = 90000 + Int64(k) * 4180
+            try d.seek(to: Double(pts + 100) / 90000)
+            let first = try XCTUnwrap(d.read())
+            XCTAssertEqual(first.pts, pts, "seek to PES \(k)")
+            XCTAssertEqual(first.position, all.first { $0.pts == pts }?.position)
+        }
+        try d.seek(to: 0.5)   // before the first frame: the start
+        XCTAssertEqual(try d.read()?.pts, 90000)
+        try d.seek(to: 1e9)   // after the last: the last key frame
+        XCTAssertEqual(try d.read()?.pts, 90000 + 19 * 4180)
+        XCTAssertEqual(try readAll(d).packets.count, 1)
+    }
 }

@@ -228,20 +228,24 @@ BREADTH_DIFFERENCES: dict[str, tuple[str, str]] = {
         "list; the AIT (stream type 0x05) holds sections, not PES, and neither lists packets for it"),
     "ts_androidx_b47199_sample_mpegh_bl_cicp1_single.ts": (
         "read",
-        "MPEG-H 3D audio (stream type 0x2D): FFmpeg 5.1 calls it mp3 and its mpegaudio parser "
-        "cuts MPEG-H bytes at false MP3 sync words; MediaKit keeps each PES as a data packet"),
+        "MPEG-H 3D audio (stream type 0x2D), which FFmpeg 5.1 has no type for: it probes the PES "
+        "bytes, takes them for MP3 (sample rate 0) and its mpegaudio parser cuts them at false "
+        "sync words; MediaKit keeps each PES as a packet of a data track"),
     "ts_androidx_c35ee4_sample_mpegh_bl_configchange_single.ts": (
         "read",
-        "MPEG-H 3D audio (stream type 0x2D): FFmpeg 5.1 calls it mp3 and its mpegaudio parser "
-        "cuts MPEG-H bytes at false MP3 sync words; MediaKit keeps each PES as a data packet"),
+        "MPEG-H 3D audio (stream type 0x2D), which FFmpeg 5.1 has no type for: it probes the PES "
+        "bytes, takes them for MP3 (sample rate 0) and its mpegaudio parser cuts them at false "
+        "sync words; MediaKit keeps each PES as a packet of a data track"),
     "ts_androidx_c883fe_sample_mpegh_bl_cicp1_multi.ts": (
         "read",
-        "MPEG-H 3D audio (stream type 0x2D): FFmpeg 5.1 calls it mp3 and its mpegaudio parser "
-        "cuts MPEG-H bytes at false MP3 sync words; MediaKit keeps each PES as a data packet"),
+        "MPEG-H 3D audio (stream type 0x2D), which FFmpeg 5.1 has no type for: it probes the PES "
+        "bytes, takes them for MP3 (sample rate 0) and its mpegaudio parser cuts them at false "
+        "sync words; MediaKit keeps each PES as a packet of a data track"),
     "ts_androidx_ee96c7_sample_mpegh_bl_cicp1_cont.ts": (
         "read",
-        "MPEG-H 3D audio (stream type 0x2D): FFmpeg 5.1 calls it mp3 and its mpegaudio parser "
-        "cuts MPEG-H bytes at false MP3 sync words; MediaKit keeps each PES as a data packet"),
+        "MPEG-H 3D audio (stream type 0x2D), which FFmpeg 5.1 has no type for: it probes the PES "
+        "bytes, takes them for MP3 (sample rate 0) and its mpegaudio parser cuts them at false "
+        "sync words; MediaKit keeps each PES as a packet of a data track"),
 }
 
 
@@ -279,3 +283,27 @@ def test_breadth_ts_files_like_ffprobe(spec, mk_probe, mk_decode, tmp_path):
     if how == "all":
         _codecs_like_ffprobe(path, mk_probe)
         _decode_like_ffmpeg(path, mk_decode, tmp_path, mk_probe)
+
+
+@pytest.mark.parametrize("name", ["h264_aac.ts", "hevc_ac3.ts"])
+def test_seek_gives_the_frame_presented_at_the_time(name, tmp_path_factory, mk_decode, tmp_path):
+    """`mk-decode --seek T --frames 1`: the picture ffmpeg's full decode presents first at or
+    after T (a PTS in seconds, as the packets carry it: the file's timestamps start near 1.4 s).
+    `ffmpeg -ss` is no oracle here: it is relative to the start time and lands on the byte
+    position, decoding from a non-key frame."""
+    path = _generate(tmp_path_factory, name)
+    cmd = ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts", "-of", "csv=p=0", path]
+    pts = [int(l.strip(",")) for l in lib.run(cmd).stdout.decode().split() if l.strip(",").lstrip("-").isdigit()]
+    assert len(pts) == 50, pts
+    ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-threads", "1", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
+               "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]
+    frames = lib.run(ref_cmd).stdout
+    size = 320 * 240 * 3 // 2
+    assert len(frames) == size * len(pts)
+    for seconds in (pts[0] / 90000 + 0.5, pts[0] / 90000 + 1.07, pts[-1] / 90000):
+        k = next(i for i, p in enumerate(pts) if p >= seconds * 90000 - 1e-6)
+        out = tmp_path / "seek.i420"
+        cmd = [mk_decode, path, "--seek", f"{seconds:.6f}", "--frames", "1", "--video-out", out, "--pixel-format", "i420",
+               "--threads", "1", "-q"]
+        lib.check_ok(lib.run(cmd), cmd)
+        assert out.read_bytes() == frames[k * size:(k + 1) * size], f"{name}: --seek {seconds:.6f} is not frame {k} (pts {pts[k]})"

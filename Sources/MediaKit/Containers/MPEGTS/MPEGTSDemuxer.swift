@@ -25,7 +25,7 @@
 /// its PID), PES larger than ``maxPESBytes`` (dropped), a section with a bad CRC. A file
 /// that ends inside a packet gives what it holds, then `.truncated`.
 ///
-/// The source is read once, forward, in chunks: a pipe works. Opening reads ahead until
+/// The source is read forward, in chunks: a pipe works (without seeking). Opening reads ahead until
 /// every track's first frame told its parameters (at most ``probeBytes``); those packets
 /// are kept and returned first.
 public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
@@ -186,17 +186,46 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         return try trackReaders[track]!.read()
     }
 
-    /// Moves to the start (the only place a transport stream can be entered without an
-    /// index); other times are `.unsupported`.
+    /// Moves to the key frame at or before `seconds` (a PTS in seconds, as the packets'
+    /// `pts * timeBase`) of the first video track (else the first track): the reader finds it by
+    /// reading from the start (a transport stream has no index), then goes on from the
+    /// transport packet where that frame's PES begins, every track from there (each from its
+    /// next PES start). A time before the first key frame moves to the start.
+    /// - Throws: `.unsupported` for a source that cannot seek.
     public func seek(to seconds: Double) throws {
-        guard seconds <= 0 || seconds.isNaN else {
-            throw MediaError(.unsupported, "seeking into an MPEG-TS file is not supported yet (only to its start)", path: path)
-        }
         guard source.isSeekable else { throw MediaError(.unsupported, "seeking needs a seekable source (a file or memory)", path: path) }
         let saved = tracks
         resetState()
         try learnTracks()
         tracks = saved
+        guard seconds > 0, !seconds.isNaN, !tracks.isEmpty else { return }
+        let target = Int64(min(seconds, 1e12) * Double(Self.clock))
+        let reference = tracks.first { $0.mediaType == .video }?.index ?? 0
+        var best: (offset: Int64, pts: Int64)?
+        var cut: MediaError?
+        while let p = try read(untilCut: &cut) {
+            guard p.trackIndex == reference, p.pts != Packet.noTimestamp else { continue }
+            if p.isKeyframe && p.position >= 0 && p.pts <= target { best = (p.position, p.pts) }
+            if (p.dts == Packet.noTimestamp ? p.pts : p.dts) > target { break }
+        }
+        resetState()
+        try learnTracks()
+        tracks = saved
+        guard let best else { return }
+        // Start again at the key frame's transport packet: only the stream states go.
+        queue = []; queueHead = 0
+        for s in streams {
+            s.pes = []; s.pesActive = false; s.lastCC = -1
+            s.pending = []; s.pendingBase = 0; s.starts = []; s.previousFrameStart = -1
+            s.nextTimestamp = Packet.noTimestamp; s.held = nil; s.prefix = nil
+        }
+        sectionBuffers = [:]
+        sectionCC = [:]
+        ended = false
+        cut = nil
+        self.cut.reset()
+        lastTimestamp = best.pts
+        offset = best.offset
     }
 
     private func resetState() {
