@@ -4,7 +4,7 @@ Oracles (../shared/ORACLES.md): ffprobe's packet lines (track, pts, dts, duratio
 offset, key flag; FFmpeg's parsers cut audio PES into frames and hand video out one PES late,
 so their order is part of the comparison), the codec names of `ffprobe -show_streams`, and
 `ffmpeg` decodes (I420 video, s16le audio) compared byte for byte with mk-decode's, on files
-ffmpeg writes (H.264 / HEVC with AAC, MP2, MP3, AC-3, E-AC-3, M2TS, a PTS wrap), on the TS
+ffmpeg writes (H.264 / HEVC with AAC, MP2, MP3, AC-3, E-AC-3, Opus, M2TS, a PTS wrap), on the TS
 files of ../shared/media/breadth, cut short, from a pipe and damaged (lost sync, continuity
 errors, scrambled packets: warnings, never a crash), and garbage (an error naming what it saw).
 """
@@ -25,6 +25,9 @@ GENERATED = {
     "h264_mp2.ts": ["-c:v", "libx264", "-c:a", "mp2", "-f", "mpegts"],
     "mp3_only.ts": ["-vn", "-c:a", "libmp3lame", "-f", "mpegts"],
     "h264_eac3.m2ts": ["-c:v", "libx264", "-c:a", "eac3", "-ar", "48000", "-mpegts_m2ts_mode", "1", "-f", "mpegts"],
+    "opus_stereo.ts": ["-vn", "-c:a", "libopus", "-ac", "2", "-ar", "48000", "-f", "mpegts"],
+    "opus_5.1.ts": ["-vn", "-c:a", "libopus", "-ac", "6", "-ar", "48000", "-f", "mpegts"],
+    "h264_opus_mono.ts": ["-c:v", "libx264", "-c:a", "libopus", "-ac", "1", "-ar", "48000", "-f", "mpegts"],
     "h264_aac_wrap.ts": ["-c:v", "libx264", "-c:a", "aac", "-output_ts_offset", "95442", "-f", "mpegts"],
 }
 
@@ -100,7 +103,10 @@ def _decode_like_ffmpeg(path, mk_decode, tmp_path, mk_probe=None):
         out = tmp_path / "out.pcm"
         cmd = [mk_decode, path, "--audio-out", out, "-q"]
         lib.check_ok(lib.run(cmd), cmd)
-        ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", "0:a:0", "-f", "s16le", "-"]
+        # libopus on both sides for Opus (FFmpeg's native decoder differs in the last bit).
+        first = next(s for s in info["streams"] if s.get("codec_type") == "audio")
+        decoder = ["-c:a", "libopus"] if first.get("codec_name") == "opus" else []
+        ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", *decoder, "-i", path, "-map", "0:a:0", "-f", "s16le", "-"]
         want = lib.run(ref_cmd).stdout
         assert want and out.read_bytes() == want, f"{path.name}: `{lib.shell_line(cmd)}` differs from `{lib.shell_line(ref_cmd)}`"
 

@@ -12,6 +12,9 @@
 ///   packet per frame (an E-AC-3 independent frame with its dependent ones), whatever PES
 ///   it comes in. The first frame starting in a PES takes its timestamps and position; the
 ///   others follow by the frame's duration (FFmpeg's `cur_dts`).
+/// - Opus (0x06 with an "Opus" registration and the extension descriptor 0x7F / 0x80): one
+///   packet per access unit, control headers removed, an OpusHead built from the channel
+///   configuration as FFmpeg builds it.
 /// - DTS (0x82, 0x85, 0x86, 0x8A, or 0x06 with descriptor 0x7B or a "DTS1/2/3" registration):
 ///   one packet per PES, the duration from the core or extension substream header.
 /// - Anything else: a data track (``CodecID/unknown``, the stream type as codec tag, e.g.
@@ -584,6 +587,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             if let held = s.held { emit(held) }
             s.held = Packet(trackIndex: s.index, pts: pts, dts: dts, duration: duration, isKeyframe: true, position: position,
                             data: payload, timeBase: Rational(1, Self.clock))
+        case .opus:
+            opusPackets(s, payload, pts: pts, dts: dts, position: position)
         case .h264, .hevc:
             guard !payload.isEmpty else { return }
             var data = payload
@@ -656,6 +661,42 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         guard pictures else { s.prefix = p; return }
         if let held = s.held { emit(held) }
         s.held = p
+    }
+
+    /// Opus access units, each behind its control header (0x7FE0 | trim and extension flags,
+    /// the size as a run of 0xFF bytes and a last one, the trims, the extension), one packet each
+    /// as from FFmpeg's opus parser; the trims are stepped over, as it does.
+    private func opusPackets(_ s: TSElementaryStream, _ payload: [UInt8], pts: Int64, dts: Int64, position: Int64) {
+        let base = s.pendingBase
+        s.starts.append((base, base + Int64(payload.count), pts, dts, position))
+        s.parametersKnown = true
+        var i = 0
+        while i < payload.count {
+            guard i + 2 <= payload.count, payload[i] == 0x7F, payload[i + 1] & 0xE0 == 0xE0 else {
+                warn("no Opus control header (0x7FE) where an access unit should start on PID \(s.pid); the rest of the PES is skipped",
+                     at: position, "PES")
+                break
+            }
+            let flags = payload[i + 1]
+            var j = i + 2, size = 0
+            while j < payload.count {
+                let b = payload[j]
+                j += 1
+                size += Int(b)
+                if b != 0xFF { break }
+            }
+            if flags & 0x10 != 0 { j += 2 }
+            if flags & 0x08 != 0 { j += 2 }
+            if flags & 0x04 != 0, j < payload.count { j += 1 + Int(payload[j]) }
+            guard j + size <= payload.count, size > 0 else {
+                warn("an Opus access unit on PID \(s.pid) says \(size) bytes but the PES holds \(max(0, payload.count - j))", at: position, "PES")
+                break
+            }
+            let unit = Array(payload[j..<(j + size)])
+            frame(s, unit, start: base + Int64(i), samples: OpusHead.packetDuration(unit[...]) ?? 0, rate: 48000)
+            i = j + size
+        }
+        s.pendingBase += Int64(payload.count)
     }
 
     /// A frame header at `i` of `b`: (size in bytes, samples, sample rate, whether it starts
@@ -798,7 +839,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             if !s.pending.isEmpty { cutFrames(s, flushing: true) }
         case .dts:
             if let held = s.held { emit(held); s.held = nil }
-        case .whole:
+        case .whole, .opus:
             break
         }
     }

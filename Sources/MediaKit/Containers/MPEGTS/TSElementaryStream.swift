@@ -6,7 +6,7 @@
 final class TSElementaryStream {
     /// How the payload is cut into packets.
     enum Framing: Equatable {
-        case h264, hevc, adts, mpegAudio, ac3, dts, whole
+        case h264, hevc, adts, mpegAudio, ac3, dts, opus, whole
     }
 
     let pid: Int
@@ -82,6 +82,24 @@ final class TSElementaryStream {
         case "EAC3": return (.ac3, audio(.eac3))
         case "HEVC": return (.hevc, video(.hevc))
         case "DTS1", "DTS2", "DTS3": return (.dts, audio("dts"))
+        case "Opus" where streamType == 0x06:
+            // ETSI TS 102 366-ish Opus in TS: the extension descriptor (0x7F, 0x80) gives the
+            // channel configuration, from which FFmpeg builds an OpusHead (mpegts.c's tables).
+            guard let ext = descriptors.first(where: { $0.tag == 0x7F && $0.body.count >= 2 && $0.body[0] == 0x80 }),
+                  ext.body[1] <= 8 else { break }
+            let code = Int(ext.body[1])
+            let channels = code == 0 ? 2 : code
+            let streamCounts = [1, 1, 1, 2, 2, 3, 4, 4, 5], coupledCounts = [1, 0, 1, 1, 2, 2, 2, 3, 3]
+            let maps: [[UInt8]] = [[0], [0, 1], [0, 2, 1], [0, 1, 2, 3], [0, 4, 1, 2, 3], [0, 4, 1, 2, 3, 5],
+                                   [0, 4, 1, 2, 3, 5, 6], [0, 6, 1, 2, 3, 4, 5, 7]]
+            var head = Array("OpusHead".utf8) + [1, UInt8(channels), 0, 0, 0x80, 0xBB, 0, 0, 0, 0]
+            head.append(code == 0 ? 255 : (channels > 2 ? 1 : 0))
+            if channels > 2 { head += [UInt8(streamCounts[code]), UInt8(coupledCounts[code])] + maps[channels - 1] }
+            var p = audio(.opus)
+            p.sampleRate = 48000
+            p.channels = channels
+            p.extradata = head
+            return (.opus, p)
         default: break
         }
         return (.whole, CodecParameters(mediaType: .data, codec: .unknown, codecTag: tag(streamType)))
