@@ -271,4 +271,15 @@ final class MPEGTSTests: XCTestCase {
         XCTAssertEqual(try d.read()?.pts, 90000 + 19 * 4180)
         XCTAssertEqual(try readAll(d).packets.count, 1)
     }
+
+    func testReadTrackIsIndependentOfRead() throws {
+        let d = try MPEGTSDemuxer(source: MemorySource(Self.stream(count: 5)))
+        let first = try XCTUnwrap(d.read())
+        var own: [Packet] = []
+        while let p = try d.read(track: 0) { own.append(p) }
+        XCTAssertEqual(own.count, 10)
+        XCTAssertEqual(own.first?.pts, first.pts)
+        XCTAssertEqual(try readAll(d).packets.count, 9)
+        XCTAssertThrowsError(try d.read(track: 1))
+    }
 }
