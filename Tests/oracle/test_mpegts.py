@@ -4,7 +4,7 @@ Oracles (../shared/ORACLES.md): ffprobe's packet lines (track, pts, dts, duratio
 offset, key flag; FFmpeg's parsers cut audio PES into frames and hand video out one PES late,
 so their order is part of the comparison), the codec names of `ffprobe -show_streams`, and
 `ffmpeg` decodes (I420 video, s16le audio) compared byte for byte with mk-decode's, on files
-ffmpeg writes (H.264 / HEVC with AAC, MP2, MP3, AC-3, E-AC-3, Opus, M2TS, a PTS wrap), on the TS
+ffmpeg writes (H.264 / HEVC / MPEG-1 and -2 video with AAC, MP2, MP3, AC-3, E-AC-3, Opus, M2TS, a PTS wrap), on the TS
 files of ../shared/media/breadth, cut short, from a pipe and damaged (lost sync, continuity
 errors, scrambled packets: warnings, never a crash), and garbage (an error naming what it saw).
 """
@@ -28,6 +28,8 @@ GENERATED = {
     "opus_stereo.ts": ["-vn", "-c:a", "libopus", "-ac", "2", "-ar", "48000", "-f", "mpegts"],
     "opus_5.1.ts": ["-vn", "-c:a", "libopus", "-ac", "6", "-ar", "48000", "-f", "mpegts"],
     "h264_opus_mono.ts": ["-c:v", "libx264", "-c:a", "libopus", "-ac", "1", "-ar", "48000", "-f", "mpegts"],
+    "mpeg2video_mp2.ts": ["-c:v", "mpeg2video", "-bf", "2", "-c:a", "mp2", "-f", "mpegts"],
+    "mpeg1video.ts": ["-an", "-c:v", "mpeg1video", "-f", "mpegts"],
     "h264_aac_wrap.ts": ["-c:v", "libx264", "-c:a", "aac", "-output_ts_offset", "95442", "-f", "mpegts"],
 }
 
@@ -81,7 +83,8 @@ def _decode_like_ffmpeg(path, mk_decode, tmp_path, mk_probe=None):
     decode of the same file (the same libavcodec decoders behind both), one decoder thread on
     both sides: a frame cut by the end of a file is concealed differently from run to run with
     frame threads (ts_Vanilagy_4c8570_no-aud.ts showed it). With `mk_probe`, a
-    first track of a codec no loaded plugin decodes (DTS: the FFmpeg plugin does not list it)
+    first track of a codec no loaded plugin decodes (DTS, mpeg1video: the FFmpeg plugin does
+    not list them)
     is left out: that is the plugin's catalogue, not the demuxer."""
     info = lib.ffprobe_json(path)
     kinds = {s.get("codec_type") for s in info["streams"]}
@@ -118,7 +121,7 @@ def test_generated_ts_like_ffmpeg(name, mk_probe, mk_decode, tmp_path_factory, t
     path = _generate(tmp_path_factory, name)
     _codecs_like_ffprobe(path, mk_probe)
     _packets_like_ffprobe(path, mk_probe)
-    _decode_like_ffmpeg(path, mk_decode, tmp_path)
+    _decode_like_ffmpeg(path, mk_decode, tmp_path, mk_probe)
 
 
 def test_wrap_file_crosses_the_wrap(tmp_path_factory, mk_probe):
@@ -226,8 +229,6 @@ BREADTH_DIFFERENCES: dict[str, tuple[str, str]] = {
         "no_duration:0",
         "no SPS in the segment: ffprobe's durations come from the frame rate its stream-info pass "
         "guesses from the timestamps (r_frame_rate), which MediaKit does not estimate"),
-    "ts_androidx_576333_sample_h262_mpeg_audio.ts": (
-        "tracks:1", "MPEG-2 video (stream type 0x02) is not read yet: a data track of PES"),
     "ts_androidx_c83c1b_sample_ait.ts": (
         "tracks:0",
         "FFmpeg adds an 'epg' data stream of the DVB EIT sections (PID 0x12) that MediaKit does not "

@@ -7,6 +7,8 @@
 ///   or IRAP (HEVC), durations from the SPS / VPS timing when stated; each comes out when the
 ///   next PES of its stream is complete, as from FFmpeg's h264 / hevc parsers. Extradata is the
 ///   first parameter sets (Annex B, 4-byte start codes), as FFmpeg's extract_extradata.
+/// - MPEG-1/2 video (0x01, 0x02): one picture per PES, key frames I pictures, durations from
+///   the sequence header's frame rate, handed out one PES late as from FFmpeg's mpegvideo parser.
 /// - AAC in ADTS (0x0F), MPEG audio (0x03 / 0x04), AC-3 (0x81, or 0x06 with descriptor 0x6A or
 ///   an "AC-3" registration) and E-AC-3 (0x87, or 0x06 with descriptor 0x7A or "EAC3"): one
 ///   packet per frame (an E-AC-3 independent frame with its dependent ones), whatever PES
@@ -485,7 +487,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             }
             // FFmpeg hands an unbounded PES to its parser in parts of 200 KiB (MAX_PES_PAYLOAD):
             // the first part of a video PES lets the parser give out the access unit before it.
-            if (s.framing == .h264 || s.framing == .hevc) && !s.pesFedEarly && s.pes.count >= 9 && s.pes[4] == 0 && s.pes[5] == 0 {
+            if [.h264, .hevc, .mpegVideo].contains(s.framing) && !s.pesFedEarly && s.pes.count >= 9 && s.pes[4] == 0 && s.pes[5] == 0 {
                 let collected = s.pes.count - 9 - Int(s.pes[8])
                 if collected > 0 && collected + payload.count > Self.parserChunk {
                     s.pesFedEarly = true
@@ -589,7 +591,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                             data: payload, timeBase: Rational(1, Self.clock))
         case .opus:
             opusPackets(s, payload, pts: pts, dts: dts, position: position)
-        case .h264, .hevc:
+        case .h264, .hevc, .mpegVideo:
             guard !payload.isEmpty else { return }
             var data = payload
             if s.held != nil || s.prefix != nil {
@@ -602,7 +604,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                     if data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 { cut = i; break }
                     i += 1
                 }
-                if s.framing == .h264 && cut > 0 && cut < data.count && data[cut - 1] == 0 { cut -= 1 }
+                if s.framing == .h264 && cut > 0 && cut < data.count && data[cut - 1] == 0 { cut -= 1 }   // hevc, MPEG video: 3 bytes
                 if cut > 0 {
                     if s.prefix != nil { s.prefix?.data += data[0..<cut] } else { s.held?.data += data[0..<cut] }
                     data.removeFirst(cut)
@@ -623,7 +625,28 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         var key = false
         var sets: [[UInt8]] = []
         var pictures = false
-        for u in units {
+        if s.framing == .mpegVideo {
+            // MPEG-1/2 video (ISO/IEC 13818-2 6.2): a picture start code (00) is a picture, an
+            // I picture (coding type 1) a key frame; the sequence header (B3) gives the rate.
+            for u in units where !u.isEmpty {
+                let code = data[u.lowerBound]
+                if code == 0x00 && !pictures && u.count >= 3 {
+                    pictures = true
+                    key = (data[u.lowerBound + 2] >> 3) & 7 == 1
+                }
+                if code == 0xB3 && u.count >= 5 && s.frameTicks == 0 {
+                    let rates: [(Int64, Int64)] = [(0, 1), (24000, 1001), (24, 1), (25, 1), (30000, 1001), (30, 1), (50, 1), (60000, 1001), (60, 1)]
+                    let index = Int(data[u.lowerBound + 4] & 0x0F)
+                    if index > 0 && index < rates.count { s.frameTicks = Self.clock * rates[index].1 / rates[index].0 }
+                    // MPEG-2 has a sequence extension (B5, extension id 1); MPEG-1 none (FFmpeg's
+                    // parser names the codec by it, whatever the stream type).
+                    let mpeg2 = units.contains { $0.count >= 2 && data[$0.lowerBound] == 0xB5 && data[$0.lowerBound + 1] >> 4 == 1 }
+                    if !s.parametersKnown { s.parameters.codec = mpeg2 ? "mpeg2video" : "mpeg1video" }
+                    s.parametersKnown = true
+                }
+            }
+        }
+        for u in units where s.framing != .mpegVideo {
             let nal = Array(data[u])
             if s.framing == .h264 {
                 let type = AnnexB.h264Type(nal[0])
@@ -832,7 +855,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
 
     private func flushFraming(_ s: TSElementaryStream) {
         switch s.framing {
-        case .h264, .hevc:
+        case .h264, .hevc, .mpegVideo:
             if let held = s.held { emit(held); s.held = nil }
             if let prefix = s.prefix { emit(prefix); s.prefix = nil }
         case .adts, .mpegAudio, .ac3:

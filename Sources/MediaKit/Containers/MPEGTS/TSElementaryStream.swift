@@ -6,7 +6,7 @@
 final class TSElementaryStream {
     /// How the payload is cut into packets.
     enum Framing: Equatable {
-        case h264, hevc, adts, mpegAudio, ac3, dts, opus, whole
+        case h264, hevc, mpegVideo, adts, mpegAudio, ac3, dts, opus, whole
     }
 
     let pid: Int
@@ -62,6 +62,7 @@ final class TSElementaryStream {
         switch streamType {
         case 0x1B: return (.h264, video(.h264))
         case 0x24: return (.hevc, video(.hevc))
+        case 0x01, 0x02: return (.mpegVideo, video("mpeg2video"))   // FFmpeg reads MPEG-1 video as mpeg2video too
         case 0x0F: return (.adts, audio(.aac))
         case 0x03, 0x04: return (.mpegAudio, audio(streamType == 0x03 ? .mp2 : .mp3))
         case 0x81: return (.ac3, audio(.ac3))
