@@ -252,6 +252,7 @@ final class MPEGTSTests: XCTestCase {
             } catch let e as MediaError {
                 XCTAssertFalse(e.message.isEmpty)
             }
+            FuzzHarness.mpegts(bad)   // every read, seek and read(track:) the fuzz target makes
         }
     }
 
