@@ -14,7 +14,7 @@ final class MPEGTSTests: XCTestCase {
         var counters: [Int: Int] = [:]
         var m2ts = false
 
-        mutating func packet(pid: Int, start: Bool, payload: [UInt8], scrambled: Bool = false) {
+        mutating func packet(pid: Int, start: Bool, payload: [UInt8], scrambled: Bool = false, discontinuity: Bool = false) {
             precondition(payload.count <= 184)
             let cc = counters[pid, default: 0]
             counters[pid] = (cc + 1) & 15
@@ -23,7 +23,7 @@ final class MPEGTSTests: XCTestCase {
             if stuffing > 0 {
                 p[3] = 0x30 | UInt8(cc) | (scrambled ? 0x80 : 0)
                 p.append(UInt8(stuffing - 1))
-                if stuffing > 1 { p.append(0); p += [UInt8](repeating: 0xFF, count: stuffing - 2) }
+                if stuffing > 1 { p.append(discontinuity ? 0x80 : 0); p += [UInt8](repeating: 0xFF, count: stuffing - 2) }
             } else {
                 p[3] = 0x10 | UInt8(cc) | (scrambled ? 0x80 : 0)
             }
@@ -32,23 +32,25 @@ final class MPEGTSTests: XCTestCase {
             bytes += p
         }
 
-        static func section(table: UInt8, id: Int, _ body: [UInt8]) -> [UInt8] {
+        static func section(table: UInt8, id: Int, version: Int = 0, _ body: [UInt8]) -> [UInt8] {
             let length = 5 + body.count + 4
-            var s: [UInt8] = [table, 0xB0 | UInt8(length >> 8), UInt8(length & 0xFF), UInt8(id >> 8), UInt8(id & 0xFF), 0xC1, 0, 0] + body
+            var s: [UInt8] = [table, 0xB0 | UInt8(length >> 8), UInt8(length & 0xFF), UInt8(id >> 8), UInt8(id & 0xFF),
+                              0xC1 | UInt8(version << 1 & 0x3E), 0, 0] + body
             let crc = MPEGTSDemuxer.crc32(s)
             s += [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
             return s
         }
 
         /// PAT (program 1 on PID 0x1000) and a PMT with one ES of `streamType` on PID 0x100.
-        mutating func tables(streamType: UInt8 = 0x0F) {
-            packet(pid: 0, start: true, payload: [0] + Self.section(table: 0, id: 1, [0, 1, 0xF0, 0x00]))
+        mutating func tables(streamType: UInt8 = 0x0F, pmtVersion: Int = 0, pat: Bool = true) {
+            if pat { packet(pid: 0, start: true, payload: [0] + Self.section(table: 0, id: 1, [0, 1, 0xF0, 0x00])) }
             let pmt: [UInt8] = [0xE1, 0x00, 0xF0, 0x00, streamType, 0xE1, 0x00, 0xF0, 0x00]
-            packet(pid: 0x1000, start: true, payload: [0] + Self.section(table: 2, id: 1, pmt))
+            packet(pid: 0x1000, start: true, payload: [0] + Self.section(table: 2, id: 1, version: pmtVersion, pmt))
         }
 
         /// One PES with `pts`, `bounded` giving its length, split over packets.
-        mutating func pes(pid: Int = 0x100, pts: Int64, payload: [UInt8], bounded: Bool = true, lengthOverride: Int? = nil, scrambled: Bool = false) {
+        mutating func pes(pid: Int = 0x100, pts: Int64, payload: [UInt8], bounded: Bool = true, lengthOverride: Int? = nil,
+                          scrambled: Bool = false, discontinuity: Bool = false) {
             let t = pts & ((1 << 33) - 1)
             let ptsBytes: [UInt8] = [0x21 | UInt8(t >> 29 & 0x0E), UInt8(t >> 22 & 0xFF), UInt8(t >> 14 & 0xFE) | 1,
                                      UInt8(t >> 7 & 0xFF), UInt8(t << 1 & 0xFE) | 1]
@@ -57,7 +59,7 @@ final class MPEGTSTests: XCTestCase {
             var first = true
             while !all.isEmpty {
                 let n = min(184, all.count)
-                packet(pid: pid, start: first, payload: Array(all[0..<n]), scrambled: scrambled)
+                packet(pid: pid, start: first, payload: Array(all[0..<n]), scrambled: scrambled, discontinuity: discontinuity && first)
                 all.removeFirst(n)
                 first = false
             }
@@ -282,5 +284,21 @@ final class MPEGTSTests: XCTestCase {
         XCTAssertEqual(own.first?.pts, first.pts)
         XCTAssertEqual(try readAll(d).packets.count, 9)
         XCTAssertThrowsError(try d.read(track: 1))
+    }
+
+    func testPMTChangeAndDiscontinuityAreWarnings() throws {
+        var b = Builder()
+        b.tables()
+        b.pes(pts: 90000, payload: Self.adts(200))
+        b.tables(streamType: 0x03, pmtVersion: 1, pat: false)
+        b.counters[0x100] = 12
+        b.pes(pts: 90000 * 3600, payload: Self.adts(100), discontinuity: true)   // one packet, with an adaptation field
+        let d = try MPEGTSDemuxer(source: MemorySource(b.bytes))
+        let packets = try readAll(d).packets
+        XCTAssertEqual(packets.map(\.pts), [90000, 90000 * 3600])
+        XCTAssertEqual(d.tracks.map(\.parameters.codec), [.aac])
+        XCTAssertTrue(d.warnings.contains { $0.message.contains("the PMT changed (version 0 to 1)") }, "\(d.warnings)")
+        XCTAssertTrue(d.warnings.contains { $0.message.contains("discontinuity indicator on PID 256") }, "\(d.warnings)")
+        XCTAssertFalse(d.warnings.contains { $0.message.contains("continuity counter") }, "\(d.warnings)")
     }
 }

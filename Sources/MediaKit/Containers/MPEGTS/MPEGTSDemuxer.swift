@@ -73,6 +73,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private var pmtPID: Int?
     private var programNumber: Int?
     private var pmtVersion: Int?
+    private var pmtChangeReported = false
     private var scrambledPIDs: Set<Int> = []
     private var ended = false
     private var cut: TruncationState = TruncationState()
@@ -172,7 +173,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 return p
             }
             if ended {
-                if try cut.check() { return nil }
+                _ = try cut.check()   // a file cut inside a packet: `.truncated`, once
                 return nil
             }
             try step()
@@ -238,7 +239,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         queue = []; queueHead = 0
         streams = []; byPID = [:]
         sectionBuffers = [:]; sectionCC = [:]
-        pmtPID = nil; programNumber = nil; pmtVersion = nil
+        pmtPID = nil; programNumber = nil; pmtVersion = nil; pmtChangeReported = false
         scrambledPIDs = []
         ended = false
         cut.reset()
@@ -411,9 +412,9 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private func readPMT(_ s: [UInt8], at: Int64) {
         let version = Int(s[5] >> 1) & 0x1F
         if let pmtVersion {
-            if version != pmtVersion && streams.isEmpty == false && self.pmtVersion != -1 {
+            if version != pmtVersion && !pmtChangeReported {
                 warn("the PMT changed (version \(pmtVersion) to \(version)); the tracks of the first one are kept", at: at, "PMT")
-                self.pmtVersion = -1
+                pmtChangeReported = true
             }
             return
         }
