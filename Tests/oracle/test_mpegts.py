@@ -59,6 +59,8 @@ def _codecs_like_ffprobe(path, mk_probe):
             assert s.get("codec_name", "unknown") not in ("h264", "hevc", "aac", "ac3", "eac3", "mp2", "mp3"), (t, s)
         else:
             assert t["codec"] == s["codec_name"], (t, s)
+            if t["type"] == "video" and "width" in s:
+                assert (t["width"], t["height"]) == (s["width"], s["height"]), (t, s)
             if t["type"] == "audio":
                 if t["codec"] == "aac" and int(s["sample_rate"]) == 2 * t["sample_rate"]:
                     # HE-AAC with implicit SBR: the ADTS header states the core rate, ffprobe

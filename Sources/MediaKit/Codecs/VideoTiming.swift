@@ -6,13 +6,20 @@ enum VideoTiming {
     /// (header byte included, emulation prevention still in): 2 * num_units_in_tick /
     /// time_scale seconds (a frame is two field ticks, FFmpeg's `repeat_pict` 1), rounded
     /// down; nil when the SPS states no timing or cannot be read that far.
-    static func h264FrameTicks(sps nal: [UInt8], clock: Int64) -> Int64? {
+    static func h264FrameTicks(sps nal: [UInt8], clock: Int64) -> Int64? { h264(sps: nal, clock: clock)?.frameTicks }
+
+    /// The picture size (cropped, as decoders output it) and frame duration (see
+    /// ``h264FrameTicks(sps:clock:)``, nil when not stated) of an H.264 SPS NAL unit; nil when
+    /// the SPS cannot be read as far as its cropping.
+    static func h264(sps nal: [UInt8], clock: Int64) -> (width: Int, height: Int, frameTicks: Int64?)? {
         guard nal.count > 4 else { return nil }
         var r = BitReader(AnnexB.unescape(nal.dropFirst()))
         guard let profile = r.read(8), r.read(8) != nil, r.read(8) != nil, r.ue() != nil else { return nil }
+        var chroma = 1, separatePlanes = 0
         if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profile) {
-            guard let chroma = r.ue() else { return nil }
-            if chroma == 3 { _ = r.read(1) }
+            guard let c = r.ue(), c <= 3 else { return nil }
+            chroma = c
+            if chroma == 3 { separatePlanes = r.read(1) ?? 0 }
             guard r.ue() != nil, r.ue() != nil, r.read(1) != nil, let scaling = r.read(1) else { return nil }
             if scaling == 1 {
                 for i in 0..<(chroma == 3 ? 12 : 8) {
@@ -34,10 +41,22 @@ enum VideoTiming {
             guard r.read(1) != nil, r.se() != nil, r.se() != nil, let n = r.ue(), n < 256 else { return nil }
             for _ in 0..<n { guard r.se() != nil else { return nil } }
         }
-        guard r.ue() != nil, r.read(1) != nil, r.ue() != nil, r.ue() != nil, let frameMbsOnly = r.read(1) else { return nil }
+        guard r.ue() != nil, r.read(1) != nil, let mbWidth = r.ue(), let mapHeight = r.ue(), let frameMbsOnly = r.read(1),
+              mbWidth < 1024, mapHeight < 1024 else { return nil }
         if frameMbsOnly == 0 { _ = r.read(1) }
         guard r.read(1) != nil, let cropping = r.read(1) else { return nil }
-        if cropping == 1 { for _ in 0..<4 { guard r.ue() != nil else { return nil } } }
+        var crop = [0, 0, 0, 0]
+        if cropping == 1 { for i in 0..<4 { guard let v = r.ue() else { return nil }; crop[i] = v } }
+        // H.264 7.4.2.1.1: crop units are chroma samples (luma for monochrome or separate planes).
+        let planar = chroma == 0 || separatePlanes == 1
+        let unitX = planar ? 1 : (chroma == 3 ? 1 : 2)
+        let unitY = (planar ? 1 : (chroma == 1 ? 2 : 1)) * (2 - frameMbsOnly)
+        let width = max(0, (mbWidth + 1) * 16 - unitX * (crop[0] + crop[1]))
+        let height = max(0, (2 - frameMbsOnly) * (mapHeight + 1) * 16 - unitY * (crop[2] + crop[3]))
+        return (width, height, h264Timing(&r, clock: clock))
+    }
+
+    private static func h264Timing(_ r: inout BitReader, clock: Int64) -> Int64? {
         guard r.read(1) == 1 else { return nil }                          // vui_parameters_present_flag
         if r.read(1) == 1, r.read(8) == 255 { _ = r.read(32) }            // aspect ratio
         if r.read(1) == 1 { _ = r.read(1) }                                // overscan
@@ -71,14 +90,28 @@ extension VideoTiming {
     /// header included): the VUI's vui_num_units_in_tick / vui_time_scale seconds, rounded
     /// down; nil when the SPS states no timing or cannot be read that far (FFmpeg's hevc parser
     /// takes it when the VPS has none).
-    static func hevcFrameTicks(sps nal: [UInt8], clock: Int64) -> Int64? {
+    static func hevcFrameTicks(sps nal: [UInt8], clock: Int64) -> Int64? { hevc(sps: nal, clock: clock)?.frameTicks }
+
+    /// The picture size (the conformance window, as decoders output it) and picture duration
+    /// (see ``hevcFrameTicks(sps:clock:)``, nil when not stated) of an HEVC SPS NAL unit; nil
+    /// when the SPS cannot be read as far as its conformance window.
+    static func hevc(sps nal: [UInt8], clock: Int64) -> (width: Int, height: Int, frameTicks: Int64?)? {
         guard nal.count > 6 else { return nil }
         var r = BitReader(AnnexB.unescape(nal.dropFirst(2)))
         guard r.read(4) != nil, let maxSub = r.read(3), r.read(1) != nil else { return nil }
-        guard skipProfileTierLevel(&r, maxSub: maxSub), r.ue() != nil, let chroma = r.ue() else { return nil }
-        if chroma == 3 { _ = r.read(1) }
-        guard r.ue() != nil, r.ue() != nil, let window = r.read(1) else { return nil }
-        if window == 1 { for _ in 0..<4 { guard r.ue() != nil else { return nil } } }
+        guard skipProfileTierLevel(&r, maxSub: maxSub), r.ue() != nil, let chroma = r.ue(), chroma <= 3 else { return nil }
+        var separatePlanes = 0
+        if chroma == 3 { separatePlanes = r.read(1) ?? 0 }
+        guard let fullWidth = r.ue(), let fullHeight = r.ue(), let window = r.read(1) else { return nil }
+        var crop = [0, 0, 0, 0]
+        if window == 1 { for i in 0..<4 { guard let v = r.ue() else { return nil }; crop[i] = v } }
+        let planar = chroma == 0 || separatePlanes == 1
+        let unitX = planar || chroma == 3 ? 1 : 2, unitY = planar || chroma != 1 ? 1 : 2
+        let width = max(0, fullWidth - unitX * (crop[0] + crop[1])), height = max(0, fullHeight - unitY * (crop[2] + crop[3]))
+        return (width, height, hevcTiming(&r, maxSub: maxSub, clock: clock))
+    }
+
+    private static func hevcTiming(_ r: inout BitReader, maxSub: Int, clock: Int64) -> Int64? {
         guard r.ue() != nil, r.ue() != nil, let pocBits = r.ue(), pocBits <= 12, let ordering = r.read(1) else { return nil }
         for _ in (ordering == 1 ? 0 : maxSub)...maxSub { guard r.ue() != nil, r.ue() != nil, r.ue() != nil else { return nil } }
         for _ in 0..<6 { guard r.ue() != nil else { return nil } }

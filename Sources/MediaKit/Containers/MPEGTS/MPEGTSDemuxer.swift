@@ -639,6 +639,9 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                     let rates: [(Int64, Int64)] = [(0, 1), (24000, 1001), (24, 1), (25, 1), (30000, 1001), (30, 1), (50, 1), (60000, 1001), (60, 1)]
                     let index = Int(data[u.lowerBound + 4] & 0x0F)
                     if index > 0 && index < rates.count { s.frameTicks = Self.clock * rates[index].1 / rates[index].0 }
+                    let b = u.lowerBound
+                    s.parameters.width = Int(data[b + 1]) << 4 | Int(data[b + 2] >> 4)
+                    s.parameters.height = Int(data[b + 2] & 0x0F) << 8 | Int(data[b + 3])
                     // MPEG-2 has a sequence extension (B5, extension id 1); MPEG-1 none (FFmpeg's
                     // parser names the codec by it, whatever the stream type).
                     let mpeg2 = units.contains { $0.count >= 2 && data[$0.lowerBound] == 0xB5 && data[$0.lowerBound + 1] >> 4 == 1 }
@@ -654,7 +657,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 if type == 5 { key = true }
                 if (1...5).contains(type) { pictures = true }
                 if type == 7 || type == 8 { sets.append(nal) }
-                if type == 7 && s.frameTicks == 0 { s.frameTicks = VideoTiming.h264FrameTicks(sps: nal, clock: Self.clock) ?? 0 }
+                if type == 7, s.frameTicks == 0 || s.parameters.width == 0, let facts = VideoTiming.h264(sps: nal, clock: Self.clock) {
+                    if s.frameTicks == 0 { s.frameTicks = facts.frameTicks ?? 0 }
+                    if s.parameters.width == 0 { (s.parameters.width, s.parameters.height) = (facts.width, facts.height) }
+                }
             } else {
                 guard nal.count >= 2 else { continue }
                 let type = AnnexB.hevcType(nal[0])
@@ -662,7 +668,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 if type < 32 { pictures = true }
                 if (32...34).contains(type) { sets.append(nal) }
                 if type == 32 && s.frameTicks == 0 { s.frameTicks = VideoTiming.hevcFrameTicks(vps: nal, clock: Self.clock) ?? 0 }
-                if type == 33 && s.frameTicks == 0 { s.frameTicks = VideoTiming.hevcFrameTicks(sps: nal, clock: Self.clock) ?? 0 }
+                if type == 33, s.frameTicks == 0 || s.parameters.width == 0, let facts = VideoTiming.hevc(sps: nal, clock: Self.clock) {
+                    if s.frameTicks == 0 { s.frameTicks = facts.frameTicks ?? 0 }
+                    if s.parameters.width == 0 { (s.parameters.width, s.parameters.height) = (facts.width, facts.height) }
+                }
             }
         }
         if !s.parametersKnown && !sets.isEmpty {
