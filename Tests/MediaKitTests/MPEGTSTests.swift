@@ -129,6 +129,11 @@ final class MPEGTSTests: XCTestCase {
         shifted[188 * 3] = 0x48
         XCTAssertEqual(ContainerFormat.mpegts.probe(Array(shifted.prefix(4096)), Int64(good.count)), 0)
         XCTAssertEqual(ContainerFormat.mpegts.probe([0x47] + [UInt8](repeating: 0, count: 4000), nil), 0)
+        // A stream that starts inside a packet (here 100 bytes of one) still opens, scored below
+        // the signature formats.
+        let late = [UInt8](repeating: 0xAB, count: 100) + good
+        XCTAssertEqual(ContainerFormat.mpegts.probe(Array(late.prefix(4096)), nil), 40)
+        XCTAssertEqual(try readAll(MPEGTSDemuxer(source: MemorySource(late))).packets.count, 20)
     }
 
     func testWrongSyncIsAnErrorSayingWhatItFound() {

@@ -8,9 +8,10 @@ extension ContainerFormat {
         mimeTypes: ["video/mp2t", "video/MP2T", "audio/mp2t"],
         probe: { head, size in
             guard let sync = MPEGTSDemuxer.findSync(head, atEnd: size.map { $0 <= Int64(head.count) } ?? false) else { return 0 }
-            // 5 packets or more in sync: certain (FFmpeg scores such a file 100 too); fewer, in a
-            // file that ends there, less so.
-            return sync.packets >= 5 ? 100 : 40
+            // 5 packets or more in sync from the first byte: certain (FFmpeg scores such a file
+            // 100 too); from further in (a stream cut mid-packet), or fewer packets in a file that
+            // ends there, less so: below the signatures of the formats whose magic may hold 0x47.
+            return sync.packets >= 5 && sync.start == 0 ? 100 : 40
         },
         makeDemuxer: { try MPEGTSDemuxer(source: $0) })
 }
