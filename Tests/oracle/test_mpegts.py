@@ -11,7 +11,9 @@ errors, scrambled packets: warnings, never a crash), and garbage (an error namin
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 
 import pytest
 
@@ -316,3 +318,41 @@ def test_seek_gives_the_frame_presented_at_the_time(name, tmp_path_factory, mk_d
                "--threads", "1", "-q"]
         lib.check_ok(lib.run(cmd), cmd)
         assert out.read_bytes() == frames[k * size:(k + 1) * size], f"{name}: --seek {seconds:.6f} is not frame {k} (pts {pts[k]})"
+
+
+PY_EXTRADATA = r"""
+import sys, mediakit
+with mediakit.open(sys.argv[1]) as d:
+    video = [t for t in d.tracks if t.media_type == "video"]
+    print(video[0].extradata.hex() if video else "")
+"""
+
+
+def _ffprobe_extradata(path) -> str:
+    cmd = ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_streams", "-show_data", path]
+    text = lib.run(cmd).stdout.decode()
+    if "extradata=\n" not in text:
+        return ""
+    out = ""
+    for line in text.split("extradata=\n", 1)[1].splitlines():
+        if not line.startswith("0000"):
+            break
+        out += "".join(line.split(":", 1)[1].strip().split("  ")[0].split())
+    return out
+
+
+@pytest.mark.parametrize("spec", [f"gen:{n}" for n in sorted(GENERATED) if not n.startswith(("mp3", "opus"))]
+                         + [p.values[0] for p in _breadth_ts()])
+def test_video_extradata_is_ffmpegs(spec, mk_bin, tmp_path_factory, tmp_path):
+    """The video track's extradata (Python's Track.extradata, through the C API) is the one
+    ffprobe shows: H.264 / HEVC parameter sets behind 3-byte start codes, each up to the next
+    3-byte start code, from the first access unit with pictures; MPEG-1/2 the sequence header
+    and its extensions (FFmpeg's extract_extradata)."""
+    kind, _, name = spec.partition(":")
+    path = _generate(tmp_path_factory, name) if kind == "gen" else lib.media_param_file(spec, tmp_path, None)
+    env = dict(os.environ, MEDIAKIT_LIBRARY=str(mk_bin / "libmediakit.so"), PYTHONPATH=str(lib.REPO / "Bindings" / "python"))
+    proc = lib.run([sys.executable, "-c", PY_EXTRADATA, path], env=env)
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    ours = proc.stdout.decode().strip()
+    ref = _ffprobe_extradata(path)
+    assert ours == ref, f"{path.name}: extradata\n ours {ours}\n ffprobe {ref}"   # both empty without video

@@ -6,7 +6,8 @@
 /// - H.264 (stream type 0x1B) and HEVC (0x24): one access unit per PES, key frames IDR (H.264)
 ///   or IRAP (HEVC), durations from the SPS / VPS timing when stated; each comes out when the
 ///   next PES of its stream is complete, as from FFmpeg's h264 / hevc parsers. Extradata is the
-///   first parameter sets (Annex B, 4-byte start codes), as FFmpeg's extract_extradata.
+///   first parameter sets in Annex B form, each behind a 3-byte start code, as FFmpeg's
+///   extract_extradata writes them.
 /// - MPEG-1/2 video (0x01, 0x02): one picture per PES, key frames I pictures, durations from
 ///   the sequence header's frame rate, handed out one PES late as from FFmpeg's mpegvideo parser.
 /// - AAC in ADTS (0x0F), MPEG audio (0x03 / 0x04), AC-3 (0x81, or 0x06 with descriptor 0x6A or
@@ -624,8 +625,13 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private func accessUnit(_ s: TSElementaryStream, _ data: [UInt8], pts: Int64, dts: Int64, position: Int64) {
         let units = AnnexB.nalUnits(in: data)
         var key = false
-        var sets: [[UInt8]] = []
+        var sets: [ArraySlice<UInt8>] = []
         var pictures = false
+        // A unit as FFmpeg's h2645 splitter keeps it for extradata: up to the next 3-byte
+        // start code (a 4-byte start code's first zero included).
+        func raw(_ k: Int) -> ArraySlice<UInt8> {
+            data[units[k].lowerBound..<(k + 1 < units.count ? units[k + 1].lowerBound - 3 : data.count)]
+        }
         if s.framing == .mpegVideo {
             // MPEG-1/2 video (ISO/IEC 13818-2 6.2): a picture start code (00) is a picture, an
             // I picture (coding type 1) a key frame; the sequence header (B3) gives the rate.
@@ -645,18 +651,25 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                     // MPEG-2 has a sequence extension (B5, extension id 1); MPEG-1 none (FFmpeg's
                     // parser names the codec by it, whatever the stream type).
                     let mpeg2 = units.contains { $0.count >= 2 && data[$0.lowerBound] == 0xB5 && data[$0.lowerBound + 1] >> 4 == 1 }
-                    if !s.parametersKnown { s.parameters.codec = mpeg2 ? "mpeg2video" : "mpeg1video" }
+                    if !s.parametersKnown {
+                        s.parameters.codec = mpeg2 ? "mpeg2video" : "mpeg1video"
+                        // FFmpeg's extract_extradata: from the packet's start to the first start
+                        // code after the sequence header that is not an extension.
+                        if let k = units.firstIndex(where: { $0.lowerBound > b && !$0.isEmpty && data[$0.lowerBound] != 0xB3 && data[$0.lowerBound] != 0xB5 }) {
+                            s.parameters.extradata = Array(data[0..<(units[k].lowerBound - 3)])
+                        }
+                    }
                     s.parametersKnown = true
                 }
             }
         }
-        for u in units where s.framing != .mpegVideo {
+        for (k, u) in units.enumerated() where s.framing != .mpegVideo {
             let nal = Array(data[u])
             if s.framing == .h264 {
                 let type = AnnexB.h264Type(nal[0])
                 if type == 5 { key = true }
                 if (1...5).contains(type) { pictures = true }
-                if type == 7 || type == 8 { sets.append(nal) }
+                if type == 7 || type == 8 { sets.append(raw(k)) }
                 if type == 7, s.frameTicks == 0 || s.parameters.width == 0, let facts = VideoTiming.h264(sps: nal, clock: Self.clock) {
                     if s.frameTicks == 0 { s.frameTicks = facts.frameTicks ?? 0 }
                     if s.parameters.width == 0 { (s.parameters.width, s.parameters.height) = (facts.width, facts.height) }
@@ -666,17 +679,13 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 let type = AnnexB.hevcType(nal[0])
                 if (16...23).contains(type) { key = true }
                 if type < 32 { pictures = true }
-                if (32...34).contains(type) { sets.append(nal) }
+                if (32...34).contains(type) { sets.append(raw(k)) }
                 if type == 32 && s.frameTicks == 0 { s.frameTicks = VideoTiming.hevcFrameTicks(vps: nal, clock: Self.clock) ?? 0 }
                 if type == 33, s.frameTicks == 0 || s.parameters.width == 0, let facts = VideoTiming.hevc(sps: nal, clock: Self.clock) {
                     if s.frameTicks == 0 { s.frameTicks = facts.frameTicks ?? 0 }
                     if s.parameters.width == 0 { (s.parameters.width, s.parameters.height) = (facts.width, facts.height) }
                 }
             }
-        }
-        if !s.parametersKnown && !sets.isEmpty {
-            s.parameters.extradata = sets.flatMap { [0, 0, 0, 1] + $0 }
-            s.parametersKnown = true
         }
         if var prefix = s.prefix {
             // A PES of parameter sets only: the parser makes it part of the access unit that
@@ -685,9 +694,14 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             prefix.data += data
             prefix.isKeyframe = prefix.isKeyframe || key
             prefix.duration = s.frameTicks
+            if !s.parametersKnown && s.framing != .mpegVideo { learnParameterSets(s, prefix.data) }
             if let held = s.held { emit(held) }
             s.held = prefix
             return
+        }
+        if pictures && !s.parametersKnown && !sets.isEmpty {
+            s.parameters.extradata = sets.flatMap { [0, 0, 1] + $0 }
+            s.parametersKnown = true
         }
         let p = Packet(trackIndex: s.index, pts: pts, dts: dts, duration: s.frameTicks, isKeyframe: key, position: position,
                        data: data, timeBase: Rational(1, Self.clock))
@@ -730,6 +744,19 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             i = j + size
         }
         s.pendingBase += Int64(payload.count)
+    }
+
+    /// The extradata of an H.264 / HEVC access unit: its parameter sets as FFmpeg's
+    /// extract_extradata writes them (see ``accessUnit``).
+    private func learnParameterSets(_ s: TSElementaryStream, _ data: [UInt8]) {
+        let units = AnnexB.nalUnits(in: data)
+        var out: [UInt8] = []
+        for (k, u) in units.enumerated() {
+            let type = s.framing == .h264 ? AnnexB.h264Type(data[u.lowerBound]) : AnnexB.hevcType(data[u.lowerBound])
+            guard s.framing == .h264 ? (type == 7 || type == 8) : (32...34).contains(type) else { continue }
+            out += [0, 0, 1] + data[u.lowerBound..<(k + 1 < units.count ? units[k + 1].lowerBound - 3 : data.count)]
+        }
+        if !out.isEmpty { s.parameters.extradata = out; s.parametersKnown = true }
     }
 
     /// A frame header at `i` of `b`: (size in bytes, samples, sample rate, whether it starts
