@@ -356,3 +356,27 @@ def test_video_extradata_is_ffmpegs(spec, mk_bin, tmp_path_factory, tmp_path):
     ours = proc.stdout.decode().strip()
     ref = _ffprobe_extradata(path)
     assert ours == ref, f"{path.name}: extradata\n ours {ours}\n ffprobe {ref}"   # both empty without video
+
+
+@pytest.mark.parametrize("ext", ["mp4", "mkv"])
+def test_remux_to_mp4_and_matroska_keeps_the_streams(ext, tmp_path_factory, mk_remux, tmp_path):
+    """mk-remux of a TS (H.264 + ADTS AAC): the AAC track is tagged "adts" with its
+    AudioSpecificConfig, so the writer strips the ADTS headers: the audio payloads equal
+    ffmpeg's `-bsf:a aac_adtstoasc` copy, frame for frame; the video decodes as the TS does."""
+    src = _generate(tmp_path_factory, "h264_aac.ts")
+    out = tmp_path / f"out.{ext}"
+    cmd = [mk_remux, src, out]
+    lib.check_ok(lib.run(cmd), cmd)
+
+    def payloads(*args):
+        lines = lib.run(["ffmpeg", "-v", "error", *args, "-f", "framemd5", "-"]).stdout.decode().splitlines()
+        return [tuple(l.split(",")[4:6]) for l in lines if l and not l.startswith("#")]
+    ours = payloads("-i", out, "-map", "0:a", "-c", "copy")
+    ref = payloads("-i", src, "-map", "0:a", "-c:a", "copy", "-bsf:a", "aac_adtstoasc")
+    assert ours and ours == ref, f"{out.name}: {len(ours)} audio payloads, ffmpeg {len(ref)}"
+
+    def video(path):
+        return lib.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v", "-fps_mode", "passthrough",
+                        "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]).stdout
+    v = video(out)
+    assert v and v == video(src), f"{out.name}: the video does not decode as the TS's"

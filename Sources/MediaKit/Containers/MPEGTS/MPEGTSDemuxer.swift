@@ -784,6 +784,11 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             guard let h = ADTSHeader(b, at: i) else { return }
             s.parameters.sampleRate = h.sampleRate
             s.parameters.channels = h.channels
+            // MediaKit's ADTS convention (as AudioStreamDemuxer's): packets keep their ADTS
+            // headers, the tag says so, the AudioSpecificConfig they imply is the extradata;
+            // a muxer into MP4 / Matroska strips the headers by it.
+            s.parameters.codecTag = "adts"
+            s.parameters.extradata = h.audioSpecificConfig
         case .mpegAudio:
             guard let h = MPEGAudioHeader(b, at: i) else { return }
             s.parameters.sampleRate = h.sampleRate
