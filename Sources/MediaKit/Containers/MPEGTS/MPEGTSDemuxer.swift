@@ -163,6 +163,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
 
     // MARK: reading
 
+    /// The next packet of the selected tracks in ffprobe's order; nil at the end (after the
+    /// `.truncated` error of a file cut inside a transport packet).
     public func read() throws -> Packet? {
         while true {
             if queueHead < queue.count {
@@ -248,6 +250,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         trackReaders = [:]
     }
 
+    /// Limits ``read()`` to these tracks (nil: all). The others are still parsed (their PES
+    /// share the transport stream), only not returned.
     public func select(tracks: Set<Int>?) { selected = tracks }
 
     private func warn(_ message: String, at offset: Int64?, _ context: String) {
