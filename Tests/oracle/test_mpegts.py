@@ -66,7 +66,8 @@ def _codecs_like_ffprobe(path, mk_probe):
             if t["type"] == "audio":
                 if t["codec"] == "aac" and int(s["sample_rate"]) == 2 * t["sample_rate"]:
                     # HE-AAC with implicit SBR: the ADTS header states the core rate, ffprobe
-                    # the decoder's output rate (twice it); FFmpeg's own ADTS reader says the same.
+                    # the decoder's output rate (twice it); MediaKit's ADTS file reader
+                    # (AudioStreamDemuxer) states the core rate too (checked on this stream).
                     continue
                 if t["codec"] == "dts":
                     # DTSHeader reads the rate and frame length, not the channel layout (yet).
