@@ -13,11 +13,12 @@ struct Probe: ParsableCommand {
           mk-probe movie.mp4             tracks, human-readable
           mk-probe --json movie.mp4      the same as JSON
           mk-probe --packets movie.mp4   one CSV line per packet in file order:
-                                         track,pts,dts,duration,size,offset,flags (K = key frame)
+                                         track,pts,dts,duration,size,offset,flags (K = key frame,
+                                         N/A = unknown)
           mk-probe --plugins             the codec plugins found and where
         """)
 
-    @Argument(help: "The media file to read (MP4, MOV, M4A, Ogg, Opus, IVF, MKV, MKA, WebM ...); - reads standard input (a pipe: Ogg, IVF, Matroska / WebM, MP4 with its moov first, or fragmented MP4).")
+    @Argument(help: "The media file to read (MP4, MOV, M4A, Ogg, Opus, IVF, MKV, MKA, WebM, TS, M2TS ...); - reads standard input (a pipe: Ogg, IVF, Matroska / WebM, MPEG-TS, MP4 with its moov first, or fragmented MP4).")
     var file: String?
 
     @Flag(help: "Print the tracks as JSON.")
@@ -100,7 +101,8 @@ struct Probe: ParsableCommand {
             let pts = p.pts == Packet.noTimestamp ? "N/A" : String(p.pts)
             let dts = p.dts == Packet.noTimestamp ? "N/A" : String(p.dts)
             let duration = p.duration == 0 ? "N/A" : String(p.duration)
-            out += "\(p.trackIndex),\(pts),\(dts),\(duration),\(p.size),\(p.position),\(p.isKeyframe ? "K" : "_")\n"
+            let position = p.position < 0 ? "N/A" : String(p.position)   // a frame split from a PES has none
+            out += "\(p.trackIndex),\(pts),\(dts),\(duration),\(p.size),\(position),\(p.isKeyframe ? "K" : "_")\n"
             if out.utf8.count > 1 << 16 { stdout.write(Data(out.utf8)); out = "" }
         }
     }

@@ -21,6 +21,7 @@ public enum FuzzHarness {
         "ivf": ivf,
         "wav": wav,
         "aiff": aiff,
+        "mpegts": mpegts,
         "flac": flac,
         "matroska": matroska,
         "audiostream": audioStream,
@@ -40,6 +41,8 @@ public enum FuzzHarness {
     public static func wav(_ data: [UInt8]) { demux(data) { try WAVDemuxer(source: $0) } }
     /// AIFF / AIFF-C (COMM, SSND, the compression types, 80-bit rates).
     public static func aiff(_ data: [UInt8]) { demux(data) { try AIFFDemuxer(source: $0) } }
+    /// MPEG-TS / M2TS (PAT, PMT, PES, the audio frame splitters, the SPS / VPS timing readers).
+    public static func mpegts(_ data: [UInt8]) { demux(data) { try MPEGTSDemuxer(source: $0) } }
     /// Matroska / WebM (EBML, lacing, unknown sizes, Cues).
     public static func matroska(_ data: [UInt8]) { demux(data) { try MatroskaDemuxer(source: $0) } }
     /// Native FLAC.

@@ -56,7 +56,7 @@ seed_dirs() {
         wav) echo wav ;;
         flac) echo flac ;;
         audiostream|audiostream-demuxer) echo audiostream ;;
-        probe|capi|remux) echo "wav flac ogg audiostream aiff" ;;
+        probe|capi|remux) echo "wav flac ogg audiostream aiff mpegts" ;;
         mux) echo mux ;;
         *) echo "$1" ;;
     esac

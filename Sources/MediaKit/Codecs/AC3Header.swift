@@ -1,0 +1,88 @@
+/// The sync frame header of AC-3 (ATSC A/52 5.3 `syncinfo` / `bsi`) and E-AC-3 (A/52 annex E):
+/// what a reader that splits a stream into frames needs (size, rate, channels, samples).
+public struct AC3Header: Sendable, Hashable {
+    /// True for E-AC-3 (bsid 11 to 16), false for AC-3 (bsid up to 10).
+    public let isEAC3: Bool
+    /// The frame's size in bytes, sync word included.
+    public let frameSize: Int
+    /// Samples per second.
+    public let sampleRate: Int
+    /// Channels, the LFE included.
+    public let channels: Int
+    /// Audio blocks of 256 samples in the frame (6 for AC-3; 1, 2, 3 or 6 for E-AC-3).
+    public let blocks: Int
+    /// E-AC-3: the stream type (0 independent, 1 dependent, 2 AC-3 converted); 0 for AC-3.
+    public let streamType: Int
+    /// E-AC-3: the substream id; 0 for AC-3.
+    public let substreamID: Int
+
+    /// Samples per channel in the frame.
+    public var samplesPerFrame: Int { 256 * blocks }
+    /// The codec: ``CodecID/ac3`` or ``CodecID/eac3``.
+    public var codec: CodecID { isEAC3 ? .eac3 : .ac3 }
+
+    private static let rates = [48000, 44100, 32000]
+    // Words (16 bits) per frame at 48 kHz for frmsizecod / 2 (A/52 table 5.18); 44.1 kHz and
+    // 32 kHz scale by the rate, 44.1 kHz adding one word for odd frmsizecod.
+    private static let kbps = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 576, 640]
+    // acmod -> full-band channels.
+    private static let acmodChannels = [2, 1, 2, 3, 3, 4, 4, 5]
+
+    /// Parses the header at `index` of `b`; nil when it is not one (no 0x0B77 sync word, a
+    /// reserved rate or frame size code, an unknown bsid, too few bytes to tell).
+    public init?(_ b: [UInt8], at index: Int = 0) {
+        guard index >= 0, index + 7 <= b.count, b[index] == 0x0B, b[index + 1] == 0x77 else { return nil }
+        let bsid = Int(b[index + 5] >> 3)
+        var r = BitReader(Array(b[(index + 2)..<min(b.count, index + 16)]))
+        if bsid <= 10 {
+            guard let _ = r.read(16), let fscod = r.read(2), let frmsizecod = r.read(6),
+                  fscod < 3, frmsizecod < 38 else { return nil }
+            _ = r.read(5); _ = r.read(3)   // bsid, bsmod
+            guard let acmod = r.read(3) else { return nil }
+            if acmod & 1 == 1 && acmod != 1 { _ = r.read(2) }   // cmixlev
+            if acmod & 4 == 4 { _ = r.read(2) }                  // surmixlev
+            if acmod == 2 { _ = r.read(2) }                      // dsurmod
+            guard let lfe = r.read(1) else { return nil }
+            let rate = Self.rates[fscod]
+            let kbits = Self.kbps[frmsizecod / 2]
+            let words: Int
+            switch fscod {
+            case 0: words = kbits * 2
+            case 1: words = kbits * 320 / 147 + (frmsizecod & 1)
+            default: words = kbits * 3
+            }
+            isEAC3 = false
+            frameSize = words * 2
+            sampleRate = rate
+            channels = Self.acmodChannels[acmod] + lfe
+            blocks = 6
+            streamType = 0
+            substreamID = 0
+        } else if bsid <= 16 {
+            guard let strmtyp = r.read(2), let substreamid = r.read(3), let frmsiz = r.read(11),
+                  let fscod = r.read(2) else { return nil }
+            guard strmtyp != 3 else { return nil }
+            let rate: Int, numblkscod: Int
+            if fscod == 3 {
+                guard let fscod2 = r.read(2), fscod2 < 3 else { return nil }
+                rate = Self.rates[fscod2] / 2
+                numblkscod = 3
+            } else {
+                guard let n = r.read(2) else { return nil }
+                rate = Self.rates[fscod]
+                numblkscod = n
+            }
+            guard let acmod = r.read(3), let lfe = r.read(1) else { return nil }
+            isEAC3 = true
+            frameSize = (frmsiz + 1) * 2
+            sampleRate = rate
+            channels = Self.acmodChannels[acmod] + lfe
+            blocks = [1, 2, 3, 6][numblkscod]
+            streamType = strmtyp
+            substreamID = substreamid
+        } else {
+            return nil
+        }
+        guard frameSize >= 7 else { return nil }
+    }
+}

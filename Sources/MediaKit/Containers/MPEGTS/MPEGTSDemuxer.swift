@@ -1,0 +1,915 @@
+/// Reads MPEG transport streams (ISO/IEC 13818-1): 188-byte packets, or the 192-byte packets
+/// of M2TS (Blu-ray, AVCHD) whose first 4 bytes are a time code. The first program of the PAT
+/// is read: its PMT lists the tracks, in PMT order (ffprobe's stream order). Packets come in
+/// the order and with the timestamps ffprobe lists them, FFmpeg's parsers included:
+///
+/// - H.264 (stream type 0x1B) and HEVC (0x24): one access unit per PES, key frames IDR (H.264)
+///   or IRAP (HEVC), durations from the SPS / VPS timing when stated; each comes out when the
+///   next PES of its stream is complete, as from FFmpeg's h264 / hevc parsers. Extradata is the
+///   first parameter sets in Annex B form, each behind a 3-byte start code, as FFmpeg's
+///   extract_extradata writes them.
+/// - MPEG-1/2 video (0x01, 0x02): one picture per PES, key frames I pictures, durations from
+///   the sequence header's frame rate, handed out one PES late as from FFmpeg's mpegvideo parser.
+/// - AAC in ADTS (0x0F), MPEG audio (0x03 / 0x04), AC-3 (0x81, or 0x06 with descriptor 0x6A or
+///   an "AC-3" registration) and E-AC-3 (0x87, or 0x06 with descriptor 0x7A or "EAC3"): one
+///   packet per frame (an E-AC-3 independent frame with its dependent ones), whatever PES
+///   it comes in. The first frame starting in a PES takes its timestamps and position; the
+///   others follow by the frame's duration (FFmpeg's `cur_dts`).
+/// - Opus (0x06 with an "Opus" registration and the extension descriptor 0x7F / 0x80): one
+///   packet per access unit, control headers removed, an OpusHead built from the channel
+///   configuration as FFmpeg builds it.
+/// - DTS (0x82, 0x85, 0x86, 0x8A, or 0x06 with descriptor 0x7B or a "DTS1/2/3" registration):
+///   one packet per PES, the duration from the core or extension substream header.
+/// - Anything else: a data track (``CodecID/unknown``, the stream type as codec tag, e.g.
+///   "0x86"), one packet per PES.
+///
+/// Timestamps are in 1/90000 s, the 33-bit PTS / DTS unwrapped into one rising timeline (a
+/// first timestamp within 60 s of the wrap makes the ones before it negative, as FFmpeg's).
+/// Damage is a warning (``warnings``), never fatal: lost sync (the reader finds the next
+/// run of sync bytes), continuity-counter jumps (lost packets), the transport error
+/// indicator, scrambled packets (their payload is not readable and is dropped, named with
+/// its PID), PES larger than ``maxPESBytes`` (dropped), a section with a bad CRC. A file
+/// that ends inside a packet gives what it holds, then `.truncated`.
+///
+/// The source is read forward, in chunks: a pipe works (without seeking). Opening reads ahead until
+/// every track's first frame told its parameters (at most ``probeBytes``); those packets
+/// are kept and returned first.
+public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
+    /// The tracks of the first program, in PMT order.
+    public private(set) var tracks: [Track] = []
+    /// Not known without reading the whole file: nil.
+    public let duration: Double? = nil
+    /// The source's name.
+    public let path: String
+    /// 188 (MPEG-TS) or 192 (M2TS).
+    public let packetSize: Int
+    /// Damage stepped over, oldest first (at most ``maxWarnings``, then one that counts the rest).
+    public var warnings: [MediaError] {
+        dropped == 0 ? warningList
+            : warningList + [MediaError(.invalidData, "\(dropped) more warnings like the ones above", path: path)]
+    }
+
+    /// The largest PES a track may have (a PES above it is dropped with a warning): 16 MiB.
+    public static let maxPESBytes = 16 << 20
+    /// How far opening reads to learn the tracks' parameters: 16 MiB.
+    public static let probeBytes: Int64 = 16 << 20
+    /// How many warnings are kept: 200.
+    public static let maxWarnings = 200
+    /// FFmpeg's MAX_PES_PAYLOAD: the part of an unbounded PES its mpegts reader passes on at once.
+    static let parserChunk = 200 * 1024
+    /// Timestamp ticks per second.
+    static let clock: Int64 = 90000
+
+    private let source: ByteSource
+    private let startOffset: Int64
+    private var offset: Int64
+    private var chunk: [UInt8] = []
+    private var chunkStart: Int64 = 0
+    private var queue: [Packet] = []
+    private var queueHead = 0
+    private var streams: [TSElementaryStream] = []
+    private var byPID: [Int: TSElementaryStream] = [:]
+    private var sectionBuffers: [Int: [UInt8]] = [:]
+    private var sectionCC: [Int: Int] = [:]
+    private var pmtPID: Int?
+    private var programNumber: Int?
+    private var pmtVersion: Int?
+    private var pmtChangeReported = false
+    private var scrambledPIDs: Set<Int> = []
+    private var ended = false
+    private var cut: TruncationState = TruncationState()
+    private var lastTimestamp: Int64?
+    private var selected: Set<Int>?
+    private var warningList: [MediaError] = []
+    private var dropped = 0
+    private var trackReaders: [Int: MPEGTSDemuxer] = [:]
+    private var onlyTrack: Int?
+
+    /// Finds where packets start in `head`: the packet size (188 or 192) and the offset of the
+    /// first packet (below one packet), when five packets in a row from there have their sync
+    /// byte (or, when `atEnd` says the source ends with `head`, all of them, two at least).
+    static func findSync(_ head: [UInt8], atEnd: Bool) -> (size: Int, start: Int, packets: Int)? {
+        for size in [188, 192] {
+            let lead = size - 188
+            for start in 0..<size {
+                var n = 0
+                var at = start + lead
+                while at < head.count, head[at] == 0x47 { n += 1; at += size }
+                let whole = (head.count - start) / size
+                if n >= 5 || (atEnd && n >= 2 && n >= whole) { return (size, start, n) }
+                if start == 0 && head.count < size * 2 { break }
+            }
+        }
+        return nil
+    }
+
+    /// Reads the PAT, the first program's PMT, and ahead until each track's first frame.
+    /// - Throws: `.invalidData` when the first bytes hold no run of sync bytes (naming what
+    ///   they hold), or when no PAT / PMT comes in the first ``probeBytes``.
+    public init(source: ByteSource) throws {
+        self.source = source
+        path = source.name
+        let head = try source.readUpTo(at: 0, count: 192 * 8)
+        guard let sync = Self.findSync(head, atEnd: head.count < 192 * 8) else {
+            let hex = head.prefix(8).map { String(($0 < 16 ? "0" : "") + String($0, radix: 16)) }.joined(separator: " ")
+            throw MediaError(.invalidData, "no MPEG-TS sync byte 0x47 every 188 or 192 bytes (the file begins \(hex.isEmpty ? "empty" : hex))",
+                             path: path, offset: 0, context: "transport packet")
+        }
+        packetSize = sync.size
+        startOffset = Int64(sync.start)
+        offset = startOffset
+        try learnTracks()
+    }
+
+    private init(copyOf other: MPEGTSDemuxer, track: Int) throws {
+        source = other.source
+        path = other.path
+        packetSize = other.packetSize
+        startOffset = other.startOffset
+        offset = startOffset
+        onlyTrack = track
+        try learnTracks()
+    }
+
+    private func learnTracks() throws {
+        while !ended && offset - startOffset < Self.probeBytes {
+            try step()
+            if !streams.isEmpty && streams.allSatisfy({ $0.parametersKnown || $0.framing == .whole && $0.sawPacket }) { break }
+        }
+        guard pmtPID != nil else {
+            throw MediaError(.invalidData, "no PAT (program association table, PID 0) in the first \(offset - startOffset) bytes",
+                             path: path, offset: startOffset, context: "PAT")
+        }
+        guard pmtVersion != nil else {
+            throw MediaError(.invalidData, "no PMT for program \(programNumber ?? 0) (PID \(pmtPID ?? 0)) in the first \(offset - startOffset) bytes",
+                             path: path, offset: startOffset, context: "PMT")
+        }
+        // FFmpeg gives the packets its stream-info pass read before the first one with a
+        // duration that duration too (update_initial_durations): the frames before the
+        // first SPS with timing.
+        for s in streams where s.frameTicks > 0 {
+            for i in queue.indices where queue[i].trackIndex == s.index && queue[i].duration == 0 { queue[i].duration = s.frameTicks }
+            if s.held?.duration == 0 { s.held?.duration = s.frameTicks }
+        }
+        tracks = streams.map { s in
+            var t = Track(index: s.index, id: s.pid, parameters: s.parameters, timeBase: Rational(1, Self.clock), duration: 0,
+                          unsupportedReason: s.unsupportedReason)
+            if s.framing == .whole && t.unsupportedReason == nil {
+                t.unsupportedReason = "stream type \(TSElementaryStream.tag(s.streamType)) is not a codec MediaKit reads from MPEG-TS"
+            }
+            return t
+        }
+    }
+
+    // MARK: reading
+
+    /// The next packet of the selected tracks in ffprobe's order; nil at the end (after the
+    /// `.truncated` error of a file cut inside a transport packet).
+    public func read() throws -> Packet? {
+        while true {
+            if queueHead < queue.count {
+                let p = queue[queueHead]
+                queueHead += 1
+                if queueHead > 256 && queueHead * 2 > queue.count { queue.removeFirst(queueHead); queueHead = 0 }
+                if let only = onlyTrack, p.trackIndex != only { continue }
+                if let selected, !selected.contains(p.trackIndex) { continue }
+                return p
+            }
+            if ended {
+                _ = try cut.check()   // a file cut inside a packet: `.truncated`, once
+                return nil
+            }
+            try step()
+        }
+    }
+
+    /// The next packet of one track, read by a reader of its own (the source must seek).
+    public func read(track: Int) throws -> Packet? {
+        guard tracks.indices.contains(track) else {
+            throw MediaError(.invalidArgument, "track \(track) does not exist (the file has \(tracks.count))", path: path)
+        }
+        guard source.isSeekable else {
+            throw MediaError(.unsupported, "reading one track on its own needs a seekable source (a file or memory)", path: path)
+        }
+        if trackReaders[track] == nil { trackReaders[track] = try MPEGTSDemuxer(copyOf: self, track: track) }
+        return try trackReaders[track]!.read()
+    }
+
+    /// Moves to the key frame at or before `seconds` (a PTS in seconds, as the packets'
+    /// `pts * timeBase`) of the first video track (else the first track): the reader finds it by
+    /// reading from the start (a transport stream has no index), then goes on from the
+    /// transport packet where that frame's PES begins, every track from there (each from its
+    /// next PES start). A time before the first key frame moves to the start.
+    /// - Throws: `.unsupported` for a source that cannot seek.
+    public func seek(to seconds: Double) throws {
+        guard source.isSeekable else { throw MediaError(.unsupported, "seeking needs a seekable source (a file or memory)", path: path) }
+        let saved = tracks
+        resetState()
+        try learnTracks()
+        tracks = saved
+        guard seconds > 0, !seconds.isNaN, !tracks.isEmpty else { return }
+        let target = Int64(min(seconds, 1e12) * Double(Self.clock))
+        let reference = tracks.first { $0.mediaType == .video }?.index ?? 0
+        var best: (offset: Int64, pts: Int64)?
+        var cut: MediaError?
+        while let p = try read(untilCut: &cut) {
+            guard p.trackIndex == reference, p.pts != Packet.noTimestamp else { continue }
+            if p.isKeyframe && p.position >= 0 && p.pts <= target { best = (p.position, p.pts) }
+            if (p.dts == Packet.noTimestamp ? p.pts : p.dts) > target { break }
+        }
+        resetState()
+        try learnTracks()
+        tracks = saved
+        guard let best else { return }
+        // Start again at the key frame's transport packet: only the stream states go.
+        queue = []; queueHead = 0
+        for s in streams {
+            s.pes = []; s.pesActive = false; s.lastCC = -1
+            s.pending = []; s.pendingBase = 0; s.starts = []; s.previousFrameStart = -1
+            s.nextTimestamp = Packet.noTimestamp; s.held = nil; s.prefix = nil
+        }
+        sectionBuffers = [:]
+        sectionCC = [:]
+        ended = false
+        cut = nil
+        self.cut.reset()
+        lastTimestamp = best.pts
+        offset = best.offset
+    }
+
+    private func resetState() {
+        offset = startOffset
+        queue = []; queueHead = 0
+        streams = []; byPID = [:]
+        sectionBuffers = [:]; sectionCC = [:]
+        pmtPID = nil; programNumber = nil; pmtVersion = nil; pmtChangeReported = false
+        scrambledPIDs = []
+        ended = false
+        cut.reset()
+        lastTimestamp = nil
+        trackReaders = [:]
+    }
+
+    /// Limits ``read()`` to these tracks (nil: all). The others are still parsed (their PES
+    /// share the transport stream), only not returned.
+    public func select(tracks: Set<Int>?) { selected = tracks }
+
+    private func warn(_ message: String, at offset: Int64?, _ context: String) {
+        guard warningList.count < Self.maxWarnings else { dropped += 1; return }
+        warningList.append(MediaError(.invalidData, message, path: path, offset: offset, context: context))
+    }
+
+    // MARK: transport packets
+
+    /// `count` bytes at `at` from the chunk (refilled as needed); fewer at the end.
+    private func bytes(at: Int64, count: Int) throws -> ArraySlice<UInt8> {
+        let end = chunkStart + Int64(chunk.count)
+        if at >= chunkStart && at + Int64(count) <= end {
+            let s = Int(at - chunkStart)
+            return chunk[s..<(s + count)]
+        }
+        chunk = try source.readUpTo(at: at, count: max(count, packetSize * 512))
+        chunkStart = at
+        return chunk[0..<min(count, chunk.count)]
+    }
+
+    /// Reads and handles one transport packet; at the end, flushes what the streams hold.
+    private func step() throws {
+        let unit = try bytes(at: offset, count: packetSize)
+        if unit.count < packetSize {
+            if !unit.isEmpty {
+                cut.cut(MediaError(.truncated, "the file ends inside a transport packet (\(unit.count) of \(packetSize) bytes)",
+                                   path: path, offset: offset, context: "transport packet"))
+            }
+            finish()
+            return
+        }
+        let b = unit.startIndex + packetSize - 188
+        guard unit[b] == 0x47 else {
+            try resync()
+            return
+        }
+        let at = offset
+        offset += Int64(packetSize)
+        handle(Array(unit[b..<(b + 188)]), at: at)
+    }
+
+    /// Finds the next place where two packets in a row start with 0x47 (or one does, just
+    /// before the end), with a warning saying what was skipped.
+    private func resync() throws {
+        let lost = offset
+        var at = offset + 1
+        let lead = Int64(packetSize - 188)
+        while true {
+            let here = try bytes(at: at + lead, count: 1)
+            if here.isEmpty { break }
+            if here.first == 0x47 {
+                let next = try bytes(at: at + lead + Int64(packetSize), count: 1)
+                if next.isEmpty || next.first == 0x47 { break }
+            }
+            at += 1
+        }
+        warn("lost sync (no 0x47 where a transport packet should start); \(at - lost) bytes skipped to the next run of packets",
+             at: lost, "transport packet")
+        offset = at
+    }
+
+    private func handle(_ p: [UInt8], at: Int64) {
+        let pid = Int(p[1] & 0x1F) << 8 | Int(p[2])
+        if pid == 0x1FFF { return }
+        let pusi = p[1] & 0x40 != 0
+        let scrambling = Int(p[3] >> 6)
+        let afc = Int(p[3] >> 4) & 3
+        let cc = Int(p[3] & 0xF)
+        let stream = byPID[pid]
+        let isSection = pid == 0 || pid == pmtPID
+        guard stream != nil || isSection else { return }
+        if p[1] & 0x80 != 0 {
+            warn("the transport error indicator is set on PID \(pid): the packet is damaged", at: at, "transport packet")
+        }
+        guard afc != 0 else { return }   // reserved: no payload, no adaptation field
+        var start = 4
+        var discontinuity = false
+        if afc & 2 != 0 {
+            let length = Int(p[4])
+            guard length <= 183 else {
+                warn("an adaptation field of \(length) bytes on PID \(pid) is longer than the packet; packet skipped", at: at, "adaptation field")
+                return
+            }
+            if length > 0 { discontinuity = p[5] & 0x80 != 0 }
+            start = 5 + length
+        }
+        guard afc & 1 != 0 else { return }
+        // Continuity: each packet with a payload counts on by one (mod 16).
+        let last = stream?.lastCC ?? sectionCC[pid] ?? -1
+        if last >= 0 && !discontinuity && cc != (last + 1) & 15 {
+            warn(cc == last ? "continuity counter on PID \(pid) repeats \(cc): a duplicate packet"
+                            : "continuity counter on PID \(pid) jumps from \(last) to \(cc): \((cc - last - 1 + 32) % 16) packets lost",
+                 at: at, "transport packet")
+        }
+        if discontinuity && last >= 0 {
+            warn("discontinuity indicator on PID \(pid): the counter and time base may restart", at: at, "adaptation field")
+        }
+        if let stream { stream.lastCC = cc } else { sectionCC[pid] = cc }
+        if scrambling != 0 {
+            if scrambledPIDs.insert(pid).inserted {
+                warn("PID \(pid) is scrambled (transport_scrambling_control \(scrambling)): its payload cannot be read and is dropped",
+                     at: at, "transport packet")
+            }
+            if let stream { stream.pesActive = false; stream.pes = [] }
+            return
+        }
+        let payload = p[start...]
+        if let stream {
+            pesData(stream, payload, start: pusi, at: at)
+        } else {
+            sectionData(pid, payload, start: pusi, at: at)
+        }
+    }
+
+    // MARK: sections (PAT, PMT)
+
+    private func sectionData(_ pid: Int, _ payload: ArraySlice<UInt8>, start: Bool, at: Int64) {
+        var buffer = sectionBuffers[pid] ?? []
+        var rest = payload
+        if start {
+            guard let pointer = rest.first, rest.count > Int(pointer) else { sectionBuffers[pid] = nil; return }
+            rest = rest.dropFirst()
+            if !buffer.isEmpty { buffer += rest.prefix(Int(pointer)); completeSections(pid, &buffer, at: at) }
+            buffer = Array(rest.dropFirst(Int(pointer)))
+        } else {
+            guard !buffer.isEmpty else { return }
+            buffer += rest
+        }
+        completeSections(pid, &buffer, at: at)
+        sectionBuffers[pid] = buffer.isEmpty ? nil : buffer
+    }
+
+    private func completeSections(_ pid: Int, _ buffer: inout [UInt8], at: Int64) {
+        while buffer.count >= 3 {
+            if buffer[0] == 0xFF { buffer = []; return }   // stuffing: no more sections
+            let length = 3 + (Int(buffer[1] & 0x0F) << 8 | Int(buffer[2]))
+            guard buffer.count >= length else { return }
+            let section = Array(buffer[0..<length])
+            buffer.removeFirst(length)
+            guard length >= 12, section[1] & 0x80 != 0 else { continue }
+            guard Self.crc32(section) == 0 else {
+                warn("a section of table \(section[0]) on PID \(pid) has a bad CRC; ignored", at: at, pid == 0 ? "PAT" : "PMT")
+                continue
+            }
+            guard section[5] & 1 == 1 else { continue }   // not current yet
+            if pid == 0 && section[0] == 0 { readPAT(section, at: at) }
+            if pid == pmtPID && section[0] == 2 { readPMT(section, at: at) }
+        }
+    }
+
+    private func readPAT(_ s: [UInt8], at: Int64) {
+        guard pmtPID == nil else { return }
+        var i = 8
+        while i + 4 <= s.count - 4 {
+            let program = Int(s[i]) << 8 | Int(s[i + 1])
+            let pid = Int(s[i + 2] & 0x1F) << 8 | Int(s[i + 3])
+            i += 4
+            if program != 0 && pid != 0 && pid != 0x1FFF { programNumber = program; pmtPID = pid; return }
+        }
+    }
+
+    private func readPMT(_ s: [UInt8], at: Int64) {
+        let version = Int(s[5] >> 1) & 0x1F
+        if let pmtVersion {
+            if version != pmtVersion && !pmtChangeReported {
+                warn("the PMT changed (version \(pmtVersion) to \(version)); the tracks of the first one are kept", at: at, "PMT")
+                pmtChangeReported = true
+            }
+            return
+        }
+        pmtVersion = version
+        let end = s.count - 4
+        let programInfo = Int(s[10] & 0x0F) << 8 | Int(s[11])
+        var i = 12 + programInfo
+        let programRegistration = Self.registration(Self.descriptors(s, 12, min(i, end)))
+        var index = 0
+        while i + 5 <= end {
+            let type = s[i]
+            let pid = Int(s[i + 1] & 0x1F) << 8 | Int(s[i + 2])
+            let infoLength = Int(s[i + 3] & 0x0F) << 8 | Int(s[i + 4])
+            let descriptors = Self.descriptors(s, i + 5, min(i + 5 + infoLength, end))
+            i += 5 + infoLength
+            guard byPID[pid] == nil, pid != 0, pid != pmtPID, pid < 0x1FFF else { continue }
+            let (framing, parameters) = TSElementaryStream.classify(streamType: type, descriptors: descriptors,
+                                                                    registration: Self.registration(descriptors),
+                                                                    programRegistration: programRegistration)
+            let stream = TSElementaryStream(pid: pid, index: index, streamType: type, framing: framing, parameters: parameters)
+            index += 1
+            streams.append(stream)
+            byPID[pid] = stream
+        }
+    }
+
+    private static func descriptors(_ s: [UInt8], _ from: Int, _ to: Int) -> [(tag: UInt8, body: [UInt8])] {
+        var out: [(tag: UInt8, body: [UInt8])] = []
+        var i = from
+        while i + 2 <= to {
+            let n = Int(s[i + 1])
+            guard i + 2 + n <= to else { break }
+            out.append((s[i], Array(s[(i + 2)..<(i + 2 + n)])))
+            i += 2 + n
+        }
+        return out
+    }
+
+    private static func registration(_ d: [(tag: UInt8, body: [UInt8])]) -> String? {
+        guard let r = d.first(where: { $0.tag == 0x05 && $0.body.count >= 4 }) else { return nil }
+        return String(decoding: r.body[0..<4], as: UTF8.self)
+    }
+
+    /// CRC-32/MPEG-2 (polynomial 0x04C11DB7, no reflection); 0 over a section with its CRC.
+    static func crc32(_ b: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in b {
+            crc ^= UInt32(byte) << 24
+            for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? crc << 1 ^ 0x04C1_1DB7 : crc << 1 }
+        }
+        return crc
+    }
+
+    // MARK: PES
+
+    private func pesData(_ s: TSElementaryStream, _ payload: ArraySlice<UInt8>, start: Bool, at: Int64) {
+        s.sawPacket = true
+        if start {
+            if s.pesActive && !s.pes.isEmpty { finishPES(s, atEnd: false) }
+            s.pes = Array(payload)
+            s.pesFedEarly = false
+            s.pesPosition = at
+            s.pesActive = true
+        } else {
+            guard s.pesActive else { return }   // the middle of a PES whose start was not seen
+            guard s.pes.count + payload.count <= Self.maxPESBytes else {
+                warn("a PES on PID \(s.pid) is larger than \(Self.maxPESBytes) bytes; dropped", at: s.pesPosition, "PES")
+                s.pes = []
+                s.pesActive = false
+                return
+            }
+            // FFmpeg hands an unbounded PES to its parser in parts of 200 KiB (MAX_PES_PAYLOAD):
+            // the first part of a video PES lets the parser give out the access unit before it.
+            if [.h264, .hevc, .mpegVideo].contains(s.framing) && !s.pesFedEarly && s.pes.count >= 9 && s.pes[4] == 0 && s.pes[5] == 0 {
+                let collected = s.pes.count - 9 - Int(s.pes[8])
+                if collected > 0 && collected + payload.count > Self.parserChunk {
+                    s.pesFedEarly = true
+                    if s.prefix == nil, let held = s.held { emit(held); s.held = nil }
+                }
+            }
+            s.pes += payload
+        }
+        if s.pes.count >= 6 {
+            let length = Int(s.pes[4]) << 8 | Int(s.pes[5])
+            if length != 0 && s.pes.count >= 6 + length { finishPES(s, atEnd: false) }
+        }
+    }
+
+    /// Reads a whole PES's header and hands its payload to the stream's framing.
+    private func finishPES(_ s: TSElementaryStream, atEnd: Bool) {
+        let pes = s.pes
+        let position = s.pesPosition
+        s.pes = []
+        s.pesActive = false
+        guard pes.count >= 6, pes[0] == 0, pes[1] == 0, pes[2] == 1 else {
+            warn("a PES on PID \(s.pid) does not start with 00 00 01 (\(pes.count) bytes); dropped", at: position, "PES")
+            return
+        }
+        let id = pes[3]
+        let length = Int(pes[4]) << 8 | Int(pes[5])
+        var end = pes.count
+        if length != 0 {
+            if pes.count < 6 + length {
+                warn("a PES on PID \(s.pid) says \(length) bytes but \(pes.count - 6) came before " + (atEnd ? "the end of the file" : "the next one"),
+                     at: position, "PES")
+            } else {
+                end = 6 + length
+            }
+        }
+        var pts = Packet.noTimestamp, dts = Packet.noTimestamp
+        var payloadStart = 6
+        if ![0xBC, 0xBE, 0xBF, 0xF0, 0xF1, 0xFF, 0xF2, 0xF8].contains(id) {
+            guard pes.count >= 9, 9 + Int(pes[8]) <= end else {
+                warn("a PES header on PID \(s.pid) is cut short (\(pes.count) bytes); dropped", at: position, "PES")
+                return
+            }
+            let headerLength = Int(pes[8])
+            let flags = pes[7] >> 6
+            if flags & 2 != 0 && headerLength >= 5 { pts = unwrap(Self.timestamp(pes, 9)) }
+            if flags == 3 && headerLength >= 10 { dts = unwrap(Self.timestamp(pes, 14)) } else { dts = pts }
+            payloadStart = 9 + headerLength
+        }
+        deliver(s, Array(pes[payloadStart..<end]), pts: pts, dts: dts, position: position)
+    }
+
+    private static func timestamp(_ b: [UInt8], _ i: Int) -> Int64 {
+        Int64(b[i] >> 1 & 7) << 30 | Int64(b[i + 1]) << 22 | Int64(b[i + 2] >> 1) << 15 | Int64(b[i + 3]) << 7 | Int64(b[i + 4] >> 1)
+    }
+
+    /// A 33-bit timestamp placed on the timeline: the one of its 2^33-periodic values nearest
+    /// the last timestamp read. The first, within 60 s of the wrap, counts as before it.
+    private func unwrap(_ raw: Int64) -> Int64 {
+        let period: Int64 = 1 << 33
+        guard let last = lastTimestamp else {
+            let v = raw >= period - 60 * Self.clock ? raw - period : raw
+            lastTimestamp = v
+            return v
+        }
+        let base = last - ((last % period) + period) % period
+        var best = base + raw
+        for c in [base - period + raw, base + period + raw] where abs(c - last) < abs(best - last) { best = c }
+        lastTimestamp = best
+        return best
+    }
+
+    /// At the end of the input: the PES still open, by PID (as FFmpeg's mpegts), then what
+    /// each stream's framing holds, by track.
+    private func finish() {
+        guard !ended else { return }
+        ended = true
+        for s in streams.sorted(by: { $0.pid < $1.pid }) where s.pesActive && !s.pes.isEmpty {
+            finishPES(s, atEnd: true)
+        }
+        for s in streams { flushFraming(s) }
+    }
+
+    // MARK: framing
+
+    private func emit(_ p: Packet) { queue.append(p) }
+
+    private func deliver(_ s: TSElementaryStream, _ payload: [UInt8], pts: Int64, dts: Int64, position: Int64) {
+        switch s.framing {
+        case .whole:
+            // Not a key frame: FFmpeg flags none for a stream it has no parser for.
+            emit(Packet(trackIndex: s.index, pts: pts, dts: dts, duration: 0, isKeyframe: false, position: position,
+                        data: payload, timeBase: Rational(1, Self.clock)))
+        case .dts:
+            // One frame per PES, each handed out when the next begins (FFmpeg's dca parser
+            // finds a frame's end at the next sync word).
+            let header = DTSHeader(payload)
+            if let header, !s.parametersKnown { s.parameters.sampleRate = header.sampleRate; s.parametersKnown = true }
+            let duration = header.map { Int64($0.samples) * Self.clock / Int64($0.sampleRate) } ?? 0
+            if let held = s.held { emit(held) }
+            s.held = Packet(trackIndex: s.index, pts: pts, dts: dts, duration: duration, isKeyframe: true, position: position,
+                            data: payload, timeBase: Rational(1, Self.clock))
+        case .opus:
+            opusPackets(s, payload, pts: pts, dts: dts, position: position)
+        case .h264, .hevc, .mpegVideo:
+            guard !payload.isEmpty else { return }
+            var data = payload
+            if s.held != nil || s.prefix != nil {
+                // The bytes before the PES's first start code end the access unit before it, as
+                // FFmpeg's parsers cut: the h264 parser before a 4-byte start code, the hevc
+                // parser before its last 3 bytes (a 4-byte start code's first zero stays behind).
+                var cut = data.count
+                var i = 0
+                while i + 2 < data.count {
+                    if data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 { cut = i; break }
+                    i += 1
+                }
+                if s.framing == .h264 && cut > 0 && cut < data.count && data[cut - 1] == 0 { cut -= 1 }   // hevc, MPEG video: 3 bytes
+                if cut > 0 {
+                    if s.prefix != nil { s.prefix?.data += data[0..<cut] } else { s.held?.data += data[0..<cut] }
+                    data.removeFirst(cut)
+                }
+                if data.isEmpty { return }
+            }
+            accessUnit(s, data, pts: pts, dts: dts, position: position)
+        case .adts, .mpegAudio, .ac3:
+            let startOffset = s.pendingBase + Int64(s.pending.count)
+            s.pending += payload
+            s.starts.append((startOffset, startOffset + Int64(payload.count), pts, dts, position))
+            cutFrames(s, flushing: false)
+        }
+    }
+
+    private func accessUnit(_ s: TSElementaryStream, _ data: [UInt8], pts: Int64, dts: Int64, position: Int64) {
+        let units = AnnexB.nalUnits(in: data)
+        var key = false
+        var sets: [ArraySlice<UInt8>] = []
+        var pictures = false
+        // A unit as FFmpeg's h2645 splitter keeps it for extradata: up to the next 3-byte
+        // start code (a 4-byte start code's first zero included).
+        func raw(_ k: Int) -> ArraySlice<UInt8> {
+            data[units[k].lowerBound..<(k + 1 < units.count ? units[k + 1].lowerBound - 3 : data.count)]
+        }
+        if s.framing == .mpegVideo {
+            // MPEG-1/2 video (ISO/IEC 13818-2 6.2): a picture start code (00) is a picture, an
+            // I picture (coding type 1) a key frame; the sequence header (B3) gives the rate.
+            for u in units where !u.isEmpty {
+                let code = data[u.lowerBound]
+                if code == 0x00 && !pictures && u.count >= 3 {
+                    pictures = true
+                    key = (data[u.lowerBound + 2] >> 3) & 7 == 1
+                }
+                if code == 0xB3 && u.count >= 5 && s.frameTicks == 0 {
+                    let rates: [(Int64, Int64)] = [(0, 1), (24000, 1001), (24, 1), (25, 1), (30000, 1001), (30, 1), (50, 1), (60000, 1001), (60, 1)]
+                    let index = Int(data[u.lowerBound + 4] & 0x0F)
+                    if index > 0 && index < rates.count { s.frameTicks = Self.clock * rates[index].1 / rates[index].0 }
+                    let b = u.lowerBound
+                    s.parameters.width = Int(data[b + 1]) << 4 | Int(data[b + 2] >> 4)
+                    s.parameters.height = Int(data[b + 2] & 0x0F) << 8 | Int(data[b + 3])
+                    // MPEG-2 has a sequence extension (B5, extension id 1); MPEG-1 none (FFmpeg's
+                    // parser names the codec by it, whatever the stream type).
+                    let mpeg2 = units.contains { $0.count >= 2 && data[$0.lowerBound] == 0xB5 && data[$0.lowerBound + 1] >> 4 == 1 }
+                    if !s.parametersKnown {
+                        s.parameters.codec = mpeg2 ? "mpeg2video" : "mpeg1video"
+                        // FFmpeg's extract_extradata: from the packet's start to the first start
+                        // code after the sequence header that is not an extension.
+                        if let k = units.firstIndex(where: { $0.lowerBound > b && !$0.isEmpty && data[$0.lowerBound] != 0xB3 && data[$0.lowerBound] != 0xB5 }) {
+                            s.parameters.extradata = Array(data[0..<(units[k].lowerBound - 3)])
+                        }
+                    }
+                    s.parametersKnown = true
+                }
+            }
+        }
+        for (k, u) in units.enumerated() where s.framing != .mpegVideo {
+            let nal = Array(data[u])
+            if s.framing == .h264 {
+                let type = AnnexB.h264Type(nal[0])
+                if type == 5 { key = true }
+                if (1...5).contains(type) { pictures = true }
+                if type == 7 || type == 8 { sets.append(raw(k)) }
+                if type == 7, s.frameTicks == 0 || s.parameters.width == 0, let facts = VideoTiming.h264(sps: nal, clock: Self.clock) {
+                    if s.frameTicks == 0 { s.frameTicks = facts.frameTicks ?? 0 }
+                    if s.parameters.width == 0 { (s.parameters.width, s.parameters.height) = (facts.width, facts.height) }
+                }
+            } else {
+                guard nal.count >= 2 else { continue }
+                let type = AnnexB.hevcType(nal[0])
+                if (16...23).contains(type) { key = true }
+                if type < 32 { pictures = true }
+                if (32...34).contains(type) { sets.append(raw(k)) }
+                if type == 32 && s.frameTicks == 0 { s.frameTicks = VideoTiming.hevcFrameTicks(vps: nal, clock: Self.clock) ?? 0 }
+                if type == 33, s.frameTicks == 0 || s.parameters.width == 0, let facts = VideoTiming.hevc(sps: nal, clock: Self.clock) {
+                    if s.frameTicks == 0 { s.frameTicks = facts.frameTicks ?? 0 }
+                    if s.parameters.width == 0 { (s.parameters.width, s.parameters.height) = (facts.width, facts.height) }
+                }
+            }
+        }
+        if var prefix = s.prefix {
+            // A PES of parameter sets only: the parser makes it part of the access unit that
+            // follows (with the first PES's timestamps and position).
+            s.prefix = nil
+            prefix.data += data
+            prefix.isKeyframe = prefix.isKeyframe || key
+            prefix.duration = s.frameTicks
+            if !s.parametersKnown && s.framing != .mpegVideo { learnParameterSets(s, prefix.data) }
+            if let held = s.held { emit(held) }
+            s.held = prefix
+            return
+        }
+        if pictures && !s.parametersKnown && !sets.isEmpty {
+            s.parameters.extradata = sets.flatMap { [0, 0, 1] + $0 }
+            s.parametersKnown = true
+        }
+        let p = Packet(trackIndex: s.index, pts: pts, dts: dts, duration: s.frameTicks, isKeyframe: key, position: position,
+                       data: data, timeBase: Rational(1, Self.clock))
+        guard pictures else { s.prefix = p; return }
+        if let held = s.held { emit(held) }
+        s.held = p
+    }
+
+    /// Opus access units, each behind its control header (0x7FE0 | trim and extension flags,
+    /// the size as a run of 0xFF bytes and a last one, the trims, the extension), one packet each
+    /// as from FFmpeg's opus parser; the trims are stepped over, as it does.
+    private func opusPackets(_ s: TSElementaryStream, _ payload: [UInt8], pts: Int64, dts: Int64, position: Int64) {
+        let base = s.pendingBase
+        s.starts.append((base, base + Int64(payload.count), pts, dts, position))
+        s.parametersKnown = true
+        var i = 0
+        while i < payload.count {
+            guard i + 2 <= payload.count, payload[i] == 0x7F, payload[i + 1] & 0xE0 == 0xE0 else {
+                warn("no Opus control header (0x7FE) where an access unit should start on PID \(s.pid); the rest of the PES is skipped",
+                     at: position, "PES")
+                break
+            }
+            let flags = payload[i + 1]
+            var j = i + 2, size = 0
+            while j < payload.count {
+                let b = payload[j]
+                j += 1
+                size += Int(b)
+                if b != 0xFF { break }
+            }
+            if flags & 0x10 != 0 { j += 2 }
+            if flags & 0x08 != 0 { j += 2 }
+            if flags & 0x04 != 0, j < payload.count { j += 1 + Int(payload[j]) }
+            guard j + size <= payload.count, size > 0 else {
+                warn("an Opus access unit on PID \(s.pid) says \(size) bytes but the PES holds \(max(0, payload.count - j))", at: position, "PES")
+                break
+            }
+            let unit = Array(payload[j..<(j + size)])
+            frame(s, unit, start: base + Int64(i), samples: OpusHead.packetDuration(unit[...]) ?? 0, rate: 48000)
+            i = j + size
+        }
+        s.pendingBase += Int64(payload.count)
+    }
+
+    /// The extradata of an H.264 / HEVC access unit: its parameter sets as FFmpeg's
+    /// extract_extradata writes them (see ``accessUnit``).
+    private func learnParameterSets(_ s: TSElementaryStream, _ data: [UInt8]) {
+        let units = AnnexB.nalUnits(in: data)
+        var out: [UInt8] = []
+        for (k, u) in units.enumerated() {
+            let type = s.framing == .h264 ? AnnexB.h264Type(data[u.lowerBound]) : AnnexB.hevcType(data[u.lowerBound])
+            guard s.framing == .h264 ? (type == 7 || type == 8) : (32...34).contains(type) else { continue }
+            out += [0, 0, 1] + data[u.lowerBound..<(k + 1 < units.count ? units[k + 1].lowerBound - 3 : data.count)]
+        }
+        if !out.isEmpty { s.parameters.extradata = out; s.parametersKnown = true }
+    }
+
+    /// A frame header at `i` of `b`: (size in bytes, samples, sample rate, whether it starts
+    /// a packet); nil when none is there.
+    private func frameHeader(_ s: TSElementaryStream, _ b: [UInt8], _ i: Int) -> (size: Int, samples: Int, rate: Int, independent: Bool)? {
+        switch s.framing {
+        case .adts:
+            guard let h = ADTSHeader(b, at: i) else { return nil }
+            return (h.frameLength, h.samplesPerFrame, h.sampleRate, true)
+        case .mpegAudio:
+            guard let h = MPEGAudioHeader(b, at: i), h.frameSize > 0 else { return nil }
+            return (h.frameSize, h.samplesPerFrame, h.sampleRate, true)
+        case .ac3:
+            guard let h = AC3Header(b, at: i) else { return nil }
+            return (h.frameSize, h.samplesPerFrame, h.sampleRate, h.streamType != 1)
+        default:
+            return nil
+        }
+    }
+
+    private func learnAudio(_ s: TSElementaryStream, _ b: [UInt8], _ i: Int) {
+        guard !s.parametersKnown else { return }
+        switch s.framing {
+        case .adts:
+            guard let h = ADTSHeader(b, at: i) else { return }
+            s.parameters.sampleRate = h.sampleRate
+            s.parameters.channels = h.channels
+            // MediaKit's ADTS convention (as AudioStreamDemuxer's): packets keep their ADTS
+            // headers, the tag says so, the AudioSpecificConfig they imply is the extradata;
+            // a muxer into MP4 / Matroska strips the headers by it.
+            s.parameters.codecTag = "adts"
+            s.parameters.extradata = h.audioSpecificConfig
+        case .mpegAudio:
+            guard let h = MPEGAudioHeader(b, at: i) else { return }
+            s.parameters.sampleRate = h.sampleRate
+            s.parameters.channels = h.channels
+            s.parameters.codec = h.codec
+        case .ac3:
+            guard let h = AC3Header(b, at: i) else { return }
+            s.parameters.sampleRate = h.sampleRate
+            s.parameters.channels = h.channels
+            s.parameters.codec = h.codec
+        default: return
+        }
+        s.parametersKnown = true
+    }
+
+    /// Cuts the whole frames out of the stream's pending bytes (at the end, what is left too).
+    /// ADTS and MPEG audio frames come out once whole; an AC-3 / E-AC-3 frame once the next
+    /// independent frame's header is there (FFmpeg's ac3 parser waits for it: the dependent
+    /// frames and any bytes before it belong to the packet).
+    private func cutFrames(_ s: TSElementaryStream, flushing: Bool) {
+        var i = 0
+        let b = s.pending
+        var consumed = 0
+        var skipped = 0
+        while i < b.count {
+            guard let h = frameHeader(s, b, i) else {
+                if !flushing && b.count - i < 16 { break }   // perhaps a header the next PES completes
+                i += 1
+                skipped += 1
+                if flushing && i == b.count { consumed = i }
+                continue
+            }
+            var end = i + h.size
+            if s.framing == .ac3 {
+                var found = false
+                while end + 7 <= b.count {
+                    if let next = frameHeader(s, b, end) {
+                        if next.independent { found = true; break }
+                        end += next.size
+                    } else {
+                        end += 1
+                    }
+                }
+                if !found {
+                    guard flushing else { break }
+                    end = b.count
+                }
+            } else if end > b.count {
+                guard flushing else { break }
+                end = b.count
+            }
+            if skipped > 0 {
+                warn("\(skipped) bytes of PID \(s.pid) are not \(s.parameters.codec) frames; skipped", at: nil, "elementary stream")
+                skipped = 0
+            }
+            learnAudio(s, b, i)
+            frame(s, Array(b[i..<end]), start: s.pendingBase + Int64(i), samples: h.samples, rate: h.rate)
+            i = end
+            consumed = i
+        }
+        if consumed > 0 {
+            s.pending.removeFirst(consumed)
+            s.pendingBase += Int64(consumed)
+        }
+    }
+
+    /// One audio frame of the stream that begins at `start` (offset in the stream's bytes),
+    /// timestamped as FFmpeg's parser does (`fetch_timestamp`, then `compute_pkt_fields`).
+    private func frame(_ s: TSElementaryStream, _ data: [UInt8], start: Int64, samples: Int, rate: Int) {
+        var pts = Packet.noTimestamp, dts = Packet.noTimestamp, position: Int64 = -1
+        if let k = s.starts.lastIndex(where: { $0.offset <= start && start < $0.end }) {
+            let e = s.starts[k]
+            if e.offset > s.previousFrameStart || s.previousFrameStart < 0 { pts = e.pts; dts = e.dts; position = e.position }
+            s.starts.removeFirst(k)
+        }
+        s.previousFrameStart = start
+        if pts == Packet.noTimestamp { pts = dts }
+        if pts == Packet.noTimestamp { pts = s.nextTimestamp }
+        let duration = rate > 0 ? Int64(samples) * Self.clock / Int64(rate) : 0
+        if pts != Packet.noTimestamp && rate > 0 {
+            // AAC's rate is not known to FFmpeg's parser, so its cur_dts moves by the exact
+            // 1024 / rate s (av_add_stable); the others' by the rounded-down duration.
+            s.nextTimestamp = s.framing == .adts ? Self.addStable(pts, samples: Int64(samples), rate: Int64(rate)) : pts + duration
+        }
+        emit(Packet(trackIndex: s.index, pts: pts, dts: pts, duration: duration, isKeyframe: true, position: position,
+                    data: data, timeBase: Rational(1, Self.clock)))
+    }
+
+    /// FFmpeg's `av_add_stable(1/90000, ts, samples/rate, 1)`: `ts` plus one frame, on the
+    /// frame grid, so that the rounding does not drift.
+    static func addStable(_ ts: Int64, samples: Int64, rate: Int64) -> Int64 {
+        // m / d = ticks per frame.
+        let m = samples * clock, d = rate
+        if m % d == 0 { return ts + m / d }
+        func rescale(_ a: Int64, _ b: Int64, _ c: Int64) -> Int64 {
+            // a * b / c rounded to nearest, halves away from zero (av_rescale_rnd NEAR_INF).
+            let (hi, lo) = a.magnitude.multipliedFullWidth(by: b.magnitude)
+            let (q, r) = c.magnitude.dividingFullWidth((hi, lo))
+            let up = r * 2 >= c.magnitude ? q + 1 : q
+            return a < 0 ? -Int64(up) : Int64(up)
+        }
+        let old = rescale(ts, d, m)           // ts in frames
+        let oldTS = rescale(old, m, d)        // back in ticks
+        return rescale(old + 1, m, d) + (ts - oldTS)
+    }
+
+    private func flushFraming(_ s: TSElementaryStream) {
+        switch s.framing {
+        case .h264, .hevc, .mpegVideo:
+            if let held = s.held { emit(held); s.held = nil }
+            if let prefix = s.prefix { emit(prefix); s.prefix = nil }
+        case .adts, .mpegAudio, .ac3:
+            if !s.pending.isEmpty { cutFrames(s, flushing: true) }
+        case .dts:
+            if let held = s.held { emit(held); s.held = nil }
+        case .whole, .opus:
+            break
+        }
+    }
+}

@@ -1,0 +1,111 @@
+/// One elementary stream of an MPEG-TS program: what the PMT says of it, its PES reassembly
+/// state, and how its PES payloads become packets as FFmpeg's parsers cut them (video: one
+/// access unit per PES, handed out one PES late as the h264 / hevc parsers do; audio: the
+/// frames of ADTS, MPEG audio and AC-3 / E-AC-3 streams, whatever PES they straddle; other
+/// streams: one packet per PES).
+final class TSElementaryStream {
+    /// How the payload is cut into packets.
+    enum Framing: Equatable {
+        case h264, hevc, mpegVideo, adts, mpegAudio, ac3, dts, opus, whole
+    }
+
+    let pid: Int
+    let index: Int
+    let streamType: UInt8
+    let framing: Framing
+    var parameters: CodecParameters
+    /// True once the first frame told the rate / channels (audio) or the parameter sets (video).
+    var parametersKnown = false
+    var unsupportedReason: String?
+
+    // PES reassembly.
+    var pes: [UInt8] = []
+    var pesPosition: Int64 = -1
+    var pesActive = false
+    /// True once the open PES passed 200 KiB (see `MPEGTSDemuxer.parserChunk`).
+    var pesFedEarly = false
+    var lastCC = -1
+    var sawPacket = false
+
+    // Framing state: bytes of the elementary stream not cut into frames yet, where each PES
+    // began in them (offsets count from the stream's first byte), and the previous frame's start.
+    var pending: [UInt8] = []
+    var pendingBase: Int64 = 0
+    var starts: [(offset: Int64, end: Int64, pts: Int64, dts: Int64, position: Int64)] = []
+    var previousFrameStart: Int64 = -1
+    /// The next timestamp FFmpeg would give a frame without one (its `cur_dts`).
+    var nextTimestamp = Packet.noTimestamp
+    var skippedBytes = 0
+    /// Video: the access unit held back until the next one comes (the parsers' delay).
+    var held: Packet?
+    /// Video: a PES without pictures (parameter sets alone), joined to the next one.
+    var prefix: Packet?
+    /// Video: the frame duration from the parameter sets (0 when they state none).
+    var frameTicks: Int64 = 0
+
+    init(pid: Int, index: Int, streamType: UInt8, framing: Framing, parameters: CodecParameters) {
+        self.pid = pid
+        self.index = index
+        self.streamType = streamType
+        self.framing = framing
+        self.parameters = parameters
+    }
+
+    /// What PMT entry makes which stream: FFmpeg's stream type table (mpegts.c
+    /// `ISO_types`, `HDMV_types`, the registration descriptors and descriptor 0x6A / 0x7A /
+    /// 0x7A of DVB); anything else (Opus's 'Opus' registration included: its control headers are
+    /// not stripped yet) a data track that keeps its stream type as its tag.
+    static func classify(streamType: UInt8, descriptors: [(tag: UInt8, body: [UInt8])], registration: String?,
+                         programRegistration: String?) -> (Framing, CodecParameters) {
+        func audio(_ c: CodecID) -> CodecParameters { CodecParameters(mediaType: .audio, codec: c, codecTag: tag(streamType)) }
+        func video(_ c: CodecID) -> CodecParameters { CodecParameters(mediaType: .video, codec: c, codecTag: tag(streamType)) }
+        switch streamType {
+        case 0x1B: return (.h264, video(.h264))
+        case 0x24: return (.hevc, video(.hevc))
+        case 0x01, 0x02: return (.mpegVideo, video("mpeg2video"))   // FFmpeg reads MPEG-1 video as mpeg2video too
+        case 0x0F: return (.adts, audio(.aac))
+        case 0x03, 0x04: return (.mpegAudio, audio(streamType == 0x03 ? .mp2 : .mp3))
+        case 0x81: return (.ac3, audio(.ac3))
+        case 0x87: return (.ac3, audio(.eac3))
+        case 0x84, 0xA1:   // Blu-ray's E-AC-3 (HDMV_types)
+            if programRegistration == "HDMV" || programRegistration == "HDPR" { return (.ac3, audio(.eac3)) }
+        case 0x82, 0x85, 0x86, 0x8A: return (.dts, audio("dts"))   // FFmpeg's MISC / HDMV DTS types
+        case 0x06:
+            if descriptors.contains(where: { $0.tag == 0x6A }) { return (.ac3, audio(.ac3)) }
+            if descriptors.contains(where: { $0.tag == 0x7A }) { return (.ac3, audio(.eac3)) }
+            if descriptors.contains(where: { $0.tag == 0x7B }) { return (.dts, audio("dts")) }
+        default: break
+        }
+        // A registration descriptor names the codec of a stream type FFmpeg's tables leave
+        // unknown (its REGD_types).
+        switch registration {
+        case "AC-3": return (.ac3, audio(.ac3))
+        case "EAC3": return (.ac3, audio(.eac3))
+        case "HEVC": return (.hevc, video(.hevc))
+        case "DTS1", "DTS2", "DTS3": return (.dts, audio("dts"))
+        case "Opus" where streamType == 0x06:
+            // ETSI TS 102 366-ish Opus in TS: the extension descriptor (0x7F, 0x80) gives the
+            // channel configuration, from which FFmpeg builds an OpusHead (mpegts.c's tables).
+            guard let ext = descriptors.first(where: { $0.tag == 0x7F && $0.body.count >= 2 && $0.body[0] == 0x80 }),
+                  ext.body[1] <= 8 else { break }
+            let code = Int(ext.body[1])
+            let channels = code == 0 ? 2 : code
+            let streamCounts = [1, 1, 1, 2, 2, 3, 4, 4, 5], coupledCounts = [1, 0, 1, 1, 2, 2, 2, 3, 3]
+            let maps: [[UInt8]] = [[0], [0, 1], [0, 2, 1], [0, 1, 2, 3], [0, 4, 1, 2, 3], [0, 4, 1, 2, 3, 5],
+                                   [0, 4, 1, 2, 3, 5, 6], [0, 6, 1, 2, 3, 4, 5, 7]]
+            var head = Array("OpusHead".utf8) + [1, UInt8(channels), 0, 0, 0x80, 0xBB, 0, 0, 0, 0]
+            head.append(code == 0 ? 255 : (channels > 2 ? 1 : 0))
+            if channels > 2 { head += [UInt8(streamCounts[code]), UInt8(coupledCounts[code])] + maps[channels - 1] }
+            var p = audio(.opus)
+            p.sampleRate = 48000
+            p.channels = channels
+            p.extradata = head
+            return (.opus, p)
+        default: break
+        }
+        return (.whole, CodecParameters(mediaType: .data, codec: .unknown, codecTag: tag(streamType)))
+    }
+
+    /// The stream type as a tag: "0x1b".
+    static func tag(_ t: UInt8) -> String { "0x" + String(t, radix: 16) }
+}

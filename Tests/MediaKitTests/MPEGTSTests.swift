@@ -1,0 +1,309 @@
+import XCTest
+@testable import MediaKit
+
+/// MPEGTSDemuxer on transport streams built here byte by byte (PAT, PMT with its CRC, PES of
+/// ADTS frames), so each damage is exactly the one asked for: wrong sync, lost sync, a
+/// continuity-counter jump, a scrambled PID, a PES cut short, a file cut inside a packet, an
+/// oversized PES, random byte flips. Damage is a warning or an error with an offset, never a
+/// crash or a hang. Files ffmpeg writes and real files are compared with ffprobe in
+/// Tests/oracle/test_mpegts.py.
+final class MPEGTSTests: XCTestCase {
+    /// Builds 188-byte transport packets.
+    struct Builder {
+        var bytes: [UInt8] = []
+        var counters: [Int: Int] = [:]
+        var m2ts = false
+
+        mutating func packet(pid: Int, start: Bool, payload: [UInt8], scrambled: Bool = false, discontinuity: Bool = false) {
+            precondition(payload.count <= 184)
+            let cc = counters[pid, default: 0]
+            counters[pid] = (cc + 1) & 15
+            var p: [UInt8] = [0x47, UInt8(start ? 0x40 : 0) | UInt8(pid >> 8), UInt8(pid & 0xFF), 0]
+            let stuffing = 184 - payload.count
+            if stuffing > 0 {
+                p[3] = 0x30 | UInt8(cc) | (scrambled ? 0x80 : 0)
+                p.append(UInt8(stuffing - 1))
+                if stuffing > 1 { p.append(discontinuity ? 0x80 : 0); p += [UInt8](repeating: 0xFF, count: stuffing - 2) }
+            } else {
+                p[3] = 0x10 | UInt8(cc) | (scrambled ? 0x80 : 0)
+            }
+            p += payload
+            if m2ts { bytes += [0, 0, 0, 0] }
+            bytes += p
+        }
+
+        static func section(table: UInt8, id: Int, version: Int = 0, _ body: [UInt8]) -> [UInt8] {
+            let length = 5 + body.count + 4
+            var s: [UInt8] = [table, 0xB0 | UInt8(length >> 8), UInt8(length & 0xFF), UInt8(id >> 8), UInt8(id & 0xFF),
+                              0xC1 | UInt8(version << 1 & 0x3E), 0, 0] + body
+            let crc = MPEGTSDemuxer.crc32(s)
+            s += [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
+            return s
+        }
+
+        /// PAT (program 1 on PID 0x1000) and a PMT with one ES of `streamType` on PID 0x100.
+        mutating func tables(streamType: UInt8 = 0x0F, pmtVersion: Int = 0, pat: Bool = true) {
+            if pat { packet(pid: 0, start: true, payload: [0] + Self.section(table: 0, id: 1, [0, 1, 0xF0, 0x00])) }
+            let pmt: [UInt8] = [0xE1, 0x00, 0xF0, 0x00, streamType, 0xE1, 0x00, 0xF0, 0x00]
+            packet(pid: 0x1000, start: true, payload: [0] + Self.section(table: 2, id: 1, version: pmtVersion, pmt))
+        }
+
+        /// One PES with `pts`, `bounded` giving its length, split over packets.
+        mutating func pes(pid: Int = 0x100, pts: Int64, payload: [UInt8], bounded: Bool = true, lengthOverride: Int? = nil,
+                          scrambled: Bool = false, discontinuity: Bool = false) {
+            let t = pts & ((1 << 33) - 1)
+            let ptsBytes: [UInt8] = [0x21 | UInt8(t >> 29 & 0x0E), UInt8(t >> 22 & 0xFF), UInt8(t >> 14 & 0xFE) | 1,
+                                     UInt8(t >> 7 & 0xFF), UInt8(t << 1 & 0xFE) | 1]
+            let length = lengthOverride ?? (bounded ? 3 + 5 + payload.count : 0)
+            var all: [UInt8] = [0, 0, 1, 0xC0, UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), 0x80, 0x80, 5] + ptsBytes + payload
+            var first = true
+            while !all.isEmpty {
+                let n = min(184, all.count)
+                packet(pid: pid, start: first, payload: Array(all[0..<n]), scrambled: scrambled, discontinuity: discontinuity && first)
+                all.removeFirst(n)
+                first = false
+            }
+        }
+    }
+
+    /// An ADTS frame (AAC LC, 44.1 kHz, stereo) of `size` bytes.
+    static func adts(_ size: Int, fill: UInt8 = 0x11) -> [UInt8] {
+        [0xFF, 0xF1, 0x50, 0x80 | UInt8(size >> 11 & 3), UInt8(size >> 3 & 0xFF), UInt8((size & 7) << 5) | 0x1F, 0xFC]
+            + [UInt8](repeating: fill, count: size - 7)
+    }
+
+    /// `count` PES of two ADTS frames each, 2048 samples apart.
+    static func stream(count: Int = 10, m2ts: Bool = false, firstPTS: Int64 = 90000) -> [UInt8] {
+        var b = Builder()
+        b.m2ts = m2ts
+        b.tables()
+        for i in 0..<count {
+            b.pes(pts: firstPTS + Int64(i) * 4180, payload: adts(200) + adts(150))
+        }
+        return b.bytes
+    }
+
+    private func readAll(_ d: MPEGTSDemuxer) throws -> (packets: [Packet], cut: MediaError?) {
+        var out: [Packet] = []
+        var cut: MediaError?
+        while let p = try d.read(untilCut: &cut) {
+            out.append(p)
+            XCTAssertLessThan(out.count, 100_000, "runaway read")
+        }
+        return (out, cut)
+    }
+
+    func testFramesAndTimestampsOfAnIntactStream() throws {
+        let d = try MPEGTSDemuxer(source: MemorySource(Self.stream()))
+        XCTAssertEqual(d.tracks.count, 1)
+        XCTAssertEqual(d.tracks[0].parameters.codec, .aac)
+        XCTAssertEqual(d.tracks[0].parameters.sampleRate, 44100)
+        XCTAssertEqual(d.tracks[0].parameters.channels, 2)
+        let (packets, cut) = try readAll(d)
+        XCTAssertNil(cut)
+        XCTAssertEqual(packets.count, 20)
+        XCTAssertEqual(packets.map(\.size), [Int](repeating: 0, count: 10).flatMap { _ in [200, 150] })
+        XCTAssertEqual(packets[0].pts, 90000)
+        // The second frame of a PES: one frame on (1024 / 44100 s = 2089.8 ticks), on the frame grid.
+        XCTAssertEqual(packets[1].pts, MPEGTSDemuxer.addStable(90000, samples: 1024, rate: 44100))
+        XCTAssertTrue((2089...2090).contains(packets[1].pts - 90000))
+        XCTAssertEqual(packets[1].position, -1)
+        XCTAssertEqual(packets[2].pts, 94180)
+        XCTAssertEqual(packets[0].duration, 2089)
+        XCTAssertTrue(d.warnings.isEmpty, "\(d.warnings)")
+    }
+
+    func testM2TSGivesTheSamePackets() throws {
+        let ts = try readAll(MPEGTSDemuxer(source: MemorySource(Self.stream()))).packets
+        let d = try MPEGTSDemuxer(source: MemorySource(Self.stream(m2ts: true)))
+        XCTAssertEqual(d.packetSize, 192)
+        let m2ts = try readAll(d).packets
+        XCTAssertEqual(ts.map(\.data), m2ts.map(\.data))
+        XCTAssertEqual(ts.map(\.pts), m2ts.map(\.pts))
+    }
+
+    func testProbeWantsSyncOnEveryPacket() {
+        let good = Self.stream()
+        XCTAssertEqual(ContainerFormat.mpegts.probe(Array(good.prefix(4096)), Int64(good.count)), 100)
+        var shifted = good
+        shifted[188 * 3] = 0x48
+        XCTAssertEqual(ContainerFormat.mpegts.probe(Array(shifted.prefix(4096)), Int64(good.count)), 0)
+        XCTAssertEqual(ContainerFormat.mpegts.probe([0x47] + [UInt8](repeating: 0, count: 4000), nil), 0)
+        // A stream that starts inside a packet (here 100 bytes of one) still opens, scored below
+        // the signature formats.
+        let late = [UInt8](repeating: 0xAB, count: 100) + good
+        XCTAssertEqual(ContainerFormat.mpegts.probe(Array(late.prefix(4096)), nil), 40)
+        XCTAssertEqual(try readAll(MPEGTSDemuxer(source: MemorySource(late))).packets.count, 20)
+    }
+
+    func testWrongSyncIsAnErrorSayingWhatItFound() {
+        XCTAssertThrowsError(try MPEGTSDemuxer(source: MemorySource([UInt8](repeating: 0x46, count: 3000)))) { error in
+            let e = error as? MediaError
+            XCTAssertEqual(e?.kind, .invalidData)
+            XCTAssertTrue(e?.message.contains("0x47") ?? false, "\(error)")
+            XCTAssertTrue(e?.message.contains("46 46") ?? false, "\(error)")
+        }
+    }
+
+    func testNoPATIsAnError() {
+        var b = Builder()
+        for _ in 0..<20 { b.packet(pid: 0x100, start: false, payload: [UInt8](repeating: 0, count: 184)) }
+        XCTAssertThrowsError(try MPEGTSDemuxer(source: MemorySource(b.bytes))) { error in
+            XCTAssertTrue("\(error)".contains("no PAT"), "\(error)")
+        }
+    }
+
+    func testLostSyncIsFoundAgainWithAWarning() throws {
+        var bytes = Self.stream()
+        bytes.insert(contentsOf: [1, 2, 3, 4, 5, 6, 7], at: 188 * 6)
+        let d = try MPEGTSDemuxer(source: MemorySource(bytes))
+        let (packets, cut) = try readAll(d)
+        XCTAssertNil(cut)
+        XCTAssertGreaterThanOrEqual(packets.count, 18)
+        let w = d.warnings.first { $0.message.contains("lost sync") }
+        XCTAssertNotNil(w, "\(d.warnings)")
+        XCTAssertEqual(w?.offset, 188 * 6)
+        XCTAssertTrue(w?.message.contains("7 bytes skipped") ?? false, "\(String(describing: w))")
+    }
+
+    func testContinuityJumpIsAWarningNamingThePID() throws {
+        var b = Builder()
+        b.tables()
+        b.pes(pts: 90000, payload: Self.adts(200) + Self.adts(150))
+        b.counters[0x100] = 9   // seven packets lost
+        b.pes(pts: 94180, payload: Self.adts(200) + Self.adts(150))
+        let d = try MPEGTSDemuxer(source: MemorySource(b.bytes))
+        let (packets, _) = try readAll(d)
+        XCTAssertEqual(packets.count, 4)
+        let w = d.warnings.first { $0.message.contains("continuity counter on PID 256") }
+        XCTAssertNotNil(w, "\(d.warnings)")
+        XCTAssertTrue(w?.message.contains("jumps from 1 to 9: 7 packets lost") ?? false, "\(String(describing: w))")
+        XCTAssertEqual(w?.offset, 188 * 4)
+    }
+
+    func testScrambledPacketsAreNamedAndDropped() throws {
+        var b = Builder()
+        b.tables()
+        b.pes(pts: 90000, payload: Self.adts(200) + Self.adts(150))
+        b.pes(pts: 94180, payload: Self.adts(200) + Self.adts(150), scrambled: true)
+        b.pes(pts: 98360, payload: Self.adts(200) + Self.adts(150))
+        let d = try MPEGTSDemuxer(source: MemorySource(b.bytes))
+        let (packets, _) = try readAll(d)
+        XCTAssertEqual(packets.map(\.pts).filter { $0 >= 94180 && $0 < 98360 }, [])
+        XCTAssertEqual(packets.count, 4)
+        XCTAssertTrue(d.warnings.contains { $0.message.contains("PID 256 is scrambled") }, "\(d.warnings)")
+    }
+
+    func testPESCutShortIsAWarningAndItsFramesAreKept() throws {
+        var b = Builder()
+        b.tables()
+        b.pes(pts: 90000, payload: Self.adts(200) + Self.adts(150))
+        // A PES that says 1000 bytes more than it has, then the file ends.
+        b.pes(pts: 94180, payload: Self.adts(200) + Self.adts(150), lengthOverride: 8 + 350 + 1000)
+        let d = try MPEGTSDemuxer(source: MemorySource(b.bytes))
+        let (packets, cut) = try readAll(d)
+        XCTAssertNil(cut)
+        XCTAssertEqual(packets.count, 4)
+        XCTAssertTrue(d.warnings.contains { $0.message.contains("says 1358 bytes but 358 came before the end of the file") }, "\(d.warnings)")
+    }
+
+    func testFileCutInsideAPacketThrowsTruncatedAfterThePackets() throws {
+        let bytes = Self.stream()
+        let d = try MPEGTSDemuxer(source: MemorySource(Array(bytes.prefix(bytes.count - 100))))
+        var got = 0
+        var cut: MediaError?
+        while let _ = try d.read(untilCut: &cut) { got += 1 }
+        XCTAssertEqual(cut?.kind, .truncated)
+        XCTAssertTrue(cut?.message.contains("88 of 188 bytes") ?? false, "\(String(describing: cut))")
+        XCTAssertGreaterThan(got, 15)
+        XCTAssertNil(try d.read())
+    }
+
+    func testOversizedPESIsDroppedWithAWarning() throws {
+        var b = Builder()
+        b.tables(streamType: 0x1B)
+        var payload = [UInt8](repeating: 0, count: 184)
+        payload[0...8] = [0, 0, 1, 0xE0, 0, 0, 0x80, 0, 0]
+        b.packet(pid: 0x100, start: true, payload: payload)
+        let filler = [UInt8](repeating: 0x55, count: 184)
+        for _ in 0..<(MPEGTSDemuxer.maxPESBytes / 184 + 2) { b.packet(pid: 0x100, start: false, payload: filler) }
+        let d = try MPEGTSDemuxer(source: MemorySource(b.bytes))
+        let (packets, _) = try readAll(d)
+        XCTAssertTrue(packets.allSatisfy { $0.size <= MPEGTSDemuxer.maxPESBytes })
+        XCTAssertTrue(d.warnings.contains { $0.message.contains("larger than \(MPEGTSDemuxer.maxPESBytes) bytes") }, "\(d.warnings)")
+    }
+
+    func testTimestampsCrossTheWrapRising() throws {
+        var b = Builder()
+        b.tables()
+        let start: Int64 = (1 << 33) - 90000 * 120   // two minutes before the wrap
+        for i in 0..<4 { b.pes(pts: start + Int64(i) * 90000 * 50, payload: Self.adts(200)) }
+        let packets = try readAll(MPEGTSDemuxer(source: MemorySource(b.bytes))).packets
+        XCTAssertEqual(packets.map(\.pts), (0..<4).map { start + Int64($0) * 90000 * 50 })
+        XCTAssertGreaterThan(packets[3].pts, 1 << 33)
+    }
+
+    func testRandomDamageNeverCrashesOrHangs() throws {
+        let good = Self.stream(count: 30)
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            var bad = good
+            for _ in 0..<Int.random(in: 1...20, using: &rng) {
+                bad[Int.random(in: 0..<bad.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+            }
+            if Bool.random(using: &rng) { bad.removeLast(Int.random(in: 0..<bad.count, using: &rng)) }
+            do {
+                let d = try MPEGTSDemuxer(source: MemorySource(bad))
+                _ = try readAll(d)
+                XCTAssertLessThanOrEqual(d.warnings.count, MPEGTSDemuxer.maxWarnings + 1)
+            } catch let e as MediaError {
+                XCTAssertFalse(e.message.isEmpty)
+            }
+            FuzzHarness.mpegts(bad)   // every read, seek and read(track:) the fuzz target makes
+        }
+    }
+
+    func testSeekLandsOnThePESHoldingTheTime() throws {
+        let d = try MPEGTSDemuxer(source: MemorySource(Self.stream(count: 20)))
+        let all = try readAll(d).packets
+        for k in [0, 3, 11, 19] {
+            let pts = 90000 + Int64(k) * 4180
+            try d.seek(to: Double(pts + 100) / 90000)
+            let first = try XCTUnwrap(d.read())
+            XCTAssertEqual(first.pts, pts, "seek to PES \(k)")
+            XCTAssertEqual(first.position, all.first { $0.pts == pts }?.position)
+        }
+        try d.seek(to: 0.5)   // before the first frame: the start
+        XCTAssertEqual(try d.read()?.pts, 90000)
+        try d.seek(to: 1e9)   // after the last: the last key frame
+        XCTAssertEqual(try d.read()?.pts, 90000 + 19 * 4180)
+        XCTAssertEqual(try readAll(d).packets.count, 1)
+    }
+
+    func testReadTrackIsIndependentOfRead() throws {
+        let d = try MPEGTSDemuxer(source: MemorySource(Self.stream(count: 5)))
+        let first = try XCTUnwrap(d.read())
+        var own: [Packet] = []
+        while let p = try d.read(track: 0) { own.append(p) }
+        XCTAssertEqual(own.count, 10)
+        XCTAssertEqual(own.first?.pts, first.pts)
+        XCTAssertEqual(try readAll(d).packets.count, 9)
+        XCTAssertThrowsError(try d.read(track: 1))
+    }
+
+    func testPMTChangeAndDiscontinuityAreWarnings() throws {
+        var b = Builder()
+        b.tables()
+        b.pes(pts: 90000, payload: Self.adts(200))
+        b.tables(streamType: 0x03, pmtVersion: 1, pat: false)
+        b.counters[0x100] = 12
+        b.pes(pts: 90000 * 3600, payload: Self.adts(100), discontinuity: true)   // one packet, with an adaptation field
+        let d = try MPEGTSDemuxer(source: MemorySource(b.bytes))
+        let packets = try readAll(d).packets
+        XCTAssertEqual(packets.map(\.pts), [90000, 90000 * 3600])
+        XCTAssertEqual(d.tracks.map(\.parameters.codec), [.aac])
+        XCTAssertTrue(d.warnings.contains { $0.message.contains("the PMT changed (version 0 to 1)") }, "\(d.warnings)")
+        XCTAssertTrue(d.warnings.contains { $0.message.contains("discontinuity indicator on PID 256") }, "\(d.warnings)")
+        XCTAssertFalse(d.warnings.contains { $0.message.contains("continuity counter") }, "\(d.warnings)")
+    }
+}
