@@ -32,7 +32,8 @@ typedef struct mk_muxer_settings {
     /* Added in 0.2 (read only when struct_size covers them), for mk_remux only: mk_muxer_open
      * refuses them (MK_EINVAL). */
     const int32_t *tracks;     /**< the source tracks to copy, in this order (borrowed for the call);
-                                    NULL (default): every track */
+                                    NULL (default): every audio and video track, and the
+                                    subtitle and data tracks the output format carries */
     int32_t track_count;       /**< entries at tracks. Default 0 */
     mk_progress_callback progress; /**< NULL (default) or called after each packet with packets
                                     written and packets in all; non-zero cancels (MK_ECANCELLED) */
@@ -127,9 +128,10 @@ void mk_muxer_close(mk_muxer **muxer);
 
 
 /** Copies the tracks of `src` (any container MediaKit reads; settings->tracks chooses them,
- *  NULL: every track) into a new file at `dst` without decoding, as the mk-remux sample does:
+ *  NULL: every audio and video track, and the subtitle and data tracks the output format
+ *  carries) into a new file at `dst` without decoding, as the mk-remux sample does:
  *  MP4 (any layout), Matroska / WebM or Ogg, by dst's extension. settings may be NULL
- *  (progressive, every track). settings->progress is called after each packet. A failure or a
+ *  (progressive, the default tracks). settings->progress is called after each packet. A failure or a
  *  cancel leaves nothing under `dst`. Errors: those of mk_demuxer_open and mk_muxer_open,
  *  MK_EINVAL (a track that does not exist), MK_EUNSUPPORTED (an encrypted track, a codec the
  *  container does not carry), MK_ECANCELLED, MK_EIO (the target name is then left untouched). */

@@ -30,9 +30,16 @@ struct Remux: ParsableCommand {
         pre-skip and the end trim stay: the file decodes to the input's samples).
         Video tracks cannot go into Ogg: pick the audio ones with --track.
 
-        From Matroska / WebM (and Ogg, IVF, MP3, ADTS, FLAC, WAV) into MP4: H.264,
-        HEVC, AV1, VP9 (vp09 + vpcC), Opus (pre-skip and end trim as the edit list),
-        AC-3, AAC, FLAC, MP3 and PCM; Vorbis and VP8 are refused (not standard in MP4).
+        From Matroska / WebM (and Ogg, IVF, MP3, ADTS, FLAC, WAV, MPEG-TS) into MP4:
+        H.264, HEVC, AV1, VP9 (vp09 + vpcC), MPEG-1 / 2 video, Opus (pre-skip and end
+        trim as the edit list), AC-3, AAC, FLAC, MP3, MP2, DTS and PCM; Vorbis and VP8
+        are refused (not standard in MP4), E-AC-3 for now (write .mkv).
+
+        From MPEG-TS the timestamps start at zero (the earliest track's first packet;
+        the others keep their offset, in MP4 as an empty edit), as ffmpeg's copy does.
+        Without --track every audio and video track is copied, and the subtitle and
+        data tracks the output carries; the others (timed ID3, DVB tables) are left
+        out with a note.
 
         Examples:
           mk-remux in.mov out.mp4
@@ -121,6 +128,12 @@ struct Remux: ParsableCommand {
         let size = (try? FileSource(path: input).size) ?? 0
         let showProgress = !quiet && size >= 64 << 20
         var lastShown = -1
+        if tracks.isEmpty, !quiet, let target = ContainerCatalog.shared.muxerFormat(forPath: output),
+           let (_, demuxer) = try? ContainerCatalog.shared.open(ByteSources.open(path: input)) {
+            for (t, why) in Remuxer.tracksToCopy(demuxer.tracks, into: target).leftOut {
+                FileHandle.standardError.write(Data("mk-remux: track \(t) left out: \(why) (--track chooses the tracks)\n".utf8))
+            }
+        }
         try Remuxer.remux(input: input, output: output, layout: layout, tracks: tracks.isEmpty ? nil : tracks) { done, total in
             if paceMs > 0 { usleep(useconds_t(paceMs) * 1000) }
             guard showProgress else { return }

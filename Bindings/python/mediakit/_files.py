@@ -129,7 +129,8 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     (.mp4, .m4a, .m4v, .mov), Matroska / WebM (.mkv, .mka, .webm) or Ogg (.ogg, .oga, .opus);
     UnsupportedError for a codec the output cannot carry.
 
-    tracks: the source tracks to copy (indexes or Tracks), in that order; None: every track.
+    tracks: the source tracks to copy (indexes or Tracks), in that order; None: every audio and
+        video track, and the subtitle and data tracks the output format carries.
     faststart=True puts the moov at the front; fragment=SECONDS writes a fragmented MP4
     (a fragment about every SECONDS, playable up to the last complete one after a crash);
     hybrid=SECONDS writes fragmented and turns the file progressive when done. `progress` is
@@ -141,7 +142,7 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     chosen = [t.index if isinstance(t, Track) else int(t) for t in tracks] if tracks is not None else None
     if chosen is not None:
         if not chosen:
-            raise ValueError("tracks=[] copies nothing: give at least one track, or None for every track")
+            raise ValueError("tracks=[] copies nothing: give at least one track, or None for the default choice")
         s.tracks = (ctypes.c_int32 * len(chosen))(*chosen)
         s.track_count = len(chosen)
     hook = _ProgressHook(progress)

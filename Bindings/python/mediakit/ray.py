@@ -961,7 +961,7 @@ def _output_columns(rows: list[Row]) -> dict[str, np.ndarray[Any, Any]]:
 
 def remux_file(path: PathLike, target_dir: PathLike, *, relative_to: Optional[PathLike] = None,
                suffix: str = ".mp4", overwrite: bool = True, **options: Any) -> Row:
-    """Remuxes one file (mediakit.remux: every track copied, MP4 out) to target_dir/<name><suffix>
+    """Remuxes one file (mediakit.remux: its default tracks copied, MP4 out) to target_dir/<name><suffix>
     (or its path under `relative_to`, kept under target_dir), atomically (see _write_output).
     Returns {path, output, size_bytes, error}; a failure is the row's error, never an exception."""
     return _write_output(path, target_dir, relative_to, suffix, overwrite,

@@ -20,11 +20,17 @@ public struct ContainerFormat: Sendable {
     public let probe: @Sendable (_ head: [UInt8], _ size: Int64?) -> Int
     /// Opens a demuxer on `source` (read from offset 0).
     public let makeDemuxer: @Sendable (_ source: ByteSource) throws -> Demuxer
+    /// True when the packets' timestamps are a running clock that starts anywhere (MPEG-TS's
+    /// 90 kHz PTS, 10 s or 26 hours into a broadcast), not times from the start of the file:
+    /// a copy into another container (``Remuxer``) starts them at zero, the tracks' offsets to
+    /// each other kept, as ffmpeg's stream copy does.
+    public let clockTimestamps: Bool
 
     /// Creates a descriptor.
     public init(name: String, description: String, extensions: [String], mimeTypes: [String],
                 probe: @escaping @Sendable ([UInt8], Int64?) -> Int,
-                makeDemuxer: @escaping @Sendable (ByteSource) throws -> Demuxer) {
+                makeDemuxer: @escaping @Sendable (ByteSource) throws -> Demuxer, clockTimestamps: Bool = false) {
+        self.clockTimestamps = clockTimestamps
         self.name = name
         self.description = description
         self.extensions = extensions
@@ -59,11 +65,16 @@ public struct MuxerFormat: Sendable {
     /// The audio codec a transcode writes into it when none is named (`mk-transcode`).
     public let defaultAudioCodec: CodecID?
     private let factory: @Sendable (_ path: String, _ options: MuxerOptions) throws -> Muxer
+    private let trackTest: (@Sendable (Track) -> Bool)?
 
-    /// Creates a descriptor.
+    /// Creates a descriptor. `carriesTrack` says whether a demuxed track goes in when its codec
+    /// alone does not say it (MP4 carries any track read from an MP4, its sample entry as it
+    /// is); nil: ``codecs`` decides.
     public init(name: String, description: String, extensions: [String], mimeTypes: [String], codecs: [CodecID],
                 refusals: [CodecID: String] = [:], options: [MuxerOptions.Name] = [], defaultAudioCodec: CodecID? = nil,
-                make: @escaping @Sendable (_ path: String, _ options: MuxerOptions) throws -> Muxer) {
+                make: @escaping @Sendable (_ path: String, _ options: MuxerOptions) throws -> Muxer,
+                carriesTrack: (@Sendable (Track) -> Bool)? = nil) {
+        self.trackTest = carriesTrack
         self.name = name
         self.description = description
         self.extensions = extensions
@@ -77,6 +88,10 @@ public struct MuxerFormat: Sendable {
 
     /// True when the format carries `codec`.
     public func carries(_ codec: CodecID) -> Bool { codecs.contains(codec) }
+
+    /// True when the format carries the demuxed `track` (its codec, or for MP4 a track read
+    /// from an MP4).
+    public func carries(track: Track) -> Bool { trackTest?(track) ?? carries(track.parameters.codec) }
 
     /// Why the format does not carry `codec` (nil when it does): its stated reason, or the
     /// codecs it takes.

@@ -19,18 +19,22 @@ public final class CopyStage: PacketStage {
     private var muxer: Muxer?
     private var track: Int
     private var held: [Packet] = []
+    private let shift: Int64
     /// Packets written.
     public private(set) var written = 0
 
-    /// Copies into track `track` of `muxer` (a value its `addTrack` returned).
-    public init(into muxer: Muxer, track: Int) {
+    /// Copies into track `track` of `muxer` (a value its `addTrack` returned), `shift` (in the
+    /// track's time base) subtracted from every timestamp (a remux from MPEG-TS starts at zero).
+    public init(into muxer: Muxer, track: Int, shift: Int64 = 0) {
         self.muxer = muxer
         self.track = track
+        self.shift = shift
     }
 
     /// Holds the packets until ``bind(to:track:)``.
     public init() {
         self.track = -1
+        self.shift = 0
     }
 
     /// Writes into track `track` of `muxer` from now on, the packets held first.
@@ -52,6 +56,10 @@ public final class CopyStage: PacketStage {
         }
         var p = packet
         p.trackIndex = track
+        if shift != 0 {
+            if p.pts != Packet.noTimestamp { p.pts -= shift }
+            if p.dts != Packet.noTimestamp { p.dts -= shift }
+        }
         try muxer.write(p)
         written += 1
     }

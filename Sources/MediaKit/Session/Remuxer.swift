@@ -16,7 +16,8 @@ public enum Remuxer {
     /// Remuxes `input` to `output` with the `layout` MP4 files take.
     /// - Parameters:
     ///   - layout: progressive (default), fast-start, fragmented or hybrid.
-    ///   - tracks: the track indexes to keep, in order; nil keeps every track.
+    ///   - tracks: the track indexes to keep, in order; nil keeps every audio and video track and
+    ///     the subtitle and data tracks the output format carries (``tracksToCopy(_:into:)``).
     ///   - progress: called after each packet with (packets written, packets in all); an error it
     ///     throws stops the remux (nothing is left under `output`) and is rethrown.
     /// - Throws: as ``remux(input:output:options:tracks:progress:)``.
@@ -36,7 +37,10 @@ public enum Remuxer {
         let target = try catalog.requireMuxerFormat(forPath: output)
         let (format, demuxer) = try catalog.open(ByteSources.open(path: input))
         let all = demuxer.tracks
-        let wanted = tracks ?? all.map(\.index)
+        let wanted = tracks ?? tracksToCopy(all, into: target).copied
+        if wanted.isEmpty {
+            throw MediaError(.unsupported, "no track to copy: \(target.description) carries none of the file's \(all.count) tracks (\(all.map { "\($0.mediaType.rawValue) \($0.parameters.codec.rawValue)" }.joined(separator: ", ")))", path: input)
+        }
         for t in wanted where t < 0 || t >= all.count {
             throw MediaError(.invalidArgument, "track \(t) does not exist (the file has \(all.count))", path: input)
         }
@@ -54,25 +58,54 @@ public enum Remuxer {
         }
     }
 
+    /// The tracks a remux copies when none are named: every audio and video track, and every
+    /// subtitle and data track `target` carries (``MuxerFormat/carries(track:)``: an MP4's
+    /// captions and time codes into MP4); the others (an MPEG-TS's timed ID3, an
+    /// application table) are left out, as ffmpeg's default stream choice leaves them, with
+    /// the reason. An audio or video track the target cannot carry stays, and the muxer's
+    /// refusal names it.
+    /// - Returns: the indexes copied, in order, and the ones left out with why.
+    public static func tracksToCopy(_ tracks: [Track], into target: MuxerFormat) -> (copied: [Int], leftOut: [(track: Int, why: String)]) {
+        var copied: [Int] = [], leftOut: [(track: Int, why: String)] = []
+        for t in tracks {
+            if t.mediaType == .audio || t.mediaType == .video || target.carries(track: t) {
+                copied.append(t.index)
+            } else {
+                let what = t.parameters.codec.isUnknown ? "an unknown codec" : t.parameters.codec.rawValue
+                leftOut.append((t.index, "\(target.description) does not carry \(t.mediaType.rawValue) tracks of \(what)"))
+            }
+        }
+        return (copied, leftOut)
+    }
+
     /// Packets and bytes read ahead (held in memory) to find the first packets a muxer
     /// describes tracks from (MP4's VP9, AC-3 and AV1 sample entries).
     static let lookAheadLimit = 4096, lookAheadBytes = 64 << 20
 
     /// Adds `tracks` of `demuxer` to `muxer` (with their first packets where the muxer asks,
     /// read ahead) and copies their packets in file order through a ``MediaPipeline`` of
-    /// ``CopyStage``s; a packet cut short by the end of the file is left out.
+    /// ``CopyStage``s; a packet cut short by the end of the file is left out. From a format
+    /// whose timestamps are a clock (``ContainerFormat/clockTimestamps``: MPEG-TS) the
+    /// timestamps are moved so that the earliest first packet of the tracks starts at zero, as
+    /// ffmpeg's stream copy moves them (its `start_time`): the first packets of every track are
+    /// read ahead for it, within the look-ahead limits (a track with no packet there does not
+    /// count).
     /// - Throws: a muxer's refusal of a track (`.unsupported`) with the source format named.
     static func copyPackets(_ demuxer: Demuxer, from format: ContainerFormat, tracks wanted: [Int], into muxer: Muxer, input: String,
                             progress: ((Int, Int) throws -> Void)?) throws {
         let all = demuxer.tracks
         let needFirst = Set(wanted.filter { muxer.needsFirstPacket(all[$0]) })
+        let needTime = format.clockTimestamps ? Set(wanted) : []
         demuxer.select(tracks: Set(wanted))
         var ahead: [Packet] = []
         var firstPacket: [Int: [UInt8]] = [:]
+        var firstTime: [Int: Double] = [:]
         var cut: MediaError?
         var aheadBytes = 0
-        while firstPacket.count < needFirst.count {
-            guard ahead.count < lookAheadLimit, aheadBytes < lookAheadBytes, let packet = try demuxer.read(untilCut: &cut) else {
+        while firstPacket.count < needFirst.count || firstTime.count < needTime.count {
+            let roomLeft = ahead.count < lookAheadLimit && aheadBytes < lookAheadBytes
+            guard roomLeft, let packet = try demuxer.read(untilCut: &cut) else {
+                guard firstPacket.count < needFirst.count else { break }   // only start times missing: the tracks seen decide
                 let missing = needFirst.subtracting(firstPacket.keys).sorted()
                 throw MediaError(.invalidArgument, "track \(missing.map(String.init).joined(separator: ", ")) (\(missing.map { all[$0].parameters.codec.rawValue }.joined(separator: ", "))) has no frame in the first \(ahead.count) packets (\(aheadBytes) bytes) of the file to describe it to the muxer from",
                                  path: input)
@@ -82,11 +115,17 @@ public enum Remuxer {
             if needFirst.contains(packet.trackIndex), firstPacket[packet.trackIndex] == nil, !packet.isTruncated {
                 firstPacket[packet.trackIndex] = packet.data
             }
+            if needTime.contains(packet.trackIndex), firstTime[packet.trackIndex] == nil {
+                let ts = packet.pts != Packet.noTimestamp ? packet.pts : packet.dts
+                if ts != Packet.noTimestamp { firstTime[packet.trackIndex] = Double(ts) * packet.timeBase.doubleValue }
+            }
         }
+        let start = firstTime.values.min() ?? 0
         var stages: [(track: Int, stage: PacketStage)] = []
         for t in wanted {
             do {
-                stages.append((t, CopyStage(into: muxer, track: try muxer.addTrack(from: all[t], firstPacket: firstPacket[t]))))
+                let shift = start == 0 ? 0 : Int64((start / all[t].timeBase.doubleValue).rounded())
+                stages.append((t, CopyStage(into: muxer, track: try muxer.addTrack(from: all[t], firstPacket: firstPacket[t]), shift: shift)))
             } catch var e as MediaError where e.kind == .unsupported {
                 e.message = "remuxing from \(format.description) is not supported: " + e.message
                 throw e
