@@ -381,3 +381,90 @@ def test_remux_to_mp4_and_matroska_keeps_the_streams(ext, tmp_path_factory, mk_r
                         "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]).stdout
     v = video(out)
     assert v and v == video(src), f"{out.name}: the video does not decode as the TS's"
+
+
+# Remux TS -> MP4 / Matroska against ffmpeg's own stream copy (`-c copy -copyinkf`: ffmpeg
+# otherwise drops the video packets before the first key frame, which MediaKit keeps), of the
+# audio and video streams (ffmpeg's -map 0 refuses the data streams it has no type for;
+# MediaKit's default choice leaves them out too, Remuxer.tracksToCopy).
+# (file, extension) -> the message MediaKit's refusal must hold; ffmpeg writes these.
+REMUX_REFUSED = {
+    ("ts_Vanilagy_00bbd7_eac3.ts", "mp4"): "dec3",
+    ("ts_androidx_086ff4_sample_eac3joc.ts", "mp4"): "dec3",
+    ("ts_androidx_c83c1b_sample_ait.ts", "mp4"): "dec3",
+    ("mpegts-h264_eac3.m2ts", "mp4"): "dec3",
+}
+
+
+def _stream_packets(path) -> dict:
+    """stream -> [(pts s, dts s, size, key)] by ffprobe, and the payload md5s by ffmpeg's framemd5."""
+    out = lib.run(["ffprobe", "-v", "error", "-show_entries", "packet=stream_index,pts_time,dts_time,size,flags",
+                   "-of", "csv=p=0", path]).stdout.decode()
+    packets: dict = {}
+    for line in out.splitlines():
+        f = line.split(",")
+        if len(f) < 5:
+            continue
+        t = lambda v: None if v == "N/A" else float(v)   # noqa: E731
+        packets.setdefault(int(f[0]), []).append([t(f[1]), t(f[2]), int(f[3]), f[4][:1]])
+    md5 = lib.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0", "-c", "copy", "-copyinkf", "-f", "framemd5", "-"]).stdout.decode()
+    hashes: dict = {}
+    for line in md5.splitlines():
+        if line and not line.startswith("#"):
+            f = [x.strip() for x in line.split(",")]
+            hashes.setdefault(int(f[0]), []).append(f[5])
+    for s, lst in packets.items():
+        assert len(hashes.get(s, [])) == len(lst), f"{path}: stream {s}: framemd5 and ffprobe disagree"
+        for p, h in zip(lst, hashes[s]):
+            p.append(h)
+    return packets
+
+
+def _same_packets(ours: dict, ref: dict, what: str, with_dts: bool) -> None:
+    """Packet for packet: size, key flag and payload md5 equal, pts (and dts: MP4 stores it,
+    Matroska does not, and what ffprobe shows for it there is its guess from the order it
+    reads) within 1.5 ms (ffmpeg writes MP4 edit lists in a 1 ms movie time scale, Matroska
+    times in 1 ms)."""
+    assert sorted(ours) == sorted(ref), f"{what}: streams {sorted(ours)}, ffmpeg {sorted(ref)}"
+    for s in ref:
+        a, b = ours[s], ref[s]
+        assert len(a) == len(b), f"{what}: stream {s}: {len(a)} packets, ffmpeg {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            times = zip(x[:2], y[:2]) if with_dts else zip(x[:1], y[:1])
+            close = all((u is None) == (v is None) and (u is None or abs(u - v) <= 0.0015) for u, v in times)
+            assert close and x[2:] == y[2:], f"{what}: stream {s} packet {i}: {x}, ffmpeg {y}"
+
+
+def _remux_cases() -> list:
+    cases = [pytest.param(f"gen:{n}", ext, id=f"{n}-{ext}") for n in GENERATED for ext in ("mp4", "mkv")]
+    for p in _breadth_ts():
+        for ext in ("mp4", "mkv"):
+            cases.append(pytest.param(p.values[0], ext, id=f"{p.id}-{ext}"))
+    return cases
+
+
+@pytest.mark.parametrize("spec,ext", _remux_cases())
+def test_remux_keeps_every_packet_like_ffmpeg(spec, ext, mk_remux, tmp_path_factory, tmp_path):
+    """mk-remux of a TS into MP4 / Matroska keeps every audio and video packet as ffmpeg's
+    stream copy does: timestamps from zero (the first track's start; the others keep their
+    offset, MP4 as an empty edit), sizes, key flags, payloads; a file neither can write is
+    refused by both, and the MP4 cases of REMUX_REFUSED by MediaKit with the reason."""
+    src = _generate(tmp_path_factory, spec[4:]) if spec.startswith("gen:") else lib.media_param_file(spec, tmp_path, None)
+    ours, ref = tmp_path / f"ours.{ext}", tmp_path / f"ffmpeg.{ext}"
+    streams = [s["index"] for s in lib.ffprobe_json(src)["streams"] if s.get("codec_type") in ("audio", "video")]
+    ff = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src]
+    for i in streams:
+        ff += ["-map", f"0:{i}"]
+    ff_proc = lib.run(ff + ["-c", "copy", "-copyinkf", ref])
+    proc = lib.run([mk_remux, src, ours])
+    refusal = REMUX_REFUSED.get((src.name, ext))
+    if refusal:
+        assert ff_proc.returncode == 0, lib.tail(ff_proc.stderr)
+        assert proc.returncode != 0 and refusal in proc.stderr.decode() and not ours.exists(), lib.tail(proc.stderr)
+        return
+    if ff_proc.returncode != 0:
+        # ffmpeg cannot write it either (MPEG-H audio, which FFmpeg 5.1 takes for MP3 at 0 Hz).
+        assert proc.returncode != 0 and not ours.exists(), f"{src.name}: ffmpeg refuses, mk-remux wrote it"
+        return
+    lib.check_ok(proc, [mk_remux, src, ours])
+    _same_packets(_stream_packets(ours), _stream_packets(ref), f"{src.name} -> .{ext}", with_dts=ext == "mp4")

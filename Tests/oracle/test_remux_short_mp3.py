@@ -100,6 +100,25 @@ def test_short_mp3_to_mp4_decodes_as_ffmpeg_remux(mk_remux: Path, short_mp3: Pat
     _readable(ours)
     lib.run(["ffmpeg", "-v", "error", "-y", "-i", str(short_mp3), "-c", "copy", *ffmpeg_flags, str(theirs)]).check_returncode()
     assert _pcm_md5(ours) == _pcm_md5(theirs)
+    # MPEG-2 audio (24 kHz): Object Type 0x69 (ISO 13818-3) in the esds, as FFmpeg writes it.
+    assert _esds_object_type(ours) == _esds_object_type(theirs) == 0x69
+
+
+def _esds_object_type(path: Path) -> int:
+    """The objectTypeIndication of the first esds's DecoderConfigDescriptor."""
+    data = path.read_bytes()
+    at = data.find(b"esds")
+    assert at > 0, f"{path.name}: no esds"
+    i = at + 8                                   # box type, version and flags
+
+    def descriptor(i: int, tag: int) -> int:     # offset of the body of descriptor `tag` at i
+        assert data[i] == tag, f"{path.name}: descriptor {data[i]:#x} where {tag:#x} was expected"
+        i += 1
+        while data[i] & 0x80:
+            i += 1
+        return i + 1
+    i = descriptor(i, 3) + 3                     # ES_ID, flags (no dependsOn / URL / OCR in either writer)
+    return data[descriptor(i, 4)]
 
 
 def test_short_mp3_to_matroska_keeps_the_packets(mk_remux: Path, short_mp3: Path, tmp_path: Path) -> None:

@@ -3,14 +3,15 @@
 /// codec configuration or the track's first frame.
 enum MP4TrackAdapter {
     /// Codecs an MP4 carries from the containers that are not MP4 (MP3, ADTS AAC, FLAC, WAV
-    /// PCM, Matroska / WebM, Ogg, IVF) and from encoders.
-    static let codecs: [CodecID] = ["aac", "ac3", "av1", "flac", "h264", "hevc", "mp3", "opus", "pcm_alaw", "pcm_f32le", "pcm_f64le",
-                                    "pcm_mulaw", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_u8", "vp9"]
+    /// PCM, Matroska / WebM, Ogg, IVF, MPEG-TS) and from encoders.
+    static let codecs: [CodecID] = ["aac", "ac3", "av1", "dts", "flac", "h264", "hevc", "mp2", "mp3", "mpeg1video", "mpeg2video", "opus",
+                                    "pcm_alaw", "pcm_f32le", "pcm_f64le", "pcm_mulaw", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_u8", "vp9"]
 
     /// Why a codec is refused in MP4 when there is more to say than "not supported".
     static let refusals: [CodecID: String] = [
         "vorbis": "Vorbis in MP4 is not standard (no registered sample entry; players do not read it)",
         "vp8": "VP8 in MP4 is not standard (no registered sample entry; players do not read it)",
+        "eac3": "MediaKit does not yet build the ec-3 sample entry's dec3 box (it needs every substream's header, and FFmpeg regroups frames of fewer than 6 blocks): write Matroska (.mkv), which carries E-AC-3 as it is",
     ]
 
     /// True for a track that comes from an MP4 (its sample entry kept as it is) rather than

@@ -3,7 +3,8 @@
 /// A sample entry read from another MP4 (``CodecParameters/sampleEntry``) is carried
 /// over verbatim, so entries MediaKit does not understand (ac-3, c608, tx3g, mebx ...)
 /// and the boxes it does not model (colr, btrt, pasp, SA3D ...) survive a remux.
-/// Otherwise the entry is generated from the parameters: avc1, hvc1, av01, vp09 (vpcC), ac-3 (dac3), mp4a (esds),
+/// Otherwise the entry is generated from the parameters: avc1, hvc1, av01, vp09 (vpcC), mp4v (esds: MPEG-1 / 2
+/// video), ac-3 (dac3), mp4a (esds: AAC, MP3, MP2, DTS),
 /// Opus (dOps), .mp3, fLaC (dfLa), and QuickTime sound descriptions for uncompressed audio (sowt, twos,
 /// in24, in32, fl32, fl64, raw, ulaw, alaw; lpcm above 65535 Hz), as FFmpeg's mov muxer writes them.
 enum SampleEntryWriter {
@@ -49,7 +50,19 @@ enum SampleEntryWriter {
                 w.u32(p.sampleRate < 65536 ? UInt32(p.sampleRate) << 16 : 0)
                 w.box("dac3") { $0.append(p.extradata) }
             }
-        case "aac", "mp3", "opus":
+        case "mpeg1video", "mpeg2video":
+            // mp4v with an esds: Object Type 0x6A (MPEG-1) or 0x61 (MPEG-2 Main, the one FFmpeg
+            // writes for every MPEG-2 profile), the sequence header as the decoder config.
+            guard p.width > 0, p.height > 0, p.width <= 65535, p.height <= 65535 else {
+                throw MediaError(.invalidArgument, "a video track needs a width and height (got \(p.width)x\(p.height))")
+            }
+            let esds = esds(oti: p.codec == "mpeg1video" ? 0x6A : 0x61, config: p.extradata, bitRate: p.bitRate, trackID: trackID, video: true)
+            w.append(visualEntry("mp4v", configBox: esds, p))
+        case "aac", "mp3", "mp2", "dts", "opus":
+            // A DTS stream whose channels only a decoder states (DTS-HD, Express: no core header
+            // to read them from) gets 2, the value FFmpeg writes in every mp4a entry.
+            var p = p
+            if p.codec == "dts" && p.channels == 0 { p.channels = 2 }
             guard p.channels > 0, p.sampleRate > 0 else {
                 throw MediaError(.invalidArgument, "an audio track needs a sample rate and channel count (got \(p.sampleRate) Hz, \(p.channels) channels)")
             }
@@ -67,7 +80,7 @@ enum SampleEntryWriter {
                     if p.codec == "aac", p.extradata.isEmpty {
                         // handled below by the throw; keeps the closure non-throwing
                     }
-                    w.append(esds(oti: p.codec == "aac" ? 0x40 : 0x6B, config: p.extradata, bitRate: p.bitRate, trackID: trackID))
+                    w.append(esds(oti: objectType(p), config: p.extradata, bitRate: p.bitRate, trackID: trackID))
                 default: break
                 }
             }
@@ -104,9 +117,28 @@ enum SampleEntryWriter {
         return w.bytes
     }
 
+    /// The MPEG-4 Object Type of an `mp4a` entry's esds, as FFmpeg's mov muxer writes it: AAC
+    /// 0x40; MPEG audio 0x6B (ISO 11172-3) above 24 kHz and 0x69 (ISO 13818-3, the half
+    /// rates) at 24 kHz and below; DTS 0xA9.
+    static func objectType(_ p: CodecParameters) -> UInt8 {
+        switch p.codec {
+        case "aac": return 0x40
+        case "dts": return 0xA9
+        default: return p.sampleRate > 24000 ? 0x6B : 0x69
+        }
+    }
+
     /// A visual sample entry `type` (ISO 14496-12 VisualSampleEntry) holding the box `config`
     /// with `p.extradata` and, when the pixels are not square, a `pasp`.
     static func visualEntry(_ type: String, config: String, _ p: CodecParameters) -> [UInt8] {
+        var c = BoxWriter()
+        c.box(config) { $0.append(p.extradata) }
+        return visualEntry(type, configBox: c.bytes, p)
+    }
+
+    /// A visual sample entry `type` holding the complete box `configBox` (header included)
+    /// and, when the pixels are not square, a `pasp`.
+    static func visualEntry(_ type: String, configBox: [UInt8], _ p: CodecParameters) -> [UInt8] {
         var w = BoxWriter()
         w.box(type) { w in
             w.zeros(6); w.u16(1)                      // reserved, data_reference_index
@@ -116,7 +148,7 @@ enum SampleEntryWriter {
             w.u32(0); w.u16(1)                        // reserved, frame_count
             w.zeros(32)                               // compressorname
             w.u16(0x18); w.u16(0xFFFF)                // depth, pre_defined
-            w.box(config) { $0.append(p.extradata) }
+            w.append(configBox)
             if p.sampleAspectRatio.numerator > 0, p.sampleAspectRatio.denominator > 0 {
                 w.box("pasp") { w in
                     w.u32(UInt32(clamping: p.sampleAspectRatio.numerator)); w.u32(UInt32(clamping: p.sampleAspectRatio.denominator))
@@ -195,13 +227,13 @@ enum SampleEntryWriter {
     }
 
     /// An `esds` box: ES_Descriptor > DecoderConfigDescriptor > DecoderSpecificInfo, SLConfig.
-    static func esds(oti: UInt8, config: [UInt8], bitRate: Int, trackID: Int) -> [UInt8] {
+    static func esds(oti: UInt8, config: [UInt8], bitRate: Int, trackID: Int, video: Bool = false) -> [UInt8] {
         func descriptor(_ tag: UInt8, _ body: [UInt8]) -> [UInt8] {
             let n = body.count
             return [tag, UInt8(truncatingIfNeeded: 0x80 | ((n >> 21) & 0x7F)), UInt8(truncatingIfNeeded: 0x80 | ((n >> 14) & 0x7F)),
                     UInt8(truncatingIfNeeded: 0x80 | ((n >> 7) & 0x7F)), UInt8(truncatingIfNeeded: n & 0x7F)] + body
         }
-        var dcd: [UInt8] = [oti, 0x15, 0, 0, 0]   // audio stream, bufferSizeDB
+        var dcd: [UInt8] = [oti, video ? 0x11 : 0x15, 0, 0, 0]   // visual or audio stream, bufferSizeDB
         let rate = UInt32(clamping: bitRate)
         for v in [rate, rate] { dcd += [UInt8(truncatingIfNeeded: v >> 24), UInt8(truncatingIfNeeded: (v >> 16) & 0xFF), UInt8(truncatingIfNeeded: (v >> 8) & 0xFF), UInt8(truncatingIfNeeded: v & 0xFF)] }
         if !config.isEmpty { dcd += descriptor(5, config) }
