@@ -73,7 +73,7 @@ test: deps
 	echo '== swift test'; \
 	$(SWIFT) test --skip-build $(TEST_BUILD) || status=1; \
 	echo '== oracle suite (Tests/oracle)'; \
-	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx -n $(TEST_JOBS) --dist loadgroup Tests/oracle || status=1; \
+	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx --durations=20 -n $(TEST_JOBS) --dist loadgroup Tests/oracle || status=1; \
 	echo '== Python bindings (Bindings/python/tests)'; \
 	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx -n $(TEST_JOBS) --dist loadfile Bindings/python/tests || status=1; \
 	echo '== mypy --strict (the mediakit package, its tests, Samples/python: Bindings/python/pyproject.toml)'; \

@@ -68,7 +68,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private var queue: [Packet] = []
     private var queueHead = 0
     private var streams: [TSElementaryStream] = []
-    private var byPID: [Int: TSElementaryStream] = [:]
+    /// The stream of each PID (13 bits: 8192 entries), nil for PIDs not in the PMT.
+    private var byPID = [TSElementaryStream?](repeating: nil, count: 8192)
     private var sectionBuffers: [Int: [UInt8]] = [:]
     private var sectionCC: [Int: Int] = [:]
     private var pmtPID: Int?
@@ -240,7 +241,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private func resetState() {
         offset = startOffset
         queue = []; queueHead = 0
-        streams = []; byPID = [:]
+        streams = []; byPID = [TSElementaryStream?](repeating: nil, count: 8192)
         sectionBuffers = [:]; sectionCC = [:]
         pmtPID = nil; programNumber = nil; pmtVersion = nil; pmtChangeReported = false
         scrambledPIDs = []
@@ -291,7 +292,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         }
         let at = offset
         offset += Int64(packetSize)
-        handle(Array(unit[b..<(b + 188)]), at: at)
+        handle(unit[b..<(b + 188)], at: at)
     }
 
     /// Finds the next place where two packets in a row start with 0x47 (or one does, just
@@ -314,29 +315,30 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         offset = at
     }
 
-    private func handle(_ p: [UInt8], at: Int64) {
-        let pid = Int(p[1] & 0x1F) << 8 | Int(p[2])
+    private func handle(_ p: ArraySlice<UInt8>, at: Int64) {
+        let o = p.startIndex   // a slice of the read chunk: no copy per packet
+        let pid = Int(p[o + 1] & 0x1F) << 8 | Int(p[o + 2])
         if pid == 0x1FFF { return }
-        let pusi = p[1] & 0x40 != 0
-        let scrambling = Int(p[3] >> 6)
-        let afc = Int(p[3] >> 4) & 3
-        let cc = Int(p[3] & 0xF)
+        let pusi = p[o + 1] & 0x40 != 0
+        let scrambling = Int(p[o + 3] >> 6)
+        let afc = Int(p[o + 3] >> 4) & 3
+        let cc = Int(p[o + 3] & 0xF)
         let stream = byPID[pid]
         let isSection = pid == 0 || pid == pmtPID
         guard stream != nil || isSection else { return }
-        if p[1] & 0x80 != 0 {
+        if p[o + 1] & 0x80 != 0 {
             warn("the transport error indicator is set on PID \(pid): the packet is damaged", at: at, "transport packet")
         }
         guard afc != 0 else { return }   // reserved: no payload, no adaptation field
         var start = 4
         var discontinuity = false
         if afc & 2 != 0 {
-            let length = Int(p[4])
+            let length = Int(p[o + 4])
             guard length <= 183 else {
                 warn("an adaptation field of \(length) bytes on PID \(pid) is longer than the packet; packet skipped", at: at, "adaptation field")
                 return
             }
-            if length > 0 { discontinuity = p[5] & 0x80 != 0 }
+            if length > 0 { discontinuity = p[o + 5] & 0x80 != 0 }
             start = 5 + length
         }
         guard afc & 1 != 0 else { return }
@@ -359,7 +361,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             if let stream { stream.pesActive = false; stream.pes = [] }
             return
         }
-        let payload = p[start...]
+        let payload = p[(o + start)...]
         if let stream {
             pesData(stream, payload, start: pusi, at: at)
         } else {
@@ -493,7 +495,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             }
             // FFmpeg hands an unbounded PES to its parser in parts of 200 KiB (MAX_PES_PAYLOAD):
             // the first part of a video PES lets the parser give out the access unit before it.
-            if [.h264, .hevc, .mpegVideo].contains(s.framing) && !s.pesFedEarly && s.pes.count >= 9 && s.pes[4] == 0 && s.pes[5] == 0 {
+            if (s.framing == .h264 || s.framing == .hevc || s.framing == .mpegVideo) && !s.pesFedEarly && s.pes.count >= 9 && s.pes[4] == 0 && s.pes[5] == 0 {
                 let collected = s.pes.count - 9 - Int(s.pes[8])
                 if collected > 0 && collected + payload.count > Self.parserChunk {
                     s.pesFedEarly = true
