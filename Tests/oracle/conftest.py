@@ -76,6 +76,11 @@ def mk_remux(mk_bin: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def mk_transcode(mk_bin: Path) -> Path:
+    return _tool(mk_bin, "mk-transcode")
+
+
+@pytest.fixture(scope="session")
 def mk_stream(mk_bin: Path) -> Path:
     return _tool(mk_bin, "mk-stream")
 

@@ -57,13 +57,6 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def mk_transcode(mk_bin: Path) -> Path:
-    path = mk_bin / "mk-transcode"
-    if not path.is_file():
-        pytest.fail(f"mk-transcode not found in {mk_bin}; run `make build`", pytrace=False)
-    return path
-
 
 def make_music(out: Path, seconds: int = SECONDS, rate: int = RATE) -> Path:
     """Mixed sines (a chord, one with vibrato) and pink noise, stereo s16 WAV."""

@@ -468,3 +468,28 @@ def test_remux_keeps_every_packet_like_ffmpeg(spec, ext, mk_remux, tmp_path_fact
         return
     lib.check_ok(proc, [mk_remux, src, ours])
     _same_packets(_stream_packets(ours), _stream_packets(ref), f"{src.name} -> .{ext}", with_dts=ext == "mp4")
+
+
+@pytest.mark.parametrize("spec", ["gen:h264_aac.ts", "shared:breadth/ts_Vanilagy_b46e09_0.ts",
+                                  "shared:breadth/ts_shaka-proj_fa8d9d_1.ts"])
+def test_transcode_with_copied_video_keeps_the_offset(spec, mk_transcode, tmp_path_factory, tmp_path):
+    """mk-transcode --copy-video of a TS: the encoded audio starts at 0, and the copied video
+    moves with it, keeping its offset to the audio (it stayed at the TS clock, 10 s late, before
+    the fix), as `ffmpeg -c:v copy -c:a aac` writes it: each stream's start within 1.5 ms of
+    ffmpeg's, the video's packets ffmpeg's (sizes, key flags, payloads, pts and dts)."""
+    src = _generate(tmp_path_factory, spec[4:]) if spec.startswith("gen:") else lib.media_param_file(spec, tmp_path, None)
+    ours, ref = tmp_path / "ours.mp4", tmp_path / "ffmpeg.mp4"
+    lib.check_ok(lib.run([mk_transcode, src, ours, "--copy-video"]), [mk_transcode, src, ours, "--copy-video"])
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-map", "0:v:0", "-map", "0:a:0", "-c:v", "copy", "-c:a", "aac", ref]
+    lib.oracle_ok(lib.run(cmd), cmd)
+
+    def starts(path):
+        return {s["codec_type"]: float(s["start_time"]) for s in lib.ffprobe_json(path)["streams"]}
+
+    a, b = starts(ours), starts(ref)
+    assert a.keys() == b.keys() and all(abs(a[k] - b[k]) <= 0.0015 for k in a), f"{src.name}: starts {a}, ffmpeg {b}"
+
+    def video(path):
+        index = next(s["index"] for s in lib.ffprobe_json(path)["streams"] if s["codec_type"] == "video")
+        return {0: _stream_packets(path)[index]}
+    _same_packets(video(ours), video(ref), f"{src.name}: copied video", with_dts=True)

@@ -19,7 +19,7 @@ public final class CopyStage: PacketStage {
     private var muxer: Muxer?
     private var track: Int
     private var held: [Packet] = []
-    private let shift: Int64
+    private var shift: Int64
     /// Packets written.
     public private(set) var written = 0
 
@@ -37,10 +37,12 @@ public final class CopyStage: PacketStage {
         self.shift = 0
     }
 
-    /// Writes into track `track` of `muxer` from now on, the packets held first.
-    public func bind(to muxer: Muxer, track: Int) throws {
+    /// Writes into track `track` of `muxer` from now on, the packets held first, `shift` (in
+    /// the track's time base) subtracted from every timestamp.
+    public func bind(to muxer: Muxer, track: Int, shift: Int64 = 0) throws {
         self.muxer = muxer
         self.track = track
+        self.shift = shift
         let waiting = held
         held = []
         for p in waiting { try take(p) }

@@ -86,7 +86,7 @@ public enum Transcoder {
         if registry.encoderBackends(for: codec, backend: options.backend).isEmpty {
             _ = try registry.makeEncoder(settings, input: AudioFormat(.f32, sampleRate: 48000, channels: 2))   // throws the full .notFound
         }
-        let demuxer = try registry.makeDemuxer(path: input)
+        let (source, demuxer) = try ContainerCatalog.shared.open(ByteSources.open(path: input))
         guard let audio = demuxer.tracks.first(where: { $0.mediaType == .audio }) else {
             throw MediaError(.notFound, "the input has no audio track", path: input)
         }
@@ -121,7 +121,16 @@ public enum Transcoder {
             let m = try format.make(path: output)
             muxer = m
             audioOut = try m.addEncodedTrack(enc.parameters, timeBase: enc.timeBase, encoderDelay: enc.encoderDelay)
-            for (v, stage) in videoStages { try stage.bind(to: m, track: try m.addTrack(from: v)) }
+            // The encoded audio starts at 0. From a source whose timestamps are a clock
+            // (MPEG-TS) the copied video moves with it: by the audio's first time, so that the
+            // two keep their offset (as ffmpeg's transcode keeps it); other sources' times are
+            // already from the start of the file.
+            let audioStart = source.clockTimestamps && frame.pts != Packet.noTimestamp
+                ? Double(frame.pts) * frame.timeBase.doubleValue : 0
+            for (v, stage) in videoStages {
+                let shift = audioStart == 0 ? 0 : Int64((audioStart / v.timeBase.doubleValue).rounded())
+                try stage.bind(to: m, track: try m.addTrack(from: v), shift: shift)
+            }
         }
         func encode(_ frame: Frame) throws {
             if converter == nil { try start(with: frame) }
