@@ -73,14 +73,8 @@ def _generated(tmp: Path, kind: str) -> Path:
 
 
 def _source(name: str, tmp: Path) -> Path:
-    if name.startswith("gen:"):
-        return _generated(tmp, name[4:])
-    path = lib.REPO.parent / "shared" / "media" / name
-    if not path.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{path} missing under CI")
-        pytest.skip(f"{path} missing")
-    return path
+    spec = name if name.startswith("gen:") else "shared:" + name
+    return lib.media_param_file(spec, tmp, lambda kind, folder: _generated(folder, kind))
 
 
 def _video(src: Path) -> dict:
@@ -104,26 +98,22 @@ def _annexb_parameter_sets(config: bytes, codec: str) -> bytes:
     """The parameter sets of an avcC / hvcC as Annex B (what h264_mp4toannexb / hevc_mp4toannexb
     give a muxer as extradata)."""
     out = bytearray()
-    if codec == "h264":
-        i = 5
-        for count_mask in (0x1F, 0xFF):
-            n = config[i] & count_mask
-            i += 1
-            for _ in range(n):
-                size = int.from_bytes(config[i:i + 2], "big")
-                out += b"\0\0\0\1" + config[i + 2:i + 2 + size]
-                i += 2 + size
-        return bytes(out)
-    i = 22
-    arrays = config[i]
-    i += 1
-    for _ in range(arrays):
-        n = int.from_bytes(config[i + 1:i + 3], "big")
-        i += 3
+
+    def units(i: int, n: int) -> int:   # n units of a 2-byte size and the bytes, from i
+        nonlocal out
         for _ in range(n):
             size = int.from_bytes(config[i:i + 2], "big")
             out += b"\0\0\0\1" + config[i + 2:i + 2 + size]
             i += 2 + size
+        return i
+    if codec == "h264":
+        i = 5
+        for count_mask in (0x1F, 0xFF):     # SPS count (5 bits), then PPS count
+            i = units(i + 1, config[i] & count_mask)
+        return bytes(out)
+    i = 23                                  # hvcC: numOfArrays at 22
+    for _ in range(config[22]):
+        i = units(i + 3, int.from_bytes(config[i + 1:i + 3], "big"))
     return bytes(out)
 
 
