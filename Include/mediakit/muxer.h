@@ -61,7 +61,9 @@ void mk_muxer_default_settings(mk_muxer_settings *settings);
 
 /** Starts writing a file at `path`, in the container its extension names (as the Swift
  *  core's ContainerCatalog.makeMuxer): MP4 (.mp4 .m4a .m4v .mov .3gp), Matroska (.mkv .mka
- *  .mk3d), WebM (.webm: VP8, VP9, AV1, Opus, Vorbis) or Ogg (.ogg .oga; .opus: Opus only).
+ *  .mk3d), WebM (.webm: VP8, VP9, AV1, Opus, Vorbis), Ogg (.ogg .oga; .opus: Opus only), FLAC
+ *  (.flac), MP3 (.mp3), WAV (.wav) or AIFF (.aiff .aif .aifc: one PCM track, stored in the
+ *  format's byte order).
  *  Progressive and fast-start files are written to a temporary file beside `path` and renamed
  *  by mk_muxer_finish(); fragmented and hybrid MP4 files are written to "<path>.partial" (what
  *  a crash leaves behind) and renamed at the end. The layouts other than

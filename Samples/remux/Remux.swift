@@ -41,18 +41,25 @@ struct Remux: ParsableCommand {
         data tracks the output carries; the others (timed ID3, DVB tables) are left
         out with a note.
 
+        An output named .wav, .aiff, .aif or .aifc takes one PCM track (integer,
+        float, A-law, mu-law) and stores it in the format's byte order: WAV
+        little-endian, AIFF big-endian (16-bit little-endian as AIFF-C sowt). The
+        samples are the same, only their storage changes: mk-remux song.aiff
+        song.wav keeps every sample (ffmpeg refuses that stream copy).
+
         Examples:
           mk-remux in.mov out.mp4
+          mk-remux take.aiff take.wav
           mk-remux clip.mp4 clip.mkv
           mk-remux talk.webm talk.opus --track 1
           mk-remux in.mp4 out.mp4 --faststart --track 0 --track 2
           mk-remux camera.mp4 out.mp4 --hybrid 2
         """)
 
-    @Argument(help: "The input file (MP4, MOV, M4A, fragmented or not; Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC).")
+    @Argument(help: "The input file (MP4, MOV, M4A, fragmented or not; Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC, AIFF, MPEG-TS).")
     var input: String?
 
-    @Argument(help: "The output: its extension chooses the format (see --list-formats): .mp4 (MP4), .mkv / .mka (Matroska), .webm (WebM), .ogg / .oga (Ogg), .opus (Ogg Opus), .flac, .mp3.")
+    @Argument(help: "The output: its extension chooses the format (see --list-formats): .mp4 (MP4), .mkv / .mka (Matroska), .webm (WebM), .ogg / .oga (Ogg), .opus (Ogg Opus), .flac, .mp3, .wav, .aiff / .aif / .aifc.")
     var output: String?
 
     @Flag(help: "Print the formats MediaKit writes (name, extensions, codecs, options) and exit.")

@@ -12,7 +12,7 @@ import MediaKit
 public struct MuxScript: Sendable {
     /// The writer.
     public enum Target: Int, CaseIterable, Sendable {
-        case mp4, mp4FastStart, mp4Fragmented, mp4Hybrid, matroska, webm, ogg, mp3, flac
+        case mp4, mp4FastStart, mp4Fragmented, mp4Hybrid, matroska, webm, ogg, mp3, flac, wav, aiff
 
         /// The output's extension.
         public var fileExtension: String {
@@ -23,6 +23,8 @@ public struct MuxScript: Sendable {
             case .ogg: return "ogg"
             case .mp3: return "mp3"
             case .flac: return "flac"
+            case .wav: return "wav"
+            case .aiff: return "aiff"
             }
         }
 
@@ -34,10 +36,13 @@ public struct MuxScript: Sendable {
             case .ogg: return [.opus, .flac]
             case .mp3: return [.mp3]
             case .flac: return [.flac]
+            case .wav, .aiff: return [.pcm]
             }
         }
 
         var isMP4: Bool { rawValue <= Target.mp4Hybrid.rawValue }
+        /// True for the formats that hold one track.
+        var isSingleTrack: Bool { [.mp3, .flac, .wav, .aiff].contains(self) }
     }
 
     /// The codecs of the tracks, each with parameters the writers accept.
@@ -263,6 +268,14 @@ public struct MuxScript: Sendable {
                 for case .packet(let p) in steps { fill &+= 1; try w.write(packet(p, fill: fill)) }
                 try w.finish(streamInfo: Codec.streamInfo)
             } catch { w.cancel(); throw error }
+        case .wav, .aiff:
+            // Through the catalogue, as mk-remux and mk_muxer_open reach them.
+            let m = try (target == .wav ? MuxerFormat.wav : .aiff).make(path: path)
+            do {
+                for i in tracks.indices { _ = try m.addTrack(from: track(i)) }
+                for case .packet(let p) in steps { fill &+= 1; try m.write(packet(p, fill: fill)) }
+                try m.finish()
+            } catch { m.cancel(); throw error }
         }
     }
 
@@ -279,7 +292,7 @@ public struct MuxScript: Sendable {
         let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         let streams = String(decoding: o, as: UTF8.self).split(separator: "\n").count
-        let expected = target == .mp3 || target == .flac ? 1 : tracks.count
+        let expected = target.isSingleTrack ? 1 : tracks.count
         // FFmpeg 5.1's mp3 demuxer confirms a frame by the header after it and refuses the file
         // when that is past the end ("Invalid frame size (N): Could not seek to <file size>"):
         // a file whose audio is one frame, as its own encode of a 20 ms sound is (3 frames,
@@ -326,7 +339,7 @@ extension MuxScript {
     public init(fuzz data: [UInt8]) {
         var r = FuzzBytes(data: data)
         let target = Target.allCases[Int(r.u8()) % Target.allCases.count]
-        let single = target == .mp3 || target == .flac
+        let single = target.isSingleTrack
         let count = single ? 1 : 1 + Int(r.u8()) % 3
         var tracks: [TrackSpec] = []
         for _ in 0..<count {

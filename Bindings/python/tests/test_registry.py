@@ -42,9 +42,12 @@ def test_every_muxer_extension_writes_its_container(sample: Path, shared_media: 
     assert {c.name for c in muxers} >= {"mp4", "matroska", "webm", "ogg", "opus", "flac", "mp3"}
     flac = tmp_path / "tone.flac"
     subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.5", str(flac)], check=True)
+    pcm = tmp_path / "tone.aiff"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.5", "-c:a", "pcm_s16be", str(pcm)],
+                   check=True)
     sources = {"mp4": sample, "matroska": sample, "webm": shared_media / "mka_opus_5p1.mka",
                "ogg": shared_media / "ogg_opus_stereo_tiny_155b.opus", "opus": shared_media / "ogg_opus_stereo_tiny_155b.opus",
-               "flac": flac, "mp3": shared_media / "mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3"}
+               "flac": flac, "mp3": shared_media / "mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "wav": pcm, "aiff": pcm}
     for c in muxers:
         assert c.extensions and c.mime_types and c.description and c.codecs, c
         for ext in c.extensions:

@@ -157,3 +157,51 @@ struct WAVEFormatEx: Sendable {
     /// The codec by FFmpeg's RIFF table (``WAVCodec``).
     var codec: WAVCodec { WAVCodec.resolve(tag: tag, bits: bitsPerSample, channels: max(1, channels), align: max(1, blockAlign)) }
 }
+
+/// The header of a WAV file MediaKit writes (a RIFF `WAVE` with its `fmt ` chunk, a `fact`
+/// chunk for G.711, and the `data` chunk's header), for PCM, IEEE float, A-law and mu-law.
+/// `WAVE_FORMAT_EXTENSIBLE`, with the channel mask, for more than two channels and for integer
+/// samples wider than 16 bits (as Microsoft's rules and FFmpeg's wav muxer write them); G.711 as
+/// a `WAVEFORMATEX` with `cbSize` 0. The header's length depends only on the codec and the
+/// channel count, so the same call with the final sizes overwrites it in place.
+enum WAVHeader {
+    /// Microsoft's default speaker masks for 0 to 8 channels.
+    static let defaultMasks: [UInt32] = [0, 0x4, 0x3, 0x7, 0x33, 0x37, 0x3F, 0x13F, 0x63F]
+
+    /// True when a WAV file stores `codec` (little-endian or 8-bit PCM, IEEE float, G.711).
+    static func stores(_ codec: PCMCodec) -> Bool {
+        switch codec.kind {
+        case .alaw, .mulaw: return true
+        case .ieeeFloat: return !codec.bigEndian
+        case .signed: return codec.bytes > 1 && !codec.bigEndian
+        case .unsigned: return codec.bytes == 1
+        }
+    }
+
+    /// The header bytes. `codec` must be one ``stores(_:)`` accepts; `frames` (sample frames)
+    /// goes into the `fact` chunk of G.711.
+    static func bytes(codec: PCMCodec, rate: Int, channels: Int, mask: UInt64, dataBytes: UInt32, frames: UInt32 = 0) -> [UInt8] {
+        func le16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)] }
+        func le32(_ v: UInt32) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 24)] }
+        let bits = codec.bits
+        let block = channels * codec.bytes
+        let g711 = codec.kind == .alaw || codec.kind == .mulaw
+        let extensible = !g711 && (channels > 2 || (codec.kind != .ieeeFloat && bits > 16))
+        let tag = g711 ? (codec.kind == .alaw ? 6 : 7) : codec.kind == .ieeeFloat ? 3 : 1
+        var fmt = le16(extensible ? 0xFFFE : tag) + le16(channels) + le32(UInt32(truncatingIfNeeded: rate))
+            + le32(UInt32(truncatingIfNeeded: rate * block)) + le16(block) + le16(bits)
+        if extensible {
+            fmt += le16(22) + le16(bits) + le32(mask != 0 ? UInt32(truncatingIfNeeded: mask) : defaultMasks[min(channels, 8)])
+            // KSDATAFORMAT_SUBTYPE_PCM / IEEE_FLOAT GUID
+            fmt += le16(tag) + [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
+        } else if g711 {
+            fmt += le16(0)
+        }
+        let fact = g711 ? Array("fact".utf8) + le32(4) + le32(frames) : []
+        // The RIFF size counts the data chunk's pad byte (an odd size is padded to even).
+        var h = Array("RIFF".utf8) + le32(UInt32(4 + 8 + fmt.count + fact.count + 8) &+ dataBytes &+ (dataBytes & 1)) + Array("WAVE".utf8)
+        h += Array("fmt ".utf8) + le32(UInt32(fmt.count)) + fmt + fact
+        h += Array("data".utf8) + le32(dataBytes)
+        return h
+    }
+}

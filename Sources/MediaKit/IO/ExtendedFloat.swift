@@ -16,4 +16,15 @@ enum ExtendedFloat {
         // Rounded, with FFmpeg's wrap-around for a significand within a half of 2^64.
         return (significand &+ (1 << UInt64(-exponent - 1))) >> UInt64(-exponent)
     }
+
+    /// The 10 big-endian bytes of `value` (a positive integer below 2^63) as an 80-bit IEEE 754
+    /// extended float: exponent 16383 + log2, the significand with its integer bit, as
+    /// FFmpeg's aiff muxer writes a sample rate (exact for every integer rate).
+    static func bytes(_ value: UInt64) -> [UInt8] {
+        guard value > 0 else { return [UInt8](repeating: 0, count: 10) }
+        let log2 = 63 - value.leadingZeroBitCount
+        let exponent = 16383 + log2
+        let significand = value << UInt64(63 - log2)
+        return [UInt8(exponent >> 8), UInt8(exponent & 0xFF)] + (0..<8).map { UInt8(truncatingIfNeeded: significand >> UInt64(56 - 8 * $0)) }
+    }
 }

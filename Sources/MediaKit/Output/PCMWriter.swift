@@ -85,6 +85,8 @@ public final class PCMWriter: AudioFrameSink {
                 file.discard()
                 throw MediaError(.limit, "\(data) bytes of audio do not fit in a WAV file (4 GiB); write raw PCM instead", path: file.path)
             }
+            // RIFF chunks are padded to an even size (an odd count of 8-bit mono samples).
+            if data % 2 == 1 { try file.write([0]) }
             try file.patch(Self.wavHeader(type: sampleType, rate: sampleRate, channels: channels, mask: channelMask, dataBytes: UInt32(data)), at: 0)
         }
         try file.commit()
@@ -93,25 +95,12 @@ public final class PCMWriter: AudioFrameSink {
     /// Removes what was written.
     public func cancel() { file.discard() }
 
-    /// A RIFF/WAVE header: format tag 1 (integer PCM) or 3 (IEEE float); WAVE_FORMAT_EXTENSIBLE
-    /// with the channel mask for more than two channels and for integer samples wider than 16 bits.
+    /// The RIFF/WAVE header of samples of `type` (``WAVHeader``: format tag 1 or 3,
+    /// WAVE_FORMAT_EXTENSIBLE with the channel mask for more than two channels and for integer
+    /// samples wider than 16 bits).
     static func wavHeader(type: SampleFormat, rate: Int, channels: Int, mask: UInt64, dataBytes: UInt32) -> [UInt8] {
-        func le16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)] }
-        func le32(_ v: UInt32) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 24)] }
-        let bits = type.bytesPerSample * 8
-        let block = channels * type.bytesPerSample
-        let extensible = channels > 2 || (!type.isFloat && bits > 16)
-        let tag = type.isFloat ? 3 : 1
-        var fmt = le16(extensible ? 0xFFFE : tag) + le16(channels) + le32(UInt32(rate)) + le32(UInt32(rate * block)) + le16(block) + le16(bits)
-        if extensible {
-            let defaultMask: UInt32 = [0, 0x4, 0x3, 0x7, 0x33, 0x37, 0x3F, 0x13F, 0x63F][min(channels, 8)]
-            fmt += le16(22) + le16(bits) + le32(mask != 0 ? UInt32(truncatingIfNeeded: mask) : defaultMask)
-            // KSDATAFORMAT_SUBTYPE_PCM / IEEE_FLOAT GUID
-            fmt += le16(tag) + [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
-        }
-        var h = Array("RIFF".utf8) + le32(UInt32(4 + 8 + fmt.count + 8) &+ dataBytes) + Array("WAVE".utf8)
-        h += Array("fmt ".utf8) + le32(UInt32(fmt.count)) + fmt
-        h += Array("data".utf8) + le32(dataBytes)
-        return h
+        let kind: PCMCodec.Kind = type.isFloat ? .ieeeFloat : type.bytesPerSample == 1 ? .unsigned : .signed
+        return WAVHeader.bytes(codec: PCMCodec(kind: kind, bytes: type.bytesPerSample, bigEndian: false), rate: rate, channels: channels,
+                               mask: mask, dataBytes: dataBytes)
     }
 }

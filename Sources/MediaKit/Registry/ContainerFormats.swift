@@ -123,7 +123,7 @@ public final class ContainerCatalog: @unchecked Sendable {
     /// Matroska / WebM, AIFF / AIFF-C.
     public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska, .aiff, .mpegts]
     /// The formats MediaKit writes.
-    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3]
+    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3, .wav, .aiff]
 
     /// The catalogue the registry and the tools use.
     public static let shared = ContainerCatalog()

@@ -1,0 +1,32 @@
+extension PCMFileLayout {
+    /// WAV (RIFF `WAVE`): the header of ``WAVHeader``. Samples are stored as WAV holds them:
+    /// little-endian, 8-bit unsigned. Big-endian samples (AIFF's, QuickTime's `twos` / `in24` /
+    /// `fl32`) are byte-swapped and signed 8-bit ones moved to unsigned on the way in, so a
+    /// remux from AIFF keeps every sample (ffmpeg refuses that copy: its wav muxer has no
+    /// big-endian tags).
+    static let wav = PCMFileLayout(
+        name: "WAV",
+        storage: { codec in
+            var stored = codec.with(bigEndian: false)
+            if stored.bytes == 1, stored.kind == .signed { stored = stored.with(kind: .unsigned) }
+            return WAVHeader.stores(stored) ? stored : nil
+        },
+        refusal: { codec, rate, channels in
+            let perSecond = rate.multipliedReportingOverflow(by: max(0, min(channels, 65535)) * codec.bytes)
+            return rate > 0 && UInt32(exactly: rate) != nil && (1...65535).contains(channels) && channels * codec.bytes <= 65535
+                && !perSecond.overflow && UInt32(exactly: perSecond.partialValue) != nil
+                ? nil : "1 to 65535 channels, a rate and bytes per second within 32 bits"
+        },
+        header: { stored, rate, channels, mask, dataBytes in
+            WAVHeader.bytes(codec: stored, rate: rate, channels: channels, mask: mask, dataBytes: UInt32(clamping: dataBytes),
+                            frames: UInt32(clamping: dataBytes / Int64(channels * stored.bytes)))
+        },
+        maxDataBytes: Int64(UInt32.max) - 128)
+}
+
+extension MuxerFormat {
+    /// WAV: one PCM track, stored little-endian (``PCMFileLayout/wav``).
+    public static let wav = MuxerFormat(name: "wav", description: "WAV", extensions: ["wav"], mimeTypes: ["audio/wav", "audio/x-wav"],
+                                        codecs: PCMCodec.plainCodecs, defaultAudioCodec: "pcm_s16le",
+                                        make: { path, _ in try PCMFileMuxer(path: path, layout: .wav) })
+}
