@@ -12,7 +12,8 @@ public protocol PacketStage: AnyObject {
 }
 
 /// Copies a track's packets into a muxer track; a packet cut short by the end of the file is
-/// left out (as FFmpeg's stream copy leaves it out). A stage made before its muxer exists
+/// left out (a part of a coded frame), except for PCM (``keepsCutPackets``), whose every
+/// whole sample is audio: FFmpeg's stream copy of a cut WAV or AIFF keeps that last run. A stage made before its muxer exists
 /// (a transcode opens the muxer once the encoder is known) holds the packets until
 /// ``bind(to:track:)``.
 public final class CopyStage: PacketStage {
@@ -22,6 +23,9 @@ public final class CopyStage: PacketStage {
     private var shift: Int64
     /// Packets written.
     public private(set) var written = 0
+    /// True to copy a packet cut short by the end of the file too (set for PCM tracks: the
+    /// muxer keeps the packet's whole samples).
+    public var keepsCutPackets = false
 
     /// Copies into track `track` of `muxer` (a value its `addTrack` returned), `shift` (in the
     /// track's time base) subtracted from every timestamp (a remux from MPEG-TS starts at zero).
@@ -51,7 +55,7 @@ public final class CopyStage: PacketStage {
     public var isDone: Bool { false }
 
     public func take(_ packet: Packet) throws {
-        guard !packet.isTruncated else { return }
+        guard !packet.isTruncated || keepsCutPackets else { return }
         guard let muxer else {
             held.append(packet)
             return

@@ -125,7 +125,9 @@ public enum Remuxer {
         for t in wanted {
             do {
                 let shift = start == 0 ? 0 : Int64((start / all[t].timeBase.doubleValue).rounded())
-                stages.append((t, CopyStage(into: muxer, track: try muxer.addTrack(from: all[t], firstPacket: firstPacket[t]), shift: shift)))
+                let stage = CopyStage(into: muxer, track: try muxer.addTrack(from: all[t], firstPacket: firstPacket[t]), shift: shift)
+                stage.keepsCutPackets = PCMCodec(all[t].parameters.codec) != nil
+                stages.append((t, stage))
             } catch var e as MediaError where e.kind == .unsupported {
                 e.message = "remuxing from \(format.description) is not supported: " + e.message
                 throw e
