@@ -10,10 +10,11 @@ nonisolated(unsafe) private var interrupted: sig_atomic_t = 0
 struct Transcode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mk-transcode",
-        abstract: "Decode the first audio track of a media file and encode it into a new file (AAC, Opus, Vorbis, MP3, FLAC).",
+        abstract: "Decode the first audio track of a media file and encode it into a new file (AAC, Opus, Vorbis, MP3, FLAC, PCM).",
         discussion: """
         The codec comes from the output's extension unless --codec says: .m4a/.mp4 AAC,
-        .flac FLAC, .mp3 MP3, .ogg/.oga Vorbis, .opus Opus, .mka/.mkv/.webm Opus. MP4 takes
+        .flac FLAC, .mp3 MP3, .ogg/.oga Vorbis, .opus Opus, .mka/.mkv/.webm Opus, .wav
+        pcm_s16le, .aiff/.aif/.aifc pcm_s16be (any PCM codec with --codec). MP4 takes
         AAC, MP3, Opus and FLAC (.m4a all but MP3); Ogg Opus, Vorbis and FLAC (.opus only Opus);
         Matroska all five; WebM Opus and Vorbis. The output is gapless: the encoder's priming
         and end padding are cut by an MP4 edit list (and iTunSMPB for AAC), the LAME tag of an

@@ -1,7 +1,9 @@
 /*
  * ffmpeg_encoder.c — the FFmpeg plugin's audio encoders (MK_PLUGIN_ENCODER_FACTORY, plugin
- * ABI 2.1): AAC-LC from libavcodec's native "aac" encoder, FLAC from its "flac" encoder and
- * MP3 from "libmp3lame" when the libavcodec loaded has it. An encoder the loaded libavcodec
+ * ABI 2.1): AAC-LC from libavcodec's native "aac" encoder, FLAC from its "flac" encoder,
+ * MP3 from "libmp3lame" when the libavcodec loaded has it, and PCM (8 to 32-bit integer of
+ * either byte order, 32 and 64-bit float, A-law, mu-law: what WAV and AIFF files hold) from
+ * its pcm_* encoders, which take frames of any length. An encoder the loaded libavcodec
  * lacks is omitted from the factory (the host then reports no encoder for the codec).
  *
  * Each backend is opened as the ffmpeg tool opens it for `-c:a NAME -b:a RATE` (or `-q:a Q`,
@@ -36,7 +38,21 @@
 #define FFE_CODECS(X)                               \
     X(aac, "aac", 100, 8000, 576000)                \
     X(flac, "flac", 100, 0, 0)                      \
-    X(mp3, "libmp3lame", 100, 8000, 320000)
+    X(mp3, "libmp3lame", 100, 8000, 320000)         \
+    X(pcm_u8, "pcm_u8", 100, 0, 0)                  \
+    X(pcm_s8, "pcm_s8", 100, 0, 0)                  \
+    X(pcm_s16le, "pcm_s16le", 100, 0, 0)            \
+    X(pcm_s16be, "pcm_s16be", 100, 0, 0)            \
+    X(pcm_s24le, "pcm_s24le", 100, 0, 0)            \
+    X(pcm_s24be, "pcm_s24be", 100, 0, 0)            \
+    X(pcm_s32le, "pcm_s32le", 100, 0, 0)            \
+    X(pcm_s32be, "pcm_s32be", 100, 0, 0)            \
+    X(pcm_f32le, "pcm_f32le", 100, 0, 0)            \
+    X(pcm_f32be, "pcm_f32be", 100, 0, 0)            \
+    X(pcm_f64le, "pcm_f64le", 100, 0, 0)            \
+    X(pcm_f64be, "pcm_f64be", 100, 0, 0)            \
+    X(pcm_alaw, "pcm_alaw", 100, 0, 0)              \
+    X(pcm_mulaw, "pcm_mulaw", 100, 0, 0)
 
 enum {
 #define FFE_ENUM(name, encoder, prio, lo, hi) FFE_IDX_##name,
