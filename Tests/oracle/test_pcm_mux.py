@@ -75,28 +75,35 @@ def _remux(mk_remux: Path, src: Path, out: Path) -> None:
     lib.check_ok(lib.run(cmd), cmd)
 
 
-def _check_copy(src: Path, out: Path, format_name: str, codec: str) -> None:
+def _check_copy(src: Path, out: Path, format_name: str, codec: str, want: str | None = None) -> None:
+    """`out` is read by ffprobe as `format_name` with `codec`, the source's rate and channels,
+    and decodes to the source's samples (`want`: their md5, when already known)."""
     fmt, s = _stream(out)
     _, ref = _stream(src)
     assert fmt["format_name"] == format_name, fmt
     assert s["codec_name"] == codec, s
     assert (s["sample_rate"], s["channels"]) == (ref["sample_rate"], ref["channels"])
-    assert _samples_md5(out) == _samples_md5(src), f"{out.name}: the samples differ from {src.name}'s"
+    assert _samples_md5(out) == (want or _samples_md5(src)), f"{out.name}: the samples differ from {src.name}'s"
 
 
-@pytest.mark.parametrize("codec", sorted(CODECS))
-@pytest.mark.parametrize("channels", [1, 2, 6])
+# Stereo for every codec; 6 channels (WAVE_FORMAT_EXTENSIBLE in WAV) and mono for a few
+# widths: the header is the only part that depends on the channel count.
+CASES = [(c, 2) for c in sorted(CODECS)] + [("pcm_s24le", 6), ("pcm_f32be", 6), ("pcm_s16be", 1), ("pcm_alaw", 1)]
+
+
+@pytest.mark.parametrize("codec,channels", CASES)
 def test_every_pcm_codec_into_wav_and_aiff_keeps_every_sample(codec: str, channels: int, mk_remux: Path, tmp_path: Path) -> None:
     container, in_wav, in_aiff = CODECS[codec]
     src = _make(tmp_path, codec, container, channels)
-    for target, name, stored in (("wav", "wav", in_wav), ("aiff", "aiff", in_aiff)):
+    want = _samples_md5(src)
+    for target, stored in (("wav", in_wav), ("aiff", in_aiff)):
         out = tmp_path / f"out.{target}"
         _remux(mk_remux, src, out)
-        _check_copy(src, out, name, stored)
-        # And back: the other format's copy of our file keeps the samples too.
-        back = tmp_path / f"back.{'aiff' if target == 'wav' else 'wav'}"
-        _remux(mk_remux, out, back)
-        assert _samples_md5(back) == _samples_md5(src)
+        _check_copy(src, out, target, stored, want)
+    # And back: AIFF -> WAV of our own AIFF keeps the samples too.
+    back = tmp_path / "back.wav"
+    _remux(mk_remux, tmp_path / "out.aiff", back)
+    assert _samples_md5(back) == want
 
 
 # The codecs ffmpeg's aiff muxer stores as they are (its `-c copy` writes the same codec).
