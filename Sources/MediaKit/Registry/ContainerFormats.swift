@@ -121,7 +121,7 @@ public struct MuxerFormat: Sendable {
 public final class ContainerCatalog: @unchecked Sendable {
     /// The formats MediaKit has built in: MP4 / QuickTime, Ogg, IVF, MP3 (MPEG audio), ADTS AAC, WAV, FLAC,
     /// Matroska / WebM, AIFF / AIFF-C.
-    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska, .aiff, .mpegts]
+    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska, .aiff, .mpegts, .h264, .hevc, .obu]
     /// The formats MediaKit writes.
     public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3]
 
