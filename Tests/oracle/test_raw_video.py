@@ -32,7 +32,7 @@ import oracle_lib as lib
 
 BREADTH = ["264_Eyevinn_54e476_blackframe.264", "264_Eyevinn_8b9069_4pics.264",
            "265_Eyevinn_304cf2_deblocking_offsets.265", "265_Eyevinn_b1c471_blackframe.265"]
-GENERATED = ["x264_bframes.h264", "x264_slices.264", "x265.hevc", "aom.obu"]
+GENERATED = ["x264_bframes.h264", "x264_slices.264", "x264_main41", "x265.hevc", "aom.obu"]
 ALL = [f"shared:breadth/{n}" for n in BREADTH] + [f"gen:{n}" for n in GENERATED]
 
 
@@ -50,6 +50,9 @@ def _make(name: str, folder: Path) -> Path:
     elif name == "x264_slices.264":   # 4 slices a picture, AUDs, 30000/1001 in the SPS
         cmd = src + ["-r", "30000/1001", "-c:v", "libx264", "-bf", "3", "-x264-params", "slices=4:aud=1",
                      "-pix_fmt", "yuv420p", "-f", "h264", str(out)]
+    elif name == "x264_main41":   # no extension; starts 00 00 00 01 "gM@)": the MP4 probe must not take it
+        cmd = src + ["-c:v", "libx264", "-profile:v", "main", "-level", "4.1", "-bf", "0", "-pix_fmt", "yuv420p",
+                     "-f", "h264", str(out)]
     elif name == "x265.hevc":
         if "libx265" not in _encoders():
             pytest.skip("this ffmpeg has no libx265 encoder to make an HEVC stream with")
@@ -191,7 +194,7 @@ def test_pipe_equals_file(mk_bin, stream):
 def test_truncated_stream_reads_as_far_as_it_goes(mk_bin, stream, tmp_path):
     data = stream.read_bytes()
     for cut in [len(data) * 2 // 3, len(data) // 2 + 7]:
-        short = tmp_path / ("cut" + stream.suffix)
+        short = tmp_path / ("cut" + (stream.suffix or ".h264"))
         short.write_bytes(data[:cut])
         ours, theirs = _our_packets(mk_bin, str(short)), _ffprobe_packets(short)
         assert ours == theirs, f"cut at {cut}: " + _first_difference(ours, theirs)
