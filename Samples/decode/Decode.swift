@@ -33,11 +33,14 @@ struct Decode: ParsableCommand {
         the input was cut short or damaged (see the warnings).
         """)
 
-    @Argument(help: "The media file to decode (MP4, MOV, M4A, Ogg, Opus, IVF, MKV, MKA, WebM ...); - reads standard input (a pipe: Ogg, IVF, Matroska / WebM, or MP4 with its moov first).")
+    @Argument(help: "The media file to decode (MP4, MOV, M4A, Ogg, Opus, IVF, MKV, MKA, WebM, TS, raw H.264 / HEVC / AV1 OBU ...); - reads standard input (a pipe: Ogg, IVF, Matroska / WebM, or MP4 with its moov first).")
     var file: String
 
     @Option(help: "Where to write the decoded audio.")
     var audioOut: String?
+
+    @Option(help: ArgumentHelp("Time a raw H.264 / HEVC / AV1 OBU stream at this frame rate (N, N/D or a decimal), as ffmpeg's -r before -i. Default: the rate its SPS states, else 25.", valueName: "RATE"))
+    var frameRate: String?
 
     @Option(help: "Where to write the decoded video.")
     var videoOut: String?
@@ -116,11 +119,22 @@ struct Decode: ParsableCommand {
         if strict && warned { throw ExitCode(Self.strictWarningStatus) }
     }
 
+    /// The --frame-rate value, or nil when none was given.
+    static func parsedFrameRate(_ text: String?) throws -> Rational? {
+        guard let text else { return nil }
+        guard let rate = RawVideoDemuxer.frameRate(parsing: text) else {
+            throw ValidationError("--frame-rate wants a positive rate (25, 30000/1001, 29.97), not \"\(text)\"")
+        }
+        return rate
+    }
+
     /// Decodes as the options say; true when warnings were printed.
     mutating func decode() throws -> Bool {
         var options = FileDecodeOptions(audioPath: audioOut, videoPath: videoOut)
         // The input is opened once (`-` is standard input), its tracks read once.
+        let rate = try Self.parsedFrameRate(frameRate)
         let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
+        if let rate { try RawVideoDemuxer.setFrameRate(rate, on: demuxer, path: file) }
         if at != nil || atFrame != nil { return try writePictures(demuxer) }
         if audioOut == nil && videoOut == nil {
             // Default outputs, beside the input: only for the tracks the file has.

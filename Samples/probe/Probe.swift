@@ -18,7 +18,7 @@ struct Probe: ParsableCommand {
           mk-probe --plugins             the codec plugins found and where
         """)
 
-    @Argument(help: "The media file to read (MP4, MOV, M4A, Ogg, Opus, IVF, MKV, MKA, WebM, TS, M2TS ...); - reads standard input (a pipe: Ogg, IVF, Matroska / WebM, MPEG-TS, MP4 with its moov first, or fragmented MP4).")
+    @Argument(help: "The media file to read (MP4, MOV, M4A, Ogg, Opus, IVF, MKV, MKA, WebM, TS, M2TS, raw H.264 / HEVC / AV1 OBU ...); - reads standard input (a pipe: Ogg, IVF, Matroska / WebM, MPEG-TS, raw video streams, MP4 with its moov first, or fragmented MP4).")
     var file: String?
 
     @Flag(help: "Print the tracks as JSON.")
@@ -36,6 +36,9 @@ struct Probe: ParsableCommand {
     @Option(help: "Write the file's cover art (MP3 / ADTS ID3 tags) to this path.")
     var coverOut: String?
 
+    @Option(help: ArgumentHelp("Time a raw H.264 / HEVC / AV1 OBU stream at this frame rate (N, N/D or a decimal), as ffmpeg's -r before -i. Default: the rate its SPS states, else 25.", valueName: "RATE"))
+    var frameRate: String?
+
     mutating func run() throws {
         if plugins {
             printPlugins()
@@ -43,7 +46,9 @@ struct Probe: ParsableCommand {
         }
         guard let file else { throw ValidationError("give a media file to probe, or --plugins") }
         do {
+            let rate = try Self.parsedFrameRate(frameRate)
             let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
+            if let rate { try RawVideoDemuxer.setFrameRate(rate, on: demuxer, path: file) }
             if let coverOut {
                 guard let cover = (demuxer as? AudioStreamDemuxer)?.tags.coverArt else {
                     throw MediaError(.notFound, "the file has no cover art in its tags", path: file)
@@ -68,6 +73,15 @@ struct Probe: ParsableCommand {
             FileHandle.standardError.write(Data("mk-probe: \(e)\n".utf8))
             throw ExitCode(1)
         }
+    }
+
+    /// The --frame-rate value, or nil when none was given.
+    static func parsedFrameRate(_ text: String?) throws -> Rational? {
+        guard let text else { return nil }
+        guard let rate = RawVideoDemuxer.frameRate(parsing: text) else {
+            throw ValidationError("--frame-rate wants a positive rate (25, 30000/1001, 29.97), not \"\(text)\"")
+        }
+        return rate
     }
 
     func printPlugins() {

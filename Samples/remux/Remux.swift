@@ -77,6 +77,9 @@ struct Remux: ParsableCommand {
     @Option(name: .customLong("track"), help: ArgumentHelp("Keep only this track (0-based; repeatable). Default: all.", valueName: "N"))
     var tracks: [Int] = []
 
+    @Option(help: ArgumentHelp("Time a raw H.264 / HEVC / AV1 OBU stream at this frame rate (N, N/D or a decimal), as ffmpeg's -r before -i. Default: the rate its SPS states, else 25.", valueName: "RATE"))
+    var frameRate: String?
+
     @Flag(help: "Print no progress line.")
     var quiet = false
 
@@ -128,6 +131,15 @@ struct Remux: ParsableCommand {
         return lines.joined(separator: "\n")
     }
 
+    /// The --frame-rate value, or nil when none was given.
+    static func parsedFrameRate(_ text: String?) throws -> Rational? {
+        guard let text else { return nil }
+        guard let rate = RawVideoDemuxer.frameRate(parsing: text) else {
+            throw ValidationError("--frame-rate wants a positive rate (25, 30000/1001, 29.97), not \"\(text)\"")
+        }
+        return rate
+    }
+
     func remux() throws {
         guard let input, let output else { return }
         let layout: MuxLayout = fragment.map { .fragmented(seconds: $0) }
@@ -141,7 +153,8 @@ struct Remux: ParsableCommand {
                 FileHandle.standardError.write(Data("mk-remux: track \(t) left out: \(why) (--track chooses the tracks)\n".utf8))
             }
         }
-        try Remuxer.remux(input: input, output: output, layout: layout, tracks: tracks.isEmpty ? nil : tracks) { done, total in
+        let rate = try Self.parsedFrameRate(frameRate)
+        try Remuxer.remux(input: input, output: output, layout: layout, tracks: tracks.isEmpty ? nil : tracks, frameRate: rate) { done, total in
             if paceMs > 0 { usleep(useconds_t(paceMs) * 1000) }
             guard showProgress else { return }
             let percent = done * 100 / total

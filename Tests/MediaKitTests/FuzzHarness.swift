@@ -22,6 +22,7 @@ public enum FuzzHarness {
         "wav": wav,
         "aiff": aiff,
         "mpegts": mpegts,
+        "rawvideo": rawVideo,
         "flac": flac,
         "matroska": matroska,
         "audiostream": audioStream,
@@ -43,6 +44,13 @@ public enum FuzzHarness {
     public static func aiff(_ data: [UInt8]) { demux(data) { try AIFFDemuxer(source: $0) } }
     /// MPEG-TS / M2TS (PAT, PMT, PES, the audio frame splitters, the SPS / VPS timing readers).
     public static func mpegts(_ data: [UInt8]) { demux(data) { try MPEGTSDemuxer(source: $0) } }
+    /// Raw H.264 / HEVC (the access unit splitters, SPS / VPS / SEI readers) and AV1 OBU streams:
+    /// the first byte chooses the syntax (0 H.264, 1 HEVC, 2 AV1; modulo 3), the rest is the stream.
+    public static func rawVideo(_ data: [UInt8]) {
+        guard let first = data.first else { return }
+        let syntax: RawVideoDemuxer.Syntax = [.h264, .hevc, .av1][Int(first) % 3]
+        demux(Array(data.dropFirst())) { try RawVideoDemuxer(source: $0, syntax: syntax) }
+    }
     /// Matroska / WebM (EBML, lacing, unknown sizes, Cues).
     public static func matroska(_ data: [UInt8]) { demux(data) { try MatroskaDemuxer(source: $0) } }
     /// Native FLAC.

@@ -103,6 +103,8 @@ enum AV1 {
         var profile = 0, level = 0, tier = 0, bitDepth = 8
         var monochrome = false
         var subsamplingX = 1, subsamplingY = 1, chromaSamplePosition = 0
+        /// max_frame_width_minus_1 + 1 and max_frame_height_minus_1 + 1: the picture size.
+        var maxWidth = 0, maxHeight = 0
 
         /// Parses a sequence header OBU's payload; nil when it is cut short or malformed.
         init?(_ payload: ArraySlice<UInt8>) {
@@ -153,7 +155,8 @@ enum AV1 {
                     if i == 0 { self.level = level; self.tier = tier }
                 }
             }
-            guard let widthBits = f(4), let heightBits = f(4), f(widthBits + 1) != nil, f(heightBits + 1) != nil else { return nil }
+            guard let widthBits = f(4), let heightBits = f(4), let w = f(widthBits + 1), let h = f(heightBits + 1) else { return nil }
+            (maxWidth, maxHeight) = (w + 1, h + 1)
             if reduced == 0 {
                 guard let frameIDs = f(1) else { return nil }
                 if frameIDs == 1 { guard f(4) != nil, f(3) != nil else { return nil } }

@@ -121,7 +121,7 @@ public struct MuxerFormat: Sendable {
 public final class ContainerCatalog: @unchecked Sendable {
     /// The formats MediaKit has built in: MP4 / QuickTime, Ogg, IVF, MP3 (MPEG audio), ADTS AAC, WAV, FLAC,
     /// Matroska / WebM, AIFF / AIFF-C.
-    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska, .aiff, .mpegts]
+    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska, .aiff, .mpegts, .h264, .hevc, .obu]
     /// The formats MediaKit writes.
     public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3, .wav, .aiff]
 
@@ -277,12 +277,19 @@ extension ContainerFormat {
     }
 
     /// True when `head` starts like an ISO BMFF / QuickTime file: a box size that fits the
-    /// file (or 0 / 1: to the end, 64-bit) and a type of four printable characters
+    /// file (or 0: to the end; 1: a 64-bit size after the type, which must fit) and a type of four printable characters
     /// (ftyp, moov, mdat, free, wide, skip ...).
     static func looksLikeBMFF(_ head: [UInt8], fileSize: Int64) -> Bool {
         guard head.count >= 8 else { return false }
         let size = Int64(head[0]) << 24 | Int64(head[1]) << 16 | Int64(head[2]) << 8 | Int64(head[3])
         guard size == 0 || size == 1 || (8...max(8, fileSize)).contains(size) else { return false }
+        if size == 1 {
+            // A 64-bit size must follow and fit too: a raw H.264 stream's 00 00 00 01 start code
+            // and a printable SPS ("gM@)", Main profile) look like a box header otherwise.
+            guard head.count >= 16 else { return false }
+            let large = head[8..<16].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            guard (16...max(16, fileSize)).contains(large) else { return false }
+        }
         return head[4..<8].allSatisfy { (0x20..<0x7F).contains($0) }
     }
 }

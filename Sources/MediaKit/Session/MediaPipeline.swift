@@ -21,6 +21,8 @@ public final class CopyStage: PacketStage {
     private var track: Int
     private var held: [Packet] = []
     private var shift: Int64
+    /// Where a packet without timestamps goes: the previous packet's dts plus its duration.
+    private var nextDts: Int64 = 0
     /// Packets written.
     public private(set) var written = 0
     /// True to copy a packet cut short by the end of the file too (set for PCM tracks: the
@@ -66,6 +68,10 @@ public final class CopyStage: PacketStage {
             if p.pts != Packet.noTimestamp { p.pts -= shift }
             if p.dts != Packet.noTimestamp { p.dts -= shift }
         }
+        // A packet with neither time (a raw H.264 / HEVC stream's, RawVideoDemuxer) is placed
+        // after the one before it, in decoding order, as ffmpeg's stream copy places it.
+        if p.pts == Packet.noTimestamp && p.dts == Packet.noTimestamp { p.dts = nextDts }
+        if p.dts != Packet.noTimestamp { nextDts = p.dts + p.duration }
         try muxer.write(p)
         written += 1
     }

@@ -18,24 +18,29 @@ public enum Remuxer {
     ///   - layout: progressive (default), fast-start, fragmented or hybrid.
     ///   - tracks: the track indexes to keep, in order; nil keeps every audio and video track and
     ///     the subtitle and data tracks the output format carries (``tracksToCopy(_:into:)``).
+    ///   - frameRate: times a raw video input (``RawVideoDemuxer``) at this rate, as ffmpeg's
+    ///     `-r` before `-i`; nil (default): the stream's own rate, else 25.
     ///   - progress: called after each packet with (packets written, packets in all); an error it
     ///     throws stops the remux (nothing is left under `output`) and is rethrown.
-    /// - Throws: as ``remux(input:output:options:tracks:progress:)``.
+    /// - Throws: as ``remux(input:output:options:tracks:frameRate:progress:)``.
     public static func remux(input: String, output: String, layout: MuxLayout = .progressive,
-                             tracks: [Int]? = nil, progress: ((Int, Int) throws -> Void)? = nil) throws {
-        try remux(input: input, output: output, options: MuxerOptions(layout: layout), tracks: tracks, progress: progress)
+                             tracks: [Int]? = nil, frameRate: Rational? = nil, progress: ((Int, Int) throws -> Void)? = nil) throws {
+        try remux(input: input, output: output, options: MuxerOptions(layout: layout), tracks: tracks, frameRate: frameRate, progress: progress)
     }
 
-    /// Remuxes `input` to `output`, the muxer made with `options`.
+    /// Remuxes `input` to `output`, the muxer made with `options` (`frameRate`: as
+    /// ``remux(input:output:layout:tracks:frameRate:progress:)``).
     /// - Throws: ``MediaError``: `.unsupported` for an output extension no muxer writes, a codec
     ///   the muxer cannot carry or an encrypted track; `.invalidArgument` for a track that does
-    ///   not exist or options the format does not take; the demuxer's; `.io` for a write
+    ///   not exist, options the format does not take, or a frame rate for an input that is not
+    ///   a raw video stream; the demuxer's; `.io` for a write
     ///   failure (the target is then left untouched).
     public static func remux(input: String, output: String, options: MuxerOptions, tracks: [Int]? = nil,
-                             progress: ((Int, Int) throws -> Void)? = nil) throws {
+                             frameRate: Rational? = nil, progress: ((Int, Int) throws -> Void)? = nil) throws {
         let catalog = ContainerCatalog.shared
         let target = try catalog.requireMuxerFormat(forPath: output)
         let (format, demuxer) = try catalog.open(ByteSources.open(path: input))
+        if let frameRate { try RawVideoDemuxer.setFrameRate(frameRate, on: demuxer, path: input) }
         let all = demuxer.tracks
         let wanted = tracks ?? tracksToCopy(all, into: target).copied
         if wanted.isEmpty {

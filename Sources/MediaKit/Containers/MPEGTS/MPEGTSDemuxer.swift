@@ -629,15 +629,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     }
 
     private func accessUnit(_ s: TSElementaryStream, _ data: [UInt8], pts: Int64, dts: Int64, position: Int64) {
-        let units = AnnexB.nalUnits(in: data)
+        let units = s.framing == .mpegVideo ? AnnexB.nalUnits(in: data) : []   // H.264 / HEVC: accessUnitFacts
         var key = false
         var sets: [ArraySlice<UInt8>] = []
         var pictures = false
-        // A unit as FFmpeg's h2645 splitter keeps it for extradata: up to the next 3-byte
-        // start code (a 4-byte start code's first zero included).
-        func raw(_ k: Int) -> ArraySlice<UInt8> {
-            data[units[k].lowerBound..<(k + 1 < units.count ? units[k + 1].lowerBound - 3 : data.count)]
-        }
         if s.framing == .mpegVideo {
             // MPEG-1/2 video (ISO/IEC 13818-2 6.2): a picture start code (00) is a picture, an
             // I picture (coding type 1) a key frame; the sequence header (B3) gives the rate.
@@ -669,29 +664,14 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 }
             }
         }
-        for (k, u) in units.enumerated() where s.framing != .mpegVideo {
-            let nal = Array(data[u])
-            if s.framing == .h264 {
-                let type = AnnexB.h264Type(nal[0])
-                if type == 5 { key = true }
-                if (1...5).contains(type) { pictures = true }
-                if type == 7 || type == 8 { sets.append(raw(k)) }
-                if type == 7, s.frameTicks == 0 || s.parameters.width == 0, let facts = VideoTiming.h264(sps: nal, clock: Self.clock) {
-                    if s.frameTicks == 0 { s.frameTicks = facts.frameTicks ?? 0 }
-                    if s.parameters.width == 0 { (s.parameters.width, s.parameters.height) = (facts.width, facts.height) }
-                }
-            } else {
-                guard nal.count >= 2 else { continue }
-                let type = AnnexB.hevcType(nal[0])
-                if (16...23).contains(type) { key = true }
-                if type < 32 { pictures = true }
-                if (32...34).contains(type) { sets.append(raw(k)) }
-                if type == 32 && s.frameTicks == 0 { s.frameTicks = VideoTiming.hevcFrameTicks(vps: nal, clock: Self.clock) ?? 0 }
-                if type == 33, s.frameTicks == 0 || s.parameters.width == 0, let facts = VideoTiming.hevc(sps: nal, clock: Self.clock) {
-                    if s.frameTicks == 0 { s.frameTicks = facts.frameTicks ?? 0 }
-                    if s.parameters.width == 0 { (s.parameters.width, s.parameters.height) = (facts.width, facts.height) }
-                }
-            }
+        if s.framing != .mpegVideo {
+            let facts = AnnexB.accessUnitFacts(data, hevc: s.framing == .hevc, clock: Self.clock,
+                                               timing: s.frameTicks == 0, size: s.parameters.width == 0)
+            key = facts.isKeyframe
+            pictures = facts.hasPicture
+            sets = facts.parameterSets.map { data[$0] }
+            if s.frameTicks == 0 { s.frameTicks = facts.frameTicks ?? 0 }
+            if s.parameters.width == 0, let size = facts.size { (s.parameters.width, s.parameters.height) = size }
         }
         if var prefix = s.prefix {
             // A PES of parameter sets only: the parser makes it part of the access unit that
@@ -755,14 +735,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     /// The extradata of an H.264 / HEVC access unit: its parameter sets as FFmpeg's
     /// extract_extradata writes them (see ``accessUnit``).
     private func learnParameterSets(_ s: TSElementaryStream, _ data: [UInt8]) {
-        let units = AnnexB.nalUnits(in: data)
-        var out: [UInt8] = []
-        for (k, u) in units.enumerated() {
-            let type = s.framing == .h264 ? AnnexB.h264Type(data[u.lowerBound]) : AnnexB.hevcType(data[u.lowerBound])
-            guard s.framing == .h264 ? (type == 7 || type == 8) : (32...34).contains(type) else { continue }
-            out += [0, 0, 1] + data[u.lowerBound..<(k + 1 < units.count ? units[k + 1].lowerBound - 3 : data.count)]
-        }
-        if !out.isEmpty { s.parameters.extradata = out; s.parametersKnown = true }
+        let sets = AnnexB.accessUnitFacts(data, hevc: s.framing == .hevc, clock: Self.clock, timing: false, size: false).parameterSets
+        if !sets.isEmpty { s.parameters.extradata = AnnexB.extradata(data, sets); s.parametersKnown = true }
     }
 
     /// A frame header at `i` of `b`: (size in bytes, samples, sample rate, whether it starts
