@@ -7,7 +7,10 @@ Oracles (ORACLES.md):
 - lossless: mk-decode's PCM equals the WAV it was encoded from, byte for byte
   (`ffmpeg -i SRC.wav -f s16le` / `-f s32le`: 24-bit samples in the top bits of 32);
 - and equals ffmpeg's decode of the ALAC file in the same layout;
-- packets: ffprobe's (lib.expected_packets: pts, dts, duration, size, offset, key flag).
+- packets: ffprobe's (lib.expected_packets: pts, dts, duration, size, offset, key flag);
+- encoding (`mk-transcode --codec alac`, the FFmpeg plugin's "alac" encoder into MP4 / M4A and
+  Matroska): ffprobe's codec, rate, channels and bit depth, and ffmpeg's decode equals the source;
+- remux M4A <-> MKV: framemd5 (size and MD5 of every packet) equal.
 """
 from __future__ import annotations
 
@@ -62,3 +65,38 @@ def test_packets_like_ffprobe(name, ext, tmp_path_factory, mk_probe):
     ours = [l for l in proc.stdout.decode().splitlines() if l.strip()]
     ref = lib.expected_packets(path)
     assert ours == ref, lib.diff_lines(ours, ref, "mk-probe", "ffprobe")
+
+
+@pytest.mark.parametrize("name,ext", CASES)
+def test_transcode_to_alac_is_lossless(name, ext, tmp_path_factory, tmp_path, mk_transcode):
+    """`mk-transcode SRC.wav OUT --codec alac` (the FFmpeg plugin's "alac" encoder): ffprobe reads
+    ALAC at the source's rate, channels and bit depth, and ffmpeg's decode of it is the source
+    PCM byte for byte (ORACLES.md "Encoders": a lossless round trip is bit-exact)."""
+    wav, _ = _make(tmp_path_factory, name, ext)
+    out = tmp_path / f"out.{ext}"
+    cmd = [mk_transcode, wav, out, "--codec", "alac"]
+    lib.check_ok(lib.run(cmd), cmd)
+    st = lib.ffprobe_json(out)["streams"][0]
+    src = lib.ffprobe_json(wav)["streams"][0]
+    assert (st["codec_name"], st["sample_rate"], st["channels"]) == ("alac", src["sample_rate"], src["channels"])
+    assert int(st["bits_per_raw_sample"]) == int(src["bits_per_sample"])
+    layout = SOURCES[name][1]
+    decoded = lib.run(["ffmpeg", "-v", "error", "-nostdin", "-i", out, "-f", f"{layout}le", "-"]).stdout
+    source = lib.run(["ffmpeg", "-v", "error", "-nostdin", "-i", wav, "-f", f"{layout}le", "-"]).stdout
+    assert decoded == source, f"{out.name}: " + str(lib.compare_bytes_exact(decoded, source, layout))
+
+
+@pytest.mark.parametrize("name,ext", CASES)
+def test_remux_keeps_alac_packets(name, ext, tmp_path_factory, tmp_path, mk_remux):
+    """mk-remux M4A -> MKV and MKV -> MP4: every packet's size and MD5 as in the input
+    (`ffmpeg -c copy -f framemd5` of both)."""
+    _, path = _make(tmp_path_factory, name, ext)
+    out = tmp_path / ("out.mkv" if ext == "m4a" else "out.mp4")
+    cmd = [mk_remux, path, out]
+    lib.check_ok(lib.run(cmd), cmd)
+
+    def md5s(p):
+        text = lib.run(["ffmpeg", "-v", "error", "-nostdin", "-i", p, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]).stdout.decode()
+        return [",".join(f.strip() for f in l.split(",")[4:6]) for l in text.splitlines() if l and not l.startswith("#")]
+    got, want = md5s(out), md5s(path)
+    assert got and got == want, lib.diff_lines(got, want, out.name, path.name)

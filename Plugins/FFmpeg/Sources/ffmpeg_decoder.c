@@ -10,7 +10,7 @@
  *
  * Factories: MK_PLUGIN_DECODER_FACTORY (below),
  * MK_PLUGIN_PICTURE_CONVERTER_FACTORY (ffmpeg_converter.c) and
- * MK_PLUGIN_ENCODER_FACTORY (ffmpeg_encoder.c: AAC, FLAC, MP3 through libmp3lame).
+ * MK_PLUGIN_ENCODER_FACTORY (ffmpeg_encoder.c: AAC, FLAC, ALAC, MP3 through libmp3lame).
  *
  * Backends
  *   One backend per codec (name "ffmpeg", priority 100; "av1" priority 50 so a

@@ -1,7 +1,7 @@
 /*
  * ffmpeg_encoder.c — the FFmpeg plugin's audio encoders (MK_PLUGIN_ENCODER_FACTORY, plugin
- * ABI 2.1): AAC-LC from libavcodec's native "aac" encoder, FLAC from its "flac" encoder and
- * MP3 from "libmp3lame" when the libavcodec loaded has it. An encoder the loaded libavcodec
+ * ABI 2.1): AAC-LC from libavcodec's native "aac" encoder, FLAC and ALAC from its "flac" and
+ * "alac" encoders and MP3 from "libmp3lame" when the libavcodec loaded has it. An encoder the loaded libavcodec
  * lacks is omitted from the factory (the host then reports no encoder for the codec).
  *
  * Each backend is opened as the ffmpeg tool opens it for `-c:a NAME -b:a RATE` (or `-q:a Q`,
@@ -36,6 +36,7 @@
 #define FFE_CODECS(X)                               \
     X(aac, "aac", 100, 8000, 576000)                \
     X(flac, "flac", 100, 0, 0)                      \
+    X(alac, "alac", 100, 0, 0)                      \
     X(mp3, "libmp3lame", 100, 8000, 320000)
 
 enum {
