@@ -18,6 +18,8 @@ Oracles (ORACLES.md):
   decoders behind mk-decode);
 - track facts: `ffprobe -show_streams`: codec, sample rate, channels; the duration within one
   frame;
+- seeking: `mk-decode --seek T` against the full decode cut at T (ORACLES.md), at least as
+  close as `ffmpeg -ss T` is (exact where the decoder's state converges);
 - a pipe (`cat FILE | mk-probe --packets -`) gives the file's packets; the push parser gives
   the same packets for any chunking (`mk-stream --chunk`); a file cut short reads as far as it
   goes (packets and decode as ffprobe / ffmpeg give them on the cut file).
@@ -283,3 +285,36 @@ def test_probe_reads_by_content_not_name(tmp_path_factory, mk_probe):
     junk.write_bytes(bytes([0x0B, 0x77, 0x00, 0x00, 0x14, 0x40]) + bytes(range(256)) * 8)
     proc = lib.run([mk_probe, "--packets", junk])
     assert proc.returncode != 0 and proc.stderr.startswith(b"mk-probe: "), proc.stderr
+
+
+def _snr(ours: bytes, ref: bytes) -> float:
+    """Signal-to-error ratio in dB of `ours` against `ref` (s16le, same length); inf when equal."""
+    import array
+    import math
+    a, b = array.array("h", ours), array.array("h", ref)
+    err = sum((x - y) ** 2 for x, y in zip(a, b))
+    sig = sum(y * y for y in b) or 1
+    return math.inf if err == 0 else 10 * math.log10(sig / err)
+
+
+@pytest.mark.parametrize("stream", PARAMS, indirect=True)
+def test_seek_is_the_full_decode_cut(stream, mk_decode, tmp_path):
+    """`mk-decode --seek T` (T = 40 % of the stream) against ffmpeg's decode of the whole file
+    from sample round(T x rate) on (ORACLES.md "Seeking": the full decode cut at T): the same
+    length, and at least as close to it as `ffmpeg -ss T` is. Decoders whose state forgets
+    the past (most of the generated streams) give it byte for byte; AC-3 dither and AMR's
+    predictors and noise generators carry a state no seek can restore, so neither side is
+    exact there, and ffmpeg's own seek (a fresh decoder at the frame) is the bound."""
+    st = _ffprobe_stream(stream)
+    rate, channels = int(st["sample_rate"]), int(st["channels"])
+    full = lib.run(["ffmpeg", "-v", "error", "-nostdin", "-i", stream, "-map", "0:a:0", "-f", "s16le", "-"]).stdout
+    seconds = round(len(full) / (2 * channels) / rate * 0.4, 3)
+    out = tmp_path / "seek.pcm"
+    cmd = [mk_decode, stream, "--seek", seconds, "--audio-out", out, "-q"]
+    lib.check_ok(lib.run(cmd), cmd)
+    want = full[round(seconds * rate) * 2 * channels:]
+    got = out.read_bytes()
+    assert len(got) == len(want), f"--seek {seconds}: {len(got)} bytes, the cut full decode {len(want)}"
+    theirs = lib.run(["ffmpeg", "-v", "error", "-nostdin", "-ss", str(seconds), "-i", stream, "-map", "0:a:0", "-f", "s16le", "-"]).stdout
+    ours_snr, their_snr = _snr(got, want), _snr(theirs[:len(want)], want)
+    assert ours_snr >= their_snr, f"--seek {seconds}: {ours_snr:.1f} dB against the cut full decode, ffmpeg -ss {their_snr:.1f} dB"
