@@ -10,8 +10,9 @@ public struct DTSHeader: Sendable, Hashable {
     /// Bytes in the frame: the core's FSIZE + 1, or the extension substream's nuExtSSFsize + 1
     /// (a core frame's extension substreams follow it and are not counted here).
     public let frameSize: Int
-    /// Channels of the core (AMODE, plus one for an LFE channel); 0 for an extension substream
-    /// without a core (its asset descriptors are not read).
+    /// Channels of the core (AMODE, plus one for an LFE channel), or of an extension substream's
+    /// first asset (nuTotalNumChs: 8 for DTS-HD MA 7.1 over a 5.1 core); 0 when the substream
+    /// header has no static fields or is not all in the bytes given.
     public let channels: Int
     /// True for a core frame (7FFE8001), false for an extension substream (64582025).
     public let isCore: Bool
@@ -42,17 +43,55 @@ public struct DTSHeader: Sendable, Hashable {
             channels = (amode < 16 ? Self.amodeChannels[amode] : 0) + (lff != 0 ? 1 : 0)
             isCore = true
         } else if sync == 0x6458_2025 {
-            guard r.read(10) != nil, let longHeader = r.read(1) else { return nil }
+            guard r.read(8) != nil, let ssIndex = r.read(2), let longHeader = r.read(1) else { return nil }
             guard let headerSize = r.read(longHeader == 1 ? 12 : 8), let fsize = r.read(longHeader == 1 ? 20 : 16),
                   r.read(1) == 1, let clock = r.read(2), let code = r.read(3), Self.referenceClocks[clock] > 0,
                   fsize >= headerSize else { return nil }
             samples = 512 * (code + 1)
             sampleRate = Self.referenceClocks[clock]
             frameSize = fsize + 1
-            channels = 0
+            var whole = BitReader(Array(b[index..<min(b.count, index + headerSize + 1)]))
+            channels = Self.firstAssetChannels(&whole, substreamIndex: ssIndex, longHeader: longHeader == 1) ?? 0
             isCore = false
         } else {
             return nil
         }
+    }
+
+    /// nuTotalNumChs of the first asset descriptor of an extension substream header whose
+    /// static fields are present (ETSI TS 102 114 7.5.1 and 7.5.2), read from its sync word on;
+    /// nil when the bytes end first.
+    private static func firstAssetChannels(_ r: inout BitReader, substreamIndex: Int, longHeader: Bool) -> Int? {
+        // Sync, user bits, index, header size type, header and frame sizes, static fields flag.
+        guard r.read(32 + 8 + 2 + 1) != nil, r.read(longHeader ? 32 : 24) != nil, r.read(1) == 1 else { return nil }
+        guard r.read(2 + 3) != nil, let hasTimeStamp = r.read(1) else { return nil }
+        if hasTimeStamp == 1 { guard r.read(36) != nil else { return nil } }
+        guard let presentations = r.read(3).map({ $0 + 1 }), let assets = r.read(3).map({ $0 + 1 }) else { return nil }
+        var masks: [Int] = []
+        for _ in 0..<presentations {
+            guard let m = r.read(substreamIndex + 1) else { return nil }
+            masks.append(m)
+        }
+        for m in masks {
+            for ss in 0...substreamIndex where m >> ss & 1 == 1 { guard r.read(8) != nil else { return nil } }
+        }
+        guard let mixing = r.read(1) else { return nil }
+        if mixing == 1 {
+            guard r.read(2) != nil, let bits = r.read(2).map({ ($0 + 1) << 2 }), let configs = r.read(2).map({ $0 + 1 }) else { return nil }
+            for _ in 0..<configs { guard r.read(bits) != nil else { return nil } }
+        }
+        for _ in 0..<assets { guard r.read(longHeader ? 20 : 16) != nil else { return nil } }
+        // The first asset descriptor: its size and index, then the static fields.
+        guard r.read(9 + 3) != nil, let typed = r.read(1) else { return nil }
+        if typed == 1 { guard r.read(4) != nil else { return nil } }
+        guard let language = r.read(1) else { return nil }
+        if language == 1 { guard r.read(24) != nil else { return nil } }
+        guard let hasText = r.read(1) else { return nil }
+        if hasText == 1 {
+            guard let n = r.read(10) else { return nil }
+            guard r.read(8 * (n + 1)) != nil else { return nil }
+        }
+        guard r.read(5 + 4) != nil, let total = r.read(8) else { return nil }
+        return total + 1
     }
 }

@@ -657,7 +657,14 @@ public final class AudioStreamParser {
             }
         }
         rawFamily = f.family
-        return .frame(size: size, frames: f.samples, mpeg: nil, adts: nil, raw: f)
+        var frame = f
+        if let d = f.dts {
+            // DTS-HD: the channels of the extension substream's first asset (7.1 over a 5.1 core,
+            // as the decoder outputs them), read now that the packet is whole, whatever the chunking.
+            let j = cursor + (d.isCore ? f.size : 0)
+            if j < cursor + size, let h = DTSHeader(buffer, at: j), !h.isCore, h.channels > 0 { frame.channels = h.channels }
+        }
+        return .frame(size: size, frames: f.samples, mpeg: nil, adts: nil, raw: frame)
     }
 
     /// An AMR frame at the cursor: its table-of-contents byte gives its size (RFC 4867 5.3).

@@ -29,8 +29,9 @@ struct RawAudioFrame: Hashable {
     /// Samples per channel it decodes to.
     let samples: Int
     let sampleRate: Int
-    /// 0 when the header does not say (a DTS extension substream without a core).
-    let channels: Int
+    /// 0 when the header does not say. DTS: the core's, or those of the extension substream's
+    /// first asset (see ``AudioStreamParser``, which reads them once the packet is whole).
+    var channels: Int
     /// AC-3 / E-AC-3: its header (dependent frames are told by it).
     let ac3: AC3Header?
     /// DTS: its header (a core frame or an extension substream).
