@@ -315,3 +315,23 @@ def test_seek_is_the_full_decode_cut(stream, mk_decode, tmp_path):
     theirs = lib.run(["ffmpeg", "-v", "error", "-nostdin", "-ss", str(seconds), "-i", stream, "-map", "0:a:0", "-f", "s16le", "-"]).stdout
     ours_snr, their_snr = _snr(got, want), _snr(theirs[:len(want)], want)
     assert ours_snr >= their_snr, f"--seek {seconds}: {ours_snr:.1f} dB against the cut full decode, ffmpeg -ss {their_snr:.1f} dB"
+
+
+def test_eac3_dependent_frames_join_the_frame_before(tmp_path_factory, tmp_path, mk_probe):
+    """E-AC-3 dependent frames (strmtyp 1: a 7.1 stream's extra channels) belong to the packet
+    of the independent frame before them, as FFmpeg's ac3 parser joins them. ffmpeg's encoder
+    writes none, so every second frame of a generated stream is marked dependent (its other
+    bits kept; only the packets are compared, the decoder rejects such a stream): packets as
+    ffprobe lists them, two frames each."""
+    folder = tmp_path_factory.getbasetemp() / "raw-audio"
+    folder.mkdir(exist_ok=True)
+    data = bytearray(_make("eac3_48k_stereo.eac3", folder).read_bytes())
+    i = n = 0
+    while i + 8 <= len(data):
+        size = (((data[i + 2] & 7) << 8) | data[i + 3]) * 2 + 2
+        if n % 2 == 1:
+            data[i + 2] = (data[i + 2] & 0x3F) | 0x40
+        i, n = i + size, n + 1
+    path = tmp_path / "dependent.eac3"
+    path.write_bytes(bytes(data))
+    _check_packets(path, mk_probe)
