@@ -335,3 +335,23 @@ def test_eac3_dependent_frames_join_the_frame_before(tmp_path_factory, tmp_path,
     path = tmp_path / "dependent.eac3"
     path.write_bytes(bytes(data))
     _check_packets(path, mk_probe)
+
+
+def test_amr_seek_past_the_parsed_frames(tmp_path, mk_decode):
+    """A seek into an AMR file beyond the frames parsed when it was opened (a 350 s file made of
+    the breadth file's frames 80 times over; the first 64 KiB are parsed, about 100 s): AMR has
+    no sync word to find a frame from a guessed offset, so reading goes on from the last frame
+    parsed. The output is the full decode cut at T in length and at least as close to it as
+    ffmpeg -ss's (see test_seek_is_the_full_decode_cut)."""
+    src = lib.media_param_file("shared:breadth/amr_androidx_b844f5_sample_nb.amr", tmp_path, None).read_bytes()
+    path = tmp_path / "long.amr"
+    path.write_bytes(src[:6] + src[6:] * 80)
+    full = lib.run(["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-f", "s16le", "-"]).stdout
+    for seconds in (200, 333):
+        out = tmp_path / "seek.pcm"
+        cmd = [mk_decode, path, "--seek", seconds, "--audio-out", out, "-q"]
+        lib.check_ok(lib.run(cmd), cmd)
+        want, got = full[seconds * 8000 * 2:], out.read_bytes()
+        assert len(got) == len(want), f"--seek {seconds}: {len(got)} bytes, the cut full decode {len(want)}"
+        theirs = lib.run(["ffmpeg", "-v", "error", "-nostdin", "-ss", str(seconds), "-i", path, "-f", "s16le", "-"]).stdout
+        assert _snr(got, want) >= _snr(theirs[:len(want)], want), f"--seek {seconds}"

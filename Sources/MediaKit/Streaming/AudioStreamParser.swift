@@ -245,6 +245,9 @@ public final class AudioStreamParser {
     ///   began: the same bit rate and padding rule). Otherwise it is flagged estimated, as is a
     ///   stream whose padding does not follow the rule.
     ///
+    /// AMR, past the packets parsed so far: the last of them (exact, but an earlier packet than
+    /// the one holding `seconds`): its frames have no sync word to resynchronise on.
+    ///
     /// Estimated: from the Xing / VBRI table of contents, else from the average bit rate so
     /// far; the parser then resynchronises at the first confirmed frame after the offset. An
     /// offset at or past the end of a stream of known length is never exact.
@@ -256,6 +259,10 @@ public final class AudioStreamParser {
         var result: (Int64, Int64, Bool)
         if packet < Int64(packetOffsets.count) {
             result = (packetOffsets[Int(packet)], packet, true)
+        } else if rawFamily == .amrNB || rawFamily == .amrWB, let last = packetOffsets.last {
+            // AMR has no sync word to find a frame again after a guessed offset: the last packet
+            // parsed (exact), from which reading on reaches the time.
+            result = (last, Int64(packetOffsets.count - 1), true)
         } else if constantBitRate, let pattern = cbr, let range = pattern.slots(before: packet) {
             result = (start + packet * pattern.slotsPerFrame * pattern.slotBytes + range.lowerBound * pattern.slotBytes, packet,
                       range.lowerBound == range.upperBound)
