@@ -1,5 +1,5 @@
 /*
- * mediakit/stream_parser.h - part of the C API of MediaKit (libmediakit): mk_stream_parser: MP3 and ADTS bytes pushed in any chunking.
+ * mediakit/stream_parser.h - part of the C API of MediaKit (libmediakit): mk_stream_parser: MP3, ADTS, AC-3, DTS and AMR bytes pushed in any chunking.
  *
  * Include <mediakit/mediakit.h> for the whole API; this header compiles on its own and
  * includes what it needs. The conventions (statuses, ownership, threads) are in mediakit.h.
@@ -13,7 +13,8 @@
 extern "C" {
 #endif
 
-/** A push parser for MP3 (MPEG audio Layer I/II/III) and ADTS AAC that arrive in pieces, as
+/** A push parser for MP3 (MPEG audio Layer I/II/III), ADTS AAC, AC-3 / E-AC-3, DTS and AMR
+ *  (storage format, "#!AMR") that arrive in pieces, as
  *  iOS's AudioFileStream: hand it bytes in any chunking with mk_stream_parser_push(), then take
  *  the events that became known with mk_stream_parser_next_event() until it returns MK_EAGAIN.
  *  Bytes that do not complete a frame are kept: never push them again. One thread at a time.
@@ -31,7 +32,7 @@ extern "C" {
  */
 typedef struct mk_stream_parser mk_stream_parser;
 
-#define MK_STREAM_EVENT_FILE_FORMAT   1  /**< text: "mp3" or "adts" */
+#define MK_STREAM_EVENT_FILE_FORMAT   1  /**< text: "mp3", "adts", "ac3" (AC-3 or E-AC-3), "dts" or "amr" */
 #define MK_STREAM_EVENT_DATA_FORMAT   2  /**< text: codec ("mp3", "aac" ...); sample_rate, channels, frames_per_packet */
 #define MK_STREAM_EVENT_MAGIC_COOKIE  3  /**< data/size: the decoder configuration (ADTS: AudioSpecificConfig) */
 #define MK_STREAM_EVENT_DATA_OFFSET   4  /**< offset: the first audio frame */

@@ -8,14 +8,14 @@ import MediaKit
 struct Stream: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mk-stream",
-        abstract: "Push an MP3 / ADTS AAC stream through MediaKit's AudioStreamParser and print its events.",
+        abstract: "Push an MP3, ADTS AAC, AC-3 / E-AC-3, DTS or AMR stream through MediaKit's AudioStreamParser and print its events.",
         discussion: """
         The input is read in chunks of --chunk bytes, each pushed to the parser as a
         download or a socket would deliver it; - reads standard input, as in
         curl -s URL | mk-stream -
 
         Standard output: one line per event, in the order the events come:
-          format mp3|adts
+          format mp3|adts|ac3|dts|amr
           data-format codec=C rate=R channels=N frames-per-packet=F
           magic-cookie HEX
           data-offset N

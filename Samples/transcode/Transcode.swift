@@ -15,8 +15,8 @@ struct Transcode: ParsableCommand {
         The codec comes from the output's extension unless --codec says: .m4a/.mp4 AAC,
         .flac FLAC, .mp3 MP3, .ogg/.oga Vorbis, .opus Opus, .mka/.mkv/.webm Opus, .wav
         pcm_s16le, .aiff/.aif/.aifc pcm_s16be (any PCM codec with --codec). MP4 takes
-        AAC, MP3, Opus and FLAC (.m4a all but MP3); Ogg Opus, Vorbis and FLAC (.opus only Opus);
-        Matroska all five; WebM Opus and Vorbis. The output is gapless: the encoder's priming
+        AAC, MP3, Opus, FLAC and ALAC (.m4a all but MP3); Ogg Opus, Vorbis and FLAC (.opus only Opus);
+        Matroska all six; WebM Opus and Vorbis. The output is gapless: the encoder's priming
         and end padding are cut by an MP4 edit list (and iTunSMPB for AAC), the LAME tag of an
         .mp3, Opus's pre-skip and the last Ogg page's granule position, Matroska's CodecDelay
         and DiscardPadding for Opus. It is written to a hidden temporary file and renamed at the
@@ -38,7 +38,7 @@ struct Transcode: ParsableCommand {
     @Argument(help: "The output file (.m4a, .mp4, .flac, .mp3, .mka, .mkv, .webm).")
     var output: String
 
-    @Option(help: "aac, opus, vorbis, mp3 or flac (default: from OUT's extension).")
+    @Option(help: "aac, opus, vorbis, mp3, flac or alac (default: from OUT's extension).")
     var codec: String?
 
     @Option(help: ArgumentHelp("Target bit rate: bits per second, or with k (128k).", valueName: "B"))

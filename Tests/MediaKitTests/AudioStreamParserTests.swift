@@ -57,6 +57,39 @@ final class AudioStreamParserTests: XCTestCase {
         }
     }
 
+    /// AC-3, E-AC-3, DTS (core, DTS-HD MA, Express) and AMR: the fuzz seeds in the repository
+    /// (a few frames each, cut inside a frame for some) give the same transcript byte by byte
+    /// as whole; each is recognised as its codec.
+    func testRawStreamsChunkingDoesNotChangeAnything() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("fuzz/seeds/rawaudio")
+        let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+        XCTAssertGreaterThanOrEqual(files.count, 8)
+        for url in files {
+            let bytes = try [UInt8](Data(contentsOf: url))
+            let whole = transcript(bytes, chunk: bytes.count)
+            let codec = ["ac3": "ac3", "eac3": "eac3", "dts": "dts", "amr": url.lastPathComponent.contains("wb") ? "amr_wb" : "amr_nb"][url.pathExtension]!
+            let parser = AudioStreamParser()
+            _ = try parser.push(bytes)
+            _ = parser.finish()
+            XCTAssertEqual(parser.dataFormat?.codec.rawValue, codec, url.lastPathComponent)
+            for chunk in [1, 7, 4096] {
+                XCTAssertEqual(transcript(bytes, chunk: chunk), whole, "\(url.lastPathComponent) in chunks of \(chunk)")
+            }
+        }
+    }
+
+    /// AMR storage frame sizes against RFC 4867 section 5.3 (a ToC byte, then the frame type's
+    /// speech bits of 3GPP TS 26.101 table 1a / TS 26.201 table 2 padded to whole bytes).
+    func testAMRFrameSizesAreTheRFCs() {
+        let nbBits = [95, 103, 118, 134, 148, 159, 204, 244, 39]          // modes 0-7, SID
+        let wbBits = [132, 177, 253, 285, 317, 365, 397, 461, 477, 40]   // modes 0-8, SID
+        for (type, bits) in nbBits.enumerated() { XCTAssertEqual(RawAudioFrame.amrNBSizes[type], 1 + (bits + 7) / 8, "NB type \(type)") }
+        for (type, bits) in wbBits.enumerated() { XCTAssertEqual(RawAudioFrame.amrWBSizes[type], 1 + (bits + 7) / 8, "WB type \(type)") }
+        XCTAssertEqual(RawAudioFrame.amrNBSizes[15], 1)   // NO_DATA: the ToC byte alone
+        XCTAssertEqual(RawAudioFrame.amrWBSizes[15], 1)
+    }
+
     func testGarbageZeroBytesAndTagsOnly() throws {
         var random = SeededRandom(state: 42)
         let garbage = (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &random) }

@@ -27,6 +27,7 @@ public enum FuzzHarness {
         "matroska": matroska,
         "audiostream": audioStream,
         "audiostream-demuxer": audioStreamDemuxer,
+        "rawaudio": rawAudio,
         "probe": probe,
         "remux": remux,
         "mux": mux,
@@ -114,6 +115,15 @@ public enum FuzzHarness {
             _ = try? fresh.push(Array(body[Int(s.offset)...]), discontinuity: true)
         }
         _ = fresh.finish()
+    }
+
+    /// Raw AC-3 / E-AC-3, DTS and AMR streams (issue 30): the push parser in random chunks and
+    /// after a seek (as ``audioStream(_:)``), then the input's body through the probe and the
+    /// demuxer the catalogue picks for it. Seeded with those files (Tests/fuzz/seeds/rawaudio).
+    public static func rawAudio(_ data: [UInt8]) {
+        audioStream(data)
+        guard data.count >= 2 else { return }
+        exercise { try ContainerCatalog.shared.open(MemorySource(Array(data[2...]), name: "fuzz")).demuxer }
     }
 
     /// The remux path (`mk-remux`): the input, whatever its container, remuxed into MP4 with a

@@ -43,6 +43,7 @@ seed_globs() {
         ivf)  echo "*.ivf" ;;
         wav|flac) echo "" ;;
         audiostream|audiostream-demuxer) echo "*.mp3 *.mp2 *.aac" ;;
+        rawaudio) echo "" ;;                # the corpus's raw streams are in breadth/: cut copies in seeds/rawaudio
         probe|capi|remux) echo "*.mp4 *.m4a *.mov *.ogg *.opus *.ivf *.mp3 *.aac" ;;
         matroska) echo "*.mkv *.mka *.webm" ;;
         mux) echo "" ;;                     # scripts for the writers, not media files
@@ -56,7 +57,8 @@ seed_dirs() {
         wav) echo wav ;;
         flac) echo flac ;;
         audiostream|audiostream-demuxer) echo audiostream ;;
-        probe|capi|remux) echo "wav flac ogg audiostream aiff mpegts" ;;
+        rawaudio) echo rawaudio ;;
+        probe|capi|remux) echo "wav flac ogg audiostream aiff mpegts rawaudio" ;;
         mux) echo mux ;;
         *) echo "$1" ;;
     esac
@@ -84,7 +86,7 @@ seed() {
         name=seed-$(basename "$f")
         out=$corpus/$name
         [[ -e "$out" ]] && continue
-        if [[ $target == audiostream ]]; then
+        if [[ $target == audiostream || $target == rawaudio ]]; then
             # The target takes its first two bytes as the chunking seed.
             { printf '\x00\x10'; cat "$f"; } > "$out"
         else

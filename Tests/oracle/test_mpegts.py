@@ -88,8 +88,7 @@ def _decode_like_ffmpeg(path, mk_decode, tmp_path, mk_probe=None):
     decode of the same file (the same libavcodec decoders behind both), one decoder thread on
     both sides: a frame cut by the end of a file is concealed differently from run to run with
     frame threads (ts_Vanilagy_4c8570_no-aud.ts showed it). With `mk_probe`, a
-    first track of a codec no loaded plugin decodes (DTS, mpeg1video: the FFmpeg plugin does
-    not list them)
+    first track of a codec no loaded plugin decodes (a libavcodec built without that decoder)
     is left out: that is the plugin's catalogue, not the demuxer."""
     info = lib.ffprobe_json(path)
     kinds = {s.get("codec_type") for s in info["streams"]}

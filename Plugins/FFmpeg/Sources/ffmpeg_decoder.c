@@ -10,7 +10,7 @@
  *
  * Factories: MK_PLUGIN_DECODER_FACTORY (below),
  * MK_PLUGIN_PICTURE_CONVERTER_FACTORY (ffmpeg_converter.c) and
- * MK_PLUGIN_ENCODER_FACTORY (ffmpeg_encoder.c: AAC, FLAC, MP3 through libmp3lame).
+ * MK_PLUGIN_ENCODER_FACTORY (ffmpeg_encoder.c: AAC, FLAC, ALAC, MP3 through libmp3lame).
  *
  * Backends
  *   One backend per codec (name "ffmpeg", priority 100; "av1" priority 50 so a
@@ -129,6 +129,8 @@
     X(vp9, VIDEO, 100)                \
     X(mpeg4, VIDEO, 100)              \
     X(mpeg2video, VIDEO, 100)         \
+    X(mpeg1video, VIDEO, 100)         \
+    X(h263, VIDEO, 100)               \
     X(mjpeg, VIDEO, 100)              \
     X(aac, AUDIO, 100)                \
     X(mp3, AUDIO, 100)                \
@@ -136,6 +138,7 @@
     X(mp1, AUDIO, 100)                \
     X(ac3, AUDIO, 100)                \
     X(eac3, AUDIO, 100)               \
+    X(dts, AUDIO, 100)                \
     X(alac, AUDIO, 100)               \
     X(flac, AUDIO, 100)               \
     X(opus, AUDIO, 100)               \
@@ -168,7 +171,10 @@
     X(gsm, AUDIO, 100)                \
     X(mace3, AUDIO, 100)              \
     X(mace6, AUDIO, 100)              \
-    X(amr_nb, AUDIO, 100)
+    X(amr_nb, AUDIO, 100)             \
+    X(amr_wb, AUDIO, 100)             \
+    X(evrc, AUDIO, 100)               \
+    X(qcelp, AUDIO, 100)
 
 enum {
 #define FFP_ENUM(name, type, prio) FFP_IDX_##name,

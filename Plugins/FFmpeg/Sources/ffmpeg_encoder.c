@@ -1,9 +1,9 @@
 /*
  * ffmpeg_encoder.c — the FFmpeg plugin's audio encoders (MK_PLUGIN_ENCODER_FACTORY, plugin
- * ABI 2.1): AAC-LC from libavcodec's native "aac" encoder, FLAC from its "flac" encoder,
- * MP3 from "libmp3lame" when the libavcodec loaded has it, and PCM (8 to 32-bit integer of
- * either byte order, 32 and 64-bit float, A-law, mu-law: what WAV and AIFF files hold) from
- * its pcm_* encoders, which take frames of any length. An encoder the loaded libavcodec
+ * ABI 2.1): AAC-LC from libavcodec's native "aac" encoder, FLAC and ALAC from its "flac" and
+ * "alac" encoders, MP3 from "libmp3lame" when the libavcodec loaded has it, and PCM (8 to
+ * 32-bit integer of either byte order, 32 and 64-bit float, A-law, mu-law: what WAV and AIFF
+ * files hold) from its pcm_* encoders, which take frames of any length. An encoder the loaded libavcodec
  * lacks is omitted from the factory (the host then reports no encoder for the codec).
  *
  * Each backend is opened as the ffmpeg tool opens it for `-c:a NAME -b:a RATE` (or `-q:a Q`,
@@ -38,6 +38,7 @@
 #define FFE_CODECS(X)                               \
     X(aac, "aac", 100, 8000, 576000)                \
     X(flac, "flac", 100, 0, 0)                      \
+    X(alac, "alac", 100, 0, 0)                      \
     X(mp3, "libmp3lame", 100, 8000, 320000)         \
     X(pcm_u8, "pcm_u8", 100, 0, 0)                  \
     X(pcm_s8, "pcm_s8", 100, 0, 0)                  \

@@ -1,6 +1,7 @@
 /// A push parser for audio that arrives in pieces (a download, a socket, a live radio stream),
-/// as iOS's AudioFileStream: MPEG audio (Layer I, II, III; MPEG-1, 2, 2.5) and ADTS AAC, with
-/// ID3v2 tags before (or between) the frames and ID3v1 / APEv2 / Lyrics3 tags after them.
+/// as iOS's AudioFileStream: MPEG audio (Layer I, II, III; MPEG-1, 2, 2.5), ADTS AAC, AC-3 and
+/// E-AC-3, DTS and the AMR-NB / AMR-WB storage format (`#!AMR`), with ID3v2 tags before (or
+/// between) the frames and ID3v1 / APEv2 / Lyrics3 tags after them.
 ///
 /// Hand it bytes in any chunking, down to one byte at a time, with ``push(_:discontinuity:)``;
 /// it returns the events that became known, in order (packets in lists of at most
@@ -10,6 +11,10 @@
 /// A frame is reported only once the header after it confirms it (same version, layer, rate
 /// and channels), so a false sync inside a tag, cover art or garbage is rejected; damage in the
 /// middle is skipped with a ``Event/warning(_:)`` naming the byte offset, and parsing goes on.
+/// AMR frames have no sync word: after the magic number every frame is taken as its
+/// table-of-contents byte says, as FFmpeg reads them. Packets are what FFmpeg's parsers make:
+/// E-AC-3 dependent frames join the frame before them, DTS-HD extension substreams their core
+/// frame.
 ///
 /// ```swift
 /// let parser = AudioStreamParser()
@@ -23,7 +28,7 @@
 public final class AudioStreamParser {
     /// What the stream holds.
     public struct DataFormat: Sendable, Hashable {
-        /// FFmpeg's codec name: "mp1", "mp2", "mp3" or "aac".
+        /// FFmpeg's codec name: "mp1", "mp2", "mp3", "aac", "ac3", "eac3", "dts", "amr_nb" or "amr_wb".
         public var codec: CodecID
         /// Samples per second.
         public var sampleRate: Int
@@ -48,7 +53,7 @@ public final class AudioStreamParser {
 
     /// Something the parser learned.
     public enum Event: Sendable {
-        /// "mp3" (MPEG audio, any layer) or "adts".
+        /// "mp3" (MPEG audio, any layer), "adts", "ac3" (AC-3 or E-AC-3), "dts" or "amr".
         case fileFormat(String)
         /// Codec, rate, channels, frames per packet.
         case dataFormat(DataFormat)
@@ -106,6 +111,10 @@ public final class AudioStreamParser {
     private var bufferStart: Int64 = 0
     private var cursor = 0
     private var isADTS: Bool?
+    /// AC-3 / E-AC-3, DTS or AMR, once the first frame (AMR: the magic number) was seen; then
+    /// ``isADTS`` stays nil.
+    private var rawFamily: RawAudioFrame.Family?
+    private var lastRaw: RawAudioFrame?
     private var lastMPEG: MPEGAudioHeader?
     private var lastADTS: ADTSHeader?
     private var synced = false
@@ -236,6 +245,9 @@ public final class AudioStreamParser {
     ///   began: the same bit rate and padding rule). Otherwise it is flagged estimated, as is a
     ///   stream whose padding does not follow the rule.
     ///
+    /// AMR, past the packets parsed so far: the last of them (exact, but an earlier packet than
+    /// the one holding `seconds`): its frames have no sync word to resynchronise on.
+    ///
     /// Estimated: from the Xing / VBRI table of contents, else from the average bit rate so
     /// far; the parser then resynchronises at the first confirmed frame after the offset. An
     /// offset at or past the end of a stream of known length is never exact.
@@ -247,6 +259,10 @@ public final class AudioStreamParser {
         var result: (Int64, Int64, Bool)
         if packet < Int64(packetOffsets.count) {
             result = (packetOffsets[Int(packet)], packet, true)
+        } else if rawFamily == .amrNB || rawFamily == .amrWB, let last = packetOffsets.last {
+            // AMR has no sync word to find a frame again after a guessed offset: the last packet
+            // parsed (exact), from which reading on reaches the time.
+            result = (last, Int64(packetOffsets.count - 1), true)
         } else if constantBitRate, let pattern = cbr, let range = pattern.slots(before: packet) {
             result = (start + packet * pattern.slotsPerFrame * pattern.slotBytes + range.lowerBound * pattern.slotBytes, packet,
                       range.lowerBound == range.upperBound)
@@ -423,6 +439,19 @@ public final class AudioStreamParser {
                     if !final && available < 1 << 20 { return finishPush(events, packets) }
                     lyricsScannedTo = nil
                 }
+                if isADTS == nil && rawFamily == nil && byte(0) == 0x23 {   // "#": the AMR magic number
+                    let wb = RawAudioFrame.amrWBMagic, nb = RawAudioFrame.amrNBMagic
+                    let head = buffer[cursor..<min(buffer.count, cursor + wb.count)]
+                    if head.elementsEqual(wb) || head.starts(with: nb) {
+                        let wide = head.elementsEqual(wb)
+                        rawFamily = wide ? .amrWB : .amrNB
+                        cursor += wide ? wb.count : nb.count
+                        continue
+                    }
+                    if !final && available < wb.count && (wb.starts(with: head) || nb.starts(with: head)) {
+                        return finishPush(events, packets)
+                    }
+                }
                 if isADTS == nil && available >= 4 && buffer[cursor..<cursor + 4].elementsEqual(Self.adifMarker) {
                     throw MediaError(.unsupported, "ADIF AAC has no frame headers to parse; MediaKit reads ADTS AAC", offset: absolute, context: "ADIF")
                 }
@@ -456,13 +485,13 @@ public final class AudioStreamParser {
                 }
                 noteDamage(why)
                 cursor += 1
-            case .frame(let size, let frames, let mpeg, let adts):
+            case .frame(let size, let frames, let mpeg, let adts, let raw):
                 if !synced {
                     synced = true
                     endDamage(&events, resumed: true)
                 }
                 if dataFormat == nil {
-                    announce(mpeg: mpeg, adts: adts, into: &events)
+                    announce(mpeg: mpeg, adts: adts, raw: raw, into: &events)
                 } else if let m = mpeg, let last = lastMPEG, !last.continues(m) {
                     // The packets before the change are reported before it (in their format).
                     if !packets.isEmpty {
@@ -475,6 +504,7 @@ public final class AudioStreamParser {
                 }
                 lastMPEG = mpeg ?? lastMPEG
                 lastADTS = adts ?? lastADTS
+                lastRaw = raw ?? lastRaw
                 let data = Array(buffer[cursor..<cursor + size])
                 if !firstFrameChecked {
                     firstFrameChecked = true
@@ -503,6 +533,7 @@ public final class AudioStreamParser {
                 }
                 if let m = mpeg, m.bitRate > 0 { noteBitRate(m.bitRate) }
                 if let a = adts { noteBitRate(a.frameLength * 8 * a.sampleRate / max(1, a.samplesPerFrame)) }
+                if raw != nil, frames > 0, let rate = dataFormat?.sampleRate { noteBitRate(size * 8 * rate / frames) }
                 if indexing {
                     if packetOffsets.count < Self.maxIndexedPackets { packetOffsets.append(absolute) }
                     if let m = mpeg {
@@ -554,13 +585,23 @@ public final class AudioStreamParser {
     private enum Attempt {
         case needMore
         case invalid(String)
-        case frame(size: Int, frames: Int, mpeg: MPEGAudioHeader?, adts: ADTSHeader?)
+        case frame(size: Int, frames: Int, mpeg: MPEGAudioHeader?, adts: ADTSHeader?, raw: RawAudioFrame? = nil)
     }
 
     /// The frame at the cursor, confirmed by the header after it (or by the end of the input).
     private func frameAt(final: Bool) -> Attempt {
         let available = buffer.count - cursor
+        if let family = rawFamily, family == .amrNB || family == .amrWB {
+            return amrFrameAt(final: final)
+        }
+        // An AC-3 or DTS header is read whole (up to 16 bytes) before it is judged, whatever the chunking.
+        if isADTS == nil && !final && available < RawAudioFrame.headerBytes
+            && (rawFamily != nil || byte(0) == 0x0B || byte(0) == 0x7F || byte(0) == 0x64) { return .needMore }
         if available < 7 { return final ? .invalid("\(available) trailing bytes") : .needMore }
+        if isADTS == nil, let f = RawAudioFrame(buffer, at: cursor, family: rawFamily), lastRaw.map({ !synced || $0.continues(f) }) ?? true {
+            return rawFrameAt(f, final: final)
+        }
+        if let family = rawFamily { return .invalid("no \(family == .dts ? "DTS" : "AC-3") sync word") }
         if isADTS != false, let a = ADTSHeader(buffer, at: cursor), lastADTS.map({ !synced || $0.continues(a) }) ?? true {
             if available < a.frameLength { return final ? .invalid("the stream ends inside an ADTS frame of \(a.frameLength) bytes") : .needMore }
             if !synced {
@@ -601,6 +642,45 @@ public final class AudioStreamParser {
         return .invalid(isADTS == true ? "no ADTS sync word" : "no MPEG audio sync word")
     }
 
+    /// An AC-3 / E-AC-3 or DTS frame at the cursor with the parts that join it (see
+    /// ``RawAudioFrame/attachment(_:at:to:)``), confirmed by the header after it when not synced.
+    private func rawFrameAt(_ f: RawAudioFrame, final: Bool) -> Attempt {
+        var size = f.size
+        let name = f.codec.rawValue.uppercased()
+        let a = name.hasPrefix("A") || name.hasPrefix("E") ? "an" : "a"
+        while true {
+            if buffer.count - cursor < size { return final ? .invalid("the stream ends inside \(a) \(name) frame of \(size) bytes") : .needMore }
+            let next = cursor + size
+            if buffer.count - next < RawAudioFrame.headerBytes && !final { return .needMore }
+            guard let extra = RawAudioFrame.attachment(buffer, at: next, to: f) else { break }
+            size += extra
+        }
+        if !synced {
+            let next = cursor + size
+            if let n = RawAudioFrame(buffer, at: next, family: f.family) {
+                if !f.continues(n) { return .invalid("\(a) \(name) header not confirmed by the next one") }
+            } else if next < buffer.count && !isTagStart(next) {
+                return .invalid("\(a) \(name) header not followed by another")
+            }
+        }
+        rawFamily = f.family
+        var frame = f
+        if let d = f.dts {
+            // DTS-HD: the channels of the extension substream's first asset (7.1 over a 5.1 core,
+            // as the decoder outputs them), read now that the packet is whole, whatever the chunking.
+            let j = cursor + (d.isCore ? f.size : 0)
+            if j < cursor + size, let h = DTSHeader(buffer, at: j), !h.isCore, h.channels > 0 { frame.channels = h.channels }
+        }
+        return .frame(size: size, frames: f.samples, mpeg: nil, adts: nil, raw: frame)
+    }
+
+    /// An AMR frame at the cursor: its table-of-contents byte gives its size (RFC 4867 5.3).
+    private func amrFrameAt(final: Bool) -> Attempt {
+        guard let f = RawAudioFrame(buffer, at: cursor, family: rawFamily) else { return final ? .invalid("no AMR frame") : .needMore }
+        if buffer.count - cursor < f.size { return final ? .invalid("the stream ends inside an AMR frame of \(f.size) bytes") : .needMore }
+        return .frame(size: f.size, frames: f.samples, mpeg: nil, adts: nil, raw: f)
+    }
+
     private func isTagStart(_ i: Int) -> Bool {
         guard i + 3 <= buffer.count else { return false }
         let t = (buffer[i], buffer[i + 1], buffer[i + 2])
@@ -616,8 +696,13 @@ public final class AudioStreamParser {
         return nil
     }
 
-    private func announce(mpeg: MPEGAudioHeader?, adts: ADTSHeader?, into events: inout [Event]) {
-        if let m = mpeg {
+    private func announce(mpeg: MPEGAudioHeader?, adts: ADTSHeader?, raw: RawAudioFrame?, into events: inout [Event]) {
+        if let r = raw {
+            dataFormat = DataFormat(codec: r.codec, sampleRate: r.sampleRate, channels: r.channels, framesPerPacket: r.samples)
+            magicCookie = []
+            events.append(.fileFormat(r.family.fileFormat))
+            events.append(.dataFormat(dataFormat!))
+        } else if let m = mpeg {
             dataFormat = DataFormat(codec: m.codec, sampleRate: m.sampleRate, channels: m.channels, framesPerPacket: m.samplesPerFrame)
             magicCookie = []
             events.append(.fileFormat("mp3"))
@@ -640,6 +725,7 @@ public final class AudioStreamParser {
         guard let total = totalBytes, let start = dataOffset else { return nil }
         var rate = lastMPEG?.bitRate ?? 0
         if let a = lastADTS { rate = a.frameLength * 8 * a.sampleRate / max(1, a.samplesPerFrame) }
+        if let r = lastRaw { rate = r.bitRate }
         guard rate > 0 else { return nil }
         return (Double(total - start) * 8 / Double(rate), true)
     }

@@ -1,5 +1,6 @@
-/// Reads MP3 (MPEG audio Layer I, II, III) and ADTS AAC files through ``AudioStreamParser``:
-/// the same parser a caller feeds by hand, fed here from a ``ByteSource`` in 64 KiB pieces.
+/// Reads MP3 (MPEG audio Layer I, II, III), ADTS AAC, raw AC-3 / E-AC-3, raw DTS and AMR
+/// (`#!AMR`, `#!AMR-WB`) files through ``AudioStreamParser``: the same parser a caller feeds by
+/// hand, fed here from a ``ByteSource`` in 64 KiB pieces.
 ///
 /// One track; packets are the stream's frames with their byte offsets (as `ffprobe
 /// -show_packets` lists them: a Xing / Info / VBRI frame is not a packet), timestamps count
@@ -244,6 +245,64 @@ extension ContainerFormat {
         name: "aac", description: "ADTS AAC", extensions: ["aac", "adts"], mimeTypes: ["audio/aac", "audio/aacp"],
         probe: { head, _ in probeStream(head, adts: true) },
         makeDemuxer: { try AudioStreamDemuxer(source: $0) })
+
+    /// Raw AC-3 (ATSC A/52 sync frames, as `ffmpeg -f ac3` writes them).
+    public static let ac3 = ContainerFormat(
+        name: "ac3", description: "raw AC-3", extensions: ["ac3"], mimeTypes: ["audio/ac3"],
+        probe: { head, _ in probeRawFrames(head, codec: .ac3) },
+        makeDemuxer: { try AudioStreamDemuxer(source: $0) })
+
+    /// Raw E-AC-3 (A/52 annex E sync frames, dependent frames joined to theirs).
+    public static let eac3 = ContainerFormat(
+        name: "eac3", description: "raw E-AC-3", extensions: ["eac3", "ec3"], mimeTypes: ["audio/eac3"],
+        probe: { head, _ in probeRawFrames(head, codec: .eac3) },
+        makeDemuxer: { try AudioStreamDemuxer(source: $0) })
+
+    /// Raw DTS (16-bit big-endian core frames, DTS-HD extension substreams joined to theirs).
+    public static let dts = ContainerFormat(
+        name: "dts", description: "raw DTS", extensions: ["dts", "dtshd"], mimeTypes: ["audio/vnd.dts"],
+        probe: { head, _ in probeRawFrames(head, codec: "dts") },
+        makeDemuxer: { try AudioStreamDemuxer(source: $0) })
+
+    /// AMR-NB and AMR-WB in the storage format of RFC 4867 section 5 (`#!AMR\n`, `#!AMR-WB\n`;
+    /// single channel).
+    public static let amr = ContainerFormat(
+        name: "amr", description: "AMR (\"#!AMR\")", extensions: ["amr", "awb"], mimeTypes: ["audio/amr", "audio/amr-wb"],
+        probe: { head, _ in
+            head.starts(with: RawAudioFrame.amrNBMagic) || head.starts(with: RawAudioFrame.amrWBMagic) ? 100 : 0
+        },
+        makeDemuxer: { try AudioStreamDemuxer(source: $0) })
+
+    /// AC-3 / E-AC-3 or DTS frames of `codec` that follow each other in `head`, as FFmpeg's
+    /// ac3 and dts probes count them: from the first byte, two or more (the second confirming
+    /// the first) score 60, one whose successor lies past the probe bytes 15; after leading
+    /// bytes that are no frame, three or more in a row score 30 (below MP3's 40 for the same,
+    /// MP4's 60 and every signature). A chain stops at a header of another codec or rate.
+    static func probeRawFrames(_ head: [UInt8], codec: CodecID) -> Int {
+        let family: RawAudioFrame.Family = codec == "dts" ? .dts : .ac3
+        /// Frames chained from `start`, and whether the chain ran past the probe bytes.
+        func chain(from start: Int) -> (frames: Int, reachedEnd: Bool) {
+            guard let first = RawAudioFrame(head, at: start, family: family), first.codec == codec else { return (0, false) }
+            var frames = 0, i = start
+            while true {
+                guard let f = RawAudioFrame(head, at: i, family: family), first.continues(f) else { return (frames, false) }
+                var size = f.size
+                while let extra = RawAudioFrame.attachment(head, at: i + size, to: f) { size += extra }
+                frames += 1
+                i += size
+                if i + RawAudioFrame.headerBytes > head.count { return (frames, true) }
+            }
+        }
+        let atStart = chain(from: 0)
+        if atStart.frames >= 2 { return 60 }
+        if atStart.frames == 1 && atStart.reachedEnd { return 15 }
+        let sync: UInt8 = family == .dts ? 0x7F : 0x0B
+        for i in 1..<max(1, head.count - 8) where head[i] == sync {
+            let c = chain(from: i)
+            if c.frames >= 3 { return 30 }
+        }
+        return 0
+    }
 
     /// A frame header at the start confirmed by the next one scores 80, a lone one 20; a
     /// confirmed pair after leading junk in the probe bytes (as FFmpeg's probe finds them) 40.

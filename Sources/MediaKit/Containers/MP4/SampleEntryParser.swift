@@ -117,6 +117,7 @@ enum SampleEntryParser {
                     p.bitRate = d.avgBitrate
                 }
             case "jpeg", "mjpa": p.codec = "mjpeg"
+            case "s263", "h263", "H263": p.codec = "h263"   // 3GPP TS 26.244's H263SampleEntry (and QuickTime's tags), as FFmpeg maps them
             default: break
             }
             let reason = p.codec.isUnknown ? "unknown video sample entry '\(type)'" : (encrypted ? "unsupported: encrypted track" : nil)
@@ -197,6 +198,8 @@ enum SampleEntryParser {
             case ".mp3", "ms\0U": p.codec = "mp3"
             case "samr": p.codec = "amr_nb"; p.channels = 1; p.sampleRate = 8000
             case "sawb": p.codec = "amr_wb"; p.channels = 1; p.sampleRate = 16000
+            case "sevc": p.codec = "evrc"; p.channels = 1; p.sampleRate = 8000    // 3GPP2 C.S0050's EVRC and QCELP entries
+            case "sqcp": p.codec = "qcelp"; p.channels = 1; p.sampleRate = 8000
             case "ac-3":
                 p.codec = "ac3"
                 if let dac3 = children["dac3"], dac3.count >= 3 {

@@ -104,6 +104,21 @@ enum SampleEntryWriter {
                     w.append(p.extradata)
                 }
             }
+        case "alac":
+            // alac + alac (Apple's ALAC-in-MP4): the ALACSpecificConfig in a full box. extradata
+            // is that box whole (size, 'alac', version and flags, the 24-byte config), as MP4's
+            // reader and FFmpeg's encoder give it.
+            guard p.channels > 0, p.sampleRate > 0, p.extradata.count >= 36, p.extradata[4..<8].elementsEqual(Array("alac".utf8)) else {
+                throw MediaError(.invalidArgument, "an ALAC track needs its rate, channels and the 36-byte 'alac' atom in extradata")
+            }
+            w.box("alac") { w in
+                w.zeros(6); w.u16(1)
+                w.zeros(8)
+                w.u16(UInt16(clamping: p.channels)); w.u16(UInt16(p.extradata[17]))   // the config's bitDepth
+                w.u16(0); w.u16(0)
+                w.u32(p.sampleRate < 65536 ? UInt32(p.sampleRate) << 16 : 0)
+                w.box("alac") { w in w.append(Array(p.extradata[8...])) }
+            }
         default:
             guard let bits = SampleEntryParser.bitsPerSample(codec: p.codec), let tag = pcmTag(p.codec) else {
                 throw MediaError(.unsupported, "cannot write a '\(p.codec.isUnknown ? p.codecTag : p.codec.rawValue)' sample entry without the source's sample entry bytes")

@@ -49,7 +49,7 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     static let codecIDs: [String: String] = ["vp8": "V_VP8", "vp9": "V_VP9", "av1": "V_AV1", "opus": "A_OPUS", "vorbis": "A_VORBIS",
                                              "h264": "V_MPEG4/ISO/AVC", "hevc": "V_MPEGH/ISO/HEVC", "aac": "A_AAC", "flac": "A_FLAC",
                                              "mp3": "A_MPEG/L3", "ac3": "A_AC3", "eac3": "A_EAC3", "pcm_s16le": "A_PCM/INT/LIT",
-                                             "mp2": "A_MPEG/L2", "dts": "A_DTS", "mpeg1video": "V_MPEG1", "mpeg2video": "V_MPEG2"]
+                                             "mp2": "A_MPEG/L2", "dts": "A_DTS", "alac": "A_ALAC", "mpeg1video": "V_MPEG1", "mpeg2video": "V_MPEG2"]
     /// The codecs MediaKit writes into Matroska.
     public static let matroskaCodecs = codecIDs.keys.sorted().map { CodecID(rawValue: $0) }
     /// The codecs WebM takes.
@@ -191,6 +191,9 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
                 var priv = p.extradata
                 if p.codec == "flac" && !priv.starts(with: Array("fLaC".utf8)) && priv.count == 34 {
                     priv = Array("fLaC".utf8) + [0x80, 0, 0, 34] + priv   // STREAMINFO as the last metadata block
+                }
+                if p.codec == "alac" && priv.count > 12 && priv[4..<8].elementsEqual(Array("alac".utf8)) {
+                    priv = Array(priv[12...])   // the ALACSpecificConfig alone, without its atom header (as FFmpeg writes it)
                 }
                 e += Self.element(MKVID.codecPrivate, priv)
             }

@@ -314,6 +314,14 @@ extension MatroskaTrackConfig {
             } else {
                 reasons.append("CodecPrivate does not start with \"fLaC\" and a STREAMINFO block")
             }
+        case "alac" where !codecPrivate.isEmpty:
+            // CodecPrivate is the ALACSpecificConfig alone; the decoder takes it as MP4 stores it,
+            // inside an 'alac' atom (size, type, version and flags), which FFmpeg's Matroska
+            // reader builds the same way.
+            let size = 12 + codecPrivate.count
+            params.extradata = [UInt8(truncatingIfNeeded: size >> 24), UInt8(truncatingIfNeeded: size >> 16),
+                                UInt8(truncatingIfNeeded: size >> 8), UInt8(truncatingIfNeeded: size)]
+                + Array("alac".utf8) + [0, 0, 0, 0] + codecPrivate
         case "ac3", "eac3":
             cfg.durations = .ac3
         case "mp3", "mp2", "mp1":
