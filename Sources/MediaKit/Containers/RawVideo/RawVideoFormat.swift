@@ -18,7 +18,7 @@ extension ContainerFormat {
     /// AV1 low-overhead OBU streams; ``RawVideoDemuxer``. The probe is FFmpeg's `obu_probe`: a
     /// temporal delimiter first, then a sequence header before the first frame, scored 51.
     public static let obu = ContainerFormat(
-        name: "obu", description: "AV1 low-overhead OBU stream", extensions: ["obu"], mimeTypes: [],
+        name: "obu", description: "AV1 low-overhead OBU stream", extensions: ["obu"], mimeTypes: ["video/AV1"],
         probe: { head, _ in RawVideoDemuxer.probeOBU(head) },
         makeDemuxer: { try RawVideoDemuxer(source: $0, syntax: .av1) })
 }
