@@ -199,8 +199,8 @@ enum WAVHeader {
         }
         let fact = g711 ? Array("fact".utf8) + le32(4) + le32(frames) : []
         // The RIFF size counts the data chunk's pad byte (an odd size is padded to even).
-        var h = Array("RIFF".utf8) + le32(UInt32(4 + 8 + fmt.count + fact.count + 8) &+ dataBytes &+ (dataBytes & 1)) + Array("WAVE".utf8)
-        h += Array("fmt ".utf8) + le32(UInt32(fmt.count)) + fmt + fact
+        var h = Array("RIFF".utf8) + le32(UInt32(truncatingIfNeeded: 4 + 8 + fmt.count + fact.count + 8) &+ dataBytes &+ (dataBytes & 1)) + Array("WAVE".utf8)
+        h += Array("fmt ".utf8) + le32(UInt32(truncatingIfNeeded: fmt.count)) + fmt + fact
         h += Array("data".utf8) + le32(dataBytes)
         return h
     }

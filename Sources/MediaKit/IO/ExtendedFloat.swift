@@ -25,6 +25,6 @@ enum ExtendedFloat {
         let log2 = 63 - value.leadingZeroBitCount
         let exponent = 16383 + log2
         let significand = value << UInt64(63 - log2)
-        return [UInt8(exponent >> 8), UInt8(exponent & 0xFF)] + (0..<8).map { UInt8(truncatingIfNeeded: significand >> UInt64(56 - 8 * $0)) }
+        return [UInt8(truncatingIfNeeded: exponent >> 8), UInt8(truncatingIfNeeded: exponent)] + (0..<8).map { UInt8(truncatingIfNeeded: significand >> UInt64(56 - 8 * $0)) }
     }
 }

@@ -114,7 +114,7 @@ enum SampleEntryWriter {
             w.box("alac") { w in
                 w.zeros(6); w.u16(1)
                 w.zeros(8)
-                w.u16(UInt16(clamping: p.channels)); w.u16(UInt16(p.extradata[17]))   // the config's bitDepth
+                w.u16(UInt16(clamping: p.channels)); w.u16(UInt16(truncatingIfNeeded: p.extradata[17]))   // the config's bitDepth
                 w.u16(0); w.u16(0)
                 w.u32(p.sampleRate < 65536 ? UInt32(p.sampleRate) << 16 : 0)
                 w.box("alac") { w in w.append(Array(p.extradata[8...])) }
