@@ -178,6 +178,15 @@ enum WAVHeader {
         }
     }
 
+    /// True when a WAV header holds `rate` and `channels` of `bytesPerSample`-byte samples: 16-bit
+    /// channel count and block size, 32-bit rate and bytes per second (`minimum`: the lowest
+    /// rate and channel count allowed, 0 for a writer that may end with no samples).
+    static func holds(rate: Int, channels: Int, bytesPerSample: Int, minimum: Int = 1) -> Bool {
+        let perSecond = rate.multipliedReportingOverflow(by: max(0, min(channels, 65535)) * bytesPerSample)
+        return rate >= minimum && channels >= minimum && channels <= 65535 && channels * bytesPerSample <= 65535
+            && UInt32(exactly: rate) != nil && !perSecond.overflow && UInt32(exactly: perSecond.partialValue) != nil
+    }
+
     /// The header bytes. `codec` must be one ``stores(_:)`` accepts; `frames` (sample frames)
     /// goes into the `fact` chunk of G.711.
     static func bytes(codec: PCMCodec, rate: Int, channels: Int, mask: UInt64, dataBytes: UInt32, frames: UInt32 = 0) -> [UInt8] {

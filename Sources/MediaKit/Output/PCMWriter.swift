@@ -27,9 +27,7 @@ public final class PCMWriter: AudioFrameSink {
     ///   (negative, more than 65535 channels, bytes per second beyond 32 bits), `.io`.
     public init(path: String, sampleType: SampleFormat, sampleRate: Int, channels: Int, channelMask: UInt64 = 0, wav: Bool) throws {
         // Raw PCM has no header; 0 stays allowed in one (an output with no samples, rate unknown).
-        let perSecond = sampleRate.multipliedReportingOverflow(by: max(0, min(channels, 65535)) * sampleType.bytesPerSample)
-        guard !wav || (sampleRate >= 0 && channels >= 0 && channels <= 65535 && channels * sampleType.bytesPerSample <= 65535
-                       && UInt32(exactly: sampleRate) != nil && !perSecond.overflow && UInt32(exactly: perSecond.partialValue) != nil) else {
+        guard !wav || WAVHeader.holds(rate: sampleRate, channels: channels, bytesPerSample: sampleType.bytesPerSample, minimum: 0) else {
             throw MediaError(.invalidArgument, "PCM at \(sampleRate) Hz with \(channels) channels cannot be written as WAV (0 to 65535 channels, a rate and bytes per second within 32 bits)", path: path)
         }
         self.sampleType = sampleType.interleaved

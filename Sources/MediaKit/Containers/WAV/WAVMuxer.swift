@@ -12,9 +12,7 @@ extension PCMFileLayout {
             return WAVHeader.stores(stored) ? stored : nil
         },
         refusal: { codec, rate, channels in
-            let perSecond = rate.multipliedReportingOverflow(by: max(0, min(channels, 65535)) * codec.bytes)
-            return rate > 0 && UInt32(exactly: rate) != nil && (1...65535).contains(channels) && channels * codec.bytes <= 65535
-                && !perSecond.overflow && UInt32(exactly: perSecond.partialValue) != nil
+            WAVHeader.holds(rate: rate, channels: channels, bytesPerSample: codec.bytes)
                 ? nil : "1 to 65535 channels, a rate and bytes per second within 32 bits"
         },
         header: { stored, rate, channels, mask, dataBytes in
