@@ -750,34 +750,50 @@ def compare_video_stream(ours: BinaryIO, ref: BinaryIO, frame_size: int, width: 
     Returns None when byte-identical, else: frame counts and the first differing frame,
     plane and pixel.
     """
-    index, first, n_ours, n_ref = 0, None, 0, 0
-    tail_ours = tail_ref = 0
+    return compare_video_streams({layout: ours}, ref, frame_size, width, height, layout)[layout]
+
+
+def compare_video_streams(ours: dict[str, BinaryIO], ref: BinaryIO, frame_size: int, width: int,
+                          height: int, layout: str) -> dict[str, str | None]:
+    """compare_video_stream for several outputs of ours in the same layout against one
+    reference read once (one ffmpeg decode serves them all): per name, None or the difference."""
+    first: dict[str, str | None] = {k: None for k in ours}
+    n_ours, tail_ours = dict.fromkeys(ours, 0), dict.fromkeys(ours, 0)
+    index, n_ref, tail_ref = 0, 0, 0
+    live = set(ours)
     while True:
-        a = read_exact(ours, frame_size)
         b = read_exact(ref, frame_size)
-        if not a and not b:
+        got = {k: read_exact(ours[k], frame_size) for k in live}
+        live = {k for k in live if got[k]}
+        if not b and not live:
             break
-        if len(a) == frame_size:
-            n_ours += 1
-        elif a:
-            tail_ours = len(a)
         if len(b) == frame_size:
             n_ref += 1
         elif b:
             tail_ref = len(b)
-        if first is None and a != b:
-            if a and b and len(a) == len(b):
-                first = f"first difference in frame {index}: {_locate(a, b, width, height, layout)}"
-            else:
-                first = f"first difference in frame {index}: one stream ends there"
+        for k in ours:
+            a = got.get(k, b"")
+            if len(a) == frame_size:
+                n_ours[k] += 1
+            elif a:
+                tail_ours[k] = len(a)
+            if first[k] is None and a != b:
+                if a and b and len(a) == len(b):
+                    first[k] = f"first difference in frame {index}: {_locate(a, b, width, height, layout)}"
+                else:
+                    first[k] = f"first difference in frame {index}: one stream ends there"
         index += 1
-    if first is None:
-        return None
-    msg = [f"{layout} {width}x{height} ({frame_size} bytes/frame): "
-           f"ours {n_ours} frames, ffmpeg {n_ref} frames", first]
-    if tail_ours or tail_ref:
-        msg.append(f"partial last frame: ours {tail_ours} bytes, ffmpeg {tail_ref} bytes")
-    return "\n".join(msg)
+    result: dict[str, str | None] = {}
+    for k in ours:
+        if first[k] is None:
+            result[k] = None
+            continue
+        msg = [f"{layout} {width}x{height} ({frame_size} bytes/frame): "
+               f"ours {n_ours[k]} frames, ffmpeg {n_ref} frames", first[k]]
+        if tail_ours[k] or tail_ref:
+            msg.append(f"partial last frame: ours {tail_ours[k]} bytes, ffmpeg {tail_ref} bytes")
+        result[k] = "\n".join(msg)
+    return result
 
 
 def compare_pcm_s16(ours: bytes, ref: bytes, channels: int, tolerance: int = 1) -> str | None:
@@ -894,6 +910,24 @@ def y4m_reader(f: BinaryIO) -> tuple[dict, Iterator[bytes]]:
             index += 1
 
     return fields, frames()
+
+
+class Y4MPayloads:
+    """The frame payloads of a y4m_reader as one raw stream: read() gives the next whole frame
+    (compare_video_streams reads one frame at a time); a frame that does not parse ends the
+    stream and its reason is kept in `error`."""
+
+    def __init__(self, frames: Iterator[bytes]) -> None:
+        self._frames, self.error = frames, None
+
+    def read(self, n: int = -1) -> bytes:
+        if self.error is not None:
+            return b""
+        try:
+            return next(self._frames, b"")
+        except ValueError as e:
+            self.error = str(e)
+            return b""
 
 
 def y4m_header_facts(fields: dict) -> dict:

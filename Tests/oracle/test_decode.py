@@ -15,7 +15,8 @@ the first video (or audio) stream that is a track, which is ffmpeg's 0:v:0 (0:a:
 except when ffmpeg lists cover art (attached_pic) streams before it:
   NV12  ffmpeg -v error [-ignore_editlist 1] -i FILE -map 0:STREAM -fps_mode passthrough -f rawvideo -pix_fmt nv12 -
   I420  ffmpeg -v error -i FILE -map 0:STREAM -fps_mode passthrough -f rawvideo -pix_fmt yuv420p -
-  Y4M   ffmpeg -v error -i FILE -map 0:STREAM -fps_mode passthrough -f yuv4mpegpipe -pix_fmt yuv420p -
+  Y4M   the I420 decode's frames (read once for both), and the header of
+        ffmpeg -v error -i FILE -map 0:STREAM -fps_mode passthrough -frames:v 1 -f yuv4mpegpipe -pix_fmt yuv420p -
   PCM   ffmpeg -v error [-ignore_editlist 1] -i FILE -map 0:STREAM -f s16le -     (and -f f32le)
 Rotation: like the ffmpeg CLI, mk-decode turns pictures upright by the track's display
 matrix (90/180/270 degrees); test_video_no_autorotate compares --no-autorotate with
@@ -223,74 +224,54 @@ def test_video_display_matrix(name, matrix_clip, mk_decode, mk_probe, tmp_path):
 
 
 @pytest.mark.parametrize("media", MEDIA, indirect=True)
-def test_video_i420(media, mk_decode, tmp_path):
-    """First video track to I420 (--pixel-format i420), byte-identical to ffmpeg's yuv420p.
+def test_video_i420_and_y4m(media, mk_decode, tmp_path):
+    """First video track to I420 (--pixel-format i420) and to Y4M (--y4m), two mk-decode runs,
+    each byte-identical to ffmpeg's yuv420p: the raw I420 frames and every Y4M frame payload
+    against one ffmpeg decode read once (its yuv4mpegpipe output carries the same yuv420p frames
+    as its rawvideo output: the same decoder and converter, only the framing differs). The Y4M
+    header facts W, H, F (as a ratio), A (as a ratio), C (absent means 420jpeg, as the format
+    says) and XCOLORRANGE must agree with the header ffmpeg's yuv4mpegpipe muxer writes; the
+    header text may differ.
 
-    Oracle: `ffmpeg -v error -i FILE -map 0:STREAM -fps_mode passthrough
-    -f rawvideo -pix_fmt yuv420p -`.
+    Oracles: `ffmpeg -v error -i FILE -map 0:STREAM -fps_mode passthrough -f rawvideo -pix_fmt
+    yuv420p -` (frames) and the same with `-frames:v 1 -f yuv4mpegpipe` (header).
     """
     stream = video_target(media)
-    out = tmp_path / "out.i420"
-    cmd = [mk_decode, media, "--video-out", out, "--pixel-format", "i420"]
-    run_ours(cmd)
-    ref = ffmpeg_cmd(media, stream, ["-f", "rawvideo", "-pix_fmt", "yuv420p"])
-    _compare_raw_video(media, stream, out, ref, "i420", cmd)
-
-
-@pytest.mark.parametrize("media", MEDIA, indirect=True)
-def test_video_y4m(media, mk_decode, tmp_path):
-    """First video track to Y4M (--y4m): same header facts and frames as ffmpeg's.
-
-    Oracle: `ffmpeg -v error -i FILE -map 0:STREAM -fps_mode passthrough
-    -f yuv4mpegpipe -pix_fmt yuv420p -`. Header fields W, H, F (as a ratio), A (as a ratio) and C must
-    agree (C absent means 420jpeg, as the format says); the header text may differ.
-    Every frame payload must be byte-identical.
-    """
-    stream = video_target(media)
-    out = tmp_path / "out.y4m"
-    cmd = [mk_decode, media, "--video-out", out, "--y4m"]
-    run_ours(cmd)
-    _no_output(out, cmd)
-    ref_cmd = ffmpeg_cmd(media, stream, ["-f", "yuv4mpegpipe", "-pix_fmt", "yuv420p"])
+    i420, y4m = tmp_path / "out.i420", tmp_path / "out.y4m"
+    cmd_i420 = [mk_decode, media, "--video-out", i420, "--pixel-format", "i420"]
+    cmd_y4m = [mk_decode, media, "--video-out", y4m, "--y4m"]
+    run_ours(cmd_i420)
+    _no_output(i420, cmd_i420)
+    run_ours(cmd_y4m)
+    _no_output(y4m, cmd_y4m)
+    header_cmd = ffmpeg_cmd(media, stream, ["-frames:v", "1", "-f", "yuv4mpegpipe", "-pix_fmt", "yuv420p"])
+    ref_fields, _ = lib.y4m_reader(io.BytesIO(ffmpeg_bytes(header_cmd)))
+    ref_cmd = ffmpeg_cmd(media, stream, ["-f", "rawvideo", "-pix_fmt", "yuv420p"])
+    w, h = int(stream["width"]), int(stream["height"])
+    if abs(lib.rotation_of(stream)) % 180 == 90:
+        w, h = h, w  # ffmpeg (and mk-decode) turn the pictures a quarter turn
     problems = []
     try:
-        with open(out, "rb") as f, lib.ffmpeg_stream(ref_cmd) as ref:
+        with open(i420, "rb") as raw, open(y4m, "rb") as f, lib.ffmpeg_stream(ref_cmd) as ref:
             try:
                 ours_fields, ours_frames = lib.y4m_reader(f)
             except ValueError as e:
                 pytest.fail(f"{media.name}: our Y4M output does not parse: {e}", pytrace=False)
-            ref_fields, ref_frames = lib.y4m_reader(ref)
             a, b = lib.y4m_header_facts(ours_fields), lib.y4m_header_facts(ref_fields)
-            for key in a:
-                if a[key] != b[key]:
-                    problems.append(f"header {key}: ours {a[key]}, ffmpeg {b[key]}")
-            if a["W"] != b["W"] or a["H"] != b["H"]:
-                ref_frames = iter(())  # frame sizes differ: counting would be meaningless
-            n_ours = n_ref = 0
-            first = None
-            ours_iter = iter(ours_frames)
-            while True:
-                try:
-                    x = next(ours_iter, None)
-                except ValueError as e:
-                    problems.append(f"our Y4M stream after frame {n_ours}: {e}")
-                    x = None
-                    ours_iter = iter(())
-                y = next(ref_frames, None)
-                if x is None and y is None:
-                    break
-                n_ours += x is not None
-                n_ref += y is not None
-                if first is None and x != y:
-                    first = max(n_ours, n_ref) - 1
-            if first is not None:
-                problems.append(f"frames: ours {n_ours}, ffmpeg {n_ref}; first differing frame "
-                                f"{first}")
+            problems += [f"`{lib.shell_line(cmd_y4m)}`: header {key}: ours {a[key]}, ffmpeg {b[key]} "
+                         f"(`{lib.shell_line(header_cmd)}`)" for key in a if a[key] != b[key]]
+            payloads = lib.Y4MPayloads(ours_frames)
+            diffs = lib.compare_video_streams({"i420": raw, "y4m": payloads}, ref,
+                                              lib.yuv420_frame_size(w, h), w, h, "i420")
+            if payloads.error:
+                problems.append(f"`{lib.shell_line(cmd_y4m)}`: our Y4M stream: {payloads.error}")
+            problems += [f"`{lib.shell_line(cmd_i420 if k == 'i420' else cmd_y4m)}` is not byte-identical to "
+                         f"`{lib.shell_line(ref_cmd)}`\n{d}" for k, d in diffs.items() if d]
     finally:
-        out.unlink(missing_ok=True)
+        i420.unlink(missing_ok=True)
+        y4m.unlink(missing_ok=True)
     if problems:
-        pytest.fail(f"{media.name}: `{lib.shell_line(cmd)}` differs from "
-                    f"`{lib.shell_line(ref_cmd)}`:\n  " + "\n  ".join(problems), pytrace=False)
+        pytest.fail(f"{media.name}:\n  " + "\n  ".join(problems), pytrace=False)
 
 
 # --------------------------------------------------------------------------- audio
