@@ -134,7 +134,9 @@ void mk_muxer_close(mk_muxer **muxer);
  *  carries) into a new file at `dst` without decoding, as the mk-remux sample does:
  *  MP4 (any layout), Matroska / WebM or Ogg, by dst's extension. settings may be NULL
  *  (progressive, the default tracks). settings->progress is called after each packet. A failure or a
- *  cancel leaves nothing under `dst`. Errors: those of mk_demuxer_open and mk_muxer_open,
+ *  cancel leaves nothing under `dst`. A source cut short is copied as far as it goes, as ffmpeg's
+ *  stream copy is: `dst` is written and the status is MK_ETRUNCATED, a warning (mk_last_error()
+ *  names the offset of the cut; check for it with `st == MK_OK || st == MK_ETRUNCATED`). Errors: those of mk_demuxer_open and mk_muxer_open,
  *  MK_EINVAL (a track that does not exist), MK_EUNSUPPORTED (an encrypted track, a codec the
  *  container does not carry), MK_ECANCELLED, MK_EIO (the target name is then left untouched). */
 mk_status mk_remux(const char *src, const char *dst, const mk_muxer_settings *settings);

@@ -154,7 +154,7 @@ struct Remux: ParsableCommand {
             }
         }
         let rate = try Self.parsedFrameRate(frameRate)
-        try Remuxer.remux(input: input, output: output, layout: layout, tracks: tracks.isEmpty ? nil : tracks, frameRate: rate) { done, total in
+        let cut = try Remuxer.remux(input: input, output: output, layout: layout, tracks: tracks.isEmpty ? nil : tracks, frameRate: rate) { done, total in
             if paceMs > 0 { usleep(useconds_t(paceMs) * 1000) }
             guard showProgress else { return }
             let percent = done * 100 / total
@@ -164,5 +164,8 @@ struct Remux: ParsableCommand {
             }
         }
         if showProgress { FileHandle.standardError.write(Data("\rmk-remux: 100%, wrote \(output)\n".utf8)) }
+        if let cut {   // a warning, as ffmpeg's: the output holds every packet before the cut
+            FileHandle.standardError.write(Data("mk-remux: warning: \(cut.description); \(output) holds the packets before the cut\n".utf8))
+        }
     }
 }

@@ -264,9 +264,10 @@ public func mk_remux(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?,
     let tracks = s.tracks.map { Array(UnsafeBufferPointer(start: $0, count: Int(s.track_count))).map(Int.init) }
     let relay = ProgressRelay(s.progress, s.progress_user)
     return relay.guarded("mk_remux") {
-        try Remuxer.remux(input: String(cString: src), output: String(cString: dst), layout: l, tracks: tracks) { done, total in
+        let cut = try Remuxer.remux(input: String(cString: src), output: String(cString: dst), layout: l, tracks: tracks) { done, total in
             try relay.check(fraction: Double(done) / Double(max(1, total)), done: Int64(done), total: Int64(total))
         }
+        if let cut { return fail(MK_ETRUNCATED, cut.description) }   // a warning: dst is written
         return MK_OK
     }
 }

@@ -27,6 +27,7 @@ import pytest
 
 import oracle_lib as lib
 import remux_lib as rlib
+import truncation_lib
 
 INPUTS = rlib.remux_params()
 LAYOUTS = list(rlib.LAYOUTS)
@@ -408,3 +409,40 @@ def test_remux_edit_to_end_made_explicit(layout, remuxes):
                         f"IN's media ends {presented} samples after the edit's start")
     if problems:
         pytest.fail(f"{src.name} -> {layout}:\n  " + "\n  ".join(problems), pytrace=False)
+
+
+def _whole_packets(path: Path, size: int | None = None) -> dict[str, list[tuple[str, str]]]:
+    """ffprobe's packets of `path` per stream type: (size, data hash), only those whose bytes
+    all lie within the first `size` bytes when `size` is given (of the intact file: the packets
+    a copy cut after `size` bytes holds whole)."""
+    proc = lib.run(["ffprobe", "-v", "error", "-show_entries", "packet=codec_type,pos,size,data_hash",
+                    "-show_data_hash", "md5", "-of", "json", path])
+    lib.oracle_ok(proc, ["ffprobe", path])
+    out: dict[str, list[tuple[str, str]]] = {}
+    for p in json.loads(proc.stdout).get("packets", []):
+        if size is not None and int(p["pos"]) + int(p["size"]) > size:
+            continue
+        out.setdefault(p["codec_type"], []).append((p["size"], p["data_hash"]))
+    return out
+
+
+@pytest.mark.parametrize("ext", ["mp4", "mkv"])
+def test_cut_source_is_copied_up_to_the_cut_with_a_warning(ext, mk_remux, tmp_path):
+    """An MP4 cut inside its sample data (moov first), remuxed to MP4 (the file-to-file copy)
+    and to Matroska (the packet copy): exit 0, as ffmpeg's `-c copy` of a cut file; the output
+    holds every whole packet of the cut file (ffprobe's packets of the intact file whose bytes
+    all lie before the cut: size and MD5, per stream, in order) and the sample the cut goes
+    through is left out; a warning on stderr names the file and the offset of the cut (it was silent, and the
+    MP4 copy failed with "invalid data")."""
+    src = tmp_path / "source.mp4"
+    truncation_lib.make_source("mp4_faststart", src)
+    cut = truncation_lib.cut_copy(src, "mp4_faststart", "mdat", tmp_path / "cut.mp4")
+    out = tmp_path / f"out.{ext}"
+    proc = lib.run([mk_remux, cut, out])
+    lib.check_ok(proc, [mk_remux, cut, out])
+    err = proc.stderr.decode()
+    assert "warning" in err and "truncated at offset" in err and str(cut) in err, err
+    want, got = _whole_packets(src, cut.stat().st_size), _whole_packets(out)
+    assert sum(map(len, want.values())) < sum(map(len, _whole_packets(src).values())), "the cut removed no packet"
+    assert got == want, f"{cut.name} -> .{ext}: " + ", ".join(f"{k}: {len(got.get(k, []))} packets, ffprobe's whole ones {len(v)}"
+                                                          for k, v in want.items())

@@ -138,7 +138,9 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     hybrid=SECONDS writes fragmented and turns the file progressive when done. `progress` is
     called after each packet with (fraction, packets written, packets in all); False from it
     stops (CancelledError). The target name is only written when the whole file is complete:
-    a failure or a cancel leaves nothing there.
+    a failure or a cancel leaves nothing there. A source cut short is copied as far as it goes
+    (every packet before the cut, as ffmpeg's stream copy) and a TruncatedWarning names the
+    offset of the cut.
     """
     s = _muxer_settings(faststart, fragment, hybrid)
     chosen = [t.index if isinstance(t, Track) else int(t) for t in tracks] if tracks is not None else None
@@ -149,4 +151,5 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
         s.track_count = len(chosen)
     hook = _ProgressHook(progress)
     s.progress = hook.c
-    hook.run(lambda: int(lib.mk_remux(_path(src), _path(dst), ctypes.byref(s))))
+    if hook.run(lambda: int(lib.mk_remux(_path(src), _path(dst), ctypes.byref(s)))) == ETRUNCATED:
+        _warn_truncated()

@@ -89,3 +89,25 @@ def test_shared_cut_ogg(shared_media: Path, tmp_path: Path) -> None:
         mediakit.decode(path, audio_out=tmp_path / "a.pcm")
     ours = np.frombuffer((tmp_path / "a.pcm").read_bytes(), dtype="<i2")
     assert oracle_lib.compare_pcm_s16(ours.tobytes(), reference(path, "audio"), 2) is None
+
+
+@pytest.mark.parametrize("ext", ["mp4", "mkv"])
+def test_remux_of_a_cut_file_warns_and_copies_what_there_is(ext: str, cut_mp4: Path, tmp_path: Path) -> None:
+    """mediakit.remux of the cut MP4 (mk_remux's MK_ETRUNCATED): the output is written, a
+    TruncatedWarning names the offset of the cut, and the output holds as many packets as the
+    cut leaves whole (ffprobe's packets of the intact source that end before the cut; the
+    one the cut goes through is left out)."""
+    out = tmp_path / f"out.{ext}"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mediakit.remux(cut_mp4, out)
+    cuts = [w for w in caught if issubclass(w.category, mediakit.TruncatedWarning)]
+    assert len(cuts) == 1 and "truncated at offset" in str(cuts[0].message), [str(w.message) for w in caught]
+    size = cut_mp4.stat().st_size
+    proc = oracle_lib.run(["ffprobe", "-v", "error", "-show_entries", "packet=pos,size", "-of", "csv=p=0",
+                           cut_mp4.parent / "source.mp4"])
+    assert proc.returncode == 0, proc.stderr
+    whole = sum(1 for line in proc.stdout.decode().split() if int(line.split(",")[0]) + int(line.split(",")[1]) <= size)
+    ours = oracle_lib.run(["ffprobe", "-v", "error", "-show_entries", "packet=size", "-of", "csv=p=0", out])
+    assert ours.returncode == 0, ours.stderr
+    assert len(ours.stdout.split()) == whole

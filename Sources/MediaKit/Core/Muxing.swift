@@ -82,8 +82,11 @@ public struct MuxerOptions: Sendable, Equatable {
 public protocol DirectCopyMuxer: Muxer {
     /// Copies `tracks` of `demuxer` (indexes checked by the caller) and returns true, or
     /// returns false, having changed nothing, when `demuxer` is not of its kind.
-    /// `progress` is called after each sample with (samples written, samples in all).
-    func copyDirectly(from demuxer: Demuxer, tracks: [Int], progress: ((Int, Int) throws -> Void)?) throws -> Bool
+    /// `progress` is called after each sample with (samples written, samples in all). A source
+    /// cut short is copied up to the cut, as ``Demuxer/read(untilCut:)`` reads it: `cut` is then
+    /// set to the `.truncated` error naming the offset (the sample the cut goes through is left
+    /// out) and the copy returns true.
+    func copyDirectly(from demuxer: Demuxer, tracks: [Int], cut: inout MediaError?, progress: ((Int, Int) throws -> Void)?) throws -> Bool
 }
 
 extension Muxer {

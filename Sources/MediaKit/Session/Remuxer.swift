@@ -22,21 +22,28 @@ public enum Remuxer {
     ///     `-r` before `-i`; nil (default): the stream's own rate, else 25.
     ///   - progress: called after each packet with (packets written, packets in all); an error it
     ///     throws stops the remux (nothing is left under `output`) and is rethrown.
+    /// - Returns: as ``remux(input:output:options:tracks:frameRate:progress:)``.
     /// - Throws: as ``remux(input:output:options:tracks:frameRate:progress:)``.
+    @discardableResult
     public static func remux(input: String, output: String, layout: MuxLayout = .progressive,
-                             tracks: [Int]? = nil, frameRate: Rational? = nil, progress: ((Int, Int) throws -> Void)? = nil) throws {
+                             tracks: [Int]? = nil, frameRate: Rational? = nil, progress: ((Int, Int) throws -> Void)? = nil) throws -> MediaError? {
         try remux(input: input, output: output, options: MuxerOptions(layout: layout), tracks: tracks, frameRate: frameRate, progress: progress)
     }
 
     /// Remuxes `input` to `output`, the muxer made with `options` (`frameRate`: as
     /// ``remux(input:output:layout:tracks:frameRate:progress:)``).
+    /// - Returns: nil, or the `.truncated` warning of an input cut short (naming the offset of
+    ///   the cut): the output is then written with every packet before the cut, as ffmpeg's
+    ///   stream copy of a cut file is (a packet the cut goes through is left out, except a run
+    ///   of PCM samples, which keeps its whole samples).
     /// - Throws: ``MediaError``: `.unsupported` for an output extension no muxer writes, a codec
     ///   the muxer cannot carry or an encrypted track; `.invalidArgument` for a track that does
     ///   not exist, options the format does not take, or a frame rate for an input that is not
     ///   a raw video stream; the demuxer's; `.io` for a write
     ///   failure (the target is then left untouched).
+    @discardableResult
     public static func remux(input: String, output: String, options: MuxerOptions, tracks: [Int]? = nil,
-                             frameRate: Rational? = nil, progress: ((Int, Int) throws -> Void)? = nil) throws {
+                             frameRate: Rational? = nil, progress: ((Int, Int) throws -> Void)? = nil) throws -> MediaError? {
         let catalog = ContainerCatalog.shared
         let target = try catalog.requireMuxerFormat(forPath: output)
         let (format, demuxer) = try catalog.open(ByteSources.open(path: input))
@@ -51,12 +58,14 @@ public enum Remuxer {
         }
         let muxer = try target.make(path: output, options: options)
         do {
-            if let direct = muxer as? DirectCopyMuxer, try direct.copyDirectly(from: demuxer, tracks: wanted, progress: progress) {
+            var cut: MediaError?
+            if let direct = muxer as? DirectCopyMuxer, try direct.copyDirectly(from: demuxer, tracks: wanted, cut: &cut, progress: progress) {
                 try muxer.finish()
-                return
+                return cut
             }
-            try copyPackets(demuxer, from: format, tracks: wanted, into: muxer, input: input, progress: progress)
+            cut = try copyPackets(demuxer, from: format, tracks: wanted, into: muxer, input: input, progress: progress)
             try muxer.finish()
+            return cut
         } catch {
             muxer.cancel()
             throw error
@@ -95,9 +104,10 @@ public enum Remuxer {
     /// ffmpeg's stream copy moves them (its `start_time`): the first packets of every track are
     /// read ahead for it, within the look-ahead limits (a track with no packet there does not
     /// count).
+    /// - Returns: the `.truncated` error of an input cut short, nil otherwise.
     /// - Throws: a muxer's refusal of a track (`.unsupported`) with the source format named.
     static func copyPackets(_ demuxer: Demuxer, from format: ContainerFormat, tracks wanted: [Int], into muxer: Muxer, input: String,
-                            progress: ((Int, Int) throws -> Void)?) throws {
+                            progress: ((Int, Int) throws -> Void)?) throws -> MediaError? {
         let all = demuxer.tracks
         let needFirst = Set(wanted.filter { muxer.needsFirstPacket(all[$0]) })
         let needTime = format.clockTimestamps ? Set(wanted) : []
@@ -142,10 +152,11 @@ public enum Remuxer {
         var done = 0
         var pipeline = MediaPipeline(demuxer: demuxer, stages: stages)
         pipeline.ahead = ahead
-        try pipeline.run { packet in
+        let later = try pipeline.run { packet in
             guard !packet.isTruncated else { return }
             done += 1
             try progress?(done, total)
         }
+        return cut ?? later   // a cut met while reading ahead ends the reads that follow
     }
 }

@@ -448,6 +448,8 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
 
     /// The next sample in the order of ``read()``, without reading its bytes: where they
     /// are in ``source`` and the packet's timing (for a remux that copies file to file).
+    /// - Throws: `.truncated` for a sample the end of the file cuts short (the file was cut:
+    ///   the samples before it are whole), `.limit`, `.invalidData` for a negative offset.
     public func readReference() throws -> SampleReference? {
         if stream != nil {
             throw MediaError(.unsupported, "sample references need a seekable source (a file): this fragmented MP4 comes from a stream read once", path: path)
@@ -457,8 +459,13 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
         if Int(s.size) > MP4Limits.maxSampleSize {
             throw MediaError(.limit, "the sample is \(s.size) bytes, above the limit of \(MP4Limits.maxSampleSize)", path: path, offset: s.offset, context: "track \(track) sample \(index)")
         }
-        if s.offset < 0 || s.offset + Int64(s.size) > source.size {
-            throw MediaError(.invalidData, "the sample's \(s.size) bytes extend past the end of the file (\(source.size) bytes)", path: path, offset: s.offset, context: "track \(track) sample \(index)")
+        if s.offset < 0 {
+            throw MediaError(.invalidData, "the sample's offset is negative", path: path, offset: s.offset, context: "track \(track) sample \(index)")
+        }
+        if s.offset > source.size - Int64(s.size) {   // (not offset + size: a damaged offset may be near Int64.max)
+            let there = max(0, source.size - s.offset)
+            throw MediaError(.truncated, "the sample's \(s.size) bytes extend past the end of the file (\(there) of them are there)",
+                             path: path, offset: s.offset, context: "track \(track) sample \(index)")
         }
         return SampleReference(trackIndex: track, pts: s.pts, dts: s.dts, duration: s.duration, isKeyframe: s.isKey,
                                offset: s.offset, size: Int(s.size))

@@ -911,7 +911,7 @@ extension MP4Muxer: DirectCopyMuxer {
     /// data are carried over. Returns false for any other demuxer.
     /// - Throws: `.unsupported` for an encrypted track or a source that is not a regular file;
     ///   the demuxer's and the muxer's errors.
-    public func copyDirectly(from demuxer: Demuxer, tracks wanted: [Int], progress: ((Int, Int) throws -> Void)?) throws -> Bool {
+    public func copyDirectly(from demuxer: Demuxer, tracks wanted: [Int], cut: inout MediaError?, progress: ((Int, Int) throws -> Void)?) throws -> Bool {
         guard let demuxer = demuxer as? MP4Demuxer else { return false }
         guard !started else { throw MediaError(.state, "copyDirectly after the first write", path: path) }
         let all = demuxer.tracks
@@ -952,7 +952,15 @@ extension MP4Muxer: DirectCopyMuxer {
         guard let source = demuxer.file else {
             throw MediaError(.unsupported, "remux copies sample bytes file to file: the input must be a regular file, not a stream", path: demuxer.path)
         }
-        while let s = try demuxer.readReference() {
+        while true {
+            let next: SampleReference?
+            do {
+                next = try demuxer.readReference()
+            } catch let e as MediaError where e.kind == .truncated {
+                cut = e   // the samples before the cut are copied, as ffmpeg's stream copy of a cut file
+                break
+            }
+            guard let s = next else { break }
             guard let out = map[s.trackIndex] else { continue }
             try writeSample(track: out, pts: s.pts, dts: s.dts, duration: s.duration, isKeyframe: s.isKeyframe,
                             from: source, offset: s.offset, size: s.size)
