@@ -124,6 +124,9 @@ void mk_encoder_close(mk_encoder **encoder);
  *  .webm. The codec
  *  comes from settings->codec or the extension. The output is written to a temporary file and
  *  renamed at the end: a failure or a cancel (settings->progress) leaves nothing under `dst`.
+ *  A source cut short is transcoded as far as it goes, as ffmpeg does: `dst` is written and the
+ *  status is MK_ETRUNCATED, a warning (mk_last_error() names the offset of the cut; check for it
+ *  with `st == MK_OK || st == MK_ETRUNCATED`).
  *  settings may be NULL. Errors: those of mk_demuxer_open and mk_encoder_open, MK_ENOTFOUND
  *  (no audio track), MK_EUNSUPPORTED (an output or codec MediaKit does not write),
  *  MK_ECANCELLED, MK_EIO. `src`, `dst` and `settings` are BORROWED for the call. New code:

@@ -96,6 +96,9 @@ struct Transcode: ParsableCommand {
                 return interrupted == 0
             }
             if showProgress { FileHandle.standardError.write(Data("\r".utf8)) }
+            if let cut = r.truncation {   // a warning, as ffmpeg's: the output is written
+                FileHandle.standardError.write(Data("mk-transcode: warning: \(cut.description); \(output) holds what the packets before the cut decode to\n".utf8))
+            }
             if !quiet {
                 print("\(output): \(r.codec), \(r.sampleRate) Hz, \(r.channels) channels, \(r.samples) samples, encoder delay \(r.encoderDelay), \(r.packets) packets")
             }

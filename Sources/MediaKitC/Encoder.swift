@@ -204,9 +204,10 @@ private func transcode(_ input: String, _ output: String, _ s: EncoderSettings, 
         o.frameDuration = s.frameDuration
         o.copyVideo = copyVideo
         o.backend = s.backend
-        try Transcoder.transcode(input: input, output: output, options: o) { fraction in
+        let result = try Transcoder.transcode(input: input, output: output, options: o) { fraction in
             relay.report(fraction: fraction, done: -1, total: -1)
         }
+        if let cut = result.truncation { return fail(MK_ETRUNCATED, cut.description) }   // a warning: the output is written
         return MK_OK
     }
 }

@@ -60,7 +60,8 @@ def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate
     Vorbis ...). Gapless; written to a temporary file and renamed at the end. `complexity` (Opus
     0..10, FLAC 0..12), `application` ("audio", "voip", "lowdelay") and `frame_duration` (seconds,
     Opus) as for Encoder. `progress` is called now and then with (fraction, -1, -1); False from it
-    stops (CancelledError, nothing written)."""
+    stops (CancelledError, nothing written). A source cut short is transcoded as far as it goes
+    and a TruncatedWarning names the offset of the cut."""
     s = _encoder_settings(codec, bitrate, quality, sample_rate, channels, complexity, application, frame_duration,
                           backend=backend)
     hook = _ProgressHook(progress)
@@ -69,7 +70,8 @@ def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate
     t.encoder = ctypes.pointer(s)
     t.copy_video = int(bool(copy_video))
     t.progress = hook.c
-    hook.run(lambda: int(lib.mk_transcode_with(_path(src), _path(dst), ctypes.byref(t))))
+    if hook.run(lambda: int(lib.mk_transcode_with(_path(src), _path(dst), ctypes.byref(t)))) == ETRUNCATED:
+        _warn_truncated()
 
 
 def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Optional[PathLike] = None, *,

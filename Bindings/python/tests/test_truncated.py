@@ -111,3 +111,19 @@ def test_remux_of_a_cut_file_warns_and_copies_what_there_is(ext: str, cut_mp4: P
     ours = oracle_lib.run(["ffprobe", "-v", "error", "-show_entries", "packet=size", "-of", "csv=p=0", out])
     assert ours.returncode == 0, ours.stderr
     assert len(ours.stdout.split()) == whole
+
+
+def test_transcode_of_a_cut_file_warns_and_encodes_what_there_is(cut_mp4: Path, tmp_path: Path) -> None:
+    """mediakit.transcode of the cut MP4 (mk_transcode_with's MK_ETRUNCATED): the output is
+    written with a TruncatedWarning naming the cut, and it decodes to as many samples as
+    ffmpeg decodes from the cut file (the AAC encoder keeps the length: gapless)."""
+    out = tmp_path / "out.m4a"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mediakit.transcode(cut_mp4, out)
+    cuts = [w for w in caught if issubclass(w.category, mediakit.TruncatedWarning)]
+    assert len(cuts) == 1 and "truncated at offset" in str(cuts[0].message), [str(w.message) for w in caught]
+    def samples(path: Path) -> int:
+        proc = oracle_lib.run(["ffmpeg", "-v", "quiet", "-nostdin", "-i", path, "-map", "0:a:0", "-f", "s16le", "-ac", "1", "-"])
+        return len(proc.stdout) // 2
+    assert samples(out) == samples(cut_mp4) > 0

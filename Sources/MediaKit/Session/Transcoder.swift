@@ -45,6 +45,10 @@ public struct TranscodeResult: Sendable {
     public var encoderDelay: Int
     /// Packets written.
     public var packets: Int
+    /// The `.truncated` warning of an input cut short (naming the offset of the cut): the
+    /// output then holds what the packets before the cut decode to, as ffmpeg's transcode of
+    /// a cut file; nil for a whole input.
+    public var truncation: MediaError? = nil
 }
 
 /// Decode -> convert -> encode -> mux in one call: the first audio track of any input MediaKit
@@ -142,7 +146,7 @@ public enum Transcoder {
             var lastReport = -1.0
             let pipeline = MediaPipeline(demuxer: demuxer, stages: [(audio.index, DecodeStage(session: session, output: encode))]
                                          + videoStages.map { ($0.0.index, $0.1) })
-            try pipeline.run { packet in
+            let truncation = try pipeline.run { packet in
                 guard packet.trackIndex == audio.index else { return }
                 let done = min(1, max(0, Double(packet.pts) * packet.timeBase.doubleValue / total))
                 if done - lastReport >= 0.01 {
@@ -171,7 +175,7 @@ public enum Transcoder {
             try m.finish()
             _ = progress?(1)
             return TranscodeResult(codec: codec, sampleRate: enc.parameters.sampleRate, channels: enc.parameters.channels,
-                                   samples: samples, encoderDelay: enc.encoderDelay, packets: packets)
+                                   samples: samples, encoderDelay: enc.encoderDelay, packets: packets, truncation: truncation)
         } catch {
             muxer?.cancel()
             throw error
