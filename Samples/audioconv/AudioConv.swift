@@ -11,12 +11,12 @@ struct AudioConv: ParsableCommand {
         commandName: "mk-audioconv",
         abstract: "Convert raw interleaved PCM: sample format, channel layout, sample rate.",
         discussion: """
-        Reads raw PCM (- for standard input) and writes raw PCM or WAV (- for standard output),
-        as ffmpeg -f FMT -ar R -ac N -i IN -f FMT -ar R2 -ac N2 OUT would. Formats: u8, s16,
-        s24, s32, f32, f64 (little-endian), s16be, s24be, s32be, f32be, f64be (big-endian, as
-        AIFF holds them), s8 (signed 8-bit), s24in32hi, s24in32lo (24 bits in a 32-bit
-        little-endian word, aligned high or low); WAV takes the little-endian ones. Layouts: a
-        channel count or a name (mono, stereo, 2.1, quad, 5.0, 5.1, 7.1 ...), or positions
+        Reads raw PCM (- for standard input) and writes raw PCM or WAV (- for standard output), \
+        as ffmpeg -f FMT -ar R -ac N -i IN -f FMT -ar R2 -ac N2 OUT would. Formats: u8, s16, \
+        s24, s32, f32, f64 (little-endian), s16be, s24be, s32be, f32be, f64be (big-endian, as \
+        AIFF holds them), s8 (signed 8-bit), s24in32hi, s24in32lo (24 bits in a 32-bit \
+        little-endian word, aligned high or low); WAV takes the little-endian ones. Layouts: a \
+        channel count or a name (mono, stereo, 2.1, quad, 5.0, 5.1, 7.1 ...), or positions \
         such as FL+FR+LFE.
         """)
 
