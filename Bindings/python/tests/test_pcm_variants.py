@@ -78,3 +78,14 @@ def test_decode_writes_an_aiffs_big_endian_samples_as_ffmpeg(tmp_path: Path) -> 
     assert len(ref) > 10_000 and out.read_bytes() == ref
     with pytest.raises(mediakit.MediaError, match="WAV holds little-endian"):
         mediakit.decode(aiff, audio_out=tmp_path / "out.wav", sample_format="s24be", wav=True)
+
+
+def test_frame_and_registry_names_of_the_codes_are_the_converters() -> None:
+    """Frame.format and the registry's sample_formats name codes 11-28 (a plugin's frames or
+    lists) as the converter names them: FFmpeg's raw-format names, "p" for planar."""
+    from mediakit._audio import _code_name
+    from mediakit._common import _SAMPLE_FORMATS
+
+    for code in range(11, 29):
+        assert _SAMPLE_FORMATS[code] == _code_name(code)
+    assert _SAMPLE_FORMATS[16] == "s16bep" and _SAMPLE_FORMATS[27] == "s24in32lo"
