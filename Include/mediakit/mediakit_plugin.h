@@ -223,7 +223,9 @@ typedef struct mk_plugin_frame {
                                     struct up to the smaller of this and its own size and
                                     sets struct_size to that */
     int32_t media_type;        /**< MK_MEDIA_AUDIO or MK_MEDIA_VIDEO */
-    int32_t format;            /**< MK_PIXEL_* for video, MK_SAMPLES_* for audio */
+    int32_t format;            /**< MK_PIXEL_* for video, MK_SAMPLES_* for audio (a host
+                                    before 0.3 refuses the values 13 and up: S8, the
+                                    big-endian and 24-in-32 formats) */
     uint32_t flags;            /**< MK_PACKET_FLAG_KEY for a key frame */
     int64_t pts;               /**< best-effort presentation time, config time base */
     int64_t duration;          /**< 0 if unknown */
