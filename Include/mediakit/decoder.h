@@ -110,7 +110,8 @@ typedef struct mk_decode_settings {
     void *progress_user;       /**< passed to progress. Default NULL */
     /* Added in 0.2 as well (read only when struct_size covers them): mk-decode's choices. */
     int32_t sample_format;     /**< an interleaved MK_SAMPLES_* type to write the audio in (u8, s16,
-                                    s24, s32, f32, f64); 0 (default): audio_layout's */
+                                    s24, s32, f32, f64; raw output also the 0.3 variants: S8,
+                                    S16BE ... F64BE, S24IN32HI / LO); 0 (default): audio_layout's */
     int32_t sample_rate;       /**< resample the audio to this rate (MediaKit's resampler); 0
                                     (default): the source's */
     int32_t channels;          /**< mix the audio to this many channels (as ffmpeg -ac mixes); 0

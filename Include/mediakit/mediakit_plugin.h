@@ -223,7 +223,9 @@ typedef struct mk_plugin_frame {
                                     struct up to the smaller of this and its own size and
                                     sets struct_size to that */
     int32_t media_type;        /**< MK_MEDIA_AUDIO or MK_MEDIA_VIDEO */
-    int32_t format;            /**< MK_PIXEL_* for video, MK_SAMPLES_* for audio */
+    int32_t format;            /**< MK_PIXEL_* for video, MK_SAMPLES_* for audio (a host
+                                    before 0.3 refuses the values 13 and up: S8, the
+                                    big-endian and 24-in-32 formats) */
     uint32_t flags;            /**< MK_PACKET_FLAG_KEY for a key frame */
     int64_t pts;               /**< best-effort presentation time, config time base */
     int64_t duration;          /**< 0 if unknown */
@@ -424,7 +426,11 @@ typedef struct mk_plugin_encoder_backend {
     const char *codec;         /**< codec name this backend encodes ("aac") */
     const char *name;          /**< backend name, unique in the plugin per codec, e.g. "ffmpeg" */
     int32_t priority;          /**< higher wins when several backends encode a codec */
-    const int32_t *sample_formats; /**< MK_SAMPLES_* accepted, preferred first; never NULL */
+    const int32_t *sample_formats; /**< MK_SAMPLES_* accepted, preferred first; never NULL.
+                                        The host converts to one of them first: a backend is
+                                        never sent a format it does not list (the 0.3 values,
+                                        13 and up, only when it lists them; a host before 0.3
+                                        skips them in this list) */
     const int32_t *sample_rates;   /**< Hz accepted, 0-terminated; NULL: any in
                                         [min_sample_rate, max_sample_rate] */
     int32_t min_sample_rate;   /**< with sample_rates NULL; 0: no lower bound */

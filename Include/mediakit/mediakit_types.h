@@ -105,5 +105,28 @@ typedef int32_t mk_status;
  *  decoder outputs them). */
 #define MK_SAMPLES_S24  11
 #define MK_SAMPLES_S24P 12
+/* Added in 0.3: storage variants, converter and raw-writer formats like S24 (the decoders
+ * give the types above). Each interleaved type is odd and its planar ("P") form the next
+ * value. A plugin is only given a format it lists (the host converts first); a host from
+ * before 0.3 ignores these values in a plugin's lists. Moving between a variant and its
+ * native type (S16BE and S16, S8 and U8, the 24-bit forms) is lossless. */
+#define MK_SAMPLES_S8         13  /**< signed 8-bit; 0 is silence (FFmpeg's raw "s8") */
+#define MK_SAMPLES_S8P        14
+#define MK_SAMPLES_S16BE      15  /**< signed 16-bit big-endian (FFmpeg's "s16be", AIFF's) */
+#define MK_SAMPLES_S16BEP     16
+#define MK_SAMPLES_S24BE      17  /**< signed 24-bit big-endian in 3 bytes ("s24be") */
+#define MK_SAMPLES_S24BEP     18
+#define MK_SAMPLES_S32BE      19  /**< signed 32-bit big-endian ("s32be") */
+#define MK_SAMPLES_S32BEP     20
+#define MK_SAMPLES_F32BE      21  /**< 32-bit float big-endian ("f32be") */
+#define MK_SAMPLES_F32BEP     22
+#define MK_SAMPLES_F64BE      23  /**< 64-bit float big-endian ("f64be") */
+#define MK_SAMPLES_F64BEP     24
+#define MK_SAMPLES_S24IN32HI  25  /**< 24 bits in the high 3 bytes of a 32-bit little-endian
+                                       word: S32 with a zero low byte (ignored when read) */
+#define MK_SAMPLES_S24IN32HIP 26
+#define MK_SAMPLES_S24IN32LO  27  /**< 24 bits in the low 3 bytes of a 32-bit little-endian
+                                       word, sign-extended (the top byte ignored when read) */
+#define MK_SAMPLES_S24IN32LOP 28
 
 #endif /* MEDIAKIT_TYPES_H */

@@ -11,10 +11,13 @@ struct AudioConv: ParsableCommand {
         commandName: "mk-audioconv",
         abstract: "Convert raw interleaved PCM: sample format, channel layout, sample rate.",
         discussion: """
-        Reads raw PCM (- for standard input) and writes raw PCM or WAV (- for standard output),
-        as ffmpeg -f FMT -ar R -ac N -i IN -f FMT -ar R2 -ac N2 OUT would. Formats: u8, s16,
-        s24, s32, f32, f64 (little-endian). Layouts: a channel count or a name (mono, stereo,
-        2.1, quad, 5.0, 5.1, 7.1 ...), or positions such as FL+FR+LFE.
+        Reads raw PCM (- for standard input) and writes raw PCM or WAV (- for standard output), \
+        as ffmpeg -f FMT -ar R -ac N -i IN -f FMT -ar R2 -ac N2 OUT would. Formats: u8, s16, \
+        s24, s32, f32, f64 (little-endian), s16be, s24be, s32be, f32be, f64be (big-endian, as \
+        AIFF holds them), s8 (signed 8-bit), s24in32hi, s24in32lo (24 bits in a 32-bit \
+        little-endian word, aligned high or low); WAV takes the little-endian ones. Layouts: a \
+        channel count or a name (mono, stereo, 2.1, quad, 5.0, 5.1, 7.1 ...), or positions \
+        such as FL+FR+LFE.
         """)
 
     @Argument(help: "Raw interleaved PCM to read, or - for standard input.")
@@ -69,7 +72,7 @@ struct AudioConv: ParsableCommand {
     /// The sample type a name gives (interleaved: the layout is not chosen by name here).
     static func type(_ name: String) throws -> SampleFormat {
         guard let t = SampleFormat(name: name)?.interleaved else {
-            throw MediaError(.invalidArgument, "unknown sample format \"\(name)\": give u8, s16, s24, s32, f32 or f64")
+            throw MediaError(.invalidArgument, "unknown sample format \"\(name)\": give u8, s16, s24, s32, f32, f64, s16be, s24be, s32be, f32be, f64be, s8, s24in32hi or s24in32lo")
         }
         return t
     }

@@ -48,7 +48,7 @@ struct Decode: ParsableCommand {
     @Option(help: "Raw video layout: nv12 (default), i420, or yuv420p10le. Pictures in other formats (10-bit, 4:4:4, 4:2:2, full range) are converted as ffmpeg's -pix_fmt converts them (the FFmpeg plugin's libswscale).")
     var pixelFormat: PixelFormat = .nv12
 
-    @Option(help: "PCM sample format: u8, s16 (default), s24, s32, f32 or f64 (little-endian, interleaved; ffmpeg's flt and dbl are accepted).")
+    @Option(help: "PCM sample format, interleaved: u8, s16 (default), s24, s32, f32 or f64 (little-endian; ffmpeg's flt and dbl are accepted), s16be, s24be, s32be, f32be or f64be (big-endian, as AIFF and ffmpeg -f s16be ... hold them), s8 (signed 8-bit), s24in32hi or s24in32lo (24 bits in a 32-bit little-endian word, aligned high: s32 with a zero low byte, or low: sign-extended). WAV (--wav) takes the little-endian ones.")
     var sampleFormat: String = "s16"
 
     @Option(help: "Resample the audio to this rate (band-limited, see --resample-quality).")
@@ -149,7 +149,7 @@ struct Decode: ParsableCommand {
         options.pixelFormat = pixelFormat
         // Files are written interleaved: a planar name ("fltp") gives its interleaved type.
         guard let type = SampleFormat(name: sampleFormat)?.interleaved else {
-            throw MediaError(.invalidArgument, "unknown sample format \"\(sampleFormat)\": give u8, s16, s24, s32, f32 or f64")
+            throw MediaError(.invalidArgument, "unknown sample format \"\(sampleFormat)\": give u8, s16, s24, s32, f32, f64, s16be, s24be, s32be, f32be, f64be, s8, s24in32hi or s24in32lo")
         }
         options.sampleType = type
         options.sampleFormat = type == .f32 ? .f32 : .s16

@@ -68,8 +68,8 @@ final class AudioConverterTests: XCTestCase {
     /// `wide` represents every value of `narrow` exactly.
     static func holds(_ wide: SampleFormat, _ narrow: SampleFormat) -> Bool {
         let bits: [SampleFormat: Int] = [.u8: 8, .s16: 16, .s24: 24, .s32: 32, .f32: 24, .f64: 53]
-        if narrow.isFloat { return wide == .f64 || wide == narrow }
-        return bits[wide]! >= bits[narrow]!
+        if narrow.isFloat { return wide.native == .f64 || wide.native == narrow.native }
+        return bits[wide.native]! >= bits[narrow.native]!
     }
 
     func testFloatToIntegerRoundsAndClipsAsLibswresample() throws {

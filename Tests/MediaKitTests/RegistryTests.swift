@@ -558,6 +558,11 @@ final class RegistryTests: XCTestCase {
             .u8: MK_SAMPLES_U8, .s16: MK_SAMPLES_S16, .s32: MK_SAMPLES_S32, .f32: MK_SAMPLES_F32,
             .f64: MK_SAMPLES_F64, .u8Planar: MK_SAMPLES_U8P, .s16Planar: MK_SAMPLES_S16P, .s32Planar: MK_SAMPLES_S32P,
             .f32Planar: MK_SAMPLES_F32P, .f64Planar: MK_SAMPLES_F64P, .s24: MK_SAMPLES_S24, .s24Planar: MK_SAMPLES_S24P,
+            .s8: MK_SAMPLES_S8, .s8Planar: MK_SAMPLES_S8P, .s16be: MK_SAMPLES_S16BE, .s16bePlanar: MK_SAMPLES_S16BEP,
+            .s24be: MK_SAMPLES_S24BE, .s24bePlanar: MK_SAMPLES_S24BEP, .s32be: MK_SAMPLES_S32BE, .s32bePlanar: MK_SAMPLES_S32BEP,
+            .f32be: MK_SAMPLES_F32BE, .f32bePlanar: MK_SAMPLES_F32BEP, .f64be: MK_SAMPLES_F64BE, .f64bePlanar: MK_SAMPLES_F64BEP,
+            .s24In32High: MK_SAMPLES_S24IN32HI, .s24In32HighPlanar: MK_SAMPLES_S24IN32HIP,
+            .s24In32Low: MK_SAMPLES_S24IN32LO, .s24In32LowPlanar: MK_SAMPLES_S24IN32LOP,
         ]
         XCTAssertEqual(Set(samples.keys), Set(SampleFormat.allCases))
         for (format, value) in samples { XCTAssertEqual(format.rawValue, value, format.name) }

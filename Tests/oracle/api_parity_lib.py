@@ -20,7 +20,8 @@ TABLE = REPO / "docs" / "api-parity.md"
 # as Outer.Inner.
 TYPES = ["Demuxer", "SourceDemuxer", "Track", "CodecParameters", "EditListEntry", "Packet", "Frame", "Decoder",
          "DecodeSession", "AsyncDecodeSession", "Muxer", "MP4Muxer", "ContainerCatalog", "Remuxer", "AudioConverter",
-         "Encoder", "EncoderSettings", "Transcoder", "TranscodeOptions", "FileDecoder", "FileDecodeOptions", "MediaRegistry"]
+         "Encoder", "EncoderSettings", "Transcoder", "TranscodeOptions", "FileDecoder", "FileDecodeOptions", "MediaRegistry",
+         "SampleFormat"]
 
 _DECL = re.compile(r"^\s*(?:@[\w.]+(?:\([^)]*\))?\s+)*((?:public|open)\s+)?(?:(?:final|indirect)\s+)*"
                    r"(class|struct|enum|protocol|actor|extension)\s+([A-Za-z_][\w.]*)")

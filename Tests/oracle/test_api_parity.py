@@ -135,3 +135,57 @@ def test_python_counterparts_exist(mk_bin):
     assert proc.returncode == 0, lib.tail(proc.stderr)
     absent = json.loads(proc.stdout)
     assert not absent, f"Python names in docs/api-parity.md that the mediakit package lacks: {absent}"
+
+
+_PY_SAMPLE_CODES = r'''
+import json, sys
+from mediakit._audio import _audio_format
+print(json.dumps({n: _audio_format(n, 48000, 2).sample_format for n in json.loads(sys.argv[1])}))
+'''
+
+
+def test_every_sample_format_has_its_c_code_and_python_name(mk_bin):
+    """Each `SampleFormat` case has a row in the parity table's cases table (four columns: case,
+    value, C, Python), naming the MK_SAMPLES_ constant whose value (mediakit_types.h) is the
+    case's raw value (Frame.swift), and a Python name ("s16be") that opens a converter of that
+    code: a case added in one language only fails here."""
+    swift = (lib.REPO / "Sources" / "MediaKit" / "Core" / "Frame.swift").read_text()
+    body = swift[swift.index("public enum SampleFormat"):swift.index("public enum PixelFormat")]
+    cases = {name: int(value) for name, value in re.findall(r"^\s*case (\w+) = (\d+)", body, re.M)}
+    assert len(cases) >= 28, cases
+    header = (lib.REPO / "Include" / "mediakit" / "mediakit_types.h").read_text()
+    macros = {name: int(value) for name, value in re.findall(r"#define\s+(MK_SAMPLES_\w+)\s+(\d+)", header)}
+    # The cases table: | `SampleFormat.case` | value | `MK_SAMPLES_X` | "name" (...) |
+    rows = {}
+    for line in parity.TABLE.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and line.lstrip().startswith("| `SampleFormat."):
+            rows[parity.names_in(cells[0])[0].split(".", 1)[1]] = (cells[1], cells[2], cells[3])
+    problems: list[str] = []
+    python_names: list[tuple[str, int]] = []
+    for name in sorted(set(rows) - set(cases)):
+        problems.append(f"a row for SampleFormat.{name}, which is not a case")
+    for name, value in cases.items():
+        if name not in rows:
+            problems.append(f"SampleFormat.{name} has no row")
+            continue
+        listed, c, py = rows[name]
+        if listed != str(value):
+            problems.append(f"SampleFormat.{name} is {value}, the row says {listed}")
+        codes = [n for n in parity.names_in(c) if n.startswith("MK_SAMPLES_")]
+        if len(codes) != 1 or macros.get(codes[0]) != value:
+            problems.append(f"SampleFormat.{name} = {value}: C cell {c!r} names no MK_SAMPLES_ constant of that value")
+        quoted = re.findall(r'"(\w+)"', py)
+        if len(quoted) != 1:
+            problems.append(f"SampleFormat.{name}: Python cell {py!r} names no sample-format string")
+        else:
+            python_names.append((quoted[0], value))
+    assert set(macros.values()) == set(cases.values()), "MK_SAMPLES_* values and SampleFormat's raw values differ"
+    env = dict(os.environ, PYTHONPATH=str(lib.REPO / "Bindings" / "python"), MEDIAKIT_LIBRARY=str(mk_bin / "libmediakit.so"))
+    proc = lib.run([sys.executable, "-c", _PY_SAMPLE_CODES, json.dumps(sorted({n for n, _ in python_names}))], env=env)
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    codes = json.loads(proc.stdout)
+    for n, value in python_names:
+        if codes[n] != value:
+            problems.append(f'Python "{n}" gives code {codes[n]}, the row says {value}')
+    assert not problems, "\n".join(problems)

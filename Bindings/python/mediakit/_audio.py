@@ -20,9 +20,32 @@ except ImportError:  # pragma: no cover - depends on the environment
     _np = None  # type: ignore[assignment]
 
 
-_SAMPLE_CODES = {"u8": 1, "s16": 2, "s32": 3, "f32": 4, "f64": 5, "s24": 11}
+# The sample types by name (Swift's SampleFormat.typeName) and their interleaved MK_SAMPLES_*
+# code; the planar code is the next one up (5 up for the first five). Beside the little-endian
+# types: s8, big-endian (ffmpeg's s16be ... f64be, AIFF's) and 24 bits in 32, aligned high
+# (an s32 with a zero low byte) or low (sign-extended), since 0.3.
+_SAMPLE_CODES = {"u8": 1, "s16": 2, "s32": 3, "f32": 4, "f64": 5, "s24": 11, "s8": 13, "s16be": 15, "s24be": 17,
+                 "s32be": 19, "f32be": 21, "f64be": 23, "s24in32hi": 25, "s24in32lo": 27}
 _SAMPLE_NAMES = {v: k for k, v in _SAMPLE_CODES.items()}
-_NUMPY_TYPES = {"u8": "u1", "s16": "<i2", "s24": "u1", "s32": "<i4", "f32": "<f4", "f64": "<f8"}
+_SAMPLE_WIDTHS = {"u8": 1, "s8": 1, "s16": 2, "s16be": 2, "s24": 3, "s24be": 3, "s32": 4, "s32be": 4, "f32": 4,
+                  "f32be": 4, "f64": 8, "f64be": 8, "s24in32hi": 4, "s24in32lo": 4}
+# numpy holds packed 24-bit samples as 3 bytes (u1) per sample.
+_NUMPY_TYPES = {"u8": "u1", "s8": "i1", "s16": "<i2", "s16be": ">i2", "s24": "u1", "s24be": "u1", "s32": "<i4",
+                "s32be": ">i4", "f32": "<f4", "f32be": ">f4", "f64": "<f8", "f64be": ">f8", "s24in32hi": "<i4",
+                "s24in32lo": "<i4"}
+
+
+def _planar_code(base: str) -> int:
+    """The MK_SAMPLES_* code of the planar form of sample type `base`."""
+    code = _SAMPLE_CODES[base]
+    return code + 5 if code <= 5 else code + 1
+
+
+def _code_name(code: int) -> str:
+    """The sample format name ("s16", "f32p", "s16bep" ...) of an MK_SAMPLES_* code."""
+    if code in _SAMPLE_NAMES:
+        return _SAMPLE_NAMES[code]
+    return _SAMPLE_NAMES[code - 5 if 6 <= code <= 10 else code - 1] + "p"
 _QUALITY = {"low": 0, "medium": 1, "high": 2}
 
 
@@ -33,7 +56,7 @@ def _audio_format(sample_format: str, rate: int, layout: Optional[Layout], *, op
     base = sample_format[:-1] if planar else sample_format
     if base not in _SAMPLE_CODES:
         raise ValueError(f"unknown sample format {sample_format!r}: one of {', '.join(_SAMPLE_CODES)} (+ 'p' for planar)")
-    code = _SAMPLE_CODES[base] + (5 if planar and base != "s24" else 0) + (1 if planar and base == "s24" else 0)
+    code = _planar_code(base) if planar else _SAMPLE_CODES[base]
     mask, channels = ctypes.c_uint64(0), ctypes.c_int32(0)
     if layout is not None:
         lib.mk_channel_layout(str(layout).encode(), ctypes.byref(mask), ctypes.byref(channels))
@@ -48,15 +71,19 @@ def _pcm_pointers(samples: Union[Array, bytes, bytearray, memoryview], sample_fo
     """The C plane pointers and frame count of PCM given to AudioConverter.convert or
     Encoder.encode, and the object to keep alive while the C call reads them. `samples` is a
     numpy array in `sample_format` ((frames, channels) interleaved, (channels, frames) planar;
-    converted to its dtype when `convert`, else TypeError for another dtype) or bytes of
-    interleaved samples."""
+    converted to its dtype when `convert`, else TypeError for another dtype than the same in
+    the other byte order) or bytes of interleaved samples."""
     planar = sample_format.endswith("p") and sample_format[:-1] in _SAMPLE_CODES
     base = sample_format[:-1] if planar else sample_format
-    width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
-    per = 3 if base == "s24" else 1        # numpy holds s24 as 3 bytes per sample
+    width = _SAMPLE_WIDTHS[base]
+    per = 3 if width == 3 else 1           # numpy holds packed 24-bit samples as 3 bytes each
     if _np is not None and isinstance(samples, _np.ndarray):
         dtype = _np.dtype(_NUMPY_TYPES[base])
         arr = _np.ascontiguousarray(samples, dtype=dtype if convert else None)
+        if arr.dtype != dtype and arr.dtype.newbyteorder("=") == dtype.newbyteorder("="):
+            # The same type in the other byte order (numpy's concatenate gives native order):
+            # the same values, reordered losslessly.
+            arr = arr.astype(dtype)
         if arr.dtype != dtype:
             raise TypeError(f"the input is {sample_format} samples ({_NUMPY_TYPES[base]}); the array is {arr.dtype}")
         if planar:
@@ -75,8 +102,11 @@ class AudioConverter(_Owned):
     AudioConverter: libswresample's rounding, ``ffmpeg -ac 2``'s downmix, a band-limited
     resampler), or decodes a track's packets and converts them (``for_track``).
 
-    Sample formats: "u8", "s16", "s24" (packed 3 bytes), "s32", "f32", "f64", with a "p"
-    suffix for planar. numpy arrays go in and come out: interleaved as (frames, channels),
+    Sample formats: "u8", "s16", "s24" (packed 3 bytes), "s32", "f32", "f64"
+    (little-endian); "s16be", "s24be", "s32be", "f32be", "f64be" (big-endian, as AIFF and
+    ``ffmpeg -f s16be`` hold them: numpy's ">i2" ...); "s8"; "s24in32hi" and "s24in32lo"
+    (24 bits in an int32, aligned high: an s32 with a zero low byte, or low: sign-extended);
+    each with a "p" suffix for planar. numpy arrays go in and come out: interleaved as (frames, channels),
     planar as (channels, frames); an input array in the source format is used without a copy.
 
         conv = mediakit.AudioConverter("s16", 44100, "stereo", "f32", 48000, "mono")
@@ -158,10 +188,7 @@ class AudioConverter(_Owned):
         f = _ffi.AudioFormat(struct_size=ctypes.sizeof(_ffi.AudioFormat))
         if lib.mk_audio_converter_output_format(self._handle(), ctypes.byref(f)) != OK:
             return None
-        code = f.sample_format
-        planar = code in (6, 7, 8, 9, 10, 12)
-        base = _SAMPLE_NAMES[code - 5 if planar and code != 12 else (11 if code == 12 else code)]
-        return (base + ("p" if planar else ""), int(f.sample_rate), int(f.channels))
+        return (_code_name(f.sample_format), int(f.sample_rate), int(f.channels))
 
     def _take(self) -> Array:
         """Everything converted so far, as one numpy array (bytes without numpy)."""
@@ -183,7 +210,7 @@ class AudioConverter(_Owned):
         fmt, _, channels = self.output_format or ("f32", 0, 1)
         planar = fmt.endswith("p") and fmt != "p"
         base = fmt[:-1] if planar else fmt
-        width = {"u8": 1, "s16": 2, "s24": 3, "s32": 4, "f32": 4, "f64": 8}[base]
+        width = _SAMPLE_WIDTHS[base]
         if _np is None:
             bufs = [ctypes.create_string_buffer(frames * width * (1 if planar else channels)) for _ in range(channels if planar else 1)]
             ptrs = (ctypes.c_void_p * len(bufs))(*[ctypes.addressof(b) for b in bufs])
@@ -191,7 +218,7 @@ class AudioConverter(_Owned):
             size = done * width * (1 if planar else channels)
             return cast(Any, b"".join(b.raw[:size] for b in bufs))
         dtype = _np.dtype(_NUMPY_TYPES[base])
-        per = 3 if base == "s24" else 1
+        per = 3 if width == 3 else 1
         out = _np.empty((channels, frames * per) if planar else (frames, channels * per), dtype=dtype)
         if planar:
             ptrs = (ctypes.c_void_p * channels)(*[out[c].ctypes.data for c in range(channels)])

@@ -29,9 +29,16 @@ _MEDIA_TYPES = {1: "audio", 2: "video", 3: "subtitle", 4: "data"}
 _PIXEL_FORMATS = {1: "yuv420p", 2: "yuvj420p", 3: "yuv422p", 4: "yuvj422p", 5: "yuv444p", 6: "yuvj444p",
                   7: "nv12", 8: "yuv420p10le", 9: "yuv422p10le", 10: "yuv444p10le", 11: "p010le",
                   12: "gray", 13: "gray10le", 14: "yuv420p12le"}
+# MK_SAMPLES_* codes by FFmpeg's name (Swift's SampleFormat.name): 11 and up are the converter's
+# and raw writers' formats (packed 24-bit, s8, big-endian, 24 in 32), odd codes interleaved and
+# the next one up planar.
 _SAMPLE_FORMATS = {1: "u8", 2: "s16", 3: "s32", 4: "flt", 5: "dbl", 6: "u8p", 7: "s16p", 8: "s32p",
-                   9: "fltp", 10: "dblp"}
-_SAMPLE_DTYPES = {"u8": "u1", "s16": "<i2", "s32": "<i4", "flt": "<f4", "dbl": "<f8"}
+                   9: "fltp", 10: "dblp", 11: "s24", 12: "s24p"}
+_SAMPLE_FORMATS.update({13 + 2 * i + planar: name + ("p" if planar else "") for planar in (0, 1)
+                        for i, name in enumerate(["s8", "s16be", "s24be", "s32be", "f32be", "f64be", "s24in32hi", "s24in32lo"])})
+# numpy's dtype of a plane's samples (packed 24-bit ones are bytes: u1).
+_SAMPLE_DTYPES = {"u8": "u1", "s16": "<i2", "s32": "<i4", "flt": "<f4", "dbl": "<f8", "s8": "i1", "s16be": ">i2",
+                  "s32be": ">i4", "f32be": ">f4", "f64be": ">f8", "s24in32hi": "<i4", "s24in32lo": "<i4"}
 _PACK = {"nv12": 1, "i420": 2, "s16": 3, "f32": 4}
 #: Scale filters of ``Frame.to_numpy(width=, height=, interpolation=)``: FFmpeg's scale-filter
 #: flag names and their MK_SCALE_* values ("bicubic", the ffmpeg tool's, is the default).

@@ -84,7 +84,8 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
     track to `video_out` (raw NV12 / I420 or Y4M), like the mk-decode sample. `trim` is
     as for Decoder: "gapless" (default, or True), "ffmpeg" or "none" (or False).
 
-    mk-decode's choices: `sample_format` ("u8", "s16", "s24", "s32", "f32", "f64"), `sample_rate`
+    mk-decode's choices: `sample_format` ("u8", "s16", "s24", "s32", "f32", "f64"; for raw
+    output also "s8", "s16be", "s24be", "s32be", "f32be", "f64be", "s24in32hi", "s24in32lo"), `sample_rate`
     and `channels` (a layout name or a count, mixed as ffmpeg -ac mixes) with `resample_quality`;
     `seek` (seconds, sample-accurate as ffmpeg -ss T -i), `max_video_frames`,
     `max_audio_seconds`; `async_video` decodes a lone video track on a thread of its own.

@@ -226,7 +226,8 @@ class Frame:
         mk_frame_pack_scaled; a picture already of that size is packed as it is).
 
         Audio through an AudioConverter: ``format`` (any sample format: "u8", "s16", "s24",
-        "s32", "f32", "f64", "p" suffix for planar), ``rate``, and a channel layout as
+        "s32", "f32", "f64", the big-endian "s16be" ... "f64be", "s8", "s24in32hi",
+        "s24in32lo" (see AudioConverter), "p" suffix for planar), ``rate``, and a channel layout as
         ``layout`` ("mono", "stereo", "5.1" ... or a count), e.g.
         ``frame.to_numpy(format="f32", rate=16000, layout="mono")``. The frame is converted on
         its own (the resampler's edges are this frame's): for a stream, use one

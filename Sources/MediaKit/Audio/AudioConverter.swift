@@ -14,7 +14,10 @@
 ///
 /// Sample types convert as libswresample converts them (float to s16: `clip(lrintf(x * 32768))`);
 /// a conversion that neither mixes nor resamples is exact sample for sample (s16 -> s32 -> s16,
-/// planar <-> interleaved, reorderings are lossless). Not thread-safe: one thread at a time.
+/// planar <-> interleaved, reorderings are lossless). The storage variants of ``SampleFormat``
+/// (big-endian, ``SampleFormat/s8``, 24 bits in 32) convert as their native type does, their
+/// bytes moved losslessly on the way in and out: ``SampleFormat/s16be`` to ``SampleFormat/f32``
+/// gives the floats ``SampleFormat/s16`` gives. Not thread-safe: one thread at a time.
 public final class AudioConverter {
     /// How a converter works. Every field has a default.
     public struct Options: Sendable {
@@ -91,9 +94,10 @@ public final class AudioConverter {
            !(options.dither && floatToInt) {
             return DirectEngine(source, destination, selection: sel)
         }
-        // Computed in f64 when either side has more than 24 bits (s32, f64), else in f32.
+        // Computed in f64 when either side has more than 24 bits (s32, f64 and their
+        // big-endian forms), else in f32.
         let wide: Set<SampleFormat> = [.s32, .f64]
-        if wide.contains(source.sampleType) || wide.contains(destination.sampleType) {
+        if wide.contains(source.sampleType.native) || wide.contains(destination.sampleType.native) {
             return FloatEngine<Double>(source, destination, options, matrix, ratio)
         }
         return FloatEngine<Float>(source, destination, options, matrix, ratio)

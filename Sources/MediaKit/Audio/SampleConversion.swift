@@ -192,6 +192,34 @@ enum SampleKernels {
     static func convert(_ src: UnsafeRawPointer, _ st: SampleFormat, stride ss: Int,
                         to dst: UnsafeMutableRawPointer, _ dt: SampleFormat, stride ds: Int, count: Int) {
         let st = st.interleaved, dt = dt.interleaved
+        if st == dt && !st.isNative {
+            // A variant to itself: its bytes, as they are.
+            let b = st.bytesPerSample
+            if ss == 1 && ds == 1 { dst.copyMemory(from: src, byteCount: b * count); return }
+            for i in 0..<count { (dst + i * ds * b).copyMemory(from: src + i * ss * b, byteCount: b) }
+            return
+        }
+        if !st.isNative || !dt.isNative {
+            // Through the native types: the variant's bytes moved to (or from) its native type, a
+            // lossless step, around the native conversion (whose rounding rules then hold).
+            let sn = st.native, dn = dt.native
+            viaNative(count, src: st, dst: dt) { at, m, a, b in
+                var s = src + at * ss * st.bytesPerSample, sStride = ss
+                if let a {
+                    rewrite(s, st, stride: ss, to: a, sn, stride: 1, count: m)
+                    s = UnsafeRawPointer(a)
+                    sStride = 1
+                }
+                let d = dst + at * ds * dt.bytesPerSample
+                if let b {
+                    convert(s, sn, stride: sStride, to: b, dn, stride: 1, count: m)
+                    rewrite(UnsafeRawPointer(b), dn, stride: 1, to: d, dt, stride: ds, count: m)
+                } else {
+                    convert(s, sn, stride: sStride, to: d, dn, stride: ds, count: m)
+                }
+            }
+            return
+        }
         switch (st, dt) {
         case (_, .f32):
             load(src, st, stride: ss, into: dst.assumingMemoryBound(to: Float.self), stride: ds, count: count)
@@ -264,6 +292,14 @@ enum SampleKernels {
     /// s32 by 1/2^31, as libswresample scales them).
     static func load<T: PCMFloat>(_ src: UnsafeRawPointer, _ st: SampleFormat, stride ss: Int,
                                   into dst: UnsafeMutablePointer<T>, stride ds: Int, count: Int) {
+        if !st.interleaved.isNative {
+            let st = st.interleaved, sn = st.native
+            viaNative(count, src: st, dst: sn) { at, m, a, _ in
+                rewrite(src + at * ss * st.bytesPerSample, st, stride: ss, to: a!, sn, stride: 1, count: m)
+                load(UnsafeRawPointer(a!), sn, stride: 1, into: dst + at * ds, stride: ds, count: m)
+            }
+            return
+        }
         switch st.interleaved {
         case .f32:
             let s = src.assumingMemoryBound(to: Float.self)
@@ -291,7 +327,7 @@ enum SampleKernels {
             let s = src.assumingMemoryBound(to: UInt8.self)
             let k = T(1.0 / 128.0)
             for i in 0..<count { dst[i * ds] = T(int32: Int32(s[i * ss]) - 0x80) * k }
-        case .s24, .s24Planar, .u8Planar, .s16Planar, .s32Planar, .f32Planar, .f64Planar:  // s24 (the planar forms became interleaved above)
+        default:  // s24 (the planar forms became interleaved above, the variants native)
             let k = T(1.0 / 2_147_483_648.0)
             for i in 0..<count { dst[i * ds] = T(int32: readInt(src, .s24, i * ss)) * k }
         }
@@ -304,6 +340,14 @@ enum SampleKernels {
     static func store<T: PCMFloat>(_ src: UnsafePointer<T>, stride ss: Int, to dst: UnsafeMutableRawPointer, _ dt: SampleFormat,
                                    stride ds: Int, count: Int, dither: inout TPDFDither?) {
         let dt = dt.interleaved
+        if !dt.isNative {
+            let dn = dt.native
+            viaNative(count, src: dn, dst: dt) { at, m, _, b in
+                store(src + at * ss, stride: ss, to: b!, dn, stride: 1, count: m, dither: &dither)
+                rewrite(UnsafeRawPointer(b!), dn, stride: 1, to: dst + at * ds * dt.bytesPerSample, dt, stride: ds, count: m)
+            }
+            return
+        }
         switch dt {
         case .f32:
             let d = dst.assumingMemoryBound(to: Float.self)
@@ -332,7 +376,7 @@ enum SampleKernels {
                 if dither != nil { v += lsb * dither!.next() }
                 writeInt(clip32(v), dst, dt, i * ds)
             }
-        case .u8, .u8Planar, .s16Planar, .s24Planar, .s32Planar, .f32Planar, .f64Planar:  // u8 (the planar forms became interleaved above)
+        default:  // u8 (the planar forms became interleaved above, the variants native)
             let d = dst.assumingMemoryBound(to: UInt8.self)
             for i in 0..<count {
                 var v = src[i * ss] * 128
@@ -356,5 +400,101 @@ enum SampleKernels {
     static func clip32<T: PCMFloat>(_ v: T) -> Int32 {
         let r = v.rounded(.toNearestOrEven)
         return r > -2_147_483_648 ? (r < 2_147_483_647 ? r.int32 : Int32.max) : Int32.min
+    }
+
+    /// Samples per step when a conversion goes through the native types.
+    static let nativeChunk = 1024
+
+    /// Calls `body(first, count, a, b)` for each run of up to ``nativeChunk`` of `count` samples,
+    /// with `a` scratch for the run in `src`'s native type when `src` is a variant and `b` in
+    /// `dst`'s native type when `dst` is one (nil otherwise); the scratch lives on the stack.
+    static func viaNative(_ count: Int, src: SampleFormat, dst: SampleFormat,
+                          _ body: (Int, Int, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void) {
+        let bytes = 8 * nativeChunk
+        withUnsafeTemporaryAllocation(byteCount: 2 * bytes, alignment: 16) { scratch in
+            let a = src.isNative ? nil : scratch.baseAddress!
+            let b = dst.isNative ? nil : scratch.baseAddress! + bytes
+            var at = 0
+            while at < count {
+                let m = min(nativeChunk, count - at)
+                body(at, m, a, b)
+                at += m
+            }
+        }
+    }
+
+    /// Moves `count` samples between a variant type and its native type (``SampleFormat/native``),
+    /// either way: the same values, bytes reordered (byte order), the top bit flipped (s8 and
+    /// u8), or 3 bytes placed in (or taken from) a 32-bit word (24 in 32). Lossless.
+    static func rewrite(_ src: UnsafeRawPointer, _ st: SampleFormat, stride ss: Int,
+                        to dst: UnsafeMutableRawPointer, _ dt: SampleFormat, stride ds: Int, count: Int) {
+        let variant = st.isNative ? dt : st
+        let toVariant = st.isNative
+        switch variant {
+        case .s8:
+            for i in 0..<count { dst.storeBytes(of: src.load(fromByteOffset: i * ss, as: UInt8.self) ^ 0x80, toByteOffset: i * ds, as: UInt8.self) }
+        case .s16be:
+            for i in 0..<count {
+                dst.storeBytes(of: src.loadUnaligned(fromByteOffset: 2 * i * ss, as: UInt16.self).byteSwapped, toByteOffset: 2 * i * ds, as: UInt16.self)
+            }
+        case .s32be, .f32be:
+            for i in 0..<count {
+                dst.storeBytes(of: src.loadUnaligned(fromByteOffset: 4 * i * ss, as: UInt32.self).byteSwapped, toByteOffset: 4 * i * ds, as: UInt32.self)
+            }
+        case .f64be:
+            for i in 0..<count {
+                dst.storeBytes(of: src.loadUnaligned(fromByteOffset: 8 * i * ss, as: UInt64.self).byteSwapped, toByteOffset: 8 * i * ds, as: UInt64.self)
+            }
+        case .s24be:
+            for i in 0..<count {
+                let s = src + 3 * i * ss, d = dst + 3 * i * ds
+                let b0 = s.load(as: UInt8.self), b2 = s.load(fromByteOffset: 2, as: UInt8.self)
+                d.storeBytes(of: b2, as: UInt8.self)
+                d.storeBytes(of: s.load(fromByteOffset: 1, as: UInt8.self), toByteOffset: 1, as: UInt8.self)
+                d.storeBytes(of: b0, toByteOffset: 2, as: UInt8.self)
+            }
+        case .s24In32High, .s24In32Low:
+            // The 24-bit value's 3 bytes sit at offset 1 (aligned high) or 0 (aligned low).
+            let high = variant == .s24In32High
+            if toVariant {
+                for i in 0..<count {
+                    let s = src + 3 * i * ss
+                    let u = UInt32(s.load(as: UInt8.self)) | UInt32(s.load(fromByteOffset: 1, as: UInt8.self)) << 8
+                        | UInt32(s.load(fromByteOffset: 2, as: UInt8.self)) << 16
+                    let v = Int32(bitPattern: u << 8)
+                    dst.storeBytes(of: (high ? v : v >> 8).littleEndian, toByteOffset: 4 * i * ds, as: Int32.self)
+                }
+            } else {
+                let skip = high ? 1 : 0
+                for i in 0..<count {
+                    let s = src + 4 * i * ss + skip, d = dst + 3 * i * ds
+                    d.storeBytes(of: s.load(as: UInt8.self), as: UInt8.self)
+                    d.storeBytes(of: s.load(fromByteOffset: 1, as: UInt8.self), toByteOffset: 1, as: UInt8.self)
+                    d.storeBytes(of: s.load(fromByteOffset: 2, as: UInt8.self), toByteOffset: 2, as: UInt8.self)
+                }
+            }
+        default:
+            preconditionFailure("rewrite moves between a variant sample type and its native type, not \(st) to \(dt)")
+        }
+    }
+}
+
+extension SampleFormat {
+    /// True for the interleaved types the sample loops compute with: ``u8``, ``s16``, ``s24``,
+    /// ``s32``, ``f32``, ``f64`` (and their planar forms).
+    var isNative: Bool { interleaved.rawValue <= 5 || interleaved == .s24 }
+
+    /// The interleaved native type holding the same values: ``s16be`` gives ``s16``, ``s8``
+    /// ``u8``, the 24-in-32 forms ``s24``; a native type gives its interleaved self.
+    var native: SampleFormat {
+        switch interleaved {
+        case .s8: return .u8
+        case .s16be: return .s16
+        case .s24be, .s24In32High, .s24In32Low: return .s24
+        case .s32be: return .s32
+        case .f32be: return .f32
+        case .f64be: return .f64
+        default: return interleaved
+        }
     }
 }

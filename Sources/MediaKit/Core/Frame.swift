@@ -1,7 +1,14 @@
-/// How audio samples are stored: the sample type (width and encoding) and the layout
-/// (interleaved, or one plane per channel). The one sample-format type of MediaKit: decoded
-/// frames, ``AudioFormat``, the audio converter, the PCM writers and the encoders all use it.
-/// The raw values are the C API's `MK_SAMPLES_*` codes.
+/// How audio samples are stored: the sample type (width, encoding and byte order) and the
+/// layout (interleaved, or one plane per channel). The one sample-format type of MediaKit:
+/// decoded frames, ``AudioFormat``, the audio converter, the PCM writers and the encoders all
+/// use it. The raw values are the C API's `MK_SAMPLES_*` codes (values 13 and up came in 0.3:
+/// a host or plugin from before knows 1 to 12 only).
+///
+/// Decoders give the native types (``u8``, ``s16``, ``s32``, ``f32``, ``f64`` and planar
+/// forms); the others are storage variants the converter and the raw writers take: packed
+/// 24-bit, big-endian (AIFF's and FFmpeg's `s16be` ... raw formats), signed 8-bit, and 24 bits
+/// in 32. Moving between a variant and its native type (``s16be`` and ``s16``, ``s8`` and
+/// ``u8``, the 24-bit forms among themselves) is lossless.
 public enum SampleFormat: Int32, Sendable, CaseIterable {
     /// Unsigned 8-bit, interleaved; 0x80 is silence.
     case u8 = 1
@@ -28,92 +35,140 @@ public enum SampleFormat: Int32, Sendable, CaseIterable {
     case s24 = 11
     /// Signed 24-bit packed in 3 bytes, one plane per channel.
     case s24Planar = 12
+    /// Signed 8-bit, interleaved; 0 is silence (FFmpeg's `s8`: ``u8`` with the top bit flipped).
+    case s8 = 13
+    /// Signed 8-bit, one plane per channel.
+    case s8Planar = 14
+    /// Signed 16-bit big-endian, interleaved (FFmpeg's `s16be`, AIFF's 16-bit samples).
+    case s16be = 15
+    /// Signed 16-bit big-endian, one plane per channel.
+    case s16bePlanar = 16
+    /// Signed 24-bit big-endian packed in 3 bytes, interleaved (FFmpeg's `s24be`).
+    case s24be = 17
+    /// Signed 24-bit big-endian packed in 3 bytes, one plane per channel.
+    case s24bePlanar = 18
+    /// Signed 32-bit big-endian, interleaved (FFmpeg's `s32be`).
+    case s32be = 19
+    /// Signed 32-bit big-endian, one plane per channel.
+    case s32bePlanar = 20
+    /// 32-bit IEEE float big-endian, interleaved (FFmpeg's `f32be`).
+    case f32be = 21
+    /// 32-bit IEEE float big-endian, one plane per channel.
+    case f32bePlanar = 22
+    /// 64-bit IEEE float big-endian, interleaved (FFmpeg's `f64be`).
+    case f64be = 23
+    /// 64-bit IEEE float big-endian, one plane per channel.
+    case f64bePlanar = 24
+    /// Signed 24-bit in the high 3 bytes of a 32-bit little-endian word, interleaved: an
+    /// ``s32`` whose low byte is zero (CoreAudio's "aligned high", WAV's 24-in-32). The low
+    /// byte is ignored when read.
+    case s24In32High = 25
+    /// 24-bit aligned high in 32 bits, one plane per channel.
+    case s24In32HighPlanar = 26
+    /// Signed 24-bit in the low 3 bytes of a 32-bit little-endian word, sign-extended,
+    /// interleaved (CoreAudio's "aligned low"): the 24-bit value as an Int32. The high byte
+    /// is ignored when read.
+    case s24In32Low = 27
+    /// 24-bit aligned low in 32 bits, one plane per channel.
+    case s24In32LowPlanar = 28
+
+    /// The interleaved types, in raw-value order.
+    private static let types: [SampleFormat] = [.u8, .s16, .s32, .f32, .f64, .s24, .s8, .s16be, .s24be, .s32be, .f32be,
+                                                .f64be, .s24In32High, .s24In32Low]
 
     /// Bytes per sample of one channel.
     public var bytesPerSample: Int {
-        switch self {
-        case .u8, .u8Planar: return 1
-        case .s16, .s16Planar: return 2
-        case .s24, .s24Planar: return 3
-        case .s32, .s32Planar, .f32, .f32Planar: return 4
-        case .f64, .f64Planar: return 8
+        switch interleaved {
+        case .u8, .s8: return 1
+        case .s16, .s16be: return 2
+        case .s24, .s24be: return 3
+        case .f64, .f64be: return 8
+        default: return 4
         }
     }
 
     /// True when each channel has its own plane.
     public var isPlanar: Bool {
-        switch self {
-        case .u8Planar, .s16Planar, .s24Planar, .s32Planar, .f32Planar, .f64Planar: return true
-        case .u8, .s16, .s24, .s32, .f32, .f64: return false
-        }
+        rawValue <= 12 ? (6...10).contains(rawValue) || rawValue == 12 : rawValue % 2 == 0
     }
 
-    /// True for the float types (``f32``, ``f64`` and their planar forms).
+    /// True for the float types (``f32``, ``f64``, their big-endian and planar forms).
     public var isFloat: Bool {
-        switch self {
-        case .f32, .f64, .f32Planar, .f64Planar: return true
+        switch interleaved {
+        case .f32, .f64, .f32be, .f64be: return true
         default: return false
         }
     }
 
+    /// True for the big-endian types (``s16be``, ``s24be``, ``s32be``, ``f32be``, ``f64be``
+    /// and their planar forms).
+    public var isBigEndian: Bool { (15...24).contains(rawValue) }
+
     /// The same sample type, interleaved (``s16Planar`` gives ``s16``; interleaved formats give themselves).
     public var interleaved: SampleFormat {
-        switch self {
-        case .u8, .u8Planar: return .u8
-        case .s16, .s16Planar: return .s16
-        case .s24, .s24Planar: return .s24
-        case .s32, .s32Planar: return .s32
-        case .f32, .f32Planar: return .f32
-        case .f64, .f64Planar: return .f64
+        switch rawValue {
+        case 6...10: return SampleFormat(rawValue: rawValue - 5)!
+        case 12: return .s24
+        case 13...: return rawValue % 2 == 0 ? SampleFormat(rawValue: rawValue - 1)! : self
+        default: return self
         }
     }
 
     /// The same sample type, one plane per channel (``s16`` gives ``s16Planar``).
     public var planar: SampleFormat {
-        switch self {
-        case .u8, .u8Planar: return .u8Planar
-        case .s16, .s16Planar: return .s16Planar
-        case .s24, .s24Planar: return .s24Planar
-        case .s32, .s32Planar: return .s32Planar
-        case .f32, .f32Planar: return .f32Planar
-        case .f64, .f64Planar: return .f64Planar
+        switch rawValue {
+        case 1...5: return SampleFormat(rawValue: rawValue + 5)!
+        case 11: return .s24Planar
+        case 13...: return rawValue % 2 == 1 ? SampleFormat(rawValue: rawValue + 1)! : self
+        default: return self
         }
     }
 
-    /// FFmpeg's name for the format ("s16", "fltp" ...); FFmpeg has no 24-bit format:
-    /// ``s24`` is "s24", ``s24Planar`` "s24p".
+    /// FFmpeg's name for the format ("s16", "fltp", "s16be" ...): its sample-format names for
+    /// the native types, its raw-format names for the big-endian types and ``s8``. FFmpeg has
+    /// no 24-bit sample format nor planar big-endian: ``s24`` is "s24", ``s24Planar`` "s24p",
+    /// ``s16bePlanar`` "s16bep", ``s24In32High`` "s24in32hi", ``s24In32Low`` "s24in32lo".
     public var name: String {
-        ["u8", "s16", "s32", "flt", "dbl", "u8p", "s16p", "s32p", "fltp", "dblp", "s24", "s24p"][Int(rawValue) - 1]
-    }
-
-    /// MediaKit's name of the sample type, without the layout: "u8", "s16", "s24", "s32",
-    /// "f32" or "f64" (the names ``init(name:)``, `mk-decode --sample-format` and the Python
-    /// bindings take).
-    public var typeName: String {
         switch self {
-        case .u8, .u8Planar: return "u8"
-        case .s16, .s16Planar: return "s16"
-        case .s24, .s24Planar: return "s24"
-        case .s32, .s32Planar: return "s32"
-        case .f32, .f32Planar: return "f32"
-        case .f64, .f64Planar: return "f64"
+        case .f32: return "flt"
+        case .f64: return "dbl"
+        case .f32Planar: return "fltp"
+        case .f64Planar: return "dblp"
+        default: return typeName + (isPlanar ? "p" : "")
         }
     }
 
-    /// Parses a format name: ours (`u8`, `s16`, `s24`, `s32`, `f32`, `f64`), FFmpeg's (`flt`,
-    /// `dbl`), or the little-endian spellings (`s16le` ...); a `p` suffix (`fltp`, `s16p`)
-    /// names the planar form. Case is ignored. Nil for an unknown name.
+    /// MediaKit's name of the sample type, without the layout: "u8", "s8", "s16", "s24",
+    /// "s32", "f32", "f64", "s16be", "s24be", "s32be", "f32be", "f64be", "s24in32hi" or
+    /// "s24in32lo" (the names ``init(name:)``, `mk-decode --sample-format` and the Python
+    /// bindings take; the big-endian ones and "s8" are also FFmpeg's raw-format names).
+    public var typeName: String {
+        ["u8", "s16", "s32", "f32", "f64", "s24", "s8", "s16be", "s24be", "s32be", "f32be", "f64be",
+         "s24in32hi", "s24in32lo"][Self.types.firstIndex(of: interleaved)!]
+    }
+
+    /// Parses a format name: ours (``typeName``: `u8`, `s16`, `s16be`, `s24in32hi` ...),
+    /// FFmpeg's (`flt`, `dbl`), or the little-endian spellings (`s16le` ...); a `p` suffix
+    /// (`fltp`, `s16p`, `s16bep`) names the planar form. Case is ignored. Nil for an unknown name.
     public init?(name: String) {
         let n = name.lowercased()
         let planar = n.hasSuffix("p") && n.count > 2 && !n.hasSuffix("le")
         let type: SampleFormat
         switch planar ? String(n.dropLast()) : n {
         case "u8": type = .u8
+        case "s8": type = .s8
         case "s16", "s16le": type = .s16
         case "s24", "s24le": type = .s24
         case "s32", "s32le": type = .s32
         case "f32", "flt", "f32le": type = .f32
         case "f64", "dbl", "f64le": type = .f64
+        case "s16be": type = .s16be
+        case "s24be": type = .s24be
+        case "s32be": type = .s32be
+        case "f32be": type = .f32be
+        case "f64be": type = .f64be
+        case "s24in32hi": type = .s24In32High
+        case "s24in32lo": type = .s24In32Low
         default: return nil
         }
         self = planar ? type.planar : type

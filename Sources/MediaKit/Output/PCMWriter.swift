@@ -1,6 +1,8 @@
 import Foundation
 
-/// Writes interleaved PCM, raw (headerless) or as a WAV file.
+/// Writes interleaved PCM, raw (headerless) or as a WAV file. Raw PCM takes every
+/// ``SampleFormat`` (big-endian, signed 8-bit and 24 bits in 32 as well: the bytes of
+/// `ffmpeg -f s16be` ...); WAV the little-endian types it holds (u8, s16, s24, s32, f32, f64).
 public final class PCMWriter: AudioFrameSink {
     /// The sample type written (interleaved: a planar type given is written interleaved).
     public let sampleType: SampleFormat
@@ -24,9 +26,13 @@ public final class PCMWriter: AudioFrameSink {
     /// Starts writing `path` (through a temporary file, see ``OutputFile``) in any sample type.
     /// `channelMask` goes into a WAV header (0: the default mask for the channel count).
     /// - Throws: `.invalidArgument` for a rate or channel count a WAV header cannot hold
-    ///   (negative, more than 65535 channels, bytes per second beyond 32 bits), `.io`.
+    ///   (negative, more than 65535 channels, bytes per second beyond 32 bits) or a sample type
+    ///   WAV does not hold (big-endian, ``SampleFormat/s8``, 24 in 32), `.io`.
     public init(path: String, sampleType: SampleFormat, sampleRate: Int, channels: Int, channelMask: UInt64 = 0, wav: Bool) throws {
         // Raw PCM has no header; 0 stays allowed in one (an output with no samples, rate unknown).
+        guard !wav || sampleType.isNative else {
+            throw MediaError(.invalidArgument, "WAV holds little-endian u8, s16, s24, s32, f32 or f64 samples, not \(sampleType.typeName); write raw PCM, or AIFF for big-endian samples", path: path)
+        }
         guard !wav || WAVHeader.holds(rate: sampleRate, channels: channels, bytesPerSample: sampleType.bytesPerSample, minimum: 0) else {
             throw MediaError(.invalidArgument, "PCM at \(sampleRate) Hz with \(channels) channels cannot be written as WAV (0 to 65535 channels, a rate and bytes per second within 32 bits)", path: path)
         }
@@ -47,7 +53,7 @@ public final class PCMWriter: AudioFrameSink {
         if frame.channels != channels || frame.sampleRate != sampleRate {
             throw MediaError(.unsupported, "the audio changed from \(sampleRate) Hz \(channels) ch to \(frame.sampleRate) Hz \(frame.channels) ch mid-stream; raw PCM output cannot hold both")
         }
-        // Interleaved samples already in the written type (little-endian, as written): their bytes
+        // Interleaved samples already in the written type (byte order and all): their bytes
         // go to the file as they are, with no conversion pass and no scratch copy.
         let n = max(0, min(count ?? frame.sampleCount - from, frame.sampleCount - from))
         let size = channels * sampleType.bytesPerSample

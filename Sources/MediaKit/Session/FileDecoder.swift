@@ -99,8 +99,16 @@ public struct FileDecodeResult: Sendable {
             if options.wav {
                 out.append("ffplay \(Self.quote(a.path))")
             } else {
-                let t = options.writtenSampleType
-                out.append("ffplay -f \(t == .u8 ? "u8" : t.typeName + "le") -ar \(a.sampleRate) -ac \(a.channels) \(Self.quote(a.path))")
+                // FFmpeg's raw format of the samples; 24 bits aligned low play as s32 raised by 8 bits.
+                let t = options.writtenSampleType.interleaved
+                let raw: String
+                switch t {
+                case .u8, .s8: raw = t.typeName
+                case .s24In32High: raw = "s32le"
+                case .s24In32Low: raw = "s32le -af volume=256"
+                default: raw = t.isBigEndian ? t.typeName : t.typeName + "le"
+                }
+                out.append("ffplay -f \(raw) -ar \(a.sampleRate) -ac \(a.channels) \(Self.quote(a.path))")
             }
         }
         return out
