@@ -59,8 +59,10 @@ public final class CAFDemuxer: SourceDemuxer, @unchecked Sendable {
     static let runLimit = 4096
     /// The largest magic cookie, `chan` or `info` chunk read (bigger ones are a `.limit` error or skipped).
     static let chunkLimit = 1 << 24
-    /// The largest packet table read.
-    static let packetTableLimit: Int64 = 1 << 28
+    /// The largest packet table read (64 MiB: hundreds of hours of AAC).
+    static let packetTableLimit: Int64 = 1 << 26
+    /// The largest packet read.
+    static let packetLimit: Int64 = 1 << 26
 
     /// Reads the chunks up to the audio (and, from a seekable source, the ones after it).
     /// - Throws: `.invalidData` naming the chunk and offset for a malformed file (no `caff`
@@ -92,7 +94,7 @@ public final class CAFDemuxer: SourceDemuxer, @unchecked Sendable {
         guard rate.isFinite, rate >= 1, rate <= Double(Int32.max) else {
             throw MediaError(.invalidData, "a sample rate of \(rate)", path: path, offset: 20, context: "desc")
         }
-        guard desc.channels > 0, desc.channels <= 1024, desc.bytesPerPacket <= UInt32(Int32.max), desc.framesPerPacket <= UInt32(Int32.max) else {
+        guard desc.channels > 0, desc.channels <= 1024, Int64(desc.bytesPerPacket) <= Self.packetLimit, desc.framesPerPacket <= UInt32(Int32.max) else {
             throw MediaError(.invalidData, "\(desc.channels) channels, \(desc.bytesPerPacket) bytes and \(desc.framesPerPacket) frames a packet",
                              path: path, offset: 20, context: "desc")
         }
@@ -211,7 +213,8 @@ public final class CAFDemuxer: SourceDemuxer, @unchecked Sendable {
                 }
             }
             if let dataBytes {
-                total = dataBytes / Int64(bpp) * fpp
+                total = (dataBytes / Int64(bpp)).multipliedReportingOverflow(by: fpp).partialValue
+                if (dataBytes / Int64(bpp)).multipliedReportingOverflow(by: fpp).overflow { total = .max }
                 count = fpp == 1 ? Int((dataBytes + Int64(runBytes) - 1) / Int64(runBytes)) : Int(dataBytes / Int64(bpp))
             }
             if let h = tableHeader, h.packets >= 0, h.packets <= Int64(Int32.max) {
@@ -241,9 +244,13 @@ public final class CAFDemuxer: SourceDemuxer, @unchecked Sendable {
                 frames.append(t)
                 let size = bpp > 0 ? Int64(bpp) : CAFChunks.readVarint(pakt.body, &i)
                 let length = fpp > 0 ? fpp : CAFChunks.readVarint(pakt.body, &i)
-                guard let size, let length, size <= Int64(Int32.max), length <= Int64(Int32.max) else {
+                guard let size, let length else {
                     throw MediaError(.invalidData, "packet description \(k) of \(n) runs past the end of the packet table", path: path,
                                      offset: pakt.offset + 12 + Int64(i), context: "pakt")
+                }
+                guard size <= Self.packetLimit, length <= Int64(Int32.max) else {
+                    throw MediaError(.limit, "packet \(k) is \(size) bytes of \(length) frames (MediaKit reads packets up to \(Self.packetLimit) bytes)",
+                                     path: path, offset: pakt.offset + 12 + Int64(i), context: "pakt")
                 }
                 at += size
                 t += length
@@ -264,9 +271,10 @@ public final class CAFDemuxer: SourceDemuxer, @unchecked Sendable {
         let sampleRate = Int(rate.rounded())
         var bitRate = 0
         if bpp > 0 && fpp > 0 {
-            bitRate = Int(clamping: Int64(sampleRate) * Int64(bpp) * 8 / fpp)
+            bitRate = Int(clamping: Int64(min(9e18, Double(sampleRate) * Double(bpp) * 8 / Double(fpp))))
         } else if total > 0, let dataBytes {
-            bitRate = Int(clamping: Int64(sampleRate) * 8 * (dataBytes / total))
+            // FFmpeg's integer rule: the bytes per frame rounded down first.
+            bitRate = Int(clamping: Int64(min(9e18, Double(sampleRate) * 8 * Double(dataBytes / total))))
         }
         var p = CodecParameters(mediaType: .audio, codec: codec, codecTag: desc.formatName, extradata: extradata, sampleRate: sampleRate,
                                 channels: Int(desc.channels), bitsPerCodedSample: Int(desc.bitsPerChannel), blockAlign: bpp, bitRate: bitRate)
@@ -345,8 +353,9 @@ public final class CAFDemuxer: SourceDemuxer, @unchecked Sendable {
         if offsets.isEmpty {
             var index = target / max(1, fpp)
             if let end = dataEnd { index = min(index, max(0, end - dataStart) / max(1, bpp)) }
-            c.offset = index * bpp
-            c.frame = index * fpp
+            // Below the data's size over bpp, and the target over fpp: the products fit.
+            c.offset = index.multipliedReportingOverflow(by: bpp).partialValue
+            c.frame = index.multipliedReportingOverflow(by: fpp).partialValue
         } else {
             // The last packet starting at or before the target.
             var lo = 0, hi = offsets.count - 2

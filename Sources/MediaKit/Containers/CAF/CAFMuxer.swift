@@ -160,11 +160,18 @@ final class CAFMuxer: Muxer, @unchecked Sendable {
             // the final STREAMINFO): a packet table has no place for it.
             guard !packet.data.isEmpty else { return }
             var length = packet.duration > 0 ? frames(ticks: packet.duration, timeBase: packet.timeBase.numerator > 0 ? packet.timeBase : s.timeBase) : 0
-            if length <= 0 { length = s.lengths.last ?? defaultFrames(s.parameters) }
-            try file.write(packet.data)
-            s.dataBytes += Int64(packet.data.count)
-            s.sizes.append(Int64(packet.data.count))
-            s.lengths.append(max(1, length))
+            // A duration no packet has (none, or beyond a 32-bit frame count): the one before.
+            if length <= 0 || length > Int64(Int32.max) { length = s.lengths.last ?? defaultFrames(s.parameters) }
+            length = min(Int64(Int32.max), max(1, length))
+            var data = packet.data
+            // An ADTS frame (from an .aac file or MPEG-TS) loses its header: the
+            // AudioSpecificConfig is in the cookie (FFmpeg's aac_adtstoasc).
+            if s.parameters.codecTag == "adts", let h = ADTSHeader(data) { data.removeFirst(min(data.count, h.headerSize)) }
+            guard !data.isEmpty else { return }
+            try file.write(data)
+            s.dataBytes += Int64(data.count)
+            s.sizes.append(Int64(data.count))
+            s.lengths.append(length)
         }
         stream = s
     }
@@ -183,12 +190,19 @@ final class CAFMuxer: Muxer, @unchecked Sendable {
     }
 
     /// Writes the packet table, fills in the sizes and renames the file into place.
-    /// - Throws: `.state` when no track was added, `.io`.
+    /// - Throws: `.state` when no track was added, `.invalidArgument` when a codec of varying
+    ///   packets (AAC, ALAC, FLAC, Opus) had none, `.io`.
     func finish() throws {
         guard !done else { return }
         guard var s = stream else {
             cancel()
             throw MediaError(.state, "a CAF file needs its track before finish", path: file.path)
+        }
+        guard s.pcm != nil || !s.lengths.isEmpty else {
+            // An empty packet table: readers (FFmpeg's) take the file for one without a table.
+            cancel()
+            throw MediaError(.invalidArgument, "no \(s.parameters.codec) packet was written: a CAF file of packets that vary needs at least one in its packet table",
+                             path: file.path)
         }
         do {
             if s.pcm == nil {
@@ -197,10 +211,11 @@ final class CAFMuxer: Muxer, @unchecked Sendable {
                 let first = s.lengths.first ?? 0
                 let constant = n > 0 && first <= Int64(UInt32.max) && s.lengths.dropLast().allSatisfy { $0 == first } && (s.lengths.last ?? 0) <= first
                 s.desc.framesPerPacket = constant ? UInt32(truncatingIfNeeded: first) : 0
-                let total = constant ? Int64(n) * first : s.lengths.reduce(0, +)
+                // Each length is 1 to 2^31 - 1 frames (write): the sums fit in 64 bits.
                 let signal = s.lengths.reduce(0, +)
-                var priming = min(s.priming, total)
-                var valid = s.valid ?? (signal - priming - s.padding)
+                let total = constant ? Int64(n) * first : signal
+                var priming = max(0, min(s.priming, total))
+                var valid = s.valid ?? (signal - priming - max(0, min(s.padding, total)))
                 valid = max(0, min(valid, total - priming))
                 var remainder = total - priming - valid
                 if priming > Int64(Int32.max) || remainder > Int64(Int32.max) {
