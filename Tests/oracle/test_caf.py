@@ -19,15 +19,20 @@ Oracles (ORACLES.md):
             AudioSpecificConfig ffprobe reports as the stream's extradata), `data` (its edit count).
   remux     M4A -> CAF -> M4A: the same `ffmpeg -f framemd5` lines, the same ffprobe start_time and
             duration, and the same decode as the source (delay, padding and every sample kept).
+  seek      Demuxer.seek(t) lands on ffprobe's packet holding t (PCM: on t's frame).
+  C         mk_remux into .caf and mk_demuxer_open_io without seek (Tests/c/io_packets.c), by the
+            oracles above.
 Inputs: ffmpeg writes CAF for every codec but AAC (its caf muxer refuses AAC); AAC CAF files are
 ours, checked by ffprobe reading them.
 """
 from __future__ import annotations
 
+import os
 import random
 import re
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -486,3 +491,38 @@ def test_c_api_reads_and_writes_caf(c_tools, mk_transcode, tmp_path):
         if any(line.split(",")[3] == "N/A" for line in ref):
             got, ref = lib.check_durations_against_dts(got, ref, {0}, path.name)
         assert got == ref, path.name
+
+
+PY_SEEK = r"""
+import sys, mediakit
+d = mediakit.open(sys.argv[1])
+for s in sys.argv[2:]:
+    d.seek(float(s))
+    p = next(iter(d.packets()))
+    print(p.pts, p.size, p.position)
+"""
+
+
+@pytest.mark.parametrize("codec", ["alac", "adpcm_ima_qt", "pcm_s16le"])
+def test_seek_lands_on_the_packet_holding_the_time(codec, mk_bin, tmp_path):
+    """Demuxer.seek(t) (Python): the first packet is ffprobe's packet holding t's frame (the
+    packet table's for ALAC, a 68-byte block for ima4); for PCM the run starts at t's frame
+    itself and is as long as ffprobe's runs (4096 bytes, or to the end)."""
+    path = _ffmpeg_caf(tmp_path, codec)
+    rows = [tuple(int(x) if x != "N/A" else -1 for x in line.split(",")[1:6]) for line in lib.expected_packets(path)]
+    times = [0.0, 0.37, 1.0, 1.29]
+    env = dict(os.environ, MEDIAKIT_LIBRARY=str(mk_bin / "libmediakit.so"), PYTHONPATH=str(lib.REPO / "Bindings" / "python"))
+    proc = lib.run([sys.executable, "-c", PY_SEEK, path, *map(str, times)], env=env)
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    starts = [r[0] for r in rows] + [10 ** 12]
+    first, last = rows[0], rows[-1]
+    for t, line in zip(times, proc.stdout.decode().splitlines()):
+        pts, size, pos = map(int, line.split())
+        target = round(t * RATE)
+        if codec == "pcm_s16le":
+            frame = 4
+            want_size = min(first[3], last[4] + last[3] - (first[4] + target * frame))
+            assert (pts, size, pos) == (target, want_size, first[4] + target * frame), f"seek {t} s: {line}"
+        else:
+            i = next(k for k in range(len(rows)) if starts[k] <= target < starts[k + 1])
+            assert (pts, size, pos) == (rows[i][0], rows[i][3], rows[i][4]), f"seek {t} s: {line}; ffprobe's packet: {rows[i]}"
