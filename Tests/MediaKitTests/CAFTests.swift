@@ -101,6 +101,24 @@ final class CAFTests: XCTestCase {
         }
     }
 
+    /// An `info` chunk (a count, then NUL-terminated key / value pairs) after the audio, and a
+    /// `free` chunk before it: the pairs in file order; a count past the chunk's pairs keeps those there are.
+    func testInformationChunk() throws {
+        let bytes = try aacFile()
+        let info = CAFChunks.put32(3) + Array("title\0Sine\0encoder\0MediaKit\0".utf8)
+        let cs = chunks(bytes)
+        var file = Array(bytes[0..<8])
+        for (type, body) in cs {
+            if type == "data" { file += CAFChunks.header("free", size: 5) + [0, 0, 0, 0, 0] }
+            file += CAFChunks.header(type, size: Int64(body.count)) + body
+        }
+        file += CAFChunks.header("info", size: Int64(info.count)) + info
+        let d = try CAFDemuxer(source: MemorySource(file))
+        XCTAssertEqual(d.information.map(\.key), ["title", "encoder"])
+        XCTAssertEqual(d.information.map(\.value), ["Sine", "MediaKit"])
+        XCTAssertEqual(try packets(d).count, 3)
+    }
+
     private func pipe(_ bytes: [UInt8]) -> ByteSource {
         var offset = 0
         return CallbackSource(name: "-", size: nil, read: { buffer in

@@ -526,3 +526,30 @@ def test_seek_lands_on_the_packet_holding_the_time(codec, mk_bin, tmp_path):
         else:
             i = next(k for k in range(len(rows)) if starts[k] <= target < starts[k + 1])
             assert (pts, size, pos) == (rows[i][0], rows[i][3], rows[i][4]), f"seek {t} s: {line}; ffprobe's packet: {rows[i]}"
+
+
+# FFmpeg's channel layouts and their WAVE speaker masks.
+LAYOUTS = {"mono": 0x4, "stereo": 0x3, "2.1": 0xB, "3.0": 0x7, "4.0": 0x107, "quad(side)": 0x603, "5.0(side)": 0x607, "5.1(side)": 0x60F}
+
+PY_MASK = r"""
+import sys, mediakit
+print(mediakit.open(sys.argv[1]).tracks[0].channel_mask)
+"""
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_channel_layouts_as_ffmpeg_names_them(layout, mk_bin, mk_remux, tmp_path):
+    """The `chan` chunk ffmpeg writes for a layout reads as its speaker mask; our copy of the file
+    writes a `chan` that ffprobe names the same layout."""
+    path = tmp_path / "in.caf"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.1:sample_rate=8000",
+           "-af", f"aformat=channel_layouts={layout}", "-c:a", "pcm_s16le", "-f", "caf", path]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    env = dict(os.environ, MEDIAKIT_LIBRARY=str(mk_bin / "libmediakit.so"), PYTHONPATH=str(lib.REPO / "Bindings" / "python"))
+    proc = lib.run([sys.executable, "-c", PY_MASK, path], env=env)
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    assert int(proc.stdout) == LAYOUTS[layout]
+    out = tmp_path / "out.caf"
+    lib.check_ok(lib.run([mk_remux, path, out, "--quiet"]), [mk_remux, path, out])
+    name = lib.run(["ffprobe", "-v", "error", "-show_entries", "stream=channel_layout", "-of", "csv=p=0", out]).stdout.decode().strip()
+    assert name == layout

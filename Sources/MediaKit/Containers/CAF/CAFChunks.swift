@@ -128,18 +128,20 @@ enum CAFChunks {
         static let useDescriptions: UInt32 = 0
         /// kCAFChannelLayoutTag_UseChannelBitmap.
         static let useBitmap: UInt32 = 1 << 16
-        /// Layout tags (the number of channels in the low 16 bits) and their speaker masks: the
-        /// spec's mono, stereo and MPEG layouts, whose channel order is the WAV order.
+        /// Layout tags (the number of channels in the low 16 bits) and their speaker masks, as
+        /// FFmpeg maps them (mov_chan.c): the spec's mono, stereo and MPEG layouts, surrounds at
+        /// the side for 5.0 and 5.1 (FFmpeg's "5.1(side)"): the tags FFmpeg's caf muxer writes for
+        /// its default layouts of 1 to 6 channels.
         static let tags: [(tag: UInt32, mask: UInt64)] = [
             (100 << 16 | 1, 0x4),         // Mono: C
             (101 << 16 | 2, 0x3),         // Stereo: L R
             (113 << 16 | 3, 0x7),         // MPEG_3_0_A: L R C
-            (115 << 16 | 4, 0x33),        // Quadraphonic: L R Ls Rs
-            (116 << 16 | 4, 0x107),       // MPEG_4_0_A: L R C Cs
-            (120 << 16 | 5, 0x37),        // MPEG_5_0_A: L R C Ls Rs
-            (121 << 16 | 6, 0x3F),        // MPEG_5_1_A: L R C LFE Ls Rs
-            (125 << 16 | 7, 0x13F),       // MPEG_6_1_A: L R C LFE Ls Rs Cs
-            (126 << 16 | 8, 0xFF),        // MPEG_7_1_A: L R C LFE Ls Rs Lc Rc
+            (108 << 16 | 4, 0x33),        // Quadraphonic: L R Ls Rs
+            (115 << 16 | 4, 0x107),       // MPEG_4_0_A: L R C Cs
+            (117 << 16 | 5, 0x607),       // MPEG_5_0_A: L R C Ls Rs
+            (121 << 16 | 6, 0x60F),       // MPEG_5_1_A: L R C LFE Ls Rs
+            (132 << 16 | 4, 0x603),       // AudioUnit_4 / ITU_2_2: L R Ls Rs (FFmpeg's "quad(side)")
+            (133 << 16 | 3, 0xB),         // DVD_4: L R LFE (FFmpeg's "2.1")
         ]
 
         /// The speaker mask of a `chan` body (0 when it states none this reader maps).
