@@ -553,3 +553,19 @@ def test_channel_layouts_as_ffmpeg_names_them(layout, mk_bin, mk_remux, tmp_path
     lib.check_ok(lib.run([mk_remux, path, out, "--quiet"]), [mk_remux, path, out])
     name = lib.run(["ffprobe", "-v", "error", "-show_entries", "stream=channel_layout", "-of", "csv=p=0", out]).stdout.decode().strip()
     assert name == layout
+
+
+def _framemd5(path: Path) -> list[str]:
+    out = lib.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]).stdout.decode()
+    return [line for line in out.splitlines() if not line.startswith("#")]
+
+
+@pytest.mark.parametrize("codec", ["alac", "flac", "libopus", "pcm_s24be"])
+def test_caf_to_caf_remux_is_framemd5_identical(codec, mk_remux, tmp_path):
+    """ffmpeg's CAF copied by mk-remux into CAF: `ffmpeg -f framemd5` prints the same packets
+    (timestamps, durations, sizes, payload hashes)."""
+    src = _ffmpeg_caf(tmp_path, codec)
+    out = tmp_path / "copy.caf"
+    lib.check_ok(lib.run([mk_remux, src, out, "--quiet"]), [mk_remux, src, out])
+    check_layout(out)
+    assert _framemd5(out) == _framemd5(src)

@@ -77,7 +77,8 @@ enum CAFCodec {
     ///   0), holding the AudioSpecificConfig.
     /// - ALAC: the 24-byte ALACSpecificConfig (Apple's "new" cookie), from the 36-byte `alac`
     ///   atom MediaKit keeps as extradata (FFmpeg's form).
-    /// - FLAC: a `dfLa` box (version 0) holding STREAMINFO as the last metadata block.
+    /// - FLAC: a `dfLa` box (version 0) holding STREAMINFO as the last metadata block; none
+    ///   without a STREAMINFO (a copy of FFmpeg's CAF, which has none: FLAC frames describe themselves).
     /// - Opus: none (the layout of Apple's Opus cookie is not public; FFmpeg writes none either).
     static func cookie(for p: CodecParameters) -> [UInt8]? {
         switch p.codec {

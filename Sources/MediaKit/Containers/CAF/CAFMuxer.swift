@@ -68,8 +68,10 @@ final class CAFMuxer: Muxer, @unchecked Sendable {
                              path: file.path)
         }
         let cookie = CAFCodec.cookie(for: p)
-        if cookie == nil && ["aac", "alac", "flac"].contains(p.codec.rawValue) {
-            throw MediaError(.invalidArgument, "a \(p.codec) track needs its configuration in extradata (\(p.codec == "aac" ? "the AudioSpecificConfig" : p.codec == "alac" ? "the 36-byte alac atom" : "the 34-byte STREAMINFO")) for the CAF magic cookie",
+        // AAC and ALAC frames do not describe themselves; FLAC frames do (FFmpeg writes FLAC
+        // without a cookie, and its decoder needs none).
+        if cookie == nil && ["aac", "alac"].contains(p.codec.rawValue) {
+            throw MediaError(.invalidArgument, "a \(p.codec) track needs its configuration in extradata (\(p.codec == "aac" ? "the AudioSpecificConfig" : "the 36-byte alac atom")) for the CAF magic cookie",
                              path: file.path)
         }
         var s = Stream(parameters: p, desc: made.desc, pcm: made.pcm, timeBase: timeBase)
