@@ -47,19 +47,24 @@ struct Remux: ParsableCommand {
         samples are the same, only their storage changes: mk-remux song.aiff
         song.wav keeps every sample (ffmpeg refuses that stream copy).
 
+        An output named .caf takes one audio track of AAC, ALAC, FLAC, Opus or PCM;
+        an MP4 edit list (or an encoder delay and padding) becomes the packet
+        table's priming and remainder frames, so M4A -> CAF -> M4A keeps them.
+
         Examples:
           mk-remux in.mov out.mp4
           mk-remux take.aiff take.wav
+          mk-remux song.m4a song.caf
           mk-remux clip.mp4 clip.mkv
           mk-remux talk.webm talk.opus --track 1
           mk-remux in.mp4 out.mp4 --faststart --track 0 --track 2
           mk-remux camera.mp4 out.mp4 --hybrid 2
         """)
 
-    @Argument(help: "The input file (MP4, MOV, M4A, fragmented or not; Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC, AIFF, MPEG-TS).")
+    @Argument(help: "The input file (MP4, MOV, M4A, fragmented or not; Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC, AIFF, CAF, MPEG-TS).")
     var input: String?
 
-    @Argument(help: "The output: its extension chooses the format (see --list-formats): .mp4 (MP4), .mkv / .mka (Matroska), .webm (WebM), .ogg / .oga (Ogg), .opus (Ogg Opus), .flac, .mp3, .wav, .aiff / .aif / .aifc.")
+    @Argument(help: "The output: its extension chooses the format (see --list-formats): .mp4 (MP4), .mkv / .mka (Matroska), .webm (WebM), .ogg / .oga (Ogg), .opus (Ogg Opus), .flac, .mp3, .wav, .aiff / .aif / .aifc, .caf.")
     var output: String?
 
     @Flag(help: "Print the formats MediaKit writes (name, extensions, codecs, options) and exit.")

@@ -14,10 +14,11 @@ struct Transcode: ParsableCommand {
         discussion: """
         The codec comes from the output's extension unless --codec says: .m4a/.mp4 AAC,
         .flac FLAC, .mp3 MP3, .ogg/.oga Vorbis, .opus Opus, .mka/.mkv/.webm Opus, .wav
-        pcm_s16le, .aiff/.aif/.aifc pcm_s16be (any PCM codec with --codec). MP4 takes
+        pcm_s16le, .aiff/.aif/.aifc and .caf pcm_s16be (any PCM codec with --codec). MP4 takes
         AAC, MP3, Opus, FLAC and ALAC (.m4a all but MP3); Ogg Opus, Vorbis and FLAC (.opus only Opus);
-        Matroska all six; WebM Opus and Vorbis. The output is gapless: the encoder's priming
-        and end padding are cut by an MP4 edit list (and iTunSMPB for AAC), the LAME tag of an
+        Matroska all six; WebM Opus and Vorbis; CAF AAC, ALAC, FLAC, Opus and PCM. The output is
+        gapless: the encoder's priming and end padding are cut by an MP4 edit list (and iTunSMPB
+        for AAC), a CAF packet table's priming and remainder frames, the LAME tag of an
         .mp3, Opus's pre-skip and the last Ogg page's granule position, Matroska's CodecDelay
         and DiscardPadding for Opus. It is written to a hidden temporary file and renamed at the
         end: an interrupted or failed transcode leaves nothing under OUT.
@@ -26,6 +27,7 @@ struct Transcode: ParsableCommand {
           mk-transcode song.mp3 song.m4a --bitrate 192k
           mk-transcode song.wav song.mp4 --codec mp3 --bitrate 192k
           mk-transcode take.wav take.flac
+          mk-transcode take.wav take.caf --codec aac
           mk-transcode take.wav take.opus --bitrate 96k
           mk-transcode take.wav take.ogg --quality 5
           mk-transcode talk.wav talk.mka --codec opus --bitrate 32k --sample-rate 16000 --channels 1

@@ -21,6 +21,7 @@ public enum FuzzHarness {
         "ivf": ivf,
         "wav": wav,
         "aiff": aiff,
+        "caf": caf,
         "mpegts": mpegts,
         "rawvideo": rawVideo,
         "flac": flac,
@@ -43,6 +44,8 @@ public enum FuzzHarness {
     public static func wav(_ data: [UInt8]) { demux(data) { try WAVDemuxer(source: $0) } }
     /// AIFF / AIFF-C (COMM, SSND, the compression types, 80-bit rates).
     public static func aiff(_ data: [UInt8]) { demux(data) { try AIFFDemuxer(source: $0) } }
+    /// CAF (desc, kuki, pakt packet tables, chan, info, data of unknown size).
+    public static func caf(_ data: [UInt8]) { demux(data) { try CAFDemuxer(source: $0) } }
     /// MPEG-TS / M2TS (PAT, PMT, PES, the audio frame splitters, the SPS / VPS timing readers).
     public static func mpegts(_ data: [UInt8]) { demux(data) { try MPEGTSDemuxer(source: $0) } }
     /// Raw H.264 / HEVC (the access unit splitters, SPS / VPS / SEI readers) and AV1 OBU streams:

@@ -12,7 +12,7 @@ import MediaKit
 public struct MuxScript: Sendable {
     /// The writer.
     public enum Target: Int, CaseIterable, Sendable {
-        case mp4, mp4FastStart, mp4Fragmented, mp4Hybrid, matroska, webm, ogg, mp3, flac, wav, aiff
+        case mp4, mp4FastStart, mp4Fragmented, mp4Hybrid, matroska, webm, ogg, mp3, flac, wav, aiff, caf
 
         /// The output's extension.
         public var fileExtension: String {
@@ -25,6 +25,7 @@ public struct MuxScript: Sendable {
             case .flac: return "flac"
             case .wav: return "wav"
             case .aiff: return "aiff"
+            case .caf: return "caf"
             }
         }
 
@@ -37,12 +38,13 @@ public struct MuxScript: Sendable {
             case .mp3: return [.mp3]
             case .flac: return [.flac]
             case .wav, .aiff: return [.pcm]
+            case .caf: return [.aac, .opus, .pcm, .flac]
             }
         }
 
         var isMP4: Bool { rawValue <= Target.mp4Hybrid.rawValue }
         /// True for the formats that hold one track.
-        var isSingleTrack: Bool { [.mp3, .flac, .wav, .aiff].contains(self) }
+        var isSingleTrack: Bool { [.mp3, .flac, .wav, .aiff, .caf].contains(self) }
     }
 
     /// The codecs of the tracks, each with parameters the writers accept.
@@ -268,9 +270,9 @@ public struct MuxScript: Sendable {
                 for case .packet(let p) in steps { fill &+= 1; try w.write(packet(p, fill: fill)) }
                 try w.finish(streamInfo: Codec.streamInfo)
             } catch { w.cancel(); throw error }
-        case .wav, .aiff:
+        case .wav, .aiff, .caf:
             // Through the catalogue, as mk-remux and mk_muxer_open reach them.
-            let m = try (target == .wav ? MuxerFormat.wav : .aiff).make(path: path)
+            let m = try (target == .wav ? MuxerFormat.wav : target == .aiff ? .aiff : .caf).make(path: path)
             do {
                 for i in tracks.indices { _ = try m.addTrack(from: track(i)) }
                 for case .packet(let p) in steps { fill &+= 1; try m.write(packet(p, fill: fill)) }

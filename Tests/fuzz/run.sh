@@ -58,7 +58,7 @@ seed_dirs() {
         flac) echo flac ;;
         audiostream|audiostream-demuxer) echo audiostream ;;
         rawaudio) echo rawaudio ;;
-        probe|capi|remux) echo "wav flac ogg audiostream aiff mpegts rawaudio" ;;
+        probe|capi|remux) echo "wav flac ogg audiostream aiff caf mpegts rawaudio" ;;
         mux) echo mux ;;
         *) echo "$1" ;;
     esac

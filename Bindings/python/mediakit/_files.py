@@ -130,8 +130,9 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     """Copies the tracks of `src` (any file ``open`` reads) into a new file at `dst` without
     decoding, like the mk-remux sample. The output's format follows `dst`'s extension: MP4
     (.mp4, .m4a, .m4v, .mov), Matroska / WebM (.mkv, .mka, .webm), Ogg (.ogg, .oga, .opus),
-    FLAC (.flac), MP3 (.mp3), WAV (.wav) or AIFF (.aiff, .aif, .aifc: PCM, stored in the
-    format's byte order, so an AIFF -> WAV copy keeps every sample);
+    FLAC (.flac), MP3 (.mp3), WAV (.wav), AIFF (.aiff, .aif, .aifc: PCM, stored in the
+    format's byte order, so an AIFF -> WAV copy keeps every sample) or CAF (.caf: AAC, ALAC,
+    FLAC, Opus or PCM; an edit list or encoder delay becomes the packet table's priming);
     UnsupportedError for a codec the output cannot carry.
 
     tracks: the source tracks to copy (indexes or Tracks), in that order; None: every audio and

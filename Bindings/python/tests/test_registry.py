@@ -23,7 +23,7 @@ import mediakit
 
 # ffprobe's format_name for each container name of the catalogue.
 FFPROBE_FORMATS = {"mp4": "mov,mp4,m4a,3gp,3g2,mj2", "matroska": "matroska,webm", "webm": "matroska,webm", "ogg": "ogg", "opus": "ogg",
-                   "ivf": "ivf", "mp3": "mp3", "aac": "aac", "wav": "wav", "flac": "flac", "aiff": "aiff",
+                   "ivf": "ivf", "mp3": "mp3", "aac": "aac", "wav": "wav", "flac": "flac", "aiff": "aiff", "caf": "caf",
                    "mpegts": "mpegts", "h264": "h264", "hevc": "hevc", "obu": "obu", "ac3": "ac3", "eac3": "eac3",
                    "dts": "dts", "amr": "amr"}
 # The libavcodec encoder each plugin's encoder wraps.
@@ -48,7 +48,7 @@ def test_every_muxer_extension_writes_its_container(sample: Path, shared_media: 
                    check=True)
     sources = {"mp4": sample, "matroska": sample, "webm": shared_media / "mka_opus_5p1.mka",
                "ogg": shared_media / "ogg_opus_stereo_tiny_155b.opus", "opus": shared_media / "ogg_opus_stereo_tiny_155b.opus",
-               "flac": flac, "mp3": shared_media / "mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "wav": pcm, "aiff": pcm}
+               "flac": flac, "mp3": shared_media / "mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "wav": pcm, "aiff": pcm, "caf": pcm}
     for c in muxers:
         assert c.extensions and c.mime_types and c.description and c.codecs, c
         for ext in c.extensions:
@@ -82,14 +82,14 @@ def test_the_frame_sinks_are_listed_and_decode_writes_each(sample: Path, tmp_pat
 
 
 def test_every_demuxer_opens_the_files_of_its_extensions(shared_media: Path, tmp_path: Path) -> None:
-    """The real files of ../shared/media, and a WAV, a FLAC and an AIFF file made by ffmpeg (the folder has none)."""
+    """The real files of ../shared/media, and a WAV, a FLAC, an AIFF and a CAF file made by ffmpeg (the folder has none)."""
     demuxers = [c for c in mediakit.containers() if c.kind == "demuxer"]
     by_ext: dict[str, mediakit.ContainerFormat] = {}
     for c in demuxers:
         assert c.extensions and c.mime_types and c.description, c
         for ext in c.extensions:
             by_ext.setdefault(ext, c)
-    made = [tmp_path / "tone.wav", tmp_path / "tone.flac", tmp_path / "tone.aiff"]
+    made = [tmp_path / "tone.wav", tmp_path / "tone.flac", tmp_path / "tone.aiff", tmp_path / "tone.caf"]
     for out in made:
         subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.5", str(out)], check=True)
     opened: set[str] = set()
@@ -103,7 +103,7 @@ def test_every_demuxer_opens_the_files_of_its_extensions(shared_media: Path, tmp
         with mediakit.open(path) as demuxer:
             assert demuxer.container == c.name, f"{path.name}: opened as {demuxer.container}, listed as {c.name}'s"
         opened.add(c.name)
-    assert opened >= {"mp4", "matroska", "ogg", "wav", "flac", "mp3", "aac", "ivf", "aiff"}, f"only {opened} were exercised"
+    assert opened >= {"mp4", "matroska", "ogg", "wav", "flac", "mp3", "aac", "ivf", "aiff", "caf"}, f"only {opened} were exercised"
 
 
 def test_mp3_and_adts_files_open_as_ffprobe_names_them_with_or_without_an_id3_tag(shared_media: Path) -> None:

@@ -120,11 +120,11 @@ public struct MuxerFormat: Sendable {
 /// The container formats MediaKit reads and writes, and the probing that picks one.
 public final class ContainerCatalog: @unchecked Sendable {
     /// The formats MediaKit has built in: MP4 / QuickTime, Ogg, IVF, MP3 (MPEG audio), ADTS AAC, WAV, FLAC,
-    /// Matroska / WebM, AIFF / AIFF-C, MPEG-TS, raw AC-3, E-AC-3, DTS and AMR, raw H.264, HEVC and AV1 OBU streams.
-    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska, .aiff, .mpegts,
+    /// Matroska / WebM, AIFF / AIFF-C, CAF, MPEG-TS, raw AC-3, E-AC-3, DTS and AMR, raw H.264, HEVC and AV1 OBU streams.
+    public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska, .aiff, .caf, .mpegts,
                                                     .ac3, .eac3, .dts, .amr, .h264, .hevc, .obu]
     /// The formats MediaKit writes.
-    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3, .wav, .aiff]
+    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3, .wav, .aiff, .caf]
 
     /// The catalogue the registry and the tools use.
     public static let shared = ContainerCatalog()

@@ -354,41 +354,8 @@ enum SampleEntryParser {
 
     /// The decoder configuration from an `esds` payload (full box header included).
     static func parseESDS(_ b: [UInt8]) -> (oti: UInt8, config: [UInt8], avgBitrate: Int)? {
-        var r = BoxReader(bytes: b, base: 0, start: 0, end: b.count, path: "esds", file: "")
-        func descriptor(_ r: inout BoxReader) -> (tag: UInt8, length: Int)? {
-            guard let tag = try? r.u8() else { return nil }
-            var len = 0
-            for _ in 0..<4 {
-                guard let c = try? r.u8() else { return nil }
-                len = len << 7 | Int(c & 0x7F)
-                if c & 0x80 == 0 { break }
-            }
-            return (tag, len)
-        }
-        guard (try? r.fullBoxHeader()) != nil, let es = descriptor(&r) else { return nil }
-        var oti: UInt8 = 0, avg = 0
-        var config: [UInt8] = []
-        if es.tag == 3 {
-            guard (try? r.skip(2)) != nil, let flags = try? r.u8() else { return nil }
-            if flags & 0x80 != 0 { _ = try? r.skip(2) }
-            if flags & 0x40 != 0 { if let l = try? r.u8() { _ = try? r.skip(Int(l)) } }
-            if flags & 0x20 != 0 { _ = try? r.skip(2) }
-        } else if es.tag != 4 { return nil } else { r = BoxReader(bytes: b, base: 0, start: r.position - 2, end: b.count, path: "esds", file: "") ; _ = descriptor(&r) }
-        while r.remaining > 0, let d = descriptor(&r) {
-            if d.tag == 4 {
-                guard let o = try? r.u8() else { return nil }
-                oti = o
-                _ = try? r.skip(1 + 3 + 4)
-                avg = Int((try? r.u32()) ?? 0)
-                continue   // the DecoderSpecificInfo is nested inside
-            }
-            if d.tag == 5 {
-                config = (try? r.take(min(d.length, r.remaining))) ?? []
-                break
-            }
-            _ = try? r.skip(min(d.length, r.remaining))
-        }
-        return oti == 0 ? nil : (oti, config, avg)
+        guard b.count > 4, let c = ESDescriptor.parse(Array(b[4...])) else { return nil }
+        return (c.objectType, c.specificInfo, c.averageBitRate)
     }
 
     /// Offset of "ALS\0" (the ALSSpecificConfig) inside an AudioSpecificConfig.

@@ -243,18 +243,8 @@ enum SampleEntryWriter {
 
     /// An `esds` box: ES_Descriptor > DecoderConfigDescriptor > DecoderSpecificInfo, SLConfig.
     static func esds(oti: UInt8, config: [UInt8], bitRate: Int, trackID: Int, video: Bool = false) -> [UInt8] {
-        func descriptor(_ tag: UInt8, _ body: [UInt8]) -> [UInt8] {
-            let n = body.count
-            return [tag, UInt8(truncatingIfNeeded: 0x80 | ((n >> 21) & 0x7F)), UInt8(truncatingIfNeeded: 0x80 | ((n >> 14) & 0x7F)),
-                    UInt8(truncatingIfNeeded: 0x80 | ((n >> 7) & 0x7F)), UInt8(truncatingIfNeeded: n & 0x7F)] + body
-        }
-        var dcd: [UInt8] = [oti, video ? 0x11 : 0x15, 0, 0, 0]   // visual or audio stream, bufferSizeDB
-        let rate = UInt32(clamping: bitRate)
-        for v in [rate, rate] { dcd += [UInt8(truncatingIfNeeded: v >> 24), UInt8(truncatingIfNeeded: (v >> 16) & 0xFF), UInt8(truncatingIfNeeded: (v >> 8) & 0xFF), UInt8(truncatingIfNeeded: v & 0xFF)] }
-        if !config.isEmpty { dcd += descriptor(5, config) }
-        let es: [UInt8] = [UInt8(truncatingIfNeeded: (trackID >> 8) & 0xFF), UInt8(truncatingIfNeeded: trackID & 0xFF), 0] + descriptor(4, dcd) + descriptor(6, [2])
         var w = BoxWriter()
-        w.fullBox("esds", version: 0, flags: 0) { $0.append(descriptor(3, es)) }
+        w.fullBox("esds", version: 0, flags: 0) { $0.append(ESDescriptor.build(objectType: oti, specificInfo: config, bitRate: bitRate, esID: trackID, video: video)) }
         return w.bytes
     }
 
