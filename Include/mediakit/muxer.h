@@ -62,8 +62,10 @@ void mk_muxer_default_settings(mk_muxer_settings *settings);
 /** Starts writing a file at `path`, in the container its extension names (as the Swift
  *  core's ContainerCatalog.makeMuxer): MP4 (.mp4 .m4a .m4v .mov .3gp), Matroska (.mkv .mka
  *  .mk3d), WebM (.webm: VP8, VP9, AV1, Opus, Vorbis), Ogg (.ogg .oga; .opus: Opus only), FLAC
- *  (.flac), MP3 (.mp3), WAV (.wav) or AIFF (.aiff .aif .aifc: one PCM track, stored in the
- *  format's byte order).
+ *  (.flac), MP3 (.mp3), WAV (.wav), AIFF (.aiff .aif .aifc: one PCM track, stored in the
+ *  format's byte order), MPEG-TS (.ts) or HLS (.m3u8: a VOD playlist and MPEG-TS segments
+ *  seg0.ts ... beside it, cut at key frames every settings->fragment_seconds with
+ *  MK_LAYOUT_FRAGMENTED, 2 s by default).
  *  Progressive and fast-start files are written to a temporary file beside `path` and renamed
  *  by mk_muxer_finish(); fragmented and hybrid MP4 files are written to "<path>.partial" (what
  *  a crash leaves behind) and renamed at the end. The layouts other than
@@ -132,7 +134,8 @@ void mk_muxer_close(mk_muxer **muxer);
 /** Copies the tracks of `src` (any container MediaKit reads; settings->tracks chooses them,
  *  NULL: every audio and video track, and the subtitle and data tracks the output format
  *  carries) into a new file at `dst` without decoding, as the mk-remux sample does:
- *  MP4 (any layout), Matroska / WebM or Ogg, by dst's extension. settings may be NULL
+ *  MP4 (any layout), Matroska / WebM, Ogg, FLAC, MP3, WAV, AIFF, MPEG-TS (.ts) or HLS (.m3u8,
+ *  segments of settings->fragment_seconds with MK_LAYOUT_FRAGMENTED), by dst's extension. settings may be NULL
  *  (progressive, the default tracks). settings->progress is called after each packet. A failure or a
  *  cancel leaves nothing under `dst`. Errors: those of mk_demuxer_open and mk_muxer_open,
  *  MK_EINVAL (a track that does not exist), MK_EUNSUPPORTED (an encrypted track, a codec the

@@ -22,7 +22,8 @@ final class WriterNarrowingTests: XCTestCase {
         "MediaKit/Containers/AudioStream/MP3Writer.swift", "MediaKit/Containers/FLAC/FLACWriter.swift",
         "MediaKit/Output/PCMWriter.swift", "MediaKit/Output/PictureWriter.swift", "MediaKit/Core/MuxLimits.swift", "MediaKitC/Muxer.swift",
         "MediaKit/Codecs/PCMFileMuxer.swift", "MediaKit/Codecs/WAVCodec.swift", "MediaKit/Containers/WAV/WAVMuxer.swift",
-        "MediaKit/Containers/AIFF/AIFFMuxer.swift",
+        "MediaKit/Containers/AIFF/AIFFMuxer.swift", "MediaKit/Containers/MPEGTS/MPEGTSMuxer.swift", "MediaKit/Containers/MPEGTS/MPEGTS.swift",
+        "MediaKit/Containers/HLS/HLSMuxer.swift", "MediaKit/Codecs/AnnexBStream.swift", "MediaKit/Codecs/ADTSMaker.swift",
     ]
 
     /// Audited bare conversions: file, a fragment of the line, why it cannot trap.
