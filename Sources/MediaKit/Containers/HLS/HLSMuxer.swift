@@ -103,6 +103,8 @@ public final class HLSMuxer: Muxer, @unchecked Sendable {
         guard packet.trackIndex >= 0 && packet.trackIndex < tracks.count else {
             throw MediaError(.invalidArgument, "track \(packet.trackIndex) was not added", path: playlist.path)
         }
+        // Timestamps and durations within MuxLimits: the differences below cannot overflow.
+        try MuxLimits.check(packet, track: packet.trackIndex, path: playlist.path)
         if packet.trackIndex == cutTrack {
             let stamp = packet.pts != Packet.noTimestamp ? packet.pts : packet.dts
             if stamp != Packet.noTimestamp {
@@ -112,7 +114,8 @@ public final class HLSMuxer: Muxer, @unchecked Sendable {
                     // As FFmpeg's hls muxer: the time since the first packet in microseconds
                     // against the segments so far times the duration, as integers.
                     let elapsed = Rational.rescale(stamp - first, from: packet.timeBase, to: Rational(1, 1_000_000))
-                    if packet.isKeyframe && elapsed >= microseconds * Int64(starts.count) && t > starts[starts.count - 1] {
+                    let (due, over) = microseconds.multipliedReportingOverflow(by: Int64(starts.count))
+                    if packet.isKeyframe && !over && elapsed >= due && t > starts[starts.count - 1] {
                         try segments.startSegment(path: Self.segmentPath(directory, starts.count, segmentExtension))
                         starts.append(t)
                         lastSegment = seconds

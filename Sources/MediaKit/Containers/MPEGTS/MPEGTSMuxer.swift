@@ -266,7 +266,7 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         let frame = packet.statedDuration ?? s.frameDuration(in: packet.timeBase)
         if dts == Packet.noTimestamp {
             if s.lastDTS != Packet.noTimestamp { dts = s.lastDTS + s.lastDuration }
-            else if pts != Packet.noTimestamp { dts = pts - Int64(s.reorderDepth) * frame }
+            else if pts != Packet.noTimestamp { dts = pts - min(Int64(s.reorderDepth), 64) * max(0, min(frame, MuxLimits.ticks >> 8)) }
         }
         if pts == Packet.noTimestamp { pts = dts }
         guard dts != Packet.noTimestamp else {
@@ -428,6 +428,14 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         var isStart = true
         var forcePAT = s.isVideo && key && !s.prevPayloadKey
         let pcr = max(0, dts - Self.pcrDelay) * 300
+        let both = dts != pts
+        let headerLength = both ? 10 : 5
+        var length = rest.count + headerLength + 3
+        if length > 0xFFFF || s.isVideo { length = 0 }
+        var pesHeader: [UInt8] = [0, 0, 1, s.streamID, UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length), 0x80,
+                                  both ? 0xC0 : 0x80, UInt8(truncatingIfNeeded: headerLength)]
+        pesHeader += Self.timestamp(both ? 3 : 2, pts)
+        if both { pesHeader += Self.timestamp(1, dts) }
         while !rest.isEmpty {
             try retransmitTables(force: forcePAT, pcr: pcr)
             forcePAT = false
@@ -444,42 +452,34 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
                 if s.pcrStream && s.pcrPeriod > 0 { writePCR = true }
                 flags |= 0x40
             }
-            var field: [UInt8]? = nil
             if writePCR { flags |= 0x10 }
-            if flags != 0 {
-                field = [flags]
-                if writePCR { field! += Self.pcrBytes(pcr) }
-            }
-            var pes: [UInt8] = []
-            if isStart {
-                let both = dts != pts
-                let headerLength = both ? 10 : 5
-                var length = rest.count + headerLength + 3
-                if length > 0xFFFF || s.isVideo { length = 0 }
-                pes = [0, 0, 1, s.streamID, UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length), 0x80,
-                       both ? 0xC0 : 0x80, UInt8(truncatingIfNeeded: headerLength)]
-                pes += Self.timestamp(both ? 3 : 2, pts)
-                if both { pes += Self.timestamp(1, dts) }
-            }
-            let header = 4 + (field.map { 1 + $0.count } ?? 0) + pes.count
+            // The adaptation field: its flags (random access, PCR) and the stuffing that fills
+            // the packet's end, as FFmpeg lays it out; written straight into the buffer.
+            let fieldBody = flags != 0 ? 1 + (writePCR ? 6 : 0) : 0
+            let pesBytes = isStart ? pesHeader.count : 0
+            let header = 4 + (flags != 0 ? 1 + fieldBody : 0) + pesBytes
             let take = min(MPEGTS.packetSize - header, rest.count)
             let stuffing = MPEGTS.packetSize - header - take
-            if stuffing > 0 {
-                if field != nil { field! += [UInt8](repeating: 0xFF, count: stuffing) }
-                else if stuffing == 1 { field = [] }
-                else { field = [0] + [UInt8](repeating: 0xFF, count: stuffing - 2) }
-            }
+            // The field's length byte, or -1 for none.
+            let fieldLength = flags != 0 ? fieldBody + stuffing : stuffing - 1
             s.cc = (s.cc + 1) & 0xF
             buffer.append(MPEGTS.syncByte)
             buffer.append(UInt8(truncatingIfNeeded: s.pid >> 8) | (isStart ? 0x40 : 0))
             buffer.append(UInt8(truncatingIfNeeded: s.pid))
-            buffer.append(UInt8(truncatingIfNeeded: s.cc) | 0x10 | (field != nil ? 0x20 : 0))
-            if let field {
-                buffer.append(UInt8(truncatingIfNeeded: field.count))
-                buffer += field
+            buffer.append(UInt8(truncatingIfNeeded: s.cc) | 0x10 | (fieldLength >= 0 ? 0x20 : 0))
+            if fieldLength >= 0 {
+                buffer.append(UInt8(truncatingIfNeeded: fieldLength))
+                if flags != 0 {
+                    buffer.append(flags)
+                    if writePCR { buffer += Self.pcrBytes(pcr) }
+                    buffer.append(contentsOf: repeatElement(0xFF, count: stuffing))
+                } else if stuffing >= 2 {
+                    buffer.append(0)
+                    buffer.append(contentsOf: repeatElement(0xFF, count: stuffing - 2))
+                }
             }
-            buffer += pes
-            buffer += rest.prefix(take)
+            if isStart { buffer += pesHeader }
+            buffer.append(contentsOf: rest.prefix(take))
             rest = rest.dropFirst(take)
             isStart = false
             try drainBuffer(force: false)
@@ -566,7 +566,7 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
     }
 
     private func drainBuffer(force: Bool) throws {
-        guard force || buffer.count >= 64 * MPEGTS.packetSize else { return }
+        guard force || buffer.count >= 2048 * MPEGTS.packetSize else { return }
         try file.write(buffer)
         buffer.removeAll(keepingCapacity: true)
     }
