@@ -45,6 +45,8 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
     static let patPeriod: Int64 = 2_700_000, sdtPeriod: Int64 = 13_500_000
     /// The PIDs: the PMT, the first elementary stream, the SDT.
     static let pmtPID = 0x1000, firstPID = 0x100, sdtPID = 0x11
+    /// The largest timestamp magnitude written (90 kHz ticks): 2^50.
+    static let maxTicks: Int64 = 1 << 50
     /// Packets are held for interleaving until this much DTS separates the first and the last held (10 s).
     static let maxInterleave: Int64 = 900_000
 
@@ -282,8 +284,13 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         // reader moves the timestamps before the muxer rescales them).
         let clock = Rational(1, MPEGTS.clock)
         let shift = packet.timeBase == s.timeBase ? s.shift : Rational.rescale(s.shift, from: s.timeBase, to: packet.timeBase)
-        pts = Rational.rescale(pts &- shift, from: packet.timeBase, to: clock) + s.gap
-        dts = Rational.rescale(dts &- shift, from: packet.timeBase, to: clock) + s.gap
+        pts = Rational.rescale(pts &- shift, from: packet.timeBase, to: clock) &+ s.gap
+        dts = Rational.rescale(dts &- shift, from: packet.timeBase, to: clock) &+ s.gap
+        // Within 2^50 ticks (some 400 years): the PCR (300 x) and the differences taken
+        // below cannot overflow.
+        guard abs(pts) <= Self.maxTicks && abs(dts) <= Self.maxTicks else {
+            throw MediaError(.invalidArgument, "track \(s.index), packet \(n): a timestamp beyond 2^50 ticks of 90 kHz (pts \(packet.pts), dts \(packet.dts) in \(packet.timeBase)) is not written into MPEG-TS", path: file.path)
+        }
         s.packets += 1
         var data = packet.data
         var opusSamples = 0
