@@ -63,8 +63,10 @@ void mk_muxer_default_settings(mk_muxer_settings *settings);
  *  core's ContainerCatalog.makeMuxer): MP4 (.mp4 .m4a .m4v .mov .3gp), Matroska (.mkv .mka
  *  .mk3d), WebM (.webm: VP8, VP9, AV1, Opus, Vorbis), Ogg (.ogg .oga; .opus: Opus only), FLAC
  *  (.flac), MP3 (.mp3), WAV (.wav), AIFF (.aiff .aif .aifc: one PCM track, stored in the
- *  format's byte order) or CAF (.caf: one track of AAC, ALAC, FLAC, Opus or PCM; the priming and
- *  remainder frames in its packet table).
+ *  format's byte order), CAF (.caf: one track of AAC, ALAC, FLAC, Opus or PCM; the priming and
+ *  remainder frames in its packet table), MPEG-TS (.ts) or HLS (.m3u8: a VOD playlist and
+ *  MPEG-TS segments seg0.ts ... beside it, cut at key frames every settings->fragment_seconds
+ *  with MK_LAYOUT_FRAGMENTED, 2 s by default).
  *  Progressive and fast-start files are written to a temporary file beside `path` and renamed
  *  by mk_muxer_finish(); fragmented and hybrid MP4 files are written to "<path>.partial" (what
  *  a crash leaves behind) and renamed at the end. The layouts other than
@@ -133,7 +135,8 @@ void mk_muxer_close(mk_muxer **muxer);
 /** Copies the tracks of `src` (any container MediaKit reads; settings->tracks chooses them,
  *  NULL: every audio and video track, and the subtitle and data tracks the output format
  *  carries) into a new file at `dst` without decoding, as the mk-remux sample does:
- *  MP4 (any layout), Matroska / WebM, Ogg, FLAC, MP3, WAV, AIFF or CAF, by dst's extension. settings may be NULL
+ *  MP4 (any layout), Matroska / WebM, Ogg, FLAC, MP3, WAV, AIFF, CAF, MPEG-TS (.ts) or HLS (.m3u8,
+ *  segments of settings->fragment_seconds with MK_LAYOUT_FRAGMENTED), by dst's extension. settings may be NULL
  *  (progressive, the default tracks). settings->progress is called after each packet. A failure or a
  *  cancel leaves nothing under `dst`. A source cut short is copied as far as it goes, as ffmpeg's
  *  stream copy is: `dst` is written and the status is MK_ETRUNCATED, a warning (mk_last_error()

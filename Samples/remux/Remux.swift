@@ -1,4 +1,4 @@
-// mk-remux: copies the tracks of a media file into a new MP4, Matroska / WebM or Ogg file without decoding them.
+// mk-remux: copies the tracks of a media file into a new MP4, Matroska / WebM, Ogg, MPEG-TS ... file (or an HLS presentation) without decoding them.
 import ArgumentParser
 import Foundation
 import MediaKit
@@ -7,7 +7,7 @@ import MediaKit
 struct Remux: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mk-remux",
-        abstract: "Copy the compressed tracks of a media file into a new MP4, Matroska, WebM or Ogg file (no decoding).",
+        abstract: "Copy the compressed tracks of a media file into a new MP4, Matroska, WebM, Ogg, MPEG-TS ... file or an HLS presentation (no decoding).",
         discussion: """
         The samples are copied file to file in the kernel; memory holds the sample
         tables and at most one fragment. Layouts:
@@ -51,8 +51,20 @@ struct Remux: ParsableCommand {
         an MP4 edit list (or an encoder delay and padding) becomes the packet
         table's priming and remainder frames, so M4A -> CAF -> M4A keeps them.
 
+        An output named .ts is written as MPEG-TS, as ffmpeg -c copy writes it: H.264
+        and HEVC in Annex B with access unit delimiters and the parameter sets before
+        key frames, AAC with ADTS headers, MP2, MP3, AC-3, E-AC-3, MPEG-1 / 2 video and
+        Opus; timestamps 1.4 s after the source's, as ffmpeg's.
+
+        --hls SECONDS writes an HLS presentation into the directory OUT (made when
+        missing): OUT/index.m3u8, a VOD playlist, and MPEG-TS segments OUT/seg0.ts,
+        seg1.ts ... cut at key frames about every SECONDS (an output named .m3u8
+        without --hls gets 2 s segments beside it).
+
         Examples:
           mk-remux in.mov out.mp4
+          mk-remux in.mp4 out.ts
+          mk-remux in.mp4 out/ --hls 4
           mk-remux take.aiff take.wav
           mk-remux song.m4a song.caf
           mk-remux clip.mp4 clip.mkv
@@ -64,7 +76,7 @@ struct Remux: ParsableCommand {
     @Argument(help: "The input file (MP4, MOV, M4A, fragmented or not; Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC, AIFF, CAF, MPEG-TS).")
     var input: String?
 
-    @Argument(help: "The output: its extension chooses the format (see --list-formats): .mp4 (MP4), .mkv / .mka (Matroska), .webm (WebM), .ogg / .oga (Ogg), .opus (Ogg Opus), .flac, .mp3, .wav, .aiff / .aif / .aifc, .caf.")
+    @Argument(help: "The output: its extension chooses the format (see --list-formats): .mp4 (MP4), .mkv / .mka (Matroska), .webm (WebM), .ogg / .oga (Ogg), .opus (Ogg Opus), .flac, .mp3, .wav, .aiff / .aif / .aifc, .caf, .ts (MPEG-TS), .m3u8 (HLS); with --hls, a directory.")
     var output: String?
 
     @Flag(help: "Print the formats MediaKit writes (name, extensions, codecs, options) and exit.")
@@ -78,6 +90,9 @@ struct Remux: ParsableCommand {
 
     @Option(help: ArgumentHelp("Fragmented while writing, progressive when done.", valueName: "SECONDS"))
     var hybrid: Double?
+
+    @Option(help: ArgumentHelp("Write an HLS presentation into the directory OUTPUT: index.m3u8 and MPEG-TS segments of about SECONDS, cut at key frames.", valueName: "SECONDS"))
+    var hls: Double?
 
     @Option(name: .customLong("track"), help: ArgumentHelp("Keep only this track (0-based; repeatable). Default: all.", valueName: "N"))
     var tracks: [Int] = []
@@ -94,11 +109,14 @@ struct Remux: ParsableCommand {
     mutating func validate() throws {
         if listFormats { return }
         if input == nil || output == nil { throw ValidationError("give an input and an output (or --list-formats)") }
-        if [faststart, fragment != nil, hybrid != nil].filter({ $0 }).count > 1 {
-            throw ValidationError("give at most one of --faststart, --fragment, --hybrid")
+        if [faststart, fragment != nil, hybrid != nil, hls != nil].filter({ $0 }).count > 1 {
+            throw ValidationError("give at most one of --faststart, --fragment, --hybrid, --hls")
         }
         for s in [fragment, hybrid].compactMap({ $0 }) where !(s > 0 && s.isFinite) {
             throw ValidationError("the fragment duration must be a positive number of seconds")
+        }
+        if let hls, !(hls > 0 && hls.isFinite) {
+            throw ValidationError("the HLS segment duration must be a positive number of seconds")
         }
     }
 
@@ -145,9 +163,22 @@ struct Remux: ParsableCommand {
         return rate
     }
 
+    /// The output path: for --hls the playlist index.m3u8 in the directory `output` (made when
+    /// missing), else `output` itself.
+    static func outputPath(_ output: String, hls: Bool) throws -> String {
+        guard hls else { return output }
+        do {
+            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        } catch {
+            throw MediaError(.io, "cannot make the HLS directory: \(error.localizedDescription)", path: output)
+        }
+        return (output as NSString).appendingPathComponent("index.m3u8")
+    }
+
     func remux() throws {
-        guard let input, let output else { return }
-        let layout: MuxLayout = fragment.map { .fragmented(seconds: $0) }
+        guard let input, var output else { return }
+        output = try Self.outputPath(output, hls: hls != nil)
+        let layout: MuxLayout = fragment.map { .fragmented(seconds: $0) } ?? hls.map { .fragmented(seconds: $0) }
             ?? hybrid.map { .hybrid(seconds: $0) } ?? (faststart ? .fastStart : .progressive)
         let size = (try? FileSource(path: input).size) ?? 0
         let showProgress = !quiet && size >= 64 << 20

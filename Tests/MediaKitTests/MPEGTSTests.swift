@@ -36,7 +36,7 @@ final class MPEGTSTests: XCTestCase {
             let length = 5 + body.count + 4
             var s: [UInt8] = [table, 0xB0 | UInt8(length >> 8), UInt8(length & 0xFF), UInt8(id >> 8), UInt8(id & 0xFF),
                               0xC1 | UInt8(version << 1 & 0x3E), 0, 0] + body
-            let crc = MPEGTSDemuxer.crc32(s)
+            let crc = MPEGTS.crc32(s)
             s += [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
             return s
         }

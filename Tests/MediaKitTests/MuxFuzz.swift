@@ -2,7 +2,7 @@ import Foundation
 import MediaKit
 
 /// A run of one of MediaKit's writers spelled out as data: the target (MP4 in its four layouts,
-/// Matroska, WebM, Ogg, MP3, FLAC), its tracks (codec, time base, edit list) and the calls made
+/// Matroska, WebM, Ogg, MP3, FLAC, WAV, AIFF, MPEG-TS, HLS), its tracks (codec, time base, edit list) and the calls made
 /// on it (packets of any size, timestamps, durations and trims, replaced edit lists, announced
 /// timestamps, the writer's final figures). The `mux` fuzz target reads one from the fuzzer's
 /// bytes (``init(fuzz:)``); `MuxerHostileValuesTests` writes them out by hand.
@@ -12,7 +12,7 @@ import MediaKit
 public struct MuxScript: Sendable {
     /// The writer.
     public enum Target: Int, CaseIterable, Sendable {
-        case mp4, mp4FastStart, mp4Fragmented, mp4Hybrid, matroska, webm, ogg, mp3, flac, wav, aiff, caf
+        case mp4, mp4FastStart, mp4Fragmented, mp4Hybrid, matroska, webm, ogg, mp3, flac, wav, aiff, caf, mpegts, hls
 
         /// The output's extension.
         public var fileExtension: String {
@@ -26,6 +26,8 @@ public struct MuxScript: Sendable {
             case .wav: return "wav"
             case .aiff: return "aiff"
             case .caf: return "caf"
+            case .mpegts: return "ts"
+            case .hls: return "m3u8"
             }
         }
 
@@ -39,6 +41,7 @@ public struct MuxScript: Sendable {
             case .flac: return [.flac]
             case .wav, .aiff: return [.pcm]
             case .caf: return [.aac, .opus, .pcm, .flac]
+            case .mpegts, .hls: return [.aac, .opus, .mp3]
             }
         }
 
@@ -270,9 +273,12 @@ public struct MuxScript: Sendable {
                 for case .packet(let p) in steps { fill &+= 1; try w.write(packet(p, fill: fill)) }
                 try w.finish(streamInfo: Codec.streamInfo)
             } catch { w.cancel(); throw error }
-        case .wav, .aiff, .caf:
-            // Through the catalogue, as mk-remux and mk_muxer_open reach them.
-            let m = try (target == .wav ? MuxerFormat.wav : target == .aiff ? .aiff : .caf).make(path: path)
+        case .wav, .aiff, .caf, .mpegts, .hls:
+            // Through the catalogue, as mk-remux and mk_muxer_open reach them (HLS: segments
+            // of the fragment duration).
+            let format = ContainerCatalog.shared.muxerFormat(named: ["wav": "wav", "aiff": "aiff", "caf": "caf", "ts": "mpegts", "m3u8": "hls"][target.fileExtension] ?? "")
+            guard let format else { fatalError("\(target) is not in the catalogue") }
+            let m = try format.make(path: path, options: MuxerOptions(layout: target == .hls ? .fragmented(seconds: fragmentSeconds) : .progressive))
             do {
                 for i in tracks.indices { _ = try m.addTrack(from: track(i)) }
                 for case .packet(let p) in steps { fill &+= 1; try m.write(packet(p, fill: fill)) }
@@ -286,14 +292,16 @@ public struct MuxScript: Sendable {
     public func ffprobeProblem(path: String) -> String? {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["ffprobe", "-v", "error", "-show_entries", "stream=index", "-of", "csv=p=0", path]
+        p.arguments = ["ffprobe", "-v", "error", "-show_entries", "stream=index", "-of", "json", path]
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
         do { try p.run() } catch { return "ffprobe did not run: \(error)" }
         let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        let streams = String(decoding: o, as: UTF8.self).split(separator: "\n").count
+        // The top-level streams of the JSON (an MPEG-TS lists them under its program too).
+        let json = (try? JSONSerialization.jsonObject(with: o)) as? [String: Any]
+        let streams = (json?["streams"] as? [Any])?.count ?? 0
         let expected = target.isSingleTrack ? 1 : tracks.count
         // FFmpeg 5.1's mp3 demuxer confirms a frame by the header after it and refuses the file
         // when that is past the end ("Invalid frame size (N): Could not seek to <file size>"):
@@ -340,6 +348,9 @@ extension MuxScript {
     /// trims and sizes (empty included) drawn the same way, replaced edit lists, announcements.
     public init(fuzz data: [UInt8]) {
         var r = FuzzBytes(data: data)
+        // The first byte is the target's index (modulo the count): a new target goes at the end,
+        // and the seeds and regression inputs store their target's index there, not a byte that
+        // only picks it for one count of targets.
         let target = Target.allCases[Int(r.u8()) % Target.allCases.count]
         let single = target.isSingleTrack
         let count = single ? 1 : 1 + Int(r.u8()) % 3

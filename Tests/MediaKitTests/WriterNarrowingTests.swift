@@ -24,6 +24,8 @@ final class WriterNarrowingTests: XCTestCase {
         "MediaKit/Codecs/PCMFileMuxer.swift", "MediaKit/Codecs/WAVCodec.swift", "MediaKit/Containers/WAV/WAVMuxer.swift",
         "MediaKit/Containers/AIFF/AIFFMuxer.swift", "MediaKit/Containers/CAF/CAFMuxer.swift", "MediaKit/Containers/CAF/CAFChunks.swift",
         "MediaKit/Containers/CAF/CAFCodec.swift", "MediaKit/Codecs/ESDescriptor.swift",
+        "MediaKit/Containers/MPEGTS/MPEGTSMuxer.swift", "MediaKit/Containers/MPEGTS/MPEGTS.swift",
+        "MediaKit/Containers/HLS/HLSMuxer.swift", "MediaKit/Codecs/AnnexBStream.swift", "MediaKit/Codecs/ADTSMaker.swift",
     ]
 
     /// Audited bare conversions: file, a fragment of the line, why it cannot trap.

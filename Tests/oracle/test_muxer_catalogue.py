@@ -4,7 +4,7 @@ that became muxers (native FLAC, MP3, Ogg Opus; WAV, AIFF and CAF, issue 30) rea
 Oracles (ORACLES.md):
   listing     the formats listed are the ones whose files ffprobe recognises after a remux into
               each of their extensions, by ffprobe's format name (mp4 -> mov,mp4,..., matroska,
-              webm, ogg, flac, mp3, wav, aiff, caf)
+              webm, ogg, flac, mp3, wav, aiff, caf, mpegts, hls)
   FLAC, MP3,  ffmpeg's decode (s16le, md5) of our remux equals ffmpeg's decode of the source:
   Opus        nothing lost, and the MP3's LAME delay and padding (gapless) carried over
 Inputs are made with ffmpeg in the test (libmp3lame, flac, libopus); one MP3 of ../shared/media
@@ -65,7 +65,8 @@ def make(tmp_path: Path, name: str, *codec: str) -> Path:
 
 
 FFPROBE_NAME = {"mp4": "mov,mp4,m4a,3gp,3g2,mj2", "matroska": "matroska,webm", "webm": "matroska,webm", "ogg": "ogg",
-                "opus": "ogg", "flac": "flac", "mp3": "mp3", "wav": "wav", "aiff": "aiff", "caf": "caf"}
+                "opus": "ogg", "flac": "flac", "mp3": "mp3", "wav": "wav", "aiff": "aiff", "caf": "caf", "mpegts": "mpegts",
+                "hls": "hls"}
 
 
 def test_list_formats_names_every_writer_and_each_writes_what_ffprobe_reads(mk_remux: Path, tmp_path: Path) -> None:
@@ -77,7 +78,7 @@ def test_list_formats_names_every_writer_and_each_writes_what_ffprobe_reads(mk_r
     pcm = make(tmp_path, "in.aiff", "-c:a", "pcm_s16be")
     # One source per format that carries it, remuxed into every extension the listing gives.
     source = {"mp4": opus, "matroska": opus, "webm": opus, "ogg": opus, "opus": opus, "flac": flac, "mp3": mp3,
-              "wav": pcm, "aiff": pcm, "caf": pcm}
+              "wav": pcm, "aiff": pcm, "caf": pcm, "mpegts": opus, "hls": mp3}
     for name, extensions in formats.items():
         assert extensions, f"{name} lists no extension"
         for ext in extensions:

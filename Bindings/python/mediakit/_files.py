@@ -131,8 +131,10 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     decoding, like the mk-remux sample. The output's format follows `dst`'s extension: MP4
     (.mp4, .m4a, .m4v, .mov), Matroska / WebM (.mkv, .mka, .webm), Ogg (.ogg, .oga, .opus),
     FLAC (.flac), MP3 (.mp3), WAV (.wav), AIFF (.aiff, .aif, .aifc: PCM, stored in the
-    format's byte order, so an AIFF -> WAV copy keeps every sample) or CAF (.caf: AAC, ALAC,
-    FLAC, Opus or PCM; an edit list or encoder delay becomes the packet table's priming);
+    format's byte order, so an AIFF -> WAV copy keeps every sample), CAF (.caf: AAC, ALAC,
+    FLAC, Opus or PCM; an edit list or encoder delay becomes the packet table's priming),
+    MPEG-TS (.ts, as ffmpeg -c copy writes it) or HLS (.m3u8: a VOD playlist and MPEG-TS
+    segments seg0.ts ... beside it, cut at key frames about every `fragment` seconds, 2 by default);
     UnsupportedError for a codec the output cannot carry.
 
     tracks: the source tracks to copy (indexes or Tracks), in that order; None: every audio and

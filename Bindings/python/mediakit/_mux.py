@@ -34,8 +34,9 @@ class Muxer(_Owned):
     """Writes a media file from compressed packets (C ``mk_muxer_*``), without decoding: MP4
     (.mp4 .m4a .m4v .mov .3gp), Matroska (.mkv .mka .mk3d), WebM (.webm), Ogg (.ogg .oga
     .opus), FLAC (.flac), MP3 (.mp3), WAV (.wav), AIFF (.aiff .aif .aifc; WAV and AIFF: one
-    PCM track, stored in the format's byte order) or CAF (.caf: one track of AAC, ALAC, FLAC, Opus
-    or PCM, gapless through its packet table), chosen by `path`'s extension (UnsupportedError for another). Tracks
+    PCM track, stored in the format's byte order), CAF (.caf: one track of AAC, ALAC, FLAC, Opus
+    or PCM, gapless through its packet table), MPEG-TS (.ts) or HLS (.m3u8: a playlist and
+    MPEG-TS segments beside it), chosen by `path`'s extension (UnsupportedError for another). Tracks
     are copies of a demuxer's (a ``Track``: codec configuration, language, rotation, edit list
     kept) or described by ``CodecParameters`` (packets from the caller's own parser, a network,
     an encoder); packets are a demuxer's or made from bytes::

@@ -124,3 +124,13 @@ public protocol PartialFileMuxer: Muxer {
     /// The file being written now; after `finish()`, the target path.
     var inProgressPath: String { get }
 }
+
+/// A muxer whose stream can be cut into files that play one after the other as one stream
+/// (MPEG-TS: the segments of an HLS playlist): each file plays on its own, and the stream's
+/// state (continuity counters, timestamps) runs on across the cut.
+public protocol SegmentingMuxer: Muxer {
+    /// Makes the next packet written (a key frame) the first of a new file, `path`: the
+    /// packets before it in the order the muxer writes them (interleaved by DTS) complete the
+    /// current file, which is then renamed into place as ``Muxer/finish()`` renames it.
+    func startSegment(path: String) throws
+}

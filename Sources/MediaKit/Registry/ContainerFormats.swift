@@ -124,7 +124,7 @@ public final class ContainerCatalog: @unchecked Sendable {
     public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska, .aiff, .caf, .mpegts,
                                                     .ac3, .eac3, .dts, .amr, .h264, .hevc, .obu]
     /// The formats MediaKit writes.
-    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3, .wav, .aiff, .caf]
+    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3, .wav, .aiff, .caf, .mpegts, .hls]
 
     /// The catalogue the registry and the tools use.
     public static let shared = ContainerCatalog()
@@ -293,4 +293,22 @@ extension ContainerFormat {
         }
         return head[4..<8].allSatisfy { (0x20..<0x7F).contains($0) }
     }
+}
+
+extension MuxerFormat {
+    /// HLS (``HLSMuxer``): a VOD media playlist and MPEG-TS segments beside it, carrying what
+    /// MPEG-TS carries. Its
+    /// ``MuxerOptions/layout`` may be ``MuxLayout/fragmented(seconds:)``: the segment duration
+    /// (default ``HLSMuxer/defaultSegmentSeconds``).
+    public static let hls = MuxerFormat(
+        name: "hls", description: "HLS (MPEG-TS segments)", extensions: ["m3u8"], mimeTypes: ["application/vnd.apple.mpegurl"],
+        codecs: MPEGTSMuxer.codecs, options: [.layout], defaultAudioCodec: "aac",
+        make: { path, options in
+            switch options.layout {
+            case .progressive: return try HLSMuxer(path: path)
+            case .fragmented(let seconds): return try HLSMuxer(path: path, seconds: seconds)
+            case .fastStart, .hybrid:
+                throw MediaError(.invalidArgument, "HLS takes a segment duration (the fragmented layout's seconds), not the \(options.layout) layout", path: path)
+            }
+        })
 }

@@ -58,7 +58,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     /// FFmpeg's MAX_PES_PAYLOAD: the part of an unbounded PES its mpegts reader passes on at once.
     static let parserChunk = 200 * 1024
     /// Timestamp ticks per second.
-    static let clock: Int64 = 90000
+    static let clock = MPEGTS.clock
 
     private let source: ByteSource
     private let startOffset: Int64
@@ -395,7 +395,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             let section = Array(buffer[0..<length])
             buffer.removeFirst(length)
             guard length >= 12, section[1] & 0x80 != 0 else { continue }
-            guard Self.crc32(section) == 0 else {
+            guard MPEGTS.crc32(section) == 0 else {
                 warn("a section of table \(section[0]) on PID \(pid) has a bad CRC; ignored", at: at, pid == 0 ? "PAT" : "PMT")
                 continue
             }
@@ -463,16 +463,6 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private static func registration(_ d: [(tag: UInt8, body: [UInt8])]) -> String? {
         guard let r = d.first(where: { $0.tag == 0x05 && $0.body.count >= 4 }) else { return nil }
         return String(decoding: r.body[0..<4], as: UTF8.self)
-    }
-
-    /// CRC-32/MPEG-2 (polynomial 0x04C11DB7, no reflection); 0 over a section with its CRC.
-    static func crc32(_ b: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in b {
-            crc ^= UInt32(byte) << 24
-            for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? crc << 1 ^ 0x04C1_1DB7 : crc << 1 }
-        }
-        return crc
     }
 
     // MARK: PES

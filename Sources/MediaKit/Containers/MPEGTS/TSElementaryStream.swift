@@ -60,13 +60,13 @@ final class TSElementaryStream {
         func audio(_ c: CodecID) -> CodecParameters { CodecParameters(mediaType: .audio, codec: c, codecTag: tag(streamType)) }
         func video(_ c: CodecID) -> CodecParameters { CodecParameters(mediaType: .video, codec: c, codecTag: tag(streamType)) }
         switch streamType {
-        case 0x1B: return (.h264, video(.h264))
-        case 0x24: return (.hevc, video(.hevc))
+        case MPEGTS.StreamType.h264: return (.h264, video(.h264))
+        case MPEGTS.StreamType.hevc: return (.hevc, video(.hevc))
         case 0x01, 0x02: return (.mpegVideo, video("mpeg2video"))   // FFmpeg reads MPEG-1 video as mpeg2video too
-        case 0x0F: return (.adts, audio(.aac))
+        case MPEGTS.StreamType.adtsAAC: return (.adts, audio(.aac))
         case 0x03, 0x04: return (.mpegAudio, audio(streamType == 0x03 ? .mp2 : .mp3))
-        case 0x81: return (.ac3, audio(.ac3))
-        case 0x87: return (.ac3, audio(.eac3))
+        case MPEGTS.StreamType.ac3: return (.ac3, audio(.ac3))
+        case MPEGTS.StreamType.eac3: return (.ac3, audio(.eac3))
         case 0x84, 0xA1:   // Blu-ray's E-AC-3 (HDMV_types)
             if programRegistration == "HDMV" || programRegistration == "HDPR" { return (.ac3, audio(.eac3)) }
         case 0x82, 0x85, 0x86, 0x8A: return (.dts, audio("dts"))   // FFmpeg's MISC / HDMV DTS types
@@ -90,9 +90,7 @@ final class TSElementaryStream {
                   ext.body[1] <= 8 else { break }
             let code = Int(ext.body[1])
             let channels = code == 0 ? 2 : code
-            let streamCounts = [1, 1, 1, 2, 2, 3, 4, 4, 5], coupledCounts = [1, 0, 1, 1, 2, 2, 2, 3, 3]
-            let maps: [[UInt8]] = [[0], [0, 1], [0, 2, 1], [0, 1, 2, 3], [0, 4, 1, 2, 3], [0, 4, 1, 2, 3, 5],
-                                   [0, 4, 1, 2, 3, 5, 6], [0, 6, 1, 2, 3, 4, 5, 7]]
+            let streamCounts = MPEGTS.opusStreamCounts, coupledCounts = MPEGTS.opusCoupledCounts, maps = MPEGTS.opusChannelMaps
             var head = Array("OpusHead".utf8) + [1, UInt8(channels), 0, 0, 0x80, 0xBB, 0, 0, 0, 0]
             head.append(code == 0 ? 255 : (channels > 2 ? 1 : 0))
             if channels > 2 { head += [UInt8(streamCounts[code]), UInt8(coupledCounts[code])] + maps[channels - 1] }
