@@ -25,7 +25,7 @@ import mediakit
 FFPROBE_FORMATS = {"mp4": "mov,mp4,m4a,3gp,3g2,mj2", "matroska": "matroska,webm", "webm": "matroska,webm", "ogg": "ogg", "opus": "ogg",
                    "ivf": "ivf", "mp3": "mp3", "aac": "aac", "wav": "wav", "flac": "flac", "aiff": "aiff", "caf": "caf",
                    "mpegts": "mpegts", "h264": "h264", "hevc": "hevc", "obu": "obu", "ac3": "ac3", "eac3": "eac3",
-                   "dts": "dts", "amr": "amr"}
+                   "dts": "dts", "amr": "amr", "hls": "hls"}
 # The libavcodec encoder each plugin's encoder wraps.
 FFMPEG_ENCODERS = {("ffmpeg", "aac"): "aac", ("ffmpeg", "flac"): "flac", ("ffmpeg", "mp3"): "libmp3lame",
                    ("opus", "opus"): "libopus", ("vorbis", "vorbis"): "libvorbis"}
@@ -48,7 +48,8 @@ def test_every_muxer_extension_writes_its_container(sample: Path, shared_media: 
                    check=True)
     sources = {"mp4": sample, "matroska": sample, "webm": shared_media / "mka_opus_5p1.mka",
                "ogg": shared_media / "ogg_opus_stereo_tiny_155b.opus", "opus": shared_media / "ogg_opus_stereo_tiny_155b.opus",
-               "flac": flac, "mp3": shared_media / "mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "wav": pcm, "aiff": pcm, "caf": pcm}
+               "flac": flac, "mp3": shared_media / "mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "wav": pcm, "aiff": pcm, "caf": pcm,
+               "mpegts": sample, "hls": sample}
     for c in muxers:
         assert c.extensions and c.mime_types and c.description and c.codecs, c
         for ext in c.extensions:
