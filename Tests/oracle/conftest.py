@@ -85,6 +85,18 @@ def mk_stream(mk_bin: Path) -> Path:
     return _tool(mk_bin, "mk-stream")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def oracle_cache(tmp_path_factory) -> None:
+    """Turns on the oracle cache (oracle_lib.run) for this run, in a folder the xdist workers
+    share (the run's base folder); MK_ORACLE_CACHE=0 turns it off."""
+    if os.environ.get("MK_ORACLE_CACHE", "1") == "0":
+        return
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent          # pytest-N/, holding every worker's popen-gwK/
+    lib.ORACLE_CACHE_DIR = base / "oracle-cache"
+
+
 @pytest.fixture(scope="session")
 def shared_media() -> Path:
     """../shared/media (real files written by other tools; see its MANIFEST.tsv)."""
@@ -108,22 +120,29 @@ class GeneratedMedia:
     def path(self, name: str) -> Path:
         with self._lock:
             if name not in self._made:
-                out = self.folder / name
-                encoded = out.with_name("encoded-" + name) if name in lib.GENERATED_ROTATION else out
-                cmd = lib.generate_cmd(name, encoded)
-                proc = lib.run(cmd)
-                if proc.returncode != 0 or not encoded.is_file():
-                    pytest.fail(f"could not generate {name}: `{lib.shell_line(cmd)}`\n"
-                                f"{lib.tail(proc.stderr)}")
-                if encoded != out:
-                    lib.rotate_copy(encoded, out, lib.GENERATED_ROTATION[name])
-                self._made[name] = out
+                self._made[name] = lib.generated_once(self._generate)(name, self.folder)
             return self._made[name]
+
+    @staticmethod
+    def _generate(name: str, folder: Path) -> Path:
+        out = folder / name
+        if out.exists():        # made by the other xdist worker
+            return out
+        encoded = out.with_name("encoded-" + name) if name in lib.GENERATED_ROTATION else out
+        cmd = lib.generate_cmd(name, encoded)
+        proc = lib.run(cmd)
+        if proc.returncode != 0 or not encoded.is_file():
+            pytest.fail(f"could not generate {name}: `{lib.shell_line(cmd)}`\n"
+                        f"{lib.tail(proc.stderr)}")
+        if encoded != out:
+            lib.rotate_copy(encoded, out, lib.GENERATED_ROTATION[name])
+        return out
 
 
 @pytest.fixture(scope="session")
 def generated_media(tmp_path_factory) -> GeneratedMedia:
-    return GeneratedMedia(tmp_path_factory.mktemp("generated-media"))
+    """Made once per run, in a folder the xdist workers share."""
+    return GeneratedMedia(lib.shared_tmp(tmp_path_factory, "generated-media"))
 
 
 @pytest.fixture

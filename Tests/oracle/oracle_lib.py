@@ -399,12 +399,106 @@ def ffmpeg_stream(cmd: list):
 
 def run(cmd: list, *, env: dict | None = None, timeout: int = CMD_TIMEOUT,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE) -> subprocess.CompletedProcess:
-    """Runs a command (no shell); a timeout is a test failure that names the command."""
+    """Runs a command (no shell); a timeout is a test failure that names the command.
+
+    An ffprobe / ffmpeg run that only prints (see `_oracle_cache_key`) is answered from the
+    run's oracle cache when the same command already ran on the same input bytes."""
+    argv = [str(c) for c in cmd]
+    key = _oracle_cache_key(argv) if (env is None and stdout is subprocess.PIPE
+                                      and stderr is subprocess.PIPE) else None
+    if key is not None:
+        hit = _oracle_cache_get(key)
+        if hit is not None:
+            return subprocess.CompletedProcess(argv, 0, hit[0], hit[1])
     try:
-        return subprocess.run([str(c) for c in cmd], stdout=stdout, stderr=stderr,
+        proc = subprocess.run(argv, stdout=stdout, stderr=stderr,
                               env=env, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         pytest.fail(f"timed out after {timeout} s: {shell_line(cmd)}")
+    if key is not None and proc.returncode == 0:
+        _oracle_cache_put(key, proc.stdout, proc.stderr)
+    return proc
+
+
+# The oracle cache. ffmpeg and ffprobe are the suite's main cost, and most of one run's cost
+# is not their work but their start (~0.1 s of CPU each: the dynamic loader resolving the
+# symbols of ~200 libraries); several tests ask them the same question about the same file
+# (the packets of a shared file for the probe, the remux and the seek tests; a generated
+# source's samples before and after). A run that only prints (ffprobe; ffmpeg writing to
+# `-`) is a function of its arguments and of the bytes of the files they name, so its
+# answer is kept, for the length of one pytest run, in a folder shared by the xdist workers
+# (`ORACLE_CACHE_DIR`, set by conftest.py), keyed by the arguments with every file named
+# replaced by its identity: for ../shared/media and Samples (read-only inputs) path, size
+# and mtime; for any other file (what a test wrote) a hash of its bytes, so a file
+# rewritten in place is never answered for its old contents. Failed runs are not kept.
+ORACLE_CACHE_DIR: Path | None = None
+_ORACLE_CACHE_TOOLS = {"ffprobe", "ffmpeg"}
+_ORACLE_CACHE_MAX = 64 << 20    # larger answers (whole decodes of long videos) are not kept
+_ORACLE_CACHE_BUDGET = [1 << 30]  # bytes one worker may still write into the cache
+_READ_ONLY_ROOTS = (str(SHARED_MEDIA.resolve()) + os.sep if SHARED_MEDIA.exists() else None,
+                    str((REPO / "Samples").resolve()) + os.sep)
+
+
+def _file_identity(arg: str) -> str | None:
+    if not arg or arg.startswith("-"):
+        return None
+    try:
+        st = os.stat(arg)
+    except (OSError, ValueError):
+        return None
+    if not os.path.isfile(arg):
+        return None
+    real = os.path.realpath(arg)
+    if any(root and real.startswith(root) for root in _READ_ONLY_ROOTS):
+        return f"ro:{real}:{st.st_size}:{st.st_mtime_ns}"
+    import hashlib
+    h = hashlib.blake2b(digest_size=20)
+    with open(arg, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return f"rw:{st.st_size}:{h.hexdigest()}"
+
+
+def _oracle_cache_key(argv: list[str]) -> str | None:
+    """The cache key of an ffprobe / ffmpeg run that only prints, else None: ffmpeg's output
+    (its last argument) must be `-` / `pipe:` (anything else writes a file, a side effect)."""
+    if ORACLE_CACHE_DIR is None or Path(argv[0]).name not in _ORACLE_CACHE_TOOLS:
+        return None
+    if Path(argv[0]).name == "ffmpeg" and (argv[-1] not in ("-", "pipe:", "pipe:1") or "-y" in argv):
+        return None     # writes a file (`-y`: a second output, or overwrites one)
+    if "-" in argv[1:-1] and argv[argv.index("-") - 1] == "-i":   # reads stdin: not here
+        return None
+    parts = []
+    for arg in argv:
+        ident = _file_identity(arg)
+        parts.append(ident if ident is not None else "a:" + arg)
+    import hashlib
+    return hashlib.blake2b("\0".join(parts).encode(), digest_size=20).hexdigest()
+
+
+def _oracle_cache_get(key: str) -> tuple[bytes, bytes] | None:
+    assert ORACLE_CACHE_DIR is not None
+    import pickle
+    try:
+        with open(ORACLE_CACHE_DIR / key, "rb") as f:
+            out, err = pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError):
+        return None
+    return out, err
+
+
+def _oracle_cache_put(key: str, out: bytes, err: bytes) -> None:
+    assert ORACLE_CACHE_DIR is not None
+    size = len(out) + len(err)
+    if size > _ORACLE_CACHE_MAX or size > _ORACLE_CACHE_BUDGET[0]:
+        return
+    _ORACLE_CACHE_BUDGET[0] -= size
+    import pickle
+    ORACLE_CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    tmp = ORACLE_CACHE_DIR / f".{key}.{os.getpid()}"
+    with open(tmp, "wb") as f:
+        pickle.dump((out, err), f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, ORACLE_CACHE_DIR / key)   # whole or absent, for the other worker too
 
 
 def shell_line(cmd: list) -> str:
@@ -942,6 +1036,47 @@ def y4m_header_facts(fields: dict) -> dict:
     return {"W": fields.get("W"), "H": fields.get("H"), "F": ratio(fields.get("F")),
             "A": ratio(fields.get("A")), "C": fields.get("C", "420jpeg"),
             "XCOLORRANGE": fields.get("XCOLORRANGE")}
+
+
+def shared_tmp(tmp_path_factory, name: str) -> Path:
+    """A folder of this run that every xdist worker shares (the run's base folder, not the
+    worker's own): inputs generated there are made once per run, not once per worker. Make
+    its files through `generated_once`, which serializes the workers per file."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder = base / "shared" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock between processes (flock on `path`, created if needed)."""
+    import fcntl
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def generated_once(make):
+    """Wraps a `make(name, folder) -> Path` that generates `folder / name` unless it exists:
+    the workers sharing `folder` (`shared_tmp`) take turns per name, so none reads a file
+    another is still writing; a generation that fails leaves no file behind."""
+    @functools.wraps(make)
+    def locked(name: str, folder: Path, *args, **kwargs) -> Path:
+        with file_lock(folder / f".{name}.lock"):
+            existed = (folder / name).exists()
+            try:
+                return make(name, folder, *args, **kwargs)
+            except BaseException:
+                if not existed:
+                    (folder / name).unlink(missing_ok=True)
+                raise
+    return locked
 
 
 def media_param_file(param: str, gen_dir: Path, make) -> Path:

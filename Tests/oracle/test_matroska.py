@@ -118,7 +118,7 @@ def _shared(broken: bool = False) -> list[str]:
 
 @pytest.fixture(scope="session")
 def gen_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("matroska")
+    return lib.shared_tmp(tmp_path_factory, "matroska")
 
 
 def _ffmpeg(args: list, out: Path | None) -> None:
@@ -271,6 +271,7 @@ def _tracks_last(data: bytes) -> bytes:
     return bytes(out)
 
 
+@lib.generated_once
 def make(name: str, folder: Path) -> Path:
     out = folder / name
     if out.exists():

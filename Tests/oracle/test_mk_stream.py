@@ -153,16 +153,20 @@ SEEK_TO = Fraction(30)
 def ten_minute_files(tmp_path_factory) -> dict:
     """A 10-minute CBR 128 kbit/s MP3 and a VBR (-q:a 4, Xing table) one of a signal whose
     loudness and spectrum vary (so the bit rate does), both with ffmpeg's default ID3v2 tag."""
-    folder = tmp_path_factory.mktemp("seek")
+    folder = lib.shared_tmp(tmp_path_factory, "seek")     # made once per run, not per worker
     files = {}
     for kind, source, args in [
         ("cbr", ["-f", "lavfi", "-i", "sine=frequency=440:duration=600:sample_rate=44100"], ["-b:a", "128k"]),
         ("vbr", ["-f", "lavfi", "-i", "anoisesrc=d=600:c=pink:a=0.3:r=44100",
                  "-af", "volume='0.05+0.95*abs(sin(t/7))':eval=frame"], ["-q:a", "4"]),
     ]:
-        path = folder / f"{kind}.mp3"
-        cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", *source, "-c:a", "libmp3lame", *args, str(path)]
-        lib.oracle_ok(lib.run(cmd), cmd)
+        def make(name: str, folder: Path, source=source, args=args) -> Path:
+            path = folder / name
+            if not path.exists():
+                cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", *source, "-c:a", "libmp3lame", *args, str(path)]
+                lib.oracle_ok(lib.run(cmd), cmd)
+            return path
+        path = lib.generated_once(make)(f"{kind}.mp3", folder)
         assert path.read_bytes()[:3] == b"ID3"
         files[kind] = path
     return files

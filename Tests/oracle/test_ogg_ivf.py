@@ -75,9 +75,10 @@ KNOWN_DIFFERENCES = {
 
 @pytest.fixture(scope="session")
 def gen_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("ogg-ivf")
+    return lib.shared_tmp(tmp_path_factory, "ogg-ivf")
 
 
+@lib.generated_once
 def _make(name: str, folder: Path) -> Path:
     out = folder / name
     if out.exists():

@@ -40,6 +40,7 @@ def _encoders() -> str:
     return subprocess.run(["ffmpeg", "-hide_banner", "-encoders"], capture_output=True, text=True).stdout
 
 
+@lib.generated_once
 def _make(name: str, folder: Path) -> Path:
     out = folder / name
     if out.is_file():
@@ -72,7 +73,7 @@ def _make(name: str, folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def gen_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("raw-video")
+    return lib.shared_tmp(tmp_path_factory, "raw-video")
 
 
 @pytest.fixture

@@ -84,13 +84,18 @@ def test_the_issue_files_are_in_the_shared_set(shared_media):
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("cut-sources")
+    folder = lib.shared_tmp(tmp_path_factory, "cut-sources")     # made once per run, not per worker
     made: dict[str, Path] = {}
+
+    def make(file_name: str, folder: Path, name: str) -> Path:
+        path = folder / file_name
+        if not path.exists():
+            cut_lib.make_source(name, path)
+        return path
 
     def get(name: str) -> Path:
         if name not in made:
-            made[name] = folder / (name + cut_lib.source_suffix(name))
-            cut_lib.make_source(name, made[name])
+            made[name] = lib.generated_once(make)(name + cut_lib.source_suffix(name), folder, name)
         return made[name]
     return get
 
