@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -47,7 +46,7 @@ def mediakit(mk_bin):
 
 
 def _run(cmd: list) -> bytes:
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, timeout=300)
+    proc = lib.run(cmd, timeout=300)     # print-only ffprobe / ffmpeg runs: the oracle cache
     assert proc.returncode == 0, f"{' '.join(map(str, cmd))}: {proc.stderr.decode(errors='replace')[-1500:]}"
     return proc.stdout
 
@@ -65,16 +64,26 @@ GENERATED = {
 }
 
 
-def _generated(tmp: Path, kind: str) -> Path:
-    out = tmp / f"src_{kind}.mp4"
+@lib.generated_once
+def _generated(name: str, tmp: Path) -> Path:
+    kind = name.removeprefix("src_").removesuffix(".mp4")
+    out = tmp / name
+    if out.exists():
+        return out
     _run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
           "-t", "2", *GENERATED[kind], out])
     return out
 
 
-def _source(name: str, tmp: Path) -> Path:
+@pytest.fixture(scope="module")
+def gen_dir(tmp_path_factory) -> Path:
+    """Sources made once per run (each case below reads its source four times)."""
+    return lib.shared_tmp(tmp_path_factory, "annexb")
+
+
+def _source(name: str, gen_dir: Path) -> Path:
     spec = name if name.startswith("gen:") else "shared:" + name
-    return lib.media_param_file(spec, tmp, lambda kind, folder: _generated(folder, kind))
+    return lib.media_param_file(spec, gen_dir, lambda kind, folder: _generated(f"src_{kind}.mp4", folder))
 
 
 def _video(src: Path) -> dict:
@@ -178,8 +187,8 @@ KNOWN_RECORD_DIFFERENCES = {
 @pytest.mark.parametrize("name", CASES)
 @pytest.mark.parametrize("ext", ["mp4", "mkv"])
 @pytest.mark.parametrize("given", ["extradata", "first_packet"])
-def test_annexb_matches_ffmpeg(mediakit, tmp_path, name, ext, given):
-    src = _source(name, tmp_path)
+def test_annexb_matches_ffmpeg(mediakit, tmp_path, gen_dir, name, ext, given):
+    src = _source(name, gen_dir)
     stream = _video(src)
     codec = stream["codec_name"]
     assert codec in ("h264", "hevc")
