@@ -53,20 +53,41 @@ final class CorruptionSuiteTests: XCTestCase {
     /// starts (IVF and Matroska report the frame header's or the block's offset, as ffprobe does,
     /// so the data runs to the next record), and for Ogg to the end of the page its data ends on
     /// (the page's CRC covers the whole page).
+    ///
+    /// MPEG-TS interleaves the transport packets of its streams, so a packet's PES runs past the
+    /// next record of another stream, up to the next start on its own stream, whose transport
+    /// packet header (its payload-unit-start flag) is what ends it: there the end is the next
+    /// start on the same track plus one transport packet (192 bytes: M2TS's size). Its streams
+    /// are compared track by track (`perTrack`): at a cut the demuxer hands out the PES each
+    /// stream still holds, in an order the intact file does not have. FLAC and raw H.264 / HEVC
+    /// frames end where the next frame's header is found (`delimitedByNextFrame`).
     private struct Extent {
         let starts: [Int64]
         let oggPages: [Range<Int64>]
+        let trackStarts: [Int: [Int64]]
+        let delimitedByNextFrame: Bool
         let fileSize: Int64
         init(_ packets: [Packet], format: String, bytes: [UInt8]) {
+            delimitedByNextFrame = ["flac", "h264", "hevc"].contains(format)
             starts = Array(Set(packets.map(\.position))).sorted()
             oggPages = format == "ogg" ? CorruptionSuiteTests.oggPages(bytes) : []
+            trackStarts = format == "mpegts"
+                ? Dictionary(grouping: packets, by: \.trackIndex).mapValues { Array(Set($0.map(\.position))).sorted() } : [:]
             fileSize = Int64(bytes.count)
         }
         func end(of p: Packet) -> Int64 {
+            if let own = trackStarts[p.trackIndex] {
+                return own.first { $0 > p.position }.map { min($0 + 192, fileSize) } ?? fileSize
+            }
             var end = p.position + Int64(p.size)
             var lo = 0, hi = starts.count
             while lo < hi { let mid = (lo + hi) / 2; if starts[mid] <= p.position { lo = mid + 1 } else { hi = mid } }
             end = max(end, lo < starts.count ? starts[lo] : fileSize)
+            if delimitedByNextFrame {
+                // Found by the next frame's header: a cut inside that header joins its bytes to
+                // this frame (FFmpeg's parsers do the same), so the next frame must be whole too.
+                end = max(end, lo + 1 < starts.count ? starts[lo + 1] : fileSize)
+            }
             if let page = oggPages.first(where: { $0.contains(end - 1) }) { end = max(end, page.upperBound) }
             return end
         }
@@ -83,6 +104,21 @@ final class CorruptionSuiteTests: XCTestCase {
         let files = try SharedMedia.files(extensions: ["mp4", "mov", "m4a", "m4b", "m4v", "m4s", "cmfv", "3gp", "qta", "ogg", "opus", "oga", "ivf",
                                                         "mkv", "mka", "webm", "mp3", "mp2", "aac", "adts", "wav", "w64", "flac"])
         XCTAssertGreaterThan(files.count, 150, "MANIFEST.tsv lists more than 150 media files")
+        try run(files)
+    }
+
+    /// The same over ../shared/media/breadth (issue 30's containers: MPEG-TS, AIFF, raw H.264 /
+    /// HEVC / AC-3 / E-AC-3 / AMR streams, 3GP, and its WAV / FLAC / Matroska / Ogg files), the
+    /// formats MediaKit reads natively; its AVI / Musepack / WebVTT files are not ours to read yet.
+    func testEveryBreadthFileCutAndFlipped() throws {
+        let files = try SharedMedia.files(extensions: ["ts", "m2ts", "mts", "aif", "aiff", "aifc", "caf", "264", "h264", "265", "hevc",
+                                                        "ac3", "eac3", "amr", "3gp", "mov", "wav", "flac", "mkv", "ogv", "spx"],
+                                          in: "breadth")
+        XCTAssertGreaterThan(files.count, 60, "breadth/MANIFEST.tsv lists more than 60 files in these formats")
+        try run(files)
+    }
+
+    private func run(_ files: [URL]) throws {
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("mk-corrupt-\(getpid())")
         try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: tmp) }
@@ -148,21 +184,28 @@ final class CorruptionSuiteTests: XCTestCase {
             // The packets before the damage are the intact file's.
             let comparable = intact.opened && intact.error == nil && got.opened && (indexEnd == 0 || v.damage >= indexEnd)
             if comparable {
-                for (i, p) in got.packets.enumerated() {
-                    guard i < intact.packets.count else { break }
-                    let o = intact.packets[i]
-                    if extent.end(of: o) > v.damage { break }
-                    result.compared += 1
-                    if p.trackIndex != o.trackIndex || p.pts != o.pts || p.dts != o.dts || p.position != o.position || p.data != o.data {
-                        result.failures.append("\(label): packet \(i) (track \(o.trackIndex), pts \(o.pts), at \(o.position)) lies before the damage but differs from the intact file's (got track \(p.trackIndex), pts \(p.pts), at \(p.position), \(p.size) bytes)")
-                        break
+                // One sequence (the file's order), or one per track (MPEG-TS).
+                let perTrack = intact.format == "mpegts"
+                let keys = perTrack ? Array(Set(intact.packets.map(\.trackIndex))).sorted() : [-1]
+                for key in keys {
+                    let want = perTrack ? intact.packets.filter { $0.trackIndex == key } : intact.packets
+                    let have = perTrack ? got.packets.filter { $0.trackIndex == key } : got.packets
+                    for (i, p) in have.enumerated() {
+                        guard i < want.count else { break }
+                        let o = want[i]
+                        if extent.end(of: o) > v.damage { break }
+                        result.compared += 1
+                        if p.trackIndex != o.trackIndex || p.pts != o.pts || p.dts != o.dts || p.position != o.position || p.data != o.data {
+                            result.failures.append("\(label): packet \(i)\(perTrack ? " of the track" : "") (track \(o.trackIndex), pts \(o.pts), at \(o.position)) lies before the damage but differs from the intact file's (got track \(p.trackIndex), pts \(p.pts), at \(p.position), \(p.size) bytes)")
+                            break
+                        }
                     }
-                }
-                if v.cut {
-                    // Read as far as it goes: every packet wholly before the cut came out.
-                    let whole = intact.packets.prefix { extent.end(of: $0) <= v.damage }.count
-                    if got.packets.count < whole {
-                        result.failures.append("\(label): \(whole) packets lie wholly before the cut, \(got.packets.count) came out (\(String(describing: got.error)))")
+                    if v.cut {
+                        // Read as far as it goes: every packet wholly before the cut came out.
+                        let whole = want.prefix { extent.end(of: $0) <= v.damage }.count
+                        if have.count < whole {
+                            result.failures.append("\(label): \(whole) packets\(perTrack ? " of track \(key)" : "") lie wholly before the cut, \(have.count) came out (\(String(describing: got.error)))")
+                        }
                     }
                 }
             }

@@ -23,7 +23,9 @@ enum SharedMedia {
     }
 
     /// The corpus files, or a skip when a user's clone has no ../shared (a failure under CI=true).
-    static func files(extensions: Set<String>) throws -> [URL] {
+    /// - Parameter folder: a subfolder of ../shared/media (`breadth`), or nil for its top level.
+    static func files(extensions: Set<String>, in folder: String? = nil) throws -> [URL] {
+        let directory = folder.map { Self.directory.appendingPathComponent($0) } ?? Self.directory
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
             if ProcessInfo.processInfo.environment["CI"] == "true" {
                 XCTFail("../shared/media is missing under CI: \(directory.path)")
