@@ -358,8 +358,15 @@ def wheel(bin_dir: Path, outdir: Path, version: str) -> Path:
         (stage / "_system_libs.txt").write_text(
             "# plugin, a system library it needs, the Debian package that ships it (scripts/package.py wheel)\n"
             + "\n".join(lines) + "\n")
+        # The tag: linux_<arch>, not manylinux_<glibc>: the glibc part would hold (the highest
+        # GLIBC_ symbol version the files need, read below, is Debian 12's), but the plugins link
+        # the system's FFmpeg, dav1d, Opus and Vorbis libraries, which the manylinux policy does
+        # not allow outside the wheel (auditwheel show says the same). The glibc need is stated
+        # in the metadata's summary and in _system_libs.txt.
         major, minor = glibc_needed(elf_files(stage))
-        tag = f"py3-none-manylinux_{major}_{minor}_{arch}"
+        with (stage / "_system_libs.txt").open("a") as f:
+            f.write(f"# glibc {major}.{minor} (the highest GLIBC_ symbol version these files need)\n")
+        tag = f"py3-none-linux_{arch}"
         name = f"mediakit-{version}-{tag}.whl"
         dist = f"mediakit-{version}.dist-info"
         readme = (REPO / "Bindings" / "python" / "README.md").read_text()
@@ -372,7 +379,7 @@ def wheel(bin_dir: Path, outdir: Path, version: str) -> Path:
             entries[f"mediakit/_lib/{f.name}"] = (f.read_bytes(), f.stat().st_mode & 0o777)
         entries[f"{dist}/METADATA"] = ((
             f"Metadata-Version: 2.1\nName: mediakit\nVersion: {version}\n"
-            "Summary: MediaKit, a media SDK for Linux: demux, decode, remux and transcode (ctypes over libmediakit)\n"
+            f"Summary: MediaKit, a media SDK for Linux (glibc >= {major}.{minor}): demux, decode, remux and transcode\n"
             "License: MIT\nRequires-Python: >=3.9\nProvides-Extra: numpy\nRequires-Dist: numpy; extra == \"numpy\"\n"
             "Description-Content-Type: text/markdown\n\n" + readme).encode(), 0o644)
         entries[f"{dist}/WHEEL"] = ((f"Wheel-Version: 1.0\nGenerator: mediakit scripts/package.py\n"
