@@ -113,7 +113,7 @@ LINTIAN ?= lintian
 deb: $(if $(FROM),,build)
 	$(PYTHON) scripts/package.py deb "$(INSTALL_BIN)" "$(DIST)" $(VERSION)
 	@if [ -n "$(LINTIAN)" ] && command -v $(LINTIAN) >/dev/null; then echo '== lintian (a few minutes)'; \
-	  $(LINTIAN) --no-tag-display-limit $(DIST)/*_$(VERSION)_*.deb || true; \
+	  $(LINTIAN) --tag-display-limit 0 $(DIST)/*_$(VERSION)_*.deb || true; \
 	  else echo 'lintian not run (not installed, or LINTIAN= given)'; fi
 
 # The Python wheel in dist/: the bindings with libmediakit, the plugins, the Swift runtime and the
