@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Callable, NoReturn
 
 from ._system import missing_system_libraries
 
@@ -38,34 +38,17 @@ def main(argv: list[str]) -> NoReturn:
     run_tool(COMMANDS[argv[0]], argv[1:])
 
 
-def mk_probe() -> NoReturn:
-    """The `mk-probe` console script."""
-    run_tool("mk-probe", sys.argv[1:])
+def _script(name: str) -> Callable[[], NoReturn]:
+    """The console script that runs the bundled tool `name` with the command line's arguments."""
+    def script() -> NoReturn:
+        run_tool(name, sys.argv[1:])
+    script.__doc__ = f"The `{name}` console script."
+    return script
 
 
-def mk_decode() -> NoReturn:
-    """The `mk-decode` console script."""
-    run_tool("mk-decode", sys.argv[1:])
-
-
-def mk_remux() -> NoReturn:
-    """The `mk-remux` console script."""
-    run_tool("mk-remux", sys.argv[1:])
-
-
-def mk_transcode() -> NoReturn:
-    """The `mk-transcode` console script."""
-    run_tool("mk-transcode", sys.argv[1:])
-
-
-def mk_audioconv() -> NoReturn:
-    """The `mk-audioconv` console script."""
-    run_tool("mk-audioconv", sys.argv[1:])
-
-
-def mk_stream() -> NoReturn:
-    """The `mk-stream` console script."""
-    run_tool("mk-stream", sys.argv[1:])
+# The wheel's console scripts (entry_points.txt: `mk-probe = mediakit.__main__:mk_probe` ...).
+mk_probe, mk_decode, mk_remux, mk_transcode, mk_audioconv, mk_stream = (
+    _script(COMMANDS[c]) for c in ("probe", "decode", "remux", "transcode", "audioconv", "stream"))
 
 
 if __name__ == "__main__":
