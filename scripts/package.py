@@ -308,7 +308,7 @@ def deb(bin_dir: Path, outdir: Path, version: str) -> list[Path]:
                 if d.is_dir():
                     d.chmod(0o755)
             out = outdir / f"{name}_{version}_{arch}.deb"
-            run(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", root, out])
+            run(["dpkg-deb", "--root-owner-group", "-Zgzip", "-z6", "--build", root, out])
             debs.append(out)
         left = [p for p in (Path(tmp) / "staged").rglob("*") if (p.is_file() or p.is_symlink()) and p not in claimed]
         if left:
