@@ -99,14 +99,15 @@ def test_wheel_installs_in_a_fresh_venv_and_runs_without_the_toolchain(mk_bin: P
 
     # mediakit.plugins(): the in-tree build's plugins, each loaded from the wheel's _lib.
     script = ("import json, mediakit; print(json.dumps([mediakit.LIBRARY_PATH, mediakit.missing_system_libraries(),"
-              " sorted((p.name, p.version, p.path) for p in mediakit.plugins())]))")
+              " sorted((p.name, p.version, p.path) for p in mediakit.plugins()), mediakit.version()]))")
     out = _run([venv / "bin" / "python", "-c", script], work, bare)
     _isolated(out, site, "mediakit.plugins()")
-    library, missing, found = json.loads(out.stdout)
+    library, missing, found, mk_version = json.loads(out.stdout)
     assert library.startswith(str(site)) and missing == []
+    assert mk_version == version  # mk_version() and the wheel's name: the one version
     tree_env = dict(os.environ, PYTHONPATH=str(lib.REPO / "Bindings" / "python"),
                     MEDIAKIT_LIBRARY=str(mk_bin / "libmediakit.so"))
-    _, _, reference = json.loads(_run([sys.executable, "-c", script], work, tree_env).stdout)
+    _, _, reference, _ = json.loads(_run([sys.executable, "-c", script], work, tree_env).stdout)
     assert [p[:2] for p in found] == [p[:2] for p in reference] and len(found) >= 5, (found, reference)
     assert all(Path(p[2]).parent == Path(site) / "mediakit" / "_lib" for p in found), found
 
