@@ -63,7 +63,7 @@ def _needed(path: Path) -> list[str]:
 
 def _system_owner(soname: str) -> str:
     """The Debian package that ships a system library (ldconfig's cache, then dpkg -S)."""
-    cache = lib.run(["ldconfig", "-p"]).stdout.decode()
+    cache = lib.run([shutil.which("ldconfig") or "/sbin/ldconfig", "-p"]).stdout.decode()
     m = re.search(rf"^\s+{re.escape(soname)} \(libc6,x86-64\) => (\S+)$", cache, flags=re.M)
     assert m, f"{soname} is not a system library (ldconfig -p)"
     for path in dict.fromkeys([m.group(1), os.path.realpath(m.group(1)),
