@@ -32,9 +32,15 @@ TEST_BUILD = -c release -Xswiftc -enable-testing --scratch-path $(TEST_SCRATCH) 
 TEST_BIN = $(shell $(SWIFT) build $(TEST_BUILD) --show-bin-path)
 
 PREFIX ?= /usr/local
-VERSION := 0.1.0
+# The one version: MediaKitVersion.string in Sources/MediaKit/Core/Version.swift (mk_version(), the
+# plugins' mk_host.version). The soname, mediakit.pc, the .debs and the wheel take it from there.
+VERSION := $(shell sed -n 's/^ *public static let string = "\([0-9][0-9.]*\)".*/\1/p' Sources/MediaKit/Core/Version.swift)
+ifeq ($(VERSION),)
+$(error cannot read the version from Sources/MediaKit/Core/Version.swift (public static let string = "X.Y.Z"))
+endif
+MAJOR := $(firstword $(subst ., ,$(VERSION)))
 
-.PHONY: help deps build demo test sanitize fuzz bench install clean distclean
+.PHONY: help deps build demo test sanitize fuzz bench install deb wheel abi-check abi-baseline version clean distclean
 
 help:
 	@echo 'MediaKit'
@@ -49,8 +55,12 @@ help:
 	@echo '               remux against ffmpeg -c copy and cp, C API and Python (PyAV), Ray (mediakit.ray vs PyAV in Ray); writes BENCHMARKS.md'
 	@echo '  make build   install missing Debian packages, then `swift build -c release`'
 	@echo '  make deps    install missing Debian packages only (scripts/deps.sh)'
-	@echo '  make install PREFIX=DIR  libmediakit, headers, plugins, samples and mediakit.pc under DIR (default /usr/local);'
-	@echo '               FROM=BINDIR installs an existing build instead of building'
+	@echo '  make install PREFIX=DIR  libmediakit.so.$(MAJOR), headers, plugins, the Swift runtime, tools and mediakit.pc under DIR'
+	@echo '               (default /usr/local; DESTDIR= stages); FROM=BINDIR installs an existing build instead of building'
+	@echo '  make deb     Debian packages in dist/ (libmediakit$(MAJOR), libmediakit-dev, mediakit-tools, mediakit-plugins-*); lintian where installed'
+	@echo '  make wheel   dist/mediakit-$(VERSION)-py3-none-<platform>.whl: the Python bindings with the library, plugins, Swift runtime, mk-* tools'
+	@echo '  make abi-check  the C ABI (exported symbols, struct layouts) against the newest Include/abi record'
+	@echo '  make version  print the version (Sources/MediaKit/Core/Version.swift)'
 	@echo '  make clean   remove the build folder, out/ and bench outputs (keeps the cached bench input)'
 	@echo '  make distclean  clean, and remove bench-work/ entirely'
 
@@ -82,22 +92,47 @@ test: deps
 	(cd Bindings/python && $(PYTHON) -m mypy) || status=1; \
 	exit $$status
 
-# libmediakit and its headers where pkg-config finds them; the plugins where the
-# registry finds them (<prefix>/lib/mediakit/plugins); the sample executables.
-# With FROM=DIR it installs the binaries DIR holds instead of building (the oracle suite
-# installs the build it tests this way).
+# The C library as distributions ship one (scripts/package.py): lib/libmediakit.so.$(VERSION) with
+# the soname libmediakit.so.$(MAJOR) and its links, the headers under include/mediakit, mediakit.pc,
+# the plugins in lib/mediakit/plugins (where libmediakit and the tools look), the Swift runtime in
+# lib/mediakit/swift and the mk-* tools in bin; every RUNPATH relative to $$ORIGIN (no /opt/swift,
+# no checkout). DESTDIR= stages the install. With FROM=DIR it installs the binaries DIR holds
+# instead of building (the oracle suite installs the build it tests this way).
 FROM ?=
 INSTALL_BIN = $(or $(FROM),$(BIN))
+DESTDIR ?=
 install: $(if $(FROM),,build)
-	install -d $(DESTDIR)$(PREFIX)/lib/mediakit/plugins $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/include/mediakit $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(INSTALL_BIN)/libmediakit.so $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(INSTALL_BIN)/libMediaKitPlugin*.so $(DESTDIR)$(PREFIX)/lib/mediakit/plugins/
-	install -m 644 Include/mediakit/*.h $(DESTDIR)$(PREFIX)/include/mediakit/
-	install -m 755 $(filter-out %.product,$(wildcard $(INSTALL_BIN)/mk-*)) $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' Include/mediakit.pc.in \
-	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mediakit.pc
-	@echo "installed under $(DESTDIR)$(PREFIX); use: PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs mediakit"
+	$(PYTHON) scripts/package.py install "$(INSTALL_BIN)" "$(PREFIX)" "$(DESTDIR)" $(VERSION)
+	@echo "use: PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs mediakit"
+
+# Debian packages in dist/: libmediakit$(MAJOR), libmediakit-dev, mediakit-tools and one
+# mediakit-plugins-NAME per plugin, Depends read from the system libraries' shlibs; lintian
+# runs over them where it is installed (its findings are printed, they do not fail the target).
+DIST ?= dist
+LINTIAN ?= lintian
+deb: $(if $(FROM),,build)
+	$(PYTHON) scripts/package.py deb "$(INSTALL_BIN)" "$(DIST)" $(VERSION)
+	@if [ -n "$(LINTIAN)" ] && command -v $(LINTIAN) >/dev/null; then echo '== lintian (a few minutes)'; \
+	  $(LINTIAN) --tag-display-limit 0 $(DIST)/*_$(VERSION)_*.deb || true; \
+	  else echo 'lintian not run (not installed, or LINTIAN= given)'; fi
+
+# The Python wheel in dist/: the bindings with libmediakit, the plugins, the Swift runtime and the
+# mk-* tools inside (RUNPATH $$ORIGIN), tagged with the glibc they need.
+wheel: $(if $(FROM),,build)
+	$(PYTHON) scripts/package.py wheel "$(INSTALL_BIN)" "$(DIST)" $(VERSION)
+
+# The exported symbols and public struct layouts against the newest release's record
+# (Include/abi): fails on a removed symbol or a changed layout, passes on additions.
+ABI_BASELINE ?= $(lastword $(sort $(wildcard Include/abi/mediakit-*.abi)))
+abi-check: $(if $(FROM),,build)
+	$(PYTHON) scripts/abi.py check "$(INSTALL_BIN)/libmediakit.so" Include "$(ABI_BASELINE)"
+
+# At a release, after bumping Version.swift: record its ABI (commit the file with the tag).
+abi-baseline: $(if $(FROM),,build)
+	$(PYTHON) scripts/abi.py write "$(INSTALL_BIN)/libmediakit.so" Include Include/abi/mediakit-$(MAJOR).$(word 2,$(subst ., ,$(VERSION))).abi
+
+version:
+	@echo $(VERSION)
 
 # Sanitizers (issue 17; CI runs this after `make test`): every Swift test under AddressSanitizer
 # (MediaKit, its C API and the plugins' C code instrumented; the real plugins decode in the
@@ -124,6 +159,7 @@ bench: build
 clean:
 	rm -rf $(SCRATCH_PATH) $(SCRATCH_PATH)-asan $(SCRATCH_PATH)-tsan $(TEST_SCRATCH) out .pytest_cache Tests/oracle/__pycache__ \
 	  Bindings/python/.mypy_cache
+	rm -rf dist
 	rm -f bench-work/*.nv12 bench-work/*.pcm bench-work/*.log
 
 distclean: clean

@@ -18,18 +18,22 @@ set -euo pipefail
 #   gstreamer1.0-libav                        decoders, so gst-discoverer-1.0 fully opens remuxed H.264/HEVC/AAC files
 #   valgrind                                  instruction counts, leak checks
 #                                             (Tests/plugin_harness/run_valgrind.sh)
-#   binutils                                  nm: the oracle suite checks plugin exports
+#   binutils                                  nm: the oracle suite checks plugin exports; readelf, objdump, strip:
+#                                             make deb / wheel (dpkg-deb, dpkg -S: dpkg itself, always there)
 #   strace                                    the oracle suite counts how often mk-decode opens its input
 #   time                                      GNU /usr/bin/time for scripts/bench.sh
 #   hyperfine                                 repeated timings of short commands (bench_capi.sh)
 #   mkvtoolnix                                mkvmerge (laced Matroska test inputs), mkvinfo (reads our Matroska output)
 #   opus-tools vorbis-tools                   opusinfo / ogginfo: validate the Ogg muxer's files (test_ogg_mux.py)
+#   patchelf                                  make install / deb / wheel: the soname and $ORIGIN RUNPATHs of installed files
+#   lintian                                   make deb checks the packages it builds
 PACKAGES=(
     pkg-config libavcodec-dev libavutil-dev libswscale-dev
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo flac
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps gstreamer1.0-libav
     valgrind time hyperfine binutils strace mkvtoolnix opus-tools vorbis-tools
+    patchelf lintian
 )
 
 say() { printf 'deps: %s\n' "$*"; }
@@ -91,6 +95,13 @@ if [ "${#MISSING[@]}" -gt 0 ]; then
     for pkg in "${MISSING[@]}"; do
         say "installed $pkg"
     done
+fi
+
+# venv, for the wheel test (Tests/oracle/test_wheel.py installs `make wheel`'s wheel into a fresh venv):
+# Debian's own python3 ships it apart, as python3-venv.
+if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c "import ensurepip" >/dev/null 2>&1; then
+    apt_install python3-venv
+    say "installed python3-venv"
 fi
 
 # pytest, for the oracle suite (Tests/oracle).

@@ -4,14 +4,24 @@ $MEDIAKIT_BUILD_DIR, else the checkout's .build/release (then .build/debug): run
 `make build` first. Without a built library the package still installs and finds
 one at import through MEDIAKIT_LIBRARY or the checkout recorded here."""
 
+import os
+import re
 import shutil
 from pathlib import Path
-import os
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
 CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def version():
+    """MediaKit's one version: MediaKitVersion.string in Sources/MediaKit/Core/Version.swift."""
+    source = CHECKOUT / "Sources" / "MediaKit" / "Core" / "Version.swift"
+    m = re.search(r'public static let string = "([0-9][0-9.]*)"', source.read_text())
+    if m is None:
+        raise SystemExit(f"mediakit: no version string in {source}")
+    return m.group(1)
 
 
 def built_library_dir():
@@ -41,4 +51,4 @@ class BuildWithLibrary(build_py):
             print(f"mediakit: bundled {so}")
 
 
-setup(cmdclass={"build_py": BuildWithLibrary})
+setup(version=version(), cmdclass={"build_py": BuildWithLibrary})

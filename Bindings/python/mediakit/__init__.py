@@ -66,6 +66,7 @@ from ._session import AsyncDecodeSession, Recovery
 from ._encode import Encoder
 from ._stream import StreamEvent, StreamParser
 from ._files import Progress, decode, remux, transcode
+from ._system import missing_system_libraries
 
 __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
@@ -75,7 +76,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
            "open", "decode", "remux", "transcode", "plugins", "backends", "containers", "plugin_failures",
            "plugin_search_paths",
-           "load_plugins", "version", "LIBRARY_PATH", "SCALE_FILTERS"]
+           "load_plugins", "version", "LIBRARY_PATH", "SCALE_FILTERS", "missing_system_libraries"]
 
 # The names before 0.2, kept for one release: the same objects under their old names. Using one
 # warns (DeprecationWarning) naming the new name. Not in __all__ (a star import does not warn).

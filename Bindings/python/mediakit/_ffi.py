@@ -2,7 +2,8 @@
 
 The library is found, in order, through:
   1. the MEDIAKIT_LIBRARY environment variable (a path to libmediakit.so);
-  2. a copy inside this package (mediakit/_lib/, made by `pip install` from a built checkout);
+  2. a copy inside this package (mediakit/_lib/: the wheel's from `make wheel`, with the Swift
+     runtime and the tools beside it, or the one `pip install` copies from a built checkout);
   3. the SwiftPM build folders of the checkout this package was installed from or
      lives in (.build/release, then .build/debug).
 Plugins are found by libmediakit itself: the folder it was loaded from, then
