@@ -54,9 +54,11 @@ GENERATED = {
     "mpeg2_ac3_mp4": ("src.mp4", ["-c:v", "mpeg2video", "-bf", "2", "-c:a", "ac3", "-ar", "48000"]),
     "ts_h264_aac": ("src.ts", ["-c:v", "libx264", "-bf", "2", "-g", "25", "-c:a", "aac"]),
     "raw_h264": ("src.h264", ["-an", "-c:v", "libx264", "-bf", "0"]),
+    # 2.1 AAC: FFmpeg's encoder states it in a program config element (channel configuration 0).
+    "aac_pce": ("src.m4a", ["-map", "1:a", "-af", "pan=2.1|FL=c0|FR=0.5*c0|LFE=0.25*c0", "-c:a", "aac"]),
 }
 # The files that are ffmpeg's byte for byte (the SDT aside).
-BYTE_EXACT = {"h264_aac", "hevc_aac_elst", "hev1", "ac3_aac", "opus_mp4", "ts_h264_aac", "h264_eac3_mkv"}
+BYTE_EXACT = {"h264_aac", "hevc_aac_elst", "hev1", "ac3_aac", "opus_mp4", "ts_h264_aac", "h264_eac3_mkv", "aac_pce"}
 
 
 def _source(name: str, shared_media: Path | None, tmp_path_factory) -> Path:
