@@ -54,6 +54,12 @@ typedef struct mk_muxer_settings {
                                     into the moov (metadata, chapters ...); borrowed for the
                                     mk_muxer_open call. NULL (default): none */
     size_t user_data_size;     /**< bytes at user_data (at most 16 MiB). Default 0 */
+    /* Added in 0.3 (read only when struct_size covers it), for HLS outputs (.m3u8) of
+     * mk_muxer_open and mk_remux: the other containers refuse a value (MK_EINVAL). */
+    const char *segment_format; /**< the segments' format: "ts" (MPEG-TS seg0.ts ...) or "fmp4"
+                                    (fragmented MP4 / CMAF: init.mp4 and seg0.m4s ...; the
+                                    playlist version 7 with #EXT-X-MAP); borrowed for the call.
+                                    NULL (default): "ts" */
 } mk_muxer_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
@@ -65,7 +71,8 @@ void mk_muxer_default_settings(mk_muxer_settings *settings);
  *  (.flac), MP3 (.mp3), WAV (.wav), AIFF (.aiff .aif .aifc: one PCM track, stored in the
  *  format's byte order), CAF (.caf: one track of AAC, ALAC, FLAC, Opus or PCM; the priming and
  *  remainder frames in its packet table), MPEG-TS (.ts) or HLS (.m3u8: a VOD playlist and
- *  MPEG-TS segments seg0.ts ... beside it, cut at key frames every settings->fragment_seconds
+ *  MPEG-TS segments seg0.ts ... beside it, or with settings->segment_format "fmp4" init.mp4
+ *  and fragmented MP4 segments seg0.m4s ..., cut at key frames every settings->fragment_seconds
  *  with MK_LAYOUT_FRAGMENTED, 2 s by default).
  *  Progressive and fast-start files are written to a temporary file beside `path` and renamed
  *  by mk_muxer_finish(); fragmented and hybrid MP4 files are written to "<path>.partial" (what

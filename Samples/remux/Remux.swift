@@ -59,12 +59,16 @@ struct Remux: ParsableCommand {
         --hls SECONDS writes an HLS presentation into the directory OUT (made when
         missing): OUT/index.m3u8, a VOD playlist, and MPEG-TS segments OUT/seg0.ts,
         seg1.ts ... cut at key frames about every SECONDS (an output named .m3u8
-        without --hls gets 2 s segments beside it).
+        without --hls gets 2 s segments beside it). --segment-format fmp4 writes
+        fragmented MP4 (CMAF) segments instead: OUT/init.mp4 (ftyp + moov) and
+        OUT/seg0.m4s, seg1.m4s ... (moof + mdat), the playlist version 7 with
+        #EXT-X-MAP.
 
         Examples:
           mk-remux in.mov out.mp4
           mk-remux in.mp4 out.ts
           mk-remux in.mp4 out/ --hls 4
+          mk-remux in.mp4 out/ --hls 4 --segment-format fmp4
           mk-remux take.aiff take.wav
           mk-remux song.m4a song.caf
           mk-remux clip.mp4 clip.mkv
@@ -94,6 +98,9 @@ struct Remux: ParsableCommand {
     @Option(help: ArgumentHelp("Write an HLS presentation into the directory OUTPUT: index.m3u8 and MPEG-TS segments of about SECONDS, cut at key frames.", valueName: "SECONDS"))
     var hls: Double?
 
+    @Option(help: ArgumentHelp("With --hls: the segments' format, ts (MPEG-TS, default) or fmp4 (fragmented MP4 / CMAF: init.mp4 and .m4s segments).", valueName: "ts|fmp4"))
+    var segmentFormat: String?
+
     @Option(name: .customLong("track"), help: ArgumentHelp("Keep only this track (0-based; repeatable). Default: all.", valueName: "N"))
     var tracks: [Int] = []
 
@@ -117,6 +124,14 @@ struct Remux: ParsableCommand {
         }
         if let hls, !(hls > 0 && hls.isFinite) {
             throw ValidationError("the HLS segment duration must be a positive number of seconds")
+        }
+        if let segmentFormat {
+            guard hls != nil || output.map({ ($0 as NSString).pathExtension.lowercased() == "m3u8" }) == true else {
+                throw ValidationError("--segment-format is for HLS output (--hls SECONDS, or an output named .m3u8)")
+            }
+            guard HLSMuxer.SegmentFormat(rawValue: segmentFormat) != nil else {
+                throw ValidationError("--segment-format is ts or fmp4, not \"\(segmentFormat)\"")
+            }
         }
     }
 
@@ -190,7 +205,9 @@ struct Remux: ParsableCommand {
             }
         }
         let rate = try Self.parsedFrameRate(frameRate)
-        let cut = try Remuxer.remux(input: input, output: output, layout: layout, tracks: tracks.isEmpty ? nil : tracks, frameRate: rate) { done, total in
+        var options = MuxerOptions(layout: layout)
+        options.segmentFormat = segmentFormat
+        let cut = try Remuxer.remux(input: input, output: output, options: options, tracks: tracks.isEmpty ? nil : tracks, frameRate: rate) { done, total in
             if paceMs > 0 { usleep(useconds_t(paceMs) * 1000) }
             guard showProgress else { return }
             let percent = done * 100 / total

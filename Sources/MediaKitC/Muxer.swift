@@ -80,7 +80,7 @@ public func mk_muxer_default_settings(_ s: UnsafeMutablePointer<mk_muxer_setting
                                   tracks: nil, track_count: 0, progress: nil, progress_user: nil,
                                   chunk_seconds: MuxerOptions.defaultChunkSeconds, movie_time_scale: MuxerOptions.defaultTimeScale,
                                   reserved_moov_bytes: Int64(d.reservedIndexBytes), write_mfra: d.writeFragmentIndex ? 1 : 0,
-                                  user_data: nil, user_data_size: 0)
+                                  user_data: nil, user_data_size: 0, segment_format: nil)
 }
 
 /// The largest `udta` box and `free` reservation mk_muxer_open takes (bounded allocations).
@@ -126,6 +126,7 @@ private func muxerOptions(_ s: mk_muxer_settings, _ l: MuxLayout, _ function: St
     o.reservedIndexBytes = Int(s.reserved_moov_bytes)
     o.writeFragmentIndex = s.write_mfra == 1
     o.userData = userData
+    o.segmentFormat = s.segment_format.map { String(cString: $0) }
     return o
 }
 
@@ -264,7 +265,9 @@ public func mk_remux(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?,
     let tracks = s.tracks.map { Array(UnsafeBufferPointer(start: $0, count: Int(s.track_count))).map(Int.init) }
     let relay = ProgressRelay(s.progress, s.progress_user)
     return relay.guarded("mk_remux") {
-        let cut = try Remuxer.remux(input: String(cString: src), output: String(cString: dst), layout: l, tracks: tracks) { done, total in
+        var options = MuxerOptions(layout: l)
+        options.segmentFormat = s.segment_format.map { String(cString: $0) }
+        let cut = try Remuxer.remux(input: String(cString: src), output: String(cString: dst), options: options, tracks: tracks) { done, total in
             try relay.check(fraction: Double(done) / Double(max(1, total)), done: Int64(done), total: Int64(total))
         }
         if let cut { return fail(MK_ETRUNCATED, cut.description) }   // a warning: dst is written

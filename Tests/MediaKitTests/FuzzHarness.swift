@@ -143,7 +143,7 @@ public enum FuzzHarness {
         exercise { try MP4Demuxer(path: output) }
     }
 
-    /// Every writer (MP4 in four layouts, Matroska, WebM, Ogg, MP3, FLAC, WAV, AIFF, MPEG-TS, HLS) driven by a script read
+    /// Every writer (MP4 in four layouts, Matroska, WebM, Ogg, MP3, FLAC, WAV, AIFF, MPEG-TS, HLS with TS or fMP4 segments) driven by a script read
     /// from the input (``MuxScript/init(fuzz:)``: tracks, packet sizes, timestamps, durations,
     /// trims, edit lists, dts out of order). The run ends in a ``MediaError`` or a file, which is
     /// read back through the probe; with `MK_FUZZ_FFPROBE` set, ffprobe must read it too (run.sh
@@ -152,20 +152,22 @@ public enum FuzzHarness {
         let script = MuxScript(fuzz: data)
         // HLS: its segments beside the playlist, in a folder of this process's own.
         let folder = "\(FileManager.default.temporaryDirectory.path)/mk-fuzz-mux-\(getpid())"
-        if script.target == .hls { mkdir(folder, 0o700) }
-        let path = script.target == .hls ? "\(folder)/index.m3u8"
+        if script.target.isHLS { mkdir(folder, 0o700) }
+        let path = script.target.isHLS ? "\(folder)/index.m3u8"
             : "\(FileManager.default.temporaryDirectory.path)/mk-fuzz-mux-\(getpid()).\(script.target.fileExtension)"
         defer {
             unlink(path)
-            if script.target == .hls {
-                for n in 0..<100_000 where unlink("\(folder)/seg\(n).ts") != 0 { break }
+            if script.target.isHLS {
+                let ext = script.target == .hls ? "ts" : "m4s"
+                unlink("\(folder)/init.mp4")
+                for n in 0..<100_000 where unlink("\(folder)/seg\(n).\(ext)") != 0 { break }
             }
         }
         guard case .file = script.run(path: path) else { return }
         if ProcessInfo.processInfo.environment["MK_FUZZ_FFPROBE"] != nil, let problem = script.ffprobeProblem(path: path) {
             fatalError("\(script.target): ffprobe does not read the file MediaKit wrote: \(problem)")
         }
-        let written = script.target == .hls ? "\(folder)/seg0.ts" : path
+        let written = script.target == .hls ? "\(folder)/seg0.ts" : script.target == .hlsFMP4 ? "\(folder)/init.mp4" : path
         exercise { try ContainerCatalog.shared.open(ByteSources.open(path: written)).demuxer }
     }
 }

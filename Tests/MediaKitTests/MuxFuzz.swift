@@ -2,7 +2,7 @@ import Foundation
 import MediaKit
 
 /// A run of one of MediaKit's writers spelled out as data: the target (MP4 in its four layouts,
-/// Matroska, WebM, Ogg, MP3, FLAC, WAV, AIFF, MPEG-TS, HLS), its tracks (codec, time base, edit list) and the calls made
+/// Matroska, WebM, Ogg, MP3, FLAC, WAV, AIFF, MPEG-TS, HLS with MPEG-TS or fMP4 segments), its tracks (codec, time base, edit list) and the calls made
 /// on it (packets of any size, timestamps, durations and trims, replaced edit lists, announced
 /// timestamps, the writer's final figures). The `mux` fuzz target reads one from the fuzzer's
 /// bytes (``init(fuzz:)``); `MuxerHostileValuesTests` writes them out by hand.
@@ -12,7 +12,7 @@ import MediaKit
 public struct MuxScript: Sendable {
     /// The writer.
     public enum Target: Int, CaseIterable, Sendable {
-        case mp4, mp4FastStart, mp4Fragmented, mp4Hybrid, matroska, webm, ogg, mp3, flac, wav, aiff, caf, mpegts, hls
+        case mp4, mp4FastStart, mp4Fragmented, mp4Hybrid, matroska, webm, ogg, mp3, flac, wav, aiff, caf, mpegts, hls, hlsFMP4
 
         /// The output's extension.
         public var fileExtension: String {
@@ -27,7 +27,7 @@ public struct MuxScript: Sendable {
             case .aiff: return "aiff"
             case .caf: return "caf"
             case .mpegts: return "ts"
-            case .hls: return "m3u8"
+            case .hls, .hlsFMP4: return "m3u8"
             }
         }
 
@@ -42,8 +42,12 @@ public struct MuxScript: Sendable {
             case .wav, .aiff: return [.pcm]
             case .caf: return [.aac, .opus, .pcm, .flac]
             case .mpegts, .hls: return [.aac, .opus, .mp3]
+            case .hlsFMP4: return [.aac, .opus, .mp3, .flac, .vp9]
             }
         }
+
+        /// True for HLS: a playlist with its segments beside it.
+        public var isHLS: Bool { self == .hls || self == .hlsFMP4 }
 
         var isMP4: Bool { rawValue <= Target.mp4Hybrid.rawValue }
         /// True for the formats that hold one track.
@@ -273,12 +277,14 @@ public struct MuxScript: Sendable {
                 for case .packet(let p) in steps { fill &+= 1; try w.write(packet(p, fill: fill)) }
                 try w.finish(streamInfo: Codec.streamInfo)
             } catch { w.cancel(); throw error }
-        case .wav, .aiff, .caf, .mpegts, .hls:
+        case .wav, .aiff, .caf, .mpegts, .hls, .hlsFMP4:
             // Through the catalogue, as mk-remux and mk_muxer_open reach them (HLS: segments
-            // of the fragment duration).
+            // of the fragment duration, MPEG-TS or fMP4).
             let format = ContainerCatalog.shared.muxerFormat(named: ["wav": "wav", "aiff": "aiff", "caf": "caf", "ts": "mpegts", "m3u8": "hls"][target.fileExtension] ?? "")
             guard let format else { fatalError("\(target) is not in the catalogue") }
-            let m = try format.make(path: path, options: MuxerOptions(layout: target == .hls ? .fragmented(seconds: fragmentSeconds) : .progressive))
+            var options = MuxerOptions(layout: target.isHLS ? .fragmented(seconds: fragmentSeconds) : .progressive)
+            if target == .hlsFMP4 { options.segmentFormat = "fmp4" }
+            let m = try format.make(path: path, options: options)
             do {
                 for i in tracks.indices { _ = try m.addTrack(from: track(i)) }
                 for case .packet(let p) in steps { fill &+= 1; try m.write(packet(p, fill: fill)) }

@@ -228,7 +228,9 @@ class MuxerSettings(ctypes.Structure):
                 # 0.2 (mk_muxer_open, MP4 only)
                 ("chunk_seconds", ctypes.c_double), ("movie_time_scale", ctypes.c_int64),
                 ("reserved_moov_bytes", ctypes.c_int64), ("write_mfra", ctypes.c_int32),
-                ("user_data", ctypes.c_void_p), ("user_data_size", ctypes.c_size_t)]
+                ("user_data", ctypes.c_void_p), ("user_data_size", ctypes.c_size_t),
+                # 0.3 (HLS outputs)
+                ("segment_format", ctypes.c_char_p)]
 
 
 class DecodeSettings(ctypes.Structure):

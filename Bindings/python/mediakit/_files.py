@@ -126,7 +126,7 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
 
 def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optional[float] = None,
           hybrid: Optional[float] = None, *, tracks: Optional[Sequence[Union[int, Track]]] = None,
-          progress: Optional[Progress] = None) -> None:
+          progress: Optional[Progress] = None, segment_format: Optional[str] = None) -> None:
     """Copies the tracks of `src` (any file ``open`` reads) into a new file at `dst` without
     decoding, like the mk-remux sample. The output's format follows `dst`'s extension: MP4
     (.mp4, .m4a, .m4v, .mov), Matroska / WebM (.mkv, .mka, .webm), Ogg (.ogg, .oga, .opus),
@@ -134,8 +134,9 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     format's byte order, so an AIFF -> WAV copy keeps every sample), CAF (.caf: AAC, ALAC,
     FLAC, Opus or PCM; an edit list or encoder delay becomes the packet table's priming),
     MPEG-TS (.ts, as ffmpeg -c copy writes it) or HLS (.m3u8: a VOD playlist and MPEG-TS
-    segments seg0.ts ... beside it, cut at key frames about every `fragment` seconds, 2 by default);
-    UnsupportedError for a codec the output cannot carry.
+    segments seg0.ts ... beside it, cut at key frames about every `fragment` seconds, 2 by default;
+    segment_format="fmp4": fragmented MP4 segments seg0.m4s ... after an init.mp4 instead, "ts"
+    or None: MPEG-TS); UnsupportedError for a codec the output cannot carry.
 
     tracks: the source tracks to copy (indexes or Tracks), in that order; None: every audio and
         video track, and the subtitle and data tracks the output format carries.
@@ -149,6 +150,8 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     offset of the cut.
     """
     s = _muxer_settings(faststart, fragment, hybrid)
+    if segment_format is not None:
+        s.segment_format = segment_format.encode()
     chosen = [t.index if isinstance(t, Track) else int(t) for t in tracks] if tracks is not None else None
     if chosen is not None:
         if not chosen:

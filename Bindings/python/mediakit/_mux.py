@@ -36,7 +36,7 @@ class Muxer(_Owned):
     .opus), FLAC (.flac), MP3 (.mp3), WAV (.wav), AIFF (.aiff .aif .aifc; WAV and AIFF: one
     PCM track, stored in the format's byte order), CAF (.caf: one track of AAC, ALAC, FLAC, Opus
     or PCM, gapless through its packet table), MPEG-TS (.ts) or HLS (.m3u8: a playlist and
-    MPEG-TS segments beside it), chosen by `path`'s extension (UnsupportedError for another). Tracks
+    MPEG-TS or, with segment_format="fmp4", fragmented MP4 segments beside it), chosen by `path`'s extension (UnsupportedError for another). Tracks
     are copies of a demuxer's (a ``Track``: codec configuration, language, rotation, edit list
     kept) or described by ``CodecParameters`` (packets from the caller's own parser, a network,
     an encoder); packets are a demuxer's or made from bytes::
@@ -59,7 +59,8 @@ class Muxer(_Owned):
     (progressive / fast-start chunk duration, 0.5), ``movie_time_scale`` (mvhd ticks per second,
     1000), ``reserved_moov_bytes`` (fast-start: room kept for the moov so that finishing copies
     nothing), ``write_mfra`` (fragmented: the mfra index, True) and ``user_data`` (a whole
-    ``udta`` box written into the moov, e.g. metadata).
+    ``udta`` box written into the moov, e.g. metadata). HLS takes ``segment_format``: "ts"
+    (default) or "fmp4" (init.mp4 and fragmented MP4 segments seg0.m4s ...).
     """
 
     _free = staticmethod(lib.mk_muxer_close)
@@ -68,8 +69,11 @@ class Muxer(_Owned):
     def __init__(self, path: PathLike, *, faststart: bool = False, fragment: Optional[float] = None,
                  hybrid: Optional[float] = None, chunk_seconds: Optional[float] = None,
                  movie_time_scale: Optional[int] = None, reserved_moov_bytes: Optional[int] = None,
-                 write_mfra: Optional[bool] = None, user_data: Optional[bytes] = None):
+                 write_mfra: Optional[bool] = None, user_data: Optional[bytes] = None,
+                 segment_format: Optional[str] = None):
         s = _muxer_settings(faststart, fragment, hybrid)
+        if segment_format is not None:
+            s.segment_format = segment_format.encode()
         if chunk_seconds is not None:
             s.chunk_seconds = float(chunk_seconds)
         if movie_time_scale is not None:

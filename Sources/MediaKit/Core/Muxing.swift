@@ -34,6 +34,8 @@ public struct MuxerOptions: Sendable, Equatable {
         case writeFragmentIndex = "fragment-index"
         /// ``MuxerOptions/userData``.
         case userData = "user-data"
+        /// ``MuxerOptions/segmentFormat``.
+        case segmentFormat = "segment-format"
     }
 
     /// The layout. Default: ``MuxLayout/progressive``.
@@ -51,6 +53,9 @@ public struct MuxerOptions: Sendable, Equatable {
     public var writeFragmentIndex = true
     /// Container metadata written verbatim (MP4: a `udta` box, e.g. ``MP4Demuxer/userData``).
     public var userData: [UInt8] = []
+    /// Segmented presentations (HLS): the segments' format, "ts" (MPEG-TS) or "fmp4"
+    /// (fragmented MP4 / CMAF: an `init.mp4` and `.m4s` media segments). nil (default): "ts".
+    public var segmentFormat: String?
 
     /// The time scale a format uses when ``timeScale`` is nil and it has no better one (MP4's 1000).
     public static let defaultTimeScale: Int64 = 1000
@@ -72,6 +77,7 @@ public struct MuxerOptions: Sendable, Equatable {
         if reservedIndexBytes != d.reservedIndexBytes { names.append(.reservedIndexBytes) }
         if writeFragmentIndex != d.writeFragmentIndex { names.append(.writeFragmentIndex) }
         if userData != d.userData { names.append(.userData) }
+        if segmentFormat != d.segmentFormat { names.append(.segmentFormat) }
         return names
     }
 }
@@ -133,4 +139,15 @@ public protocol SegmentingMuxer: Muxer {
     /// packets before it in the order the muxer writes them (interleaved by DTS) complete the
     /// current file, which is then renamed into place as ``Muxer/finish()`` renames it.
     func startSegment(path: String) throws
+
+    /// True when the file the muxer was made with holds only the stream's header (fragmented
+    /// MP4's `ftyp` + `moov`: the initialization segment of an HLS `#EXT-X-MAP`), so that every
+    /// packet goes into segments: the first is started before the first packet. Default: false
+    /// (the first file holds the first segment's packets).
+    var writesInitializationSegment: Bool { get }
+}
+
+extension SegmentingMuxer {
+    /// Default: false (MPEG-TS: every segment carries its own tables).
+    public var writesInitializationSegment: Bool { false }
 }

@@ -297,16 +297,19 @@ extension ContainerFormat {
 
 extension MuxerFormat {
     /// HLS (``HLSMuxer``): a VOD media playlist and MPEG-TS segments beside it, carrying what
-    /// MPEG-TS carries. Its
+    /// MPEG-TS carries, or with ``MuxerOptions/segmentFormat`` "fmp4" fragmented MP4 (CMAF)
+    /// segments after an `init.mp4`, carrying those codecs and what fragmented MP4 carries
+    /// (a codec MP4 refuses is refused when its track is added). Its
     /// ``MuxerOptions/layout`` may be ``MuxLayout/fragmented(seconds:)``: the segment duration
     /// (default ``HLSMuxer/defaultSegmentSeconds``).
     public static let hls = MuxerFormat(
-        name: "hls", description: "HLS (MPEG-TS segments)", extensions: ["m3u8"], mimeTypes: ["application/vnd.apple.mpegurl"],
-        codecs: MPEGTSMuxer.codecs, options: [.layout], defaultAudioCodec: "aac",
+        name: "hls", description: "HLS (MPEG-TS or fMP4 segments)", extensions: ["m3u8"], mimeTypes: ["application/vnd.apple.mpegurl"],
+        codecs: MPEGTSMuxer.codecs, options: [.layout, .segmentFormat], defaultAudioCodec: "aac",
         make: { path, options in
+            let segments = try HLSMuxer.SegmentFormat(named: options.segmentFormat, path: path)
             switch options.layout {
-            case .progressive: return try HLSMuxer(path: path)
-            case .fragmented(let seconds): return try HLSMuxer(path: path, seconds: seconds)
+            case .progressive: return try HLSMuxer(path: path, segmentFormat: segments)
+            case .fragmented(let seconds): return try HLSMuxer(path: path, seconds: seconds, segmentFormat: segments)
             case .fastStart, .hybrid:
                 throw MediaError(.invalidArgument, "HLS takes a segment duration (the fragmented layout's seconds), not the \(options.layout) layout", path: path)
             }

@@ -540,7 +540,10 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
         }
         for t in 0..<samples.count {
             let start = tracks[t].editList.first(where: { !$0.isEmpty })?.mediaTime ?? 0
-            let target = Rational.ticks(seconds: seconds, perSecond: Double(timeScales[t])) + start
+            // Saturated: a hostile edit's media time (any 64-bit value) plus a far target
+            // overflowed; past either end, the first or the last key frame is chosen anyway.
+            let (sum, overflow) = Rational.ticks(seconds: seconds, perSecond: Double(timeScales[t])).addingReportingOverflow(start)
+            let target = overflow ? (start > 0 ? Int64.max : Int64.min) : sum
             var chosen = 0
             for (i, s) in samples[t].enumerated() where s.isKey {
                 if s.pts <= target { chosen = i } else if s.dts > target { break }

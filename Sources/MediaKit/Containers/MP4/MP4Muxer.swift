@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -103,6 +104,14 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     private var opusTracks: [Int: Int] = [:]
     /// Encoded tracks: their priming, for ``setGapless(track:presentedDuration:padding:)``.
     private var encodedDelays: [Int: Int] = [:]
+    /// Cut into segments (``startSegment(path:)``): fragments are cut only where a segment
+    /// starts (or at 256 MiB), never by ``Options/layout``'s seconds.
+    private var segmented = false
+    /// The file the next packet starts (``startSegment(path:)``).
+    private var pendingSegment: String?
+    /// Files already completed (the initialization segment, earlier media segments), removed
+    /// when the stream is abandoned.
+    private var completedSegments: [String] = []
 
     private var isFragmentedLayout: Bool {
         switch options.layout { case .fragmented, .hybrid: return true; default: return false }
@@ -464,6 +473,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         if size == 0 && isFragmentedLayout { return }
         do {
             if !started { try start(file) }
+            if pendingSegment != nil { try openPendingSegment() }
             let m = tracks[ti].tickMultiplier
             // Timestamps from a damaged file or a caller can be anything: within ±2^60 ticks
             // (MovieWriter.timeLimit) the sums and differences below cannot overflow; what an
@@ -696,7 +706,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         let hasPending = tracks.contains { !$0.pending.isEmpty }
         guard hasPending else { return }
         let elapsed = Double(ti == referenceTrack ? dts - fragmentStartDts! : 0) / Double(ref.timeScale)
-        let cut = (ti == referenceTrack && isKeyframe && elapsed >= fragmentSeconds) || fragmentBytes >= 256 << 20
+        let cut = (!segmented && ti == referenceTrack && isKeyframe && elapsed >= fragmentSeconds) || fragmentBytes >= 256 << 20
         if cut {
             try writeFragment(file)
             if ti == referenceTrack { fragmentStartDts = dts }
@@ -782,9 +792,11 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// - Throws: `.io` when a write fails; the temporary file is then removed and
     ///   the target name left untouched.
     public func finish() throws {
-        guard !finished, let file else { throw MediaError(.state, "finish after finish or cancel", path: path) }
+        guard !finished, self.file != nil else { throw MediaError(.state, "finish after finish or cancel", path: path) }
         do {
-            if !started { try start(file) }
+            if let file = self.file, !started { try start(file) }
+            if pendingSegment != nil { try openPendingSegment() }
+            guard let file = self.file else { throw MediaError(.state, "finish after finish or cancel", path: path) }
             if let ti = tracks.firstIndex(where: { $0.sampleEntry.isEmpty }) {
                 throw MediaError(.invalidArgument, "track \(ti) (\(tracks[ti].parameters.codec)): no extradata and no packet written, so no parameter sets for its \(tracks[ti].parameters.codec == "h264" ? "avcC" : "hvcC")", path: path)
             }
@@ -901,6 +913,8 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         finished = true
         file?.discard()
         file = nil
+        for p in completedSegments { try? FileManager.default.removeItem(atPath: p) }
+        completedSegments = []
     }
 }
 
@@ -975,5 +989,48 @@ extension MP4Muxer: PresentationMuxer, PartialFileMuxer {
     /// One edit: `duration` units from `mediaTime` (``replaceEdits(track:_:movieTimeScale:)``).
     public func setPresentation(track: Int, mediaTime: Int64, duration: Int64, timeScale: Int64) {
         replaceEdits(track: track, [EditListEntry(segmentDuration: duration, mediaTime: mediaTime, mediaRate: 1)], movieTimeScale: timeScale)
+    }
+}
+
+extension MP4Muxer: SegmentingMuxer {
+    /// True in the fragmented layout: the `ftyp` and the `moov` (with its `mvex`, no samples)
+    /// are written on their own at the first packet, so a segment started before it leaves the
+    /// file this muxer was made with an initialization segment (CMAF's header, HLS's
+    /// `#EXT-X-MAP`) and every sample in the segments.
+    public var writesInitializationSegment: Bool {
+        if case .fragmented = options.layout { return true }
+        return false
+    }
+
+    /// Makes the next packet written the first of a new file, `path` (a CMAF media segment:
+    /// `styp`, then `moof` + `mdat`): the samples before it complete the current file's last
+    /// fragment and that file is renamed into place (as ``finish()`` renames the last). From
+    /// then on fragments are cut only where a segment starts (a fragment over 256 MiB aside),
+    /// their sequence numbers and decode times (`tfdt`) running on across files, and no `mfra`
+    /// is written (its offsets would point into one file). The fragmented layout only.
+    /// - Throws: `.state` after ``finish()`` or ``cancel()``; `.unsupported` for another layout
+    ///   (a hybrid file rewrites its fragments in place at the end).
+    public func startSegment(path next: String) throws {
+        guard !finished, file != nil else { throw MediaError(.state, "startSegment after finish or cancel", path: path) }
+        guard case .fragmented = options.layout else {
+            throw MediaError(.unsupported, "only a fragmented MP4 can be cut into segments, not one with the \(options.layout) layout", path: path)
+        }
+        segmented = true
+        options.writeMfra = false
+        pendingSegment = next
+    }
+
+    /// Completes the current file (its pending samples as a last fragment) and opens the
+    /// pending segment, starting it with a `styp` box.
+    private func openPendingSegment() throws {
+        guard let next = pendingSegment, let current = file else { return }
+        pendingSegment = nil
+        try writeFragment(current)
+        try current.commit()
+        completedSegments.append(current.path)
+        file = nil
+        let segment = try OutputFile(path: next)
+        file = segment
+        try segment.write(MovieWriter.styp())
     }
 }

@@ -50,6 +50,17 @@ enum MovieWriter {
         return w.bytes
     }
 
+    /// A media segment's `styp` as FFmpeg's DASH / HLS writer starts one: the brand "msdh"
+    /// (ISO/IEC 23009-1 media segment), compatible "msdh", "msix" (indexed).
+    static func styp() -> [UInt8] {
+        var w = BoxWriter()
+        w.box("styp") { w in
+            w.fourCC("msdh"); w.u32(0)
+            w.fourCC("msdh"); w.fourCC("msix")
+        }
+        return w.bytes
+    }
+
     /// The presentation of a track as edit list entries in `movieTimeScale` units.
     /// `fragmented`: the media duration is not known yet (edits of unknown length are 0).
     /// - Throws: `.invalidArgument` for an edit that an `elst` cannot hold (a negative duration,

@@ -267,7 +267,7 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         var pts = packet.pts, dts = packet.dts
         let frame = packet.statedDuration ?? s.frameDuration(in: packet.timeBase)
         if dts == Packet.noTimestamp {
-            if s.lastDTS != Packet.noTimestamp { dts = s.lastDTS + s.lastDuration }
+            if s.lastDTS != Packet.noTimestamp { dts = s.lastDTS &+ s.lastDuration }
             else if pts != Packet.noTimestamp { dts = pts - min(Int64(s.reorderDepth), 64) * max(0, min(frame, MuxLimits.ticks >> 8)) }
         }
         if pts == Packet.noTimestamp { pts = dts }
@@ -275,8 +275,13 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
             throw MediaError(.invalidArgument, "track \(s.index), packet \(n): no timestamp (MPEG-TS states a PTS for every PES)", path: file.path)
         }
         if s.lastDTS != Packet.noTimestamp && dts <= s.lastDTS {
-            dts = s.lastDTS + 1
+            dts = s.lastDTS &+ 1
             pts = max(pts, dts)
+        }
+        // A sum above that wrapped (a previous DTS and duration at the edge of Int64, both
+        // within MuxLimits) is refused, not written.
+        guard s.lastDTS == Packet.noTimestamp || dts > s.lastDTS else {
+            throw MediaError(.invalidArgument, "track \(s.index), packet \(n): the DTS after \(s.lastDTS) does not fit 64 bits", path: file.path)
         }
         s.lastDTS = dts
         s.lastDuration = frame
@@ -284,13 +289,20 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         // reader moves the timestamps before the muxer rescales them).
         let clock = Rational(1, MPEGTS.clock)
         let shift = packet.timeBase == s.timeBase ? s.shift : Rational.rescale(s.shift, from: s.timeBase, to: packet.timeBase)
-        pts = Rational.rescale(pts &- shift, from: packet.timeBase, to: clock) &+ s.gap
-        dts = Rational.rescale(dts &- shift, from: packet.timeBase, to: clock) &+ s.gap
         // Within 2^50 ticks (some 400 years): the PCR (300 x) and the differences taken
-        // below cannot overflow.
-        guard abs(pts) <= Self.maxTicks && abs(dts) <= Self.maxTicks else {
-            throw MediaError(.invalidArgument, "track \(s.index), packet \(n): a timestamp beyond 2^50 ticks of 90 kHz (pts \(packet.pts), dts \(packet.dts) in \(packet.timeBase)) is not written into MPEG-TS", path: file.path)
+        // below cannot overflow. Checked on the way: a hostile edit start (shift) or empty
+        // edit (gap) must not wrap a timestamp (nor saturate it to Int64.min, whose
+        // magnitude no Int64 holds) into that range.
+        func onClock(_ v: Int64) -> Int64? {
+            let (moved, o1) = v.subtractingReportingOverflow(shift)
+            let (t, o2) = Rational.rescale(moved, from: packet.timeBase, to: clock).addingReportingOverflow(s.gap)
+            return !o1 && !o2 && t.magnitude <= UInt64(Self.maxTicks) ? t : nil
         }
+        guard let p = onClock(pts), let d = onClock(dts) else {
+            throw MediaError(.invalidArgument, "track \(s.index), packet \(n): a timestamp beyond 2^50 ticks of 90 kHz (pts \(packet.pts), dts \(packet.dts) in \(packet.timeBase), the edit moving it by \(shift) and \(s.gap) ticks) is not written into MPEG-TS", path: file.path)
+        }
+        pts = p
+        dts = d
         s.packets += 1
         var data = packet.data
         var opusSamples = 0
@@ -302,10 +314,11 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
             } else if s.codec == "aac" {
                 guard data.count >= 2 else { throw MediaError(.invalidData, "track \(s.index), packet \(n): an AAC packet of \(data.count) bytes") }
                 if data[0] != 0xFF || data[1] & 0xF0 != 0xF0 {
-                    guard let adts = s.adts else {
+                    guard var adts = s.adts else {
                         throw MediaError(.invalidArgument, "track \(s.index) (aac), packet \(n): raw AAC without an AudioSpecificConfig in the extradata: no ADTS header can be made")
                     }
                     data = try adts.frame(data, track: s.index)
+                    s.adts = adts
                 }
             } else if s.opus {
                 (data, opusSamples) = try opusPayload(s, data, trimEnd: packet.trimEnd, packet: n)
