@@ -1,6 +1,7 @@
 /*
- * ffmpeg_encoder.c — the FFmpeg plugin's audio encoders (MK_PLUGIN_ENCODER_FACTORY, plugin
- * ABI 2.1): AAC-LC from libavcodec's native "aac" encoder, FLAC and ALAC from its "flac" and
+ * ffmpeg_encoder.c — the FFmpeg plugin's encoder factory (MK_PLUGIN_ENCODER_FACTORY, plugin
+ * ABI 2.1; the video encoders of ffmpeg_video_encoder.c follow the audio ones since 2.3) and
+ * its audio encoders: AAC-LC from libavcodec's native "aac" encoder, FLAC and ALAC from its "flac" and
  * "alac" encoders, MP3 from "libmp3lame" when the libavcodec loaded has it, and PCM (8 to
  * 32-bit integer of either byte order, 32 and 64-bit float, A-law, mu-law: what WAV and AIFF
  * files hold) from its pcm_* encoders, which take frames of any length. An encoder the loaded libavcodec
@@ -103,7 +104,9 @@ static int32_t (*const ffe_create_fns[FFE_CODEC_COUNT])(const mk_plugin_encoder_
 #undef FFE_FN
 };
 
-static mk_plugin_encoder_backend ffe_backends[FFE_CODEC_COUNT];
+/** Room for the video encoders ffmpeg_video_encoder.c lists after the audio ones. */
+#define FFE_VIDEO_ROOM 160
+static mk_plugin_encoder_backend ffe_backends[FFE_CODEC_COUNT + FFE_VIDEO_ROOM];
 static uint32_t ffe_backend_count;
 
 MKP_ENCODER_FACTORY(ffe_encoder_factory, ffe_backends, ffe_backend_count);
@@ -169,6 +172,7 @@ void ffe_init_backends(const mk_host *host)
         b->max_bit_rate = c->max_bit_rate;
         b->create = ffe_create_fns[i];
     }
+    count += ffv_init_backends(host, &ffe_backends[count], FFE_VIDEO_ROOM);
     ffe_backend_count = count;
 }
 

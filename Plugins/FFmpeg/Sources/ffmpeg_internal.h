@@ -65,6 +65,9 @@ FFP_HIDDEN const mk_plugin_decoder_factory *ffd_factory(void);
 /** Builds the encoder backend list from the libavcodec loaded (ffmpeg_encoder.c); called
  *  by init(). */
 FFP_HIDDEN void ffe_init_backends(const mk_host *host);
+/** Lists the video encoders of the libavcodec loaded into out[0 ..< room] and returns how
+ *  many (ffmpeg_video_encoder.c); called by ffe_init_backends. */
+FFP_HIDDEN uint32_t ffv_init_backends(const mk_host *host, mk_plugin_encoder_backend *out, uint32_t room);
 /** The encoder factory (ffmpeg_encoder.c). */
 FFP_HIDDEN const mk_plugin_encoder_factory *ffe_factory(void);
 /** The picture converter factory (ffmpeg_converter.c). */
