@@ -14,6 +14,12 @@ mono AAC track, as ORACLES.md makes test media.
                             cut by the edit list) and ffmpeg decodes every frame of it: the
                             frame count and the presentation times equal the source's
   codec name                --video-codec h264 picks libx264 (what `ffmpeg -c:v h264` picks)
+  real files                H.264 and HEVC MP4s of ../shared/media written by other tools (an
+                            edit list, a video track starting after the audio): the packets of
+                            ffmpeg's encode with `-fps_mode passthrough` (mk-transcode codes
+                            the decoded pictures as they are; ffmpeg's default CFR mode for MP4
+                            would duplicate the first picture to fill a late start), and the
+                            decoded frames' count and times those of the source
 Errors: an encoder option the encoder does not have (--crf for mpeg4) is an error naming it,
 and nothing is left under the target name.
 """
@@ -112,6 +118,25 @@ def test_edit_list_starts_at_zero_and_every_frame_decodes(x264_pair, source):
     assert float(video_stream(ours)["start_time"]) == 0.0
     assert float(video_stream(ref)["start_time"]) == 0.0
     assert decoded_frames(ours) == decoded_frames(source)
+
+
+REAL = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4_hevc_hvc1_aac_ctts_elst.mp4", "mp4_h264_1080p_ctts_elst_1s.mp4"]
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_files_encode_as_ffmpeg_does(name, shared_media, mk_transcode, tmp_path):
+    src = shared_media / name
+    ours, ref = tmp_path / "ours.mp4", tmp_path / "ref.mp4"
+    cmd = [mk_transcode, src, ours, "--quiet", "--video-codec", "libx264", "--preset", "ultrafast", "--crf", "30",
+           "--threads", "1"]
+    lib.check_ok(lib.run(cmd), cmd)
+    cmd = ["ffmpeg", "-v", "error", "-y", "-i", src, "-an", "-fps_mode", "passthrough", "-c:v", "libx264",
+           "-preset", "ultrafast", "-crf", "30", "-threads", "1", ref]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    a, b = video_packets(ours), video_packets(ref)
+    assert [x[2:] for x in a] == [y[2:] for y in b], "the packets differ from ffmpeg's"
+    assert video_stream(ours)["extradata_hash"] == video_stream(ref)["extradata_hash"]
+    assert decoded_frames(ours) == decoded_frames(src)
 
 
 def test_codec_name_picks_ffmpegs_encoder(source, mk_transcode, tmp_path):

@@ -202,9 +202,21 @@ public enum Transcoder {
             videoEncoder = try registry.makeVideoEncoder(v, input: input)
             try openIfReady()
         }
+        /// Added to each picture's pts: the edit list's shift onto the presentation timeline (as
+        /// ffmpeg's MP4 demuxer applies it), or from a clock (MPEG-TS) the first picture's time.
+        var videoShift: Int64 = 0
         func encodeVideo(_ frame: Frame) throws {
             guard let v = options.video, let track = videoTrack else { return }
-            if videoEncoder == nil { try startVideo(with: frame, settings: v, track: track) }
+            if videoEncoder == nil {
+                if source.clockTimestamps {
+                    videoShift = frame.pts == Packet.noTimestamp ? 0 : -frame.pts
+                } else if track.presentationOffset != .min && track.presentationOffset != .max {
+                    videoShift = Rational.rescale(track.presentationOffset, from: track.timeBase, to: frame.timeBase)
+                }
+                try startVideo(with: frame, settings: v, track: track)
+            }
+            var frame = frame
+            if frame.pts != Packet.noTimestamp { frame.pts += videoShift }
             let picture = try pictureConverter?.convert(frame) ?? frame
             try videoEncoder!.encode(picture) { try write($0, video: true) }
             videoFrames += 1
