@@ -133,9 +133,16 @@ public enum Transcoder {
         // Packets made before the muxer exists (one encoder waits for its first frame).
         var held: [(video: Bool, packet: Packet)] = []
 
+        // The encoded video's first packet: a muxer may build its codec configuration from it
+        // (MP4's vpcC for VP9, av1C for an AV1 encoder that states no sequence header).
+        var firstVideoData: [UInt8]?
         func write(_ p: Packet, video: Bool) throws {
             guard let m = muxer else {
                 held.append((video, p))
+                if video && firstVideoData == nil {
+                    firstVideoData = p.data
+                    try openIfReady()
+                }
                 return
             }
             var p = p
@@ -150,7 +157,7 @@ public enum Transcoder {
         }
         /// Opens the muxer once every encoder is known: tracks in the input's order.
         func openIfReady() throws {
-            guard muxer == nil, audio == nil || converter != nil, videoTrack == nil || videoEncoder != nil else { return }
+            guard muxer == nil, audio == nil || converter != nil, videoTrack == nil || firstVideoData != nil else { return }
             let m = try format.make(path: output)
             muxer = m
             var order: [(Int, () throws -> Void)] = []
@@ -158,7 +165,10 @@ public enum Transcoder {
                 order.append((a.index, { audioOut = try m.addEncodedTrack(enc.parameters, timeBase: enc.timeBase, encoderDelay: enc.encoderDelay) }))
             }
             if let v = videoTrack, let enc = videoEncoder {
-                order.append((v.index, { videoOut = try m.addTrack(enc.parameters, timeBase: enc.timeBase) }))
+                // The source's language and display matrix (the pictures are not turned).
+                let t = Track(index: v.index, id: v.id, parameters: enc.parameters, timeBase: enc.timeBase, duration: 0,
+                              language: v.language, matrix: v.matrix)
+                order.append((v.index, { videoOut = try m.addTrack(from: t, firstPacket: firstVideoData) }))
             }
             for (_, add) in order.sorted(by: { $0.0 < $1.0 }) { try add() }
             for (v, stage) in videoStages {
@@ -200,7 +210,6 @@ public enum Transcoder {
             var input = VideoFormat(of: picture, frameRate: track.frameRate)
             if input.sampleAspectRatio.numerator == 0 { input.sampleAspectRatio = track.parameters.sampleAspectRatio }
             videoEncoder = try registry.makeVideoEncoder(v, input: input)
-            try openIfReady()
         }
         /// Added to each picture's pts: the edit list's shift onto the presentation timeline (as
         /// ffmpeg's MP4 demuxer applies it), or from a clock (MPEG-TS) the first picture's time.
