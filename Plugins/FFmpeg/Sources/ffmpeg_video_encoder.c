@@ -137,6 +137,7 @@ typedef struct ffv_encoder {
     AVCodecContext *ctx;
     AVPacket *packet;          /* the packet handed out last (valid until the next call) */
     const AVCodec *codec;
+    char who[64];              /* "ffmpeg libx264 encoder": the prefix of its messages */
     AVRational in_time_base;   /* of the frames sent */
     int64_t frame_ticks;       /* one frame in ctx->time_base when the frame rate is known, else 0 */
     int draining;
@@ -145,11 +146,7 @@ typedef struct ffv_encoder {
 
 static int32_t ffv_fail_av(ffv_encoder *enc, const char *what, int err)
 {
-    char text[AV_ERROR_MAX_STRING_SIZE + 32];
-    if (av_strerror(err, text, sizeof(text)) < 0)
-        snprintf(text, sizeof(text), "error %d", err);
-    mkp_write_error(enc->last_error, sizeof(enc->last_error), "ffmpeg %s encoder: %s: %s", enc->codec->name, what, text);
-    return ffp_map_averror(err);
+    return ffp_encoder_failure(enc->last_error, sizeof(enc->last_error), enc->who, what, err);
 }
 
 static int32_t ffv_get_info(void *encoder, mk_plugin_encoder_info *info)
@@ -179,15 +176,8 @@ static int32_t ffv_send_frame(void *encoder, const mk_plugin_frame *frame)
     if (enc == NULL)
         return MK_EINVAL;
     enc->last_error[0] = '\0';
-    if (frame == NULL) {
-        if (enc->draining)
-            return MK_EOF;
-        int ret = avcodec_send_frame(enc->ctx, NULL);
-        if (ret == AVERROR(EAGAIN))
-            return MK_EAGAIN;
-        enc->draining = 1;
-        return ret < 0 && ret != AVERROR_EOF ? ffv_fail_av(enc, "draining", ret) : MK_OK;
-    }
+    if (frame == NULL)
+        return ffp_encoder_drain(enc->ctx, &enc->draining, enc->last_error, sizeof(enc->last_error), enc->who);
     if (enc->draining) {
         mkp_write_error(enc->last_error, sizeof(enc->last_error), "ffmpeg %s encoder: send_frame after draining",
                         enc->codec->name);
@@ -254,14 +244,9 @@ static int32_t ffv_receive_packet(void *encoder, mk_plugin_encoded_packet *packe
     ffv_encoder *enc = encoder;
     if (enc == NULL || packet == NULL || packet->struct_size < MKP_END_OF(mk_plugin_encoded_packet, duration))
         return MK_EINVAL;
-    av_packet_unref(enc->packet);
-    int ret = avcodec_receive_packet(enc->ctx, enc->packet);
-    if (ret == AVERROR(EAGAIN))
-        return MK_EAGAIN;
-    if (ret == AVERROR_EOF)
-        return MK_EOF;
-    if (ret < 0)
-        return ffv_fail_av(enc, "receiving a packet", ret);
+    int32_t status = ffp_encoder_receive(enc->ctx, enc->packet, enc->last_error, sizeof(enc->last_error), enc->who);
+    if (status != MK_OK)
+        return status;
     mk_plugin_encoded_packet own;
     memset(&own, 0, sizeof(own));
     own.struct_size = sizeof(own);
@@ -357,6 +342,7 @@ static int32_t ffv_create(uint32_t index, const mk_plugin_encoder_config *config
         return MK_ENOMEM;
     }
     enc->codec = codec->encoder;
+    snprintf(enc->who, sizeof(enc->who), "ffmpeg %s encoder", who);
     enc->ctx = avcodec_alloc_context3(codec->encoder);
     enc->packet = av_packet_alloc();
     if (enc->ctx == NULL || enc->packet == NULL) {
@@ -437,14 +423,10 @@ static int32_t ffv_create(uint32_t index, const mk_plugin_encoder_config *config
     }
     av_dict_free(&opts);
     if (ret < 0) {
-        char text[AV_ERROR_MAX_STRING_SIZE + 32];
-        if (av_strerror(ret, text, sizeof(text)) < 0)
-            snprintf(text, sizeof(text), "error %d", ret);
-        int32_t status = ffp_map_averror(ret);
-        if (status == MK_EAGAIN || status == MK_EOF)
-            status = MK_EFAIL;
-        mkp_write_error(errbuf, errbuf_size, "ffmpeg %s encoder: avcodec_open2 failed for %s %dx%d: %s", who,
-                        av_get_pix_fmt_name(ctx->pix_fmt), ctx->width, ctx->height, text);
+        char what[96];
+        snprintf(what, sizeof(what), "avcodec_open2 failed for %s %dx%d", av_get_pix_fmt_name(ctx->pix_fmt), ctx->width,
+                 ctx->height);
+        int32_t status = ffp_encoder_failure(errbuf, errbuf_size, enc->who, what, ret);
         ffv_destroy(enc);
         return status;
     }
