@@ -19,7 +19,8 @@
  * the descriptor's strings and asks `get_factory(id)` for the factories it knows:
  * MK_PLUGIN_DECODER_FACTORY, MK_PLUGIN_PICTURE_CONVERTER_FACTORY and, since 2.1,
  * MK_PLUGIN_ENCODER_FACTORY (MK_PLUGIN_AUDIO_CONVERTER_FACTORY is reserved for audio
- * converters). A 2.0 plugin answers NULL for the encoder factory: it has none. A factory lists its entries by index; each
+ * converters). A 2.0 plugin answers NULL for the encoder factory: it has none. Since 2.3
+ * the encoder factory may list video encoders too (see "Video encoders"). A factory lists its entries by index; each
  * entry has static metadata and a `create` that returns an instance plus the
  * instance's vtable. `deinit()` is called once, after every instance has been
  * destroyed, when the host gives the plugin up; the frames a plugin handed out
@@ -109,7 +110,7 @@ extern "C" {
 /** The ABI major version this header describes. Bumped on an incompatible change. */
 #define MK_PLUGIN_ABI_MAJOR 2u
 /** The ABI minor version this header describes. Bumped when fields are appended. */
-#define MK_PLUGIN_ABI_MINOR 2u
+#define MK_PLUGIN_ABI_MINOR 3u
 
 /** An ABI version: major.minor. */
 typedef struct mk_plugin_abi {
@@ -139,6 +140,10 @@ typedef struct mk_plugin_abi {
 /* ---- Packet flags --------------------------------------------------------- */
 #define MK_PACKET_FLAG_KEY     0x1u  /**< random access point */
 #define MK_PACKET_FLAG_DISCARD 0x2u  /**< decode (as a reference) but drop its output */
+/** mk_plugin_frame.flags of a frame sent to a video encoder (2.3): code this picture as a key
+ *  frame (an IDR / random access point). Decoders never set it; an encoder of an older
+ *  minor version ignores it. */
+#define MK_FRAME_FLAG_FORCE_KEY 0x4u
 
 
 /* ---- Host ------------------------------------------------------------------ */
@@ -226,7 +231,8 @@ typedef struct mk_plugin_frame {
     int32_t format;            /**< MK_PIXEL_* for video, MK_SAMPLES_* for audio (a host
                                     before 0.3 refuses the values 13 and up: S8, the
                                     big-endian and 24-in-32 formats) */
-    uint32_t flags;            /**< MK_PACKET_FLAG_KEY for a key frame */
+    uint32_t flags;            /**< MK_PACKET_FLAG_KEY for a key frame; on a frame sent to a
+                                    video encoder, MK_FRAME_FLAG_FORCE_KEY (2.3) */
     int64_t pts;               /**< best-effort presentation time, config time base */
     int64_t duration;          /**< 0 if unknown */
     /* video */
@@ -335,7 +341,31 @@ typedef struct mk_plugin_decoder_factory {
  * gives before the first input sample. The host never assumes a delay of its own. After
  * draining, get_info() may answer a newer cookie (FLAC: STREAMINFO with the total sample
  * count and MD5), which a muxer that can rewrite its header uses.
+ *
+ * Video encoders (2.3). A backend whose media_type is MK_MEDIA_VIDEO lists the pixel
+ * formats it takes (`pixel_formats`, appended in 2.3; its `sample_formats` is an empty list,
+ * so a 2.2 host, which does not read media_type, finds no sample format to send it) and is
+ * created with a config whose video fields (appended in 2.3: pixel format, size, frame rate,
+ * aspect ratio, rate control, preset, profile, GOP, B-frames, colour description) are set;
+ * a host sends a video config only to a backend whose struct_size covers pixel_formats.
+ * Frames sent are mk_plugin_frame pictures in the config's pixel format and size, pts in the
+ * config's time base, planes borrowed for the call; MK_FRAME_FLAG_FORCE_KEY asks for a key
+ * frame. Packets come out in decoding order with pts AND dts in the packet time base
+ * get_info() states (the encoder's own: 1/frame rate when the frame rate is known, as the
+ * ffmpeg tool sets it), MK_PACKET_FLAG_KEY on random access points, dts <= pts; with
+ * B-frames the first dts is below the first pts by the reorder delay, which get_info()
+ * states in frames (`reorder_delay`: a muxer writes an edit list so that the first picture
+ * is presented at its pts). The magic cookie is the codec's global header (avcC, hvcC,
+ * av1C's configOBUs, VP9 none): the encoder puts its parameter sets there and not in the
+ * packets (libavcodec's AV_CODEC_FLAG_GLOBAL_HEADER, as the ffmpeg tool sets it for MP4).
  */
+
+/** mk_plugin_encoder_config.rate_control (2.3, video). */
+#define MK_ENCODER_RC_DEFAULT 0  /**< the encoder's own default (libx264: CRF 23) */
+#define MK_ENCODER_RC_BITRATE 1  /**< average bit_rate (`ffmpeg -b:v`) */
+#define MK_ENCODER_RC_CRF     2  /**< constant rate factor `quality` (`-crf`) */
+#define MK_ENCODER_RC_QP      3  /**< constant quantiser `quality` (`-qp`, or `-q:v` for
+                                      encoders without a qp option) */
 
 /** Opus application (mk_plugin_encoder_config.application). */
 #define MK_ENCODER_APPLICATION_DEFAULT  0  /**< the backend's default (Opus: audio) */
@@ -346,7 +376,7 @@ typedef struct mk_plugin_decoder_factory {
 /** What the host asks an encoder for. Borrowed for create(). */
 typedef struct mk_plugin_encoder_config {
     uint32_t struct_size;      /**< sizeof(mk_plugin_encoder_config) of the host */
-    int32_t media_type;        /**< MK_MEDIA_AUDIO */
+    int32_t media_type;        /**< MK_MEDIA_AUDIO, or MK_MEDIA_VIDEO (2.3, see "Video encoders") */
     const char *codec;         /**< codec name, e.g. "aac"; never NULL */
     int32_t sample_format;     /**< MK_SAMPLES_* of the frames that will be sent: one the
                                     backend lists in sample_formats */
@@ -366,6 +396,27 @@ typedef struct mk_plugin_encoder_config {
     int32_t frame_duration_us; /**< Opus frame duration in microseconds (2500, 5000, 10000,
                                     20000, 40000, 60000); 0: the default (20000) */
     int32_t thread_count;      /**< 0 = the backend's choice */
+    /* 2.3, video only (media_type MK_MEDIA_VIDEO); read only when struct_size covers them. The
+     * audio fields above are 0 in a video config, but time_base, bit_rate, quality (with
+     * rate_control) and thread_count. */
+    int32_t pixel_format;      /**< MK_PIXEL_* of the frames sent: one the backend lists */
+    int32_t width;             /**< of the frames sent and the coded pictures */
+    int32_t height;
+    int32_t frame_rate_num;    /**< nominal frame rate; 0/0: unknown (the encoder then works
+                                    in the config's time base) */
+    int32_t frame_rate_den;
+    int32_t sar_num, sar_den;  /**< sample aspect ratio; 0/1 unknown */
+    int32_t rate_control;      /**< MK_ENCODER_RC_*: bit_rate or `quality` (CRF or QP) */
+    const char *preset;        /**< the encoder's preset ("medium", SVT-AV1 "8"); NULL: default.
+                                    Borrowed for create() */
+    const char *profile;       /**< "high", "main10" ...; NULL: default. Borrowed */
+    int32_t gop_size;          /**< frames between key frames at most; -1: default */
+    int32_t max_b_frames;      /**< B-frames in a row at most; -1: default, 0: none */
+    int32_t color_range;       /**< as in mk_plugin_frame: written into the stream's VUI */
+    int32_t color_primaries;
+    int32_t color_trc;
+    int32_t color_space;
+    int32_t chroma_location;
 } mk_plugin_encoder_config;
 
 /** What an open encoder states (get_info). Filled by the plugin up to the smaller of the
@@ -382,8 +433,13 @@ typedef struct mk_plugin_encoder_info {
     const uint8_t *extradata;  /**< the magic cookie; owned by the instance, valid until
                                     the next call on it; NULL when the codec has none */
     size_t extradata_size;
-    int32_t packet_time_base_num; /**< time base of packet timestamps (Opus: 1/48000) */
+    int32_t packet_time_base_num; /**< time base of packet timestamps (Opus: 1/48000; video:
+                                       the encoder's, 1/frame rate when that is known) */
     int32_t packet_time_base_den;
+    /* 2.3, video (0 for audio and when struct_size ends before it) */
+    int32_t reorder_delay;     /**< frames by which decoding runs ahead of presentation
+                                    (B-frame delay: libavcodec's has_b_frames); the first
+                                    packet's dts is that many frames below its pts */
 } mk_plugin_encoder_info;
 
 /** An encoded packet filled by receive_packet. Its bytes belong to the instance and stay
@@ -394,9 +450,12 @@ typedef struct mk_plugin_encoded_packet {
     uint32_t flags;            /**< MK_PACKET_FLAG_KEY */
     const uint8_t *data;
     size_t size;
-    int64_t pts;               /**< in info's packet time base; the priming counts from 0 */
-    int64_t dts;
-    int64_t duration;          /**< samples the packet decodes to, in the same time base */
+    int64_t pts;               /**< in info's packet time base; audio: the priming counts from 0;
+                                    video: the pts of the frame it codes */
+    int64_t dts;               /**< decoding time, <= pts (video: below the first pts by the
+                                    reorder delay) */
+    int64_t duration;          /**< audio: samples the packet decodes to; video: the frame's
+                                    duration or 0; in the same time base */
 } mk_plugin_encoded_packet;
 
 /** Operations on one encoder instance. Static storage in the plugin. */
@@ -422,9 +481,10 @@ typedef struct mk_plugin_encoder_vtable {
  *  a 0 entry; a NULL list means "any". */
 typedef struct mk_plugin_encoder_backend {
     uint32_t struct_size;      /**< sizeof(mk_plugin_encoder_backend) of the plugin */
-    int32_t media_type;        /**< MK_MEDIA_AUDIO */
-    const char *codec;         /**< codec name this backend encodes ("aac") */
-    const char *name;          /**< backend name, unique in the plugin per codec, e.g. "ffmpeg" */
+    int32_t media_type;        /**< MK_MEDIA_AUDIO, or MK_MEDIA_VIDEO (2.3) */
+    const char *codec;         /**< codec name this backend encodes ("aac", "h264") */
+    const char *name;          /**< backend name, unique in the plugin per codec, e.g. "ffmpeg";
+                                    for video the encoder library's name ("libx264") */
     int32_t priority;          /**< higher wins when several backends encode a codec */
     const int32_t *sample_formats; /**< MK_SAMPLES_* accepted, preferred first; never NULL.
                                         The host converts to one of them first: a backend is
@@ -449,6 +509,9 @@ typedef struct mk_plugin_encoder_backend {
                       void **encoder,
                       const mk_plugin_encoder_vtable **vtable,
                       char *errbuf, size_t errbuf_size);
+    /* 2.3, optional (absent: an audio backend). */
+    const int32_t *pixel_formats; /**< video: MK_PIXEL_* accepted, preferred first,
+                                       0-terminated; the host converts frames to one of them */
 } mk_plugin_encoder_backend;
 
 /** The encoder factory (MK_PLUGIN_ENCODER_FACTORY, ABI 2.1). Static storage in the plugin. */

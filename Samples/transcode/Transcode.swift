@@ -1,4 +1,5 @@
-// mk-transcode: the first audio track of a media file into a new compressed file.
+// mk-transcode: the first audio track (and, with --video-codec, the first video track) of a
+// media file into a new compressed file.
 import ArgumentParser
 import Foundation
 import MediaKit
@@ -23,6 +24,13 @@ struct Transcode: ParsableCommand {
         and DiscardPadding for Opus. It is written to a hidden temporary file and renamed at the
         end: an interrupted or failed transcode leaves nothing under OUT.
 
+        --video-codec re-encodes the first video track (decode -> encode) with a video encoder
+        of the plugins (the FFmpeg plugin lists every one libavcodec has): a codec (h264, hevc,
+        av1, vp9: the encoder `ffmpeg -c:v CODEC` picks) or an encoder's name (libx264,
+        libsvtav1 ...), set up as the ffmpeg tool sets it up: the same --preset / --crf /
+        --threads 1 give libx264's bitstream of `ffmpeg -c:v libx264 -preset P -crf C -threads 1`.
+        With B-frames an MP4 edit list makes the first picture start at 0. "copy" copies it.
+
         Examples:
           mk-transcode song.mp3 song.m4a --bitrate 192k
           mk-transcode song.wav song.mp4 --codec mp3 --bitrate 192k
@@ -32,6 +40,8 @@ struct Transcode: ParsableCommand {
           mk-transcode take.wav take.ogg --quality 5
           mk-transcode talk.wav talk.mka --codec opus --bitrate 32k --sample-rate 16000 --channels 1
           mk-transcode movie.mov movie.mp4 --copy-video
+          mk-transcode movie.mkv movie.mp4 --video-codec h264 --crf 23 --preset medium
+          mk-transcode movie.mp4 small.mp4 --video-codec libsvtav1 --crf 35 --preset 8
         """)
 
     @Argument(help: "The input file (MP4, MOV, M4A, Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC).")
@@ -67,6 +77,33 @@ struct Transcode: ParsableCommand {
     @Flag(name: .customLong("copy-video"), help: "Copy the input's video tracks unchanged (into any output whose format carries their codec).")
     var copyVideo = false
 
+    @Option(name: .customLong("video-codec"), help: ArgumentHelp("Re-encode the video: h264, hevc, av1, vp9, an encoder name (libx264 ...), or copy.", valueName: "C"))
+    var videoCodec: String?
+
+    @Option(help: ArgumentHelp("Video constant rate factor (ffmpeg -crf).", valueName: "N"))
+    var crf: Double?
+
+    @Option(help: ArgumentHelp("Video constant quantiser (ffmpeg -qp).", valueName: "N"))
+    var qp: Double?
+
+    @Option(name: .customLong("video-bitrate"), help: ArgumentHelp("Video bit rate: bits per second, or with k / M (ffmpeg -b:v).", valueName: "B"))
+    var videoBitrate: String?
+
+    @Option(help: ArgumentHelp("Video encoder preset (ffmpeg -preset: medium, veryslow; SVT-AV1 0..13).", valueName: "P"))
+    var preset: String?
+
+    @Option(help: ArgumentHelp("Video profile (ffmpeg -profile:v: high, main10 ...).", valueName: "P"))
+    var profile: String?
+
+    @Option(help: ArgumentHelp("Frames between video key frames at most (ffmpeg -g).", valueName: "N"))
+    var gop: Int?
+
+    @Option(help: ArgumentHelp("B-frames in a row at most (ffmpeg -bf).", valueName: "N"))
+    var bframes: Int?
+
+    @Option(help: ArgumentHelp("Video encoder and decoder threads (0: all cores; 1 makes libx264 deterministic).", valueName: "N"))
+    var threads: Int?
+
     @Flag(help: "Print no progress line.")
     var quiet = false
 
@@ -81,11 +118,16 @@ struct Transcode: ParsableCommand {
             options.application = value
         }
         options.copyVideo = copyVideo
-        if let b = bitrate {
-            let lower = b.lowercased()
-            let value = lower.hasSuffix("k") ? Double(lower.dropLast()).map { $0 * 1000 } : Double(lower)
-            guard let v = value, v > 0 else { throw ValidationError("--bitrate \(b): give bits per second, e.g. 128000 or 128k") }
-            options.bitRate = Int(v)
+        if let b = bitrate { options.bitRate = try Self.bits(b, option: "--bitrate") }
+        if let v = videoCodec {
+            if v.lowercased() == "copy" {
+                options.copyVideo = true
+            } else {
+                options.video = VideoEncoderSettings(codec: v, crf: crf, qp: qp, bitRate: try videoBitrate.map { try Self.bits($0, option: "--video-bitrate") },
+                                                     preset: preset, profile: profile, gopSize: gop, maxBFrames: bframes, threads: threads)
+            }
+        } else if crf != nil || qp != nil || videoBitrate != nil || preset != nil || profile != nil || gop != nil || bframes != nil {
+            throw ValidationError("--crf, --qp, --video-bitrate, --preset, --profile, --gop and --bframes go with --video-codec")
         }
         signal(SIGINT) { _ in interrupted = 1 }
         signal(SIGTERM) { _ in interrupted = 1 }
@@ -102,12 +144,26 @@ struct Transcode: ParsableCommand {
                 FileHandle.standardError.write(Data("mk-transcode: warning: \(cut.description); \(output) holds what the packets before the cut decode to\n".utf8))
             }
             if !quiet {
-                print("\(output): \(r.codec), \(r.sampleRate) Hz, \(r.channels) channels, \(r.samples) samples, encoder delay \(r.encoderDelay), \(r.packets) packets")
+                if r.sampleRate > 0 {
+                    print("\(output): \(r.codec), \(r.sampleRate) Hz, \(r.channels) channels, \(r.samples) samples, encoder delay \(r.encoderDelay), \(r.packets) packets")
+                }
+                if let v = r.videoEncoder {
+                    print("\(output): video \(v), \(r.videoFrames) pictures, \(r.videoPackets) packets")
+                }
             }
         } catch let e as MediaError {
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
             FileHandle.standardError.write(Data("mk-transcode: \(e)\n".utf8))
             throw ExitCode(interrupted != 0 ? 130 : 1)
         }
+    }
+
+    /// Bits per second from "128000", "128k" or "2M".
+    private static func bits(_ text: String, option: String) throws -> Int {
+        let lower = text.lowercased()
+        let scale: Double = lower.hasSuffix("k") ? 1000 : lower.hasSuffix("m") ? 1_000_000 : 1
+        let value = Double(scale == 1 ? lower : String(lower.dropLast())).map { $0 * scale }
+        guard let v = value, v > 0, v < Double(Int.max) else { throw ValidationError("\(option) \(text): give bits per second, e.g. 128000, 128k or 2M") }
+        return Int(v)
     }
 }

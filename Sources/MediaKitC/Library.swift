@@ -126,7 +126,7 @@ private func backendInfos() -> [mk_backend_info] {
         return i
     }
     func encoder(_ e: MediaRegistry.EncoderBackend) -> mk_backend_info {
-        var i = info(MK_BACKEND_ENCODER, e.codec.rawValue, e.name, MK_MEDIA_AUDIO, e.priority, e.plugin)
+        var i = info(MK_BACKEND_ENCODER, e.codec.rawValue, e.name, mediaTypeCode(e.mediaType), e.priority, e.plugin)
         let key = "\(e.plugin.path)\u{0}\(e.name)\u{0}\(e.codec.rawValue)"
         i.sample_formats = internedArrays.pointer(key + "\u{0}formats", e.sampleFormats.map(\.rawValue))
         i.sample_format_count = Int32(clamping: e.sampleFormats.count)

@@ -455,6 +455,182 @@ final class RegistryTests: XCTestCase {
         XCTAssertTrue(old.encoderBackends.isEmpty)
     }
 
+    /// Plugin ABI 2.3 (issue 36): an encoder plugin built against 2.2 (its backend struct ends
+    /// before `pixel_formats`) is still listed as an audio encoder and encodes as before.
+    func testA22EncoderPluginStillWorksOnThe23Host() throws {
+        let registry = MediaRegistry()
+        try registry.load(path: try compileEncoderPlugin(name: "v22", backendSize: "offsetof(mk_plugin_encoder_backend, pixel_formats)"))
+        let b = try XCTUnwrap(registry.encoderBackends.first)
+        XCTAssertEqual(b.mediaType, .audio)
+        XCTAssertEqual(b.pixelFormats, [])
+        let encoder = try registry.makeEncoder(EncoderSettings(codec: "pcm_test"), input: AudioFormat(.s16, sampleRate: 8000, channels: 1))
+        var packets: [Packet] = []
+        let bytes = [Int16](1...6).withUnsafeBytes { Array($0) }
+        try encoder.encode(AudioBuffer(format: encoder.inputFormat, frames: 6, planes: [bytes])) { packets.append($0) }
+        try encoder.finish { packets.append($0) }
+        XCTAssertEqual(packets.map(\.pts), [0, 4])
+        XCTAssertEqual(packets.flatMap(\.data), bytes)
+    }
+
+    /// A 2.3 video encoder plugin: the config's video fields reach create (pixel format, size,
+    /// frame rate, CRF, preset, GOP, B-frames, colour), frames carry MK_FRAME_FLAG_FORCE_KEY when
+    /// asked, packets keep the plugin's pts AND dts and key flag, the reorder delay and cookie
+    /// come from get_info. A video backend whose struct ends before `pixel_formats` is refused.
+    func testVideoEncoderConfigFramesAndPacketsCrossTheABI() throws {
+        func plugin(_ name: String, backendSize: String) throws -> String {
+            try compilePlugin(name: name, factories: """
+                if (strcmp(id, MK_PLUGIN_ENCODER_FACTORY) == 0) return &factory;
+                return NULL;
+                """, prelude: """
+                #include <stdio.h>
+                typedef struct { int64_t pts[8]; uint32_t flags[8]; uint8_t first[8]; int n, next, draining; char seen[256]; } enc_t;
+                static enc_t st;
+                static const uint8_t cookie[] = "avcC!";
+                static void fill(void *dst, const void *src, size_t own) {
+                    uint32_t host; memcpy(&host, dst, 4); uint32_t n = host < own ? host : (uint32_t)own;
+                    memcpy(dst, src, n); memcpy(dst, &n, 4);
+                }
+                static int32_t info(void *e, mk_plugin_encoder_info *i) {
+                    (void)e; mk_plugin_encoder_info o; memset(&o, 0, sizeof(o)); o.struct_size = sizeof(o);
+                    o.extradata = cookie; o.extradata_size = 5; o.packet_time_base_num = 1; o.packet_time_base_den = 25;
+                    o.reorder_delay = 1; fill(i, &o, sizeof(o)); return MK_OK;
+                }
+                static int32_t send(void *p, const mk_plugin_frame *f) {
+                    enc_t *e = p;
+                    if (f == NULL) { e->draining = 1; return MK_OK; }
+                    if (f->media_type != MK_MEDIA_VIDEO || f->format != MK_PIXEL_YUV420P || f->width != 4 || f->height != 2 ||
+                        f->plane_count != 3 || f->strides[0] < 4 || e->n == 8) return MK_EINVAL;
+                    e->pts[e->n] = f->pts; e->flags[e->n] = f->flags; e->first[e->n] = f->planes[0][0]; e->n++; return MK_OK;
+                }
+                static int32_t receive(void *p, mk_plugin_encoded_packet *pk) {
+                    enc_t *e = p;
+                    if (!e->draining) return MK_EAGAIN;   /* everything comes out at the end, reordered */
+                    if (e->next == e->n) return MK_EOF;
+                    int i = e->next++;
+                    mk_plugin_encoded_packet o; memset(&o, 0, sizeof(o)); o.struct_size = sizeof(o);
+                    o.flags = (e->flags[i] & MK_FRAME_FLAG_FORCE_KEY) ? MK_PACKET_FLAG_KEY : 0;
+                    o.data = &e->first[i]; o.size = 1; o.pts = e->pts[i]; o.dts = (int64_t)i - 1; o.duration = 1;
+                    fill(pk, &o, sizeof(o)); return MK_OK;
+                }
+                static void destroy(void *e) { (void)e; }
+                static const char *last_error(void *e) { (void)e; return ""; }
+                static const mk_plugin_encoder_vtable vtable = { sizeof(vtable), info, send, receive, destroy, last_error };
+                static int32_t create(const mk_plugin_encoder_config *c, void **e, const mk_plugin_encoder_vtable **vt, char *b, size_t n) {
+                    if (c->struct_size < offsetof(mk_plugin_encoder_config, chroma_location) + 4 || c->media_type != MK_MEDIA_VIDEO) {
+                        snprintf(b, n, "not a 2.3 video config"); return MK_EINVAL;
+                    }
+                    memset(&st, 0, sizeof(st));
+                    snprintf(st.seen, sizeof(st.seen), "%s %d %dx%d %d/%d rc%d %.1f %s %d %d r%d p%d t%d s%d",
+                             c->codec, c->pixel_format, c->width, c->height, c->frame_rate_num, c->frame_rate_den,
+                             c->rate_control, c->quality, c->preset ? c->preset : "-", c->gop_size, c->max_b_frames,
+                             c->color_range, c->color_primaries, c->color_trc, c->color_space);
+                    *e = &st; *vt = &vtable; return MK_OK;
+                }
+                EXPORT const char *seen_config(void) { return st.seen; }
+                static const int32_t no_samples[] = { 0 };
+                static const int32_t pixels[] = { MK_PIXEL_YUV420P, MK_PIXEL_NV12, 0 };
+                static const mk_plugin_encoder_backend backend = {
+                    \(backendSize), MK_MEDIA_VIDEO, "vid_test", "libvidtest", 120, no_samples, NULL, 0, 0, 0, NULL, 0, 0, create, pixels };
+                static uint32_t count(void) { return 1; }
+                static const mk_plugin_encoder_backend *get(uint32_t i) { return i == 0 ? &backend : NULL; }
+                static const mk_plugin_encoder_factory factory = { sizeof(factory), count, get };
+                """)
+        }
+        let path = try plugin("videnc", backendSize: "sizeof(mk_plugin_encoder_backend)")
+        let registry = MediaRegistry()
+        try registry.load(path: path)
+        let b = try XCTUnwrap(registry.encoderBackends.first)
+        XCTAssertEqual("\(b.mediaType) \(b.codec) \(b.name) \(b.pixelFormats)", "video vid_test libvidtest [MediaKit.PixelFormat.yuv420p, MediaKit.PixelFormat.nv12]")
+        XCTAssertThrowsError(try registry.makeEncoder(EncoderSettings(codec: "vid_test"), input: AudioFormat(.s16, sampleRate: 8000, channels: 1))) {
+            XCTAssertEqual(($0 as? MediaError)?.kind, .notFound, "an audio encoder is never made from a video backend")
+        }
+        var input = VideoFormat(pixelFormat: .yuv420p, width: 4, height: 2, timeBase: Rational(1, 50), frameRate: Rational(25, 1))
+        input.colorRange = .limited
+        input.colorPrimaries = .bt709
+        let encoder = try registry.makeVideoEncoder(VideoEncoderSettings(codec: "libvidtest", crf: 23, preset: "fast", gopSize: 12, maxBFrames: 0),
+                                                    input: input)
+        let handle = try XCTUnwrap(dlopen(path, RTLD_NOW))
+        defer { dlclose(handle) }
+        typealias Seen = @convention(c) () -> UnsafePointer<CChar>
+        let seen = unsafeBitCast(try XCTUnwrap(dlsym(handle, "seen_config")), to: Seen.self)
+        XCTAssertEqual(String(cString: seen()), "vid_test 1 4x2 25/1 rc2 23.0 fast 12 0 r1 p1 t2 s2")
+        XCTAssertEqual(encoder.parameters.extradata, Array("avcC!".utf8))
+        XCTAssertEqual(encoder.reorderDelay, 1)
+        XCTAssertEqual(encoder.timeBase, Rational(1, 25))
+        var packets: [Packet] = []
+        for i in 0..<3 {
+            let bytes: [UInt8] = [UInt8(10 + i), 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2]
+            let storage = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 16)
+            storage.copyMemory(from: bytes, byteCount: bytes.count)
+            let address = UInt(bitPattern: storage)
+            let frame = Frame(mediaType: .video, pts: Int64(2 * i), duration: 2, timeBase: Rational(1, 50), pixelFormat: .yuv420p, width: 4, height: 2,
+                              planes: [Plane(base: storage, stride: 4, length: 8), Plane(base: storage + 8, stride: 2, length: 2),
+                                       Plane(base: storage + 10, stride: 2, length: 2)],
+                              storage: FrameStorage { UnsafeMutableRawPointer(bitPattern: address)?.deallocate() })
+            try encoder.encode(frame, forceKeyFrame: i != 1) { packets.append($0) }
+        }
+        XCTAssertTrue(packets.isEmpty)
+        try encoder.finish { packets.append($0) }
+        XCTAssertEqual(packets.map(\.pts), [0, 2, 4], "the frames' pts, in the input's time base as sent")
+        XCTAssertEqual(packets.map(\.dts), [-1, 0, 1])
+        XCTAssertEqual(packets.map(\.isKeyframe), [true, false, true])
+        XCTAssertEqual(packets.map(\.data), [[10], [11], [12]])
+        XCTAssertEqual(packets.map(\.timeBase), Array(repeating: Rational(1, 25), count: 3))
+        XCTAssertEqual(try outcome(encoder.receiveOutput()), "endOfStream")
+        XCTAssertThrowsError(try registry.makeVideoEncoder(VideoEncoderSettings(codec: "vid_test"),
+                                                           input: VideoFormat(pixelFormat: .yuv444p, width: 4, height: 2, timeBase: Rational(1, 25)))) {
+            XCTAssertTrue("\($0)".contains("takes yuv420p, nv12 pictures, not yuv444p"), "\($0)")
+        }
+        // A video backend of a plugin whose struct ends before pixel_formats: refused.
+        XCTAssertThrowsError(try MediaRegistry().load(path: try plugin("short", backendSize: "offsetof(mk_plugin_encoder_backend, pixel_formats)"))) {
+            XCTAssertTrue("\($0)".contains("lists no pixel formats"), "\($0)")
+        }
+    }
+
+    /// The other way round: a 2.2 host (config, info and packet structs of 2.2) with the FFmpeg
+    /// plugin of 2.3 encodes audio as before, finds no sample format to send a video backend,
+    /// and a video backend refuses a config without the 2.3 fields.
+    func testThe23FFmpegPluginServesA22Host() throws {
+        let backends = MediaRegistry.shared.encoderBackends.filter { $0.plugin.name == "ffmpeg" }
+        guard let aac = backends.first(where: { $0.codec == "aac" }), let x264 = backends.first(where: { $0.name == "libx264" }) else {
+            throw XCTSkip("the FFmpeg plugin with aac and libx264 encoders is not built")
+        }
+        var errbuf = [CChar](repeating: 0, count: 512)
+        func message() -> String { String(decoding: errbuf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        var cfg = mk_plugin_encoder_config()
+        cfg.struct_size = UInt32(MemoryLayout<mk_plugin_encoder_config>.offset(of: \.pixel_format)!)   // 2.2's size
+        cfg.media_type = MK_MEDIA_AUDIO
+        cfg.sample_format = MK_SAMPLES_F32P
+        cfg.sample_rate = 48000
+        cfg.channels = 1
+        cfg.time_base_num = 1
+        cfg.time_base_den = 48000
+        cfg.bit_rate = 64000
+        var instance: UnsafeMutableRawPointer?
+        var vt: UnsafePointer<mk_plugin_encoder_vtable>?
+        let status = "aac".withCString { cfg.codec = $0; return aac.raw.pointee.create(&cfg, &instance, &vt, &errbuf, errbuf.count) }
+        XCTAssertEqual(status, MK_OK, message())
+        let enc = try XCTUnwrap(instance), v = try XCTUnwrap(vt)
+        defer { v.pointee.destroy(enc) }
+        var info = mk_plugin_encoder_info()
+        let size22 = UInt32(MemoryLayout<mk_plugin_encoder_info>.offset(of: \.reorder_delay)!)
+        info.struct_size = size22
+        info.reorder_delay = 77
+        XCTAssertEqual(v.pointee.get_info(enc, &info), MK_OK)
+        XCTAssertEqual(info.struct_size, size22, "filled up to the host's (2.2) size")
+        XCTAssertEqual(info.reorder_delay, 77, "nothing written beyond the host's struct")
+        XCTAssertEqual(info.frame_size, 1024)
+        XCTAssertFalse(info.extradata_size == 0)
+        // What a 2.2 host reads of a video backend: media_type it ignores, an empty sample format list.
+        XCTAssertEqual(x264.raw.pointee.sample_formats?.pointee, 0)
+        cfg.media_type = MK_MEDIA_VIDEO
+        instance = nil
+        let refused = "h264".withCString { cfg.codec = $0; return x264.raw.pointee.create(&cfg, &instance, &vt, &errbuf, errbuf.count) }
+        XCTAssertEqual(refused, MK_EINVAL)
+        XCTAssertNil(instance)
+        XCTAssertTrue(message().contains("short of the video fields of plugin ABI 2.3"), message())
+    }
+
     func testNoDecoderNamesCodecAndEveryPlaceSearched() throws {
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("mk-empty-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)

@@ -589,7 +589,10 @@ static void listings_and_orientation(const char *good) {
               "a 0.1-sized mk_backend_info is filled only up to its struct_size");
         bi.struct_size = sizeof bi;
         EXPECT(mk_backend_get_info(i, &bi), MK_OK);
-        if (bi.kind == MK_BACKEND_ENCODER) {
+        if (bi.kind == MK_BACKEND_ENCODER && bi.media_type == MK_MEDIA_VIDEO) {
+            /* a video encoder (plugin ABI 2.3): no audio capabilities */
+            CHECK(bi.sample_format_count == 0 && bi.max_channels == 0, "a video encoder lists no sample formats");
+        } else if (bi.kind == MK_BACKEND_ENCODER) {
             encoders++;
             CHECK(bi.sample_format_count > 0 && bi.sample_formats != NULL && bi.max_channels >= 1
                   && (bi.sample_rate_count == 0) == (bi.sample_rates == NULL)

@@ -101,3 +101,35 @@ void ffp_release_frame(void *opaque)
     AVFrame *frame = opaque;
     av_frame_free(&frame);
 }
+
+int32_t ffp_encoder_failure(char *buf, size_t size, const char *prefix, const char *what, int err)
+{
+    char text[AV_ERROR_MAX_STRING_SIZE + 32];
+    if (av_strerror(err, text, sizeof(text)) < 0)
+        snprintf(text, sizeof(text), "error %d", err);
+    mkp_write_error(buf, size, "%s: %s: %s", prefix, what, text);
+    int32_t status = ffp_map_averror(err);
+    return status == MK_EAGAIN || status == MK_EOF ? MK_EFAIL : status;
+}
+
+int32_t ffp_encoder_drain(AVCodecContext *ctx, int *draining, char *buf, size_t size, const char *prefix)
+{
+    if (*draining)
+        return MK_EOF;
+    int ret = avcodec_send_frame(ctx, NULL);
+    if (ret == AVERROR(EAGAIN))
+        return MK_EAGAIN;
+    *draining = 1;
+    return ret < 0 && ret != AVERROR_EOF ? ffp_encoder_failure(buf, size, prefix, "draining", ret) : MK_OK;
+}
+
+int32_t ffp_encoder_receive(AVCodecContext *ctx, AVPacket *packet, char *buf, size_t size, const char *prefix)
+{
+    av_packet_unref(packet);
+    int ret = avcodec_receive_packet(ctx, packet);
+    if (ret == AVERROR(EAGAIN))
+        return MK_EAGAIN;
+    if (ret == AVERROR_EOF)
+        return MK_EOF;
+    return ret < 0 ? ffp_encoder_failure(buf, size, prefix, "receiving a packet", ret) : MK_OK;
+}

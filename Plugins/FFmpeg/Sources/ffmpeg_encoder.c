@@ -1,6 +1,7 @@
 /*
- * ffmpeg_encoder.c — the FFmpeg plugin's audio encoders (MK_PLUGIN_ENCODER_FACTORY, plugin
- * ABI 2.1): AAC-LC from libavcodec's native "aac" encoder, FLAC and ALAC from its "flac" and
+ * ffmpeg_encoder.c — the FFmpeg plugin's encoder factory (MK_PLUGIN_ENCODER_FACTORY, plugin
+ * ABI 2.1; the video encoders of ffmpeg_video_encoder.c follow the audio ones since 2.3) and
+ * its audio encoders: AAC-LC from libavcodec's native "aac" encoder, FLAC and ALAC from its "flac" and
  * "alac" encoders, MP3 from "libmp3lame" when the libavcodec loaded has it, and PCM (8 to
  * 32-bit integer of either byte order, 32 and 64-bit float, A-law, mu-law: what WAV and AIFF
  * files hold) from its pcm_* encoders, which take frames of any length. An encoder the loaded libavcodec
@@ -103,7 +104,9 @@ static int32_t (*const ffe_create_fns[FFE_CODEC_COUNT])(const mk_plugin_encoder_
 #undef FFE_FN
 };
 
-static mk_plugin_encoder_backend ffe_backends[FFE_CODEC_COUNT];
+/** Room for the video encoders ffmpeg_video_encoder.c lists after the audio ones. */
+#define FFE_VIDEO_ROOM 160
+static mk_plugin_encoder_backend ffe_backends[FFE_CODEC_COUNT + FFE_VIDEO_ROOM];
 static uint32_t ffe_backend_count;
 
 MKP_ENCODER_FACTORY(ffe_encoder_factory, ffe_backends, ffe_backend_count);
@@ -169,6 +172,7 @@ void ffe_init_backends(const mk_host *host)
         b->max_bit_rate = c->max_bit_rate;
         b->create = ffe_create_fns[i];
     }
+    count += ffv_init_backends(host, &ffe_backends[count], FFE_VIDEO_ROOM);
     ffe_backend_count = count;
 }
 
@@ -187,14 +191,17 @@ typedef struct ffe_encoder {
     char last_error[FFP_ERROR_SIZE];
 } ffe_encoder;
 
+/* "ffmpeg aac (encoder aac)": the prefix of the instance's messages. */
+static void ffe_who(const ffe_encoder *enc, char *who, size_t size)
+{
+    snprintf(who, size, "ffmpeg %s (encoder %s)", enc->codec->name, enc->codec->encoder_name);
+}
+
 static int32_t ffe_fail_av(ffe_encoder *enc, const char *what, int err)
 {
-    char text[AV_ERROR_MAX_STRING_SIZE + 32];
-    if (av_strerror(err, text, sizeof(text)) < 0)
-        snprintf(text, sizeof(text), "error %d", err);
-    mkp_write_error(enc->last_error, sizeof(enc->last_error), "ffmpeg %s (encoder %s): %s: %s",
-                    enc->codec->name, enc->codec->encoder_name, what, text);
-    return ffp_map_averror(err);
+    char who[96];
+    ffe_who(enc, who, sizeof(who));
+    return ffp_encoder_failure(enc->last_error, sizeof(enc->last_error), who, what, err);
 }
 
 static int32_t ffe_get_info(void *encoder, mk_plugin_encoder_info *info)
@@ -231,13 +238,9 @@ static int32_t ffe_send_frame(void *encoder, const mk_plugin_frame *frame)
         return MK_EINVAL;
     enc->last_error[0] = '\0';
     if (frame == NULL) {
-        if (enc->draining)
-            return MK_EOF;
-        int ret = avcodec_send_frame(enc->ctx, NULL);
-        if (ret == AVERROR(EAGAIN))
-            return MK_EAGAIN;
-        enc->draining = 1;
-        return ret < 0 && ret != AVERROR_EOF ? ffe_fail_av(enc, "draining", ret) : MK_OK;
+        char who[96];
+        ffe_who(enc, who, sizeof(who));
+        return ffp_encoder_drain(enc->ctx, &enc->draining, enc->last_error, sizeof(enc->last_error), who);
     }
     if (enc->draining) {
         mkp_write_error(enc->last_error, sizeof(enc->last_error), "ffmpeg %s: send_frame after draining", enc->codec->name);
@@ -293,14 +296,11 @@ static int32_t ffe_receive_packet(void *encoder, mk_plugin_encoded_packet *packe
     ffe_encoder *enc = encoder;
     if (enc == NULL || packet == NULL || packet->struct_size < MKP_END_OF(mk_plugin_encoded_packet, duration))
         return MK_EINVAL;
-    av_packet_unref(enc->packet);
-    int ret = avcodec_receive_packet(enc->ctx, enc->packet);
-    if (ret == AVERROR(EAGAIN))
-        return MK_EAGAIN;
-    if (ret == AVERROR_EOF)
-        return MK_EOF;
-    if (ret < 0)
-        return ffe_fail_av(enc, "receiving a packet", ret);
+    char who[96];
+    ffe_who(enc, who, sizeof(who));
+    int32_t status = ffp_encoder_receive(enc->ctx, enc->packet, enc->last_error, sizeof(enc->last_error), who);
+    if (status != MK_OK)
+        return status;
     size_t side_size = 0;
     const uint8_t *side = av_packet_get_side_data(enc->packet, AV_PKT_DATA_NEW_EXTRADATA, &side_size);
     if (side != NULL && side_size > 0) {
@@ -420,14 +420,9 @@ static int32_t ffe_create(int index, const mk_plugin_encoder_config *config, voi
 
     int ret = avcodec_open2(ctx, codec->encoder, NULL);
     if (ret < 0) {
-        char text[AV_ERROR_MAX_STRING_SIZE + 32];
-        if (av_strerror(ret, text, sizeof(text)) < 0)
-            snprintf(text, sizeof(text), "error %d", ret);
-        int32_t status = ffp_map_averror(ret);
-        if (status == MK_EAGAIN || status == MK_EOF)
-            status = MK_EFAIL;
-        mkp_write_error(errbuf, errbuf_size, "%s: avcodec_open2 failed for %d Hz, %d channels: %s", who,
-                        config->sample_rate, config->channels, text);
+        char what[96];
+        snprintf(what, sizeof(what), "avcodec_open2 failed for %d Hz, %d channels", config->sample_rate, config->channels);
+        int32_t status = ffp_encoder_failure(errbuf, errbuf_size, who, what, ret);
         ffe_destroy(enc);
         return status;
     }

@@ -51,6 +51,16 @@ FFP_HIDDEN const ffp_pix_map *ffp_find_mk_pix(int32_t format);
 FFP_HIDDEN int32_t ffp_map_averror(int err);
 /** mk_plugin_frame.release for a frame whose release_opaque is an AVFrame: frees it. */
 FFP_HIDDEN void ffp_release_frame(void *opaque);
+/** The MK_* status for the libavcodec error `err` (never MK_EAGAIN / MK_EOF: those become
+ *  MK_EFAIL), with "PREFIX: WHAT: av_strerror text" written into buf (the audio and video
+ *  encoders' failures of create, send and receive). */
+FFP_HIDDEN int32_t ffp_encoder_failure(char *buf, size_t size, const char *prefix, const char *what, int err);
+/** An encoder's send_frame(NULL): enters draining once (MK_OK), MK_EOF when already
+ *  draining, MK_EAGAIN when libavcodec wants packets received first. */
+FFP_HIDDEN int32_t ffp_encoder_drain(AVCodecContext *ctx, int *draining, char *buf, size_t size, const char *prefix);
+/** An encoder's receive_packet into `packet` (unreferenced first): MK_OK, MK_EAGAIN, MK_EOF or
+ *  an error with its message in buf. */
+FFP_HIDDEN int32_t ffp_encoder_receive(AVCodecContext *ctx, AVPacket *packet, char *buf, size_t size, const char *prefix);
 /** The MK_SAMPLES_* value for an AVSampleFormat, 0 when the ABI has none. */
 FFP_HIDDEN int32_t ffp_map_sample_fmt(int format);
 /** "1.0.0 (libavcodec X.Y.Z)", the descriptor's version (ffmpeg_common.c); its buffer is
@@ -65,6 +75,9 @@ FFP_HIDDEN const mk_plugin_decoder_factory *ffd_factory(void);
 /** Builds the encoder backend list from the libavcodec loaded (ffmpeg_encoder.c); called
  *  by init(). */
 FFP_HIDDEN void ffe_init_backends(const mk_host *host);
+/** Lists the video encoders of the libavcodec loaded into out[0 ..< room] and returns how
+ *  many (ffmpeg_video_encoder.c); called by ffe_init_backends. */
+FFP_HIDDEN uint32_t ffv_init_backends(const mk_host *host, mk_plugin_encoder_backend *out, uint32_t room);
 /** The encoder factory (ffmpeg_encoder.c). */
 FFP_HIDDEN const mk_plugin_encoder_factory *ffe_factory(void);
 /** The picture converter factory (ffmpeg_converter.c). */

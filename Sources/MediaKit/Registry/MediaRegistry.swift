@@ -46,10 +46,14 @@ public final class MediaRegistry: @unchecked Sendable {
         nonisolated(unsafe) let raw: UnsafePointer<mk_plugin_decoder_backend>
     }
 
-    /// One encoder backend of a loaded plugin (plugin ABI 2.1): what it takes and makes.
+    /// One encoder backend of a loaded plugin (plugin ABI 2.1; video since 2.3): what it takes and makes.
     public struct EncoderBackend: Sendable {
-        /// The codec it writes ("aac").
+        /// The codec it writes ("aac", "h264").
         public let codec: CodecID
+        /// Audio, or video (plugin ABI 2.3: ``pixelFormats`` then lists what it takes).
+        public let mediaType: MediaType
+        /// The pixel formats a video encoder takes, preferred first; empty for audio.
+        public let pixelFormats: [PixelFormat]
         /// The backend's name within its plugin.
         public let name: String
         /// Higher wins when several backends encode the same codec.
@@ -278,6 +282,14 @@ public final class MediaRegistry: @unchecked Sendable {
         encoderBackends.filter { $0.codec == codec && (backend == nil || $0.name == backend || $0.plugin.name == backend) }
     }
 
+    /// The video encoder backends (plugin ABI 2.3) named `name`: those whose backend name is
+    /// `name` ("libx264"), else those that write the codec `name` ("h264"), highest priority first.
+    public func videoEncoderBackends(named name: String) -> [EncoderBackend] {
+        let video = encoderBackends.filter { $0.mediaType == .video }
+        let byName = video.filter { $0.name == name }
+        return byName.isEmpty ? video.filter { $0.codec.rawValue == name } : byName
+    }
+
     /// Creates an encoder.
     /// - Parameters:
     ///   - settings: the codec, bit rate or quality and the rest (``EncoderSettings``).
@@ -288,7 +300,7 @@ public final class MediaRegistry: @unchecked Sendable {
     ///   no backend writes it; `.unsupported` naming what the backend takes (rates, channel
     ///   counts, bit rates, sample formats) when it refuses `input` or the settings.
     public func makeEncoder(_ settings: EncoderSettings, input: AudioFormat) throws -> Encoder {
-        let candidates = encoderBackends(for: settings.codec, backend: settings.backend)
+        let candidates = encoderBackends(for: settings.codec, backend: settings.backend).filter { $0.mediaType == .audio }
         guard !candidates.isEmpty else {
             var what = "no encoder for \(settings.codec)"
             if let b = settings.backend { what += " in a backend named '\(b)'" }
@@ -297,6 +309,25 @@ public final class MediaRegistry: @unchecked Sendable {
         }
         return try createFirst(candidates, "\(settings.codec) encoder", label: { "\($0.plugin.name) \($0.name)" }) {
             try PluginEncoder.make($0, settings: settings, input: input, errorBuffer: $1, size: $2)
+        }
+    }
+
+    /// Creates a video encoder (plugin ABI 2.3).
+    /// - Parameters:
+    ///   - settings: the codec or encoder name, rate control, preset and the rest
+    ///     (``VideoEncoderSettings``).
+    ///   - input: the pictures that will be sent: a pixel format the backend takes (see
+    ///     ``EncoderBackend/pixelFormats``; a ``PicturePipeline`` converts to it).
+    /// - Throws: `.notFound` naming the codec, the plugins loaded and every place searched when
+    ///   no backend writes it; `.unsupported` naming what the backend takes or refuses (pixel
+    ///   formats, an option it does not have).
+    public func makeVideoEncoder(_ settings: VideoEncoderSettings, input: VideoFormat) throws -> VideoEncoder {
+        let candidates = videoEncoderBackends(named: settings.codec)
+        guard !candidates.isEmpty else {
+            throw notFoundError("no video encoder named or writing '\(settings.codec)' (the FFmpeg plugin lists libavcodec's, plugin ABI 2.3)")
+        }
+        return try createFirst(candidates, "\(settings.codec) video encoder", label: { "\($0.plugin.name) \($0.name)" }) {
+            try PluginVideoEncoder.make($0, settings: settings, input: input, errorBuffer: $1, size: $2)
         }
     }
 

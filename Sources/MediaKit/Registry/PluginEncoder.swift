@@ -11,54 +11,43 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
     let timeBase: Rational
     let backend: MediaRegistry.EncoderBackend
     private(set) var inputSampleCount: Int64 = 0
-    private let instance: UnsafeMutableRawPointer
-    private let vtable: UnsafePointer<mk_plugin_encoder_vtable>
-    private let context: String
+    private let core: PluginEncoderInstance
     /// ``inputFormat`` as an MK_SAMPLES_* value.
     private let abiFormat: Int32
     /// Samples waiting for a whole frame, one array per plane, and how many.
     private var fifo: [[UInt8]]
     private var fifoFrames = 0
-    /// Packets received while a frame was refused (EAGAIN), handed out first.
-    private var ready: [Packet] = []
-    /// Where the stream stands: the one record of draining between the plugin and the
-    /// layers above (they pass ``EncoderOutput/endOfStream`` on).
-    private var stage = DrainStage.decoding
 
-    init(backend: MediaRegistry.EncoderBackend, input: AudioFormat, codec: CodecID, instance: UnsafeMutableRawPointer,
-         vtable: UnsafePointer<mk_plugin_encoder_vtable>) throws {
+    init(backend: MediaRegistry.EncoderBackend, input: AudioFormat, codec: CodecID, core: PluginEncoderInstance) throws {
         self.backend = backend
         self.inputFormat = input
-        self.instance = instance
-        self.vtable = vtable
-        self.context = "\(backend.plugin.name) \(codec) encoder"
+        self.core = core
         guard let abi = SampleFormat(input) else {
-            vtable.pointee.destroy(instance)
-            throw MediaError(.invalidArgument, "an encoder cannot take packed 24-bit samples", context: context)
+            throw MediaError(.invalidArgument, "an encoder cannot take packed 24-bit samples", context: core.context)
         }
         abiFormat = abi.rawValue
         fifo = Array(repeating: [], count: input.planeCount)
-        var info = mk_plugin_encoder_info()
-        info.struct_size = UInt32(MemoryLayout<mk_plugin_encoder_info>.size)
-        let status = vtable.pointee.get_info(instance, &info)
-        guard status == MK_OK, info.struct_size >= PluginLoader.endOf(\mk_plugin_encoder_info.packet_time_base_den),
+        guard let info = core.info(), info.struct_size >= PluginLoader.endOf(\mk_plugin_encoder_info.packet_time_base_den),
               info.packet_time_base_num > 0, info.packet_time_base_den > 0, info.frame_size >= 0, info.encoder_delay >= 0 else {
-            vtable.pointee.destroy(instance)
-            throw MediaError(.pluginABI, "the encoder's get_info failed or is incomplete (status \(status), struct size \(info.struct_size))",
-                             context: context)
+            throw MediaError(.pluginABI, "the encoder's get_info failed or is incomplete", context: core.context)
         }
         frameSize = Int(info.frame_size)
         encoderDelay = Int(info.encoder_delay)
         timeBase = Rational(Int64(info.packet_time_base_num), Int64(info.packet_time_base_den))
+        core.timeBase = timeBase
         parameters = CodecParameters(mediaType: .audio, codec: codec,
-                                     extradata: Self.bytes(info.extradata, info.extradata_size),
+                                     extradata: PluginEncoderInstance.bytes(info.extradata, info.extradata_size),
                                      sampleRate: Int(info.sample_rate > 0 ? info.sample_rate : Int32(input.sampleRate)),
                                      channels: Int(info.channels > 0 ? info.channels : Int32(input.channels)),
                                      bitRate: Int(info.bit_rate))
         parameters.channelMask = input.layout.mask
+        // After draining the encoder may state a newer cookie (FLAC: STREAMINFO with the totals).
+        core.onEnd = { [unowned self] in
+            if let info = self.core.info(), info.extradata_size > 0 {
+                self.parameters.extradata = PluginEncoderInstance.bytes(info.extradata, info.extradata_size)
+            }
+        }
     }
-
-    deinit { vtable.pointee.destroy(instance) }
 
     /// Starts `b`'s encoder: checks that it takes `input`'s sample format, fills the plugin's
     /// encoder config from `settings` and `input`, calls create and checks the vtable it
@@ -100,34 +89,20 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
             return b.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
         }
         guard status == MK_OK, let instance, let vt else { return (status, nil) }
-        guard vt.pointee.struct_size >= PluginLoader.endOf(\mk_plugin_encoder_vtable.last_error),
-              vt.pointee.get_info != nil, vt.pointee.send_frame != nil, vt.pointee.receive_packet != nil,
-              vt.pointee.destroy != nil, vt.pointee.last_error != nil else {
-            vt.pointee.destroy?(instance)
-            throw MediaError(.pluginABI, "the \(b.plugin.name) \(settings.codec) encoder returned an incomplete vtable", path: b.plugin.path)
-        }
-        return (status, try PluginEncoder(backend: b, input: input, codec: settings.codec, instance: instance, vtable: vt))
-    }
-
-    private static func bytes(_ p: UnsafePointer<UInt8>?, _ n: Int) -> [UInt8] {
-        guard let p, n > 0 else { return [] }
-        return Array(UnsafeBufferPointer(start: p, count: n))
-    }
-
-    private func failure(_ status: Int32, _ what: String) -> MediaError {
-        let detail = vtable.pointee.last_error.flatMap { $0(instance) }.map { String(cString: $0) } ?? ""
-        return MediaError(pluginStatus: status, what, detail: detail, context: context)
+        try PluginEncoderInstance.checkVtable(vt, instance: instance, b)
+        let core = PluginEncoderInstance(instance: instance, vtable: vt, context: "\(b.plugin.name) \(settings.codec) encoder")
+        return (status, try PluginEncoder(backend: b, input: input, codec: settings.codec, core: core))
     }
 
     func send(_ frame: Frame) throws -> SendResult {
         guard frame.mediaType == .audio, frame.sampleFormat != nil else {
-            throw MediaError(.invalidArgument, "an audio encoder was given a \(frame.mediaType.rawValue) frame", context: context)
+            throw MediaError(.invalidArgument, "an audio encoder was given a \(frame.mediaType.rawValue) frame", context: core.context)
         }
         let format = AudioFormat(of: frame)
         guard format.sampleType == inputFormat.sampleType, format.isPlanar == inputFormat.isPlanar,
               format.sampleRate == inputFormat.sampleRate, format.channels == inputFormat.channels else {
             throw MediaError(.invalidArgument, "the encoder takes \(inputFormat); a frame of \(format) was given (convert it with an AudioConverter)",
-                             context: context)
+                             context: core.context)
         }
         let bytes = frame.sampleCount * inputFormat.bytesPerFrame
         var planes: [[UInt8]] = []
@@ -139,11 +114,11 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
     }
 
     func send(buffer: AudioBuffer) throws {
-        if stage != .decoding { throw MediaError(.state, "send after flush(): an encoder codes one stream", context: context) }
+        if core.stage != .decoding { throw MediaError(.state, "send after flush(): an encoder codes one stream", context: core.context) }
         guard buffer.format.sampleType == inputFormat.sampleType, buffer.format.isPlanar == inputFormat.isPlanar,
               buffer.format.sampleRate == inputFormat.sampleRate, buffer.format.channels == inputFormat.channels else {
             throw MediaError(.invalidArgument, "the encoder takes \(inputFormat); a buffer of \(buffer.format) was given (convert it with an AudioConverter)",
-                             context: context)
+                             context: core.context)
         }
         guard buffer.frames > 0 else { return }
         let bytes = buffer.frames * inputFormat.bytesPerFrame
@@ -173,108 +148,47 @@ final class PluginEncoder: Encoder, @unchecked Sendable {
     private func sendChunk(offset: Int, frames: Int) throws {
         let bpf = inputFormat.bytesPerFrame
         let pts = inputSampleCount - Int64(fifoFrames) + Int64(offset)
-        var pending = true
-        while pending {
-            let status: Int32 = withPlanePointers(offset: offset * bpf) { ptrs in
-                var f = mk_plugin_frame()
-                f.struct_size = UInt32(MemoryLayout<mk_plugin_frame>.size)
-                f.media_type = MK_MEDIA_AUDIO
-                f.format = abiFormat
-                f.pts = pts
-                f.duration = Int64(frames)
-                f.sample_rate = Int32(inputFormat.sampleRate)
-                f.channels = Int32(inputFormat.channels)
-                f.channel_mask = inputFormat.layout.mask
-                f.nb_samples = Int32(frames)
-                f.plane_count = Int32(ptrs.count)
-                withUnsafeMutableBytes(of: &f.planes) { raw in
-                    let b = raw.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)
-                    for (i, p) in ptrs.enumerated() { b[i] = UnsafeMutablePointer(mutating: p) }
-                }
-                withUnsafeMutableBytes(of: &f.strides) { raw in
-                    let b = raw.bindMemory(to: Int64.self)
-                    for i in ptrs.indices { b[i] = Int64(frames * bpf) }
-                }
-                return vtable.pointee.send_frame(instance, &f)
+        try withPlanePointers(offset: offset * bpf) { ptrs in
+            var f = mk_plugin_frame()
+            f.struct_size = UInt32(MemoryLayout<mk_plugin_frame>.size)
+            f.media_type = MK_MEDIA_AUDIO
+            f.format = abiFormat
+            f.pts = pts
+            f.duration = Int64(frames)
+            f.sample_rate = Int32(inputFormat.sampleRate)
+            f.channels = Int32(inputFormat.channels)
+            f.channel_mask = inputFormat.layout.mask
+            f.nb_samples = Int32(frames)
+            f.plane_count = Int32(ptrs.count)
+            withUnsafeMutableBytes(of: &f.planes) { raw in
+                let b = raw.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)
+                for (i, p) in ptrs.enumerated() { b[i] = UnsafeMutablePointer(mutating: p) }
             }
-            switch status {
-            case MK_OK: pending = false
-            case MK_EAGAIN:
-                let before = ready.count
-                while let p = try receivePlugin() { ready.append(p) }
-                if ready.count == before {
-                    throw MediaError(.backend, "the encoder refuses a frame (EAGAIN) but has no packet to give", context: context)
-                }
-            default: throw failure(status, "encoding \(frames) samples at \(pts)")
+            withUnsafeMutableBytes(of: &f.strides) { raw in
+                let b = raw.bindMemory(to: Int64.self)
+                for i in ptrs.indices { b[i] = Int64(frames * bpf) }
             }
+            try core.send(&f, what: "\(frames) samples at \(pts)")
         }
     }
 
     /// Calls `body` with a pointer into each plane of the queue, `offset` bytes in (at most 8 planes:
     /// the ABI frame's limit).
-    private func withPlanePointers<R>(offset: Int, _ body: ([UnsafePointer<UInt8>]) -> R) -> R {
-        func nest(_ i: Int, _ acc: [UnsafePointer<UInt8>]) -> R {
-            if i == min(fifo.count, 8) { return body(acc) }
-            return fifo[i].withUnsafeBufferPointer { nest(i + 1, acc + [$0.baseAddress! + offset]) }
+    private func withPlanePointers<R>(offset: Int, _ body: ([UnsafePointer<UInt8>]) throws -> R) rethrows -> R {
+        func nest(_ i: Int, _ acc: [UnsafePointer<UInt8>]) throws -> R {
+            if i == min(fifo.count, 8) { return try body(acc) }
+            return try fifo[i].withUnsafeBufferPointer { try nest(i + 1, acc + [$0.baseAddress! + offset]) }
         }
-        return nest(0, [])
+        return try nest(0, [])
     }
 
     func flush() throws {
-        guard stage == .decoding else { return }
+        guard core.stage == .decoding else { return }
         try sendWholeFrames(final: true)
-        stage = .draining(endOfStreamSent: false)
-        try sendEndOfStream()
+        try core.flush()
     }
 
-    /// Sends the end-of-stream (NULL) frame; an encoder with packets waiting refuses it
-    /// (EAGAIN), and ``receiveOutput()`` sends it again once they are received.
-    private func sendEndOfStream() throws {
-        let status = vtable.pointee.send_frame(instance, nil)
-        if status == MK_EAGAIN { return }
-        stage = .draining(endOfStreamSent: true)
-        if status != MK_OK && status != MK_EOF { throw failure(status, "draining") }
-    }
-
-    func receiveOutput() throws -> EncoderOutput {
-        if !ready.isEmpty { return .packet(ready.removeFirst()) }
-        if stage == .ended { return .endOfStream }
-        if let p = try receivePlugin() { return .packet(p) }
-        if stage == .draining(endOfStreamSent: false) {
-            try sendEndOfStream()
-            if stage == .draining(endOfStreamSent: false) {
-                throw MediaError(.backend, "the encoder refuses the end of the stream (EAGAIN) but has no packet to give", context: context)
-            }
-            if let p = try receivePlugin() { return .packet(p) }
-        }
-        return stage == .ended ? .endOfStream : .needsInput
-    }
-
-    /// One packet from the plugin, nil on EAGAIN or EOF (which, while draining, marks the
-    /// encoder ended and takes the final magic cookie).
-    private func receivePlugin() throws -> Packet? {
-        var p = mk_plugin_encoded_packet()
-        p.struct_size = UInt32(MemoryLayout<mk_plugin_encoded_packet>.size)
-        let status = vtable.pointee.receive_packet(instance, &p)
-        switch status {
-        case MK_OK:
-            let data = Self.bytes(p.data, p.size)
-            return Packet(trackIndex: 0, pts: p.pts, dts: p.dts, duration: p.duration, isKeyframe: p.flags & MK_PACKET_FLAG_KEY != 0,
-                          data: data, timeBase: timeBase)
-        case MK_EAGAIN: return nil
-        case MK_EOF:
-            if stage != .decoding {
-                stage = .ended
-                var info = mk_plugin_encoder_info()
-                info.struct_size = UInt32(MemoryLayout<mk_plugin_encoder_info>.size)
-                if vtable.pointee.get_info(instance, &info) == MK_OK, info.extradata_size > 0 {
-                    parameters.extradata = Self.bytes(info.extradata, info.extradata_size)
-                }
-            }
-            return nil
-        default: throw failure(status, "receiving a packet")
-        }
-    }
+    func receiveOutput() throws -> EncoderOutput { try core.receiveOutput() }
 }
 
 extension SampleFormat {

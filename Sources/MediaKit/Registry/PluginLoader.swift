@@ -205,8 +205,16 @@ enum PluginLoader {
                 return out
             }
             let e = b.pointee
+            // 2.3: a video backend lists its pixel formats (an older struct ends before them).
+            let hasPixels = e.struct_size >= endOf(\mk_plugin_encoder_backend.pixel_formats)
+            let video = e.media_type == MK_MEDIA_VIDEO && hasPixels && e.pixel_formats != nil
+            if e.media_type == MK_MEDIA_VIDEO && !video {
+                throw refuse("video encoder backend \(i) of the plugin lists no pixel formats (plugin ABI 2.3)")
+            }
             return MediaRegistry.EncoderBackend(
-                codec: CodecID(String(cString: codec)), name: e.name.map { String(cString: $0) } ?? plugin.name,
+                codec: CodecID(String(cString: codec)), mediaType: video ? .video : .audio,
+                pixelFormats: video ? list(e.pixel_formats).compactMap { PixelFormat(rawValue: $0) } : [],
+                name: e.name.map { String(cString: $0) } ?? plugin.name,
                 priority: Int(e.priority), sampleFormats: list(formats).compactMap { SampleFormat(rawValue: $0) },
                 sampleRates: list(e.sample_rates).map(Int.init),
                 sampleRateRange: max(1, Int(e.min_sample_rate))...max(1, Int(e.min_sample_rate), Int(e.max_sample_rate > 0 ? e.max_sample_rate : Int32.max)),

@@ -299,6 +299,15 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         let id = tracks.count + 1
         var p = p
         let annexB = AnnexBConversion.applies(to: p)
+        // AV1 whose extradata is the bare OBUs an encoder states (a sequence header), not an
+        // `av1C` record (marker and version 1: 0x81): the record around them, as FFmpeg's
+        // ff_isom_write_av1c builds it from an encoder's extradata.
+        if p.codec == "av1", let first = p.extradata.first, first != 0x81 {
+            guard let record = CodecConfigRecords.av1C(temporalUnit: p.extradata) else {
+                throw MediaError(.invalidArgument, "track \(tracks.count) (av1): the extradata is neither an av1C record nor a sequence header OBU", path: path)
+            }
+            p.extradata = record
+        }
         if annexB {
             // FFmpeg's mp4 muxer tags HEVC hev1 (parameter sets in the samples too), its
             // parameter-set arrays not complete; hvc1 when asked for, the arrays complete.
