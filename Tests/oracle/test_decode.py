@@ -14,6 +14,9 @@ Oracles (ORACLES.md, "Decoders: bit-exact output"); STREAM is the absolute index
 the first video (or audio) stream that is a track, which is ffmpeg's 0:v:0 (0:a:0)
 except when ffmpeg lists cover art (attached_pic) streams before it:
   NV12  ffmpeg -v error [-ignore_editlist 1] -i FILE -map 0:STREAM -fps_mode passthrough -f rawvideo -pix_fmt nv12 -
+        (with the edit list applied and an 8-bit 4:2:0 track: the I420 decode below, our NV12
+        read with its UV plane split into U and V, since ffmpeg's nv12 output of such a track
+        is its yuv420p planes repacked)
   I420  ffmpeg -v error -i FILE -map 0:STREAM -fps_mode passthrough -f rawvideo -pix_fmt yuv420p -
   Y4M   the I420 decode's frames (read once for both), and the header of
         ffmpeg -v error -i FILE -map 0:STREAM -fps_mode passthrough -frames:v 1 -f yuv4mpegpipe -pix_fmt yuv420p -
@@ -137,25 +140,20 @@ def _compare_raw_video(media, stream, ours_path, ref_cmd, layout, ours_cmd):
                     f"`{lib.shell_line(ref_cmd)}`\n{diff}", pytrace=False)
 
 
-@pytest.mark.parametrize("no_trim", TRIM)
 @pytest.mark.parametrize("media", MEDIA, indirect=True)
-def test_video_nv12(media, no_trim, mk_decode, tmp_path):
-    """First video track to NV12, byte-identical to ffmpeg's. With the default trim, a file
-    that also has a decodable audio track is decoded in one run with `--audio-out` too: both
-    outputs are compared and the printed ffplay commands checked (_check_one_run), so the
-    video is not decoded a second time for that check.
+def test_video_nv12_no_trim(media, mk_decode, tmp_path):
+    """First video track to NV12 with --no-trim (every coded picture, the edit list
+    ignored), byte-identical to ffmpeg's. (The default trim is compared in
+    test_video_nv12_i420_and_y4m, with the I420 and Y4M outputs.)
 
-    Oracle: `ffmpeg -v error [-ignore_editlist 1] -i FILE -map 0:STREAM
-    -fps_mode passthrough -f rawvideo -pix_fmt nv12 -` (-ignore_editlist 1 with --no-trim).
+    Oracle: `ffmpeg -v error -ignore_editlist 1 -i FILE -map 0:STREAM -fps_mode passthrough
+    -f rawvideo -pix_fmt nv12 -`.
     """
     stream = video_target(media)
-    audio = None if no_trim else decodable_audio(media)
-    out, aout = tmp_path / "out.nv12", tmp_path / "out.pcm"
-    cmd = [mk_decode, media, "--video-out", out] + (["--audio-out", aout] if audio else []) + (["--no-trim"] if no_trim else [])
-    proc = run_ours(cmd)
-    if audio is not None:   # first: the video comparison removes out.nv12, which the ffplay check reads
-        _check_one_run(media, proc, cmd, stream, audio, out, aout)
-    ref = ffmpeg_cmd(media, stream, ["-f", "rawvideo", "-pix_fmt", "nv12"], no_trim)
+    out = tmp_path / "out.nv12"
+    cmd = [mk_decode, media, "--video-out", out, "--no-trim"]
+    run_ours(cmd)
+    ref = ffmpeg_cmd(media, stream, ["-f", "rawvideo", "-pix_fmt", "nv12"], no_trim=True)
     _compare_raw_video(media, stream, out, ref, "nv12", cmd)
 
 
@@ -223,20 +221,58 @@ def test_video_display_matrix(name, matrix_clip, mk_decode, mk_probe, tmp_path):
                     f"we turned the pictures as {probe['tracks'][0]['orientation']})", pytrace=False)
 
 
+class _NV12AsI420:
+    """Our NV12 stream read as I420 frames: the interleaved UV plane split into U and V. For an
+    8-bit 4:2:0 source this is the whole difference between ffmpeg's `-pix_fmt nv12` and
+    `-pix_fmt yuv420p` outputs (both the decoder's planes, repacked), so one ffmpeg decode can
+    judge both of ours; any changed byte of ours is still a changed byte here."""
+
+    def __init__(self, f, width: int, height: int) -> None:
+        self._f, self._luma = f, width * height
+        self._frame = lib.yuv420_frame_size(width, height)
+
+    def read(self, n: int = -1) -> bytes:
+        frame = lib.read_exact(self._f, self._frame)
+        if len(frame) < self._frame:
+            return frame   # a partial last frame: compared as it is (the sizes then differ)
+        uv = frame[self._luma:]
+        return frame[:self._luma] + uv[0::2] + uv[1::2]
+
+
 @pytest.mark.parametrize("media", MEDIA, indirect=True)
-def test_video_i420_and_y4m(media, mk_decode, tmp_path):
-    """First video track to I420 (--pixel-format i420) and to Y4M (--y4m), two mk-decode runs,
-    each byte-identical to ffmpeg's yuv420p: the raw I420 frames and every Y4M frame payload
-    against one ffmpeg decode read once (its yuv4mpegpipe output carries the same yuv420p frames
-    as its rawvideo output: the same decoder and converter, only the framing differs). The Y4M
-    header facts W, H, F (as a ratio), A (as a ratio), C (absent means 420jpeg, as the format
-    says) and XCOLORRANGE must agree with the header ffmpeg's yuv4mpegpipe muxer writes; the
-    header text may differ.
+def test_video_nv12_i420_and_y4m(media, mk_decode, tmp_path):
+    """First video track, edit list applied (the default), to NV12, I420 (--pixel-format i420)
+    and Y4M (--y4m): three mk-decode runs, each byte-identical to ffmpeg's. The NV12 run also
+    writes the first decodable audio track (`--audio-out`), compared with the printed ffplay
+    commands by _check_one_run, so the video is not decoded a second time for that check.
+
+    One ffmpeg yuv420p decode, read once, judges the raw I420 frames, every Y4M frame payload
+    (ffmpeg's yuv4mpegpipe output carries the same yuv420p frames as its rawvideo output: the
+    same decoder and converter, only the framing differs) and, when the track is 8-bit 4:2:0
+    (`yuv420p`), our NV12 frames with their UV plane split (_NV12AsI420: ffmpeg's nv12 output
+    of such a track is its yuv420p planes repacked). Other pixel formats are converted by
+    libswscale on both sides, where NV12 and yuv420p outputs need not be repackings of each
+    other, so their NV12 is compared with ffmpeg's own `-pix_fmt nv12` decode.
+    The Y4M header facts W, H, F (as a ratio), A (as a ratio), C (absent means 420jpeg, as the
+    format says) and XCOLORRANGE must agree with the header ffmpeg's yuv4mpegpipe muxer writes;
+    the header text may differ.
 
     Oracles: `ffmpeg -v error -i FILE -map 0:STREAM -fps_mode passthrough -f rawvideo -pix_fmt
-    yuv420p -` (frames) and the same with `-frames:v 1 -f yuv4mpegpipe` (header).
+    yuv420p -` (frames), the same with `-pix_fmt nv12` (NV12 of other pixel formats), and with
+    `-frames:v 1 -f yuv4mpegpipe` (header).
     """
     stream = video_target(media)
+    audio = decodable_audio(media)
+    nv12, aout = tmp_path / "out.nv12", tmp_path / "out.pcm"
+    cmd_nv12 = [mk_decode, media, "--video-out", nv12] + (["--audio-out", aout] if audio else [])
+    proc = run_ours(cmd_nv12)
+    if audio is not None:
+        _check_one_run(media, proc, cmd_nv12, stream, audio, nv12, aout)
+    _no_output(nv12, cmd_nv12)
+    shared_nv12 = stream.get("pix_fmt") == "yuv420p"
+    if not shared_nv12:
+        ref = ffmpeg_cmd(media, stream, ["-f", "rawvideo", "-pix_fmt", "nv12"])
+        _compare_raw_video(media, stream, nv12, ref, "nv12", cmd_nv12)
     i420, y4m = tmp_path / "out.i420", tmp_path / "out.y4m"
     cmd_i420 = [mk_decode, media, "--video-out", i420, "--pixel-format", "i420"]
     cmd_y4m = [mk_decode, media, "--video-out", y4m, "--y4m"]
@@ -252,7 +288,8 @@ def test_video_i420_and_y4m(media, mk_decode, tmp_path):
         w, h = h, w  # ffmpeg (and mk-decode) turn the pictures a quarter turn
     problems = []
     try:
-        with open(i420, "rb") as raw, open(y4m, "rb") as f, lib.ffmpeg_stream(ref_cmd) as ref:
+        with open(i420, "rb") as raw, open(y4m, "rb") as f, lib.ffmpeg_stream(ref_cmd) as ref, \
+                open(nv12 if shared_nv12 else i420, "rb") as nv12_file:
             try:
                 ours_fields, ours_frames = lib.y4m_reader(f)
             except ValueError as e:
@@ -261,15 +298,19 @@ def test_video_i420_and_y4m(media, mk_decode, tmp_path):
             problems += [f"`{lib.shell_line(cmd_y4m)}`: header {key}: ours {a[key]}, ffmpeg {b[key]} "
                          f"(`{lib.shell_line(header_cmd)}`)" for key in a if a[key] != b[key]]
             payloads = lib.Y4MPayloads(ours_frames)
-            diffs = lib.compare_video_streams({"i420": raw, "y4m": payloads}, ref,
-                                              lib.yuv420_frame_size(w, h), w, h, "i420")
+            streams = {"i420": raw, "y4m": payloads}
+            if shared_nv12:
+                streams["nv12"] = _NV12AsI420(nv12_file, w, h)
+            diffs = lib.compare_video_streams(streams, ref, lib.yuv420_frame_size(w, h), w, h, "i420")
             if payloads.error:
                 problems.append(f"`{lib.shell_line(cmd_y4m)}`: our Y4M stream: {payloads.error}")
-            problems += [f"`{lib.shell_line(cmd_i420 if k == 'i420' else cmd_y4m)}` is not byte-identical to "
-                         f"`{lib.shell_line(ref_cmd)}`\n{d}" for k, d in diffs.items() if d]
+            cmds = {"i420": cmd_i420, "y4m": cmd_y4m, "nv12": cmd_nv12}
+            problems += [f"`{lib.shell_line(cmds[k])}` is not byte-identical to `{lib.shell_line(ref_cmd)}`"
+                         + (" (our NV12 read with its UV plane split into U and V)" if k == "nv12" else "")
+                         + f"\n{d}" for k, d in diffs.items() if d]
     finally:
-        i420.unlink(missing_ok=True)
-        y4m.unlink(missing_ok=True)
+        for p in (i420, y4m, nv12):
+            p.unlink(missing_ok=True)
     if problems:
         pytest.fail(f"{media.name}:\n  " + "\n  ".join(problems), pytrace=False)
 
@@ -443,8 +484,8 @@ def check_ffplay_command(media, said: str, path, expect: dict) -> None:
 
 
 def _check_one_run(media, proc, cmd, vstream, astream, vout, aout):
-    """`mk-decode FILE --video-out X.nv12 --audio-out X.pcm` (test_video_nv12's run, whose video
-    it compares) wrote the audio too, equal to ffmpeg's, and printed an ffplay command that
+    """`mk-decode FILE --video-out X.nv12 --audio-out X.pcm` (test_video_nv12_i420_and_y4m's run, whose
+    video it compares) wrote the audio too, equal to ffmpeg's, and printed an ffplay command that
     plays each output.
 
     Oracles: the s16le ffmpeg command of test_audio_s16 (gapless); for the printed ffplay
