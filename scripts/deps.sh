@@ -27,13 +27,14 @@ set -euo pipefail
 #   opus-tools vorbis-tools                   opusinfo / ogginfo: validate the Ogg muxer's files (test_ogg_mux.py)
 #   patchelf                                  make install / deb / wheel: the soname and $ORIGIN RUNPATHs of installed files
 #   lintian                                   make deb checks the packages it builds
+#   man-db                                    man: the oracle suite renders the packaged manual pages
 PACKAGES=(
     pkg-config libavcodec-dev libavutil-dev libswscale-dev
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo flac
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps gstreamer1.0-libav
     valgrind time hyperfine binutils strace mkvtoolnix opus-tools vorbis-tools
-    patchelf lintian
+    patchelf lintian man-db
 )
 
 say() { printf 'deps: %s\n' "$*"; }

@@ -219,6 +219,37 @@ def elf_files(root: Path) -> list[Path]:
                   and p.read_bytes()[:4] == b"\x7fELF")
 
 
+def man_page(tool: Path, version: str) -> bytes:
+    """A section-1 manual page for an mk-* tool, gzipped as Debian ships them: NAME from the first
+    sentence of its --help overview, the rest of --help verbatim (no-fill), so the page says what
+    the tool itself says and cannot drift from it."""
+    env = {**os.environ, "COLUMNS": "80", "MEDIAKIT_NO_DEFAULT_PLUGINS": "1"}
+    proc = subprocess.run([str(tool), "--help"], capture_output=True, env=env, timeout=60)
+    text = proc.stdout.decode("utf-8", "replace")
+    if proc.returncode != 0 or "USAGE:" not in text:
+        die(f"{tool.name} --help failed (exit {proc.returncode}): {proc.stderr.decode(errors='replace')[-300:]}")
+    overview = text.split("\n\n", 1)[0].removeprefix("OVERVIEW:").strip().replace("\n", " ")
+    summary = overview.split(". ")[0].rstrip(".")
+
+    def roff(line: str) -> str:
+        line = line.replace("\\", "\\e").replace("-", "\\-")
+        return "\\&" + line if line.startswith((".", "'")) else line
+
+    name = tool.name
+    body = [f'.TH {name.upper()} 1 "" "MediaKit {version}" "User Commands"',
+            ".SH NAME", f"{name} \\- {roff(summary[0].lower() + summary[1:])}",
+            ".SH DESCRIPTION", ".nf"]
+    body += [roff(l.rstrip()) for l in text.rstrip().splitlines()]
+    body += [".fi", ".SH SEE ALSO", "The MediaKit README and docs/ folder."]
+    return gzip.compress(("\n".join(body) + "\n").encode(), compresslevel=9, mtime=0)
+
+
+def multiarch() -> str:
+    """The Debian multiarch triplet (x86_64-linux-gnu), where pkg-config files belong."""
+    import sysconfig
+    return sysconfig.get_config_var("MULTIARCH") or run(["gcc", "-print-multiarch"]).strip()
+
+
 MAINTAINER = os.environ.get("DEB_MAINTAINER", "MediaKit maintainers <maintainers@mediakit.example.org>")
 
 
@@ -280,6 +311,17 @@ def deb(bin_dir: Path, outdir: Path, version: str) -> list[Path]:
                 else:
                     shutil.copytree(src, dest, symlinks=True)
                     claimed.update(src.rglob("*"))
+            if name == "libmediakit-dev":
+                # pkg-config's per-architecture folder, where a cross build finds it (the
+                # library stays in /usr/lib, which the .pc file names).
+                pc = root / u / "lib" / multiarch() / "pkgconfig"
+                pc.parent.mkdir(parents=True)
+                (root / u / "lib" / "pkgconfig").rename(pc)
+            if name == "mediakit-tools":
+                man = root / u / "share" / "man" / "man1"
+                man.mkdir(parents=True)
+                for tool in sorted((Path(tmp) / "staged" / u / "bin").iterdir()):
+                    (man / f"{tool.name}.1.gz").write_bytes(man_page(tool, version))
             doc = root / "usr" / "share" / "doc" / name
             doc.mkdir(parents=True)
             (doc / "copyright").write_text(

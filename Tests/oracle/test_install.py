@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import sysconfig
 import shutil
 import subprocess
 from pathlib import Path
@@ -117,6 +118,18 @@ def test_debs_install_with_their_depends_and_run_without_the_toolchain(mk_bin: P
         runpath = re.findall(r"RUNPATH\)\s+Library runpath: \[([^\]]*)\]", lib.run(["readelf", "-d", elf]).stdout.decode())
         assert all(p.startswith("$ORIGIN") for r in runpath for p in r.split(":")), (elf, runpath)
 
+    # Every tool has a manual page (lintian's no-manual-page) that man renders without a
+    # warning and that holds the tool's own --help (its USAGE line).
+    tools = sorted(p.name for p in usr.glob("bin/mk-*"))
+    assert sorted(p.name for p in usr.glob("share/man/man1/*.1.gz")) == [f"{t}.1.gz" for t in tools]
+    assert shutil.which("man"), "man is missing (scripts/deps.sh installs man-db)"
+    for t in tools:
+        page = lib.run(["man", "--warnings", "-l", usr / "share" / "man" / "man1" / f"{t}.1.gz"],
+                       env={**os.environ, "MANWIDTH": "120", "MANPAGER": "cat"})
+        text = page.stdout.decode("utf-8", "replace")
+        assert page.returncode == 0 and not page.stderr.strip(), (t, lib.tail(page.stderr))
+        assert f"USAGE: {t}" in text, (t, text[:500])
+
     # The installed tools, from outside the checkout, with a bare environment, against the
     # in-tree build: same bytes.
     work = tmp_path / "work"
@@ -143,7 +156,11 @@ def test_debs_install_with_their_depends_and_run_without_the_toolchain(mk_bin: P
     assert len(outs["installed"][1]) == 125 * 320 * 240 * 3 // 2  # ffprobe: 125 frames of 320x240
 
     # A C program built with pkg-config from the installed tree (prefix moved to the scratch root).
-    pc_env = dict(BARE, PKG_CONFIG_PATH=str(usr / "lib" / "pkgconfig"))
+    # libmediakit-dev puts mediakit.pc in pkg-config's multiarch folder (lintian's
+    # pkg-config-unavailable-for-cross-compilation); the library stays in /usr/lib.
+    pcs = sorted(usr.glob("lib/*/pkgconfig/mediakit.pc"))
+    assert [p.parent.parent.name for p in pcs] == [sysconfig.get_config_var("MULTIARCH")], pcs
+    pc_env = dict(BARE, PKG_CONFIG_PATH=str(pcs[0].parent))
     flags = lib.run(["pkg-config", f"--define-variable=prefix={usr}", "--cflags", "--libs", "mediakit"], env=pc_env)
     assert flags.returncode == 0, lib.tail(flags.stderr)
     program = work / "decode"
