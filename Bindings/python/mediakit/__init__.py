@@ -35,7 +35,7 @@ exceptions and the status check), ``_common`` (helpers shared by the rest), ``_r
 (plugins, backends, containers), ``_demux`` (Demuxer, Track, Packet, CodecParameters), ``_mux``
 (Muxer), ``_open`` (open), ``_audio`` (AudioConverter), ``_frame`` (Frame), ``_decode``
 (Decoder), ``_session`` (AsyncDecodeSession), ``_encode`` (Encoder), ``_stream`` (StreamParser),
-``_files`` (decode, remux, transcode). Each imports only modules below it.
+``_files`` (decode, remux, transcode), ``_video`` (VideoDecoder: frames by index as one array). Each imports only modules below it.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ from ._session import AsyncDecodeSession, Recovery
 from ._encode import Encoder
 from ._stream import StreamEvent, StreamParser
 from ._files import Progress, decode, remux, transcode
+from ._video import FrameBatch, VideoDecoder, VideoMetadata
 from ._system import missing_system_libraries
 
 __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
@@ -73,6 +74,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "BackendError", "CancelledError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
            "AsyncDecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
+           "VideoDecoder", "VideoMetadata", "FrameBatch",
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
            "open", "decode", "remux", "transcode", "plugins", "backends", "containers", "plugin_failures",
            "plugin_search_paths",
