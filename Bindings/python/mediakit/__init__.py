@@ -52,8 +52,8 @@ from .errors import (BackendError, CancelledError, InvalidArgumentError, Invalid
                      UnsupportedError)
 from ._common import SCALE_FILTERS
 from ._common import Layout as Layout, PathLike as PathLike
-from ._registry import (LIBRARY_PATH, Backend, ContainerFormat, Plugin, PluginFailure, backends, containers, load_plugins,
-                        plugin_failures, plugin_search_paths, plugins, version)
+from ._registry import (LIBRARY_PATH, Backend, ContainerFormat, Plugin, PluginFailure, backends, containers, get_threads,
+                        load_plugins, plugin_failures, plugin_search_paths, plugins, set_threads, version)
 from ._demux import CodecParameters, Demuxer, Orientation, Packet, Streams, Track
 from ._demux import Edit as Edit, Source as Source
 from ._mux import Muxer
@@ -78,7 +78,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
            "open", "decode", "remux", "transcode", "plugins", "backends", "containers", "plugin_failures",
            "plugin_search_paths",
-           "load_plugins", "version", "LIBRARY_PATH", "SCALE_FILTERS", "missing_system_libraries"]
+           "load_plugins", "version", "set_threads", "get_threads", "LIBRARY_PATH", "SCALE_FILTERS", "missing_system_libraries"]
 
 # The names before 0.2, kept for one release: the same objects under their old names. Using one
 # warns (DeprecationWarning) naming the new name. Not in __all__ (a star import does not warn).

@@ -340,6 +340,8 @@ P = ctypes.POINTER
 _declare("mk_version", ctypes.c_char_p, [])
 _declare("mk_last_error", ctypes.c_char_p, [])
 _declare("mk_status_name", ctypes.c_char_p, [c_status])
+_declare("mk_set_thread_limit", c_status, [ctypes.c_int32], True)
+_declare("mk_thread_limit", ctypes.c_int32, [])
 _declare("mk_plugins_load", c_status, [ctypes.c_char_p], True)
 _declare("mk_plugin_count", ctypes.c_int32, [])
 _declare("mk_plugin_get_info", c_status, [ctypes.c_int32, P(PluginInfo)], True)
