@@ -109,7 +109,7 @@ mk_status mk_decoder_frame_index(mk_decoder *decoder, mk_demuxer *demuxer, int64
  *  `indices` it answers; `frame` is a NEW frame OWNED by the callback (free it with
  *  mk_frame_free, now or later), or NULL when the decoder gave none for that index (damaged
  *  data). Return MK_OK to go on; a negative status stops the batch, which then returns it. */
-typedef mk_status (*mk_frame_callback)(void *user, int64_t position, mk_frame *frame);
+typedef int32_t (*mk_frame_callback)(void *user, int64_t position, mk_frame *frame);   /* returns an mk_status */
 
 /** Decodes the frames at `indices[0 .. count)` (indices into mk_decoder_frame_index's list; in
  *  any order, duplicates allowed) and hands each to `callback` with `user`, sorted by index
