@@ -101,7 +101,8 @@ mk_status mk_frame_pack_scaled(const mk_frame *frame, int32_t layout, int32_t wi
 typedef struct mk_frame_view_info {
     uint32_t struct_size;      /**< set by the caller: sizeof(mk_frame_view_info) */
     int32_t plane_count;       /**< the layout's planes: MK_PACK_NV12 2 (Y, UV), MK_PACK_I420 3
-                                    (Y, U, V); 0 for the audio layouts */
+                                    (Y, U, V), the packed RGB / gray layouts 1; 0 for the audio
+                                    layouts */
     int32_t in_place;          /**< 1: planes[] point into the frame's memory; 0: the frame must
                                     be converted or packed (mk_frame_pack writes the planes one
                                     after the other, rows of row_bytes) and planes[] are NULL */
