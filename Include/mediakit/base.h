@@ -37,6 +37,17 @@ const char *mk_version(void);
 /** The library's ABI version; equal to MK_ABI_VERSION for a matching header. Thread-safe. */
 int32_t mk_abi_version(void);
 
+/** Sets the process's thread budget for codec backends: each decoder made afterwards uses at most
+ *  `threads` threads (one asked for 0, "every core", gets `threads`), so that the workers of a
+ *  data loader do not each take every core. 0 removes the budget. Without a call, the
+ *  environment variable MEDIAKIT_THREADS (a positive integer) sets it at first use. Picture
+ *  conversions run on the caller's threads. Errors: MK_EINVAL (a negative count).
+ *  Thread-safe. */
+mk_status mk_set_thread_limit(int32_t threads);
+
+/** The thread budget in force (0: none). Thread-safe. */
+int32_t mk_thread_limit(void);
+
 /** A message for the last failed call on the calling thread ("" if none).
  *  Owned by the library; valid until the next failing call on this thread. Never NULL. */
 const char *mk_last_error(void);

@@ -91,6 +91,41 @@ mk_status mk_decoder_reset(mk_decoder *decoder);
  *  decoder opened with mk_decoder_open_params), the demuxer's seek errors. */
 mk_status mk_decoder_seek(mk_decoder *decoder, mk_demuxer *demuxer, double seconds);
 
+/** The presented frames of the decoder's track, as `ffmpeg -vf select=eq(n\,I)` counts them
+ *  (presentation order, after the edit list): writes up to `capacity` of their media times
+ *  (the track's time base, as the frames' pts; add mk_demuxer_presentation_offset for the
+ *  presentation timeline) to `pts` and 1 / 0 for key frame (sync sample) / not to `is_key`
+ *  (either may be NULL), and sets *count to how many frames there are (so a first call with
+ *  capacity 0 sizes the arrays). The first call reads them, then the decoder keeps them: from
+ *  the sample table where the container has one (MP4: nothing else is read and the demuxer
+ *  does not move), else by reading the track's packets without decoding (the demuxer is left
+ *  at the end: seek before decoding on). Nothing is allocated for the caller.
+ *  Errors: MK_EINVAL (NULL decoder, demuxer or count, a negative capacity, a decoder opened
+ *  with mk_decoder_open_params), the demuxer's read errors. */
+mk_status mk_decoder_frame_index(mk_decoder *decoder, mk_demuxer *demuxer, int64_t *pts, int32_t *is_key,
+                                 int64_t capacity, int64_t *count);
+
+/** Receives one frame of mk_decoder_frames_at(): `position` is the place in the caller's
+ *  `indices` it answers; `frame` is a NEW frame OWNED by the callback (free it with
+ *  mk_frame_free, now or later), or NULL when the decoder gave none for that index (damaged
+ *  data). Return MK_OK to go on; a negative status stops the batch, which then returns it. */
+typedef int32_t (*mk_frame_callback)(void *user, int64_t position, mk_frame *frame);   /* returns an mk_status */
+
+/** Decodes the frames at `indices[0 .. count)` (indices into mk_decoder_frame_index's list; in
+ *  any order, duplicates allowed) and hands each to `callback` with `user`, sorted by index
+ *  (a duplicate is handed once per position, each a new frame). Each group of pictures is
+ *  decoded at most once for the whole batch: from the key frame at or before the first
+ *  wanted frame of the GOP (the one before it for an open GOP), forward; GOPs with no wanted
+ *  frame are read, not decoded; frames between the wanted ones are decoded but never
+ *  converted or handed out. Only the frames between two hand-outs are held. The demuxer is
+ *  left after the last frame handed out (seek it and the decoder before decoding on).
+ *  `indices` is borrowed for the call. Errors: MK_EINVAL (NULL decoder, demuxer or callback,
+ *  NULL indices with a count, a negative count, an index out of range: the message names it
+ *  and the frame count, a decoder opened with mk_decoder_open_params), what the callback
+ *  returns, the demuxer's and the decoder's errors. Not thread-safe on one decoder. */
+mk_status mk_decoder_frames_at(mk_decoder *decoder, mk_demuxer *demuxer, const int64_t *indices, int64_t count,
+                               mk_frame_callback callback, void *user);
+
 
 
 /** How mk_decode_file() writes. Fill with mk_decode_default_settings() first. */

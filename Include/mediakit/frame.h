@@ -56,6 +56,23 @@ mk_status mk_frame_get_info(const mk_frame *frame, mk_frame_info *info);
 #define MK_PACK_I420     2   /**< video: Y, U, V planes without padding */
 #define MK_PACK_S16      3   /**< audio: interleaved signed 16-bit little-endian */
 #define MK_PACK_F32      4   /**< audio: interleaved 32-bit float little-endian */
+/* Packed pictures for models (0.9): one plane, rows without padding, the bytes of
+ * `ffmpeg -i IN -f rawvideo -pix_fmt rgb24` (bgr24, rgba, bgra, gray, gray16le, rgb48le): the
+ * FFmpeg plugin's converter (libswscale) set up as the ffmpeg tool's scale filter, bicubic,
+ * with the colour matrix (BT.601 when unnamed) and range the frames name. */
+#define MK_PACK_RGB24    5   /**< video: R G B, 3 bytes a pixel */
+#define MK_PACK_BGR24    6   /**< video: B G R, 3 bytes a pixel */
+#define MK_PACK_RGBA     7   /**< video: R G B A (A = 255), 4 bytes a pixel */
+#define MK_PACK_BGRA     8   /**< video: B G R A (A = 255), 4 bytes a pixel */
+#define MK_PACK_GRAY8    9   /**< video: luma, 1 byte a pixel (full range, as ffmpeg's gray) */
+#define MK_PACK_GRAY16  10   /**< video: luma, little-endian uint16 a pixel (gray16le) */
+#define MK_PACK_RGB48   11   /**< video: R G B, little-endian uint16 each (rgb48le), 6 bytes a pixel */
+
+/** The name of packed layout `layout` ("nv12", "i420", "s16", "f32", "rgb24", "bgr24", "rgba",
+ *  "bgra", "gray", "gray16le", "rgb48le": ffmpeg's -pix_fmt / -f names), or NULL for a value
+ *  that is not one. The layouts are the values from 1 up to the first that gives NULL, so a
+ *  caller lists them with a loop. The string is static (never freed). Thread-safe. */
+const char *mk_pack_layout_name(int32_t layout);
 
 /** Writes the frame in a packed layout into `buffer` (capacity bytes) and sets
  *  *size to the bytes written. With buffer NULL, only sets *size to the bytes
@@ -66,13 +83,13 @@ mk_status mk_frame_get_info(const mk_frame *frame, mk_frame_info *info);
  *  -pix_fmt does, with libswscale). */
 mk_status mk_frame_pack(const mk_frame *frame, int32_t layout, uint8_t *buffer, size_t capacity, size_t *size);
 
-/** As mk_frame_pack() for MK_PACK_NV12 / MK_PACK_I420, with the picture scaled to
+/** As mk_frame_pack() for a picture layout (MK_PACK_NV12, MK_PACK_I420, MK_PACK_RGB24 ...), with the picture scaled to
  *  `width` x `height` (each 1 to 16384) by a plugin's picture converter first, resampled
  *  with `filter` (MK_SCALE_*, mediakit_types.h; MK_SCALE_DEFAULT is MK_SCALE_BICUBIC). The
  *  FFmpeg plugin's converter (libswscale) writes the bytes of
- *  `ffmpeg -vf scale=W:H:flags=bicubic -pix_fmt nv12|yuv420p`; a picture already of that
+ *  `ffmpeg -vf scale=W:H:flags=bicubic -pix_fmt nv12|yuv420p|rgb24...`; a picture already of that
  *  size is packed as mk_frame_pack() packs it, as ffmpeg's scale filter passes it on.
- *  *size is set to width * height plus the chroma planes. Errors: those of
+ *  *size is set to the layout's bytes at width x height. Errors: those of
  *  mk_frame_pack(), MK_EINVAL (an audio layout, a size out of range, an unknown filter),
  *  MK_EUNSUPPORTED (no loaded plugin has a converter that scales). Thread-safe (calls are
  *  serialised per layout, size and filter). */
@@ -84,7 +101,8 @@ mk_status mk_frame_pack_scaled(const mk_frame *frame, int32_t layout, int32_t wi
 typedef struct mk_frame_view_info {
     uint32_t struct_size;      /**< set by the caller: sizeof(mk_frame_view_info) */
     int32_t plane_count;       /**< the layout's planes: MK_PACK_NV12 2 (Y, UV), MK_PACK_I420 3
-                                    (Y, U, V); 0 for the audio layouts */
+                                    (Y, U, V), the packed RGB / gray layouts 1; 0 for the audio
+                                    layouts */
     int32_t in_place;          /**< 1: planes[] point into the frame's memory; 0: the frame must
                                     be converted or packed (mk_frame_pack writes the planes one
                                     after the other, rows of row_bytes) and planes[] are NULL */

@@ -72,6 +72,16 @@ typedef int32_t mk_status;
 #define MK_PIXEL_GRAY8      12
 #define MK_PIXEL_GRAY10     13
 #define MK_PIXEL_YUV420P12  14
+/* Packed RGB and 16-bit gray (appended in 2.3; a host only asks the FFmpeg plugin's converter
+ * for them). One plane; 8-bit RGB samples in the order the name gives (rgb24: R G B, bgra: B G
+ * R A); rgb48le and gray16le in little-endian uint16. FFmpeg's names: rgb24, bgr24, rgba,
+ * bgra, gray16le, rgb48le. Conversions to them are full range, as ffmpeg's. */
+#define MK_PIXEL_RGB24      15
+#define MK_PIXEL_BGR24      16
+#define MK_PIXEL_RGBA       17
+#define MK_PIXEL_BGRA       18
+#define MK_PIXEL_GRAY16     19
+#define MK_PIXEL_RGB48      20
 
 /* ------------------------------------------------------------------ scale filters */
 

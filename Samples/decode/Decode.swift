@@ -45,7 +45,8 @@ struct Decode: ParsableCommand {
     @Option(help: "Where to write the decoded video.")
     var videoOut: String?
 
-    @Option(help: "Raw video layout: nv12 (default), i420, or yuv420p10le. Pictures in other formats (10-bit, 4:4:4, 4:2:2, full range) are converted as ffmpeg's -pix_fmt converts them (the FFmpeg plugin's libswscale).")
+    @Option(name: [.customLong("pixel-format"), .customLong("pix-fmt")],
+            help: "Raw video layout: nv12 (default), i420, yuv420p10le, or for models rgb24, bgr24, rgba, bgra, gray, gray16le, rgb48le (one packed plane). Pictures in other formats are converted as ffmpeg's -pix_fmt converts them (the FFmpeg plugin's libswscale: bicubic, the colour matrix and range the stream names), so the bytes equal ffmpeg -pix_fmt's.")
     var pixelFormat: PixelFormat = .nv12
 
     @Option(help: "PCM sample format, interleaved: u8, s16 (default), s24, s32, f32 or f64 (little-endian; ffmpeg's flt and dbl are accepted), s16be, s24be, s32be, f32be or f64be (big-endian, as AIFF and ffmpeg -f s16be ... hold them), s8 (signed 8-bit), s24in32hi or s24in32lo (24 bits in a 32-bit little-endian word, aligned high: s32 with a zero low byte, or low: sign-extended). WAV (--wav) takes the little-endian ones.")
@@ -281,7 +282,8 @@ final class Progress {
 }
 
 /// `--pixel-format` takes the raw layouts ``PicturePipeline/layouts`` by the names raw-video tools
-/// use: nv12, i420 (yuv420p also) and yuv420p10le.
+/// use: nv12, i420 (yuv420p also), yuv420p10le, and ffmpeg's rgb24, bgr24, rgba, bgra, gray,
+/// gray16le, rgb48le.
 extension Decode {
     /// A raw layout's name as `--pixel-format` spells it (and mk-decode prints it): yuv420p is "i420".
     static func layoutName(_ f: PixelFormat) -> String { f == .yuv420p ? "i420" : f.name }

@@ -149,6 +149,59 @@ public func mk_decoder_seek(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ se
     }
 }
 
+@_cdecl("mk_decoder_frame_index")
+public func mk_decoder_frame_index(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ pts: UnsafeMutablePointer<Int64>?,
+                                   _ isKey: UnsafeMutablePointer<Int32>?, _ capacity: Int64, _ count: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_frame_index") else { return MK_EINVAL }
+    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decoder_frame_index") else { return MK_EINVAL }
+    guard let count else { return fail(MK_EINVAL, "mk_decoder_frame_index: count is NULL") }
+    guard capacity >= 0 else { return fail(MK_EINVAL, "mk_decoder_frame_index: capacity \(capacity) is negative") }
+    guard h.track != nil else {
+        return fail(MK_EINVAL, "mk_decoder_frame_index: the decoder was opened from codec parameters; it has no track to index")
+    }
+    return guarded {
+        let (times, keyFrames) = try h.session.presentedFrames(from: dh.demuxer)
+        count.pointee = Int64(times.count)
+        let n = min(Int(capacity), times.count)
+        if let pts { for i in 0..<n { pts[i] = times[i] } }
+        if let isKey {
+            for i in 0..<n { isKey[i] = 0 }
+            for k in keyFrames where k < n { isKey[k] = 1 }
+        }
+        return MK_OK
+    }
+}
+
+/// Thrown out of a batch when mk_decoder_frames_at's callback returns a negative status.
+private struct CallbackStop: Error { let status: Int32 }
+
+@_cdecl("mk_decoder_frames_at")
+public func mk_decoder_frames_at(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ indices: UnsafePointer<Int64>?, _ count: Int64,
+                                 _ callback: (@convention(c) (UnsafeMutableRawPointer?, Int64, OpaquePointer?) -> Int32)?,
+                                 _ user: UnsafeMutableRawPointer?) -> Int32 {
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_frames_at") else { return MK_EINVAL }
+    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decoder_frames_at") else { return MK_EINVAL }
+    guard let callback else { return fail(MK_EINVAL, "mk_decoder_frames_at: callback is NULL") }
+    guard count >= 0, count == 0 || indices != nil else {
+        return fail(MK_EINVAL, "mk_decoder_frames_at: \(count) indices at \(indices == nil ? "NULL" : "an address")")
+    }
+    guard h.track != nil else {
+        return fail(MK_EINVAL, "mk_decoder_frames_at: the decoder was opened from codec parameters; it has no track to index")
+    }
+    let wanted = (0..<Int(count)).map { Int(clamping: indices![$0]) }
+    do {
+        try h.session.frames(atIndices: wanted, from: dh.demuxer) { position, frame in
+            let status = callback(user, Int64(position), frame.map { Handles.make(FrameHandle($0)) })
+            if status < 0 { throw CallbackStop(status: status) }
+        }
+        return MK_OK
+    } catch let stop as CallbackStop {
+        return fail(stop.status, "mk_decoder_frames_at: stopped by the callback (status \(stop.status))")
+    } catch {
+        return fail(error)
+    }
+}
+
 @_cdecl("mk_decode_default_settings")
 public func mk_decode_default_settings(_ s: UnsafeMutablePointer<mk_decode_settings>?) {
     guard let s else { return }

@@ -54,9 +54,10 @@ public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: Unsafe
     guard let h = liveHandle(FrameHandle.self, f, "mk_frame_pack") else { return MK_EINVAL }
     guard let size else { return fail(MK_EINVAL, "mk_frame_pack: size is NULL") }
     let fr = h.frame
+    if let pipeline = FramePipelines.for(layout) {
+        return packPicture(fr, pipeline, buffer, capacity, size, "mk_frame_pack")
+    }
     switch layout {
-    case MK_PACK_NV12, MK_PACK_I420:
-        return packPicture(fr, FramePipelines.for(layout), buffer, capacity, size, "mk_frame_pack")
     case MK_PACK_S16, MK_PACK_F32:
         guard fr.mediaType == .audio else { return fail(MK_EINVAL, "mk_frame_pack: an audio layout for a video frame") }
         let format: SampleFormat = layout == MK_PACK_S16 ? .s16 : .f32
@@ -68,8 +69,13 @@ public func mk_frame_pack(_ f: OpaquePointer?, _ layout: Int32, _ buffer: Unsafe
         _ = AudioSampleConverter.write(fr, as: format, into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity))
         return MK_OK
     default:
-        return fail(MK_EINVAL, "mk_frame_pack: unknown layout \(layout) (MK_PACK_NV12, MK_PACK_I420, MK_PACK_S16 or MK_PACK_F32)")
+        return fail(MK_EINVAL, "mk_frame_pack: unknown layout \(layout) (\(FramePipelines.layoutList))")
     }
+}
+
+@_cdecl("mk_pack_layout_name")
+public func mk_pack_layout_name(_ layout: Int32) -> UnsafePointer<CChar>? {
+    FramePipelines.names[layout].map { UnsafePointer($0) }
 }
 
 /// Packs a picture through `pipeline` into the caller's buffer (mk_frame_pack's and
@@ -90,7 +96,7 @@ private func packPicture(_ fr: Frame, _ pipeline: PicturePipeline, _ buffer: Uns
     } catch let e as MediaError {
         let scaled = pipeline.size.map { " at \($0.width)x\($0.height) (\(pipeline.filter.name))" } ?? ""
         return fail(e.kind == .notFound ? MK_EUNSUPPORTED : status(for: e),
-                    "\(function): decoded pictures are \(fr.width)x\(fr.height) \(source.name); packing them as \(pipeline.layout == .yuv420p ? "i420" : pipeline.layout.name)\(scaled): \(e.message)")
+                    "\(function): decoded pictures are \(fr.width)x\(fr.height) \(source.name); packing them as \(FramePipelines.name(of: pipeline.layout))\(scaled): \(e.message)")
     } catch {
         return fail(error)
     }
@@ -101,8 +107,8 @@ public func mk_frame_pack_scaled(_ f: OpaquePointer?, _ layout: Int32, _ width: 
                                  _ buffer: UnsafeMutablePointer<UInt8>?, _ capacity: Int, _ size: UnsafeMutablePointer<Int>?) -> Int32 {
     guard let h = liveHandle(FrameHandle.self, f, "mk_frame_pack_scaled") else { return MK_EINVAL }
     guard let size else { return fail(MK_EINVAL, "mk_frame_pack_scaled: size is NULL") }
-    guard layout == MK_PACK_NV12 || layout == MK_PACK_I420 else {
-        return fail(MK_EINVAL, "mk_frame_pack_scaled: layout \(layout) is not a picture layout (MK_PACK_NV12 or MK_PACK_I420)")
+    guard let format = FramePipelines.pictureLayouts[layout] else {
+        return fail(MK_EINVAL, "mk_frame_pack_scaled: layout \(layout) is not a picture layout (MK_PACK_NV12, MK_PACK_I420, MK_PACK_RGB24 ... MK_PACK_RGB48)")
     }
     guard width > 0, height > 0, width <= FramePipelines.maxSide, height <= FramePipelines.maxSide else {
         return fail(MK_EINVAL, "mk_frame_pack_scaled: size \(width)x\(height) is out of range (1 to \(FramePipelines.maxSide))")
@@ -110,34 +116,55 @@ public func mk_frame_pack_scaled(_ f: OpaquePointer?, _ layout: Int32, _ width: 
     guard let scale = ScaleFilter(code: filter) else {
         return fail(MK_EINVAL, "mk_frame_pack_scaled: unknown scale filter \(filter) (MK_SCALE_*)")
     }
-    let pipeline = FramePipelines.scaled(layout, width: Int(width), height: Int(height), filter: scale)
+    let pipeline = FramePipelines.scaled(format, width: Int(width), height: Int(height), filter: scale)
     return packPicture(h.frame, pipeline, buffer, capacity, size, "mk_frame_pack_scaled")
 }
 
 /// The pipelines of `mk_frame_pack` (one per picture layout) and of `mk_frame_pack_scaled`
 /// (one per layout, size and filter asked for lately), each with its converter cache.
 enum FramePipelines {
-    static let nv12 = PicturePipeline(layout: .nv12)
-    static let i420 = PicturePipeline(layout: .yuv420p)
+    /// The pixel format of each picture layout (MK_PACK_*).
+    static let pictureLayouts: [Int32: PixelFormat] = [
+        MK_PACK_NV12: .nv12, MK_PACK_I420: .yuv420p, MK_PACK_RGB24: .rgb24, MK_PACK_BGR24: .bgr24, MK_PACK_RGBA: .rgba,
+        MK_PACK_BGRA: .bgra, MK_PACK_GRAY8: .gray8, MK_PACK_GRAY16: .gray16, MK_PACK_RGB48: .rgb48,
+    ]
+    /// One pipeline per picture layout, each with its converter cache.
+    private static let unscaled: [Int32: PicturePipeline] = pictureLayouts.mapValues { PicturePipeline(layout: $0) }
     /// The largest width or height mk_frame_pack_scaled makes (the plugin converter's limit).
     static let maxSide: Int32 = 16384
 
-    /// The pipeline of `MK_PACK_NV12` or `MK_PACK_I420`.
-    static func `for`(_ layout: Int32) -> PicturePipeline { layout == MK_PACK_NV12 ? nv12 : i420 }
+    /// A layout's name as mk_pack_layout_name gives it: ffmpeg's -pix_fmt ("gray", "rgb48le"), "i420" for yuv420p.
+    static func name(of format: PixelFormat) -> String { format == .yuv420p ? "i420" : format.name }
 
-    private struct Key: Hashable { let layout: Int32, width: Int, height: Int, filter: ScaleFilter }
+    /// mk_pack_layout_name's strings, NUL-terminated and never freed.
+    nonisolated(unsafe) static let names: [Int32: UnsafeMutablePointer<CChar>] = {
+        var all = pictureLayouts.mapValues { name(of: $0) }
+        all[MK_PACK_S16] = "s16"
+        all[MK_PACK_F32] = "f32"
+        return all.mapValues { strdup($0)! }
+    }()
+
+    /// The layouts for an error message.
+    static var layoutList: String {
+        names.keys.sorted().map { "\($0) \(String(cString: names[$0]!))" }.joined(separator: ", ")
+    }
+
+    /// The pipeline of a picture layout (MK_PACK_NV12 ...), nil for an audio or unknown one.
+    static func `for`(_ layout: Int32) -> PicturePipeline? { unscaled[layout] }
+
+    private struct Key: Hashable { let layout: PixelFormat, width: Int, height: Int, filter: ScaleFilter }
     private static let lock = NSLock()
     nonisolated(unsafe) private static var scaledPipelines: [Key: PicturePipeline] = [:]   // under `lock`
     /// Scaled pipelines kept; past it they are all dropped (a program asks for a few sizes).
     private static let scaledLimit = 8
 
-    /// The pipeline that packs as `layout` (`MK_PACK_NV12` or `MK_PACK_I420`) at `width` x `height`.
-    static func scaled(_ layout: Int32, width: Int, height: Int, filter: ScaleFilter) -> PicturePipeline {
+    /// The pipeline that packs as `layout` at `width` x `height`.
+    static func scaled(_ layout: PixelFormat, width: Int, height: Int, filter: ScaleFilter) -> PicturePipeline {
         let key = Key(layout: layout, width: width, height: height, filter: filter)
         return lock.withLock {
             if let p = scaledPipelines[key] { return p }
             if scaledPipelines.count >= scaledLimit { scaledPipelines.removeAll() }
-            let p = PicturePipeline(layout: layout == MK_PACK_NV12 ? .nv12 : .yuv420p, size: (width, height), filter: filter)
+            let p = PicturePipeline(layout: layout, size: (width, height), filter: filter)
             scaledPipelines[key] = p
             return p
         }
@@ -152,8 +179,8 @@ public func mk_frame_view(_ f: OpaquePointer?, _ layout: Int32, _ view: UnsafeMu
     var v = mk_frame_view_info()
     v.struct_size = view.pointee.struct_size
     switch layout {
-    case MK_PACK_NV12, MK_PACK_I420:
-        let fr = h.frame, layout = FramePipelines.for(layout).layout
+    case _ where FramePipelines.for(layout) != nil:
+        let fr = h.frame, layout = FramePipelines.for(layout)!.layout
         guard fr.pixelFormat != nil else { return fail(MK_EINVAL, "mk_frame_view: a video layout for an audio frame") }
         let shapes = layout.planes(width: fr.width, height: fr.height)
         v.plane_count = Int32(shapes.count)
@@ -170,7 +197,7 @@ public func mk_frame_view(_ f: OpaquePointer?, _ layout: Int32, _ view: UnsafeMu
         guard h.frame.mediaType == .audio else { return fail(MK_EINVAL, "mk_frame_view: an audio layout for a video frame") }
         // samples: no planes to describe (plane_count 0)
     default:
-        return fail(MK_EINVAL, "mk_frame_view: unknown layout \(layout) (MK_PACK_NV12, MK_PACK_I420, MK_PACK_S16 or MK_PACK_F32)")
+        return fail(MK_EINVAL, "mk_frame_view: unknown layout \(layout) (\(FramePipelines.layoutList))")
     }
     view.pointee = v
     return MK_OK

@@ -14,6 +14,16 @@ public func mk_version() -> UnsafePointer<CChar> { UnsafePointer(versionString.p
 @_cdecl("mk_abi_version")
 public func mk_abi_version() -> Int32 { MK_ABI_VERSION }
 
+@_cdecl("mk_set_thread_limit")
+public func mk_set_thread_limit(_ threads: Int32) -> Int32 {
+    guard threads >= 0 else { return fail(MK_EINVAL, "mk_set_thread_limit: \(threads) threads (0 removes the budget)") }
+    MediaRegistry.threadLimit = Int(threads)
+    return MK_OK
+}
+
+@_cdecl("mk_thread_limit")
+public func mk_thread_limit() -> Int32 { Int32(clamping: MediaRegistry.threadLimit) }
+
 private let statusNames: [Int32: CString] = [
     MK_OK: CString("MK_OK"), MK_EAGAIN: CString("MK_EAGAIN"), MK_EOF: CString("MK_EOF"),
     MK_EINVAL: CString("MK_EINVAL"), MK_ENOMEM: CString("MK_ENOMEM"), MK_EUNSUPPORTED: CString("MK_EUNSUPPORTED"),

@@ -729,7 +729,8 @@ final class RegistryTests: XCTestCase {
             .yuvj422p: MK_PIXEL_YUVJ422P, .yuv444p: MK_PIXEL_YUV444P, .yuvj444p: MK_PIXEL_YUVJ444P,
             .nv12: MK_PIXEL_NV12, .yuv420p10: MK_PIXEL_YUV420P10, .yuv422p10: MK_PIXEL_YUV422P10,
             .yuv444p10: MK_PIXEL_YUV444P10, .p010: MK_PIXEL_P010, .gray8: MK_PIXEL_GRAY8,
-            .gray10: MK_PIXEL_GRAY10, .yuv420p12: MK_PIXEL_YUV420P12,
+            .gray10: MK_PIXEL_GRAY10, .yuv420p12: MK_PIXEL_YUV420P12, .rgb24: MK_PIXEL_RGB24, .bgr24: MK_PIXEL_BGR24,
+            .rgba: MK_PIXEL_RGBA, .bgra: MK_PIXEL_BGRA, .gray16: MK_PIXEL_GRAY16, .rgb48: MK_PIXEL_RGB48,
         ]
         XCTAssertEqual(Set(pixels.keys), Set(PixelFormat.allCases))
         for (format, value) in pixels { XCTAssertEqual(format.rawValue, value, format.name) }

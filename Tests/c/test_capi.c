@@ -28,6 +28,16 @@ static int passed, failed;
     if (got_ != (status)) printf("     got %s\n", mk_status_name(got_)); \
 } while (0)
 
+/* mk_frame_callback of the misuse tests: counts the frames, frees them, stops at the first
+ * (position 1 first: frames come in index order, so the batch {1, 0} hands index 0 first). */
+static int32_t stop_at_first(void *user, int64_t position, mk_frame *frame) {
+    int *calls = user;
+    (*calls)++;
+    CHECK(frame != NULL && position == 1, "the first frame handed out is the lowest index");
+    mk_frame_free(&frame);
+    return MK_ECANCELLED;
+}
+
 static void null_handles(void) {
     int32_t n = 0;
     double d = 0;
@@ -190,6 +200,10 @@ static void wrong_order(const char *good) {
         CHECK(need == (size_t)fi.width * fi.height * 3 / 2, "NV12 size");
         EXPECT(mk_frame_pack(frm, MK_PACK_NV12, tiny, sizeof tiny, &small_size), MK_EINVAL);
         CHECK(small_size == need, "a too-small buffer still reports the size needed");
+        EXPECT(mk_frame_pack(frm, MK_PACK_RGB24, NULL, 0, &need), MK_OK);
+        CHECK(need == (size_t)fi.width * fi.height * 3, "RGB24 size");
+        EXPECT(mk_frame_pack(frm, MK_PACK_RGB24, tiny, sizeof tiny, &small_size), MK_EINVAL);
+        CHECK(small_size == need, "a too-small buffer still reports the RGB24 size needed");
         /* Scaled: bad sizes, filters and layouts are refused; an odd size has rounded-up chroma. */
         EXPECT(mk_frame_pack_scaled(frm, MK_PACK_NV12, 0, 16, MK_SCALE_DEFAULT, NULL, 0, &need), MK_EINVAL);
         EXPECT(mk_frame_pack_scaled(frm, MK_PACK_NV12, 16, 100000, MK_SCALE_DEFAULT, NULL, 0, &need), MK_EINVAL);
@@ -231,6 +245,25 @@ static void wrong_order(const char *good) {
     EXPECT(mk_decoder_send_packet(dec, NULL), MK_ESTATE);     /* send after drain */
     EXPECT(mk_decoder_reset(dec), MK_OK);
     EXPECT(mk_decoder_receive_frame(dec, &frm), MK_EAGAIN);
+
+    /* Frames by index: bad arguments are statuses; a callback's negative status stops the batch. */
+    int64_t frame_count = 0, index[2] = { 1, 0 };
+    int calls = 0;
+    EXPECT(mk_decoder_frame_index(dec, dmx, NULL, NULL, 0, NULL), MK_EINVAL);
+    EXPECT(mk_decoder_frame_index(dec, dmx, NULL, NULL, -1, &frame_count), MK_EINVAL);
+    EXPECT(mk_decoder_frame_index(dec, dmx, NULL, NULL, 0, &frame_count), MK_OK);
+    CHECK(frame_count > 2, "the sample's video has frames");
+    EXPECT(mk_decoder_frames_at(dec, dmx, index, 2, NULL, NULL), MK_EINVAL);
+    EXPECT(mk_decoder_frames_at(dec, dmx, NULL, 2, stop_at_first, &calls), MK_EINVAL);
+    index[0] = frame_count;
+    EXPECT(mk_decoder_frames_at(dec, dmx, index, 2, stop_at_first, &calls), MK_EINVAL);
+    CHECK(strstr(mk_last_error(), "out of range") != NULL && calls == 0, "an index past the end is named, nothing decoded");
+    index[0] = 1;
+    EXPECT(mk_decoder_frames_at(dec, dmx, index, 2, stop_at_first, &calls), MK_ECANCELLED);
+    CHECK(calls == 1, "the batch stops at the callback's negative status");
+    CHECK(mk_pack_layout_name(MK_PACK_RGB24) != NULL && strcmp(mk_pack_layout_name(MK_PACK_RGB24), "rgb24") == 0
+          && mk_pack_layout_name(0) == NULL && mk_pack_layout_name(99) == NULL, "mk_pack_layout_name");
+    EXPECT(mk_set_thread_limit(-1), MK_EINVAL);
 
     /* A decoder handle is not a demuxer handle, and a closed one is no handle. */
     int32_t count = 0;

@@ -35,7 +35,7 @@ exceptions and the status check), ``_common`` (helpers shared by the rest), ``_r
 (plugins, backends, containers), ``_demux`` (Demuxer, Track, Packet, CodecParameters), ``_mux``
 (Muxer), ``_open`` (open), ``_audio`` (AudioConverter), ``_frame`` (Frame), ``_decode``
 (Decoder), ``_session`` (AsyncDecodeSession), ``_encode`` (Encoder), ``_stream`` (StreamParser),
-``_files`` (decode, remux, transcode). Each imports only modules below it.
+``_files`` (decode, remux, transcode), ``_video`` (VideoDecoder: frames by index as one array). Each imports only modules below it.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ from .errors import (BackendError, CancelledError, InvalidArgumentError, Invalid
                      UnsupportedError)
 from ._common import SCALE_FILTERS
 from ._common import Layout as Layout, PathLike as PathLike
-from ._registry import (LIBRARY_PATH, Backend, ContainerFormat, Plugin, PluginFailure, backends, containers, load_plugins,
-                        plugin_failures, plugin_search_paths, plugins, version)
+from ._registry import (LIBRARY_PATH, Backend, ContainerFormat, Plugin, PluginFailure, backends, containers, get_threads,
+                        load_plugins, plugin_failures, plugin_search_paths, plugins, set_threads, version)
 from ._demux import CodecParameters, Demuxer, Orientation, Packet, Streams, Track
 from ._demux import Edit as Edit, Source as Source
 from ._mux import Muxer
@@ -66,6 +66,7 @@ from ._session import AsyncDecodeSession, Recovery
 from ._encode import Encoder
 from ._stream import StreamEvent, StreamParser
 from ._files import Progress, decode, remux, transcode
+from ._video import FrameBatch, VideoDecoder, VideoMetadata
 from ._system import missing_system_libraries
 
 __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
@@ -73,10 +74,11 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "BackendError", "CancelledError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
            "AsyncDecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
+           "VideoDecoder", "VideoMetadata", "FrameBatch",
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
            "open", "decode", "remux", "transcode", "plugins", "backends", "containers", "plugin_failures",
            "plugin_search_paths",
-           "load_plugins", "version", "LIBRARY_PATH", "SCALE_FILTERS", "missing_system_libraries"]
+           "load_plugins", "version", "set_threads", "get_threads", "LIBRARY_PATH", "SCALE_FILTERS", "missing_system_libraries"]
 
 # The names before 0.2, kept for one release: the same objects under their old names. Using one
 # warns (DeprecationWarning) naming the new name. Not in __all__ (a star import does not warn).

@@ -340,6 +340,8 @@ P = ctypes.POINTER
 _declare("mk_version", ctypes.c_char_p, [])
 _declare("mk_last_error", ctypes.c_char_p, [])
 _declare("mk_status_name", ctypes.c_char_p, [c_status])
+_declare("mk_set_thread_limit", c_status, [ctypes.c_int32], True)
+_declare("mk_thread_limit", ctypes.c_int32, [])
 _declare("mk_plugins_load", c_status, [ctypes.c_char_p], True)
 _declare("mk_plugin_count", ctypes.c_int32, [])
 _declare("mk_plugin_get_info", c_status, [ctypes.c_int32, P(PluginInfo)], True)
@@ -410,6 +412,7 @@ _declare("mk_frame_pack", c_status, [c_handle, ctypes.c_int32, ctypes.c_void_p, 
 _declare("mk_frame_pack_scaled", c_status, [c_handle, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
                                             ctypes.c_void_p, ctypes.c_size_t, P(ctypes.c_size_t)], True)
 _declare("mk_frame_view", c_status, [c_handle, ctypes.c_int32, P(FrameViewInfo)], True)
+_declare("mk_pack_layout_name", ctypes.c_char_p, [ctypes.c_int32])
 _declare("mk_frame_free", None, [P(c_handle)])
 _declare("mk_orientation_from_matrix", c_status, [P(ctypes.c_int32), P(Orientation)], True)
 _declare("mk_orientation_clockwise", c_status, [ctypes.c_int32, P(Orientation)], True)
@@ -430,6 +433,12 @@ _declare("mk_remux", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(MuxerSetting
 _declare("mk_decode_default_settings", None, [P(DecodeSettings)])
 _declare("mk_decode_file", c_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, P(DecodeSettings)], True)
 _declare("mk_decoder_seek", c_status, [c_handle, c_handle, ctypes.c_double], True)
+_declare("mk_decoder_frame_index", c_status, [c_handle, c_handle, P(ctypes.c_int64), P(ctypes.c_int32), ctypes.c_int64,
+                                             P(ctypes.c_int64)], True)
+#: mk_frame_callback: (user, position, frame) -> status; the frame is the callback's to free.
+FRAME_CALLBACK = ctypes.CFUNCTYPE(c_status, ctypes.c_void_p, ctypes.c_int64, c_handle)
+_declare("mk_decoder_frames_at", c_status, [c_handle, c_handle, P(ctypes.c_int64), ctypes.c_int64, FRAME_CALLBACK,
+                                           ctypes.c_void_p], True)
 _declare("mk_async_decode_session_default_settings", None, [P(SessionSettings)])
 _declare("mk_async_decode_session_open", c_status, [P(c_handle), c_handle, ctypes.c_int32, P(SessionSettings)], True)
 _declare("mk_async_decode_session_read_frame", c_status, [c_handle, P(c_handle)], True)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no im
 from . import _ffi
 from ._ffi import lib
 from .errors import MediaKitError, EINVAL
-from ._common import Layout, SCALE_FILTERS, _MEDIA_TYPES, _PACK, _PIXEL_FORMATS, _SAMPLE_DTYPES, _SAMPLE_FORMATS, _closed
+from ._common import Layout, SCALE_FILTERS, _MEDIA_TYPES, _PACK, _PACKED_PICTURES, _PIXEL_FORMATS, _SAMPLE_DTYPES, _SAMPLE_FORMATS, _closed
 from ._demux import Orientation
 from ._audio import AudioConverter, _SAMPLE_CODES
 
@@ -22,6 +22,13 @@ try:  # numpy is optional: without it, arrays are bytes and planes are memoryvie
     import numpy as _np
 except ImportError:  # pragma: no cover - depends on the environment
     _np = None  # type: ignore[assignment]
+
+
+def _layout_dtype(layout: str) -> str:
+    """numpy's dtype of a packed layout's samples."""
+    if layout in _PACKED_PICTURES:
+        return _PACKED_PICTURES[layout][1]
+    return {"s16": "<i2", "f32": "<f4"}.get(layout, "u1")
 
 
 class _FrameMemory:
@@ -215,7 +222,10 @@ class Frame:
     def to_numpy(self, layout: Optional[str] = None, *, planes: bool = False, format: Optional[str] = None,
                  rate: Optional[int] = None, out: Optional[Array] = None, width: Optional[int] = None,
                  height: Optional[int] = None, interpolation: Optional[str] = None) -> Union[Array, tuple[Array, ...]]:
-        """The frame in a packed layout: video as "nv12" (default) or "i420", audio as "s16"
+        """The frame in a packed layout: video as "nv12" (default) or "i420", or for models as
+        "rgb24", "bgr24", "rgba", "bgra", "gray", "gray16le" or "rgb48le" (an (H, W, C) array,
+        uint16 for the last two: the bytes of ``ffmpeg -pix_fmt rgb24`` ..., libswscale set up
+        as the ffmpeg tool sets it, with the stream's colour matrix and range); audio as "s16"
         (default) or "f32". Pictures that are not 8-bit 4:2:0 (10-bit, 4:4:4, 4:2:2, full
         range) are converted first by a plugin's picture converter (the FFmpeg plugin's:
         libswscale, as ``ffmpeg -pix_fmt`` converts); UnsupportedError when no plugin has one.
@@ -254,7 +264,7 @@ class Frame:
             return self._converted_audio(mem, format or "s16", rate, None if layout in _PACK else layout)
         layout = layout or ("nv12" if self.media_type == "video" else "s16")
         if layout not in _PACK:
-            raise ValueError(f"unknown layout {layout!r}: nv12, i420, s16 or f32")
+            raise ValueError(f"unknown layout {layout!r}: {', '.join(_PACK)}")
         if width is not None or height is not None or interpolation is not None:
             return self._scaled(mem, layout, width, height, interpolation, planes, out)
         if planes:
@@ -267,9 +277,11 @@ class Frame:
             raw = ctypes.create_string_buffer(size.value)
             lib.mk_frame_pack(mem.h, _PACK[layout], raw, size.value, ctypes.byref(size))
             return cast(Any, raw.raw[: size.value])
-        dtype = {"s16": _np.int16, "f32": _np.float32}.get(layout, _np.uint8)
-        arr = _np.empty(size.value // _np.dtype(dtype).itemsize, dtype=dtype)
+        dtype = _np.dtype(_layout_dtype(layout))
+        arr = _np.empty(size.value // dtype.itemsize, dtype=dtype)
         lib.mk_frame_pack(mem.h, _PACK[layout], arr.ctypes.data, size.value, ctypes.byref(size))
+        if layout in _PACKED_PICTURES:
+            return arr.reshape(-1, self.width, _PACKED_PICTURES[layout][0])
         if layout == "nv12":
             return arr.reshape(-1, self.width)
         if layout in ("s16", "f32"):
@@ -279,8 +291,8 @@ class Frame:
     def _scaled(self, mem: _FrameMemory, layout: str, width: Optional[int], height: Optional[int],
                 interpolation: Optional[str], planes: bool, out: Optional[Array]) -> Array:
         """to_numpy(width=, height=): the picture scaled and packed by mk_frame_pack_scaled."""
-        if self.media_type != "video" or layout not in ("nv12", "i420"):
-            raise ValueError(f"width / height / interpolation are for pictures packed as nv12 or i420, not {layout!r}")
+        if self.media_type != "video" or layout in ("s16", "f32"):
+            raise ValueError(f"width / height / interpolation are for pictures, not {layout!r}")
         if width is None or height is None:
             raise ValueError("to_numpy needs both width and height to scale a picture")
         name = interpolation or "bicubic"
@@ -291,26 +303,31 @@ class Frame:
         args = (mem.h, _PACK[layout], int(width), int(height), SCALE_FILTERS[name])
         size = ctypes.c_size_t()
         lib.mk_frame_pack_scaled(*args, None, 0, ctypes.byref(size))
+        dtype = _np.dtype(_layout_dtype(layout))
         if out is None:
-            out = _np.empty(size.value, dtype=_np.uint8)
-        elif not isinstance(out, _np.ndarray) or out.dtype != _np.uint8 or not out.flags.c_contiguous \
+            out = _np.empty(size.value // dtype.itemsize, dtype=dtype)
+        elif not isinstance(out, _np.ndarray) or out.dtype != dtype or not out.flags.c_contiguous \
                 or not out.flags.writeable or out.nbytes < size.value:
-            raise ValueError(f"out must be a writable C-contiguous uint8 numpy array of at least {size.value} bytes")
+            raise ValueError(f"out must be a writable C-contiguous {dtype.name} numpy array of at least {size.value} bytes")
         lib.mk_frame_pack_scaled(*args, out.ctypes.data, out.nbytes, ctypes.byref(size))
-        flat = out.reshape(-1)[: size.value]
+        flat = out.reshape(-1)[: size.value // dtype.itemsize]
+        if layout in _PACKED_PICTURES:
+            return flat.reshape(-1, int(width), _PACKED_PICTURES[layout][0])
         return flat.reshape(-1, int(width)) if layout == "nv12" else flat
 
     def _pack_into(self, mem: _FrameMemory, layout: str, needed: int, out: Array) -> Array:
         """to_numpy(out=...): packs into the caller's array and returns a view of it."""
         if _np is None:
             raise MediaKitError(EINVAL, "to_numpy(out=...) needs numpy", "to_numpy")
-        dtype = {"s16": _np.int16, "f32": _np.float32}.get(layout, _np.uint8)
+        dtype = _np.dtype(_layout_dtype(layout))
         if not isinstance(out, _np.ndarray) or out.dtype != dtype or not out.flags.c_contiguous or not out.flags.writeable:
             raise ValueError(f"out must be a writable C-contiguous numpy array of {_np.dtype(dtype).name} for {layout!r}")
         if out.nbytes < needed:
             raise ValueError(f"out holds {out.nbytes} bytes; a {layout} frame of this size needs {needed}")
         lib.mk_frame_pack(mem.h, _PACK[layout], out.ctypes.data, out.nbytes, ctypes.byref(ctypes.c_size_t()))
         flat = out.reshape(-1)[: needed // out.itemsize]
+        if layout in _PACKED_PICTURES:
+            return flat.reshape(-1, self.width, _PACKED_PICTURES[layout][0])
         if layout == "nv12":
             return flat.reshape(-1, self.width)
         if layout in ("s16", "f32"):

@@ -22,6 +22,21 @@ def version() -> str:
     return _text(lib.mk_version())
 
 
+def set_threads(threads: int) -> None:
+    """Sets the process's thread budget (mk_set_thread_limit): every decoder made afterwards
+    (Decoder, AsyncDecodeSession, VideoDecoder ...) uses at most ``threads`` threads, one asked
+    for 0 ("every core") exactly that many, so that a data loader's workers do not each take
+    every core (as ``torch.set_num_threads`` for torch). 0 removes the budget. Without a call,
+    the environment variable ``MEDIAKIT_THREADS`` sets it. Picture conversions run on the
+    calling thread. Raises InvalidArgumentError for a negative count."""
+    lib.mk_set_thread_limit(int(threads))
+
+
+def get_threads() -> int:
+    """The thread budget in force (0: none); see ``set_threads``."""
+    return int(lib.mk_thread_limit())
+
+
 @dataclass(frozen=True)
 class Plugin:
     """A codec plugin libmediakit loaded."""

@@ -43,6 +43,12 @@ static const ffp_pix_map ffp_pix_maps[] = {
     { AV_PIX_FMT_GRAY8,       MK_PIXEL_GRAY8,      1, 0 },
     { AV_PIX_FMT_GRAY10LE,    MK_PIXEL_GRAY10,     1, 0 },
     { AV_PIX_FMT_YUV420P12LE, MK_PIXEL_YUV420P12,  3, 0 },
+    { AV_PIX_FMT_RGB24,       MK_PIXEL_RGB24,      1, 0 },
+    { AV_PIX_FMT_BGR24,       MK_PIXEL_BGR24,      1, 0 },
+    { AV_PIX_FMT_RGBA,        MK_PIXEL_RGBA,       1, 0 },
+    { AV_PIX_FMT_BGRA,        MK_PIXEL_BGRA,       1, 0 },
+    { AV_PIX_FMT_GRAY16LE,    MK_PIXEL_GRAY16,     1, 0 },
+    { AV_PIX_FMT_RGB48LE,     MK_PIXEL_RGB48,      1, 0 },
 };
 
 const ffp_pix_map *ffp_find_pix(int format)

@@ -315,12 +315,24 @@ static int32_t ffc_create(const mk_plugin_converter_config *config, void **conve
         free(c);
         return ret == AVERROR(ENOMEM) ? MK_ENOMEM : MK_EUNSUPPORTED;
     }
+    /* Then as vf_scale's scale_frame (FFmpeg 5.1) with its defaults (in_color_matrix "auto",
+     * no out_color_matrix): always sws_setColorspaceDetails, with the YCbCr matrix the frames
+     * name (parse_yuv_type: an unnamed or unknown one, outside 1..10 or 8, is BT.601 /
+     * BT470BG) for both the source and the destination table, and the source range when the
+     * frames name one. The matrix matters for YUV <-> RGB (bt709 files give other RGB bytes
+     * than bt601 ones); YUV -> YUV keeps its samples' matrix. */
     int *inv_table, *table, src_range, dst_range, brightness, contrast, saturation;
-    if ((config->color_range == 1 || config->color_range == 2) &&
-        sws_getColorspaceDetails(c->sws, &inv_table, &src_range, &table, &dst_range, &brightness,
-                                 &contrast, &saturation) >= 0)
-        sws_setColorspaceDetails(c->sws, inv_table, src_full, table, dst_range, brightness, contrast,
-                                 saturation);
+    if (sws_getColorspaceDetails(c->sws, &inv_table, &src_range, &table, &dst_range, &brightness,
+                                 &contrast, &saturation) >= 0) {
+        int space = config->color_space;
+        if (space < 1 || space > 10 || space == 8)
+            space = SWS_CS_ITU601;   /* AVCOL_SPC_BT470BG */
+        const int *coefficients = sws_getCoefficients(space);
+        if (config->color_range == 1 || config->color_range == 2)
+            src_range = src_full;
+        sws_setColorspaceDetails(c->sws, coefficients, src_range, coefficients, dst_range, brightness,
+                                 contrast, saturation);
+    }
     /* ffmpeg's scale filter marks what it converts with the destination's range, also when
      * the source's was unspecified (its Y4M output then says XCOLORRANGE=LIMITED). */
     c->out_range = dst_full ? 2 : 1;

@@ -208,17 +208,30 @@ public enum PixelFormat: Int32, Sendable, CaseIterable {
     case gray10 = 13
     /// 12-bit planar 4:2:0.
     case yuv420p12 = 14
+    /// Packed 8-bit R, G, B (full range), one plane of 3 bytes a pixel.
+    case rgb24 = 15
+    /// Packed 8-bit B, G, R, one plane of 3 bytes a pixel.
+    case bgr24 = 16
+    /// Packed 8-bit R, G, B, A (alpha 255 from a YUV source), 4 bytes a pixel.
+    case rgba = 17
+    /// Packed 8-bit B, G, R, A, 4 bytes a pixel.
+    case bgra = 18
+    /// 16-bit luma only, little-endian (FFmpeg's gray16le).
+    case gray16 = 19
+    /// Packed 16-bit R, G, B, little-endian words (FFmpeg's rgb48le), 6 bytes a pixel.
+    case rgb48 = 20
 
     /// FFmpeg's name for the format ("yuv420p", "nv12" ...).
     public var name: String {
         ["yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "yuv420p10le",
-         "yuv422p10le", "yuv444p10le", "p010le", "gray", "gray10le", "yuv420p12le"][Int(rawValue) - 1]
+         "yuv422p10le", "yuv444p10le", "p010le", "gray", "gray10le", "yuv420p12le", "rgb24", "bgr24", "rgba", "bgra",
+         "gray16le", "rgb48le"][Int(rawValue) - 1]
     }
 
     /// Bytes per sample (1 for 8-bit formats, 2 otherwise).
     public var bytesPerComponent: Int {
         switch self {
-        case .yuv420p, .yuvj420p, .yuv422p, .yuvj422p, .yuv444p, .yuvj444p, .nv12, .gray8: return 1
+        case .yuv420p, .yuvj420p, .yuv422p, .yuvj422p, .yuv444p, .yuvj444p, .nv12, .gray8, .rgb24, .bgr24, .rgba, .bgra: return 1
         default: return 2
         }
     }
@@ -228,15 +241,28 @@ public enum PixelFormat: Int32, Sendable, CaseIterable {
         switch self {
         case .yuv420p, .yuvj420p, .nv12, .yuv420p10, .p010, .yuv420p12: return (1, 1)
         case .yuv422p, .yuvj422p, .yuv422p10: return (1, 0)
-        case .yuv444p, .yuvj444p, .yuv444p10, .gray8, .gray10: return (0, 0)
+        case .yuv444p, .yuvj444p, .yuv444p10, .gray8, .gray10, .gray16, .rgb24, .bgr24, .rgba, .bgra, .rgb48: return (0, 0)
         }
     }
+
+    /// Samples a pixel packs in its one plane: 3 for RGB, 4 with alpha, 1 for the others
+    /// (whose planes each hold one component).
+    public var componentsPerPixel: Int {
+        switch self {
+        case .rgb24, .bgr24, .rgb48: return 3
+        case .rgba, .bgra: return 4
+        default: return 1
+        }
+    }
+
+    /// True for the packed RGB formats (``rgb24``, ``bgr24``, ``rgba``, ``bgra``, ``rgb48``).
+    public var isRGB: Bool { componentsPerPixel > 1 }
 
     /// Number of planes.
     public var planeCount: Int {
         switch self {
         case .nv12, .p010: return 2
-        case .gray8, .gray10: return 1
+        case .gray8, .gray10, .gray16, .rgb24, .bgr24, .rgba, .bgra, .rgb48: return 1
         default: return 3
         }
     }
@@ -248,6 +274,7 @@ public enum PixelFormat: Int32, Sendable, CaseIterable {
         let n = name.lowercased()
         if n == "i420" { self = .yuv420p; return }
         if n == "gray8" { self = .gray8; return }
+        if n == "gray16" { self = .gray16; return }
         guard let f = Self.allCases.first(where: { $0.name == n || ($0.name.hasSuffix("le") && String($0.name.dropLast(2)) == n) }) else {
             return nil
         }
@@ -261,7 +288,7 @@ public enum PixelFormat: Int32, Sendable, CaseIterable {
         let b = bytesPerComponent, shift = chromaShift
         let cw = (width + (1 << shift.x) - 1) >> shift.x, ch = (height + (1 << shift.y) - 1) >> shift.y
         switch planeCount {
-        case 1: return [(width * b, height)]
+        case 1: return [(width * componentsPerPixel * b, height)]
         case 2: return [(width * b, height), (2 * cw * b, ch)]
         default: return [(width * b, height), (cw * b, ch), (cw * b, ch)]
         }

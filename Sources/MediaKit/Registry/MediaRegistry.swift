@@ -256,12 +256,47 @@ public final class MediaRegistry: @unchecked Sendable {
         backends.filter { $0.codec == codec }
     }
 
+    /// The process's thread budget for codec backends: at most this many threads per decoder
+    /// (a decoder asked for 0, "every core", gets this many; one asked for more gets this
+    /// many), so that several processes (a data loader's workers) do not each take every core.
+    /// 0: no budget (the default). Read once from the environment variable `MEDIAKIT_THREADS`
+    /// (a positive integer) at first use; setting it applies to decoders made afterwards.
+    /// Picture conversions run on the caller's threads, one thread each.
+    public static var threadLimit: Int {
+        get {
+            threadLock.withLock {
+                if let set = threadBudget { return set }
+                let n = environmentThreadLimit()
+                threadBudget = n
+                return n
+            }
+        }
+        set { threadLock.withLock { threadBudget = max(0, newValue) } }
+    }
+
+    private static let threadLock = NSLock()
+    /// Under `threadLock`: ``threadLimit`` once read or set.
+    nonisolated(unsafe) private static var threadBudget: Int?
+
+    private static func environmentThreadLimit() -> Int {
+        guard let text = ProcessInfo.processInfo.environment["MEDIAKIT_THREADS"], let n = Int(text), n > 0 else { return 0 }
+        return n
+    }
+
+    /// The threads a decoder asked for `threads` (0: every core) gets under ``threadLimit``.
+    static func budgetedThreads(_ threads: Int) -> Int {
+        let limit = threadLimit
+        guard limit > 0 else { return threads }
+        return threads == 0 ? limit : min(threads, limit)
+    }
+
     /// Creates a decoder for a stream.
     /// - Parameters:
     ///   - parameters: the stream's codec parameters (from ``Track/parameters``).
     ///   - timeBase: the time base of the packets that will be sent (and of the frames' pts).
     ///   - backend: ask for one backend by its name or its plugin's name ("ffmpeg"); nil picks by priority.
-    ///   - threads: decoder threads; 0 (the default) lets the backend use every core.
+    ///   - threads: decoder threads; 0 (the default) lets the backend use every core. Both are
+    ///     bounded by ``threadLimit`` when one is set.
     /// - Throws: `.notFound` naming the codec, every place searched and every plugin loaded,
     ///   when no backend fits; the backend's own error when creation fails.
     public func makeDecoder(for parameters: CodecParameters, timeBase: Rational, backend: String? = nil, threads: Int = 0) throws -> Decoder {
@@ -272,7 +307,8 @@ public final class MediaRegistry: @unchecked Sendable {
         if let backend { candidates = candidates.filter { $0.name == backend || $0.plugin.name == backend } }
         guard !candidates.isEmpty else { throw noDecoderError(parameters.codec, tag: parameters.codecTag, backend: backend) }
         return try createFirst(candidates, "backend for \(parameters.codec)", label: { "\($0.plugin.name) (\($0.plugin.path))" }) {
-            try PluginDecoder.make($0, parameters: parameters, timeBase: timeBase, threads: threads, errorBuffer: $1, size: $2)
+            try PluginDecoder.make($0, parameters: parameters, timeBase: timeBase, threads: Self.budgetedThreads(threads),
+                                   errorBuffer: $1, size: $2)
         }
     }
 

@@ -62,26 +62,53 @@ extension DecodeSession {
     /// (damaged data) is nil.
     /// - Throws: as ``frame(at:from:)``.
     public func frames(atIndices indices: [Int], from demuxer: Demuxer) throws -> [Frame?] {
+        var results = [Frame?](repeating: nil, count: indices.count)
+        try frames(atIndices: indices, from: demuxer) { results[$0] = $1 }
+        return results
+    }
+
+    /// The frames at `indices` (see ``frame(at:from:)``) handed to `deliver` one at a time, with
+    /// the position in `indices` each answers: in presentation order (not the order given; a
+    /// duplicate index is delivered once per position), each GOP decoded at most once, so that
+    /// only the frames between two deliveries are held (memory flat in the number of indices).
+    /// A frame the decoder does not output (damaged data) is delivered as nil.
+    /// - Throws: as ``frame(at:from:)``, and what `deliver` throws (which stops the batch).
+    public func frames(atIndices indices: [Int], from demuxer: Demuxer, deliver: (Int, Frame?) throws -> Void) throws {
         let times = try presentationTimes(from: demuxer)
         for i in indices where i < 0 || i >= times.count {
             throw MediaError(.invalidArgument, "frame index \(i) is out of range: the track presents \(times.count) frames",
                              context: "track \(track.index) decode session")
         }
         // Each index asks for the frame presented exactly at its time: the next one is later.
-        let results = try frames(atTicks: indices.map { times[$0] }, from: demuxer)
-        return zip(indices, results).map { i, f in f.flatMap { $0.pts == times[i] ? $0 : nil } }
+        try frames(atTicks: indices.map { times[$0] }, from: demuxer) { position, frame in
+            try deliver(position, frame.flatMap { $0.pts == times[indices[position]] ? $0 : nil })
+        }
+    }
+
+    /// The track's presented frames, as ``frame(at:from:)`` counts them: their media times
+    /// (track time base) in presentation order, and the indices among them of the key frames
+    /// (the container's sync samples). The first call reads them, then they are kept: from
+    /// the sample table where the container has one (the demuxer does not move), else by
+    /// reading the track's packets without decoding them (the demuxer is left at the end).
+    /// - Throws: the demuxer's errors.
+    public func presentedFrames(from demuxer: Demuxer) throws -> (times: [Int64], keyFrames: [Int]) {
+        let times = try presentationTimes(from: demuxer)
+        return (times, presentedKeyIndices)
     }
 
     /// The media times (track time base) of the presented frames, in presentation order:
     /// the packets' times inside the presentation window. Read once, then kept.
     func presentationTimes(from demuxer: Demuxer) throws -> [Int64] {
         if let known = presentedTimes { return known }
-        var times: [Int64] = []
+        var times: [Int64] = [], keys: Set<Int64> = []
         if let table = demuxer as? SampleTableDemuxer {
             // The sample table has them: no sample data is read.
             var i = 0
             while let s = table.sampleInfo(track: track.index, index: i) {
-                if window.contains(s.pts) { times.append(s.pts) }
+                if window.contains(s.pts) {
+                    times.append(s.pts)
+                    if s.isKeyframe { keys.insert(s.pts) }
+                }
                 i += 1
             }
         } else {
@@ -94,7 +121,10 @@ extension DecodeSession {
                     packet = nil   // a file cut short: the frames before the cut
                 }
                 guard let packet else { break }
-                if packet.pts != Packet.noTimestamp && window.contains(packet.pts) { times.append(packet.pts) }
+                if packet.pts != Packet.noTimestamp && window.contains(packet.pts) {
+                    times.append(packet.pts)
+                    if packet.isKeyframe { keys.insert(packet.pts) }
+                }
             }
         }
         times.sort()
@@ -102,6 +132,7 @@ extension DecodeSession {
         unique.reserveCapacity(times.count)
         for t in times where unique.last != t { unique.append(t) }
         presentedTimes = unique
+        presentedKeyIndices = unique.indices.filter { keys.contains(unique[$0]) }
         return unique
     }
 
@@ -114,6 +145,13 @@ extension DecodeSession {
     /// in the order given.
     func frames(atTicks targets: [Int64], from demuxer: Demuxer) throws -> [Frame?] {
         var results = [Frame?](repeating: nil, count: targets.count)
+        try frames(atTicks: targets, from: demuxer) { results[$0] = $1 }
+        return results
+    }
+
+    /// The first presented frame at or after each media time in `targets`, handed to `deliver`
+    /// with its position in `targets`, in the order of the times (the earliest first).
+    func frames(atTicks targets: [Int64], from demuxer: Demuxer, deliver: (Int, Frame?) throws -> Void) throws {
         let order = targets.indices.sorted { targets[$0] < targets[$1] }
         if track.mediaType == .audio {
             // Every audio packet is a sync point: each target is a seek with its pre-roll.
@@ -122,9 +160,9 @@ extension DecodeSession {
                 try demuxer.seek(to: max(0, seconds - Self.seekPreroll))
                 try seek(to: seconds)
                 var cursor = ForwardCursor()
-                results[i] = try cursor.next(atOrAfter: targets[i], session: self, demuxer: demuxer)
+                try deliver(i, try cursor.next(atOrAfter: targets[i], session: self, demuxer: demuxer))
             }
-            return results
+            return
         }
         var cursor = ForwardCursor()
         var last: Int64?
@@ -137,10 +175,9 @@ extension DecodeSession {
                 seekFloor = target   // exactly, whatever the round trip through seconds gave
                 cursor = ForwardCursor()
             }
-            results[i] = try cursor.next(atOrAfter: target, session: self, demuxer: demuxer)
+            try deliver(i, try cursor.next(atOrAfter: target, session: self, demuxer: demuxer))
             last = target
         }
-        return results
     }
 }
 

@@ -145,6 +145,8 @@ public final class DecodeSession: Decoder {
     /// The presentation times of the track's presented frames, sorted, once
     /// ``frame(at:from:)`` has scanned them.
     var presentedTimes: [Int64]?
+    /// The indices in ``presentedTimes`` of the key frames (sync samples), read with them.
+    var presentedKeyIndices: [Int] = []
     /// Audio after ``seek(to:)``: the samples to skip are counted from the first decoded
     /// frame's pts (a decoder may output nothing for its first packets: Vorbis primes its
     /// overlap with the first one), not from the first packet's.

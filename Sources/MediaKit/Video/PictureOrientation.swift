@@ -110,7 +110,8 @@ extension Frame {
         let shapes: [(bytes: Int, columns: Int, rows: Int)] = (0..<format.planeCount).map { i in
             let size = frame.planeSize(i)
             let pair = interleaved && i == 1 ? 2 : 1
-            return (format.bytesPerComponent * pair, size.width / pair, size.height)
+            // A packed RGB pixel moves as one sample of its components' bytes.
+            return (format.bytesPerComponent * pair * format.componentsPerPixel, size.width / pair, size.height)
         }
         // Each plane starts on a 64-byte boundary, so 16- and 32-bit samples are read aligned.
         let sizes = shapes.map { (($0.rows * $0.bytes * $0.columns) + 63) & ~63 }

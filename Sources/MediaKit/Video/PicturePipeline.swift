@@ -41,8 +41,12 @@ public final class PicturePipeline: @unchecked Sendable {
     public let layout: PixelFormat
 
     /// The layouts the raw picture writers offer (mk-decode's `--pixel-format`, the C API's
-    /// `MK_PACK_NV12` / `MK_PACK_I420`): NV12, I420 (``PixelFormat/yuv420p``) and ``PixelFormat/yuv420p10``.
-    public static let layouts: [PixelFormat] = [.nv12, .yuv420p, .yuv420p10]
+    /// `MK_PACK_*`): NV12, I420 (``PixelFormat/yuv420p``), ``PixelFormat/yuv420p10``, and for
+    /// models the packed RGB and gray forms (``PixelFormat/rgb24``, ``PixelFormat/bgr24``,
+    /// ``PixelFormat/rgba``, ``PixelFormat/bgra``, ``PixelFormat/gray8``,
+    /// ``PixelFormat/gray16``, ``PixelFormat/rgb48``), whose bytes are those of
+    /// `ffmpeg -pix_fmt rgb24` (and the others) through the FFmpeg plugin's converter.
+    public static let layouts: [PixelFormat] = [.nv12, .yuv420p, .yuv420p10, .rgb24, .bgr24, .rgba, .bgra, .gray8, .gray16, .rgb48]
     /// How every picture is turned first (``PictureOrientation/upright``: not at all).
     public let orientation: PictureOrientation
     /// Where picture converters come from.
@@ -52,9 +56,9 @@ public final class PicturePipeline: @unchecked Sendable {
     /// How pictures are resampled when they are scaled (and when their chroma is).
     public let filter: ScaleFilter
     private let lock = NSLock()
-    /// Under `lock`: the converters not in use, with the colour range each was made for,
-    /// the most recently returned last.
-    private var idle: [(converter: PictureConverter, range: ColorRange)] = []
+    /// Under `lock`: the converters not in use, with the colour range and matrix each was
+    /// made for, the most recently returned last.
+    private var idle: [(converter: PictureConverter, range: ColorRange, matrix: ColorMatrix)] = []
 
     /// Creates a pipeline to `layout`, turning pictures by `orientation` (default: upright),
     /// then scaling them to `size` (default nil: not at all) with `filter` (default
@@ -148,11 +152,11 @@ public final class PicturePipeline: @unchecked Sendable {
     /// the pipeline's lock, on a converter no other thread holds meanwhile.
     private func convert(_ frame: Frame, to size: (width: Int, height: Int)) throws -> Frame {
         guard let source = frame.pixelFormat else { throw MediaError(.invalidArgument, "not a video frame") }
-        let range = frame.colorRange
+        let range = frame.colorRange, matrix = frame.colorSpace
         let taken: PictureConverter? = lock.withLock {
             let i = idle.lastIndex { e in
                 let c = e.converter
-                return c.source == source && c.width == frame.width && c.height == frame.height && e.range == range
+                return c.source == source && c.width == frame.width && c.height == frame.height && e.range == range && e.matrix == matrix
                     && c.outputWidth == size.width && c.outputHeight == size.height
             }
             return i.map { idle.remove(at: $0).converter }
@@ -162,7 +166,7 @@ public final class PicturePipeline: @unchecked Sendable {
                                                                    colorRange: range, colorSpace: frame.colorSpace)
         defer {
             lock.withLock {
-                idle.append((converter, range))
+                idle.append((converter, range, matrix))
                 if idle.count > Self.cacheLimit { idle.removeFirst() }   // the least recently used goes
             }
         }

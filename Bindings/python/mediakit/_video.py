@@ -1,0 +1,316 @@
+"""``VideoDecoder``: frames by index or time as one numpy batch (torchcodec's shape), each GOP
+decoded once per batch (mk_decoder_frame_index / mk_decoder_frames_at underneath)."""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+from dataclasses import dataclass
+from fractions import Fraction
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
+
+if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no import at run time
+    from typing_extensions import Self
+    from ._common import Array
+
+from . import _ffi
+from ._ffi import lib
+from ._common import PathLike, SCALE_FILTERS, _closed
+from ._demux import Demuxer, Track
+from ._decode import Decoder
+
+#: Picture formats of ``VideoDecoder(format=)``: the MK_PACK_* layout, the channels and the
+#: numpy dtype of each (ffmpeg's -pix_fmt names; "gray8" and "gray16" are accepted too).
+#: "float32" is rgb24 scaled to [0, 1] (and normalised by ``mean`` / ``std`` when given).
+PICTURE_FORMATS: dict[str, tuple[int, int, str]] = {
+    "rgb24": (5, 3, "u1"), "bgr24": (6, 3, "u1"), "rgba": (7, 4, "u1"), "bgra": (8, 4, "u1"),
+    "gray": (9, 1, "u1"), "gray16le": (10, 1, "<u2"), "rgb48le": (11, 3, "<u2"), "float32": (5, 3, "<f4"),
+}
+_ALIASES = {"gray8": "gray", "gray16": "gray16le", "rgb48": "rgb48le", "f32": "float32"}
+
+_FRAME_CALLBACK = _ffi.FRAME_CALLBACK
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("mediakit.VideoDecoder returns numpy arrays: pip install numpy") from e
+    return numpy
+
+
+@dataclass(frozen=True)
+class VideoMetadata:
+    """What ``VideoDecoder.metadata`` says about the track (torchcodec's VideoStreamMetadata
+    names). Times are on the presentation timeline (ffprobe's ``-show_frames`` pts)."""
+    num_frames: int                 #: presented frames (as ffmpeg's select=eq(n\\,I) counts them)
+    average_fps: float              #: num_frames / (end_stream_seconds - begin_stream_seconds)
+    duration_seconds: float         #: end_stream_seconds - begin_stream_seconds
+    begin_stream_seconds: float     #: the first frame's pts
+    end_stream_seconds: float       #: the last frame's pts plus its duration
+    key_frame_indices: tuple[int, ...]  #: indices of the key frames (sync samples)
+    width: int                      #: of the decoded pictures (before width= / height=)
+    height: int
+    codec: str                      #: FFmpeg's codec name ("h264" ...)
+    stream_index: int               #: the track decoded
+
+
+@dataclass(frozen=True)
+class FrameBatch:
+    """Frames as one array with their times (torchcodec's FrameBatch): ``data`` is (N, H, W, C)
+    for dimension_order "NHWC", (N, C, H, W) for "NCHW"; ``pts_seconds`` and
+    ``duration_seconds`` are float64 arrays of N."""
+    data: "Array"
+    pts_seconds: "Array"
+    duration_seconds: "Array"
+
+
+class VideoDecoder:
+    """Frames of one video track by index or time, as numpy arrays in RGB / gray (torchcodec's
+    ``VideoDecoder``; PyAV users: ``container.decode(video=0)`` + ``frame.to_ndarray(format=)``).
+
+    ``VideoDecoder(path, seek_mode="exact", dimension_order="NHWC", format="rgb24", width=None,
+    height=None)``: ``len(decoder)`` frames, ``decoder[i]`` one picture (H, W, C), ``decoder[a:b:s]``
+    a batch, ``get_frames_at(indices)``, ``get_frames_played_at(seconds)``,
+    ``get_frames_in_range(start, stop, step)``. Indices count the presented frames in
+    presentation order after the edit list, as ``ffmpeg -vf select=eq(n\\,I) -vsync 0`` counts
+    them, and each picture's bytes are those of ``ffmpeg -i IN -vf select=... -pix_fmt rgb24``
+    (the FFmpeg plugin's libswscale set up as the ffmpeg tool sets it: bicubic, the stream's
+    colour matrix and range). Pictures are not turned by the track's rotation (ffmpeg's
+    autorotation; see ``Frame.oriented``).
+
+    A batch is decoded in one pass in frame order: each group of pictures once, from the key
+    frame before its first wanted frame; frames between the wanted ones are decoded but not
+    converted; the results come back in the order asked (duplicates allowed).
+
+    format: "rgb24" (default), "bgr24", "rgba", "bgra", "gray", "gray16le", "rgb48le" (uint8 /
+    uint16), or "float32": rgb24 / 255 in [0, 1], then ``(x - mean) / std`` per channel when
+    ``mean`` / ``std`` (three floats each) are given. width / height (both): every picture
+    scaled, as ``-vf scale=W:H:flags=<interpolation>`` (default "bicubic"). seek_mode: "exact"
+    (the index is read from the container's sample table, or by reading the packets once where
+    there is none); "approximate" is accepted and currently behaves as "exact". threads:
+    decoder threads (0: every core).
+    """
+
+    def __init__(self, source: PathLike, *, stream_index: Optional[int] = None, seek_mode: str = "exact",
+                 dimension_order: str = "NHWC", format: str = "rgb24", width: Optional[int] = None,
+                 height: Optional[int] = None, interpolation: str = "bicubic",
+                 mean: Optional[Sequence[float]] = None, std: Optional[Sequence[float]] = None, threads: int = 0):
+        if seek_mode not in ("exact", "approximate"):
+            raise ValueError(f"seek_mode is 'exact' or 'approximate', not {seek_mode!r}")
+        if dimension_order not in ("NHWC", "NCHW"):
+            raise ValueError(f"dimension_order is 'NHWC' or 'NCHW', not {dimension_order!r}")
+        name = _ALIASES.get(format, format)
+        if name not in PICTURE_FORMATS:
+            raise ValueError(f"unknown format {format!r}: one of {', '.join(PICTURE_FORMATS)}")
+        if (width is None) != (height is None):
+            raise ValueError("width and height scale the pictures together: give both or neither")
+        if width is not None and height is not None and not (0 < width <= 16384 and 0 < height <= 16384):
+            raise ValueError(f"width and height are 1 to 16384, not {width}x{height}")
+        if interpolation not in SCALE_FILTERS:
+            raise ValueError(f"unknown interpolation {interpolation!r}: one of {', '.join(SCALE_FILTERS)}")
+        if (mean is not None or std is not None) and name != "float32":
+            raise ValueError("mean / std normalise float32 pictures: use format='float32'")
+        np = _numpy()
+        self._format, self._order = name, dimension_order
+        self._layout, self._channels, self._dtype = PICTURE_FORMATS[name]
+        self._filter = SCALE_FILTERS[interpolation]
+        self._scale: Optional[tuple[int, int]] = (int(width), int(height)) if width is not None and height is not None else None
+        self._mean = np.zeros(3, dtype=np.float32) if mean is None else np.asarray(mean, dtype=np.float32)
+        self._std = np.ones(3, dtype=np.float32) if std is None else np.asarray(std, dtype=np.float32)
+        if self._mean.shape != (3,) or self._std.shape != (3,) or not (self._std != 0).all():
+            raise ValueError("mean and std are three numbers each (R, G, B), std without a zero")
+        self._demuxer: Optional[Demuxer] = Demuxer(source)
+        try:
+            tracks = self._demuxer.tracks
+            if stream_index is None:
+                video = [t for t in tracks if t.media_type == "video"]
+                if not video:
+                    raise ValueError("the file has no video track")
+                track: Track = video[0]
+            else:
+                if not 0 <= stream_index < len(tracks) or tracks[stream_index].media_type != "video":
+                    raise ValueError(f"stream_index {stream_index} is not a video track of the file")
+                track = tracks[stream_index]
+            self._track = track
+            self._decoder: Optional[Decoder] = Decoder(track, threads=threads)
+            self._index()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- the index ------------------------------------------------------------------------
+
+    def _handles(self) -> tuple[ctypes.c_void_p, ctypes.c_void_p]:
+        if self._decoder is None or self._demuxer is None:
+            raise _closed("video decoder")
+        return self._decoder._handle(), self._demuxer._handle()
+
+    def _index(self) -> None:
+        """Reads the presented frames' times and key flags (mk_decoder_frame_index)."""
+        np = _numpy()
+        dec, dmx = self._handles()
+        count = ctypes.c_int64()
+        lib.mk_decoder_frame_index(dec, dmx, None, None, 0, ctypes.byref(count))
+        n = count.value
+        pts = np.zeros(n, dtype=np.int64)
+        keys = np.zeros(n, dtype=np.int32)
+        lib.mk_decoder_frame_index(dec, dmx, pts.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
+                                   keys.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), n, ctypes.byref(count))
+        tb: Fraction = self._track.time_base
+        offset = self._track.presentation_offset
+        self._pts_ticks = pts
+        seconds = (pts + offset).astype(np.float64) * float(tb)
+        durations = np.diff(seconds)
+        last = float(1 / self._track.frame_rate) if self._track.frame_rate else (float(durations[-1]) if n > 1 else 0.0)
+        self._durations = np.append(durations, last) if n else np.zeros(0)
+        self._seconds = seconds
+        begin = float(seconds[0]) if n else 0.0
+        end = float(seconds[-1] + self._durations[-1]) if n else 0.0
+        span = end - begin
+        self.metadata = VideoMetadata(
+            num_frames=n, average_fps=n / span if span > 0 else 0.0, duration_seconds=span, begin_stream_seconds=begin,
+            end_stream_seconds=end, key_frame_indices=tuple(int(i) for i in np.flatnonzero(keys)),
+            width=self._track.width, height=self._track.height, codec=self._track.codec, stream_index=self._track.index)
+
+    # -- access ---------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self.metadata.num_frames
+
+    def _check(self, indices: Iterable[int]) -> list[int]:
+        n = len(self)
+        out = []
+        for i in indices:
+            j = int(i)
+            if j < 0:
+                j += n
+            if not 0 <= j < n:
+                raise IndexError(f"frame index {i} is out of range: the track has {n} frames")
+            out.append(j)
+        return out
+
+    def __getitem__(self, key: Union[int, slice]) -> "Array":
+        """``decoder[i]``: one picture, (H, W, C) or (C, H, W); ``decoder[a:b:s]``: (N, ...)."""
+        if isinstance(key, slice):
+            return self.get_frames_in_range(*key.indices(len(self))).data
+        picture: Array = self.get_frames_at([int(key)]).data[0]
+        return picture
+
+    def get_frame_at(self, index: int) -> FrameBatch:
+        """One frame as a batch of one (``data[0]`` is the picture)."""
+        return self.get_frames_at([index])
+
+    def get_frames_in_range(self, start: int, stop: int, step: int = 1) -> FrameBatch:
+        """Frames ``start, start + step, ...`` before ``stop`` (as ``range``; negative values
+        count from the end as in a slice)."""
+        if step == 0:
+            raise ValueError("step must not be 0")
+        return self.get_frames_at(list(range(*slice(start, stop, step).indices(len(self)))))
+
+    def get_frames_played_at(self, seconds: Sequence[float]) -> FrameBatch:
+        """The frames on screen at each time (presentation seconds): the last frame whose pts is
+        at or before it (torchcodec's rule). IndexError for a time before the first frame or at
+        or after ``metadata.end_stream_seconds``."""
+        indices = []
+        for t in seconds:
+            t = float(t)
+            if not self.metadata.begin_stream_seconds <= t < self.metadata.end_stream_seconds:
+                raise IndexError(f"no frame is played at {t} s: the track spans "
+                                 f"[{self.metadata.begin_stream_seconds}, {self.metadata.end_stream_seconds}) s")
+            indices.append(bisect.bisect_right(self._seconds, t) - 1)
+        return self.get_frames_at(indices)
+
+    def _picture_shape(self) -> tuple[int, int]:
+        return self._scale if self._scale is not None else (self._track.width, self._track.height)
+
+    def get_frames_at(self, indices: Sequence[int]) -> FrameBatch:
+        """The frames at ``indices`` (any order, duplicates allowed, negative from the end) as one
+        array in that order, with their pts and durations in seconds. Each GOP is decoded once."""
+        np = _numpy()
+        wanted = self._check(indices)
+        w, h = self._picture_shape()
+        c = self._channels
+        shape = (len(wanted), h, w, c) if self._order == "NHWC" else (len(wanted), c, h, w)
+        data = np.empty(shape, dtype=np.dtype(self._dtype))
+        durations = np.empty(len(wanted), dtype=np.float64)
+        float_out = self._format == "float32"
+        item = np.dtype("u1" if float_out else self._dtype)
+        scratch = None if self._order == "NHWC" and not float_out else np.empty((h, w, c), dtype=item)
+        need = h * w * c * item.itemsize
+        scale = (1.0 / (255.0 * self._std)).astype(np.float32)
+        bias = (-self._mean / self._std).astype(np.float32)
+        size = ctypes.c_size_t()
+        failure: list[BaseException] = []
+
+        def deliver(_user: Optional[int], position: int, frame: Optional[int]) -> int:
+            handle = ctypes.c_void_p(frame)
+            try:
+                if not frame:
+                    raise ValueError(f"the decoder gave no picture for frame {wanted[position]} (damaged data?)")
+                target = data[position] if scratch is None else scratch
+                if self._scale is None:
+                    lib.mk_frame_pack(handle, self._layout, target.ctypes.data, need, ctypes.byref(size))
+                else:
+                    lib.mk_frame_pack_scaled(handle, self._layout, w, h, self._filter, target.ctypes.data, need,
+                                             ctypes.byref(size))
+                if size.value != need:
+                    raise ValueError(f"frame {wanted[position]} packs to {size.value} bytes, not the {need} of a "
+                                     f"{w}x{h} {self._format} picture: its size differs from the track's")
+                info = _ffi.FrameInfo(struct_size=ctypes.sizeof(_ffi.FrameInfo))
+                lib.mk_frame_get_info(handle, ctypes.byref(info))
+                d = info.duration * info.time_base_num / info.time_base_den if info.time_base_den else 0.0
+                durations[position] = d if d > 0 else self._durations[wanted[position]]
+                if scratch is not None:
+                    src = scratch if self._order == "NHWC" else scratch.transpose(2, 0, 1)
+                    if float_out:
+                        sc, bi = (scale, bias) if self._order == "NHWC" else (scale[:, None, None], bias[:, None, None])
+                        np.multiply(src, sc, out=data[position], casting="unsafe")
+                        np.add(data[position], bi, out=data[position])
+                    else:
+                        np.copyto(data[position], src)
+                return 0
+            except BaseException as e:  # noqa: BLE001 - carried out of the C call and raised there
+                failure.append(e)
+                return -1
+            finally:
+                lib.mk_frame_free(ctypes.byref(handle))
+
+        dec, dmx = self._handles()
+        callback = _FRAME_CALLBACK(deliver)
+        array = (ctypes.c_int64 * len(wanted))(*wanted)
+        try:
+            lib.mk_decoder_frames_at(dec, dmx, array, len(wanted), callback, None)
+        except BaseException:
+            if failure:
+                raise failure[0] from None
+            raise
+        return FrameBatch(data, self._seconds[wanted] if wanted else np.zeros(0), durations)
+
+    # -- lifetime -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes the decoder and the file (harmless twice)."""
+        decoder, self._decoder = getattr(self, "_decoder", None), None
+        demuxer, self._demuxer = getattr(self, "_demuxer", None), None
+        if decoder is not None:
+            decoder.close()
+        if demuxer is not None:
+            demuxer.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once close() was called."""
+        return self._decoder is None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        m = self.metadata
+        return f"<mediakit.VideoDecoder {m.codec} {m.width}x{m.height} {m.num_frames} frames {self._format} {self._order}>"

@@ -1,0 +1,136 @@
+"""mediakit.VideoDecoder against ffmpeg: every frame returned by index equals the one
+`ffmpeg -i IN -vf "select=eq(n\\,I)+..." -fps_mode passthrough -pix_fmt F -f rawvideo -` gives, bit-exact
+(one ffmpeg run for all the indices of a file), on the bundled sample (H.264 with B-frames)
+and two files of ../shared/media (H.264 640x360 with ctts; HEVC with B-frames, an edit list and
+BT.709 tagged); pts against ffprobe -show_frames; one resize case (scale=W:H:flags=bilinear);
+float32 / NCHW against the rgb24 oracle transformed by numpy."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+np = pytest.importorskip("numpy")
+import mediakit  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs ffmpeg (the oracle)")
+
+SHARED_FILES = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4_hevc_hvc1_aac_ctts_elst.mp4"]
+
+
+def ffmpeg_frames(path: Path, indices: list[int], pix_fmt: str, channels: int, width: int, height: int,
+                  scale: str = "", dtype: str = "u1") -> dict[int, Any]:
+    """The frames at `indices` (sorted, unique) as ffmpeg selects and converts them, by index."""
+    wanted = sorted(set(indices))
+    chain = "select='" + "+".join(f"eq(n,{i})" for i in wanted) + "'" + (f",{scale}" if scale else "")
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-map", "0:v:0", "-vf", chain, "-fps_mode", "passthrough",
+                          "-pix_fmt", pix_fmt, "-f", "rawvideo", "-"], check=True, capture_output=True).stdout
+    frames = np.frombuffer(raw, dtype=dtype).reshape(-1, height, width, channels)
+    assert len(frames) == len(wanted), f"ffmpeg gave {len(frames)} frames for {len(wanted)} indices"
+    return dict(zip(wanted, frames))
+
+
+def ffprobe_frames(path: Path) -> tuple[list[float], list[int]]:
+    """pts_time of every presented frame and the key frames' indices, as ffprobe decodes them."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time,key_frame",
+                          "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout
+    rows = [line.split(",") for line in out.split()]
+    return [float(r[1]) for r in rows], [i for i, r in enumerate(rows) if r[0] == "1"]
+
+
+@pytest.fixture(scope="module")
+def files(sample: Path, shared_media: Path) -> list[Path]:
+    return [sample] + [shared_media / f for f in SHARED_FILES]
+
+
+def test_frames_by_index_equal_ffmpeg_select(files: list[Path]) -> None:
+    for path in files:
+        with mediakit.VideoDecoder(path) as dec:
+            n = len(dec)
+            times, keys = ffprobe_frames(path)
+            assert n == len(times), f"{path.name}: {n} frames, ffprobe decodes {len(times)}"
+            assert dec.metadata.key_frame_indices[0] == 0 and set(dec.metadata.key_frame_indices) <= set(keys)
+            # Out of order, a duplicate, both ends, one inside a later GOP.
+            indices = [n - 1, 3, 0, min(17, n - 2), 3, n // 2]
+            batch = dec.get_frames_at(indices)
+            ref = ffmpeg_frames(path, indices, "rgb24", 3, dec.metadata.width, dec.metadata.height)
+            assert batch.data.shape == (len(indices), dec.metadata.height, dec.metadata.width, 3)
+            for k, i in enumerate(indices):
+                assert np.array_equal(batch.data[k], ref[i]), f"{path.name}: frame {i} differs from ffmpeg's"
+                assert batch.pts_seconds[k] == pytest.approx(times[i], abs=1e-6)
+                assert batch.duration_seconds[k] > 0
+            # The frame played at a time inside frame 3's interval is frame 3.
+            played = dec.get_frames_played_at([(times[3] + times[4]) / 2, times[0]])
+            assert np.array_equal(played.data[0], ref[3]) and np.array_equal(played.data[1], ref[0])
+
+
+def test_formats_and_layouts_equal_ffmpeg(sample: Path) -> None:
+    indices = [5, 60, 2]
+    for fmt, pix_fmt, channels, dtype in [("bgr24", "bgr24", 3, "u1"), ("gray", "gray", 1, "u1"),
+                                          ("rgba", "rgba", 4, "u1"), ("rgb48le", "rgb48le", 3, "<u2")]:
+        with mediakit.VideoDecoder(sample, format=fmt) as dec:
+            w, h = dec.metadata.width, dec.metadata.height
+            ref = ffmpeg_frames(sample, indices, pix_fmt, channels, w, h, dtype=dtype)
+            got = dec.get_frames_at(indices).data
+            for k, i in enumerate(indices):
+                assert np.array_equal(got[k], ref[i]), f"{fmt}: frame {i} differs from ffmpeg's"
+    # NCHW, float32 with mean / std: the rgb24 oracle transposed and normalised.
+    mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+    with mediakit.VideoDecoder(sample, dimension_order="NCHW", format="float32", mean=mean, std=std) as dec:
+        got = dec.get_frames_at(indices).data
+        ref = ffmpeg_frames(sample, indices, "rgb24", 3, dec.metadata.width, dec.metadata.height)
+        assert got.dtype == np.float32 and got.shape == (3, 3, dec.metadata.height, dec.metadata.width)
+        for k, i in enumerate(indices):
+            want = (ref[i].astype(np.float32) / 255 - np.float32(mean)) / np.float32(std)
+            np.testing.assert_allclose(got[k], want.transpose(2, 0, 1), rtol=0, atol=1e-5)
+    with mediakit.VideoDecoder(sample, dimension_order="NCHW") as dec:
+        assert np.array_equal(dec[60], ref[60].transpose(2, 0, 1))
+
+
+def test_resize_equals_ffmpeg_scale(sample: Path) -> None:
+    indices = [1, 40]
+    with mediakit.VideoDecoder(sample, width=160, height=90, interpolation="bilinear") as dec:
+        got = dec.get_frames_at(indices).data
+    ref = ffmpeg_frames(sample, indices, "rgb24", 3, 160, 90, scale="scale=160:90:flags=bilinear")
+    for k, i in enumerate(indices):
+        assert np.array_equal(got[k], ref[i]), f"scaled frame {i} differs from ffmpeg's"
+
+
+def test_len_slices_and_errors(sample: Path) -> None:
+    with mediakit.VideoDecoder(sample) as dec:
+        n = len(dec)
+        assert dec[2:9:3].shape[0] == 3
+        assert np.array_equal(dec[2:9:3], dec.get_frames_in_range(2, 9, 3).data)
+        assert np.array_equal(dec[-1], dec.get_frames_at([n - 1]).data[0])
+        assert dec.get_frames_at([]).data.shape[0] == 0
+        with pytest.raises(IndexError, match=f"out of range: the track has {n} frames"):
+            dec.get_frames_at([n])
+        with pytest.raises(IndexError, match="no frame is played at"):
+            dec.get_frames_played_at([dec.metadata.end_stream_seconds + 1])
+    with pytest.raises(ValueError, match="unknown format"):
+        mediakit.VideoDecoder(sample, format="yuv9")
+    with pytest.raises(ValueError, match="give both or neither"):
+        mediakit.VideoDecoder(sample, width=100)
+    dec = mediakit.VideoDecoder(sample)
+    dec.close()
+    dec.close()
+    with pytest.raises(mediakit.InvalidArgumentError, match="closed"):
+        dec.get_frames_at([0])
+
+
+def test_pack_layout_listing_names_ffmpeg_formats() -> None:
+    """mk_pack_layout_name lists the layouts from 1 up to the first NULL; every picture layout
+    but i420 (raw-video tools' name of yuv420p) is named as `ffmpeg -pix_fmts` names it."""
+    names: list[str] = []
+    while (name := mediakit.lib.mk_pack_layout_name(len(names) + 1)) is not None:
+        names.append(name.decode())
+    assert names[:4] == ["nv12", "i420", "s16", "f32"]
+    ffmpeg_formats = {line.split()[1] for line in subprocess.run(["ffmpeg", "-v", "error", "-pix_fmts"], check=True,
+                                                                 capture_output=True, text=True).stdout.splitlines()
+                      if len(line.split()) > 2 and line[:5].strip(".IOHPB") == ""}
+    for name in [names[0]] + names[4:]:
+        assert name in ffmpeg_formats, f"{name} is not one of ffmpeg's pixel formats"
+    assert set(names[4:]) >= {"rgb24", "bgr24", "rgba", "bgra", "gray", "gray16le", "rgb48le"}
