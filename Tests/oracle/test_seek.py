@@ -151,6 +151,35 @@ def test_frames_by_index_like_ffmpeg_select(name, mk_bin, shared_media, tmp_path
     _check_indices(mk_bin, shared_media / name, tmp_path)
 
 
+def test_each_frame_asked_alone_in_an_open_gop_file(mk_bin, shared_media, tmp_path):
+    """`--at-frame I` alone (one run per frame) for every frame of a file whose non-IDR I frames
+    are key frames opening GOPs with leading pictures (pictures after them in decoding order,
+    presented before them, that refer to the GOP before): each is ffmpeg's frame I. A lone
+    request starts at the key frame before it and must step back one more GOP where that key
+    frame has leading pictures (a batch of every index decodes through and never showed it).
+
+    Oracle: `ffmpeg -i FILE -map 0:v:0 -fps_mode passthrough -f rawvideo -pix_fmt nv12 -`, every
+    frame, cut into pictures (the frame n that select=eq(n,I) gives)."""
+    path = shared_media / "mp4_h264_bframes_iibbibb_elst_offset.mp4"
+    ref = lib.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
+                   "-f", "rawvideo", "-pix_fmt", "nv12", "-"])
+    assert ref.returncode == 0, lib.tail(ref.stderr)
+    stream = lib.track_streams(lib.ffprobe_json(path, ignore_editlist=False))[0]
+    size = lib.yuv420_frame_size(int(stream["width"]), int(stream["height"]))
+    count = len(ref.stdout) // size
+    assert count > 1 and count * size == len(ref.stdout), f"ffmpeg gave {len(ref.stdout)} bytes"
+    out = tmp_path / "one.nv12"
+    wrong = []
+    for i in range(count):
+        cmd = [mk_bin / "mk-decode", path, "--video-out", out, "--at-frame", str(i), "-q"]
+        proc = lib.run(cmd)
+        if proc.returncode != 0:
+            wrong.append(f"frame {i}: exit {proc.returncode}: {lib.tail(proc.stderr, 300)}")
+        elif out.read_bytes() != ref.stdout[i * size:(i + 1) * size]:
+            wrong.append(f"frame {i}: differs from ffmpeg's ({out.stat().st_size} bytes)")
+    assert not wrong, f"{path.name}, each frame asked alone:\n  " + "\n  ".join(wrong)
+
+
 # The issue's inputs, made here: the 1080p file as the bench's (scripts/bench_lib.sh
 # h264_bench_input: testsrc2, x264 veryfast with 3 B-frames, AAC), 6 s with a key frame every
 # second (the bench's 60 s file has one every 250 frames: 20 seeks there decode minutes; each seek

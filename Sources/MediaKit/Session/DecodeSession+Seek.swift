@@ -192,6 +192,9 @@ private struct ForwardCursor {
     /// next target needs them (a later key frame at or before the target makes them useless).
     var pending: [Packet] = []
     var pendingBytes = 0
+    /// Indices in `pending` of its key frames presented at or before the target, oldest first
+    /// (at most the last two are kept: see ``trimPending(_:_:)``).
+    var pendingKeys: [Int] = []
     /// A packet was sent to the decoder since the last reset.
     var sent = false
     /// The session was flushed at the end of the track: no more frames after `received`.
@@ -220,6 +223,7 @@ private struct ForwardCursor {
                 if isVideo && pending.allSatisfy({ $0.pts != Packet.noTimestamp && $0.pts < target }) {
                     pending = []
                     pendingBytes = 0
+                    pendingKeys = []
                 }
                 try sendPending(session, target)
                 let video = isVideo
@@ -227,21 +231,14 @@ private struct ForwardCursor {
                 ended = true
                 break
             }
-            if isVideo && packet.isKeyframe && packet.pts != Packet.noTimestamp && packet.pts <= target && (sent || !pending.isEmpty) {
-                // A later key frame at or before the target: decoding can start here, so the
-                // packets before it (and what the decoder holds) are not needed.
-                pending = []
-                pendingBytes = 0
-                if sent {
-                    received = []
-                    session.reset()
-                    session.seekFloor = target
-                    sent = false
-                }
-            }
             if isVideo && (packet.pts == Packet.noTimestamp || packet.pts <= target)
                 && pending.count < Self.pendingLimit.packets && pendingBytes + packet.size <= Self.pendingLimit.bytes {
                 // Maybe not needed: a later key frame at or before the target may still come.
+                if packet.isKeyframe && packet.pts != Packet.noTimestamp {
+                    pendingKeys.append(pending.count)
+                    // Never more than the GOP before the newest key frame is needed.
+                    if pendingKeys.count > 2 { dropPending(before: pendingKeys[pendingKeys.count - 2], session, target) }
+                }
                 pending.append(packet)
                 pendingBytes += packet.size
                 continue
@@ -254,10 +251,47 @@ private struct ForwardCursor {
     }
 
     private mutating func sendPending(_ session: DecodeSession, _ target: Int64) throws {
+        trimPending(session, target)
         let packets = pending
         pending = []
         pendingBytes = 0
+        pendingKeys = []
         for p in packets { try send(p, session, target) }
+    }
+
+    /// Before the pending packets are decoded: decoding can start at the newest pending key
+    /// frame at or before the target, so what comes before it (and what the decoder holds) is
+    /// not needed, unless that key frame opens a GOP with leading pictures (a picture after it
+    /// in decoding order presented before it: an open GOP, whose pictures may refer to the GOP
+    /// before), the rule of `Demuxer.seekForDecoding`: then decoding starts one key frame
+    /// earlier, as the demuxer's seek did.
+    private mutating func trimPending(_ session: DecodeSession, _ target: Int64) {
+        guard let newest = pendingKeys.last else { return }
+        let keyPts = pending[newest].pts
+        let leading = pending[(newest + 1)...].contains { $0.pts != Packet.noTimestamp && $0.pts < keyPts }
+        if !leading {
+            dropPending(before: newest, session, target)
+        } else if pendingKeys.count >= 2 {
+            dropPending(before: pendingKeys[pendingKeys.count - 2], session, target)
+        }
+        // Else the GOP before is already in the decoder, or pending starts where the demuxer's
+        // seek put it: keep everything.
+    }
+
+    /// Forgets the pending packets before index `start` (a key frame), and restarts the decoder
+    /// when it was fed before them: decoding then starts at that key frame.
+    private mutating func dropPending(before start: Int, _ session: DecodeSession, _ target: Int64) {
+        if start > 0 {
+            pendingBytes -= pending[..<start].reduce(0) { $0 + $1.size }
+            pending.removeFirst(start)
+            pendingKeys = pendingKeys.compactMap { $0 >= start ? $0 - start : nil }
+        }
+        if sent {
+            received = []
+            session.reset()
+            session.seekFloor = target
+            sent = false
+        }
     }
 
     private mutating func send(_ packet: Packet, _ session: DecodeSession, _ target: Int64) throws {
