@@ -1,0 +1,67 @@
+"""Codec tags of the native containers mapped to FFmpeg's codec names (issue 31 item 3):
+Matroska's V_MS/VFW/FOURCC, whose BITMAPINFOHEADER fourcc names the codec by the Video for
+Windows table of Sources/MediaKit/Codecs/BitmapInfoHeader.swift.
+
+Oracles: ffmpeg's own reading of the same file (`ffmpeg -i FILE`: "Video: NAME", one ffmpeg
+process for every file) for each fourcc of the table, written into a Matroska file ffmpeg made
+(msmpeg4v2, which the Matroska muxer stores as V_MS/VFW/FOURCC "MP42"); and ffmpeg's decode of
+that file (`-f rawvideo -pix_fmt yuv420p`, byte for byte).
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import oracle_lib as lib
+
+TABLE = lib.REPO / "Sources" / "MediaKit" / "Codecs" / "BitmapInfoHeader.swift"
+
+PY_CODECS = r"""
+import sys, mediakit
+for path in sys.argv[1:]:
+    with mediakit.open(path) as d:
+        print(d.tracks[0].codec or "-", d.tracks[0].width, d.tracks[0].height)
+"""
+
+
+def _vfw_mkv(tmp_path, frames: int):
+    path = tmp_path / f"msmpeg4v2_{frames}.mkv"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5", "-frames:v", str(frames),
+           "-c:v", "msmpeg4v2", "-write_crc32", "0", path]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    return path
+
+
+def test_vfw_fourcc_table_like_ffmpeg(mk_bin, tmp_path):
+    entries = [(tag, codec) for codec, tags in re.findall(r'add\("([^"]+)", \[([^\]]*)\]\)', TABLE.read_text())
+               for tag in re.findall(r'"([^"]*)"', tags)]
+    assert len(entries) > 100, f"the table in {TABLE} was not found"
+    base = _vfw_mkv(tmp_path, 1).read_bytes()
+    at = base.find(b"MP42")
+    assert at > 0 and base.count(b"MP42") == 1
+    files = []
+    for i, (tag, _) in enumerate(entries):
+        f = tmp_path / f"t{i}.mkv"
+        f.write_bytes(base[:at] + tag.encode("latin-1") + base[at + 4:])
+        files.append(f)
+    proc = lib.run(["ffmpeg", "-hide_banner", "-nostdin", *[a for f in files for a in ("-i", f)]])
+    theirs = re.findall(r"Stream #\d+:0.*?: Video: ([a-z0-9_]+)", proc.stderr.decode())
+    assert len(theirs) == len(files), f"ffmpeg read {len(theirs)} of {len(files)} files"
+    env = dict(os.environ, MEDIAKIT_LIBRARY=str(mk_bin / "libmediakit.so"), PYTHONPATH=str(lib.REPO / "Bindings" / "python"))
+    ours = lib.run([sys.executable, "-c", PY_CODECS, *files], env=env)
+    assert ours.returncode == 0, lib.tail(ours.stderr)
+    rows = ours.stdout.decode().split("\n")
+    wrong = [(tag, codec, want, got) for (tag, codec), want, got in zip(entries, theirs, rows) if codec != want or got.split()[0] != want]
+    assert not wrong, f"(fourcc, table, ffmpeg, ours): {wrong}"
+    assert all(r.split()[1:] == ["64", "48"] for r in rows if r), "the BITMAPINFOHEADER's size is the track's"
+
+
+def test_vfw_track_decodes_like_ffmpeg(mk_decode, tmp_path):
+    path = _vfw_mkv(tmp_path, 10)
+    out = tmp_path / "out.i420"
+    cmd = [mk_decode, path, "--video-out", out, "--pixel-format", "i420", "-q"]
+    lib.check_ok(lib.run(cmd), cmd)
+    ref = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]
+    want = lib.run(ref).stdout
+    assert want and out.read_bytes() == want, f"`{lib.shell_line(cmd)}` differs from `{lib.shell_line(ref)}`"
