@@ -16,7 +16,9 @@ checked the same way by test_3gp.py, test_raw_audio.py and test_wav.py.
 """
 from __future__ import annotations
 
+import os
 import re
+import sys
 
 import pytest
 
@@ -85,6 +87,28 @@ def test_ffmpeg_plugin_offers_every_decoder(mk_probe):
             continue
         for codec, priority in codecs.items():
             assert priority > ours.get(codec, -1), f"{plugin}'s {codec} (priority {priority}) no longer wins over ffmpeg's ({ours.get(codec)})"
+
+
+PY_DECODERS = r"""
+import mediakit
+for b in mediakit.backends():
+    if b.kind == "decoder":
+        print(b.plugin, b.codec, b.media_type, b.priority)
+"""
+
+
+def test_python_and_c_list_the_same_decoders(mk_probe, mk_bin):
+    """`mediakit.backends()` (Python over the C API's mk_backend_*) lists the decoders
+    `mk-probe --plugins` (Swift) lists, with the same priorities."""
+    env = dict(os.environ, MEDIAKIT_LIBRARY=str(mk_bin / "libmediakit.so"), PYTHONPATH=str(lib.REPO / "Bindings" / "python"))
+    proc = lib.run([sys.executable, "-c", PY_DECODERS], env=env)
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    listed: dict[str, dict[str, int]] = {}
+    for line in proc.stdout.decode().splitlines():
+        plugin, codec, _, priority = line.split()
+        listed.setdefault(plugin, {})[codec] = int(priority)
+    assert listed == _plugin_codecs(mk_probe)
+    assert len(listed["ffmpeg"]) > 400
 
 
 @pytest.mark.parametrize("param", OGG or [pytest.param("shared:breadth/<missing>", id="shared-media-missing")])
