@@ -5,13 +5,18 @@ Windows table of Sources/MediaKit/Codecs/BitmapInfoHeader.swift.
 Oracles: ffmpeg's own reading of the same file (`ffmpeg -i FILE`: "Video: NAME", one ffmpeg
 process for every file) for each fourcc of the table, written into a Matroska file ffmpeg made
 (msmpeg4v2, which the Matroska muxer stores as V_MS/VFW/FOURCC "MP42"); and ffmpeg's decode of
-that file (`-f rawvideo -pix_fmt yuv420p`, byte for byte).
+that file (`-f rawvideo -pix_fmt yuv420p`, byte for byte). Codecs the FFmpeg plugin offers since
+it lists every libavcodec decoder, in files ffmpeg writes (TrueHD in Matroska, Theora as
+V_THEORA, WMV2 as V_MS/VFW/FOURCC, Speex in Ogg): decoded as `ffmpeg -i` decodes them, byte for
+byte (lib.check_decode_like_ffmpeg).
 """
 from __future__ import annotations
 
 import os
 import re
 import sys
+
+import pytest
 
 import oracle_lib as lib
 
@@ -65,3 +70,21 @@ def test_vfw_track_decodes_like_ffmpeg(mk_decode, tmp_path):
     ref = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]
     want = lib.run(ref).stdout
     assert want and out.read_bytes() == want, f"`{lib.shell_line(cmd)}` differs from `{lib.shell_line(ref)}`"
+
+
+_AUDIO = ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1"]
+_VIDEO = ["-f", "lavfi", "-i", "testsrc=size=128x96:rate=10:duration=1"]
+NEW_DECODERS = {
+    "truehd.mkv": [*_AUDIO, "-c:a", "truehd", "-strict", "-2"],
+    "theora.mkv": [*_VIDEO, "-c:v", "libtheora"],
+    "wmv2.mkv": [*_VIDEO, "-c:v", "wmv2"],
+    "speex.ogg": ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000:duration=1", "-c:a", "libspeex"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_DECODERS))
+def test_new_decoders_decode_like_ffmpeg(name, mk_decode, tmp_path):
+    path = tmp_path / name
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", *NEW_DECODERS[name], path]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    lib.check_decode_like_ffmpeg(path, mk_decode, tmp_path)
