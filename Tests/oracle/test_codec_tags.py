@@ -1,6 +1,9 @@
 """Codec tags of the native containers mapped to FFmpeg's codec names (issue 31 item 3):
 Matroska's V_MS/VFW/FOURCC, whose BITMAPINFOHEADER fourcc names the codec by the Video for
-Windows table of Sources/MediaKit/Codecs/BitmapInfoHeader.swift.
+Windows table of Sources/MediaKit/Codecs/BitmapInfoHeader.swift, and the QuickTime video sample
+entries of Sources/MediaKit/Containers/MP4/QuickTimeVideoTag.swift (ProRes, DV, HDV ...): each
+entry written into a file ffmpeg made (a ProRes 422 MOV for the second) and read by ffmpeg; a ProRes
+MOV decoded as ffmpeg decodes it.
 
 Oracles: ffmpeg's own reading of the same file (`ffmpeg -i FILE`: "Video: NAME", one ffmpeg
 process for every file) for each fourcc of the table, written into a Matroska file ffmpeg made
@@ -21,6 +24,7 @@ import pytest
 import oracle_lib as lib
 
 TABLE = lib.REPO / "Sources" / "MediaKit" / "Codecs" / "BitmapInfoHeader.swift"
+MOV_TABLE = lib.REPO / "Sources" / "MediaKit" / "Containers" / "MP4" / "QuickTimeVideoTag.swift"
 
 PY_CODECS = r"""
 import sys, mediakit
@@ -38,16 +42,33 @@ def _vfw_mkv(tmp_path, frames: int):
     return path
 
 
+def _table(source) -> list[tuple[str, str]]:
+    """(tag, codec) of every add("codec", ["tag" ...]) line of a Swift table."""
+    return [(tag, codec) for codec, tags in re.findall(r'add\("([^"]+)", \[([^\]]*)\]\)', source.read_text())
+            for tag in re.findall(r'"([^"]*)"', tags)]
+
+
 def test_vfw_fourcc_table_like_ffmpeg(mk_bin, tmp_path):
-    entries = [(tag, codec) for codec, tags in re.findall(r'add\("([^"]+)", \[([^\]]*)\]\)', TABLE.read_text())
-               for tag in re.findall(r'"([^"]*)"', tags)]
+    entries = _table(TABLE)
     assert len(entries) > 100, f"the table in {TABLE} was not found"
-    base = _vfw_mkv(tmp_path, 1).read_bytes()
-    at = base.find(b"MP42")
-    assert at > 0 and base.count(b"MP42") == 1
+    _table_like_ffmpeg(entries, _vfw_mkv(tmp_path, 1).read_bytes(), b"MP42", mk_bin, tmp_path)
+
+
+def test_quicktime_video_tags_like_ffmpeg(mk_bin, tmp_path):
+    entries = _table(MOV_TABLE)
+    assert len(entries) > 50, f"the table in {MOV_TABLE} was not found"
+    path = _prores_mov(tmp_path, 1)
+    _table_like_ffmpeg(entries, path.read_bytes(), b"apcn", mk_bin, tmp_path, ".mov")
+
+
+def _table_like_ffmpeg(entries, base: bytes, tag0: bytes, mk_bin, tmp_path, ext: str = ".mkv") -> None:
+    """Each entry's tag written over `tag0` in `base`: ffmpeg's "Video: NAME" (one process for
+    every file) equals the table's codec and ours (Python, one process); the size is the file's."""
+    at = base.find(tag0)
+    assert at > 0 and base.count(tag0) == 1
     files = []
     for i, (tag, _) in enumerate(entries):
-        f = tmp_path / f"t{i}.mkv"
+        f = tmp_path / f"t{i}{ext}"
         f.write_bytes(base[:at] + tag.encode("latin-1") + base[at + 4:])
         files.append(f)
     proc = lib.run(["ffmpeg", "-hide_banner", "-nostdin", *[a for f in files for a in ("-i", f)]])
@@ -59,7 +80,19 @@ def test_vfw_fourcc_table_like_ffmpeg(mk_bin, tmp_path):
     rows = ours.stdout.decode().split("\n")
     wrong = [(tag, codec, want, got) for (tag, codec), want, got in zip(entries, theirs, rows) if codec != want or got.split()[0] != want]
     assert not wrong, f"(fourcc, table, ffmpeg, ours): {wrong}"
-    assert all(r.split()[1:] == ["64", "48"] for r in rows if r), "the BITMAPINFOHEADER's size is the track's"
+    assert all(r.split()[1:] == ["64", "48"] for r in rows if r), "the picture size the entry states is the track's"
+
+
+def _prores_mov(tmp_path, frames: int):
+    path = tmp_path / f"prores_{frames}.mov"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5", "-frames:v", str(frames),
+           "-c:v", "prores", "-profile:v", "2", "-pix_fmt", "yuv422p10le", path]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    return path
+
+
+def test_prores_mov_decodes_like_ffmpeg(mk_decode, tmp_path):
+    lib.check_decode_like_ffmpeg(_prores_mov(tmp_path, 5), mk_decode, tmp_path)
 
 
 def test_vfw_track_decodes_like_ffmpeg(mk_decode, tmp_path):
