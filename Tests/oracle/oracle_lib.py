@@ -936,6 +936,32 @@ def compare_pcm_s16(ours: bytes, ref: bytes, channels: int, tolerance: int = 1) 
     return "\n".join(problems) or None
 
 
+def check_decode_like_ffmpeg(path: Path, mk_decode: Path, tmp_path: Path) -> None:
+    """The first video track (I420, `-fps_mode passthrough`) and the first audio track (s16le,
+    `mk-decode --trim ffmpeg`: FFmpeg 5.1 keeps a last frame whole where the container gives it a
+    shorter duration) of `path` decode byte for byte as `ffmpeg -i path -map 0:v:0 / 0:a:0` does
+    (the same libavcodec decoders). Fails when the file has neither."""
+    kinds = {s["codec_type"] for s in ffprobe_json(path)["streams"]}
+    assert kinds & {"audio", "video"}, f"{path}: ffprobe lists no audio or video stream"
+    if "video" in kinds:
+        out = tmp_path / "out.i420"
+        cmd = [mk_decode, path, "--video-out", out, "--pixel-format", "i420", "-q"]
+        check_ok(run(cmd), cmd)
+        ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
+                   "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]
+        want = run(ref_cmd).stdout
+        got = out.read_bytes()
+        assert want and got == want, f"{len(got)} bytes, ffmpeg {len(want)}: `{shell_line(cmd)}` differs from `{shell_line(ref_cmd)}`"
+    if "audio" in kinds:
+        out = tmp_path / "out.pcm"
+        cmd = [mk_decode, path, "--audio-out", out, "--trim", "ffmpeg", "-q"]
+        check_ok(run(cmd), cmd)
+        ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", "0:a:0", "-f", "s16le", "-"]
+        want = run(ref_cmd).stdout
+        got = out.read_bytes()
+        assert want and got == want, f"{len(got)} bytes, ffmpeg {len(want)}: " + str(compare_bytes_exact(got, want, "s16le"))
+
+
 def compare_bytes_exact(ours: bytes, ref: bytes, what: str) -> str | None:
     if ours == ref:
         return None

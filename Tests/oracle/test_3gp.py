@@ -39,22 +39,4 @@ def test_packets_like_ffprobe(param, mk_probe, tmp_path):
 
 @pytest.mark.parametrize("param", PARAMS)
 def test_decode_like_ffmpeg(param, mk_decode, tmp_path):
-    path = _file(param, tmp_path)
-    kinds = {s["codec_type"] for s in lib.ffprobe_json(path)["streams"]}
-    assert kinds & {"audio", "video"}
-    if "video" in kinds:
-        out = tmp_path / "out.i420"
-        cmd = [mk_decode, path, "--video-out", out, "--pixel-format", "i420", "-q"]
-        lib.check_ok(lib.run(cmd), cmd)
-        ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
-                   "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]
-        want = lib.run(ref_cmd).stdout
-        assert want and out.read_bytes() == want, f"`{lib.shell_line(cmd)}` differs from `{lib.shell_line(ref_cmd)}`"
-    if "audio" in kinds:
-        out = tmp_path / "out.pcm"
-        cmd = [mk_decode, path, "--audio-out", out, "--trim", "ffmpeg", "-q"]
-        lib.check_ok(lib.run(cmd), cmd)
-        ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", "0:a:0", "-f", "s16le", "-"]
-        want = lib.run(ref_cmd).stdout
-        got = out.read_bytes()
-        assert want and got == want, f"{len(got)} bytes, ffmpeg {len(want)}: " + str(lib.compare_bytes_exact(got, want, "s16le"))
+    lib.check_decode_like_ffmpeg(_file(param, tmp_path), mk_decode, tmp_path)

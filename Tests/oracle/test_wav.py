@@ -170,19 +170,26 @@ def _retagged(tmp_path, tag: int):
     return out
 
 
-@pytest.mark.parametrize("tag,codec", [(0x1234, None), (0x0161, "wmav2")], ids=["unknown-0x1234", "wmav2-0x0161"])
+@pytest.mark.parametrize("tag,codec", [(0x1234, None), (0x0180, "ftr")], ids=["unknown-0x1234", "ftr-0x0180"])
 def test_wav_codec_no_plugin_decodes_fails_at_decode_naming_the_tag(tag, codec, mk_probe, mk_decode, tmp_path):
     """A format tag is never refused by the container: the file opens and its packets equal
     ffprobe's (no timestamps and no key flag for a tag FFmpeg's table does not list); mk-decode
-    fails (exit 1) when it asks for a decoder, naming the tag (and the codec when it has one)."""
+    fails (exit 1) when it asks for a decoder, naming the tag (and the codec when it has one:
+    FFmpeg 5.1 names 0x0180 "ftr" but has no decoder for it, `ffmpeg -decoders`) and the
+    plugins searched."""
     path = _retagged(tmp_path, tag)
     ours = _packets([mk_probe, "--packets", path])
     ref = _ffprobe_packets(path)
-    assert ours == ref, lib.diff_lines(ours, ref, "mk-probe", "ffprobe")
+    if codec is None:
+        assert ours == ref, lib.diff_lines(ours, ref, "mk-probe", "ffprobe")
+    else:   # ffprobe times no packet of a codec it has no decoder for: offsets and sizes only
+        assert [l.split(",")[4:6] for l in ours] == [l.split(",")[4:6] for l in ref], lib.diff_lines(ours, ref, "mk-probe", "ffprobe")
     proc = lib.run([mk_decode, path, "--audio-out", tmp_path / "out.pcm", "-q"])
     err = proc.stderr.decode()
     assert proc.returncode == 1, f"exit {proc.returncode}: {err}"
     assert f"0x{tag:04X}" in err and (codec is None or f"no decoder for {codec}" in err), err
+    if codec is not None:
+        assert "Plugins loaded: " in err and "ffmpeg (" in err, err
     if codec is None:
         assert "WAV format tag" in err, err
 

@@ -13,20 +13,21 @@
  * MK_PLUGIN_ENCODER_FACTORY (ffmpeg_encoder.c: AAC, FLAC, ALAC, MP3 through libmp3lame).
  *
  * Backends
- *   One backend per codec (name "ffmpeg", priority 100; "av1" priority 50 so a
- *   dedicated dav1d plugin wins). The backend list is built once, in init(),
- *   from the libavcodec loaded at run time: a codec whose decoder that
- *   libavcodec lacks is OMITTED from the decoder factory (the host then
- *   reports it as "no backend" instead of failing later). create()
- *   still re-checks and returns MK_EUNSUPPORTED if it were ever missing.
- *   The decoder picked for a codec is the one avcodec_find_decoder() picks,
- *   i.e. the same one the `ffmpeg` command-line tool uses by default, so the
- *   output is bit-identical to `ffmpeg -i IN -f rawvideo ...`. The one
- *   exception is AV1: libavcodec's native "av1" decoder only drives hardware
- *   accelerators, so only the libdav1d (or libaom-av1) wrapper is accepted.
+ *   One backend per codec that the libavcodec loaded at run time decodes, audio or video:
+ *   init() walks av_codec_iterate() once and lists, per codec id, the decoder
+ *   avcodec_find_decoder() picks (the first one that is not experimental, i.e. the one the
+ *   `ffmpeg` command-line tool uses by default, so the output is bit-identical to
+ *   `ffmpeg -i IN -f rawvideo ...`), under FFmpeg's codec name ("h264", "amr_nb", "gsm_ms",
+ *   "adpcm_ima_wav" ...), backend name "ffmpeg", priority 100, so a dedicated plugin at 200
+ *   (dav1d, opus, vorbis, swiftaudio) wins where it decodes. A codec with experimental
+ *   decoders only is left out, and so are subtitle decoders (mk_plugin_frame carries audio
+ *   and video only). The one exception is AV1 (priority 50): libavcodec's native "av1"
+ *   decoder only drives hardware accelerators, so only the libdav1d (or libaom-av1) wrapper
+ *   is accepted. Every backend shares one create(), which serves config->codec.
  *
  * Ownership
- *   - Descriptor, factories, backends, vtable: static storage, never freed.
+ *   - Descriptor, factories, vtable: static storage; the backend list: built by init(),
+ *     unchanged until deinit() frees it.
  *   - create(): config (and its extradata) is borrowed for the call; extradata
  *     is copied (with AV_INPUT_BUFFER_PADDING_SIZE zero bytes). On failure
  *     nothing stays allocated and errbuf holds the reason.
@@ -117,154 +118,124 @@
 #define FFP_PACKET_MIN_SIZE MKP_END_OF(mk_plugin_packet, duration)
 
 /* ------------------------------------------------------------------------ */
-/* Codec table                                                               */
+/* Backends: every decoder of the libavcodec loaded                           */
 /* ------------------------------------------------------------------------ */
-
-/* X(codec name as FFmpeg's codec descriptor spells it, media type, priority) */
-#define FFP_CODECS(X)                 \
-    X(h264, VIDEO, 100)               \
-    X(hevc, VIDEO, 100)               \
-    X(av1, VIDEO, 50)                 \
-    X(vp8, VIDEO, 100)                \
-    X(vp9, VIDEO, 100)                \
-    X(mpeg4, VIDEO, 100)              \
-    X(mpeg2video, VIDEO, 100)         \
-    X(mpeg1video, VIDEO, 100)         \
-    X(h263, VIDEO, 100)               \
-    X(mjpeg, VIDEO, 100)              \
-    X(aac, AUDIO, 100)                \
-    X(mp3, AUDIO, 100)                \
-    X(mp2, AUDIO, 100)                \
-    X(mp1, AUDIO, 100)                \
-    X(ac3, AUDIO, 100)                \
-    X(eac3, AUDIO, 100)               \
-    X(dts, AUDIO, 100)                \
-    X(alac, AUDIO, 100)               \
-    X(flac, AUDIO, 100)               \
-    X(opus, AUDIO, 100)               \
-    X(vorbis, AUDIO, 100)             \
-    X(pcm_s16le, AUDIO, 100)          \
-    X(pcm_s16be, AUDIO, 100)          \
-    X(pcm_s24le, AUDIO, 100)          \
-    X(pcm_f32le, AUDIO, 100)          \
-    X(pcm_s8, AUDIO, 100)             \
-    X(pcm_u8, AUDIO, 100)             \
-    X(pcm_s24be, AUDIO, 100)          \
-    X(pcm_s32le, AUDIO, 100)          \
-    X(pcm_s32be, AUDIO, 100)          \
-    X(pcm_f32be, AUDIO, 100)          \
-    X(pcm_f64le, AUDIO, 100)          \
-    X(pcm_f64be, AUDIO, 100)          \
-    X(pcm_mulaw, AUDIO, 100)          \
-    X(pcm_alaw, AUDIO, 100)           \
-    X(adpcm_ima_qt, AUDIO, 100)       \
-    X(adpcm_ima_wav, AUDIO, 100)      \
-    X(adpcm_ms, AUDIO, 100)           \
-    X(adpcm_yamaha, AUDIO, 100)       \
-    X(adpcm_g726, AUDIO, 100)         \
-    X(adpcm_g726le, AUDIO, 100)       \
-    X(adpcm_g722, AUDIO, 100)         \
-    X(adpcm_ima_oki, AUDIO, 100)      \
-    X(adpcm_ct, AUDIO, 100)           \
-    X(gsm_ms, AUDIO, 100)             \
-    X(truespeech, AUDIO, 100)         \
-    X(gsm, AUDIO, 100)                \
-    X(mace3, AUDIO, 100)              \
-    X(mace6, AUDIO, 100)              \
-    X(amr_nb, AUDIO, 100)             \
-    X(amr_wb, AUDIO, 100)             \
-    X(evrc, AUDIO, 100)               \
-    X(qcelp, AUDIO, 100)
-
-enum {
-#define FFP_ENUM(name, type, prio) FFP_IDX_##name,
-    FFP_CODECS(FFP_ENUM)
-#undef FFP_ENUM
-    FFP_CODEC_COUNT
-};
-
-typedef int32_t (*ffp_create_fn)(const mk_plugin_codec_config *, void **,
-                             const mk_plugin_decoder_vtable **, char *, size_t);
 
 typedef struct ffp_codec {
-    const char *name;       /* MediaKit / FFmpeg codec name */
+    const char *name;       /* FFmpeg's codec descriptor name = the MediaKit codec name */
     int32_t media_type;     /* MK_MEDIA_* */
-    int32_t priority;
-    ffp_create_fn create;
-    const AVCodec *decoder; /* resolved once at run time; NULL if missing */
+    const AVCodec *decoder; /* the one avcodec_find_decoder() picks (AV1: see below) */
 } ffp_codec;
 
-static int32_t ffp_create(int index, const mk_plugin_codec_config *config,
-                          void **decoder, const mk_plugin_decoder_vtable **vtable,
-                          char *errbuf, size_t errbuf_size);
-
-/* One create function per backend, so each knows which codec it serves. */
-#define FFP_CREATE_FN(name, type, prio)                                          \
-    static int32_t ffp_create_##name(const mk_plugin_codec_config *config,       \
-                                 void **decoder,                                 \
-                                 const mk_plugin_decoder_vtable **vtable,        \
-                                 char *errbuf, size_t errbuf_size)               \
-    {                                                                            \
-        return ffp_create(FFP_IDX_##name, config, decoder, vtable, errbuf,       \
-                          errbuf_size);                                          \
-    }
-FFP_CODECS(FFP_CREATE_FN)
-#undef FFP_CREATE_FN
-
-static ffp_codec ffp_codecs[FFP_CODEC_COUNT] = {
-#define FFP_ENTRY(name, type, prio) \
-    { #name, MK_MEDIA_##type, prio, ffp_create_##name, NULL },
-    FFP_CODECS(FFP_ENTRY)
-#undef FFP_ENTRY
-};
-
-/* ------------------------------------------------------------------------ */
-/* Backends                                                                   */
-/* ------------------------------------------------------------------------ */
-
 static const mk_host *ffp_host;
-static mk_plugin_decoder_backend ffp_backends[FFP_CODEC_COUNT];
+/* Built once by init() (ffd_init_backends), read-only afterwards; freed by deinit(). Entry i
+ * of ffp_codecs is the codec of backend i. */
+static ffp_codec *ffp_codecs;
+static mk_plugin_decoder_backend *ffp_backends;
 static uint32_t ffp_backend_count;
 
-static const AVCodec *ffp_resolve_decoder(const char *name)
+static int32_t ffp_create(const mk_plugin_codec_config *config, void **decoder,
+                          const mk_plugin_decoder_vtable **vtable, char *errbuf, size_t errbuf_size);
+
+/* AV1: libavcodec's native "av1" decoder only drives hardware accelerators, so only the
+ * libdav1d (or libaom-av1) wrapper is taken, at priority 50 so a dedicated dav1d plugin wins. */
+static const AVCodec *ffp_av1_decoder(void)
 {
-    if (strcmp(name, "av1") == 0) {
-        /* The native "av1" decoder is a hardware-acceleration shell only. */
-        static const char *const av1_decoders[] = { "libdav1d", "libaom-av1" };
-        for (size_t i = 0; i < sizeof(av1_decoders) / sizeof(av1_decoders[0]); i++) {
-            const AVCodec *c = avcodec_find_decoder_by_name(av1_decoders[i]);
-            if (c != NULL && c->id == AV_CODEC_ID_AV1)
-                return c;
-        }
-        return NULL;
+    static const char *const av1_decoders[] = { "libdav1d", "libaom-av1" };
+    for (size_t i = 0; i < sizeof(av1_decoders) / sizeof(av1_decoders[0]); i++) {
+        const AVCodec *c = avcodec_find_decoder_by_name(av1_decoders[i]);
+        if (c != NULL && c->id == AV_CODEC_ID_AV1)
+            return c;
     }
-    const AVCodecDescriptor *desc = avcodec_descriptor_get_by_name(name);
-    if (desc == NULL)
-        return NULL;
-    return avcodec_find_decoder(desc->id);
+    return NULL;
+}
+
+static int ffp_is_experimental(const AVCodec *c)
+{
+    return (c->capabilities & AV_CODEC_CAP_EXPERIMENTAL) != 0;
+}
+
+/* One pass over av_codec_iterate: per codec id, the first decoder that is not experimental,
+ * which is avcodec_find_decoder()'s rule (an id with experimental decoders only is left out:
+ * avcodec_open2 refuses them, as the ffmpeg tool does). Subtitle, data and attachment
+ * decoders are left out: mk_plugin_frame carries audio and video only. Returns the count,
+ * or -1 when out of memory. */
+static int ffp_list_decoders(ffp_codec *out, size_t room)
+{
+    size_t count = 0;
+    void *it = NULL;
+    const AVCodec *c;
+    while ((c = av_codec_iterate(&it)) != NULL) {
+        if (!av_codec_is_decoder(c) || (c->type != AVMEDIA_TYPE_AUDIO && c->type != AVMEDIA_TYPE_VIDEO))
+            continue;
+        size_t i = 0;
+        while (i < count && out[i].decoder->id != c->id)
+            i++;
+        if (i < count) {
+            if (ffp_is_experimental(out[i].decoder) && !ffp_is_experimental(c) && c->id != AV_CODEC_ID_AV1)
+                out[i].decoder = c;
+            continue;
+        }
+        const AVCodecDescriptor *desc = avcodec_descriptor_get(c->id);
+        const AVCodec *chosen = c->id == AV_CODEC_ID_AV1 ? ffp_av1_decoder() : c;
+        if (desc == NULL || chosen == NULL || count == room)
+            continue;
+        out[count++] = (ffp_codec){ desc->name, c->type == AVMEDIA_TYPE_VIDEO ? MK_MEDIA_VIDEO : MK_MEDIA_AUDIO, chosen };
+    }
+    return (int)count;
 }
 
 void ffd_init_backends(const mk_host *host)
 {
     ffp_host = host;
-    uint32_t count = 0;
-    for (int i = 0; i < FFP_CODEC_COUNT; i++) {
-        ffp_codec *c = &ffp_codecs[i];
-        c->decoder = ffp_resolve_decoder(c->name);
-        if (c->decoder == NULL) {
-            mkp_log(ffp_host, MK_LOG_DEBUG, "ffmpeg: this libavcodec has no decoder for %s", c->name);
-            continue; /* omitted: this libavcodec cannot decode it */
-        }
-        mk_plugin_decoder_backend *b = &ffp_backends[count++];
-        memset(b, 0, sizeof(*b));
-        b->struct_size = sizeof(*b);
-        b->media_type = c->media_type;
-        b->codec = c->name;
-        b->name = FFP_BACKEND_NAME;
-        b->priority = c->priority;
-        b->create = c->create;
+    if (ffp_codecs != NULL)
+        return; /* init() after init() without deinit(): the list stands */
+    size_t room = 0;
+    void *it = NULL;
+    const AVCodec *c;
+    while ((c = av_codec_iterate(&it)) != NULL)
+        room += av_codec_is_decoder(c) != 0;
+    ffp_codecs = calloc(room > 0 ? room : 1, sizeof(*ffp_codecs));
+    if (ffp_codecs == NULL) {
+        mkp_log(ffp_host, MK_LOG_ERROR, "ffmpeg: out of memory listing %zu decoders; no decoder offered", room);
+        return;
     }
-    ffp_backend_count = count;
+    uint32_t listed = 0;
+    int found = ffp_list_decoders(ffp_codecs, room);
+    ffp_backends = calloc(found > 0 ? (size_t)found : 1, sizeof(*ffp_backends));
+    if (ffp_backends == NULL) {
+        mkp_log(ffp_host, MK_LOG_ERROR, "ffmpeg: out of memory listing %d decoders; no decoder offered", found);
+        free(ffp_codecs);
+        ffp_codecs = NULL;
+        return;
+    }
+    for (int i = 0; i < found; i++) {
+        const ffp_codec *fc = &ffp_codecs[i];
+        if (ffp_is_experimental(fc->decoder)) {
+            mkp_log(ffp_host, MK_LOG_DEBUG, "ffmpeg: %s has only experimental decoders (%s); left out",
+                    fc->name, fc->decoder->name);
+            continue;
+        }
+        ffp_codecs[listed] = *fc;
+        mk_plugin_decoder_backend *b = &ffp_backends[listed++];
+        b->struct_size = sizeof(*b);
+        b->media_type = fc->media_type;
+        b->codec = fc->name;
+        b->name = FFP_BACKEND_NAME;
+        b->priority = fc->decoder->id == AV_CODEC_ID_AV1 ? 50 : 100;
+        b->create = ffp_create;
+    }
+    ffp_backend_count = listed;
+    mkp_log(ffp_host, MK_LOG_DEBUG, "ffmpeg: %u decoders offered (%s)", listed, ffp_version_string());
+}
+
+void ffd_deinit_backends(void)
+{
+    ffp_backend_count = 0;
+    free(ffp_backends);
+    free(ffp_codecs);
+    ffp_backends = NULL;
+    ffp_codecs = NULL;
 }
 
 MKP_DECODER_FACTORY(ffp_decoder_factory, ffp_backends, ffp_backend_count);
@@ -272,6 +243,15 @@ MKP_DECODER_FACTORY(ffp_decoder_factory, ffp_backends, ffp_backend_count);
 const mk_plugin_decoder_factory *ffd_factory(void)
 {
     return &ffp_decoder_factory;
+}
+
+/* The entry for the codec called `name`, or NULL. */
+static const ffp_codec *ffp_find_codec(const char *name)
+{
+    for (uint32_t i = 0; name != NULL && i < ffp_backend_count; i++)
+        if (strcmp(ffp_codecs[i].name, name) == 0)
+            return &ffp_codecs[i];
+    return NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -625,28 +605,28 @@ static const mk_plugin_decoder_vtable ffp_vtable = {
     ffp_last_error,
 };
 
-static int32_t ffp_create(int index, const mk_plugin_codec_config *config,
-                          void **decoder, const mk_plugin_decoder_vtable **vtable,
-                          char *errbuf, size_t errbuf_size)
+/* Every backend's create: the backend is the one of config->codec (the host asks a backend
+ * for its own codec; a name this plugin does not list is refused like a wrong one). */
+static int32_t ffp_create(const mk_plugin_codec_config *config, void **decoder,
+                          const mk_plugin_decoder_vtable **vtable, char *errbuf, size_t errbuf_size)
 {
-    const ffp_codec *codec = &ffp_codecs[index];
+    const ffp_codec *codec = ffp_find_codec(config != NULL ? config->codec : NULL);
+    const char *name = codec != NULL ? codec->name : config != NULL && config->codec != NULL ? config->codec : "?";
     char who[64];
-    snprintf(who, sizeof(who), "ffmpeg %s", codec->name);
-    int32_t checked = mkp_check_create(who, config, decoder, vtable, errbuf, errbuf_size,
-                                       FFP_CONFIG_MIN_SIZE, codec->name, codec->media_type);
+    snprintf(who, sizeof(who), "ffmpeg %s", name);
+    int32_t checked = mkp_check_create(who, config, decoder, vtable, errbuf, errbuf_size, FFP_CONFIG_MIN_SIZE,
+                                       codec != NULL ? codec->name : "", codec != NULL ? codec->media_type : 0);
     if (checked != MK_OK)
         return checked;
+    if (codec == NULL) {
+        ffp_write_error(errbuf, errbuf_size, "%s: create: asked to decode codec \"%s\"", who, name);
+        return MK_EINVAL;
+    }
     if (config->extradata_size > (size_t)(INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE)) {
         ffp_write_error(errbuf, errbuf_size,
                         "ffmpeg %s: create: extradata of %zu bytes is too large",
                         codec->name, config->extradata_size);
         return MK_EINVAL;
-    }
-    if (codec->decoder == NULL) {
-        ffp_write_error(errbuf, errbuf_size,
-                        "ffmpeg %s: this libavcodec (%s) has no decoder for %s",
-                        codec->name, ffp_version_string(), codec->name);
-        return MK_EUNSUPPORTED;
     }
 
     ffp_decoder *dec = calloc(1, sizeof(*dec));

@@ -67,9 +67,11 @@ FFP_HIDDEN int32_t ffp_map_sample_fmt(int format);
  *  ffp_version_text, filled in by the first call (init()). */
 FFP_HIDDEN const char *ffp_version_string(void);
 FFP_HIDDEN extern char ffp_version_text[96];
-/** Builds the decoder backend list from the libavcodec loaded (ffmpeg_decoder.c); called by
- *  init(). */
+/** Lists every audio and video decoder of the libavcodec loaded as a backend
+ *  (ffmpeg_decoder.c); called by init(). */
 FFP_HIDDEN void ffd_init_backends(const mk_host *host);
+/** Frees the decoder backend list (ffmpeg_decoder.c); called by deinit(). */
+FFP_HIDDEN void ffd_deinit_backends(void);
 /** The decoder factory (ffmpeg_decoder.c). */
 FFP_HIDDEN const mk_plugin_decoder_factory *ffd_factory(void);
 /** Builds the encoder backend list from the libavcodec loaded (ffmpeg_encoder.c); called

@@ -83,6 +83,7 @@ static void ffp_deinit(void)
     if (mkp_log_level(ffp_host) > MK_LOG_QUIET)
         av_log_set_callback(av_log_default_callback);
     av_log_set_level(AV_LOG_INFO);
+    ffd_deinit_backends();
     ffp_host = NULL;
 }
 

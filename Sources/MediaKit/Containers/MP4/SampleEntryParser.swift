@@ -118,7 +118,7 @@ enum SampleEntryParser {
                 }
             case "jpeg", "mjpa": p.codec = "mjpeg"
             case "s263", "h263", "H263": p.codec = "h263"   // 3GPP TS 26.244's H263SampleEntry (and QuickTime's tags), as FFmpeg maps them
-            default: break
+            default: p.codec = CodecID(QuickTimeVideoTag.table[type] ?? "")
             }
             let reason = p.codec.isUnknown ? "unknown video sample entry '\(type)'" : (encrypted ? "unsupported: encrypted track" : nil)
             return ParsedSampleEntry(parameters: p, unsupportedReason: reason, encrypted: encrypted)

@@ -229,12 +229,22 @@ extension MatroskaTrackConfig {
             mediaType = .audio
             if codec.isEmpty { reasons.append(String(format: "the A_MS/ACM WAV format tag 0x%04X names no codec MediaKit knows", acm.tag)) }
         }
-        var params = CodecParameters(mediaType: mediaType, codec: CodecID(codec), codecTag: info.codecID, extradata: codecPrivate)
+        // V_MS/VFW/FOURCC: CodecPrivate is a BITMAPINFOHEADER whose compression fourcc names the
+        // codec, by the VFW table (as FFmpeg's matroskadec reads it); the codec's own extradata
+        // follows its 40 bytes.
+        let vfw = info.codecID == "V_MS/VFW/FOURCC" ? BitmapInfoHeader(codecPrivate) : nil
+        if let vfw {
+            codec = vfw.codec.rawValue
+            mediaType = .video
+            if codec.isEmpty { reasons.append("the V_MS/VFW/FOURCC fourcc \(vfw.fourccText) names no codec MediaKit knows") }
+        }
+        var params = CodecParameters(mediaType: mediaType, codec: CodecID(codec), codecTag: info.codecID, extradata: vfw?.extradata ?? codecPrivate)
         var cfg = MatroskaTrackConfig(info: info, track: Track(index: index, id: Int(clamping: info.number), parameters: params, timeBase: timeBase, duration: 0))
         switch mediaType {
         case .video:
-            params.width = width
-            params.height = height
+            params.width = width > 0 || vfw == nil ? width : vfw!.width
+            params.height = height > 0 || vfw == nil ? height : vfw!.height
+            if let vfw { params.bitsPerCodedSample = vfw.bitCount }
             params.colorRange = ColorRange(code: colour.range)
             params.colorPrimaries = ColorPrimaries(rawValue: colour.primaries)
             params.colorTransfer = ColorTransfer(rawValue: colour.transfer)
@@ -330,15 +340,15 @@ extension MatroskaTrackConfig {
             let bits = codec.hasSuffix("u8") ? 8 : info.bitDepth > 0 ? info.bitDepth : codec.contains("64") ? 64 : codec.contains("32") ? 32 : codec.contains("24") ? 24 : 16
             cfg.durations = .pcm(bytesPerFrame: max(1, bits / 8 * max(1, channels)))
         case "h264":
-            params.reorderDepth = ReorderDepth.h264(avcC: codecPrivate) ?? 0
+            params.reorderDepth = ReorderDepth.h264(avcC: params.extradata) ?? 0
         case "hevc":
-            params.reorderDepth = ReorderDepth.hevc(hvcC: codecPrivate) ?? 0
+            params.reorderDepth = ReorderDepth.hevc(hvcC: params.extradata) ?? 0
         case "aac" where codecPrivate.isEmpty:
             params.extradata = Self.audioSpecificConfig(info.codecID, sampleRate: params.sampleRate, channels: channels)
         default:
             break
         }
-        if codec.isEmpty && acm == nil { reasons.append("the codec \(info.codecID.isEmpty ? "(no CodecID)" : info.codecID) is not one MediaKit knows") }
+        if codec.isEmpty && acm == nil && vfw == nil { reasons.append("the codec \(info.codecID.isEmpty ? "(no CodecID)" : info.codecID) is not one MediaKit knows") }
         if info.codecDelay > 0 && params.sampleRate > 0 {
             cfg.codecDelayTicks = Rational.rescale(Int64(clamping: info.codecDelay), from: Rational(1, 1_000_000_000), to: timeBase)
         }

@@ -1,6 +1,7 @@
-/// The codecs the Ogg demuxer recognises from a stream's first packet.
+/// The codecs the Ogg demuxer recognises from a stream's first packet (its magic, as FFmpeg's
+/// oggdec matches them).
 enum OggCodec: Equatable {
-    case opus, vorbis, theora, flac, unknown
+    case opus, vorbis, theora, flac, speex, unknown
 
     /// Identifies a codec from the first bytes of a stream's first packet (its BOS page).
     static func identify(_ p: ArraySlice<UInt8>) -> OggCodec {
@@ -9,6 +10,7 @@ enum OggCodec: Equatable {
         if starts([1] + Array("vorbis".utf8)) { return .vorbis }
         if starts([0x80] + Array("theora".utf8)) { return .theora }
         if starts([0x7F] + Array("FLAC".utf8)) { return .flac }
+        if starts(SpeexHeader.magic) { return .speex }
         return .unknown
     }
 
@@ -19,6 +21,7 @@ enum OggCodec: Equatable {
         case .vorbis: return "vorbis"
         case .theora: return "theora"
         case .flac: return "flac"
+        case .speex: return "speex"
         case .unknown: return ""
         }
     }

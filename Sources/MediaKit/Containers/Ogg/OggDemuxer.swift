@@ -1,5 +1,4 @@
-/// Reads Ogg files (RFC 3533): Opus (RFC 7845) and Vorbis streams, and lists Theora and
-/// FLAC streams too.
+/// Reads Ogg files (RFC 3533): Opus (RFC 7845), Vorbis, Theora, FLAC and Speex streams.
 ///
 /// Pages are read one at a time (never the whole file) and their CRC is checked; packets are
 /// reassembled across pages. Timestamps, durations and positions follow FFmpeg's Ogg demuxer
@@ -174,6 +173,7 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
             switch codec {
             case .opus, .flac: return 1
             case .vorbis, .theora: return 3
+            case .speex: return 2
             case .unknown: return 0
             }
         }
@@ -293,8 +293,17 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
                 cfg.flac = f
             case .failure(let why): reason = why.reason
             }
+        case .speex where s.done:
+            switch SpeexHeader.parse(s.packets[0]) {
+            case .success(let h):
+                params = CodecParameters(mediaType: .audio, codec: "speex", codecTag: "speex", extradata: s.packets[0],
+                                         sampleRate: h.sampleRate, channels: h.channels)
+                timeBase = Rational(1, Int64(h.sampleRate))
+                cfg.speex = h
+            case .failure(let why): reason = why.reason
+            }
         case .unknown:
-            reason = "the stream's first packet is not Opus, Vorbis, Theora or FLAC"
+            reason = "the stream's first packet is not Opus, Vorbis, Theora, FLAC or Speex"
         default:
             break
         }

@@ -410,7 +410,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
                 samples = d
             }
             parsedDuration = samples
-        case .theora, .unknown:
+        case .theora, .speex, .unknown:
             return
         }
         let at: Int64

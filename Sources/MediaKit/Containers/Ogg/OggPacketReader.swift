@@ -7,6 +7,7 @@ struct OggStreamConfig {
     var vorbis: VorbisInfo?
     var theora: TheoraInfo?
     var flac: FlacInfo?
+    var speex: SpeexHeader?
 }
 
 /// Turns pages into packets for every stream of a file, with FFmpeg's timestamp rules
@@ -20,7 +21,9 @@ struct OggStreamConfig {
 ///   remaining packets. Opus subtracts the pre-skip. Otherwise the timestamp is the
 ///   previous packet's end; a packet with neither has none (``Packet/noTimestamp``).
 /// - Durations: Opus from the TOC byte; Vorbis from the mode's block sizes (FFmpeg's
-///   parser, which reads only the first byte); Theora 1 frame; FLAC from the frame header.
+///   parser, which reads only the first byte); Theora 1 frame; FLAC from the frame header;
+///   Speex the header's samples per packet, but the last packet of the last page, which
+///   ends at the page's granule position (oggparsespeex).
 /// - On the last page (EOS), Opus and Vorbis shorten the last packets to end at the
 ///   granule position and record the cut as ``Packet/trimEnd``; Opus puts its pre-skip
 ///   on the first packet as ``Packet/trimStart``.
@@ -67,6 +70,10 @@ final class OggPacketReader {
         var newParameters: CodecParameters?
         var granule: Int64 = -1
         var flags: OggPageFlags = []
+        /// Speex: header packets taken so far (2: the header and the comments).
+        var speexHeaders = 0
+        /// Speex: the last packet's duration, set on the last page (0: none).
+        var speexFinalDuration: Int64 = 0
     }
 
     private let tail: Bool
@@ -165,7 +172,8 @@ final class OggPacketReader {
             s.startTrim = 0
             s.endTrim = 0
             s.lastSequence = nil
-            if codec == .opus { s.headerMode = true }
+            if codec == .opus || codec == .speex { s.headerMode = true }
+            s.speexHeaders = 0
             s.chained = true
             s.linkHeaders = []
             streams[0] = s
@@ -247,6 +255,11 @@ final class OggPacketReader {
                 if data.isEmpty || data[0] & 0x80 != 0 { return }
             case .flac:
                 if data.first != 0xFF { return }
+            case .speex:
+                if s.speexHeaders < 2 {
+                    s.speexHeaders += 1
+                    return
+                }
             case .unknown:
                 return
             }
@@ -367,6 +380,19 @@ final class OggPacketReader {
             keyframe = !data.isEmpty && data[0] & 0x40 == 0
         case .flac:
             duration = Int64(FlacInfo.frameDuration(data[...]) ?? 0)
+        case .speex:
+            // oggparsespeex, in its order: the last page's first packet fixes the last
+            // packet's duration; the first data page's packets count back from its granule.
+            let size = Int64(cfg.speex?.packetSamples ?? 0)
+            let onPage = Int64(page.segments.filter { $0 < 255 }.count)
+            if eos, let l = s.lastpts, page.granule > 0 {
+                s.speexFinalDuration = page.granule &- l &- size &* (onPage - 1)
+            }
+            if s.lastpts == 0 && page.granule > 0 {
+                s.lastpts = page.granule &- size &* onPage
+                s.lastdts = s.lastpts
+            }
+            duration = eos && segmentAfter == page.segments.count && s.speexFinalDuration != 0 ? s.speexFinalDuration : size
         case .unknown:
             return
         }
