@@ -7,7 +7,7 @@
 set -euo pipefail
 
 # Debian packages, and why:
-#   pkg-config libavcodec-dev libavutil-dev libswscale-dev
+#   pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
 #                                             build of the FFmpeg plugin (decoders, pixel format conversion)
 #   libdav1d-dev libopus-dev libvorbis-dev    build of the other codec plugins
 #   ffmpeg                                    ffmpeg/ffprobe/ffplay: oracles, test media, bench
@@ -28,7 +28,7 @@ set -euo pipefail
 #   patchelf                                  make install / deb / wheel: the soname and $ORIGIN RUNPATHs of installed files
 #   lintian                                   make deb checks the packages it builds
 PACKAGES=(
-    pkg-config libavcodec-dev libavutil-dev libswscale-dev
+    pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo flac
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps gstreamer1.0-libav
@@ -182,4 +182,4 @@ fi
 for tool in ffmpeg ffprobe pkg-config /usr/bin/time; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool is missing after install"
 done
-pkg-config --exists libavcodec libavutil libswscale || die "pkg-config cannot find libavcodec/libavutil/libswscale"
+pkg-config --exists libavcodec libavformat libavutil libswscale || die "pkg-config cannot find libavcodec/libavformat/libavutil/libswscale"
