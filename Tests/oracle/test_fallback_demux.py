@@ -124,6 +124,21 @@ def test_breadth_corpus_opens(shared_media: Path, mk_probe: Path) -> None:
     assert through == FALLBACK
 
 
+def test_native_files_keep_their_native_reader(shared_media: Path, mk_probe: Path) -> None:
+    """Every file of ../shared/media (its MANIFEST) that opens, opens with a built-in reader: the
+    fallback never takes a file a native format claims, nor an MP4 the native reader refuses."""
+    names = [l.split("\t", 1)[0] for l in (shared_media / "MANIFEST.tsv").read_text().splitlines()[1:]]
+    taken = []
+    for name in names:
+        path = shared_media / name
+        if not path.is_file():
+            continue
+        proc = lib.run([mk_probe, "--json", path])
+        if proc.returncode == 0 and json.loads(proc.stdout)["format"].get("demuxer_plugin"):
+            taken.append(name)
+    assert not taken, f"read through a plugin: {taken}"
+
+
 @pytest.mark.parametrize("name", sorted(FALLBACK))
 def test_fallback_packets_are_ffprobes(shared_media: Path, mk_probe: Path, name: str) -> None:
     """The packets of a fallback-read file are libavformat's, as ffprobe prints them; through a

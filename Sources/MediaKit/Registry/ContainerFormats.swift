@@ -209,7 +209,8 @@ public final class ContainerCatalog: @unchecked Sendable {
     ///
     /// Plugin container formats (plugin ABI 2.4: the FFmpeg plugin's libavformat) come after
     /// every built-in one: they are asked only when no built-in format claims the bytes, the
-    /// highest score winning (then the plugin's priority); the format returned then has
+    /// highest score winning (then the plugin's priority), and one that has a built-in format's
+    /// name (libavformat's "mov,mp4,...", "ogg") only when named; the format returned then has
     /// ``ContainerFormat/plugin`` set. `demuxer` names one format instead of probing: a built-in
     /// format's name ("mp4"), or a plugin format's ("avi", "ffmpeg:avi"; see
     /// ``MediaRegistry/DemuxerFormat/isNamed(_:)``).
@@ -237,8 +238,13 @@ public final class ContainerCatalog: @unchecked Sendable {
         // No built-in format claims it: the plugins' formats, best score first.
         var pluginRefusal = ""
         if let plugins {
-            let candidates = plugins.demuxerFormats
-            if candidates.isEmpty {
+            // A plugin format for a container MediaKit reads itself (libavformat's "mov,mp4,...",
+            // "matroska,webm", "ogg" ...) is used only when named: bytes the built-in reader does
+            // not take are its to refuse, with its own words, not a second reader's to guess at.
+            let native = Set(formats.map(\.name))
+            let loaded = plugins.demuxerFormats
+            let candidates = loaded.filter { !$0.name.split(separator: ",").contains { native.contains(String($0)) } }
+            if loaded.isEmpty {
                 pluginRefusal = "; no plugin container format is loaded (the FFmpeg plugin, libMediaKitPluginFFmpeg.so, reads AVI, Musepack, WebVTT and the other formats of libavformat: set MEDIAKIT_PLUGIN_PATH to its directory)"
             } else {
                 var best: (MediaRegistry.DemuxerFormat, Int)?
