@@ -54,19 +54,20 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/MediaKitC/exports.map"])]
         ),
 
-        // libavcodec (decoders) and libswscale (pixel format conversion), through pkg-config.
+        // libavcodec (decoders), libavformat (the fallback demuxer) and libswscale (pixel format
+        // conversion), through pkg-config. Only this plugin links them: the core links no FFmpeg library.
         .systemLibrary(
             name: "CFFmpeg",
             path: "Plugins/FFmpeg/CFFmpeg",
             pkgConfig: "libavcodec",
-            providers: [.apt(["libavcodec-dev", "libavutil-dev", "libswscale-dev"])]
+            providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev"])]
         ),
         .target(
             name: "MediaKitPluginFFmpeg",
             dependencies: ["CFFmpeg"],
             path: "Plugins/FFmpeg/Sources",
             cSettings: [.headerSearchPath("../../../Include")],
-            linkerSettings: [.linkedLibrary("avutil"), .linkedLibrary("swscale")]
+            linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avutil"), .linkedLibrary("swscale")]
         ),
 
         // Dedicated decoders (priority 200, above FFmpeg's 100 for the same codec).

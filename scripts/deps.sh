@@ -7,7 +7,7 @@
 set -euo pipefail
 
 # Debian packages, and why:
-#   pkg-config libavcodec-dev libavutil-dev libswscale-dev
+#   pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
 #                                             build of the FFmpeg plugin (decoders, pixel format conversion)
 #   libdav1d-dev libopus-dev libvorbis-dev    build of the other codec plugins
 #   ffmpeg                                    ffmpeg/ffprobe/ffplay: oracles, test media, bench
@@ -29,7 +29,7 @@ set -euo pipefail
 #   lintian                                   make deb checks the packages it builds
 #   man-db                                    man: the oracle suite renders the packaged manual pages
 PACKAGES=(
-    pkg-config libavcodec-dev libavutil-dev libswscale-dev
+    pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo flac
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps gstreamer1.0-libav
@@ -183,4 +183,4 @@ fi
 for tool in ffmpeg ffprobe pkg-config /usr/bin/time; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool is missing after install"
 done
-pkg-config --exists libavcodec libavutil libswscale || die "pkg-config cannot find libavcodec/libavutil/libswscale"
+pkg-config --exists libavcodec libavformat libavutil libswscale || die "pkg-config cannot find libavcodec/libavformat/libavutil/libswscale"

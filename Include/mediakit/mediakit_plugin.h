@@ -20,7 +20,9 @@
  * MK_PLUGIN_DECODER_FACTORY, MK_PLUGIN_PICTURE_CONVERTER_FACTORY and, since 2.1,
  * MK_PLUGIN_ENCODER_FACTORY (MK_PLUGIN_AUDIO_CONVERTER_FACTORY is reserved for audio
  * converters). A 2.0 plugin answers NULL for the encoder factory: it has none. Since 2.3
- * the encoder factory may list video encoders too (see "Video encoders"). A factory lists its entries by index; each
+ * the encoder factory may list video encoders too (see "Video encoders"). Since 2.4 the host
+ * also asks for MK_PLUGIN_DEMUXER_FACTORY (container formats the plugin reads, see
+ * "Demuxers"); a plugin of 2.3 or older answers NULL for it and loads as before. A factory lists its entries by index; each
  * entry has static metadata and a `create` that returns an instance plus the
  * instance's vtable. `deinit()` is called once, after every instance has been
  * destroyed, when the host gives the plugin up; the frames a plugin handed out
@@ -110,7 +112,7 @@ extern "C" {
 /** The ABI major version this header describes. Bumped on an incompatible change. */
 #define MK_PLUGIN_ABI_MAJOR 2u
 /** The ABI minor version this header describes. Bumped when fields are appended. */
-#define MK_PLUGIN_ABI_MINOR 3u
+#define MK_PLUGIN_ABI_MINOR 4u
 
 /** An ABI version: major.minor. */
 typedef struct mk_plugin_abi {
@@ -134,6 +136,9 @@ typedef struct mk_plugin_abi {
 /** get_factory(MK_PLUGIN_ENCODER_FACTORY) returns a const mk_plugin_encoder_factory *
  *  (ABI 2.1). */
 #define MK_PLUGIN_ENCODER_FACTORY "mediakit.encoder-factory"
+/** get_factory(MK_PLUGIN_DEMUXER_FACTORY) returns a const mk_plugin_demuxer_factory *
+ *  (ABI 2.4). */
+#define MK_PLUGIN_DEMUXER_FACTORY "mediakit.demuxer-factory"
 /** Reserved for audio converters (a later minor version defines the factory struct). */
 #define MK_PLUGIN_AUDIO_CONVERTER_FACTORY "mediakit.audio-converter-factory"
 
@@ -614,6 +619,171 @@ typedef struct mk_plugin_picture_converter_factory {
      *  NULL for an index out of range. */
     const mk_plugin_picture_converter *(*get_converter)(uint32_t index);
 } mk_plugin_picture_converter_factory;
+
+/* ---- Demuxers (2.4) -----------------------------------------------------------
+ *
+ * A demuxer factory lists container formats the plugin reads. The host reads every
+ * format it has built in first: a plugin format is only asked (score) for bytes that
+ * no built-in format claims, or when the caller names it. Among plugin formats the
+ * highest score wins, then the highest priority, then the load order.
+ *
+ * IO. The host hands create() an mk_plugin_io: callbacks that read the host's source
+ * (a file, memory, a caller's callbacks, a pipe). `seek` is NULL for a source read once
+ * (a pipe): the instance must then read front to back. The callbacks may be called only
+ * from inside a call on the instance (create included), on that call's thread; the
+ * struct and its opaque stay valid until destroy() returns.
+ *
+ * Ownership. Everything an instance hands out (track strings, extradata, packet bytes,
+ * the info strings) belongs to the instance: track and info data until destroy(),
+ * packet bytes until the next call on the instance.
+ */
+
+/** mk_plugin_demuxer_vtable.seek flags. Default (0): the key frame at or before the time. */
+#define MK_DEMUX_SEEK_ANY 0x1u  /**< any packet at or before the time, key frame or not */
+
+/** mk_plugin_track_info.disposition bits (FFmpeg's AV_DISPOSITION_* values). */
+#define MK_DISPOSITION_DEFAULT          0x0001u
+#define MK_DISPOSITION_FORCED           0x0040u
+#define MK_DISPOSITION_HEARING_IMPAIRED 0x0080u
+#define MK_DISPOSITION_VISUAL_IMPAIRED  0x0100u
+#define MK_DISPOSITION_ATTACHED_PIC     0x0400u  /**< a cover picture: one packet */
+
+/** mk_plugin_demuxed_packet.flags besides MK_PACKET_FLAG_KEY and MK_PACKET_FLAG_DISCARD. */
+#define MK_PACKET_FLAG_CORRUPT 0x4u  /**< the container marks the bytes damaged or cut short */
+
+/** The host's byte source, as callbacks (see "IO" above). Owned by the host. */
+typedef struct mk_plugin_io {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_io) of the host */
+    void *opaque;              /**< the first argument of every callback */
+    /** Reads up to `size` bytes at the current position into `buf` and moves past them.
+     *  Returns the count read (> 0), 0 at the end of the source, or a negative MK_* error
+     *  (MK_EFAIL for a read failure; the host keeps its own message for it). */
+    int64_t (*read)(void *opaque, uint8_t *buf, size_t size);
+    /** Moves the position to the absolute `offset`. MK_OK or a negative MK_* error. NULL
+     *  for a source that cannot seek (a pipe). */
+    int32_t (*seek)(void *opaque, int64_t offset);
+    /** The source's total size in bytes, or -1 when it is not known (a pipe). */
+    int64_t (*size)(void *opaque);
+} mk_plugin_io;
+
+/** One track of an open demuxer, filled by get_track. The plugin fills it up to the smaller
+ *  of the host's struct_size and its own, and sets struct_size to that. Pointers belong to
+ *  the instance and stay valid until destroy(). */
+typedef struct mk_plugin_track_info {
+    uint32_t struct_size;      /**< set by the host before the call; see above */
+    int32_t media_type;        /**< MK_MEDIA_AUDIO, _VIDEO, _SUBTITLE or _DATA (attachments too) */
+    const char *codec;         /**< FFmpeg's codec name ("mpeg4", "musepack7", "webvtt"),
+                                    also for codecs MediaKit has no name of its own for;
+                                    "" when unknown; never NULL */
+    const char *codec_tag;     /**< the container's tag as text ("XVID"), "" if none; never NULL */
+    const uint8_t *extradata;  /**< codec configuration as FFmpeg's demuxer gives it; NULL if none */
+    size_t extradata_size;
+    int32_t time_base_num;     /**< time base of the track's packet timestamps (both > 0) */
+    int32_t time_base_den;
+    int64_t duration;          /**< in the time base; MK_NOPTS_VALUE when unknown */
+    int64_t start_time;        /**< first presentation time, in the time base; MK_NOPTS_VALUE */
+    int32_t sample_rate;       /**< audio: Hz, 0 if unknown */
+    int32_t channels;          /**< audio: 0 if unknown */
+    uint64_t channel_mask;     /**< audio: WAVE channel mask, 0 if unknown */
+    int32_t width;             /**< video: 0 if unknown */
+    int32_t height;
+    int32_t sar_num, sar_den;  /**< video: sample aspect ratio, 0/1 if unknown */
+    int32_t frame_rate_num;    /**< video: average frame rate, 0/1 if unknown */
+    int32_t frame_rate_den;
+    int32_t bits_per_coded_sample; /**< 0 if unknown */
+    int32_t block_align;       /**< audio: bytes per packet of constant-size codecs, 0 if unknown */
+    int64_t bit_rate;          /**< bits per second, 0 if unknown */
+    int32_t video_delay;       /**< video: B-frame reorder depth, 0 if none or unknown */
+    uint32_t disposition;      /**< MK_DISPOSITION_* */
+    const char *language;      /**< ISO 639-2 code, "" if none; never NULL */
+    const char *title;         /**< the track's name, "" if none; never NULL */
+} mk_plugin_track_info;
+
+/** What an open demuxer says of the whole file, filled by get_info (as mk_plugin_track_info:
+ *  up to the smaller struct_size; strings owned by the instance until destroy()). */
+typedef struct mk_plugin_demuxer_info {
+    uint32_t struct_size;      /**< set by the host before the call */
+    const char *format_name;   /**< the format actually read ("avi"); never NULL */
+    int64_t duration_us;       /**< microseconds, MK_NOPTS_VALUE when unknown */
+    int64_t start_time_us;     /**< microseconds, MK_NOPTS_VALUE when unknown */
+    int64_t bit_rate;          /**< bits per second, 0 if unknown */
+} mk_plugin_demuxer_info;
+
+/** A packet filled by read_packet. Its bytes belong to the instance and stay valid until the
+ *  next call on it. Filled up to the smaller of the host's struct_size and the plugin's, and
+ *  struct_size set to that. */
+typedef struct mk_plugin_demuxed_packet {
+    uint32_t struct_size;      /**< set by the host before the call */
+    uint32_t flags;            /**< MK_PACKET_FLAG_KEY, _DISCARD, _CORRUPT */
+    int32_t track;             /**< index of its track (0 <= track < track_count) */
+    const uint8_t *data;       /**< may be NULL when size is 0 */
+    size_t size;
+    int64_t pts;               /**< in the track's time base, or MK_NOPTS_VALUE */
+    int64_t dts;               /**< in the track's time base, or MK_NOPTS_VALUE */
+    int64_t duration;          /**< in the track's time base; 0 if unknown */
+    int64_t position;          /**< byte offset in the source, -1 if unknown */
+} mk_plugin_demuxed_packet;
+
+/** Operations on one demuxer instance. Static storage in the plugin. */
+typedef struct mk_plugin_demuxer_vtable {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_demuxer_vtable) of the plugin */
+    /** [instance-thread] The number of tracks; constant for the instance. */
+    uint32_t (*track_count)(void *demuxer);
+    /** [instance-thread] Fills *info (whose struct_size the host set) for track `index`.
+     *  MK_OK, or MK_EINVAL for an index out of range or a NULL info. */
+    int32_t (*get_track)(void *demuxer, uint32_t index, mk_plugin_track_info *info);
+    /** [instance-thread] Fills *info (whose struct_size the host set). MK_OK or MK_EINVAL. */
+    int32_t (*get_info)(void *demuxer, mk_plugin_demuxer_info *info);
+    /** [instance-thread] The next packet in file order into *packet. MK_OK, MK_EOF at the
+     *  end, or an error (last_error says what and where); on anything but MK_OK the packet
+     *  is untouched. After an error the instance may be asked for more (a damaged stretch
+     *  skipped) or destroyed. */
+    int32_t (*read_packet)(void *demuxer, mk_plugin_demuxed_packet *packet);
+    /** [instance-thread] Moves to the key frame at or before `time_us` (microseconds from
+     *  the start of the file's timeline; MK_DEMUX_SEEK_ANY: any packet). MK_OK, or an
+     *  error (MK_EUNSUPPORTED for a source that cannot seek); after an error the position
+     *  is unchanged or at the start. */
+    int32_t (*seek)(void *demuxer, int64_t time_us, uint32_t flags);
+    /** [instance-thread] A message for the last failure on this instance; owned by the
+     *  instance, valid until the next call on it. Never NULL (may be ""). */
+    const char *(*last_error)(void *demuxer);
+    /** [instance-thread] Frees the instance; nothing it handed out stays valid. */
+    void (*destroy)(void *demuxer);
+} mk_plugin_demuxer_vtable;
+
+/** Static description of one container format a plugin reads. */
+typedef struct mk_plugin_demuxer_format {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_demuxer_format) of the plugin */
+    const char *name;          /**< short name, unique in the plugin ("avi"; FFmpeg's names) */
+    const char *long_name;     /**< what a person calls it; never NULL (may be "") */
+    const char *extensions;    /**< comma-separated, lower case, no dots ("avi,divx"); "" if none */
+    const char *mime_types;    /**< comma-separated; "" if none */
+    int32_t priority;          /**< higher wins among plugin formats at equal scores */
+    /** [thread-safe] How sure the format is that a source starting with head[0 ..< size]
+     *  is its own: 0 (not this format) to 100. `total_size` is the source's size, -1 when
+     *  unknown; size == total_size when the head is the whole source. `head` is borrowed
+     *  for the call and is followed by at least 64 readable zero bytes. */
+    int32_t (*score)(const struct mk_plugin_demuxer_format *format, const uint8_t *head,
+                     size_t size, int64_t total_size);
+    /** [thread-safe] Opens a demuxer of this format on `io` (read from offset 0; see "IO").
+     *  On success *demuxer and *vtable are set and MK_OK returned. On failure nothing is
+     *  allocated, a message naming what is wrong is written into errbuf (NUL-terminated,
+     *  at most errbuf_size bytes; errbuf may be NULL) and an error returned (MK_EDATA for
+     *  bytes that are not this format). `io` is borrowed until destroy(). */
+    int32_t (*create)(const struct mk_plugin_demuxer_format *format, const mk_plugin_io *io,
+                      void **demuxer, const mk_plugin_demuxer_vtable **vtable,
+                      char *errbuf, size_t errbuf_size);
+} mk_plugin_demuxer_format;
+
+/** The demuxer factory (MK_PLUGIN_DEMUXER_FACTORY, ABI 2.4). Static storage in the plugin. */
+typedef struct mk_plugin_demuxer_factory {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_demuxer_factory) of the plugin */
+    /** [thread-safe] The number of formats; constant after init(). */
+    uint32_t (*format_count)(void);
+    /** [thread-safe] Format `index` (0 <= index < format_count()), static storage; NULL for
+     *  an index out of range. */
+    const mk_plugin_demuxer_format *(*get_format)(uint32_t index);
+} mk_plugin_demuxer_factory;
 
 /* ---- The descriptor ----------------------------------------------------------- */
 

@@ -15,7 +15,13 @@ struct Probe: ParsableCommand {
           mk-probe --packets movie.mp4   one CSV line per packet in file order:
                                          track,pts,dts,duration,size,offset,flags (K = key frame,
                                          N/A = unknown)
-          mk-probe --plugins             the codec plugins found and where
+          mk-probe --plugins             the codec plugins found and where, and the container
+                                         formats they read
+          mk-probe --demuxer ffmpeg:avi movie.avi   read with that demuxer (a built-in format's
+                                         name, or a plugin's: "avi", "ffmpeg:avi"), not the probed one
+        Containers MediaKit does not read itself are read through a plugin's demuxer (the FFmpeg
+        plugin's libavformat) when no built-in format claims the file; --json names the demuxer
+        in format.demuxer ("mp4", "ffmpeg:avi").
         """)
 
     @Argument(help: "The media file to read (MP4, MOV, M4A, Ogg, Opus, IVF, MKV, MKA, WebM, TS, M2TS, raw H.264 / HEVC / AV1 OBU ...); - reads standard input (a pipe: Ogg, IVF, Matroska / WebM, MPEG-TS, raw video streams, MP4 with its moov first, or fragmented MP4).")
@@ -30,8 +36,11 @@ struct Probe: ParsableCommand {
     @Flag(help: "Read every packet and print how many there are and their total size.")
     var count = false
 
-    @Flag(help: "List the codec plugins the registry loaded and the places it searched.")
+    @Flag(help: "List the codec plugins the registry loaded, the container formats they read and the places it searched.")
     var plugins = false
+
+    @Option(help: ArgumentHelp("Read the file with this demuxer instead of the probed one: a built-in format (mp4, matroska ...) or a plugin's (avi, ffmpeg:avi).", valueName: "NAME"))
+    var demuxer: String?
 
     @Option(help: "Write the file's cover art (MP3 / ADTS ID3 tags) to this path.")
     var coverOut: String?
@@ -47,7 +56,7 @@ struct Probe: ParsableCommand {
         guard let file else { throw ValidationError("give a media file to probe, or --plugins") }
         do {
             let rate = try Self.parsedFrameRate(frameRate)
-            let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
+            let (format, demuxer) = try ContainerCatalog.shared.open(ByteSources.open(path: file), demuxer: self.demuxer)
             if let rate { try RawVideoDemuxer.setFrameRate(rate, on: demuxer, path: file) }
             if let coverOut {
                 guard let cover = (demuxer as? AudioStreamDemuxer)?.tags.coverArt else {
@@ -65,7 +74,7 @@ struct Probe: ParsableCommand {
             } else if packets {
                 try printPackets(demuxer)
             } else if json {
-                try printJSON(demuxer)
+                try printJSON(demuxer, format: format)
             } else {
                 printTracks(demuxer, file: file)
             }
@@ -95,6 +104,11 @@ struct Probe: ParsableCommand {
             let converters = registry.converters.filter { $0.plugin == p }
             if !converters.isEmpty {
                 print("  picture converters: " + converters.map { "\($0.name) (priority \($0.priority))" }.joined(separator: ", "))
+            }
+            let containers = registry.demuxerFormats.filter { $0.plugin == p }
+            if !containers.isEmpty {
+                print("  containers (\(containers.count), read when no built-in format claims a file): "
+                      + containers.map { "\($0.name) (priority \($0.priority))" }.joined(separator: ", "))
             }
         }
         print("Searched: " + registry.searchedLocations.joined(separator: ", "))
@@ -143,7 +157,7 @@ struct Probe: ParsableCommand {
         }
     }
 
-    func printJSON(_ demuxer: Demuxer) throws {
+    func printJSON(_ demuxer: Demuxer, format container: ContainerFormat) throws {
         var tracks: [[String: Any]] = []
         for t in demuxer.tracks {
             let p = t.parameters
@@ -159,6 +173,10 @@ struct Probe: ParsableCommand {
                 "edit_list": t.editList.map { ["segment_duration": $0.segmentDuration, "media_time": $0.mediaTime, "media_rate": $0.mediaRate] },
             ]
             if let r = t.unsupportedReason { d["unsupported"] = r }
+            if let plugin = demuxer as? PluginDemuxer {
+                d["name"] = plugin.trackTitles[t.index]
+                d["disposition"] = plugin.trackDispositions[t.index]
+            }
             if let mkv = demuxer as? MatroskaDemuxer {
                 let info = mkv.trackInfo[t.index]
                 d["name"] = info.name
@@ -169,6 +187,10 @@ struct Probe: ParsableCommand {
             tracks.append(d)
         }
         var format: [String: Any] = [:]
+        // Which demuxer read it: a built-in format's name, or "plugin:name" for a plugin's.
+        format["demuxer"] = container.qualifiedName
+        if let plugin = container.plugin { format["demuxer_plugin"] = plugin }
+        if let p = demuxer as? PluginDemuxer { format["format_name"] = p.formatName }
         if let d = demuxer.duration { format["duration"] = d }
         if let mp4 = demuxer as? MP4Demuxer { format["major_brand"] = mp4.majorBrand; format["compatible_brands"] = mp4.compatibleBrands }
         if let stream = demuxer as? AudioStreamDemuxer {

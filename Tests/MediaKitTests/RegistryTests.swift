@@ -7,7 +7,7 @@ import XCTest
 /// are compiled from C at test time with the system C compiler.
 final class RegistryTests: XCTestCase {
     /// Compiles `body` (C, after `#include "mediakit/mediakit_plugin.h"`) into a plugin file.
-    private func compile(_ body: String) throws -> String {
+    func compile(_ body: String) throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mk-plugin-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let include = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -32,7 +32,7 @@ final class RegistryTests: XCTestCase {
 
     /// A v2 plugin: `init` checks the host struct it is given (size, ABI major, strings, log)
     /// and returns `initResult`; `get_factory` answers `factories` (C statements, `id` in scope).
-    private func compilePlugin(name: String, abi: String = "MK_PLUGIN_ABI_CURRENT", structSize: String = "sizeof(mk_plugin_descriptor)",
+    func compilePlugin(name: String, abi: String = "MK_PLUGIN_ABI_CURRENT", structSize: String = "sizeof(mk_plugin_descriptor)",
                                description: String = "\"test plugin\"", initResult: String = "MK_OK",
                                factories: String = "(void)id; return NULL;", prelude: String = "") throws -> String {
         try compile("""

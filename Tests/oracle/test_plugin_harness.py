@@ -9,6 +9,9 @@ dav1d, Opus, Vorbis and SwiftAudio (written in Swift) — for each codec we give
 packets extracted by make_packets.py (ffprobe -show_packets -show_data) from shared or generated
 files.
 
+The demuxer factory (plugin ABI 2.4) has its own harness, demuxer_harness.c, run over the FFmpeg
+plugin on the files of the breadth corpus only libavformat reads; its packet count is ffprobe's.
+
 Oracle: the ABI header's rules, which the harness checks (exit 0, no FAIL line), and its own
 reference decode of the same stream (each decode under the other conditions must give the same
 frames, samples and bytes).
@@ -109,3 +112,35 @@ def test_plugin_passes_the_harness(plugin, codec, kind, media, harness, packets,
     assert proc.returncode == 0 and not fails, (
         f"`{lib.shell_line(cmd)}` exit {proc.returncode}:\n" + "\n".join(fails[:20]) + "\n" + lib.tail(err))
     assert "backend " in out and "reference: frames 0," not in out, out
+
+
+# Plugin ABI 2.4: the FFmpeg plugin's demuxer factory (libavformat) over files only it reads.
+DEMUXER_RUNS = ["avi_meta-pytor_133ba9_testsrc2_mpeg4.avi", "mpc_Borewit_539382_apev2.sv7.mpc",
+                "vtt_shaka-proj_034a2c_chapters.vtt"]
+
+
+@pytest.fixture(scope="module")
+def demuxer_harness(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("demuxer-harness") / "demuxer_harness"
+    cmd = ["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I", lib.REPO / "Include",
+           HARNESS_DIR / "demuxer_harness.c", "-ldl", "-o", out]
+    proc = lib.run(cmd)
+    assert proc.returncode == 0, f"`{lib.shell_line(cmd)}` failed:\n{lib.tail(proc.stderr)}"
+    return out
+
+
+@pytest.mark.parametrize("name", DEMUXER_RUNS)
+def test_ffmpeg_demuxer_factory_passes_the_harness(name, demuxer_harness, shared_media, mk_bin):
+    """`demuxer_harness libMediaKitPluginFFmpeg.so FILE`: exit 0, no FAIL line (arguments, EOF,
+    struct_size growth, seek, a pipe), and as many packets as ffprobe lists."""
+    path = shared_media / "breadth" / name
+    cmd = [demuxer_harness, mk_bin / "libMediaKitPluginFFmpeg.so", path]
+    proc = lib.run(cmd)
+    out = proc.stdout.decode("utf-8", "replace")
+    fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+    assert proc.returncode == 0 and not fails, f"`{lib.shell_line(cmd)}` exit {proc.returncode}:\n{out}{lib.tail(proc.stderr)}"
+    ref_cmd = ["ffprobe", "-v", "error", "-show_entries", "packet=size", "-of", "csv=p=0", path]
+    ref = lib.run(ref_cmd)
+    lib.oracle_ok(ref, ref_cmd)
+    count = len([l for l in ref.stdout.decode().splitlines() if l.strip()])
+    assert f" packets {count} " in out, (out, count)

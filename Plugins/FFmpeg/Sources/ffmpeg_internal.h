@@ -67,6 +67,10 @@ FFP_HIDDEN int32_t ffp_map_sample_fmt(int format);
  *  ffp_version_text, filled in by the first call (init()). */
 FFP_HIDDEN const char *ffp_version_string(void);
 FFP_HIDDEN extern char ffp_version_text[96];
+/** Lists the input formats of the libavformat loaded (ffmpeg_demuxer.c); called by init(). */
+FFP_HIDDEN void ffx_init_formats(const mk_host *host);
+/** The demuxer factory, plugin ABI 2.4 (ffmpeg_demuxer.c). */
+FFP_HIDDEN const mk_plugin_demuxer_factory *ffx_factory(void);
 /** Lists every audio and video decoder of the libavcodec loaded as a backend
  *  (ffmpeg_decoder.c); called by init(). */
 FFP_HIDDEN void ffd_init_backends(const mk_host *host);

@@ -25,6 +25,13 @@ public struct ContainerFormat: Sendable {
     /// a copy into another container (``Remuxer``) starts them at zero, the tracks' offsets to
     /// each other kept, as ffmpeg's stream copy does.
     public let clockTimestamps: Bool
+    /// The name of the plugin whose demuxer reads the format ("ffmpeg"), nil for a format
+    /// MediaKit has built in (plugin ABI 2.4, see ``ContainerCatalog/open(_:demuxer:)``).
+    public internal(set) var plugin: String? = nil
+
+    /// The name `mk-probe --demuxer` and ``ContainerCatalog/open(_:demuxer:)`` take for it: the
+    /// format's name, "plugin:name" for a plugin's ("ffmpeg:avi").
+    public var qualifiedName: String { plugin.map { "\($0):\(name)" } ?? name }
 
     /// Creates a descriptor.
     public init(name: String, description: String, extensions: [String], mimeTypes: [String],
@@ -126,20 +133,25 @@ public final class ContainerCatalog: @unchecked Sendable {
     /// The formats MediaKit writes.
     public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3, .wav, .aiff, .caf, .mpegts, .hls]
 
-    /// The catalogue the registry and the tools use.
-    public static let shared = ContainerCatalog()
+    /// The catalogue the registry and the tools use; its fallback is the container formats of
+    /// ``MediaRegistry/shared``'s plugins (loaded the first time a source needs them).
+    public static let shared = ContainerCatalog(plugins: .shared)
 
     private let lock = NSLock()
     private var readers: [ContainerFormat]
     private var writers: [MuxerFormat]
+    /// Where plugin container formats come from (plugin ABI 2.4); nil: built-in formats only.
+    private let plugins: MediaRegistry?
 
     /// Bytes read from the start of a source to probe it.
     public static let probeSize = 4096
 
-    /// A catalogue of the built-in formats.
-    public init() {
+    /// A catalogue of the built-in formats, falling back on the container formats of the
+    /// plugins of `plugins` (nil, the default: none) for sources none of them claims.
+    public init(plugins: MediaRegistry? = nil) {
         readers = Self.builtIn
         writers = Self.builtInMuxers
+        self.plugins = plugins
     }
 
     /// The readable formats, built-in first, in registration order.
@@ -194,7 +206,17 @@ public final class ContainerCatalog: @unchecked Sendable {
     /// keeps the better of that score and its score for the first bytes as they are (MP3's probe
     /// rates a tag in front); when none does, the first bytes as they are decide (MP3 and ADTS
     /// then claim a tag with no frame after it, and their demuxer says so).
-    public func open(_ source: ByteSource) throws -> (format: ContainerFormat, demuxer: Demuxer) {
+    ///
+    /// Plugin container formats (plugin ABI 2.4: the FFmpeg plugin's libavformat) come after
+    /// every built-in one: they are asked only when no built-in format claims the bytes, the
+    /// highest score winning (then the plugin's priority), and one that has a built-in format's
+    /// name (libavformat's "mov,mp4,...", "ogg") only when named; the format returned then has
+    /// ``ContainerFormat/plugin`` set. `demuxer` names one format instead of probing: a built-in
+    /// format's name ("mp4"), or a plugin format's ("avi", "ffmpeg:avi"; see
+    /// ``MediaRegistry/DemuxerFormat/isNamed(_:)``).
+    /// - Throws: also `.notFound` for a `demuxer` name that no format has.
+    public func open(_ source: ByteSource, demuxer: String? = nil) throws -> (format: ContainerFormat, demuxer: Demuxer) {
+        if let demuxer { return try open(source, named: demuxer) }
         let head = try source.readUpTo(at: 0, count: Self.probeSize)
         let tagsEnd = try ID3.leadingV2TagsEnd(source)
         var scored = formats.map { ($0, $0.probe(head, source.knownSize)) }
@@ -213,6 +235,34 @@ public final class ContainerCatalog: @unchecked Sendable {
         if head.isEmpty {
             throw MediaError(.unsupported, "the input is empty; expected one of: \(names)", path: source.name, offset: 0)
         }
+        // No built-in format claims it: the plugins' formats, best score first.
+        var pluginRefusal = ""
+        if let plugins {
+            // A plugin format for a container MediaKit reads itself (libavformat's "mov,mp4,...",
+            // "matroska,webm", "ogg" ...) is used only when named: bytes the built-in reader does
+            // not take are its to refuse, with its own words, not a second reader's to guess at.
+            let native = Set(formats.map(\.name))
+            let loaded = plugins.demuxerFormats
+            let candidates = loaded.filter { !$0.name.split(separator: ",").contains { native.contains(String($0)) } }
+            if loaded.isEmpty {
+                pluginRefusal = "; no plugin container format is loaded (the FFmpeg plugin, libMediaKitPluginFFmpeg.so, reads AVI, Musepack, WebVTT and the other formats of libavformat: set MEDIAKIT_PLUGIN_PATH to its directory)"
+            } else {
+                var best: (MediaRegistry.DemuxerFormat, Int)?
+                for f in candidates {
+                    let score = f.score(head, size: source.knownSize)
+                    if score > (best?.1 ?? 0) { best = (f, score) }
+                }
+                if let f = best?.0 {
+                    do {
+                        return (ContainerFormat(plugin: f), try PluginDemuxer(format: f, source: source))
+                    } catch let e as MediaError where e.kind != .io {
+                        pluginRefusal = "; \(e.message)"
+                    }
+                } else {
+                    pluginRefusal = "; nor do the \(candidates.count) container formats of the plugins (\(Set(candidates.map(\.plugin.name)).sorted().joined(separator: ", ")))"
+                }
+            }
+        }
         // No signature: still give the MP4 reader a chance (a damaged first box), and say what
         // the input starts with when it refuses too.
         var refusal = ""
@@ -221,8 +271,32 @@ public final class ContainerCatalog: @unchecked Sendable {
         }
         let shown = head.prefix(8).map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "." }.joined()
         let hex = head.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
-        throw MediaError(.unsupported, "the input starts with \"\(shown)\" (\(hex)), which no container MediaKit reads recognises (\(names))\(refusal)",
+        throw MediaError(.unsupported, "the input starts with \"\(shown)\" (\(hex)), which no container MediaKit reads recognises (\(names))\(refusal)\(pluginRefusal)",
                          path: source.name, offset: 0)
+    }
+
+    /// `source` opened by the format named `name`: a built-in one, else a plugin's.
+    private func open(_ source: ByteSource, named name: String) throws -> (format: ContainerFormat, demuxer: Demuxer) {
+        if let native = format(named: name) { return (native, try native.makeDemuxer(source)) }
+        let candidates = plugins?.demuxerFormats ?? []
+        if let f = candidates.first(where: { $0.qualifiedName == name || $0.name == name }) ?? candidates.first(where: { $0.isNamed(name) }) {
+            return (ContainerFormat(plugin: f), try PluginDemuxer(format: f, source: source))
+        }
+        let known = formats.map(\.name).joined(separator: ", ")
+        let more = plugins == nil ? "" : candidates.isEmpty ? "; no plugin container format is loaded (the FFmpeg plugin adds libavformat's)"
+            : "; plugin formats: \(candidates.count) (mk-probe --plugins lists them)"
+        throw MediaError(.notFound, "no demuxer named '\(name)': built-in ones are \(known)\(more)", path: source.name)
+    }
+}
+
+extension ContainerFormat {
+    /// The descriptor of a plugin's container format (``plugin`` set): probed by the plugin's
+    /// score, opened as a ``PluginDemuxer``.
+    init(plugin format: MediaRegistry.DemuxerFormat) {
+        self.init(name: format.name, description: format.longName.isEmpty ? format.name : format.longName,
+                  extensions: format.extensions, mimeTypes: format.mimeTypes,
+                  probe: { format.score($0, size: $1) }, makeDemuxer: { try PluginDemuxer(format: format, source: $0) })
+        plugin = format.plugin.name
     }
 }
 

@@ -125,6 +125,45 @@ public final class MediaRegistry: @unchecked Sendable {
         }
     }
 
+    /// One container format a loaded plugin reads (plugin ABI 2.4, `MK_PLUGIN_DEMUXER_FACTORY`;
+    /// the FFmpeg plugin lists libavformat's). ``ContainerCatalog`` asks these only for sources
+    /// no built-in format claims, or when the caller names one.
+    public struct DemuxerFormat: Sendable {
+        /// The format's name in its plugin ("avi"; FFmpeg's names, some list several: "mov,mp4,m4a,3gp,3g2,mj2").
+        public let name: String
+        /// What a person calls it.
+        public let longName: String
+        /// File name extensions, lower case, without the dot.
+        public let extensions: [String]
+        /// MIME types.
+        public let mimeTypes: [String]
+        /// Higher wins among plugin formats at equal scores.
+        public let priority: Int
+        /// The plugin that carries it.
+        public let plugin: Plugin
+        nonisolated(unsafe) let raw: UnsafePointer<mk_plugin_demuxer_format>
+
+        /// "plugin:name" ("ffmpeg:avi"): how ``ContainerCatalog/open(_:demuxer:)`` and
+        /// `mk-probe --demuxer` name it unambiguously.
+        public var qualifiedName: String { "\(plugin.name):\(name)" }
+
+        /// True when `name` names this format: its qualified name, its name, or one of the
+        /// comma-separated names in it ("mp4" in "mov,mp4,m4a,3gp,3g2,mj2").
+        public func isNamed(_ name: String) -> Bool {
+            name == qualifiedName || name == self.name || self.name.split(separator: ",").contains { $0 == name }
+                || (name.hasPrefix(plugin.name + ":") && self.name.split(separator: ",").contains { $0 == name.dropFirst(plugin.name.count + 1) })
+        }
+
+        /// The plugin's score (0: not this format, up to 100) for a source starting with `head`
+        /// whose size is `size` (nil: unknown).
+        public func score(_ head: [UInt8], size: Int64?) -> Int {
+            guard let score = raw.pointee.score, !head.isEmpty else { return 0 }
+            let padded = head + [UInt8](repeating: 0, count: 64)   // the ABI promises 64 zero bytes after
+            let s = padded.withUnsafeBufferPointer { score(raw, $0.baseAddress, head.count, size ?? -1) }
+            return Int(max(0, min(100, s)))
+        }
+    }
+
     /// The registry most programs use. Its default locations are searched the first time
     /// something needs the plugins (a decoder, a converter, the lists of plugins, backends,
     /// places searched or refusals, or an explicit ``load(path:)``), not before: reading a
@@ -154,6 +193,7 @@ public final class MediaRegistry: @unchecked Sendable {
     private var _backends: [Backend] = []
     private var _converters: [Converter] = []
     private var _encoders: [EncoderBackend] = []
+    private var _demuxers: [DemuxerFormat] = []
     private var _searched: [String] = []
     private var _failures: [MediaError] = []
     private var loadedFiles: Set<String> = []
@@ -172,6 +212,12 @@ public final class MediaRegistry: @unchecked Sendable {
     public var converters: [Converter] { loadDefaultsIfPending(); return lock.withLock { _converters.sorted { $0.priority > $1.priority } } }
     /// Every encoder backend, highest priority first.
     public var encoderBackends: [EncoderBackend] { loadDefaultsIfPending(); return lock.withLock { _encoders.sorted { $0.priority > $1.priority } } }
+    /// Every container format of the loaded plugins (plugin ABI 2.4), highest priority first,
+    /// then in load order.
+    public var demuxerFormats: [DemuxerFormat] {
+        loadDefaultsIfPending()
+        return lock.withLock { _demuxers.enumerated().sorted { ($0.element.priority, -$0.offset) > ($1.element.priority, -$1.offset) }.map(\.element) }
+    }
     /// Every file or directory looked at so far, in order.
     public var searchedLocations: [String] { loadDefaultsIfPending(); return lock.withLock { _searched } }
     /// Plugins that were found but refused (wrong ABI, missing entry point ...).
@@ -246,6 +292,7 @@ public final class MediaRegistry: @unchecked Sendable {
                 _backends.append(contentsOf: loaded.backends)
                 _converters.append(contentsOf: loaded.converters)
                 _encoders.append(contentsOf: loaded.encoders)
+                _demuxers.append(contentsOf: loaded.demuxers)
             }
             return plugin
         }
@@ -447,15 +494,18 @@ public final class MediaRegistry: @unchecked Sendable {
     }
 
     /// Opens a container with the demuxer of ``ContainerCatalog/shared`` that recognises its
-    /// first bytes (`"-"` is standard input); see ``ContainerCatalog/open(_:)``.
+    /// first bytes (`"-"` is standard input), or the one named `demuxer` (a built-in format's
+    /// name, "mp4", or a plugin format's, "avi" / "ffmpeg:avi"); see ``ContainerCatalog/open(_:demuxer:)``.
+    /// Plugin formats (the FFmpeg plugin's libavformat) are asked only when no built-in one claims the bytes.
     /// - Throws: `.unsupported` naming the file and what its first bytes are when no demuxer
-    ///   recognises it; the demuxer's own errors otherwise.
-    public func makeDemuxer(path: String) throws -> Demuxer {
-        try ContainerCatalog.shared.open(ByteSources.open(path: path)).demuxer
+    ///   recognises it; `.notFound` for a `demuxer` name no format has; the demuxer's own errors otherwise.
+    public func makeDemuxer(path: String, demuxer: String? = nil) throws -> Demuxer {
+        try ContainerCatalog.shared.open(ByteSources.open(path: path), demuxer: demuxer).demuxer
     }
 
-    /// Opens a container on `source` (probed once, then handed to the demuxer as it is).
-    public func makeDemuxer(source: ByteSource) throws -> Demuxer {
-        try ContainerCatalog.shared.open(source).demuxer
+    /// Opens a container on `source` (probed once, then handed to the demuxer as it is), or with
+    /// the demuxer named `demuxer`.
+    public func makeDemuxer(source: ByteSource, demuxer: String? = nil) throws -> Demuxer {
+        try ContainerCatalog.shared.open(source, demuxer: demuxer).demuxer
     }
 }

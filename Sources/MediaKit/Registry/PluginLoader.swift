@@ -16,6 +16,7 @@ enum PluginLoader {
         let backends: [MediaRegistry.Backend]
         let converters: [MediaRegistry.Converter]
         let encoders: [MediaRegistry.EncoderBackend]
+        let demuxers: [MediaRegistry.DemuxerFormat]
         nonisolated(unsafe) let descriptor: UnsafePointer<mk_plugin_descriptor>
         /// The host struct given to its init (kept for the process, see ``loadOnce(path:canonical:)``).
         nonisolated(unsafe) let host: UnsafePointer<mk_host>
@@ -131,7 +132,9 @@ enum PluginLoader {
             let backends = try decoderBackends(getFactory(MK_PLUGIN_DECODER_FACTORY), plugin, refuse)
             let converters = try pictureConverters(getFactory(MK_PLUGIN_PICTURE_CONVERTER_FACTORY), plugin, refuse)
             let encoders = try encoderBackends(getFactory(MK_PLUGIN_ENCODER_FACTORY), plugin, refuse)
-            return Loaded(plugin: plugin, backends: backends, converters: converters, encoders: encoders, descriptor: desc, host: host)
+            let demuxers = try demuxerFormats(getFactory(MK_PLUGIN_DEMUXER_FACTORY), plugin, refuse)
+            return Loaded(plugin: plugin, backends: backends, converters: converters, encoders: encoders, demuxers: demuxers,
+                          descriptor: desc, host: host)
         } catch {
             d.deinit()
             freeHost(host)
@@ -221,6 +224,32 @@ enum PluginLoader {
                 maxChannels: Int(e.max_channels), channelMasks: list(e.channel_masks),
                 bitRateRange: e.max_bit_rate > 0 ? Int(e.min_bit_rate)...max(Int(e.min_bit_rate), Int(e.max_bit_rate)) : nil,
                 plugin: plugin, raw: b)
+        }
+    }
+
+    /// The demuxer factory (ABI 2.4; a plugin of 2.3 or older has none). Every format entry
+    /// needs its name, score and create.
+    private static func demuxerFormats(_ raw: UnsafeRawPointer?, _ plugin: MediaRegistry.Plugin,
+                                       _ refuse: (String) -> MediaError) throws -> [MediaRegistry.DemuxerFormat] {
+        guard let raw else { return [] }
+        let f = raw.assumingMemoryBound(to: mk_plugin_demuxer_factory.self).pointee
+        guard f.struct_size >= endOf(\mk_plugin_demuxer_factory.get_format), let count = f.format_count, let get = f.get_format else {
+            throw refuse("the demuxer factory is malformed (struct size \(f.struct_size), format_count or get_format missing)")
+        }
+        let n = count()
+        guard n < entryLimit else { throw refuse("the demuxer factory lists \(n) formats") }
+        func list(_ p: UnsafePointer<CChar>?) -> [String] {
+            (p.map { String(cString: $0) } ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        return try (0..<n).map { i in
+            guard let d = get(i), d.pointee.struct_size >= endOf(\mk_plugin_demuxer_format.create),
+                  let name = d.pointee.name, d.pointee.score != nil, d.pointee.create != nil else {
+                throw refuse("demuxer format \(i) of the plugin is malformed (missing, struct size, name, score or create)")
+            }
+            return MediaRegistry.DemuxerFormat(name: String(cString: name), longName: d.pointee.long_name.map { String(cString: $0) } ?? "",
+                                               extensions: list(d.pointee.extensions).map { $0.lowercased() },
+                                               mimeTypes: list(d.pointee.mime_types), priority: Int(d.pointee.priority),
+                                               plugin: plugin, raw: d)
         }
     }
 

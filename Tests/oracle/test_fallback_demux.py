@@ -1,0 +1,259 @@
+"""Plugin container formats (plugin ABI 2.4, issue 31 items 1 and 2, read side): the FFmpeg
+plugin's libavformat as the fallback demuxer for the containers MediaKit does not read itself.
+
+Oracles (ORACLES.md):
+- the breadth corpus (../shared/media/breadth, MANIFEST.tsv): every file ffprobe opens (the
+  MANIFEST's ffprobe column) opens in MediaKit, natively or through the fallback, and the
+  fallback's tracks carry the codecs ffprobe names. The native formats keep every file they
+  claim: the fallback reads exactly the files whose container MediaKit has no reader for
+  (AVI, Musepack, WebVTT);
+- packets of the fallback-read files: `ffprobe -show_entries packet=...` (pts, dts, duration,
+  size, position, key flag), line for line; through a pipe (`mk-probe -`), ffprobe reading the
+  same pipe (libavformat's mpc demuxer drops the last frame when it cannot seek: so does ffprobe);
+- `--demuxer ffmpeg:mov` forces libavformat on an MP4 MediaKit reads natively: its packets are
+  ffprobe's (edit list applied, as libavformat does by default);
+- remux into Matroska of a file only the fallback reads: `ffmpeg -c copy -f framemd5` of ours
+  equals that of `ffmpeg -i FILE -c copy out.mkv`. No MediaKit muxer carries the breadth files'
+  codecs (mpeg4 part 2, musepack7, webvtt), so the source is an FLV (H.264 + AAC) ffmpeg writes;
+- decode of fallback-read tracks: `ffmpeg -f rawvideo -pix_fmt nv12` / `-f s16le`, byte for byte
+  (the same libavcodec behind the FFmpeg plugin): the AVI's MPEG-4 part 2, the FLV's H.264 and AAC;
+- a codec no plugin decodes fails at decode naming the codec;
+- `MEDIAKIT_NO_DEFAULT_PLUGINS=1`: native files still open, the others fail naming the plugin
+  that reads them;
+- `ldd`: libmediakit and the mk-* tools link no FFmpeg library; the FFmpeg plugin links
+  libavformat.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import oracle_lib as lib
+
+MANIFEST = "breadth/MANIFEST.tsv"
+# The breadth files MediaKit has no native reader for, and the libavformat format that reads them.
+FALLBACK = {
+    "avi_meta-pytor_133ba9_testsrc2_mpeg4.avi": "ffmpeg:avi",
+    "mpc_Borewit_539382_apev2.sv7.mpc": "ffmpeg:mpc",
+    "vtt_shaka-proj_034a2c_chapters.vtt": "ffmpeg:webvtt",
+}
+AVI = "avi_meta-pytor_133ba9_testsrc2_mpeg4.avi"
+MPC = "mpc_Borewit_539382_apev2.sv7.mpc"
+
+
+def _manifest(shared: Path) -> list[tuple[str, list[str]]]:
+    """(file, ffprobe's codec names in stream order) for each MANIFEST row ffprobe opened."""
+    rows = []
+    lines = (shared / MANIFEST).read_text().splitlines()
+    head = lines[0].split("\t")
+    for line in lines[1:]:
+        cells = dict(zip(head, line.split("\t")))
+        probe = cells.get("ffprobe", "")
+        if not probe:
+            continue
+        codecs = [part.split("=", 1)[1] for part in probe.split("|") if part.startswith("codec_name=")]
+        rows.append((cells["local_name"], codecs))
+    return rows
+
+
+def _probe_json(mk_probe: Path, path: Path, *extra: str, env: dict | None = None) -> dict:
+    cmd = [mk_probe, "--json", *extra, path]
+    proc = lib.run(cmd, env=env)
+    lib.check_ok(proc, cmd)
+    return json.loads(proc.stdout)
+
+
+def _ffprobe_packets(path: Path) -> list[str]:
+    cmd = ["ffprobe", "-v", "error", "-show_entries", "packet=stream_index,pts,dts,duration,size,pos,flags",
+           "-of", "csv=p=0", path]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    out = []
+    for line in proc.stdout.decode().splitlines():
+        fields = line.split(",")
+        while len(fields) > 7 and fields[-1] == "":
+            fields.pop()
+        if len(fields) != 7:
+            continue          # an empty line after side data
+        out.append(",".join(fields[:6] + ["K" if fields[6].startswith("K") else "_"]))
+    return out
+
+
+def _ffprobe_packets_piped(path: Path) -> list[str]:
+    cmd = ["ffprobe", "-v", "error", "-show_entries", "packet=stream_index,pts,dts,duration,size,pos,flags",
+           "-of", "csv=p=0", "-"]
+    with open(path, "rb") as f:
+        proc = subprocess.run(cmd, stdin=f, capture_output=True, timeout=lib.CMD_TIMEOUT)
+    lib.oracle_ok(proc, cmd)
+    return [",".join(l.split(",")[:6] + ["K" if l.split(",")[6].startswith("K") else "_"])
+            for l in proc.stdout.decode().splitlines() if len(l.split(",")) >= 7]
+
+
+def _packets(mk_probe: Path, path: Path | str, stdin=None, extra: tuple = ()) -> list[str]:
+    cmd = [mk_probe, "--packets", *extra, path]
+    proc = subprocess.run([str(c) for c in cmd], stdin=stdin, capture_output=True, timeout=lib.CMD_TIMEOUT)
+    lib.check_ok(proc, cmd)
+    return proc.stdout.decode().splitlines()
+
+
+def test_breadth_corpus_opens(shared_media: Path, mk_probe: Path) -> None:
+    """Every file of the breadth corpus that ffprobe opens opens in MediaKit; the fallback reads
+    exactly the files no native format claims, with ffprobe's codecs."""
+    rows = _manifest(shared_media)
+    assert len(rows) >= 81, f"MANIFEST lists {len(rows)} files ffprobe opens"
+    opened, failed, through = 0, [], {}
+    for name, codecs in rows:
+        cmd = [mk_probe, "--json", shared_media / "breadth" / name]
+        proc = lib.run(cmd)
+        if proc.returncode != 0:
+            failed.append(f"{name}: {lib.tail(proc.stderr, 300)}")
+            continue
+        opened += 1
+        info = json.loads(proc.stdout)
+        fmt = info["format"]
+        if fmt.get("demuxer_plugin"):
+            through[name] = fmt["demuxer"]
+            ours = [t["codec"] for t in info["tracks"]]
+            assert ours == codecs, f"{name}: our tracks {ours}, ffprobe's {codecs}"
+    print(f"breadth corpus: {opened} of {len(rows)} files open ({len(through)} through the fallback)")
+    assert not failed, f"{len(failed)} of {len(rows)} files do not open:\n" + "\n".join(failed)
+    assert through == FALLBACK
+
+
+def test_native_files_keep_their_native_reader(shared_media: Path, mk_probe: Path) -> None:
+    """Every file of ../shared/media (its MANIFEST) that opens, opens with a built-in reader: the
+    fallback never takes a file a native format claims, nor an MP4 the native reader refuses."""
+    names = [l.split("\t", 1)[0] for l in (shared_media / "MANIFEST.tsv").read_text().splitlines()[1:]]
+    taken = []
+    for name in names:
+        path = shared_media / name
+        if not path.is_file():
+            continue
+        proc = lib.run([mk_probe, "--json", path])
+        if proc.returncode == 0 and json.loads(proc.stdout)["format"].get("demuxer_plugin"):
+            taken.append(name)
+    assert not taken, f"read through a plugin: {taken}"
+
+
+@pytest.mark.parametrize("name", sorted(FALLBACK))
+def test_fallback_packets_are_ffprobes(shared_media: Path, mk_probe: Path, name: str) -> None:
+    """The packets of a fallback-read file are libavformat's, as ffprobe prints them; through a
+    pipe (the plugin reads front to back: its IO has no seek) as ffprobe prints them from one."""
+    path = shared_media / "breadth" / name
+    ref = _ffprobe_packets(path)
+    assert ref, f"ffprobe lists no packets of {name}"
+    assert _packets(mk_probe, path) == ref
+    with open(path, "rb") as f:
+        assert _packets(mk_probe, "-", stdin=f) == _ffprobe_packets_piped(path)
+
+
+@pytest.fixture
+def sample_mp4() -> Path:
+    return lib.REPO / "Samples" / "media" / "sample.mp4"
+
+
+def test_demuxer_option_forces_libavformat(mk_probe: Path, sample_mp4: Path) -> None:
+    """--demuxer ffmpeg:mov reads an MP4 with libavformat (ffprobe's packets, edit list applied
+    as libavformat applies it); without it the native reader keeps the file."""
+    assert _probe_json(mk_probe, sample_mp4)["format"]["demuxer"] == "mp4"
+    forced = _probe_json(mk_probe, sample_mp4, "--demuxer", "ffmpeg:mov")
+    assert forced["format"]["demuxer_plugin"] == "ffmpeg"
+    assert forced["format"]["format_name"].startswith("mov")
+    assert _packets(mk_probe, sample_mp4, extra=("--demuxer", "mov")) == _ffprobe_packets(sample_mp4)
+    proc = lib.run([mk_probe, "--demuxer", "no-such-format", sample_mp4])
+    assert proc.returncode != 0 and b"no demuxer named 'no-such-format'" in proc.stderr, proc.stderr
+
+
+def test_plugins_lists_containers(mk_probe: Path) -> None:
+    proc = lib.run([mk_probe, "--plugins"])
+    lib.check_ok(proc, [mk_probe, "--plugins"])
+    text = proc.stdout.decode()
+    line = next((l for l in text.splitlines() if l.strip().startswith("containers (")), "")
+    assert "avi (priority 0)" in line and "mpc (priority 0)" in line, text[:2000]
+
+
+@pytest.fixture(scope="module")
+def flv(tmp_path_factory) -> Path:
+    """One second of H.264 + AAC in FLV, a container only the fallback reads."""
+    out = tmp_path_factory.mktemp("flv") / "src.flv"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=d=1:s=320x240:r=25",
+           "-f", "lavfi", "-i", "sine=d=1", "-c:v", "libx264", "-g", "10", "-c:a", "aac", "-shortest", out]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    return out
+
+
+def _framemd5(path: Path) -> list[str]:
+    cmd = ["ffmpeg", "-v", "error", "-i", path, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    return [l for l in proc.stdout.decode().splitlines() if not l.startswith("#software")]
+
+
+def test_remux_fallback_to_matroska(flv: Path, mk_bin: Path, mk_probe: Path, tmp_path: Path) -> None:
+    """An FLV (read by libavformat) copied into Matroska carries ffmpeg -c copy's packets."""
+    assert _probe_json(mk_probe, flv)["format"]["demuxer"] == "ffmpeg:flv"
+    ours, theirs = tmp_path / "ours.mkv", tmp_path / "theirs.mkv"
+    cmd = [mk_bin / "mk-remux", flv, ours]
+    lib.check_ok(lib.run(cmd), cmd)
+    ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", flv, "-map", "0", "-c", "copy", theirs]
+    lib.oracle_ok(lib.run(ref_cmd), ref_cmd)
+    assert _framemd5(ours) == _framemd5(theirs)
+
+
+def test_decode_fallback_tracks(flv: Path, shared_media: Path, mk_bin: Path, tmp_path: Path) -> None:
+    """Tracks the fallback reads decode as ffmpeg decodes them (same libavcodec), byte for byte."""
+    avi = shared_media / "breadth" / AVI
+    for src, video, audio in [(flv, True, True), (avi, True, False)]:
+        cmd = [mk_bin / "mk-decode", src]
+        if video:
+            cmd += ["--video-out", tmp_path / "v.nv12"]
+        if audio:
+            cmd += ["--audio-out", tmp_path / "a.pcm"]
+        lib.check_ok(lib.run(cmd), cmd)
+        if video:
+            ref = ["ffmpeg", "-v", "error", "-i", src, "-map", "0:v:0", "-fps_mode", "passthrough",
+                   "-f", "rawvideo", "-pix_fmt", "nv12", "-"]
+            proc = lib.run(ref)
+            lib.oracle_ok(proc, ref)
+            assert (tmp_path / "v.nv12").read_bytes() == proc.stdout, f"{src.name}: video differs"
+        if audio:
+            ref = ["ffmpeg", "-v", "error", "-i", src, "-map", "0:a:0", "-f", "s16le", "-"]
+            proc = lib.run(ref)
+            lib.oracle_ok(proc, ref)
+            assert (tmp_path / "a.pcm").read_bytes() == proc.stdout, f"{src.name}: audio differs"
+
+
+def test_undecodable_codec_is_named(shared_media: Path, mk_bin: Path, mk_probe: Path) -> None:
+    """A fallback-read track whose codec no plugin decodes fails at decode, naming the codec."""
+    src = shared_media / "breadth" / MPC
+    codec = _probe_json(mk_probe, src)["tracks"][0]["codec"]
+    assert codec == "musepack7"
+    backends = lib.run([mk_probe, "--plugins"]).stdout.decode()
+    if f" {codec} (" in backends:
+        pytest.skip(f"a plugin decodes {codec} now (issue 31 item 3)")
+    proc = lib.run([mk_bin / "mk-decode", src, "--audio-out", os.devnull])
+    assert proc.returncode != 0 and codec.encode() in proc.stderr, proc.stderr
+
+
+def test_no_default_plugins_names_the_plugin(shared_media: Path, mk_probe: Path, sample_mp4: Path) -> None:
+    env = dict(os.environ, MEDIAKIT_NO_DEFAULT_PLUGINS="1")
+    env.pop("MEDIAKIT_PLUGIN_PATH", None)
+    assert _probe_json(mk_probe, sample_mp4, env=env)["format"]["demuxer"] == "mp4"
+    proc = lib.run([mk_probe, shared_media / "breadth" / AVI], env=env)
+    assert proc.returncode != 0, proc.stdout
+    assert b"libMediaKitPluginFFmpeg.so" in proc.stderr and b"RIFF" in proc.stderr, proc.stderr
+
+
+def test_core_links_no_ffmpeg(mk_bin: Path) -> None:
+    """The core and the tools link no FFmpeg library; only the FFmpeg plugin does (libavformat too)."""
+    for name in ["libmediakit.so", "mk-probe", "mk-decode", "mk-remux", "mk-transcode"]:
+        path = mk_bin / name
+        assert path.exists(), path
+        ldd = lib.run(["ldd", path]).stdout.decode()
+        assert "libav" not in ldd and "libswscale" not in ldd, f"{name} links FFmpeg:\n{ldd}"
+    ldd = lib.run(["ldd", mk_bin / "libMediaKitPluginFFmpeg.so"]).stdout.decode()
+    assert "libavformat" in ldd, ldd

@@ -1,0 +1,314 @@
+/*
+ * demuxer_harness.c — the contract test of a plugin's demuxer factory (plugin ABI 2.4), with no
+ * host: drives the plugin's MK_PLUGIN_DEMUXER_FACTORY over one file through the ABI's IO
+ * callbacks (Tests/oracle/test_plugin_harness.py runs it over the FFmpeg plugin).
+ *
+ *   demuxer_harness PLUGIN.so FILE
+ *
+ * What is checked (each failure is printed as FAIL with the reason):
+ *  - Loading: the factory's struct size, get_format out of range, every format's struct size,
+ *    name, score and create.
+ *  - Arguments: score of NULL / empty heads is 0; create with a NULL io, demuxer or vtable,
+ *    or an io struct too small, is an error with a message, never a crash; the file's own
+ *    format on 64 bytes of garbage is an error with a message, or (text formats such as
+ *    libavformat's webvtt take any bytes) opens and reads to MK_EOF without a crash.
+ *  - A clean read (the reference): the best-scoring format opens the file (seekable io); every
+ *    track described (get_track out of range is MK_EINVAL); every packet read to MK_EOF, then
+ *    MK_EOF again; a hash of each packet's track, timestamps, size, flags and bytes.
+ *  - struct_size growth: a track info and a packet struct SMALLER than this header's (the
+ *    fields of the smaller struct filled, the bytes after it untouched, struct_size set to it)
+ *    and LARGER (filled up to the plugin's size).
+ *  - Seek: seek to 0 and a second read gives the reference's packets again (track, size,
+ *    flags, bytes; timestamps may differ: libavformat times a re-queued cover picture).
+ *  - A pipe (seek NULL): the file reads front to back with no error; seek is MK_EUNSUPPORTED.
+ *
+ * Prints the format, track and packet counts and the hash; exit 0 when every check holds.
+ *
+ * Build: cc -std=c11 -Wall -Wextra -I../../Include demuxer_harness.c -ldl
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "mediakit/mediakit_plugin.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+
+static int failures;
+
+#define CHECK(cond, ...)                                               \
+    do {                                                               \
+        if (!(cond)) {                                                 \
+            printf("FAIL: ");                                          \
+            printf(__VA_ARGS__);                                       \
+            printf("\n");                                              \
+            failures++;                                                \
+        }                                                              \
+    } while (0)
+
+static void host_log(const mk_host *host, int32_t level, const char *message)
+{
+    (void)host;
+    (void)level;
+    (void)message;
+}
+
+/* An io over a FILE*, seekable or not. */
+typedef struct file_io {
+    FILE *f;
+    int64_t size;
+} file_io;
+
+static int64_t io_read(void *opaque, uint8_t *buf, size_t size)
+{
+    file_io *io = opaque;
+    size_t n = fread(buf, 1, size, io->f);
+    return ferror(io->f) ? MK_EFAIL : (int64_t)n;
+}
+
+static int32_t io_seek(void *opaque, int64_t offset)
+{
+    file_io *io = opaque;
+    return fseeko(io->f, (off_t)offset, SEEK_SET) == 0 ? MK_OK : MK_EFAIL;
+}
+
+static int64_t io_size(void *opaque)
+{
+    return ((file_io *)opaque)->size;
+}
+
+static int64_t pipe_size(void *opaque)
+{
+    (void)opaque;
+    return -1;
+}
+
+static uint64_t mix(uint64_t h, const void *data, size_t size)
+{
+    const uint8_t *p = data;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Reads every packet; returns the count, the hash of every field in *hash and of the bytes
+ * alone (track, size, flags, data) in *content; -1 on an error. */
+static long read_all(void *d, const mk_plugin_demuxer_vtable *vt, uint32_t tracks, uint64_t *hash, uint64_t *content,
+                     const char *who)
+{
+    uint64_t h = 1469598103934665603ull, c = h;
+    long count = 0;
+    for (;;) {
+        mk_plugin_demuxed_packet p;
+        memset(&p, 0, sizeof(p));
+        p.struct_size = sizeof(p);
+        int32_t status = vt->read_packet(d, &p);
+        if (status == MK_EOF)
+            break;
+        if (status != MK_OK) {
+            CHECK(0, "%s: read_packet %ld: status %d: %s", who, count, status, vt->last_error(d));
+            return -1;
+        }
+        CHECK(p.struct_size > 0 && p.struct_size <= sizeof(p), "%s: packet struct_size %u", who, p.struct_size);
+        CHECK(p.track >= 0 && (uint32_t)p.track < tracks, "%s: packet of track %d (%u tracks)", who, p.track, tracks);
+        CHECK(p.size == 0 || p.data != NULL, "%s: a packet of %zu bytes with no data", who, p.size);
+        h = mix(h, &p.track, sizeof(p.track));
+        h = mix(h, &p.pts, sizeof(p.pts));
+        h = mix(h, &p.dts, sizeof(p.dts));
+        h = mix(h, &p.size, sizeof(p.size));
+        h = mix(h, &p.flags, sizeof(p.flags));
+        if (p.size)
+            h = mix(h, p.data, p.size);
+        c = mix(c, &p.track, sizeof(p.track));
+        c = mix(c, &p.size, sizeof(p.size));
+        c = mix(c, &p.flags, sizeof(p.flags));
+        if (p.size)
+            c = mix(c, p.data, p.size);
+        count++;
+    }
+    mk_plugin_demuxed_packet again = { .struct_size = sizeof(again) };
+    CHECK(vt->read_packet(d, &again) == MK_EOF, "%s: read_packet after MK_EOF is not MK_EOF", who);
+    *hash = h;
+    *content = c;
+    return count;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s PLUGIN.so FILE\n", argv[0]);
+        return 2;
+    }
+    void *so = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (so == NULL) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        return 2;
+    }
+    mk_plugin_entry_fn entry = (mk_plugin_entry_fn)dlsym(so, MK_PLUGIN_ENTRY_SYMBOL);
+    const mk_plugin_descriptor *desc = entry ? entry() : NULL;
+    if (desc == NULL || desc->abi.major != MK_PLUGIN_ABI_MAJOR) {
+        fprintf(stderr, "not a plugin of ABI %u\n", MK_PLUGIN_ABI_MAJOR);
+        return 2;
+    }
+    static mk_host host = { sizeof(mk_host), MK_PLUGIN_ABI_CURRENT, "harness", "0", NULL, MK_LOG_QUIET, host_log };
+    if (desc->init(&host) != MK_OK) {
+        fprintf(stderr, "init failed\n");
+        return 2;
+    }
+    const mk_plugin_demuxer_factory *factory = desc->get_factory(MK_PLUGIN_DEMUXER_FACTORY);
+    if (factory == NULL) {
+        printf("FAIL: the plugin has no demuxer factory\n");
+        return 1;
+    }
+    CHECK(factory->struct_size >= END_OF(mk_plugin_demuxer_factory, get_format), "factory struct_size %u", factory->struct_size);
+    uint32_t n = factory->format_count();
+    CHECK(n > 0, "no formats");
+    CHECK(factory->get_format(n) == NULL, "get_format(count) is not NULL");
+
+    FILE *f = fopen(argv[2], "rb");
+    if (f == NULL) {
+        fprintf(stderr, "cannot open %s\n", argv[2]);
+        return 2;
+    }
+    fseeko(f, 0, SEEK_END);
+    file_io fio = { f, (int64_t)ftello(f) };
+    fseeko(f, 0, SEEK_SET);
+    uint8_t head[4096 + 64];
+    memset(head, 0, sizeof(head));
+    size_t head_size = fread(head, 1, 4096, f);
+    fseeko(f, 0, SEEK_SET);
+
+    const mk_plugin_demuxer_format *best = NULL;
+    int32_t best_score = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const mk_plugin_demuxer_format *fmt = factory->get_format(i);
+        CHECK(fmt != NULL && fmt->struct_size >= END_OF(mk_plugin_demuxer_format, create) && fmt->name != NULL &&
+              fmt->long_name != NULL && fmt->extensions != NULL && fmt->mime_types != NULL && fmt->score != NULL &&
+              fmt->create != NULL, "format %u is malformed", i);
+        if (fmt == NULL || fmt->score == NULL)
+            continue;
+        CHECK(fmt->score(fmt, NULL, 0, -1) == 0, "%s: score of a NULL head is not 0", fmt->name);
+        CHECK(fmt->score(fmt, head, 0, 0) == 0, "%s: score of an empty head is not 0", fmt->name);
+        int32_t s = fmt->score(fmt, head, head_size, fio.size);
+        CHECK(s >= 0 && s <= 100, "%s: score %d out of 0...100", fmt->name, s);
+        if (s > best_score) {
+            best_score = s;
+            best = fmt;
+        }
+    }
+    if (best == NULL) {
+        printf("FAIL: no format scores %s\n", argv[2]);
+        return 1;
+    }
+
+    /* Arguments. */
+    mk_plugin_io io = { sizeof(io), &fio, io_read, io_seek, io_size };
+    void *d = NULL;
+    const mk_plugin_demuxer_vtable *vt = NULL;
+    char err[256];
+    err[0] = 0;
+    CHECK(best->create(best, NULL, &d, &vt, err, sizeof(err)) != MK_OK && err[0], "create with a NULL io");
+    err[0] = 0;
+    CHECK(best->create(best, &io, NULL, &vt, err, sizeof(err)) != MK_OK && err[0], "create with a NULL demuxer");
+    err[0] = 0;
+    CHECK(best->create(best, &io, &d, NULL, err, sizeof(err)) != MK_OK && err[0], "create with a NULL vtable");
+    mk_plugin_io tiny = { 4, &fio, io_read, io_seek, io_size };
+    err[0] = 0;
+    CHECK(best->create(best, &tiny, &d, &vt, NULL, 0) != MK_OK, "create with a 4-byte io struct");
+    {
+        char path[] = "/tmp/demuxer-harness-XXXXXX";
+        int fd = mkstemp(path);
+        FILE *g = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+        if (g != NULL) {
+            for (int i = 0; i < 64; i++)
+                fputc((i * 37 + 11) & 0xff, g);
+            fflush(g);
+            fseeko(g, 0, SEEK_SET);
+            file_io gio = { g, 64 };
+            mk_plugin_io garbage = { sizeof(garbage), &gio, io_read, io_seek, io_size };
+            err[0] = 0;
+            void *gd = NULL;
+            const mk_plugin_demuxer_vtable *gvt = NULL;
+            int32_t status = best->create(best, &garbage, &gd, &gvt, err, sizeof(err));
+            CHECK(status == MK_OK || err[0], "%s refuses 64 bytes of garbage with no message", best->name);
+            if (status == MK_OK) {
+                uint64_t h, c;
+                (void)read_all(gd, gvt, gvt->track_count(gd), &h, &c, "garbage");
+                gvt->destroy(gd);
+            }
+            fclose(g);
+            remove(path);
+        }
+    }
+
+    /* The clean read. */
+    fseeko(f, 0, SEEK_SET);
+    err[0] = 0;
+    int32_t status = best->create(best, &io, &d, &vt, err, sizeof(err));
+    if (status != MK_OK) {
+        printf("FAIL: %s does not open %s: %s\n", best->name, argv[2], err);
+        return 1;
+    }
+    CHECK(vt->struct_size >= END_OF(mk_plugin_demuxer_vtable, destroy), "vtable struct_size %u", vt->struct_size);
+    CHECK(vt->last_error(d) != NULL, "last_error is NULL");
+    uint32_t tracks = vt->track_count(d);
+    for (uint32_t i = 0; i < tracks; i++) {
+        mk_plugin_track_info t;
+        memset(&t, 0, sizeof(t));
+        t.struct_size = sizeof(t);
+        CHECK(vt->get_track(d, i, &t) == MK_OK, "get_track %u", i);
+        CHECK(t.codec != NULL && t.codec_tag != NULL && t.language != NULL && t.title != NULL, "track %u: a NULL string", i);
+        CHECK(t.time_base_num > 0 && t.time_base_den > 0, "track %u: time base %d/%d", i, t.time_base_num, t.time_base_den);
+        /* Smaller: up to `codec`; the bytes after it stay as they were. */
+        struct { mk_plugin_track_info t; uint8_t guard[64]; } small;
+        memset(&small, 0xAB, sizeof(small));
+        small.t.struct_size = (uint32_t)END_OF(mk_plugin_track_info, codec);
+        CHECK(vt->get_track(d, i, &small.t) == MK_OK, "get_track %u into a small struct", i);
+        CHECK(small.t.struct_size == END_OF(mk_plugin_track_info, codec), "small track struct_size %u", small.t.struct_size);
+        const uint8_t *after = (const uint8_t *)&small.t + END_OF(mk_plugin_track_info, codec);
+        int untouched = 1;
+        for (size_t k = 0; k < sizeof(small) - END_OF(mk_plugin_track_info, codec); k++)
+            untouched &= after[k] == 0xAB;
+        CHECK(untouched, "get_track %u wrote past a small struct_size", i);
+        /* Larger: filled up to the plugin's size. */
+        struct { mk_plugin_track_info t; uint8_t later[64]; } big;
+        memset(&big, 0, sizeof(big));
+        big.t.struct_size = sizeof(big);
+        CHECK(vt->get_track(d, i, &big.t) == MK_OK && big.t.struct_size <= sizeof(big) && big.t.struct_size >= sizeof(mk_plugin_track_info),
+              "get_track %u into a larger struct (struct_size %u)", i, big.t.struct_size);
+    }
+    mk_plugin_track_info none = { .struct_size = sizeof(none) };
+    CHECK(vt->get_track(d, tracks, &none) == MK_EINVAL, "get_track(track_count) is not MK_EINVAL");
+    CHECK(vt->get_track(d, 0, NULL) == MK_EINVAL, "get_track with a NULL info is not MK_EINVAL");
+    CHECK(vt->read_packet(d, NULL) == MK_EINVAL, "read_packet(NULL) is not MK_EINVAL");
+    uint64_t ref_hash = 0, ref_content = 0;
+    long ref = read_all(d, vt, tracks, &ref_hash, &ref_content, "clean read");
+
+    /* Seek to 0, and read it all again. */
+    CHECK(vt->seek(d, 0, 0) == MK_OK, "seek to 0: %s", vt->last_error(d));
+    uint64_t again_hash = 0, again_content = 0;
+    long again = read_all(d, vt, tracks, &again_hash, &again_content, "after seek to 0");
+    CHECK(again == ref && again_content == ref_content, "after seek to 0: %ld packets (hash %016llx), the clean read %ld (%016llx)",
+          again, (unsigned long long)again_content, ref, (unsigned long long)ref_content);
+    vt->destroy(d);
+
+    /* A pipe. */
+    fseeko(f, 0, SEEK_SET);
+    mk_plugin_io pipe = { sizeof(pipe), &fio, io_read, NULL, pipe_size };
+    err[0] = 0;
+    status = best->create(best, &pipe, &d, &vt, err, sizeof(err));
+    CHECK(status == MK_OK, "%s does not open %s as a pipe: %s", best->name, argv[2], err);
+    if (status == MK_OK) {
+        uint64_t pipe_hash = 0, pipe_content = 0;
+        long piped = read_all(d, vt, vt->track_count(d), &pipe_hash, &pipe_content, "pipe");
+        CHECK(piped > 0, "pipe: %ld packets", piped);
+        CHECK(vt->seek(d, 0, 0) == MK_EUNSUPPORTED, "seek on a pipe is not MK_EUNSUPPORTED");
+        vt->destroy(d);
+    }
+    fclose(f);
+    desc->deinit();
+    printf("format %s tracks %u packets %ld hash %016llx\n", best->name, tracks, ref, (unsigned long long)ref_hash);
+    return failures ? 1 : 0;
+}
