@@ -80,16 +80,19 @@ demo: build
 # processes as there are cores: run one after another they kept one core idle for two minutes
 # (the corruption suite and the hostile-value muxer test alone are 85 s of one core).
 test: deps
-	$(SWIFT) build --build-tests $(TEST_BUILD)
-	@status=0; \
-	echo '== swift test'; \
-	$(SWIFT) test --skip-build --parallel $(TEST_BUILD) || status=1; \
+	@t=$$(date +%s); $(SWIFT) build --build-tests $(TEST_BUILD) || exit 1; \
+	echo "== build: $$(( $$(date +%s) - t )) s"
+	@status=0; times=""; \
+	lap() { times="$$times $$1 $$(( $$(date +%s) - t )) s;"; t=$$(date +%s); }; \
+	t=$$(date +%s); echo '== swift test'; \
+	$(SWIFT) test --skip-build --parallel $(TEST_BUILD) || status=1; lap 'swift test'; \
 	echo '== oracle suite (Tests/oracle)'; \
-	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx --durations=20 -n $(TEST_JOBS) --dist loadgroup Tests/oracle || status=1; \
+	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx --durations=20 -n $(TEST_JOBS) --dist loadgroup Tests/oracle || status=1; lap 'oracle suite'; \
 	echo '== Python bindings (Bindings/python/tests)'; \
-	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx -n $(TEST_JOBS) --dist loadfile Bindings/python/tests || status=1; \
+	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx -n $(TEST_JOBS) --dist loadfile Bindings/python/tests || status=1; lap 'Python bindings'; \
 	echo '== mypy --strict (the mediakit package, its tests, Samples/python: Bindings/python/pyproject.toml)'; \
-	(cd Bindings/python && $(PYTHON) -m mypy) || status=1; \
+	(cd Bindings/python && $(PYTHON) -m mypy) || status=1; lap 'mypy'; \
+	echo "== test stages:$$times"; \
 	exit $$status
 
 # The C library as distributions ship one (scripts/package.py): lib/libmediakit.so.$(VERSION) with
