@@ -16,7 +16,13 @@ import pytest
 np = pytest.importorskip("numpy")
 import mediakit  # noqa: E402
 
-pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs ffmpeg (the oracle)")
+
+
+@pytest.fixture(autouse=True)
+def _oracle_installed() -> None:
+    """ffmpeg is the oracle (scripts/deps.sh installs it): its absence fails, never skips."""
+    if shutil.which("ffmpeg") is None:
+        pytest.fail("ffmpeg is needed as the oracle (scripts/deps.sh installs it)")
 
 SHARED_FILES = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4_hevc_hvc1_aac_ctts_elst.mp4"]
 
