@@ -20,16 +20,16 @@ from pathlib import Path
 import pytest
 
 import oracle_lib as lib
-import quick_ffprobe
+import quick_ffmpeg
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config) -> None:
-    quick_ffprobe.configure(config, lib.REPO / "Samples" / "media" / "sample.mp4")
+    quick_ffmpeg.configure(config, lib.REPO / "Samples" / "media" / "sample.mp4")
 
 
 def pytest_report_header(config) -> str:
-    return quick_ffprobe.STATE[0]
+    return quick_ffmpeg.STATE[0]
 
 
 def _bin_dir() -> tuple[Path | None, str]:

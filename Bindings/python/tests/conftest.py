@@ -22,16 +22,16 @@ if "MEDIAKIT_LIBRARY" not in os.environ and os.environ.get("MK_BIN"):
 SHARED = REPO.parent / "shared" / "media"
 
 sys.path.insert(0, str(REPO / "Tests" / "oracle"))
-import quick_ffprobe  # noqa: E402  (the oracle suite's ffprobe without device / filter libraries: Tests/oracle)
+import quick_ffmpeg  # noqa: E402  (ffmpeg / ffprobe without the libraries they do not use: Tests/oracle)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    quick_ffprobe.configure(config, REPO / "Samples" / "media" / "sample.mp4")
+    quick_ffmpeg.configure(config, REPO / "Samples" / "media" / "sample.mp4")
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return str(quick_ffprobe.STATE[0])
+    return str(quick_ffmpeg.STATE[0])
 
 
 @pytest.fixture(scope="session")

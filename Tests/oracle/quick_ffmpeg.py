@@ -1,0 +1,200 @@
+"""ffprobe and ffmpeg without the libraries they never use on a file: test-run copies that start in
+about half the time, used only when they answer exactly as the installed tools do.
+
+The oracle suite starts ffprobe and ffmpeg thousands of times, and most of each start (60 to 100
+ms of CPU here) is the dynamic loader binding libraries and their ~200 dependencies. Reading or
+writing files, ffprobe calls nothing in libavdevice, libavfilter or libpostproc (it registers the
+devices, lists filters only for `-filters` and prints their versions only in its banner), and
+ffmpeg calls nothing in libavdevice (device inputs and outputs: `-f lavfi`, `-f alsa`, `-f sdl`
+...). This module builds, once per test run, stand-ins for those libraries that export the
+symbols each tool asks for, under their symbol versions, so the loader takes them (versions and
+configuration strings answer what the real library answers; everything else does nothing), and
+copies of the installed tools whose RPATH finds the stand-ins first. Everything else — libavformat,
+libavcodec, libavutil, libswresample, libswscale, libavfilter for ffmpeg, and their dependencies
+— is the system's own: the oracle is still the installed FFmpeg, the same programs with the same
+demuxers, parsers, decoders, encoders and filters.
+
+`ffmpeg` on PATH is then a small launcher: a command line naming `lavfi` (the one device the
+suites use, for test signals) or listing formats / devices runs the installed ffmpeg, any other
+the copy. Before either copy is used it must give, byte for byte, the installed tool's stdout,
+stderr (FFmpeg's context addresses aside: `[mp3 @ 0x55...]` changes from run to run anyway) and
+exit status on the bundled sample; else the run uses the installed tools and says why.
+`MK_QUICK_FFMPEG=0` turns it off.
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+# For each tool, the libraries it links but does not use on files (FFmpeg's names; the major
+# version is read from the tool's own DT_NEEDED entries). ffmpeg's filters use libpostproc (pp).
+UNUSED = {"ffprobe": ("avdevice", "avfilter", "postproc"), "ffmpeg": ("avdevice",)}
+
+# Arguments that send an ffmpeg command to the installed ffmpeg: the devices need libavdevice.
+DEVICE_ARGS = ("lavfi", "-devices", "-formats", "-demuxers", "-muxers", "-sources", "-sinks")
+
+LAUNCHER = r"""#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+/* ffmpeg for the test suites (Tests/oracle/quick_ffmpeg.py): the installed one for devices. */
+int main(int argc, char **argv) {
+    static const char *device_args[] = { %(device_args)s, NULL };
+    const char *path = "%(quick)s";
+    for (int i = 1; i < argc; i++)
+        for (const char **d = device_args; *d; d++)
+            if (strcmp(argv[i], *d) == 0) path = "%(real)s";
+    execv(path, argv);
+    perror(path);
+    return 127;
+}
+"""
+
+
+def _needed(binary: str) -> list[str]:
+    out = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True, timeout=30, check=True).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+
+
+def _undefined(binary: str) -> dict[str, list[str]]:
+    """A binary's undefined dynamic symbols by symbol version (`avdevice_register_all@LIBAVDEVICE_59`)."""
+    out = subprocess.run(["nm", "-D", "--undefined-only", binary], capture_output=True, text=True, timeout=30,
+                         check=True).stdout
+    by_version: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*U (\w+)@+(\w+)$", line)
+        if m:
+            by_version.setdefault(m.group(2), []).append(m.group(1))
+    return by_version
+
+
+def _c_string(value: bytes) -> str:
+    return '"' + "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:03o}" for b in value) + '"'
+
+
+def _stand_in(symbol: str, soname: str) -> str:
+    """C for one stand-in: `*_version`, `*_configuration` and `*_license` give what the real
+    library gives (the banner prints them and warns when they differ from the tool's own), every
+    other function 0 (NULL, an empty list, "not supported"): nothing calls those on a file."""
+    if symbol.endswith("_version"):
+        real = getattr(ctypes.CDLL(soname), symbol)
+        real.restype = ctypes.c_uint
+        return f"unsigned {symbol}(void) {{ return {real()}u; }}\n"
+    if symbol.endswith(("_configuration", "_license")):
+        real = getattr(ctypes.CDLL(soname), symbol)
+        real.restype = ctypes.c_char_p
+        return f"const char *{symbol}(void) {{ return {_c_string(real())}; }}\n"
+    return f"long {symbol}(void) {{ return 0; }}\n"
+
+
+def _copy_without(tool: str, real: str, dest: Path) -> Path:
+    """The stand-ins for `tool`'s unused libraries in `dest`, and a copy of the tool finding them."""
+    dest.mkdir(parents=True, exist_ok=True)
+    needed, undefined = _needed(real), _undefined(real)
+    for name in UNUSED[tool]:
+        soname = next((n for n in needed if re.fullmatch(rf"lib{name}\.so\.\d+", n)), None)
+        if soname is None:
+            continue
+        node = f"LIB{name.upper()}_{soname.rsplit('.', 1)[1]}"
+        symbols = undefined.get(node, [])
+        if not symbols:
+            raise RuntimeError(f"{tool} needs {soname} but no symbol of version {node}")
+        src, vers = dest / f"{name}.c", dest / f"{name}.map"
+        src.write_text("".join(_stand_in(s, soname) for s in symbols))
+        vers.write_text(f"{node} {{ global: {'; '.join(symbols)}; local: *; }};\n")
+        subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", str(dest / soname), f"-Wl,-soname,{soname}",
+                        f"-Wl,--version-script={vers}", str(src)], capture_output=True, timeout=60, check=True)
+    copy = dest / tool
+    shutil.copy2(real, copy)
+    # DT_RPATH (not RUNPATH): searched before the system's folders for the tool's own NEEDED entries.
+    subprocess.run(["patchelf", "--force-rpath", "--set-rpath", str(dest), str(copy)],
+                   capture_output=True, timeout=60, check=True)
+    return copy
+
+
+def _launcher(real: str, quick: Path, dest: Path) -> Path:
+    src = dest.parent / "ffmpeg-launcher.c"
+    src.write_text(LAUNCHER % {"device_args": ", ".join(f'"{a}"' for a in DEVICE_ARGS), "quick": quick, "real": real})
+    out = dest / "ffmpeg"
+    subprocess.run(["cc", "-O1", "-o", str(out), str(src)], capture_output=True, timeout=60, check=True)
+    return out
+
+
+def _unaddressed(log: bytes) -> bytes:
+    """A log without what changes from run to run: the context addresses FFmpeg prints
+    (`[mp3 @ 0x5556b1949180]`) and the speed in ffmpeg's last progress line."""
+    return re.sub(rb"speed=\s*[0-9.]+x", b"speed=x", re.sub(rb"@ 0x[0-9a-f]+\]", b"@ 0x]", log))
+
+
+def _differs(real: str, quick: Path, commands: list[list[str]]) -> str | None:
+    """None when `quick` answers every command as `real` does; else the first that differs."""
+    for args in commands:
+        a = subprocess.run([real, *args], capture_output=True, timeout=120)
+        b = subprocess.run([str(quick), *args], capture_output=True, timeout=120)
+        if (a.returncode, a.stdout, _unaddressed(a.stderr)) != (b.returncode, b.stdout, _unaddressed(b.stderr)):
+            return f"`{Path(real).name} {' '.join(args)}` answers differently"
+    return None
+
+
+def install(work: Path, sample: Path) -> str:
+    """Builds the copies in `work` and puts them first on PATH (for this process and its children,
+    the xdist workers included); returns a line saying what was done, or why not."""
+    if os.environ.get("MK_QUICK_FFMPEG") == "0":
+        return "quick ffmpeg / ffprobe: off (MK_QUICK_FFMPEG=0)"
+    for tool in ("cc", "patchelf", "readelf", "nm", "ffmpeg", "ffprobe"):
+        if shutil.which(tool) is None:
+            return f"quick ffmpeg / ffprobe: not used ({tool} is not installed)"
+    ffprobe, ffmpeg = (os.path.realpath(shutil.which(t) or t) for t in ("ffprobe", "ffmpeg"))
+    s = str(sample)
+    try:
+        quick_probe = _copy_without("ffprobe", ffprobe, work / "ffprobe-libs")
+        quick_mpeg = _copy_without("ffmpeg", ffmpeg, work / "ffmpeg-libs")
+        problem = _differs(ffprobe, quick_probe, [
+            ["-v", "warning", "-show_packets", "-show_streams", "-show_format", "-show_chapters", "-of", "json", s],
+            ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames,codec_name", "-of", "csv=p=0", s],
+            ["-v", "error", "-show_frames", "-read_intervals", "%+#5", "-of", "compact", s],
+            ["-show_format", s],                                     # the banner
+            ["-v", "error", "-show_format", s + ".missing"],
+        ]) or _differs(ffmpeg, quick_mpeg, [
+            ["-nostdin", "-nostats", "-i", s, "-t", "1", "-f", "framemd5", "-"],   # the banner, decoding
+            ["-v", "error", "-i", s, "-t", "1", "-vf", "scale=64:36", "-pix_fmt", "rgb24", "-f", "framemd5", "-"],
+            ["-v", "error", "-i", s, "-t", "1", "-c", "copy", "-f", "matroska", "-fflags", "+bitexact", "-"],
+            ["-v", "error", "-i", s, "-t", "1", "-c:a", "aac", "-vn", "-f", "adts", "-"],
+            ["-v", "error", "-i", s + ".missing", "-f", "null", "-"],
+        ])
+        if problem:
+            return f"quick ffmpeg / ffprobe: not used ({problem}); the installed tools answer"
+        bin_dir = work / "bin"
+        bin_dir.mkdir()
+        os.symlink(quick_probe, bin_dir / "ffprobe")
+        _launcher(ffmpeg, quick_mpeg, bin_dir)
+    except (subprocess.SubprocessError, OSError, RuntimeError) as e:
+        return f"quick ffmpeg / ffprobe: not used (building them failed: {e})"
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ["MK_QUICK_FFMPEG_DIR"] = str(bin_dir)
+    return (f"quick ffmpeg / ffprobe: {bin_dir} (the installed tools without libavdevice; ffprobe without "
+            f"libavfilter and libpostproc too; same answers on {sample.name})")
+
+
+STATE = ["quick ffmpeg / ffprobe: not set up"]
+
+
+def configure(config: pytest.Config, sample: Path) -> None:
+    """A conftest's pytest_configure (trylast): builds the copies in a temporary folder once, in
+    the first process (the xdist workers inherit PATH and MK_QUICK_FFMPEG_DIR), and prints the
+    line saying whether they are used (the report header when not -q)."""
+    if os.environ.get("MK_QUICK_FFMPEG_DIR") or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    work = Path(tempfile.mkdtemp(prefix="mk-quick-ffmpeg-"))
+    atexit.register(shutil.rmtree, work, True)
+    STATE[0] = install(work, sample)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and config.get_verbosity() < 0:   # -q hides the report header
+        reporter.write_line(STATE[0])
