@@ -32,6 +32,23 @@ def pytest_report_header(config) -> str:
     return quick_ffmpeg.STATE[0]
 
 
+# The suite's longest single tests (15 to 50 s each: a Swift package built, debs and a wheel
+# installed, valgrind runs, long seek sweeps). xdist hands tests out in collection order; one of
+# these drawn last kept a worker busy alone at the end of the run, so they go first, longest first.
+LONG_TESTS = (
+    "test_package.py::", "test_install.py::", "test_wheel.py::", "test_capi.py::test_misuse_under_valgrind",
+    "test_capi.py::test_session_c_api_under_valgrind", "test_seek.py::test_twenty_random_seeks",
+    "test_seek.py::test_frames_by_index_in_the_1080p_file", "test_flac.py::test_flac_corpus",
+    "test_writing_a_plugin.py::",
+)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    def rank(item) -> int:
+        return next((i for i, name in enumerate(LONG_TESTS) if name in item.nodeid), len(LONG_TESTS))
+    items.sort(key=rank)
+
+
 def _bin_dir() -> tuple[Path | None, str]:
     """(bin dir or None, how it was found or why not)."""
     env = os.environ.get("MK_BIN")

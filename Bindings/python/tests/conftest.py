@@ -34,6 +34,13 @@ def pytest_report_header(config: pytest.Config) -> str:
     return str(quick_ffmpeg.STATE[0])
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The Ray tests (a cluster per module, a minute of one worker under `--dist loadfile`) and
+    the samples' (ray_batch.py starts its own) first: drawn last they ran alone at the end."""
+    first = ("test_ray.py::", "test_samples.py::")
+    items.sort(key=lambda item: next((i for i, name in enumerate(first) if name in item.nodeid), len(first)))
+
+
 @pytest.fixture(scope="session")
 def shared_media() -> Path:
     if not SHARED.is_dir():
