@@ -35,7 +35,8 @@ exceptions and the status check), ``_common`` (helpers shared by the rest), ``_r
 (plugins, backends, containers), ``_demux`` (Demuxer, Track, Packet, CodecParameters), ``_mux``
 (Muxer), ``_open`` (open), ``_audio`` (AudioConverter), ``_frame`` (Frame), ``_decode``
 (Decoder), ``_session`` (AsyncDecodeSession), ``_encode`` (Encoder), ``_stream`` (StreamParser),
-``_files`` (decode, remux, transcode), ``_video`` (VideoDecoder: frames by index as one array). Each imports only modules below it.
+``_files`` (decode, remux, transcode), ``_video`` (VideoDecoder: frames by index as one array),
+``samplers`` (clips for training, torchcodec.samplers' functions). Each imports only modules below it.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from ._encode import Encoder
 from ._stream import StreamEvent, StreamParser
 from ._files import Progress, decode, remux, transcode
 from ._video import FrameBatch, VideoDecoder, VideoMetadata
+from . import samplers as samplers
 from ._system import missing_system_libraries
 
 __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
