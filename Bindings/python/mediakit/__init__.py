@@ -36,6 +36,7 @@ exceptions and the status check), ``_common`` (helpers shared by the rest), ``_r
 (Muxer), ``_open`` (open), ``_audio`` (AudioConverter), ``_frame`` (Frame), ``_decode``
 (Decoder), ``_session`` (AsyncDecodeSession), ``_encode`` (Encoder), ``_stream`` (StreamParser),
 ``_files`` (decode, remux, transcode), ``_video`` (VideoDecoder: frames by index as one array),
+``_audio_decoder`` (AudioDecoder: samples by time as one float32 array),
 ``samplers`` (clips for training, torchcodec.samplers' functions). Each imports only modules below it.
 """
 
@@ -68,6 +69,7 @@ from ._encode import Encoder
 from ._stream import StreamEvent, StreamParser
 from ._files import Progress, decode, remux, transcode
 from ._video import FrameBatch, VideoDecoder, VideoMetadata
+from ._audio_decoder import AudioDecoder, AudioSamples
 from . import samplers as samplers
 from ._system import missing_system_libraries
 
@@ -76,7 +78,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "BackendError", "CancelledError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
            "AsyncDecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
-           "VideoDecoder", "VideoMetadata", "FrameBatch",
+           "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples",
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
            "open", "decode", "remux", "transcode", "plugins", "backends", "containers", "plugin_failures",
            "plugin_search_paths",

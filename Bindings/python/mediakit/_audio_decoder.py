@@ -1,0 +1,145 @@
+"""``AudioDecoder``: an audio track as float32 samples (channels, samples), whole or by time
+range, gapless and sample-exact (torchcodec's ``AudioDecoder``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+    from ._common import Array
+
+from ._common import Layout, PathLike, _closed
+from ._demux import Demuxer, Track
+from ._audio import AudioConverter
+from ._video import _numpy
+
+
+@dataclass(frozen=True)
+class AudioSamples:
+    """Samples with their place on the timeline (torchcodec's AudioSamples): ``data`` is float32
+    (channels, samples); ``pts_seconds`` the time of its first sample (seconds from the track's
+    first presented sample), ``duration_seconds`` its length, ``sample_rate`` its rate."""
+    data: "Array"
+    pts_seconds: float
+    duration_seconds: float
+    sample_rate: int
+
+
+class AudioDecoder:
+    """One audio track as float32 in [-1, 1], (channels, samples) (torchcodec's
+    ``AudioDecoder``; PyAV: ``container.decode(audio=0)`` + ``frame.to_ndarray()``).
+
+    ``AudioDecoder(path, stream_index=None, sample_rate=None, layout=None)``: the decoded track
+    resampled to ``sample_rate`` and mixed to ``layout`` (a name such as "mono", "stereo",
+    "5.1" or a channel count, mixed as ``ffmpeg -ac`` mixes) when given; the decoder's trims
+    (the edit list, the encoder's priming and padding) applied, so sample 0 is the first sample
+    the file presents and the last is its last (gapless).
+
+    ``get_all_samples()`` and ``get_samples_played_in_range(start_seconds, stop_seconds)``: the
+    samples from ``round(start * rate)`` up to ``round(stop * rate)`` (the end by default), exact
+    to the sample. A range is decoded from the start of the track up to its end (no seek: a
+    range late in a long file costs the decoding before it).
+    """
+
+    def __init__(self, source: PathLike, *, stream_index: Optional[int] = None, sample_rate: Optional[int] = None,
+                 layout: Optional[Layout] = None, quality: str = "medium"):
+        if sample_rate is not None and not 0 < sample_rate <= 768_000:
+            raise ValueError(f"sample_rate is 1 to 768000, not {sample_rate}")
+        self._demuxer: Optional[Demuxer] = Demuxer(source)
+        try:
+            tracks = self._demuxer.tracks
+            if stream_index is None:
+                audio = [t for t in tracks if t.media_type == "audio"]
+                if not audio:
+                    raise ValueError("the file has no audio track")
+                track: Track = audio[0]
+            else:
+                if not 0 <= stream_index < len(tracks) or tracks[stream_index].media_type != "audio":
+                    raise ValueError(f"stream_index {stream_index} is not an audio track of the file")
+                track = tracks[stream_index]
+        except BaseException:
+            self.close()
+            raise
+        self._track = track
+        self._rate = sample_rate
+        self._layout = layout
+        self._quality = quality
+        self._read = False
+        #: The track decoded.
+        self.stream_index: int = track.index
+
+    def _decode(self, first: int, stop: Optional[int]) -> tuple[Any, int]:
+        """Samples [first, stop) of the converted track (stop None: to the end), and the rate."""
+        np = _numpy()
+        if self._demuxer is None:
+            raise _closed("audio decoder")
+        if self._read:
+            self._demuxer.seek(0)
+        self._read = True
+        conv = AudioConverter.for_track(self._track, "f32p", self._rate, self._layout, quality=self._quality)
+        try:
+            parts: list[Any] = []
+            have = 0
+            for packet in self._demuxer.packets(self._track):
+                out = conv.convert_packet(packet)
+                if out.size:            # (channels, frames); nothing yet before the first frame
+                    parts.append(out)
+                    have += out.shape[1]
+                if stop is not None and have >= stop:
+                    break
+            else:
+                tail = conv.flush()
+                if tail.size:
+                    parts.append(tail)
+            fmt = conv.output_format
+        finally:
+            conv.close()
+        rate = fmt[1] if fmt else (self._rate or self._track.sample_rate)
+        channels = fmt[2] if fmt else (parts[0].shape[0] if parts else 0)
+        data = np.concatenate(parts, axis=1) if parts else np.zeros((channels, 0), dtype=np.float32)
+        return np.ascontiguousarray(data[:, first:stop]), rate
+
+    def get_all_samples(self) -> AudioSamples:
+        """Every sample of the track."""
+        return self.get_samples_played_in_range(0.0, None)
+
+    def get_samples_played_in_range(self, start_seconds: float = 0.0, stop_seconds: Optional[float] = None) -> AudioSamples:
+        """The samples played from ``start_seconds`` up to ``stop_seconds`` (the end when None):
+        sample ``round(start * rate)`` to ``round(stop * rate)`` exclusive, fewer where the track
+        ends first."""
+        if start_seconds < 0 or (stop_seconds is not None and stop_seconds < start_seconds):
+            raise ValueError(f"the range is [{start_seconds}, {stop_seconds}): start at 0 or later, stop at start or later")
+        rate = self._rate or self._track.sample_rate
+        if not rate:
+            # The rate is known once a frame is decoded: decode it all, then cut.
+            data, rate = self._decode(0, None)
+            first = round(start_seconds * rate)
+            stop = None if stop_seconds is None else round(stop_seconds * rate)
+            data = data[:, first:stop]
+        else:
+            first = round(start_seconds * rate)
+            data, rate = self._decode(first, None if stop_seconds is None else round(stop_seconds * rate))
+        return AudioSamples(data=data, pts_seconds=first / rate, duration_seconds=data.shape[1] / rate, sample_rate=rate)
+
+    def close(self) -> None:
+        """Closes the file (also done by ``with``); closing twice is fine."""
+        if self._demuxer is not None:
+            self._demuxer.close()
+            self._demuxer = None
+
+    @property
+    def closed(self) -> bool:
+        return self._demuxer is None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<mediakit.AudioDecoder track {self.stream_index} ({self._track.codec}){' closed' if self.closed else ''}>"
