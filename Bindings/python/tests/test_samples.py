@@ -1,10 +1,11 @@
 """The Python samples (Samples/python) run as a user runs them, their outputs checked against
 ffmpeg / ffprobe (ORACLES.md), not only their exit status: decode.py's NV12 and PCM against
 ffmpeg's decode, remux.py's file against ffmpeg's stream identity (framemd5 of -c copy),
-ray_batch.py's probe, frame count and remuxed files against ffprobe and framemd5
-(mux_h264.py is run by test_muxer.py)."""
+ray_batch.py's probe, frame count and remuxed files against ffprobe and framemd5, dataset.py's
+worker processes against one process (mux_h264.py is run by test_muxer.py)."""
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+import mediakit
 
 from bindings_lib import ffprobe_json, framemd5, run_sample, sample_env
 from conftest import SAMPLES
@@ -113,3 +116,33 @@ def test_ray_batch_py_probes_decodes_and_remuxes(shared_media: Path, tmp_path: P
     assert any(f"{folder / 'not_media.mp4'} ERROR " in line for line in lines if line.startswith("remux ["))
     total = next(line for line in lines if line.startswith("frames: ") and " from " in line)
     assert total.startswith(f"frames: {frames} from 2 files"), total
+
+
+def test_dataset_py_workers_give_the_single_process_clips(sample: Path, shared_media: Path) -> None:
+    """dataset.py's clips, read by two worker processes, are the ones one process draws and
+    decodes for the same items (the same input fed another way; the sampler's frames are checked
+    against ffmpeg in test_samplers.py)."""
+    files = [sample, shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4"]
+    run = run_sample("dataset.py", "--workers", "2", "--clips", "2", "--frames", "3", "--size", "64x36", "--no-torch", *files)
+    assert "4 clips by 2 worker processes" in run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) == 4
+    for i, line in enumerate(lines):
+        item, path, *_ = line.split(" ")
+        with mediakit.VideoDecoder(path, format="float32", dimension_order="NCHW", width=64, height=36) as dec:
+            clip = mediakit.samplers.clips_at_random_indices(dec, num_clips=1, num_frames_per_clip=3, seed=i)
+        pts = ",".join(f"{float(t):.6f}" for t in clip.pts_seconds[0])
+        assert line == f"{i} {files[i // 2]} (3, 3, 36, 64) {pts} {hashlib.md5(clip.data[0].tobytes()).hexdigest()}"
+        assert int(item) == i and path == str(files[i // 2])
+
+
+def test_batches_hand_over_by_dlpack_without_a_copy(sample: Path) -> None:
+    """What VideoDecoder and AudioDecoder return goes to any DLPack consumer (torch.from_dlpack,
+    jax, cupy ...) without a copy: numpy's own consumer shares the memory."""
+    with mediakit.VideoDecoder(sample) as dec:
+        pictures = dec.get_frames_at([0, 5]).data
+    with mediakit.AudioDecoder(sample) as adec:
+        samples = adec.get_samples_played_in_range(0.0, 0.5).data
+    for array in (pictures, samples):
+        view = np.from_dlpack(array)
+        assert np.shares_memory(view, array) and view.shape == array.shape and view.dtype == array.dtype
