@@ -4,15 +4,13 @@ range, gapless and sample-exact (torchcodec's ``AudioDecoder``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
     from ._common import Array
 
-from ._common import Layout, PathLike, _closed
-from ._demux import Demuxer, Track
+from ._common import Layout, PathLike, _Closing, _closed
+from ._demux import Demuxer
 from ._audio import AudioConverter
 from ._video import _numpy
 
@@ -28,7 +26,7 @@ class AudioSamples:
     sample_rate: int
 
 
-class AudioDecoder:
+class AudioDecoder(_Closing):
     """One audio track as float32 in [-1, 1], (channels, samples) (torchcodec's
     ``AudioDecoder``; PyAV: ``container.decode(audio=0)`` + ``frame.to_ndarray()``).
 
@@ -50,16 +48,7 @@ class AudioDecoder:
             raise ValueError(f"sample_rate is 1 to 768000, not {sample_rate}")
         self._demuxer: Optional[Demuxer] = Demuxer(source)
         try:
-            tracks = self._demuxer.tracks
-            if stream_index is None:
-                audio = [t for t in tracks if t.media_type == "audio"]
-                if not audio:
-                    raise ValueError("the file has no audio track")
-                track: Track = audio[0]
-            else:
-                if not 0 <= stream_index < len(tracks) or tracks[stream_index].media_type != "audio":
-                    raise ValueError(f"stream_index {stream_index} is not an audio track of the file")
-                track = tracks[stream_index]
+            track = self._demuxer._track_of_type("audio", stream_index)
         except BaseException:
             self.close()
             raise
@@ -133,13 +122,6 @@ class AudioDecoder:
     @property
     def closed(self) -> bool:
         return self._demuxer is None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<mediakit.AudioDecoder track {self.stream_index} ({self._track.codec}){' closed' if self.closed else ''}>"

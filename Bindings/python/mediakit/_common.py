@@ -76,6 +76,21 @@ def _path(p: PathLike) -> bytes:
     return os.fsencode(p)
 
 
+class _Closing:
+    """``with`` support for an object with a ``close()`` that holds other handles (the decoders
+    of _video.py and _audio_decoder.py): ``with`` gives the object and closes it at the end."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        self.close()
+
+
 class _Owned:
     """A C handle freed exactly once: by close(), or by the finalizer as a safety net."""
 

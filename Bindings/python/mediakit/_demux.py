@@ -586,6 +586,19 @@ class Demuxer(_Owned):
             return None
         return Packet(p, self.tracks)
 
+    def _track_of_type(self, media_type: str, stream_index: Optional[int]) -> Track:
+        """The track `stream_index` (or, when None, the first track) of `media_type`; a ValueError
+        naming what is missing otherwise (VideoDecoder and AudioDecoder choose their track so)."""
+        tracks = self.tracks
+        if stream_index is None:
+            found = next((t for t in tracks if t.media_type == media_type), None)
+            if found is None:
+                raise ValueError(f"the file has no {media_type} track")
+            return found
+        if not 0 <= stream_index < len(tracks) or tracks[stream_index].media_type != media_type:
+            raise ValueError(f"stream_index {stream_index} is not a {media_type} track of the file")
+        return tracks[stream_index]
+
     def packets(self, track: Union[int, Track, None] = None) -> Iterator[Packet]:
         """Every packet (of one track, or in file order)."""
         read = self.read if track is None else (lambda: self.read_track(track))

@@ -7,17 +7,15 @@ import bisect
 import ctypes
 from dataclasses import dataclass
 from fractions import Fraction
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no import at run time
-    from typing_extensions import Self
     from ._common import Array
 
 from . import _ffi
 from ._ffi import lib
-from ._common import PathLike, SCALE_FILTERS, _closed
-from ._demux import Demuxer, Track
+from ._common import PathLike, SCALE_FILTERS, _Closing, _closed
+from ._demux import Demuxer
 from ._decode import Decoder
 
 #: Picture formats of ``VideoDecoder(format=)``: the MK_PACK_* layout, the channels and the
@@ -66,7 +64,7 @@ class FrameBatch:
     duration_seconds: "Array"
 
 
-class VideoDecoder:
+class VideoDecoder(_Closing):
     """Frames of one video track by index or time, as numpy arrays in RGB / gray (torchcodec's
     ``VideoDecoder``; PyAV users: ``container.decode(video=0)`` + ``frame.to_ndarray(format=)``).
 
@@ -123,16 +121,7 @@ class VideoDecoder:
             raise ValueError("mean and std are three numbers each (R, G, B), std without a zero")
         self._demuxer: Optional[Demuxer] = Demuxer(source)
         try:
-            tracks = self._demuxer.tracks
-            if stream_index is None:
-                video = [t for t in tracks if t.media_type == "video"]
-                if not video:
-                    raise ValueError("the file has no video track")
-                track: Track = video[0]
-            else:
-                if not 0 <= stream_index < len(tracks) or tracks[stream_index].media_type != "video":
-                    raise ValueError(f"stream_index {stream_index} is not a video track of the file")
-                track = tracks[stream_index]
+            track = self._demuxer._track_of_type("video", stream_index)
             self._track = track
             self._decoder: Optional[Decoder] = Decoder(track, threads=threads)
             self._index()
@@ -303,13 +292,6 @@ class VideoDecoder:
     def closed(self) -> bool:
         """True once close() was called."""
         return self._decoder is None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         m = self.metadata
