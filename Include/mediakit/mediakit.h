@@ -78,5 +78,6 @@
 #include "stream_parser.h"
 #include "audio_converter.h"
 #include "encoder.h"
+#include "video_encoder.h"
 
 #endif /* MEDIAKIT_H */
