@@ -79,5 +79,6 @@
 #include "audio_converter.h"
 #include "encoder.h"
 #include "video_encoder.h"
+#include "writer.h"
 
 #endif /* MEDIAKIT_H */

@@ -36,18 +36,19 @@ public func mk_video_encoder_default_settings(_ s: UnsafeMutablePointer<mk_video
     s.pointee = d
 }
 
-/// The checked settings as the Swift encoder takes them.
-private func videoEncoderSettings(_ s: UnsafePointer<mk_video_encoder_settings>?) throws -> (VideoEncoderSettings, VideoFormat) {
-    guard let s else { throw MediaError(.invalidArgument, "mk_video_encoder_open: settings is NULL") }
+/// The checked settings as the Swift encoder takes them, and whether a time base was given.
+func videoEncoderSettings(_ s: UnsafePointer<mk_video_encoder_settings>?, _ function: String = "mk_video_encoder_open") throws
+    -> (VideoEncoderSettings, VideoFormat, timeBaseGiven: Bool) {
+    guard let s else { throw MediaError(.invalidArgument, "\(function): the video settings are NULL") }
     let size = MemoryLayout<mk_video_encoder_settings>.size
     guard Int(s.pointee.struct_size) >= size else {
-        throw MediaError(.invalidArgument, "mk_video_encoder_open: mk_video_encoder_settings.struct_size is \(s.pointee.struct_size); this library needs \(size) (set it to sizeof(mk_video_encoder_settings))")
+        throw MediaError(.invalidArgument, "\(function): mk_video_encoder_settings.struct_size is \(s.pointee.struct_size); this library needs \(size) (set it to sizeof(mk_video_encoder_settings))")
     }
     let c = s.pointee
-    guard let codecPtr = c.codec else { throw MediaError(.invalidArgument, "mk_video_encoder_open: settings.codec is NULL") }
+    guard let codecPtr = c.codec else { throw MediaError(.invalidArgument, "\(function): settings.codec is NULL") }
     let codec = String(cString: codecPtr)
     guard c.bit_rate >= 0, c.threads >= 0 else {
-        throw MediaError(.invalidArgument, "mk_video_encoder_open: a negative \(c.bit_rate < 0 ? "bit_rate" : "threads")")
+        throw MediaError(.invalidArgument, "\(function): a negative \(c.bit_rate < 0 ? "bit_rate" : "threads")")
     }
     var e = VideoEncoderSettings(codec: codec)
     e.crf = c.crf >= 0 ? c.crf : nil
@@ -65,18 +66,18 @@ private func videoEncoderSettings(_ s: UnsafePointer<mk_video_encoder_settings>?
     } else if rate.numerator > 0 {
         timeBase = Rational(rate.denominator, rate.numerator)
     } else {
-        throw MediaError(.invalidArgument, "mk_video_encoder_open: neither a time base (time_base_num/den) nor a frame rate (frame_rate_num/den) is set")
+        throw MediaError(.invalidArgument, "\(function): neither a time base (time_base_num/den) nor a frame rate (frame_rate_num/den) is set")
     }
     let pixel: PixelFormat
     if c.pixel_format == 0 {
         guard let first = VideoEncodingConverter.defaultPixelFormat(for: codec) else {
             _ = try MediaRegistry.shared.makeVideoEncoder(e, input: VideoFormat(pixelFormat: .yuv420p, width: 16, height: 16, timeBase: timeBase))
-            throw MediaError(.notFound, "mk_video_encoder_open: no video encoder named or writing '\(codec)'")
+            throw MediaError(.notFound, "\(function): no video encoder named or writing '\(codec)'")
         }
         pixel = first
     } else {
         guard let p = PixelFormat(rawValue: c.pixel_format) else {
-            throw MediaError(.invalidArgument, "mk_video_encoder_open: pixel_format \(c.pixel_format) is not an MK_PIXEL_* value")
+            throw MediaError(.invalidArgument, "\(function): pixel_format \(c.pixel_format) is not an MK_PIXEL_* value")
         }
         pixel = p
     }
@@ -88,7 +89,7 @@ private func videoEncoderSettings(_ s: UnsafePointer<mk_video_encoder_settings>?
     f.colorPrimaries = ColorPrimaries(rawValue: Int(c.color_primaries))
     f.colorTransfer = ColorTransfer(rawValue: Int(c.color_transfer))
     f.colorSpace = ColorMatrix(rawValue: Int(c.color_space))
-    return (e, f)
+    return (e, f, c.time_base_num > 0 && c.time_base_den > 0)
 }
 
 @_cdecl("mk_video_encoder_open")
@@ -96,7 +97,7 @@ public func mk_video_encoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, 
     guard let out else { return fail(MK_EINVAL, "mk_video_encoder_open: out is NULL") }
     out.pointee = nil
     return guarded {
-        let (s, format) = try videoEncoderSettings(settings)
+        let (s, format, _) = try videoEncoderSettings(settings)
         out.pointee = Handles.make(VideoEncoderHandle(try VideoEncodingConverter(s, output: format)))
         return MK_OK
     }
@@ -178,22 +179,36 @@ public func mk_video_encoder_send_planes(_ e: OpaquePointer?, _ format: Int32, _
                                          _ strides: UnsafePointer<Int64>?, _ pts: Int64, _ flags: Int32) -> Int32 {
     let function = "mk_video_encoder_send_planes"
     guard let h = liveHandle(VideoEncoderHandle.self, e, function) else { return MK_EINVAL }
-    guard let planes, let strides else { return fail(MK_EINVAL, "\(function): \(planes == nil ? "planes" : "strides") is NULL") }
-    guard let pixel = PixelFormat(rawValue: format) else { return fail(MK_EINVAL, "\(function): format \(format) is not an MK_PIXEL_* value") }
-    guard flags & ~MK_ENCODE_FORCE_KEYFRAME == 0 else { return fail(MK_EINVAL, "\(function): unknown flags \(flags)") }
     if h.converter.isFlushed { return fail(MK_ESTATE, "\(function): the encoder was flushed") }
-    let out = h.converter.output
-    var given: [(base: UnsafeRawPointer, stride: Int)] = []
-    for i in 0..<pixel.planeCount {
-        guard let p = planes[i] else { return fail(MK_EINVAL, "\(function): plane \(i) of a \(pixel.name) picture is NULL") }
-        guard strides[i] > 0 && strides[i] <= Int64(Int32.max) else { return fail(MK_EINVAL, "\(function): stride \(strides[i]) of plane \(i) is out of range") }
-        given.append((UnsafeRawPointer(p), Int(strides[i])))
-    }
     return guarded {
-        let frame = try Frame(copyingPicture: pixel, width: out.width, height: out.height, planes: given, pts: pts, timeBase: out.timeBase)
+        let frame = try callerPicture(format, planes, strides, flags, output: h.converter.output, pts: pts, function)
         try h.converter.send(frame, forceKeyFrame: flags & MK_ENCODE_FORCE_KEYFRAME != 0)
         return MK_OK
     }
+}
+
+/// A picture of `output`'s size and time base holding a copy of the caller's planes in
+/// `format` (mk_video_encoder_send_planes, mk_writer_write_video_planes), after checking every
+/// pointer, stride and flag.
+/// - Throws: `.invalidArgument` naming what is wrong.
+func callerPicture(_ format: Int32, _ planes: UnsafePointer<UnsafePointer<UInt8>?>?, _ strides: UnsafePointer<Int64>?, _ flags: Int32,
+                   output: VideoFormat, pts: Int64, _ function: String) throws -> Frame {
+    guard let planes, let strides else {
+        throw MediaError(.invalidArgument, "\(function): \(planes == nil ? "planes" : "strides") is NULL")
+    }
+    guard let pixel = PixelFormat(rawValue: format) else {
+        throw MediaError(.invalidArgument, "\(function): format \(format) is not an MK_PIXEL_* value")
+    }
+    guard flags & ~MK_ENCODE_FORCE_KEYFRAME == 0 else { throw MediaError(.invalidArgument, "\(function): unknown flags \(flags)") }
+    var given: [(base: UnsafeRawPointer, stride: Int)] = []
+    for i in 0..<pixel.planeCount {
+        guard let p = planes[i] else { throw MediaError(.invalidArgument, "\(function): plane \(i) of a \(pixel.name) picture is NULL") }
+        guard strides[i] > 0 && strides[i] <= Int64(Int32.max) else {
+            throw MediaError(.invalidArgument, "\(function): stride \(strides[i]) of plane \(i) is out of range")
+        }
+        given.append((UnsafeRawPointer(p), Int(truncatingIfNeeded: strides[i])))
+    }
+    return try Frame(copyingPicture: pixel, width: output.width, height: output.height, planes: given, pts: pts, timeBase: output.timeBase)
 }
 
 @_cdecl("mk_video_encoder_flush")

@@ -225,6 +225,12 @@ class VideoEncoderInfo(ctypes.Structure):
                 ("frames_sent", ctypes.c_int64)]
 
 
+class WriterSettings(ctypes.Structure):
+    """mk_writer_settings (0.3)."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("video", ctypes.POINTER(VideoEncoderSettings)),
+                ("audio", ctypes.POINTER(EncoderSettings)), ("audio_input", ctypes.POINTER(AudioFormat))]
+
+
 class CodecParams(ctypes.Structure):
     """mk_codec_params: a stream described by its codec parameters (no demuxer)."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("media_type", ctypes.c_int32), ("codec", ctypes.c_char_p),
@@ -409,6 +415,15 @@ _declare("mk_video_encoder_send_planes", c_status, [c_handle, ctypes.c_int32, P(
 _declare("mk_video_encoder_flush", c_status, [c_handle], True)
 _declare("mk_video_encoder_receive_packet", c_status, [c_handle, P(c_handle)], False)
 _declare("mk_video_encoder_close", None, [P(c_handle)])
+_declare("mk_writer_default_settings", None, [P(WriterSettings)])
+_declare("mk_writer_open", c_status, [P(c_handle), ctypes.c_char_p, P(WriterSettings)], True)
+_declare("mk_writer_write_video_planes", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_void_p), P(ctypes.c_int64),
+                                                    ctypes.c_int64, ctypes.c_int32], True)
+_declare("mk_writer_write_video_frame", c_status, [c_handle, c_handle, ctypes.c_int32], True)
+_declare("mk_writer_write_audio", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32], True)
+_declare("mk_writer_finish", c_status, [c_handle], True)
+_declare("mk_writer_cancel", c_status, [c_handle], True)
+_declare("mk_writer_close", None, [P(c_handle)])
 _declare("mk_transcode", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(EncoderSettings)], True)
 _declare("mk_transcode_default_settings", None, [P(TranscodeSettings)])
 _declare("mk_transcode_with", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(TranscodeSettings)], True)

@@ -62,6 +62,79 @@ def plane_shapes(fmt: str, width: int, height: int) -> list[tuple[int, int]]:
     return [(height, width * b), (ch, cw * b), (ch, cw * b)]
 
 
+def _video_settings(codec: str, width: int, height: int, fps: Union[int, float, Fraction, None], pixel_format: Optional[str],
+                    crf: Optional[float], qp: Optional[float], bitrate: Optional[int], preset: Optional[str],
+                    profile: Optional[str], gop: Optional[int], bframes: Optional[int], threads: int,
+                    time_base: Optional[Fraction]) -> _ffi.VideoEncoderSettings:
+    """The C mk_video_encoder_settings of VideoEncoder's and Writer's keyword arguments."""
+    s = _ffi.VideoEncoderSettings()
+    lib.mk_video_encoder_default_settings(ctypes.byref(s))
+    s.codec = codec.encode()
+    s.width, s.height = int(width), int(height)
+    s.pixel_format = _pixel_code(pixel_format) if pixel_format else 0
+    if fps is not None:
+        rate = Fraction(fps).limit_denominator(1001000) if isinstance(fps, float) else Fraction(fps)
+        s.frame_rate_num, s.frame_rate_den = rate.numerator, rate.denominator
+    if time_base is not None:
+        tb = Fraction(time_base)
+        s.time_base_num, s.time_base_den = tb.numerator, tb.denominator
+    s.crf = -1.0 if crf is None else float(crf)
+    s.qp = -1.0 if qp is None else float(qp)
+    s.bit_rate = int(bitrate or 0)
+    s.preset = preset.encode() if preset else None
+    s.profile = profile.encode() if profile else None
+    s.gop_size = -1 if gop is None else int(gop)
+    s.max_b_frames = -1 if bframes is None else int(bframes)
+    s.threads = int(threads)
+    return s
+
+
+def _picture_pointers(picture: Union["Array", bytes, bytearray, memoryview, Sequence["Array"]], fmt: str, width: int,
+                      height: int) -> tuple["ctypes.Array[ctypes.c_void_p]", "ctypes.Array[ctypes.c_int64]", list[object]]:
+    """The C plane pointers and strides of a picture given in `fmt` at width x height (a whole
+    picture packed as ffmpeg's rawvideo, as an array or bytes; or one 2-D array per plane), and
+    the objects to keep alive while the C call reads them. ValueError for another size."""
+    shapes = plane_shapes(fmt, width, height)
+    n = len(shapes)
+    ptrs = (ctypes.c_void_p * 4)()
+    strides = (ctypes.c_int64 * 4)()
+    keep: list[object] = []
+    if isinstance(picture, (bytes, bytearray, memoryview)) or (_np is not None and isinstance(picture, _np.ndarray)):
+        need = sum(r * b for r, b in shapes)
+        if isinstance(picture, (bytes, bytearray, memoryview)):
+            view = memoryview(picture).cast("B")
+            size = view.nbytes
+            raw = (ctypes.c_uint8 * max(1, size)).from_buffer_copy(view) if size == need else None
+            base = ctypes.addressof(raw) if raw is not None else 0
+            keep.append(raw)
+        else:
+            a = _np.ascontiguousarray(picture)
+            size, base = int(a.nbytes), int(a.ctypes.data)
+            keep.append(a)
+        if size != need:
+            raise ValueError(f"a {width}x{height} {fmt} picture is {need} bytes; {size} given")
+        offset = 0
+        for i, (rows, row_bytes) in enumerate(shapes):
+            ptrs[i], strides[i] = base + offset, row_bytes
+            offset += rows * row_bytes
+        return ptrs, strides, keep
+    planes = list(picture)
+    if len(planes) != n:
+        raise ValueError(f"a {fmt} picture has {n} planes; {len(planes)} given")
+    if _np is None:
+        raise ValueError("planes as arrays need numpy")
+    for i, ((rows, row_bytes), p) in enumerate(zip(shapes, planes)):
+        a = _np.asarray(p)
+        if a.ndim == 1 or (a.ndim >= 2 and not a[0].flags.c_contiguous):
+            a = _np.ascontiguousarray(a)
+        if a.shape[0] != rows or a[0].nbytes != row_bytes:
+            raise ValueError(f"plane {i} of a {width}x{height} {fmt} picture is {rows} rows of "
+                             f"{row_bytes} bytes; given shape {a.shape} of {a.dtype}")
+        keep.append(a)
+        ptrs[i], strides[i] = a.ctypes.data, a.strides[0]
+    return ptrs, strides, keep
+
+
 Picture = Union["Array", bytes, bytearray, memoryview, Sequence["Array"], Frame]
 
 
@@ -96,25 +169,8 @@ class VideoEncoder(_Owned):
         self._in_code = _pixel_code(format)
         #: The pixel format of the pictures encode() takes (FFmpeg's name).
         self.format: str = _canonical(format)
-        s = _ffi.VideoEncoderSettings()
-        lib.mk_video_encoder_default_settings(ctypes.byref(s))
-        s.codec = codec.encode()
-        s.width, s.height = int(width), int(height)
-        s.pixel_format = _pixel_code(pixel_format) if pixel_format else 0
-        if fps is not None:
-            rate = Fraction(fps).limit_denominator(1001000) if isinstance(fps, float) else Fraction(fps)
-            s.frame_rate_num, s.frame_rate_den = rate.numerator, rate.denominator
-        if time_base is not None:
-            tb = Fraction(time_base)
-            s.time_base_num, s.time_base_den = tb.numerator, tb.denominator
-        s.crf = -1.0 if crf is None else float(crf)
-        s.qp = -1.0 if qp is None else float(qp)
-        s.bit_rate = int(bitrate or 0)
-        s.preset = preset.encode() if preset else None
-        s.profile = profile.encode() if profile else None
-        s.gop_size = -1 if gop is None else int(gop)
-        s.max_b_frames = -1 if bframes is None else int(bframes)
-        s.threads = int(threads)
+        s = _video_settings(codec, width, height, fps, pixel_format, crf, qp, bitrate, preset, profile, gop, bframes,
+                            threads, time_base)
         h = ctypes.c_void_p()
         lib.mk_video_encoder_open(ctypes.byref(h), ctypes.byref(s))
         super().__init__(h)
@@ -205,46 +261,9 @@ class VideoEncoder(_Owned):
                 raise ValueError("a Frame is encoded at its own pts: set frame.pts through the decoder, or pass an array")
             lib.mk_video_encoder_send_frame(self._handle(), fh, flags)
             return
-        shapes = plane_shapes(self.format, self.width, self.height)
-        n = len(shapes)
-        ptrs = (ctypes.c_void_p * 4)()
-        strides = (ctypes.c_int64 * 4)()
-        keep: list[object] = []
-        if isinstance(picture, (bytes, bytearray, memoryview)) or (_np is not None and isinstance(picture, _np.ndarray)):
-            need = sum(r * b for r, b in shapes)
-            if isinstance(picture, (bytes, bytearray, memoryview)):
-                view = memoryview(picture).cast("B")
-                size = view.nbytes
-                raw = (ctypes.c_uint8 * max(1, size)).from_buffer_copy(view) if size == need else None
-                base = ctypes.addressof(raw) if raw is not None else 0
-                keep.append(raw)
-            else:
-                a = _np.ascontiguousarray(picture)
-                size, base = int(a.nbytes), int(a.ctypes.data)
-                keep.append(a)
-            if size != need:
-                raise ValueError(f"a {self.width}x{self.height} {self.format} picture is {need} bytes; {size} given")
-            offset = 0
-            for i, (rows, row_bytes) in enumerate(shapes):
-                ptrs[i], strides[i] = base + offset, row_bytes
-                offset += rows * row_bytes
-        else:
-            planes = list(picture)
-            if len(planes) != n:
-                raise ValueError(f"a {self.format} picture has {n} planes; {len(planes)} given")
-            if _np is None:
-                raise ValueError("planes as arrays need numpy")
-            for i, ((rows, row_bytes), p) in enumerate(zip(shapes, planes)):
-                a = _np.asarray(p)
-                if a.ndim == 1 or (a.ndim >= 2 and not a[0].flags.c_contiguous):
-                    a = _np.ascontiguousarray(a)
-                if a.shape[0] != rows or a[0].nbytes != row_bytes:
-                    raise ValueError(f"plane {i} of a {self.width}x{self.height} {self.format} picture is {rows} rows of "
-                                     f"{row_bytes} bytes; given shape {a.shape} of {a.dtype}")
-                keep.append(a)
-                ptrs[i], strides[i] = a.ctypes.data, a.strides[0]
-        lib.mk_video_encoder_send_planes(self._handle(), self._in_code, ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p)),
-                                         strides, _ffi.NOPTS_VALUE if pts is None else int(pts), flags)
+        ptrs, strides, keep = _picture_pointers(picture, self.format, self.width, self.height)
+        lib.mk_video_encoder_send_planes(self._handle(), self._in_code, ptrs, strides,
+                                         _ffi.NOPTS_VALUE if pts is None else int(pts), flags)
         del keep
 
     def receive(self) -> list[Packet]:
