@@ -9,6 +9,11 @@
  *         mk_muxer_add_track_params (the parameters from mk_video_encoder_get_params). Prints
  *         "info BACKEND WxH tb N/D reorder R extradata BYTES", then "packet PTS DTS KEY SIZE"
  *         for each packet, then "frames N packets M".
+ *     video_encode writer IN.yuv W H FPS OUT [cancel]
+ *         mk_writer: the yuv420p pictures of IN.yuv (libx264 -qp 0, pts counting frames) and a
+ *         440 Hz s16 stereo 48 kHz tone of the same length (AAC) written into OUT, interleaved;
+ *         with "cancel" the writer is closed unfinished after the pictures (OUT must not exist).
+ *         Prints "writer frames N samples M".
  *     video_encode misuse
  *         the refusals: prints "STEP STATUS MESSAGE" for each, and "misuse ok" at the end.
  */
@@ -191,7 +196,69 @@ static int misuse(void) {
     return bad;
 }
 
+static int writer(int argc, char **argv) {
+    if (argc < 7) { fprintf(stderr, "usage: video_encode writer IN.yuv W H FPS OUT [cancel]\n"); return 2; }
+    int w = atoi(argv[3]), h = atoi(argv[4]), fps = atoi(argv[5]);
+    int cancel = argc > 7 && strcmp(argv[7], "cancel") == 0;
+    mk_video_encoder_settings v;
+    mk_video_encoder_default_settings(&v);
+    v.codec = "libx264";
+    v.width = w;
+    v.height = h;
+    v.frame_rate_num = fps;
+    v.frame_rate_den = 1;
+    v.qp = 0;
+    v.threads = 1;
+    mk_encoder_settings a;
+    mk_encoder_default_settings(&a);
+    a.codec = "aac";
+    a.bit_rate = 128000;
+    mk_audio_format pcm = {sizeof pcm, MK_SAMPLES_S16, 48000, 2, 0};
+    mk_writer_settings s;
+    mk_writer_default_settings(&s);
+    s.video = &v;
+    s.audio = &a;
+    s.audio_input = &pcm;
+    mk_writer *wr = NULL;
+    if (mk_writer_open(&wr, argv[6], &s) != MK_OK) return fail("mk_writer_open");
+    FILE *f = fopen(argv[2], "rb");
+    if (!f) { perror(argv[2]); return 1; }
+    size_t ysize = (size_t)w * h, csize = (size_t)((w + 1) / 2) * ((h + 1) / 2);
+    uint8_t *buf = malloc(ysize + 2 * csize);
+    int per_frame = 48000 / fps, frames = 0;
+    long samples = 0;
+    int16_t *tone = malloc(sizeof(int16_t) * 2 * (size_t)per_frame);
+    while (fread(buf, 1, ysize + 2 * csize, f) == ysize + 2 * csize) {
+        const uint8_t *planes[3] = {buf, buf + ysize, buf + ysize + csize};
+        int64_t strides[3] = {w, (w + 1) / 2, (w + 1) / 2};
+        if (mk_writer_write_video_planes(wr, MK_PIXEL_YUV420P, planes, strides, MK_NOPTS_VALUE, 0) != MK_OK) return fail("write video");
+        for (int i = 0; i < per_frame; i++, samples++) {
+            int16_t x = (int16_t)(8000 * ((samples * 440 / 48000) % 2 ? 1 : -1));
+            tone[2 * i] = tone[2 * i + 1] = x;
+        }
+        const void *ap[1] = {tone};
+        if (mk_writer_write_audio(wr, ap, per_frame) != MK_OK) return fail("write audio");
+        frames++;
+    }
+    fclose(f);
+    free(buf);
+    free(tone);
+    if (cancel) {
+        mk_writer_close(&wr);
+        printf("writer cancelled\n");
+        return 0;
+    }
+    if (mk_writer_finish(wr) != MK_OK) return fail("mk_writer_finish");
+    mk_status st = mk_writer_write_audio(wr, NULL, 1);
+    if (st != MK_EINVAL && st != MK_ESTATE) { fprintf(stderr, "a write after finish gave %s\n", mk_status_name(st)); return 1; }
+    mk_writer_close(&wr);
+    mk_writer_close(&wr);
+    printf("writer frames %d samples %ld\n", frames, samples);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "misuse") == 0) return misuse();
+    if (argc >= 2 && strcmp(argv[1], "writer") == 0) return writer(argc, argv);
     return encode(argc, argv);
 }

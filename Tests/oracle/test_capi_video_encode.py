@@ -17,6 +17,10 @@ Oracles:
                     bytes exactly (yuv420p, yuv444p; NV12 coded as yuv420p).
   B-frames          the packets have B-frames (ffprobe pict_type), ffprobe start_time is 0 (the
                     edit list) and every picture is decoded, at the time of its pts.
+  writer            `video_encode writer` (mk_writer): 30 yuv420p pictures (-qp 0) and an s16
+                    tone into an MP4: ffprobe shows h264 and aac, both 1.2 s, video start_time
+                    0; ffmpeg's decode gives the pictures back exactly; closing an unfinished
+                    writer leaves no file (and nothing else in the folder).
   misuse            `video_encode misuse`: NULL, unknown codec, small struct, refused pixel
                     format, short stride, send after flush, closed handle: each status as
                     the header says; no handle left by a refused open.
@@ -24,6 +28,7 @@ Oracles:
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -99,3 +104,28 @@ def test_misuse(program):
     assert proc.returncode == 0 and "misuse ok" in out, out + lib.tail(proc.stderr)
     assert "unknown-codec MK_ENOTFOUND" in out and "no-such-encoder" in out, out
     assert "send-after-flush MK_ESTATE" in out, out
+
+
+def test_writer(program, tmp_path):
+    raw = tmp_path / "in.yuv"
+    data = _raw(raw, "yuv420p")
+    out = tmp_path / "out.mp4"
+    proc = lib.run([program, "writer", raw, str(W), str(H), "25", out])
+    lib.check_ok(proc, [program, "writer"], who="video_encode writer")
+    assert f"writer frames {N} samples {N * 1920}" in proc.stdout.decode()
+    cmd = ["ffprobe", "-v", "error", "-show_entries", "stream=codec_name,start_time,duration", "-of", "json", out]
+    probe = lib.run(cmd)
+    lib.oracle_ok(probe, cmd)
+    streams = {s["codec_name"]: s for s in json.loads(probe.stdout)["streams"]}
+    assert set(streams) == {"h264", "aac"}
+    assert float(streams["h264"]["start_time"]) == 0.0
+    for s in streams.values():
+        assert abs(float(s["duration"]) - N / 25) < 1e-3, streams
+    cmd = ["ffmpeg", "-v", "error", "-i", out, "-map", "0:v", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]
+    dec = lib.run(cmd)
+    lib.oracle_ok(dec, cmd)
+    assert dec.stdout == data
+    cancelled = tmp_path / "cancelled.mp4"
+    proc = lib.run([program, "writer", raw, str(W), str(H), "25", cancelled, "cancel"])
+    lib.check_ok(proc, [program, "writer", "cancel"], who="video_encode writer cancel")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yuv", "out.mp4"], "an unfinished writer left a file"
