@@ -135,6 +135,16 @@ def _picture_pointers(picture: Union["Array", bytes, bytearray, memoryview, Sequ
     return ptrs, strides, keep
 
 
+def _frame_handle(frame: Frame, pts: Optional[int]) -> ctypes.c_void_p:
+    """The C handle of a decoded frame given to an encoder or writer (which use its own pts)."""
+    fh = frame._mem.h if frame._mem is not None else None
+    if fh is None or not fh.value:
+        raise ValueError("the frame is closed")
+    if pts is not None:
+        raise ValueError("a Frame is encoded at its own pts: pass pts=None (or an array with a pts)")
+    return fh
+
+
 Picture = Union["Array", bytes, bytearray, memoryview, Sequence["Array"], Frame]
 
 
@@ -254,12 +264,7 @@ class VideoEncoder(_Owned):
         one frame). ``keyframe`` codes it as a key frame."""
         flags = _FORCE_KEYFRAME if keyframe else 0
         if isinstance(picture, Frame):
-            fh = picture._mem.h if picture._mem is not None else None
-            if fh is None or not fh.value:
-                raise ValueError("the frame is closed")
-            if pts is not None:
-                raise ValueError("a Frame is encoded at its own pts: set frame.pts through the decoder, or pass an array")
-            lib.mk_video_encoder_send_frame(self._handle(), fh, flags)
+            lib.mk_video_encoder_send_frame(self._handle(), _frame_handle(picture, pts), flags)
             return
         ptrs, strides, keep = _picture_pointers(picture, self.format, self.width, self.height)
         lib.mk_video_encoder_send_planes(self._handle(), self._in_code, ptrs, strides,

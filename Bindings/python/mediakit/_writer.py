@@ -17,7 +17,7 @@ from ._common import PathLike, _Owned, _path
 from ._audio import _audio_format, _pcm_pointers
 from ._encode import _encoder_settings
 from ._frame import Frame
-from ._venc import Picture, _FORCE_KEYFRAME, _canonical, _picture_pointers, _pixel_code, _video_settings
+from ._venc import Picture, _FORCE_KEYFRAME, _canonical, _frame_handle, _picture_pointers, _pixel_code, _video_settings
 
 _VIDEO_KEYS = {"codec", "width", "height", "fps", "format", "pixel_format", "crf", "qp", "bitrate", "preset", "profile",
                "gop", "bframes", "threads", "time_base"}
@@ -111,12 +111,7 @@ class Writer(_Owned):
             raise ValueError("the writer has no video track")
         flags = _FORCE_KEYFRAME if keyframe else 0
         if isinstance(picture, Frame):
-            fh = picture._mem.h if picture._mem is not None else None
-            if fh is None or not fh.value:
-                raise ValueError("the frame is closed")
-            if pts is not None:
-                raise ValueError("a Frame is written at its own pts")
-            lib.mk_writer_write_video_frame(self._handle(), fh, flags)
+            lib.mk_writer_write_video_frame(self._handle(), _frame_handle(picture, pts), flags)
             return
         ptrs, strides, keep = _picture_pointers(picture, self._video_format, self._size[0], self._size[1])
         lib.mk_writer_write_video_planes(self._handle(), self._video_code, ptrs, strides,

@@ -19,6 +19,7 @@ import pytest
 
 np = pytest.importorskip("numpy")
 import mediakit  # noqa: E402
+from bindings_lib import frame_times, raw_testsrc  # noqa: E402
 
 W, H, N = 64, 48, 24
 
@@ -31,10 +32,8 @@ def _oracle_installed() -> None:
 
 
 def pictures(fmt: str) -> list[Any]:
-    """N pictures of testsrc2 in `fmt`, packed as ffmpeg's rawvideo, one flat uint8 array each."""
-    raw = subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"testsrc2=size={W}x{H}:rate=25",
-                          "-frames:v", str(N), "-f", "rawvideo", "-pix_fmt", fmt, "-"], check=True, capture_output=True).stdout
-    return list(np.frombuffer(raw, dtype=np.uint8).reshape(N, -1))
+    """N pictures of testsrc2 in `fmt`, one flat uint8 array each."""
+    return list(np.frombuffer(raw_testsrc(fmt, W, H, N), dtype=np.uint8).reshape(N, -1))
 
 
 def split(fmt: str, flat: Any) -> list[Any]:
@@ -75,10 +74,6 @@ def mediakit_planes(path: Path) -> list[list[Any]]:
     return out
 
 
-def pts_times(path: Path) -> list[float]:
-    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time",
-                          "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout
-    return [float(x.strip(",")) for x in out.split()]
 
 
 def start_time(path: Path) -> float:
@@ -138,7 +133,7 @@ def test_frames_come_back(case: str, tmp_path: Path) -> None:
         for k, (got, want) in enumerate(zip(planes, split(fmt, flat))):
             assert np.array_equal(got[:, :want.shape[1]], want), f"picture {i} plane {k} differs (mediakit's decode)"
     assert start_time(out) == 0.0
-    assert pts_times(out) == [i / 25 for i in range(N)]
+    assert frame_times(out) == [i / 25 for i in range(N)]
     enc.close()
 
 
@@ -166,7 +161,7 @@ def test_nv12_coded_as_yuv420p_and_decoded_frames_reencoded(tmp_path: Path) -> N
             mux.write(v, p)
         mux.finish()
     assert ffmpeg_raw(again, "yuv420p") == expected
-    assert pts_times(again) == [i / 25 for i in range(N)]
+    assert frame_times(again) == [i / 25 for i in range(N)]
 
 
 def test_refusals() -> None:

@@ -21,6 +21,7 @@ import pytest
 
 np = pytest.importorskip("numpy")
 import mediakit  # noqa: E402
+from bindings_lib import frame_times, raw_testsrc  # noqa: E402
 
 W, H, N = 64, 48, 30
 
@@ -33,9 +34,8 @@ def _oracle_installed() -> None:
 
 
 def pictures(fmt: str) -> list[Any]:
-    raw = subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"testsrc2=size={W}x{H}:rate=25",
-                          "-frames:v", str(N), "-f", "rawvideo", "-pix_fmt", fmt, "-"], check=True, capture_output=True).stdout
-    return list(np.frombuffer(raw, dtype=np.uint8).reshape(N, -1))
+    """N pictures of testsrc2 in `fmt`, one flat uint8 array each."""
+    return list(np.frombuffer(raw_testsrc(fmt, W, H, N), dtype=np.uint8).reshape(N, -1))
 
 
 def streams(path: Path) -> list[dict[str, Any]]:
@@ -44,10 +44,6 @@ def streams(path: Path) -> list[dict[str, Any]]:
     return list(json.loads(out)["streams"])
 
 
-def frame_times(path: Path) -> list[float]:
-    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time",
-                          "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout
-    return [float(x.strip(",")) for x in out.split()]
 
 
 def test_lossless_yuv444p_comes_back_exactly(tmp_path: Path) -> None:
