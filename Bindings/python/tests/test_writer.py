@@ -7,6 +7,9 @@ written into an MP4 in a `with` block, checked by ffmpeg / ffprobe:
     written (the priming and padding cut by the edit list), ffmpeg 5.1 those plus the rest of
     the last AAC frame (it cuts only the priming);
   - variable frame rate: pts in a 1/1000 time base come back as ffprobe's pts_time;
+  - a real file of ../shared/media (H.264 640x360 with ctts), decoded by mediakit and its Frames
+    written (-crf 28 -threads 1): packets byte-identical (size, MD5) to ffmpeg's libx264 encode
+    of ffmpeg's decode of the same 30 pictures (`-fps_mode passthrough -f rawvideo`);
   - an exception inside the `with` block, or an unknown extension, leaves no file at all."""
 from __future__ import annotations
 
@@ -118,3 +121,30 @@ def test_nothing_is_left_on_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="fps"):
         mediakit.Writer(out, video=dict(codec="h264", width=W, height=H))
     assert list(tmp_path.iterdir()) == [], "a failed or cancelled writer left files behind"
+
+
+def test_real_file_frames_give_ffmpegs_packets(shared_media: Path, tmp_path: Path) -> None:
+    src = shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4"
+    out, raw, ref = tmp_path / "ours.mp4", tmp_path / "src.yuv", tmp_path / "ref.mp4"
+    settings = ["-c:v", "libx264", "-preset", "veryfast", "-crf", "28", "-threads", "1"]
+    with mediakit.open(src) as demuxer, mediakit.Writer(out, video=dict(codec="libx264", width=640, height=360, fps=30, crf=28,
+                                                                        preset="veryfast", threads=1)) as w:
+        track = demuxer.streams.video[0]
+        with mediakit.Decoder(track) as dec:
+            for i, frame in enumerate(dec.frames(demuxer.packets(track))):
+                if i == 30:
+                    break
+                w.write_video(frame)
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(src), "-frames:v", "30", "-fps_mode", "passthrough", "-f", "rawvideo",
+                    "-pix_fmt", "yuv420p", str(raw)], check=True)
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "640x360", "-r", "30", "-i", str(raw),
+                    *settings, str(ref)], check=True)
+
+    def packets(path: Path) -> list[str]:
+        text = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-c", "copy", "-f", "framemd5", "-"],
+                              check=True, capture_output=True, text=True).stdout
+        return [",".join(line.split(",")[4:]).strip() for line in text.splitlines() if line and not line.startswith("#")]
+
+    ours, theirs = packets(out), packets(ref)
+    assert len(ours) == len(theirs) == 30
+    assert ours == theirs, "the packets differ from ffmpeg's encode of the same pictures"
