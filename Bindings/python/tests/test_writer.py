@@ -10,6 +10,8 @@ written into an MP4 in a `with` block, checked by ffmpeg / ffprobe:
   - a real file of ../shared/media (H.264 640x360 with ctts), decoded by mediakit and its Frames
     written (-crf 28 -threads 1): packets byte-identical (size, MD5) to ffmpeg's libx264 encode
     of ffmpeg's decode of the same 30 pictures (`-fps_mode passthrough -f rawvideo`);
+  - all pictures written first, then all the audio (300 frames: more than the 256 packets the
+    writer holds back for interleaving): both streams whole, with their durations;
   - an exception inside the `with` block, or an unknown extension, leaves no file at all."""
 from __future__ import annotations
 
@@ -148,3 +150,17 @@ def test_real_file_frames_give_ffmpegs_packets(shared_media: Path, tmp_path: Pat
     ours, theirs = packets(out), packets(ref)
     assert len(ours) == len(theirs) == 30
     assert ours == theirs, "the packets differ from ffmpeg's encode of the same pictures"
+
+
+def test_video_first_then_audio(tmp_path: Path) -> None:
+    frames, rate, per_frame = 300, 48000, 1920
+    out = tmp_path / "late-audio.mp4"
+    with mediakit.Writer(out, video=dict(codec="h264", width=32, height=32, fps=25, crf=35, threads=1, format="gray"),
+                         audio=dict(codec="aac", sample_rate=rate, channels=1)) as w:
+        for i in range(frames):
+            w.write_video(np.full((32, 32), i % 256, dtype=np.uint8))
+        w.write_audio(np.zeros((frames * per_frame, 1), dtype=np.float32))
+    s = {x["codec_type"]: x for x in streams(out)}
+    assert float(s["video"]["duration"]) == pytest.approx(frames / 25, abs=1e-3)
+    assert float(s["audio"]["duration"]) == pytest.approx(frames * per_frame / rate, abs=1e-3)
+    assert len(frame_times(out)) == frames

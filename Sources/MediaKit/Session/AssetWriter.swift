@@ -82,8 +82,9 @@ public final class AssetWriter {
     private var pendingVideo: [Packet] = [], pendingAudio: [Packet] = []
     private var lastAudio: Packet?
     private var done = false
-    /// Packets of one track written ahead of the other at most before interleaving gives up
-    /// waiting (a caller that writes all the video first, then the audio).
+    /// Packets of one track held at most while waiting for the other's to interleave with (a
+    /// caller that writes all the video first, then the audio, gets them one after the other):
+    /// memory stays bounded.
     private static let maxPending = 256
 
     /// Opens a writer for `path` with a video track, an audio track or both.
@@ -167,7 +168,7 @@ public final class AssetWriter {
             if video != nil && pendingVideo.isEmpty && muxer == nil {
                 throw MediaError(.state, "no picture was appended to the video track", path: path)
             }
-            if audio != nil && pendingAudio.isEmpty && lastAudio == nil && muxer == nil {
+            if let audio, audio.encoder.inputSampleCount == 0 {
                 throw MediaError(.state, "no sample was appended to the audio track", path: path)
             }
             try drain(final: true)
@@ -218,9 +219,15 @@ public final class AssetWriter {
     /// one track ran far ahead of the other.
     private func drain(final: Bool) throws {
         if muxer == nil {
-            let videoReady = video == nil || !pendingVideo.isEmpty
-            let audioReady = audio == nil || !pendingAudio.isEmpty
-            guard (videoReady && audioReady) || (final && (!pendingVideo.isEmpty || !pendingAudio.isEmpty || lastAudio != nil)) else { return }
+            // The video's first packet may be needed for its codec configuration (vpcC, av1C); the
+            // audio track is described by its encoder alone, so audio never waits for video here.
+            guard video == nil || !pendingVideo.isEmpty else {
+                if pendingAudio.count > Self.maxPending {
+                    throw MediaError(.state, "\(pendingAudio.count) audio packets were written before the first picture "
+                                     + "(the video track's first packet opens the file): append pictures as you go", path: path)
+                }
+                return
+            }
             let m = try format.make(path: path)
             muxer = m
             if let video, let first = pendingVideo.first {
@@ -228,7 +235,7 @@ public final class AssetWriter {
                 let t = Track(index: 0, id: 1, parameters: e.parameters, timeBase: e.timeBase, duration: 0)
                 videoTrack = try m.addTrack(from: t, firstPacket: first.data)
             }
-            if let audio, !pendingAudio.isEmpty || lastAudio != nil {
+            if let audio {
                 let e = audio.encoder
                 audioTrack = try m.addEncodedTrack(e.parameters, timeBase: e.timeBase, encoderDelay: e.encoderDelay)
             }
@@ -240,22 +247,16 @@ public final class AssetWriter {
             switch (v, a) {
             case (nil, nil): return
             case (.some, nil):
-                guard final || audio == nil || audioTrack < 0 || pendingVideo.count > Self.maxPending else { return }
+                guard final || audio == nil || pendingVideo.count > Self.maxPending else { return }
                 takeVideo = true
             case (nil, .some):
-                guard final || video == nil || videoTrack < 0 || pendingAudio.count > Self.maxPending else { return }
+                guard final || video == nil || pendingAudio.count > Self.maxPending else { return }
                 takeVideo = false
             case (.some(let pv), .some(let pa)):
                 takeVideo = Self.seconds(pv.dts, pv.timeBase) <= Self.seconds(pa.dts, pa.timeBase)
             }
             var p = takeVideo ? pendingVideo.removeFirst() : pendingAudio.removeFirst()
-            if takeVideo {
-                guard videoTrack >= 0 else { continue }
-                p.trackIndex = videoTrack
-            } else {
-                guard audioTrack >= 0 else { continue }
-                p.trackIndex = audioTrack
-            }
+            p.trackIndex = takeVideo ? videoTrack : audioTrack
             try m.write(p)
         }
     }
