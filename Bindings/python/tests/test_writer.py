@@ -11,7 +11,8 @@ written into an MP4 in a `with` block, checked by ffmpeg / ffprobe:
     written (-crf 28 -threads 1): packets byte-identical (size, MD5) to ffmpeg's libx264 encode
     of ffmpeg's decode of the same 30 pictures (`-fps_mode passthrough -f rawvideo`);
   - all pictures written first, then all the audio (300 frames: more than the 256 packets the
-    writer holds back for interleaving): both streams whole, with their durations;
+    writer holds back for interleaving), and all the audio first: both streams whole, with
+    their durations;
   - an exception inside the `with` block, or an unknown extension, leaves no file at all."""
 from __future__ import annotations
 
@@ -163,4 +164,21 @@ def test_video_first_then_audio(tmp_path: Path) -> None:
     s = {x["codec_type"]: x for x in streams(out)}
     assert float(s["video"]["duration"]) == pytest.approx(frames / 25, abs=1e-3)
     assert float(s["audio"]["duration"]) == pytest.approx(frames * per_frame / rate, abs=1e-3)
+    assert len(frame_times(out)) == frames
+
+
+def test_audio_first_then_video(tmp_path: Path) -> None:
+    """Audio far ahead of the first picture (more than the writer holds back): H.264 into MP4 does
+    not need the first video packet to open the file, so it is written whole."""
+    frames, rate, per_frame = 300, 48000, 1920
+    out = tmp_path / "late-video.mp4"
+    with mediakit.Writer(out, video=dict(codec="h264", width=32, height=32, fps=25, crf=35, threads=1, format="gray"),
+                         audio=dict(codec="aac", sample_rate=rate, channels=1)) as w:
+        w.write_audio(np.zeros((frames * per_frame, 1), dtype=np.float32))
+        for i in range(frames):
+            w.write_video(np.full((32, 32), i % 256, dtype=np.uint8))
+    s = {x["codec_type"]: x for x in streams(out)}
+    assert float(s["video"]["duration"]) == pytest.approx(frames / 25, abs=1e-3)
+    assert float(s["audio"]["duration"]) == pytest.approx(frames * per_frame / rate, abs=1e-3)
+    assert float(s["video"]["start_time"]) == 0.0
     assert len(frame_times(out)) == frames

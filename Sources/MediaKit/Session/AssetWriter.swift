@@ -165,7 +165,7 @@ public final class AssetWriter {
                 while let p = try video.receive() { pendingVideo.append(p) }
             }
             if let audio { for p in try audio.finish() { queueAudio(p) } }
-            if video != nil && pendingVideo.isEmpty && muxer == nil {
+            if let video, video.framesSent == 0 {
                 throw MediaError(.state, "no picture was appended to the video track", path: path)
             }
             if let audio, audio.encoder.inputSampleCount == 0 {
@@ -219,21 +219,22 @@ public final class AssetWriter {
     /// one track ran far ahead of the other.
     private func drain(final: Bool) throws {
         if muxer == nil {
-            // The video's first packet may be needed for its codec configuration (vpcC, av1C); the
-            // audio track is described by its encoder alone, so audio never waits for video here.
-            guard video == nil || !pendingVideo.isEmpty else {
-                if pendingAudio.count > Self.maxPending {
-                    throw MediaError(.state, "\(pendingAudio.count) audio packets were written before the first picture "
-                                     + "(the video track's first packet opens the file): append pictures as you go", path: path)
-                }
-                return
-            }
+            // The video's first packet may be needed for its codec configuration (vpcC, av1C): the
+            // file opens with it. Audio far ahead of the first picture opens it without, where the
+            // muxer can do without (H.264, HEVC into MP4 ...); the audio track needs only its encoder.
+            let early = video != nil && pendingVideo.isEmpty
+            guard !early || pendingAudio.count > Self.maxPending else { return }
             let m = try format.make(path: path)
             muxer = m
-            if let video, let first = pendingVideo.first {
+            if let video {
                 let e = video.encoder
                 let t = Track(index: 0, id: 1, parameters: e.parameters, timeBase: e.timeBase, duration: 0)
-                videoTrack = try m.addTrack(from: t, firstPacket: first.data)
+                if early && m.needsFirstPacket(t) {
+                    throw MediaError(.state, "\(pendingAudio.count) audio packets were written before the first picture, and this "
+                                     + "container builds the \(e.parameters.codec) configuration from the first video packet: "
+                                     + "append pictures as you go", path: path)
+                }
+                videoTrack = try m.addTrack(from: t, firstPacket: pendingVideo.first?.data)
             }
             if let audio {
                 let e = audio.encoder
