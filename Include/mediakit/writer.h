@@ -67,7 +67,8 @@ mk_status mk_writer_open(mk_writer **out, const char *path, const mk_writer_sett
 /** Encodes and writes one picture from the caller's planes (COPIED; as
  *  mk_video_encoder_send_planes: `format` MK_PIXEL_*, at the video track's width x height,
  *  converted when needed). pts in the video settings' time base; MK_NOPTS_VALUE: the previous
- *  picture's plus one frame (0 for the first). flags: 0 or MK_ENCODE_FORCE_KEYFRAME.
+ *  picture's plus one frame (0 for the first; with a time_base of its own in the video settings,
+ *  plus one tick of it: give every picture its pts there). flags: 0 or MK_ENCODE_FORCE_KEYFRAME.
  *  Errors: MK_EINVAL, MK_ESTATE (no video track; finished or cancelled), and the encoder's and
  *  muxer's; after an error other than MK_EINVAL the writer is cancelled. */
 mk_status mk_writer_write_video_planes(mk_writer *writer, int32_t format, const uint8_t *const *planes,

@@ -106,7 +106,8 @@ class Writer(_Owned):
         """Encodes and writes one picture: a numpy array (or bytes) in the video ``format`` at the
         video size, packed as ``ffmpeg -f rawvideo`` writes it, or one 2-D array per plane; or a
         decoded ``Frame`` (any format and size: converted; at its own pts). ``pts`` is in the
-        video time base (default 1 / fps); None: the previous picture's plus one frame."""
+        video time base (default 1 / fps); None: the previous picture's plus one frame (with a
+        ``time_base`` of its own, one tick of it: give every picture its pts)."""
         if self._video_format is None:
             raise ValueError("the writer has no video track")
         flags = _FORCE_KEYFRAME if keyframe else 0

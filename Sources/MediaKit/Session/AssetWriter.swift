@@ -30,7 +30,8 @@ public final class AssetWriter {
         public var encoder: VideoEncoderSettings
         /// The coded picture size; pictures of another size are scaled to it.
         public var width: Int, height: Int
-        /// The nominal frame rate; pictures without a pts follow each other at it.
+        /// The nominal frame rate; pictures without a pts follow each other at it (with a
+        /// ``timeBase`` of its own, one tick of it: give such pictures their pts).
         public var frameRate: Rational
         /// The unit of the pictures' pts when they have none of their own; nil (the default):
         /// 1 / frame rate. Give a finer one (1/1000, 1/90000) for a variable frame rate: the
