@@ -78,5 +78,7 @@
 #include "stream_parser.h"
 #include "audio_converter.h"
 #include "encoder.h"
+#include "video_encoder.h"
+#include "writer.h"
 
 #endif /* MEDIAKIT_H */

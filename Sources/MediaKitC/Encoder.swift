@@ -29,7 +29,7 @@ public func mk_encoder_default_settings(_ s: UnsafeMutablePointer<mk_encoder_set
 
 /// The checked settings: the encoder settings, the coded rate and channels asked for, whether
 /// to copy the video, and the progress callback (mk_transcode's).
-private func encoderSettings(_ s: UnsafePointer<mk_encoder_settings>?, codec fallback: CodecID?, _ function: String) throws
+func encoderSettings(_ s: UnsafePointer<mk_encoder_settings>?, codec fallback: CodecID?, _ function: String) throws
     -> (EncoderSettings, Int?, Int?, Bool, ProgressRelay) {
     var c = mk_encoder_settings()
     mk_encoder_default_settings(&c)

@@ -26,6 +26,7 @@ final class WriterNarrowingTests: XCTestCase {
         "MediaKit/Containers/CAF/CAFCodec.swift", "MediaKit/Codecs/ESDescriptor.swift",
         "MediaKit/Containers/MPEGTS/MPEGTSMuxer.swift", "MediaKit/Containers/MPEGTS/MPEGTS.swift",
         "MediaKit/Containers/HLS/HLSMuxer.swift", "MediaKit/Codecs/AnnexBStream.swift", "MediaKit/Codecs/ADTSMaker.swift",
+        "MediaKit/Session/AssetWriter.swift", "MediaKitC/Writer.swift",
     ]
 
     /// Audited bare conversions: file, a fragment of the line, why it cannot trap.
@@ -66,6 +67,7 @@ final class WriterNarrowingTests: XCTestCase {
         ("PCMWriter.swift", "dataBytes: UInt32(data)), at: 0)", "data <= UInt32.max - 80 is checked just above"),
         ("WAVCodec.swift", "func le16(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }", "WAVEFormatEx's reader: bytes widened"),
         ("Muxer.swift", "struct_size: UInt32(MemoryLayout<mk_muxer_settings>.size)", "the size of a C struct"),
+        ("Writer.swift", "struct_size: UInt32(MemoryLayout<mk_writer_settings>.size)", "the size of a C struct"),
         ("Muxer.swift", "userData[0..<4].reduce(0) { $0 << 8 | Int($1) }", "bytes widened (4 of them: below 2^32)"),
         ("Muxer.swift", "o.reservedIndexBytes = Int(s.reserved_moov_bytes)", "Int64 to Int (64-bit platforms), checked 0...256 MiB above"),
         ("Muxer.swift", "guard index >= 0 && Int(index) < h.tracks.count", "Int32 widened"),

@@ -34,7 +34,7 @@ The package is split by family, as PyAV's is; this module only re-exports. From 
 exceptions and the status check), ``_common`` (helpers shared by the rest), ``_registry``
 (plugins, backends, containers), ``_demux`` (Demuxer, Track, Packet, CodecParameters), ``_mux``
 (Muxer), ``_open`` (open), ``_audio`` (AudioConverter), ``_frame`` (Frame), ``_decode``
-(Decoder), ``_session`` (AsyncDecodeSession), ``_encode`` (Encoder), ``_stream`` (StreamParser),
+(Decoder), ``_session`` (AsyncDecodeSession), ``_encode`` (Encoder), ``_venc`` (VideoEncoder), ``_writer`` (Writer), ``_stream`` (StreamParser),
 ``_files`` (decode, remux, transcode), ``_video`` (VideoDecoder: frames by index as one array),
 ``_audio_decoder`` (AudioDecoder: samples by time as one float32 array),
 ``samplers`` (clips for training, torchcodec.samplers' functions). Each imports only modules below it.
@@ -66,6 +66,8 @@ from ._frame import Frame
 from ._decode import Decoder
 from ._session import AsyncDecodeSession, Recovery
 from ._encode import Encoder
+from ._venc import VideoEncoder
+from ._writer import Writer
 from ._stream import StreamEvent, StreamParser
 from ._files import Progress, decode, remux, transcode
 from ._video import FrameBatch, VideoDecoder, VideoMetadata
@@ -77,7 +79,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
            "BackendError", "CancelledError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
-           "AsyncDecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
+           "AsyncDecodeSession", "AudioConverter", "Encoder", "VideoEncoder", "Writer", "StreamParser", "StreamEvent",
            "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples",
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
            "open", "decode", "remux", "transcode", "plugins", "backends", "containers", "plugin_failures",

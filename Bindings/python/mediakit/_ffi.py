@@ -204,6 +204,33 @@ class EncoderInfo(ctypes.Structure):
                 ("input_samples", ctypes.c_int64)]
 
 
+class VideoEncoderSettings(ctypes.Structure):
+    """mk_video_encoder_settings (0.3)."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("codec", ctypes.c_char_p), ("width", ctypes.c_int32),
+                ("height", ctypes.c_int32), ("pixel_format", ctypes.c_int32), ("time_base_num", ctypes.c_int32),
+                ("time_base_den", ctypes.c_int32), ("frame_rate_num", ctypes.c_int32), ("frame_rate_den", ctypes.c_int32),
+                ("crf", ctypes.c_double), ("qp", ctypes.c_double), ("bit_rate", ctypes.c_int64),
+                ("preset", ctypes.c_char_p), ("profile", ctypes.c_char_p), ("gop_size", ctypes.c_int32),
+                ("max_b_frames", ctypes.c_int32), ("threads", ctypes.c_int32), ("sample_aspect_num", ctypes.c_int32),
+                ("sample_aspect_den", ctypes.c_int32), ("color_range", ctypes.c_int32), ("color_primaries", ctypes.c_int32),
+                ("color_transfer", ctypes.c_int32), ("color_space", ctypes.c_int32)]
+
+
+class VideoEncoderInfo(ctypes.Structure):
+    """mk_video_encoder_info (0.3)."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("codec", ctypes.c_char_p), ("backend", ctypes.c_char_p),
+                ("width", ctypes.c_int32), ("height", ctypes.c_int32), ("pixel_format", ctypes.c_int32),
+                ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32), ("reorder_delay", ctypes.c_int32),
+                ("bit_rate", ctypes.c_int64), ("extradata", ctypes.POINTER(ctypes.c_uint8)), ("extradata_size", ctypes.c_size_t),
+                ("frames_sent", ctypes.c_int64)]
+
+
+class WriterSettings(ctypes.Structure):
+    """mk_writer_settings (0.3)."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("video", ctypes.POINTER(VideoEncoderSettings)),
+                ("audio", ctypes.POINTER(EncoderSettings)), ("audio_input", ctypes.POINTER(AudioFormat))]
+
+
 class CodecParams(ctypes.Structure):
     """mk_codec_params: a stream described by its codec parameters (no demuxer)."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("media_type", ctypes.c_int32), ("codec", ctypes.c_char_p),
@@ -378,6 +405,25 @@ _declare("mk_encoder_push", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_in
 _declare("mk_encoder_flush", c_status, [c_handle], True)
 _declare("mk_encoder_receive_packet", c_status, [c_handle, P(c_handle)], False)
 _declare("mk_encoder_close", None, [P(c_handle)])
+_declare("mk_video_encoder_default_settings", None, [P(VideoEncoderSettings)])
+_declare("mk_video_encoder_open", c_status, [P(c_handle), P(VideoEncoderSettings)], True)
+_declare("mk_video_encoder_get_info", c_status, [c_handle, P(VideoEncoderInfo)], True)
+_declare("mk_video_encoder_get_params", c_status, [c_handle, P(CodecParams)], True)
+_declare("mk_video_encoder_send_frame", c_status, [c_handle, c_handle, ctypes.c_int32], True)
+_declare("mk_video_encoder_send_planes", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_void_p), P(ctypes.c_int64),
+                                                    ctypes.c_int64, ctypes.c_int32], True)
+_declare("mk_video_encoder_flush", c_status, [c_handle], True)
+_declare("mk_video_encoder_receive_packet", c_status, [c_handle, P(c_handle)], False)
+_declare("mk_video_encoder_close", None, [P(c_handle)])
+_declare("mk_writer_default_settings", None, [P(WriterSettings)])
+_declare("mk_writer_open", c_status, [P(c_handle), ctypes.c_char_p, P(WriterSettings)], True)
+_declare("mk_writer_write_video_planes", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_void_p), P(ctypes.c_int64),
+                                                    ctypes.c_int64, ctypes.c_int32], True)
+_declare("mk_writer_write_video_frame", c_status, [c_handle, c_handle, ctypes.c_int32], True)
+_declare("mk_writer_write_audio", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32], True)
+_declare("mk_writer_finish", c_status, [c_handle], True)
+_declare("mk_writer_cancel", c_status, [c_handle], True)
+_declare("mk_writer_close", None, [P(c_handle)])
 _declare("mk_transcode", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(EncoderSettings)], True)
 _declare("mk_transcode_default_settings", None, [P(TranscodeSettings)])
 _declare("mk_transcode_with", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(TranscodeSettings)], True)

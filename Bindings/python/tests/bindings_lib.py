@@ -43,3 +43,17 @@ def run_sample(name: str, *args: object, timeout: float = 300) -> subprocess.Com
                          env=sample_env(), timeout=timeout)
     assert run.returncode == 0, f"{name} failed ({run.returncode}): {run.stderr[-3000:]}"
     return run
+
+
+def raw_testsrc(fmt: str, width: int, height: int, frames: int) -> bytes:
+    """`frames` pictures of ffmpeg's testsrc2 at 25 fps as `ffmpeg -f rawvideo -pix_fmt FMT` writes
+    them (the pictures the encoder and writer tests feed in)."""
+    return subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"testsrc2=size={width}x{height}:rate=25",
+                           "-frames:v", str(frames), "-f", "rawvideo", "-pix_fmt", fmt, "-"], check=True, capture_output=True).stdout
+
+
+def frame_times(path: Path) -> list[float]:
+    """pts_time of each picture ffprobe decodes from the first video stream."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time",
+                          "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout
+    return [float(x.strip(",")) for x in out.split()]

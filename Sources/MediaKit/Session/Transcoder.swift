@@ -260,12 +260,7 @@ public enum Transcoder {
                 for p in try conv.finish() { try emit(p) }
                 let enc = conv.encoder
                 // The decoded length: the input samples; the rest is priming and padding.
-                let inputRate = Int64(enc.inputFormat.sampleRate)
-                let samples = Rational.rescale(enc.inputSampleCount, multiply: enc.timeBase.denominator, divide: inputRate * enc.timeBase.numerator)
-                // A packet decodes to a whole frame even when the encoder states a shorter last duration.
-                let frameTicks = Rational.rescale(Int64(enc.frameSize), multiply: enc.timeBase.denominator, divide: inputRate * enc.timeBase.numerator)
-                let coded = lastPacket.map { $0.pts + max($0.duration, frameTicks) } ?? 0
-                let padding = max(0, coded - Int64(enc.encoderDelay) - samples)
+                let (samples, padding) = conv.gaplessTrim(lastPacket: lastPacket)
                 try m.setGapless(track: audioOut, presentedDuration: samples, padding: padding)
                 if let last = lastPacket {
                     try write(last, video: false)
