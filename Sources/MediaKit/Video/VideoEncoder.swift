@@ -105,7 +105,9 @@ public struct VideoEncoderSettings: Sendable, Hashable {
 /// the first picture is presented at its pts).
 public protocol VideoEncoder: AnyObject {
     /// The coded stream: codec, size, aspect ratio, colour and the magic cookie
-    /// (``CodecParameters/extradata``: avcC, hvcC, av1C's OBUs; none for VP9).
+    /// (``CodecParameters/extradata``: what libavcodec's encoder gives with a global header —
+    /// for libx264 / libx265 the parameter sets in Annex B form, from which the MP4 and Matroska
+    /// muxers build the avcC / hvcC —, av1C's OBUs; none for VP9).
     var parameters: CodecParameters { get }
     /// The pictures the encoder takes.
     var inputFormat: VideoFormat { get }
