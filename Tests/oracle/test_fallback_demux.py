@@ -67,19 +67,7 @@ def _probe_json(mk_probe: Path, path: Path, *extra: str, env: dict | None = None
 
 
 def _ffprobe_packets(path: Path) -> list[str]:
-    cmd = ["ffprobe", "-v", "error", "-show_entries", "packet=stream_index,pts,dts,duration,size,pos,flags",
-           "-of", "csv=p=0", path]
-    proc = lib.run(cmd)
-    lib.oracle_ok(proc, cmd)
-    out = []
-    for line in proc.stdout.decode().splitlines():
-        fields = line.split(",")
-        while len(fields) > 7 and fields[-1] == "":
-            fields.pop()
-        if len(fields) != 7:
-            continue          # an empty line after side data
-        out.append(",".join(fields[:6] + ["K" if fields[6].startswith("K") else "_"]))
-    return out
+    return lib.ffprobe_packet_lines(path)
 
 
 def _ffprobe_packets_piped(path: Path) -> list[str]:

@@ -128,16 +128,7 @@ def test_matroska_webvtt_cues_are_mkvextracts(shared_media: Path, mk_decode: Pat
 
 
 def _ffprobe_packets(path: Path) -> list[str]:
-    cmd = ["ffprobe", "-v", "error", "-show_entries", "packet=stream_index,pts,dts,duration,size,pos,flags",
-           "-of", "csv=p=0", path]
-    proc = lib.run(cmd)
-    lib.oracle_ok(proc, cmd)
-    out = []
-    for line in proc.stdout.decode().splitlines():
-        f = line.split(",")
-        if len(f) >= 7:   # a line after side data is empty
-            out.append(",".join(f[:6] + ["K" if f[6].startswith("K") else "_"]))
-    return out
+    return lib.ffprobe_packet_lines(path)
 
 
 def _probe(mk_probe: Path, path: Path, *args: str) -> subprocess.CompletedProcess:
