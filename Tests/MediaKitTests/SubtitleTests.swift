@@ -144,6 +144,23 @@ final class SubtitleTests: XCTestCase {
         XCTAssertEqual(ps.map(\.position), [2, 44, 84])
     }
 
+    func testSeekAndPerTrackReading() throws {
+        let srt = "1\n00:00:01,000 --> 00:00:02,000\na\n\n2\n00:00:03,000 --> 00:00:04,000\nb\n\n3\n00:00:05,000 --> 00:00:06,000\nc\n"
+        let d = try open(srt, .subrip)
+        XCTAssertEqual(try d.read()?.pts, 1000)
+        XCTAssertEqual(try d.read(track: 0)?.pts, 1000, "read(track:) has its own position")
+        try d.seek(to: 3.5)
+        XCTAssertEqual(try packets(d).map(\.pts), [3000, 5000], "the cue starting at or before the time, then the rest")
+        try d.seek(to: 0)
+        XCTAssertEqual(try packets(d).map(\.pts), [1000, 3000, 5000])
+        try d.seek(to: 100)
+        XCTAssertEqual(try packets(d).map(\.pts), [5000])
+        XCTAssertThrowsError(try d.seek(to: -1))
+        XCTAssertThrowsError(try d.read(track: 1))
+        d.select(tracks: [])
+        XCTAssertNil(try d.read())
+    }
+
     // 3GPP TS 26.245 5.16: the sample entry FFmpeg's mov_text encoder writes (FFmpeg 5.1,
     // `ffmpeg -i in.srt -c:s mov_text out.mp4`): display flags 0, centred bottom, black
     // background, empty box, default style (font 1, plain, 16, opaque white), ftab {1: Arial}.

@@ -100,10 +100,14 @@ public enum SubRipTiming {
         while i < head.count, head[i] == 0x0D || head[i] == 0x0A { i += 1 }
         func line() -> [UInt8]? {
             var l: [UInt8] = []
-            while i < head.count, head[i] != 0x0D, head[i] != 0x0A {
-                if head[i] == 0 { return nil }
-                if l.count < 63 { l.append(head[i]) }
+            // ff_subtitles_read_line into FFmpeg's 64-byte probe buffer: at most 63 bytes, the
+            // line's end taken, then one more \r and one more \n.
+            while i < head.count, l.count < 63 {
+                let c = head[i]
                 i += 1
+                if c == 0 { return nil }
+                if c == 0x0D || c == 0x0A { break }
+                l.append(c)
             }
             if i < head.count, head[i] == 0x0D { i += 1 }
             if i < head.count, head[i] == 0x0A { i += 1 }

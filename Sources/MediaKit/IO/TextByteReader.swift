@@ -56,15 +56,16 @@ struct TextByteReader {
         case nul
     }
 
-    /// The next line (`ff_subtitles_read_line`): bytes up to `\r` or `\n`, then one `\r` and
-    /// one `\n` skipped; nil at the end of the source.
+    /// The next line (`ff_subtitles_read_line`): bytes up to `\r` or `\n`, that byte taken,
+    /// then one more `\r` and one more `\n` skipped (so `\n\n` ends one line, as in FFmpeg);
+    /// nil at the end of the source.
     mutating func readLine() throws -> Line? {
         guard try peek() != nil else { return nil }
         var line: [UInt8] = []
         while line.count < Self.maxLine {
             guard let c = try next() else { break }
             if c == 0 { return try peek() == nil ? .text(line) : .nul }
-            if c == 0x0D || c == 0x0A { index -= 1; break }
+            if c == 0x0D || c == 0x0A { break }
             line.append(c)
         }
         if try peek() == 0x0D { index += 1 }

@@ -48,7 +48,7 @@ struct WebVTTParser: CueParser {
             i += arrow.lowerBound + 3
             while i < block.count, block[i] == 0x20 || block[i] == 0x09 { i += 1 }
             guard let end = WebVTTCue.timestamp(block[i...]) else { return stop("expected the cue's end timestamp") }
-            while i < block.count, ![0x0A, 0x09, 0x20].contains(block[i]) { i += 1 }
+            while i < block.count, ![0x0D, 0x0A, 0x09, 0x20].contains(block[i]) { i += 1 }
             while i < block.count, block[i] == 0x09 || block[i] == 0x20 { i += 1 }
             let settingsStart = i
             while i < block.count, block[i] != 0x0D, block[i] != 0x0A { i += 1 }
