@@ -14,7 +14,7 @@ protocol CueParser {
 ///
 /// Packets are FFmpeg's (`ff_subtitles_queue_finalize`) but in file order: a cue with a
 /// negative duration takes the gap to the next cue's start, and a cue equal to the one before
-/// it (start, duration and text) is dropped, and so is a cue without text. FFmpeg also sorts the cues by start time (it reads
+/// it (start, duration and text) is dropped. FFmpeg also sorts the cues by start time (it reads
 /// the whole file first); a file whose cues are out of order gives them here in file order.
 final class TextSubtitleDemuxer<Parser: CueParser>: Demuxer, @unchecked Sendable {
     /// The one subtitle track.
@@ -46,7 +46,6 @@ final class TextSubtitleDemuxer<Parser: CueParser>: Demuxer, @unchecked Sendable
                 if let n = held, let d = p.statedDuration, d < 0 {
                     p.statedDuration = n.pts - p.pts
                 }
-                if p.data.isEmpty { continue }   // FFmpeg returns no packet for a cue without text
                 if let l = last, l.pts == p.pts, l.statedDuration == p.statedDuration, l.data == p.data { continue }
                 last = p
                 return p

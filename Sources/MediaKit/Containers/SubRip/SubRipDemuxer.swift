@@ -24,7 +24,16 @@ struct SubRipParser: CueParser {
         try reader.skip([0xEF, 0xBB, 0xBF])
     }
 
+    /// The next cue with text: FFmpeg's SubRip reader gives no packet for a cue without text
+    /// (its WebVTT reader does).
     mutating func next() throws -> Packet? {
+        while let p = try nextCue() {
+            if !p.data.isEmpty { return p }
+        }
+        return nil
+    }
+
+    private mutating func nextCue() throws -> Packet? {
         if done { return nil }
         var text: [UInt8] = []
         var counter: [UInt8]?     // a number line held back: the next cue's counter or text
