@@ -106,6 +106,12 @@ struct Decode: ParsableCommand {
     @Flag(help: "Exit with status 3 (instead of 0) when the input was cut short or damaged; the outputs are still written and the warnings printed.")
     var strict = false
 
+    @Option(help: ArgumentHelp("Write the cues of a text subtitle track (SubRip, WebVTT, mov_text, ASS) to this file, as SubRip (.srt) or WebVTT (.vtt) by its extension, as ffmpeg -map 0:s:N -f srt / -f webvtt writes them. Alone, only the subtitles are written.", valueName: "PATH"))
+    var subtitlesOut: String?
+
+    @Option(help: ArgumentHelp("The subtitle track --subtitles-out decodes: N-th subtitle track, 0 first (ffmpeg's 0:s:N).", valueName: "N"))
+    var subtitleTrack = 0
+
     /// The exit status of --strict for an input that was cut short or damaged.
     static let strictWarningStatus: Int32 = 3
 
@@ -136,6 +142,15 @@ struct Decode: ParsableCommand {
         let rate = try Self.parsedFrameRate(frameRate)
         let demuxer = try MediaRegistry.shared.makeDemuxer(path: file)
         if let rate { try RawVideoDemuxer.setFrameRate(rate, on: demuxer, path: file) }
+        if let subtitlesOut {
+            guard let format = SubtitleExport.format(forPath: subtitlesOut) else {
+                throw MediaError(.invalidArgument, "--subtitles-out writes .srt or .vtt files, not \"\((subtitlesOut as NSString).lastPathComponent)\"")
+            }
+            let track = try SubtitleExport.subtitleTrack(subtitleTrack, of: demuxer, path: file)
+            let n = try SubtitleExport.write(from: demuxer, track: track, to: subtitlesOut, format: format)
+            if !quiet { FileHandle.standardError.write(Data("mk-decode: \(n) cues written to \(subtitlesOut)\n".utf8)) }
+            if audioOut == nil && videoOut == nil && at == nil && atFrame == nil { return false }
+        }
         if at != nil || atFrame != nil { return try writePictures(demuxer) }
         if audioOut == nil && videoOut == nil {
             // Default outputs, beside the input: only for the tracks the file has.

@@ -32,6 +32,10 @@ public enum FuzzHarness {
         "probe": probe,
         "remux": remux,
         "mux": mux,
+        "srt": srt,
+        "webvtt": webvtt,
+        "tx3g": tx3g,
+        "ass": ass,
     ]
 
     /// MP4 / QuickTime, progressive and fragmented: open, read all, seek, re-read, per track.
@@ -63,6 +67,59 @@ public enum FuzzHarness {
     public static func audioStreamDemuxer(_ data: [UInt8]) { demux(data) { try AudioStreamDemuxer(source: $0) } }
     /// Whatever the probe picks (every built-in container), as `mk-probe` and the C API open files.
     public static func probe(_ data: [UInt8]) { demux(data) { try ContainerCatalog.shared.open($0).demuxer } }
+
+    /// SubRip files: the line reader, the timing lines, the markup to ASS and the SubRip /
+    /// WebVTT rendering of every cue.
+    public static func srt(_ data: [UInt8]) { textSubtitles(data, format: .subrip) }
+    /// WebVTT files, then the input as an MP4 `wvtt` sample (vttc / iden / sttg / payl boxes).
+    public static func webvtt(_ data: [UInt8]) {
+        textSubtitles(data, format: .webvtt)
+        var p = CodecParameters(mediaType: .subtitle, codec: "webvtt", codecTag: "wvtt")
+        p.extradata = []
+        decodeCues(data, parameters: p)
+    }
+    /// A `tx3g` sample entry (the first byte's count of bytes, up to 255) and a sample (the rest):
+    /// the defaults, the text length, the style / highlight / wrap boxes, the UTF-8 walk.
+    public static func tx3g(_ data: [UInt8]) {
+        guard let first = data.first else { return }
+        let n = min(Int(first), data.count - 1)
+        let entry = Array(data[1..<(1 + n)])
+        var p = CodecParameters(mediaType: .subtitle, codec: "mov_text", codecTag: "tx3g")
+        p.sampleEntry = entry
+        _ = MovText.defaults(entry: entry)
+        decodeCues(Array(data[(1 + n)...]), parameters: p)
+    }
+    /// An ASS header (up to the first NUL byte) and an event line (the rest): styles, the event
+    /// fields, the override codes, both renderings.
+    public static func ass(_ data: [UInt8]) {
+        let cut = data.firstIndex(of: 0) ?? data.count
+        var p = CodecParameters(mediaType: .subtitle, codec: "ass")
+        p.extradata = Array(data[..<cut])
+        decodeCues(cut < data.count ? Array(data[(cut + 1)...]) : [], parameters: p)
+    }
+
+    static func textSubtitles(_ data: [UInt8], format: ContainerFormat) {
+        exercise { try format.makeDemuxer(MemorySource(data, name: "fuzz")) }
+        guard let d = try? format.makeDemuxer(MemorySource(data, name: "fuzz")),
+              let decoder = try? SubtitleDecoder(parameters: d.tracks[0].parameters) else { return }
+        var n = 0
+        while n < maxPackets, let p = try? d.read() {
+            for cue in (try? decoder.decode(p)) ?? [] {
+                _ = decoder.render(cue, as: .subrip)
+                _ = decoder.render(cue, as: .webvtt)
+            }
+            n += 1
+        }
+    }
+
+    static func decodeCues(_ sample: [UInt8], parameters: CodecParameters) {
+        guard let decoder = try? SubtitleDecoder(parameters: parameters) else { return }
+        let packet = Packet(trackIndex: 0, pts: 0, dts: 0, duration: 1, isKeyframe: true, data: sample, timeBase: Rational(1, 1000))
+        for cue in (try? decoder.decode(packet)) ?? [] {
+            _ = decoder.render(cue, as: .subrip)
+            _ = decoder.render(cue, as: .webvtt)
+        }
+    }
 
     /// Opens `data` with `open`, then: every packet in file order, a seek to the start, the middle,
     /// past the end and before the start with a few packets after each, every packet of each track.

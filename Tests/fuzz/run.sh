@@ -47,6 +47,8 @@ seed_globs() {
         probe|capi|remux) echo "*.mp4 *.m4a *.mov *.ogg *.opus *.ivf *.mp3 *.aac" ;;
         matroska) echo "*.mkv *.mka *.webm" ;;
         mux) echo "" ;;                     # scripts for the writers, not media files
+        webvtt) echo "*.vtt" ;;
+        tx3g|ass) echo "" ;;                # samples and event lines: seeds/<target>
         *) echo "*.$1" ;;                   # another new target: the corpus files named after it
     esac
 }

@@ -552,6 +552,24 @@ def ffprobe_packets_cmd(path: Path) -> list:
             "-of", "csv=p=0", path]
 
 
+def ffprobe_packet_lines(path: Path) -> list[str]:
+    """ffprobe's packets as `mk-probe --packets` prints them: `index,pts,dts,duration,size,pos,K|_`
+    (the lines that follow side data, empty in CSV, left out)."""
+    cmd = ["ffprobe", "-v", "error", "-show_entries", "packet=stream_index,pts,dts,duration,size,pos,flags",
+           "-of", "csv=p=0", path]
+    proc = run(cmd)
+    oracle_ok(proc, cmd)
+    out = []
+    for line in proc.stdout.decode().splitlines():
+        fields = line.split(",")
+        while len(fields) > 7 and fields[-1] == "":
+            fields.pop()
+        if len(fields) != 7:
+            continue
+        out.append(",".join(fields[:6] + ["K" if fields[6].startswith("K") else "_"]))
+    return out
+
+
 @functools.lru_cache(maxsize=None)
 def zero_duration_samples(path: str) -> dict[int, set[int]]:
     """Per trak (moov order = ffprobe's stream index), the samples whose stts delta is 0:

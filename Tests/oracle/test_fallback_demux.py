@@ -6,7 +6,7 @@ Oracles (ORACLES.md):
   MANIFEST's ffprobe column) opens in MediaKit, natively or through the fallback, and the
   fallback's tracks carry the codecs ffprobe names. The native formats keep every file they
   claim: the fallback reads exactly the files whose container MediaKit has no reader for
-  (AVI, Musepack, WebVTT);
+  (AVI, Musepack; WebVTT has its native reader since issue 33);
 - packets of the fallback-read files: `ffprobe -show_entries packet=...` (pts, dts, duration,
   size, position, key flag), line for line; through a pipe (`mk-probe -`), ffprobe reading the
   same pipe (libavformat's mpc demuxer drops the last frame when it cannot seek: so does ffprobe);
@@ -14,7 +14,7 @@ Oracles (ORACLES.md):
   ffprobe's (edit list applied, as libavformat does by default);
 - remux into Matroska of a file only the fallback reads: `ffmpeg -c copy -f framemd5` of ours
   equals that of `ffmpeg -i FILE -c copy out.mkv`. No MediaKit muxer carries the breadth files'
-  codecs (mpeg4 part 2, musepack7, webvtt), so the source is an FLV (H.264 + AAC) ffmpeg writes;
+  codecs (mpeg4 part 2, musepack7), so the source is an FLV (H.264 + AAC) ffmpeg writes;
 - decode of fallback-read tracks: `ffmpeg -f rawvideo -pix_fmt nv12` / `-f s16le`, byte for byte
   (the same libavcodec behind the FFmpeg plugin): the AVI's MPEG-4 part 2, the FLV's H.264 and AAC;
 - a codec no plugin decodes fails at decode naming the codec;
@@ -39,7 +39,6 @@ MANIFEST = "breadth/MANIFEST.tsv"
 FALLBACK = {
     "avi_meta-pytor_133ba9_testsrc2_mpeg4.avi": "ffmpeg:avi",
     "mpc_Borewit_539382_apev2.sv7.mpc": "ffmpeg:mpc",
-    "vtt_shaka-proj_034a2c_chapters.vtt": "ffmpeg:webvtt",
 }
 AVI = "avi_meta-pytor_133ba9_testsrc2_mpeg4.avi"
 MPC = "mpc_Borewit_539382_apev2.sv7.mpc"
@@ -68,19 +67,7 @@ def _probe_json(mk_probe: Path, path: Path, *extra: str, env: dict | None = None
 
 
 def _ffprobe_packets(path: Path) -> list[str]:
-    cmd = ["ffprobe", "-v", "error", "-show_entries", "packet=stream_index,pts,dts,duration,size,pos,flags",
-           "-of", "csv=p=0", path]
-    proc = lib.run(cmd)
-    lib.oracle_ok(proc, cmd)
-    out = []
-    for line in proc.stdout.decode().splitlines():
-        fields = line.split(",")
-        while len(fields) > 7 and fields[-1] == "":
-            fields.pop()
-        if len(fields) != 7:
-            continue          # an empty line after side data
-        out.append(",".join(fields[:6] + ["K" if fields[6].startswith("K") else "_"]))
-    return out
+    return lib.ffprobe_packet_lines(path)
 
 
 def _ffprobe_packets_piped(path: Path) -> list[str]:

@@ -25,7 +25,7 @@ import mediakit
 FFPROBE_FORMATS = {"mp4": "mov,mp4,m4a,3gp,3g2,mj2", "matroska": "matroska,webm", "webm": "matroska,webm", "ogg": "ogg", "opus": "ogg",
                    "ivf": "ivf", "mp3": "mp3", "aac": "aac", "wav": "wav", "flac": "flac", "aiff": "aiff", "caf": "caf",
                    "mpegts": "mpegts", "h264": "h264", "hevc": "hevc", "obu": "obu", "ac3": "ac3", "eac3": "eac3",
-                   "dts": "dts", "amr": "amr", "hls": "hls"}
+                   "dts": "dts", "amr": "amr", "hls": "hls", "srt": "srt", "webvtt": "webvtt"}
 # The libavcodec encoder each plugin's encoder wraps.
 FFMPEG_ENCODERS = {("ffmpeg", "aac"): "aac", ("ffmpeg", "flac"): "flac", ("ffmpeg", "mp3"): "libmp3lame",
                    ("opus", "opus"): "libopus", ("vorbis", "vorbis"): "libvorbis"}

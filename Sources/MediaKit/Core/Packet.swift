@@ -43,6 +43,13 @@ public struct Packet: Sendable {
     /// ``DecodeSession`` sets it on packets whose frames fall outside what is presented.
     /// Default: false.
     public var isDiscarded = false
+    /// A text subtitle cue's identifier line (a WebVTT cue id, FFmpeg's `AV_PKT_DATA_WEBVTT_IDENTIFIER`),
+    /// nil when the cue has none. Default: nil.
+    public var cueIdentifier: String? = nil
+    /// A text subtitle cue's settings: the rest of a WebVTT timing line (`align:start line:0`,
+    /// FFmpeg's `AV_PKT_DATA_WEBVTT_SETTINGS`) or a SubRip timing line's `X1:.. X2:.. Y1:.. Y2:..`
+    /// box (FFmpeg's `AV_PKT_DATA_SUBTITLE_POSITION`); nil when the timing line has none. Default: nil.
+    public var cueSettings: String? = nil
     /// Set on the first packet after the stream's codec parameters changed mid-stream (a
     /// chained Ogg link with its own headers: another rate, channel count or setup): a
     /// decoder is re-created from these to decode this packet and the ones after it (a

@@ -127,9 +127,9 @@ public struct MuxerFormat: Sendable {
 /// The container formats MediaKit reads and writes, and the probing that picks one.
 public final class ContainerCatalog: @unchecked Sendable {
     /// The formats MediaKit has built in: MP4 / QuickTime, Ogg, IVF, MP3 (MPEG audio), ADTS AAC, WAV, FLAC,
-    /// Matroska / WebM, AIFF / AIFF-C, CAF, MPEG-TS, raw AC-3, E-AC-3, DTS and AMR, raw H.264, HEVC and AV1 OBU streams.
+    /// Matroska / WebM, AIFF / AIFF-C, CAF, MPEG-TS, raw AC-3, E-AC-3, DTS and AMR, raw H.264, HEVC and AV1 OBU streams, SubRip and WebVTT subtitles.
     public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska, .aiff, .caf, .mpegts,
-                                                    .ac3, .eac3, .dts, .amr, .h264, .hevc, .obu]
+                                                    .ac3, .eac3, .dts, .amr, .h264, .hevc, .obu, .subrip, .webvtt]
     /// The formats MediaKit writes.
     public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3, .wav, .aiff, .caf, .mpegts, .hls]
 
