@@ -78,5 +78,6 @@
 #include "stream_parser.h"
 #include "audio_converter.h"
 #include "encoder.h"
+#include "metadata.h"
 
 #endif /* MEDIAKIT_H */

@@ -66,6 +66,7 @@ from ._session import AsyncDecodeSession, Recovery
 from ._encode import Encoder
 from ._stream import StreamEvent, StreamParser
 from ._files import Progress, decode, remux, transcode
+from ._metadata import Attachment, Chapter, Metadata, Tag
 from ._video import FrameBatch, VideoDecoder, VideoMetadata
 from ._system import missing_system_libraries
 
@@ -74,7 +75,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "BackendError", "CancelledError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
            "AsyncDecodeSession", "AudioConverter", "Encoder", "StreamParser", "StreamEvent",
-           "VideoDecoder", "VideoMetadata", "FrameBatch",
+           "VideoDecoder", "VideoMetadata", "FrameBatch", "Metadata", "Tag", "Chapter", "Attachment",
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
            "open", "decode", "remux", "transcode", "plugins", "backends", "containers", "plugin_failures",
            "plugin_search_paths",

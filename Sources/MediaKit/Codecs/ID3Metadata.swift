@@ -66,14 +66,14 @@ enum ID3Metadata {
 
     /// Reads the ID3v2 tags at the start of `source` and, when there are none, the ID3v1 tag in
     /// its last 128 bytes (FFmpeg reads ID3v1 only when no ID3v2 tag gave a tag).
-    static func read(_ source: ByteSource) throws -> Result {
+    static func read(_ source: ByteSource, v1: Bool = true) throws -> Result {
         var result = Result()
         var at: Int64 = 0
         while let size = ID3.v2TagSize(try source.readUpTo(at: at, count: 10)[...]) {
             if size <= maxTagBytes { parseV2(try source.readUpTo(at: at, count: size), into: &result) }
             at += Int64(size)
         }
-        if result.metadata.isEmpty, source.isSeekable, let size = source.knownSize, size > 128 {
+        if v1, result.metadata.isEmpty, source.isSeekable, let size = source.knownSize, size > 128 {
             parseV1(try source.readUpTo(at: size - 128, count: 128), into: &result.metadata)
         }
         return result

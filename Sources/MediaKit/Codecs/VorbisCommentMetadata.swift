@@ -25,9 +25,8 @@ extension VorbisComment {
                 if !isName {
                     let parts = value.split(whereSeparator: { $0 == ":" || $0 == "." }).prefix(4).map { Int($0.prefix(3)) ?? 0 }
                     if parts.count == 4 {
-                        var ms = parts[3]
-                        let fraction = value.split(separator: ".").last.map { $0.prefix { $0.isNumber } } ?? ""
-                        if fraction.count == 1 { ms *= 100 } else if fraction.count == 2 { ms *= 10 }
+                        // As FFmpeg's sscanf("%02d:%02d:%02d.%03d"): ".5" is 5 ms.
+                        let ms = parts[3]
                         let start = Int64(ms + 1000 * (parts[2] + 60 * (parts[1] + 60 * parts[0])))
                         if chapters[number] == nil { order.append(number) }
                         chapters[number] = Chapter(id: Int64(number), timeBase: Rational(1, 1000), start: start, end: Chapter.unknownEnd)
