@@ -4,14 +4,16 @@ import json
 import subprocess
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import mediakit
 
 
-def _ffprobe(path: Path) -> dict:
+def _ffprobe(path: Path) -> dict[str, Any]:
     out = subprocess.run(["ffprobe", "-v", "error", "-show_format", "-show_streams", "-show_chapters", "-of", "json", str(path)],
                          capture_output=True, check=True).stdout
-    return json.loads(out)
+    parsed: dict[str, Any] = json.loads(out)
+    return parsed
 
 
 def _cover(path: Path, index: int, out: Path) -> bytes:

@@ -88,20 +88,31 @@ public struct Metadata: Sendable, Hashable, RandomAccessCollection {
     /// ``MetadataEntry/ffmpegKey``, repeated keys (in any case) merged by ``ffmpegMerge``, empty
     /// keys and values left out, in the dictionary's order.
     public var ffmpegTags: [(key: String, value: String)] {
+        let shown = entries.filter { !$0.ffmpegKey.isEmpty && !$0.value.isEmpty }
+        guard case .join(let separator) = ffmpegMerge else {
+            return Self.dictionary(shown.map { ($0.ffmpegKey, $0.value) }, join: nil, keepFirst: ffmpegMerge == .keepFirst)
+        }
+        // Vorbis comments: libavformat joins a repeated field under its native name first, then
+        // renames (ALBUMARTIST -> album_artist ...), a renamed key replacing one already there.
+        var renames: [String: String] = [:]
+        for e in shown { renames[e.nativeKey.lowercased()] = e.ffmpegKey }
+        let joined = Self.dictionary(shown.map { ($0.nativeKey, $0.value) }, join: separator, keepFirst: false)
+        return Self.dictionary(joined.map { (renames[$0.key.lowercased()] ?? $0.key, $0.value) }, join: nil, keepFirst: false)
+    }
+
+    /// libavformat's AVDictionary fed `pairs` in order: keys match in any case; a key set again
+    /// is kept (`keepFirst`), joined with `join`, or replaced; a changed entry moves to the end
+    /// (removing one moves the last entry into its place).
+    private static func dictionary(_ pairs: [(String, String)], join: String?, keepFirst: Bool) -> [(key: String, value: String)] {
         var out: [(key: String, value: String)] = []
-        for e in entries where !e.ffmpegKey.isEmpty && !e.value.isEmpty {
-            let k = e.ffmpegKey.lowercased()
-            guard let i = out.firstIndex(where: { $0.key.lowercased() == k }) else { out.append((e.ffmpegKey, e.value)); continue }
-            var value = e.value
-            switch ffmpegMerge {
-            case .keepFirst: continue
-            case .replace: break
-            case .join(let separator): value = out[i].value + separator + value
-            }
-            // AVDictionary removes an entry by moving the last one into its place.
+        for (key, value) in pairs {
+            let k = key.lowercased()
+            guard let i = out.firstIndex(where: { $0.key.lowercased() == k }) else { out.append((key, value)); continue }
+            if keepFirst { continue }
+            let merged = join.map { out[i].value + $0 + value } ?? value
             out[i] = out[out.count - 1]
             out.removeLast()
-            out.append((e.ffmpegKey, value))
+            out.append((key, merged))
         }
         return out
     }
