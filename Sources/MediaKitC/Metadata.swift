@@ -40,12 +40,23 @@ private func lend(_ tags: [MetadataStrings.Tag], _ index: Int32, _ name: String,
     return MK_OK
 }
 
+/// The count calls: `n` of the demuxer's metadata, or nil with a message for a bad argument.
+private func countOut(_ d: OpaquePointer?, _ name: String, _ count: UnsafeMutablePointer<Int32>?,
+                      _ n: (MetadataStrings) -> Result<Int, MediaKitCError>) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, name) else { return MK_EINVAL }
+    guard let count else { return fail(MK_EINVAL, "\(name): count is NULL") }
+    switch n(h.metadataStrings) {
+    case .success(let value): count.pointee = Int32(clamping: value); return MK_OK
+    case .failure(let e): return fail(MK_EINVAL, "\(name): \(e.message)")
+    }
+}
+
+/// A bad argument of a count call.
+struct MediaKitCError: Error { let message: String }
+
 @_cdecl("mk_demuxer_tag_count")
 public func mk_demuxer_tag_count(_ d: OpaquePointer?, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
-    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_tag_count") else { return MK_EINVAL }
-    guard let count else { return fail(MK_EINVAL, "mk_demuxer_tag_count: count is NULL") }
-    count.pointee = Int32(clamping: h.metadataStrings.format.count)
-    return MK_OK
+    countOut(d, "mk_demuxer_tag_count", count) { .success($0.format.count) }
 }
 
 @_cdecl("mk_demuxer_tag_at")
@@ -57,12 +68,10 @@ public func mk_demuxer_tag_at(_ d: OpaquePointer?, _ index: Int32, _ key: Unsafe
 
 @_cdecl("mk_track_tag_count")
 public func mk_track_tag_count(_ d: OpaquePointer?, _ track: Int32, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
-    guard let h = liveHandle(DemuxerHandle.self, d, "mk_track_tag_count") else { return MK_EINVAL }
-    guard let count else { return fail(MK_EINVAL, "mk_track_tag_count: count is NULL") }
-    let tracks = h.metadataStrings.tracks
-    guard track >= 0 && Int(track) < tracks.count else { return fail(MK_EINVAL, "mk_track_tag_count: track \(track) does not exist (there are \(tracks.count))") }
-    count.pointee = Int32(clamping: tracks[Int(track)].count)
-    return MK_OK
+    countOut(d, "mk_track_tag_count", count) { m in
+        track >= 0 && Int(track) < m.tracks.count ? .success(m.tracks[Int(track)].count)
+            : .failure(MediaKitCError(message: "track \(track) does not exist (there are \(m.tracks.count))"))
+    }
 }
 
 @_cdecl("mk_track_tag_at")
@@ -76,10 +85,7 @@ public func mk_track_tag_at(_ d: OpaquePointer?, _ track: Int32, _ index: Int32,
 
 @_cdecl("mk_demuxer_chapter_count")
 public func mk_demuxer_chapter_count(_ d: OpaquePointer?, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
-    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_chapter_count") else { return MK_EINVAL }
-    guard let count else { return fail(MK_EINVAL, "mk_demuxer_chapter_count: count is NULL") }
-    count.pointee = Int32(clamping: h.metadataStrings.chapters.count)
-    return MK_OK
+    countOut(d, "mk_demuxer_chapter_count", count) { .success($0.chapters.count) }
 }
 
 @_cdecl("mk_demuxer_chapter_at")
@@ -99,10 +105,7 @@ public func mk_demuxer_chapter_at(_ d: OpaquePointer?, _ index: Int32, _ start: 
 
 @_cdecl("mk_demuxer_attachment_count")
 public func mk_demuxer_attachment_count(_ d: OpaquePointer?, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
-    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_attachment_count") else { return MK_EINVAL }
-    guard let count else { return fail(MK_EINVAL, "mk_demuxer_attachment_count: count is NULL") }
-    count.pointee = Int32(clamping: h.metadataStrings.attachments.count)
-    return MK_OK
+    countOut(d, "mk_demuxer_attachment_count", count) { .success($0.attachments.count) }
 }
 
 @_cdecl("mk_demuxer_attachment_at")

@@ -128,17 +128,8 @@ enum ID3Metadata {
             case "APIC" where !chapterTags, "PIC" where !chapterTags:
                 if let picture = picture(id: id, data) { result.attachments.append(picture) }
             case "CHAP" where !chapterTags:
-                guard let end = data.firstIndex(of: 0), end + 17 <= data.count else { continue }
-                let element = String(decoding: data[..<end], as: UTF8.self)
-                let start = Int64(be32(data, end + 1)), stop = Int64(be32(data, end + 5))
-                var sub = AudioTags(), ignored: [String] = []
-                let inner = Array(data[(end + 17)...])
-                if !inner.isEmpty {
-                    let n = inner.count
-                    let header: [UInt8] = [0x49, 0x44, 0x33, UInt8(major), 0, 0,
-                                           UInt8((n >> 21) & 0x7F), UInt8((n >> 14) & 0x7F), UInt8((n >> 7) & 0x7F), UInt8(n & 0x7F)]
-                    ID3.readV2(header + inner, into: &sub, warnings: &ignored)
-                }
+                guard let c = ID3.chapterFrame(data, major: major) else { continue }
+                let (element, start, stop, sub) = (c.element, c.start, c.end, c.sub)
                 // FFmpeg titles a chapter with its element id until a TIT2 sub-frame replaces it.
                 var inside = Result()
                 inside.metadata = Metadata(ffmpegMerge: .replace)
