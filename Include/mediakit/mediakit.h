@@ -80,5 +80,6 @@
 #include "encoder.h"
 #include "video_encoder.h"
 #include "writer.h"
+#include "metadata.h"
 
 #endif /* MEDIAKIT_H */

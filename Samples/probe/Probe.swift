@@ -59,7 +59,8 @@ struct Probe: ParsableCommand {
             let (format, demuxer) = try ContainerCatalog.shared.open(ByteSources.open(path: file), demuxer: self.demuxer)
             if let rate { try RawVideoDemuxer.setFrameRate(rate, on: demuxer, path: file) }
             if let coverOut {
-                guard let cover = (demuxer as? AudioStreamDemuxer)?.tags.coverArt else {
+                // The first picture: cover art of any container (APIC, PICTURE, covr, an image attachment).
+                guard let cover = demuxer.attachments.first(where: \.isPicture) else {
                     throw MediaError(.notFound, "the file has no cover art in its tags", path: file)
                 }
                 let out = try OutputFile(path: coverOut)
@@ -157,6 +158,11 @@ struct Probe: ParsableCommand {
         }
     }
 
+    /// Tags as ffprobe prints them: libavformat's keys and merged values.
+    static func tagObject(_ m: Metadata) -> [String: String] {
+        Dictionary(m.ffmpegTags.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
+    }
+
     func printJSON(_ demuxer: Demuxer, format container: ContainerFormat) throws {
         var tracks: [[String: Any]] = []
         for t in demuxer.tracks {
@@ -173,6 +179,8 @@ struct Probe: ParsableCommand {
                 "edit_list": t.editList.map { ["segment_duration": $0.segmentDuration, "media_time": $0.mediaTime, "media_rate": $0.mediaRate] },
             ]
             if let r = t.unsupportedReason { d["unsupported"] = r }
+            // ffprobe's streams[].tags (see docs/metadata.md).
+            d["tags"] = Self.tagObject(t.metadata)
             if let plugin = demuxer as? PluginDemuxer {
                 d["name"] = plugin.trackTitles[t.index]
                 d["disposition"] = plugin.trackDispositions[t.index]
@@ -182,7 +190,6 @@ struct Probe: ParsableCommand {
                 d["name"] = info.name
                 d["default"] = info.isDefault
                 d["forced"] = info.isForced
-                d["tags"] = Dictionary(mkv.tags.filter { $0.track == t.index }.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
             }
             tracks.append(d)
         }
@@ -193,33 +200,30 @@ struct Probe: ParsableCommand {
         if let p = demuxer as? PluginDemuxer { format["format_name"] = p.formatName }
         if let d = demuxer.duration { format["duration"] = d }
         if let mp4 = demuxer as? MP4Demuxer { format["major_brand"] = mp4.majorBrand; format["compatible_brands"] = mp4.compatibleBrands }
-        if let stream = demuxer as? AudioStreamDemuxer {
-            let t = stream.tags
-            var tags: [String: Any] = [:]
-            for (key, value) in [("title", t.title), ("artist", t.artist), ("album", t.album), ("track", t.track),
-                                 ("date", t.date), ("genre", t.genre), ("comment", t.comment)] {
-                if let value { tags[key] = value }
-            }
-            if let c = t.coverArt { tags["cover_art"] = ["mime": c.mime, "size": c.data.count] }
-            if !t.chapters.isEmpty { tags["chapters"] = t.chapters.map { ["id": $0.id, "start_ms": $0.startMs, "end_ms": $0.endMs, "title": $0.title ?? ""] } }
-            tags["frames"] = t.frames.map(\.id)
-            format["tags"] = tags
-        }
+        // ffprobe's format.tags, chapters, and the attached pictures / files (see docs/metadata.md).
+        format["tags"] = Self.tagObject(demuxer.metadata)
+        if let stream = demuxer as? AudioStreamDemuxer { format["id3_frames"] = stream.tags.frames.map(\.id) }
         if let mkv = demuxer as? MatroskaDemuxer {
             format["doc_type"] = mkv.docType
             format["title"] = mkv.title
             format["writing_app"] = mkv.writingApp
             format["muxing_app"] = mkv.muxingApp
-            format["tags"] = Dictionary(mkv.tags.filter { $0.track == nil }.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
-            format["chapters"] = mkv.chapters.map { ["start_ns": $0.start, "end_ns": $0.end ?? 0, "title": $0.title] as [String: Any] }
-            format["attachments"] = mkv.attachments.map { ["name": $0.name, "mime_type": $0.mimeType, "size": $0.size] as [String: Any] }
         }
         if let flac = demuxer as? FLACDemuxer {
-            format["tags"] = Dictionary(flac.tags.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
             format["pictures"] = flac.pictures.map { ["type": $0.type, "mime_type": $0.mimeType, "description": $0.description,
                                                       "width": $0.width, "height": $0.height, "size": $0.data.count] as [String: Any] }
         }
-        let data = try JSONSerialization.data(withJSONObject: ["tracks": tracks, "format": format], options: [.prettyPrinted, .sortedKeys])
+        let chapters: [[String: Any]] = demuxer.chapters.map { c in
+            ["id": c.id, "time_base": c.timeBase.description, "start": c.start, "end": c.end,
+             "start_time": String(format: "%.6f", c.startSeconds), "end_time": String(format: "%.6f", c.endSeconds),
+             "tags": Self.tagObject(c.metadata)]
+        }
+        let attachments: [[String: Any]] = demuxer.attachments.map { a in
+            ["mime_type": a.mimeType, "picture_type": a.pictureType ?? -1, "description": a.description,
+             "file_name": a.fileName, "size": a.data.count, "width": a.width, "height": a.height]
+        }
+        let data = try JSONSerialization.data(withJSONObject: ["tracks": tracks, "format": format, "chapters": chapters, "attachments": attachments],
+                                              options: [.prettyPrinted, .sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
 }

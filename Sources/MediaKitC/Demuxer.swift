@@ -17,6 +17,8 @@ final class DemuxerHandle {
     var truncation: MediaError?
     /// The messages mk_demuxer_warning() lends out, rebuilt by mk_demuxer_warning_count().
     var warningStrings: [CString] = []
+    /// What the metadata calls lend out (Metadata.swift), made on first use.
+    lazy var metadataStrings = MetadataStrings(demuxer)
     /// The demuxer's warnings, then the cut.
     var warnings: [MediaError] { demuxer.warnings + (truncation.map { [$0] } ?? []) }
     /// Wraps what ``ContainerCatalog/open(_:)`` opened.

@@ -36,6 +36,7 @@ public enum FuzzHarness {
         "webvtt": webvtt,
         "tx3g": tx3g,
         "ass": ass,
+        "tags": tags,
     ]
 
     /// MP4 / QuickTime, progressive and fragmented: open, read all, seek, re-read, per track.
@@ -141,6 +142,54 @@ public enum FuzzHarness {
         guard (try? d.seek(to: 0)) != nil else { return }
         for t in d.tracks.indices { drain(maxPackets) { try d.read(track: t) } }
         _ = d.warnings
+        touchMetadata(d)
+    }
+
+    /// Every tag, chapter and attachment of `d` (and the FFmpeg view, which merges them).
+    static func touchMetadata(_ d: Demuxer) {
+        for m in [d.metadata] + d.tracks.map(\.metadata) + d.chapters.map(\.metadata) { _ = m.ffmpegTags.count }
+        for a in d.attachments { _ = (a.data.last, a.mimeType) }
+        for c in d.chapters { _ = (c.start, c.end, c.title) }
+    }
+
+    /// The tag parsers on their own, the input wrapped in the smallest file that reaches them;
+    /// byte 0 chooses (modulo 4): 0 an ID3v2.3 / 2.4 tag body (byte 1: the version) in front of
+    /// MPEG audio frames (ID3 frames, TXXX, COMM, APIC, CHAP / CTOC), 1 a FLAC VORBIS_COMMENT
+    /// block (Vorbis comments, METADATA_BLOCK_PICTURE, OGM chapters), 2 a WAV's chunks after
+    /// `fmt ` (LIST/INFO, `id3 `), 3 an AIFF's chunks (NAME, AUTH, ANNO, (c), `ID3 `). Matroska
+    /// Tags, Chapters and Attachments are read by the "matroska" target's opening.
+    public static func tags(_ data: [UInt8]) {
+        guard data.count >= 2 else { return }
+        let body = Array(data.dropFirst(2))
+        func be32(_ n: Int) -> [UInt8] { [UInt8((n >> 24) & 0xFF), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] }
+        func le32(_ n: Int) -> [UInt8] { be32(n).reversed() }
+        var file: [UInt8]
+        let open: (ByteSource) throws -> Demuxer
+        switch data[0] % 4 {
+        case 0:
+            let n = body.count
+            let silentFrame = [0xFF, 0xFB, 0x90, 0x64] + [UInt8](repeating: 0, count: 413)   // MPEG-1 Layer III 128 kb/s 44.1 kHz
+            file = [0x49, 0x44, 0x33, 3 + data[1] % 2, 0, 0, UInt8((n >> 21) & 0x7F), UInt8((n >> 14) & 0x7F), UInt8((n >> 7) & 0x7F), UInt8(n & 0x7F)]
+                + body + Array([[UInt8]](repeating: silentFrame, count: 4).joined())
+            open = { try AudioStreamDemuxer(source: $0) }
+        case 1:
+            // STREAMINFO: 4096-sample blocks, 44100 Hz, 2 channels, 16 bits, 44100 samples.
+            let info: [UInt8] = [0x10, 0x00, 0x10, 0x00, 0, 0, 0, 0, 0, 0, 0x0A, 0xC4, 0x42, 0xF0, 0x00, 0x00, 0xAC, 0x44] + [UInt8](repeating: 0, count: 16)
+            let n = min(body.count, 0xFF_FFFF)
+            file = Array("fLaC".utf8) + [0, 0, 0, 34] + info + [0x84, UInt8(n >> 16), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] + body.prefix(n)
+            open = { try FLACDemuxer(source: $0) }
+        case 2:
+            let fmt: [UInt8] = Array("fmt ".utf8) + le32(16) + [1, 0, 2, 0, 0x44, 0xAC, 0, 0, 0x10, 0xB1, 2, 0, 4, 0, 16, 0]
+            let rest = fmt + body + Array("data".utf8) + le32(4) + [0, 0, 0, 0]
+            file = Array("RIFF".utf8) + le32(rest.count + 4) + Array("WAVE".utf8) + rest
+            open = { try WAVDemuxer(source: $0) }
+        default:
+            let comm: [UInt8] = Array("COMM".utf8) + be32(18) + [0, 2, 0, 0, 0, 1, 0, 16, 0x40, 0x0E, 0xAC, 0x44, 0, 0, 0, 0, 0, 0]
+            let rest = comm + body + Array("SSND".utf8) + be32(12) + [UInt8](repeating: 0, count: 12)
+            file = Array("FORM".utf8) + be32(rest.count + 4) + Array("AIFF".utf8) + rest
+            open = { try AIFFDemuxer(source: $0) }
+        }
+        if let d = try? open(MemorySource(file, name: "fuzz")) { touchMetadata(d) }
     }
 
     /// Reads until the end, an error, or `limit` packets; touches each packet's bytes.

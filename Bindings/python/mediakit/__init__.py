@@ -70,6 +70,7 @@ from ._venc import VideoEncoder
 from ._writer import Writer
 from ._stream import StreamEvent, StreamParser
 from ._files import Progress, decode, remux, transcode
+from ._metadata import Attachment, Chapter, Metadata, Tag
 from ._video import FrameBatch, VideoDecoder, VideoMetadata
 from ._audio_decoder import AudioDecoder, AudioSamples
 from . import samplers as samplers
@@ -80,7 +81,8 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "BackendError", "CancelledError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
            "AsyncDecodeSession", "AudioConverter", "Encoder", "VideoEncoder", "Writer", "StreamParser", "StreamEvent",
-           "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples",
+           "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples", "Metadata", "Tag", "Chapter",
+           "Attachment",
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
            "open", "decode", "remux", "transcode", "plugins", "backends", "containers", "plugin_failures",
            "plugin_search_paths",

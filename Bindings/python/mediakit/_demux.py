@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, Optional, Sequence, Union
 
-from . import _ffi
+from . import _ffi, _metadata
 from ._ffi import lib
 from .errors import MediaKitError, StateError, OK, EOF, ESTATE, ETRUNCATED
 from ._common import _MEDIA_TYPES, _Owned, _closed, _path, _text, _warn_truncated
@@ -108,6 +108,13 @@ class Track:
     def duration_seconds(self) -> float:
         """The duration in seconds (``duration * time_base``)."""
         return float(self.duration * self.time_base)
+
+    @property
+    def metadata(self) -> "_metadata.Metadata":
+        """The track's tags (docs/metadata.md), as ``Demuxer.metadata``. Needs the demuxer open."""
+        if self._demuxer is None:
+            raise StateError(ESTATE, "metadata needs the track's demuxer", "Track.metadata")
+        return _metadata.read_tags(self._demuxer._handle(), self.index)
 
     @property
     def presentation_offset(self) -> int:
@@ -620,6 +627,22 @@ class Demuxer(_Owned):
             return self.packets()
         wanted = {s.index if isinstance(s, Track) else int(s) for s in streams}
         return (p for p in self.packets() if p.track in wanted)
+
+    @property
+    def metadata(self) -> "_metadata.Metadata":
+        """The container's tags (docs/metadata.md): a read-only mapping from normalised key to
+        the first value, in file order; ``.raw`` lists every tag with its native key."""
+        return _metadata.read_tags(self._handle())
+
+    @property
+    def chapters(self) -> list["_metadata.Chapter"]:
+        """The chapters, in time order (exact start / end ticks and time base, title)."""
+        return _metadata.read_chapters(self._handle())
+
+    @property
+    def attachments(self) -> list["_metadata.Attachment"]:
+        """Cover art and attached files (bytes, MIME type, picture type, description, name)."""
+        return _metadata.read_attachments(self._handle())
 
     @property
     def warnings(self) -> list[str]:

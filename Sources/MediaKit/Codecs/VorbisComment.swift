@@ -13,6 +13,30 @@ public enum VorbisComment {
     /// - Returns: the tags and a problem found (a count or a length running past the block,
     ///   where reading stopped), if any.
     static func parse(_ b: [UInt8]) -> (vendor: String, tags: [(key: String, value: String)], problem: String?) {
+        let (vendor, list, problem) = fields(b)
+        var raw = Dictionary()
+        var chapters: Set<Int> = []
+        for (key, value) in list {
+            guard !key.isEmpty, !value.isEmpty else { continue }
+            let upper = key.uppercased()
+            if upper == "METADATA_BLOCK_PICTURE" { continue }
+            if let (number, isName) = chapterField(key, value) {
+                if !isName { chapters.insert(number); continue }
+                if chapters.contains(number) { continue }
+            }
+            if raw.contains(key) { raw.set(key, ";", append: true) }
+            raw.set(key, value, append: true)
+        }
+        var tags = Dictionary()
+        for (key, value) in raw.entries { tags.set(generic[key.uppercased()] ?? key, value, append: false) }
+        return (vendor, tags.entries, problem)
+    }
+
+    /// The fields of a comment block as stored: `KEY=value` split at the first "=" (a field
+    /// without one has an empty key... and is given as key "" with the whole field as value).
+    /// - Returns: the vendor string, the fields, and a problem found (a count or a length
+    ///   running past the block, where reading stopped), if any.
+    static func fields(_ b: [UInt8]) -> (vendor: String, fields: [(key: String, value: String)], problem: String?) {
         func le32(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 | Int(b[i + 2]) << 16 | Int(b[i + 3]) << 24 }
         guard b.count >= 8 else { return ("", [], "the block is \(b.count) bytes; at least 8 expected") }
         let vendorLength = le32(0)
@@ -21,8 +45,7 @@ public enum VorbisComment {
         var at = 4 + vendorLength
         var count = le32(at)
         at += 4
-        var raw = Dictionary()
-        var chapters: Set<Int> = []
+        var out: [(key: String, value: String)] = []
         var problem: String?
         while count > 0 {
             guard b.count - at >= 4 else { problem = "the block ends with \(count) comments still announced"; break }
@@ -32,27 +55,26 @@ public enum VorbisComment {
             let field = b[at..<at + n]
             at += n
             count -= 1
-            guard let eq = field.firstIndex(of: UInt8(ascii: "=")), eq > field.startIndex, eq < field.endIndex - 1 else { continue }
-            let key = String(decoding: field[field.startIndex..<eq], as: UTF8.self)
-            let value = String(decoding: field[(eq + 1)...], as: UTF8.self)
-            let upper = key.uppercased()
-            if upper == "METADATA_BLOCK_PICTURE" { continue }
-            if upper.hasPrefix("CHAPTER"), key.utf8.count >= 9 {
-                let digits = upper.dropFirst(7).prefix(3).prefix { $0.isASCII && $0.isNumber }
-                if let number = Int(digits) {
-                    if key.utf8.count <= 10 {
-                        if value.wholeMatch(of: /\d{1,2}:\d{1,2}:\d{1,2}\.\d{1,3}.*/) != nil { chapters.insert(number); continue }
-                    } else if upper.hasSuffix("NAME") && chapters.contains(number) {
-                        continue
-                    }
-                }
+            if let eq = field.firstIndex(of: UInt8(ascii: "=")) {
+                out.append((String(decoding: field[field.startIndex..<eq], as: UTF8.self), String(decoding: field[(eq + 1)...], as: UTF8.self)))
+            } else {
+                out.append(("", String(decoding: field, as: UTF8.self)))
             }
-            if raw.contains(key) { raw.set(key, ";", append: true) }
-            raw.set(key, value, append: true)
         }
-        var tags = Dictionary()
-        for (key, value) in raw.entries { tags.set(generic[key.uppercased()] ?? key, value, append: false) }
-        return (vendor, tags.entries, problem)
+        return (vendor, out, problem)
+    }
+
+    /// An OGM chapter field: `CHAPTERnnn` holding a time (isName false) or `CHAPTERnnnNAME`
+    /// (isName true), with its number; nil for any other field (FFmpeg's vorbis_parse_chapter).
+    static func chapterField(_ key: String, _ value: String) -> (number: Int, isName: Bool)? {
+        let upper = key.uppercased()
+        guard upper.hasPrefix("CHAPTER"), key.utf8.count >= 9 else { return nil }
+        let digits = upper.dropFirst(7).prefix(3).prefix { $0.isASCII && $0.isNumber }
+        guard let number = Int(digits) else { return nil }
+        if key.utf8.count <= 10 {
+            return value.wholeMatch(of: /\d{1,2}:\d{1,2}:\d{1,2}\.\d{1,3}.*/) != nil ? (number, false) : nil
+        }
+        return upper.hasSuffix("NAME") ? (number, true) : nil
     }
 
     /// FFmpeg's AVDictionary as libavformat fills it: keys match in any case; setting a key that

@@ -30,11 +30,23 @@ public protocol Demuxer: AnyObject {
     /// Damage the demuxer stepped over without failing (for example Ogg pages with a bad CRC
     /// that were skipped while the following good pages were read), oldest first. Empty by default.
     var warnings: [MediaError] { get }
+    /// Container-level tags (track-level ones are ``Track/metadata``). Empty by default.
+    var metadata: Metadata { get }
+    /// Chapters, in time order. Empty by default.
+    var chapters: [Chapter] { get }
+    /// Cover art and attached files, in file order. Empty by default.
+    var attachments: [Attachment] { get }
 }
 
 extension Demuxer {
     /// No warnings unless a demuxer reports some.
     public var warnings: [MediaError] { [] }
+    /// No tags unless a demuxer reads some.
+    public var metadata: Metadata { Metadata() }
+    /// No chapters unless a demuxer reads some.
+    public var chapters: [Chapter] { [] }
+    /// No attachments unless a demuxer reads some.
+    public var attachments: [Attachment] { [] }
 
     /// ``seek(to:)``: every key frame of the container starts cleanly, as far as it can tell.
     public func seekForDecoding(to seconds: Double) throws { try seek(to: seconds) }

@@ -157,6 +157,9 @@ public struct Track: Sendable {
     /// MP4 (FFmpeg keeps the `iTunSMPB` padding), ADTS, FLAC, WAV; Ogg and Matroska cut on
     /// the packets themselves.
     public var ffmpegEndDiscard: Range<Int64>?
+    /// Track-level tags (Matroska track Tags, MP4 track `udta`, Ogg stream comments ...); see
+    /// ``Metadata``. Empty when the container states none.
+    public var metadata = Metadata()
 
     /// The media type (shortcut for `parameters.mediaType`).
     public var mediaType: MediaType { parameters.mediaType }

@@ -33,6 +33,13 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
     /// AIFF-C's version (the `FVER` chunk's timestamp of the May 1990 draft).
     static let aifcVersion1: UInt32 = 0xA280_5140
 
+    /// NAME / AUTH / (c) / ANNO and `ID3 ` chunk tags (see docs/metadata.md).
+    public let metadata: Metadata
+    /// Pictures of an `ID3 ` chunk.
+    public let attachments: [Attachment]
+    /// CHAP frames of an `ID3 ` chunk.
+    public let chapters: [Chapter]
+
     /// Reads the `FORM` header and the chunks up to `COMM` and `SSND`.
     /// - Throws: `.invalidData` naming the chunk and offset for a malformed header (no `FORM`,
     ///   a `COMM` chunk too short or with a sample rate out of range, no `COMM` or `SSND`);
@@ -56,6 +63,8 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
             let v = be32(b, i)
             return v >= 0x8000_0000 ? 0x7FFF_FFFF : Int64(v)
         }
+        let tags = ChunkMetadata.readFile(source, start: start + 12, bigEndian: true)
+        (metadata, attachments, chapters) = (tags.metadata, tags.attachments, tags.chapters)
         var version: UInt32 = text(head[8..<12]) == "AIFC" ? Self.aifcVersion1 : 0
         var remaining = size32(head, 4) - 4
         var offset = start + 12

@@ -17,6 +17,12 @@ public final class AudioStreamDemuxer: SourceDemuxer, @unchecked Sendable {
     public let path: String
     /// Tags read before the first packet (ID3v2); those after the audio (ID3v1) join at the end.
     public var tags: AudioTags { parser.tags }
+    /// The ID3v2 tags in front as ``Metadata`` (or, without them, the ID3v1 tag at the end).
+    public let metadata: Metadata
+    /// ID3v2 CHAP frames, in start order.
+    public let chapters: [Chapter]
+    /// ID3v2 APIC / PIC pictures.
+    public let attachments: [Attachment]
 
     private let source: ByteSource
     private var parser: AudioStreamParser
@@ -63,8 +69,14 @@ public final class AudioStreamDemuxer: SourceDemuxer, @unchecked Sendable {
             track.sampleCount = total.frames
             seconds = total.seconds
         }
+        // A LAME tag's encoder string ("LAME3.100", not "Lavc...") is the stream's "encoder" tag, as ffprobe shows it.
+        if let encoder = parser.vbrHeader?.encoder, encoder.hasPrefix("LAME") {
+            track.metadata.append(key: "encoder", nativeKey: "LAME", ffmpegKey: "encoder", value: encoder)
+        }
         tracks = [track]
         duration = seconds
+        let id3 = (try? ID3Metadata.read(source)) ?? ID3Metadata.Result()
+        (metadata, chapters, attachments) = (id3.metadata, id3.chapters, id3.attachments)
     }
 
     /// The packets of the whole of `source` (a new parser from its start): how many, and their

@@ -31,6 +31,10 @@ public final class CAFDemuxer: SourceDemuxer, @unchecked Sendable {
     public let path: String
     /// The `info` chunk's pairs (key, value: "title", "artist", "encoder" ...), in file order.
     public let information: [(key: String, value: String)]
+    /// The `info` chunk as ``Metadata``: keys as stored (FFmpeg shows them so), normalised by name.
+    public var metadata: Metadata {
+        Metadata(information.map { MetadataEntry(key: MetadataKeys.key($0.key), nativeKey: $0.key, value: $0.value) })
+    }
 
     private let source: ByteSource
     private let dataStart: Int64

@@ -26,6 +26,12 @@ public final class FLACDemuxer: SourceDemuxer, @unchecked Sendable {
     public let vendor: String
     /// The PICTURE blocks, in file order.
     public let pictures: [FLACPicture]
+    /// The VORBIS_COMMENT block as ``Metadata`` (FFmpeg shows it as the format's tags).
+    public let metadata: Metadata
+    /// The PICTURE blocks as attachments.
+    public var attachments: [Attachment] { pictures.map(\.attachment) }
+    /// OGM chapter fields of the VORBIS_COMMENT block (FFmpeg reads them in FLAC too).
+    public let chapters: [Chapter]
     /// The SEEKTABLE's points (placeholders left out): first sample and byte offset of a frame
     /// (from the first frame).
     public let seekPoints: [(sample: Int64, offset: Int64)]
@@ -96,6 +102,7 @@ public final class FLACDemuxer: SourceDemuxer, @unchecked Sendable {
         var tags: [(key: String, value: String)] = []
         var vendor = ""
         var pictures: [FLACPicture] = []
+        var comments = Metadata(ffmpegMerge: .join(";")), commentChapters: [Chapter] = []
         var points: [(sample: Int64, offset: Int64)] = []
         let names = [0: "STREAMINFO", 1: "PADDING", 2: "APPLICATION", 3: "SEEKTABLE", 4: "VORBIS_COMMENT", 5: "CUESHEET", 6: "PICTURE"]
         var last = false
@@ -144,8 +151,10 @@ public final class FLACDemuxer: SourceDemuxer, @unchecked Sendable {
                     points.append((Int64(sample), Int64(at)))
                 }
             case 4:
-                let parsed = VorbisComment.parse(try source.read(at: offset + 4, count: size))
+                let body = try source.read(at: offset + 4, count: size)
+                let parsed = VorbisComment.parse(body)
                 (vendor, tags) = (parsed.vendor, parsed.tags)
+                (comments, commentChapters) = { let m = VorbisComment.metadata(body); return (m.metadata, m.chapters) }()
                 if let p = parsed.problem {
                     collected.append(MediaError(.invalidData, p, path: path, offset: offset, context: name))
                 }
@@ -163,6 +172,7 @@ public final class FLACDemuxer: SourceDemuxer, @unchecked Sendable {
         self.tags = tags
         self.vendor = vendor
         self.pictures = pictures
+        self.metadata = comments
         seekPoints = points.sorted { $0.sample < $1.sample }
         dataOffset = offset
         var p = CodecParameters(mediaType: .audio, codec: "flac", codecTag: "", extradata: info.bytes, sampleRate: info.sampleRate,
@@ -174,6 +184,8 @@ public final class FLACDemuxer: SourceDemuxer, @unchecked Sendable {
         }
         tracks = [track]
         duration = info.totalSamples > 0 ? Double(info.totalSamples) / Double(info.sampleRate) : nil
+        Chapter.fillEnds(&commentChapters, duration: duration)
+        chapters = commentChapters
         main = Cursor(offset: offset)
         trackCursor = main
     }

@@ -23,7 +23,7 @@
 /// an ``Track/unsupportedReason`` and their packets returned as stored.
 public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
     /// The tracks, in TrackEntry order.
-    public let tracks: [Track]
+    public private(set) var tracks: [Track]
     /// Matroska facts of each track (name, flags, codec ID, display size ...), in track order.
     public let trackInfo: [MatroskaTrackInfo]
     /// The Segment duration (Info/Duration) in seconds, if stated.
@@ -41,10 +41,15 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
     public let timecodeScale: UInt64
     /// Tags as (target track index or nil for the whole file, name, value), in file order.
     public private(set) var tags: [(track: Int?, name: String, value: String)] = []
-    /// Chapters: start and end in nanoseconds (end nil when not stated) and the first title.
-    public private(set) var chapters: [(start: UInt64, end: UInt64?, title: String)] = []
-    /// Attached files (fonts, cover art): name, MIME type and size; their data is not kept.
-    public private(set) var attachments: [(name: String, mimeType: String, size: Int)] = []
+    /// Chapters of every edition (time base 1/1e9 s), those FFmpeg keeps: with a ChapterUID
+    /// and a start after the previous one's; an end not stated is the next start or the duration.
+    public private(set) var chapters: [Chapter] = []
+    /// Attached files (fonts, cover art), with their bytes.
+    public private(set) var attachments: [Attachment] = []
+    /// Segment-level tags: Info's title, muxing application and date, then the Tags without a
+    /// track, chapter or attachment target (named "TARGETTYPE/NAME" when the target has a type).
+    public private(set) var metadata = Metadata()
+    private var trackMetadata: [Metadata] = []
 
     private let source: ByteSource
     private let configs: [MatroskaTrackConfig]
@@ -105,6 +110,7 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
         var timecodeScale: UInt64 = 1_000_000
         var durationTicks: Double?
         var title = "", writingApp = "", muxingApp = ""
+        var dateUTC: Int64?
         var trackEntries: [(EBMLWalker, EBMLElement)] = []
         var seekTargets: [UInt32: Int64] = [:]
         var tagBodies: [(EBMLHeader, [UInt8])] = []
@@ -169,6 +175,7 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
                     case MKVID.title: title = i.string(e)
                     case MKVID.writingApp: writingApp = i.string(e)
                     case MKVID.muxingApp: muxingApp = i.string(e)
+                    case MKVMetaID.dateUTC: dateUTC = try i.int(e)
                     default: break
                     }
                 }
@@ -245,6 +252,20 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
         for (h, b) in tagBodies { try? parseTags(b, base: h.dataStart) }
         if let (h, b) = chapterBody { try? parseChapters(b, base: h.dataStart) }
         if let (h, b) = attachmentBody { try? parseAttachments(b, base: h.dataStart) }
+        // The model: Info's facts as FFmpeg names them, then the Tags by target.
+        if !title.isEmpty { metadata.append(key: "title", nativeKey: "Title", ffmpegKey: "title", value: title) }
+        if !muxingApp.isEmpty { metadata.append(key: "encoder", nativeKey: "MuxingApp", ffmpegKey: "encoder", value: muxingApp) }
+        if let dateUTC { metadata.append(key: "creation_time", nativeKey: "DateUTC", ffmpegKey: "creation_time", value: MatroskaMetadata.creationTime(dateUTC)) }
+        trackMetadata = trackInfo.indices.map { i in
+            var m = Metadata()
+            if !trackInfo[i].name.isEmpty { m.append(key: "title", nativeKey: "Name", ffmpegKey: "title", value: trackInfo[i].name) }
+            let language = trackInfo[i].iso639Language
+            if language != "und" { m.append(key: "language", nativeKey: "Language", ffmpegKey: "language", value: language) }
+            return m
+        }
+        for (h, b) in tagBodies { try? parseTagsModel(b, base: h.dataStart) }
+        for i in tracks.indices { tracks[i].metadata = trackMetadata[i] }
+        Chapter.fillEnds(&chapters, duration: duration)
     }
 
     /// Damage `read()` stepped over (blocks skipped), oldest first, at most 64.
@@ -397,6 +418,24 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
         return out
     }
 
+    private func parseTagsModel(_ b: [UInt8], base: Int64) throws {
+        var w = EBMLWalker(bytes: b, base: base, range: 0..<b.count, path: "Segment/Tags", file: path)
+        for tag in try MatroskaMetadata.tags(&w, limit: 4096) {
+            if let uid = tag.trackUID, uid != 0 {
+                if let i = trackInfo.firstIndex(where: { $0.uid == uid }) { for e in tag.entries { trackMetadata[i].append(e) } }
+            } else if let uid = tag.chapterUID, uid != 0 {
+                if let i = chapters.firstIndex(where: { $0.id == Int64(bitPattern: uid) }) { for e in tag.entries { chapters[i].metadata.append(e) } }
+            } else if tag.attachmentUID.map({ $0 != 0 }) ?? false {
+                continue
+            } else {
+                for var e in tag.entries {
+                    if !tag.targetType.isEmpty { e.ffmpegKey = tag.targetType + "/" + e.ffmpegKey }
+                    metadata.append(e)
+                }
+            }
+        }
+    }
+
     private func parseTags(_ b: [UInt8], base: Int64) throws {
         var w = EBMLWalker(bytes: b, base: base, range: 0..<b.count, path: "Segment/Tags", file: path)
         while let e = try w.next() {
@@ -428,43 +467,11 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
 
     private func parseChapters(_ b: [UInt8], base: Int64) throws {
         var w = EBMLWalker(bytes: b, base: base, range: 0..<b.count, path: "Segment/Chapters", file: path)
-        while let e = try w.next() {
-            guard e.id == MKVID.editionEntry else { continue }
-            var ed = w.children(of: e)
-            while let a = try ed.next() {
-                guard a.id == MKVID.chapterAtom else { continue }
-                var c = ed.children(of: a)
-                var start: UInt64 = 0, end: UInt64?, title = ""
-                while let x = try c.next() {
-                    switch x.id {
-                    case MKVID.chapterTimeStart: start = try c.uint(x)
-                    case MKVID.chapterTimeEnd: end = try c.uint(x)
-                    case MKVID.chapterDisplay:
-                        var d = c.children(of: x)
-                        while let s = try d.next() { if s.id == MKVID.chapString && title.isEmpty { title = d.string(s) } }
-                    default: break
-                    }
-                }
-                if chapters.count < 4096 { chapters.append((start, end, title)) }
-            }
-        }
+        chapters = try MatroskaMetadata.chapters(&w, limit: 4096)
     }
 
     private func parseAttachments(_ b: [UInt8], base: Int64) throws {
         var w = EBMLWalker(bytes: b, base: base, range: 0..<b.count, path: "Segment/Attachments", file: path)
-        while let e = try w.next() {
-            guard e.id == MKVID.attachedFile else { continue }
-            var f = w.children(of: e)
-            var name = "", mime = "", size = 0
-            while let x = try f.next() {
-                switch x.id {
-                case MKVID.fileName: name = f.string(x)
-                case MKVID.fileMimeType: mime = f.string(x)
-                case MKVID.fileData: size = x.data.count
-                default: break
-                }
-            }
-            if attachments.count < 4096 { attachments.append((name, mime, size)) }
-        }
+        attachments = try MatroskaMetadata.attachments(&w, limit: 4096).map(\.attachment)
     }
 }

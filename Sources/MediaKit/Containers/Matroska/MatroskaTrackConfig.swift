@@ -9,6 +9,9 @@ public struct MatroskaTrackInfo: Sendable, Hashable {
     public var codecID: String
     /// The track's name (Name element), empty when none.
     public var name: String
+    /// The Language element as stored ("eng" when absent), before LanguageBCP47 replaces it:
+    /// FFmpeg 5.1's stream `language` tag.
+    var iso639Language = "eng"
     /// FlagDefault (default 1), FlagForced (default 0), FlagEnabled (default 1).
     public var isDefault = true, isForced = false, isEnabled = true
     /// DefaultDuration in nanoseconds, 0 when not stated.
@@ -211,6 +214,7 @@ extension MatroskaTrackConfig {
             }
         }
         guard info.number > 0 else { throw w.error("a TrackEntry has no TrackNumber (or 0)") }
+        info.iso639Language = language
         if !bcp47.isEmpty && language == "eng" { language = bcp47 }
 
         // A track tick is TimestampScale x TrackTimestampScale ns (RFC 9559 section 11.1), truncated

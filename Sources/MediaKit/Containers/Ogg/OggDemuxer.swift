@@ -26,6 +26,10 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
     public let duration: Double?
     /// The path the demuxer was opened on.
     public let path: String
+    /// OGM chapters (CHAPTERnnn comments) of every stream, in stream order.
+    public let chapters: [Chapter]
+    /// METADATA_BLOCK_PICTURE pictures of every stream, in stream order.
+    public let attachments: [Attachment]
 
     private let source: ByteSource
     private let configs: [OggStreamConfig]
@@ -55,6 +59,10 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
         self.tracks = configs.map(\.track)
         let seconds = tracks.map(\.durationSeconds).max()
         self.duration = seconds.flatMap { $0 > 0 ? $0 : nil }
+        var chapters = configs.flatMap(\.comments.chapters)
+        Chapter.fillEnds(&chapters, duration: duration)
+        self.chapters = chapters
+        self.attachments = configs.flatMap(\.comments.pictures)
         self.main = OggPacketReader(source: source, configs: configs)
         self.skipUntil = Array(repeating: 0, count: configs.count)
         self.perTrack = Array(repeating: nil, count: configs.count)
@@ -178,6 +186,8 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
             }
         }
         var done: Bool { packets.count >= needed }
+        /// Header packets kept: the comment packet too (Opus and FLAC need only their first).
+        var kept: Int { codec == .opus || codec == .flac ? 2 : needed }
     }
 
     /// Reads pages from the start until every stream announced by a beginning-of-stream page
@@ -215,12 +225,12 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
             for v in page.segments {
                 offset += Int(v)
                 if v < 255 {
-                    if !s.done { s.packets.append(s.pending + page.body[start..<offset]) }
+                    if s.packets.count < s.kept { s.packets.append(s.pending + page.body[start..<offset]) }
                     s.pending = []
                     start = offset
                 }
             }
-            if start < offset && !s.done {
+            if start < offset && s.packets.count < s.kept {
                 s.pending += page.body[start..<offset]
                 if s.pending.count > OggLimits.maxPacketSize {
                     throw MediaError(.limit, "a header packet grows beyond \(OggLimits.maxPacketSize) bytes", path: source.path, offset: page.offset)
@@ -310,6 +320,8 @@ public final class OggDemuxer: SourceDemuxer, @unchecked Sendable {
         cfg.track = Track(index: i, id: Int(s.serial), parameters: params, timeBase: timeBase, duration: 0, unsupportedReason: reason)
         cfg.track.trimsOnPackets = true
         if let h = cfg.opus { cfg.track.encoderDelay = h.preSkip }
+        cfg.comments = OggComments.read(codec: s.codec, headers: s.packets)
+        cfg.track.metadata = cfg.comments.metadata
         return cfg
     }
 

@@ -8,6 +8,7 @@ struct OggStreamConfig {
     var theora: TheoraInfo?
     var flac: FlacInfo?
     var speex: SpeexHeader?
+    var comments = OggComments()
 }
 
 /// Turns pages into packets for every stream of a file, with FFmpeg's timestamp rules

@@ -16,6 +16,12 @@
 public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
     /// The one track.
     public let tracks: [Track]
+    /// LIST/INFO and `id3 ` chunk tags (see docs/metadata.md).
+    public let metadata: Metadata
+    /// Pictures of an `id3 ` chunk.
+    public let attachments: [Attachment]
+    /// CHAP frames of an `id3 ` chunk.
+    public let chapters: [Chapter]
     /// Seconds, from the data chunk's size.
     public let duration: Double?
     /// The source's name.
@@ -54,6 +60,8 @@ public final class WAVDemuxer: SourceDemuxer, @unchecked Sendable {
         func le16(_ b: [UInt8], _ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }
         func le32(_ b: [UInt8], _ i: Int) -> Int64 { Int64(le16(b, i)) | Int64(le16(b, i + 2)) << 16 }
         func le64(_ b: [UInt8], _ i: Int) -> Int64 { le32(b, i) | le32(b, i + 4) << 32 }
+        let tags = ChunkMetadata.readFile(source, start: start + 12, bigEndian: false)
+        (metadata, attachments, chapters) = (tags.metadata, tags.attachments, tags.chapters)
         var offset: Int64 = start + 12
         var fmt: [UInt8]?
         var rf64DataSize: Int64?

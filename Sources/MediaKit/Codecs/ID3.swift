@@ -168,21 +168,27 @@ enum ID3 {
             let (_, after) = terminated(Array(data[at...]), encoding: encoding)
             tags.coverArt = (mime, Array(data[(at + after)...]))
         case "CHAP":
-            guard let end = data.firstIndex(of: 0), end + 17 <= data.count else { return }
-            let element = String(decoding: data[..<end], as: UTF8.self)
-            let start = Int(be32(data, end + 1)), stop = Int(be32(data, end + 5))
-            var sub = AudioTags(), ignored: [String] = []
-            let inner = Array(data[(end + 17)...])
-            if !inner.isEmpty {
-                // Sub-frames use the tag's own frame layout: wrap them in a tag header to reuse the reader.
-                let size = inner.count
-                let header: [UInt8] = [0x49, 0x44, 0x33, UInt8(major), 0, 0,
-                                       UInt8((size >> 21) & 0x7F), UInt8((size >> 14) & 0x7F), UInt8((size >> 7) & 0x7F), UInt8(size & 0x7F)]
-                readV2(header + inner, into: &sub, warnings: &ignored)
-            }
-            tags.chapters.append((element, start, stop, sub.title))
+            guard let c = chapterFrame(data, major: major) else { return }
+            tags.chapters.append((c.element, Int(c.start), Int(c.end), c.sub.title))
         default: break
         }
+    }
+
+    /// A CHAP frame's body: its element id, start and end in milliseconds, and its sub-frames
+    /// read as a tag; nil when the body is too short.
+    static func chapterFrame(_ data: [UInt8], major: Int) -> (element: String, start: Int64, end: Int64, sub: AudioTags)? {
+        guard let end = data.firstIndex(of: 0), end + 17 <= data.count else { return nil }
+        let element = String(decoding: data[..<end], as: UTF8.self)
+        var sub = AudioTags(), ignored: [String] = []
+        let inner = Array(data[(end + 17)...])
+        if !inner.isEmpty {
+            // Sub-frames use the tag's own frame layout: wrap them in a tag header to reuse the reader.
+            let size = inner.count
+            let header: [UInt8] = [0x49, 0x44, 0x33, UInt8(major), 0, 0,
+                                   UInt8((size >> 21) & 0x7F), UInt8((size >> 14) & 0x7F), UInt8((size >> 7) & 0x7F), UInt8(size & 0x7F)]
+            readV2(header + inner, into: &sub, warnings: &ignored)
+        }
+        return (element, Int64(be32(data, end + 1)), Int64(be32(data, end + 5)), sub)
     }
 
     /// The text of a text frame: its encoding byte, then the string (the first of several).

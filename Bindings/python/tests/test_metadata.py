@@ -1,0 +1,49 @@
+"""mediakit.Demuxer.metadata / .chapters / .attachments and Track.metadata over real files,
+against ffprobe and ffmpeg (the tags, the chapter times and titles, the cover's bytes)."""
+import json
+import subprocess
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import mediakit
+
+
+def _ffprobe(path: Path) -> dict[str, Any]:
+    out = subprocess.run(["ffprobe", "-v", "error", "-show_format", "-show_streams", "-show_chapters", "-of", "json", str(path)],
+                         capture_output=True, check=True).stdout
+    parsed: dict[str, Any] = json.loads(out)
+    return parsed
+
+
+def _cover(path: Path, index: int, out: Path) -> bytes:
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(path), "-map", f"0:{index}", "-c", "copy", "-f", "image2", str(out)],
+                   check=True)
+    return out.read_bytes()
+
+
+def test_ogg_stream_tags_and_picture(shared_media: Path, tmp_path: Path) -> None:
+    path = shared_media / "ogg_vorbis_mono_metadata_block_picture.ogg"
+    ref = _ffprobe(path)
+    with mediakit.open(path) as d:
+        track = d.tracks[0].metadata
+        assert dict(d.metadata) == ref["format"].get("tags", {})      # Ogg: the tags are the stream's
+        want = ref["streams"][0]["tags"]                                # Vorbis field names as written
+        assert [(t.native_key, t.value) for t in track.raw] == list(want.items())
+        assert track["title"] == want["TITLE"] and track["ARTIST"] == want["ARTIST"]
+        pictures = [s for s in ref["streams"] if s["disposition"].get("attached_pic")]
+        assert [a.description for a in d.attachments] == [p["tags"].get("title", "") for p in pictures]
+        assert d.attachments[0].data == _cover(path, pictures[0]["index"], tmp_path / "ref.img")
+        assert d.attachments[0].picture_type is not None
+
+
+def test_mp3_chapters_exact(shared_media: Path) -> None:
+    path = shared_media / "mp3_id3v2_apic_1400px_48k.mp3"
+    ref = _ffprobe(path)
+    with mediakit.open(path) as d:
+        got = [(Fraction(c.start) * c.time_base, Fraction(c.end) * c.time_base) for c in d.chapters]
+        want = [(Fraction(c["start"]) * Fraction(c["time_base"]), Fraction(c["end"]) * Fraction(c["time_base"])) for c in ref["chapters"]]
+        assert got == want
+        assert d.chapters[0].title == ref["chapters"][0]["tags"]["title"]
+        assert d.metadata["title"] == ref["format"]["tags"]["title"]
+        assert d.metadata.values_for("TITLE") == [ref["format"]["tags"]["title"]]

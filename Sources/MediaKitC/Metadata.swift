@@ -1,0 +1,128 @@
+// Tags, chapters and attachments of an mk_demuxer (include/mediakit/metadata.h).
+import CMediaKit
+import Foundation
+import MediaKit
+
+/// The C strings and bytes the metadata calls lend out, made once per demuxer (its metadata
+/// does not change after opening) and freed with it.
+final class MetadataStrings {
+    typealias Tag = (key: CString, native: CString, value: CString)
+    let format: [Tag]
+    let tracks: [[Tag]]
+    let chapters: [(chapter: Chapter, title: CString)]
+    let attachments: [(attachment: Attachment, mime: CString, description: CString, fileName: CString, data: UnsafeMutableBufferPointer<UInt8>)]
+
+    init(_ d: Demuxer) {
+        func tags(_ m: Metadata) -> [Tag] { m.map { (CString($0.key), CString($0.nativeKey), CString($0.value)) } }
+        format = tags(d.metadata)
+        tracks = d.tracks.map { tags($0.metadata) }
+        chapters = d.chapters.map { ($0, CString($0.title ?? "")) }
+        attachments = d.attachments.map { a in
+            let data = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(a.data.count, 1))
+            _ = data.initialize(from: a.data)
+            return (a, CString(a.mimeType), CString(a.description), CString(a.fileName), data)
+        }
+    }
+    deinit { attachments.forEach { $0.data.deallocate() } }
+}
+
+private func lend(_ tags: [MetadataStrings.Tag], _ index: Int32, _ name: String, _ key: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+                  _ native: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ value: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let key, let value else { return fail(MK_EINVAL, "\(name): key or value is NULL") }
+    key.pointee = nil
+    value.pointee = nil
+    native?.pointee = nil
+    guard index >= 0 && Int(index) < tags.count else { return fail(MK_EINVAL, "\(name): tag \(index) does not exist (there are \(tags.count))") }
+    let t = tags[Int(index)]
+    key.pointee = UnsafePointer(t.key.pointer)
+    native?.pointee = UnsafePointer(t.native.pointer)
+    value.pointee = UnsafePointer(t.value.pointer)
+    return MK_OK
+}
+
+/// The count calls: `n` of the demuxer's metadata, or nil with a message for a bad argument.
+private func countOut(_ d: OpaquePointer?, _ name: String, _ count: UnsafeMutablePointer<Int32>?,
+                      _ n: (MetadataStrings) -> Result<Int, MediaKitCError>) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, name) else { return MK_EINVAL }
+    guard let count else { return fail(MK_EINVAL, "\(name): count is NULL") }
+    switch n(h.metadataStrings) {
+    case .success(let value): count.pointee = Int32(clamping: value); return MK_OK
+    case .failure(let e): return fail(MK_EINVAL, "\(name): \(e.message)")
+    }
+}
+
+/// A bad argument of a count call.
+struct MediaKitCError: Error { let message: String }
+
+@_cdecl("mk_demuxer_tag_count")
+public func mk_demuxer_tag_count(_ d: OpaquePointer?, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
+    countOut(d, "mk_demuxer_tag_count", count) { .success($0.format.count) }
+}
+
+@_cdecl("mk_demuxer_tag_at")
+public func mk_demuxer_tag_at(_ d: OpaquePointer?, _ index: Int32, _ key: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+                              _ native: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ value: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_tag_at") else { return MK_EINVAL }
+    return lend(h.metadataStrings.format, index, "mk_demuxer_tag_at", key, native, value)
+}
+
+@_cdecl("mk_track_tag_count")
+public func mk_track_tag_count(_ d: OpaquePointer?, _ track: Int32, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
+    countOut(d, "mk_track_tag_count", count) { m in
+        track >= 0 && Int(track) < m.tracks.count ? .success(m.tracks[Int(track)].count)
+            : .failure(MediaKitCError(message: "track \(track) does not exist (there are \(m.tracks.count))"))
+    }
+}
+
+@_cdecl("mk_track_tag_at")
+public func mk_track_tag_at(_ d: OpaquePointer?, _ track: Int32, _ index: Int32, _ key: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+                            _ native: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ value: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_track_tag_at") else { return MK_EINVAL }
+    let tracks = h.metadataStrings.tracks
+    guard track >= 0 && Int(track) < tracks.count else { return fail(MK_EINVAL, "mk_track_tag_at: track \(track) does not exist (there are \(tracks.count))") }
+    return lend(tracks[Int(track)], index, "mk_track_tag_at", key, native, value)
+}
+
+@_cdecl("mk_demuxer_chapter_count")
+public func mk_demuxer_chapter_count(_ d: OpaquePointer?, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
+    countOut(d, "mk_demuxer_chapter_count", count) { .success($0.chapters.count) }
+}
+
+@_cdecl("mk_demuxer_chapter_at")
+public func mk_demuxer_chapter_at(_ d: OpaquePointer?, _ index: Int32, _ start: UnsafeMutablePointer<Int64>?, _ end: UnsafeMutablePointer<Int64>?,
+                                  _ timeBaseNum: UnsafeMutablePointer<Int64>?, _ timeBaseDen: UnsafeMutablePointer<Int64>?,
+                                  _ title: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_chapter_at") else { return MK_EINVAL }
+    guard let start, let end, let timeBaseNum, let timeBaseDen, let title else { return fail(MK_EINVAL, "mk_demuxer_chapter_at: an output pointer is NULL") }
+    let chapters = h.metadataStrings.chapters
+    guard index >= 0 && Int(index) < chapters.count else { return fail(MK_EINVAL, "mk_demuxer_chapter_at: chapter \(index) does not exist (there are \(chapters.count))") }
+    let c = chapters[Int(index)]
+    (start.pointee, end.pointee) = (c.chapter.start, c.chapter.end)
+    (timeBaseNum.pointee, timeBaseDen.pointee) = (c.chapter.timeBase.numerator, c.chapter.timeBase.denominator)
+    title.pointee = UnsafePointer(c.title.pointer)
+    return MK_OK
+}
+
+@_cdecl("mk_demuxer_attachment_count")
+public func mk_demuxer_attachment_count(_ d: OpaquePointer?, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
+    countOut(d, "mk_demuxer_attachment_count", count) { .success($0.attachments.count) }
+}
+
+@_cdecl("mk_demuxer_attachment_at")
+public func mk_demuxer_attachment_at(_ d: OpaquePointer?, _ index: Int32, _ data: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
+                                     _ size: UnsafeMutablePointer<Int64>?, _ mime: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+                                     _ pictureType: UnsafeMutablePointer<Int32>?, _ description: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+                                     _ fileName: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_attachment_at") else { return MK_EINVAL }
+    guard let data, let size, let mime, let pictureType else { return fail(MK_EINVAL, "mk_demuxer_attachment_at: data, size, mime or picture_type is NULL") }
+    let list = h.metadataStrings.attachments
+    guard index >= 0 && Int(index) < list.count else { return fail(MK_EINVAL, "mk_demuxer_attachment_at: attachment \(index) does not exist (there are \(list.count))") }
+    let a = list[Int(index)]
+    data.pointee = UnsafePointer(a.data.baseAddress)
+    size.pointee = Int64(a.attachment.data.count)
+    mime.pointee = UnsafePointer(a.mime.pointer)
+    pictureType.pointee = Int32(a.attachment.pictureType ?? -1)
+    description?.pointee = UnsafePointer(a.description.pointer)
+    fileName?.pointee = UnsafePointer(a.fileName.pointer)
+    return MK_OK
+}
