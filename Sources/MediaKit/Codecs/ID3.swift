@@ -149,24 +149,8 @@ enum ID3 {
             let (_, after) = terminated(rest, encoding: encoding)
             tags.comment = decode(Array(rest[after...]), encoding: encoding)
         case "APIC", "PIC":
-            guard tags.coverArt == nil, data.count > 4 else { return }
-            let encoding = data[0]
-            var at = 1
-            var mime: String
-            if id == "PIC" {
-                let format = String(decoding: data[1..<4], as: UTF8.self).uppercased()
-                mime = format == "PNG" ? "image/png" : "image/jpeg"
-                at = 4
-            } else {
-                guard let end = data[1...].firstIndex(of: 0) else { return }
-                mime = String(decoding: data[1..<end], as: UTF8.self)
-                at = end + 1
-                if !mime.contains("/") { mime = "image/" + mime.lowercased() }
-            }
-            at += 1   // picture type
-            guard at <= data.count else { return }
-            let (_, after) = terminated(Array(data[at...]), encoding: encoding)
-            tags.coverArt = (mime, Array(data[(at + after)...]))
+            guard tags.coverArt == nil, let picture = ID3Metadata.picture(id: id, data) else { return }
+            tags.coverArt = (picture.mimeType, picture.data)
         case "CHAP":
             guard let c = chapterFrame(data, major: major) else { return }
             tags.chapters.append((c.element, Int(c.start), Int(c.end), c.sub.title))
