@@ -5,6 +5,7 @@ else the package's own search. Real files come from ../shared/media: skipped whe
 clone has none, a failure under CI=true.
 """
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     the samples' (ray_batch.py starts its own) first: drawn last they ran alone at the end."""
     first = ("test_ray.py::", "test_samples.py::")
     items.sort(key=lambda item: next((i for i, name in enumerate(first) if name in item.nodeid), len(first)))
+
+
+@pytest.fixture(scope="session")
+def oracle_tools() -> None:
+    """ffmpeg and ffprobe, the oracle of the tests that use this fixture (scripts/deps.sh installs
+    them): their absence fails those tests, never skips them."""
+    missing = [tool for tool in ("ffmpeg", "ffprobe") if shutil.which(tool) is None]
+    if missing:
+        pytest.fail(f"{' and '.join(missing)} needed as the oracle (scripts/deps.sh installs them)")
 
 
 @pytest.fixture(scope="session")

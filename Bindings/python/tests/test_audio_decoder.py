@@ -7,7 +7,6 @@ the plugin does), Opus within 1 LSB (libopus against ffmpeg's own decoder). MP3 
 ../shared/media; WAV, FLAC and Opus made by ffmpeg from a test signal."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -25,12 +24,7 @@ LSB = 1 / 32768
 DECODERS = {".ogg": ["-c:a", "libvorbis"]}
 
 
-@pytest.fixture(autouse=True)
-def _oracle_installed() -> None:
-    """ffmpeg / ffprobe are the oracle (scripts/deps.sh installs them): their absence fails."""
-    if shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None:
-        pytest.fail("ffmpeg and ffprobe are needed as the oracle (scripts/deps.sh installs them)")
-
+pytestmark = pytest.mark.usefixtures("oracle_tools")   # ffmpeg / ffprobe missing: a failure, not a skip
 
 def ffmpeg_samples(path: Path, first: int = 0, stop: int | None = None) -> Any:
     """ffmpeg's decode of the first audio track at its own rate, samples [first, stop), as (channels, n) float32."""

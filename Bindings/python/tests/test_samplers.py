@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import bisect
 import random
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +21,7 @@ CTTS = "mp4_h264_aac_moov_at_start_ctts_8s.mp4"          # H.264 with B-frames, 
 VFR = "mp4_h264_vfr_odd_size_3026x1386_no_elst.mp4"      # variable frame rate
 
 
-@pytest.fixture(autouse=True)
-def _oracle_installed() -> None:
-    """ffmpeg / ffprobe are the oracle (scripts/deps.sh installs them): their absence fails."""
-    if shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None:
-        pytest.fail("ffmpeg and ffprobe are needed as the oracle (scripts/deps.sh installs them)")
-
+pytestmark = pytest.mark.usefixtures("oracle_tools")   # ffmpeg / ffprobe missing: a failure, not a skip
 
 def check_pictures(batch: Any, path: Path, indices: list[list[int]], width: int, height: int, scale: str = "") -> None:
     """The clips' pictures are ffmpeg's frames at `indices` (one list per clip)."""

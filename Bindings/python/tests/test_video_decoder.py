@@ -6,7 +6,6 @@ BT.709 tagged); pts against ffprobe -show_frames; one resize case (scale=W:H:fla
 float32 / NCHW against the rgb24 oracle transformed by numpy."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,7 @@ np = pytest.importorskip("numpy")
 import mediakit  # noqa: E402
 
 
-
-@pytest.fixture(autouse=True)
-def _oracle_installed() -> None:
-    """ffmpeg is the oracle (scripts/deps.sh installs it): its absence fails, never skips."""
-    if shutil.which("ffmpeg") is None:
-        pytest.fail("ffmpeg is needed as the oracle (scripts/deps.sh installs it)")
+pytestmark = pytest.mark.usefixtures("oracle_tools")   # ffmpeg / ffprobe missing: a failure, not a skip
 
 SHARED_FILES = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4_hevc_hvc1_aac_ctts_elst.mp4"]
 

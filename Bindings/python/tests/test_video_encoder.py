@@ -9,7 +9,6 @@ an NV12 input coded as yuv420p (the converter deinterleaves, exactly). Errors: a
 the wrong size, an unknown encoder, a send after flush."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 from fractions import Fraction
 from pathlib import Path
@@ -24,12 +23,7 @@ from bindings_lib import frame_times, raw_testsrc  # noqa: E402
 W, H, N = 64, 48, 24
 
 
-@pytest.fixture(autouse=True)
-def _oracle_installed() -> None:
-    """ffmpeg is the oracle (scripts/deps.sh installs it): its absence fails, never skips."""
-    if shutil.which("ffmpeg") is None:
-        pytest.fail("ffmpeg is needed as the oracle (scripts/deps.sh installs it)")
-
+pytestmark = pytest.mark.usefixtures("oracle_tools")   # ffmpeg / ffprobe missing: a failure, not a skip
 
 def pictures(fmt: str) -> list[Any]:
     """N pictures of testsrc2 in `fmt`, one flat uint8 array each."""
