@@ -39,7 +39,8 @@ class AudioDecoder(_Closing):
     ``get_all_samples()`` and ``get_samples_played_in_range(start_seconds, stop_seconds)``: the
     samples from ``round(start * rate)`` up to ``round(stop * rate)`` (the end by default), exact
     to the sample. A range is decoded from the start of the track up to its end (no seek: a
-    range late in a long file costs the decoding before it).
+    range late in a long file costs the decoding before it, not the memory: only the range's
+    samples are kept).
     """
 
     def __init__(self, source: PathLike, *, stream_index: Optional[int] = None, sample_rate: Optional[int] = None,
@@ -69,27 +70,33 @@ class AudioDecoder(_Closing):
             self._demuxer.seek(0)
         self._read = True
         conv = AudioConverter.for_track(self._track, "f32p", self._rate, self._layout, quality=self._quality)
+        parts: list[Any] = []           # only what lies in [first, stop): memory is the range's
+        at = 0                          # the track's sample index of the next output
+
+        def keep(out: Any) -> None:
+            nonlocal at
+            if not out.size:            # (channels, frames); nothing yet before the first frame
+                return
+            n = out.shape[1]
+            lo, hi = max(first - at, 0), n if stop is None else min(stop - at, n)
+            if lo < hi:
+                parts.append(out[:, lo:hi])
+            at += n
+
         try:
-            parts: list[Any] = []
-            have = 0
             for packet in self._demuxer.packets(self._track):
-                out = conv.convert_packet(packet)
-                if out.size:            # (channels, frames); nothing yet before the first frame
-                    parts.append(out)
-                    have += out.shape[1]
-                if stop is not None and have >= stop:
+                keep(conv.convert_packet(packet))
+                if stop is not None and at >= stop:
                     break
             else:
-                tail = conv.flush()
-                if tail.size:
-                    parts.append(tail)
+                keep(conv.flush())
             fmt = conv.output_format
         finally:
             conv.close()
         rate = fmt[1] if fmt else (self._rate or self._track.sample_rate)
-        channels = fmt[2] if fmt else (parts[0].shape[0] if parts else 0)
+        channels = fmt[2] if fmt else 0
         data = np.concatenate(parts, axis=1) if parts else np.zeros((channels, 0), dtype=np.float32)
-        return np.ascontiguousarray(data[:, first:stop]), rate
+        return np.ascontiguousarray(data), rate
 
     def get_all_samples(self) -> AudioSamples:
         """Every sample of the track."""

@@ -3,6 +3,7 @@ owner of a C handle (``_Owned``) and the trim setting of decoders and sessions."
 
 from __future__ import annotations
 
+import abc
 import ctypes
 import os
 import sys
@@ -76,12 +77,13 @@ def _path(p: PathLike) -> bytes:
     return os.fsencode(p)
 
 
-class _Closing:
+class _Closing(abc.ABC):
     """``with`` support for an object with a ``close()`` that holds other handles (the decoders
     of _video.py and _audio_decoder.py): ``with`` gives the object and closes it at the end."""
 
+    @abc.abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        """Releases what the object holds; closing twice is fine."""
 
     def __enter__(self) -> Self:
         return self
