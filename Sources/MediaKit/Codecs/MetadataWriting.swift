@@ -45,7 +45,7 @@ enum MetadataWriting {
             let ms = max(0, Rational.rescale(c.start, from: c.timeBase, to: Rational(1, 1000)))
             let number = String(format: "CHAPTER%03d", i)
             fields.append(Array((number + String(format: "=%02lld:%02lld:%02lld.%03lld", ms / 3_600_000, ms / 60000 % 60, ms / 1000 % 60, ms % 1000)).utf8))
-            if let title = c.title { fields.append(Array((number + "NAME=" + title).utf8)) }
+            if let title = c.shownTitle { fields.append(Array((number + "NAME=" + title).utf8)) }
         }
         for p in pictures {
             fields.append(Array("METADATA_BLOCK_PICTURE=".utf8) + Array(Data(flacPicture(p)).base64EncodedString().utf8))
@@ -103,7 +103,10 @@ enum MetadataWriting {
         }
         for e in entries {
             let key = e.key.lowercased()
-            if key == "comment" || key == "lyrics" {
+            if key.hasPrefix("id3v2_priv.") {
+                // PRIV: the owner, then the bytes as libavformat shows them (\xNN escapes undone).
+                frames.append(frame("PRIV", Array(e.key.dropFirst(11).utf8) + [0] + unescaped(e.value)))
+            } else if key == "comment" || key == "lyrics" {
                 let id = key == "comment" ? "COMM" : "USLT"
                 frames.append(frame(id, [3] + Array("eng".utf8) + [0] + Array(e.value.utf8)))
             } else if let id = id3Frames[key] ?? (isTextFrameID(e.ffmpegKey) ? e.ffmpegKey : nil) {
@@ -128,7 +131,7 @@ enum MetadataWriting {
                 let start = Rational.rescale(c.start, from: c.timeBase, to: Rational(1, 1000))
                 let end = Rational.rescale(c.end, from: c.timeBase, to: Rational(1, 1000))
                 var sub: [UInt8] = []
-                if let title = c.title { sub = frame("TIT2", [3] + Array(title.utf8)) }
+                if let title = c.shownTitle { sub = frame("TIT2", [3] + Array(title.utf8)) }
                 body += frame("CHAP", Array(element.utf8) + [0] + be32(Int(clamping: max(0, min(start, 0xFFFF_FFFF))))
                               + be32(Int(clamping: max(0, min(end, 0xFFFF_FFFF)))) + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF] + sub)
             }
@@ -140,6 +143,24 @@ enum MetadataWriting {
         guard !body.isEmpty else { return [] }
         body += [UInt8](repeating: 0, count: padding)
         return Array("ID3".utf8) + [4, 0, 0] + syncsafe(body.count) + body
+    }
+
+    /// The bytes of a PRIV value as libavformat shows it: `\xNN` for a byte outside 32-126 or a
+    /// backslash, the other bytes as they are.
+    static func unescaped(_ s: String) -> [UInt8] {
+        let u = Array(s.utf8)
+        var out: [UInt8] = [], i = 0
+        while i < u.count {
+            if u[i] == UInt8(ascii: "\\"), i + 3 < u.count, u[i + 1] == UInt8(ascii: "x"),
+               let b = UInt8(String(decoding: u[(i + 2)...(i + 3)], as: UTF8.self), radix: 16) {
+                out.append(b)
+                i += 4
+            } else {
+                out.append(u[i])
+                i += 1
+            }
+        }
+        return out
     }
 
     /// True for a four-character text frame id other than TXXX ("TMED").

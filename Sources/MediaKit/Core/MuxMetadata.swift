@@ -40,6 +40,14 @@ public struct MuxMetadata: Sendable, Hashable {
     var pictures: [Attachment] { attachments.filter(\.isPicture) }
 }
 
+extension Chapter {
+    /// The title libavformat shows for the chapter (an ID3 CHAP's element id when it has no
+    /// TIT2), or nil.
+    var shownTitle: String? {
+        metadata.ffmpegTags.last { $0.key.lowercased() == "title" }?.value ?? title
+    }
+}
+
 /// How a remux or a transcode treats the input's tags, chapters and attachments.
 public struct MetadataCopyOptions: Sendable, Hashable {
     /// Copy the input's container and track tags, chapters and attachments into what the output

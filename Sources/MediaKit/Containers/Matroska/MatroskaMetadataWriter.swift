@@ -62,7 +62,7 @@ enum MatroskaMetadataWriter {
             let end = max(start, Rational.rescale(c.end, from: c.timeBase, to: ns))
             var atom = MatroskaMuxer.uint(MKVMetaID.chapterUID, UInt64(keepIDs ? c.id : Int64(i + 1)))
                 + MatroskaMuxer.uint(MKVID.chapterTimeStart, UInt64(start)) + MatroskaMuxer.uint(MKVID.chapterTimeEnd, UInt64(end))
-            if let title = c.title {
+            if let title = c.shownTitle {
                 atom += MatroskaMuxer.element(MKVID.chapterDisplay, MatroskaMuxer.string(MKVID.chapString, title)
                                               + MatroskaMuxer.string(chapLanguage, "und"))
             }
