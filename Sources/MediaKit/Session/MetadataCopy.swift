@@ -11,7 +11,7 @@ extension MetadataCopyOptions {
     /// `duration` (a Matroska track's DURATION tag, the input's). A key that libavformat shows
     /// once (``Metadata/ffmpegMerge``: the first of repeated ID3 frames, the last of repeated
     /// Matroska tags) is copied once.
-    func metadata(of demuxer: Demuxer, tracks: [(source: Int, output: Int)]) -> MuxMetadata {
+    func muxMetadata(of demuxer: Demuxer, tracks: [(source: Int, output: Int)]) -> MuxMetadata {
         func kept(_ m: Metadata) -> Metadata {
             var shown = m.filter { !$0.ffmpegKey.isEmpty && !$0.value.isEmpty && !Self.notCopied.contains($0.key.lowercased()) }
             // A key that libavformat shows once (the first ID3 frame, the last Matroska tag) is

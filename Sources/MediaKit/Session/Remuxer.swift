@@ -157,7 +157,7 @@ public enum Remuxer {
                 throw e
             }
         }
-        try muxer.setMetadata(metadata.metadata(of: demuxer, tracks: outputs))
+        try muxer.setMetadata(metadata.muxMetadata(of: demuxer, tracks: outputs))
         let total = max(1, Set(wanted).reduce(0) { $0 + all[$1].sampleCount })
         var done = 0
         var pipeline = MediaPipeline(demuxer: demuxer, stages: stages)

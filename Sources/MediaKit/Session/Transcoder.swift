@@ -175,18 +175,17 @@ public enum Transcoder {
                 order.append((v.index, { videoOut = try m.addTrack(from: t, firstPacket: firstVideoData) }))
             }
             for (_, add) in order.sorted(by: { $0.0 < $1.0 }) { try add() }
-            var copiedVideo: [(source: Int, output: Int)] = []
-            for (v, stage) in videoStages {
-                let shift = audioStart == 0 ? 0 : Int64((audioStart / v.timeBase.doubleValue).rounded())
-                let out = try m.addTrack(from: v)
-                copiedVideo.append((v.index, out))
-                try stage.bind(to: m, track: out, shift: shift)
-            }
-            // The input's tags, chapters and attachments (the one place a transcode copies them).
+            let copiedVideo = try videoStages.map { (source: $0.0.index, output: try m.addTrack(from: $0.0)) }
+            // The input's tags, chapters and attachments (the one place a transcode copies
+            // them), before any packet.
             var encoded: [(source: Int, output: Int)] = []
             if let a = audio, converter != nil { encoded.append((a.index, audioOut)) }
             if let v = videoTrack, videoEncoder != nil { encoded.append((v.index, videoOut)) }
-            try m.setMetadata(options.metadata.metadata(of: demuxer, tracks: encoded + copiedVideo))
+            try m.setMetadata(options.metadata.muxMetadata(of: demuxer, tracks: encoded + copiedVideo))
+            for ((v, stage), out) in zip(videoStages, copiedVideo) {
+                let shift = audioStart == 0 ? 0 : Int64((audioStart / v.timeBase.doubleValue).rounded())
+                try stage.bind(to: m, track: out.output, shift: shift)
+            }
             let waiting = held
             held = []
             for (video, p) in waiting { try write(p, video: video) }
