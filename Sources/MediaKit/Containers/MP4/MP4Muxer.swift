@@ -286,10 +286,11 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// `trkn` / `disk`, `cpil`, `tmpo`, freeform `----` items, `covr`) and a Nero `chpl`
     /// (``MP4MetadataWriter``), the container's tags then the first track's that it does not
     /// have; the `udta` then replaces ``Options/userData`` (an encoder's iTunSMPB is kept
-    /// among the items). No QuickTime chapter track is written yet.
+    /// among the items). No QuickTime chapter track is written yet. A `udta` given in
+    /// ``Options/userData`` (verbatim) wins: the metadata is then not written.
     /// - Throws: `.state` after the first write.
     public func setMetadata(_ metadata: MuxMetadata) throws {
-        guard !metadata.isEmpty else { return }
+        guard !metadata.isEmpty, options.userData.isEmpty else { return }
         guard !started else { throw MediaError(.state, "metadata must be given before the first write", path: path) }
         metadataItems = MP4MetadataWriter.items(tags: metadata.combined(track: metadata.trackTags.keys.min()), pictures: metadata.pictures)
         chapterList = MP4MetadataWriter.chpl(metadata.chapters)
