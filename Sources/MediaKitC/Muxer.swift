@@ -268,7 +268,7 @@ public func mk_remux(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?,
     }
     var settingsText: [String] = []
     if let list = s.metadata {
-        for i in 0..<Int(s.metadata_count) {
+        for i in 0..<Int(clamping: s.metadata_count) {
             guard let entry = list[i] else { return fail(MK_EINVAL, "mk_remux: metadata[\(i)] is NULL") }
             settingsText.append(String(cString: entry))
         }

@@ -151,7 +151,7 @@ enum MetadataWriting {
         let u = Array(s.utf8)
         var out: [UInt8] = [], i = 0
         while i < u.count {
-            if u[i] == UInt8(ascii: "\\"), i + 3 < u.count, u[i + 1] == UInt8(ascii: "x"),
+            if u[i] == 0x5C, i + 3 < u.count, u[i + 1] == 0x78,   // "\\x"
                let b = UInt8(String(decoding: u[(i + 2)...(i + 3)], as: UTF8.self), radix: 16) {
                 out.append(b)
                 i += 4
@@ -166,7 +166,7 @@ enum MetadataWriting {
     /// True for a four-character text frame id other than TXXX ("TMED").
     static func isTextFrameID(_ s: String) -> Bool {
         let u = Array(s.utf8)
-        return u.count == 4 && u[0] == UInt8(ascii: "T") && s != "TXXX"
+        return u.count == 4 && u[0] == 0x54 && s != "TXXX"   // "T..."
             && u.allSatisfy { (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }
     }
 
@@ -198,7 +198,7 @@ enum MetadataWriting {
         for e in tags {
             let u = Array(e.ffmpegKey.utf8)
             let id = riffInfoIDs[e.key.lowercased()]
-                ?? (u.count == 4 && u[0] == UInt8(ascii: "I") && u.allSatisfy({ (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }) ? e.ffmpegKey : nil)
+                ?? (u.count == 4 && u[0] == 0x49 && u.allSatisfy({ (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }) ? e.ffmpegKey : nil)
             guard let id, seen.insert(id).inserted else { continue }
             let text = Array(e.value.utf8) + [0]
             body += Array(id.utf8) + le32(text.count) + text + (text.count & 1 == 1 ? [0] : [])
