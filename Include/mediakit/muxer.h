@@ -60,6 +60,14 @@ typedef struct mk_muxer_settings {
                                     (fragmented MP4 / CMAF: init.mp4 and seg0.m4s ...; the
                                     playlist version 7 with #EXT-X-MAP); borrowed for the call.
                                     NULL (default): "ts" */
+    /* Added in 0.3 (read only when struct_size covers them), for mk_remux only: mk_muxer_open
+     * refuses them (MK_EINVAL). mk_remux copies the input's tags, chapters and cover art into
+     * what the output holds (as ffmpeg -map_metadata 0 -map_chapters 0; docs/metadata.md). */
+    int32_t no_metadata;       /**< 1: copy none of them (mk-remux --no-metadata). Default 0 */
+    int32_t metadata_count;    /**< entries at metadata. Default 0 */
+    const char *const *metadata; /**< "KEY=VALUE" container tags set after the copy (an empty
+                                    VALUE removes the tag; MK_EINVAL for an entry without "=");
+                                    the array and its strings borrowed for the call. NULL (default): none */
 } mk_muxer_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */

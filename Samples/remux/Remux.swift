@@ -107,6 +107,12 @@ struct Remux: ParsableCommand {
     @Option(help: ArgumentHelp("Time a raw H.264 / HEVC / AV1 OBU stream at this frame rate (N, N/D or a decimal), as ffmpeg's -r before -i. Default: the rate its SPS states, else 25.", valueName: "RATE"))
     var frameRate: String?
 
+    @Option(name: .customLong("metadata"), help: ArgumentHelp("Set a container tag (repeatable; an empty VALUE removes it), as ffmpeg -metadata.", valueName: "KEY=VALUE"))
+    var metadata: [String] = []
+
+    @Flag(name: .customLong("no-metadata"), help: "Copy no tags, chapters or attachments (by default they are copied into what OUTPUT holds).")
+    var noMetadata = false
+
     @Flag(help: "Print no progress line.")
     var quiet = false
 
@@ -207,7 +213,9 @@ struct Remux: ParsableCommand {
         let rate = try Self.parsedFrameRate(frameRate)
         var options = MuxerOptions(layout: layout)
         options.segmentFormat = segmentFormat
-        let cut = try Remuxer.remux(input: input, output: output, options: options, tracks: tracks.isEmpty ? nil : tracks, frameRate: rate) { done, total in
+        let copy = try MetadataCopyOptions(copy: !noMetadata, settings: metadata)
+        let cut = try Remuxer.remux(input: input, output: output, options: options, tracks: tracks.isEmpty ? nil : tracks, frameRate: rate,
+                                    metadata: copy) { done, total in
             if paceMs > 0 { usleep(useconds_t(paceMs) * 1000) }
             guard showProgress else { return }
             let percent = done * 100 / total

@@ -104,11 +104,18 @@ struct Transcode: ParsableCommand {
     @Option(help: ArgumentHelp("Video encoder and decoder threads (0: all cores; 1 makes libx264 deterministic).", valueName: "N"))
     var threads: Int?
 
+    @Option(name: .customLong("metadata"), help: ArgumentHelp("Set a container tag (repeatable; an empty VALUE removes it), as ffmpeg -metadata.", valueName: "KEY=VALUE"))
+    var metadata: [String] = []
+
+    @Flag(name: .customLong("no-metadata"), help: "Copy no tags, chapters or attachments (by default they are copied into what OUT holds).")
+    var noMetadata = false
+
     @Flag(help: "Print no progress line.")
     var quiet = false
 
     func run() throws {
         var options = TranscodeOptions(codec: codec.map { CodecID($0.lowercased()) }, sampleRate: sampleRate, channels: channels)
+        options.metadata = try MetadataCopyOptions(copy: !noMetadata, settings: metadata)
         options.quality = quality
         options.complexity = complexity
         options.frameDuration = frameDuration.map { $0 / 1000 }

@@ -80,7 +80,7 @@ public func mk_muxer_default_settings(_ s: UnsafeMutablePointer<mk_muxer_setting
                                   tracks: nil, track_count: 0, progress: nil, progress_user: nil,
                                   chunk_seconds: MuxerOptions.defaultChunkSeconds, movie_time_scale: MuxerOptions.defaultTimeScale,
                                   reserved_moov_bytes: Int64(d.reservedIndexBytes), write_mfra: d.writeFragmentIndex ? 1 : 0,
-                                  user_data: nil, user_data_size: 0, segment_format: nil)
+                                  user_data: nil, user_data_size: 0, segment_format: nil, no_metadata: 0, metadata_count: 0, metadata: nil)
 }
 
 /// The largest `udta` box and `free` reservation mk_muxer_open takes (bounded allocations).
@@ -145,8 +145,8 @@ public func mk_muxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: 
     out.pointee = nil
     guard let path else { return fail(MK_EINVAL, "mk_muxer_open: path is NULL") }
     guard let (s, l) = muxerSettings(settings, "mk_muxer_open") else { return MK_EINVAL }
-    if s.tracks != nil || s.track_count != 0 || s.progress != nil {
-        return fail(MK_EINVAL, "mk_muxer_open: tracks, track_count and progress are mk_remux's settings (the muxer writes what it is given)")
+    if s.tracks != nil || s.track_count != 0 || s.progress != nil || s.no_metadata != 0 || s.metadata_count != 0 || s.metadata != nil {
+        return fail(MK_EINVAL, "mk_muxer_open: tracks, track_count, progress, no_metadata and metadata are mk_remux's settings (the muxer writes what it is given)")
     }
     guard let options = muxerOptions(s, l, "mk_muxer_open") else { return MK_EINVAL }
     let target = String(cString: path)
@@ -263,11 +263,23 @@ public func mk_remux(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?,
         return fail(MK_EINVAL, "mk_remux: chunk_seconds, movie_time_scale, reserved_moov_bytes, write_mfra and user_data are mk_muxer_open's (mk_remux takes them from the source)")
     }
     let tracks = s.tracks.map { Array(UnsafeBufferPointer(start: $0, count: Int(s.track_count))).map(Int.init) }
+    guard s.metadata_count >= 0, s.metadata_count <= 65536, s.metadata_count == 0 || s.metadata != nil else {
+        return fail(MK_EINVAL, "mk_remux: \(s.metadata_count) metadata entries from \(s.metadata == nil ? "NULL" : "a list")")
+    }
+    var settingsText: [String] = []
+    if let list = s.metadata {
+        for i in 0..<Int(clamping: s.metadata_count) {
+            guard let entry = list[i] else { return fail(MK_EINVAL, "mk_remux: metadata[\(i)] is NULL") }
+            settingsText.append(String(cString: entry))
+        }
+    }
     let relay = ProgressRelay(s.progress, s.progress_user)
     return relay.guarded("mk_remux") {
         var options = MuxerOptions(layout: l)
         options.segmentFormat = s.segment_format.map { String(cString: $0) }
-        let cut = try Remuxer.remux(input: String(cString: src), output: String(cString: dst), options: options, tracks: tracks) { done, total in
+        let metadata = try MetadataCopyOptions(copy: s.no_metadata == 0, settings: settingsText)
+        let cut = try Remuxer.remux(input: String(cString: src), output: String(cString: dst), options: options, tracks: tracks,
+                                    metadata: metadata) { done, total in
             try relay.check(fraction: Double(done) / Double(max(1, total)), done: Int64(done), total: Int64(total))
         }
         if let cut { return fail(MK_ETRUNCATED, cut.description) }   // a warning: dst is written

@@ -257,7 +257,10 @@ class MuxerSettings(ctypes.Structure):
                 ("reserved_moov_bytes", ctypes.c_int64), ("write_mfra", ctypes.c_int32),
                 ("user_data", ctypes.c_void_p), ("user_data_size", ctypes.c_size_t),
                 # 0.3 (HLS outputs)
-                ("segment_format", ctypes.c_char_p)]
+                ("segment_format", ctypes.c_char_p),
+                # 0.3 (mk_remux: tags, chapters and cover art)
+                ("no_metadata", ctypes.c_int32), ("metadata_count", ctypes.c_int32),
+                ("metadata", ctypes.POINTER(ctypes.c_char_p))]
 
 
 class DecodeSettings(ctypes.Structure):

@@ -4,7 +4,7 @@ mk_remux, mk_transcode_with)."""
 from __future__ import annotations
 
 import ctypes
-from typing import Callable, Optional, Sequence, Union
+from typing import Callable, Mapping, Optional, Sequence, Union
 
 from . import _ffi
 from ._ffi import lib
@@ -126,7 +126,8 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
 
 def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optional[float] = None,
           hybrid: Optional[float] = None, *, tracks: Optional[Sequence[Union[int, Track]]] = None,
-          progress: Optional[Progress] = None, segment_format: Optional[str] = None) -> None:
+          progress: Optional[Progress] = None, segment_format: Optional[str] = None,
+          metadata: Optional[Mapping[str, str]] = None, copy_metadata: bool = True) -> None:
     """Copies the tracks of `src` (any file ``open`` reads) into a new file at `dst` without
     decoding, like the mk-remux sample. The output's format follows `dst`'s extension: MP4
     (.mp4, .m4a, .m4v, .mov), Matroska / WebM (.mkv, .mka, .webm), Ogg (.ogg, .oga, .opus),
@@ -148,10 +149,23 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     a failure or a cancel leaves nothing there. A source cut short is copied as far as it goes
     (every packet before the cut, as ffmpeg's stream copy) and a TruncatedWarning names the
     offset of the cut.
+
+    The input's tags, chapters and cover art are copied into what the output holds (as
+    ``ffmpeg -map_metadata 0 -map_chapters 0``); copy_metadata=False copies none (mk-remux
+    --no-metadata). metadata={KEY: VALUE} sets container tags after the copy (mk-remux
+    --metadata KEY=VALUE; an empty VALUE removes the tag).
     """
     s = _muxer_settings(faststart, fragment, hybrid)
     if segment_format is not None:
         s.segment_format = segment_format.encode()
+    s.no_metadata = 0 if copy_metadata else 1
+    if metadata:
+        bad = [k for k in metadata if not k or "=" in k]
+        if bad:
+            raise ValueError(f"metadata keys must be non-empty and without '=': {bad!r}")
+        entries = [f"{k}={v}".encode() for k, v in metadata.items()]
+        s.metadata = (ctypes.c_char_p * len(entries))(*entries)
+        s.metadata_count = len(entries)
     chosen = [t.index if isinstance(t, Track) else int(t) for t in tracks] if tracks is not None else None
     if chosen is not None:
         if not chosen:

@@ -13,6 +13,9 @@ struct PCMFileLayout: Sendable {
     let header: @Sendable (_ stored: PCMCodec, _ rate: Int, _ channels: Int, _ channelMask: UInt64, _ dataBytes: Int64) -> [UInt8]
     /// Bytes of samples the format's size fields hold.
     let maxDataBytes: Int64
+    /// The header with chunks for `tags` put in (WAV: a LIST/INFO chunk before `data`); nil:
+    /// the format holds no tags here.
+    var withTags: (@Sendable (_ header: [UInt8], _ tags: [MetadataEntry]) -> [UInt8])? = nil
 }
 
 /// Writes a file of one PCM track from packets, in a ``PCMFileLayout``: a header, the samples
@@ -26,6 +29,10 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
     private var done = false
     private var stream: (source: PCMCodec, stored: PCMCodec, rate: Int, channels: Int, mask: UInt64)?
     private var dataBytes: Int64 = 0
+    /// Tags for ``PCMFileLayout/withTags`` (``setMetadata(_:)``).
+    private var tags: [MetadataEntry] = []
+    /// True once the header is in the file (at the first packet or at ``finish()``).
+    private var headerWritten = false
 
     /// Starts `path`.
     /// - Throws: `.io` when the file cannot be created.
@@ -50,13 +57,32 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
             throw MediaError(.invalidArgument, "PCM at \(rate) Hz with \(channels) channels cannot be written as \(layout.name): \(why)", path: file.path)
         }
         stream = (source, stored, rate, channels, parameters.channelMask)
-        try file.write(header())
         return 0
+    }
+
+    /// Keeps the tags to write with the header where the format holds them (WAV: a LIST/INFO
+    /// chunk, ``PCMFileLayout/withTags``): the container's tags, then the track's that it does
+    /// not have. - Throws: `.state` after the first packet.
+    func setMetadata(_ metadata: MuxMetadata) throws {
+        guard layout.withTags != nil else { return }
+        guard !headerWritten else {
+            if metadata.isEmpty { return }
+            throw MediaError(.state, "metadata must be given before the first packet", path: file.path)
+        }
+        tags = metadata.combined(track: 0)
     }
 
     private func header() -> [UInt8] {
         guard let s = stream else { return [] }
-        return layout.header(s.stored, s.rate, s.channels, s.mask, dataBytes)
+        let h = layout.header(s.stored, s.rate, s.channels, s.mask, dataBytes)
+        guard !tags.isEmpty, let withTags = layout.withTags else { return h }
+        return withTags(h, tags)
+    }
+
+    private func writeHeader() throws {
+        guard !headerWritten else { return }
+        headerWritten = true
+        try file.write(header())
     }
 
     /// Appends a packet's samples (rewritten to the stored byte order or sign).
@@ -67,6 +93,7 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
         guard packet.trackIndex == 0 else {
             throw MediaError(.invalidArgument, "track \(packet.trackIndex) was not added (a \(layout.name) file holds track 0)", path: file.path)
         }
+        try writeHeader()
         let bytes = s.source.convert(packet.data, to: s.stored)
         guard dataBytes + Int64(bytes.count) <= layout.maxDataBytes else {
             throw MediaError(.limit, "more than \(layout.maxDataBytes) bytes of audio do not fit in a \(layout.name) file (4 GiB); write Matroska or raw PCM instead",
@@ -85,6 +112,7 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
             throw MediaError(.state, "a \(layout.name) file needs its track before finish", path: file.path)
         }
         do {
+            try writeHeader()
             if dataBytes % 2 == 1 { try file.write([0]) }
             try file.patch(header(), at: 0)
             try file.commit()

@@ -114,6 +114,9 @@ extension Muxer {
 
     /// Default: nothing (the codec configuration written first stays).
     public func updateParameters(_ parameters: CodecParameters, track: Int) throws {}
+
+    /// Default: nothing (the container holds no tags here).
+    public func setMetadata(_ metadata: MuxMetadata) throws {}
 }
 
 /// A muxer whose container states which part of a track is presented (MP4's edit list), so

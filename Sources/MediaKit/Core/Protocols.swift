@@ -219,6 +219,11 @@ public protocol Muxer: AnyObject {
     /// Replaces a track's codec configuration with the one an encoder has at its end (FLAC's
     /// STREAMINFO with the total samples and MD5), where the container can take it.
     func updateParameters(_ parameters: CodecParameters, track: Int) throws
+    /// Gives the tags, chapters and attachments to write (track tags keyed by the indexes
+    /// `addTrack` returned), after the tracks are added and before the first packet. The
+    /// muxer writes what its container can hold and leaves out the rest (docs/metadata.md,
+    /// "Writing"); the default implementation writes nothing.
+    func setMetadata(_ metadata: MuxMetadata) throws
     /// Writes one packet (its `trackIndex` is a value `addTrack` returned).
     func write(_ packet: Packet) throws
     /// Completes the file and moves it to its final name.

@@ -31,7 +31,11 @@ public enum Remuxer {
     }
 
     /// Remuxes `input` to `output`, the muxer made with `options` (`frameRate`: as
-    /// ``remux(input:output:layout:tracks:frameRate:progress:)``).
+    /// ``remux(input:output:layout:tracks:frameRate:progress:)``). The input's tags, chapters
+    /// and attachments are copied into what the output holds (``Muxer/setMetadata(_:)``), as
+    /// `ffmpeg -map_metadata 0 -map_chapters 0` copies them; `metadata` drops them or sets tags.
+    /// An MP4 copied into MP4 keeps its user data as it is, unless `metadata` asks for a change
+    /// (the packets are then copied one by one).
     /// - Returns: nil, or the `.truncated` warning of an input cut short (naming the offset of
     ///   the cut): the output is then written with every packet before the cut, as ffmpeg's
     ///   stream copy of a cut file is (a packet the cut goes through is left out, except a run
@@ -43,7 +47,8 @@ public enum Remuxer {
     ///   failure (the target is then left untouched).
     @discardableResult
     public static func remux(input: String, output: String, options: MuxerOptions, tracks: [Int]? = nil,
-                             frameRate: Rational? = nil, progress: ((Int, Int) throws -> Void)? = nil) throws -> MediaError? {
+                             frameRate: Rational? = nil, metadata: MetadataCopyOptions = MetadataCopyOptions(),
+                             progress: ((Int, Int) throws -> Void)? = nil) throws -> MediaError? {
         let catalog = ContainerCatalog.shared
         let target = try catalog.requireMuxerFormat(forPath: output)
         let (format, demuxer) = try catalog.open(ByteSources.open(path: input))
@@ -59,11 +64,12 @@ public enum Remuxer {
         let muxer = try target.make(path: output, options: options)
         do {
             var cut: MediaError?
-            if let direct = muxer as? DirectCopyMuxer, try direct.copyDirectly(from: demuxer, tracks: wanted, cut: &cut, progress: progress) {
+            if metadata == MetadataCopyOptions(), let direct = muxer as? DirectCopyMuxer,
+               try direct.copyDirectly(from: demuxer, tracks: wanted, cut: &cut, progress: progress) {
                 try muxer.finish()
                 return cut
             }
-            cut = try copyPackets(demuxer, from: format, tracks: wanted, into: muxer, input: input, progress: progress)
+            cut = try copyPackets(demuxer, from: format, tracks: wanted, into: muxer, input: input, metadata: metadata, progress: progress)
             try muxer.finish()
             return cut
         } catch {
@@ -107,7 +113,7 @@ public enum Remuxer {
     /// - Returns: the `.truncated` error of an input cut short, nil otherwise.
     /// - Throws: a muxer's refusal of a track (`.unsupported`) with the source format named.
     static func copyPackets(_ demuxer: Demuxer, from format: ContainerFormat, tracks wanted: [Int], into muxer: Muxer, input: String,
-                            progress: ((Int, Int) throws -> Void)?) throws -> MediaError? {
+                            metadata: MetadataCopyOptions = MetadataCopyOptions(), progress: ((Int, Int) throws -> Void)?) throws -> MediaError? {
         let all = demuxer.tracks
         let needFirst = Set(wanted.filter { muxer.needsFirstPacket(all[$0]) })
         let needTime = format.clockTimestamps ? Set(wanted) : []
@@ -137,10 +143,13 @@ public enum Remuxer {
         }
         let start = firstTime.values.min() ?? 0
         var stages: [(track: Int, stage: PacketStage)] = []
+        var outputs: [(source: Int, output: Int)] = []
         for t in wanted {
             do {
                 let shift = start == 0 ? 0 : Int64((start / all[t].timeBase.doubleValue).rounded())
-                let stage = CopyStage(into: muxer, track: try muxer.addTrack(from: all[t], firstPacket: firstPacket[t]), shift: shift)
+                let out = try muxer.addTrack(from: all[t], firstPacket: firstPacket[t])
+                outputs.append((t, out))
+                let stage = CopyStage(into: muxer, track: out, shift: shift)
                 stage.keepsCutPackets = PCMCodec(all[t].parameters.codec) != nil
                 stages.append((t, stage))
             } catch var e as MediaError where e.kind == .unsupported {
@@ -148,6 +157,7 @@ public enum Remuxer {
                 throw e
             }
         }
+        try muxer.setMetadata(metadata.muxMetadata(of: demuxer, tracks: outputs))
         let total = max(1, Set(wanted).reduce(0) { $0 + all[$1].sampleCount })
         var done = 0
         var pipeline = MediaPipeline(demuxer: demuxer, stages: stages)

@@ -27,6 +27,10 @@ public struct TranscodeOptions: Sendable {
     /// `mk-transcode --video-codec`); nil: video is copied (``copyVideo``) or dropped. An input
     /// with video and no audio then gives a video-only output.
     public var video: VideoEncoderSettings?
+    /// The input's tags, chapters and attachments: copied into what the output holds by
+    /// default (`ffmpeg -map_metadata 0 -map_chapters 0`), or dropped (`--no-metadata`), and
+    /// tags set (`--metadata KEY=VALUE`).
+    public var metadata = MetadataCopyOptions()
 
     /// Options with every default.
     public init(codec: CodecID? = nil, bitRate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil) {
@@ -171,9 +175,16 @@ public enum Transcoder {
                 order.append((v.index, { videoOut = try m.addTrack(from: t, firstPacket: firstVideoData) }))
             }
             for (_, add) in order.sorted(by: { $0.0 < $1.0 }) { try add() }
-            for (v, stage) in videoStages {
+            let copiedVideo = try videoStages.map { (source: $0.0.index, output: try m.addTrack(from: $0.0)) }
+            // The input's tags, chapters and attachments (the one place a transcode copies
+            // them), before any packet.
+            var encoded: [(source: Int, output: Int)] = []
+            if let a = audio, converter != nil { encoded.append((a.index, audioOut)) }
+            if let v = videoTrack, videoEncoder != nil { encoded.append((v.index, videoOut)) }
+            try m.setMetadata(options.metadata.muxMetadata(of: demuxer, tracks: encoded + copiedVideo))
+            for ((v, stage), out) in zip(videoStages, copiedVideo) {
                 let shift = audioStart == 0 ? 0 : Int64((audioStart / v.timeBase.doubleValue).rounded())
-                try stage.bind(to: m, track: try m.addTrack(from: v), shift: shift)
+                try stage.bind(to: m, track: out.output, shift: shift)
             }
             let waiting = held
             held = []

@@ -25,6 +25,8 @@ public final class MP3Writer: Muxer, @unchecked Sendable {
     /// Byte offset (from the first audio frame) of every frame, for the table of contents.
     private var offsets: [Int] = []
     private var musicCRC: UInt16 = 0
+    /// The ID3v2.4 tag written in front of the Info frame (``setMetadata(_:)``).
+    private var id3: [UInt8] = []
 
     /// Starts `path`.
     /// - Throws: `.io` when the file cannot be created.
@@ -77,6 +79,23 @@ public final class MP3Writer: Muxer, @unchecked Sendable {
         try finish(inputSamples: gaplessSamples ?? max(0, decoded - Int64(max(0, gaplessDelay - 529))), encoderDelay: gaplessDelay)
     }
 
+    /// Keeps the tags, pictures and chapters to write as an ID3v2.4 tag in front of the Info
+    /// frame (``MetadataWriting/id3v2(tags:pictures:chapters:padding:)``: text frames, TXXX,
+    /// COMM, USLT, APIC, CHAP and CTOC), as FFmpeg's mp3 muxer writes its ID3v2 tag: the
+    /// container's tags, then the track's that it does not have. - Throws: `.state` after the
+    /// first packet; `.invalidArgument` for a tag over ID3v2's 256 MiB.
+    public func setMetadata(_ metadata: MuxMetadata) throws {
+        guard first == nil, !done else {
+            if metadata.isEmpty { return }
+            throw MediaError(.state, "metadata must be given before the first packet", path: file.path)
+        }
+        let tag = MetadataWriting.id3v2(tags: metadata.combined(track: 0), pictures: metadata.pictures, chapters: metadata.chapters)
+        guard tag.count < 1 << 28 else {
+            throw MediaError(.invalidArgument, "an ID3v2 tag of \(tag.count) bytes is over the format's 256 MiB", path: file.path)
+        }
+        id3 = tag
+    }
+
     /// Writes one encoded Layer III frame.
     /// - Throws: `.invalidData` for a packet that is not an MPEG audio Layer III frame continuing the first.
     public func write(_ packet: Packet) throws {
@@ -91,7 +110,7 @@ public final class MP3Writer: Muxer, @unchecked Sendable {
         if first == nil {
             first = h
             infoSize = Self.infoFrameSize(h)
-            try file.write([UInt8](repeating: 0, count: infoSize))
+            try file.write(id3 + [UInt8](repeating: 0, count: infoSize))
         }
         offsets.append(bytes)
         frames += 1
@@ -118,7 +137,7 @@ public final class MP3Writer: Muxer, @unchecked Sendable {
             let decoded = Int64(frames) * Int64(h.samplesPerFrame)
             let delay = max(0, encoderDelay - 529)
             let padding = max(0, decoded - Int64(delay) - inputSamples)
-            try file.patch(infoFrame(h, delay: delay, padding: Int(min(padding, 4095))), at: 0)
+            try file.patch(infoFrame(h, delay: delay, padding: Int(min(padding, 4095))), at: Int64(id3.count))
             try file.commit()
         } catch {
             file.discard()

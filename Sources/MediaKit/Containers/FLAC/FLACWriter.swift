@@ -12,6 +12,10 @@ public final class FLACWriter: Muxer, @unchecked Sendable {
     private var done = false
     private var hasTrack = false
     private var finalStreamInfo: [UInt8] = []
+    /// The STREAMINFO of a track added as a ``Muxer``, written with the metadata blocks
+    /// (``setMetadata(_:)``) at the first packet or at ``finish()``.
+    private var pendingStreamInfo: [UInt8]?
+    private var metadataBlocks: [(type: UInt8, body: [UInt8])] = []
 
     /// Starts `path` with `streamInfo` (the 34-byte STREAMINFO body).
     /// - Throws: `.invalidArgument` for a STREAMINFO that is not 34 bytes; `.io`.
@@ -32,8 +36,48 @@ public final class FLACWriter: Muxer, @unchecked Sendable {
     deinit { if !done { file.discard() } }
 
     private func start(_ streamInfo: [UInt8]) throws {
-        try file.write(Array("fLaC".utf8) + [0x80, 0, 0, 34] + streamInfo)
+        var header = Array("fLaC".utf8) + [metadataBlocks.isEmpty ? 0x80 : 0, 0, 0, 34] + streamInfo
+        for (i, b) in metadataBlocks.enumerated() {
+            let last: UInt8 = i == metadataBlocks.count - 1 ? 0x80 : 0
+            header += [last | b.type, UInt8(truncatingIfNeeded: b.body.count >> 16), UInt8(truncatingIfNeeded: b.body.count >> 8),
+                       UInt8(truncatingIfNeeded: b.body.count)] + b.body
+        }
+        try file.write(header)
         hasTrack = true
+    }
+
+    /// Writes the header of a track added as a ``Muxer``, once.
+    private func startPending() throws {
+        if let si = pendingStreamInfo {
+            pendingStreamInfo = nil
+            try start(si)
+        }
+    }
+
+    /// The largest metadata block body (a 24-bit length).
+    static let maxBlockBytes = (1 << 24) - 1
+
+    /// Keeps the tags and pictures to write after the STREAMINFO: a VORBIS_COMMENT block (the
+    /// container's tags, then the track's that it does not have, then the chapters as
+    /// CHAPTERnnn fields; vendor "MediaKit") and a PICTURE block for each picture, as FFmpeg's
+    /// flac muxer writes them. Attachments that are not pictures are not held by FLAC. - Throws: `.state` once the header is written (after
+    /// the first packet, or for a writer made with its STREAMINFO); `.invalidArgument` for a
+    /// block over 16 MiB.
+    public func setMetadata(_ metadata: MuxMetadata) throws {
+        guard pendingStreamInfo != nil else {
+            if metadata.isEmpty { return }
+            throw MediaError(.state, "metadata must be given after addTrack and before the first packet", path: file.path)
+        }
+        metadataBlocks = []
+        let tags = metadata.combined(track: 0)
+        if !tags.isEmpty || !metadata.chapters.isEmpty {
+            metadataBlocks.append((4, MetadataWriting.vorbisComment(vendor: "MediaKit", tags: tags, chapters: metadata.chapters)))
+        }
+        for p in metadata.pictures { metadataBlocks.append((6, MetadataWriting.flacPicture(p))) }
+        if let big = metadataBlocks.first(where: { $0.body.count > Self.maxBlockBytes }) {
+            metadataBlocks = []
+            throw MediaError(.invalidArgument, "a FLAC metadata block (type \(big.type)) of \(big.body.count) bytes is over the format's 16 MiB", path: file.path)
+        }
     }
 
     /// The 34-byte STREAMINFO body of `extradata` (itself, or after "fLaC" and a block header), or nil.
@@ -57,7 +101,8 @@ public final class FLACWriter: Muxer, @unchecked Sendable {
         guard let si = Self.streamInfo(parameters.extradata) else {
             throw MediaError(.invalidArgument, "a FLAC file needs the 34-byte STREAMINFO, got \(parameters.extradata.count) bytes of extradata", path: file.path)
         }
-        try start(si)
+        pendingStreamInfo = si
+        hasTrack = true
         return 0
     }
 
@@ -73,6 +118,7 @@ public final class FLACWriter: Muxer, @unchecked Sendable {
         guard packet.trackIndex == 0 else {
             throw MediaError(.invalidArgument, "track \(packet.trackIndex) was not added (a FLAC file holds track 0)", path: file.path)
         }
+        try startPending()
         try file.write(packet.data)
     }
 
@@ -89,11 +135,13 @@ public final class FLACWriter: Muxer, @unchecked Sendable {
 
     /// Rewrites the STREAMINFO (when `streamInfo` is 34 bytes) and renames the file into place.
     public func finish(streamInfo: [UInt8]) throws {
-        done = true
         do {
+            try startPending()
+            done = true
             if streamInfo.count == 34 { try file.patch(streamInfo, at: 8) }
             try file.commit()
         } catch {
+            done = true
             file.discard()
             throw error
         }

@@ -20,7 +20,8 @@ struct BoxWriter {
     mutating func zeros(_ n: Int) { bytes.append(contentsOf: repeatElement(0, count: n)) }
     mutating func append(_ b: [UInt8]) { bytes.append(contentsOf: b) }
     mutating func fourCC(_ s: String) {
-        var u = Array(s.utf8)
+        // One byte a character (ISO 8859-1): iTunes atoms start with (c), 0xA9 ("©nam").
+        var u = s.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) }
         while u.count < 4 { u.append(0x20) }
         bytes.append(contentsOf: u.prefix(4))
     }

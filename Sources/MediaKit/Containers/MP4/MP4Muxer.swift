@@ -255,7 +255,8 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         replaceEdits(track: ti, [EditListEntry(segmentDuration: presentedDuration, mediaTime: Int64(delay), mediaRate: 1)],
                      movieTimeScale: tracks[ti].timeScale)
         if tracks[ti].parameters.codec == "aac" {
-            replaceUserData(MovieWriter.iTunSMPB(delay: delay, padding: Int(clamping: padding), samples: presentedDuration))
+            gaplessItem = MovieWriter.iTunSMPBItem(delay: delay, padding: Int(clamping: padding), samples: presentedDuration)
+            replaceUserData(MP4MetadataWriter.userData(items: gaplessItem))
         }
     }
 
@@ -274,6 +275,32 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// as an encoder's iTunSMPB); before ``finish()``, for the progressive and fast-start layouts.
     func replaceUserData(_ bytes: [UInt8]) {
         options.userData = bytes
+    }
+
+    /// The `ilst` items and `chpl` of ``setMetadata(_:)``; empty: ``Options/userData`` is written.
+    private var metadataItems: [UInt8] = [], chapterList: [UInt8] = []
+    /// An encoded AAC track's iTunSMPB item (``setGapless(track:presentedDuration:padding:)``).
+    private var gaplessItem: [UInt8] = []
+
+    /// Writes the tags, cover art and chapters as iTunes metadata (`udta/meta/ilst`: text atoms,
+    /// `trkn` / `disk`, `cpil`, `tmpo`, freeform `----` items, `covr`) and a Nero `chpl`
+    /// (``MP4MetadataWriter``), the container's tags then the first track's that it does not
+    /// have; the `udta` then replaces ``Options/userData`` (an encoder's iTunSMPB is kept
+    /// among the items). No QuickTime chapter track is written yet. A `udta` given in
+    /// ``Options/userData`` (verbatim) wins: the metadata is then not written.
+    /// - Throws: `.state` after the first write.
+    public func setMetadata(_ metadata: MuxMetadata) throws {
+        guard !metadata.isEmpty, options.userData.isEmpty else { return }
+        guard !started else { throw MediaError(.state, "metadata must be given before the first write", path: path) }
+        metadataItems = MP4MetadataWriter.items(tags: metadata.combined(track: metadata.trackTags.keys.min()), pictures: metadata.pictures)
+        chapterList = MP4MetadataWriter.chpl(metadata.chapters)
+    }
+
+    /// The `udta` written into the `moov`: ``Options/userData``, or the one made from
+    /// ``setMetadata(_:)`` with an encoder's iTunSMPB item.
+    private var userDataToWrite: [UInt8] {
+        guard !metadataItems.isEmpty || !chapterList.isEmpty else { return options.userData }
+        return MP4MetadataWriter.userData(items: metadataItems + gaplessItem, extra: chapterList)
     }
 
     /// Makes track `from` reference `to` (a `tref` entry such as "chap" for a chapter
@@ -612,7 +639,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             try file.write(w.bytes)
         case .fragmented, .hybrid:
             initMoovOffset = file.bytesWritten
-            try file.write(try MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: true, userData: options.userData))
+            try file.write(try MovieWriter.moov(tracks: tracks, movieTimeScale: options.movieTimeScale, fragmented: true, userData: userDataToWrite))
             try file.flush()
         }
     }
@@ -820,7 +847,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             case .progressive:
                 try flushChunks(file)
                 try patchMdatSize(file)
-                try file.write(try MovieWriter.moov(tracks: tracks, movieTimeScale: finalMovieTimeScale, fragmented: false, userData: options.userData))
+                try file.write(try MovieWriter.moov(tracks: tracks, movieTimeScale: finalMovieTimeScale, fragmented: false, userData: userDataToWrite))
                 try file.commit()
             case .fastStart:
                 try flushChunks(file)
@@ -863,7 +890,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         let scale = finalMovieTimeScale
         let ftypSize = Int64(MovieWriter.ftyp(tracks: tracks, fragmented: false).count)
         if options.reservedMoovBytes > 0 {
-            let moov = try MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, userData: options.userData)
+            let moov = try MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, userData: userDataToWrite)
             let gap = Int(mdatStart - ftypSize)
             if moov.count == gap || moov.count + 8 <= gap {
                 var w = BoxWriter()
@@ -881,7 +908,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         // The moov's size depends on the shift only through stco -> co64: iterate to a fixed point.
         for _ in 0..<4 {
             shift = ftypSize + Int64(moov.count) - mdatStart
-            let next = try MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, chunkShift: shift, userData: options.userData)
+            let next = try MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, chunkShift: shift, userData: userDataToWrite)
             let done = next.count == moov.count
             moov = next
             if done { break }
@@ -905,7 +932,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
 
     private func finishHybrid(_ file: OutputFile) throws {
         // 1. The progressive moov at the end (the fragments' data are its chunks).
-        try file.write(try MovieWriter.moov(tracks: tracks, movieTimeScale: finalMovieTimeScale, fragmented: false, userData: options.userData))
+        try file.write(try MovieWriter.moov(tracks: tracks, movieTimeScale: finalMovieTimeScale, fragmented: false, userData: userDataToWrite))
         try file.flush()
         // 2. The fragmented moov at the front and every moof become free boxes.
         try file.patch(Array("free".utf8), at: initMoovOffset + 4)

@@ -487,6 +487,11 @@ extension MovieWriter {
     /// `ilst` > `----` (mean "com.apple.iTunes", name "iTunSMPB", data " 00000000 DELAY PADDING
     /// SAMPLES" then eight zero fields, hexadecimal).
     static func iTunSMPB(delay: Int, padding: Int, samples: Int64) -> [UInt8] {
+        MP4MetadataWriter.userData(items: iTunSMPBItem(delay: delay, padding: padding, samples: samples))
+    }
+
+    /// The `----` item of ``iTunSMPB(delay:padding:samples:)``.
+    static func iTunSMPBItem(delay: Int, padding: Int, samples: Int64) -> [UInt8] {
         func hex(_ v: Int64, _ width: Int) -> String {
             let s = String(v, radix: 16, uppercase: true)
             return String(repeating: "0", count: max(0, width - s.count)) + s
@@ -494,19 +499,10 @@ extension MovieWriter {
         let value = " " + ([hex(0, 8), hex(Int64(delay), 8), hex(Int64(padding), 8), hex(samples, 16)]
                            + Array(repeating: hex(0, 8), count: 8)).joined(separator: " ")
         var w = BoxWriter()
-        w.box("udta") { w in
-            w.fullBox("meta", version: 0, flags: 0) { w in
-                w.fullBox("hdlr", version: 0, flags: 0) { w in
-                    w.u32(0); w.fourCC("mdir"); w.fourCC("appl"); w.u32(0); w.u32(0); w.u8(0)
-                }
-                w.box("ilst") { w in
-                    w.box("----") { w in
-                        w.fullBox("mean", version: 0, flags: 0) { $0.append(Array("com.apple.iTunes".utf8)) }
-                        w.fullBox("name", version: 0, flags: 0) { $0.append(Array("iTunSMPB".utf8)) }
-                        w.box("data") { w in w.u32(1); w.u32(0); w.append(Array(value.utf8)) }
-                    }
-                }
-            }
+        w.box("----") { w in
+            w.fullBox("mean", version: 0, flags: 0) { $0.append(Array("com.apple.iTunes".utf8)) }
+            w.fullBox("name", version: 0, flags: 0) { $0.append(Array("iTunSMPB".utf8)) }
+            w.box("data") { w in w.u32(1); w.u32(0); w.append(Array(value.utf8)) }
         }
         return w.bytes
     }

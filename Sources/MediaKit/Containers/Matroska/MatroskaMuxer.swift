@@ -37,6 +37,13 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     private var pendingTrimEnd: [Int: Int] = [:]
     private var endTime: Int64 = 0
     private static let seekHeadRoom = 96
+    /// Room for a SeekHead that also lists Chapters, Attachments and Tags.
+    private static let seekHeadRoomWithMetadata = 192
+    /// Tags, chapters and attachments (``setMetadata(_:)``), written with the header.
+    private var metadata = MuxMetadata()
+    /// Where Chapters, Attachments and Tags start (Segment-relative), for the SeekHead.
+    private var metadataAt: [(id: UInt32, at: Int64)] = []
+    private var seekRoom: Int { metadata.isEmpty ? Self.seekHeadRoom : Self.seekHeadRoomWithMetadata }
 
     /// Creates the file (a temporary name until ``finish()``); `webM` nil: from the extension.
     /// - Throws: `.io` when the file cannot be created.
@@ -130,6 +137,22 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         if tracks[track].params.codec == "opus" { pendingTrimEnd[track] = Int(clamping: padding) }
     }
 
+    /// Keeps the tags, chapters and attachments to write with the header: the container's
+    /// title as Info's Title, each track's title and language as its Name and Language, the
+    /// other tags as Tags (TargetTypeValue 50 for the container's, TagTrackUID for a track's),
+    /// the chapters as one edition, the attachments as AttachedFiles
+    /// (``MatroskaMetadataWriter``). - Throws: `.state` after the first packet.
+    public func setMetadata(_ metadata: MuxMetadata) throws {
+        guard !headerWritten else { throw MediaError(.state, "metadata must be given before the first packet", path: file.path) }
+        self.metadata = metadata
+        for (i, t) in metadata.trackTags where i >= 0 && i < tracks.count {
+            if let code = t.first(where: { $0.ffmpegKey.lowercased() == "language" })?.value.lowercased(),
+               code.count == 3, code.allSatisfy({ ("a"..."z").contains($0) }) {
+                tracks[i].language = code
+            }
+        }
+    }
+
     // MARK: - EBML writing
 
     static func vint(_ v: Int64, width: Int = 0) -> [UInt8] {
@@ -172,9 +195,10 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         segmentData = file.bytesWritten
         // Room for the SeekHead, written at the end.
         seekHeadAt = file.bytesWritten
-        try file.write(Self.voidElement(Self.seekHeadRoom))
+        try file.write(Self.voidElement(seekRoom))
         infoAt = file.bytesWritten - segmentData
-        let info = Self.uint(MKVID.timecodeScale, 1_000_000) + Self.string(MKVID.muxingApp, "MediaKit")
+        let title = metadata.tags.first { $0.ffmpegKey.lowercased() == "title" && !$0.value.isEmpty }.map { Self.string(MKVID.title, $0.value) } ?? []
+        let info = Self.uint(MKVID.timecodeScale, 1_000_000) + title + Self.string(MKVID.muxingApp, "MediaKit")
             + Self.string(MKVID.writingApp, "MediaKit") + (file.isStream ? [] : Self.float(MKVID.duration, 0))
         let infoElement = Self.element(MKVID.info, info)
         durationAt = file.bytesWritten + Int64(infoElement.count - 8)
@@ -186,6 +210,9 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
             var e = Self.uint(MKVID.trackNumber, UInt64(i + 1)) + Self.uint(MKVID.trackUID, UInt64(i + 1))
                 + Self.uint(MKVID.flagLacing, 0) + Self.string(MKVID.codecID, t.codecID)
             e += Self.uint(MKVID.trackType, p.mediaType == .video ? 1 : p.mediaType == .audio ? 2 : 0x11)
+            if let name = metadata.trackTags[i]?.first(where: { $0.ffmpegKey.lowercased() == "title" && !$0.value.isEmpty }) {
+                e += Self.string(MKVID.name, name.value)
+            }
             e += Self.string(MKVID.language, t.language)   // always: an absent Language means "eng"
             if !p.extradata.isEmpty {
                 var priv = p.extradata
@@ -213,6 +240,14 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
             entries += Self.element(MKVID.trackEntry, e)
         }
         try file.write(Self.element(MKVID.tracks, entries))
+        let count = tracks.count
+        for (id, bytes) in [(MKVID.chapters, MatroskaMetadataWriter.chapters(metadata.chapters)),
+                            (MKVID.attachments, MatroskaMetadataWriter.attachments(metadata.attachments)),
+                            (MKVID.tags, MatroskaMetadataWriter.tags(metadata, trackUID: { $0 >= 0 && $0 < count ? UInt64($0 + 1) : nil }))]
+        where !bytes.isEmpty {
+            metadataAt.append((id, file.bytesWritten - segmentData))
+            try file.write(bytes)
+        }
     }
 
     /// A Void element of exactly `size` bytes (a 1-byte ID and an 8-byte size field).
@@ -316,12 +351,12 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         if !points.isEmpty { try file.write(Self.element(MKVID.cues, points)) }
         let end = file.bytesWritten
         var seeks: [UInt8] = []
-        for (id, at) in [(MKVID.info, infoAt), (MKVID.tracks, tracksAt)] + (points.isEmpty ? [] : [(MKVID.cues, cuesAt)]) {
+        for (id, at) in [(MKVID.info, infoAt), (MKVID.tracks, tracksAt)] + metadataAt + (points.isEmpty ? [] : [(MKVID.cues, cuesAt)]) {
             seeks += Self.element(MKVID.seek, Self.element(MKVID.seekID, Self.idBytes(id)) + Self.uint(MKVID.seekPosition, UInt64(at)))
         }
         let seekHead = Self.element(MKVID.seekHead, seeks)
-        if seekHead.count + 9 <= Self.seekHeadRoom {
-            try file.patch(seekHead + Self.voidElement(Self.seekHeadRoom - seekHead.count), at: seekHeadAt)
+        if seekHead.count + 9 <= seekRoom {
+            try file.patch(seekHead + Self.voidElement(seekRoom - seekHead.count), at: seekHeadAt)
         }
         try file.patch(Self.vint(end - segmentData, width: 8), at: segmentData - 8)
         try file.patch(withUnsafeBytes(of: Double(endTime).bitPattern.bigEndian) { Array($0) }, at: durationAt)

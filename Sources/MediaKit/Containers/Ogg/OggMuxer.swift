@@ -256,6 +256,39 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         pendingStreamInfo.insert(track)
     }
 
+    /// Writes the tags into each stream's comment header (OpusTags, the Vorbis comment header,
+    /// Ogg FLAC's VORBIS_COMMENT block), as FFmpeg's ogg muxer does: the container's tags, then
+    /// the stream's own that the container's do not have, then the chapters (CHAPTERnnn
+    /// fields) and, in the first stream's, the pictures as METADATA_BLOCK_PICTURE fields. A
+    /// Vorbis header keeps its vendor string; the others name MediaKit. Nothing given leaves
+    /// the headers as they are. - Throws: `.state` after the first packet.
+    public func setMetadata(_ metadata: MuxMetadata) throws {
+        guard !metadata.isEmpty else { return }
+        guard !headerWritten else { throw MediaError(.state, "metadata must be given before the first packet", path: file.path, context: "Ogg muxer") }
+        for i in streams.indices {
+            let tags = metadata.combined(track: i)
+            let pictures = i == 0 ? metadata.pictures : []
+            guard !tags.isEmpty || !pictures.isEmpty || !metadata.chapters.isEmpty, streams[i].headers.count >= 2 else { continue }
+            switch streams[i].codec {
+            case .opus:
+                streams[i].headers[1] = Array("OpusTags".utf8)
+                    + MetadataWriting.vorbisComment(vendor: "MediaKit", tags: tags, chapters: metadata.chapters, pictures: pictures)
+            case .vorbis:
+                let vendor = VorbisComment.fields(Array(streams[i].headers[1].dropFirst(7))).vendor
+                streams[i].headers[1] = [3] + Array("vorbis".utf8)
+                    + MetadataWriting.vorbisComment(vendor: vendor, tags: tags, chapters: metadata.chapters, pictures: pictures) + [1]
+            case .flac:
+                let c = MetadataWriting.vorbisComment(vendor: "MediaKit", tags: tags, chapters: metadata.chapters, pictures: pictures)
+                guard c.count < 1 << 24 else {
+                    throw MediaError(.invalidArgument, "track \(i): a VORBIS_COMMENT block of \(c.count) bytes is over FLAC's 16 MiB", path: file.path, context: "Ogg muxer")
+                }
+                streams[i].headers[1] = [0x84, UInt8(truncatingIfNeeded: c.count >> 16), UInt8(truncatingIfNeeded: c.count >> 8), UInt8(truncatingIfNeeded: c.count)] + c
+            default:
+                continue
+            }
+        }
+    }
+
     /// Rewrites the beginning-of-stream page of each track given a new STREAMINFO.
     private func patchFirstPages() throws {
         for i in pendingStreamInfo.sorted() {

@@ -19,7 +19,18 @@ extension PCMFileLayout {
             WAVHeader.bytes(codec: stored, rate: rate, channels: channels, mask: mask, dataBytes: UInt32(clamping: dataBytes),
                             frames: UInt32(clamping: dataBytes / Int64(channels * stored.bytes)))
         },
-        maxDataBytes: Int64(UInt32.max) - 128)
+        maxDataBytes: Int64(UInt32.max) - 128,
+        withTags: { header, tags in
+            // A LIST/INFO chunk before the `data` chunk's header (its last 8 bytes), as FFmpeg's
+            // wav muxer writes it, the RIFF size grown by it.
+            let info = MetadataWriting.riffInfo(tags)
+            guard !info.isEmpty, header.count >= 20 else { return header }
+            var h = Array(header[..<(header.count - 8)]) + info + Array(header[(header.count - 8)...])
+            var size = UInt32(truncatingIfNeeded: info.count)
+            for k in 0..<4 { size &+= UInt32(truncatingIfNeeded: h[4 + k]) << (8 * k) }
+            for k in 0..<4 { h[4 + k] = UInt8(truncatingIfNeeded: size >> (8 * k)) }
+            return h
+        })
 }
 
 extension MuxerFormat {

@@ -1,0 +1,61 @@
+"""``mediakit.remux`` copies the input's tags, chapters and cover art (issue 33, item 3), or
+none with ``copy_metadata=False``, and sets tags with ``metadata={KEY: VALUE}``.
+
+Oracle: ffprobe reading what we wrote (format tags, chapters, attached pictures) against
+ffprobe reading the input (a real MP3 with ID3v2 tags, an APIC cover and CHAP chapters).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mediakit
+
+MP3 = "mp3_id3v2_apic_1400px_48k.mp3"
+
+
+def _probe(path: Path) -> dict[str, Any]:
+    out = subprocess.run(["ffprobe", "-v", "error", "-show_format", "-show_streams", "-show_chapters", "-of", "json", str(path)],
+                         capture_output=True, check=True, text=True).stdout
+    info: dict[str, Any] = json.loads(out)
+    return info
+
+
+def _tags(info: dict[str, Any]) -> dict[str, str]:
+    return {k.lower(): v for k, v in info["format"].get("tags", {}).items() if k.lower() != "encoder"}
+
+
+def _pictures(info: dict[str, Any]) -> int:
+    return sum(1 for s in info["streams"] if s.get("disposition", {}).get("attached_pic"))
+
+
+def test_remux_copies_tags_chapters_and_cover(shared_media: Path, oracle_tools: None, tmp_path: Path) -> None:
+    src = shared_media / MP3
+    out = tmp_path / "out.mka"
+    mediakit.remux(src, out)
+    a, b = _probe(out), _probe(src)
+    assert _tags(a)["title"] == _tags(b)["title"] and _tags(a)["artist"] == _tags(b)["artist"]
+    assert [c["start_time"] for c in a["chapters"]] == [c["start_time"] for c in b["chapters"]]
+    assert _pictures(a) == _pictures(b) == 1
+
+
+def test_remux_without_metadata_and_with_a_set_tag(shared_media: Path, oracle_tools: None, tmp_path: Path) -> None:
+    src = shared_media / MP3
+    out = tmp_path / "out.mp3"
+    mediakit.remux(src, out, copy_metadata=False, metadata={"title": "Set"})
+    a = _probe(out)
+    assert _tags(a) == {"title": "Set"} and a["chapters"] == [] and _pictures(a) == 0
+    removed = tmp_path / "removed.mp3"
+    mediakit.remux(src, removed, metadata={"artist": ""})
+    tags = _tags(_probe(removed))
+    assert "artist" not in tags and tags["album"] == "Test Album"
+
+
+def test_bad_metadata_key_is_refused(shared_media: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        mediakit.remux(shared_media / MP3, tmp_path / "out.mp3", metadata={"a=b": "c"})
+    assert not (tmp_path / "out.mp3").exists()

@@ -1,0 +1,81 @@
+/// What a muxer is given to write besides the packets: the container's tags, each track's tags,
+/// chapters and attached files (cover art, fonts). A muxer writes what its container can hold
+/// (see docs/metadata.md, "Writing") and leaves out the rest.
+public struct MuxMetadata: Sendable, Hashable {
+    /// The container's tags.
+    public var tags: Metadata
+    /// Tags by the muxer's track index (a value `addTrack` returned).
+    public var trackTags: [Int: Metadata]
+    /// Chapters, in start order.
+    public var chapters: [Chapter]
+    /// Attached files: pictures (``Attachment/isPicture``) and other files.
+    public var attachments: [Attachment]
+
+    /// Metadata to write; every part empty by default.
+    public init(tags: Metadata = Metadata(), trackTags: [Int: Metadata] = [:], chapters: [Chapter] = [], attachments: [Attachment] = []) {
+        self.tags = tags
+        self.trackTags = trackTags
+        self.chapters = chapters
+        self.attachments = attachments
+    }
+
+    /// True when there is nothing to write.
+    public var isEmpty: Bool {
+        tags.isEmpty && trackTags.values.allSatisfy(\.isEmpty) && chapters.isEmpty && attachments.isEmpty
+    }
+
+    /// The tags of a file that holds one list (FLAC, MP3, WAV, an Ogg stream's comments): the
+    /// container's tags, then those of `track` whose ``MetadataEntry/ffmpegKey`` (in any case)
+    /// the container's do not have; entries with an empty key or value left out.
+    func combined(track: Int?) -> [MetadataEntry] {
+        var out = tags.filter { !$0.ffmpegKey.isEmpty && !$0.value.isEmpty }
+        let have = Set(out.map { $0.ffmpegKey.lowercased() })
+        if let track, let t = trackTags[track] {
+            out += t.filter { !$0.ffmpegKey.isEmpty && !$0.value.isEmpty && !have.contains($0.ffmpegKey.lowercased()) }
+        }
+        return out
+    }
+
+    /// The pictures among the attachments (cover art first, as they came).
+    var pictures: [Attachment] { attachments.filter(\.isPicture) }
+}
+
+extension Chapter {
+    /// The title libavformat shows for the chapter (an ID3 CHAP's element id when it has no
+    /// TIT2), or nil.
+    var shownTitle: String? {
+        metadata.ffmpegTags.last { $0.key.lowercased() == "title" }?.value ?? title
+    }
+}
+
+/// How a remux or a transcode treats the input's tags, chapters and attachments.
+public struct MetadataCopyOptions: Sendable, Hashable {
+    /// Copy the input's container and track tags, chapters and attachments into what the output
+    /// can hold (as `ffmpeg -map_metadata 0 -map_chapters 0`). Default: true; false is
+    /// `--no-metadata` (then only ``set`` is written).
+    public var copy = true
+    /// Container tags set (`--metadata KEY=VALUE`), applied after the copy in key order: the
+    /// entries with that key (normalised or FFmpeg's, in any case) are replaced; an empty value
+    /// removes them.
+    public var set: [String: String] = [:]
+
+    /// Copy everything, set nothing.
+    public init(copy: Bool = true, set: [String: String] = [:]) {
+        self.copy = copy
+        self.set = set
+    }
+
+    /// Options from the command line: `copy` false for `--no-metadata`, and each
+    /// `--metadata KEY=VALUE` (split at the first "="; an empty value removes the tag; a key
+    /// given twice keeps the last value).
+    /// - Throws: `.invalidArgument` naming a setting without "=" or with an empty key.
+    public init(copy: Bool, settings: [String]) throws {
+        self.copy = copy
+        for setting in settings {
+            guard let eq = setting.firstIndex(of: "="), eq != setting.startIndex else {
+                throw MediaError(.invalidArgument, "--metadata takes KEY=VALUE (an empty VALUE removes the tag), not \"\(setting)\"")
+            }
+            set[String(setting[..<eq])] = String(setting[setting.index(after: eq)...])
+        }
+    }
+}
