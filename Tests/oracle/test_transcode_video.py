@@ -11,8 +11,10 @@ Input: 2 s of testsrc2, 320x240 at 25 fps, coded by libx264 with B-frames and a 
                         seconds, the same avcC; rates that repeat pictures (25 -> 30, 30000/1001)
                         and that drop them (25 -> 10), -1 / -2 / 0 sizes, lanczos. A variable
                         frame rate file of ../shared/media (63 pictures over 8.7 s, 3026x1386) put
-                        on 10 fps at 640:-2: ffmpeg's encode with `-fps_mode passthrough` (the fps
-                        filter's grid as it is; mk-transcode does not fill a late start).
+                        on 10 fps at 640:-2, a 10-bit HLG AV1 Matroska file and a VP9 WebM (1/1000
+                        time base; see REAL for its aspect-ratio difference): ffmpeg's encode with
+                        `-fps_mode passthrough` (the fps filter's grid as it is; mk-transcode does
+                        not fill a late start).
                         ffmpeg's decode of our output equals mk-decode's (the MD5 of every picture).
   tracks                --audio-codec copy: the audio packets of the output are the source's
                         (ffmpeg -c copy framemd5 of both); --no-audio: one video stream
@@ -117,15 +119,29 @@ def test_fps_and_scale_give_ffmpegs_packets(case, source, mk_transcode, mk_decod
     assert ffmpeg_picture_md5s(ours) == our_picture_md5s(ours, mk_decode, tmp_path)
 
 
-def test_variable_rate_file_onto_a_grid(shared_media, mk_transcode, mk_decode, tmp_path):
-    src = shared_media / "mp4_h264_vfr_odd_size_3026x1386_no_elst.mp4"
+# (file, --fps, --scale, what ffmpeg's -vf adds, the size expected)
+REAL = {
+    "vfr_mp4": ("mp4_h264_vfr_odd_size_3026x1386_no_elst.mp4", "10", "640:-2", "", (640, 294)),
+    "av1_10bit_hlg_mkv": ("mkv_av1_720x1280_tiny.mkv", "24", "360:-2", "", (360, 640)),
+    # Known difference, in our Matroska demuxer: ffmpeg's states a sample aspect ratio of 1:1 for
+    # a video track without DisplayWidth / DisplayHeight, ours states none, and VP9 pictures carry
+    # none: libx264 then writes no aspect ratio into the SPS. setsar=0 takes ffmpeg's away so that
+    # the rest (fps on a 1/1000 time base, scaling) is compared byte for byte.
+    "vp9_webm": ("webm_vp9_1080x1080_3s.webm", "24", "480:-2", ",setsar=0", (480, 480)),
+}
+
+
+@pytest.mark.parametrize("case", list(REAL))
+def test_real_files_onto_a_grid_and_scaled(case, shared_media, mk_transcode, mk_decode, tmp_path):
+    name, fps, scale, extra, size = REAL[case]
+    src = shared_media / name
     ours, ref = tmp_path / "ours.mp4", tmp_path / "ref.mp4"
-    cmd = [mk_transcode, src, ours, "--quiet", *X264, "--fps", "10", "--scale", "640:-2"]
+    cmd = [mk_transcode, src, ours, "--quiet", *X264, "--fps", fps, "--scale", scale]
     lib.check_ok(lib.run(cmd), cmd)
-    cmd = ["ffmpeg", "-v", "error", "-y", "-i", src, "-an", "-vf", "fps=10,scale=640:-2", "-fps_mode", "passthrough",
+    cmd = ["ffmpeg", "-v", "error", "-y", "-i", src, "-an", "-vf", f"fps={fps},scale={scale}{extra}", "-fps_mode", "passthrough",
            *FF_X264, ref]
     lib.oracle_ok(lib.run(cmd), cmd)
-    compare_encodes(ours, ref, (640, 294))
+    compare_encodes(ours, ref, size)
     assert ffmpeg_picture_md5s(ours) == our_picture_md5s(ours, mk_decode, tmp_path)
 
 
