@@ -22,6 +22,11 @@ public final class FrameRateConverter {
     private var buffer: [(frame: Frame, tick: Int64)] = []
     /// The tick of the next picture returned; nil before the first one with a time.
     private var nextTick: Int64?
+    /// Times the first buffered picture was returned; at most ``maxRepeats``.
+    private var repeats = 0
+    /// A picture is repeated over at most a day of ticks: a damaged time (a jump of years)
+    /// is an error, not billions of pictures.
+    private var maxRepeats: Int { Int(min(Double(Int32.max), rate.doubleValue * 86400 + 1)) }
 
     /// A converter to `rate` frames per second.
     /// - Throws: `.invalidArgument` for a rate that is not positive.
@@ -82,9 +87,12 @@ public final class FrameRateConverter {
     /// the last decoded picture's pts plus its duration, in `timeBase`; nil: the last
     /// picture once), and passed to `output`.
     public func finish(end: Int64?, timeBase endBase: Rational, _ output: (Frame) throws -> Void) throws {
+        guard !buffer.isEmpty else { return }
+        // Without an end time the last picture is returned once (at the next tick).
         let endTick = end.map { Rational.rescale($0, from: endBase, to: timeBase) }
+            ?? (nextTick ?? buffer[0].tick) &+ 1   // (push leaves at most one picture)
         while !buffer.isEmpty {
-            try step(end: endTick ?? ((nextTick ?? buffer[0].tick) &+ 1), output)
+            try step(end: endTick, output)
         }
     }
 
@@ -94,6 +102,7 @@ public final class FrameRateConverter {
         if nextTick == nil {
             guard buffer[0].tick != Packet.noTimestamp else {   // pictures before the first time are dropped
                 buffer.removeFirst()
+                repeats = 0
                 return
             }
             nextTick = buffer[0].tick
@@ -101,7 +110,12 @@ public final class FrameRateConverter {
         let next = nextTick!
         if (buffer.count == 2 && buffer[1].tick <= next) || (end.map { $0 <= next } ?? false) {
             buffer.removeFirst()
+            repeats = 0
             return
+        }
+        repeats += 1
+        guard repeats <= maxRepeats else {
+            throw MediaError(.invalidData, "a picture would be repeated over more than a day at \(rate) fps: its next picture's time (or the end) jumps from \(next) to \(buffer.count == 2 ? buffer[1].tick : end ?? next) ticks of \(timeBase) s")
         }
         var out = buffer[0].frame
         out.pts = next
