@@ -142,7 +142,7 @@ struct Transcode: ParsableCommand {
         if codec != nil && audioCodec != nil { throw ValidationError("--codec and --audio-codec name the same thing: give one") }
         let copyAudio = audioCodec?.lowercased() == "copy"
         let audioName = copyAudio ? nil : (audioCodec ?? codec)
-        let audioOptions = [audioName != nil ? "--codec" : nil, bitrate != nil ? "--bitrate" : nil, quality != nil ? "--quality" : nil,
+        let audioOptions = [audioName != nil ? (audioCodec != nil ? "--audio-codec" : "--codec") : nil, bitrate != nil ? "--bitrate" : nil, quality != nil ? "--quality" : nil,
                             complexity != nil ? "--complexity" : nil, application != nil ? "--application" : nil,
                             frameDuration != nil ? "--frame-duration" : nil, sampleRate != nil ? "--sample-rate" : nil,
                             channels != nil ? "--channels" : nil].compactMap { $0 }
@@ -193,8 +193,9 @@ struct Transcode: ParsableCommand {
                     options.videoFrameRate = rate
                 }
             }
-        } else if crf != nil || qp != nil || videoBitrate != nil || preset != nil || profile != nil || gop != nil || bframes != nil {
-            throw ValidationError("--crf, --qp, --video-bitrate, --preset, --profile, --gop and --bframes go with --video-codec (to re-encode the video)")
+        }
+        if options.video == nil && (crf != nil || qp != nil || videoBitrate != nil || preset != nil || profile != nil || gop != nil || bframes != nil) {
+            throw ValidationError("--crf, --qp, --video-bitrate, --preset, --profile, --gop and --bframes go with --video-codec (to re-encode the video)\(copiesVideo ? ": a copied video is not encoded" : "")")
         }
         signal(SIGINT) { _ in interrupted = 1 }
         signal(SIGTERM) { _ in interrupted = 1 }

@@ -220,6 +220,7 @@ REFUSED = [
     (["--no-video", "--video-codec", "libx264"], ["--no-video", "--video-codec"]),
     (["--copy-video", "--video-codec", "libx264"], ["--copy-video", "--video-codec libx264"]),
     (["--video-codec", "copy", "--scale", "160:120"], ["--scale", "copied video"]),
+    (["--video-codec", "copy", "--crf", "20"], ["--crf", "copied video is not encoded"]),
     (["--fps", "30"], ["--fps", "--video-codec"]),
     (["--no-audio"], ["--no-audio", "nothing to write"]),
     (["--video-codec", "libx264", "--fps", "0"], ["--fps 0"]),
