@@ -1,5 +1,5 @@
 // mk-transcode: the first audio track (and, with --video-codec, the first video track) of a
-// media file into a new compressed file.
+// media file into a new compressed file; tracks copied or left out as asked.
 import ArgumentParser
 import Foundation
 import MediaKit
@@ -11,7 +11,7 @@ nonisolated(unsafe) private var interrupted: sig_atomic_t = 0
 struct Transcode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mk-transcode",
-        abstract: "Decode the first audio track of a media file and encode it into a new file (AAC, Opus, Vorbis, MP3, FLAC, PCM).",
+        abstract: "Re-encode the first audio track (AAC, Opus, Vorbis, MP3, FLAC, PCM) and, when asked, the first video track (H.264, HEVC, AV1, VP9 ...) of a media file into a new file.",
         discussion: """
         The codec comes from the output's extension unless --codec says: .m4a/.mp4 AAC,
         .flac FLAC, .mp3 MP3, .ogg/.oga Vorbis, .opus Opus, .mka/.mkv/.webm Opus, .wav
@@ -29,7 +29,18 @@ struct Transcode: ParsableCommand {
         av1, vp9: the encoder `ffmpeg -c:v CODEC` picks) or an encoder's name (libx264,
         libsvtav1 ...), set up as the ffmpeg tool sets it up: the same --preset / --crf /
         --threads 1 give libx264's bitstream of `ffmpeg -c:v libx264 -preset P -crf C -threads 1`.
-        With B-frames an MP4 edit list makes the first picture start at 0. "copy" copies it.
+        With B-frames an MP4 edit list makes the first picture start at 0. --fps R puts the
+        pictures on a constant rate first (as `-vf fps=R`: times rounded to the nearest tick,
+        pictures repeated or dropped), then --scale W:H sizes them (as `-vf scale=W:H`: -1
+        keeps the aspect ratio, -2 too with an even size, 0 the input's side; libswscale with
+        --scale-filter, bicubic by default as ffmpeg's): the same pictures as
+        `ffmpeg -vf fps=R,scale=W:H`.
+
+        Tracks: the first audio track is re-encoded (--audio-codec / --codec), copied
+        (--audio-codec copy) or left out (--no-audio); the first video track is re-encoded
+        (--video-codec C), every video track copied (--video-codec copy, --copy-video), or,
+        by default and with --no-video, left out. Other tracks (subtitles, data, further audio
+        tracks) are left out. Options that contradict each other are refused.
 
         Examples:
           mk-transcode song.mp3 song.m4a --bitrate 192k
@@ -42,6 +53,8 @@ struct Transcode: ParsableCommand {
           mk-transcode movie.mov movie.mp4 --copy-video
           mk-transcode movie.mkv movie.mp4 --video-codec h264 --crf 23 --preset medium
           mk-transcode movie.mp4 small.mp4 --video-codec libsvtav1 --crf 35 --preset 8
+          mk-transcode movie.mkv movie.mp4 --video-codec h264 --crf 23 --scale 1280:-2 --fps 30 --audio-codec copy
+          mk-transcode movie.mkv silent.mp4 --video-codec hevc --no-audio
         """)
 
     @Argument(help: "The input file (MP4, MOV, M4A, Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC).")
@@ -52,6 +65,15 @@ struct Transcode: ParsableCommand {
 
     @Option(help: "aac, opus, vorbis, mp3, flac or alac (default: from OUT's extension).")
     var codec: String?
+
+    @Option(name: .customLong("audio-codec"), help: ArgumentHelp("The audio codec as --codec, or copy to copy the first audio track's packets.", valueName: "C"))
+    var audioCodec: String?
+
+    @Flag(name: .customLong("no-audio"), help: "Leave the audio out.")
+    var noAudio = false
+
+    @Flag(name: .customLong("no-video"), help: "Leave the video out (the default without --video-codec or --copy-video).")
+    var noVideo = false
 
     @Option(help: ArgumentHelp("Target bit rate: bits per second, or with k (128k).", valueName: "B"))
     var bitrate: String?
@@ -110,11 +132,42 @@ struct Transcode: ParsableCommand {
     @Flag(name: .customLong("no-metadata"), help: "Copy no tags, chapters or attachments (by default they are copied into what OUT holds).")
     var noMetadata = false
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("Scale the re-encoded video to W:H (ffmpeg's scale filter: -1 / -2 keep the aspect ratio, -2 with an even size; 0 the input's).", valueName: "W:H"))
+    var scale: String?
+
+    @Option(name: .customLong("scale-filter"), help: ArgumentHelp("How --scale resamples: \(ScaleFilter.allCases.map(\.name).joined(separator: ", ")) (default bicubic).", valueName: "F"))
+    var scaleFilter: String?
+
+    @Option(help: ArgumentHelp("Put the re-encoded video on a constant frame rate first (ffmpeg's fps filter): 30, 30000/1001, 29.97, ntsc ...", valueName: "R"))
+    var fps: String?
+
     @Flag(help: "Print no progress line.")
     var quiet = false
 
     func run() throws {
-        var options = TranscodeOptions(codec: codec.map { CodecID($0.lowercased()) }, sampleRate: sampleRate, channels: channels)
+        if codec != nil && audioCodec != nil { throw ValidationError("--codec and --audio-codec name the same thing: give one") }
+        let copyAudio = audioCodec?.lowercased() == "copy"
+        let audioName = copyAudio ? nil : (audioCodec ?? codec)
+        let audioOptions = [audioName != nil ? (audioCodec != nil ? "--audio-codec" : "--codec") : nil, bitrate != nil ? "--bitrate" : nil, quality != nil ? "--quality" : nil,
+                            complexity != nil ? "--complexity" : nil, application != nil ? "--application" : nil,
+                            frameDuration != nil ? "--frame-duration" : nil, sampleRate != nil ? "--sample-rate" : nil,
+                            channels != nil ? "--channels" : nil].compactMap { $0 }
+        if noAudio && copyAudio { throw ValidationError("--no-audio and --audio-codec copy contradict each other") }
+        if (noAudio || copyAudio) && !audioOptions.isEmpty {
+            throw ValidationError("\(audioOptions.joined(separator: ", ")) set\(audioOptions.count == 1 ? "s" : "") the audio encoder, but \(noAudio ? "--no-audio leaves the audio out" : "--audio-codec copy copies it")")
+        }
+        let copiesVideo = copyVideo || videoCodec?.lowercased() == "copy"
+        if noVideo && (videoCodec != nil || copyVideo) { throw ValidationError("--no-video contradicts \(videoCodec != nil ? "--video-codec" : "--copy-video")") }
+        if copyVideo, let v = videoCodec, v.lowercased() != "copy" { throw ValidationError("--copy-video contradicts --video-codec \(v): give one") }
+        if noAudio && !copiesVideo && videoCodec == nil { throw ValidationError("--no-audio without --video-codec or --copy-video leaves nothing to write") }
+        let videoShaping = [scale != nil ? "--scale" : nil, scaleFilter != nil ? "--scale-filter" : nil, fps != nil ? "--fps" : nil].compactMap { $0 }
+        if !videoShaping.isEmpty && (videoCodec == nil || copiesVideo) {
+            throw ValidationError("\(videoShaping.joined(separator: ", ")) change\(videoShaping.count == 1 ? "s" : "") the pictures: \(copiesVideo ? "a copied video cannot be changed" : "give --video-codec to re-encode the video")")
+        }
+        if scaleFilter != nil && scale == nil { throw ValidationError("--scale-filter goes with --scale") }
+        var options = TranscodeOptions(codec: audioName.map { CodecID($0.lowercased()) }, sampleRate: sampleRate, channels: channels)
+        options.copyAudio = copyAudio
+        options.dropAudio = noAudio
         options.metadata = try MetadataCopyOptions(copy: !noMetadata, settings: metadata)
         options.quality = quality
         options.complexity = complexity
@@ -132,9 +185,24 @@ struct Transcode: ParsableCommand {
             } else {
                 options.video = VideoEncoderSettings(codec: v, crf: crf, qp: qp, bitRate: try videoBitrate.map { try Self.bits($0, option: "--video-bitrate") },
                                                      preset: preset, profile: profile, gopSize: gop, maxBFrames: bframes, threads: threads)
+                if let s = scale {
+                    guard let size = VideoScale(parsing: s) else { throw ValidationError("--scale \(s): give W:H, each a whole number (-1 or -2 to keep the aspect ratio, 0 for the input's)") }
+                    options.videoScale = size
+                }
+                if let f = scaleFilter {
+                    guard let filter = ScaleFilter(name: f.lowercased()) else {
+                        throw ValidationError("--scale-filter \(f): give \(ScaleFilter.allCases.map(\.name).joined(separator: ", "))")
+                    }
+                    options.scaleFilter = filter
+                }
+                if let r = fps {
+                    guard let rate = FrameRateConverter.rate(parsing: r) else { throw ValidationError("--fps \(r): give a positive rate: 30, 30000/1001, 29.97 or ntsc, pal, film, ntsc_film") }
+                    options.videoFrameRate = rate
+                }
             }
-        } else if crf != nil || qp != nil || videoBitrate != nil || preset != nil || profile != nil || gop != nil || bframes != nil {
-            throw ValidationError("--crf, --qp, --video-bitrate, --preset, --profile, --gop and --bframes go with --video-codec")
+        }
+        if options.video == nil && (crf != nil || qp != nil || videoBitrate != nil || preset != nil || profile != nil || gop != nil || bframes != nil) {
+            throw ValidationError("--crf, --qp, --video-bitrate, --preset, --profile, --gop and --bframes go with --video-codec (to re-encode the video)\(copiesVideo ? ": a copied video is not encoded" : "")")
         }
         signal(SIGINT) { _ in interrupted = 1 }
         signal(SIGTERM) { _ in interrupted = 1 }
@@ -151,7 +219,9 @@ struct Transcode: ParsableCommand {
                 FileHandle.standardError.write(Data("mk-transcode: warning: \(cut.description); \(output) holds what the packets before the cut decode to\n".utf8))
             }
             if !quiet {
-                if r.sampleRate > 0 {
+                if r.copiedAudio {
+                    print("\(output): audio \(r.codec) copied, \(r.packets) packets")
+                } else if r.sampleRate > 0 {
                     print("\(output): \(r.codec), \(r.sampleRate) Hz, \(r.channels) channels, \(r.samples) samples, encoder delay \(r.encoderDelay), \(r.packets) packets")
                 }
                 if let v = r.videoEncoder {

@@ -141,6 +141,9 @@ typedef struct ffv_encoder {
     AVRational in_time_base;   /* of the frames sent */
     int64_t frame_ticks;       /* one frame in ctx->time_base when the frame rate is known, else 0 */
     int draining;
+    AVFrame *input;            /* the picture buffers of the last send_frame, reused when the
+                                  encoder no longer holds them (no 3 MB allocation, page
+                                  faults and zeroing per 1080p picture) */
     char last_error[FFP_ERROR_SIZE];
 } ffv_encoder;
 
@@ -192,16 +195,26 @@ static int32_t ffv_send_frame(void *encoder, const mk_plugin_frame *frame)
                         av_get_pix_fmt_name(enc->ctx->pix_fmt), enc->ctx->width, enc->ctx->height);
         return MK_EINVAL;
     }
-    AVFrame *f = av_frame_alloc();
-    if (f == NULL)
-        return MK_ENOMEM;
-    f->format = enc->ctx->pix_fmt;
-    f->width = enc->ctx->width;
-    f->height = enc->ctx->height;
-    int ret = av_frame_get_buffer(f, 0);
-    if (ret < 0) {
+    /* The last picture's buffers when only this encoder instance refers to them (the encoder
+     * copied the picture, as libx264, libx265, libvpx and SVT-AV1 do, or gave it back); else
+     * new ones (an encoder that keeps references to its input keeps them alive). */
+    AVFrame *f = enc->input;
+    enc->input = NULL;
+    if (f != NULL && !av_frame_is_writable(f))
         av_frame_free(&f);
-        return ffv_fail_av(enc, "allocating a picture", ret);
+    int ret = 0;
+    if (f == NULL) {
+        f = av_frame_alloc();
+        if (f == NULL)
+            return MK_ENOMEM;
+        f->format = enc->ctx->pix_fmt;
+        f->width = enc->ctx->width;
+        f->height = enc->ctx->height;
+        ret = av_frame_get_buffer(f, 0);
+        if (ret < 0) {
+            av_frame_free(&f);
+            return ffv_fail_av(enc, "allocating a picture", ret);
+        }
     }
     const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(enc->ctx->pix_fmt);
     if (frame->plane_count < map->planes) {
@@ -233,7 +246,7 @@ static int32_t ffv_send_frame(void *encoder, const mk_plugin_frame *frame)
     f->colorspace = enc->ctx->colorspace;
     f->chroma_location = enc->ctx->chroma_sample_location;
     ret = avcodec_send_frame(enc->ctx, f);
-    av_frame_free(&f);
+    enc->input = f;   /* kept: reused by the next call when the encoder let go of it */
     if (ret == AVERROR(EAGAIN))
         return MK_EAGAIN;
     return ret < 0 ? ffv_fail_av(enc, "encoding a picture", ret) : MK_OK;
@@ -267,6 +280,7 @@ static void ffv_destroy(void *encoder)
         return;
     avcodec_free_context(&enc->ctx);
     av_packet_free(&enc->packet);
+    av_frame_free(&enc->input);
     free(enc);
 }
 

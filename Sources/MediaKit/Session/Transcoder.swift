@@ -31,6 +31,24 @@ public struct TranscodeOptions: Sendable {
     /// default (`ffmpeg -map_metadata 0 -map_chapters 0`), or dropped (`--no-metadata`), and
     /// tags set (`--metadata KEY=VALUE`).
     public var metadata = MetadataCopyOptions()
+    /// Scale the re-encoded video (``video``) to this size first (`mk-transcode --scale W:H`,
+    /// as `ffmpeg -vf scale=W:H` sizes it) through the picture converter (``PictureConverter``:
+    /// the FFmpeg plugin's libswscale, the bytes of the `ffmpeg` tool's scale filter); nil:
+    /// the decoded size. Needs ``video``.
+    public var videoScale: VideoScale?
+    /// How pictures are resampled when ``videoScale`` is set (`--scale-filter`; default
+    /// ``ScaleFilter/bicubic``, the `ffmpeg` tool's default).
+    public var scaleFilter = ScaleFilter.bicubic
+    /// Put the re-encoded video's pictures on this constant rate before they are scaled and
+    /// encoded (`--fps`, as `ffmpeg -vf fps=R,scale=W:H`: ``FrameRateConverter``); nil: the
+    /// decoded pictures keep their times. Needs ``video``.
+    public var videoFrameRate: Rational?
+    /// Copy the first audio track's packets unchanged instead of re-encoding them
+    /// (`--audio-codec copy`), into any output whose muxer carries their codec; the audio
+    /// encoder's settings must then be left unset.
+    public var copyAudio = false
+    /// Leave the audio out (`--no-audio`): the output holds the video asked for only.
+    public var dropAudio = false
 
     /// Options with every default.
     public init(codec: CodecID? = nil, bitRate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil) {
@@ -64,6 +82,9 @@ public struct TranscodeResult: Sendable {
     public var videoFrames = 0
     /// Video packets written (with ``TranscodeOptions/video``).
     public var videoPackets = 0
+    /// True when the audio track was copied (``TranscodeOptions/copyAudio``): ``codec``,
+    /// ``sampleRate`` and ``channels`` are then the track's, ``packets`` the packets copied.
+    public var copiedAudio = false
 }
 
 /// Decode -> convert -> encode -> mux in one call: the first audio track of any input MediaKit
@@ -83,15 +104,38 @@ public enum Transcoder {
         ContainerCatalog.shared.muxerFormat(forPath: path)?.defaultAudioCodec
     }
 
-    /// Transcodes the first audio track of `input` into `output`.
+    /// Refuses options that contradict each other, naming them.
+    static func check(_ o: TranscodeOptions) throws {
+        func refuse(_ why: String) throws { throw MediaError(.invalidArgument, why) }
+        if o.video != nil && o.copyVideo { try refuse("the video is either re-encoded (video settings) or copied (copyVideo), not both") }
+        if o.video == nil && (o.videoScale != nil || o.videoFrameRate != nil) {
+            try refuse("scaling and a frame rate change need the video re-encoded (video settings): \(o.copyVideo ? "copied video cannot change" : "no video is written")")
+        }
+        if o.copyAudio && o.dropAudio { try refuse("the audio is either copied or left out, not both") }
+        let audioSettings = [o.codec != nil ? "codec" : nil, o.bitRate != nil ? "bit rate" : nil, o.quality != nil ? "quality" : nil,
+                             o.complexity != nil ? "complexity" : nil, o.application != nil ? "application" : nil,
+                             o.frameDuration != nil ? "frame duration" : nil, o.sampleRate != nil ? "sample rate" : nil,
+                             o.channels != nil ? "channels" : nil, o.backend != nil ? "backend" : nil].compactMap { $0 }
+        if (o.copyAudio || o.dropAudio) && !audioSettings.isEmpty {
+            try refuse("audio encoder settings (\(audioSettings.joined(separator: ", "))) with the audio \(o.copyAudio ? "copied" : "left out")")
+        }
+    }
+
+    /// Transcodes the first audio track of `input` into `output` (or copies it:
+    /// ``TranscodeOptions/copyAudio``; or leaves it out: ``TranscodeOptions/dropAudio``), with
+    /// the first video track re-encoded (``TranscodeOptions/video``, put on a rate and scaled
+    /// first as asked) or every video track copied (``TranscodeOptions/copyVideo``). Other
+    /// tracks are left out.
     /// - Parameter progress: called now and then with the fraction done (0...1); return false to
     ///   stop (the output is then removed and `.state` "cancelled" thrown).
-    /// - Throws: `.notFound` for an input without audio or no encoder; `.unsupported` for an
+    /// - Throws: `.invalidArgument` for options that contradict each other (naming them);
+    ///   `.notFound` for an input without audio or no encoder; `.unsupported` for an
     ///   output the codec cannot go into (naming what it takes) or settings the encoder refuses
     ///   (naming what it accepts); the demuxer's, decoder's and muxer's errors.
     @discardableResult
     public static func transcode(input: String, output: String, options: TranscodeOptions = .init(),
                                  registry: MediaRegistry = .shared, progress: ((Double) -> Bool)? = nil) throws -> TranscodeResult {
+        try check(options)
         let format = try ContainerCatalog.shared.requireMuxerFormat(forPath: output)
         let ext = (output as NSString).pathExtension.lowercased()
         let (source, demuxer) = try ContainerCatalog.shared.open(ByteSources.open(path: input))
@@ -99,9 +143,17 @@ public enum Transcoder {
         if options.video != nil && videoTrack == nil {
             throw MediaError(.notFound, "the input has no video track to encode", path: input)
         }
-        let audio = demuxer.tracks.first(where: { $0.mediaType == .audio })
-        guard audio != nil || videoTrack != nil else {
-            throw MediaError(.notFound, "the input has no audio track", path: input)
+        let firstAudio = options.dropAudio ? nil : demuxer.tracks.first(where: { $0.mediaType == .audio })
+        if options.copyAudio && firstAudio == nil {
+            throw MediaError(.notFound, "the input has no audio track to copy", path: input)
+        }
+        // The audio track re-encoded; a copied one goes through `audioCopy` instead.
+        let audio = options.copyAudio ? nil : firstAudio
+        let copiedAudio = options.copyAudio ? firstAudio : nil
+        let videos = options.copyVideo && videoTrack == nil ? demuxer.tracks.filter { $0.mediaType == .video } : []
+        guard audio != nil || copiedAudio != nil || videoTrack != nil || !videos.isEmpty else {
+            throw MediaError(.notFound, options.dropAudio ? "with the audio left out there is nothing to write: the input has no video track to copy or encode"
+                                                          : "the input has no audio track", path: input)
         }
         let codec = options.codec ?? format.defaultAudioCodec ?? "none"
         let settings = EncoderSettings(codec: codec, bitRate: options.bitRate, quality: options.quality, complexity: options.complexity,
@@ -117,8 +169,7 @@ public enum Transcoder {
                 _ = try registry.makeEncoder(settings, input: AudioFormat(.f32, sampleRate: 48000, channels: 2))   // throws the full .notFound
             }
         }
-        let videos = options.copyVideo && videoTrack == nil ? demuxer.tracks.filter { $0.mediaType == .video } : []
-        demuxer.select(tracks: Set([audio?.index, videoTrack?.index].compactMap { $0 } + videos.map(\.index)))
+        demuxer.select(tracks: Set([firstAudio?.index, videoTrack?.index].compactMap { $0 } + videos.map(\.index)))
         let session = try audio.map { try DecodeSession(track: $0, registry: registry) }
         let videoSession = try videoTrack.map { try DecodeSession(track: $0, registry: registry, threads: options.video?.threads ?? 0) }
 
@@ -127,6 +178,17 @@ public enum Transcoder {
         var audioOut = 0
         var videoEncoder: VideoEncoder?
         var pictureConverter: PictureConverter?
+        // --fps: the pictures go through the fps filter's rules before they are scaled.
+        let rateConverter = try options.videoFrameRate.map { try FrameRateConverter(rate: $0) }
+        // The last decoded picture's time and duration (the input's end for --fps).
+        var lastPicture: (pts: Int64, duration: Int64, timeBase: Rational)?
+        // The last picture converted, by its storage: a picture --fps repeats is converted once.
+        var lastConverted: (storage: FrameStorage, picture: Frame)?
+        // A copied audio track: its stage, and its first packet (the muxer may build the
+        // track's description from it; from a clock source its time is where the audio starts).
+        let audioCopy = copiedAudio.map { _ in CopyStage() }
+        audioCopy?.keepsCutPackets = copiedAudio.map { PCMCodec($0.parameters.codec) != nil } ?? false
+        var firstAudioData: [UInt8]?
         var videoOut = 0
         var videoFrames = 0, videoPackets = 0
         var audioStart = 0.0
@@ -161,12 +223,23 @@ public enum Transcoder {
         }
         /// Opens the muxer once every encoder is known: tracks in the input's order.
         func openIfReady() throws {
-            guard muxer == nil, audio == nil || converter != nil, videoTrack == nil || firstVideoData != nil else { return }
+            guard muxer == nil, audio == nil || converter != nil, copiedAudio == nil || firstAudioData != nil,
+                  videoTrack == nil || firstVideoData != nil else { return }
             let m = try format.make(path: output)
             muxer = m
             var order: [(Int, () throws -> Void)] = []
+            // Copied tracks write what they hold once every track is added.
+            var binds: [() throws -> Void] = []
             if let a = audio, let enc = converter?.encoder {
                 order.append((a.index, { audioOut = try m.addEncodedTrack(enc.parameters, timeBase: enc.timeBase, encoderDelay: enc.encoderDelay) }))
+            }
+            if let a = copiedAudio, let stage = audioCopy {
+                order.append((a.index, {
+                    let shift = audioStart == 0 ? 0 : Int64((audioStart / a.timeBase.doubleValue).rounded())
+                    let index = try m.addTrack(from: a, firstPacket: firstAudioData)
+                    audioOut = index
+                    binds.append({ try stage.bind(to: m, track: index, shift: shift) })
+                }))
             }
             if let v = videoTrack, let enc = videoEncoder {
                 // The source's language and display matrix (the pictures are not turned).
@@ -175,17 +248,21 @@ public enum Transcoder {
                 order.append((v.index, { videoOut = try m.addTrack(from: t, firstPacket: firstVideoData) }))
             }
             for (_, add) in order.sorted(by: { $0.0 < $1.0 }) { try add() }
-            let copiedVideo = try videoStages.map { (source: $0.0.index, output: try m.addTrack(from: $0.0)) }
+            var copiedVideo: [(source: Int, output: Int)] = []
+            for (v, stage) in videoStages {
+                let shift = audioStart == 0 ? 0 : Int64((audioStart / v.timeBase.doubleValue).rounded())
+                let index = try m.addTrack(from: v)
+                copiedVideo.append((v.index, index))
+                binds.append({ try stage.bind(to: m, track: index, shift: shift) })
+            }
             // The input's tags, chapters and attachments (the one place a transcode copies
             // them), before any packet.
-            var encoded: [(source: Int, output: Int)] = []
-            if let a = audio, converter != nil { encoded.append((a.index, audioOut)) }
-            if let v = videoTrack, videoEncoder != nil { encoded.append((v.index, videoOut)) }
-            try m.setMetadata(options.metadata.muxMetadata(of: demuxer, tracks: encoded + copiedVideo))
-            for ((v, stage), out) in zip(videoStages, copiedVideo) {
-                let shift = audioStart == 0 ? 0 : Int64((audioStart / v.timeBase.doubleValue).rounded())
-                try stage.bind(to: m, track: out.output, shift: shift)
-            }
+            var kept: [(source: Int, output: Int)] = []
+            if let a = audio, converter != nil { kept.append((a.index, audioOut)) }
+            if let a = copiedAudio, audioCopy != nil { kept.append((a.index, audioOut)) }
+            if let v = videoTrack, videoEncoder != nil { kept.append((v.index, videoOut)) }
+            try m.setMetadata(options.metadata.muxMetadata(of: demuxer, tracks: kept + copiedVideo))
+            for bind in binds { try bind() }
             let waiting = held
             held = []
             for (video, p) in waiting { try write(p, video: video) }
@@ -211,59 +288,151 @@ public enum Transcoder {
         func startVideo(with frame: Frame, settings v: VideoEncoderSettings, track: Track) throws {
             let backends = registry.videoEncoderBackends(named: v.codec)
             var picture = frame
-            if let source = frame.pixelFormat, let first = backends.first, !first.pixelFormats.contains(source),
-               let target = first.pixelFormats.first {
+            var target = frame.pixelFormat
+            if let source = frame.pixelFormat, let first = backends.first, !first.pixelFormats.contains(source) {
+                target = first.pixelFormats.first
+            }
+            let size = try options.videoScale?.outputSize(width: frame.width, height: frame.height) ?? (frame.width, frame.height)
+            // As the ffmpeg tool's scale filter: a picture of the size and format wanted passes
+            // through; else one libswscale call scales and converts (--scale-filter's flags).
+            if let source = frame.pixelFormat, let target, source != target || size != (frame.width, frame.height) {
                 let c = try registry.makePictureConverter(from: source, to: target, width: frame.width, height: frame.height,
+                                                          outputWidth: size.0, outputHeight: size.1,
+                                                          filter: options.videoScale != nil ? options.scaleFilter : .bicubic,
                                                           colorRange: frame.colorRange, colorSpace: frame.colorSpace)
                 pictureConverter = c
                 picture = try c.convert(frame)
             }
-            var input = VideoFormat(of: picture, frameRate: track.frameRate)
-            if input.sampleAspectRatio.numerator == 0 { input.sampleAspectRatio = track.parameters.sampleAspectRatio }
+            var input = VideoFormat(of: picture, frameRate: rateConverter?.rate ?? track.frameRate)
+            if input.sampleAspectRatio.numerator == 0 { input.sampleAspectRatio = picture.sampleAspectRatio }
             videoEncoder = try registry.makeVideoEncoder(v, input: input)
         }
         /// Added to each picture's pts: the edit list's shift onto the presentation timeline (as
         /// ffmpeg's MP4 demuxer applies it), or from a clock (MPEG-TS) the first picture's time.
         var videoShift: Int64 = 0
-        func encodeVideo(_ frame: Frame) throws {
+        var videoStarted = false
+        /// One picture to the encoder (after --fps): converted (scaled) when it must be, encoded.
+        func encodePicture(_ frame: Frame) throws {
             guard let v = options.video, let track = videoTrack else { return }
-            if videoEncoder == nil {
+            if videoEncoder == nil { try startVideo(with: frame, settings: v, track: track) }
+            var picture = frame
+            if let c = pictureConverter {
+                if let last = lastConverted, last.storage === frame.storage {
+                    picture = last.picture
+                    picture.pts = frame.pts
+                    picture.duration = frame.duration
+                } else {
+                    picture = try c.convert(frame)
+                    lastConverted = rateConverter != nil ? (frame.storage, picture) : nil
+                }
+            }
+            try videoEncoder!.encode(picture) { try write($0, video: true) }
+            videoFrames += 1
+        }
+        func encodeVideo(_ frame: Frame) throws {
+            guard let track = videoTrack else { return }
+            if !videoStarted {
+                videoStarted = true
                 if source.clockTimestamps {
                     videoShift = frame.pts == Packet.noTimestamp ? 0 : -frame.pts
                 } else if track.presentationOffset != .min && track.presentationOffset != .max {
                     videoShift = Rational.rescale(track.presentationOffset, from: track.timeBase, to: frame.timeBase)
                 }
-                try startVideo(with: frame, settings: v, track: track)
             }
             var frame = frame
             if frame.pts != Packet.noTimestamp { frame.pts += videoShift }
-            let picture = try pictureConverter?.convert(frame) ?? frame
-            try videoEncoder!.encode(picture) { try write($0, video: true) }
-            videoFrames += 1
+            // The decoder's aspect ratio, else the track's: the scale filter scales it.
+            if frame.sampleAspectRatio.numerator == 0 { frame.sampleAspectRatio = track.parameters.sampleAspectRatio }
+            if frame.pts != Packet.noTimestamp {
+                // ffmpeg's fallback for a picture without a duration: one frame of the rate.
+                let rate = track.frameRate
+                let fallback = rate.numerator > 0 && rate.denominator > 0
+                    ? Rational.rescale(1, from: Rational(rate.denominator, rate.numerator), to: frame.timeBase) : 0
+                lastPicture = (frame.pts, frame.duration > 0 ? frame.duration : fallback, frame.timeBase)
+            }
+            if let rc = rateConverter {
+                try rc.push(frame, encodePicture)
+            } else {
+                try encodePicture(frame)
+            }
+        }
+        /// The end of the decoded video: the pictures --fps still holds, up to the input's end
+        /// as the ffmpeg tool states it to its filters (the last picture's pts plus its
+        /// duration, through microseconds as its AV_TIME_BASE, in the stream's time base).
+        func finishVideo() throws {
+            guard let rc = rateConverter else { return }
+            let micro = Rational(1, 1_000_000)
+            let end = lastPicture.map { last in
+                Rational.rescale(Rational.rescale(last.pts, from: last.timeBase, to: micro) + Rational.rescale(last.duration, from: last.timeBase, to: micro),
+                                 from: micro, to: last.timeBase)
+            }
+            try rc.finish(end: end, timeBase: lastPicture?.timeBase ?? rc.timeBase, encodePicture)
+        }
+        /// A copied audio track's packets: the first one (its data, and from a clock source its
+        /// time) opens the muxer when the rest is ready.
+        final class AudioCopyStage: PacketStage {
+            let stage: CopyStage
+            let first: (Packet) throws -> Void
+            var seen = false
+            init(_ stage: CopyStage, first: @escaping (Packet) throws -> Void) {
+                self.stage = stage
+                self.first = first
+            }
+            var isDone: Bool { false }
+            func take(_ packet: Packet) throws {
+                if !seen && !packet.isTruncated {
+                    seen = true
+                    try first(packet)
+                }
+                try stage.take(packet)
+            }
+            func finish() throws { try stage.finish() }
+        }
+        let audioCopyStage = audioCopy.map { stage in
+            AudioCopyStage(stage) { p in
+                firstAudioData = p.data
+                let ts = p.pts != Packet.noTimestamp ? p.pts : p.dts
+                if source.clockTimestamps && ts != Packet.noTimestamp { audioStart = Double(ts) * p.timeBase.doubleValue }
+                try openIfReady()
+            }
         }
 
         do {
-            let progressTrack = audio ?? videoTrack!
-            let total = max(demuxer.duration ?? progressTrack.durationSeconds, 0.001)
+            // Progress by the time of the first track written (the audio's, else the video's).
+            let progressIndex = (audio ?? copiedAudio ?? videoTrack ?? videos.first)!.index
+            let total = max(demuxer.duration ?? demuxer.tracks[progressIndex].durationSeconds, 0.001)
             var lastReport = -1.0
             var stages: [(track: Int, stage: PacketStage)] = []
             if let a = audio, let session { stages.append((a.index, DecodeStage(session: session, output: encode))) }
+            if let a = copiedAudio, let stage = audioCopyStage { stages.append((a.index, stage)) }
             if let v = videoTrack, let videoSession { stages.append((v.index, DecodeStage(session: videoSession, output: encodeVideo))) }
+            try openIfReady()   // copied tracks only: nothing to wait for
             let pipeline = MediaPipeline(demuxer: demuxer, stages: stages + videoStages.map { ($0.0.index, $0.1) })
             let truncation = try pipeline.run { packet in
-                guard packet.trackIndex == progressTrack.index else { return }
+                guard packet.trackIndex == progressIndex, packet.pts != Packet.noTimestamp else { return }
                 let done = min(1, max(0, Double(packet.pts) * packet.timeBase.doubleValue / total))
-                if done - lastReport >= 0.01 {
+                // Every 0.1 %: a video encode reaches the caller's cancel within a few pictures.
+                if done - lastReport >= 0.001 {
                     lastReport = done
                     if progress?(done) == false { throw MediaError(.state, "cancelled") }
                 }
             }
-            if let enc = videoEncoder { try enc.finish { try write($0, video: true) } }
+            try finishVideo()
+            // The encoder's delayed pictures (x264's look-ahead: seconds at 1080p) can be cancelled too.
+            if let enc = videoEncoder {
+                try enc.finish { p in
+                    try write(p, video: true)
+                    if progress?(max(0, lastReport)) == false { throw MediaError(.state, "cancelled") }
+                }
+            }
             if audio != nil && converter == nil {
                 throw MediaError(.invalidData, "the audio track decoded to no samples", path: input)
             }
             if videoTrack != nil && videoEncoder == nil {
                 throw MediaError(.invalidData, "the video track decoded to no pictures", path: input)
+            }
+            if copiedAudio != nil && firstAudioData == nil {
+                throw MediaError(.invalidData, "the audio track to copy has no packets", path: input)
             }
             guard let m = muxer else { throw MediaError(.invalidData, "nothing was decoded", path: input) }
             var result = TranscodeResult(codec: codec, sampleRate: 0, channels: 0, samples: 0, encoderDelay: 0, packets: 0, truncation: truncation)
@@ -280,6 +449,11 @@ public enum Transcoder {
                 try m.updateParameters(enc.parameters, track: audioOut)
                 result = TranscodeResult(codec: codec, sampleRate: enc.parameters.sampleRate, channels: enc.parameters.channels,
                                          samples: samples, encoderDelay: enc.encoderDelay, packets: packets, truncation: truncation)
+            }
+            if let a = copiedAudio, let stage = audioCopy {
+                result = TranscodeResult(codec: a.parameters.codec, sampleRate: a.parameters.sampleRate, channels: a.parameters.channels,
+                                         samples: 0, encoderDelay: 0, packets: stage.written, truncation: truncation)
+                result.copiedAudio = true
             }
             try m.finish()
             _ = progress?(1)
