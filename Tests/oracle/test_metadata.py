@@ -133,3 +133,75 @@ def test_first_cover_is_ffmpegs_attached_picture(shared_media, mk_probe, tmp_pat
         assert ours.read_bytes() == theirs.read_bytes(), path.name
         checked += 1
     assert checked >= 3, f"only {checked} files with a cover were checked"
+
+
+def _patched(src: Path, out: Path, old: bytes, new: bytes) -> None:
+    """`src` copied to `out` with the last `old` replaced by `new` (same length)."""
+    data = src.read_bytes()
+    at = data.rfind(old)
+    assert len(old) == len(new) and at >= 0, (old, src)
+    out.write_bytes(data[:at] + new + data[at + len(old):])
+
+
+def test_mp4_atoms_the_corpus_lacks_equal_ffprobe(shared_media, mk_probe, tmp_path):
+    """iTunes atoms, QuickTime udta strings and chapters the corpus has few of, written by
+    mutagen (every ilst atom FFmpeg maps, freeform ---- items, a PNG covr) and by ffmpeg (an
+    M4A and a MOV with three chapters: a text chapter track and Nero chpl; QuickTime udta
+    strings with a language), then compared with ffprobe as the corpus files are. Two patched
+    copies show FFmpeg's chapter precedence: the chpl titles changed (the chapter track's
+    titles win), and the tref renamed (the chpl chapters alone, their ends filled)."""
+    import mutagen.mp4 as mutagen_mp4
+    src = shared_media / "m4a_aac_8k_mono.m4a"
+    assert src.is_file(), src
+    png = tmp_path / "cover.png"
+    lib.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "color=red:s=8x8", "-frames:v", "1", png])
+    tagged = tmp_path / "itunes.m4a"
+    tagged.write_bytes(src.read_bytes())
+    m = mutagen_mp4.MP4(tagged)
+    assert m.tags is not None
+    t = m.tags
+    for atom, value in {"\xa9nam": "Title \u00fc", "\xa9alb": "Album", "aART": "Album Artist", "\xa9day": "2001-02-03",
+                        "\xa9gen": "Jazz", "\xa9cmt": "Comment", "\xa9lyr": "la la", "\xa9grp": "Group", "cprt": "(c) 2001",
+                        "desc": "Desc", "ldes": "Long desc", "tvsh": "Show", "tvnn": "Net", "tven": "E1", "purd": "2001-01-01",
+                        "soar": "Artist, The", "sonm": "Title sort", "soaa": "AA sort", "soal": "Album sort",
+                        "soco": "Comp sort", "sosn": "Show sort", "keyw": "k1", "catg": "Cat"}.items():
+        t[atom] = [value]
+    t["trkn"], t["disk"] = [(3, 12)], [(1, 2)]
+    t["cpil"], t["pgap"], t["pcst"] = True, True, True
+    t["tmpo"], t["stik"], t["rtng"], t["hdvd"], t["tvsn"], t["tves"] = [120], [9], [2], [1], [4], [7]
+    t["----:com.apple.iTunes:MY KEY"] = [mutagen_mp4.MP4FreeForm(b"my value")]
+    t["----:com.apple.iTunes:iTunNORM"] = [mutagen_mp4.MP4FreeForm(b" 00000001 00000002")]
+    t["covr"] = [mutagen_mp4.MP4Cover(png.read_bytes(), mutagen_mp4.MP4Cover.FORMAT_PNG)]
+    m.save()
+
+    meta = tmp_path / "chapters.txt"
+    meta.write_text(";FFMETADATA1\ntitle=\u00dcn\u00efcode title\n"
+                    "[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=400\ntitle=First\n"
+                    "[CHAPTER]\nTIMEBASE=1/1000\nSTART=400\nEND=900\ntitle=Zweite \u00c4\n"
+                    "[CHAPTER]\nTIMEBASE=1/1000\nSTART=900\nEND=1294\ntitle=Third\n")
+    made = []
+    for name, extra in (("chapters.m4a", []), ("chapters.mov", ["-metadata:s:a:0", "language=fra", "-f", "mov"])):
+        out = tmp_path / name
+        lib.run(["ffmpeg", "-v", "error", "-y", "-i", src, "-i", meta, "-map_metadata", "1", "-map_chapters", "1", "-map", "0",
+                 "-c", "copy", "-metadata", "artist=Art", "-metadata", "comment=a comment", *extra, out])
+        made.append(out)
+    track_wins = tmp_path / "chpl_titles_changed.m4a"
+    _patched(made[0], track_wins, b"\x05First", b"\x05Fxrst")   # the chpl (moov after mdat), not the text sample
+    chpl_only = tmp_path / "chpl_only.m4a"
+    _patched(made[0], chpl_only, b"\x00\x00\x00\x0cchap", b"\x00\x00\x00\x0cxhap")
+
+    for path in (tagged, *made, track_wins, chpl_only):
+        demuxer, problems, pictures = _compare(path, mk_probe)
+        assert demuxer == "mp4", path.name
+        assert not problems, f"{path.name}: " + "; ".join(problems)
+    # The cases are what they claim: the atoms reached ffprobe, and the precedence shows.
+    ref = json.loads(lib.run(["ffprobe", "-v", "error", "-show_chapters", "-show_format", "-of", "json", track_wins]).stdout)
+    assert [c["tags"]["title"] for c in ref["chapters"]] == ["First", "Zweite \u00c4", "Third"]
+    ref = json.loads(lib.run(["ffprobe", "-v", "error", "-show_chapters", "-of", "json", chpl_only]).stdout)
+    assert [c["tags"]["title"] for c in ref["chapters"]] == ["First", "Zweite \u00c4", "Third"]
+    assert ref["chapters"][0]["time_base"] == "1/10000000"
+    ref = json.loads(lib.run(["ffprobe", "-v", "error", "-show_format", "-of", "json", tagged]).stdout)
+    assert ref["format"]["tags"]["track"] == "3/12" and ref["format"]["tags"]["MY KEY"] == "my value"
+    ours = tmp_path / "cover.ours"
+    assert lib.run([mk_probe, "--cover-out", ours, tagged]).returncode == 0
+    assert ours.read_bytes() == png.read_bytes()
