@@ -93,6 +93,8 @@ def _compare(path: Path, mk_probe: Path) -> tuple[str, list[str], int]:
                 # libavformat gives an iTunes covr stream no tags (mov_read_covr); ours are front covers.
                 if tags or a["picture_type"] != 3:
                     problems.append(f"picture {s['index']}: ours {(a['description'], a['picture_type'])}, ffprobe {tags}")
+            elif a["file_name"] and tags == {a["description"]: a["file_name"]}:
+                pass    # an APEv2 binary item: ffprobe's stream tag is the item's key, valued with its file name (apetag.c)
             elif demuxer != "matroska" and (tags.get("title", ""), tags.get("comment")) != (a["description"], names[a["picture_type"]]):
                 problems.append(f"picture {s['index']}: ours {(a['description'], a['picture_type'])}, ffprobe {tags}")
     return demuxer, problems, len(pictures)
@@ -205,3 +207,49 @@ def test_mp4_atoms_the_corpus_lacks_equal_ffprobe(shared_media, mk_probe, tmp_pa
     ours = tmp_path / "cover.ours"
     assert lib.run([mk_probe, "--cover-out", ours, tagged]).returncode == 0
     assert ours.read_bytes() == png.read_bytes()
+
+
+def test_apev2_tags_as_ffprobe(shared_media, mk_probe, tmp_path):
+    """APEv2 tags written by mutagen (text items and a "Cover Art (Front)" JPEG) at the end of
+    an ADTS file, of the same file with an ID3v2 tag in front (FFmpeg's aac demuxer keeps the
+    APE text and discards the ID3v2 text, its PRIV frames staying), and of an MP3 file (FFmpeg's
+    mp3 demuxer does not read APE tags: no tags), compared with ffprobe as the corpus files are;
+    the cover's bytes with ffmpeg's copy of the attached picture."""
+    import mutagen.apev2
+    import mutagen.id3
+    jpeg = tmp_path / "cover.jpg"
+    lib.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "color=blue:s=8x8", "-frames:v", "1", jpeg])
+    plain = tmp_path / "adts.aac"
+    lib.run(["ffmpeg", "-v", "error", "-y", "-i", shared_media / "m4a_aac_8k_mono.m4a", "-map_metadata", "-1", "-c", "copy", "-f", "adts", plain])
+    id3_text = tmp_path / "id3_text.aac"
+    id3_text.write_bytes(plain.read_bytes())
+    id3 = mutagen.id3.ID3()
+    id3.add(mutagen.id3.TIT2(encoding=3, text="id3 title"))
+    id3.add(mutagen.id3.TALB(encoding=3, text="id3 album"))
+    id3.save(id3_text)
+    cases = []
+    for name, path in (("plain.aac", plain), ("id3_priv.aac", shared_media / "aac_adts_lc_22k_id3_priv_timestamp_hls_packed.aac"),
+                       ("plain.mp3", shared_media / "mp3_cbr_56k_mono_no_xing.mp3"), ("id3_text_ape.aac", id3_text)):
+        out = tmp_path / name
+        out.write_bytes(path.read_bytes())
+        tag = mutagen.apev2.APEv2()
+        tag["Title"], tag["Artist"], tag["Track"], tag["Comment"] = "ape title", "ape artist", "3/12", "two\x00values"
+        tag["Cover Art (Front)"] = mutagen.apev2.APEValue(b"front.jpg\x00" + jpeg.read_bytes(), mutagen.apev2.BINARY)
+        tag.save(out)
+        cases.append(out)
+    for path in cases:
+        demuxer, problems, pictures = _compare(path, mk_probe)
+        assert demuxer in ("aac", "mp3"), path.name
+        assert not problems, f"{path.name}: " + "; ".join(problems)
+    ref = json.loads(lib.run(["ffprobe", "-v", "error", "-show_format", "-show_streams", "-of", "json", cases[1]]).stdout)
+    tags = ref["format"]["tags"]
+    assert tags["Title"] == "ape title" and any(k.startswith("id3v2_priv.") for k in tags), tags
+    pics = [s for s in ref["streams"] if s.get("disposition", {}).get("attached_pic")]
+    assert pics, ref["streams"]
+    ours = tmp_path / "cover.ours"
+    assert lib.run([mk_probe, "--cover-out", ours, cases[0]]).returncode == 0
+    assert ours.read_bytes() == jpeg.read_bytes()
+    ref = json.loads(lib.run(["ffprobe", "-v", "error", "-show_format", "-of", "json", cases[2]]).stdout)
+    assert "Title" not in ref["format"].get("tags", {})
+    ref = json.loads(lib.run(["ffprobe", "-v", "error", "-show_format", "-of", "json", cases[3]]).stdout)
+    assert ref["format"]["tags"]["Title"] == "ape title" and "album" not in ref["format"]["tags"], ref["format"]["tags"]

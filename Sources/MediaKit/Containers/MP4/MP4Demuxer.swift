@@ -280,12 +280,17 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
         self.compatibleBrands = compatible
     }
 
+    /// The most chapter-track samples read as chapters (as Matroska's chapter limit): a hostile
+    /// track of millions of samples would otherwise cost a read each.
+    static let maxChapters = 4096
+
     /// The chapters as FFmpeg 5.1's mov demuxer reads them: Nero `chpl` (in the udta), then the
     /// text samples of the tracks the last `tref/chap` names (mov_read_chapters: each sample a
     /// chapter from its time to the next sample's, the last to the track's duration), a track
     /// chapter replacing the `chpl` chapter of the same number. Ends not stated are filled as
     /// FFmpeg does. A chapter track of video (timed thumbnails) gives no chapters; a source that
-    /// cannot seek gives only `chpl`'s (FFmpeg reads chapter tracks only when it can seek).
+    /// cannot seek gives only `chpl`'s (FFmpeg reads chapter tracks only when it can seek). At
+    /// most ``maxChapters`` samples are read.
     private static func chapters(movie: MovieBox, tracks: [Track], samples: [[IndexedSample]], source: ByteSource, duration: Double?) -> [Chapter] {
         var out = movie.userMetadata.chapters
         var chapterIDs: [Int] = []
@@ -295,7 +300,7 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
                 guard let i = movie.tracks.firstIndex(where: { $0.id == id }), i < samples.count, tracks[i].mediaType != .video else { continue }
                 let list = samples[i]
                 let shift = tracks[i].editList.first(where: { !$0.isEmpty })?.mediaTime ?? 0
-                for (n, s) in list.enumerated() where s.size <= 65_537 {
+                for (n, s) in list.prefix(Self.maxChapters).enumerated() where s.size <= 65_537 {
                     guard let bytes = try? source.read(at: s.offset, count: Int(s.size)), let title = ITunesMetadata.chapterTitle(bytes) else { continue }
                     let start = s.dts - max(0, shift)
                     var end = n + 1 < list.count ? list[n + 1].dts - max(0, shift) : movie.tracks[i].mediaDuration
