@@ -166,7 +166,7 @@ public enum FuzzHarness {
         func le32(_ n: Int) -> [UInt8] { be32(n).reversed() }
         var file: [UInt8]
         let open: (ByteSource) throws -> Demuxer
-        switch data[0] % 4 {
+        switch data[0] % 5 {
         case 0:
             let n = body.count
             let silentFrame = [0xFF, 0xFB, 0x90, 0x64] + [UInt8](repeating: 0, count: 413)   // MPEG-1 Layer III 128 kb/s 44.1 kHz
@@ -184,6 +184,13 @@ public enum FuzzHarness {
             let rest = fmt + body + Array("data".utf8) + le32(4) + [0, 0, 0, 0]
             file = Array("RIFF".utf8) + le32(rest.count + 4) + Array("WAVE".utf8) + rest
             open = { try WAVDemuxer(source: $0) }
+        case 4:
+            // Eight ADTS frames (AAC LC, 44.1 kHz, stereo, 17 bytes), then the rest as the items
+            // of an APEv2 tag whose footer ends the file (byte 1: the item count).
+            let frame: [UInt8] = [0xFF, 0xF1, 0x50, 0x80, 0x02, 0x3F, 0xFC] + [UInt8](repeating: 0, count: 10)
+            let footer = Array("APETAGEX".utf8) + le32(2000) + le32(body.count + 32) + le32(Int(data[1])) + le32(0) + [UInt8](repeating: 0, count: 8)
+            file = Array([[UInt8]](repeating: frame, count: 8).joined()) + body + footer
+            open = { try AudioStreamDemuxer(source: $0) }
         default:
             let comm: [UInt8] = Array("COMM".utf8) + be32(18) + [0, 2, 0, 0, 0, 1, 0, 16, 0x40, 0x0E, 0xAC, 0x44, 0, 0, 0, 0, 0, 0]
             let rest = comm + body + Array("SSND".utf8) + be32(12) + [UInt8](repeating: 0, count: 12)
