@@ -191,8 +191,17 @@ def test_mp4_atoms_the_corpus_lacks_equal_ffprobe(shared_media, mk_probe, tmp_pa
     _patched(made[0], track_wins, b"\x05First", b"\x05Fxrst")   # the chpl (moov after mdat), not the text sample
     chpl_only = tmp_path / "chpl_only.m4a"
     _patched(made[0], chpl_only, b"\x00\x00\x00\x0cchap", b"\x00\x00\x00\x0cxhap")
+    # Data types mutagen does not write: UTF-16 (2) and JPEG (13) text items, which FFmpeg skips,
+    # and an implicit type (0), Mac OS Roman text.
+    types = tmp_path / "data_types.m4a"
+    data = bytearray(tagged.read_bytes())
+    for atom, data_type in ((b"\xa9nam", 2), (b"\xa9cmt", 13), (b"\xa9alb", 0)):
+        at = data.index(b"data", data.index(atom)) + 4
+        data[at:at + 4] = data_type.to_bytes(4, "big")
+    data[data.index(b"Album", data.index(b"\xa9alb")) + 1] = 0xE9      # Mac OS Roman "\u00c8"
+    types.write_bytes(bytes(data))
 
-    for path in (tagged, *made, track_wins, chpl_only):
+    for path in (tagged, *made, track_wins, chpl_only, types):
         demuxer, problems, pictures = _compare(path, mk_probe)
         assert demuxer == "mp4", path.name
         assert not problems, f"{path.name}: " + "; ".join(problems)
@@ -204,6 +213,8 @@ def test_mp4_atoms_the_corpus_lacks_equal_ffprobe(shared_media, mk_probe, tmp_pa
     assert ref["chapters"][0]["time_base"] == "1/10000000"
     ref = json.loads(lib.run(["ffprobe", "-v", "error", "-show_format", "-of", "json", tagged]).stdout)
     assert ref["format"]["tags"]["track"] == "3/12" and ref["format"]["tags"]["MY KEY"] == "my value"
+    ref = json.loads(lib.run(["ffprobe", "-v", "error", "-show_format", "-of", "json", types]).stdout)
+    assert ref["format"]["tags"]["album"] == "A\u00c8bum" and "title" not in ref["format"]["tags"]
     ours = tmp_path / "cover.ours"
     assert lib.run([mk_probe, "--cover-out", ours, tagged]).returncode == 0
     assert ours.read_bytes() == png.read_bytes()

@@ -563,6 +563,10 @@ struct QuickTimeMetadataReader {
                 text = "\(v)"
             } else if dataType == 23 && value.count >= 4 {
                 text = String(format: "%f", Double(Float(bitPattern: ITunesMetadata.be32(value, 0))))
+            } else if dataType > 1 && dataType != 4 {
+                // UTF-16, pictures and other types: FFmpeg 5.1 skips them ("Skipping unhandled
+                // metadata"; checked with ffprobe on items of types 2 and 13).
+                return
             } else {
                 text = ITunesMetadata.cString(value)
             }
