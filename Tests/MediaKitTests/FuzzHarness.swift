@@ -37,6 +37,7 @@ public enum FuzzHarness {
         "tx3g": tx3g,
         "ass": ass,
         "tags": tags,
+        "ilst": ilst,
     ]
 
     /// MP4 / QuickTime, progressive and fragmented: open, read all, seek, re-read, per track.
@@ -165,7 +166,7 @@ public enum FuzzHarness {
         func le32(_ n: Int) -> [UInt8] { be32(n).reversed() }
         var file: [UInt8]
         let open: (ByteSource) throws -> Demuxer
-        switch data[0] % 4 {
+        switch data[0] % 5 {
         case 0:
             let n = body.count
             let silentFrame = [0xFF, 0xFB, 0x90, 0x64] + [UInt8](repeating: 0, count: 413)   // MPEG-1 Layer III 128 kb/s 44.1 kHz
@@ -183,6 +184,13 @@ public enum FuzzHarness {
             let rest = fmt + body + Array("data".utf8) + le32(4) + [0, 0, 0, 0]
             file = Array("RIFF".utf8) + le32(rest.count + 4) + Array("WAVE".utf8) + rest
             open = { try WAVDemuxer(source: $0) }
+        case 4:
+            // Eight ADTS frames (AAC LC, 44.1 kHz, stereo, 17 bytes), then the rest as the items
+            // of an APEv2 tag whose footer ends the file (byte 1: the item count).
+            let frame: [UInt8] = [0xFF, 0xF1, 0x50, 0x80, 0x02, 0x3F, 0xFC] + [UInt8](repeating: 0, count: 10)
+            let footer = Array("APETAGEX".utf8) + le32(2000) + le32(body.count + 32) + le32(Int(data[1])) + le32(0) + [UInt8](repeating: 0, count: 8)
+            file = Array([[UInt8]](repeating: frame, count: 8).joined()) + body + footer
+            open = { try AudioStreamDemuxer(source: $0) }
         default:
             let comm: [UInt8] = Array("COMM".utf8) + be32(18) + [0, 2, 0, 0, 0, 1, 0, 16, 0x40, 0x0E, 0xAC, 0x44, 0, 0, 0, 0, 0, 0]
             let rest = comm + body + Array("SSND".utf8) + be32(12) + [UInt8](repeating: 0, count: 12)
@@ -190,6 +198,33 @@ public enum FuzzHarness {
             open = { try AIFFDemuxer(source: $0) }
         }
         if let d = try? open(MemorySource(file, name: "fuzz")) { touchMetadata(d) }
+    }
+
+    /// The MP4 / QuickTime tag readers (issue 33): the input after its first byte is the payload
+    /// of a movie's `udta` (byte 0 even: ilst in meta, ©xxx strings, chpl, loci, `----`) or of a
+    /// QuickTime `meta` at the movie level (odd: hdlr, keys, ilst of mdta items), in a file with
+    /// one audio track whose `tref/chap` names itself (so its sample, the input's last 64 bytes,
+    /// is read as a chapter title); then every tag, chapter and attachment.
+    public static func ilst(_ data: [UInt8]) {
+        guard let first = data.first else { return }
+        let body = Array(data.dropFirst())
+        func be32(_ n: Int) -> [UInt8] { [UInt8((n >> 24) & 0xFF), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] }
+        func box(_ type: String, _ payload: [UInt8]) -> [UInt8] { be32(payload.count + 8) + Array(type.utf8) + payload }
+        let sample = Array(body.suffix(64))
+        let ftyp = box("ftyp", Array("isom".utf8) + be32(512) + Array("isommp41".utf8))
+        let mdatOffset = ftyp.count + 8
+        let mdat = box("mdat", sample)
+        let mvhd = box("mvhd", [UInt8](repeating: 0, count: 4) + be32(1) + be32(0) + be32(1000) + be32(1000) + [UInt8](repeating: 0, count: 80))
+        let tkhd = box("tkhd", [0, 0, 0, 3] + be32(0) + be32(0) + be32(1) + be32(0) + be32(1000) + [UInt8](repeating: 0, count: 60))
+        let mdhd = box("mdhd", [UInt8](repeating: 0, count: 4) + be32(5) + be32(0) + be32(1000) + be32(1000) + [0x15, 0xC7, 0, 0])
+        let hdlr = box("hdlr", [UInt8](repeating: 0, count: 8) + Array("text".utf8) + [UInt8](repeating: 0, count: 12) + Array("Chapters\0".utf8))
+        let stbl = box("stbl", box("stsd", be32(0) + be32(1) + box("text", [UInt8](repeating: 0, count: 51)))
+            + box("stts", be32(0) + be32(1) + be32(1) + be32(1000)) + box("stsc", be32(0) + be32(1) + be32(1) + be32(1) + be32(1))
+            + box("stsz", be32(0) + be32(sample.count) + be32(1)) + box("stco", be32(0) + be32(1) + be32(mdatOffset)))
+        let trak = box("trak", tkhd + box("tref", box("chap", be32(1))) + box("mdia", mdhd + hdlr + box("minf", stbl)))
+        let tags = first % 2 == 0 ? box("udta", body) : box("meta", body)
+        let file = ftyp + mdat + box("moov", mvhd + trak + tags)
+        if let d = try? MP4Demuxer(source: MemorySource(file, name: "fuzz")) { touchMetadata(d) }
     }
 
     /// Reads until the end, an error, or `limit` packets; touches each packet's bytes.

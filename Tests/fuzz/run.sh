@@ -48,7 +48,7 @@ seed_globs() {
         matroska) echo "*.mkv *.mka *.webm" ;;
         mux) echo "" ;;                     # scripts for the writers, not media files
         webvtt) echo "*.vtt" ;;
-        tx3g|ass) echo "" ;;                # samples and event lines: seeds/<target>
+        tx3g|ass|ilst) echo "" ;;           # samples, event lines, udta payloads: seeds/<target>
         *) echo "*.$1" ;;                   # another new target: the corpus files named after it
     esac
 }

@@ -47,3 +47,31 @@ def test_mp3_chapters_exact(shared_media: Path) -> None:
         assert d.chapters[0].title == ref["chapters"][0]["tags"]["title"]
         assert d.metadata["title"] == ref["format"]["tags"]["title"]
         assert d.metadata.values_for("TITLE") == [ref["format"]["tags"]["title"]]
+
+
+def test_mp4_itunes_tags_covers_and_stream_tags(shared_media: Path, tmp_path: Path) -> None:
+    path = shared_media / "m4a_aac_8k_covr_jpeg_bmp.m4a"
+    ref = _ffprobe(path)
+    with mediakit.open(path) as d:
+        tags = ref["format"]["tags"]
+        assert d.metadata["artist"] == tags["artist"] and d.metadata["composer"] == tags["composer"]
+        assert d.metadata["encoder"] == tags["encoder"] and d.metadata["major_brand"] == tags["major_brand"]
+        assert {t.native_key for t in d.metadata.raw} >= {"\u00a9ART", "\u00a9wrt", "\u00a9too"}
+        stream = ref["streams"][0]["tags"]
+        assert d.tracks[0].metadata["handler_name"] == stream["handler_name"]
+        assert d.tracks[0].metadata["language"] == stream["language"]
+        pictures = [s for s in ref["streams"] if s["disposition"].get("attached_pic")]
+        assert len(d.attachments) == len(pictures) == 2
+        for a, p in zip(d.attachments, pictures):
+            assert a.data == _cover(path, p["index"], tmp_path / f"ref{p['index']}.img")
+            assert a.picture_type == 3
+
+
+def test_mp4_chapter_track_exact(shared_media: Path) -> None:
+    path = shared_media / "mp4_h264_aac_text_chapter_track_chpl.mp4"
+    ref = _ffprobe(path)
+    with mediakit.open(path) as d:
+        got = [(Fraction(c.start) * c.time_base, Fraction(c.end) * c.time_base, c.title) for c in d.chapters]
+        want = [(Fraction(c["start"]) * Fraction(c["time_base"]), Fraction(c["end"]) * Fraction(c["time_base"]), c["tags"]["title"])
+                for c in ref["chapters"]]
+        assert got == want and want

@@ -76,7 +76,25 @@ public final class AudioStreamDemuxer: SourceDemuxer, @unchecked Sendable {
         tracks = [track]
         duration = seconds
         let id3 = (try? ID3Metadata.read(source)) ?? ID3Metadata.Result()
-        (metadata, chapters, attachments) = (id3.metadata, id3.chapters, id3.attachments)
+        var tags = id3.metadata, pictures = id3.attachments
+        if track.parameters.codec == "aac" {
+            // FFmpeg's aac demuxer (aacdec.c adts_aac_read_header): the ID3v1 tag, else an APEv2
+            // tag ending the file; either one replaces the ID3v2 text tags in front (avformat
+            // discards those "because more suitable tags were found"), their PRIV frames staying.
+            var trailing = Metadata()
+            if source.isSeekable, let size = source.knownSize, size > 128, let last = try? source.readUpTo(at: size - 128, count: 128) {
+                ID3Metadata.parseV1(last, into: &trailing)
+            }
+            if trailing.isEmpty, let ape = try? APETag.read(source) {
+                trailing = ape.metadata
+                pictures += ape.attachments
+            }
+            if !trailing.isEmpty {
+                for e in id3.metadata where e.ffmpegKey.hasPrefix("id3v2_priv.") { trailing.append(e) }
+                tags = trailing
+            }
+        }
+        (metadata, chapters, attachments) = (tags, id3.chapters, pictures)
     }
 
     /// The packets of the whole of `source` (a new parser from its start): how many, and their

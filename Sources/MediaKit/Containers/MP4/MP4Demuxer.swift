@@ -32,6 +32,16 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
     /// Track references (`tref`) by track index: the reference type ("chap", "cdsc",
     /// "hint" ...) and the indexes of the referenced tracks.
     public let trackReferences: [Int: [(type: String, tracks: [Int])]]
+    /// The container's tags, as FFmpeg's mov demuxer gives them (docs/metadata.md): ftyp's
+    /// brands, mvhd's creation time, iTunes `ilst` items and freeform `----` atoms, QuickTime
+    /// udta strings and `meta` / `keys` items, of the movie and of its tracks' udta.
+    public let metadata: Metadata
+    /// Nero `chpl` chapters and the chapters of a QuickTime chapter track (`tref/chap` to a
+    /// text track: its samples' text are the titles), the track's replacing `chpl`'s of the
+    /// same number, as FFmpeg reads them.
+    public let chapters: [Chapter]
+    /// The `covr` pictures of the iTunes tags (JPEG, PNG, BMP), as front covers.
+    public let attachments: [Attachment]
 
     private let source: ByteSource
     private var samples: [[IndexedSample]]
@@ -64,6 +74,7 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
         self.source = source
         var moov: (offset: Int64, size: Int64)?
         var brand = "", compatible: [String] = []
+        var ftypBody: [UInt8]?
         var offset: Int64 = 0
         var sawMoof = false
         var fragmentCut: MediaError?
@@ -107,6 +118,7 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
             switch type {
             case "ftyp" where brand.isEmpty && !truncated:
                 let body = try source.read(at: offset + header, count: Int(min(size - header, 1024)))
+                ftypBody = body
                 if body.count >= 4 { brand = fourCCString(body[0..<4]) }
                 var i = 8
                 while i + 4 <= body.count { compatible.append(fourCCString(body[i..<i + 4])); i += 4 }
@@ -140,7 +152,7 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
         // FFmpeg's "isom" files: an ftyp whose major brand is not QuickTime's (sound descriptions
         // are read with their version 1/2 fields only when stsd is version 0, unless "qt  " is compatible).
         let isom = !brand.isEmpty && brand != "qt  " && !compatible.contains("qt  ")
-        let movie = try MovieBox.parse(&reader, isom: isom)
+        let movie = try MovieBox.parse(&reader, isom: isom, quickTimeBrand: brand.isEmpty || brand == "qt  ")
         // A fragmented file from a stream: its fragments are read front to back as reading
         // reaches them, one in memory at a time.
         let streaming = !source.isSeekable && (sawMoof || movie.isFragmented)
@@ -183,6 +195,7 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
                 track.encoderDelay = Int(Rational.rescale(Int64(smpb.delay), multiply: mul, divide: div))
                 track.encoderPadding = Int(Rational.rescale(Int64(smpb.padding), multiply: mul, divide: div))
             }
+            track.metadata = t.metadata
             tracks.append(track)
             allSamples.append(s)
             scales.append(t.timeScale)
@@ -243,6 +256,18 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
             refs[i] = t.references.map { ($0.type, $0.ids.compactMap { indexByID[$0] }) }
         }
         self.trackReferences = refs
+        var tags = Metadata()
+        if let f = ftypBody, f.count >= 8 {
+            // mov_read_ftyp: the major brand and the compatible brands as C strings.
+            tags.append(key: "major_brand", nativeKey: "ftyp.major_brand", ffmpegKey: "major_brand", value: ITunesMetadata.cString(f[0..<4]))
+            tags.append(key: "minor_version", nativeKey: "ftyp.minor_version", ffmpegKey: "minor_version", value: "\(ITunesMetadata.be32(f, 4))")
+            tags.append(key: "compatible_brands", nativeKey: "ftyp.compatible_brands", ffmpegKey: "compatible_brands", value: ITunesMetadata.cString(f[8...]))
+        }
+        for e in movie.userMetadata.metadata { tags.append(e) }
+        self.metadata = tags
+        self.attachments = movie.userMetadata.covers
+        let duration = movie.timeScale > 0 && movie.duration > 0 ? Double(movie.duration) / Double(movie.timeScale) : nil
+        self.chapters = Self.chapters(movie: movie, tracks: tracks, samples: streaming ? [] : allSamples, source: source, duration: duration)
         self.tracks = tracks
         self.samples = allSamples
         self.timeScales = scales
@@ -250,9 +275,44 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
         self.trackCursors = Array(repeating: 0, count: tracks.count)
         self.trackCuts = Array(repeating: TruncationState(), count: tracks.count)
         self.cutFragment = fragmentCut
-        self.duration = movie.timeScale > 0 && movie.duration > 0 ? Double(movie.duration) / Double(movie.timeScale) : nil
+        self.duration = duration
         self.majorBrand = brand
         self.compatibleBrands = compatible
+    }
+
+    /// The most chapter-track samples read as chapters (as Matroska's chapter limit): a hostile
+    /// track of millions of samples would otherwise cost a read each.
+    static let maxChapters = 4096
+
+    /// The chapters as FFmpeg 5.1's mov demuxer reads them: Nero `chpl` (in the udta), then the
+    /// text samples of the tracks the last `tref/chap` names (mov_read_chapters: each sample a
+    /// chapter from its time to the next sample's, the last to the track's duration), a track
+    /// chapter replacing the `chpl` chapter of the same number. Ends not stated are filled as
+    /// FFmpeg does. A chapter track of video (timed thumbnails) gives no chapters; a source that
+    /// cannot seek gives only `chpl`'s (FFmpeg reads chapter tracks only when it can seek). At
+    /// most ``maxChapters`` samples are read.
+    private static func chapters(movie: MovieBox, tracks: [Track], samples: [[IndexedSample]], source: ByteSource, duration: Double?) -> [Chapter] {
+        var out = movie.userMetadata.chapters
+        var chapterIDs: [Int] = []
+        for t in movie.tracks { for r in t.references where r.type == "chap" { chapterIDs = r.ids } }
+        if source.isSeekable {
+            for id in chapterIDs {
+                guard let i = movie.tracks.firstIndex(where: { $0.id == id }), i < samples.count, tracks[i].mediaType != .video else { continue }
+                let list = samples[i]
+                let shift = tracks[i].editList.first(where: { !$0.isEmpty })?.mediaTime ?? 0
+                for (n, s) in list.prefix(Self.maxChapters).enumerated() where s.size <= 65_537 {
+                    guard let bytes = try? source.read(at: s.offset, count: Int(s.size)), let title = ITunesMetadata.chapterTitle(bytes) else { continue }
+                    let start = s.dts - max(0, shift)
+                    var end = n + 1 < list.count ? list[n + 1].dts - max(0, shift) : movie.tracks[i].mediaDuration
+                    if end < start { end = Chapter.unknownEnd }
+                    var c = Chapter(id: Int64(n), timeBase: tracks[i].timeBase, start: start, end: end)
+                    c.metadata.append(key: "title", nativeKey: "text sample", ffmpegKey: "title", value: title)
+                    if let k = out.firstIndex(where: { $0.id == Int64(n) }) { out[k] = c } else { out.append(c) }
+                }
+            }
+        }
+        Chapter.fillEnds(&out, duration: duration)
+        return out
     }
 
     /// The nominal frame rate: timescale / delta when the stts is one run (or one run and a

@@ -35,6 +35,37 @@ struct TrackBox {
     var tables = SampleTables()
     var hasSampleTable = false
     var path = ""
+    /// mdhd's creation time as stored (seconds since 1904), 0 if none.
+    var creationTime: UInt64 = 0
+    /// mdhd's language code as stored.
+    var languageCode = 0x7FFF
+    /// The first non-empty handler name (mdia/hdlr, minf/hdlr, a meta handler in the track).
+    var handlerName: String?
+    /// The first sample description's vendor (4 bytes) and, for video, compressor name.
+    var vendor: [UInt8]?
+    var compressorName = ""
+
+    /// The stream tags libavformat's mov demuxer gives this track (FFmpeg 5.1: mov_read_mdhd,
+    /// mov_read_hdlr, mov_parse_stsd_video / audio), as ffprobe prints them.
+    var metadata: Metadata {
+        var m = Metadata()
+        if let time = ITunesMetadata.creationTime(creationTime) {
+            m.append(key: "creation_time", nativeKey: "mdhd.creation_time", ffmpegKey: "creation_time", value: time)
+        }
+        if let language = ITunesMetadata.language(languageCode) {
+            m.append(key: "language", nativeKey: "mdhd.language", ffmpegKey: "language", value: language)
+        }
+        if let handlerName { m.append(key: "handler_name", nativeKey: "hdlr.name", ffmpegKey: "handler_name", value: handlerName) }
+        let video = handler == "vide" || (handler != "soun" && parameters.mediaType == .video)
+        let audio = handler == "soun" || (handler != "vide" && parameters.mediaType == .audio)
+        if let vendor, video || audio {
+            m.append(key: "vendor_id", nativeKey: "stsd.vendor", ffmpegKey: "vendor_id", value: ITunesMetadata.fourCCText(vendor))
+        }
+        if video, !compressorName.isEmpty {
+            m.append(key: "encoder", nativeKey: "stsd.compressorname", ffmpegKey: "encoder", value: compressorName)
+        }
+        return m
+    }
 }
 
 /// What the `moov` box says about the movie.
@@ -49,20 +80,34 @@ struct MovieBox {
     var userData: [UInt8] = []
     /// trex defaults by track ID: (description index, duration, size, flags).
     var trex: [Int: (UInt32, UInt32, UInt32, UInt32)] = [:]
+    /// mvhd's creation time as stored (seconds since 1904), 0 if none.
+    var creationTime: UInt64 = 0
+    /// The tags, covers and Nero chapters of the movie's and tracks' udta / meta boxes.
+    var userMetadata = QuickTimeMetadataReader()
 
     /// Parses a `moov` payload. `isom`: the ftyp says the file is not QuickTime (see
     /// ``SampleEntryParser/parse(stsd:handler:isom:)``).
-    static func parse(_ r: inout BoxReader, isom: Bool = false) throws -> MovieBox {
+    /// `quickTimeBrand`: the ftyp's major brand is "qt  " or there is no ftyp (libavformat then
+    /// reads a handler name as a Pascal string when its first byte is its length).
+    static func parse(_ r: inout BoxReader, isom: Bool = false, quickTimeBrand: Bool = false) throws -> MovieBox {
         var movie = MovieBox()
         try r.children { type, c in
             switch type {
             case "mvhd":
                 let (v, _) = try c.fullBoxHeader()
-                if v == 1 { try c.skip(16); movie.timeScale = Int64(try c.u32()); movie.duration = Int64(bitPattern: try c.u64()) }
-                else { try c.skip(8); movie.timeScale = Int64(try c.u32()); movie.duration = Int64(try c.u32()) }
+                if v == 1 { movie.creationTime = try c.u64(); try c.skip(8); movie.timeScale = Int64(try c.u32()); movie.duration = Int64(bitPattern: try c.u64()) }
+                else { movie.creationTime = UInt64(try c.u32()); try c.skip(4); movie.timeScale = Int64(try c.u32()); movie.duration = Int64(try c.u32()) }
+                if let time = ITunesMetadata.creationTime(movie.creationTime) {
+                    movie.userMetadata.metadata.append(key: "creation_time", nativeKey: "mvhd.creation_time", ffmpegKey: "creation_time", value: time)
+                }
             case "trak":
-                movie.tracks.append(try parseTrak(&c, isom: isom))
+                movie.tracks.append(try parseTrak(&c, isom: isom, quickTimeBrand: quickTimeBrand, userMetadata: &movie.userMetadata, tracksSoFar: movie.tracks.count + 1))
+            case "meta":
+                var none: String?
+                movie.userMetadata.readMeta(c.bytes, c.position..<c.end, tracksSoFar: movie.tracks.count, handlerName: &none, inTrack: false)
             case "udta":
+                var none: String?
+                movie.userMetadata.readUserData(c.bytes, c.position..<c.end, tracksSoFar: movie.tracks.count, handlerName: &none, inTrack: false)
                 let start = c.position - 8
                 if start >= 0, be32(c.bytes, start) == UInt32(c.end - start) { movie.userData = Array(c.bytes[start..<c.end]) }
                 movie.iTunSMPB = (try? parseITunSMPB(&c)) ?? nil
@@ -105,12 +150,30 @@ struct MovieBox {
         return result
     }
 
-    static func parseTrak(_ r: inout BoxReader, isom: Bool = false) throws -> TrackBox {
+    static func parseTrak(_ r: inout BoxReader, isom: Bool = false, quickTimeBrand: Bool = false) throws -> TrackBox {
+        var unused = QuickTimeMetadataReader()
+        return try parseTrak(&r, isom: isom, quickTimeBrand: quickTimeBrand, userMetadata: &unused, tracksSoFar: 1)
+    }
+
+    /// A `trak`; its `udta` / `meta` boxes are read into `userMetadata` (libavformat gives
+    /// their strings to the format), `tracksSoFar` counting this one.
+    static func parseTrak(_ r: inout BoxReader, isom: Bool, quickTimeBrand: Bool, userMetadata: inout QuickTimeMetadataReader, tracksSoFar: Int) throws -> TrackBox {
         var t = TrackBox()
         t.path = r.path
         var stsdReader: BoxReader?
+        /// A handler name as libavformat's mov_read_hdlr takes it (the first non-empty one).
+        func handlerName(_ c: BoxReader) {
+            let title = c.position + 24
+            guard t.handlerName == nil, title < c.end, c.bytes[title] != 0 else { return }
+            let skip = quickTimeBrand && Int(c.bytes[title]) == c.end - title - 1 ? 1 : 0
+            t.handlerName = ITunesMetadata.cString(c.bytes[(title + skip)..<c.end])
+        }
         try r.children { type, c in
             switch type {
+            case "udta":
+                userMetadata.readUserData(c.bytes, c.position..<c.end, tracksSoFar: tracksSoFar, handlerName: &t.handlerName, inTrack: true)
+            case "meta":
+                userMetadata.readMeta(c.bytes, c.position..<c.end, tracksSoFar: tracksSoFar, handlerName: &t.handlerName, inTrack: true)
             case "tref":
                 try c.children { rt, e in
                     var ids: [Int] = []
@@ -143,15 +206,19 @@ struct MovieBox {
                     switch mt {
                     case "mdhd":
                         let (v, _) = try m.fullBoxHeader()
-                        if v == 1 { try m.skip(16); t.timeScale = Int64(try m.u32()); t.mediaDuration = Int64(bitPattern: try m.u64()) }
-                        else { try m.skip(8); t.timeScale = Int64(try m.u32()); t.mediaDuration = Int64(try m.u32()) }
-                        t.language = languageCode(try m.u16())
+                        if v == 1 { t.creationTime = try m.u64(); try m.skip(8); t.timeScale = Int64(try m.u32()); t.mediaDuration = Int64(bitPattern: try m.u64()) }
+                        else { t.creationTime = UInt64(try m.u32()); try m.skip(4); t.timeScale = Int64(try m.u32()); t.mediaDuration = Int64(try m.u32()) }
+                        let code = try m.u16()
+                        t.languageCode = Int(code)
+                        t.language = languageCode(code)
                     case "hdlr":
+                        handlerName(m)
                         _ = try m.fullBoxHeader()
                         try m.skip(4)
                         t.handler = try m.fourCC()
                     case "minf":
                         try m.children { nt, n in
+                            if nt == "hdlr" { handlerName(n) }
                             guard nt == "stbl" else { return }
                             t.hasSampleTable = true
                             try n.children { st, s in
@@ -166,6 +233,17 @@ struct MovieBox {
             }
         }
         if var s = stsdReader {
+            // The first sample entry's vendor and (video) compressor name: after the entry's
+            // 8-byte header, 6 reserved bytes, the data reference index, version and revision.
+            let first = s.position + 8
+            if first + 8 + 16 <= s.end, Int(s.readU32(at: first)) >= 24, first + Int(s.readU32(at: first)) <= s.end {
+                let body = first + 8, end = first + Int(s.readU32(at: first))
+                t.vendor = Array(s.bytes[body + 12..<body + 16])
+                if body + 43 <= end {
+                    let length = min(Int(s.bytes[body + 42]), 31, end - body - 43)
+                    t.compressorName = ITunesMetadata.macString(s.bytes[body + 43..<body + 43 + length])
+                }
+            }
             let entry = try SampleEntryParser.parse(stsd: &s, handler: t.handler, isom: isom)
             (t.parameters, t.unsupportedReason, t.encrypted, t.framing) = (entry.parameters, entry.unsupportedReason, entry.encrypted, entry.framing)
         } else {

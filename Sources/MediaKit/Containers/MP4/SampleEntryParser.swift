@@ -255,7 +255,12 @@ enum SampleEntryParser {
             case "tmcd": p.codec = ""
             default: break
             }
-            return ParsedSampleEntry(parameters: p, unsupportedReason: "no decoder for '\(type)' tracks (\(handler) handler)", encrypted: false)
+            // Text tracks are read by SubtitleDecoder (mov_text, webvtt); only decoders of audio
+            // and video frames do not apply to them.
+            let reason = SubtitleDecoder.textCodecs.contains(p.codec)
+                ? "a subtitle track ('\(type)', \(p.codec.rawValue)): read its cues with SubtitleDecoder; it has no audio or video decoder"
+                : "no decoder for '\(type)' tracks (\(handler) handler)"
+            return ParsedSampleEntry(parameters: p, unsupportedReason: reason, encrypted: false)
         }
     }
 

@@ -155,6 +155,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         tracks = streams.map { s in
             var t = Track(index: s.index, id: s.pid, parameters: s.parameters, timeBase: Rational(1, Self.clock), duration: 0,
                           unsupportedReason: s.unsupportedReason)
+            // ffprobe's stream tag: the PMT's ISO 639 language descriptor.
+            if let language = s.language {
+                t.metadata.append(key: "language", nativeKey: "ISO_639_language_descriptor", ffmpegKey: "language", value: language)
+            }
             if s.framing == .whole && t.unsupportedReason == nil {
                 t.unsupportedReason = "stream type \(TSElementaryStream.tag(s.streamType)) is not a codec MediaKit reads from MPEG-TS"
             }
@@ -442,6 +446,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                                                                     registration: Self.registration(descriptors),
                                                                     programRegistration: programRegistration)
             let stream = TSElementaryStream(pid: pid, index: index, streamType: type, framing: framing, parameters: parameters)
+            stream.language = Self.language(descriptors)
             index += 1
             streams.append(stream)
             byPID[pid] = stream
@@ -458,6 +463,21 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             i += 2 + n
         }
         return out
+    }
+
+    /// The ISO 639 language descriptor's (tag 0x0A) languages as FFmpeg's mpegts demuxer gives
+    /// them (ff_parse_mpeg2_descriptor): each 4-byte entry's 3 letters, joined with ","; the first
+    /// such descriptor counts (later ones do not overwrite); nil when its first letter is NUL.
+    static func language(_ d: [(tag: UInt8, body: [UInt8])]) -> String? {
+        guard let l = d.first(where: { $0.tag == 0x0A && $0.body.count >= 4 }) else { return nil }
+        var codes: [String] = []
+        var i = 0
+        while i + 4 <= l.body.count {
+            codes.append(String(decoding: l.body[i..<i + 3].prefix(while: { $0 != 0 }), as: UTF8.self))
+            i += 4
+        }
+        guard l.body[0] != 0 else { return nil }
+        return codes.joined(separator: ",")
     }
 
     private static func registration(_ d: [(tag: UInt8, body: [UInt8])]) -> String? {

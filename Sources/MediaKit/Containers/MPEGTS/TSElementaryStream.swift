@@ -17,6 +17,8 @@ final class TSElementaryStream {
     /// True once the first frame told the rate / channels (audio) or the parameter sets (video).
     var parametersKnown = false
     var unsupportedReason: String?
+    /// The PMT's ISO 639 language descriptor, as FFmpeg gives it (see MPEGTSDemuxer.language).
+    var language: String?
 
     // PES reassembly.
     var pes: [UInt8] = []
