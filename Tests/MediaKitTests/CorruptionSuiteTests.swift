@@ -5,8 +5,8 @@ import XCTest
 
 /// The corruption suite (issue 17): every file of ../shared/media, cut at 20 points and damaged by
 /// 100 random byte flips (10 copies with 10 flips each, fixed seed), is probed, demuxed to the end,
-/// its first audio and video tracks decoded with the real plugins (a cut copy from the key frame
-/// before the packets that differ from the intact file's: ``alreadyDecoded(_:_:)``), and remuxed into MP4.
+/// its first audio and video tracks decoded with the real plugins (around the packets that differ
+/// from the intact file's: ``damagedWindows(_:_:)``), and remuxed into MP4.
 ///
 /// Oracle: the intact file read the same way. Every case must end in a ``MediaError`` or a clean
 /// end (never a crash or another error type) within ``caseSeconds``; the packets a damaged copy
@@ -99,6 +99,15 @@ final class CorruptionSuiteTests: XCTestCase {
         var cases = 0, compared = 0, intactFrames = 0, damagedFrames = 0
         var slowest = (seconds: 0.0, label: "")
         var failures: [String] = []
+
+        mutating func merge(_ other: FileResult) {
+            cases += other.cases
+            compared += other.compared
+            intactFrames += other.intactFrames
+            damagedFrames += other.damagedFrames
+            if other.slowest.seconds > slowest.seconds { slowest = other.slowest }
+            failures += other.failures
+        }
     }
 
     func testEveryCorpusFileCutAndFlipped() throws {
@@ -124,10 +133,14 @@ final class CorruptionSuiteTests: XCTestCase {
         try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: tmp) }
         let started = Date()
-        // Files in parallel (each case is single-threaded: decoders get one thread).
+        // Files in parallel, the largest first, and each file's damaged copies in parallel too, so
+        // that both cores stay busy to the end instead of one working through the last large file's
+        // copies alone (each case is single-threaded: decoders get one thread).
+        let sized = files.map { ($0, (try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0) }
+        let ordered = sized.sorted { $0.1 > $1.1 }.map(\.0)
         let results = Mutex<[FileResult]>([])
-        DispatchQueue.concurrentPerform(iterations: files.count) { i in
-            let r = Self.check(files[i], tmp: tmp)
+        DispatchQueue.concurrentPerform(iterations: ordered.count) { i in
+            let r = Self.check(ordered[i], tmp: tmp)
             results.withLock { $0.append(r) }
         }
         let all = results.withLock { $0 }
@@ -177,7 +190,12 @@ final class CorruptionSuiteTests: XCTestCase {
             variants.append(("flip copy \(c) (first flipped byte \(first))", copy, first, false))
         }
 
-        for v in variants {
+        let total = Mutex(result)
+        let copies = variants
+        DispatchQueue.concurrentPerform(iterations: copies.count) { n in
+            let v = copies[n]
+            var result = FileResult()
+            defer { total.withLock { $0.merge(result) } }
             let label = "\(name) \(v.label)"
             let t0 = Date()
             let got = read(v.bytes, name: name, failures: &result.failures)
@@ -211,69 +229,90 @@ final class CorruptionSuiteTests: XCTestCase {
                 }
             }
             if got.opened {
-                let skip = v.cut && intact.opened && intact.error == nil ? Self.alreadyDecoded(got, intact) : [:]
-                result.damagedFrames += decode(got, skipping: skip, label: label, failures: &result.failures)
+                let windows = intact.opened && intact.error == nil ? Self.damagedWindows(got, intact) : nil
+                result.damagedFrames += decode(got, windows: windows, label: label, failures: &result.failures)
             }
-            remux(v.bytes, name: name, into: tmp, label: label, failures: &result.failures)
+            remux(v.bytes, name: name, into: tmp, label: label, copy: n, failures: &result.failures)
             let elapsed = Date().timeIntervalSince(t0)
             if elapsed >= caseSeconds { result.failures.append("\(label): one case took \(elapsed) s") }
             if elapsed > result.slowest.seconds { result.slowest = (elapsed, label) }
             result.cases += 1
         }
-        return result
+        return total.withLock { $0 }
     }
 
     /// Decodes the first audio and the first video track of a reading with the real plugins
-    /// (as `mk-decode` does): errors must be ``MediaError``s.
+    /// (as `mk-decode` does): errors must be ``MediaError``s. With `windows`, only those packet
+    /// ranges of each track (indexes into the track's packets), each with a decoder of its own
+    /// that is flushed at the window's end; without, every packet.
     /// - Returns: the frames decoded.
-    private static func decode(_ r: Reading, skipping skip: [Int: Int] = [:], label: String, failures: inout [String]) -> Int {
+    private static func decode(_ r: Reading, windows: [Int: [Range<Int>]]? = nil, label: String, failures: inout [String]) -> Int {
         var frames = 0
         for type in [MediaType.audio, .video] {
-            guard let track = r.tracks.first(where: { $0.mediaType == type }),
-                  let session = try? DecodeSession(track: track, threads: 1) else { continue }
-            do {
-                for p in r.packets.filter({ $0.trackIndex == track.index }).dropFirst(skip[track.index] ?? 0) {
-                    while try session.send(p) == .receiveFirst {
+            guard let track = r.tracks.first(where: { $0.mediaType == type }) else { continue }
+            let packets = r.packets.filter { $0.trackIndex == track.index }
+            for window in windows.map({ $0[track.index] ?? [] }) ?? [0..<packets.count] {
+                guard let session = try? DecodeSession(track: track, threads: 1) else { break }
+                do {
+                    for p in packets[window] {
+                        while try session.send(p) == .receiveFirst {
+                            while try session.receive() != nil { frames += 1 }
+                        }
                         while try session.receive() != nil { frames += 1 }
                     }
+                    try session.flush()
                     while try session.receive() != nil { frames += 1 }
+                } catch is MediaError {
+                } catch {
+                    failures.append("\(label): decoding track \(track.index) threw a non-MediaError: \(error)")
                 }
-                try session.flush()
-                while try session.receive() != nil { frames += 1 }
-            } catch is MediaError {
-            } catch {
-                failures.append("\(label): decoding track \(track.index) threw a non-MediaError: \(error)")
             }
         }
         return frames
     }
 
-    /// A cut copy's packets up to the cut are the intact file's (checked above), and the intact
-    /// reading decoded them already: decoding them again adds no check, and for 20 cuts it was two
-    /// thirds of the suite's time. Per track, the number of leading packets to skip so that the
-    /// decoder starts at the key frame at or before the fourth packet ahead of the first that
-    /// differs from the intact file's (or of the last one, when the cut copy's packets are all the
-    /// intact file's): it still decodes the packets the cut damaged, and is flushed where the
-    /// copy ends, from a point where decoding can start.
-    private static func alreadyDecoded(_ got: Reading, _ intact: Reading) -> [Int: Int] {
-        var skip: [Int: Int] = [:]
+    /// The packets of a damaged copy worth decoding: the intact reading decoded every packet
+    /// already, so decoding the copy's packets that equal the intact file's, away from any
+    /// damage, adds no check (it was most of the suite's time: ten whole decodes per file for the
+    /// flipped copies, twenty prefixes for the cut ones). Per track, for each packet that differs
+    /// from the intact file's (or has no counterpart there), a window from the key frame at or
+    /// before the fourth packet ahead of it to four packets past the next key frame (so the
+    /// damaged packet is decoded with the references it has, and everything that may refer to it:
+    /// the rest of its group of pictures, and the next one's leading pictures, which may still
+    /// refer to pictures before their key frame); windows that meet are joined.
+    /// A copy whose packets all equal the intact file's (a cut copy that ends on a packet
+    /// boundary) decodes its last group of pictures, so the decoder is still flushed where the
+    /// copy ends.
+    private static func damagedWindows(_ got: Reading, _ intact: Reading) -> [Int: [Range<Int>]] {
+        var windows: [Int: [Range<Int>]] = [:]
         for track in Set(got.packets.map(\.trackIndex)) {
             let have = got.packets.filter { $0.trackIndex == track }
             let want = intact.packets.filter { $0.trackIndex == track }
-            var same = 0
-            while same < have.count, same < want.count, have[same].pts == want[same].pts, have[same].dts == want[same].dts,
-                  have[same].data == want[same].data { same += 1 }
-            let from = max(0, min(same, have.count - 1) - 4)
-            skip[track] = have[...from].lastIndex(where: \.isKeyframe) ?? 0
+            var damaged = have.indices.filter { i in
+                i >= want.count || have[i].pts != want[i].pts || have[i].dts != want[i].dts || have[i].data != want[i].data
+            }
+            if damaged.isEmpty { damaged = [have.count - 1] }
+            var ranges: [Range<Int>] = []
+            for d in damaged {
+                let from = have[...max(0, d - 4)].lastIndex(where: \.isKeyframe) ?? 0
+                let next = have[(d + 1)...].firstIndex(where: \.isKeyframe) ?? have.count
+                let to = min(have.count, next + 4)
+                if let last = ranges.last, from <= last.upperBound {
+                    ranges[ranges.count - 1] = last.lowerBound..<max(last.upperBound, to)
+                } else {
+                    ranges.append(from..<to)
+                }
+            }
+            windows[track] = ranges
         }
-        return skip
+        return windows
     }
 
     /// Remuxes a damaged copy into MP4: success or a ``MediaError``, and no file under the
     /// output's name after a failure.
-    private static func remux(_ bytes: [UInt8], name: String, into dir: URL, label: String, failures: inout [String]) {
-        let input = dir.appendingPathComponent("in-" + name).path
-        let output = dir.appendingPathComponent("out-\(name).mp4").path
+    private static func remux(_ bytes: [UInt8], name: String, into dir: URL, label: String, copy: Int, failures: inout [String]) {
+        let input = dir.appendingPathComponent("in-\(copy)-" + name).path
+        let output = dir.appendingPathComponent("out-\(copy)-\(name).mp4").path
         defer { unlink(input); unlink(output) }
         guard FileManager.default.createFile(atPath: input, contents: Data(bytes)) else {
             return failures.append("cannot write \(input)")
