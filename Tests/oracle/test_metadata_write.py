@@ -11,10 +11,11 @@ Oracles:
            name; ID3 text, TXXX and COMM frames by mutagen's hash key).
   covers   the cover's bytes as ffmpeg extracts them (its attached_pic stream, copied) equal the
            input's, whatever the container.
-  spec     the round trip MP3 -> MKA -> Ogg Opus -> FLAC -> MP3 keeps every tag the formats
-           share (by value, keys compared without case, spaces or underscores), the chapters'
-           starts and titles to the millisecond (the time base ID3 CHAP and Vorbis CHAPTERnnn
-           hold; CHAPTERnnn states no end) and the cover.
+  spec     the round trips MP3 -> M4A -> MKA -> Ogg Vorbis -> FLAC -> MP3 and MP3 -> MKA -> Ogg
+           Opus -> FLAC -> MP3 keep every tag the formats share (by value, keys compared without
+           case, spaces or underscores), the chapters' starts and titles to the millisecond (the
+           time base ID3 CHAP and Vorbis CHAPTERnnn hold; CHAPTERnnn states no end) and the
+           cover; MP4 chapters -> MKV -> MP4 keep their starts to chpl's 1/10,000,000 s.
 """
 
 from __future__ import annotations
@@ -139,12 +140,16 @@ def test_copied_like_ffmpeg(name, ext, kind, codec, shared_media, mk_remux, mk_t
         assert _cover(ours) == cover, "the cover's bytes differ from the input's"
 
 
-def test_round_trip_keeps_shared_tags_chapters_and_cover(shared_media, mk_remux, mk_transcode, tmp_path):
-    """MP3 -> MKA (remux) -> Ogg Opus -> FLAC -> MP3 (transcodes): the tags every format holds,
-    the chapters (their starts and titles, to the millisecond: Vorbis CHAPTERnnn fields state
-    no end) and the cover bytes come back."""
+@pytest.mark.parametrize("steps", [
+    [("transcode", "a.m4a"), ("remux", "b.mka"), ("transcode", "c.ogg"), ("transcode", "d.flac"), ("transcode", "e.mp3")],
+    [("remux", "a.mka"), ("transcode", "b.opus"), ("transcode", "c.flac"), ("transcode", "d.mp3")],
+], ids=["mp3-m4a-mka-ogg-flac-mp3", "mp3-mka-opus-flac-mp3"])
+def test_round_trip_keeps_shared_tags_chapters_and_cover(steps, shared_media, mk_remux, mk_transcode, tmp_path):
+    """MP3 -> M4A (AAC) -> MKA (remux) -> Ogg Vorbis -> FLAC -> MP3, the issue's round trip, and
+    MP3 -> MKA -> Ogg Opus -> FLAC -> MP3: the tags every format holds, the chapters (their
+    starts and titles, to the millisecond: Vorbis CHAPTERnnn fields and Nero `chpl` state no
+    end) and the cover bytes come back."""
     src = shared_media / MP3
-    steps = [("remux", "a.mka"), ("transcode", "b.opus"), ("transcode", "c.flac"), ("transcode", "d.mp3")]
     prev = src
     for kind, name in steps:
         out = tmp_path / name
@@ -246,6 +251,34 @@ def test_mp4_ilst_and_chpl(name, ext, kind, codec, shared_media, mk_remux, mk_tr
     cover = _cover(src)
     if cover is not None:
         assert bytes(m_ours["covr"][0]) == cover
+
+
+def test_mp4_chapters_through_matroska_keep_their_times(shared_media, mk_remux, tmp_path):
+    """MP4 chapters -> MKV -> MP4 (remuxes): ffmpeg writes an M4A with three chapters (a
+    chapter track and Nero `chpl`, 1/10,000,000 s); after our MKV (nanoseconds) and our M4A
+    (`chpl`) the chapters' starts are the input's to that time base (ffprobe's start values
+    equal) and their titles the input's."""
+    meta = tmp_path / "chapters.txt"
+    meta.write_text(";FFMETADATA1\ntitle=Chaptered\n"
+                    "[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1234\ntitle=One\n"
+                    "[CHAPTER]\nTIMEBASE=1/1000\nSTART=1234\nEND=2501\ntitle=Zwei \u00c4\n"
+                    "[CHAPTER]\nTIMEBASE=1/1000\nSTART=2501\nEND=4000\ntitle=Three\n")
+    src = tmp_path / "in.m4a"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", shared_media / MP3, "-i", meta, "-map", "0:a",
+           "-map_metadata", "1", "-map_chapters", "1", "-c:a", "aac", "-t", "4", src]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    mkv, back = tmp_path / "a.mkv", tmp_path / "b.m4a"
+    _ours(mk_remux, "remux", src, mkv)
+    _ours(mk_remux, "remux", mkv, back)
+
+    def chapters(path: Path) -> list[tuple[int, str]]:
+        info = _probe(path)
+        return [(round(float(c["start_time"]) * 10_000_000), (c.get("tags") or {}).get("title")) for c in info["chapters"]]
+
+    want = chapters(src)
+    assert [t for _, t in want] == ["One", "Zwei \u00c4", "Three"]
+    assert chapters(mkv) == want
+    assert chapters(back) == want
 
 
 @pytest.fixture
