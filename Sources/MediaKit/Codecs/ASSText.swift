@@ -103,7 +103,9 @@ public enum ASSText {
             var s = Style.default
             s.name = field("name") ?? ""
             if let f = field("fontname") { s.fontName = f }
-            if let f = field("fontsize") { s.fontSize = Int(Double(f) ?? 16) }
+            // A size a renderer can use: a number that is not finite or beyond any font size
+            // (the header is the file's, any text) keeps the default.
+            if let f = field("fontsize"), let size = Double(f), size.isFinite, abs(size) < 1e6 { s.fontSize = Int(size) }
             if let c = field("primarycolour").flatMap(color) { s.primaryColor = c & 0xFFFFFF }
             s.bold = flag("bold")
             s.italic = flag("italic")

@@ -360,8 +360,11 @@ extension MatroskaTrackConfig {
         cfg.track.language = language
         cfg.track.unsupportedReason = reasons.isEmpty ? nil : reasons.joined(separator: "; ")
         cfg.track.isEncrypted = encrypted
+        // The segment's Duration is a float the file states: one that is not a count of this
+        // track's ticks (infinite, or beyond 2^63 of them) leaves the duration unknown.
         if let d = segmentDuration, d > 0 {
-            cfg.track.duration = Int64((d / timeBase.doubleValue).rounded())
+            let ticks = (d / timeBase.doubleValue).rounded()
+            if ticks.isFinite && ticks < Double(Int64.max) { cfg.track.duration = Int64(ticks) }
         }
         if mediaType == .video && info.defaultDuration > 0 {
             cfg.track.frameRate = Track.reduced(1_000_000_000, Int64(clamping: info.defaultDuration))
