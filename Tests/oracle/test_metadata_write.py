@@ -90,9 +90,19 @@ def _cover(path: Path) -> bytes | None:
     return proc.stdout
 
 
-def _ours(tool: Path, kind: str, src: Path, out: Path, *extra: str) -> None:
+def _ours(tool: Path, src: Path, out: Path, *extra: str) -> None:
     cmd = [tool, "--quiet", *extra, src, out]
     lib.check_ok(lib.run(cmd), cmd)
+
+
+def _ours_and_ffmpegs(src: Path, ext: str, tool: Path, codec: list[str], tmp_path: Path) -> tuple[Path, Path]:
+    """Our remux / transcode of `src` into `ext`, and ffmpeg's with -map_metadata 0
+    -map_chapters 0 and `codec`: (ours, ffmpeg's)."""
+    ours, ref = tmp_path / f"ours.{ext}", tmp_path / f"ref.{ext}"
+    _ours(tool, src, ours)
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-map", "0:a", "-map_metadata", "0", "-map_chapters", "0", *codec, ref]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    return ours, ref
 
 
 def _mutagen_view(path: Path) -> dict[str, object]:
@@ -119,11 +129,7 @@ def test_copied_like_ffmpeg(name, ext, kind, codec, shared_media, mk_remux, mk_t
     output of the same input into the same format (ffprobe's view and mutagen's), and the cover
     bytes equal the input's."""
     src = shared_media / name
-    ours = tmp_path / f"ours.{ext}"
-    _ours(mk_remux if kind == "remux" else mk_transcode, kind, src, ours)
-    ref = tmp_path / f"ref.{ext}"
-    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-map", "0:a", "-map_metadata", "0", "-map_chapters", "0", *codec, ref]
-    lib.oracle_ok(lib.run(cmd), cmd)
+    ours, ref = _ours_and_ffmpegs(src, ext, mk_remux if kind == "remux" else mk_transcode, codec, tmp_path)
     a, b = _view(ours), _view(ref)
     assert a["format"] == b["format"], f"format tags: ours {a['format']}, ffmpeg {b['format']}"
     assert a["audio"] == b["audio"], f"stream tags: ours {a['audio']}, ffmpeg {b['audio']}"
@@ -153,7 +159,7 @@ def test_round_trip_keeps_shared_tags_chapters_and_cover(steps, shared_media, mk
     prev = src
     for kind, name in steps:
         out = tmp_path / name
-        _ours(mk_remux if kind == "remux" else mk_transcode, kind, prev, out)
+        _ours(mk_remux if kind == "remux" else mk_transcode, prev, out)
         prev = out
 
     def norm(tags: dict[str, str]) -> dict[str, str]:
@@ -175,14 +181,14 @@ def test_no_metadata_and_set_metadata(shared_media, mk_remux, tmp_path):
         if ext == "flac":
             continue  # MP3 is not carried by FLAC: the transcode below covers it
         bare = tmp_path / f"bare.{ext}"
-        _ours(tool, "remux", src, bare, "--no-metadata")
+        _ours(tool, src, bare, "--no-metadata")
         v = _view(bare)
         assert v["format"] == {} and v["audio"] == {} and v["chapters"] == [] and v["pictures"] == 0, v
         only = tmp_path / f"only.{ext}"
-        _ours(tool, "remux", src, only, "--no-metadata", "--metadata", "title=Set Title")
+        _ours(tool, src, only, "--no-metadata", "--metadata", "title=Set Title")
         assert _view(only)["format"] == {"title": "Set Title"}
         changed = tmp_path / f"changed.{ext}"
-        _ours(tool, "remux", src, changed, "--metadata", "title=Other", "--metadata", "artist=")
+        _ours(tool, src, changed, "--metadata", "title=Other", "--metadata", "artist=")
         tags = _view(changed)["format"]
         assert tags.get("title") == "Other" and "artist" not in tags and tags.get("album") == "Test Album", tags
 
@@ -191,7 +197,7 @@ def test_set_metadata_in_a_transcode(shared_media, mk_transcode, tmp_path):
     """mk-transcode takes --metadata and --no-metadata too (FLAC's VORBIS_COMMENT)."""
     src = shared_media / MP3
     out = tmp_path / "out.flac"
-    _ours(mk_transcode, "transcode", src, out, "--no-metadata", "--metadata", "album=Set Album")
+    _ours(mk_transcode, src, out, "--no-metadata", "--metadata", "album=Set Album")
     v = _view(out)
     assert v["format"] == {"album": "Set Album"} and v["chapters"] == [] and v["pictures"] == 0, v
 
@@ -209,7 +215,7 @@ def test_matroska_track_name_and_tags_copied(shared_media, mk_remux, tmp_path):
     copy of every stream writes them."""
     src = shared_media / MKV
     ours, ref = tmp_path / "ours.mkv", tmp_path / "ref.mkv"
-    _ours(mk_remux, "remux", src, ours)
+    _ours(mk_remux, src, ours)
     cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-map", "0", "-map_metadata", "0", "-c", "copy", ref]
     lib.oracle_ok(lib.run(cmd), cmd)
     a, b = _probe(ours), _probe(ref)
@@ -234,11 +240,7 @@ def test_mp4_ilst_and_chpl(name, ext, kind, codec, shared_media, mk_remux, mk_tr
     import mutagen
 
     src = shared_media / name
-    ours = tmp_path / f"ours.{ext}"
-    _ours(mk_remux if kind == "remux" else mk_transcode, kind, src, ours)
-    ref = tmp_path / f"ref.{ext}"
-    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-map", "0:a", "-map_metadata", "0", "-map_chapters", "0", *codec, ref]
-    lib.oracle_ok(lib.run(cmd), cmd)
+    ours, ref = _ours_and_ffmpegs(src, ext, mk_remux if kind == "remux" else mk_transcode, codec, tmp_path)
     a, b = _view(ours), _view(ref)
     # The ftyp brands are the muxer's file-type choice, not tags (ours: isom for .m4a too).
     brands = {"major_brand", "minor_version", "compatible_brands"}
@@ -268,8 +270,8 @@ def test_mp4_chapters_through_matroska_keep_their_times(shared_media, mk_remux, 
            "-map_metadata", "1", "-map_chapters", "1", "-c:a", "aac", "-t", "4", src]
     lib.oracle_ok(lib.run(cmd), cmd)
     mkv, back = tmp_path / "a.mkv", tmp_path / "b.m4a"
-    _ours(mk_remux, "remux", src, mkv)
-    _ours(mk_remux, "remux", mkv, back)
+    _ours(mk_remux, src, mkv)
+    _ours(mk_remux, mkv, back)
 
     def chapters(path: Path) -> list[tuple[int, str]]:
         info = _probe(path)
@@ -303,7 +305,7 @@ def test_matroska_chapters_and_attachment_copied(matroska_with_chapters, mk_remu
     ext = "mka"
     src, picture = matroska_with_chapters
     ours, ref = tmp_path / f"ours.{ext}", tmp_path / f"ref.{ext}"
-    _ours(mk_remux, "remux", src, ours)
+    _ours(mk_remux, src, ours)
     cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-map", "0:a", "-map_metadata", "0", "-map_chapters", "0", "-c", "copy", ref]
     lib.oracle_ok(lib.run(cmd), cmd)
     a, b = _view(ours), _view(ref)
