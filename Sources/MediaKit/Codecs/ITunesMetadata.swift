@@ -39,6 +39,8 @@ enum ITunesMetadata {
 
     /// The atoms libavformat's mov.c maps (mov_read_udta_string), with FFmpeg's key names, then
     /// atoms MediaKit reads that FFmpeg ignores (3GPP TS 26.244 udta strings, ©pub, tmpo).
+    /// Where a key has several atoms, the one FFmpeg's mov muxer writes comes first (the
+    /// writer, MP4MetadataWriter, takes the first text atom of each key).
     static let table: [Row] = [
         Row(atom: "@PRM", key: "premiere_version", ffmpegKey: "premiere_version", kind: .raw),
         Row(atom: "@PRQ", key: "quicktime_version", ffmpegKey: "quicktime_version", kind: .raw),
@@ -81,13 +83,11 @@ enum ITunesMetadata {
         Row(atom: "©aut", key: "artist", ffmpegKey: "artist", kind: .text),
         Row(atom: "©chp", key: "chapter", ffmpegKey: "chapter", kind: .text),
         Row(atom: "©cmt", key: "comment", ffmpegKey: "comment", kind: .text),
-        Row(atom: "©com", key: "composer", ffmpegKey: "composer", kind: .text),
         Row(atom: "©cpy", key: "copyright", ffmpegKey: "copyright", kind: .text),
         Row(atom: "©day", key: "date", ffmpegKey: "date", kind: .text),
         Row(atom: "©dir", key: "director", ffmpegKey: "director", kind: .text),
         Row(atom: "©dis", key: "disclaimer", ffmpegKey: "disclaimer", kind: .text),
         Row(atom: "©ed1", key: "edit_date", ffmpegKey: "edit_date", kind: .text),
-        Row(atom: "©enc", key: "encoder", ffmpegKey: "encoder", kind: .text),
         Row(atom: "©fmt", key: "original_format", ffmpegKey: "original_format", kind: .text),
         Row(atom: "©gen", key: "genre", ffmpegKey: "genre", kind: .text),
         Row(atom: "©grp", key: "grouping", ffmpegKey: "grouping", kind: .text),
@@ -103,12 +103,14 @@ enum ITunesMetadata {
         Row(atom: "©req", key: "playback_requirements", ffmpegKey: "playback_requirements", kind: .text),
         Row(atom: "©src", key: "original_source", ffmpegKey: "original_source", kind: .text),
         Row(atom: "©st3", key: "subtitle", ffmpegKey: "subtitle", kind: .text),
-        Row(atom: "©swr", key: "encoder", ffmpegKey: "encoder", kind: .text),
         Row(atom: "©too", key: "encoder", ffmpegKey: "encoder", kind: .text),
+        Row(atom: "©swr", key: "encoder", ffmpegKey: "encoder", kind: .text),
+        Row(atom: "©enc", key: "encoder", ffmpegKey: "encoder", kind: .text),
         Row(atom: "©trk", key: "track", ffmpegKey: "track", kind: .text),
         Row(atom: "©url", key: "URL", ffmpegKey: "URL", kind: .text),
         Row(atom: "©wrn", key: "warning", ffmpegKey: "warning", kind: .text),
         Row(atom: "©wrt", key: "composer", ffmpegKey: "composer", kind: .text),
+        Row(atom: "©com", key: "composer", ffmpegKey: "composer", kind: .text),
         Row(atom: "©xyz", key: "location", ffmpegKey: "location", kind: .text),
         // Not read by libavformat 5.1 (ffprobe does not show them): in the model only.
         Row(atom: "©pub", key: "publisher", ffmpegKey: "", kind: .text),

@@ -4,15 +4,18 @@ import Foundation
 /// metadata model, as FFmpeg 5.1's mov muxer writes them (libavformat/movenc.c
 /// mov_write_ilst_tag, mov_write_chpl_tag), plus freeform `----` items (mean
 /// "com.apple.iTunes") for the tags without an atom of their own, as iTunes and MusicBrainz
-/// Picard write them. The writing table of the atom names lives here; the reading side is
-/// Codecs/ITunesMetadata.swift (to be merged into one table).
+/// Picard write them. The atom names are the reading side's (``ITunesMetadata/table``).
 enum MP4MetadataWriter {
-    /// Normalised key -> the iTunes text atom (type 1, UTF-8) that holds it.
-    static let textAtoms: [String: String] = [
-        "title": "©nam", "artist": "©ART", "album_artist": "aART", "album": "©alb", "date": "©day", "genre": "©gen",
-        "comment": "©cmt", "composer": "©wrt", "lyrics": "©lyr", "copyright": "cprt", "grouping": "©grp",
-        "description": "desc", "album-sort": "soal", "artist-sort": "soar", "title-sort": "sonm", "encoded_by": "©enc",
-    ]
+    /// Normalised key -> the iTunes text atom (type 1, UTF-8) that holds it: the first text row
+    /// of ``ITunesMetadata/table`` for the key (atoms libavformat shows), and the names
+    /// FFmpeg's ID3 reader gives the sort and encoded-by frames.
+    static let textAtoms: [String: String] = {
+        var atoms: [String: String] = ["album-sort": "soal", "artist-sort": "soar", "title-sort": "sonm", "encoded_by": "©enc"]
+        for row in ITunesMetadata.table where row.kind == .text && !row.ffmpegKey.isEmpty && atoms[row.key] == nil {
+            atoms[row.key] = row.atom
+        }
+        return atoms
+    }()
 
     /// The `ilst` items for `tags` (text atoms, `trkn` / `disk` as binary number and total,
     /// `cpil` and `tmpo` as integers, freeform items for the rest; an ID3 PRIV entry is left
