@@ -55,6 +55,19 @@ typedef struct mk_io {
  *  small struct_size), MK_EIO when a callback fails. */
 mk_status mk_demuxer_open_io(mk_demuxer **out, const mk_io *io, void *user);
 
+/** mk_demuxer_open, mk_demuxer_open_memory and mk_demuxer_open_io with the demuxer chosen by
+ *  name instead of by probing the bytes (added in 0.3): a built-in format's name as
+ *  mk_container_get_info lists it ("mp4", "matroska", "mpegts" ...) or a plugin's
+ *  (mk_container_info.plugin set: "ffmpeg:avi", or "avi" when no other format has that name).
+ *  `demuxer` is BORROWED for the call; NULL or "" probes as the functions without _as do. The
+ *  other arguments, ownership and the result are theirs. Errors: theirs, and MK_ENOTFOUND for
+ *  a name no loaded format has (the message lists the built-in names and says how many plugin
+ *  formats there are); the named demuxer's own refusal (MK_EDATA, MK_EUNSUPPORTED ...) when the
+ *  bytes are not its format. */
+mk_status mk_demuxer_open_as(mk_demuxer **out, const char *path, const char *demuxer);
+mk_status mk_demuxer_open_memory_as(mk_demuxer **out, const uint8_t *data, size_t size, const char *demuxer);
+mk_status mk_demuxer_open_io_as(mk_demuxer **out, const mk_io *io, void *user, const char *demuxer);
+
 /** Closes *demuxer and sets it to NULL. NULL or an already NULL handle is harmless.
  *  Packets already read stay valid (free them with mk_packet_free). */
 void mk_demuxer_close(mk_demuxer **demuxer);

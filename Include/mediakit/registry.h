@@ -110,10 +110,18 @@ typedef struct mk_container_info {
                                     "" for a demuxer */
     const char *options;       /**< a muxer's: the options it takes, comma-separated ("layout,
                                     time-scale,..."; see mk_muxer_settings); "" for a demuxer */
+    /* Added in 0.3 (filled only when struct_size covers it): */
+    const char *plugin;        /**< "" for a format built into the library; for a plugin's
+                                    demuxer (the FFmpeg plugin's libavformat formats) the
+                                    plugin's name ("ffmpeg"), and `name` is "plugin:format"
+                                    ("ffmpeg:avi"), the name mk_demuxer_open_as takes. A
+                                    plugin's format may list no extensions or MIME types */
 } mk_container_info;
 
-/** Number of container formats: the demuxers (in the order they are probed), then the
- *  muxers, then (since 0.3) the frame sinks. Thread-safe. */
+/** Number of container formats: the built-in demuxers (in the order they are probed), then
+ *  (since 0.3) the plugins' demuxers (asked only when no built-in one claims the bytes, or
+ *  when named: mk_demuxer_open_as), then the muxers, then (since 0.3) the frame sinks. The
+ *  first call loads the plugins (as the first decoder does). Thread-safe. */
 int32_t mk_container_count(void);
 
 /** Fills *info for container format `index` (0 <= index < mk_container_count()), as far as

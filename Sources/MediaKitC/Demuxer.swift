@@ -71,36 +71,56 @@ func mediaTypeCode(_ t: MediaType) -> Int32 {
 
 @_cdecl("mk_demuxer_open")
 public func mk_demuxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?) -> Int32 {
-    guard let out else { return fail(MK_EINVAL, "mk_demuxer_open: out is NULL") }
+    mk_demuxer_open_as(out, path, nil)
+}
+
+@_cdecl("mk_demuxer_open_as")
+public func mk_demuxer_open_as(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?, _ demuxer: UnsafePointer<CChar>?) -> Int32 {
+    let function = demuxer == nil ? "mk_demuxer_open" : "mk_demuxer_open_as"
+    guard let out else { return fail(MK_EINVAL, "\(function): out is NULL") }
     out.pointee = nil
-    guard let path else { return fail(MK_EINVAL, "mk_demuxer_open: path is NULL") }
+    guard let path else { return fail(MK_EINVAL, "\(function): path is NULL") }
     return guarded {
-        out.pointee = Handles.make(DemuxerHandle(try ContainerCatalog.shared.open(ByteSources.open(path: String(cString: path)))))
+        out.pointee = try openDemuxer(ByteSources.open(path: String(cString: path)), named: demuxer)
         return MK_OK
     }
 }
 
 @_cdecl("mk_demuxer_open_memory")
 public func mk_demuxer_open_memory(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    guard let out else { return fail(MK_EINVAL, "mk_demuxer_open_memory: out is NULL") }
+    mk_demuxer_open_memory_as(out, data, size, nil)
+}
+
+@_cdecl("mk_demuxer_open_memory_as")
+public func mk_demuxer_open_memory_as(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ data: UnsafePointer<UInt8>?, _ size: Int,
+                                      _ demuxer: UnsafePointer<CChar>?) -> Int32 {
+    let function = demuxer == nil ? "mk_demuxer_open_memory" : "mk_demuxer_open_memory_as"
+    guard let out else { return fail(MK_EINVAL, "\(function): out is NULL") }
     out.pointee = nil
-    guard data != nil || size == 0 else { return fail(MK_EINVAL, "mk_demuxer_open_memory: data is NULL") }
-    guard size >= 0 else { return fail(MK_EINVAL, "mk_demuxer_open_memory: size is negative") }
+    guard data != nil || size == 0 else { return fail(MK_EINVAL, "\(function): data is NULL") }
+    guard size >= 0 else { return fail(MK_EINVAL, "\(function): size is negative") }
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
     return guarded {
-        out.pointee = Handles.make(DemuxerHandle(try ContainerCatalog.shared.open(MemorySource(bytes))))
+        out.pointee = try openDemuxer(MemorySource(bytes), named: demuxer)
         return MK_OK
     }
 }
 
 @_cdecl("mk_demuxer_open_io")
 public func mk_demuxer_open_io(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ io: UnsafePointer<mk_io>?, _ user: UnsafeMutableRawPointer?) -> Int32 {
-    guard let out else { return fail(MK_EINVAL, "mk_demuxer_open_io: out is NULL") }
+    mk_demuxer_open_io_as(out, io, user, nil)
+}
+
+@_cdecl("mk_demuxer_open_io_as")
+public func mk_demuxer_open_io_as(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ io: UnsafePointer<mk_io>?, _ user: UnsafeMutableRawPointer?,
+                                  _ demuxer: UnsafePointer<CChar>?) -> Int32 {
+    let function = demuxer == nil ? "mk_demuxer_open_io" : "mk_demuxer_open_io_as"
+    guard let out else { return fail(MK_EINVAL, "\(function): out is NULL") }
     out.pointee = nil
-    guard let io else { return fail(MK_EINVAL, "mk_demuxer_open_io: io is NULL") }
+    guard let io else { return fail(MK_EINVAL, "\(function): io is NULL") }
     guard sizeOK(io.pointee.struct_size, MemoryLayout<mk_io>.size, "mk_io") else { return MK_EINVAL }
     let callbacks = io.pointee
-    guard let read = callbacks.read else { return fail(MK_EINVAL, "mk_demuxer_open_io: io->read is NULL") }
+    guard let read = callbacks.read else { return fail(MK_EINVAL, "\(function): io->read is NULL") }
     let name = callbacks.name.map { String(cString: $0) } ?? "io"
     nonisolated(unsafe) let context = user
     let size = callbacks.size.flatMap { f -> Int64? in let n = f(context); return n >= 0 ? n : nil }
@@ -116,9 +136,16 @@ public func mk_demuxer_open_io(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ i
         return Int(n)
     }, seek: seek)
     return guarded {
-        out.pointee = Handles.make(DemuxerHandle(try ContainerCatalog.shared.open(source)))
+        out.pointee = try openDemuxer(source, named: demuxer)
         return MK_OK
     }
+}
+
+/// `source` opened by the demuxer `name` names (a built-in format's or a plugin's, as
+/// ``ContainerCatalog/open(_:demuxer:)`` takes it), or probed when `name` is NULL or empty.
+private func openDemuxer(_ source: ByteSource, named name: UnsafePointer<CChar>?) throws -> OpaquePointer {
+    let chosen = name.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+    return Handles.make(DemuxerHandle(try ContainerCatalog.shared.open(source, demuxer: chosen)))
 }
 
 @_cdecl("mk_demuxer_close")

@@ -205,20 +205,24 @@ public func mk_backend_converts(_ index: Int32, _ source: Int32, _ target: Int32
     return MK_OK
 }
 
-/// The container catalogue as C lists it: the demuxers in probing order, then the muxers,
-/// then the frame sinks (the raw outputs of mk_decode_file).
+/// The container catalogue as C lists it: the built-in demuxers in probing order, the
+/// plugins' demuxers (named "plugin:format", as mk_demuxer_open_as takes them), then the
+/// muxers, then the frame sinks (the raw outputs of mk_decode_file).
 private func containerInfos() -> [mk_container_info] {
     let catalog = ContainerCatalog.shared
     let size = UInt32(MemoryLayout<mk_container_info>.size)
     func info(_ kind: Int32, _ name: String, _ description: String, _ extensions: [String], _ mimeTypes: [String],
-              codecs: [CodecID] = [], options: [MuxerOptions.Name] = []) -> mk_container_info {
+              codecs: [CodecID] = [], options: [MuxerOptions.Name] = [], plugin: String = "") -> mk_container_info {
         mk_container_info(struct_size: size, kind: kind, name: interned.pointer(name), description: interned.pointer(description),
                           extensions: interned.pointer(extensions.joined(separator: ",")),
                           mime_types: interned.pointer(mimeTypes.joined(separator: ",")),
                           codecs: interned.pointer(codecs.map(\.rawValue).joined(separator: ",")),
-                          options: interned.pointer(options.map(\.rawValue).joined(separator: ",")))
+                          options: interned.pointer(options.map(\.rawValue).joined(separator: ",")),
+                          plugin: interned.pointer(plugin))
     }
     return catalog.formats.map { info(MK_CONTAINER_DEMUXER, $0.name, $0.description, $0.extensions, $0.mimeTypes) }
+        + catalog.pluginFormats.map { info(MK_CONTAINER_DEMUXER, $0.qualifiedName, $0.longName.isEmpty ? $0.name : $0.longName,
+                                           $0.extensions, $0.mimeTypes, plugin: $0.plugin.name) }
         + catalog.muxerFormats.map { info(MK_CONTAINER_MUXER, $0.name, $0.description, $0.extensions, $0.mimeTypes,
                                           codecs: $0.codecs, options: $0.options) }
         + catalog.frameSinkFormats.map { info(MK_CONTAINER_FRAME_SINK, $0.name, $0.description, $0.extensions, []) }

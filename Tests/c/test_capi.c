@@ -498,6 +498,37 @@ static void sources(const char *good) {
     CHECK(packet_digest(dmx, &n) == ref && n == n_ref, "memory: the file's packets");
     mk_demuxer_close(&dmx);
 
+    /* The demuxer chosen by name: the built-in one gives the probed one's packets, "" probes,
+       an unknown name or a format the bytes are not is refused with no handle. */
+    EXPECT(mk_demuxer_open_as(&dmx, good, "mp4"), MK_OK);
+    CHECK(packet_digest(dmx, &n) == ref && n == n_ref, "open_as mp4: the file's packets");
+    mk_demuxer_close(&dmx);
+    EXPECT(mk_demuxer_open_as(&dmx, good, ""), MK_OK);
+    CHECK(packet_digest(dmx, &n) == ref && n == n_ref, "open_as \"\": probed");
+    mk_demuxer_close(&dmx);
+    EXPECT(mk_demuxer_open_as(&dmx, good, "no-such-demuxer"), MK_ENOTFOUND);
+    CHECK(dmx == NULL && strstr(mk_last_error(), "no-such-demuxer") != NULL, "an unknown demuxer name is named in the error");
+    CHECK(mk_demuxer_open_as(&dmx, good, "matroska") != MK_OK && dmx == NULL, "the named demuxer refuses bytes of another format");
+    EXPECT(mk_demuxer_open_as(NULL, good, "mp4"), MK_EINVAL);
+    EXPECT(mk_demuxer_open_memory_as(&dmx, NULL, 10, "mp4"), MK_EINVAL);
+    EXPECT(mk_demuxer_open_io_as(&dmx, NULL, NULL, "mp4"), MK_EINVAL);
+    {
+        /* A plugin's reader of the same file (libavformat's mov demuxer), when the FFmpeg plugin is loaded. */
+        int plugin_formats = 0;
+        mk_container_info ci; ci.struct_size = sizeof ci;
+        for (int32_t i = 0; i < mk_container_count(); i++)
+            if (mk_container_get_info(i, &ci) == MK_OK && ci.plugin[0]) plugin_formats++;
+        if (plugin_formats > 0) {
+            EXPECT(mk_demuxer_open_as(&dmx, good, "ffmpeg:mp4"), MK_OK);
+            const char *name = NULL;
+            EXPECT(mk_demuxer_container(dmx, &name), MK_OK);
+            CHECK(name && strstr(name, "mp4") != NULL, "the plugin's mov,mp4 demuxer read it");
+            packet_digest(dmx, &n);
+            CHECK(n == n_ref, "the plugin's demuxer gives as many packets as the built-in one");
+            mk_demuxer_close(&dmx);
+        }
+    }
+
     mk_io io; memset(&io, 0, sizeof io);
     io.struct_size = sizeof io;
     io.read = io_read; io.seek = io_seek; io.size = io_size; io.name = "callbacks";
@@ -568,13 +599,22 @@ static void stream_parser(void) {
  * recovery records: refused arguments, old struct sizes, frames that must be freed. */
 static void listings_and_orientation(const char *good) {
     mk_container_info ci; ci.struct_size = sizeof ci;
-    int32_t nc = mk_container_count(), muxers = 0, sinks = 0, last_kind = MK_CONTAINER_DEMUXER;
+    int32_t nc = mk_container_count(), muxers = 0, sinks = 0, plugin_demuxers = 0, last_kind = MK_CONTAINER_DEMUXER;
     CHECK(nc >= 8, "the catalogue lists the demuxers and the muxers");
     for (int32_t i = 0; i < nc; i++) {
         EXPECT(mk_container_get_info(i, &ci), MK_OK);
-        CHECK(ci.name && ci.name[0] && ci.description && ci.extensions && ci.extensions[0] && ci.mime_types,
-              "container strings");
+        CHECK(ci.name && ci.name[0] && ci.description && ci.extensions && ci.mime_types && ci.plugin, "container strings");
         CHECK(ci.codecs && ci.options, "the 0.3 fields are set");
+        if (ci.plugin[0]) {
+            /* A plugin's demuxer: after the built-in ones, named "plugin:format". */
+            plugin_demuxers++;
+            CHECK(ci.kind == MK_CONTAINER_DEMUXER && strncmp(ci.name, ci.plugin, strlen(ci.plugin)) == 0
+                  && ci.name[strlen(ci.plugin)] == ':', "a plugin format is a demuxer named plugin:format");
+            if (strcmp(ci.name, "ffmpeg:avi") == 0) CHECK(strstr(ci.extensions, "avi") != NULL, "libavformat's avi lists .avi");
+        } else {
+            CHECK(ci.extensions[0], "a built-in format lists its extensions");
+            CHECK(plugin_demuxers == 0 || ci.kind != MK_CONTAINER_DEMUXER, "the built-in demuxers come before the plugins'");
+        }
         CHECK(ci.kind >= last_kind, "demuxers, then muxers, then frame sinks");
         last_kind = ci.kind;
         if (ci.kind == MK_CONTAINER_FRAME_SINK) {
@@ -595,6 +635,15 @@ static void listings_and_orientation(const char *good) {
     }
     CHECK(muxers >= 4, "mp4, matroska, webm and ogg are written");
     CHECK(sinks == 4, "the four raw outputs of mk_decode_file are listed");
+    {
+        /* The FFmpeg plugin (loaded for these tests) adds libavformat's demuxers to the listing. */
+        int ffmpeg_loaded = 0;
+        for (int32_t i = 0; i < mk_plugin_count(); i++) {
+            mk_plugin_info pi; pi.struct_size = sizeof pi;
+            if (mk_plugin_get_info(i, &pi) == MK_OK && strcmp(pi.name, "ffmpeg") == 0) ffmpeg_loaded = 1;
+        }
+        CHECK(!ffmpeg_loaded || plugin_demuxers > 100, "the FFmpeg plugin's libavformat demuxers are listed");
+    }
     /* A caller built against the 0.2 header (up to mime_types) gets those fields, nothing past them. */
     {
         unsigned char raw[sizeof(mk_container_info) + 16];

@@ -496,23 +496,27 @@ class _Reader:
 class Demuxer(_Owned):
     """An open media file. Iterating it yields every packet in file order.
 
-    Use ``mediakit.open(source)``; close it (or use ``with``) when done.
+    Use ``mediakit.open(source)``; close it (or use ``with``) when done. ``demuxer`` names the
+    reader instead of probing the bytes (C ``mk_demuxer_open_as``): a built-in format's name
+    ("mp4", "matroska" ...) or a plugin's ("ffmpeg:avi", or "avi"), as ``containers()`` lists
+    them; an unknown name raises NotFoundError.
     """
 
     _free = staticmethod(lib.mk_demuxer_close)
     _what = "demuxer"
 
-    def __init__(self, source: Source):
+    def __init__(self, source: Source, *, demuxer: Optional[str] = None):
         h = ctypes.c_void_p()
         self._reader: Optional[_Reader] = None
+        named = demuxer.encode() if demuxer else None
         if isinstance(source, (bytes, bytearray, memoryview)):
             data = bytes(source) if not isinstance(source, bytes) else source
-            lib.mk_demuxer_open_memory(ctypes.byref(h), data, len(data))
+            lib.mk_demuxer_open_memory_as(ctypes.byref(h), data, len(data), named)
             self.path = "memory"
         elif hasattr(source, "read"):
             self._reader = _Reader(source)  # type: ignore[arg-type]
             try:
-                lib.mk_demuxer_open_io(ctypes.byref(h), ctypes.byref(self._reader.io), None)
+                lib.mk_demuxer_open_io_as(ctypes.byref(h), ctypes.byref(self._reader.io), None, named)
             except MediaKitError:
                 if self._reader.error is not None:
                     raise self._reader.error
@@ -522,7 +526,7 @@ class Demuxer(_Owned):
             if not isinstance(source, (str, os.PathLike)):
                 raise TypeError(f"expected a path (str or os.PathLike), bytes, a memoryview or a binary "
                                 f"file object, got {type(source).__name__}")
-            lib.mk_demuxer_open(ctypes.byref(h), _path(source))
+            lib.mk_demuxer_open_as(ctypes.byref(h), _path(source), named)
             self.path = os.fsdecode(source)
         super().__init__(h)
         n = ctypes.c_int32()

@@ -137,7 +137,7 @@ class ContainerInfo(ctypes.Structure):
     """mk_container_info: a container format the library reads or writes."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("kind", ctypes.c_int32), ("name", ctypes.c_char_p),
                 ("description", ctypes.c_char_p), ("extensions", ctypes.c_char_p), ("mime_types", ctypes.c_char_p),
-                ("codecs", ctypes.c_char_p), ("options", ctypes.c_char_p)]
+                ("codecs", ctypes.c_char_p), ("options", ctypes.c_char_p), ("plugin", ctypes.c_char_p)]
 
 
 class Orientation(ctypes.Structure):
@@ -387,6 +387,9 @@ _declare("mk_plugin_search_path", c_status, [ctypes.c_int32, P(ctypes.c_char_p)]
 _declare("mk_demuxer_open", c_status, [P(c_handle), ctypes.c_char_p], True)
 _declare("mk_demuxer_open_memory", c_status, [P(c_handle), ctypes.c_void_p, ctypes.c_size_t], True)
 _declare("mk_demuxer_open_io", c_status, [P(c_handle), P(IO), ctypes.c_void_p], True)
+_declare("mk_demuxer_open_as", c_status, [P(c_handle), ctypes.c_char_p, ctypes.c_char_p], True)
+_declare("mk_demuxer_open_memory_as", c_status, [P(c_handle), ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p], True)
+_declare("mk_demuxer_open_io_as", c_status, [P(c_handle), P(IO), ctypes.c_void_p, ctypes.c_char_p], True)
 _declare("mk_demuxer_close", None, [P(c_handle)])
 _declare("mk_audio_converter_default_settings", None, [P(AudioConverterSettings)])
 _declare("mk_audio_converter_open", c_status, [P(c_handle), P(AudioFormat), P(AudioFormat), P(AudioConverterSettings)], True)

@@ -141,14 +141,20 @@ class ContainerFormat:
     mime_types: tuple[str, ...]
     codecs: tuple[str, ...] = ()    #: a muxer's: the codecs it carries; () for a demuxer
     options: tuple[str, ...] = ()   #: a muxer's: the options it takes ("layout", "time-scale" ...)
+    #: "" for a built-in format; for a plugin's demuxer (the FFmpeg plugin's libavformat formats,
+    #: asked only when no built-in one claims the bytes) the plugin's name, and ``name`` is
+    #: "plugin:format" ("ffmpeg:avi"), which ``open(..., demuxer=)`` takes. A plugin's format may
+    #: list no extensions or MIME types.
+    plugin: str = ""
 
 
 _CONTAINER_KINDS = {1: "demuxer", 2: "muxer", 3: "frame_sink"}
 
 
 def containers() -> list[ContainerFormat]:
-    """The container formats MediaKit reads (in the order they are probed), then those it writes,
-    then the raw outputs of ``decode`` (kind "frame_sink")."""
+    """The container formats MediaKit reads (the built-in ones in the order they are probed, then
+    the plugins' demuxers: see ``ContainerFormat.plugin``), then those it writes, then the raw
+    outputs of ``decode`` (kind "frame_sink"). Listing them loads the plugins."""
     out = []
     for i in range(lib.mk_container_count()):
         c = _ffi.ContainerInfo(struct_size=ctypes.sizeof(_ffi.ContainerInfo))
@@ -157,7 +163,7 @@ def containers() -> list[ContainerFormat]:
                                    tuple(x for x in _text(c.extensions).split(",") if x),
                                    tuple(x for x in _text(c.mime_types).split(",") if x),
                                    tuple(x for x in _text(c.codecs).split(",") if x),
-                                   tuple(x for x in _text(c.options).split(",") if x)))
+                                   tuple(x for x in _text(c.options).split(",") if x), _text(c.plugin)))
     return out
 
 

@@ -84,7 +84,7 @@ def test_the_frame_sinks_are_listed_and_decode_writes_each(sample: Path, tmp_pat
 
 def test_every_demuxer_opens_the_files_of_its_extensions(shared_media: Path, tmp_path: Path) -> None:
     """The real files of ../shared/media, and a WAV, a FLAC, an AIFF and a CAF file made by ffmpeg (the folder has none)."""
-    demuxers = [c for c in mediakit.containers() if c.kind == "demuxer"]
+    demuxers = [c for c in mediakit.containers() if c.kind == "demuxer" and not c.plugin]
     by_ext: dict[str, mediakit.ContainerFormat] = {}
     for c in demuxers:
         assert c.extensions and c.mime_types and c.description, c
@@ -105,6 +105,45 @@ def test_every_demuxer_opens_the_files_of_its_extensions(shared_media: Path, tmp
             assert demuxer.container == c.name, f"{path.name}: opened as {demuxer.container}, listed as {c.name}'s"
         opened.add(c.name)
     assert opened >= {"mp4", "matroska", "ogg", "wav", "flac", "mp3", "aac", "ivf", "aiff", "caf"}, f"only {opened} were exercised"
+
+
+def test_plugin_demuxers_are_listed_and_chosen_by_name(sample: Path, shared_media: Path) -> None:
+    """The FFmpeg plugin's libavformat demuxers follow the built-in ones in ``containers()``,
+    named "ffmpeg:format"; ``open(..., demuxer=)`` (C mk_demuxer_open_as) reads with the one
+    named, from a path, bytes or a file object. Oracle: ffprobe's format_name and packet count
+    for the breadth folder's AVI file (a container only the plugin reads)."""
+    listing = [c for c in mediakit.containers() if c.kind == "demuxer"]
+    builtin = [c.name for c in listing if not c.plugin]
+    plugin = [c for c in listing if c.plugin]
+    assert builtin and plugin, "the built-in and the FFmpeg plugin's demuxers are listed"
+    assert listing.index(plugin[0]) == len(builtin), "the plugins' demuxers come after the built-in ones"
+    assert all(c.plugin == "ffmpeg" and c.name.startswith("ffmpeg:") for c in plugin)
+    avi_format = next(c for c in plugin if c.name == "ffmpeg:avi")
+    assert "avi" in avi_format.extensions
+
+    avi = shared_media / "breadth" / "avi_meta-pytor_133ba9_testsrc2_mpeg4.avi"
+    assert ffprobe_format(avi) == "avi"
+    want = int(subprocess.run(["ffprobe", "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets",
+                               "-of", "csv=p=0", str(avi)], capture_output=True, text=True, check=True).stdout.split()[0])
+    for source in (avi, avi.read_bytes()):
+        for name in ("ffmpeg:avi", "avi", None):
+            with mediakit.open(source, demuxer=name) as d:
+                assert d.container == "avi"
+                assert sum(1 for _ in d) == want, name
+
+    with open(sample, "rb") as f, mediakit.open(f, demuxer="mp4") as d:
+        assert d.container == "mp4"
+        packets = [(p.track, p.pts, p.size) for p in d]
+    with mediakit.open(sample) as d:
+        assert packets == [(p.track, p.pts, p.size) for p in d], "the named built-in demuxer reads as the probed one"
+    with mediakit.open(sample, demuxer="ffmpeg:mp4") as d:
+        assert d.container.startswith("mov,mp4") and sum(1 for _ in d) == len(packets)
+    with pytest.raises(mediakit.NotFoundError, match="no-such-demuxer"):
+        mediakit.open(sample, demuxer="no-such-demuxer")
+    with pytest.raises(mediakit.MediaKitError):
+        mediakit.open(sample, demuxer="matroska")
+    with pytest.raises(ValueError):
+        mediakit.open(sample, "w", demuxer="mp4")  # type: ignore[call-overload]  # the runtime refusal
 
 
 def test_mp3_and_adts_files_open_as_ffprobe_names_them_with_or_without_an_id3_tag(shared_media: Path) -> None:

@@ -158,6 +158,11 @@ public final class ContainerCatalog: @unchecked Sendable {
     public var formats: [ContainerFormat] { lock.withLock { readers } }
     /// The writable formats.
     public var muxerFormats: [MuxerFormat] { lock.withLock { writers } }
+    /// The plugins' container formats (plugin ABI 2.4: the FFmpeg plugin's libavformat), in
+    /// their plugins' load order: asked only when no built-in format claims a source, or when
+    /// named (``open(_:demuxer:)``). Reading this loads the plugins. Empty for a catalogue
+    /// without plugins.
+    public var pluginFormats: [MediaRegistry.DemuxerFormat] { plugins?.demuxerFormats ?? [] }
 
     /// Adds a readable format (probed after the built-in ones at equal scores).
     public func register(_ format: ContainerFormat) { lock.withLock { readers.append(format) } }
