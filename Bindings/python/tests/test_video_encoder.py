@@ -299,3 +299,31 @@ def test_transcode_refuses_contradictions(tmp_path: Path) -> None:
     mediakit.transcode(src, out, video_codec="libx264", no_audio=True, scale=(32, -2), threads=1)
     info = ffprobe_json(out, "-show_streams")
     assert [(s["codec_name"], s["width"], s["height"]) for s in info["streams"]] == [("h264", 32, 24)]
+
+
+def test_compression_session_takes_decoded_frames_at_their_own_pts(tmp_path: Path) -> None:
+    """Decoded Frames (C mk_compression_session_encode_frame with MK_NOPTS_VALUE: each at its
+    own pts, rescaled) give VideoEncoder.send(frame)'s packets."""
+    src = tmp_path / "src.mp4"
+    with mediakit.VideoEncoder("h264", W, H, fps=25, qp=0, threads=1) as enc:
+        write_mp4(src, enc, pictures("yuv420p"))
+
+    def frames() -> list[mediakit.Frame]:
+        with mediakit.open(src) as demuxer:
+            track = demuxer.streams.video[0]
+            with mediakit.Decoder(track) as dec:
+                return list(dec.frames(demuxer.packets(track)))
+
+    settings: dict[str, Any] = dict(fps=25, qp=20, bframes=2, threads=1, preset="veryfast")
+    with mediakit.VideoEncoder("libx264", W, H, **settings) as enc:
+        sync = []
+        for f in frames():
+            sync += [_packet_record(p) for p in enc.encode(f)]
+        sync += [_packet_record(p) for p in enc.flush()]
+    got: list[tuple[int, int, bool, bytes]] = []
+    with mediakit.CompressionSession("libx264", W, H, on_packet=lambda p: got.append(_packet_record(p)), **settings) as s:
+        for f in frames():
+            s.encode_frame(f)
+        s.complete_frames()
+    assert len(sync) == N and got == sync
+    assert [p[0] for p in sorted(got)] == list(range(N))
