@@ -180,7 +180,7 @@ if ! python3 -c "import ray.data" >/dev/null 2>&1; then
     python3 -c "import ray.data" >/dev/null 2>&1 || die "ray is still not importable by $(command -v python3)"
 fi
 
-for tool in ffmpeg ffprobe pkg-config /usr/bin/time; do
+for tool in ffmpeg ffprobe ffplay pkg-config /usr/bin/time; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool is missing after install"
 done
 pkg-config --exists libavcodec libavformat libavutil libswscale || die "pkg-config cannot find libavcodec/libavformat/libavutil/libswscale"

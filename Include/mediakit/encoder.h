@@ -135,8 +135,8 @@ void mk_encoder_close(mk_encoder **encoder);
 mk_status mk_transcode(const char *src, const char *dst, const mk_encoder_settings *settings);
 
 /** How mk_transcode_with transcodes: the audio encoder's settings, and what belongs to the
- *  whole-file call only (the video copy, the progress callback). Fill with
- *  mk_transcode_default_settings() first. Added in 0.2.
+ *  whole-file call only (the video copy or re-encode, the tracks, the progress callback). Fill
+ *  with mk_transcode_default_settings() first. Added in 0.2 (the video re-encode in 0.3).
  *
  *      mk_encoder_settings enc; mk_encoder_default_settings(&enc);
  *      enc.bit_rate = 96000;                           // codec NULL: from dst's extension
@@ -144,6 +144,16 @@ mk_status mk_transcode(const char *src, const char *dst, const mk_encoder_settin
  *      t.encoder = &enc;
  *      t.copy_video = 1;
  *      mk_transcode_with("in.mp4", "out.mp4", &t);
+ *
+ *  Re-encoding the video too, as `mk-transcode in.mkv out.mp4 --video-codec h264 --crf 23
+ *  --scale 1280:-2 --fps 30 --audio-codec copy` (the same output):
+ *
+ *      mk_transcode_settings t; mk_transcode_default_settings(&t);
+ *      t.video_codec = "h264"; t.crf = 23;
+ *      t.scale_width = 1280; t.scale_height = -2;
+ *      t.fps_num = 30; t.fps_den = 1;
+ *      t.copy_audio = 1;
+ *      mk_transcode_with("in.mkv", "out.mp4", &t);
  */
 typedef struct mk_transcode_settings {
     uint32_t struct_size;      /**< sizeof(mk_transcode_settings) */
@@ -157,17 +167,62 @@ typedef struct mk_transcode_settings {
                                     thread with the fraction done (done and total -1);
                                     non-zero cancels (MK_ECANCELLED) */
     void *progress_user;       /**< passed to progress, never read. Default NULL */
+    /* Added in 0.3 (read only when struct_size covers them; an older, shorter struct keeps
+     * their defaults): the tracks written and the video re-encode, as mk-transcode's options
+     * (--video-codec ... --no-video). Options that contradict each other are refused
+     * (MK_EINVAL, the message names them) and nothing is written. */
+    const char *video_codec;   /**< re-encode the first video track (decode -> [fps] -> [scale] ->
+                                    encode, as mk-transcode --video-codec): a codec ("h264", "hevc",
+                                    "av1", "vp9": the encoder `ffmpeg -c:v CODEC` picks), an
+                                    encoder's name ("libx264", "libsvtav1"), or "copy" (the same as
+                                    copy_video = 1). NULL (default): the video is copied (copy_video)
+                                    or left out. BORROWED for the call */
+    double crf;                /**< video constant rate factor (-crf); < 0 (default): not set */
+    double qp;                 /**< video constant quantiser (-qp); < 0 (default): not set */
+    int64_t video_bit_rate;    /**< video bits per second (-b:v); 0 (default): not set */
+    const char *preset;        /**< -preset ("veryfast", SVT-AV1 "8"); NULL (default): the encoder's.
+                                    BORROWED for the call */
+    const char *profile;       /**< -profile:v ("high"); NULL (default). BORROWED for the call */
+    int32_t gop_size;          /**< frames between video key frames at most (-g); -1 (default) */
+    int32_t max_b_frames;      /**< B-frames in a row at most (-bf); -1 (default); 0: none */
+    int32_t threads;           /**< video encoder and decoder threads; 0 (default): every core. 1
+                                    makes libx264 deterministic */
+    int32_t scale_width;       /**< scale the re-encoded pictures to scale_width x scale_height (as
+                                    `ffmpeg -vf scale=W:H`): -1 keeps the aspect ratio, -2 too with
+                                    an even size, 0 the input's side. 0 and 0 (default): the decoded
+                                    size. Needs video_codec */
+    int32_t scale_height;
+    int32_t scale_filter;      /**< how scaling resamples: MK_SCALE_* (mediakit_types.h);
+                                    MK_SCALE_DEFAULT (0, default) is MK_SCALE_BICUBIC, ffmpeg's.
+                                    Another value needs scale_width / scale_height set */
+    int32_t fps_num;           /**< put the re-encoded pictures on the constant rate fps_num /
+                                    fps_den first (as `ffmpeg -vf fps=R`, before the scaling);
+                                    0/0 (default): the decoded times. Needs video_codec */
+    int32_t fps_den;
+    int32_t no_video;          /**< 1: no video track written (the default without video_codec and
+                                    copy_video; refused beside them). Default 0 */
+    int32_t no_audio;          /**< 1: the audio is left out (a video-only output; needs video_codec
+                                    or copy_video, and encoder's settings left at their defaults).
+                                    Default 0 */
+    int32_t copy_audio;        /**< 1: the first audio track's packets are copied, not re-encoded
+                                    (as --audio-codec copy; encoder's settings left at their
+                                    defaults). Default 0 */
 } mk_transcode_settings;
 
-/** Fills *settings with the defaults (encoder NULL). Harmless on NULL. */
+/** Fills *settings with the defaults (encoder NULL, video_codec NULL, crf and qp -1, gop_size
+ *  and max_b_frames -1, the rest 0). Harmless on NULL. */
 void mk_transcode_default_settings(mk_transcode_settings *settings);
 
 /** mk_transcode with the transcode-only settings apart from the encoder's: the same output
- *  for the same settings. `src`, `dst` and `settings` (with what it points to) are BORROWED
- *  for the call; nothing is allocated for the caller. settings may be NULL (the defaults).
- *  Errors: those of mk_transcode, and MK_EINVAL for a NULL src or dst, a
- *  settings->struct_size smaller than this library's mk_transcode_settings, or deprecated
- *  fields set in settings->encoder (the message names the field). */
+ *  for the same settings. With video_codec the first video track is re-encoded as well (the
+ *  Transcoder of the mk-transcode sample: the same options give the same file; libx264 at
+ *  threads 1 gives the packets of `ffmpeg -vf fps=R,scale=W:H -c:v libx264 -threads 1`).
+ *  `src`, `dst` and `settings` (with what it points to) are BORROWED for the call; nothing is
+ *  allocated for the caller. settings may be NULL (the defaults).
+ *  Errors: those of mk_transcode and mk_video_encoder_open, and MK_EINVAL for a NULL src or
+ *  dst, a settings->struct_size other than the 0.2 mk_transcode_settings' (up to
+ *  progress_user) and below this header's sizeof(mk_transcode_settings), deprecated fields set
+ *  in settings->encoder, or settings that contradict each other (the message names the fields). */
 mk_status mk_transcode_with(const char *src, const char *dst, const mk_transcode_settings *settings);
 
 #ifdef __cplusplus

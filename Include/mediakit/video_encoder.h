@@ -1,5 +1,6 @@
 /*
- * mediakit/video_encoder.h - part of the C API of MediaKit (libmediakit): mk_video_encoder: encoding pictures through the plugins' video encoders (H.264, HEVC, AV1, VP9 ...).
+ * mediakit/video_encoder.h - part of the C API of MediaKit (libmediakit): mk_video_encoder: encoding pictures through the plugins' video encoders (H.264, HEVC, AV1, VP9 ...);
+ * mk_compression_session: the same encoder run on a thread of its own, packets through a callback (VTCompressionSession's shape).
  *
  * Include <mediakit/mediakit.h> for the whole API; this header compiles on its own and
  * includes what it needs. The conventions (statuses, ownership, threads) are in mediakit.h.
@@ -150,6 +151,95 @@ mk_status mk_video_encoder_receive_packet(mk_video_encoder *encoder, mk_packet *
 
 /** Closes *encoder (packets not received are dropped) and sets it to NULL; NULL is harmless. */
 void mk_video_encoder_close(mk_video_encoder **encoder);
+
+/* ------------------------------------------------------------ mk_compression_session */
+
+/** The asynchronous video encoder, in the shape of VideoToolbox's VTCompressionSession (Swift's
+ *  CompressionSession, Python's mediakit.CompressionSession). mk_compression_session_encode_frame
+ *  and _encode_planes hand a picture over and return once it is queued; the conversion and the
+ *  encoding run on the session's own thread, and every packet is passed to the packet
+ *  callback, in decoding order, one call at a time, on a thread the library owns (never the
+ *  caller's). For the same settings and pictures the packets are mk_video_encoder's, in the same
+ *  order. At most 8 pictures wait for the encoder: beyond that an encode call waits until one is
+ *  done (memory stays bounded).
+ *
+ *      static void on_packet(void *user, mk_packet *p) { ...; mk_packet_free(&p); }
+ *
+ *      mk_compression_session_callbacks cb; memset(&cb, 0, sizeof cb);
+ *      cb.struct_size = sizeof cb; cb.packet = on_packet;
+ *      mk_compression_session *cs = NULL;
+ *      mk_compression_session_open(&cs, &settings, &cb, my_state);    // settings as mk_video_encoder_open's
+ *      for (...) mk_compression_session_encode_planes(cs, MK_PIXEL_I420, planes, strides, pts, 0);
+ *      mk_compression_session_complete_frames(cs, MK_NOPTS_VALUE);   // the end: every packet delivered
+ *      mk_compression_session_close(&cs);
+ *
+ *  Threads: the functions may be called from any thread. encode_frame / encode_planes may also
+ *  be called from the callbacks; complete_frames, flush and close may not (they wait for the
+ *  callback thread). Added in 0.3. */
+typedef struct mk_compression_session mk_compression_session;
+
+/** The callbacks of a compression session, called on the session's callback thread. */
+typedef struct mk_compression_session_callbacks {
+    uint32_t struct_size;      /**< sizeof(mk_compression_session_callbacks) */
+    /** Required. The next packet in decoding order (pts, dts and duration in the time base of
+     *  mk_compression_session_get_params, is_keyframe set on key frames). *packet is OWNED by
+     *  the callee: free it with mk_packet_free(), on any thread, now or later. */
+    void (*packet)(void *user, mk_packet *packet);
+    /** Optional (NULL). The encoding failed and the session stopped: no packet follows.
+     *  `message` is BORROWED for the call. */
+    void (*error)(void *user, mk_status status, const char *message);
+} mk_compression_session_callbacks;
+
+/** Opens a session encoding as mk_video_encoder_open does with `settings` (BORROWED for the
+ *  call, its strings too). `callbacks` is copied; `user` is passed to each callback, never
+ *  read, and must stay valid until mk_compression_session_close. On success *out must be
+ *  closed with mk_compression_session_close(); on error it is NULL. Errors: those of
+ *  mk_video_encoder_open, MK_EINVAL (NULL, a small struct_size, no packet callback). */
+mk_status mk_compression_session_open(mk_compression_session **out, const mk_video_encoder_settings *settings,
+                                      const mk_compression_session_callbacks *callbacks, void *user);
+
+/** Fills *params (its struct_size set by the caller) as mk_video_encoder_get_params does: the
+ *  coded stream's parameters for mk_muxer_add_track_params. codec and extradata are BORROWED
+ *  from the session, valid until the next call on it. Errors: MK_EINVAL. */
+mk_status mk_compression_session_get_params(mk_compression_session *session, mk_codec_params *params);
+
+/** Hands a decoded picture over for encoding (converted first when its format or size differ
+ *  from the encoder's) and returns once it is queued. The frame is only read: it stays the
+ *  caller's (the session keeps a reference to its memory). pts is in the settings' time base;
+ *  MK_NOPTS_VALUE: the frame's own pts, rescaled to it. flags: 0 or MK_ENCODE_FORCE_KEYFRAME.
+ *  Errors: MK_EINVAL (NULL, an audio frame, unknown flags), MK_ESTATE (after the stream was
+ *  ended by complete_frames / flush, or after a failure: the message names it). */
+mk_status mk_compression_session_encode_frame(mk_compression_session *session, const mk_frame *frame, int64_t pts,
+                                              int32_t flags);
+
+/** Hands a picture of the encoder's width x height over from the caller's planes in `format`
+ *  (as mk_video_encoder_send_planes: the planes are COPIED before this returns, BORROWED for the
+ *  call) at `pts` in the settings' time base (MK_NOPTS_VALUE is refused: give each picture's
+ *  time). Errors: those of mk_compression_session_encode_frame, MK_EINVAL (a NULL plane, an
+ *  unknown format, a stride shorter than a row, MK_NOPTS_VALUE). */
+mk_status mk_compression_session_encode_planes(mk_compression_session *session, int32_t format,
+                                               const uint8_t *const *planes, const int64_t *strides, int64_t pts,
+                                               int32_t flags);
+
+/** Waits until the pictures handed over so far are encoded and their packets delivered to the
+ *  callback (every callback has returned). until_pts MK_NOPTS_VALUE ends the stream: the
+ *  encoder releases the packets it holds back (B-frames, look-ahead), every one is delivered
+ *  before this returns, and the session takes no more pictures (VTCompressionSessionCompleteFrames
+ *  with an invalid time). Another until_pts: the session goes on; the pictures presented up to
+ *  it are encoded, and their packets delivered as far as the encoder releases them without the
+ *  end of the stream (the packets mk_video_encoder_receive_packet would give by then).
+ *  Returns MK_OK, or the error that stopped the session (the error callback had it).
+ *  Not from a callback. Errors: MK_EINVAL, the session's failure. */
+mk_status mk_compression_session_complete_frames(mk_compression_session *session, int64_t until_pts);
+
+/** mk_compression_session_complete_frames(session, MK_NOPTS_VALUE): ends the stream, every
+ *  packet delivered when this returns. Not from a callback. */
+mk_status mk_compression_session_flush(mk_compression_session *session);
+
+/** Ends the session and sets *session to NULL: pictures not encoded yet are dropped, and no
+ *  callback runs once this returns (so never call it from a callback). Packets already handed
+ *  to the callback stay the callee's. Harmless on NULL. */
+void mk_compression_session_close(mk_compression_session **session);
 
 #ifdef __cplusplus
 }

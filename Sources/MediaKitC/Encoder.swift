@@ -160,50 +160,127 @@ public func mk_transcode(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CCha
     let checked: (EncoderSettings, Int?, Int?, Bool, ProgressRelay)
     do { checked = try encoderSettings(settings, codec: Transcoder.defaultCodec(forOutput: output) ?? "", "mk_transcode") } catch { return fail(error) }
     let (s, rate, channels, copyVideo, relay) = checked
-    return transcode(String(cString: src), output, s, rate: rate, channels: channels, copyVideo: copyVideo, relay, "mk_transcode")
+    var o = transcodeOptions(s, rate: rate, channels: channels)
+    o.copyVideo = copyVideo
+    return transcode(String(cString: src), output, o, relay, "mk_transcode")
 }
 
 @_cdecl("mk_transcode_default_settings")
 public func mk_transcode_default_settings(_ s: UnsafeMutablePointer<mk_transcode_settings>?) {
     guard let s else { return }
-    s.pointee = mk_transcode_settings(struct_size: UInt32(MemoryLayout<mk_transcode_settings>.size), encoder: nil,
-                                      copy_video: 0, progress: nil, progress_user: nil)
+    var t = mk_transcode_settings()
+    t.struct_size = UInt32(MemoryLayout<mk_transcode_settings>.size)
+    t.crf = -1
+    t.qp = -1
+    t.gop_size = -1
+    t.max_b_frames = -1
+    s.pointee = t
 }
 
 @_cdecl("mk_transcode_with")
 public func mk_transcode_with(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?,
                               _ settings: UnsafePointer<mk_transcode_settings>?) -> Int32 {
-    guard let src, let dst else { return fail(MK_EINVAL, "mk_transcode_with: \(src == nil ? "src" : "dst") is NULL") }
+    let function = "mk_transcode_with"
+    guard let src, let dst else { return fail(MK_EINVAL, "\(function): \(src == nil ? "src" : "dst") is NULL") }
     var t = mk_transcode_settings()
     mk_transcode_default_settings(&t)
     if let settings {
-        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_transcode_settings>.size, "mk_transcode_settings") else { return MK_EINVAL }
+        // The 0.2 struct ended at progress_user; the video and track fields keep their defaults for
+        // it. A size between the two (a field cut in half) is a caller's mistake.
+        let oldSize = MemoryLayout<mk_transcode_settings>.offset(of: \mk_transcode_settings.video_codec)!
+        let size = Int(settings.pointee.struct_size), full = MemoryLayout<mk_transcode_settings>.size
+        guard size == oldSize || size >= full else {
+            return fail(MK_EINVAL, "\(function): mk_transcode_settings.struct_size is \(size); this library takes \(oldSize) (the 0.2 struct) or \(full) (set it to sizeof(mk_transcode_settings))")
+        }
         t = copyIn(t, from: settings, size: settings.pointee.struct_size)
     }
     let output = String(cString: dst)
     let checked: (EncoderSettings, Int?, Int?, Bool, ProgressRelay)
-    do { checked = try encoderSettings(t.encoder, codec: Transcoder.defaultCodec(forOutput: output) ?? "", "mk_transcode_with") } catch { return fail(error) }
+    do { checked = try encoderSettings(t.encoder, codec: Transcoder.defaultCodec(forOutput: output) ?? "", function) } catch { return fail(error) }
     let (s, rate, channels, oldCopyVideo, oldRelay) = checked
     if oldCopyVideo || oldRelay.isSet {
         let field = oldCopyVideo ? "copy_video" : "progress"
-        return fail(MK_EINVAL, "mk_transcode_with: mk_encoder_settings.\(field) is set; it is mk_transcode_settings.\(field) here")
+        return fail(MK_EINVAL, "\(function): mk_encoder_settings.\(field) is set; it is mk_transcode_settings.\(field) here")
     }
-    return transcode(String(cString: src), output, s, rate: rate, channels: channels, copyVideo: t.copy_video != 0,
-                     ProgressRelay(t.progress, t.progress_user), "mk_transcode_with")
+    var o = transcodeOptions(s, rate: rate, channels: channels)
+    if t.encoder?.pointee.codec == nil { o.codec = nil }   // from dst's extension, as mk-transcode without --codec
+    do { try addTrackOptions(&o, t, function) } catch { return fail(error) }
+    return transcode(String(cString: src), output, o, ProgressRelay(t.progress, t.progress_user), function)
+}
+
+/// The audio encoder's checked settings as Transcoder's options.
+private func transcodeOptions(_ s: EncoderSettings, rate: Int?, channels: Int?) -> TranscodeOptions {
+    var o = TranscodeOptions(codec: s.codec.isUnknown ? nil : s.codec, bitRate: s.bitRate, sampleRate: rate, channels: channels)
+    o.quality = s.quality
+    o.complexity = s.complexity
+    o.application = s.application
+    o.frameDuration = s.frameDuration
+    o.backend = s.backend
+    return o
+}
+
+/// mk_transcode_settings' track and video fields as Transcoder's options, the ones mk-transcode
+/// sets from --video-codec ... --no-video (Transcoder.check then refuses what contradicts).
+/// - Throws: `.invalidArgument` naming the fields that contradict each other or are out of range.
+private func addTrackOptions(_ o: inout TranscodeOptions, _ t: mk_transcode_settings, _ function: String) throws {
+    func refuse(_ why: String) -> MediaError { MediaError(.invalidArgument, "\(function): \(why)") }
+    let videoCodec = t.video_codec.map { String(cString: $0) }
+    let copies = t.copy_video != 0 || videoCodec?.lowercased() == "copy"
+    let encodes = videoCodec != nil && !copies
+    if let v = videoCodec, v.isEmpty { throw refuse("video_codec is empty: give a codec, an encoder's name or \"copy\"") }
+    if t.copy_video != 0, let v = videoCodec, v.lowercased() != "copy" { throw refuse("copy_video contradicts video_codec \"\(v)\": give one") }
+    if t.no_video != 0 && (videoCodec != nil || t.copy_video != 0) {
+        throw refuse("no_video contradicts \(videoCodec != nil ? "video_codec" : "copy_video")")
+    }
+    let videoSettings = [t.crf >= 0 ? "crf" : nil, t.qp >= 0 ? "qp" : nil, t.video_bit_rate != 0 ? "video_bit_rate" : nil,
+                         t.preset != nil ? "preset" : nil, t.profile != nil ? "profile" : nil, t.gop_size >= 0 ? "gop_size" : nil,
+                         t.max_b_frames >= 0 ? "max_b_frames" : nil, t.threads != 0 ? "threads" : nil].compactMap { $0 }
+    if !encodes && !videoSettings.isEmpty {
+        throw refuse("\(videoSettings.joined(separator: ", ")) set\(videoSettings.count == 1 ? "s" : "") the video encoder, but \(copies ? "the video is copied" : "no video_codec re-encodes the video")")
+    }
+    guard t.video_bit_rate >= 0, t.threads >= 0 else { throw refuse("a negative \(t.video_bit_rate < 0 ? "video_bit_rate" : "threads")") }
+    let scaled = t.scale_width != 0 || t.scale_height != 0
+    guard (-16384...16384).contains(t.scale_width), (-16384...16384).contains(t.scale_height) else {
+        throw refuse("scale \(t.scale_width):\(t.scale_height) is out of range (-16384 to 16384 a side)")
+    }
+    let filter: ScaleFilter?
+    if t.scale_filter == 0 {
+        filter = nil
+    } else {
+        guard let f = ScaleFilter(rawValue: t.scale_filter) else { throw refuse("scale_filter \(t.scale_filter) is not an MK_SCALE_* value") }
+        guard scaled else { throw refuse("scale_filter goes with scale_width / scale_height") }
+        filter = f
+    }
+    var rate: Rational?
+    if t.fps_num != 0 || t.fps_den != 0 {
+        guard t.fps_num > 0, t.fps_den > 0 else { throw refuse("fps \(t.fps_num)/\(t.fps_den) is not a positive rate") }
+        var a = Int64(t.fps_num), b = Int64(t.fps_den)
+        while b != 0 { (a, b) = (b, a % b) }
+        rate = Rational(Int64(t.fps_num) / a, Int64(t.fps_den) / a)
+    }
+    if !encodes && (scaled || rate != nil) {
+        let what = [scaled ? "scale_width / scale_height" : nil, rate != nil ? "fps" : nil].compactMap { $0 }.joined(separator: " and ")
+        throw refuse("\(what) change the pictures: \(copies ? "a copied video cannot be changed" : "give video_codec to re-encode the video")")
+    }
+    o.copyVideo = copies
+    o.copyAudio = t.copy_audio != 0
+    o.dropAudio = t.no_audio != 0
+    if encodes, let codec = videoCodec {
+        o.video = VideoEncoderSettings(codec: codec, crf: t.crf >= 0 ? t.crf : nil, qp: t.qp >= 0 ? t.qp : nil,
+                                       bitRate: t.video_bit_rate > 0 ? Int(t.video_bit_rate) : nil,
+                                       preset: t.preset.map { String(cString: $0) }, profile: t.profile.map { String(cString: $0) },
+                                       gopSize: t.gop_size >= 0 ? Int(t.gop_size) : nil, maxBFrames: t.max_b_frames >= 0 ? Int(t.max_b_frames) : nil,
+                                       threads: t.threads > 0 ? Int(t.threads) : nil)
+        if scaled { o.videoScale = VideoScale(width: Int(t.scale_width), height: Int(t.scale_height)) }
+        if let filter { o.scaleFilter = filter }
+        o.videoFrameRate = rate
+    }
 }
 
 /// mk_transcode and mk_transcode_with after their settings are checked: Transcoder.transcode
-/// with the progress relayed to C.
-private func transcode(_ input: String, _ output: String, _ s: EncoderSettings, rate: Int?, channels: Int?, copyVideo: Bool,
-                       _ relay: ProgressRelay, _ function: String) -> Int32 {
+/// (mk-transcode's one code path) with the progress relayed to C.
+private func transcode(_ input: String, _ output: String, _ o: TranscodeOptions, _ relay: ProgressRelay, _ function: String) -> Int32 {
     relay.guarded(function) {
-        var o = TranscodeOptions(codec: s.codec.isUnknown ? nil : s.codec, bitRate: s.bitRate, sampleRate: rate, channels: channels)
-        o.quality = s.quality
-        o.complexity = s.complexity
-        o.application = s.application
-        o.frameDuration = s.frameDuration
-        o.copyVideo = copyVideo
-        o.backend = s.backend
         let result = try Transcoder.transcode(input: input, output: output, options: o) { fraction in
             relay.report(fraction: fraction, done: -1, total: -1)
         }

@@ -132,24 +132,31 @@ public func mk_video_encoder_get_info(_ e: OpaquePointer?, _ info: UnsafeMutable
 @_cdecl("mk_video_encoder_get_params")
 public func mk_video_encoder_get_params(_ e: OpaquePointer?, _ params: UnsafeMutablePointer<mk_codec_params>?) -> Int32 {
     guard let h = liveHandle(VideoEncoderHandle.self, e, "mk_video_encoder_get_params") else { return MK_EINVAL }
-    guard let params else { return fail(MK_EINVAL, "mk_video_encoder_get_params: params is NULL") }
+    let enc = h.converter.encoder
+    h.cookie = enc.parameters.extradata
+    return codedParams(enc.parameters, timeBase: enc.timeBase, reorderDelay: enc.reorderDelay, codecName: h.codecName, cookie: h.cookie,
+                       into: params, "mk_video_encoder_get_params")
+}
+
+/// Fills a caller's mk_codec_params with a video encoder's coded stream (mk_video_encoder_get_params,
+/// mk_compression_session_get_params); `codecName` and `cookie` are the handle's, lent out.
+func codedParams(_ p: CodecParameters, timeBase: Rational, reorderDelay: Int, codecName: [CChar], cookie: [UInt8],
+                 into params: UnsafeMutablePointer<mk_codec_params>?, _ function: String) -> Int32 {
+    guard let params else { return fail(MK_EINVAL, "\(function): params is NULL") }
     let size = params.pointee.struct_size
     guard sizeOK(size, MemoryLayout<mk_codec_params>.offset(of: \mk_codec_params.codec_tag)!, "mk_codec_params") else { return MK_EINVAL }
-    let enc = h.converter.encoder
-    let p = enc.parameters
-    h.cookie = p.extradata
     var c = mk_codec_params()
     mk_codec_params_default(&c)
     c.struct_size = size
     c.media_type = MK_MEDIA_VIDEO
-    c.codec = h.codecName.withUnsafeBufferPointer { $0.baseAddress }
-    c.extradata = h.cookie.isEmpty ? nil : h.cookie.withUnsafeBufferPointer { $0.baseAddress }
-    c.extradata_size = h.cookie.count
+    c.codec = codecName.withUnsafeBufferPointer { $0.baseAddress }
+    c.extradata = cookie.isEmpty ? nil : cookie.withUnsafeBufferPointer { $0.baseAddress }
+    c.extradata_size = cookie.count
     c.width = Int32(clamping: p.width)
     c.height = Int32(clamping: p.height)
-    c.time_base_num = Int32(clamping: enc.timeBase.numerator)
-    c.time_base_den = Int32(clamping: enc.timeBase.denominator)
-    c.reorder_depth = Int32(clamping: enc.reorderDelay)
+    c.time_base_num = Int32(clamping: timeBase.numerator)
+    c.time_base_den = Int32(clamping: timeBase.denominator)
+    c.reorder_depth = Int32(clamping: reorderDelay)
     c.bit_rate = Int64(p.bitRate)
     if p.sampleAspectRatio.numerator > 0 {
         c.sample_aspect_num = Int32(clamping: p.sampleAspectRatio.numerator)

@@ -34,7 +34,7 @@ The package is split by family, as PyAV's is; this module only re-exports. From 
 exceptions and the status check), ``_common`` (helpers shared by the rest), ``_registry``
 (plugins, backends, containers), ``_demux`` (Demuxer, Track, Packet, CodecParameters), ``_mux``
 (Muxer), ``_open`` (open), ``_audio`` (AudioConverter), ``_frame`` (Frame), ``_decode``
-(Decoder), ``_session`` (AsyncDecodeSession), ``_encode`` (Encoder), ``_venc`` (VideoEncoder), ``_writer`` (Writer), ``_stream`` (StreamParser),
+(Decoder), ``_session`` (AsyncDecodeSession), ``_encode`` (Encoder), ``_venc`` (VideoEncoder, CompressionSession), ``_writer`` (Writer), ``_stream`` (StreamParser),
 ``_files`` (decode, remux, transcode), ``_video`` (VideoDecoder: frames by index as one array),
 ``_audio_decoder`` (AudioDecoder: samples by time as one float32 array),
 ``samplers`` (clips for training, torchcodec.samplers' functions). Each imports only modules below it.
@@ -66,7 +66,7 @@ from ._frame import Frame
 from ._decode import Decoder
 from ._session import AsyncDecodeSession, Recovery
 from ._encode import Encoder
-from ._venc import VideoEncoder
+from ._venc import CompressionSession, VideoEncoder
 from ._writer import Writer
 from ._stream import StreamEvent, StreamParser
 from ._files import Progress, decode, remux, transcode
@@ -80,7 +80,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
            "BackendError", "CancelledError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
-           "AsyncDecodeSession", "AudioConverter", "Encoder", "VideoEncoder", "Writer", "StreamParser", "StreamEvent",
+           "AsyncDecodeSession", "AudioConverter", "Encoder", "VideoEncoder", "CompressionSession", "Writer", "StreamParser", "StreamEvent",
            "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples", "Metadata", "Tag", "Chapter",
            "Attachment",
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",

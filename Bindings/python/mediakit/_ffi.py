@@ -191,7 +191,14 @@ class TranscodeSettings(ctypes.Structure):
     """mk_transcode_settings: mk_transcode_with's (0.2): the encoder's settings by pointer, and
     the transcode-only fields."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("encoder", ctypes.POINTER(EncoderSettings)),
-                ("copy_video", ctypes.c_int32), ("progress", PROGRESS), ("progress_user", ctypes.c_void_p)]
+                ("copy_video", ctypes.c_int32), ("progress", PROGRESS), ("progress_user", ctypes.c_void_p),
+                # 0.3: the tracks and the video re-encode
+                ("video_codec", ctypes.c_char_p), ("crf", ctypes.c_double), ("qp", ctypes.c_double),
+                ("video_bit_rate", ctypes.c_int64), ("preset", ctypes.c_char_p), ("profile", ctypes.c_char_p),
+                ("gop_size", ctypes.c_int32), ("max_b_frames", ctypes.c_int32), ("threads", ctypes.c_int32),
+                ("scale_width", ctypes.c_int32), ("scale_height", ctypes.c_int32), ("scale_filter", ctypes.c_int32),
+                ("fps_num", ctypes.c_int32), ("fps_den", ctypes.c_int32), ("no_video", ctypes.c_int32),
+                ("no_audio", ctypes.c_int32), ("copy_audio", ctypes.c_int32)]
 
 
 class EncoderInfo(ctypes.Structure):
@@ -223,6 +230,17 @@ class VideoEncoderInfo(ctypes.Structure):
                 ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32), ("reorder_delay", ctypes.c_int32),
                 ("bit_rate", ctypes.c_int64), ("extradata", ctypes.POINTER(ctypes.c_uint8)), ("extradata_size", ctypes.c_size_t),
                 ("frames_sent", ctypes.c_int64)]
+
+
+#: mk_compression_session_callbacks' packet: (user, mk_packet *owned by the callee).
+COMPRESSION_PACKET = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+#: mk_compression_session_callbacks' error: (user, status, message borrowed for the call).
+COMPRESSION_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p)
+
+
+class CompressionSessionCallbacks(ctypes.Structure):
+    """mk_compression_session_callbacks (0.3)."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("packet", COMPRESSION_PACKET), ("error", COMPRESSION_ERROR)]
 
 
 class WriterSettings(ctypes.Structure):
@@ -421,6 +439,15 @@ _declare("mk_video_encoder_send_planes", c_status, [c_handle, ctypes.c_int32, P(
 _declare("mk_video_encoder_flush", c_status, [c_handle], True)
 _declare("mk_video_encoder_receive_packet", c_status, [c_handle, P(c_handle)], False)
 _declare("mk_video_encoder_close", None, [P(c_handle)])
+_declare("mk_compression_session_open", c_status, [P(c_handle), P(VideoEncoderSettings), P(CompressionSessionCallbacks),
+                                                   ctypes.c_void_p], True)
+_declare("mk_compression_session_get_params", c_status, [c_handle, P(CodecParams)], True)
+_declare("mk_compression_session_encode_frame", c_status, [c_handle, c_handle, ctypes.c_int64, ctypes.c_int32], True)
+_declare("mk_compression_session_encode_planes", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_void_p), P(ctypes.c_int64),
+                                                            ctypes.c_int64, ctypes.c_int32], True)
+_declare("mk_compression_session_complete_frames", c_status, [c_handle, ctypes.c_int64], True)
+_declare("mk_compression_session_flush", c_status, [c_handle], True)
+_declare("mk_compression_session_close", None, [P(c_handle)])
 _declare("mk_writer_default_settings", None, [P(WriterSettings)])
 _declare("mk_writer_open", c_status, [P(c_handle), ctypes.c_char_p, P(WriterSettings)], True)
 _declare("mk_writer_write_video_planes", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_void_p), P(ctypes.c_int64),

@@ -4,12 +4,13 @@ mk_remux, mk_transcode_with)."""
 from __future__ import annotations
 
 import ctypes
+from fractions import Fraction
 from typing import Callable, Mapping, Optional, Sequence, Union
 
 from . import _ffi
 from ._ffi import lib
 from .errors import CancelledError, ETRUNCATED
-from ._common import Layout, PathLike, _PACK, _path, _trim_setting, _warn_truncated
+from ._common import SCALE_FILTERS, Layout, PathLike, _PACK, _path, _trim_setting, _warn_truncated
 from ._demux import Track
 from ._mux import _muxer_settings
 from ._audio import _QUALITY, _audio_format
@@ -50,19 +51,78 @@ class _ProgressHook:
             raise
 
 
+#: ffmpeg's names of frame rates (the fps filter's), as mk-transcode --fps takes them.
+_RATE_NAMES = {"ntsc": Fraction(30000, 1001), "pal": Fraction(25), "film": Fraction(24), "ntsc_film": Fraction(24000, 1001)}
+
+
+def _rate(fps: Union[int, float, Fraction, str]) -> Fraction:
+    """A frame rate given as a number, a Fraction, "30000/1001", "29.97" or a name ("ntsc")."""
+    if isinstance(fps, str):
+        named = _RATE_NAMES.get(fps.strip().lower())
+        try:
+            rate = named if named is not None else Fraction(fps.strip())
+        except ValueError:
+            raise ValueError(f"fps {fps!r}: give a positive rate: 30, 30000/1001, 29.97 or ntsc, pal, film, ntsc_film") from None
+    elif isinstance(fps, float):
+        rate = Fraction(fps).limit_denominator(1001000)
+    else:
+        rate = Fraction(fps)
+    if rate <= 0 or rate.numerator > 2**31 - 1 or rate.denominator > 2**31 - 1:
+        raise ValueError(f"fps {fps!r} is not a positive rate")
+    return rate
+
+
+def _scale(scale: Union[str, tuple[int, int]]) -> tuple[int, int]:
+    """(width, height) of "W:H" / "WxH" or a pair; -1 / -2 / 0 as ffmpeg's scale filter takes them."""
+    if isinstance(scale, str):
+        parts = scale.split(":" if ":" in scale else "x")
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            w, h = int(parts[0]), int(parts[1])
+        except ValueError:
+            raise ValueError(f"scale {scale!r}: give W:H, each a whole number (-1 or -2 to keep the aspect ratio, 0 the input's)") from None
+    else:
+        w, h = (int(v) for v in scale)
+    return w, h
+
+
 def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate: Optional[int] = None, *,
               quality: Optional[float] = None, sample_rate: Optional[int] = None, channels: Optional[int] = None,
               copy_video: bool = False, backend: Optional[str] = None, complexity: Optional[int] = None,
               application: Optional[str] = None, frame_duration: Optional[float] = None,
-              progress: Optional[Progress] = None) -> None:
+              progress: Optional[Progress] = None, audio_codec: Optional[str] = None, no_audio: bool = False,
+              no_video: bool = False, video_codec: Optional[str] = None, crf: Optional[float] = None,
+              qp: Optional[float] = None, video_bitrate: Optional[int] = None, preset: Optional[str] = None,
+              profile: Optional[str] = None, gop: Optional[int] = None, bframes: Optional[int] = None,
+              threads: int = 0, scale: Union[str, tuple[int, int], None] = None, scale_filter: Optional[str] = None,
+              fps: Union[int, float, Fraction, str, None] = None) -> None:
     """Decodes the first audio track of `src` and encodes it into `dst`, like the mk-transcode
     sample: .m4a / .mp4 (AAC; MP3, Opus, FLAC with codec=), .flac, .mp3, .mka / .mkv / .webm (Opus,
     Vorbis ...). Gapless; written to a temporary file and renamed at the end. `complexity` (Opus
     0..10, FLAC 0..12), `application` ("audio", "voip", "lowdelay") and `frame_duration` (seconds,
     Opus) as for Encoder. `progress` is called now and then with (fraction, -1, -1); False from it
     stops (CancelledError, nothing written). A source cut short is transcoded as far as it goes
-    and a TruncatedWarning names the offset of the cut."""
-    s = _encoder_settings(codec, bitrate, quality, sample_rate, channels, complexity, application, frame_duration,
+    and a TruncatedWarning names the offset of the cut.
+
+    The tracks, as mk-transcode's options (C ``mk_transcode_settings``): `audio_codec` is
+    `codec` by another name, or "copy" to copy the first audio track's packets; `no_audio`
+    leaves the audio out. `video_codec` re-encodes the first video track (a codec: "h264",
+    "hevc", "av1", "vp9", the encoder ``ffmpeg -c:v CODEC`` picks; an encoder's name: "libx264";
+    or "copy", as `copy_video`) with `crf`, `qp`, `video_bitrate`, `preset`, `profile`, `gop`,
+    `bframes` and `threads` as ``ffmpeg -crf -qp -b:v -preset -profile:v -g -bf -threads`` (libx264
+    at threads=1 gives ffmpeg's packets); `fps` (30, Fraction(30000, 1001), "29.97", "ntsc")
+    puts the pictures on a constant rate first, then `scale` ("W:H" or (W, H): -1 keeps the
+    aspect ratio, -2 too with an even size, 0 the input's side) sizes them with `scale_filter`
+    ("bicubic", ffmpeg's default; "bilinear", "lanczos" ...): the pictures of
+    ``ffmpeg -vf fps=R,scale=W:H``. Without `video_codec` or `copy_video` (and with `no_video`)
+    the video is left out. Options that contradict each other raise InvalidArgumentError
+    naming them, and nothing is written."""
+    if audio_codec is not None and codec is not None:
+        raise ValueError("codec and audio_codec name the same thing: give one")
+    copy_audio = audio_codec is not None and audio_codec.lower() == "copy"
+    audio_name = None if copy_audio else (audio_codec or codec)
+    s = _encoder_settings(audio_name, bitrate, quality, sample_rate, channels, complexity, application, frame_duration,
                           backend=backend)
     hook = _ProgressHook(progress)
     t = _ffi.TranscodeSettings()
@@ -70,6 +130,25 @@ def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate
     t.encoder = ctypes.pointer(s)
     t.copy_video = int(bool(copy_video))
     t.progress = hook.c
+    t.copy_audio, t.no_audio, t.no_video = int(copy_audio), int(bool(no_audio)), int(bool(no_video))
+    t.video_codec = video_codec.encode() if video_codec is not None else None
+    t.crf = -1.0 if crf is None else float(crf)
+    t.qp = -1.0 if qp is None else float(qp)
+    t.video_bit_rate = int(video_bitrate or 0)
+    t.preset = preset.encode() if preset is not None else None
+    t.profile = profile.encode() if profile is not None else None
+    t.gop_size = -1 if gop is None else int(gop)
+    t.max_b_frames = -1 if bframes is None else int(bframes)
+    t.threads = int(threads)
+    if scale is not None:
+        t.scale_width, t.scale_height = _scale(scale)
+    if scale_filter is not None:
+        if scale_filter.lower() not in SCALE_FILTERS:
+            raise ValueError(f"unknown scale_filter {scale_filter!r}: one of {', '.join(SCALE_FILTERS)}")
+        t.scale_filter = SCALE_FILTERS[scale_filter.lower()]
+    if fps is not None:
+        rate = _rate(fps)
+        t.fps_num, t.fps_den = rate.numerator, rate.denominator
     if hook.run(lambda: int(lib.mk_transcode_with(_path(src), _path(dst), ctypes.byref(t)))) == ETRUNCATED:
         _warn_truncated()
 

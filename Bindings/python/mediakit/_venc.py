@@ -1,17 +1,20 @@
-"""``VideoEncoder`` (mk_video_encoder): pictures (numpy arrays or decoded frames) in, packets out."""
+"""``VideoEncoder`` (mk_video_encoder): pictures (numpy arrays or decoded frames) in, packets out;
+``CompressionSession`` (mk_compression_session): the same encoder on a thread of its own, packets
+through a callback."""
 
 from __future__ import annotations
 
 import ctypes
 from fractions import Fraction
-from typing import TYPE_CHECKING, Optional, Sequence, Union
+import threading
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
 
 if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no import at run time
     from ._common import Array
 
 from . import _ffi
 from ._ffi import lib
-from .errors import OK
+from .errors import OK, MediaKitError
 from ._common import _Owned, _PIXEL_FORMATS, _text
 from ._demux import CodecParameters, Packet
 from ._frame import Frame
@@ -289,3 +292,143 @@ class VideoEncoder(_Owned):
         if self.closed:
             return "<mediakit.VideoEncoder closed>"
         return f"<mediakit.VideoEncoder {self.backend} {self.width}x{self.height} {self.pixel_format} from {self.format}>"
+
+
+class _Delivery:
+    """What a CompressionSession's C callbacks call, apart from the session (no reference cycle
+    through the C function objects, so the session is never collected on the callback thread)."""
+
+    def __init__(self, on_packet: Callable[[Packet], None], on_error: Optional[Callable[[MediaKitError], None]]):
+        self.on_packet = on_packet
+        self.on_error = on_error
+        #: The first exception raised by a callback: complete_frames raises it.
+        self.raised: Optional[BaseException] = None
+        self.lock = threading.Lock()
+        self.c_packet = _ffi.COMPRESSION_PACKET(self._packet)
+        self.c_error = _ffi.COMPRESSION_ERROR(self._error) if on_error is not None else _ffi.COMPRESSION_ERROR()
+
+    def _packet(self, _user: Optional[int], handle: Optional[int]) -> None:
+        packet = Packet(ctypes.c_void_p(handle))
+        if self.raised is not None:   # a callback failed: the rest are freed, not delivered
+            packet.close()
+            return
+        try:
+            self.on_packet(packet)
+        except BaseException as e:  # kept, raised again by complete_frames
+            with self.lock:
+                self.raised = self.raised or e
+
+    def _error(self, _user: Optional[int], status: int, message: Optional[bytes]) -> None:
+        if self.on_error is None:
+            return
+        try:
+            self.on_error(MediaKitError(status, (message or b"").decode("utf-8", "replace"), "CompressionSession"))
+        except BaseException as e:  # kept, raised again by complete_frames
+            with self.lock:
+                self.raised = self.raised or e
+
+
+class CompressionSession(_Owned):
+    """Encodes pictures asynchronously, in the shape of VideoToolbox's VTCompressionSession (C
+    ``mk_compression_session``, Swift ``CompressionSession``): ``encode_frame`` hands a picture
+    over and returns once it is queued; the encoding runs on the session's own thread, and each
+    packet is passed to ``on_packet``, in decoding order, on a thread of the library's (one call
+    at a time)::
+
+        packets = []
+        with mediakit.CompressionSession("h264", 640, 480, fps=25, crf=23, format="rgb24",
+                                         on_packet=packets.append) as session:
+            for i, rgb in enumerate(pictures):
+                session.encode_frame(rgb, i)
+            session.complete_frames()          # the end: every packet was passed to on_packet
+
+    The settings are ``VideoEncoder``'s, and so are the packets for the same pictures.
+    ``on_error`` (optional) is called with the ``MediaKitError`` that stopped the session. An
+    exception raised by a callback is raised again by ``complete_frames`` (later packets are
+    dropped). At most 8 pictures wait for the encoder: ``encode_frame`` then waits.
+    ``complete_frames`` and ``close`` must not be called from a callback (they wait for it)."""
+
+    _free = staticmethod(lib.mk_compression_session_close)
+    _what = "compression session"
+
+    def __init__(self, codec: str, width: int, height: int, *, on_packet: Callable[[Packet], None],
+                 on_error: Optional[Callable[[MediaKitError], None]] = None, fps: Union[int, float, Fraction, None] = None,
+                 format: str = "yuv420p", pixel_format: Optional[str] = None, crf: Optional[float] = None,
+                 qp: Optional[float] = None, bitrate: Optional[int] = None, preset: Optional[str] = None,
+                 profile: Optional[str] = None, gop: Optional[int] = None, bframes: Optional[int] = None,
+                 threads: int = 0, time_base: Optional[Fraction] = None):
+        self._in_code = _pixel_code(format)
+        #: The pixel format of the pictures encode_frame() takes (FFmpeg's name).
+        self.format: str = _canonical(format)
+        s = _video_settings(codec, width, height, fps, pixel_format, crf, qp, bitrate, preset, profile, gop, bframes,
+                            threads, time_base)
+        self._delivery = _Delivery(on_packet, on_error)
+        cb = _ffi.CompressionSessionCallbacks(struct_size=ctypes.sizeof(_ffi.CompressionSessionCallbacks),
+                                              packet=self._delivery.c_packet, error=self._delivery.c_error)
+        h = ctypes.c_void_p()
+        lib.mk_compression_session_open(ctypes.byref(h), ctypes.byref(s), ctypes.byref(cb), None)
+        super().__init__(h)
+        #: The coded picture size.
+        self.width: int = int(width)
+        self.height: int = int(height)
+
+    @property
+    def parameters(self) -> CodecParameters:
+        """The coded stream's parameters (codec, size, the packets' time base, the parameter
+        sets), for ``Muxer.add_track``."""
+        p = _ffi.CodecParams(struct_size=ctypes.sizeof(_ffi.CodecParams))
+        lib.mk_compression_session_get_params(self._handle(), ctypes.byref(p))
+        extradata = ctypes.string_at(p.extradata, p.extradata_size) if p.extradata_size else b""
+        return CodecParameters(_text(p.codec), "video", extradata=extradata, width=int(p.width), height=int(p.height),
+                               time_base=Fraction(p.time_base_num, p.time_base_den), reorder_depth=int(p.reorder_depth),
+                               bit_rate=int(p.bit_rate),
+                               sample_aspect_ratio=Fraction(p.sample_aspect_num, p.sample_aspect_den) if p.sample_aspect_num else Fraction(0),
+                               color_range=int(p.color_range), color_primaries=int(p.color_primaries),
+                               color_transfer=int(p.color_transfer), color_space=int(p.color_space))
+
+    @property
+    def time_base(self) -> Fraction:
+        """The packets' time base."""
+        p = self.parameters
+        return p.time_base
+
+    @property
+    def reorder_delay(self) -> int:
+        """Frames by which decoding runs ahead of presentation (B-frames)."""
+        return self.parameters.reorder_depth
+
+    def encode_frame(self, picture: Picture, pts: Optional[int] = None, *, keyframe: bool = False) -> None:
+        """Hands one picture over for encoding and returns once it is queued (the caller's
+        pictures are copied first). ``picture`` is as for ``VideoEncoder.send``; ``pts`` is in
+        the encoder's input time base (required for arrays and bytes; None for a ``Frame``: its
+        own pts, rescaled). ``keyframe`` codes it as a key frame. StateError once the stream was
+        ended or the session stopped."""
+        flags = _FORCE_KEYFRAME if keyframe else 0
+        if isinstance(picture, Frame):
+            fh = picture._mem.h if picture._mem is not None else None
+            if fh is None or not fh.value:
+                raise ValueError("the frame is closed")
+            lib.mk_compression_session_encode_frame(self._handle(), fh, _ffi.NOPTS_VALUE if pts is None else int(pts), flags)
+            return
+        if pts is None:
+            raise ValueError("give the picture's pts (in the encoder's time base)")
+        ptrs, strides, keep = _picture_pointers(picture, self.format, self.width, self.height)
+        lib.mk_compression_session_encode_planes(self._handle(), self._in_code, ptrs, strides, int(pts), flags)
+        del keep
+
+    def complete_frames(self, until_pts: Optional[int] = None) -> None:
+        """Waits until the pictures handed over so far are encoded and their packets passed to
+        ``on_packet``. With ``until_pts`` None the stream ends: the encoder's held-back packets
+        (B-frames) are delivered too before this returns, and no more pictures are taken. With
+        a pts the session goes on (the packets the encoder releases so far are delivered).
+        Raises the error that stopped the session, or what a callback raised."""
+        lib.mk_compression_session_complete_frames(self._handle(), _ffi.NOPTS_VALUE if until_pts is None else int(until_pts))
+        raised = self._delivery.raised
+        if raised is not None:
+            self._delivery.raised = None
+            raise raised
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<mediakit.CompressionSession closed>"
+        return f"<mediakit.CompressionSession {self.width}x{self.height} from {self.format}>"

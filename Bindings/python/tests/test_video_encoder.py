@@ -9,7 +9,9 @@ an NV12 input coded as yuv420p (the converter deinterleaves, exactly). Errors: a
 the wrong size, an unknown encoder, a send after flush."""
 from __future__ import annotations
 
+import os
 import subprocess
+import threading
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ import pytest
 
 np = pytest.importorskip("numpy")
 import mediakit  # noqa: E402
-from bindings_lib import frame_times, raw_testsrc  # noqa: E402
+from bindings_lib import ffprobe_json, frame_times, framemd5, raw_testsrc  # noqa: E402
 
 W, H, N = 64, 48, 24
 
@@ -173,3 +175,155 @@ def test_refusals() -> None:
         assert len(packets) == 1 and packets[0].is_keyframe
         with pytest.raises(mediakit.StateError):
             enc.encode(np.zeros((H, W, 3), dtype=np.uint8))
+
+
+def _packet_record(p: mediakit.Packet) -> tuple[int, int, bool, bytes]:
+    return (p.pts, p.dts, p.is_keyframe, bytes(p.data))
+
+
+def test_compression_session_gives_the_video_encoders_packets() -> None:
+    """mediakit.CompressionSession (C mk_compression_session): RGB pictures converted and coded
+    with B-frames and forced key frames; the packets on_packet gets, on a thread other than
+    the caller's, are VideoEncoder's for the same pictures, in its order. complete_frames(pts)
+    halfway has delivered what the synchronous encoder released by then; the end delivers all."""
+    rgb = pictures("rgb24")
+    settings: dict[str, Any] = dict(fps=25, format="rgb24", qp=20, bframes=3, gop=12, preset="veryfast", threads=1)
+    sync: list[tuple[int, int, bool, bytes]] = []
+    released_halfway = 0
+    with mediakit.VideoEncoder("libx264", W, H, **settings) as enc:
+        for i, picture in enumerate(rgb):
+            sync += [_packet_record(p) for p in enc.encode(picture, pts=i, keyframe=i > 0 and i % 7 == 0)]
+            if i == N // 2:
+                released_halfway = len(sync)
+        sync += [_packet_record(p) for p in enc.flush()]
+        sync_params = enc.parameters
+    assert len(sync) == N and released_halfway < N // 2 + 1
+    got: list[tuple[int, int, bool, bytes]] = []
+    threads: set[int] = set()
+
+    def on_packet(p: mediakit.Packet) -> None:
+        threads.add(threading.get_ident())
+        got.append(_packet_record(p))
+        p.close()
+
+    with mediakit.CompressionSession("libx264", W, H, on_packet=on_packet, **settings) as session:
+        assert session.parameters.extradata == sync_params.extradata
+        assert session.time_base == Fraction(1, 25) and session.reorder_delay == sync_params.reorder_depth > 0
+        for i, picture in enumerate(rgb):
+            session.encode_frame(picture, i, keyframe=i > 0 and i % 7 == 0)
+            if i == N // 2:
+                session.complete_frames(i)
+                assert len(got) == released_halfway
+        session.complete_frames()
+        assert got == sync
+        assert threading.get_ident() not in threads
+        with pytest.raises(mediakit.StateError):
+            session.encode_frame(rgb[0], N)
+        with pytest.raises(ValueError, match="pts"):
+            session.encode_frame(rgb[0])
+    assert session.closed
+
+
+def test_compression_session_raises_what_a_callback_raised() -> None:
+    def on_packet(p: mediakit.Packet) -> None:
+        raise RuntimeError("the callback failed")
+
+    with mediakit.CompressionSession("h264", W, H, fps=25, qp=0, threads=1, on_packet=on_packet) as session:
+        for i, picture in enumerate(pictures("yuv420p")[:3]):
+            session.encode_frame(picture, i)
+        with pytest.raises(RuntimeError, match="the callback failed"):
+            session.complete_frames()
+    with pytest.raises(mediakit.NotFoundError, match="no-such-encoder"):
+        mediakit.CompressionSession("no-such-encoder", W, H, fps=25, on_packet=lambda p: None)
+
+
+def _video_packets_seconds(path: Path) -> list[tuple[float, float, str, str]]:
+    """(dts s, pts s, size, md5) of each packet of the first video stream (ffmpeg -c copy framemd5)."""
+    lines = framemd5(path, "0:v:0")
+    tb = next(Fraction(line.split(":", 1)[1].strip()) for line in lines if line.startswith("#tb 0:"))
+    out = []
+    for line in lines:
+        if line.startswith("#") or not line.strip():
+            continue
+        _, dts, pts, _, size, md5 = (f.strip() for f in line.split(","))
+        out.append((round(float(int(dts) * tb), 4), round(float(int(pts) * tb), 4), size, md5))
+    return out
+
+
+def test_transcode_reencodes_video_as_mk_transcode_and_ffmpeg(tmp_path: Path) -> None:
+    """mediakit.transcode(video_codec=...) over mk_transcode_with: the file mk-transcode writes
+    with the same options, byte for byte, whose video packets are those of
+    `ffmpeg -vf fps=R,scale=W:H -c:v libx264 -threads 1` and whose audio packets are the source's."""
+    src = tmp_path / "src.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-f", "lavfi",
+                    "-i", "sine=f=440:sample_rate=44100", "-t", "1", "-c:v", "libx264", "-bf", "2", "-c:a", "aac", "-ac", "1",
+                    "-shortest", str(src)], check=True)
+    ours, tool, ref = tmp_path / "py.mp4", tmp_path / "tool.mp4", tmp_path / "ref.mp4"
+    mediakit.transcode(src, ours, video_codec="libx264", preset="veryfast", crf=28, threads=1, bframes=2, gop=12,
+                       fps="30000/1001", scale="160:-2", scale_filter="bilinear", audio_codec="copy")
+    mk_transcode = Path(os.environ.get("MK_BIN") or Path(mediakit.LIBRARY_PATH).parent) / "mk-transcode"
+    subprocess.run([str(mk_transcode), str(src), str(tool), "--quiet", "--video-codec", "libx264", "--preset", "veryfast",
+                    "--crf", "28", "--threads", "1", "--bframes", "2", "--gop", "12", "--fps", "30000/1001", "--scale", "160:-2",
+                    "--scale-filter", "bilinear", "--audio-codec", "copy"], check=True)
+    assert ours.read_bytes() == tool.read_bytes()
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(src), "-an", "-vf", "fps=30000/1001,scale=160:-2:flags=bilinear",
+                    "-c:v", "libx264", "-preset", "veryfast", "-crf", "28", "-threads", "1", "-bf", "2", "-g", "12", str(ref)],
+                   check=True)
+    a, b = _video_packets_seconds(ours), _video_packets_seconds(ref)
+    assert len(a) == len(b) > 25 and a == b
+    assert [line.split(",")[-1] for line in framemd5(ours, "0:a:0") if not line.startswith("#")] == \
+        [line.split(",")[-1] for line in framemd5(src, "0:a:0") if not line.startswith("#")]
+    info = ffprobe_json(ours, "-show_streams")
+    video = next(s for s in info["streams"] if s["codec_type"] == "video")
+    assert (video["width"], video["height"]) == (160, 120)
+
+
+def test_transcode_refuses_contradictions(tmp_path: Path) -> None:
+    src = tmp_path / "src.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-t", "0.2",
+                    "-c:v", "libx264", str(src)], check=True)
+    out = tmp_path / "out.mp4"
+    with pytest.raises(mediakit.InvalidArgumentError, match="crf"):
+        mediakit.transcode(src, out, crf=23, no_audio=True, copy_video=True)
+    with pytest.raises(mediakit.InvalidArgumentError, match="no_video"):
+        mediakit.transcode(src, out, video_codec="libx264", no_video=True)
+    with pytest.raises(mediakit.InvalidArgumentError, match="copied"):
+        mediakit.transcode(src, out, video_codec="copy", scale=(32, -2))
+    with pytest.raises(ValueError, match="codec and audio_codec"):
+        mediakit.transcode(src, out, codec="aac", audio_codec="copy")
+    with pytest.raises(ValueError, match="scale_filter"):
+        mediakit.transcode(src, out, video_codec="libx264", scale="32:-2", scale_filter="sharpest")
+    with pytest.raises(ValueError, match="fps"):
+        mediakit.transcode(src, out, video_codec="libx264", fps="fast")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.mp4"]
+    mediakit.transcode(src, out, video_codec="libx264", no_audio=True, scale=(32, -2), threads=1)
+    info = ffprobe_json(out, "-show_streams")
+    assert [(s["codec_name"], s["width"], s["height"]) for s in info["streams"]] == [("h264", 32, 24)]
+
+
+def test_compression_session_takes_decoded_frames_at_their_own_pts(tmp_path: Path) -> None:
+    """Decoded Frames (C mk_compression_session_encode_frame with MK_NOPTS_VALUE: each at its
+    own pts, rescaled) give VideoEncoder.send(frame)'s packets."""
+    src = tmp_path / "src.mp4"
+    with mediakit.VideoEncoder("h264", W, H, fps=25, qp=0, threads=1) as enc:
+        write_mp4(src, enc, pictures("yuv420p"))
+
+    def frames() -> list[mediakit.Frame]:
+        with mediakit.open(src) as demuxer:
+            track = demuxer.streams.video[0]
+            with mediakit.Decoder(track) as dec:
+                return list(dec.frames(demuxer.packets(track)))
+
+    settings: dict[str, Any] = dict(fps=25, qp=20, bframes=2, threads=1, preset="veryfast")
+    with mediakit.VideoEncoder("libx264", W, H, **settings) as enc:
+        sync = []
+        for f in frames():
+            sync += [_packet_record(p) for p in enc.encode(f)]
+        sync += [_packet_record(p) for p in enc.flush()]
+    got: list[tuple[int, int, bool, bytes]] = []
+    with mediakit.CompressionSession("libx264", W, H, on_packet=lambda p: got.append(_packet_record(p)), **settings) as s:
+        for f in frames():
+            s.encode_frame(f)
+        s.complete_frames()
+    assert len(sync) == N and got == sync
+    assert [p[0] for p in sorted(got)] == list(range(N))
