@@ -38,6 +38,7 @@ public enum FuzzHarness {
         "ass": ass,
         "tags": tags,
         "ilst": ilst,
+        "lavf": lavf,
     ]
 
     /// MP4 / QuickTime, progressive and fragmented: open, read all, seek, re-read, per track.
@@ -69,6 +70,25 @@ public enum FuzzHarness {
     public static func audioStreamDemuxer(_ data: [UInt8]) { demux(data) { try AudioStreamDemuxer(source: $0) } }
     /// Whatever the probe picks (every built-in container), as `mk-probe` and the C API open files.
     public static func probe(_ data: [UInt8]) { demux(data) { try ContainerCatalog.shared.open($0).demuxer } }
+
+    /// The plugins' container formats (the FFmpeg plugin's libavformat demuxers, issue 31)
+    /// reading through MediaKit's IO callbacks: the plugin format whose probe scores the bytes
+    /// best (any of them, also those whose container MediaKit reads itself, which
+    /// ``ContainerCatalog`` uses only when named) opens them, then the reads of
+    /// ``demux(_:open:)``: every packet, seeks, every track. Nothing is tried when no plugin
+    /// container format is loaded (a build without the FFmpeg plugin).
+    public static func lavf(_ data: [UInt8]) {
+        let formats = ContainerCatalog.shared.pluginFormats
+        guard !formats.isEmpty, !data.isEmpty else { return }
+        let head = Array(data.prefix(ContainerCatalog.probeSize))
+        var best: (format: MediaRegistry.DemuxerFormat, score: Int)?
+        for f in formats {
+            let score = f.score(head, size: Int64(data.count))
+            if score > (best?.score ?? 0) { best = (f, score) }
+        }
+        guard let chosen = best?.format.qualifiedName else { return }
+        demux(data) { try ContainerCatalog.shared.open($0, demuxer: chosen).demuxer }
+    }
 
     /// SubRip files: the line reader, the timing lines, the markup to ASS and the SubRip /
     /// WebVTT rendering of every cue.

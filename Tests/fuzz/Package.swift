@@ -20,6 +20,9 @@ let rootIdentity = String(Context.packageDirectory.split(separator: "/").dropLas
 
 let mediaKit: Target.Dependency = .product(name: "MediaKit", package: rootIdentity)
 let cAPI: Target.Dependency = .product(name: "mediakit", package: rootIdentity)
+/// The FFmpeg plugin, built beside the targets (sanitized too) for the "lavf" target, which reads
+/// through its libavformat demuxers (the registry finds it next to the executable).
+let ffmpegPlugin: Target.Dependency = .product(name: "MediaKitPluginFFmpeg", package: rootIdentity)
 
 var targets: [Target] = [
     .target(name: "FuzzHarness", dependencies: [mediaKit]),
@@ -29,7 +32,7 @@ var targets: [Target] = [
 var products: [Product] = []
 for name in harnessTargets + capiTargets {
     let module = "fuzz_" + name
-    let deps: [Target.Dependency] = capiTargets.contains(name) ? ["CMediaKitAPI", cAPI] : ["FuzzHarness"]
+    let deps: [Target.Dependency] = capiTargets.contains(name) ? ["CMediaKitAPI", cAPI] : name == "lavf" ? ["FuzzHarness", ffmpegPlugin] : ["FuzzHarness"]
     targets.append(.executableTarget(name: module, dependencies: deps))
     products.append(.executable(name: "fuzz-" + String(name.map { $0 == "_" ? "-" : $0 }), targets: [module]))
 }
