@@ -179,6 +179,19 @@ public final class OutputFile: @unchecked Sendable {
         }
     }
 
+    /// Flushes the buffer, gives the temporary file `mode` (the permission bits of the file it
+    /// replaces) and waits until its bytes are on the disk (`fsync`), so that the rename of
+    /// ``commit()`` can only ever expose a whole file.
+    /// - Throws: `.io` naming the OS error.
+    func syncForReplacing(mode: mode_t) throws {
+        try flushBuffer()
+        if isStream { return }
+        if fchmod(fd, mode & 0o7777) != 0 {
+            throw MediaError(.io, "cannot set the permissions of the temporary file", errno: errno, path: temporaryPath)
+        }
+        if fsync(fd) != 0 { throw MediaError(.io, "fsync failed", errno: errno, path: temporaryPath) }
+    }
+
     /// Flushes, closes and renames the file to ``path``.
     public func commit() throws {
         guard !done else { throw MediaError(.state, "commit after commit or discard", path: path) }
