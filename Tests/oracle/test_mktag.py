@@ -315,3 +315,34 @@ def test_sigkill_during_a_rewrite(mk_tag, shared_media, tmp_path):
     _tag(mk_tag, target, "--set", "title=After the kills")
     assert [p.name for p in work.iterdir()] == [target.name], "a temporary file was left"
     assert hashlib.sha256(target.read_bytes()[_id3_end(target.read_bytes()):]).hexdigest() == audio_hash
+
+
+def _top_level_boxes(path: Path) -> list[str]:
+    data = path.read_bytes()
+    names, at = [], 0
+    while at + 8 <= len(data):
+        size = int.from_bytes(data[at:at + 4], "big")
+        if size == 1:
+            size = int.from_bytes(data[at + 8:at + 16], "big")
+        names.append(data[at + 4:at + 8].decode("latin-1"))
+        if size < 8:
+            break
+        at += size
+    return names
+
+
+def test_mp4_keeps_its_moov_position(mk_tag, shared_media, tmp_path):
+    """An MP4 with its moov before the media data (fast start) keeps it there through the remux
+    a tag edit makes (one after keeps it after); every packet is the same (ffmpeg framemd5)."""
+    for name, first in (("mp4_h264_aac_moov_at_start_ctts_8s.mp4", True), ("m4a_aac_8k_mono.m4a", False)):
+        path = _source(name, shared_media, tmp_path)
+        cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]
+        before = lib.run(cmd)
+        lib.oracle_ok(before, cmd)
+        _tag(mk_tag, path, "--set", "title=Layout")
+        boxes = _top_level_boxes(path)
+        assert (boxes.index("moov") < boxes.index("mdat")) == first, f"{name}: top-level boxes {boxes}"
+        after = lib.run(cmd)
+        lib.oracle_ok(after, cmd)
+        assert after.stdout == before.stdout, f"{name}: the packets changed"
+        assert _ffprobe_tags(path).get("title") == "Layout"

@@ -79,15 +79,19 @@ public struct MuxerFormat: Sendable {
     public let defaultAudioCodec: CodecID?
     private let factory: @Sendable (_ path: String, _ options: MuxerOptions) throws -> Muxer
     private let trackTest: (@Sendable (Track) -> Bool)?
+    /// The layout that a file of this format written again keeps (``TagEditor``: MP4's `moov`
+    /// before or after the media data), read from the file; nil: ``MuxLayout/progressive``.
+    public let layoutOfFile: (@Sendable (_ source: ByteSource) throws -> MuxLayout)?
 
     /// Creates a descriptor. `carriesTrack` says whether a demuxed track goes in when its codec
     /// alone does not say it (MP4 carries any track read from an MP4, its sample entry as it
-    /// is); nil: ``codecs`` decides.
+    /// is); nil: ``codecs`` decides. `layoutOfFile`: see ``layoutOfFile``.
     public init(name: String, description: String, extensions: [String], mimeTypes: [String], codecs: [CodecID],
                 refusals: [CodecID: String] = [:], options: [MuxerOptions.Name] = [], defaultAudioCodec: CodecID? = nil,
                 make: @escaping @Sendable (_ path: String, _ options: MuxerOptions) throws -> Muxer,
-                carriesTrack: (@Sendable (Track) -> Bool)? = nil) {
+                carriesTrack: (@Sendable (Track) -> Bool)? = nil, layoutOfFile: (@Sendable (_ source: ByteSource) throws -> MuxLayout)? = nil) {
         self.trackTest = carriesTrack
+        self.layoutOfFile = layoutOfFile
         self.name = name
         self.description = description
         self.extensions = extensions

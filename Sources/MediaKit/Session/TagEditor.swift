@@ -75,7 +75,7 @@ public enum TagEditor {
         let ext = (path as NSString).pathExtension.lowercased()
         guard format.extensions.contains(ext), let target = ContainerCatalog.shared.muxerFormat(forPath: path) else {
             let why = ext.isEmpty ? "the file name has no extension to choose a muxer" : "no muxer writes \(format.description) files named .\(ext)"
-            throw MediaError(.unsupported, "cannot rewrite the tags of a \(format.description) file: \(why)", path: path)
+            throw MediaError(.unsupported, "cannot rewrite the tags of this \(format.description) file: \(why)", path: path)
         }
         let leftOut = Remuxer.tracksToCopy(all, into: target).leftOut
         if let first = leftOut.first {
@@ -86,7 +86,8 @@ public enum TagEditor {
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         let temporary = "\(dir).\(name).mktag-\(getpid()).\(ext)"
         do {
-            if let cut = try Remuxer.remux(input: path, output: temporary, options: MuxerOptions(), metadata: options) {
+            let layout = try target.layoutOfFile?(try FileSource(path: path)) ?? .progressive
+            if let cut = try Remuxer.remux(input: path, output: temporary, options: MuxerOptions(layout: layout), metadata: options) {
                 throw MediaError(.truncated, "the file is cut short (\(cut.description)): a rewrite would lose its end", path: path)
             }
             try check(temporary, holds: edits, format: target.description)
