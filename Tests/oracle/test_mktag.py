@@ -200,17 +200,26 @@ def test_in_place_when_the_padding_allows(mk_tag, shared_media, tmp_path):
 
 
 def test_mode_kept_and_no_temporary_left(mk_tag, shared_media, tmp_path):
-    """A rewrite through a temporary file keeps the file's permission bits and leaves nothing
-    beside it; a stale temporary file of a dead process is removed by the next run."""
-    path = _source(OGG, shared_media, tmp_path)
-    path.chmod(0o600)
+    """A rewrite through a temporary file (a remux of an Ogg file, an MP3 written again) keeps
+    the file's permission bits (and, run as root, its owner) and leaves nothing beside it; a
+    stale temporary file of a dead process is removed by the next run."""
     dead = subprocess.Popen(["true"])
     dead.wait()
-    stale = tmp_path / f".{path.name}.mktag-{dead.pid}.ogg"
-    stale.write_bytes(b"left by a killed run")
-    _tag(mk_tag, path, "--set", "title=Mode")
-    assert path.stat().st_mode & 0o777 == 0o600
-    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+    for name in (OGG, MP3_APIC):
+        path = _source(name, shared_media, tmp_path)
+        path.chmod(0o600)
+        if os.geteuid() == 0:
+            os.chown(path, 4321, 4321)
+        stale = tmp_path / f".{path.name}.mktag-{dead.pid}{path.suffix}"
+        stale.write_bytes(b"left by a killed run")
+        ino = path.stat().st_ino
+        _tag(mk_tag, path, "--set", "title=Mode")
+        st = path.stat()
+        assert st.st_ino != ino, f"{name}: not written through a new file"
+        assert st.st_mode & 0o777 == 0o600, f"{name}: mode {oct(st.st_mode)}"
+        if os.geteuid() == 0:
+            assert (st.st_uid, st.st_gid) == (4321, 4321), f"{name}: owner {st.st_uid}:{st.st_gid}"
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [], f"{name}: a file was left"
 
 
 def test_errors_leave_the_file_unchanged(mk_tag, shared_media, tmp_path):

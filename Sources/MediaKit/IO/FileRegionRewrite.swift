@@ -69,7 +69,7 @@ enum FileRegionRewrite {
             let rest = size - start - oldLength - trailerLength
             if rest > 0 { try out.appendCopy(fromDescriptor: fd, offset: start + oldLength, count: rest, sourcePath: path) }
             if let trailer { try out.write(trailer) }
-            try out.syncForReplacing(mode: st.st_mode)
+            try out.syncForReplacing(st)
             try out.commit()
         } catch {
             out.discard()

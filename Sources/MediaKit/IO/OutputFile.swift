@@ -179,13 +179,16 @@ public final class OutputFile: @unchecked Sendable {
         }
     }
 
-    /// Flushes the buffer, gives the temporary file `mode` (the permission bits of the file it
-    /// replaces) and waits until its bytes are on the disk (`fsync`), so that the rename of
-    /// ``commit()`` can only ever expose a whole file.
+    /// Flushes the buffer, gives the temporary file the permission bits, owner and group of the
+    /// file it replaces (`st`; the owner as far as this process may set it) and waits until its
+    /// bytes are on the disk (`fsync`), so that the rename of ``commit()`` can only ever expose
+    /// a whole file.
     /// - Throws: `.io` naming the OS error.
-    func syncForReplacing(mode: mode_t) throws {
+    func syncForReplacing(_ st: stat) throws {
         try flushBuffer()
         if isStream { return }
+        let mode = st.st_mode
+        _ = fchown(fd, st.st_uid, st.st_gid)   // best effort: only root may give a file away
         if fchmod(fd, mode & 0o7777) != 0 {
             throw MediaError(.io, "cannot set the permissions of the temporary file", errno: errno, path: temporaryPath)
         }

@@ -90,9 +90,10 @@ public enum TagEditor {
             if let cut = try Remuxer.remux(input: path, output: temporary, options: MuxerOptions(layout: layout), metadata: options) {
                 throw MediaError(.truncated, "the file is cut short (\(cut.description)): a rewrite would lose its end", path: path)
             }
-            try check(temporary, holds: edits, format: target.description)
+            try check(temporary, holds: edits, format: target.description, path: path)
             let fd = open(temporary, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw MediaError(.io, "cannot open the rewritten file", errno: errno, path: temporary) }
+            _ = fchown(fd, st.st_uid, st.st_gid)   // best effort: only root may give a file away
             let ok = fchmod(fd, st.st_mode & 0o7777) == 0 && fsync(fd) == 0
             let err = errno
             close(fd)
@@ -106,11 +107,11 @@ public enum TagEditor {
         return .remux
     }
 
-    /// Checks that the file written at `path` holds the edits: every key set is there, no key
-    /// removed is, the cover is among its pictures.
-    /// - Throws: `.unsupported` naming the key or the cover the format does not store.
-    static func check(_ path: String, holds edits: TagEdits, format: String) throws {
-        let listing = try read(path: path)
+    /// Checks that the file `written` (the new version of `path`) holds the edits: every key set
+    /// is there, no key removed is, the cover is among its pictures.
+    /// - Throws: `.unsupported` naming `path` and the key or the cover the format does not store.
+    static func check(_ written: String, holds edits: TagEdits, format: String, path: String) throws {
+        let listing = try read(path: written)
         let lists = [listing.tags] + listing.trackTags.values
         func has(_ key: String) -> Bool {
             let k = key.lowercased(), n = MetadataKeys.normalised(key)?.lowercased()
