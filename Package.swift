@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "mk-audioconv", targets: ["MKAudioConv"]),
         .executable(name: "mk-stream", targets: ["MKStream"]),
         .executable(name: "mk-transcode", targets: ["MKTranscode"]),
+        .executable(name: "mk-tag", targets: ["MKTag"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -152,6 +153,11 @@ let package = Package(
             name: "MKTranscode",
             dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Samples/transcode"
+        ),
+        .executableTarget(
+            name: "MKTag",
+            dependencies: ["MediaKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/tag"
         ),
         .testTarget(
             name: "MediaKitTests",

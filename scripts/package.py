@@ -283,7 +283,7 @@ def deb(bin_dir: Path, outdir: Path, version: str) -> list[Path]:
                                         "(cc prog.c $(pkg-config --cflags --libs mediakit))."},
             "mediakit-tools": {"paths": [f"{u}/bin"], "section": "video", "depends": [pin],
                                "summary": "MediaKit media SDK: the mk-* command line tools",
-                               "text": "mk-probe, mk-decode, mk-remux, mk-transcode, mk-audioconv and mk-stream."},
+                               "text": "mk-probe, mk-decode, mk-remux, mk-transcode, mk-audioconv, mk-stream and mk-tag."},
         }
         for p in plugins:
             name = p.name[len("libMediaKitPlugin"):-3].lower()
@@ -361,7 +361,7 @@ def deb(bin_dir: Path, outdir: Path, version: str) -> list[Path]:
 # --- make wheel -------------------------------------------------------------------------------
 
 TOOL_COMMANDS = {"probe": "mk-probe", "decode": "mk-decode", "remux": "mk-remux", "transcode": "mk-transcode",
-                 "audioconv": "mk-audioconv", "stream": "mk-stream"}
+                 "audioconv": "mk-audioconv", "stream": "mk-stream", "tag": "mk-tag"}
 
 
 def glibc_needed(files: list[Path]) -> tuple[int, int]:

@@ -28,11 +28,15 @@ final class WriterNarrowingTests: XCTestCase {
         "MediaKit/Containers/HLS/HLSMuxer.swift", "MediaKit/Codecs/AnnexBStream.swift", "MediaKit/Codecs/ADTSMaker.swift",
         "MediaKit/Session/AssetWriter.swift", "MediaKitC/Writer.swift",
         "MediaKit/Codecs/MetadataWriting.swift", "MediaKit/Containers/Matroska/MatroskaMetadataWriter.swift",
+        "MediaKit/Containers/AudioStream/ID3TagRewriter.swift", "MediaKit/Containers/FLAC/FLACTagRewriter.swift",
+        "MediaKit/IO/FileRegionRewrite.swift", "MediaKit/Session/TagEditor.swift", "MediaKit/Core/TagEditing.swift",
     ]
 
     /// Audited bare conversions: file, a fragment of the line, why it cannot trap.
     static let audited: [(file: String, line: String, why: String)] = [
         ("MetadataWriting.swift", "let b = UInt8(String(decoding: u[(i + 2)...(i + 3)], as: UTF8.self), radix: 16)", "parses two hex digits: nil (not a trap) for anything else"),
+        ("TagEditor.swift", "let pid = Int32(pidText)", "parses digits: nil (not a trap) when they do not fit"),
+        ("ID3TagRewriter.swift", "Int($0.trimmingCharacters(in: .whitespaces))", "parses a number: nil (not a trap) for anything else"),
         ("MP4Muxer.swift", "width = Int(UInt16(entry[32]) << 8", "bytes of the sample entry, widened"),
         ("MP4Muxer.swift", "tracks[ti].sizes.append(UInt32(size))", "size <= UInt32.max is checked at the top of append"),
         ("MP4Muxer.swift", "syncSamples.append(UInt32(tracks[ti].sizes.count))", "sizes.count < UInt32.max - 1 is checked in append"),

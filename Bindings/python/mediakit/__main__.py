@@ -1,4 +1,4 @@
-"""`python -m mediakit probe|decode|remux|transcode|audioconv|stream ARGS...` and the `mk-*`
+"""`python -m mediakit probe|decode|remux|transcode|audioconv|stream|tag ARGS...` and the `mk-*`
 console scripts of the wheel: each runs the bundled tool of that name (mediakit/_lib/mk-*)
 with the arguments given, in place of this process (same output, same exit status)."""
 
@@ -13,7 +13,7 @@ from ._system import missing_system_libraries
 
 #: `python -m mediakit COMMAND`: the tool each command runs.
 COMMANDS = {"probe": "mk-probe", "decode": "mk-decode", "remux": "mk-remux", "transcode": "mk-transcode",
-            "audioconv": "mk-audioconv", "stream": "mk-stream"}
+            "audioconv": "mk-audioconv", "stream": "mk-stream", "tag": "mk-tag"}
 
 
 def run_tool(name: str, args: list[str]) -> NoReturn:
@@ -47,8 +47,8 @@ def _script(name: str) -> Callable[[], NoReturn]:
 
 
 # The wheel's console scripts (entry_points.txt: `mk-probe = mediakit.__main__:mk_probe` ...).
-mk_probe, mk_decode, mk_remux, mk_transcode, mk_audioconv, mk_stream = (
-    _script(COMMANDS[c]) for c in ("probe", "decode", "remux", "transcode", "audioconv", "stream"))
+mk_probe, mk_decode, mk_remux, mk_transcode, mk_audioconv, mk_stream, mk_tag = (
+    _script(COMMANDS[c]) for c in ("probe", "decode", "remux", "transcode", "audioconv", "stream", "tag"))
 
 
 if __name__ == "__main__":

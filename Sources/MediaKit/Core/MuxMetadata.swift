@@ -58,6 +58,9 @@ public struct MetadataCopyOptions: Sendable, Hashable {
     /// entries with that key (normalised or FFmpeg's, in any case) are replaced; an empty value
     /// removes them.
     public var set: [String: String] = [:]
+    /// A tag editor's edits (``TagEditor``), applied with ``set``: all tags cleared before it,
+    /// pictures removed or a front cover put in after it; nil: none.
+    var edits: TagEdits?
 
     /// Copy everything, set nothing.
     public init(copy: Bool = true, set: [String: String] = [:]) {

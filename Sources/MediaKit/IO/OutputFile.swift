@@ -179,6 +179,22 @@ public final class OutputFile: @unchecked Sendable {
         }
     }
 
+    /// Flushes the buffer, gives the temporary file the permission bits, owner and group of the
+    /// file it replaces (`st`; the owner as far as this process may set it) and waits until its
+    /// bytes are on the disk (`fsync`), so that the rename of ``commit()`` can only ever expose
+    /// a whole file.
+    /// - Throws: `.io` naming the OS error.
+    func syncForReplacing(_ st: stat) throws {
+        try flushBuffer()
+        if isStream { return }
+        let mode = st.st_mode
+        _ = fchown(fd, st.st_uid, st.st_gid)   // best effort: only root may give a file away
+        if fchmod(fd, mode & 0o7777) != 0 {
+            throw MediaError(.io, "cannot set the permissions of the temporary file", errno: errno, path: temporaryPath)
+        }
+        if fsync(fd) != 0 { throw MediaError(.io, "fsync failed", errno: errno, path: temporaryPath) }
+    }
+
     /// Flushes, closes and renames the file to ``path``.
     public func commit() throws {
         guard !done else { throw MediaError(.state, "commit after commit or discard", path: path) }

@@ -28,6 +28,10 @@ public struct ContainerFormat: Sendable {
     /// The name of the plugin whose demuxer reads the format ("ffmpeg"), nil for a format
     /// MediaKit has built in (plugin ABI 2.4, see ``ContainerCatalog/open(_:demuxer:)``).
     public internal(set) var plugin: String? = nil
+    /// The format's own tag writer (`mk-tag`, ``TagEditor``): replaces the tags of a file in
+    /// place where the format leaves room (ID3v2 padding, FLAC PADDING); nil: a tag edit goes
+    /// through a remux by the muxer of the file's extension.
+    public let tagRewriter: TagRewriter?
 
     /// The name `mk-probe --demuxer` and ``ContainerCatalog/open(_:demuxer:)`` take for it: the
     /// format's name, "plugin:name" for a plugin's ("ffmpeg:avi").
@@ -36,8 +40,10 @@ public struct ContainerFormat: Sendable {
     /// Creates a descriptor.
     public init(name: String, description: String, extensions: [String], mimeTypes: [String],
                 probe: @escaping @Sendable ([UInt8], Int64?) -> Int,
-                makeDemuxer: @escaping @Sendable (ByteSource) throws -> Demuxer, clockTimestamps: Bool = false) {
+                makeDemuxer: @escaping @Sendable (ByteSource) throws -> Demuxer, clockTimestamps: Bool = false,
+                tagRewriter: TagRewriter? = nil) {
         self.clockTimestamps = clockTimestamps
+        self.tagRewriter = tagRewriter
         self.name = name
         self.description = description
         self.extensions = extensions
@@ -73,15 +79,19 @@ public struct MuxerFormat: Sendable {
     public let defaultAudioCodec: CodecID?
     private let factory: @Sendable (_ path: String, _ options: MuxerOptions) throws -> Muxer
     private let trackTest: (@Sendable (Track) -> Bool)?
+    /// The layout that a file of this format written again keeps (``TagEditor``: MP4's `moov`
+    /// before or after the media data), read from the file; nil: ``MuxLayout/progressive``.
+    public let layoutOfFile: (@Sendable (_ source: ByteSource) throws -> MuxLayout)?
 
     /// Creates a descriptor. `carriesTrack` says whether a demuxed track goes in when its codec
     /// alone does not say it (MP4 carries any track read from an MP4, its sample entry as it
-    /// is); nil: ``codecs`` decides.
+    /// is); nil: ``codecs`` decides. `layoutOfFile`: see ``layoutOfFile``.
     public init(name: String, description: String, extensions: [String], mimeTypes: [String], codecs: [CodecID],
                 refusals: [CodecID: String] = [:], options: [MuxerOptions.Name] = [], defaultAudioCodec: CodecID? = nil,
                 make: @escaping @Sendable (_ path: String, _ options: MuxerOptions) throws -> Muxer,
-                carriesTrack: (@Sendable (Track) -> Bool)? = nil) {
+                carriesTrack: (@Sendable (Track) -> Bool)? = nil, layoutOfFile: (@Sendable (_ source: ByteSource) throws -> MuxLayout)? = nil) {
         self.trackTest = carriesTrack
+        self.layoutOfFile = layoutOfFile
         self.name = name
         self.description = description
         self.extensions = extensions

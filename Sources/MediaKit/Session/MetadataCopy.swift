@@ -13,7 +13,9 @@ extension MetadataCopyOptions {
     /// Matroska tags) is copied once.
     func muxMetadata(of demuxer: Demuxer, tracks: [(source: Int, output: Int)]) -> MuxMetadata {
         func kept(_ m: Metadata) -> Metadata {
-            var shown = m.filter { !$0.ffmpegKey.isEmpty && !$0.value.isEmpty && !Self.notCopied.contains($0.key.lowercased()) }
+            // A tag editor keeps `encoder`: the file stays the one that tool wrote.
+            let dropped = edits == nil ? Self.notCopied : ["duration"]
+            var shown = m.filter { !$0.ffmpegKey.isEmpty && !$0.value.isEmpty && !dropped.contains($0.key.lowercased()) }
             // A key that libavformat shows once (the first ID3 frame, the last Matroska tag) is
             // copied once; Vorbis comments keep every value (FFmpeg would join them with ";").
             switch m.ffmpegMerge {
@@ -39,6 +41,10 @@ extension MetadataCopyOptions {
             out.chapters = demuxer.chapters
             out.attachments = demuxer.attachments
         }
+        if edits?.clear == true {
+            out.tags = Metadata(ffmpegMerge: out.tags.ffmpegMerge)
+            out.trackTags = [:]
+        }
         for (key, value) in set.sorted(by: { $0.key < $1.key }) {
             let k = key.lowercased()
             func matches(_ e: MetadataEntry) -> Bool {
@@ -52,6 +58,7 @@ extension MetadataCopyOptions {
                 out.tags.append(key: normalised ?? key, nativeKey: key, ffmpegKey: normalised ?? key, value: value)
             }
         }
+        if let edits { edits.apply(to: &out) }
         return out
     }
 }

@@ -268,7 +268,7 @@ extension ContainerFormat {
         name: "mp3", description: "MP3 / MPEG audio", extensions: ["mp3", "mp2", "mp1", "mpga"],
         mimeTypes: ["audio/mpeg"],
         probe: { head, _ in probeStream(head, adts: false) },
-        makeDemuxer: { try AudioStreamDemuxer(source: $0) })
+        makeDemuxer: { try AudioStreamDemuxer(source: $0) }, tagRewriter: ID3TagRewriter.rewriter)
 
     /// ADTS AAC.
     public static let adts = ContainerFormat(

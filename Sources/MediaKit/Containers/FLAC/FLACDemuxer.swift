@@ -400,5 +400,5 @@ extension ContainerFormat {
             while let size = ID3.v2TagSize(head[at...]), at + size < head.count { at += size }
             return head.count >= at + 4 && head[at..<at + 4].elementsEqual("fLaC".utf8) ? 100 : 0
         },
-        makeDemuxer: { try FLACDemuxer(source: $0) })
+        makeDemuxer: { try FLACDemuxer(source: $0) }, tagRewriter: FLACTagRewriter.rewriter)
 }

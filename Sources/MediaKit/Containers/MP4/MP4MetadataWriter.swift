@@ -17,9 +17,15 @@ enum MP4MetadataWriter {
         return atoms
     }()
 
+    /// The box fields the MP4 reader shows as tags (FFmpeg's major_brand, language,
+    /// handler_name ...): the muxer writes them into their boxes or not at all, never as `ilst`
+    /// items (FFmpeg's mov muxer does not either).
+    static let boxFields: Set<String> = ["ftyp.major_brand", "ftyp.minor_version", "ftyp.compatible_brands", "mvhd.creation_time",
+                                         "mdhd.creation_time", "mdhd.language", "hdlr.name", "stsd.vendor", "stsd.compressorname"]
+
     /// The `ilst` items for `tags` (text atoms, `trkn` / `disk` as binary number and total,
-    /// `cpil` and `tmpo` as integers, freeform items for the rest; an ID3 PRIV entry is left
-    /// out) and `pictures` (one `covr` with a data atom per picture: type 13 JPEG, 14 PNG).
+    /// `cpil` and `tmpo` as integers, freeform items for the rest; an ID3 PRIV entry and the
+    /// MP4 reader's ``boxFields`` are left out) and `pictures` (one `covr` with a data atom per picture: type 13 JPEG, 14 PNG).
     static func items(tags: [MetadataEntry], pictures: [Attachment]) -> [UInt8] {
         var w = BoxWriter()
         var done = Set<String>()
@@ -34,7 +40,7 @@ enum MP4MetadataWriter {
         }
         for e in tags {
             let key = e.key.lowercased()
-            guard !e.value.isEmpty, !key.hasPrefix("id3v2_priv.") else { continue }
+            guard !e.value.isEmpty, !key.hasPrefix("id3v2_priv."), !boxFields.contains(e.nativeKey) else { continue }
             if key == "track" || key == "disc" || key == "track_total" || key == "disc_total" {
                 let atom = key.hasPrefix("track") ? "trkn" : "disk"
                 guard done.insert(atom).inserted, let (n, t) = number(key.hasPrefix("track") ? "track" : "disc",

@@ -7,7 +7,33 @@ extension MuxerFormat {
         mimeTypes: ["video/mp4", "audio/mp4", "video/quicktime", "video/3gpp"],
         codecs: MP4Muxer.carriedCodecs, refusals: MP4Muxer.refusedCodecs, options: MuxerOptions.Name.allCases.filter { $0 != .segmentFormat }, defaultAudioCodec: "aac",
         make: { try MP4Muxer(path: $0, options: $1) },
-        carriesTrack: { MP4TrackAdapter.isMP4($0) || MP4Muxer.carriedCodecs.contains($0.parameters.codec) })
+        carriesTrack: { MP4TrackAdapter.isMP4($0) || MP4Muxer.carriedCodecs.contains($0.parameters.codec) },
+        layoutOfFile: { try MP4Muxer.layout(of: $0) })
+}
+
+extension MP4Muxer {
+    /// The layout of an MP4 file: ``MuxLayout/fastStart`` when its top-level `moov` comes before
+    /// its first `mdat` (or it has no `mdat`), else ``MuxLayout/progressive``. Only the
+    /// top-level box headers are read.
+    static func layout(of source: ByteSource) throws -> MuxLayout {
+        var at: Int64 = 0
+        let end = source.size
+        while at + 8 <= end {
+            let h = try source.readUpTo(at: at, count: 16)
+            guard h.count >= 8 else { break }
+            let type = fourCCString(h[4..<8])
+            if type == "moov" { return .fastStart }
+            if type == "mdat" { return .progressive }
+            var size = Int64(be32(h, 0))
+            if size == 1 {
+                guard h.count >= 16 else { break }
+                size = h[8..<16].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            }
+            guard size >= 8 else { break }   // 0 (to the end) or damaged: no further box
+            at += size
+        }
+        return .fastStart
+    }
 }
 
 extension MP4Muxer {
