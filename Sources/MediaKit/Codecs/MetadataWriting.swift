@@ -176,12 +176,15 @@ enum MetadataWriting {
     /// (its title a TIT2 sub-frame), then an APIC per picture, then `padding` zero bytes. Text
     /// is ISO-8859-1 when every string of the frame is ASCII, else UTF-16 with a byte order
     /// mark (encoding 1), each string NUL-terminated; frame sizes are plain 32-bit numbers
-    /// (ID3v2.3 has no syncsafe frame sizes), the tag's size syncsafe; no frame flags. The date
-    /// becomes TYER (the year) and, for "YYYY-MM-DD", TDAT ("DDMM"); a tag whose frame exists
-    /// only in ID3v2.4 (TDRC, TDEN, TSOA, TSOP, TSOT, TCMP) becomes a TXXX frame under
-    /// FFmpeg's key, as FFmpeg writes it. As in the ID3v2.4 tag, a comment and lyrics are COMM
-    /// and USLT frames (FFmpeg writes TXXX "comment"; its reader shows both as "comment").
-    /// Empty when there is nothing to write.
+    /// (ID3v2.3 has no syncsafe frame sizes), the tag's size syncsafe; no frame flags. Frames
+    /// are chosen by the key libavformat gives each tag, as FFmpeg chooses them
+    /// (``id3v23Frames(_:)``): the date becomes TYER (the year) and, for "YYYY-MM-DD", TDAT
+    /// ("DDMM"); a tag without an ID3v2.3 frame (one of ID3v2.4 only, such as TDRC, TSOP, or a
+    /// name such as LABEL) becomes a TXXX frame under that key. As in the ID3v2.4 tag, a comment
+    /// and lyrics are COMM and USLT frames (FFmpeg writes TXXX "comment"; its reader shows both
+    /// as "comment") and a track or disc with its total one "n/total" frame (FFmpeg keeps a
+    /// Vorbis TRACKTOTAL as TXXX).
+    /// Empty when there is nothing to write and no padding.
     static func id3v2_3(tags: [MetadataEntry], pictures: [Attachment], chapters: [Chapter], padding: Int = 0) -> [UInt8] {
         let entries = withTotals(tags)
         // One frame per id (TXXX: per description), its values in the order they came.
@@ -233,44 +236,50 @@ enum MetadataWriting {
             let description = text23([p.description])
             body += frame23("APIC", [description[0]] + Array(p.mimeType.utf8) + [0, UInt8(clamping: p.pictureType ?? 3)] + description.dropFirst() + p.data)
         }
-        guard !body.isEmpty else { return [] }
+        // With padding, a tag without frames is still written (FFmpeg's mp3 muxer always
+        // writes its tag: a header and 10 zero bytes).
+        guard !body.isEmpty || padding > 0 else { return [] }
         body += [UInt8](repeating: 0, count: padding)
         return Array("ID3".utf8) + [3, 0, 0] + syncsafe(body.count) + body
     }
 
-    /// The ID3v2.3 frames of one tag as (frame id, strings): a text frame's value; TXXX's
-    /// description and value; COMM's and USLT's empty description and text; TYER and TDAT for
-    /// a date.
+    /// FFmpeg's generic tag names -> ID3v2 text frames (id3v2.c `ff_id3v2_34_metadata_conv`,
+    /// matched in any case), for the ID3v2.3 tag.
+    static let id3v2GenericFrames: [String: String] = [
+        "album": "TALB", "composer": "TCOM", "genre": "TCON", "copyright": "TCOP", "encoded_by": "TENC", "title": "TIT2",
+        "language": "TLAN", "artist": "TPE1", "album_artist": "TPE2", "performer": "TPE3", "disc": "TPOS", "publisher": "TPUB",
+        "track": "TRCK", "encoder": "TSSE",
+    ]
+
+    /// The ID3v2.3 frames of one tag as (frame id, strings), by the key libavformat gives the
+    /// tag, as FFmpeg's id3v2enc.c picks them: a generic name's frame
+    /// (``id3v2GenericFrames``), a text frame id that ID3v2.3 has (TMED ...), TYER and TDAT for
+    /// a date, else TXXX with the key as its description (LABEL, artist-sort, TSO2 ...).
+    /// MediaKit's own choices: a comment and lyrics (by normalised key) are COMM and USLT with
+    /// an empty description.
     private static func id3v23Frames(_ e: MetadataEntry) -> [(String, [String])] {
-        let key = e.key.lowercased()
-        switch key {
-        case "comment": return [("COMM", ["", e.value])]
-        case "lyrics": return [("USLT", ["", e.value])]
-        case "date":
+        let key = e.key.lowercased(), shown = e.ffmpegKey, lower = shown.lowercased()
+        if key == "comment" { return [("COMM", ["", e.value])] }
+        if key == "lyrics" { return [("USLT", ["", e.value])] }
+        if lower == "date" {
             // id3v2_3_metadata_split_date: digits, then the end or "-": the year (its first
             // four characters); "-MM-DD" (then the end or a space) adds the day and month.
             let u = Array(e.value.utf8)
             var i = 0
             while i < u.count, (0x30...0x39).contains(u[i]) { i += 1 }
-            guard i == u.count || u[i] == 0x2D else { break }
-            var out = [("TYER", [String(decoding: u.prefix(4), as: UTF8.self)])]
-            func at(_ k: Int, _ range: ClosedRange<UInt8>) -> Bool { i + k < u.count && range.contains(u[i + k]) }
-            if i < u.count, at(1, 0x30...0x31), at(2, 0x30...0x39), at(3, 0x2D...0x2D), at(4, 0x30...0x33), at(5, 0x30...0x39),
-               i + 6 == u.count || u[i + 6] == 0x20 {
-                out.append(("TDAT", [String(decoding: u[(i + 4)...(i + 5)] + u[(i + 1)...(i + 2)], as: UTF8.self)]))
+            if i == u.count || u[i] == 0x2D {
+                var out = [("TYER", [String(decoding: u.prefix(4), as: UTF8.self)])]
+                func at(_ k: Int, _ range: ClosedRange<UInt8>) -> Bool { i + k < u.count && range.contains(u[i + k]) }
+                if i < u.count, at(1, 0x30...0x31), at(2, 0x30...0x39), at(3, 0x2D...0x2D), at(4, 0x30...0x33), at(5, 0x30...0x39),
+                   i + 6 == u.count || u[i + 6] == 0x20 {
+                    out.append(("TDAT", [String(decoding: u[(i + 4)...(i + 5)] + u[(i + 1)...(i + 2)], as: UTF8.self)]))
+                }
+                return out
             }
-            return out
-        default: break
         }
-        // A generic libavformat name that is not the normalised key's ("author", read as the
-        // artist) is a TXXX under that name, as FFmpeg writes it.
-        let shown = e.ffmpegKey
-        let generic = shown == shown.lowercased() && shown != key && !shown.contains(" ") && id3Frames[shown] == nil
-        if !generic, let id = id3Frames[key] ?? (isTextFrameID(shown) ? shown : nil), id3v23TextFrames.contains(id) {
-            return [(id, [e.value])]
-        }
-        if generic { return [("TXXX", [shown, e.value])] }
-        return [("TXXX", [id3UserNames[key] ?? e.ffmpegKey, e.value])]
+        if let id = id3v2GenericFrames[lower] { return [(id, [e.value])] }
+        if isTextFrameID(shown), id3v23TextFrames.contains(shown) { return [(shown, [e.value])] }
+        return [("TXXX", [shown, e.value])]
     }
 
     /// An ID3v2.3 text body: the encoding byte, then each string NUL-terminated: ISO-8859-1

@@ -96,7 +96,7 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
     /// The ID3v2 chunk written after the samples (with its pad byte), or nothing; as FFmpeg's
     /// aiff muxer writes it (its tag padded with 10 zero bytes).
     private func id3ChunkBytes() -> [UInt8] {
-        guard let version = id3v2Version, let chunk = layout.id3Chunk else { return [] }
+        guard let version = id3v2Version, let chunk = layout.id3Chunk, !id3Metadata.isEmpty else { return [] }
         let tag = MetadataWriting.id3v2(version: version, tags: id3Metadata.combined(track: 0), pictures: id3Metadata.pictures,
                                         chapters: id3Metadata.chapters, padding: 10)
         guard !tag.isEmpty else { return [] }

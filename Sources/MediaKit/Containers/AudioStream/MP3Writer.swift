@@ -38,7 +38,8 @@ public final class MP3Writer: Muxer, @unchecked Sendable {
     }
 
     /// Starts `path`, its tags to be written as ID3v2 `id3v2Version` (3 or 4; FFmpeg's
-    /// `-id3v2_version`). - Throws: `.invalidArgument` for another version; `.io` when the
+    /// `-id3v2_version`); an ID3v2.3 tag is written even without tags, as FFmpeg writes it
+    /// (its header and 10 bytes of padding). - Throws: `.invalidArgument` for another version; `.io` when the
     /// file cannot be created.
     public init(path: String, id3v2Version: Int) throws {
         guard id3v2Version == 3 || id3v2Version == 4 else {
@@ -46,6 +47,8 @@ public final class MP3Writer: Muxer, @unchecked Sendable {
         }
         file = try OutputFile(path: path)
         self.id3v2Version = id3v2Version
+        // ffmpeg -id3v2_version 3 writes its tag without tags too: a header and its padding.
+        if id3v2Version == 3 { id3 = MetadataWriting.id3v2_3(tags: [], pictures: [], chapters: [], padding: 10) }
     }
 
     deinit { if !done { file.discard() } }
