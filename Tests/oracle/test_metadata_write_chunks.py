@@ -247,6 +247,41 @@ def test_aiff_id3_chunk_like_ffmpeg(version, shared_media, mk_transcode, mk_prob
     assert _cover(ours) == _cover(src)
 
 
+def _frames23(tag: bytes) -> list[bytes]:
+    """The frames of an ID3v2.3 tag (32-bit frame sizes), up to the padding."""
+    out, at = [], 10
+    while at + 10 <= len(tag) and tag[at] != 0:
+        n = struct.unpack(">I", tag[at + 4:at + 8])[0]
+        out.append(tag[at:at + 10 + n])
+        at += 10 + n
+    return out
+
+
+REAL = ["breadth/aiff_Borewit_a032fe_issue-89_no-artist.aiff", "breadth/wav_Borewit_c3b266_riff-iprt-tag.wav",
+        "breadth/flac_tinytag_7a2191_flac1.5sStereo.flac", "mp3_mpeg2_24k_lame_vbr_v2_xing_38s.mp3"]
+
+
+@pytest.mark.parametrize("name", REAL, ids=[Path(n).stem[:28] for n in REAL])
+def test_id3v23_chunk_of_real_files_like_ffmpeg(name, shared_media, mk_transcode, tmp_path):
+    """Real tagged files (AIFF text chunks and ID3, WAV INFO, FLAC Vorbis comments, an MP3 with
+    a PRIV XMP packet) into AIFF with an ID3v2.3 chunk: the text chunks and every ID3 frame are
+    ffmpeg's byte for byte, in its order, but for the comment, a COMM frame in ours where ffmpeg
+    writes a TXXX (its key, "comment" or "COMMENTS") with the same text."""
+    src = shared_media / name
+    ours = _ours(mk_transcode, src, tmp_path / "ours.aiff", "--codec", "pcm_s16be", "--write-id3v2", "--id3v2-version", "3")
+    ref = _ffmpeg(src, tmp_path / "ref.aiff", "-map", "0:a:0", "-map", "0:v?", "-c:a", "pcm_s16be", "-c:v", "copy",
+                  "-write_id3v2", "1", "-id3v2_version", "3", "-fflags", "+bitexact")
+    a, b = dict(_chunks(ours, big_endian=True)), dict(_chunks(ref, big_endian=True))
+    assert {c: a.get(c) for c in AIFF_TEXT} == {c: b.get(c) for c in AIFF_TEXT}
+    fa, fb = _frames23(a[b"ID3 "]), _frames23(b[b"ID3 "])
+    comments = [f[14:].split(b"\0")[1] for f in fa if f[:4] == b"COMM"]   # encoding, "eng", "" and its NUL, the text
+    assert all(f[10] == 0 for f in fa if f[:4] == b"COMM"), "an ASCII comment is ISO-8859-1"
+    fa = [f for f in fa if f[:4] != b"COMM"]
+    fb = [f for f in fb if not (f[:4] == b"TXXX" and f[11:].split(b"\0")[1] in comments)]
+    assert fa == fb
+    assert a[b"ID3 "][:6] == b"ID3\x03\x00\x00"
+
+
 # --- 4. CAF `info` ------------------------------------------------------------------------------
 
 def _caf_chunks(path: Path) -> list[tuple[bytes, bytes]]:
