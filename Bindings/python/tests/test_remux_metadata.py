@@ -99,3 +99,27 @@ def test_remux_id3_chunk_and_refusals(shared_media: Path, oracle_tools: None, tm
     with pytest.raises(mediakit.InvalidArgumentError):
         mediakit.remux(wav, tmp_path / "bad.mka", write_id3v2=True)
     assert not (tmp_path / "bad.wav").exists() and not (tmp_path / "bad.mka").exists()
+
+
+def test_c_settings_id3_fields_checked(shared_media: Path, tmp_path: Path) -> None:
+    """mk_remux itself refuses an id3v2_version other than 0, 3 or 4 and a write_id3v2 other
+    than 0 or 1 (MK_EINVAL, naming the field), and a settings struct of the 0.3 size before these fields (120
+    bytes) still remuxes with their defaults (struct_size rule)."""
+    import ctypes
+
+    from mediakit import _ffi
+
+    src, out = str(shared_media / MP3).encode(), tmp_path / "c.mp3"
+    for field, value in (("id3v2_version", 2), ("write_id3v2", 2)):
+        s = _ffi.MuxerSettings()
+        mediakit.lib.mk_muxer_default_settings(ctypes.byref(s))
+        setattr(s, field, value)
+        with pytest.raises(mediakit.InvalidArgumentError, match=field):
+            mediakit.lib.mk_remux(src, str(out).encode(), ctypes.byref(s))
+        assert not out.exists()
+    s = _ffi.MuxerSettings()
+    mediakit.lib.mk_muxer_default_settings(ctypes.byref(s))
+    s.id3v2_version = 3    # beyond the stated size: not read
+    s.struct_size = _ffi.MuxerSettings.id3v2_version.offset
+    mediakit.lib.mk_remux(src, str(out).encode(), ctypes.byref(s))
+    assert out.read_bytes()[:4] == b"ID3\x04"
