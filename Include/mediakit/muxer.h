@@ -68,6 +68,16 @@ typedef struct mk_muxer_settings {
     const char *const *metadata; /**< "KEY=VALUE" container tags set after the copy (an empty
                                     VALUE removes the tag; MK_EINVAL for an entry without "=");
                                     the array and its strings borrowed for the call. NULL (default): none */
+    /* Added in 0.3 (read only when struct_size covers them), for mk_muxer_open and mk_remux of
+     * MP3 (.mp3), WAV (.wav) and AIFF (.aiff .aif .aifc) files; the other containers refuse
+     * values other than the defaults (MK_EINVAL). */
+    int32_t id3v2_version;     /**< the ID3v2 version of the tags written: 3 (ID3v2.3: TYER / TDAT,
+                                    ISO-8859-1 or UTF-16 text, as ffmpeg -id3v2_version 3) or 4
+                                    (ID3v2.4, UTF-8 text); 0 (default): 4. MP3: the tag in front;
+                                    WAV / AIFF: the chunk of write_id3v2 */
+    int32_t write_id3v2;       /**< WAV / AIFF: 1 also writes the tags, cover art and chapters as
+                                    an ID3v2 tag in a chunk after the samples (WAV "id3 ", AIFF
+                                    "ID3 ", as ffmpeg's aiff muxer -write_id3v2 1). Default 0 */
 } mk_muxer_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */

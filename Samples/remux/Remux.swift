@@ -113,6 +113,12 @@ struct Remux: ParsableCommand {
     @Flag(name: .customLong("no-metadata"), help: "Copy no tags, chapters or attachments (by default they are copied into what OUTPUT holds).")
     var noMetadata = false
 
+    @Option(name: .customLong("id3v2-version"), help: ArgumentHelp("The ID3v2 version of the tags written into an MP3 (and with --write-id3v2 a WAV or AIFF): 3 or 4 (default 4), as ffmpeg -id3v2_version.", valueName: "3|4"))
+    var id3v2Version: Int?
+
+    @Flag(name: .customLong("write-id3v2"), help: "WAV and AIFF: also write the tags, cover art and chapters as an ID3v2 chunk after the samples (AIFF: as ffmpeg -write_id3v2 1).")
+    var writeID3v2 = false
+
     @Flag(help: "Print no progress line.")
     var quiet = false
 
@@ -131,6 +137,7 @@ struct Remux: ParsableCommand {
         if let hls, !(hls > 0 && hls.isFinite) {
             throw ValidationError("the HLS segment duration must be a positive number of seconds")
         }
+        if let v = id3v2Version, v != 3 && v != 4 { throw ValidationError("--id3v2-version is 3 or 4, not \(v)") }
         if let segmentFormat {
             guard hls != nil || output.map({ ($0 as NSString).pathExtension.lowercased() == "m3u8" }) == true else {
                 throw ValidationError("--segment-format is for HLS output (--hls SECONDS, or an output named .m3u8)")
@@ -213,6 +220,8 @@ struct Remux: ParsableCommand {
         let rate = try Self.parsedFrameRate(frameRate)
         var options = MuxerOptions(layout: layout)
         options.segmentFormat = segmentFormat
+        options.id3v2Version = id3v2Version
+        options.writeID3v2 = writeID3v2
         let copy = try MetadataCopyOptions(copy: !noMetadata, settings: metadata)
         let cut = try Remuxer.remux(input: input, output: output, options: options, tracks: tracks.isEmpty ? nil : tracks, frameRate: rate,
                                     metadata: copy) { done, total in

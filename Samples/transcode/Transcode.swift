@@ -132,6 +132,12 @@ struct Transcode: ParsableCommand {
     @Flag(name: .customLong("no-metadata"), help: "Copy no tags, chapters or attachments (by default they are copied into what OUT holds).")
     var noMetadata = false
 
+    @Option(name: .customLong("id3v2-version"), help: ArgumentHelp("The ID3v2 version of the tags written into an MP3 (and with --write-id3v2 a WAV or AIFF): 3 or 4 (default 4), as ffmpeg -id3v2_version.", valueName: "3|4"))
+    var id3v2Version: Int?
+
+    @Flag(name: .customLong("write-id3v2"), help: "WAV and AIFF: also write the tags, cover art and chapters as an ID3v2 chunk after the samples (AIFF: as ffmpeg -write_id3v2 1).")
+    var writeID3v2 = false
+
     @Option(parsing: .unconditional, help: ArgumentHelp("Scale the re-encoded video to W:H (ffmpeg's scale filter: -1 / -2 keep the aspect ratio, -2 with an even size; 0 the input's).", valueName: "W:H"))
     var scale: String?
 
@@ -169,6 +175,9 @@ struct Transcode: ParsableCommand {
         options.copyAudio = copyAudio
         options.dropAudio = noAudio
         options.metadata = try MetadataCopyOptions(copy: !noMetadata, settings: metadata)
+        if let v = id3v2Version, v != 3 && v != 4 { throw ValidationError("--id3v2-version is 3 or 4, not \(v)") }
+        options.muxer.id3v2Version = id3v2Version
+        options.muxer.writeID3v2 = writeID3v2
         options.quality = quality
         options.complexity = complexity
         options.frameDuration = frameDuration.map { $0 / 1000 }

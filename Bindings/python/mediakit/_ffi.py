@@ -278,7 +278,8 @@ class MuxerSettings(ctypes.Structure):
                 ("segment_format", ctypes.c_char_p),
                 # 0.3 (mk_remux: tags, chapters and cover art)
                 ("no_metadata", ctypes.c_int32), ("metadata_count", ctypes.c_int32),
-                ("metadata", ctypes.POINTER(ctypes.c_char_p))]
+                ("metadata", ctypes.POINTER(ctypes.c_char_p)),
+                ("id3v2_version", ctypes.c_int32), ("write_id3v2", ctypes.c_int32)]
 
 
 class DecodeSettings(ctypes.Structure):

@@ -206,7 +206,8 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
 def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optional[float] = None,
           hybrid: Optional[float] = None, *, tracks: Optional[Sequence[Union[int, Track]]] = None,
           progress: Optional[Progress] = None, segment_format: Optional[str] = None,
-          metadata: Optional[Mapping[str, str]] = None, copy_metadata: bool = True) -> None:
+          metadata: Optional[Mapping[str, str]] = None, copy_metadata: bool = True,
+          id3v2_version: Optional[int] = None, write_id3v2: bool = False) -> None:
     """Copies the tracks of `src` (any file ``open`` reads) into a new file at `dst` without
     decoding, like the mk-remux sample. The output's format follows `dst`'s extension: MP4
     (.mp4, .m4a, .m4v, .mov), Matroska / WebM (.mkv, .mka, .webm), Ogg (.ogg, .oga, .opus),
@@ -232,9 +233,17 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     The input's tags, chapters and cover art are copied into what the output holds (as
     ``ffmpeg -map_metadata 0 -map_chapters 0``); copy_metadata=False copies none (mk-remux
     --no-metadata). metadata={KEY: VALUE} sets container tags after the copy (mk-remux
-    --metadata KEY=VALUE; an empty VALUE removes the tag).
+    --metadata KEY=VALUE; an empty VALUE removes the tag). id3v2_version=3 writes an MP3's tags
+    as ID3v2.3 (TYER / TDAT, ISO-8859-1 or UTF-16 text, as ``ffmpeg -id3v2_version 3``), 4 or
+    None as ID3v2.4; write_id3v2=True also writes a WAV's or AIFF's tags, cover art and chapters
+    as an ID3v2 chunk after the samples (mk-remux --id3v2-version, --write-id3v2); other
+    formats refuse them (InvalidArgumentError).
     """
+    if id3v2_version not in (None, 3, 4):
+        raise ValueError(f"id3v2_version is 3 or 4 (or None: 4), not {id3v2_version!r}")
     s = _muxer_settings(faststart, fragment, hybrid)
+    s.id3v2_version = id3v2_version or 0
+    s.write_id3v2 = 1 if write_id3v2 else 0
     if segment_format is not None:
         s.segment_format = segment_format.encode()
     s.no_metadata = 0 if copy_metadata else 1

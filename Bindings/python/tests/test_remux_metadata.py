@@ -59,3 +59,67 @@ def test_bad_metadata_key_is_refused(shared_media: Path, tmp_path: Path) -> None
     with pytest.raises(ValueError):
         mediakit.remux(shared_media / MP3, tmp_path / "out.mp3", metadata={"a=b": "c"})
     assert not (tmp_path / "out.mp3").exists()
+
+
+def test_remux_id3v23_as_ffmpeg_writes_it(shared_media: Path, oracle_tools: None, tmp_path: Path) -> None:
+    """id3v2_version=3 writes the ID3v2.3 tag ``ffmpeg -id3v2_version 3`` writes (byte for byte:
+    the oracle is ffmpeg's tag of the same input)."""
+    src = shared_media / MP3
+    out, ref = tmp_path / "out.mp3", tmp_path / "ref.mp3"
+    mediakit.remux(src, out, id3v2_version=3)
+    subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", str(src), "-map", "0", "-map_metadata", "0",
+                    "-map_chapters", "0", "-c", "copy", "-id3v2_version", "3", "-fflags", "+bitexact", str(ref)], check=True)
+
+    def tag(path: Path) -> bytes:
+        data = path.read_bytes()
+        size = 0
+        for b in data[6:10]:
+            size = size << 7 | b
+        return data[:10 + size]
+
+    assert tag(out)[:4] == b"ID3\x03" and tag(out) == tag(ref)
+
+
+def test_remux_id3_chunk_and_refusals(shared_media: Path, oracle_tools: None, tmp_path: Path) -> None:
+    """write_id3v2=True into WAV (a remux of PCM) adds an `id3 ` chunk mutagen reads the tags
+    from (ID3v2.4 by default); a version other than 3 or 4, or the option for a format without ID3v2, is
+    refused and writes nothing."""
+    wav = tmp_path / "in.wav"
+    subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", str(shared_media / MP3), "-map_metadata", "0",
+                    "-c:a", "pcm_s16le", str(wav)], check=True)
+    out = tmp_path / "out.wav"
+    mediakit.remux(wav, out, write_id3v2=True, metadata={"album": "Chunk Album"})
+    from mutagen.wave import WAVE
+
+    id3 = WAVE(str(out)).tags  # type: ignore[no-untyped-call]  # mutagen has no annotations
+    assert id3 is not None and id3.version[:2] == (2, 4) and id3["TALB"].text == ["Chunk Album"]
+    assert _tags(_probe(out))["album"] == "Chunk Album"
+    with pytest.raises(ValueError):
+        mediakit.remux(wav, tmp_path / "bad.wav", id3v2_version=2)
+    with pytest.raises(mediakit.InvalidArgumentError):
+        mediakit.remux(wav, tmp_path / "bad.mka", write_id3v2=True)
+    assert not (tmp_path / "bad.wav").exists() and not (tmp_path / "bad.mka").exists()
+
+
+def test_c_settings_id3_fields_checked(shared_media: Path, tmp_path: Path) -> None:
+    """mk_remux itself refuses an id3v2_version other than 0, 3 or 4 and a write_id3v2 other
+    than 0 or 1 (MK_EINVAL, naming the field), and a settings struct of the 0.3 size before these fields (120
+    bytes) still remuxes with their defaults (struct_size rule)."""
+    import ctypes
+
+    from mediakit import _ffi
+
+    src, out = str(shared_media / MP3).encode(), tmp_path / "c.mp3"
+    for field, value in (("id3v2_version", 2), ("write_id3v2", 2)):
+        s = _ffi.MuxerSettings()
+        mediakit.lib.mk_muxer_default_settings(ctypes.byref(s))
+        setattr(s, field, value)
+        with pytest.raises(mediakit.InvalidArgumentError, match=field):
+            mediakit.lib.mk_remux(src, str(out).encode(), ctypes.byref(s))
+        assert not out.exists()
+    s = _ffi.MuxerSettings()
+    mediakit.lib.mk_muxer_default_settings(ctypes.byref(s))
+    s.id3v2_version = 3    # beyond the stated size: not read
+    s.struct_size = _ffi.MuxerSettings.id3v2_version.offset
+    mediakit.lib.mk_remux(src, str(out).encode(), ctypes.byref(s))
+    assert out.read_bytes()[:4] == b"ID3\x04"

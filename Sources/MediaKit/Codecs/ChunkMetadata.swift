@@ -22,6 +22,10 @@ enum ChunkMetadata {
     static func read(_ source: ByteSource, start: Int64, end: Int64, bigEndian: Bool) throws -> ID3Metadata.Result {
         var result = ID3Metadata.Result()
         result.metadata = Metadata(ffmpegMerge: .replace)
+        // WAV: the text of an `id3 ` chunk goes into libavformat's id3v2_meta, kept only when
+        // the header gave no tag (avformat_open_input: "Discarding ID3 tags because more
+        // suitable tags were found"); its PRIV frames go into the tags directly (wavdec.c).
+        var riffID3Text: [MetadataEntry] = []
         var offset = start, visited = 0
         while offset + 8 <= end, visited < maxChunks {
             visited += 1
@@ -40,6 +44,13 @@ enum ChunkMetadata {
                 var tag = ID3Metadata.Result()
                 ID3Metadata.parseV2(b, into: &tag)
                 for e in tag.metadata where !e.ffmpegKey.isEmpty {
+                    let priv = e.ffmpegKey.lowercased().hasPrefix("id3v2_priv.")
+                    if !bigEndian && !priv {
+                        riffID3Text.append(e)
+                        continue
+                    }
+                    // AIFF: aiffdec.c parses no PRIV frame into the tags.
+                    if bigEndian && priv { continue }
                     // AV_DICT_DONT_OVERWRITE: a tag already there stays.
                     if !result.metadata.contains(where: { $0.ffmpegKey.lowercased() == e.ffmpegKey.lowercased() }) { result.metadata.append(e) }
                 }
@@ -54,6 +65,11 @@ enum ChunkMetadata {
             }
             guard size >= 0 else { break }
             offset = body + size + (size & 1)
+        }
+        if result.metadata.isEmpty {
+            for e in riffID3Text where !result.metadata.contains(where: { $0.ffmpegKey.lowercased() == e.ffmpegKey.lowercased() }) {
+                result.metadata.append(e)
+            }
         }
         return result
     }

@@ -87,6 +87,12 @@ enum ID3Metadata {
         let major = Int(tag[3])
         addFrames(raw.frames, major: major, into: &result, chapterTags: false)
         mergeDate(&result.metadata)
+        // libavformat adds the PRIV frames (ff_id3v2_parse_priv) after reading every text frame:
+        // they come last in its dictionary, whatever their place in the tag.
+        let priv = result.metadata.filter { $0.nativeKey == "PRIV" }
+        if !priv.isEmpty {
+            result.metadata = Metadata(result.metadata.filter { $0.nativeKey != "PRIV" } + priv, ffmpegMerge: result.metadata.ffmpegMerge)
+        }
     }
 
     /// Adds ID3v2 frames (id, body after unsynchronisation) as FFmpeg reads them.

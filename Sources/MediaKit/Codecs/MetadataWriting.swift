@@ -72,6 +72,7 @@ enum MetadataWriting {
         "date": "TDRC", "genre": "TCON", "composer": "TCOM", "encoded_by": "TENC", "language": "TLAN", "copyright": "TCOP",
         "publisher": "TPUB", "isrc": "TSRC", "performer": "TPE3", "compilation": "TCMP", "grouping": "TIT1",
         "album-sort": "TSOA", "artist-sort": "TSOP", "title-sort": "TSOT", "bpm": "TBPM", "creation_time": "TDEN",
+        "encoder": "TSSE",
     ]
 
     /// Normalised key -> TXXX description (MusicBrainz Picard's names, ReplayGain's).
@@ -93,15 +94,7 @@ enum MetadataWriting {
         var text: [(id: String, values: [String])] = []
         var user: [(description: String, values: [String])] = []
         var frames: [[UInt8]] = []
-        var entries = tags
-        for (number, total) in [("track", "track_total"), ("disc", "disc_total")] {
-            if let n = entries.firstIndex(where: { $0.key == number }), !entries[n].value.contains("/"),
-               let t = entries.firstIndex(where: { $0.key == total }) {
-                entries[n].value += "/" + entries[t].value
-                entries.remove(at: t)
-            }
-        }
-        for e in entries {
+        for e in withTotals(tags) {
             let key = e.key.lowercased()
             if key.hasPrefix("id3v2_priv.") {
                 // PRIV: the owner, then the bytes as libavformat shows them (\xNN escapes undone).
@@ -143,6 +136,172 @@ enum MetadataWriting {
         guard !body.isEmpty else { return [] }
         body += [UInt8](repeating: 0, count: padding)
         return Array("ID3".utf8) + [4, 0, 0] + syncsafe(body.count) + body
+    }
+
+    /// `tags` with a track number and its total as one "3/12" value (TRCK), a disc and its
+    /// total as one (TPOS), the total's entry removed.
+    static func withTotals(_ tags: [MetadataEntry]) -> [MetadataEntry] {
+        var entries = tags
+        for (number, total) in [("track", "track_total"), ("disc", "disc_total")] {
+            if let n = entries.firstIndex(where: { $0.key == number }), !entries[n].value.contains("/"),
+               let t = entries.firstIndex(where: { $0.key == total }) {
+                entries[n].value += "/" + entries[t].value
+                entries.remove(at: t)
+            }
+        }
+        return entries
+    }
+
+    // MARK: - ID3v2.3
+
+    /// The text frames FFmpeg writes into an ID3v2.3 tag (id3v2.c `ff_id3v2_tags` and
+    /// `ff_id3v2_3_tags`); a tag without one of them becomes a TXXX frame.
+    static let id3v23TextFrames: Set<String> = [
+        "TALB", "TBPM", "TCOM", "TCON", "TCOP", "TDLY", "TENC", "TEXT", "TFLT", "TIT1", "TIT2", "TIT3", "TKEY", "TLAN", "TLEN", "TMED",
+        "TOAL", "TOFN", "TOLY", "TOPE", "TOWN", "TPE1", "TPE2", "TPE3", "TPE4", "TPOS", "TPUB", "TRCK", "TRSN", "TRSO", "TSRC", "TSSE",
+        "TDAT", "TIME", "TORY", "TRDA", "TSIZ", "TYER",
+    ]
+
+    /// An ID3v2 tag of `version` 3 or 4 (anything else: 4) for `tags`, `pictures` and
+    /// `chapters`: ``id3v2_3(tags:pictures:chapters:padding:)`` or
+    /// ``id3v2(tags:pictures:chapters:padding:)``.
+    static func id3v2(version: Int, tags: [MetadataEntry], pictures: [Attachment], chapters: [Chapter], padding: Int = 0) -> [UInt8] {
+        version == 3 ? id3v2_3(tags: tags, pictures: pictures, chapters: chapters, padding: padding)
+            : id3v2(tags: tags, pictures: pictures, chapters: chapters, padding: padding)
+    }
+
+    /// An ID3v2.3 tag (id3.org ID3v2.3.0) laid out as FFmpeg 5.1's id3v2enc.c writes one with
+    /// `-id3v2_version 3`: a frame per tag in the tags' order (libavformat's dictionary order
+    /// when they were copied: ``MetadataCopyOptions``), then a CTOC listing the chapters and a CHAP for each
+    /// (its title a TIT2 sub-frame), then an APIC per picture, then `padding` zero bytes. Text
+    /// is ISO-8859-1 when every string of the frame is ASCII, else UTF-16 with a byte order
+    /// mark (encoding 1), each string NUL-terminated; frame sizes are plain 32-bit numbers
+    /// (ID3v2.3 has no syncsafe frame sizes), the tag's size syncsafe; no frame flags. Frames
+    /// are chosen by the key libavformat gives each tag, as FFmpeg chooses them
+    /// (``id3v23Frames(_:)``): the date becomes TYER (the year) and, for "YYYY-MM-DD", TDAT
+    /// ("DDMM"); a tag without an ID3v2.3 frame (one of ID3v2.4 only, such as TDRC, TSOP, or a
+    /// name such as LABEL) becomes a TXXX frame under that key. As in the ID3v2.4 tag, a comment
+    /// and lyrics are COMM and USLT frames (FFmpeg writes TXXX "comment"; its reader shows both
+    /// as "comment") and a track or disc with its total one "n/total" frame (FFmpeg keeps a
+    /// Vorbis TRACKTOTAL as TXXX).
+    /// Empty when there is nothing to write and no padding.
+    static func id3v2_3(tags: [MetadataEntry], pictures: [Attachment], chapters: [Chapter], padding: Int = 0) -> [UInt8] {
+        let entries = withTotals(tags)
+        // One frame per id (TXXX: per description), its values in the order they came.
+        var frames: [(id: String, strings: [String])] = []
+        for e in entries {
+            if e.key.lowercased().hasPrefix("id3v2_priv.") {
+                frames.append(("PRIV", [String(e.key.dropFirst(11)), e.value]))
+                continue
+            }
+            for (id, strings) in id3v23Frames(e) {
+                if id == "PRIV" {
+                    frames.append((id, strings))
+                } else if id == "TXXX" || id == "COMM" || id == "USLT",
+                   let i = frames.firstIndex(where: { $0.id == id && $0.strings.first == strings.first }) {
+                    frames[i].strings += strings.dropFirst()
+                } else if id != "TXXX" && id != "COMM" && id != "USLT", let i = frames.firstIndex(where: { $0.id == id }) {
+                    frames[i].strings += strings
+                } else {
+                    frames.append((id, strings))
+                }
+            }
+        }
+        var body: [UInt8] = []
+        for f in frames {
+            if f.id == "PRIV" {
+                // The owner, then the bytes as libavformat shows them (\xNN escapes undone).
+                body += frame23("PRIV", Array(f.strings[0].utf8) + [0] + unescaped(f.strings[1]))
+                continue
+            }
+            let t = text23(f.strings)
+            body += frame23(f.id, f.id == "COMM" || f.id == "USLT" ? [t[0]] + Array("eng".utf8) + t.dropFirst() : t)
+        }
+        if !chapters.isEmpty {
+            // The CTOC counts its entries in one byte: 255 chapters at most.
+            let listed = chapters.prefix(255)
+            var toc = Array("toc".utf8) + [0, 0x03, UInt8(clamping: listed.count)]
+            for i in listed.indices { toc += Array("ch\(i)".utf8) + [0] }
+            body += frame23("CTOC", toc)
+            for (i, c) in listed.enumerated() {
+                let start = Rational.rescale(c.start, from: c.timeBase, to: Rational(1, 1000))
+                let end = Rational.rescale(c.end, from: c.timeBase, to: Rational(1, 1000))
+                var chap = Array("ch\(i)".utf8) + [0] + be32(Int(clamping: max(0, min(start, 0xFFFF_FFFF))))
+                    + be32(Int(clamping: max(0, min(end, 0xFFFF_FFFF)))) + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+                if let title = c.shownTitle { chap += frame23("TIT2", text23([title])) }
+                body += frame23("CHAP", chap)
+            }
+        }
+        for p in pictures {
+            let description = text23([p.description])
+            body += frame23("APIC", [description[0]] + Array(p.mimeType.utf8) + [0, UInt8(clamping: p.pictureType ?? 3)] + description.dropFirst() + p.data)
+        }
+        // With padding, a tag without frames is still written (FFmpeg's mp3 muxer always
+        // writes its tag: a header and 10 zero bytes).
+        guard !body.isEmpty || padding > 0 else { return [] }
+        body += [UInt8](repeating: 0, count: padding)
+        return Array("ID3".utf8) + [3, 0, 0] + syncsafe(body.count) + body
+    }
+
+    /// FFmpeg's generic tag names -> ID3v2 text frames (id3v2.c `ff_id3v2_34_metadata_conv`,
+    /// matched in any case), for the ID3v2.3 tag.
+    static let id3v2GenericFrames: [String: String] = [
+        "album": "TALB", "composer": "TCOM", "genre": "TCON", "copyright": "TCOP", "encoded_by": "TENC", "title": "TIT2",
+        "language": "TLAN", "artist": "TPE1", "album_artist": "TPE2", "performer": "TPE3", "disc": "TPOS", "publisher": "TPUB",
+        "track": "TRCK", "encoder": "TSSE",
+    ]
+
+    /// The ID3v2.3 frames of one tag as (frame id, strings), by the key libavformat gives the
+    /// tag, as FFmpeg's id3v2enc.c picks them: a generic name's frame
+    /// (``id3v2GenericFrames``), a text frame id that ID3v2.3 has (TMED ...), TYER and TDAT for
+    /// a date, else TXXX with the key as its description (LABEL, artist-sort, TSO2 ...).
+    /// MediaKit's own choices: a comment and lyrics (by normalised key) are COMM and USLT with
+    /// an empty description.
+    private static func id3v23Frames(_ e: MetadataEntry) -> [(String, [String])] {
+        let key = e.key.lowercased(), shown = e.ffmpegKey, lower = shown.lowercased()
+        if key == "comment" { return [("COMM", ["", e.value])] }
+        if key == "lyrics" { return [("USLT", ["", e.value])] }
+        if lower == "date" {
+            // id3v2_3_metadata_split_date: digits, then the end or "-": the year (its first
+            // four characters); "-MM-DD" (then the end or a space) adds the day and month.
+            let u = Array(e.value.utf8)
+            var i = 0
+            while i < u.count, (0x30...0x39).contains(u[i]) { i += 1 }
+            if i == u.count || u[i] == 0x2D {
+                var out = [("TYER", [String(decoding: u.prefix(4), as: UTF8.self)])]
+                func at(_ k: Int, _ range: ClosedRange<UInt8>) -> Bool { i + k < u.count && range.contains(u[i + k]) }
+                if i < u.count, at(1, 0x30...0x31), at(2, 0x30...0x39), at(3, 0x2D...0x2D), at(4, 0x30...0x33), at(5, 0x30...0x39),
+                   i + 6 == u.count || u[i + 6] == 0x20 {
+                    out.append(("TDAT", [String(decoding: u[(i + 4)...(i + 5)] + u[(i + 1)...(i + 2)], as: UTF8.self)]))
+                }
+                return out
+            }
+        }
+        if let id = id3v2GenericFrames[lower] { return [(id, [e.value])] }
+        if isTextFrameID(shown), id3v23TextFrames.contains(shown) { return [(shown, [e.value])] }
+        return [("TXXX", [shown, e.value])]
+    }
+
+    /// An ID3v2.3 text body: the encoding byte, then each string NUL-terminated: ISO-8859-1
+    /// (0) when all are ASCII, else UTF-16 with a byte order mark (1), as FFmpeg encodes them.
+    static func text23(_ strings: [String]) -> [UInt8] {
+        let ascii = strings.allSatisfy { $0.utf8.allSatisfy { $0 < 0x80 } }
+        var out: [UInt8] = [ascii ? 0 : 1]
+        for s in strings {
+            if ascii {
+                out += Array(s.utf8) + [0]
+            } else {
+                out += [0xFF, 0xFE]
+                for unit in s.utf16 { out += [UInt8(truncatingIfNeeded: unit), UInt8(truncatingIfNeeded: unit >> 8)] }
+                out += [0, 0]
+            }
+        }
+        return out
+    }
+
+    /// An ID3v2.3 frame: id, 32-bit size (not syncsafe), no flags, body.
+    static func frame23(_ id: String, _ body: [UInt8]) -> [UInt8] {
+        Array(id.utf8) + be32(body.count) + [0, 0] + body
     }
 
     /// The bytes of a PRIV value as libavformat shows it: `\xNN` for a byte outside 32-126 or a

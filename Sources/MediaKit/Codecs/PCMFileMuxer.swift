@@ -16,6 +16,10 @@ struct PCMFileLayout: Sendable {
     /// The header with chunks for `tags` put in (WAV: a LIST/INFO chunk before `data`); nil:
     /// the format holds no tags here.
     var withTags: (@Sendable (_ header: [UInt8], _ tags: [MetadataEntry]) -> [UInt8])? = nil
+    /// The id of the chunk holding an ID3v2 tag after the samples (WAV "id3 ", AIFF "ID3 "),
+    /// written when the muxer is asked for one (``MuxerOptions/writeID3v2``); its size field
+    /// and the file's (bytes 4-7) are big-endian for IFF, little-endian for RIFF.
+    var id3Chunk: (id: String, bigEndian: Bool)? = nil
 }
 
 /// Writes a file of one PCM track from packets, in a ``PCMFileLayout``: a header, the samples
@@ -31,14 +35,28 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
     private var dataBytes: Int64 = 0
     /// Tags for ``PCMFileLayout/withTags`` (``setMetadata(_:)``).
     private var tags: [MetadataEntry] = []
+    /// The ID3v2 version of the tag chunk after the samples (``PCMFileLayout/id3Chunk``); nil: none.
+    private let id3v2Version: Int?
+    /// What that chunk holds (``setMetadata(_:)``).
+    private var id3Metadata = MuxMetadata()
     /// True once the header is in the file (at the first packet or at ``finish()``).
     private var headerWritten = false
 
-    /// Starts `path`.
+    /// Starts `path`; with `id3v2Version` (3 or 4) and a layout that has an
+    /// ``PCMFileLayout/id3Chunk``, the tags also go into an ID3v2 tag chunk after the samples.
     /// - Throws: `.io` when the file cannot be created.
-    init(path: String, layout: PCMFileLayout) throws {
+    init(path: String, layout: PCMFileLayout, id3v2Version: Int? = nil) throws {
         file = try OutputFile(path: path)
         self.layout = layout
+        self.id3v2Version = layout.id3Chunk == nil ? nil : id3v2Version
+    }
+
+    /// The muxer the catalogue makes for `layout` with `options` (``MuxerOptions/writeID3v2``,
+    /// ``MuxerOptions/id3v2Version``). - Throws: `.invalidArgument` for an ID3v2 version other
+    /// than 3 or 4; `.io`.
+    static func make(path: String, layout: PCMFileLayout, options: MuxerOptions) throws -> PCMFileMuxer {
+        let version = try options.checkedID3v2Version(path: path)
+        return try PCMFileMuxer(path: path, layout: layout, id3v2Version: options.writeID3v2 ? version : nil)
     }
 
     deinit { if !done { file.discard() } }
@@ -61,15 +79,30 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
     }
 
     /// Keeps the tags to write with the header where the format holds them (WAV: a LIST/INFO
-    /// chunk, ``PCMFileLayout/withTags``): the container's tags, then the track's that it does
-    /// not have. - Throws: `.state` after the first packet.
+    /// chunk; AIFF: NAME, AUTH, `(c) ` and ANNO chunks; ``PCMFileLayout/withTags``): the
+    /// container's tags, then the track's that it does not have; and when an ID3v2 chunk was
+    /// asked for, the tags, pictures and chapters for it. - Throws: `.state` after the first
+    /// packet.
     func setMetadata(_ metadata: MuxMetadata) throws {
-        guard layout.withTags != nil else { return }
+        guard layout.withTags != nil || id3v2Version != nil else { return }
         guard !headerWritten else {
             if metadata.isEmpty { return }
             throw MediaError(.state, "metadata must be given before the first packet", path: file.path)
         }
         tags = metadata.combined(track: 0)
+        id3Metadata = metadata
+    }
+
+    /// The ID3v2 chunk written after the samples (with its pad byte), or nothing; as FFmpeg's
+    /// aiff muxer writes it (its tag padded with 10 zero bytes).
+    private func id3ChunkBytes() -> [UInt8] {
+        guard let version = id3v2Version, let chunk = layout.id3Chunk, !id3Metadata.isEmpty else { return [] }
+        let tag = MetadataWriting.id3v2(version: version, tags: id3Metadata.combined(track: 0), pictures: id3Metadata.pictures,
+                                        chapters: id3Metadata.chapters, padding: 10)
+        guard !tag.isEmpty else { return [] }
+        let n = tag.count
+        let size = chunk.bigEndian ? MetadataWriting.be32(n) : MetadataWriting.le32(n)
+        return Array(chunk.id.utf8) + size + tag + (n & 1 == 1 ? [0] : [])
     }
 
     private func header() -> [UInt8] {
@@ -114,7 +147,20 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
         do {
             try writeHeader()
             if dataBytes % 2 == 1 { try file.write([0]) }
-            try file.patch(header(), at: 0)
+            var h = header()
+            let trailer = id3ChunkBytes()
+            if !trailer.isEmpty, h.count >= 8, let chunk = layout.id3Chunk {
+                // The file's size (bytes 4-7, RIFF / FORM) counts the chunk after the samples.
+                let at = chunk.bigEndian ? [4, 5, 6, 7] : [7, 6, 5, 4]
+                let old = at.reduce(Int64(0)) { $0 << 8 | Int64(h[$1]) }
+                let size = old + Int64(trailer.count)
+                guard size <= Int64(UInt32.max) else {
+                    throw MediaError(.limit, "the ID3v2 chunk (\(trailer.count) bytes) does not fit in the \(layout.name) file's 4 GiB", path: file.path)
+                }
+                for (k, i) in at.enumerated() { h[i] = UInt8(truncatingIfNeeded: size >> Int64(24 - 8 * k)) }
+                try file.write(trailer)
+            }
+            try file.patch(h, at: 0)
             try file.commit()
             done = true
         } catch {

@@ -36,6 +36,10 @@ public struct MuxerOptions: Sendable, Equatable {
         case userData = "user-data"
         /// ``MuxerOptions/segmentFormat``.
         case segmentFormat = "segment-format"
+        /// ``MuxerOptions/id3v2Version``.
+        case id3v2Version = "id3v2-version"
+        /// ``MuxerOptions/writeID3v2``.
+        case writeID3v2 = "write-id3v2"
     }
 
     /// The layout. Default: ``MuxLayout/progressive``.
@@ -56,6 +60,15 @@ public struct MuxerOptions: Sendable, Equatable {
     /// Segmented presentations (HLS): the segments' format, "ts" (MPEG-TS) or "fmp4"
     /// (fragmented MP4 / CMAF: an `init.mp4` and `.m4s` media segments). nil (default): "ts".
     public var segmentFormat: String?
+    /// The version of the ID3v2 tags written (MP3's tag; WAV's `id3 ` and AIFF's `ID3 ` chunk
+    /// with ``writeID3v2``): 3 (ID3v2.3: TYER / TDAT, ISO-8859-1 or UTF-16 text, as FFmpeg's
+    /// `-id3v2_version 3`) or 4 (ID3v2.4, UTF-8 text). nil (default): 4. Other values are
+    /// refused by the muxer (`.invalidArgument`).
+    public var id3v2Version: Int?
+    /// WAV and AIFF: also write the tags, cover art and chapters as an ID3v2 tag in a chunk
+    /// after the samples (WAV `id3 `, AIFF `ID3 `, as FFmpeg's aiff muxer `-write_id3v2 1`).
+    /// Default: false (WAV: LIST/INFO only; AIFF: NAME, AUTH, `(c) `, ANNO only).
+    public var writeID3v2 = false
 
     /// The time scale a format uses when ``timeScale`` is nil and it has no better one (MP4's 1000).
     public static let defaultTimeScale: Int64 = 1000
@@ -65,6 +78,16 @@ public struct MuxerOptions: Sendable, Equatable {
     /// Options with every default.
     public init(layout: MuxLayout = .progressive) {
         self.layout = layout
+    }
+
+    /// ``id3v2Version`` checked: 3 or 4 (nil: 4).
+    /// - Throws: `.invalidArgument` for another version.
+    func checkedID3v2Version(path: String) throws -> Int {
+        let v = id3v2Version ?? 4
+        guard v == 3 || v == 4 else {
+            throw MediaError(.invalidArgument, "ID3v2 version \(v) is not written: give 3 (ID3v2.3) or 4 (ID3v2.4)", path: path)
+        }
+        return v
     }
 
     /// The options set away from their defaults, by name.
@@ -78,6 +101,8 @@ public struct MuxerOptions: Sendable, Equatable {
         if writeFragmentIndex != d.writeFragmentIndex { names.append(.writeFragmentIndex) }
         if userData != d.userData { names.append(.userData) }
         if segmentFormat != d.segmentFormat { names.append(.segmentFormat) }
+        if id3v2Version != d.id3v2Version { names.append(.id3v2Version) }
+        if writeID3v2 != d.writeID3v2 { names.append(.writeID3v2) }
         return names
     }
 }

@@ -31,6 +31,11 @@ public struct TranscodeOptions: Sendable {
     /// default (`ffmpeg -map_metadata 0 -map_chapters 0`), or dropped (`--no-metadata`), and
     /// tags set (`--metadata KEY=VALUE`).
     public var metadata = MetadataCopyOptions()
+    /// The output muxer's options (``MuxerOptions``), given to the format that writes it
+    /// (``MuxerFormat/make(path:options:)``, which refuses those it does not take): the ID3v2
+    /// version of an MP3's tag (`mk-transcode --id3v2-version 3`), a WAV or AIFF ID3v2 chunk
+    /// (`--write-id3v2`). Default: every option at its default.
+    public var muxer = MuxerOptions()
     /// Scale the re-encoded video (``video``) to this size first (`mk-transcode --scale W:H`,
     /// as `ffmpeg -vf scale=W:H` sizes it) through the picture converter (``PictureConverter``:
     /// the FFmpeg plugin's libswscale, the bytes of the `ffmpeg` tool's scale filter); nil:
@@ -225,7 +230,7 @@ public enum Transcoder {
         func openIfReady() throws {
             guard muxer == nil, audio == nil || converter != nil, copiedAudio == nil || firstAudioData != nil,
                   videoTrack == nil || firstVideoData != nil else { return }
-            let m = try format.make(path: output)
+            let m = try format.make(path: output, options: options.muxer)
             muxer = m
             var order: [(Int, () throws -> Void)] = []
             // Copied tracks write what they hold once every track is added.

@@ -1,8 +1,9 @@
 extension PCMFileLayout {
     /// AIFF and AIFF-C, laid out as FFmpeg's aiff muxer lays them out: `FORM`, for AIFF-C an
-    /// `FVER` chunk, `COMM` (channels, sample frames, sample size, the rate as an 80-bit float
-    /// and for AIFF-C the compression type with an empty name), then `SSND` (offset and block
-    /// size 0, the samples).
+    /// `FVER` chunk, the text chunks of the tags (NAME, AUTH, `(c) `, ANNO), `COMM` (channels,
+    /// sample frames, sample size, the rate as an 80-bit float and for AIFF-C the compression
+    /// type with an empty name), then `SSND` (offset and block size 0, the samples), and when
+    /// asked for an `ID3 ` chunk.
     ///
     /// Codecs, by FFmpeg's AIFF table (`ff_codec_aiff_tags`): big-endian integer PCM (`pcm_s8`,
     /// `pcm_s16be`, `pcm_s24be`, `pcm_s32be`) as plain AIFF; `pcm_u8` (`raw `), `pcm_f32be`
@@ -48,12 +49,35 @@ extension PCMFileLayout {
             let formSize = 4 + Int64(chunks.count) + dataBytes + dataBytes % 2
             return Array("FORM".utf8) + be32(formSize) + Array((compression == nil ? "AIFF" : "AIFC").utf8) + chunks
         },
-        maxDataBytes: Int64(UInt32.max) - 128)
+        maxDataBytes: Int64(UInt32.max) - 128,
+        withTags: { header, tags in
+            // FFmpeg's aiffenc.c put_meta: the title, author, copyright and comment (by the name
+            // libavformat gives them) as NAME, AUTH, "(c) " and ANNO chunks before COMM, the
+            // size an even count of bytes (an odd text takes its NUL as the pad).
+            var chunks: [UInt8] = []
+            for (key, id) in [("title", "NAME"), ("author", "AUTH"), ("copyright", "(c) "), ("comment", "ANNO")] {
+                guard let e = tags.first(where: { $0.ffmpegKey.lowercased() == key }) else { continue }
+                var text = Array(e.value.utf8)
+                if text.count & 1 == 1 { text.append(0) }
+                chunks += Array(id.utf8) + MetadataWriting.be32(text.count) + text
+            }
+            guard !chunks.isEmpty, header.count >= 12, let comm = header.indices.dropLast(3).first(where: { Array(header[$0..<($0 + 4)]) == Array("COMM".utf8) })
+            else { return header }
+            var h = Array(header[..<comm]) + chunks + Array(header[comm...])
+            let size = (0..<4).reduce(Int64(0)) { $0 << 8 | Int64(h[4 + $1]) } + Int64(chunks.count)
+            for k in 0..<4 { h[4 + k] = UInt8(truncatingIfNeeded: size >> Int64(24 - 8 * k)) }
+            return h
+        },
+        id3Chunk: ("ID3 ", true))
 }
 
 extension MuxerFormat {
-    /// AIFF / AIFF-C: one PCM track, stored big-endian or as AIFF-C names it (``PCMFileLayout/aiff``).
+    /// AIFF / AIFF-C: one PCM track, stored big-endian or as AIFF-C names it (``PCMFileLayout/aiff``),
+    /// its title, author, copyright and comment in NAME, AUTH, `(c) ` and ANNO chunks; with
+    /// ``MuxerOptions/writeID3v2`` also an `ID3 ` chunk after the samples (every tag, the cover
+    /// art and chapters, ``MuxerOptions/id3v2Version``), as FFmpeg's aiff muxer `-write_id3v2 1`.
     public static let aiff = MuxerFormat(name: "aiff", description: "AIFF / AIFF-C", extensions: ["aiff", "aif", "aifc"],
-                                         mimeTypes: ["audio/aiff", "audio/x-aiff"], codecs: PCMCodec.plainCodecs, defaultAudioCodec: "pcm_s16be",
-                                         make: { path, _ in try PCMFileMuxer(path: path, layout: .aiff) })
+                                         mimeTypes: ["audio/aiff", "audio/x-aiff"], codecs: PCMCodec.plainCodecs,
+                                         options: [.writeID3v2, .id3v2Version], defaultAudioCodec: "pcm_s16be",
+                                         make: { path, o in try PCMFileMuxer.make(path: path, layout: .aiff, options: o) })
 }

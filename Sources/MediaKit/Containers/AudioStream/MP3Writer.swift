@@ -25,13 +25,30 @@ public final class MP3Writer: Muxer, @unchecked Sendable {
     /// Byte offset (from the first audio frame) of every frame, for the table of contents.
     private var offsets: [Int] = []
     private var musicCRC: UInt16 = 0
-    /// The ID3v2.4 tag written in front of the Info frame (``setMetadata(_:)``).
+    /// The ID3v2 tag written in front of the Info frame (``setMetadata(_:)``).
     private var id3: [UInt8] = []
+    /// The ID3v2 version of that tag: 3 or 4.
+    private let id3v2Version: Int
 
-    /// Starts `path`.
+    /// Starts `path`, its tags to be written as ID3v2.4.
     /// - Throws: `.io` when the file cannot be created.
     public init(path: String) throws {
         file = try OutputFile(path: path)
+        id3v2Version = 4
+    }
+
+    /// Starts `path`, its tags to be written as ID3v2 `id3v2Version` (3 or 4; FFmpeg's
+    /// `-id3v2_version`); an ID3v2.3 tag is written even without tags, as FFmpeg writes it
+    /// (its header and 10 bytes of padding). - Throws: `.invalidArgument` for another version; `.io` when the
+    /// file cannot be created.
+    public init(path: String, id3v2Version: Int) throws {
+        guard id3v2Version == 3 || id3v2Version == 4 else {
+            throw MediaError(.invalidArgument, "ID3v2 version \(id3v2Version) is not written: give 3 (ID3v2.3) or 4 (ID3v2.4)", path: path)
+        }
+        file = try OutputFile(path: path)
+        self.id3v2Version = id3v2Version
+        // ffmpeg -id3v2_version 3 writes its tag without tags too: a header and its padding.
+        if id3v2Version == 3 { id3 = MetadataWriting.id3v2_3(tags: [], pictures: [], chapters: [], padding: 10) }
     }
 
     deinit { if !done { file.discard() } }
@@ -79,17 +96,20 @@ public final class MP3Writer: Muxer, @unchecked Sendable {
         try finish(inputSamples: gaplessSamples ?? max(0, decoded - Int64(max(0, gaplessDelay - 529))), encoderDelay: gaplessDelay)
     }
 
-    /// Keeps the tags, pictures and chapters to write as an ID3v2.4 tag in front of the Info
-    /// frame (``MetadataWriting/id3v2(tags:pictures:chapters:padding:)``: text frames, TXXX,
-    /// COMM, USLT, APIC, CHAP and CTOC), as FFmpeg's mp3 muxer writes its ID3v2 tag: the
-    /// container's tags, then the track's that it does not have. - Throws: `.state` after the
-    /// first packet; `.invalidArgument` for a tag over ID3v2's 256 MiB.
+    /// Keeps the tags, pictures and chapters to write as an ID3v2 tag in front of the Info
+    /// frame (text frames, TXXX, COMM, USLT, PRIV, APIC, CHAP and CTOC), as FFmpeg's mp3 muxer
+    /// writes its ID3v2 tag: the container's tags, then the track's that it does not have.
+    /// ID3v2.4 by default (``MetadataWriting/id3v2(tags:pictures:chapters:padding:)``), ID3v2.3
+    /// when the writer was made for it (``MetadataWriting/id3v2_3(tags:pictures:chapters:padding:)``,
+    /// with FFmpeg's 10 bytes of padding). - Throws: `.state` after the first packet;
+    /// `.invalidArgument` for a tag over ID3v2's 256 MiB.
     public func setMetadata(_ metadata: MuxMetadata) throws {
         guard first == nil, !done else {
             if metadata.isEmpty { return }
             throw MediaError(.state, "metadata must be given before the first packet", path: file.path)
         }
-        let tag = MetadataWriting.id3v2(tags: metadata.combined(track: 0), pictures: metadata.pictures, chapters: metadata.chapters)
+        let tag = MetadataWriting.id3v2(version: id3v2Version, tags: metadata.combined(track: 0), pictures: metadata.pictures,
+                                        chapters: metadata.chapters, padding: id3v2Version == 3 ? 10 : 0)
         guard tag.count < 1 << 28 else {
             throw MediaError(.invalidArgument, "an ID3v2 tag of \(tag.count) bytes is over the format's 256 MiB", path: file.path)
         }
@@ -220,7 +240,9 @@ public final class MP3Writer: Muxer, @unchecked Sendable {
 }
 
 extension MuxerFormat {
-    /// MP3 (``MP3Writer``): one MPEG audio Layer III track, an Info frame with LAME's tag first.
+    /// MP3 (``MP3Writer``): one MPEG audio Layer III track, an Info frame with LAME's tag first;
+    /// the tags as ID3v2.4, or ID3v2.3 with ``MuxerOptions/id3v2Version`` 3.
     public static let mp3 = MuxerFormat(name: "mp3", description: "MP3", extensions: ["mp3"], mimeTypes: ["audio/mpeg"],
-                                        codecs: ["mp3"], defaultAudioCodec: "mp3", make: { path, _ in try MP3Writer(path: path) })
+                                        codecs: ["mp3"], options: [.id3v2Version], defaultAudioCodec: "mp3",
+                                        make: { path, o in try MP3Writer(path: path, id3v2Version: o.checkedID3v2Version(path: path)) })
 }

@@ -1,7 +1,9 @@
 /// Writes a CAF file of one audio track, laid out as FFmpeg's caf muxer lays it out: `caff`,
 /// `desc`, `chan` when the speaker layout is known (mono and stereo by default), `kuki` for the
-/// codecs that have a cookie (``CAFCodec/cookie(for:)``), `data`, and for packets of varying
-/// size a `pakt` after the audio with the priming and remainder frames.
+/// codecs that have a cookie (``CAFCodec/cookie(for:)``), `info` for the tags
+/// (``setMetadata(_:)``), `data`, and for packets of varying size a `pakt` after the audio
+/// with the priming and remainder frames. The chunks before the audio are written at the first
+/// packet (or at ``finish()``).
 ///
 /// Codecs: AAC, ALAC, FLAC, Opus (mono or stereo), and every plain PCM codec (`lpcm` in the
 /// source's byte order, integer or float; `pcm_u8` stored as signed 8-bit, a lossless change of
@@ -26,6 +28,9 @@ final class CAFMuxer: Muxer, @unchecked Sendable {
         var timeBase: Rational
         /// Where the `kuki` body starts (patched by ``updateParameters(_:track:)``'s same-size cookie).
         var cookie: (offset: Int64, bytes: [UInt8])?
+        /// The chunks before `info` and `data`, until they are written (at the first packet or
+        /// at ``finish()``, once ``setMetadata(_:)`` had its chance); nil once written.
+        var pendingHeader: [UInt8]?
         /// Where the `data` chunk's header starts.
         var dataHeader: Int64 = 0
         var dataBytes: Int64 = 0
@@ -84,11 +89,39 @@ final class CAFMuxer: Muxer, @unchecked Sendable {
             s.cookie = (Int64(header.count), cookie)
             header += cookie
         }
+        s.pendingHeader = header
+        stream = s
+        return 0
+    }
+
+    /// Keeps the container's tags (then the track's that it does not have) for an `info`
+    /// chunk before `data`, as FFmpeg's caf muxer writes one: the count, then each key and
+    /// value NUL-terminated, under the names libavformat gives them ("title", "artist" ...),
+    /// in its dictionary's order. - Throws: `.state` after the first packet.
+    func setMetadata(_ metadata: MuxMetadata) throws {
+        guard let s = stream, s.pendingHeader != nil, !done else {
+            if metadata.isEmpty { return }
+            throw MediaError(.state, "metadata must be given after addTrack and before the first packet", path: file.path)
+        }
+        information = Metadata(metadata.combined(track: 0), ffmpegMerge: metadata.tags.ffmpegMerge).ffmpegTags
+    }
+
+    /// The tags of the `info` chunk (``setMetadata(_:)``).
+    private var information: [(key: String, value: String)] = []
+
+    /// Writes the chunks kept by ``addTrack(_:timeBase:)``, the `info` chunk and the `data`
+    /// chunk's header, once.
+    private func writeHeader(_ s: inout Stream) throws {
+        guard var header = s.pendingHeader else { return }
+        if !information.isEmpty {
+            var body = MetadataWriting.be32(information.count)
+            for (key, value) in information { body += Array(key.utf8) + [0] + Array(value.utf8) + [0] }
+            header += CAFChunks.header("info", size: Int64(body.count)) + body
+        }
         s.dataHeader = Int64(header.count)
         header += CAFChunks.header("data", size: CAFChunks.unknownSize) + [0, 0, 0, 0]   // edit count 0
         try file.write(header)
-        stream = s
-        return 0
+        s.pendingHeader = nil
     }
 
     /// Adds a copied track; its edit list (one edit at rate 1, its media time the priming) or
@@ -153,6 +186,10 @@ final class CAFMuxer: Muxer, @unchecked Sendable {
         guard packet.trackIndex == 0 else {
             throw MediaError(.invalidArgument, "track \(packet.trackIndex) was not added (a CAF file holds track 0)", path: file.path)
         }
+        if s.pendingHeader != nil {
+            try writeHeader(&s)
+            stream = s
+        }
         if let pcm = s.pcm {
             let bytes = pcm.source.convert(packet.data, to: pcm.stored)
             try file.write(bytes)
@@ -207,6 +244,7 @@ final class CAFMuxer: Muxer, @unchecked Sendable {
                              path: file.path)
         }
         do {
+            try writeHeader(&s)
             if s.pcm == nil {
                 // Constant frames a packet when every packet but a shorter last one has the same.
                 let n = s.lengths.count

@@ -4,7 +4,9 @@ import Foundation
 /// metadata model, as FFmpeg 5.1's mov muxer writes them (libavformat/movenc.c
 /// mov_write_ilst_tag, mov_write_chpl_tag), plus freeform `----` items (mean
 /// "com.apple.iTunes") for the tags without an atom of their own, as iTunes and MusicBrainz
-/// Picard write them. The atom names are the reading side's (``ITunesMetadata/table``).
+/// Picard write them. The atom names are the reading side's (``ITunesMetadata/table``). A
+/// `.mov` file gets QuickTime `udta` strings (©nam ...) instead of `ilst`, as FFmpeg writes
+/// one (``quickTimeStrings(tags:)``).
 enum MP4MetadataWriter {
     /// Normalised key -> the iTunes text atom (type 1, UTF-8) that holds it: the first text row
     /// of ``ITunesMetadata/table`` for the key (atoms libavformat shows), and the names
@@ -102,12 +104,43 @@ enum MP4MetadataWriter {
         return w.bytes
     }
 
-    /// A `udta` box with `meta` > `hdlr` (mdir, appl) > `ilst` holding `items`, then `extra`
-    /// (a `chpl`); empty when both are.
-    static func userData(items: [UInt8], extra: [UInt8] = []) -> [UInt8] {
-        guard !items.isEmpty || !extra.isEmpty else { return [] }
+    /// The QuickTime `udta` strings FFmpeg 5.1's mov muxer writes for a `.mov` file (MODE_MOV,
+    /// mov_write_udta_tag) instead of iTunes `ilst` items, in its order: the atom and the tag
+    /// it holds, by the name libavformat gives the tag (`comment` goes into both ©des and ©cmt).
+    static let quickTimeStringAtoms: [(atom: String, key: String)] = [
+        ("©ART", "artist"), ("©nam", "title"), ("©aut", "author"), ("©alb", "album"), ("©day", "date"), ("©swr", "encoder"),
+        ("©des", "comment"), ("©cmt", "comment"), ("©gen", "genre"), ("©cpy", "copyright"), ("©mak", "make"), ("©mod", "model"),
+        ("©xyz", "location"), ("©key", "keywords"),
+    ]
+
+    /// QuickTime `udta` string atoms for `tags` (``quickTimeStringAtoms``; the first tag of
+    /// each name, in any case): each a 16-bit length, the packed language code of "und"
+    /// (0x55C4), the UTF-8 text (at most 65,535 bytes, cut at a character's start), as
+    /// mov_write_string_tag writes them. Tags without such an atom (composer, track, cover art)
+    /// are not written, as FFmpeg writes none for them in a `.mov`.
+    static func quickTimeStrings(tags: [MetadataEntry]) -> [UInt8] {
+        var w = BoxWriter()
+        for (atom, key) in quickTimeStringAtoms {
+            guard let e = tags.first(where: { $0.ffmpegKey.lowercased() == key && !$0.value.isEmpty }) else { continue }
+            var text = Array(e.value.utf8.prefix(0xFFFF))
+            while !text.isEmpty, String(bytes: text, encoding: .utf8) == nil { text.removeLast() }   // not inside a character
+            guard !text.isEmpty else { continue }
+            w.box(atom) { w in
+                w.u16(UInt16(truncatingIfNeeded: text.count))
+                w.u16(0x55C4)   // "und", ISO 639-2/T packed as 5-bit letters
+                w.append(text)
+            }
+        }
+        return w.bytes
+    }
+
+    /// A `udta` box with `strings` (QuickTime string atoms), then `meta` > `hdlr` (mdir, appl) >
+    /// `ilst` holding `items`, then `extra` (a `chpl`); empty when all are.
+    static func userData(items: [UInt8], extra: [UInt8] = [], strings: [UInt8] = []) -> [UInt8] {
+        guard !items.isEmpty || !extra.isEmpty || !strings.isEmpty else { return [] }
         var w = BoxWriter()
         w.box("udta") { w in
+            w.append(strings)
             if !items.isEmpty {
                 w.fullBox("meta", version: 0, flags: 0) { w in
                     w.fullBox("hdlr", version: 0, flags: 0) { w in

@@ -277,8 +277,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         options.userData = bytes
     }
 
-    /// The `ilst` items and `chpl` of ``setMetadata(_:)``; empty: ``Options/userData`` is written.
-    private var metadataItems: [UInt8] = [], chapterList: [UInt8] = []
+    /// The `ilst` items, `chpl` and (`.mov`) QuickTime strings of ``setMetadata(_:)``; empty:
+    /// ``Options/userData`` is written.
+    private var metadataItems: [UInt8] = [], chapterList: [UInt8] = [], quickTimeStrings: [UInt8] = []
     /// An encoded AAC track's iTunSMPB item (``setGapless(track:presentedDuration:padding:)``).
     private var gaplessItem: [UInt8] = []
 
@@ -286,21 +287,28 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// `trkn` / `disk`, `cpil`, `tmpo`, freeform `----` items, `covr`) and a Nero `chpl`
     /// (``MP4MetadataWriter``), the container's tags then the first track's that it does not
     /// have; the `udta` then replaces ``Options/userData`` (an encoder's iTunSMPB is kept
-    /// among the items). No QuickTime chapter track is written yet. A `udta` given in
+    /// among the items). A `.mov` file gets QuickTime `udta` strings (©nam, ©ART ...:
+    /// ``MP4MetadataWriter/quickTimeStrings(tags:)``) instead of `ilst` items, as FFmpeg's mov
+    /// muxer writes them. No QuickTime chapter track is written yet. A `udta` given in
     /// ``Options/userData`` (verbatim) wins: the metadata is then not written.
     /// - Throws: `.state` after the first write.
     public func setMetadata(_ metadata: MuxMetadata) throws {
         guard !metadata.isEmpty, options.userData.isEmpty else { return }
         guard !started else { throw MediaError(.state, "metadata must be given before the first write", path: path) }
-        metadataItems = MP4MetadataWriter.items(tags: metadata.combined(track: metadata.trackTags.keys.min()), pictures: metadata.pictures)
+        let tags = metadata.combined(track: metadata.trackTags.keys.min())
+        if (path as NSString).pathExtension.lowercased() == "mov" {
+            quickTimeStrings = MP4MetadataWriter.quickTimeStrings(tags: tags)
+        } else {
+            metadataItems = MP4MetadataWriter.items(tags: tags, pictures: metadata.pictures)
+        }
         chapterList = MP4MetadataWriter.chpl(metadata.chapters)
     }
 
     /// The `udta` written into the `moov`: ``Options/userData``, or the one made from
     /// ``setMetadata(_:)`` with an encoder's iTunSMPB item.
     private var userDataToWrite: [UInt8] {
-        guard !metadataItems.isEmpty || !chapterList.isEmpty else { return options.userData }
-        return MP4MetadataWriter.userData(items: metadataItems + gaplessItem, extra: chapterList)
+        guard !metadataItems.isEmpty || !chapterList.isEmpty || !quickTimeStrings.isEmpty else { return options.userData }
+        return MP4MetadataWriter.userData(items: metadataItems + gaplessItem, extra: chapterList, strings: quickTimeStrings)
     }
 
     /// Makes track `from` reference `to` (a `tref` entry such as "chap" for a chapter

@@ -30,12 +30,16 @@ extension PCMFileLayout {
             for k in 0..<4 { size &+= UInt32(truncatingIfNeeded: h[4 + k]) << (8 * k) }
             for k in 0..<4 { h[4 + k] = UInt8(truncatingIfNeeded: size >> (8 * k)) }
             return h
-        })
+        },
+        id3Chunk: ("id3 ", false))
 }
 
 extension MuxerFormat {
-    /// WAV: one PCM track, stored little-endian (``PCMFileLayout/wav``).
+    /// WAV: one PCM track, stored little-endian (``PCMFileLayout/wav``), its tags in a LIST/INFO
+    /// chunk; with ``MuxerOptions/writeID3v2`` also an `id3 ` chunk after the samples (an ID3v2
+    /// tag with the cover art and chapters, ``MuxerOptions/id3v2Version``), as mutagen and
+    /// FFmpeg's wav demuxer read it (FFmpeg 5.1's wav muxer writes none).
     public static let wav = MuxerFormat(name: "wav", description: "WAV", extensions: ["wav"], mimeTypes: ["audio/wav", "audio/x-wav"],
-                                        codecs: PCMCodec.plainCodecs, defaultAudioCodec: "pcm_s16le",
-                                        make: { path, _ in try PCMFileMuxer(path: path, layout: .wav) })
+                                        codecs: PCMCodec.plainCodecs, options: [.writeID3v2, .id3v2Version], defaultAudioCodec: "pcm_s16le",
+                                        make: { path, o in try PCMFileMuxer.make(path: path, layout: .wav, options: o) })
 }
