@@ -28,6 +28,8 @@ final class WriterNarrowingTests: XCTestCase {
         "MediaKit/Containers/HLS/HLSMuxer.swift", "MediaKit/Codecs/AnnexBStream.swift", "MediaKit/Codecs/ADTSMaker.swift",
         "MediaKit/Session/AssetWriter.swift", "MediaKitC/Writer.swift",
         "MediaKit/Codecs/MetadataWriting.swift", "MediaKit/Containers/Matroska/MatroskaMetadataWriter.swift",
+        "MediaKit/Codecs/MovTextEncoder.swift", "MediaKit/Text/SubtitleConverter.swift", "MediaKit/Text/SubtitleFileMuxer.swift",
+        "MediaKit/Containers/MP4/MP4ChapterTrack.swift",
     ]
 
     /// Audited bare conversions: file, a fragment of the line, why it cannot trap.

@@ -36,8 +36,8 @@ public final class MovTextEncoder: @unchecked Sendable {
         var d = MovText.StyleRecord(start: 0, end: 0, fontID: 1, face: 0, fontSize: 0x12, rgba: 0xFFFF_FFFF)
         var back: UInt32 = 0
         if let style {
-            d.fontSize = Int(UInt8(truncatingIfNeeded: style.fontSize))
-            d.rgba = Self.rgb(style.primaryColor) << 8 | UInt32(255 - style.primaryAlpha)
+            d.fontSize = Int(truncatingIfNeeded: UInt8(truncatingIfNeeded: style.fontSize))
+            d.rgba = Self.rgb(style.primaryColor) << 8 | UInt32(truncatingIfNeeded: 255 - style.primaryAlpha)
             d.face = Self.face(style)
             back = Self.rgb(style.backColor & 0xFFFFFF) << 8 | (255 - (style.backColor >> 24))
         }
@@ -139,18 +139,17 @@ public final class MovTextEncoder: @unchecked Sendable {
         guard text.count <= Int(UInt16.max) else {
             throw MediaError(.limit, "a mov_text sample holds at most 65535 bytes of text; this cue has \(text.count)")
         }
-        var out: [UInt8] = [UInt8(text.count >> 8), UInt8(text.count & 0xFF)] + text
-        func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-        if !records.isEmpty {
-            out += be32(UInt32(records.count * 12 + 10)) + Array("styl".utf8) + [UInt8(records.count >> 8 & 0xFF), UInt8(records.count & 0xFF)]
+        var out: [UInt8] = Self.be16(text.count) + text
+                if !records.isEmpty {
+            out += Self.be32(records.count * 12 + 10) + Array("styl".utf8) + Self.be16(records.count)
             for r in records { out += r.bytes }
         }
         records = []
         temp = defaultRecord
         if hasHighlight {
-            out += be32(12) + Array("hlit".utf8) + [UInt8(hlit.start >> 8 & 0xFF), UInt8(hlit.start & 0xFF), UInt8(hlit.end >> 8 & 0xFF), UInt8(hlit.end & 0xFF)]
+            out += Self.be32(12) + Array("hlit".utf8) + Self.be16(hlit.start) + Self.be16(hlit.end)
         }
-        if hasHighlightColor { out += be32(12) + Array("hclr".utf8) + be32(hclr) }
+        if hasHighlightColor { out += Self.be32(12) + Array("hclr".utf8) + Self.be32(Int(truncatingIfNeeded: hclr)) }
         return out.count > 2 ? out : nil
     }
 
@@ -178,7 +177,7 @@ public final class MovTextEncoder: @unchecked Sendable {
         let flags = Self.face(style)
         if (temp.face & flags) ^ flags != 0, startRun() { temp.face |= flags }
         setColor(Self.rgb(style.primaryColor) << 8)
-        setAlpha(UInt32(255 - style.primaryAlpha))
+        setAlpha(UInt32(truncatingIfNeeded: 255 - style.primaryAlpha))
         setSize(style.fontSize)
         setFont(style.fontName)
     }
@@ -194,8 +193,9 @@ public final class MovTextEncoder: @unchecked Sendable {
     }
 
     private func setSize(_ size: Int) {
-        // FONTSIZE_SCALE with a scale of 1: (size + 0.5) truncated, stored in a byte.
-        let v = Int(UInt8(truncatingIfNeeded: Int((Double(size) + 0.5).rounded(.towardZero))))
+        // FONTSIZE_SCALE with a scale of 1: (size + 0.5) truncated toward zero (a negative size
+        // one up: -1, no value, is 0), stored in a byte.
+        let v = Int(truncatingIfNeeded: UInt8(truncatingIfNeeded: size >= 0 ? size : size + 1))
         guard temp.fontSize != v else { return }
         if startRun() { temp.fontSize = v }
     }
@@ -205,6 +205,12 @@ public final class MovTextEncoder: @unchecked Sendable {
         guard temp.fontID != id else { return }
         if startRun() { temp.fontID = id }
     }
+
+    /// The low 16 bits of `v`, big-endian.
+    static func be16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)] }
+
+    /// The low 32 bits of `v`, big-endian.
+    static func be32(_ v: Int) -> [UInt8] { be16(v >> 16) + be16(v) }
 
     /// The number of UTF-8 characters in `b` (FFmpeg's `utf8_strlen`), nil when it is not
     /// UTF-8 by its lead bytes.

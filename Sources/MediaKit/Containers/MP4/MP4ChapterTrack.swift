@@ -17,8 +17,7 @@ enum MP4ChapterTrack {
         body += [UInt8](repeating: 0, count: 8)                 // text box
         body += [0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0]           // style record: font 1, size 0, colour 0
         body += [0, 0, 0, 0x0D] + Array("ftab".utf8) + [0, 1, 0, 1, 0]   // font table: font 1, no name
-        let size = UInt32(8 + body.count)
-        return [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)] + Array("text".utf8) + body
+        return [0, 0, 0, UInt8(truncatingIfNeeded: 8 + body.count)] + Array("text".utf8) + body   // 59 bytes
     }()
 
     /// The samples for `chapters`: (start, duration) in ``timeScale`` ticks and the sample's
@@ -34,7 +33,7 @@ enum MP4ChapterTrack {
             guard start >= (out.last?.start ?? 0) else { continue }
             var text = Array(title.utf8.prefix(Int(UInt16.max)))
             while !text.isEmpty, String(bytes: text, encoding: .utf8) == nil { text.removeLast() }   // not inside a character
-            out.append((start, max(0, end - start), [UInt8(text.count >> 8), UInt8(text.count & 0xFF)] + text + encd))
+            out.append((start, max(0, end - start), [UInt8(truncatingIfNeeded: text.count >> 8), UInt8(truncatingIfNeeded: text.count)] + text + encd))
         }
         return out
     }
