@@ -271,7 +271,9 @@ def test_mp4_chapter_track_is_ffmpegs(mk_remux: Path, mk_probe: Path, tmp_path: 
         chapter_stream = [s for s in info["streams"] if s["codec_type"] == "data"]
         assert len(chapter_stream) == 1, info["streams"]
         keys = ("codec_name", "codec_tag_string", "time_base", "duration", "nb_frames")
-        return info["chapters"], {k: chapter_stream[0].get(k) for k in keys}
+        shown = {k: chapter_stream[0].get(k) for k in keys}
+        shown["language"] = chapter_stream[0].get("tags", {}).get("language")
+        return info["chapters"], shown
 
     assert probe(ours) == probe(ref)
     # With -ignore_chapters FFmpeg lists the chapter track as a mov_text stream and gives its packets.

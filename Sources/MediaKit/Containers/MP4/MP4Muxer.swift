@@ -343,6 +343,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         let others = Array(tracks.indices)
         let ci = try addTrack(p, timeBase: Rational(1, MP4ChapterTrack.timeScale), language: "und", matrix: [],
                               edits: [EditListEntry(segmentDuration: 0, mediaTime: 0, mediaRate: 1)], movieTimeScale: MP4ChapterTrack.timeScale)
+        tracks[ci].macintoshLanguageZero = true   // FFmpeg's chapter track: language code 0 (read as "eng")
         for i in others { try addTrackReference(from: i, type: "chap", to: [ci]) }
         chapterTrack = ci
         chapterSamples = samples
