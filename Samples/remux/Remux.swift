@@ -41,6 +41,12 @@ struct Remux: ParsableCommand {
         data tracks the output carries; the others (timed ID3, DVB tables) are left
         out with a note.
 
+        Text subtitles: Matroska carries SubRip, ASS / SSA and WebVTT, WebM WebVTT; a
+        text track the output does not carry is converted as ffmpeg -c:s srt / webvtt /
+        mov_text converts it (into MP4 as tx3g, mov_text into Matroska as SubRip, any
+        text into WebM as WebVTT). An output named .srt or .vtt takes the first text
+        subtitle track and nothing else. Bitmap subtitles are refused by text outputs.
+
         An output named .wav, .aiff, .aif or .aifc takes one PCM track (integer,
         float, A-law, mu-law) and stores it in the format's byte order: WAV
         little-endian, AIFF big-endian (16-bit little-endian as AIFF-C sowt). The
@@ -80,7 +86,7 @@ struct Remux: ParsableCommand {
     @Argument(help: "The input file (MP4, MOV, M4A, fragmented or not; Ogg, Matroska / WebM, MP3, ADTS, WAV, FLAC, AIFF, CAF, MPEG-TS).")
     var input: String?
 
-    @Argument(help: "The output: its extension chooses the format (see --list-formats): .mp4 (MP4), .mkv / .mka (Matroska), .webm (WebM), .ogg / .oga (Ogg), .opus (Ogg Opus), .flac, .mp3, .wav, .aiff / .aif / .aifc, .caf, .ts (MPEG-TS), .m3u8 (HLS); with --hls, a directory.")
+    @Argument(help: "The output: its extension chooses the format (see --list-formats): .mp4 (MP4), .mkv / .mka (Matroska), .webm (WebM), .ogg / .oga (Ogg), .opus (Ogg Opus), .flac, .mp3, .wav, .aiff / .aif / .aifc, .caf, .ts (MPEG-TS), .m3u8 (HLS), .srt / .vtt (subtitles); with --hls, a directory.")
     var output: String?
 
     @Flag(help: "Print the formats MediaKit writes (name, extensions, codecs, options) and exit.")

@@ -66,7 +66,7 @@ def make(tmp_path: Path, name: str, *codec: str) -> Path:
 
 FFPROBE_NAME = {"mp4": "mov,mp4,m4a,3gp,3g2,mj2", "matroska": "matroska,webm", "webm": "matroska,webm", "ogg": "ogg",
                 "opus": "ogg", "flac": "flac", "mp3": "mp3", "wav": "wav", "aiff": "aiff", "caf": "caf", "mpegts": "mpegts",
-                "hls": "hls"}
+                "hls": "hls", "srt": "srt", "webvtt": "webvtt"}
 
 
 def test_list_formats_names_every_writer_and_each_writes_what_ffprobe_reads(mk_remux: Path, tmp_path: Path) -> None:
@@ -76,9 +76,11 @@ def test_list_formats_names_every_writer_and_each_writes_what_ffprobe_reads(mk_r
     flac = make(tmp_path, "in.flac", "-c:a", "flac")
     mp3 = make(tmp_path, "in.mp3", "-c:a", "libmp3lame")
     pcm = make(tmp_path, "in.aiff", "-c:a", "pcm_s16be")
+    srt = tmp_path / "in.srt"   # the subtitle writers (issue 33 item 4) take a text track
+    srt.write_text("1\n00:00:00,500 --> 00:00:01,000\nHello\n")
     # One source per format that carries it, remuxed into every extension the listing gives.
     source = {"mp4": opus, "matroska": opus, "webm": opus, "ogg": opus, "opus": opus, "flac": flac, "mp3": mp3,
-              "wav": pcm, "aiff": pcm, "caf": pcm, "mpegts": opus, "hls": mp3}
+              "wav": pcm, "aiff": pcm, "caf": pcm, "mpegts": opus, "hls": mp3, "srt": srt, "webvtt": srt}
     for name, extensions in formats.items():
         assert extensions, f"{name} lists no extension"
         for ext in extensions:

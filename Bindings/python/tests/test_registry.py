@@ -49,7 +49,8 @@ def test_every_muxer_extension_writes_its_container(sample: Path, shared_media: 
     sources = {"mp4": sample, "matroska": sample, "webm": shared_media / "mka_opus_5p1.mka",
                "ogg": shared_media / "ogg_opus_stereo_tiny_155b.opus", "opus": shared_media / "ogg_opus_stereo_tiny_155b.opus",
                "flac": flac, "mp3": shared_media / "mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "wav": pcm, "aiff": pcm, "caf": pcm,
-               "mpegts": sample, "hls": sample}
+               "mpegts": sample, "hls": sample, "srt": shared_media / "breadth" / "vtt_shaka-proj_034a2c_chapters.vtt",
+               "webvtt": shared_media / "breadth" / "mkv_androidx_9d9030_full_blocks.mkv"}   # the subtitle writers take a text track
     for c in muxers:
         assert c.extensions and c.mime_types and c.description and c.codecs, c
         for ext in c.extensions:

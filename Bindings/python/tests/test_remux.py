@@ -48,3 +48,21 @@ def test_remux_into_ogg(name: str, ext: str, shared_media: Path, tmp_path: Path)
     pcm = [subprocess.run(["ffmpeg", "-v", "error", "-i", str(f), "-f", "f32le", "-"], check=True, capture_output=True).stdout
            for f in (src, dst)]
     assert pcm[0] == pcm[1]
+
+
+def _subtitle_packets(path: Path) -> list[str]:
+    """ffprobe's pts, duration, size and data hash of the first subtitle stream's packets."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "s:0", "-show_entries",
+                          "packet=pts_time,duration_time,size", "-show_data_hash", "md5", "-of", "compact", str(path)],
+                         capture_output=True, check=True)
+    return out.stdout.decode().splitlines()
+
+
+@pytest.mark.parametrize("ext,codec", [("mp4", "mov_text"), ("mkv", "copy")])
+def test_remux_keeps_a_subtitle_track(ext: str, codec: str, shared_media: Path, tmp_path: Path) -> None:
+    """A Matroska SubRip track: copied into Matroska, converted to tx3g in MP4, as ffmpeg writes
+    it with `-c:s copy` / `-c:s mov_text`."""
+    src, dst, ref = shared_media / "breadth" / "mkv_androidx_9d9030_full_blocks.mkv", tmp_path / f"o.{ext}", tmp_path / f"r.{ext}"
+    mediakit.remux(src, dst)
+    subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", str(src), "-map", "0:s:0", "-c:s", codec, str(ref)], check=True)
+    assert _subtitle_packets(dst) == _subtitle_packets(ref) != []

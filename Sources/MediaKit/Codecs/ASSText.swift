@@ -73,6 +73,10 @@ public enum ASSText {
         public var bold: Bool, italic: Bool, underline: Bool
         /// Numpad alignment 1...9 (2: bottom centre).
         public var alignment: Int
+        /// The primary colour's alpha byte (0: opaque), the `AA` of `&HAABBGGRR`.
+        public var primaryAlpha: UInt8 = 0
+        /// Back colour, 0xAABBGGRR as the header states it (alpha kept).
+        public var backColor: UInt32 = 0
 
         /// FFmpeg's default style (`ASS_DEFAULT_*`): Arial 16, white, plain, bottom centre.
         public static let `default` = Style(name: "Default", fontName: "Arial", fontSize: 16, primaryColor: 0xFFFFFF,
@@ -106,7 +110,11 @@ public enum ASSText {
             // A size a renderer can use: a number that is not finite or beyond any font size
             // (the header is the file's, any text) keeps the default.
             if let f = field("fontsize"), let size = Double(f), size.isFinite, abs(size) < 1e6 { s.fontSize = Int(size) }
-            if let c = field("primarycolour").flatMap(color) { s.primaryColor = c & 0xFFFFFF }
+            if let c = field("primarycolour").flatMap(color) {
+                s.primaryColor = c & 0xFFFFFF
+                s.primaryAlpha = UInt8(c >> 24)
+            }
+            if let c = field("backcolour").flatMap(color) { s.backColor = c }
             s.bold = flag("bold")
             s.italic = flag("italic")
             s.underline = flag("underline")
@@ -140,6 +148,9 @@ public enum ASSText {
         case style(Character, close: Bool)
         /// `\c` / `\1c`...`\4c`: a colour 0xBBGGRR (0xFFFFFFFF: back to the style's) for colour `id` (0 or 1: primary).
         case color(UInt32, id: Int)
+        /// `\alpha` / `\1a`...`\4a`: an alpha 0...255 (0: opaque; -1 when the code has no value) for
+        /// colour `id` (0: `\alpha`, every colour).
+        case alpha(Int, id: Int)
         /// `\fn`: a font name, nil: back to the style's.
         case fontName(String?)
         /// `\fs`: a font size, -1: back to the style's.
@@ -212,6 +223,11 @@ public enum ASSText {
         if let f = s.first, "1234".contains(f), s.dropFirst().first == "c", let c = colorArg(s.dropFirst(2)) {
             return .color(c ?? 0xFFFF_FFFF, id: Int(String(f)) ?? 0)
         }
+        // `\alpha` is colour 0 (every colour), `\1a`...`\4a` one; no value: -1.
+        if let f = s.first, "1234".contains(f), s.dropFirst().first == "a", let a = colorArg(s.dropFirst(2)) {
+            return .alpha(a.map { Int($0 & 0xFF) } ?? -1, id: Int(String(f)) ?? 0)
+        }
+        if let a = rest(after: "alpha"), let c = colorArg(a) { return .alpha(c.map { Int($0 & 0xFF) } ?? -1, id: 0) }
         if let a = rest(after: "fn") { return .fontName(a.isEmpty ? nil : String(a.prefix(127))) }
         if let a = rest(after: "fs") {
             if a.isEmpty { return .fontSize(-1) }

@@ -96,4 +96,22 @@ public enum WebVTTCue {
 
     /// The `vtte` box: a `wvtt` sample with no cue (a gap between cues).
     public static let vtte: [UInt8] = [0, 0, 0, 8] + Array("vtte".utf8)
+
+    /// A WebM `D_WEBVTT/*` block as FFmpeg's matroskaenc writes a cue and its matroskadec reads
+    /// it: the identifier line, the settings line, then the cue text.
+    public static func webMBlock(identifier: String?, settings: String?, text: [UInt8]) -> [UInt8] {
+        Array("\(identifier ?? "")\n\(settings ?? "")\n".utf8) + text
+    }
+
+    /// The identifier, settings and text of a WebM `D_WEBVTT/*` block (FFmpeg's
+    /// `matroska_parse_webvtt`: line feeds and carriage returns at the end of the text
+    /// dropped); nil for a block without the two line feeds or with no text.
+    public static func parseWebMBlock(_ block: [UInt8]) -> (identifier: String, settings: String, text: [UInt8])? {
+        guard let idEnd = block.firstIndex(of: 0x0A), let settingsEnd = block[(idEnd + 1)...].firstIndex(of: 0x0A) else { return nil }
+        var end = block.count
+        while end > settingsEnd + 1, block[end - 1] == 0x0A || block[end - 1] == 0x0D { end -= 1 }
+        guard end > settingsEnd + 1 else { return nil }
+        return (String(decoding: block[..<idEnd], as: UTF8.self), String(decoding: block[(idEnd + 1)..<settingsEnd], as: UTF8.self),
+                Array(block[(settingsEnd + 1)..<end]))
+    }
 }

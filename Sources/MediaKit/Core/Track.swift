@@ -157,6 +157,11 @@ public struct Track: Sendable {
     /// MP4 (FFmpeg keeps the `iTunSMPB` padding), ADTS, FLAC, WAV; Ogg and Matroska cut on
     /// the packets themselves.
     public var ffmpegEndDiscard: Range<Int64>?
+    /// True for a track whose samples are the file's chapter titles (an MP4 / QuickTime chapter
+    /// track, named by another track's `tref/chap`): FFmpeg reads it into chapters and lists it
+    /// as a data stream. A remux into another container writes its chapters as that
+    /// container's chapters and leaves the track out.
+    public var isChapterTrack = false
     /// Track-level tags (Matroska track Tags, MP4 track `udta`, Ogg stream comments ...); see
     /// ``Metadata``. Empty when the container states none.
     public var metadata = Metadata()

@@ -77,21 +77,35 @@ public struct MuxerFormat: Sendable {
     public let options: [MuxerOptions.Name]
     /// The audio codec a transcode writes into it when none is named (`mk-transcode`).
     public let defaultAudioCodec: CodecID?
+    /// Which tracks a file of the format holds besides what its codecs say.
+    public let trackLimit: TrackLimit
     private let factory: @Sendable (_ path: String, _ options: MuxerOptions) throws -> Muxer
     private let trackTest: (@Sendable (Track) -> Bool)?
     /// The layout that a file of this format written again keeps (``TagEditor``: MP4's `moov`
     /// before or after the media data), read from the file; nil: ``MuxLayout/progressive``.
     public let layoutOfFile: (@Sendable (_ source: ByteSource) throws -> MuxLayout)?
 
+    /// Which tracks a file of the format holds.
+    public enum TrackLimit: Sendable, Hashable {
+        /// Any number of tracks of any kind its codecs allow.
+        case none
+        /// One subtitle track and nothing else (`.srt`, `.vtt`): a remux keeps the first text
+        /// subtitle track, as ffmpeg's default stream choice does.
+        case oneSubtitle
+    }
+
     /// Creates a descriptor. `carriesTrack` says whether a demuxed track goes in when its codec
     /// alone does not say it (MP4 carries any track read from an MP4, its sample entry as it
-    /// is); nil: ``codecs`` decides. `layoutOfFile`: see ``layoutOfFile``.
+    /// is); nil: ``codecs`` decides. `layoutOfFile`: see ``layoutOfFile``. `trackLimit`: which
+    /// tracks a file holds (``TrackLimit``).
     public init(name: String, description: String, extensions: [String], mimeTypes: [String], codecs: [CodecID],
                 refusals: [CodecID: String] = [:], options: [MuxerOptions.Name] = [], defaultAudioCodec: CodecID? = nil,
                 make: @escaping @Sendable (_ path: String, _ options: MuxerOptions) throws -> Muxer,
-                carriesTrack: (@Sendable (Track) -> Bool)? = nil, layoutOfFile: (@Sendable (_ source: ByteSource) throws -> MuxLayout)? = nil) {
+                carriesTrack: (@Sendable (Track) -> Bool)? = nil, layoutOfFile: (@Sendable (_ source: ByteSource) throws -> MuxLayout)? = nil,
+                trackLimit: TrackLimit = .none) {
         self.trackTest = carriesTrack
         self.layoutOfFile = layoutOfFile
+        self.trackLimit = trackLimit
         self.name = name
         self.description = description
         self.extensions = extensions
@@ -141,7 +155,8 @@ public final class ContainerCatalog: @unchecked Sendable {
     public static let builtIn: [ContainerFormat] = [.mp4, .ogg, .ivf, .mpegAudio, .adts, .wav, .flac, .matroska, .aiff, .caf, .mpegts,
                                                     .ac3, .eac3, .dts, .amr, .h264, .hevc, .obu, .subrip, .webvtt]
     /// The formats MediaKit writes.
-    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3, .wav, .aiff, .caf, .mpegts, .hls]
+    public static let builtInMuxers: [MuxerFormat] = [.mp4, .matroska, .webm, .ogg, .opus, .flac, .mp3, .wav, .aiff, .caf, .mpegts, .hls,
+                                                      .subrip, .webvtt]
 
     /// The catalogue the registry and the tools use; its fallback is the container formats of
     /// ``MediaRegistry/shared``'s plugins (loaded the first time a source needs them).

@@ -83,11 +83,39 @@ public enum Remuxer {
     /// captions and time codes into MP4); the others (an MPEG-TS's timed ID3, an
     /// application table) are left out, as ffmpeg's default stream choice leaves them, with
     /// the reason. An audio or video track the target cannot carry stays, and the muxer's
-    /// refusal names it.
+    /// refusal names it. A text subtitle track goes into a target that holds its content in
+    /// another codec (SubRip into MP4 as `tx3g`: the muxer converts it). A subtitle file
+    /// (``MuxerFormat/TrackLimit/oneSubtitle``: `.srt`, `.vtt`) takes the first subtitle track
+    /// it carries and nothing else.
     /// - Returns: the indexes copied, in order, and the ones left out with why.
     public static func tracksToCopy(_ tracks: [Track], into target: MuxerFormat) -> (copied: [Int], leftOut: [(track: Int, why: String)]) {
         var copied: [Int] = [], leftOut: [(track: Int, why: String)] = []
+        if target.trackLimit == .oneSubtitle {
+            // A subtitle file: the first subtitle track it carries (ffmpeg picks one subtitle
+            // stream of a kind its encoder takes, text for SubRip and WebVTT).
+            for t in tracks {
+                let what = t.parameters.codec.isUnknown ? "an unknown codec" : t.parameters.codec.rawValue
+                if t.isChapterTrack {
+                    leftOut.append((t.index, "a chapter track (tref/chap), not subtitles"))
+                } else if t.mediaType != .subtitle {
+                    leftOut.append((t.index, "a \(target.description) file holds one subtitle track, not \(t.mediaType.rawValue)"))
+                } else if !copied.isEmpty {
+                    leftOut.append((t.index, "a \(target.description) file holds one subtitle track: track \(copied[0]) is written"))
+                } else if target.carries(track: t) {
+                    copied.append(t.index)
+                } else {
+                    leftOut.append((t.index, target.refusal(of: t.parameters.codec) ?? "\(target.description) does not carry subtitle tracks of \(what)"))
+                }
+            }
+            return (copied, leftOut)
+        }
         for t in tracks {
+            if t.isChapterTrack && target.name != "mp4" {
+                // FFmpeg lists it as a data stream its default choice leaves out; its chapters
+                // are copied as the target's chapters.
+                leftOut.append((t.index, "a chapter track (tref/chap): its chapters are written as \(target.description)'s chapters"))
+                continue
+            }
             if t.mediaType == .audio || t.mediaType == .video || target.carries(track: t) {
                 copied.append(t.index)
             } else {

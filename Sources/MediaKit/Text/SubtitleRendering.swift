@@ -110,7 +110,7 @@ public enum SubtitleRendering {
             case .cancelOverrides(let name):
                 closeAll()
                 apply(styles.first { $0.name == (name.isEmpty ? "Default" : name) })
-            case .move: break
+            case .move, .alpha: break
             }
         }
     }

@@ -256,6 +256,9 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
             refs[i] = t.references.map { ($0.type, $0.ids.compactMap { indexByID[$0] }) }
         }
         self.trackReferences = refs
+        for r in refs.values.joined() where r.type == "chap" {
+            for i in r.tracks where i >= 0 && i < tracks.count { tracks[i].isChapterTrack = true }
+        }
         var tags = Metadata()
         if let f = ftypBody, f.count >= 8 {
             // mov_read_ftyp: the major brand and the compatible brands as C strings.

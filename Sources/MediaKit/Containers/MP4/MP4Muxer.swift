@@ -100,6 +100,20 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// length-prefixed samples. Those with no extradata have an empty sample entry until their
     /// first packet gives the parameter sets.
     private var annexBTracks = Set<Int>()
+    /// The QuickTime chapter track (``setMetadata(_:)``) and its samples, written before the
+    /// first packet; `copiesChapterTrack`: a source's chapter track is copied, so none is made.
+    private var chapterTrack: Int?
+    private var chapterSamples: [(start: Int64, duration: Int64, data: [UInt8])] = []
+    private var copiesChapterTrack = false
+    /// 3GPP timed text tracks (`mov_text`): their converter (nil: copied) and where their last
+    /// sample ends, for the empty samples that fill gaps (``writeTimedText(_:)``).
+    private var timedTextTracks: [Int: TimedTextTrack] = [:]
+    private struct TimedTextTrack {
+        var converter: SubtitleConverter?
+        var end: Int64 = 0
+        var samples = 0
+        var lastWasGap = false
+    }
     /// Adapted Opus tracks: their pre-skip, for the edit list set after the last packet.
     private var opusTracks: [Int: Int] = [:]
     /// Encoded tracks: their priming, for ``setGapless(track:presentedDuration:padding:)``.
@@ -183,6 +197,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         if track.isEncrypted {
             throw MediaError(.unsupported, "encrypted track \(track.index) (\(track.parameters.codecTag)); MediaKit cannot remux protected samples", path: path)
         }
+        if track.isChapterTrack { copiesChapterTrack = true }
         return try addTrack(track.parameters, timeBase: track.timeBase, language: track.language, matrix: track.matrix,
                             edits: track.editList, movieTimeScale: track.movieTimeScale)
     }
@@ -212,7 +227,24 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// - Throws: `.unsupported` naming MP4 and the codec for a codec MP4 does not carry here;
     ///   `.invalidArgument` when the first frame does not give the sample entry; as ``addTrack(from:)``.
     public func addTrack(from track: Track, firstPacket: [UInt8]?) throws -> Int {
-        guard !MP4TrackAdapter.isMP4(track) else { return try addTrack(from: track) }
+        if MP4TrackAdapter.isConvertedText(track) {
+            // A text subtitle from another container: 3GPP timed text, as `-c:s mov_text`.
+            let converter: SubtitleConverter
+            do { converter = try SubtitleConverter(from: track.parameters, to: "mov_text", track: track.index) } catch let e as MediaError { throw e.at(path: path) }
+            var t = track
+            t.parameters = converter.parameters
+            t.editList = []
+            let index = try addTrack(from: t)
+            timedTextTracks[index] = TimedTextTrack(converter: converter)
+            return index
+        }
+        guard !MP4TrackAdapter.isMP4(track) else {
+            let index = try addTrack(from: track)
+            if track.parameters.codec == "mov_text" && track.parameters.codecTag == "tx3g" && !track.isChapterTrack {
+                timedTextTracks[index] = TimedTextTrack()
+            }
+            return index
+        }
         let kept = try MP4TrackAdapter.adapt(track, firstPacket: firstPacket, path: path)
         let index = try addTrack(from: kept)
         if kept.movieTimeScale > 0 { adaptedScales.insert(kept.movieTimeScale) }
@@ -289,7 +321,10 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// have; the `udta` then replaces ``Options/userData`` (an encoder's iTunSMPB is kept
     /// among the items). A `.mov` file gets QuickTime `udta` strings (©nam, ©ART ...:
     /// ``MP4MetadataWriter/quickTimeStrings(tags:)``) instead of `ilst` items, as FFmpeg's mov
-    /// muxer writes them. No QuickTime chapter track is written yet. A `udta` given in
+    /// muxer writes them. The chapters also get a QuickTime chapter track, as FFmpeg's mov
+    /// muxer writes one for MP4 and MOV (``MP4ChapterTrack``: a `text` track referenced by
+    /// `tref/chap` from every other track), in the progressive and fast-start layouts, unless
+    /// a source's chapter track is copied as a track. A `udta` given in
     /// ``Options/userData`` (verbatim) wins: the metadata is then not written.
     /// - Throws: `.state` after the first write.
     public func setMetadata(_ metadata: MuxMetadata) throws {
@@ -302,6 +337,35 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             metadataItems = MP4MetadataWriter.items(tags: tags, pictures: metadata.pictures)
         }
         chapterList = MP4MetadataWriter.chpl(metadata.chapters)
+        try addChapterTrack(metadata.chapters)
+    }
+
+    /// Adds the chapter track for `chapters` (``setMetadata(_:)``); its samples are written
+    /// with the first packet.
+    private func addChapterTrack(_ chapters: [Chapter]) throws {
+        guard chapterTrack == nil, !copiesChapterTrack, !isFragmentedLayout, !tracks.isEmpty else { return }
+        let samples = MP4ChapterTrack.samples(chapters)
+        guard !samples.isEmpty else { return }
+        var p = CodecParameters(mediaType: .subtitle, codec: "bin_data", codecTag: "text")
+        p.sampleEntry = MP4ChapterTrack.sampleEntry
+        let others = Array(tracks.indices)
+        let ci = try addTrack(p, timeBase: Rational(1, MP4ChapterTrack.timeScale), language: "und", matrix: [],
+                              edits: [EditListEntry(segmentDuration: 0, mediaTime: 0, mediaRate: 1)], movieTimeScale: MP4ChapterTrack.timeScale)
+        tracks[ci].macintoshLanguageZero = true   // FFmpeg's chapter track: language code 0 (read as "eng")
+        for i in others { try addTrackReference(from: i, type: "chap", to: [ci]) }
+        chapterTrack = ci
+        chapterSamples = samples
+    }
+
+    /// Writes the chapter track's samples, once, before the first packet (first in the `mdat`,
+    /// as FFmpeg writes them with the header).
+    private func writeChapterSamples() throws {
+        guard let ci = chapterTrack, !chapterSamples.isEmpty else { return }
+        let samples = chapterSamples
+        chapterSamples = []
+        for s in samples {
+            try append(track: ci, pts: s.start, dts: s.start, duration: s.duration, isKeyframe: true, data: s.data, source: nil, offset: -1, size: s.data.count)
+        }
     }
 
     /// The `udta` written into the `moov`: ``Options/userData``, or the one made from
@@ -453,7 +517,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     ///   cannot hold (a dts gap or composition offset beyond 32 bits); `.io` when writing fails
     ///   (the target name is left untouched). Any error abandons the file.
     public func write(_ packet: Packet) throws {
+        if !chapterSamples.isEmpty { try writeChapterSamples() }
         let ti = packet.trackIndex
+        if timedTextTracks[ti] != nil { return try writeTimedText(packet) }
         guard adtsTracks.contains(ti) || av1Tracks.contains(ti) || annexBTracks.contains(ti) || retimer.retimes(ti) else {
             try append(track: ti, pts: packet.pts, dts: packet.dts, duration: packet.statedDuration,
                        isKeyframe: packet.isKeyframe, data: packet.data, source: nil, offset: -1, size: packet.data.count)
@@ -472,6 +538,37 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         retimer.fix(&packet)
         try append(track: packet.trackIndex, pts: packet.pts, dts: packet.dts, duration: packet.statedDuration,
                    isKeyframe: packet.isKeyframe, data: packet.data, source: nil, offset: -1, size: packet.data.count)
+    }
+
+    /// Writes a packet of a 3GPP timed text track: converted first when it comes from another
+    /// text codec, and after an empty sample (2 zero bytes) where it starts after the previous
+    /// sample's end (or after 0 for the first), as FFmpeg's mov muxer fills the gaps of a
+    /// `mov_text` track (`mov_write_subtitle_end_packet`); each sample lasts to the next one.
+    private func writeTimedText(_ packet: Packet) throws {
+        let ti = packet.trackIndex
+        guard var state = timedTextTracks[ti] else { return }
+        var packets = [packet]
+        if let converter = state.converter {
+            do { packets = try converter.convert(packet) } catch let e as MediaError { throw e.at(path: path) }
+        }
+        for p in packets {
+            let dts = p.dts != Packet.noTimestamp ? p.dts : p.pts
+            guard dts != Packet.noTimestamp else {
+                throw MediaError(.invalidArgument, "track \(ti): a timed text sample with neither pts nor dts", path: path)
+            }
+            if state.end < dts && (state.samples == 0 || !state.lastWasGap) {
+                try append(track: ti, pts: state.end, dts: state.end, duration: 0, isKeyframe: true, data: [0, 0], source: nil, offset: -1, size: 2)
+                state.samples += 1
+                state.lastWasGap = true
+            }
+            try append(track: ti, pts: p.pts != Packet.noTimestamp ? p.pts : dts, dts: dts, duration: p.statedDuration,
+                       isKeyframe: true, data: p.data, source: nil, offset: -1, size: p.data.count)
+            state.samples += 1
+            state.lastWasGap = false
+            // dts is within 2^60 (checked by append), the duration bounded: no overflow.
+            state.end = dts + min(max(0, p.duration), 1 << 40)
+        }
+        timedTextTracks[ti] = state
     }
 
     /// The sample entry of Annex B track `ti` given no extradata, from the parameter sets of its
@@ -494,6 +591,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// the sample's stated duration (0 included), nil when unknown, as in ``write(_:)``.
     public func writeSample(track: Int, pts: Int64, dts: Int64, duration: Int64?, isKeyframe: Bool,
                             from source: FileSource, offset: Int64, size: Int) throws {
+        if !chapterSamples.isEmpty { try writeChapterSamples() }
         guard !annexBTracks.contains(track) else {
             throw MediaError(.invalidArgument, "track \(track) (\(tracks[track].parameters.codec)) is in Annex B form: its packets are converted, so they go through write(_:), not copied from a file", path: path)
         }
@@ -838,6 +936,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     public func finish() throws {
         guard !finished, self.file != nil else { throw MediaError(.state, "finish after finish or cancel", path: path) }
         do {
+            if !chapterSamples.isEmpty { try writeChapterSamples() }
             if let file = self.file, !started { try start(file) }
             if pendingSegment != nil { try openPendingSegment() }
             guard let file = self.file else { throw MediaError(.state, "finish after finish or cancel", path: path) }

@@ -6,11 +6,24 @@ enum MP4TrackAdapter {
     /// PCM, Matroska / WebM, Ogg, IVF, MPEG-TS) and from encoders.
     static let codecs: [CodecID] = ["aac", "ac3", "alac", "av1", "dts", "flac", "h264", "hevc", "mp2", "mp3", "mpeg1video", "mpeg2video", "opus",
                                     "pcm_alaw", "pcm_f32le", "pcm_f64le", "pcm_mulaw", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_u8", "vp9"]
+                                    + textCodecs
+
+    /// Text subtitle codecs an MP4 holds as 3GPP timed text (`tx3g`, FFmpeg's `mov_text`),
+    /// converted as `ffmpeg -c:s mov_text` converts them (``SubtitleConverter``).
+    static let textCodecs: [CodecID] = ["ass", "mov_text", "ssa", "subrip", "text", "webvtt"]
+
+    /// True for a text subtitle track from another container: converted to `tx3g`.
+    static func isConvertedText(_ track: Track) -> Bool {
+        !isMP4(track) && track.parameters.mediaType == .subtitle && textCodecs.contains(track.parameters.codec)
+    }
 
     /// Why a codec is refused in MP4 when there is more to say than "not supported".
     static let refusals: [CodecID: String] = [
         "vorbis": "Vorbis in MP4 is not standard (no registered sample entry; players do not read it)",
         "vp8": "VP8 in MP4 is not standard (no registered sample entry; players do not read it)",
+        "hdmv_pgs_subtitle": "MP4 has no sample entry for PGS bitmap subtitles (FFmpeg's mov muxer refuses them too)",
+        "dvb_subtitle": "MP4 has no sample entry for DVB bitmap subtitles (FFmpeg's mov muxer refuses them too)",
+        "dvd_subtitle": "MediaKit does not write DVD bitmap subtitles (mp4s) into MP4 yet: write Matroska or keep them out (--track)",
         "eac3": "MediaKit does not yet build the ec-3 sample entry's dec3 box (it needs every substream's header, and FFmpeg regroups frames of fewer than 6 blocks): write Matroska (.mkv), which carries E-AC-3 as it is",
     ]
 

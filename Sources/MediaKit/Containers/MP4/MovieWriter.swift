@@ -299,7 +299,7 @@ enum MovieWriter {
                 try w.fullBox("mdhd", version: mv1 ? 1 : 0, flags: 0) { w in
                     if mv1 { w.u64(0); w.u64(0); w.u32(timeScale); w.u64(try u64(mediaDuration, track: ti, "the media duration")) }
                     else { w.u32(0); w.u32(0); w.u32(timeScale); w.u32(try u32(mediaDuration, track: ti, "the media duration")) }
-                    w.u16(BoxWriter.packedLanguage(t.language)); w.u16(0)
+                    w.u16(t.macintoshLanguageZero ? 0 : BoxWriter.packedLanguage(t.language)); w.u16(0)
                 }
                 w.fullBox("hdlr", version: 0, flags: 0) { w in
                     w.u32(0); w.fourCC(t.handler); w.zeros(12)

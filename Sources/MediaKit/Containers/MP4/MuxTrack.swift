@@ -27,6 +27,9 @@ struct MuxTrack {
     /// Ticks of the track time scale per packet timestamp tick (time base numerator).
     var tickMultiplier: Int64
     var language: String
+    /// Writes the `mdhd` language as QuickTime's Macintosh code 0 (English), as FFmpeg writes
+    /// its chapter track, instead of ``language`` packed as ISO 639-2.
+    var macintoshLanguageZero = false
     var matrix: [Int32]
     /// The source's edit list (and its movie time scale), nil to generate one.
     var sourceEdits: [EditListEntry]?

@@ -22,6 +22,8 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     /// packets length-prefixed; its extradata (the avcC / hvcC) empty until its first packet
     /// when it was given none.
     private var tracks: [(params: CodecParameters, timeBase: Rational, codecID: String, delay: Int64, language: String, annexB: Bool)] = []
+    /// Text subtitle tracks converted on the way in (``addTrack(from:)``).
+    private var converters: [Int: SubtitleConverter] = [:]
     private var headerWritten = false
     private var finished = false
     private var segmentData: Int64 = 0
@@ -56,11 +58,21 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     static let codecIDs: [String: String] = ["vp8": "V_VP8", "vp9": "V_VP9", "av1": "V_AV1", "opus": "A_OPUS", "vorbis": "A_VORBIS",
                                              "h264": "V_MPEG4/ISO/AVC", "hevc": "V_MPEGH/ISO/HEVC", "aac": "A_AAC", "flac": "A_FLAC",
                                              "mp3": "A_MPEG/L3", "ac3": "A_AC3", "eac3": "A_EAC3", "pcm_s16le": "A_PCM/INT/LIT",
-                                             "mp2": "A_MPEG/L2", "dts": "A_DTS", "alac": "A_ALAC", "mpeg1video": "V_MPEG1", "mpeg2video": "V_MPEG2"]
+                                             "mp2": "A_MPEG/L2", "dts": "A_DTS", "alac": "A_ALAC", "mpeg1video": "V_MPEG1", "mpeg2video": "V_MPEG2",
+                                             "subrip": "S_TEXT/UTF8", "ass": "S_TEXT/ASS", "ssa": "S_TEXT/SSA",
+                                             // FFmpeg 5.1 writes WebVTT as WebM's D_WEBVTT/SUBTITLES in Matroska too
+                                             // (and cannot read S_TEXT/WEBVTT).
+                                             "webvtt": "D_WEBVTT/SUBTITLES"]
     /// The codecs MediaKit writes into Matroska.
     public static let matroskaCodecs = codecIDs.keys.sorted().map { CodecID(rawValue: $0) }
     /// The codecs WebM takes.
-    public static let webMCodecs: [CodecID] = ["av1", "opus", "vorbis", "vp8", "vp9"]
+    public static let webMCodecs: [CodecID] = ["av1", "opus", "vorbis", "vp8", "vp9", "webvtt"]
+    /// Text subtitle codecs Matroska holds the content of, converted (``SubtitleConverter``):
+    /// 3GPP timed text and plain text become SubRip (`S_TEXT/UTF8`).
+    public static let matroskaConverted: [CodecID] = ["mov_text", "text"]
+    /// Text subtitle codecs WebM holds the content of, converted to WebVTT as ffmpeg's webm
+    /// muxer takes them (its default subtitle codec): SubRip, ASS / SSA, timed text, plain text.
+    public static let webMConverted: [CodecID] = ["ass", "mov_text", "ssa", "subrip", "text"]
 
     /// Adds a track. An ADTS AAC track (codec tag "adts") is written as raw AAC (each frame
     /// loses its header; the AudioSpecificConfig is in the parameters, as FFmpeg's
@@ -100,12 +112,35 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
 
     /// Adds a track copied from a demuxed ``Track``: its codec parameters, time base and
     /// language (the Language element, ISO 639-2; "und" for a language that is not three
-    /// letters, as BCP 47 tags are not written here). - Throws: as ``addTrack(_:timeBase:)``.
+    /// letters, as BCP 47 tags are not written here). A text subtitle track whose codec the
+    /// file does not carry is converted (``SubtitleConverter``), as ffmpeg's `-c:s srt` /
+    /// `-c:s webvtt` converts it: `mov_text` and `text` (and MP4's boxed WebVTT) into Matroska
+    /// as SubRip, every text codec but WebVTT into WebM as WebVTT. SubRip, ASS / SSA (its header
+    /// the CodecPrivate) and WebVTT are copied.
+    /// - Throws: as ``addTrack(_:timeBase:)``; `.unsupported` naming the track and codec for
+    ///   a subtitle that is not text (bitmap subtitles are not written yet).
     public func addTrack(from track: Track) throws -> Int {
-        let index = try addTrack(track.parameters, timeBase: track.timeBase)
+        var source = track.parameters
+        var converter: SubtitleConverter?
+        if source.mediaType == .subtitle, let target = subtitleTarget(source) {
+            do { converter = try SubtitleConverter(from: source, to: target, track: track.index) } catch let e as MediaError { throw e.at(path: file.path) }
+            source = converter?.parameters ?? source
+        }
+        let index = try addTrack(source, timeBase: track.timeBase)
+        if let converter { converters[index] = converter }
         let code = track.language.lowercased()
         if code.count == 3 && code.allSatisfy({ ("a"..."z").contains($0) }) { tracks[index].language = code }
         return index
+    }
+
+    /// The codec a text subtitle of `p` is converted to here, nil when it is copied (or is not
+    /// text: ``addTrack(_:timeBase:)`` then refuses it).
+    private func subtitleTarget(_ p: CodecParameters) -> CodecID? {
+        guard SubtitleDecoder.decodes(p.codec) else { return nil }
+        let boxed = p.codec == "webvtt" && p.codecTag == "wvtt"
+        if isWebM { return p.codec == "webvtt" && !boxed ? nil : "webvtt" }
+        if boxed { return "webvtt" }
+        return Self.matroskaConverted.contains(p.codec) ? "subrip" : nil
     }
 
     /// True for an H.264 / HEVC track with no extradata: its CodecPrivate is built from the
@@ -262,6 +297,14 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         guard packet.trackIndex >= 0 && packet.trackIndex < tracks.count else {
             throw MediaError(.invalidArgument, "track \(packet.trackIndex) was not added", path: file.path)
         }
+        guard let converter = converters[packet.trackIndex] else { return try writeBlock(packet) }
+        let converted: [Packet]
+        do { converted = try converter.convert(packet) } catch let e as MediaError { throw e.at(path: file.path) }
+        for p in converted { try writeBlock(p) }
+    }
+
+    /// Writes one packet of a track as a block.
+    private func writeBlock(_ packet: Packet) throws {
         var packet = packet
         let params = tracks[packet.trackIndex].params
         if params.codecTag == "adts", let h = ADTSHeader(packet.data) {
@@ -306,14 +349,22 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         }
         let relative = Int16(clamping: ms - clusterTime)
         let head = Self.vint(Int64(packet.trackIndex + 1)) + [UInt8(UInt16(bitPattern: relative) >> 8), UInt8(UInt16(bitPattern: relative) & 0xFF)]
-        if packet.trimEnd > 0 && t.params.sampleRate > 0 {
+        let duration = packet.duration > 0 ? Rational.rescale(packet.duration, from: packet.timeBase, to: Rational(1, 1000)) : 0
+        if t.params.mediaType == .subtitle {
+            // As FFmpeg's matroskaenc: a BlockGroup with the BlockDuration; WebVTT's block is
+            // "identifier\nsettings\ntext" (its D_WEBVTT form).
+            var data = packet.data
+            if t.codecID.hasPrefix("D_WEBVTT") {
+                data = WebVTTCue.webMBlock(identifier: packet.cueIdentifier, settings: packet.cueSettings, text: data)
+            }
+            cluster += Self.element(MKVID.blockGroup, Self.element(MKVID.block, head + [0] + data) + Self.uint(MKVID.blockDuration, UInt64(max(0, duration))))
+        } else if packet.trimEnd > 0 && t.params.sampleRate > 0 {
             let padding = Int64(packet.trimEnd) * 1_000_000_000 / Int64(t.params.sampleRate)
             let block = Self.element(MKVID.block, head + [0] + packet.data)
             cluster += Self.element(MKVID.blockGroup, block + Self.element(MKVID.discardPadding, Array(withUnsafeBytes(of: padding.bigEndian) { Array($0) })))
         } else {
             cluster += Self.element(MKVID.simpleBlock, head + [packet.isKeyframe ? 0x80 : 0] + packet.data)
         }
-        let duration = packet.duration > 0 ? Rational.rescale(packet.duration, from: packet.timeBase, to: Rational(1, 1000)) : 0
         endTime = max(endTime, ms + duration)
     }
 
@@ -374,9 +425,9 @@ extension MuxerFormat {
     /// Matroska (``MatroskaMuxer``).
     public static let matroska = MuxerFormat(
         name: "matroska", description: "Matroska", extensions: ["mkv", "mka", "mk3d"], mimeTypes: ["video/x-matroska", "audio/x-matroska"],
-        codecs: MatroskaMuxer.matroskaCodecs, defaultAudioCodec: "opus", make: { path, _ in try MatroskaMuxer(path: path, webM: false) })
+        codecs: MatroskaMuxer.matroskaCodecs + MatroskaMuxer.matroskaConverted, defaultAudioCodec: "opus", make: { path, _ in try MatroskaMuxer(path: path, webM: false) })
     /// WebM: Matroska with VP8, VP9, AV1, Opus and Vorbis only (``MatroskaMuxer``).
     public static let webm = MuxerFormat(
         name: "webm", description: "WebM", extensions: ["webm"], mimeTypes: ["video/webm", "audio/webm"],
-        codecs: MatroskaMuxer.webMCodecs, defaultAudioCodec: "opus", make: { path, _ in try MatroskaMuxer(path: path, webM: true) })
+        codecs: MatroskaMuxer.webMCodecs + MatroskaMuxer.webMConverted, defaultAudioCodec: "opus", make: { path, _ in try MatroskaMuxer(path: path, webM: true) })
 }

@@ -431,6 +431,13 @@ final class MatroskaPacketReader {
             if pts == Packet.noTimestamp, let end = lastEnd[t] { pts = end }
             var p = Packet(trackIndex: t, pts: pts, dts: dts(track: t, pts: pts), duration: packetDuration, isKeyframe: packetKey,
                            position: position, data: data, timeBase: timeBase)
+            if cfg.track.parameters.codec == "webvtt", cfg.track.parameters.codecTag.hasPrefix("D_WEBVTT"),
+               let cue = WebVTTCue.parseWebMBlock(data) {
+                // WebM's form: the cue's identifier and settings lines before its text.
+                p.data = cue.text
+                if !cue.identifier.isEmpty { p.cueIdentifier = cue.identifier }
+                if !cue.settings.isEmpty { p.cueSettings = cue.settings }
+            }
             if !started[t] {
                 started[t] = true
                 if cfg.track.trimsOnPackets { p.trimStart = cfg.track.encoderDelay }
