@@ -207,6 +207,17 @@ typedef struct mk_transcode_settings {
     int32_t copy_audio;        /**< 1: the first audio track's packets are copied, not re-encoded
                                     (as --audio-codec copy; encoder's settings left at their
                                     defaults). Default 0 */
+    /* The input's tags, chapters and attachments are copied into what the output holds (as
+     * ffmpeg -map_metadata 0 -map_chapters 0; docs/metadata.md), as mk_remux copies them: */
+    int32_t no_metadata;       /**< 1: copy none of them (mk-transcode --no-metadata). Default 0 */
+    int32_t metadata_count;    /**< entries at metadata. Default 0 */
+    const char *const *metadata; /**< "KEY=VALUE" container tags set after the copy (an empty
+                                    VALUE removes the tag; mk-transcode --metadata), BORROWED for
+                                    the call. Default NULL */
+    int32_t id3v2_version;     /**< an MP3 output's tag: 3 (ID3v2.3, as ffmpeg -id3v2_version 3)
+                                    or 4; 0 (default) is 4. Refused for outputs without ID3 */
+    int32_t write_id3v2;       /**< 1: a WAV or AIFF output also gets its tags as an ID3v2 chunk
+                                    (mk-transcode --write-id3v2). Default 0 */
 } mk_transcode_settings;
 
 /** Fills *settings with the defaults (encoder NULL, video_codec NULL, crf and qp -1, gop_size

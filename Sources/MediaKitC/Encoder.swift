@@ -204,7 +204,10 @@ public func mk_transcode_with(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer
     }
     var o = transcodeOptions(s, rate: rate, channels: channels)
     if t.encoder?.pointee.codec == nil { o.codec = nil }   // from dst's extension, as mk-transcode without --codec
-    do { try addTrackOptions(&o, t, function) } catch { return fail(error) }
+    do {
+        try addTrackOptions(&o, t, function)
+        try addMetadataOptions(&o, t, function)
+    } catch { return fail(error) }
     return transcode(String(cString: src), output, o, ProgressRelay(t.progress, t.progress_user), function)
 }
 
@@ -275,6 +278,34 @@ private func addTrackOptions(_ o: inout TranscodeOptions, _ t: mk_transcode_sett
         if let filter { o.scaleFilter = filter }
         o.videoFrameRate = rate
     }
+}
+
+/// mk_transcode_settings' metadata and ID3 fields as Transcoder's options (mk-transcode's
+/// --no-metadata, --metadata, --id3v2-version, --write-id3v2), checked as mk_remux checks its.
+/// - Throws: `.invalidArgument` naming a field out of range or a malformed setting.
+private func addMetadataOptions(_ o: inout TranscodeOptions, _ t: mk_transcode_settings, _ function: String) throws {
+    guard t.no_metadata == 0 || t.no_metadata == 1 else {
+        throw MediaError(.invalidArgument, "\(function): no_metadata is \(t.no_metadata), not 0 or 1")
+    }
+    guard t.metadata_count >= 0, t.metadata_count <= 65536, t.metadata_count == 0 || t.metadata != nil else {
+        throw MediaError(.invalidArgument, "\(function): \(t.metadata_count) metadata entries from \(t.metadata == nil ? "NULL" : "a list")")
+    }
+    var settings: [String] = []
+    if let list = t.metadata {
+        for i in 0..<Int(t.metadata_count) {
+            guard let entry = list[i] else { throw MediaError(.invalidArgument, "\(function): metadata[\(i)] is NULL") }
+            settings.append(String(cString: entry))
+        }
+    }
+    o.metadata = try MetadataCopyOptions(copy: t.no_metadata == 0, settings: settings)
+    guard [0, 3, 4].contains(t.id3v2_version) else {
+        throw MediaError(.invalidArgument, "\(function): id3v2_version is \(t.id3v2_version), not 3, 4 or 0 (the default, 4)")
+    }
+    guard t.write_id3v2 == 0 || t.write_id3v2 == 1 else {
+        throw MediaError(.invalidArgument, "\(function): write_id3v2 is \(t.write_id3v2), not 0 or 1")
+    }
+    if t.id3v2_version != 0 { o.muxer.id3v2Version = Int(t.id3v2_version) }
+    o.muxer.writeID3v2 = t.write_id3v2 == 1
 }
 
 /// mk_transcode and mk_transcode_with after their settings are checked: Transcoder.transcode

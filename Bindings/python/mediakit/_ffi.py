@@ -198,7 +198,11 @@ class TranscodeSettings(ctypes.Structure):
                 ("gop_size", ctypes.c_int32), ("max_b_frames", ctypes.c_int32), ("threads", ctypes.c_int32),
                 ("scale_width", ctypes.c_int32), ("scale_height", ctypes.c_int32), ("scale_filter", ctypes.c_int32),
                 ("fps_num", ctypes.c_int32), ("fps_den", ctypes.c_int32), ("no_video", ctypes.c_int32),
-                ("no_audio", ctypes.c_int32), ("copy_audio", ctypes.c_int32)]
+                ("no_audio", ctypes.c_int32), ("copy_audio", ctypes.c_int32),
+                # 0.3: the tags copied or set, the ID3v2 options
+                ("no_metadata", ctypes.c_int32), ("metadata_count", ctypes.c_int32),
+                ("metadata", ctypes.POINTER(ctypes.c_char_p)), ("id3v2_version", ctypes.c_int32),
+                ("write_id3v2", ctypes.c_int32)]
 
 
 class EncoderInfo(ctypes.Structure):

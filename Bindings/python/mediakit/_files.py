@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ctypes
 from fractions import Fraction
-from typing import Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _ffi
 from ._ffi import lib
@@ -87,6 +87,16 @@ def _scale(scale: Union[str, tuple[int, int]]) -> tuple[int, int]:
     return w, h
 
 
+def _metadata_entries(metadata: Mapping[str, str]) -> tuple[int, Any]:
+    """(count, C array of "KEY=VALUE" strings) for the metadata fields of mk_muxer_settings and
+    mk_transcode_settings; the array must live until the call that reads it returns."""
+    bad = [k for k in metadata if not k or "=" in k]
+    if bad:
+        raise ValueError(f"metadata keys must be non-empty and without '=': {bad!r}")
+    entries = [f"{k}={v}".encode() for k, v in metadata.items()]
+    return len(entries), (ctypes.c_char_p * len(entries))(*entries)
+
+
 def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate: Optional[int] = None, *,
               quality: Optional[float] = None, sample_rate: Optional[int] = None, channels: Optional[int] = None,
               copy_video: bool = False, backend: Optional[str] = None, complexity: Optional[int] = None,
@@ -96,7 +106,8 @@ def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate
               qp: Optional[float] = None, video_bitrate: Optional[int] = None, preset: Optional[str] = None,
               profile: Optional[str] = None, gop: Optional[int] = None, bframes: Optional[int] = None,
               threads: int = 0, scale: Union[str, tuple[int, int], None] = None, scale_filter: Optional[str] = None,
-              fps: Union[int, float, Fraction, str, None] = None) -> None:
+              fps: Union[int, float, Fraction, str, None] = None, metadata: Optional[Mapping[str, str]] = None,
+              copy_metadata: bool = True, id3v2_version: Optional[int] = None, write_id3v2: bool = False) -> None:
     """Decodes the first audio track of `src` and encodes it into `dst`, like the mk-transcode
     sample: .m4a / .mp4 (AAC; MP3, Opus, FLAC with codec=), .flac, .mp3, .mka / .mkv / .webm (Opus,
     Vorbis ...). Gapless; written to a temporary file and renamed at the end. `complexity` (Opus
@@ -117,7 +128,13 @@ def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate
     ("bicubic", ffmpeg's default; "bilinear", "lanczos" ...): the pictures of
     ``ffmpeg -vf fps=R,scale=W:H``. Without `video_codec` or `copy_video` (and with `no_video`)
     the video is left out. Options that contradict each other raise InvalidArgumentError
-    naming them, and nothing is written."""
+    naming them, and nothing is written.
+
+    Tags, chapters and cover art are copied as ``remux`` copies them (as ``ffmpeg
+    -map_metadata 0 -map_chapters 0``); copy_metadata=False copies none, metadata={KEY: VALUE}
+    sets container tags after the copy (an empty VALUE removes the tag), id3v2_version=3 writes
+    an MP3's tags as ID3v2.3 and write_id3v2=True adds a WAV's or AIFF's ID3v2 chunk (mk-transcode
+    --no-metadata, --metadata, --id3v2-version, --write-id3v2; C mk_transcode_settings)."""
     if audio_codec is not None and codec is not None:
         raise ValueError("codec and audio_codec name the same thing: give one")
     copy_audio = audio_codec is not None and audio_codec.lower() == "copy"
@@ -149,6 +166,13 @@ def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate
     if fps is not None:
         rate = _rate(fps)
         t.fps_num, t.fps_den = rate.numerator, rate.denominator
+    if id3v2_version not in (None, 3, 4):
+        raise ValueError(f"id3v2_version is 3 or 4 (or None: 4), not {id3v2_version!r}")
+    t.no_metadata = 0 if copy_metadata else 1
+    t.id3v2_version = id3v2_version or 0
+    t.write_id3v2 = 1 if write_id3v2 else 0
+    if metadata:
+        t.metadata_count, t.metadata = _metadata_entries(metadata)
     if hook.run(lambda: int(lib.mk_transcode_with(_path(src), _path(dst), ctypes.byref(t)))) == ETRUNCATED:
         _warn_truncated()
 
@@ -248,12 +272,7 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
         s.segment_format = segment_format.encode()
     s.no_metadata = 0 if copy_metadata else 1
     if metadata:
-        bad = [k for k in metadata if not k or "=" in k]
-        if bad:
-            raise ValueError(f"metadata keys must be non-empty and without '=': {bad!r}")
-        entries = [f"{k}={v}".encode() for k, v in metadata.items()]
-        s.metadata = (ctypes.c_char_p * len(entries))(*entries)
-        s.metadata_count = len(entries)
+        s.metadata_count, s.metadata = _metadata_entries(metadata)
     chosen = [t.index if isinstance(t, Track) else int(t) for t in tracks] if tracks is not None else None
     if chosen is not None:
         if not chosen:
