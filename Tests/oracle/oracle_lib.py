@@ -546,6 +546,28 @@ def oracle_ok(proc: subprocess.CompletedProcess, cmd: list) -> None:
 
 # --------------------------------------------------------------------------- ffprobe
 
+def ffprobe_metadata(path: Path) -> dict:
+    """`ffprobe -show_format -show_streams -show_chapters` of `path`, as JSON: tags, streams,
+    chapters (answered from the oracle cache by content, so a file rewritten in place is probed
+    again; `ffprobe_json` caches by path)."""
+    cmd = ["ffprobe", "-v", "error", "-show_format", "-show_streams", "-show_chapters", "-of", "json", path]
+    proc = run(cmd)
+    oracle_ok(proc, cmd)
+    return json.loads(proc.stdout)
+
+
+def first_attached_picture(path: Path) -> bytes | None:
+    """The bytes of the first stream ffprobe marks `attached_pic` (cover art), as
+    `ffmpeg -map 0:N -c copy` copies them out; None when there is none."""
+    pics = [s["index"] for s in ffprobe_metadata(path)["streams"] if s.get("disposition", {}).get("attached_pic")]
+    if not pics:
+        return None
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", f"0:{pics[0]}", "-c", "copy", "-f", "data", "-"]
+    proc = run(cmd)
+    oracle_ok(proc, cmd)
+    return proc.stdout
+
+
 def ffprobe_packets_cmd(path: Path) -> list:
     return ["ffprobe", "-v", "error", "-ignore_editlist", "1",
             "-show_entries", "packet=stream_index,pts,dts,duration,size,pos,flags",

@@ -50,11 +50,7 @@ CASES = [
 ]
 
 
-def _probe(path: Path) -> dict:
-    cmd = ["ffprobe", "-v", "error", "-show_format", "-show_streams", "-show_chapters", "-of", "json", path]
-    proc = lib.run(cmd)
-    lib.oracle_ok(proc, cmd)
-    return json.loads(proc.stdout)
+_probe = lib.ffprobe_metadata
 
 
 def _tags(d: dict | None) -> dict[str, str]:
@@ -78,16 +74,7 @@ def _starts(chapters: list) -> list:
     return [(c[0], c[2]) for c in chapters]
 
 
-def _cover(path: Path) -> bytes | None:
-    """The first attached picture's bytes as ffmpeg copies them out, or None."""
-    info = _probe(path)
-    pics = [s["index"] for s in info["streams"] if s.get("disposition", {}).get("attached_pic")]
-    if not pics:
-        return None
-    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", f"0:{pics[0]}", "-c", "copy", "-f", "data", "-"]
-    proc = lib.run(cmd)
-    lib.oracle_ok(proc, cmd)
-    return proc.stdout
+_cover = lib.first_attached_picture
 
 
 def _ours(tool: Path, src: Path, out: Path, *extra: str) -> None:

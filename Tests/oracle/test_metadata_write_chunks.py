@@ -39,11 +39,7 @@ def _set(extra: dict[str, str], flag: str) -> list[str]:
     return [x for k, v in sorted(extra.items()) for x in (flag, f"{k}={v}")]
 
 
-def _probe(path: Path) -> dict:
-    cmd = ["ffprobe", "-v", "error", "-show_format", "-show_streams", "-show_chapters", "-of", "json", path]
-    proc = lib.run(cmd)
-    lib.oracle_ok(proc, cmd)
-    return json.loads(proc.stdout)
+_probe = lib.ffprobe_metadata
 
 
 def _view(path: Path) -> dict:
@@ -67,15 +63,7 @@ def _ours_tags(mk_probe: Path, path: Path) -> dict[str, str]:
     return {k.lower(): v for k, v in tags.items() if k.lower() not in IGNORED | BRANDS}
 
 
-def _cover(path: Path) -> bytes | None:
-    info = _probe(path)
-    pics = [s["index"] for s in info["streams"] if s.get("disposition", {}).get("attached_pic")]
-    if not pics:
-        return None
-    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", f"0:{pics[0]}", "-c", "copy", "-f", "data", "-"]
-    proc = lib.run(cmd)
-    lib.oracle_ok(proc, cmd)
-    return proc.stdout
+_cover = lib.first_attached_picture
 
 
 def _id3_frames(path: Path) -> dict[str, str]:

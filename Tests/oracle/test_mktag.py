@@ -104,16 +104,7 @@ def _ffprobe_tags(path: Path) -> dict[str, str]:
     return tags
 
 
-def _cover_bytes(path: Path) -> bytes | None:
-    """The first attached picture as ffmpeg copies it out, or None."""
-    info = _probe(path)
-    pics = [s["index"] for s in info["streams"] if s.get("disposition", {}).get("attached_pic")]
-    if not pics:
-        return None
-    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", f"0:{pics[0]}", "-c", "copy", "-f", "data", "-"]
-    proc = lib.run(cmd)
-    lib.oracle_ok(proc, cmd)
-    return proc.stdout
+_cover_bytes = lib.first_attached_picture
 
 
 def _audio_md5(path: Path) -> str:

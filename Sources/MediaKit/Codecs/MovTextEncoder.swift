@@ -102,30 +102,14 @@ public final class MovTextEncoder: @unchecked Sendable {
                 if id == 1 {
                     setColor(color)
                 } else if id == 2 {
-                    if !hasHighlightColor { hclr = temp.rgba }
-                    if !hasHighlight || hlit.start == position {
-                        hasHighlightColor = true
-                        hasHighlight = true
-                        hlit.start = position
-                        hclr = color | (hclr & 0xFF)
-                    } else {
-                        hlit.end = position
-                    }
+                    highlight { color | ($0 & 0xFF) }
                 }
             case .alpha(let a, let id):
                 let alpha = UInt32(truncatingIfNeeded: 255 - a) & 0xFF   // -1 (no value): 256, a byte 0
                 if id == 1 {
                     setAlpha(alpha)
                 } else if id == 2 {
-                    if !hasHighlightColor { hclr = temp.rgba }
-                    if !hasHighlight || hlit.start == position {
-                        hasHighlightColor = true
-                        hasHighlight = true
-                        hlit.start = position
-                        hclr = (hclr & 0xFFFF_FF00) | alpha
-                    } else {
-                        hlit.end = position
-                    }
+                    highlight { ($0 & 0xFFFF_FF00) | alpha }
                 }
             case .fontName(let name): setFont(name)
             case .fontSize(let size): setSize(size)
@@ -180,6 +164,21 @@ public final class MovTextEncoder: @unchecked Sendable {
         setAlpha(UInt32(truncatingIfNeeded: 255 - style.primaryAlpha))
         setSize(style.fontSize)
         setFont(style.fontName)
+    }
+
+    /// A secondary colour or alpha code (`\2c`, `\2a`): the highlight colour `update` makes of
+    /// the current one (the text colour until one was set) starts here, or the highlight ends
+    /// here when one started earlier, as movtextenc's mov_text_color_cb / alpha_cb do.
+    private func highlight(_ update: (UInt32) -> UInt32) {
+        if !hasHighlightColor { hclr = temp.rgba }
+        if !hasHighlight || hlit.start == position {
+            hasHighlightColor = true
+            hasHighlight = true
+            hlit.start = position
+            hclr = update(hclr)
+        } else {
+            hlit.end = position
+        }
     }
 
     private func setColor(_ color: UInt32) {

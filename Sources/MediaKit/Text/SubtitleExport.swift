@@ -37,10 +37,9 @@ public enum SubtitleExport {
             throw MediaError(.invalidArgument, "track \(track) does not exist (the file has \(demuxer.tracks.count))")
         }
         let decoder = try SubtitleDecoder(parameters: demuxer.tracks[track].parameters)
-        let out = try OutputFile(path: path)
+        let muxer = try SubtitleFileMuxer(path: path, format: format)
+        muxer.addTrack(decoder: decoder)
         do {
-            var count = 0
-            var buffer = format == .webvtt ? SubtitleRendering.webvttHeader : ""
             while true {
                 let packet: Packet?
                 do {
@@ -48,28 +47,14 @@ public enum SubtitleExport {
                 } catch let e as MediaError where e.kind == .truncated {
                     packet = nil
                 }
-                guard let packet else { break }
-                for cue in try decoder.decode(packet) {
-                    let text = decoder.render(cue, as: format)
-                    if text.isEmpty { continue }
-                    count += 1
-                    switch format {
-                    case .subrip:
-                        buffer += SubtitleRendering.subripCue(number: count, startMs: cue.startMilliseconds, endMs: cue.endMilliseconds, text: text)
-                    case .webvtt:
-                        buffer += SubtitleRendering.webvttCue(startMs: cue.startMilliseconds, endMs: cue.endMilliseconds, text: text)
-                    }
-                }
-                if buffer.utf8.count > 1 << 16 {
-                    try out.write(Array(buffer.utf8))
-                    buffer = ""
-                }
+                guard var packet else { break }
+                packet.trackIndex = 0
+                try muxer.write(packet)
             }
-            try out.write(Array(buffer.utf8))
-            try out.commit()
-            return count
+            try muxer.finish()
+            return muxer.count
         } catch {
-            out.discard()
+            muxer.cancel()
             throw error
         }
     }

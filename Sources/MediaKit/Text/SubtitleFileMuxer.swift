@@ -15,7 +15,8 @@ public final class SubtitleFileMuxer: Muxer, @unchecked Sendable {
     public let format: SubtitleRendering.Format
     private let file: OutputFile
     private var decoder: SubtitleDecoder?
-    private var count = 0
+    /// Cues written so far.
+    private(set) var count = 0
     private var buffer = ""
     private var finished = false
 
@@ -54,6 +55,11 @@ public final class SubtitleFileMuxer: Muxer, @unchecked Sendable {
         }
         do { decoder = try SubtitleDecoder(parameters: parameters) } catch let e as MediaError { throw e.at(path: file.path) }
         return 0
+    }
+
+    /// Adds the track `decoder` decodes (``SubtitleExport``, which made it to check the track).
+    func addTrack(decoder: SubtitleDecoder) {
+        self.decoder = decoder
     }
 
     /// Writes the cues of one packet.
