@@ -259,9 +259,18 @@ typedef struct mk_plugin_frame {
     uint8_t *planes[8];
     int64_t strides[8];        /**< video: bytes per row; audio: bytes per plane */
     /** [thread-safe] Frees the planes; called exactly once, from any thread, also
-     *  after destroy() and deinit(). */
+     *  after destroy() and deinit(). On a frame sent to an encoder: see retain. */
     void (*release)(void *release_opaque);
     void *release_opaque;
+    /** (2.5) [thread-safe] On a frame sent to an encoder, when the host sets it (NULL
+     *  otherwise, and always NULL on frames a plugin fills in): the encoder may keep the
+     *  planes, read-only, after send_frame returns instead of copying them, by calling
+     *  retain(release_opaque) before send_frame returns; it then calls
+     *  release(release_opaque) once for each retain, from any thread, when it no longer
+     *  reads them (also after destroy()). The host does not change or free the planes
+     *  while a retain is outstanding. An encoder that never calls retain copies what it
+     *  keeps, as before 2.5. */
+    void (*retain)(void *release_opaque);
 } mk_plugin_frame;
 
 /** Operations on one decoder instance. Static storage in the plugin. */
@@ -326,7 +335,9 @@ typedef struct mk_plugin_decoder_factory {
  *
  * Frames. A frame sent is an mk_plugin_frame of audio in the config's sample format,
  * rate and channels; its planes are borrowed for the call (the encoder copies what it
- * keeps) and its release callback is never called by the plugin. When the encoder
+ * keeps) and its release callback is never called by the plugin, unless the host offers
+ * the frame's planes to be kept (mk_plugin_frame.retain, 2.5: a video encoder then
+ * passes a decoded picture to its library without copying it). When the encoder
  * states a frame size (mk_plugin_encoder_info.frame_size > 0), every frame but the last
  * before draining holds exactly that many samples per channel, and the last at most that
  * many; with frame_size 0 any count is accepted. Frame pts are in the config's time

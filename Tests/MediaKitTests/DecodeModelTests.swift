@@ -173,7 +173,7 @@ final class DecodeSessionDiscardTests: XCTestCase {
 /// chosen packets and logs what it is sent: the rules are the (skip, rebuild after
 /// repeated failures, re-feed the GOP discarded, give up after the limits).
 final class DecodeSessionRecoveryTests: XCTestCase {
-    final class Log { var sent: [(decoder: Int, pts: Int64, discarded: Bool)] = []; var made = 0 }
+    final class Log { var sent: [(decoder: Int, pts: Int64, discarded: Bool, data: [UInt8])] = []; var made = 0 }
 
     final class FailingDecoder: Decoder {
         let parameters = CodecParameters(mediaType: .video, codec: "test")
@@ -183,7 +183,7 @@ final class DecodeSessionRecoveryTests: XCTestCase {
         var isDrained: Bool { flushed && waiting.isEmpty }
         init(id: Int, log: Log, failing: Set<Int64>) { self.id = id; self.log = log; self.failing = failing }
         func send(_ packet: Packet) throws -> SendResult {
-            log.sent.append((id, packet.pts, packet.isDiscarded))
+            log.sent.append((id, packet.pts, packet.isDiscarded, packet.data))
             if failing.contains(packet.pts) { throw MediaError(.invalidData, "damaged packet \(packet.pts)") }
             if !packet.isDiscarded {
                 waiting.append(Frame(mediaType: .video, pts: packet.pts, duration: 1, timeBase: Rational(1, 10), planes: [], storage: FrameStorage {}))
@@ -211,7 +211,7 @@ final class DecodeSessionRecoveryTests: XCTestCase {
         var isDrained: Bool { flushed && waiting.isEmpty && inFlight.isEmpty }
         init(id: Int, log: Log, failing: Set<Int64>, lag: Int) { self.id = id; self.log = log; self.failing = failing; self.lag = lag }
         func send(_ packet: Packet) throws -> SendResult {
-            log.sent.append((id, packet.pts, packet.isDiscarded))
+            log.sent.append((id, packet.pts, packet.isDiscarded, packet.data))
             inFlight.append(packet)
             if inFlight.count > lag { try finish(inFlight.removeFirst()) }
             return .accepted
@@ -236,8 +236,22 @@ final class DecodeSessionRecoveryTests: XCTestCase {
 
     private let track = Track(index: 0, id: 1, parameters: CodecParameters(mediaType: .video, codec: "test"), timeBase: Rational(1, 10), duration: 0)
 
+    /// The file kept packets are read again from (``PacketRereading``): bytes by position.
+    final class FileBytes: PacketRereading {
+        var bytes: [Int64: [UInt8]] = [:]
+        var reads = 0
+        func rereadBytes(at position: Int64, count: Int) throws -> [UInt8]? {
+            reads += 1
+            guard let b = bytes[position], b.count >= count else { return nil }
+            return Array(b.prefix(count))
+        }
+    }
+
+    /// Packet `pts`'s bytes (distinct per packet) and position in ``FileBytes``.
+    private static func bytes(_ pts: Int64) -> [UInt8] { [UInt8(pts), 7, UInt8(truncatingIfNeeded: pts &* 3)] }
+
     private func run(failing: Set<Int64>, count: Int64 = 30, gop: Int64 = 10, rebuildFails: Int = 0, lag: Int = 0,
-                     policy: DecodeSession.RecoveryPolicy = .init()) throws -> (session: DecodeSession, log: Log, out: [Int64]) {
+                     policy: DecodeSession.RecoveryPolicy = .init(), file: FileBytes? = nil) throws -> (session: DecodeSession, log: Log, out: [Int64]) {
         let log = Log()
         var rebuildFailures = rebuildFails
         func make(_ id: Int) -> Decoder {
@@ -249,9 +263,11 @@ final class DecodeSessionRecoveryTests: XCTestCase {
             return make(log.made)
         })
         session.recoveryPolicy = policy
+        session.rereader = file
         var out: [Int64] = []
         for pts in 0..<count {
-            try session.decode(Packet(trackIndex: 0, pts: pts, dts: pts, duration: 1, isKeyframe: pts % gop == 0, data: [1],
+            try session.decode(Packet(trackIndex: 0, pts: pts, dts: pts, duration: 1, isKeyframe: pts % gop == 0,
+                                      position: file == nil ? -1 : pts * 100, data: file == nil ? [1] : Self.bytes(pts),
                                       timeBase: Rational(1, 10))) { out.append($0.pts) }
         }
         try session.finish { out.append($0.pts) }
@@ -279,6 +295,35 @@ final class DecodeSessionRecoveryTests: XCTestCase {
         XCTAssertTrue(refed.allSatisfy(\.discarded))
         XCTAssertFalse(r.log.sent.filter { $0.decoder == 1 && $0.pts >= 15 }.contains { $0.discarded })
         XCTAssertEqual(r.session.recoveries.map(\.rebuilt), [false, true])
+    }
+
+    func testAGOPKeptAsPositionsIsReadAgainForARebuild() throws {
+        // The transcoder's and mk-decode's sessions keep the GOP as positions (memory: one
+        // GOP of compressed video less); a rebuild reads it again and sends the same bytes.
+        let file = FileBytes()
+        for pts in Int64(0)..<30 { file.bytes[pts * 100] = Self.bytes(pts) }
+        let r = try run(failing: [13, 14], file: file)
+        XCTAssertEqual(r.out, (0..<30).filter { $0 != 13 && $0 != 14 })
+        XCTAssertEqual(r.session.rebuilds, 1)
+        let refed = r.log.sent.filter { $0.decoder == 1 }.prefix(3)
+        XCTAssertEqual(refed.map(\.pts), [10, 11, 12])
+        XCTAssertEqual(refed.map(\.data), [10, 11, 12].map { Self.bytes($0) })
+        XCTAssertTrue(refed.allSatisfy(\.discarded))
+        XCTAssertGreaterThanOrEqual(file.reads, 3)
+        // Every packet the first decoder was sent had its bytes.
+        XCTAssertEqual(r.log.sent.filter { $0.decoder == 0 }.map(\.data), r.log.sent.filter { $0.decoder == 0 }.map { Self.bytes($0.pts) })
+    }
+
+    func testAGOPWhoseFileChangedIsNotSentAgain() throws {
+        // Bytes read again that are not those decoded (the hash differs): the rebuilt decoder
+        // starts at the next packet, as after a GOP too long to keep, never with wrong data.
+        let file = FileBytes()
+        for pts in Int64(0)..<30 { file.bytes[pts * 100] = Self.bytes(pts) }
+        file.bytes[1100] = [0, 0, 0]
+        let r = try run(failing: [13, 14], file: file)
+        XCTAssertEqual(r.session.rebuilds, 1)
+        XCTAssertEqual(r.log.sent.filter { $0.decoder == 1 && $0.pts < 15 }.count, 0)
+        XCTAssertEqual(r.out, (0..<30).filter { $0 != 13 && $0 != 14 })
     }
 
     func testErrorsReportedLateCostOneRebuildAndOnlyTheDamagedFrames() throws {

@@ -237,6 +237,43 @@ def test_compression_session_raises_what_a_callback_raised() -> None:
         mediakit.CompressionSession("no-such-encoder", W, H, fps=25, on_packet=lambda p: None)
 
 
+def test_compression_session_reports_an_encoder_failure_midway() -> None:
+    """An encoder that fails on the session's thread (libavcodec's mpeg4 refuses a pts that does
+    not increase: "Invalid pts <= last"): on_error gets the error once, naming the encoder and
+    the picture, on the session's thread; the packets before it are the synchronous encoder's
+    for the same pictures, which fails on the same picture; complete_frames raises the error and
+    later pictures are refused (StateError)."""
+    yuv = pictures("yuv420p")
+    stamps = [0, 1, 2, 2, 3]
+    sync: list[tuple[int, int, bool, bytes]] = []
+    with mediakit.VideoEncoder("mpeg4", W, H, fps=25, threads=1) as enc:
+        with pytest.raises(mediakit.MediaKitError, match="at pts 2") as sync_error:
+            for picture, pts in zip(yuv, stamps):
+                sync += [_packet_record(p) for p in enc.encode(picture, pts=pts)]
+    got: list[tuple[int, int, bool, bytes]] = []
+    errors: list[tuple[mediakit.MediaKitError, int]] = []
+
+    def on_packet(p: mediakit.Packet) -> None:
+        got.append(_packet_record(p))
+        p.close()
+
+    session = mediakit.CompressionSession("mpeg4", W, H, fps=25, threads=1, on_packet=on_packet,
+                                          on_error=lambda e: errors.append((e, threading.get_ident())))
+    with session:
+        for picture, pts in zip(yuv, stamps):
+            try:
+                session.encode_frame(picture, pts)
+            except mediakit.StateError:
+                break   # the failure came first: the session takes no more pictures
+        with pytest.raises(type(sync_error.value), match="ffmpeg mpeg4 encoder.*at pts 2"):
+            session.complete_frames()
+        assert [str(e) for e, _ in errors] == [str(sync_error.value)], errors
+        assert errors[0][1] != threading.get_ident()
+        assert got == sync and len(got) == 3
+        with pytest.raises(mediakit.StateError, match="stopped"):
+            session.encode_frame(yuv[0], 9)
+
+
 def _video_packets_seconds(path: Path) -> list[tuple[float, float, str, str]]:
     """(dts s, pts s, size, md5) of each packet of the first video stream (ffmpeg -c copy framemd5)."""
     lines = framemd5(path, "0:v:0")

@@ -23,7 +23,10 @@
  *   - create(): config (and its preset / profile strings) borrowed for the call. On failure
  *     nothing stays allocated and errbuf says why.
  *   - send_frame(): the frame's planes are borrowed for the call: the picture is copied into an
- *     AVFrame libavcodec keeps.
+ *     AVFrame libavcodec keeps; or, when the host offers them (mk_plugin_frame.retain, 2.5) and
+ *     they are laid out as libavcodec's own, wrapped in an AVBuffer that holds one retain of the
+ *     host's frame and releases it when libavcodec lets go (no copy, as the ffmpeg tool passes
+ *     decoded pictures).
  *   - receive_packet(): the packet's bytes are the instance's AVPacket, valid until the next
  *     call on the instance.
  *   - get_info(): extradata points into the AVCodecContext, valid until the next call.
@@ -173,6 +176,60 @@ static int32_t ffv_get_info(void *encoder, mk_plugin_encoder_info *info)
     return MK_OK;
 }
 
+/* The host's frame, for one AVBuffer over one of its planes. */
+typedef struct ffv_held {
+    void (*release)(void *release_opaque);
+    void *release_opaque;
+} ffv_held;
+
+static void ffv_release_host(void *opaque, uint8_t *data)
+{
+    (void)data;
+    ffv_held *held = opaque;
+    held->release(held->release_opaque);
+    av_free(held);
+}
+
+/* The host's picture as a reference-counted AVFrame, without copying it (ABI 2.5: the host
+ * offers its planes through mk_plugin_frame.retain): what the ffmpeg tool hands an encoder, the
+ * decoder's own buffers. Only planes laid out as libavcodec lays out its own (every plane and
+ * stride 64-byte aligned) are taken; NULL means copy (not offered, another alignment, or out
+ * of memory). Each plane's AVBuffer holds one retain of the host's frame; libavcodec's last
+ * unref of it releases that, on whatever thread that happens. */
+static AVFrame *ffv_borrow(ffv_encoder *enc, const mk_plugin_frame *frame, int planes, const AVPixFmtDescriptor *desc)
+{
+    if (frame->struct_size < MKP_END_OF(mk_plugin_frame, retain) || frame->retain == NULL || frame->release == NULL)
+        return NULL;
+    for (int i = 0; i < planes; i++)
+        if (((uintptr_t)frame->planes[i] & 63) != 0 || (frame->strides[i] & 63) != 0)
+            return NULL;
+    AVFrame *f = av_frame_alloc();
+    if (f == NULL)
+        return NULL;
+    f->format = enc->ctx->pix_fmt;
+    f->width = enc->ctx->width;
+    f->height = enc->ctx->height;
+    for (int i = 0; i < planes; i++) {
+        int rows = i == 0 || (desc->flags & AV_PIX_FMT_FLAG_PAL) ? f->height : AV_CEIL_RSHIFT(f->height, desc->log2_chroma_h);
+        ffv_held *held = av_malloc(sizeof(*held));
+        if (held != NULL) {
+            held->release = frame->release;
+            held->release_opaque = frame->release_opaque;
+            f->buf[i] = av_buffer_create(frame->planes[i], (size_t)frame->strides[i] * (size_t)rows, ffv_release_host, held,
+                                         AV_BUFFER_FLAG_READONLY);
+        }
+        if (f->buf[i] == NULL) {
+            av_free(held);
+            av_frame_free(&f);   /* releases the planes retained so far */
+            return NULL;
+        }
+        frame->retain(frame->release_opaque);
+        f->data[i] = frame->planes[i];
+        f->linesize[i] = (int)frame->strides[i];
+    }
+    return f;
+}
+
 static int32_t ffv_send_frame(void *encoder, const mk_plugin_frame *frame)
 {
     ffv_encoder *enc = encoder;
@@ -195,46 +252,52 @@ static int32_t ffv_send_frame(void *encoder, const mk_plugin_frame *frame)
                         av_get_pix_fmt_name(enc->ctx->pix_fmt), enc->ctx->width, enc->ctx->height);
         return MK_EINVAL;
     }
-    /* The last picture's buffers when only this encoder instance refers to them (the encoder
-     * copied the picture, as libx264, libx265, libvpx and SVT-AV1 do, or gave it back); else
-     * new ones (an encoder that keeps references to its input keeps them alive). */
-    AVFrame *f = enc->input;
-    enc->input = NULL;
-    if (f != NULL && !av_frame_is_writable(f))
-        av_frame_free(&f);
-    int ret = 0;
-    if (f == NULL) {
-        f = av_frame_alloc();
-        if (f == NULL)
-            return MK_ENOMEM;
-        f->format = enc->ctx->pix_fmt;
-        f->width = enc->ctx->width;
-        f->height = enc->ctx->height;
-        ret = av_frame_get_buffer(f, 0);
-        if (ret < 0) {
-            av_frame_free(&f);
-            return ffv_fail_av(enc, "allocating a picture", ret);
-        }
-    }
     const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(enc->ctx->pix_fmt);
     if (frame->plane_count < map->planes) {
-        av_frame_free(&f);
         mkp_write_error(enc->last_error, sizeof(enc->last_error), "ffmpeg %s encoder: send_frame: %d planes for %d",
                         enc->codec->name, frame->plane_count, map->planes);
         return MK_EINVAL;
     }
     for (int i = 0; i < map->planes; i++) {
-        int row = av_image_get_linesize(enc->ctx->pix_fmt, f->width, i);
-        int rows = i == 0 ? f->height : AV_CEIL_RSHIFT(f->height, desc->log2_chroma_h);
-        if (frame->planes[i] == NULL || row < 0 || frame->strides[i] < row) {
-            av_frame_free(&f);
+        int row = av_image_get_linesize(enc->ctx->pix_fmt, enc->ctx->width, i);
+        if (frame->planes[i] == NULL || row < 0 || frame->strides[i] < row || frame->strides[i] > INT_MAX) {
             mkp_write_error(enc->last_error, sizeof(enc->last_error),
                             "ffmpeg %s encoder: send_frame: plane %d is NULL or its stride %lld is below %d bytes",
                             enc->codec->name, i, (long long)frame->strides[i], row);
             return MK_EINVAL;
         }
-        for (int y = 0; y < rows; y++)
-            memcpy(f->data[i] + (ptrdiff_t)y * f->linesize[i], frame->planes[i] + (ptrdiff_t)y * frame->strides[i], (size_t)row);
+    }
+    int ret = 0;
+    AVFrame *f = ffv_borrow(enc, frame, map->planes, desc);
+    int borrowed = f != NULL;
+    if (!borrowed) {
+        /* The last picture's buffers when only this encoder instance refers to them (the
+         * encoder copied the picture, as libx264, libx265, libvpx and SVT-AV1 do, or gave it
+         * back); else new ones (an encoder that keeps references to its input keeps them
+         * alive). */
+        f = enc->input;
+        enc->input = NULL;
+        if (f != NULL && !av_frame_is_writable(f))
+            av_frame_free(&f);
+        if (f == NULL) {
+            f = av_frame_alloc();
+            if (f == NULL)
+                return MK_ENOMEM;
+            f->format = enc->ctx->pix_fmt;
+            f->width = enc->ctx->width;
+            f->height = enc->ctx->height;
+            ret = av_frame_get_buffer(f, 0);
+            if (ret < 0) {
+                av_frame_free(&f);
+                return ffv_fail_av(enc, "allocating a picture", ret);
+            }
+        }
+        for (int i = 0; i < map->planes; i++) {
+            int row = av_image_get_linesize(enc->ctx->pix_fmt, f->width, i);
+            int rows = i == 0 ? f->height : AV_CEIL_RSHIFT(f->height, desc->log2_chroma_h);
+            for (int y = 0; y < rows; y++)
+                memcpy(f->data[i] + (ptrdiff_t)y * f->linesize[i], frame->planes[i] + (ptrdiff_t)y * frame->strides[i], (size_t)row);
+        }
     }
     f->pts = frame->pts == MK_NOPTS_VALUE ? AV_NOPTS_VALUE
            : av_rescale_q_rnd(frame->pts, enc->in_time_base, enc->ctx->time_base, AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX);
@@ -246,7 +309,10 @@ static int32_t ffv_send_frame(void *encoder, const mk_plugin_frame *frame)
     f->colorspace = enc->ctx->colorspace;
     f->chroma_location = enc->ctx->chroma_sample_location;
     ret = avcodec_send_frame(enc->ctx, f);
-    enc->input = f;   /* kept: reused by the next call when the encoder let go of it */
+    if (borrowed)
+        av_frame_free(&f);   /* the host's picture: libavcodec holds its own reference if it kept it */
+    else
+        enc->input = f;      /* kept: reused by the next call when the encoder let go of it */
     if (ret == AVERROR(EAGAIN))
         return MK_EAGAIN;
     return ret < 0 ? ffv_fail_av(enc, "encoding a picture", ret) : MK_OK;

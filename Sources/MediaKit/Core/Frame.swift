@@ -318,9 +318,25 @@ public enum PixelFormat: Int32, Sendable, CaseIterable {
 /// ``Frame`` that refers to it goes away.
 public final class FrameStorage: @unchecked Sendable {
     private let release: @Sendable () -> Void
+    /// True when nothing changes the planes until `release` runs (memory a plugin or MediaKit
+    /// allocated for this frame alone), so that an encoder may keep a reference to them instead
+    /// of copying them (plugin ABI 2.5, `mk_plugin_frame.retain`). False for storage made by
+    /// ``init(release:)``: a caller's planes are borrowed for the call only.
+    let keepsPlanesUnchanged: Bool
 
     /// Creates storage whose memory is freed by `release`.
-    public init(release: @escaping @Sendable () -> Void) { self.release = release }
+    public init(release: @escaping @Sendable () -> Void) {
+        self.release = release
+        keepsPlanesUnchanged = false
+    }
+
+    /// Storage whose memory is freed by `release`; `keepsPlanesUnchanged` when nothing changes
+    /// the planes until then (a decoder plugin's frame, a picture MediaKit allocated): an
+    /// encoder may keep them past a call without a copy.
+    init(keepsPlanesUnchanged: Bool, release: @escaping @Sendable () -> Void) {
+        self.release = release
+        self.keepsPlanesUnchanged = keepsPlanesUnchanged
+    }
 
     deinit { release() }
 }

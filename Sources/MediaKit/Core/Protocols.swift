@@ -10,6 +10,16 @@
 /// then return nil.
 /// A decoder takes `.truncated` as the end of the input with a warning (``FileDecoder``,
 /// `mk_decode_file`, `mk-decode`); a file cut inside its index (an MP4 `moov`) still fails to open.
+/// A demuxer whose packets' bytes can be read again from the seekable file they came from (at
+/// ``Packet/position``): a ``DecodeSession`` fed from it on its own thread keeps the video packets
+/// a rebuild needs (the GOP since the last key frame) as positions and a hash instead of bytes,
+/// and reads them again only when damage makes it rebuild its decoder.
+protocol PacketRereading: AnyObject {
+    /// `count` bytes at `position` of the file, or nil when this demuxer cannot read them again
+    /// (a stream read once).
+    func rereadBytes(at position: Int64, count: Int) throws -> [UInt8]?
+}
+
 public protocol Demuxer: AnyObject {
     /// The tracks, in container order.
     var tracks: [Track] { get }

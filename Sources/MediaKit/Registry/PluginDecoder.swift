@@ -194,7 +194,7 @@ extension Frame {
     /// - Throws: `.pluginABI` for a format, plane count or size the ABI does not allow.
     init(plugin f: mk_plugin_frame, timeBase: Rational, context: String) throws {
         let release = ReleaseHandle(release: f.release, opaque: f.release_opaque)
-        let storage = FrameStorage { release() }
+        let storage = FrameStorage(keepsPlanesUnchanged: true, release: { release() })
         let ptrs = withUnsafeBytes(of: f.planes) { Array($0.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)) }
         let strides = withUnsafeBytes(of: f.strides) { Array($0.bindMemory(to: Int64.self)) }
         let count = Int(max(0, min(8, f.plane_count)))

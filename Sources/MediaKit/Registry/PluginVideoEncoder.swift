@@ -1,8 +1,9 @@
 import CMediaKitPlugin
 
 /// A ``VideoEncoder`` backed by a plugin's video encoder (plugin ABI 2.3): pictures go to the
-/// plugin with their planes borrowed for the call; packets are copied out by the shared
-/// ``PluginEncoderInstance``.
+/// plugin with their planes borrowed for the call, or, when nothing changes them until their
+/// storage is released (a decoder's picture), offered to be kept without a copy (ABI 2.5);
+/// packets are copied out by the shared ``PluginEncoderInstance``.
 final class PluginVideoEncoder: VideoEncoder, @unchecked Sendable {
     let parameters: CodecParameters
     let inputFormat: VideoFormat
@@ -132,6 +133,13 @@ final class PluginVideoEncoder: VideoEncoder, @unchecked Sendable {
         withUnsafeMutableBytes(of: &f.strides) { raw in
             let b = raw.bindMemory(to: Int64.self)
             for (i, p) in planes.enumerated() { b[i] = Int64(p.stride) }
+        }
+        if frame.storage.keepsPlanesUnchanged {
+            // ABI 2.5: the encoder may keep the planes (one retain of the storage each time)
+            // instead of copying them, as the ffmpeg tool hands a decoded picture on.
+            f.release_opaque = Unmanaged.passUnretained(frame.storage).toOpaque()
+            f.retain = { _ = Unmanaged<FrameStorage>.fromOpaque($0!).retain() }
+            f.release = { Unmanaged<FrameStorage>.fromOpaque($0!).release() }
         }
         try withExtendedLifetime(frame) {
             try core.send(&f, what: "the picture at pts \(frame.pts)")

@@ -108,9 +108,21 @@ public final class DecodeSession: Decoder {
     /// Video: the packets since the last key frame that the decoder took, those it rejected
     /// too (the GOP to send again after a rebuild: a decoder may report an error on a later
     /// packet than the one that caused it, see ``recover(from:packet:)``); audio: the last few
-    /// packets (to prime a rebuilt decoder). Bounded by ``gopLimit``.
-    private var gop: [Packet] = []
+    /// packets (to prime a rebuilt decoder). Bounded by ``gopLimit`` (the bytes held: a video
+    /// packet ``rereader`` can read again is kept without its bytes).
+    private var gop: [KeptPacket] = []
     private var gopBytes = 0
+    /// Reads kept video packets again from the file (set by an owner that reads the demuxer and
+    /// feeds this session on one thread: ``Transcoder``, ``FileDecoder``): the GOP then costs
+    /// positions, not a GOP of compressed video.
+    var rereader: PacketRereading?
+    /// A packet kept for a rebuild: whole, or (``hash`` set) without its bytes, which
+    /// ``rereader`` gives back at its position and the hash checks.
+    private struct KeptPacket {
+        var packet: Packet
+        var size: Int
+        var hash: Int?
+    }
     private var gopOverflow = false
     private static let gopLimit = (packets: 1200, bytes: 128 << 20)
     private var consecutiveFailures = 0
@@ -589,7 +601,7 @@ public final class DecodeSession: Decoder {
     private func remember(_ packet: Packet) {
         if isAudio {
             if gop.count == 4 { gop.removeFirst() }
-            gop.append(packet)
+            gop.append(KeptPacket(packet: packet, size: packet.size, hash: nil))
             return
         }
         if packet.isKeyframe {
@@ -598,14 +610,46 @@ public final class DecodeSession: Decoder {
             gopOverflow = false
         }
         guard !gopOverflow else { return }
-        if gop.count >= Self.gopLimit.packets || gopBytes + packet.size > Self.gopLimit.bytes {
+        var kept = KeptPacket(packet: packet, size: packet.size, hash: nil)
+        if rereader != nil, packet.position >= 0, packet.size > 0, !packet.isTruncated {
+            kept.hash = Self.hash(packet.data)
+            kept.packet.data = []
+        }
+        let held = kept.hash == nil ? packet.size : 0
+        if gop.count >= Self.gopLimit.packets || gopBytes + held > Self.gopLimit.bytes {
             gop = []
             gopBytes = 0
             gopOverflow = true   // too long to keep: a rebuild then starts at the next key frame
             return
         }
-        gop.append(packet)
-        gopBytes += packet.size
+        gop.append(kept)
+        gopBytes += held
+    }
+
+    private static func hash(_ bytes: [UInt8]) -> Int {
+        var h = Hasher()
+        bytes.withUnsafeBytes { h.combine(bytes: $0) }
+        return h.finalize()
+    }
+
+    /// The kept packets with their bytes: those kept without them read again through
+    /// ``rereader``; nil when one cannot be (the file changed or is gone): a rebuild then
+    /// starts at the next key frame, as after a GOP too long to keep.
+    private func restoredGOP() -> [Packet]? {
+        var out: [Packet] = []
+        out.reserveCapacity(gop.count)
+        for k in gop {
+            guard k.hash != nil else {
+                out.append(k.packet)
+                continue
+            }
+            guard let bytes = try? rereader?.rereadBytes(at: k.packet.position, count: k.size),
+                  bytes.count == k.size, Self.hash(bytes) == k.hash else { return nil }
+            var p = k.packet
+            p.data = bytes
+            out.append(p)
+        }
+        return out
     }
 
     /// Goes on after the decoder rejected `packet` (nil: an error while receiving): skips it,
@@ -660,7 +704,7 @@ public final class DecodeSession: Decoder {
     /// Its errors are the damage being stepped over: draining stops at the first one.
     private func drainReplaced() {
         guard !isAudio else { return }
-        let before = gopOverflow ? Int64.max : (gop.first?.pts ?? Int64.max)
+        let before = gopOverflow ? Int64.max : (gop.first?.packet.pts ?? Int64.max)
         do {
             try decoder.flush()
             for _ in 0..<4096 {
@@ -684,7 +728,7 @@ public final class DecodeSession: Decoder {
     /// The decoder's rejection of data (`.invalidData`) is the damage already counted (the
     /// kept packets include the rejected ones), not a failure of the new decoder.
     private func prime(_ fresh: Decoder) throws {
-        guard !gopOverflow else { return }
+        guard !gopOverflow, let packets = restoredGOP() else { return }
         var kept: [Frame] = []
         var last = lastDecodedPts   // committed with the kept frames once the new decoder took every packet
         func take() throws -> Bool {
@@ -708,7 +752,7 @@ public final class DecodeSession: Decoder {
                 }
             }
         }
-        for var p in gop {
+        for var p in packets {
             if isAudio || p.pts == Packet.noTimestamp || p.pts <= lastDecodedPts { p.isDiscarded = true }
             while true {
                 let result: SendResult

@@ -173,6 +173,9 @@ public enum FileDecoder {
         var video: (track: Track, session: DecodeSession, writer: PictureFrameSink)?
         if let out = options.videoPath, let t = videoTrack {
             let session = try DecodeSession(track: t, registry: registry, backend: options.backend, threads: options.threads, trim: options.trim)
+            // One thread reads the demuxer and feeds the session (this one, or the async
+            // session's): the GOP kept for a rebuild can be positions read again.
+            session.rereader = demuxer as? PacketRereading
             let orientation = options.autorotate ? t.orientation : .upright
             let rate = t.frameRate.numerator > 0 && t.frameRate.denominator > 0 ? t.frameRate : Rational(25, 1)
             guard let videoSink else { throw MediaError(.unsupported, "the catalogue has no \(options.y4m ? "Y4M" : "raw picture") writer", path: out) }

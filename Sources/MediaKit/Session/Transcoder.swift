@@ -177,6 +177,8 @@ public enum Transcoder {
         demuxer.select(tracks: Set([firstAudio?.index, videoTrack?.index].compactMap { $0 } + videos.map(\.index)))
         let session = try audio.map { try DecodeSession(track: $0, registry: registry) }
         let videoSession = try videoTrack.map { try DecodeSession(track: $0, registry: registry, threads: options.video?.threads ?? 0) }
+        // The demuxer is read on this thread, so the GOP kept for a rebuild can be positions.
+        videoSession?.rereader = demuxer as? PacketRereading
 
         var muxer: Muxer?
         var converter: AudioEncodingConverter?

@@ -115,10 +115,12 @@ extension Frame {
         }
         // Each plane starts on a 64-byte boundary, so 16- and 32-bit samples are read aligned.
         let sizes = shapes.map { (($0.rows * $0.bytes * $0.columns) + 63) & ~63 }
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(1, sizes.reduce(0, +)), alignment: 64)
+        // 64 bytes more: an encoder given the picture without a copy may read a vector past the
+        // last row, as libavcodec's own buffers allow.
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: sizes.reduce(0, +) + 64, alignment: 64)
         nonisolated(unsafe) let owned = memory
         var out = frame
-        out.storage = FrameStorage { owned.deallocate() }
+        out.storage = FrameStorage(keepsPlanesUnchanged: true, release: { owned.deallocate() })
         out.planes = []
         if quarter {
             (out.width, out.height) = (frame.height, frame.width)

@@ -146,7 +146,9 @@ extension Frame {
             strides.append(stride)
             total += stride * l.rows
         }
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(total, 1), alignment: 64)
+        // 64 bytes more than the rows: an encoder given the picture without a copy may read
+        // a vector past the last row, as libavcodec's own buffers allow.
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: total + 64, alignment: 64)
         var out: [Plane] = []
         for (i, l) in layout.enumerated() {
             let dst = memory + offsets[i]
@@ -157,6 +159,6 @@ extension Frame {
         }
         nonisolated(unsafe) let owned = memory
         self.init(mediaType: .video, pts: pts, duration: duration, timeBase: timeBase, pixelFormat: format, width: width, height: height,
-                  planes: out, storage: FrameStorage { owned.deallocate() })
+                  planes: out, storage: FrameStorage(keepsPlanesUnchanged: true, release: { owned.deallocate() }))
     }
 }

@@ -722,3 +722,12 @@ public struct SampleReference: Sendable, Hashable {
     /// Size in bytes.
     public var size: Int
 }
+
+/// A sample's bytes are the file's at its offset (`packet(track:sample:cut:)`): a decode
+/// session may keep a GOP as positions and read it again from here.
+extension MP4Demuxer: PacketRereading {
+    func rereadBytes(at position: Int64, count: Int) throws -> [UInt8]? {
+        guard stream == nil, source.isSeekable, position >= 0, count > 0 else { return nil }
+        return try source.read(at: position, count: count)
+    }
+}
