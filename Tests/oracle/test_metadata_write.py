@@ -32,6 +32,7 @@ OGG = "ogg_vorbis_mono_metadata_block_picture.ogg"          # Vorbis comments, M
 FLAC_TAGS = "breadth/flac_tinytag_7a2191_flac1.5sStereo.flac"  # VORBIS_COMMENT
 FLAC_COVER = "breadth/flac_androidx_af3fe8_bear_with_picture.flac"  # PICTURE (PNG)
 MKV = "breadth/mkv_androidx_520d46_sample_with_htc_rotation_track_name.mkv"  # Matroska track name, tags
+M4A = "m4a_aac_8k_covr_jpeg_bmp.m4a"                         # ilst tags, two covr; mdhd language, hdlr name
 
 IGNORED = {"encoder", "duration"}
 
@@ -47,6 +48,11 @@ CASES = [
     (FLAC_COVER, "flac", "remux", ["-c", "copy"]),
     (MP3, "flac", "transcode", ["-c:a", "flac"]),
     (MP3, "wav", "transcode", ["-c:a", "pcm_s16le"]),
+    # An MP4 track's language, handler name and vendor are stream fields, not tags: FFmpeg
+    # writes them as an Ogg stream's comments, not into a FLAC or WAV file's tags.
+    (M4A, "flac", "transcode", ["-c:a", "flac"]),
+    (M4A, "wav", "transcode", ["-c:a", "pcm_s16le"]),
+    (M4A, "ogg", "transcode", ["-c:a", "libvorbis"]),
 ]
 
 

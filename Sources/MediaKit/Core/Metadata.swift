@@ -15,6 +15,12 @@ public struct MetadataEntry: Sendable, Hashable {
     public var ffmpegKey: String
     /// The value as text (numbers as written: "3/12" for a track with its total).
     public var value: String
+    /// True for a fact of the track's own structure that libavformat shows among the stream
+    /// tags (an MP4 track's `mdhd` language, `hdlr` name, sample entry vendor; a Matroska
+    /// TrackEntry's Name and Language; an MPEG-TS language descriptor): a muxer writes it into
+    /// its own track fields or not at all, never into a file's single tag list (FFmpeg's
+    /// muxers do not either).
+    var describesTrack = false
 
     /// Creates an entry; `ffmpegKey` defaults to `nativeKey`.
     public init(key: String, nativeKey: String, ffmpegKey: String? = nil, value: String) {
@@ -78,6 +84,13 @@ public struct Metadata: Sendable, Hashable, RandomAccessCollection {
 
     /// Appends an entry.
     public mutating func append(_ entry: MetadataEntry) { entries.append(entry) }
+
+    /// Appends a fact of the track's structure (``MetadataEntry/describesTrack``).
+    mutating func appendTrackField(key: String, nativeKey: String, ffmpegKey: String? = nil, value: String) {
+        var e = MetadataEntry(key: key, nativeKey: nativeKey, ffmpegKey: ffmpegKey, value: value)
+        e.describesTrack = true
+        entries.append(e)
+    }
 
     /// Appends a tag; `ffmpegKey` defaults to `nativeKey`.
     public mutating func append(key: String, nativeKey: String, ffmpegKey: String? = nil, value: String) {

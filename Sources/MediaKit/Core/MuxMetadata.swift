@@ -26,12 +26,15 @@ public struct MuxMetadata: Sendable, Hashable {
 
     /// The tags of a file that holds one list (FLAC, MP3, WAV, an Ogg stream's comments): the
     /// container's tags, then those of `track` whose ``MetadataEntry/ffmpegKey`` (in any case)
-    /// the container's do not have; entries with an empty key or value left out.
-    func combined(track: Int?) -> [MetadataEntry] {
+    /// the container's do not have; entries with an empty key or value left out, and the track's
+    /// structure fields (``MetadataEntry/describesTrack``: an MP4 track's language and handler
+    /// name are not tags of an MP3 made from it, as FFmpeg does not write them either) unless
+    /// `withTrackFields`: an Ogg stream's comments are its stream's tags, where FFmpeg writes them.
+    func combined(track: Int?, withTrackFields: Bool = false) -> [MetadataEntry] {
         var out = tags.filter { !$0.ffmpegKey.isEmpty && !$0.value.isEmpty }
         let have = Set(out.map { $0.ffmpegKey.lowercased() })
         if let track, let t = trackTags[track] {
-            out += t.filter { !$0.ffmpegKey.isEmpty && !$0.value.isEmpty && !have.contains($0.ffmpegKey.lowercased()) }
+            out += t.filter { (withTrackFields || !$0.describesTrack) && !$0.ffmpegKey.isEmpty && !$0.value.isEmpty && !have.contains($0.ffmpegKey.lowercased()) }
         }
         return out
     }

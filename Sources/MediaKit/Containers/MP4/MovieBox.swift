@@ -50,19 +50,19 @@ struct TrackBox {
     var metadata: Metadata {
         var m = Metadata()
         if let time = ITunesMetadata.creationTime(creationTime) {
-            m.append(key: "creation_time", nativeKey: "mdhd.creation_time", ffmpegKey: "creation_time", value: time)
+            m.appendTrackField(key: "creation_time", nativeKey: "mdhd.creation_time", ffmpegKey: "creation_time", value: time)
         }
         if let language = ITunesMetadata.language(languageCode) {
-            m.append(key: "language", nativeKey: "mdhd.language", ffmpegKey: "language", value: language)
+            m.appendTrackField(key: "language", nativeKey: "mdhd.language", ffmpegKey: "language", value: language)
         }
-        if let handlerName { m.append(key: "handler_name", nativeKey: "hdlr.name", ffmpegKey: "handler_name", value: handlerName) }
+        if let handlerName { m.appendTrackField(key: "handler_name", nativeKey: "hdlr.name", ffmpegKey: "handler_name", value: handlerName) }
         let video = handler == "vide" || (handler != "soun" && parameters.mediaType == .video)
         let audio = handler == "soun" || (handler != "vide" && parameters.mediaType == .audio)
         if let vendor, video || audio {
-            m.append(key: "vendor_id", nativeKey: "stsd.vendor", ffmpegKey: "vendor_id", value: ITunesMetadata.fourCCText(vendor))
+            m.appendTrackField(key: "vendor_id", nativeKey: "stsd.vendor", ffmpegKey: "vendor_id", value: ITunesMetadata.fourCCText(vendor))
         }
         if video, !compressorName.isEmpty {
-            m.append(key: "encoder", nativeKey: "stsd.compressorname", ffmpegKey: "encoder", value: compressorName)
+            m.appendTrackField(key: "encoder", nativeKey: "stsd.compressorname", ffmpegKey: "encoder", value: compressorName)
         }
         return m
     }

@@ -157,7 +157,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                           unsupportedReason: s.unsupportedReason)
             // ffprobe's stream tag: the PMT's ISO 639 language descriptor.
             if let language = s.language {
-                t.metadata.append(key: "language", nativeKey: "ISO_639_language_descriptor", ffmpegKey: "language", value: language)
+                t.metadata.appendTrackField(key: "language", nativeKey: "ISO_639_language_descriptor", ffmpegKey: "language", value: language)
             }
             if s.framing == .whole && t.unsupportedReason == nil {
                 t.unsupportedReason = "stream type \(TSElementaryStream.tag(s.streamType)) is not a codec MediaKit reads from MPEG-TS"

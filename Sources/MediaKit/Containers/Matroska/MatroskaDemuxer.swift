@@ -258,9 +258,9 @@ public final class MatroskaDemuxer: SourceDemuxer, @unchecked Sendable {
         if let dateUTC { metadata.append(key: "creation_time", nativeKey: "DateUTC", ffmpegKey: "creation_time", value: MatroskaMetadata.creationTime(dateUTC)) }
         trackMetadata = trackInfo.indices.map { i in
             var m = Metadata()
-            if !trackInfo[i].name.isEmpty { m.append(key: "title", nativeKey: "Name", ffmpegKey: "title", value: trackInfo[i].name) }
+            if !trackInfo[i].name.isEmpty { m.appendTrackField(key: "title", nativeKey: "Name", ffmpegKey: "title", value: trackInfo[i].name) }
             let language = trackInfo[i].iso639Language
-            if language != "und" { m.append(key: "language", nativeKey: "Language", ffmpegKey: "language", value: language) }
+            if language != "und" { m.appendTrackField(key: "language", nativeKey: "Language", ffmpegKey: "language", value: language) }
             return m
         }
         for (h, b) in tagBodies { try? parseTagsModel(b, base: h.dataStart) }

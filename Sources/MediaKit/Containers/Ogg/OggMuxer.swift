@@ -266,7 +266,7 @@ public final class OggMuxer: Muxer, @unchecked Sendable {
         guard !metadata.isEmpty else { return }
         guard !headerWritten else { throw MediaError(.state, "metadata must be given before the first packet", path: file.path, context: "Ogg muxer") }
         for i in streams.indices {
-            let tags = metadata.combined(track: i)
+            let tags = metadata.combined(track: i, withTrackFields: true)
             let pictures = i == 0 ? metadata.pictures : []
             guard !tags.isEmpty || !pictures.isEmpty || !metadata.chapters.isEmpty, streams[i].headers.count >= 2 else { continue }
             switch streams[i].codec {
