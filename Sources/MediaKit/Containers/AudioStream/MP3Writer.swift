@@ -116,9 +116,15 @@ public final class MP3Writer: Muxer, @unchecked Sendable {
         id3 = tag
     }
 
-    /// Writes one encoded Layer III frame.
+    /// Writes one encoded Layer III frame. A packet of fewer than 4 bytes after the first frame
+    /// (no header fits: FFmpeg's MP3 parser makes one of a file's trailing bytes) is written as
+    /// it is and not counted in the Info frame, as FFmpeg's mp3 muxer writes it.
     /// - Throws: `.invalidData` for a packet that is not an MPEG audio Layer III frame continuing the first.
     public func write(_ packet: Packet) throws {
+        if packet.data.count < 4, first != nil {
+            try file.write(packet.data)
+            return
+        }
         guard let h = MPEGAudioHeader(packet.data), h.layer == 3, first.map({ $0.continues(h) }) ?? true else {
             throw MediaError(.invalidData, "packet \(frames) is not an MPEG audio Layer III frame of the stream", path: file.path)
         }
