@@ -4,7 +4,9 @@
  * them), as MediaKit's writer for the containers it does not write itself (AVI, FLV, NUT ...).
  *
  * Formats. init() lists av_muxer_iterate()'s formats that have a name, but those that open
- * files by name themselves (AVFMT_NOFILE: image sequences, devices, tee), at priority 0.
+ * files by name themselves (AVFMT_NOFILE: image sequences, devices, tee) and a second format
+ * of a name already listed (libavformat's "Matroska Audio" is named "matroska" too), at
+ * priority 0.
  * carries() is avformat_query_codec() (1, 0, or -1 when the format keeps no list).
  *
  * Tracks. add_track maps the host's description onto AVCodecParameters: the codec by FFmpeg's
@@ -66,6 +68,14 @@ void ffm_init_formats(const mk_host *host)
     ffm_count = 0;
     while ((out = av_muxer_iterate(&it)) != NULL) {
         if ((out->flags & AVFMT_NOFILE) || out->name == NULL || out->name[0] == '\0')
+            continue;
+        /* Names are unique in the factory: libavformat has two "matroska" muxers (the second
+         * one, "Matroska Audio", for .mka); the first of a name is kept, as av_guess_format's
+         * choice by name keeps it. */
+        int known = 0;
+        for (uint32_t i = 0; i < ffm_count && !known; i++)
+            known = strcmp(ffm_outputs[i]->name, out->name) == 0;
+        if (known)
             continue;
         if (ffm_count == FFM_MAX_FORMATS) {
             mkp_log(host, MK_LOG_WARNING, "libavformat has more than %d output formats; the rest are not offered",

@@ -27,6 +27,9 @@ public final class PluginMuxer: Muxer, @unchecked Sendable {
     private let handle: UnsafeMutableRawPointer
     private let vtable: mk_plugin_muxer_vtable
     private var timeBases: [Rational] = []
+    /// Per track, ticks added to every timestamp: a demuxed track's edit list as FFmpeg's MP4
+    /// demuxer applies it (``Track/presentationOffset``), 0 for tracks added from parameters.
+    private var shifts: [Int64] = []
     private var started = false
     private var closed = false
 
@@ -96,11 +99,16 @@ public final class PluginMuxer: Muxer, @unchecked Sendable {
     }
 
     /// Adds a track copied from a demuxed ``Track``: its codec parameters, time base, frame rate
-    /// and language.
+    /// and language. Its timestamps are moved by its edit list as `ffmpeg -c copy` from an MP4
+    /// moves them (``Track/presentationOffset``: the first media edit starts at zero, after a
+    /// first empty edit's delay).
     /// - Throws: as ``addTrack(_:timeBase:)``.
-    public func addTrack(from track: Track) throws -> Int { try add(track) }
+    public func addTrack(from track: Track) throws -> Int {
+        let offset = track.presentationOffset
+        return try add(track, shift: offset == .min || offset == .max ? 0 : offset)
+    }
 
-    private func add(_ track: Track) throws -> Int {
+    private func add(_ track: Track, shift: Int64 = 0) throws -> Int {
         guard !started, !closed else {
             throw MediaError(.state, "\(format.qualifiedName): a track is added after the first packet", path: path)
         }
@@ -171,6 +179,7 @@ public final class PluginMuxer: Muxer, @unchecked Sendable {
             throw MediaError(.pluginABI, "\(format.qualifiedName) numbered track \(timeBases.count) as \(index)", path: path)
         }
         timeBases.append(tb)
+        shifts.append(shift)
         return Int(index)
     }
 
@@ -190,16 +199,22 @@ public final class PluginMuxer: Muxer, @unchecked Sendable {
             throw MediaError(.invalidArgument, "\(format.qualifiedName): a packet of track \(packet.trackIndex) (\(timeBases.count) tracks added)", path: path)
         }
         try start()
-        let tb = timeBases[packet.trackIndex]
+        let tb = timeBases[packet.trackIndex], shift = shifts[packet.trackIndex]
         func convert(_ v: Int64) -> Int64 {
             v == Int64.min || packet.timeBase == tb || packet.timeBase.numerator <= 0 ? v : Rational.rescale(v, from: packet.timeBase, to: tb)
+        }
+        func moved(_ v: Int64) -> Int64 {
+            let t = convert(v)
+            guard t != Int64.min else { return t }
+            let (r, overflow) = t.addingReportingOverflow(shift)
+            return overflow ? t : r
         }
         var p = mk_plugin_mux_packet()
         p.struct_size = UInt32(MemoryLayout<mk_plugin_mux_packet>.size)
         p.flags = (packet.isKeyframe ? MK_PACKET_FLAG_KEY : 0) | (packet.isDiscarded ? MK_PACKET_FLAG_DISCARD : 0)
         p.track = Int32(packet.trackIndex)
-        p.pts = convert(packet.pts)
-        p.dts = convert(packet.dts)
+        p.pts = moved(packet.pts)
+        p.dts = moved(packet.dts)
         p.duration = packet.duration > 0 ? convert(packet.duration) : 0
         p.size = packet.data.count
         let status = packet.data.withUnsafeBufferPointer { bytes in
