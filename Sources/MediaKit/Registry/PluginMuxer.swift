@@ -53,7 +53,7 @@ public final class PluginMuxer: Muxer, @unchecked Sendable {
                              path: path, underlying: .plugin(status: status, message: message))
         }
         let v = vtable.pointee
-        guard Int(v.struct_size) >= PluginLoader.endOf(\mk_plugin_muxer_vtable.destroy), v.add_track != nil, v.write_header != nil,
+        guard Int(clamping: v.struct_size) >= PluginLoader.endOf(\mk_plugin_muxer_vtable.destroy), v.add_track != nil, v.write_header != nil,
               v.write_packet != nil, v.finish != nil, v.cancel != nil, v.destroy != nil else {
             v.destroy?(handle)
             output.discard()
@@ -118,15 +118,15 @@ public final class PluginMuxer: Muxer, @unchecked Sendable {
         }
         let p = track.parameters
         var t = mk_plugin_mux_track()
-        t.struct_size = UInt32(MemoryLayout<mk_plugin_mux_track>.size)
+        t.struct_size = UInt32(clamping: MemoryLayout<mk_plugin_mux_track>.size)
         switch p.mediaType {
         case .audio: t.media_type = MK_MEDIA_AUDIO
         case .video: t.media_type = MK_MEDIA_VIDEO
         case .subtitle: t.media_type = MK_MEDIA_SUBTITLE
         case .data: t.media_type = MK_MEDIA_DATA
         }
-        t.time_base_num = Int32(tb.numerator)
-        t.time_base_den = Int32(tb.denominator)
+        t.time_base_num = Int32(clamping: tb.numerator)
+        t.time_base_den = Int32(clamping: tb.denominator)
         t.sample_rate = Int32(clamping: p.sampleRate)
         t.channels = Int32(clamping: p.channels)
         t.channel_mask = p.channelMask
@@ -134,16 +134,16 @@ public final class PluginMuxer: Muxer, @unchecked Sendable {
         t.height = Int32(clamping: p.height)
         let sar = p.sampleAspectRatio
         if sar.numerator > 0, sar.denominator > 0, sar.numerator <= Int64(Int32.max), sar.denominator <= Int64(Int32.max) {
-            t.sar_num = Int32(sar.numerator)
-            t.sar_den = Int32(sar.denominator)
+            t.sar_num = Int32(clamping: sar.numerator)
+            t.sar_den = Int32(clamping: sar.denominator)
         } else {
             t.sar_num = 0
             t.sar_den = 1
         }
         let rate = track.frameRate
         if rate.numerator > 0, rate.denominator > 0, rate.numerator <= Int64(Int32.max), rate.denominator <= Int64(Int32.max) {
-            t.frame_rate_num = Int32(rate.numerator)
-            t.frame_rate_den = Int32(rate.denominator)
+            t.frame_rate_num = Int32(clamping: rate.numerator)
+            t.frame_rate_den = Int32(clamping: rate.denominator)
         } else {
             t.frame_rate_num = 0
             t.frame_rate_den = 1
@@ -175,12 +175,12 @@ public final class PluginMuxer: Muxer, @unchecked Sendable {
         guard status == MK_OK else {
             throw failure(status, "adding track \(timeBases.count) (\(p.mediaType.rawValue) \(p.codec.rawValue))")
         }
-        guard Int(index) == timeBases.count else {
+        guard Int(clamping: index) == timeBases.count else {
             throw MediaError(.pluginABI, "\(format.qualifiedName) numbered track \(timeBases.count) as \(index)", path: path)
         }
         timeBases.append(tb)
         shifts.append(shift)
-        return Int(index)
+        return Int(clamping: index)
     }
 
     private func start() throws {
@@ -210,9 +210,9 @@ public final class PluginMuxer: Muxer, @unchecked Sendable {
             return overflow ? t : r
         }
         var p = mk_plugin_mux_packet()
-        p.struct_size = UInt32(MemoryLayout<mk_plugin_mux_packet>.size)
+        p.struct_size = UInt32(clamping: MemoryLayout<mk_plugin_mux_packet>.size)
         p.flags = (packet.isKeyframe ? MK_PACKET_FLAG_KEY : 0) | (packet.isDiscarded ? MK_PACKET_FLAG_DISCARD : 0)
-        p.track = Int32(packet.trackIndex)
+        p.track = Int32(clamping: packet.trackIndex)
         p.pts = moved(packet.pts)
         p.dts = moved(packet.dts)
         p.duration = packet.duration > 0 ? convert(packet.duration) : 0
@@ -265,7 +265,7 @@ final class PluginOutputIO {
     init(file: OutputFile) {
         self.file = file
         io = UnsafeMutablePointer<mk_plugin_output_io>.allocate(capacity: 1)
-        io.initialize(to: mk_plugin_output_io(struct_size: UInt32(MemoryLayout<mk_plugin_output_io>.size), opaque: nil,
+        io.initialize(to: mk_plugin_output_io(struct_size: UInt32(clamping: MemoryLayout<mk_plugin_output_io>.size), opaque: nil,
                                               write: Self.writeCallback, seek: file.isStream ? nil : Self.seekCallback,
                                               tell: Self.tellCallback))
         io.pointee.opaque = Unmanaged.passUnretained(self).toOpaque()
@@ -286,7 +286,7 @@ final class PluginOutputIO {
             var bytes = UnsafeRawBufferPointer(start: buf, count: size)
             if me.position < end {
                 // Overwrite what is there (a header whose sizes are known at the end) ...
-                let inside = Int(min(Int64(size), end - me.position))
+                let inside = Int(clamping: min(Int64(size), end - me.position))
                 try me.file.patch([UInt8](bytes[0..<inside]), at: me.position)
                 bytes = UnsafeRawBufferPointer(rebasing: bytes[inside...])
             }
