@@ -22,7 +22,9 @@
  * converters). A 2.0 plugin answers NULL for the encoder factory: it has none. Since 2.3
  * the encoder factory may list video encoders too (see "Video encoders"). Since 2.4 the host
  * also asks for MK_PLUGIN_DEMUXER_FACTORY (container formats the plugin reads, see
- * "Demuxers"); a plugin of 2.3 or older answers NULL for it and loads as before. A factory lists its entries by index; each
+ * "Demuxers"); a plugin of 2.3 or older answers NULL for it and loads as before. Since 2.5 the
+ * host also asks for MK_PLUGIN_MUXER_FACTORY (container formats the plugin writes, see
+ * "Muxers"); a plugin of 2.4 or older answers NULL for it. A factory lists its entries by index; each
  * entry has static metadata and a `create` that returns an instance plus the
  * instance's vtable. `deinit()` is called once, after every instance has been
  * destroyed, when the host gives the plugin up; the frames a plugin handed out
@@ -112,7 +114,7 @@ extern "C" {
 /** The ABI major version this header describes. Bumped on an incompatible change. */
 #define MK_PLUGIN_ABI_MAJOR 2u
 /** The ABI minor version this header describes. Bumped when fields are appended. */
-#define MK_PLUGIN_ABI_MINOR 4u
+#define MK_PLUGIN_ABI_MINOR 5u
 
 /** An ABI version: major.minor. */
 typedef struct mk_plugin_abi {
@@ -139,6 +141,9 @@ typedef struct mk_plugin_abi {
 /** get_factory(MK_PLUGIN_DEMUXER_FACTORY) returns a const mk_plugin_demuxer_factory *
  *  (ABI 2.4). */
 #define MK_PLUGIN_DEMUXER_FACTORY "mediakit.demuxer-factory"
+/** get_factory(MK_PLUGIN_MUXER_FACTORY) returns a const mk_plugin_muxer_factory *
+ *  (ABI 2.5). */
+#define MK_PLUGIN_MUXER_FACTORY "mediakit.muxer-factory"
 /** Reserved for audio converters (a later minor version defines the factory struct). */
 #define MK_PLUGIN_AUDIO_CONVERTER_FACTORY "mediakit.audio-converter-factory"
 
@@ -795,6 +800,153 @@ typedef struct mk_plugin_demuxer_factory {
      *  an index out of range. */
     const mk_plugin_demuxer_format *(*get_format)(uint32_t index);
 } mk_plugin_demuxer_factory;
+
+/* ---- Muxers (2.5) -------------------------------------------------------------
+ *
+ * A muxer factory lists container formats the plugin writes. The host writes every format it
+ * has built in itself: a plugin format is chosen only for an output extension no built-in
+ * writer takes, or when the caller names it ("ffmpeg:avi"; a plugin format named like a
+ * built-in one, "mp4", only by its qualified name). Among plugin formats for one extension the
+ * highest priority wins, then the load order.
+ *
+ * Order of calls on an instance: add_track for every track, then write_header once (may fail:
+ * a codec the format cannot carry, parameters it needs), then write_packet any number of times,
+ * then finish (the file complete: trailer, index) or cancel (abandon it); then destroy. Any
+ * call after a failure may be refused; destroy is always allowed, at any point, and without
+ * finish it frees what the instance holds without writing more (the host then discards the
+ * output). A call out of this order is MK_EINVAL with a message.
+ *
+ * Output IO. The host hands create() an mk_plugin_output_io: callbacks that write the host's
+ * output (a temporary file the host renames into place after finish, or a pipe). `seek` is
+ * NULL for an output written once, front to back (a pipe): the instance must then not go back
+ * (a format that needs to, MP4's moov size, fails with a message, or writes what a stream
+ * allows). A seek goes only to offsets already written (0 ... tell()); a write there
+ * overwrites. The callbacks may be called only from inside a call on the instance (create
+ * included), on that call's thread; the struct and its opaque stay valid until destroy()
+ * returns.
+ *
+ * Ownership. Everything the host hands in (track descriptions, their strings and extradata,
+ * packet bytes) is borrowed for the call: the instance copies what it keeps. What an instance
+ * hands out (last_error) belongs to it.
+ */
+
+/** The host's output, as callbacks (see "Output IO" above). Owned by the host. */
+typedef struct mk_plugin_output_io {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_output_io) of the host */
+    void *opaque;              /**< the first argument of every callback */
+    /** Writes `size` bytes of `buf` at the current position and moves past them (all of them,
+     *  or an error). MK_OK, or a negative MK_* error (MK_EFAIL for a write failure: a full
+     *  disk; the host keeps its own message for it). */
+    int32_t (*write)(void *opaque, const uint8_t *buf, size_t size);
+    /** Moves the position to the absolute `offset` (0 <= offset <= tell()). MK_OK or a
+     *  negative MK_* error. NULL for an output that cannot seek (a pipe). */
+    int32_t (*seek)(void *opaque, int64_t offset);
+    /** The current position: bytes from the start of the output. */
+    int64_t (*tell)(void *opaque);
+} mk_plugin_output_io;
+
+/** One track to write, handed to add_track; borrowed for the call (pointers too). Read by
+ *  the plugin up to the host's struct_size: fields beyond it are absent (0 / NULL). */
+typedef struct mk_plugin_mux_track {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_mux_track) of the host */
+    int32_t media_type;        /**< MK_MEDIA_AUDIO, _VIDEO, _SUBTITLE or _DATA */
+    const char *codec;         /**< FFmpeg's codec name ("h264", "aac"); never NULL */
+    const char *codec_tag;     /**< the source container's tag as text ("XVID", "avc1"), "" if
+                                    none; never NULL. A hint: the format may use its own */
+    const uint8_t *extradata;  /**< codec configuration as an MP4 / Matroska file stores it
+                                    (avcC, hvcC, AudioSpecificConfig, Xiph lacing for Vorbis);
+                                    NULL if none */
+    size_t extradata_size;
+    int32_t time_base_num;     /**< time base of the packets' timestamps (both > 0) */
+    int32_t time_base_den;
+    int32_t sample_rate;       /**< audio: Hz, 0 if unknown */
+    int32_t channels;          /**< audio: 0 if unknown */
+    uint64_t channel_mask;     /**< audio: WAVE channel mask, 0 if unknown */
+    int32_t width;             /**< video: 0 if unknown */
+    int32_t height;
+    int32_t sar_num, sar_den;  /**< video: sample aspect ratio, 0/1 if unknown */
+    int32_t frame_rate_num;    /**< video: average frame rate, 0/1 if unknown */
+    int32_t frame_rate_den;
+    int32_t bits_per_coded_sample; /**< 0 if unknown */
+    int32_t block_align;       /**< audio: bytes per packet of constant-size codecs, 0 if unknown */
+    int64_t bit_rate;          /**< bits per second, 0 if unknown */
+    int32_t video_delay;       /**< video: B-frame reorder depth, 0 if none or unknown */
+    uint32_t disposition;      /**< MK_DISPOSITION_* */
+    const char *language;      /**< ISO 639-2 code, "" if none; never NULL */
+    const char *title;         /**< the track's name, "" if none; never NULL */
+} mk_plugin_mux_track;
+
+/** A packet to write, handed to write_packet; borrowed for the call (the bytes too). */
+typedef struct mk_plugin_mux_packet {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_mux_packet) of the host */
+    uint32_t flags;            /**< MK_PACKET_FLAG_KEY, _DISCARD */
+    int32_t track;             /**< an index add_track returned */
+    const uint8_t *data;       /**< may be NULL when size is 0 */
+    size_t size;
+    int64_t pts;               /**< in the track's time base, or MK_NOPTS_VALUE */
+    int64_t dts;               /**< in the track's time base, or MK_NOPTS_VALUE */
+    int64_t duration;          /**< in the track's time base; 0 if unknown */
+} mk_plugin_mux_packet;
+
+/** Operations on one muxer instance. Static storage in the plugin. */
+typedef struct mk_plugin_muxer_vtable {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_muxer_vtable) of the plugin */
+    /** [instance-thread] Adds a track (before write_header) and sets *index to its index
+     *  (0, 1, ... in the order added). MK_OK, or an error (MK_EUNSUPPORTED for a codec the
+     *  format does not carry, MK_EINVAL for a NULL or too small track or index, or a call after
+     *  write_header) with last_error saying which. `track` is borrowed for the call. */
+    int32_t (*add_track)(void *muxer, const mk_plugin_mux_track *track, int32_t *index);
+    /** [instance-thread] Starts the file once every track is added (writes the header). MK_OK,
+     *  or an error with last_error saying what (the host then cancels). */
+    int32_t (*write_header)(void *muxer);
+    /** [instance-thread] Writes one packet, after write_header; packets come in decoding order
+     *  per track, tracks interleaved as the host reads them (the plugin may reorder across
+     *  tracks). `packet` and its bytes are borrowed for the call. MK_OK or an error
+     *  (MK_EINVAL for a track that does not exist or a NULL packet; MK_EFAIL when the output's
+     *  write failed) with last_error. */
+    int32_t (*write_packet)(void *muxer, const mk_plugin_mux_packet *packet);
+    /** [instance-thread] Completes the file (what is buffered, the trailer, the index; seeks
+     *  back where the output can). MK_OK or an error with last_error. Called once. */
+    int32_t (*finish)(void *muxer);
+    /** [instance-thread] Abandons the file: nothing more is written (the host discards what
+     *  was). Allowed at any point before finish; never fails. */
+    void (*cancel)(void *muxer);
+    /** [instance-thread] A message for the last failure on this instance; owned by the
+     *  instance, valid until the next call on it. Never NULL (may be ""). */
+    const char *(*last_error)(void *muxer);
+    /** [instance-thread] Frees the instance (after finish or cancel, or at any point). */
+    void (*destroy)(void *muxer);
+} mk_plugin_muxer_vtable;
+
+/** Static description of one container format a plugin writes. */
+typedef struct mk_plugin_muxer_format {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_muxer_format) of the plugin */
+    const char *name;          /**< short name, unique among the plugin's muxers ("avi"; FFmpeg's) */
+    const char *long_name;     /**< what a person calls it; never NULL (may be "") */
+    const char *extensions;    /**< comma-separated, lower case, no dots ("avi"); "" if none */
+    const char *mime_types;    /**< comma-separated; "" if none */
+    int32_t priority;          /**< higher wins among plugin formats for one extension */
+    /** [thread-safe] Whether the format carries `codec` (FFmpeg's name) as a track of
+     *  `media_type`: 1 yes, 0 no, -1 not known (add_track decides). */
+    int32_t (*carries)(const struct mk_plugin_muxer_format *format, int32_t media_type, const char *codec);
+    /** [thread-safe] Opens a muxer of this format writing to `io` (from offset 0; see "Output
+     *  IO"). On success *muxer and *vtable are set and MK_OK returned. On failure nothing is
+     *  allocated, a message is written into errbuf (NUL-terminated, at most errbuf_size bytes;
+     *  errbuf may be NULL) and an error returned. `io` is borrowed until destroy(). */
+    int32_t (*create)(const struct mk_plugin_muxer_format *format, const mk_plugin_output_io *io,
+                      void **muxer, const mk_plugin_muxer_vtable **vtable,
+                      char *errbuf, size_t errbuf_size);
+} mk_plugin_muxer_format;
+
+/** The muxer factory (MK_PLUGIN_MUXER_FACTORY, ABI 2.5). Static storage in the plugin. */
+typedef struct mk_plugin_muxer_factory {
+    uint32_t struct_size;      /**< sizeof(mk_plugin_muxer_factory) of the plugin */
+    /** [thread-safe] The number of formats; constant after init(). */
+    uint32_t (*format_count)(void);
+    /** [thread-safe] Format `index` (0 <= index < format_count()), static storage; NULL for
+     *  an index out of range. */
+    const mk_plugin_muxer_format *(*get_format)(uint32_t index);
+} mk_plugin_muxer_factory;
 
 /* ---- The descriptor ----------------------------------------------------------- */
 

@@ -70,11 +70,18 @@ struct Remux: ParsableCommand {
         OUT/seg0.m4s, seg1.m4s ... (moof + mdat), the playlist version 7 with
         #EXT-X-MAP.
 
+        Other extensions (.avi, .flv, .nut, .aac ...) are written by a plugin's muxer
+        (plugin ABI 2.5): the FFmpeg plugin writes every format of libavformat, as
+        ffmpeg -c copy writes it (--list-formats marks them [plugin ffmpeg]). A
+        built-in writer always wins for its extensions; --format ffmpeg:mp4 names
+        libavformat's writer of a container MediaKit writes itself.
+
         Examples:
           mk-remux in.mov out.mp4
           mk-remux in.mp4 out.ts
           mk-remux in.mp4 out/ --hls 4
           mk-remux in.mp4 out/ --hls 4 --segment-format fmp4
+          mk-remux clip.mp4 clip.avi
           mk-remux take.aiff take.wav
           mk-remux song.m4a song.caf
           mk-remux clip.mp4 clip.mkv
@@ -91,6 +98,9 @@ struct Remux: ParsableCommand {
 
     @Flag(help: "Print the formats MediaKit writes (name, extensions, codecs, options) and exit.")
     var listFormats = false
+
+    @Option(help: ArgumentHelp("Write this format whatever OUTPUT's extension: a name --list-formats prints (\"matroska\"; a plugin's \"ffmpeg:avi\", and \"ffmpeg:mp4\" for libavformat's writer of a container MediaKit writes itself).", valueName: "NAME"))
+    var format: String?
 
     @Flag(help: "Put the moov box at the front.")
     var faststart = false
@@ -170,9 +180,9 @@ struct Remux: ParsableCommand {
     /// The catalogue's writers, one block each: name, description, extensions, MIME types,
     /// codecs, refusals and options.
     static func formatListing() -> String {
-        var lines = ["Formats MediaKit writes (the output's extension chooses one):"]
+        var lines = ["Formats MediaKit writes (the output's extension chooses one; --format NAME names one):"]
         for f in ContainerCatalog.shared.muxerFormats {
-            lines.append("\(f.name): \(f.description)")
+            lines.append("\(f.qualifiedName): \(f.description)" + (f.plugin.map { " [plugin \($0)]" } ?? ""))
             lines.append("  extensions: " + f.extensions.map { "." + $0 }.joined(separator: " "))
             lines.append("  mime types: " + f.mimeTypes.joined(separator: " "))
             lines.append("  codecs: " + f.codecs.map(\.rawValue).joined(separator: " "))
@@ -217,7 +227,7 @@ struct Remux: ParsableCommand {
         let size = (try? FileSource(path: input).size) ?? 0
         let showProgress = !quiet && size >= 64 << 20
         var lastShown = -1
-        if tracks.isEmpty, !quiet, let target = ContainerCatalog.shared.muxerFormat(forPath: output),
+        if tracks.isEmpty, !quiet, let target = format.flatMap({ ContainerCatalog.shared.muxerFormat(named: $0) }) ?? ContainerCatalog.shared.muxerFormat(forPath: output),
            let (_, demuxer) = try? ContainerCatalog.shared.open(ByteSources.open(path: input)) {
             for (t, why) in Remuxer.tracksToCopy(demuxer.tracks, into: target).leftOut {
                 FileHandle.standardError.write(Data("mk-remux: track \(t) left out: \(why) (--track chooses the tracks)\n".utf8))
@@ -230,7 +240,7 @@ struct Remux: ParsableCommand {
         options.writeID3v2 = writeID3v2
         let copy = try MetadataCopyOptions(copy: !noMetadata, settings: metadata)
         let cut = try Remuxer.remux(input: input, output: output, options: options, tracks: tracks.isEmpty ? nil : tracks, frameRate: rate,
-                                    metadata: copy) { done, total in
+                                    metadata: copy, format: format) { done, total in
             if paceMs > 0 { usleep(useconds_t(paceMs) * 1000) }
             guard showProgress else { return }
             let percent = done * 100 / total

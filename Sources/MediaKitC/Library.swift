@@ -207,7 +207,7 @@ public func mk_backend_converts(_ index: Int32, _ source: Int32, _ target: Int32
 
 /// The container catalogue as C lists it: the built-in demuxers in probing order, the
 /// plugins' demuxers (named "plugin:format", as mk_demuxer_open_as takes them), then the
-/// muxers, then the frame sinks (the raw outputs of mk_decode_file).
+/// muxers (the built-in ones, then the plugins' named "plugin:format"), then the frame sinks (the raw outputs of mk_decode_file).
 private func containerInfos() -> [mk_container_info] {
     let catalog = ContainerCatalog.shared
     let size = UInt32(MemoryLayout<mk_container_info>.size)
@@ -223,8 +223,8 @@ private func containerInfos() -> [mk_container_info] {
     return catalog.formats.map { info(MK_CONTAINER_DEMUXER, $0.name, $0.description, $0.extensions, $0.mimeTypes) }
         + catalog.pluginFormats.map { info(MK_CONTAINER_DEMUXER, $0.qualifiedName, $0.longName.isEmpty ? $0.name : $0.longName,
                                            $0.extensions, $0.mimeTypes, plugin: $0.plugin.name) }
-        + catalog.muxerFormats.map { info(MK_CONTAINER_MUXER, $0.name, $0.description, $0.extensions, $0.mimeTypes,
-                                          codecs: $0.codecs, options: $0.options) }
+        + catalog.muxerFormats.map { info(MK_CONTAINER_MUXER, $0.qualifiedName, $0.description, $0.extensions, $0.mimeTypes,
+                                          codecs: $0.codecs, options: $0.options, plugin: $0.plugin ?? "") }
         + catalog.frameSinkFormats.map { info(MK_CONTAINER_FRAME_SINK, $0.name, $0.description, $0.extensions, []) }
 }
 

@@ -217,3 +217,25 @@ def test_annexb_mux_refuses_a_damaged_stream(annexb_mux, tmp_path):
     assert proc.returncode != 0
     assert f"damaged SPS at offset {sps + 3}".encode() in proc.stderr, lib.tail(proc.stderr)
     assert not out.exists()
+
+
+def test_c_muxer_writes_a_plugin_format(mk_bin, shared_media, tmp_path):
+    """Tests/c/plugin_mux.c: mk_muxer_open of an .avi (no built-in writer: the FFmpeg plugin's
+    libavformat muxer, plugin ABI 2.5) copies every track of an MP4 as `ffmpeg -c copy` does
+    (framemd5 of both read back), and a cancelled one leaves nothing behind."""
+    program = _build(lib.REPO / "Tests" / "c" / "plugin_mux.c", tmp_path / "plugin_mux", _libdir(mk_bin))
+    src = shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4"
+    ours, theirs = tmp_path / "ours.avi", tmp_path / "theirs.avi"
+    proc = lib.run([program, src, ours])
+    lib.check_ok(proc, [program, src, ours], who="plugin_mux")
+    ref = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-map", "0", "-c", "copy", theirs]
+    lib.oracle_ok(lib.run(ref), ref)
+
+    def framemd5(path):
+        cmd = ["ffmpeg", "-v", "error", "-i", path, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]
+        p = lib.run(cmd)
+        lib.oracle_ok(p, cmd)
+        return [l for l in p.stdout.decode().splitlines() if not l.startswith("#software")]
+
+    assert framemd5(ours) == framemd5(theirs)
+    assert sorted(p.name for p in tmp_path.iterdir() if "partial" in p.name or "cancelled" in p.name) == []

@@ -24,17 +24,19 @@ import oracle_lib as lib
 
 def listing(mk_remux: Path, section: int = 0) -> dict[str, list[str]]:
     """Format name -> extensions, from `mk-remux --list-formats`: its first section (the
-    muxers), or with `section` 1 the second (the raw outputs mk-decode writes)."""
+    built-in muxers; the plugins' ones, marked "[plugin NAME]", are test_plugin_mux.py's), or
+    with `section` 1 the second (the raw outputs mk-decode writes)."""
     out = subprocess.run([mk_remux, "--list-formats"], capture_output=True, check=True, text=True).stdout
     blocks = out.split("\n\n")
     assert len(blocks) == 2, out
     formats: dict[str, list[str]] = {}
-    name = ""
+    name: str | None = ""
     for line in blocks[section].splitlines()[1:]:
         if not line.startswith(" "):
-            name = line.split(":", 1)[0]
-            formats[name] = []
-        elif line.strip().startswith("extensions:"):
+            name = None if "[plugin " in line else line.split(":", 1)[0]
+            if name is not None:
+                formats[name] = []
+        elif name is not None and line.strip().startswith("extensions:"):
             formats[name] = [e.lstrip(".") for e in line.split(":", 1)[1].split()]
     return formats
 

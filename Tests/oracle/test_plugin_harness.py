@@ -11,6 +11,8 @@ files.
 
 The demuxer factory (plugin ABI 2.4) has its own harness, demuxer_harness.c, run over the FFmpeg
 plugin on the files of the breadth corpus only libavformat reads; its packet count is ffprobe's.
+The muxer factory (2.5) has muxer_harness.c, writing what the plugin's demuxer reads from those
+files into AVI and NUT; ffprobe reads back the packets it reads from the source.
 
 Oracle: the ABI header's rules, which the harness checks (exit 0, no FAIL line), and its own
 reference decode of the same stream (each decode under the other conditions must give the same
@@ -144,3 +146,49 @@ def test_ffmpeg_demuxer_factory_passes_the_harness(name, demuxer_harness, shared
     lib.oracle_ok(ref, ref_cmd)
     count = len([l for l in ref.stdout.decode().splitlines() if l.strip()])
     assert f" packets {count} " in out, (out, count)
+
+
+# Plugin ABI 2.5: the FFmpeg plugin's muxer factory (libavformat), writing the tracks its demuxer
+# reads from a breadth file only libavformat reads, in formats whose output is deterministic (the
+# harness compares two threads' bytes with one instance's).
+MUXER_RUNS = [("avi_meta-pytor_133ba9_testsrc2_mpeg4.avi", "avi"), ("avi_meta-pytor_133ba9_testsrc2_mpeg4.avi", "nut"),
+              ("vtt_shaka-proj_034a2c_chapters.vtt", "webvtt")]
+
+
+@pytest.fixture(scope="module")
+def muxer_harness(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("muxer-harness") / "muxer_harness"
+    cmd = ["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I", lib.REPO / "Include",
+           HARNESS_DIR / "muxer_harness.c", "-ldl", "-lpthread", "-o", out]
+    proc = lib.run(cmd)
+    assert proc.returncode == 0, f"`{lib.shell_line(cmd)}` failed:\n{lib.tail(proc.stderr)}"
+    return out
+
+
+@pytest.mark.parametrize("name,fmt", MUXER_RUNS, ids=[f"{f}-{n.split('_')[0]}" for n, f in MUXER_RUNS])
+def test_ffmpeg_muxer_factory_passes_the_harness(name, fmt, muxer_harness, shared_media, mk_bin, tmp_path):
+    """`muxer_harness libMediaKitPluginFFmpeg.so FILE FORMAT OUT`: exit 0, no FAIL line (arguments,
+    order of calls, struct_size growth, cancel, a pipe, threads), and both outputs (seekable and
+    pipe) hold, as ffprobe reads them, the packets ffprobe reads from FILE (sizes, in order per
+    stream)."""
+    path = shared_media / "breadth" / name
+    prefix = tmp_path / "out"
+    cmd = [muxer_harness, mk_bin / "libMediaKitPluginFFmpeg.so", path, fmt, prefix]
+    proc = lib.run(cmd)
+    out = proc.stdout.decode("utf-8", "replace")
+    fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+    assert proc.returncode == 0 and not fails, f"`{lib.shell_line(cmd)}` exit {proc.returncode}:\n{out}{lib.tail(proc.stderr)}"
+
+    def sizes(file: Path) -> list[str]:
+        ref_cmd = ["ffprobe", "-v", "error", "-f", fmt, "-show_entries", "packet=stream_index,size", "-of", "csv=p=0", file]
+        ref = lib.run(ref_cmd)
+        lib.oracle_ok(ref, ref_cmd)
+        lines = [l for l in ref.stdout.decode().splitlines() if l.strip()]
+        return sorted(lines, key=lambda l: int(l.split(",")[0]))   # stable: per stream, in order
+
+    source_cmd = ["ffprobe", "-v", "error", "-show_entries", "packet=stream_index,size", "-of", "csv=p=0", path]
+    source = lib.run(source_cmd)
+    lib.oracle_ok(source, source_cmd)
+    expected = sorted([l for l in source.stdout.decode().splitlines() if l.strip()], key=lambda l: int(l.split(",")[0]))
+    for kind in ("seek", "pipe"):
+        assert sizes(Path(f"{prefix}.{kind}")) == expected, kind

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the dav1d, Opus, Vorbis and FFmpeg plugins from source with gcc (-Wall -Wextra -Werror,
-# C11), builds plugin_harness.c, and runs each plugin under valgrind on real streams
-# (packets extracted with make_packets.py). Fails on any warning, valgrind error or
+# C11), builds plugin_harness.c and muxer_harness.c, and runs each plugin under valgrind on real
+# streams (packets extracted with make_packets.py; the muxer harness over a breadth AVI). Fails on any warning, valgrind error or
 # definite/indirect leak (valgrind.supp: the leaks of libavcodec's own dependencies at
 # dlopen, which a bare dlopen of libavcodec shows too). Not part of `make test`
 # (valgrind makes dav1d slow).
@@ -13,12 +13,13 @@ MEDIA=../shared/media
 W=${1:-$(mktemp -d)}
 mkdir -p "$W"
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -O1 -g -fPIC -IInclude)
-for p in Dav1d:dav1d Opus:opus Vorbis:vorbis "FFmpeg:libavcodec libavutil libswscale"; do
+for p in Dav1d:dav1d Opus:opus Vorbis:vorbis "FFmpeg:libavcodec libavutil libswscale libavformat"; do
     name=${p%%:*} lib=${p##*:}
     # shellcheck disable=SC2086  # several pkg-config names
     gcc "${CFLAGS[@]}" -shared -o "$W/libMediaKitPlugin$name.so" Plugins/"$name"/Sources/*.c $(pkg-config --libs $lib)
 done
 gcc -std=c11 -Wall -Wextra -Werror -g -O1 -IInclude Tests/plugin_harness/plugin_harness.c -ldl -lpthread -o "$W/harness"
+gcc -std=c11 -Wall -Wextra -Werror -g -O1 -IInclude Tests/plugin_harness/muxer_harness.c -ldl -lpthread -o "$W/muxer_harness"
 
 ffmpeg -v error -nostdin -y -f lavfi -i "sine=frequency=440:sample_rate=44100" -t 2 -ac 2 \
     -c:a libvorbis -strict experimental "$W/vorbis.mp4"
@@ -53,5 +54,16 @@ run Opus opus audio opus51
 run Vorbis vorbis audio vorbis
 run FFmpeg h264 video h264
 run FFmpeg vorbis audio vorbis
+# The muxer factory (plugin ABI 2.5): the breadth AVI read by the plugin's demuxer, written as AVI and NUT.
+for fmt in avi nut; do
+    echo "== FFmpeg muxer $fmt"
+    if ! valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+            --suppressions=Tests/plugin_harness/valgrind.supp \
+            --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
+            "$W/muxer_harness" "$W/libMediaKitPluginFFmpeg.so" "$MEDIA/breadth/avi_meta-pytor_133ba9_testsrc2_mpeg4.avi" \
+            "$fmt" "$W/mux_$fmt"; then
+        status=1
+    fi
+done
 [ "$status" -eq 0 ] && echo "valgrind: all clean" || echo "valgrind: FAILURES above"
 exit "$status"

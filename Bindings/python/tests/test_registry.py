@@ -39,7 +39,7 @@ def ffprobe_format(path: Path) -> str:
 
 
 def test_every_muxer_extension_writes_its_container(sample: Path, shared_media: Path, tmp_path: Path) -> None:
-    muxers = [c for c in mediakit.containers() if c.kind == "muxer"]
+    muxers = [c for c in mediakit.containers() if c.kind == "muxer" and not c.plugin]   # plugin ones: below
     assert {c.name for c in muxers} >= {"mp4", "matroska", "webm", "ogg", "opus", "flac", "mp3"}
     flac = tmp_path / "tone.flac"
     subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.5", str(flac)], check=True)
@@ -225,3 +225,24 @@ def test_converter_queries_equal_libswscale() -> None:
     decoder = next(b for b in mediakit.backends() if b.kind == "decoder")
     with pytest.raises(mediakit.InvalidArgumentError, match="not a picture converter"):
         decoder.converts("yuv420p", "nv12")
+
+
+def test_plugin_muxers_follow_the_built_in_ones_and_write_what_ffmpeg_writes(sample: Path, tmp_path: Path) -> None:
+    """The FFmpeg plugin's libavformat muxers (plugin ABI 2.5) come after the built-in ones in
+    ``containers()``, named "ffmpeg:NAME"; ``remux`` to an .flv (no built-in writer) writes the
+    packets `ffmpeg -c copy` writes (framemd5 of both read back)."""
+    muxers = [c for c in mediakit.containers() if c.kind == "muxer"]
+    plugin = [i for i, c in enumerate(muxers) if c.plugin]
+    assert plugin and plugin == list(range(plugin[0], len(muxers))), [c.name for c in muxers][:30]
+    names = {c.name for c in muxers if c.plugin}
+    assert {"ffmpeg:flv", "ffmpeg:avi", "ffmpeg:mp4"} <= names and all(n.startswith("ffmpeg:") for n in names)
+    ours, theirs = tmp_path / "ours.flv", tmp_path / "theirs.flv"
+    mediakit.remux(sample, ours)
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(sample), "-map", "0", "-c", "copy", str(theirs)], check=True)
+
+    def framemd5(path: Path) -> list[str]:
+        out = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-map", "0", "-c", "copy", "-f", "framemd5", "-"],
+                             capture_output=True, check=True, text=True).stdout
+        return [line for line in out.splitlines() if not line.startswith("#software")]
+
+    assert framemd5(ours) == framemd5(theirs)

@@ -71,6 +71,10 @@ FFP_HIDDEN extern char ffp_version_text[96];
 FFP_HIDDEN void ffx_init_formats(const mk_host *host);
 /** The demuxer factory, plugin ABI 2.4 (ffmpeg_demuxer.c). */
 FFP_HIDDEN const mk_plugin_demuxer_factory *ffx_factory(void);
+/** Lists the output formats of the libavformat loaded (ffmpeg_muxer.c); called by init(). */
+FFP_HIDDEN void ffm_init_formats(const mk_host *host);
+/** The muxer factory, plugin ABI 2.5 (ffmpeg_muxer.c). */
+FFP_HIDDEN const mk_plugin_muxer_factory *ffm_factory(void);
 /** Lists every audio and video decoder of the libavcodec loaded as a backend
  *  (ffmpeg_decoder.c); called by init(). */
 FFP_HIDDEN void ffd_init_backends(const mk_host *host);

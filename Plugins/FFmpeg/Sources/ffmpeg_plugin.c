@@ -3,7 +3,8 @@
  * backend lists of the decoders and encoders), deinit() and get_factory(), which hands out the
  * four factories: MK_PLUGIN_DECODER_FACTORY (ffmpeg_decoder.c), MK_PLUGIN_ENCODER_FACTORY
  * (ffmpeg_encoder.c), MK_PLUGIN_PICTURE_CONVERTER_FACTORY (ffmpeg_converter.c) and, since
- * plugin ABI 2.4, MK_PLUGIN_DEMUXER_FACTORY (libavformat's input formats, ffmpeg_demuxer.c). What the
+ * plugin ABI 2.4, MK_PLUGIN_DEMUXER_FACTORY (libavformat's input formats, ffmpeg_demuxer.c) and, since
+ * 2.5, MK_PLUGIN_MUXER_FACTORY (libavformat's output formats, ffmpeg_muxer.c). What the
  * three use alike (format maps, error codes) is in ffmpeg_common.c; the calls go one way:
  * this file -> decoder / encoder / converter -> common.
  *
@@ -77,6 +78,7 @@ static int32_t ffp_init(const mk_host *host)
     ffd_init_backends(ffp_host);
     ffe_init_backends(ffp_host);
     ffx_init_formats(ffp_host);
+    ffm_init_formats(ffp_host);
     return MK_OK;
 }
 
@@ -93,6 +95,8 @@ static const void *ffp_get_factory(const char *id)
 {
     if (id != NULL && strcmp(id, MK_PLUGIN_DEMUXER_FACTORY) == 0)
         return ffx_factory();
+    if (id != NULL && strcmp(id, MK_PLUGIN_MUXER_FACTORY) == 0)
+        return ffm_factory();
     return mkp_pick_factories(id, ffd_factory(), ffc_factory(), ffe_factory());
 }
 

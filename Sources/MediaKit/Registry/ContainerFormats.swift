@@ -84,6 +84,13 @@ public struct MuxerFormat: Sendable {
     /// The layout that a file of this format written again keeps (``TagEditor``: MP4's `moov`
     /// before or after the media data), read from the file; nil: ``MuxLayout/progressive``.
     public let layoutOfFile: (@Sendable (_ source: ByteSource) throws -> MuxLayout)?
+    /// The name of the plugin whose muxer writes the format ("ffmpeg"), nil for a format
+    /// MediaKit has built in (plugin ABI 2.5, see ``ContainerCatalog/muxerFormat(named:)``).
+    public internal(set) var plugin: String? = nil
+
+    /// The name `mk-remux --format` and ``ContainerCatalog/muxerFormat(named:)`` take for it:
+    /// the format's name, "plugin:name" for a plugin's ("ffmpeg:avi").
+    public var qualifiedName: String { plugin.map { "\($0):\(name)" } ?? name }
 
     /// Which tracks a file of the format holds.
     public enum TrackLimit: Sendable, Hashable {
@@ -181,13 +188,54 @@ public final class ContainerCatalog: @unchecked Sendable {
 
     /// The readable formats, built-in first, in registration order.
     public var formats: [ContainerFormat] { lock.withLock { readers } }
-    /// The writable formats.
-    public var muxerFormats: [MuxerFormat] { lock.withLock { writers } }
+    /// The writable formats: the built-in ones, then (plugin ABI 2.5) the plugins' in their
+    /// priority and load order (``MuxerFormat/plugin`` set). Reading this loads the plugins.
+    public var muxerFormats: [MuxerFormat] { lock.withLock { writers } + pluginMuxerFormats }
     /// The plugins' container formats (plugin ABI 2.4: the FFmpeg plugin's libavformat), in
     /// their plugins' load order: asked only when no built-in format claims a source, or when
     /// named (``open(_:demuxer:)``). Reading this loads the plugins. Empty for a catalogue
     /// without plugins.
     public var pluginFormats: [MediaRegistry.DemuxerFormat] { plugins?.demuxerFormats ?? [] }
+
+    /// The writable formats of the plugins (plugin ABI 2.5: the FFmpeg plugin's libavformat),
+    /// after every built-in one: chosen for an extension no built-in writer takes, or when
+    /// named. Reading this loads the plugins. Empty for a catalogue without plugins.
+    public var pluginMuxerFormats: [MuxerFormat] {
+        guard let plugins else { return [] }
+        let loaded = plugins.muxerFormats
+        return lock.withLock {
+            if let cached = pluginWriters, cached.count == loaded.count { return cached }
+            let candidates = Self.pluginCodecCandidates(writers)
+            let made = loaded.map { MuxerFormat(plugin: $0, candidates: candidates) }
+            pluginWriters = made
+            return made
+        }
+    }
+    private var pluginWriters: [MuxerFormat]?
+
+    /// The codecs a plugin format's listing is asked about: those of the built-in writers and
+    /// a few more that only other containers carry.
+    private static func pluginCodecCandidates(_ writers: [MuxerFormat]) -> [CodecID] {
+        let more: [CodecID] = ["mpeg4", "mjpeg", "h263", "flv1", "theora", "msmpeg4v3", "wmav2", "wmv2", "vp6f", "adpcm_ima_wav",
+                               "adpcm_swf", "nellymoser", "speex", "gsm", "amr_nb", "amr_wb", "pcm_s16le", "pcm_s16be", "pcm_u8",
+                               "pcm_alaw", "pcm_mulaw", "pcm_f32le", "rawvideo"]
+        return Array(Set(writers.flatMap(\.codecs) + more)).sorted()
+    }
+
+    /// Names of ISO BMFF writers a plugin may have besides the built-in writer's "mp4": like
+    /// the built-in names, a plugin format of one of them is used only when named
+    /// "plugin:name".
+    private static let bmffNames: Set<String> = ["mov", "ipod", "ismv", "psp", "f4v", "3gp", "3g2"]
+
+    /// True when a plugin format stands for a container MediaKit writes itself (its name is a
+    /// built-in writer's, an ISO BMFF variant's, or its extensions are all a built-in writer's):
+    /// then it is chosen only by its qualified name, never by an extension or its bare name.
+    private func shadowed(_ f: MuxerFormat) -> Bool {
+        let native = lock.withLock { writers }
+        let names = Set(native.map(\.name)).union(Self.bmffNames)
+        let extensions = Set(native.flatMap(\.extensions))
+        return names.contains(f.name) || (!f.extensions.isEmpty && f.extensions.allSatisfy { extensions.contains($0) })
+    }
 
     /// Adds a readable format (probed after the built-in ones at equal scores).
     public func register(_ format: ContainerFormat) { lock.withLock { readers.append(format) } }
@@ -195,23 +243,54 @@ public final class ContainerCatalog: @unchecked Sendable {
     /// The readable format named `name` ("mp4"), or nil.
     public func format(named name: String) -> ContainerFormat? { formats.first { $0.name == name } }
 
-    /// The writable format for a file name's extension ("out.mp4" -> mp4), or nil.
+    /// The writable format for a file name's extension ("out.mp4" -> mp4), or nil: a built-in
+    /// writer's, else (loading the plugins) the first plugin format that lists the extension
+    /// and does not stand for a built-in container (``MuxerFormat/plugin`` set: "out.avi").
     public func muxerFormat(forPath path: String) -> MuxerFormat? {
         let ext = (path as NSString).pathExtension.lowercased()
-        return muxerFormats.first { $0.extensions.contains(ext) }
+        if let native = lock.withLock({ writers }).first(where: { $0.extensions.contains(ext) }) { return native }
+        guard !ext.isEmpty else { return nil }
+        return pluginMuxerFormats.first { $0.extensions.contains(ext) && !shadowed($0) }
     }
 
     /// The writable format for a file name's extension, or an error saying what MediaKit writes.
-    /// - Throws: `.unsupported` naming the extension and every writable format with its extensions.
+    /// - Throws: `.unsupported` naming the extension and every built-in writable format with its
+    ///   extensions, and the plugin to load when no plugin writer is loaded.
     public func requireMuxerFormat(forPath path: String) throws -> MuxerFormat {
         if let format = muxerFormat(forPath: path) { return format }
-        let known = muxerFormats.map { "\($0.description): .\($0.extensions.joined(separator: ", ."))" }.joined(separator: "; ")
+        let known = lock.withLock { writers }.map { "\($0.description): .\($0.extensions.joined(separator: ", ."))" }.joined(separator: "; ")
         let ext = (path as NSString).pathExtension
-        throw MediaError(.unsupported, "no muxer writes \(ext.isEmpty ? "files without an extension" : "." + ext + " files"); MediaKit writes \(known)", path: path)
+        throw MediaError(.unsupported, "no muxer writes \(ext.isEmpty ? "files without an extension" : "." + ext + " files"); MediaKit writes \(known)"
+                         + pluginWriterNote, path: path)
     }
 
-    /// The writable format named `name` ("mp4", "webm"), or nil.
-    public func muxerFormat(named name: String) -> MuxerFormat? { muxerFormats.first { $0.name == name } }
+    /// What an error about a missing writer adds on the plugins: the plugin to load when no
+    /// plugin writer is loaded, else how many there are.
+    private var pluginWriterNote: String {
+        guard let plugins else { return "" }
+        let loaded = plugins.muxerFormats
+        if loaded.isEmpty {
+            return "; no plugin muxer is loaded (the FFmpeg plugin, libMediaKitPluginFFmpeg.so, writes AVI, FLV, NUT and the other formats of libavformat: set MEDIAKIT_PLUGIN_PATH to its directory)"
+        }
+        return "; nor do the \(loaded.count) muxers of the plugins (\(Set(loaded.map(\.plugin.name)).sorted().joined(separator: ", ")); mk-remux --list-formats lists them)"
+    }
+
+    /// The writable format named `name` ("mp4", "webm"), or nil: a built-in writer's name, else
+    /// a plugin format's qualified name ("ffmpeg:avi", "ffmpeg:mp4") or its bare name when it
+    /// does not stand for a built-in container ("avi").
+    public func muxerFormat(named name: String) -> MuxerFormat? {
+        if let native = lock.withLock({ writers }).first(where: { $0.name == name }) { return native }
+        let plugin = pluginMuxerFormats
+        return plugin.first { $0.qualifiedName == name } ?? plugin.first { $0.name == name && !shadowed($0) }
+    }
+
+    /// The writable format named `name` (``muxerFormat(named:)``), or an error.
+    /// - Throws: `.notFound` naming the built-in writers and the plugin to load.
+    public func requireMuxerFormat(named name: String) throws -> MuxerFormat {
+        if let format = muxerFormat(named: name) { return format }
+        let known = lock.withLock { writers }.map(\.name).joined(separator: ", ")
+        throw MediaError(.notFound, "no muxer named '\(name)': built-in ones are \(known)" + pluginWriterNote)
+    }
 
     /// Adds a writable format (chosen after the built-in ones for a shared extension).
     public func register(_ format: MuxerFormat) { lock.withLock { writers.append(format) } }
@@ -316,6 +395,20 @@ public final class ContainerCatalog: @unchecked Sendable {
         let more = plugins == nil ? "" : candidates.isEmpty ? "; no plugin container format is loaded (the FFmpeg plugin adds libavformat's)"
             : "; plugin formats: \(candidates.count) (mk-probe --plugins lists them)"
         throw MediaError(.notFound, "no demuxer named '\(name)': built-in ones are \(known)\(more)", path: source.name)
+    }
+}
+
+extension MuxerFormat {
+    /// The descriptor of a plugin's writable format (``plugin`` set): made as a ``PluginMuxer``;
+    /// its ``codecs`` are those of `candidates` the plugin says it carries, and it takes a
+    /// track unless the plugin says it does not carry its codec.
+    init(plugin format: MediaRegistry.PluginMuxerFormat, candidates: [CodecID]) {
+        let codecs = candidates.filter { codec in MediaType.allCases.contains { format.carries(codec, mediaType: $0) == true } }
+        self.init(name: format.name, description: format.longName.isEmpty ? format.name : format.longName,
+                  extensions: format.extensions, mimeTypes: format.mimeTypes, codecs: codecs,
+                  make: { path, _ in try PluginMuxer(format: format, path: path) },
+                  carriesTrack: { format.carries($0.parameters.codec, mediaType: $0.mediaType) != false })
+        plugin = format.plugin.name
     }
 }
 

@@ -164,6 +164,45 @@ public final class MediaRegistry: @unchecked Sendable {
         }
     }
 
+    /// One container format a loaded plugin writes (plugin ABI 2.5, `MK_PLUGIN_MUXER_FACTORY`;
+    /// the FFmpeg plugin lists libavformat's). ``ContainerCatalog`` lists these after every
+    /// built-in writer (``MuxerFormat/plugin`` set) and chooses one only for an extension no
+    /// built-in writer takes, or when the caller names it.
+    public struct PluginMuxerFormat: Sendable {
+        /// The format's name in its plugin ("avi"; FFmpeg's names).
+        public let name: String
+        /// What a person calls it.
+        public let longName: String
+        /// File name extensions, lower case, without the dot.
+        public let extensions: [String]
+        /// MIME types.
+        public let mimeTypes: [String]
+        /// Higher wins among plugin formats for one extension.
+        public let priority: Int
+        /// The plugin that carries it.
+        public let plugin: Plugin
+        nonisolated(unsafe) let raw: UnsafePointer<mk_plugin_muxer_format>
+
+        /// "plugin:name" ("ffmpeg:avi"): how `mk-remux --format` and
+        /// ``ContainerCatalog/muxerFormat(named:)`` name it unambiguously.
+        public var qualifiedName: String { "\(plugin.name):\(name)" }
+
+        /// Whether the format carries `codec` as a track of `mediaType`: true, false, or nil when
+        /// the plugin cannot tell (adding the track decides).
+        public func carries(_ codec: CodecID, mediaType: MediaType) -> Bool? {
+            guard let carries = raw.pointee.carries else { return nil }
+            let type: Int32
+            switch mediaType {
+            case .audio: type = MK_MEDIA_AUDIO
+            case .video: type = MK_MEDIA_VIDEO
+            case .subtitle: type = MK_MEDIA_SUBTITLE
+            case .data: type = MK_MEDIA_DATA
+            }
+            let answer = codec.rawValue.withCString { carries(raw, type, $0) }
+            return answer > 0 ? true : answer == 0 ? false : nil
+        }
+    }
+
     /// The registry most programs use. Its default locations are searched the first time
     /// something needs the plugins (a decoder, a converter, the lists of plugins, backends,
     /// places searched or refusals, or an explicit ``load(path:)``), not before: reading a
@@ -194,6 +233,7 @@ public final class MediaRegistry: @unchecked Sendable {
     private var _converters: [Converter] = []
     private var _encoders: [EncoderBackend] = []
     private var _demuxers: [DemuxerFormat] = []
+    private var _muxers: [PluginMuxerFormat] = []
     private var _searched: [String] = []
     private var _failures: [MediaError] = []
     private var loadedFiles: Set<String> = []
@@ -217,6 +257,12 @@ public final class MediaRegistry: @unchecked Sendable {
     public var demuxerFormats: [DemuxerFormat] {
         loadDefaultsIfPending()
         return lock.withLock { _demuxers.enumerated().sorted { ($0.element.priority, -$0.offset) > ($1.element.priority, -$1.offset) }.map(\.element) }
+    }
+    /// Every container format the loaded plugins write (plugin ABI 2.5), highest priority
+    /// first, then in load order.
+    public var muxerFormats: [PluginMuxerFormat] {
+        loadDefaultsIfPending()
+        return lock.withLock { _muxers.enumerated().sorted { ($0.element.priority, -$0.offset) > ($1.element.priority, -$1.offset) }.map(\.element) }
     }
     /// Every file or directory looked at so far, in order.
     public var searchedLocations: [String] { loadDefaultsIfPending(); return lock.withLock { _searched } }
@@ -293,6 +339,7 @@ public final class MediaRegistry: @unchecked Sendable {
                 _converters.append(contentsOf: loaded.converters)
                 _encoders.append(contentsOf: loaded.encoders)
                 _demuxers.append(contentsOf: loaded.demuxers)
+                _muxers.append(contentsOf: loaded.muxers)
             }
             return plugin
         }

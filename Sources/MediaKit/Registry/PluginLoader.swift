@@ -17,6 +17,7 @@ enum PluginLoader {
         let converters: [MediaRegistry.Converter]
         let encoders: [MediaRegistry.EncoderBackend]
         let demuxers: [MediaRegistry.DemuxerFormat]
+        let muxers: [MediaRegistry.PluginMuxerFormat]
         nonisolated(unsafe) let descriptor: UnsafePointer<mk_plugin_descriptor>
         /// The host struct given to its init (kept for the process, see ``loadOnce(path:canonical:)``).
         nonisolated(unsafe) let host: UnsafePointer<mk_host>
@@ -133,7 +134,8 @@ enum PluginLoader {
             let converters = try pictureConverters(getFactory(MK_PLUGIN_PICTURE_CONVERTER_FACTORY), plugin, refuse)
             let encoders = try encoderBackends(getFactory(MK_PLUGIN_ENCODER_FACTORY), plugin, refuse)
             let demuxers = try demuxerFormats(getFactory(MK_PLUGIN_DEMUXER_FACTORY), plugin, refuse)
-            return Loaded(plugin: plugin, backends: backends, converters: converters, encoders: encoders, demuxers: demuxers,
+            let muxers = try muxerFormats(getFactory(MK_PLUGIN_MUXER_FACTORY), plugin, refuse)
+            return Loaded(plugin: plugin, backends: backends, converters: converters, encoders: encoders, demuxers: demuxers, muxers: muxers,
                           descriptor: desc, host: host)
         } catch {
             d.deinit()
@@ -250,6 +252,32 @@ enum PluginLoader {
                                                extensions: list(d.pointee.extensions).map { $0.lowercased() },
                                                mimeTypes: list(d.pointee.mime_types), priority: Int(d.pointee.priority),
                                                plugin: plugin, raw: d)
+        }
+    }
+
+    /// The muxer factory (ABI 2.5; a plugin of 2.4 or older has none). Every format entry needs
+    /// its name, carries and create.
+    private static func muxerFormats(_ raw: UnsafeRawPointer?, _ plugin: MediaRegistry.Plugin,
+                                     _ refuse: (String) -> MediaError) throws -> [MediaRegistry.PluginMuxerFormat] {
+        guard let raw else { return [] }
+        let f = raw.assumingMemoryBound(to: mk_plugin_muxer_factory.self).pointee
+        guard f.struct_size >= endOf(\mk_plugin_muxer_factory.get_format), let count = f.format_count, let get = f.get_format else {
+            throw refuse("the muxer factory is malformed (struct size \(f.struct_size), format_count or get_format missing)")
+        }
+        let n = count()
+        guard n < entryLimit else { throw refuse("the muxer factory lists \(n) formats") }
+        func list(_ p: UnsafePointer<CChar>?) -> [String] {
+            (p.map { String(cString: $0) } ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        return try (0..<n).map { i in
+            guard let d = get(i), d.pointee.struct_size >= endOf(\mk_plugin_muxer_format.create),
+                  let name = d.pointee.name, d.pointee.carries != nil, d.pointee.create != nil else {
+                throw refuse("muxer format \(i) of the plugin is malformed (missing, struct size, name, carries or create)")
+            }
+            return MediaRegistry.PluginMuxerFormat(name: String(cString: name), longName: d.pointee.long_name.map { String(cString: $0) } ?? "",
+                                                   extensions: list(d.pointee.extensions).map { $0.lowercased() },
+                                                   mimeTypes: list(d.pointee.mime_types), priority: Int(d.pointee.priority),
+                                                   plugin: plugin, raw: d)
         }
     }
 

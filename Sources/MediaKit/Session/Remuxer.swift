@@ -35,7 +35,9 @@ public enum Remuxer {
     /// and attachments are copied into what the output holds (``Muxer/setMetadata(_:)``), as
     /// `ffmpeg -map_metadata 0 -map_chapters 0` copies them; `metadata` drops them or sets tags.
     /// An MP4 copied into MP4 keeps its user data as it is, unless `metadata` asks for a change
-    /// (the packets are then copied one by one).
+    /// (the packets are then copied one by one). `format` names the writer instead of the
+    /// output's extension (``ContainerCatalog/muxerFormat(named:)``: "matroska", a plugin's
+    /// "ffmpeg:avi" or "ffmpeg:mp4").
     /// - Returns: nil, or the `.truncated` warning of an input cut short (naming the offset of
     ///   the cut): the output is then written with every packet before the cut, as ffmpeg's
     ///   stream copy of a cut file is (a packet the cut goes through is left out, except a run
@@ -43,14 +45,14 @@ public enum Remuxer {
     /// - Throws: ``MediaError``: `.unsupported` for an output extension no muxer writes, a codec
     ///   the muxer cannot carry or an encrypted track; `.invalidArgument` for a track that does
     ///   not exist, options the format does not take, or a frame rate for an input that is not
-    ///   a raw video stream; the demuxer's; `.io` for a write
+    ///   a raw video stream; `.notFound` for a `format` no writer has; the demuxer's; `.io` for a write
     ///   failure (the target is then left untouched).
     @discardableResult
     public static func remux(input: String, output: String, options: MuxerOptions, tracks: [Int]? = nil,
                              frameRate: Rational? = nil, metadata: MetadataCopyOptions = MetadataCopyOptions(),
-                             progress: ((Int, Int) throws -> Void)? = nil) throws -> MediaError? {
+                             format named: String? = nil, progress: ((Int, Int) throws -> Void)? = nil) throws -> MediaError? {
         let catalog = ContainerCatalog.shared
-        let target = try catalog.requireMuxerFormat(forPath: output)
+        let target = try named.map { try catalog.requireMuxerFormat(named: $0) } ?? catalog.requireMuxerFormat(forPath: output)
         let (format, demuxer) = try catalog.open(ByteSources.open(path: input))
         if let frameRate { try RawVideoDemuxer.setFrameRate(frameRate, on: demuxer, path: input) }
         let all = demuxer.tracks
