@@ -15,7 +15,7 @@ MEDIA=../shared/media
 W=${1:-$(mktemp -d)}
 mkdir -p "$W"
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -O1 -g -fPIC -IInclude)
-for p in Dav1d:dav1d Opus:opus Vorbis:vorbis "FFmpeg:libavcodec libavformat libavutil libswscale"; do
+for p in Dav1d:dav1d Opus:opus "Vorbis:vorbis vorbisenc" "FFmpeg:libavcodec libavformat libavutil libswscale"; do
     name=${p%%:*} lib=${p##*:}
     # shellcheck disable=SC2086  # several pkg-config names
     gcc "${CFLAGS[@]}" -shared -o "$W/libMediaKitPlugin$name.so" Plugins/"$name"/Sources/*.c $(pkg-config --libs $lib)
