@@ -202,6 +202,16 @@ typedef struct mk_plugin_codec_config {
                                     presentation order (B-frame reorder depth), as the
                                     container's timestamps show it; 0 if none or unknown.
                                     libavcodec: AVCodecContext.has_b_frames. */
+    /* ABI 2.5 (read only when struct_size covers it; a 2.4 host's config ends above). */
+    const char *codec_tag;     /**< the container's tag for the stream as text, as
+                                    mk_plugin_track_info.codec_tag: a FourCC ("UYVY",
+                                    "2vuy", "raw ", "DX50"), a byte that is not printable
+                                    written "[N]" ("[0][0][0][0]"); "" or NULL when none.
+                                    Other tags (a WAVE format tag "0x0001", a Matroska
+                                    codec ID) are the container's names, not FourCCs.
+                                    Borrowed: valid only during create(). libavcodec:
+                                    AVCodecContext.codec_tag (rawvideo picks its pixel
+                                    format by it; mpeg4 its DivX / XviD workarounds). */
 } mk_plugin_codec_config;
 
 /** A compressed packet handed to send_packet. The struct itself is borrowed for the
