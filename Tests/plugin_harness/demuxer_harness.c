@@ -12,6 +12,9 @@
  *    or an io struct too small, is an error with a message, never a crash; the file's own
  *    format on 64 bytes of garbage is an error with a message, or (text formats such as
  *    libavformat's webvtt take any bytes) opens and reads to MK_EOF without a crash.
+ *  - Tags and attachments (2.5): each track's tags are key / value pairs ending in NULL; an
+ *    attachment (MK_DISPOSITION_ATTACHMENT) is MK_MEDIA_DATA with bytes and no packets; only
+ *    attachments and covers have attachment bytes; every tag and byte is read (valgrind).
  *  - A clean read (the reference): the best-scoring format opens the file (seekable io); every
  *    track described (get_track out of range is MK_EINVAL); every packet read to MK_EOF, then
  *    MK_EOF again; a hash of each packet's track, timestamps, size, flags and bytes.
@@ -48,6 +51,7 @@
 #define END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 
 static int failures; /* counted on the main thread only: the threads report through their result */
+static uint8_t attachment_track[256]; /* tracks (of the first 256) with MK_DISPOSITION_ATTACHMENT */
 
 #define CHECK(cond, ...)                                               \
     do {                                                               \
@@ -124,6 +128,7 @@ static long read_all(void *d, const mk_plugin_demuxer_vtable *vt, uint32_t track
         }
         CHECK(p.struct_size > 0 && p.struct_size <= sizeof(p), "%s: packet struct_size %u", who, p.struct_size);
         CHECK(p.track >= 0 && (uint32_t)p.track < tracks, "%s: packet of track %d (%u tracks)", who, p.track, tracks);
+        CHECK(p.track < 0 || p.track >= 256 || !attachment_track[p.track], "%s: a packet of track %d, an attachment", who, p.track);
         CHECK(p.size == 0 || p.data != NULL, "%s: a packet of %zu bytes with no data", who, p.size);
         h = mix(h, &p.track, sizeof(p.track));
         h = mix(h, &p.pts, sizeof(p.pts));
@@ -373,6 +378,27 @@ int main(int argc, char **argv)
         CHECK(vt->get_track(d, i, &t) == MK_OK, "get_track %u", i);
         CHECK(t.codec != NULL && t.codec_tag != NULL && t.language != NULL && t.title != NULL, "track %u: a NULL string", i);
         CHECK(t.time_base_num > 0 && t.time_base_den > 0, "track %u: time base %d/%d", i, t.time_base_num, t.time_base_den);
+        /* 2.5: the tags (key, value, ..., NULL) and an attachment's bytes, every byte read. */
+        if (t.struct_size >= END_OF(mk_plugin_track_info, attachment_size)) {
+            int pairs = 0;
+            for (const char *const *tag = t.tags; tag != NULL && *tag != NULL; tag += 2, pairs++) {
+                CHECK(tag[1] != NULL, "track %u: tag %s has no value", i, tag[0]);
+                if (tag[1] == NULL)
+                    break;
+                (void)mix(0, tag[0], strlen(tag[0]));
+                (void)mix(0, tag[1], strlen(tag[1]));
+            }
+            int attached = (t.disposition & MK_DISPOSITION_ATTACHMENT) != 0;
+            CHECK(!attached || (t.attachment != NULL && t.attachment_size > 0 && t.media_type == MK_MEDIA_DATA),
+                  "track %u: an attachment with no bytes, or not MK_MEDIA_DATA", i);
+            CHECK(t.attachment == NULL || attached || (t.disposition & MK_DISPOSITION_ATTACHED_PIC),
+                  "track %u: attachment bytes on a track that is neither an attachment nor a cover", i);
+            CHECK(t.attachment_size == 0 || t.attachment != NULL, "track %u: %zu attachment bytes at NULL", i, t.attachment_size);
+            if (t.attachment != NULL)
+                (void)mix(0, t.attachment, t.attachment_size);
+            if (i < 256)
+                attachment_track[i] = (uint8_t)attached;
+        }
         /* Smaller: up to `codec`; the bytes after it stay as they were. */
         struct { mk_plugin_track_info t; uint8_t guard[64]; } small;
         memset(&small, 0xAB, sizeof(small));
@@ -388,7 +414,8 @@ int main(int argc, char **argv)
         struct { mk_plugin_track_info t; uint8_t later[64]; } big;
         memset(&big, 0, sizeof(big));
         big.t.struct_size = sizeof(big);
-        CHECK(vt->get_track(d, i, &big.t) == MK_OK && big.t.struct_size <= sizeof(big) && big.t.struct_size >= sizeof(mk_plugin_track_info),
+        CHECK(vt->get_track(d, i, &big.t) == MK_OK && big.t.struct_size <= sizeof(big) &&
+              big.t.struct_size >= END_OF(mk_plugin_track_info, title), /* a 2.4 plugin's size at least */
               "get_track %u into a larger struct (struct_size %u)", i, big.t.struct_size);
     }
     mk_plugin_track_info none = { .struct_size = sizeof(none) };
