@@ -149,6 +149,30 @@ def test_ffmpeg_demuxer_factory_passes_the_harness(name, demuxer_harness, shared
     assert f" packets {count} " in out, (out, count)
 
 
+def test_ffmpeg_demuxer_factory_passes_the_harness_with_attachments(demuxer_harness, shared_media, mk_bin, tmp_path):
+    """The harness over a Matroska file with an attached file and an attached picture (plugin ABI
+    2.5: tags, attachment bytes, no packets of an attachment), read by the FFmpeg plugin; its
+    packet count is ffprobe's."""
+    cover = lib.first_attached_picture(shared_media / "breadth" / "mpc_Borewit_539382_apev2.sv7.mpc")
+    assert cover
+    (tmp_path / "cover.jpg").write_bytes(cover)
+    src = tmp_path / "attachments.mka"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=d=1", "-c:a", "libopus",
+           "-attach", shared_media / "breadth" / "vtt_shaka-proj_034a2c_chapters.vtt", "-metadata:s:t:0", "mimetype=text/vtt",
+           "-attach", tmp_path / "cover.jpg", "-metadata:s:t:1", "mimetype=image/jpeg", src]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    cmd = [demuxer_harness, mk_bin / "libMediaKitPluginFFmpeg.so", src]
+    proc = lib.run(cmd)
+    out = proc.stdout.decode("utf-8", "replace")
+    fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+    assert proc.returncode == 0 and not fails, f"`{lib.shell_line(cmd)}` exit {proc.returncode}:\n{out}{lib.tail(proc.stderr)}"
+    ref_cmd = ["ffprobe", "-v", "error", "-show_entries", "packet=size", "-of", "csv=p=0", src]
+    ref = lib.run(ref_cmd)
+    lib.oracle_ok(ref, ref_cmd)
+    count = len([l for l in ref.stdout.decode().splitlines() if l.strip()])
+    assert f" tracks 3 packets {count} " in out, (out, count)
+
+
 def test_mkdemo_demuxer_passes_the_harness(demuxer_harness, tmp_path):
     """`demuxer_harness libmkdemo.so demo.mkdemo` (the guide's C container plugin, built as the
     guide builds it): exit 0, no FAIL line, a seek to the middle done, and the generator's packet

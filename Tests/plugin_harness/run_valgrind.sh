@@ -24,6 +24,10 @@ gcc "${CFLAGS[@]}" -shared -fvisibility=hidden -o "$W/libmkdemo.so" Tests/plugin
 gcc -std=c11 -Wall -Wextra -Werror -g -O1 -IInclude Tests/plugin_harness/plugin_harness.c -ldl -lpthread -o "$W/harness"
 gcc -std=c11 -Wall -Wextra -Werror -g -O1 -IInclude Tests/plugin_harness/demuxer_harness.c -ldl -lpthread -o "$W/demuxer_harness"
 python3 Tests/plugin_harness/make_mkdemo.py "$W/demo.mkdemo" "$W/demo.pcm"
+# Matroska with an attached file and an attached picture (plugin ABI 2.5: tags, attachment bytes).
+ffmpeg -v error -nostdin -y -i "$MEDIA/breadth/mpc_Borewit_539382_apev2.sv7.mpc" -map 0:v -c copy -f image2 "$W/cover.jpg"
+ffmpeg -v error -nostdin -y -f lavfi -i "sine=d=1" -c:a libopus -attach "$MEDIA/breadth/vtt_shaka-proj_034a2c_chapters.vtt" \
+    -metadata:s:t:0 mimetype=text/vtt -attach "$W/cover.jpg" -metadata:s:t:1 mimetype=image/jpeg "$W/attachments.mka"
 
 ffmpeg -v error -nostdin -y -f lavfi -i "sine=frequency=440:sample_rate=44100" -t 2 -ac 2 \
     -c:a libvorbis -strict experimental "$W/vorbis.mp4"
@@ -70,6 +74,7 @@ demux() {  # demux PLUGIN.so FILE
 for f in avi_meta-pytor_133ba9_testsrc2_mpeg4.avi mpc_Borewit_539382_apev2.sv7.mpc vtt_shaka-proj_034a2c_chapters.vtt; do
     demux "$W/libMediaKitPluginFFmpeg.so" "$MEDIA/breadth/$f"
 done
+demux "$W/libMediaKitPluginFFmpeg.so" "$W/attachments.mka"
 demux "$W/libmkdemo.so" "$W/demo.mkdemo"
 [ "$status" -eq 0 ] && echo "valgrind: all clean" || echo "valgrind: FAILURES above"
 exit "$status"
