@@ -207,6 +207,16 @@ typedef struct mk_plugin_codec_config {
                                     presentation order (B-frame reorder depth), as the
                                     container's timestamps show it; 0 if none or unknown.
                                     libavcodec: AVCodecContext.has_b_frames. */
+    /* ABI 2.5 (read only when struct_size covers it; a 2.4 host's config ends above). */
+    const char *codec_tag;     /**< the container's tag for the stream as text, as
+                                    mk_plugin_track_info.codec_tag: a FourCC ("UYVY",
+                                    "2vuy", "raw ", "DX50"), a byte that is not printable
+                                    written "[N]" ("[0][0][0][0]"); "" or NULL when none.
+                                    Other tags (a WAVE format tag "0x0001", a Matroska
+                                    codec ID) are the container's names, not FourCCs.
+                                    Borrowed: valid only during create(). libavcodec:
+                                    AVCodecContext.codec_tag (rawvideo picks its pixel
+                                    format by it; mpeg4 its DivX / XviD workarounds). */
 } mk_plugin_codec_config;
 
 /** A compressed packet handed to send_packet. The struct itself is borrowed for the
@@ -662,7 +672,14 @@ typedef struct mk_plugin_picture_converter_factory {
 #define MK_DISPOSITION_FORCED           0x0040u
 #define MK_DISPOSITION_HEARING_IMPAIRED 0x0080u
 #define MK_DISPOSITION_VISUAL_IMPAIRED  0x0100u
-#define MK_DISPOSITION_ATTACHED_PIC     0x0400u  /**< a cover picture: one packet */
+#define MK_DISPOSITION_ATTACHED_PIC     0x0400u  /**< a cover picture: one packet (2.5: its bytes
+                                                      also in mk_plugin_track_info.attachment) */
+/** (2.5) Not a stream but a file the container carries (a Matroska attachment: a font, a
+ *  picture): media_type MK_MEDIA_DATA, no packets, its bytes in mk_plugin_track_info.attachment,
+ *  its name and type in the tags "filename" and "mimetype". A host of 2.5 lists it among the
+ *  file's attachments, not its tracks. (FFmpeg has no such disposition bit: this one is above
+ *  every AV_DISPOSITION_* value.) */
+#define MK_DISPOSITION_ATTACHMENT       0x80000000u
 
 /** mk_plugin_demuxed_packet.flags besides MK_PACKET_FLAG_KEY and MK_PACKET_FLAG_DISCARD. */
 #define MK_PACKET_FLAG_CORRUPT 0x4u  /**< the container marks the bytes damaged or cut short */
@@ -713,6 +730,15 @@ typedef struct mk_plugin_track_info {
     uint32_t disposition;      /**< MK_DISPOSITION_* */
     const char *language;      /**< ISO 639-2 code, "" if none; never NULL */
     const char *title;         /**< the track's name, "" if none; never NULL */
+    /* ABI 2.5 (a 2.4 plugin fills the struct up to `title`: the host takes these as absent). */
+    const char *const *tags;   /**< the track's tags as the container / FFmpeg names them
+                                    ("title", "language", "filename", "mimetype", "comment",
+                                    "ENCODER" ...): key, value, key, value, ..., NULL; NULL
+                                    when none. Owned by the instance until destroy(). */
+    const uint8_t *attachment; /**< the bytes of the file (MK_DISPOSITION_ATTACHMENT) or of the
+                                    cover picture (MK_DISPOSITION_ATTACHED_PIC); NULL for other
+                                    tracks. Owned by the instance until destroy(). */
+    size_t attachment_size;
 } mk_plugin_track_info;
 
 /** What an open demuxer says of the whole file, filled by get_info (as mk_plugin_track_info:

@@ -10,7 +10,9 @@ packets extracted by make_packets.py (ffprobe -show_packets -show_data) from sha
 files.
 
 The demuxer factory (plugin ABI 2.4) has its own harness, demuxer_harness.c, run over the FFmpeg
-plugin on the files of the breadth corpus only libavformat reads; its packet count is ffprobe's.
+plugin on the files of the breadth corpus only libavformat reads (its packet count is ffprobe's),
+and over the guide's MKDEMO demuxer (Tests/plugin_harness/mkdemo.c, docs/writing-a-plugin.md) on a
+file of make_mkdemo.py (its packet count is the generator's).
 The muxer factory (2.5) has muxer_harness.c, writing what the plugin's demuxer reads from those
 files into AVI and NUT; ffprobe reads back the packets it reads from the source.
 
@@ -20,6 +22,7 @@ frames, samples and bytes).
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -125,7 +128,7 @@ DEMUXER_RUNS = ["avi_meta-pytor_133ba9_testsrc2_mpeg4.avi", "mpc_Borewit_539382_
 def demuxer_harness(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("demuxer-harness") / "demuxer_harness"
     cmd = ["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-I", lib.REPO / "Include",
-           HARNESS_DIR / "demuxer_harness.c", "-ldl", "-o", out]
+           HARNESS_DIR / "demuxer_harness.c", "-ldl", "-lpthread", "-o", out]
     proc = lib.run(cmd)
     assert proc.returncode == 0, f"`{lib.shell_line(cmd)}` failed:\n{lib.tail(proc.stderr)}"
     return out
@@ -146,6 +149,21 @@ def test_ffmpeg_demuxer_factory_passes_the_harness(name, demuxer_harness, shared
     lib.oracle_ok(ref, ref_cmd)
     count = len([l for l in ref.stdout.decode().splitlines() if l.strip()])
     assert f" packets {count} " in out, (out, count)
+
+
+def test_ffmpeg_demuxer_factory_passes_the_harness_with_attachments(demuxer_harness, shared_media, mk_bin, tmp_path):
+    """The harness over a Matroska file with an attached file and an attached picture (plugin ABI
+    2.5: tags, attachment bytes, no packets of an attachment), read by the FFmpeg plugin; its
+    packet count is ffprobe's."""
+    cover = lib.first_attached_picture(shared_media / "breadth" / "mpc_Borewit_539382_apev2.sv7.mpc")
+    assert cover
+    (tmp_path / "cover.jpg").write_bytes(cover)
+    src = tmp_path / "attachments.mka"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=d=1", "-c:a", "libopus",
+           "-attach", shared_media / "breadth" / "vtt_shaka-proj_034a2c_chapters.vtt", "-metadata:s:t:0", "mimetype=text/vtt",
+           "-attach", tmp_path / "cover.jpg", "-metadata:s:t:1", "mimetype=image/jpeg", src]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    cmd = [demuxer_harness, mk_bin / "libMediaKitPluginFFmpeg.so", src]
 
 
 # Plugin ABI 2.5: the FFmpeg plugin's muxer factory (libavformat), writing the tracks its demuxer
@@ -192,3 +210,35 @@ def test_ffmpeg_muxer_factory_passes_the_harness(name, fmt, muxer_harness, share
     expected = sorted([l for l in source.stdout.decode().splitlines() if l.strip()], key=lambda l: int(l.split(",")[0]))
     for kind in ("seek", "pipe"):
         assert sizes(Path(f"{prefix}.{kind}")) == expected, kind
+    ref_cmd = ["ffprobe", "-v", "error", "-show_entries", "packet=size", "-of", "csv=p=0", src]
+    ref = lib.run(ref_cmd)
+    lib.oracle_ok(ref, ref_cmd)
+    count = len([l for l in ref.stdout.decode().splitlines() if l.strip()])
+    assert f" tracks 3 packets {count} " in out, (out, count)
+
+
+def test_mkdemo_demuxer_passes_the_harness(demuxer_harness, tmp_path):
+    """`demuxer_harness libmkdemo.so demo.mkdemo` (the guide's C container plugin, built as the
+    guide builds it): exit 0, no FAIL line, a seek to the middle done, and the generator's packet
+    count (one per 1024 sample frames of its PCM, plus its cues)."""
+    plugin = tmp_path / "libmkdemo.so"
+    cmd = ["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC", "-shared", "-fvisibility=hidden",
+           "-I", lib.REPO / "Include", "-o", plugin, HARNESS_DIR / "mkdemo.c"]
+    proc = lib.run(cmd)
+    assert proc.returncode == 0, f"`{lib.shell_line(cmd)}` failed:\n{lib.tail(proc.stderr)}"
+    demo, pcm = tmp_path / "demo.mkdemo", tmp_path / "demo.pcm"
+    proc = lib.run(["python3", HARNESS_DIR / "make_mkdemo.py", demo, pcm])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    cmd = [demuxer_harness, plugin, demo]
+    proc = lib.run(cmd)
+    out = proc.stdout.decode("utf-8", "replace")
+    fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+    assert proc.returncode == 0 and not fails, f"`{lib.shell_line(cmd)}` exit {proc.returncode}:\n{out}{lib.tail(proc.stderr)}"
+    spec = importlib.util.spec_from_file_location("make_mkdemo", HARNESS_DIR / "make_mkdemo.py")
+    assert spec and spec.loader
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    frames = pcm.stat().st_size // (2 * generator.CHANNELS)
+    cues = len(generator.CUES)
+    assert f" tracks 2 packets {-(-frames // 1024) + cues} " in out, out
+    assert out.rstrip().endswith("seek to the middle"), out

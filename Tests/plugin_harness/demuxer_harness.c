@@ -12,6 +12,9 @@
  *    or an io struct too small, is an error with a message, never a crash; the file's own
  *    format on 64 bytes of garbage is an error with a message, or (text formats such as
  *    libavformat's webvtt take any bytes) opens and reads to MK_EOF without a crash.
+ *  - Tags and attachments (2.5): each track's tags are key / value pairs ending in NULL; an
+ *    attachment (MK_DISPOSITION_ATTACHMENT) is MK_MEDIA_DATA with bytes and no packets; only
+ *    attachments and covers have attachment bytes; every tag and byte is read (valgrind).
  *  - A clean read (the reference): the best-scoring format opens the file (seekable io); every
  *    track described (get_track out of range is MK_EINVAL); every packet read to MK_EOF, then
  *    MK_EOF again; a hash of each packet's track, timestamps, size, flags and bytes.
@@ -19,24 +22,36 @@
  *    fields of the smaller struct filled, the bytes after it untouched, struct_size set to it)
  *    and LARGER (filled up to the plugin's size).
  *  - Seek: seek to 0 and a second read gives the reference's packets again (track, size,
- *    flags, bytes; timestamps may differ: libavformat times a re-queued cover picture).
+ *    flags, bytes; timestamps may differ: libavformat times a re-queued cover picture). Seek
+ *    to the time of a key packet in the middle of the reference: MK_OK, the first packet of
+ *    that track read after it is at or before that time, the read goes on to MK_EOF with no
+ *    error and no more packets than the whole file (libavformat's mpc7 goes back to the
+ *    start, as ffprobe -read_intervals shows); that first packet read into a packet
+ *    struct SMALLER than this header's is filled up to it and nothing after it is written.
  *  - A pipe (seek NULL): the file reads front to back with no error; seek is MK_EUNSUPPORTED.
+ *  - Cut short: the file's first half, opened as a source of its own, opens and reads to
+ *    MK_EOF, or fails (create or read_packet) with a message; never a crash (valgrind's
+ *    run, Tests/plugin_harness/run_valgrind.sh, checks the memory use too).
+ *  - Threads: four instances, each on its own source, read the whole file at once on four
+ *    threads, each giving the reference's packets (track, size, flags, bytes).
  *
  * Prints the format, track and packet counts and the hash; exit 0 when every check holds.
  *
- * Build: cc -std=c11 -Wall -Wextra -I../../Include demuxer_harness.c -ldl
+ * Build: cc -std=c11 -Wall -Wextra -I../../Include demuxer_harness.c -ldl -lpthread
  */
 #define _POSIX_C_SOURCE 200809L
 #include "mediakit/mediakit_plugin.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define END_OF(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 
-static int failures;
+static int failures; /* counted on the main thread only: the threads report through their result */
+static uint8_t attachment_track[256]; /* tracks (of the first 256) with MK_DISPOSITION_ATTACHMENT */
 
 #define CHECK(cond, ...)                                               \
     do {                                                               \
@@ -113,6 +128,7 @@ static long read_all(void *d, const mk_plugin_demuxer_vtable *vt, uint32_t track
         }
         CHECK(p.struct_size > 0 && p.struct_size <= sizeof(p), "%s: packet struct_size %u", who, p.struct_size);
         CHECK(p.track >= 0 && (uint32_t)p.track < tracks, "%s: packet of track %d (%u tracks)", who, p.track, tracks);
+        CHECK(p.track < 0 || p.track >= 256 || !attachment_track[p.track], "%s: a packet of track %d, an attachment", who, p.track);
         CHECK(p.size == 0 || p.data != NULL, "%s: a packet of %zu bytes with no data", who, p.size);
         h = mix(h, &p.track, sizeof(p.track));
         h = mix(h, &p.pts, sizeof(p.pts));
@@ -133,6 +149,105 @@ static long read_all(void *d, const mk_plugin_demuxer_vtable *vt, uint32_t track
     *hash = h;
     *content = c;
     return count;
+}
+
+/* One reader thread: its own FILE and io, its own instance, the whole file. */
+typedef struct reader {
+    const mk_plugin_demuxer_format *format;
+    const char *path;
+    long count;
+    uint64_t content;
+    char error[300];
+} reader;
+
+static void *reader_main(void *arg)
+{
+    reader *r = arg;
+    r->count = -1;
+    FILE *f = fopen(r->path, "rb");
+    if (f == NULL) {
+        snprintf(r->error, sizeof(r->error), "cannot open the file");
+        return NULL;
+    }
+    fseeko(f, 0, SEEK_END);
+    file_io fio = { f, (int64_t)ftello(f) };
+    fseeko(f, 0, SEEK_SET);
+    mk_plugin_io io = { sizeof(io), &fio, io_read, io_seek, io_size };
+    void *d = NULL;
+    const mk_plugin_demuxer_vtable *vt = NULL;
+    if (r->format->create(r->format, &io, &d, &vt, r->error, sizeof(r->error)) == MK_OK) {
+        uint64_t c = 1469598103934665603ull;
+        long count = 0;
+        for (;;) {
+            mk_plugin_demuxed_packet p = { .struct_size = sizeof(p) };
+            int32_t status = vt->read_packet(d, &p);
+            if (status != MK_OK) {
+                if (status != MK_EOF) {
+                    snprintf(r->error, sizeof(r->error), "read_packet %ld: status %d: %s", count, status, vt->last_error(d));
+                    count = -1;
+                }
+                break;
+            }
+            c = mix(c, &p.track, sizeof(p.track));
+            c = mix(c, &p.size, sizeof(p.size));
+            c = mix(c, &p.flags, sizeof(p.flags));
+            if (p.size)
+                c = mix(c, p.data, p.size);
+            count++;
+        }
+        r->count = count;
+        r->content = c;
+        vt->destroy(d);
+    }
+    fclose(f);
+    return NULL;
+}
+
+/* The first half of the file as a source of its own: opens and reads to MK_EOF, or fails with a
+ * message. */
+static void check_cut_short(const mk_plugin_demuxer_format *format, FILE *f, int64_t size)
+{
+    char path[] = "/tmp/demuxer-harness-cut-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *g = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+    if (g == NULL) {
+        CHECK(0, "cut short: cannot make a temporary file");
+        return;
+    }
+    fseeko(f, 0, SEEK_SET);
+    uint8_t buf[65536];
+    for (int64_t left = size / 2; left > 0;) {
+        size_t n = fread(buf, 1, left < (int64_t)sizeof(buf) ? (size_t)left : sizeof(buf), f);
+        if (n == 0)
+            break;
+        fwrite(buf, 1, n, g);
+        left -= (int64_t)n;
+    }
+    fflush(g);
+    fseeko(g, 0, SEEK_SET);
+    file_io gio = { g, size / 2 };
+    mk_plugin_io io = { sizeof(io), &gio, io_read, io_seek, io_size };
+    void *d = NULL;
+    const mk_plugin_demuxer_vtable *vt = NULL;
+    char err[256];
+    err[0] = 0;
+    int32_t status = format->create(format, &io, &d, &vt, err, sizeof(err));
+    CHECK(status == MK_OK || err[0], "cut short: create fails (%d) with no message", status);
+    if (status == MK_OK) {
+        long count = 0;
+        for (;; count++) {
+            mk_plugin_demuxed_packet p = { .struct_size = sizeof(p) };
+            status = vt->read_packet(d, &p);
+            if (status != MK_OK)
+                break;
+        }
+        const char *message = vt->last_error(d);
+        CHECK(status == MK_EOF || (message != NULL && message[0]), "cut short: read_packet %ld fails (%d) with no message",
+              count, status);
+        vt->destroy(d);
+    }
+    fclose(g);
+    remove(path);
 }
 
 int main(int argc, char **argv)
@@ -243,6 +358,8 @@ int main(int argc, char **argv)
         }
     }
 
+    int32_t mid_track = -1; /* the track of the packet sought to in the middle, -1: none */
+
     /* The clean read. */
     fseeko(f, 0, SEEK_SET);
     err[0] = 0;
@@ -261,6 +378,27 @@ int main(int argc, char **argv)
         CHECK(vt->get_track(d, i, &t) == MK_OK, "get_track %u", i);
         CHECK(t.codec != NULL && t.codec_tag != NULL && t.language != NULL && t.title != NULL, "track %u: a NULL string", i);
         CHECK(t.time_base_num > 0 && t.time_base_den > 0, "track %u: time base %d/%d", i, t.time_base_num, t.time_base_den);
+        /* 2.5: the tags (key, value, ..., NULL) and an attachment's bytes, every byte read. */
+        if (t.struct_size >= END_OF(mk_plugin_track_info, attachment_size)) {
+            int pairs = 0;
+            for (const char *const *tag = t.tags; tag != NULL && *tag != NULL; tag += 2, pairs++) {
+                CHECK(tag[1] != NULL, "track %u: tag %s has no value", i, tag[0]);
+                if (tag[1] == NULL)
+                    break;
+                (void)mix(0, tag[0], strlen(tag[0]));
+                (void)mix(0, tag[1], strlen(tag[1]));
+            }
+            int attached = (t.disposition & MK_DISPOSITION_ATTACHMENT) != 0;
+            CHECK(!attached || (t.attachment != NULL && t.attachment_size > 0 && t.media_type == MK_MEDIA_DATA),
+                  "track %u: an attachment with no bytes, or not MK_MEDIA_DATA", i);
+            CHECK(t.attachment == NULL || attached || (t.disposition & MK_DISPOSITION_ATTACHED_PIC),
+                  "track %u: attachment bytes on a track that is neither an attachment nor a cover", i);
+            CHECK(t.attachment_size == 0 || t.attachment != NULL, "track %u: %zu attachment bytes at NULL", i, t.attachment_size);
+            if (t.attachment != NULL)
+                (void)mix(0, t.attachment, t.attachment_size);
+            if (i < 256)
+                attachment_track[i] = (uint8_t)attached;
+        }
         /* Smaller: up to `codec`; the bytes after it stay as they were. */
         struct { mk_plugin_track_info t; uint8_t guard[64]; } small;
         memset(&small, 0xAB, sizeof(small));
@@ -276,7 +414,8 @@ int main(int argc, char **argv)
         struct { mk_plugin_track_info t; uint8_t later[64]; } big;
         memset(&big, 0, sizeof(big));
         big.t.struct_size = sizeof(big);
-        CHECK(vt->get_track(d, i, &big.t) == MK_OK && big.t.struct_size <= sizeof(big) && big.t.struct_size >= sizeof(mk_plugin_track_info),
+        CHECK(vt->get_track(d, i, &big.t) == MK_OK && big.t.struct_size <= sizeof(big) &&
+              big.t.struct_size >= END_OF(mk_plugin_track_info, title), /* a 2.4 plugin's size at least */
               "get_track %u into a larger struct (struct_size %u)", i, big.t.struct_size);
     }
     mk_plugin_track_info none = { .struct_size = sizeof(none) };
@@ -292,7 +431,83 @@ int main(int argc, char **argv)
     long again = read_all(d, vt, tracks, &again_hash, &again_content, "after seek to 0");
     CHECK(again == ref && again_content == ref_content, "after seek to 0: %ld packets (hash %016llx), the clean read %ld (%016llx)",
           again, (unsigned long long)again_content, ref, (unsigned long long)ref_content);
+
+    /* Seek to a key packet in the middle: find one (track, time) in a third read. */
+    CHECK(vt->seek(d, 0, 0) == MK_OK, "seek to 0 (again): %s", vt->last_error(d));
+    int64_t mid_us = 0;
+    for (long i = 0; ref > 2 && i < ref; i++) {
+        mk_plugin_demuxed_packet p = { .struct_size = sizeof(p) };
+        if (vt->read_packet(d, &p) != MK_OK)
+            break;
+        mk_plugin_track_info t = { .struct_size = sizeof(t) };
+        if (i >= ref / 2 && (p.flags & MK_PACKET_FLAG_KEY) && p.pts != MK_NOPTS_VALUE && p.pts > 0 &&
+            vt->get_track(d, (uint32_t)p.track, &t) == MK_OK && t.media_type != MK_MEDIA_SUBTITLE) {
+            mid_track = p.track;
+            mid_us = (int64_t)((double)p.pts * 1e6 * t.time_base_num / t.time_base_den);
+            break;
+        }
+    }
+    if (mid_track >= 0) {
+        int32_t status = vt->seek(d, mid_us, 0);
+        CHECK(status == MK_OK, "seek to %lld us: %s", (long long)mid_us, vt->last_error(d));
+        long after = 0;
+        int first = 1;
+        for (; status == MK_OK; after++) {
+            /* The first packet into a smaller struct (up to `duration`), with a guard after it. */
+            struct { mk_plugin_demuxed_packet p; uint8_t guard[64]; } small;
+            memset(&small, 0xAB, sizeof(small));
+            small.p.struct_size = (uint32_t)END_OF(mk_plugin_demuxed_packet, duration);
+            mk_plugin_demuxed_packet full = { .struct_size = sizeof(full) };
+            mk_plugin_demuxed_packet *p = after == 0 ? &small.p : &full;
+            status = vt->read_packet(d, p);
+            if (status != MK_OK)
+                break;
+            if (after == 0) {
+                CHECK(small.p.struct_size == END_OF(mk_plugin_demuxed_packet, duration), "a small packet struct: struct_size %u",
+                      small.p.struct_size);
+                const uint8_t *past = (const uint8_t *)&small.p + END_OF(mk_plugin_demuxed_packet, duration);
+                int untouched = 1;
+                for (size_t k = 0; k < sizeof(small) - END_OF(mk_plugin_demuxed_packet, duration); k++)
+                    untouched &= past[k] == 0xAB;
+                CHECK(untouched, "read_packet wrote past a small packet struct_size");
+            }
+            mk_plugin_track_info t = { .struct_size = sizeof(t) };
+            if (first && p->track == mid_track && p->pts != MK_NOPTS_VALUE && vt->get_track(d, (uint32_t)p->track, &t) == MK_OK) {
+                double us = (double)p->pts * 1e6 * t.time_base_num / t.time_base_den;
+                CHECK(us <= (double)mid_us + 1, "seek to %lld us: track %d's first packet is at %.0f us, after it",
+                      (long long)mid_us, mid_track, us);
+                first = 0;
+            }
+        }
+        CHECK(status == MK_EOF, "after seek to %lld us: read_packet %ld: status %d: %s", (long long)mid_us, after, status,
+              vt->last_error(d));
+        CHECK(after > 0 && after <= ref, "after seek to %lld us: %ld packets (the whole file: %ld)", (long long)mid_us, after, ref);
+    }
     vt->destroy(d);
+
+    /* Cut short. */
+    check_cut_short(best, f, fio.size);
+
+    /* Threads. */
+    {
+        enum { THREADS = 4 };
+        reader readers[THREADS];
+        pthread_t threads[THREADS];
+        int started[THREADS];
+        for (int i = 0; i < THREADS; i++) {
+            readers[i] = (reader){ .format = best, .path = argv[2] };
+            started[i] = pthread_create(&threads[i], NULL, reader_main, &readers[i]) == 0;
+            CHECK(started[i], "thread %d: pthread_create", i);
+        }
+        for (int i = 0; i < THREADS; i++) {
+            if (!started[i])
+                continue;
+            pthread_join(threads[i], NULL);
+            CHECK(readers[i].count == ref && readers[i].content == ref_content,
+                  "thread %d: %ld packets (hash %016llx), the clean read %ld (%016llx) %s", i, readers[i].count,
+                  (unsigned long long)readers[i].content, ref, (unsigned long long)ref_content, readers[i].error);
+        }
+    }
 
     /* A pipe. */
     fseeko(f, 0, SEEK_SET);
@@ -309,6 +524,7 @@ int main(int argc, char **argv)
     }
     fclose(f);
     desc->deinit();
-    printf("format %s tracks %u packets %ld hash %016llx\n", best->name, tracks, ref, (unsigned long long)ref_hash);
+    printf("format %s tracks %u packets %ld hash %016llx seek %s\n", best->name, tracks, ref, (unsigned long long)ref_hash,
+           mid_track >= 0 ? "to the middle" : "to 0 only");
     return failures ? 1 : 0;
 }

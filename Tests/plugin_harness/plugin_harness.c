@@ -24,7 +24,8 @@
  *    bytes of padding); each must be released as often as retained by the end. Some frames are
  *    held past destroy() and read and released afterwards (frames outlive the decoder), the
  *    last ones after deinit().
- *  - struct_size growth: a decoder created from a config struct larger than this header's,
+ *  - struct_size growth: a decoder created from a 2.4 host's config (no codec_tag: the field
+ *    past its struct_size holds a pointer that crashes if followed); from a config struct larger than this header's,
  *    fed packets of a 2.0 host (struct_size short of the optional ownership fields, which then
  *    hold traps that must never be called), asked for frames into a struct larger than this
  *    header's (filled up to the plugin's own size, struct_size set to that, the rest untouched):
@@ -600,6 +601,17 @@ int main(int argc, char **argv)
         drain(dec, vt, &grown, "struct_size growth");
         vt->destroy(dec);
         expect_same(&grown, &ref.t, "larger config and frame structs, 2.0 packets");
+    }
+    /* A 2.4 host's config: it ends at video_delay; codec_tag (2.5) is past its struct_size and
+     * holds a pointer no plugin may follow (reading it crashes the harness). */
+    {
+        mk_plugin_codec_config old_cfg = cfg;
+        old_cfg.struct_size = (uint32_t)(offsetof(mk_plugin_codec_config, video_delay) + sizeof(old_cfg.video_delay));
+        old_cfg.codec_tag = (const char *)(uintptr_t)1;
+        r = b->create(&old_cfg, &dec, &vt, err, sizeof(err));
+        CHECK(r == MK_OK, "create with a 2.4 host's config (no codec_tag): %d: %s", r, err);
+        if (r == MK_OK)
+            vt->destroy(dec);
     }
 
     /* threads: four decoders at once; one decoder handed from a thread to another */

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds the dav1d, Opus, Vorbis and FFmpeg plugins from source with gcc (-Wall -Wextra -Werror,
-# C11), builds plugin_harness.c and muxer_harness.c, and runs each plugin under valgrind on real
-# streams (packets extracted with make_packets.py; the muxer harness over a breadth AVI). Fails on any warning, valgrind error or
+# Builds the dav1d, Opus, Vorbis and FFmpeg plugins and the guide's MKDEMO demuxer (mkdemo.c)
+# from source with gcc (-Wall -Wextra -Werror, C11), builds plugin_harness.c,
+# demuxer_harness.c and muxer_harness.c, and runs each plugin under valgrind on real streams
+# (packets extracted with make_packets.py); the demuxer factories (FFmpeg's libavformat, MKDEMO)
+# on breadth-corpus files only libavformat reads and on a file of make_mkdemo.py; the muxer
+# factory writing what the plugin reads from a breadth AVI as AVI and NUT. Fails on any warning, valgrind error or
 # definite/indirect leak (valgrind.supp: the leaks of libavcodec's own dependencies at
 # dlopen, which a bare dlopen of libavcodec shows too). Not part of `make test`
 # (valgrind makes dav1d slow).
@@ -13,13 +16,20 @@ MEDIA=../shared/media
 W=${1:-$(mktemp -d)}
 mkdir -p "$W"
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -O1 -g -fPIC -IInclude)
-for p in Dav1d:dav1d Opus:opus Vorbis:vorbis "FFmpeg:libavcodec libavutil libswscale libavformat"; do
+for p in Dav1d:dav1d Opus:opus "Vorbis:vorbis vorbisenc" "FFmpeg:libavcodec libavformat libavutil libswscale"; do
     name=${p%%:*} lib=${p##*:}
     # shellcheck disable=SC2086  # several pkg-config names
     gcc "${CFLAGS[@]}" -shared -o "$W/libMediaKitPlugin$name.so" Plugins/"$name"/Sources/*.c $(pkg-config --libs $lib)
 done
+gcc "${CFLAGS[@]}" -shared -fvisibility=hidden -o "$W/libmkdemo.so" Tests/plugin_harness/mkdemo.c
 gcc -std=c11 -Wall -Wextra -Werror -g -O1 -IInclude Tests/plugin_harness/plugin_harness.c -ldl -lpthread -o "$W/harness"
 gcc -std=c11 -Wall -Wextra -Werror -g -O1 -IInclude Tests/plugin_harness/muxer_harness.c -ldl -lpthread -o "$W/muxer_harness"
+gcc -std=c11 -Wall -Wextra -Werror -g -O1 -IInclude Tests/plugin_harness/demuxer_harness.c -ldl -lpthread -o "$W/demuxer_harness"
+python3 Tests/plugin_harness/make_mkdemo.py "$W/demo.mkdemo" "$W/demo.pcm"
+# Matroska with an attached file and an attached picture (plugin ABI 2.5: tags, attachment bytes).
+ffmpeg -v error -nostdin -y -i "$MEDIA/breadth/mpc_Borewit_539382_apev2.sv7.mpc" -map 0:v -c copy -f image2 "$W/cover.jpg"
+ffmpeg -v error -nostdin -y -f lavfi -i "sine=d=1" -c:a libopus -attach "$MEDIA/breadth/vtt_shaka-proj_034a2c_chapters.vtt" \
+    -metadata:s:t:0 mimetype=text/vtt -attach "$W/cover.jpg" -metadata:s:t:1 mimetype=image/jpeg "$W/attachments.mka"
 
 ffmpeg -v error -nostdin -y -f lavfi -i "sine=frequency=440:sample_rate=44100" -t 2 -ac 2 \
     -c:a libvorbis -strict experimental "$W/vorbis.mp4"
@@ -65,5 +75,19 @@ for fmt in avi nut; do
         status=1
     fi
 done
+demux() {  # demux PLUGIN.so FILE
+    echo "== demuxer $(basename "$1") $(basename "$2")"
+    if ! valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+            --suppressions=Tests/plugin_harness/valgrind.supp \
+            --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
+            "$W/demuxer_harness" "$1" "$2"; then
+        status=1
+    fi
+}
+for f in avi_meta-pytor_133ba9_testsrc2_mpeg4.avi mpc_Borewit_539382_apev2.sv7.mpc vtt_shaka-proj_034a2c_chapters.vtt; do
+    demux "$W/libMediaKitPluginFFmpeg.so" "$MEDIA/breadth/$f"
+done
+demux "$W/libMediaKitPluginFFmpeg.so" "$W/attachments.mka"
+demux "$W/libmkdemo.so" "$W/demo.mkdemo"
 [ "$status" -eq 0 ] && echo "valgrind: all clean" || echo "valgrind: FAILURES above"
 exit "$status"

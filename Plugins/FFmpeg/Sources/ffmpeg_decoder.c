@@ -605,6 +605,37 @@ static const mk_plugin_decoder_vtable ffp_vtable = {
     ffp_last_error,
 };
 
+/* The config's codec_tag (ABI 2.5) as libavcodec's number: four characters, each printable or
+ * written "[N]" (av_fourcc_make_string's form, which the demuxer side uses); 0 for anything else
+ * (none, a WAVE "0x0001" or MPEG-TS "0x1b" number, a Matroska codec ID) and for a config
+ * without the field. */
+static unsigned ffp_codec_tag(const mk_plugin_codec_config *config)
+{
+    if (config->struct_size < MKP_END_OF(mk_plugin_codec_config, codec_tag) || config->codec_tag == NULL)
+        return 0;
+    const char *p = config->codec_tag;
+    if (p[0] == '0' && p[1] == 'x')
+        return 0; /* a number the host writes in hex, not a FourCC */
+    unsigned tag = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned byte;
+        if (*p == '[') {
+            char *end = NULL;
+            unsigned long n = strtoul(p + 1, &end, 10);
+            if (end == p + 1 || *end != ']' || n > 255)
+                return 0;
+            byte = (unsigned)n;
+            p = end + 1;
+        } else if (*p >= 0x20 && *p < 0x7f) {
+            byte = (unsigned char)*p++;
+        } else {
+            return 0;
+        }
+        tag |= byte << (8 * i);
+    }
+    return *p == '\0' ? tag : 0;
+}
+
 /* Every backend's create: the backend is the one of config->codec (the host asks a backend
  * for its own codec; a name this plugin does not list is refused like a wrong one). */
 static int32_t ffp_create(const mk_plugin_codec_config *config, void **decoder,
@@ -680,6 +711,7 @@ static int32_t ffp_create(const mk_plugin_codec_config *config, void **decoder,
     }
     if (config->bits_per_coded_sample > 0)
         ctx->bits_per_coded_sample = config->bits_per_coded_sample;
+    ctx->codec_tag = ffp_codec_tag(config);
     /* Opus pre-skip stays in the output: the host trims (see the top). */
     if (strcmp(codec->name, "opus") == 0)
         ctx->flags2 |= AV_CODEC_FLAG2_SKIP_MANUAL;

@@ -152,6 +152,7 @@ static int32_t ffx_score(const mk_plugin_demuxer_format *format, const uint8_t *
 
 typedef struct ffx_track_text {
     char tag[AV_FOURCC_MAX_STRING_SIZE];
+    char **tags;               /* the stream's metadata at create: key, value, ..., NULL (2.5) */
 } ffx_track_text;
 
 typedef struct ffx_demuxer {
@@ -224,6 +225,11 @@ static void ffx_free(ffx_demuxer *d)
         avio_context_free(&d->avio);
     }
     av_packet_free(&d->packet);
+    for (uint32_t i = 0; d->texts != NULL && i < d->tracks; i++) {
+        for (char **t = d->texts[i].tags; t != NULL && *t != NULL; t++)
+            free(*t);
+        free(d->texts[i].tags);
+    }
     free(d->texts);
     free(d);
 }
@@ -243,6 +249,16 @@ static int32_t ffx_fail(ffx_demuxer *d, char *buf, size_t size, const char *what
 }
 
 static const mk_plugin_demuxer_vtable ffx_vtable;
+
+/* A malloc'ed copy of `text` (NULL: ""), or NULL when out of memory (strdup is POSIX, not C11). */
+static char *ffx_strdup(const char *text)
+{
+    size_t size = text != NULL ? strlen(text) + 1 : 1;
+    char *copy = malloc(size);
+    if (copy != NULL)
+        memcpy(copy, text != NULL ? text : "", size);
+    return copy;
+}
 
 static int32_t ffx_create(const mk_plugin_demuxer_format *format, const mk_plugin_io *io, void **demuxer,
                           const mk_plugin_demuxer_vtable **vtable, char *errbuf, size_t errbuf_size)
@@ -305,6 +321,28 @@ static int32_t ffx_create(const mk_plugin_demuxer_format *format, const mk_plugi
         uint32_t tag = d->fmt->streams[i]->codecpar->codec_tag;
         if (tag != 0)
             av_fourcc_make_string(d->texts[i].tag, tag);
+        /* The tags, copied: libavformat may replace the dictionary while reading (metadata
+         * updates), and what get_track hands out stays valid until destroy. */
+        const AVDictionary *metadata = d->fmt->streams[i]->metadata;
+        int count = av_dict_count(metadata);
+        if (count <= 0)
+            continue;
+        char **tags = calloc((size_t)count * 2 + 1, sizeof(char *));
+        d->texts[i].tags = tags;
+        const AVDictionaryEntry *e = NULL;
+        int n = 0;
+        while (tags != NULL && n < count * 2 && (e = av_dict_get(metadata, "", e, AV_DICT_IGNORE_SUFFIX)) != NULL) {
+            if ((tags[n] = ffx_strdup(e->key)) == NULL || (tags[n + 1] = ffx_strdup(e->value)) == NULL) {
+                tags = NULL;
+                break;
+            }
+            n += 2;
+        }
+        if (tags == NULL) {
+            ffx_free(d);
+            mkp_write_error(errbuf, errbuf_size, "ffmpeg demuxer: out of memory");
+            return MK_ENOMEM;
+        }
     }
     *demuxer = d;
     *vtable = &ffx_vtable;
@@ -371,6 +409,15 @@ static int32_t ffx_get_track(void *demuxer, uint32_t index, mk_plugin_track_info
     t.disposition = (uint32_t)st->disposition;
     t.language = ffx_tag(st->metadata, "language");
     t.title = ffx_tag(st->metadata, "title");
+    t.tags = (const char *const *)d->texts[index].tags;
+    if (par->codec_type == AVMEDIA_TYPE_ATTACHMENT) {   /* the file is the extradata */
+        t.disposition |= MK_DISPOSITION_ATTACHMENT;
+        t.attachment = t.extradata;
+        t.attachment_size = t.extradata_size;
+    } else if ((st->disposition & AV_DISPOSITION_ATTACHED_PIC) && st->attached_pic.size > 0) {
+        t.attachment = st->attached_pic.data;
+        t.attachment_size = (size_t)st->attached_pic.size;
+    }
     memcpy(info, &t, t.struct_size);
     return MK_OK;
 }

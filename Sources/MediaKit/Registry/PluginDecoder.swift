@@ -62,12 +62,16 @@ final class PluginDecoder: Decoder, @unchecked Sendable {
         cfg.thread_count = Int32(clamping: threads)
         var instance: UnsafeMutableRawPointer?
         var vt: UnsafePointer<mk_plugin_decoder_vtable>?
+        // The container's tag (plugin ABI 2.5), as the track info gives it: "UYVY", "2vuy".
         let status: Int32 = parameters.codec.rawValue.withCString { codec in
-            parameters.extradata.withUnsafeBufferPointer { extra in
-                cfg.codec = codec
-                cfg.extradata = extra.baseAddress
-                cfg.extradata_size = extra.count
-                return b.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
+            parameters.codecTag.withCString { tag in
+                parameters.extradata.withUnsafeBufferPointer { extra in
+                    cfg.codec = codec
+                    cfg.codec_tag = tag
+                    cfg.extradata = extra.baseAddress
+                    cfg.extradata_size = extra.count
+                    return b.raw.pointee.create(&cfg, &instance, &vt, errbuf, errsize)
+                }
             }
         }
         guard status == MK_OK, let instance, let vt else { return (status, nil) }

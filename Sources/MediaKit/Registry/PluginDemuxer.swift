@@ -13,6 +13,11 @@ import Foundation
 ///
 /// ``read(track:)`` reads through a second instance of the plugin's demuxer per track
 /// (seekable sources only), so that its position is independent of ``read()``'s.
+///
+/// Since plugin ABI 2.5 a track's tags become its ``Track/metadata``; a file the container
+/// carries (`MK_DISPOSITION_ATTACHMENT`: a Matroska font or picture) is one of the
+/// ``attachments``, not a track; a cover picture (`MK_DISPOSITION_ATTACHED_PIC`) stays a track
+/// (its one packet, as ffprobe lists it) and is an attachment too, with its picture type.
 public final class PluginDemuxer: Demuxer, @unchecked Sendable {
     /// The plugin format that reads the source.
     public let format: MediaRegistry.DemuxerFormat
@@ -27,6 +32,8 @@ public final class PluginDemuxer: Demuxer, @unchecked Sendable {
     /// Per track, the plugin's disposition bits (`MK_DISPOSITION_*`: default, forced,
     /// attached picture ...).
     public let trackDispositions: [UInt32]
+    /// The files the container carries and the cover pictures, in the plugin's track order.
+    public let attachments: [Attachment]
 
     private let source: ByteSource
     private let main: Instance
@@ -54,18 +61,60 @@ public final class PluginDemuxer: Demuxer, @unchecked Sendable {
         guard count <= 100_000 else {
             throw MediaError(.limit, "the plugin demuxer \(format.qualifiedName) lists \(count) tracks", path: source.name)
         }
-        var tracks: [Track] = [], titles: [String] = [], dispositions: [UInt32] = []
+        var tracks: [Track] = [], titles: [String] = [], dispositions: [UInt32] = [], attachments: [Attachment] = []
+        var trackOf = [Int](repeating: -1, count: count)
         for i in 0..<count {
             var t = mk_plugin_track_info()
             t.struct_size = UInt32(MemoryLayout<mk_plugin_track_info>.size)
             let status = main.vtable.get_track?(main.handle, UInt32(i), &t) ?? MK_EFAIL
             guard status == MK_OK else { throw main.failure(status, "describing track \(i)") }
-            let (track, title, disposition) = Self.track(i, t)
+            let (track, title, disposition) = Self.track(tracks.count, t)
+            let attachment = Self.attachment(t, track)
+            if let attachment { attachments.append(attachment) }
+            if disposition & MK_DISPOSITION_ATTACHMENT != 0 && attachment != nil { continue }   // a file, not a stream
+            trackOf[i] = tracks.count
             tracks.append(track); titles.append(title); dispositions.append(disposition)
         }
         self.tracks = tracks
         trackTitles = titles
         trackDispositions = dispositions
+        self.attachments = attachments
+        main.trackOf = trackOf
+    }
+
+    /// The plugin's tags (ABI 2.5: key, value, ..., NULL), in order; none before 2.5.
+    private static func tags(_ t: mk_plugin_track_info) -> [(key: String, value: String)] {
+        guard Int(t.struct_size) >= PluginLoader.endOf(\mk_plugin_track_info.tags), var p = t.tags else { return [] }
+        var out: [(key: String, value: String)] = []
+        while let key = p[0], let value = p[1], out.count < 10_000 {
+            out.append((String(cString: key), String(cString: value)))
+            p += 2
+        }
+        return out
+    }
+
+    /// The ``Attachment`` of a file the container carries or of a cover picture (ABI 2.5), nil
+    /// for other tracks. Names as libavformat gives them: the tags `filename`, `mimetype`,
+    /// `title` (Matroska's FileDescription), `comment` (the ID3 picture type's name); an APE
+    /// cover's key is its item name ("Cover Art (Front)") and its value the file name.
+    private static func attachment(_ t: mk_plugin_track_info, _ track: Track) -> Attachment? {
+        guard Int(t.struct_size) >= PluginLoader.endOf(\mk_plugin_track_info.attachment_size), let bytes = t.attachment,
+              t.attachment_size > 0, t.attachment_size < 1 << 28,
+              t.disposition & (MK_DISPOSITION_ATTACHMENT | MK_DISPOSITION_ATTACHED_PIC) != 0 else { return nil }
+        let tags = Self.tags(t)
+        func tag(_ key: String) -> String { tags.first { $0.key.lowercased() == key }?.value ?? "" }
+        let data = [UInt8](UnsafeBufferPointer(start: bytes, count: t.attachment_size))
+        if t.disposition & MK_DISPOSITION_ATTACHMENT != 0 {
+            return Attachment(data: data, mimeType: tag("mimetype"), description: tag("title"), fileName: tag("filename"))
+        }
+        let mime = tag("mimetype").isEmpty ? PictureCodec.mimeType(track.parameters.codec) : tag("mimetype")
+        // (Width and height stay 0: the container states none; the track has the decoder's.)
+        if let ape = tags.first(where: { $0.key.lowercased().hasPrefix("cover art (") }) {
+            return Attachment(data: data, mimeType: mime, pictureType: ape.key.lowercased() == "cover art (front)" ? 3 : 0,
+                              description: ape.key, fileName: ape.value)
+        }
+        return Attachment(data: data, mimeType: mime, pictureType: Attachment.pictureTypeNames.firstIndex(of: tag("comment")) ?? 0,
+                          description: tag("title"), fileName: tag("filename"))
     }
 
     /// A ``Track`` for the plugin's description of track `index`, its title and disposition.
@@ -97,6 +146,9 @@ public final class PluginDemuxer: Demuxer, @unchecked Sendable {
                           duration: t.duration == Int64.min || t.duration < 0 ? 0 : t.duration,
                           language: language.isEmpty ? "und" : language)
         if t.frame_rate_num > 0 && t.frame_rate_den > 0 { track.frameRate = Rational(Int64(t.frame_rate_num), Int64(t.frame_rate_den)) }
+        for (key, value) in tags(t) {
+            track.metadata.append(key: MetadataKeys.key(key), nativeKey: key, ffmpegKey: key, value: value)
+        }
         return (track, has(\.title) ? text(t.title) : "", has(\.disposition) ? t.disposition : 0)
     }
 
@@ -124,6 +176,7 @@ public final class PluginDemuxer: Demuxer, @unchecked Sendable {
                 throw MediaError(.unsupported, "reading one track on its own needs a seekable source (this one is read once); use read()", path: source.name)
             }
             reader = try Instance(format: format, source: source)
+            reader.trackOf = main.trackOf
             perTrack[track] = reader
         }
         while let p = try reader.next(tracks) {
@@ -152,6 +205,8 @@ public final class PluginDemuxer: Demuxer, @unchecked Sendable {
         let vtable: mk_plugin_demuxer_vtable
         let io: PluginIO
         let format: MediaRegistry.DemuxerFormat
+        /// Our track index of each plugin track index; -1 for an attachment (not a track).
+        var trackOf: [Int] = []
 
         init(format: MediaRegistry.DemuxerFormat, source: ByteSource) throws {
             self.format = format
@@ -202,15 +257,19 @@ public final class PluginDemuxer: Demuxer, @unchecked Sendable {
         /// The next packet, or nil at the end.
         func next(_ tracks: [Track]) throws -> Packet? {
             var p = mk_plugin_demuxed_packet()
-            p.struct_size = UInt32(MemoryLayout<mk_plugin_demuxed_packet>.size)
-            let status = vtable.read_packet!(handle, &p)
-            if status == MK_EOF { return nil }
-            guard status == MK_OK else { throw failure(status, "reading a packet") }
-            let index = Int(p.track)
-            guard tracks.indices.contains(index), p.size < 1 << 31, p.size == 0 || p.data != nil else {
-                throw MediaError(.pluginABI, "\(format.qualifiedName) returned a packet of track \(index) (\(tracks.count) tracks), \(p.size) bytes",
-                                 path: io.source.name)
-            }
+            var index = -1
+            repeat {   // packets of an attachment (a plugin should send none) are skipped
+                p = mk_plugin_demuxed_packet()
+                p.struct_size = UInt32(MemoryLayout<mk_plugin_demuxed_packet>.size)
+                let status = vtable.read_packet!(handle, &p)
+                if status == MK_EOF { return nil }
+                guard status == MK_OK else { throw failure(status, "reading a packet") }
+                guard trackOf.indices.contains(Int(p.track)), p.size < 1 << 31, p.size == 0 || p.data != nil else {
+                    throw MediaError(.pluginABI, "\(format.qualifiedName) returned a packet of track \(p.track) (\(trackOf.count) tracks), \(p.size) bytes",
+                                     path: io.source.name)
+                }
+                index = trackOf[Int(p.track)]
+            } while index < 0
             let data = p.size > 0 ? [UInt8](UnsafeBufferPointer(start: p.data, count: p.size)) : []
             let hasPosition = Int(p.struct_size) >= PluginLoader.endOf(\mk_plugin_demuxed_packet.position)
             var packet = Packet(trackIndex: index, pts: p.pts, dts: p.dts, duration: max(0, p.duration),
