@@ -164,6 +164,15 @@ def test_ffmpeg_demuxer_factory_passes_the_harness_with_attachments(demuxer_harn
            "-attach", tmp_path / "cover.jpg", "-metadata:s:t:1", "mimetype=image/jpeg", src]
     lib.oracle_ok(lib.run(cmd), cmd)
     cmd = [demuxer_harness, mk_bin / "libMediaKitPluginFFmpeg.so", src]
+    proc = lib.run(cmd)
+    out = proc.stdout.decode("utf-8", "replace")
+    fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+    assert proc.returncode == 0 and not fails, f"`{lib.shell_line(cmd)}` exit {proc.returncode}:\n{out}{lib.tail(proc.stderr)}"
+    ref_cmd = ["ffprobe", "-v", "error", "-show_entries", "packet=size", "-of", "csv=p=0", src]
+    ref = lib.run(ref_cmd)
+    lib.oracle_ok(ref, ref_cmd)
+    count = len([l for l in ref.stdout.decode().splitlines() if l.strip()])
+    assert f" tracks 3 packets {count} " in out, (out, count)
 
 
 # Plugin ABI 2.5: the FFmpeg plugin's muxer factory (libavformat), writing the tracks its demuxer
@@ -210,11 +219,6 @@ def test_ffmpeg_muxer_factory_passes_the_harness(name, fmt, muxer_harness, share
     expected = sorted([l for l in source.stdout.decode().splitlines() if l.strip()], key=lambda l: int(l.split(",")[0]))
     for kind in ("seek", "pipe"):
         assert sizes(Path(f"{prefix}.{kind}")) == expected, kind
-    ref_cmd = ["ffprobe", "-v", "error", "-show_entries", "packet=size", "-of", "csv=p=0", src]
-    ref = lib.run(ref_cmd)
-    lib.oracle_ok(ref, ref_cmd)
-    count = len([l for l in ref.stdout.decode().splitlines() if l.strip()])
-    assert f" tracks 3 packets {count} " in out, (out, count)
 
 
 def test_mkdemo_demuxer_passes_the_harness(demuxer_harness, tmp_path):
