@@ -391,3 +391,25 @@ def test_generated_bitmap_subtitles_are_refused_by_text_targets(bitmap_inputs: d
         proc = lib.run([mk_remux, src, out, "--track", str(track)])
         assert proc.returncode != 0 and codec.encode() in proc.stderr, (ext, lib.tail(proc.stderr))
         assert not out.exists()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=[layout[0] for layout in LAYOUTS])
+def test_mp4_chapters_through_matroska_back_to_every_mp4_layout(shared_media: Path, mk_remux: Path, tmp_path: Path, layout: tuple) -> None:
+    """The issue's round trip MP4 chapters -> MKV -> MP4 on a real file with a QuickTime chapter
+    track and a chpl (../shared/media): the MP4 written in each layout has the source's chapters
+    as ffprobe reads them (times in 1/1000 s, titles), read from our chapter track."""
+    src = shared_media / "mp4_h264_aac_text_chapter_track_chpl.mp4"
+    mkv, back = tmp_path / "mid.mkv", tmp_path / "back.mp4"
+    for cmd in ([mk_remux, src, mkv], [mk_remux, mkv, back, *layout[1]]):
+        lib.check_ok(lib.run(cmd), cmd)
+
+    def chapters(path: Path) -> list:
+        cmd = ["ffprobe", "-v", "error", "-show_chapters", "-of", "json", path]
+        proc = lib.run(cmd)
+        lib.oracle_ok(proc, cmd)
+        return [(c["time_base"], c["start"], c["end"], c["tags"].get("title")) for c in json.loads(proc.stdout)["chapters"]]
+
+    source = chapters(src)
+    assert source and chapters(back) == source
+    # Read from the chapter track (1/1000 s), not the chpl (1/10000000 s) alone.
+    assert all(c[0] == "1/1000" for c in chapters(back))
