@@ -413,3 +413,25 @@ def test_mp4_chapters_through_matroska_back_to_every_mp4_layout(shared_media: Pa
     assert source and chapters(back) == source
     # Read from the chapter track (1/1000 s), not the chpl (1/10000000 s) alone.
     assert all(c[0] == "1/1000" for c in chapters(back))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=[layout[0] for layout in LAYOUTS])
+def test_copied_mp4_chapter_track_is_listed_as_ffmpegs(shared_media: Path, mk_remux: Path, tmp_path: Path, layout: tuple) -> None:
+    """MP4 -> MP4 of the real chapter-track file in each layout: the source's chapter track is
+    copied, and ffprobe lists the streams (the chapter track a data stream, not default) and
+    the chapters as on ffmpeg's copy in that layout (which writes its own chapter track)."""
+    src = shared_media / "mp4_h264_aac_text_chapter_track_chpl.mp4"
+    ours, ref = tmp_path / "ours.mp4", tmp_path / "ref.mp4"
+    cmd = [mk_remux, src, ours, *layout[1]]
+    lib.check_ok(lib.run(cmd), cmd)
+    _ffmpeg("-i", src, "-c", "copy", *layout[2], ref)
+
+    def listed(path: Path) -> tuple[list, list]:
+        cmd = ["ffprobe", "-v", "error", "-show_chapters", "-show_streams", "-of", "json", path]
+        proc = lib.run(cmd)
+        lib.oracle_ok(proc, cmd)
+        info = json.loads(proc.stdout)
+        streams = sorted((s["codec_type"], s["codec_name"], s["codec_tag_string"], s["disposition"]["default"]) for s in info["streams"])
+        return streams, [(c["time_base"], c["start"], c["end"], c["tags"].get("title")) for c in info["chapters"]]
+
+    assert listed(ours) == listed(ref)

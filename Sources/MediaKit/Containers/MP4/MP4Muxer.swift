@@ -191,15 +191,20 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     }
 
     /// Adds a track that keeps what a demuxed ``Track`` says: language, matrix (rotation),
-    /// edit list (B-frame offset, priming, empty edits) and the source sample entry.
+    /// edit list (B-frame offset, priming, empty edits) and the source sample entry; a chapter
+    /// track (``Track/isChapterTrack``) is written disabled, as chapter tracks are.
     /// - Throws: `.unsupported` ("unsupported: encrypted") for an encrypted track.
     public func addTrack(from track: Track) throws -> Int {
         if track.isEncrypted {
             throw MediaError(.unsupported, "encrypted track \(track.index) (\(track.parameters.codecTag)); MediaKit cannot remux protected samples", path: path)
         }
         if track.isChapterTrack { copiesChapterTrack = true }
-        return try addTrack(track.parameters, timeBase: track.timeBase, language: track.language, matrix: track.matrix,
-                            edits: track.editList, movieTimeScale: track.movieTimeScale)
+        let index = try addTrack(track.parameters, timeBase: track.timeBase, language: track.language, matrix: track.matrix,
+                                 edits: track.editList, movieTimeScale: track.movieTimeScale)
+        // A copied chapter track stays out of the presentation (tkhd not enabled), as QuickTime
+        // and FFmpeg write chapter tracks: ffprobe shows it not default, as the source's.
+        if track.isChapterTrack { tracks[index].isEnabled = false }
+        return index
     }
 
     /// Leaves the movie time scale to the muxer (see ``init(path:options:)-(_,MuxerOptions)``).
@@ -325,7 +330,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// muxer writes one for MP4 and MOV (``MP4ChapterTrack``: a disabled `text` track
     /// referenced by `tref/chap` from every other track), in every layout (in a fragmented
     /// file its samples are in the first fragment), unless a source's chapter track is copied
-    /// as a track or the file is cut into segments. A `udta` given in
+    /// as a track (that track is written disabled too) or segmenting started. A `udta` given in
     /// ``Options/userData`` (verbatim) wins: the metadata is then not written.
     /// - Throws: `.state` after the first write.
     public func setMetadata(_ metadata: MuxMetadata) throws {
@@ -347,8 +352,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// Adds the chapter track for `chapters` (``setMetadata(_:)``); its samples are written
     /// with the first packet: first in the `mdat` of the progressive and fast-start layouts,
     /// in the first fragment of the fragmented and hybrid ones (as FFmpeg writes them with
-    /// `-movflags frag_keyframe+empty_moov`). A file cut into segments gets none (FFmpeg's
-    /// HLS and DASH muxers give their segment muxers no chapters).
+    /// `-movflags frag_keyframe+empty_moov`). None once ``startSegment(path:)`` was called
+    /// (FFmpeg's HLS and DASH muxers give their segment muxers no chapters; MediaKit's HLS
+    /// muxer gives its MP4 muxer none either).
     private func addChapterTrack(_ chapters: [Chapter]) throws {
         guard chapterTrack == nil, !copiesChapterTrack, !segmented, pendingSegment == nil, !tracks.isEmpty else { return }
         let samples = MP4ChapterTrack.samples(chapters)
