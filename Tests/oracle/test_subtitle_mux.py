@@ -13,6 +13,13 @@ Inputs: SubRip, WebVTT and ASS files written here, made into Matroska and MP4 by
 subtitle tracks of ../shared/media/breadth (MANIFEST.tsv: a Matroska SubRip track, a .vtt file, a
 Matroska S_TEXT/WEBVTT track, which FFmpeg 5.1 cannot read: mkvextract's .vtt of it is fed to
 ffmpeg for the reference).
+
+Also here: the MP4 QuickTime chapter track in every layout (ffprobe's chapters and stream list
+against ffmpeg's file with the matching -movflags; FFmpeg 5.1 has no hybrid layout, whose file
+ends progressive: ffmpeg's progressive file is its reference), the round trip MP4 chapters ->
+MKV -> MP4, and bitmap subtitles (PGS, DVD, DVB) copied into Matroska, compared with
+`ffmpeg -map 0 -c copy` packet for packet (pts, dts, duration, size, flags, data hash) and the
+stream's extradata hash.
 """
 from __future__ import annotations
 
