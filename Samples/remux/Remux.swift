@@ -45,7 +45,9 @@ struct Remux: ParsableCommand {
         text track the output does not carry is converted as ffmpeg -c:s srt / webvtt /
         mov_text converts it (into MP4 as tx3g, mov_text into Matroska as SubRip, any
         text into WebM as WebVTT). An output named .srt or .vtt takes the first text
-        subtitle track and nothing else. Bitmap subtitles are refused by text outputs.
+        subtitle track and nothing else. Bitmap subtitles (PGS, DVB, DVD) are copied
+        into Matroska; text outputs, WebM and MP4 refuse them (an MP4's own DVD
+        subtitles are copied into MP4).
 
         An output named .wav, .aiff, .aif or .aifc takes one PCM track (integer,
         float, A-law, mu-law) and stores it in the format's byte order: WAV

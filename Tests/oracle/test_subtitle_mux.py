@@ -13,6 +13,13 @@ Inputs: SubRip, WebVTT and ASS files written here, made into Matroska and MP4 by
 subtitle tracks of ../shared/media/breadth (MANIFEST.tsv: a Matroska SubRip track, a .vtt file, a
 Matroska S_TEXT/WEBVTT track, which FFmpeg 5.1 cannot read: mkvextract's .vtt of it is fed to
 ffmpeg for the reference).
+
+Also here: the MP4 QuickTime chapter track in every layout (ffprobe's chapters and stream list
+against ffmpeg's file with the matching -movflags; FFmpeg 5.1 has no hybrid layout, whose file
+ends progressive: ffmpeg's progressive file is its reference), the round trip MP4 chapters ->
+MKV -> MP4, and bitmap subtitles (PGS, DVD, DVB) copied into Matroska, compared with
+`ffmpeg -map 0 -c copy` packet for packet (pts, dts, duration, size, flags, data hash) and the
+stream's extradata hash.
 """
 from __future__ import annotations
 
@@ -94,7 +101,7 @@ def _codec(path: Path) -> str:
     cmd = ["ffprobe", "-v", "error", "-select_streams", "s:0", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path]
     proc = lib.run(cmd)
     lib.oracle_ok(proc, cmd)
-    return proc.stdout.decode().strip()
+    return proc.stdout.decode().split()[0]   # an MPEG-TS lists the stream under its program too
 
 
 def _packets(path: Path) -> list[str]:
@@ -250,32 +257,48 @@ CHAPTERS = (";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1500\ntitle=
             "[CHAPTER]\nTIMEBASE=1/1000\nSTART=1500\nEND=3000\ntitle=Part two \u00e9\n")
 
 
+# (layout, mk-remux options, ffmpeg's -movflags for the same layout). FFmpeg 5.1 has no hybrid
+# layout: a hybrid file ends up progressive, so its reference is ffmpeg's progressive file.
+LAYOUTS = [("progressive", [], []), ("faststart", ["--faststart"], ["-movflags", "+faststart"]),
+           ("fragmented", ["--fragment", "1"], ["-movflags", "frag_keyframe+empty_moov"]),
+           ("hybrid", ["--hybrid", "1"], [])]
+
+
+def _chapter_probe(path: Path) -> tuple[list, dict, list]:
+    """ffprobe's chapters, the chapter stream's facts, and every stream as -show_streams lists
+    it (type, codec, tag, default disposition, extradata size)."""
+    cmd = ["ffprobe", "-v", "error", "-show_chapters", "-show_streams", "-of", "json", path]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    info = json.loads(proc.stdout)
+    chapter_stream = [s for s in info["streams"] if s["codec_type"] == "data"]
+    assert len(chapter_stream) == 1, info["streams"]
+    keys = ("codec_name", "codec_tag_string", "time_base", "duration", "nb_frames")
+    shown = {k: chapter_stream[0].get(k) for k in keys}
+    shown["language"] = chapter_stream[0].get("tags", {}).get("language")
+    streams = [(s["codec_type"], s["codec_name"], s["codec_tag_string"], s["disposition"]["default"], s.get("extradata_size"))
+               for s in info["streams"]]
+    return info["chapters"], shown, sorted(streams)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=[layout[0] for layout in LAYOUTS])
 @pytest.mark.parametrize("ext", [".mp4", ".mov"])
-def test_mp4_chapter_track_is_ffmpegs(mk_remux: Path, mk_probe: Path, tmp_path: Path, ext: str) -> None:
-    """Chapters into MP4 / MOV: a QuickTime chapter track next to the chpl, as `ffmpeg -c copy`
-    writes it (ffprobe's chapters, and the chapter stream's codec, tag, time base, duration, frame
-    count and packets equal); our reader still reads the chapters."""
+def test_mp4_chapter_track_is_ffmpegs(mk_remux: Path, mk_probe: Path, tmp_path: Path, ext: str, layout: tuple) -> None:
+    """Chapters into MP4 / MOV in every layout: a QuickTime chapter track next to the chpl, as
+    `ffmpeg -c copy` writes it (with `-movflags frag_keyframe+empty_moov` its samples are in the
+    first fragment): ffprobe's chapters, the chapter stream's codec, tag, time base, duration,
+    frame count and packets, and the streams -show_streams lists (the chapter track a data
+    stream, not default: a disabled track) equal; our reader still reads the chapters."""
+    _, ours_options, movflags = layout
     meta = tmp_path / "chapters.txt"
     meta.write_text(CHAPTERS)
     src = tmp_path / "in.mkv"
     _ffmpeg("-f", "lavfi", "-i", "sine=d=3", "-i", meta, "-map_metadata", "1", "-map_chapters", "1", "-c:a", "aac", src)
     ours, ref = tmp_path / f"ours{ext}", tmp_path / f"ref{ext}"
-    _ours(mk_remux, src, ours, None)
-    _ffmpeg("-i", src, "-c", "copy", ref)
-
-    def probe(path: Path) -> tuple[list, dict]:
-        cmd = ["ffprobe", "-v", "error", "-show_chapters", "-show_streams", "-of", "json", path]
-        proc = lib.run(cmd)
-        lib.oracle_ok(proc, cmd)
-        info = json.loads(proc.stdout)
-        chapter_stream = [s for s in info["streams"] if s["codec_type"] == "data"]
-        assert len(chapter_stream) == 1, info["streams"]
-        keys = ("codec_name", "codec_tag_string", "time_base", "duration", "nb_frames")
-        shown = {k: chapter_stream[0].get(k) for k in keys}
-        shown["language"] = chapter_stream[0].get("tags", {}).get("language")
-        return info["chapters"], shown
-
-    assert probe(ours) == probe(ref)
+    cmd = [mk_remux, src, ours, *ours_options]
+    lib.check_ok(lib.run(cmd), cmd)
+    _ffmpeg("-i", src, "-c", "copy", *movflags, ref)
+    assert _chapter_probe(ours) == _chapter_probe(ref)
     # With -ignore_chapters FFmpeg lists the chapter track as a mov_text stream and gives its packets.
     packets = ["ffprobe", "-v", "error", "-ignore_chapters", "1", "-select_streams", "1", "-show_entries",
                "packet=pts_time,duration_time,size", "-show_data_hash", "md5", "-of", "compact"]
@@ -284,3 +307,138 @@ def test_mp4_chapter_track_is_ffmpegs(mk_remux: Path, mk_probe: Path, tmp_path: 
     info = json.loads(lib.run([mk_probe, "--json", ours]).stdout)
     assert [(c["start_time"], c["end_time"], c["tags"]["title"]) for c in info["chapters"]] == \
         [("0.000000", "1.500000", "Intro"), ("1.500000", "3.000000", "Part two \u00e9")]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=[layout[0] for layout in LAYOUTS])
+def test_chapters_of_a_real_file_in_every_mp4_layout(shared_media: Path, mk_remux: Path, tmp_path: Path, layout: tuple) -> None:
+    """A real H.264 + AAC file (B-frames, ../shared/media) given chapters by ffmpeg (ffmetadata,
+    one title in UTF-8, times not on a frame) into every MP4 layout: ffprobe's chapters (times
+    to the 1/1000 time base, titles) and the streams it lists equal ffmpeg's file's."""
+    _, ours_options, movflags = layout
+    meta = tmp_path / "chapters.txt"
+    meta.write_text(";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=2500\ntitle=Intro\n"
+                    "[CHAPTER]\nTIMEBASE=1/1000\nSTART=2500\nEND=5001\ntitle=Middle \u00fcn\u00ef\n"
+                    "[CHAPTER]\nTIMEBASE=1/1000\nSTART=5001\nEND=8000\ntitle=End\n")
+    src = tmp_path / "in.mkv"
+    _ffmpeg("-i", shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4", "-i", meta, "-map", "0", "-map_chapters", "1", "-c", "copy", src)
+    ours, ref = tmp_path / "ours.mp4", tmp_path / "ref.mp4"
+    cmd = [mk_remux, src, ours, *ours_options]
+    lib.check_ok(lib.run(cmd), cmd)
+    _ffmpeg("-i", src, "-map", "0", "-c", "copy", *movflags, ref)
+    mine, theirs = _chapter_probe(ours), _chapter_probe(ref)
+    assert [(c["start"], c["end"], c["time_base"], c["tags"]["title"]) for c in theirs[0]] == \
+        [(0, 2500, "1/1000", "Intro"), (2500, 5001, "1/1000", "Middle \u00fcn\u00ef"), (5001, 8000, "1/1000", "End")]
+    assert mine == theirs
+
+
+@pytest.fixture(scope="module")
+def bitmap_inputs(tmp_path_factory, shared_media: Path) -> dict[str, Path]:
+    """Bitmap subtitle tracks made by ffmpeg from the real PGS track of ../shared/media/breadth:
+    its stream copy into Matroska (FFmpeg writes it without the source's zlib ContentCompression,
+    which MediaKit's reader does not undo), and its pictures encoded as DVD subtitles (Matroska
+    S_VOBSUB, MP4 `mp4s`) and DVB subtitles (Matroska S_DVBSUB, MPEG-TS private data with a
+    subtitling descriptor); `-fix_sub_duration`: each lasts to the next."""
+    d = tmp_path_factory.mktemp("bitmaps")
+    src = shared_media / MKV_PGS
+    out = {"pgs": d / "pgs.mkv", "dvd": d / "dvd.mkv", "dvb": d / "dvb.mkv", "dvb_ts": d / "dvb.ts", "dvd_mp4": d / "dvd.mp4"}
+    _ffmpeg("-i", src, "-map", "0", "-c", "copy", out["pgs"])
+    for name, codec in (("dvd", "dvdsub"), ("dvb", "dvbsub"), ("dvb_ts", "dvbsub"), ("dvd_mp4", "dvdsub")):
+        _ffmpeg("-fix_sub_duration", "-i", src, "-map", "0:v", "-map", "0:s", "-c:v", "copy", "-c:s", codec, out[name])
+    return out
+
+
+def _bitmap_facts(path: Path) -> tuple[list[str], list[str]]:
+    """The subtitle stream as ffprobe shows it (codec, size, extradata hash) and its packets
+    (pts, dts, duration, size, flags, data hash)."""
+    cmd = ["ffprobe", "-v", "error", "-select_streams", "s:0", "-show_data_hash", "md5", "-show_entries",
+           "stream=codec_name,width,height,extradata_size,extradata_hash:stream_tags=language:"
+           "packet=pts,dts,duration,size,flags,data_hash", "-of", "compact", path]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    lines = proc.stdout.decode().splitlines()
+    return [line for line in lines if line.startswith("stream")], [line for line in lines if line.startswith("packet")]
+
+
+@pytest.mark.parametrize("name,ext", [("pgs", ".mkv"), ("dvd", ".mkv"), ("dvb", ".mkv"), ("dvb_ts", ".mkv"), ("dvd_mp4", ".mkv"),
+                                      ("dvd_mp4", ".mp4")])
+def test_bitmap_subtitles_into_matroska_are_ffmpegs_copy(bitmap_inputs: dict[str, Path], mk_remux: Path, tmp_path: Path, name: str,
+                                                         ext: str) -> None:
+    """PGS (S_HDMV/PGS), DVD (S_VOBSUB, the .idx text its CodecPrivate: from an MP4's `mp4s`
+    palette as FFmpeg rewrites it) and DVB (S_DVBSUB; from MPEG-TS the PES's segments, the
+    subtitling descriptor's pages the CodecPrivate) tracks remuxed into Matroska, and an MP4's
+    `mp4s` track copied into MP4: the subtitle stream and its packets (timestamps, durations,
+    sizes, key flags, bytes) equal `ffmpeg -map 0 -c copy`'s; the default track choice keeps them.
+    MP4 into MP4 keeps the source's `esds` palette: the stream as ffprobe shows it is the
+    source's (ffmpeg's copy rewrites the palette through its .idx text, YCrCb -> RGB -> YCrCb,
+    and its colours move by a step or two)."""
+    src = bitmap_inputs[name]
+    ours, ref = tmp_path / f"ours{ext}", tmp_path / f"ref{ext}"
+    cmd = [mk_remux, src, ours]
+    lib.check_ok(lib.run(cmd), cmd)
+    _ffmpeg("-i", src, "-map", "0", "-c", "copy", ref)
+    mine, theirs = _bitmap_facts(ours), _bitmap_facts(ref)
+    assert theirs[1], f"ffmpeg's copy of {name} has no subtitle packets"
+    if src.suffix == ext == ".mp4":
+        assert mine[0] == _bitmap_facts(src)[0]
+        assert mine[1] == theirs[1]
+    else:
+        assert mine == theirs
+
+
+@pytest.mark.parametrize("name", ["dvd", "dvb", "dvb_ts"])
+def test_generated_bitmap_subtitles_are_refused_by_text_targets(bitmap_inputs: dict[str, Path], mk_remux: Path, tmp_path: Path,
+                                                               name: str) -> None:
+    """DVD and DVB subtitles into .srt, .vtt, MP4 and WebM: an error naming the track and the
+    codec, and no output file."""
+    src = bitmap_inputs[name]
+    track = _subtitle_index(src)
+    codec = _codec(src)
+    for ext in (".srt", ".vtt", ".mp4", ".webm"):
+        out = tmp_path / f"o{ext}"
+        proc = lib.run([mk_remux, src, out, "--track", str(track)])
+        assert proc.returncode != 0 and codec.encode() in proc.stderr, (ext, lib.tail(proc.stderr))
+        assert not out.exists()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=[layout[0] for layout in LAYOUTS])
+def test_mp4_chapters_through_matroska_back_to_every_mp4_layout(shared_media: Path, mk_remux: Path, tmp_path: Path, layout: tuple) -> None:
+    """The issue's round trip MP4 chapters -> MKV -> MP4 on a real file with a QuickTime chapter
+    track and a chpl (../shared/media): the MP4 written in each layout has the source's chapters
+    as ffprobe reads them (times in 1/1000 s, titles), read from our chapter track."""
+    src = shared_media / "mp4_h264_aac_text_chapter_track_chpl.mp4"
+    mkv, back = tmp_path / "mid.mkv", tmp_path / "back.mp4"
+    for cmd in ([mk_remux, src, mkv], [mk_remux, mkv, back, *layout[1]]):
+        lib.check_ok(lib.run(cmd), cmd)
+
+    def chapters(path: Path) -> list:
+        cmd = ["ffprobe", "-v", "error", "-show_chapters", "-of", "json", path]
+        proc = lib.run(cmd)
+        lib.oracle_ok(proc, cmd)
+        return [(c["time_base"], c["start"], c["end"], c["tags"].get("title")) for c in json.loads(proc.stdout)["chapters"]]
+
+    source = chapters(src)
+    assert source and chapters(back) == source
+    # Read from the chapter track (1/1000 s), not the chpl (1/10000000 s) alone.
+    assert all(c[0] == "1/1000" for c in chapters(back))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=[layout[0] for layout in LAYOUTS])
+def test_copied_mp4_chapter_track_is_listed_as_ffmpegs(shared_media: Path, mk_remux: Path, tmp_path: Path, layout: tuple) -> None:
+    """MP4 -> MP4 of the real chapter-track file in each layout: the source's chapter track is
+    copied, and ffprobe lists the streams (the chapter track a data stream, not default) and
+    the chapters as on ffmpeg's copy in that layout (which writes its own chapter track)."""
+    src = shared_media / "mp4_h264_aac_text_chapter_track_chpl.mp4"
+    ours, ref = tmp_path / "ours.mp4", tmp_path / "ref.mp4"
+    cmd = [mk_remux, src, ours, *layout[1]]
+    lib.check_ok(lib.run(cmd), cmd)
+    _ffmpeg("-i", src, "-c", "copy", *layout[2], ref)
+
+    def listed(path: Path) -> tuple[list, list]:
+        cmd = ["ffprobe", "-v", "error", "-show_chapters", "-show_streams", "-of", "json", path]
+        proc = lib.run(cmd)
+        lib.oracle_ok(proc, cmd)
+        info = json.loads(proc.stdout)
+        streams = sorted((s["codec_type"], s["codec_name"], s["codec_tag_string"], s["disposition"]["default"]) for s in info["streams"])
+        return streams, [(c["time_base"], c["start"], c["end"], c["tags"].get("title")) for c in info["chapters"]]
+
+    assert listed(ours) == listed(ref)

@@ -289,7 +289,8 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
 
     /// The chapters as FFmpeg 5.1's mov demuxer reads them: Nero `chpl` (in the udta), then the
     /// text samples of the tracks the last `tref/chap` names (mov_read_chapters: each sample a
-    /// chapter from its time to the next sample's, the last to the track's duration), a track
+    /// chapter from its time to the next sample's, the last to the track's duration, in a
+    /// fragmented file the end of its last sample), a track
     /// chapter replacing the `chpl` chapter of the same number. Ends not stated are filled as
     /// FFmpeg does. A chapter track of video (timed thumbnails) gives no chapters; a source that
     /// cannot seek gives only `chpl`'s (FFmpeg reads chapter tracks only when it can seek). At
@@ -306,7 +307,10 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
                 for (n, s) in list.prefix(Self.maxChapters).enumerated() where s.size <= 65_537 {
                     guard let bytes = try? source.read(at: s.offset, count: Int(s.size)), let title = ITunesMetadata.chapterTitle(bytes) else { continue }
                     let start = s.dts - max(0, shift)
-                    var end = n + 1 < list.count ? list[n + 1].dts - max(0, shift) : movie.tracks[i].mediaDuration
+                    // The last runs to the track's duration: mdhd's, or in a fragmented file
+                    // (mdhd 0) the end of its last sample, as FFmpeg's st->duration is there.
+                    let trackEnd = movie.tracks[i].mediaDuration > 0 ? movie.tracks[i].mediaDuration : (s.dts &+ s.duration) &- max(0, shift)   // wrapping: a wild tfdt gives an end before the start, unknown below
+                    var end = n + 1 < list.count ? list[n + 1].dts - max(0, shift) : trackEnd
                     if end < start { end = Chapter.unknownEnd }
                     var c = Chapter(id: Int64(n), timeBase: tracks[i].timeBase, start: start, end: end)
                     c.metadata.append(key: "title", nativeKey: "text sample", ffmpegKey: "title", value: title)

@@ -191,15 +191,20 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     }
 
     /// Adds a track that keeps what a demuxed ``Track`` says: language, matrix (rotation),
-    /// edit list (B-frame offset, priming, empty edits) and the source sample entry.
+    /// edit list (B-frame offset, priming, empty edits) and the source sample entry; a chapter
+    /// track (``Track/isChapterTrack``) is written disabled, as chapter tracks are.
     /// - Throws: `.unsupported` ("unsupported: encrypted") for an encrypted track.
     public func addTrack(from track: Track) throws -> Int {
         if track.isEncrypted {
             throw MediaError(.unsupported, "encrypted track \(track.index) (\(track.parameters.codecTag)); MediaKit cannot remux protected samples", path: path)
         }
         if track.isChapterTrack { copiesChapterTrack = true }
-        return try addTrack(track.parameters, timeBase: track.timeBase, language: track.language, matrix: track.matrix,
-                            edits: track.editList, movieTimeScale: track.movieTimeScale)
+        let index = try addTrack(track.parameters, timeBase: track.timeBase, language: track.language, matrix: track.matrix,
+                                 edits: track.editList, movieTimeScale: track.movieTimeScale)
+        // A copied chapter track stays out of the presentation (tkhd not enabled), as QuickTime
+        // and FFmpeg write chapter tracks: ffprobe shows it not default, as the source's.
+        if track.isChapterTrack { tracks[index].isEnabled = false }
+        return index
     }
 
     /// Leaves the movie time scale to the muxer (see ``init(path:options:)-(_,MuxerOptions)``).
@@ -322,16 +327,17 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     /// among the items). A `.mov` file gets QuickTime `udta` strings (©nam, ©ART ...:
     /// ``MP4MetadataWriter/quickTimeStrings(tags:)``) instead of `ilst` items, as FFmpeg's mov
     /// muxer writes them. The chapters also get a QuickTime chapter track, as FFmpeg's mov
-    /// muxer writes one for MP4 and MOV (``MP4ChapterTrack``: a `text` track referenced by
-    /// `tref/chap` from every other track), in the progressive and fast-start layouts, unless
-    /// a source's chapter track is copied as a track. A `udta` given in
+    /// muxer writes one for MP4 and MOV (``MP4ChapterTrack``: a disabled `text` track
+    /// referenced by `tref/chap` from every other track), in every layout (in a fragmented
+    /// file its samples are in the first fragment), unless a source's chapter track is copied
+    /// as a track (that track is written disabled too) or segmenting started. A `udta` given in
     /// ``Options/userData`` (verbatim) wins: the metadata is then not written.
     /// - Throws: `.state` after the first write.
     public func setMetadata(_ metadata: MuxMetadata) throws {
         guard !metadata.isEmpty, options.userData.isEmpty else { return }
         guard !started else { throw MediaError(.state, "metadata must be given before the first write", path: path) }
         let tags = metadata.combined(track: metadata.trackTags.keys.min())
-        if (path as NSString).pathExtension.lowercased() == "mov" {
+        if isQuickTime {
             quickTimeStrings = MP4MetadataWriter.quickTimeStrings(tags: tags)
         } else {
             metadataItems = MP4MetadataWriter.items(tags: tags, pictures: metadata.pictures)
@@ -340,10 +346,17 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         try addChapterTrack(metadata.chapters)
     }
 
+    /// True for a `.mov` target (FFmpeg's mov muxer mode rather than mp4's).
+    private var isQuickTime: Bool { (path as NSString).pathExtension.lowercased() == "mov" }
+
     /// Adds the chapter track for `chapters` (``setMetadata(_:)``); its samples are written
-    /// with the first packet.
+    /// with the first packet: first in the `mdat` of the progressive and fast-start layouts,
+    /// in the first fragment of the fragmented and hybrid ones (as FFmpeg writes them with
+    /// `-movflags frag_keyframe+empty_moov`). None once ``startSegment(path:)`` was called
+    /// (FFmpeg's HLS and DASH muxers give their segment muxers no chapters; MediaKit's HLS
+    /// muxer gives its MP4 muxer none either).
     private func addChapterTrack(_ chapters: [Chapter]) throws {
-        guard chapterTrack == nil, !copiesChapterTrack, !isFragmentedLayout, !tracks.isEmpty else { return }
+        guard chapterTrack == nil, !copiesChapterTrack, !segmented, pendingSegment == nil, !tracks.isEmpty else { return }
         let samples = MP4ChapterTrack.samples(chapters)
         guard !samples.isEmpty else { return }
         var p = CodecParameters(mediaType: .subtitle, codec: "bin_data", codecTag: "text")
@@ -352,6 +365,8 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         let ci = try addTrack(p, timeBase: Rational(1, MP4ChapterTrack.timeScale), language: "und", matrix: [],
                               edits: [EditListEntry(segmentDuration: 0, mediaTime: 0, mediaRate: 1)], movieTimeScale: MP4ChapterTrack.timeScale)
         tracks[ci].macintoshLanguageZero = true   // FFmpeg's chapter track: language code 0 (read as "eng")
+        tracks[ci].isEnabled = false              // and not enabled (tkhd flags 2): ffprobe shows it not default
+        tracks[ci].writesBitRateBox = !isQuickTime   // mp4 mode: its text entry ends with a btrt
         for i in others { try addTrackReference(from: i, type: "chap", to: [ci]) }
         chapterTrack = ci
         chapterSamples = samples
@@ -435,7 +450,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         switch p.mediaType {
         case .video: handler = "vide"
         case .audio: handler = "soun"
-        case .subtitle: handler = tag == "c608" || tag == "c708" ? "clcp" : tag == "text" ? "text" : tag == "wvtt" || tag == "stpp" ? "subt" : "sbtl"
+        case .subtitle: handler = tag == "c608" || tag == "c708" ? "clcp" : tag == "text" ? "text" : tag == "wvtt" || tag == "stpp" ? "subt" : tag == "mp4s" ? "subp" : "sbtl"
         case .data: handler = tag == "tmcd" ? "tmcd" : "meta"
         }
         var track = MuxTrack(parameters: p, sampleEntry: entry, handler: handler, id: id, timeScale: timeBase.denominator,

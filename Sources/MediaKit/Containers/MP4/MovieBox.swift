@@ -19,6 +19,8 @@ struct SampleTables {
 struct TrackBox {
     var id = 0
     var tkhdDuration: Int64 = 0
+    /// tkhd's width and height, whole pixels (a subtitle track's size, as FFmpeg takes it).
+    var tkhdWidth = 0, tkhdHeight = 0
     var matrix: [Int32] = [0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x4000_0000]
     var timeScale: Int64 = 0
     var mediaDuration: Int64 = 0
@@ -188,6 +190,7 @@ struct MovieBox {
                 var m: [Int32] = []
                 for _ in 0..<9 { m.append(try c.i32()) }
                 t.matrix = m
+                if c.remaining >= 8 { t.tkhdWidth = Int(try c.u32() >> 16); t.tkhdHeight = Int(try c.u32() >> 16) }
             case "edts":
                 try c.children { et, e in
                     guard et == "elst" else { return }
@@ -246,6 +249,14 @@ struct MovieBox {
             }
             let entry = try SampleEntryParser.parse(stsd: &s, handler: t.handler, isom: isom)
             (t.parameters, t.unsupportedReason, t.encrypted, t.framing) = (entry.parameters, entry.unsupportedReason, entry.encrypted, entry.framing)
+            if t.parameters.codec == "dvd_subtitle" {
+                // FFmpeg gives a subtitle stream the track header's size (the .idx text's "size:").
+                (t.parameters.width, t.parameters.height) = (t.tkhdWidth, t.tkhdHeight)
+            }
+            if t.parameters.codec == "dvd_subtitle",
+               let idx = DVDSubtitlePalette.idxText(palette: t.parameters.extradata, width: t.parameters.width, height: t.parameters.height) {
+                t.parameters.extradata = idx
+            }
         } else {
             t.parameters = CodecParameters(mediaType: SampleEntryParser.mediaType(handler: t.handler), codec: "")
             t.unsupportedReason = "the track has no sample description (stsd)"

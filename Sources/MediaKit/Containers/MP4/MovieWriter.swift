@@ -252,7 +252,7 @@ enum MovieWriter {
         let ti = t.id - 1
         try w.box("trak") { w in
             let v1 = duration > Int64(UInt32.max)
-            try w.fullBox("tkhd", version: v1 ? 1 : 0, flags: 3) { w in
+            try w.fullBox("tkhd", version: v1 ? 1 : 0, flags: t.isEnabled ? 3 : 2) { w in
                 if v1 { w.u64(0); w.u64(0) } else { w.u32(0); w.u32(0) }
                 w.u32(try u32(Int64(t.id), track: ti, "the track ID")); w.u32(0)
                 if v1 { w.u64(try u64(duration, track: ti, "the duration")) } else { w.u32(try u32(duration, track: ti, "the duration")) }
@@ -263,7 +263,9 @@ enum MovieWriter {
                 var width = Double(t.width)
                 let sar = t.parameters.sampleAspectRatio
                 if sar.numerator > 0, sar.denominator > 0 { width = width * Double(sar.numerator) / Double(sar.denominator) }
-                let visual = t.parameters.mediaType == .video
+                // FFmpeg's mov_write_tkhd_tag gives subtitle tracks their size too (a DVD
+                // subtitle's, which readers take as the stream's; 0 for text tracks).
+                let visual = t.parameters.mediaType == .video || t.parameters.mediaType == .subtitle
                 // 16.16 fixed point; addTrack keeps width and height within 0...65535.
                 let fixedWidth = (width * 65536).rounded()
                 guard !visual || (fixedWidth >= 0 && fixedWidth <= Double(UInt32.max)) else {
@@ -315,6 +317,13 @@ enum MovieWriter {
                             w.fullBox("gmin", version: 0, flags: 0) { w in
                                 w.u16(0x40); w.u16(0x8000); w.u16(0x8000); w.u16(0x8000); w.u16(0); w.u16(0)
                             }
+                            if t.handler == "text" {
+                                // The undocumented `text` atom QuickTime wants for a chapter track,
+                                // as FFmpeg's mov_write_gmhd_tag writes it (a matrix, verbatim).
+                                w.box("text") { w in
+                                    w.u16(1); w.u32(0); w.u32(0); w.u32(0); w.u32(1); w.u32(0); w.u32(0); w.u32(0); w.u32(0x4000); w.u16(0)
+                                }
+                            }
                         }
                     default: w.fullBox("nmhd", version: 0, flags: 0) { _ in }
                     }
@@ -333,9 +342,14 @@ enum MovieWriter {
     static func stbl(_ w: inout BoxWriter, _ t: MuxTrack, fragmented: Bool, chunkShift: Int64) throws {
         let ti = t.id - 1
         try w.box("stbl") { w in
-            w.fullBox("stsd", version: 0, flags: 0) { w in
+            try w.fullBox("stsd", version: 0, flags: 0) { w in
                 w.u32(1)
-                w.append(t.sampleEntry)
+                let bitRate = t.writesBitRateBox && !fragmented ? averageBitRate(t) : 0
+                guard bitRate > 0, t.sampleEntry.count >= 8 else { return w.append(t.sampleEntry) }
+                // The entry with a `btrt` at its end (buffer size 0, maximum = average).
+                w.u32(try u32(Int64(t.sampleEntry.count + 20), track: ti, "the sample entry size"))
+                w.append(Array(t.sampleEntry[4...]))
+                w.box("btrt") { w in w.u32(0); w.u32(bitRate); w.u32(bitRate) }
             }
             if fragmented {
                 for type in ["stts", "stsc", "stco"] { w.fullBox(type, version: 0, flags: 0) { $0.u32(0) } }
@@ -396,6 +410,19 @@ enum MovieWriter {
                 }
             }
         }
+    }
+
+    /// A track's average bit rate as FFmpeg's compute_avg_bitrate gives it: its bytes x 8 per
+    /// second of its media duration, rounded down (0 without duration; at most 2^32 - 1).
+    static func averageBitRate(_ t: MuxTrack) -> UInt32 {
+        let duration = t.totalDuration
+        guard duration > 0, t.timeScale > 0 else { return 0 }
+        let bytes = t.sizes.reduce(Int64(0)) { sum, size in
+            let (r, overflow) = sum.addingReportingOverflow(Int64(size))
+            return overflow ? .max : r
+        }
+        let rate = Rational.rescale(bytes, multiply: 8 * t.timeScale, divide: duration, rounding: .down)
+        return UInt32(clamping: rate)
     }
 
     /// A movie fragment: mfhd and one traf per track with samples. Returns the moof bytes;

@@ -30,6 +30,13 @@ struct MuxTrack {
     /// Writes the `mdhd` language as QuickTime's Macintosh code 0 (English), as FFmpeg writes
     /// its chapter track, instead of ``language`` packed as ISO 639-2.
     var macintoshLanguageZero = false
+    /// False for a track players should not present on their own (`tkhd` flags 2, in the movie
+    /// but not enabled), as FFmpeg writes its QuickTime chapter track.
+    var isEnabled = true
+    /// Appends a `btrt` box (no buffer size, the average bit rate as the maximum too) to the
+    /// sample entry of a progressive `moov`, as FFmpeg's mp4 muxer ends its chapter track's
+    /// `text` entry (`mov_write_btrt_tag`); none when the rate is 0 or in fragments.
+    var writesBitRateBox = false
     var matrix: [Int32]
     /// The source's edit list (and its movie time scale), nil to generate one.
     var sourceEdits: [EditListEntry]?

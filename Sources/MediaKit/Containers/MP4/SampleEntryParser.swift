@@ -50,7 +50,7 @@ enum SampleEntryParser {
         switch handler {
         case "vide": return .video
         case "soun": return .audio
-        case "sbtl", "subt", "text", "clcp": return .subtitle
+        case "sbtl", "subt", "text", "clcp", "subp": return .subtitle
         default: return .data
         }
     }
@@ -253,7 +253,21 @@ enum SampleEntryParser {
             case "wvtt": p.codec = "webvtt"
             case "stpp": p.codec = "ttml"
             case "tmcd": p.codec = ""
+            case "mp4s":
+                // MPEG-4 systems stream: VobSub when its esds says object type 0xE0 (FFmpeg
+                // reads no other); the palette is the extradata (MP4Demuxer makes it the .idx text).
+                try r.skip(8)   // reserved, data reference index
+                var esds: [UInt8]?
+                try r.children { t, c in if t == "esds", esds == nil { esds = Array(c.bytes[c.position..<c.end]) } }
+                if let esds, let d = parseESDS(esds), d.oti == DVDSubtitlePalette.objectType {
+                    p.codec = "dvd_subtitle"
+                    p.extradata = d.config
+                }
             default: break
+            }
+            if p.codec == "dvd_subtitle" {
+                return ParsedSampleEntry(parameters: p, unsupportedReason: "a bitmap subtitle track ('mp4s', dvd_subtitle): its packets can be copied, not decoded to text",
+                                         encrypted: false)
             }
             // Text tracks are read by SubtitleDecoder (mov_text, webvtt); only decoders of audio
             // and video frames do not apply to them.

@@ -447,6 +447,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                                                                     programRegistration: programRegistration)
             let stream = TSElementaryStream(pid: pid, index: index, streamType: type, framing: framing, parameters: parameters)
             stream.language = Self.language(descriptors)
+            if framing == .dvbSubtitle, let d = descriptors.first(where: { $0.tag == 0x59 }) {
+                stream.parametersKnown = true   // all from the descriptor
+                if stream.language == nil { stream.language = TSElementaryStream.dvbSubtitleLanguages(d.body) }
+            }
             index += 1
             streams.append(stream)
             byPID[pid] = stream
@@ -598,6 +602,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             // Not a key frame: FFmpeg flags none for a stream it has no parser for.
             emit(Packet(trackIndex: s.index, pts: pts, dts: dts, duration: 0, isKeyframe: false, position: position,
                         data: payload, timeBase: Rational(1, Self.clock)))
+        case .dvbSubtitle:
+            // Every packet a key frame, no duration (the page time-out is in the segments).
+            emit(Packet(trackIndex: s.index, pts: pts, dts: dts, duration: 0, isKeyframe: true, position: position,
+                        data: TSElementaryStream.dvbSubtitleSegments(payload), timeBase: Rational(1, Self.clock)))
         case .dts:
             // One frame per PES, each handed out when the next begins (FFmpeg's dca parser
             // finds a frame's end at the next sync word).
@@ -894,7 +902,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             if !s.pending.isEmpty { cutFrames(s, flushing: true) }
         case .dts:
             if let held = s.held { emit(held); s.held = nil }
-        case .whole, .opus:
+        case .whole, .opus, .dvbSubtitle:
             break
         }
     }

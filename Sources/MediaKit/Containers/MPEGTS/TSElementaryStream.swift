@@ -7,6 +7,9 @@ final class TSElementaryStream {
     /// How the payload is cut into packets.
     enum Framing: Equatable {
         case h264, hevc, mpegVideo, adts, mpegAudio, ac3, dts, opus, whole
+        /// DVB subtitles (EN 300 743): one packet per PES, its segments without the PES data
+        /// field's data_identifier, stream id and end marker (FFmpeg's dvbsub parser).
+        case dvbSubtitle
     }
 
     let pid: Int
@@ -73,6 +76,7 @@ final class TSElementaryStream {
             if programRegistration == "HDMV" || programRegistration == "HDPR" { return (.ac3, audio(.eac3)) }
         case 0x82, 0x85, 0x86, 0x8A: return (.dts, audio("dts"))   // FFmpeg's MISC / HDMV DTS types
         case 0x06:
+            if let d = descriptors.first(where: { $0.tag == 0x59 }) { return (.dvbSubtitle, dvbSubtitle(d.body)) }
             if descriptors.contains(where: { $0.tag == 0x6A }) { return (.ac3, audio(.ac3)) }
             if descriptors.contains(where: { $0.tag == 0x7A }) { return (.ac3, audio(.eac3)) }
             if descriptors.contains(where: { $0.tag == 0x7B }) { return (.dts, audio("dts")) }
@@ -104,6 +108,47 @@ final class TSElementaryStream {
         default: break
         }
         return (.whole, CodecParameters(mediaType: .data, codec: .unknown, codecTag: tag(streamType)))
+    }
+
+    /// A DVB subtitle stream of private data (stream type 0x06) with a subtitling descriptor
+    /// (0x59): its extradata is FFmpeg's (mpegts.c, SUBTITLING_DESCRIPTOR): for each 8-byte
+    /// entry (ISO 639 language, subtitling_type, composition_page_id, ancillary_page_id) the two
+    /// page ids then the subtitling type, 5 bytes.
+    static func dvbSubtitle(_ descriptor: [UInt8]) -> CodecParameters {
+        var p = CodecParameters(mediaType: .subtitle, codec: "dvb_subtitle", codecTag: tag(0x06))
+        var i = 0
+        while i + 8 <= descriptor.count {
+            p.extradata += descriptor[(i + 4)..<(i + 8)] + [descriptor[i + 3]]
+            i += 8
+        }
+        return p
+    }
+
+    /// The languages of a DVB subtitling descriptor (0x59), joined with "," as FFmpeg's
+    /// mpegts demuxer sets the stream's language from it; nil when it has no entry.
+    static func dvbSubtitleLanguages(_ descriptor: [UInt8]) -> String? {
+        var codes: [String] = []
+        var i = 0
+        while i + 8 <= descriptor.count {
+            codes.append(String(decoding: descriptor[i..<(i + 3)], as: UTF8.self))
+            i += 8
+        }
+        return codes.isEmpty ? nil : codes.joined(separator: ",")
+    }
+
+    /// A DVB subtitle PES payload as FFmpeg's dvbsub parser hands it out: after the
+    /// data_identifier (0x20) and subtitle_stream_id (0x00), the segments (sync byte 0x0F,
+    /// type, page id, 16-bit length, data) up to the end marker (0xFF); a payload that does not
+    /// start so is given whole.
+    static func dvbSubtitleSegments(_ payload: [UInt8]) -> [UInt8] {
+        guard payload.count >= 2, payload[0] == 0x20, payload[1] == 0x00 else { return payload }
+        var i = 2
+        while i + 6 <= payload.count, payload[i] == 0x0F {
+            let length = Int(payload[i + 4]) << 8 | Int(payload[i + 5])
+            guard i + 6 + length <= payload.count else { break }
+            i += 6 + length
+        }
+        return Array(payload[2..<i])
     }
 
     /// The stream type as a tag: "0x1b".

@@ -62,7 +62,10 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
                                              "subrip": "S_TEXT/UTF8", "ass": "S_TEXT/ASS", "ssa": "S_TEXT/SSA",
                                              // FFmpeg 5.1 writes WebVTT as WebM's D_WEBVTT/SUBTITLES in Matroska too
                                              // (and cannot read S_TEXT/WEBVTT).
-                                             "webvtt": "D_WEBVTT/SUBTITLES"]
+                                             "webvtt": "D_WEBVTT/SUBTITLES",
+                                             // Bitmap subtitles, copied as packets: PGS, DVB (CodecPrivate: the
+                                             // subtitling descriptor's pages), DVD (CodecPrivate: the .idx text).
+                                             "hdmv_pgs_subtitle": "S_HDMV/PGS", "dvb_subtitle": "S_DVBSUB", "dvd_subtitle": "S_VOBSUB"]
     /// The codecs MediaKit writes into Matroska.
     public static let matroskaCodecs = codecIDs.keys.sorted().map { CodecID(rawValue: $0) }
     /// The codecs WebM takes.
@@ -116,9 +119,10 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     /// file does not carry is converted (``SubtitleConverter``), as ffmpeg's `-c:s srt` /
     /// `-c:s webvtt` converts it: `mov_text` and `text` (and MP4's boxed WebVTT) into Matroska
     /// as SubRip, every text codec but WebVTT into WebM as WebVTT. SubRip, ASS / SSA (its header
-    /// the CodecPrivate) and WebVTT are copied.
-    /// - Throws: as ``addTrack(_:timeBase:)``; `.unsupported` naming the track and codec for
-    ///   a subtitle that is not text (bitmap subtitles are not written yet).
+    /// the CodecPrivate) and WebVTT are copied, and so are the bitmap subtitles PGS
+    /// (`S_HDMV/PGS`), DVB (`S_DVBSUB`) and DVD (`S_VOBSUB`), their extradata the CodecPrivate.
+    /// - Throws: as ``addTrack(_:timeBase:)`` (WebM refuses bitmap subtitles, as FFmpeg's webm
+    ///   muxer does).
     public func addTrack(from track: Track) throws -> Int {
         var source = track.parameters
         var converter: SubtitleConverter?
@@ -350,11 +354,13 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         let relative = Int16(clamping: ms - clusterTime)
         let head = Self.vint(Int64(packet.trackIndex + 1)) + [UInt8(UInt16(bitPattern: relative) >> 8), UInt8(UInt16(bitPattern: relative) & 0xFF)]
         let duration = packet.duration > 0 ? Rational.rescale(packet.duration, from: packet.timeBase, to: Rational(1, 1000)) : 0
-        if t.params.mediaType == .subtitle {
-            // As FFmpeg's matroskaenc: a BlockGroup with the BlockDuration; WebVTT's block is
-            // "identifier\nsettings\ntext" (its D_WEBVTT form).
+        let isWebVTT = t.codecID.hasPrefix("D_WEBVTT")
+        if t.params.mediaType == .subtitle && (isWebVTT || duration > 0) {
+            // As FFmpeg's matroskaenc: a BlockGroup with the BlockDuration (a subtitle packet
+            // without a duration, as PGS's, goes in a SimpleBlock below); WebVTT's block is
+            // "identifier\nsettings\ntext" (its D_WEBVTT form), always in a BlockGroup.
             var data = packet.data
-            if t.codecID.hasPrefix("D_WEBVTT") {
+            if isWebVTT {
                 data = WebVTTCue.webMBlock(identifier: packet.cueIdentifier, settings: packet.cueSettings, text: data)
             }
             cluster += Self.element(MKVID.blockGroup, Self.element(MKVID.block, head + [0] + data) + Self.uint(MKVID.blockDuration, UInt64(max(0, duration))))
