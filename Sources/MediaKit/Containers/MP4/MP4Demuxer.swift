@@ -306,11 +306,11 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
                 let shift = tracks[i].editList.first(where: { !$0.isEmpty })?.mediaTime ?? 0
                 for (n, s) in list.prefix(Self.maxChapters).enumerated() where s.size <= 65_537 {
                     guard let bytes = try? source.read(at: s.offset, count: Int(s.size)), let title = ITunesMetadata.chapterTitle(bytes) else { continue }
-                    let start = s.dts - max(0, shift)
+                    let start = s.dts &- max(0, shift)   // wrapping: a tfdt is any 64-bit pattern (a wild one gives an end before the start)
                     // The last runs to the track's duration: mdhd's, or in a fragmented file
                     // (mdhd 0) the end of its last sample, as FFmpeg's st->duration is there.
-                    let trackEnd = movie.tracks[i].mediaDuration > 0 ? movie.tracks[i].mediaDuration : (s.dts &+ s.duration) &- max(0, shift)   // wrapping: a wild tfdt gives an end before the start, unknown below
-                    var end = n + 1 < list.count ? list[n + 1].dts - max(0, shift) : trackEnd
+                    let trackEnd = movie.tracks[i].mediaDuration > 0 ? movie.tracks[i].mediaDuration : (s.dts &+ s.duration) &- max(0, shift)
+                    var end = n + 1 < list.count ? list[n + 1].dts &- max(0, shift) : trackEnd
                     if end < start { end = Chapter.unknownEnd }
                     var c = Chapter(id: Int64(n), timeBase: tracks[i].timeBase, start: start, end: end)
                     c.metadata.append(key: "title", nativeKey: "text sample", ffmpegKey: "title", value: title)
