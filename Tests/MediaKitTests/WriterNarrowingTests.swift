@@ -31,7 +31,7 @@ final class WriterNarrowingTests: XCTestCase {
         "MediaKit/Containers/AudioStream/ID3TagRewriter.swift", "MediaKit/Containers/FLAC/FLACTagRewriter.swift",
         "MediaKit/IO/FileRegionRewrite.swift", "MediaKit/Session/TagEditor.swift", "MediaKit/Core/TagEditing.swift",
         "MediaKit/Codecs/MovTextEncoder.swift", "MediaKit/Text/SubtitleConverter.swift", "MediaKit/Text/SubtitleFileMuxer.swift",
-        "MediaKit/Containers/MP4/MP4ChapterTrack.swift",
+        "MediaKit/Containers/MP4/MP4ChapterTrack.swift", "MediaKit/Containers/MP4/MP4TagRewriter.swift",
     ]
 
     /// Audited bare conversions: file, a fragment of the line, why it cannot trap.
