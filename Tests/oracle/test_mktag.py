@@ -515,3 +515,36 @@ def test_mp4_sigkill_between_steps(name, step, committed, mk_tag, tmp_path, requ
     assert "in place" in proc2.stderr.decode() and path.stat().st_ino == ino, proc2.stderr.decode()
     assert _reads(mk_tag, path)[:3] == ("After the kill", ["After the kill"], "After the kill")
 
+
+_UNMODELLED = ("GEOB", "POPM", "UFID", "PCNT", "WOAR", "WXXX", "MCDI", "USER", "OWNE")
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_id3_keeps_the_frames_mediakit_does_not_read(version, mk_tag, shared_media, tmp_path):
+    """An MP3 whose ID3v2.3 / 2.4 tag mutagen (an independent writer) gave GEOB, POPM, UFID,
+    PCNT, URL, MCDI, USER and OWNE frames: after a title edit (a rewrite into an ID3v2.4 tag,
+    in place or not), mutagen reads every one of them back equal, and the new title."""
+    import mutagen.id3 as id3
+
+    path = _source(MP3_V23, shared_media, tmp_path)
+    tags = id3.ID3(path)
+    tags.add(id3.GEOB(encoding=1, mime="application/x-test", filename="f.bin", desc="a geob", data=b"\x00\x01\xff\xfe GEOB"))
+    tags.add(id3.POPM(email="someone@example.com", rating=196, count=7))
+    tags.add(id3.UFID(owner="http://musicbrainz.org", data=b"0b4c4b5e-1d2a-4b6c-9d8e-7f6a5b4c3d2e"))
+    tags.add(id3.PCNT(count=42))
+    tags.add(id3.WOAR(url="http://example.com/artist"))
+    tags.add(id3.WXXX(encoding=0, desc="shop", url="http://example.com/shop"))
+    tags.add(id3.MCDI(data=bytes(range(0, 200, 3))))
+    tags.add(id3.USER(encoding=0, lang="eng", text="terms of use"))
+    tags.add(id3.OWNE(encoding=0, price="EUR1.00", date="20240101", seller="A shop"))
+    tags.save(v2_version=version)
+
+    def unmodelled() -> dict[str, str]:
+        return {k: repr(v) for k, v in id3.ID3(path).items() if k[:4] in _UNMODELLED}
+
+    before = unmodelled()
+    assert len(before) == len(_UNMODELLED), f"test input: {sorted(before)}"
+    _tag(mk_tag, path, "--set", "title=Edited title")
+    after = id3.ID3(path)
+    assert after.version[:2] == (2, 4) and after.getall("TIT2")[0].text == ["Edited title"]
+    assert unmodelled() == before
