@@ -81,5 +81,6 @@
 #include "video_encoder.h"
 #include "writer.h"
 #include "metadata.h"
+#include "tags.h"
 
 #endif /* MEDIAKIT_H */

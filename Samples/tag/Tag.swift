@@ -16,12 +16,20 @@ struct Tag: ParsableCommand {
         container's own names (a Vorbis field name, an ID3 frame id), in any case.
 
         How the file is written:
-          MP3   the ID3v2 tag at the start is replaced by an ID3v2.4 tag; the audio
-                bytes after it are never touched
+          MP3   the ID3v2 tag at the start is replaced by an ID3v2.4 tag (frames
+                MediaKit does not read, such as GEOB, POPM, UFID, copied); the
+                audio bytes after it are never touched
           FLAC  the metadata blocks are written again (STREAMINFO, SEEKTABLE ...
                 kept byte for byte; new VORBIS_COMMENT, PICTURE and PADDING)
-          other formats MediaKit writes (MP4 / M4A, Ogg, Opus, Matroska, WebM,
-                WAV, AIFF, CAF): the packets are copied by the format's muxer
+          MP4 / M4A / MOV  the moov's udta/meta/ilst is replaced (the other
+                items and boxes kept byte for byte), in place: within the meta's
+                padding when the bytes that change lie in one page, else a new
+                moov is written into the free box next to the old one (or into
+                a free box added at the end of a file whose moov is last) and
+                one 8-byte write turns the old moov into free space; when there
+                is no room, the packets are copied by the MP4 muxer
+          other formats MediaKit writes (Ogg, Opus, Matroska, WebM, WAV, AIFF,
+                CAF): the packets are copied by the format's muxer
         MP3 and FLAC are rewritten in place when the tag's padding leaves room
         and the bytes that change lie within one 4096-byte page (one write: a
         process killed during it leaves the old or the new file); otherwise, and

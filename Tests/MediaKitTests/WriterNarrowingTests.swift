@@ -32,6 +32,7 @@ final class WriterNarrowingTests: XCTestCase {
         "MediaKit/IO/FileRegionRewrite.swift", "MediaKit/Session/TagEditor.swift", "MediaKit/Core/TagEditing.swift",
         "MediaKit/Codecs/MovTextEncoder.swift", "MediaKit/Text/SubtitleConverter.swift", "MediaKit/Text/SubtitleFileMuxer.swift",
         "MediaKit/Containers/MP4/MP4ChapterTrack.swift", "MediaKit/Registry/PluginMuxer.swift",
+        "MediaKit/Containers/MP4/MP4TagRewriter.swift",
     ]
 
     /// Audited bare conversions: file, a fragment of the line, why it cannot trap.

@@ -346,3 +346,205 @@ def test_mp4_keeps_its_moov_position(mk_tag, shared_media, tmp_path):
         lib.oracle_ok(after, cmd)
         assert after.stdout == before.stdout, f"{name}: the packets changed"
         assert _ffprobe_tags(path).get("title") == "Layout"
+
+
+# MP4 edited in place (MP4TagRewriter): real files with a free box after the moov (Apple's
+# afconvert, an HE-AAC M4A) or padding inside moov/udta/meta with the moov last; an ffmpeg M4A
+# with the moov last and no padding (the file grows by a free box holding the new moov); an
+# ffmpeg fast-start M4A saved by mutagen, whose padding is a free box inside the meta (the moov
+# keeps its size; the bytes that change lie in one page).
+MP4_AFTER_FREE = "m4a_aac_mono_afconvert_apple_elst.mp4"   # ftyp, moov, free 3309, mdat
+M4A_HEAAC_FREE = "m4a_heaac_v1_sbr_explicit_sync_ext_8k_core_16k_out.m4a"  # ftyp, moov, free 3195, mdat (iTunSMPB)
+M4A_MOOV_LAST = "m4a_aac_8k_mono.m4a"                     # ftyp, free, mdat, moov; free in the meta (©ART, ©wrt, ©pub, tmpo ...)
+
+
+def _mutagen_padded(tmp_path: Path) -> Path:
+    """An ffmpeg fast-start M4A (moov, then mdat) that mutagen saved with an album: mutagen
+    leaves a free box after the ilst, inside the meta."""
+    import mutagen.mp4
+
+    out = tmp_path / "mutagen_padded.m4a"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=d=2", "-c:a", "aac", "-movflags", "+faststart",
+           "-metadata", "title=Before", "-metadata", "artist=An artist", "-metadata", "composer=A composer", out]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    f = mutagen.mp4.MP4(out)
+    f.tags["\xa9alb"] = ["Saved by mutagen"]
+    f.save()
+    data = out.read_bytes()
+    assert b"free" in data[data.find(b"ilst"):data.find(b"mdat")], "test input: mutagen left no padding in the meta"
+    return out
+
+
+def _mp4_source(name: str, shared_media: Path | None, tmp_path: Path) -> Path:
+    """A copy of a shared file, or "gen:mutagen" (above), or "gen:moov_last": an ffmpeg M4A in
+    its default layout (mdat, then moov; no padding)."""
+    if name == "gen:mutagen":
+        return _mutagen_padded(tmp_path)
+    if name == "gen:moov_last":
+        out = tmp_path / "moov_last.m4a"
+        cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=d=2", "-c:a", "aac",
+               "-metadata", "title=Before", "-metadata", "composer=A composer", out]
+        lib.oracle_ok(lib.run(cmd), cmd)
+        return out
+    return _source(name, shared_media, tmp_path)
+
+
+def _packets(path: Path) -> bytes:
+    """ffmpeg's framemd5 of the audio and video packets (not of a cover's attached picture)."""
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", "0:a", "-map", "0:V?", "-c", "copy", "-f", "framemd5", "-"]
+    proc = lib.run(cmd)
+    lib.oracle_ok(proc, cmd)
+    return proc.stdout
+
+
+def _mutagen_mp4(path: Path) -> dict:
+    """mutagen's MP4 items (covr as the pictures' bytes)."""
+    import mutagen.mp4
+
+    return {k: ([bytes(c) for c in v] if k == "covr" else list(v)) for k, v in (mutagen.mp4.MP4(path).tags or {}).items()}
+
+
+# (file, the first edit grows the file, the second (a cover) and the third edit go in place).
+# afconvert: the new moov goes after the old one, then (with the cover) into the old one's
+# space before it; the third finds no room on either side (the moov with the cover is over
+# half the free space) and is remuxed. HE-AAC: the cover leaves no room (remuxed: MediaKit's
+# fast-start muxer leaves a free box after the moov, which the third edit fits). Moov last: the file grows for the cover (or the
+# first edit), the next edit fits beside it. mutagen: the meta's padding takes the first edit,
+# the cover is remuxed (MediaKit's fast-start muxer leaves a free box after the moov), and the
+# third edit fits that.
+@pytest.mark.parametrize("name,grows,second,third", [(MP4_AFTER_FREE, False, True, False), (M4A_HEAAC_FREE, False, False, True),
+                                                     (M4A_MOOV_LAST, False, True, True), ("gen:moov_last", True, True, True),
+                                                     ("gen:mutagen", False, False, True)],
+                         ids=["afconvert_free_after_moov", "heaac_free_after_moov", "moov_last_meta_padding", "ffmpeg_moov_last",
+                              "mutagen_meta_padding"])
+def test_mp4_edited_in_place(name, grows, second, third, mk_tag, cover, tmp_path, request):
+    """MP4 / M4A edits in place: the same inode; ffprobe and mutagen read the values set and
+    not the key removed; mutagen's items not edited (those MediaKit does not write either:
+    ©pub, tmpo, iTunSMPB) are the same; every packet is the same (ffmpeg framemd5); the size
+    is the same unless the moov was last with no room. A second edit with a 2 kB cover and a
+    third one go in place where there is room next to the moov, else through a remux; the
+    readers see each edit, the cover is kept, the packets stay the same."""
+    shared = None if name.startswith("gen:") else request.getfixturevalue("shared_media")
+    path = _mp4_source(name, shared, tmp_path)
+    st = path.stat()
+    packets, items = _packets(path), _mutagen_mp4(path)
+    removed = "composer" if "\xa9wrt" in items else None
+    args = ["--set", f"title={TITLE}", "--set", "album_artist=Somebody Else"] + (["--remove", removed] if removed else [])
+    proc = _tag(mk_tag, path, *args)
+    assert "in place" in proc.stderr.decode(), proc.stderr.decode()
+    after = path.stat()
+    assert after.st_ino == st.st_ino, f"{name}: not written in place"
+    assert (after.st_size > st.st_size) == grows, f"{name}: {st.st_size} bytes before, {after.st_size} after"
+    tags = _ffprobe_tags(path)
+    assert tags.get("title") == TITLE and tags.get("album_artist") == "Somebody Else", tags
+    new_items = _mutagen_mp4(path)
+    assert new_items.get("\xa9nam") == [TITLE] and new_items.get("aART") == ["Somebody Else"], new_items
+    if removed:
+        assert "composer" not in tags and "\xa9wrt" not in new_items, (tags, new_items)
+    for k, v in items.items():
+        if k not in ("\xa9nam", "aART", "\xa9wrt"):
+            assert new_items.get(k) == v, f"{name}: item {k!r}: {v!r} before, {new_items.get(k)!r} after"
+    assert _packets(path) == packets, f"{name}: the packets changed"
+
+    proc = _tag(mk_tag, path, "--set", "title=Second", "--cover", str(cover))
+    assert ("in place" in proc.stderr.decode()) == second, proc.stderr.decode()
+    assert (path.stat().st_ino == st.st_ino) == second
+    assert _mutagen_mp4(path).get("\xa9nam") == ["Second"]
+    assert _cover_bytes(path) == cover.read_bytes(), "the first attached picture is not the cover given"
+    ino = path.stat().st_ino
+    proc = _tag(mk_tag, path, "--set", "title=Third", "--set", "album=An album")
+    assert ("in place" in proc.stderr.decode()) == third and (path.stat().st_ino == ino) == third, proc.stderr.decode()
+    final = _mutagen_mp4(path)
+    assert final.get("\xa9nam") == ["Third"] and final.get("\xa9alb") == ["An album"], final
+    assert final.get("covr") == [cover.read_bytes()], "the cover was lost"
+    assert _packets(path) == packets, f"{name}: the packets changed"
+
+
+def test_mp4_without_room_is_remuxed(mk_tag, shared_media, tmp_path):
+    """A fast-start MP4 with no free box after its moov and no padding in it goes through a
+    remux into a new file (another inode), as the message says."""
+    path = _source("mp4_h264_aac_moov_at_start_ctts_8s.mp4", shared_media, tmp_path)
+    ino = path.stat().st_ino
+    proc = _tag(mk_tag, path, "--set", "title=Remuxed")
+    assert "remuxed" in proc.stderr.decode() and path.stat().st_ino != ino, proc.stderr.decode()
+    assert _ffprobe_tags(path).get("title") == "Remuxed"
+
+
+def _stopped(pid: int) -> bool:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "T"
+
+
+def _reads(mk_tag: Path, path: Path) -> tuple:
+    """What the readers see: ffprobe's title, mutagen's ©nam, our listing's title, the packets."""
+    ours = json.loads(_tag(mk_tag, path, "--json").stdout)
+    return (_ffprobe_tags(path).get("title"), _mutagen_mp4(path).get("\xa9nam"),
+            dict(ours["ffmpeg_tags"]).get("title"), _packets(path))
+
+
+@pytest.mark.parametrize("name,step,committed", [("gen:moov_last", "mp4-grown", False), ("gen:moov_last", "mp4-written", False),
+                                                 (MP4_AFTER_FREE, "mp4-written", False), (MP4_AFTER_FREE, "mp4-committed", True)],
+                         ids=["moov_last-grown", "moov_last-written", "free_after-written", "free_after-committed"])
+def test_mp4_sigkill_between_steps(name, step, committed, mk_tag, tmp_path, request):
+    """mk-tag stopped (SIGSTOP, by MEDIAKIT_TEST_STOP_AT) between the steps of an MP4 edit in
+    place, then killed (SIGKILL): before the commit write ffprobe, mutagen and MediaKit read
+    the old title (the file grown by a zero box or a free box holding the new moov), after it
+    the new one; the packets are the same; the next edit works and goes in place."""
+    shared = None if name.startswith("gen:") else request.getfixturevalue("shared_media")
+    path = _mp4_source(name, shared, tmp_path)
+    old = _reads(mk_tag, path)
+    env = dict(os.environ, MEDIAKIT_TEST_STOP_AT=step)
+    proc = subprocess.Popen([str(mk_tag), str(path), "--set", "title=Killed edit"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not _stopped(proc.pid):
+            assert proc.poll() is None and time.monotonic() < deadline, f"mk-tag did not stop at {step}"
+            time.sleep(0.005)
+        seen_stopped = _reads(mk_tag, path)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    seen_killed = _reads(mk_tag, path)
+    want = ("Killed edit", ["Killed edit"], "Killed edit") if committed else old[:3]
+    for seen, when in ((seen_stopped, "stopped"), (seen_killed, "killed")):
+        assert seen[:3] == want, f"{step}, {when}: the readers see {seen[:3]}, expected {want}"
+        assert seen[3] == old[3], f"{step}, {when}: the packets changed"
+    ino = path.stat().st_ino
+    proc2 = _tag(mk_tag, path, "--set", "title=After the kill")
+    assert "in place" in proc2.stderr.decode() and path.stat().st_ino == ino, proc2.stderr.decode()
+    assert _reads(mk_tag, path)[:3] == ("After the kill", ["After the kill"], "After the kill")
+
+
+_UNMODELLED = ("GEOB", "POPM", "UFID", "PCNT", "WOAR", "WXXX", "MCDI", "USER", "OWNE")
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_id3_keeps_the_frames_mediakit_does_not_read(version, mk_tag, shared_media, tmp_path):
+    """An MP3 whose ID3v2.3 / 2.4 tag mutagen (an independent writer) gave GEOB, POPM, UFID,
+    PCNT, URL, MCDI, USER and OWNE frames: after a title edit (a rewrite into an ID3v2.4 tag,
+    in place or not), mutagen reads every one of them back equal, and the new title."""
+    import mutagen.id3 as id3
+
+    path = _source(MP3_V23, shared_media, tmp_path)
+    tags = id3.ID3(path)
+    tags.add(id3.GEOB(encoding=1, mime="application/x-test", filename="f.bin", desc="a geob", data=b"\x00\x01\xff\xfe GEOB"))
+    tags.add(id3.POPM(email="someone@example.com", rating=196, count=7))
+    tags.add(id3.UFID(owner="http://musicbrainz.org", data=b"0b4c4b5e-1d2a-4b6c-9d8e-7f6a5b4c3d2e"))
+    tags.add(id3.PCNT(count=42))
+    tags.add(id3.WOAR(url="http://example.com/artist"))
+    tags.add(id3.WXXX(encoding=0, desc="shop", url="http://example.com/shop"))
+    tags.add(id3.MCDI(data=bytes(range(0, 200, 3))))
+    tags.add(id3.USER(encoding=0, lang="eng", text="terms of use"))
+    tags.add(id3.OWNE(encoding=0, price="EUR1.00", date="20240101", seller="A shop"))
+    tags.save(v2_version=version)
+
+    def unmodelled() -> dict[str, str]:
+        return {k: repr(v) for k, v in id3.ID3(path).items() if k[:4] in _UNMODELLED}
+
+    before = unmodelled()
+    assert len(before) == len(_UNMODELLED), f"test input: {sorted(before)}"
+    _tag(mk_tag, path, "--set", "title=Edited title")
+    after = id3.ID3(path)
+    assert after.version[:2] == (2, 4) and after.getall("TIT2")[0].text == ["Edited title"]
+    assert unmodelled() == before

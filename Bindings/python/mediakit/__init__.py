@@ -35,7 +35,7 @@ exceptions and the status check), ``_common`` (helpers shared by the rest), ``_r
 (plugins, backends, containers), ``_demux`` (Demuxer, Track, Packet, CodecParameters), ``_mux``
 (Muxer), ``_open`` (open), ``_audio`` (AudioConverter), ``_frame`` (Frame), ``_decode``
 (Decoder), ``_session`` (AsyncDecodeSession), ``_encode`` (Encoder), ``_venc`` (VideoEncoder, CompressionSession), ``_writer`` (Writer), ``_stream`` (StreamParser),
-``_files`` (decode, remux, transcode), ``_video`` (VideoDecoder: frames by index as one array),
+``_files`` (decode, remux, transcode), ``_tags`` (edit_tags: mk-tag), ``_video`` (VideoDecoder: frames by index as one array),
 ``_audio_decoder`` (AudioDecoder: samples by time as one float32 array),
 ``samplers`` (clips for training, torchcodec.samplers' functions). Each imports only modules below it.
 """
@@ -71,6 +71,7 @@ from ._writer import Writer
 from ._stream import StreamEvent, StreamParser
 from ._files import Progress, decode, remux, transcode
 from ._metadata import Attachment, Chapter, Metadata, Tag
+from ._tags import edit_tags
 from ._video import FrameBatch, VideoDecoder, VideoMetadata
 from ._audio_decoder import AudioDecoder, AudioSamples
 from . import samplers as samplers
@@ -84,7 +85,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples", "Metadata", "Tag", "Chapter",
            "Attachment",
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
-           "open", "decode", "remux", "transcode", "plugins", "backends", "containers", "plugin_failures",
+           "open", "decode", "remux", "transcode", "edit_tags", "plugins", "backends", "containers", "plugin_failures",
            "plugin_search_paths",
            "load_plugins", "version", "set_threads", "get_threads", "LIBRARY_PATH", "SCALE_FILTERS", "missing_system_libraries"]
 

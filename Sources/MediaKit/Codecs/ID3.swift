@@ -134,6 +134,59 @@ enum ID3 {
         }
     }
 
+    /// The ID3v2.3 frames whose body is the same in ID3v2.4 (id3.org ID3v2.3.0 section 4 and
+    /// ID3v2.4.0-frames: the same fields; ID3v2.4 adds text encodings, which a v2.3 body does
+    /// not use): a rewrite into an ID3v2.4 tag copies them. Not here: EQUA, RVAD, IPLS and the
+    /// v2.3 date frames (replaced in ID3v2.4 by EQU2, RVA2, TIPL / TMCL, TDRC).
+    static let sameBodyInV24: Set<String> = ["UFID", "MCDI", "ETCO", "MLLT", "SYTC", "SYLT", "RVRB", "GEOB", "PCNT", "POPM", "RBUF",
+                                             "AENC", "LINK", "POSS", "USER", "OWNE", "COMR", "ENCR", "GRID", "WCOM", "WCOP", "WOAF",
+                                             "WOAR", "WOAS", "WORS", "WPAY", "WPUB", "WXXX"]
+
+    /// The frames of a whole ID3v2 tag that MediaKit's model does not hold (all but the text
+    /// frames, COMM, USLT, PRIV, APIC, CHAP and CTOC: GEOB, POPM, UFID, PCNT, MCDI, URL frames
+    /// ...), as ID3v2.4 frames for a new tag, in their order: the body as stored (after the
+    /// unsynchronisation is undone and a data length indicator dropped), a new frame header
+    /// keeping the file-alter-preservation and read-only flags. Left out: an ID3v2.2 tag's frames
+    /// (other ids), an ID3v2.3 frame whose body differs in ID3v2.4 (``sameBodyInV24``), a
+    /// compressed, encrypted or grouped frame, and a frame flagged to be discarded when the tag
+    /// is altered (the tag-alter-preservation flag, as the specifications ask).
+    static func unmodelledFrames(_ tag: [UInt8]) -> [[UInt8]] {
+        guard tag.count >= 10, tag[3] == 3 || tag[3] == 4 else { return [] }
+        let major = Int(tag[3]), flags = tag[5]
+        var body = Array(tag[10..<min(tag.count, v2TagSize(tag[...]) ?? tag.count)])
+        if flags & 0x80 != 0 && major < 4 { body = undoUnsynchronisation(body) }
+        var at = 0
+        if flags & 0x40 != 0, body.count >= 4 {
+            let n = major == 3 ? Int(be32(body, 0)) + 4 : syncsafe(body, 0)
+            at = min(body.count, max(4, n))
+        }
+        let modelled: Set<String> = ["COMM", "USLT", "PRIV", "APIC", "CHAP", "CTOC"]
+        var out: [[UInt8]] = []
+        while at + 10 <= body.count {
+            let idBytes = body[at..<at + 4]
+            guard idBytes.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) }) else { break }   // padding
+            let id = String(decoding: idBytes, as: UTF8.self)
+            let size = major == 4 ? syncsafe(body, at + 4) : Int(be32(body, at + 4))
+            let frameFlags = UInt16(body[at + 8]) << 8 | UInt16(body[at + 9])
+            let start = at + 10
+            guard size >= 0, start + size <= body.count else { break }
+            var data = Array(body[start..<start + size])
+            at = start + size
+            guard id.first != "T", !modelled.contains(id) else { continue }
+            // v2.3 flags: %abc00000 %ijk00000; v2.4: %0abc0000 %0h00kmnp.
+            let discard = major == 3 ? frameFlags & 0x8000 != 0 : frameFlags & 0x4000 != 0
+            let format = major == 3 ? frameFlags & 0x00E0 : frameFlags & 0x004C   // compressed, encrypted, grouped
+            guard !discard, format == 0, major == 4 || sameBodyInV24.contains(id) else { continue }
+            let status: UInt8 = major == 3 ? UInt8(truncatingIfNeeded: (frameFlags >> 8) & 0x60) >> 1 : UInt8(truncatingIfNeeded: frameFlags >> 8) & 0x30
+            if major == 4 {
+                if frameFlags & 0x0001 != 0 { data = Array(data.dropFirst(4)) }            // data length indicator
+                if frameFlags & 0x0002 != 0 || flags & 0x80 != 0 { data = undoUnsynchronisation(data) }
+            }
+            out.append(Array(idBytes) + MetadataWriting.syncsafe(data.count) + [status, 0] + data)
+        }
+        return out
+    }
+
     private static func apply(id: String, data: [UInt8], major: Int, to tags: inout AudioTags) {
         switch id {
         case "TIT2", "TT2": tags.title = tags.title ?? text(data)

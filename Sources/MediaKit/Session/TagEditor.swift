@@ -32,7 +32,12 @@ public enum TagEditor {
     /// The tags of the file at `path`.
     /// - Throws: the catalogue's and the demuxer's errors (`.notFound`, `.unsupported`, `.invalidData`).
     public static func read(path: String) throws -> Listing {
-        let (format, demuxer) = try ContainerCatalog.shared.open(ByteSources.open(path: path))
+        try read(source: ByteSources.open(path: path))
+    }
+
+    /// The tags of the file `source` reads.
+    static func read(source: ByteSource) throws -> Listing {
+        let (format, demuxer) = try ContainerCatalog.shared.open(source)
         var trackTags: [Int: Metadata] = [:]
         for t in demuxer.tracks where !t.metadata.isEmpty { trackTags[t.index] = t.metadata }
         return Listing(format: format.qualifiedName, tags: demuxer.metadata, trackTags: trackTags, chapters: demuxer.chapters,
@@ -72,6 +77,11 @@ public enum TagEditor {
         if let rewriter = format.tagRewriter {
             return try rewriter.rewrite(path, options.muxMetadata(of: demuxer, tracks: all.map { ($0.index, $0.index) }), allowInPlace)
         }
+        if format.name == ContainerFormat.mp4.name, allowInPlace,
+           let method = try mp4InPlace(path: path, metadata: options.muxMetadata(of: demuxer, tracks: all.map { ($0.index, $0.index) }),
+                                       oldTags: demuxer.metadata, edits: edits, format: format.description) {
+            return method
+        }
         let ext = (path as NSString).pathExtension.lowercased()
         guard format.extensions.contains(ext), let target = ContainerCatalog.shared.muxerFormat(forPath: path) else {
             let why = ext.isEmpty ? "the file name has no extension to choose a muxer" : "no muxer writes \(format.description) files named .\(ext)"
@@ -87,10 +97,18 @@ public enum TagEditor {
         let temporary = "\(dir).\(name).mktag-\(getpid()).\(ext)"
         do {
             let layout = try target.layoutOfFile?(try FileSource(path: path)) ?? .progressive
-            if let cut = try Remuxer.remux(input: path, output: temporary, options: MuxerOptions(layout: layout), metadata: options) {
+            var muxerOptions = MuxerOptions(layout: layout)
+            if case .fastStart = layout, let mp4 = demuxer as? MP4Demuxer {
+                // Room before the media data for the new moov and a free box after it, so that
+                // the next edit goes in place (MP4TagRewriter): the old moov and a quarter, the
+                // pictures, 8 KiB.
+                let pictures = options.muxMetadata(of: demuxer, tracks: []).attachments.reduce(0) { $0 + $1.data.count }
+                muxerOptions.reservedIndexBytes = min(MP4Muxer.maxReservedMoovBytes, Int(clamping: mp4.movieBoxSize) * 5 / 4 + pictures + 8192)
+            }
+            if let cut = try Remuxer.remux(input: path, output: temporary, options: muxerOptions, metadata: options) {
                 throw MediaError(.truncated, "the file is cut short (\(cut.description)): a rewrite would lose its end", path: path)
             }
-            try check(temporary, holds: edits, format: target.description, path: path)
+            try check(read(path: temporary), holds: edits, format: target.description, path: path)
             let fd = open(temporary, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw MediaError(.io, "cannot open the rewritten file", errno: errno, path: temporary) }
             _ = fchown(fd, st.st_uid, st.st_gid)   // best effort: only root may give a file away
@@ -107,11 +125,30 @@ public enum TagEditor {
         return .remux
     }
 
-    /// Checks that the file `written` (the new version of `path`) holds the edits: every key set
+    /// An MP4 edit in place through the `free` space after the `moov` (``MP4TagRewriter``):
+    /// `.inPlace` or `.unchanged`, or nil when it does not fit, or when the file it would make
+    /// does not hold the edits (read before a byte is written: the caller then remuxes, which
+    /// reports a tag the format does not store).
+    /// - Throws: the read and write errors (the file then reads as the old one).
+    static func mp4InPlace(path: String, metadata: MuxMetadata, oldTags: Metadata, edits: TagEdits, format: String) throws -> TagWriteMethod? {
+        let source = try FileSource(path: path)
+        switch try MP4TagRewriter.plan(source: source, metadata: metadata, oldTags: oldTags, edits: edits) {
+        case .unchanged:
+            return (try? check(read(source: source), holds: edits, format: format, path: path)) != nil ? .unchanged : nil
+        case .inPlace(let plan):
+            let after = PatchedSource(base: source, patches: plan.writes, size: plan.newSize)
+            guard (try? check(read(source: after), holds: edits, format: format, path: path)) != nil else { return nil }
+            try MP4TagRewriter.write(plan, path: path)
+            return .inPlace
+        case .notInPlace:
+            return nil
+        }
+    }
+
+    /// Checks that `listing` (of the new version of `path`) holds the edits: every key set
     /// is there, no key removed is, the cover is among its pictures.
     /// - Throws: `.unsupported` naming `path` and the key or the cover the format does not store.
-    static func check(_ written: String, holds edits: TagEdits, format: String, path: String) throws {
-        let listing = try read(path: written)
+    static func check(_ listing: Listing, holds edits: TagEdits, format: String, path: String) throws {
         let lists = [listing.tags] + listing.trackTags.values
         func has(_ key: String) -> Bool {
             let k = key.lowercased(), n = MetadataKeys.normalised(key)?.lowercased()

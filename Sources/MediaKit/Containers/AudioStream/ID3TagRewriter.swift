@@ -1,7 +1,10 @@
 /// The tag writer of MP3 files (``ContainerFormat/mpegAudio``'s ``ContainerFormat/tagRewriter``):
 /// the ID3v2 tags at the start of the file are replaced by one ID3v2.4 tag of the frames
 /// ``MP3Writer`` writes (``MetadataWriting/id3v2(tags:pictures:chapters:padding:)``), the APIC
-/// frames first; the audio frames after them are never touched. An ID3v1 tag at the end is
+/// frames first, then the old tags' frames that the model does not hold (GEOB, POPM, UFID,
+/// PCNT, URL frames ...: ``ID3/unmodelledFrames(_:)``, their bodies copied byte for byte; from
+/// an ID3v2.3 tag only the frames whose body is the same in ID3v2.4); the audio frames after
+/// them are never touched. An ID3v1 tag at the end is
 /// written again with the new values (``id3v1(_:old:)``).
 ///
 /// In place when the new tag fits in the old tags' bytes (padding absorbs the difference), the
@@ -23,7 +26,14 @@ enum ID3TagRewriter {
         // (large) APIC frames, which can often be rewritten in place (one page).
         let pictures = MetadataWriting.id3v2(tags: [], pictures: metadata.pictures, chapters: [])
         let text = MetadataWriting.id3v2(tags: metadata.combined(track: 0), pictures: [], chapters: metadata.chapters)
-        let frames = pictures.isEmpty ? text : text.isEmpty ? pictures : pictures + text.dropFirst(10)
+        var frames = pictures.isEmpty ? text : text.isEmpty ? pictures : pictures + text.dropFirst(10)
+        // The frames the model does not hold (GEOB, POPM, UFID ...) are copied, after the others.
+        var kept: [UInt8] = [], at: Int64 = 0
+        while at < end, let size = ID3.v2TagSize(try source.readUpTo(at: at, count: 10)[...]) {
+            kept += ID3.unmodelledFrames(try source.read(at: at, count: min(size, Int(truncatingIfNeeded: end - at)))).joined()
+            at += Int64(size)
+        }
+        if !kept.isEmpty { frames = (frames.isEmpty ? Array("ID3".utf8) + [4, 0, 0] + MetadataWriting.syncsafe(kept.count) : frames) + kept }
         guard frames.count + grownPadding < 1 << 28 else {
             throw MediaError(.invalidArgument, "an ID3v2 tag of \(frames.count) bytes is over the format's 256 MiB", path: path)
         }
