@@ -599,21 +599,23 @@ static void stream_parser(void) {
  * recovery records: refused arguments, old struct sizes, frames that must be freed. */
 static void listings_and_orientation(const char *good) {
     mk_container_info ci; ci.struct_size = sizeof ci;
-    int32_t nc = mk_container_count(), muxers = 0, sinks = 0, plugin_demuxers = 0, last_kind = MK_CONTAINER_DEMUXER;
+    int32_t nc = mk_container_count(), muxers = 0, sinks = 0, plugin_demuxers = 0, plugin_muxers = 0, last_kind = MK_CONTAINER_DEMUXER;
     CHECK(nc >= 8, "the catalogue lists the demuxers and the muxers");
     for (int32_t i = 0; i < nc; i++) {
         EXPECT(mk_container_get_info(i, &ci), MK_OK);
         CHECK(ci.name && ci.name[0] && ci.description && ci.extensions && ci.mime_types && ci.plugin, "container strings");
         CHECK(ci.codecs && ci.options, "the 0.3 fields are set");
         if (ci.plugin[0]) {
-            /* A plugin's demuxer: after the built-in ones, named "plugin:format". */
-            plugin_demuxers++;
-            CHECK(ci.kind == MK_CONTAINER_DEMUXER && strncmp(ci.name, ci.plugin, strlen(ci.plugin)) == 0
-                  && ci.name[strlen(ci.plugin)] == ':', "a plugin format is a demuxer named plugin:format");
+            /* A plugin's demuxer or muxer (plugin ABI 2.4 / 2.5): after the built-in ones of its
+             * kind, named "plugin:format". */
+            if (ci.kind == MK_CONTAINER_DEMUXER) plugin_demuxers++; else plugin_muxers++;
+            CHECK((ci.kind == MK_CONTAINER_DEMUXER || ci.kind == MK_CONTAINER_MUXER) && strncmp(ci.name, ci.plugin, strlen(ci.plugin)) == 0
+                  && ci.name[strlen(ci.plugin)] == ':', "a plugin format is a demuxer or a muxer named plugin:format");
             if (strcmp(ci.name, "ffmpeg:avi") == 0) CHECK(strstr(ci.extensions, "avi") != NULL, "libavformat's avi lists .avi");
         } else {
             CHECK(ci.extensions[0], "a built-in format lists its extensions");
             CHECK(plugin_demuxers == 0 || ci.kind != MK_CONTAINER_DEMUXER, "the built-in demuxers come before the plugins'");
+            CHECK(plugin_muxers == 0 || ci.kind != MK_CONTAINER_MUXER, "the built-in muxers come before the plugins'");
         }
         CHECK(ci.kind >= last_kind, "demuxers, then muxers, then frame sinks");
         last_kind = ci.kind;
@@ -625,7 +627,8 @@ static void listings_and_orientation(const char *good) {
             if (strcmp(ci.name, "y4m") == 0) CHECK(strcmp(ci.extensions, "y4m") == 0, "y4m is written as .y4m");
         } else if (ci.kind == MK_CONTAINER_MUXER) {
             muxers++;
-            CHECK(ci.codecs[0], "a muxer lists the codecs it carries");
+            /* A plugin muxer answers per codec when a track is added (its list may be empty). */
+            CHECK(ci.plugin[0] || ci.codecs[0], "a built-in muxer lists the codecs it carries");
             if (strcmp(ci.name, "webm") == 0) CHECK(strstr(ci.codecs, "aac") == NULL, "WebM carries no AAC");
             if (strcmp(ci.name, "mp4") == 0) CHECK(strstr(ci.options, "layout") != NULL, "MP4 takes the layouts");
         } else {
@@ -643,6 +646,7 @@ static void listings_and_orientation(const char *good) {
             if (mk_plugin_get_info(i, &pi) == MK_OK && strcmp(pi.name, "ffmpeg") == 0) ffmpeg_loaded = 1;
         }
         CHECK(!ffmpeg_loaded || plugin_demuxers > 100, "the FFmpeg plugin's libavformat demuxers are listed");
+        CHECK(!ffmpeg_loaded || plugin_muxers > 50, "the FFmpeg plugin's libavformat muxers are listed");
     }
     /* A caller built against the 0.2 header (up to mime_types) gets those fields, nothing past them. */
     {
