@@ -38,6 +38,7 @@ public enum FuzzHarness {
         "ass": ass,
         "tags": tags,
         "ilst": ilst,
+        "tagedit": tagEdit,
         "lavf": lavf,
     ]
 
@@ -180,7 +181,13 @@ public enum FuzzHarness {
     /// `fmt ` (LIST/INFO, `id3 `), 3 an AIFF's chunks (NAME, AUTH, ANNO, (c), `ID3 `). Matroska
     /// Tags, Chapters and Attachments are read by the "matroska" target's opening.
     public static func tags(_ data: [UInt8]) {
-        guard data.count >= 2 else { return }
+        guard let (file, open) = tagFile(data) else { return }
+        if let d = try? open(MemorySource(file, name: "fuzz")) { touchMetadata(d) }
+    }
+
+    /// The file ``tags(_:)`` makes of `data` and the demuxer that reads it; nil for fewer than 2 bytes.
+    static func tagFile(_ data: [UInt8]) -> (file: [UInt8], open: (ByteSource) throws -> Demuxer)? {
+        guard data.count >= 2 else { return nil }
         let body = Array(data.dropFirst(2))
         func be32(_ n: Int) -> [UInt8] { [UInt8((n >> 24) & 0xFF), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] }
         func le32(_ n: Int) -> [UInt8] { be32(n).reversed() }
@@ -217,7 +224,7 @@ public enum FuzzHarness {
             file = Array("FORM".utf8) + be32(rest.count + 4) + Array("AIFF".utf8) + rest
             open = { try AIFFDemuxer(source: $0) }
         }
-        if let d = try? open(MemorySource(file, name: "fuzz")) { touchMetadata(d) }
+        return (file, open)
     }
 
     /// The MP4 / QuickTime tag readers (issue 33): the input after its first byte is the payload
@@ -226,7 +233,13 @@ public enum FuzzHarness {
     /// one audio track whose `tref/chap` names itself (so its sample, the input's last 64 bytes,
     /// is read as a chapter title); then every tag, chapter and attachment.
     public static func ilst(_ data: [UInt8]) {
-        guard let first = data.first else { return }
+        guard let file = ilstFile(data) else { return }
+        if let d = try? MP4Demuxer(source: MemorySource(file, name: "fuzz")) { touchMetadata(d) }
+    }
+
+    /// The MP4 file ``ilst(_:)`` makes of `data`; nil for no bytes.
+    static func ilstFile(_ data: [UInt8]) -> [UInt8]? {
+        guard let first = data.first else { return nil }
         let body = Array(data.dropFirst())
         func be32(_ n: Int) -> [UInt8] { [UInt8((n >> 24) & 0xFF), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] }
         func box(_ type: String, _ payload: [UInt8]) -> [UInt8] { be32(payload.count + 8) + Array(type.utf8) + payload }
@@ -243,8 +256,46 @@ public enum FuzzHarness {
             + box("stsz", be32(0) + be32(sample.count) + be32(1)) + box("stco", be32(0) + be32(1) + be32(mdatOffset)))
         let trak = box("trak", tkhd + box("tref", box("chap", be32(1))) + box("mdia", mdhd + hdlr + box("minf", stbl)))
         let tags = first % 2 == 0 ? box("udta", body) : box("meta", body)
-        let file = ftyp + mdat + box("moov", mvhd + trak + tags)
-        if let d = try? MP4Demuxer(source: MemorySource(file, name: "fuzz")) { touchMetadata(d) }
+        return ftyp + mdat + box("moov", mvhd + trak + tags)
+    }
+
+    /// The tag editor (issue 33: `mk-tag`, ``TagEditor``), whose planners read a file's own tag
+    /// bytes to write them again: the MP4 `moov` / `udta` / `meta` / `ilst` walk and the
+    /// in-place plans of the `free` boxes, the ID3v2 frame copy (frames the model does not
+    /// hold), the FLAC metadata blocks. Byte 0 chooses the file (modulo 3: 0 the MP4 of
+    /// ``ilst(_:)``, 1 the MP3 and 2 the FLAC of ``tags(_:)``, made of the input after byte 1),
+    /// byte 1 the edits (bits: set the title, remove the artist, set a custom key, put a cover
+    /// in, remove the pictures, clear every tag, no in-place write); the file is written to a
+    /// temporary file (in /dev/shm where there is one), edited through ``TagEditor/edit(path:edits:allowInPlace:)``
+    /// and read back.
+    public static func tagEdit(_ data: [UInt8]) {
+        guard data.count >= 3 else { return }
+        let rest = Array(data.dropFirst(2)), bits = data[1]
+        let made: (file: [UInt8], ext: String)?
+        switch data[0] % 3 {
+        case 0: made = ilstFile(rest).map { ($0, "mp4") }
+        case 1: made = tagFile([0] + rest).map { ($0.file, "mp3") }
+        default: made = tagFile([1] + rest).map { ($0.file, "flac") }
+        }
+        guard let (file, ext) = made else { return }
+        var edits = TagEdits()
+        if bits & 1 != 0 { edits.set["title"] = "fuzz title \u{00E9}" }
+        if bits & 2 != 0 { edits.remove.append("artist") }
+        if bits & 4 != 0 { edits.set["MK_FUZZ"] = String(repeating: "x", count: Int(bits)) }
+        if bits & 8 != 0 {
+            let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0, count: 60) + [0xFF, 0xD9]
+            edits.cover = Attachment(data: jpeg, mimeType: "image/jpeg", pictureType: 3)
+        }
+        if bits & 16 != 0 { edits.removePictures = true }
+        if bits & 32 != 0 { edits.clear = true }
+        let dir = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+        let path = "\(dir)/mk-fuzz-tagedit-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).\(ext)"
+        guard FileManager.default.createFile(atPath: path, contents: Data(file)) else { return }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try? TagEditor.edit(path: path, edits: edits, allowInPlace: bits & 64 == 0)
+        if let listing = try? TagEditor.read(path: path) {
+            _ = (listing.tags.ffmpegTags.count, listing.chapters.count, listing.attachments.last?.data.last)
+        }
     }
 
     /// Reads until the end, an error, or `limit` packets; touches each packet's bytes.

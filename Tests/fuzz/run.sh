@@ -48,7 +48,7 @@ seed_globs() {
         matroska) echo "*.mkv *.mka *.webm" ;;
         mux) echo "" ;;                     # scripts for the writers, not media files
         webvtt) echo "*.vtt" ;;
-        tx3g|ass|ilst) echo "" ;;           # samples, event lines, udta payloads: seeds/<target>
+        tx3g|ass|ilst|tagedit) echo "" ;;   # samples, event lines, udta payloads, tag-edit scripts: seeds/<target>
         lavf) echo "" ;;                    # every file of breadth/, cut (see seed)
         *) echo "*.$1" ;;                   # another new target: the corpus files named after it
     esac
