@@ -236,6 +236,24 @@ def test_errors_leave_the_file_unchanged(mk_tag, shared_media, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["gen.wav", "not-an-image.jpg", "c.jpg"])
 
 
+@pytest.mark.parametrize("name,key", [(MP3_APIC, "artist"), (FLAC_TAGS, "artist"), (M4A, "artist")], ids=["mp3", "flac", "m4a"])
+def test_a_tag_set_to_its_value_writes_nothing(name, key, mk_tag, shared_media, tmp_path):
+    """A tag set to the value ffprobe reads from the file, with a key removed that the file does
+    not have: mk-tag says nothing was written and the file is untouched (bytes, inode, mtime)."""
+    path = _source(name, shared_media, tmp_path)
+    value = {k.lower(): v for k, v in (_probe(path)["format"].get("tags") or {}).items()}.get(key)
+    assert value, f"test input: ffprobe reads no {key} in {name}"
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    before, st = path.read_bytes(), path.stat()
+    proc = _tag(mk_tag, path, "--set", f"{key}={value}", "--remove", "lyrics")
+    assert "nothing written" in proc.stdout.decode() + proc.stderr.decode(), proc.stdout.decode()
+    after = path.stat()
+    assert path.read_bytes() == before and (after.st_ino, after.st_mtime_ns) == (st.st_ino, st.st_mtime_ns), "the file was written"
+    # The same key set to another value is written.
+    _tag(mk_tag, path, "--set", f"{key}={value} (2)")
+    assert {k.lower(): v for k, v in (_probe(path)["format"].get("tags") or {}).items()}.get(key) == f"{value} (2)"
+
+
 def test_listing_matches_ffprobe(mk_tag, shared_media):
     """`mk-tag FILE --json`'s ffmpeg_tags are ffprobe's format tags, its track_ffmpeg_tags the
     audio stream's."""
@@ -468,6 +486,27 @@ def test_mp4_without_room_is_remuxed(mk_tag, shared_media, tmp_path):
     proc = _tag(mk_tag, path, "--set", "title=Remuxed")
     assert "remuxed" in proc.stderr.decode() and path.stat().st_ino != ino, proc.stderr.decode()
     assert _ffprobe_tags(path).get("title") == "Remuxed"
+
+
+def test_fragmented_mp4_stays_fragmented(mk_tag, shared_media, tmp_path):
+    """A fragmented MP4 with no free box next to its moov is remuxed by a tag edit into a
+    fragmented MP4 again (moof boxes, no sample tables in the moov), fragments about as long
+    as the source's; every packet is the same (ffmpeg framemd5), ffprobe reads the new title."""
+    path = _source("fmp4_h264_aac_single_file_2tracks.mp4", shared_media, tmp_path)
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]
+    before = lib.run(cmd)
+    lib.oracle_ok(before, cmd)
+    fragments = _top_level_boxes(path).count("moof")
+    assert fragments > 1, "test input: not a fragmented MP4"
+    proc = _tag(mk_tag, path, "--set", "title=Fragmented")
+    assert "remuxed" in proc.stderr.decode(), proc.stderr.decode()
+    boxes = _top_level_boxes(path)
+    assert boxes.count("moof") >= 1 and "moov" in boxes, f"not fragmented after the edit: {boxes}"
+    assert abs(boxes.count("moof") - fragments) <= max(2, fragments // 2), f"{fragments} fragments before, {boxes.count('moof')} after"
+    after = lib.run(cmd)
+    lib.oracle_ok(after, cmd)
+    assert after.stdout == before.stdout, "the packets changed"
+    assert _ffprobe_tags(path).get("title") == "Fragmented"
 
 
 def _stopped(pid: int) -> bool:

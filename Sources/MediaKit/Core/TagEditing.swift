@@ -31,6 +31,23 @@ public struct TagRewriter: Sendable {
     }
 }
 
+/// A format's tag edit in place whose fallback is a remux (MP4's `free` boxes:
+/// ``ContainerFormat/inPlaceTagEdit``), where ``TagRewriter`` serves the formats that write
+/// their own fallback. ``TagEditor`` tries it first, then remuxes.
+struct InPlaceTagEdit: Sendable {
+    /// Makes the edit in place: `.inPlace` or `.unchanged`; nil when it does not fit, or when
+    /// `holds` rejects the file it would make (given the planned file to read before a byte is
+    /// written; for `.unchanged`, the file as it is). `metadata` is what the file is to hold,
+    /// `oldTags` the demuxer's tags of the file as it is.
+    /// - Throws: the read and write errors (the file then reads as the old one).
+    var edit: @Sendable (_ path: String, _ metadata: MuxMetadata, _ oldTags: Metadata, _ edits: TagEdits,
+                         _ holds: (ByteSource) -> Bool) throws -> TagWriteMethod?
+    /// The bytes a remux of the file (the fallback) keeps free before its media data when it
+    /// writes the index first, so that the next edit goes in place: from the old file's demuxer
+    /// and the bytes of the pictures the new file holds.
+    var remuxReserve: @Sendable (_ demuxer: Demuxer, _ pictureBytes: Int) -> Int
+}
+
 /// Edits of a file's tags (``TagEditor``, `mk-tag`): keys set and removed, a front cover put in,
 /// pictures removed, all tags cleared. Keys are taken as ``MetadataCopyOptions/set`` takes them:
 /// a normalised key ("title", "album_artist", "track"), FFmpeg's name or the container's own

@@ -32,6 +32,9 @@ public struct ContainerFormat: Sendable {
     /// place where the format leaves room (ID3v2 padding, FLAC PADDING); nil: a tag edit goes
     /// through a remux by the muxer of the file's extension.
     public let tagRewriter: TagRewriter?
+    /// The format's tag edit in place whose fallback is a remux (MP4's `free` boxes), nil for
+    /// none; see ``InPlaceTagEdit``.
+    var inPlaceTagEdit: InPlaceTagEdit? = nil
 
     /// The name `mk-probe --demuxer` and ``ContainerCatalog/open(_:demuxer:)`` take for it: the
     /// format's name, "plugin:name" for a plugin's ("ffmpeg:avi").
@@ -82,7 +85,7 @@ public struct MuxerFormat: Sendable {
     private let factory: @Sendable (_ path: String, _ options: MuxerOptions) throws -> Muxer
     private let trackTest: (@Sendable (Track) -> Bool)?
     /// The layout that a file of this format written again keeps (``TagEditor``: MP4's `moov`
-    /// before or after the media data), read from the file; nil: ``MuxLayout/progressive``.
+    /// before or after the media data, or fragments), read from the file; nil: ``MuxLayout/progressive``.
     public let layoutOfFile: (@Sendable (_ source: ByteSource) throws -> MuxLayout)?
     /// The name of the plugin whose muxer writes the format ("ffmpeg"), nil for a format
     /// MediaKit has built in (plugin ABI 2.5, see ``ContainerCatalog/muxerFormat(named:)``).
@@ -425,11 +428,15 @@ extension ContainerFormat {
 
 extension ContainerFormat {
     /// MP4, QuickTime, M4A, 3GP (ISO BMFF), progressive or fragmented.
-    public static let mp4 = ContainerFormat(
-        name: "mp4", description: "MP4/MOV (ISO BMFF)", extensions: ["mp4", "m4a", "m4v", "mov", "3gp", "3g2", "mj2", "m4s", "cmfv", "cmfa"],
-        mimeTypes: ["video/mp4", "audio/mp4", "video/quicktime", "video/3gpp"],
-        probe: { head, size in looksLikeBMFF(head, fileSize: size ?? .max) ? 60 : 0 },
-        makeDemuxer: { try MP4Demuxer(source: $0) })
+    public static let mp4: ContainerFormat = {
+        var format = ContainerFormat(
+            name: "mp4", description: "MP4/MOV (ISO BMFF)", extensions: ["mp4", "m4a", "m4v", "mov", "3gp", "3g2", "mj2", "m4s", "cmfv", "cmfa"],
+            mimeTypes: ["video/mp4", "audio/mp4", "video/quicktime", "video/3gpp"],
+            probe: { head, size in looksLikeBMFF(head, fileSize: size ?? .max) ? 60 : 0 },
+            makeDemuxer: { try MP4Demuxer(source: $0) })
+        format.inPlaceTagEdit = MP4TagRewriter.inPlaceEdit
+        return format
+    }()
 
     /// Ogg (Opus, Vorbis; Theora and FLAC listed).
     public static let ogg = ContainerFormat(

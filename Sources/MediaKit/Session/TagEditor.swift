@@ -8,7 +8,8 @@ import Glibc
 /// A format with its own tag writer (``ContainerFormat/tagRewriter``: MP3's ID3v2, FLAC's
 /// metadata blocks) replaces its tags in place when its padding leaves room and the bytes that
 /// change lie within one page (one `pwrite`: a process killed during it leaves the old or the
-/// new file), else through a temporary file; every other format the catalogue writes goes
+/// new file), else through a temporary file; a format with an edit in place whose fallback is a
+/// remux (MP4's `free` boxes) tries it first; every other edit goes
 /// through a remux (``Remuxer``) by the muxer of the file's extension into a temporary file
 /// beside it. A temporary file is synced, given the file's permissions and renamed over it:
 /// the file at `path` is always either the old one or the new one. A temporary file that a
@@ -71,15 +72,21 @@ public enum TagEditor {
         guard format.plugin == nil else {
             throw MediaError(.unsupported, "\(format.description) is read by the \(format.plugin ?? "") plugin; MediaKit writes no tags into it", path: path)
         }
+        let all = demuxer.tracks
+        var trackTags: [Int: Metadata] = [:]
+        for t in all where !t.metadata.isEmpty { trackTags[t.index] = t.metadata }
+        if changesNothing(edits, in: Listing(format: format.qualifiedName, tags: demuxer.metadata, trackTags: trackTags,
+                                             chapters: demuxer.chapters, attachments: demuxer.attachments)) {
+            return .unchanged
+        }
         var options = MetadataCopyOptions(copy: true, set: edits.settings)
         options.edits = edits
-        let all = demuxer.tracks
         if let rewriter = format.tagRewriter {
             return try rewriter.rewrite(path, options.muxMetadata(of: demuxer, tracks: all.map { ($0.index, $0.index) }), allowInPlace)
         }
-        if format.name == ContainerFormat.mp4.name, allowInPlace,
-           let method = try mp4InPlace(path: path, metadata: options.muxMetadata(of: demuxer, tracks: all.map { ($0.index, $0.index) }),
-                                       oldTags: demuxer.metadata, edits: edits, format: format.description) {
+        if allowInPlace, let inPlace = format.inPlaceTagEdit,
+           let method = try inPlace.edit(path, options.muxMetadata(of: demuxer, tracks: all.map { ($0.index, $0.index) }), demuxer.metadata, edits,
+                                         { (try? check(read(source: $0), holds: edits, format: format.description, path: path)) != nil }) {
             return method
         }
         let ext = (path as NSString).pathExtension.lowercased()
@@ -98,12 +105,10 @@ public enum TagEditor {
         do {
             let layout = try target.layoutOfFile?(try FileSource(path: path)) ?? .progressive
             var muxerOptions = MuxerOptions(layout: layout)
-            if case .fastStart = layout, let mp4 = demuxer as? MP4Demuxer {
-                // Room before the media data for the new moov and a free box after it, so that
-                // the next edit goes in place (MP4TagRewriter): the old moov and a quarter, the
-                // pictures, 8 KiB.
+            if case .fastStart = layout, let reserve = format.inPlaceTagEdit?.remuxReserve {
+                // Room before the media data so that the next edit goes in place.
                 let pictures = options.muxMetadata(of: demuxer, tracks: []).attachments.reduce(0) { $0 + $1.data.count }
-                muxerOptions.reservedIndexBytes = min(MP4Muxer.maxReservedMoovBytes, Int(clamping: mp4.movieBoxSize) * 5 / 4 + pictures + 8192)
+                muxerOptions.reservedIndexBytes = reserve(demuxer, pictures)
             }
             if let cut = try Remuxer.remux(input: path, output: temporary, options: muxerOptions, metadata: options) {
                 throw MediaError(.truncated, "the file is cut short (\(cut.description)): a rewrite would lose its end", path: path)
@@ -125,24 +130,31 @@ public enum TagEditor {
         return .remux
     }
 
-    /// An MP4 edit in place through the `free` space after the `moov` (``MP4TagRewriter``):
-    /// `.inPlace` or `.unchanged`, or nil when it does not fit, or when the file it would make
-    /// does not hold the edits (read before a byte is written: the caller then remuxes, which
-    /// reports a tag the format does not store).
-    /// - Throws: the read and write errors (the file then reads as the old one).
-    static func mp4InPlace(path: String, metadata: MuxMetadata, oldTags: Metadata, edits: TagEdits, format: String) throws -> TagWriteMethod? {
-        let source = try FileSource(path: path)
-        switch try MP4TagRewriter.plan(source: source, metadata: metadata, oldTags: oldTags, edits: edits) {
-        case .unchanged:
-            return (try? check(read(source: source), holds: edits, format: format, path: path)) != nil ? .unchanged : nil
-        case .inPlace(let plan):
-            let after = PatchedSource(base: source, patches: plan.writes, size: plan.newSize)
-            guard (try? check(read(source: after), holds: edits, format: format, path: path)) != nil else { return nil }
-            try MP4TagRewriter.write(plan, path: path)
-            return .inPlace
-        case .notInPlace:
-            return nil
+    /// True when `edits` would leave a file that holds `listing` as it is, so that nothing need
+    /// be written (a tag set to the value it has, a key removed that is not there): every key
+    /// set is the container's one tag of that key, with that value, and no track's; no key
+    /// removed is anywhere; the cover is the file's one front cover and its first picture;
+    /// pictures removed or tags cleared only where there are none.
+    static func changesNothing(_ edits: TagEdits, in listing: Listing) -> Bool {
+        func named(_ e: MetadataEntry, _ key: String) -> Bool {
+            let k = key.lowercased(), n = MetadataKeys.normalised(key)?.lowercased()
+            return [e.key, e.ffmpegKey, e.nativeKey].contains { $0.lowercased() == k || $0.lowercased() == n }
         }
+        let tracks = Array(listing.trackTags.values)
+        guard !edits.clear || (edits.set.isEmpty && listing.tags.isEmpty && tracks.allSatisfy(\.isEmpty)) else { return false }
+        for (key, value) in edits.settings {
+            let here = listing.tags.filter { named($0, key) }
+            guard !tracks.contains(where: { $0.contains { named($0, key) } }) else { return false }
+            guard value.isEmpty ? here.isEmpty : here.count == 1 && here[0].value == value else { return false }
+        }
+        let pictures = listing.attachments.filter(\.isPicture)
+        if edits.removePictures && !pictures.isEmpty { return false }
+        if let cover = edits.cover {
+            let fronts = pictures.filter { $0.pictureType == 3 }
+            guard fronts.count == 1, pictures.first?.data == cover.data, pictures.first?.pictureType == 3,
+                  pictures.first?.mimeType == cover.mimeType else { return false }
+        }
+        return true
     }
 
     /// Checks that `listing` (of the new version of `path`) holds the edits: every key set

@@ -12,18 +12,21 @@ extension MuxerFormat {
 }
 
 extension MP4Muxer {
-    /// The layout of an MP4 file: ``MuxLayout/fastStart`` when its top-level `moov` comes before
-    /// its first `mdat` (or it has no `mdat`), else ``MuxLayout/progressive``. Only the
-    /// top-level box headers are read.
+    /// The layout of an MP4 file: ``MuxLayout/fragmented(seconds:)`` when it has top-level
+    /// `moof` boxes (fragments as long as the file's on average: its duration over their
+    /// number; 1 s when that is not known), else ``MuxLayout/fastStart`` when its top-level
+    /// `moov` comes before its first `mdat` (or it has no `mdat`), else
+    /// ``MuxLayout/progressive``. Only the top-level box headers are read (and, for a
+    /// fragmented file, its duration).
     static func layout(of source: ByteSource) throws -> MuxLayout {
-        var at: Int64 = 0
+        var at: Int64 = 0, moovFirst: Bool?, fragments = 0
         let end = source.size
         while at + 8 <= end {
             let h = try source.readUpTo(at: at, count: 16)
             guard h.count >= 8 else { break }
             let type = fourCCString(h[4..<8])
-            if type == "moov" { return .fastStart }
-            if type == "mdat" { return .progressive }
+            if moovFirst == nil, type == "moov" || type == "mdat" { moovFirst = type == "moov" }
+            if type == "moof" { fragments += 1 }
             var size = Int64(be32(h, 0))
             if size == 1 {
                 guard h.count >= 16 else { break }
@@ -32,7 +35,14 @@ extension MP4Muxer {
             guard size >= 8 else { break }   // 0 (to the end) or damaged: no further box
             at += size
         }
-        return .fastStart
+        if fragments > 0 {
+            // The movie's duration, or its longest track's (a fragmented file's mvhd often says 0).
+            let demuxer = try? MP4Demuxer(source: source)
+            let duration = demuxer.map { d in d.duration ?? d.tracks.map(\.durationSeconds).max() ?? 0 } ?? 0
+            let seconds = duration / Double(fragments)
+            return .fragmented(seconds: seconds.isFinite && seconds > 0 ? seconds : 1)
+        }
+        return moovFirst == false ? .progressive : .fastStart
     }
 }
 

@@ -385,6 +385,30 @@ enum MP4TagRewriter {
         return out
     }
 
+    /// The MP4 format's ``InPlaceTagEdit`` (``ContainerFormat/inPlaceTagEdit``): ``plan(source:metadata:oldTags:edits:)``,
+    /// the planned file read through its patches and checked before ``write(_:path:)``; the
+    /// reserve of a remux that writes the `moov` first: the old `moov` and a quarter, the
+    /// pictures and 8 KiB (up to ``MP4Muxer/maxReservedMoovBytes``), room for the new `moov`
+    /// and a `free` box after it.
+    static let inPlaceEdit = InPlaceTagEdit(
+        edit: { path, metadata, oldTags, edits, holds in
+            let source = try FileSource(path: path)
+            switch try plan(source: source, metadata: metadata, oldTags: oldTags, edits: edits) {
+            case .unchanged:
+                return holds(source) ? .unchanged : nil
+            case .inPlace(let plan):
+                guard holds(PatchedSource(base: source, patches: plan.writes, size: plan.newSize)) else { return nil }
+                try write(plan, path: path)
+                return .inPlace
+            case .notInPlace:
+                return nil
+            }
+        },
+        remuxReserve: { demuxer, pictureBytes in
+            let moov = (demuxer as? MP4Demuxer)?.movieBoxSize ?? 0
+            return min(MP4Muxer.maxReservedMoovBytes, Int(clamping: moov) * 5 / 4 + pictureBytes + 8192)
+        })
+
     /// Writes `plan` into the file at `path`: the grown `free` box (if any), the new `moov`
     /// inside a `free` box, sync, the commit, sync (see the type's documentation). A test may
     /// stop the process (SIGSTOP) at a named step with the environment variable
