@@ -105,6 +105,34 @@ def test_vfw_track_decodes_like_ffmpeg(mk_decode, tmp_path):
     assert want and out.read_bytes() == want, f"`{lib.shell_line(cmd)}` differs from `{lib.shell_line(ref)}`"
 
 
+# Uncompressed QuickTime pictures, as ffmpeg's mov muxer stores each pixel format ('raw ' with its
+# depth for rgb24 / argb, BGRA, RGBA, ABGR, b48r, b16g): libavcodec's rawvideo decoder through the
+# plugin (ARGB / ABGR and big-endian 16-bit samples repacked into an ABI layout), I420 = ffmpeg's.
+RAW_MOV = ["rgb24", "argb", "bgra", "rgba", "abgr", "rgb48be", "gray16be"]
+
+
+def _raw_mov(tmp_path, pix_fmt: str):
+    path = tmp_path / f"{pix_fmt}.mov"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=5", "-frames:v", "3",
+           "-c:v", "rawvideo", "-pix_fmt", pix_fmt, path]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    return path
+
+
+@pytest.mark.parametrize("pix_fmt", RAW_MOV)
+def test_uncompressed_mov_decodes_like_ffmpeg(pix_fmt, mk_decode, tmp_path):
+    lib.check_decode_like_ffmpeg(_raw_mov(tmp_path, pix_fmt), mk_decode, tmp_path)
+
+
+def test_packed_422_mov_is_refused_naming_its_layout(mk_decode, tmp_path):
+    """'2vuy' (UYVY): the track is rawvideo, but the plugin ABI has no packed 4:2:2 layout and a
+    repack to planar 4:2:2 would convert to 4:2:0 / RGB unlike ffmpeg (libswscale has a path of
+    its own for packed input): decoding fails with an error that names the layout."""
+    path = _raw_mov(tmp_path, "uyvy422")
+    proc = lib.run([mk_decode, path, "--video-out", tmp_path / "out.i420", "--pixel-format", "i420", "-q"])
+    assert proc.returncode != 0 and b"uyvy422" in proc.stderr and b"not supported" in proc.stderr, lib.tail(proc.stderr)
+
+
 _AUDIO = ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1"]
 _VIDEO = ["-f", "lavfi", "-i", "testsrc=size=128x96:rate=10:duration=1"]
 NEW_DECODERS = {

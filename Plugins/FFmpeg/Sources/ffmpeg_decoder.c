@@ -54,6 +54,12 @@
  *   - send_packet(NULL) returns OK once draining has started, even when
  *     decoding the data still buffered failed (that error is kept for
  *     last_error()); MK_EOF if already draining.
+ *   - receive_frame(): a picture in a layout the ABI has no format for, but
+ *     whose samples another layout holds unchanged (ARGB / ABGR -> RGBA,
+ *     big-endian 16-bit -> little-endian: uncompressed QuickTime layouts
+ *     libavcodec's rawvideo decoder gives), is repacked by libswscale into a
+ *     frame of its own first (ffp_repack_target); the same sample values, and
+ *     a conversion after it gives what ffmpeg's from the original layout gives.
  *   - receive_frame() returning MK_EUNSUPPORTED: that frame had a
  *     pixel/sample format (or > 8 planar channels) the ABI cannot describe; it
  *     has been dropped, the decoder is still usable.
@@ -100,6 +106,7 @@
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/samplefmt.h>
+#include <libswscale/swscale.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -264,6 +271,7 @@ typedef struct ffp_decoder {
     AVFrame *spare;          /* the next frame to hand out; allocated before
                                 receiving so a failed allocation loses nothing */
     const ffp_codec *codec;
+    struct SwsContext *sws;  /* repacks pictures the ABI has no format for (ffp_repack) */
     char last_error[FFP_ERROR_SIZE];
 } ffp_decoder;
 
@@ -382,6 +390,57 @@ static int32_t ffp_send_packet(void *decoder, const mk_plugin_packet *packet)
     return MK_OK;
 }
 
+
+/* The layout with an ABI format that holds the samples of `format` unchanged (packed to
+ * planar 4:2:2, a reordered alpha, big- to little-endian words), or AV_PIX_FMT_NONE. */
+static enum AVPixelFormat ffp_repack_target(int format)
+{
+    /* Not packed 4:2:2 (UYVY, YUYV): libswscale converts those to 4:2:0 or RGB by a path of
+     * their own, so a conversion after a repack to planar 4:2:2 would not give ffmpeg's
+     * pictures; they stay unsupported until the ABI has a packed 4:2:2 format. */
+    switch (format) {
+    case AV_PIX_FMT_ARGB:
+    case AV_PIX_FMT_ABGR:     return AV_PIX_FMT_RGBA;
+    case AV_PIX_FMT_RGB48BE:  return AV_PIX_FMT_RGB48LE;
+    case AV_PIX_FMT_GRAY16BE: return AV_PIX_FMT_GRAY16LE;
+    default:                  return AV_PIX_FMT_NONE;
+    }
+}
+
+/* Replaces `f`'s picture by the same samples in ffp_repack_target's layout (its properties
+ * kept). MK_OK when there was nothing to do or it was done. */
+static int ffp_repack(ffp_decoder *dec, AVFrame *f)
+{
+    enum AVPixelFormat target = ffp_repack_target(f->format);
+    if (target == AV_PIX_FMT_NONE || ffp_find_pix(f->format) != NULL)
+        return MK_OK;
+    AVFrame *g = av_frame_alloc();
+    if (g == NULL) {
+        ffp_set_error(dec, "ffmpeg %s: repacking a picture: out of memory", dec->codec->name);
+        return MK_ENOMEM;
+    }
+    g->format = target;
+    g->width = f->width;
+    g->height = f->height;
+    int ret = av_frame_get_buffer(g, 64);
+    if (ret >= 0)
+        ret = av_frame_copy_props(g, f);
+    if (ret >= 0) {
+        dec->sws = sws_getCachedContext(dec->sws, f->width, f->height, (enum AVPixelFormat)f->format,
+                                        f->width, f->height, target, SWS_POINT, NULL, NULL, NULL);
+        ret = dec->sws == NULL ? AVERROR(EINVAL)
+                               : sws_scale(dec->sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height,
+                                           g->data, g->linesize);
+    }
+    if (ret < 0) {
+        av_frame_free(&g);
+        return ffp_fail_av(dec, "repack the picture", ret);
+    }
+    av_frame_unref(f);
+    av_frame_move_ref(f, g);
+    av_frame_free(&g);
+    return MK_OK;
+}
 
 static int ffp_fill_video(ffp_decoder *dec, const AVFrame *f, mk_plugin_frame *out)
 {
@@ -527,6 +586,10 @@ static int32_t ffp_receive_frame(void *decoder, mk_plugin_frame *frame)
         out.struct_size = frame->struct_size < sizeof(out) ? frame->struct_size : (uint32_t)sizeof(out);
         out.media_type = dec->codec->media_type;
         int status = dec->codec->media_type == MK_MEDIA_VIDEO
+                         ? ffp_repack(dec, f)
+                         : MK_OK;
+        if (status == MK_OK)
+            status = dec->codec->media_type == MK_MEDIA_VIDEO
                          ? ffp_fill_video(dec, f, &out)
                          : ffp_fill_audio(dec, f, &out);
         if (status != MK_OK) {
@@ -580,6 +643,7 @@ static void ffp_free(ffp_decoder *dec)
     avcodec_free_context(&dec->ctx); /* also frees the extradata copy */
     av_packet_free(&dec->packet);
     av_frame_free(&dec->spare);
+    sws_freeContext(dec->sws);
     free(dec);
 }
 

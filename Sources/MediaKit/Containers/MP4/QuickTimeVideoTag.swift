@@ -41,6 +41,10 @@ enum QuickTimeVideoTag {
         add("vc1", ["vc-1"])
         add("avrp", ["AVrp"])
         add("aic", ["icod"])
+        // Uncompressed pictures: libavcodec's rawvideo decoder takes the pixel layout from the
+        // sample entry type (and, for 'raw ', its depth: the bits per coded sample).
+        add("rawvideo", ["raw ", "yuv2", "2vuy", "yuvs", "L555", "L565", "B565", "24BG", "BGRA", "RGBA", "ABGR", "b16g", "b48r",
+                         "b64a", "bxbg", "bxrg", "bxyv", "NO16", "DVOO", "R420", "R411", "WRAW", "AV1x", "AVup"])
         return t
     }()
 }
