@@ -78,13 +78,21 @@ typedef struct mk_muxer_settings {
     int32_t write_id3v2;       /**< WAV / AIFF: 1 also writes the tags, cover art and chapters as
                                     an ID3v2 tag in a chunk after the samples (WAV "id3 ", AIFF
                                     "ID3 ", as ffmpeg's aiff muxer -write_id3v2 1). Default 0 */
+    /* Added in 0.3 (read only when struct_size covers it), for mk_muxer_open and mk_remux. */
+    const char *format;        /**< the muxer to write with, by name instead of the extension (as
+                                    mk-remux --format): a built-in one ("mp4", "matroska", "webm",
+                                    "mpegts" ...: mk_container_info.name of an MK_CONTAINER_MUXER)
+                                    or a plugin's ("ffmpeg:avi", or "avi" where no built-in muxer
+                                    has that name); borrowed for the call. A name no muxer has is
+                                    MK_ENOTFOUND naming it, and nothing is written. NULL (default):
+                                    the muxer the path's extension names */
 } mk_muxer_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
 void mk_muxer_default_settings(mk_muxer_settings *settings);
 
-/** Starts writing a file at `path`, in the container its extension names (as the Swift
- *  core's ContainerCatalog.makeMuxer): MP4 (.mp4 .m4a .m4v .mov .3gp), Matroska (.mkv .mka
+/** Starts writing a file at `path`, in the container settings->format names or else the one
+ *  its extension names (as the Swift core's ContainerCatalog.makeMuxer): MP4 (.mp4 .m4a .m4v .mov .3gp), Matroska (.mkv .mka
  *  .mk3d), WebM (.webm: VP8, VP9, AV1, Opus, Vorbis), Ogg (.ogg .oga; .opus: Opus only), FLAC
  *  (.flac), MP3 (.mp3), WAV (.wav), AIFF (.aiff .aif .aifc: one PCM track, stored in the
  *  format's byte order), CAF (.caf: one track of AAC, ALAC, FLAC, Opus or PCM; the priming and
@@ -99,7 +107,8 @@ void mk_muxer_default_settings(mk_muxer_settings *settings);
  *  caller) must be closed with mk_muxer_close().
  *  Errors: MK_EINVAL (NULL, bad settings, a layout other than progressive for Matroska or
  *  Ogg), MK_EUNSUPPORTED (an extension no muxer writes: the message lists those that are
- *  written), MK_EIO (the directory cannot be written). */
+ *  written), MK_ENOTFOUND (a settings->format no muxer has: the message names it and the
+ *  built-in muxers), MK_EIO (the directory cannot be written). */
 mk_status mk_muxer_open(mk_muxer **out, const char *path, const mk_muxer_settings *settings);
 
 /** Adds a copy of a demuxer's track (codec configuration, language, rotation, edit list,
@@ -161,7 +170,9 @@ void mk_muxer_close(mk_muxer **muxer);
  *  NULL: every audio and video track, and the subtitle and data tracks the output format
  *  carries) into a new file at `dst` without decoding, as the mk-remux sample does:
  *  MP4 (any layout), Matroska / WebM, Ogg, FLAC, MP3, WAV, AIFF, CAF, MPEG-TS (.ts) or HLS (.m3u8,
- *  segments of settings->fragment_seconds with MK_LAYOUT_FRAGMENTED), by dst's extension. settings may be NULL
+ *  segments of settings->fragment_seconds with MK_LAYOUT_FRAGMENTED), by dst's extension, or any
+ *  muxer (a plugin's too) by settings->format (MK_ENOTFOUND for a name no muxer has, before
+ *  anything is read or written). settings may be NULL
  *  (progressive, the default tracks). settings->progress is called after each packet. A failure or a
  *  cancel leaves nothing under `dst`. A source cut short is copied as far as it goes, as ffmpeg's
  *  stream copy is: `dst` is written and the status is MK_ETRUNCATED, a warning (mk_last_error()

@@ -81,7 +81,7 @@ public func mk_muxer_default_settings(_ s: UnsafeMutablePointer<mk_muxer_setting
                                   chunk_seconds: MuxerOptions.defaultChunkSeconds, movie_time_scale: MuxerOptions.defaultTimeScale,
                                   reserved_moov_bytes: Int64(d.reservedIndexBytes), write_mfra: d.writeFragmentIndex ? 1 : 0,
                                   user_data: nil, user_data_size: 0, segment_format: nil, no_metadata: 0, metadata_count: 0, metadata: nil,
-                                  id3v2_version: 0, write_id3v2: 0)
+                                  id3v2_version: 0, write_id3v2: 0, format: nil)
 }
 
 /// The largest `udta` box and `free` reservation mk_muxer_open takes (bounded allocations).
@@ -168,11 +168,16 @@ public func mk_muxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: 
     }
     guard let options = muxerOptions(s, l, "mk_muxer_open") else { return MK_EINVAL }
     let target = String(cString: path)
+    let named = s.format.map { String(cString: $0) }
     return guarded {
-        if let format = ContainerCatalog.shared.muxerFormat(forPath: target), format.name != "mp4", !defaultMP4Options(s) {
-            return fail(MK_EINVAL, "mk_muxer_open: chunk_seconds, movie_time_scale, reserved_moov_bytes, write_mfra and user_data are MP4's; \(target) is not an MP4 file")
+        let catalog = ContainerCatalog.shared
+        // settings->format names the muxer (a plugin's too); else the extension does.
+        let chosen = try named.map { try catalog.requireMuxerFormat(named: $0) }
+        if let format = chosen ?? catalog.muxerFormat(forPath: target), format.name != "mp4", !defaultMP4Options(s) {
+            return fail(MK_EINVAL, "mk_muxer_open: chunk_seconds, movie_time_scale, reserved_moov_bytes, write_mfra and user_data are MP4's; \(target) is not written as an MP4 file")
         }
-        out.pointee = Handles.make(MuxerHandle(try ContainerCatalog.shared.makeMuxer(path: target, options: options)))
+        let muxer = try chosen.map { try $0.make(path: target, options: options) } ?? catalog.makeMuxer(path: target, options: options)
+        out.pointee = Handles.make(MuxerHandle(muxer))
         return MK_OK
     }
 }
@@ -298,7 +303,7 @@ public func mk_remux(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?,
         guard id3Options(s, &options, "mk_remux") else { return MK_EINVAL }
         let metadata = try MetadataCopyOptions(copy: s.no_metadata == 0, settings: settingsText)
         let cut = try Remuxer.remux(input: String(cString: src), output: String(cString: dst), options: options, tracks: tracks,
-                                    metadata: metadata) { done, total in
+                                    metadata: metadata, format: s.format.map { String(cString: $0) }) { done, total in
             try relay.check(fraction: Double(done) / Double(max(1, total)), done: Int64(done), total: Int64(total))
         }
         if let cut { return fail(MK_ETRUNCATED, cut.description) }   // a warning: dst is written

@@ -40,6 +40,7 @@ public enum FuzzHarness {
         "ilst": ilst,
         "tagedit": tagEdit,
         "lavf": lavf,
+        "mkvzlib": matroskaZlib,
     ]
 
     /// MP4 / QuickTime, progressive and fragmented: open, read all, seek, re-read, per track.
@@ -89,6 +90,38 @@ public enum FuzzHarness {
         }
         guard let chosen = best?.format.qualifiedName else { return }
         demux(data) { try ContainerCatalog.shared.open($0, demuxer: chosen).demuxer }
+    }
+
+    /// The inflater of Matroska's zlib ContentCompression (`Inflate`), reached through the
+    /// demuxer: the input after its first byte is the stored frame of a subtitle track whose
+    /// ContentEncoding is zlib with ContentEncodingScope 1 (byte 0 even) or 3 (odd: the same
+    /// bytes are its CodecPrivate too). Header, block types, Huffman tables, distances, the
+    /// Adler-32 trailer and the output bound are all the input's to break.
+    public static func matroskaZlib(_ data: [UInt8]) {
+        guard let first = data.first else { return }
+        let stored = Array(data.dropFirst())
+        demux(matroskaZlibFile(frame: stored, scope: first % 2 == 0 ? 1 : 3)) { try MatroskaDemuxer(source: $0) }
+    }
+
+    /// The smallest Matroska file with one S_TEXT/UTF8 track compressed with zlib (ContentCompAlgo 0)
+    /// under `scope`, whose one SimpleBlock (a key frame at 0) stores `frame`; with scope bit 2,
+    /// `frame` is the track's CodecPrivate as well. Shared by the fuzz target and the unit tests.
+    public static func matroskaZlibFile(frame: [UInt8], scope: UInt8) -> [UInt8] {
+        func element(_ id: [UInt8], _ payload: [UInt8]) -> [UInt8] {
+            // An 8-byte size (0x01 marker): any payload length fits.
+            let n = payload.count
+            return id + [0x01] + (0..<7).map { UInt8(truncatingIfNeeded: n >> (8 * (6 - $0))) } + payload
+        }
+        func uint(_ id: [UInt8], _ v: UInt8) -> [UInt8] { id + [0x81, v] }
+        let header = element([0x1A, 0x45, 0xDF, 0xA3], element([0x42, 0x82], Array("matroska".utf8)))
+        let encoding = element([0x6D, 0x80], element([0x62, 0x40], uint([0x50, 0x32], scope) + uint([0x50, 0x33], 0)
+            + element([0x50, 0x34], uint([0x42, 0x54], 0))))
+        let entry = element([0xAE], uint([0xD7], 1) + uint([0x73, 0xC5], 1) + uint([0x83], 0x11)
+            + element([0x86], Array("S_TEXT/UTF8".utf8)) + (scope & 2 != 0 ? element([0x63, 0xA2], frame) : []) + encoding)
+        let info = element([0x15, 0x49, 0xA9, 0x66], element([0x2A, 0xD7, 0xB1], [0x0F, 0x42, 0x40]))
+        let block = element([0xA3], [0x81, 0x00, 0x00, 0x80] + frame)
+        let cluster = element([0x1F, 0x43, 0xB6, 0x75], uint([0xE7], 0) + block)
+        return header + element([0x18, 0x53, 0x80, 0x67], info + element([0x16, 0x54, 0xAE, 0x6B], entry) + cluster)
     }
 
     /// SubRip files: the line reader, the timing lines, the markup to ASS and the SubRip /

@@ -50,6 +50,7 @@ seed_globs() {
         webvtt) echo "*.vtt" ;;
         tx3g|ass|ilst|tagedit) echo "" ;;   # samples, event lines, udta payloads, tag-edit scripts: seeds/<target>
         lavf) echo "" ;;                    # every file of breadth/, cut (see seed)
+        mkvzlib) echo "" ;;                 # zlib streams (a selector byte first): seeds/mkvzlib
         *) echo "*.$1" ;;                   # another new target: the corpus files named after it
     esac
 }

@@ -239,3 +239,29 @@ def test_c_muxer_writes_a_plugin_format(mk_bin, shared_media, tmp_path):
 
     assert framemd5(ours) == framemd5(theirs)
     assert sorted(p.name for p in tmp_path.iterdir() if "partial" in p.name or "cancelled" in p.name) == []
+
+
+def test_c_muxer_and_remux_choose_a_muxer_by_name(mk_bin, shared_media, tmp_path):
+    """mk_muxer_settings.format (issue 31): "ffmpeg:avi" writes an AVI under a .mkv name, through
+    mk_muxer_open and mk_remux, as `ffmpeg -f avi -c copy` does (framemd5 of both read back, and
+    ffprobe names the format avi); an unknown name is MK_ENOTFOUND naming it, nothing written
+    (checked inside Tests/c/plugin_mux.c)."""
+    program = _build(lib.REPO / "Tests" / "c" / "plugin_mux.c", tmp_path / "plugin_mux", _libdir(mk_bin))
+    src = shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4"
+    ours, theirs = tmp_path / "ours.mkv", tmp_path / "theirs.avi"
+    proc = lib.run([program, src, ours, "ffmpeg:avi"])
+    lib.check_ok(proc, [program, src, ours, "ffmpeg:avi"], who="plugin_mux")
+    ref = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-map", "0", "-c", "copy", theirs]
+    lib.oracle_ok(lib.run(ref), ref)
+
+    def framemd5(path):
+        cmd = ["ffmpeg", "-v", "error", "-i", path, "-map", "0", "-c", "copy", "-f", "framemd5", "-"]
+        p = lib.run(cmd)
+        lib.oracle_ok(p, cmd)
+        return [l for l in p.stdout.decode().splitlines() if not l.startswith("#software")]
+
+    expected = framemd5(theirs)
+    for out in (ours, tmp_path / "ours.mkv.remux.mkv"):
+        assert lib.ffprobe_json(out)["format"]["format_name"] == "avi", out
+        assert framemd5(out) == expected, out
+    assert not (tmp_path / "ours.mkv.unknown.mkv").exists()

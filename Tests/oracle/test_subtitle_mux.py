@@ -334,13 +334,13 @@ def test_chapters_of_a_real_file_in_every_mp4_layout(shared_media: Path, mk_remu
 @pytest.fixture(scope="module")
 def bitmap_inputs(tmp_path_factory, shared_media: Path) -> dict[str, Path]:
     """Bitmap subtitle tracks made by ffmpeg from the real PGS track of ../shared/media/breadth:
-    its stream copy into Matroska (FFmpeg writes it without the source's zlib ContentCompression,
-    which MediaKit's reader does not undo), and its pictures encoded as DVD subtitles (Matroska
+    the source itself (its PGS frames compressed with zlib, which the reader inflates), its
+    stream copy into Matroska (FFmpeg writes it without the compression), and its pictures encoded as DVD subtitles (Matroska
     S_VOBSUB, MP4 `mp4s`) and DVB subtitles (Matroska S_DVBSUB, MPEG-TS private data with a
     subtitling descriptor); `-fix_sub_duration`: each lasts to the next."""
     d = tmp_path_factory.mktemp("bitmaps")
     src = shared_media / MKV_PGS
-    out = {"pgs": d / "pgs.mkv", "dvd": d / "dvd.mkv", "dvb": d / "dvb.mkv", "dvb_ts": d / "dvb.ts", "dvd_mp4": d / "dvd.mp4"}
+    out = {"pgs_zlib": src, "pgs": d / "pgs.mkv", "dvd": d / "dvd.mkv", "dvb": d / "dvb.mkv", "dvb_ts": d / "dvb.ts", "dvd_mp4": d / "dvd.mp4"}
     _ffmpeg("-i", src, "-map", "0", "-c", "copy", out["pgs"])
     for name, codec in (("dvd", "dvdsub"), ("dvb", "dvbsub"), ("dvb_ts", "dvbsub"), ("dvd_mp4", "dvdsub")):
         _ffmpeg("-fix_sub_duration", "-i", src, "-map", "0:v", "-map", "0:s", "-c:v", "copy", "-c:s", codec, out[name])
@@ -359,7 +359,7 @@ def _bitmap_facts(path: Path) -> tuple[list[str], list[str]]:
     return [line for line in lines if line.startswith("stream")], [line for line in lines if line.startswith("packet")]
 
 
-@pytest.mark.parametrize("name,ext", [("pgs", ".mkv"), ("dvd", ".mkv"), ("dvb", ".mkv"), ("dvb_ts", ".mkv"), ("dvd_mp4", ".mkv"),
+@pytest.mark.parametrize("name,ext", [("pgs_zlib", ".mkv"), ("pgs", ".mkv"), ("dvd", ".mkv"), ("dvb", ".mkv"), ("dvb_ts", ".mkv"), ("dvd_mp4", ".mkv"),
                                       ("dvd_mp4", ".mp4")])
 def test_bitmap_subtitles_into_matroska_are_ffmpegs_copy(bitmap_inputs: dict[str, Path], mk_remux: Path, tmp_path: Path, name: str,
                                                          ext: str) -> None:

@@ -283,7 +283,9 @@ class MuxerSettings(ctypes.Structure):
                 # 0.3 (mk_remux: tags, chapters and cover art)
                 ("no_metadata", ctypes.c_int32), ("metadata_count", ctypes.c_int32),
                 ("metadata", ctypes.POINTER(ctypes.c_char_p)),
-                ("id3v2_version", ctypes.c_int32), ("write_id3v2", ctypes.c_int32)]
+                ("id3v2_version", ctypes.c_int32), ("write_id3v2", ctypes.c_int32),
+                # 0.3 (mk_muxer_open and mk_remux: the muxer by name)
+                ("format", ctypes.c_char_p)]
 
 
 class DecodeSettings(ctypes.Structure):

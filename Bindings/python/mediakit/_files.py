@@ -231,9 +231,11 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
           hybrid: Optional[float] = None, *, tracks: Optional[Sequence[Union[int, Track]]] = None,
           progress: Optional[Progress] = None, segment_format: Optional[str] = None,
           metadata: Optional[Mapping[str, str]] = None, copy_metadata: bool = True,
-          id3v2_version: Optional[int] = None, write_id3v2: bool = False) -> None:
+          id3v2_version: Optional[int] = None, write_id3v2: bool = False, format: Optional[str] = None) -> None:
     """Copies the tracks of `src` (any file ``open`` reads) into a new file at `dst` without
-    decoding, like the mk-remux sample. The output's format follows `dst`'s extension: MP4
+    decoding, like the mk-remux sample. The output's format follows `dst`'s extension, or
+    ``format`` names the muxer (as mk-remux --format: "matroska", "mp4", a plugin's "ffmpeg:avi"
+    ...; NotFoundError naming it for a name no muxer has, before anything is written): MP4
     (.mp4, .m4a, .m4v, .mov), Matroska / WebM (.mkv, .mka, .webm), Ogg (.ogg, .oga, .opus),
     FLAC (.flac), MP3 (.mp3), WAV (.wav), AIFF (.aiff, .aif, .aifc: PCM, stored in the
     format's byte order, so an AIFF -> WAV copy keeps every sample), CAF (.caf: AAC, ALAC,
@@ -270,6 +272,8 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     s.write_id3v2 = 1 if write_id3v2 else 0
     if segment_format is not None:
         s.segment_format = segment_format.encode()
+    if format is not None:
+        s.format = format.encode()
     s.no_metadata = 0 if copy_metadata else 1
     if metadata:
         s.metadata_count, s.metadata = _metadata_entries(metadata)

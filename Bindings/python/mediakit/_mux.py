@@ -36,7 +36,10 @@ class Muxer(_Owned):
     .opus), FLAC (.flac), MP3 (.mp3), WAV (.wav), AIFF (.aiff .aif .aifc; WAV and AIFF: one
     PCM track, stored in the format's byte order), CAF (.caf: one track of AAC, ALAC, FLAC, Opus
     or PCM, gapless through its packet table), MPEG-TS (.ts) or HLS (.m3u8: a playlist and
-    MPEG-TS or, with segment_format="fmp4", fragmented MP4 segments beside it), chosen by `path`'s extension (UnsupportedError for another). Tracks
+    MPEG-TS or, with segment_format="fmp4", fragmented MP4 segments beside it), chosen by `path`'s
+    extension (UnsupportedError for another), or by name with ``format`` (as mk-remux --format):
+    a built-in muxer ("mp4", "matroska", "webm", "mpegts" ...) or a plugin's ("ffmpeg:avi"), whatever
+    the extension (NotFoundError naming it for a name no muxer has; nothing is written). Tracks
     are copies of a demuxer's (a ``Track``: codec configuration, language, rotation, edit list
     kept) or described by ``CodecParameters`` (packets from the caller's own parser, a network,
     an encoder); packets are a demuxer's or made from bytes::
@@ -70,8 +73,10 @@ class Muxer(_Owned):
                  hybrid: Optional[float] = None, chunk_seconds: Optional[float] = None,
                  movie_time_scale: Optional[int] = None, reserved_moov_bytes: Optional[int] = None,
                  write_mfra: Optional[bool] = None, user_data: Optional[bytes] = None,
-                 segment_format: Optional[str] = None):
+                 segment_format: Optional[str] = None, format: Optional[str] = None):
         s = _muxer_settings(faststart, fragment, hybrid)
+        if format is not None:
+            s.format = format.encode()
         if segment_format is not None:
             s.segment_format = segment_format.encode()
         if chunk_seconds is not None:

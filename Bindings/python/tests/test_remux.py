@@ -66,3 +66,39 @@ def test_remux_keeps_a_subtitle_track(ext: str, codec: str, shared_media: Path, 
     mediakit.remux(src, dst)
     subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", str(src), "-map", "0:s:0", "-c:s", codec, str(ref)], check=True)
     assert _subtitle_packets(dst) == _subtitle_packets(ref) != []
+
+
+def _payloads(path: Path) -> list[tuple[str, str, str]]:
+    """(stream, size, MD5) of every packet ffmpeg reads from `path`."""
+    return [(l.split(",")[0].strip(), l.split(",")[4].strip(), l.split(",")[5].strip()) for l in framemd5(path) if not l.startswith("#")]
+
+
+def test_remux_and_muxer_choose_a_muxer_by_name(shared_media: Path, tmp_path: Path) -> None:
+    """format= names the muxer whatever the extension (mk_muxer_settings.format, as mk-remux
+    --format): "matroska" writes Matroska under a .mp4 name, for remux and for Muxer; ffprobe
+    reads it as Matroska with the source's packets (stream, size, payload MD5)."""
+    src = shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4"
+    by_remux, by_muxer = tmp_path / "remux.mp4", tmp_path / "muxer.mp4"
+    mediakit.remux(src, by_remux, format="matroska")
+    with mediakit.open(src) as d, mediakit.Muxer(by_muxer, format="matroska") as m:
+        for t in d.tracks:
+            m.add_track(t)
+        for p in d.packets():
+            m.write(p.track, p)
+    expected = sorted(_payloads(src))
+    for out in (by_remux, by_muxer):
+        info = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=format_name", "-of", "default=nw=1:nk=1", str(out)],
+                              check=True, capture_output=True, text=True).stdout.strip()
+        assert info == "matroska,webm", out
+        assert sorted(_payloads(out)) == expected, out
+
+
+def test_an_unknown_muxer_name_is_not_found(shared_media: Path, tmp_path: Path) -> None:
+    """A name no muxer has: NotFoundError naming it, and nothing written."""
+    src = shared_media / "mp4_h264_aac_moov_at_start_ctts_8s.mp4"
+    out = tmp_path / "out.mkv"
+    with pytest.raises(mediakit.NotFoundError, match="no-such-muxer"):
+        mediakit.remux(src, out, format="no-such-muxer")
+    with pytest.raises(mediakit.NotFoundError, match="no-such-muxer"):
+        mediakit.Muxer(out, format="no-such-muxer")
+    assert list(tmp_path.iterdir()) == []

@@ -20,6 +20,8 @@
 ///   configuration as FFmpeg builds it.
 /// - DTS (0x82, 0x85, 0x86, 0x8A, or 0x06 with descriptor 0x7B or a "DTS1/2/3" registration):
 ///   one packet per PES, the duration from the core or extension substream header.
+/// - PGS subtitles (0x90 in a program with an "HDMV" registration, as Blu-ray M2TS files have):
+///   `hdmv_pgs_subtitle`, one key-frame packet per PES.
 /// - Anything else: a data track (``CodecID/unknown``, the stream type as codec tag, e.g.
 ///   "0x86"), one packet per PES.
 ///
@@ -447,6 +449,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                                                                     programRegistration: programRegistration)
             let stream = TSElementaryStream(pid: pid, index: index, streamType: type, framing: framing, parameters: parameters)
             stream.language = Self.language(descriptors)
+            if framing == .pgs { stream.parametersKnown = true }   // nothing to learn from the stream
             if framing == .dvbSubtitle, let d = descriptors.first(where: { $0.tag == 0x59 }) {
                 stream.parametersKnown = true   // all from the descriptor
                 if stream.language == nil { stream.language = TSElementaryStream.dvbSubtitleLanguages(d.body) }
@@ -601,6 +604,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         case .whole:
             // Not a key frame: FFmpeg flags none for a stream it has no parser for.
             emit(Packet(trackIndex: s.index, pts: pts, dts: dts, duration: 0, isKeyframe: false, position: position,
+                        data: payload, timeBase: Rational(1, Self.clock)))
+        case .pgs:
+            // A display set's segments as the PES carries them; a key frame, no duration.
+            emit(Packet(trackIndex: s.index, pts: pts, dts: dts, duration: 0, isKeyframe: true, position: position,
                         data: payload, timeBase: Rational(1, Self.clock)))
         case .dvbSubtitle:
             // Every packet a key frame, no duration (the page time-out is in the segments).
@@ -902,7 +909,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             if !s.pending.isEmpty { cutFrames(s, flushing: true) }
         case .dts:
             if let held = s.held { emit(held); s.held = nil }
-        case .whole, .opus, .dvbSubtitle:
+        case .whole, .opus, .dvbSubtitle, .pgs:
             break
         }
     }

@@ -10,6 +10,10 @@ final class TSElementaryStream {
         /// DVB subtitles (EN 300 743): one packet per PES, its segments without the PES data
         /// field's data_identifier, stream id and end marker (FFmpeg's dvbsub parser).
         case dvbSubtitle
+        /// Blu-ray PGS subtitles (stream type 0x90 of an HDMV program): one packet per PES, as it
+        /// is (FFmpeg has no parser for them), every one a key frame (libavformat flags every
+        /// subtitle packet so), no duration.
+        case pgs
     }
 
     let pid: Int
@@ -75,6 +79,10 @@ final class TSElementaryStream {
         case 0x84, 0xA1:   // Blu-ray's E-AC-3 (HDMV_types)
             if programRegistration == "HDMV" || programRegistration == "HDPR" { return (.ac3, audio(.eac3)) }
         case 0x82, 0x85, 0x86, 0x8A: return (.dts, audio("dts"))   // FFmpeg's MISC / HDMV DTS types
+        case 0x90:   // Blu-ray's Presentation Graphics (HDMV_types)
+            if programRegistration == "HDMV" || programRegistration == "HDPR" {
+                return (.pgs, CodecParameters(mediaType: .subtitle, codec: "hdmv_pgs_subtitle", codecTag: tag(streamType)))
+            }
         case 0x06:
             if let d = descriptors.first(where: { $0.tag == 0x59 }) { return (.dvbSubtitle, dvbSubtitle(d.body)) }
             if descriptors.contains(where: { $0.tag == 0x6A }) { return (.ac3, audio(.ac3)) }

@@ -392,8 +392,22 @@ final class MatroskaPacketReader {
             let (lo, _) = blockDuration.multipliedReportingOverflow(by: UInt64(n))
             let (hi, _) = blockDuration.multipliedReportingOverflow(by: UInt64(n + 1))
             let laceDuration = Int64(hi / laces) - Int64(lo / laces)
-            var data = cfg.info.strippedHeader
-            data += b[at..<(at + size)]
+            var data: [UInt8]
+            switch cfg.info.frameCompression {
+            case .none: data = Array(b[at..<(at + size)])
+            case .headerStripping(let header): data = header + b[at..<(at + size)]
+            case .zlib:
+                switch Inflate.zlib(b[at..<(at + size)], limit: MatroskaCompression.inflateLimit) {
+                case .success(let bytes): data = bytes
+                case .failure(let f):
+                    // The frame is dropped, as FFmpeg drops it; the block's other frames (laces) stay.
+                    note(error(.invalidData, "track \(cfg.info.number): a zlib-compressed frame (\(size) bytes at offset \(position + Int64(at))) does not inflate: \(f.reason) (byte \(f.offset) of the frame); the frame was skipped",
+                               at: position, context))
+                    at += size
+                    if timecode != Packet.noTimestamp { timecode = laceDuration != 0 ? timecode + laceDuration : Packet.noTimestamp }
+                    continue
+                }
+            }
             at += size
             var packetKey = n == 0 ? isKey : false
             if cfg.alwaysKey { packetKey = true }

@@ -28,9 +28,31 @@ public struct MatroskaTrackInfo: Sendable, Hashable {
     public var bitDepth = 0
     /// The ContentEncoding applied: header stripping bytes put back in front of every frame.
     public var strippedHeader: [UInt8] = []
+    /// The ContentCompression undone on every frame (ContentEncodingScope bit 1), nil when none.
+    var frameCompression: MatroskaCompression?
     /// TrackTimestampScale: the track's ticks (block timestamps, BlockDuration) are
     /// TimestampScale x this many nanoseconds. Default: 1.0 (also for values below 0.01, as FFmpeg reads them).
     public var timestampScale = 1.0
+}
+
+/// A Matroska ContentCompression FFmpeg's reader (and so MediaKit's) undoes.
+enum MatroskaCompression: Sendable, Hashable {
+    /// ContentCompAlgo 0: each frame is a zlib stream.
+    case zlib
+    /// ContentCompAlgo 3: these bytes were stripped from the front of each frame.
+    case headerStripping([UInt8])
+
+    /// The most bytes one frame may inflate to: about what FFmpeg's matroskadec allows (it grows
+    /// its buffer threefold while below 10,000,000 bytes), so that what ffprobe reads reads here.
+    static let inflateLimit = 32 << 20
+
+    /// The frame (or CodecPrivate) as stored before compression.
+    func apply(_ stored: ArraySlice<UInt8>) -> Result<[UInt8], Inflate.Failure> {
+        switch self {
+        case .zlib: return Inflate.zlib(stored, limit: Self.inflateLimit)
+        case .headerStripping(let header): return .success(header + stored)
+        }
+    }
 }
 
 /// One Matroska track as the demuxer uses it.
@@ -116,6 +138,9 @@ extension MatroskaTrackConfig {
         var colour = (range: 0, primaries: 2, transfer: 2, matrix: 2)
         var reasons: [String] = []
         var encrypted = false
+        var compression: MatroskaCompression?
+        var compressionScope: UInt64 = 0
+        var compressionOffset: Int64 = 0
         while let e = try w.next() {
             switch e.id {
             case MKVID.trackNumber: info.number = try w.uint(e)
@@ -177,18 +202,25 @@ extension MatroskaTrackConfig {
                     }
                 }
             case MKVID.contentEncodings:
+                // FFmpeg's matroskadec applies one ContentEncoding: several combined are not
+                // supported (their frames pass as stored), nor encryption, nor bzlib / LZO here.
                 var encodings = w.children(of: e)
+                var count = 0
+                var kind: UInt64 = 0, scope: UInt64 = 1
+                var algo: UInt64 = 0, settings: [UInt8] = []
                 while let c = try encodings.next() {
                     guard c.id == MKVID.contentEncoding else { continue }
+                    count += 1
                     var enc = encodings.children(of: c)
-                    var kind: UInt64 = 0
-                    var algo: UInt64 = 0, settings: [UInt8] = []
-                    var hasCompression = false
+                    kind = 0
+                    scope = 1
+                    algo = 0
+                    settings = []
                     while let k = try enc.next() {
                         switch k.id {
                         case MKVID.contentEncodingType: kind = try enc.uint(k)
+                        case MKVID.contentEncodingScope: scope = try enc.uint(k)
                         case MKVID.contentCompression:
-                            hasCompression = true
                             var comp = enc.children(of: k)
                             while let x = try comp.next() {
                                 if x.id == MKVID.contentCompAlgo { algo = try comp.uint(x) }
@@ -198,22 +230,41 @@ extension MatroskaTrackConfig {
                         default: break
                         }
                     }
-                    if kind == 1 {
-                        encrypted = true
-                        reasons.append("the track is encrypted (ContentEncryption), which MediaKit does not support")
-                    } else if hasCompression || kind == 0 {
-                        if algo == 3 {
-                            info.strippedHeader = settings
-                        } else {
-                            let names = [0: "zlib", 1: "bzlib", 2: "lzo1x"]
-                            reasons.append("the track is compressed with \(names[Int(algo)] ?? "algorithm \(algo)") (ContentCompression), which MediaKit does not support; only header stripping is")
-                        }
+                }
+                if kind == 1 {
+                    encrypted = true
+                    reasons.append("the track is encrypted (ContentEncryption), which MediaKit does not support")
+                } else if count > 1 {
+                    reasons.append("the track has \(count) combined ContentEncodings, which MediaKit (like FFmpeg) does not support")
+                } else if count == 1 {
+                    switch algo {
+                    case 0: compression = .zlib
+                    case 3: compression = .headerStripping(settings)
+                    default:
+                        let names = [1: "bzlib", 2: "lzo1x"]
+                        reasons.append("the track is compressed with \(names[Int(algo)] ?? "algorithm \(algo)") (ContentCompression), which MediaKit does not support; only zlib and header stripping are")
                     }
+                    compressionScope = scope
+                    compressionOffset = e.offset
                 }
             default: break
             }
         }
         guard info.number > 0 else { throw w.error("a TrackEntry has no TrackNumber (or 0)") }
+        // ContentEncodingScope bit 1: every frame; bit 2: CodecPrivate (decoded here, as FFmpeg
+        // decodes it when the track is read).
+        if let compression, compressionScope & 1 != 0 {
+            if case .headerStripping(let header) = compression { info.strippedHeader = header }
+            info.frameCompression = compression
+        }
+        if let compression, compressionScope & 2 != 0, !codecPrivate.isEmpty {
+            switch compression.apply(codecPrivate[...]) {
+            case .success(let bytes): codecPrivate = bytes
+            case .failure(let f):
+                reasons.append("track \(info.number): its zlib-compressed CodecPrivate (ContentEncodings at offset \(compressionOffset)) does not inflate: \(f.reason) (byte \(f.offset) of it)")
+                codecPrivate = []
+            }
+        }
         info.iso639Language = language
         if !bcp47.isEmpty && language == "eng" { language = bcp47 }
 
