@@ -74,7 +74,8 @@ mk_status mk_stream_parser_open(mk_stream_parser **out, int64_t total_bytes);
 /** Parses the next `size` bytes (copied; `data` may be freed on return). A nonzero
  *  `discontinuity` (after a seek or a gap) drops what is kept and looks for a confirmed frame
  *  again; the bytes then start at the offset mk_stream_parser_seek() returned.
- *  Errors: MK_EINVAL, MK_EUNSUPPORTED (ADIF AAC). */
+ *  Errors: MK_EINVAL, MK_EUNSUPPORTED (ADIF AAC; a container this parser does not read, WAVE,
+ *  RF64, AIFF, CAF, FLAC, Ogg, MP4 or MPEG-TS, refused at its first bytes). */
 mk_status mk_stream_parser_push(mk_stream_parser *parser, const uint8_t *data, size_t size, int32_t discontinuity);
 
 /** Ends the input: the last frame and the bit rate become events. Errors: MK_EINVAL. */

@@ -368,4 +368,33 @@ final class AudioStreamParserTests: XCTestCase {
         XCTAssertEqual(parser.duration?.seconds, 2.808)
         XCTAssertEqual(parser.metadata.first { $0.nativeKey == "TLEN" }?.value, "2808")
     }
+
+    /// A container the parser does not read is refused at its first bytes (after any ID3v2 tag
+    /// in front), whatever the chunking, not after every byte at finish(). The signatures are the
+    /// formats' own (RIFF / WAVE, FORM / AIFF, caff, fLaC, OggS, ISO BMFF's ftyp box, MPEG-TS's
+    /// 0x47 sync byte every 188 bytes), on real files.
+    func testOtherContainersAreRefusedEarly() throws {
+        let files = ["breadth/wav_Borewit_480e1b_alaw.wav", "breadth/aiff_Borewit_a032fe_issue-89_no-artist.aiff",
+                     "breadth/flac_androidx_4f7eb2_bear.flac", "ogg_vorbis_mono_metadata_block_picture.ogg", "m4a_aac_8k_mono.m4a",
+                     "breadth/ts_Vanilagy_00bbd7_eac3.ts"]
+        for name in files {
+            let url = try SharedMedia.file(name)
+            let head = try [UInt8](Data(contentsOf: url).prefix(4096))
+            for chunk in [1, 3, 4096] {
+                let parser = AudioStreamParser()
+                var error: MediaError?
+                var i = 0
+                while i < head.count && error == nil {
+                    do { _ = try parser.push(Array(head[i..<min(head.count, i + chunk)])) } catch let e as MediaError { error = e }
+                    i += chunk
+                }
+                let e = try XCTUnwrap(error, "\(name) in chunks of \(chunk): no error")
+                XCTAssertEqual(e.kind, .unsupported)
+                if chunk < 200 { XCTAssertLessThanOrEqual(i, 200, "\(name): refused within its first bytes") }
+            }
+        }
+        // An MP3 is not refused.
+        let mp3 = try [UInt8](Data(contentsOf: try SharedMedia.file("mp3_cbr_56k_mono_no_xing.mp3")))
+        XCTAssertNoThrow(try AudioStreamParser().push(mp3))
+    }
 }

@@ -158,3 +158,20 @@ def test_he_aac_in_adts_is_found_by_decoding(shared_media: Path, tmp_path: Path)
         assert (layers[0].profile, layers[0].sample_rate, layers[0].channels) == (st["profile"], int(st["sample_rate"]), st["channels"])
         core = p.data_format
         assert core is not None and layers[-1] == core and core.profile == "LC" and core.sample_rate == int(st["sample_rate"]) // 2
+
+
+@pytest.mark.parametrize("name", ["breadth/wav_Borewit_480e1b_alaw.wav", "breadth/flac_androidx_4f7eb2_bear.flac",
+                                  "ogg_vorbis_mono_metadata_block_picture.ogg", "m4a_aac_8k_mono.m4a", "breadth/ts_Vanilagy_00bbd7_eac3.ts"])
+def test_other_containers_are_refused_at_once(name: str, shared_media: Path) -> None:
+    """A container the parser does not read (ffprobe names it so) is refused with
+    MK_EUNSUPPORTED within its first bytes, pushed one byte at a time, not at finish()."""
+    path = shared_media / name
+    fmt = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=format_name", "-of", "json", str(path)],
+                                    capture_output=True, check=True).stdout)["format"]["format_name"]
+    assert not {"mp3", "aac", "ac3", "eac3", "dts", "amr"} & set(fmt.split(","))
+    head = path.read_bytes()[:400]
+    with mediakit.StreamParser() as p:
+        with pytest.raises(mediakit.MediaError) as e:
+            for i in range(len(head)):
+                p.push(head[i:i + 1])
+        assert e.value.name == "MK_EUNSUPPORTED" and "does not read" in e.value.message

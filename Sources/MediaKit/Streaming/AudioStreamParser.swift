@@ -240,7 +240,9 @@ public final class AudioStreamParser {
     /// everything kept is dropped and a frame must be confirmed again before packets are reported;
     /// the bytes are taken to start at the offset ``seek(to:)`` returned, else right after the
     /// bytes pushed before.
-    /// - Throws: `.unsupported` for ADIF AAC (no frame headers to parse).
+    /// - Throws: `.unsupported` for ADIF AAC (no frame headers to parse), and for a container
+    ///   this parser does not read (WAVE, RF64, AIFF, CAF, FLAC, Ogg, MP4, MPEG-TS), as soon as
+    ///   its signature has arrived (after any ID3v2 tag in front).
     public func push(_ bytes: [UInt8], discontinuity: Bool = false) throws -> [Event] {
         if discontinuity {
             bufferStart = nextOffsetAfterSeek ?? (bufferStart + Int64(buffer.count))
@@ -543,7 +545,18 @@ public final class AudioStreamParser {
                 }
             }
             // A frame.
-            if tagsEnd == nil { tagsEnd = absolute }
+            if tagsEnd == nil {
+                // The first byte after the leading tags: a container this parser does not read
+                // is refused now, not after every byte was pushed.
+                switch otherContainer(final: final) {
+                case .needMore: return finishPush(events, packets)
+                case .found(let name):
+                    throw MediaError(.unsupported, "the stream is \(name), which AudioStreamParser does not read (it reads MP3, ADTS AAC, AC-3 / E-AC-3, DTS and AMR): open it with a demuxer",
+                                     offset: absolute, context: "audio stream")
+                case .none: break
+                }
+                tagsEnd = absolute
+            }
             switch frameAt(final: final) {
             case .needMore:
                 if final {
@@ -1043,5 +1056,32 @@ extension AudioStreamParser {
         }
         let packet = Int64(Double(offset - start) / average)
         return (packet, Int(Double(offset - start) - Double(packet) * average), true)
+    }
+
+    private enum Signature { case needMore, found(String), none }
+
+    /// The container whose signature starts at the cursor (RIFF / RF64 WAVE, AIFF, CAF, FLAC,
+    /// Ogg, an ISO BMFF `ftyp`, MPEG-TS: two sync bytes 188 apart), waiting for the bytes that
+    /// tell while they may still be one. None of these starts an MPEG audio, ADTS, AC-3, DTS or
+    /// AMR stream.
+    private func otherContainer(final: Bool) -> Signature {
+        let head = Array(buffer[cursor..<min(buffer.count, cursor + 12)])
+        func text(_ r: Range<Int>) -> String? { head.count >= r.upperBound ? String(decoding: head[r], as: UTF8.self) : nil }
+        let magic: [(String, String)] = [("RIFF", "WAVE (RIFF)"), ("RF64", "RF64 WAVE"), ("FORM", "AIFF"), ("caff", "CAF"), ("fLaC", "FLAC"), ("OggS", "Ogg")]
+        for (m, name) in magic {
+            let bytes = Array(m.utf8)
+            if head.count < 4 {
+                if !final && bytes.starts(with: head) { return .needMore }
+                continue
+            }
+            if head.prefix(4).elementsEqual(bytes) { return .found(name) }
+        }
+        if head.count < 8 && !final { return .needMore }
+        if text(4..<8) == "ftyp" { return .found("MP4 / M4A (ISO BMFF)") }
+        if head.first == 0x47 {
+            if buffer.count - cursor <= 188 { return final ? .none : .needMore }
+            if buffer[cursor + 188] == 0x47 { return .found("MPEG-TS") }
+        }
+        return .none
     }
 }
