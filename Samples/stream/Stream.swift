@@ -270,6 +270,7 @@ struct Stream: ParsableCommand {
         case .readyToProducePackets: return "ready"
         case .packets(let p): return "packets \(p.count)"
         case .warning(let w): return "warning \(w)"
+        case .discontinuity(let at, let skipped): return "discontinuity offset=\(at) skipped=\(skipped)"
         }
     }
 

@@ -12,12 +12,17 @@ final class MetadataStrings {
     let chapters: [(chapter: Chapter, title: CString)]
     let attachments: [(attachment: Attachment, mime: CString, description: CString, fileName: CString, data: UnsafeMutableBufferPointer<UInt8>)]
 
-    init(_ d: Demuxer) {
+    convenience init(_ d: Demuxer) {
+        self.init(metadata: d.metadata, tracks: d.tracks.map(\.metadata), chapters: d.chapters, attachments: d.attachments)
+    }
+
+    /// The strings of tags, track tags, chapters and attachments (a stream parser's: no tracks).
+    init(metadata: Metadata, tracks trackTags: [Metadata], chapters chapterList: [Chapter], attachments attachmentList: [Attachment]) {
         func tags(_ m: Metadata) -> [Tag] { m.map { (CString($0.key), CString($0.nativeKey), CString($0.value)) } }
-        format = tags(d.metadata)
-        tracks = d.tracks.map { tags($0.metadata) }
-        chapters = d.chapters.map { ($0, CString($0.title ?? "")) }
-        attachments = d.attachments.map { a in
+        format = tags(metadata)
+        tracks = trackTags.map { tags($0) }
+        chapters = chapterList.map { ($0, CString($0.title ?? "")) }
+        attachments = attachmentList.map { a in
             let data = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(a.data.count, 1))
             _ = data.initialize(from: a.data)
             return (a, CString(a.mimeType), CString(a.description), CString(a.fileName), data)
@@ -26,7 +31,7 @@ final class MetadataStrings {
     deinit { attachments.forEach { $0.data.deallocate() } }
 }
 
-private func lend(_ tags: [MetadataStrings.Tag], _ index: Int32, _ name: String, _ key: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+func lend(_ tags: [MetadataStrings.Tag], _ index: Int32, _ name: String, _ key: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
                   _ native: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ value: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let key, let value else { return fail(MK_EINVAL, "\(name): key or value is NULL") }
     key.pointee = nil
@@ -93,9 +98,16 @@ public func mk_demuxer_chapter_at(_ d: OpaquePointer?, _ index: Int32, _ start: 
                                   _ timeBaseNum: UnsafeMutablePointer<Int64>?, _ timeBaseDen: UnsafeMutablePointer<Int64>?,
                                   _ title: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_chapter_at") else { return MK_EINVAL }
-    guard let start, let end, let timeBaseNum, let timeBaseDen, let title else { return fail(MK_EINVAL, "mk_demuxer_chapter_at: an output pointer is NULL") }
-    let chapters = h.metadataStrings.chapters
-    guard index >= 0 && Int(index) < chapters.count else { return fail(MK_EINVAL, "mk_demuxer_chapter_at: chapter \(index) does not exist (there are \(chapters.count))") }
+    return lendChapter(h.metadataStrings, index, "mk_demuxer_chapter_at", start, end, timeBaseNum, timeBaseDen, title)
+}
+
+/// Chapter `index` of `strings` into the outputs (mk_demuxer_chapter_at, mk_stream_parser_chapter_at).
+func lendChapter(_ strings: MetadataStrings, _ index: Int32, _ name: String, _ start: UnsafeMutablePointer<Int64>?, _ end: UnsafeMutablePointer<Int64>?,
+                 _ timeBaseNum: UnsafeMutablePointer<Int64>?, _ timeBaseDen: UnsafeMutablePointer<Int64>?,
+                 _ title: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let start, let end, let timeBaseNum, let timeBaseDen, let title else { return fail(MK_EINVAL, "\(name): an output pointer is NULL") }
+    let chapters = strings.chapters
+    guard index >= 0 && Int(index) < chapters.count else { return fail(MK_EINVAL, "\(name): chapter \(index) does not exist (there are \(chapters.count))") }
     let c = chapters[Int(index)]
     (start.pointee, end.pointee) = (c.chapter.start, c.chapter.end)
     (timeBaseNum.pointee, timeBaseDen.pointee) = (c.chapter.timeBase.numerator, c.chapter.timeBase.denominator)
@@ -114,9 +126,17 @@ public func mk_demuxer_attachment_at(_ d: OpaquePointer?, _ index: Int32, _ data
                                      _ pictureType: UnsafeMutablePointer<Int32>?, _ description: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
                                      _ fileName: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_attachment_at") else { return MK_EINVAL }
-    guard let data, let size, let mime, let pictureType else { return fail(MK_EINVAL, "mk_demuxer_attachment_at: data, size, mime or picture_type is NULL") }
-    let list = h.metadataStrings.attachments
-    guard index >= 0 && Int(index) < list.count else { return fail(MK_EINVAL, "mk_demuxer_attachment_at: attachment \(index) does not exist (there are \(list.count))") }
+    return lendAttachment(h.metadataStrings, index, "mk_demuxer_attachment_at", data, size, mime, pictureType, description, fileName)
+}
+
+/// Attachment `index` of `strings` into the outputs (mk_demuxer_attachment_at, mk_stream_parser_attachment_at).
+func lendAttachment(_ strings: MetadataStrings, _ index: Int32, _ name: String, _ data: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
+                    _ size: UnsafeMutablePointer<Int64>?, _ mime: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+                    _ pictureType: UnsafeMutablePointer<Int32>?, _ description: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+                    _ fileName: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let data, let size, let mime, let pictureType else { return fail(MK_EINVAL, "\(name): data, size, mime or picture_type is NULL") }
+    let list = strings.attachments
+    guard index >= 0 && Int(index) < list.count else { return fail(MK_EINVAL, "\(name): attachment \(index) does not exist (there are \(list.count))") }
     let a = list[Int(index)]
     data.pointee = UnsafePointer(a.data.baseAddress)
     size.pointee = Int64(a.attachment.data.count)

@@ -26,6 +26,7 @@ final class AudioStreamParserTests: XCTestCase {
                 case .duration(let d, let estimated): lines.append("duration \(d) \(estimated)")
                 case .encoderDelayAndPadding(let d, let p): lines.append("gapless \(d) \(p)")
                 case .readyToProducePackets: lines.append("ready")
+                case .discontinuity(let at, let skipped): lines.append("discontinuity \(at) \(skipped)")
                 }
             }
         }
@@ -245,5 +246,155 @@ final class AudioStreamParserTests: XCTestCase {
             broken = !pattern.add(MPEGAudioHeader(0xFF, 0xFB, Bool.random(using: &random) ? 0x92 : 0x90, 0x64)!)
         }
         XCTAssertTrue(broken, "random padding is no accumulator's")
+    }
+
+    /// Every packet parsed: the properties and the conversions agree with the packets the parser
+    /// reported (exact where the offsets were seen), and the tags are the MP3 demuxer's (the
+    /// same file read another way).
+    func testPropertiesAndConversionsMatchThePackets() throws {
+        for name in ["mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "mp3_id3v2_apic_1400px_48k.mp3", "aac_adts_lc_with_id3v2_prefix.aac"] {
+            let url = try SharedMedia.file(name)
+            let bytes = try [UInt8](Data(contentsOf: url))
+            let parser = AudioStreamParser(totalBytes: Int64(bytes.count))
+            XCTAssertNil(parser.fileFormat)
+            XCTAssertNil(parser.bitRate)
+            XCTAssertNil(parser.packetToFrame(0))
+            XCTAssertTrue(parser.formatList.isEmpty)
+            var packets: [AudioStreamParser.Packet] = []
+            var i = 0
+            while i < bytes.count {
+                for case .packets(let p) in try parser.push(Array(bytes[i..<min(bytes.count, i + 4096)])) { packets += p }
+                i += 4096
+            }
+            for case .packets(let p) in parser.finish() { packets += p }
+            let f = try XCTUnwrap(parser.dataFormat, name)
+            XCTAssertEqual(parser.fileFormat, name.hasSuffix(".aac") ? "adts" : "mp3")
+            XCTAssertEqual(parser.dataOffset, packets.first?.offset)
+            XCTAssertEqual(parser.maximumPacketSize, packets.map(\.data.count).max())
+            XCTAssertLessThanOrEqual(parser.maximumPacketSize, try XCTUnwrap(parser.packetSizeUpperBound))
+            XCTAssertEqual(parser.audioDataPacketCount?.packets, Int64(packets.count))
+            XCTAssertEqual(parser.audioDataPacketCount?.estimated, false)
+            XCTAssertEqual(parser.audioDataByteCount?.bytes, Int64(packets.reduce(0) { $0 + $1.data.count }))
+            XCTAssertEqual(try XCTUnwrap(parser.averageBytesPerPacket), Double(packets.reduce(0) { $0 + $1.data.count }) / Double(packets.count), accuracy: 1e-9)
+            XCTAssertEqual(parser.duration?.seconds ?? 0, Double(packets.reduce(0) { $0 + $1.frames }) / Double(f.sampleRate), accuracy: 1e-9)
+            XCTAssertEqual(parser.duration?.estimated, false)
+            XCTAssertNotNil(parser.channelMask)
+            XCTAssertEqual(parser.channelMask.map { $0.nonzeroBitCount }, f.channels)
+            for (n, p) in packets.enumerated() {
+                let (offset, estimated) = try XCTUnwrap(parser.packetToByte(Int64(n)))
+                XCTAssertEqual(offset, p.offset, "\(name) packet \(n)")
+                XCTAssertFalse(estimated)
+                let back = try XCTUnwrap(parser.byteToPacket(p.offset + Int64(p.data.count) - 1))
+                XCTAssertEqual(back.packet, Int64(n))
+                XCTAssertEqual(back.byteOffset, p.data.count - 1)
+                XCTAssertFalse(back.estimated)
+                XCTAssertEqual(parser.packetToFrame(Int64(n)), Int64(n * f.framesPerPacket))
+                XCTAssertEqual(parser.frameToPacket(Int64(n * f.framesPerPacket + 5))?.packet, Int64(n))
+                XCTAssertEqual(parser.frameToPacket(Int64(n * f.framesPerPacket + 5))?.frameOffset, 5)
+            }
+            // Past the packets parsed: estimated from the average size.
+            XCTAssertEqual(parser.packetToByte(Int64(packets.count + 100))?.estimated, true)
+            // The tags: the demuxer's (ID3v2 in front, read from the file by another path). Not for
+            // the ADTS file: its second ID3v2 tag, between frames, only the parser reads.
+            guard name.hasSuffix(".mp3") else { continue }
+            let demuxer = try AudioStreamDemuxer(source: FileSource(path: url.path))
+            XCTAssertEqual(parser.metadata.map(\.key), demuxer.metadata.map(\.key), name)
+            XCTAssertEqual(parser.metadata.map(\.value), demuxer.metadata.map(\.value), name)
+            XCTAssertEqual(parser.attachments, demuxer.attachments, name)
+        }
+    }
+
+    /// A VBR MP3 without a Xing / VBRI header: the duration, first a guess from the first frame's
+    /// bit rate, is refined as packets arrive (the average so far) and is the packets' at the end.
+    func testRunningEstimatesConvergeOnVBRWithoutXing() throws {
+        let bytes = try [UInt8](Data(contentsOf: try SharedMedia.file("mp3_vbr_no_xing_no_vbri.mp3")))
+        let parser = AudioStreamParser(totalBytes: Int64(bytes.count))
+        var durations: [(Double, Bool)] = [], rates: [Int] = []
+        func note(_ events: [AudioStreamParser.Event]) {
+            for e in events {
+                if case .duration(let d, let estimated) = e { durations.append((d, estimated)) }
+                if case .bitRate(let r, _) = e { rates.append(r) }
+            }
+        }
+        var i = 0
+        while i < bytes.count {
+            note(try parser.push(Array(bytes[i..<min(bytes.count, i + 1000)])))
+            i += 1000
+        }
+        note(parser.finish())
+        let final = try XCTUnwrap(durations.last)
+        XCTAssertFalse(final.1)
+        XCTAssertEqual(final.0, Double(parser.sampleCount) / 48000, accuracy: 1e-9)
+        let estimates = durations.filter { $0.1 }.map(\.0)
+        XCTAssertGreaterThan(estimates.count, 3, "refined several times")
+        // The first guess is far off (the first frame's bit rate); the last is within 5%.
+        XCTAssertGreaterThan(abs(estimates[0] - final.0), abs(estimates.last! - final.0))
+        XCTAssertLessThan(abs(estimates.last! - final.0) / final.0, 0.05)
+        XCTAssertGreaterThan(rates.count, 3)
+    }
+
+    /// A seek to an estimated offset: the bytes before the first frame found there are a
+    /// discontinuity event, not a damage warning.
+    func testSeekToAnEstimatedOffsetReportsADiscontinuity() throws {
+        let bytes = try [UInt8](Data(contentsOf: try SharedMedia.file("mp3_vbr_no_xing_no_vbri.mp3")))
+        let parser = AudioStreamParser(totalBytes: Int64(bytes.count))
+        _ = try parser.push(Array(bytes[..<4000]))
+        let target = try XCTUnwrap(parser.seek(to: 2.0))
+        XCTAssertFalse(target.exact)
+        let events = try parser.push(Array(bytes[Int(target.offset)...]), discontinuity: true)
+        var found: (Int64, Int64)?
+        for e in events {
+            if case .warning(let w) = e { XCTFail("a warning after the seek: \(w)") }
+            if case .discontinuity(let at, let skipped) = e { found = (at, skipped) }
+        }
+        let (at, skipped) = try XCTUnwrap(found)
+        XCTAssertEqual(at, target.offset + skipped)
+        XCTAssertEqual(bytes[Int(at)], 0xFF)
+        guard case .packets(let p)? = events.first(where: { if case .packets = $0 { return true }; return false }) else { return XCTFail("no packets") }
+        XCTAssertEqual(p.first?.offset, at)
+    }
+
+    /// An ID3 TLEN states the duration before any frame.
+    func testTLENGivesTheDuration() throws {
+        // ID3v2.3 with TLEN "2808" (ms), then the VBR file without a Xing header.
+        let text = Array("2808".utf8)
+        let frame = Array("TLEN".utf8) + [0, 0, 0, UInt8(text.count + 1), 0, 0, 0] + text
+        let tag = Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, UInt8(frame.count)] + frame
+        let bytes = tag + (try [UInt8](Data(contentsOf: try SharedMedia.file("mp3_vbr_no_xing_no_vbri.mp3"))))
+        let parser = AudioStreamParser(totalBytes: Int64(bytes.count))
+        let events = try parser.push(Array(bytes[..<tag.count]))
+        XCTAssertTrue(events.contains { if case .duration(2.808, false) = $0 { return true }; return false })
+        _ = try parser.push(Array(bytes[tag.count..<tag.count + 20000]))
+        XCTAssertEqual(parser.duration?.seconds, 2.808)
+        XCTAssertEqual(parser.metadata.first { $0.nativeKey == "TLEN" }?.value, "2808")
+    }
+
+    /// A container the parser does not read is refused at its first bytes (after any ID3v2 tag
+    /// in front), whatever the chunking, not after every byte at finish(). The signatures are the
+    /// formats' own (RIFF / WAVE, FORM / AIFF, caff, fLaC, OggS, ISO BMFF's ftyp box, MPEG-TS's
+    /// 0x47 sync byte every 188 bytes), on real files.
+    func testOtherContainersAreRefusedEarly() throws {
+        let files = ["breadth/wav_Borewit_480e1b_alaw.wav", "breadth/aiff_Borewit_a032fe_issue-89_no-artist.aiff",
+                     "breadth/flac_androidx_4f7eb2_bear.flac", "ogg_vorbis_mono_metadata_block_picture.ogg", "m4a_aac_8k_mono.m4a",
+                     "breadth/ts_Vanilagy_00bbd7_eac3.ts"]
+        for name in files {
+            let url = try SharedMedia.file(name)
+            let head = try [UInt8](Data(contentsOf: url).prefix(4096))
+            for chunk in [1, 3, 4096] {
+                let parser = AudioStreamParser()
+                var error: MediaError?
+                var i = 0
+                while i < head.count && error == nil {
+                    do { _ = try parser.push(Array(head[i..<min(head.count, i + chunk)])) } catch let e as MediaError { error = e }
+                    i += chunk
+                }
+                let e = try XCTUnwrap(error, "\(name) in chunks of \(chunk): no error")
+                XCTAssertEqual(e.kind, .unsupported)
+                if chunk < 200 { XCTAssertLessThanOrEqual(i, 200, "\(name): refused within its first bytes") }
+            }
+        }
+        // An MP3 is not refused.
+        let mp3 = try [UInt8](Data(contentsOf: try SharedMedia.file("mp3_cbr_56k_mono_no_xing.mp3")))
+        XCTAssertNoThrow(try AudioStreamParser().push(mp3))
     }
 }

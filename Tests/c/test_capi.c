@@ -593,6 +593,69 @@ static void stream_parser(void) {
     mk_stream_parser_close(&sp);
     CHECK(sp == NULL, "close sets the handle to NULL");
     mk_stream_parser_close(&sp);   /* harmless */
+
+    /* Properties, conversions and every tag (issue 35): an ID3v2.3 tag (TIT2 "Hello", TPE1
+     * "World") then the ten frames. Oracles: ISO/IEC 11172-3 (a 128 kbit/s 44.1 kHz Layer III
+     * frame is 144 * 128000 / 44100 = 417 bytes unpadded, 1152 samples; the largest at that rate
+     * is 320 kbit/s padded: 1045 bytes; mode 01 is joint stereo) and the ID3v2.3 frame layout. */
+    static const uint8_t tag[] = { 'I', 'D', '3', 3, 0, 0, 0, 0, 0, 32,
+        'T', 'I', 'T', '2', 0, 0, 0, 6, 0, 0, 0, 'H', 'e', 'l', 'l', 'o',
+        'T', 'P', 'E', '1', 0, 0, 0, 6, 0, 0, 0, 'W', 'o', 'r', 'l', 'd' };
+    mk_stream_properties props; memset(&props, 0, sizeof props); props.struct_size = sizeof props;
+    EXPECT(mk_stream_parser_properties(NULL, &props), MK_EINVAL);
+    EXPECT(mk_stream_parser_open(&sp, (int64_t)(sizeof tag + sizeof stream)), MK_OK);
+    EXPECT(mk_stream_parser_properties(sp, NULL), MK_EINVAL);
+    mk_stream_properties tiny; tiny.struct_size = 4;
+    EXPECT(mk_stream_parser_properties(sp, &tiny), MK_EINVAL);
+    EXPECT(mk_stream_parser_properties(sp, &props), MK_OK);
+    CHECK(props.ready == 0 && props.data_offset == -1 && props.bit_rate == -1 && props.duration < 0 && props.codec[0] == 0
+          && props.format_count == 0 && props.magic_cookie == NULL, "nothing is known before the first byte");
+    int64_t v64 = 0; int32_t v32 = 0, est = 0;
+    EXPECT(mk_stream_parser_packet_to_frame(sp, 1, &v64), MK_ESTATE);
+    EXPECT(mk_stream_parser_byte_to_packet(sp, 100, &v64, NULL, NULL), MK_ESTATE);
+    EXPECT(mk_stream_parser_push(sp, tag, sizeof tag, 0), MK_OK);
+    int32_t ntags = -1;
+    EXPECT(mk_stream_parser_tag_count(sp, NULL), MK_EINVAL);
+    EXPECT(mk_stream_parser_tag_count(sp, &ntags), MK_OK);
+    const char *key = NULL, *native = NULL, *value = NULL;
+    CHECK(ntags == 2, "both text frames of the ID3v2 tag are tags (not only the title)");
+    EXPECT(mk_stream_parser_tag_at(sp, 1, &key, &native, &value), MK_OK);
+    CHECK(key && native && value && !strcmp(key, "artist") && !strcmp(native, "TPE1") && !strcmp(value, "World"), "the second tag is TPE1 = World");
+    EXPECT(mk_stream_parser_tag_at(sp, 2, &key, &native, &value), MK_EINVAL);
+    EXPECT(mk_stream_parser_attachment_count(sp, &v32), MK_OK);
+    CHECK(v32 == 0, "no pictures");
+    EXPECT(mk_stream_parser_chapter_count(sp, &v32), MK_OK);
+    CHECK(v32 == 0, "no chapters");
+    EXPECT(mk_stream_parser_push(sp, stream, sizeof stream, 0), MK_OK);
+    EXPECT(mk_stream_parser_finish(sp), MK_OK);
+    while (mk_stream_parser_next_event(sp, &ev) == MK_OK) {}
+    EXPECT(mk_stream_parser_properties(sp, &props), MK_OK);
+    CHECK(props.ready == 1 && !strcmp(props.file_format, "mp3") && !strcmp(props.codec, "mp3") && props.sample_rate == 44100
+          && props.channels == 2 && props.frames_per_packet == 1152 && props.channel_mask == 0x3, "the format, as the header states it");
+    CHECK(props.data_offset == (int64_t)sizeof tag, "the data starts after the tag");
+    CHECK(props.audio_data_byte_count == 4170 && !props.byte_count_estimated && props.audio_data_packet_count == 10
+          && !props.packet_count_estimated, "every packet parsed: exact counts");
+    CHECK(props.maximum_packet_size == 417 && props.packet_size_upper_bound == 1045 && props.average_bytes_per_packet == 417.0,
+          "packet sizes: 417 seen, 1045 allowed");
+    CHECK(props.bit_rate == 128000 && props.bit_rate_exact == 1, "128 kbit/s, constant");
+    CHECK(props.duration > 11520.0 / 44100 - 1e-9 && props.duration < 11520.0 / 44100 + 1e-9 && !props.duration_estimated,
+          "ten frames of 1152 samples");
+    CHECK(props.priming_frames == -1 && props.packets_parsed == 10 && props.format_count == 1, "no LAME tag, one layer");
+    mk_stream_format fmt; memset(&fmt, 0, sizeof fmt); fmt.struct_size = sizeof fmt;
+    EXPECT(mk_stream_parser_format_at(sp, 0, &fmt), MK_OK);
+    CHECK(!strcmp(fmt.codec, "mp3") && fmt.sample_rate == 44100 && fmt.channels == 2, "the one layer is the data format");
+    EXPECT(mk_stream_parser_format_at(sp, 1, &fmt), MK_EINVAL);
+    EXPECT(mk_stream_parser_packet_to_frame(sp, 3, &v64), MK_OK);
+    CHECK(v64 == 3 * 1152, "packet 3 starts at sample 3456");
+    EXPECT(mk_stream_parser_frame_to_packet(sp, 3 * 1152 + 7, &v64, &v32), MK_OK);
+    CHECK(v64 == 3 && v32 == 7, "sample 3463 is the 8th of packet 3");
+    EXPECT(mk_stream_parser_packet_to_byte(sp, 4, &v64, &est), MK_OK);
+    CHECK(v64 == (int64_t)sizeof tag + 4 * 417 && est == 0, "packet 4 is at its offset, exactly");
+    EXPECT(mk_stream_parser_byte_to_packet(sp, (int64_t)sizeof tag + 5 * 417 + 10, &v64, &v32, &est), MK_OK);
+    CHECK(v64 == 5 && v32 == 10 && est == 0, "a byte inside packet 5");
+    EXPECT(mk_stream_parser_byte_to_packet(sp, 3, &v64, NULL, NULL), MK_ESTATE);   /* inside the tag */
+    EXPECT(mk_stream_parser_packet_to_frame(sp, 1, NULL), MK_EINVAL);
+    mk_stream_parser_close(&sp);
 }
 
 /* The container catalogue and the grown backend listing, the orientation calls and the session's

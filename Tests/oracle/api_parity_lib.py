@@ -21,7 +21,7 @@ TABLE = REPO / "docs" / "api-parity.md"
 TYPES = ["Demuxer", "SourceDemuxer", "Track", "CodecParameters", "EditListEntry", "Packet", "Frame", "Decoder",
          "DecodeSession", "AsyncDecodeSession", "Muxer", "MP4Muxer", "ContainerCatalog", "Remuxer", "AudioConverter",
          "Encoder", "EncoderSettings", "Transcoder", "TranscodeOptions", "FileDecoder", "FileDecodeOptions", "MediaRegistry",
-         "SampleFormat", "VideoEncoder", "VideoEncoderSettings", "VideoFormat", "VideoEncodingConverter", "CompressionSession", "AssetWriter", "TagEditor"]
+         "SampleFormat", "VideoEncoder", "VideoEncoderSettings", "VideoFormat", "VideoEncodingConverter", "CompressionSession", "AssetWriter", "TagEditor", "AudioStreamParser"]
 
 _DECL = re.compile(r"^\s*(?:@[\w.]+(?:\([^)]*\))?\s+)*((?:public|open)\s+)?(?:(?:final|indirect)\s+)*"
                    r"(class|struct|enum|protocol|actor|extension)\s+([A-Za-z_][\w.]*)")

@@ -68,7 +68,7 @@ from ._session import AsyncDecodeSession, Recovery
 from ._encode import Encoder
 from ._venc import CompressionSession, VideoEncoder
 from ._writer import Writer
-from ._stream import StreamEvent, StreamParser
+from ._stream import PacketTableInfo, StreamEvent, StreamFormat, StreamParser
 from ._files import Progress, decode, remux, transcode
 from ._metadata import Attachment, Chapter, Metadata, Tag
 from ._tags import edit_tags
@@ -81,7 +81,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
            "BackendError", "CancelledError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
-           "AsyncDecodeSession", "AudioConverter", "Encoder", "VideoEncoder", "CompressionSession", "Writer", "StreamParser", "StreamEvent",
+           "AsyncDecodeSession", "AudioConverter", "Encoder", "VideoEncoder", "CompressionSession", "Writer", "StreamParser", "StreamEvent", "StreamFormat", "PacketTableInfo",
            "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples", "Metadata", "Tag", "Chapter",
            "Attachment",
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",

@@ -15,6 +15,10 @@ public struct AC3Header: Sendable, Hashable {
     public let streamType: Int
     /// E-AC-3: the substream id; 0 for AC-3.
     public let substreamID: Int
+    /// The speakers as WAVE channel-mask bits, as FFmpeg lays out `acmod` and `lfeon` (A/52
+    /// table 5.8: 1+1 and 2/0 stereo, 1/0 centre, 3/0, 2/1 with a back centre, 3/1, 2/2 and 3/2
+    /// with side channels; LFE 0x8).
+    public let channelMask: UInt64
 
     /// Samples per channel in the frame.
     public var samplesPerFrame: Int { 256 * blocks }
@@ -27,6 +31,8 @@ public struct AC3Header: Sendable, Hashable {
     private static let kbps = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 576, 640]
     // acmod -> full-band channels.
     private static let acmodChannels = [2, 1, 2, 3, 3, 4, 4, 5]
+    // acmod -> speakers (FFmpeg's ff_ac3_channel_layout_tab).
+    private static let acmodMasks: [UInt64] = [0x3, 0x4, 0x3, 0x7, 0x103, 0x107, 0x603, 0x607]
 
     /// Parses the header at `index` of `b`; nil when it is not one (no 0x0B77 sync word, a
     /// reserved rate or frame size code, an unknown bsid, too few bytes to tell).
@@ -55,6 +61,7 @@ public struct AC3Header: Sendable, Hashable {
             frameSize = words * 2
             sampleRate = rate
             channels = Self.acmodChannels[acmod] + lfe
+            channelMask = Self.acmodMasks[acmod] | (lfe == 1 ? 0x8 : 0)
             blocks = 6
             streamType = 0
             substreamID = 0
@@ -77,6 +84,7 @@ public struct AC3Header: Sendable, Hashable {
             frameSize = (frmsiz + 1) * 2
             sampleRate = rate
             channels = Self.acmodChannels[acmod] + lfe
+            channelMask = Self.acmodMasks[acmod] | (lfe == 1 ? 0x8 : 0)
             blocks = [1, 2, 3, 6][numblkscod]
             streamType = strmtyp
             substreamID = substreamid

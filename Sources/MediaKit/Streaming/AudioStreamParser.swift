@@ -36,6 +36,22 @@ public final class AudioStreamParser {
         public var channels: Int
         /// Samples per channel in one packet.
         public var framesPerPacket: Int
+        /// The codec's profile where one format has layers ("LC", "HE-AAC", "HE-AACv2" for AAC;
+        /// see ``AudioStreamParser/formatList``); nil otherwise.
+        public var profile: String? = nil
+    }
+
+    /// Priming and remainder frames (Apple's `AudioFilePacketTableInfo`): the samples a decoder
+    /// outputs before the first and after the last real sample.
+    public struct PacketTableInfo: Sendable, Hashable {
+        /// Samples per channel to drop at the start: the encoder's delay plus the decoder's (529
+        /// for MPEG audio, as FFmpeg's mp3 demuxer skips them).
+        public var primingFrames: Int64
+        /// Samples per channel to drop at the end.
+        public var remainderFrames: Int64
+        /// Samples per channel that remain (the packets' samples less both), when the packet
+        /// count is known (Xing / VBRI, or after ``AudioStreamParser/finish()``); else nil.
+        public var validFrames: Int64?
     }
 
     /// Where a packet is in the stream and what it holds.
@@ -76,6 +92,10 @@ public final class AudioStreamParser {
         case tags(AudioTags)
         /// The format is known: packets follow.
         case readyToProducePackets
+        /// Parsing resumed at `offset` after bytes pushed with `discontinuity` (a seek to an
+        /// estimated offset): `skipped` bytes before the first confirmed frame there were passed
+        /// over. Not damage: the offset was a guess.
+        case discontinuity(offset: Int64, skipped: Int64)
         /// Complete frames, in order.
         case packets([Packet])
         /// Damage skipped, or a tag part not read; parsing goes on.
@@ -86,6 +106,21 @@ public final class AudioStreamParser {
     public private(set) var dataFormat: DataFormat?
     /// Tags read so far.
     public private(set) var tags = AudioTags()
+    /// Every tag read so far with its normalised, native and FFmpeg key, as the MP3 / ADTS demuxer
+    /// reads them (``Demuxer/metadata``): the ID3v2 tags' frames; an ID3v1 tag at the end when no
+    /// ID3v2 tag gave one (ADTS: the ID3v1 tag replaces the ID3v2 text tags, as FFmpeg's aac
+    /// demuxer does). APEv2 and Lyrics3 tags are skipped, not read.
+    public private(set) var metadata = Metadata(ffmpegMerge: .keepFirst)
+    /// The pictures of the ID3v2 tags (APIC / PIC), in tag order.
+    public private(set) var attachments: [Attachment] = []
+    /// The chapters of the ID3v2 tags (CHAP), in time order.
+    public private(set) var chapters: [Chapter] = []
+    /// The container ("mp3", "adts", "ac3", "dts" or "amr"), once known.
+    public private(set) var fileFormat: String?
+    /// The largest packet reported so far, in bytes (0 before the first).
+    public private(set) var maximumPacketSize = 0
+    /// The registry whose AAC decoder ``formatList`` decodes the first ADTS frame with.
+    public var registry: MediaRegistry = .shared
     /// The VBR header of the first frame, if there was one.
     public private(set) var vbrHeader: MPEGAudioVBRHeader?
     /// Offset of the frame that carried ``vbrHeader``.
@@ -103,8 +138,14 @@ public final class AudioStreamParser {
     public private(set) var sampleCount: Int64 = 0
     /// The configuration a decoder takes, once known (ADTS: the AudioSpecificConfig; empty for MPEG audio).
     public private(set) var magicCookie: [UInt8]?
-    /// The duration reported with ``Event/duration(_:estimated:)``, once known.
+    /// The duration reported with ``Event/duration(_:estimated:)``, once known: exact from a
+    /// Xing / VBRI frame count or after ``finish()``; an ID3 `TLEN`'s (stated, not estimated)
+    /// when there is one; else estimated from the stream's length and the average bit rate of
+    /// the packets so far, refined as they arrive.
     public private(set) var duration: (seconds: Double, estimated: Bool)?
+    /// The bit rate reported with ``Event/bitRate(_:exact:)``, once known: the average of the
+    /// packets so far, refined as they arrive (exact while every packet had the same rate).
+    public private(set) var bitRate: (bitsPerSecond: Int, exact: Bool)?
 
     private let totalBytes: Int64?
     private var buffer: [UInt8] = []
@@ -138,6 +179,20 @@ public final class AudioStreamParser {
     /// padding bits seen so far allow (see ``CBRPattern``); nil once the stream is not CBR.
     private var cbr: CBRPattern?
     private var cbrKnown = false
+    /// ADTS: the first frame, which ``formatList`` decodes to find SBR / PS.
+    private var firstADTSFrame: [UInt8]?
+    private var cachedFormatList: [DataFormat]?
+    /// The duration an ID3 `TLEN` frame states, in seconds.
+    private var statedLength: Double?
+    /// Set by a push with `discontinuity`: the next confirmed frame reports ``Event/discontinuity(offset:skipped:)``.
+    private var resumeAfterSeek: Int64?
+    /// The trailing tags (ID3v1, APEv2, Lyrics3) seen after the first frame, in bytes.
+    private var trailingTagBytes: Int64 = 0
+    /// The size of the last packet in ``packetOffsets``.
+    private var lastIndexedSize = 0
+    /// The bytes of the packet cut short at the end of the stream, if there was one (not in
+    /// ``packetCount`` / ``audioBytes``, which count whole frames).
+    private var truncatedTail: Int?
 
     private static let tagMarkers = ["ID3", "TAG", "APETAGEX", "LYRICSBEGIN"].map { Array($0.utf8) }
     private static let apeMarker = Array("APETAGEX".utf8)
@@ -185,7 +240,9 @@ public final class AudioStreamParser {
     /// everything kept is dropped and a frame must be confirmed again before packets are reported;
     /// the bytes are taken to start at the offset ``seek(to:)`` returned, else right after the
     /// bytes pushed before.
-    /// - Throws: `.unsupported` for ADIF AAC (no frame headers to parse).
+    /// - Throws: `.unsupported` for ADIF AAC (no frame headers to parse), and for a container
+    ///   this parser does not read (WAVE, RF64, AIFF, CAF, FLAC, Ogg, MP4, MPEG-TS), as soon as
+    ///   its signature has arrived (after any ID3v2 tag in front).
     public func push(_ bytes: [UInt8], discontinuity: Bool = false) throws -> [Event] {
         if discontinuity {
             bufferStart = nextOffsetAfterSeek ?? (bufferStart + Int64(buffer.count))
@@ -196,6 +253,8 @@ public final class AudioStreamParser {
             nextOffsetAfterSeek = nil
             indexing = false
             lyricsScannedTo = nil
+            damageStart = nil
+            resumeAfterSeek = bufferStart
         }
         if skipRemaining > 0 {
             let n = Int(min(skipRemaining, Int64(bytes.count)))
@@ -223,7 +282,14 @@ public final class AudioStreamParser {
         }
         if packetCount > 0, let f = dataFormat, f.sampleRate > 0 {
             let seconds = Double(sampleCount) / Double(f.sampleRate)
-            events.append(.bitRate(constantBitRate ? firstBitRate! : Int(Double(audioBytes * 8) / max(seconds, 1e-9)), exact: constantBitRate))
+            let rate = (constantBitRate ? firstBitRate! : Int(Double(audioBytes * 8) / max(seconds, 1e-9)), constantBitRate)
+            bitRate = rate
+            events.append(.bitRate(rate.0, exact: rate.1))
+            // Every packet was parsed (from the first one): their samples are the duration.
+            if indexing && !(duration?.estimated == false && vbrHeader?.frames != nil) && (duration.map { $0.seconds != seconds || $0.estimated } ?? true) {
+                duration = (seconds, false)
+                events.append(.duration(seconds, estimated: false))
+            }
         }
         ended = true
         return events
@@ -349,6 +415,13 @@ public final class AudioStreamParser {
     }
 
     private func endDamage(_ events: inout [Event], resumed: Bool) {
+        if resumed, let from = resumeAfterSeek {
+            // A seek to an estimated offset: the bytes before the first frame there are not damage.
+            events.append(.discontinuity(offset: absolute, skipped: absolute - from))
+            resumeAfterSeek = nil
+            damageStart = nil
+            return
+        }
         guard let start = damageStart else { return }
         let skipped = absolute - start
         events.append(.warning(MediaError(.invalidData, "skipped \(skipped) bytes that are not audio frames (\(damageReason))" + (resumed ? "; parsing resumed at the next confirmed frame" : "; the stream ends there"),
@@ -399,9 +472,14 @@ public final class AudioStreamParser {
                         }
                         var warnings: [String] = []
                         let before = tags
-                        ID3.readV2(Array(buffer[cursor..<cursor + size]), into: &tags, warnings: &warnings)
+                        let tag = Array(buffer[cursor..<cursor + size])
+                        ID3.readV2(tag, into: &tags, warnings: &warnings)
+                        var read = ID3Metadata.Result(metadata: metadata, attachments: attachments, chapters: chapters)
+                        ID3Metadata.parseV2(tag, into: &read)
+                        (metadata, attachments, chapters) = (read.metadata, read.attachments, read.chapters)
                         for w in warnings { events.append(.warning(MediaError(.unsupported, w, offset: absolute, context: "ID3v2"))) }
                         if tags != before { events.append(.tags(tags)) }
+                        noteStatedLength(into: &events)
                         cursor += size
                         continue
                     }
@@ -410,7 +488,17 @@ public final class AudioStreamParser {
                     if available < 128 && !final { return finishPush(events, packets) }
                     if available >= 128 {
                         let before = tags
-                        ID3.readV1(Array(buffer[cursor..<cursor + 128]), into: &tags)
+                        let tag = Array(buffer[cursor..<cursor + 128])
+                        ID3.readV1(tag, into: &tags)
+                        var v1 = Metadata()
+                        ID3Metadata.parseV1(tag, into: &v1)
+                        if !v1.isEmpty && isADTS == true {
+                            // FFmpeg's aac demuxer: the ID3v1 tag replaces the ID3v2 text tags, their PRIV frames staying.
+                            metadata = Metadata(v1.entries + metadata.filter { $0.ffmpegKey.hasPrefix("id3v2_priv.") }, ffmpegMerge: .keepFirst)
+                        } else if !v1.isEmpty && metadata.isEmpty {
+                            metadata = Metadata(v1.entries, ffmpegMerge: .keepFirst)
+                        }
+                        if dataOffset != nil { trailingTagBytes += 128 }
                         if tags != before { events.append(.tags(tags)) }
                         cursor += 128
                         continue
@@ -457,7 +545,18 @@ public final class AudioStreamParser {
                 }
             }
             // A frame.
-            if tagsEnd == nil { tagsEnd = absolute }
+            if tagsEnd == nil {
+                // The first byte after the leading tags: a container this parser does not read
+                // is refused now, not after every byte was pushed.
+                switch otherContainer(final: final) {
+                case .needMore: return finishPush(events, packets)
+                case .found(let name):
+                    throw MediaError(.unsupported, "the stream is \(name), which AudioStreamParser does not read (it reads MP3, ADTS AAC, AC-3 / E-AC-3, DTS and AMR): open it with a demuxer",
+                                     offset: absolute, context: "audio stream")
+                case .none: break
+                }
+                tagsEnd = absolute
+            }
             switch frameAt(final: final) {
             case .needMore:
                 if final {
@@ -477,6 +576,12 @@ public final class AudioStreamParser {
                         // parser hands those bytes on as a last packet; so does this one.
                         let rest = Array(buffer[cursor...])
                         packets.append(Packet(offset: absolute, data: rest, frames: 0, isTruncated: true))
+                        truncatedTail = rest.count
+                        maximumPacketSize = max(maximumPacketSize, rest.count)
+                        if indexing && packetOffsets.count < Self.maxIndexedPackets {
+                            packetOffsets.append(absolute)
+                            lastIndexedSize = rest.count
+                        }
                         events.append(.warning(MediaError(.truncated, "the stream ends \(rest.count) bytes after the last whole frame (\(why))", offset: absolute, context: "audio stream")))
                         cursor = buffer.count
                         break loop
@@ -535,7 +640,10 @@ public final class AudioStreamParser {
                 if let a = adts { noteBitRate(a.frameLength * 8 * a.sampleRate / max(1, a.samplesPerFrame)) }
                 if raw != nil, frames > 0, let rate = dataFormat?.sampleRate { noteBitRate(size * 8 * rate / frames) }
                 if indexing {
-                    if packetOffsets.count < Self.maxIndexedPackets { packetOffsets.append(absolute) }
+                    if packetOffsets.count < Self.maxIndexedPackets {
+                        packetOffsets.append(absolute)
+                        lastIndexedSize = size
+                    }
                     if let m = mpeg {
                         if !cbrKnown { cbrKnown = true; cbr = CBRPattern(m) }
                         if cbr?.add(m) == false { cbr = nil }
@@ -552,7 +660,18 @@ public final class AudioStreamParser {
                 packetCount += 1
                 audioBytes += Int64(size)
                 sampleCount += Int64(frames)
+                maximumPacketSize = max(maximumPacketSize, size)
+                if adts != nil && firstADTSFrame == nil { firstADTSFrame = data }
                 cursor += size
+                if packetCount & (packetCount - 1) == 0 {
+                    // The running estimates, refined at packets 1, 2, 4, 8 ... (the same places
+                    // whatever the chunking), after the packets before them.
+                    if !packets.isEmpty {
+                        events.append(.packets(packets))
+                        packets = []
+                    }
+                    refineEstimates(into: &events)
+                }
             }
         }
         if final { endDamage(&events, resumed: false) }
@@ -700,15 +819,19 @@ public final class AudioStreamParser {
         if let r = raw {
             dataFormat = DataFormat(codec: r.codec, sampleRate: r.sampleRate, channels: r.channels, framesPerPacket: r.samples)
             magicCookie = []
+            fileFormat = r.family.fileFormat
             events.append(.fileFormat(r.family.fileFormat))
             events.append(.dataFormat(dataFormat!))
         } else if let m = mpeg {
             dataFormat = DataFormat(codec: m.codec, sampleRate: m.sampleRate, channels: m.channels, framesPerPacket: m.samplesPerFrame)
             magicCookie = []
+            fileFormat = "mp3"
             events.append(.fileFormat("mp3"))
             events.append(.dataFormat(dataFormat!))
         } else if let a = adts {
-            dataFormat = DataFormat(codec: "aac", sampleRate: a.sampleRate, channels: a.channels, framesPerPacket: a.samplesPerFrame)
+            dataFormat = DataFormat(codec: "aac", sampleRate: a.sampleRate, channels: a.channels, framesPerPacket: a.samplesPerFrame,
+                                    profile: Self.aacProfile(a.audioSpecificConfig.first.map { Int($0 >> 3) } ?? 0))
+            fileFormat = "adts"
             events.append(.fileFormat("adts"))
             events.append(.dataFormat(dataFormat!))
             magicCookie = a.audioSpecificConfig
@@ -716,17 +839,249 @@ public final class AudioStreamParser {
         }
     }
 
-    /// Exact from a Xing / VBRI frame count, else from the stream's length and the first frame's bit rate.
+    /// Exact from a Xing / VBRI frame count, else an ID3 `TLEN`, else from the stream's length
+    /// and the first frame's bit rate.
     private func durationEstimate() -> (seconds: Double, estimated: Bool)? {
         guard let f = dataFormat, f.sampleRate > 0 else { return nil }
         if let frames = vbrHeader?.frames, frames > 0 {
             return (Double(frames) * Double(f.framesPerPacket) / Double(f.sampleRate), false)
         }
+        if let stated = statedLength { return (stated, false) }
         guard let total = totalBytes, let start = dataOffset else { return nil }
         var rate = lastMPEG?.bitRate ?? 0
         if let a = lastADTS { rate = a.frameLength * 8 * a.sampleRate / max(1, a.samplesPerFrame) }
         if let r = lastRaw { rate = r.bitRate }
         guard rate > 0 else { return nil }
         return (Double(total - start) * 8 / Double(rate), true)
+    }
+
+    /// FFmpeg's profile names of the AAC object types an ADTS header can state (1 to 4).
+    private static func aacProfile(_ objectType: Int) -> String? {
+        [1: "Main", 2: "LC", 3: "SSR", 4: "LTP"][objectType]
+    }
+
+    /// An ID3 `TLEN` (the length in milliseconds) read: the duration, unless a Xing / VBRI frame count states it.
+    private func noteStatedLength(into events: inout [Event]) {
+        guard statedLength == nil, let text = metadata.first(where: { $0.nativeKey == "TLEN" || $0.nativeKey == "TLE" })?.value,
+              let ms = Int64(text.trimmingCharacters(in: .whitespaces)), ms > 0 else { return }
+        statedLength = Double(ms) / 1000
+        if vbrHeader?.frames == nil, duration.map({ $0.estimated }) ?? true {
+            duration = (statedLength!, false)
+            events.append(.duration(statedLength!, estimated: false))
+        }
+    }
+
+    /// The average bit rate of the packets so far and, when the duration is not stated, the
+    /// duration it gives the stream's length; each reported when it changed.
+    private func refineEstimates(into events: inout [Event]) {
+        guard let f = dataFormat, f.sampleRate > 0, sampleCount > 0 else { return }
+        let seconds = Double(sampleCount) / Double(f.sampleRate)
+        let rate = constantBitRate ? firstBitRate! : Int((Double(audioBytes * 8) / seconds).rounded())
+        if bitRate.map({ $0.bitsPerSecond != rate || $0.exact != constantBitRate }) ?? true {
+            bitRate = (rate, constantBitRate)
+            events.append(.bitRate(rate, exact: constantBitRate))
+        }
+        guard duration?.estimated ?? true, let total = totalBytes, let start = dataOffset, rate > 0, total > start else { return }
+        let estimate = Double(total - start - trailingTagBytes) * 8 / Double(rate)
+        if duration.map({ abs($0.seconds - estimate) > 1e-6 }) ?? true {
+            duration = (estimate, true)
+            events.append(.duration(estimate, estimated: true))
+        }
+    }
+}
+
+// MARK: - Properties (AudioFileStreamGetProperty)
+
+extension AudioStreamParser {
+    /// The format's layers, outermost first (Apple's `kAudioFileStreamProperty_FormatList`):
+    /// HE-AAC v2 gives three (PS: stereo at the output rate; SBR: the core's channels at the
+    /// output rate; the AAC LC core), HE-AAC two, everything else one (``dataFormat``). An ADTS
+    /// header cannot signal SBR or PS: the first frame is decoded with ``registry``'s AAC decoder
+    /// to find them (once, the first time this is read after the first frame); without a decoder
+    /// the list is the header's alone. Empty before the format is known.
+    public var formatList: [DataFormat] {
+        guard let f = dataFormat else { return [] }
+        if let cached = cachedFormatList { return cached }
+        guard f.codec == "aac", let frame = firstADTSFrame, let cookie = magicCookie else { return [f] }
+        var list = [f]
+        let parameters = CodecParameters(mediaType: .audio, codec: "aac", extradata: cookie, sampleRate: f.sampleRate, channels: f.channels)
+        if let decoder = try? registry.makeDecoder(for: parameters, timeBase: Rational(1, Int64(f.sampleRate)), threads: 1) {
+            // The ADTS header (7 or 9 bytes) off: the decoder takes raw frames with the AudioSpecificConfig.
+            let header = frame.count > 1 && frame[1] & 1 == 0 ? 9 : 7
+            let packet = MediaKit.Packet(trackIndex: 0, pts: 0, dts: 0, duration: Int64(f.framesPerPacket), isKeyframe: true,
+                                data: Array(frame.dropFirst(header)), timeBase: Rational(1, Int64(f.sampleRate)))
+            var decoded: Frame?
+            try? decoder.decode(packet) { if decoded == nil { decoded = $0 } }
+            if decoded == nil { try? decoder.flush(); decoded = try? decoder.receive() }
+            if let out = decoded, out.sampleRate > 0 {
+                if out.sampleRate == 2 * f.sampleRate {
+                    var sbr = f
+                    sbr.sampleRate = out.sampleRate
+                    sbr.framesPerPacket = 2 * f.framesPerPacket
+                    sbr.profile = "HE-AAC"
+                    list.insert(sbr, at: 0)
+                    if f.channels == 1 && out.channels == 2 {
+                        var ps = sbr
+                        ps.channels = 2
+                        ps.profile = "HE-AACv2"
+                        list.insert(ps, at: 0)
+                    }
+                }
+                cachedFormatList = list
+            }
+        } else {
+            cachedFormatList = list
+        }
+        return list
+    }
+
+    /// The speakers as WAVE channel-mask bits (front left 0x1, front right 0x2, front centre
+    /// 0x4, LFE 0x8 ...), as FFmpeg lays the format's channels out; nil before the format is
+    /// known or when the header does not say (an AAC program config element, AMR's mono is 0x4).
+    public var channelMask: UInt64? {
+        guard let f = dataFormat else { return nil }
+        if let a = lastRaw?.ac3 { return a.channelMask }
+        if f.codec == "aac" {
+            // FFmpeg's aac_channel_layout for the ADTS channel configurations 1 to 7.
+            let masks: [Int: UInt64] = [1: 0x4, 2: 0x3, 3: 0x7, 4: 0x107, 5: 0x37, 6: 0x3F, 8: 0xFF]
+            return masks[f.channels]
+        }
+        switch f.channels {
+        case 1: return 0x4
+        case 2: return 0x3
+        default: return nil
+        }
+    }
+
+    /// The largest packet the format allows, in bytes (Apple's `PacketSizeUpperBound`): MPEG
+    /// audio's at the stream's version, layer and rate (the highest bit rate, padded), ADTS's
+    /// 13-bit frame length, AC-3's 3840 and E-AC-3's 4096 bytes (A/52), DTS's 16384-byte core
+    /// plus its extension substream, AMR's largest mode; nil before the format is known.
+    public var packetSizeUpperBound: Int? {
+        guard let f = dataFormat else { return nil }
+        if let m = lastMPEG {
+            // ISO/IEC 11172-3 and 13818-3: the highest bit rate of the version and layer.
+            let top = m.version == 1 ? [448_000, 384_000, 320_000][m.layer - 1] : (m.layer == 1 ? 256_000 : 160_000)
+            return m.layer == 1 ? (12 * top / m.sampleRate + 1) * 4 : (m.layer == 3 && m.version != 1 ? 72 : 144) * top / m.sampleRate + 1
+        }
+        switch f.codec {
+        case "aac": return (1 << 13) - 1
+        case "ac3": return 3840
+        case "eac3": return 4096 * 2   // an independent frame and the dependent frame joined to it
+        case "dts": return 16384 + 65536
+        case "amr_nb": return RawAudioFrame.amrNBSizes.max()
+        case "amr_wb": return RawAudioFrame.amrWBSizes.max()
+        default: return nil
+        }
+    }
+
+    /// The bytes of a packet on average, over the packets so far; nil before the first.
+    public var averageBytesPerPacket: Double? {
+        let n = packetCount + (truncatedTail == nil ? 0 : 1)
+        return n > 0 ? Double(audioBytes + Int64(truncatedTail ?? 0)) / Double(n) : nil
+    }
+
+    /// The bytes of audio data (Apple's `AudioDataByteCount`): exact after ``finish()`` (the
+    /// packets' bytes) or from a Xing / VBRI header; else the stream's length
+    /// (``init(totalBytes:)``) less ``dataOffset`` and the trailing tags seen, flagged estimated;
+    /// nil when neither is known.
+    public var audioDataByteCount: (bytes: Int64, estimated: Bool)? {
+        if ended && indexing && packetCount > 0 { return (audioBytes + Int64(truncatedTail ?? 0), false) }
+        if let n = vbrHeader?.bytes, n > 0 { return (Int64(n), false) }
+        guard let total = totalBytes, let start = dataOffset, total >= start else { return nil }
+        return (total - start - trailingTagBytes, true)
+    }
+
+    /// The audio packets (Apple's `AudioDataPacketCount`): exact after ``finish()`` or from a
+    /// Xing / VBRI header; else ``audioDataByteCount`` over ``averageBytesPerPacket``, estimated.
+    public var audioDataPacketCount: (packets: Int64, estimated: Bool)? {
+        if ended && indexing && packetCount > 0 { return (packetCount + (truncatedTail == nil ? 0 : 1), false) }
+        if let n = vbrHeader?.frames, n > 0 { return (Int64(n), false) }
+        guard let bytes = audioDataByteCount, let average = averageBytesPerPacket, average > 0 else { return nil }
+        return (Int64((Double(bytes.bytes) / average).rounded()), true)
+    }
+
+    /// Priming and remainder (Apple's `PacketTableInfo`), from a LAME tag: nil without one.
+    public var packetTableInfo: PacketTableInfo? {
+        guard let vbr = vbrHeader, !vbr.encoder.isEmpty, let f = dataFormat else { return nil }
+        // FFmpeg's mp3 demuxer: skip the encoder's delay plus the decoder's 528 + 1 samples at
+        // the start, and the padding less those at the end.
+        let priming = Int64(vbr.encoderDelay) + 529
+        let remainder = max(0, Int64(vbr.encoderPadding) - 529)
+        let packets = audioDataPacketCount.flatMap { $0.estimated ? nil : $0.packets }
+        return PacketTableInfo(primingFrames: priming, remainderFrames: remainder,
+                               validFrames: packets.map { $0 * Int64(f.framesPerPacket) - priming - remainder })
+    }
+
+    /// The first sample (per channel, from the stream's first) of packet `packet`: exact, every
+    /// packet of these formats holding the same number; nil before the format is known.
+    public func packetToFrame(_ packet: Int64) -> Int64? {
+        guard let f = dataFormat, f.framesPerPacket > 0 else { return nil }
+        return packet * Int64(f.framesPerPacket)
+    }
+
+    /// The packet that holds sample `frame` and the sample's place in it; nil before the format is known.
+    public func frameToPacket(_ frame: Int64) -> (packet: Int64, frameOffset: Int)? {
+        guard let f = dataFormat, f.framesPerPacket > 0, frame >= 0 else { return nil }
+        return (frame / Int64(f.framesPerPacket), Int(frame % Int64(f.framesPerPacket)))
+    }
+
+    /// Where packet `packet` starts: exact for a packet parsed so far (without a discontinuity
+    /// since the first) and for constant bit rate MPEG audio whose padding pins it (see
+    /// ``seek(to:)``); else from the average packet size so far, flagged estimated.
+    public func packetToByte(_ packet: Int64) -> (offset: Int64, estimated: Bool)? {
+        guard let start = dataOffset, packet >= 0 else { return nil }
+        if packet < Int64(packetOffsets.count) { return (packetOffsets[Int(packet)], false) }
+        if constantBitRate, let pattern = cbr, let range = pattern.slots(before: packet) {
+            return (start + packet * pattern.slotsPerFrame * pattern.slotBytes + range.lowerBound * pattern.slotBytes,
+                    range.lowerBound != range.upperBound)
+        }
+        guard let average = averageBytesPerPacket else { return nil }
+        return (start + Int64((Double(packet) * average).rounded()), true)
+    }
+
+    /// The packet that holds byte `offset` of the stream and the byte's place in it (Apple's
+    /// `ByteToPacket`): exact inside the packets parsed so far; else from the average packet
+    /// size, flagged estimated. Nil before the first packet or before ``dataOffset``.
+    public func byteToPacket(_ offset: Int64) -> (packet: Int64, byteOffset: Int, estimated: Bool)? {
+        guard let start = dataOffset, offset >= start, let average = averageBytesPerPacket, average > 0 else { return nil }
+        if let last = packetOffsets.last, offset < last + Int64(lastIndexedSize) {
+            // The last packet offset at or before `offset` (binary search).
+            var low = 0, high = packetOffsets.count - 1
+            while low < high {
+                let mid = (low + high + 1) / 2
+                if packetOffsets[mid] <= offset { low = mid } else { high = mid - 1 }
+            }
+            return (Int64(low), Int(offset - packetOffsets[low]), false)
+        }
+        let packet = Int64(Double(offset - start) / average)
+        return (packet, Int(Double(offset - start) - Double(packet) * average), true)
+    }
+
+    private enum Signature { case needMore, found(String), none }
+
+    /// The container whose signature starts at the cursor (RIFF / RF64 WAVE, AIFF, CAF, FLAC,
+    /// Ogg, an ISO BMFF `ftyp`, MPEG-TS: two sync bytes 188 apart), waiting for the bytes that
+    /// tell while they may still be one. None of these starts an MPEG audio, ADTS, AC-3, DTS or
+    /// AMR stream.
+    private func otherContainer(final: Bool) -> Signature {
+        let head = Array(buffer[cursor..<min(buffer.count, cursor + 12)])
+        func text(_ r: Range<Int>) -> String? { head.count >= r.upperBound ? String(decoding: head[r], as: UTF8.self) : nil }
+        let magic: [(String, String)] = [("RIFF", "WAVE (RIFF)"), ("RF64", "RF64 WAVE"), ("FORM", "AIFF"), ("caff", "CAF"), ("fLaC", "FLAC"), ("OggS", "Ogg")]
+        for (m, name) in magic {
+            let bytes = Array(m.utf8)
+            if head.count < 4 {
+                if !final && bytes.starts(with: head) { return .needMore }
+                continue
+            }
+            if head.prefix(4).elementsEqual(bytes) { return .found(name) }
+        }
+        if head.count < 8 && !final { return .needMore }
+        if text(4..<8) == "ftyp" { return .found("MP4 / M4A (ISO BMFF)") }
+        if head.first == 0x47 {
+            if buffer.count - cursor <= 188 { return final ? .none : .needMore }
+            if buffer[cursor + 188] == 0x47 { return .found("MPEG-TS") }
+        }
+        return .none
     }
 }
