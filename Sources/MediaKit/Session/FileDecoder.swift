@@ -78,10 +78,13 @@ public struct FileDecodeResult: Sendable {
     /// One line that sums up the damage stepped over, nil when there was none.
     public var damageSummary: String? {
         guard !recoveries.isEmpty else { return nil }
-        let skipped = recoveries.filter { $0.pts != Packet.noTimestamp }.count
-        let lost = recoveries.reduce(0) { $0 + $1.framesLost }
+        let damage = recoveries.filter { $0.error.kind != .sessionInvalidated }
+        let invalidated = recoveries.count - damage.count
+        let skipped = damage.filter { $0.pts != Packet.noTimestamp }.count
+        let lost = damage.reduce(0) { $0 + $1.framesLost }
         return "damaged input: \(skipped) packet(s) the decoder rejected were skipped (\(lost) frame(s) lost), "
-            + "\(recoveries.count - skipped) frame(s) could not be received, \(rebuilds) decoder rebuild(s)"
+            + "\(damage.count - skipped) frame(s) could not be received, \(rebuilds) decoder rebuild(s)"
+            + (invalidated > 0 ? ", \(invalidated) time(s) the decoder was invalidated (not damage: rebuilt, nothing lost)" : "")
     }
 
     /// The `ffplay` command that plays each output.
