@@ -50,7 +50,7 @@
  *
  * Status codes, media types, pixel and sample formats are those of
  * mediakit_types.h (MK_OK, MK_EAGAIN, MK_EOF, MK_EINVAL, MK_ENOMEM,
- * MK_EUNSUPPORTED, MK_EDATA, MK_EFAIL; MK_MEDIA_*; MK_PIXEL_*; MK_SAMPLES_*), the
+ * MK_EUNSUPPORTED, MK_EDATA, MK_EFAIL, MK_EINVALIDATED; MK_MEDIA_*; MK_PIXEL_*; MK_SAMPLES_*), the
  * same values the C API gives applications.
  *
  * Codec names are the lower-case names FFmpeg uses ("h264", "hevc", "aac",
@@ -293,7 +293,10 @@ typedef struct mk_plugin_decoder_vtable {
     uint32_t struct_size;      /**< sizeof(mk_plugin_decoder_vtable) of the plugin */
     /** [instance-thread] Feeds a packet; NULL enters draining. MK_OK, MK_EAGAIN
      *  (receive first; the packet was not taken), MK_EOF (already draining) or an
-     *  error (the packet was consumed; go on with the next one). */
+     *  error (the packet was consumed; go on with the next one): MK_EDATA for damaged
+     *  data, MK_EINVALIDATED when the decoder cannot go on for another reason (its
+     *  device is gone: the host destroys it and creates another, which it sends the
+     *  packets from the last key frame and this packet again). */
     int32_t (*send_packet)(void *decoder, const mk_plugin_packet *packet);
     /** [instance-thread] Fills *frame (whose struct_size the host set). MK_OK, MK_EAGAIN,
      *  MK_EOF or an error. On anything but MK_OK the frame is untouched and nothing

@@ -17,8 +17,8 @@
 /* ------------------------------------------------------------------ status */
 
 /** The result of every call: MK_OK or a negative code below. Plugins return the
- *  subset MK_OK, MK_EAGAIN, MK_EOF, MK_EINVAL, MK_ENOMEM, MK_EUNSUPPORTED, MK_EDATA
- *  and MK_EFAIL. */
+ *  subset MK_OK, MK_EAGAIN, MK_EOF, MK_EINVAL, MK_ENOMEM, MK_EUNSUPPORTED, MK_EDATA,
+ *  MK_EFAIL and (decoders) MK_EINVALIDATED. */
 typedef int32_t mk_status;
 
 #define MK_OK            0   /**< success */
@@ -40,6 +40,13 @@ typedef int32_t mk_status;
                                   the end, with a warning. mk_last_error() names the offset. */
 #define MK_ECANCELLED (-14)  /**< the caller's progress callback asked to stop; nothing was left
                                   under the target names (C API only: plugins never return it) */
+#define MK_EINVALIDATED (-15) /**< the decoder stopped for a reason other than the data it was
+                                  given (a device plugin lost its device): it must be made again.
+                                  A decoder plugin's send_packet / receive_frame may return it; a
+                                  decode session then rebuilds the decoder and sends the packet
+                                  again without counting it as damaged data (as VideoToolbox's
+                                  kVTInvalidSessionErr). A host that predates it treats it as
+                                  MK_EFAIL */
 
 /* ------------------------------------------------------------------ media types */
 

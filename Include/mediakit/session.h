@@ -26,8 +26,10 @@ extern "C" {
  *  back-pressure, memory stays flat). Damaged data is stepped over: the decoder is rebuilt
  *  (once per damage) and the packets of the current GOP sent to it again, the output of
  *  those already output discarded; the session gives up (an error) after
- *  `max_failed_packets` consecutive rejected packets counted from a key frame (damage between
- *  key frames costs its GOP, as in ffmpeg) or `max_rebuilds` consecutive failed rebuilds.
+ *  the `max_failed_packets`th consecutive rejected packet counted from a key frame (damage
+ *  between key frames costs its GOP, as in ffmpeg) or the `max_rebuilds`th consecutive failed
+ *  rebuild (a failed rebuild is tried again on each later packet). A decoder that reports
+ *  MK_EINVALIDATED (a device lost) is rebuilt at once and sent the packet again: no damage.
  *  mk_async_decode_session_seek() is sample-accurate.
  *
  *      mk_async_decode_session *s = NULL;
@@ -51,9 +53,10 @@ typedef struct mk_async_decode_session_settings {
     int32_t trim;              /**< MK_TRIM_GAPLESS (default), MK_TRIM_FFMPEG or MK_TRIM_NONE */
     int32_t recovery;          /**< 1: step over damaged data (default); 0: the decoder's first
                                     error ends the session */
-    int32_t max_failed_packets;/**< consecutive rejected packets, counted from the first key frame
-                                    among them, before giving up. Default 20 */
-    int32_t max_rebuilds;      /**< consecutive failed decoder rebuilds before giving up. Default 5 */
+    int32_t max_failed_packets;/**< the session gives up at this many consecutive rejected packets,
+                                    counted from the first key frame among them. Default 20 */
+    int32_t max_rebuilds;      /**< the session gives up at this many consecutive failed decoder
+                                    rebuilds (each tried on a later packet). Default 5 */
     int32_t queue_frames;      /**< frames decoded ahead of the consumer at most (>= 1). Default 8 */
 } mk_async_decode_session_settings;
 
@@ -135,9 +138,15 @@ typedef struct mk_async_decode_session_stats {
     int32_t rebuilds;          /**< decoder rebuilds */
     int32_t frames_lost;       /**< frames lost to damaged data */
     int32_t warnings;          /**< damage stepped over without failing (recoveries, a cut) */
+    /* Added after 0.1 (a caller built against the shorter struct sets its smaller struct_size
+     * and gets the fields above): */
+    int64_t packets;           /**< packets sent to the decoder (what went in, against `frames`) */
+    int32_t invalidations;     /**< times the decoder was invalidated (MK_EINVALIDATED: its device
+                                    went away) and rebuilt; not counted as damage */
 } mk_async_decode_session_stats;
 
-/** Fills *stats. Errors: MK_EINVAL (NULL, small struct_size). */
+/** Fills *stats, up to its struct_size (at least the size of the fields up to `warnings`).
+ *  Errors: MK_EINVAL (NULL, small struct_size). */
 mk_status mk_async_decode_session_get_stats(mk_async_decode_session *session, mk_async_decode_session_stats *stats);
 
 /** Fills *info with recovery `index` of the session (0 <= index < mk_async_decode_session_stats.recoveries,

@@ -49,6 +49,9 @@ struct Decode: ParsableCommand {
             help: "Raw video layout: nv12 (default), i420, yuv420p10le, or for models rgb24, bgr24, rgba, bgra, gray, gray16le, rgb48le (one packed plane). Pictures in other formats are converted as ffmpeg's -pix_fmt converts them (the FFmpeg plugin's libswscale: bicubic, the colour matrix and range the stream names), so the bytes equal ffmpeg -pix_fmt's.")
     var pixelFormat: PixelFormat = .nv12
 
+    @Option(help: "Colour range of NV12 / I420 pictures: limited (default: full-range pictures are brought to limited range, as ffmpeg -pix_fmt) or full (full-range pictures stay full range, as VideoToolbox's 420YpCbCr8BiPlanarFullRange and ffmpeg -vf scale=out_range=full; limited-range pictures stay limited).")
+    var range: String = "limited"
+
     @Option(help: "PCM sample format, interleaved: u8, s16 (default), s24, s32, f32 or f64 (little-endian; ffmpeg's flt and dbl are accepted), s16be, s24be, s32be, f32be or f64be (big-endian, as AIFF and ffmpeg -f s16be ... hold them), s8 (signed 8-bit), s24in32hi or s24in32lo (24 bits in a 32-bit little-endian word, aligned high: s32 with a zero low byte, or low: sign-extended). WAV (--wav) takes the little-endian ones.")
     var sampleFormat: String = "s16"
 
@@ -163,6 +166,7 @@ struct Decode: ParsableCommand {
             }
         }
         options.pixelFormat = pixelFormat
+        options.keepsFullRange = try keepsFullRange()
         // Files are written interleaved: a planar name ("fltp") gives its interleaved type.
         guard let type = SampleFormat(name: sampleFormat)?.interleaved else {
             throw MediaError(.invalidArgument, "unknown sample format \"\(sampleFormat)\": give u8, s16, s24, s32, f32, f64, s16be, s24be, s32be, f32be, f64be, s8, s24in32hi or s24in32lo")
@@ -250,8 +254,9 @@ extension Decode {
         guard let sink = ContainerCatalog.shared.frameSinkFormat(named: y4m ? "y4m" : "rawvideo") else {
             throw MediaError(.unsupported, "no picture writer in the catalogue", path: out)
         }
-        let writer = try sink.makePicture(path: out, settings: PictureSinkSettings(pixelFormat: pixelFormat, frameRate: rate,
-                                                                                   orientation: autorotate ? track.orientation : .upright))
+        var settings = PictureSinkSettings(pixelFormat: pixelFormat, frameRate: rate, orientation: autorotate ? track.orientation : .upright)
+        settings.keepsFullRange = try keepsFullRange()
+        let writer = try sink.makePicture(path: out, settings: settings)
         var missing: [String] = []
         do {
             for (i, picture) in pictures.enumerated() {
@@ -293,6 +298,19 @@ final class Progress {
     func done() {
         if shown { FileHandle.standardError.write(Data(String(format: "\rmk-decode: %.1f s of %.1f s (100%%)\n", total, total).utf8)) }
         shown = false
+    }
+}
+
+/// `--range`.
+extension Decode {
+    /// Whether `--range` asks full-range pictures to stay full range.
+    /// - Throws: `.invalidArgument` for a value other than limited or full.
+    func keepsFullRange() throws -> Bool {
+        switch range {
+        case "limited": return false
+        case "full": return true
+        default: throw MediaError(.invalidArgument, "unknown --range \"\(range)\": give limited or full")
+        }
     }
 }
 

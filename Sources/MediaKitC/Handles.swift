@@ -82,6 +82,7 @@ func status(for e: MediaError) -> mk_status {
     case .limit: return MK_ELIMIT
     case .truncated: return MK_ETRUNCATED
     case .invalidArgument: return MK_EINVAL
+    case .sessionInvalidated: return MK_EINVALIDATED
     default: return MK_EFAIL
     }
 }

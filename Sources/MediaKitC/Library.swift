@@ -30,6 +30,7 @@ private let statusNames: [Int32: CString] = [
     MK_EDATA: CString("MK_EDATA"), MK_EIO: CString("MK_EIO"), MK_ENOTFOUND: CString("MK_ENOTFOUND"),
     MK_ESTATE: CString("MK_ESTATE"), MK_EPLUGIN: CString("MK_EPLUGIN"), MK_ELIMIT: CString("MK_ELIMIT"),
     MK_EFAIL: CString("MK_EFAIL"), MK_ETRUNCATED: CString("MK_ETRUNCATED"), MK_ECANCELLED: CString("MK_ECANCELLED"),
+    MK_EINVALIDATED: CString("MK_EINVALIDATED"),
 ]
 private let unknownStatus = CString("MK_UNKNOWN")
 

@@ -188,12 +188,20 @@ public func mk_async_decode_session_flush(_ handle: OpaquePointer?, _ completion
 public func mk_async_decode_session_get_stats(_ handle: OpaquePointer?, _ stats: UnsafeMutablePointer<mk_async_decode_session_stats>?) -> Int32 {
     guard let h = liveHandle(SessionHandle.self, handle, "mk_async_decode_session_get_stats") else { return MK_EINVAL }
     guard let stats else { return fail(MK_EINVAL, "mk_async_decode_session_get_stats: stats is NULL") }
-    guard sizeOK(stats.pointee.struct_size, MemoryLayout<mk_async_decode_session_stats>.size, "mk_async_decode_session_stats") else { return MK_EINVAL }
+    // The struct of 0.1 ended at `warnings`: a caller built against it gets those fields.
+    let size = stats.pointee.struct_size
+    guard sizeOK(size, MemoryLayout<mk_async_decode_session_stats>.offset(of: \.packets)!, "mk_async_decode_session_stats") else { return MK_EINVAL }
     let recoveries = h.session.recoveries
-    stats.pointee = mk_async_decode_session_stats(struct_size: stats.pointee.struct_size, frames: Int64(h.session.framesDelivered),
-                                     recoveries: Int32(clamping: recoveries.count), rebuilds: Int32(clamping: h.session.rebuilds),
-                                     frames_lost: Int32(clamping: recoveries.reduce(0) { $0 + $1.framesLost }),
-                                     warnings: Int32(clamping: h.session.warnings.count))
+    var st = mk_async_decode_session_stats()
+    st.struct_size = size
+    st.frames = Int64(h.session.framesDelivered)
+    st.recoveries = Int32(clamping: recoveries.count)
+    st.rebuilds = Int32(clamping: h.session.rebuilds)
+    st.frames_lost = Int32(clamping: recoveries.reduce(0) { $0 + $1.framesLost })
+    st.warnings = Int32(clamping: h.session.warnings.count)
+    st.packets = Int64(h.session.packetsSent)
+    st.invalidations = Int32(clamping: h.session.invalidations)
+    copyOut(st, to: stats, size: size)
     return MK_OK
 }
 

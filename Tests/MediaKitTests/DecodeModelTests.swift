@@ -173,17 +173,31 @@ final class DecodeSessionDiscardTests: XCTestCase {
 /// chosen packets and logs what it is sent: the rules are the (skip, rebuild after
 /// repeated failures, re-feed the GOP discarded, give up after the limits).
 final class DecodeSessionRecoveryTests: XCTestCase {
-    final class Log { var sent: [(decoder: Int, pts: Int64, discarded: Bool, data: [UInt8])] = []; var made = 0 }
+    final class Log {
+        var sent: [(decoder: Int, pts: Int64, discarded: Bool, data: [UInt8])] = []
+        var made = 0
+        /// The packets the test had given the session when each decoder creation was tried.
+        var attempts: [Int] = []
+        var fed = 0
+    }
 
     final class FailingDecoder: Decoder {
         let parameters = CodecParameters(mediaType: .video, codec: "test")
-        let id: Int, log: Log, failing: Set<Int64>
+        let id: Int, log: Log, failing: Set<Int64>, invalidating: Set<Int64>
         private var waiting: [Frame] = []
         private var flushed = false
+        private var lost = false
         var isDrained: Bool { flushed && waiting.isEmpty }
-        init(id: Int, log: Log, failing: Set<Int64>) { self.id = id; self.log = log; self.failing = failing }
+        init(id: Int, log: Log, failing: Set<Int64>, invalidating: Set<Int64> = []) {
+            self.id = id; self.log = log; self.failing = failing; self.invalidating = invalidating
+        }
         func send(_ packet: Packet) throws -> SendResult {
             log.sent.append((id, packet.pts, packet.isDiscarded, packet.data))
+            // A device that goes away: this decoder fails from here on, whatever it is sent.
+            if lost || invalidating.contains(packet.pts) {
+                lost = true
+                throw MediaError(.sessionInvalidated, "the device went away")
+            }
             if failing.contains(packet.pts) { throw MediaError(.invalidData, "damaged packet \(packet.pts)") }
             if !packet.isDiscarded {
                 waiting.append(Frame(mediaType: .video, pts: packet.pts, duration: 1, timeBase: Rational(1, 10), planes: [], storage: FrameStorage {}))
@@ -191,6 +205,7 @@ final class DecodeSessionRecoveryTests: XCTestCase {
             return .accepted
         }
         func receiveOutput() throws -> DecoderOutput {
+            if lost { throw MediaError(.sessionInvalidated, "the device went away") }
             if let f = try pending() { return .frame(f) }
             return isDrained ? .endOfStream : .needsInput
         }
@@ -250,14 +265,20 @@ final class DecodeSessionRecoveryTests: XCTestCase {
     /// Packet `pts`'s bytes (distinct per packet) and position in ``FileBytes``.
     private static func bytes(_ pts: Int64) -> [UInt8] { [UInt8(pts), 7, UInt8(truncatingIfNeeded: pts &* 3)] }
 
+    /// Decodes `count` packets (a key frame every `gop`) through a session whose decoders reject
+    /// the packets in `failing` (only the first decoder when `firstOnly`), the first decoder
+    /// is invalidated at the packets in `invalidating`, and `rebuildFails` creations fail first.
     private func run(failing: Set<Int64>, count: Int64 = 30, gop: Int64 = 10, rebuildFails: Int = 0, lag: Int = 0,
-                     policy: DecodeSession.RecoveryPolicy = .init(), file: FileBytes? = nil) throws -> (session: DecodeSession, log: Log, out: [Int64]) {
-        let log = Log()
+                     policy: DecodeSession.RecoveryPolicy = .init(), file: FileBytes? = nil, firstOnly: Bool = false,
+                     invalidating: Set<Int64> = [], log: Log = Log()) throws -> (session: DecodeSession, log: Log, out: [Int64]) {
         var rebuildFailures = rebuildFails
         func make(_ id: Int) -> Decoder {
-            lag > 0 ? LateDecoder(id: id, log: log, failing: failing, lag: lag) : FailingDecoder(id: id, log: log, failing: failing)
+            let f = firstOnly && id > 0 ? [] : failing
+            return lag > 0 ? LateDecoder(id: id, log: log, failing: f, lag: lag)
+                : FailingDecoder(id: id, log: log, failing: f, invalidating: id == 0 ? invalidating : [])
         }
         let session = DecodeSession(track: track, decoder: make(0), trim: .gapless, rebuild: {
+            log.attempts.append(log.fed)
             if rebuildFailures > 0 { rebuildFailures -= 1; throw MediaError(.backend, "cannot make a decoder") }
             log.made += 1
             return make(log.made)
@@ -266,6 +287,7 @@ final class DecodeSessionRecoveryTests: XCTestCase {
         session.rereader = file
         var out: [Int64] = []
         for pts in 0..<count {
+            log.fed += 1
             try session.decode(Packet(trackIndex: 0, pts: pts, dts: pts, duration: 1, isKeyframe: pts % gop == 0,
                                       position: file == nil ? -1 : pts * 100, data: file == nil ? [1] : Self.bytes(pts),
                                       timeBase: Rational(1, 10))) { out.append($0.pts) }
@@ -347,10 +369,14 @@ final class DecodeSessionRecoveryTests: XCTestCase {
         let r = try run(failing: long, count: 80, gop: 40)
         XCTAssertEqual(r.out, (0..<80).filter { !long.contains($0) })
         XCTAssertEqual(r.session.rebuilds, 1)
-        // Rejections from a key frame on are counted: 21 give up.
-        XCTAssertThrowsError(try run(failing: Set(35..<80), count: 80, gop: 40)) { error in
-            XCTAssertTrue((error as? MediaError)?.message.contains("gave up after 21 consecutive packets the decoder rejected (from the first key frame among 26)") == true, "\(error)")
+        // Rejections from a key frame on are counted: the 20th gives up (the seed's rule), at
+        // the packet 19 after the key frame 40; no packet after it is sent.
+        let log = Log()
+        XCTAssertThrowsError(try run(failing: Set(35..<80), count: 80, gop: 40, log: log)) { error in
+            XCTAssertTrue((error as? MediaError)?.message.contains("gave up after 20 consecutive packets the decoder rejected (from the first key frame among 25)") == true, "\(error)")
+            XCTAssertTrue((error as? MediaError)?.message.contains("at the packet at pts 59") == true, "\(error)")
         }
+        XCTAssertEqual(log.sent.map(\.pts).max(), 59)
     }
 
     func testTooManyFailedPacketsGiveUpCountingThem() {
@@ -359,14 +385,72 @@ final class DecodeSessionRecoveryTests: XCTestCase {
         XCTAssertThrowsError(try run(failing: Set(5..<30), policy: policy)) { error in
             let e = error as? MediaError
             XCTAssertEqual(e?.kind, .invalidData)
-            XCTAssertTrue(e?.message.contains("gave up after 4 consecutive packets") == true, e?.message ?? "")
+            XCTAssertTrue(e?.message.contains("gave up after 3 consecutive packets") == true, e?.message ?? "")
         }
     }
 
     func testFailedRebuildsGiveUp() {
-        XCTAssertThrowsError(try run(failing: [5, 6], rebuildFails: 10)) { error in
-            XCTAssertTrue((error as? MediaError)?.message.contains("5 failed rebuilds") == true, "\(error)")
+        // The seed's rule: a creation that fails is tried again on each later packet, and the
+        // 5th failure in a row gives up (at packet 10: the attempts came with packets 6 to 10).
+        let log = Log()
+        XCTAssertThrowsError(try run(failing: [5, 6], rebuildFails: 10, log: log)) { error in
+            XCTAssertTrue((error as? MediaError)?.message.contains("and 5 failed rebuilds (limits 20 and 5) at the packet at pts 10") == true, "\(error)")
         }
+        XCTAssertEqual(log.attempts, [7, 8, 9, 10, 11])
+        XCTAssertEqual(log.made, 0)
+        XCTAssertEqual(log.sent.map(\.pts), Array(0...6), "no decoder may be sent a packet while none could be made")
+    }
+
+    func testAFailedCreationIsTriedAgainOnTheNextPacketsWhichAreKeptForTheNewDecoder() throws {
+        // 3 creations fail (with packets 14, 15, 16); the 4th, with packet 17, works: it is sent
+        // the GOP (10 ... 12 discarded: their frames came out), the rejected 13 and 14 again,
+        // and 15, 16, 17, which no decoder had: their frames come out, in order.
+        let r = try run(failing: [13, 14], rebuildFails: 3, firstOnly: true)
+        XCTAssertEqual(r.log.attempts, [15, 16, 17, 18])
+        XCTAssertEqual(r.out, Array(0..<30))
+        let second = r.log.sent.filter { $0.decoder == 1 }
+        XCTAssertEqual(second.prefix(8).map(\.pts), Array(10...17))
+        XCTAssertEqual(second.prefix(8).map(\.discarded), [true, true, true, false, false, false, false, false])
+        XCTAssertEqual(r.session.rebuilds, 1)
+        XCTAssertEqual(r.session.recoveries.map(\.rebuilt), [false, false])
+    }
+
+    func testTheRejectedPacketsAreDecodedAgainAfterARebuild() throws {
+        // Only the first decoder rejects 13 and 14 (a decoder in a bad state): the rebuilt one,
+        // re-fed the GOP, decodes them: no frame lost, and the recoveries say so.
+        let r = try run(failing: [13, 14], firstOnly: true)
+        XCTAssertEqual(r.out, Array(0..<30))
+        XCTAssertEqual(r.session.rebuilds, 1)
+        XCTAssertEqual(r.session.recoveries.map(\.pts), [13, 14])
+        XCTAssertEqual(r.session.recoveries.map(\.framesLost), [0, 0])
+        XCTAssertEqual(r.log.sent.filter { $0.decoder == 1 }.prefix(5).map(\.discarded), [true, true, true, false, false])
+    }
+
+    func testAnInvalidatedDecoderIsRebuiltAtOnceAndIsNotDamage() throws {
+        // The decoder's device goes away at packet 13: a new decoder at once (no second failure
+        // needed), re-fed the GOP and 13 again; nothing lost, no damage warning, no failure counted.
+        let r = try run(failing: [], invalidating: [13])
+        XCTAssertEqual(r.out, Array(0..<30))
+        XCTAssertEqual(r.session.rebuilds, 1)
+        XCTAssertEqual(r.session.invalidations, 1)
+        XCTAssertEqual(r.session.warnings.count, 0)
+        XCTAssertEqual(r.session.recoveries.map(\.error.kind), [.sessionInvalidated])
+        XCTAssertEqual(r.session.recoveries.map(\.framesLost), [0])
+        XCTAssertEqual(r.log.sent.filter { $0.decoder == 1 }.prefix(4).map(\.pts), [10, 11, 12, 13])
+        XCTAssertEqual(r.log.sent.filter { $0.decoder == 1 }.prefix(4).map(\.discarded), [true, true, true, false])
+        XCTAssertEqual(r.session.packetsSent, 30)
+        // With the device still away for 2 attempts: tried again on packets 14 and 15, made on 15.
+        let away = try run(failing: [], rebuildFails: 2, invalidating: [13])
+        XCTAssertEqual(away.out, Array(0..<30))
+        XCTAssertEqual(away.log.attempts, [14, 15, 16])
+        XCTAssertEqual(away.session.invalidations, 1)
+        XCTAssertEqual(away.session.warnings.count, 0)
+    }
+
+    func testPacketsSentAreCounted() throws {
+        let r = try run(failing: [13], count: 30)
+        XCTAssertEqual(r.session.packetsSent, 30)
+        XCTAssertEqual(r.out.count, 29)
     }
 
     func testRecoveryOffThrowsTheFirstError() {

@@ -22,6 +22,11 @@
  *   MK_TESTPLUGIN_FAIL_PACKETS  ordinals whose send_packet fails with MK_EDATA
  *   MK_TESTPLUGIN_FAIL_REBUILDS rebuilds whose create() fails with MK_EFAIL (1 is the first
  *                               decoder created after the first one, 2 the next ...)
+ *   MK_TESTPLUGIN_FAIL_DECODERS the decoders (their N, below) that MK_TESTPLUGIN_FAIL_PACKETS
+ *                               applies to (unset: every one)
+ *   MK_TESTPLUGIN_LOSE_DEVICE   ordinals at which the decoder's "device" goes away: that
+ *                               send_packet and every later call of the same decoder fail with
+ *                               MK_EINVALIDATED (a decoder created afterwards works)
  *
  * Lists are comma-separated numbers and ranges: "5", "5,6", "10-14", "30-" (30 and after).
  * Log lines (one per call, appended and flushed at once):
@@ -46,6 +51,7 @@ typedef struct ft_decoder {
     int id;                 /* 0: the first decoder created; then the rebuild number */
     int width, height;
     int draining;
+    int lost;               /* the device went away (MK_TESTPLUGIN_LOSE_DEVICE) */
     int has_ready;
     mk_plugin_frame ready;
     char last_error[256];
@@ -142,9 +148,25 @@ static int32_t ft_send_packet(void *decoder, const mk_plugin_packet *packet)
         return MK_EAGAIN;
     long ordinal = ft_ordinal(packet->dts);
     int discard = (packet->flags & MK_PACKET_FLAG_DISCARD) != 0;
-    int fail = ft_listed(getenv("MK_TESTPLUGIN_FAIL_PACKETS"), ordinal);
+    const char *only = getenv("MK_TESTPLUGIN_FAIL_DECODERS");
+    int fail = ft_listed(getenv("MK_TESTPLUGIN_FAIL_PACKETS"), ordinal)
+               && (only == NULL || *only == '\0' || ft_listed(only, dec->id));
+    if (!dec->lost && ft_listed(getenv("MK_TESTPLUGIN_LOSE_DEVICE"), ordinal)) {
+        /* The first decoder to reach this packet loses its device; a later one (made after it
+           went) has a device again. */
+        static long lost_at = -1;
+        if (lost_at != ordinal) {
+            lost_at = ordinal;
+            dec->lost = 1;
+        }
+    }
     ft_log("send %d %ld %lld %s %s %s", dec->id, ordinal, (long long)packet->pts,
-           (packet->flags & MK_PACKET_FLAG_KEY) ? "key" : "-", discard ? "discard" : "-", fail ? "failed" : "ok");
+           (packet->flags & MK_PACKET_FLAG_KEY) ? "key" : "-", discard ? "discard" : "-",
+           dec->lost ? "invalidated" : fail ? "failed" : "ok");
+    if (dec->lost) {
+        snprintf(dec->last_error, sizeof(dec->last_error), "failtest: the device went away at packet %ld", ordinal);
+        return MK_EINVALIDATED;
+    }
     if (fail) {
         snprintf(dec->last_error, sizeof(dec->last_error), "failtest: packet %ld fails on demand", ordinal);
         return MK_EDATA;
@@ -188,6 +210,8 @@ static int32_t ft_receive_frame(void *decoder, mk_plugin_frame *frame)
     ft_decoder *dec = decoder;
     if (dec == NULL || frame == NULL)
         return MK_EINVAL;
+    if (dec->lost && !dec->has_ready)
+        return MK_EINVALIDATED;
     return mkp_hand_over("failtest", &dec->ready, &dec->has_ready, dec->draining, frame,
                          MKP_END_OF(mk_plugin_frame, release_opaque), dec->last_error, sizeof(dec->last_error));
 }

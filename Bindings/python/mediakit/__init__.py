@@ -50,7 +50,8 @@ from . import errors as errors
 from ._ffi import lib as lib
 from .errors import EINVAL as EINVAL
 from .errors import (BackendError, CancelledError, InvalidArgumentError, InvalidDataError, LimitError, MediaError,
-                     MediaIOError, MediaKitError, NotFoundError, OutOfMemoryError, PluginError, StateError, TruncatedWarning,
+                     MediaIOError, MediaKitError, NotFoundError, OutOfMemoryError, PluginError, SessionInvalidatedError,
+                     StateError, TruncatedWarning,
                      UnsupportedError)
 from ._common import SCALE_FILTERS
 from ._common import Layout as Layout, PathLike as PathLike
@@ -79,7 +80,7 @@ from ._system import missing_system_libraries
 
 __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
-           "BackendError", "CancelledError", "TruncatedWarning",
+           "BackendError", "CancelledError", "SessionInvalidatedError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
            "AsyncDecodeSession", "AudioConverter", "Encoder", "VideoEncoder", "CompressionSession", "Writer", "StreamParser", "StreamEvent", "StreamFormat", "PacketTableInfo",
            "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples", "Metadata", "Tag", "Chapter",

@@ -315,6 +315,7 @@ class SessionStats(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("frames", ctypes.c_int64), ("recoveries", ctypes.c_int32),
         ("rebuilds", ctypes.c_int32), ("frames_lost", ctypes.c_int32), ("warnings", ctypes.c_int32),
+        ("packets", ctypes.c_int64), ("invalidations", ctypes.c_int32),
     ]
 
 

@@ -49,9 +49,12 @@ class AsyncDecodeSession(_Owned):
             ...
 
     Damaged data is stepped over (``recovery``: the decoder is rebuilt, once per damage, and the
-    packets of the current GOP sent to it again), up to ``max_failed_packets`` consecutive
-    rejected packets counted from the first key frame among them (damage between key frames
-    costs its GOP, as in ffmpeg) and ``max_rebuilds`` consecutive failed rebuilds; ``stats`` counts them and
+    packets of the current GOP sent to it again), giving up at the ``max_failed_packets``th
+    consecutive rejected packet counted from the first key frame among them (damage between key
+    frames costs its GOP, as in ffmpeg) or the ``max_rebuilds``th consecutive failed rebuild (each
+    tried on a later packet); a decoder invalidated for another reason than the data (its device
+    went away: ``SessionInvalidatedError``'s status) is rebuilt at once, not counted as damage.
+    ``stats`` counts them and
     ``recoveries`` lists them. ``on_recovery`` (optional) is called with each ``Recovery``, oldest
     first, on the thread that reads: inside ``read()`` (so also ``next()``; for ``async for``, its
     worker thread), before the next frame is handed out, for the recoveries the session's thread
@@ -159,11 +162,13 @@ class AsyncDecodeSession(_Owned):
 
     @property
     def stats(self) -> dict[str, int]:
-        """Frames delivered, recoveries from damaged data, decoder rebuilds, frames lost, warnings."""
+        """Frames delivered, packets sent to the decoder, recoveries from damaged data, decoder
+        rebuilds, frames lost, warnings, and invalidations (the decoder stopped for a reason other
+        than the data, e.g. its device went away, and was rebuilt: not counted as damage)."""
         st = _ffi.SessionStats(struct_size=ctypes.sizeof(_ffi.SessionStats))
         lib.mk_async_decode_session_get_stats(self._handle(), ctypes.byref(st))
-        return {"frames": st.frames, "recoveries": st.recoveries, "rebuilds": st.rebuilds,
-                "frames_lost": st.frames_lost, "warnings": st.warnings}
+        return {"frames": st.frames, "packets": st.packets, "recoveries": st.recoveries, "rebuilds": st.rebuilds,
+                "frames_lost": st.frames_lost, "warnings": st.warnings, "invalidations": st.invalidations}
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"track {self.track.index} {self.track.media_type} {self.track.codec}"

@@ -39,10 +39,12 @@ EINVAL, ENOMEM, EUNSUPPORTED, EDATA, EIO, ENOTFOUND, ESTATE, EPLUGIN, ELIMIT, EF
 ETRUNCATED = -13
 # The caller's progress callback asked to stop (nothing was left under the target names).
 ECANCELLED = -14
+# The decoder stopped for a reason other than the data (its device went away): make it again.
+EINVALIDATED = -15
 
 __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
-           "BackendError", "CancelledError", "TruncatedWarning", "error_class"]
+           "BackendError", "CancelledError", "SessionInvalidatedError", "TruncatedWarning", "error_class"]
 
 
 class MediaKitError(Exception):
@@ -151,6 +153,13 @@ class CancelledError(MediaKitError):
     status_code = ECANCELLED
 
 
+class SessionInvalidatedError(MediaKitError):
+    """MK_EINVALIDATED: a decoder stopped for a reason other than the data it was given (a device
+    plugin lost its device; VideoToolbox's kVTInvalidSessionErr). Decode sessions rebuild the
+    decoder themselves; a caller sees it only where no rebuild is possible."""
+    status_code = EINVALIDATED
+
+
 class TruncatedWarning(UserWarning):
     """The file is cut short: everything before the cut was read or decoded (as ffmpeg does),
     the rest is missing. The message names the file and the offset of the cut."""
@@ -159,7 +168,7 @@ class TruncatedWarning(UserWarning):
 _BY_STATUS: dict[int, type[MediaKitError]] = {
     c.status_code: c for c in (InvalidArgumentError, OutOfMemoryError, UnsupportedError, InvalidDataError,
                                MediaIOError, NotFoundError, StateError, PluginError, LimitError, BackendError,
-                               CancelledError)}
+                               CancelledError, SessionInvalidatedError)}
 
 
 def error_class(status: int) -> type[MediaKitError]:

@@ -39,6 +39,12 @@ public struct MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         /// partial: ``Packet/isTruncated``), and returns nil afterwards. Decoding treats it as
         /// the end of the input, with a warning (``FileDecodeResult/warnings``).
         public static let truncated = Kind("file truncated")
+        /// The decoder stopped for a reason other than the data it was given (a device plugin
+        /// lost its device, a hardware session was torn down): the plugin ABI's
+        /// `MK_EINVALIDATED`, as VideoToolbox's `kVTInvalidSessionErr`. A ``DecodeSession``
+        /// rebuilds the decoder at once and sends it the packet again, without counting it as
+        /// damaged data.
+        public static let sessionInvalidated = Kind("session invalidated")
         public var description: String { name }
     }
 

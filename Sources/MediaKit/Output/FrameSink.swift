@@ -62,6 +62,9 @@ public struct PictureSinkSettings: Sendable {
     public var frameRate: Rational
     /// How pictures are turned upright.
     public var orientation: PictureOrientation
+    /// Full-range pictures are written full range (default false: brought to limited range);
+    /// see ``PicturePipeline/keepsFullRange``.
+    public var keepsFullRange = false
 
     /// Settings for `pixelFormat` pictures.
     public init(pixelFormat: PixelFormat = .nv12, frameRate: Rational = Rational(25, 1), orientation: PictureOrientation = .upright) {
@@ -133,11 +136,11 @@ extension FrameSinkFormat {
     }
     /// Raw pictures, NV12 or I420, no header.
     public static let rawVideo = FrameSinkFormat(name: "rawvideo", description: "raw NV12 / I420 pictures", extensions: ["yuv", "nv12", "i420"]) { path, s in
-        try PictureWriter(path: path, format: s.pixelFormat, y4m: false, frameRate: s.frameRate, orientation: s.orientation)
+        try PictureWriter(path: path, format: s.pixelFormat, y4m: false, frameRate: s.frameRate, orientation: s.orientation, keepsFullRange: s.keepsFullRange)
     }
     /// YUV4MPEG2 (I420 pictures with a stream header and a FRAME line each).
     public static let y4m = FrameSinkFormat(name: "y4m", description: "YUV4MPEG2", extensions: ["y4m"]) { path, s in
-        try PictureWriter(path: path, format: s.pixelFormat, y4m: true, frameRate: s.frameRate, orientation: s.orientation)
+        try PictureWriter(path: path, format: s.pixelFormat, y4m: true, frameRate: s.frameRate, orientation: s.orientation, keepsFullRange: s.keepsFullRange)
     }
 }
 

@@ -35,12 +35,13 @@ public final class PictureWriter: PictureFrameSink, @unchecked Sendable {
     /// autorotation does), then, when its pixel format does not pack to `format` by copying
     /// samples (10-bit or 4:4:4 pictures into NV12 ...), converted by a picture converter from
     /// `registry` (the FFmpeg plugin's libswscale, as `ffmpeg -pix_fmt` converts).
+    /// With `keepsFullRange`, full-range pictures are written full range (``PicturePipeline/keepsFullRange``).
     public init(path: String, format: PixelFormat, y4m: Bool, frameRate: Rational = Rational(25, 1), orientation: PictureOrientation = .upright,
-                registry: MediaRegistry = .shared) throws {
+                registry: MediaRegistry = .shared, keepsFullRange: Bool = false) throws {
         self.format = y4m ? .yuv420p : format
         self.y4m = y4m
         self.frameRate = frameRate
-        pipeline = PicturePipeline(layout: self.format, orientation: orientation, registry: registry)
+        pipeline = PicturePipeline(layout: self.format, orientation: orientation, registry: registry, keepsFullRange: keepsFullRange)
         file = try OutputFile(path: path)
     }
 

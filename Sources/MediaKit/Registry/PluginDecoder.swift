@@ -183,6 +183,7 @@ extension MediaError {
         let kind: MediaError.Kind
         switch status {
         case MK_EDATA: kind = .invalidData
+        case MK_EINVALIDATED: kind = .sessionInvalidated
         case MK_EUNSUPPORTED: kind = .unsupported
         case MK_EINVAL: kind = .invalidArgument
         default: kind = .backend

@@ -169,6 +169,10 @@ public final class AsyncDecodeSession: @unchecked Sendable {
     public var truncation: MediaError? { core.stats().truncation }
     /// Frames delivered so far (dropped ones, after a ``seek(to:)``, not counted).
     public var framesDelivered: Int { core.stats().delivered }
+    /// Packets sent to the decode session so far (``DecodeSession/packetsSent``).
+    public var packetsSent: Int { core.stats().packetsSent }
+    /// Times the decoder was invalidated and rebuilt (``DecodeSession/invalidations``).
+    public var invalidations: Int { core.stats().invalidations }
 }
 
 /// Thrown through a decode call to unwind the session's thread after ``AsyncDecodeCore/cancel()``.
@@ -208,6 +212,8 @@ final class AsyncDecodeCore: @unchecked Sendable {
         var warnings: [MediaError] = []
         var delivered = 0
         var truncation: MediaError?
+        var packetsSent = 0
+        var invalidations = 0
     }
 
     // Owned by the session's thread (never touched elsewhere once it runs).
@@ -411,6 +417,8 @@ final class AsyncDecodeCore: @unchecked Sendable {
             cond.lock()
             stats_.recoveries.append(r)
             stats_.rebuilds = session.rebuilds
+            stats_.packetsSent = session.packetsSent
+            stats_.invalidations = session.invalidations
             let cb = mode?.callbacks
             cond.unlock()
             if let cb, let f = cb.recovery { cb.queue.async { f(r) } }
@@ -471,7 +479,10 @@ final class AsyncDecodeCore: @unchecked Sendable {
 
     private func noteStats() {
         cond.lock()
+        stats_.recoveries = session.recoveries   // a rebuilt decoder may have output a frame counted lost
         stats_.rebuilds = session.rebuilds
+        stats_.packetsSent = session.packetsSent
+        stats_.invalidations = session.invalidations
         stats_.warnings = session.warnings + (truncation.map { [$0] } ?? [])
         stats_.truncation = truncation
         cond.unlock()

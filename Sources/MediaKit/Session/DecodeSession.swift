@@ -56,14 +56,19 @@ public final class DecodeSession: Decoder {
         /// Go on after a packet the decoder rejects (skipping it, as ffmpeg does), rebuilding
         /// the decoder when it keeps failing. Default: true; false throws the first error.
         public var enabled = true
-        /// Consecutive rejected packets after which the session gives up with an error that
-        /// counts them, counted from the first key frame among them: damaged packets between
-        /// two key frames cost only their GOP (as in ffmpeg, decoding starts again at the next
-        /// key frame, however long the damage); a decoder that rejects a key frame and the
-        /// packets after it is given up. Also the failed receives in a row (with no packet
-        /// sent between them) after which it gives up. Default: 20.
+        /// The session gives up at this many consecutive rejected packets (the 20th by default,
+        /// as the iOS sample decoder does), with an error that counts them, counted from the
+        /// first key frame among them: damaged packets between two key frames cost only their
+        /// GOP (as in ffmpeg, decoding starts again at the next key frame, however long the
+        /// damage); a decoder that rejects a key frame and the packets after it is given up.
+        /// Also the failed receives in a row (with no packet sent between them) at which it
+        /// gives up. A decoder's ``MediaError/Kind/sessionInvalidated`` is not counted here.
+        /// Default: 20.
         public var maxFailedPackets = 20
-        /// Consecutive decoder rebuilds that may fail before the session gives up. Default: 5.
+        /// The session gives up at this many consecutive failed decoder creations (default 5).
+        /// A creation that fails is tried again on each later packet (kept, with the GOP, for
+        /// the decoder that is finally made), not at once: a device that went away has time to
+        /// come back.
         public var maxRebuilds = 5
         /// The defaults.
         public init() {}
@@ -82,10 +87,14 @@ public final class DecodeSession: Decoder {
         public var error: MediaError
         /// True when the decoder was rebuilt and the packets of the current GOP (for audio,
         /// the last few packets) were sent to it again (those whose frames were already
-        /// output, discarded).
+        /// output, discarded; the failed packet itself, and those after the last frame output,
+        /// not discarded: they are decoded again). False when creating the new decoder failed:
+        /// it is tried again on the next packet (see ``RecoveryPolicy/maxRebuilds``).
         public var rebuilt: Bool
         /// Frames not output because of it: the rejected packet's (video: 1, audio: 1 frame
-        /// of samples); 0 for an error while receiving (the frame is counted where known).
+        /// of samples); 0 for an error while receiving (the frame is counted where known), and
+        /// 0 for ``MediaError/Kind/sessionInvalidated`` (the packet is decoded again by the new
+        /// decoder).
         public var framesLost: Int
     }
 
@@ -93,10 +102,25 @@ public final class DecodeSession: Decoder {
     public var recoveryPolicy = RecoveryPolicy()
     /// Called after each recovery, on the decoding thread.
     public var onRecovery: ((Recovery) -> Void)?
-    /// Every recovery so far, oldest first.
+    /// Every recovery so far, oldest first. A rejected video packet's ``Recovery/framesLost``
+    /// becomes 0 when a rebuilt decoder, sent it again, outputs its frame while it is primed
+    /// (so it may be 0 here where ``onRecovery`` was told 1). With frame threads, where an
+    /// error names a later packet than the damaged one (see ``Recovery/pts``), the count of
+    /// frames lost is approximate; decode with 1 thread to make it exact.
     public private(set) var recoveries: [Recovery] = []
     /// Decoder rebuilds so far.
     public private(set) var rebuilds = 0
+    /// Packets the session took so far (``send(_:)`` returned ``SendResult/accepted``; a
+    /// packet sent again after ``SendResult/receiveFirst`` counts once): with
+    /// ``AsyncDecodeSession/framesDelivered``, what went in against what came out.
+    public private(set) var packetsSent = 0
+    /// Times the decoder said it cannot go on for a reason other than the data
+    /// (``MediaError/Kind/sessionInvalidated``: a device plugin that lost its device); each
+    /// rebuilt it (at once, or on a later packet when creating it failed), not counted as damage.
+    public private(set) var invalidations = 0
+    /// The decoder failed (damage or an invalidation) and creating its replacement failed: a
+    /// new one is tried on the next packet, which is kept for it meanwhile.
+    private var decoderLost = false
     /// Makes a new decoder for the track (nil when the session wraps a caller's decoder: it
     /// can skip damaged packets but not rebuild).
     private let makeDecoder: (() throws -> Decoder)?
@@ -140,6 +164,10 @@ public final class DecodeSession: Decoder {
     /// mark, so the frames the replaced decoder still held (reordering, frame threads) are
     /// not lost.
     private var lastDecodedPts = Int64.min
+    /// Video: the pts of rejected packets whose frame counts as lost, with the index of their
+    /// recovery: a rebuilt decoder sent the packet again may output it while it is primed
+    /// (``prime(_:)``). Bounded: the oldest are forgotten past 256.
+    private var lostFrames: [Int64: Int] = [:]
     /// What is presented; ``PresentationWindow/everything`` when trimming is off.
     public let window: PresentationWindow
     /// How the track is cut.
@@ -281,16 +309,22 @@ public final class DecodeSession: Decoder {
             throw MediaError(.state, "send after flush(): call reset() to decode more", context: "track \(track.index) decode session")
         }
         if queued != nil || readyIndex < ready.count { return .receiveFirst }
-        if stopped { return .accepted }
+        if stopped {
+            packetsSent += 1
+            return .accepted
+        }
         if !started {
             // Hold the latest packet at or before the start target; start with it.
             if held == nil || packet.dts <= audioStartTarget {
                 held = packet
+                packetsSent += 1
                 return .accepted
             }
             if try begin() == .receiveFirst { return .receiveFirst }
         }
-        return try submit(packet)
+        let result = try submit(packet)
+        if result == .accepted { packetsSent += 1 }
+        return result
     }
 
     /// Ends the stream: the decoder's delayed frames come out of ``receiveOutput()``, which
@@ -313,9 +347,10 @@ public final class DecodeSession: Decoder {
     /// - Throws: what ``finish(_:)`` throws; the decoder's error on the kept packets.
     public func drainDelayed(_ output: (Frame) throws -> Void) throws {
         try finish(output)
-        decoder.reset()
         flushed = false
         flushPending = false
+        guard !decoderLost else { return }   // the next packet makes a decoder, primed then
+        decoder.reset()
         try prime(decoder)
     }
 
@@ -337,6 +372,17 @@ public final class DecodeSession: Decoder {
                 }
                 return .frame(frame)
             }
+            if decoderLost {
+                // No decoder until one can be made again (on the next packet).
+                guard flushed else { return .needsInput }
+                if flushPending {
+                    flushPending = false
+                    if try rebuild(packet: nil) { continue }
+                    warnings.append(MediaError(.backend, "track \(track.index): no decoder could be made again before the end of the stream; "
+                                               + "the \(gop.count) packet(s) kept for it were not decoded", context: "track \(track.index) decode session"))
+                }
+                return .endOfStream
+            }
             let output: DecoderOutput
             do {
                 output = try decoder.receiveOutput()
@@ -345,7 +391,7 @@ public final class DecodeSession: Decoder {
                 continue
             } catch let e as MediaError where recoverable(e) {
                 failedReceives += 1
-                try recover(from: e, packet: nil, stuck: failedReceives > recoveryPolicy.maxFailedPackets)
+                try recover(from: e, packet: nil, stuck: failedReceives >= recoveryPolicy.maxFailedPackets)
                 continue
             }
             switch output {
@@ -384,10 +430,16 @@ public final class DecodeSession: Decoder {
         gop = []
         gopBytes = 0
         gopOverflow = false
+        lostFrames = [:]
         consecutiveFailures = 0
         failuresFromKey = 0
         consecutiveRebuilds = 0
         rebuiltForThisDamage = false
+        if decoderLost, let make = makeDecoder, let fresh = try? remakeDecoder?(decoder.parameters) ?? make() {
+            decoder = fresh
+            decoderLost = false
+            rebuilds += 1
+        }
         lastDecodedPts = .min
         held = nil
         queued = nil
@@ -461,7 +513,7 @@ public final class DecodeSession: Decoder {
 
     /// Flushes the decoder if nothing the session took is still waiting to be sent.
     private func flushIfIdle() throws {
-        guard flushPending, queued == nil else { return }
+        guard flushPending, queued == nil, !decoderLost else { return }
         flushPending = false
         do {
             try decoder.flush()
@@ -496,6 +548,20 @@ public final class DecodeSession: Decoder {
         if discardWhole { packet.isDiscarded = true }
         let perPacketTrims = isAudio && trim && (packet.trimStart > 0 || packet.trimEnd > 0)
         if packet.isTruncated { afterCut = true }
+        if decoderLost {
+            // Creating a decoder failed on an earlier packet: try again. A new one is sent the
+            // kept packets (those taken meanwhile not discarded: their frames come out), then
+            // this packet as usual; while none can be made, the packet is kept for it.
+            if try !rebuild(packet: packet) {
+                if packet.isKeyframe && !gop.isEmpty && !gopOverflow {
+                    warnings.append(MediaError(.backend, "track \(track.index): no decoder could be made again before the key frame at pts \(packet.pts); "
+                                               + "the \(gop.count) packet(s) kept since the last one will not be decoded",
+                                               offset: packet.position, context: "track \(track.index) decode session"))
+                }
+                remember(packet)
+                return .accepted
+            }
+        }
         if let p = packet.newParameters, p != decoder.parameters { try changeFormat(to: p) }
         let result: SendResult
         do {
@@ -593,7 +659,8 @@ public final class DecodeSession: Decoder {
     /// True for the errors a session recovers from: the decoder's rejection of data, or its
     /// backend's failure, when the policy allows it.
     private func recoverable(_ e: MediaError) -> Bool {
-        recoveryPolicy.enabled && (e.kind == .invalidData || e.kind == .backend)
+        recoveryPolicy.enabled && (e.kind == .invalidData || e.kind == .backend
+                                   || (e.kind == .sessionInvalidated && makeDecoder != nil))
     }
 
     /// Keeps `packet` for a rebuilt decoder and for ``drainDelayed(_:)``: video from its last
@@ -654,47 +721,77 @@ public final class DecodeSession: Decoder {
 
     /// Goes on after the decoder rejected `packet` (nil: an error while receiving): skips it,
     /// and when the decoder keeps failing, rebuilds it and sends it the kept packets again
-    /// with their output discarded. Throws when the policy's limits are reached.
+    /// with their output discarded (the rejected packets themselves, and those after the last
+    /// frame output, decoded again). An invalidated decoder (``MediaError/Kind/sessionInvalidated``)
+    /// is rebuilt at once and not counted as damage. Throws when the policy's limits are
+    /// reached: at the ``RecoveryPolicy/maxFailedPackets``th consecutive rejected packet.
     private func recover(from e: MediaError, packet: Packet?, stuck: Bool = false) throws {
-        consecutiveFailures += 1
-        if packet?.isKeyframe == true || failuresFromKey > 0 { failuresFromKey += 1 }
-        let policy = recoveryPolicy
-        func giveUp(_ last: MediaError) -> MediaError {
-            let counted = failuresFromKey > policy.maxFailedPackets ? failuresFromKey : consecutiveFailures
-            let from = consecutiveFailures > counted ? " (from the first key frame among \(consecutiveFailures))" : ""
-            return MediaError(last.kind, "track \(track.index): gave up after \(counted) consecutive packets the decoder rejected\(from) "
-                       + "and \(consecutiveRebuilds) failed rebuilds (limits \(policy.maxFailedPackets) and \(policy.maxRebuilds)); "
-                       + "\(recoveries.count) recoveries before: \(last.message)", path: last.path, offset: packet?.position, context: last.context)
+        let invalidated = e.kind == .sessionInvalidated
+        if invalidated {
+            invalidations += 1
+        } else {
+            consecutiveFailures += 1
+            if packet?.isKeyframe == true || failuresFromKey > 0 { failuresFromKey += 1 }
         }
-        if stuck || failuresFromKey > policy.maxFailedPackets { throw giveUp(e) }
+        if stuck || failuresFromKey >= recoveryPolicy.maxFailedPackets { throw giveUp(e, packet: packet) }
+        var lost = packet == nil || invalidated ? 0 : 1
+        let lostPts = lost > 0 && !isAudio ? packet?.pts : nil
+        if let pts = lostPts, pts != Packet.noTimestamp {
+            // Noted before a rebuild: the new decoder may output this packet's frame at once.
+            if lostFrames.count >= 256 { lostFrames.removeAll() }
+            lostFrames[pts] = recoveries.count
+        }
         var rebuilt = false
-        if consecutiveFailures >= 2, !rebuiltForThisDamage, let make = makeDecoder {
-            // The decoder itself may be in a bad state: a new one, primed with the kept packets.
+        if makeDecoder != nil, invalidated || (consecutiveFailures >= 2 && !rebuiltForThisDamage) {
+            // The decoder itself may be in a bad state (or gone): a new one, primed with the kept packets.
             drainReplaced()
-            while !rebuilt {
-                do {
-                    let fresh = try remakeDecoder?(decoder.parameters) ?? make()
-                    try prime(fresh)
-                    decoder = fresh
-                    rebuilt = true
-                    rebuiltForThisDamage = true
-                    rebuilds += 1
-                    // Failed while draining at the end: the new decoder is drained too.
-                    if flushed { flushPending = true }
-                } catch let failure as MediaError {
-                    consecutiveRebuilds += 1
-                    if consecutiveRebuilds >= policy.maxRebuilds { throw giveUp(failure) }
-                }
-            }
+            rebuilt = try rebuild(packet: packet)
         }
-        let lost = packet == nil ? 0 : 1
+        if let pts = lostPts, pts != Packet.noTimestamp, lostFrames[pts] == nil { lost = 0 }
         let event = Recovery(pts: packet?.pts ?? Packet.noTimestamp, position: packet?.position ?? -1, error: e, rebuilt: rebuilt, framesLost: lost)
         recoveries.append(event)
-        let which = packet.map { "the packet at pts \($0.pts)" + ($0.position >= 0 ? " (offset \($0.position))" : "") + " was skipped" }
-            ?? "a frame could not be received"
-        warnings.append(MediaError(e.kind, "track \(track.index): damaged data: \(which)\(rebuilt ? ", the decoder was rebuilt" : ""); "
-                                   + "\(lost) frame(s) lost: \(e.message)", path: e.path, offset: packet?.position, context: e.context))
+        if !invalidated {
+            let which = packet.map { "the packet at pts \($0.pts)" + ($0.position >= 0 ? " (offset \($0.position))" : "") + " was skipped" }
+                ?? "a frame could not be received"
+            warnings.append(MediaError(e.kind, "track \(track.index): damaged data: \(which)\(rebuilt ? ", the decoder was rebuilt" : ""); "
+                                       + "\(lost) frame(s) lost: \(e.message)", path: e.path, offset: packet?.position, context: e.context))
+        }
         onRecovery?(event)
+    }
+
+    /// The error the session gives up with, counting the failures and rebuilds.
+    private func giveUp(_ last: MediaError, packet: Packet?) -> MediaError {
+        let policy = recoveryPolicy
+        let counted = failuresFromKey >= policy.maxFailedPackets ? failuresFromKey : consecutiveFailures
+        let from = consecutiveFailures > counted ? " (from the first key frame among \(consecutiveFailures))" : ""
+        let at = packet.map { " at the packet at pts \($0.pts)" } ?? ""
+        return MediaError(last.kind, "track \(track.index): gave up after \(counted) consecutive packets the decoder rejected\(from) "
+                   + "and \(consecutiveRebuilds) failed rebuilds (limits \(policy.maxFailedPackets) and \(policy.maxRebuilds))\(at); "
+                   + "\(recoveries.count) recoveries before: \(last.message)", path: last.path, offset: packet?.position, context: last.context)
+    }
+
+    /// One attempt at replacing the decoder: a new one, primed with the kept packets. True
+    /// when it was made; false when making (or priming) it failed: the decoder is then owed
+    /// (``decoderLost``) and tried again on the next packet.
+    /// - Throws: the give-up error at the ``RecoveryPolicy/maxRebuilds``th consecutive failure.
+    private func rebuild(packet: Packet?) throws -> Bool {
+        guard let make = makeDecoder else { return false }
+        do {
+            let fresh = try remakeDecoder?(decoder.parameters) ?? make()
+            try prime(fresh)
+            decoder = fresh
+            decoderLost = false
+            rebuiltForThisDamage = true
+            rebuilds += 1
+            // Failed while draining at the end: the new decoder is drained too.
+            if flushed { flushPending = true }
+            return true
+        } catch let failure as MediaError {
+            consecutiveRebuilds += 1
+            decoderLost = true
+            if consecutiveRebuilds >= recoveryPolicy.maxRebuilds { throw giveUp(failure, packet: packet) }
+            return false
+        }
     }
 
     /// Video, before a rebuild: the frames the decoder about to be replaced still holds from
@@ -747,7 +844,11 @@ public final class DecodeSession: Decoder {
                 guard let frame else { return any }
                 any = true
                 if !isAudio {
-                    if frame.pts != Packet.noTimestamp { last = max(last, frame.pts) }
+                    if frame.pts != Packet.noTimestamp {
+                        last = max(last, frame.pts)
+                        // (an index not yet in recoveries: recover(from:packet:) sees the removal)
+                        if let i = lostFrames.removeValue(forKey: frame.pts), i < recoveries.count { recoveries[i].framesLost = 0 }
+                    }
                     if let presented = present(frame) { kept.append(presented) }
                 }
             }

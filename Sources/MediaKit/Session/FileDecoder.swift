@@ -8,6 +8,10 @@ public struct FileDecodeOptions: Sendable {
     public var videoPath: String?
     /// Raw video layout. Default: ``PixelFormat/nv12``.
     public var pixelFormat: PixelFormat = .nv12
+    /// Full-range pictures are written full range (NV12 / I420 of a full-range stream; as
+    /// `ffmpeg -vf scale=out_range=full`). Default false: brought to limited range, as
+    /// `ffmpeg -pix_fmt`. See ``PicturePipeline/keepsFullRange``.
+    public var keepsFullRange = false
     /// PCM layout. Default: ``SampleFormat/s16``.
     public var sampleFormat: SampleFormat = .s16
     /// PCM sample type, any of ``SampleFormat`` (overrides ``sampleFormat``). Default: nil.
@@ -78,10 +82,13 @@ public struct FileDecodeResult: Sendable {
     /// One line that sums up the damage stepped over, nil when there was none.
     public var damageSummary: String? {
         guard !recoveries.isEmpty else { return nil }
-        let skipped = recoveries.filter { $0.pts != Packet.noTimestamp }.count
-        let lost = recoveries.reduce(0) { $0 + $1.framesLost }
+        let damage = recoveries.filter { $0.error.kind != .sessionInvalidated }
+        let invalidated = recoveries.count - damage.count
+        let skipped = damage.filter { $0.pts != Packet.noTimestamp }.count
+        let lost = damage.reduce(0) { $0 + $1.framesLost }
         return "damaged input: \(skipped) packet(s) the decoder rejected were skipped (\(lost) frame(s) lost), "
-            + "\(recoveries.count - skipped) frame(s) could not be received, \(rebuilds) decoder rebuild(s)"
+            + "\(damage.count - skipped) frame(s) could not be received, \(rebuilds) decoder rebuild(s)"
+            + (invalidated > 0 ? ", \(invalidated) time(s) the decoder was invalidated (not damage: rebuilt, nothing lost)" : "")
     }
 
     /// The `ffplay` command that plays each output.
@@ -179,8 +186,9 @@ public enum FileDecoder {
             let orientation = options.autorotate ? t.orientation : .upright
             let rate = t.frameRate.numerator > 0 && t.frameRate.denominator > 0 ? t.frameRate : Rational(25, 1)
             guard let videoSink else { throw MediaError(.unsupported, "the catalogue has no \(options.y4m ? "Y4M" : "raw picture") writer", path: out) }
-            video = (t, session, try videoSink.makePicture(path: out, settings: PictureSinkSettings(pixelFormat: options.pixelFormat, frameRate: rate,
-                                                                                                  orientation: orientation)))
+            var settings = PictureSinkSettings(pixelFormat: options.pixelFormat, frameRate: rate, orientation: orientation)
+            settings.keepsFullRange = options.keepsFullRange
+            video = (t, session, try videoSink.makePicture(path: out, settings: settings))
         }
         if options.audioPath != nil, let t = audioTrack {
             audio = (t, try DecodeSession(track: t, registry: registry, backend: options.backend, threads: options.threads, trim: options.trim), nil)

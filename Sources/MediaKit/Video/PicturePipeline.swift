@@ -55,6 +55,11 @@ public final class PicturePipeline: @unchecked Sendable {
     public let size: (width: Int, height: Int)?
     /// How pictures are resampled when they are scaled (and when their chroma is).
     public let filter: ScaleFilter
+    /// True: full-range 8-bit 4:2:0 pictures packed as NV12 or I420 stay full range (their
+    /// samples copied, as VideoToolbox's `kCVPixelFormatType_420YpCbCr8BiPlanarFullRange`
+    /// output and `ffmpeg -vf scale=out_range=full` give them); limited-range pictures stay
+    /// limited. False (the default): full range is brought to limited, as `ffmpeg -pix_fmt`.
+    public let keepsFullRange: Bool
     private let lock = NSLock()
     /// Under `lock`: the converters not in use, with the colour range and matrix each was
     /// made for, the most recently returned last.
@@ -64,9 +69,11 @@ public final class PicturePipeline: @unchecked Sendable {
     /// then scaling them to `size` (default nil: not at all) with `filter` (default
     /// ``ScaleFilter/bicubic``, as the `ffmpeg` tool), converting them with picture converters
     /// from `registry` (default: ``MediaRegistry/shared``).
+    /// With `keepsFullRange` (default false), full-range pictures stay full range (see ``keepsFullRange``).
     public init(layout: PixelFormat, orientation: PictureOrientation = .upright, size: (width: Int, height: Int)? = nil,
-                filter: ScaleFilter = .bicubic, registry: MediaRegistry = .shared) {
+                filter: ScaleFilter = .bicubic, registry: MediaRegistry = .shared, keepsFullRange: Bool = false) {
         self.layout = layout
+        self.keepsFullRange = keepsFullRange
         self.orientation = orientation
         self.size = size
         self.filter = filter
@@ -87,7 +94,10 @@ public final class PicturePipeline: @unchecked Sendable {
     /// True when `frame` goes through a picture converter on its way to this pipeline's
     /// layout: its pixel format needs it (``needsConversion(_:as:)``), or it must be scaled.
     public func needsConversion(_ frame: Frame) -> Bool {
-        Self.needsConversion(frame, as: layout) || (frame.pixelFormat != nil && needsScaling(frame))
+        guard let f = frame.pixelFormat else { return false }
+        if needsScaling(frame) { return true }
+        if keepsFullRange && (f == .yuvj420p || frame.colorRange == .full) && Self.canPack(f, as: layout) { return false }
+        return Self.needsConversion(frame, as: layout)
     }
 
     /// True when the turned frame is not of ``size``. As FFmpeg's scale filter, a picture
