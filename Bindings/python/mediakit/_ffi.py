@@ -32,6 +32,10 @@ PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_double, ct
 #: mk_audio_input_callback: (user, wanted, const void *const **planes) -> frames given, 0 at the end.
 AUDIO_INPUT = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
 
+#: mk_audio_packet_callback: (user, wanted, mk_packet **packet) -> 1 with a packet (owned by the
+#: library then), 0 at the end, MK_EAGAIN for "no data now".
+AUDIO_PACKET_INPUT = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
+
 IO_READ = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint8), ctypes.c_size_t)
 IO_SEEK = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
 IO_SIZE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
@@ -426,6 +430,8 @@ _declare("mk_audio_converter_reset", c_status, [c_handle], True)
 _declare("mk_audio_converter_get_stats", c_status, [c_handle, P(AudioConverterStats)], True)
 _declare("mk_audio_converter_fill", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, AUDIO_INPUT, ctypes.c_void_p,
                                                P(ctypes.c_int32)], True)
+_declare("mk_audio_converter_fill_packets", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, AUDIO_PACKET_INPUT,
+                                                       ctypes.c_void_p, P(ctypes.c_int32)], True)
 _declare("mk_audio_converter_read", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, P(ctypes.c_int32)], True)
 _declare("mk_encoder_default_settings", None, [P(EncoderSettings)])
 _declare("mk_encoder_open", c_status, [P(c_handle), P(AudioFormat), P(EncoderSettings)], True)
@@ -433,6 +439,8 @@ _declare("mk_encoder_get_info", c_status, [c_handle, P(EncoderInfo)], True)
 _declare("mk_encoder_push", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32], True)
 _declare("mk_encoder_flush", c_status, [c_handle], True)
 _declare("mk_encoder_receive_packet", c_status, [c_handle, P(c_handle)], False)
+_declare("mk_encoder_fill", c_status, [c_handle, P(c_handle), ctypes.c_int32, AUDIO_INPUT, ctypes.c_void_p, P(ctypes.c_int32)],
+         True)
 _declare("mk_encoder_close", None, [P(c_handle)])
 _declare("mk_video_encoder_default_settings", None, [P(VideoEncoderSettings)])
 _declare("mk_video_encoder_open", c_status, [P(c_handle), P(VideoEncoderSettings)], True)
