@@ -20,7 +20,7 @@ TABLE = REPO / "docs" / "api-parity.md"
 # as Outer.Inner.
 TYPES = ["Demuxer", "SourceDemuxer", "Track", "CodecParameters", "EditListEntry", "Packet", "Frame", "Decoder",
          "DecodeSession", "AsyncDecodeSession", "Muxer", "MP4Muxer", "ContainerCatalog", "Remuxer", "AudioConverter", "PacketAudioConverter", "FrameAudioConverter",
-         "AudioEncodingConverter", "AudioConverterInput", "AudioOutputRequest",
+         "AudioEncodingConverter", "AudioConverterInput", "AudioOutputRequest", "AssetReader", "PacketWriter", "AssetStatus",
          "Encoder", "EncoderSettings", "Transcoder", "TranscodeOptions", "FileDecoder", "FileDecodeOptions", "MediaRegistry",
          "SampleFormat", "VideoEncoder", "VideoEncoderSettings", "VideoFormat", "VideoEncodingConverter", "CompressionSession", "AssetWriter", "TagEditor"]
 

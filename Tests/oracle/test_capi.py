@@ -589,3 +589,32 @@ def test_c_transcode_with_gives_mk_transcodes_output_and_refuses_a_wrong_struct_
     assert "mk_encoder_settings.copy_video" in lines["encoder-copy-video"], out
     assert "mk_encoder_settings.progress" in lines["encoder-progress"], out
     assert not refused.exists()
+
+
+ASSET_STATUS_C = lib.REPO / "Tests" / "c" / "asset_status.c"
+
+
+def _ffprobe_packet_counts(path: Path) -> list[int]:
+    proc = lib.run(["ffprobe", "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", path])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    return [int(x) for x in proc.stdout.decode().split()]
+
+
+def test_c_reader_and_writer_status(mk_bin, shared_media, tmp_path):
+    """Tests/c/asset_status.c (issue 35, item 10): a demuxer's status goes unknown -> reading ->
+    completed (each track read to MK_EOF ends it, the two tracks read to their ends as many
+    packets as ffprobe -count_packets counts), a seek reads again, cancel makes later reads
+    MK_EOF, a cut file completes at MK_ETRUNCATED, an I/O error mid-file (an mk_io that fails past
+    half) fails it with MK_EIO and the message; a muxer goes unknown -> writing -> completed, a
+    track marked finished refuses packets with MK_ESTATE (the file written holds 20 packets of it,
+    as ffprobe counts), cancel cancels."""
+    program = _build(ASSET_STATUS_C, tmp_path / "asset_status", _libdir(mk_bin))
+    media, cut, out = shared_media / SHARED_DECODE[0], shared_media / "ogg_opus_stereo_truncated_10000b_no_eos.opus", tmp_path / "out.mkv"
+    proc = lib.run([program, media, cut, out])
+    text = proc.stdout.decode()
+    assert proc.returncode == 0 and "0 failed" in text, text + lib.tail(proc.stderr)
+    counts = [int(n) for n in re.findall(r"^track \d+ packets (\d+)$", text, re.M)]
+    assert counts == _ffprobe_packet_counts(media), f"packets read per track {counts}, ffprobe counts {_ffprobe_packet_counts(media)}"
+    written = [int(n) for n in re.search(r"^written (\d+) (\d+)$", text, re.M).groups()]
+    assert written[1] == 20 and written[0] == counts[0]
+    assert _ffprobe_packet_counts(out) == written, "the file written holds other packet counts than were written"

@@ -273,6 +273,16 @@ class CodecParams(ctypes.Structure):
                 ("channel_mask", ctypes.c_uint64)]
 
 
+class AssetStatus(ctypes.Structure):
+    """mk_asset_status: where reading or writing stands (mk_demuxer_get_status, mk_muxer_get_status)."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("status", ctypes.c_int32), ("error", ctypes.c_int32),
+                ("message", ctypes.c_char_p)]
+
+
+#: MK_ASSET_* by value, as the names Python gives them.
+ASSET_STATUS = {0: "unknown", 1: "reading", 2: "writing", 3: "completed", 4: "failed", 5: "cancelled"}
+
+
 class MuxerSettings(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int32), ("fragment_seconds", ctypes.c_double),
                 # 0.2 (mk_remux only)
@@ -469,6 +479,8 @@ _declare("mk_writer_write_video_frame", c_status, [c_handle, c_handle, ctypes.c_
 _declare("mk_writer_write_audio", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32], True)
 _declare("mk_writer_finish", c_status, [c_handle], True)
 _declare("mk_writer_cancel", c_status, [c_handle], True)
+_declare("mk_writer_get_status", c_status, [c_handle, P(AssetStatus)], True)
+_declare("mk_writer_end_track", c_status, [c_handle, ctypes.c_int32], True)
 _declare("mk_writer_close", None, [P(c_handle)])
 _declare("mk_transcode", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(EncoderSettings)], True)
 _declare("mk_transcode_default_settings", None, [P(TranscodeSettings)])
@@ -490,6 +502,9 @@ _declare("mk_demuxer_read_track_packet", c_status, [c_handle, ctypes.c_int32, P(
 _declare("mk_demuxer_seek", c_status, [c_handle, ctypes.c_double], True)
 _declare("mk_demuxer_warning_count", c_status, [c_handle, P(ctypes.c_int32)], True)
 _declare("mk_demuxer_warning", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_char_p)], True)
+_declare("mk_demuxer_get_status", c_status, [c_handle, P(AssetStatus)], True)
+_declare("mk_demuxer_track_ended", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_int32)], True)
+_declare("mk_demuxer_cancel", c_status, [c_handle], True)
 _declare("mk_demuxer_select_tracks", c_status, [c_handle, P(ctypes.c_int32), ctypes.c_int32], True)
 _declare("mk_packet_get_info", c_status, [c_handle, P(PacketInfo)], True)
 _declare("mk_packet_free", None, [P(c_handle)])
@@ -519,6 +534,9 @@ _declare("mk_muxer_add_track_params", c_status, [c_handle, P(CodecParams), P(cty
 _declare("mk_muxer_write_packet", c_status, [c_handle, ctypes.c_int32, c_handle], True)
 _declare("mk_muxer_finish", c_status, [c_handle], True)
 _declare("mk_muxer_cancel", c_status, [c_handle], True)
+_declare("mk_muxer_get_status", c_status, [c_handle, P(AssetStatus)], True)
+_declare("mk_muxer_end_track", c_status, [c_handle, ctypes.c_int32], True)
+_declare("mk_muxer_track_ended", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_int32)], True)
 _declare("mk_muxer_in_progress_path", c_status, [c_handle, P(ctypes.c_char_p)], True)
 _declare("mk_muxer_close", None, [P(c_handle)])
 _declare("mk_remux", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(MuxerSettings)], True)
