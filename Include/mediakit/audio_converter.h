@@ -127,16 +127,45 @@ mk_status mk_channel_layout(const char *name, uint64_t *mask, int32_t *channels)
 /** The pull model's input (AudioConverterFillComplexBuffer): asked for about `wanted`
  *  frames, sets *planes to the caller's input (one pointer interleaved, one per channel
  *  planar; valid until the next call) and returns the frames given: fewer or more than
- *  wanted is fine, 0 is the end of the stream, a negative value an error that
- *  mk_audio_converter_fill returns as MK_EFAIL. */
+ *  wanted is fine; 0 is the end of the stream; MK_EAGAIN (since 0.3) is "no data now" (an
+ *  AudioConverterComplexInputDataProc's error with zero packets): the fill returns what it
+ *  converted so far with MK_EAGAIN and the converter keeps its state for the next call;
+ *  another negative value is an error that mk_audio_converter_fill returns as MK_EFAIL. */
 typedef int32_t (*mk_audio_input_callback)(void *user, int32_t wanted, const void *const **planes);
 
 /** Pull (PCM converters): fills planes with `frames` output frames, calling `input` for
- *  source frames as needed; *filled is less than `frames` only at the end of the stream
- *  (0 once everything was returned). Output waiting from mk_audio_converter_push comes
- *  first. Errors: MK_EINVAL, MK_EFAIL (the callback failed). */
+ *  source frames as needed. Output waiting from mk_audio_converter_push comes first. *filled
+ *  is set on every return, errors included: frames written to planes are never lost (before
+ *  0.3 an input error dropped the frames that waited from a push). MK_OK: *filled is
+ *  `frames`, or less only at the end of the stream (0 once everything was returned; the
+ *  converter is then flushed). MK_EAGAIN: the callback said "no data now"; *filled (maybe 0)
+ *  frames were written and the next call goes on where this one stopped: the frames of
+ *  every call together equal those of one push of the whole input. Errors: MK_EINVAL,
+ *  MK_EFAIL (the callback failed: the *filled frames converted before it were written; what
+ *  else was converted waits for the next fill or mk_audio_converter_read). */
 mk_status mk_audio_converter_fill(mk_audio_converter *converter, void *const *planes, int32_t frames,
                                   mk_audio_input_callback input, void *user, int32_t *filled);
+
+/** The compressed pull model's input (AudioConverterFillComplexBuffer decoding: packets with
+ *  their descriptions in): asked for packets that give about `wanted` output frames, sets
+ *  *packet to one packet of the converter's track (mk_demuxer_read_track_packet's, or made
+ *  with mk_packet_create: its data, size, times and duration are the description) and
+ *  returns 1; the converter takes OWNERSHIP of *packet (it frees it). Returns 0 at the end of
+ *  the stream, MK_EAGAIN for "no data now", another negative value for an error (as
+ *  mk_audio_input_callback). Added in 0.3. */
+typedef int32_t (*mk_audio_packet_callback)(void *user, int32_t wanted, mk_packet **packet);
+
+/** Pull (track converters, since 0.3): fills planes (one buffer interleaved, one per channel
+ *  planar, each room for `frames` frames of the output format) with decoded and converted
+ *  frames, calling `input` for packets of the track as needed. Statuses and *filled as
+ *  mk_audio_converter_fill (MK_EAGAIN: "no data now"; the output of all calls equals pushing
+ *  the same packets with mk_audio_converter_push_packet then mk_audio_converter_flush). When
+ *  the target format leaves the channels open, call it first with frames 0 (planes may be
+ *  NULL): it decodes up to the first frame, keeps it waiting, and
+ *  mk_audio_converter_output_format then tells the format to size planes for.
+ *  Errors: MK_EINVAL (a PCM converter, a packet of another track), MK_EFAIL, the decoder's. */
+mk_status mk_audio_converter_fill_packets(mk_audio_converter *converter, void *const *planes, int32_t frames,
+                                          mk_audio_packet_callback input, void *user, int32_t *filled);
 
 #ifdef __cplusplus
 }

@@ -187,6 +187,43 @@ mk_status mk_demuxer_warning_count(mk_demuxer *demuxer, int32_t *count);
  *  Errors: MK_EINVAL (NULL, index out of range). */
 mk_status mk_demuxer_warning(mk_demuxer *demuxer, int32_t index, const char **message);
 
+/** Where reading or writing stands, as AVAssetReader.Status / AVAssetWriter.Status (since
+ *  0.3): a demuxer goes UNKNOWN -> READING (first read) -> COMPLETED (MK_EOF or a cut:
+ *  MK_ETRUNCATED) or FAILED (a read error); a muxer UNKNOWN -> WRITING (first packet) ->
+ *  COMPLETED (mk_muxer_finish) or FAILED (a write or finish error other than MK_EINVAL) or
+ *  CANCELLED (mk_muxer_cancel, mk_demuxer_cancel). */
+#define MK_ASSET_UNKNOWN   0
+#define MK_ASSET_READING   1
+#define MK_ASSET_WRITING   2
+#define MK_ASSET_COMPLETED 3
+#define MK_ASSET_FAILED    4
+#define MK_ASSET_CANCELLED 5
+
+/** A demuxer's or muxer's status (mk_demuxer_get_status, mk_muxer_get_status). */
+typedef struct mk_asset_status {
+    uint32_t struct_size;      /**< set by the caller: sizeof(mk_asset_status) */
+    int32_t status;            /**< MK_ASSET_* */
+    mk_status error;           /**< MK_ASSET_FAILED: the failure's status (MK_EDATA, MK_EIO ...); else MK_OK */
+    const char *message;       /**< MK_ASSET_FAILED: its message, BORROWED until the next call on the
+                                    object or its close; else NULL */
+} mk_asset_status;
+
+/** Fills *status with where reading stands (see MK_ASSET_*). Reads stay possible after a
+ *  failure (a demuxer may read on past damage), the status stays MK_ASSET_FAILED. Since 0.3.
+ *  Errors: MK_EINVAL (NULL, small struct_size). */
+mk_status mk_demuxer_get_status(mk_demuxer *demuxer, mk_asset_status *status);
+
+/** Sets *ended to 1 once `track` reached its end (AVAssetReaderOutput's end of data):
+ *  mk_demuxer_read_track_packet returned MK_EOF for it, or mk_demuxer_read_packet returned
+ *  MK_EOF (every selected track ends then) or MK_ETRUNCATED; else 0. A seek clears it. Since
+ *  0.3. Errors: MK_EINVAL (NULL, no such track). */
+mk_status mk_demuxer_track_ended(mk_demuxer *demuxer, int32_t track, int32_t *ended);
+
+/** Stops reading (AVAssetReader's cancelReading): the status becomes MK_ASSET_CANCELLED (unless
+ *  completed or failed) and later reads return MK_EOF. The demuxer must still be closed.
+ *  Since 0.3. Errors: MK_EINVAL. */
+mk_status mk_demuxer_cancel(mk_demuxer *demuxer);
+
 /** Limits mk_demuxer_read_packet() to `count` tracks (count 0: all tracks again),
  *  so the data of the others is never read. Errors: MK_EINVAL. */
 mk_status mk_demuxer_select_tracks(mk_demuxer *demuxer, const int32_t *tracks, int32_t count);

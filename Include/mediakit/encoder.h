@@ -115,6 +115,19 @@ mk_status mk_encoder_flush(mk_encoder *encoder);
  *  everything received. Errors: MK_EINVAL. */
 mk_status mk_encoder_receive_packet(mk_encoder *encoder, mk_packet **out);
 
+/** Pull (AudioConverterFillComplexBuffer encoding, since 0.3): sets packets[0 ..
+ *  *filled - 1] to up to `capacity` packets (OWNED by the caller: free each with
+ *  mk_packet_free), calling `input` for PCM in the open format as needed (the callback of
+ *  mk_audio_converter_fill: frames, 0 at the end of the input, MK_EAGAIN for "no data now").
+ *  *filled is set on every return. MK_OK: *filled is `capacity`, or less only at the end
+ *  (0 once every packet was returned). MK_EAGAIN: the callback said "no data now"; the
+ *  packets ready so far were returned and the next call goes on: the packets of all calls
+ *  equal those of pushing the same PCM, flushing and receiving. Errors: MK_EINVAL, MK_ESTATE
+ *  (an encoder fed by mk_encoder_push), MK_EFAIL (the callback failed: the packets ready
+ *  before it were returned). */
+mk_status mk_encoder_fill(mk_encoder *encoder, mk_packet **packets, int32_t capacity, mk_audio_input_callback input,
+                          void *user, int32_t *filled);
+
 /** Closes *encoder and sets it to NULL; NULL is harmless. */
 void mk_encoder_close(mk_encoder **encoder);
 

@@ -181,6 +181,19 @@ void mk_muxer_close(mk_muxer **muxer);
  *  container does not carry), MK_ECANCELLED, MK_EIO (the target name is then left untouched). */
 mk_status mk_remux(const char *src, const char *dst, const mk_muxer_settings *settings);
 
+/** Fills *status with where writing stands (MK_ASSET_UNKNOWN, WRITING, COMPLETED, FAILED,
+ *  CANCELLED: see demuxer.h). A packet refused with MK_EINVAL leaves it as it was. Since 0.3.
+ *  Errors: MK_EINVAL (NULL, small struct_size). */
+mk_status mk_muxer_get_status(mk_muxer *muxer, mk_asset_status *status);
+
+/** Marks `track` finished, its end of stream (AVAssetWriterInput's markAsFinished): later
+ *  packets of it are MK_ESTATE. Since 0.3. Errors: MK_EINVAL (NULL, no such track). */
+mk_status mk_muxer_end_track(mk_muxer *muxer, int32_t track);
+
+/** Sets *ended to 1 once `track` was marked finished (mk_muxer_end_track) or the file finished,
+ *  else 0. Since 0.3. Errors: MK_EINVAL. */
+mk_status mk_muxer_track_ended(mk_muxer *muxer, int32_t track, int32_t *ended);
+
 #ifdef __cplusplus
 }
 #endif

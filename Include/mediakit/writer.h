@@ -92,6 +92,17 @@ mk_status mk_writer_finish(mk_writer *writer);
 /** Stops writing and removes what was written. Harmless after finish. Errors: MK_EINVAL. */
 mk_status mk_writer_cancel(mk_writer *writer);
 
+/** Fills *status with where writing stands (AVAssetWriter's status, MK_ASSET_*: UNKNOWN until
+ *  the first picture or samples, WRITING, COMPLETED after mk_writer_finish, FAILED after an
+ *  error that cancelled the writer, with its status and message, CANCELLED). Since 0.3.
+ *  Errors: MK_EINVAL (NULL, small struct_size). */
+mk_status mk_writer_get_status(mk_writer *writer, mk_asset_status *status);
+
+/** Marks the video (media_type MK_MEDIA_VIDEO) or audio (MK_MEDIA_AUDIO) track finished, as
+ *  AVAssetWriterInput's markAsFinished: later pictures or samples of it are MK_ESTATE. Since
+ *  0.3. Errors: MK_EINVAL (NULL, another media type, a track the writer does not have). */
+mk_status mk_writer_end_track(mk_writer *writer, int32_t media_type);
+
 /** Frees *writer (cancelling it when unfinished) and sets it to NULL; NULL is harmless. */
 void mk_writer_close(mk_writer **writer);
 

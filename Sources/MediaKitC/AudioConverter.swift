@@ -13,6 +13,10 @@ final class AudioConverterHandle {
     var output: AudioBuffer?
     var consumed = 0
     var flushed = false
+    /// A pull's input callback said "no data now" (MK_EAGAIN) or failed (another negative value).
+    var callbackEnd: Int32?
+    /// A pull's input callback said the stream ended (the converter drained itself).
+    var pullEnded = false
 
     init(pcm: AudioConverter) {
         self.pcm = pcm
@@ -253,6 +257,8 @@ public func mk_audio_converter_reset(_ c: OpaquePointer?) -> Int32 {
     h.output = nil
     h.consumed = 0
     h.flushed = false
+    h.pullEnded = false
+    h.callbackEnd = nil
     return MK_OK
 }
 
@@ -290,7 +296,7 @@ public func mk_audio_converter_fill(_ c: OpaquePointer?, _ planes: UnsafePointer
                                     _ input: mk_audio_input_callback?, _ user: UnsafeMutableRawPointer?,
                                     _ filled: UnsafeMutablePointer<Int32>?) -> Int32 {
     guard let h = liveHandle(AudioConverterHandle.self, c, "mk_audio_converter_fill") else { return MK_EINVAL }
-    guard let pcm = h.pcm else { return fail(MK_EINVAL, "mk_audio_converter_fill: the pull model is for PCM converters; push packets instead") }
+    guard let pcm = h.pcm else { return fail(MK_EINVAL, "mk_audio_converter_fill: this converter takes packets: mk_audio_converter_fill_packets") }
     guard let filled else { return fail(MK_EINVAL, "mk_audio_converter_fill: filled is NULL") }
     filled.pointee = 0
     guard let input else { return fail(MK_EINVAL, "mk_audio_converter_fill: input is NULL") }
@@ -298,19 +304,12 @@ public func mk_audio_converter_fill(_ c: OpaquePointer?, _ planes: UnsafePointer
     guard let planes else { return fail(MK_EINVAL, "mk_audio_converter_fill: planes is NULL") }
     let count = pcm.destination.planeCount
     for p in 0..<count where planes[p] == nil { return fail(MK_EINVAL, "mk_audio_converter_fill: plane \(p) of \(count) is NULL") }
-    // What pushes left waiting comes first.
-    var done = h.copyOut(planes, Int(frames))
-    if done == Int(frames) || h.flushed {    // flushed: only what waits is left
-        filled.pointee = Int32(done)
-        return MK_OK
-    }
     let source = pcm.source
-    return guarded {
-        let b = try pcm.fill(frames: Int(frames) - done) { wanted in
+    return h.pull("mk_audio_converter_fill", planes, frames, filled) {
+        try pcm.fill(frames: $0, pull: { wanted in
             var given: UnsafePointer<UnsafeRawPointer?>?
             let n = input(user, Int32(clamping: wanted), &given)
-            if n < 0 { throw MediaError(.backend, "the input callback failed (returned \(n))") }
-            if n == 0 { return nil }
+            if let answer: AudioConverterInput<AudioBuffer> = h.answer(n, "mk_audio_converter_fill") { return answer }
             guard let given else { throw MediaError(.invalidArgument, "the input callback returned \(n) frames and NULL planes") }
             let bytes = Int(n) * source.bytesPerFrame
             var arrays: [[UInt8]] = []
@@ -318,16 +317,116 @@ public func mk_audio_converter_fill(_ c: OpaquePointer?, _ planes: UnsafePointer
                 guard let ptr = given[p] else { throw MediaError(.invalidArgument, "the input callback's plane \(p) is NULL") }
                 arrays.append(Array(UnsafeRawBufferPointer(start: ptr, count: bytes)))
             }
-            return try AudioBuffer(format: source, frames: Int(n), planes: arrays)
+            return .data(try AudioBuffer(format: source, frames: Int(n), planes: arrays))
+        })
+    } rest: {
+        try pcm.fill(frames: pcm.pendingFrames, pull: { _ in .noDataNow })
+    }
+}
+
+@_cdecl("mk_audio_converter_fill_packets")
+public func mk_audio_converter_fill_packets(_ c: OpaquePointer?, _ planes: UnsafePointer<UnsafeMutableRawPointer?>?, _ frames: Int32,
+                                            _ input: mk_audio_packet_callback?, _ user: UnsafeMutableRawPointer?,
+                                            _ filled: UnsafeMutablePointer<Int32>?) -> Int32 {
+    let function = "mk_audio_converter_fill_packets"
+    guard let h = liveHandle(AudioConverterHandle.self, c, function) else { return MK_EINVAL }
+    guard let conv = h.packets else { return fail(MK_EINVAL, "\(function): this converter takes PCM: mk_audio_converter_fill") }
+    guard let filled else { return fail(MK_EINVAL, "\(function): filled is NULL") }
+    filled.pointee = 0
+    guard let input else { return fail(MK_EINVAL, "\(function): input is NULL") }
+    guard frames >= 0 else { return fail(MK_EINVAL, "\(function): frames \(frames) is negative") }
+    guard planes != nil || frames == 0 else { return fail(MK_EINVAL, "\(function): planes is NULL") }
+    if let planes, let d = conv.destination {
+        for p in 0..<d.planeCount where planes[p] == nil { return fail(MK_EINVAL, "\(function): plane \(p) of \(d.planeCount) is NULL") }
+    }
+    let track = h.track
+    let pullPacket: (Int) throws -> AudioConverterInput<[Packet]> = { wanted in
+        var given: OpaquePointer?
+        let n = input(user, Int32(clamping: wanted), &given)
+        if let answer: AudioConverterInput<[Packet]> = h.answer(n, function) {
+            Handles.release(&given, as: PacketHandle.self)
+            return answer
         }
-        let bpf = b.format.bytesPerFrame
-        for p in 0..<count where b.frames > 0 {
-            b.planes[p].withUnsafeBytes { src in
-                planes[p]!.advanced(by: done * bpf).copyMemory(from: src.baseAddress!, byteCount: b.frames * bpf)
+        guard let ph = Handles.get(given, as: PacketHandle.self) else {
+            throw MediaError(.invalidArgument, "the packet callback returned \(n) and no live packet")
+        }
+        let packet = ph.packet
+        Handles.release(&given, as: PacketHandle.self)        // the converter owns it
+        guard packet.trackIndex == track else {
+            throw MediaError(.invalidArgument, "the packet callback gave a packet of track \(packet.trackIndex); the converter decodes track \(track)")
+        }
+        return .data([packet])
+    }
+    if frames == 0 && conv.destination == nil && !h.flushed {
+        // A first call of 0 frames decodes up to the first frame, so that the output format
+        // (mk_audio_converter_output_format) is known before planes are sized.
+        return h.pull(function, nil, 0, filled) { _ in
+            var got = try conv.fill(frames: 1, pull: pullPacket)
+            while conv.destination == nil && h.callbackEnd == nil && !h.pullEnded {
+                got = try conv.fill(frames: 1, pull: pullPacket)
             }
+            return got
+        } rest: {
+            try conv.fill(frames: conv.pendingFrames, pull: { _ in .noDataNow })
         }
-        done += b.frames
+    }
+    return h.pull(function, planes, frames, filled) {
+        try conv.fill(frames: $0, pull: pullPacket)
+    } rest: {
+        try conv.fill(frames: conv.pendingFrames, pull: { _ in .noDataNow })
+    }
+}
+
+extension AudioConverterHandle {
+    /// What a pull callback's return value `n` means when it is not data: nil for data (n > 0);
+    /// `.endOfStream` for 0; `.noDataNow` for MK_EAGAIN and for a failure (recorded in
+    /// ``callbackEnd``, so that the fill returns what it made so far with the status).
+    func answer<D>(_ n: Int32, _ function: String) -> AudioConverterInput<D>? {
+        if n > 0 { return nil }
+        if n == 0 {
+            pullEnded = true
+            return .endOfStream
+        }
+        callbackEnd = n
+        return .noDataNow
+    }
+
+    /// One pull: what waits from earlier pushes first, then `produce(missing)`; what `rest()`
+    /// returns (the surplus a converter made beyond the request) is kept waiting, so that reads,
+    /// pushes and fills see the frames in order. *filled is set on every return, errors too:
+    /// the frames written to planes are never lost.
+    func pull(_ function: String, _ planes: UnsafePointer<UnsafeMutableRawPointer?>?, _ frames: Int32,
+              _ filled: UnsafeMutablePointer<Int32>, _ produce: (Int) throws -> AudioBuffer, rest: () throws -> AudioBuffer) -> Int32 {
+        callbackEnd = nil
+        var done = planes.map { copyOut($0, Int(frames)) } ?? 0
         filled.pointee = Int32(done)
+        if done == Int(frames) && frames > 0 || flushed { return MK_OK }    // flushed: only what waits is left
+        var thrown: Error?
+        do {
+            let b = try produce(Int(frames) - done)
+            if let planes {
+                let bpf = b.format.bytesPerFrame
+                for p in 0..<b.format.planeCount where b.frames > 0 {
+                    b.planes[p].withUnsafeBytes { src in
+                        planes[p]!.advanced(by: done * bpf).copyMemory(from: src.baseAddress!, byteCount: b.frames * bpf)
+                    }
+                }
+                done += b.frames
+            } else {
+                keep(b)
+            }
+        } catch { thrown = error }
+        filled.pointee = Int32(done)
+        if let more = try? rest() { keep(more) }
+        if pullEnded { flushed = true }
+        if let thrown { return fail(thrown) }
+        if let n = callbackEnd {
+            if n == MK_EAGAIN {
+                mkc_set_last_error("\(function): no input for now (the callback returned MK_EAGAIN); *filled is what was converted so far")
+                return MK_EAGAIN
+            }
+            return fail(MK_EFAIL, "\(function): the input callback failed (returned \(n)); the \(done) frame(s) converted before it were written")
+        }
         return MK_OK
     }
 }

@@ -15,6 +15,13 @@ final class DemuxerHandle {
     let sampleEntries: [UnsafeMutableBufferPointer<UInt8>]
     /// The cut of a file cut short, once a read returned MK_ETRUNCATED.
     var truncation: MediaError?
+    /// Where reading stands (mk_demuxer_get_status), the tracks that reached their end, the
+    /// tracks mk_demuxer_select_tracks limited reading to.
+    var status = AssetStatus.unknown
+    var failure: MediaError?
+    var failureMessage: CString?
+    var ended: Set<Int> = []
+    var selected: Set<Int>?
     /// The messages mk_demuxer_warning() lends out, rebuilt by mk_demuxer_warning_count().
     var warningStrings: [CString] = []
     /// What the metadata calls lend out (Metadata.swift), made on first use.
@@ -250,17 +257,80 @@ public func mk_demuxer_track(_ d: OpaquePointer?, _ index: Int32, _ info: Unsafe
     return MK_OK
 }
 
-private func read(_ h: DemuxerHandle, _ out: UnsafeMutablePointer<OpaquePointer?>, _ next: () throws -> Packet?) -> Int32 {
-    guarded {
+/// One read for the C API: the packet, MK_EOF, or the error; the status and the tracks' ends
+/// follow it (`track`: the track read, nil for every track in file order).
+private func read(_ h: DemuxerHandle, _ out: UnsafeMutablePointer<OpaquePointer?>, track: Int?, _ next: () throws -> Packet?) -> Int32 {
+    if h.status == .cancelled { return MK_EOF }
+    if h.status == .unknown { h.status = .reading }
+    let every = h.selected ?? Set(h.demuxer.tracks.indices)
+    func end() {
+        if let track { h.ended.insert(track) } else { h.ended.formUnion(every) }
+        if every.isSubset(of: h.ended) && h.status == .reading { h.status = .completed }
+    }
+    return guarded {
         do {
-            guard let p = try next() else { return MK_EOF }
+            guard let p = try next() else {
+                end()
+                return MK_EOF
+            }
             out.pointee = Handles.make(PacketHandle(p))
             return MK_OK
         } catch let e as MediaError where e.kind == .truncated {
             if h.truncation == nil { h.truncation = e }
+            end()
             throw e   // MK_ETRUNCATED, with the message
+        } catch {
+            if h.status == .reading {
+                h.status = .failed
+                h.failure = error as? MediaError ?? MediaError(.io, "\(error)")
+            }
+            throw error
         }
     }
+}
+
+@_cdecl("mk_demuxer_get_status")
+public func mk_demuxer_get_status(_ d: OpaquePointer?, _ status: UnsafeMutablePointer<mk_asset_status>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_get_status") else { return MK_EINVAL }
+    guard let status else { return fail(MK_EINVAL, "mk_demuxer_get_status: status is NULL") }
+    guard sizeOK(status.pointee.struct_size, MemoryLayout<mk_asset_status>.size, "mk_asset_status") else { return MK_EINVAL }
+    if let f = h.failure, h.failureMessage == nil { h.failureMessage = CString(f.description) }
+    status.pointee = assetStatus(h.status, h.failure, h.failureMessage, size: status.pointee.struct_size)
+    return MK_OK
+}
+
+/// The C form of a status and its failure.
+func assetStatus(_ s: AssetStatus, _ failure: MediaError?, _ message: CString?, size: UInt32) -> mk_asset_status {
+    let code: Int32
+    switch s {
+    case .unknown: code = MK_ASSET_UNKNOWN
+    case .reading: code = MK_ASSET_READING
+    case .writing: code = MK_ASSET_WRITING
+    case .completed: code = MK_ASSET_COMPLETED
+    case .failed: code = MK_ASSET_FAILED
+    case .cancelled: code = MK_ASSET_CANCELLED
+    }
+    let failed = s == .failed
+    return mk_asset_status(struct_size: size, status: code, error: failed ? failure.map { status(for: $0) } ?? MK_EFAIL : MK_OK,
+                           message: failed ? message.map { UnsafePointer($0.pointer) } : nil)
+}
+
+@_cdecl("mk_demuxer_track_ended")
+public func mk_demuxer_track_ended(_ d: OpaquePointer?, _ track: Int32, _ ended: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_track_ended") else { return MK_EINVAL }
+    guard let ended else { return fail(MK_EINVAL, "mk_demuxer_track_ended: ended is NULL") }
+    guard track >= 0 && Int(track) < h.demuxer.tracks.count else {
+        return fail(MK_EINVAL, "mk_demuxer_track_ended: track \(track) does not exist (the file has \(h.demuxer.tracks.count))")
+    }
+    ended.pointee = h.ended.contains(Int(track)) ? 1 : 0
+    return MK_OK
+}
+
+@_cdecl("mk_demuxer_cancel")
+public func mk_demuxer_cancel(_ d: OpaquePointer?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_cancel") else { return MK_EINVAL }
+    if h.status != .completed && h.status != .failed { h.status = .cancelled }
+    return MK_OK
 }
 
 @_cdecl("mk_demuxer_warning_count")
@@ -291,7 +361,7 @@ public func mk_demuxer_read_packet(_ d: OpaquePointer?, _ out: UnsafeMutablePoin
     guard let out else { return fail(MK_EINVAL, "mk_demuxer_read_packet: out is NULL") }
     out.pointee = nil
     guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_read_packet") else { return MK_EINVAL }
-    return read(h, out) { try h.demuxer.read() }
+    return read(h, out, track: nil) { try h.demuxer.read() }
 }
 
 @_cdecl("mk_demuxer_read_track_packet")
@@ -302,7 +372,7 @@ public func mk_demuxer_read_track_packet(_ d: OpaquePointer?, _ track: Int32, _ 
     guard track >= 0 && Int(track) < h.demuxer.tracks.count else {
         return fail(MK_EINVAL, "mk_demuxer_read_track_packet: track \(track) does not exist (the file has \(h.demuxer.tracks.count))")
     }
-    return read(h, out) { try h.demuxer.read(track: Int(track)) }
+    return read(h, out, track: Int(track)) { try h.demuxer.read(track: Int(track)) }
 }
 
 @_cdecl("mk_demuxer_seek")
@@ -310,6 +380,8 @@ public func mk_demuxer_seek(_ d: OpaquePointer?, _ seconds: Double) -> Int32 {
     guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_seek") else { return MK_EINVAL }
     return guarded {
         try h.demuxer.seek(to: seconds)
+        h.ended = []
+        if h.status == .completed { h.status = .reading }
         return MK_OK
     }
 }
@@ -319,6 +391,7 @@ public func mk_demuxer_select_tracks(_ d: OpaquePointer?, _ tracks: UnsafePointe
     guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_select_tracks") else { return MK_EINVAL }
     if count == 0 {
         h.demuxer.select(tracks: nil)
+        h.selected = nil
         return MK_OK
     }
     guard let tracks, count > 0 else { return fail(MK_EINVAL, "mk_demuxer_select_tracks: \(count) tracks from \(tracks == nil ? "NULL" : "a list")") }
@@ -331,6 +404,7 @@ public func mk_demuxer_select_tracks(_ d: OpaquePointer?, _ tracks: UnsafePointe
         set.insert(t)
     }
     h.demuxer.select(tracks: set)
+    h.selected = set
     return MK_OK
 }
 

@@ -11,6 +11,10 @@ final class EncoderHandle: NamedHandle {
     /// Borrowed by mk_encoder_get_info until the next call.
     var codecName: [CChar]
     var cookie: [UInt8] = []
+    /// Fed by mk_encoder_push / by mk_encoder_fill: one or the other, as their packets wait in
+    /// different queues.
+    var pushed = false
+    var pulled = false
 
     init(_ converter: AudioEncodingConverter) {
         self.converter = converter
@@ -110,6 +114,8 @@ public func mk_encoder_push(_ e: OpaquePointer?, _ planes: UnsafePointer<UnsafeR
     guard let h = liveHandle(EncoderHandle.self, e, "mk_encoder_push") else { return MK_EINVAL }
     guard frames >= 0 else { return fail(MK_EINVAL, "mk_encoder_push: frames \(frames) is negative") }
     if h.converter.isFlushed { return fail(MK_ESTATE, "mk_encoder_push: the encoder was flushed") }
+    if h.pulled { return fail(MK_ESTATE, "mk_encoder_push: this encoder is fed by mk_encoder_fill") }
+    h.pushed = true
     if frames == 0 { return MK_OK }
     guard let planes else { return fail(MK_EINVAL, "mk_encoder_push: planes is NULL") }
     let source = h.converter.source
@@ -146,6 +152,53 @@ public func mk_encoder_receive_packet(_ e: OpaquePointer?, _ out: UnsafeMutableP
     case .needsInput: return MK_EAGAIN
     case .endOfStream: return MK_EOF
     }
+}
+
+@_cdecl("mk_encoder_fill")
+public func mk_encoder_fill(_ e: OpaquePointer?, _ packets: UnsafeMutablePointer<OpaquePointer?>?, _ capacity: Int32,
+                            _ input: mk_audio_input_callback?, _ user: UnsafeMutableRawPointer?,
+                            _ filled: UnsafeMutablePointer<Int32>?) -> Int32 {
+    let function = "mk_encoder_fill"
+    guard let h = liveHandle(EncoderHandle.self, e, function) else { return MK_EINVAL }
+    guard let filled else { return fail(MK_EINVAL, "\(function): filled is NULL") }
+    filled.pointee = 0
+    guard let input else { return fail(MK_EINVAL, "\(function): input is NULL") }
+    guard capacity >= 0 else { return fail(MK_EINVAL, "\(function): capacity \(capacity) is negative") }
+    guard let packets else { return fail(MK_EINVAL, "\(function): packets is NULL") }
+    if h.pushed { return fail(MK_ESTATE, "\(function): this encoder is fed by mk_encoder_push; receive its packets with mk_encoder_receive_packet") }
+    h.pulled = true
+    let source = h.converter.source
+    var failure: Int32?
+    let got: [Packet]
+    do {
+        got = try h.converter.fill(packets: Int(capacity), pull: {
+            var given: UnsafePointer<UnsafeRawPointer?>?
+            let n = input(user, Int32(clamping: max(1, h.converter.encoder.frameSize)), &given)
+            if n == 0 { return .endOfStream }
+            if n < 0 {
+                failure = n
+                return .noDataNow
+            }
+            guard let given else { throw MediaError(.invalidArgument, "the input callback returned \(n) frames and NULL planes") }
+            let bytes = Int(n) * source.bytesPerFrame
+            var arrays: [[UInt8]] = []
+            for p in 0..<source.planeCount {
+                guard let ptr = given[p] else { throw MediaError(.invalidArgument, "the input callback's plane \(p) is NULL") }
+                arrays.append(Array(UnsafeRawBufferPointer(start: ptr, count: bytes)))
+            }
+            return .data(try AudioBuffer(format: source, frames: Int(n), planes: arrays))
+        })
+    } catch { return fail(error) }                 // the packets ready before it wait for the next call
+    for (i, p) in got.enumerated() { packets[i] = Handles.make(PacketHandle(p)) }
+    filled.pointee = Int32(got.count)
+    if let n = failure {
+        if n == MK_EAGAIN {
+            mkc_set_last_error("\(function): no input for now (the callback returned MK_EAGAIN)")
+            return MK_EAGAIN
+        }
+        return fail(MK_EFAIL, "\(function): the input callback failed (returned \(n)); the \(got.count) packet(s) ready before it were returned")
+    }
+    return MK_OK
 }
 
 @_cdecl("mk_encoder_close")

@@ -7,6 +7,19 @@ import MediaKit
 final class MuxerHandle {
     let muxer: Muxer
     var finished = false
+    /// Where writing stands (mk_muxer_get_status), its failure, and the tracks marked finished.
+    var status = AssetStatus.unknown
+    var failure: MediaError?
+    var failureMessage: CString?
+    var endedTracks: Set<Int> = []
+
+    /// Records a failure of a write or the finish (a refusal, MK_EINVAL, leaves the file intact).
+    func failed(_ error: Error) {
+        let e = error as? MediaError ?? MediaError(.io, "\(error)")
+        guard e.kind != .invalidArgument, !status.isFinal else { return }
+        status = .failed
+        failure = e
+    }
     /// The path mk_muxer_in_progress_path lent last.
     var inProgressPath: CString?
     /// Per track: the packets' time base, the encoder delay and padding in samples (and the
@@ -231,10 +244,17 @@ public func mk_muxer_write_packet(_ m: OpaquePointer?, _ index: Int32, _ packet:
         return fail(MK_EINVAL, "mk_muxer_write_packet: the packet has neither a pts nor a dts (track \(index))")
     }
     let i = Int(index)
+    if h.endedTracks.contains(i) {
+        return fail(MK_ESTATE, "mk_muxer_write_packet: track \(i) was marked finished (mk_muxer_end_track): no packet may follow")
+    }
     p.trackIndex = i
     p.timeBase = h.tracks[i].timeBase
+    if h.status == .unknown { h.status = .writing }
     return guarded {
-        try h.muxer.write(p)
+        do { try h.muxer.write(p) } catch {
+            h.failed(error)
+            throw error
+        }
         h.tracks[i].end = max(h.tracks[i].end, p.pts &+ p.duration)
         return MK_OK
     }
@@ -246,8 +266,16 @@ public func mk_muxer_finish(_ m: OpaquePointer?) -> Int32 {
     if h.finished { return fail(MK_ESTATE, "mk_muxer_finish: the muxer is already finished or cancelled") }
     h.finished = true
     return guarded {
-        try h.writeTrims()
-        try h.muxer.finish()
+        do {
+            try h.writeTrims()
+            try h.muxer.finish()
+        } catch {
+            // A failed finish fails the file, whatever the error.
+            h.status = .failed
+            h.failure = error as? MediaError ?? MediaError(.io, "\(error)")
+            throw error
+        }
+        h.status = .completed
         return MK_OK
     }
 }
@@ -255,8 +283,44 @@ public func mk_muxer_finish(_ m: OpaquePointer?) -> Int32 {
 @_cdecl("mk_muxer_cancel")
 public func mk_muxer_cancel(_ m: OpaquePointer?) -> Int32 {
     guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_cancel") else { return MK_EINVAL }
-    if !h.finished { h.muxer.cancel() }
+    if !h.finished {
+        h.muxer.cancel()
+        if !h.status.isFinal { h.status = .cancelled }
+    }
     h.finished = true
+    return MK_OK
+}
+
+@_cdecl("mk_muxer_get_status")
+public func mk_muxer_get_status(_ m: OpaquePointer?, _ status: UnsafeMutablePointer<mk_asset_status>?) -> Int32 {
+    guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_get_status") else { return MK_EINVAL }
+    guard let status else { return fail(MK_EINVAL, "mk_muxer_get_status: status is NULL") }
+    guard sizeOK(status.pointee.struct_size, MemoryLayout<mk_asset_status>.size, "mk_asset_status") else { return MK_EINVAL }
+    if let f = h.failure, h.failureMessage == nil { h.failureMessage = CString(f.description) }
+    status.pointee = assetStatus(h.status, h.failure, h.failureMessage, size: status.pointee.struct_size)
+    return MK_OK
+}
+
+@_cdecl("mk_muxer_end_track")
+public func mk_muxer_end_track(_ m: OpaquePointer?, _ track: Int32) -> Int32 {
+    guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_end_track") else { return MK_EINVAL }
+    let t = Int(truncatingIfNeeded: track)        // Int32 into Int: widening
+    guard t >= 0 && t < h.tracks.count else {
+        return fail(MK_EINVAL, "mk_muxer_end_track: track \(track) does not exist (the muxer has \(h.tracks.count))")
+    }
+    h.endedTracks.insert(t)
+    return MK_OK
+}
+
+@_cdecl("mk_muxer_track_ended")
+public func mk_muxer_track_ended(_ m: OpaquePointer?, _ track: Int32, _ ended: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let h = liveHandle(MuxerHandle.self, m, "mk_muxer_track_ended") else { return MK_EINVAL }
+    guard let ended else { return fail(MK_EINVAL, "mk_muxer_track_ended: ended is NULL") }
+    let t = Int(truncatingIfNeeded: track)        // Int32 into Int: widening
+    guard t >= 0 && t < h.tracks.count else {
+        return fail(MK_EINVAL, "mk_muxer_track_ended: track \(track) does not exist (the muxer has \(h.tracks.count))")
+    }
+    ended.pointee = h.endedTracks.contains(t) || h.status == .completed ? 1 : 0
     return MK_OK
 }
 

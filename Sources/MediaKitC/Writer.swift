@@ -8,6 +8,8 @@ final class WriterHandle: NamedHandle {
     static let kind = "writer"
     let writer: AssetWriter
     let audioInput: AudioFormat?
+    /// The failure's message mk_writer_get_status lends out.
+    var failureMessage: CString?
 
     init(_ writer: AssetWriter, audioInput: AudioFormat?) {
         self.writer = writer
@@ -121,6 +123,28 @@ public func mk_writer_finish(_ w: OpaquePointer?) -> Int32 {
 public func mk_writer_cancel(_ w: OpaquePointer?) -> Int32 {
     guard let h = liveHandle(WriterHandle.self, w, "mk_writer_cancel") else { return MK_EINVAL }
     h.writer.cancel()
+    return MK_OK
+}
+
+@_cdecl("mk_writer_get_status")
+public func mk_writer_get_status(_ w: OpaquePointer?, _ status: UnsafeMutablePointer<mk_asset_status>?) -> Int32 {
+    guard let h = liveHandle(WriterHandle.self, w, "mk_writer_get_status") else { return MK_EINVAL }
+    guard let status else { return fail(MK_EINVAL, "mk_writer_get_status: status is NULL") }
+    guard sizeOK(status.pointee.struct_size, MemoryLayout<mk_asset_status>.size, "mk_asset_status") else { return MK_EINVAL }
+    if let e = h.writer.error, h.failureMessage == nil { h.failureMessage = CString(e.description) }
+    status.pointee = assetStatus(h.writer.status, h.writer.error, h.failureMessage, size: status.pointee.struct_size)
+    return MK_OK
+}
+
+@_cdecl("mk_writer_end_track")
+public func mk_writer_end_track(_ w: OpaquePointer?, _ mediaType: Int32) -> Int32 {
+    guard let h = liveHandle(WriterHandle.self, w, "mk_writer_end_track") else { return MK_EINVAL }
+    switch mediaType {
+    case MK_MEDIA_VIDEO where h.writer.video != nil: h.writer.markVideoAsFinished()
+    case MK_MEDIA_AUDIO where h.writer.audio != nil: h.writer.markAudioAsFinished()
+    default:
+        return fail(MK_EINVAL, "mk_writer_end_track: media_type \(mediaType) is not a track of this writer (MK_MEDIA_VIDEO or MK_MEDIA_AUDIO, as opened)")
+    }
     return MK_OK
 }
 

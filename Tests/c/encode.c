@@ -4,6 +4,9 @@
  *     encode flac CHUNK IN.s16 OUT.flac   raw s16 stereo 48 kHz pushed in CHUNK-frame pieces
  *                                         through mk_encoder (FLAC); OUT is "fLaC", the
  *                                         encoder's final STREAMINFO and the packets
+ *     encode flac-pull CHUNK IN.s16 OUT.flac   the same through mk_encoder_fill (the pull
+ *                                         model), the input callback giving CHUNK frames and
+ *                                         answering MK_EAGAIN ("no data now") every other call
  *     encode transcode IN OUT CODEC BITRATE [COPYVIDEO]   mk_transcode (CODEC "-": from OUT's
  *                                         extension) with every setting in mk_encoder_settings
  *     encode transcode-with IN OUT CODEC BITRATE [COPYVIDEO]   the same through mk_transcode_with
@@ -39,7 +42,32 @@ static mk_status drain(mk_encoder *enc, FILE *out) {
     return st;
 }
 
-static int flac_mode(int chunk, const char *in, const char *outpath) {
+typedef struct { FILE *f; int16_t *buf; int chunk, calls, starved; int64_t given; } pcm_source;
+
+static int32_t give_pcm(void *user, int32_t wanted, const void *const **planes) {
+    static const void *p[1];
+    pcm_source *s = user;
+    (void)wanted;
+    if (s->calls++ % 2 == 0) { s->starved++; return MK_EAGAIN; }
+    size_t n = fread(s->buf, 4, (size_t)s->chunk, s->f);
+    p[0] = s->buf;
+    *planes = p;
+    s->given += (int64_t)n;
+    return (int32_t)n;
+}
+
+/* Writes the bytes of `count` packets to out and frees them. */
+static int write_packets(mk_packet **packets, int32_t count, FILE *out) {
+    for (int32_t i = 0; i < count; i++) {
+        mk_packet_info pi;
+        pi.struct_size = sizeof pi;
+        if (mk_packet_get_info(packets[i], &pi) != MK_OK || fwrite(pi.data, 1, pi.size, out) != pi.size) return 1;
+        mk_packet_free(&packets[i]);
+    }
+    return 0;
+}
+
+static int flac_mode(int pull, int chunk, const char *in, const char *outpath) {
     FILE *f = fopen(in, "rb");
     if (!f) { perror(in); return 1; }
     mk_audio_format fmt = {sizeof fmt, MK_SAMPLES_S16, 48000, 2, 0};
@@ -58,14 +86,28 @@ static int flac_mode(int chunk, const char *in, const char *outpath) {
     size_t n;
     int64_t given = 0;
     mk_status st = MK_OK;
-    while (buf && (n = fread(buf, 4, (size_t)chunk, f)) > 0) {
+    if (pull) {
+        pcm_source src = {f, buf, chunk, 0, 0, 0};
+        mk_packet *packets[3];
+        int32_t filled = 0;
+        do {
+            st = mk_encoder_fill(enc, packets, 3, give_pcm, &src, &filled);
+            if (st != MK_OK && st != MK_EAGAIN) return fail("mk_encoder_fill");
+            if (write_packets(packets, filled, frames)) return 1;
+        } while (filled == 3 || st == MK_EAGAIN);
+        if (src.starved == 0) { fprintf(stderr, "the callback never starved the fill\n"); return 1; }
+        const void *none[1] = {buf};
+        if (mk_encoder_push(enc, none, 1) != MK_ESTATE) return fail("mk_encoder_push on a pulled encoder is not MK_ESTATE");
+        given = src.given;
+    }
+    while (!pull && buf && (n = fread(buf, 4, (size_t)chunk, f)) > 0) {
         const void *planes[1] = {buf};
         given += (int64_t)n;
         if (mk_encoder_push(enc, planes, (int32_t)n) != MK_OK) return fail("mk_encoder_push");
         if ((st = drain(enc, frames)) != MK_EAGAIN) return fail("receive");
     }
-    if (mk_encoder_flush(enc) != MK_OK) return fail("mk_encoder_flush");
-    if ((st = drain(enc, frames)) != MK_EOF) return fail("drain");
+    if (!pull && mk_encoder_flush(enc) != MK_OK) return fail("mk_encoder_flush");
+    if (!pull && (st = drain(enc, frames)) != MK_EOF) return fail("drain");
     if (mk_encoder_get_info(enc, &info) != MK_OK) return fail("mk_encoder_get_info after flush");
     if (info.input_samples != given) return fail("mk_encoder_info.input_samples is not the frames pushed");
     FILE *out = fopen(outpath, "wb");
@@ -147,7 +189,8 @@ static int refuse_transcode(const char *src, const char *dst) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 5 && strcmp(argv[1], "flac") == 0) return flac_mode(atoi(argv[2]), argv[3], argv[4]);
+    if (argc == 5 && strcmp(argv[1], "flac") == 0) return flac_mode(0, atoi(argv[2]), argv[3], argv[4]);
+    if (argc == 5 && strcmp(argv[1], "flac-pull") == 0) return flac_mode(1, atoi(argv[2]), argv[3], argv[4]);
     if ((argc == 6 || argc == 7) && strcmp(argv[1], "transcode") == 0)
         return transcode_mode(0, argv, argc == 7 ? atoi(argv[6]) : 0);
     if ((argc == 6 || argc == 7) && strcmp(argv[1], "transcode-with") == 0)

@@ -19,7 +19,8 @@ TABLE = REPO / "docs" / "api-parity.md"
 # The main types the issue names (and the types their APIs hand out); nested types are included
 # as Outer.Inner.
 TYPES = ["Demuxer", "SourceDemuxer", "Track", "CodecParameters", "EditListEntry", "Packet", "Frame", "Decoder",
-         "DecodeSession", "AsyncDecodeSession", "Muxer", "MP4Muxer", "ContainerCatalog", "Remuxer", "AudioConverter",
+         "DecodeSession", "AsyncDecodeSession", "Muxer", "MP4Muxer", "ContainerCatalog", "Remuxer", "AudioConverter", "PacketAudioConverter", "FrameAudioConverter",
+         "AudioEncodingConverter", "AudioConverterInput", "AudioOutputRequest", "AssetReader", "PacketWriter", "AssetStatus",
          "Encoder", "EncoderSettings", "Transcoder", "TranscodeOptions", "FileDecoder", "FileDecodeOptions", "MediaRegistry",
          "SampleFormat", "VideoEncoder", "VideoEncoderSettings", "VideoFormat", "VideoEncodingConverter", "CompressionSession", "AssetWriter", "TagEditor", "AudioStreamParser"]
 

@@ -311,7 +311,10 @@ def test_c_audio_converter_equals_swift(mk_bin, shared_media, tmp_path):
     """Tests/c/audio_convert.c: a decoded AAC track converted to 48 kHz mono f32 through
     mk_audio_converter_open_track equals the Swift result (`mk-decode --sample-rate 48000
     --channels mono --sample-format f32`), byte for byte; raw s16 stereo 44.1 kHz converted to
-    f32 48 kHz, pushed and pulled in pieces of 1, 7 and 4096 frames, equals `mk-audioconv`'s."""
+    f32 48 kHz, pushed and pulled in pieces of 1, 7 and 4096 frames, equals `mk-audioconv`'s, also
+    when the input callback answers "no data now" (MK_EAGAIN) every other call (issue 35, item 5);
+    the track pulled through mk_audio_converter_fill_packets, starved so too, equals the pushed
+    track byte for byte."""
     program = _build(AUDIO_C, tmp_path / "audio_convert", _libdir(mk_bin))
     media = shared_media / SHARED_DECODE[0]
     ours, swift = tmp_path / "c.f32", tmp_path / "swift.f32"
@@ -322,6 +325,10 @@ def test_c_audio_converter_equals_swift(mk_bin, shared_media, tmp_path):
     lib.check_ok(proc, ["mk-decode", media], who="mk-decode")
     assert swift.stat().st_size > 100_000, "mk-decode wrote too little"
     assert ours.read_bytes() == swift.read_bytes(), "the C converter's f32 differs from the Swift pipeline's"
+    pulled = tmp_path / "pulled.f32"
+    proc = lib.run([program, "track-pull", media, pulled])
+    lib.check_ok(proc, [program, "track-pull", media, pulled], who="audio_convert")
+    assert pulled.read_bytes() == swift.read_bytes(), "the track pulled with interruptions differs from the pushed track"
 
     pcm = tmp_path / "in.s16"
     proc = lib.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=997:sample_rate=44100:duration=2",
@@ -333,12 +340,23 @@ def test_c_audio_converter_equals_swift(mk_bin, shared_media, tmp_path):
     lib.check_ok(proc, ["mk-audioconv"], who="mk-audioconv")
     expected = ref.read_bytes()
     assert len(expected) == round(88200 * 48000 / 44100) * 8
-    for mode in ("push", "pull"):
+    for mode in ("push", "pull", "starved"):
         for chunk in ("1", "7", "4096"):
             out = tmp_path / f"{mode}-{chunk}.f32"
             proc = lib.run([program, mode, chunk, pcm, out])
             lib.check_ok(proc, [program, mode, chunk], who="audio_convert")
             assert out.read_bytes() == expected, f"{mode} in pieces of {chunk}: differs from mk-audioconv's"
+
+
+def test_c_audio_converter_fill_keeps_frames_waiting_from_a_push(mk_bin, tmp_path):
+    """Regression (issue 35, item 5): 500 frames pushed and waiting, then mk_audio_converter_fill
+    whose input callback fails (or has no data now): the 500 frames come out of the fill (with
+    MK_EFAIL / MK_EAGAIN), equal to what a read of the push gives (the oracle: the same input
+    through another converter, pushed and read), at the same rate and resampling; the stream then
+    goes on, the rest pulled equal to the rest pushed. Before the fix, 0 frames came back."""
+    program = _build(AUDIO_C, tmp_path / "audio_convert", _libdir(mk_bin))
+    proc = lib.run([program, "kept"])
+    assert proc.returncode == 0 and "0 failed" in proc.stdout.decode(), proc.stdout.decode() + lib.tail(proc.stderr)
 
 
 def test_c_audio_converter_misuse(mk_bin, tmp_path):
@@ -504,7 +522,7 @@ ENCODE_C = lib.REPO / "Tests" / "c" / "encode.c"
 def test_c_encoder_flac_is_bit_exact_and_transcode_writes_what_ffprobe_reads(mk_bin, tmp_path):
     """Tests/c/encode.c: raw s16 pushed through mk_encoder (FLAC) in pieces of 1, 1000 and
     48000 frames, written with the encoder's final STREAMINFO, decodes with ffmpeg to the input
-    bytes; mk_transcode writes an AAC .m4a ffprobe reads as aac at the input's rate and channels; a rate Opus
+    bytes; pulled through mk_encoder_fill with "no data now" every other call, the same bytes; mk_transcode writes an AAC .m4a ffprobe reads as aac at the input's rate and channels; a rate Opus
     refuses is MK_EUNSUPPORTED naming the rates it takes."""
     program = _build(ENCODE_C, tmp_path / "encode", _libdir(mk_bin))
     pcm = tmp_path / "in.s16"
@@ -519,6 +537,11 @@ def test_c_encoder_flac_is_bit_exact_and_transcode_writes_what_ffprobe_reads(mk_
         decoded = lib.run(["ffmpeg", "-v", "error", "-i", out, "-f", "s16le", "-"])
         assert decoded.returncode == 0 and not decoded.stderr, lib.tail(decoded.stderr)
         assert decoded.stdout == pcm.read_bytes(), f"pieces of {chunk}: ffmpeg's decode differs from the input"
+    # The pull model (mk_encoder_fill, issue 35 item 5), starved every other call: the same packets.
+    pulled = tmp_path / "pulled.flac"
+    proc = lib.run([program, "flac-pull", "1000", pcm, pulled])
+    lib.check_ok(proc, [program, "flac-pull", "1000"], who="encode")
+    assert pulled.read_bytes() == (tmp_path / "c1000.flac").read_bytes(), "the pulled FLAC differs from the pushed one"
     m4a = tmp_path / "t.m4a"
     proc = lib.run([program, "transcode", SAMPLE, m4a, "-", "96000"])
     lib.check_ok(proc, [program, "transcode"], who="encode")
@@ -566,3 +589,32 @@ def test_c_transcode_with_gives_mk_transcodes_output_and_refuses_a_wrong_struct_
     assert "mk_encoder_settings.copy_video" in lines["encoder-copy-video"], out
     assert "mk_encoder_settings.progress" in lines["encoder-progress"], out
     assert not refused.exists()
+
+
+ASSET_STATUS_C = lib.REPO / "Tests" / "c" / "asset_status.c"
+
+
+def _ffprobe_packet_counts(path: Path) -> list[int]:
+    proc = lib.run(["ffprobe", "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", path])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    return [int(x) for x in proc.stdout.decode().split()]
+
+
+def test_c_reader_and_writer_status(mk_bin, shared_media, tmp_path):
+    """Tests/c/asset_status.c (issue 35, item 10): a demuxer's status goes unknown -> reading ->
+    completed (each track read to MK_EOF ends it, the two tracks read to their ends as many
+    packets as ffprobe -count_packets counts), a seek reads again, cancel makes later reads
+    MK_EOF, a cut file completes at MK_ETRUNCATED, an I/O error mid-file (an mk_io that fails past
+    half) fails it with MK_EIO and the message; a muxer goes unknown -> writing -> completed, a
+    track marked finished refuses packets with MK_ESTATE (the file written holds 20 packets of it,
+    as ffprobe counts), cancel cancels."""
+    program = _build(ASSET_STATUS_C, tmp_path / "asset_status", _libdir(mk_bin))
+    media, cut, out = shared_media / SHARED_DECODE[0], shared_media / "ogg_opus_stereo_truncated_10000b_no_eos.opus", tmp_path / "out.mkv"
+    proc = lib.run([program, media, cut, out])
+    text = proc.stdout.decode()
+    assert proc.returncode == 0 and "0 failed" in text, text + lib.tail(proc.stderr)
+    counts = [int(n) for n in re.findall(r"^track \d+ packets (\d+)$", text, re.M)]
+    assert counts == _ffprobe_packet_counts(media), f"packets read per track {counts}, ffprobe counts {_ffprobe_packet_counts(media)}"
+    written = [int(n) for n in re.search(r"^written (\d+) (\d+)$", text, re.M).groups()]
+    assert written[1] == 20 and written[0] == counts[0]
+    assert _ffprobe_packet_counts(out) == written, "the file written holds other packet counts than were written"

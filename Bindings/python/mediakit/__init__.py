@@ -61,7 +61,7 @@ from ._demux import CodecParameters, Demuxer, Orientation, Packet, Streams, Trac
 from ._demux import Edit as Edit, Source as Source
 from ._mux import Muxer
 from ._open import open
-from ._audio import AudioConverter
+from ._audio import AudioConverter, NO_DATA_NOW
 from ._audio import _NUMPY_TYPES as _NUMPY_TYPES  # mediakit.ray's dtypes of empty batches
 from ._frame import Frame
 from ._decode import Decoder
@@ -82,7 +82,8 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
            "BackendError", "CancelledError", "SessionInvalidatedError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
-           "AsyncDecodeSession", "AudioConverter", "Encoder", "VideoEncoder", "CompressionSession", "Writer", "StreamParser", "StreamEvent", "StreamFormat", "PacketTableInfo",
+           "AsyncDecodeSession", "AudioConverter", "NO_DATA_NOW", "Encoder", "VideoEncoder", "CompressionSession", "Writer", "StreamParser", "StreamEvent",
+           "StreamFormat", "PacketTableInfo",
            "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples", "Metadata", "Tag", "Chapter",
            "Attachment",
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",

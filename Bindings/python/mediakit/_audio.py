@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no im
 
 from . import _ffi
 from ._ffi import lib
-from .errors import MediaKitError, OK, EINVAL
+from .errors import MediaKitError, OK, EINVAL, EAGAIN
 from ._common import Layout, _Owned, _closed, _trim_setting
 from ._demux import Packet, Track
 
@@ -47,6 +47,27 @@ def _code_name(code: int) -> str:
         return _SAMPLE_NAMES[code]
     return _SAMPLE_NAMES[code - 5 if 6 <= code <= 10 else code - 1] + "p"
 _QUALITY = {"low": 0, "medium": 1, "high": 2}
+
+
+class _NoDataNow(bytes):
+    """The type of ``NO_DATA_NOW``: an empty ``bytes`` (so that it fits where a source's samples
+    are typed), told apart from the end of the stream by identity."""
+
+    _instance: Optional["_NoDataNow"] = None
+
+    def __new__(cls) -> "_NoDataNow":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls, b"")
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "mediakit.NO_DATA_NOW"
+
+
+#: What a pull source (AudioConverter.fill, AudioConverter.fill_packets, Encoder.fill) returns
+#: when it has no input for now (iOS's input proc returning an error with zero packets): the
+#: fill returns what it made so far and the converter keeps its state for the next call.
+NO_DATA_NOW = _NoDataNow()
 
 
 def _audio_format(sample_format: str, rate: int, layout: Optional[Layout], *, open_ended: bool = False) -> _ffi.AudioFormat:
@@ -145,6 +166,10 @@ class AudioConverter(_Owned):
         self.track: Optional[Track] = _track
         #: The input's sample format.
         self.in_format: str = in_format
+        #: True when the last fill() / fill_packets() stopped early because its source returned
+        #: NO_DATA_NOW (False after a full fill or the end of the stream).
+        self.starved: bool = False
+        self._carry: Optional[Array] = None   # frames a fill() whose source raised had written
         self._in_channels: int = 0 if _track is not None else (src.channels or 1)
 
     @classmethod
@@ -227,27 +252,94 @@ class AudioConverter(_Owned):
         done = produce(ptrs, frames)
         return out[:, :done * per] if planar else out[:done]
 
-    def fill(self, frames: int, source: Callable[[int], Optional[Union[Array, bytes, bytearray, memoryview]]]) -> Array:
-        """The pull model (iOS's AudioConverterFillComplexBuffer, C mk_audio_converter_fill):
-        returns `frames` output frames, fewer only at the end of the stream, calling
-        ``source(wanted)`` for input as it needs it. `source` returns samples in the input format,
-        as convert() takes them (about `wanted` frames: fewer or more is fine), or None (or an
-        empty array) at the end of the stream. Output waiting from convert() comes first. An
-        exception raised by `source` stops the fill and comes out of it."""
-        h = self._handle()
-        if self.track is not None:
-            raise MediaKitError(EINVAL, "this converter takes the track's packets: use convert_packet()", "fill")
+    def _layout(self) -> tuple[bool, int, int]:
+        """(planar, numpy elements per sample (3 for packed 24-bit, else 1), bytes per frame) of the output."""
+        fmt, _, channels = self.output_format or ("f32", 0, 1)
+        planar = fmt.endswith("p") and fmt[:-1] in _SAMPLE_CODES
+        width = _SAMPLE_WIDTHS[fmt[:-1] if planar else fmt]
+        return planar, 3 if width == 3 else 1, width * channels
+
+    def _frames_of(self, arr: Array) -> int:
+        """The frames in an output array (or bytes without numpy)."""
+        planar, per, frame_bytes = self._layout()
+        if _np is None:
+            return len(cast(Any, arr)) // frame_bytes
+        return int(arr.shape[1]) // per if planar else int(arr.shape[0])
+
+    def _split(self, arr: Array, n: int) -> tuple[Array, Array]:
+        """The first `n` frames of an output array and the rest."""
+        planar, per, frame_bytes = self._layout()
+        if _np is None:
+            b = cast(Any, arr)
+            return cast(Any, b[:n * frame_bytes]), cast(Any, b[n * frame_bytes:])
+        if planar:
+            return arr[:, :n * per], arr[:, n * per:]
+        return arr[:n], arr[n:]
+
+    def _join(self, first: Array, second: Array) -> Array:
+        """`first` then `second` (output arrays, or bytes without numpy)."""
+        if _np is None:
+            return cast(Any, bytes(cast(Any, first)) + bytes(cast(Any, second)))
+        joined: Array = _np.concatenate([first, second], axis=1 if self._layout()[0] else 0)
+        return joined
+
+    def _pull(self, frames: int, call: Callable[[Any, "ctypes.Array[ctypes.c_void_p]", int, ctypes.c_int32], int],
+              failed: list[BaseException]) -> Array:
+        """One pull through `call(handle, planes, count, filled)` (mk_audio_converter_fill or
+        _fill_packets), after what a failed pull kept. Frames written before a failure are never
+        lost: when the source raised, they are kept for the next call and the exception raised."""
         if frames < 0:
             raise ValueError(f"frames is a count, not {frames}")
+        h = self._handle()
+        head: Optional[Array] = None
+        carry: Optional[Array] = self._carry
+        if carry is not None and self._frames_of(carry) > 0:
+            head, self._carry = self._split(carry, frames)
+        got = 0 if head is None else self._frames_of(head)
+        status = [0]
+
+        def run(ptrs: "ctypes.Array[ctypes.c_void_p]", count: int) -> int:
+            filled = ctypes.c_int32(0)
+            try:
+                status[0] = call(h, ptrs, count, filled)
+            except MediaKitError:
+                if not failed:
+                    raise
+            return filled.value
+
+        out = self._output(frames - got, run)
+        if head is not None:
+            out = self._join(head, out)
+        if failed:
+            self._carry = out if self._carry is None else self._join(out, self._carry)
+            raise failed[0]
+        self.starved = status[0] == EAGAIN
+        return out
+
+    def fill(self, frames: int, source: Callable[[int], Optional[Union[Array, bytes, bytearray, memoryview]]]) -> Array:
+        """The pull model (iOS's AudioConverterFillComplexBuffer, C mk_audio_converter_fill):
+        returns `frames` output frames, calling ``source(wanted)`` for input as it needs it.
+        `source` returns samples in the input format, as convert() takes them (about `wanted`
+        frames: fewer or more is fine), None (or an empty array) at the end of the stream, or
+        ``mediakit.NO_DATA_NOW`` when it has nothing for now: fill() then returns what it
+        converted so far (maybe nothing; ``starved`` is True) and keeps its state, so that the
+        arrays of every call together equal one convert() of the whole input and flush(). The
+        result is shorter than `frames` only then or at the end of the stream. Output waiting
+        from convert() comes first. An exception raised by `source` stops the fill and comes out
+        of it; the frames converted before it are not lost: the next fill() returns them first."""
+        if self.track is not None:
+            raise MediaKitError(EINVAL, "this converter takes the track's packets: use fill_packets()", "fill")
         held: list[object] = []              # the input given last: the C side reads it until the next call
         failed: list[BaseException] = []
 
         def pull(_user: Optional[int], wanted: int, planes: Any) -> int:
             try:
                 samples = source(int(wanted))
-                if samples is None or len(samples) == 0:
+                if samples is NO_DATA_NOW:
+                    return EAGAIN
+                if samples is None or len(cast(Any, samples)) == 0:
                     return 0
-                ptrs, count, owner = _pcm_pointers(samples, self.in_format, self._in_channels, convert=False)
+                ptrs, count, owner = _pcm_pointers(cast(Any, samples), self.in_format, self._in_channels, convert=False)
                 held[:] = [ptrs, owner]
                 planes[0] = ctypes.cast(ptrs, ctypes.c_void_p).value
                 return count
@@ -256,18 +348,49 @@ class AudioConverter(_Owned):
                 return -1
 
         callback = _ffi.AUDIO_INPUT(pull)
+        return self._pull(frames, lambda h, ptrs, count, filled: int(lib.mk_audio_converter_fill(
+            h, ptrs, count, callback, None, ctypes.byref(filled))), failed)
 
-        def run(ptrs: "ctypes.Array[ctypes.c_void_p]", count: int) -> int:
-            filled = ctypes.c_int32(0)
+    def fill_packets(self, frames: int, source: Callable[[int], Union[Packet, None, "_NoDataNow"]]) -> Array:
+        """The pull model for compressed input (a track converter, C
+        mk_audio_converter_fill_packets; AudioConverterFillComplexBuffer fed packets with their
+        descriptions): returns `frames` decoded and converted frames, calling ``source(wanted)``
+        for the track's packets as it needs them: a ``Packet`` (the converter decodes a copy: the
+        packet stays usable), None at the end of the stream, or ``mediakit.NO_DATA_NOW``: the
+        frames decoded so far are returned (``starved`` is True) and the state kept, so that the
+        arrays of every call together equal convert_packet() of the same packets and flush().
+        Exceptions raised by `source` come out of it, the frames before them kept for the next call."""
+        if self.track is None:
+            raise MediaKitError(EINVAL, "this converter takes PCM: use fill()", "fill_packets")
+        failed: list[BaseException] = []
+
+        def pull(_user: Optional[int], wanted: int, slot: Any) -> int:
             try:
-                lib.mk_audio_converter_fill(h, ptrs, count, callback, None, ctypes.byref(filled))
-            except MediaKitError:
-                if failed:
-                    raise failed[0] from None
-                raise
-            return filled.value
+                packet = source(int(wanted))
+                if packet is NO_DATA_NOW:
+                    return EAGAIN
+                if packet is None:
+                    return 0
+                if not isinstance(packet, Packet):
+                    raise TypeError(f"fill_packets' source returns a mediakit.Packet, None or NO_DATA_NOW, not {type(packet).__name__}")
+                info = _ffi.PacketInfo(struct_size=ctypes.sizeof(_ffi.PacketInfo))
+                lib.mk_packet_get_info(packet._handle(), ctypes.byref(info))
+                copy = ctypes.c_void_p()
+                lib.mk_packet_create(ctypes.byref(copy), ctypes.byref(info))   # the library frees the copy
+                slot[0] = copy.value
+                return 1
+            except BaseException as e:  # kept, raised again once the C call returns
+                failed.append(e)
+                return -1
 
-        return self._output(frames, run)
+        callback = _ffi.AUDIO_PACKET_INPUT(pull)
+        if self.output_format is None:       # decode up to the first frame: the output format sizes the arrays
+            self._pull(0, lambda h, ptrs, count, filled: int(lib.mk_audio_converter_fill_packets(
+                h, None, 0, callback, None, ctypes.byref(filled))), failed)
+            if self.starved:
+                return self._output(0, lambda ptrs, count: 0)
+        return self._pull(frames, lambda h, ptrs, count, filled: int(lib.mk_audio_converter_fill_packets(
+            h, ptrs, count, callback, None, ctypes.byref(filled))), failed)
 
     def convert(self, samples: Union[Array, bytes, bytearray, memoryview]) -> Array:
         """Converts PCM (a numpy array in the source format: (frames, channels) interleaved or

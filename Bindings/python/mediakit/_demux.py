@@ -662,6 +662,38 @@ class Demuxer(_Owned):
             out.append((m.value or b"").decode("utf-8", "replace"))
         return out
 
+    def _status(self) -> _ffi.AssetStatus:
+        st = _ffi.AssetStatus(struct_size=ctypes.sizeof(_ffi.AssetStatus))
+        lib.mk_demuxer_get_status(self._handle(), ctypes.byref(st))
+        return st
+
+    @property
+    def status(self) -> str:
+        """Where reading stands, as AVAssetReader's status: "unknown" (nothing read yet),
+        "reading", "completed" (every track read to its end, or a cut file read up to its cut),
+        "failed" (a read raised: ``error``), "cancelled" (cancel())."""
+        return _ffi.ASSET_STATUS.get(int(self._status().status), "unknown")
+
+    @property
+    def error(self) -> Optional[MediaKitError]:
+        """The error that made ``status`` "failed" (the class a read raised), else None."""
+        st = self._status()
+        if st.status != 4:
+            return None
+        return MediaKitError(int(st.error), (st.message or b"").decode("utf-8", "replace"), "read")
+
+    def track_ended(self, track: Union[int, Track]) -> bool:
+        """True once `track` was read to its end (AVAssetReaderOutput's end of data): reading it
+        alone returned nothing more, or reading every track did. A seek clears it."""
+        ended = ctypes.c_int32(0)
+        lib.mk_demuxer_track_ended(self._handle(), track.index if isinstance(track, Track) else int(track), ctypes.byref(ended))
+        return ended.value != 0
+
+    def cancel(self) -> None:
+        """Stops reading (AVAssetReader's cancelReading): ``status`` becomes "cancelled" (unless
+        completed or failed) and reading yields nothing more. The demuxer still needs closing."""
+        lib.mk_demuxer_cancel(self._handle())
+
     def seek(self, seconds: float) -> None:
         """Moves every track to the key frame at or before `seconds`. While a decode() session
         reads this demuxer, that session seeks instead, sample-accurately: the next frame it

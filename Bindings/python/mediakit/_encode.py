@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no import at run time
     from ._common import Array
 
 from . import _ffi
 from ._ffi import lib
-from .errors import OK
+from .errors import OK, EAGAIN, MediaKitError
 from ._common import Layout, _Owned, _text
 from ._demux import Packet
-from ._audio import _audio_format, _pcm_pointers
+from ._audio import NO_DATA_NOW, _audio_format, _pcm_pointers
+
+
+def _any(x: object) -> Any:
+    """`x` typed as Any (PCM of any of the accepted kinds)."""
+    return x
 
 
 _APPLICATIONS = {None: 0, "audio": 1, "voip": 2, "lowdelay": 3}
@@ -65,6 +70,9 @@ class Encoder(_Owned):
         super().__init__(h)
         #: The sample format encode() takes.
         self.in_format: str = sample_format
+        #: True when the last fill() stopped early because its source returned NO_DATA_NOW.
+        self.starved: bool = False
+        self._carry: list[Packet] = []   # packets a fill() whose source raised had returned
         self._in_channels: int = fmt.channels
 
     def _info(self) -> _ffi.EncoderInfo:
@@ -134,3 +142,50 @@ class Encoder(_Owned):
         """Ends the input: returns the last packets."""
         lib.mk_encoder_flush(self._handle())
         return self._packets()
+
+    def fill(self, packets: int, source: Callable[[int], Optional[Union[Array, bytes, bytearray, memoryview]]]) -> list[Packet]:
+        """The pull model (AudioConverterFillComplexBuffer encoding, C mk_encoder_fill): returns
+        up to `packets` packets, calling ``source(wanted)`` for PCM in the input format as needed
+        (`wanted`: the encoder's frame size): samples as encode() takes them, None (or an empty
+        array) at the end of the input, or ``mediakit.NO_DATA_NOW``: the packets ready so far are
+        returned (``starved`` is True) and the state kept, so that the packets of every call
+        together equal encode() of the whole input and flush(). Fewer than `packets` only then or
+        at the end. An encoder is fed by fill() or by encode(), not both. An exception raised by
+        `source` comes out of it; the packets ready before it are returned by the next fill()."""
+        if packets < 0:
+            raise ValueError(f"packets is a count, not {packets}")
+        held: list[object] = []
+        failed: list[BaseException] = []
+
+        def pull(_user: Optional[int], wanted: int, planes: Any) -> int:
+            try:
+                samples = source(int(wanted))
+                if samples is NO_DATA_NOW:
+                    return EAGAIN
+                if samples is None or len(_any(samples)) == 0:
+                    return 0
+                ptrs, count, owner = _pcm_pointers(_any(samples), self.in_format, self._in_channels, convert=True)
+                held[:] = [ptrs, owner]
+                planes[0] = ctypes.cast(ptrs, ctypes.c_void_p).value
+                return count
+            except BaseException as e:  # kept, raised again once the C call returns
+                failed.append(e)
+                return -1
+
+        callback = _ffi.AUDIO_INPUT(pull)
+        head, self._carry = self._carry[:packets], self._carry[packets:]
+        out = (ctypes.c_void_p * max(1, packets))()
+        filled = ctypes.c_int32(0)
+        status = 0
+        try:
+            status = lib.mk_encoder_fill(self._handle(), out, packets - len(head), callback, None, ctypes.byref(filled))
+        except MediaKitError:
+            if not failed:
+                raise
+        got = [Packet(ctypes.c_void_p(out[i])) for i in range(filled.value)]
+        if failed:
+            self._carry = head + got + self._carry
+            raise failed[0]
+        #: True when the last fill() stopped early because its source returned NO_DATA_NOW.
+        self.starved = status == EAGAIN
+        return head + got

@@ -32,6 +32,10 @@ PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_double, ct
 #: mk_audio_input_callback: (user, wanted, const void *const **planes) -> frames given, 0 at the end.
 AUDIO_INPUT = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
 
+#: mk_audio_packet_callback: (user, wanted, mk_packet **packet) -> 1 with a packet (owned by the
+#: library then), 0 at the end, MK_EAGAIN for "no data now".
+AUDIO_PACKET_INPUT = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
+
 IO_READ = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint8), ctypes.c_size_t)
 IO_SEEK = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
 IO_SIZE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
@@ -269,6 +273,16 @@ class CodecParams(ctypes.Structure):
                 ("channel_mask", ctypes.c_uint64)]
 
 
+class AssetStatus(ctypes.Structure):
+    """mk_asset_status: where reading or writing stands (mk_demuxer_get_status, mk_muxer_get_status)."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("status", ctypes.c_int32), ("error", ctypes.c_int32),
+                ("message", ctypes.c_char_p)]
+
+
+#: MK_ASSET_* by value, as the names Python gives them.
+ASSET_STATUS = {0: "unknown", 1: "reading", 2: "writing", 3: "completed", 4: "failed", 5: "cancelled"}
+
+
 class MuxerSettings(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int32), ("fragment_seconds", ctypes.c_double),
                 # 0.2 (mk_remux only)
@@ -429,6 +443,8 @@ _declare("mk_audio_converter_reset", c_status, [c_handle], True)
 _declare("mk_audio_converter_get_stats", c_status, [c_handle, P(AudioConverterStats)], True)
 _declare("mk_audio_converter_fill", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, AUDIO_INPUT, ctypes.c_void_p,
                                                P(ctypes.c_int32)], True)
+_declare("mk_audio_converter_fill_packets", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, AUDIO_PACKET_INPUT,
+                                                       ctypes.c_void_p, P(ctypes.c_int32)], True)
 _declare("mk_audio_converter_read", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, P(ctypes.c_int32)], True)
 _declare("mk_encoder_default_settings", None, [P(EncoderSettings)])
 _declare("mk_encoder_open", c_status, [P(c_handle), P(AudioFormat), P(EncoderSettings)], True)
@@ -436,6 +452,8 @@ _declare("mk_encoder_get_info", c_status, [c_handle, P(EncoderInfo)], True)
 _declare("mk_encoder_push", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32], True)
 _declare("mk_encoder_flush", c_status, [c_handle], True)
 _declare("mk_encoder_receive_packet", c_status, [c_handle, P(c_handle)], False)
+_declare("mk_encoder_fill", c_status, [c_handle, P(c_handle), ctypes.c_int32, AUDIO_INPUT, ctypes.c_void_p, P(ctypes.c_int32)],
+         True)
 _declare("mk_encoder_close", None, [P(c_handle)])
 _declare("mk_video_encoder_default_settings", None, [P(VideoEncoderSettings)])
 _declare("mk_video_encoder_open", c_status, [P(c_handle), P(VideoEncoderSettings)], True)
@@ -464,6 +482,8 @@ _declare("mk_writer_write_video_frame", c_status, [c_handle, c_handle, ctypes.c_
 _declare("mk_writer_write_audio", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32], True)
 _declare("mk_writer_finish", c_status, [c_handle], True)
 _declare("mk_writer_cancel", c_status, [c_handle], True)
+_declare("mk_writer_get_status", c_status, [c_handle, P(AssetStatus)], True)
+_declare("mk_writer_end_track", c_status, [c_handle, ctypes.c_int32], True)
 _declare("mk_writer_close", None, [P(c_handle)])
 _declare("mk_transcode", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(EncoderSettings)], True)
 _declare("mk_transcode_default_settings", None, [P(TranscodeSettings)])
@@ -485,6 +505,9 @@ _declare("mk_demuxer_read_track_packet", c_status, [c_handle, ctypes.c_int32, P(
 _declare("mk_demuxer_seek", c_status, [c_handle, ctypes.c_double], True)
 _declare("mk_demuxer_warning_count", c_status, [c_handle, P(ctypes.c_int32)], True)
 _declare("mk_demuxer_warning", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_char_p)], True)
+_declare("mk_demuxer_get_status", c_status, [c_handle, P(AssetStatus)], True)
+_declare("mk_demuxer_track_ended", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_int32)], True)
+_declare("mk_demuxer_cancel", c_status, [c_handle], True)
 _declare("mk_demuxer_select_tracks", c_status, [c_handle, P(ctypes.c_int32), ctypes.c_int32], True)
 _declare("mk_packet_get_info", c_status, [c_handle, P(PacketInfo)], True)
 _declare("mk_packet_free", None, [P(c_handle)])
@@ -514,6 +537,9 @@ _declare("mk_muxer_add_track_params", c_status, [c_handle, P(CodecParams), P(cty
 _declare("mk_muxer_write_packet", c_status, [c_handle, ctypes.c_int32, c_handle], True)
 _declare("mk_muxer_finish", c_status, [c_handle], True)
 _declare("mk_muxer_cancel", c_status, [c_handle], True)
+_declare("mk_muxer_get_status", c_status, [c_handle, P(AssetStatus)], True)
+_declare("mk_muxer_end_track", c_status, [c_handle, ctypes.c_int32], True)
+_declare("mk_muxer_track_ended", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_int32)], True)
 _declare("mk_muxer_in_progress_path", c_status, [c_handle, P(ctypes.c_char_p)], True)
 _declare("mk_muxer_close", None, [P(c_handle)])
 _declare("mk_remux", c_status, [ctypes.c_char_p, ctypes.c_char_p, P(MuxerSettings)], True)

@@ -168,6 +168,37 @@ class Muxer(_Owned):
         if self.state == "writing":
             self.state = "cancelled"
 
+    def _status(self) -> _ffi.AssetStatus:
+        st = _ffi.AssetStatus(struct_size=ctypes.sizeof(_ffi.AssetStatus))
+        lib.mk_muxer_get_status(self._handle(), ctypes.byref(st))
+        return st
+
+    @property
+    def status(self) -> str:
+        """Where writing stands, as AVAssetWriter's status: "unknown" (no packet yet),
+        "writing", "completed" (finish() named the file), "failed" (a write or finish() raised:
+        ``error``; a packet refused as invalid leaves it "writing"), "cancelled"."""
+        return _ffi.ASSET_STATUS.get(int(self._status().status), "unknown")
+
+    @property
+    def error(self) -> Optional[MediaKitError]:
+        """The error that made ``status`` "failed", else None."""
+        st = self._status()
+        if st.status != 4:
+            return None
+        return MediaKitError(int(st.error), (st.message or b"").decode("utf-8", "replace"), "write")
+
+    def end_track(self, track: int) -> None:
+        """Marks `track` finished, its end of stream (AVAssetWriterInput's markAsFinished):
+        writing another packet of it raises StateError."""
+        lib.mk_muxer_end_track(self._handle(), int(track))
+
+    def track_ended(self, track: int) -> bool:
+        """True once end_track(track) was called or the file was finished."""
+        ended = ctypes.c_int32(0)
+        lib.mk_muxer_track_ended(self._handle(), int(track), ctypes.byref(ended))
+        return ended.value != 0
+
     def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
                  tb: Optional[TracebackType]) -> None:
         """Finishes the file when the block ended normally, cancels it when it raised; closes."""

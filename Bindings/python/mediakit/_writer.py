@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no im
 from . import _ffi
 from ._ffi import lib
 from ._common import PathLike, _Owned, _path
+from .errors import MediaKitError
 from ._audio import _audio_format, _pcm_pointers
 from ._encode import _encoder_settings
 from ._frame import Frame
@@ -135,6 +136,32 @@ class Writer(_Owned):
     def cancel(self) -> None:
         """Stops and removes what was written."""
         lib.mk_writer_cancel(self._handle())
+
+    @property
+    def status(self) -> str:
+        """Where writing stands, as AVAssetWriter's status: "unknown" (nothing written yet),
+        "writing", "completed" (finish() named the file), "failed" (an error cancelled the
+        writer: ``error``), "cancelled"."""
+        st = _ffi.AssetStatus(struct_size=ctypes.sizeof(_ffi.AssetStatus))
+        lib.mk_writer_get_status(self._handle(), ctypes.byref(st))
+        return _ffi.ASSET_STATUS.get(int(st.status), "unknown")
+
+    @property
+    def error(self) -> Optional[MediaKitError]:
+        """The error that made ``status`` "failed", else None."""
+        st = _ffi.AssetStatus(struct_size=ctypes.sizeof(_ffi.AssetStatus))
+        lib.mk_writer_get_status(self._handle(), ctypes.byref(st))
+        if st.status != 4:
+            return None
+        return MediaKitError(int(st.error), (st.message or b"").decode("utf-8", "replace"), "write")
+
+    def mark_finished(self, track: str) -> None:
+        """Marks the "video" or "audio" track finished (AVAssetWriterInput's markAsFinished):
+        writing more to it raises StateError."""
+        codes = {"video": 2, "audio": 1}
+        if track not in codes:
+            raise ValueError(f"track is 'video' or 'audio', not {track!r}")
+        lib.mk_writer_end_track(self._handle(), codes[track])
 
     def __enter__(self) -> Self:
         self._handle()

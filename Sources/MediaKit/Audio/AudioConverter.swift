@@ -200,27 +200,59 @@ public final class AudioConverter {
     /// `input` for source frames as needed. `input` is passed a number of frames that would
     /// do; it may return fewer (or more), and returns nil or an empty buffer at the end of the
     /// stream, after which the converter flushes itself. The result is shorter than `frames`
-    /// only at the end of the stream (empty once everything has been returned).
-    /// - Throws: what `input` throws, or ``MediaError`` `.invalidArgument` for a buffer in
-    ///   another format than ``source``.
+    /// only at the end of the stream (empty once everything has been returned). The form with
+    /// "no data now": ``fill(frames:pull:)``.
+    /// - Throws: what `input` throws (the frames converted before it stay for the next call),
+    ///   or ``MediaError`` `.invalidArgument` for a buffer in another format than ``source``.
     public func fill(frames: Int, input: (Int) throws -> AudioBuffer?) throws -> AudioBuffer {
+        try fill(frames: frames, pull: { want in
+            guard let b = try input(want), b.frames > 0 else { return .endOfStream }
+            return .data(b)
+        })
+    }
+
+    /// Pull model with "no data now", as AudioConverterFillComplexBuffer with an input proc
+    /// that returns an error and zero packets: returns up to `frames` output frames, calling
+    /// `input` (passed a number of source frames that would do) as needed.
+    /// - `.data(buffer)`: source frames (fewer or more than asked is fine; an empty buffer is
+    ///   the end of the stream);
+    /// - `.noDataNow`: nothing more for now: the frames converted so far are returned (possibly
+    ///   none) and the converter keeps its state: the next call goes on where this one stopped,
+    ///   and the output equals one push of the whole input;
+    /// - `.endOfStream`: the converter flushes itself (the resampler's tail); later calls
+    ///   return what is left, then empty buffers until ``reset()``.
+    ///
+    /// The result is shorter than `frames` only after `.noDataNow` or at the end of the stream.
+    /// - Throws: what `input` throws: the frames converted before it are not lost, they come
+    ///   first from the next call; ``MediaError`` `.invalidArgument` for a buffer in another
+    ///   format than ``source``.
+    public func fill(frames: Int, pull input: (Int) throws -> AudioConverterInput<AudioBuffer>) throws -> AudioBuffer {
         let ratio = RateRatio(from: source.sampleRate, to: destination.sampleRate)
+        // Frames converted into `pending` are counted as output once returned.
         let counted = outputFrames
-        while pending.frames < frames && !pullEnded {
+        var returned = 0
+        defer { outputFrames = counted + Int64(returned) }
+        pull: while pending.frames < frames && !pullEnded {
             let missing = Int64(frames - pending.frames)
             let want = Int(min(1 << 20, max(1, missing * Int64(ratio.down) / Int64(ratio.up) + 1)))
-            if let b = try input(want), b.frames > 0 {
+            switch try input(want) {
+            case .data(let b) where b.frames > 0:
                 pending.append(try convert(b))
-            } else {
+            case .data, .endOfStream:
                 pending.append(flush())
                 pullEnded = true
+            case .noDataNow:
+                break pull
             }
         }
-        outputFrames = counted
-        let out = pending.removeFirst(min(frames, pending.frames))
-        outputFrames += Int64(out.frames)
+        let out = pending.removeFirst(min(max(0, frames), pending.frames))
+        returned = out.frames
         return out
     }
+
+    /// Frames converted by ``fill(frames:pull:)`` and not returned yet (what the next call
+    /// returns first).
+    public var pendingFrames: Int { pending.frames }
 
     private static func withPlanes(_ arrays: [[UInt8]], _ i: Int, _ acc: inout [UnsafeRawPointer], _ body: ([UnsafeRawPointer]) -> Void) {
         if i == arrays.count { return body(acc) }
@@ -441,3 +473,21 @@ final class FloatEngine<T: PCMFloat>: ConverterEngine {
         }
     }
 }
+
+/// What a pull converter's input callback answers (``AudioConverter/fill(frames:pull:)``,
+/// ``PacketAudioConverter/fill(frames:pull:)``, ``AudioEncodingConverter/fill(packets:pull:)``),
+/// as an AudioConverterComplexInputDataProc answers: data, "no data now" (its error with zero
+/// packets), or the end of the stream (zero packets and no error).
+public enum AudioConverterInput<Data> {
+    /// Input: PCM in the converter's source format, or compressed packets (each carrying its
+    /// size, time and duration: AudioStreamPacketDescription's fields).
+    case data(Data)
+    /// Nothing more for now: the fill returns what it produced so far and the converter keeps
+    /// its state for the next call.
+    case noDataNow
+    /// The end of the input: the converter drains (resampler tail, decoder's or encoder's
+    /// delayed output).
+    case endOfStream
+}
+
+extension AudioConverterInput: Sendable where Data: Sendable {}

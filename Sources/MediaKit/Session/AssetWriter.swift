@@ -83,6 +83,16 @@ public final class AssetWriter {
     private var pendingVideo: [Packet] = [], pendingAudio: [Packet] = []
     private var lastAudio: Packet?
     private var done = false
+    /// Where writing stands (AVAssetWriter's `status`): `.unknown` until the first append,
+    /// `.writing`, then `.completed` after ``finish()``, `.failed` after an error (which cancelled
+    /// the writer: ``error``), `.cancelled` after ``cancel()``.
+    public private(set) var status: AssetStatus = .unknown
+    /// The error that made ``status`` `.failed` (AVAssetWriter's `error`); nil otherwise.
+    public private(set) var error: MediaError?
+    /// True once ``markVideoAsFinished()`` was called (AVAssetWriterInput's `markAsFinished()`).
+    public private(set) var isVideoFinished = false
+    /// True once ``markAudioAsFinished()`` was called.
+    public private(set) var isAudioFinished = false
     /// Packets of one track held at most while waiting for the other's to interleave with (a
     /// caller that writes all the video first, then the audio, gets them one after the other):
     /// memory stays bounded.
@@ -135,6 +145,7 @@ public final class AssetWriter {
     public func appendVideo(_ frame: Frame, forceKeyFrame: Bool = false) throws {
         guard let video else { throw MediaError(.state, "the asset writer has no video track", path: path) }
         try guardOpen()
+        if isVideoFinished { throw MediaError(.state, "the video track was marked finished: no picture may follow", path: path) }
         try cancelling {
             try video.send(frame, forceKeyFrame: forceKeyFrame)
             while let p = try video.receive() { pendingVideo.append(p) }
@@ -148,6 +159,7 @@ public final class AssetWriter {
     public func appendAudio(_ buffer: AudioBuffer) throws {
         guard let audio else { throw MediaError(.state, "the asset writer has no audio track", path: path) }
         try guardOpen()
+        if isAudioFinished { throw MediaError(.state, "the audio track was marked finished: no sample may follow", path: path) }
         try cancelling {
             for p in try audio.encode(buffer) { queueAudio(p) }
             try drain(final: false)
@@ -185,12 +197,23 @@ public final class AssetWriter {
             }
             try m.finish()
             done = true
+            status = .completed
         }
     }
 
+    /// Marks the video track finished (AVAssetWriterInput's `markAsFinished()`): later pictures
+    /// are refused with `.state`; ``finish()`` completes the file.
+    public func markVideoAsFinished() { isVideoFinished = true }
+
+    /// Marks the audio track finished: later samples are refused with `.state`.
+    public func markAudioAsFinished() { isAudioFinished = true }
+
     /// Stops writing and removes what was written. Harmless after ``finish()`` or a second time.
     public func cancel() {
-        if !done { muxer?.cancel() }
+        if !done {
+            muxer?.cancel()
+            status = .cancelled
+        }
         done = true
     }
 
@@ -200,8 +223,11 @@ public final class AssetWriter {
 
     /// Runs `body`; on an error cancels the writer (nothing left under the path) and rethrows.
     private func cancelling(_ body: () throws -> Void) throws {
+        if status == .unknown { status = .writing }
         do { try body() } catch {
             cancel()
+            self.error = error as? MediaError ?? MediaError(.io, "\(error)", path: path)
+            status = .failed
             throw error
         }
     }

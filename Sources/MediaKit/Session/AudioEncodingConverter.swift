@@ -99,17 +99,44 @@ public final class AudioEncodingConverter {
     /// True once the input ended (``finish()`` or ``flushOutput()``).
     public var isFlushed: Bool { ended }
 
-    /// Pull form: returns up to `packets` packets (fewer only at the end), asking `input` for
-    /// PCM in ``source`` format as needed; `input` returns nil at the end of the input.
+    /// Pull form: returns up to `packets` packets, asking `input` for PCM in ``source`` format
+    /// as needed; `input` returns nil at the end of the input, an empty buffer for "no data
+    /// now" (see ``fill(packets:pull:)``, whose `.noDataNow` it is). Fewer than `packets` only
+    /// then or at the end.
     public func fill(packets: Int, input: () throws -> AudioBuffer?) throws -> [Packet] {
+        try fill(packets: packets, pull: {
+            guard let b = try input() else { return .endOfStream }
+            return b.frames > 0 ? .data(b) : .noDataNow
+        })
+    }
+    private var pullQueue: [Packet] = []
+
+    /// Pull form with "no data now" (AudioConverterFillComplexBuffer encoding: PCM in through
+    /// the callback, packets with their descriptions out): returns up to `packets` packets,
+    /// asking `input` for PCM in ``source`` format as needed: `.data(buffer)` (an empty buffer
+    /// is the end of the input), `.noDataNow` (the fill returns the packets ready so far and
+    /// keeps its state: the packets of every call together equal one ``encode(_:)-(AudioBuffer)``
+    /// of the whole input then ``finish()``), `.endOfStream` (the encoder drains; later calls
+    /// return the rest, then nothing). Fewer than `packets` only after `.noDataNow` or at the end.
+    /// - Throws: what `input` throws (packets encoded before it come first from the next call);
+    ///   the conversion's and the encoder's errors.
+    public func fill(packets: Int, pull input: () throws -> AudioConverterInput<AudioBuffer>) throws -> [Packet] {
         var out: [Packet] = []
-        while out.count < packets && !(ended && pullQueue.isEmpty) {
-            if !pullQueue.isEmpty { out.append(pullQueue.removeFirst()); continue }
-            if let b = try input() { pullQueue += try encode(b) } else { pullQueue += try finish() }
+        do {
+            pull: while out.count < packets && !(ended && pullQueue.isEmpty) {
+                if !pullQueue.isEmpty { out.append(pullQueue.removeFirst()); continue }
+                switch try input() {
+                case .data(let b) where b.frames > 0: pullQueue += try encode(b)
+                case .data, .endOfStream: pullQueue += try finish()
+                case .noDataNow: break pull
+                }
+            }
+        } catch {
+            pullQueue.insert(contentsOf: out, at: 0)      // not lost: the next call returns them first
+            throw error
         }
         return out
     }
-    private var pullQueue: [Packet] = []
 }
 
 extension AudioConverter {

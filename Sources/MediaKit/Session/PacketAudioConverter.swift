@@ -51,10 +51,58 @@ public final class PacketAudioConverter {
         return o
     }
 
+    /// Pull model for compressed input (AudioConverterFillComplexBuffer fed packets with their
+    /// descriptions, as a decoder is fed): returns up to `frames` output frames, calling `input`
+    /// (passed the output frames still missing) for packets of the track as needed:
+    /// `.data(packets)` (one or more; none is the end of the stream), `.noDataNow` (the fill
+    /// returns what it decoded so far and keeps its state: the output of every call together
+    /// equals ``convert(_:)`` of the same packets then ``flush()``), `.endOfStream` (the
+    /// decoder's delayed frames and the resampler's tail follow; later calls return the rest,
+    /// then empty buffers until ``reset()``). Shorter than `frames` only after `.noDataNow` or
+    /// at the end.
+    /// - Throws: what `input` throws (the frames decoded before it come first from the next
+    ///   call); the decoder's errors; `.invalidArgument` for a packet of another track.
+    public func fill(frames: Int, pull input: (Int) throws -> AudioConverterInput<[Packet]>) throws -> AudioBuffer {
+        pull: while (pending?.frames ?? 0) < frames && !pullEnded {
+            switch try input(max(1, frames - (pending?.frames ?? 0))) {
+            case .data(let packets) where !packets.isEmpty:
+                for p in packets {
+                    guard p.trackIndex == session.track.index else {
+                        throw MediaError(.invalidArgument, "a packet of track \(p.trackIndex) was given to the converter of track \(session.track.index)")
+                    }
+                    keep(try convert(p))
+                }
+            case .data, .endOfStream:
+                keep(try flush())
+                pullEnded = true
+            case .noDataNow:
+                break pull
+            }
+        }
+        guard var p = pending else {
+            return AudioBuffer(empty: converter.destination ?? converter.request.resolved(for: trackFormat))
+        }
+        let out = p.removeFirstFrames(frames)
+        pending = p
+        return out
+    }
+
+    /// Frames decoded by ``fill(frames:pull:)`` and not returned yet.
+    public var pendingFrames: Int { pending?.frames ?? 0 }
+
+    private var pending: AudioBuffer?
+    private var pullEnded = false
+
+    private func keep(_ b: AudioBuffer) {
+        if pending == nil || pending!.frames == 0 { pending = b } else { pending!.append(b) }
+    }
+
     /// Drops what is buffered (after a seek) and accepts packets again.
     public func reset() {
         session.reset()
         converter.reset()
+        pending = nil
+        pullEnded = false
     }
 
     /// The track's stated format (before any frame tells the decoded one).
