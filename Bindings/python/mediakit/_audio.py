@@ -118,6 +118,31 @@ def _pcm_pointers(samples: Union[Array, bytes, bytearray, memoryview], sample_fo
     return (ctypes.c_void_p * 1)(ctypes.addressof(buf)), (len(buf) - 1) // (width * channels), buf
 
 
+def _pcm_input(source: Callable[[int], Any], sample_format: str, channels: int, held: list[object],
+               failed: list[BaseException], *, convert: bool) -> Any:
+    """The C input callback (``_ffi.AUDIO_INPUT``) of a pull over `source`, which is called with
+    the frames wanted and returns PCM (see ``_pcm_pointers``), None or empty at the end, or
+    ``NO_DATA_NOW`` (MK_EAGAIN: nothing for now). The PCM given last stays in `held` (the C side
+    reads it until the next call); an exception `source` raises goes into `failed` and the
+    callback returns -1, for the caller to raise once the C call returns."""
+    def pull(_user: Optional[int], wanted: int, planes: Any) -> int:
+        try:
+            samples = source(int(wanted))
+            if samples is NO_DATA_NOW:
+                return EAGAIN
+            if samples is None or len(samples) == 0:
+                return 0
+            ptrs, count, owner = _pcm_pointers(samples, sample_format, channels, convert=convert)
+            held[:] = [ptrs, owner]
+            planes[0] = ctypes.cast(ptrs, ctypes.c_void_p).value
+            return count
+        except BaseException as e:  # kept, raised again once the C call returns
+            failed.append(e)
+            return -1
+
+    return _ffi.AUDIO_INPUT(pull)
+
+
 class AudioConverter(_Owned):
     """Converts PCM between sample formats, channel layouts and rates (MediaKit's
     AudioConverter: libswresample's rounding, ``ffmpeg -ac 2``'s downmix, a band-limited
@@ -332,22 +357,7 @@ class AudioConverter(_Owned):
         held: list[object] = []              # the input given last: the C side reads it until the next call
         failed: list[BaseException] = []
 
-        def pull(_user: Optional[int], wanted: int, planes: Any) -> int:
-            try:
-                samples = source(int(wanted))
-                if samples is NO_DATA_NOW:
-                    return EAGAIN
-                if samples is None or len(cast(Any, samples)) == 0:
-                    return 0
-                ptrs, count, owner = _pcm_pointers(cast(Any, samples), self.in_format, self._in_channels, convert=False)
-                held[:] = [ptrs, owner]
-                planes[0] = ctypes.cast(ptrs, ctypes.c_void_p).value
-                return count
-            except BaseException as e:  # kept, raised again once the C call returns
-                failed.append(e)
-                return -1
-
-        callback = _ffi.AUDIO_INPUT(pull)
+        callback = _pcm_input(source, self.in_format, self._in_channels, held, failed, convert=False)
         return self._pull(frames, lambda h, ptrs, count, filled: int(lib.mk_audio_converter_fill(
             h, ptrs, count, callback, None, ctypes.byref(filled))), failed)
 

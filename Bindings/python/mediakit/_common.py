@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no im
     #: What the array-returning calls give: numpy arrays (bytes when numpy is not installed).
     Array = npt.NDArray[Any]
 
+from . import _ffi
 from ._ffi import lib
 from .errors import MediaKitError, TruncatedWarning, EINVAL
 
@@ -144,3 +145,15 @@ def _trim_setting(trim: Union[bool, str]) -> int:
     if trim not in _TRIM:
         raise ValueError(f"unknown trim {trim!r}: 'gapless', 'ffmpeg' or 'none' (or True / False)")
     return _TRIM[trim]
+
+
+def _asset_status(get: Callable[[Any, Any], Any], handle: Any, operation: str) -> tuple[str, Optional[MediaKitError]]:
+    """A reader's or writer's status (mk_demuxer_get_status, mk_muxer_get_status,
+    mk_writer_get_status as `get`) as its name ("reading", "failed" ...) and, when "failed",
+    the error (raised by `operation`: "read", "write"), else None."""
+    st = _ffi.AssetStatus(struct_size=ctypes.sizeof(_ffi.AssetStatus))
+    get(handle, ctypes.byref(st))
+    name = _ffi.ASSET_STATUS.get(int(st.status), "unknown")
+    if name != "failed":
+        return name, None
+    return name, MediaKitError(int(st.error), (st.message or b"").decode("utf-8", "replace"), operation)

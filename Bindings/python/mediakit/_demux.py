@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, Optional, S
 from . import _ffi, _metadata
 from ._ffi import lib
 from .errors import MediaKitError, StateError, OK, EOF, ESTATE, ETRUNCATED
-from ._common import _MEDIA_TYPES, _Owned, _closed, _path, _text, _warn_truncated
+from ._common import _MEDIA_TYPES, _Owned, _asset_status, _closed, _path, _text, _warn_truncated
 
 if TYPE_CHECKING:  # annotations only: ._session builds on this module (a session reads a demuxer)
     from ._session import AsyncDecodeSession
@@ -662,25 +662,20 @@ class Demuxer(_Owned):
             out.append((m.value or b"").decode("utf-8", "replace"))
         return out
 
-    def _status(self) -> _ffi.AssetStatus:
-        st = _ffi.AssetStatus(struct_size=ctypes.sizeof(_ffi.AssetStatus))
-        lib.mk_demuxer_get_status(self._handle(), ctypes.byref(st))
-        return st
+    def _status(self) -> tuple[str, Optional[MediaKitError]]:
+        return _asset_status(lib.mk_demuxer_get_status, self._handle(), "read")
 
     @property
     def status(self) -> str:
         """Where reading stands, as AVAssetReader's status: "unknown" (nothing read yet),
         "reading", "completed" (every track read to its end, or a cut file read up to its cut),
         "failed" (a read raised: ``error``), "cancelled" (cancel())."""
-        return _ffi.ASSET_STATUS.get(int(self._status().status), "unknown")
+        return self._status()[0]
 
     @property
     def error(self) -> Optional[MediaKitError]:
         """The error that made ``status`` "failed" (the class a read raised), else None."""
-        st = self._status()
-        if st.status != 4:
-            return None
-        return MediaKitError(int(st.error), (st.message or b"").decode("utf-8", "replace"), "read")
+        return self._status()[1]
 
     def track_ended(self, track: Union[int, Track]) -> bool:
         """True once `track` was read to its end (AVAssetReaderOutput's end of data): reading it

@@ -13,12 +13,7 @@ from ._ffi import lib
 from .errors import OK, EAGAIN, MediaKitError
 from ._common import Layout, _Owned, _text
 from ._demux import Packet
-from ._audio import NO_DATA_NOW, _audio_format, _pcm_pointers
-
-
-def _any(x: object) -> Any:
-    """`x` typed as Any (PCM of any of the accepted kinds)."""
-    return x
+from ._audio import _audio_format, _pcm_input, _pcm_pointers
 
 
 _APPLICATIONS = {None: 0, "audio": 1, "voip": 2, "lowdelay": 3}
@@ -157,22 +152,7 @@ class Encoder(_Owned):
         held: list[object] = []
         failed: list[BaseException] = []
 
-        def pull(_user: Optional[int], wanted: int, planes: Any) -> int:
-            try:
-                samples = source(int(wanted))
-                if samples is NO_DATA_NOW:
-                    return EAGAIN
-                if samples is None or len(_any(samples)) == 0:
-                    return 0
-                ptrs, count, owner = _pcm_pointers(_any(samples), self.in_format, self._in_channels, convert=True)
-                held[:] = [ptrs, owner]
-                planes[0] = ctypes.cast(ptrs, ctypes.c_void_p).value
-                return count
-            except BaseException as e:  # kept, raised again once the C call returns
-                failed.append(e)
-                return -1
-
-        callback = _ffi.AUDIO_INPUT(pull)
+        callback = _pcm_input(source, self.in_format, self._in_channels, held, failed, convert=True)
         head, self._carry = self._carry[:packets], self._carry[packets:]
         out = (ctypes.c_void_p * max(1, packets))()
         filled = ctypes.c_int32(0)

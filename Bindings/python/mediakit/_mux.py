@@ -11,7 +11,7 @@ from typing import Optional, Union
 from . import _ffi
 from ._ffi import lib
 from .errors import MediaKitError
-from ._common import PathLike, _Owned, _closed, _path
+from ._common import PathLike, _Owned, _asset_status, _closed, _path
 from ._demux import CodecParameters, Packet, Track
 
 
@@ -168,25 +168,20 @@ class Muxer(_Owned):
         if self.state == "writing":
             self.state = "cancelled"
 
-    def _status(self) -> _ffi.AssetStatus:
-        st = _ffi.AssetStatus(struct_size=ctypes.sizeof(_ffi.AssetStatus))
-        lib.mk_muxer_get_status(self._handle(), ctypes.byref(st))
-        return st
+    def _status(self) -> tuple[str, Optional[MediaKitError]]:
+        return _asset_status(lib.mk_muxer_get_status, self._handle(), "write")
 
     @property
     def status(self) -> str:
         """Where writing stands, as AVAssetWriter's status: "unknown" (no packet yet),
         "writing", "completed" (finish() named the file), "failed" (a write or finish() raised:
         ``error``; a packet refused as invalid leaves it "writing"), "cancelled"."""
-        return _ffi.ASSET_STATUS.get(int(self._status().status), "unknown")
+        return self._status()[0]
 
     @property
     def error(self) -> Optional[MediaKitError]:
         """The error that made ``status`` "failed", else None."""
-        st = self._status()
-        if st.status != 4:
-            return None
-        return MediaKitError(int(st.error), (st.message or b"").decode("utf-8", "replace"), "write")
+        return self._status()[1]
 
     def end_track(self, track: int) -> None:
         """Marks `track` finished, its end of stream (AVAssetWriterInput's markAsFinished):

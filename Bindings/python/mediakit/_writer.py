@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no im
 
 from . import _ffi
 from ._ffi import lib
-from ._common import PathLike, _Owned, _path
+from ._common import PathLike, _Owned, _asset_status, _path
 from .errors import MediaKitError
 from ._audio import _audio_format, _pcm_pointers
 from ._encode import _encoder_settings
@@ -142,18 +142,12 @@ class Writer(_Owned):
         """Where writing stands, as AVAssetWriter's status: "unknown" (nothing written yet),
         "writing", "completed" (finish() named the file), "failed" (an error cancelled the
         writer: ``error``), "cancelled"."""
-        st = _ffi.AssetStatus(struct_size=ctypes.sizeof(_ffi.AssetStatus))
-        lib.mk_writer_get_status(self._handle(), ctypes.byref(st))
-        return _ffi.ASSET_STATUS.get(int(st.status), "unknown")
+        return _asset_status(lib.mk_writer_get_status, self._handle(), "write")[0]
 
     @property
     def error(self) -> Optional[MediaKitError]:
         """The error that made ``status`` "failed", else None."""
-        st = _ffi.AssetStatus(struct_size=ctypes.sizeof(_ffi.AssetStatus))
-        lib.mk_writer_get_status(self._handle(), ctypes.byref(st))
-        if st.status != 4:
-            return None
-        return MediaKitError(int(st.error), (st.message or b"").decode("utf-8", "replace"), "write")
+        return _asset_status(lib.mk_writer_get_status, self._handle(), "write")[1]
 
     def mark_finished(self, track: str) -> None:
         """Marks the "video" or "audio" track finished (AVAssetWriterInput's markAsFinished):
