@@ -82,6 +82,11 @@ demo: build
 # mypy needs no build: it runs beside the build (a core the build's whole-module steps leave
 # idle), and its report is printed in its place at the end.
 MYPY_LOG := $(TEST_SCRATCH)/mypy.log
+# The Python bindings' tests run beside the oracle suite, in one worker of their own: run after
+# it on every core, they left one core idle for half their minute (one worker holds the Ray
+# tests' module); beside it their ~90 s of CPU fill the gaps of its two workers. Their report
+# is printed after the oracle suite's.
+PY_TEST_LOG := $(TEST_SCRATCH)/python-tests.log
 test: deps
 	@mkdir -p $(TEST_SCRATCH); (cd Bindings/python && $(PYTHON) -m mypy > $(abspath $(MYPY_LOG)) 2>&1; echo $$? >> $(abspath $(MYPY_LOG))) & \
 	t=$$(date +%s); $(SWIFT) build --build-tests $(TEST_BUILD) || { wait; exit 1; }; \
@@ -90,10 +95,13 @@ test: deps
 	lap() { times="$$times $$1 $$(( $$(date +%s) - t )) s;"; t=$$(date +%s); }; \
 	t=$$(date +%s); echo '== swift test'; \
 	$(SWIFT) test --skip-build --parallel $(TEST_BUILD) || status=1; lap 'swift test'; \
-	echo '== oracle suite (Tests/oracle)'; \
-	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx --durations=20 -n $(TEST_JOBS) --dist loadgroup Tests/oracle || status=1; lap 'oracle suite'; \
-	echo '== Python bindings (Bindings/python/tests)'; \
-	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx -n $(TEST_JOBS) --dist loadfile Bindings/python/tests || status=1; lap 'Python bindings'; \
+	echo '== oracle suite (Tests/oracle), the Python bindings beside it'; \
+	(MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx -n 1 --dist loadfile Bindings/python/tests > $(PY_TEST_LOG) 2>&1; \
+	 echo $$? >> $(PY_TEST_LOG)) & py=$$!; \
+	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx --durations=20 -n $(TEST_JOBS) --dist loadgroup Tests/oracle || status=1; \
+	wait $$py; lap 'oracle suite and Python bindings'; \
+	echo '== Python bindings (Bindings/python/tests; run beside the oracle suite)'; \
+	sed '$$d' $(PY_TEST_LOG); [ "$$(tail -n 1 $(PY_TEST_LOG))" = 0 ] || status=1; \
 	echo '== mypy --strict (the mediakit package, its tests, Samples/python: Bindings/python/pyproject.toml; run beside the build)'; \
 	sed '$$d' $(MYPY_LOG); [ "$$(tail -n 1 $(MYPY_LOG))" = 0 ] || status=1; \
 	echo "== test stages:$$times"; \
