@@ -7,11 +7,13 @@ import XCTest
 /// streams (every cut, byte flips) both say the same (an error, or the same bytes). Then the
 /// output bound, and the Matroska reader's use of it (ContentCompression, issue 33).
 final class InflateTests: XCTestCase {
-    /// Runs `script` with python3 in `dir`; skips when python3 is absent (it is part of the test tools).
+    /// Runs `script` with python3 in `dir`; fails when python3 is absent (scripts/deps.sh
+    /// installs it with the other test tools).
     private func python(_ script: String, in dir: URL) throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else {
-            throw XCTSkip("python3 (the reference zlib's binding) is not installed")
+        struct Missing: Error, CustomStringConvertible {
+            var description: String { "/usr/bin/python3 (the reference zlib's binding) is not installed: run scripts/deps.sh" }
         }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else { throw Missing() }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         p.arguments = ["-c", script]
