@@ -752,6 +752,10 @@ typedef struct mk_plugin_demuxer_info {
     int64_t duration_us;       /**< microseconds, MK_NOPTS_VALUE when unknown */
     int64_t start_time_us;     /**< microseconds, MK_NOPTS_VALUE when unknown */
     int64_t bit_rate;          /**< bits per second, 0 if unknown */
+    /* ABI 2.5, appended (a plugin that stops at bit_rate gives no file tags). */
+    const char *const *tags;   /**< the file's tags as the container / FFmpeg names them ("title",
+                                    "artist", "encoder" ...): key, value, key, value, ..., NULL;
+                                    NULL when none. Owned by the instance until destroy(). */
 } mk_plugin_demuxer_info;
 
 /** A packet filled by read_packet. Its bytes belong to the instance and stay valid until the

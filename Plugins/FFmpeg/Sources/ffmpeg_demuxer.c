@@ -150,6 +150,12 @@ static int32_t ffx_score(const mk_plugin_demuxer_format *format, const uint8_t *
 /* Instance                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* A copy of `metadata` as key, value, ..., NULL (NULL for none); -1 when out of memory. The
+ * copy stays valid until destroy, whatever libavformat does to its dictionary while reading. */
+static int ffx_copy_tags(const AVDictionary *metadata, char ***out);
+static void ffx_free_tags(char **tags);
+static char *ffx_strdup(const char *s);
+
 typedef struct ffx_track_text {
     char tag[AV_FOURCC_MAX_STRING_SIZE];
     char **tags;               /* the stream's metadata at create: key, value, ..., NULL (2.5) */
@@ -164,6 +170,7 @@ typedef struct ffx_demuxer {
     AVPacket *packet;
     uint32_t tracks;           /* streams after find_stream_info; later ones are skipped */
     ffx_track_text *texts;
+    char **file_tags;          /* the file's metadata at create: key, value, ..., NULL (2.5) */
     char error[FFP_ERROR_SIZE];
 } ffx_demuxer;
 
@@ -225,13 +232,40 @@ static void ffx_free(ffx_demuxer *d)
         avio_context_free(&d->avio);
     }
     av_packet_free(&d->packet);
-    for (uint32_t i = 0; d->texts != NULL && i < d->tracks; i++) {
-        for (char **t = d->texts[i].tags; t != NULL && *t != NULL; t++)
-            free(*t);
-        free(d->texts[i].tags);
-    }
+    for (uint32_t i = 0; d->texts != NULL && i < d->tracks; i++)
+        ffx_free_tags(d->texts[i].tags);
     free(d->texts);
+    ffx_free_tags(d->file_tags);
     free(d);
+}
+
+static void ffx_free_tags(char **tags)
+{
+    for (char **t = tags; t != NULL && *t != NULL; t++)
+        free(*t);
+    free(tags);
+}
+
+static int ffx_copy_tags(const AVDictionary *metadata, char ***out)
+{
+    *out = NULL;
+    int count = av_dict_count(metadata);
+    if (count <= 0)
+        return 0;
+    char **tags = calloc((size_t)count * 2 + 1, sizeof(char *));
+    if (tags == NULL)
+        return -1;
+    const AVDictionaryEntry *e = NULL;
+    int n = 0;
+    while (n < count * 2 && (e = av_dict_get(metadata, "", e, AV_DICT_IGNORE_SUFFIX)) != NULL) {
+        if ((tags[n] = ffx_strdup(e->key)) == NULL || (tags[n + 1] = ffx_strdup(e->value)) == NULL) {
+            ffx_free_tags(tags);
+            return -1;
+        }
+        n += 2;
+    }
+    *out = tags;
+    return 0;
 }
 
 /* "WHAT: libavformat's text" (and "the source's read failed" when the host's IO did). */
@@ -321,28 +355,16 @@ static int32_t ffx_create(const mk_plugin_demuxer_format *format, const mk_plugi
         uint32_t tag = d->fmt->streams[i]->codecpar->codec_tag;
         if (tag != 0)
             av_fourcc_make_string(d->texts[i].tag, tag);
-        /* The tags, copied: libavformat may replace the dictionary while reading (metadata
-         * updates), and what get_track hands out stays valid until destroy. */
-        const AVDictionary *metadata = d->fmt->streams[i]->metadata;
-        int count = av_dict_count(metadata);
-        if (count <= 0)
-            continue;
-        char **tags = calloc((size_t)count * 2 + 1, sizeof(char *));
-        d->texts[i].tags = tags;
-        const AVDictionaryEntry *e = NULL;
-        int n = 0;
-        while (tags != NULL && n < count * 2 && (e = av_dict_get(metadata, "", e, AV_DICT_IGNORE_SUFFIX)) != NULL) {
-            if ((tags[n] = ffx_strdup(e->key)) == NULL || (tags[n + 1] = ffx_strdup(e->value)) == NULL) {
-                tags = NULL;
-                break;
-            }
-            n += 2;
-        }
-        if (tags == NULL) {
+        if (ffx_copy_tags(d->fmt->streams[i]->metadata, &d->texts[i].tags) < 0) {
             ffx_free(d);
             mkp_write_error(errbuf, errbuf_size, "ffmpeg demuxer: out of memory");
             return MK_ENOMEM;
         }
+    }
+    if (ffx_copy_tags(d->fmt->metadata, &d->file_tags) < 0) {
+        ffx_free(d);
+        mkp_write_error(errbuf, errbuf_size, "ffmpeg demuxer: out of memory");
+        return MK_ENOMEM;
     }
     *demuxer = d;
     *vtable = &ffx_vtable;
@@ -433,6 +455,7 @@ static int32_t ffx_get_info(void *demuxer, mk_plugin_demuxer_info *info)
     i.duration_us = d->fmt->duration;
     i.start_time_us = d->fmt->start_time;
     i.bit_rate = d->fmt->bit_rate;
+    i.tags = (const char *const *)d->file_tags;
     memcpy(info, &i, i.struct_size);
     return MK_OK;
 }

@@ -14,7 +14,7 @@ import Foundation
 /// ``read(track:)`` reads through a second instance of the plugin's demuxer per track
 /// (seekable sources only), so that its position is independent of ``read()``'s.
 ///
-/// Since plugin ABI 2.5 a track's tags become its ``Track/metadata``; a file the container
+/// Since plugin ABI 2.5 the file's tags are its ``metadata``, a track's its ``Track/metadata``; a file the container
 /// carries (`MK_DISPOSITION_ATTACHMENT`: a Matroska font or picture) is one of the
 /// ``attachments``, not a track; a cover picture (`MK_DISPOSITION_ATTACHED_PIC`) stays a track
 /// (its one packet, as ffprobe lists it) and is an attachment too, with its picture type.
@@ -34,6 +34,8 @@ public final class PluginDemuxer: Demuxer, @unchecked Sendable {
     public let trackDispositions: [UInt32]
     /// The files the container carries and the cover pictures, in the plugin's track order.
     public let attachments: [Attachment]
+    /// The file's tags as the plugin names them (plugin ABI 2.5; none from an older plugin).
+    public let metadata: Metadata
 
     private let source: ByteSource
     private let main: Instance
@@ -53,9 +55,17 @@ public final class PluginDemuxer: Demuxer, @unchecked Sendable {
         if let get = main.vtable.get_info, get(main.handle, &info) == MK_OK {
             formatName = info.format_name.map { String(cString: $0) } ?? format.name
             duration = info.duration_us == Int64.min || info.duration_us < 0 ? nil : Double(info.duration_us) / 1_000_000
+            var tags = Metadata()
+            if Int(info.struct_size) >= PluginLoader.endOf(\mk_plugin_demuxer_info.tags) {
+                for (key, value) in Self.tags(info.tags) {
+                    tags.append(key: MetadataKeys.key(key), nativeKey: key, ffmpegKey: key, value: value)
+                }
+            }
+            metadata = tags
         } else {
             formatName = format.name
             duration = nil
+            metadata = Metadata()
         }
         let count = Int(main.vtable.track_count?(main.handle) ?? 0)
         guard count <= 100_000 else {
@@ -82,9 +92,15 @@ public final class PluginDemuxer: Demuxer, @unchecked Sendable {
         main.trackOf = trackOf
     }
 
-    /// The plugin's tags (ABI 2.5: key, value, ..., NULL), in order; none before 2.5.
+    /// The plugin's tags of a track (ABI 2.5: key, value, ..., NULL), in order; none before 2.5.
     private static func tags(_ t: mk_plugin_track_info) -> [(key: String, value: String)] {
-        guard Int(t.struct_size) >= PluginLoader.endOf(\mk_plugin_track_info.tags), var p = t.tags else { return [] }
+        guard Int(t.struct_size) >= PluginLoader.endOf(\mk_plugin_track_info.tags) else { return [] }
+        return tags(t.tags)
+    }
+
+    /// A plugin's list of tags (key, value, ..., NULL), in order, at most 10,000.
+    private static func tags(_ list: UnsafePointer<UnsafePointer<CChar>?>?) -> [(key: String, value: String)] {
+        guard var p = list else { return [] }
         var out: [(key: String, value: String)] = []
         while let key = p[0], let value = p[1], out.count < 10_000 {
             out.append((String(cString: key), String(cString: value)))
