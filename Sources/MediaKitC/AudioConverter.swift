@@ -310,14 +310,7 @@ public func mk_audio_converter_fill(_ c: OpaquePointer?, _ planes: UnsafePointer
             var given: UnsafePointer<UnsafeRawPointer?>?
             let n = input(user, Int32(clamping: wanted), &given)
             if let answer: AudioConverterInput<AudioBuffer> = h.answer(n, "mk_audio_converter_fill") { return answer }
-            guard let given else { throw MediaError(.invalidArgument, "the input callback returned \(n) frames and NULL planes") }
-            let bytes = Int(n) * source.bytesPerFrame
-            var arrays: [[UInt8]] = []
-            for p in 0..<source.planeCount {
-                guard let ptr = given[p] else { throw MediaError(.invalidArgument, "the input callback's plane \(p) is NULL") }
-                arrays.append(Array(UnsafeRawBufferPointer(start: ptr, count: bytes)))
-            }
-            return .data(try AudioBuffer(format: source, frames: Int(n), planes: arrays))
+            return .data(try pulledPCM(given, frames: n, format: source))
         })
     } rest: {
         try pcm.fill(frames: pcm.pendingFrames, pull: { _ in .noDataNow })
@@ -440,4 +433,18 @@ public func mk_channel_layout(_ name: UnsafePointer<CChar>?, _ mask: UnsafeMutab
         channels?.pointee = Int32(layout.count)
         return MK_OK
     }
+}
+
+/// A copy of the `frames` frames of `format` PCM an input callback gave (one pointer per plane
+/// of the format), for the pulls of mk_audio_converter_fill and mk_encoder_fill.
+/// - Throws: `.invalidArgument` for NULL planes.
+func pulledPCM(_ given: UnsafePointer<UnsafeRawPointer?>?, frames n: Int32, format: AudioFormat) throws -> AudioBuffer {
+    guard let given else { throw MediaError(.invalidArgument, "the input callback returned \(n) frames and NULL planes") }
+    let bytes = Int(n) * format.bytesPerFrame
+    var arrays: [[UInt8]] = []
+    for p in 0..<format.planeCount {
+        guard let ptr = given[p] else { throw MediaError(.invalidArgument, "the input callback's plane \(p) is NULL") }
+        arrays.append(Array(UnsafeRawBufferPointer(start: ptr, count: bytes)))
+    }
+    return try AudioBuffer(format: format, frames: Int(n), planes: arrays)
 }

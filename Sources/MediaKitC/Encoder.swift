@@ -179,14 +179,7 @@ public func mk_encoder_fill(_ e: OpaquePointer?, _ packets: UnsafeMutablePointer
                 failure = n
                 return .noDataNow
             }
-            guard let given else { throw MediaError(.invalidArgument, "the input callback returned \(n) frames and NULL planes") }
-            let bytes = Int(n) * source.bytesPerFrame
-            var arrays: [[UInt8]] = []
-            for p in 0..<source.planeCount {
-                guard let ptr = given[p] else { throw MediaError(.invalidArgument, "the input callback's plane \(p) is NULL") }
-                arrays.append(Array(UnsafeRawBufferPointer(start: ptr, count: bytes)))
-            }
-            return .data(try AudioBuffer(format: source, frames: Int(n), planes: arrays))
+            return .data(try pulledPCM(given, frames: n, format: source))
         })
     } catch { return fail(error) }                 // the packets ready before it wait for the next call
     for (i, p) in got.enumerated() { packets[i] = Handles.make(PacketHandle(p)) }
