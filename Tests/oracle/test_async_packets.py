@@ -218,6 +218,7 @@ def test_python_on_frame_gives_ffmpegs_frames(media, mediakit, tmp_path):
             session.finish()
             session.wait()
             assert session.stats["frames"] == len(got)
+            assert session.stats["packets"] > 0 and session.recoveries == []
     assert threading.get_ident() not in threads, "on_frame ran on the caller's thread"
     assert [h for _, h in got] == [h for _, h in ref], f"{media.name}: {len(got)} frames, ffmpeg {len(ref)}"
     assert _relative(got) == _relative(ref)
@@ -304,3 +305,29 @@ def test_python_old_call_form_still_reads_the_demuxer(mediakit):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not issubclass(mediakit.AsyncDecodeSession, mediakit.DecodeSession)   # the name itself no longer warns
+
+
+def test_python_recovery_steps_over_damage_in_the_callers_packets(mediakit):
+    """The recovery rules of every decode session hold for the caller's packets: a damaged packet
+    is stepped over (a Recovery, no on_error), and every frame of ffmpeg's decode of the intact
+    file comes out but the ones counted lost."""
+    media = lib.REPO / "Samples" / "media" / "sample.mp4"
+    ref = _ffmpeg_frames(media, True)
+    errors: list = []
+    frames: list = []
+    with mediakit.open(media) as demuxer:
+        track = demuxer.tracks[0]
+        with mediakit.DecodeSession(track, on_frame=lambda f: frames.append(f.pts), on_error=errors.append,
+                                    threads=1) as session:
+            for i, packet in enumerate(demuxer.packets(track)):
+                if i == 10 and not packet.is_keyframe:
+                    packet = mediakit.Packet.create(b"\xff" * 64, pts=packet.pts, dts=packet.dts, track=0,
+                                                    time_base=track.time_base)
+                session.decode(packet)
+            session.finish()
+            session.wait()
+            recoveries = session.recoveries
+    assert errors == []
+    assert len(recoveries) >= 1 and recoveries[0].status == "MK_EDATA", recoveries
+    assert len(frames) + sum(r.frames_lost for r in recoveries) == len(ref), (len(frames), recoveries)
+    assert frames == sorted(frames), "presentation order"

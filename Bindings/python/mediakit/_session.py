@@ -491,6 +491,20 @@ class DecodeSession(_Owned):
         return {"frames": st.frames, "packets": st.packets, "recoveries": st.recoveries, "rebuilds": st.rebuilds,
                 "frames_lost": st.frames_lost, "warnings": st.warnings, "invalidations": st.invalidations}
 
+    @property
+    def recoveries(self) -> list[Recovery]:
+        """Every recovery from damaged data so far, oldest first (as ``AsyncDecodeSession.recoveries``)."""
+        if self._legacy is not None:
+            return self._legacy.recoveries
+        h = self._handle()
+        out = []
+        for i in range(self.stats["recoveries"]):
+            r = _ffi.RecoveryInfo(struct_size=ctypes.sizeof(_ffi.RecoveryInfo))
+            lib.mk_async_decode_session_get_recovery(h, i, ctypes.byref(r))
+            out.append(Recovery(None if r.pts == _ffi.NOPTS_VALUE else int(r.pts), int(r.position), r.rebuilt == 1,
+                                int(r.frames_lost), _text(lib.mk_status_name(r.status)), _text(r.message)))
+        return out
+
     def close(self) -> None:
         """Ends the session: packets not decoded yet and frames not delivered are dropped, and no
         callback runs once this returns (never call it from one). Raises what a callback
