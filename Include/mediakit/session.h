@@ -13,12 +13,14 @@
 #include "demuxer.h"
 #include "decoder.h"
 #include "frame.h"
+#include "codec_params.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** A decode session: one track of a demuxer decoded on a thread the library owns, as the
+/** A decode session: one track of a demuxer (or the packets the caller hands over:
+ *  mk_async_decode_session_open_packets) decoded on a thread the library owns, as the
  *  iOS video decoder (VTDecompressionSession) decodes on its own queue. The frames come out in
  *  presentation order, trimmed as mk_decoder's are (edit list, gapless audio), either one at a
  *  time from mk_async_decode_session_read_frame() or through callbacks (mk_async_decode_session_start()). Decoding runs
@@ -71,6 +73,48 @@ void mk_async_decode_session_default_settings(mk_async_decode_session_settings *
  *  mk_async_decode_session_close(). Errors: those of mk_decoder_open, MK_EINVAL (bad settings: a zero
  *  queue_frames, negative limits, an unknown trim). */
 mk_status mk_async_decode_session_open(mk_async_decode_session **out, mk_demuxer *demuxer, int32_t track, const mk_async_decode_session_settings *settings);
+
+/** Creates a session that decodes the packets the caller hands over with
+ *  mk_async_decode_session_decode() (VTDecompressionSessionDecodeFrame with the asynchronous
+ *  flag), of track `track` of `demuxer`: the track's facts are copied (codec, edit list, gapless
+ *  trims); the demuxer is not kept or read (the caller reads it, on any thread, and may close
+ *  it first). The frames come out as from mk_async_decode_session_open's session, in
+ *  presentation order (mk_async_decode_session_read_frame or callbacks), with the same
+ *  recovery rules. At most `queue_frames` packets wait to be decoded (and as many frames for
+ *  the consumer). settings may be NULL (defaults). On success *out must be closed with
+ *  mk_async_decode_session_close(). Errors: as mk_async_decode_session_open. */
+mk_status mk_async_decode_session_open_packets(mk_async_decode_session **out, mk_demuxer *demuxer, int32_t track,
+                                               const mk_async_decode_session_settings *settings);
+
+/** The same for packets described by codec parameters rather than a demuxer's track (packets
+ *  made with mk_packet_create; their `track` is ignored), as mk_decoder_open_params: no edit
+ *  list applies. `params` is borrowed for the call. On success *out must be closed with
+ *  mk_async_decode_session_close(). Errors: those of mk_decoder_open_params, MK_EINVAL (bad
+ *  settings). */
+mk_status mk_async_decode_session_open_params(mk_async_decode_session **out, const mk_codec_params *params,
+                                              const mk_async_decode_session_settings *settings);
+
+/** Hands one packet over to a session made with mk_async_decode_session_open_packets or
+ *  _open_params and returns once it is queued: the session's thread decodes it and its frames
+ *  reach the consumer in presentation order. `packet` is BORROWED for the call (copied: free it
+ *  when you like). It waits only while `queue_frames` packets wait to be decoded; no consumer
+ *  started yet (no mk_async_decode_session_start or _read_frame), nothing is decoded, so a call
+ *  then waits for one once the queue is full. NULL ends the stream: the decoder's delayed
+ *  frames, then the end (the `end` callback, MK_EOF from _read_frame); mk_async_decode_session_seek
+ *  starts a new stream. Call it from one thread at a time (the packets' order). A decoding error
+ *  goes to the consumer (the `error` callback, or _read_frame's status) and is returned by the
+ *  next call too. Errors: MK_EINVAL (NULL session, a packet of another track), MK_ESTATE (a
+ *  session that reads its own demuxer, after the NULL packet, after close), the error that
+ *  stopped the decoding (MK_EDATA ...). */
+mk_status mk_async_decode_session_decode(mk_async_decode_session *session, const mk_packet *packet);
+
+/** Waits until every packet (and flush, and the end) handed over so far is decoded and its
+ *  frames handed over (VTDecompressionSessionWaitForAsynchronousFrames): with callbacks, until
+ *  they have returned (the flush completions, `end` and `error` queued meanwhile too); with
+ *  mk_async_decode_session_read_frame, until the frames are queued for it (read them on another
+ *  thread meanwhile when more than queue_frames come). Returns at once when no consumer was
+ *  started. Never call it from a callback (it waits for them). Errors: MK_EINVAL. */
+mk_status mk_async_decode_session_wait_frames(mk_async_decode_session *session);
 
 /** One recovery from damaged data, as the recovery callback gets it (borrowed for the call) or
  *  mk_async_decode_session_get_recovery() gives it. */

@@ -26,7 +26,14 @@ final class SessionHandle {
     private var messages: [Int: CString] = [:]   // under `lock`
     private let lock = NSLock()
 
-    init(session: AsyncDecodeSession) { self.session = session }
+    /// The demuxer track a session made with mk_async_decode_session_open_packets decodes (its
+    /// packets must be of that track); nil for the other sessions.
+    let packetTrack: Int?
+
+    init(session: AsyncDecodeSession, packetTrack: Int? = nil) {
+        self.session = session
+        self.packetTrack = packetTrack
+    }
 
     /// Recovery `index`'s message as a C string that lives as long as the handle.
     func message(_ index: Int, _ text: () -> String) -> CString {
@@ -52,6 +59,34 @@ public func mk_async_decode_session_default_settings(_ s: UnsafeMutablePointer<m
                                     max_failed_packets: Int32(policy.maxFailedPackets), max_rebuilds: Int32(policy.maxRebuilds), queue_frames: 8)
 }
 
+/// The checked settings of an open call (defaults for NULL), nil after recording the error.
+private func sessionSettings(_ settings: UnsafePointer<mk_async_decode_session_settings>?, _ function: String)
+    -> (settings: mk_async_decode_session_settings, trim: TrimMode, policy: DecodeSession.RecoveryPolicy)? {
+    var s = mk_async_decode_session_settings()
+    mk_async_decode_session_default_settings(&s)
+    if let settings {
+        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_async_decode_session_settings>.size, "mk_async_decode_session_settings") else { return nil }
+        s = settings.pointee
+    }
+    guard let trim = trimMode(s.trim) else {
+        _ = fail(MK_EINVAL, "\(function): trim \(s.trim) is not MK_TRIM_NONE, MK_TRIM_GAPLESS or MK_TRIM_FFMPEG")
+        return nil
+    }
+    guard s.queue_frames >= 1 else {
+        _ = fail(MK_EINVAL, "\(function): queue_frames is \(s.queue_frames); at least 1 frame must be able to wait")
+        return nil
+    }
+    guard s.max_failed_packets >= 0, s.max_rebuilds >= 0, s.threads >= 0 else {
+        _ = fail(MK_EINVAL, "\(function): a negative max_failed_packets (\(s.max_failed_packets)), max_rebuilds (\(s.max_rebuilds)) or threads (\(s.threads))")
+        return nil
+    }
+    var policy = DecodeSession.RecoveryPolicy()
+    policy.enabled = s.recovery != 0
+    policy.maxFailedPackets = Int(s.max_failed_packets)
+    policy.maxRebuilds = Int(s.max_rebuilds)
+    return (s, trim, policy)
+}
+
 @_cdecl("mk_async_decode_session_open")
 public func mk_async_decode_session_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demuxer: OpaquePointer?, _ track: Int32,
                             _ settings: UnsafePointer<mk_async_decode_session_settings>?) -> Int32 {
@@ -59,29 +94,79 @@ public func mk_async_decode_session_open(_ out: UnsafeMutablePointer<OpaquePoint
     out.pointee = nil
     guard demuxerTrack(demuxer, track, "mk_async_decode_session_open") != nil,
           let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_async_decode_session_open") else { return MK_EINVAL }
-    var s = mk_async_decode_session_settings()
-    mk_async_decode_session_default_settings(&s)
-    if let settings {
-        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_async_decode_session_settings>.size, "mk_async_decode_session_settings") else { return MK_EINVAL }
-        s = settings.pointee
-    }
-    guard let trim = trimMode(s.trim) else {
-        return fail(MK_EINVAL, "mk_async_decode_session_open: trim \(s.trim) is not MK_TRIM_NONE, MK_TRIM_GAPLESS or MK_TRIM_FFMPEG")
-    }
-    guard s.queue_frames >= 1 else { return fail(MK_EINVAL, "mk_async_decode_session_open: queue_frames is \(s.queue_frames); at least 1 frame must be able to wait") }
-    guard s.max_failed_packets >= 0, s.max_rebuilds >= 0, s.threads >= 0 else {
-        return fail(MK_EINVAL, "mk_async_decode_session_open: a negative max_failed_packets (\(s.max_failed_packets)), max_rebuilds (\(s.max_rebuilds)) or threads (\(s.threads))")
-    }
-    var policy = DecodeSession.RecoveryPolicy()
-    policy.enabled = s.recovery != 0
-    policy.maxFailedPackets = Int(s.max_failed_packets)
-    policy.maxRebuilds = Int(s.max_rebuilds)
+    guard let checked = sessionSettings(settings, "mk_async_decode_session_open") else { return MK_EINVAL }
+    let (s, trim, policy) = checked
     return guarded {
         let session = try AsyncDecodeSession(demuxer: dh.demuxer, track: Int(track), backend: s.backend.map { String(cString: $0) },
                                              threads: Int(s.threads), trim: trim, recovery: policy, bufferLimit: Int(s.queue_frames))
         out.pointee = Handles.make(SessionHandle(session: session))
         return MK_OK
     }
+}
+
+/// A session for the caller's packets of `track`.
+private func openPacketSession(_ out: UnsafeMutablePointer<OpaquePointer?>, _ track: Track, packetTrack: Int?,
+                               _ settings: UnsafePointer<mk_async_decode_session_settings>?, _ function: String) -> Int32 {
+    guard let checked = sessionSettings(settings, function) else { return MK_EINVAL }
+    let (s, trim, policy) = checked
+    return guarded {
+        let session = try AsyncDecodeSession(track: track, backend: s.backend.map { String(cString: $0) }, threads: Int(s.threads),
+                                             trim: trim, recovery: policy, bufferLimit: Int(s.queue_frames), packetLimit: Int(s.queue_frames))
+        out.pointee = Handles.make(SessionHandle(session: session, packetTrack: packetTrack))
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_async_decode_session_open_packets")
+public func mk_async_decode_session_open_packets(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demuxer: OpaquePointer?, _ track: Int32,
+                                                 _ settings: UnsafePointer<mk_async_decode_session_settings>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_async_decode_session_open_packets: out is NULL") }
+    out.pointee = nil
+    guard let t = demuxerTrack(demuxer, track, "mk_async_decode_session_open_packets") else { return MK_EINVAL }
+    return openPacketSession(out, t, packetTrack: Int(track), settings, "mk_async_decode_session_open_packets")
+}
+
+@_cdecl("mk_async_decode_session_open_params")
+public func mk_async_decode_session_open_params(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ params: UnsafePointer<mk_codec_params>?,
+                                                _ settings: UnsafePointer<mk_async_decode_session_settings>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_async_decode_session_open_params: out is NULL") }
+    out.pointee = nil
+    guard let t = paramsTrack(params, "mk_async_decode_session_open_params") else { return MK_EINVAL }
+    return openPacketSession(out, t, packetTrack: nil, settings, "mk_async_decode_session_open_params")
+}
+
+@_cdecl("mk_async_decode_session_decode")
+public func mk_async_decode_session_decode(_ handle: OpaquePointer?, _ packet: OpaquePointer?) -> Int32 {
+    guard let h = liveHandle(SessionHandle.self, handle, "mk_async_decode_session_decode") else { return MK_EINVAL }
+    var p: Packet?
+    if let packet {
+        guard let ph = liveHandle(PacketHandle.self, packet, "mk_async_decode_session_decode") else { return MK_EINVAL }
+        var copy = ph.packet
+        if let track = h.packetTrack {
+            guard copy.trackIndex == track else {
+                return fail(MK_EINVAL, "mk_async_decode_session_decode: the packet is from track \(copy.trackIndex), the session decodes track \(track)")
+            }
+        } else {
+            copy.trackIndex = h.session.track.index
+            copy.timeBase = h.session.track.timeBase
+        }
+        p = copy
+    }
+    return guarded {
+        do {
+            if let p { try h.session.decode(p) } else { try h.session.finish() }
+        } catch let e as MediaError where e.kind == .state {
+            throw MediaError(.state, "mk_async_decode_session_decode: \(e.message)")
+        }
+        return MK_OK
+    }
+}
+
+@_cdecl("mk_async_decode_session_wait_frames")
+public func mk_async_decode_session_wait_frames(_ handle: OpaquePointer?) -> Int32 {
+    guard let h = liveHandle(SessionHandle.self, handle, "mk_async_decode_session_wait_frames") else { return MK_EINVAL }
+    h.session.waitForAsynchronousFrames()
+    return MK_OK
 }
 
 @_cdecl("mk_async_decode_session_start")

@@ -67,6 +67,20 @@ def test_every_public_swift_api_has_one_row():
         assert c and py, f"{swift}: an empty cell (write '—' and why)"
 
 
+# The session types (issue 35: "the checker fails on a missing counterpart"): every row has its C
+# and Python counterpart, or says why none is needed; a bare dash or "not yet" fails.
+SESSION_TYPES = ("DecodeSession", "AsyncDecodeSession")
+
+
+def test_session_types_have_every_counterpart():
+    rows = [r for r in parity.table_rows() if parity.names_in(r[0]) and parity.names_in(r[0])[0].split(".")[0] in SESSION_TYPES]
+    assert len(rows) > 40, "the session types' rows were not found"
+    for swift, c, py in rows:
+        for language, cell in (("C", c), ("Python", py)):
+            assert cell.strip("— ") != "", f"{swift}: no {language} counterpart and no reason (a bare dash)"
+            assert "not yet" not in cell.lower(), f"{swift}: the {language} counterpart is missing: {cell}"
+
+
 def test_c_counterparts_are_exported_or_declared(mk_bin):
     """Every C name of the table: an exported function of libmediakit.so, a struct field or
     struct of the headers, or an MK_ constant."""

@@ -65,7 +65,7 @@ from ._audio import AudioConverter, NO_DATA_NOW
 from ._audio import _NUMPY_TYPES as _NUMPY_TYPES  # mediakit.ray's dtypes of empty batches
 from ._frame import Frame
 from ._decode import Decoder
-from ._session import AsyncDecodeSession, Recovery
+from ._session import AsyncDecodeSession, DecodeSession, Recovery
 from ._encode import Encoder
 from ._venc import CompressionSession, VideoEncoder
 from ._writer import Writer
@@ -82,7 +82,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
            "BackendError", "CancelledError", "SessionInvalidatedError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
-           "AsyncDecodeSession", "AudioConverter", "NO_DATA_NOW", "Encoder", "VideoEncoder", "CompressionSession", "Writer", "StreamParser", "StreamEvent",
+           "AsyncDecodeSession", "DecodeSession", "AudioConverter", "NO_DATA_NOW", "Encoder", "VideoEncoder", "CompressionSession", "Writer", "StreamParser", "StreamEvent",
            "StreamFormat", "PacketTableInfo",
            "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples", "Metadata", "Tag", "Chapter",
            "Attachment",
@@ -93,11 +93,11 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
 
 # The names before 0.2, kept for one release: the same objects under their old names. Using one
 # warns (DeprecationWarning) naming the new name. Not in __all__ (a star import does not warn).
-_RENAMED = {"DecodeSession": "AsyncDecodeSession"}
+# (mediakit.DecodeSession, AsyncDecodeSession's old name, is a class of its own now: the
+# old call DecodeSession(track) without on_frame still warns and reads the demuxer, see its doc.)
+_RENAMED: dict[str, str] = {}
 
-if TYPE_CHECKING:
-    DecodeSession = AsyncDecodeSession  #: deprecated in 0.2: AsyncDecodeSession
-else:
+if not TYPE_CHECKING:
     def __getattr__(name: str) -> Any:
         new = _RENAMED.get(name)
         if new is None:

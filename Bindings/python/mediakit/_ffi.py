@@ -343,6 +343,20 @@ class RecoveryInfo(ctypes.Structure):
 
 
 SESSION_COMPLETION = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+#: mk_async_decode_session_callbacks' frame: (user, mk_frame * owned by the callee).
+SESSION_FRAME = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+#: mk_async_decode_session_callbacks' recovery: (user, mk_recovery_info * borrowed for the call).
+SESSION_RECOVERY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+#: mk_async_decode_session_callbacks' error: (user, status, message borrowed for the call).
+SESSION_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p)
+#: mk_async_decode_session_callbacks' end: (user).
+SESSION_END = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class SessionCallbacks(ctypes.Structure):
+    """mk_async_decode_session_callbacks."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("frame", SESSION_FRAME), ("recovery", SESSION_RECOVERY),
+                ("error", SESSION_ERROR), ("end", SESSION_END)]
 
 
 def _candidates() -> list[Path]:
@@ -560,3 +574,8 @@ _declare("mk_async_decode_session_flush", c_status, [c_handle, SESSION_COMPLETIO
 _declare("mk_async_decode_session_get_stats", c_status, [c_handle, P(SessionStats)], True)
 _declare("mk_async_decode_session_get_recovery", c_status, [c_handle, ctypes.c_int32, P(RecoveryInfo)], True)
 _declare("mk_async_decode_session_close", None, [P(c_handle)])
+_declare("mk_async_decode_session_start", c_status, [c_handle, P(SessionCallbacks), ctypes.c_void_p], True)
+_declare("mk_async_decode_session_open_packets", c_status, [P(c_handle), c_handle, ctypes.c_int32, P(SessionSettings)], True)
+_declare("mk_async_decode_session_open_params", c_status, [P(c_handle), P(CodecParams), P(SessionSettings)], True)
+_declare("mk_async_decode_session_decode", c_status, [c_handle, c_handle], True)
+_declare("mk_async_decode_session_wait_frames", c_status, [c_handle], True)

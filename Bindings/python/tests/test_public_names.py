@@ -143,19 +143,30 @@ def test_the_private_names_others_import_are_still_there() -> None:
     assert mediakit._NUMPY_TYPES["f32"] == "<f4" and errors.error_class(-6) is mediakit.InvalidDataError
 
 
-def test_renamed_names_warn_and_give_the_new_object() -> None:
-    """``mediakit.DecodeSession`` (the name before 0.2) is ``mediakit.AsyncDecodeSession`` for one
-    release: reading it, as an attribute or by ``from mediakit import``, warns (DeprecationWarning
-    naming the new name); the new name does not warn."""
-    for old, new in RENAMED_IN_0_2.items():
-        assert old not in mediakit.__all__ and new in mediakit.__all__
-        with pytest.warns(DeprecationWarning, match=rf"mediakit\.{old} was renamed mediakit\.{new}"):
-            value = getattr(mediakit, old)
-        assert value is getattr(mediakit, new)
-        with pytest.warns(DeprecationWarning, match=new):
-            exec(f"from mediakit import {old}", {})
+def test_decode_session_old_call_warns_and_reads_the_demuxer(sample: Path) -> None:
+    """``mediakit.DecodeSession`` was ``mediakit.AsyncDecodeSession``'s name before 0.2; it is now
+    the session for the caller's packets (issue 35 item 7), a class of its own. The old call,
+    ``DecodeSession(track)`` with a Track alone, still does what it did for one more release:
+    it warns (DeprecationWarning naming AsyncDecodeSession) and reads the track's demuxer,
+    giving AsyncDecodeSession's frames; the name itself no longer warns."""
+    assert {"DecodeSession", "AsyncDecodeSession"} <= set(mediakit.__all__)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert mediakit.AsyncDecodeSession.__name__ == "AsyncDecodeSession"
+        namespace: dict[str, Any] = {}
+        exec("from mediakit import DecodeSession", namespace)
+        assert namespace["DecodeSession"] is mediakit.DecodeSession
+        assert not issubclass(mediakit.AsyncDecodeSession, mediakit.DecodeSession)
+    with mediakit.open(sample) as demuxer:
+        with pytest.warns(DeprecationWarning, match="AsyncDecodeSession"):
+            old = mediakit.DecodeSession(demuxer.tracks[1], queue_frames=4)
+        old_frames = [(f.pts, f.samples) for f in old]
+        assert old.stats["frames"] == len(old_frames)
+        old.close()
+    with mediakit.open(sample) as demuxer:
+        new_frames = [(f.pts, f.samples) for f in mediakit.AsyncDecodeSession(demuxer.tracks[1], queue_frames=4)]
+    assert old_frames == new_frames and len(new_frames) > 100
+
+
+def test_unknown_names_are_attribute_errors() -> None:
     with pytest.raises(AttributeError, match="no attribute 'NoSuchName'"):
         getattr(mediakit, "NoSuchName")

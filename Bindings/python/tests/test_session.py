@@ -6,6 +6,7 @@ equal to `ffmpeg -ss T -i F -frames:v 1`, s16 audio within 1 of `-map 0:a:0 -f s
 the file says the audio ends."""
 import asyncio
 import subprocess
+import threading
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -101,11 +102,16 @@ def test_flush_mid_stream_loses_nothing(sample: Path) -> None:
     with mediakit.open(sample) as container:
         session = container.decode(video=0, queue_frames=3)
         out = {}
+        completions: list[int] = []
         for i, frame in enumerate(session):
             out[frame.pts] = frame.to_numpy().tobytes()
             if i % 20 == 19:
                 session.flush()
+            if i == 50:
+                session.flush(lambda: completions.append(threading.get_ident()))   # on the library's thread
         assert session.stats["frames"] == len(out)
+        assert len(completions) == 1 and completions[0] != threading.get_ident(), \
+            "the flush completion was called once, on the library's thread, before the end"
     track_size = len(next(iter(out.values())))
     assert b"".join(out[p] for p in sorted(out)) == ref
     assert len(out) * track_size == len(ref)

@@ -1,6 +1,8 @@
 import Foundation
 
-/// Decodes one track of a demuxer on a thread of its own and delivers the presented frames
+/// Decodes one track on a thread of its own, reading its demuxer or taking the packets the
+/// caller hands over (``decode(_:)``, made with ``init(track:registry:backend:threads:trim:recovery:bufferLimit:packetLimit:)``),
+/// and delivers the presented frames
 /// asynchronously, as the iOS video decoder (a VTDecompressionSession on its serial queue) does:
 /// either as an `AsyncSequence` (``frames``), or through callbacks on a serial `DispatchQueue`
 /// the caller chooses (``start(on:frame:recovery:error:end:)``), or one at a time from a
@@ -18,9 +20,16 @@ import Foundation
 ///
 /// try session.start(on: myQueue) { frame in ... }             // or callbacks on myQueue
 /// session.flush { print("delayed frames delivered") }         // mid-stream flush
+///
+/// let fed = try AsyncDecodeSession(track: demuxer.tracks[0]) // packets from the caller
+/// try fed.start(on: myQueue, frame: { frame in ... }, error: { error in ... })
+/// while let packet = try demuxer.read(track: 0) { try fed.decode(packet) }   // returns at once
+/// try fed.finish()                                            // the end of the stream
+/// fed.waitForAsynchronousFrames()                             // every frame delivered
 /// ```
 ///
-/// Threads: every method may be called from any thread. The demuxer is the session's from
+/// Threads: every method may be called from any thread (``decode(_:)`` from one at a time, for
+/// its packets' order). The demuxer is the session's from
 /// ``init(demuxer:track:registry:backend:threads:trim:recovery:bufferLimit:)`` on: it is read
 /// on the session's thread only, so the caller must not use it while the session is alive.
 /// Frames are ``Sendable``: their memory (the plugin's) is released on whatever thread drops
@@ -58,6 +67,61 @@ public final class AsyncDecodeSession: @unchecked Sendable {
     /// (``wait()`` after the end of the track or ``cancel()``).
     public init(demuxer: Demuxer, session: DecodeSession, bufferLimit: Int = 8) {
         core = AsyncDecodeCore(demuxer: demuxer, session: session, capacity: max(1, bufferLimit))
+    }
+
+    /// A session that decodes the packets the caller gives it (``decode(_:)``), as
+    /// `VTDecompressionSessionDecodeFrame` with the asynchronous flag: `track` says what they
+    /// are (a ``Demuxer``'s track, or one made from codec parameters); no demuxer is read.
+    /// The frames come out as from any session (``frames``, callbacks, ``nextFrame()``), in
+    /// presentation order; ``finish()`` ends the stream.
+    /// - Parameters:
+    ///   - recovery: how damaged data is stepped over (``DecodeSession/RecoveryPolicy``).
+    ///   - bufferLimit: frames decoded ahead of the consumer at most (at least 1).
+    ///   - packetLimit: packets waiting to be decoded at most (at least 1; default 8):
+    ///     ``decode(_:)`` waits beyond it.
+    /// - Throws: what ``DecodeSession/init(track:registry:backend:threads:trim:)`` throws.
+    public init(track: Track, registry: MediaRegistry = .shared, backend: String? = nil, threads: Int = 0,
+                trim: TrimMode = .gapless, recovery: DecodeSession.RecoveryPolicy = .init(), bufferLimit: Int = 8,
+                packetLimit: Int = 8) throws {
+        let session = try DecodeSession(track: track, registry: registry, backend: backend, threads: threads, trim: trim)
+        session.recoveryPolicy = recovery
+        core = AsyncDecodeCore(demuxer: nil, session: session, capacity: max(1, bufferLimit), packetLimit: packetLimit)
+    }
+
+    /// Packets waiting to be decoded at most, for a session made from a track
+    /// (``init(track:registry:backend:threads:trim:recovery:bufferLimit:packetLimit:)``):
+    /// ``decode(_:)`` waits while that many wait.
+    public var packetLimit: Int { core.packetLimit }
+
+    /// Hands one packet of the track over and returns once it is queued (the asynchronous
+    /// `VTDecompressionSessionDecodeFrame`): the session's thread decodes it (recovery rules
+    /// included) and its frames reach the consumer in presentation order. Waits only while
+    /// ``packetLimit`` packets wait to be decoded; no consumer started yet, nothing is decoded,
+    /// so the ``packetLimit``th packet then waits for one (``frames``, ``start(on:frame:recovery:error:end:)``
+    /// or ``nextFrame()``). A decoding error goes to the consumer (the `error` callback, or
+    /// thrown by ``frames`` / ``nextFrame()``), and the next call throws it too.
+    /// - Throws: `.state` for a session that reads its own demuxer, after ``finish()`` or
+    ///   ``cancel()``; the error that stopped the decoding (until ``seek(to:)``).
+    public func decode(_ packet: Packet) throws {
+        try core.submit(packet)
+    }
+
+    /// The end of the caller's stream: after the frames of every packet given, the decoder's
+    /// delayed frames are delivered, then the end (``frames`` ends, the `end` callback, nil
+    /// from ``nextFrame()``). Returns at once. A ``seek(to:)`` starts a new stream.
+    /// - Throws: as ``decode(_:)``.
+    public func finish() throws {
+        try core.submit(nil)
+    }
+
+    /// Waits until every packet (and ``flush(completion:)``, ``finish()``) given so far is decoded and
+    /// its frames handed over (`VTDecompressionSessionWaitForAsynchronousFrames`): with
+    /// callbacks, until their callbacks (and the flush completions, `end`, `error` queued
+    /// meanwhile) have returned; with ``frames`` or ``nextFrame()``, until they are queued for
+    /// the consumer (which must take them meanwhile when more than ``bufferLimit`` come).
+    /// Returns at once without a consumer, or after ``cancel()``. Never call it from a callback.
+    public func waitForAsynchronousFrames() {
+        core.waitForAsynchronousFrames()
     }
 
     /// A session over track `track` of the file at `path` (opened through `registry`).
@@ -125,6 +189,10 @@ public final class AsyncDecodeSession: @unchecked Sendable {
     /// dropped, the demuxer is moved to the key frame at or before the time (with
     /// ``DecodeSession/seekPreroll`` for audio) and the next frame delivered is the one
     /// presented at `seconds`. Also after the end of the track or an error: decoding starts again.
+    /// A session made from a track (packets from the caller) drops the packets not decoded yet
+    /// and readies the decoder (``DecodeSession/seek(to:)``): send the packets from the key
+    /// frame at or before the time on (``Demuxer/seekForDecoding(to:)`` finds it; audio
+    /// ``DecodeSession/seekPreroll`` before); a ``finish()`` or an error before is forgotten.
     /// - Throws: `.invalidArgument` for a negative or non-finite time.
     public func seek(to seconds: Double) throws {
         guard seconds.isFinite, seconds >= 0 else {
@@ -197,6 +265,10 @@ final class AsyncDecodeCore: @unchecked Sendable {
     enum Command {
         case seek(Double)
         case flush(@Sendable () -> Void)
+        /// A packet from the caller (a session without a demuxer).
+        case packet(Packet)
+        /// The caller's end of the stream: the delayed frames, then the end.
+        case end
     }
 
     /// What the pull consumer takes.
@@ -218,7 +290,8 @@ final class AsyncDecodeCore: @unchecked Sendable {
 
     // Owned by the session's thread (never touched elsewhere once it runs).
     let session: DecodeSession
-    private let demuxer: Demuxer
+    /// Where the packets come from; nil: from the caller (``AsyncDecodeSession/decode(_:)``).
+    private let demuxer: Demuxer?
     private let trackIndex: Int
     /// The generation the thread decodes for (see `generation`).
     private var workerGeneration = 0
@@ -251,6 +324,17 @@ final class AsyncDecodeCore: @unchecked Sendable {
     private var running = false
     private var stats_ = Stats()
     private var peakWaiting_ = 0
+    /// Packets from the caller: at most this many wait in `commands` (back-pressure).
+    let packetLimit: Int
+    /// Packets from the caller waiting in `commands`.
+    private var queuedPackets = 0
+    /// Commands given / done by the thread (for ``waitForAsynchronousFrames()``).
+    private var submitted = 0
+    private var completed = 0
+    /// Packets from the caller: the error that ended the decoding (what ``decode(_:)`` throws
+    /// until a seek), or the end of the stream the caller gave.
+    private var stopReason: Error?
+    private var endGiven = false
 
     /// The most frames that waited for the consumer at once (for the back-pressure test).
     var peakWaiting: Int {
@@ -259,11 +343,54 @@ final class AsyncDecodeCore: @unchecked Sendable {
         return peakWaiting_
     }
 
-    init(demuxer: Demuxer, session: DecodeSession, capacity: Int) {
+    init(demuxer: Demuxer?, session: DecodeSession, capacity: Int, packetLimit: Int = 0) {
         self.demuxer = demuxer
         self.session = session
         self.trackIndex = session.track.index
         self.capacity = capacity
+        self.packetLimit = max(1, packetLimit)
+    }
+
+    /// True when the caller supplies the packets.
+    var takesPackets: Bool { demuxer == nil }
+
+    private var what: String { "track \(trackIndex) async decode session" }
+
+    /// Queues one packet from the caller, waiting while `packetLimit` packets wait.
+    func submit(_ packet: Packet?) throws {
+        cond.lock()
+        defer { cond.unlock() }
+        guard takesPackets else {
+            throw MediaError(.state, "this session reads its own demuxer: decode(_:) and finish() are for a session made from a track", context: what)
+        }
+        while !cancelled && stopReason == nil && !endGiven && packet != nil && queuedPackets >= packetLimit { cond.wait() }
+        if cancelled { throw MediaError(.state, "the session was cancelled", context: what) }
+        if let stopReason { throw stopReason }
+        if endGiven {
+            throw MediaError(.state, packet == nil ? "finish() was called twice" : "a packet after finish(): the stream has ended (seek(to:) to decode again)", context: what)
+        }
+        if let packet {
+            commands.append(.packet(packet))
+            queuedPackets += 1
+        } else {
+            commands.append(.end)
+            endGiven = true
+        }
+        submitted += 1
+        if mode != nil { launchLocked() }
+        cond.broadcast()
+    }
+
+    /// Waits until every command given so far is done and its frames handed over (with
+    /// callbacks: their callbacks have returned), or the session stopped.
+    func waitForAsynchronousFrames() {
+        cond.lock()
+        let target = submitted
+        // Without a consumer nothing is decoded: return rather than wait for ever.
+        while !cancelled && mode != nil && (completed < target || (mode?.callbacks != nil && inFlight > 0)) { cond.wait() }
+        let cb = mode?.callbacks
+        cond.unlock()
+        cb?.queue.sync {}   // the flush completions, end and error callbacks queued meanwhile
     }
 
     // MARK: consumer side
@@ -307,8 +434,19 @@ final class AsyncDecodeCore: @unchecked Sendable {
             events.removeAll()
             head = 0
             terminal = nil
+            if takesPackets {
+                // The packets not decoded yet belong to the old place: the caller sends those
+                // of the new one after the seek.
+                let before = commands.count
+                commands.removeAll { if case .packet = $0 { return true } else if case .end = $0 { return true } else { return false } }
+                completed += before - commands.count
+                queuedPackets = 0
+                stopReason = nil
+                endGiven = false
+            }
         }
         commands.append(c)
+        submitted += 1
         if mode != nil { launchLocked() }
         cond.broadcast()
         cond.unlock()
@@ -425,6 +563,8 @@ final class AsyncDecodeCore: @unchecked Sendable {
         }
         while true {
             cond.lock()
+            // Packets from the caller: wait for the next (the thread ends with the stream).
+            while takesPackets && !cancelled && commands.isEmpty && !ended { cond.wait() }
             if cancelled || (commands.isEmpty && ended) {
                 // The end of the track (or cancel): the thread ends; a seek or flush starts another.
                 running = false
@@ -438,17 +578,31 @@ final class AsyncDecodeCore: @unchecked Sendable {
             }
             let c = commands.isEmpty ? nil : commands.removeFirst()
             if case .seek = c { workerGeneration = generation }
+            if case .packet = c {
+                queuedPackets -= 1
+                cond.broadcast()   // room for the caller's next packet
+            }
             cond.unlock()
             do {
                 switch c {
                 case .seek(let t)?:
-                    try demuxer.seekForDecoding(to: max(0, t - (session.track.mediaType == .audio ? DecodeSession.seekPreroll : 0)))
+                    if let demuxer {
+                        try demuxer.seekForDecoding(to: max(0, t - (session.track.mediaType == .audio ? DecodeSession.seekPreroll : 0)))
+                    }
                     try session.seek(to: t)
                     truncation = nil
                     ended = false
                 case .flush(let done)?:
                     if !ended { try session.drainDelayed(emit) }
                     deliverDirect(done)
+                case .packet(let p)?:
+                    if !ended { try session.decode(p, emit) }
+                case .end?:
+                    if !ended {
+                        try session.finish(emit)
+                        ended = true
+                        finishEvent(.end)
+                    }
                 case nil:
                     if try step() == nil {
                         try pipeline?.finishStages()
@@ -460,9 +614,20 @@ final class AsyncDecodeCore: @unchecked Sendable {
                 continue   // cancelled: the check above ends the thread
             } catch {
                 ended = true
+                if takesPackets {
+                    cond.lock()
+                    stopReason = error
+                    cond.unlock()
+                }
                 finishEvent(.failure(error))
             }
             noteStats()
+            if c != nil {
+                cond.lock()
+                completed += 1
+                cond.broadcast()
+                cond.unlock()
+            }
         }
     }
 
@@ -470,6 +635,7 @@ final class AsyncDecodeCore: @unchecked Sendable {
     /// at its end or at the cut of a file cut short (kept as a warning, as ``FileDecoder``
     /// keeps it).
     private func step() throws -> Packet? {
+        guard let demuxer else { return nil }
         if pipeline == nil {
             demuxer.select(tracks: [trackIndex])
             pipeline = MediaPipeline(demuxer: demuxer, stages: [(trackIndex, DecodeStage(session: session) { [unowned self] in try emit($0) })])
