@@ -312,6 +312,8 @@ class DecodeSettings(ctypes.Structure):
         ("sample_format", ctypes.c_int32), ("sample_rate", ctypes.c_int32), ("channels", ctypes.c_int32),
         ("channel_mask", ctypes.c_uint64), ("resample_quality", ctypes.c_int32), ("seek_seconds", ctypes.c_double),
         ("max_video_frames", ctypes.c_int64), ("max_audio_seconds", ctypes.c_double), ("async_video", ctypes.c_int32),
+        # 0.3
+        ("reserved", ctypes.c_int32), ("full_range", ctypes.c_int32),
     ]
 
 
