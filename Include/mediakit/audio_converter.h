@@ -51,7 +51,26 @@ typedef struct mk_audio_converter_settings {
     int64_t prime_leading;     /**< input frames dropped at the start (an encoder's priming); they
                                     still feed the filter as history. Default 0 */
     int64_t prime_trailing;    /**< input frames dropped at the end (an encoder's padding). Default 0 */
+    /* Added in 0.3 (read only when struct_size covers them): */
+    const int32_t *channel_map; /**< NULL (default) or one entry per output channel: output channel i
+                                    is input channel channel_map[i], or silence for -1 (picks,
+                                    reorders, duplicates channels: kAudioConverterChannelMap);
+                                    not with mix_matrix. Borrowed for the open call (copied) */
+    int32_t prime_method;      /**< MK_PRIME_NORMAL (default), MK_PRIME_PRE or MK_PRIME_NONE: how the
+                                    resampler's edges are handled (kAudioConverterPrimeMethod) */
 } mk_audio_converter_settings;
+
+/** How a resampling converter treats the input before the first frame and after the last
+ *  (mk_audio_converter_settings.prime_method; AudioConverter's kAudioConverterPrimeMethod).
+ *  The filter computing an output at an input time reads mk_audio_converter_stats.prime_leading_frames
+ *  input frames before it and prime_trailing_frames after it (0 and 0 without a rate change). */
+#define MK_PRIME_NORMAL 0  /**< input before the start is silence; no latency at the output (the
+                                converter reads prime_trailing_frames ahead: they wait in it) */
+#define MK_PRIME_PRE    1  /**< the caller gives prime_leading_frames real frames before the start
+                                (from before a cut or seek point): they are history, not output */
+#define MK_PRIME_NONE   2  /**< latency mode (live input): nothing waits for later input; the output
+                                is delayed by prime_trailing_frames input frames (the first outputs
+                                are the filter ramping up from silence) */
 
 /** Fills *settings with the defaults. Harmless on NULL. */
 void mk_audio_converter_default_settings(mk_audio_converter_settings *settings);
@@ -105,7 +124,28 @@ typedef struct mk_audio_converter_stats {
     int64_t output_frames;     /**< frames converted (read or waiting to be read) */
     int32_t latency;           /**< input frames that wait, before a flush, for later input: an
                                     input frame's output comes once this many frames follow it */
+    /* Added in 0.3 (filled when struct_size covers them): kAudioConverterPrimeInfo and
+     * kAudioConverterPropertyMaximumOutputPacketSize. */
+    int32_t prime_leading_frames;  /**< input frames before an output's time its filter reads */
+    int32_t prime_trailing_frames; /**< input frames after an output's time its filter reads */
+    int32_t max_output_packet_size; /**< bytes of one output frame (PCM's packet; per plane when planar) */
 } mk_audio_converter_stats;
+
+/** kAudioConverterPropertyCalculateOutputBufferSize (PCM converters, since 0.3): sets
+ *  *output_bytes to the most bytes of output (per plane when planar) one mk_audio_converter_push
+ *  of `input_bytes` bytes of input (per plane when planar; whole frames) can give: as many
+ *  frames without a rate change, else ceil(frames * out_rate / in_rate) (some pushes give
+ *  that many; a flush's tail is not counted). Errors: MK_EINVAL (NULL, a track converter,
+ *  negative bytes). */
+mk_status mk_audio_converter_output_buffer_size(mk_audio_converter *converter, int64_t input_bytes, int64_t *output_bytes);
+
+/** kAudioConverterPropertyCalculateInputBufferSize (PCM converters, since 0.3): sets
+ *  *input_bytes to the bytes of input (per plane when planar) one push needs to give
+ *  `output_bytes` bytes of output (rounded up to whole frames), once the converter holds its
+ *  latency: as many frames without a rate change, else ceil(frames * in_rate / out_rate)
+ *  (one frame fewer gives less at some point of the stream). Errors: as
+ *  mk_audio_converter_output_buffer_size. */
+mk_status mk_audio_converter_input_buffer_size(mk_audio_converter *converter, int64_t output_bytes, int64_t *input_bytes);
 
 /** Fills *stats for a PCM converter. Errors: MK_EINVAL (NULL, small struct_size, a track
  *  converter: its input is packets). */

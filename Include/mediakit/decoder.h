@@ -131,7 +131,9 @@ mk_status mk_decoder_frames_at(mk_decoder *decoder, mk_demuxer *demuxer, const i
 /** How mk_decode_file() writes. Fill with mk_decode_default_settings() first. */
 typedef struct mk_decode_settings {
     uint32_t struct_size;      /**< sizeof(mk_decode_settings) */
-    int32_t video_layout;      /**< MK_PACK_NV12 (default) or MK_PACK_I420 */
+    int32_t video_layout;      /**< MK_PACK_NV12 (default), MK_PACK_I420, or since 0.3 any picture
+                                    layout of mk_frame_pack (MK_PACK_BGRA, MK_PACK_P010, MK_PACK_RGB24 ...:
+                                    the bytes of ffmpeg -pix_fmt bgra, p010le ...; y4m writes I420) */
     int32_t audio_layout;      /**< MK_PACK_S16 (default) or MK_PACK_F32 */
     int32_t wav;               /**< 1: write the audio as WAV. Default 0 */
     int32_t y4m;               /**< 1: write the video as YUV4MPEG2. Default 0 */
@@ -162,6 +164,14 @@ typedef struct mk_decode_settings {
                                     rate) sample frames); 0 (default): all */
     int32_t async_video;       /**< 1: when only video is decoded, decode it on a thread of its own
                                     (same output). Default 0 */
+    /* Added in 0.3 (read only when struct_size covers full_range): */
+    int32_t reserved;          /**< ignored: where the 0.2 struct had its tail padding, which a 0.2
+                                    caller may have left uninitialised */
+    int32_t full_range;        /**< 1: full-range 8-bit pictures written as NV12 / I420 stay full range
+                                    (VideoToolbox's kCVPixelFormatType_420YpCbCr8BiPlanarFullRange,
+                                    ffmpeg -vf scale=out_range=full; mk-decode --range full);
+                                    limited-range ones stay limited. Default 0: full range is
+                                    brought to limited, as ffmpeg -pix_fmt */
 } mk_decode_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */

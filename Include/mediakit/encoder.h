@@ -63,6 +63,13 @@ typedef struct mk_encoder_settings {
     mk_progress_callback progress; /**< NULL (default) or called now and then with the fraction
                                     done (done and total -1); non-zero cancels (MK_ECANCELLED) */
     void *progress_user;       /**< passed to progress. Default NULL */
+    /* Added in 0.3 (read only when struct_size covers it): */
+    int32_t adjustable_sample_rate; /**< mk_encoder_open: 1: a sample_rate the encoder does not take
+                                    is replaced by the closest it takes (the lowest above it, else
+                                    the highest below: MP3 asked for 96000 codes at 48000, Opus
+                                    asked for 44100 at 48000) and the PCM resampled to it
+                                    (kAudioConverterEncodeAdjustableSampleRate); 0 (default): such
+                                    a rate is refused (MK_EUNSUPPORTED) */
 } mk_encoder_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */
@@ -90,6 +97,11 @@ typedef struct mk_encoder_info {
     int64_t input_samples;     /**< samples per channel the encoder itself was given so far (in
                                     `input`'s rate): with encoder_delay and the packets' durations,
                                     it says the end padding */
+    /* Added in 0.3 (filled only when struct_size covers it): */
+    int64_t max_packet_size;   /**< bytes of the largest packet the encoder can give where the codec
+                                    bounds it (kAudioConverterPropertyMaximumOutputPacketSize): MP3's
+                                    padded frame at its bit rate (at the highest legal one when
+                                    coded at a variable rate); 0 for the other codecs */
 } mk_encoder_info;
 
 /** Opens an encoder for PCM in `format` (interleaved or planar, any rate and channels: it is
@@ -101,6 +113,15 @@ mk_status mk_encoder_open(mk_encoder **out, const mk_audio_format *format, const
 
 /** Fills *info. Errors: MK_EINVAL. */
 mk_status mk_encoder_get_info(mk_encoder *encoder, mk_encoder_info *info);
+
+/** The bit rates (bits per second) the encoder may be asked for where the codec has a fixed
+ *  set (kAudioConverterApplicableEncodeBitRates), lowest first: MP3's at the coded rate
+ *  (ISO/IEC 11172-3: 32000 ... 320000 at 32, 44.1 and 48 kHz; ISO/IEC 13818-3: 8000 ... 160000
+ *  at 16, 22.05 and 24 kHz; MPEG 2.5's 8, 11.025 and 12 kHz: 8000 ... 64000, as LAME codes them). Copies up to `capacity` of them into `rates` (owned by the caller; NULL with
+ *  capacity 0 only counts) and sets *count to how many there are: 0 when the codec takes any
+ *  rate in its backend's range (mk_backend_info.min_bit_rate ... max_bit_rate). Since 0.3.
+ *  Errors: MK_EINVAL (NULL encoder or count, negative capacity, NULL rates with a capacity). */
+mk_status mk_encoder_applicable_bit_rates(mk_encoder *encoder, int64_t *rates, int32_t capacity, int32_t *count);
 
 /** Encodes `frames` frames at planes (one pointer for interleaved input, one per channel for
  *  planar; BORROWED for the call). Packets that became ready wait for

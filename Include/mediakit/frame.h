@@ -67,9 +67,13 @@ mk_status mk_frame_get_info(const mk_frame *frame, mk_frame_info *info);
 #define MK_PACK_GRAY8    9   /**< video: luma, 1 byte a pixel (full range, as ffmpeg's gray) */
 #define MK_PACK_GRAY16  10   /**< video: luma, little-endian uint16 a pixel (gray16le) */
 #define MK_PACK_RGB48   11   /**< video: R G B, little-endian uint16 each (rgb48le), 6 bytes a pixel */
+/* Added in 0.3: the 10-bit biplanar layout (VideoToolbox's kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange),
+ * the bytes of `ffmpeg -pix_fmt p010le` (10-bit pictures converted by the FFmpeg plugin's libswscale). */
+#define MK_PACK_P010    12   /**< video: Y plane, then interleaved UV (chroma halved both ways), each
+                                  sample in the high 10 bits of a little-endian uint16 (p010le) */
 
 /** The name of packed layout `layout` ("nv12", "i420", "s16", "f32", "rgb24", "bgr24", "rgba",
- *  "bgra", "gray", "gray16le", "rgb48le": ffmpeg's -pix_fmt / -f names), or NULL for a value
+ *  "bgra", "gray", "gray16le", "rgb48le", "p010le": ffmpeg's -pix_fmt / -f names), or NULL for a value
  *  that is not one. The layouts are the values from 1 up to the first that gives NULL, so a
  *  caller lists them with a loop. The string is static (never freed). Thread-safe. */
 const char *mk_pack_layout_name(int32_t layout);
@@ -100,7 +104,7 @@ mk_status mk_frame_pack_scaled(const mk_frame *frame, int32_t layout, int32_t wi
  *  them (mk_frame_view()). */
 typedef struct mk_frame_view_info {
     uint32_t struct_size;      /**< set by the caller: sizeof(mk_frame_view_info) */
-    int32_t plane_count;       /**< the layout's planes: MK_PACK_NV12 2 (Y, UV), MK_PACK_I420 3
+    int32_t plane_count;       /**< the layout's planes: MK_PACK_NV12 and MK_PACK_P010 2 (Y, UV), MK_PACK_I420 3
                                     (Y, U, V), the packed RGB / gray layouts 1; 0 for the audio
                                     layouts */
     int32_t in_place;          /**< 1: planes[] point into the frame's memory; 0: the frame must

@@ -46,7 +46,7 @@ struct Decode: ParsableCommand {
     var videoOut: String?
 
     @Option(name: [.customLong("pixel-format"), .customLong("pix-fmt")],
-            help: "Raw video layout: nv12 (default), i420, yuv420p10le, or for models rgb24, bgr24, rgba, bgra, gray, gray16le, rgb48le (one packed plane). Pictures in other formats are converted as ffmpeg's -pix_fmt converts them (the FFmpeg plugin's libswscale: bicubic, the colour matrix and range the stream names), so the bytes equal ffmpeg -pix_fmt's.")
+            help: "Raw video layout: nv12 (default), i420, yuv420p10le, p010le (10-bit biplanar: Y, then interleaved UV, each sample in the high 10 bits of a little-endian uint16, as VideoToolbox's 420YpCbCr10BiPlanar and ffmpeg -pix_fmt p010le), or for models rgb24, bgr24, rgba, bgra, gray, gray16le, rgb48le (one packed plane). Pictures in other formats are converted as ffmpeg's -pix_fmt converts them (the FFmpeg plugin's libswscale: bicubic, the colour matrix and range the stream names), so the bytes equal ffmpeg -pix_fmt's.")
     var pixelFormat: PixelFormat = .nv12
 
     @Option(help: "Colour range of NV12 / I420 pictures: limited (default: full-range pictures are brought to limited range, as ffmpeg -pix_fmt) or full (full-range pictures stay full range, as VideoToolbox's 420YpCbCr8BiPlanarFullRange and ffmpeg -vf scale=out_range=full; limited-range pictures stay limited).")
@@ -315,7 +315,7 @@ extension Decode {
 }
 
 /// `--pixel-format` takes the raw layouts ``PicturePipeline/layouts`` by the names raw-video tools
-/// use: nv12, i420 (yuv420p also), yuv420p10le, and ffmpeg's rgb24, bgr24, rgba, bgra, gray,
+/// use: nv12, i420 (yuv420p also), yuv420p10le, p010le, and ffmpeg's rgb24, bgr24, rgba, bgra, gray,
 /// gray16le, rgb48le.
 extension Decode {
     /// A raw layout's name as `--pixel-format` spells it (and mk-decode prints it): yuv420p is "i420".

@@ -139,6 +139,21 @@ private func converterOptions(_ settings: UnsafePointer<mk_audio_converter_setti
         }
         o.channelMix = .matrix((0..<out).map { r in (0..<i).map { m[r * i + $0] } })
     }
+    if let map = s.channel_map {
+        guard s.mix_matrix == nil else { throw MediaError(.invalidArgument, "give a channel_map or a mix_matrix, not both") }
+        guard let out = outChannels else { throw MediaError(.invalidArgument, "a channel_map needs the output's channel count") }
+        o.channelMix = .map(try (0..<out).map { k in
+            let v = map[k]
+            guard v >= -1 else { throw MediaError(.invalidArgument, "channel_map[\(k)] is \(v): an input channel, or -1 for silence") }
+            return v < 0 ? nil : Int(v)
+        })
+    }
+    switch s.prime_method {
+    case MK_PRIME_NORMAL: o.primeMethod = .normal
+    case MK_PRIME_PRE: o.primeMethod = .pre
+    case MK_PRIME_NONE: o.primeMethod = .none
+    default: throw MediaError(.invalidArgument, "prime_method \(s.prime_method) is not MK_PRIME_NORMAL, MK_PRIME_PRE or MK_PRIME_NONE")
+    }
     guard let trim = trimMode(s.trim) else {
         throw MediaError(.invalidArgument, "trim \(s.trim) is not MK_TRIM_NONE, MK_TRIM_GAPLESS or MK_TRIM_FFMPEG")
     }
@@ -150,7 +165,7 @@ public func mk_audio_converter_default_settings(_ s: UnsafeMutablePointer<mk_aud
     guard let s else { return }
     s.pointee = mk_audio_converter_settings(struct_size: UInt32(MemoryLayout<mk_audio_converter_settings>.size), quality: MK_RESAMPLE_MEDIUM,
                                             dither: 0, mix_matrix: nil, trim: MK_TRIM_GAPLESS, threads: 0, backend: nil,
-                                            prime_leading: 0, prime_trailing: 0)
+                                            prime_leading: 0, prime_trailing: 0, channel_map: nil, prime_method: MK_PRIME_NORMAL)
 }
 
 @_cdecl("mk_audio_converter_open")
@@ -266,10 +281,43 @@ public func mk_audio_converter_reset(_ c: OpaquePointer?) -> Int32 {
 public func mk_audio_converter_get_stats(_ c: OpaquePointer?, _ stats: UnsafeMutablePointer<mk_audio_converter_stats>?) -> Int32 {
     guard let h = liveHandle(AudioConverterHandle.self, c, "mk_audio_converter_get_stats") else { return MK_EINVAL }
     guard let stats else { return fail(MK_EINVAL, "mk_audio_converter_get_stats: stats is NULL") }
-    guard sizeOK(stats.pointee.struct_size, MemoryLayout<mk_audio_converter_stats>.size, "mk_audio_converter_stats") else { return MK_EINVAL }
+    // The 0.2 struct ended at latency (its size, padded, 32 bytes); the 0.3 fields are filled when struct_size covers them.
+    let size = Int(stats.pointee.struct_size)
+    guard sizeOK(stats.pointee.struct_size, MemoryLayout<mk_audio_converter_stats>.offset(of: \mk_audio_converter_stats.latency)! + 4,
+                 "mk_audio_converter_stats") else { return MK_EINVAL }
     guard let pcm = h.pcm else { return fail(MK_EINVAL, "mk_audio_converter_get_stats: a track converter's input is packets; the counts are a PCM converter's") }
-    stats.pointee = mk_audio_converter_stats(struct_size: stats.pointee.struct_size, input_frames: pcm.inputFrames,
-                                             output_frames: pcm.outputFrames, latency: Int32(clamping: pcm.latency))
+    stats.pointee.input_frames = pcm.inputFrames
+    stats.pointee.output_frames = pcm.outputFrames
+    stats.pointee.latency = Int32(clamping: pcm.latency)
+    func covers(_ field: PartialKeyPath<mk_audio_converter_stats>) -> Bool {
+        size >= MemoryLayout<mk_audio_converter_stats>.offset(of: field)! + 4
+    }
+    if covers(\mk_audio_converter_stats.prime_leading_frames) { stats.pointee.prime_leading_frames = Int32(clamping: pcm.primeInfo.leadingFrames) }
+    if covers(\mk_audio_converter_stats.prime_trailing_frames) { stats.pointee.prime_trailing_frames = Int32(clamping: pcm.primeInfo.trailingFrames) }
+    if covers(\mk_audio_converter_stats.max_output_packet_size) { stats.pointee.max_output_packet_size = Int32(clamping: pcm.maximumOutputPacketSize) }
+    return MK_OK
+}
+
+/// The PCM converter of `c` for a buffer-size call, or nil with the error set.
+private func bufferSizeConverter(_ c: OpaquePointer?, _ bytes: Int64, _ result: UnsafeMutablePointer<Int64>?, _ function: String) -> AudioConverter? {
+    guard let h = liveHandle(AudioConverterHandle.self, c, function) else { return nil }
+    guard result != nil else { _ = fail(MK_EINVAL, "\(function): the result pointer is NULL"); return nil }
+    guard bytes >= 0 else { _ = fail(MK_EINVAL, "\(function): \(bytes) bytes is negative"); return nil }
+    guard let pcm = h.pcm else { _ = fail(MK_EINVAL, "\(function): a track converter's input is packets; buffer sizes are a PCM converter's"); return nil }
+    return pcm
+}
+
+@_cdecl("mk_audio_converter_output_buffer_size")
+public func mk_audio_converter_output_buffer_size(_ c: OpaquePointer?, _ inputBytes: Int64, _ outputBytes: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guard let pcm = bufferSizeConverter(c, inputBytes, outputBytes, "mk_audio_converter_output_buffer_size") else { return MK_EINVAL }
+    outputBytes!.pointee = Int64(pcm.outputBufferSize(forInputBytes: Int(clamping: inputBytes)))
+    return MK_OK
+}
+
+@_cdecl("mk_audio_converter_input_buffer_size")
+public func mk_audio_converter_input_buffer_size(_ c: OpaquePointer?, _ outputBytes: Int64, _ inputBytes: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guard let pcm = bufferSizeConverter(c, outputBytes, inputBytes, "mk_audio_converter_input_buffer_size") else { return MK_EINVAL }
+    inputBytes!.pointee = Int64(pcm.inputBufferSize(forOutputBytes: Int(clamping: outputBytes)))
     return MK_OK
 }
 

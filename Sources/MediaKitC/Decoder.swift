@@ -209,7 +209,7 @@ public func mk_decode_default_settings(_ s: UnsafeMutablePointer<mk_decode_setti
                                    audio_layout: MK_PACK_S16, wav: 0, y4m: 0, trim: 1, autorotate: 1, threads: 0, backend: nil,
                                    progress: nil, progress_user: nil, sample_format: 0, sample_rate: 0, channels: 0, channel_mask: 0,
                                    resample_quality: MK_RESAMPLE_MEDIUM, seek_seconds: -1, max_video_frames: 0, max_audio_seconds: 0,
-                                   async_video: 0)
+                                   async_video: 0, reserved: 0, full_range: 0)
 }
 
 /// mk-decode's audio and range choices of mk_decode_settings applied to `o`. Throws
@@ -237,6 +237,7 @@ private func applyDecodeChoices(_ s: mk_decode_settings, to o: inout FileDecodeO
     }
     if s.max_audio_seconds > 0 { o.maxAudioDuration = s.max_audio_seconds }
     o.asyncVideo = s.async_video != 0
+    o.keepsFullRange = s.full_range != 0
 }
 
 @_cdecl("mk_decode_file")
@@ -250,11 +251,15 @@ public func mk_decode_file(_ path: UnsafePointer<CChar>?, _ audioOut: UnsafePoin
         // The 0.1 struct ended at `backend`; the progress fields keep their defaults for it.
         guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_decode_settings>.offset(of: \mk_decode_settings.progress)!, "mk_decode_settings") else { return MK_EINVAL }
         s = copyIn(s, from: settings, size: settings.pointee.struct_size)
+        // A 0.2 caller's struct ends in padding where full_range now is: read it only from a 0.3 one.
+        if Int(settings.pointee.struct_size) < MemoryLayout<mk_decode_settings>.offset(of: \mk_decode_settings.full_range)! + 4 { s.full_range = 0 }
     }
-    guard s.video_layout == MK_PACK_NV12 || s.video_layout == MK_PACK_I420 else { return fail(MK_EINVAL, "mk_decode_file: video_layout \(s.video_layout) is not MK_PACK_NV12 or MK_PACK_I420") }
+    guard let pixelFormat = FramePipelines.pictureLayouts[s.video_layout] else {
+        return fail(MK_EINVAL, "mk_decode_file: video_layout \(s.video_layout) is not a picture layout (MK_PACK_NV12, MK_PACK_I420, MK_PACK_RGB24 ... MK_PACK_P010)")
+    }
     guard s.audio_layout == MK_PACK_S16 || s.audio_layout == MK_PACK_F32 else { return fail(MK_EINVAL, "mk_decode_file: audio_layout \(s.audio_layout) is not MK_PACK_S16 or MK_PACK_F32") }
     var o = FileDecodeOptions(audioPath: audioOut.map { String(cString: $0) }, videoPath: videoOut.map { String(cString: $0) })
-    o.pixelFormat = s.video_layout == MK_PACK_NV12 ? .nv12 : .yuv420p
+    o.pixelFormat = pixelFormat
     o.sampleFormat = s.audio_layout == MK_PACK_S16 ? .s16 : .f32
     o.wav = s.wav != 0
     o.y4m = s.y4m != 0

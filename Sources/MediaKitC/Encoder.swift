@@ -28,7 +28,7 @@ public func mk_encoder_default_settings(_ s: UnsafeMutablePointer<mk_encoder_set
     s.pointee = mk_encoder_settings(struct_size: UInt32(MemoryLayout<mk_encoder_settings>.size), codec: nil, bit_rate: 0,
                                     has_quality: 0, quality: 0, complexity: -1, application: MK_APPLICATION_DEFAULT,
                                     frame_duration: 0, sample_rate: 0, channels: 0, backend: nil, copy_video: 0,
-                                    progress: nil, progress_user: nil)
+                                    progress: nil, progress_user: nil, adjustable_sample_rate: 0)
 }
 
 /// The checked settings: the encoder settings, the coded rate and channels asked for, whether
@@ -72,7 +72,12 @@ public func mk_encoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ form
         let (s, rate, channels, _, relay) = try encoderSettings(settings, codec: nil, "mk_encoder_open")
         if relay.isSet { throw MediaError(.invalidArgument, "mk_encoder_open: progress is mk_transcode's setting (an encoder codes what it is pushed)") }
         let source = AudioFormat(src.sampleType, planar: src.planar, sampleRate: src.sampleRate!, layout: src.layout!)
-        let converter = try AudioEncodingConverter(from: source, to: s, sampleRate: rate, channels: channels)
+        // 0.3's adjustable_sample_rate, when the caller's struct_size covers it.
+        var adjusts = false
+        if let settings, Int(settings.pointee.struct_size) >= MemoryLayout<mk_encoder_settings>.offset(of: \mk_encoder_settings.adjustable_sample_rate)! + 4 {
+            adjusts = settings.pointee.adjustable_sample_rate != 0
+        }
+        let converter = try AudioEncodingConverter(from: source, to: s, sampleRate: rate, channels: channels, adjustsSampleRate: adjusts)
         out.pointee = Handles.make(EncoderHandle(converter))
         return MK_OK
     }
@@ -103,9 +108,25 @@ public func mk_encoder_get_info(_ e: OpaquePointer?, _ info: UnsafeMutablePointe
                                          sample_format: sampleFormatCode(i.sampleType, planar: i.isPlanar),
                                          sample_rate: Int32(clamping: i.sampleRate), channels: Int32(i.channels),
                                          channel_mask: i.layout.isMaskOrder ? i.layout.mask : 0)
-    if Int(info.pointee.struct_size) >= MemoryLayout<mk_encoder_info>.size {
+    if Int(info.pointee.struct_size) >= MemoryLayout<mk_encoder_info>.offset(of: \mk_encoder_info.input_samples)! + 8 {
         info.pointee.input_samples = enc.inputSampleCount
     }
+    if Int(info.pointee.struct_size) >= MemoryLayout<mk_encoder_info>.offset(of: \mk_encoder_info.max_packet_size)! + 8 {
+        info.pointee.max_packet_size = Int64(h.converter.maximumOutputPacketSize ?? 0)
+    }
+    return MK_OK
+}
+
+@_cdecl("mk_encoder_applicable_bit_rates")
+public func mk_encoder_applicable_bit_rates(_ e: OpaquePointer?, _ rates: UnsafeMutablePointer<Int64>?, _ capacity: Int32,
+                                            _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let h = liveHandle(EncoderHandle.self, e, "mk_encoder_applicable_bit_rates") else { return MK_EINVAL }
+    guard let count else { return fail(MK_EINVAL, "mk_encoder_applicable_bit_rates: count is NULL") }
+    guard capacity >= 0 else { return fail(MK_EINVAL, "mk_encoder_applicable_bit_rates: capacity \(capacity) is negative") }
+    guard rates != nil || capacity == 0 else { return fail(MK_EINVAL, "mk_encoder_applicable_bit_rates: rates is NULL with capacity \(capacity)") }
+    let list = h.converter.applicableBitRates
+    for (i, r) in list.prefix(Int(capacity)).enumerated() { rates![i] = Int64(r) }
+    count.pointee = Int32(list.count)
     return MK_OK
 }
 

@@ -108,7 +108,7 @@ public func mk_frame_pack_scaled(_ f: OpaquePointer?, _ layout: Int32, _ width: 
     guard let h = liveHandle(FrameHandle.self, f, "mk_frame_pack_scaled") else { return MK_EINVAL }
     guard let size else { return fail(MK_EINVAL, "mk_frame_pack_scaled: size is NULL") }
     guard let format = FramePipelines.pictureLayouts[layout] else {
-        return fail(MK_EINVAL, "mk_frame_pack_scaled: layout \(layout) is not a picture layout (MK_PACK_NV12, MK_PACK_I420, MK_PACK_RGB24 ... MK_PACK_RGB48)")
+        return fail(MK_EINVAL, "mk_frame_pack_scaled: layout \(layout) is not a picture layout (MK_PACK_NV12, MK_PACK_I420, MK_PACK_RGB24 ... MK_PACK_P010)")
     }
     guard width > 0, height > 0, width <= FramePipelines.maxSide, height <= FramePipelines.maxSide else {
         return fail(MK_EINVAL, "mk_frame_pack_scaled: size \(width)x\(height) is out of range (1 to \(FramePipelines.maxSide))")
@@ -126,7 +126,7 @@ enum FramePipelines {
     /// The pixel format of each picture layout (MK_PACK_*).
     static let pictureLayouts: [Int32: PixelFormat] = [
         MK_PACK_NV12: .nv12, MK_PACK_I420: .yuv420p, MK_PACK_RGB24: .rgb24, MK_PACK_BGR24: .bgr24, MK_PACK_RGBA: .rgba,
-        MK_PACK_BGRA: .bgra, MK_PACK_GRAY8: .gray8, MK_PACK_GRAY16: .gray16, MK_PACK_RGB48: .rgb48,
+        MK_PACK_BGRA: .bgra, MK_PACK_GRAY8: .gray8, MK_PACK_GRAY16: .gray16, MK_PACK_RGB48: .rgb48, MK_PACK_P010: .p010,
     ]
     /// One pipeline per picture layout, each with its converter cache.
     private static let unscaled: [Int32: PicturePipeline] = pictureLayouts.mapValues { PicturePipeline(layout: $0) }

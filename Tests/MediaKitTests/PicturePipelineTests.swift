@@ -52,8 +52,8 @@ final class PicturePipelineTests: XCTestCase {
         XCTAssertEqual(PixelFormat(name: "I420"), .yuv420p)
         XCTAssertEqual(PixelFormat(name: "yuv420p10"), .yuv420p10)
         XCTAssertNil(PixelFormat(name: "yuyv422"))
-        // The packed RGB / gray layouts for models (issue 32) after the YUV ones.
-        XCTAssertEqual(PicturePipeline.layouts, [.nv12, .yuv420p, .yuv420p10, .rgb24, .bgr24, .rgba, .bgra, .gray8, .gray16, .rgb48])
+        // The YUV layouts (P010 since issue 35), then the packed RGB / gray ones for models (issue 32).
+        XCTAssertEqual(PicturePipeline.layouts, [.nv12, .yuv420p, .yuv420p10, .p010, .rgb24, .bgr24, .rgba, .bgra, .gray8, .gray16, .rgb48])
     }
 
     private func packed(_ frame: Frame, _ layout: PixelFormat) throws -> [UInt8] {

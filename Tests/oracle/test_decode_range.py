@@ -1,6 +1,8 @@
-"""`mk-decode --range full` (issue 35 item 9, first part): full-range pictures written as NV12 /
-I420 stay full range, as VideoToolbox's kCVPixelFormatType_420YpCbCr8BiPlanarFullRange output;
-the default (`--range limited`) is unchanged: full range brought to limited, as `ffmpeg -pix_fmt`.
+"""Decode sessions' output pixel formats (issue 35 item 9). `mk-decode --range full`: full-range
+pictures written as NV12 / I420 stay full range, as VideoToolbox's
+kCVPixelFormatType_420YpCbCr8BiPlanarFullRange output; the default (`--range limited`) is
+unchanged: full range brought to limited, as `ffmpeg -pix_fmt`. `--pixel-format bgra` and
+`--pixel-format p010le` (kCVPixelFormatType_32BGRA, kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange).
 
 Oracles (ORACLES.md: ffmpeg's decode):
   - a full-range H.264 file (the corpus has none: made here by libx264 from yuvj420p, the stream
@@ -8,7 +10,10 @@ Oracles (ORACLES.md: ffmpeg's decode):
     -pix_fmt nv12|yuv420p`, byte for byte; the default equals `ffmpeg -pix_fmt nv12` (limited),
     and the two differ (the test exercises the range);
   - a limited-range real file of ../shared/media: `--range full` equals `ffmpeg -pix_fmt nv12`
-    (limited pictures stay limited).
+    (limited pictures stay limited);
+  - BGRA and P010 of real files of ../shared/media (an 8-bit H.264, a 10-bit AV1): byte for byte
+    `ffmpeg -pix_fmt bgra|p010le` (the 8-bit file's P010 and the 10-bit file's BGRA are converted,
+    the 10-bit file's P010 only re-laid).
 """
 from __future__ import annotations
 
@@ -74,3 +79,23 @@ def test_limited_range_file_stays_limited(mk_decode, shared_media, tmp_path):
 def test_a_bad_range_is_refused(mk_decode, full_range, tmp_path):
     proc = lib.run([mk_decode, full_range, "--video-out", tmp_path / "x.yuv", "--range", "pc"])
     assert proc.returncode != 0 and "--range" in proc.stderr.decode() and not (tmp_path / "x.yuv").exists()
+
+
+@pytest.mark.parametrize("name,frames", [("mp4_h264_aac_moov_at_start_ctts_8s.mp4", FRAMES),
+                                         ("mp4_av1_10bit_hdr10_aac_720x1280.mp4", 3)])
+@pytest.mark.parametrize("layout,bytes_per_pixel", [("bgra", 4.0), ("p010le", 3.0)])
+def test_bgra_and_p010_equal_ffmpeg(name, frames, layout, bytes_per_pixel, mk_decode, shared_media, tmp_path):
+    path = shared_media / name
+    if not path.is_file():
+        pytest.fail(f"{path} is missing from the shared media", pytrace=False)
+    video = next(s for s in lib.ffprobe_json(path)["streams"] if s["codec_type"] == "video")
+    out = tmp_path / f"out.{layout}"
+    cmd = [mk_decode, path, "--video-out", out, "--pixel-format", layout, "--frames", str(frames), "-q"]
+    lib.check_ok(lib.run(cmd), cmd)
+    proc = lib.run(["ffmpeg", "-v", "error", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough", "-frames:v", str(frames),
+                    "-pix_fmt", layout, "-f", "rawvideo", "-"])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    assert len(proc.stdout) == frames * int(video["width"] * video["height"] * bytes_per_pixel)
+    ours = out.read_bytes()
+    assert len(ours) == len(proc.stdout), f"{len(ours)} bytes, ffmpeg {len(proc.stdout)}"
+    assert hashlib.md5(ours).hexdigest() == hashlib.md5(proc.stdout).hexdigest(), f"{layout} differs from ffmpeg -pix_fmt {layout}"

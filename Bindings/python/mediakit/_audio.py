@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union, cast
 
 if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no import at run time
     from ._common import Array
@@ -47,6 +47,8 @@ def _code_name(code: int) -> str:
         return _SAMPLE_NAMES[code]
     return _SAMPLE_NAMES[code - 5 if 6 <= code <= 10 else code - 1] + "p"
 _QUALITY = {"low": 0, "medium": 1, "high": 2}
+#: kAudioConverterPrimeMethod's names and their MK_PRIME_* values.
+_PRIME_METHODS = {"normal": 0, "pre": 1, "none": 2}
 
 
 class _NoDataNow(bytes):
@@ -162,6 +164,20 @@ class AudioConverter(_Owned):
     ``prime_leading`` / ``prime_trailing`` input frames are dropped at the start / end (an
     encoder's priming and padding; they still feed the filter). ``reset()`` starts a new stream
     (after a seek); ``input_frames``, ``output_frames`` and ``latency`` count a PCM converter's work.
+
+    Channels: by default mixed by position as ``ffmpeg -ac`` mixes; ``channel_map`` (one entry
+    per output channel: the input channel it is, or None / -1 for silence;
+    kAudioConverterChannelMap) or ``mix_matrix`` (one row of gains per output channel, one gain
+    per input channel) say it instead.
+
+    ``prime_method`` ("normal", "pre" or "none"; kAudioConverterPrimeMethod) says how the
+    resampler's edges are handled: "normal" (default) takes the input before the start as
+    silence with no latency at the output; "pre" takes the first ``prime_info[0]`` input frames
+    as the filter's history, not output (frames from before a cut); "none" (live input) lets
+    nothing wait, the output delayed by ``prime_info[1]`` input frames. ``prime_info`` is
+    (leading, trailing): the input frames the filter reads before and after an output's time.
+    ``output_buffer_size(input_bytes)`` / ``input_buffer_size(output_bytes)`` size buffers for
+    one ``convert`` (kAudioConverterPropertyCalculateOutputBufferSize / ...InputBufferSize).
     """
 
     _free = staticmethod(lib.mk_audio_converter_close)
@@ -170,14 +186,39 @@ class AudioConverter(_Owned):
     def __init__(self, in_format: str, in_rate: int, in_layout: Optional[Layout], out_format: str, out_rate: int,
                  out_layout: Optional[Layout], *, quality: str = "medium", dither: bool = False,
                  _track: Optional[Track] = None, trim: Union[bool, str] = True, prime_leading: int = 0,
-                 prime_trailing: int = 0):
+                 prime_trailing: int = 0, channel_map: Optional[Sequence[Optional[int]]] = None,
+                 mix_matrix: Optional[Sequence[Sequence[float]]] = None, prime_method: str = "normal"):
         if quality not in _QUALITY:
             raise ValueError(f"unknown quality {quality!r}: low, medium or high")
+        if prime_method not in _PRIME_METHODS:
+            raise ValueError(f"unknown prime_method {prime_method!r}: normal, pre or none")
+        if channel_map is not None and mix_matrix is not None:
+            raise ValueError("give channel_map or mix_matrix, not both")
         s = _ffi.AudioConverterSettings()
         lib.mk_audio_converter_default_settings(ctypes.byref(s))
         s.quality, s.dither, s.trim = _QUALITY[quality], int(bool(dither)), _trim_setting(trim)
         s.prime_leading, s.prime_trailing = int(prime_leading), int(prime_trailing)
+        s.prime_method = _PRIME_METHODS[prime_method]
         to = _audio_format(out_format, out_rate, out_layout, open_ended=_track is not None)
+        # The C API reads out_channels entries (x in_channels gains): the shapes are checked here.
+        n_in = _audio_format(in_format, in_rate, in_layout).channels if _track is None else 0
+        if channel_map is not None and len(channel_map) != to.channels:
+            raise ValueError(f"channel_map has {len(channel_map)} entries; the output has {to.channels} channels")
+        if mix_matrix is not None:
+            if len(mix_matrix) != to.channels:
+                raise ValueError(f"mix_matrix has {len(mix_matrix)} rows; the output has {to.channels} channels")
+            bad = next((i for i, row in enumerate(mix_matrix) if len(row) != n_in), None)
+            if bad is not None:
+                raise ValueError(f"row {bad} of mix_matrix has {len(mix_matrix[bad])} gains; the input has {n_in} channels")
+        # Borrowed by the open call only (the library copies them).
+        if channel_map is not None:
+            entries = [-1 if c is None else int(c) for c in channel_map]
+            cmap = (ctypes.c_int32 * max(1, len(entries)))(*entries)
+            s.channel_map = ctypes.cast(cmap, ctypes.POINTER(ctypes.c_int32))
+        if mix_matrix is not None:
+            gains = [float(g) for row in mix_matrix for g in row]
+            matrix = (ctypes.c_double * max(1, len(gains)))(*gains)
+            s.mix_matrix = ctypes.cast(matrix, ctypes.POINTER(ctypes.c_double))
         h = ctypes.c_void_p()
         if _track is None:
             src = _audio_format(in_format, in_rate, in_layout)
@@ -231,6 +272,34 @@ class AudioConverter(_Owned):
     def latency(self) -> int:
         """PCM converter: input frames that wait, before flush(), for later input."""
         return int(self._stats().latency)
+
+    @property
+    def prime_info(self) -> tuple[int, int]:
+        """PCM converter: (leading, trailing): the input frames its resampling filter reads
+        before and after an output's time (kAudioConverterPrimeInfo); (0, 0) without a rate change."""
+        st = self._stats()
+        return int(st.prime_leading_frames), int(st.prime_trailing_frames)
+
+    @property
+    def max_output_packet_size(self) -> int:
+        """PCM converter: bytes of one output frame (PCM's packet; per plane when planar)."""
+        return int(self._stats().max_output_packet_size)
+
+    def output_buffer_size(self, input_bytes: int) -> int:
+        """PCM converter: the most bytes of output (per plane when planar) one ``convert`` of
+        `input_bytes` bytes of input (per plane when planar) can give: as many frames without a
+        rate change, else ceil(frames * out_rate / in_rate)."""
+        out = ctypes.c_int64()
+        lib.mk_audio_converter_output_buffer_size(self._handle(), int(input_bytes), ctypes.byref(out))
+        return int(out.value)
+
+    def input_buffer_size(self, output_bytes: int) -> int:
+        """PCM converter: the bytes of input (per plane when planar) one ``convert`` needs to give
+        `output_bytes` bytes of output, once the converter holds its latency: as many frames
+        without a rate change, else ceil(frames * in_rate / out_rate)."""
+        out = ctypes.c_int64()
+        lib.mk_audio_converter_input_buffer_size(self._handle(), int(output_bytes), ctypes.byref(out))
+        return int(out.value)
 
     @property
     def output_format(self) -> Optional[tuple[str, int, int]]:

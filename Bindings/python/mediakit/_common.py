@@ -42,7 +42,7 @@ _SAMPLE_FORMATS.update({13 + 2 * i + planar: name + ("p" if planar else "") for 
 _SAMPLE_DTYPES = {"u8": "u1", "s16": "<i2", "s32": "<i4", "flt": "<f4", "dbl": "<f8", "s8": "i1", "s16be": ">i2",
                   "s32be": ">i4", "f32be": ">f4", "f64be": ">f8", "s24in32hi": "<i4", "s24in32lo": "<i4"}
 _PACK = {"nv12": 1, "i420": 2, "s16": 3, "f32": 4, "rgb24": 5, "bgr24": 6, "rgba": 7, "bgra": 8, "gray": 9,
-         "gray16le": 10, "rgb48le": 11}
+         "gray16le": 10, "rgb48le": 11, "p010le": 12}
 #: The packed one-plane picture layouts (MK_PACK_RGB24 ...): their channels and numpy dtype.
 _PACKED_PICTURES = {"rgb24": (3, "u1"), "bgr24": (3, "u1"), "rgba": (4, "u1"), "bgra": (4, "u1"), "gray": (1, "u1"),
                     "gray16le": (1, "<u2"), "rgb48le": (3, "<u2")}

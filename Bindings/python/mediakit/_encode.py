@@ -49,7 +49,13 @@ class Encoder(_Owned):
     `sample_format`, `rate` and `layout` describe the PCM given to encode() (as for
     AudioConverter); `sample_rate` and `channels` the coded stream (None: the input's when the
     encoder takes them). A rate or channel count the encoder refuses raises UnsupportedError naming
-    what it accepts."""
+    what it accepts; with ``adjustable_sample_rate=True`` (AudioConverter's
+    kAudioConverterEncodeAdjustableSampleRate) a `sample_rate` it does not take is replaced by
+    the closest one it takes instead (the lowest above, else the highest below: MP3 asked for
+    96000 codes at 48000, Opus asked for 44100 at 48000) and the PCM resampled to it.
+
+    ``applicable_bit_rates`` lists the bit rates the codec takes where it has a fixed set (MP3,
+    at the coded rate); ``max_packet_size`` bounds the packets where the codec does (MP3)."""
 
     _free = staticmethod(lib.mk_encoder_close)
     _what = "encoder"
@@ -57,9 +63,10 @@ class Encoder(_Owned):
     def __init__(self, codec: str, sample_format: str, rate: int, layout: Layout, *, bitrate: Optional[int] = None,
                  quality: Optional[float] = None, sample_rate: Optional[int] = None, channels: Optional[int] = None,
                  complexity: Optional[int] = None, application: Optional[str] = None,
-                 frame_duration: Optional[float] = None, backend: Optional[str] = None):
+                 frame_duration: Optional[float] = None, backend: Optional[str] = None, adjustable_sample_rate: bool = False):
         fmt = _audio_format(sample_format, rate, layout)
         s = _encoder_settings(codec, bitrate, quality, sample_rate, channels, complexity, application, frame_duration, backend)
+        s.adjustable_sample_rate = int(bool(adjustable_sample_rate))
         h = ctypes.c_void_p()
         lib.mk_encoder_open(ctypes.byref(h), ctypes.byref(fmt), ctypes.byref(s))
         super().__init__(h)
@@ -104,6 +111,23 @@ class Encoder(_Owned):
     def input_samples(self) -> int:
         """Samples per channel the encoder itself was given so far (at its input rate)."""
         return int(self._info().input_samples)
+
+    @property
+    def applicable_bit_rates(self) -> list[int]:
+        """The bit rates (bits per second) the encoder may be asked for where the codec has a
+        fixed set, lowest first: MP3's at the coded rate (ISO/IEC 11172-3 / 13818-3). Empty when
+        it takes any rate in its backend's range (``mediakit.Backend.bit_rate_range``)."""
+        count = ctypes.c_int32()
+        lib.mk_encoder_applicable_bit_rates(self._handle(), None, 0, ctypes.byref(count))
+        rates = (ctypes.c_int64 * max(1, count.value))()
+        lib.mk_encoder_applicable_bit_rates(self._handle(), rates, count.value, ctypes.byref(count))
+        return [int(r) for r in rates[:count.value]]
+
+    @property
+    def max_packet_size(self) -> Optional[int]:
+        """Bytes of the largest packet the encoder can give where the codec bounds it (MP3: a
+        padded frame at its bit rate); None for the other codecs."""
+        return int(self._info().max_packet_size) or None
 
     @property
     def time_base(self) -> tuple[int, int]:

@@ -173,13 +173,18 @@ class AudioConverterSettings(ctypes.Structure):
                 ("mix_matrix", ctypes.POINTER(ctypes.c_double)), ("trim", ctypes.c_int32), ("threads", ctypes.c_int32),
                 ("backend", ctypes.c_char_p),
                 # 0.2
-                ("prime_leading", ctypes.c_int64), ("prime_trailing", ctypes.c_int64)]
+                ("prime_leading", ctypes.c_int64), ("prime_trailing", ctypes.c_int64),
+                # 0.3
+                ("channel_map", ctypes.POINTER(ctypes.c_int32)), ("prime_method", ctypes.c_int32)]
 
 
 class AudioConverterStats(ctypes.Structure):
     """mk_audio_converter_stats."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("input_frames", ctypes.c_int64), ("output_frames", ctypes.c_int64),
-                ("latency", ctypes.c_int32)]
+                ("latency", ctypes.c_int32),
+                # 0.3
+                ("prime_leading_frames", ctypes.c_int32), ("prime_trailing_frames", ctypes.c_int32),
+                ("max_output_packet_size", ctypes.c_int32)]
 
 
 class EncoderSettings(ctypes.Structure):
@@ -188,7 +193,9 @@ class EncoderSettings(ctypes.Structure):
                 ("application", ctypes.c_int32), ("frame_duration", ctypes.c_double), ("sample_rate", ctypes.c_int32),
                 ("channels", ctypes.c_int32), ("backend", ctypes.c_char_p), ("copy_video", ctypes.c_int32),
                 # 0.2 (mk_transcode only)
-                ("progress", PROGRESS), ("progress_user", ctypes.c_void_p)]
+                ("progress", PROGRESS), ("progress_user", ctypes.c_void_p),
+                # 0.3 (mk_encoder_open)
+                ("adjustable_sample_rate", ctypes.c_int32)]
 
 
 class TranscodeSettings(ctypes.Structure):
@@ -216,7 +223,9 @@ class EncoderInfo(ctypes.Structure):
                 ("extradata", ctypes.POINTER(ctypes.c_uint8)), ("extradata_size", ctypes.c_size_t),
                 ("input", AudioFormat),
                 # 0.2
-                ("input_samples", ctypes.c_int64)]
+                ("input_samples", ctypes.c_int64),
+                # 0.3
+                ("max_packet_size", ctypes.c_int64)]
 
 
 class VideoEncoderSettings(ctypes.Structure):
@@ -312,6 +321,8 @@ class DecodeSettings(ctypes.Structure):
         ("sample_format", ctypes.c_int32), ("sample_rate", ctypes.c_int32), ("channels", ctypes.c_int32),
         ("channel_mask", ctypes.c_uint64), ("resample_quality", ctypes.c_int32), ("seek_seconds", ctypes.c_double),
         ("max_video_frames", ctypes.c_int64), ("max_audio_seconds", ctypes.c_double), ("async_video", ctypes.c_int32),
+        # 0.3
+        ("reserved", ctypes.c_int32), ("full_range", ctypes.c_int32),
     ]
 
 
@@ -455,6 +466,8 @@ _declare("mk_audio_converter_push_packet", c_status, [c_handle, c_handle], True)
 _declare("mk_audio_converter_flush", c_status, [c_handle], True)
 _declare("mk_audio_converter_reset", c_status, [c_handle], True)
 _declare("mk_audio_converter_get_stats", c_status, [c_handle, P(AudioConverterStats)], True)
+_declare("mk_audio_converter_output_buffer_size", c_status, [c_handle, ctypes.c_int64, P(ctypes.c_int64)], True)
+_declare("mk_audio_converter_input_buffer_size", c_status, [c_handle, ctypes.c_int64, P(ctypes.c_int64)], True)
 _declare("mk_audio_converter_fill", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, AUDIO_INPUT, ctypes.c_void_p,
                                                P(ctypes.c_int32)], True)
 _declare("mk_audio_converter_fill_packets", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, AUDIO_PACKET_INPUT,
@@ -463,6 +476,7 @@ _declare("mk_audio_converter_read", c_status, [c_handle, P(ctypes.c_void_p), cty
 _declare("mk_encoder_default_settings", None, [P(EncoderSettings)])
 _declare("mk_encoder_open", c_status, [P(c_handle), P(AudioFormat), P(EncoderSettings)], True)
 _declare("mk_encoder_get_info", c_status, [c_handle, P(EncoderInfo)], True)
+_declare("mk_encoder_applicable_bit_rates", c_status, [c_handle, P(ctypes.c_int64), ctypes.c_int32, P(ctypes.c_int32)], True)
 _declare("mk_encoder_push", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32], True)
 _declare("mk_encoder_flush", c_status, [c_handle], True)
 _declare("mk_encoder_receive_packet", c_status, [c_handle, P(c_handle)], False)

@@ -182,10 +182,16 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
            trim: Union[bool, str] = True, autorotate: bool = True, threads: int = 0, backend: Optional[str] = None,
            progress: Optional[Progress] = None, sample_rate: Optional[int] = None, channels: Optional[Layout] = None,
            resample_quality: str = "medium", seek: Optional[float] = None, max_video_frames: Optional[int] = None,
-           max_audio_seconds: Optional[float] = None, async_video: bool = False) -> None:
+           max_audio_seconds: Optional[float] = None, async_video: bool = False, full_range: bool = False) -> None:
     """Decodes the first audio track to `audio_out` (raw PCM or WAV) and the first video
-    track to `video_out` (raw NV12 / I420 or Y4M), like the mk-decode sample. `trim` is
+    track to `video_out` (raw pictures or Y4M), like the mk-decode sample. `trim` is
     as for Decoder: "gapless" (default, or True), "ffmpeg" or "none" (or False).
+
+    `pixel_format` is any picture layout of ``Frame.to_numpy``: "nv12" (default), "i420",
+    "p010le" (10-bit biplanar), "bgra", "rgb24" ... (the bytes of ``ffmpeg -pix_fmt``; Y4M
+    writes I420). `full_range` keeps full-range pictures full range in NV12 / I420 (as
+    VideoToolbox's 420YpCbCr8BiPlanarFullRange and ``ffmpeg -vf scale=out_range=full``;
+    mk-decode --range full); by default they are brought to limited range, as ``ffmpeg -pix_fmt``.
 
     mk-decode's choices: `sample_format` ("u8", "s16", "s24", "s32", "f32", "f64"; for raw
     output also "s8", "s16be", "s24be", "s32be", "f32be", "f64be", "s24in32hi", "s24in32lo"), `sample_rate`
@@ -197,8 +203,8 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
     and a TruncatedWarning names the offset of the cut."""
     if audio_out is None and video_out is None:
         raise ValueError("give audio_out, video_out or both")
-    if pixel_format not in ("nv12", "i420"):
-        raise ValueError("pixel_format is nv12 or i420")
+    if pixel_format not in _PACK or pixel_format in ("s16", "f32"):
+        raise ValueError(f"unknown pixel_format {pixel_format!r}: one of {', '.join(k for k in _PACK if k not in ('s16', 'f32'))}")
     if resample_quality not in _QUALITY:
         raise ValueError(f"unknown resample_quality {resample_quality!r}: low, medium or high")
     s = _ffi.DecodeSettings()
@@ -215,6 +221,7 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
     s.max_video_frames = int(max_video_frames or 0)
     s.max_audio_seconds = float(max_audio_seconds or 0)
     s.async_video = int(async_video)
+    s.full_range = int(bool(full_range))
     s.wav, s.y4m, s.autorotate, s.threads = int(wav), int(y4m), int(autorotate), int(threads)
     s.trim = _trim_setting(trim)
     s.backend = backend.encode() if backend else None

@@ -28,7 +28,7 @@ def _layout_dtype(layout: str) -> str:
     """numpy's dtype of a packed layout's samples."""
     if layout in _PACKED_PICTURES:
         return _PACKED_PICTURES[layout][1]
-    return {"s16": "<i2", "f32": "<f4"}.get(layout, "u1")
+    return {"s16": "<i2", "f32": "<f4", "p010le": "<u2"}.get(layout, "u1")
 
 
 class _FrameMemory:
@@ -222,7 +222,8 @@ class Frame:
     def to_numpy(self, layout: Optional[str] = None, *, planes: bool = False, format: Optional[str] = None,
                  rate: Optional[int] = None, out: Optional[Array] = None, width: Optional[int] = None,
                  height: Optional[int] = None, interpolation: Optional[str] = None) -> Union[Array, tuple[Array, ...]]:
-        """The frame in a packed layout: video as "nv12" (default) or "i420", or for models as
+        """The frame in a packed layout: video as "nv12" (default), "i420" or "p010le" (10-bit
+        biplanar, uint16 samples in their high 10 bits: ``ffmpeg -pix_fmt p010le``), or for models as
         "rgb24", "bgr24", "rgba", "bgra", "gray", "gray16le" or "rgb48le" (an (H, W, C) array,
         uint16 for the last two: the bytes of ``ffmpeg -pix_fmt rgb24`` ..., libswscale set up
         as the ffmpeg tool sets it, with the stream's colour matrix and range); audio as "s16"
@@ -282,7 +283,7 @@ class Frame:
         lib.mk_frame_pack(mem.h, _PACK[layout], arr.ctypes.data, size.value, ctypes.byref(size))
         if layout in _PACKED_PICTURES:
             return arr.reshape(-1, self.width, _PACKED_PICTURES[layout][0])
-        if layout == "nv12":
+        if layout in ("nv12", "p010le"):
             return arr.reshape(-1, self.width)
         if layout in ("s16", "f32"):
             return arr.reshape(-1, self.channels)

@@ -6,10 +6,10 @@
 /// - push: ``convert(_:)-(AudioBuffer)`` with buffers of any size, then ``flush()`` at the end;
 /// - pull: ``fill(frames:input:)``, which asks a callback for input as it needs it.
 ///
-/// Timing is exact: output frame `j` is the input at time `primeLeading + j * inRate / outRate`,
-/// and after ``flush()`` the output holds exactly ``outputFrames(forInputFrames:)`` frames,
-/// `round((n - primeLeading - primeTrailing) * outRate / inRate)` for `n` input frames, however
-/// the input was cut. Before the flush, the last ``latency`` input frames wait for the frames
+/// Timing is exact: output frame `j` is the input at time `primeLeading + j * inRate / outRate`
+/// (with the default ``PrimeMethod/normal``), and after ``flush()`` the output holds exactly
+/// ``outputFrames(forInputFrames:)`` frames, `round((n - primeLeading - primeTrailing) * outRate / inRate)`
+/// for `n` input frames, however the input was cut. Before the flush, the last ``latency`` input frames wait for the frames
 /// after them.
 ///
 /// Sample types convert as libswresample converts them (float to s16: `clip(lrintf(x * 32768))`);
@@ -35,8 +35,53 @@ public final class AudioConverter {
         /// Input frames dropped at the end (an encoder's remainder padding); they still feed the
         /// filter. Default: 0.
         public var primeTrailing = 0
+        /// How the resampler's edges are handled (`kAudioConverterPrimeMethod`): see
+        /// ``AudioConverter/PrimeMethod``. Default: ``AudioConverter/PrimeMethod/normal``.
+        public var primeMethod: PrimeMethod = .normal
         /// Options with every default.
         public init() {}
+    }
+
+    /// How a resampling converter treats the input before the first frame and after the last
+    /// (AudioConverter's `kAudioConverterPrimeMethod`). The filter computing the output at an
+    /// input time reads ``PrimeInfo/leadingFrames`` input frames before that time and
+    /// ``PrimeInfo/trailingFrames`` after it (``AudioConverter/primeInfo``). Without a rate
+    /// change both are 0 and the methods give the same output.
+    public enum PrimeMethod: String, Sendable, CaseIterable {
+        /// `kConverterPrimeMethod_Pre`: the caller gives ``PrimeInfo/leadingFrames`` real input
+        /// frames before the start (frames from before a cut or seek point); they are the
+        /// filter's history, not output: output frame `j` is the input at time
+        /// `leadingFrames + primeLeading + j * inRate / outRate`. The output then equals, sample
+        /// for sample, that of the uncut input from the cut on.
+        case pre
+        /// `kConverterPrimeMethod_Normal` (the default): the input before the first frame is
+        /// silence and there is no latency at the output: output frame `j` is the input at time
+        /// `primeLeading + j * inRate / outRate`; the converter reads ``PrimeInfo/trailingFrames``
+        /// ahead (they wait in it until they come, or until ``flush()``).
+        case normal
+        /// `kConverterPrimeMethod_None`, latency mode (live input): the input before the first
+        /// frame and after the last is silence and nothing waits for later input: the output is
+        /// delayed by ``PrimeInfo/trailingFrames`` input frames (output frame `j` is the input at
+        /// time `primeLeading + j * inRate / outRate - trailingFrames`: the first outputs are
+        /// the filter ramping up from silence), exactly the ``normal`` output of the input
+        /// preceded by `trailingFrames` silent frames; after ``flush()`` the whole ramp down is out.
+        case none
+    }
+
+    /// The input frames a resampling converter's filter reads around an output's time
+    /// (`kAudioConverterPrimeInfo`): ``leadingFrames`` before it, ``trailingFrames`` after it.
+    public struct PrimeInfo: Sendable, Equatable {
+        /// Input frames before an output's time that its filter reads (what
+        /// ``PrimeMethod/pre`` takes before the start).
+        public var leadingFrames: Int
+        /// Input frames after an output's time that its filter reads (what ``PrimeMethod/normal``
+        /// reads ahead, and ``PrimeMethod/none``'s latency).
+        public var trailingFrames: Int
+        /// Prime info of `leadingFrames` and `trailingFrames`.
+        public init(leadingFrames: Int, trailingFrames: Int) {
+            self.leadingFrames = leadingFrames
+            self.trailingFrames = trailingFrames
+        }
     }
 
     /// The input format.
@@ -83,36 +128,120 @@ public final class AudioConverter {
         self.options = options
         self.matrix = matrix
         mixMatrix = matrix.coefficients
+        primeInfo = Self.reach(ratio, options.quality)
         pending = AudioBuffer(empty: destination)
-        engine = Self.makeEngine(source, destination, options, matrix)
+        engine = Self.makeEngine(source, destination, options, matrix, primeInfo)
     }
 
-    private static func makeEngine(_ source: AudioFormat, _ destination: AudioFormat, _ options: Options, _ matrix: ChannelMatrix) -> any ConverterEngine {
+    /// The input frames the filter reads around an output's time (``PrimeInfo``): it spans
+    /// inputs `t - half + 1 ... t + half` for an output at time `t`; 0 and 0 without a rate change.
+    public let primeInfo: PrimeInfo
+
+    private static func reach(_ ratio: RateRatio, _ quality: ResampleQuality) -> PrimeInfo {
+        guard !ratio.isIdentity else { return PrimeInfo(leadingFrames: 0, trailingFrames: 0) }
+        let half = PolyphaseFilter<Float>.shape(ratio, quality).half
+        return PrimeInfo(leadingFrames: half - 1, trailingFrames: half)
+    }
+
+    /// Input frames cut at the start: the options' priming, and with ``PrimeMethod/pre`` the
+    /// filter's leading frames.
+    private var leadCut: Int { Self.leadCut(options, primeInfo) }
+    private static func leadCut(_ options: Options, _ info: PrimeInfo) -> Int {
+        options.primeLeading + (options.primeMethod == .pre ? info.leadingFrames : 0)
+    }
+    /// Silent input frames put before the first (``PrimeMethod/none``'s latency).
+    private var silentLead: Int { options.primeMethod == .none ? primeInfo.trailingFrames : 0 }
+
+    private static func makeEngine(_ source: AudioFormat, _ destination: AudioFormat, _ options: Options, _ matrix: ChannelMatrix,
+                                   _ info: PrimeInfo) -> any ConverterEngine {
         let ratio = RateRatio(from: source.sampleRate, to: destination.sampleRate)
         let floatToInt = source.sampleType.isFloat && !destination.sampleType.isFloat
-        if ratio.isIdentity, options.primeLeading == 0, options.primeTrailing == 0, let sel = matrix.selection,
+        let lead = leadCut(options, info)
+        if ratio.isIdentity, lead == 0, options.primeTrailing == 0, let sel = matrix.selection,
            !(options.dither && floatToInt) {
             return DirectEngine(source, destination, selection: sel)
         }
+        let engine = makeFloatEngine(source, destination, options, matrix, ratio, lead: lead)
+        if options.primeMethod == .none && info.trailingFrames > 0 {
+            // Latency mode: the stream starts with trailingFrames of silence. No output is ready
+            // after them (the filter holds at least `half` frames and the first output's time is
+            // not before 0), so nothing is dropped here.
+            let n = info.trailingFrames
+            let silence = [UInt8](repeating: source.sampleType.interleaved == .u8 ? 0x80 : 0, count: n * source.bytesPerFrame)
+            var out = AudioBuffer(empty: destination)
+            silence.withUnsafeBytes { p in
+                engine.push(Array(repeating: p.baseAddress!, count: source.planeCount), frames: n, into: &out)
+            }
+            assert(out.frames == 0, "latency-mode silence gave output")
+        }
+        return engine
+    }
+
+    private static func makeFloatEngine(_ source: AudioFormat, _ destination: AudioFormat, _ options: Options, _ matrix: ChannelMatrix,
+                                        _ ratio: RateRatio, lead: Int) -> any ConverterEngine {
         // Computed in f64 when either side has more than 24 bits (s32, f64 and their
         // big-endian forms), else in f32.
         let wide: Set<SampleFormat> = [.s32, .f64]
         if wide.contains(source.sampleType.native) || wide.contains(destination.sampleType.native) {
-            return FloatEngine<Double>(source, destination, options, matrix, ratio)
+            return FloatEngine<Double>(source, destination, options, matrix, ratio, lead: lead)
         }
-        return FloatEngine<Float>(source, destination, options, matrix, ratio)
+        return FloatEngine<Float>(source, destination, options, matrix, ratio, lead: lead)
     }
 
     /// Input frames that wait, before ``flush()``, for later input: outputs for an input frame
-    /// come out once this many frames follow it (0 when neither resampling nor trimming).
-    public var latency: Int { engine.latency }
+    /// come out once this many frames follow it (0 when neither resampling nor trimming, and
+    /// with ``PrimeMethod/none`` unless frames are trimmed at the end).
+    public var latency: Int { max(0, engine.latency - silentLead) }
 
     /// The output frames that `n` input frames give in all, after ``flush()``:
-    /// `round((n - primeLeading - primeTrailing) * outRate / inRate)`, halves rounded up, at least 0.
+    /// `round((n + s - primeLeading - p - primeTrailing) * outRate / inRate)`, halves rounded
+    /// up, at least 0, where `p` is ``PrimeInfo/leadingFrames`` with ``PrimeMethod/pre`` (else
+    /// 0) and `s` is ``PrimeInfo/trailingFrames`` with ``PrimeMethod/none`` (else 0).
     public func outputFrames(forInputFrames n: Int) -> Int {
         let ratio = RateRatio(from: source.sampleRate, to: destination.sampleRate)
-        return Int(ratio.outputFrames(for: Int64(n) - Int64(options.primeLeading) - Int64(options.primeTrailing)))
+        return Int(ratio.outputFrames(for: Int64(n) + Int64(silentLead) - Int64(leadCut) - Int64(options.primeTrailing)))
     }
+
+    // MARK: buffer sizes (kAudioConverterPropertyCalculateInputBufferSize / ...OutputBufferSize)
+
+    /// The most output frames one push (``convert(_:)-(AudioBuffer)``) of `n` input frames can
+    /// give, whatever came before it: `n` without a rate change, else `ceil(n * outRate / inRate)`
+    /// (the outputs whose times fall among `n` consecutive input frames). Some pushes give
+    /// this many (it is not larger than needed); the tail of ``flush()`` is not counted.
+    public func maximumOutputFrames(forInputFrames n: Int) -> Int {
+        let ratio = RateRatio(from: source.sampleRate, to: destination.sampleRate)
+        guard n > 0 else { return 0 }
+        return ratio.isIdentity ? n : Int((Int64(n) * Int64(ratio.up) + Int64(ratio.down) - 1) / Int64(ratio.down))
+    }
+
+    /// The input frames one push needs to give at least `m` output frames once the converter
+    /// holds its ``latency`` (and `Options.primeLeading`'s frames) from earlier input: `m` without a
+    /// rate change, else `ceil(m * inRate / outRate)`; one frame fewer gives fewer than `m` for
+    /// some position in the stream (it is not larger than needed).
+    public func inputFrames(forOutputFrames m: Int) -> Int {
+        let ratio = RateRatio(from: source.sampleRate, to: destination.sampleRate)
+        guard m > 0 else { return 0 }
+        return ratio.isIdentity ? m : Int((Int64(m) * Int64(ratio.down) + Int64(ratio.up) - 1) / Int64(ratio.up))
+    }
+
+    /// `kAudioConverterPropertyCalculateOutputBufferSize`: the bytes (per plane when the
+    /// destination is planar) of output that `bytes` bytes of input (per plane when the source
+    /// is planar; whole frames only) can give in one push: ``maximumOutputFrames(forInputFrames:)``.
+    public func outputBufferSize(forInputBytes bytes: Int) -> Int {
+        maximumOutputFrames(forInputFrames: max(0, bytes) / source.bytesPerFrame) * destination.bytesPerFrame
+    }
+
+    /// `kAudioConverterPropertyCalculateInputBufferSize`: the bytes of input (per plane when
+    /// the source is planar) one push needs to give `bytes` bytes of output (per plane when the
+    /// destination is planar; rounded up to whole frames): ``inputFrames(forOutputFrames:)``.
+    public func inputBufferSize(forOutputBytes bytes: Int) -> Int {
+        let frames = (max(0, bytes) + destination.bytesPerFrame - 1) / destination.bytesPerFrame
+        return inputFrames(forOutputFrames: frames) * source.bytesPerFrame
+    }
+
+    /// `kAudioConverterPropertyMaximumOutputPacketSize`: the bytes of the largest output
+    /// packet. PCM's packet is one frame: ``AudioFormat/bytesPerFrame`` of the destination.
+    public var maximumOutputPacketSize: Int { destination.bytesPerFrame }
 
     /// Converts `input` (in ``source`` format) and returns what can be output so far.
     /// - Throws: ``MediaError`` `.invalidArgument` when the buffer's format is not ``source``;
@@ -188,7 +317,7 @@ public final class AudioConverter {
 
     /// Forgets the stream: the next input starts a new one (history silent, priming cut again).
     public func reset() {
-        engine = Self.makeEngine(source, destination, options, matrix)
+        engine = Self.makeEngine(source, destination, options, matrix, primeInfo)
         pending = AudioBuffer(empty: destination)
         pullEnded = false
         flushed = false
@@ -392,13 +521,13 @@ final class FloatEngine<T: PCMFloat>: ConverterEngine {
     private var outCapacity = 0
     static var block: Int { 4096 }
 
-    init(_ src: AudioFormat, _ dst: AudioFormat, _ options: AudioConverter.Options, _ matrix: ChannelMatrix, _ ratio: RateRatio) {
+    init(_ src: AudioFormat, _ dst: AudioFormat, _ options: AudioConverter.Options, _ matrix: ChannelMatrix, _ ratio: RateRatio, lead: Int) {
         self.src = src
         self.dst = dst
         rows = matrix.coefficients.map { $0.map { T($0) } }
         selection = matrix.selection
         stage = TimeStage<T>(ratio: ratio, channels: dst.channels, quality: options.quality,
-                             lead: options.primeLeading, trail: options.primeTrailing)
+                             lead: lead, trail: options.primeTrailing)
         let ditherOn = options.dither && !dst.sampleType.isFloat
         dithers = (0..<dst.channels).map { ditherOn ? TPDFDither(seed: UInt64($0 + 1)) : nil }
         if selection == nil {

@@ -64,6 +64,25 @@ public struct MPEGAudioHeader: Sendable, Hashable {
         0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160,
     ]
 
+    /// The bit rates (bits per second) an MPEG audio Layer III stream at `sampleRate` can be
+    /// coded at, the free format left out: ISO/IEC 11172-3's table for MPEG-1 (32, 44.1,
+    /// 48 kHz: 32 to 320 kbit/s), ISO/IEC 13818-3's for MPEG-2 (16, 22.05, 24 kHz) and MPEG 2.5
+    /// (8, 11.025, 12 kHz): 8 to 160 kbit/s. Empty for a rate MPEG audio does not have.
+    public static func layerIIIBitRates(sampleRate: Int) -> [Int] {
+        guard let i = rates.firstIndex(where: { sampleRate == $0 || sampleRate == $0 / 2 || sampleRate == $0 / 4 }) else { return [] }
+        let row = rates[i] == sampleRate ? 2 : 5     // MPEG-1 Layer III, else MPEG-2 / 2.5 Layer III
+        return (1..<15).map { bitRates[row * 15 + $0] * 1000 }
+    }
+
+    /// The largest Layer III frame, in bytes, at `bitRate` and `sampleRate` (a padded frame):
+    /// `144 * bitRate / sampleRate + 1` for MPEG-1, `72 * bitRate / sampleRate + 1` for MPEG-2
+    /// and 2.5 (their frames have half the samples), as ISO/IEC 11172-3 2.4.3.1 sizes frames.
+    public static func layerIIIMaximumFrameSize(bitRate: Int, sampleRate: Int) -> Int {
+        guard sampleRate > 0 else { return 0 }
+        let coefficient = rates.contains(sampleRate) ? 144 : 72
+        return coefficient * bitRate / sampleRate + 1
+    }
+
     /// Parses four bytes; nil when they are not a valid header (no sync, a reserved version,
     /// layer, bit rate or sample rate).
     public init?(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8) {

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Writes decoded pictures as raw NV12 / I420 / yuv420p10le, or as a YUV4MPEG2 (Y4M) stream,
+/// Writes decoded pictures as raw NV12 / I420 / yuv420p10le / P010 / packed RGB (any of
+/// ``PicturePipeline/layouts``), or as a YUV4MPEG2 (Y4M) stream,
 /// through a ``PicturePipeline`` (turn, convert when needed, pack).
 ///
 /// Pictures are turned, converted, packed and written on a writer thread, so that work and

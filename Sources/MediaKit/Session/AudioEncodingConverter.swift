@@ -12,20 +12,52 @@ public final class AudioEncodingConverter {
     private let frames: FrameAudioConverter
     private var buffers: AudioConverter?
     private var ended = false
+    /// Whether a coded rate the encoder does not take was replaced by the closest one it takes
+    /// (AudioConverter's `kAudioConverterEncodeAdjustableSampleRate`); see ``init(from:to:sampleRate:channels:adjustsSampleRate:options:registry:)``.
+    public let adjustsSampleRate: Bool
+    /// The bit rates (bits per second) the encoder may be asked for when they form a fixed set
+    /// (`kAudioConverterApplicableEncodeBitRates`): MP3's, for the coded rate, from ISO/IEC
+    /// 11172-3 / 13818-3 (``MPEGAudioHeader/layerIIIBitRates(sampleRate:)``; at MPEG 2.5's rates,
+    /// below 16 kHz, those up to 64 kbit/s, which LAME codes); empty when the codec takes any
+    /// rate in ``applicableBitRateRange``.
+    public let applicableBitRates: [Int]
+    /// The bit rates (bits per second) the encoder's backend says it takes, lowest to highest;
+    /// nil when it takes none.
+    public let applicableBitRateRange: ClosedRange<Int>?
+    /// The bytes of the largest packet the encoder can give (`kAudioConverterPropertyMaximumOutputPacketSize`)
+    /// where the codec bounds it: MP3's padded frame at its bit rate (or at the highest legal
+    /// one when coded at a variable rate, ``MPEGAudioHeader/layerIIIMaximumFrameSize(bitRate:sampleRate:)``);
+    /// nil for the other codecs.
+    public var maximumOutputPacketSize: Int? {
+        guard encoder.parameters.codec == "mp3", let top = applicableBitRates.last else { return nil }
+        let rate = encoder.parameters.sampleRate
+        let cbr = applicableBitRates.contains(encoder.parameters.bitRate) && encoderSettingsQuality == nil
+        return MPEGAudioHeader.layerIIIMaximumFrameSize(bitRate: cbr ? encoder.parameters.bitRate : top, sampleRate: rate)
+    }
+    private let encoderSettingsQuality: Double?
 
     /// A converter from `source` PCM to `settings`' codec.
     /// - Parameters:
     ///   - sampleRate: the coded rate; nil keeps the source's when the encoder takes it, else
     ///     the closest rate it takes (Opus: 48 kHz).
     ///   - channels: the coded channel count; nil keeps the source's (up to the encoder's maximum).
+    ///   - adjustsSampleRate: `kAudioConverterEncodeAdjustableSampleRate`: true, a `sampleRate`
+    ///     the encoder does not take is replaced by the closest one it takes (the lowest it
+    ///     takes above it, else the highest below: MP3 asked for 96 kHz codes at 48 kHz, Opus
+    ///     asked for 44.1 kHz at 48 kHz) and the PCM resampled to it; false (the default), it
+    ///     is refused.
     ///   - options: resampler quality, mixing, dither.
     /// - Throws: the registry's `.notFound` when no plugin encodes the codec; `.unsupported`
     ///   naming what the encoder takes when it refuses the rate, channels or settings.
     public init(from source: AudioFormat, to settings: EncoderSettings, sampleRate: Int? = nil, channels: Int? = nil,
-                options: AudioConverter.Options = .init(), registry: MediaRegistry = .shared) throws {
+                adjustsSampleRate: Bool = false, options: AudioConverter.Options = .init(), registry: MediaRegistry = .shared) throws {
         guard let backend = registry.encoderBackends(for: settings.codec, backend: settings.backend).first else {
             _ = try registry.makeEncoder(settings, input: source)   // throws the registry's .notFound
             throw MediaError(.notFound, "no encoder for \(settings.codec)")
+        }
+        var sampleRate = sampleRate
+        if adjustsSampleRate, let r = sampleRate, !backend.accepts(sampleRate: r) {
+            sampleRate = settings.codec == "opus" ? 48000 : backend.closestSampleRate(to: r)
         }
         if let r = sampleRate, !backend.accepts(sampleRate: r) {
             let list = backend.sampleRates.isEmpty ? "\(backend.sampleRateRange.lowerBound) to \(backend.sampleRateRange.upperBound) Hz"
@@ -41,7 +73,18 @@ public final class AudioEncodingConverter {
         }
         let target = backend.inputFormat(for: source, sampleRate: rate, channels: channels)
         self.source = source
+        self.adjustsSampleRate = adjustsSampleRate
         encoder = try registry.makeEncoder(settings, input: target)
+        if settings.codec == "mp3" {
+            let coded = encoder.parameters.sampleRate
+            // MPEG 2.5's rates (below 16 kHz; Fraunhofer's extension, no ISO table) keep 13818-3's
+            // bit rates, of which LAME, the encoder the plugins use, codes up to 64 kbit/s.
+            applicableBitRates = MPEGAudioHeader.layerIIIBitRates(sampleRate: coded).filter { coded >= 16000 || $0 <= 64000 }
+        } else {
+            applicableBitRates = []
+        }
+        applicableBitRateRange = backend.bitRateRange
+        encoderSettingsQuality = settings.quality
         frames = FrameAudioConverter(to: AudioOutputRequest(target.sampleType, planar: target.isPlanar,
                                                             sampleRate: target.sampleRate, layout: target.layout), options: options)
         if source != target { buffers = try AudioConverter(from: source, to: target, options: options) }
@@ -143,7 +186,9 @@ extension AudioConverter {
     /// A converter from `source` PCM to compressed packets of `settings`' codec (see
     /// ``AudioEncodingConverter``): the encoding counterpart of ``decoding(track:to:options:registry:)``.
     public static func encoding(from source: AudioFormat, to settings: EncoderSettings, sampleRate: Int? = nil,
-                                channels: Int? = nil, options: Options = .init(), registry: MediaRegistry = .shared) throws -> AudioEncodingConverter {
-        try AudioEncodingConverter(from: source, to: settings, sampleRate: sampleRate, channels: channels, options: options, registry: registry)
+                                channels: Int? = nil, adjustsSampleRate: Bool = false, options: Options = .init(),
+                                registry: MediaRegistry = .shared) throws -> AudioEncodingConverter {
+        try AudioEncodingConverter(from: source, to: settings, sampleRate: sampleRate, channels: channels, adjustsSampleRate: adjustsSampleRate,
+                                   options: options, registry: registry)
     }
 }

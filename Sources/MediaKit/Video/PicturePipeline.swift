@@ -41,12 +41,14 @@ public final class PicturePipeline: @unchecked Sendable {
     public let layout: PixelFormat
 
     /// The layouts the raw picture writers offer (mk-decode's `--pixel-format`, the C API's
-    /// `MK_PACK_*`): NV12, I420 (``PixelFormat/yuv420p``), ``PixelFormat/yuv420p10``, and for
+    /// `MK_PACK_*`): NV12, I420 (``PixelFormat/yuv420p``), ``PixelFormat/yuv420p10``, the 10-bit
+    /// biplanar ``PixelFormat/p010`` (VideoToolbox's `kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange`,
+    /// `ffmpeg -pix_fmt p010le`: each sample in the high 10 bits of a little-endian uint16), and for
     /// models the packed RGB and gray forms (``PixelFormat/rgb24``, ``PixelFormat/bgr24``,
     /// ``PixelFormat/rgba``, ``PixelFormat/bgra``, ``PixelFormat/gray8``,
     /// ``PixelFormat/gray16``, ``PixelFormat/rgb48``), whose bytes are those of
     /// `ffmpeg -pix_fmt rgb24` (and the others) through the FFmpeg plugin's converter.
-    public static let layouts: [PixelFormat] = [.nv12, .yuv420p, .yuv420p10, .rgb24, .bgr24, .rgba, .bgra, .gray8, .gray16, .rgb48]
+    public static let layouts: [PixelFormat] = [.nv12, .yuv420p, .yuv420p10, .p010, .rgb24, .bgr24, .rgba, .bgra, .gray8, .gray16, .rgb48]
     /// How every picture is turned first (``PictureOrientation/upright``: not at all).
     public let orientation: PictureOrientation
     /// Where picture converters come from.
