@@ -4,7 +4,7 @@
 enum MP4TrackAdapter {
     /// Codecs an MP4 carries from the containers that are not MP4 (MP3, ADTS AAC, FLAC, WAV
     /// PCM, Matroska / WebM, Ogg, IVF, MPEG-TS) and from encoders.
-    static let codecs: [CodecID] = ["aac", "ac3", "alac", "av1", "dts", "flac", "h264", "hevc", "mp2", "mp3", "mpeg1video", "mpeg2video", "opus",
+    static let codecs: [CodecID] = ["aac", "ac3", "alac", "av1", "dts", "flac", "h264", "hevc", "mp2", "mp3", "mpeg1video", "mpeg2video", "mpeg4", "opus",
                                     "pcm_alaw", "pcm_f32le", "pcm_f64le", "pcm_mulaw", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_u8", "vp9"]
                                     + textCodecs
 
