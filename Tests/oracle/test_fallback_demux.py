@@ -13,8 +13,16 @@ Oracles (ORACLES.md):
 - `--demuxer ffmpeg:mov` forces libavformat on an MP4 MediaKit reads natively: its packets are
   ffprobe's (edit list applied, as libavformat does by default);
 - remux into Matroska of a file only the fallback reads: `ffmpeg -c copy -f framemd5` of ours
-  equals that of `ffmpeg -i FILE -c copy out.mkv`. No MediaKit muxer carries the breadth files'
-  codecs (mpeg4 part 2, musepack7), so the source is an FLV (H.264 + AAC) ffmpeg writes;
+  equals that of `ffmpeg -i FILE -c copy out.mkv`. The native Matroska muxer does not carry the
+  breadth files' codecs (mpeg4 part 2, musepack7), so the source is an FLV (H.264 + AAC) ffmpeg
+  writes;
+- remux into MP4 of every breadth file only the fallback reads and of that FLV: framemd5 of ours
+  equals framemd5 of `ffmpeg -i FILE -map 0 -c copy out.mp4` (FFmpeg's track time scales: the
+  sample rate for audio, a video time base's denominator doubled up to 10000 or more; audio
+  packets on the sample grid as ffmpeg's stream copy puts them), and the AVI's MPEG-4 Part 2
+  sample entry (mp4v, esds, pasp, btrt) is ffmpeg's byte for byte. A file whose codec MP4 does
+  not carry is listed (MP4_REFUSED) with the reason ffmpeg gives; our remux refuses it naming
+  the codec;
 - decode of fallback-read tracks: `ffmpeg -f rawvideo -pix_fmt nv12` / `-f s16le`, byte for byte
   (the same libavcodec behind the FFmpeg plugin): the AVI's MPEG-4 part 2, the FLV's H.264 and AAC;
 - a codec no plugin decodes fails at decode naming the codec;
@@ -42,6 +50,10 @@ FALLBACK = {
 }
 AVI = "avi_meta-pytor_133ba9_testsrc2_mpeg4.avi"
 MPC = "mpc_Borewit_539382_apev2.sv7.mpc"
+# The fallback-read files `ffmpeg -map 0 -c copy out.mp4` refuses: (what ffmpeg says, the codec).
+MP4_REFUSED = {
+    MPC: ("Could not find tag for codec musepack7 in stream #0, codec not currently supported in container", "musepack7"),
+}
 
 
 def _manifest(shared: Path) -> list[tuple[str, list[str]]]:
@@ -189,6 +201,99 @@ def test_remux_fallback_to_matroska(flv: Path, mk_bin: Path, mk_probe: Path, tmp
     ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", flv, "-map", "0", "-c", "copy", theirs]
     lib.oracle_ok(lib.run(ref_cmd), ref_cmd)
     assert _framemd5(ours) == _framemd5(theirs)
+
+
+def _framemd5_both(ours: Path, theirs: Path, tmp_path: Path) -> tuple[list[str], list[str]]:
+    """framemd5 of two files in one ffmpeg run (each file's streams copied to its own list)."""
+    a, b = tmp_path / "ours.framemd5", tmp_path / "theirs.framemd5"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", ours, "-i", theirs,
+           "-map", "0", "-c", "copy", "-f", "framemd5", a, "-map", "1", "-c", "copy", "-f", "framemd5", b]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    return tuple([l for l in f.read_text().splitlines() if not l.startswith("#software")] for f in (a, b))  # type: ignore[return-value]
+
+
+def _sample_entries(path: Path) -> list[bytes]:
+    """The stsd sample entries of every trak (moov/trak/mdia/minf/stbl/stsd), in order."""
+    entries = []
+    with open(path, "rb") as f:
+        end = path.stat().st_size
+        for moov in [b for b in lib.iter_boxes(f, 0, end) if b[0] == "moov"]:
+            for trak in lib._child(f, moov, "trak"):
+                boxes = [trak]
+                for kind in ("mdia", "minf", "stbl", "stsd"):
+                    boxes = [c for b in boxes for c in lib._child(f, b, kind)]
+                for _, pos, hs, size in boxes:
+                    f.seek(pos + hs + 8)                # version, flags, entry count
+                    entries.append(f.read(size - hs - 8))
+    return entries
+
+
+def _remux_to_mp4(src: Path, mk_bin: Path, tmp_path: Path) -> tuple[Path, Path]:
+    ours, theirs = tmp_path / "ours.mp4", tmp_path / "theirs.mp4"
+    cmd = [mk_bin / "mk-remux", src, ours]
+    lib.check_ok(lib.run(cmd), cmd)
+    ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-map", "0", "-c", "copy", theirs]
+    lib.oracle_ok(lib.run(ref_cmd), ref_cmd)
+    return ours, theirs
+
+
+@pytest.mark.parametrize("name", sorted(FALLBACK))
+def test_remux_fallback_file_to_mp4(shared_media: Path, mk_bin: Path, tmp_path: Path, name: str) -> None:
+    """Every breadth file only the fallback reads, copied into MP4: framemd5 equals that of
+    ffmpeg's copy; a file whose codec MP4 does not carry is listed with ffmpeg's reason and
+    refused by ours, naming the codec (nothing left under the output's name)."""
+    src = shared_media / "breadth" / name
+    theirs = tmp_path / "theirs.mp4"
+    ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-map", "0", "-c", "copy", theirs]
+    ref = lib.run(ref_cmd)
+    if ref.returncode != 0:
+        why = lib.tail(ref.stderr, 400)
+        assert name in MP4_REFUSED, f"ffmpeg does not copy {name} into MP4 and MP4_REFUSED does not list it: {why}"
+        reason, codec = MP4_REFUSED[name]
+        assert reason in ref.stderr.decode(), f"{name}: ffmpeg now says {why}"
+        ours = tmp_path / "ours.mp4"
+        proc = lib.run([mk_bin / "mk-remux", src, ours])
+        assert proc.returncode != 0 and codec.encode() in proc.stderr, proc.stderr
+        assert not ours.exists()
+        print(f"{name}: MP4 cannot carry it: {reason}")
+        return
+    assert name not in MP4_REFUSED, f"ffmpeg now copies {name} into MP4: {MP4_REFUSED.get(name)}"
+    ours = tmp_path / "ours.mp4"
+    cmd = [mk_bin / "mk-remux", src, ours]
+    lib.check_ok(lib.run(cmd), cmd)
+    a, b = _framemd5_both(ours, theirs, tmp_path)
+    assert a == b, lib.diff_lines(a, b, "ours", "ffmpeg's")
+    assert _sample_entries(ours) == _sample_entries(theirs)
+
+
+def test_mpeg4_part2_sample_entry_is_ffmpegs(shared_media: Path, mk_bin: Path, tmp_path: Path) -> None:
+    """The AVI's MPEG-4 Part 2 track in MP4: the mp4v entry (esds with Object Type 0x20, the VOL
+    headers, the measured bit rates; pasp; btrt) is the one ffmpeg writes, byte for byte; in a
+    fragmented file (no samples measured when the moov is written) the esds and btrt state the
+    stream's bit rate, as ffmpeg's fragmented copy's do."""
+    src = shared_media / "breadth" / AVI
+    ours, theirs = _remux_to_mp4(src, mk_bin, tmp_path)
+    entries = _sample_entries(ours)
+    assert len(entries) == 1 and entries[0][4:8] == b"mp4v" and b"esds" in entries[0], entries
+    assert entries == _sample_entries(theirs)
+    frag, frag_ref = tmp_path / "frag.mp4", tmp_path / "frag_ref.mp4"
+    cmd = [mk_bin / "mk-remux", "--fragment", "1", src, frag]
+    lib.check_ok(lib.run(cmd), cmd)
+    ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-map", "0", "-c", "copy",
+               "-movflags", "frag_keyframe+empty_moov", frag_ref]
+    lib.oracle_ok(lib.run(ref_cmd), ref_cmd)
+    assert _sample_entries(frag) == _sample_entries(frag_ref)
+
+
+def test_remux_fallback_to_mp4(flv: Path, mk_bin: Path, mk_probe: Path, tmp_path: Path) -> None:
+    """An FLV (read by libavformat, 1/1000 time base) copied into MP4: framemd5 equals that of
+    ffmpeg's copy: video in 1/16000, AAC in 1/44100 with its packets on the 1024-sample grid
+    where the millisecond times allow, as ffmpeg's stream copy places them."""
+    assert _probe_json(mk_probe, flv)["format"]["demuxer"] == "ffmpeg:flv"
+    ours, theirs = _remux_to_mp4(flv, mk_bin, tmp_path)
+    a, b = _framemd5_both(ours, theirs, tmp_path)
+    assert "#tb 0: 1/16000" in b and "#tb 1: 1/44100" in b, b[:20]
+    assert a == b, lib.diff_lines(a, b, "ours", "ffmpeg's")
 
 
 def test_decode_fallback_tracks(flv: Path, shared_media: Path, mk_bin: Path, tmp_path: Path) -> None:

@@ -965,6 +965,26 @@ def test_remux_to_mp4_keeps_every_frame(name, gen_dir, mk_bin, tmp_path):
     assert _framemd5_payloads(out) == _framemd5_payloads(src), f"{name}: the remuxed frames differ"
 
 
+def test_remux_mpeg4_part2_to_mp4_is_ffmpegs(mk_bin, tmp_path):
+    """MPEG-4 Part 2 with B-frames, and AAC, in Matroska (no decoding times stored) copied into
+    MP4: framemd5 of ours equals that of `ffmpeg -c copy`'s copy: decoding times derived with the
+    reorder depth FFmpeg's decoder takes from the VOL header (low_delay 0: one frame), FFmpeg's
+    track time scales (1/16000, 1/44100; AAC on its sample grid), and ffmpeg's mp4v entry."""
+    src, ours, theirs = tmp_path / "mpeg4_bframes.mkv", tmp_path / "ours.mp4", tmp_path / "theirs.mp4"
+    _ffmpeg(["-f", "lavfi", "-i", "testsrc2=d=1:s=320x240:r=25", "-f", "lavfi", "-i", "sine=d=1",
+             "-c:v", "mpeg4", "-bf", "2", "-c:a", "aac", "-shortest"], src)
+    cmd = [mk_bin / "mk-remux", "--quiet", src, ours]
+    lib.check_ok(lib.run(cmd), cmd)
+    _ffmpeg(["-i", src, "-map", "0", "-c", "copy"], theirs)
+    a, b = tmp_path / "ours.framemd5", tmp_path / "theirs.framemd5"
+    _ffmpeg(["-i", ours, "-i", theirs, "-map", "0", "-c", "copy", "-f", "framemd5", a,
+             "-map", "1", "-c", "copy", "-f", "framemd5", b], None)
+    ref = [l for l in b.read_text().splitlines() if not l.startswith("#software")]
+    got = [l for l in a.read_text().splitlines() if not l.startswith("#software")]
+    assert "#codec_id 0: mpeg4" in ref and "#tb 0: 1/16000" in ref, ref[:16]
+    assert got == ref, lib.diff_lines(got, ref, "ours", "ffmpeg's")
+
+
 def _framemd5_rows(path: Path) -> list[tuple]:
     """`ffmpeg -copyts -f framemd5` rows as (stream, dts, pts, duration in seconds, size, MD5, tick
     in seconds): -copyts keeps each file's own timestamps (without it ffmpeg shifts a file by its

@@ -85,13 +85,12 @@ enum ESDescriptor {
     }
 
     /// An ES_Descriptor with `esID`, no flags, a DecoderConfigDescriptor of object type
-    /// `objectType` (stream type audio, or visual when `video`) with `bitRate` as its maximum and
-    /// average, `specificInfo` as its DecoderSpecificInfo when not empty, and an
-    /// SLConfigDescriptor of the predefined MP4 type (2).
-    static func build(objectType: UInt8, specificInfo: [UInt8], bitRate: Int, esID: Int, video: Bool = false) -> [UInt8] {
+    /// `objectType` (stream type audio, or visual when `video`) with `bitRate` as its average and
+    /// `maxBitRate` (nil: `bitRate`) as its maximum, `specificInfo` as its DecoderSpecificInfo
+    /// when not empty, and an SLConfigDescriptor of the predefined MP4 type (2).
+    static func build(objectType: UInt8, specificInfo: [UInt8], bitRate: Int, maxBitRate: Int? = nil, esID: Int, video: Bool = false) -> [UInt8] {
         var dcd: [UInt8] = [objectType, video ? 0x11 : 0x15, 0, 0, 0]   // visual or audio stream, bufferSizeDB
-        let rate = UInt32(clamping: bitRate)
-        for v in [rate, rate] {
+        for v in [UInt32(clamping: maxBitRate ?? bitRate), UInt32(clamping: bitRate)] {
             dcd += [UInt8(truncatingIfNeeded: v >> 24), UInt8(truncatingIfNeeded: (v >> 16) & 0xFF),
                     UInt8(truncatingIfNeeded: (v >> 8) & 0xFF), UInt8(truncatingIfNeeded: v & 0xFF)]
         }

@@ -1,5 +1,5 @@
-/// The B-frame reorder depth an H.264 or HEVC decoder starts with, read from the sequence
-/// parameter set in the codec configuration (avcC / hvcC), as FFmpeg's decoders set
+/// The B-frame reorder depth an H.264, HEVC or MPEG-4 Part 2 decoder starts with, read from the
+/// sequence parameter set or video object layer in the codec configuration, as FFmpeg's decoders set
 /// `has_b_frames` when they open. Matroska stores no decoding timestamps: the demuxer derives
 /// them from the presentation timestamps with this depth, as libavformat does.
 enum ReorderDepth {
@@ -64,6 +64,28 @@ enum ReorderDepth {
         guard restriction == 1 else { return fromLevel }
         guard r.read(1) != nil, r.ue() != nil, r.ue() != nil, r.ue() != nil, r.ue() != nil, let reorder = r.ue() else { return fromLevel }
         return min(reorder, 16)
+    }
+
+    /// MPEG-4 Part 2 (ISO 14496-2 section 6.2.3): what FFmpeg's decoder sets has_b_frames to
+    /// from the video object layer in `config` (the VOL headers a container stores): 0 when its
+    /// vol_control_parameters say low_delay, 1 when they do not; without control parameters,
+    /// 0 for the Simple and Advanced Simple object types (1 and 17) and 1 for the others
+    /// (mpeg4videodec.c `decode_vol_header`). nil when `config` holds no readable VOL header.
+    static func mpeg4(config: [UInt8]) -> Int? {
+        var i = 0
+        while i + 4 <= config.count, !(config[i] == 0 && config[i + 1] == 0 && config[i + 2] == 1 && config[i + 3] & 0xF0 == 0x20) {
+            i += 1
+        }
+        guard i + 4 < config.count else { return nil }
+        var r = BitReader(Array(config[(i + 4)...]))
+        guard r.read(1) != nil, let objectType = r.read(8), let identified = r.read(1) else { return nil }
+        if identified == 1 { guard r.read(7) != nil else { return nil } }   // verid, priority
+        guard let aspect = r.read(4) else { return nil }
+        if aspect == 15 { guard r.read(16) != nil else { return nil } }     // par_width, par_height
+        guard let control = r.read(1) else { return nil }
+        guard control == 1 else { return objectType == 1 || objectType == 17 ? 0 : 1 }
+        guard r.read(2) != nil, let lowDelay = r.read(1) else { return nil }  // chroma_format, low_delay
+        return lowDelay == 1 ? 0 : 1
     }
 
     /// HEVC (ITU-T H.265 section 7.3.2.2): sps_max_num_reorder_pics of the highest sub-layer;

@@ -135,9 +135,11 @@ public enum Remuxer {
     /// Adds `tracks` of `demuxer` to `muxer` (with their first packets where the muxer asks,
     /// read ahead) and copies their packets in file order through a ``MediaPipeline`` of
     /// ``CopyStage``s; a packet cut short by the end of the file is left out. From a format
-    /// whose timestamps are a clock (``ContainerFormat/clockTimestamps``: MPEG-TS) the
-    /// timestamps are moved so that the earliest first packet of the tracks starts at zero, as
-    /// ffmpeg's stream copy moves them (its `start_time`): the first packets of every track are
+    /// whose timestamps are a clock (``ContainerFormat/clockTimestamps``: MPEG-TS), and from
+    /// one a plugin reads (libavformat's timestamps are the container's: an FLV's audio may
+    /// start at 57 ms), the timestamps are moved so that the earliest first packet of the
+    /// tracks starts at zero, as ffmpeg's stream copy moves them (its `start_time`, which it
+    /// subtracts from every input): the first packets of every track are
     /// read ahead for it, within the look-ahead limits (a track with no packet there does not
     /// count).
     /// - Returns: the `.truncated` error of an input cut short, nil otherwise.
@@ -146,7 +148,7 @@ public enum Remuxer {
                             metadata: MetadataCopyOptions = MetadataCopyOptions(), progress: ((Int, Int) throws -> Void)?) throws -> MediaError? {
         let all = demuxer.tracks
         let needFirst = Set(wanted.filter { muxer.needsFirstPacket(all[$0]) })
-        let needTime = format.clockTimestamps ? Set(wanted) : []
+        let needTime = format.clockTimestamps || format.plugin != nil ? Set(wanted) : []
         demuxer.select(tracks: Set(wanted))
         var ahead: [Packet] = []
         var firstPacket: [Int: [UInt8]] = [:]

@@ -463,6 +463,10 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
            timeBase.numerator == 1, timeBase.denominator == Int64(p.sampleRate) {
             track.pcmFrameSize = bits / 8 * p.channels
         }
+        if p.codec == "mpeg4", p.sampleEntry.isEmpty {
+            track.measuresMPEG4BitRates = true
+            track.writesBitRateBox = !isQuickTime
+        }
         if p.codecTag == "adts" { adtsTracks.insert(tracks.count) }
         if p.codec == "av1" { av1Tracks.insert(tracks.count) }
         tracks.append(track)

@@ -4,7 +4,7 @@
 enum MP4TrackAdapter {
     /// Codecs an MP4 carries from the containers that are not MP4 (MP3, ADTS AAC, FLAC, WAV
     /// PCM, Matroska / WebM, Ogg, IVF, MPEG-TS) and from encoders.
-    static let codecs: [CodecID] = ["aac", "ac3", "alac", "av1", "dts", "flac", "h264", "hevc", "mp2", "mp3", "mpeg1video", "mpeg2video", "opus",
+    static let codecs: [CodecID] = ["aac", "ac3", "alac", "av1", "dts", "flac", "h264", "hevc", "mp2", "mp3", "mpeg1video", "mpeg2video", "mpeg4", "opus",
                                     "pcm_alaw", "pcm_f32le", "pcm_f64le", "pcm_mulaw", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_u8", "vp9"]
                                     + textCodecs
 
@@ -26,6 +26,28 @@ enum MP4TrackAdapter {
         "dvd_subtitle": "MediaKit does not write DVD bitmap subtitles (mp4s) into MP4 yet: write Matroska or keep them out (--track)",
         "eac3": "MediaKit does not yet build the ec-3 sample entry's dec3 box (it needs every substream's header, and FFmpeg regroups frames of fewer than 6 blocks): write Matroska (.mkv), which carries E-AC-3 as it is",
     ]
+
+    /// The time base of the MP4 track made from `track` of another container, as FFmpeg's mov
+    /// muxer chooses its time scale (movenc.c `mov_init`): audio counts samples (1 / the sample
+    /// rate; Opus 1/48000); video takes the stream time base's denominator, doubled until it is at least
+    /// 10000 (1/1000 gives 1/16000, an AVI's 1/30 gives 1/15360); other tracks keep their time
+    /// base. The packets are rescaled to it on the way in (``PacketRetimer``).
+    static func trackTimeBase(_ track: Track) -> Rational {
+        let tb = track.timeBase
+        guard tb.numerator > 0, tb.denominator > 0 else { return tb }
+        switch track.mediaType {
+        case .audio where track.parameters.codec == "opus":
+            return Rational(1, 48000)                 // Opus counts 48 kHz samples whatever the input rate
+        case .audio where track.parameters.sampleRate > 0:
+            return Rational(1, Int64(track.parameters.sampleRate))
+        case .video:
+            var scale = tb.denominator
+            while scale < 10000 { scale *= 2 }
+            return scale == tb.denominator && tb.numerator == 1 ? tb : Rational(1, scale)
+        default:
+            return tb
+        }
+    }
 
     /// True for a track that comes from an MP4 (its sample entry kept as it is) rather than
     /// from another container.
@@ -63,6 +85,16 @@ enum MP4TrackAdapter {
             // extradata the muxer builds the avcC / hvcC from (``AnnexBConversion``).
             do { t.parameters.extradata = try AnnexBConversion.parameterSets(codec: codec, firstPacket: firstPacket, track: i) }
             catch let e as MediaError { throw e.at(path: path) }
+        }
+        let timeBase = trackTimeBase(track)
+        if timeBase != t.timeBase {
+            // The track's own scale (the packets are rescaled by ``PacketRetimer``): its
+            // duration and edits' media times with it.
+            t.duration = Rational.rescale(t.duration, from: t.timeBase, to: timeBase)
+            for e in t.editList.indices where !t.editList[e].isEmpty {
+                t.editList[e].mediaTime = Rational.rescale(t.editList[e].mediaTime, from: t.timeBase, to: timeBase)
+            }
+            t.timeBase = timeBase
         }
         if t.editList.isEmpty && !t.trimsOnPackets && t.duration > 0 && t.encoderDelay >= 0 && t.encoderPadding >= 0
             && (t.encoderDelay > 0 || t.encoderPadding > 0) {

@@ -344,6 +344,11 @@ enum MovieWriter {
         try w.box("stbl") { w in
             try w.fullBox("stsd", version: 0, flags: 0) { w in
                 w.u32(1)
+                if t.measuresMPEG4BitRates {
+                    // FFmpeg measures the average over the samples written; a fragmented moov has none yet.
+                    let average = fragmented ? 0 : Int(clamping: averageBitRate(t))
+                    return w.append(try SampleEntryWriter.mpeg4Visual(t.parameters, trackID: t.id, averageBitRate: average, bitRateBox: t.writesBitRateBox))
+                }
                 let bitRate = t.writesBitRateBox && !fragmented ? averageBitRate(t) : 0
                 guard bitRate > 0, t.sampleEntry.count >= 8 else { return w.append(t.sampleEntry) }
                 // The entry with a `btrt` at its end (buffer size 0, maximum = average).

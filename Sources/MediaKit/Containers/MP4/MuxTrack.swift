@@ -37,6 +37,10 @@ struct MuxTrack {
     /// sample entry of a progressive `moov`, as FFmpeg's mp4 muxer ends its chapter track's
     /// `text` entry (`mov_write_btrt_tag`); none when the rate is 0 or in fragments.
     var writesBitRateBox = false
+    /// MPEG-4 Part 2 video whose `mp4v` entry the muxer made: the esds states the rates
+    /// measured when the `moov` is written, followed (with ``writesBitRateBox``) by a `btrt`,
+    /// as FFmpeg's mp4 muxer writes them (``SampleEntryWriter/mpeg4Visual(_:trackID:averageBitRate:bitRateBox:)``).
+    var measuresMPEG4BitRates = false
     var matrix: [Int32]
     /// The source's edit list (and its movie time scale), nil to generate one.
     var sourceEdits: [EditListEntry]?

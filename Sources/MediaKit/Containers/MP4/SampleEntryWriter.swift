@@ -4,7 +4,7 @@
 /// over verbatim, so entries MediaKit does not understand (ac-3, c608, tx3g, mebx ...)
 /// and the boxes it does not model (colr, btrt, pasp, SA3D ...) survive a remux.
 /// Otherwise the entry is generated from the parameters: avc1, hvc1, av01, vp09 (vpcC), mp4v (esds: MPEG-1 / 2
-/// video), ac-3 (dac3), mp4a (esds: AAC, MP3, MP2, DTS),
+/// video, MPEG-4 Part 2), ac-3 (dac3), mp4a (esds: AAC, MP3, MP2, DTS),
 /// Opus (dOps), .mp3, fLaC (dfLa), and QuickTime sound descriptions for uncompressed audio (sowt, twos,
 /// in24, in32, fl32, fl64, raw, ulaw, alaw; lpcm above 65535 Hz), as FFmpeg's mov muxer writes them.
 enum SampleEntryWriter {
@@ -58,6 +58,11 @@ enum SampleEntryWriter {
             }
             let esds = esds(oti: p.codec == "mpeg1video" ? 0x6A : 0x61, config: p.extradata, bitRate: p.bitRate, trackID: trackID, video: true)
             w.append(visualEntry("mp4v", configBox: esds, p))
+        case "mpeg4":
+            // MPEG-4 Part 2 (ISO 14496-2): mp4v with an esds, Object Type 0x20, the VOL headers
+            // (extradata) as the decoder config; the rates here are the stream's, replaced by
+            // the measured ones when the moov is written (``mpeg4Visual(_:trackID:averageBitRate:bitRateBox:)``).
+            w.append(try mpeg4Visual(p, trackID: trackID, averageBitRate: 0, bitRateBox: false))
         case "aac", "mp3", "mp2", "dts", "opus":
             // A DTS stream whose channels only a decoder states (DTS-HD, Express: no core header
             // to read them from) gets 2, the value FFmpeg writes in every mp4a entry.
@@ -130,6 +135,35 @@ enum SampleEntryWriter {
             w.append(pcmEntry(p, tag: tag, bits: bits))
         }
         return w.bytes
+    }
+
+    /// An `mp4v` entry for MPEG-4 Part 2 video as FFmpeg's mov muxer writes it (movenc.c
+    /// `mov_write_esds_tag`, `calculate_mpeg4_bit_rates`): the esds (Object Type 0x20, visual
+    /// stream, no buffer size) states as its average `averageBitRate` (the track's bytes over
+    /// its duration; when 0, as in a fragmented file's moov, the stream's bit rate) and as its
+    /// maximum the larger of that and the stream's bit rate; a `pasp` for a stated pixel aspect;
+    /// then, when `bitRateBox` (mp4 mode, not QuickTime), a `btrt` with the same two rates
+    /// unless both are 0.
+    /// - Throws: `.invalidArgument` without a width and height.
+    static func mpeg4Visual(_ p: CodecParameters, trackID: Int, averageBitRate: Int, bitRateBox: Bool) throws -> [UInt8] {
+        guard p.width > 0, p.height > 0, p.width <= 65535, p.height <= 65535 else {
+            throw MediaError(.invalidArgument, "a video track needs a width and height (got \(p.width)x\(p.height))")
+        }
+        let average = averageBitRate > 0 ? averageBitRate : max(0, p.bitRate)
+        let maximum = max(max(0, p.bitRate), average)
+        var esds = BoxWriter()
+        esds.fullBox("esds", version: 0, flags: 0) {
+            $0.append(ESDescriptor.build(objectType: 0x20, specificInfo: p.extradata, bitRate: average, maxBitRate: maximum, esID: trackID, video: true))
+        }
+        var entry = visualEntry("mp4v", configBox: esds.bytes, p)
+        guard bitRateBox, average > 0 || maximum > 0 else { return entry }
+        var btrt = BoxWriter()
+        btrt.box("btrt") { w in w.u32(0); w.u32(UInt32(clamping: maximum)); w.u32(UInt32(clamping: average)) }
+        let size = entry.count + btrt.bytes.count
+        guard size <= Int(UInt32.max) else { return entry }
+        entry.replaceSubrange(0..<4, with: [UInt8(truncatingIfNeeded: size >> 24), UInt8(truncatingIfNeeded: size >> 16),
+                                            UInt8(truncatingIfNeeded: size >> 8), UInt8(truncatingIfNeeded: size)])
+        return entry + btrt.bytes
     }
 
     /// The MPEG-4 Object Type of an `mp4a` entry's esds, as FFmpeg's mov muxer writes it: AAC

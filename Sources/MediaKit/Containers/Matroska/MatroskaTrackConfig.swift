@@ -398,6 +398,8 @@ extension MatroskaTrackConfig {
             params.reorderDepth = ReorderDepth.h264(avcC: params.extradata) ?? 0
         case "hevc":
             params.reorderDepth = ReorderDepth.hevc(hvcC: params.extradata) ?? 0
+        case "mpeg4":
+            params.reorderDepth = ReorderDepth.mpeg4(config: params.extradata) ?? 0
         case "aac" where codecPrivate.isEmpty:
             params.extradata = Self.audioSpecificConfig(info.codecID, sampleRate: params.sampleRate, channels: channels)
         default:
