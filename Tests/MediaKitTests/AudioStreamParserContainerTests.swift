@@ -101,6 +101,10 @@ final class AudioStreamParserContainerTests: XCTestCase {
             if !p.extradata.isEmpty { XCTAssertTrue(whole.events.contains("\(AudioStreamParser.Event.magicCookie(p.extradata))"), name) }
             XCTAssertTrue(whole.events.contains("\(AudioStreamParser.Event.dataOffset(pulled[0].offset))"), name)
             XCTAssertTrue(whole.events.contains("readyToProducePackets"), name)
+            if ["wav", "aiff", "mp4"].contains(formatName) {
+                // The header's packet count (the sample tables, the data chunk's size).
+                XCTAssertTrue(whole.events.contains("\(AudioStreamParser.Event.audioDataPacketCount(Int64(pulled.count)))"), "\(name): \(whole.events)")
+            }
             // Any chunking: the same packets and events.
             var chunkings: [[Int]] = [[4096], randomSizes]
             if bytes.count <= 30_000 { chunkings.append([1]) }
@@ -110,6 +114,32 @@ final class AudioStreamParserContainerTests: XCTestCase {
                 XCTAssertTrue(got.packets == whole.packets, "\(name) in chunks of \(chunks.prefix(3))...: other packets")
                 XCTAssertEqual(got.events, whole.events, "\(name) in chunks of \(chunks.prefix(3))...")
             }
+        }
+    }
+
+    /// A chained Ogg file (two real Vorbis files one after the other: 44.1 then 48 kHz): the pull
+    /// demuxer's packets, and the second link's format and headers announced before its packets.
+    func testChainedOggGivesTheSecondLinksFormat() throws {
+        let first = try [UInt8](Data(contentsOf: try SharedMedia.file("ogg_vorbis_stereo_1s.ogg")))
+        let second = try [UInt8](Data(contentsOf: try SharedMedia.file("ogg_vorbis_48k_stereo_bear.ogg")))
+        let chained = first + second
+        let demuxer = try OggDemuxer(source: MemorySource(chained))
+        var pulled: [Pulled] = []
+        var cut: MediaError?
+        var linkStart: Int?
+        while let p = try demuxer.read(untilCut: &cut) {
+            if p.newParameters != nil && !pulled.isEmpty && linkStart == nil { linkStart = pulled.count }
+            pulled.append(Pulled(offset: p.position, data: p.data, frames: AudioStreamParser.samples(p.duration, timeBase: p.timeBase, rate: 44100)))
+        }
+        let link = try XCTUnwrap(linkStart, "the pull demuxer reports no second link")
+        for chunks in [[chained.count], [4000]] {
+            let got = push(chained, chunks: chunks)
+            XCTAssertNil(got.error)
+            XCTAssertEqual(got.packets.map(\.offset), pulled.map(\.offset))
+            XCTAssertEqual(got.packets.map(\.data), pulled.map(\.data))
+            XCTAssertEqual(got.format?.sampleRate, 48000)
+            XCTAssertEqual(got.events.filter { $0.hasPrefix("dataFormat") }.count, 2, "\(got.events)")
+            XCTAssertGreaterThan(got.packets[link].offset, Int64(first.count - 1))
         }
     }
 

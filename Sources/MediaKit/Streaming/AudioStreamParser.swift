@@ -9,7 +9,10 @@
 /// run over the bytes pushed so far: its packets are the pull demuxer's, reported as soon as
 /// their bytes have arrived (and the demuxer has read what it reads to know a packet is whole:
 /// the next Ogg page, the next FLAC frame's header). Of a file with several tracks the first
-/// audio track is read. The magic cookie is the codec's configuration (FLAC STREAMINFO, the AAC
+/// audio track is read. A chained Ogg file (links of one codec, read as one track as FFmpeg
+/// reads them) gives a new ``Event/dataFormat(_:)`` and ``Event/magicCookie(_:)`` before the
+/// first packet of a link whose configuration differs; a link of another codec ends it with the
+/// demuxer's `.unsupported` error, as FFmpeg ends there. The magic cookie is the codec's configuration (FLAC STREAMINFO, the AAC
 /// AudioSpecificConfig, the Opus / Vorbis headers, ALAC's config). An MP4 whose `moov` follows
 /// its media data cannot be read front to back and is refused with an error that says so (as
 /// Apple's AudioFileStream refuses it); so is a seek (`discontinuity`) in a container.
@@ -97,7 +100,7 @@ public final class AudioStreamParser {
         case dataOffset(Int64)
         /// Bytes of audio data, as a Xing / VBRI header states it.
         case audioDataByteCount(Int64)
-        /// Audio packets, as a Xing / VBRI header states it.
+        /// Audio packets, as a Xing / VBRI header or a container's header (WAV, AIFF, CAF, MP4) states it.
         case audioDataPacketCount(Int64)
         /// Bits per second: exact for a constant bit rate, else the average of the packets so far.
         case bitRate(Int, exact: Bool)
@@ -218,6 +221,8 @@ public final class AudioStreamParser {
     private var containerBase: Int64 = 0
     /// The container's audio track, once its header was read.
     private var containerTrack: Track?
+    /// The packets a container's header lists (WAV, AIFF, CAF, MP4), exact.
+    private var statedPacketCount: Int64?
     /// The container's demuxer failed after packets that were reported: thrown by the next push.
     private var containerError: MediaError?
 
@@ -1093,11 +1098,13 @@ extension AudioStreamParser {
         return (total - start - trailingTagBytes, true)
     }
 
-    /// The audio packets (Apple's `AudioDataPacketCount`): exact after ``finish()`` or from a
-    /// Xing / VBRI header; else ``audioDataByteCount`` over ``averageBytesPerPacket``, estimated.
+    /// The audio packets (Apple's `AudioDataPacketCount`): exact after ``finish()``, from a
+    /// Xing / VBRI header, or from a container's header that lists its packets (WAV, AIFF, CAF,
+    /// MP4); else ``audioDataByteCount`` over ``averageBytesPerPacket``, estimated.
     public var audioDataPacketCount: (packets: Int64, estimated: Bool)? {
         if ended && indexing && packetCount > 0 { return (packetCount + (truncatedTail == nil ? 0 : 1), false) }
         if let n = vbrHeader?.frames, n > 0 { return (Int64(n), false) }
+        if let n = statedPacketCount { return (n, false) }
         guard let bytes = audioDataByteCount, let average = averageBytesPerPacket, average > 0 else { return nil }
         return (Int64((Double(bytes.bytes) / average).rounded()), true)
     }
@@ -1239,12 +1246,27 @@ extension AudioStreamParser {
                     bitRate = (p.bitRate, Self.isPCM(p.codec))
                     events.append(.bitRate(p.bitRate, exact: Self.isPCM(p.codec)))
                 }
+                // The packet count the header states, where it lists the packets (a FLAC
+                // STREAMINFO's gives only an estimate; Ogg and MPEG-TS none).
+                if ["wav", "aiff", "caf", "mp4"].contains(name), track.sampleCount > 0 {
+                    statedPacketCount = Int64(track.sampleCount)
+                    events.append(.audioDataPacketCount(Int64(track.sampleCount)))
+                }
                 if let seconds = stated, seconds > 0, seconds.isFinite {
                     duration = (seconds, false)
                     events.append(.duration(seconds, estimated: false))
                 }
             case .packet(let p):
                 let offset = p.position >= 0 ? containerBase + p.position : -1
+                if let np = p.newParameters, np.extradata != (magicCookie ?? []) || np.sampleRate != dataFormat?.sampleRate || np.channels != dataFormat?.channels {
+                    // A chained Ogg link (the same codec, read as one track as FFmpeg reads it):
+                    // its format and configuration, before its packets.
+                    flush()
+                    dataFormat = DataFormat(codec: np.codec, sampleRate: np.sampleRate, channels: np.channels, framesPerPacket: Self.framesPerPacket(np))
+                    events.append(.dataFormat(dataFormat!))
+                    magicCookie = np.extradata
+                    if !np.extradata.isEmpty { events.append(.magicCookie(np.extradata)) }
+                }
                 if dataOffset == nil {
                     dataOffset = offset
                     events.append(.dataOffset(offset))
@@ -1282,8 +1304,9 @@ extension AudioStreamParser {
     /// After the last packet of a container: the bit rate and duration of the packets, where
     /// the header did not state them.
     private func finishContainerEstimates(into events: inout [Event]) {
-        guard let f = dataFormat, f.sampleRate > 0, sampleCount > 0 else { return }
-        let seconds = Double(sampleCount) / Double(f.sampleRate)
+        // Samples are counted at the track's rate (a chained Ogg link's packets too, as their durations are).
+        guard let rate = containerTrack?.parameters.sampleRate, rate > 0, sampleCount > 0 else { return }
+        let seconds = Double(sampleCount) / Double(rate)
         if bitRate == nil {
             let rate = Int((Double(audioBytes * 8) / seconds).rounded())
             bitRate = (rate, false)
