@@ -143,6 +143,25 @@ final class AudioStreamParserContainerTests: XCTestCase {
         }
     }
 
+    /// Memory: the bytes kept stay bounded by what the demuxer may read again behind its last
+    /// read (CallbackSource.keptBehind, dropped in steps of 256 KiB) and one push, not the file
+    /// (a 2.6 MB WAV in pushes of 64 KiB).
+    func testKeptBytesAreBoundedNotTheFile() throws {
+        let bytes = try [UInt8](Data(contentsOf: try SharedMedia.file("breadth/wav_Vanilagy_870a34_CantinaBand60.wav")))
+        let parser = AudioStreamParser()
+        var most = 0, packets = 0
+        var i = 0
+        while i < bytes.count {
+            for e in try parser.push(Array(bytes[i..<min(bytes.count, i + 65536)])) { if case .packets(let p) = e { packets += p.count } }
+            most = max(most, parser.containerKeptBytes ?? 0)
+            i += 65536
+        }
+        _ = parser.finish()
+        XCTAssertGreaterThan(packets, 100)
+        XCTAssertLessThanOrEqual(most, CallbackSource.keptBehind + (1 << 18) + 2 * 65536)
+        XCTAssertLessThan(most, bytes.count / 2)
+    }
+
     /// Properties as the pull demuxer states them, after the header and after the end.
     func testPropertiesOfAContainer() throws {
         let url = try SharedMedia.file("breadth/flac_tinytag_a3f1bf_flac1sMono.flac")

@@ -1301,6 +1301,10 @@ extension AudioStreamParser {
         return events
     }
 
+    /// The pushed bytes a container's reader keeps now (nil for the elementary streams), for the
+    /// tests of its memory bound.
+    var containerKeptBytes: Int? { container?.keptBytes }
+
     /// After the last packet of a container: the bit rate and duration of the packets, where
     /// the header did not state them.
     private func finishContainerEstimates(into events: inout [Event]) {

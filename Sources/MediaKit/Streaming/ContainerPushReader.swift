@@ -50,6 +50,9 @@ final class ContainerPushReader {
 
     deinit { source.cancel() }
 
+    /// The pushed bytes kept now (for the tests of the memory bound).
+    var keptBytes: Int { source.keptBytes }
+
     /// Hands `bytes` to the demuxer; returns what it produced from them.
     func push(_ bytes: [UInt8]) -> [Output] {
         guard !done else { return [] }
@@ -116,6 +119,13 @@ final class PushedBytes: ByteSource, @unchecked Sendable {
     private var outbox: [ContainerPushReader.Output] = []
 
     init(name: String) { self.name = name }
+
+    /// The bytes kept now: from keptBehind before the demuxer's last read to the last pushed.
+    var keptBytes: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return window.count
+    }
 
     /// Appends bytes (and with `final`, ends the input); waits until the demuxer cannot go on
     /// without more bytes, or has ended; returns what it produced meanwhile.
