@@ -1,5 +1,5 @@
 /*
- * mediakit/stream_parser.h - part of the C API of MediaKit (libmediakit): mk_stream_parser: MP3, ADTS, AC-3, DTS and AMR bytes pushed in any chunking.
+ * mediakit/stream_parser.h - part of the C API of MediaKit (libmediakit): mk_stream_parser: MP3, ADTS, AC-3, DTS, AMR and the audio containers read front to back (WAV, AIFF, CAF, FLAC, Ogg, M4A with moov first, MPEG-TS) pushed in any chunking.
  *
  * Include <mediakit/mediakit.h> for the whole API; this header compiles on its own and
  * includes what it needs. The conventions (statuses, ownership, threads) are in mediakit.h.
@@ -14,7 +14,9 @@ extern "C" {
 #endif
 
 /** A push parser for MP3 (MPEG audio Layer I/II/III), ADTS AAC, AC-3 / E-AC-3, DTS and AMR
- *  (storage format, "#!AMR") that arrive in pieces, as
+ *  (storage format, "#!AMR"), and WAV / RF64, AIFF, CAF, FLAC, Ogg, MP4 / M4A with its moov
+ *  first and MPEG-TS (the first audio track; packets as the container's demuxer reads them),
+ *  that arrive in pieces, as
  *  iOS's AudioFileStream: hand it bytes in any chunking with mk_stream_parser_push(), then take
  *  the events that became known with mk_stream_parser_next_event() until it returns MK_EAGAIN.
  *  Bytes that do not complete a frame are kept: never push them again. One thread at a time.
@@ -71,11 +73,21 @@ typedef struct mk_stream_event {
  *  else -1. On success *out is new: close it with mk_stream_parser_close(). Errors: MK_EINVAL. */
 mk_status mk_stream_parser_open(mk_stream_parser **out, int64_t total_bytes);
 
+/** mk_stream_parser_open() with a file type hint (Apple's inFileTypeHint): a format's name or a
+ *  file name extension ("wav", "m4a", "aac", "ts" ...; NULL or an unknown one: no hint). The
+ *  bytes decide the type: a wrong hint is overridden by them; the hint names the expected type
+ *  in the error for bytes that are none of the types read. `file_type_hint` is borrowed for
+ *  the call only. On success *out is new: close it with mk_stream_parser_close().
+ *  Errors: MK_EINVAL. */
+mk_status mk_stream_parser_open_hint(mk_stream_parser **out, int64_t total_bytes, const char *file_type_hint);
+
 /** Parses the next `size` bytes (copied; `data` may be freed on return). A nonzero
  *  `discontinuity` (after a seek or a gap) drops what is kept and looks for a confirmed frame
  *  again; the bytes then start at the offset mk_stream_parser_seek() returned.
- *  Errors: MK_EINVAL, MK_EUNSUPPORTED (ADIF AAC; a container this parser does not read, WAVE,
- *  RF64, AIFF, CAF, FLAC, Ogg, MP4 or MPEG-TS, refused at its first bytes). */
+ *  Errors: MK_EINVAL, MK_EUNSUPPORTED (ADIF AAC; a container this parser does not read,
+ *  Matroska, AVI, IVF ..., refused at its first bytes; 64 KiB without a frame or a signature;
+ *  an MP4 whose moov follows its media data; a discontinuity in a container), a container
+ *  demuxer's error for damage it cannot step over. */
 mk_status mk_stream_parser_push(mk_stream_parser *parser, const uint8_t *data, size_t size, int32_t discontinuity);
 
 /** Ends the input: the last frame and the bit rate become events. Errors: MK_EINVAL. */

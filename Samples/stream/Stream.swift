@@ -8,14 +8,14 @@ import MediaKit
 struct Stream: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mk-stream",
-        abstract: "Push an MP3, ADTS AAC, AC-3 / E-AC-3, DTS or AMR stream through MediaKit's AudioStreamParser and print its events.",
+        abstract: "Push an MP3, ADTS AAC, AC-3 / E-AC-3, DTS or AMR stream, or a WAV, AIFF, CAF, FLAC, Ogg, M4A (moov first) or MPEG-TS file, through MediaKit's AudioStreamParser and print its events.",
         discussion: """
         The input is read in chunks of --chunk bytes, each pushed to the parser as a
         download or a socket would deliver it; - reads standard input, as in
         curl -s URL | mk-stream -
 
         Standard output: one line per event, in the order the events come:
-          format mp3|adts|ac3|dts|amr
+          format mp3|adts|ac3|dts|amr|wav|aiff|caf|flac|ogg|mp4|mpegts
           data-format codec=C rate=R channels=N frames-per-packet=F
           magic-cookie HEX
           data-offset N

@@ -38,7 +38,7 @@ final class StreamParserHandle: NamedHandle {
         return UnsafePointer(c.pointer)
     }
 
-    init(totalBytes: Int64?) { parser = AudioStreamParser(totalBytes: totalBytes) }
+    init(totalBytes: Int64?, fileTypeHint: String? = nil) { parser = AudioStreamParser(totalBytes: totalBytes, fileTypeHint: fileTypeHint) }
     deinit { held?.deallocate(); cookie?.deallocate() }
 
     /// A copy of `bytes` that stays put until the next call (NULL for none).
@@ -83,6 +83,14 @@ final class StreamParserHandle: NamedHandle {
 public func mk_stream_parser_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ totalBytes: Int64) -> Int32 {
     guard let out else { return fail(MK_EINVAL, "mk_stream_parser_open: out is NULL") }
     out.pointee = Handles.make(StreamParserHandle(totalBytes: totalBytes >= 0 ? totalBytes : nil))
+    return MK_OK
+}
+
+@_cdecl("mk_stream_parser_open_hint")
+public func mk_stream_parser_open_hint(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ totalBytes: Int64, _ hint: UnsafePointer<CChar>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_stream_parser_open_hint: out is NULL") }
+    let h = StreamParserHandle(totalBytes: totalBytes >= 0 ? totalBytes : nil, fileTypeHint: hint.map { String(cString: $0) })
+    out.pointee = Handles.make(h)
     return MK_OK
 }
 

@@ -94,7 +94,12 @@ final class AudioStreamParserTests: XCTestCase {
     func testGarbageZeroBytesAndTagsOnly() throws {
         var random = SeededRandom(state: 42)
         let garbage = (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &random) }
-        for input in [garbage, [], [0xFF, 0xFB], Array("ID3".utf8) + [4, 0, 0, 0, 0, 0x7F, 0x7F], Array(repeating: 0xFF, count: 5000)] {
+        // 200 KB of noise: refused as no type read, once 64 KiB passed without a frame (not at finish()).
+        XCTAssertThrowsError(try AudioStreamParser().push(garbage)) { error in
+            XCTAssertEqual((error as? MediaError)?.kind, .unsupported)
+            XCTAssertEqual((error as? MediaError)?.offset, 0)
+        }
+        for input in [Array(garbage.prefix(60_000)), [], [0xFF, 0xFB], Array("ID3".utf8) + [4, 0, 0, 0, 0, 0x7F, 0x7F], Array(repeating: 0xFF, count: 5000)] {
             let parser = AudioStreamParser()
             var packets = 0
             for e in try parser.push(input) + parser.finish() { if case .packets(let p) = e { packets += p.count } }
@@ -370,13 +375,12 @@ final class AudioStreamParserTests: XCTestCase {
     }
 
     /// A container the parser does not read is refused at its first bytes (after any ID3v2 tag
-    /// in front), whatever the chunking, not after every byte at finish(). The signatures are the
-    /// formats' own (RIFF / WAVE, FORM / AIFF, caff, fLaC, OggS, ISO BMFF's ftyp box, MPEG-TS's
-    /// 0x47 sync byte every 188 bytes), on real files.
+    /// in front), whatever the chunking, not after every byte at finish(): Matroska / WebM
+    /// (EBML's 1A 45 DF A3), IVF ("DKIF"), AVI ("RIFF" then "AVI "), on real files. (The
+    /// containers it reads: AudioStreamParserContainerTests.)
     func testOtherContainersAreRefusedEarly() throws {
-        let files = ["breadth/wav_Borewit_480e1b_alaw.wav", "breadth/aiff_Borewit_a032fe_issue-89_no-artist.aiff",
-                     "breadth/flac_androidx_4f7eb2_bear.flac", "ogg_vorbis_mono_metadata_block_picture.ogg", "m4a_aac_8k_mono.m4a",
-                     "breadth/ts_Vanilagy_00bbd7_eac3.ts"]
+        let files = ["mkv_opus_mono_tiny.mkv", "webm_vorbis_mono_12k_3s.webm", "ivf_vp9_320x180_1s.ivf",
+                     "breadth/avi_meta-pytor_133ba9_testsrc2_mpeg4.avi"]
         for name in files {
             let url = try SharedMedia.file(name)
             let head = try [UInt8](Data(contentsOf: url).prefix(4096))
@@ -390,6 +394,7 @@ final class AudioStreamParserTests: XCTestCase {
                 }
                 let e = try XCTUnwrap(error, "\(name) in chunks of \(chunk): no error")
                 XCTAssertEqual(e.kind, .unsupported)
+                XCTAssertTrue(e.message.contains("does not read"), e.message)
                 if chunk < 200 { XCTAssertLessThanOrEqual(i, 200, "\(name): refused within its first bytes") }
             }
         }

@@ -60,7 +60,8 @@ seed_dirs() {
         ogg) echo ogg ;;
         wav) echo wav ;;
         flac) echo flac ;;
-        audiostream|audiostream-demuxer) echo audiostream ;;
+        audiostream) echo "audiostream wav flac ogg aiff caf mpegts" ;;   # the push parser reads these containers too
+        audiostream-demuxer) echo audiostream ;;
         rawaudio) echo rawaudio ;;
         probe|capi|remux) echo "wav flac ogg audiostream aiff caf mpegts rawaudio" ;;
         mux) echo mux ;;

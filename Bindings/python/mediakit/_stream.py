@@ -126,8 +126,9 @@ class StreamEvent:
 
 
 class StreamParser(_Owned):
-    """A push parser for MP3, ADTS AAC, AC-3 / E-AC-3, DTS and AMR arriving in pieces (iOS's
-    AudioFileStream)::
+    """A push parser for MP3, ADTS AAC, AC-3 / E-AC-3, DTS and AMR, and for WAV / RF64, AIFF,
+    CAF, FLAC, Ogg, M4A / MP4 with its ``moov`` first and MPEG-TS (their first audio track, packets
+    as the container's demuxer reads them), arriving in pieces (iOS's AudioFileStream)::
 
         with mediakit.StreamParser() as parser:
             for chunk in chunks:
@@ -137,14 +138,22 @@ class StreamParser(_Owned):
 
     Bytes that do not complete a frame are kept: never push them again. What is known so far is
     readable at any time as attributes (``data_format``, ``bit_rate``, ``duration``,
-    ``data_offset`` ...), None until known; ``metadata`` holds every tag read."""
+    ``data_offset`` ...), None until known; ``metadata`` holds every tag read.
+
+    ``file_type_hint`` (Apple's ``inFileTypeHint``) is what the caller believes the stream is: a
+    format's name or a file name extension ("wav", "m4a", "aac", "ts" ...). The bytes decide: a
+    wrong hint is overridden by them; an unknown one is ignored."""
 
     _free = staticmethod(lib.mk_stream_parser_close)
     _what = "stream parser"
 
-    def __init__(self, total_bytes: Optional[int] = None):
+    def __init__(self, total_bytes: Optional[int] = None, file_type_hint: Optional[str] = None):
         h = ctypes.c_void_p()
-        lib.mk_stream_parser_open(ctypes.byref(h), -1 if total_bytes is None else int(total_bytes))
+        total = -1 if total_bytes is None else int(total_bytes)
+        if file_type_hint is None:
+            lib.mk_stream_parser_open(ctypes.byref(h), total)
+        else:
+            lib.mk_stream_parser_open_hint(ctypes.byref(h), total, file_type_hint.encode())
         super().__init__(h)
 
     def _events(self) -> list[StreamEvent]:

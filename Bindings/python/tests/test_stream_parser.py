@@ -4,11 +4,12 @@ channel layout, the LAME priming FFmpeg skips (its start_time), the duration (th
 ffprobe's packet durations where FFmpeg only estimates one), the cover art's bytes (ffmpeg's
 copy of the attached picture), HE-AAC found in an ADTS stream (ffprobe's profile and output
 rate). Each file is probed once."""
+import hashlib
 import json
 import subprocess
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 
@@ -160,17 +161,38 @@ def test_he_aac_in_adts_is_found_by_decoding(shared_media: Path, tmp_path: Path)
         assert core is not None and layers[-1] == core and core.profile == "LC" and core.sample_rate == int(st["sample_rate"]) // 2
 
 
-@pytest.mark.parametrize("name", ["breadth/wav_Borewit_480e1b_alaw.wav", "breadth/flac_androidx_4f7eb2_bear.flac",
-                                  "ogg_vorbis_mono_metadata_block_picture.ogg", "m4a_aac_8k_mono.m4a", "breadth/ts_Vanilagy_00bbd7_eac3.ts"])
-def test_other_containers_are_refused_at_once(name: str, shared_media: Path) -> None:
-    """A container the parser does not read (ffprobe names it so) is refused with
-    MK_EUNSUPPORTED within its first bytes, pushed one byte at a time, not at finish()."""
+@pytest.mark.parametrize("name,hint", [("breadth/wav_Borewit_480e1b_alaw.wav", "wav"), ("breadth/flac_tinytag_a3f1bf_flac1sMono.flac", "mp3"),
+                                       ("ogg_vorbis_mono_metadata_block_picture.ogg", "ogg"), ("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "m4a"),
+                                       ("breadth/ts_Vanilagy_00bbd7_eac3.ts", None)])
+def test_containers_give_ffprobes_packets(name: str, hint: Optional[str], shared_media: Path) -> None:
+    """A container (with a file type hint, right or wrong: the bytes decide) pushed in chunks of
+    1000 bytes gives ffprobe's packets of its first audio stream: each the same size, at the same
+    offset, with the same bytes (ffprobe's MD5 of each packet's data), and mediakit.open()'s
+    packets of that track; the format and the magic cookie are the pull demuxer's."""
     path = shared_media / name
-    fmt = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=format_name", "-of", "json", str(path)],
-                                    capture_output=True, check=True).stdout)["format"]["format_name"]
-    assert not {"mp3", "aac", "ac3", "eac3", "dts", "amr"} & set(fmt.split(","))
-    head = path.read_bytes()[:400]
-    with mediakit.StreamParser() as p:
+    data = path.read_bytes()
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_data_hash", "MD5", "-show_entries",
+                          "packet=pos,size,data_hash", "-of", "json", str(path)], capture_output=True, check=True).stdout
+    want = json.loads(out)["packets"]
+    with mediakit.StreamParser(file_type_hint=hint) as p:
+        events = _feed(p, data, 1000)
+        got = [e for e in events if e.kind == "packet"]
+        assert [len(e.data) for e in got] == [int(x["size"]) for x in want]
+        assert [e.offset for e in got] == [int(x["pos"]) for x in want]
+        assert ["MD5:" + hashlib.md5(e.data).hexdigest() for e in got] == [x["data_hash"] for x in want]
+        with mediakit.open(str(path)) as d:
+            track = next(t for t in d.tracks if t.media_type == "audio")
+            pulled = [pk.data for pk in d.packets(track)]
+            assert [e.data for e in got] == pulled
+            assert p.file_format == d.container and p.magic_cookie == track.extradata
+
+
+@pytest.mark.parametrize("name", ["mkv_opus_mono_tiny.mkv", "ivf_vp9_320x180_1s.ivf"])
+def test_other_containers_are_refused_at_once(name: str, shared_media: Path) -> None:
+    """A container the parser does not read (Matroska, IVF) is refused with MK_EUNSUPPORTED
+    within its first bytes, pushed one byte at a time, not at finish()."""
+    head = (shared_media / name).read_bytes()[:400]
+    with mediakit.StreamParser(file_type_hint="mka") as p:
         with pytest.raises(mediakit.MediaError) as e:
             for i in range(len(head)):
                 p.push(head[i:i + 1])

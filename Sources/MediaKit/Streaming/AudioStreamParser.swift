@@ -1,7 +1,24 @@
 /// A push parser for audio that arrives in pieces (a download, a socket, a live radio stream),
 /// as iOS's AudioFileStream: MPEG audio (Layer I, II, III; MPEG-1, 2, 2.5), ADTS AAC, AC-3 and
 /// E-AC-3, DTS and the AMR-NB / AMR-WB storage format (`#!AMR`), with ID3v2 tags before (or
-/// between) the frames and ID3v1 / APEv2 / Lyrics3 tags after them.
+/// between) the frames and ID3v1 / APEv2 / Lyrics3 tags after them; and every audio container
+/// that can be read front to back: WAV / RF64, AIFF / AIFF-C, CAF, FLAC, Ogg (Opus, Vorbis,
+/// FLAC ...), MP4 / M4A with its `moov` before the media data, and MPEG-TS.
+///
+/// A container is read by its own demuxer (the one ``ContainerCatalog`` opens files with),
+/// run over the bytes pushed so far: its packets are the pull demuxer's, reported as soon as
+/// their bytes have arrived (and the demuxer has read what it reads to know a packet is whole:
+/// the next Ogg page, the next FLAC frame's header). Of a file with several tracks the first
+/// audio track is read. A chained Ogg file (links of one codec, read as one track as FFmpeg
+/// reads them) gives a new ``Event/dataFormat(_:)`` and ``Event/magicCookie(_:)`` before the
+/// first packet of a link whose configuration differs; a link of another codec ends it with the
+/// demuxer's `.unsupported` error, as FFmpeg ends there. The magic cookie is the codec's configuration (FLAC STREAMINFO, the AAC
+/// AudioSpecificConfig, the Opus / Vorbis headers, ALAC's config). An MP4 whose `moov` follows
+/// its media data cannot be read front to back and is refused with an error that says so (as
+/// Apple's AudioFileStream refuses it); so is a seek (`discontinuity`) in a container.
+/// A stream that can be none of the types read is refused as soon as that is clear: at the
+/// signature of a container not read here (Matroska, AVI ...), or after
+/// ``maxBytesBeforeSync`` bytes without a frame.
 ///
 /// Hand it bytes in any chunking, down to one byte at a time, with ``push(_:discontinuity:)``;
 /// it returns the events that became known, in order (packets in lists of at most
@@ -28,13 +45,15 @@
 public final class AudioStreamParser {
     /// What the stream holds.
     public struct DataFormat: Sendable, Hashable {
-        /// FFmpeg's codec name: "mp1", "mp2", "mp3", "aac", "ac3", "eac3", "dts", "amr_nb" or "amr_wb".
+        /// FFmpeg's codec name: "mp1", "mp2", "mp3", "aac", "ac3", "eac3", "dts", "amr_nb" or
+        /// "amr_wb"; in a container, its track's codec ("pcm_s16le", "flac", "opus", "alac" ...).
         public var codec: CodecID
         /// Samples per second.
         public var sampleRate: Int
         /// Channels (0 when an AAC program config element states them).
         public var channels: Int
-        /// Samples per channel in one packet.
+        /// Samples per channel in one packet; 0 in a container where they vary from packet to
+        /// packet (PCM, Opus, Vorbis, FLAC with several block sizes: see ``Packet/frames``).
         public var framesPerPacket: Int
         /// The codec's profile where one format has layers ("LC", "HE-AAC", "HE-AACv2" for AAC;
         /// see ``AudioStreamParser/formatList``); nil otherwise.
@@ -56,7 +75,8 @@ public final class AudioStreamParser {
 
     /// Where a packet is in the stream and what it holds.
     public struct Packet: Sendable, Hashable {
-        /// Byte offset of the frame in the stream (from the first byte pushed).
+        /// Byte offset of the frame in the stream (from the first byte pushed); in a container,
+        /// of the packet's first byte as its demuxer gives it (-1 where it gives none).
         public var offset: Int64
         /// The frame's bytes (its header included).
         public var data: [UInt8]
@@ -69,7 +89,8 @@ public final class AudioStreamParser {
 
     /// Something the parser learned.
     public enum Event: Sendable {
-        /// "mp3" (MPEG audio, any layer), "adts", "ac3" (AC-3 or E-AC-3), "dts" or "amr".
+        /// "mp3" (MPEG audio, any layer), "adts", "ac3" (AC-3 or E-AC-3), "dts" or "amr"; for a
+        /// container its ``ContainerFormat`` name: "wav", "aiff", "caf", "flac", "ogg", "mp4" or "mpegts".
         case fileFormat(String)
         /// Codec, rate, channels, frames per packet.
         case dataFormat(DataFormat)
@@ -79,7 +100,7 @@ public final class AudioStreamParser {
         case dataOffset(Int64)
         /// Bytes of audio data, as a Xing / VBRI header states it.
         case audioDataByteCount(Int64)
-        /// Audio packets, as a Xing / VBRI header states it.
+        /// Audio packets, as a Xing / VBRI header or a container's header (WAV, AIFF, CAF, MP4) states it.
         case audioDataPacketCount(Int64)
         /// Bits per second: exact for a constant bit rate, else the average of the packets so far.
         case bitRate(Int, exact: Bool)
@@ -115,7 +136,8 @@ public final class AudioStreamParser {
     public private(set) var attachments: [Attachment] = []
     /// The chapters of the ID3v2 tags (CHAP), in time order.
     public private(set) var chapters: [Chapter] = []
-    /// The container ("mp3", "adts", "ac3", "dts" or "amr"), once known.
+    /// The container ("mp3", "adts", "ac3", "dts", "amr", "wav", "aiff", "caf", "flac", "ogg",
+    /// "mp4" or "mpegts"), once known.
     public private(set) var fileFormat: String?
     /// The largest packet reported so far, in bytes (0 before the first).
     public private(set) var maximumPacketSize = 0
@@ -193,6 +215,16 @@ public final class AudioStreamParser {
     /// The bytes of the packet cut short at the end of the stream, if there was one (not in
     /// ``packetCount`` / ``audioBytes``, which count whole frames).
     private var truncatedTail: Int?
+    /// A container's demuxer, once the bytes turned out to be one (see ``ContainerPushReader``).
+    private var container: ContainerPushReader?
+    /// The offset of the container's first byte in the stream (after an ID3v2 tag in front).
+    private var containerBase: Int64 = 0
+    /// The container's audio track, once its header was read.
+    private var containerTrack: Track?
+    /// The packets a container's header lists (WAV, AIFF, CAF, MP4), exact.
+    private var statedPacketCount: Int64?
+    /// The container's demuxer failed after packets that were reported: thrown by the next push.
+    private var containerError: MediaError?
 
     private static let tagMarkers = ["ID3", "TAG", "APETAGEX", "LYRICSBEGIN"].map { Array($0.utf8) }
     private static let apeMarker = Array("APETAGEX".utf8)
@@ -231,19 +263,63 @@ public final class AudioStreamParser {
     /// Packet offsets kept for exact seeks (8 bytes each: about 7 hours of MP3).
     public static let maxIndexedPackets = 1 << 20
 
-    /// A parser. `totalBytes` is the stream's length when known (a file), for duration estimates.
-    public init(totalBytes: Int64? = nil) {
+    /// A parser. `totalBytes` is the stream's length when known (a file), for duration
+    /// estimates. `fileTypeHint` is what the caller believes the stream is (Apple's
+    /// `inFileTypeHint`): a format's name or a file name extension ("wav", "m4a", "aac",
+    /// "ts" ...; see ``fileTypeHint``). The bytes decide: a wrong hint is overridden by them.
+    public init(totalBytes: Int64? = nil, fileTypeHint: String? = nil) {
         self.totalBytes = totalBytes
+        self.fileTypeHint = fileTypeHint.flatMap(Self.formatName(hint:))
+    }
+
+    /// The format the hint given to ``init(totalBytes:fileTypeHint:)`` names, as its format name
+    /// ("mp3", "adts", "ac3", "eac3", "dts", "amr", "wav", "aiff", "caf", "flac", "ogg", "mp4"
+    /// or "mpegts"); nil without a hint or for one that names no format this parser reads
+    /// (ignored, as Apple ignores a hint it does not know). Every format read here has a
+    /// signature or a sync word its bytes are recognised by, so the bytes always decide (a
+    /// wrong hint is overridden, as Apple's is); the hint names the expected type in the error
+    /// for bytes that are none of them.
+    public let fileTypeHint: String?
+
+    /// Bytes after the leading tags without a frame or a container signature, after which a
+    /// stream is refused as none of the types this parser reads (`.unsupported`), not at
+    /// ``finish()``: 64 KiB, more than any of them has before its first frame.
+    public static let maxBytesBeforeSync: Int64 = 64 << 10
+
+    /// The format name of a hint: a name or an extension of a format this parser reads.
+    static func formatName(hint: String) -> String? {
+        var h = hint.lowercased().trimmingCharacters(in: .whitespaces)
+        if h.hasPrefix(".") { h.removeFirst() }
+        if let dot = h.lastIndex(of: ".") { h = String(h[h.index(after: dot)...]) }   // a file name
+        let table: [String: String] = [
+            "mp3": "mp3", "mp2": "mp3", "mp1": "mp3", "mpa": "mp3", "mpga": "mp3", "adts": "adts", "aac": "adts",
+            "ac3": "ac3", "eac3": "eac3", "ec3": "eac3", "dts": "dts", "amr": "amr", "awb": "amr",
+            "wav": "wav", "wave": "wav", "rf64": "wav", "aif": "aiff", "aiff": "aiff", "aifc": "aiff", "caf": "caf",
+            "flac": "flac", "ogg": "ogg", "oga": "ogg", "opus": "ogg", "mp4": "mp4", "m4a": "mp4", "m4b": "mp4",
+            "mov": "mp4", "3gp": "mp4", "mpegts": "mpegts", "ts": "mpegts", "m2ts": "mpegts",
+        ]
+        return table[h]
     }
 
     /// Parses `bytes`, the next piece of the stream. With `discontinuity` (after a seek, or a gap)
     /// everything kept is dropped and a frame must be confirmed again before packets are reported;
     /// the bytes are taken to start at the offset ``seek(to:)`` returned, else right after the
     /// bytes pushed before.
-    /// - Throws: `.unsupported` for ADIF AAC (no frame headers to parse), and for a container
-    ///   this parser does not read (WAVE, RF64, AIFF, CAF, FLAC, Ogg, MP4, MPEG-TS), as soon as
-    ///   its signature has arrived (after any ID3v2 tag in front).
+    /// - Throws: `.unsupported` for ADIF AAC (no frame headers to parse), for a container this
+    ///   parser does not read (Matroska / WebM, AVI, IVF ...) as soon as its signature has
+    ///   arrived (after any ID3v2 tag in front), for ``maxBytesBeforeSync`` bytes without a
+    ///   frame, for an MP4 whose `moov` comes after its media data and for a discontinuity in a
+    ///   container; a container demuxer's error (damage it cannot step over), thrown by the
+    ///   push that brought its bytes, or by the next one when that push reported packets.
     public func push(_ bytes: [UInt8], discontinuity: Bool = false) throws -> [Event] {
+        if let reader = container {
+            if let e = containerError { throw e }
+            if discontinuity {
+                throw MediaError(.unsupported, "a discontinuity in a \(reader.format.description) stream: its demuxer reads it front to back, without seeking",
+                                 offset: bufferStart, context: "audio stream")
+            }
+            return try containerEvents(reader.push(bytes))
+        }
         if discontinuity {
             bufferStart = nextOffsetAfterSeek ?? (bufferStart + Int64(buffer.count))
             buffer.removeAll(keepingCapacity: true)
@@ -274,7 +350,23 @@ public final class AudioStreamParser {
 
     /// Ends the input: the last frame is reported without a header after it, and the bit rate.
     public func finish() -> [Event] {
+        if container != nil && ended { return [] }
         var events = (try? parse(final: true)) ?? []
+        if let reader = container {
+            ended = true
+            if let e = containerError {
+                containerError = nil
+                return [.warning(e)]
+            }
+            do {
+                events += try containerEvents(reader.finish())
+            } catch let e as MediaError {
+                containerError = nil
+                events.append(.warning(e))
+            } catch {}
+            finishContainerEstimates(into: &events)
+            return events
+        }
         if packetCount == 0 && !ended {
             let end = bufferStart + Int64(buffer.count)
             let what = dataFormat == nil ? "an MPEG audio or ADTS frame confirmed by the next one" : "an audio frame after the VBR header"
@@ -550,8 +642,17 @@ public final class AudioStreamParser {
                 // is refused now, not after every byte was pushed.
                 switch otherContainer(final: final) {
                 case .needMore: return finishPush(events, packets)
-                case .found(let name):
-                    throw MediaError(.unsupported, "the stream is \(name), which AudioStreamParser does not read (it reads MP3, ADTS AAC, AC-3 / E-AC-3, DTS and AMR): open it with a demuxer",
+                case .found(_, let format?):
+                    // A container: its demuxer reads the bytes from here on (ContainerPushReader).
+                    let reader = ContainerPushReader(format: format, name: "pushed stream")
+                    container = reader
+                    containerBase = absolute
+                    tagsEnd = absolute
+                    let rest = Array(buffer[cursor...])
+                    cursor = buffer.count
+                    return events + (try containerEvents(reader.push(rest)))
+                case .found(let name, nil):
+                    throw MediaError(.unsupported, "the stream is \(name), which AudioStreamParser does not read (it reads \(Self.readsWhat))",
                                      offset: absolute, context: "audio stream")
                 case .none: break
                 }
@@ -590,6 +691,11 @@ public final class AudioStreamParser {
                 }
                 noteDamage(why)
                 cursor += 1
+                if dataFormat == nil, let start = tagsEnd, absolute - start >= Self.maxBytesBeforeSync {
+                    let expected = fileTypeHint.map { "a \($0) stream, as the hint says, or any of " } ?? ""
+                    throw MediaError(.unsupported, "no frame or container signature in the \(Self.maxBytesBeforeSync) bytes after offset \(start): the stream is not \(expected)what AudioStreamParser reads (\(Self.readsWhat))",
+                                     offset: start, context: "audio stream")
+                }
             case .frame(let size, let frames, let mpeg, let adts, let raw):
                 if !synced {
                     synced = true
@@ -992,11 +1098,13 @@ extension AudioStreamParser {
         return (total - start - trailingTagBytes, true)
     }
 
-    /// The audio packets (Apple's `AudioDataPacketCount`): exact after ``finish()`` or from a
-    /// Xing / VBRI header; else ``audioDataByteCount`` over ``averageBytesPerPacket``, estimated.
+    /// The audio packets (Apple's `AudioDataPacketCount`): exact after ``finish()``, from a
+    /// Xing / VBRI header, or from a container's header that lists its packets (WAV, AIFF, CAF,
+    /// MP4); else ``audioDataByteCount`` over ``averageBytesPerPacket``, estimated.
     public var audioDataPacketCount: (packets: Int64, estimated: Bool)? {
         if ended && indexing && packetCount > 0 { return (packetCount + (truncatedTail == nil ? 0 : 1), false) }
         if let n = vbrHeader?.frames, n > 0 { return (Int64(n), false) }
+        if let n = statedPacketCount { return (n, false) }
         guard let bytes = audioDataByteCount, let average = averageBytesPerPacket, average > 0 else { return nil }
         return (Int64((Double(bytes.bytes) / average).rounded()), true)
     }
@@ -1058,30 +1166,206 @@ extension AudioStreamParser {
         return (packet, Int(Double(offset - start) - Double(packet) * average), true)
     }
 
-    private enum Signature { case needMore, found(String), none }
+    private enum Signature { case needMore, found(String, ContainerFormat?), none }
 
-    /// The container whose signature starts at the cursor (RIFF / RF64 WAVE, AIFF, CAF, FLAC,
-    /// Ogg, an ISO BMFF `ftyp`, MPEG-TS: two sync bytes 188 apart), waiting for the bytes that
-    /// tell while they may still be one. None of these starts an MPEG audio, ADTS, AC-3, DTS or
-    /// AMR stream.
+    /// What ``AudioStreamParser`` reads, for messages.
+    static let readsWhat = "MP3, ADTS AAC, AC-3 / E-AC-3, DTS, AMR, WAV / RF64, AIFF, CAF, FLAC, Ogg, MP4 / M4A with its moov first and MPEG-TS"
+
+    /// The container whose signature starts at the cursor, with the format that reads it (nil
+    /// for one this parser does not read: Matroska / WebM, AVI, IVF, WavPack, Monkey's Audio,
+    /// Musepack, MPEG program streams), waiting for the bytes that tell while they may still be
+    /// one: RIFF / RF64 WAVE, AIFF / AIFF-C, CAF, FLAC, Ogg, ISO BMFF (`ftyp`, or a QuickTime
+    /// file's first `moov`, `mdat`, `free` or `wide` box), MPEG-TS (two sync bytes 188 apart).
+    /// None of these starts an MPEG audio, ADTS, AC-3, DTS or AMR stream.
     private func otherContainer(final: Bool) -> Signature {
         let head = Array(buffer[cursor..<min(buffer.count, cursor + 12)])
         func text(_ r: Range<Int>) -> String? { head.count >= r.upperBound ? String(decoding: head[r], as: UTF8.self) : nil }
-        let magic: [(String, String)] = [("RIFF", "WAVE (RIFF)"), ("RF64", "RF64 WAVE"), ("FORM", "AIFF"), ("caff", "CAF"), ("fLaC", "FLAC"), ("OggS", "Ogg")]
-        for (m, name) in magic {
-            let bytes = Array(m.utf8)
+        // (signature, name, format, the bytes 8..<12 the format needs there)
+        let magic: [([UInt8], String, ContainerFormat?, [String])] = [
+            (Array("RIFF".utf8), "WAVE (RIFF)", .wav, ["WAVE"]), (Array("RF64".utf8), "RF64 WAVE", .wav, ["WAVE"]),
+            (Array("FORM".utf8), "AIFF", .aiff, ["AIFF", "AIFC"]), (Array("caff".utf8), "CAF", .caf, []),
+            (Array("fLaC".utf8), "FLAC", .flac, []), (Array("OggS".utf8), "Ogg", .ogg, []),
+            ([0x1A, 0x45, 0xDF, 0xA3], "Matroska / WebM", nil, []), (Array("DKIF".utf8), "IVF", nil, []),
+            (Array("wvpk".utf8), "WavPack", nil, []), (Array("MAC ".utf8), "Monkey's Audio", nil, []),
+            (Array("MPCK".utf8), "Musepack", nil, []), ([0, 0, 1, 0xBA], "MPEG program stream", nil, []),
+        ]
+        for (bytes, name, format, form) in magic {
             if head.count < 4 {
                 if !final && bytes.starts(with: head) { return .needMore }
                 continue
             }
-            if head.prefix(4).elementsEqual(bytes) { return .found(name) }
+            guard head.prefix(4).elementsEqual(bytes) else { continue }
+            if form.isEmpty { return .found(name, format) }
+            guard let kind = text(8..<12) else { return final ? .found(name, format) : .needMore }
+            if form.contains(kind) { return .found(name, format) }
+            return .found("\(String(decoding: bytes, as: UTF8.self)) \(kind.debugDescription)" + (kind == "AVI " ? " (AVI)" : ""), nil)
         }
         if head.count < 8 && !final { return .needMore }
-        if text(4..<8) == "ftyp" { return .found("MP4 / M4A (ISO BMFF)") }
+        if let box = text(4..<8), ["ftyp", "moov", "mdat", "free", "wide"].contains(box) { return .found("MP4 / M4A (ISO BMFF)", .mp4) }
         if head.first == 0x47 {
             if buffer.count - cursor <= 188 { return final ? .none : .needMore }
-            if buffer[cursor + 188] == 0x47 { return .found("MPEG-TS") }
+            if buffer[cursor + 188] == 0x47 { return .found("MPEG-TS", .mpegts) }
         }
         return .none
+    }
+}
+
+// MARK: - Containers (ContainerPushReader)
+
+extension AudioStreamParser {
+    /// The events of what a container's demuxer produced. A failure after packets is thrown
+    /// by the next push (the packets are reported first), else now.
+    private func containerEvents(_ outputs: [ContainerPushReader.Output]) throws -> [Event] {
+        var events: [Event] = []
+        var packets: [Packet] = []
+        func flush() {
+            if !packets.isEmpty { events.append(.packets(packets)); packets = [] }
+        }
+        for output in outputs {
+            switch output {
+            case .opened(let track, let tagsRead, let pictures, let marks, let stated):
+                containerTrack = track
+                let p = track.parameters
+                let name = container?.format.name ?? "container"
+                fileFormat = name
+                events.append(.fileFormat(name))
+                dataFormat = DataFormat(codec: p.codec, sampleRate: p.sampleRate, channels: p.channels, framesPerPacket: Self.framesPerPacket(p))
+                events.append(.dataFormat(dataFormat!))
+                magicCookie = p.extradata
+                if !p.extradata.isEmpty { events.append(.magicCookie(p.extradata)) }
+                // Tags: an ID3v2 tag in front (read already), then the container's and the track's.
+                var merged = metadata
+                for entry in tagsRead.entries + track.metadata.entries { merged.append(entry) }
+                metadata = merged
+                attachments += pictures
+                chapters += marks
+                let before = tags
+                Self.fill(&tags, from: merged)
+                if tags != before { events.append(.tags(tags)) }
+                if p.bitRate > 0 {
+                    bitRate = (p.bitRate, Self.isPCM(p.codec))
+                    events.append(.bitRate(p.bitRate, exact: Self.isPCM(p.codec)))
+                }
+                // The packet count the header states, where it lists the packets (a FLAC
+                // STREAMINFO's gives only an estimate; Ogg and MPEG-TS none).
+                if ["wav", "aiff", "caf", "mp4"].contains(name), track.sampleCount > 0 {
+                    statedPacketCount = Int64(track.sampleCount)
+                    events.append(.audioDataPacketCount(Int64(track.sampleCount)))
+                }
+                if let seconds = stated, seconds > 0, seconds.isFinite {
+                    duration = (seconds, false)
+                    events.append(.duration(seconds, estimated: false))
+                }
+            case .packet(let p):
+                let offset = p.position >= 0 ? containerBase + p.position : -1
+                if let np = p.newParameters, np.extradata != (magicCookie ?? []) || np.sampleRate != dataFormat?.sampleRate || np.channels != dataFormat?.channels {
+                    // A chained Ogg link (the same codec, read as one track as FFmpeg reads it):
+                    // its format and configuration, before its packets.
+                    flush()
+                    dataFormat = DataFormat(codec: np.codec, sampleRate: np.sampleRate, channels: np.channels, framesPerPacket: Self.framesPerPacket(np))
+                    events.append(.dataFormat(dataFormat!))
+                    magicCookie = np.extradata
+                    if !np.extradata.isEmpty { events.append(.magicCookie(np.extradata)) }
+                }
+                if dataOffset == nil {
+                    dataOffset = offset
+                    events.append(.dataOffset(offset))
+                    events.append(.readyToProducePackets)
+                }
+                let frames = containerTrack.map { Self.samples(p.duration, timeBase: p.timeBase, rate: $0.parameters.sampleRate) } ?? 0
+                packets.append(Packet(offset: offset, data: p.data, frames: frames, isTruncated: p.isTruncated))
+                if indexing && packetOffsets.count < Self.maxIndexedPackets && offset >= 0 {
+                    packetOffsets.append(offset)
+                    lastIndexedSize = p.data.count
+                }
+                if p.isTruncated {
+                    truncatedTail = p.data.count
+                } else {
+                    packetCount += 1
+                    audioBytes += Int64(p.data.count)
+                    sampleCount += Int64(frames)
+                }
+                maximumPacketSize = max(maximumPacketSize, p.data.count)
+                if packets.count == Self.packetsPerEvent { flush() }
+            case .ended(let cut, let warnings):
+                flush()
+                for w in warnings { events.append(.warning(w)) }
+                if let cut { events.append(.warning(cut)) }
+            case .failed(let e):
+                flush()
+                if events.isEmpty { throw e }
+                containerError = e
+            }
+        }
+        flush()
+        return events
+    }
+
+    /// The pushed bytes a container's reader keeps now (nil for the elementary streams), for the
+    /// tests of its memory bound.
+    var containerKeptBytes: Int? { container?.keptBytes }
+
+    /// After the last packet of a container: the bit rate and duration of the packets, where
+    /// the header did not state them.
+    private func finishContainerEstimates(into events: inout [Event]) {
+        // Samples are counted at the track's rate (a chained Ogg link's packets too, as their durations are).
+        guard let rate = containerTrack?.parameters.sampleRate, rate > 0, sampleCount > 0 else { return }
+        let seconds = Double(sampleCount) / Double(rate)
+        if bitRate == nil {
+            let rate = Int((Double(audioBytes * 8) / seconds).rounded())
+            bitRate = (rate, false)
+            events.append(.bitRate(rate, exact: false))
+        }
+        if duration == nil {
+            duration = (seconds, false)
+            events.append(.duration(seconds, estimated: false))
+        }
+    }
+
+    /// `duration` ticks of `timeBase` in samples at `rate` (0 when unknown).
+    static func samples(_ duration: Int64, timeBase: Rational, rate: Int) -> Int {
+        guard duration > 0, rate > 0, timeBase.denominator > 0 else { return 0 }
+        if timeBase.numerator == 1 && timeBase.denominator == Int64(rate) { return Int(duration) }
+        return Int((Double(duration) * Double(timeBase.numerator) * Double(rate) / Double(timeBase.denominator)).rounded())
+    }
+
+    static func isPCM(_ codec: CodecID) -> Bool { codec.rawValue.hasPrefix("pcm_") }
+
+    /// The samples per channel of every packet where the codec fixes them (AAC, AC-3, MPEG
+    /// audio, AMR, FLAC with one block size, ALAC's frame length); 0 where they vary (PCM
+    /// packets of a container, Opus, Vorbis, E-AC-3 ...): see ``Packet/frames``.
+    static func framesPerPacket(_ p: CodecParameters) -> Int {
+        let x = p.extradata
+        func be32(_ i: Int) -> Int { x.count >= i + 4 ? Int(x[i]) << 24 | Int(x[i + 1]) << 16 | Int(x[i + 2]) << 8 | Int(x[i + 3]) : 0 }
+        switch p.codec.rawValue {
+        case "aac": return 1024
+        case "ac3": return 1536
+        case "mp1": return 384
+        case "mp2": return 1152
+        case "mp3": return p.sampleRate >= 32000 ? 1152 : 576
+        case "amr_nb": return 160
+        case "amr_wb": return 320
+        case "flac":
+            // STREAMINFO (34 bytes; 42 with "fLaC" and the block header): minimum and maximum block size.
+            let base = x.count >= 42 && x.starts(with: Array("fLaC".utf8)) ? 8 : 0
+            guard x.count >= base + 4 else { return 0 }
+            let low = Int(x[base]) << 8 | Int(x[base + 1]), high = Int(x[base + 2]) << 8 | Int(x[base + 3])
+            return low == high ? low : 0
+        case "alac":
+            // ALACSpecificConfig: frameLength first (24 bytes, or 36 behind an 'alac' atom's header).
+            return x.count >= 36 ? be32(12) : be32(0)
+        default: return 0
+        }
+    }
+
+    /// The ID3-style fields of `tags` from a container's tags (the first value of each).
+    static func fill(_ tags: inout AudioTags, from metadata: Metadata) {
+        tags.title = tags.title ?? metadata["title"]
+        tags.artist = tags.artist ?? metadata["artist"]
+        tags.album = tags.album ?? metadata["album"]
+        tags.track = tags.track ?? metadata["track"]
+        tags.date = tags.date ?? metadata["date"]
+        tags.genre = tags.genre ?? metadata["genre"]
+        tags.comment = tags.comment ?? metadata["comment"]
     }
 }
