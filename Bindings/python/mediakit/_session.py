@@ -35,7 +35,32 @@ class Recovery:
     message: str                    #: the decoder's message
 
 
-class AsyncDecodeSession(_Owned):
+class _FrameReader:
+    """Iteration (``for``, ``async for``) over a session's ``read()``: the frames until the end."""
+
+    def read(self) -> Optional[Frame]:
+        raise NotImplementedError
+
+    def __iter__(self) -> Self:
+        return self
+
+    def __next__(self) -> Frame:
+        frame = self.read()
+        if frame is None:
+            raise StopIteration
+        return frame
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Frame:
+        frame = await asyncio.get_running_loop().run_in_executor(None, self.read)
+        if frame is None:
+            raise StopAsyncIteration
+        return frame
+
+
+class AsyncDecodeSession(_FrameReader, _Owned):
     """One track decoded on the library's thread (C mk_async_decode_session, Swift
     AsyncDecodeSession; the name ``DecodeSession`` before 0.2 is a deprecated alias), ahead of the consumer by at most
     ``queue_frames`` frames. Iterate it for the presented frames, in presentation order, with
@@ -131,24 +156,6 @@ class AsyncDecodeSession(_Owned):
     def recoveries(self) -> list[Recovery]:
         """Every recovery from damaged data so far, oldest first."""
         return [self._recovery(i) for i in range(self.stats["recoveries"])]
-
-    def __iter__(self) -> Self:
-        return self
-
-    def __next__(self) -> Frame:
-        frame = self.read()
-        if frame is None:
-            raise StopIteration
-        return frame
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> Frame:
-        frame = await asyncio.get_running_loop().run_in_executor(None, self.read)
-        if frame is None:
-            raise StopAsyncIteration
-        return frame
 
     def seek(self, seconds: float) -> None:
         """Sample-accurate: frames not yet taken are dropped, the next one is the frame
@@ -267,7 +274,7 @@ class _Delivery:
 _UNSET: Any = object()
 
 
-class DecodeSession(_Owned):
+class DecodeSession(_FrameReader, _Owned):
     """Decodes the packets the caller hands over on the library's thread, as VideoToolbox's
     VTDecompressionSessionDecodeFrame with the asynchronous flag (C
     ``mk_async_decode_session_open_packets`` / ``_open_params`` and
@@ -453,22 +460,6 @@ class DecodeSession(_Owned):
             feeder.join()
         if failure:
             raise failure[0]
-
-    def __iter__(self) -> Iterator[Frame]:
-        while True:
-            frame = self.read()
-            if frame is None:
-                return
-            yield frame
-
-    def __aiter__(self) -> "DecodeSession":
-        return self
-
-    async def __anext__(self) -> Frame:
-        frame = await asyncio.get_running_loop().run_in_executor(None, self.read)
-        if frame is None:
-            raise StopAsyncIteration
-        return frame
 
     def seek(self, seconds: float) -> None:
         """Sample-accurate: the packets not decoded yet and the frames not yet delivered are
