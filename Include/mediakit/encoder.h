@@ -101,7 +101,9 @@ typedef struct mk_encoder_info {
     int64_t max_packet_size;   /**< bytes of the largest packet the encoder can give where the codec
                                     bounds it (kAudioConverterPropertyMaximumOutputPacketSize): MP3's
                                     padded frame at its bit rate (at the highest legal one when
-                                    coded at a variable rate); 0 for the other codecs */
+                                    coded at a variable rate); AAC's 6144 bits a channel; FLAC's
+                                    verbatim frame; ALAC's cookie maxFrameBytes; Opus's 1275 bytes
+                                    a frame with its framing; PCM's packet; 0 for Vorbis */
 } mk_encoder_info;
 
 /** Opens an encoder for PCM in `format` (interleaved or planar, any rate and channels: it is

@@ -1,7 +1,8 @@
 """The push stream parser (AudioStreamParser through mk-stream, and the C API through
 Tests/c/stream_packets.c with a file type hint) over the containers it reads front to back:
 WAV / RF64, AIFF-C, CAF, FLAC, Ogg (Vorbis, Opus), MP4 / M4A with its moov first (AAC, ALAC)
-and MPEG-TS (MP2, E-AC-3), the first audio track.
+and MPEG-TS (MP2, E-AC-3), the first audio track; and the elementary streams AudioFileStream
+also takes (raw AC-3, E-AC-3, AMR-NB), their format named as FFmpeg's raw demuxers are.
 
 Oracles (ORACLES.md): ffprobe's packets of the first audio stream (`-select_streams a:0
 -show_packets`): the same count, each the same size, at the same byte offset (`pos`) where
@@ -39,11 +40,14 @@ FILES = [
     ("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "m4a"),
     ("breadth/ts_androidx_a24d4d_sample_h264_mpeg_audio.ts", "ts"),
     ("breadth/ts_Vanilagy_00bbd7_eac3.ts", "ts"),
+    ("breadth/ac3_shaka-proj_2318c7_fileSequence0.ac3", "ac3"),
+    ("breadth/eac3_androidx_f910db_sample.eac3", "eac3"),
+    ("breadth/amr_androidx_b844f5_sample_nb.amr", "amr"),
     ("made:caf", "caf"),
     ("made:alac_faststart.m4a", "m4a"),
 ]
 FORMATS = {"wav": "wav", "rf64": "wav", "aiff": "aiff", "flac": "flac", "ogg": "ogg", "opus": "ogg", "m4a": "mp4",
-           "ts": "mpegts", "caf": "caf"}
+           "ts": "mpegts", "caf": "caf", "ac3": "ac3", "eac3": "eac3", "amr": "amr"}
 MADE_FROM = "breadth/wav_androidx_b4e52e_bbb_2ch_44kHz.wav"
 
 

@@ -55,7 +55,8 @@ class Encoder(_Owned):
     96000 codes at 48000, Opus asked for 44100 at 48000) and the PCM resampled to it.
 
     ``applicable_bit_rates`` lists the bit rates the codec takes where it has a fixed set (MP3,
-    at the coded rate); ``max_packet_size`` bounds the packets where the codec does (MP3)."""
+    at the coded rate); ``max_packet_size`` bounds the packets where the codec does (every
+    codec but Vorbis)."""
 
     _free = staticmethod(lib.mk_encoder_close)
     _what = "encoder"
@@ -126,7 +127,9 @@ class Encoder(_Owned):
     @property
     def max_packet_size(self) -> Optional[int]:
         """Bytes of the largest packet the encoder can give where the codec bounds it (MP3: a
-        padded frame at its bit rate); None for the other codecs."""
+        padded frame at its bit rate; AAC: 768 a channel; FLAC: a verbatim frame; ALAC: its
+        cookie's maxFrameBytes; Opus: 1275 a frame with the packet's framing; PCM: a packet);
+        None for Vorbis."""
         return int(self._info().max_packet_size) or None
 
     @property

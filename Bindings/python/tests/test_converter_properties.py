@@ -152,7 +152,41 @@ def test_mp3_max_packet_size_is_reached() -> None:
     enc = mediakit.Encoder("mp3", "s16", 44100, "stereo", bitrate=320_000)
     packets = enc.encode(sine(44100, 44100)) + enc.flush()
     assert enc.max_packet_size == 1045 and max(len(p.data) for p in packets) == 1045   # a padded frame
-    assert mediakit.Encoder("flac", "s16", 44100, "stereo").max_packet_size is None
+    assert mediakit.Encoder("vorbis", "f32", 44100, "stereo").max_packet_size is None
+
+
+# The other codecs' bounds from their specifications, computed here from the spec's words:
+# AAC 6144 bits a channel (ISO/IEC 14496-3 4.5.3.2); FLAC a verbatim frame (RFC 9639: header at
+# most 16 bytes, a subframe header of one byte plus wasted-bits flags each, the stereo side
+# channel one bit wider, CRC-16); ALAC the escape (uncompressed) frame FFmpeg's alacenc sizes its
+# cookie's maxFrameBytes by (23 header bits + 32 when the frame is shorter than 4096 samples);
+# Opus 1275 bytes a frame with its framing (RFC 6716 3.2); PCM frames x channels x width.
+# White noise at full scale is the worst case for every coder: its packets must stay below.
+def _flac_bound(block: int, channels: int, bits: int) -> int:
+    side = (2 * bits + 1) * block if channels == 2 else channels * bits * block
+    return 16 + channels * ((7 + bits + 7) // 8) + (side + 7) // 8 + 2
+
+
+@pytest.mark.parametrize("codec,fmt,rate,layout,bound", [
+    ("aac", "f32", 48000, "stereo", lambda e: 768 * 2),
+    ("aac", "f32", 44100, "mono", lambda e: 768),
+    ("flac", "s16", 44100, "stereo", lambda e: _flac_bound(e.frame_size, 2, 16)),
+    ("flac", "s16", 48000, "mono", lambda e: _flac_bound(e.frame_size, 1, 16)),
+    ("alac", "s16", 44100, "stereo", lambda e: ((23 + (32 if e.frame_size < 4096 else 0)) + 16 * 2 * e.frame_size + 3 + 7) // 8),
+    ("opus", "f32", 48000, "stereo", lambda e: 2 + 2 + 1275),
+    ("pcm_s24be", "s32", 48000, "stereo", lambda e: e.frame_size * 2 * 3 if e.frame_size else None),
+])
+def test_max_packet_size_bounds_every_codec(codec: str, fmt: str, rate: int, layout: str, bound) -> None:
+    enc = mediakit.Encoder(codec, fmt, rate, layout)
+    want = bound(enc)
+    assert enc.max_packet_size == want, f"{codec}: {enc.max_packet_size}, the spec's {want}"
+    if want is None:
+        return
+    channels = 2 if layout == "stereo" else 1
+    noise = np.random.default_rng(7).uniform(-1, 1, (rate, channels))
+    pcm = noise.astype("<f4") if fmt == "f32" else (noise * (2 ** 15 - 1)).astype("<i2") if fmt == "s16" else (noise * (2 ** 31 - 1)).astype("<i4")
+    packets = enc.encode(pcm) + enc.flush()
+    assert packets and max(len(p.data) for p in packets) <= want, f"{codec}: a packet of {max(len(p.data) for p in packets)} bytes"
     assert mediakit.Encoder("flac", "s16", 44100, "stereo").applicable_bit_rates == []
 
 

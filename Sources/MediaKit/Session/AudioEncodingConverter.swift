@@ -27,12 +27,34 @@ public final class AudioEncodingConverter {
     /// The bytes of the largest packet the encoder can give (`kAudioConverterPropertyMaximumOutputPacketSize`)
     /// where the codec bounds it: MP3's padded frame at its bit rate (or at the highest legal
     /// one when coded at a variable rate, ``MPEGAudioHeader/layerIIIMaximumFrameSize(bitRate:sampleRate:)``);
-    /// nil for the other codecs.
+    /// AAC's 6144 bits a channel (ISO/IEC 14496-3 4.5.3.2); FLAC's frame coded verbatim at the
+    /// encoder's block size; ALAC's `maxFrameBytes` from its magic cookie; Opus's 1275 bytes a
+    /// frame, with the packet's framing, in every stream (RFC 6716 3.2); PCM's frames of a
+    /// packet. Nil for the codecs without a bound (Vorbis).
     public var maximumOutputPacketSize: Int? {
-        guard encoder.parameters.codec == "mp3", let top = applicableBitRates.last else { return nil }
-        let rate = encoder.parameters.sampleRate
-        let cbr = applicableBitRates.contains(encoder.parameters.bitRate) && encoderSettingsQuality == nil
-        return MPEGAudioHeader.layerIIIMaximumFrameSize(bitRate: cbr ? encoder.parameters.bitRate : top, sampleRate: rate)
+        let p = encoder.parameters
+        switch p.codec {
+        case "mp3":
+            guard let top = applicableBitRates.last else { return nil }
+            let cbr = applicableBitRates.contains(p.bitRate) && encoderSettingsQuality == nil
+            return MPEGAudioHeader.layerIIIMaximumFrameSize(bitRate: cbr ? p.bitRate : top, sampleRate: p.sampleRate)
+        case "aac":
+            return AudioPacketBounds.aac(channels: p.channels)
+        case "flac":
+            guard encoder.frameSize > 0 else { return nil }
+            let bits = p.bitsPerCodedSample > 0 ? p.bitsPerCodedSample : encoder.inputFormat.sampleFormat.bytesPerSample * 8
+            return AudioPacketBounds.flac(blockSize: encoder.frameSize, channels: p.channels, bitsPerSample: bits)
+        case "alac":
+            return AudioPacketBounds.alac(cookie: p.extradata)
+        case "opus":
+            // Frames of 20 ms at most (RFC 6716 2.1.4) in a packet of the encoder's duration
+            // (its frame size, at the input rate); 60 ms, the longest it codes, when not stated.
+            let rate = encoder.inputFormat.sampleRate
+            let frames = encoder.frameSize > 0 && rate > 0 ? (encoder.frameSize * 50 + rate - 1) / rate : 3
+            return AudioPacketBounds.opus(frames: frames, streams: AudioPacketBounds.opusStreams(head: p.extradata))
+        default:
+            return AudioPacketBounds.pcm(codec: p.codec.rawValue, frames: encoder.frameSize, channels: p.channels)
+        }
     }
     private let encoderSettingsQuality: Double?
 

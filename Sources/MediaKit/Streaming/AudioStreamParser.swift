@@ -925,8 +925,8 @@ public final class AudioStreamParser {
         if let r = raw {
             dataFormat = DataFormat(codec: r.codec, sampleRate: r.sampleRate, channels: r.channels, framesPerPacket: r.samples)
             magicCookie = []
-            fileFormat = r.family.fileFormat
-            events.append(.fileFormat(r.family.fileFormat))
+            fileFormat = r.fileFormat
+            events.append(.fileFormat(r.fileFormat))
             events.append(.dataFormat(dataFormat!))
         } else if let m = mpeg {
             dataFormat = DataFormat(codec: m.codec, sampleRate: m.sampleRate, channels: m.channels, framesPerPacket: m.samplesPerFrame)

@@ -37,6 +37,10 @@ struct RawAudioFrame: Hashable {
     /// DTS: its header (a core frame or an extension substream).
     let dts: DTSHeader?
 
+    /// The storage format's name, as FFmpeg's demuxers are named: "eac3" for a stream whose first
+    /// frame is E-AC-3 (FFmpeg's raw `eac3`), else the family's.
+    var fileFormat: String { codec == "eac3" ? "eac3" : family.fileFormat }
+
     /// Bytes needed at a frame's start to read its header (and to tell an attachment).
     static let headerBytes = 16
 
