@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Callable, Optional
 
 import numpy as np
 import pytest
@@ -176,7 +177,8 @@ def _flac_bound(block: int, channels: int, bits: int) -> int:
     ("opus", "f32", 48000, "stereo", lambda e: 2 + 2 + 1275),
     ("pcm_s24be", "s32", 48000, "stereo", lambda e: e.frame_size * 2 * 3 if e.frame_size else None),
 ])
-def test_max_packet_size_bounds_every_codec(codec: str, fmt: str, rate: int, layout: str, bound) -> None:
+def test_max_packet_size_bounds_every_codec(codec: str, fmt: str, rate: int, layout: str,
+                                            bound: Callable[[mediakit.Encoder], Optional[int]]) -> None:
     enc = mediakit.Encoder(codec, fmt, rate, layout)
     want = bound(enc)
     assert enc.max_packet_size == want, f"{codec}: {enc.max_packet_size}, the spec's {want}"
