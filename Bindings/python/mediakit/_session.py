@@ -35,6 +35,17 @@ class Recovery:
     message: str                    #: the decoder's message
 
 
+def _session_settings(backend: Optional[str], threads: int, trim: Union[bool, str], recovery: bool,
+                      max_failed_packets: int, max_rebuilds: int, queue_frames: int) -> _ffi.SessionSettings:
+    """The C settings of an AsyncDecodeSession or DecodeSession (mk_async_decode_session_settings)."""
+    s = _decoding_settings(_ffi.SessionSettings(), lib.mk_async_decode_session_default_settings, backend, threads, trim)
+    s.recovery = 1 if recovery else 0
+    s.max_failed_packets = int(max_failed_packets)
+    s.max_rebuilds = int(max_rebuilds)
+    s.queue_frames = int(queue_frames)
+    return s
+
+
 class _FrameReader:
     """Iteration (``for``, ``async for``) over a session's ``read()``: the frames until the end."""
 
@@ -99,11 +110,7 @@ class AsyncDecodeSession(_FrameReader, _Owned):
                  recovery: bool = True, max_failed_packets: int = 20, max_rebuilds: int = 5, queue_frames: int = 8,
                  on_recovery: Optional[Callable[[Recovery], None]] = None):
         demuxer = _track_demuxer("AsyncDecodeSession", track)
-        s = _decoding_settings(_ffi.SessionSettings(), lib.mk_async_decode_session_default_settings, backend, threads, trim)
-        s.recovery = 1 if recovery else 0
-        s.max_failed_packets = int(max_failed_packets)
-        s.max_rebuilds = int(max_rebuilds)
-        s.queue_frames = int(queue_frames)
+        s = _session_settings(backend, threads, trim, recovery, max_failed_packets, max_rebuilds, queue_frames)
         h = ctypes.c_void_p()
         lib.mk_async_decode_session_open(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
         super().__init__(h)
@@ -338,11 +345,7 @@ class DecodeSession(_FrameReader, _Owned):
             on_frame = None
         if on_frame is None and on_error is not None:
             raise TypeError("on_error needs on_frame: without callbacks, read() raises the error that stopped the decoding")
-        s = _decoding_settings(_ffi.SessionSettings(), lib.mk_async_decode_session_default_settings, backend, threads, trim)
-        s.recovery = 1 if recovery else 0
-        s.max_failed_packets = int(max_failed_packets)
-        s.max_rebuilds = int(max_rebuilds)
-        s.queue_frames = int(queue_frames)
+        s = _session_settings(backend, threads, trim, recovery, max_failed_packets, max_rebuilds, queue_frames)
         h = ctypes.c_void_p()
         if isinstance(track, CodecParameters):
             params, keep = track._c()
