@@ -210,10 +210,12 @@ class _Completions:
         self.waiting: dict[int, Any] = {}
         self.next = 0
         self.raised: Optional[BaseException] = None
+        self.failed = False   # a callback raised: stays set after the exception was raised
 
     def keep(self, e: BaseException) -> None:
         with self.lock:
             self.raised = self.raised or e
+            self.failed = True
 
     def raise_kept(self) -> None:
         with self.lock:
@@ -258,7 +260,7 @@ class _Delivery:
 
     def _frame(self, _user: Optional[int], handle: Optional[int]) -> None:
         frame = Frame(ctypes.c_void_p(handle))
-        if self.completions.raised is not None or self.on_frame is None:   # a callback failed: the rest are freed
+        if self.completions.failed or self.on_frame is None:   # a callback failed: the rest are freed
             frame.close()
             return
         try:
