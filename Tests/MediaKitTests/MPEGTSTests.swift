@@ -280,6 +280,66 @@ final class MPEGTSTests: XCTestCase {
         XCTAssertEqual(try readAll(d).packets.count, 1)
     }
 
+    /// A source that counts the bytes read from it.
+    final class CountingSource: ByteSource, @unchecked Sendable {
+        let inner: MemorySource
+        var bytesRead = 0
+        init(_ bytes: [UInt8]) { inner = MemorySource(bytes) }
+        var name: String { inner.name }
+        var knownSize: Int64? { inner.knownSize }
+        var isSeekable: Bool { true }
+        func readSome(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            let n = try inner.readSome(at: offset, into: buffer)
+            bytesRead += n
+            return n
+        }
+    }
+
+    /// A long file (about 6 MB, 16000 PES of ADTS frames, every frame a key frame) whose 33-bit
+    /// timestamps wrap 100 s in, with lost sync (bytes inserted) two thirds in: a seek lands on
+    /// the PES a read from the start lands on (the oracle: the packets of one whole read), and
+    /// reads a small part of the file (the bisection), not everything before the time.
+    func testSeekInALongFileBisectsAcrossTheWrapAndDamage() throws {
+        let first: Int64 = (1 << 33) - 100 * 90000
+        var good = Self.stream(count: 16000, firstPTS: first)
+        let damage = good.count * 2 / 3 / 188 * 188 + 50
+        good.insert(contentsOf: [UInt8](repeating: 0x47, count: 7) + [UInt8](repeating: 0x11, count: 300), at: damage)
+        let all = try readAll(MPEGTSDemuxer(source: MemorySource(good))).packets
+        XCTAssertGreaterThan(all.count, 31_900)   // the damage costs a PES or two
+        XCTAssertLessThan(all[0].pts, 1 << 33)
+        XCTAssertGreaterThan(all.last!.pts, 1 << 33)   // unwrapped: rising through the wrap
+        let source = CountingSource(good)
+        let d = try MPEGTSDemuxer(source: source)
+        XCTAssertGreaterThan(Int64(good.count), 4 * MPEGTSDemuxer.seekWindow)
+        let starts = all.filter { $0.position >= 0 }
+        for k in [1, 1500, 2391, 2392, 4000, 10666, 10667, 10668, 12000, starts.count - 1] {
+            let wanted = starts[k]
+            source.bytesRead = 0
+            try d.seek(to: Double(wanted.pts + 100) / 90000)
+            let got = try XCTUnwrap(d.read())
+            XCTAssertEqual(got.pts, wanted.pts, "seek to PES \(k)")
+            XCTAssertEqual(got.position, wanted.position, "seek to PES \(k)")
+            if wanted.position > 3 * MPEGTSDemuxer.seekWindow {
+                XCTAssertLessThan(source.bytesRead, good.count / 2, "seek to PES \(k) read \(source.bytesRead) of \(good.count) bytes")
+            }
+        }
+        try d.seek(to: Double(first - 1000) / 90000)   // before the first frame: the start
+        XCTAssertEqual(try d.read()?.pts, first)
+        try d.seek(to: Double(all.last!.pts + 90000) / 90000)   // after the last: the last key frame
+        XCTAssertEqual(try d.read()?.pts, starts.last!.pts)
+        // Flipped bytes (timestamps, headers, sync): a seek ends somewhere, without a crash or a hang.
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<8 {
+            var bad = good
+            for _ in 0..<200 { bad[Int.random(in: 0..<bad.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+            guard let b = try? MPEGTSDemuxer(source: MemorySource(bad)) else { continue }
+            for k in [500, 9000, starts.count - 1] {
+                try b.seek(to: Double(starts[k].pts) / 90000)
+                _ = try? b.read()
+            }
+        }
+    }
+
     func testReadTrackIsIndependentOfRead() throws {
         let d = try MPEGTSDemuxer(source: MemorySource(Self.stream(count: 5)))
         let first = try XCTUnwrap(d.read())

@@ -301,22 +301,43 @@ def test_breadth_ts_files_like_ffprobe(spec, mk_probe, mk_decode, tmp_path):
         _decode_like_ffmpeg(path, mk_decode, tmp_path, mk_probe)
 
 
-@pytest.mark.parametrize("name", ["h264_aac.ts", "hevc_ac3.ts"])
+@lib.generated_once
+def _make_long(name: str, folder: Path) -> Path:
+    """16 s of noisy 320x240 H.264 (about 6.5 MB: above the reader's bisection threshold of
+    two 1 MiB windows), a key frame every 4 s (about 1.6 MB apart), B-frames, AAC."""
+    out = folder / name
+    if not out.exists():
+        cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=d=16:s=320x240:r=25,noise=alls=12:allf=t",
+               "-f", "lavfi", "-i", "sine=d=16", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "26", "-bf", "2", "-g", "100",
+               "-keyint_min", "100", "-sc_threshold", "0", "-c:a", "aac", "-f", "mpegts", out]
+        lib.oracle_ok(lib.run(cmd), cmd)
+    return out
+
+
+@pytest.mark.parametrize("name", ["h264_aac.ts", "hevc_ac3.ts", "h264_long.ts"])
 def test_seek_gives_the_frame_presented_at_the_time(name, tmp_path_factory, mk_decode, tmp_path):
     """`mk-decode --seek T --frames 1`: the picture ffmpeg's full decode presents first at or
     after T (a PTS in seconds, as the packets carry it: the file's timestamps start near 1.4 s).
     `ffmpeg -ss` is no oracle here: it is relative to the start time and lands on the byte
-    position, decoding from a non-key frame."""
-    path = _generate(tmp_path_factory, name)
+    position, decoding from a non-key frame. The long file is larger than the reader's
+    bisection threshold: its seeks (mid-GOP, 2.5 s and about 1 MB after the key frame, and
+    at the end) go through the bisection and the step back to the key frame."""
+    long = name == "h264_long.ts"
+    path = _make_long(name, lib.shared_tmp(tmp_path_factory, "mpegts")) if long else _generate(tmp_path_factory, name)
     cmd = ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts", "-of", "csv=p=0", path]
     pts = [int(l.strip(",")) for l in lib.run(cmd).stdout.decode().split() if l.strip(",").lstrip("-").isdigit()]
-    assert len(pts) == 50, pts
+    assert len(pts) == (400 if long else 50), pts
+    if long:
+        assert path.stat().st_size > 3 << 20, path.stat().st_size
     ref_cmd = ["ffmpeg", "-v", "error", "-nostdin", "-threads", "1", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
                "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]
     frames = lib.run(ref_cmd).stdout
     size = 320 * 240 * 3 // 2
     assert len(frames) == size * len(pts)
-    for seconds in (pts[0] / 90000 + 0.5, pts[0] / 90000 + 1.07, pts[-1] / 90000):
+    times = (pts[0] / 90000 + 0.5, pts[0] / 90000 + 1.07, pts[-1] / 90000)
+    if long:
+        times = (pts[0] / 90000 + 0.5, pts[0] / 90000 + 10.52, pts[0] / 90000 + 12.0, pts[-1] / 90000)
+    for seconds in times:
         k = next(i for i, p in enumerate(pts) if p >= seconds * 90000 - 1e-6)
         out = tmp_path / "seek.i420"
         cmd = [mk_decode, path, "--seek", f"{seconds:.6f}", "--frames", "1", "--video-out", out, "--pixel-format", "i420",

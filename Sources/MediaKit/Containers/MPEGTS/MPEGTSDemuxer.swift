@@ -203,10 +203,16 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     }
 
     /// Moves to the key frame at or before `seconds` (a PTS in seconds, as the packets'
-    /// `pts * timeBase`) of the first video track (else the first track): the reader finds it by
-    /// reading from the start (a transport stream has no index), then goes on from the
+    /// `pts * timeBase`) of the first video track (else the first track), then goes on from the
     /// transport packet where that frame's PES begins, every track from there (each from its
-    /// next PES start). A time before the first key frame moves to the start.
+    /// next PES start). A transport stream has no index: on a file larger than two
+    /// ``seekWindow``s the reader bisects the file by the PES timestamps of that track (the
+    /// 33-bit values unwrapped against the bracket's lower end, so a file may cross the wrap
+    /// but not span more than half of its 26.5 hours between two probes), then reads forward
+    /// from one window before the place found, doubling the distance back until a key frame
+    /// comes (on smaller files, and when none does, it reads from the start). The frame found
+    /// is the one a read from the start would find: the last key frame at or before the time.
+    /// A time before the first key frame moves to the start.
     /// - Throws: `.unsupported` for a source that cannot seek.
     public func seek(to seconds: Double) throws {
         guard source.isSeekable else { throw MediaError(.unsupported, "seeking needs a seekable source (a file or memory)", path: path) }
@@ -214,21 +220,64 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         resetState()
         try learnTracks()
         tracks = saved
-        guard seconds > 0, !seconds.isNaN, !tracks.isEmpty else { return }
+        guard seconds > 0, !seconds.isNaN, !tracks.isEmpty, streams.count == tracks.count else { return }
         let target = Int64(min(seconds, 1e12) * Double(Self.clock))
         let reference = tracks.first { $0.mediaType == .video }?.index ?? 0
-        var best: (offset: Int64, pts: Int64)?
-        var cut: MediaError?
-        while let p = try read(untilCut: &cut) {
-            guard p.trackIndex == reference, p.pts != Packet.noTimestamp else { continue }
-            if p.isKeyframe && p.position >= 0 && p.pts <= target { best = (p.position, p.pts) }
-            if (p.dts == Packet.noTimestamp ? p.pts : p.dts) > target { break }
+        let pid = streams[reference].pid
+        // Where reading forward starts: the start, or one window before the last PES of the
+        // reference track whose timestamp is at or before the target.
+        var back: (offset: Int64, timestamp: Int64)?
+        if let size = source.knownSize, size - startOffset > 2 * Self.seekWindow, let near = lastTimestamp,
+           let first = try pesTimestamp(pid: pid, from: startOffset, before: size) {
+            var lo = (offset: first.offset, timestamp: Self.nearest(first.raw, to: near))
+            var hi = size
+            while lo.timestamp <= target && hi - lo.offset > Self.seekWindow {
+                let mid = lo.offset + (hi - lo.offset) / 2 / Int64(packetSize) * Int64(packetSize)
+                guard let probe = try pesTimestamp(pid: pid, from: mid, before: hi) else { hi = mid; continue }
+                let t = Self.nearest(probe.raw, to: lo.timestamp)
+                if t <= target { lo = (probe.offset, t) } else { hi = mid }
+            }
+            if lo.timestamp <= target && lo.offset - startOffset > Self.seekWindow { back = lo }
+        }
+        var distance = Self.seekWindow
+        while true {
+            var best: (offset: Int64, pts: Int64)?
+            var from = startOffset
+            if let back {
+                from = max(startOffset, back.offset - distance)
+                from -= (from - startOffset) % Int64(packetSize)
+            }
+            if from > startOffset {
+                restartStreams(at: from, near: back?.timestamp)
+            } else {
+                resetState()
+                try learnTracks()
+                tracks = saved
+            }
+            var cut: MediaError?
+            while let p = try read(untilCut: &cut) {
+                guard p.trackIndex == reference, p.pts != Packet.noTimestamp else { continue }
+                if p.isKeyframe && p.position >= 0 && p.pts <= target { best = (p.position, p.pts) }
+                if (p.dts == Packet.noTimestamp ? p.pts : p.dts) > target { break }
+            }
+            if let best {
+                restartStreams(at: best.offset, near: best.pts)
+                return
+            }
+            if from == startOffset { break }
+            distance *= 2
         }
         resetState()
         try learnTracks()
         tracks = saved
-        guard let best else { return }
-        // Start again at the key frame's transport packet: only the stream states go.
+    }
+
+    /// How close the bisection of ``seek(to:)`` brings the place it reads forward from: 1 MiB.
+    public static let seekWindow: Int64 = 1 << 20
+
+    /// Goes on reading at the transport packet at `offset` with the tracks as they are: the
+    /// streams' partial PES and held frames go, timestamps unwrap near `near`.
+    private func restartStreams(at offset: Int64, near: Int64?) {
         queue = []; queueHead = 0
         for s in streams {
             s.pes = []; s.pesActive = false; s.lastCC = -1
@@ -238,10 +287,52 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         sectionBuffers = [:]
         sectionCC = [:]
         ended = false
-        cut = nil
-        self.cut.reset()
-        lastTimestamp = best.pts
-        offset = best.offset
+        cut.reset()
+        lastTimestamp = near
+        self.offset = offset
+    }
+
+    /// The first PES start of `pid` at or after `from` (and before `before`) with a timestamp:
+    /// the offset of its transport packet and its DTS (else PTS), 33 bits as written. Reads
+    /// only transport packet and PES headers, 64 KiB at a time, finding the packets' sync
+    /// again after damage.
+    private func pesTimestamp(pid: Int, from: Int64, before: Int64) throws -> (offset: Int64, raw: Int64)? {
+        let lead = packetSize - 188
+        var at = from
+        var aligned = false
+        while at < before {
+            let chunk = try source.readUpTo(at: at, count: min(Int(before - at), 1 << 16))
+            guard chunk.count >= packetSize else { return nil }
+            var i = 0
+            if !aligned || chunk[lead] != 0x47 {
+                guard let sync = Self.findSync(chunk, atEnd: at + Int64(chunk.count) >= before), sync.size == packetSize else {
+                    at += Int64(max(1, chunk.count - 6 * packetSize))   // a run of packets may begin in the last ones
+                    aligned = false
+                    continue
+                }
+                i = sync.start
+                aligned = true
+            }
+            while i + packetSize <= chunk.count {
+                let b = i + lead
+                if chunk[b] != 0x47 { aligned = false; break }
+                let header = Int(chunk[b + 1]) << 16 | Int(chunk[b + 2]) << 8 | Int(chunk[b + 3])
+                let afc = header >> 4 & 3
+                // The PID, payload_unit_start_indicator, a payload, not scrambled.
+                if header >> 8 & 0x1FFF == pid && header & 0x40_0000 != 0 && afc & 1 != 0 && header & 0xC0 == 0 {
+                    let p = b + 4 + (afc & 2 != 0 ? 1 + Int(chunk[b + 4]) : 0)
+                    if p + 14 <= b + 188, chunk[p] == 0, chunk[p + 1] == 0, chunk[p + 2] == 1, chunk[p + 7] & 0x80 != 0 {
+                        let dts = chunk[p + 7] >> 6 == 3 && chunk[p + 8] >= 10 && p + 19 <= b + 188
+                        let ts = Array(chunk[(p + (dts ? 14 : 9))..<(p + (dts ? 19 : 14))])
+                        return (at + Int64(i), Self.timestamp(ts, 0))
+                    }
+                }
+                i += packetSize
+            }
+            at += Int64(i)
+            if !aligned { at += 1 }
+        }
+        return nil
     }
 
     private func resetState() {
@@ -577,10 +668,17 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             lastTimestamp = v
             return v
         }
-        let base = last - ((last % period) + period) % period
-        var best = base + raw
-        for c in [base - period + raw, base + period + raw] where abs(c - last) < abs(best - last) { best = c }
+        let best = Self.nearest(raw, to: last)
         lastTimestamp = best
+        return best
+    }
+
+    /// The one of the 2^33-periodic values of the timestamp `raw` nearest `near`.
+    static func nearest(_ raw: Int64, to near: Int64) -> Int64 {
+        let period: Int64 = 1 << 33
+        let base = near - ((near % period) + period) % period
+        var best = base + raw
+        for c in [base - period + raw, base + period + raw] where abs(c - near) < abs(best - near) { best = c }
         return best
     }
 
