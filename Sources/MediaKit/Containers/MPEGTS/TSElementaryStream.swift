@@ -22,35 +22,38 @@ final class TSElementaryStream {
     let framing: Framing
     var parameters: CodecParameters
     /// True once the first frame told the rate / channels (audio) or the parameter sets (video).
-    var parametersKnown = false
+    @exclusivity(unchecked) var parametersKnown = false
     var unsupportedReason: String?
     /// The PMT's ISO 639 language descriptor, as FFmpeg gives it (see MPEGTSDemuxer.language).
     var language: String?
 
-    // PES reassembly.
-    var pes: [UInt8] = []
-    var pesPosition: Int64 = -1
-    var pesActive = false
+    // PES reassembly. The state touched per transport packet has no dynamic exclusivity
+    // check (`@exclusivity(unchecked)`): a stream belongs to one demuxer, which is used from one
+    // thread at a time and never holds an access across a call; the checks were a quarter
+    // of the time of reading a transport stream.
+    @exclusivity(unchecked) var pes: [UInt8] = []
+    @exclusivity(unchecked) var pesPosition: Int64 = -1
+    @exclusivity(unchecked) var pesActive = false
     /// True once the open PES passed 200 KiB (see `MPEGTSDemuxer.parserChunk`).
-    var pesFedEarly = false
-    var lastCC = -1
-    var sawPacket = false
+    @exclusivity(unchecked) var pesFedEarly = false
+    @exclusivity(unchecked) var lastCC = -1
+    @exclusivity(unchecked) var sawPacket = false
 
     // Framing state: bytes of the elementary stream not cut into frames yet, where each PES
     // began in them (offsets count from the stream's first byte), and the previous frame's start.
-    var pending: [UInt8] = []
-    var pendingBase: Int64 = 0
-    var starts: [(offset: Int64, end: Int64, pts: Int64, dts: Int64, position: Int64)] = []
-    var previousFrameStart: Int64 = -1
+    @exclusivity(unchecked) var pending: [UInt8] = []
+    @exclusivity(unchecked) var pendingBase: Int64 = 0
+    @exclusivity(unchecked) var starts: [(offset: Int64, end: Int64, pts: Int64, dts: Int64, position: Int64)] = []
+    @exclusivity(unchecked) var previousFrameStart: Int64 = -1
     /// The next timestamp FFmpeg would give a frame without one (its `cur_dts`).
-    var nextTimestamp = Packet.noTimestamp
+    @exclusivity(unchecked) var nextTimestamp = Packet.noTimestamp
     var skippedBytes = 0
     /// Video: the access unit held back until the next one comes (the parsers' delay).
-    var held: Packet?
+    @exclusivity(unchecked) var held: Packet?
     /// Video: a PES without pictures (parameter sets alone), joined to the next one.
-    var prefix: Packet?
+    @exclusivity(unchecked) var prefix: Packet?
     /// Video: the frame duration from the parameter sets (0 when they state none).
-    var frameTicks: Int64 = 0
+    @exclusivity(unchecked) var frameTicks: Int64 = 0
 
     init(pid: Int, index: Int, streamType: UInt8, framing: Framing, parameters: CodecParameters) {
         self.pid = pid
