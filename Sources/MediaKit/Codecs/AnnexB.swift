@@ -9,8 +9,10 @@ enum AnnexB {
     /// The NAL units of `bytes`, in order, as ranges of `bytes` without their start codes.
     /// Bytes before the first start code are not a unit (a stream cut mid-unit); the trailing
     /// zero bytes of a unit (trailing_zero_8bits, or the first zero of a 4-byte start code)
-    /// are not part of it. Empty units are left out.
-    static func nalUnits(in bytes: [UInt8]) -> [Range<Int>] {
+    /// are not part of it. Empty units are left out. With `stopAfter`, the scan ends at the first
+    /// unit whose header byte it accepts: that unit is the last, its range running to the end
+    /// of `bytes` (the bytes after it are not searched for start codes).
+    static func nalUnits(in bytes: [UInt8], stopAfter: ((UInt8) -> Bool)? = nil) -> [Range<Int>] {
         var units: [Range<Int>] = []
         var start: Int?
         let n = bytes.count
@@ -24,6 +26,7 @@ enum AnnexB {
                 if base[at - 1] == 0 && base[at - 2] == 0 {
                     if let s = start { appendUnit(bytes, s, at - 2, &units) }
                     start = at + 1
+                    if let stopAfter, at + 1 < n, stopAfter(base[at + 1]) { return }
                     i = at + 3
                 } else {
                     i = at + 1

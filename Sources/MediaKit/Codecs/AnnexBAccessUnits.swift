@@ -169,9 +169,14 @@ extension AnnexB {
     static func extradata(_ data: [UInt8], _ sets: [Range<Int>]) -> [UInt8] { sets.flatMap { [0, 0, 1] + data[$0] } }
 
     /// The facts of the access unit `data` (Annex B); SPS / VPS are parsed only for what is
-    /// asked: their timing (`timing`, in `clock` ticks) and the picture size (`size`).
-    static func accessUnitFacts(_ data: [UInt8], hevc: Bool, clock: Int64, timing: Bool, size wantSize: Bool) -> AccessUnitFacts {
-        let units = nalUnits(in: data)
+    /// asked: their timing (`timing`, in `clock` ticks) and the picture size (`size`). With
+    /// `firstPicture`, the units after the first slice are not looked at (the key frame is the
+    /// first slice's, as FFmpeg's h264 and hevc parsers decide it, and no scan of the slice
+    /// data for start codes): for callers that need no parameter sets from the unit.
+    static func accessUnitFacts(_ data: [UInt8], hevc: Bool, clock: Int64, timing: Bool, size wantSize: Bool,
+                                firstPicture: Bool = false) -> AccessUnitFacts {
+        let isPicture: (UInt8) -> Bool = hevc ? { hevcType($0) < 32 } : { (1...5).contains(h264Type($0)) }
+        let units = nalUnits(in: data, stopAfter: firstPicture ? isPicture : nil)
         var f = AccessUnitFacts()
         var recoveryPoint = false
         var sliceSeen = false

@@ -64,29 +64,32 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
 
     private let source: ByteSource
     private let startOffset: Int64
-    private var offset: Int64
-    private var chunk: [UInt8] = []
-    private var chunkStart: Int64 = 0
-    private var queue: [Packet] = []
-    private var queueHead = 0
-    private var streams: [TSElementaryStream] = []
+    // The state read per transport packet has no dynamic exclusivity check (see
+    // TSElementaryStream): like every demuxer, this one is used by one thread at a time, and
+    // no access to these properties spans a call that could reach them again.
+    @exclusivity(unchecked) private var offset: Int64
+    @exclusivity(unchecked) private var chunk: [UInt8] = []
+    @exclusivity(unchecked) private var chunkStart: Int64 = 0
+    @exclusivity(unchecked) private var queue: [Packet] = []
+    @exclusivity(unchecked) private var queueHead = 0
+    @exclusivity(unchecked) private var streams: [TSElementaryStream] = []
     /// The stream of each PID (13 bits: 8192 entries), nil for PIDs not in the PMT.
-    private var byPID = [TSElementaryStream?](repeating: nil, count: 8192)
+    @exclusivity(unchecked) private var byPID = [TSElementaryStream?](repeating: nil, count: 8192)
     private var sectionBuffers: [Int: [UInt8]] = [:]
     private var sectionCC: [Int: Int] = [:]
-    private var pmtPID: Int?
+    @exclusivity(unchecked) private var pmtPID: Int?
     private var programNumber: Int?
     private var pmtVersion: Int?
     private var pmtChangeReported = false
     private var scrambledPIDs: Set<Int> = []
-    private var ended = false
+    @exclusivity(unchecked) private var ended = false
     private var cut: TruncationState = TruncationState()
-    private var lastTimestamp: Int64?
-    private var selected: Set<Int>?
+    @exclusivity(unchecked) private var lastTimestamp: Int64?
+    @exclusivity(unchecked) private var selected: Set<Int>?
     private var warningList: [MediaError] = []
     private var dropped = 0
     private var trackReaders: [Int: MPEGTSDemuxer] = [:]
-    private var onlyTrack: Int?
+    @exclusivity(unchecked) private var onlyTrack: Int?
 
     /// Finds where packets start in `head`: the packet size (188 or 192) and the offset of the
     /// first packet (below one packet), when five packets in a row from there have their sync
@@ -788,8 +791,11 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             }
         }
         if s.framing != .mpegVideo {
-            let facts = AnnexB.accessUnitFacts(data, hevc: s.framing == .hevc, clock: Self.clock,
-                                               timing: s.frameTicks == 0, size: s.parameters.width == 0)
+            // Once the parameter sets, timing and size are known, only the units up to the first
+            // slice are read (its type makes the key frame, as in FFmpeg's parsers).
+            let timing = s.frameTicks == 0, size = s.parameters.width == 0
+            let facts = AnnexB.accessUnitFacts(data, hevc: s.framing == .hevc, clock: Self.clock, timing: timing, size: size,
+                                               firstPicture: s.parametersKnown && s.prefix == nil && !timing && !size)
             key = facts.isKeyframe
             pictures = facts.hasPicture
             sets = facts.parameterSets.map { data[$0] }
