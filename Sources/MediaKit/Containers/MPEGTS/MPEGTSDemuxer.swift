@@ -283,7 +283,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private func restartStreams(at offset: Int64, near: Int64?) {
         queue = []; queueHead = 0
         for s in streams {
-            s.pes = []; s.pesActive = false; s.lastCC = -1
+            s.pes = []; s.pesHead = []; s.pesActive = false; s.lastCC = -1
             s.pending = []; s.pendingBase = 0; s.starts = []; s.previousFrameStart = -1
             s.nextTimestamp = Packet.noTimestamp; s.held = nil; s.prefix = nil
         }
@@ -458,7 +458,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 warn("PID \(pid) is scrambled (transport_scrambling_control \(scrambling)): its payload cannot be read and is dropped",
                      at: at, "transport packet")
             }
-            if let stream { stream.pesActive = false; stream.pes = [] }
+            if let stream { stream.pesActive = false; stream.pes = []; stream.pesHead = [] }
             return
         }
         let payload = p[(o + start)...]
@@ -588,55 +588,81 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
 
     // MARK: PES
 
+    /// The stream ids whose PES have no optional header (ISO/IEC 13818-1 2.4.3.7).
+    private static func hasPESHeader(_ id: UInt8) -> Bool { ![0xBC, 0xBE, 0xBF, 0xF0, 0xF1, 0xFF, 0xF2, 0xF8].contains(id) }
+
     private func pesData(_ s: TSElementaryStream, _ payload: ArraySlice<UInt8>, start: Bool, at: Int64) {
         s.sawPacket = true
         if start {
-            if s.pesActive && !s.pes.isEmpty { finishPES(s, atEnd: false) }
-            s.pes = Array(payload)
+            if s.pesActive && !(s.pes.isEmpty && s.pesHead.isEmpty) { finishPES(s, atEnd: false) }
+            // A header whole in the first packet is kept apart, so the payload gathers on its own
+            // and goes out without a copy; otherwise the PES gathers whole (finishPES sorts it).
+            let o = payload.startIndex
+            let headerBytes = payload.count >= 9 ? 9 + Int(payload[o + 8]) : Int.max
+            let length = payload.count >= 6 ? Int(payload[o + 4]) << 8 | Int(payload[o + 5]) : 0
+            if headerBytes <= payload.count && payload[o] == 0 && payload[o + 1] == 0 && payload[o + 2] == 1
+                && Self.hasPESHeader(payload[o + 3]) && (length == 0 || headerBytes <= 6 + length) {
+                s.pesHead = Array(payload.prefix(headerBytes))
+                s.pes = Array(payload.dropFirst(headerBytes))
+            } else {
+                s.pesHead = []
+                s.pes = Array(payload)
+            }
             s.pesFedEarly = false
             s.pesPosition = at
             s.pesActive = true
         } else {
             guard s.pesActive else { return }   // the middle of a PES whose start was not seen
-            guard s.pes.count + payload.count <= Self.maxPESBytes else {
+            guard s.pesHead.count + s.pes.count + payload.count <= Self.maxPESBytes else {
                 warn("a PES on PID \(s.pid) is larger than \(Self.maxPESBytes) bytes; dropped", at: s.pesPosition, "PES")
                 s.pes = []
+                s.pesHead = []
                 s.pesActive = false
                 return
             }
             // FFmpeg hands an unbounded PES to its parser in parts of 200 KiB (MAX_PES_PAYLOAD):
             // the first part of a video PES lets the parser give out the access unit before it.
-            if (s.framing == .h264 || s.framing == .hevc || s.framing == .mpegVideo) && !s.pesFedEarly && s.pes.count >= 9 && s.pes[4] == 0 && s.pes[5] == 0 {
-                let collected = s.pes.count - 9 - Int(s.pes[8])
-                if collected > 0 && collected + payload.count > Self.parserChunk {
-                    s.pesFedEarly = true
-                    if s.prefix == nil, let held = s.held { emit(held); s.held = nil }
+            if (s.framing == .h264 || s.framing == .hevc || s.framing == .mpegVideo) && !s.pesFedEarly {
+                let head = s.pesHead.isEmpty ? s.pes : s.pesHead
+                if head.count >= 9 && head[4] == 0 && head[5] == 0 {
+                    let collected = s.pesHead.count + s.pes.count - 9 - Int(head[8])
+                    if collected > 0 && collected + payload.count > Self.parserChunk {
+                        s.pesFedEarly = true
+                        if s.prefix == nil, let held = s.held { emit(held); s.held = nil }
+                    }
                 }
             }
             s.pes += payload
         }
-        if s.pes.count >= 6 {
-            let length = Int(s.pes[4]) << 8 | Int(s.pes[5])
-            if length != 0 && s.pes.count >= 6 + length { finishPES(s, atEnd: false) }
+        let head = s.pesHead.isEmpty ? s.pes : s.pesHead
+        if head.count >= 6 {
+            let length = Int(head[4]) << 8 | Int(head[5])
+            if length != 0 && s.pesHead.count + s.pes.count >= 6 + length { finishPES(s, atEnd: false) }
         }
     }
 
     /// Reads a whole PES's header and hands its payload to the stream's framing.
     private func finishPES(_ s: TSElementaryStream, atEnd: Bool) {
-        let pes = s.pes
+        // `head`: the header bytes (the PES itself when its header was not kept apart);
+        // `count`: the PES's bytes in all; the payload is `body` from `bodyStart`.
+        var body = s.pes
+        let head = s.pesHead.isEmpty ? body : s.pesHead
+        let apart = s.pesHead.count
+        let count = apart + body.count
         let position = s.pesPosition
         s.pes = []
+        s.pesHead = []
         s.pesActive = false
-        guard pes.count >= 6, pes[0] == 0, pes[1] == 0, pes[2] == 1 else {
-            warn("a PES on PID \(s.pid) does not start with 00 00 01 (\(pes.count) bytes); dropped", at: position, "PES")
+        guard head.count >= 6, head[0] == 0, head[1] == 0, head[2] == 1 else {
+            warn("a PES on PID \(s.pid) does not start with 00 00 01 (\(count) bytes); dropped", at: position, "PES")
             return
         }
-        let id = pes[3]
-        let length = Int(pes[4]) << 8 | Int(pes[5])
-        var end = pes.count
+        let id = head[3]
+        let length = Int(head[4]) << 8 | Int(head[5])
+        var end = count
         if length != 0 {
-            if pes.count < 6 + length {
-                warn("a PES on PID \(s.pid) says \(length) bytes but \(pes.count - 6) came before " + (atEnd ? "the end of the file" : "the next one"),
+            if count < 6 + length {
+                warn("a PES on PID \(s.pid) says \(length) bytes but \(count - 6) came before " + (atEnd ? "the end of the file" : "the next one"),
                      at: position, "PES")
             } else {
                 end = 6 + length
@@ -644,18 +670,24 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         }
         var pts = Packet.noTimestamp, dts = Packet.noTimestamp
         var payloadStart = 6
-        if ![0xBC, 0xBE, 0xBF, 0xF0, 0xF1, 0xFF, 0xF2, 0xF8].contains(id) {
-            guard pes.count >= 9, 9 + Int(pes[8]) <= end else {
-                warn("a PES header on PID \(s.pid) is cut short (\(pes.count) bytes); dropped", at: position, "PES")
+        if Self.hasPESHeader(id) {
+            guard head.count >= 9, 9 + Int(head[8]) <= end else {
+                warn("a PES header on PID \(s.pid) is cut short (\(count) bytes); dropped", at: position, "PES")
                 return
             }
-            let headerLength = Int(pes[8])
-            let flags = pes[7] >> 6
-            if flags & 2 != 0 && headerLength >= 5 { pts = unwrap(Self.timestamp(pes, 9)) }
-            if flags == 3 && headerLength >= 10 { dts = unwrap(Self.timestamp(pes, 14)) } else { dts = pts }
+            let headerLength = Int(head[8])
+            let flags = head[7] >> 6
+            if flags & 2 != 0 && headerLength >= 5 { pts = unwrap(Self.timestamp(head, 9)) }
+            if flags == 3 && headerLength >= 10 { dts = unwrap(Self.timestamp(head, 14)) } else { dts = pts }
             payloadStart = 9 + headerLength
         }
-        deliver(s, Array(pes[payloadStart..<end]), pts: pts, dts: dts, position: position)
+        if apart > 0 {
+            // The header was kept apart (payloadStart == apart): the body is the payload.
+            if end - apart < body.count { body.removeSubrange((end - apart)...) }
+            deliver(s, body, pts: pts, dts: dts, position: position)
+        } else {
+            deliver(s, Array(body[payloadStart..<end]), pts: pts, dts: dts, position: position)
+        }
     }
 
     private static func timestamp(_ b: [UInt8], _ i: Int) -> Int64 {
@@ -690,7 +722,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private func finish() {
         guard !ended else { return }
         ended = true
-        for s in streams.sorted(by: { $0.pid < $1.pid }) where s.pesActive && !s.pes.isEmpty {
+        for s in streams.sorted(by: { $0.pid < $1.pid }) where s.pesActive && !(s.pes.isEmpty && s.pesHead.isEmpty) {
             finishPES(s, atEnd: true)
         }
         for s in streams { flushFraming(s) }

@@ -32,6 +32,9 @@ final class TSElementaryStream {
     // thread at a time and never holds an access across a call; the checks were a quarter
     // of the time of reading a transport stream.
     @exclusivity(unchecked) var pes: [UInt8] = []
+    /// The open PES's header when it came whole in its first transport packet (`pes` then holds
+    /// the payload only); empty when `pes` holds the PES from its first byte.
+    @exclusivity(unchecked) var pesHead: [UInt8] = []
     @exclusivity(unchecked) var pesPosition: Int64 = -1
     @exclusivity(unchecked) var pesActive = false
     /// True once the open PES passed 200 KiB (see `MPEGTSDemuxer.parserChunk`).
