@@ -189,7 +189,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 _ = try cut.check()   // a file cut inside a packet: `.truncated`, once
                 return nil
             }
-            try step()
+            try step(batch: true)
         }
     }
 
@@ -375,7 +375,26 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     }
 
     /// Reads and handles one transport packet; at the end, flushes what the streams hold.
-    private func step() throws {
+    /// With `batch`, the whole packets in sync that the read chunk holds are handled in a row,
+    /// until one gives a packet (``read()``: no copy or reference count per transport packet).
+    private func step(batch: Bool = false) throws {
+        if batch && offset >= chunkStart && offset + Int64(packetSize) <= chunkStart + Int64(chunk.count) {
+            let queued = queue.count
+            let lead = packetSize - 188
+            var at = Int(offset - chunkStart)
+            var handled = false
+            chunk.withUnsafeBufferPointer { buffer in
+                while at + packetSize <= buffer.count && buffer[at + lead] == 0x47 {
+                    let start = at + lead
+                    offset = chunkStart + Int64(at + packetSize)
+                    handle(UnsafeBufferPointer(rebasing: buffer[start..<(start + 188)]), at: chunkStart + Int64(at))
+                    handled = true
+                    at += packetSize
+                    if queue.count > queued { break }
+                }
+            }
+            if handled { return }   // else: out of sync here, the way below finds it again
+        }
         let unit = try bytes(at: offset, count: packetSize)
         if unit.count < packetSize {
             if !unit.isEmpty {
@@ -392,7 +411,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         }
         let at = offset
         offset += Int64(packetSize)
-        handle(unit[b..<(b + 188)], at: at)
+        unit.withUnsafeBufferPointer { handle(UnsafeBufferPointer(rebasing: $0[(packetSize - 188)...]), at: at) }
     }
 
     /// Finds the next place where two packets in a row start with 0x47 (or one does, just
@@ -415,8 +434,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         offset = at
     }
 
-    private func handle(_ p: ArraySlice<UInt8>, at: Int64) {
-        let o = p.startIndex   // a slice of the read chunk: no copy per packet
+    private func handle(_ p: UnsafeBufferPointer<UInt8>, at: Int64) {
+        let o = 0   // the packet in the read chunk: no copy per packet
         let pid = Int(p[o + 1] & 0x1F) << 8 | Int(p[o + 2])
         if pid == 0x1FFF { return }
         let pusi = p[o + 1] & 0x40 != 0
@@ -465,7 +484,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         if let stream {
             pesData(stream, payload, start: pusi, at: at)
         } else {
-            sectionData(pid, payload, start: pusi, at: at)
+            sectionData(pid, ArraySlice(payload), start: pusi, at: at)
         }
     }
 
@@ -591,7 +610,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     /// The stream ids whose PES have no optional header (ISO/IEC 13818-1 2.4.3.7).
     private static func hasPESHeader(_ id: UInt8) -> Bool { ![0xBC, 0xBE, 0xBF, 0xF0, 0xF1, 0xFF, 0xF2, 0xF8].contains(id) }
 
-    private func pesData(_ s: TSElementaryStream, _ payload: ArraySlice<UInt8>, start: Bool, at: Int64) {
+    private func pesData(_ s: TSElementaryStream, _ payload: Slice<UnsafeBufferPointer<UInt8>>, start: Bool, at: Int64) {
         s.sawPacket = true
         if start {
             if s.pesActive && !(s.pes.isEmpty && s.pesHead.isEmpty) { finishPES(s, atEnd: false) }
