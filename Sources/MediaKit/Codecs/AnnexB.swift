@@ -70,15 +70,16 @@ enum AnnexB {
     /// start code before it are not counted).
     static func startCodes(in bytes: [UInt8]) -> [Int] {
         var found: [Int] = []
-        var i = 0
         let n = bytes.count
-        while i + 2 < n {
-            if bytes[i + 2] > 1 { i += 3; continue }
-            if bytes[i] == 0 && bytes[i + 1] == 0 && bytes[i + 2] == 1 {
-                found.append(i)
-                i += 3
-            } else {
-                i += 1
+        bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress, n >= 3 else { return }
+            // Each 01 byte (memchr, vectorized) with two zeros before it; start codes cannot
+            // overlap, so every one is found.
+            var i = 2
+            while i < n, let hit = memchr(base + i, 1, n - i) {
+                let at = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                if base[at - 1] == 0 && base[at - 2] == 0 { found.append(at - 2) }
+                i = at + 1
             }
         }
         return found
