@@ -243,6 +243,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             if lo.timestamp <= target && lo.offset - startOffset > Self.seekWindow { back = lo }
         }
         var distance = Self.seekWindow
+        var fresh = true   // the state is the one opening left (the bisection reads on its own)
         while true {
             var best: (offset: Int64, pts: Int64)?
             var from = startOffset
@@ -252,11 +253,12 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             }
             if from > startOffset {
                 restartStreams(at: from, near: back?.timestamp)
-            } else {
+            } else if !fresh {
                 resetState()
                 try learnTracks()
                 tracks = saved
             }
+            fresh = false
             var cut: MediaError?
             while let p = try read(untilCut: &cut) {
                 guard p.trackIndex == reference, p.pts != Packet.noTimestamp else { continue }
@@ -283,7 +285,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private func restartStreams(at offset: Int64, near: Int64?) {
         queue = []; queueHead = 0
         for s in streams {
-            s.pes = []; s.pesHead = []; s.pesActive = false; s.lastCC = -1
+            s.dropPES(); s.lastCC = -1
             s.pending = []; s.pendingBase = 0; s.starts = []; s.previousFrameStart = -1
             s.nextTimestamp = Packet.noTimestamp; s.held = nil; s.prefix = nil
         }
@@ -326,8 +328,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                     let p = b + 4 + (afc & 2 != 0 ? 1 + Int(chunk[b + 4]) : 0)
                     if p + 14 <= b + 188, chunk[p] == 0, chunk[p + 1] == 0, chunk[p + 2] == 1, chunk[p + 7] & 0x80 != 0 {
                         let dts = chunk[p + 7] >> 6 == 3 && chunk[p + 8] >= 10 && p + 19 <= b + 188
-                        let ts = Array(chunk[(p + (dts ? 14 : 9))..<(p + (dts ? 19 : 14))])
-                        return (at + Int64(i), Self.timestamp(ts, 0))
+                        return (at + Int64(i), Self.timestamp(chunk, p + (dts ? 14 : 9)))
                     }
                 }
                 i += packetSize
@@ -435,29 +436,29 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     }
 
     private func handle(_ p: UnsafeBufferPointer<UInt8>, at: Int64) {
-        let o = 0   // the packet in the read chunk: no copy per packet
-        let pid = Int(p[o + 1] & 0x1F) << 8 | Int(p[o + 2])
+        // p: the packet in the read chunk (no copy per packet)
+        let pid = Int(p[1] & 0x1F) << 8 | Int(p[2])
         if pid == 0x1FFF { return }
-        let pusi = p[o + 1] & 0x40 != 0
-        let scrambling = Int(p[o + 3] >> 6)
-        let afc = Int(p[o + 3] >> 4) & 3
-        let cc = Int(p[o + 3] & 0xF)
+        let pusi = p[1] & 0x40 != 0
+        let scrambling = Int(p[3] >> 6)
+        let afc = Int(p[3] >> 4) & 3
+        let cc = Int(p[3] & 0xF)
         let stream = byPID[pid]
         let isSection = pid == 0 || pid == pmtPID
         guard stream != nil || isSection else { return }
-        if p[o + 1] & 0x80 != 0 {
+        if p[1] & 0x80 != 0 {
             warn("the transport error indicator is set on PID \(pid): the packet is damaged", at: at, "transport packet")
         }
         guard afc != 0 else { return }   // reserved: no payload, no adaptation field
         var start = 4
         var discontinuity = false
         if afc & 2 != 0 {
-            let length = Int(p[o + 4])
+            let length = Int(p[4])
             guard length <= 183 else {
                 warn("an adaptation field of \(length) bytes on PID \(pid) is longer than the packet; packet skipped", at: at, "adaptation field")
                 return
             }
-            if length > 0 { discontinuity = p[o + 5] & 0x80 != 0 }
+            if length > 0 { discontinuity = p[5] & 0x80 != 0 }
             start = 5 + length
         }
         guard afc & 1 != 0 else { return }
@@ -477,10 +478,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 warn("PID \(pid) is scrambled (transport_scrambling_control \(scrambling)): its payload cannot be read and is dropped",
                      at: at, "transport packet")
             }
-            if let stream { stream.pesActive = false; stream.pes = []; stream.pesHead = [] }
+            stream?.dropPES()
             return
         }
-        let payload = p[(o + start)...]
+        let payload = p[(start)...]
         if let stream {
             pesData(stream, payload, start: pusi, at: at)
         } else {
@@ -613,7 +614,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private func pesData(_ s: TSElementaryStream, _ payload: Slice<UnsafeBufferPointer<UInt8>>, start: Bool, at: Int64) {
         s.sawPacket = true
         if start {
-            if s.pesActive && !(s.pes.isEmpty && s.pesHead.isEmpty) { finishPES(s, atEnd: false) }
+            if s.pesActive && s.pesCount > 0 { finishPES(s, atEnd: false) }
             // A header whole in the first packet is kept apart, so the payload gathers on its own
             // and goes out without a copy; otherwise the PES gathers whole (finishPES sorts it).
             let o = payload.startIndex
@@ -632,19 +633,17 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             s.pesActive = true
         } else {
             guard s.pesActive else { return }   // the middle of a PES whose start was not seen
-            guard s.pesHead.count + s.pes.count + payload.count <= Self.maxPESBytes else {
+            guard s.pesCount + payload.count <= Self.maxPESBytes else {
                 warn("a PES on PID \(s.pid) is larger than \(Self.maxPESBytes) bytes; dropped", at: s.pesPosition, "PES")
-                s.pes = []
-                s.pesHead = []
-                s.pesActive = false
+                s.dropPES()
                 return
             }
             // FFmpeg hands an unbounded PES to its parser in parts of 200 KiB (MAX_PES_PAYLOAD):
             // the first part of a video PES lets the parser give out the access unit before it.
             if (s.framing == .h264 || s.framing == .hevc || s.framing == .mpegVideo) && !s.pesFedEarly {
-                let head = s.pesHead.isEmpty ? s.pes : s.pesHead
+                let head = s.pesHeader
                 if head.count >= 9 && head[4] == 0 && head[5] == 0 {
-                    let collected = s.pesHead.count + s.pes.count - 9 - Int(head[8])
+                    let collected = s.pesCount - 9 - Int(head[8])
                     if collected > 0 && collected + payload.count > Self.parserChunk {
                         s.pesFedEarly = true
                         if s.prefix == nil, let held = s.held { emit(held); s.held = nil }
@@ -653,25 +652,23 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             }
             s.pes += payload
         }
-        let head = s.pesHead.isEmpty ? s.pes : s.pesHead
+        let head = s.pesHeader
         if head.count >= 6 {
             let length = Int(head[4]) << 8 | Int(head[5])
-            if length != 0 && s.pesHead.count + s.pes.count >= 6 + length { finishPES(s, atEnd: false) }
+            if length != 0 && s.pesCount >= 6 + length { finishPES(s, atEnd: false) }
         }
     }
 
     /// Reads a whole PES's header and hands its payload to the stream's framing.
     private func finishPES(_ s: TSElementaryStream, atEnd: Bool) {
-        // `head`: the header bytes (the PES itself when its header was not kept apart);
-        // `count`: the PES's bytes in all; the payload is `body` from `bodyStart`.
+        // `head`: the header bytes (the PES itself when its header was not kept apart, `apart`
+        // 0); `count`: the PES's bytes in all; the payload is `body` after `apart` bytes.
         var body = s.pes
-        let head = s.pesHead.isEmpty ? body : s.pesHead
+        let head = s.pesHeader
         let apart = s.pesHead.count
-        let count = apart + body.count
+        let count = s.pesCount
         let position = s.pesPosition
-        s.pes = []
-        s.pesHead = []
-        s.pesActive = false
+        s.dropPES()
         guard head.count >= 6, head[0] == 0, head[1] == 0, head[2] == 1 else {
             warn("a PES on PID \(s.pid) does not start with 00 00 01 (\(count) bytes); dropped", at: position, "PES")
             return
@@ -741,7 +738,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private func finish() {
         guard !ended else { return }
         ended = true
-        for s in streams.sorted(by: { $0.pid < $1.pid }) where s.pesActive && !(s.pes.isEmpty && s.pesHead.isEmpty) {
+        for s in streams.sorted(by: { $0.pid < $1.pid }) where s.pesActive && s.pesCount > 0 {
             finishPES(s, atEnd: true)
         }
         for s in streams { flushFraming(s) }

@@ -36,6 +36,12 @@ final class TSElementaryStream {
     /// the payload only); empty when `pes` holds the PES from its first byte.
     @exclusivity(unchecked) var pesHead: [UInt8] = []
     @exclusivity(unchecked) var pesPosition: Int64 = -1
+    /// The open PES's header bytes: `pesHead`, or the PES itself when its header was not kept apart.
+    var pesHeader: [UInt8] { pesHead.isEmpty ? pes : pesHead }
+    /// The open PES's bytes in all, header and payload.
+    var pesCount: Int { pesHead.count + pes.count }
+    /// Forgets the open PES.
+    func dropPES() { pes = []; pesHead = []; pesActive = false }
     @exclusivity(unchecked) var pesActive = false
     /// True once the open PES passed 200 KiB (see `MPEGTSDemuxer.parserChunk`).
     @exclusivity(unchecked) var pesFedEarly = false
