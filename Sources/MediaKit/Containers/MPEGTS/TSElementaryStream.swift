@@ -40,8 +40,24 @@ final class TSElementaryStream {
     var pesHeader: [UInt8] { pesHead.isEmpty ? pes : pesHead }
     /// The open PES's bytes in all, header and payload.
     var pesCount: Int { pesHead.count + pes.count }
+    /// Where the open PES ends, in bytes from its first (6 + PES_packet_length), once its
+    /// first 6 bytes came: 0 for a PES of unstated length, -1 before those bytes came.
+    @exclusivity(unchecked) var pesEnd = -1
+    /// The size of the PES before the open one: the capacity to reserve for the next, so an
+    /// unbounded video PES does not grow (and copy) its buffer packet after packet.
+    @exclusivity(unchecked) var pesCapacityHint = 0
     /// Forgets the open PES.
-    func dropPES() { pes = []; pesHead = []; pesActive = false }
+    func dropPES() {
+        pesCapacityHint = pes.count
+        pes = []; pesHead = []; pesActive = false; pesEnd = -1
+    }
+    /// Sets ``pesEnd`` from the header bytes once at least 6 came; stays -1 before.
+    func learnPESEnd() {
+        let head = pesHeader
+        guard head.count >= 6 else { return }
+        let length = Int(head[4]) << 8 | Int(head[5])
+        pesEnd = length == 0 ? 0 : 6 + length
+    }
     @exclusivity(unchecked) var pesActive = false
     /// True once the open PES passed 200 KiB (see `MPEGTSDemuxer.parserChunk`).
     @exclusivity(unchecked) var pesFedEarly = false
