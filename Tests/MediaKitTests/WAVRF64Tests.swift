@@ -22,11 +22,11 @@ final class WAVRF64Tests: XCTestCase {
     private func le64(_ b: [UInt8], _ i: Int) -> Int64 { (0..<8).reduce(Int64(0)) { $0 | Int64(b[i + $1]) << (8 * Int64($1)) } }
 
     func testAutoTurnsToRF64PastTheLimitAsAlwaysWritesIt() throws {
-        let small = try write(.wav(rf64: .auto, limit: 1000), frames: 501)
+        let small = try write(.wavLayout(rf64: .auto, limit: 1000), frames: 501)
         XCTAssertEqual(Array(small[0..<4]), Array("RIFF".utf8))
         XCTAssertEqual(Array(small[12..<16]), Array("JUNK".utf8))
-        let switched = try write(.wav(rf64: .auto, limit: 100), frames: 501)
-        XCTAssertEqual(switched, try write(.wav(rf64: .always), frames: 501))
+        let switched = try write(.wavLayout(rf64: .auto, limit: 100), frames: 501)
+        XCTAssertEqual(switched, try write(.wavLayout(rf64: .always), frames: 501))
         XCTAssertEqual(Array(switched[0..<8]), Array("RF64".utf8) + [0xFF, 0xFF, 0xFF, 0xFF])
         XCTAssertEqual(Array(switched[12..<20]), Array("ds64".utf8) + [28, 0, 0, 0])
         // The RIFF size counts the pad byte of the odd data; the data size is ffmpeg's (with it).
@@ -37,7 +37,7 @@ final class WAVRF64Tests: XCTestCase {
 
     func testChunksAroundTheSamplesGrowTheDS64Size() throws {
         let tags = [MetadataEntry(key: "title", nativeKey: "INAM", ffmpegKey: "title", value: "Sine")]
-        let file = try write(.wav(rf64: .always), frames: 64, tags: tags, id3: true)
+        let file = try write(.wavLayout(rf64: .always), frames: 64, tags: tags, id3: true)
         XCTAssertEqual(Array(file[0..<8]), Array("RF64".utf8) + [0xFF, 0xFF, 0xFF, 0xFF])
         XCTAssertEqual(le64(file, 20), Int64(file.count - 8))
     }

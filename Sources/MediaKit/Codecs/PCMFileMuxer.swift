@@ -1,5 +1,5 @@
 /// How one single-track PCM file format lays out its header (``PCMFileMuxer``): WAV and AIFF
-/// each give one (`PCMFileLayout.wav(rf64:limit:)`, `.aiff`).
+/// each give one (`PCMFileLayout.wavLayout(rf64:limit:)`, `.aiff`).
 struct PCMFileLayout: Sendable {
     /// What a person calls the format, for messages ("WAV").
     let name: String

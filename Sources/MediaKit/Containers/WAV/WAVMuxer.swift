@@ -6,7 +6,7 @@ extension PCMFileLayout {
     /// big-endian tags). `rf64`: when the file is RF64 (``WAVHeader/bytes(codec:rate:channels:mask:dataBytes:frames:rf64:limit:)``;
     /// `limit`, the RIFF size above which ``MuxerOptions/RF64/auto`` turns to RF64, is lowered
     /// only by tests).
-    static func wav(rf64: MuxerOptions.RF64 = .never, limit: Int64 = Int64(UInt32.max)) -> PCMFileLayout {
+    static func wavLayout(rf64: MuxerOptions.RF64 = .never, limit: Int64 = Int64(UInt32.max)) -> PCMFileLayout {
         PCMFileLayout(
             name: "WAV",
             storage: { codec in
@@ -38,12 +38,12 @@ extension PCMFileLayout {
 }
 
 extension MuxerFormat {
-    /// WAV: one PCM track, stored little-endian (``PCMFileLayout/wav(rf64:limit:)``), RIFF or
+    /// WAV: one PCM track, stored little-endian (``PCMFileLayout/wavLayout(rf64:limit:)``), RIFF or
     /// RF64 as ``MuxerOptions/rf64`` asks, its tags in a LIST/INFO
     /// chunk; with ``MuxerOptions/writeID3v2`` also an `id3 ` chunk after the samples (an ID3v2
     /// tag with the cover art and chapters, ``MuxerOptions/id3v2Version``), as mutagen and
     /// FFmpeg's wav demuxer read it (FFmpeg 5.1's wav muxer writes none).
     public static let wav = MuxerFormat(name: "wav", description: "WAV", extensions: ["wav"], mimeTypes: ["audio/wav", "audio/x-wav"],
                                         codecs: PCMCodec.plainCodecs, options: [.writeID3v2, .id3v2Version, .rf64], defaultAudioCodec: "pcm_s16le",
-                                        make: { path, o in try PCMFileMuxer.make(path: path, layout: .wav(rf64: o.rf64), options: o) })
+                                        make: { path, o in try PCMFileMuxer.make(path: path, layout: .wavLayout(rf64: o.rf64), options: o) })
 }
