@@ -137,6 +137,9 @@ struct Remux: ParsableCommand {
     @Flag(name: .customLong("write-id3v2"), help: "WAV and AIFF: also write the tags, cover art and chapters as an ID3v2 chunk after the samples (AIFF: as ffmpeg -write_id3v2 1).")
     var writeID3v2 = false
 
+    @Option(name: .customLong("rf64"), help: ArgumentHelp("WAV: never (default), auto (a JUNK chunk reserved, RF64 past 4 GiB) or always RF64, as ffmpeg -rf64.", valueName: "never|auto|always"))
+    var rf64: String = "never"
+
     @Flag(help: "Print no progress line.")
     var quiet = false
 
@@ -156,6 +159,7 @@ struct Remux: ParsableCommand {
             throw ValidationError("the HLS segment duration must be a positive number of seconds")
         }
         if let v = id3v2Version, v != 3 && v != 4 { throw ValidationError("--id3v2-version is 3 or 4, not \(v)") }
+        if MuxerOptions.RF64(rawValue: rf64) == nil { throw ValidationError("--rf64 is never, auto or always, not \(rf64)") }
         if let segmentFormat {
             guard hls != nil || output.map({ ($0 as NSString).pathExtension.lowercased() == "m3u8" }) == true else {
                 throw ValidationError("--segment-format is for HLS output (--hls SECONDS, or an output named .m3u8)")
@@ -240,6 +244,7 @@ struct Remux: ParsableCommand {
         options.segmentFormat = segmentFormat
         options.id3v2Version = id3v2Version
         options.writeID3v2 = writeID3v2
+        options.rf64 = MuxerOptions.RF64(rawValue: rf64) ?? .never
         let copy = try MetadataCopyOptions(copy: !noMetadata, settings: metadata)
         let cut = try Remuxer.remux(input: input, output: output, options: options, tracks: tracks.isEmpty ? nil : tracks, frameRate: rate,
                                     metadata: copy, format: format) { done, total in

@@ -529,7 +529,23 @@ def test_seek_lands_on_the_packet_holding_the_time(codec, mk_bin, tmp_path):
 
 
 # FFmpeg's channel layouts and their WAVE speaker masks.
-LAYOUTS = {"mono": 0x4, "stereo": 0x3, "2.1": 0xB, "3.0": 0x7, "4.0": 0x107, "quad(side)": 0x603, "5.0(side)": 0x607, "5.1(side)": 0x60F}
+LAYOUTS = {"mono": 0x4, "stereo": 0x3, "2.1": 0xB, "3.0": 0x7, "4.0": 0x107, "quad(side)": 0x603, "5.0(side)": 0x607, "5.1(side)": 0x60F,
+           "3.0(back)": 0x103, "3.1": 0xF, "4.1": 0x10F, "7.1": 0x63F, "7.1(wide-side)": 0x6CF, "6.0": 0x707, "6.1": 0x70F,
+           "hexagonal": 0x137, "7.0": 0x637, "7.1(wide)": 0xFF, "octagonal": 0x737}
+
+
+def _chan(path) -> bytes:
+    """The `chan` chunk of a CAF file (header included)."""
+    data = Path(path).read_bytes()
+    i = 8
+    while i + 12 <= len(data):
+        size = int.from_bytes(data[i + 4:i + 12], "big", signed=True)
+        if data[i:i + 4] == b"chan":
+            return data[i:i + 12 + size]
+        if size < 0:
+            break
+        i += 12 + size
+    return b""
 
 PY_MASK = r"""
 import sys, mediakit
@@ -539,8 +555,9 @@ print(mediakit.open(sys.argv[1]).tracks[0].channel_mask)
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_channel_layouts_as_ffmpeg_names_them(layout, mk_bin, mk_remux, tmp_path):
-    """The `chan` chunk ffmpeg writes for a layout reads as its speaker mask; our copy of the file
-    writes a `chan` that ffprobe names the same layout."""
+    """The `chan` chunk ffmpeg writes for a layout reads as its speaker mask (a layout tag, or
+    a bitmap above 6 channels); our copy of the file writes the `chan` ffmpeg writes, byte for
+    byte, and ffprobe names it the same layout."""
     path = tmp_path / "in.caf"
     cmd = ["ffmpeg", "-v", "error", "-nostdin", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.1:sample_rate=8000",
            "-af", f"aformat=channel_layouts={layout}", "-c:a", "pcm_s16le", "-f", "caf", path]
@@ -553,6 +570,7 @@ def test_channel_layouts_as_ffmpeg_names_them(layout, mk_bin, mk_remux, tmp_path
     lib.check_ok(lib.run([mk_remux, path, out, "--quiet"]), [mk_remux, path, out])
     name = lib.run(["ffprobe", "-v", "error", "-show_entries", "stream=channel_layout", "-of", "csv=p=0", out]).stdout.decode().strip()
     assert name == layout
+    assert _chan(out) and _chan(out) == _chan(path), f"chan: ours {_chan(out).hex()}, ffmpeg {_chan(path).hex()}"
 
 
 def _framemd5(path: Path) -> list[str]:

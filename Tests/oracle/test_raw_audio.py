@@ -249,8 +249,9 @@ def _framemd5(path) -> list[str]:
 @pytest.mark.parametrize("ext", ["mkv", "mp4"])
 def test_remux_keeps_every_payload(stream, ext, mk_remux, tmp_path):
     """mk-remux into Matroska and MP4: every packet's size and MD5 as in the input (framemd5 of
-    both). MP4 carries AC-3 (dac3) and DTS; E-AC-3 into MP4 is refused naming the dec3 box, AMR
-    (Matroska and MP4) refused naming the codec: what the muxers do today."""
+    both: FFmpeg's parser splits the E-AC-3 samples of 6 blocks MP4 holds into their frames
+    again). MP4 carries AC-3 (dac3), E-AC-3 (dec3) and DTS; AMR (Matroska and MP4) is refused
+    naming the codec: what the muxers do today."""
     out = tmp_path / f"out.{ext}"
     cmd = [mk_remux, stream, out]
     proc = lib.run(cmd)
@@ -258,12 +259,47 @@ def test_remux_keeps_every_payload(stream, ext, mk_remux, tmp_path):
     if codec.startswith("amr"):
         assert proc.returncode != 0 and codec.encode() in proc.stderr, proc.stderr
         return
-    if codec == "eac3" and ext == "mp4":
-        assert proc.returncode != 0 and b"dec3" in proc.stderr, proc.stderr
-        return
     lib.check_ok(proc, cmd)
     got, want = _framemd5(out), _framemd5(stream)
     assert got == want, lib.diff_lines(got, want, f"remuxed .{ext}", "input")
+
+
+def _moov_box(data: bytes, kind: bytes) -> bytes:
+    """The last `kind` box of a one-track MP4 whose moov follows its mdat (header included)."""
+    i = data.rfind(kind) - 4
+    assert i >= 0, kind
+    return data[i:i + int.from_bytes(data[i:i + 4], "big")]
+
+
+EAC3_PARAMS = [p for p in PARAMS if "eac3" in p.id] + [lib.file_param("shared:breadth/ts_Vanilagy_00bbd7_eac3.ts", "ts_eac3")]
+
+
+@pytest.mark.parametrize("stream", EAC3_PARAMS, indirect=True)
+def test_eac3_into_mp4_as_ffmpeg_writes_it(stream, mk_remux, mk_probe, tmp_path):
+    """E-AC-3 into MP4 against `ffmpeg -c copy` into MP4: the same `ec-3` sample entry (its dec3
+    box built from the frames, and the btrt), the same samples (stsz, stts: frames of fewer than
+    6 blocks joined into samples of 6 blocks, as FFmpeg's mov muxer joins them), the same
+    packets through `ffmpeg -f framemd5`; and our demuxer reads back ffmpeg's samples (sizes
+    and durations of its stsz / stts)."""
+    ours, ref = tmp_path / "ours.mp4", tmp_path / "ffmpeg.mp4"
+    lib.check_ok(lib.run([mk_remux, stream, ours, "--quiet"]), [mk_remux, stream, ours])
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", stream, "-map", "0:a:0", "-c", "copy", ref]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    a, b = ours.read_bytes(), ref.read_bytes()
+    for kind in (b"ec-3", b"dec3", b"stsz", b"stts"):
+        assert _moov_box(a, kind) == _moov_box(b, kind), f"{kind.decode()}: ours {_moov_box(a, kind).hex()}, ffmpeg {_moov_box(b, kind).hex()}"
+    got, want = _framemd5(ours), _framemd5(ref)
+    assert got and got == want, lib.diff_lines(got, want, "ours", "ffmpeg")
+    stsz, stts = _moov_box(b, b"stsz"), _moov_box(b, b"stts")
+    count = int.from_bytes(stsz[16:20], "big")
+    sizes = [int.from_bytes(stsz[20 + 4 * k:24 + 4 * k], "big") for k in range(count)] if int.from_bytes(stsz[12:16], "big") == 0 \
+        else [int.from_bytes(stsz[12:16], "big")] * count
+    durations = []
+    for k in range(int.from_bytes(stts[12:16], "big")):
+        n, d = int.from_bytes(stts[16 + 8 * k:20 + 8 * k], "big"), int.from_bytes(stts[20 + 8 * k:24 + 8 * k], "big")
+        durations += [d] * n
+    lines, _ = _lines([mk_probe, "--packets", ours])
+    assert [(int(l.split(",")[4]), int(l.split(",")[3])) for l in lines] == list(zip(sizes, durations))
 
 
 def test_probe_reads_by_content_not_name(tmp_path_factory, mk_probe):

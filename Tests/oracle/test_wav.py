@@ -204,3 +204,31 @@ def test_wav_remux_into_mp4(codec, mk_bin, tmp_path):
     def pcm(p):
         return subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", str(p), "-f", "s32le", "-"], capture_output=True).stdout
     assert pcm(out) == pcm(path)
+
+
+RF64_CASES = [("pcm_s16le", 2, "always"), ("pcm_s16le", 2, "auto"), ("pcm_u8", 1, "always"), ("pcm_alaw", 1, "always"),
+              ("pcm_s24le", 6, "always"), ("pcm_s16le", 1, "never")]
+
+
+@pytest.mark.parametrize("codec,channels,mode", RF64_CASES, ids=[f"{c}-{n}-{m}" for c, n, m in RF64_CASES])
+def test_rf64_header_is_ffmpegs(codec, channels, mode, mk_remux, tmp_path):
+    """`mk-remux --rf64 MODE` into WAV against `ffmpeg -c copy -rf64 MODE`, byte for byte: RF64
+    with its ds64 chunk (always), RIFF with the JUNK chunk reserved for it (auto, below 4 GiB),
+    RIFF (never); an odd number of 8-bit samples (the pad byte counted in the ds64 sizes as
+    ffmpeg counts it), G.711's fact chunk, the extensible format of 6 channels; and ffprobe
+    reads ours. (The switch of `auto` past 4 GiB: WAVRF64Tests.)"""
+    src, ours, ref = tmp_path / "in.wav", tmp_path / "ours.wav", tmp_path / "ffmpeg.wav"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=8000",
+           "-af", "atrim=end_sample=1001", "-ac", str(channels), "-c:a", codec, "-fflags", "+bitexact", src]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    lib.check_ok(lib.run([mk_remux, src, ours, "--rf64", mode, "--quiet"]), [mk_remux, src, ours, "--rf64", mode])
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-c", "copy", "-rf64", mode, "-fflags", "+bitexact", ref]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    a, b = ours.read_bytes(), ref.read_bytes()
+    assert a == b, f"ours {len(a)} bytes {a[:96].hex()}\nffmpeg {len(b)} bytes {b[:96].hex()}"
+    # ffprobe reads the codec and channels of the source; the sample count as it reads ffmpeg's
+    # file (an odd 8-bit count reads one more: ffmpeg counts the pad byte in the ds64 data size).
+    facts = ["ffprobe", "-v", "error", "-show_entries", "stream=codec_name,channels,duration_ts", "-of", "csv=p=0"]
+    got = lib.run(facts + [ours]).stdout.decode().split(",")
+    assert got[:2] == lib.run(facts + [src]).stdout.decode().split(",")[:2]
+    assert got == lib.run(facts + [ref]).stdout.decode().split(",")

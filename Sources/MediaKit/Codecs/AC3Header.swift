@@ -19,6 +19,25 @@ public struct AC3Header: Sendable, Hashable {
     /// table 5.8: 1+1 and 2/0 stereo, 1/0 centre, 3/0, 2/1 with a back centre, 3/1, 2/2 and 3/2
     /// with side channels; LFE 0x8).
     public let channelMask: UInt64
+    /// The bit stream identification (`bsid`): up to 10 for AC-3 (9 and 10 at half and
+    /// quarter rates), 11 to 16 for E-AC-3.
+    public let bitstreamID: Int
+    /// The sample rate code (`fscod`): 0 48 kHz, 1 44.1 kHz, 2 32 kHz; 3 for an E-AC-3 frame at
+    /// a reduced rate (`fscod2`).
+    public let sampleRateCode: Int
+    /// The bit stream mode (`bsmod`, the service type); 0 for E-AC-3, whose `bsmod` sits in
+    /// the optional information FFmpeg's parser does not read.
+    public let bitstreamMode: Int
+    /// The audio coding mode (`acmod`, 0 for 1+1 to 7 for 3/2).
+    public let audioCodingMode: Int
+    /// True when the frame carries the LFE channel (`lfeon`).
+    public let hasLFE: Bool
+    /// Bits per second, as FFmpeg's parser states it: AC-3's `frmsizecod` rate (halved by
+    /// `bsid` 9, quartered by 10); E-AC-3's frame size over its duration.
+    public let bitRate: Int
+    /// E-AC-3 dependent frame: its custom channel map (`chanmap`, 16 bits, A/52 table E.1.4)
+    /// when `chanmape` is set; nil otherwise.
+    public let channelMap: Int?
 
     /// Samples per channel in the frame.
     public var samplesPerFrame: Int { 256 * blocks }
@@ -43,12 +62,13 @@ public struct AC3Header: Sendable, Hashable {
         if bsid <= 10 {
             guard let _ = r.read(16), let fscod = r.read(2), let frmsizecod = r.read(6),
                   fscod < 3, frmsizecod < 38 else { return nil }
-            _ = r.read(5); _ = r.read(3)   // bsid, bsmod
-            guard let acmod = r.read(3) else { return nil }
+            _ = r.read(5)                  // bsid, read above
+            guard let bsmod = r.read(3), let acmod = r.read(3) else { return nil }
             if acmod & 1 == 1 && acmod != 1 { _ = r.read(2) }   // cmixlev
             if acmod & 4 == 4 { _ = r.read(2) }                  // surmixlev
             if acmod == 2 { _ = r.read(2) }                      // dsurmod
             guard let lfe = r.read(1) else { return nil }
+            let shift = max(bsid, 8) - 8
             let rate = Self.rates[fscod]
             let kbits = Self.kbps[frmsizecod / 2]
             let words: Int
@@ -65,6 +85,13 @@ public struct AC3Header: Sendable, Hashable {
             blocks = 6
             streamType = 0
             substreamID = 0
+            bitstreamID = bsid
+            sampleRateCode = fscod
+            bitstreamMode = bsmod
+            audioCodingMode = acmod
+            hasLFE = lfe == 1
+            bitRate = (kbits * 1000) >> shift
+            channelMap = nil
         } else if bsid <= 16 {
             guard let strmtyp = r.read(2), let substreamid = r.read(3), let frmsiz = r.read(11),
                   let fscod = r.read(2) else { return nil }
@@ -80,8 +107,27 @@ public struct AC3Header: Sendable, Hashable {
                 numblkscod = n
             }
             guard let acmod = r.read(3), let lfe = r.read(1) else { return nil }
+            // A dependent frame's custom channel map follows the volume fields (A/52 E.1.2.2:
+            // bsid, dialnorm, compre / compr, again for 1+1, then chanmape / chanmap).
+            var map: Int? = nil
+            if strmtyp == 1 {
+                _ = r.read(5)
+                for _ in 0..<(acmod == 0 ? 2 : 1) {
+                    _ = r.read(5)
+                    if r.read(1) == 1 { _ = r.read(8) }
+                }
+                if r.read(1) == 1 { map = r.read(16) }
+            }
+            let size = (frmsiz + 1) * 2
             isEAC3 = true
-            frameSize = (frmsiz + 1) * 2
+            frameSize = size
+            bitstreamID = bsid
+            sampleRateCode = fscod
+            bitstreamMode = 0
+            audioCodingMode = acmod
+            hasLFE = lfe == 1
+            bitRate = 8 * size * rate / ([1, 2, 3, 6][numblkscod] * 256)
+            channelMap = map
             sampleRate = rate
             channels = Self.acmodChannels[acmod] + lfe
             channelMask = Self.acmodMasks[acmod] | (lfe == 1 ? 0x8 : 0)

@@ -1,5 +1,5 @@
 /// How one single-track PCM file format lays out its header (``PCMFileMuxer``): WAV and AIFF
-/// each give one (`PCMFileLayout.wav`, `.aiff`).
+/// each give one (`PCMFileLayout.wavLayout(rf64:limit:)`, `.aiff`).
 struct PCMFileLayout: Sendable {
     /// What a person calls the format, for messages ("WAV").
     let name: String
@@ -20,6 +20,19 @@ struct PCMFileLayout: Sendable {
     /// written when the muxer is asked for one (``MuxerOptions/writeID3v2``); its size field
     /// and the file's (bytes 4-7) are big-endian for IFF, little-endian for RIFF.
     var id3Chunk: (id: String, bigEndian: Bool)? = nil
+
+    /// Adds `n` bytes to the file size `header` states: bytes 4-7 (big-endian for IFF), or an
+    /// RF64 header's `ds64` RIFF size (bytes 20-27, EBU Tech 3306). False, the header
+    /// unchanged, when the size would pass 32 bits (64 for RF64).
+    static func growFileSize(_ header: inout [UInt8], by n: Int64, bigEndian: Bool) -> Bool {
+        let rf64 = header.count >= 28 && header[0..<4].elementsEqual("RF64".utf8)
+        let at = rf64 ? Array((20..<28).reversed()) : bigEndian ? [4, 5, 6, 7] : [7, 6, 5, 4]
+        let old = at.reduce(Int64(0)) { $0 << 8 | Int64(header[$1]) }
+        let (size, overflow) = old.addingReportingOverflow(n)
+        guard !overflow, rf64 || size <= Int64(UInt32.max) else { return false }
+        for (k, i) in at.enumerated() { header[i] = UInt8(truncatingIfNeeded: size >> Int64(8 * (at.count - 1 - k))) }
+        return true
+    }
 }
 
 /// Writes a file of one PCM track from packets, in a ``PCMFileLayout``: a header, the samples
@@ -129,7 +142,7 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
         try writeHeader()
         let bytes = s.source.convert(packet.data, to: s.stored)
         guard dataBytes + Int64(bytes.count) <= layout.maxDataBytes else {
-            throw MediaError(.limit, "more than \(layout.maxDataBytes) bytes of audio do not fit in a \(layout.name) file (4 GiB); write Matroska or raw PCM instead",
+            throw MediaError(.limit, "more than \(layout.maxDataBytes) bytes of audio do not fit in a \(layout.name) file (4 GiB); write Matroska or raw PCM instead (or WAV as RF64)",
                              path: file.path)
         }
         try file.write(bytes)
@@ -150,14 +163,10 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
             var h = header()
             let trailer = id3ChunkBytes()
             if !trailer.isEmpty, h.count >= 8, let chunk = layout.id3Chunk {
-                // The file's size (bytes 4-7, RIFF / FORM) counts the chunk after the samples.
-                let at = chunk.bigEndian ? [4, 5, 6, 7] : [7, 6, 5, 4]
-                let old = at.reduce(Int64(0)) { $0 << 8 | Int64(h[$1]) }
-                let size = old + Int64(trailer.count)
-                guard size <= Int64(UInt32.max) else {
+                // The file's size (RIFF / FORM, or RF64's ds64) counts the chunk after the samples.
+                guard PCMFileLayout.growFileSize(&h, by: Int64(trailer.count), bigEndian: chunk.bigEndian) else {
                     throw MediaError(.limit, "the ID3v2 chunk (\(trailer.count) bytes) does not fit in the \(layout.name) file's 4 GiB", path: file.path)
                 }
-                for (k, i) in at.enumerated() { h[i] = UInt8(truncatingIfNeeded: size >> Int64(24 - 8 * k)) }
                 try file.write(trailer)
             }
             try file.patch(h, at: 0)

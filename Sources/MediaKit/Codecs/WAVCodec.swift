@@ -190,8 +190,20 @@ enum WAVHeader {
     /// The header bytes. `codec` must be one ``stores(_:)`` accepts; `frames` (sample frames)
     /// goes into the `fact` chunk of G.711.
     static func bytes(codec: PCMCodec, rate: Int, channels: Int, mask: UInt64, dataBytes: UInt32, frames: UInt32 = 0) -> [UInt8] {
+        bytes(codec: codec, rate: rate, channels: channels, mask: mask, dataBytes: Int64(dataBytes), frames: Int64(frames))
+    }
+
+    /// The header bytes, RIFF or RF64 (EBU Tech 3306) as `rf64` asks and FFmpeg's wav muxer
+    /// writes them (wavenc.c): ``MuxerOptions/RF64/auto`` reserves a `JUNK` chunk of 28 bytes
+    /// after `WAVE` and becomes RF64 when the RIFF size (the file less 8 bytes, the pad byte
+    /// counted) passes `limit` (4 GiB - 1; lower only in tests); RF64 states 0xFFFFFFFF in the
+    /// RIFF, `data` and `fact` sizes and the real ones in the `ds64` chunk where the `JUNK` was
+    /// (the RIFF size, the data size with its pad byte, the sample frames, no table).
+    static func bytes(codec: PCMCodec, rate: Int, channels: Int, mask: UInt64, dataBytes: Int64, frames: Int64,
+                      rf64: MuxerOptions.RF64 = .never, limit: Int64 = Int64(UInt32.max)) -> [UInt8] {
         func le16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)] }
         func le32(_ v: UInt32) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 24)] }
+        func le64(_ v: Int64) -> [UInt8] { le32(UInt32(truncatingIfNeeded: v)) + le32(UInt32(truncatingIfNeeded: v >> 32)) }
         let bits = codec.bits
         let block = channels * codec.bytes
         let g711 = codec.kind == .alaw || codec.kind == .mulaw
@@ -206,11 +218,20 @@ enum WAVHeader {
         } else if g711 {
             fmt += le16(0)
         }
-        let fact = g711 ? Array("fact".utf8) + le32(4) + le32(frames) : []
+        let reserved = rf64 == .never ? 0 : 36
         // The RIFF size counts the data chunk's pad byte (an odd size is padded to even).
-        var h = Array("RIFF".utf8) + le32(UInt32(truncatingIfNeeded: 4 + 8 + fmt.count + fact.count + 8) &+ dataBytes &+ (dataBytes & 1)) + Array("WAVE".utf8)
+        let padded = dataBytes + (dataBytes & 1)
+        let riffSize = Int64(4 + reserved + 8 + fmt.count + (g711 ? 12 : 0) + 8) + padded
+        let isRF64 = rf64 == .always || (rf64 == .auto && riffSize > limit)
+        let fact = g711 ? Array("fact".utf8) + le32(4) + le32(isRF64 ? UInt32.max : UInt32(truncatingIfNeeded: frames)) : []
+        var h = Array((isRF64 ? "RF64" : "RIFF").utf8) + le32(isRF64 ? UInt32.max : UInt32(truncatingIfNeeded: riffSize)) + Array("WAVE".utf8)
+        if isRF64 {
+            h += Array("ds64".utf8) + le32(28) + le64(riffSize) + le64(padded) + le64(frames) + le32(0)
+        } else if reserved > 0 {
+            h += Array("JUNK".utf8) + le32(28) + [UInt8](repeating: 0, count: 28)
+        }
         h += Array("fmt ".utf8) + le32(UInt32(truncatingIfNeeded: fmt.count)) + fmt + fact
-        h += Array("data".utf8) + le32(dataBytes)
+        h += Array("data".utf8) + le32(isRF64 ? UInt32.max : UInt32(truncatingIfNeeded: dataBytes))
         return h
     }
 }

@@ -40,6 +40,20 @@ public struct MuxerOptions: Sendable, Equatable {
         case id3v2Version = "id3v2-version"
         /// ``MuxerOptions/writeID3v2``.
         case writeID3v2 = "write-id3v2"
+        /// ``MuxerOptions/rf64``.
+        case rf64
+    }
+
+    /// When a WAV file is written as RF64 (EBU Tech 3306: an `RF64` header whose sizes are in
+    /// a `ds64` chunk, for more than 4 GiB), as FFmpeg's wav muxer `-rf64` option.
+    public enum RF64: String, Sendable, CaseIterable {
+        /// Always RIFF: more than 4 GiB of samples is refused (`.limit`). FFmpeg's default.
+        case never
+        /// RIFF with a `JUNK` chunk of the `ds64` size reserved after `WAVE`, made `RF64` and
+        /// `ds64` when the file passes 4 GiB.
+        case auto
+        /// Always RF64 with its `ds64` chunk.
+        case always
     }
 
     /// The layout. Default: ``MuxLayout/progressive``.
@@ -69,6 +83,8 @@ public struct MuxerOptions: Sendable, Equatable {
     /// after the samples (WAV `id3 `, AIFF `ID3 `, as FFmpeg's aiff muxer `-write_id3v2 1`).
     /// Default: false (WAV: LIST/INFO only; AIFF: NAME, AUTH, `(c) `, ANNO only).
     public var writeID3v2 = false
+    /// WAV: when to write RF64 (``RF64``). Default: ``RF64/never``, as FFmpeg.
+    public var rf64: RF64 = .never
 
     /// The time scale a format uses when ``timeScale`` is nil and it has no better one (MP4's 1000).
     public static let defaultTimeScale: Int64 = 1000
@@ -103,6 +119,7 @@ public struct MuxerOptions: Sendable, Equatable {
         if segmentFormat != d.segmentFormat { names.append(.segmentFormat) }
         if id3v2Version != d.id3v2Version { names.append(.id3v2Version) }
         if writeID3v2 != d.writeID3v2 { names.append(.writeID3v2) }
+        if rf64 != d.rf64 { names.append(.rf64) }
         return names
     }
 }

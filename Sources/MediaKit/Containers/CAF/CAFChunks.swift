@@ -130,8 +130,12 @@ enum CAFChunks {
         static let useBitmap: UInt32 = 1 << 16
         /// Layout tags (the number of channels in the low 16 bits) and their speaker masks, as
         /// FFmpeg maps them (mov_chan.c): the spec's mono, stereo and MPEG layouts, surrounds at
-        /// the side for 5.0 and 5.1 (FFmpeg's "5.1(side)"): the tags FFmpeg's caf muxer writes for
-        /// its default layouts of 1 to 6 channels.
+        /// the side for 5.0 and 5.1 (FFmpeg's "5.1(side)"), the DVD layouts with an LFE, and 7.1
+        /// (MPEG_7_1_C, back and side surrounds) and 7.1 with front centres (MPEG_7_1_A): the tags
+        /// FFmpeg's caf muxer writes for these layouts. The other layouts are written as a
+        /// bitmap, as FFmpeg writes them; so are 5.0 and 5.1 with back surrounds and quad with
+        /// back ones, which FFmpeg writes as the side layout's tag (read back as the side
+        /// layout): MediaKit keeps them apart.
         static let tags: [(tag: UInt32, mask: UInt64)] = [
             (100 << 16 | 1, 0x4),         // Mono: C
             (101 << 16 | 2, 0x3),         // Stereo: L R
@@ -142,6 +146,11 @@ enum CAFChunks {
             (121 << 16 | 6, 0x60F),       // MPEG_5_1_A: L R C LFE Ls Rs
             (132 << 16 | 4, 0x603),       // AudioUnit_4 / ITU_2_2: L R Ls Rs (FFmpeg's "quad(side)")
             (133 << 16 | 3, 0xB),         // DVD_4: L R LFE (FFmpeg's "2.1")
+            (131 << 16 | 3, 0x103),       // ITU_2_1: L R Cs (FFmpeg's "3.0(back)")
+            (136 << 16 | 4, 0xF),         // DVD_10: L R C LFE (FFmpeg's "3.1")
+            (137 << 16 | 5, 0x10F),       // DVD_11: L R C LFE Cs (FFmpeg's "4.1")
+            (128 << 16 | 8, 0x63F),       // MPEG_7_1_C: L R C LFE Ls Rs Rls Rrs (FFmpeg's "7.1")
+            (126 << 16 | 8, 0x6CF),       // MPEG_7_1_A: L R C LFE Ls Rs Lc Rc (FFmpeg's "7.1(wide-side)")
         ]
 
         /// The speaker mask of a `chan` body (0 when it states none this reader maps).

@@ -114,6 +114,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         var samples = 0
         var lastWasGap = false
     }
+    /// E-AC-3 tracks whose sample entry the muxer makes: their dec3 facts and the frames of
+    /// fewer than 6 blocks waiting to make a sample (``EAC3Track``).
+    private var eac3Tracks: [Int: EAC3Track] = [:]
     /// Adapted Opus tracks: their pre-skip, for the edit list set after the last packet.
     private var opusTracks: [Int: Int] = [:]
     /// Encoded tracks: their priming, for ``setGapless(track:presentedDuration:padding:)``.
@@ -214,13 +217,14 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     public static let carriedCodecs = MP4TrackAdapter.codecs, refusedCodecs = MP4TrackAdapter.refusals
 
     /// True for a track from another container whose sample entry is built from its first
-    /// frame (VP9, AC-3, AV1 without an av1C).
+    /// frame (VP9, AC-3, E-AC-3, AV1 without an av1C).
     public func needsFirstPacket(_ track: Track) -> Bool { MP4TrackAdapter.needsFirstPacket(track) }
 
     /// Adds a demuxed track. One from an MP4 (its sample entry present) is added as
     /// ``addTrack(from:)`` adds it; one from another container is adapted first
     /// (``MP4TrackAdapter``): its codec checked, its sample entry built (from `firstPacket` for
-    /// VP9, AC-3 and AV1 streams), an encoder delay and padding made an edit list, and its
+    /// VP9, AC-3, E-AC-3 and AV1 streams; E-AC-3 frames of fewer than 6 blocks joined into
+    /// samples of 6, ``EAC3Track``), an encoder delay and padding made an edit list, and its
     /// packets then fixed on the way in: an ADTS frame loses its header (the AudioSpecificConfig
     /// is in the sample entry, as FFmpeg's aac_adtstoasc does), an AV1 temporal unit its
     /// temporal delimiter, padding, tile list and redundant frame header OBUs, an H.264 / HEVC
@@ -434,8 +438,9 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                 throw MediaError(.invalidArgument, "track \(tracks.count) (\(p.codec)): no extradata (the \(p.codec == "h264" ? "avcC" : "hvcC") would come from the first packet's parameter sets) and no width and height (got \(p.width)x\(p.height)); a video track needs both", path: path)
             }
         }
+        let eac3 = p.codec == "eac3" && p.sampleEntry.isEmpty
         let entry: [UInt8]
-        if annexB && p.extradata.isEmpty {
+        if (annexB || eac3) && p.extradata.isEmpty {
             entry = []                     // built from the first packet (write)
         } else {
             do { entry = try SampleEntryWriter.entry(for: p, trackID: id) } catch let e as MediaError { throw e.at(path: path) }
@@ -466,6 +471,10 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         if p.codec == "mpeg4", p.sampleEntry.isEmpty {
             track.measuresMPEG4BitRates = true
             track.writesBitRateBox = !isQuickTime
+        }
+        if eac3 {
+            eac3Tracks[tracks.count] = EAC3Track()
+            track.writesBitRateBox = !isQuickTime   // FFmpeg's mp4 muxer ends its ec-3 entry with a btrt
         }
         if p.codecTag == "adts" { adtsTracks.insert(tracks.count) }
         if p.codec == "av1" { av1Tracks.insert(tracks.count) }
@@ -539,7 +548,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         if !chapterSamples.isEmpty { try writeChapterSamples() }
         let ti = packet.trackIndex
         if timedTextTracks[ti] != nil { return try writeTimedText(packet) }
-        guard adtsTracks.contains(ti) || av1Tracks.contains(ti) || annexBTracks.contains(ti) || retimer.retimes(ti) else {
+        guard adtsTracks.contains(ti) || av1Tracks.contains(ti) || annexBTracks.contains(ti) || retimer.retimes(ti) || eac3Tracks[ti] != nil else {
             try append(track: ti, pts: packet.pts, dts: packet.dts, duration: packet.statedDuration,
                        isKeyframe: packet.isKeyframe, data: packet.data, source: nil, offset: -1, size: packet.data.count)
             return
@@ -555,6 +564,15 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             do { packet.data = try AnnexBConversion.sample(packet.data, track: ti, codec: tracks[ti].parameters.codec) } catch let e as MediaError { throw e.at(path: path) }
         }
         retimer.fix(&packet)
+        if var eac3 = eac3Tracks[ti] {
+            // Frames of fewer than 6 blocks wait for the rest of their sample.
+            let sample: Packet?
+            do { sample = try eac3.take(packet, track: ti, hasSamples: tracks[ti].sampleCount > 0) } catch let e as MediaError { throw e.at(path: path) }
+            eac3Tracks[ti] = eac3
+            if tracks[ti].sampleEntry.isEmpty { try buildEAC3SampleEntry(track: ti) }
+            guard let sample else { return }
+            packet = sample
+        }
         try append(track: packet.trackIndex, pts: packet.pts, dts: packet.dts, duration: packet.statedDuration,
                    isKeyframe: packet.isKeyframe, data: packet.data, source: nil, offset: -1, size: packet.data.count)
     }
@@ -602,6 +620,17 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             p.extradata = try AnnexBConversion.record(codec: p.codec, firstPacket: firstPacket, completeness: p.codecTag == "hvc1", track: ti)
             tracks[ti].sampleEntry = try SampleEntryWriter.entry(for: p, trackID: tracks[ti].id)
         } catch let e as MediaError { throw e.at(path: path) }
+        tracks[ti].parameters = p
+    }
+
+    /// The `ec-3` sample entry of E-AC-3 track `ti` from the frames read so far (nothing before
+    /// the first frame): at its first frame, and again before the `moov` that ends the file,
+    /// whose `dec3` states the highest rate of the stream.
+    private func buildEAC3SampleEntry(track ti: Int) throws {
+        guard let dec3 = eac3Tracks[ti]?.dec3 else { return }
+        var p = tracks[ti].parameters
+        p.extradata = dec3
+        do { tracks[ti].sampleEntry = try SampleEntryWriter.entry(for: p, trackID: tracks[ti].id) } catch let e as MediaError { throw e.at(path: path) }
         tracks[ti].parameters = p
     }
 
@@ -959,8 +988,11 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             if let file = self.file, !started { try start(file) }
             if pendingSegment != nil { try openPendingSegment() }
             guard let file = self.file else { throw MediaError(.state, "finish after finish or cancel", path: path) }
+            for ti in eac3Tracks.keys.sorted() { try buildEAC3SampleEntry(track: ti) }
             if let ti = tracks.firstIndex(where: { $0.sampleEntry.isEmpty }) {
-                throw MediaError(.invalidArgument, "track \(ti) (\(tracks[ti].parameters.codec)): no extradata and no packet written, so no parameter sets for its \(tracks[ti].parameters.codec == "h264" ? "avcC" : "hvcC")", path: path)
+                let codec = tracks[ti].parameters.codec
+                let what = codec == "eac3" ? "no E-AC-3 frame for its dec3" : "no parameter sets for its \(codec == "h264" ? "avcC" : "hvcC")"
+                throw MediaError(.invalidArgument, "track \(ti) (\(codec)): no extradata and no packet written, so \(what)", path: path)
             }
             for (ti, preSkip) in opusTracks {
                 if let edit = retimer.opusEdit(track: ti, preSkip: preSkip) { replaceEdits(track: ti, [edit], movieTimeScale: 48000) }

@@ -5,7 +5,7 @@ extension MuxerFormat {
     public static let mp4 = MuxerFormat(
         name: "mp4", description: "MP4 (ISO BMFF)", extensions: ["mp4", "m4a", "m4v", "m4b", "mov", "3gp"],
         mimeTypes: ["video/mp4", "audio/mp4", "video/quicktime", "video/3gpp"],
-        codecs: MP4Muxer.carriedCodecs, refusals: MP4Muxer.refusedCodecs, options: MuxerOptions.Name.allCases.filter { ![.segmentFormat, .id3v2Version, .writeID3v2].contains($0) }, defaultAudioCodec: "aac",
+        codecs: MP4Muxer.carriedCodecs, refusals: MP4Muxer.refusedCodecs, options: MuxerOptions.Name.allCases.filter { ![.segmentFormat, .id3v2Version, .writeID3v2, .rf64].contains($0) }, defaultAudioCodec: "aac",
         make: { try MP4Muxer(path: $0, options: $1) },
         carriesTrack: { MP4TrackAdapter.isMP4($0) || MP4Muxer.carriedCodecs.contains($0.parameters.codec) },
         layoutOfFile: { try MP4Muxer.layout(of: $0) })

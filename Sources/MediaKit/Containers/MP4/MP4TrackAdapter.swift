@@ -4,7 +4,7 @@
 enum MP4TrackAdapter {
     /// Codecs an MP4 carries from the containers that are not MP4 (MP3, ADTS AAC, FLAC, WAV
     /// PCM, Matroska / WebM, Ogg, IVF, MPEG-TS) and from encoders.
-    static let codecs: [CodecID] = ["aac", "ac3", "alac", "av1", "dts", "flac", "h264", "hevc", "mp2", "mp3", "mpeg1video", "mpeg2video", "mpeg4", "opus",
+    static let codecs: [CodecID] = ["aac", "ac3", "alac", "av1", "dts", "eac3", "flac", "h264", "hevc", "mp2", "mp3", "mpeg1video", "mpeg2video", "mpeg4", "opus",
                                     "pcm_alaw", "pcm_f32le", "pcm_f64le", "pcm_mulaw", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_u8", "vp9"]
                                     + textCodecs
 
@@ -24,7 +24,6 @@ enum MP4TrackAdapter {
         "hdmv_pgs_subtitle": "MP4 has no sample entry for PGS bitmap subtitles (FFmpeg's mov muxer refuses them too)",
         "dvb_subtitle": "MP4 has no sample entry for DVB bitmap subtitles (FFmpeg's mov muxer refuses them too)",
         "dvd_subtitle": "MediaKit does not write DVD bitmap subtitles (mp4s) into MP4 yet: write Matroska or keep them out (--track)",
-        "eac3": "MediaKit does not yet build the ec-3 sample entry's dec3 box (it needs every substream's header, and FFmpeg regroups frames of fewer than 6 blocks): write Matroska (.mkv), which carries E-AC-3 as it is",
     ]
 
     /// The time base of the MP4 track made from `track` of another container, as FFmpeg's mov
@@ -53,13 +52,14 @@ enum MP4TrackAdapter {
     /// from another container.
     static func isMP4(_ track: Track) -> Bool { !track.parameters.sampleEntry.isEmpty }
 
-    /// True when the sample entry is built from the first frame: VP9's vpcC, AC-3's dac3, and
+    /// True when the sample entry is built from the first frame: VP9's vpcC, AC-3's dac3, E-AC-3's
+    /// dec3 (completed from the later frames by the muxer, ``EAC3Track``), and
     /// an AV1 stream's av1C, an H.264 / HEVC stream's avcC / hvcC when the source states none
     /// (IVF, OBU streams; Annex B streams with their parameter sets in-band).
     static func needsFirstPacket(_ track: Track) -> Bool {
         guard !isMP4(track) else { return false }
         let p = track.parameters
-        return p.codec == "vp9" || p.codec == "ac3" || ((p.codec == "av1" || p.codec == "h264" || p.codec == "hevc") && p.extradata.isEmpty)
+        return p.codec == "vp9" || p.codec == "ac3" || p.codec == "eac3" || ((p.codec == "av1" || p.codec == "h264" || p.codec == "hevc") && p.extradata.isEmpty)
     }
 
     /// The track as MP4 writes it: refused (`.unsupported`, naming MP4 and the codec) when MP4
@@ -123,6 +123,14 @@ enum MP4TrackAdapter {
                                  path: path)
             }
             t.parameters.extradata = dac3
+        case "eac3":
+            var e = EAC3Track()
+            do { _ = try firstPacket.map { try e.read($0, track: i) } } catch let x as MediaError { throw x.at(path: path) }
+            guard let dec3 = e.dec3 else {
+                throw MediaError(.invalidArgument, "track \(i) (eac3): its first packet is not an E-AC-3 frame (0x0B77), so there is no dec3 for MP4",
+                                 path: path)
+            }
+            t.parameters.extradata = dec3
         case "opus":
             t.timeBase = Rational(1, 48000)
             t.movieTimeScale = 0

@@ -4,7 +4,7 @@
 /// over verbatim, so entries MediaKit does not understand (ac-3, c608, tx3g, mebx ...)
 /// and the boxes it does not model (colr, btrt, pasp, SA3D ...) survive a remux.
 /// Otherwise the entry is generated from the parameters: avc1, hvc1, av01, vp09 (vpcC), mp4v (esds: MPEG-1 / 2
-/// video, MPEG-4 Part 2), ac-3 (dac3), mp4a (esds: AAC, MP3, MP2, DTS),
+/// video, MPEG-4 Part 2), ac-3 (dac3), ec-3 (dec3), mp4a (esds: AAC, MP3, MP2, DTS),
 /// Opus (dOps), .mp3, fLaC (dfLa), and QuickTime sound descriptions for uncompressed audio (sowt, twos,
 /// in24, in32, fl32, fl64, raw, ulaw, alaw; lpcm above 65535 Hz), as FFmpeg's mov muxer writes them.
 enum SampleEntryWriter {
@@ -37,18 +37,21 @@ enum SampleEntryWriter {
                 throw MediaError(.invalidArgument, "a video track needs a width and height (got \(p.width)x\(p.height))")
             }
             w.append(visualEntry("vp09", config: "vpcC", p))
-        case "ac3":
-            // extradata: the 3-byte dac3 payload (``CodecConfigRecords/dac3(_:)``).
-            guard p.channels > 0, p.sampleRate > 0, p.extradata.count == 3 else {
-                throw MediaError(.invalidArgument, "an AC-3 track needs its rate, channels and the 3-byte dac3 payload in extradata")
+        case "ac3", "eac3":
+            // extradata: the 3-byte dac3 payload (``CodecConfigRecords/dac3(_:)``), or E-AC-3's
+            // dec3 payload of at least 5 bytes (``EAC3Track/dec3``).
+            let eac3 = p.codec == "eac3"
+            guard p.channels > 0, p.sampleRate > 0, eac3 ? p.extradata.count >= 5 : p.extradata.count == 3 else {
+                throw MediaError(.invalidArgument, eac3 ? "an E-AC-3 track needs its rate, channels and the dec3 payload (5 bytes or more) in extradata"
+                                                        : "an AC-3 track needs its rate, channels and the 3-byte dac3 payload in extradata")
             }
-            w.box("ac-3") { w in
+            w.box(eac3 ? "ec-3" : "ac-3") { w in
                 w.zeros(6); w.u16(1)
                 w.zeros(8)
                 w.u16(2); w.u16(16)                       // channel count 2 and sample size 16 (ETSI TS 102 366 F.3)
                 w.u16(0); w.u16(0)
                 w.u32(p.sampleRate < 65536 ? UInt32(p.sampleRate) << 16 : 0)
-                w.box("dac3") { $0.append(p.extradata) }
+                w.box(eac3 ? "dec3" : "dac3") { $0.append(p.extradata) }
             }
         case "mpeg1video", "mpeg2video":
             // mp4v with an esds: Object Type 0x6A (MPEG-1) or 0x61 (MPEG-2 Main, the one FFmpeg
