@@ -479,4 +479,22 @@ final class MPEGTSTests: XCTestCase {
             XCTAssertEqual(packets.map(\.isKeyframe), [codec == .timedID3, codec == .timedID3])
         }
     }
+
+    func testPMTChangeWhileOpeningAddsTracks() throws {
+        var b = Builder()
+        b.tables()
+        b.pes(pts: 90000, payload: Self.adts(200), bounded: false)   // open until the next PES of its PID starts
+        // Version 1 adds PID 0x101 before the first frame is known: a second track, as FFmpeg adds a stream.
+        let pmt: [UInt8] = [0xE1, 0x00, 0xF0, 0x00, 0x0F, 0xE1, 0x00, 0xF0, 0x00, 0x0F, 0xE1, 0x01, 0xF0, 0x00]
+        b.packet(pid: 0x1000, start: true, payload: [0] + Builder.section(table: 2, id: 1, version: 1, pmt))
+        b.pes(pid: 0x101, pts: 90000, payload: Self.adts(180))
+        b.pes(pts: 94180, payload: Self.adts(150))
+        let d = try MPEGTSDemuxer(source: MemorySource(b.bytes))
+        XCTAssertEqual(d.tracks.map(\.id), [0x100, 0x101])
+        XCTAssertEqual(d.tracks.map(\.parameters.codec), [.aac, .aac])
+        let packets = try readAll(d).packets
+        XCTAssertEqual(packets.map(\.trackIndex), [1, 0, 0])
+        XCTAssertEqual(packets.map(\.size), [180, 200, 150])
+        XCTAssertTrue(d.warnings.isEmpty, "\(d.warnings)")
+    }
 }

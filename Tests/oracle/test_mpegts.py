@@ -195,10 +195,10 @@ def _ts_packet(pid: int, start: bool, payload: bytes, cc: dict) -> bytes:
     return head + bytes([0x30 | counter]) + field + payload
 
 
-def _ts_section(table: int, table_id: int, body: bytes) -> bytes:
+def _ts_section(table: int, table_id: int, body: bytes, version: int = 0) -> bytes:
     """A PSI section with its CRC-32/MPEG-2."""
     length = 5 + len(body) + 4
-    s = bytes([table, 0xB0 | length >> 8, length & 0xFF, table_id >> 8, table_id & 0xFF, 0xC1, 0, 0]) + body
+    s = bytes([table, 0xB0 | length >> 8, length & 0xFF, table_id >> 8, table_id & 0xFF, 0xC1 | version << 1 & 0x3E, 0, 0]) + body
     crc = 0xFFFFFFFF
     for byte in s:
         crc ^= byte << 24
@@ -214,6 +214,19 @@ def _ts_pes(pid: int, stream_id: int, pts: int, payload: bytes, cc: dict) -> byt
     body = bytes([0x80, 0x80, 5]) + stamp + payload
     data = bytes([0, 0, 1, stream_id]) + len(body).to_bytes(2, "big") + body
     return b"".join(_ts_packet(pid, i == 0, data[i:i + 184], cc) for i in range(0, len(data), 184))
+
+
+def _adts_frames() -> list[bytes]:
+    """The frames of 0.3 s of AAC in ADTS (44.1 kHz mono, 1024 samples: 2089.8 ticks each) by ffmpeg."""
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-f", "lavfi", "-i", "sine=d=0.3", "-c:a", "aac", "-f", "adts", "-"]
+    adts = lib.run(cmd).stdout
+    frames = []
+    while len(adts) >= 7:
+        size = (adts[3] & 3) << 11 | adts[4] << 3 | adts[5] >> 5
+        frames.append(adts[:size])
+        adts = adts[size:]
+    assert len(frames) >= 12, cmd
+    return frames
 
 
 def _id3_tag(text: str) -> bytes:
@@ -246,14 +259,7 @@ def test_timed_id3_like_ffprobe(kind, mk_probe, tmp_path):
                  0x15, 0xE1, 0x02, 0xF0 | len(es) >> 8, len(es) & 0xFF]) + es
     out = _ts_packet(0, True, b"\x00" + _ts_section(0, 1, bytes([0, 1, 0xF0, 0x00])), cc)
     out += _ts_packet(0x1000, True, b"\x00" + _ts_section(2, 1, pmt), cc)
-    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-f", "lavfi", "-i", "sine=d=0.3", "-c:a", "aac", "-f", "adts", "-"]
-    adts = lib.run(cmd).stdout
-    frames = []
-    while len(adts) >= 7:
-        size = (adts[3] & 3) << 11 | adts[4] << 3 | adts[5] >> 5
-        frames.append(adts[:size])
-        adts = adts[size:]
-    assert len(frames) >= 12, cmd
+    frames = _adts_frames()
     for i in range(6):   # two frames (2048 samples at 44.1 kHz: 4180 ticks) per PES
         out += _ts_pes(0x101, 0xC0, 90000 + i * 4180, frames[2 * i] + frames[2 * i + 1], cc)
         if i % 2 == 0:
@@ -266,6 +272,43 @@ def test_timed_id3_like_ffprobe(kind, mk_probe, tmp_path):
     assert [s.get("codec_name", "unknown") for s in streams] == ["aac", "timed_id3" if named else "unknown"]
     assert ours[0]["codec"] == "aac" and ours[1]["type"] == "data" and (ours[1]["codec"] == "timed_id3") == named, ours
     _packets_like_ffprobe(path, mk_probe)
+
+
+@pytest.mark.parametrize("when", ["opening", "later"])
+def test_pmt_change_like_ffprobe(when, mk_probe, tmp_path):
+    """PMT version 0 lists ADTS audio on PID 0x101; version 1 adds a second on PID 0x102.
+    FFmpeg adds the new stream whenever it comes: when version 1 comes while the reader opens
+    (inside the first PES), MediaKit lists the track too, and the packets equal ffprobe's;
+    when it comes after, the tracks stay those of version 0 (they are known once open), a
+    warning says so, and the first track's packets equal ffprobe's."""
+    cc: dict = {}
+    frames = _adts_frames()
+
+    def pmt(version: int) -> bytes:
+        body = bytes([0xE1, 0x01, 0xF0, 0x00, 0x0F, 0xE1, 0x01, 0xF0, 0x00])
+        if version:
+            body += bytes([0x0F, 0xE1, 0x02, 0xF0, 0x00])
+        return _ts_packet(0x1000, True, b"\x00" + _ts_section(2, 1, body, version), cc)
+    out = _ts_packet(0, True, b"\x00" + _ts_section(0, 1, bytes([0, 1, 0xF0, 0x00])), cc) + pmt(0)
+    change = 0 if when == "opening" else 3
+    for i in range(6):
+        pes = _ts_pes(0x101, 0xC0, 90000 + i * 4180, frames[2 * i] + frames[2 * i + 1], cc)
+        if i == change:
+            pes = pes[:188] + pmt(1) + pes[188:]
+        out += pes
+        if i >= change:
+            out += _ts_pes(0x102, 0xC1, 90000 + i * 4180, frames[2 * i], cc)
+    path = tmp_path / f"pmt_{when}.ts"
+    path.write_bytes(out)
+    assert len(lib.ffprobe_json(path)["streams"]) == 2
+    if when == "opening":
+        _codecs_like_ffprobe(path, mk_probe)
+        _packets_like_ffprobe(path, mk_probe)
+        return
+    proc = lib.run([mk_probe, "--packets", path])
+    assert proc.returncode == 0 and b"the PMT changed (version 0 to 1)" in proc.stderr, lib.tail(proc.stderr)
+    ours = [l for l in proc.stdout.decode().splitlines() if l.strip()]
+    assert ours == [l for l in lib.expected_packets(path) if l.startswith("0,")]
 
 
 def test_garbage_is_an_error_naming_what_it_saw(mk_probe, tmp_path):

@@ -44,9 +44,12 @@
 ///
 /// The source is read forward, in chunks: a pipe works (without seeking). Opening reads ahead until
 /// every track's first frame told its parameters (at most ``probeBytes``); those packets
-/// are kept and returned first.
+/// are kept and returned first. A new PMT version read then adds the PIDs it brings as tracks
+/// after the first ones (FFmpeg adds them as new streams); one that comes later is a warning,
+/// its new streams not read (the tracks are known once open).
 public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
-    /// The tracks of the first program, in PMT order.
+    /// The tracks of the first program, in PMT order (then the ones a new PMT version read
+    /// while opening adds).
     public private(set) var tracks: [Track] = []
     /// Not known without reading the whole file: nil.
     public let duration: Double? = nil
@@ -90,6 +93,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private var programNumber: Int?
     private var pmtVersion: Int?
     private var pmtChangeReported = false
+    /// True while opening reads ahead (``learnTracks()``): a new PMT version still adds tracks.
+    private var learning = false
     private var scrambledPIDs: Set<Int> = []
     @exclusivity(unchecked) private var ended = false
     private var cut: TruncationState = TruncationState()
@@ -147,6 +152,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     }
 
     private func learnTracks() throws {
+        learning = true
+        defer { learning = false }
         while !ended && offset - startOffset < Self.probeBytes {
             try step()
             if !streams.isEmpty && streams.allSatisfy({ $0.parametersKnown || $0.framing == .whole && $0.sawPacket }) { break }
@@ -545,21 +552,29 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         }
     }
 
+    /// Reads the program's PMT: its first version makes the tracks. A new version that comes
+    /// while opening reads ahead adds its new PIDs as tracks after the others, as FFmpeg adds
+    /// them as new streams (a PID already read keeps its codec, as in FFmpeg); once the tracks
+    /// are out, a new version is a warning (``Demuxer/tracks`` does not grow).
     private func readPMT(_ s: [UInt8], at: Int64) {
         let version = Int(s[5] >> 1) & 0x1F
         if let pmtVersion {
-            if version != pmtVersion && !pmtChangeReported {
-                warn("the PMT changed (version \(pmtVersion) to \(version)); the tracks of the first one are kept", at: at, "PMT")
-                pmtChangeReported = true
+            guard version != pmtVersion else { return }
+            guard learning else {
+                if !pmtChangeReported {
+                    warn("the PMT changed (version \(pmtVersion) to \(version)) after the tracks were read; the streams it adds are not read",
+                         at: at, "PMT")
+                    pmtChangeReported = true
+                }
+                return
             }
-            return
         }
         pmtVersion = version
         let end = s.count - 4
         let programInfo = Int(s[10] & 0x0F) << 8 | Int(s[11])
         var i = 12 + programInfo
         let programRegistration = Self.registration(Self.descriptors(s, 12, min(i, end)))
-        var index = 0
+        var index = streams.count
         while i + 5 <= end {
             let type = s[i]
             let pid = Int(s[i + 1] & 0x1F) << 8 | Int(s[i + 2])
