@@ -41,21 +41,22 @@ final class MPEGTSTests: XCTestCase {
             return s
         }
 
-        /// PAT (program 1 on PID 0x1000) and a PMT with one ES of `streamType` on PID 0x100.
-        mutating func tables(streamType: UInt8 = 0x0F, pmtVersion: Int = 0, pat: Bool = true) {
+        /// PAT (program 1 on PID 0x1000) and a PMT with one ES of `streamType` on PID 0x100,
+        /// with the descriptors `esInfo`.
+        mutating func tables(streamType: UInt8 = 0x0F, pmtVersion: Int = 0, pat: Bool = true, esInfo: [UInt8] = []) {
             if pat { packet(pid: 0, start: true, payload: [0] + Self.section(table: 0, id: 1, [0, 1, 0xF0, 0x00])) }
-            let pmt: [UInt8] = [0xE1, 0x00, 0xF0, 0x00, streamType, 0xE1, 0x00, 0xF0, 0x00]
+            let pmt: [UInt8] = [0xE1, 0x00, 0xF0, 0x00, streamType, 0xE1, 0x00, 0xF0 | UInt8(esInfo.count >> 8), UInt8(esInfo.count & 0xFF)] + esInfo
             packet(pid: 0x1000, start: true, payload: [0] + Self.section(table: 2, id: 1, version: pmtVersion, pmt))
         }
 
         /// One PES with `pts`, `bounded` giving its length, split over packets.
-        mutating func pes(pid: Int = 0x100, pts: Int64, payload: [UInt8], bounded: Bool = true, lengthOverride: Int? = nil,
-                          scrambled: Bool = false, discontinuity: Bool = false) {
+        mutating func pes(pid: Int = 0x100, streamID: UInt8 = 0xC0, pts: Int64, payload: [UInt8], bounded: Bool = true,
+                          lengthOverride: Int? = nil, scrambled: Bool = false, discontinuity: Bool = false) {
             let t = pts & ((1 << 33) - 1)
             let ptsBytes: [UInt8] = [0x21 | UInt8(t >> 29 & 0x0E), UInt8(t >> 22 & 0xFF), UInt8(t >> 14 & 0xFE) | 1,
                                      UInt8(t >> 7 & 0xFF), UInt8(t << 1 & 0xFE) | 1]
             let length = lengthOverride ?? (bounded ? 3 + 5 + payload.count : 0)
-            var all: [UInt8] = [0, 0, 1, 0xC0, UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), 0x80, 0x80, 5] + ptsBytes + payload
+            var all: [UInt8] = [0, 0, 1, streamID, UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), 0x80, 0x80, 5] + ptsBytes + payload
             var first = true
             while !all.isEmpty {
                 let n = min(184, all.count)
@@ -365,5 +366,135 @@ final class MPEGTSTests: XCTestCase {
         XCTAssertTrue(d.warnings.contains { $0.message.contains("the PMT changed (version 0 to 1)") }, "\(d.warnings)")
         XCTAssertTrue(d.warnings.contains { $0.message.contains("discontinuity indicator on PID 256") }, "\(d.warnings)")
         XCTAssertFalse(d.warnings.contains { $0.message.contains("continuity counter") }, "\(d.warnings)")
+    }
+    /// A LOAS frame of `size` bytes in all: with a StreamMuxConfig (audioMuxVersion 0, one
+    /// program and layer) whose AudioSpecificConfig is AAC LC, 48 kHz, stereo (11 90), else
+    /// one that reuses the last one (useSameStreamMux 1).
+    static func loas(_ size: Int, config: Bool, fill: UInt8 = 0x33) -> [UInt8] {
+        let length = size - 3
+        let body: [UInt8] = config ? [0x20, 0x00, 0x11, 0x90] : [0x80]
+        return [0x56, 0xE0 | UInt8(length >> 8), UInt8(length & 0xFF)] + body + [UInt8](repeating: fill, count: size - 3 - body.count)
+    }
+
+    func testLATMFramesKeepTheirSyncHeaderAndStraddlePES() throws {
+        var b = Builder()
+        b.tables(streamType: 0x11)
+        let frames = [Self.loas(300, config: true), Self.loas(250, config: false, fill: 0x44),
+                      Self.loas(260, config: false, fill: 0x55), Self.loas(270, config: true, fill: 0x66)]
+        // PES 1: frame 0 and the first 100 bytes of frame 1; PES 2: the rest of frame 1, two
+        // junk bytes (kept in the next packet, as FFmpeg's latm parser keeps them), frames 2 and 3.
+        b.pes(pts: 90000, payload: frames[0] + Array(frames[1].prefix(100)))
+        b.pes(pts: 90000 + 3840, payload: Array(frames[1].dropFirst(100)) + [0xAA, 0xBB] + frames[2] + frames[3])
+        let d = try MPEGTSDemuxer(source: MemorySource(b.bytes))
+        let t = d.tracks[0]
+        XCTAssertEqual(t.parameters.codec, .aacLATM)
+        XCTAssertEqual(t.mediaType, .audio)
+        XCTAssertEqual(t.parameters.sampleRate, 48000)
+        XCTAssertEqual(t.parameters.channels, 2)
+        XCTAssertEqual(t.parameters.extradata, [0x11, 0x90])
+        XCTAssertNil(t.unsupportedReason)
+        let (packets, cut) = try readAll(d)
+        XCTAssertNil(cut)
+        XCTAssertEqual(packets.map(\.data), [frames[0], frames[1], [0xAA, 0xBB] + frames[2], frames[3]])
+        // 1024 samples at 48 kHz: 1920 ticks; frame 1 begins in PES 1, frame 2 in PES 2.
+        XCTAssertEqual(packets.map(\.pts), [90000, 91920, 93840, 95760])
+        XCTAssertEqual(packets.map(\.duration), [1920, 1920, 1920, 1920])
+        XCTAssertTrue(packets.allSatisfy(\.isKeyframe))
+        XCTAssertEqual(packets.map(\.position), [188 * 2, -1, 188 * 5, -1])
+        XCTAssertTrue(d.warnings.isEmpty, "\(d.warnings)")
+    }
+
+    func testLATMStreamMuxConfigVersion1AndLength() throws {
+        // audioMuxVersion 1: taraBufferFullness and the AudioSpecificConfig's length in bits
+        // (LatmGetValue), here AAC LC 44.1 kHz mono (12 08, 16 bits).
+        // 0 1 0 | 00 11111111 | 1 000000 0000 000 | 00 00010000 | 00010010 00001000
+        let body: [UInt8] = [0x47, 0xFC, 0x00, 0x00, 0x80, 0x90, 0x40]
+        let frame = [0x56, 0xE0, UInt8(body.count + 10)] + body + [UInt8](repeating: 0, count: 10)
+        let config = try XCTUnwrap(LATMMuxConfig(loasFrame: frame, at: 0, size: frame.count))
+        XCTAssertEqual(config.audioSpecificConfig, [0x12, 0x08])
+        XCTAssertEqual(config.config.sampleRate, 44100)
+        XCTAssertEqual(config.config.channels, 1)
+        XCTAssertEqual(config.samplesPerFrame, 1024)
+        XCTAssertEqual(LATMMuxConfig.frameSize(frame, at: 0), frame.count)
+        XCTAssertNil(LATMMuxConfig(loasFrame: Self.loas(20, config: false), at: 0, size: 20))   // useSameStreamMux
+        XCTAssertNil(LATMMuxConfig(loasFrame: Array(frame.prefix(6)), at: 0, size: 6))   // cut short
+    }
+
+    func testLATMWithoutSyncWordsIsBoundedAndWarned() throws {
+        var b = Builder()
+        b.tables(streamType: 0x11)
+        for i in 0..<500 { b.pes(pts: 90000 + Int64(i) * 1920, payload: [UInt8](repeating: 0x12, count: 170)) }
+        b.pes(pts: 90000 + 500 * 1920, payload: Self.loas(200, config: true))
+        let d = try MPEGTSDemuxer(source: MemorySource(b.bytes))
+        let packets = try readAll(d).packets
+        // The junk before the last frame passed 64 KiB: dropped with a warning naming a PES.
+        XCTAssertLessThan(packets.map(\.size).reduce(0, +), MPEGTSDemuxer.loasJunkLimit + 400)
+        XCTAssertEqual(packets.last?.data.suffix(200), Self.loas(200, config: true)[...])
+        let w = d.warnings.first { $0.message.contains("no LOAS sync word") }
+        XCTAssertNotNil(w, "\(d.warnings)")
+        XCTAssertNotNil(w?.offset)
+        // Damage anywhere: warnings, never a crash.
+        var rng = SystemRandomNumberGenerator()
+        var good = Builder()
+        good.tables(streamType: 0x11)
+        for i in 0..<20 { good.pes(pts: 90000 + Int64(i) * 3840, payload: Self.loas(300, config: i % 5 == 0) + Self.loas(200, config: false)) }
+        for _ in 0..<100 {
+            var bad = good.bytes
+            for _ in 0..<Int.random(in: 1...20, using: &rng) {
+                bad[Int.random(in: 0..<bad.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+            }
+            guard let d = try? MPEGTSDemuxer(source: MemorySource(bad)) else { continue }
+            _ = try readAll(d)
+        }
+    }
+
+    func testTimedID3IsADataTrackOfWholePES() throws {
+        // An ID3v2.4 tag with one TXXX frame, as HLS timed metadata carries it.
+        func tag(_ text: String) -> [UInt8] {
+            let n = text.utf8.count + 2
+            let frame = Array("TXXX".utf8) + [0, 0, UInt8(n >> 7), UInt8(n & 0x7F), 0, 0, 3, 0] + Array(text.utf8)
+            return Array("ID3".utf8) + [4, 0, 0, 0, 0, UInt8(frame.count >> 7), UInt8(frame.count & 0x7F)] + frame
+        }
+        let metadataDescriptor: [UInt8] = [0x26, 13, 0xFF, 0xFF] + Array("ID3 ".utf8) + [0xFF] + Array("ID3 ".utf8) + [0, 0x0F]
+        let registration: [UInt8] = [0x05, 4] + Array("ID3 ".utf8)
+        // Of stream type 0x15 (not of others) the first 5 bytes of each PES go, as FFmpeg drops
+        // them (taken for ISO/IEC 13818-1's metadata AU cell header).
+        let cases: [(UInt8, [UInt8], CodecID)] = [(0x15, metadataDescriptor, .timedID3), (0x15, registration, .timedID3),
+                                                  (0x15, [], .unknown), (0x06, registration, .timedID3)]
+        for (type, info, codec) in cases {
+            var b = Builder()
+            b.tables(streamType: type, esInfo: info)
+            let tags = [tag("one"), tag(String(repeating: "x", count: 300))]
+            b.pes(streamID: 0xFC, pts: 90000, payload: tags[0])
+            b.pes(streamID: 0xFC, pts: 180000, payload: tags[1])
+            let d = try MPEGTSDemuxer(source: MemorySource(b.bytes))
+            XCTAssertEqual(d.tracks[0].mediaType, .data)
+            XCTAssertEqual(d.tracks[0].parameters.codec, codec)
+            XCTAssertEqual(d.tracks[0].unsupportedReason == nil, codec == .timedID3)
+            let packets = try readAll(d).packets
+            XCTAssertEqual(packets.map(\.data), tags.map { Array($0.dropFirst(type == 0x15 ? 5 : 0)) })
+            XCTAssertEqual(packets.map(\.pts), [90000, 180000])
+            XCTAssertEqual(packets.map(\.duration), [0, 0])
+            // FFmpeg flags the packets of a stream it names (not those of an unknown one).
+            XCTAssertEqual(packets.map(\.isKeyframe), [codec == .timedID3, codec == .timedID3])
+        }
+    }
+
+    func testPMTChangeWhileOpeningAddsTracks() throws {
+        var b = Builder()
+        b.tables()
+        b.pes(pts: 90000, payload: Self.adts(200), bounded: false)   // open until the next PES of its PID starts
+        // Version 1 adds PID 0x101 before the first frame is known: a second track, as FFmpeg adds a stream.
+        let pmt: [UInt8] = [0xE1, 0x00, 0xF0, 0x00, 0x0F, 0xE1, 0x00, 0xF0, 0x00, 0x0F, 0xE1, 0x01, 0xF0, 0x00]
+        b.packet(pid: 0x1000, start: true, payload: [0] + Builder.section(table: 2, id: 1, version: 1, pmt))
+        b.pes(pid: 0x101, pts: 90000, payload: Self.adts(180))
+        b.pes(pts: 94180, payload: Self.adts(150))
+        let d = try MPEGTSDemuxer(source: MemorySource(b.bytes))
+        XCTAssertEqual(d.tracks.map(\.id), [0x100, 0x101])
+        XCTAssertEqual(d.tracks.map(\.parameters.codec), [.aac, .aac])
+        let packets = try readAll(d).packets
+        XCTAssertEqual(packets.map(\.trackIndex), [1, 0, 0])
+        XCTAssertEqual(packets.map(\.size), [180, 200, 150])
+        XCTAssertTrue(d.warnings.isEmpty, "\(d.warnings)")
     }
 }

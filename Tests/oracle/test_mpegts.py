@@ -4,8 +4,8 @@ Oracles (../shared/ORACLES.md): ffprobe's packet lines (track, pts, dts, duratio
 offset, key flag; FFmpeg's parsers cut audio PES into frames and hand video out one PES late,
 so their order is part of the comparison), the codec names of `ffprobe -show_streams`, and
 `ffmpeg` decodes (I420 video, s16le audio) compared byte for byte with mk-decode's, on files
-ffmpeg writes (H.264 / HEVC / MPEG-1 and -2 video with AAC, MP2, MP3, AC-3, E-AC-3, Opus, M2TS, a PTS wrap), on the TS
-files of ../shared/media/breadth, cut short, from a pipe and damaged (lost sync, continuity
+ffmpeg writes (H.264 / HEVC / MPEG-1 and -2 video with AAC, AAC in LATM, MP2, MP3, AC-3, E-AC-3, Opus, M2TS, a PTS
+wrap), on timed ID3 streams built here (no FFmpeg tool writes one from nothing), on the TS files of ../shared/media/breadth, cut short, from a pipe and damaged (lost sync, continuity
 errors, scrambled packets: warnings, never a crash), and garbage (an error naming what it saw).
 """
 from __future__ import annotations
@@ -33,6 +33,8 @@ GENERATED = {
     "mpeg2video_mp2.ts": ["-c:v", "mpeg2video", "-bf", "2", "-c:a", "mp2", "-f", "mpegts"],
     "mpeg1video.ts": ["-an", "-c:v", "mpeg1video", "-f", "mpegts"],
     "h264_aac_wrap.ts": ["-c:v", "libx264", "-c:a", "aac", "-output_ts_offset", "95442", "-f", "mpegts"],
+    # AAC in LOAS / LATM (stream type 0x11): FFmpeg's `aac_latm`, cut by its latm parser.
+    "latm_stereo_48k.ts": ["-vn", "-c:a", "aac", "-ac", "2", "-ar", "48000", "-mpegts_flags", "latm", "-f", "mpegts"],
 }
 
 
@@ -161,6 +163,152 @@ def test_cut_file_reads_as_far_as_ffprobe(cut, tmp_path_factory, mk_probe, tmp_p
     assert ours == lib.expected_packets(path), lib.diff_lines(ours, lib.expected_packets(path), "mk-probe", "ffprobe")
     if cut % 188:
         assert b"ends inside a transport packet" in proc.stderr, lib.tail(proc.stderr)
+
+
+PY_AUDIO_EXTRADATA = r"""
+import sys, mediakit
+with mediakit.open(sys.argv[1]) as d:
+    print([t for t in d.tracks if t.media_type == "audio"][0].extradata.hex())
+"""
+
+
+def test_latm_extradata_is_ffmpegs(tmp_path_factory, mk_bin):
+    """The LATM track's extradata (its StreamMuxConfig's AudioSpecificConfig) is the one the
+    aac_latm decoder of ffprobe's stream-info pass sets."""
+    path = _generate(tmp_path_factory, "latm_stereo_48k.ts")
+    env = dict(os.environ, MEDIAKIT_LIBRARY=str(mk_bin / "libmediakit.so"), PYTHONPATH=str(lib.REPO / "Bindings" / "python"))
+    proc = lib.run([sys.executable, "-c", PY_AUDIO_EXTRADATA, path], env=env)
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    ref = _ffprobe_extradata(path, "a:0")
+    assert ref and proc.stdout.decode().strip() == ref
+
+
+def _ts_packet(pid: int, start: bool, payload: bytes, cc: dict) -> bytes:
+    """One 188-byte transport packet (stuffed through an adaptation field)."""
+    counter = cc.get(pid, 0)
+    cc[pid] = (counter + 1) & 15
+    head = bytes([0x47, (0x40 if start else 0) | pid >> 8, pid & 0xFF])
+    stuffing = 184 - len(payload)
+    if stuffing == 0:
+        return head + bytes([0x10 | counter]) + payload
+    field = bytes([stuffing - 1]) + (bytes([0]) + b"\xff" * (stuffing - 2) if stuffing > 1 else b"")
+    return head + bytes([0x30 | counter]) + field + payload
+
+
+def _ts_section(table: int, table_id: int, body: bytes, version: int = 0) -> bytes:
+    """A PSI section with its CRC-32/MPEG-2."""
+    length = 5 + len(body) + 4
+    s = bytes([table, 0xB0 | length >> 8, length & 0xFF, table_id >> 8, table_id & 0xFF, 0xC1 | version << 1 & 0x3E, 0, 0]) + body
+    crc = 0xFFFFFFFF
+    for byte in s:
+        crc ^= byte << 24
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x04C11DB7 if crc & 0x80000000 else crc << 1) & 0xFFFFFFFF
+    return s + crc.to_bytes(4, "big")
+
+
+def _ts_pes(pid: int, stream_id: int, pts: int, payload: bytes, cc: dict) -> bytes:
+    """A PES with a PTS, in as many transport packets as it takes."""
+    t = pts & ((1 << 33) - 1)
+    stamp = bytes([0x21 | (t >> 29) & 0x0E, (t >> 22) & 0xFF, (t >> 14) & 0xFE | 1, (t >> 7) & 0xFF, (t << 1) & 0xFE | 1])
+    body = bytes([0x80, 0x80, 5]) + stamp + payload
+    data = bytes([0, 0, 1, stream_id]) + len(body).to_bytes(2, "big") + body
+    return b"".join(_ts_packet(pid, i == 0, data[i:i + 184], cc) for i in range(0, len(data), 184))
+
+
+def _adts_frames() -> list[bytes]:
+    """The frames of 0.3 s of AAC in ADTS (44.1 kHz mono, 1024 samples: 2089.8 ticks each) by ffmpeg."""
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-f", "lavfi", "-i", "sine=d=0.3", "-c:a", "aac", "-f", "adts", "-"]
+    adts = lib.run(cmd).stdout
+    frames = []
+    while len(adts) >= 7:
+        size = (adts[3] & 3) << 11 | adts[4] << 3 | adts[5] >> 5
+        frames.append(adts[:size])
+        adts = adts[size:]
+    assert len(frames) >= 12, cmd
+    return frames
+
+
+def _id3_tag(text: str) -> bytes:
+    """An ID3v2.4 tag with one TXXX frame, as HLS timed metadata carries one."""
+    value = b"\x03\x00" + text.encode()
+    frame = b"TXXX" + len(value).to_bytes(4, "big") + b"\x00\x00" + value
+    n = len(frame)
+    return b"ID3\x04\x00\x00" + bytes([n >> 21 & 0x7F, n >> 14 & 0x7F, n >> 7 & 0x7F, n & 0x7F]) + frame
+
+
+# ES descriptors that make stream type 0x15 timed ID3 for FFmpeg: HLS's metadata descriptor
+# (format identifier "ID3 ", as Apple's segmenters and FFmpeg's mpegts muxer write it), or an
+# "ID3 " registration; none leaves it a stream neither names.
+ID3_DESCRIPTORS = {
+    "metadata": bytes([0x26, 13, 0xFF, 0xFF]) + b"ID3 " + b"\xff" + b"ID3 " + bytes([0, 0x0F]),
+    "registration": bytes([0x05, 4]) + b"ID3 ",
+    "none": b"",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ID3_DESCRIPTORS))
+def test_timed_id3_like_ffprobe(kind, mk_probe, tmp_path):
+    """A transport stream of ADTS audio (PID 0x101) and timed ID3 (stream type 0x15, PID
+    0x102, PES stream id 0xFC), built here: ffprobe's streams (`timed_id3` data, or unknown)
+    and packets (one per PES, key frames when FFmpeg names the codec, no duration, the first
+    5 bytes of each PES dropped: FFmpeg takes them for a metadata AU cell header)."""
+    cc: dict = {}
+    es = ID3_DESCRIPTORS[kind]
+    pmt = bytes([0xE1, 0x01, 0xF0, 0x00, 0x0F, 0xE1, 0x01, 0xF0, 0x00,
+                 0x15, 0xE1, 0x02, 0xF0 | len(es) >> 8, len(es) & 0xFF]) + es
+    out = _ts_packet(0, True, b"\x00" + _ts_section(0, 1, bytes([0, 1, 0xF0, 0x00])), cc)
+    out += _ts_packet(0x1000, True, b"\x00" + _ts_section(2, 1, pmt), cc)
+    frames = _adts_frames()
+    for i in range(6):   # two frames (2048 samples at 44.1 kHz: 4180 ticks) per PES
+        out += _ts_pes(0x101, 0xC0, 90000 + i * 4180, frames[2 * i] + frames[2 * i + 1], cc)
+        if i % 2 == 0:
+            out += _ts_pes(0x102, 0xFC, 90000 + i * 4180, _id3_tag(f"cue {i} " + "x" * (150 * i)), cc)
+    path = tmp_path / f"id3_{kind}.ts"
+    path.write_bytes(out)
+    streams = lib.ffprobe_json(path)["streams"]
+    ours = json.loads(lib.run([mk_probe, "--json", path]).stdout)["tracks"]
+    named = kind != "none"
+    assert [s.get("codec_name", "unknown") for s in streams] == ["aac", "timed_id3" if named else "unknown"]
+    assert ours[0]["codec"] == "aac" and ours[1]["type"] == "data" and (ours[1]["codec"] == "timed_id3") == named, ours
+    _packets_like_ffprobe(path, mk_probe)
+
+
+@pytest.mark.parametrize("when", ["opening", "later"])
+def test_pmt_change_like_ffprobe(when, mk_probe, tmp_path):
+    """PMT version 0 lists ADTS audio on PID 0x101; version 1 adds a second on PID 0x102.
+    FFmpeg adds the new stream whenever it comes: when version 1 comes while the reader opens
+    (inside the first PES), MediaKit lists the track too, and the packets equal ffprobe's;
+    when it comes after, the tracks stay those of version 0 (they are known once open), a
+    warning says so, and the first track's packets equal ffprobe's."""
+    cc: dict = {}
+    frames = _adts_frames()
+
+    def pmt(version: int) -> bytes:
+        body = bytes([0xE1, 0x01, 0xF0, 0x00, 0x0F, 0xE1, 0x01, 0xF0, 0x00])
+        if version:
+            body += bytes([0x0F, 0xE1, 0x02, 0xF0, 0x00])
+        return _ts_packet(0x1000, True, b"\x00" + _ts_section(2, 1, body, version), cc)
+    out = _ts_packet(0, True, b"\x00" + _ts_section(0, 1, bytes([0, 1, 0xF0, 0x00])), cc) + pmt(0)
+    change = 0 if when == "opening" else 3
+    for i in range(6):
+        pes = _ts_pes(0x101, 0xC0, 90000 + i * 4180, frames[2 * i] + frames[2 * i + 1], cc)
+        if i == change:
+            pes = pes[:188] + pmt(1) + pes[188:]
+        out += pes
+        if i >= change:
+            out += _ts_pes(0x102, 0xC1, 90000 + i * 4180, frames[2 * i], cc)
+    path = tmp_path / f"pmt_{when}.ts"
+    path.write_bytes(out)
+    assert len(lib.ffprobe_json(path)["streams"]) == 2
+    if when == "opening":
+        _codecs_like_ffprobe(path, mk_probe)
+        _packets_like_ffprobe(path, mk_probe)
+        return
+    proc = lib.run([mk_probe, "--packets", path])
+    assert proc.returncode == 0 and b"the PMT changed (version 0 to 1)" in proc.stderr, lib.tail(proc.stderr)
+    ours = [l for l in proc.stdout.decode().splitlines() if l.strip()]
+    assert ours == [l for l in lib.expected_packets(path) if l.startswith("0,")]
 
 
 def test_garbage_is_an_error_naming_what_it_saw(mk_probe, tmp_path):
@@ -354,8 +502,8 @@ with mediakit.open(sys.argv[1]) as d:
 """
 
 
-def _ffprobe_extradata(path) -> str:
-    cmd = ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_streams", "-show_data", path]
+def _ffprobe_extradata(path, stream: str = "v:0") -> str:
+    cmd = ["ffprobe", "-v", "error", "-select_streams", stream, "-show_streams", "-show_data", path]
     text = lib.run(cmd).stdout.decode()
     if "extradata=\n" not in text:
         return ""
@@ -412,6 +560,11 @@ def test_remux_to_mp4_and_matroska_keeps_the_streams(ext, tmp_path_factory, mk_r
 # otherwise drops the video packets before the first key frame, which MediaKit keeps), of the
 # audio and video streams (ffmpeg's -map 0 refuses the data streams it has no type for;
 # MediaKit's default choice leaves them out too, Remuxer.tracksToCopy).
+# (file, extension) -> the message MediaKit's refusal must hold; ffmpeg writes these.
+REMUX_REFUSED = {
+    # ffmpeg writes LATM into Matroska as A_MS/ACM (a WAVEFORMATEX of tag 0x1602).
+    ("latm_stereo_48k.ts", "mkv"): "cannot carry aac_latm",
+}
 
 
 def _stream_packets(path) -> dict:
@@ -466,7 +619,8 @@ def test_remux_keeps_every_packet_like_ffmpeg(spec, ext, mk_remux, tmp_path_fact
     """mk-remux of a TS into MP4 / Matroska keeps every audio and video packet as ffmpeg's
     stream copy does: timestamps from zero (the first track's start; the others keep their
     offset, MP4 as an empty edit), sizes, key flags, payloads (E-AC-3 in MP4: its dec3 built
-    from the frames); a file neither can write is refused by both."""
+    from the frames); a file neither can write is refused by both, and the cases of
+    REMUX_REFUSED by MediaKit with the reason."""
     src = _generate(tmp_path_factory, spec[4:]) if spec.startswith("gen:") else lib.media_param_file(spec, tmp_path, None)
     ours, ref = tmp_path / f"ours.{ext}", tmp_path / f"ffmpeg.{ext}"
     streams = [s["index"] for s in lib.ffprobe_json(src)["streams"] if s.get("codec_type") in ("audio", "video")]

@@ -44,6 +44,10 @@ public struct CodecID: RawRepresentable, Hashable, Sendable, Comparable, Express
     public static let theora = CodecID("theora")
     /// AAC (every profile: LC, HE-AAC, HE-AACv2).
     public static let aac = CodecID("aac")
+    /// AAC in LATM (ISO/IEC 14496-3 1.7), as MPEG-TS carries it in LOAS frames (stream type
+    /// 0x11, DVB): each packet one AudioMuxElement behind its LOAS sync header, the
+    /// configuration in band (FFmpeg's `aac_latm` decoder).
+    public static let aacLATM = CodecID("aac_latm")
     /// MPEG-1/2 Audio Layer III.
     public static let mp3 = CodecID("mp3")
     /// MPEG-1/2 Audio Layer II.
@@ -60,4 +64,7 @@ public struct CodecID: RawRepresentable, Hashable, Sendable, Comparable, Express
     public static let ac3 = CodecID("ac3")
     /// E-AC-3.
     public static let eac3 = CodecID("eac3")
+    /// ID3 tags timed by their PES timestamps (the "timed metadata" of HLS in MPEG-TS: stream
+    /// type 0x15 with a metadata descriptor, or an "ID3 " registration): a data stream.
+    public static let timedID3 = CodecID("timed_id3")
 }

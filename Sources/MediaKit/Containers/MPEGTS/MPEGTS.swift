@@ -15,7 +15,9 @@ enum MPEGTS {
         static let mpeg1Video: UInt8 = 0x01, mpeg2Video: UInt8 = 0x02
         static let mpeg1Audio: UInt8 = 0x03, mpeg2Audio: UInt8 = 0x04
         static let privateData: UInt8 = 0x06
-        static let adtsAAC: UInt8 = 0x0F
+        static let adtsAAC: UInt8 = 0x0F, latmAAC: UInt8 = 0x11
+        /// Metadata in PES (ISO/IEC 13818-1 2.12.9): HLS's timed ID3 with a metadata descriptor.
+        static let metadata: UInt8 = 0x15
         static let h264: UInt8 = 0x1B, hevc: UInt8 = 0x24
         static let ac3: UInt8 = 0x81, eac3: UInt8 = 0x87
     }

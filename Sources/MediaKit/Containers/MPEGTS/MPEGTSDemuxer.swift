@@ -15,6 +15,10 @@
 ///   packet per frame (an E-AC-3 independent frame with its dependent ones), whatever PES
 ///   it comes in. The first frame starting in a PES takes its timestamps and position; the
 ///   others follow by the frame's duration (FFmpeg's `cur_dts`).
+/// - AAC in LATM (0x11): `aac_latm`, one packet per LOAS frame with its sync header (bytes
+///   before a sync word stay in the packet), as FFmpeg's latm parser cuts them; rate, channels
+///   and extradata (the AudioSpecificConfig) from the first StreamMuxConfig, durations of
+///   1024 (or 960) samples at the core's rate. FFmpeg's `aac_latm` decoder reads them.
 /// - Opus (0x06 with an "Opus" registration and the extension descriptor 0x7F / 0x80): one
 ///   packet per access unit, control headers removed, an OpusHead built from the channel
 ///   configuration as FFmpeg builds it.
@@ -22,6 +26,11 @@
 ///   one packet per PES, the duration from the core or extension substream header.
 /// - PGS subtitles (0x90 in a program with an "HDMV" registration, as Blu-ray M2TS files have):
 ///   `hdmv_pgs_subtitle`, one key-frame packet per PES.
+/// - Timed ID3 (0x15, or any stream type FFmpeg does not name, with a metadata descriptor of
+///   format "ID3 " or an "ID3 " registration, as HLS writes it): a data track `timed_id3`, one
+///   key-frame packet per PES. Of a stream type 0x15 PES (timed ID3 or not) the first 5 bytes
+///   go, as FFmpeg drops them: it takes them for the metadata AU cell header of ISO/IEC
+///   13818-1 2.12.4, which HLS does not write (its tags lose "ID3" and the version there too).
 /// - Anything else: a data track (``CodecID/unknown``, the stream type as codec tag, e.g.
 ///   "0x86"), one packet per PES.
 ///
@@ -35,9 +44,12 @@
 ///
 /// The source is read forward, in chunks: a pipe works (without seeking). Opening reads ahead until
 /// every track's first frame told its parameters (at most ``probeBytes``); those packets
-/// are kept and returned first.
+/// are kept and returned first. A new PMT version read then adds the PIDs it brings as tracks
+/// after the first ones (FFmpeg adds them as new streams); one that comes later is a warning,
+/// its new streams not read (the tracks are known once open).
 public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
-    /// The tracks of the first program, in PMT order.
+    /// The tracks of the first program, in PMT order (then the ones a new PMT version read
+    /// while opening adds).
     public private(set) var tracks: [Track] = []
     /// Not known without reading the whole file: nil.
     public let duration: Double? = nil
@@ -83,6 +95,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private var programNumber: Int?
     private var pmtVersion: Int?
     private var pmtChangeReported = false
+    /// True while opening reads ahead (``learnTracks()``): a new PMT version still adds tracks.
+    private var learning = false
     private var scrambledPIDs: Set<Int> = []
     @exclusivity(unchecked) private var ended = false
     private var cut: TruncationState = TruncationState()
@@ -140,6 +154,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     }
 
     private func learnTracks() throws {
+        learning = true
+        defer { learning = false }
         while !ended && offset - startOffset < Self.probeBytes {
             try step()
             if !streams.isEmpty && streams.allSatisfy({ $0.parametersKnown || $0.framing == .whole && $0.sawPacket }) { break }
@@ -538,21 +554,29 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         }
     }
 
+    /// Reads the program's PMT: its first version makes the tracks. A new version that comes
+    /// while opening reads ahead adds its new PIDs as tracks after the others, as FFmpeg adds
+    /// them as new streams (a PID already read keeps its codec, as in FFmpeg); once the tracks
+    /// are out, a new version is a warning (``Demuxer/tracks`` does not grow).
     private func readPMT(_ s: [UInt8], at: Int64) {
         let version = Int(s[5] >> 1) & 0x1F
         if let pmtVersion {
-            if version != pmtVersion && !pmtChangeReported {
-                warn("the PMT changed (version \(pmtVersion) to \(version)); the tracks of the first one are kept", at: at, "PMT")
-                pmtChangeReported = true
+            guard version != pmtVersion else { return }
+            guard learning else {
+                if !pmtChangeReported {
+                    warn("the PMT changed (version \(pmtVersion) to \(version)) after the tracks were read; the streams it adds are not read",
+                         at: at, "PMT")
+                    pmtChangeReported = true
+                }
+                return
             }
-            return
         }
         pmtVersion = version
         let end = s.count - 4
         let programInfo = Int(s[10] & 0x0F) << 8 | Int(s[11])
         var i = 12 + programInfo
         let programRegistration = Self.registration(Self.descriptors(s, 12, min(i, end)))
-        var index = 0
+        var index = streams.count
         while i + 5 <= end {
             let type = s[i]
             let pid = Int(s[i + 1] & 0x1F) << 8 | Int(s[i + 2])
@@ -565,7 +589,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                                                                     programRegistration: programRegistration)
             let stream = TSElementaryStream(pid: pid, index: index, streamType: type, framing: framing, parameters: parameters)
             stream.language = Self.language(descriptors)
-            if framing == .pgs { stream.parametersKnown = true }   // nothing to learn from the stream
+            if framing == .pgs || framing == .timedID3 { stream.parametersKnown = true }   // nothing to learn from the stream
             if framing == .dvbSubtitle, let d = descriptors.first(where: { $0.tag == 0x59 }) {
                 stream.parametersKnown = true   // all from the descriptor
                 if stream.language == nil { stream.language = TSElementaryStream.dvbSubtitleLanguages(d.body) }
@@ -628,9 +652,11 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 s.pes = []
                 s.pes.reserveCapacity(length > 0 ? 6 + length - headerBytes : s.pesCapacityHint)
                 s.pes += UnsafeBufferPointer(rebasing: payload.dropFirst(headerBytes))
+                s.pesFirstPayload = payload.count - headerBytes
             } else {
                 s.pesHead = []
                 s.pes = Array(payload)
+                s.pesFirstPayload = Int.max
             }
             s.pesFedEarly = false
             s.pesPosition = at
@@ -672,6 +698,11 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         let apart = s.pesHead.count
         let count = s.pesCount
         let position = s.pesPosition
+        // ISO/IEC 13818-1 2.12.4's metadata AU cell header (service id, sequence number, flags,
+        // length: 5 bytes), which FFmpeg takes every stream type 0x15 PES to begin with when the
+        // transport packet its header ends in holds 5 more bytes, and drops; HLS's timed ID3,
+        // written without it, loses the tag's first 5 bytes ("ID3", version) there as here.
+        let metadataCell = s.streamType == MPEGTS.StreamType.metadata && s.pesFirstPayload >= 5 ? 5 : 0
         s.dropPES()
         guard head.count >= 6, head[0] == 0, head[1] == 0, head[2] == 1 else {
             warn("a PES on PID \(s.pid) does not start with 00 00 01 (\(count) bytes); dropped", at: position, "PES")
@@ -704,9 +735,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         if apart > 0 {
             // The header was kept apart (payloadStart == apart): the body is the payload.
             if end - apart < body.count { body.removeSubrange((end - apart)...) }
+            if metadataCell > 0 { body.removeFirst(min(metadataCell, body.count)) }
             deliver(s, body, pts: pts, dts: dts, position: position)
         } else {
-            deliver(s, Array(body[payloadStart..<end]), pts: pts, dts: dts, position: position)
+            deliver(s, Array(body[min(payloadStart + metadataCell, end)..<end]), pts: pts, dts: dts, position: position)
         }
     }
 
@@ -758,6 +790,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             // Not a key frame: FFmpeg flags none for a stream it has no parser for.
             emit(Packet(trackIndex: s.index, pts: pts, dts: dts, duration: 0, isKeyframe: false, position: position,
                         data: payload, timeBase: Rational(1, Self.clock)))
+        case .timedID3:
+            // An ID3 tag as the PES carries it; a key frame, no duration.
+            emit(Packet(trackIndex: s.index, pts: pts, dts: dts, duration: 0, isKeyframe: true, position: position,
+                        data: payload, timeBase: Rational(1, Self.clock)))
         case .pgs:
             // A display set's segments as the PES carries them; a key frame, no duration.
             emit(Packet(trackIndex: s.index, pts: pts, dts: dts, duration: 0, isKeyframe: true, position: position,
@@ -798,11 +834,11 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 if data.isEmpty { return }
             }
             accessUnit(s, data, pts: pts, dts: dts, position: position)
-        case .adts, .mpegAudio, .ac3:
+        case .adts, .mpegAudio, .ac3, .latm:
             let startOffset = s.pendingBase + Int64(s.pending.count)
             s.pending += payload
             s.starts.append((startOffset, startOffset + Int64(payload.count), pts, dts, position))
-            cutFrames(s, flushing: false)
+            if s.framing == .latm { cutLOAS(s, flushing: false) } else { cutFrames(s, flushing: false) }
         }
     }
 
@@ -1016,6 +1052,60 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         }
     }
 
+    /// Junk with no LOAS sync word kept for the frame that may follow it: 64 KiB (beyond it the
+    /// bytes are dropped with a warning, so a stream of no LOAS frames cannot grow without end).
+    static let loasJunkLimit = 64 << 10
+
+    /// Cuts LOAS frames (AAC in LATM) as FFmpeg's latm parser does: each packet runs from the
+    /// end of the one before to the end of the next frame (its 3-byte sync header and the
+    /// length it states), so bytes before a sync word belong to the packet; at the end, a frame
+    /// cut short is given as far as it goes, bytes with no sync word are dropped. Each
+    /// StreamMuxConfig read sets the frame duration (and, the first, the track's parameters).
+    private func cutLOAS(_ s: TSElementaryStream, flushing: Bool) {
+        let b = s.pending
+        var consumed = 0
+        while consumed < b.count {
+            var at = consumed
+            while at + 2 < b.count && !(b[at] == 0x56 && b[at + 1] & 0xE0 == 0xE0) { at += 1 }
+            guard let size = LATMMuxConfig.frameSize(b, at: at) else {
+                if flushing || b.count - consumed > Self.loasJunkLimit {
+                    let keep = flushing ? 0 : 2   // perhaps the start of a sync header
+                    warn("\(b.count - consumed - keep) bytes of PID \(s.pid) hold no LOAS sync word (0x2B7); dropped",
+                         at: pesPosition(s, s.pendingBase + Int64(consumed)), "elementary stream")
+                    consumed = b.count - keep
+                }
+                break
+            }
+            var end = at + size
+            if end > b.count {
+                guard flushing else { break }
+                warn("the last LOAS frame of PID \(s.pid) is cut short (\(b.count - at) of \(size) bytes)",
+                     at: pesPosition(s, s.pendingBase + Int64(at)), "elementary stream")
+                end = b.count
+            } else if size > 3, b[at + 3] & 0x80 == 0, let config = LATMMuxConfig(loasFrame: b, at: at, size: size) {
+                s.latmFrame = (config.samplesPerFrame, config.config.sampleRate)
+                if !s.parametersKnown {
+                    s.parameters.sampleRate = config.config.outputSampleRate
+                    s.parameters.channels = config.config.outputChannels
+                    s.parameters.extradata = config.audioSpecificConfig
+                    s.parametersKnown = true
+                }
+            }
+            frame(s, Array(b[consumed..<end]), start: s.pendingBase + Int64(consumed), samples: s.latmFrame.samples, rate: s.latmFrame.rate)
+            consumed = end
+        }
+        if consumed > 0 {
+            s.pending.removeFirst(consumed)
+            s.pendingBase += Int64(consumed)
+        }
+    }
+
+    /// The offset in the file of the transport packet that began the PES holding the stream's
+    /// byte `offset` (nil when it is not known any more).
+    private func pesPosition(_ s: TSElementaryStream, _ offset: Int64) -> Int64? {
+        s.starts.last(where: { $0.offset <= offset && offset < $0.end })?.position
+    }
+
     /// One audio frame of the stream that begins at `start` (offset in the stream's bytes),
     /// timestamped as FFmpeg's parser does (`fetch_timestamp`, then `compute_pkt_fields`).
     private func frame(_ s: TSElementaryStream, _ data: [UInt8], start: Int64, samples: Int, rate: Int) {
@@ -1032,7 +1122,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         if pts != Packet.noTimestamp && rate > 0 {
             // AAC's rate is not known to FFmpeg's parser, so its cur_dts moves by the exact
             // 1024 / rate s (av_add_stable); the others' by the rounded-down duration.
-            s.nextTimestamp = s.framing == .adts ? Self.addStable(pts, samples: Int64(samples), rate: Int64(rate)) : pts + duration
+            s.nextTimestamp = s.framing == .adts || s.framing == .latm ? Self.addStable(pts, samples: Int64(samples), rate: Int64(rate)) : pts + duration
         }
         emit(Packet(trackIndex: s.index, pts: pts, dts: pts, duration: duration, isKeyframe: true, position: position,
                     data: data, timeBase: Rational(1, Self.clock)))
@@ -1063,9 +1153,11 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             if let prefix = s.prefix { emit(prefix); s.prefix = nil }
         case .adts, .mpegAudio, .ac3:
             if !s.pending.isEmpty { cutFrames(s, flushing: true) }
+        case .latm:
+            if !s.pending.isEmpty { cutLOAS(s, flushing: true) }
         case .dts:
             if let held = s.held { emit(held); s.held = nil }
-        case .whole, .opus, .dvbSubtitle, .pgs:
+        case .whole, .opus, .dvbSubtitle, .pgs, .timedID3:
             break
         }
     }

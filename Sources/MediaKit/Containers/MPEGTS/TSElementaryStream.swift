@@ -1,12 +1,17 @@
 /// One elementary stream of an MPEG-TS program: what the PMT says of it, its PES reassembly
 /// state, and how its PES payloads become packets as FFmpeg's parsers cut them (video: one
 /// access unit per PES, handed out one PES late as the h264 / hevc parsers do; audio: the
-/// frames of ADTS, MPEG audio and AC-3 / E-AC-3 streams, whatever PES they straddle; other
-/// streams: one packet per PES).
+/// frames of ADTS, LOAS / LATM, MPEG audio and AC-3 / E-AC-3 streams, whatever PES they
+/// straddle; other streams: one packet per PES).
 final class TSElementaryStream {
     /// How the payload is cut into packets.
     enum Framing: Equatable {
         case h264, hevc, mpegVideo, adts, mpegAudio, ac3, dts, opus, whole
+        /// AAC in LATM: one packet per LOAS frame, sync header included (FFmpeg's latm parser).
+        case latm
+        /// Timed ID3: one key-frame packet per PES, as it is, no duration (FFmpeg has no parser
+        /// for it and flags its packets so).
+        case timedID3
         /// DVB subtitles (EN 300 743): one packet per PES, its segments without the PES data
         /// field's data_identifier, stream id and end marker (FFmpeg's dvbsub parser).
         case dvbSubtitle
@@ -36,6 +41,10 @@ final class TSElementaryStream {
     /// the payload only); empty when `pes` holds the PES from its first byte.
     @exclusivity(unchecked) var pesHead: [UInt8] = []
     @exclusivity(unchecked) var pesPosition: Int64 = -1
+    /// The open PES's payload bytes in the transport packet its header ended in (`Int.max`
+    /// when the header spanned packets): FFmpeg drops a stream type 0x15 PES's first 5 bytes
+    /// only when that packet holds 5 (see `MPEGTSDemuxer.finishPES`).
+    @exclusivity(unchecked) var pesFirstPayload = 0
     /// The open PES's header bytes: `pesHead`, or the PES itself when its header was not kept apart.
     var pesHeader: [UInt8] { pesHead.isEmpty ? pes : pesHead }
     /// The open PES's bytes in all, header and payload.
@@ -79,6 +88,8 @@ final class TSElementaryStream {
     @exclusivity(unchecked) var prefix: Packet?
     /// Video: the frame duration from the parameter sets (0 when they state none).
     @exclusivity(unchecked) var frameTicks: Int64 = 0
+    /// LATM: the samples per frame and the core's rate of the last StreamMuxConfig (0 before one).
+    var latmFrame = (samples: 0, rate: 0)
 
     init(pid: Int, index: Int, streamType: UInt8, framing: Framing, parameters: CodecParameters) {
         self.pid = pid
@@ -89,8 +100,8 @@ final class TSElementaryStream {
     }
 
     /// What PMT entry makes which stream: FFmpeg's stream type table (mpegts.c
-    /// `ISO_types`, `HDMV_types`, the registration descriptors and descriptor 0x6A / 0x7A /
-    /// 0x7A of DVB); anything else (Opus's 'Opus' registration included: its control headers are
+    /// `ISO_types`, `HDMV_types`, the registration descriptors, descriptor 0x6A / 0x7A /
+    /// 0x7A of DVB, and the metadata descriptor's format, `METADATA_types`); anything else (Opus's 'Opus' registration included: its control headers are
     /// not stripped yet) a data track that keeps its stream type as its tag.
     static func classify(streamType: UInt8, descriptors: [(tag: UInt8, body: [UInt8])], registration: String?,
                          programRegistration: String?) -> (Framing, CodecParameters) {
@@ -101,6 +112,7 @@ final class TSElementaryStream {
         case MPEGTS.StreamType.hevc: return (.hevc, video(.hevc))
         case 0x01, 0x02: return (.mpegVideo, video("mpeg2video"))   // FFmpeg reads MPEG-1 video as mpeg2video too
         case MPEGTS.StreamType.adtsAAC: return (.adts, audio(.aac))
+        case MPEGTS.StreamType.latmAAC: return (.latm, audio(.aacLATM))
         case 0x03, 0x04: return (.mpegAudio, audio(streamType == 0x03 ? .mp2 : .mp3))
         case MPEGTS.StreamType.ac3: return (.ac3, audio(.ac3))
         case MPEGTS.StreamType.eac3: return (.ac3, audio(.eac3))
@@ -125,6 +137,7 @@ final class TSElementaryStream {
         case "EAC3": return (.ac3, audio(.eac3))
         case "HEVC": return (.hevc, video(.hevc))
         case "DTS1", "DTS2", "DTS3": return (.dts, audio("dts"))
+        case "ID3 ": return (.timedID3, CodecParameters(mediaType: .data, codec: .timedID3, codecTag: tag(streamType)))
         case "Opus" where streamType == 0x06:
             // ETSI TS 102 366-ish Opus in TS: the extension descriptor (0x7F, 0x80) gives the
             // channel configuration, from which FFmpeg builds an OpusHead (mpegts.c's tables).
@@ -143,7 +156,21 @@ final class TSElementaryStream {
             return (.opus, p)
         default: break
         }
+        if metadataFormat(descriptors) == "ID3 " {
+            return (.timedID3, CodecParameters(mediaType: .data, codec: .timedID3, codecTag: tag(streamType)))
+        }
         return (.whole, CodecParameters(mediaType: .data, codec: .unknown, codecTag: tag(streamType)))
+    }
+
+    /// The metadata_format_identifier of a metadata descriptor (0x26, ISO/IEC 13818-1
+    /// 2.6.60): after the application format (16 bits, and its 32-bit identifier when it is
+    /// 0xFFFF), a format of 0xFF is followed by a 4-character identifier ("ID3 " for timed
+    /// ID3, as HLS writes it); nil when the first such descriptor has none.
+    static func metadataFormat(_ descriptors: [(tag: UInt8, body: [UInt8])]) -> String? {
+        guard let d = descriptors.first(where: { $0.tag == 0x26 })?.body, d.count >= 2 else { return nil }
+        let i = d[0] == 0xFF && d[1] == 0xFF ? 6 : 2
+        guard i + 5 <= d.count, d[i] == 0xFF else { return nil }
+        return String(decoding: d[(i + 1)..<(i + 5)], as: UTF8.self)
     }
 
     /// A DVB subtitle stream of private data (stream type 0x06) with a subtitling descriptor
