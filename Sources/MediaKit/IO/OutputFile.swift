@@ -21,6 +21,13 @@ public final class OutputFile: @unchecked Sendable {
     private var fd: Int32
     private var buffer: [UInt8] = []
     private let bufferLimit = 1 << 20
+    /// What goes to the file before ``buffer``, in order: arrays of at least ``holdMinimum``
+    /// bytes handed to ``write(_:)-([UInt8])`` kept as they are (no copy: an MP4 or Matroska
+    /// sample goes from the packet to the kernel), and copies of the buffer's bytes that came
+    /// before each; written with the buffer in one `writev` once they hold ``bufferLimit``.
+    private var held: [[UInt8]] = []
+    private var heldBytes = 0
+    private let holdMinimum = 1 << 12
     /// Bytes written so far (including what is still buffered).
     public private(set) var bytesWritten: Int64 = 0
     private var done = false
@@ -62,9 +69,18 @@ public final class OutputFile: @unchecked Sendable {
 
     deinit { discard() }
 
-    /// Appends bytes.
+    /// Appends bytes. An array of 4 KiB or more is kept until the bytes go out (not copied).
     public func write(_ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { try write($0) }
+        guard bytes.count >= holdMinimum, !done else { return try bytes.withUnsafeBytes { try write($0) } }
+        bytesWritten += Int64(bytes.count)
+        if !buffer.isEmpty {
+            held.append(buffer.withUnsafeBytes { [UInt8]($0) })   // a copy: the buffer keeps its storage
+            heldBytes += buffer.count
+            buffer.removeAll(keepingCapacity: true)
+        }
+        held.append(bytes)
+        heldBytes += bytes.count
+        if heldBytes >= bufferLimit { try flushBuffer() }
     }
 
     /// Appends bytes.
@@ -84,15 +100,22 @@ public final class OutputFile: @unchecked Sendable {
     public func write(pieces: [UnsafeRawBufferPointer]) throws {
         guard !done else { throw MediaError(.state, "write after commit or discard", path: path) }
         try flushBuffer()
+        try writeVector(pieces)
+        bytesWritten += Int64(pieces.reduce(0) { $0 + $1.count })
+    }
+
+    /// Writes `pieces` in order (`writev`, at most 1024 at a time), all of them.
+    private func writeVector(_ pieces: [UnsafeRawBufferPointer]) throws {
         var iov = pieces.filter { $0.count > 0 }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
         var first = 0
+        var written: Int64 = 0
         while first < iov.count {
             let n = iov[first...].withUnsafeBufferPointer { writev(fd, $0.baseAddress, Int32(min($0.count, 1024))) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw MediaError(.io, "write failed", errno: errno, path: temporaryPath, offset: bytesWritten)
+                throw MediaError(.io, "write failed", errno: errno, path: temporaryPath, offset: bytesWritten - Int64(heldBytes + buffer.count) + written)
             }
-            bytesWritten += Int64(n)
+            written += Int64(n)
             var left = n
             while first < iov.count && left >= iov[first].iov_len { left -= iov[first].iov_len; first += 1 }
             if left > 0 {
@@ -162,8 +185,32 @@ public final class OutputFile: @unchecked Sendable {
     }
 
     private func flushBuffer() throws {
-        if buffer.isEmpty { return }
-        try buffer.withUnsafeBytes { try writeAll($0) }
+        if held.isEmpty {
+            if buffer.isEmpty { return }
+            try buffer.withUnsafeBytes { try writeAll($0) }
+            buffer.removeAll(keepingCapacity: true)
+            return
+        }
+        // The held arrays' and the buffer's memory, each pinned by its own withUnsafeBytes
+        // (nested: at most a few hundred, as they hold 4 KiB or more each up to 1 MiB).
+        func pinned(_ i: Int, _ pieces: inout [UnsafeRawBufferPointer]) throws {
+            if i == held.count {
+                try buffer.withUnsafeBytes { b in
+                    pieces.append(b)
+                    try writeVector(pieces)
+                }
+                return
+            }
+            try held[i].withUnsafeBytes { b in
+                pieces.append(b)
+                try pinned(i + 1, &pieces)
+            }
+        }
+        var pieces: [UnsafeRawBufferPointer] = []
+        pieces.reserveCapacity(held.count + 1)
+        try pinned(0, &pieces)
+        held.removeAll(keepingCapacity: true)
+        heldBytes = 0
         buffer.removeAll(keepingCapacity: true)
     }
 
