@@ -69,9 +69,17 @@ public final class OutputFile: @unchecked Sendable {
 
     deinit { discard() }
 
-    /// Appends bytes. An array of 4 KiB or more is kept until the bytes go out (not copied).
+    /// Appends bytes. An array of 4 KiB or more is not copied: one of 256 KiB or more goes to the
+    /// file at once (after what is buffered), a smaller one is kept until the bytes go out.
     public func write(_ bytes: [UInt8]) throws {
         guard bytes.count >= holdMinimum, !done else { return try bytes.withUnsafeBytes { try write($0) } }
+        if bytes.count >= bufferLimit / 4 {
+            // A writer's own buffer (MPEG-TS) is written as it is; holding it would make the
+            // writer's next append copy it (copy on write).
+            try flushBuffer()
+            bytesWritten += Int64(bytes.count)
+            return try bytes.withUnsafeBytes { try writeAll($0) }
+        }
         bytesWritten += Int64(bytes.count)
         if !buffer.isEmpty {
             held.append(buffer.withUnsafeBytes { [UInt8]($0) })   // a copy: the buffer keeps its storage
