@@ -20,21 +20,9 @@ final class AsyncDecodeSessionTests: XCTestCase {
     }
 
     static func fingerprint(_ f: Frame) -> Fingerprint {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for i in f.planes.indices {
-            f.withPlane(i) { bytes in
-                // Video planes: only the visible bytes of each row count (padding is not the picture's).
-                let rows = f.mediaType == .video ? f.planeSize(i).height : 1
-                // Audio: the samples only (a plugin's plane may be longer: libavcodec pads it).
-                let audioBytes = f.sampleFormat.map { f.sampleCount * $0.bytesPerSample * ($0.isPlanar ? 1 : f.channels) } ?? 0
-                let rowBytes = f.mediaType == .video ? f.planeSize(i).width * (f.pixelFormat?.bytesPerComponent ?? 1) : min(bytes.count, audioBytes)
-                for y in 0..<rows {
-                    let stride = f.mediaType == .video ? f.planes[i].stride : 0
-                    for b in bytes[(y * stride)..<(y * stride + rowBytes)] { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-                }
-            }
-        }
-        return Fingerprint(pts: f.pts, hash: h)
+        var h = FNV1a()
+        h.add(presentedBytesOf: f)
+        return Fingerprint(pts: f.pts, hash: h.value)
     }
 
     /// Runs `body` on a task and waits for it (at most `seconds`). The tests that need Swift

@@ -20,24 +20,11 @@ final class ConcurrentDecodeTests: XCTestCase {
         var out: [String] = []
         for track in demuxer.tracks {
             let session = try DecodeSession(track: track, registry: registry, threads: 2)
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            var hash = FNV1a()
             var frames = 0
             func eat(_ frame: Frame) {
                 frames += 1
-                for i in frame.planes.indices {
-                    frame.withPlane(i) { raw in
-                        if frame.mediaType == .video, let format = frame.pixelFormat {
-                            let size = frame.planeSize(i)
-                            let row = size.width * format.bytesPerComponent
-                            for y in 0..<size.height {
-                                for x in 0..<row { hash = (hash ^ UInt64(raw[y * frame.planes[i].stride + x])) &* 0x100_0000_01b3 }
-                            }
-                        } else if let format = frame.sampleFormat {
-                            let n = frame.sampleCount * format.bytesPerSample * (format.isPlanar ? 1 : frame.channels)
-                            for b in raw.prefix(n) { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
-                        }
-                    }
-                }
+                hash.add(presentedBytesOf: frame)
             }
             let reader = try MP4Demuxer(path: sample)
             while let p = try reader.read(track: track.index) {
@@ -48,7 +35,7 @@ final class ConcurrentDecodeTests: XCTestCase {
             }
             try session.flush()
             while let f = try session.receive() { eat(f) }
-            out.append("track \(track.index): \(frames) frames, \(String(hash, radix: 16))")
+            out.append("track \(track.index): \(frames) frames, \(String(hash.value, radix: 16))")
         }
         return out
     }
