@@ -438,7 +438,9 @@ extension AudioBuffer {
         let total = (frames + n) * format.bytesPerFrame
         for p in planes.indices {
             planes[p].reserveCapacity(max(total, planes[p].count * 3 / 2))
-            planes[p].append(contentsOf: repeatElement(0, count: total - planes[p].count))
+            // From an array, the zeros are one copy; from `repeatElement` they were one
+            // generic iteration per byte, which a debug build (`make sanitize`) runs as such.
+            planes[p].append(contentsOf: [UInt8](repeating: 0, count: total - planes[p].count))
         }
         frames += n
         return start
