@@ -119,9 +119,33 @@ private final class InternedArrays: @unchecked Sendable {
 }
 private let internedArrays = InternedArrays()
 
+/// A listing kept while what it lists stays the same (its key: the generation of the registry
+/// or catalogue it comes from). Built again on every call, `for (i = 0; i < mk_container_count();
+/// i++) mk_container_get_info(i, ...)` cost the square of the catalogue's size.
+private final class CachedListing<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var key: [Int]?
+    private var value: [T] = []
+
+    /// The listing for `key` (read before `make` runs, so that a change during it is not
+    /// missed), made by `make` when the key is not the one kept.
+    func get(_ key: [Int], _ make: () -> [T]) -> [T] {
+        if let kept = lock.withLock({ self.key == key ? value : nil }) { return kept }
+        let made = make()
+        lock.withLock { self.key = key; value = made }
+        return made
+    }
+}
+private let backendListing = CachedListing<mk_backend_info>()
+private let containerListing = CachedListing<mk_container_info>()
+
 /// Every backend of the registry as C lists it: decoders, encoders, then picture converters,
 /// each by priority (the registry's order).
 private func backendInfos() -> [mk_backend_info] {
+    backendListing.get([MediaRegistry.shared.generation], makeBackendInfos)
+}
+
+private func makeBackendInfos() -> [mk_backend_info] {
     let registry = MediaRegistry.shared
     let size = UInt32(MemoryLayout<mk_backend_info>.size)
     func info(_ kind: Int32, _ codec: String, _ name: String, _ media: Int32, _ priority: Int, _ plugin: MediaRegistry.Plugin) -> mk_backend_info {
@@ -210,6 +234,10 @@ public func mk_backend_converts(_ index: Int32, _ source: Int32, _ target: Int32
 /// plugins' demuxers (named "plugin:format", as mk_demuxer_open_as takes them), then the
 /// muxers (the built-in ones, then the plugins' named "plugin:format"), then the frame sinks (the raw outputs of mk_decode_file).
 private func containerInfos() -> [mk_container_info] {
+    containerListing.get(ContainerCatalog.shared.generation, makeContainerInfos)
+}
+
+private func makeContainerInfos() -> [mk_container_info] {
     let catalog = ContainerCatalog.shared
     let size = UInt32(MemoryLayout<mk_container_info>.size)
     func info(_ kind: Int32, _ name: String, _ description: String, _ extensions: [String], _ mimeTypes: [String],

@@ -84,10 +84,31 @@ final class RegistryTests: XCTestCase {
     func testPluginWithCurrentABILoads() throws {
         let path = try compilePlugin(name: "empty")
         let registry = MediaRegistry()
+        XCTAssertEqual(registry.generation, 0)
         let plugin = try registry.load(path: path)
         XCTAssertEqual(plugin?.name, "empty")
         XCTAssertEqual(plugin?.summary, "test plugin")
         XCTAssertEqual(registry.plugins.map(\.path), [path])
+        // What the C API's listings are kept by: a plugin added changes it, the same file again does not.
+        XCTAssertEqual(registry.generation, 1)
+        _ = try registry.load(path: path)
+        XCTAssertEqual(registry.generation, 1)
+    }
+
+    /// A catalogue's generation changes with a format registered in it or a plugin added to its
+    /// registry (the C API keeps its container listing while it stays the same).
+    func testCatalogueGenerationFollowsRegistrationsAndPlugins() throws {
+        let registry = MediaRegistry()
+        let catalog = ContainerCatalog(plugins: registry)
+        let start = catalog.generation
+        catalog.register(catalog.formats[0])
+        let afterReader = catalog.generation
+        XCTAssertNotEqual(afterReader, start)
+        catalog.register(catalog.muxerFormats[0])
+        XCTAssertNotEqual(catalog.generation, afterReader)
+        let afterWriter = catalog.generation
+        _ = try registry.load(path: try compilePlugin(name: "empty"))
+        XCTAssertNotEqual(catalog.generation, afterWriter)
     }
 
     func testNewerMinorVersionLoads() throws {
