@@ -1006,8 +1006,14 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     /// independent frame's header is there (FFmpeg's ac3 parser waits for it: the dependent
     /// frames and any bytes before it belong to the packet).
     private func cutFrames(_ s: TSElementaryStream, flushing: Bool) {
+        dropPending(s, cutFrames(s, s.pending, flushing: flushing))
+    }
+
+    /// The work of ``cutFrames(_:flushing:)`` on `b` (the stream's pending bytes): returns how
+    /// many of them were used. `b` is a parameter so that no copy of the bytes is held when the
+    /// caller removes them (which then needs no copy of its own).
+    private func cutFrames(_ s: TSElementaryStream, _ b: [UInt8], flushing: Bool) -> Int {
         var i = 0
-        let b = s.pending
         var consumed = 0
         var skipped = 0
         while i < b.count {
@@ -1046,10 +1052,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             i = end
             consumed = i
         }
-        if consumed > 0 {
-            s.pending.removeFirst(consumed)
-            s.pendingBase += Int64(consumed)
-        }
+        return consumed
     }
 
     /// Junk with no LOAS sync word kept for the frame that may follow it: 64 KiB (beyond it the
@@ -1062,7 +1065,12 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     /// cut short is given as far as it goes, bytes with no sync word are dropped. Each
     /// StreamMuxConfig read sets the frame duration (and, the first, the track's parameters).
     private func cutLOAS(_ s: TSElementaryStream, flushing: Bool) {
-        let b = s.pending
+        dropPending(s, cutLOAS(s, s.pending, flushing: flushing))
+    }
+
+    /// The work of ``cutLOAS(_:flushing:)`` on `b` (the stream's pending bytes, a parameter for
+    /// the reason ``cutFrames(_:_:flushing:)`` gives): returns how many of them were used.
+    private func cutLOAS(_ s: TSElementaryStream, _ b: [UInt8], flushing: Bool) -> Int {
         var consumed = 0
         while consumed < b.count {
             var at = consumed
@@ -1094,10 +1102,14 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             frame(s, Array(b[consumed..<end]), start: s.pendingBase + Int64(consumed), samples: s.latmFrame.samples, rate: s.latmFrame.rate)
             consumed = end
         }
-        if consumed > 0 {
-            s.pending.removeFirst(consumed)
-            s.pendingBase += Int64(consumed)
-        }
+        return consumed
+    }
+
+    /// Removes the first `consumed` pending bytes of `s`, which have been cut into packets.
+    private func dropPending(_ s: TSElementaryStream, _ consumed: Int) {
+        guard consumed > 0 else { return }
+        s.pending.removeFirst(consumed)
+        s.pendingBase += Int64(consumed)
     }
 
     /// The offset in the file of the transport packet that began the PES holding the stream's
