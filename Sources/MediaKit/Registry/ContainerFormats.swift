@@ -177,12 +177,11 @@ public final class ContainerCatalog: @unchecked Sendable {
     private var writers: [MuxerFormat]
     /// Where plugin container formats come from (plugin ABI 2.4); nil: built-in formats only.
     private let plugins: MediaRegistry?
-    private var registrations = 0
 
-    /// Changes whenever what the catalogue lists does: a format registered here, or a plugin
-    /// added to its registry. Listings built from the catalogue (the C API's) are kept while it
-    /// stays the same.
-    package var generation: [Int] { [lock.withLock { registrations }, plugins?.generation ?? 0] }
+    /// Changes whenever what the catalogue lists does: a format registered here (formats are
+    /// only ever added, so the counts tell), or a plugin added to its registry. Listings built
+    /// from the catalogue (the C API's) are kept while it stays the same.
+    package var generation: [Int] { [lock.withLock { readers.count + writers.count }, plugins?.generation ?? 0] }
 
     /// Bytes read from the start of a source to probe it.
     public static let probeSize = 4096
@@ -247,7 +246,7 @@ public final class ContainerCatalog: @unchecked Sendable {
     }
 
     /// Adds a readable format (probed after the built-in ones at equal scores).
-    public func register(_ format: ContainerFormat) { lock.withLock { readers.append(format); registrations += 1 } }
+    public func register(_ format: ContainerFormat) { lock.withLock { readers.append(format) } }
 
     /// The readable format named `name` ("mp4"), or nil.
     public func format(named name: String) -> ContainerFormat? { formats.first { $0.name == name } }
@@ -302,7 +301,7 @@ public final class ContainerCatalog: @unchecked Sendable {
     }
 
     /// Adds a writable format (chosen after the built-in ones for a shared extension).
-    public func register(_ format: MuxerFormat) { lock.withLock { writers.append(format); registrations += 1 } }
+    public func register(_ format: MuxerFormat) { lock.withLock { writers.append(format) } }
 
     /// A muxer that writes `path` in the format its extension names (``requireMuxerFormat(forPath:)``),
     /// made with `options` (``MuxerFormat/make(path:options:)``). Nothing is written under

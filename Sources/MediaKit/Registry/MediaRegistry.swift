@@ -237,7 +237,6 @@ public final class MediaRegistry: @unchecked Sendable {
     private var _searched: [String] = []
     private var _failures: [MediaError] = []
     private var loadedFiles: Set<String> = []
-    private var _generation = 0
     private var refusedFiles: [String: MediaError] = [:]
     /// Serialises loading plugin files (see ``load(path:)``).
     private let loadLock = NSLock()
@@ -245,10 +244,10 @@ public final class MediaRegistry: @unchecked Sendable {
     /// Creates an empty registry (no plugins until ``load(path:)`` or ``loadDefaultLocations()``).
     public init() {}
 
-    /// Counts the plugins added so far: what the registry lists (backends, converters, encoders,
-    /// container formats) changes only when it does. Listings built from the registry (the C
-    /// API's) are kept while it stays the same.
-    package var generation: Int { loadDefaultsIfPending(); return lock.withLock { _generation } }
+    /// The number of plugins added so far (none is ever removed): what the registry lists
+    /// (backends, converters, encoders, container formats) changes only when it does. Listings
+    /// built from the registry (the C API's) are kept while it stays the same.
+    package var generation: Int { loadDefaultsIfPending(); return lock.withLock { _plugins.count } }
 
     /// The plugins loaded so far, in load order.
     public var plugins: [Plugin] { loadDefaultsIfPending(); return lock.withLock { _plugins } }
@@ -341,7 +340,6 @@ public final class MediaRegistry: @unchecked Sendable {
                     return
                 }
                 _plugins.append(plugin)
-                _generation += 1
                 _backends.append(contentsOf: loaded.backends)
                 _converters.append(contentsOf: loaded.converters)
                 _encoders.append(contentsOf: loaded.encoders)
