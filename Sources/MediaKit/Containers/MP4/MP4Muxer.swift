@@ -564,11 +564,11 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             do { packet.data = try AnnexBConversion.sample(packet.data, track: ti, codec: tracks[ti].parameters.codec) } catch let e as MediaError { throw e.at(path: path) }
         }
         retimer.fix(&packet)
-        if var eac3 = eac3Tracks[ti] {
-            // Frames of fewer than 6 blocks wait for the rest of their sample.
-            let sample: Packet?
-            do { sample = try eac3.take(packet, track: ti, hasSamples: tracks[ti].sampleCount > 0) } catch let e as MediaError { throw e.at(path: path) }
-            eac3Tracks[ti] = eac3
+        if eac3Tracks[ti] != nil {
+            // Frames of fewer than 6 blocks wait for the rest of their sample. Mutated in place in
+            // the dictionary: a copy out and back would copy the waiting frames per packet.
+            let sample: Packet?, hasSamples = tracks[ti].sampleCount > 0
+            do { sample = try eac3Tracks[ti]?.take(packet, track: ti, hasSamples: hasSamples) ?? nil } catch let e as MediaError { throw e.at(path: path) }
             if tracks[ti].sampleEntry.isEmpty { try buildEAC3SampleEntry(track: ti) }
             guard let sample else { return }
             packet = sample
