@@ -254,6 +254,9 @@ typedef struct mk_transcode_settings {
                                     or 4; 0 (default) is 4. Refused for outputs without ID3 */
     int32_t write_id3v2;       /**< 1: a WAV or AIFF output also gets its tags as an ID3v2 chunk
                                     (mk-transcode --write-id3v2). Default 0 */
+    int32_t rf64;              /**< a WAV output: MK_RF64_* (muxer.h; mk-transcode --rf64), RIFF or
+                                    RF64 as ffmpeg -rf64. Default MK_RF64_NEVER; refused for
+                                    other outputs */
 } mk_transcode_settings;
 
 /** Fills *settings with the defaults (encoder NULL, video_codec NULL, crf and qp -1, gop_size

@@ -24,6 +24,12 @@ typedef struct mk_muxer mk_muxer;
 #define MK_LAYOUT_FRAGMENTED  2   /**< moof + mdat fragments: a crash leaves a playable file */
 #define MK_LAYOUT_HYBRID      3   /**< fragmented while written, progressive once finished */
 
+/** WAV outputs: RIFF or RF64 (EBU Tech 3306), as ffmpeg's wav muxer -rf64 never / auto / always. */
+#define MK_RF64_NEVER  0   /**< RIFF only: more than 4 GiB of samples is an error (default, as ffmpeg) */
+#define MK_RF64_AUTO   1   /**< a JUNK chunk reserved after the header, made a ds64 chunk (RF64)
+                                when the file passes 4 GiB */
+#define MK_RF64_ALWAYS 2   /**< RF64 with its ds64 chunk whatever the size */
+
 /** How to write. Fill with mk_muxer_default_settings() first. */
 typedef struct mk_muxer_settings {
     uint32_t struct_size;      /**< sizeof(mk_muxer_settings) */
@@ -86,6 +92,9 @@ typedef struct mk_muxer_settings {
                                     has that name); borrowed for the call. A name no muxer has is
                                     MK_ENOTFOUND naming it, and nothing is written. NULL (default):
                                     the muxer the path's extension names */
+    /* Added in 0.3 (read only when struct_size covers it), for mk_muxer_open and mk_remux of
+     * WAV files (.wav); the other containers refuse a value other than the default (MK_EINVAL). */
+    int32_t rf64;              /**< MK_RF64_*: RIFF or RF64 (mk-remux --rf64). Default MK_RF64_NEVER */
 } mk_muxer_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */

@@ -138,6 +138,9 @@ struct Transcode: ParsableCommand {
     @Flag(name: .customLong("write-id3v2"), help: "WAV and AIFF: also write the tags, cover art and chapters as an ID3v2 chunk after the samples (AIFF: as ffmpeg -write_id3v2 1).")
     var writeID3v2 = false
 
+    @Option(name: .customLong("rf64"), help: ArgumentHelp("WAV: never (default), auto (a JUNK chunk reserved, RF64 past 4 GiB) or always RF64, as ffmpeg -rf64.", valueName: "never|auto|always"))
+    var rf64: String = "never"
+
     @Option(parsing: .unconditional, help: ArgumentHelp("Scale the re-encoded video to W:H (ffmpeg's scale filter: -1 / -2 keep the aspect ratio, -2 with an even size; 0 the input's).", valueName: "W:H"))
     var scale: String?
 
@@ -178,6 +181,8 @@ struct Transcode: ParsableCommand {
         if let v = id3v2Version, v != 3 && v != 4 { throw ValidationError("--id3v2-version is 3 or 4, not \(v)") }
         options.muxer.id3v2Version = id3v2Version
         options.muxer.writeID3v2 = writeID3v2
+        guard let rf64Mode = MuxerOptions.RF64(rawValue: rf64) else { throw ValidationError("--rf64 is never, auto or always, not \(rf64)") }
+        options.muxer.rf64 = rf64Mode
         options.quality = quality
         options.complexity = complexity
         options.frameDuration = frameDuration.map { $0 / 1000 }

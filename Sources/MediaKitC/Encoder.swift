@@ -347,8 +347,8 @@ private func addTrackOptions(_ o: inout TranscodeOptions, _ t: mk_transcode_sett
     }
 }
 
-/// mk_transcode_settings' metadata and ID3 fields as Transcoder's options (mk-transcode's
-/// --no-metadata, --metadata, --id3v2-version, --write-id3v2), checked as mk_remux checks its.
+/// mk_transcode_settings' metadata, ID3 and RF64 fields as Transcoder's options (mk-transcode's
+/// --no-metadata, --metadata, --id3v2-version, --write-id3v2, --rf64), checked as mk_remux checks its.
 /// - Throws: `.invalidArgument` naming a field out of range or a malformed setting.
 private func addMetadataOptions(_ o: inout TranscodeOptions, _ t: mk_transcode_settings, _ function: String) throws {
     guard t.no_metadata == 0 || t.no_metadata == 1 else {
@@ -373,6 +373,7 @@ private func addMetadataOptions(_ o: inout TranscodeOptions, _ t: mk_transcode_s
     }
     if t.id3v2_version != 0 { o.muxer.id3v2Version = Int(t.id3v2_version) }
     o.muxer.writeID3v2 = t.write_id3v2 == 1
+    o.muxer.rf64 = try rf64Mode(t.rf64, function)
 }
 
 /// mk_transcode and mk_transcode_with after their settings are checked: Transcoder.transcode

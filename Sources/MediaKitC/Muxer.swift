@@ -94,7 +94,7 @@ public func mk_muxer_default_settings(_ s: UnsafeMutablePointer<mk_muxer_setting
                                   chunk_seconds: MuxerOptions.defaultChunkSeconds, movie_time_scale: MuxerOptions.defaultTimeScale,
                                   reserved_moov_bytes: Int64(d.reservedIndexBytes), write_mfra: d.writeFragmentIndex ? 1 : 0,
                                   user_data: nil, user_data_size: 0, segment_format: nil, no_metadata: 0, metadata_count: 0, metadata: nil,
-                                  id3v2_version: 0, write_id3v2: 0, format: nil)
+                                  id3v2_version: 0, write_id3v2: 0, format: nil, rf64: MK_RF64_NEVER)
 }
 
 /// The largest `udta` box and `free` reservation mk_muxer_open takes (bounded allocations).
@@ -135,7 +135,7 @@ private func muxerOptions(_ s: mk_muxer_settings, _ l: MuxLayout, _ function: St
         }
     }
     var o = MuxerOptions(layout: l)
-    guard id3Options(s, &o, function) else { return nil }
+    guard id3AndRF64Options(s, &o, function) else { return nil }
     if s.movie_time_scale != MuxerOptions.defaultTimeScale { o.timeScale = s.movie_time_scale }
     if s.chunk_seconds != MuxerOptions.defaultChunkSeconds { o.chunkSeconds = s.chunk_seconds }
     o.reservedIndexBytes = Int(s.reserved_moov_bytes)
@@ -145,9 +145,9 @@ private func muxerOptions(_ s: mk_muxer_settings, _ l: MuxLayout, _ function: St
     return o
 }
 
-/// Sets `o`'s ID3v2 options from `s` (id3v2_version 0 leaves the format's 4), checked; false
-/// after fail().
-private func id3Options(_ s: mk_muxer_settings, _ o: inout MuxerOptions, _ function: String) -> Bool {
+/// Sets `o`'s ID3v2 and RF64 options from `s` (id3v2_version 0 leaves the format's 4), checked;
+/// false after fail().
+private func id3AndRF64Options(_ s: mk_muxer_settings, _ o: inout MuxerOptions, _ function: String) -> Bool {
     guard [0, 3, 4].contains(s.id3v2_version) else {
         fail(MK_EINVAL, "\(function): id3v2_version is \(s.id3v2_version), not 3, 4 or 0 (the default, 4)")
         return false
@@ -158,7 +158,19 @@ private func id3Options(_ s: mk_muxer_settings, _ o: inout MuxerOptions, _ funct
     }
     o.id3v2Version = s.id3v2_version == 3 ? 3 : s.id3v2_version == 4 ? 4 : nil
     o.writeID3v2 = s.write_id3v2 == 1
+    do { o.rf64 = try rf64Mode(s.rf64, function) } catch { _ = fail(error); return false }
     return true
+}
+
+/// An `MK_RF64_*` value (mk_muxer_settings and mk_transcode_settings' `rf64`) as the muxer option.
+/// - Throws: `.invalidArgument` naming the value when it is none of them.
+func rf64Mode(_ value: Int32, _ function: String) throws -> MuxerOptions.RF64 {
+    switch value {
+    case MK_RF64_NEVER: return .never
+    case MK_RF64_AUTO: return .auto
+    case MK_RF64_ALWAYS: return .always
+    default: throw MediaError(.invalidArgument, "\(function): rf64 is \(value), not MK_RF64_NEVER (0), MK_RF64_AUTO (1) or MK_RF64_ALWAYS (2)")
+    }
 }
 
 /// True when `s` holds only the default MP4 options (what mk_remux and the other containers take).
@@ -364,7 +376,7 @@ public func mk_remux(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?,
     return relay.guarded("mk_remux") {
         var options = MuxerOptions(layout: l)
         options.segmentFormat = s.segment_format.map { String(cString: $0) }
-        guard id3Options(s, &options, "mk_remux") else { return MK_EINVAL }
+        guard id3AndRF64Options(s, &options, "mk_remux") else { return MK_EINVAL }
         let metadata = try MetadataCopyOptions(copy: s.no_metadata == 0, settings: settingsText)
         let cut = try Remuxer.remux(input: String(cString: src), output: String(cString: dst), options: options, tracks: tracks,
                                     metadata: metadata, format: s.format.map { String(cString: $0) }) { done, total in

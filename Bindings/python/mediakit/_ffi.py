@@ -213,7 +213,9 @@ class TranscodeSettings(ctypes.Structure):
                 # 0.3: the tags copied or set, the ID3v2 options
                 ("no_metadata", ctypes.c_int32), ("metadata_count", ctypes.c_int32),
                 ("metadata", ctypes.POINTER(ctypes.c_char_p)), ("id3v2_version", ctypes.c_int32),
-                ("write_id3v2", ctypes.c_int32)]
+                ("write_id3v2", ctypes.c_int32),
+                # 0.3: a WAV output's RIFF / RF64 choice (MK_RF64_*)
+                ("rf64", ctypes.c_int32)]
 
 
 class EncoderInfo(ctypes.Structure):
@@ -308,7 +310,9 @@ class MuxerSettings(ctypes.Structure):
                 ("metadata", ctypes.POINTER(ctypes.c_char_p)),
                 ("id3v2_version", ctypes.c_int32), ("write_id3v2", ctypes.c_int32),
                 # 0.3 (mk_muxer_open and mk_remux: the muxer by name)
-                ("format", ctypes.c_char_p)]
+                ("format", ctypes.c_char_p),
+                # 0.3 (WAV outputs: RIFF or RF64, MK_RF64_*)
+                ("rf64", ctypes.c_int32)]
 
 
 class DecodeSettings(ctypes.Structure):

@@ -12,7 +12,7 @@ from ._ffi import lib
 from .errors import CancelledError, ETRUNCATED
 from ._common import SCALE_FILTERS, Layout, PathLike, _PACK, _path, _trim_setting, _warn_truncated
 from ._demux import Track
-from ._mux import _muxer_settings
+from ._mux import _muxer_settings, _rf64_mode
 from ._audio import _QUALITY, _audio_format
 from ._encode import _encoder_settings
 
@@ -107,7 +107,8 @@ def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate
               profile: Optional[str] = None, gop: Optional[int] = None, bframes: Optional[int] = None,
               threads: int = 0, scale: Union[str, tuple[int, int], None] = None, scale_filter: Optional[str] = None,
               fps: Union[int, float, Fraction, str, None] = None, metadata: Optional[Mapping[str, str]] = None,
-              copy_metadata: bool = True, id3v2_version: Optional[int] = None, write_id3v2: bool = False) -> None:
+              copy_metadata: bool = True, id3v2_version: Optional[int] = None, write_id3v2: bool = False,
+              rf64: Optional[str] = None) -> None:
     """Decodes the first audio track of `src` and encodes it into `dst`, like the mk-transcode
     sample: .m4a / .mp4 (AAC; MP3, Opus, FLAC with codec=), .flac, .mp3, .mka / .mkv / .webm (Opus,
     Vorbis ...). Gapless; written to a temporary file and renamed at the end. `complexity` (Opus
@@ -134,7 +135,9 @@ def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate
     -map_metadata 0 -map_chapters 0``); copy_metadata=False copies none, metadata={KEY: VALUE}
     sets container tags after the copy (an empty VALUE removes the tag), id3v2_version=3 writes
     an MP3's tags as ID3v2.3 and write_id3v2=True adds a WAV's or AIFF's ID3v2 chunk (mk-transcode
-    --no-metadata, --metadata, --id3v2-version, --write-id3v2; C mk_transcode_settings)."""
+    --no-metadata, --metadata, --id3v2-version, --write-id3v2; C mk_transcode_settings).
+    rf64="auto" or "always" writes a WAV output as ``ffmpeg -rf64`` does (mk-transcode --rf64; see
+    Muxer); "never" or None: RIFF."""
     if audio_codec is not None and codec is not None:
         raise ValueError("codec and audio_codec name the same thing: give one")
     copy_audio = audio_codec is not None and audio_codec.lower() == "copy"
@@ -171,6 +174,7 @@ def transcode(src: PathLike, dst: PathLike, codec: Optional[str] = None, bitrate
     t.no_metadata = 0 if copy_metadata else 1
     t.id3v2_version = id3v2_version or 0
     t.write_id3v2 = 1 if write_id3v2 else 0
+    t.rf64 = _rf64_mode(rf64)
     if metadata:
         t.metadata_count, t.metadata = _metadata_entries(metadata)
     if hook.run(lambda: int(lib.mk_transcode_with(_path(src), _path(dst), ctypes.byref(t)))) == ETRUNCATED:
@@ -238,7 +242,8 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
           hybrid: Optional[float] = None, *, tracks: Optional[Sequence[Union[int, Track]]] = None,
           progress: Optional[Progress] = None, segment_format: Optional[str] = None,
           metadata: Optional[Mapping[str, str]] = None, copy_metadata: bool = True,
-          id3v2_version: Optional[int] = None, write_id3v2: bool = False, format: Optional[str] = None) -> None:
+          id3v2_version: Optional[int] = None, write_id3v2: bool = False, format: Optional[str] = None,
+          rf64: Optional[str] = None) -> None:
     """Copies the tracks of `src` (any file ``open`` reads) into a new file at `dst` without
     decoding, like the mk-remux sample. The output's format follows `dst`'s extension, or
     ``format`` names the muxer (as mk-remux --format: "matroska", "mp4", a plugin's "ffmpeg:avi"
@@ -270,13 +275,15 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     as ID3v2.3 (TYER / TDAT, ISO-8859-1 or UTF-16 text, as ``ffmpeg -id3v2_version 3``), 4 or
     None as ID3v2.4; write_id3v2=True also writes a WAV's or AIFF's tags, cover art and chapters
     as an ID3v2 chunk after the samples (mk-remux --id3v2-version, --write-id3v2); other
-    formats refuse them (InvalidArgumentError).
+    formats refuse them (InvalidArgumentError). rf64="auto" or "always" writes a WAV output as
+    ``ffmpeg -rf64`` does (mk-remux --rf64; see Muxer); other formats refuse it.
     """
     if id3v2_version not in (None, 3, 4):
         raise ValueError(f"id3v2_version is 3 or 4 (or None: 4), not {id3v2_version!r}")
     s = _muxer_settings(faststart, fragment, hybrid)
     s.id3v2_version = id3v2_version or 0
     s.write_id3v2 = 1 if write_id3v2 else 0
+    s.rf64 = _rf64_mode(rf64)
     if segment_format is not None:
         s.segment_format = segment_format.encode()
     if format is not None:

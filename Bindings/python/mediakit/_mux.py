@@ -30,6 +30,20 @@ def _muxer_settings(faststart: bool, fragment: Optional[float], hybrid: Optional
     return s
 
 
+#: mk_muxer_settings' and mk_transcode_settings' ``rf64`` values (MK_RF64_*), by the names
+#: ffmpeg's ``-rf64`` takes.
+RF64_MODES = {"never": 0, "auto": 1, "always": 2}
+
+
+def _rf64_mode(rf64: Optional[str]) -> int:
+    """A WAV output's ``rf64`` choice as its MK_RF64_* value (None: "never")."""
+    if rf64 is None:
+        return 0
+    if rf64 not in RF64_MODES:
+        raise ValueError(f"rf64 is one of {', '.join(RF64_MODES)} (or None: never), not {rf64!r}")
+    return RF64_MODES[rf64]
+
+
 class Muxer(_Owned):
     """Writes a media file from compressed packets (C ``mk_muxer_*``), without decoding: MP4
     (.mp4 .m4a .m4v .mov .3gp), Matroska (.mkv .mka .mk3d), WebM (.webm), Ogg (.ogg .oga
@@ -63,7 +77,10 @@ class Muxer(_Owned):
     1000), ``reserved_moov_bytes`` (fast-start: room kept for the moov so that finishing copies
     nothing), ``write_mfra`` (fragmented: the mfra index, True) and ``user_data`` (a whole
     ``udta`` box written into the moov, e.g. metadata). HLS takes ``segment_format``: "ts"
-    (default) or "fmp4" (init.mp4 and fragmented MP4 segments seg0.m4s ...).
+    (default) or "fmp4" (init.mp4 and fragmented MP4 segments seg0.m4s ...). WAV takes ``rf64``:
+    "never" (default, as ffmpeg: RIFF, at most 4 GiB), "auto" (a JUNK chunk reserved, made a
+    ds64 chunk past 4 GiB) or "always" (RF64 whatever the size), as ``ffmpeg -rf64``; other
+    formats refuse it (InvalidArgumentError).
     """
 
     _free = staticmethod(lib.mk_muxer_close)
@@ -73,8 +90,9 @@ class Muxer(_Owned):
                  hybrid: Optional[float] = None, chunk_seconds: Optional[float] = None,
                  movie_time_scale: Optional[int] = None, reserved_moov_bytes: Optional[int] = None,
                  write_mfra: Optional[bool] = None, user_data: Optional[bytes] = None,
-                 segment_format: Optional[str] = None, format: Optional[str] = None):
+                 segment_format: Optional[str] = None, format: Optional[str] = None, rf64: Optional[str] = None):
         s = _muxer_settings(faststart, fragment, hybrid)
+        s.rf64 = _rf64_mode(rf64)
         if format is not None:
             s.format = format.encode()
         if segment_format is not None:
