@@ -206,6 +206,37 @@ def test_wav_remux_into_mp4(codec, mk_bin, tmp_path):
     assert pcm(out) == pcm(path)
 
 
+HEADER_CASES = [("pcm_f32le", 2, 44100), ("pcm_f64le", 1, 44100), ("pcm_f32le", 6, 48000), ("pcm_s16le", 2, 96000),
+                ("pcm_s16le", 1, 96000), ("pcm_u8", 1, 96000), ("pcm_alaw", 2, 96000), ("pcm_mulaw", 6, 8000),
+                ("pcm_s16le", 2, 48000), ("pcm_s24le", 2, 44100), ("pcm_alaw", 1, 8000)]
+
+
+@pytest.mark.parametrize("codec,channels,rate", HEADER_CASES, ids=[f"{c}-{n}-{r}" for c, n, r in HEADER_CASES])
+def test_wav_header_is_ffmpegs(codec, channels, rate, mk_remux, mk_decode, tmp_path):
+    """The header FFmpeg's wav muxer writes (riffenc.c): WAVE_FORMAT_EXTENSIBLE for more than two
+    channels, samples wider than 16 bits (float too) and rates above 48 kHz, a `fact` chunk with
+    the sample frames for every tag but integer PCM's; `mk-remux` into WAV against `ffmpeg -c
+    copy`, byte for byte, and `mk-decode --wav --sample-format f32` of float samples against
+    `ffmpeg -c:a pcm_f32le` of the same decode."""
+    src, ours, ref = tmp_path / "in.wav", tmp_path / "ours.wav", tmp_path / "ffmpeg.wav"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", f"sine=frequency=440:sample_rate={rate}",
+           "-af", "atrim=end_sample=1001", "-ac", str(channels), "-c:a", codec, "-fflags", "+bitexact", src]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    lib.check_ok(lib.run([mk_remux, src, ours, "--quiet"]), [mk_remux, src, ours])
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-c", "copy", "-fflags", "+bitexact", ref]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    a, b = ours.read_bytes(), ref.read_bytes()
+    assert a == b, f"ours {len(a)} bytes {a[:96].hex()}\nffmpeg {len(b)} bytes {b[:96].hex()}"
+    if codec.startswith("pcm_f"):
+        decoded, want = tmp_path / "decoded.wav", tmp_path / "want.wav"
+        args = [mk_decode, src, "--audio-out", decoded, "--wav", "--sample-format", "f32", "-q"]
+        lib.check_ok(lib.run(args), args)
+        cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-c:a", "pcm_f32le", "-fflags", "+bitexact", want]
+        lib.oracle_ok(lib.run(cmd), cmd)
+        a, b = decoded.read_bytes(), want.read_bytes()
+        assert a == b, f"mk-decode {len(a)} bytes {a[:96].hex()}\nffmpeg {len(b)} bytes {b[:96].hex()}"
+
+
 RF64_CASES = [("pcm_s16le", 2, "always"), ("pcm_s16le", 2, "auto"), ("pcm_u8", 1, "always"), ("pcm_alaw", 1, "always"),
               ("pcm_s24le", 6, "always"), ("pcm_s16le", 1, "never")]
 

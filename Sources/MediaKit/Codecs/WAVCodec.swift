@@ -159,11 +159,12 @@ struct WAVEFormatEx: Sendable {
 }
 
 /// The header of a WAV file MediaKit writes (a RIFF `WAVE` with its `fmt ` chunk, a `fact`
-/// chunk for G.711, and the `data` chunk's header), for PCM, IEEE float, A-law and mu-law.
-/// `WAVE_FORMAT_EXTENSIBLE`, with the channel mask, for more than two channels and for integer
-/// samples wider than 16 bits (as Microsoft's rules and FFmpeg's wav muxer write them); G.711 as
-/// a `WAVEFORMATEX` with `cbSize` 0. The header's length depends only on the codec and the
-/// channel count, so the same call with the final sizes overwrites it in place.
+/// chunk for every format tag but integer PCM's, and the `data` chunk's header), for PCM, IEEE
+/// float, A-law and mu-law, as FFmpeg's wav muxer writes them (riffenc.c `ff_put_wav_header`,
+/// wavenc.c): `WAVE_FORMAT_EXTENSIBLE`, with the channel mask, for more than two channels,
+/// samples wider than 16 bits (float included) and rates above 48 kHz; otherwise a
+/// `WAVEFORMATEX`, with `cbSize` 0 for G.711. The header's length depends only on the codec,
+/// the channel count and the rate, so the same call with the final sizes overwrites it in place.
 enum WAVHeader {
     /// Microsoft's default speaker masks for 0 to 8 channels.
     static let defaultMasks: [UInt32] = [0, 0x4, 0x3, 0x7, 0x33, 0x37, 0x3F, 0x13F, 0x63F]
@@ -188,7 +189,7 @@ enum WAVHeader {
     }
 
     /// The header bytes. `codec` must be one ``stores(_:)`` accepts; `frames` (sample frames)
-    /// goes into the `fact` chunk of G.711.
+    /// goes into the `fact` chunk of float and G.711.
     static func bytes(codec: PCMCodec, rate: Int, channels: Int, mask: UInt64, dataBytes: UInt32, frames: UInt32 = 0) -> [UInt8] {
         bytes(codec: codec, rate: rate, channels: channels, mask: mask, dataBytes: Int64(dataBytes), frames: Int64(frames))
     }
@@ -207,23 +208,24 @@ enum WAVHeader {
         let bits = codec.bits
         let block = channels * codec.bytes
         let g711 = codec.kind == .alaw || codec.kind == .mulaw
-        let extensible = !g711 && (channels > 2 || (codec.kind != .ieeeFloat && bits > 16))
+        let extensible = channels > 2 || bits > 16 || rate > 48000
         let tag = g711 ? (codec.kind == .alaw ? 6 : 7) : codec.kind == .ieeeFloat ? 3 : 1
+        let hasFact = tag != 1
         var fmt = le16(extensible ? 0xFFFE : tag) + le16(channels) + le32(UInt32(truncatingIfNeeded: rate))
             + le32(UInt32(truncatingIfNeeded: rate * block)) + le16(block) + le16(bits)
         if extensible {
             fmt += le16(22) + le16(bits) + le32(mask != 0 ? UInt32(truncatingIfNeeded: mask) : defaultMasks[min(channels, 8)])
             // KSDATAFORMAT_SUBTYPE_PCM / IEEE_FLOAT GUID
             fmt += le16(tag) + [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
-        } else if g711 {
+        } else if tag != 1 {
             fmt += le16(0)
         }
         let reserved = rf64 == .never ? 0 : 36
         // The RIFF size counts the data chunk's pad byte (an odd size is padded to even).
         let padded = dataBytes + (dataBytes & 1)
-        let riffSize = Int64(4 + reserved + 8 + fmt.count + (g711 ? 12 : 0) + 8) + padded
+        let riffSize = Int64(4 + reserved + 8 + fmt.count + (hasFact ? 12 : 0) + 8) + padded
         let isRF64 = rf64 == .always || (rf64 == .auto && riffSize > limit)
-        let fact = g711 ? Array("fact".utf8) + le32(4) + le32(isRF64 ? UInt32.max : UInt32(truncatingIfNeeded: frames)) : []
+        let fact = hasFact ? Array("fact".utf8) + le32(4) + le32(isRF64 ? UInt32.max : UInt32(truncatingIfNeeded: frames)) : []
         var h = Array((isRF64 ? "RF64" : "RIFF").utf8) + le32(isRF64 ? UInt32.max : UInt32(truncatingIfNeeded: riffSize)) + Array("WAVE".utf8)
         if isRF64 {
             h += Array("ds64".utf8) + le32(28) + le64(riffSize) + le64(padded) + le64(frames) + le32(0)

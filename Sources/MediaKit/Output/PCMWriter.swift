@@ -99,12 +99,13 @@ public final class PCMWriter: AudioFrameSink {
     /// Removes what was written.
     public func cancel() { file.discard() }
 
-    /// The RIFF/WAVE header of samples of `type` (``WAVHeader``: format tag 1 or 3,
-    /// WAVE_FORMAT_EXTENSIBLE with the channel mask for more than two channels and for integer
-    /// samples wider than 16 bits).
+    /// The RIFF/WAVE header of samples of `type` (``WAVHeader``: format tag 1 or 3 with its
+    /// `fact` chunk, WAVE_FORMAT_EXTENSIBLE with the channel mask for more than two channels,
+    /// samples wider than 16 bits and rates above 48 kHz, as FFmpeg's wav muxer writes them).
     static func wavHeader(type: SampleFormat, rate: Int, channels: Int, mask: UInt64, dataBytes: UInt32) -> [UInt8] {
         let kind: PCMCodec.Kind = type.isFloat ? .ieeeFloat : type.bytesPerSample == 1 ? .unsigned : .signed
+        let frames = Int64(dataBytes) / Int64(max(1, channels * type.bytesPerSample))
         return WAVHeader.bytes(codec: PCMCodec(kind: kind, bytes: type.bytesPerSample, bigEndian: false), rate: rate, channels: channels,
-                               mask: mask, dataBytes: dataBytes)
+                               mask: mask, dataBytes: Int64(dataBytes), frames: frames)
     }
 }
