@@ -561,10 +561,40 @@ def test_remux_to_mp4_and_matroska_keeps_the_streams(ext, tmp_path_factory, mk_r
 # audio and video streams (ffmpeg's -map 0 refuses the data streams it has no type for;
 # MediaKit's default choice leaves them out too, Remuxer.tracksToCopy).
 # (file, extension) -> the message MediaKit's refusal must hold; ffmpeg writes these.
-REMUX_REFUSED = {
-    # ffmpeg writes LATM into Matroska as A_MS/ACM (a WAVEFORMATEX of tag 0x1602).
-    ("latm_stereo_48k.ts", "mkv"): "cannot carry aac_latm",
-}
+# None today: LATM into Matroska, refused until A_MS/ACM was written, is compared below.
+REMUX_REFUSED: dict = {}
+
+
+def _codec_private(path, codec_id: bytes) -> bytes:
+    """The CodecPrivate of the Matroska track whose CodecID is `codec_id` (of a one-track file:
+    the first CodecPrivate element after that CodecID)."""
+    data = path.read_bytes()
+    at = data.find(b"\x63\xa2", data.find(codec_id))
+    assert at > 0, f"{path}: no CodecPrivate"
+    first = data[at + 2]
+    width = 8 - first.bit_length() + 1
+    size = first & (0xFF >> width)
+    for b in data[at + 3:at + 2 + width]:
+        size = size << 8 | b
+    return data[at + 2 + width:at + 2 + width + size]
+
+
+def test_latm_into_matroska_like_ffmpeg(mk_remux, tmp_path_factory, tmp_path):
+    """AAC in LATM from a TS into Matroska: an A_MS/ACM track whose CodecPrivate is ffmpeg's
+    WAVEFORMATEX byte for byte (tag 0x1602, 16 bits, cbSize and the AudioSpecificConfig), the
+    LOAS frames as blocks (packets: test_remux_keeps_every_packet_like_ffmpeg), ffprobe reading
+    it as aac_latm, and ffmpeg decoding it as it decodes the TS."""
+    src = _generate(tmp_path_factory, "latm_stereo_48k.ts")
+    ours, ref = tmp_path / "ours.mkv", tmp_path / "ffmpeg.mkv"
+    lib.check_ok(lib.run([mk_remux, src, ours]), [mk_remux, src, ours])
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-c", "copy", ref]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    a, b = _codec_private(ours, b"A_MS/ACM"), _codec_private(ref, b"A_MS/ACM")
+    assert a == b and b[:2] == b"\x02\x16", f"ours {a.hex()}, ffmpeg {b.hex()}"
+    assert [s["codec_name"] for s in lib.ffprobe_json(ours)["streams"]] == ["aac_latm"]
+    pcm = ["-v", "error", "-nostdin", "-i"], ["-f", "s16le", "-"]
+    decoded = [lib.run(["ffmpeg", *pcm[0], p, *pcm[1]]).stdout for p in (ours, src)]
+    assert decoded[0] and decoded[0] == decoded[1]
 
 
 def _stream_packets(path) -> dict:

@@ -156,6 +156,17 @@ struct WAVEFormatEx: Sendable {
 
     /// The codec by FFmpeg's RIFF table (``WAVCodec``).
     var codec: WAVCodec { WAVCodec.resolve(tag: tag, bits: bitsPerSample, channels: max(1, channels), align: max(1, blockAlign)) }
+
+    /// A plain `WAVEFORMATEX` (18 bytes and `extradata`, its cbSize) for a compressed codec
+    /// without bits per sample of its own, as FFmpeg's `ff_put_wav_header` writes one: 16 bits
+    /// per sample, a block of 16 bits per channel, `bitRate` / 8 bytes per second (0 unknown).
+    static func compressed(tag: Int, channels: Int, sampleRate: Int, bitRate: Int, extradata: [UInt8]) -> [UInt8] {
+        func le16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)] }
+        func le32(_ v: Int) -> [UInt8] { le16(v) + le16(v >> 16) }
+        let ch = min(max(1, channels), 65535)
+        return le16(tag) + le16(ch) + le32(sampleRate) + le32(max(0, bitRate) / 8) + le16(2 * ch) + le16(16)
+            + le16(min(extradata.count, 65535)) + extradata.prefix(65535)
+    }
 }
 
 /// The header of a WAV file MediaKit writes (a RIFF `WAVE` with its `fmt ` chunk, a `fact`

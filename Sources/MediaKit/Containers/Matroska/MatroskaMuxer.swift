@@ -59,6 +59,9 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
                                              "h264": "V_MPEG4/ISO/AVC", "hevc": "V_MPEGH/ISO/HEVC", "aac": "A_AAC", "flac": "A_FLAC",
                                              "mp3": "A_MPEG/L3", "ac3": "A_AC3", "eac3": "A_EAC3", "pcm_s16le": "A_PCM/INT/LIT",
                                              "mp2": "A_MPEG/L2", "dts": "A_DTS", "alac": "A_ALAC", "mpeg1video": "V_MPEG1", "mpeg2video": "V_MPEG2",
+                                             // AAC in LATM (LOAS frames), as FFmpeg writes it: a WAVEFORMATEX of tag
+                                             // 0x1602 for CodecPrivate (its extradata the AudioSpecificConfig).
+                                             "aac_latm": "A_MS/ACM",
                                              "subrip": "S_TEXT/UTF8", "ass": "S_TEXT/ASS", "ssa": "S_TEXT/SSA",
                                              // FFmpeg 5.1 writes WebVTT as WebM's D_WEBVTT/SUBTITLES in Matroska too
                                              // (and cannot read S_TEXT/WEBVTT).
@@ -66,6 +69,8 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
                                              // Bitmap subtitles, copied as packets: PGS, DVB (CodecPrivate: the
                                              // subtitling descriptor's pages), DVD (CodecPrivate: the .idx text).
                                              "hdmv_pgs_subtitle": "S_HDMV/PGS", "dvb_subtitle": "S_DVBSUB", "dvd_subtitle": "S_VOBSUB"]
+    /// The WAV format tags of the codecs written as `A_MS/ACM` (FFmpeg's RIFF table).
+    static let acmTags: [String: Int] = ["aac_latm": 0x1602]
     /// The codecs MediaKit writes into Matroska.
     public static let matroskaCodecs = codecIDs.keys.sorted().map { CodecID(rawValue: $0) }
     /// The codecs WebM takes.
@@ -253,7 +258,10 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
                 e += Self.string(MKVID.name, name.value)
             }
             e += Self.string(MKVID.language, t.language)   // always: an absent Language means "eng"
-            if !p.extradata.isEmpty {
+            if t.codecID == "A_MS/ACM" {
+                e += Self.element(MKVID.codecPrivate, WAVEFormatEx.compressed(tag: Self.acmTags[p.codec.rawValue] ?? 0, channels: p.channels, sampleRate: p.sampleRate,
+                                                                              bitRate: p.bitRate, extradata: p.extradata))
+            } else if !p.extradata.isEmpty {
                 var priv = p.extradata
                 if p.codec == "flac" && !priv.starts(with: Array("fLaC".utf8)) && priv.count == 34 {
                     priv = Array("fLaC".utf8) + [0x80, 0, 0, 34] + priv   // STREAMINFO as the last metadata block
