@@ -211,6 +211,26 @@ HEADER_CASES = [("pcm_f32le", 2, 44100), ("pcm_f64le", 1, 44100), ("pcm_f32le", 
                 ("pcm_s16le", 2, 48000), ("pcm_s24le", 2, 44100), ("pcm_alaw", 1, 8000)]
 
 
+@pytest.mark.parametrize("channels", [3, 4, 5])
+def test_wav_of_an_unknown_layout_gets_ffmpegs_default_mask(channels, mk_remux, tmp_path):
+    """A WAV of 3 to 5 channels with a plain WAVEFORMATEX (no channel mask: the layout unknown),
+    built here: `mk-remux` into WAV writes the extensible header with the mask of FFmpeg's
+    default layout for the count (2.1, 4.0, 5.0), as `ffmpeg -c copy` does, byte for byte."""
+    import struct
+
+    rate, frames = 8000, 500
+    data = (bytes(range(256)) * (frames * channels * 2 // 256 + 1))[:frames * channels * 2]
+    fmt = struct.pack("<HHIIHH", 1, channels, rate, rate * channels * 2, channels * 2, 16)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(data)) + data
+    src, ours, ref = tmp_path / "in.wav", tmp_path / "ours.wav", tmp_path / "ffmpeg.wav"
+    src.write_bytes(b"RIFF" + struct.pack("<I", len(body)) + body)
+    lib.check_ok(lib.run([mk_remux, src, ours, "--quiet"]), [mk_remux, src, ours])
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-c", "copy", "-fflags", "+bitexact", ref]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    a, b = ours.read_bytes(), ref.read_bytes()
+    assert a == b, f"ours {a[:72].hex()}\nffmpeg {b[:72].hex()}"
+
+
 @pytest.mark.parametrize("codec,channels,rate", HEADER_CASES, ids=[f"{c}-{n}-{r}" for c, n, r in HEADER_CASES])
 def test_wav_header_is_ffmpegs(codec, channels, rate, mk_remux, mk_decode, tmp_path):
     """The header FFmpeg's wav muxer writes (riffenc.c): WAVE_FORMAT_EXTENSIBLE for more than two

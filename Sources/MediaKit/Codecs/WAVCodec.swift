@@ -177,8 +177,10 @@ struct WAVEFormatEx: Sendable {
 /// `WAVEFORMATEX`, with `cbSize` 0 for G.711. The header's length depends only on the codec,
 /// the channel count and the rate, so the same call with the final sizes overwrites it in place.
 enum WAVHeader {
-    /// Microsoft's default speaker masks for 0 to 8 channels.
-    static let defaultMasks: [UInt32] = [0, 0x4, 0x3, 0x7, 0x33, 0x37, 0x3F, 0x13F, 0x63F]
+    /// The speaker masks of FFmpeg's default layouts for 0 to 8 channels (`av_channel_layout_default`:
+    /// mono, stereo, 2.1, 4.0, 5.0, 5.1, 6.1, 7.1), which `ffmpeg -c copy` writes for a stream
+    /// whose layout is unknown.
+    static let defaultMasks: [UInt32] = [0, 0x4, 0x3, 0x0B, 0x107, 0x37, 0x3F, 0x13F, 0x63F]
 
     /// True when a WAV file stores `codec` (little-endian or 8-bit PCM, IEEE float, G.711).
     static func stores(_ codec: PCMCodec) -> Bool {
