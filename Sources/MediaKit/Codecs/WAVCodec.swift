@@ -157,15 +157,23 @@ struct WAVEFormatEx: Sendable {
     /// The codec by FFmpeg's RIFF table (``WAVCodec``).
     var codec: WAVCodec { WAVCodec.resolve(tag: tag, bits: bitsPerSample, channels: max(1, channels), align: max(1, blockAlign)) }
 
-    /// A plain `WAVEFORMATEX` (18 bytes and `extradata`, its cbSize) for a compressed codec
-    /// without bits per sample of its own, as FFmpeg's `ff_put_wav_header` writes one: 16 bits
-    /// per sample, a block of 16 bits per channel, `bitRate` / 8 bytes per second (0 unknown).
-    static func compressed(tag: Int, channels: Int, sampleRate: Int, bitRate: Int, extradata: [UInt8]) -> [UInt8] {
+    /// The bytes of a `WAVEFORMAT` (16 bytes, integer PCM's) or, with `extra`, of a
+    /// `WAVEFORMATEX`: the same then cbSize and the `extra` bytes (at most 65535). Values are
+    /// stored in their low 16 or 32 bits; callers check the ranges.
+    static func bytes(tag: Int, channels: Int, sampleRate: Int, byteRate: Int, blockAlign: Int, bits: Int, extra: [UInt8]?) -> [UInt8] {
         func le16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)] }
-        func le32(_ v: Int) -> [UInt8] { le16(v) + le16(v >> 16) }
+        var b = le16(tag) + le16(channels) + le16(sampleRate) + le16(sampleRate >> 16) + le16(byteRate) + le16(byteRate >> 16)
+            + le16(blockAlign) + le16(bits)
+        if let extra { b += le16(min(extra.count, 65535)) + extra.prefix(65535) }
+        return b
+    }
+
+    /// A `WAVEFORMATEX` for a compressed codec without bits per sample of its own, as FFmpeg's
+    /// `ff_put_wav_header` writes one: 16 bits per sample, a block of 16 bits per channel,
+    /// `bitRate` / 8 bytes per second (0 unknown), `extradata` after cbSize.
+    static func compressed(tag: Int, channels: Int, sampleRate: Int, bitRate: Int, extradata: [UInt8]) -> [UInt8] {
         let ch = min(max(1, channels), 65535)
-        return le16(tag) + le16(ch) + le32(sampleRate) + le32(max(0, bitRate) / 8) + le16(2 * ch) + le16(16)
-            + le16(min(extradata.count, 65535)) + extradata.prefix(65535)
+        return bytes(tag: tag, channels: ch, sampleRate: sampleRate, byteRate: max(0, bitRate) / 8, blockAlign: 2 * ch, bits: 16, extra: extradata)
     }
 }
 
@@ -223,22 +231,20 @@ enum WAVHeader {
         let g711 = codec.kind == .alaw || codec.kind == .mulaw
         let extensible = channels > 2 || bits > 16 || rate > 48000
         let tag = g711 ? (codec.kind == .alaw ? 6 : 7) : codec.kind == .ieeeFloat ? 3 : 1
-        let hasFact = tag != 1
-        var fmt = le16(extensible ? 0xFFFE : tag) + le16(channels) + le32(UInt32(truncatingIfNeeded: rate))
-            + le32(UInt32(truncatingIfNeeded: rate * block)) + le16(block) + le16(bits)
-        if extensible {
-            fmt += le16(22) + le16(bits) + le32(mask != 0 ? UInt32(truncatingIfNeeded: mask) : defaultMasks[min(channels, 8)])
-            // KSDATAFORMAT_SUBTYPE_PCM / IEEE_FLOAT GUID
-            fmt += le16(tag) + [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
-        } else if tag != 1 {
-            fmt += le16(0)
-        }
+        // Every tag but integer PCM's has a WAVEFORMATEX (cbSize) and a `fact` chunk.
+        let integerPCM = tag == 1
+        // WAVE_FORMAT_EXTENSIBLE's 22 bytes: valid bits, the channel mask, the sub-format GUID
+        // (KSDATAFORMAT_SUBTYPE_PCM / IEEE_FLOAT / ALAW / MULAW: the tag, then a fixed tail).
+        let extensibleTail = le16(bits) + le32(mask != 0 ? UInt32(truncatingIfNeeded: mask) : defaultMasks[min(channels, 8)])
+            + le16(tag) + [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
+        let fmt = WAVEFormatEx.bytes(tag: extensible ? 0xFFFE : tag, channels: channels, sampleRate: rate, byteRate: rate * block,
+                                     blockAlign: block, bits: bits, extra: extensible ? extensibleTail : integerPCM ? nil : [])
         let reserved = rf64 == .never ? 0 : 36
         // The RIFF size counts the data chunk's pad byte (an odd size is padded to even).
         let padded = dataBytes + (dataBytes & 1)
-        let riffSize = Int64(4 + reserved + 8 + fmt.count + (hasFact ? 12 : 0) + 8) + padded
+        let riffSize = Int64(4 + reserved + 8 + fmt.count + (integerPCM ? 0 : 12) + 8) + padded
         let isRF64 = rf64 == .always || (rf64 == .auto && riffSize > limit)
-        let fact = hasFact ? Array("fact".utf8) + le32(4) + le32(isRF64 ? UInt32.max : UInt32(truncatingIfNeeded: frames)) : []
+        let fact = !integerPCM ? Array("fact".utf8) + le32(4) + le32(isRF64 ? UInt32.max : UInt32(truncatingIfNeeded: frames)) : []
         var h = Array((isRF64 ? "RF64" : "RIFF").utf8) + le32(isRF64 ? UInt32.max : UInt32(truncatingIfNeeded: riffSize)) + Array("WAVE".utf8)
         if isRF64 {
             h += Array("ds64".utf8) + le32(28) + le64(riffSize) + le64(padded) + le64(frames) + le32(0)
