@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 
 /// glibc's `copy_file_range` (not exported by Swift's Glibc module), looked up once.
 private typealias CopyFileRange = @convention(c) (Int32, UnsafeMutablePointer<off_t>?, Int32, UnsafeMutablePointer<off_t>?, Int, UInt32) -> Int
@@ -9,27 +10,195 @@ private let copyFileRange: CopyFileRange? = {
     return unsafeBitCast(symbol, to: CopyFileRange.self)
 }()
 
+/// A piece of memory the writer owns: it fills one at a time and hands it to the
+/// background thread, which gives it back once written.
+///
+/// The memory is mapped directly (`mmap`), not taken from malloc, and kept in a small
+/// process-wide pool when freed: buffers of 1 MiB made and freed for every file (HLS writes a
+/// file per segment) would otherwise raise glibc's mmap threshold and leave its heap
+/// fragmented, so that peak memory grew with the number of files written.
+final class WriteChunk: @unchecked Sendable {
+    let base: UnsafeMutableRawPointer
+    let capacity: Int
+
+    /// Freed buffers kept for the next chunks (at most `poolLimit`), all of `poolSize` bytes.
+    private final class Pool: @unchecked Sendable {
+        let lock = NSLock()
+        var free: [UnsafeMutableRawPointer] = []
+    }
+    private static let pool = Pool()
+    private static let poolLimit = 6
+    static let poolSize = 1 << 20
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        if capacity == Self.poolSize {
+            Self.pool.lock.lock()
+            let reused = Self.pool.free.popLast()
+            Self.pool.lock.unlock()
+            if let reused { base = reused; return }
+        }
+        let p = mmap(nil, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        if let p, p != MAP_FAILED {
+            base = p
+        } else {
+            base = .allocate(byteCount: capacity, alignment: 64)   // no mapping to be had: malloc's memory
+            mapped = false
+        }
+    }
+
+    /// False for memory from malloc (mmap failed), which is never pooled.
+    private var mapped = true
+
+    deinit {
+        if !mapped { return base.deallocate() }
+        if capacity == Self.poolSize {
+            Self.pool.lock.lock()
+            defer { Self.pool.lock.unlock() }
+            if Self.pool.free.count < Self.poolLimit {
+                Self.pool.free.append(base)
+                return
+            }
+        }
+        munmap(base, capacity)
+    }
+}
+
+/// Bytes on their way to the file: a region of a chunk, or an array handed over whole (not copied).
+enum WritePiece: @unchecked Sendable {
+    case region(WriteChunk, Int, Int)
+    case array([UInt8])
+}
+
+/// The thread that writes an ``OutputFile``'s full buffers while its owner goes on filling the
+/// next one (double buffering: the kernel's copy of a write runs beside the muxing). At most
+/// `maxQueued` batches wait; the owner blocks when it is that far ahead (memory stays bounded).
+final class BackgroundWriter: @unchecked Sendable {
+    private let fd: Int32
+    private let cond = NSCondition()
+    // Under `cond`.
+    private var batches: [(pieces: [WritePiece], chunk: WriteChunk?)] = []
+    private var busy = false
+    private var stopping = false
+    private var exited = false
+    private var freeChunks: [WriteChunk] = []
+    /// The first failure: errno and the file offset of the write that failed.
+    private var failure: (errno: Int32, offset: Int64)?
+    /// Bytes the thread has written (its file offset).
+    private var written: Int64
+    private let maxQueued = 2
+
+    /// Starts the thread writing to `fd`, whose first `offset` bytes are written already.
+    init(fd: Int32, offset: Int64) {
+        self.fd = fd
+        written = offset
+        let t = Thread { [self] in run() }
+        t.name = "mediakit.output-writer"
+        t.stackSize = 1 << 20
+        t.start()
+    }
+
+    /// Queues `pieces` (and gives `chunk` back to the free list once they are written); waits
+    /// while `maxQueued` batches are queued. Returns a free chunk for the next fill, if one was
+    /// given back.
+    func submit(_ pieces: [WritePiece], chunk: WriteChunk?) -> WriteChunk? {
+        cond.lock()
+        defer { cond.unlock() }
+        while batches.count >= maxQueued && failure == nil { cond.wait() }
+        if failure == nil { batches.append((pieces, chunk)) }
+        cond.broadcast()
+        return freeChunks.popLast()
+    }
+
+    /// The first failure so far, if any.
+    var firstFailure: (errno: Int32, offset: Int64)? {
+        cond.lock()
+        defer { cond.unlock() }
+        return failure
+    }
+
+    /// Waits until everything queued is written; returns the first failure, if any.
+    func drain() -> (errno: Int32, offset: Int64)? {
+        cond.lock()
+        defer { cond.unlock() }
+        while (!batches.isEmpty || busy) && failure == nil { cond.wait() }
+        return failure
+    }
+
+    /// Ends the thread after what is queued (dropped when `discard`), and waits for it.
+    func stop(discard: Bool) {
+        cond.lock()
+        if discard { batches.removeAll() }
+        stopping = true
+        cond.broadcast()
+        while !exited { cond.wait() }
+        cond.unlock()
+    }
+
+    private func run() {
+        while true {
+            cond.lock()
+            while batches.isEmpty && !stopping { cond.wait() }
+            if batches.isEmpty {
+                exited = true
+                cond.broadcast()
+                cond.unlock()
+                return
+            }
+            let batch = batches.removeFirst()
+            busy = true
+            let offset = written
+            cond.unlock()
+            let result = OutputFile.writeAll(fd, batch.pieces)
+            cond.lock()
+            busy = false
+            switch result {
+            case .success(let n): written = offset + n
+            case .failure(let f): if failure == nil { failure = (f.errno, offset + f.written) }
+            }
+            if let c = batch.chunk { freeChunks.append(c) }
+            if failure != nil { batches.removeAll() }
+            cond.broadcast()
+            cond.unlock()
+        }
+    }
+}
+
 /// A file being written: the bytes go to a temporary file beside the target,
 /// which ``commit()`` renames into place. A file that is not committed (an
 /// error, a cancel, a crash) never appears under the target name; ``discard()``
 /// and `deinit` remove the temporary file.
+///
+/// Bytes are gathered into 1 MiB buffers; once the output passes the first of them, a
+/// background thread writes each full buffer while the next one fills, so the kernel's copy
+/// of the data runs beside the muxing. A write error the thread meets is thrown by the next
+/// call (a write, ``flush()``, ``commit()`` ...). The operations that need the file as written
+/// so far (``patch(_:at:)``, ``appendCopy(fromDescriptor:offset:count:sourcePath:)``,
+/// ``flush()``, ``commit()``) wait for the thread first.
 public final class OutputFile: @unchecked Sendable {
     /// The final name.
     public let path: String
     /// The temporary name the data goes to until ``commit()``.
     public let temporaryPath: String
     private var fd: Int32
-    private var buffer: [UInt8] = []
     private let bufferLimit = 1 << 20
-    /// What goes to the file before ``buffer``, in order: arrays of at least ``holdMinimum``
-    /// bytes handed to ``write(_:)-([UInt8])`` kept as they are (no copy: an MP4 or Matroska
-    /// sample goes from the packet to the kernel), and copies of the buffer's bytes that came
-    /// before each; written with the buffer in one `writev` once they hold ``bufferLimit``.
-    private var held: [[UInt8]] = []
-    private var heldBytes = 0
+    /// The buffer being filled: bytes `sealed..<used` are not yet in ``pieces``.
+    @exclusivity(unchecked) private var chunk: WriteChunk
+    @exclusivity(unchecked) private var used = 0
+    @exclusivity(unchecked) private var sealed = 0
+    /// What goes to the file before the buffer's unsealed bytes, in order: regions of the
+    /// buffer, and arrays of at least ``holdMinimum`` bytes handed to ``write(_:)-([UInt8])``
+    /// kept as they are (no copy: an MP4 or Matroska sample goes from the packet to the kernel).
+    @exclusivity(unchecked) private var pieces: [WritePiece] = []
+    /// Bytes of the arrays in ``pieces``.
+    @exclusivity(unchecked) private var heldBytes = 0
     private let holdMinimum = 1 << 12
+    /// Started once the output passes its first buffer.
+    private var writer: BackgroundWriter?
     /// Bytes written so far (including what is still buffered).
-    public private(set) var bytesWritten: Int64 = 0
+    @exclusivity(unchecked) public private(set) var bytesWritten: Int64 = 0
+    /// Bytes handed to the kernel or to the writer.
+    private var submitted: Int64 = 0
     private var done = false
 
     /// True when the target is not a regular file (a device such as /dev/null, a pipe,
@@ -44,6 +213,7 @@ public final class OutputFile: @unchecked Sendable {
     /// - Throws: `.io` naming the directory and the OS error.
     public init(path: String, temporaryPath: String? = nil) throws {
         self.path = path
+        chunk = WriteChunk(capacity: bufferLimit)
         var st = stat()
         if path == "-" || (stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG) {
             isStream = true
@@ -52,7 +222,6 @@ public final class OutputFile: @unchecked Sendable {
             if fd < 0 {
                 throw MediaError(.io, "cannot open for writing", errno: errno, path: path)
             }
-            buffer.reserveCapacity(bufferLimit)
             return
         }
         isStream = false
@@ -64,64 +233,133 @@ public final class OutputFile: @unchecked Sendable {
         if fd < 0 {
             throw MediaError(.io, "cannot create a file in \(dir)", errno: errno, path: path)
         }
-        buffer.reserveCapacity(bufferLimit)
     }
 
     deinit { discard() }
 
-    /// Appends bytes. An array of 4 KiB or more is not copied: one of 256 KiB or more goes to the
-    /// file at once (after what is buffered), a smaller one is kept until the bytes go out.
+    /// Appends bytes. An array of 4 KiB or more is not copied: it is kept until the bytes
+    /// before it go out, and written from its own memory.
     public func write(_ bytes: [UInt8]) throws {
         guard bytes.count >= holdMinimum, !done else { return try bytes.withUnsafeBytes { try write($0) } }
-        if bytes.count >= bufferLimit / 4 {
-            // A writer's own buffer (MPEG-TS) is written as it is; holding it would make the
-            // writer's next append copy it (copy on write).
-            try flushBuffer()
-            bytesWritten += Int64(bytes.count)
-            return try bytes.withUnsafeBytes { try writeAll($0) }
-        }
-        bytesWritten += Int64(bytes.count)
-        if !buffer.isEmpty {
-            held.append(buffer.withUnsafeBytes { [UInt8]($0) })   // a copy: the buffer keeps its storage
-            heldBytes += buffer.count
-            buffer.removeAll(keepingCapacity: true)
-        }
-        held.append(bytes)
+        seal()
+        pieces.append(.array(bytes))
         heldBytes += bytes.count
-        if heldBytes >= bufferLimit { try flushBuffer() }
+        bytesWritten += Int64(bytes.count)
+        if heldBytes + used >= bufferLimit { try submit() }
     }
 
     /// Appends bytes.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard !done else { throw MediaError(.state, "write after commit or discard", path: path) }
-        bytesWritten += Int64(bytes.count)
-        if buffer.count + bytes.count <= bufferLimit {
-            buffer.append(contentsOf: bytes)
-            return
+        var rest = bytes
+        while !rest.isEmpty {
+            if used == chunk.capacity { try submit() }
+            let n = min(rest.count, chunk.capacity - used)
+            (chunk.base + used).copyMemory(from: rest.baseAddress!, byteCount: n)
+            used += n
+            bytesWritten += Int64(n)
+            rest = UnsafeRawBufferPointer(rebasing: rest[n...])
         }
-        try flushBuffer()
-        if bytes.count >= bufferLimit { try writeAll(bytes) } else { buffer.append(contentsOf: bytes) }
+    }
+
+    /// Appends `count` bytes (at most 64 KiB) that `body` writes in place, in the buffer
+    /// (no copy in between: the MPEG-TS writer lays its packets out there).
+    func append(count: Int, _ body: (UnsafeMutableRawPointer) -> Void) throws {
+        precondition(count <= 1 << 16)
+        guard !done else { throw MediaError(.state, "write after commit or discard", path: path) }
+        if used + count > chunk.capacity { try submit() }
+        body(chunk.base + used)
+        used += count
+        bytesWritten += Int64(count)
+    }
+
+    /// Closes the buffer's bytes so far into a region of ``pieces``.
+    private func seal() {
+        if used > sealed {
+            pieces.append(.region(chunk, sealed, used - sealed))
+            sealed = used
+        }
+    }
+
+    /// Hands the pieces and the buffer to the background thread (started on the first call)
+    /// and takes a free buffer to fill next.
+    private func submit() throws {
+        try checkWriter()
+        seal()
+        guard !pieces.isEmpty else { return }
+        let batch = pieces
+        pieces = []
+        heldBytes = 0
+        let full = used > 0 ? chunk : nil
+        let w: BackgroundWriter
+        if let writer { w = writer } else { w = BackgroundWriter(fd: fd, offset: submitted); writer = w }
+        submitted = bytesWritten
+        let next = w.submit(batch, chunk: full)
+        if full != nil { chunk = next ?? WriteChunk(capacity: bufferLimit) }
+        used = 0
+        sealed = 0
+    }
+
+    /// Throws the background thread's failure, if it had one.
+    private func checkWriter() throws {
+        if let writer, let f = writer.firstFailure {
+            throw MediaError(.io, "write failed", errno: f.errno, path: temporaryPath, offset: f.offset)
+        }
     }
 
     /// Appends several pieces of memory in one system call where possible (`writev`),
     /// so large planes go from the decoder's memory to the file without a copy.
-    public func write(pieces: [UnsafeRawBufferPointer]) throws {
+    public func write(pieces more: [UnsafeRawBufferPointer]) throws {
         guard !done else { throw MediaError(.state, "write after commit or discard", path: path) }
-        try flushBuffer()
-        try writeVector(pieces)
-        bytesWritten += Int64(pieces.reduce(0) { $0 + $1.count })
+        try drain()
+        let count = Int64(more.reduce(0) { $0 + $1.count })
+        var iov = more.filter { $0.count > 0 }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+        if case .failure(let f) = Self.writeVector(fd, &iov) {
+            throw MediaError(.io, "write failed", errno: f.errno, path: temporaryPath, offset: submitted + f.written)
+        }
+        bytesWritten += count
+        submitted += count
     }
 
-    /// Writes `pieces` in order (`writev`, at most 1024 at a time), all of them.
-    private func writeVector(_ pieces: [UnsafeRawBufferPointer]) throws {
-        var iov = pieces.filter { $0.count > 0 }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+    /// A failed write: errno and the bytes written before it.
+    struct WriteFailure: Error {
+        let errno: Int32
+        let written: Int64
+    }
+
+    /// Writes `pieces` in order (`writev`, at most 1024 at a time), all of them; the arrays'
+    /// memory pinned while it is written. Returns the bytes written.
+    static func writeAll(_ fd: Int32, _ pieces: [WritePiece]) -> Result<Int64, WriteFailure> {
+        var iov: [iovec] = []
+        iov.reserveCapacity(pieces.count)
+        // Each array's memory pinned by its own withUnsafeBytes, nested: at most a few hundred
+        // (a batch holds about 1 MiB of arrays of 4 KiB or more).
+        func pinned(_ i: Int) -> Result<Int64, WriteFailure> {
+            if i == pieces.count { return writeVector(fd, &iov) }
+            switch pieces[i] {
+            case .region(let c, let start, let count):
+                iov.append(iovec(iov_base: c.base + start, iov_len: count))
+                return pinned(i + 1)
+            case .array(let a):
+                return a.withUnsafeBytes { b in
+                    iov.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress), iov_len: b.count))
+                    return pinned(i + 1)
+                }
+            }
+        }
+        return withExtendedLifetime(pieces) { pinned(0) }
+    }
+
+    /// `writev` of `iov` until all of it is written (retried on EINTR and short writes).
+    private static func writeVector(_ fd: Int32, _ iov: inout [iovec]) -> Result<Int64, WriteFailure> {
         var first = 0
         var written: Int64 = 0
         while first < iov.count {
+            if iov[first].iov_len == 0 { first += 1; continue }
             let n = iov[first...].withUnsafeBufferPointer { writev(fd, $0.baseAddress, Int32(min($0.count, 1024))) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw MediaError(.io, "write failed", errno: errno, path: temporaryPath, offset: bytesWritten - Int64(heldBytes + buffer.count) + written)
+                return .failure(WriteFailure(errno: errno, written: written))
             }
             written += Int64(n)
             var left = n
@@ -131,11 +369,34 @@ public final class OutputFile: @unchecked Sendable {
                 iov[first].iov_len -= left
             }
         }
+        return .success(written)
+    }
+
+    /// Writes everything gathered and waits until the file holds it (through the background
+    /// thread when it runs, else here). - Throws: `.io`, the first write failure.
+    private func drain() throws {
+        if let writer {
+            try submit()
+            if let f = writer.drain() {
+                throw MediaError(.io, "write failed", errno: f.errno, path: temporaryPath, offset: f.offset)
+            }
+            return
+        }
+        seal()
+        guard !pieces.isEmpty else { return }
+        if case .failure(let f) = Self.writeAll(fd, pieces) {
+            throw MediaError(.io, "write failed", errno: f.errno, path: temporaryPath, offset: submitted + f.written)
+        }
+        pieces.removeAll(keepingCapacity: true)
+        heldBytes = 0
+        used = 0
+        sealed = 0
+        submitted = bytesWritten
     }
 
     /// Overwrites bytes at `offset` (for headers whose sizes are known at the end).
     public func patch(_ bytes: [UInt8], at offset: Int64) throws {
-        try flushBuffer()
+        try drain()
         if isStream { return }   // a pipe or device cannot be rewritten: the header stays as first written
         let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
         if n != bytes.count { throw MediaError(.io, "cannot update the header", errno: errno, path: temporaryPath, offset: offset) }
@@ -144,7 +405,7 @@ public final class OutputFile: @unchecked Sendable {
     /// Hands the buffered bytes to the kernel, so that they survive a crash of this process.
     public func flush() throws {
         guard !done else { throw MediaError(.state, "flush after commit or discard", path: path) }
-        try flushBuffer()
+        try drain()
     }
 
     /// Appends `count` bytes of another open file, from `offset`, copied in the kernel
@@ -152,7 +413,7 @@ public final class OutputFile: @unchecked Sendable {
     /// - Throws: `.io` when reading the source or writing fails, `.endOfFile` when the source is short.
     public func appendCopy(fromDescriptor source: Int32, offset: Int64, count: Int64, sourcePath: String) throws {
         guard !done else { throw MediaError(.state, "write after commit or discard", path: path) }
-        try flushBuffer()
+        try drain()
         var inOffset = off_t(offset)
         var left = count
         var useCopyRange = true
@@ -160,7 +421,7 @@ public final class OutputFile: @unchecked Sendable {
             if useCopyRange {
                 guard let copyRange = copyFileRange else { useCopyRange = false; continue }
                 let n = copyRange(source, &inOffset, fd, nil, Int(min(left, 1 << 30)), 0)
-                if n > 0 { left -= Int64(n); bytesWritten += Int64(n); continue }
+                if n > 0 { left -= Int64(n); bytesWritten += Int64(n); submitted += Int64(n); continue }
                 if n == 0 { throw MediaError(.endOfFile, "the source ends before \(count) bytes could be copied", path: sourcePath, offset: Int64(inOffset)) }
                 let err = errno
                 if err == EINTR { continue }
@@ -179,7 +440,7 @@ public final class OutputFile: @unchecked Sendable {
                 throw MediaError(.io, "read failed", errno: errno, path: sourcePath, offset: Int64(inOffset))
             }
             if got == 0 { throw MediaError(.endOfFile, "the source ends before \(count) bytes could be copied", path: sourcePath, offset: Int64(inOffset)) }
-            try tmp.withUnsafeBytes { try writeAll(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
+            try tmp.withUnsafeBytes { try writeNow(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
             bytesWritten += Int64(got)
             inOffset += off_t(got)
             left -= Int64(got)
@@ -188,50 +449,17 @@ public final class OutputFile: @unchecked Sendable {
 
     /// The open descriptor of the temporary file (for copies out of it), after flushing.
     func flushedDescriptor() throws -> Int32 {
-        try flushBuffer()
+        try drain()
         return fd
     }
 
-    private func flushBuffer() throws {
-        if held.isEmpty {
-            if buffer.isEmpty { return }
-            try buffer.withUnsafeBytes { try writeAll($0) }
-            buffer.removeAll(keepingCapacity: true)
-            return
+    /// Writes `bytes` here and now (the fallback of a copy; nothing is gathered then).
+    private func writeNow(_ bytes: UnsafeRawBufferPointer) throws {
+        var iov = [iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)]
+        if case .failure(let f) = Self.writeVector(fd, &iov) {
+            throw MediaError(.io, "write failed", errno: f.errno, path: temporaryPath, offset: submitted + f.written)
         }
-        // The held arrays' and the buffer's memory, each pinned by its own withUnsafeBytes
-        // (nested: at most a few hundred, as they hold 4 KiB or more each up to 1 MiB).
-        func pinned(_ i: Int, _ pieces: inout [UnsafeRawBufferPointer]) throws {
-            if i == held.count {
-                try buffer.withUnsafeBytes { b in
-                    pieces.append(b)
-                    try writeVector(pieces)
-                }
-                return
-            }
-            try held[i].withUnsafeBytes { b in
-                pieces.append(b)
-                try pinned(i + 1, &pieces)
-            }
-        }
-        var pieces: [UnsafeRawBufferPointer] = []
-        pieces.reserveCapacity(held.count + 1)
-        try pinned(0, &pieces)
-        held.removeAll(keepingCapacity: true)
-        heldBytes = 0
-        buffer.removeAll(keepingCapacity: true)
-    }
-
-    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
-        var done = 0
-        while done < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw MediaError(.io, "write failed", errno: errno, path: temporaryPath, offset: bytesWritten)
-            }
-            done += n
-        }
+        submitted += Int64(bytes.count)
     }
 
     /// Flushes the buffer, gives the temporary file the permission bits, owner and group of the
@@ -240,7 +468,7 @@ public final class OutputFile: @unchecked Sendable {
     /// a whole file.
     /// - Throws: `.io` naming the OS error.
     func syncForReplacing(_ st: stat) throws {
-        try flushBuffer()
+        try drain()
         if isStream { return }
         let mode = st.st_mode
         _ = fchown(fd, st.st_uid, st.st_gid)   // best effort: only root may give a file away
@@ -254,12 +482,14 @@ public final class OutputFile: @unchecked Sendable {
     public func commit() throws {
         guard !done else { throw MediaError(.state, "commit after commit or discard", path: path) }
         do {
-            try flushBuffer()
+            try drain()
         } catch {
             discard()
             throw error
         }
         done = true
+        writer?.stop(discard: false)
+        writer = nil
         let closed = close(fd)
         fd = -1
         if closed != 0 {
@@ -276,6 +506,8 @@ public final class OutputFile: @unchecked Sendable {
 
     /// Closes and removes the temporary file. Harmless after ``commit()``.
     public func discard() {
+        writer?.stop(discard: true)
+        writer = nil
         if fd >= 0 { close(fd); fd = -1 }
         if !done && !isStream { unlink(temporaryPath) }
         done = true

@@ -75,6 +75,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     static let clock = MPEGTS.clock
 
     private let source: ByteSource
+    /// The source's chunks, read ahead on a thread of their own while the reads are sequential.
+    private let chunks: ReadAhead
     private let startOffset: Int64
     // The state read per transport packet has no dynamic exclusivity check (see
     // TSElementaryStream): like every demuxer, this one is used by one thread at a time, and
@@ -130,6 +132,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     ///   they hold), or when no PAT / PMT comes in the first ``probeBytes``.
     public init(source: ByteSource) throws {
         self.source = source
+        chunks = ReadAhead(source: source)
         path = source.name
         let head = try source.readUpTo(at: 0, count: 192 * 8)
         guard let sync = Self.findSync(head, atEnd: head.count < 192 * 8) else {
@@ -145,6 +148,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
 
     private init(copyOf other: MPEGTSDemuxer, track: Int) throws {
         source = other.source
+        chunks = ReadAhead(source: other.source)
         path = other.path
         packetSize = other.packetSize
         startOffset = other.startOffset
@@ -388,7 +392,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             let s = Int(at - chunkStart)
             return chunk[s..<(s + count)]
         }
-        chunk = try source.readUpTo(at: at, count: max(count, packetSize * 512))
+        chunk = try chunks.read(at: at, count: max(count, packetSize * 512))
         chunkStart = at
         return chunk[0..<min(count, chunk.count)]
     }

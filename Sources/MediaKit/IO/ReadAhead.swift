@@ -1,0 +1,122 @@
+import Foundation
+
+/// Reads a file front to back ahead of its reader, on a thread of its own, so that the
+/// kernel's copy of the next blocks runs beside the parsing of this one (the MPEG-TS reader).
+///
+/// The reader asks for blocks with ``read(at:count:)``. While it asks for each block where the
+/// previous one ended, with the same size, the blocks come from the thread, which keeps up to
+/// ``depth`` of them read ahead (memory: `depth` x the block size). Any other request (a seek, a
+/// resynchronisation, the first reads of a probe) is read here and now, and the thread starts
+/// again after it once two requests in a row were sequential: a short read starts no thread.
+/// Only a ``FileSource`` is read ahead (its reads are `pread`s, safe beside the reader's own).
+final class ReadAhead: @unchecked Sendable {
+    /// Blocks held read ahead.
+    static let depth = 8
+
+    /// The state the thread and the reader share (the thread keeps it alive, not the reader).
+    private final class Shared: @unchecked Sendable {
+        let source: ByteSource
+        let cond = NSCondition()
+        // Under `cond`.
+        /// The blocks read ahead, in order, each with its offset (or the read's failure).
+        var blocks: [(offset: Int64, result: Result<[UInt8], MediaError>)] = []
+        /// Where the thread reads next, and how much.
+        var next: Int64 = 0
+        var blockSize = 0
+        /// Bumped by every restart: a block read for an older one is dropped.
+        var generation = 0
+        var stopping = false
+        var exited = false
+        /// The file's end was reached (or a read failed): the thread waits for a restart.
+        var ended = false
+
+        init(source: ByteSource) { self.source = source }
+
+        func run() {
+            cond.lock()
+            while true {
+                while !stopping && (ended || blocks.count >= ReadAhead.depth) { cond.wait() }
+                if stopping { break }
+                let at = next, size = blockSize, gen = generation
+                cond.unlock()
+                let result: Result<[UInt8], MediaError>
+                do { result = .success(try source.readUpTo(at: at, count: size)) } catch let e as MediaError {
+                    result = .failure(e)
+                } catch {
+                    result = .failure(MediaError(.io, "\(error)", path: source.name, offset: at))
+                }
+                cond.lock()
+                guard gen == generation else { continue }
+                blocks.append((at, result))
+                if case .success(let b) = result, b.count == size { next = at + Int64(size) } else { ended = true }
+                cond.broadcast()
+            }
+            exited = true
+            cond.broadcast()
+            cond.unlock()
+        }
+    }
+
+    private let shared: Shared?
+    private let source: ByteSource
+    /// Where the reader's previous request ended, and its size: the next one there is sequential.
+    private var expected: Int64 = -1
+    private var lastCount = 0
+    /// True while the thread reads ahead for the requests to come.
+    private var streaming = false
+    private var threadStarted = false
+
+    /// Reads `source` (ahead only when it is a ``FileSource`` of a regular file).
+    init(source: ByteSource) {
+        self.source = source
+        if let f = source as? FileSource, f.isRegularFile { shared = Shared(source: f) } else { shared = nil }
+    }
+
+    deinit {
+        guard let shared, threadStarted else { return }
+        shared.cond.lock()
+        shared.stopping = true
+        shared.cond.broadcast()
+        while !shared.exited { shared.cond.wait() }
+        shared.cond.unlock()
+    }
+
+    /// Up to `count` bytes at `offset` (fewer at the end of the source), as
+    /// ``ByteSource/readUpTo(at:count:)``. - Throws: the read's error.
+    func read(at offset: Int64, count: Int) throws -> [UInt8] {
+        guard let shared else { return try source.readUpTo(at: offset, count: count) }
+        let sequential = offset == expected && count == lastCount
+        expected = offset + Int64(count)
+        lastCount = count
+        if sequential && streaming {
+            shared.cond.lock()
+            while shared.blocks.isEmpty && !shared.ended { shared.cond.wait() }
+            let block = shared.blocks.isEmpty ? nil : shared.blocks.removeFirst()
+            shared.cond.broadcast()
+            shared.cond.unlock()
+            if let block, block.offset == offset { return try block.result.get() }
+            // Past the end the thread stopped at, or not the block asked for (cannot happen
+            // while the requests are sequential): read here.
+        }
+        let bytes = try source.readUpTo(at: offset, count: count)
+        // Read ahead from here when this request continued the previous one (and the file goes on).
+        shared.cond.lock()
+        shared.generation += 1
+        shared.blocks.removeAll()
+        streaming = sequential && bytes.count == count
+        shared.ended = !streaming
+        shared.next = offset + Int64(count)
+        shared.blockSize = count
+        shared.cond.broadcast()
+        shared.cond.unlock()
+        if streaming && !threadStarted {
+            threadStarted = true
+            let s = shared
+            let t = Thread { s.run() }
+            t.name = "mediakit.read-ahead"
+            t.stackSize = 1 << 20
+            t.start()
+        }
+        return bytes
+    }
+}
