@@ -69,16 +69,16 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         var opusTrimStart = 0
         var frameRate: Rational
         let sampleRate: Int
-        var cc = 15
+        @exclusivity(unchecked) var cc = 15
         var payload: [UInt8] = []
         var payloadPTS = Packet.noTimestamp, payloadDTS = Packet.noTimestamp
         var payloadKey = false
         var opusQueued = 0
-        var prevPayloadKey = false
+        @exclusivity(unchecked) var prevPayloadKey = false
         /// 27 MHz; 0 for a stream without PCR.
         var pcrPeriod: Int64 = 0
         /// The PCR last written by the period (none yet: the first PES writes one).
-        var lastPCR = Packet.noTimestamp
+        @exclusivity(unchecked) var lastPCR = Packet.noTimestamp
         var pcrStream = false
         var packets = 0
         /// The previous packet's DTS and duration, in the packets' time base.
@@ -126,22 +126,21 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         var segment: String?
     }
 
-    private var file: OutputFile
+    @exclusivity(unchecked) private var file: OutputFile
     /// Segment files already completed (``startSegment(path:)``), removed by ``cancel()``.
     private var completed: [String] = []
     private var streams: [Stream] = []
     private var started = false
     private var finished = false
     private var patCC = 15, pmtCC = 15, sdtCC = 15
-    private var lastPAT: Int64?, lastSDT: Int64?
-    private var resendTables = false
+    @exclusivity(unchecked) private var lastPAT: Int64?, lastSDT: Int64?
+    @exclusivity(unchecked) private var resendTables = false
     private var pcrChosen = false
     /// Added to every timestamp: minus the first packet's DTS when it is negative.
     private var offset: Int64?
     /// The file the next packet written starts (``startSegment(path:)``).
     private var pendingSegment: String?
-    private var wroteAnything = false
-    private var buffer: [UInt8] = []
+    @exclusivity(unchecked) private var wroteAnything = false
 
     /// Starts `path` (a temporary name until ``finish()``).
     /// - Throws: `.io` when the file cannot be created.
@@ -444,65 +443,85 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
     // MARK: - Transport packets
 
     private func writePES(_ s: Stream, _ payload: ArraySlice<UInt8>, pts: Int64, dts: Int64, key: Bool) throws {
-        var rest = payload
-        var isStart = true
         var forcePAT = s.isVideo && key && !s.prevPayloadKey
         let pcr = max(0, dts - Self.pcrDelay) * 300
         let both = dts != pts
         let headerLength = both ? 10 : 5
-        var length = rest.count + headerLength + 3
+        var length = payload.count + headerLength + 3
         if length > 0xFFFF || s.isVideo { length = 0 }
         var pesHeader: [UInt8] = [0, 0, 1, s.streamID, UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length), 0x80,
                                   both ? 0xC0 : 0x80, UInt8(truncatingIfNeeded: headerLength)]
         pesHeader += Self.timestamp(both ? 3 : 2, pts)
         if both { pesHeader += Self.timestamp(1, dts) }
-        while !rest.isEmpty {
-            try retransmitTables(force: forcePAT, pcr: pcr)
-            forcePAT = false
-            var writePCR = false
-            if s.pcrStream && s.pcrPeriod > 0 && isStart && s.lastPCR == Packet.noTimestamp {
-                s.lastPCR = pcr
-                writePCR = true
-            } else if s.pcrStream && s.pcrPeriod > 0 && isStart && pcr - s.lastPCR >= s.pcrPeriod {
-                s.lastPCR = max(pcr - s.pcrPeriod, s.lastPCR + s.pcrPeriod)
-                writePCR = true
-            }
-            var flags: UInt8 = 0
-            if key && isStart {
-                if s.pcrStream && s.pcrPeriod > 0 { writePCR = true }
-                flags |= 0x40
-            }
-            if writePCR { flags |= 0x10 }
-            // The adaptation field: its flags (random access, PCR) and the stuffing that fills
-            // the packet's end, as FFmpeg lays it out; written straight into the buffer.
-            let fieldBody = flags != 0 ? 1 + (writePCR ? 6 : 0) : 0
-            let pesBytes = isStart ? pesHeader.count : 0
-            let header = 4 + (flags != 0 ? 1 + fieldBody : 0) + pesBytes
-            let take = min(MPEGTS.packetSize - header, rest.count)
-            let stuffing = MPEGTS.packetSize - header - take
-            // The field's length byte, or -1 for none.
-            let fieldLength = flags != 0 ? fieldBody + stuffing : stuffing - 1
-            s.cc = (s.cc + 1) & 0xF
-            buffer.append(MPEGTS.syncByte)
-            buffer.append(UInt8(truncatingIfNeeded: s.pid >> 8) | (isStart ? 0x40 : 0))
-            buffer.append(UInt8(truncatingIfNeeded: s.pid))
-            buffer.append(UInt8(truncatingIfNeeded: s.cc) | 0x10 | (fieldLength >= 0 ? 0x20 : 0))
-            if fieldLength >= 0 {
-                buffer.append(UInt8(truncatingIfNeeded: fieldLength))
-                if flags != 0 {
-                    buffer.append(flags)
-                    if writePCR { buffer += Self.pcrBytes(pcr) }
-                    buffer.append(contentsOf: repeatElement(0xFF, count: stuffing))
-                } else if stuffing >= 2 {
-                    buffer.append(0)
-                    buffer.append(contentsOf: repeatElement(0xFF, count: stuffing - 2))
+        let pid = s.pid
+        let out = file   // one reference for the whole PES (the tables below write to the same file)
+        try payload.withUnsafeBytes { data in
+            try pesHeader.withUnsafeBytes { header in
+                var at = 0
+                var isStart = true
+                while at < data.count {
+                    try retransmitTables(force: forcePAT, pcr: pcr)
+                    forcePAT = false
+                    var writePCR = false
+                    if s.pcrStream && s.pcrPeriod > 0 && isStart && s.lastPCR == Packet.noTimestamp {
+                        s.lastPCR = pcr
+                        writePCR = true
+                    } else if s.pcrStream && s.pcrPeriod > 0 && isStart && pcr - s.lastPCR >= s.pcrPeriod {
+                        s.lastPCR = max(pcr - s.pcrPeriod, s.lastPCR + s.pcrPeriod)
+                        writePCR = true
+                    }
+                    var flags: UInt8 = 0
+                    if key && isStart {
+                        if s.pcrStream && s.pcrPeriod > 0 { writePCR = true }
+                        flags |= 0x40
+                    }
+                    if writePCR { flags |= 0x10 }
+                    // The adaptation field: its flags (random access, PCR) and the stuffing that
+                    // fills the packet's end, as FFmpeg lays it out; the packet is laid out in
+                    // the output's buffer.
+                    let fieldBody = flags != 0 ? 1 + (writePCR ? 6 : 0) : 0
+                    let pesBytes = isStart ? header.count : 0
+                    let headerBytes = 4 + (flags != 0 ? 1 + fieldBody : 0) + pesBytes
+                    let take = min(MPEGTS.packetSize - headerBytes, data.count - at)
+                    let stuffing = MPEGTS.packetSize - headerBytes - take
+                    // The field's length byte, or -1 for none.
+                    let fieldLength = flags != 0 ? fieldBody + stuffing : stuffing - 1
+                    s.cc = (s.cc + 1) & 0xF
+                    let cc = s.cc, start = isStart
+                    try out.append(count: MPEGTS.packetSize) { p in
+                        p.storeBytes(of: MPEGTS.syncByte, toByteOffset: 0, as: UInt8.self)
+                        p.storeBytes(of: UInt8(truncatingIfNeeded: pid >> 8) | (start ? 0x40 : 0), toByteOffset: 1, as: UInt8.self)
+                        p.storeBytes(of: UInt8(truncatingIfNeeded: pid), toByteOffset: 2, as: UInt8.self)
+                        p.storeBytes(of: UInt8(truncatingIfNeeded: cc) | 0x10 | (fieldLength >= 0 ? 0x20 : 0), toByteOffset: 3, as: UInt8.self)
+                        var i = 4
+                        if fieldLength >= 0 {
+                            p.storeBytes(of: UInt8(truncatingIfNeeded: fieldLength), toByteOffset: 4, as: UInt8.self)
+                            i = 5
+                            if flags != 0 {
+                                p.storeBytes(of: flags, toByteOffset: 5, as: UInt8.self)
+                                i = 6
+                                if writePCR {
+                                    Self.storePCR(pcr, p + 6)
+                                    i = 12
+                                }
+                                (p + i).initializeMemory(as: UInt8.self, repeating: 0xFF, count: stuffing)
+                                i += stuffing
+                            } else if stuffing >= 2 {
+                                p.storeBytes(of: 0, toByteOffset: 5, as: UInt8.self)
+                                (p + 6).initializeMemory(as: UInt8.self, repeating: 0xFF, count: stuffing - 2)
+                                i = 4 + stuffing
+                            }
+                        }
+                        if start {
+                            (p + i).copyMemory(from: header.baseAddress!, byteCount: header.count)
+                            i += header.count
+                        }
+                        (p + i).copyMemory(from: data.baseAddress! + at, byteCount: take)
+                    }
+                    at += take
+                    isStart = false
                 }
             }
-            if isStart { buffer += pesHeader }
-            buffer.append(contentsOf: rest.prefix(take))
-            rest = rest.dropFirst(take)
-            isStart = false
-            try drainBuffer(force: false)
         }
         s.prevPayloadKey = key
         wroteAnything = true
@@ -515,11 +534,12 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
                 UInt8(truncatingIfNeeded: t >> 14) | 1, UInt8(truncatingIfNeeded: t >> 7), UInt8(truncatingIfNeeded: t << 1) | 1]
     }
 
-    /// A PCR (27 MHz) as the adaptation field's 6 bytes: 33-bit base, 6 reserved bits, 9-bit extension.
-    static func pcrBytes(_ pcr: Int64) -> [UInt8] {
+    /// A PCR (27 MHz) as the adaptation field's 6 bytes at `p`: 33-bit base, 6 reserved bits, 9-bit extension.
+    static func storePCR(_ pcr: Int64, _ p: UnsafeMutableRawPointer) {
         let base = pcr / 300 & ((1 << 33) - 1), ext = pcr % 300
-        return [UInt8(truncatingIfNeeded: base >> 25), UInt8(truncatingIfNeeded: base >> 17), UInt8(truncatingIfNeeded: base >> 9),
-                UInt8(truncatingIfNeeded: base >> 1), UInt8(truncatingIfNeeded: base << 7 | ext >> 8 | 0x7E), UInt8(truncatingIfNeeded: ext)]
+        let bytes = [UInt8(truncatingIfNeeded: base >> 25), UInt8(truncatingIfNeeded: base >> 17), UInt8(truncatingIfNeeded: base >> 9),
+                     UInt8(truncatingIfNeeded: base >> 1), UInt8(truncatingIfNeeded: base << 7 | ext >> 8 | 0x7E), UInt8(truncatingIfNeeded: ext)]
+        for (i, b) in bytes.enumerated() { p.storeBytes(of: b, toByteOffset: i, as: UInt8.self) }
     }
 
     private func retransmitTables(force: Bool, pcr: Int64) throws {
@@ -527,12 +547,12 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         resendTables = false
         if forceAll || lastSDT.map({ pcr - $0 >= Self.sdtPeriod }) ?? true {
             lastSDT = max(pcr, lastSDT ?? pcr)
-            writeSection(pid: Self.sdtPID, cc: &sdtCC, section: sdt())
+            try writeSection(pid: Self.sdtPID, cc: &sdtCC, section: sdt())
         }
         if force || forceAll || lastPAT.map({ pcr - $0 >= Self.patPeriod }) ?? true {
             lastPAT = max(pcr, lastPAT ?? pcr)
-            writeSection(pid: 0, cc: &patCC, section: Self.section(table: 0, id: 1, [0, 1, 0xE0 | UInt8(truncatingIfNeeded: Self.pmtPID >> 8), UInt8(truncatingIfNeeded: Self.pmtPID)]))
-            writeSection(pid: Self.pmtPID, cc: &pmtCC, section: pmt())
+            try writeSection(pid: 0, cc: &patCC, section: Self.section(table: 0, id: 1, [0, 1, 0xE0 | UInt8(truncatingIfNeeded: Self.pmtPID >> 8), UInt8(truncatingIfNeeded: Self.pmtPID)]))
+            try writeSection(pid: Self.pmtPID, cc: &pmtCC, section: pmt())
         }
     }
 
@@ -568,7 +588,7 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
     }
 
     /// A section in transport packets (pointer field 0, the rest stuffed with 0xFF).
-    private func writeSection(pid: Int, cc: inout Int, section: [UInt8]) {
+    private func writeSection(pid: Int, cc: inout Int, section: [UInt8]) throws {
         var rest = section[...]
         var first = true
         while !rest.isEmpty || first {
@@ -580,15 +600,9 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
             p += rest.prefix(take)
             rest = rest.dropFirst(take)
             p += [UInt8](repeating: 0xFF, count: MPEGTS.packetSize - p.count)
-            buffer += p
+            try file.write(p)
             first = false
         }
-    }
-
-    private func drainBuffer(force: Bool) throws {
-        guard force || buffer.count >= 2048 * MPEGTS.packetSize else { return }
-        try file.write(buffer)
-        buffer.removeAll(keepingCapacity: true)
     }
 
     /// Writes every packet still held and the gathered audio, into the current file.
@@ -596,7 +610,6 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         try interleave(flush: true)
         for s in streams { try flushPayload(s) }
         if !wroteAnything && !streams.isEmpty { try retransmitTables(force: true, pcr: 0) }
-        try drainBuffer(force: true)
     }
 
     // MARK: - Segments
@@ -618,7 +631,6 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
     private func cut(to path: String) throws {
         for s in streams { try flushPayload(s) }
         if !wroteAnything && !streams.isEmpty { try retransmitTables(force: true, pcr: 0) }
-        try drainBuffer(force: true)
         try file.commit()
         completed.append(file.path)
         file = try OutputFile(path: path)
