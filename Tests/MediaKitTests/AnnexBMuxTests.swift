@@ -167,6 +167,41 @@ final class AnnexBMuxTests: XCTestCase {
         XCTAssertEqual(AnnexB.sampleUnits(in: [0, 0, 1, 0, 0, 1] + a), [6..<9])
     }
 
+    /// The vectorized start-code scan (16 positions a step) against the definition, byte by
+    /// byte: start codes at every offset around the 16-byte steps and the end, runs of zeros,
+    /// 00 00 00 01, and random bytes (seeded) where zeros and ones are frequent.
+    func testStartCodeScanMatchesTheDefinition() {
+        func naive(_ b: [UInt8]) -> [Int] {
+            var found: [Int] = [], i = 0
+            while i + 2 < b.count {
+                if b[i] == 0 && b[i + 1] == 0 && b[i + 2] == 1 { found.append(i); i += 3 } else { i += 1 }
+            }
+            return found
+        }
+        for length in [0, 1, 2, 3, 4, 15, 16, 17, 18, 19, 31, 32, 33, 34, 35, 50, 64, 100] {
+            for at in 0..<max(1, length - 2) where length >= 3 {
+                var b = [UInt8](repeating: 7, count: length)
+                b[at] = 0; b[at + 1] = 0; b[at + 2] = 1
+                XCTAssertEqual(AnnexB.startCodes(in: b), naive(b), "length \(length), code at \(at)")
+                XCTAssertEqual(AnnexB.startCodes(in: b), [at])
+            }
+            XCTAssertEqual(AnnexB.startCodes(in: [UInt8](repeating: 0, count: length)), [])
+        }
+        var state: UInt64 = 0x9E3779B97F4A7C15
+        for round in 0..<200 {
+            let length = Int(state % 700)
+            var b = [UInt8](repeating: 0, count: length)
+            for i in 0..<length {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                let r = Int(state >> 59)   // 0 ... 31
+                b[i] = r < 12 ? 0 : r < 18 ? 1 : UInt8(truncatingIfNeeded: state >> 40)
+            }
+            XCTAssertEqual(AnnexB.startCodes(in: b), naive(b), "round \(round)")
+            let units = AnnexB.nalUnits(in: b)
+            XCTAssertTrue(units.allSatisfy { $0.lowerBound >= 3 && $0.upperBound <= length })
+        }
+    }
+
     func testSampleConversion() throws {
         let a: [UInt8] = [0x65, 1, 2], b: [UInt8] = [0x41, 3]
         XCTAssertEqual(try AnnexBConversion.sample([0, 0, 0, 1] + a + [0, 0, 1] + b, track: 0, codec: "h264"),

@@ -1,4 +1,5 @@
 import Foundation
+import MediaKitSIMD
 
 /// H.264 and HEVC byte streams (ITU-T H.264 annex B, H.265 annex B): NAL units separated by
 /// start codes (00 00 01 or 00 00 00 01), as raw `.h264` / `.hevc` files, MPEG-TS PES payloads
@@ -18,23 +19,26 @@ enum AnnexB {
         let n = bytes.count
         bytes.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress, n >= 3 else { return }
-            // A start code is 00 00 01: find each 01 byte with memchr (vectorized; in slice
-            // data one byte in ~256 is 01) and look at the two bytes before it.
-            var i = 2
-            while i < n, let hit = memchr(base + i, 1, n - i) {
-                let at = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-                if base[at - 1] == 0 && base[at - 2] == 0 {
-                    if let s = start { appendUnit(bytes, s, at - 2, &units) }
-                    start = at + 1
-                    if let stopAfter, at + 1 < n, stopAfter(base[at + 1]) { return }
-                    i = at + 3
-                } else {
-                    i = at + 1
-                }
+            // Each 00 00 01 (``findStartCode``, vectorized).
+            var i = 0
+            while let code = findStartCode(base, from: i, count: n) {
+                if let s = start { appendUnit(bytes, s, code, &units) }
+                start = code + 3
+                if let stopAfter, code + 3 < n, stopAfter(base[code + 3]) { return }
+                i = code + 3
             }
         }
         if let s = start { appendUnit(bytes, s, n, &units) }
         return units
+    }
+
+    /// The index of the first 00 00 01 at or after `from` in the `count` bytes at `base`
+    /// (an SSE2 scan in MediaKitSIMD: 16 positions per step), nil when there is none.
+    @inline(__always)
+    static func findStartCode(_ base: UnsafePointer<UInt8>, from: Int, count: Int) -> Int? {
+        guard from + 2 < count else { return nil }
+        let k = from + mediakit_find_start_code(base + from, count - from)
+        return k < count ? k : nil
     }
 
     private static func appendUnit(_ bytes: [UInt8], _ start: Int, _ end: Int, _ units: inout [Range<Int>]) {
@@ -73,13 +77,11 @@ enum AnnexB {
         let n = bytes.count
         bytes.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress, n >= 3 else { return }
-            // Each 01 byte (memchr, vectorized) with two zeros before it; start codes cannot
-            // overlap, so every one is found.
-            var i = 2
-            while i < n, let hit = memchr(base + i, 1, n - i) {
-                let at = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-                if base[at - 1] == 0 && base[at - 2] == 0 { found.append(at - 2) }
-                i = at + 1
+            // Start codes cannot overlap, so each search goes on after the last one found.
+            var i = 0
+            while let code = findStartCode(base, from: i, count: n) {
+                found.append(code)
+                i = code + 3
             }
         }
         return found

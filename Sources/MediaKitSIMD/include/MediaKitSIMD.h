@@ -1,4 +1,5 @@
-// The resampler's inner loops for x86-64 processors with AVX2 and FMA (x86-64-v3).
+// The resampler's inner loops for x86-64 processors with AVX2 and FMA (x86-64-v3), and the
+// Annex B start-code scan (any processor; at the end).
 //
 // Each function is compiled for that instruction set alone (a per-function target attribute),
 // so the rest of MediaKit keeps the baseline x86-64 target and the package needs no unsafe
@@ -50,6 +51,11 @@ void mediakit_simd_resample_f64(const double *coefs, intptr_t taps, intptr_t up,
 void mediakit_simd_resample2_f64(const double *coefs, intptr_t taps, intptr_t up, intptr_t step_int, intptr_t step_frac,
                            const double *x0, const double *x1, intptr_t start, intptr_t phase, intptr_t count,
                            double *out0, double *out1);
+
+/// The index of the first start code (the bytes 00 00 01) in `count` bytes at `bytes`, or
+/// `count` when there is none. Any processor (SSE2 on x86-64, a plain loop elsewhere).
+/// Ownership: `bytes` is borrowed for the call (readable for `count` bytes).
+intptr_t mediakit_find_start_code(const uint8_t *bytes, intptr_t count);
 
 #ifdef __cplusplus
 }
