@@ -14,6 +14,10 @@ final class RationalTests: XCTestCase {
             // round half away from zero: (|num| + c/2) / c with sign
             let expected = (num >= 0 ? 1 : -1) * ((abs(num) + c / 2) / c)
             XCTAssertEqual(Rational.rescale(a, multiply: b, divide: c), expected, "\(a)*\(b)/\(c)")
+            // Halves away from zero are symmetric: each negative factor flips the sign only.
+            XCTAssertEqual(Rational.rescale(a, multiply: -b, divide: c), -expected, "\(a)*-\(b)/\(c)")
+            XCTAssertEqual(Rational.rescale(a, multiply: b, divide: -c), -expected, "\(a)*\(b)/-\(c)")
+            XCTAssertEqual(Rational.rescale(a, multiply: -b, divide: -c), expected, "\(a)*-\(b)/-\(c)")
         }
     }
 

@@ -57,7 +57,7 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
     public static func rescale(_ value: Int64, multiply b: Int64, divide c: Int64, rounding: Rounding = .nearest) -> Int64 {
         guard c != 0 else { return value }
         // Magnitudes (Int64.min included) and the sign apart: nothing here can trap.
-        let negative = [value < 0, b < 0, c < 0].filter { $0 }.count % 2 == 1
+        let negative = ((value < 0) != (b < 0)) != (c < 0)
         let a = value < 0 && value == .min ? UInt64(Int64.max) : value.magnitude
         let bb = b.magnitude, cc = c.magnitude
         let product = a.multipliedFullWidth(by: bb)
@@ -71,7 +71,8 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
         let (low, carry) = product.low.addingReportingOverflow(half)
         let high = product.high &+ (carry ? 1 : 0)
         if high >= cc { return negative ? .min : .max }
-        let (q, _) = cc.dividingFullWidth((high: high, low: low))
+        // A product within 64 bits (nearly every timestamp) takes the plain division.
+        let q = high == 0 ? low / cc : cc.dividingFullWidth((high: high, low: low)).quotient
         if q > UInt64(Int64.max) { return negative ? .min : .max }
         return negative ? -Int64(q) : Int64(q)
     }
