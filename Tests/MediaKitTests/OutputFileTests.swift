@@ -128,6 +128,42 @@ final class OutputFileTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [])
     }
 
+    /// A commit finished by the writer's thread (the HLS segments'): the file appears whole under
+    /// its name after `wait()`, its temporary name gone; a rename that fails (a directory now
+    /// stands at the target) is thrown by `wait()` and leaves no temporary file. A file under
+    /// one buffer is committed at once. Oracle: the bytes written, the directory's listing.
+    func testACommitInTheBackground() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mk-out-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bytes = (0..<(3 << 20) + 5).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 11) }
+        let path = dir.appendingPathComponent("whole.bin").path
+        let f = try OutputFile(path: path)
+        try bytes.withUnsafeBytes { try f.write($0) }
+        let pending = try f.commitInBackground()
+        XCTAssertThrowsError(try f.write([1]))   // the file is no longer open for writing
+        try pending.wait()
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), Data(bytes))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), ["whole.bin"])
+
+        let small = dir.appendingPathComponent("small.bin").path
+        let s = try OutputFile(path: small)
+        try s.write([1, 2, 3])
+        let done = try s.commitInBackground()
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: small)), Data([1, 2, 3]))   // there before wait()
+        try done.wait()
+
+        let blocked = dir.appendingPathComponent("blocked").path
+        let g = try OutputFile(path: blocked)
+        try bytes.withUnsafeBytes { try g.write($0) }
+        try FileManager.default.createDirectory(atPath: blocked + "/inside", withIntermediateDirectories: true)
+        let failing = try g.commitInBackground()
+        XCTAssertThrowsError(try failing.wait()) { error in
+            XCTAssertEqual((error as? MediaError)?.kind, .io, "\(error)")
+        }
+        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)), ["whole.bin", "small.bin", "blocked"])
+    }
+
     /// ReadAhead (the MPEG-TS reader's chunks read on a thread of their own): sequential
     /// requests, a jump back, a request of another size and the end of the file give the bytes
     /// a plain read gives. Oracle: the file's bytes.

@@ -87,6 +87,9 @@ final class BackgroundWriter: @unchecked Sendable {
     /// Bytes the thread has written (its file offset).
     private var written: Int64
     private let maxQueued = 2
+    /// Run by the thread after its last batch (``finish(then:)``), and its error.
+    private var finalAction: (@Sendable (Bool) -> MediaError?)?
+    private var actionError: MediaError?
 
     /// Starts the thread writing to `fd`, whose first `offset` bytes are written already.
     init(fd: Int32, offset: Int64) {
@@ -125,6 +128,25 @@ final class BackgroundWriter: @unchecked Sendable {
         return failure
     }
 
+    /// Ends the thread after what is queued, then runs `action` on it (told whether a write
+    /// failed), and returns at once: ``wait()`` gives the outcome.
+    func finish(then action: @escaping @Sendable (_ failed: Bool) -> MediaError?) {
+        cond.lock()
+        finalAction = action
+        stopping = true
+        cond.broadcast()
+        cond.unlock()
+    }
+
+    /// Waits until the thread has ended (after ``finish(then:)``); returns the first write
+    /// failure, or else the final action's error.
+    func wait() -> (failure: (errno: Int32, offset: Int64)?, actionError: MediaError?) {
+        cond.lock()
+        defer { cond.unlock() }
+        while !exited { cond.wait() }
+        return (failure, actionError)
+    }
+
     /// Ends the thread after what is queued (dropped when `discard`), and waits for it.
     func stop(discard: Bool) {
         cond.lock()
@@ -140,6 +162,14 @@ final class BackgroundWriter: @unchecked Sendable {
             cond.lock()
             while batches.isEmpty && !stopping { cond.wait() }
             if batches.isEmpty {
+                if let action = finalAction {
+                    finalAction = nil
+                    let failed = failure != nil
+                    cond.unlock()
+                    let error = action(failed)
+                    cond.lock()
+                    actionError = error
+                }
                 exited = true
                 cond.broadcast()
                 cond.unlock()
@@ -302,9 +332,12 @@ public final class OutputFile: @unchecked Sendable {
 
     /// Throws the background thread's failure, if it had one.
     private func checkWriter() throws {
-        if let writer, let f = writer.firstFailure {
-            throw MediaError(.io, "write failed", errno: f.errno, path: temporaryPath, offset: f.offset)
-        }
+        if let writer, let f = writer.firstFailure { throw Self.writeFailed(f.errno, temporaryPath, f.offset) }
+    }
+
+    /// The error of a failed write to `path` at `offset`.
+    static func writeFailed(_ errno: Int32, _ path: String, _ offset: Int64) -> MediaError {
+        MediaError(.io, "write failed", errno: errno, path: path, offset: offset)
     }
 
     /// Appends several pieces of memory in one system call where possible (`writev`),
@@ -315,7 +348,7 @@ public final class OutputFile: @unchecked Sendable {
         let count = Int64(more.reduce(0) { $0 + $1.count })
         var iov = more.filter { $0.count > 0 }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
         if case .failure(let f) = Self.writeVector(fd, &iov) {
-            throw MediaError(.io, "write failed", errno: f.errno, path: temporaryPath, offset: submitted + f.written)
+            throw Self.writeFailed(f.errno, temporaryPath, submitted + f.written)
         }
         bytesWritten += count
         submitted += count
@@ -378,14 +411,14 @@ public final class OutputFile: @unchecked Sendable {
         if let writer {
             try submit()
             if let f = writer.drain() {
-                throw MediaError(.io, "write failed", errno: f.errno, path: temporaryPath, offset: f.offset)
+                throw Self.writeFailed(f.errno, temporaryPath, f.offset)
             }
             return
         }
         seal()
         guard !pieces.isEmpty else { return }
         if case .failure(let f) = Self.writeAll(fd, pieces) {
-            throw MediaError(.io, "write failed", errno: f.errno, path: temporaryPath, offset: submitted + f.written)
+            throw Self.writeFailed(f.errno, temporaryPath, submitted + f.written)
         }
         pieces.removeAll(keepingCapacity: true)
         heldBytes = 0
@@ -429,7 +462,7 @@ public final class OutputFile: @unchecked Sendable {
                     useCopyRange = false
                     continue
                 }
-                throw MediaError(.io, "write failed", errno: err, path: temporaryPath, offset: bytesWritten)
+                throw Self.writeFailed(err, temporaryPath, bytesWritten)
             }
             // Fallback: through a bounded buffer.
             let chunk = Int(min(left, 1 << 20))
@@ -457,7 +490,7 @@ public final class OutputFile: @unchecked Sendable {
     private func writeNow(_ bytes: UnsafeRawBufferPointer) throws {
         var iov = [iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)]
         if case .failure(let f) = Self.writeVector(fd, &iov) {
-            throw MediaError(.io, "write failed", errno: f.errno, path: temporaryPath, offset: submitted + f.written)
+            throw Self.writeFailed(f.errno, temporaryPath, submitted + f.written)
         }
         submitted += Int64(bytes.count)
     }
@@ -504,6 +537,44 @@ public final class OutputFile: @unchecked Sendable {
         }
     }
 
+    /// Starts a ``commit()`` that the background thread completes: it writes what is still
+    /// buffered, closes the file and renames it into place while the caller goes on (a segment
+    /// writer opens its next file at once). ``PendingCommit/wait()`` gives the outcome; a failed
+    /// write leaves no file. A file that never passed its first buffer (no thread), or a
+    /// stream, is committed here and now.
+    /// - Throws: `.io` for a failure already known (the file is then removed).
+    func commitInBackground() throws -> PendingCommit {
+        guard !done else { throw MediaError(.state, "commit after commit or discard", path: path) }
+        guard let writer, !isStream else {
+            try commit()
+            return PendingCommit(writer: nil, temporaryPath: temporaryPath)
+        }
+        do {
+            try submit()
+        } catch {
+            discard()
+            throw error
+        }
+        done = true
+        self.writer = nil
+        let fd = self.fd, temporaryPath = self.temporaryPath, path = self.path
+        self.fd = -1
+        writer.finish { failed in
+            let closed = close(fd), err = errno
+            if failed || closed != 0 {
+                unlink(temporaryPath)
+                return failed ? nil : MediaError(.io, "close failed", errno: err, path: temporaryPath)
+            }
+            if rename(temporaryPath, path) != 0 {
+                let err = errno
+                unlink(temporaryPath)
+                return MediaError(.io, "cannot rename \(temporaryPath) into place", errno: err, path: path)
+            }
+            return nil
+        }
+        return PendingCommit(writer: writer, temporaryPath: temporaryPath)
+    }
+
     /// Closes and removes the temporary file. Harmless after ``commit()``.
     public func discard() {
         writer?.stop(discard: true)
@@ -511,5 +582,25 @@ public final class OutputFile: @unchecked Sendable {
         if fd >= 0 { close(fd); fd = -1 }
         if !done && !isStream { unlink(temporaryPath) }
         done = true
+    }
+}
+
+/// A commit running on an ``OutputFile``'s background thread (``OutputFile/commitInBackground()``).
+final class PendingCommit: @unchecked Sendable {
+    private let writer: BackgroundWriter?
+    private let temporaryPath: String
+
+    init(writer: BackgroundWriter?, temporaryPath: String) {
+        self.writer = writer
+        self.temporaryPath = temporaryPath
+    }
+
+    /// Waits until the file is renamed into place (or removed after a failure).
+    /// - Throws: `.io`: the write, close or rename that failed.
+    func wait() throws {
+        guard let writer else { return }
+        let outcome = writer.wait()
+        if let f = outcome.failure { throw OutputFile.writeFailed(f.errno, temporaryPath, f.offset) }
+        if let e = outcome.actionError { throw e }
     }
 }

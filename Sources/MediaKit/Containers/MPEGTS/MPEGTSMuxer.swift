@@ -135,6 +135,8 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
     private var patCC = 15, pmtCC = 15, sdtCC = 15
     @exclusivity(unchecked) private var lastPAT: Int64?, lastSDT: Int64?
     @exclusivity(unchecked) private var resendTables = false
+    /// The previous segment's commit, still running on its writer's thread.
+    private var pendingCommit: PendingCommit?
     private var pcrChosen = false
     /// Added to every timestamp: minus the first packet's DTS when it is negative.
     private var offset: Int64?
@@ -443,7 +445,7 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
     // MARK: - Transport packets
 
     private func writePES(_ s: Stream, _ payload: ArraySlice<UInt8>, pts: Int64, dts: Int64, key: Bool) throws {
-        var forcePAT = s.isVideo && key && !s.prevPayloadKey
+        let forcePAT = s.isVideo && key && !s.prevPayloadKey
         let pcr = max(0, dts - Self.pcrDelay) * 300
         let both = dts != pts
         let headerLength = both ? 10 : 5
@@ -454,14 +456,15 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         pesHeader += Self.timestamp(both ? 3 : 2, pts)
         if both { pesHeader += Self.timestamp(1, dts) }
         let pid = s.pid
-        let out = file   // one reference for the whole PES (the tables below write to the same file)
+        // The tables go before the PES's first packet when due: their periods are counted in
+        // this PES's PCR, the same for all its packets, so none falls due within it.
+        if !payload.isEmpty { try retransmitTables(force: forcePAT, pcr: pcr) }
+        let out = file   // one reference for the whole PES
         try payload.withUnsafeBytes { data in
             try pesHeader.withUnsafeBytes { header in
                 var at = 0
                 var isStart = true
                 while at < data.count {
-                    try retransmitTables(force: forcePAT, pcr: pcr)
-                    forcePAT = false
                     var writePCR = false
                     if s.pcrStream && s.pcrPeriod > 0 && isStart && s.lastPCR == Packet.noTimestamp {
                         s.lastPCR = pcr
@@ -631,7 +634,12 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
     private func cut(to path: String) throws {
         for s in streams { try flushPayload(s) }
         if !wroteAnything && !streams.isEmpty { try retransmitTables(force: true, pcr: 0) }
-        try file.commit()
+        // The finished file is closed and renamed on its writer's thread while this one fills
+        // the next; at most one such commit runs (the previous one's outcome is taken first).
+        let previous = pendingCommit
+        pendingCommit = nil
+        try previous?.wait()
+        pendingCommit = try file.commitInBackground()
         completed.append(file.path)
         file = try OutputFile(path: path)
         resendTables = true
@@ -645,6 +653,9 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         do {
             try flushAll()
             finished = true
+            let previous = pendingCommit
+            pendingCommit = nil
+            try previous?.wait()
             try file.commit()
         } catch {
             finished = true
@@ -657,6 +668,8 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
     public func cancel() {
         finished = true
         file.discard()
+        try? pendingCommit?.wait()
+        pendingCommit = nil
         for p in completed { try? FileManager.default.removeItem(atPath: p) }
     }
 }
