@@ -189,4 +189,40 @@ final class OutputFileTests: XCTestCase {
         XCTAssertEqual(try ahead.read(at: Int64(data.count), count: block), [])
         XCTAssertEqual(try ahead.read(at: 5, count: 3), [data[5], data[6], data[7]])
     }
+
+    /// ForwardReader (an MP4's samples in file order, from blocks read ahead): pieces of
+    /// varying size with gaps, one spanning several blocks, a jump back and forward again, and
+    /// a piece past the end (an `.endOfFile` error, as a direct read) give what a plain read
+    /// gives. Oracle: the file's bytes.
+    func testForwardReaderGivesTheFilesBytes() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mk-fr-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("in.bin").path
+        let data = (0..<5_000_003).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ $0 >> 10) }
+        try Data(data).write(to: URL(fileURLWithPath: path))
+        let reader = ForwardReader(source: try FileSource(path: path))
+        var rng = SeededRandom(state: 3)
+        var at = 0
+        var jumped = false
+        while true {
+            let gap = Int.random(in: 0...3, using: &rng) == 0 ? Int.random(in: 0...70_000, using: &rng) : 0
+            let count = at > 3_000_000 && at < 3_100_000 ? 1_300_000 : Int.random(in: 1...200_000, using: &rng)
+            at += gap
+            guard at + count <= data.count else { break }
+            XCTAssertEqual(try reader.read(at: Int64(at), count: count), Array(data[at..<at + count]), "at \(at)")
+            at += count
+            if at > 2_000_000 && !jumped {   // back to the start, then forward again
+                jumped = true
+                at = 1234
+            }
+        }
+        // Up to the end through the blocks (forward requests in a row), then one past it.
+        for i in stride(from: data.count - 100, to: data.count - 5, by: 5) {
+            XCTAssertEqual(try reader.read(at: Int64(i), count: 5), Array(data[i..<i + 5]))
+        }
+        XCTAssertThrowsError(try reader.read(at: Int64(data.count - 5), count: 10)) { error in
+            XCTAssertEqual((error as? MediaError)?.kind, .endOfFile, "\(error)")
+        }
+    }
 }

@@ -120,3 +120,65 @@ final class ReadAhead: @unchecked Sendable {
         return bytes
     }
 }
+
+/// Reads pieces of varying size that come forward through a file with small gaps between
+/// them (an MP4's samples in file order) out of blocks read ahead on a thread (``ReadAhead``),
+/// so that the kernel's copy of the file runs beside the muxing and a piece costs a memory
+/// copy instead of a system call. Requests that do not continue forward (a seek, the random
+/// access of a decoder) are read directly, and the blocks are used again only after
+/// ``runBeforeBlocks`` forward requests in a row.
+final class ForwardReader: @unchecked Sendable {
+    /// Bytes per block read ahead (``ReadAhead/depth`` of them held).
+    static let blockSize = 1 << 19
+    /// The largest gap between the end of one request and the start of the next that still
+    /// counts as reading forward (the skipped bytes are read with the block, not used).
+    static let maxGap: Int64 = 1 << 16
+    /// Forward requests in a row before blocks are read.
+    static let runBeforeBlocks = 8
+
+    private let source: ByteSource
+    private let ahead: ReadAhead
+    /// The block last read, and its offset.
+    private var block: [UInt8] = []
+    private var blockStart: Int64 = -1
+    /// Where the previous request ended, and how many forward requests came in a row.
+    private var lastEnd: Int64 = -1
+    private var run = 0
+
+    init(source: ByteSource) {
+        self.source = source
+        ahead = ReadAhead(source: source)
+    }
+
+    /// Exactly `count` bytes at `offset`, as ``ByteSource/read(at:count:)``.
+    /// - Throws: `.endOfFile` when the source ends first; the read's error.
+    func read(at offset: Int64, count: Int) throws -> [UInt8] {
+        let forward = lastEnd >= 0 && offset >= lastEnd && offset - lastEnd <= Self.maxGap
+        run = forward ? run + 1 : 0
+        lastEnd = offset + Int64(count)
+        guard run >= Self.runBeforeBlocks, count > 0 else { return try source.read(at: offset, count: count) }
+        let size = Int64(Self.blockSize)
+        var missing = false
+        let bytes = try [UInt8](unsafeUninitializedCapacity: count) { buf, initialized in
+            var done = 0
+            while done < count {
+                let at = offset + Int64(done)
+                let start = at / size * size
+                if start != blockStart {
+                    block = try ahead.read(at: start, count: Self.blockSize)
+                    blockStart = start
+                }
+                let from = Int(at - start)
+                let n = min(count - done, block.count - from)
+                if n <= 0 { missing = true; break }   // the file ended in this block (or it grew since)
+                block.withUnsafeBytes { b in
+                    (UnsafeMutableRawPointer(buf.baseAddress!) + done).copyMemory(from: b.baseAddress! + from, byteCount: n)
+                }
+                done += n
+            }
+            initialized = missing ? 0 : count
+        }
+        // Past the blocks' end: read directly (its error names the end, or the bytes are there now).
+        return missing ? try source.read(at: offset, count: count) : bytes
+    }
+}

@@ -44,6 +44,8 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
     public let attachments: [Attachment]
 
     private let source: ByteSource
+    /// The samples' bytes: read ahead in blocks while they are read in file order.
+    private let samplesReader: ForwardReader
     private var samples: [[IndexedSample]]
     /// Next sample of each track for `read()`.
     private var cursors: [Int]
@@ -72,6 +74,7 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
         let path = source.name
         self.path = path
         self.source = source
+        samplesReader = ForwardReader(source: source)
         var moov: (offset: Int64, size: Int64)?
         var brand = "", compatible: [String] = []
         var ftypBody: [UInt8]?
@@ -663,12 +666,13 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
 
     private func packet(track: Int, sample index: Int, cut: inout TruncationState) throws -> Packet? {
         let s = samples[track][index]
-        let context = "track \(track) sample \(index)"
+        // Built only for an error: a string per packet is a measurable share of a remux.
+        func context() -> String { "track \(track) sample \(index)" }
         if Int(s.size) > MP4Limits.maxSampleSize {
-            throw MediaError(.limit, "the sample is \(s.size) bytes, above the limit of \(MP4Limits.maxSampleSize)", path: path, offset: s.offset, context: context)
+            throw MediaError(.limit, "the sample is \(s.size) bytes, above the limit of \(MP4Limits.maxSampleSize)", path: path, offset: s.offset, context: context())
         }
         if s.offset < 0 {
-            throw MediaError(.invalidData, "the sample's offset is negative", path: path, offset: s.offset, context: context)
+            throw MediaError(.invalidData, "the sample's offset is negative", path: path, offset: s.offset, context: context())
         }
         var count = Int(s.size)
         let there = Int(try source.available(from: s.offset, upTo: Int64(s.size)))
@@ -677,13 +681,13 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
             // and the cut is reported next.
             count = there
             cut.cut(MediaError(.truncated, "the sample's \(s.size) bytes extend past the end of the file (\(count) of them are there)",
-                               path: path, offset: s.offset, context: context))
+                               path: path, offset: s.offset, context: context()))
             if count == 0 {
                 _ = try cut.check()
                 return nil
             }
         }
-        let data = try source.read(at: s.offset, count: count)
+        let data = try samplesReader.read(at: s.offset, count: count)
         // Every MP4 sample's duration is stated (stts, trun, tfhd or trex), 0 included.
         var p = Packet(trackIndex: track, pts: s.pts, dts: s.dts, statedDuration: s.duration, isKeyframe: s.isKey,
                        position: s.offset, data: data, timeBase: tracks[track].timeBase)
