@@ -59,6 +59,9 @@ final class ReadAhead: @unchecked Sendable {
 
     private let shared: Shared?
     private let source: ByteSource
+
+    /// True when blocks are read ahead on a thread (a ``FileSource`` of a regular file).
+    var readsAhead: Bool { shared != nil }
     /// Where the reader's previous request ended, and its size: the next one there is sequential.
     private var expected: Int64 = -1
     private var lastCount = 0
@@ -126,7 +129,8 @@ final class ReadAhead: @unchecked Sendable {
 /// so that the kernel's copy of the file runs beside the muxing and a piece costs a memory
 /// copy instead of a system call. Requests that do not continue forward (a seek, the random
 /// access of a decoder) are read directly, and the blocks are used again only after
-/// ``runBeforeBlocks`` forward requests in a row.
+/// ``runBeforeBlocks`` forward requests in a row. Any other source than a regular file is
+/// read directly.
 final class ForwardReader: @unchecked Sendable {
     /// Bytes per block read ahead (``ReadAhead/depth`` of them held).
     static let blockSize = 1 << 19
@@ -156,7 +160,9 @@ final class ForwardReader: @unchecked Sendable {
         let forward = lastEnd >= 0 && offset >= lastEnd && offset - lastEnd <= Self.maxGap
         run = forward ? run + 1 : 0
         lastEnd = offset + Int64(count)
-        guard run >= Self.runBeforeBlocks, count > 0 else { return try source.read(at: offset, count: count) }
+        // Only a file read ahead gains from blocks (and only a file can give bytes before the
+        // request's offset again: a stream's reads stay as they were).
+        guard ahead.readsAhead, run >= Self.runBeforeBlocks, count > 0 else { return try source.read(at: offset, count: count) }
         let size = Int64(Self.blockSize)
         var missing = false
         let bytes = try [UInt8](unsafeUninitializedCapacity: count) { buf, initialized in
