@@ -113,6 +113,14 @@ final class BackgroundWriter: @unchecked Sendable {
         return freeChunks.popLast()
     }
 
+    /// Moves the thread's file offset to `offset` after its owner wrote directly (the thread
+    /// is idle then: drained); it only names where a later write failed.
+    func wroteDirectly(upTo offset: Int64) {
+        cond.lock()
+        written = offset
+        cond.unlock()
+    }
+
     /// The first failure so far, if any.
     var firstFailure: (errno: Int32, offset: Int64)? {
         cond.lock()
@@ -352,6 +360,7 @@ public final class OutputFile: @unchecked Sendable {
         }
         bytesWritten += count
         submitted += count
+        writer?.wroteDirectly(upTo: submitted)
     }
 
     /// A failed write: errno and the bytes written before it.
@@ -454,7 +463,13 @@ public final class OutputFile: @unchecked Sendable {
             if useCopyRange {
                 guard let copyRange = copyFileRange else { useCopyRange = false; continue }
                 let n = copyRange(source, &inOffset, fd, nil, Int(min(left, 1 << 30)), 0)
-                if n > 0 { left -= Int64(n); bytesWritten += Int64(n); submitted += Int64(n); continue }
+                if n > 0 {
+                    left -= Int64(n)
+                    bytesWritten += Int64(n)
+                    submitted += Int64(n)
+                    writer?.wroteDirectly(upTo: submitted)
+                    continue
+                }
                 if n == 0 { throw MediaError(.endOfFile, "the source ends before \(count) bytes could be copied", path: sourcePath, offset: Int64(inOffset)) }
                 let err = errno
                 if err == EINTR { continue }
@@ -493,6 +508,7 @@ public final class OutputFile: @unchecked Sendable {
             throw Self.writeFailed(f.errno, temporaryPath, submitted + f.written)
         }
         submitted += Int64(bytes.count)
+        writer?.wroteDirectly(upTo: submitted)
     }
 
     /// Flushes the buffer, gives the temporary file the permission bits, owner and group of the

@@ -451,17 +451,24 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         let headerLength = both ? 10 : 5
         var length = payload.count + headerLength + 3
         if length > 0xFFFF || s.isVideo { length = 0 }
-        var pesHeader: [UInt8] = [0, 0, 1, s.streamID, UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length), 0x80,
-                                  both ? 0xC0 : 0x80, UInt8(truncatingIfNeeded: headerLength)]
-        pesHeader += Self.timestamp(both ? 3 : 2, pts)
-        if both { pesHeader += Self.timestamp(1, dts) }
+        // The PES header (at most 19 bytes), on the stack.
+        var headerStorage: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let headerCount = 9 + headerLength
+        withUnsafeMutableBytes(of: &headerStorage) { h in
+            h[0] = 0; h[1] = 0; h[2] = 1; h[3] = s.streamID
+            h[4] = UInt8(truncatingIfNeeded: length >> 8); h[5] = UInt8(truncatingIfNeeded: length)
+            h[6] = 0x80; h[7] = both ? 0xC0 : 0x80; h[8] = UInt8(truncatingIfNeeded: headerLength)
+            Self.storeTimestamp(both ? 3 : 2, pts, h.baseAddress! + 9)
+            if both { Self.storeTimestamp(1, dts, h.baseAddress! + 14) }
+        }
         let pid = s.pid
         // The tables go before the PES's first packet when due: their periods are counted in
         // this PES's PCR, the same for all its packets, so none falls due within it.
         if !payload.isEmpty { try retransmitTables(force: forcePAT, pcr: pcr) }
         let out = file   // one reference for the whole PES
         try payload.withUnsafeBytes { data in
-            try pesHeader.withUnsafeBytes { header in
+            try withUnsafeBytes(of: &headerStorage) { storage in
+                let header = UnsafeRawBufferPointer(rebasing: storage[0..<headerCount])
                 var at = 0
                 var isStart = true
                 while at < data.count {
@@ -530,19 +537,25 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         wroteAnything = true
     }
 
-    /// A PES timestamp: the 4-bit prefix, 33 bits with marker bits.
-    static func timestamp(_ prefix: UInt8, _ value: Int64) -> [UInt8] {
+    /// A PES timestamp as 5 bytes at `p`: the 4-bit prefix, 33 bits with marker bits.
+    static func storeTimestamp(_ prefix: UInt8, _ value: Int64, _ p: UnsafeMutableRawPointer) {
         let t = value & ((1 << 33) - 1)
-        return [prefix << 4 | UInt8(truncatingIfNeeded: t >> 29) & 0x0E | 1, UInt8(truncatingIfNeeded: t >> 22),
-                UInt8(truncatingIfNeeded: t >> 14) | 1, UInt8(truncatingIfNeeded: t >> 7), UInt8(truncatingIfNeeded: t << 1) | 1]
+        p.storeBytes(of: prefix << 4 | UInt8(truncatingIfNeeded: t >> 29) & 0x0E | 1, toByteOffset: 0, as: UInt8.self)
+        p.storeBytes(of: UInt8(truncatingIfNeeded: t >> 22), toByteOffset: 1, as: UInt8.self)
+        p.storeBytes(of: UInt8(truncatingIfNeeded: t >> 14) | 1, toByteOffset: 2, as: UInt8.self)
+        p.storeBytes(of: UInt8(truncatingIfNeeded: t >> 7), toByteOffset: 3, as: UInt8.self)
+        p.storeBytes(of: UInt8(truncatingIfNeeded: t << 1) | 1, toByteOffset: 4, as: UInt8.self)
     }
 
     /// A PCR (27 MHz) as the adaptation field's 6 bytes at `p`: 33-bit base, 6 reserved bits, 9-bit extension.
     static func storePCR(_ pcr: Int64, _ p: UnsafeMutableRawPointer) {
         let base = pcr / 300 & ((1 << 33) - 1), ext = pcr % 300
-        let bytes = [UInt8(truncatingIfNeeded: base >> 25), UInt8(truncatingIfNeeded: base >> 17), UInt8(truncatingIfNeeded: base >> 9),
-                     UInt8(truncatingIfNeeded: base >> 1), UInt8(truncatingIfNeeded: base << 7 | ext >> 8 | 0x7E), UInt8(truncatingIfNeeded: ext)]
-        for (i, b) in bytes.enumerated() { p.storeBytes(of: b, toByteOffset: i, as: UInt8.self) }
+        p.storeBytes(of: UInt8(truncatingIfNeeded: base >> 25), toByteOffset: 0, as: UInt8.self)
+        p.storeBytes(of: UInt8(truncatingIfNeeded: base >> 17), toByteOffset: 1, as: UInt8.self)
+        p.storeBytes(of: UInt8(truncatingIfNeeded: base >> 9), toByteOffset: 2, as: UInt8.self)
+        p.storeBytes(of: UInt8(truncatingIfNeeded: base >> 1), toByteOffset: 3, as: UInt8.self)
+        p.storeBytes(of: UInt8(truncatingIfNeeded: base << 7 | ext >> 8 | 0x7E), toByteOffset: 4, as: UInt8.self)
+        p.storeBytes(of: UInt8(truncatingIfNeeded: ext), toByteOffset: 5, as: UInt8.self)
     }
 
     private func retransmitTables(force: Bool, pcr: Int64) throws {
