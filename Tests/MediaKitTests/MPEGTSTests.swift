@@ -367,6 +367,64 @@ final class MPEGTSTests: XCTestCase {
         XCTAssertTrue(d.warnings.contains { $0.message.contains("discontinuity indicator on PID 256") }, "\(d.warnings)")
         XCTAssertFalse(d.warnings.contains { $0.message.contains("continuity counter") }, "\(d.warnings)")
     }
+    /// `count` PES of one ADTS frame on PID 0x100 (44.1 kHz); from PES `change` on, PMT
+    /// version 1 (repeated every `every` PES) adds PID 0x101, ADTS at 48 kHz, one frame per PES
+    /// from two PES before it (those two are not listed yet: not read, as by FFmpeg).
+    static func laterPMTStream(count: Int, change: Int, every: Int) -> [UInt8] {
+        var b = Builder()
+        b.tables()
+        var frame48 = adts(120, fill: 0x22)
+        frame48[2] = 0x4C   // sampling_frequency_index 3: 48 kHz
+        let body: [UInt8] = [0xE1, 0x00, 0xF0, 0x00, 0x0F, 0xE1, 0x00, 0xF0, 0x00, 0x0F, 0xE1, 0x01, 0xF0, 0x00]
+        for i in 0..<count {
+            if i >= change && (i - change) % every == 0 {
+                b.packet(pid: 0x1000, start: true, payload: [0] + Builder.section(table: 2, id: 1, version: 1, body))
+            }
+            b.pes(pts: 90000 + Int64(i) * 4180, payload: adts(200))
+            if i >= change - 2 { b.pes(pid: 0x101, streamID: 0xC1, pts: 90000 + Int64(i) * 4180, payload: frame48) }
+        }
+        return b.bytes
+    }
+
+    /// A PMT version that adds a stream after what opening reads: on a seekable source the
+    /// stream is a track from the start (its parameters learned from where the version comes:
+    /// the whole rest of a short file is looked through, places spread through a long one),
+    /// its packets from that PMT on; the same after a seek to the start and from a reader of
+    /// the track alone. A source that cannot seek gives the first track and a warning naming
+    /// the PID it does not read.
+    func testALaterPMTVersionAddsItsStreams() throws {
+        for (count, change, every) in [(40, 20, 1000), (12_000, 6_000, 200)] {
+            let bytes = Self.laterPMTStream(count: count, change: change, every: every)
+            XCTAssertEqual(bytes.count > Int(MPEGTSDemuxer.scanWhole), count > 1000)
+            let expected = (change..<count).map { 90000 + Int64($0) * 4180 }
+            let d = try MPEGTSDemuxer(source: MemorySource(bytes))
+            XCTAssertEqual(d.tracks.map(\.id), [0x100, 0x101])
+            XCTAssertEqual(d.tracks.map(\.parameters.sampleRate), [44100, 48000])
+            let packets = try readAll(d).packets
+            XCTAssertEqual(packets.filter { $0.trackIndex == 1 }.map(\.pts), expected)
+            XCTAssertEqual(packets.filter { $0.trackIndex == 0 }.count, count)
+            XCTAssertFalse(d.warnings.contains { $0.message.contains("PMT") }, "\(d.warnings)")
+            try d.seek(to: 0)
+            XCTAssertEqual(try readAll(d).packets.map { [$0.trackIndex, Int($0.pts)] }, packets.map { [$0.trackIndex, Int($0.pts)] })
+            var own: [Int64] = []
+            while let p = try d.read(track: 1) { own.append(p.pts) }
+            XCTAssertEqual(own, expected)
+
+            var offset = 0
+            let pipe = CallbackSource(name: "-", size: nil, read: { buffer in
+                let n = min(buffer.count, bytes.count - offset)
+                bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + n)])) }
+                offset += n
+                return n
+            }, seek: nil)
+            let p = try MPEGTSDemuxer(source: pipe)
+            XCTAssertEqual(p.tracks.map(\.id), [0x100])
+            XCTAssertEqual(try readAll(p).packets.map(\.pts), packets.filter { $0.trackIndex == 0 }.map(\.pts))
+            XCTAssertTrue(p.warnings.contains { $0.message.contains("the PMT changed (version 0 to 1)") && $0.message.contains("(PID 257)") },
+                          "\(p.warnings)")
+        }
+    }
+
     /// A LOAS frame of `size` bytes in all: with a StreamMuxConfig (audioMuxVersion 0, one
     /// program and layer) whose AudioSpecificConfig is AAC LC, 48 kHz, stereo (11 90), else
     /// one that reuses the last one (useSameStreamMux 1).

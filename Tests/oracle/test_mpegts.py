@@ -277,10 +277,11 @@ def test_timed_id3_like_ffprobe(kind, mk_probe, tmp_path):
 @pytest.mark.parametrize("when", ["opening", "later"])
 def test_pmt_change_like_ffprobe(when, mk_probe, tmp_path):
     """PMT version 0 lists ADTS audio on PID 0x101; version 1 adds a second on PID 0x102.
-    FFmpeg adds the new stream whenever it comes: when version 1 comes while the reader opens
-    (inside the first PES), MediaKit lists the track too, and the packets equal ffprobe's;
-    when it comes after, the tracks stay those of version 0 (they are known once open), a
-    warning says so, and the first track's packets equal ffprobe's."""
+    FFmpeg adds the new stream whenever it comes. When version 1 comes while the reader opens
+    (inside the first PES) MediaKit lists the track at once; when it comes after, opening finds
+    it by looking through the rest of the (seekable) file: either way the tracks and packets
+    equal ffprobe's. From a pipe (no looking ahead) a later version is a warning naming the
+    PID it adds, and the first track's packets equal ffprobe's."""
     cc: dict = {}
     frames = _adts_frames()
 
@@ -301,14 +302,44 @@ def test_pmt_change_like_ffprobe(when, mk_probe, tmp_path):
     path = tmp_path / f"pmt_{when}.ts"
     path.write_bytes(out)
     assert len(lib.ffprobe_json(path)["streams"]) == 2
-    if when == "opening":
-        _codecs_like_ffprobe(path, mk_probe)
-        _packets_like_ffprobe(path, mk_probe)
-        return
-    proc = lib.run([mk_probe, "--packets", path])
-    assert proc.returncode == 0 and b"the PMT changed (version 0 to 1)" in proc.stderr, lib.tail(proc.stderr)
+    _codecs_like_ffprobe(path, mk_probe)
+    _packets_like_ffprobe(path, mk_probe)
+    if when == "later":
+        with open(path, "rb") as f:
+            proc = subprocess.run([str(mk_probe), "--packets", "-"], stdin=f, capture_output=True, timeout=lib.CMD_TIMEOUT)
+        assert proc.returncode == 0 and b"the PMT changed (version 0 to 1)" in proc.stderr and b"(PID 258)" in proc.stderr, lib.tail(proc.stderr)
+        ours = [l for l in proc.stdout.decode().splitlines() if l.strip()]
+        assert ours == [l for l in lib.expected_packets(path) if l.startswith("0,")]
+
+
+@pytest.mark.parametrize("size", ["short", "long"])
+@pytest.mark.parametrize("version", [0, 1])
+def test_joined_captures_like_ffprobe(size, version, mk_probe, tmp_path):
+    """Two of FFmpeg's transport streams joined (`cat a.ts b.ts`, as captures and HLS segments
+    are): H.264 + AAC, then H.264 + AAC + MP2 on a new PID, the second's PMT of version 1 or,
+    as FFmpeg writes by default, the same version 0 with other contents (FFmpeg takes a new
+    CRC for a change). The joined file is under MPEGTSDemuxer.scanWhole (4 MiB: the
+    whole rest looked through) or well over it (16 places in it). ffprobe lists the MP2 stream and its
+    packets; so does MediaKit, whose packets equal ffprobe's (the continuity counters jump at
+    the join: warnings); from a pipe the MP2 stream is a warning."""
+    dims = "320x240" if size == "short" else "800x600"
+    common = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", f"testsrc2=d=3:s={dims}:r=25"]
+    x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-g", "25"] + (["-qp", "0"] if size == "long" else [])
+    a, b = tmp_path / "a.ts", tmp_path / "b.ts"
+    lib.run(common + ["-f", "lavfi", "-i", "sine=d=3", *x264, "-c:a", "aac", "-f", "mpegts", a])
+    lib.run(common + ["-f", "lavfi", "-i", "sine=d=3:f=880", "-f", "lavfi", "-i", "sine=d=3:f=220", "-map", "0", "-map", "1",
+                      "-map", "2", *x264, "-c:a:0", "aac", "-c:a:1", "mp2", "-tables_version", str(version), "-f", "mpegts", b])
+    path = tmp_path / "joined.ts"
+    path.write_bytes(a.read_bytes() + b.read_bytes())
+    assert path.stat().st_size < 4 << 20 if size == "short" else path.stat().st_size > 5 << 20
+    assert [s["codec_name"] for s in lib.ffprobe_json(path)["streams"]] == ["h264", "aac", "mp2"]
+    _codecs_like_ffprobe(path, mk_probe)
+    _packets_like_ffprobe(path, mk_probe)
+    with open(path, "rb") as f:
+        proc = subprocess.run([str(mk_probe), "--packets", "-"], stdin=f, capture_output=True, timeout=lib.CMD_TIMEOUT)
+    assert proc.returncode == 0 and b"the streams it adds (PID 258) are not read" in proc.stderr, lib.tail(proc.stderr)
     ours = [l for l in proc.stdout.decode().splitlines() if l.strip()]
-    assert ours == [l for l in lib.expected_packets(path) if l.startswith("0,")]
+    assert ours == [l for l in lib.expected_packets(path) if not l.startswith("2,")]
 
 
 def test_garbage_is_an_error_naming_what_it_saw(mk_probe, tmp_path):

@@ -44,12 +44,17 @@
 ///
 /// The source is read forward, in chunks: a pipe works (without seeking). Opening reads ahead until
 /// every track's first frame told its parameters (at most ``probeBytes``); those packets
-/// are kept and returned first. A new PMT version read then adds the PIDs it brings as tracks
-/// after the first ones (FFmpeg adds them as new streams); one that comes later is a warning,
-/// its new streams not read (the tracks are known once open).
+/// are kept and returned first. A new PMT version (or the same version with other contents,
+/// as where two captures were joined) adds the PIDs it brings as tracks after the first ones,
+/// as FFmpeg adds them as new streams. The tracks are known once open, so on a seekable source
+/// opening also looks for later PMT versions (``scanWhole``, ``scanWindows``) and learns the
+/// parameters of the streams they add from where they come; their packets come from the
+/// transport packet where the version listing them is read, as in FFmpeg. A later version that
+/// adds a stream opening did not find (a pipe, or a version between the places looked at) is a
+/// warning naming its PIDs, which are not read.
 public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
-    /// The tracks of the first program, in PMT order (then the ones a new PMT version read
-    /// while opening adds).
+    /// The tracks of the first program, in PMT order (then the ones later PMT versions add, in
+    /// the order they come).
     public private(set) var tracks: [Track] = []
     /// Not known without reading the whole file: nil.
     public let duration: Double? = nil
@@ -67,6 +72,20 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     public static let maxPESBytes = 16 << 20
     /// How far opening reads to learn the tracks' parameters: 16 MiB.
     public static let probeBytes: Int64 = 16 << 20
+    /// On a seekable source, the rest of the file after what opening read is looked through for
+    /// later PMT versions when it is at most this long: 4 MiB.
+    public static let scanWhole: Int64 = 4 << 20
+    /// On a longer file, the number of places spread evenly through the rest where opening looks
+    /// for later PMT versions (``scanWindow`` bytes at each; a PMT repeats every 0.1 to 0.5 s
+    /// in broadcasts and FFmpeg's output): 16.
+    public static let scanWindows = 16
+    /// The bytes read at each of the ``scanWindows`` places: 512 KiB.
+    public static let scanWindow = 512 << 10
+    /// How many later PMT versions opening learns streams of (each reading at most
+    /// ``laterProbeBytes`` from where it was found): 4.
+    static let maxLaterVersions = 4
+    /// How far opening reads from a later PMT version to learn the parameters of its streams: 4 MiB.
+    static let laterProbeBytes: Int64 = 4 << 20
     /// How many warnings are kept: 200.
     public static let maxWarnings = 200
     /// FFmpeg's MAX_PES_PAYLOAD: the part of an unbounded PES its mpegts reader passes on at once.
@@ -96,9 +115,18 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     @exclusivity(unchecked) private var pmtPID: Int?
     private var programNumber: Int?
     private var pmtVersion: Int?
+    /// The CRC of the PMT section read last: the same version with another CRC is a change too (FFmpeg's skip_identical).
+    private var pmtCRC: UInt32?
     private var pmtChangeReported = false
     /// True while opening reads ahead (``learnTracks()``): a new PMT version still adds tracks.
     private var learning = false
+    /// The streams later PMT versions add (found at open by ``scanLaterPMTs()``): tracks from
+    /// the start, read once a PMT listing them is (``byPID`` has them from then on).
+    private var laterStreams: [TSElementaryStream] = []
+    /// A reader that learns later streams' parameters (``init(learning:at:pids:)``): the PIDs
+    /// whose parameters it waits for, and how far it reads.
+    private var wantedPIDs: Set<Int>?
+    private var learnLimit = MPEGTSDemuxer.probeBytes
     private var scrambledPIDs: Set<Int> = []
     @exclusivity(unchecked) private var ended = false
     private var cut: TruncationState = TruncationState()
@@ -144,6 +172,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         startOffset = Int64(sync.start)
         offset = startOffset
         try learnTracks()
+        scanLaterPMTs()
     }
 
     private init(copyOf other: MPEGTSDemuxer, track: Int) throws {
@@ -154,15 +183,40 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         startOffset = other.startOffset
         offset = startOffset
         onlyTrack = track
+        laterStreams = other.laterStreams.map { $0.definition() }
         try learnTracks()
+    }
+
+    /// A reader of `other`'s source from `offset` (a transport packet's start) that reads until
+    /// the streams of `pids` told their parameters, at most ``laterProbeBytes``.
+    private init(learning other: MPEGTSDemuxer, at offset: Int64, pids: Set<Int>) throws {
+        source = other.source
+        chunks = ReadAhead(source: other.source)
+        path = other.path
+        packetSize = other.packetSize
+        startOffset = offset
+        self.offset = offset
+        pmtPID = other.pmtPID   // a PMT before the next PAT counts
+        programNumber = other.programNumber
+        wantedPIDs = pids
+        learnLimit = Self.laterProbeBytes
+        try learnTracks()
+    }
+
+    /// True once the streams opening waits for told their parameters (all of them, or those of
+    /// ``wantedPIDs``).
+    private var parametersLearned: Bool {
+        let waiting = wantedPIDs.map { pids in streams.filter { pids.contains($0.pid) } } ?? streams
+        guard !waiting.isEmpty, waiting.count >= wantedPIDs?.count ?? 0 else { return false }
+        return waiting.allSatisfy { $0.parametersKnown || $0.framing == .whole && $0.sawPacket }
     }
 
     private func learnTracks() throws {
         learning = true
         defer { learning = false }
-        while !ended && offset - startOffset < Self.probeBytes {
+        while !ended && offset - startOffset < learnLimit {
             try step()
-            if !streams.isEmpty && streams.allSatisfy({ $0.parametersKnown || $0.framing == .whole && $0.sawPacket }) { break }
+            if parametersLearned { break }
         }
         guard pmtPID != nil else {
             throw MediaError(.invalidData, "no PAT (program association table, PID 0) in the first \(offset - startOffset) bytes",
@@ -179,18 +233,125 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             for i in queue.indices where queue[i].trackIndex == s.index && queue[i].duration == 0 { queue[i].duration = s.frameTicks }
             if s.held?.duration == 0 { s.held?.duration = s.frameTicks }
         }
-        tracks = streams.map { s in
-            var t = Track(index: s.index, id: s.pid, parameters: s.parameters, timeBase: Rational(1, Self.clock), duration: 0,
-                          unsupportedReason: s.unsupportedReason)
-            // ffprobe's stream tag: the PMT's ISO 639 language descriptor.
-            if let language = s.language {
-                t.metadata.appendTrackField(key: "language", nativeKey: "ISO_639_language_descriptor", ffmpegKey: "language", value: language)
-            }
-            if s.framing == .whole && t.unsupportedReason == nil {
-                t.unsupportedReason = "stream type \(TSElementaryStream.tag(s.streamType)) is not a codec MediaKit reads from MPEG-TS"
-            }
-            return t
+        // The streams of later PMT versions follow, not read until such a version comes.
+        for s in laterStreams where !streams.contains(where: { $0 === s }) {
+            s.restart(); s.sawPacket = false
+            streams.append(s)
         }
+        tracks = streams.map(track)
+    }
+
+    /// The track of a stream.
+    private func track(_ s: TSElementaryStream) -> Track {
+        var t = Track(index: s.index, id: s.pid, parameters: s.parameters, timeBase: Rational(1, Self.clock), duration: 0,
+                      unsupportedReason: s.unsupportedReason)
+        // ffprobe's stream tag: the PMT's ISO 639 language descriptor.
+        if let language = s.language {
+            t.metadata.appendTrackField(key: "language", nativeKey: "ISO_639_language_descriptor", ffmpegKey: "language", value: language)
+        }
+        if s.framing == .whole && t.unsupportedReason == nil {
+            t.unsupportedReason = "stream type \(TSElementaryStream.tag(s.streamType)) is not a codec MediaKit reads from MPEG-TS"
+        }
+        return t
+    }
+
+    /// On a seekable source, looks for PMT versions after the part opening read (all of it up to
+    /// ``scanWhole``, else ``scanWindows`` places): the streams they add become tracks after the
+    /// others, their parameters learned by reading from where the version was found. Damage
+    /// there is passed over (reading itself reports it).
+    private func scanLaterPMTs() {
+        guard source.isSeekable, let size = source.knownSize, !ended, let pmtPID, let programNumber, let pmtCRC else { return }
+        let rest = size - offset
+        guard rest > Int64(packetSize) else { return }
+        var places: [(offset: Int64, count: Int)] = []
+        if rest <= Self.scanWhole {
+            places = [(offset, Int(rest))]
+        } else {
+            let step = (rest - Int64(Self.scanWindow)) / Int64(Self.scanWindows)
+            places = (1...Self.scanWindows).map { (offset + step * Int64($0), Self.scanWindow) }
+        }
+        var seen: Set<UInt32> = [pmtCRC]
+        var versions = 0
+        for place in places {
+            guard let bytes = try? source.readUpTo(at: place.offset, count: place.count) else { continue }
+            for found in Self.sections(in: bytes, packetSize: packetSize, pid: pmtPID) {
+                let s = found.section
+                guard s[0] == 2, Int(s[3]) << 8 | Int(s[4]) == programNumber, seen.insert(Self.sectionCRC(s)).inserted else { continue }
+                let pmt = pmtEntries(s)
+                let new = pmt.streams.filter { e in byPID[e.pid] == nil && !laterStreams.contains { $0.pid == e.pid } }
+                guard !new.isEmpty, versions < Self.maxLaterVersions else { continue }
+                versions += 1
+                let learner = try? MPEGTSDemuxer(learning: self, at: place.offset + Int64(found.packet), pids: Set(new.map(\.pid)))
+                for e in new {
+                    let stream = Self.stream(e, index: streams.count, programRegistration: pmt.registration)
+                    if let learned = learner?.streams.first(where: { $0.pid == e.pid && $0.framing == stream.framing }) {
+                        stream.learn(from: learned)
+                    }
+                    laterStreams.append(stream)
+                    streams.append(stream)
+                }
+            }
+        }
+        tracks = streams.map(track)
+    }
+
+    /// The PSI sections of `pid` that `bytes` (transport packets from any offset) hold whole,
+    /// with a valid CRC and current, each with the offset of the transport packet it begins
+    /// in. Out of sync, the next run of two packets is looked for.
+    static func sections(in bytes: [UInt8], packetSize: Int, pid: Int) -> [(section: [UInt8], packet: Int)] {
+        var out: [(section: [UInt8], packet: Int)] = []
+        var buffer: [UInt8] = []
+        var bufferPacket = 0
+        let lead = packetSize - 188
+        var i = 0
+        // Takes the whole sections off the buffer's front; the next one begins in packet `here`.
+        func complete(_ here: Int) {
+            while buffer.count >= 3 {
+                if buffer[0] == 0xFF { buffer = []; return }   // stuffing: no more sections in this payload
+                let length = 3 + (Int(buffer[1] & 0x0F) << 8 | Int(buffer[2]))
+                guard buffer.count >= length else { return }
+                let section = Array(buffer[0..<length])
+                if length >= 12, section[1] & 0x80 != 0, section[5] & 1 == 1, MPEGTS.crc32(section) == 0 {
+                    out.append((section, bufferPacket))
+                }
+                buffer.removeFirst(length)
+                bufferPacket = here
+            }
+        }
+        while i + packetSize <= bytes.count {
+            let b = i + lead
+            guard bytes[b] == 0x47, b + packetSize >= bytes.count || bytes[b + packetSize] == 0x47 else {
+                buffer = []
+                i += 1
+                continue
+            }
+            defer { i += packetSize }
+            guard Int(bytes[b + 1] & 0x1F) << 8 | Int(bytes[b + 2]) == pid, bytes[b + 1] & 0x80 == 0, bytes[b + 3] & 0xC0 == 0 else { continue }
+            let afc = Int(bytes[b + 3] >> 4) & 3
+            guard afc & 1 != 0 else { continue }
+            var start = b + 4
+            if afc & 2 != 0 { start += 1 + Int(bytes[b + 4]) }
+            guard start < b + 188 else { continue }
+            var payload = bytes[start..<(b + 188)]
+            if bytes[b + 1] & 0x40 != 0 {
+                let pointer = Int(bytes[start])
+                payload = payload.dropFirst()
+                guard payload.count > pointer else { buffer = []; continue }
+                if !buffer.isEmpty { buffer += payload.prefix(pointer); complete(i) }
+                buffer = Array(payload.dropFirst(pointer))
+                bufferPacket = i
+            } else {
+                guard !buffer.isEmpty else { continue }
+                buffer += payload
+            }
+            complete(i)
+        }
+        return out
+    }
+
+    /// A section's CRC_32 field (its last 4 bytes).
+    private static func sectionCRC(_ s: [UInt8]) -> UInt32 {
+        s.suffix(4).reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     // MARK: reading
@@ -306,11 +467,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     /// streams' partial PES and held frames go, timestamps unwrap near `near`.
     private func restartStreams(at offset: Int64, near: Int64?) {
         queue = []; queueHead = 0
-        for s in streams {
-            s.dropPES(); s.lastCC = -1
-            s.pending = []; s.pendingBase = 0; s.starts = []; s.previousFrameStart = -1
-            s.nextTimestamp = Packet.noTimestamp; s.held = nil; s.prefix = nil
-        }
+        for s in streams { s.restart() }
         sectionBuffers = [:]
         sectionCC = [:]
         ended = false
@@ -558,50 +715,91 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         }
     }
 
-    /// Reads the program's PMT: its first version makes the tracks. A new version that comes
-    /// while opening reads ahead adds its new PIDs as tracks after the others, as FFmpeg adds
-    /// them as new streams (a PID already read keeps its codec, as in FFmpeg); once the tracks
-    /// are out, a new version is a warning (``Demuxer/tracks`` does not grow).
+    /// Reads the program's PMT: its first version makes the tracks. A new version (or the same
+    /// with another CRC) that comes while opening reads ahead adds its new PIDs as tracks after
+    /// the others, as FFmpeg adds them as new streams (a PID already read keeps its codec, as in
+    /// FFmpeg); once the tracks are out, a new version starts the streams of its PIDs that
+    /// opening found further on (``laterStreams``), and any other PID it adds is a warning.
     private func readPMT(_ s: [UInt8], at: Int64) {
+        guard Int(s[3]) << 8 | Int(s[4]) == programNumber else { return }   // another program's PMT on the same PID
         let version = Int(s[5] >> 1) & 0x1F
+        let crc = Self.sectionCRC(s)
+        let previous = pmtVersion
         if let pmtVersion {
-            guard version != pmtVersion else { return }
-            guard learning else {
-                if !pmtChangeReported {
-                    warn("the PMT changed (version \(pmtVersion) to \(version)) after the tracks were read; the streams it adds are not read",
-                         at: at, "PMT")
-                    pmtChangeReported = true
-                }
-                return
-            }
+            guard version != pmtVersion || crc != pmtCRC else { return }
         }
         pmtVersion = version
+        pmtCRC = crc
+        let pmt = pmtEntries(s)
+        if let previous, !learning {
+            var unread: [Int] = []
+            var problems: [String] = []
+            for e in pmt.streams {
+                if let known = byPID[e.pid] {
+                    let type = known._withUnsafeGuaranteedRef { $0.streamType }
+                    if type != e.type {
+                        problems.append("PID \(e.pid) is stream type \(TSElementaryStream.tag(e.type)) now, still read as \(TSElementaryStream.tag(type))")
+                    }
+                } else if let later = laterStreams.first(where: { $0.pid == e.pid }) {
+                    byPID[e.pid] = Unmanaged.passUnretained(later)
+                } else {
+                    unread.append(e.pid)
+                }
+            }
+            if !unread.isEmpty {
+                problems.append("the streams it adds (PID " + unread.map(String.init).joined(separator: ", ") + ") are not read"
+                               + (source.isSeekable ? "" : " (a source that cannot seek is not looked through for them when opened)"))
+            }
+            if !problems.isEmpty && !pmtChangeReported {
+                warn("the PMT changed (version \(previous) to \(version)) after the tracks were read; " + problems.joined(separator: "; "),
+                     at: at, "PMT")
+                pmtChangeReported = true
+            }
+            return
+        }
+        for e in pmt.streams where byPID[e.pid] == nil {
+            let stream = Self.stream(e, index: streams.count, programRegistration: pmt.registration)
+            streams.append(stream)
+            byPID[e.pid] = Unmanaged.passUnretained(stream)
+        }
+    }
+
+    /// One elementary stream of a PMT: its stream type, PID and descriptors.
+    typealias PMTEntry = (type: UInt8, pid: Int, descriptors: [(tag: UInt8, body: [UInt8])])
+
+    /// A PMT section's streams (not those on PID 0, the PMT's own or the null PID) and the
+    /// program's registration descriptor.
+    private func pmtEntries(_ s: [UInt8]) -> (registration: String?, streams: [PMTEntry]) {
         let end = s.count - 4
         let programInfo = Int(s[10] & 0x0F) << 8 | Int(s[11])
         var i = 12 + programInfo
-        let programRegistration = Self.registration(Self.descriptors(s, 12, min(i, end)))
-        var index = streams.count
+        let registration = Self.registration(Self.descriptors(s, 12, min(i, end)))
+        var out: [PMTEntry] = []
         while i + 5 <= end {
             let type = s[i]
             let pid = Int(s[i + 1] & 0x1F) << 8 | Int(s[i + 2])
             let infoLength = Int(s[i + 3] & 0x0F) << 8 | Int(s[i + 4])
             let descriptors = Self.descriptors(s, i + 5, min(i + 5 + infoLength, end))
             i += 5 + infoLength
-            guard byPID[pid] == nil, pid != 0, pid != pmtPID, pid < 0x1FFF else { continue }
-            let (framing, parameters) = TSElementaryStream.classify(streamType: type, descriptors: descriptors,
-                                                                    registration: Self.registration(descriptors),
-                                                                    programRegistration: programRegistration)
-            let stream = TSElementaryStream(pid: pid, index: index, streamType: type, framing: framing, parameters: parameters)
-            stream.language = Self.language(descriptors)
-            if framing == .pgs || framing == .timedID3 { stream.parametersKnown = true }   // nothing to learn from the stream
-            if framing == .dvbSubtitle, let d = descriptors.first(where: { $0.tag == 0x59 }) {
-                stream.parametersKnown = true   // all from the descriptor
-                if stream.language == nil { stream.language = TSElementaryStream.dvbSubtitleLanguages(d.body) }
-            }
-            index += 1
-            streams.append(stream)
-            byPID[pid] = Unmanaged.passUnretained(stream)
+            guard pid != 0, pid != pmtPID, pid < 0x1FFF, !out.contains(where: { $0.pid == pid }) else { continue }
+            out.append((type, pid, descriptors))
         }
+        return (registration, out)
+    }
+
+    /// The stream a PMT entry makes, as track `index`.
+    private static func stream(_ e: PMTEntry, index: Int, programRegistration: String?) -> TSElementaryStream {
+        let (framing, parameters) = TSElementaryStream.classify(streamType: e.type, descriptors: e.descriptors,
+                                                                registration: registration(e.descriptors),
+                                                                programRegistration: programRegistration)
+        let stream = TSElementaryStream(pid: e.pid, index: index, streamType: e.type, framing: framing, parameters: parameters)
+        stream.language = language(e.descriptors)
+        if framing == .pgs || framing == .timedID3 { stream.parametersKnown = true }   // nothing to learn from the stream
+        if framing == .dvbSubtitle, let d = e.descriptors.first(where: { $0.tag == 0x59 }) {
+            stream.parametersKnown = true   // all from the descriptor
+            if stream.language == nil { stream.language = TSElementaryStream.dvbSubtitleLanguages(d.body) }
+        }
+        return stream
     }
 
     private static func descriptors(_ s: [UInt8], _ from: Int, _ to: Int) -> [(tag: UInt8, body: [UInt8])] {

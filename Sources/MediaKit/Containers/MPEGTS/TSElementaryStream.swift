@@ -99,6 +99,32 @@ final class TSElementaryStream {
         self.parameters = parameters
     }
 
+    /// Forgets what was read (the open PES, the bytes not cut into frames, the held access
+    /// unit), keeping what was learned of the stream: reading goes on elsewhere.
+    func restart() {
+        dropPES(); lastCC = -1
+        pending = []; pendingBase = 0; starts = []; previousFrameStart = -1
+        nextTimestamp = Packet.noTimestamp; held = nil; prefix = nil
+    }
+
+    /// Takes what `other` (the same PID read by another reader) learned of the stream: its
+    /// parameters and what comes with them.
+    func learn(from other: TSElementaryStream) {
+        parameters = other.parameters
+        parametersKnown = other.parametersKnown
+        unsupportedReason = other.unsupportedReason
+        frameTicks = other.frameTicks
+        latmFrame = other.latmFrame
+    }
+
+    /// A new stream with what this one is and learned, nothing read yet.
+    func definition() -> TSElementaryStream {
+        let s = TSElementaryStream(pid: pid, index: index, streamType: streamType, framing: framing, parameters: parameters)
+        s.language = language
+        s.learn(from: self)
+        return s
+    }
+
     /// What PMT entry makes which stream: FFmpeg's stream type table (mpegts.c
     /// `ISO_types`, `HDMV_types`, the registration descriptors, descriptor 0x6A / 0x7A /
     /// 0x7A of DVB, and the metadata descriptor's format, `METADATA_types`); anything else (Opus's 'Opus' registration included: its control headers are
