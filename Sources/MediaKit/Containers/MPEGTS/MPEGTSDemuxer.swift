@@ -281,7 +281,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 let new = pmt.streams.filter { e in byPID[e.pid] == nil && !laterStreams.contains { $0.pid == e.pid } }
                 guard !new.isEmpty, versions < Self.maxLaterVersions else { continue }
                 versions += 1
-                let learner = try? MPEGTSDemuxer(learning: self, at: place.offset + Int64(found.packet), pids: Set(new.map(\.pid)))
+                let learner = try? MPEGTSDemuxer(learning: self, at: place.offset + Int64(found.sectionStart), pids: Set(new.map(\.pid)))
                 for e in new {
                     let stream = Self.stream(e, index: streams.count, programRegistration: pmt.registration)
                     if let learned = learner?.streams.first(where: { $0.pid == e.pid && $0.framing == stream.framing }) {
@@ -298,8 +298,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     /// The PSI sections of `pid` that `bytes` (transport packets from any offset) hold whole,
     /// with a valid CRC and current, each with the offset of the transport packet it begins
     /// in. Out of sync, the next run of two packets is looked for.
-    static func sections(in bytes: [UInt8], packetSize: Int, pid: Int) -> [(section: [UInt8], packet: Int)] {
-        var out: [(section: [UInt8], packet: Int)] = []
+    static func sections(in bytes: [UInt8], packetSize: Int, pid: Int) -> [(section: [UInt8], sectionStart: Int)] {
+        var out: [(section: [UInt8], sectionStart: Int)] = []
         var buffer: [UInt8] = []
         var bufferPacket = 0
         let lead = packetSize - 188
