@@ -165,7 +165,24 @@ final class ForwardReader: @unchecked Sendable {
         guard ahead.readsAhead, run >= Self.runBeforeBlocks, count > 0 else { return try source.read(at: offset, count: count) }
         let size = Int64(Self.blockSize)
         var missing = false
-        let bytes = try [UInt8](unsafeUninitializedCapacity: count) { buf, initialized in
+        let bytes: [UInt8]
+        do {
+            bytes = try blockBytes(at: offset, count: count, size: size, missing: &missing)
+        } catch {
+            // A block failed to read (EIO somewhere in its 512 KiB): the request's own bytes are
+            // read directly, and their error, if they have one, is the one thrown.
+            block = []
+            blockStart = -1
+            return try source.read(at: offset, count: count)
+        }
+        // Past the blocks' end: read directly (its error names the end, or the bytes are there now).
+        return missing ? try source.read(at: offset, count: count) : bytes
+    }
+
+    /// `count` bytes at `offset` copied out of the blocks read ahead; `missing` when the blocks
+    /// end first (nothing is copied then).
+    private func blockBytes(at offset: Int64, count: Int, size: Int64, missing: inout Bool) throws -> [UInt8] {
+        try [UInt8](unsafeUninitializedCapacity: count) { buf, initialized in
             var done = 0
             while done < count {
                 let at = offset + Int64(done)
@@ -184,7 +201,5 @@ final class ForwardReader: @unchecked Sendable {
             }
             initialized = missing ? 0 : count
         }
-        // Past the blocks' end: read directly (its error names the end, or the bytes are there now).
-        return missing ? try source.read(at: offset, count: count) : bytes
     }
 }

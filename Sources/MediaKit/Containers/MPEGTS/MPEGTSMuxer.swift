@@ -649,14 +649,20 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         if !wroteAnything && !streams.isEmpty { try retransmitTables(force: true, pcr: 0) }
         // The finished file is closed and renamed on its writer's thread while this one fills
         // the next; at most one such commit runs (the previous one's outcome is taken first).
-        let previous = pendingCommit
-        pendingCommit = nil
-        try previous?.wait()
+        try waitForPendingCommit()
         pendingCommit = try file.commitInBackground()
         completed.append(file.path)
         file = try OutputFile(path: path)
         resendTables = true
         wroteAnything = false
+    }
+
+    /// Waits for the segment committed in the background, if one is: its write, close or rename
+    /// failure is thrown (once: it is no longer pending after).
+    private func waitForPendingCommit() throws {
+        let previous = pendingCommit
+        pendingCommit = nil
+        try previous?.wait()
     }
 
     /// Writes the packets still held and renames the file into place. - Throws: `.io`; the
@@ -666,9 +672,7 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
         do {
             try flushAll()
             finished = true
-            let previous = pendingCommit
-            pendingCommit = nil
-            try previous?.wait()
+            try waitForPendingCommit()
             try file.commit()
         } catch {
             finished = true
@@ -681,8 +685,7 @@ public final class MPEGTSMuxer: Muxer, SegmentingMuxer, @unchecked Sendable {
     public func cancel() {
         finished = true
         file.discard()
-        try? pendingCommit?.wait()
-        pendingCommit = nil
+        try? waitForPendingCommit()
         for p in completed { try? FileManager.default.removeItem(atPath: p) }
     }
 }
