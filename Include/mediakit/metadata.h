@@ -1,4 +1,4 @@
-/* MediaKit C API: tags, chapters and attachments of a demuxer (issue 33).
+/* MediaKit C API: tags, chapters, markers and attachments of a demuxer (issue 33).
  *
  * Ownership: every string and byte pointer these calls return is BORROWED from the demuxer and
  * stays valid until mk_demuxer_close() on it (the metadata does not change after opening). The
@@ -33,6 +33,15 @@ mk_status mk_demuxer_chapter_count(mk_demuxer *demuxer, int32_t *count);
  *  *title its title ("" when none; borrowed). Errors: MK_EINVAL (a NULL output, index out of range). */
 mk_status mk_demuxer_chapter_at(mk_demuxer *demuxer, int32_t index, int64_t *start, int64_t *end,
                                 int64_t *time_base_num, int64_t *time_base_den, const char **title);
+
+/** Sets *count to the number of markers: named places in the sound (an AIFF file's MARK chunk;
+ *  0 for other formats; FFmpeg does not read them). Errors: MK_EINVAL. */
+mk_status mk_demuxer_marker_count(mk_demuxer *demuxer, int32_t *count);
+/** Marker `index` (0 <= index < count, in file order): *frame its position in sample frames from
+ *  the start of the sound, *id the file's identifier for it (AIFF's MarkerId; id may be NULL when
+ *  not wanted), *name its name (UTF-8, "" when none; borrowed, see above).
+ *  Errors: MK_EINVAL (NULL frame / name, index out of range). */
+mk_status mk_demuxer_marker_at(mk_demuxer *demuxer, int32_t index, int64_t *frame, int32_t *id, const char **name);
 
 /** Sets *count to the number of attachments (cover art, attached files). Errors: MK_EINVAL. */
 mk_status mk_demuxer_attachment_count(mk_demuxer *demuxer, int32_t *count);

@@ -222,7 +222,10 @@ struct Probe: ParsableCommand {
             ["mime_type": a.mimeType, "picture_type": a.pictureType ?? -1, "description": a.description,
              "file_name": a.fileName, "size": a.data.count, "width": a.width, "height": a.height]
         }
-        let data = try JSONSerialization.data(withJSONObject: ["tracks": tracks, "format": format, "chapters": chapters, "attachments": attachments],
+        // Markers (AIFF MARK; ffprobe has none): id, frame, name.
+        let markers: [[String: Any]] = demuxer.markers.map { ["id": $0.id, "frame": $0.frame, "name": $0.name] }
+        let data = try JSONSerialization.data(withJSONObject: ["tracks": tracks, "format": format, "chapters": chapters, "markers": markers,
+                                                               "attachments": attachments],
                                               options: [.prettyPrinted, .sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }

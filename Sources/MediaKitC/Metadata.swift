@@ -10,18 +10,21 @@ final class MetadataStrings {
     let format: [Tag]
     let tracks: [[Tag]]
     let chapters: [(chapter: Chapter, title: CString)]
+    let markers: [(marker: Marker, name: CString)]
     let attachments: [(attachment: Attachment, mime: CString, description: CString, fileName: CString, data: UnsafeMutableBufferPointer<UInt8>)]
 
     convenience init(_ d: Demuxer) {
-        self.init(metadata: d.metadata, tracks: d.tracks.map(\.metadata), chapters: d.chapters, attachments: d.attachments)
+        self.init(metadata: d.metadata, tracks: d.tracks.map(\.metadata), chapters: d.chapters, markers: d.markers, attachments: d.attachments)
     }
 
-    /// The strings of tags, track tags, chapters and attachments (a stream parser's: no tracks).
-    init(metadata: Metadata, tracks trackTags: [Metadata], chapters chapterList: [Chapter], attachments attachmentList: [Attachment]) {
+    /// The strings of tags, track tags, chapters, markers and attachments (a stream parser's: no tracks, no markers).
+    init(metadata: Metadata, tracks trackTags: [Metadata], chapters chapterList: [Chapter], markers markerList: [Marker] = [],
+         attachments attachmentList: [Attachment]) {
         func tags(_ m: Metadata) -> [Tag] { m.map { (CString($0.key), CString($0.nativeKey), CString($0.value)) } }
         format = tags(metadata)
         tracks = trackTags.map { tags($0) }
         chapters = chapterList.map { ($0, CString($0.title ?? "")) }
+        markers = markerList.map { ($0, CString($0.name)) }
         attachments = attachmentList.map { a in
             let data = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(a.data.count, 1))
             _ = data.initialize(from: a.data)
@@ -112,6 +115,27 @@ func lendChapter(_ strings: MetadataStrings, _ index: Int32, _ name: String, _ s
     (start.pointee, end.pointee) = (c.chapter.start, c.chapter.end)
     (timeBaseNum.pointee, timeBaseDen.pointee) = (c.chapter.timeBase.numerator, c.chapter.timeBase.denominator)
     title.pointee = UnsafePointer(c.title.pointer)
+    return MK_OK
+}
+
+@_cdecl("mk_demuxer_marker_count")
+public func mk_demuxer_marker_count(_ d: OpaquePointer?, _ count: UnsafeMutablePointer<Int32>?) -> Int32 {
+    countOut(d, "mk_demuxer_marker_count", count) { .success($0.markers.count) }
+}
+
+@_cdecl("mk_demuxer_marker_at")
+public func mk_demuxer_marker_at(_ d: OpaquePointer?, _ index: Int32, _ frame: UnsafeMutablePointer<Int64>?, _ id: UnsafeMutablePointer<Int32>?,
+                                 _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_marker_at") else { return MK_EINVAL }
+    guard let frame, let name else { return fail(MK_EINVAL, "mk_demuxer_marker_at: frame or name is NULL") }
+    let markers = h.metadataStrings.markers
+    guard index >= 0 && Int(index) < markers.count else {
+        return fail(MK_EINVAL, "mk_demuxer_marker_at: marker \(index) does not exist (there are \(markers.count))")
+    }
+    let m = markers[Int(index)]
+    frame.pointee = m.marker.frame
+    id?.pointee = Int32(clamping: m.marker.id)
+    name.pointee = UnsafePointer(m.name.pointer)
     return MK_OK
 }
 

@@ -1,5 +1,5 @@
-/* Prints a file's tags, chapters and attachments through the C API, one JSON object a line
- * ({"kind":"tag"|"track_tag"|"chapter"|"attachment", ...}); attachment bytes are written to
+/* Prints a file's tags, chapters, markers and attachments through the C API, one JSON object a line
+ * ({"kind":"tag"|"track_tag"|"chapter"|"marker"|"attachment", ...}); attachment bytes are written to
  * ATTACH_DIR/N when a third argument names a folder. Used by Tests/oracle/test_metadata_api.py. */
 #include <mediakit/mediakit.h>
 #include <stdio.h>
@@ -52,6 +52,16 @@ int main(int argc, char **argv) {
         printf("{\"kind\":\"chapter\",\"start\":%lld,\"end\":%lld,\"num\":%lld,\"den\":%lld,\"title\":",
                (long long)start, (long long)end, (long long)num, (long long)den);
         json_string(title);
+        printf("}\n");
+    }
+    mk_demuxer_marker_count(d, &n);
+    for (int32_t i = 0; i < n; i++) {
+        int64_t frame;
+        int32_t id;
+        const char *name;
+        if (mk_demuxer_marker_at(d, i, &frame, &id, &name) != MK_OK) return 1;
+        printf("{\"kind\":\"marker\",\"frame\":%lld,\"id\":%d,\"name\":", (long long)frame, id);
+        json_string(name);
         printf("}\n");
     }
     mk_demuxer_attachment_count(d, &n);

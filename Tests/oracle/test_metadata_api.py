@@ -1,8 +1,10 @@
 """The metadata C API (include/mediakit/metadata.h) over a real file, against ffprobe and ffmpeg
 (the Python API: Bindings/python/tests/test_metadata.py): the same
 tags ffprobe prints (for a format whose libavformat names are the normalised ones: ID3), the
-chapters' exact times and titles, and the cover's bytes as `ffmpeg -map 0:v -c copy` writes them."""
+chapters' exact times and titles, and the cover's bytes as `ffmpeg -map 0:v -c copy` writes them;
+AIFF markers (which FFmpeg does not read) against Python's aifc module."""
 import json
+import warnings
 from fractions import Fraction
 
 import pytest
@@ -49,6 +51,41 @@ def test_c_api_gives_ffprobes_tags_chapters_and_cover(metadata_dump, shared_medi
     assert len(attachments) == len(pictures) == 1
     assert (tmp_path / "0").read_bytes() == _cover(path, pictures[0]["index"], tmp_path / "ref.jpg")
     assert attachments[0]["description"] == pictures[0]["tags"]["title"]
+
+
+@pytest.mark.parametrize("where", ["after the sound", "before COMM"])
+def test_c_api_and_mk_probe_give_aifcs_aiff_markers(where, metadata_dump, mk_probe, tmp_path):
+    """An AIFF with a MARK chunk written by Python's aifc module (an AIFF reader and writer that
+    is not MediaKit; it puts MARK after SSND), and the same chunk moved in front of COMM: the C
+    API's markers and mk-probe's JSON equal aifc's getmarkers() (id, frame, name), in order."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        aifc = pytest.importorskip("aifc", reason="Python 3.13 removed the aifc module (PEP 594)")
+    path = tmp_path / "markers.aiff"
+    w = aifc.open(str(path), "wb")
+    w.setnchannels(1)
+    w.setsampwidth(3)
+    w.setframerate(48000)
+    for marker in [(4, 12, b"attack"), (9, 47999, b"sustain loop"), (1, 100, b"")]:
+        w.setmark(*marker)
+    w.writeframes(bytes(3 * 48000))
+    w.close()
+    if where == "before COMM":
+        b = path.read_bytes()
+        mark = b.index(b"MARK")
+        size = int.from_bytes(b[mark + 4:mark + 8], "big")
+        chunk = b[mark:mark + 8 + size + (size & 1)]
+        rest = b[:mark] + b[mark + len(chunk):]
+        path.write_bytes(rest[:12] + chunk + rest[12:])
+    want = [(i, pos, name.decode()) for i, pos, name in aifc.open(str(path), "rb").getmarkers()]
+    assert len(want) == 3
+    proc = lib.run([metadata_dump, path])
+    lib.check_ok(proc, [metadata_dump, path], who="metadata_dump")
+    lines = [json.loads(l) for l in proc.stdout.decode().splitlines()]
+    assert [(l["id"], l["frame"], l["name"]) for l in lines if l["kind"] == "marker"] == want
+    probed = json.loads(lib.run([mk_probe, "--json", path]).stdout)
+    assert [(m["id"], m["frame"], m["name"]) for m in probed["markers"]] == want
+    assert probed["tracks"][0]["codec"] == "pcm_s24be"
 
 
 @pytest.fixture(scope="module")

@@ -644,6 +644,12 @@ class Demuxer(_Owned):
         return _metadata.read_chapters(self._handle())
 
     @property
+    def markers(self) -> list["_metadata.Marker"]:
+        """Named places in the sound (an AIFF file's ``MARK`` chunk), in file order: frame
+        position, identifier, name. FFmpeg does not read them; empty for other formats."""
+        return _metadata.read_markers(self._handle())
+
+    @property
     def attachments(self) -> list["_metadata.Attachment"]:
         """Cover art and attached files (bytes, MIME type, picture type, description, name)."""
         return _metadata.read_attachments(self._handle())

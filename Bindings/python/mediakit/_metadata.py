@@ -1,5 +1,5 @@
-"""Tags, chapters and attachments of a demuxer (issue 33): ``Demuxer.metadata``,
-``Demuxer.chapters``, ``Demuxer.attachments``, ``Track.metadata``."""
+"""Tags, chapters, markers and attachments of a demuxer (issue 33): ``Demuxer.metadata``,
+``Demuxer.chapters``, ``Demuxer.markers``, ``Demuxer.attachments``, ``Track.metadata``."""
 from __future__ import annotations
 
 import ctypes
@@ -18,13 +18,16 @@ _declare("mk_track_tag_at", c_status,
 _declare("mk_demuxer_chapter_count", c_status, [c_handle, P(ctypes.c_int32)], True)
 _declare("mk_demuxer_chapter_at", c_status,
          [c_handle, ctypes.c_int32, P(ctypes.c_int64), P(ctypes.c_int64), P(ctypes.c_int64), P(ctypes.c_int64), P(ctypes.c_char_p)], True)
+_declare("mk_demuxer_marker_count", c_status, [c_handle, P(ctypes.c_int32)], True)
+_declare("mk_demuxer_marker_at", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_int64), P(ctypes.c_int32), P(ctypes.c_char_p)], True)
 _declare("mk_demuxer_attachment_count", c_status, [c_handle, P(ctypes.c_int32)], True)
 _declare("mk_demuxer_attachment_at", c_status,
          [c_handle, ctypes.c_int32, P(ctypes.POINTER(ctypes.c_uint8)), P(ctypes.c_int64), P(ctypes.c_char_p), P(ctypes.c_int32),
           P(ctypes.c_char_p), P(ctypes.c_char_p)], True)
 
 for _name in ("mk_demuxer_tag_count", "mk_demuxer_tag_at", "mk_track_tag_count", "mk_track_tag_at", "mk_demuxer_chapter_count",
-              "mk_demuxer_chapter_at", "mk_demuxer_attachment_count", "mk_demuxer_attachment_at"):
+              "mk_demuxer_chapter_at", "mk_demuxer_marker_count", "mk_demuxer_marker_at", "mk_demuxer_attachment_count",
+              "mk_demuxer_attachment_at"):
     getattr(lib, _name).errcheck = check   # errors.py set the others' before this module declared these
 
 
@@ -92,6 +95,16 @@ class Chapter:
 
 
 @dataclass(frozen=True)
+class Marker:
+    """A named place in the sound (an AIFF ``MARK`` chunk's marker): its position in sample
+    frames from the start, the file's identifier for it (which AIFF's ``INST`` loops name),
+    and its name ("" when none)."""
+    frame: int
+    id: int
+    name: str
+
+
+@dataclass(frozen=True)
 class Attachment:
     """Cover art or an attached file: its bytes, MIME type, ID3 picture type (3: front cover;
     None for a file that is not a picture), description and file name."""
@@ -131,6 +144,18 @@ def read_chapters(handle: Any) -> list[Chapter]:
         lib.mk_demuxer_chapter_at(handle, i, ctypes.byref(start), ctypes.byref(end), ctypes.byref(num), ctypes.byref(den),
                                   ctypes.byref(title))
         out.append(Chapter(start.value, end.value, Fraction(num.value, den.value or 1), _text(title)))
+    return out
+
+
+def read_markers(handle: Any) -> list[Marker]:
+    """The markers of an open mk_demuxer handle, in file order."""
+    n = ctypes.c_int32()
+    lib.mk_demuxer_marker_count(handle, ctypes.byref(n))
+    out = []
+    for i in range(n.value):
+        frame, marker_id, name = ctypes.c_int64(), ctypes.c_int32(), ctypes.c_char_p()
+        lib.mk_demuxer_marker_at(handle, i, ctypes.byref(frame), ctypes.byref(marker_id), ctypes.byref(name))
+        out.append(Marker(frame.value, marker_id.value, _text(name)))
     return out
 
 

@@ -1,8 +1,10 @@
 """mediakit.Demuxer.metadata / .chapters / .attachments and Track.metadata over real files,
-against ffprobe and ffmpeg (the tags, the chapter times and titles, the cover's bytes)."""
+against ffprobe and ffmpeg (the tags, the chapter times and titles, the cover's bytes); and
+.markers against Python's own aifc module (FFmpeg does not read AIFF markers)."""
 import json
 import os
 import subprocess
+import warnings
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,38 @@ def test_ogg_stream_tags_and_picture(shared_media: Path, tmp_path: Path) -> None
         assert [a.description for a in d.attachments] == [p["tags"].get("title", "") for p in pictures]
         assert d.attachments[0].data == _cover(path, pictures[0]["index"], tmp_path / "ref.img")
         assert d.attachments[0].picture_type is not None
+
+
+def test_aiff_markers_as_aifc_reads_them(tmp_path: Path) -> None:
+    """An AIFF whose MARK chunk Python's aifc module wrote (after the sound, as it writes it;
+    names of odd and even length, one empty): Demuxer.markers gives what aifc's getmarkers()
+    reads back, in order (id, position in frames, name). A file without one has none."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        aifc: Any = pytest.importorskip("aifc", reason="Python 3.13 removed the aifc module (PEP 594)")
+    path = tmp_path / "markers.aiff"
+    w = aifc.open(str(path), "wb")
+    w.setnchannels(2)
+    w.setsampwidth(2)
+    w.setframerate(44100)
+    for marker in [(1, 0, b"start"), (2, 22050, b"loop end"), (5, 44099, b""), (3, 30000, b"x")]:
+        w.setmark(*marker)
+    w.writeframes(bytes(4 * 44100))
+    w.close()
+    want = aifc.open(str(path), "rb").getmarkers()
+    assert len(want) == 4
+    with mediakit.open(path) as d:
+        assert [(m.id, m.frame, m.name.encode()) for m in d.markers] == want
+        assert all(isinstance(m, mediakit.Marker) for m in d.markers)
+    plain = tmp_path / "plain.aiff"
+    w = aifc.open(str(plain), "wb")
+    w.setnchannels(1)
+    w.setsampwidth(2)
+    w.setframerate(8000)
+    w.writeframes(bytes(800))
+    w.close()
+    with mediakit.open(plain) as d:
+        assert d.markers == []
 
 
 def test_mp3_chapters_exact(shared_media: Path) -> None:

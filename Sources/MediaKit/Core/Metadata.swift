@@ -204,3 +204,24 @@ public struct Chapter: Sendable, Hashable {
     /// End in seconds.
     public var endSeconds: Double { Double(end) * timeBase.doubleValue }
 }
+
+/// A named place in the sound, as an AIFF file's `MARK` chunk holds them (AudioToolbox's
+/// `AudioFileMarker`, `kAudioFilePropertyMarkerList`). FFmpeg does not read them.
+public struct Marker: Sendable, Hashable {
+    /// The file's identifier for the marker (AIFF's MarkerId, which the `INST` chunk's sustain
+    /// and release loops name).
+    public var id: Int
+    /// The position, in sample frames from the start of the sound: the marker sits before
+    /// this frame (0: at the start).
+    public var frame: Int64
+    /// The name ("" when none); AIFF's Pascal string read as UTF-8 (ASCII in practice, a byte
+    /// that is not UTF-8 becomes U+FFFD).
+    public var name: String
+
+    /// Creates a marker.
+    public init(id: Int, frame: Int64, name: String) {
+        self.id = id
+        self.frame = frame
+        self.name = name
+    }
+}

@@ -44,6 +44,8 @@ public protocol Demuxer: AnyObject {
     var metadata: Metadata { get }
     /// Chapters, in time order. Empty by default.
     var chapters: [Chapter] { get }
+    /// Markers: named places in the sound (an AIFF file's `MARK` chunk), in file order. Empty by default.
+    var markers: [Marker] { get }
     /// Cover art and attached files, in file order. Empty by default.
     var attachments: [Attachment] { get }
 }
@@ -55,6 +57,8 @@ extension Demuxer {
     public var metadata: Metadata { Metadata() }
     /// No chapters unless a demuxer reads some.
     public var chapters: [Chapter] { [] }
+    /// No markers unless a demuxer reads some.
+    public var markers: [Marker] { [] }
     /// No attachments unless a demuxer reads some.
     public var attachments: [Attachment] { [] }
 

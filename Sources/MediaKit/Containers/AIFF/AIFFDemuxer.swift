@@ -1,8 +1,9 @@
 /// Reads AIFF and AIFF-C files (Apple's Audio Interchange File Format: an IFF `FORM` of
 /// chunks, big-endian), as FFmpeg's aiff demuxer does: the `COMM` chunk (channels, sample
 /// frames, sample size, the 80-bit sample rate and, in AIFF-C, the compression type) and the
-/// `SSND` chunk (its offset to the first sample); every other chunk (`ID3 `, `MARK`, `INST`,
-/// `NAME`, `FVER` ...) is stepped over by its size and pad byte (`FVER` still says whether the
+/// `SSND` chunk (its offset to the first sample); the tags of the text and `ID3 ` chunks, and
+/// the markers of the `MARK` chunk (``markers``, which FFmpeg does not read); every other chunk
+/// (`INST`, `FVER` ...) is stepped over by its size and pad byte (`FVER` still says whether the
 /// file is AIFF-C, as for FFmpeg). Codecs: see `AIFFCodec`.
 ///
 /// One track; packets are runs of whole blocks (sample frames for PCM) of at most 4096 bytes,
@@ -39,6 +40,10 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
     public let attachments: [Attachment]
     /// CHAP frames of an `ID3 ` chunk.
     public let chapters: [Chapter]
+    /// The `MARK` chunk's markers, in the chunk's order: before the sound or, on a source that
+    /// can seek, anywhere in the file (as the tags). A chunk that ends inside a marker keeps the
+    /// whole ones before it; none when the file has no `MARK` chunk.
+    public let markers: [Marker]
 
     /// Reads the `FORM` header and the chunks up to `COMM` and `SSND`.
     /// - Throws: `.invalidData` naming the chunk and offset for a malformed header (no `FORM`,
@@ -70,6 +75,12 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
         var offset = start + 12
         var comm: (offset: Int64, body: [UInt8], aifc: Bool)?
         var ssnd: (offset: Int64, dataStart: Int64, dataEnd: Int64)?
+        var marks: [Marker]?
+        /// The markers of the MARK chunk of `size` bytes at `at` (metadata: a read that fails keeps none).
+        func readMarks(at: Int64, size: Int64) -> [Marker] {
+            guard let b = try? source.readUpTo(at: at + 8, count: Int(min(size, Int64(ChunkMetadata.maxTagChunk)))) else { return [] }
+            return Self.markers(b)
+        }
         scan: while remaining > 0 {
             let header = try source.readUpTo(at: offset, count: 8)
             guard header.count == 8 else { break }
@@ -91,6 +102,8 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
             case "FVER":
                 let body = try source.readUpTo(at: offset + 8, count: 4)
                 if body.count == 4 { version = be32(body, 0) }
+            case "MARK" where marks == nil:
+                marks = readMarks(at: offset, size: size)
             case "SSND":
                 guard size >= 8 else {
                     throw MediaError(.invalidData, "the SSND chunk is \(size) bytes; at least 8 expected (offset and block size)", path: path, offset: offset, context: "SSND")
@@ -116,6 +129,18 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
         guard let comm else {
             throw MediaError(.invalidData, "no COMM chunk found", path: path, offset: offset, context: "COMM")
         }
+        // A MARK chunk after the ones read (aifc and Logic write it after SSND): the rest of a
+        // file that can seek, chunk by chunk, as the tags are read.
+        if marks == nil, source.isSeekable, let end = source.knownSize {
+            var at = offset, visited = 0
+            while at + 8 <= end, visited < ChunkMetadata.maxChunks, let header = try? source.readUpTo(at: at, count: 8), header.count == 8 {
+                visited += 1
+                let size = Int64(be32(header, 4))
+                if text(header[0..<4]) == "MARK" { marks = readMarks(at: at, size: size); break }
+                at += 8 + size + (size & 1)
+            }
+        }
+        markers = marks ?? []
         guard let ssnd else {
             throw MediaError(.invalidData, "no SSND chunk found", path: path, offset: offset, context: "SSND")
         }
@@ -163,6 +188,25 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
         dataEnd = ssnd.dataEnd
         position = ssnd.dataStart
         trackPosition = ssnd.dataStart
+    }
+
+    /// The markers of a `MARK` chunk's body (Audio IFF 1.3: a 16-bit count, then for each marker
+    /// its id (16 bits, signed), position (32 bits, sample frames) and name (a Pascal string: a
+    /// count byte and the text, padded to an even length in all)): the whole markers before
+    /// one that runs past the body.
+    static func markers(_ b: [UInt8]) -> [Marker] {
+        guard b.count >= 2 else { return [] }
+        let count = Int(b[0]) << 8 | Int(b[1])
+        var out: [Marker] = []
+        var i = 2
+        while out.count < count, i + 7 <= b.count {
+            let id = Int(Int16(bitPattern: UInt16(b[i]) << 8 | UInt16(b[i + 1])))
+            let length = Int(b[i + 6])
+            guard i + 7 + length <= b.count else { break }
+            out.append(Marker(id: id, frame: Int64(be32(b, i + 2)), name: String(decoding: b[(i + 7)..<(i + 7 + length)], as: UTF8.self)))
+            i += 7 + length + (length + 1) % 2
+        }
+        return out
     }
 
     private func packet(at offset: inout Int64, cut: inout TruncationState) throws -> Packet? {
