@@ -393,9 +393,11 @@ final class MPEGTSTests: XCTestCase {
     /// the track alone. A source that cannot seek gives the first track and a warning naming
     /// the PID it does not read.
     func testALaterPMTVersionAddsItsStreams() throws {
-        for (count, change, every) in [(40, 20, 1000), (12_000, 6_000, 200)] {
+        for (count, change, every) in [(40, 20, 1000), (10_000, 5_000, 200), (30_000, 15_000, 200)] {
             let bytes = Self.laterPMTStream(count: count, change: change, every: every)
-            XCTAssertEqual(bytes.count > Int(MPEGTSDemuxer.scanWhole), count > 1000)
+            // Under 512 KiB (one window), 3.8 MB (windows in a row), 11 MB (16 places).
+            XCTAssertEqual(bytes.count > MPEGTSDemuxer.scanWindow, count > 1000)
+            XCTAssertEqual(bytes.count > Int(MPEGTSDemuxer.scanWhole), count > 10_000)
             let expected = (change..<count).map { 90000 + Int64($0) * 4180 }
             let d = try MPEGTSDemuxer(source: MemorySource(bytes))
             XCTAssertEqual(d.tracks.map(\.id), [0x100, 0x101])

@@ -72,15 +72,17 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     public static let maxPESBytes = 16 << 20
     /// How far opening reads to learn the tracks' parameters: 16 MiB.
     public static let probeBytes: Int64 = 16 << 20
-    /// On a seekable source, the rest of the file after what opening read is looked through for
-    /// later PMT versions when it is at most this long: 4 MiB.
-    public static let scanWhole: Int64 = 4 << 20
-    /// On a longer file, the number of places spread evenly through the rest where opening looks
-    /// for later PMT versions (``scanWindow`` bytes at each; a PMT repeats every 0.1 to 0.5 s
-    /// in broadcasts and FFmpeg's output): 16.
+    /// On a seekable source, opening looks through the rest of the file after what it read for
+    /// later PMT versions, ``scanWindow`` bytes at a time: all of the rest when it is at most
+    /// ``scanWhole``, else ``scanWindows`` places spread evenly through it, the first where
+    /// opening stopped, the last at the end (a PMT repeats every 0.1 to 0.5 s in broadcasts and
+    /// FFmpeg's output). 16 places.
     public static let scanWindows = 16
-    /// The bytes read at each of the ``scanWindows`` places: 512 KiB.
+    /// The bytes read at a time, and at each of the ``scanWindows`` places: 512 KiB.
     public static let scanWindow = 512 << 10
+    /// The longest rest of a file looked through whole: as many bytes as the ``scanWindows``
+    /// places hold (8 MiB).
+    public static let scanWhole = Int64(scanWindows * scanWindow)
     /// How many later PMT versions opening learns streams of (each reading at most
     /// ``laterProbeBytes`` from where it was found): 4.
     static let maxLaterVersions = 4
@@ -263,17 +265,26 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         guard source.isSeekable, let size = source.knownSize, !ended, let pmtPID, let programNumber, let pmtCRC else { return }
         let rest = size - offset
         guard rest > Int64(packetSize) else { return }
-        var places: [(offset: Int64, count: Int)] = []
+        let window = Int64(Self.scanWindow)
+        var places: [Int64] = []
         if rest <= Self.scanWhole {
-            places = [(offset, Int(rest))]
+            // Windows in a row, each overlapping the one before by 8 packets, so a section (at
+            // most 1024 bytes) that crosses a window's end is whole in the next one.
+            let overlap = 8 * Int64(packetSize)
+            var at = offset
+            while true {
+                places.append(at)
+                if at + window >= size { break }
+                at += window - overlap
+            }
         } else {
-            let step = (rest - Int64(Self.scanWindow)) / Int64(Self.scanWindows)
-            places = (1...Self.scanWindows).map { (offset + step * Int64($0), Self.scanWindow) }
+            let last = Int64(Self.scanWindows - 1)
+            places = (0...last).map { offset + (rest - window) * $0 / last }
         }
         var seen: Set<UInt32> = [pmtCRC]
         var versions = 0
         for place in places {
-            guard let bytes = try? source.readUpTo(at: place.offset, count: place.count) else { continue }
+            guard let bytes = try? source.readUpTo(at: place, count: Self.scanWindow) else { continue }
             for found in Self.sections(in: bytes, packetSize: packetSize, pid: pmtPID) {
                 let s = found.section
                 guard s[0] == 2, Int(s[3]) << 8 | Int(s[4]) == programNumber, seen.insert(Self.sectionCRC(s)).inserted else { continue }
@@ -281,7 +292,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 let new = pmt.streams.filter { e in byPID[e.pid] == nil && !laterStreams.contains { $0.pid == e.pid } }
                 guard !new.isEmpty, versions < Self.maxLaterVersions else { continue }
                 versions += 1
-                let learner = try? MPEGTSDemuxer(learning: self, at: place.offset + Int64(found.sectionStart), pids: Set(new.map(\.pid)))
+                let learner = try? MPEGTSDemuxer(learning: self, at: place + Int64(found.sectionStart), pids: Set(new.map(\.pid)))
                 for e in new {
                     let stream = Self.stream(e, index: streams.count, programRegistration: pmt.registration)
                     if let learned = learner?.streams.first(where: { $0.pid == e.pid && $0.framing == stream.framing }) {
