@@ -172,6 +172,14 @@ if ! python3 -c "import sys; from mypy.version import __version__ as v; sys.exit
     python3 -m mypy --version >/dev/null 2>&1 || die "mypy is still not runnable by $(command -v python3)"
 fi
 
+# aifc, the oracle for AIFF markers (MARK chunks, which FFmpeg does not read;
+# Tests/oracle/test_metadata_api.py, Bindings/python/tests/test_metadata.py): Python's own module
+# up to 3.12; PEP 594 removed it from 3.13, where PyPI's standard-aifc gives the same module.
+if ! python3 -W ignore -c "import aifc" >/dev/null 2>&1; then
+    pip_install standard-aifc
+    python3 -W ignore -c "import aifc" >/dev/null 2>&1 || die "aifc is still not importable by $(command -v python3)"
+fi
+
 # Ray Data, for mediakit.ray and its tests (Bindings/python/tests/test_ray.py) and
 # scripts/bench_ray.sh. Debian has no package of it. About 500 MB installed (ray, pyarrow,
 # pandas), ~1 min.
