@@ -285,14 +285,14 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         var versions = 0
         for place in places {
             guard let bytes = try? source.readUpTo(at: place, count: Self.scanWindow) else { continue }
-            for found in Self.sections(in: bytes, packetSize: packetSize, pid: pmtPID) {
-                let s = found.section
+            for s in Self.sections(in: bytes, packetSize: packetSize, pid: pmtPID) {
                 guard s[0] == 2, Int(s[3]) << 8 | Int(s[4]) == programNumber, seen.insert(Self.sectionCRC(s)).inserted else { continue }
                 let pmt = pmtEntries(s)
                 let new = pmt.streams.filter { e in byPID[e.pid] == nil && !laterStreams.contains { $0.pid == e.pid } }
                 guard !new.isEmpty, versions < Self.maxLaterVersions else { continue }
                 versions += 1
-                let learner = try? MPEGTSDemuxer(learning: self, at: place + Int64(found.sectionStart), pids: Set(new.map(\.pid)))
+                // From the window's start: the version is read within its 512 KiB.
+                let learner = try? MPEGTSDemuxer(learning: self, at: place, pids: Set(new.map(\.pid)))
                 for e in new {
                     let stream = Self.stream(e, index: streams.count, programRegistration: pmt.registration)
                     if let learned = learner?.streams.first(where: { $0.pid == e.pid && $0.framing == stream.framing }) {
@@ -307,28 +307,12 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     }
 
     /// The PSI sections of `pid` that `bytes` (transport packets from any offset) hold whole,
-    /// with a valid CRC and current, each with the offset of the transport packet it begins
-    /// in. Out of sync, the next run of two packets is looked for.
-    static func sections(in bytes: [UInt8], packetSize: Int, pid: Int) -> [(section: [UInt8], sectionStart: Int)] {
-        var out: [(section: [UInt8], sectionStart: Int)] = []
+    /// to be read (``readable(_:)``). Out of sync, the next run of two packets is looked for.
+    static func sections(in bytes: [UInt8], packetSize: Int, pid: Int) -> [[UInt8]] {
+        var out: [[UInt8]] = []
         var buffer: [UInt8] = []
-        var bufferPacket = 0
         let lead = packetSize - 188
         var i = 0
-        // Takes the whole sections off the buffer's front; the next one begins in packet `here`.
-        func complete(_ here: Int) {
-            while buffer.count >= 3 {
-                if buffer[0] == 0xFF { buffer = []; return }   // stuffing: no more sections in this payload
-                let length = 3 + (Int(buffer[1] & 0x0F) << 8 | Int(buffer[2]))
-                guard buffer.count >= length else { return }
-                let section = Array(buffer[0..<length])
-                if length >= 12, section[1] & 0x80 != 0, section[5] & 1 == 1, MPEGTS.crc32(section) == 0 {
-                    out.append((section, bufferPacket))
-                }
-                buffer.removeFirst(length)
-                bufferPacket = here
-            }
-        }
         while i + packetSize <= bytes.count {
             let b = i + lead
             guard bytes[b] == 0x47, b + packetSize >= bytes.count || bytes[b + packetSize] == 0x47 else {
@@ -340,22 +324,11 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             guard Int(bytes[b + 1] & 0x1F) << 8 | Int(bytes[b + 2]) == pid, bytes[b + 1] & 0x80 == 0, bytes[b + 3] & 0xC0 == 0 else { continue }
             let afc = Int(bytes[b + 3] >> 4) & 3
             guard afc & 1 != 0 else { continue }
-            var start = b + 4
-            if afc & 2 != 0 { start += 1 + Int(bytes[b + 4]) }
+            let start = b + 4 + (afc & 2 != 0 ? 1 + Int(bytes[b + 4]) : 0)
             guard start < b + 188 else { continue }
-            var payload = bytes[start..<(b + 188)]
-            if bytes[b + 1] & 0x40 != 0 {
-                let pointer = Int(bytes[start])
-                payload = payload.dropFirst()
-                guard payload.count > pointer else { buffer = []; continue }
-                if !buffer.isEmpty { buffer += payload.prefix(pointer); complete(i) }
-                buffer = Array(payload.dropFirst(pointer))
-                bufferPacket = i
-            } else {
-                guard !buffer.isEmpty else { continue }
-                buffer += payload
+            addPSIPayload(bytes[start..<(b + 188)], start: bytes[b + 1] & 0x40 != 0, to: &buffer) { section in
+                if readable(section) == true { out.append(section) }
             }
-            complete(i)
         }
         return out
     }
@@ -683,36 +656,55 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
 
     private func sectionData(_ pid: Int, _ payload: ArraySlice<UInt8>, start: Bool, at: Int64) {
         var buffer = sectionBuffers[pid] ?? []
+        Self.addPSIPayload(payload, start: start, to: &buffer) { section in
+            switch Self.readable(section) {
+            case nil: break
+            case false?:
+                warn("a section of table \(section[0]) on PID \(pid) has a bad CRC; ignored", at: at, pid == 0 ? "PAT" : "PMT")
+            case true?:
+                if pid == 0 && section[0] == 0 { readPAT(section, at: at) }
+                if pid == pmtPID && section[0] == 2 { readPMT(section, at: at) }
+            }
+        }
+        sectionBuffers[pid] = buffer.isEmpty ? nil : buffer
+    }
+
+    /// Adds a transport packet's payload on a PSI PID to `buffer` (the section being put together
+    /// there) and hands each section it completes, whole, to `section`. With `start`
+    /// (payload_unit_start_indicator) the pointer field says where the section before ends and
+    /// the next begins; without it the payload goes on with the section begun before (and is
+    /// dropped when none was). A stuffing byte (0xFF) where a section would begin ends the packet's sections.
+    static func addPSIPayload(_ payload: ArraySlice<UInt8>, start: Bool, to buffer: inout [UInt8], _ section: ([UInt8]) -> Void) {
+        func complete() {
+            while buffer.count >= 3 {
+                if buffer[0] == 0xFF { buffer = []; return }
+                let length = 3 + (Int(buffer[1] & 0x0F) << 8 | Int(buffer[2]))
+                guard buffer.count >= length else { return }
+                let whole = Array(buffer[0..<length])
+                buffer.removeFirst(length)
+                section(whole)
+            }
+        }
         var rest = payload
         if start {
-            guard let pointer = rest.first, rest.count > Int(pointer) else { sectionBuffers[pid] = nil; return }
+            guard let pointer = rest.first, rest.count > Int(pointer) else { buffer = []; return }
             rest = rest.dropFirst()
-            if !buffer.isEmpty { buffer += rest.prefix(Int(pointer)); completeSections(pid, &buffer, at: at) }
+            if !buffer.isEmpty { buffer += rest.prefix(Int(pointer)); complete() }
             buffer = Array(rest.dropFirst(Int(pointer)))
         } else {
             guard !buffer.isEmpty else { return }
             buffer += rest
         }
-        completeSections(pid, &buffer, at: at)
-        sectionBuffers[pid] = buffer.isEmpty ? nil : buffer
+        complete()
     }
 
-    private func completeSections(_ pid: Int, _ buffer: inout [UInt8], at: Int64) {
-        while buffer.count >= 3 {
-            if buffer[0] == 0xFF { buffer = []; return }   // stuffing: no more sections
-            let length = 3 + (Int(buffer[1] & 0x0F) << 8 | Int(buffer[2]))
-            guard buffer.count >= length else { return }
-            let section = Array(buffer[0..<length])
-            buffer.removeFirst(length)
-            guard length >= 12, section[1] & 0x80 != 0 else { continue }
-            guard MPEGTS.crc32(section) == 0 else {
-                warn("a section of table \(section[0]) on PID \(pid) has a bad CRC; ignored", at: at, pid == 0 ? "PAT" : "PMT")
-                continue
-            }
-            guard section[5] & 1 == 1 else { continue }   // not current yet
-            if pid == 0 && section[0] == 0 { readPAT(section, at: at) }
-            if pid == pmtPID && section[0] == 2 { readPMT(section, at: at) }
-        }
+    /// Whether a section put together is one to read: true for the long form (at least 12 bytes,
+    /// section_syntax_indicator set) with a good CRC_32 and current_next_indicator set; false for a
+    /// bad CRC (a warning); nil for one passed over silently (short form, or not current yet).
+    static func readable(_ section: [UInt8]) -> Bool? {
+        guard section.count >= 12, section[1] & 0x80 != 0 else { return nil }
+        guard MPEGTS.crc32(section) == 0 else { return false }
+        return section[5] & 1 == 1 ? true : nil
     }
 
     private func readPAT(_ s: [UInt8], at: Int64) {
