@@ -28,13 +28,15 @@ set -euo pipefail
 #   patchelf                                  make install / deb / wheel: the soname and $ORIGIN RUNPATHs of installed files
 #   lintian                                   make deb checks the packages it builds
 #   man-db                                    man: the oracle suite renders the packaged manual pages
+#   libsndfile1                               libsndfile: an AIFF reader not MediaKit's, the oracle of INST
+#                                             chunks (SFC_GET_INSTRUMENT, test_metadata_api.py)
 PACKAGES=(
     pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
     libdav1d-dev libopus-dev libvorbis-dev
     ffmpeg dav1d mediainfo flac
     gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps gstreamer1.0-libav
     valgrind time hyperfine binutils strace mkvtoolnix opus-tools vorbis-tools
-    patchelf lintian man-db
+    patchelf lintian man-db libsndfile1
 )
 
 say() { printf 'deps: %s\n' "$*"; }

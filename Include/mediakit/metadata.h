@@ -1,4 +1,4 @@
-/* MediaKit C API: tags, chapters, markers and attachments of a demuxer (issue 33).
+/* MediaKit C API: tags, chapters, markers, instrument settings and attachments of a demuxer (issue 33).
  *
  * Ownership: every string and byte pointer these calls return is BORROWED from the demuxer and
  * stays valid until mk_demuxer_close() on it (the metadata does not change after opening). The
@@ -42,6 +42,23 @@ mk_status mk_demuxer_marker_count(mk_demuxer *demuxer, int32_t *count);
  *  not wanted), *name its name (UTF-8, "" when none; borrowed, see above).
  *  Errors: MK_EINVAL (NULL frame / name, index out of range). */
 mk_status mk_demuxer_marker_at(mk_demuxer *demuxer, int32_t index, int64_t *frame, int32_t *id, const char **name);
+
+/** How a sampler plays the sound (an AIFF file's INST chunk; FFmpeg does not read it). Sets
+ *  *present to 1 when the file has the chunk, else to 0 and leaves the other outputs alone. The
+ *  others (each may be NULL when not wanted): *base_note the MIDI note (0-127) that plays the
+ *  sound at its recorded pitch, *detune in cents, *low_note / *high_note and *low_velocity /
+ *  *high_velocity the ranges it is played for, *gain in dB. Plain values: nothing to free.
+ *  Errors: MK_EINVAL (NULL present). */
+mk_status mk_demuxer_instrument(mk_demuxer *demuxer, int32_t *present, int32_t *base_note, int32_t *detune, int32_t *low_note,
+                                int32_t *high_note, int32_t *low_velocity, int32_t *high_velocity, int32_t *gain);
+/** Loop `loop` of the instrument (0: the sustain loop, 1: the release loop): *play_mode (0 no
+ *  looping, 1 forward, 2 forward then backward; another value as the file stores it),
+ *  *begin_marker / *end_marker the ids of the markers it runs between (see
+ *  mk_demuxer_marker_at), *begin_frame / *end_frame those markers' frames, -1 where the file has
+ *  no marker with the id. Outputs other than play_mode may be NULL. Plain values: nothing to free.
+ *  Errors: MK_EINVAL (NULL play_mode, loop not 0 or 1, a demuxer without an instrument). */
+mk_status mk_demuxer_instrument_loop(mk_demuxer *demuxer, int32_t loop, int32_t *play_mode, int32_t *begin_marker, int32_t *end_marker,
+                                     int64_t *begin_frame, int64_t *end_frame);
 
 /** Sets *count to the number of attachments (cover art, attached files). Errors: MK_EINVAL. */
 mk_status mk_demuxer_attachment_count(mk_demuxer *demuxer, int32_t *count);

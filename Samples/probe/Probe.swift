@@ -224,8 +224,18 @@ struct Probe: ParsableCommand {
         }
         // Markers (AIFF MARK; ffprobe has none): id, frame, name.
         let markers: [[String: Any]] = demuxer.markers.map { ["id": $0.id, "frame": $0.frame, "name": $0.name] }
-        let data = try JSONSerialization.data(withJSONObject: ["tracks": tracks, "format": format, "chapters": chapters, "markers": markers,
-                                                               "attachments": attachments],
+        // Sampler settings (AIFF INST; ffprobe has none), its loops' frames -1 without their marker.
+        var object: [String: Any] = ["tracks": tracks, "format": format, "chapters": chapters, "markers": markers, "attachments": attachments]
+        if let i = demuxer.instrument {
+            func loop(_ l: Instrument.Loop) -> [String: Any] {
+                ["play_mode": l.playMode, "begin_marker": l.beginMarker, "end_marker": l.endMarker,
+                 "begin_frame": l.beginFrame ?? -1, "end_frame": l.endFrame ?? -1]
+            }
+            object["instrument"] = ["base_note": i.baseNote, "detune": i.detune, "low_note": i.lowNote, "high_note": i.highNote,
+                                    "low_velocity": i.lowVelocity, "high_velocity": i.highVelocity, "gain": i.gain,
+                                    "sustain_loop": loop(i.sustainLoop), "release_loop": loop(i.releaseLoop)]
+        }
+        let data = try JSONSerialization.data(withJSONObject: object,
                                               options: [.prettyPrinted, .sortedKeys])
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }

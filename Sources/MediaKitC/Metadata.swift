@@ -1,4 +1,4 @@
-// Tags, chapters and attachments of an mk_demuxer (include/mediakit/metadata.h).
+// Tags, chapters, markers, instrument settings and attachments of an mk_demuxer (include/mediakit/metadata.h).
 import CMediaKit
 import Foundation
 import MediaKit
@@ -136,6 +136,41 @@ public func mk_demuxer_marker_at(_ d: OpaquePointer?, _ index: Int32, _ frame: U
     frame.pointee = m.marker.frame
     id?.pointee = Int32(clamping: m.marker.id)
     name.pointee = UnsafePointer(m.name.pointer)
+    return MK_OK
+}
+
+@_cdecl("mk_demuxer_instrument")
+public func mk_demuxer_instrument(_ d: OpaquePointer?, _ present: UnsafeMutablePointer<Int32>?, _ baseNote: UnsafeMutablePointer<Int32>?,
+                                  _ detune: UnsafeMutablePointer<Int32>?, _ lowNote: UnsafeMutablePointer<Int32>?, _ highNote: UnsafeMutablePointer<Int32>?,
+                                  _ lowVelocity: UnsafeMutablePointer<Int32>?, _ highVelocity: UnsafeMutablePointer<Int32>?,
+                                  _ gain: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_instrument") else { return MK_EINVAL }
+    guard let present else { return fail(MK_EINVAL, "mk_demuxer_instrument: present is NULL") }
+    guard let i = h.demuxer.instrument else { present.pointee = 0; return MK_OK }
+    present.pointee = 1
+    for (out, value) in [(baseNote, i.baseNote), (detune, i.detune), (lowNote, i.lowNote), (highNote, i.highNote),
+                         (lowVelocity, i.lowVelocity), (highVelocity, i.highVelocity), (gain, i.gain)] {
+        out?.pointee = Int32(clamping: value)
+    }
+    return MK_OK
+}
+
+@_cdecl("mk_demuxer_instrument_loop")
+public func mk_demuxer_instrument_loop(_ d: OpaquePointer?, _ loop: Int32, _ playMode: UnsafeMutablePointer<Int32>?,
+                                       _ beginMarker: UnsafeMutablePointer<Int32>?, _ endMarker: UnsafeMutablePointer<Int32>?,
+                                       _ beginFrame: UnsafeMutablePointer<Int64>?, _ endFrame: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guard let h = liveHandle(DemuxerHandle.self, d, "mk_demuxer_instrument_loop") else { return MK_EINVAL }
+    guard let playMode else { return fail(MK_EINVAL, "mk_demuxer_instrument_loop: play_mode is NULL") }
+    guard loop == 0 || loop == 1 else { return fail(MK_EINVAL, "mk_demuxer_instrument_loop: loop \(loop) does not exist (0: sustain, 1: release)") }
+    guard let i = h.demuxer.instrument else {
+        return fail(MK_EINVAL, "mk_demuxer_instrument_loop: the file has no instrument settings (no INST chunk)")
+    }
+    let l = loop == 0 ? i.sustainLoop : i.releaseLoop
+    playMode.pointee = Int32(clamping: l.playMode)
+    beginMarker?.pointee = Int32(clamping: l.beginMarker)
+    endMarker?.pointee = Int32(clamping: l.endMarker)
+    beginFrame?.pointee = l.beginFrame ?? -1
+    endFrame?.pointee = l.endFrame ?? -1
     return MK_OK
 }
 

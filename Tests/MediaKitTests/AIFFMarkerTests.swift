@@ -82,6 +82,41 @@ final class AIFFMarkerTests: XCTestCase {
         XCTAssertEqual(try MPEGTSDemuxer(source: MemorySource(MPEGTSTests.stream(count: 2))).markers, [])
     }
 
+    /// An INST body by Audio IFF 1.3's table: six signed bytes (base note, detune, low / high
+    /// note, low / high velocity), a 16-bit gain, then two loops (play mode, begin and end marker ids).
+    private static func inst(_ bytes: [Int8], gain: Int16, _ sustain: (Int16, Int16, Int16), _ release: (Int16, Int16, Int16)) -> [UInt8] {
+        func s16(_ v: Int16) -> [UInt8] { let u = UInt16(bitPattern: v); return [UInt8(u >> 8), UInt8(u & 0xFF)] }
+        return bytes.map { UInt8(bitPattern: $0) } + s16(gain) + s16(sustain.0) + s16(sustain.1) + s16(sustain.2)
+            + s16(release.0) + s16(release.1) + s16(release.2)
+    }
+
+    func testInstrumentSettingsAndTheirLoopFramesWhereverTheChunksAre() throws {
+        let body = Self.inst([60, -12, 0, 127, 1, 127], gain: -6, (1, 1, 2), (2, 300, 9))
+        let want = Instrument(baseNote: 60, detune: -12, lowNote: 0, highNote: 127, lowVelocity: 1, highVelocity: 127, gain: -6,
+                              sustainLoop: .init(playMode: 1, beginMarker: 1, endMarker: 2, beginFrame: 0, endFrame: 3),
+                              releaseLoop: .init(playMode: 2, beginMarker: 300, endMarker: 9, beginFrame: 4, endFrame: nil))
+        let instChunk = Self.chunk("INST", body)
+        // Before the sound (any source), after it (a source that seeks), INST before or after MARK.
+        for chunks in [[instChunk, Self.markChunk, Self.comm, Self.ssnd], [Self.comm, Self.ssnd, Self.markChunk, instChunk],
+                       [Self.markChunk, Self.comm, Self.ssnd, instChunk], [instChunk, Self.comm, Self.ssnd, Self.markChunk]] {
+            let d = try AIFFDemuxer(source: MemorySource(Self.aiff(chunks)))
+            XCTAssertEqual(d.instrument, want)
+            XCTAssertEqual((d as Demuxer).instrument, want)
+            XCTAssertEqual(AssetReader(d).instrument, want)
+        }
+        let piped = try AIFFDemuxer(source: pipe(Self.aiff([instChunk, Self.markChunk, Self.comm, Self.ssnd])))
+        XCTAssertEqual(piped.instrument, want)
+        // From a pipe a MARK after the sound is not seen: the loops keep their ids, no frames.
+        let late = try AIFFDemuxer(source: pipe(Self.aiff([instChunk, Self.comm, Self.ssnd, Self.markChunk])))
+        XCTAssertEqual(late.instrument?.sustainLoop, Instrument.Loop(playMode: 1, beginMarker: 1, endMarker: 2))
+        // A chunk under 20 bytes, or none, gives no instrument; a longer one is read by its first 20.
+        XCTAssertNil(try AIFFDemuxer(source: MemorySource(Self.aiff([Self.chunk("INST", Array(body[0..<19])), Self.comm, Self.ssnd]))).instrument)
+        XCTAssertNil(try AIFFDemuxer(source: MemorySource(Self.aiff([Self.comm, Self.ssnd]))).instrument)
+        XCTAssertEqual(try AIFFDemuxer(source: MemorySource(Self.aiff([Self.chunk("INST", body + [1, 2, 3]), Self.markChunk, Self.comm, Self.ssnd])))
+            .instrument, want)
+        XCTAssertNil(try MPEGTSDemuxer(source: MemorySource(MPEGTSTests.stream(count: 2))).instrument)
+    }
+
     private func readAll(_ d: Demuxer) throws -> [[UInt8]] {
         var out: [[UInt8]] = []
         while let p = try d.read() { out.append(Array(p.data)) }

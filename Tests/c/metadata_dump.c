@@ -1,5 +1,5 @@
 /* Prints a file's tags, chapters, markers and attachments through the C API, one JSON object a line
- * ({"kind":"tag"|"track_tag"|"chapter"|"marker"|"attachment", ...}); attachment bytes are written to
+ * ({"kind":"tag"|"track_tag"|"chapter"|"marker"|"instrument"|"attachment", ...}); attachment bytes are written to
  * ATTACH_DIR/N when a third argument names a folder. Used by Tests/oracle/test_metadata_api.py. */
 #include <mediakit/mediakit.h>
 #include <stdio.h>
@@ -62,6 +62,20 @@ int main(int argc, char **argv) {
         if (mk_demuxer_marker_at(d, i, &frame, &id, &name) != MK_OK) return 1;
         printf("{\"kind\":\"marker\",\"frame\":%lld,\"id\":%d,\"name\":", (long long)frame, id);
         json_string(name);
+        printf("}\n");
+    }
+    int32_t present, note, detune, low_note, high_note, low_velocity, high_velocity, gain;
+    if (mk_demuxer_instrument(d, &present, &note, &detune, &low_note, &high_note, &low_velocity, &high_velocity, &gain) != MK_OK) return 1;
+    if (present) {
+        printf("{\"kind\":\"instrument\",\"base_note\":%d,\"detune\":%d,\"low_note\":%d,\"high_note\":%d,"
+               "\"low_velocity\":%d,\"high_velocity\":%d,\"gain\":%d", note, detune, low_note, high_note, low_velocity, high_velocity, gain);
+        for (int32_t l = 0; l < 2; l++) {
+            int32_t mode, begin, end;
+            int64_t begin_frame, end_frame;
+            if (mk_demuxer_instrument_loop(d, l, &mode, &begin, &end, &begin_frame, &end_frame) != MK_OK) return 1;
+            printf(",\"%s\":{\"play_mode\":%d,\"begin_marker\":%d,\"end_marker\":%d,\"begin_frame\":%lld,\"end_frame\":%lld}",
+                   l == 0 ? "sustain_loop" : "release_loop", mode, begin, end, (long long)begin_frame, (long long)end_frame);
+        }
         printf("}\n");
     }
     mk_demuxer_attachment_count(d, &n);

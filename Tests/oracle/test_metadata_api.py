@@ -2,7 +2,8 @@
 (the Python API: Bindings/python/tests/test_metadata.py): the same
 tags ffprobe prints (for a format whose libavformat names are the normalised ones: ID3), the
 chapters' exact times and titles, and the cover's bytes as `ffmpeg -map 0:v -c copy` writes them;
-AIFF markers (which FFmpeg does not read) against Python's aifc module."""
+AIFF markers (which FFmpeg does not read) against Python's aifc module, and AIFF instrument
+settings (`INST`, nor that) against libsndfile."""
 import json
 import warnings
 from fractions import Fraction
@@ -10,6 +11,7 @@ from fractions import Fraction
 import pytest
 
 import oracle_lib as lib
+import sndfile_oracle
 from test_capi import _build, _libdir
 
 MP3 = "mp3_id3v2_apic_1400px_48k.mp3"           # ID3v2.3: text frames, TXXX, COMM, APIC, CHAP
@@ -86,6 +88,51 @@ def test_c_api_and_mk_probe_give_aifcs_aiff_markers(where, metadata_dump, mk_pro
     probed = json.loads(lib.run([mk_probe, "--json", path]).stdout)
     assert [(m["id"], m["frame"], m["name"]) for m in probed["markers"]] == want
     assert probed["tracks"][0]["codec"] == "pcm_s24be"
+
+
+# (case, INST fields, whether the chunk goes in front of COMM): loops between aifc's markers
+# (ids 4 at frame 12, 9 at 7999, 1 at 100); a sustain loop that does not loop (libsndfile then
+# counts no loop); detune and gain negative.
+_INSTRUMENTS = [
+    ("two loops, after the sound", dict(base_note=60, detune=-12, notes=(21, 108), velocities=(1, 127), gain=-6,
+                                        sustain=(1, 4, 9), release=(2, 1, 4)), False),
+    ("no loop, before COMM", dict(base_note=72, detune=50, notes=(0, 127), velocities=(64, 100), gain=3,
+                                  sustain=(0, 0, 0), release=(0, 0, 0)), True),
+    ("sustain only, before COMM", dict(base_note=36, detune=0, notes=(30, 40), velocities=(1, 1), gain=-32768,
+                                       sustain=(1, 1, 9), release=(0, 9, 9)), True),
+]
+
+
+@pytest.mark.parametrize("case,fields,before_comm", _INSTRUMENTS, ids=[c for c, _, _ in _INSTRUMENTS])
+def test_c_api_and_mk_probe_give_libsndfiles_aiff_instrument(case, fields, before_comm, metadata_dump, mk_probe, tmp_path):
+    """An AIFF that aifc wrote with three markers, with an INST chunk laid out by Audio IFF 1.3's
+    table: the C API's and mk-probe's instrument settings equal what libsndfile reads
+    (SFC_GET_INSTRUMENT): notes, velocities, gain, and the frames of each loop that loops (the
+    loops' play modes and marker ids, which libsndfile folds, against the chunk's fields)."""
+    path = tmp_path / "instrument.aiff"
+    sndfile_oracle.aiff_with_chunk(path, [(4, 12, b"attack"), (9, 7999, b"end"), (1, 100, b"")],
+                                   sndfile_oracle.inst_chunk(**fields), before_comm)
+    want = sndfile_oracle.instrument(path)
+    assert want is not None, "libsndfile found no INST chunk"
+    proc = lib.run([metadata_dump, path])
+    lib.check_ok(proc, [metadata_dump, path], who="metadata_dump")
+    dumped = [l for l in map(json.loads, proc.stdout.decode().splitlines()) if l["kind"] == "instrument"]
+    probed = json.loads(lib.run([mk_probe, "--json", path]).stdout)
+    assert len(dumped) == 1 and "instrument" in probed
+    for got in (dumped[0], probed["instrument"]):
+        assert {k: got[k] for k in want if k != "loops"} == {k: v for k, v in want.items() if k != "loops"}
+        loops = [got["sustain_loop"], got["release_loop"]]
+        looping = [(l["begin_frame"], l["end_frame"]) for l in loops if l["play_mode"] != 0]
+        if loops[0]["play_mode"] == 0:
+            looping = []   # libsndfile stops counting at a sustain loop that does not loop
+        assert looping == want["loops"]
+        assert [(l["play_mode"], l["begin_marker"], l["end_marker"]) for l in loops] == [fields["sustain"], fields["release"]]
+    # A file without the chunk has none, in both.
+    plain = tmp_path / "plain.aiff"
+    sndfile_oracle.aiff_with_chunk(plain, [], b"", before_comm)
+    assert sndfile_oracle.instrument(plain) is None
+    assert not [l for l in lib.run([metadata_dump, plain]).stdout.decode().splitlines() if '"instrument"' in l]
+    assert "instrument" not in json.loads(lib.run([mk_probe, "--json", plain]).stdout)
 
 
 @pytest.fixture(scope="module")

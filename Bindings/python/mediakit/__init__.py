@@ -71,7 +71,7 @@ from ._venc import CompressionSession, VideoEncoder
 from ._writer import Writer
 from ._stream import PacketTableInfo, StreamEvent, StreamFormat, StreamParser
 from ._files import Progress, decode, remux, transcode
-from ._metadata import Attachment, Chapter, Marker, Metadata, Tag
+from ._metadata import Attachment, Chapter, Instrument, InstrumentLoop, Marker, Metadata, Tag
 from ._tags import edit_tags
 from ._video import FrameBatch, VideoDecoder, VideoMetadata
 from ._audio_decoder import AudioDecoder, AudioSamples
@@ -85,7 +85,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "AsyncDecodeSession", "DecodeSession", "AudioConverter", "NO_DATA_NOW", "Encoder", "VideoEncoder", "CompressionSession", "Writer", "StreamParser", "StreamEvent",
            "StreamFormat", "PacketTableInfo",
            "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples", "Metadata", "Tag", "Chapter", "Marker",
-           "Attachment",
+           "Instrument", "InstrumentLoop", "Attachment",
            "Backend", "PluginFailure", "Progress", "Orientation", "ContainerFormat", "Recovery",
            "open", "decode", "remux", "transcode", "edit_tags", "plugins", "backends", "containers", "plugin_failures",
            "plugin_search_paths",

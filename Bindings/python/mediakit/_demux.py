@@ -650,6 +650,13 @@ class Demuxer(_Owned):
         return _metadata.read_markers(self._handle())
 
     @property
+    def instrument(self) -> Optional["_metadata.Instrument"]:
+        """How a sampler plays the sound (an AIFF file's ``INST`` chunk: base note, detune, note
+        and velocity ranges, gain, sustain and release loops with their markers' frames), or
+        None. FFmpeg does not read it."""
+        return _metadata.read_instrument(self._handle())
+
+    @property
     def attachments(self) -> list["_metadata.Attachment"]:
         """Cover art and attached files (bytes, MIME type, picture type, description, name)."""
         return _metadata.read_attachments(self._handle())

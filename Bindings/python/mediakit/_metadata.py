@@ -1,5 +1,6 @@
-"""Tags, chapters, markers and attachments of a demuxer (issue 33): ``Demuxer.metadata``,
-``Demuxer.chapters``, ``Demuxer.markers``, ``Demuxer.attachments``, ``Track.metadata``."""
+"""Tags, chapters, markers, instrument settings and attachments of a demuxer (issue 33):
+``Demuxer.metadata``, ``Demuxer.chapters``, ``Demuxer.markers``, ``Demuxer.instrument``,
+``Demuxer.attachments``, ``Track.metadata``."""
 from __future__ import annotations
 
 import ctypes
@@ -20,13 +21,17 @@ _declare("mk_demuxer_chapter_at", c_status,
          [c_handle, ctypes.c_int32, P(ctypes.c_int64), P(ctypes.c_int64), P(ctypes.c_int64), P(ctypes.c_int64), P(ctypes.c_char_p)], True)
 _declare("mk_demuxer_marker_count", c_status, [c_handle, P(ctypes.c_int32)], True)
 _declare("mk_demuxer_marker_at", c_status, [c_handle, ctypes.c_int32, P(ctypes.c_int64), P(ctypes.c_int32), P(ctypes.c_char_p)], True)
+_declare("mk_demuxer_instrument", c_status, [c_handle] + [P(ctypes.c_int32)] * 8, True)
+_declare("mk_demuxer_instrument_loop", c_status,
+         [c_handle, ctypes.c_int32, P(ctypes.c_int32), P(ctypes.c_int32), P(ctypes.c_int32), P(ctypes.c_int64), P(ctypes.c_int64)], True)
 _declare("mk_demuxer_attachment_count", c_status, [c_handle, P(ctypes.c_int32)], True)
 _declare("mk_demuxer_attachment_at", c_status,
          [c_handle, ctypes.c_int32, P(ctypes.POINTER(ctypes.c_uint8)), P(ctypes.c_int64), P(ctypes.c_char_p), P(ctypes.c_int32),
           P(ctypes.c_char_p), P(ctypes.c_char_p)], True)
 
 for _name in ("mk_demuxer_tag_count", "mk_demuxer_tag_at", "mk_track_tag_count", "mk_track_tag_at", "mk_demuxer_chapter_count",
-              "mk_demuxer_chapter_at", "mk_demuxer_marker_count", "mk_demuxer_marker_at", "mk_demuxer_attachment_count",
+              "mk_demuxer_chapter_at", "mk_demuxer_marker_count", "mk_demuxer_marker_at", "mk_demuxer_instrument", "mk_demuxer_instrument_loop",
+              "mk_demuxer_attachment_count",
               "mk_demuxer_attachment_at"):
     getattr(lib, _name).errcheck = check   # errors.py set the others' before this module declared these
 
@@ -105,6 +110,34 @@ class Marker:
 
 
 @dataclass(frozen=True)
+class InstrumentLoop:
+    """A loop of an ``Instrument`` between two markers: AIFF's play mode (0 no looping, 1
+    forward, 2 forward then backward), the ids of its begin and end markers, and those markers'
+    frames (None where the file has no marker with the id)."""
+    play_mode: int
+    begin_marker: int
+    end_marker: int
+    begin_frame: Optional[int]
+    end_frame: Optional[int]
+
+
+@dataclass(frozen=True)
+class Instrument:
+    """How a sampler plays the sound (an AIFF ``INST`` chunk; FFmpeg does not read it): the MIDI
+    note that plays it at its recorded pitch, detune in cents, the note and velocity ranges it
+    answers, gain in dB, and the sustain and release loops."""
+    base_note: int
+    detune: int
+    low_note: int
+    high_note: int
+    low_velocity: int
+    high_velocity: int
+    gain: int
+    sustain_loop: InstrumentLoop
+    release_loop: InstrumentLoop
+
+
+@dataclass(frozen=True)
 class Attachment:
     """Cover art or an attached file: its bytes, MIME type, ID3 picture type (3: front cover;
     None for a file that is not a picture), description and file name."""
@@ -157,6 +190,24 @@ def read_markers(handle: Any) -> list[Marker]:
         lib.mk_demuxer_marker_at(handle, i, ctypes.byref(frame), ctypes.byref(marker_id), ctypes.byref(name))
         out.append(Marker(frame.value, marker_id.value, _text(name)))
     return out
+
+
+def read_instrument(handle: Any) -> Optional[Instrument]:
+    """The instrument settings of an open mk_demuxer handle, or None."""
+    present, *values = (ctypes.c_int32() for _ in range(8))
+    lib.mk_demuxer_instrument(handle, ctypes.byref(present), *(ctypes.byref(v) for v in values))
+    if not present.value:
+        return None
+    loops = []
+    for loop in (0, 1):
+        mode, begin, end = ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int32()
+        begin_frame, end_frame = ctypes.c_int64(), ctypes.c_int64()
+        lib.mk_demuxer_instrument_loop(handle, loop, ctypes.byref(mode), ctypes.byref(begin), ctypes.byref(end),
+                                       ctypes.byref(begin_frame), ctypes.byref(end_frame))
+        loops.append(InstrumentLoop(mode.value, begin.value, end.value, begin_frame.value if begin_frame.value >= 0 else None,
+                                    end_frame.value if end_frame.value >= 0 else None))
+    note, detune, low_note, high_note, low_velocity, high_velocity, gain = (v.value for v in values)
+    return Instrument(note, detune, low_note, high_note, low_velocity, high_velocity, gain, loops[0], loops[1])
 
 
 def read_attachments(handle: Any) -> list[Attachment]:

@@ -1,6 +1,7 @@
 """mediakit.Demuxer.metadata / .chapters / .attachments and Track.metadata over real files,
 against ffprobe and ffmpeg (the tags, the chapter times and titles, the cover's bytes); and
-.markers against Python's own aifc module (FFmpeg does not read AIFF markers)."""
+.markers against Python's own aifc module (FFmpeg does not read AIFF markers), .instrument
+against libsndfile (nor AIFF INST chunks)."""
 import importlib
 import json
 import os
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 import mediakit
+import sndfile_oracle   # Tests/oracle (conftest puts it on sys.path)
 
 
 def _ffprobe(path: Path) -> dict[str, Any]:
@@ -73,6 +75,31 @@ def test_aiff_markers_as_aifc_reads_them(tmp_path: Path) -> None:
     w.close()
     with mediakit.open(plain) as d:
         assert d.markers == []
+
+
+def test_aiff_instrument_as_libsndfile_reads_it(tmp_path: Path) -> None:
+    """An AIFF that aifc wrote with markers and an INST chunk by Audio IFF 1.3's table (sustain
+    loop forward, release loop forward then backward): Demuxer.instrument gives libsndfile's
+    notes, velocities, gain and loop frames (SFC_GET_INSTRUMENT), and the chunk's play modes
+    and marker ids; a file without the chunk gives None in both."""
+    path = tmp_path / "instrument.aiff"
+    sndfile_oracle.aiff_with_chunk(path, [(1, 0, b"start"), (2, 6000, b"loop end"), (7, 4000, b"")],
+                                   sndfile_oracle.inst_chunk(64, -3, (10, 90), (20, 110), 12, (1, 1, 2), (2, 7, 2)), False)
+    want = sndfile_oracle.instrument(path)
+    assert want is not None
+    with mediakit.open(path) as d:
+        got = d.instrument
+    assert isinstance(got, mediakit.Instrument) and isinstance(got.sustain_loop, mediakit.InstrumentLoop)
+    assert (got.base_note, got.detune, got.low_note, got.high_note, got.low_velocity, got.high_velocity, got.gain) == (
+        want["base_note"], want["detune"], want["low_note"], want["high_note"], want["low_velocity"], want["high_velocity"], want["gain"])
+    loops = [got.sustain_loop, got.release_loop]
+    assert [(l.begin_frame, l.end_frame) for l in loops] == want["loops"]
+    assert [(l.play_mode, l.begin_marker, l.end_marker) for l in loops] == [(1, 1, 2), (2, 7, 2)]
+    plain = tmp_path / "plain.aiff"
+    sndfile_oracle.aiff_with_chunk(plain, [], b"", True)
+    assert sndfile_oracle.instrument(plain) is None
+    with mediakit.open(plain) as d:
+        assert d.instrument is None
 
 
 def test_mp3_chapters_exact(shared_media: Path) -> None:

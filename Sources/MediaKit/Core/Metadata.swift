@@ -225,3 +225,68 @@ public struct Marker: Sendable, Hashable {
         self.name = name
     }
 }
+
+/// How a sampler plays the sound, as an AIFF file's `INST` chunk says it (Audio IFF 1.3,
+/// "Instrument Chunk"; CAF's `inst` chunk holds the same notes and velocities): the key and
+/// velocity ranges it answers, its pitch and gain, and two loops between ``Marker``s. FFmpeg
+/// does not read it; libsndfile does (`SFC_GET_INSTRUMENT`).
+public struct Instrument: Sendable, Hashable {
+    /// A loop between two markers: the sustain loop plays while a key is held, the release
+    /// loop after it is let go.
+    public struct Loop: Sendable, Hashable {
+        /// AIFF's play mode: 0 no looping, 1 forward, 2 forward then backward (another value
+        /// is kept as the file stores it).
+        public var playMode: Int
+        /// The id of the marker where the loop begins (a ``Marker/id``).
+        public var beginMarker: Int
+        /// The id of the marker where the loop ends: the loop plays the frames from the begin
+        /// marker's up to (not including) this one's.
+        public var endMarker: Int
+        /// The begin marker's frame, or nil when the file has no marker with that id.
+        public var beginFrame: Int64?
+        /// The end marker's frame, or nil when the file has no marker with that id.
+        public var endFrame: Int64?
+
+        /// Creates a loop.
+        public init(playMode: Int, beginMarker: Int, endMarker: Int, beginFrame: Int64? = nil, endFrame: Int64? = nil) {
+            self.playMode = playMode
+            self.beginMarker = beginMarker
+            self.endMarker = endMarker
+            self.beginFrame = beginFrame
+            self.endFrame = endFrame
+        }
+    }
+
+    /// The MIDI note (0-127; 60 is middle C) that plays the sound at its recorded pitch.
+    public var baseNote: Int
+    /// The pitch shift to apply, in cents (-50 to 50 in a valid file).
+    public var detune: Int
+    /// The lowest MIDI note the sound is played for.
+    public var lowNote: Int
+    /// The highest MIDI note the sound is played for.
+    public var highNote: Int
+    /// The lowest MIDI velocity (1-127) the sound is played for.
+    public var lowVelocity: Int
+    /// The highest MIDI velocity the sound is played for.
+    public var highVelocity: Int
+    /// The gain to apply, in decibels.
+    public var gain: Int
+    /// The loop played while the key is held.
+    public var sustainLoop: Loop
+    /// The loop played after the key is released.
+    public var releaseLoop: Loop
+
+    /// Creates instrument settings.
+    public init(baseNote: Int, detune: Int, lowNote: Int, highNote: Int, lowVelocity: Int, highVelocity: Int, gain: Int,
+                sustainLoop: Loop, releaseLoop: Loop) {
+        self.baseNote = baseNote
+        self.detune = detune
+        self.lowNote = lowNote
+        self.highNote = highNote
+        self.lowVelocity = lowVelocity
+        self.highVelocity = highVelocity
+        self.gain = gain
+        self.sustainLoop = sustainLoop
+        self.releaseLoop = releaseLoop
+    }
+}

@@ -46,6 +46,8 @@ public protocol Demuxer: AnyObject {
     var chapters: [Chapter] { get }
     /// Markers: named places in the sound (an AIFF file's `MARK` chunk), in file order. Empty by default.
     var markers: [Marker] { get }
+    /// How a sampler plays the sound (an AIFF file's `INST` chunk), or nil (the default).
+    var instrument: Instrument? { get }
     /// Cover art and attached files, in file order. Empty by default.
     var attachments: [Attachment] { get }
 }
@@ -59,6 +61,8 @@ extension Demuxer {
     public var chapters: [Chapter] { [] }
     /// No markers unless a demuxer reads some.
     public var markers: [Marker] { [] }
+    /// No instrument unless a demuxer reads one.
+    public var instrument: Instrument? { nil }
     /// No attachments unless a demuxer reads some.
     public var attachments: [Attachment] { [] }
 

@@ -92,6 +92,10 @@ public final class AssetReader: Demuxer {
     public var metadata: Metadata { demuxer.metadata }
     /// The demuxer's chapters.
     public var chapters: [Chapter] { demuxer.chapters }
+    /// The demuxer's markers (an AIFF file's `MARK` chunk).
+    public var markers: [Marker] { demuxer.markers }
+    /// The demuxer's sampler settings (an AIFF file's `INST` chunk), or nil.
+    public var instrument: Instrument? { demuxer.instrument }
     /// The demuxer's attachments.
     public var attachments: [Attachment] { demuxer.attachments }
 

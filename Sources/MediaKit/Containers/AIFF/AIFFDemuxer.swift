@@ -2,9 +2,9 @@
 /// chunks, big-endian), as FFmpeg's aiff demuxer does: the `COMM` chunk (channels, sample
 /// frames, sample size, the 80-bit sample rate and, in AIFF-C, the compression type) and the
 /// `SSND` chunk (its offset to the first sample); the tags of the text and `ID3 ` chunks, and
-/// the markers of the `MARK` chunk (``markers``, which FFmpeg does not read); every other chunk
-/// (`INST`, `FVER` ...) is stepped over by its size and pad byte (`FVER` still says whether the
-/// file is AIFF-C, as for FFmpeg). Codecs: see `AIFFCodec`.
+/// the markers of the `MARK` chunk (``markers``) and the `INST` chunk (``instrument``), which
+/// FFmpeg does not read; every other chunk (`FVER`, `APPL` ...) is stepped over by its size and
+/// pad byte (`FVER` still says whether the file is AIFF-C, as for FFmpeg). Codecs: see `AIFFCodec`.
 ///
 /// One track; packets are runs of whole blocks (sample frames for PCM) of at most 4096 bytes,
 /// or one block of `ima4` (34 bytes per channel) or `GSM ` (33 bytes) (FFmpeg's packet sizes,
@@ -44,6 +44,10 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
     /// can seek, anywhere in the file (as the tags). A chunk that ends inside a marker keeps the
     /// whole ones before it; none when the file has no `MARK` chunk.
     public let markers: [Marker]
+    /// The `INST` chunk's sampler settings, found as the `MARK` chunk is (before the sound, or
+    /// anywhere in a file that can seek), with its loops' frames taken from ``markers``; nil
+    /// when the file has no `INST` chunk or one shorter than its 20 bytes.
+    public let instrument: Instrument?
 
     /// Reads the `FORM` header and the chunks up to `COMM` and `SSND`.
     /// - Throws: `.invalidData` naming the chunk and offset for a malformed header (no `FORM`,
@@ -76,10 +80,15 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
         var comm: (offset: Int64, body: [UInt8], aifc: Bool)?
         var ssnd: (offset: Int64, dataStart: Int64, dataEnd: Int64)?
         var marks: [Marker]?
+        var inst: [UInt8]?
         /// The markers of the MARK chunk of `size` bytes at `at` (metadata: a read that fails keeps none).
         func readMarks(at: Int64, size: Int64) -> [Marker] {
             guard let b = try? source.readUpTo(at: at + 8, count: Int(min(size, Int64(ChunkMetadata.maxTagChunk)))) else { return [] }
             return Self.markers(b)
+        }
+        /// The body of the INST chunk of `size` bytes at `at` (at most its 20 bytes; a read that fails keeps none).
+        func readInst(at: Int64, size: Int64) -> [UInt8] {
+            (try? source.readUpTo(at: at + 8, count: Int(min(size, 20)))) ?? []
         }
         scan: while remaining > 0 {
             let header = try source.readUpTo(at: offset, count: 8)
@@ -104,6 +113,8 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
                 if body.count == 4 { version = be32(body, 0) }
             case "MARK" where marks == nil:
                 marks = readMarks(at: offset, size: size)
+            case "INST" where inst == nil:
+                inst = readInst(at: offset, size: size)
             case "SSND":
                 guard size >= 8 else {
                     throw MediaError(.invalidData, "the SSND chunk is \(size) bytes; at least 8 expected (offset and block size)", path: path, offset: offset, context: "SSND")
@@ -129,18 +140,24 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
         guard let comm else {
             throw MediaError(.invalidData, "no COMM chunk found", path: path, offset: offset, context: "COMM")
         }
-        // A MARK chunk after the ones read (aifc and Logic write it after SSND): the rest of a
-        // file that can seek, chunk by chunk, as the tags are read.
-        if marks == nil, source.isSeekable, let end = source.knownSize {
+        // MARK and INST chunks after the ones read (aifc and Logic write MARK after SSND): the
+        // rest of a file that can seek, chunk by chunk, as the tags are read.
+        if marks == nil || inst == nil, source.isSeekable, let end = source.knownSize {
             var at = offset, visited = 0
-            while at + 8 <= end, visited < ChunkMetadata.maxChunks, let header = try? source.readUpTo(at: at, count: 8), header.count == 8 {
+            while marks == nil || inst == nil, at + 8 <= end, visited < ChunkMetadata.maxChunks,
+                  let header = try? source.readUpTo(at: at, count: 8), header.count == 8 {
                 visited += 1
                 let size = Int64(be32(header, 4))
-                if text(header[0..<4]) == "MARK" { marks = readMarks(at: at, size: size); break }
+                switch text(header[0..<4]) {
+                case "MARK" where marks == nil: marks = readMarks(at: at, size: size)
+                case "INST" where inst == nil: inst = readInst(at: at, size: size)
+                default: break
+                }
                 at += 8 + size + (size & 1)
             }
         }
         markers = marks ?? []
+        instrument = inst.flatMap { Self.instrument($0, markers: marks ?? []) }
         guard let ssnd else {
             throw MediaError(.invalidData, "no SSND chunk found", path: path, offset: offset, context: "SSND")
         }
@@ -207,6 +224,23 @@ public final class AIFFDemuxer: SourceDemuxer, @unchecked Sendable {
             i += 7 + length + (length + 1) % 2
         }
         return out
+    }
+
+    /// The settings of an `INST` chunk's body (Audio IFF 1.3: base note, detune, low and high
+    /// note, low and high velocity as signed bytes, a 16-bit gain, then the sustain and release
+    /// loops, each a 16-bit play mode and the ids of its begin and end markers), each loop's
+    /// frames looked up in `markers` (the first marker with the id); nil for a body under 20 bytes.
+    static func instrument(_ b: [UInt8], markers: [Marker]) -> Instrument? {
+        guard b.count >= 20 else { return nil }
+        func s8(_ i: Int) -> Int { Int(Int8(bitPattern: b[i])) }
+        func s16(_ i: Int) -> Int { Int(Int16(bitPattern: UInt16(b[i]) << 8 | UInt16(b[i + 1]))) }
+        func loop(_ i: Int) -> Instrument.Loop {
+            let (begin, end) = (s16(i + 2), s16(i + 4))
+            return Instrument.Loop(playMode: s16(i), beginMarker: begin, endMarker: end,
+                                   beginFrame: markers.first { $0.id == begin }?.frame, endFrame: markers.first { $0.id == end }?.frame)
+        }
+        return Instrument(baseNote: s8(0), detune: s8(1), lowNote: s8(2), highNote: s8(3), lowVelocity: s8(4), highVelocity: s8(5),
+                          gain: s16(6), sustainLoop: loop(8), releaseLoop: loop(14))
     }
 
     private func packet(at offset: inout Int64, cut: inout TruncationState) throws -> Packet? {
