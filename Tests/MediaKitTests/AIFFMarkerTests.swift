@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import MediaKit
 
@@ -115,6 +116,61 @@ final class AIFFMarkerTests: XCTestCase {
         XCTAssertEqual(try AIFFDemuxer(source: MemorySource(Self.aiff([Self.chunk("INST", body + [1, 2, 3]), Self.markChunk, Self.comm, Self.ssnd])))
             .instrument, want)
         XCTAssertNil(try MPEGTSDemuxer(source: MemorySource(MPEGTSTests.stream(count: 2))).instrument)
+    }
+
+    /// Writes 4 frames of 16-bit mono PCM as AIFF with `metadata`, then the file's bytes.
+    private func writeAIFF(_ metadata: MuxMetadata) throws -> [UInt8] {
+        let path = NSTemporaryDirectory() + "markers-\(UUID().uuidString).aiff"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let muxer = try PCMFileMuxer(path: path, layout: .aiff)
+        _ = try muxer.addTrack(CodecParameters(mediaType: .audio, codec: "pcm_s16be", sampleRate: 8000, channels: 1), timeBase: Rational(1, 8000))
+        try muxer.setMetadata(metadata)
+        try muxer.write(Packet(trackIndex: 0, pts: 0, dts: 0, duration: 4, isKeyframe: true, data: [1, 2, 3, 4, 5, 6, 7, 8], timeBase: Rational(1, 8000)))
+        try muxer.finish()
+        return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    func testMarkersAndInstrumentAreWrittenAsTheTablesSay() throws {
+        let instrument = Instrument(baseNote: 60, detune: -12, lowNote: 0, highNote: 127, lowVelocity: 1, highVelocity: 127, gain: -6,
+                                    sustainLoop: .init(playMode: 1, beginMarker: 1, endMarker: 2), releaseLoop: .init(playMode: 2, beginMarker: 300, endMarker: 9))
+        let bytes = try writeAIFF(MuxMetadata(tags: Metadata([MetadataEntry(key: "title", nativeKey: "NAME", ffmpegKey: "title", value: "t")]),
+                                              markers: Self.expected, instrument: instrument))
+        // The chunks of the reader's tests, byte for byte, before COMM (after the tags), and the FORM size.
+        let inst = Self.chunk("INST", Self.inst([60, -12, 0, 127, 1, 127], gain: -6, (1, 1, 2), (2, 300, 9)))
+        let at = try XCTUnwrap(bytes.firstRange(of: Self.markChunk)?.lowerBound)
+        XCTAssertEqual(Array(bytes[(at + Self.markChunk.count)...].prefix(inst.count)), inst)
+        XCTAssertEqual(Array(bytes[(at + Self.markChunk.count + inst.count)...].prefix(4)), Array("COMM".utf8))
+        XCTAssertEqual(Array(bytes[12..<16]), Array("NAME".utf8))
+        XCTAssertEqual(Int(bytes[4]) << 24 | Int(bytes[5]) << 16 | Int(bytes[6]) << 8 | Int(bytes[7]), bytes.count - 8)
+        let d = try AIFFDemuxer(source: MemorySource(bytes))
+        XCTAssertEqual(d.markers, Self.expected)
+        XCTAssertEqual(d.instrument?.sustainLoop.endFrame, 3)
+        XCTAssertEqual(try readAll(d), [[1, 2, 3, 4, 5, 6, 7, 8]])
+        // Markers the fields cannot hold are left out, a long name is cut at a character's end,
+        // values past a field are clamped; none at all writes no MARK.
+        let long = String(repeating: "é", count: 200)
+        let written = try AIFFDemuxer(source: MemorySource(try writeAIFF(MuxMetadata(markers: [
+            Marker(id: 40000, frame: 0, name: "id"), Marker(id: 1, frame: -1, name: "before"), Marker(id: 2, frame: 1 << 32, name: "past"),
+            Marker(id: 3, frame: 2, name: long)], instrument: Instrument(baseNote: 300, detune: -300, lowNote: 0, highNote: 0, lowVelocity: 0,
+            highVelocity: 0, gain: 1 << 20, sustainLoop: .init(playMode: 0, beginMarker: 0, endMarker: 0), releaseLoop: .init(playMode: 0, beginMarker: 0, endMarker: 0))))))
+        XCTAssertEqual(written.markers, [Marker(id: 3, frame: 2, name: String(repeating: "é", count: 127))])
+        XCTAssertEqual(written.instrument.map { [$0.baseNote, $0.detune, $0.gain] }, [127, -128, 32767])
+        let plain = try writeAIFF(MuxMetadata(markers: [Marker(id: 1, frame: -5, name: "")]))
+        XCTAssertNil(plain.firstRange(of: Array("MARK".utf8)))
+        XCTAssertEqual(try writeAIFF(MuxMetadata()), plain)
+    }
+
+    func testResampledMetadataScalesTheFrames() {
+        let m = MuxMetadata(markers: [Marker(id: 1, frame: 3, name: "a"), Marker(id: 2, frame: 44100, name: "b")],
+                            instrument: Instrument(baseNote: 60, detune: 0, lowNote: 0, highNote: 127, lowVelocity: 1, highVelocity: 127, gain: 0,
+                                                   sustainLoop: .init(playMode: 1, beginMarker: 1, endMarker: 2, beginFrame: 3, endFrame: 44100),
+                                                   releaseLoop: .init(playMode: 0, beginMarker: 0, endMarker: 0)))
+        let r = m.resampled(from: 44100, to: 48000)
+        // 3 * 48000 / 44100 = 3.27 -> 3; 44100 -> 48000.
+        XCTAssertEqual(r.markers.map(\.frame), [3, 48000])
+        XCTAssertEqual(r.instrument?.sustainLoop.endFrame, 48000)
+        XCTAssertEqual(m.resampled(from: 8000, to: 8000), m)
+        XCTAssertEqual(m.resampled(from: 48000, to: 24000).markers.map(\.frame), [2, 22050])
     }
 
     private func readAll(_ d: Demuxer) throws -> [[UInt8]] {

@@ -135,6 +135,39 @@ def test_c_api_and_mk_probe_give_libsndfiles_aiff_instrument(case, fields, befor
     assert "instrument" not in json.loads(lib.run([mk_probe, "--json", plain]).stdout)
 
 
+def test_remux_tag_edit_and_transcode_keep_aiff_markers_and_instrument(mk_remux, mk_transcode, mk_bin, tmp_path):
+    """mk-remux of an AIFF with MARK (aifc's) and INST chunks into AIFF (which ffmpeg's remux
+    drops) keeps both: aifc's getmarkers() and libsndfile's instrument of the output equal the
+    input's, the samples are aifc's readframes() of the input, and the chunks now come before
+    COMM, where a reader of a pipe finds them. mk-tag's rewrite keeps them too; mk-transcode
+    to twice the rate doubles every marker's frame and loop frame."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import aifc
+    src, out = tmp_path / "in.aiff", tmp_path / "out.aiff"
+    sndfile_oracle.aiff_with_chunk(src, [(4, 12, b"attack"), (9, 7999, b"end"), (1, 100, b"")],
+                                   sndfile_oracle.inst_chunk(60, -12, (21, 108), (1, 127), -6, (1, 4, 9), (2, 1, 4)), False)
+    lib.check_ok(lib.run([mk_remux, src, out]), [mk_remux, src, out], who="mk-remux")
+    a, b = aifc.open(str(src), "rb"), aifc.open(str(out), "rb")
+    assert b.getmarkers() == a.getmarkers() and len(a.getmarkers()) == 3
+    assert b.readframes(b.getnframes()) == a.readframes(a.getnframes())
+    assert sndfile_oracle.instrument(out) == sndfile_oracle.instrument(src) is not None
+    data = out.read_bytes()
+    assert data.index(b"MARK") < data.index(b"INST") < data.index(b"COMM") < data.index(b"SSND")
+    tagged = tmp_path / "tagged.aiff"
+    tagged.write_bytes(src.read_bytes())
+    lib.check_ok(lib.run([mk_bin / "mk-tag", tagged, "--set", "title=Take 2"]), [mk_bin / "mk-tag", tagged], who="mk-tag")
+    assert aifc.open(str(tagged), "rb").getmarkers() == a.getmarkers()
+    assert sndfile_oracle.instrument(tagged) == sndfile_oracle.instrument(src)
+    doubled = tmp_path / "16k.aiff"
+    lib.check_ok(lib.run([mk_transcode, src, doubled, "--sample-rate", "16000"]), [mk_transcode, src, doubled], who="mk-transcode")
+    assert aifc.open(str(doubled), "rb").getframerate() == 16000
+    assert aifc.open(str(doubled), "rb").getmarkers() == [(i, 2 * pos, name) for i, pos, name in a.getmarkers()]
+    want = sndfile_oracle.instrument(src)
+    assert want is not None
+    assert sndfile_oracle.instrument(doubled) == dict(want, loops=[(2 * s, 2 * e) for s, e in want["loops"]])
+
+
 @pytest.fixture(scope="module")
 def tag_edit(mk_bin, tmp_path_factory):
     return _build(lib.REPO / "Tests" / "c" / "tag_edit.c", tmp_path_factory.mktemp("tag-edit") / "tag_edit", _libdir(mk_bin))

@@ -81,7 +81,7 @@ def test_aiff_instrument_as_libsndfile_reads_it(tmp_path: Path) -> None:
     """An AIFF that aifc wrote with markers and an INST chunk by Audio IFF 1.3's table (sustain
     loop forward, release loop forward then backward): Demuxer.instrument gives libsndfile's
     notes, velocities, gain and loop frames (SFC_GET_INSTRUMENT), and the chunk's play modes
-    and marker ids; a file without the chunk gives None in both."""
+    and marker ids; mediakit.remux into AIFF keeps them; a file without the chunk gives None in both."""
     path = tmp_path / "instrument.aiff"
     sndfile_oracle.aiff_with_chunk(path, [(1, 0, b"start"), (2, 6000, b"loop end"), (7, 4000, b"")],
                                    sndfile_oracle.inst_chunk(64, -3, (10, 90), (20, 110), 12, (1, 1, 2), (2, 7, 2)), False)
@@ -95,6 +95,13 @@ def test_aiff_instrument_as_libsndfile_reads_it(tmp_path: Path) -> None:
     loops = [got.sustain_loop, got.release_loop]
     assert [(l.begin_frame, l.end_frame) for l in loops] == want["loops"]
     assert [(l.play_mode, l.begin_marker, l.end_marker) for l in loops] == [(1, 1, 2), (2, 7, 2)]
+    # mediakit.remux into AIFF keeps the chunks (ffmpeg's remux drops them).
+    copied = tmp_path / "copied.aiff"
+    mediakit.remux(path, copied)
+    assert sndfile_oracle.instrument(copied) == want
+    with mediakit.open(copied) as d:
+        assert d.instrument == got
+        assert [(m.id, m.frame, m.name) for m in d.markers] == [(1, 0, "start"), (2, 6000, "loop end"), (7, 4000, "")]
     plain = tmp_path / "plain.aiff"
     sndfile_oracle.aiff_with_chunk(plain, [], b"", True)
     assert sndfile_oracle.instrument(plain) is None

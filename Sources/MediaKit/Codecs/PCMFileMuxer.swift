@@ -16,6 +16,9 @@ struct PCMFileLayout: Sendable {
     /// The header with chunks for `tags` put in (WAV: a LIST/INFO chunk before `data`); nil:
     /// the format holds no tags here.
     var withTags: (@Sendable (_ header: [UInt8], _ tags: [MetadataEntry]) -> [UInt8])? = nil
+    /// The header with chunks for markers and instrument settings put in (AIFF: `MARK` and
+    /// `INST` before `COMM`); nil: the format holds none here.
+    var withMarkers: (@Sendable (_ header: [UInt8], _ markers: [Marker], _ instrument: Instrument?) -> [UInt8])? = nil
     /// The id of the chunk holding an ID3v2 tag after the samples (WAV "id3 ", AIFF "ID3 "),
     /// written when the muxer is asked for one (``MuxerOptions/writeID3v2``); its size field
     /// and the file's (bytes 4-7) are big-endian for IFF, little-endian for RIFF.
@@ -52,6 +55,9 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
     private let id3v2Version: Int?
     /// What that chunk holds (``setMetadata(_:)``).
     private var id3Metadata = MuxMetadata()
+    /// Markers and instrument settings for ``PCMFileLayout/withMarkers`` (``setMetadata(_:)``).
+    private var markers: [Marker] = []
+    private var instrument: Instrument?
     /// True once the header is in the file (at the first packet or at ``finish()``).
     private var headerWritten = false
 
@@ -93,17 +99,20 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
 
     /// Keeps the tags to write with the header where the format holds them (WAV: a LIST/INFO
     /// chunk; AIFF: NAME, AUTH, `(c) ` and ANNO chunks; ``PCMFileLayout/withTags``): the
-    /// container's tags, then the track's that it does not have; and when an ID3v2 chunk was
-    /// asked for, the tags, pictures and chapters for it. - Throws: `.state` after the first
-    /// packet.
+    /// container's tags, then the track's that it does not have; markers and instrument
+    /// settings where the format holds them (AIFF: `MARK` and `INST` chunks,
+    /// ``PCMFileLayout/withMarkers``); and when an ID3v2 chunk was asked for, the tags, pictures
+    /// and chapters for it. - Throws: `.state` after the first packet.
     func setMetadata(_ metadata: MuxMetadata) throws {
-        guard layout.withTags != nil || id3v2Version != nil else { return }
+        let holdsMarkers = layout.withMarkers != nil
+        guard layout.withTags != nil || holdsMarkers || id3v2Version != nil else { return }
         guard !headerWritten else {
-            if metadata.isEmpty { return }
+            if metadata.isEmpty && (!holdsMarkers || metadata.markers.isEmpty && metadata.instrument == nil) { return }
             throw MediaError(.state, "metadata must be given before the first packet", path: file.path)
         }
         tags = metadata.combined(track: 0)
         id3Metadata = metadata
+        if holdsMarkers { (markers, instrument) = (metadata.markers, metadata.instrument) }
     }
 
     /// The ID3v2 chunk written after the samples (with its pad byte), or nothing; as FFmpeg's
@@ -120,9 +129,10 @@ final class PCMFileMuxer: Muxer, @unchecked Sendable {
 
     private func header() -> [UInt8] {
         guard let s = stream else { return [] }
-        let h = layout.header(s.stored, s.rate, s.channels, s.mask, dataBytes)
-        guard !tags.isEmpty, let withTags = layout.withTags else { return h }
-        return withTags(h, tags)
+        var h = layout.header(s.stored, s.rate, s.channels, s.mask, dataBytes)
+        if !tags.isEmpty, let withTags = layout.withTags { h = withTags(h, tags) }
+        if !markers.isEmpty || instrument != nil, let withMarkers = layout.withMarkers { h = withMarkers(h, markers, instrument) }
+        return h
     }
 
     private func writeHeader() throws {

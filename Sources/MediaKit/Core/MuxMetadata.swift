@@ -1,6 +1,7 @@
 /// What a muxer is given to write besides the packets: the container's tags, each track's tags,
-/// chapters and attached files (cover art, fonts). A muxer writes what its container can hold
-/// (see docs/metadata.md, "Writing") and leaves out the rest.
+/// chapters, attached files (cover art, fonts), and markers and instrument settings (an AIFF
+/// file's MARK and INST chunks). A muxer writes what its container can hold (see
+/// docs/metadata.md, "Writing") and leaves out the rest.
 public struct MuxMetadata: Sendable, Hashable {
     /// The container's tags.
     public var tags: Metadata
@@ -10,18 +11,50 @@ public struct MuxMetadata: Sendable, Hashable {
     public var chapters: [Chapter]
     /// Attached files: pictures (``Attachment/isPicture``) and other files.
     public var attachments: [Attachment]
+    /// Named places in the sound, in sample frames of the file's one audio track (only AIFF
+    /// writes them: a `MARK` chunk).
+    public var markers: [Marker]
+    /// How a sampler plays the sound (only AIFF writes it: an `INST` chunk); its loops name
+    /// ``markers`` by id.
+    public var instrument: Instrument?
 
     /// Metadata to write; every part empty by default.
-    public init(tags: Metadata = Metadata(), trackTags: [Int: Metadata] = [:], chapters: [Chapter] = [], attachments: [Attachment] = []) {
+    public init(tags: Metadata = Metadata(), trackTags: [Int: Metadata] = [:], chapters: [Chapter] = [], attachments: [Attachment] = [],
+                markers: [Marker] = [], instrument: Instrument? = nil) {
         self.tags = tags
         self.trackTags = trackTags
         self.chapters = chapters
         self.attachments = attachments
+        self.markers = markers
+        self.instrument = instrument
     }
 
-    /// True when there is nothing to write.
+    /// True when there are no tags, chapters or attachments to write (markers and instrument
+    /// settings, which only AIFF holds, are not counted: a muxer that cannot hold them has
+    /// nothing to do for them).
     public var isEmpty: Bool {
         tags.isEmpty && trackTags.values.allSatisfy(\.isEmpty) && chapters.isEmpty && attachments.isEmpty
+    }
+
+    /// This metadata for the sound resampled from `sourceRate` to `rate` Hz: each marker's
+    /// frame scaled to the new rate (rounded to the nearest frame), as the loops' frames.
+    func resampled(from sourceRate: Int, to rate: Int) -> MuxMetadata {
+        guard sourceRate > 0, rate > 0, sourceRate != rate else { return self }
+        func scaled(_ frame: Int64) -> Int64 {
+            let (product, overflow) = frame.multipliedReportingOverflow(by: Int64(rate))
+            return overflow ? Int64((Double(frame) * Double(rate) / Double(sourceRate)).rounded())
+                : (product + Int64(sourceRate) / 2) / Int64(sourceRate)
+        }
+        var out = self
+        out.markers = markers.map { Marker(id: $0.id, frame: scaled($0.frame), name: $0.name) }
+        if var i = instrument {
+            for loop in [\Instrument.sustainLoop, \Instrument.releaseLoop] {
+                i[keyPath: loop].beginFrame = i[keyPath: loop].beginFrame.map(scaled)
+                i[keyPath: loop].endFrame = i[keyPath: loop].endFrame.map(scaled)
+            }
+            out.instrument = i
+        }
+        return out
     }
 
     /// The tags of a file that holds one list (FLAC, MP3, WAV, an Ogg stream's comments): the

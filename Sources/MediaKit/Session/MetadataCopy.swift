@@ -2,7 +2,8 @@ extension MetadataCopyOptions {
     /// The tags, chapters and attachments of `demuxer` that a remux or a transcode gives its
     /// muxer (``Muxer/setMetadata(_:)``), with ``set`` applied: the container's tags, the tags
     /// of each copied track (`tracks`: source index -> the muxer's index), the chapters and the
-    /// attachments, as `ffmpeg -map_metadata 0 -map_chapters 0` copies them. Entries libavformat
+    /// attachments, as `ffmpeg -map_metadata 0 -map_chapters 0` copies them; and the markers
+    /// and instrument settings (which ffmpeg drops) when an audio track is kept. Entries libavformat
     /// does not show (an empty FFmpeg key, an empty value) are left out, and so is `encoder`,
     /// which names the tool that wrote the input (ffmpeg replaces it with its own), and
     /// `duration` (a Matroska track's DURATION tag, the input's). Tags set and removed (and
@@ -37,6 +38,11 @@ extension MetadataCopyOptions {
             }
             out.chapters = demuxer.chapters
             out.attachments = demuxer.attachments
+            // Places in the sound: kept with the sound (the source's audio track).
+            if tracks.contains(where: { $0.source >= 0 && $0.source < all.count && all[$0.source].parameters.mediaType == .audio }) {
+                out.markers = demuxer.markers
+                out.instrument = demuxer.instrument
+            }
         }
         if edits?.clear == true {
             out.tags = Metadata(ffmpegMerge: out.tags.ffmpegMerge)

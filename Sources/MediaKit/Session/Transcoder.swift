@@ -268,7 +268,12 @@ public enum Transcoder {
             if let a = audio, converter != nil { kept.append((a.index, audioOut)) }
             if let a = copiedAudio, audioCopy != nil { kept.append((a.index, audioOut)) }
             if let v = videoTrack, videoEncoder != nil { kept.append((v.index, videoOut)) }
-            try m.setMetadata(options.metadata.muxMetadata(of: demuxer, tracks: kept + copiedVideo))
+            var metadata = options.metadata.muxMetadata(of: demuxer, tracks: kept + copiedVideo)
+            if let a = audio, let enc = converter?.encoder {
+                // Markers count frames of the source's rate.
+                metadata = metadata.resampled(from: a.parameters.sampleRate, to: enc.parameters.sampleRate)
+            }
+            try m.setMetadata(metadata)
             for bind in binds { try bind() }
             let waiting = held
             held = []

@@ -3,7 +3,8 @@ extension PCMFileLayout {
     /// `FVER` chunk, the text chunks of the tags (NAME, AUTH, `(c) `, ANNO), `COMM` (channels,
     /// sample frames, sample size, the rate as an 80-bit float and for AIFF-C the compression
     /// type with an empty name), then `SSND` (offset and block size 0, the samples), and when
-    /// asked for an `ID3 ` chunk.
+    /// asked for an `ID3 ` chunk. Markers and instrument settings (which FFmpeg does not write)
+    /// go into `MARK` and `INST` chunks before `COMM` (``aiffMarkChunk(_:)``, ``aiffInstChunk(_:)``).
     ///
     /// Codecs, by FFmpeg's AIFF table (`ff_codec_aiff_tags`): big-endian integer PCM (`pcm_s8`,
     /// `pcm_s16be`, `pcm_s24be`, `pcm_s32be`) as plain AIFF; `pcm_u8` (`raw `), `pcm_f32be`
@@ -61,14 +62,57 @@ extension PCMFileLayout {
                 if text.count & 1 == 1 { text.append(0) }
                 chunks += Array(id.utf8) + MetadataWriting.be32(text.count) + text
             }
-            guard !chunks.isEmpty, header.count >= 12, let comm = header.indices.dropLast(3).first(where: { Array(header[$0..<($0 + 4)]) == Array("COMM".utf8) })
-            else { return header }
-            var h = Array(header[..<comm]) + chunks + Array(header[comm...])
-            let size = (0..<4).reduce(Int64(0)) { $0 << 8 | Int64(h[4 + $1]) } + Int64(chunks.count)
-            for k in 0..<4 { h[4 + k] = UInt8(truncatingIfNeeded: size >> Int64(24 - 8 * k)) }
-            return h
+            return aiffInserting(chunks, beforeCOMMOf: header)
+        },
+        withMarkers: { header, markers, instrument in
+            aiffInserting(aiffMarkChunk(markers) + (instrument.map(aiffInstChunk) ?? []), beforeCOMMOf: header)
         },
         id3Chunk: ("ID3 ", true))
+
+    /// `header` (an AIFF or AIFF-C header up to `SSND`) with `chunks` put in front of `COMM` and
+    /// the `FORM` size grown by their length; unchanged for no chunks or a header without `COMM`.
+    static func aiffInserting(_ chunks: [UInt8], beforeCOMMOf header: [UInt8]) -> [UInt8] {
+        guard !chunks.isEmpty, header.count >= 12, let comm = header.indices.dropLast(3).first(where: { Array(header[$0..<($0 + 4)]) == Array("COMM".utf8) })
+        else { return header }
+        var h = Array(header[..<comm]) + chunks + Array(header[comm...])
+        _ = growFileSize(&h, by: Int64(chunks.count), bigEndian: true)
+        return h
+    }
+
+    private static func be16(_ v: Int) -> [UInt8] {
+        let u = UInt16(bitPattern: Int16(clamping: v))
+        return [UInt8(truncatingIfNeeded: u >> 8), UInt8(truncatingIfNeeded: u)]
+    }
+
+    /// A `MARK` chunk (Audio IFF 1.3: a 16-bit count, then per marker its 16-bit id, its 32-bit
+    /// position in sample frames and its name as a Pascal string padded to an even length)
+    /// holding the markers whose id and position fit those fields (at most 65,535), a name
+    /// cut to its first 255 bytes at a character's end; nothing when none fits.
+    static func aiffMarkChunk(_ markers: [Marker]) -> [UInt8] {
+        let kept = markers.filter { (Int(Int16.min)...Int(Int16.max)).contains($0.id) && (0...Int64(UInt32.max)).contains($0.frame) }.prefix(65535)
+        guard !kept.isEmpty else { return [] }
+        var body = be16(kept.count)
+        for m in kept {
+            var name: [UInt8] = []
+            for c in m.name.unicodeScalars {
+                let bytes = Array(String(c).utf8)
+                guard name.count + bytes.count <= 255 else { break }
+                name += bytes
+            }
+            body += be16(m.id) + MetadataWriting.be32(Int(truncatingIfNeeded: m.frame)) + [UInt8(truncatingIfNeeded: name.count)] + name + (name.count % 2 == 0 ? [0] : [])
+        }
+        return Array("MARK".utf8) + MetadataWriting.be32(body.count) + body
+    }
+
+    /// An `INST` chunk (Audio IFF 1.3: base note, detune, low and high note, low and high
+    /// velocity as signed bytes, a 16-bit gain, then the sustain and release loops, each a
+    /// 16-bit play mode and two marker ids), each value clamped to its field.
+    static func aiffInstChunk(_ i: Instrument) -> [UInt8] {
+        var body = [i.baseNote, i.detune, i.lowNote, i.highNote, i.lowVelocity, i.highVelocity].map { UInt8(bitPattern: Int8(clamping: $0)) }
+        body += be16(i.gain)
+        for l in [i.sustainLoop, i.releaseLoop] { body += be16(l.playMode) + be16(l.beginMarker) + be16(l.endMarker) }
+        return Array("INST".utf8) + MetadataWriting.be32(body.count) + body
+    }
 }
 
 extension MuxerFormat {
