@@ -250,7 +250,13 @@ struct Remux: ParsableCommand {
                                     metadata: copy, format: format) { done, total in
             if paceMs > 0 { usleep(useconds_t(paceMs) * 1000) }
             guard showProgress else { return }
-            let percent = done * 100 / total
+            // An input that does not say how many samples it holds (MPEG-TS, raw streams): the
+            // count so far, every 1024 samples.
+            guard total > 0 else {
+                if done % 1024 == 0 { FileHandle.standardError.write(Data("\rmk-remux: \(done) samples".utf8)) }
+                return
+            }
+            let percent = min(100, done * 100 / total)
             if percent != lastShown {
                 lastShown = percent
                 FileHandle.standardError.write(Data("\rmk-remux: \(percent)% (\(done)/\(total) samples)".utf8))

@@ -380,7 +380,7 @@ public func mk_remux(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?,
         let metadata = try MetadataCopyOptions(copy: s.no_metadata == 0, settings: settingsText)
         let cut = try Remuxer.remux(input: String(cString: src), output: String(cString: dst), options: options, tracks: tracks,
                                     metadata: metadata, format: s.format.map { String(cString: $0) }) { done, total in
-            try relay.check(fraction: Double(done) / Double(max(1, total)), done: Int64(done), total: Int64(total))
+            try relay.check(fraction: total > 0 ? Double(done) / Double(total) : 0, done: Int64(done), total: Int64(total))
         }
         if let cut { return fail(MK_ETRUNCATED, cut.description) }   // a warning: dst is written
         return MK_OK

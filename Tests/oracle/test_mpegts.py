@@ -582,6 +582,29 @@ def test_video_extradata_is_ffmpegs(spec, mk_bin, tmp_path_factory, tmp_path):
     assert ours == ref, f"{path.name}: extradata\n ours {ours}\n ffprobe {ref}"   # both empty without video
 
 
+def test_mk_remux_progress_of_a_ts_counts_samples(tmp_path_factory, mk_remux, tmp_path):
+    """mk-remux shows progress for inputs of 64 MiB and more. A TS does not say how many
+    packets it holds: the line counts samples every 1024 (no percentage over a made-up total,
+    which printed "10000%" once per packet), and the output holds ffprobe's packet count."""
+    small = _generate(tmp_path_factory, "h264_aac.ts")
+    big = tmp_path / "big.ts"
+    loops = (80 << 20) // small.stat().st_size + 1   # a copy is a little smaller than its input
+    lib.oracle_ok(lib.run(["ffmpeg", "-v", "error", "-y", "-stream_loop", str(loops), "-i", small, "-map", "0", "-c", "copy",
+                           "-f", "mpegts", big]), ["ffmpeg", "-stream_loop", big])
+    assert big.stat().st_size >= 64 << 20
+    out = tmp_path / "big.mp4"
+    proc = lib.run([mk_remux, big, out])
+    lib.check_ok(proc, [mk_remux, big, out])
+    shown = proc.stderr.decode().split("\r")
+    counts = [int(l.split()[1]) for l in shown if l.startswith("mk-remux: ") and l.endswith(" samples")]
+    assert "%" not in "".join(l for l in shown if "wrote" not in l), shown[:5]
+    packets = sum(int(n) for n in lib.run(["ffprobe", "-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets",
+                                           "-of", "csv=p=0", out]).stdout.decode().split())
+    assert counts and counts == list(range(1024, counts[-1] + 1, 1024)), counts[:3]
+    assert packets - 1024 < counts[-1] <= packets, (counts[-1], packets)
+    assert shown[-1].startswith("mk-remux: 100%, wrote ")
+
+
 @pytest.mark.parametrize("ext", ["mp4", "mkv"])
 def test_remux_to_mp4_and_matroska_keeps_the_streams(ext, tmp_path_factory, mk_remux, tmp_path):
     """mk-remux of a TS (H.264 + ADTS AAC): the AAC track is tagged "adts" with its

@@ -67,6 +67,17 @@ def test_remux_progress_counts_the_packets(shared_media: Path, tmp_path: Path) -
     assert all(f == pytest.approx(done / total) for f, done, total in calls)
 
 
+def test_remux_progress_of_an_input_without_a_packet_count(shared_media: Path, tmp_path: Path) -> None:
+    """An MPEG-TS file does not say how many packets it holds: every call gives total -1 and
+    fraction 0 (not a fraction over 1 of a made-up total), done counting ffprobe's packets."""
+    src = shared_media / "breadth" / "ts_androidx_a24d4d_sample_h264_mpeg_audio.ts"
+    packets = len(ffprobe_json(src, "-show_packets")["packets"])
+    recorder = Recorder()
+    mediakit.remux(src, tmp_path / "out.mp4", progress=recorder)
+    assert [done for _, done, _ in recorder.calls] == list(range(1, packets + 1))
+    assert {(f, total) for f, _, total in recorder.calls} == {(0.0, -1)}
+
+
 def test_a_progress_callback_stops_the_call(shared_media: Path, tmp_path: Path) -> None:
     """False stops with CancelledError; an exception raised in the callback stops the call and
     comes out of it as it was raised; either way nothing is left in the output folder."""

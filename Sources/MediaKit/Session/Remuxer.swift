@@ -20,8 +20,10 @@ public enum Remuxer {
     ///     the subtitle and data tracks the output format carries (``tracksToCopy(_:into:)``).
     ///   - frameRate: times a raw video input (``RawVideoDemuxer``) at this rate, as ffmpeg's
     ///     `-r` before `-i`; nil (default): the stream's own rate, else 25.
-    ///   - progress: called after each packet with (packets written, packets in all); an error it
-    ///     throws stops the remux (nothing is left under `output`) and is rethrown.
+    ///   - progress: called after each packet with (packets written, packets in all, or -1 when
+    ///     the input does not say how many it holds: MPEG-TS, raw streams, a Matroska file
+    ///     without an index); an error it throws stops the remux (nothing is left under
+    ///     `output`) and is rethrown.
     /// - Returns: as ``remux(input:output:options:tracks:frameRate:progress:)``.
     /// - Throws: as ``remux(input:output:options:tracks:frameRate:progress:)``.
     @discardableResult
@@ -190,7 +192,9 @@ public enum Remuxer {
             }
         }
         try muxer.setMetadata(metadata.muxMetadata(of: demuxer, tracks: outputs))
-        let total = max(1, Set(wanted).reduce(0) { $0 + all[$1].sampleCount })
+        // Packets in all, when every kept track's count is known (-1: unknown).
+        let counts = Set(wanted).map { all[$0].sampleCount }
+        let total = counts.contains { $0 <= 0 } ? -1 : max(1, counts.reduce(0, +))
         var done = 0
         var pipeline = MediaPipeline(demuxer: demuxer, stages: stages)
         pipeline.ahead = ahead
