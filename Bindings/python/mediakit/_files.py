@@ -263,7 +263,7 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     (a fragment about every SECONDS, playable up to the last complete one after a crash);
     hybrid=SECONDS writes fragmented and turns the file progressive when done. `progress` is
     called after each packet with (fraction, packets written, packets in all; -1 and a fraction
-    of 0 when the input does not say how many it holds: MPEG-TS, raw streams); False from it
+    of 0 when the input does not say how many it holds: MPEG-TS, Matroska, raw streams); False from it
     stops (CancelledError). The target name is only written when the whole file is complete:
     a failure or a cancel leaves nothing there. A source cut short is copied as far as it goes
     (every packet before the cut, as ffmpeg's stream copy) and a TruncatedWarning names the

@@ -21,9 +21,8 @@ public enum Remuxer {
     ///   - frameRate: times a raw video input (``RawVideoDemuxer``) at this rate, as ffmpeg's
     ///     `-r` before `-i`; nil (default): the stream's own rate, else 25.
     ///   - progress: called after each packet with (packets written, packets in all, or -1 when
-    ///     the input does not say how many it holds: MPEG-TS, raw streams, a Matroska file
-    ///     without an index); an error it throws stops the remux (nothing is left under
-    ///     `output`) and is rethrown.
+    ///     the input does not say how many it holds: MPEG-TS, Matroska, raw streams); an error
+    ///     it throws stops the remux (nothing is left under `output`) and is rethrown.
     /// - Returns: as ``remux(input:output:options:tracks:frameRate:progress:)``.
     /// - Throws: as ``remux(input:output:options:tracks:frameRate:progress:)``.
     @discardableResult
