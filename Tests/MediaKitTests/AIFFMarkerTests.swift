@@ -155,6 +155,9 @@ final class AIFFMarkerTests: XCTestCase {
             highVelocity: 0, gain: 1 << 20, sustainLoop: .init(playMode: 0, beginMarker: 0, endMarker: 0), releaseLoop: .init(playMode: 0, beginMarker: 0, endMarker: 0))))))
         XCTAssertEqual(written.markers, [Marker(id: 3, frame: 2, name: String(repeating: "é", count: 127))])
         XCTAssertEqual(written.instrument.map { [$0.baseNote, $0.detune, $0.gain] }, [127, -128, 32767])
+        // The count is unsigned: more than 32,767 markers are all written and read back.
+        let many = (0..<33_000).map { Marker(id: $0 % 32_768, frame: Int64($0), name: "") }
+        XCTAssertEqual(try AIFFDemuxer(source: MemorySource(try writeAIFF(MuxMetadata(markers: many)))).markers, many)
         let plain = try writeAIFF(MuxMetadata(markers: [Marker(id: 1, frame: -5, name: "")]))
         XCTAssertNil(plain.firstRange(of: Array("MARK".utf8)))
         XCTAssertEqual(try writeAIFF(MuxMetadata()), plain)

@@ -26,7 +26,6 @@ extension PCMFileLayout {
             rate > 0 && rate <= Int(Int32.max) && (1...32767).contains(channels) ? nil : "1 to 32767 channels, a positive 32-bit rate"
         },
         header: { stored, rate, channels, _, dataBytes in
-            func be16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)] }
             func be32(_ v: Int64) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> Int64(24 - 8 * $0)) } }
             let compression: String?
             switch (stored.kind, stored.bytes) {
@@ -79,10 +78,10 @@ extension PCMFileLayout {
         return h
     }
 
-    private static func be16(_ v: Int) -> [UInt8] {
-        let u = UInt16(bitPattern: Int16(clamping: v))
-        return [UInt8(truncatingIfNeeded: u >> 8), UInt8(truncatingIfNeeded: u)]
-    }
+    /// The low 16 bits of `v`, big-endian.
+    private static func be16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)] }
+    /// `v` clamped to a signed 16-bit field, big-endian.
+    private static func s16(_ v: Int) -> [UInt8] { be16(min(max(v, Int(Int16.min)), Int(Int16.max))) }
 
     /// A `MARK` chunk (Audio IFF 1.3: a 16-bit count, then per marker its 16-bit id, its 32-bit
     /// position in sample frames and its name as a Pascal string padded to an even length)
@@ -95,9 +94,8 @@ extension PCMFileLayout {
         for m in kept {
             var name: [UInt8] = []
             for c in m.name.unicodeScalars {
-                let bytes = Array(String(c).utf8)
-                guard name.count + bytes.count <= 255 else { break }
-                name += bytes
+                guard name.count + c.utf8.count <= 255 else { break }
+                name += c.utf8
             }
             body += be16(m.id) + MetadataWriting.be32(Int(truncatingIfNeeded: m.frame)) + [UInt8(truncatingIfNeeded: name.count)] + name + (name.count % 2 == 0 ? [0] : [])
         }
@@ -109,8 +107,8 @@ extension PCMFileLayout {
     /// 16-bit play mode and two marker ids), each value clamped to its field.
     static func aiffInstChunk(_ i: Instrument) -> [UInt8] {
         var body = [i.baseNote, i.detune, i.lowNote, i.highNote, i.lowVelocity, i.highVelocity].map { UInt8(bitPattern: Int8(clamping: $0)) }
-        body += be16(i.gain)
-        for l in [i.sustainLoop, i.releaseLoop] { body += be16(l.playMode) + be16(l.beginMarker) + be16(l.endMarker) }
+        body += s16(i.gain)
+        for l in [i.sustainLoop, i.releaseLoop] { body += s16(l.playMode) + s16(l.beginMarker) + s16(l.endMarker) }
         return Array("INST".utf8) + MetadataWriting.be32(body.count) + body
     }
 }
