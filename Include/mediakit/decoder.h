@@ -117,8 +117,10 @@ typedef int32_t (*mk_frame_callback)(void *user, int64_t position, mk_frame *fra
  *  decoded at most once for the whole batch: from the key frame at or before the first
  *  wanted frame of the GOP (the one before it for an open GOP), forward; GOPs with no wanted
  *  frame are read, not decoded; frames between the wanted ones are decoded but never
- *  converted or handed out. Only the frames between two hand-outs are held. The demuxer is
- *  left after the last frame handed out (seek it and the decoder before decoding on).
+ *  converted or handed out, except H.264 / HEVC pictures no other picture refers to (most
+ *  B-frames), which are not decoded at all. Only the frames between two hand-outs are held.
+ *  The demuxer is left after the last frame handed out (seek it and the decoder before
+ *  decoding on).
  *  `indices` is borrowed for the call. Errors: MK_EINVAL (NULL decoder, demuxer or callback,
  *  NULL indices with a count, a negative count, an index out of range: the message names it
  *  and the frame count, a decoder opened with mk_decoder_open_params), what the callback

@@ -18,6 +18,30 @@
 ///
 /// A unit of any other type is refused, as FFmpeg refuses it.
 enum HEVCConfigurationRecord {
+    /// The NAL units of `type` in the parameter-set arrays of `hvcC` (from byte 22: the number
+    /// of arrays, then each array's type, unit count and units after their 16-bit sizes), each
+    /// without its size, in order; nil when the record is shorter than its 23-byte head or an
+    /// array runs past its end.
+    static func units(ofType type: Int, in hvcC: [UInt8]) -> [ArraySlice<UInt8>]? {
+        guard hvcC.count >= 23 else { return nil }
+        var found: [ArraySlice<UInt8>] = []
+        var i = 23
+        for _ in 0..<Int(hvcC[22]) {
+            guard i + 3 <= hvcC.count else { return nil }
+            let arrayType = Int(hvcC[i] & 0x3F)
+            let count = Int(hvcC[i + 1]) << 8 | Int(hvcC[i + 2])
+            i += 3
+            for _ in 0..<count {
+                guard i + 2 <= hvcC.count else { return nil }
+                let n = Int(hvcC[i]) << 8 | Int(hvcC[i + 1])
+                guard i + 2 + n <= hvcC.count else { return nil }
+                if arrayType == type { found.append(hvcC[(i + 2)..<(i + 2 + n)]) }
+                i += 2 + n
+            }
+        }
+        return found
+    }
+
     /// The hvcC payload (no box header) from the NAL units `units` (without start codes or
     /// length prefixes). - Throws: `.invalidData` saying which unit and what: a unit type an
     /// hvcC does not hold, a parameter set that ends early or states values out of range, no

@@ -91,24 +91,9 @@ enum ReorderDepth {
     /// HEVC (ITU-T H.265 section 7.3.2.2): sps_max_num_reorder_pics of the highest sub-layer;
     /// nil when hvcC holds no readable SPS.
     static func hevc(hvcC: [UInt8]) -> Int? {
-        guard hvcC.count > 23 else { return nil }
-        var i = 23
-        var sps: [UInt8]?
-        for _ in 0..<Int(hvcC[22]) {
-            guard i + 3 <= hvcC.count else { return nil }
-            let type = Int(hvcC[i] & 0x3F)
-            let count = Int(hvcC[i + 1]) << 8 | Int(hvcC[i + 2])
-            i += 3
-            for _ in 0..<count {
-                guard i + 2 <= hvcC.count else { return nil }
-                let n = Int(hvcC[i]) << 8 | Int(hvcC[i + 1])
-                guard i + 2 + n <= hvcC.count else { return nil }
-                if type == 33 && sps == nil && n > 2 { sps = Array(hvcC[(i + 4)..<(i + 2 + n)]) }
-                i += 2 + n
-            }
-        }
-        guard let sps else { return nil }
-        var r = BitReader(AnnexB.unescape(sps))
+        // The first SPS (type 33) after its 2-byte NAL unit header.
+        guard let sps = HEVCConfigurationRecord.units(ofType: 33, in: hvcC)?.first(where: { $0.count > 2 }) else { return nil }
+        var r = BitReader(AnnexB.unescape(sps.dropFirst(2)))
         guard r.read(4) != nil, let maxSub = r.read(3), r.read(1) != nil else { return nil }
         // profile_tier_level(1, maxSub)
         guard r.read(88) != nil, r.read(8) != nil else { return nil }

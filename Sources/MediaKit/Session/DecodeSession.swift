@@ -187,6 +187,12 @@ public final class DecodeSession: Decoder {
     var presentedTimes: [Int64]?
     /// The indices in ``presentedTimes`` of the key frames (sync samples), read with them.
     var presentedKeyIndices: [Int] = []
+    /// Tells the packets whose picture no other picture refers to (H.264, HEVC; nil for other
+    /// codecs): ``frames(at:from:)`` does not decode those presented before its target.
+    lazy var nonReference = NonReferencePictures(track: track)
+    /// Packets ``frames(at:from:)`` and the calls built on it left undecoded as pictures
+    /// nobody refers to, presented before the frame searched for.
+    var skippedNonReference = 0
     /// Audio after ``seek(to:)``: the samples to skip are counted from the first decoded
     /// frame's pts (a decoder may output nothing for its first packets: Vorbis primes its
     /// overlap with the first one), not from the first packet's.
