@@ -8,8 +8,8 @@ import XCTest
 /// writes it (MP4). The expected answer is the rule of the specs applied to FFmpeg's fields
 /// (H.264 7.4.1: `nal_ref_idc` 0 in every slice; H.265 7.4.2.2: a sub-layer non-reference
 /// type in the highest sub-layer of `sps_max_sub_layers_minus1`). Then the frames a batch
-/// search returns while it leaves those packets undecoded, against a decode of every packet
-/// (the same input decoded another way).
+/// search and a seek return while the session leaves those packets undecoded, against a
+/// decode of every packet (the same input decoded another way).
 final class NonReferencePicturesTests: XCTestCase {
     private var folder: URL!
 
@@ -137,32 +137,48 @@ final class NonReferencePicturesTests: XCTestCase {
         XCTAssertNil(NonReferencePictures(codec: "av1", extradata: []))
     }
 
-    /// Ten frames by index out of the B-pyramid file: the pictures are those of a decode of every
-    /// packet, while packets were left out.
-    func testBatchSearchSkipsThemAndGivesTheSameFrames() throws {
-        let path = try make("batch.mp4", Self.h264)
-        let registry = MediaRegistry()
-        registry.loadDefaultLocations()
-        let demuxer = try MP4Demuxer(path: path)
-        let track = try XCTUnwrap(demuxer.tracks.first)
-        // Every frame, decoded in order: hashes in presentation order.
+    /// Every frame of `session`'s track read on from where `demuxer` stands: pts and a hash of
+    /// the picture, in presentation order.
+    private func decodeAll(_ session: DecodeSession, _ demuxer: Demuxer) throws -> [(pts: Int64, hash: UInt64)] {
         var all: [(pts: Int64, hash: UInt64)] = []
-        let full = try DecodeSession(track: track, registry: registry)
         func keep(_ f: Frame) {
             var h = FNV1a()
             h.add(presentedBytesOf: f)
             all.append((f.pts, h.value))
         }
-        while let p = try demuxer.read(track: track.index) {
-            while try full.send(p) == .receiveFirst {
-                while let f = try full.receive() { keep(f) }
+        while let p = try demuxer.read(track: session.track.index) {
+            while try session.send(p) == .receiveFirst {
+                while let f = try session.receive() { keep(f) }
             }
-            while let f = try full.receive() { keep(f) }
+            while let f = try session.receive() { keep(f) }
         }
-        try full.flush()
-        while let f = try full.receive() { keep(f) }
-        all.sort { $0.pts < $1.pts }
+        try session.flush()
+        while let f = try session.receive() { keep(f) }
+        return all.sorted { $0.pts < $1.pts }
+    }
+
+    /// Ten frames by index out of the B-pyramid file, and a decode on from a seek: the pictures
+    /// are those of a decode of every packet, while packets were left out.
+    func testBatchSearchAndSeekSkipThemAndGiveTheSameFrames() throws {
+        let path = try make("batch.mp4", Self.h264)
+        let registry = MediaRegistry()
+        registry.loadDefaultLocations()
+        let demuxer = try MP4Demuxer(path: path)
+        let track = try XCTUnwrap(demuxer.tracks.first)
+        let full = try DecodeSession(track: track, registry: registry)
+        let all = try decodeAll(full, demuxer)
         XCTAssertEqual(all.count, 60)
+        XCTAssertEqual(full.skippedNonReference, 0, "nothing is discarded in a decode from the start")
+
+        // From 1.5 s (frame 45), the key frame at frame 30 before it.
+        let seeking = try DecodeSession(track: track, registry: registry)
+        let from = try MP4Demuxer(path: path)
+        try from.seek(to: 1.5 - DecodeSession.seekPreroll)
+        try seeking.seek(to: 1.5)
+        let tail = try decodeAll(seeking, from)
+        XCTAssertEqual(tail.map(\.pts), all[45...].map(\.pts))
+        XCTAssertEqual(tail.map(\.hash), all[45...].map(\.hash))
+        XCTAssertGreaterThan(seeking.skippedNonReference, 0, "no packet before the seek's target was left out")
 
         let indices = [58, 3, 17, 29, 44, 9, 5, 31, 52, 17]
         let session = try DecodeSession(track: track, registry: registry)

@@ -37,7 +37,7 @@ extension DecodeSession {
     /// and the GOPs between targets read but not decoded; audio from the pre-roll
     /// (``DecodeSession/seekPreroll``) before each target. Inside a GOP, H.264 and HEVC
     /// pictures presented before a target that no other picture refers to (B-frames outside
-    /// a pyramid's references) are not decoded either (``NonReferencePictures``).
+    /// a pyramid's references) are not decoded either (as after ``DecodeSession/seek(to:)``).
     /// - Throws: as ``frame(atTime:from:)``.
     public func frames(at times: [Double], from demuxer: Demuxer) throws -> [Frame?] {
         for t in times where !t.isFinite || t < 0 {
@@ -297,15 +297,8 @@ private struct ForwardCursor {
     }
 
     private mutating func send(_ packet: Packet, _ session: DecodeSession, _ target: Int64) throws {
-        let video = session.track.mediaType == .video
-        // A picture presented before the target that no other picture refers to is neither
-        // wanted (later targets are later still) nor needed to decode what is.
-        if video && packet.pts != Packet.noTimestamp && packet.pts < target,
-           session.nonReference?.isNonReference(packet.data) == true {
-            session.skippedNonReference += 1
-            return
-        }
         sent = true
+        let video = session.track.mediaType == .video
         try session.decode(packet) { if !video || $0.pts >= target { received.append($0) } }
     }
 }

@@ -188,11 +188,12 @@ public final class DecodeSession: Decoder {
     /// The indices in ``presentedTimes`` of the key frames (sync samples), read with them.
     var presentedKeyIndices: [Int] = []
     /// Tells the packets whose picture no other picture refers to (H.264, HEVC; nil for other
-    /// codecs): ``frames(at:from:)`` does not decode those presented before its target.
-    lazy var nonReference = NonReferencePictures(track: track)
-    /// Packets ``frames(at:from:)`` and the calls built on it left undecoded as pictures
-    /// nobody refers to, presented before the frame searched for.
-    var skippedNonReference = 0
+    /// codecs and audio): those sent discarded are not decoded at all. Made again for a
+    /// packet's new codec parameters (a new avcC may change the length prefix).
+    private lazy var nonReference = isAudio ? nil : NonReferencePictures(track: track)
+    /// Video packets left undecoded as discarded pictures nobody refers to (before a seek's
+    /// target or outside the edit list's window).
+    private(set) var skippedNonReference = 0
     /// Audio after ``seek(to:)``: the samples to skip are counted from the first decoded
     /// frame's pts (a decoder may output nothing for its first packets: Vorbis primes its
     /// overlap with the first one), not from the first packet's.
@@ -473,7 +474,8 @@ public final class DecodeSession: Decoder {
     /// list's end and the container's end trims still applied. Seek the demuxer first to at
     /// least ``seekPreroll`` seconds before `seconds` (``Demuxer/seek(to:)`` lands on the key
     /// frame at or before it); the packets before the target are decoded as references
-    /// (video: sent discarded) and their output dropped.
+    /// (video: sent discarded) and their output dropped, except H.264 / HEVC pictures no
+    /// other picture refers to, which are not decoded (``NonReferencePictures``).
     /// - Throws: `.invalidArgument` for a negative or non-finite time.
     public func seek(to seconds: Double) throws {
         guard seconds.isFinite, seconds >= 0 else {
@@ -549,6 +551,15 @@ public final class DecodeSession: Decoder {
         if !isAudio && packet.pts != Packet.noTimestamp
             && ((trim && !window.contains(packet.pts)) || seekFloor.map { packet.pts < $0 } == true) {
             packet.isDiscarded = true
+        }
+        if !isAudio, let p = packet.newParameters { nonReference = NonReferencePictures(codec: p.codec, extradata: p.extradata) }
+        // A picture whose frame is not output and that no other picture refers to changes
+        // nothing the decoder gives: it is not decoded at all (libavcodec's skip_frame
+        // "nonref"). One that brings new parameters or ends at a cut still goes to the decoder.
+        if packet.isDiscarded && !isAudio && packet.newParameters == nil && !packet.isTruncated,
+           nonReference?.isNonReference(packet.data) == true {
+            skippedNonReference += 1
+            return .accepted
         }
         let discardWhole = isAudio && discardBefore.map { packet.pts < $0 } == true
         if discardWhole { packet.isDiscarded = true }
