@@ -67,7 +67,8 @@ void mk_decoder_close(mk_decoder **decoder);
  *  was taken; MK_EAGAIN means frames are waiting and the packet was NOT taken: receive
  *  until mk_decoder_receive_frame returns MK_EAGAIN, then send the same packet again.
  *  Receiving every frame after each send avoids MK_EAGAIN here. Packets whose frames are
- *  not presented (outside the edit list) are decoded as references without output.
+ *  not presented (outside the edit list) are decoded as references without output, except
+ *  H.264 / HEVC pictures no other picture refers to, which are not decoded at all.
  *  Errors: MK_EINVAL (NULL decoder, packet of another track), MK_ESTATE (a packet after
  *  draining started), MK_EDATA (the decoder rejects the data), MK_EFAIL. */
 mk_status mk_decoder_send_packet(mk_decoder *decoder, const mk_packet *packet);

@@ -24,7 +24,8 @@ public enum TrimMode: String, Sendable, CaseIterable {
 /// asked not to, and returns frames in presentation order. Packets whose frames are not
 /// presented (video outside the edit, Vorbis packets FFmpeg drops whole) are sent marked
 /// ``Packet/isDiscarded`` (the plugin ABI's `MK_PACKET_FLAG_DISCARD`), so the decoder uses
-/// them as references and returns none of their frames.
+/// them as references and returns none of their frames; H.264 / HEVC pictures among them that
+/// no other picture refers to are not sent at all (``NonReferencePictures``).
 ///
 /// Audio is gapless: it holds exactly the samples the encoder was given.
 /// Decoding starts at the packet one second before the edit's media time (so the
