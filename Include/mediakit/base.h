@@ -58,7 +58,8 @@ const char *mk_status_name(mk_status status);
 /** Progress of a long call (mk_decode_file, mk_remux, mk_transcode), called on the calling
  *  thread now and then: `fraction` done in [0, 1]; `done` and `total` in the call's unit
  *  (mk_decode_file: milliseconds of media; mk_remux: packets, `total` -1 and `fraction` 0 when
- *  the input does not say how many it holds (MPEG-TS, raw streams); mk_transcode: -1, unknown);
+ *  the input does not say how many it holds (MPEG-TS, Matroska, raw streams); mk_transcode:
+ *  -1, unknown);
  *  `user` is the settings' progress_user. Return 0 to go on, non-zero to cancel: the call then
  *  stops, removes what it wrote (nothing is left under the target names) and returns
  *  MK_ECANCELLED. */

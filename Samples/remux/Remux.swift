@@ -250,7 +250,7 @@ struct Remux: ParsableCommand {
                                     metadata: copy, format: format) { done, total in
             if paceMs > 0 { usleep(useconds_t(paceMs) * 1000) }
             guard showProgress else { return }
-            // An input that does not say how many samples it holds (MPEG-TS, raw streams): the
+            // An input that does not say how many samples it holds (MPEG-TS, Matroska, raw streams): the
             // count so far, every 1024 samples.
             guard total > 0 else {
                 if done % 1024 == 0 { FileHandle.standardError.write(Data("\rmk-remux: \(done) samples".utf8)) }

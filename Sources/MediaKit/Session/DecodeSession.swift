@@ -189,9 +189,9 @@ public final class DecodeSession: Decoder {
     /// The indices in ``presentedTimes`` of the key frames (sync samples), read with them.
     var presentedKeyIndices: [Int] = []
     /// Tells the packets whose picture no other picture refers to (H.264, HEVC; nil for other
-    /// codecs and audio): those sent discarded are not decoded at all. Made again for a
-    /// packet's new codec parameters (a new avcC may change the length prefix).
-    private lazy var nonReference = isAudio ? nil : NonReferencePictures(track: track)
+    /// codecs): those sent discarded are not decoded at all. Made again for a packet's new
+    /// codec parameters (a new avcC may change the length prefix).
+    private lazy var nonReference = NonReferencePictures(track: track)
     /// Video packets left undecoded as discarded pictures nobody refers to (before a seek's
     /// target or outside the edit list's window).
     private(set) var skippedNonReference = 0
@@ -553,11 +553,11 @@ public final class DecodeSession: Decoder {
             && ((trim && !window.contains(packet.pts)) || seekFloor.map { packet.pts < $0 } == true) {
             packet.isDiscarded = true
         }
-        if !isAudio, let p = packet.newParameters { nonReference = NonReferencePictures(codec: p.codec, extradata: p.extradata) }
+        if let p = packet.newParameters { nonReference = NonReferencePictures(codec: p.codec, extradata: p.extradata) }
         // A picture whose frame is not output and that no other picture refers to changes
         // nothing the decoder gives: it is not decoded at all (libavcodec's skip_frame
         // "nonref"). One that brings new parameters or ends at a cut still goes to the decoder.
-        if packet.isDiscarded && !isAudio && packet.newParameters == nil && !packet.isTruncated,
+        if packet.isDiscarded && packet.newParameters == nil && !packet.isTruncated,
            nonReference?.isNonReference(packet.data) == true {
             skippedNonReference += 1
             return .accepted
