@@ -22,6 +22,13 @@ if "MEDIAKIT_LIBRARY" not in os.environ and os.environ.get("MK_BIN"):
 
 SHARED = REPO.parent / "shared" / "media"
 
+# Ray lowers its worker processes' priority (nice 15). `make test` runs these tests beside the
+# oracle suite's workers (nice 0) on every core, and there a nice-15 worker got a few percent of
+# a core: ray_batch.py's test took 82 s in `make test` against 10 s alone (123 s beside three
+# busy loops; 27 s there with this). The tests' clusters (test_ray.py's, the one ray_batch.py
+# starts) run their workers at the tests' own priority; the environment passes to both.
+os.environ.setdefault("RAY_worker_niceness", "0")
+
 sys.path.insert(0, str(REPO / "Tests" / "oracle"))
 import quick_ffmpeg  # noqa: E402  (ffmpeg / ffprobe without the libraries they do not use: Tests/oracle)
 
