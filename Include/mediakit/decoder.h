@@ -121,7 +121,10 @@ typedef int32_t (*mk_frame_callback)(void *user, int64_t position, mk_frame *fra
  *  converted or handed out, except H.264 / HEVC pictures no other picture refers to (most
  *  B-frames), which are not decoded at all. Only the frames between two hand-outs are held.
  *  The demuxer is left after the last frame handed out (seek it and the decoder before
- *  decoding on).
+ *  decoding on). A batch whose first frame comes after the last frame of the previous batch
+ *  of this decoder (one that returned MK_OK, on the same demuxer, with no other call on that
+ *  demuxer or on this decoder in between) decodes on from where that batch stopped, without
+ *  a seek: a file read in consecutive batches decodes each frame once.
  *  `indices` is borrowed for the call. Errors: MK_EINVAL (NULL decoder, demuxer or callback,
  *  NULL indices with a count, a negative count, an index out of range: the message names it
  *  and the frame count, a decoder opened with mk_decoder_open_params), what the callback

@@ -9,6 +9,11 @@ final class DecoderHandle {
     /// The demuxer track whose packets it takes; nil for a decoder opened from codec
     /// parameters, which takes any packet (its timestamps in the parameters' time base).
     let track: Int?
+    /// The demuxer of the last mk_decoder_frames_at that ran to its end, and its use count
+    /// then (``DemuxerHandle/uses``): the next batch on it goes on from there when no C call
+    /// used that demuxer in between.
+    weak var batchDemuxer: DemuxerHandle?
+    var batchDemuxerUses: UInt64 = 0
 
     init(session: DecodeSession, track: Int?) {
         self.session = session
@@ -189,11 +194,17 @@ public func mk_decoder_frames_at(_ d: OpaquePointer?, _ demuxer: OpaquePointer?,
         return fail(MK_EINVAL, "mk_decoder_frames_at: the decoder was opened from codec parameters; it has no track to index")
     }
     let wanted = (0..<Int(count)).map { Int(clamping: indices![$0]) }
+    // A batch after a batch on the same demuxer, with no call on that demuxer between them
+    // (its use count is the last batch's plus this call's), goes on where that one stopped.
+    let resuming = h.batchDemuxer === dh && dh.uses == h.batchDemuxerUses &+ 1
+    h.batchDemuxer = nil
     do {
-        try h.session.frames(atIndices: wanted, from: dh.demuxer) { position, frame in
+        try h.session.frames(atIndices: wanted, from: dh.demuxer, resuming: resuming) { position, frame in
             let status = callback(user, Int64(position), frame.map { Handles.make(FrameHandle($0)) })
             if status < 0 { throw CallbackStop(status: status) }
         }
+        h.batchDemuxer = dh
+        h.batchDemuxerUses = dh.uses
         return MK_OK
     } catch let stop as CallbackStop {
         return fail(stop.status, "mk_decoder_frames_at: stopped by the callback (status \(stop.status))")

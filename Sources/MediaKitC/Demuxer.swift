@@ -6,6 +6,9 @@ import MediaKit
 /// An open demuxer and the C strings and extradata its track infos lend out.
 final class DemuxerHandle {
     let demuxer: Demuxer
+    /// C calls that took this handle (``liveHandle(_:_:_:)`` counts them): a change between two
+    /// mk_decoder_frames_at batches means the demuxer may have moved.
+    var uses: UInt64 = 0
     /// The container format's short name (mk_demuxer_container).
     let container: CString
     let strings: [(codec: CString, tag: CString, language: CString, unsupported: CString?)]

@@ -52,7 +52,10 @@ protocol NamedHandle: AnyObject {
 /// The object behind `handle` if it is a live handle of type T; otherwise nil, with an
 /// MK_EINVAL message naming `function` and what was wrong (NULL, closed, another kind).
 func liveHandle<T: NamedHandle>(_ type: T.Type, _ handle: OpaquePointer?, _ function: String) -> T? {
-    if let h = Handles.get(handle, as: T.self) { return h }
+    if let h = Handles.get(handle, as: T.self) {
+        if let d = h as? DemuxerHandle { d.uses &+= 1 }
+        return h
+    }
     fail(MK_EINVAL, "\(function): \(handle == nil ? "the \(T.kind) is NULL" : "not a live \(T.kind) (closed or freed, or another kind of handle)")")
     return nil
 }

@@ -74,15 +74,26 @@ extension DecodeSession {
     /// duplicate index is delivered once per position), each GOP decoded at most once, so that
     /// only the frames between two deliveries are held (memory flat in the number of indices).
     /// A frame the decoder does not output (damaged data) is delivered as nil.
+    ///
+    /// With `resuming`, a batch whose first frame comes after the last frame of the previous
+    /// batch (on the same demuxer, one that ran to its end) decodes on from where that one
+    /// stopped instead of seeking, when nothing else used the session in between
+    /// (``send(_:)``, ``receiveOutput()``, ``flush()``, ``reset()``, ``seek(to:)`` and the
+    /// rest each end the resumption) and the frame is at most ``forwardReadLimit`` seconds
+    /// later: so a file read in consecutive batches (`[0, 32)`, `[32, 64)` ...) decodes each
+    /// frame once, as one batch of them all would. The caller vouches that the demuxer was
+    /// not moved in between (neither read nor seeked); else pass false (the default), and
+    /// every batch starts with a seek.
     /// - Throws: as ``frame(at:from:)``, and what `deliver` throws (which stops the batch).
-    public func frames(atIndices indices: [Int], from demuxer: Demuxer, deliver: (Int, Frame?) throws -> Void) throws {
+    public func frames(atIndices indices: [Int], from demuxer: Demuxer, resuming: Bool = false,
+                       deliver: (Int, Frame?) throws -> Void) throws {
         let times = try presentationTimes(from: demuxer)
         for i in indices where i < 0 || i >= times.count {
             throw MediaError(.invalidArgument, "frame index \(i) is out of range: the track presents \(times.count) frames",
                              context: "track \(track.index) decode session")
         }
         // Each index asks for the frame presented exactly at its time: the next one is later.
-        try frames(atTicks: indices.map { times[$0] }, from: demuxer) { position, frame in
+        try frames(atTicks: indices.map { times[$0] }, from: demuxer, resuming: resuming) { position, frame in
             try deliver(position, frame.flatMap { $0.pts == times[indices[position]] ? $0 : nil })
         }
     }
@@ -114,6 +125,7 @@ extension DecodeSession {
                 i += 1
             }
         } else {
+            frameBatchResume = nil   // the demuxer moves: no batch goes on from where it stood
             try demuxer.seek(to: 0)
             while true {
                 let packet: Packet?
@@ -153,8 +165,13 @@ extension DecodeSession {
 
     /// The first presented frame at or after each media time in `targets`, handed to `deliver`
     /// with its position in `targets`, in the order of the times (the earliest first).
-    func frames(atTicks targets: [Int64], from demuxer: Demuxer, deliver: (Int, Frame?) throws -> Void) throws {
+    /// `resuming`: see ``frames(atIndices:from:resuming:deliver:)`` (video only).
+    func frames(atTicks targets: [Int64], from demuxer: Demuxer, resuming: Bool = false,
+                deliver: (Int, Frame?) throws -> Void) throws {
         let order = targets.indices.sorted { targets[$0] < targets[$1] }
+        // Taken whatever comes next: a batch that fails or does not resume leaves none.
+        let resume = frameBatchResume
+        frameBatchResume = nil
         if track.mediaType == .audio {
             // Every audio packet is a sync point: each target is a seek with its pre-roll.
             for i in order {
@@ -168,6 +185,12 @@ extension DecodeSession {
         }
         var cursor = ForwardCursor()
         var last: Int64?
+        if resuming, let resume, resume.demuxer === demuxer, let first = order.first, targets[first] > resume.last {
+            // Decoding goes on from the previous batch's last frame (the loop seeks when the
+            // first target is further than forwardReadLimit).
+            cursor = resume.cursor
+            last = resume.last
+        }
         for i in order {
             let target = targets[i]
             if last.map({ presentationSeconds(ticks: target) - presentationSeconds(ticks: $0) > Self.forwardReadLimit }) ?? true {
@@ -180,14 +203,27 @@ extension DecodeSession {
             try deliver(i, try cursor.next(atOrAfter: target, session: self, demuxer: demuxer))
             last = target
         }
+        if let last {
+            frameBatchResume = FrameBatchResume(cursor: cursor, last: last, demuxer: demuxer)
+        }
     }
+}
+
+/// Where a batch of ``DecodeSession/frames(atIndices:from:resuming:deliver:)`` stopped: its
+/// cursor (the frames received after its last target, the packets read and not yet sent), its
+/// last target and the demuxer it read (held weakly: a demuxer freed since is never taken for
+/// a new one at the same address).
+struct FrameBatchResume {
+    var cursor: ForwardCursor
+    var last: Int64
+    weak var demuxer: Demuxer?
 }
 
 /// Decodes one track forward from where the demuxer stands, for ``DecodeSession/frames(atTicks:from:)``:
 /// hands out the first presented frame at or after each (rising) target, keeping the frames
 /// already received for the next target, and skipping (reading, not decoding) the GOPs that
 /// end before a target.
-private struct ForwardCursor {
+struct ForwardCursor {
     /// Frames received and not yet handed out, in presentation order.
     var received: [Frame] = []
     /// Packets read but not sent yet: the current GOP's, kept until it is known whether the

@@ -188,6 +188,10 @@ public final class DecodeSession: Decoder {
     var presentedTimes: [Int64]?
     /// The indices in ``presentedTimes`` of the key frames (sync samples), read with them.
     var presentedKeyIndices: [Int] = []
+    /// Where the last batch of ``frames(atIndices:from:resuming:deliver:)`` stopped, for the
+    /// next batch that resumes; dropped by every other use of the session (each public
+    /// method that sends, receives, flushes or resets).
+    var frameBatchResume: FrameBatchResume?
     /// Tells the packets whose picture no other picture refers to (H.264, HEVC; nil for other
     /// codecs): those sent discarded are not decoded at all. Made again for a packet's new
     /// codec parameters (a new avcC may change the length prefix).
@@ -313,6 +317,7 @@ public final class DecodeSession: Decoder {
     /// - Throws: `.state` after ``flush()``; the decoder's errors (a packet cut short by the
     ///   end of the file that the decoder rejects is a warning instead, see ``warnings``).
     public func send(_ packet: Packet) throws -> SendResult {
+        frameBatchResume = nil
         if flushed {
             throw MediaError(.state, "send after flush(): call reset() to decode more", context: "track \(track.index) decode session")
         }
@@ -338,6 +343,7 @@ public final class DecodeSession: Decoder {
     /// Ends the stream: the decoder's delayed frames come out of ``receiveOutput()``, which
     /// says ``DecoderOutput/endOfStream`` once every presented frame was received.
     public func flush() throws {
+        frameBatchResume = nil
         if flushed { return }
         // Draining from here on, even when sending the held start packet fails below: the
         // caller said the stream ended (mk_decoder_send_packet's NULL refuses packets after).
@@ -354,6 +360,7 @@ public final class DecodeSession: Decoder {
     /// frame and no frame comes out twice. Unlike ``flush()``, no ``reset()`` is needed after it.
     /// - Throws: what ``finish(_:)`` throws; the decoder's error on the kept packets.
     public func drainDelayed(_ output: (Frame) throws -> Void) throws {
+        frameBatchResume = nil
         try finish(output)
         flushed = false
         flushPending = false
@@ -368,6 +375,7 @@ public final class DecodeSession: Decoder {
     /// - Throws: the decoder's errors (after the cut of a truncated file, its rejections are
     ///   warnings and decoding goes on, as ffmpeg goes on after "error while decoding").
     public func receiveOutput() throws -> DecoderOutput {
+        frameBatchResume = nil
         var rejected = 0
         var failedReceives = 0
         while true {
@@ -434,6 +442,7 @@ public final class DecodeSession: Decoder {
     /// window still is, and audio stops after the packet that reaches the edit's end, but the
     /// exact end sample (the gapless cut) is not kept: ``seek(to:)`` keeps both ends exact.
     public func reset() {
+        frameBatchResume = nil
         decoder.reset()
         gop = []
         gopBytes = 0
