@@ -191,17 +191,17 @@ class VideoDecoder(_Closing):
         """One frame as a batch of one (``data[0]`` is the picture)."""
         return self.get_frames_at([index])
 
-    def get_frames_in_range(self, start: int, stop: int, step: int = 1) -> FrameBatch:
+    def get_frames_in_range(self, start: int, stop: int, step: int = 1, *, out: Optional["Array"] = None) -> FrameBatch:
         """Frames ``start, start + step, ...`` before ``stop`` (as ``range``; negative values
-        count from the end as in a slice)."""
+        count from the end as in a slice). ``out``: as in ``get_frames_at``."""
         if step == 0:
             raise ValueError("step must not be 0")
-        return self.get_frames_at(list(range(*slice(start, stop, step).indices(len(self)))))
+        return self.get_frames_at(list(range(*slice(start, stop, step).indices(len(self)))), out=out)
 
-    def get_frames_played_at(self, seconds: Sequence[float]) -> FrameBatch:
+    def get_frames_played_at(self, seconds: Sequence[float], *, out: Optional["Array"] = None) -> FrameBatch:
         """The frames on screen at each time (presentation seconds): the last frame whose pts is
         at or before it (torchcodec's rule). IndexError for a time before the first frame or at
-        or after ``metadata.end_stream_seconds``."""
+        or after ``metadata.end_stream_seconds``. ``out``: as in ``get_frames_at``."""
         indices = []
         for t in seconds:
             t = float(t)
@@ -209,20 +209,35 @@ class VideoDecoder(_Closing):
                 raise IndexError(f"no frame is played at {t} s: the track spans "
                                  f"[{self.metadata.begin_stream_seconds}, {self.metadata.end_stream_seconds}) s")
             indices.append(bisect.bisect_right(self._seconds, t) - 1)
-        return self.get_frames_at(indices)
+        return self.get_frames_at(indices, out=out)
 
     def _picture_shape(self) -> tuple[int, int]:
         return self._scale if self._scale is not None else (self._track.width, self._track.height)
 
-    def get_frames_at(self, indices: Sequence[int]) -> FrameBatch:
+    def get_frames_at(self, indices: Sequence[int], *, out: Optional["Array"] = None) -> FrameBatch:
         """The frames at ``indices`` (any order, duplicates allowed, negative from the end) as one
-        array in that order, with their pts and durations in seconds. Each GOP is decoded once."""
+        array in that order, with their pts and durations in seconds. Each GOP is decoded once.
+
+        ``out``: a numpy array to write the pictures into instead of a new one (the batch's
+        ``data`` is then ``out``): C-contiguous, writeable, of the batch's shape and dtype
+        (ValueError naming what differs). A loop that reuses one array skips the allocation and
+        the kernel's zeroing of fresh pages, which for large batches can cost more than the
+        decoding (BENCHMARKS.md, scripts/bench_ml.sh)."""
         np = _numpy()
         wanted = self._check(indices)
         w, h = self._picture_shape()
         c = self._channels
         shape = (len(wanted), h, w, c) if self._order == "NHWC" else (len(wanted), c, h, w)
-        data = np.empty(shape, dtype=np.dtype(self._dtype))
+        if out is None:
+            data = np.empty(shape, dtype=np.dtype(self._dtype))
+        else:
+            if not isinstance(out, np.ndarray):
+                raise ValueError(f"out must be a numpy array, not {type(out).__name__}")
+            if out.shape != shape or out.dtype != np.dtype(self._dtype):
+                raise ValueError(f"out is {out.dtype}{list(out.shape)}; this batch needs {np.dtype(self._dtype)}{list(shape)}")
+            if not out.flags.c_contiguous or not out.flags.writeable:
+                raise ValueError("out must be C-contiguous and writeable")
+            data = out
         durations = np.empty(len(wanted), dtype=np.float64)
         float_out = self._format == "float32"
         item = np.dtype("u1" if float_out else self._dtype)

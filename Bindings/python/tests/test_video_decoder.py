@@ -67,6 +67,49 @@ def test_frames_by_index_equal_ffmpeg_select(files: list[Path]) -> None:
             assert np.array_equal(played.data[0], ref[3]) and np.array_equal(played.data[1], ref[0])
 
 
+def test_consecutive_batches_equal_ffmpeg(files: list[Path]) -> None:
+    """Batches that go on from the previous one (mk_decoder_frames_at resumes without a seek):
+    chunks of 7 frames, then rising single frames, then a chunk behind them (a seek) and one
+    ahead again, each frame equal to ffmpeg's decode of every frame."""
+    for path in files[:1] + files[2:]:
+        with mediakit.VideoDecoder(path) as dec:
+            n, h, w = len(dec), dec.metadata.height, dec.metadata.width
+            raw = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-map", "0:v:0", "-fps_mode", "passthrough",
+                                  "-pix_fmt", "rgb24", "-f", "rawvideo", "-"], check=True, capture_output=True).stdout
+            ref = np.frombuffer(raw, dtype="u1").reshape(-1, h, w, 3)
+            assert len(ref) == n, f"{path.name}: ffmpeg decodes {len(ref)} frames, the decoder lists {n}"
+            for start in range(0, n, 7):
+                batch = dec.get_frames_in_range(start, min(n, start + 7)).data
+                for k in range(batch.shape[0]):
+                    assert np.array_equal(batch[k], ref[start + k]), f"{path.name}: frame {start + k} differs from ffmpeg's"
+            for i in sorted({0, 1, 5, 6, n // 2, n - 4}):
+                assert np.array_equal(dec[i], ref[i]), f"{path.name}: frame {i} differs from ffmpeg's"
+            for chunk in ([2, 3, 4], [n - 3, n - 2, n - 1]):
+                batch = dec.get_frames_at(chunk).data
+                for k, i in enumerate(chunk):
+                    assert np.array_equal(batch[k], ref[i]), f"{path.name}: frame {i} differs from ffmpeg's"
+
+
+def test_out_array_is_filled_and_checked(sample: Path) -> None:
+    """out=: the pictures written into the caller's array (ffmpeg's, as without it), the batch's
+    data is that array; a wrong shape, dtype or layout is a ValueError naming it."""
+    with mediakit.VideoDecoder(sample, dimension_order="NCHW") as dec:
+        h, w = dec.metadata.height, dec.metadata.width
+        ref = ffmpeg_frames(sample, [4, 40, 90], "rgb24", 3, w, h)
+        out = np.zeros((3, 3, h, w), dtype=np.uint8)
+        for _ in range(2):   # the same array again: a loop that reuses it
+            batch = dec.get_frames_at([90, 4, 40], out=out)
+            assert batch.data is out
+            for k, i in enumerate([90, 4, 40]):
+                assert np.array_equal(out[k], ref[i].transpose(2, 0, 1)), f"frame {i} differs from ffmpeg's"
+        dec.get_frames_in_range(4, 5, out=out[:1])   # a view of the array: its first picture
+        assert np.array_equal(out[0], ref[4].transpose(2, 0, 1))
+        for bad, what in [(np.zeros((3, 3, h, w + 1), np.uint8), "needs uint8"), (np.zeros((3, 3, h, w), np.float32), "needs uint8"),
+                          (np.zeros((3, h, w, 3), np.uint8).transpose(0, 3, 1, 2), "C-contiguous"), ([0] * 3, "numpy array")]:
+            with pytest.raises(ValueError, match=what):
+                dec.get_frames_at([1, 2, 3], out=bad)
+
+
 def test_formats_and_layouts_equal_ffmpeg(sample: Path) -> None:
     indices = [5, 60, 2]
     for fmt, pix_fmt, channels, dtype in [("bgr24", "bgr24", 3, "u1"), ("gray", "gray", 1, "u1"),
