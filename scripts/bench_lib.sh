@@ -74,6 +74,19 @@ q() {
 }
 shown() { local s; s=$(q "$@"); echo "${s//"$MK"/"$MK_SHOWN"}"; }
 
+# venv_with DIR IMPORTS PACKAGE...: DIR's python (printed), after making the venv DIR and
+# installing PACKAGE... from PyPI into it when the Python statement IMPORTS fails there.
+venv_with() {
+    local dir=$1 imports=$2
+    shift 2
+    [ -x "$dir/bin/python" ] || python3 -m venv "$dir" >&2 || die "could not make the venv $dir"
+    if ! "$dir/bin/python" -c "$imports" 2>/dev/null; then
+        note "installing $* into $dir" >&2
+        "$dir/bin/pip" install -q "$@" >&2 || die "could not install $* into $dir"
+    fi
+    echo "$dir/bin/python"
+}
+
 # The machine and the revision, for the reports.
 CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 REV=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo "no commit yet")

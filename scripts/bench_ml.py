@@ -61,20 +61,26 @@ def signature(rgb: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 # -- the contenders: each yields (index asked, HWC uint8 picture) for the indices asked ------------
 
+def batched(dec: Any, wanted: list[int], everything: bool) -> Iterator[tuple[int, Any]]:
+    """For the decoders with torchcodec's calls (mediakit's and torchcodec's): every frame
+    through get_frames_in_range, BATCH at a time, or the wanted ones in one get_frames_at."""
+    if everything:
+        n = len(dec)
+        for start in range(0, n, BATCH):
+            batch = dec.get_frames_in_range(start, min(n, start + BATCH)).data
+            for k in range(batch.shape[0]):
+                yield start + k, batch[k]
+    else:
+        batch = dec.get_frames_at(wanted).data
+        for k, i in enumerate(wanted):
+            yield i, batch[k]
+
+
 def run_mediakit(path: str, size: tuple[int, int] | None, wanted: list[int], everything: bool) -> Iterator[tuple[int, Any]]:
     import mediakit
     kw: dict[str, Any] = {"width": size[0], "height": size[1]} if size else {}
     with mediakit.VideoDecoder(path, format="rgb24", **kw) as dec:
-        if everything:
-            n = len(dec)
-            for start in range(0, n, BATCH):
-                batch = dec.get_frames_in_range(start, min(n, start + BATCH)).data
-                for k in range(batch.shape[0]):
-                    yield start + k, batch[k]
-        else:
-            batch = dec.get_frames_at(wanted).data
-            for k, i in enumerate(wanted):
-                yield i, batch[k]
+        yield from batched(dec, wanted, everything)
 
 
 def run_pyav(path: str, size: tuple[int, int] | None, wanted: list[int], everything: bool) -> Iterator[tuple[int, Any]]:
@@ -149,17 +155,8 @@ def run_torchcodec(path: str, size: tuple[int, int] | None, wanted: list[int], e
     from torchcodec.decoders import VideoDecoder
     from torchcodec.transforms import Resize
     kw: dict[str, Any] = {"transforms": [Resize((size[1], size[0]))]} if size else {}
-    dec = VideoDecoder(path, seek_mode="exact", num_ffmpeg_threads=0, dimension_order="NHWC", **kw)
-    if everything:
-        n = len(dec)
-        for start in range(0, n, BATCH):
-            batch = dec.get_frames_in_range(start, min(n, start + BATCH)).data
-            for k in range(batch.shape[0]):
-                yield start + k, batch[k]
-    else:
-        batch = dec.get_frames_at(wanted).data
-        for k, i in enumerate(wanted):
-            yield i, batch[k]
+    yield from batched(VideoDecoder(path, seek_mode="exact", num_ffmpeg_threads=0, dimension_order="NHWC", **kw),
+                       wanted, everything)
 
 
 CONTENDERS: dict[str, Callable[..., Iterator[tuple[int, Any]]]] = {
@@ -212,13 +209,28 @@ def make_reference(path: str, size_arg: str, out_path: str) -> int:
     return 0
 
 
+def load_results(stem: str, contenders: list[str]) -> dict[str, Any]:
+    """Each contender's OUT.json of one case: STEM.CONTENDER.json."""
+    res = {}
+    for c in contenders:
+        with open(f"{stem}.{c}.json") as f:
+            res[c] = json.load(f)
+    return res
+
+
+def versus_fastest_peer(seconds: dict[str, float]) -> float | None:
+    """The fastest peer's time over mediakit's (>= 2: the issue's goal), from the times of the
+    contenders that did the work; None when mediakit or every peer failed."""
+    peers = [t for c, t in seconds.items() if c != "mediakit"]
+    return min(peers) / seconds["mediakit"] if peers and "mediakit" in seconds else None
+
+
 def report(argv: list[str]) -> int:
     """The Markdown section of BENCHMARKS.md from the contenders' OUT.json files in DIR
     (DIR/NAME.SIZE.CONTENDER.json), on standard output."""
     ml, runs, rev, cpu, versions, day, skipped = argv[:7]
     rest = argv[7:]
     cases, contenders = rest[:rest.index("--")], rest[rest.index("--") + 1:]
-    peers = [c for c in contenders if c != "mediakit"]
     print("<!-- bench_ml.sh:begin -->")
     print(f"## Frames for models: mediakit against PyAV, OpenCV, decord and torchcodec (scripts/bench_ml.sh, {day})")
     print()
@@ -240,10 +252,7 @@ def report(argv: list[str]) -> int:
     met = missed = 0
     for case in cases:
         name, size = case.split(":")
-        res = {}
-        for c in contenders:
-            with open(f"{ml}/{name}.{size}.{c}.json") as f:
-                res[c] = json.load(f)
+        res = load_results(f"{ml}/{name}.{size}", contenders)
         for w in WORKLOADS:
             cells, wrong, exact, valid = [], [], [], {}
             for c in contenders:
@@ -263,13 +272,10 @@ def report(argv: list[str]) -> int:
                     wrong.append(f"{c} {bad}/{r['asked']}")
                 if w != "all" and r["exact"] == r["asked"]:
                     exact.append(c)
-            ok_peers = [valid[c] for c in peers if c in valid]
-            if ok_peers and "mediakit" in valid:
-                ratio = min(ok_peers) / valid["mediakit"]
-                verdict = f"{ratio:.2f}x"
+            ratio = versus_fastest_peer(valid)
+            verdict = "n/a" if ratio is None else f"{ratio:.2f}x"
+            if ratio is not None:
                 met, missed = (met + 1, missed) if ratio >= 2 else (met, missed + 1)
-            else:
-                verdict = "n/a"
             print(f"| {name} | {size} | {w} | " + " | ".join(cells) + f" | {verdict} | {', '.join(wrong) or 'none'} | "
                   f"{', '.join(exact) if w != 'all' else '-'} |")
     print()

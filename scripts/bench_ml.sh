@@ -21,12 +21,7 @@ VENV="$WORK/ml-venv"
 ML="$WORK/ml"
 mkdir -p "$ML"
 
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-PY="$VENV/bin/python"
-if ! "$PY" -c 'import av, cv2, numpy' 2>/dev/null; then
-    note "installing PyAV 18.1.0, opencv-python-headless and numpy into $VENV"
-    "$VENV/bin/pip" install -q av==18.1.0 opencv-python-headless numpy || die "could not install PyAV / OpenCV"
-fi
+PY=$(venv_with "$VENV" 'import av, cv2, numpy' av==18.1.0 opencv-python-headless numpy)
 CONTENDERS=(mediakit pyav opencv)
 SKIPPED=()
 if "$PY" -c 'import decord' 2>/dev/null || { "$VENV/bin/pip" install -q decord && "$PY" -c 'import decord'; } 2>/dev/null; then

@@ -1,6 +1,7 @@
 """One contender of scripts/bench_ml_audio.sh: 1 s audio files to float32 tensors.
 
     python bench_ml_audio.py CONTENDER FILE RATE|native REPEATS REF.f32 CHANNELS OUT.json
+    python bench_ml_audio.py report DIR REPEATS REV CPU DAY EXT:RATE... -- CONTENDER...
 
 CONTENDER: mediakit, torchcodec, soundfile, pyav, soundfile+soxr. Opens and decodes FILE to
 float32 (channels, samples) REPEATS times in this process (imports not timed; each repeat opens
@@ -19,6 +20,8 @@ import time
 from typing import Any, Callable
 
 import numpy as np
+
+from bench_ml import load_results, versus_fastest_peer
 
 
 def run_mediakit(path: str, rate: int | None) -> Any:
@@ -59,7 +62,56 @@ CONTENDERS: dict[str, Callable[[str, int | None], Any]] = {
     "mediakit": run_mediakit, "torchcodec": run_torchcodec, "soundfile": run_soundfile, "pyav": run_pyav}
 
 
+def report(argv: list[str]) -> int:
+    """The Markdown section of BENCHMARKS.md from DIR/EXT.RATE.CONTENDER.json, on standard output."""
+    au, repeats, rev, cpu, day = argv[:5]
+    rest = argv[5:]
+    rows, contenders = rest[:rest.index("--")], rest[rest.index("--") + 1:]
+    print("<!-- bench_ml_audio.sh:begin -->")
+    print(f"## Audio for models: 1 s files to float32 (scripts/bench_ml_audio.sh, {day})")
+    print()
+    print(f"Revision {rev}; {cpu}. Milliseconds per open + decode of the whole file to float32 (channels, samples),")
+    print(f"median of {repeats} in one process after a first call (imports and codec loading not timed). `16000`:")
+    print("resampled to 16 kHz (mediakit's resampler, torchcodec's and PyAV's swresample, soundfile's samples")
+    print("through `soxr.resample` at its default quality). `diff`: the largest difference from ffmpeg's decode")
+    print("(`-f f32le`; with `-ar 16000` for the resampled rows: ffmpeg's swresample, not a bit-exact oracle for")
+    print("another resampler) in s16 steps, and the sample count when it differs from ffmpeg's.")
+    print()
+    print("| file | rate | " + " | ".join(f"{c} ms" for c in contenders) + " | fastest peer / mediakit | "
+          + " | ".join(f"{c} diff" for c in contenders) + " |")
+    print("|---|---|" + "---:|" * len(contenders) + "---:|" + "---|" * len(contenders))
+    met = total = 0
+    for row in rows:
+        ext, rate = row.split(":")
+        res = load_results(f"{au}/{ext}.{rate}", contenders)
+        cells, diffs, valid = [], [], {}
+        for c in contenders:
+            r = res[c]
+            if "error" in r:
+                cells.append("fails")
+                diffs.append(r["error"].split(":")[0])
+                continue
+            valid[c] = r["ms"]
+            cells.append(f"{r['ms']:.2f}")
+            d = f"{r['max_diff_s16']:.1f}"
+            if r["samples"] != r["ref_samples"]:
+                d += f" ({r['samples']} samples, ffmpeg {r['ref_samples']})"
+            diffs.append(d)
+        ratio = versus_fastest_peer(valid)
+        if ratio is not None:
+            total += 1
+            met += ratio >= 2
+        print(f"| {ext} | {rate} | " + " | ".join(cells) + f" | {'n/a' if ratio is None else f'{ratio:.2f}x'} | "
+              + " | ".join(diffs) + " |")
+    print()
+    print(f"Goal (issue 32): at least 2x the fastest peer. Met on {met} of {total} rows.")
+    print("<!-- bench_ml_audio.sh:end -->")
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1] == "report":
+        return report(sys.argv[2:])
     who, path, rate_arg, repeats, ref_path, channels, out_path = sys.argv[1:8]
     rate = None if rate_arg == "native" else int(rate_arg)
     ref = np.fromfile(ref_path, dtype="<f4").reshape(-1, int(channels)).T
