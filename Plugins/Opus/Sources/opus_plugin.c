@@ -17,7 +17,8 @@
  * 2) channels, as FFmpeg does.
  *
  * Output is meant to match `ffmpeg -c:a libopus` (FFmpeg's libopus wrapper):
- *   - opus_multistream_decoder at 48 kHz, the header's output gain applied
+ *   - opus_multistream_decoder at 48 kHz (a plain opus_decoder for one stream in stream
+ *     order: the same samples, see opp_decoder), the header's output gain applied
  *     with OPUS_SET_GAIN;
  *   - interleaved float (MK_SAMPLES_F32), from opus_multistream_decode_float.
  *     FFmpeg's wrapper decodes to s16 unless float is requested; libopus makes
@@ -78,6 +79,13 @@ static const uint64_t opp_wave_masks[8] = {
 };
 
 typedef struct opp_decoder {
+    /* One of the two: `single` for a stream of one Opus stream whose channels are in stream
+     * order (mono, stereo: every family 0 file), `ms` for the rest. The output is the same
+     * (libopus's multistream decoder runs the same decoder per stream, then copies channels),
+     * but libopus 1.3's multistream calls recompute the decoders' sizes on every packet, and
+     * that runs CPUID, which a virtual machine traps: measured here, 50 stereo packets took
+     * 7 ms through opus_multistream_decode_float and 2.5 ms through opus_decode_float. */
+    OpusDecoder *single;
     OpusMSDecoder *ms;
     int channels;
     uint64_t channel_mask;
@@ -228,6 +236,16 @@ static int opp_parse_head(const uint8_t *d, size_t n, int config_channels, opp_h
 /* Decoder instance                                                           */
 /* ------------------------------------------------------------------------ */
 
+/* Frees the libopus decoder and `dec` (not a waiting frame: opp_drop_ready first). */
+static void opp_free_decoders(opp_decoder *dec)
+{
+    if (dec->single != NULL)
+        opus_decoder_destroy(dec->single);
+    if (dec->ms != NULL)
+        opus_multistream_decoder_destroy(dec->ms);
+    free(dec);
+}
+
 static int32_t opp_send_packet(void *decoder, const mk_plugin_packet *packet)
 {
     opp_decoder *dec = decoder;
@@ -261,8 +279,9 @@ static int32_t opp_send_packet(void *decoder, const mk_plugin_packet *packet)
         opp_set_error(dec, "opus: send_packet: out of memory (%zu bytes)", bytes);
         return MK_ENOMEM;
     }
-    int got = opus_multistream_decode_float(dec->ms, packet->data, (opus_int32)packet->size,
-                                            pcm, nb, 0);
+    int got = dec->single != NULL
+        ? opus_decode_float(dec->single, packet->data, (opus_int32)packet->size, pcm, nb, 0)
+        : opus_multistream_decode_float(dec->ms, packet->data, (opus_int32)packet->size, pcm, nb, 0);
     if (got < 0) {
         free(pcm);
         opp_set_error(dec, "opus: decoding a packet of %zu bytes (pts %lld): %s",
@@ -312,7 +331,10 @@ static void opp_flush(void *decoder)
     if (dec == NULL)
         return;
     opp_drop_ready(dec);
-    opus_multistream_decoder_ctl(dec->ms, OPUS_RESET_STATE);
+    if (dec->single != NULL)
+        opus_decoder_ctl(dec->single, OPUS_RESET_STATE);
+    else
+        opus_multistream_decoder_ctl(dec->ms, OPUS_RESET_STATE);
     dec->draining = 0;
 }
 
@@ -322,8 +344,7 @@ static void opp_destroy(void *decoder)
     if (dec == NULL)
         return;
     opp_drop_ready(dec);
-    opus_multistream_decoder_destroy(dec->ms);
-    free(dec);
+    opp_free_decoders(dec);
 }
 
 static const char *opp_last_error(void *decoder)
@@ -377,25 +398,29 @@ static int32_t opp_create(const mk_plugin_codec_config *config, void **decoder,
         return MK_ENOMEM;
     }
     int err = OPUS_OK;
-    dec->ms = opus_multistream_decoder_create(OPP_RATE, head.channels, head.streams,
-                                              head.coupled, mapping, &err);
-    if (dec->ms == NULL || err != OPUS_OK) {
+    int in_order = head.streams == 1 && head.coupled == head.channels - 1;
+    for (int i = 0; in_order && i < head.channels; i++)
+        in_order = mapping[i] == i;
+    if (in_order)
+        dec->single = opus_decoder_create(OPP_RATE, head.channels, &err);
+    else
+        dec->ms = opus_multistream_decoder_create(OPP_RATE, head.channels, head.streams,
+                                                  head.coupled, mapping, &err);
+    if ((dec->single == NULL && dec->ms == NULL) || err != OPUS_OK) {
         opp_write_error(errbuf, errbuf_size,
-                        "opus: opus_multistream_decoder_create (%d channels, %d streams, "
-                        "%d coupled) failed: %s", head.channels, head.streams, head.coupled,
-                        opus_strerror(err));
-        if (dec->ms != NULL)
-            opus_multistream_decoder_destroy(dec->ms);
-        free(dec);
+                        "opus: %s (%d channels, %d streams, %d coupled) failed: %s",
+                        in_order ? "opus_decoder_create" : "opus_multistream_decoder_create",
+                        head.channels, head.streams, head.coupled, opus_strerror(err));
+        opp_free_decoders(dec);
         return err == OPUS_ALLOC_FAIL ? MK_ENOMEM : MK_EDATA;
     }
     if (head.gain_q8 != 0) {
-        err = opus_multistream_decoder_ctl(dec->ms, OPUS_SET_GAIN(head.gain_q8));
+        err = dec->single != NULL ? opus_decoder_ctl(dec->single, OPUS_SET_GAIN(head.gain_q8))
+                                  : opus_multistream_decoder_ctl(dec->ms, OPUS_SET_GAIN(head.gain_q8));
         if (err != OPUS_OK) {
             opp_write_error(errbuf, errbuf_size, "opus: output gain %d/256 dB: %s",
                             head.gain_q8, opus_strerror(err));
-            opus_multistream_decoder_destroy(dec->ms);
-            free(dec);
+            opp_free_decoders(dec);
             return MK_EDATA;
         }
     }
