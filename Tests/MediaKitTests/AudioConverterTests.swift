@@ -391,4 +391,41 @@ final class AudioConverterTests: XCTestCase {
         let low = try measure(.low, type: .f32)
         XCTAssertGreaterThanOrEqual(low.rejection, 60)
     }
+
+    /// Filter tables are designed once per sample type, ratio and preset and shared: the shared
+    /// table holds exactly a fresh design's coefficients, the cache keeps the last
+    /// ``FilterCache/limit`` and drops the oldest, and converters made at once on several threads
+    /// convert alike.
+    func testFilterTablesAreSharedAndEqualAFreshDesign() throws {
+        let ratio = RateRatio(from: 44100, to: 16000)
+        let shape = PolyphaseFilter<Float>.shape(ratio, .medium)
+        let a = FilterTable<Float>.shared(ratio, .medium)
+        XCTAssertTrue(a === FilterTable<Float>.shared(ratio, .medium), "a second converter designed the table again")
+        XCTAssertFalse(a === FilterTable<Float>.shared(ratio, .high), "presets share a table")
+        let fresh = UnsafeMutablePointer<Float>.allocate(capacity: shape.rows * shape.taps)
+        defer { fresh.deallocate() }
+        fresh.initialize(repeating: 0, count: shape.rows * shape.taps)
+        PolyphaseFilter<Float>.design(ratio, .medium, into: fresh)
+        XCTAssertEqual(memcmp(fresh, a.coefficients, shape.rows * shape.taps * 4), 0, "the shared table is not the design")
+        for rate in 0..<FilterCache.limit {                       // other ratios push it out
+            _ = FilterTable<Float>.shared(RateRatio(from: 44100, to: 8000 + 1000 * rate), .medium)
+        }
+        let again = FilterTable<Float>.shared(ratio, .medium)
+        XCTAssertFalse(a === again, "the cache kept more than \(FilterCache.limit) tables")
+        XCTAssertEqual(memcmp(again.coefficients, a.coefficients, shape.rows * shape.taps * 4), 0)
+
+        let src = AudioFormat(.f32, sampleRate: 44100, channels: 2), dst = AudioFormat(.f32, sampleRate: 16000, channels: 2)
+        let input = try buffer(src, floats: randomSamples(20000, 2, seed: 7))
+        let reference = try AudioConverter(from: src, to: dst).convert(input)
+        let results = Locked([AudioBuffer?](repeating: nil, count: 8))
+        DispatchQueue.concurrentPerform(iterations: 8) { i in
+            let ratioOfThisRun = [48000, 16000][i % 2]           // a miss and a hit at once
+            let to = AudioFormat(.f32, sampleRate: ratioOfThisRun, channels: 2)
+            let out = try? AudioConverter(from: src, to: to).convert(input)
+            results.mutate { $0[i] = out }
+        }
+        for (i, out) in results.value.enumerated() where i % 2 == 1 {
+            XCTAssertEqual(out?.planes, reference.planes, "a converter made on thread \(i) converts differently")
+        }
+    }
 }
