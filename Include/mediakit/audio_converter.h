@@ -207,6 +207,23 @@ typedef int32_t (*mk_audio_packet_callback)(void *user, int32_t wanted, mk_packe
 mk_status mk_audio_converter_fill_packets(mk_audio_converter *converter, void *const *planes, int32_t frames,
                                           mk_audio_packet_callback input, void *user, int32_t *filled);
 
+/** Pull (track converters) with the packets read by the library: as
+ *  mk_audio_converter_fill_packets, the track's packets read from `demuxer` (the one the
+ *  converter was opened on, or another of the same file: its position moves as
+ *  mk_demuxer_read_track_packet moves it), with no callback: one call decodes as many
+ *  packets as `frames` needs. Planes are the caller's (room for `frames` frames of the output
+ *  format); planes NULL with frames 0 decodes up to the first frame (the output format is
+ *  then known); planes NULL with frames > 0 decodes and drops that many frames (a skip to a
+ *  sample: *filled counts those dropped). MK_OK: *filled is `frames`, or less only at the end
+ *  of the track (0 once everything was given; the converter is then flushed). A file cut
+ *  short is read as far as it goes: the frames before the cut are written and the call
+ *  returns MK_ETRUNCATED (a warning, mk_last_error() naming the cut) with *filled set; the
+ *  converter is then flushed. Errors: MK_EINVAL (NULL handles or filled, a PCM converter, a
+ *  demuxer without the converter's track, a negative count), the demuxer's and the decoder's.
+ *  Borrows both handles for the call; not thread-safe on either. */
+mk_status mk_audio_converter_fill_demuxer(mk_audio_converter *converter, mk_demuxer *demuxer, void *const *planes,
+                                          int32_t frames, int32_t *filled);
+
 #ifdef __cplusplus
 }
 #endif

@@ -376,10 +376,6 @@ public func mk_audio_converter_fill_packets(_ c: OpaquePointer?, _ planes: Unsaf
     filled.pointee = 0
     guard let input else { return fail(MK_EINVAL, "\(function): input is NULL") }
     guard frames >= 0 else { return fail(MK_EINVAL, "\(function): frames \(frames) is negative") }
-    guard planes != nil || frames == 0 else { return fail(MK_EINVAL, "\(function): planes is NULL") }
-    if let planes, let d = conv.destination {
-        for p in 0..<d.planeCount where planes[p] == nil { return fail(MK_EINVAL, "\(function): plane \(p) of \(d.planeCount) is NULL") }
-    }
     let track = h.track
     let pullPacket: (Int) throws -> AudioConverterInput<[Packet]> = { wanted in
         var given: OpaquePointer?
@@ -398,23 +394,101 @@ public func mk_audio_converter_fill_packets(_ c: OpaquePointer?, _ planes: Unsaf
         }
         return .data([packet])
     }
-    if frames == 0 && conv.destination == nil && !h.flushed {
-        // A first call of 0 frames decodes up to the first frame, so that the output format
-        // (mk_audio_converter_output_format) is known before planes are sized.
-        return h.pull(function, nil, 0, filled) { _ in
-            var got = try conv.fill(frames: 1, pull: pullPacket)
-            while conv.destination == nil && h.callbackEnd == nil && !h.pullEnded {
-                got = try conv.fill(frames: 1, pull: pullPacket)
+    return h.fillTrack(conv, function, planes, frames, filled, pullPacket)
+}
+
+@_cdecl("mk_audio_converter_fill_demuxer")
+public func mk_audio_converter_fill_demuxer(_ c: OpaquePointer?, _ demuxer: OpaquePointer?, _ planes: UnsafePointer<UnsafeMutableRawPointer?>?,
+                                            _ frames: Int32, _ filled: UnsafeMutablePointer<Int32>?) -> Int32 {
+    let function = "mk_audio_converter_fill_demuxer"
+    guard let h = liveHandle(AudioConverterHandle.self, c, function) else { return MK_EINVAL }
+    guard let conv = h.packets else { return fail(MK_EINVAL, "\(function): this converter takes PCM: mk_audio_converter_fill") }
+    guard let dh = liveHandle(DemuxerHandle.self, demuxer, function) else { return MK_EINVAL }
+    guard let filled else { return fail(MK_EINVAL, "\(function): filled is NULL") }
+    filled.pointee = 0
+    guard frames >= 0 else { return fail(MK_EINVAL, "\(function): frames \(frames) is negative") }
+    let track = h.track
+    guard track < dh.demuxer.tracks.count else {
+        return fail(MK_EINVAL, "\(function): the converter decodes track \(track); this demuxer has \(dh.demuxer.tracks.count) track(s)")
+    }
+    var cut: MediaError?
+    let pullPacket: (Int) throws -> AudioConverterInput<[Packet]> = { _ in
+        do {
+            guard let p = try readPacket(dh, track: track, { try dh.demuxer.read(track: track) }) else {
+                h.pullEnded = true
+                return .endOfStream
             }
-            return got
-        } rest: {
-            try conv.fill(frames: conv.pendingFrames, pull: { _ in .noDataNow })
+            return .data([p])
+        } catch let e as MediaError where e.kind == .truncated {
+            cut = e                   // read as far as it goes, then said
+            h.pullEnded = true
+            return .endOfStream
         }
     }
-    return h.pull(function, planes, frames, filled) {
-        try conv.fill(frames: $0, pull: pullPacket)
-    } rest: {
-        try conv.fill(frames: conv.pendingFrames, pull: { _ in .noDataNow })
+    var status: Int32
+    if let planes {
+        status = h.fillTrack(conv, function, planes, frames, filled, pullPacket)
+    } else if frames == 0 {
+        status = h.fillTrack(conv, function, nil, 0, filled, pullPacket)
+    } else {
+        status = h.skipTrack(conv, function, frames, filled, pullPacket)
+    }
+    if status == MK_OK, let cut {
+        return fail(MK_ETRUNCATED, "\(function): \(cut.description); the \(filled.pointee) frame(s) before the cut were given")
+    }
+    return status
+}
+
+extension AudioConverterHandle {
+    /// A track converter's pull (mk_audio_converter_fill_packets, _fill_demuxer) with its
+    /// packets from `pullPacket`; `frames` 0 with no output format yet decodes up to the first
+    /// frame, so that the format is known before planes are sized.
+    func fillTrack(_ conv: PacketAudioConverter, _ function: String, _ planes: UnsafePointer<UnsafeMutableRawPointer?>?, _ frames: Int32,
+                   _ filled: UnsafeMutablePointer<Int32>, _ pullPacket: @escaping (Int) throws -> AudioConverterInput<[Packet]>) -> Int32 {
+        guard planes != nil || frames == 0 else { return fail(MK_EINVAL, "\(function): planes is NULL") }
+        if let planes, let d = conv.destination {
+            for p in 0..<d.planeCount where planes[p] == nil { return fail(MK_EINVAL, "\(function): plane \(p) of \(d.planeCount) is NULL") }
+        }
+        if frames == 0 && conv.destination == nil && !flushed {
+            return pull(function, nil, 0, filled) { _ in
+                var got = try conv.fill(frames: 1, pull: pullPacket)
+                while conv.destination == nil && callbackEnd == nil && !pullEnded {
+                    got = try conv.fill(frames: 1, pull: pullPacket)
+                }
+                return got
+            } rest: {
+                try conv.fill(frames: conv.pendingFrames, pull: { _ in .noDataNow })
+            }
+        }
+        guard let planes else { return MK_OK }       // 0 frames, the format known: nothing to do
+        // Each packet's frames go straight to the caller's planes.
+        return pullWriting(function, planes, frames, filled, { done in
+            try conv.fill(into: planes, frames: Int(frames), written: &done, pull: pullPacket)
+        }, rest: {
+            try conv.fill(frames: conv.pendingFrames, pull: { _ in .noDataNow })
+        })
+    }
+
+    /// Decodes and drops `frames` frames (fewer at the end): pulls into a scratch buffer of at
+    /// most 8192 frames, as many times as it takes. *filled counts the frames dropped.
+    func skipTrack(_ conv: PacketAudioConverter, _ function: String, _ frames: Int32, _ filled: UnsafeMutablePointer<Int32>,
+                   _ pullPacket: @escaping (Int) throws -> AudioConverterInput<[Packet]>) -> Int32 {
+        var status = fillTrack(conv, function, nil, 0, filled, pullPacket)      // the output format
+        guard status == MK_OK, let d = conv.destination else { return status }
+        let chunk = min(Int(frames), 8192)
+        let scratch = (0..<d.planeCount).map { _ in UnsafeMutableRawPointer.allocate(byteCount: chunk * d.bytesPerFrame, alignment: 16) }
+        defer { scratch.forEach { $0.deallocate() } }
+        let planes: [UnsafeMutableRawPointer?] = scratch
+        var done = 0
+        while done < Int(frames) {
+            let want = min(chunk, Int(frames) - done)
+            var got: Int32 = 0
+            status = planes.withUnsafeBufferPointer { fillTrack(conv, function, $0.baseAddress!, Int32(want), &got, pullPacket) }
+            done += Int(got)
+            if status != MK_OK || Int(got) < want { break }
+        }
+        filled.pointee = Int32(done)
+        return status
     }
 }
 
@@ -438,24 +512,34 @@ extension AudioConverterHandle {
     /// the frames written to planes are never lost.
     func pull(_ function: String, _ planes: UnsafePointer<UnsafeMutableRawPointer?>?, _ frames: Int32,
               _ filled: UnsafeMutablePointer<Int32>, _ produce: (Int) throws -> AudioBuffer, rest: () throws -> AudioBuffer) -> Int32 {
+        pullWriting(function, planes, frames, filled, { done in
+            let b = try produce(Int(frames) - done)
+            guard let planes else {
+                keep(b)
+                return
+            }
+            let bpf = b.format.bytesPerFrame
+            for p in 0..<b.format.planeCount where b.frames > 0 {
+                b.planes[p].withUnsafeBytes { src in
+                    planes[p]!.advanced(by: done * bpf).copyMemory(from: src.baseAddress!, byteCount: b.frames * bpf)
+                }
+            }
+            done += b.frames
+        }, rest: rest)
+    }
+
+    /// ``pull(_:_:_:_:_:rest:)`` with a producer that writes to planes itself: `write(&done)`
+    /// writes frames from `done` on (after what waited) and counts them in `done`, a throw
+    /// included.
+    func pullWriting(_ function: String, _ planes: UnsafePointer<UnsafeMutableRawPointer?>?, _ frames: Int32,
+                     _ filled: UnsafeMutablePointer<Int32>, _ write: (inout Int) throws -> Void, rest: () throws -> AudioBuffer) -> Int32 {
         callbackEnd = nil
         var done = planes.map { copyOut($0, Int(frames)) } ?? 0
         filled.pointee = Int32(done)
         if done == Int(frames) && frames > 0 || flushed { return MK_OK }    // flushed: only what waits is left
         var thrown: Error?
         do {
-            let b = try produce(Int(frames) - done)
-            if let planes {
-                let bpf = b.format.bytesPerFrame
-                for p in 0..<b.format.planeCount where b.frames > 0 {
-                    b.planes[p].withUnsafeBytes { src in
-                        planes[p]!.advanced(by: done * bpf).copyMemory(from: src.baseAddress!, byteCount: b.frames * bpf)
-                    }
-                }
-                done += b.frames
-            } else {
-                keep(b)
-            }
+            try write(&done)
         } catch { thrown = error }
         filled.pointee = Int32(done)
         if let more = try? rest() { keep(more) }

@@ -263,32 +263,42 @@ public func mk_demuxer_track(_ d: OpaquePointer?, _ index: Int32, _ info: Unsafe
 /// One read for the C API: the packet, MK_EOF, or the error; the status and the tracks' ends
 /// follow it (`track`: the track read, nil for every track in file order).
 private func read(_ h: DemuxerHandle, _ out: UnsafeMutablePointer<OpaquePointer?>, track: Int?, _ next: () throws -> Packet?) -> Int32 {
-    if h.status == .cancelled { return MK_EOF }
+    guarded {
+        guard let p = try readPacket(h, track: track, next) else { return MK_EOF }
+        out.pointee = Handles.make(PacketHandle(p))
+        return MK_OK
+    }
+}
+
+/// The next packet `next()` reads for a C call on `h` (of `track`, or of any track when nil),
+/// with the handle's bookkeeping: nil at the end (and once reading was cancelled), the track
+/// marked ended and the status completed when every selected track is; a cut file's
+/// `.truncated` error kept in ``DemuxerHandle/truncation`` (and thrown: MK_ETRUNCATED); another
+/// error makes the status failed (and is thrown).
+func readPacket(_ h: DemuxerHandle, track: Int?, _ next: () throws -> Packet?) throws -> Packet? {
+    if h.status == .cancelled { return nil }
     if h.status == .unknown { h.status = .reading }
     let every = h.selected ?? Set(h.demuxer.tracks.indices)
     func end() {
         if let track { h.ended.insert(track) } else { h.ended.formUnion(every) }
         if every.isSubset(of: h.ended) && h.status == .reading { h.status = .completed }
     }
-    return guarded {
-        do {
-            guard let p = try next() else {
-                end()
-                return MK_EOF
-            }
-            out.pointee = Handles.make(PacketHandle(p))
-            return MK_OK
-        } catch let e as MediaError where e.kind == .truncated {
-            if h.truncation == nil { h.truncation = e }
+    do {
+        guard let p = try next() else {
             end()
-            throw e   // MK_ETRUNCATED, with the message
-        } catch {
-            if h.status == .reading {
-                h.status = .failed
-                h.failure = error as? MediaError ?? MediaError(.io, "\(error)")
-            }
-            throw error
+            return nil
         }
+        return p
+    } catch let e as MediaError where e.kind == .truncated {
+        if h.truncation == nil { h.truncation = e }
+        end()
+        throw e
+    } catch {
+        if h.status == .reading {
+            h.status = .failed
+            h.failure = error as? MediaError ?? MediaError(.io, "\(error)")
+        }
+        throw error
     }
 }
 

@@ -13,6 +13,10 @@
  *     audio_convert track-pull IN OUT.f32  as track, through mk_audio_converter_fill_packets
  *                                          (a first call of 0 frames, then the callback
  *                                          answering MK_EAGAIN every other call)
+ *     audio_convert track-demuxer SKIP IN OUT.f32
+ *                                          as track from frame SKIP on, through
+ *                                          mk_audio_converter_fill_demuxer (a first call of 0
+ *                                          frames, a skip of SKIP frames, fills of 777 frames)
  *     audio_convert kept                   frames waiting from a push are not lost when the
  *                                          input callback fails or has no data (issue 35)
  */
@@ -186,6 +190,47 @@ static int track_pull_mode(const char *in, const char *outpath) {
     return fclose(out) != 0;
 }
 
+/* The track mode's output from frame `skip` on, the library reading the packets. */
+static int track_demuxer_mode(long skip, const char *in, const char *outpath) {
+    mk_demuxer *dmx = NULL;
+    if (mk_demuxer_open(&dmx, in) != MK_OK) return fail("open");
+    int32_t count = 0, track = -1;
+    mk_demuxer_track_count(dmx, &count);
+    for (int32_t i = 0; i < count && track < 0; i++) {
+        mk_track_info ti;
+        ti.struct_size = sizeof ti;
+        if (mk_demuxer_track(dmx, i, &ti) == MK_OK && ti.media_type == MK_MEDIA_AUDIO) track = i;
+    }
+    if (track < 0) { fprintf(stderr, "no audio track\n"); return 1; }
+    mk_audio_format to = {sizeof to, MK_SAMPLES_F32, 48000, 1, 0};
+    mk_audio_converter *c = NULL;
+    if (mk_audio_converter_open_track(&c, dmx, track, &to, NULL) != MK_OK) return fail("open_track");
+    int32_t filled = -1;
+    mk_audio_format f = {sizeof f, 0, 0, 0, 0};
+    if (mk_audio_converter_fill_demuxer(c, dmx, NULL, 0, &filled) != MK_OK || filled != 0) return fail("fill_demuxer of 0 frames");
+    if (mk_audio_converter_output_format(c, &f) != MK_OK || f.sample_rate != 48000 || f.channels != 1) return fail("output format");
+    if (skip > 0) {
+        if (mk_audio_converter_fill_demuxer(c, dmx, NULL, (int32_t)skip, &filled) != MK_OK) return fail("skip");
+        if (filled != skip) { fprintf(stderr, "skipped %d frames, not %ld\n", filled, skip); return 1; }
+    }
+    FILE *out = fopen(outpath, "wb");
+    if (!out) { perror(outpath); return 1; }
+    float *buf = malloc(sizeof(float) * 777 * (size_t)f.channels);
+    void *planes[1] = {buf};
+    mk_status st;
+    do {
+        st = mk_audio_converter_fill_demuxer(c, dmx, planes, 777, &filled);
+        if (st != MK_OK) return fail("fill_demuxer");
+        if (fwrite(buf, sizeof(float) * (size_t)f.channels, (size_t)filled, out) != (size_t)filled) return 1;
+    } while (filled == 777);
+    if (mk_audio_converter_fill_demuxer(c, dmx, planes, 777, &filled) != MK_OK || filled != 0) return fail("a fill after the end");
+    printf("channels %d\n", f.channels);
+    free(buf);
+    mk_audio_converter_close(&c);
+    mk_demuxer_close(&dmx);
+    return fclose(out) != 0;
+}
+
 typedef struct { int mode; } failing_source;     /* 0: fails, 1: no data now */
 
 static int32_t fail_or_starve(void *user, int32_t wanted, const void *const **planes) {
@@ -252,6 +297,7 @@ int main(int argc, char **argv) {
     if (argc == 5 && (strcmp(argv[1], "push") == 0 || strcmp(argv[1], "pull") == 0 || strcmp(argv[1], "starved") == 0))
         return pcm_mode(strcmp(argv[1], "push") != 0, strcmp(argv[1], "starved") == 0, (size_t)atol(argv[2]), argv[3], argv[4]);
     if (argc == 4 && strcmp(argv[1], "track-pull") == 0) return track_pull_mode(argv[2], argv[3]);
+    if (argc == 5 && strcmp(argv[1], "track-demuxer") == 0) return track_demuxer_mode(atol(argv[2]), argv[3], argv[4]);
     if (argc == 2 && strcmp(argv[1], "kept") == 0) return kept_mode();
     fprintf(stderr, "usage: audio_convert track IN OUT | push|pull CHUNK IN OUT\n");
     return 2;

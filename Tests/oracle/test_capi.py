@@ -314,7 +314,8 @@ def test_c_audio_converter_equals_swift(mk_bin, shared_media, tmp_path):
     f32 48 kHz, pushed and pulled in pieces of 1, 7 and 4096 frames, equals `mk-audioconv`'s, also
     when the input callback answers "no data now" (MK_EAGAIN) every other call (issue 35, item 5);
     the track pulled through mk_audio_converter_fill_packets, starved so too, equals the pushed
-    track byte for byte."""
+    track byte for byte, and so does the track read by mk_audio_converter_fill_demuxer (whole,
+    and after a skip of 12345 frames: the same bytes from there)."""
     program = _build(AUDIO_C, tmp_path / "audio_convert", _libdir(mk_bin))
     media = shared_media / SHARED_DECODE[0]
     ours, swift = tmp_path / "c.f32", tmp_path / "swift.f32"
@@ -329,6 +330,14 @@ def test_c_audio_converter_equals_swift(mk_bin, shared_media, tmp_path):
     proc = lib.run([program, "track-pull", media, pulled])
     lib.check_ok(proc, [program, "track-pull", media, pulled], who="audio_convert")
     assert pulled.read_bytes() == swift.read_bytes(), "the track pulled with interruptions differs from the pushed track"
+    # mk_audio_converter_fill_demuxer: the library reads the packets; from the start, and after
+    # a skip of 12345 frames (mono f32: 4 bytes a frame).
+    for skip in (0, 12345):
+        read = tmp_path / f"read-{skip}.f32"
+        proc = lib.run([program, "track-demuxer", str(skip), media, read])
+        lib.check_ok(proc, [program, "track-demuxer", str(skip), media, read], who="audio_convert")
+        same = read.read_bytes() == swift.read_bytes()[skip * 4:]        # (not in the assert: pytest would diff megabytes)
+        assert same, f"the track read by the library from frame {skip} differs"
 
     pcm = tmp_path / "in.s16"
     proc = lib.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=997:sample_rate=44100:duration=2",
@@ -392,6 +401,8 @@ int main(void) {
     EXPECT(mk_audio_converter_push_packet(c, NULL), MK_EINVAL);          /* a PCM converter */
     EXPECT(mk_audio_converter_push(c, NULL, 10), MK_EINVAL);
     int32_t n = -1;
+    EXPECT(mk_audio_converter_fill_demuxer(c, NULL, NULL, 0, &n), MK_EINVAL);   /* a PCM converter */
+    EXPECT(mk_audio_converter_fill_demuxer(NULL, NULL, NULL, 0, &n), MK_EINVAL);
     float l[64], r[64];
     void *planes[2] = {l, r};
     EXPECT(mk_audio_converter_read(c, planes, 64, &n), MK_EAGAIN);

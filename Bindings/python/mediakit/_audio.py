@@ -12,7 +12,7 @@ from . import _ffi
 from ._ffi import lib
 from .errors import MediaKitError, OK, EINVAL, EAGAIN
 from ._common import Layout, _Owned, _closed, _trim_setting
-from ._demux import Packet, Track
+from ._demux import Packet, Track, _check_read
 
 try:  # numpy is optional: without it, arrays are bytes and planes are memoryviews.
     import numpy as _np
@@ -470,6 +470,44 @@ class AudioConverter(_Owned):
                 return self._output(0, lambda ptrs, count: 0)
         return self._pull(frames, lambda h, ptrs, count, filled: int(lib.mk_audio_converter_fill_packets(
             h, ptrs, count, callback, None, ctypes.byref(filled))), failed)
+
+    def fill_track(self, frames: int) -> Array:
+        """The pull model with the packets read by the library (a track converter, C
+        mk_audio_converter_fill_demuxer): returns `frames` decoded and converted frames, the
+        track's packets read from its demuxer (where that demuxer stands: its reads of the track
+        move on); fewer only at the end of the track (an empty array after it). No Python runs
+        per packet, so it is the fast way to decode a track whole. A file cut short gives what
+        precedes the cut, with a ``TruncatedWarning``."""
+        if self.track is None:
+            raise MediaKitError(EINVAL, "this converter takes PCM: use fill()", "fill_track")
+        if frames < 0:
+            raise ValueError(f"frames is a count, not {frames}")
+        if self.output_format is None:       # decode up to the first frame: the output format sizes the arrays
+            self._fill_demuxer(None, 0)
+        return self._output(frames, self._fill_demuxer)
+
+    def skip_track(self, frames: int) -> int:
+        """Decodes and drops the next `frames` frames of the track (as ``fill_track`` reads them:
+        a skip to a sample); returns how many were dropped (fewer at the end of the track)."""
+        if self.track is None:
+            raise MediaKitError(EINVAL, "this converter takes PCM: use fill()", "skip_track")
+        if frames < 0:
+            raise ValueError(f"frames is a count, not {frames}")
+        return self._fill_demuxer(None, frames)
+
+    def _fill_demuxer(self, planes: Optional["ctypes.Array[ctypes.c_void_p]"], frames: int) -> int:
+        """One mk_audio_converter_fill_demuxer call: the frames written to `planes` (dropped when
+        None); a cut file's warning issued, an error raised."""
+        track = cast(Track, self.track)
+        demuxer = track._demuxer
+        if demuxer is None or demuxer.closed:
+            raise _closed("demuxer this track belongs to")
+        demuxer._busy()
+        filled = ctypes.c_int32(0)
+        status = int(lib.mk_audio_converter_fill_demuxer(self._handle(), demuxer._handle(), planes, frames, ctypes.byref(filled)))
+        if status != OK:
+            _check_read(status, "mk_audio_converter_fill_demuxer")
+        return int(filled.value)
 
     def convert(self, samples: Union[Array, bytes, bytearray, memoryview]) -> Array:
         """Converts PCM (a numpy array in the source format: (frames, channels) interleaved or

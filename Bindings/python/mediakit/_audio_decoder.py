@@ -3,6 +3,7 @@ range, gapless and sample-exact (torchcodec's ``AudioDecoder``)."""
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -13,6 +14,9 @@ from ._common import Layout, PathLike, _Closing, _closed
 from ._demux import Demuxer
 from ._audio import AudioConverter
 from ._video import _numpy
+
+#: The most frames one array of a decode to the end holds before another is started.
+_CHUNK = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,10 @@ class AudioDecoder(_Closing):
         #: The track decoded.
         self.stream_index: int = track.index
 
-    def _decode(self, first: int, stop: Optional[int]) -> tuple[Any, int]:
-        """Samples [first, stop) of the converted track (stop None: to the end), and the rate."""
+    def _decode(self, start_seconds: float, stop_seconds: Optional[float]) -> tuple[Any, int, int]:
+        """Samples [round(start * rate), round(stop * rate)) of the converted track (stop None: to
+        the end), the rate and the first sample's index. One C call decodes many packets
+        (mk_audio_converter_fill_demuxer), into the array returned when its length was foreseen."""
         np = _numpy()
         if self._demuxer is None:
             raise _closed("audio decoder")
@@ -70,33 +76,40 @@ class AudioDecoder(_Closing):
             self._demuxer.seek(0)
         self._read = True
         conv = AudioConverter.for_track(self._track, "f32p", self._rate, self._layout, quality=self._quality)
-        parts: list[Any] = []           # only what lies in [first, stop): memory is the range's
-        at = 0                          # the track's sample index of the next output
-
-        def keep(out: Any) -> None:
-            nonlocal at
-            if not out.size:            # (channels, frames); nothing yet before the first frame
-                return
-            n = out.shape[1]
-            lo, hi = max(first - at, 0), n if stop is None else min(stop - at, n)
-            if lo < hi:
-                parts.append(out[:, lo:hi])
-            at += n
-
         try:
-            for packet in self._demuxer.packets(self._track):
-                keep(conv.convert_packet(packet))
-                if stop is not None and at >= stop:
-                    break
-            else:
-                keep(conv.flush())
+            conv._fill_demuxer(None, 0)                 # up to the first frame: the output format
             fmt = conv.output_format
+            rate = fmt[1] if fmt else (self._rate or self._track.sample_rate)
+            channels = fmt[2] if fmt else 0
+            first = round(start_seconds * rate) if rate else 0
+            stop = None if stop_seconds is None or not rate else round(stop_seconds * rate)
+            if fmt is None or (stop is not None and stop <= first):
+                return np.zeros((channels, 0), dtype=np.float32), rate, first
+            if first:
+                conv.skip_track(first)
+            # An array as long as the range (to the end: as the track's duration says), at most
+            # _CHUNK frames; more follow while the range goes on.
+            left = None if stop is None else stop - first
+            want = min(left if left is not None else max(round(self._track.duration_seconds * rate) - first, 1), _CHUNK)
+            parts: list[Any] = []
+            while want > 0:
+                out = np.empty((channels, want), dtype=np.float32)
+                row = want * out.itemsize
+                ptrs = (ctypes.c_void_p * channels)(*[out.ctypes.data + c * row for c in range(channels)])
+                got = conv._fill_demuxer(ptrs, want)
+                if got:
+                    parts.append(out if got == want else out[:, :got])
+                if got < want:
+                    break
+                if left is not None:
+                    left -= got
+                want = min(_CHUNK, left) if left is not None else _CHUNK
         finally:
             conv.close()
-        rate = fmt[1] if fmt else (self._rate or self._track.sample_rate)
-        channels = fmt[2] if fmt else 0
+        if len(parts) == 1 and parts[0].flags.c_contiguous:
+            return parts[0], rate, first
         data = np.concatenate(parts, axis=1) if parts else np.zeros((channels, 0), dtype=np.float32)
-        return np.ascontiguousarray(data), rate
+        return np.ascontiguousarray(data), rate, first
 
     def get_all_samples(self) -> AudioSamples:
         """Every sample of the track."""
@@ -108,17 +121,9 @@ class AudioDecoder(_Closing):
         ends first."""
         if start_seconds < 0 or (stop_seconds is not None and stop_seconds < start_seconds):
             raise ValueError(f"the range is [{start_seconds}, {stop_seconds}): start at 0 or later, stop at start or later")
-        rate = self._rate or self._track.sample_rate
-        if not rate:
-            # The rate is known once a frame is decoded: decode it all, then cut.
-            data, rate = self._decode(0, None)
-            first = round(start_seconds * rate)
-            stop = None if stop_seconds is None else round(stop_seconds * rate)
-            data = data[:, first:stop]
-        else:
-            first = round(start_seconds * rate)
-            data, rate = self._decode(first, None if stop_seconds is None else round(stop_seconds * rate))
-        return AudioSamples(data=data, pts_seconds=first / rate, duration_seconds=data.shape[1] / rate, sample_rate=rate)
+        data, rate, first = self._decode(start_seconds, stop_seconds)
+        return AudioSamples(data=data, pts_seconds=first / rate if rate else 0.0,
+                            duration_seconds=data.shape[1] / rate if rate else 0.0, sample_rate=rate)
 
     def close(self) -> None:
         """Closes the file (also done by ``with``); closing twice is fine."""

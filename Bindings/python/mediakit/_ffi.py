@@ -476,6 +476,7 @@ _declare("mk_audio_converter_fill", c_status, [c_handle, P(ctypes.c_void_p), cty
                                                P(ctypes.c_int32)], True)
 _declare("mk_audio_converter_fill_packets", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, AUDIO_PACKET_INPUT,
                                                        ctypes.c_void_p, P(ctypes.c_int32)], True)
+_declare("mk_audio_converter_fill_demuxer", c_status, [c_handle, c_handle, P(ctypes.c_void_p), ctypes.c_int32, P(ctypes.c_int32)])
 _declare("mk_audio_converter_read", c_status, [c_handle, P(ctypes.c_void_p), ctypes.c_int32, P(ctypes.c_int32)], True)
 _declare("mk_encoder_default_settings", None, [P(EncoderSettings)])
 _declare("mk_encoder_open", c_status, [P(c_handle), P(AudioFormat), P(EncoderSettings)], True)

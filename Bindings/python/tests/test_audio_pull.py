@@ -151,3 +151,91 @@ def test_encoder_pull_with_no_data_now_equals_push_and_decodes_to_the_input(tmp_
     assert proc.returncode == 0 and proc.stdout == pcm.tobytes(), proc.stderr.decode()
     with pytest.raises(mediakit.MediaError):
         enc.encode(pcm[:10])                     # fed by fill(): encode() is refused
+
+
+TRACK_FILES = [AAC_FILE, "mp3_mpeg1_44k_stereo_vbr_xing_9s.mp3", "fmp4_opus_mono_10s.mp4"]
+
+
+def _pushed(path: Path, rate: Optional[int], fmt: str = "f32p") -> Any:
+    """The oracle: every packet of the first audio track pushed (convert_packet), then flush."""
+    with mediakit.open(path) as d:
+        track = next(t for t in d.tracks if t.media_type == "audio")
+        conv = mediakit.AudioConverter.for_track(track, fmt, rate)
+        axis = 1 if fmt.endswith("p") else 0
+        return np.concatenate([conv.convert_packet(p) for p in d.packets(track)] + [conv.flush()], axis=axis)
+
+
+@pytest.mark.parametrize("name", TRACK_FILES)
+def test_track_read_by_the_library_equals_pushing_the_packets(name: str, shared_media: Path) -> None:
+    """AudioConverter.fill_track / skip_track (C mk_audio_converter_fill_demuxer: the library
+    reads the packets, no callback): in pieces of 1000, 4096 and 10**6 frames, after a skip, after
+    packets pushed first, resampled or not, the frames are those of pushing every packet (../shared/media)."""
+    path = shared_media / name
+    for rate, fmt in [(None, "f32p"), (16000, "f32p"), (None, "s16")]:
+        expected = _pushed(path, rate, fmt)
+        axis = 1 if fmt.endswith("p") else 0
+        total = expected.shape[axis]
+        assert total > 10000, name
+        for piece in (1000, 4096, 10**6):
+            with mediakit.open(path) as d:
+                track = next(t for t in d.tracks if t.media_type == "audio")
+                conv = mediakit.AudioConverter.for_track(track, fmt, rate)
+                parts = []
+                while True:
+                    got = conv.fill_track(piece)
+                    parts.append(got)
+                    if got.shape[axis] < piece:
+                        break
+                assert conv.fill_track(piece).shape[axis] == 0, "a fill after the end gave frames"
+            ours = np.concatenate(parts, axis=axis)
+            assert ours.tobytes() == expected.tobytes(), f"{name} {rate} {fmt} in pieces of {piece}"
+        skip = 12345
+        with mediakit.open(path) as d:
+            track = next(t for t in d.tracks if t.media_type == "audio")
+            conv = mediakit.AudioConverter.for_track(track, fmt, rate)
+            packets = d.packets(track)
+            first = np.concatenate([conv.convert_packet(next(packets)) for _ in range(3)], axis=axis)
+            rest = conv.fill_track(10**7)               # what the pushes left waiting comes first
+            assert np.concatenate([first, rest], axis=axis).tobytes() == expected.tobytes(), f"{name}: push then fill_track"
+        with mediakit.open(path) as d:
+            track = next(t for t in d.tracks if t.media_type == "audio")
+            conv = mediakit.AudioConverter.for_track(track, fmt, rate)
+            assert conv.skip_track(skip) == skip
+            rest = conv.fill_track(10**7)
+            want = expected[:, skip:] if axis else expected[skip:]
+            assert rest.tobytes() == want.tobytes(), f"{name} {rate} {fmt}: fill_track after skip_track({skip})"
+            assert conv.skip_track(10) == 0
+
+
+def test_track_read_by_the_library_from_a_cut_file(shared_media: Path, tmp_path: Path) -> None:
+    """A file cut short is read as far as it goes: fill_track gives what pushing the packets read
+    before the cut gives, with a TruncatedWarning naming the cut (the same input fed another way)."""
+    data = (shared_media / AAC_FILE).read_bytes()          # moov first: the cut falls in mdat
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes(data[:len(data) * 2 // 3 + 7])
+    with pytest.warns(mediakit.TruncatedWarning, match="truncated"):
+        expected = _pushed(cut, None)
+    with mediakit.open(cut) as d:
+        track = next(t for t in d.tracks if t.media_type == "audio")
+        conv = mediakit.AudioConverter.for_track(track, "f32p")
+        with pytest.warns(mediakit.TruncatedWarning, match="fill_demuxer.*truncated"):
+            got = conv.fill_track(10**7)
+    assert got.shape[1] > 44100 * 3
+    assert got.tobytes() == expected.tobytes()
+
+
+def test_track_fill_misuse(shared_media: Path) -> None:
+    pcm = mediakit.AudioConverter("s16", 44100, "stereo", "f32", 48000, "stereo")
+    with pytest.raises(mediakit.MediaKitError, match="takes PCM"):
+        pcm.fill_track(10)
+    with pytest.raises(mediakit.MediaKitError, match="takes PCM"):
+        pcm.skip_track(10)
+    with mediakit.open(shared_media / AAC_FILE) as d:
+        track = next(t for t in d.tracks if t.media_type == "audio")
+        conv = mediakit.AudioConverter.for_track(track, "f32")
+        with pytest.raises(ValueError, match="count"):
+            conv.fill_track(-1)
+        with pytest.raises(ValueError, match="count"):
+            conv.skip_track(-1)
+    with pytest.raises(mediakit.InvalidArgumentError, match="closed"):
+        conv.fill_track(10)

@@ -87,6 +87,57 @@ public final class PacketAudioConverter {
         return out
     }
 
+    /// ``fill(frames:pull:)`` into the caller's memory: decodes and writes output frames to
+    /// `planes` (one pointer per plane of ``destination``, each with room for `frames` frames)
+    /// from frame `written` on, until `written` is `frames`, the input said `.noDataNow`, or the
+    /// stream ended; each packet's output is copied once, straight to its place (a surplus
+    /// beyond `frames` waits for the next fill). `written` counts the frames in `planes` on
+    /// every return, a throw included: frames written are never lost.
+    /// - Throws: as ``fill(frames:pull:)``; `.invalidArgument` for a NULL plane.
+    public func fill(into planes: UnsafePointer<UnsafeMutableRawPointer?>, frames: Int, written: inout Int,
+                     pull input: (Int) throws -> AudioConverterInput<[Packet]>) throws {
+        if pending != nil {
+            let b = pending!
+            pending = nil
+            try place(b, planes, frames, &written)
+        }
+        while written < frames && !pullEnded {
+            switch try input(frames - written) {
+            case .data(let packets) where !packets.isEmpty:
+                for p in packets {
+                    guard p.trackIndex == session.track.index else {
+                        throw MediaError(.invalidArgument, "a packet of track \(p.trackIndex) was given to the converter of track \(session.track.index)")
+                    }
+                    try place(try convert(p), planes, frames, &written)
+                }
+            case .data, .endOfStream:
+                let tail = try flush()
+                pullEnded = true
+                try place(tail, planes, frames, &written)
+            case .noDataNow:
+                return
+            }
+        }
+    }
+
+    /// Copies what of `b` fits (up to frame `frames`) to `planes` at frame `written`; the rest waits.
+    private func place(_ b: AudioBuffer, _ planes: UnsafePointer<UnsafeMutableRawPointer?>, _ frames: Int, _ written: inout Int) throws {
+        var b = b
+        let n = min(b.frames, frames - written)
+        if n > 0 {
+            let bpf = b.format.bytesPerFrame
+            for p in 0..<b.format.planeCount {
+                guard let dst = planes[p] else { throw MediaError(.invalidArgument, "plane \(p) of \(b.format.planeCount) is NULL") }
+                b.planes[p].withUnsafeBytes { dst.advanced(by: written * bpf).copyMemory(from: $0.baseAddress!, byteCount: n * bpf) }
+            }
+            written += n
+        }
+        if n < b.frames {
+            if n > 0 { _ = b.removeFirstFrames(n) }
+            keep(b)
+        }
+    }
+
     /// Frames decoded by ``fill(frames:pull:)`` and not returned yet.
     public var pendingFrames: Int { pending?.frames ?? 0 }
 
