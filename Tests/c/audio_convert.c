@@ -42,20 +42,28 @@ static mk_status drain(mk_audio_converter *c, FILE *out, size_t bytes_per_frame)
     return st;
 }
 
-static int track_mode(const char *in, const char *outpath) {
-    mk_demuxer *dmx = NULL;
-    if (mk_demuxer_open(&dmx, in) != MK_OK) return fail("open");
+/* Opens `in` and a converter of its first audio track to 48 kHz mono f32; returns the track,
+ * or -1 (with a message) when something fails. */
+static int32_t open_track_converter(const char *in, mk_demuxer **dmx, mk_audio_converter **c) {
+    if (mk_demuxer_open(dmx, in) != MK_OK) { fail("open"); return -1; }
     int32_t count = 0, track = -1;
-    mk_demuxer_track_count(dmx, &count);
+    mk_demuxer_track_count(*dmx, &count);
     for (int32_t i = 0; i < count && track < 0; i++) {
         mk_track_info ti;
         ti.struct_size = sizeof ti;
-        if (mk_demuxer_track(dmx, i, &ti) == MK_OK && ti.media_type == MK_MEDIA_AUDIO) track = i;
+        if (mk_demuxer_track(*dmx, i, &ti) == MK_OK && ti.media_type == MK_MEDIA_AUDIO) track = i;
     }
-    if (track < 0) { fprintf(stderr, "no audio track\n"); return 1; }
+    if (track < 0) { fprintf(stderr, "no audio track\n"); return -1; }
     mk_audio_format to = {sizeof to, MK_SAMPLES_F32, 48000, 1, 0};
+    if (mk_audio_converter_open_track(c, *dmx, track, &to, NULL) != MK_OK) { fail("open_track"); return -1; }
+    return track;
+}
+
+static int track_mode(const char *in, const char *outpath) {
+    mk_demuxer *dmx = NULL;
     mk_audio_converter *c = NULL;
-    if (mk_audio_converter_open_track(&c, dmx, track, &to, NULL) != MK_OK) return fail("open_track");
+    int32_t track = open_track_converter(in, &dmx, &c);
+    if (track < 0) return 1;
     FILE *out = fopen(outpath, "wb");
     if (!out) { perror(outpath); return 1; }
     mk_packet *pkt = NULL;
@@ -151,18 +159,9 @@ static int32_t give_packet(void *user, int32_t wanted, mk_packet **packet) {
 /* The track mode's output through the pull model for packets. */
 static int track_pull_mode(const char *in, const char *outpath) {
     mk_demuxer *dmx = NULL;
-    if (mk_demuxer_open(&dmx, in) != MK_OK) return fail("open");
-    int32_t count = 0, track = -1;
-    mk_demuxer_track_count(dmx, &count);
-    for (int32_t i = 0; i < count && track < 0; i++) {
-        mk_track_info ti;
-        ti.struct_size = sizeof ti;
-        if (mk_demuxer_track(dmx, i, &ti) == MK_OK && ti.media_type == MK_MEDIA_AUDIO) track = i;
-    }
-    if (track < 0) { fprintf(stderr, "no audio track\n"); return 1; }
-    mk_audio_format to = {sizeof to, MK_SAMPLES_F32, 48000, 1, 0};
     mk_audio_converter *c = NULL;
-    if (mk_audio_converter_open_track(&c, dmx, track, &to, NULL) != MK_OK) return fail("open_track");
+    int32_t track = open_track_converter(in, &dmx, &c);
+    if (track < 0) return 1;
     packet_source s = {dmx, track, 0, 0};
     int32_t filled = -1;
     mk_audio_format f = {sizeof f, 0, 0, 0, 0};
@@ -193,18 +192,8 @@ static int track_pull_mode(const char *in, const char *outpath) {
 /* The track mode's output from frame `skip` on, the library reading the packets. */
 static int track_demuxer_mode(long skip, const char *in, const char *outpath) {
     mk_demuxer *dmx = NULL;
-    if (mk_demuxer_open(&dmx, in) != MK_OK) return fail("open");
-    int32_t count = 0, track = -1;
-    mk_demuxer_track_count(dmx, &count);
-    for (int32_t i = 0; i < count && track < 0; i++) {
-        mk_track_info ti;
-        ti.struct_size = sizeof ti;
-        if (mk_demuxer_track(dmx, i, &ti) == MK_OK && ti.media_type == MK_MEDIA_AUDIO) track = i;
-    }
-    if (track < 0) { fprintf(stderr, "no audio track\n"); return 1; }
-    mk_audio_format to = {sizeof to, MK_SAMPLES_F32, 48000, 1, 0};
     mk_audio_converter *c = NULL;
-    if (mk_audio_converter_open_track(&c, dmx, track, &to, NULL) != MK_OK) return fail("open_track");
+    if (open_track_converter(in, &dmx, &c) < 0) return 1;
     int32_t filled = -1;
     mk_audio_format f = {sizeof f, 0, 0, 0, 0};
     if (mk_audio_converter_fill_demuxer(c, dmx, NULL, 0, &filled) != MK_OK || filled != 0) return fail("fill_demuxer of 0 frames");
