@@ -187,18 +187,21 @@ class AudioConverter(_Owned):
                  out_layout: Optional[Layout], *, quality: str = "medium", dither: bool = False,
                  _track: Optional[Track] = None, trim: Union[bool, str] = True, prime_leading: int = 0,
                  prime_trailing: int = 0, channel_map: Optional[Sequence[Optional[int]]] = None,
-                 mix_matrix: Optional[Sequence[Sequence[float]]] = None, prime_method: str = "normal"):
+                 mix_matrix: Optional[Sequence[Sequence[float]]] = None, prime_method: str = "normal", threads: int = 0):
         if quality not in _QUALITY:
             raise ValueError(f"unknown quality {quality!r}: low, medium or high")
         if prime_method not in _PRIME_METHODS:
             raise ValueError(f"unknown prime_method {prime_method!r}: normal, pre or none")
         if channel_map is not None and mix_matrix is not None:
             raise ValueError("give channel_map or mix_matrix, not both")
+        if threads < 0:
+            raise ValueError(f"threads is 0 (every core) or a count, not {threads}")
         s = _ffi.AudioConverterSettings()
         lib.mk_audio_converter_default_settings(ctypes.byref(s))
         s.quality, s.dither, s.trim = _QUALITY[quality], int(bool(dither)), _trim_setting(trim)
         s.prime_leading, s.prime_trailing = int(prime_leading), int(prime_trailing)
         s.prime_method = _PRIME_METHODS[prime_method]
+        s.threads = int(threads)
         to = _audio_format(out_format, out_rate, out_layout, open_ended=_track is not None)
         # The C API reads out_channels entries (x in_channels gains): the shapes are checked here.
         n_in = _audio_format(in_format, in_rate, in_layout).channels if _track is None else 0
@@ -240,13 +243,16 @@ class AudioConverter(_Owned):
 
     @classmethod
     def for_track(cls, track: Track, sample_format: str = "f32", rate: Optional[int] = None, layout: Optional[Layout] = None, *,
-                  quality: str = "medium", dither: bool = False, trim: Union[bool, str] = True) -> "AudioConverter":
+                  quality: str = "medium", dither: bool = False, trim: Union[bool, str] = True, threads: int = 0) -> "AudioConverter":
         """A converter that takes the compressed packets of an audio `track` (AAC, MP3, Opus,
         Vorbis, FLAC ...), decodes them with the track's trims and converts them; `rate` and
-        `layout` left None keep the decoded ones."""
+        `layout` left None keep the decoded ones. `threads`: the decoder's threads (0: as many as
+        the thread limit allows; 1 spares a short file the start and join of a decoder's
+        threads, which cost more than decoding a second of FLAC)."""
         if not isinstance(track, Track):
             raise TypeError(f"for_track needs a mediakit.Track, got {type(track).__name__}")
-        return cls("", 0, None, sample_format, rate or 0, layout, quality=quality, dither=dither, _track=track, trim=trim)
+        return cls("", 0, None, sample_format, rate or 0, layout, quality=quality, dither=dither, _track=track, trim=trim,
+                   threads=threads)
 
     def reset(self) -> None:
         """Forgets the stream (after a seek, or for another one): what waits and what the

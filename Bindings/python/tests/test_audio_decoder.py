@@ -85,6 +85,17 @@ def test_whole_tracks_are_ffmpegs(made: list[Path]) -> None:
         same(again.data, ref[:, round(0.5 * got.sample_rate):], path)
 
 
+def test_one_decoder_thread_gives_the_same_samples(made: list[Path], shared_media: Path) -> None:
+    """threads=1 (no libavcodec frame threads: FLAC has them) decodes the samples ffmpeg decodes."""
+    for path in [made[1], shared_media / SHARED[0][0]]:
+        with mediakit.AudioDecoder(path, threads=1) as dec:
+            got = dec.get_all_samples()
+        ref, _ = ffmpeg_samples(path)
+        same(got.data, ref, path)
+    with pytest.raises(ValueError, match="threads"):
+        mediakit.AudioDecoder(made[1], threads=-1)
+
+
 def test_resampled_and_mixed_ranges(made: list[Path], shared_media: Path) -> None:
     for path, start, stop in [(made[1], 0.3, 0.9), (shared_media / SHARED[0][0], 2.0, 2.5)]:
         with mediakit.AudioDecoder(path, sample_rate=16000, layout="mono") as dec:
@@ -107,6 +118,8 @@ def test_errors(made: list[Path], sample: Path) -> None:
         assert past.data.shape == (2, 0)
     with pytest.raises(mediakit.InvalidArgumentError, match="closed"):
         dec.get_all_samples()
+    with pytest.raises(ValueError, match="threads"):
+        mediakit.AudioConverter("s16", 44100, "stereo", "f32", 44100, "stereo", threads=-2)
 
 
 def _video_only(near: Path, sample: Path) -> Path:
