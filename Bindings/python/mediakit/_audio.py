@@ -145,6 +145,10 @@ def _pcm_input(source: Callable[[int], Any], sample_format: str, channels: int, 
     return _ffi.AUDIO_INPUT(pull)
 
 
+#: The most frames one mk_audio_converter_fill_demuxer call takes (its count is an int32).
+_MAX_FILL = 2**31 - 1
+
+
 class AudioConverter(_Owned):
     """Converts PCM between sample formats, channel layouts and rates (MediaKit's
     AudioConverter: libswresample's rounding, ``ffmpeg -ac 2``'s downmix, a band-limited
@@ -486,8 +490,8 @@ class AudioConverter(_Owned):
         precedes the cut, with a ``TruncatedWarning``."""
         if self.track is None:
             raise MediaKitError(EINVAL, "this converter takes PCM: use fill()", "fill_track")
-        if frames < 0:
-            raise ValueError(f"frames is a count, not {frames}")
+        if not 0 <= frames <= _MAX_FILL:
+            raise ValueError(f"frames is a count up to {_MAX_FILL}, not {frames}")
         if self.output_format is None:       # decode up to the first frame: the output format sizes the arrays
             self._fill_demuxer(None, 0)
         return self._output(frames, self._fill_demuxer)
@@ -499,7 +503,14 @@ class AudioConverter(_Owned):
             raise MediaKitError(EINVAL, "this converter takes PCM: use fill()", "skip_track")
         if frames < 0:
             raise ValueError(f"frames is a count, not {frames}")
-        return self._fill_demuxer(None, frames)
+        done = 0
+        while done < frames:                 # the C count is an int32
+            n = min(frames - done, _MAX_FILL)
+            got = self._fill_demuxer(None, n)
+            done += got
+            if got < n:
+                break
+        return done
 
     def _fill_demuxer(self, planes: Optional["ctypes.Array[ctypes.c_void_p]"], frames: int) -> int:
         """One mk_audio_converter_fill_demuxer call: the frames written to `planes` (dropped when

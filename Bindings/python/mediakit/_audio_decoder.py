@@ -15,7 +15,7 @@ from ._demux import Demuxer
 from ._audio import AudioConverter
 from ._video import _numpy
 
-#: The most frames one array of a decode to the end holds before another is started.
+#: The most frames one array holds before another is started (below the C call's int32 count).
 _CHUNK = 1 << 22
 
 

@@ -237,5 +237,7 @@ def test_track_fill_misuse(shared_media: Path) -> None:
             conv.fill_track(-1)
         with pytest.raises(ValueError, match="count"):
             conv.skip_track(-1)
+        with pytest.raises(ValueError, match="count up to"):
+            conv.fill_track(2**32 + 5)            # would wrap to 5 in the C int32
     with pytest.raises(mediakit.InvalidArgumentError, match="closed"):
         conv.fill_track(10)
