@@ -106,6 +106,18 @@ mk_status mk_decoder_seek(mk_decoder *decoder, mk_demuxer *demuxer, double secon
 mk_status mk_decoder_frame_index(mk_decoder *decoder, mk_demuxer *demuxer, int64_t *pts, int32_t *is_key,
                                  int64_t capacity, int64_t *count);
 
+/** Gives the decoder the list mk_decoder_frame_index() returned earlier for the same track of
+ *  the same file (`count` frames: their `pts` and `is_key` flags, as that call wrote them), so
+ *  that mk_decoder_frames_at() and mk_decoder_frame_index() use it and read no packet to make
+ *  it: a caller that saved the list of a file without a sample table (MPEG-TS, Matroska, raw
+ *  streams ...: there the list costs a read of every packet) opens it again without that read.
+ *  The caller vouches that the list is that file's; what is checked: the times rise strictly
+ *  and lie inside the track's edit list. Both arrays are borrowed for the call (copied).
+ *  Errors: MK_EINVAL (NULL decoder, NULL arrays with a count, a negative count, a time out of
+ *  order or outside the track's window: the message names the frame; a decoder opened with
+ *  mk_decoder_open_params); the decoder's list is then unchanged. */
+mk_status mk_decoder_set_frame_index(mk_decoder *decoder, const int64_t *pts, const int32_t *is_key, int64_t count);
+
 /** Receives one frame of mk_decoder_frames_at(): `position` is the place in the caller's
  *  `indices` it answers; `frame` is a NEW frame OWNED by the callback (free it with
  *  mk_frame_free, now or later), or NULL when the decoder gave none for that index (damaged

@@ -177,6 +177,25 @@ public func mk_decoder_frame_index(_ d: OpaquePointer?, _ demuxer: OpaquePointer
     }
 }
 
+@_cdecl("mk_decoder_set_frame_index")
+public func mk_decoder_set_frame_index(_ d: OpaquePointer?, _ pts: UnsafePointer<Int64>?, _ isKey: UnsafePointer<Int32>?,
+                                       _ count: Int64) -> Int32 {
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_set_frame_index") else { return MK_EINVAL }
+    guard count >= 0, count == 0 || (pts != nil && isKey != nil) else {
+        return fail(MK_EINVAL, "mk_decoder_set_frame_index: \(count) frames with pts \(pts == nil ? "NULL" : "given") and is_key \(isKey == nil ? "NULL" : "given")")
+    }
+    guard h.track != nil else {
+        return fail(MK_EINVAL, "mk_decoder_set_frame_index: the decoder was opened from codec parameters; it has no track to index")
+    }
+    let n = Int(count)
+    return guarded {
+        let times = n == 0 ? [] : Array(UnsafeBufferPointer(start: pts, count: n))
+        let keys = n == 0 ? [] : (0..<n).filter { isKey![$0] != 0 }
+        try h.session.usePresentedFrames(times: times, keyFrames: keys)
+        return MK_OK
+    }
+}
+
 /// Thrown out of a batch when mk_decoder_frames_at's callback returns a negative status.
 private struct CallbackStop: Error { let status: Int32 }
 

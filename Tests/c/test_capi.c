@@ -253,6 +253,24 @@ static void wrong_order(const char *good) {
     EXPECT(mk_decoder_frame_index(dec, dmx, NULL, NULL, -1, &frame_count), MK_EINVAL);
     EXPECT(mk_decoder_frame_index(dec, dmx, NULL, NULL, 0, &frame_count), MK_OK);
     CHECK(frame_count > 2, "the sample's video has frames");
+    /* The list given back (a caller's cache): checked, refused out of order, taken as read. */
+    int64_t *times = calloc((size_t)frame_count, sizeof *times);
+    int32_t *keys = calloc((size_t)frame_count, sizeof *keys);
+    CHECK(times && keys, "allocation");
+    EXPECT(mk_decoder_frame_index(dec, dmx, times, keys, frame_count, &frame_count), MK_OK);
+    EXPECT(mk_decoder_set_frame_index(NULL, times, keys, frame_count), MK_EINVAL);
+    EXPECT(mk_decoder_set_frame_index(dec, NULL, keys, frame_count), MK_EINVAL);
+    EXPECT(mk_decoder_set_frame_index(dec, times, keys, -1), MK_EINVAL);
+    int64_t swap = times[0]; times[0] = times[1]; times[1] = swap;
+    EXPECT(mk_decoder_set_frame_index(dec, times, keys, frame_count), MK_EINVAL);
+    CHECK(strstr(mk_last_error(), "frame 1") != NULL, "the first time out of order is named");
+    swap = times[0]; times[0] = times[1]; times[1] = swap;
+    EXPECT(mk_decoder_set_frame_index(dec, times, keys, frame_count), MK_OK);
+    int64_t again = 0;
+    EXPECT(mk_decoder_frame_index(dec, dmx, NULL, NULL, 0, &again), MK_OK);
+    CHECK(again == frame_count, "the list given back is the decoder's");
+    free(times);
+    free(keys);
     EXPECT(mk_decoder_frames_at(dec, dmx, index, 2, NULL, NULL), MK_EINVAL);
     EXPECT(mk_decoder_frames_at(dec, dmx, NULL, 2, stop_at_first, &calls), MK_EINVAL);
     index[0] = frame_count;

@@ -582,6 +582,7 @@ _declare("mk_decode_file", c_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c
 _declare("mk_decoder_seek", c_status, [c_handle, c_handle, ctypes.c_double], True)
 _declare("mk_decoder_frame_index", c_status, [c_handle, c_handle, P(ctypes.c_int64), P(ctypes.c_int32), ctypes.c_int64,
                                              P(ctypes.c_int64)], True)
+_declare("mk_decoder_set_frame_index", c_status, [c_handle, P(ctypes.c_int64), P(ctypes.c_int32), ctypes.c_int64], True)
 #: mk_frame_callback: (user, position, frame) -> status; the frame is the callback's to free.
 FRAME_CALLBACK = ctypes.CFUNCTYPE(c_status, ctypes.c_void_p, ctypes.c_int64, c_handle)
 _declare("mk_decoder_frames_at", c_status, [c_handle, c_handle, P(ctypes.c_int64), ctypes.c_int64, FRAME_CALLBACK,

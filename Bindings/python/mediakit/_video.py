@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import hashlib
+import json
+import os
+import tempfile
+import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
@@ -17,6 +23,8 @@ from ._ffi import lib
 from ._common import PathLike, SCALE_FILTERS, _Closing, _closed
 from ._demux import Demuxer
 from ._decode import Decoder
+from ._demux import Track
+from .errors import MediaKitError
 
 #: Picture formats of ``VideoDecoder(format=)``: the MK_PACK_* layout, the channels and the
 #: numpy dtype of each (ffmpeg's -pix_fmt names; "gray8" and "gray16" are accepted too).
@@ -28,6 +36,12 @@ PICTURE_FORMATS: dict[str, tuple[int, int, str]] = {
 _ALIASES = {"gray8": "gray", "gray16": "gray16le", "rgb48": "rgb48le", "f32": "float32"}
 
 _FRAME_CALLBACK = _ffi.FRAME_CALLBACK
+
+#: An index cache file: this line, a JSON header line (what the index belongs to and its frame
+#: count N), then N pts as little-endian int64 and N key frame flags as bytes.
+_INDEX_MAGIC = b"mediakit frame index 1\n"
+#: Containers whose index is their sample table (read at open): no cache is written for them.
+_INDEXED_CONTAINERS = frozenset({"mp4"})
 
 
 def _numpy() -> Any:
@@ -64,6 +78,64 @@ class FrameBatch:
     duration_seconds: "Array"
 
 
+class _IndexCache:
+    """The file keeping one track's frame index (``VideoDecoder(index_cache=)``): valid while
+    the source has the size and modification time it had when the index was read."""
+
+    def __init__(self, source: Path, track: Track, where: Union[bool, str, "os.PathLike[str]"]):
+        source = source.resolve()
+        if isinstance(where, bool):
+            self.file = source.with_name(f"{source.name}.{track.index}.mkindex")
+        else:
+            digest = hashlib.sha256(os.fsencode(source)).hexdigest()[:32]
+            self.file = Path(os.fsdecode(where)) / f"{digest}.{track.index}.mkindex"
+        st = source.stat()   # before the packets are read: a file changed meanwhile is read again next time
+        self.header = {"source": os.fsdecode(source), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                       "track": track.index, "codec": track.codec, "time_base": str(track.time_base)}
+
+    def load(self) -> Optional[tuple["Array", "Array"]]:
+        """The cached pts (int64) and key flags (int32), or None when there is no valid cache."""
+        np = _numpy()
+        try:
+            data = self.file.read_bytes()
+        except OSError:
+            return None
+        end = data.find(b"\n", len(_INDEX_MAGIC))
+        if not data.startswith(_INDEX_MAGIC) or end < 0:
+            return None
+        try:
+            header = json.loads(data[len(_INDEX_MAGIC):end])
+        except ValueError:
+            return None
+        n = header.get("count") if isinstance(header, dict) else None
+        body = memoryview(data)[end + 1:]
+        if any(header.get(k) != v for k, v in self.header.items()) or not isinstance(n, int) or n < 0 or len(body) != 9 * n:
+            return None
+        pts = np.frombuffer(body, dtype="<i8", count=n).astype(np.int64)
+        keys = np.frombuffer(body, dtype="u1", count=n, offset=8 * n).astype(np.int32)
+        return pts, keys
+
+    def save(self, pts: "Array", keys: "Array") -> None:
+        """Writes the index under a temporary name in the cache's folder, then renames it."""
+        header = json.dumps({**self.header, "count": len(pts)}).encode()
+        tmp: Optional[str] = None
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=self.file.name + ".", suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(_INDEX_MAGIC + header + b"\n")
+                f.write(pts.astype("<i8").tobytes())
+                f.write(keys.astype("u1").tobytes())
+            os.replace(tmp, self.file)
+        except OSError as e:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+            warnings.warn(f"index_cache: cannot write {self.file}: {e}", RuntimeWarning, stacklevel=4)
+
+
 class VideoDecoder(_Closing):
     """Frames of one video track by index or time, as numpy arrays in RGB / gray (torchcodec's
     ``VideoDecoder``; PyAV users: ``container.decode(video=0)`` + ``frame.to_ndarray(format=)``).
@@ -89,12 +161,23 @@ class VideoDecoder(_Closing):
     (the index is read from the container's sample table, or by reading the packets once where
     there is none); "approximate" is accepted and currently behaves as "exact". threads:
     decoder threads (0: every core).
+
+    index_cache: where the index of a file without a sample table (MPEG-TS, Matroska / WebM,
+    Ogg, IVF, raw streams: every container but MP4 / MOV) is kept, so that opening the file again
+    does not read all its packets: a folder (created if missing; one file per source and track,
+    named by a hash of the source's absolute path), or True for a file beside the source
+    (``NAME.TRACK.mkindex``). A cache is used only while the source has the size and
+    modification time it had when the cache was written (else the packets are read again and
+    the cache rewritten); it is written whole under a temporary name, then renamed. A cache
+    that cannot be written is a RuntimeWarning, not an error. Needs a path (not bytes or a
+    file object).
     """
 
     def __init__(self, source: PathLike, *, stream_index: Optional[int] = None, seek_mode: str = "exact",
                  dimension_order: str = "NHWC", format: str = "rgb24", width: Optional[int] = None,
                  height: Optional[int] = None, interpolation: str = "bicubic",
-                 mean: Optional[Sequence[float]] = None, std: Optional[Sequence[float]] = None, threads: int = 0):
+                 mean: Optional[Sequence[float]] = None, std: Optional[Sequence[float]] = None, threads: int = 0,
+                 index_cache: Union[None, bool, str, "os.PathLike[str]"] = None):
         if seek_mode not in ("exact", "approximate"):
             raise ValueError(f"seek_mode is 'exact' or 'approximate', not {seek_mode!r}")
         if dimension_order not in ("NHWC", "NCHW"):
@@ -110,6 +193,8 @@ class VideoDecoder(_Closing):
             raise ValueError(f"unknown interpolation {interpolation!r}: one of {', '.join(SCALE_FILTERS)}")
         if (mean is not None or std is not None) and name != "float32":
             raise ValueError("mean / std normalise float32 pictures: use format='float32'")
+        if index_cache not in (None, False) and not isinstance(source, (str, os.PathLike)):
+            raise ValueError("index_cache= keeps the index of a file: give the source as a path")
         np = _numpy()
         self._format, self._order = name, dimension_order
         self._layout, self._channels, self._dtype = PICTURE_FORMATS[name]
@@ -124,7 +209,10 @@ class VideoDecoder(_Closing):
             track = self._demuxer._track_of_type("video", stream_index)
             self._track = track
             self._decoder: Optional[Decoder] = Decoder(track, threads=threads)
-            self._index()
+            cache = None
+            if index_cache not in (None, False) and self._demuxer.container not in _INDEXED_CONTAINERS:
+                cache = _IndexCache(Path(os.fsdecode(source)), track, index_cache)
+            self._index(cache)
         except BaseException:
             self.close()
             raise
@@ -136,17 +224,29 @@ class VideoDecoder(_Closing):
             raise _closed("video decoder")
         return self._decoder._handle(), self._demuxer._handle()
 
-    def _index(self) -> None:
-        """Reads the presented frames' times and key flags (mk_decoder_frame_index)."""
+    def _index(self, cache: Optional["_IndexCache"]) -> None:
+        """Reads the presented frames' times and key flags (mk_decoder_frame_index), or gives
+        the decoder those of the cache (mk_decoder_set_frame_index) when it has them."""
         np = _numpy()
         dec, dmx = self._handles()
-        count = ctypes.c_int64()
-        lib.mk_decoder_frame_index(dec, dmx, None, None, 0, ctypes.byref(count))
-        n = count.value
-        pts = np.zeros(n, dtype=np.int64)
-        keys = np.zeros(n, dtype=np.int32)
-        lib.mk_decoder_frame_index(dec, dmx, pts.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
-                                   keys.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), n, ctypes.byref(count))
+        i64, i32 = ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int32)
+        cached = cache.load() if cache is not None else None
+        if cached is not None:
+            pts, keys = cached
+            try:
+                lib.mk_decoder_set_frame_index(dec, pts.ctypes.data_as(i64), keys.ctypes.data_as(i32), len(pts))
+            except MediaKitError:
+                cached = None   # a list the decoder refuses (another file's?): read the packets
+        if cached is None:
+            count = ctypes.c_int64()
+            lib.mk_decoder_frame_index(dec, dmx, None, None, 0, ctypes.byref(count))
+            n = count.value
+            pts = np.zeros(n, dtype=np.int64)
+            keys = np.zeros(n, dtype=np.int32)
+            lib.mk_decoder_frame_index(dec, dmx, pts.ctypes.data_as(i64), keys.ctypes.data_as(i32), n, ctypes.byref(count))
+            if cache is not None:
+                cache.save(pts, keys)
+        n = len(pts)
         tb: Fraction = self._track.time_base
         offset = self._track.presentation_offset
         self._pts_ticks = pts

@@ -6,6 +6,7 @@ BT.709 tagged); pts against ffprobe -show_frames; one resize case (scale=W:H:fla
 float32 / NCHW against the rgb24 oracle transformed by numpy."""
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -177,3 +178,89 @@ def test_pack_layout_listing_names_ffmpeg_formats() -> None:
     for name in [names[0]] + names[4:]:
         assert name in ffmpeg_formats, f"{name} is not one of ffmpeg's pixel formats"
     assert set(names[4:]) >= {"rgb24", "bgr24", "rgba", "bgra", "gray", "gray16le", "rgb48le"}
+
+
+def test_index_cache_is_reused_and_refreshed(shared_media: Path, sample: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """index_cache= on files without a sample table (an MPEG-TS file of ../shared/media/breadth
+    and a WebM file of ../shared/media): the first open reads the packets and writes the cache;
+    a second open takes the index from it without reading them (mk_decoder_frame_index is then
+    not called) and gives the same metadata and ffmpeg's frames; a source with another
+    modification time, or a damaged cache, is read again and the cache rewritten; MP4 (its sample
+    table is the index) writes none; an unwritable cache is a warning."""
+    from mediakit._ffi import lib
+
+    real = lib.mk_decoder_frame_index
+    reads: list[int] = []
+
+    def counting(*args: Any) -> Any:
+        reads.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(lib, "mk_decoder_frame_index", counting)
+    folder = tmp_path / "cache"
+    for path in (shared_media / "breadth" / "ts_shaka-proj_fa8d9d_1.ts", shared_media / "webm_vp9_192x144_2s.webm"):
+        with mediakit.VideoDecoder(path) as plain:
+            expected = plain.metadata
+        reads.clear()
+        with mediakit.VideoDecoder(path, index_cache=folder) as first:
+            assert first.metadata == expected
+        assert reads, "the first open reads the index"
+        written = sorted(folder.glob(f"*.{expected.stream_index}.mkindex"))
+        assert written, f"{path.name}: no cache file written in {folder}"
+        reads.clear()
+        with mediakit.VideoDecoder(path, index_cache=folder) as second:
+            assert not reads, f"{path.name}: the second open read the packets again"
+            assert second.metadata == expected
+            n = len(second)
+            indices = [n - 1, 0, n // 2, 5]
+            ref = ffmpeg_frames(path, indices, "rgb24", 3, expected.width, expected.height)
+            batch = second.get_frames_at(indices)
+            for k, i in enumerate(indices):
+                assert np.array_equal(batch.data[k], ref[i]), f"{path.name}: frame {i} differs from ffmpeg's (index from the cache)"
+        for f in written:
+            f.unlink()
+
+    # Beside the file, on a copy whose modification time then changes: read again, rewritten.
+    copy = tmp_path / "copy.ts"
+    copy.write_bytes((shared_media / "breadth" / "ts_shaka-proj_fa8d9d_1.ts").read_bytes())
+    beside = tmp_path / "copy.ts.0.mkindex"
+    reads.clear()
+    with mediakit.VideoDecoder(copy, index_cache=True) as dec:
+        expected = dec.metadata
+    assert beside.exists() and len(reads) > 0
+    st = copy.stat()
+    os.utime(copy, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    reads.clear()
+    with mediakit.VideoDecoder(copy, index_cache=True) as dec:
+        assert reads and dec.metadata == expected, "a source with another modification time is read again"
+    reads.clear()
+    with mediakit.VideoDecoder(copy, index_cache=True) as dec:
+        assert not reads, "the rewritten cache is used"
+    # A damaged cache (cut short, then pts out of order with a valid length): read again.
+    data = beside.read_bytes()
+    beside.write_bytes(data[:-5])
+    reads.clear()
+    with mediakit.VideoDecoder(copy, index_cache=True) as dec:
+        assert reads and dec.metadata == expected
+    damaged = bytearray(beside.read_bytes())
+    header_end = damaged.index(b"\n", damaged.index(b"\n") + 1) + 1
+    damaged[header_end:header_end + 16] = damaged[header_end + 8:header_end + 16] + damaged[header_end:header_end + 8]
+    beside.write_bytes(bytes(damaged))
+    reads.clear()
+    with mediakit.VideoDecoder(copy, index_cache=True) as dec:
+        assert reads and dec.metadata == expected, "a list the decoder refuses is read again"
+    assert not list(tmp_path.glob("*.tmp")), "no temporary file is left behind"
+
+    # MP4: the sample table is the index; no cache.
+    with mediakit.VideoDecoder(sample, index_cache=folder):
+        pass
+    assert not list(folder.glob("*.mkindex"))
+    # A cache that cannot be written (its folder's parent is a file): a warning, the frames still come.
+    blocker = tmp_path / "a-file"
+    blocker.write_bytes(b"")
+    with pytest.warns(RuntimeWarning, match="index_cache: cannot write"):
+        with mediakit.VideoDecoder(copy, index_cache=blocker / "sub") as dec:
+            assert dec.metadata == expected
+    with pytest.raises(ValueError, match="index_cache"):
+        mediakit.VideoDecoder(copy.read_bytes(), index_cache=folder)

@@ -109,6 +109,34 @@ extension DecodeSession {
         return (times, presentedKeyIndices)
     }
 
+    /// Gives the session the list ``presentedFrames(from:)`` returned earlier for the same
+    /// track of the same file (kept by the caller, e.g. in a cache beside a file without a
+    /// sample table, where making the list reads every packet): later calls by index use it
+    /// and read nothing to make it. The caller vouches that it is that file's list; what can
+    /// be checked is: the times rise strictly and lie in the track's presentation window (its
+    /// edit list), the key frames are indices of them in rising order.
+    /// - Throws: `.invalidArgument` naming the first entry that breaks one of those rules.
+    public func usePresentedFrames(times: [Int64], keyFrames: [Int]) throws {
+        let context = "track \(track.index) decode session"
+        for (i, t) in times.enumerated() {
+            guard window.contains(t) else {
+                throw MediaError(.invalidArgument, "frame \(i)'s time \(t) is outside the track's presentation window", context: context)
+            }
+            guard i == 0 || times[i - 1] < t else {
+                throw MediaError(.invalidArgument, "frame \(i)'s time \(t) does not follow frame \(i - 1)'s (\(times[i - 1]))", context: context)
+            }
+        }
+        for (k, i) in keyFrames.enumerated() {
+            guard i >= 0, i < times.count, k == 0 || keyFrames[k - 1] < i else {
+                throw MediaError(.invalidArgument, "key frame index \(i) is not a frame index above the previous one (of \(times.count) frames)",
+                                 context: context)
+            }
+        }
+        presentedTimes = times
+        presentedKeyIndices = keyFrames
+        frameBatchResume = nil
+    }
+
     /// The media times (track time base) of the presented frames, in presentation order:
     /// the packets' times inside the presentation window. Read once, then kept.
     func presentationTimes(from demuxer: Demuxer) throws -> [Int64] {
