@@ -320,6 +320,10 @@ final class MPEGTSTests: XCTestCase {
             let got = try XCTUnwrap(d.read())
             XCTAssertEqual(got.pts, wanted.pts, "seek to PES \(k)")
             XCTAssertEqual(got.position, wanted.position, "seek to PES \(k)")
+            // The track's own reader (what decode sessions read) starts where the seek put read().
+            let own = try XCTUnwrap(d.read(track: got.trackIndex))
+            XCTAssertEqual(own.pts, wanted.pts, "read(track:) after the seek to PES \(k)")
+            XCTAssertEqual(own.position, wanted.position, "read(track:) after the seek to PES \(k)")
             if wanted.position > 3 * MPEGTSDemuxer.seekWindow {
                 XCTAssertLessThan(source.bytesRead, good.count / 2, "seek to PES \(k) read \(source.bytesRead) of \(good.count) bytes")
             }

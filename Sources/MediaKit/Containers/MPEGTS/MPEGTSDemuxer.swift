@@ -137,6 +137,9 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private var warningList: [MediaError] = []
     private var dropped = 0
     private var trackReaders: [Int: MPEGTSDemuxer] = [:]
+    /// Where the last ``seek(to:)`` put the reading (the transport packet and the timestamp
+    /// to unwrap near), nil for the start: the track readers made after it start there too.
+    private var seekPoint: (offset: Int64, near: Int64)?
     @exclusivity(unchecked) private var onlyTrack: Int?
 
     /// Finds where packets start in `head`: the packet size (188 or 192) and the offset of the
@@ -368,7 +371,11 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         guard source.isSeekable else {
             throw MediaError(.unsupported, "reading one track on its own needs a seekable source (a file or memory)", path: path)
         }
-        if trackReaders[track] == nil { trackReaders[track] = try MPEGTSDemuxer(copyOf: self, track: track) }
+        if trackReaders[track] == nil {
+            let reader = try MPEGTSDemuxer(copyOf: self, track: track)
+            if let p = seekPoint { reader.restartStreams(at: p.offset, near: p.near) }
+            trackReaders[track] = reader
+        }
         return try trackReaders[track]!.read()
     }
 
@@ -434,6 +441,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             }
             if let best {
                 restartStreams(at: best.offset, near: best.pts)
+                seekPoint = (best.offset, best.pts)
                 return
             }
             if from == startOffset { break }
@@ -513,6 +521,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         cut.reset()
         lastTimestamp = nil
         trackReaders = [:]
+        seekPoint = nil
     }
 
     /// Limits ``read()`` to these tracks (nil: all). The others are still parsed (their PES
