@@ -144,6 +144,33 @@ typedef int32_t (*mk_frame_callback)(void *user, int64_t position, mk_frame *fra
 mk_status mk_decoder_frames_at(mk_decoder *decoder, mk_demuxer *demuxer, const int64_t *indices, int64_t count,
                                mk_frame_callback callback, void *user);
 
+/** Decodes, for each media time `pts[0 .. count)` (the track's time base, as frames' pts; any
+ *  order, duplicates allowed), the first presented frame whose pts is at or after it, and hands
+ *  it to `callback` as mk_decoder_frames_at() does (sorted by time; NULL for a time after the
+ *  track's last frame), each group of pictures decoded at most once, resuming after a batch as
+ *  mk_decoder_frames_at() does. Unlike it, it needs no frame list: on a file without a sample
+ *  table nothing but the GOPs around the times is read (with mk_decoder_estimate_frames(), the
+ *  frames at nominal times: approximate access). `pts` is borrowed for the call. Errors:
+ *  MK_EINVAL (NULL decoder, demuxer or callback, NULL pts with a count, a negative count, a
+ *  decoder opened with mk_decoder_open_params), what the callback returns, the demuxer's and
+ *  the decoder's errors. Not thread-safe on one decoder. */
+mk_status mk_decoder_frames_at_pts(mk_decoder *decoder, mk_demuxer *demuxer, const int64_t *pts, int64_t count,
+                                   mk_frame_callback callback, void *user);
+
+/** The track's presented frames as a constant rate would place them, without the read of every
+ *  packet that mk_decoder_frame_index() makes on a file without a sample table: *first_pts the
+ *  first presented frame's time (track time base), *end_pts the end of the last frame, *count the
+ *  frames; frame i's nominal time is first + i * (end - first) / count. From the track's first 64
+ *  packets (the first time; the frame duration: the container's frame rate's, else their median
+ *  step) and the packets after its last key frame (a seek past the end: a bisection on MPEG-TS,
+ *  the last Cue on Matroska; formats without an index read their packets to get there). Exact
+ *  on a constant-rate track; where the list is known or the container has a sample table (MP4),
+ *  or the track is too short or untimed for an estimate, the exact list's values. The demuxer is
+ *  left anywhere: seek before decoding on. Errors: MK_EINVAL (a NULL argument, a decoder opened
+ *  with mk_decoder_open_params), the demuxer's errors. */
+mk_status mk_decoder_estimate_frames(mk_decoder *decoder, mk_demuxer *demuxer, int64_t *first_pts, int64_t *end_pts,
+                                     int64_t *count);
+
 
 
 /** How mk_decode_file() writes. Fill with mk_decode_default_settings() first. */

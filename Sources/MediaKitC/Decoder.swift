@@ -199,26 +199,31 @@ public func mk_decoder_set_frame_index(_ d: OpaquePointer?, _ pts: UnsafePointer
 /// Thrown out of a batch when mk_decoder_frames_at's callback returns a negative status.
 private struct CallbackStop: Error { let status: Int32 }
 
-@_cdecl("mk_decoder_frames_at")
-public func mk_decoder_frames_at(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ indices: UnsafePointer<Int64>?, _ count: Int64,
-                                 _ callback: (@convention(c) (UnsafeMutableRawPointer?, Int64, OpaquePointer?) -> Int32)?,
-                                 _ user: UnsafeMutableRawPointer?) -> Int32 {
-    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_frames_at") else { return MK_EINVAL }
-    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decoder_frames_at") else { return MK_EINVAL }
-    guard let callback else { return fail(MK_EINVAL, "mk_decoder_frames_at: callback is NULL") }
-    guard count >= 0, count == 0 || indices != nil else {
-        return fail(MK_EINVAL, "mk_decoder_frames_at: \(count) indices at \(indices == nil ? "NULL" : "an address")")
+/// A frame callback as C passes it (mk_frame_callback).
+public typealias FrameCallback = @convention(c) (UnsafeMutableRawPointer?, Int64, OpaquePointer?) -> Int32
+
+/// The common part of mk_decoder_frames_at and mk_decoder_frames_at_pts: the handles and the
+/// count checked, the batch run with `run(values, resuming, deliver)`, each frame handed to
+/// `callback` as a new handle, a batch that ends well remembered for the next one to resume.
+private func frameBatch(_ function: String, _ noun: String, _ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ values: UnsafePointer<Int64>?,
+                        _ count: Int64, _ callback: FrameCallback?, _ user: UnsafeMutableRawPointer?,
+                        _ run: (DecodeSession, Demuxer, [Int64], Bool, (Int, Frame?) throws -> Void) throws -> Void) -> Int32 {
+    guard let h = liveHandle(DecoderHandle.self, d, function) else { return MK_EINVAL }
+    guard let dh = liveHandle(DemuxerHandle.self, demuxer, function) else { return MK_EINVAL }
+    guard let callback else { return fail(MK_EINVAL, "\(function): callback is NULL") }
+    guard count >= 0, count == 0 || values != nil else {
+        return fail(MK_EINVAL, "\(function): \(count) \(noun) at \(values == nil ? "NULL" : "an address")")
     }
     guard h.track != nil else {
-        return fail(MK_EINVAL, "mk_decoder_frames_at: the decoder was opened from codec parameters; it has no track to index")
+        return fail(MK_EINVAL, "\(function): the decoder was opened from codec parameters; it has no track to index")
     }
-    let wanted = (0..<Int(count)).map { Int(clamping: indices![$0]) }
+    let wanted = count == 0 ? [] : Array(UnsafeBufferPointer(start: values, count: Int(count)))
     // A batch after a batch on the same demuxer, with no call on that demuxer between them
     // (its use count is the last batch's plus this call's), goes on where that one stopped.
     let resuming = h.batchDemuxer === dh && dh.uses == h.batchDemuxerUses &+ 1
     h.batchDemuxer = nil
     do {
-        try h.session.frames(atIndices: wanted, from: dh.demuxer, resuming: resuming) { position, frame in
+        try run(h.session, dh.demuxer, wanted, resuming) { position, frame in
             let status = callback(user, Int64(position), frame.map { Handles.make(FrameHandle($0)) })
             if status < 0 { throw CallbackStop(status: status) }
         }
@@ -226,9 +231,41 @@ public func mk_decoder_frames_at(_ d: OpaquePointer?, _ demuxer: OpaquePointer?,
         h.batchDemuxerUses = dh.uses
         return MK_OK
     } catch let stop as CallbackStop {
-        return fail(stop.status, "mk_decoder_frames_at: stopped by the callback (status \(stop.status))")
+        return fail(stop.status, "\(function): stopped by the callback (status \(stop.status))")
     } catch {
         return fail(error)
+    }
+}
+
+@_cdecl("mk_decoder_frames_at")
+public func mk_decoder_frames_at(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ indices: UnsafePointer<Int64>?, _ count: Int64,
+                                 _ callback: FrameCallback?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    frameBatch("mk_decoder_frames_at", "indices", d, demuxer, indices, count, callback, user) { session, demuxer, wanted, resuming, deliver in
+        try session.frames(atIndices: wanted.map { Int(clamping: $0) }, from: demuxer, resuming: resuming, deliver: deliver)
+    }
+}
+
+@_cdecl("mk_decoder_frames_at_pts")
+public func mk_decoder_frames_at_pts(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ pts: UnsafePointer<Int64>?, _ count: Int64,
+                                     _ callback: FrameCallback?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    frameBatch("mk_decoder_frames_at_pts", "times", d, demuxer, pts, count, callback, user) { session, demuxer, wanted, resuming, deliver in
+        try session.frames(atTicks: wanted, from: demuxer, resuming: resuming, deliver: deliver)
+    }
+}
+
+@_cdecl("mk_decoder_estimate_frames")
+public func mk_decoder_estimate_frames(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ first: UnsafeMutablePointer<Int64>?,
+                                       _ end: UnsafeMutablePointer<Int64>?, _ count: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_estimate_frames") else { return MK_EINVAL }
+    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decoder_estimate_frames") else { return MK_EINVAL }
+    guard let first, let end, let count else { return fail(MK_EINVAL, "mk_decoder_estimate_frames: an output pointer is NULL") }
+    guard h.track != nil else {
+        return fail(MK_EINVAL, "mk_decoder_estimate_frames: the decoder was opened from codec parameters; it has no track to index")
+    }
+    return guarded {
+        let e = try h.session.estimatedFrames(from: dh.demuxer)
+        (first.pointee, end.pointee, count.pointee) = (e.first, e.end, Int64(e.count))
+        return MK_OK
     }
 }
 

@@ -269,6 +269,21 @@ static void wrong_order(const char *good) {
     int64_t again = 0;
     EXPECT(mk_decoder_frame_index(dec, dmx, NULL, NULL, 0, &again), MK_OK);
     CHECK(again == frame_count, "the list given back is the decoder's");
+    /* The estimate (exact on MP4: the sample table) and frames by time. */
+    int64_t first_pts = -1, end_pts = -1, estimated = -1;
+    EXPECT(mk_decoder_estimate_frames(dec, dmx, &first_pts, &end_pts, NULL), MK_EINVAL);
+    EXPECT(mk_decoder_estimate_frames(NULL, dmx, &first_pts, &end_pts, &estimated), MK_EINVAL);
+    EXPECT(mk_decoder_estimate_frames(dec, dmx, &first_pts, &end_pts, &estimated), MK_OK);
+    CHECK(estimated == frame_count && first_pts == times[0] && end_pts > times[frame_count - 1],
+          "on MP4 the estimate is the sample table's list");
+    int64_t at[2] = { times[1], times[0] };
+    calls = 0;
+    EXPECT(mk_decoder_frames_at_pts(dec, dmx, at, 2, NULL, NULL), MK_EINVAL);
+    EXPECT(mk_decoder_frames_at_pts(dec, dmx, NULL, 2, stop_at_first, &calls), MK_EINVAL);
+    EXPECT(mk_decoder_frames_at_pts(dec, dmx, at, -1, stop_at_first, &calls), MK_EINVAL);
+    EXPECT(mk_decoder_frames_at_pts(dec, dmx, at, 2, stop_at_first, &calls), MK_ECANCELLED);
+    CHECK(calls == 1, "frames by time: the earliest first, the batch stops at the callback's status");
+    calls = 0;
     free(times);
     free(keys);
     EXPECT(mk_decoder_frames_at(dec, dmx, index, 2, NULL, NULL), MK_EINVAL);

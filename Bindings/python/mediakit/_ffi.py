@@ -587,6 +587,9 @@ _declare("mk_decoder_set_frame_index", c_status, [c_handle, P(ctypes.c_int64), P
 FRAME_CALLBACK = ctypes.CFUNCTYPE(c_status, ctypes.c_void_p, ctypes.c_int64, c_handle)
 _declare("mk_decoder_frames_at", c_status, [c_handle, c_handle, P(ctypes.c_int64), ctypes.c_int64, FRAME_CALLBACK,
                                            ctypes.c_void_p], True)
+_declare("mk_decoder_frames_at_pts", c_status, [c_handle, c_handle, P(ctypes.c_int64), ctypes.c_int64, FRAME_CALLBACK,
+                                               ctypes.c_void_p], True)
+_declare("mk_decoder_estimate_frames", c_status, [c_handle, c_handle, P(ctypes.c_int64), P(ctypes.c_int64), P(ctypes.c_int64)], True)
 _declare("mk_async_decode_session_default_settings", None, [P(SessionSettings)])
 _declare("mk_async_decode_session_open", c_status, [P(c_handle), c_handle, ctypes.c_int32, P(SessionSettings)], True)
 _declare("mk_async_decode_session_read_frame", c_status, [c_handle, P(c_handle)], True)

@@ -159,7 +159,15 @@ class VideoDecoder(_Closing):
     ``mean`` / ``std`` (three floats each) are given. width / height (both): every picture
     scaled, as ``-vf scale=W:H:flags=<interpolation>`` (default "bicubic"). seek_mode: "exact"
     (the index is read from the container's sample table, or by reading the packets once where
-    there is none); "approximate" is accepted and currently behaves as "exact". threads:
+    there is none) or "approximate": on files without a sample table (MP4 / MOV have one, and
+    there both modes are exact), the packets are not all read: the metadata is estimated from
+    the track's first packets and its last GOP (``mk_decoder_estimate_frames``: the count and
+    the times as a constant frame rate places them, ``key_frame_indices`` empty) and frame i is
+    the first frame presented at or after half a frame before its nominal time ``begin + i /
+    fps``. On a constant-rate track (the frame rate the container states or the first frames'
+    step) that is frame i; where the rate varies, the frame nearest that nominal time (not
+    frame i), and a count that differs from the frames decoded; the returned ``pts_seconds``
+    are the frames' own. With a valid ``index_cache`` the index is exact in both modes. threads:
     decoder threads (0: every core).
 
     index_cache: where the index of a file without a sample table (MPEG-TS, Matroska / WebM,
@@ -210,9 +218,10 @@ class VideoDecoder(_Closing):
             self._track = track
             self._decoder: Optional[Decoder] = Decoder(track, threads=threads)
             cache = None
-            if index_cache not in (None, False) and self._demuxer.container not in _INDEXED_CONTAINERS:
+            indexed = self._demuxer.container in _INDEXED_CONTAINERS
+            if index_cache not in (None, False) and not indexed:
                 cache = _IndexCache(Path(os.fsdecode(source)), track, index_cache)
-            self._index(cache)
+            self._index(cache, seek_mode == "approximate" and not indexed)
         except BaseException:
             self.close()
             raise
@@ -224,9 +233,10 @@ class VideoDecoder(_Closing):
             raise _closed("video decoder")
         return self._decoder._handle(), self._demuxer._handle()
 
-    def _index(self, cache: Optional["_IndexCache"]) -> None:
+    def _index(self, cache: Optional["_IndexCache"], approximate: bool) -> None:
         """Reads the presented frames' times and key flags (mk_decoder_frame_index), or gives
-        the decoder those of the cache (mk_decoder_set_frame_index) when it has them."""
+        the decoder those of the cache (mk_decoder_set_frame_index) when it has them; with
+        ``approximate`` and no cache, estimates them (mk_decoder_estimate_frames)."""
         np = _numpy()
         dec, dmx = self._handles()
         i64, i32 = ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int32)
@@ -237,6 +247,16 @@ class VideoDecoder(_Closing):
                 lib.mk_decoder_set_frame_index(dec, pts.ctypes.data_as(i64), keys.ctypes.data_as(i32), len(pts))
             except MediaKitError:
                 cached = None   # a list the decoder refuses (another file's?): read the packets
+        #: Approximate access: frame i is the first frame at or after _first + (i - 1/2) * _step (ticks).
+        self._step: Optional[float] = None
+        self._first = 0
+        if cached is None and approximate:
+            first, end, count = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+            lib.mk_decoder_estimate_frames(dec, dmx, ctypes.byref(first), ctypes.byref(end), ctypes.byref(count))
+            n = count.value
+            self._first, self._step = first.value, (end.value - first.value) / n if n else 0.0
+            self._set_times(first.value + np.arange(n, dtype=np.float64) * self._step, np.zeros(0, dtype=np.int32))
+            return
         if cached is None:
             count = ctypes.c_int64()
             lib.mk_decoder_frame_index(dec, dmx, None, None, 0, ctypes.byref(count))
@@ -246,13 +266,21 @@ class VideoDecoder(_Closing):
             lib.mk_decoder_frame_index(dec, dmx, pts.ctypes.data_as(i64), keys.ctypes.data_as(i32), n, ctypes.byref(count))
             if cache is not None:
                 cache.save(pts, keys)
+        self._set_times(pts, keys)
+
+    def _set_times(self, pts: "Array", keys: "Array") -> None:
+        """The frames' times (track ticks, the nominal ones in approximate mode) and key flags
+        made seconds, durations and ``metadata``."""
+        np = _numpy()
         n = len(pts)
         tb: Fraction = self._track.time_base
         offset = self._track.presentation_offset
-        self._pts_ticks = pts
         seconds = (pts + offset).astype(np.float64) * float(tb)
         durations = np.diff(seconds)
-        last = float(1 / self._track.frame_rate) if self._track.frame_rate else (float(durations[-1]) if n > 1 else 0.0)
+        if self._step is not None:
+            last = self._step * float(tb)
+        else:
+            last = float(1 / self._track.frame_rate) if self._track.frame_rate else (float(durations[-1]) if n > 1 else 0.0)
         self._durations = np.append(durations, last) if n else np.zeros(0)
         self._seconds = seconds
         begin = float(seconds[0]) if n else 0.0
@@ -339,6 +367,8 @@ class VideoDecoder(_Closing):
                 raise ValueError("out must be C-contiguous and writeable")
             data = out
         durations = np.empty(len(wanted), dtype=np.float64)
+        pts_out = np.empty(len(wanted), dtype=np.float64)
+        offset_seconds = float(self._track.presentation_offset * self._track.time_base)
         float_out = self._format == "float32"
         item = np.dtype("u1" if float_out else self._dtype)
         scratch = None if self._order == "NHWC" and not float_out else np.empty((h, w, c), dtype=item)
@@ -351,6 +381,9 @@ class VideoDecoder(_Closing):
         def deliver(_user: Optional[int], position: int, frame: Optional[int]) -> int:
             handle = ctypes.c_void_p(frame)
             try:
+                if not frame and self._step is not None:
+                    raise IndexError(f"no frame at or after frame {wanted[position]}'s nominal time: the track ends "
+                                     f"before the {len(self)} frames its estimate counts (seek_mode='approximate')")
                 if not frame:
                     raise ValueError(f"the decoder gave no picture for frame {wanted[position]} (damaged data?)")
                 target = data[position] if scratch is None else scratch
@@ -366,6 +399,9 @@ class VideoDecoder(_Closing):
                 lib.mk_frame_get_info(handle, ctypes.byref(info))
                 d = info.duration * info.time_base_num / info.time_base_den if info.time_base_den else 0.0
                 durations[position] = d if d > 0 else self._durations[wanted[position]]
+                if self._step is not None:   # approximate: the frame's own time, not the nominal one
+                    pts_out[position] = (info.pts * info.time_base_num / info.time_base_den + offset_seconds
+                                         if info.time_base_den else self._seconds[wanted[position]])
                 if scratch is not None:
                     src = scratch if self._order == "NHWC" else scratch.transpose(2, 0, 1)
                     if float_out:
@@ -383,14 +419,19 @@ class VideoDecoder(_Closing):
 
         dec, dmx = self._handles()
         callback = _FRAME_CALLBACK(deliver)
-        array = (ctypes.c_int64 * len(wanted))(*wanted)
         try:
-            lib.mk_decoder_frames_at(dec, dmx, array, len(wanted), callback, None)
+            if self._step is None:
+                lib.mk_decoder_frames_at(dec, dmx, (ctypes.c_int64 * len(wanted))(*wanted), len(wanted), callback, None)
+            else:
+                # Frame i: the first frame at or after half a frame before its nominal time.
+                targets = [self._first + max(0, round((i - 0.5) * self._step)) for i in wanted]
+                lib.mk_decoder_frames_at_pts(dec, dmx, (ctypes.c_int64 * len(wanted))(*targets), len(wanted), callback, None)
         except BaseException:
             if failure:
                 raise failure[0] from None
             raise
-        return FrameBatch(data, self._seconds[wanted] if wanted else np.zeros(0), durations)
+        return FrameBatch(data, pts_out if self._step is not None else self._seconds[wanted] if wanted else np.zeros(0),
+                          durations)
 
     # -- lifetime -------------------------------------------------------------------------
 

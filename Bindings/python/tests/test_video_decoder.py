@@ -264,3 +264,52 @@ def test_index_cache_is_reused_and_refreshed(shared_media: Path, sample: Path, t
             assert dec.metadata == expected
     with pytest.raises(ValueError, match="index_cache"):
         mediakit.VideoDecoder(copy.read_bytes(), index_cache=folder)
+
+
+APPROXIMATE_FILES = ["breadth/ts_Vanilagy_b46e09_0.ts", "breadth/ts_shaka-proj_fa8d9d_1.ts", "webm_vp9_1080x1080_3s.webm",
+                     "breadth/ts_Vanilagy_4c8570_no-aud.ts"]
+
+
+def test_approximate_mode_is_the_frame_at_the_nominal_time(shared_media: Path, sample: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """seek_mode="approximate" on files without a sample table (MPEG-TS files of
+    ../shared/media/breadth, a WebM file of ../shared/media): the frame list is not read
+    (mk_decoder_frame_index is not called); frame i is, as the docstring states, the first of
+    ffprobe's frames presented at or after begin + (i - 1/2) / fps, its picture ffmpeg's
+    (select) and its pts that frame's. On the three constant-rate files that is frame i and the
+    count is ffprobe's; on the variable-rate one (frames at 0.125 and 0.129 s) it is not frame i
+    everywhere, and the rule is what is checked. On MP4 both modes give the same metadata."""
+    from mediakit._ffi import lib
+
+    def forbidden(*args: Any) -> Any:
+        raise AssertionError("approximate mode read the frame list")
+
+    for name in APPROXIMATE_FILES:
+        path = shared_media / name
+        times, _keys = ffprobe_frames(path)
+        monkeypatch.setattr(lib, "mk_decoder_frame_index", forbidden)
+        with mediakit.VideoDecoder(path, seek_mode="approximate") as dec:
+            monkeypatch.undo()
+            m = dec.metadata
+            assert m.key_frame_indices == ()
+            assert m.begin_stream_seconds == pytest.approx(times[0], abs=1e-6), name
+            constant = not name.endswith("no-aud.ts")
+            if constant:
+                assert m.num_frames == len(times), f"{name}: {m.num_frames} frames estimated, ffprobe decodes {len(times)}"
+            n = len(dec)
+            indices = sorted({0, 1, 2, n // 3, n // 2, n - 2, n - 1})
+            step = (m.end_stream_seconds - m.begin_stream_seconds) / n
+            expected = [next(j for j, t in enumerate(times) if t >= m.begin_stream_seconds + (i - 0.5) * step - 1e-6)
+                        for i in indices]
+            if constant:
+                assert expected == indices, f"{name}: a constant-rate file's nominal times are its frames'"
+            ref = ffmpeg_frames(path, expected, "rgb24", 3, m.width, m.height)
+            batch = dec.get_frames_at(indices)
+            for k, (i, j) in enumerate(zip(indices, expected)):
+                assert np.array_equal(batch.data[k], ref[j]), f"{name}: approximate frame {i} is not ffmpeg's frame {j}"
+                assert batch.pts_seconds[k] == pytest.approx(times[j], abs=1e-6), f"{name}: frame {i}'s pts"
+            if not constant:
+                assert expected != indices, "the variable-rate file no longer tests the rule"
+    with mediakit.VideoDecoder(sample) as exact, mediakit.VideoDecoder(sample, seek_mode="approximate") as approx:
+        assert approx.metadata == exact.metadata
+        assert np.array_equal(approx[7], exact[7])

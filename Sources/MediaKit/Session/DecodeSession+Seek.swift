@@ -109,6 +109,78 @@ extension DecodeSession {
         return (times, presentedKeyIndices)
     }
 
+    /// How many of the track's first packets ``estimatedFrames(from:)`` reads for the first
+    /// time and the frame duration.
+    static let estimateHeadPackets = 64
+
+    /// The track's presented frames as a constant rate would place them, estimated without
+    /// reading every packet (``presentedFrames(from:)`` reads them all where the container has
+    /// no sample table: MPEG-TS, Matroska ...): the first presented time and the frame duration
+    /// from the track's first ``estimateHeadPackets`` packets (the duration of one frame at the
+    /// container's frame rate where it states one, else the median step between their times),
+    /// the end from the packets after the last key frame (a seek past the end: on MPEG-TS a
+    /// bisection of the file, on Matroska the last Cue's Clusters; formats without an index
+    /// read their packets to get there), `end` the last time found plus one frame and `count`
+    /// the frames of that duration between `first` and `end`. On a constant-rate track that is
+    /// the exact list's first time and count. Where the list is known or cheap (a sample
+    /// table), where the head reaches the track's end, or where no frame duration comes out,
+    /// it is the exact list's (`end`: its last time plus the frame duration). The demuxer is
+    /// left anywhere: seek before decoding on.
+    /// - Throws: the demuxer's errors.
+    public func estimatedFrames(from demuxer: Demuxer) throws -> (first: Int64, end: Int64, count: Int) {
+        if presentedTimes == nil, !(demuxer is SampleTableDemuxer) {
+            frameBatchResume = nil   // the demuxer moves
+            try demuxer.seek(to: 0)
+            var head: [Int64] = []
+            var ended = false
+            for _ in 0..<Self.estimateHeadPackets {
+                guard let p = try readToCut(demuxer) else { ended = true; break }
+                if p.pts != Packet.noTimestamp && window.contains(p.pts) { head.append(p.pts) }
+            }
+            head.sort()
+            if !ended, let step = frameTicks(head), let first = head.first, var last = head.last {
+                try demuxer.seek(to: Self.pastTheEnd)
+                var tail = 0
+                while let p = try readToCut(demuxer) {
+                    if p.pts != Packet.noTimestamp && window.contains(p.pts) { last = max(last, p.pts) }
+                    tail += 1
+                }
+                if tail > 0 {
+                    let end = last + Int64(step.rounded())
+                    return (first, end, max(head.count, Int((Double(end - first) / step).rounded())))
+                }
+            }
+        }
+        let times = try presentationTimes(from: demuxer)
+        guard let first = times.first, let last = times.last else { return (0, 0, 0) }
+        let step = frameTicks(times) ?? 1
+        return (first, last + Int64(step.rounded()), times.count)
+    }
+
+    /// A time past any track's end, for ``estimatedFrames(from:)``'s seek: 10^7 s (116 days).
+    static let pastTheEnd = 1e7
+
+    /// One frame's duration in track ticks: the container's frame rate's, else the median step
+    /// between the rising `times`; nil when neither gives one.
+    private func frameTicks(_ times: [Int64]) -> Double? {
+        let rate = track.frameRate.doubleValue, tb = track.timeBase.doubleValue
+        if rate > 0 && rate.isFinite && tb > 0 { return 1 / (rate * tb) }
+        var steps: [Int64] = []
+        for i in times.indices.dropFirst() where times[i] > times[i - 1] { steps.append(times[i] - times[i - 1]) }
+        guard !steps.isEmpty else { return nil }
+        steps.sort()
+        return Double(steps[steps.count / 2])
+    }
+
+    /// The track's next packet, nil at its end or where the file is cut.
+    func readToCut(_ demuxer: Demuxer) throws -> Packet? {
+        do {
+            return try demuxer.read(track: track.index)
+        } catch let e as MediaError where e.kind == .truncated {
+            return nil
+        }
+    }
+
     /// Gives the session the list ``presentedFrames(from:)`` returned earlier for the same
     /// track of the same file (kept by the caller, e.g. in a cache beside a file without a
     /// sample table, where making the list reads every packet): later calls by index use it
@@ -155,14 +227,7 @@ extension DecodeSession {
         } else {
             frameBatchResume = nil   // the demuxer moves: no batch goes on from where it stood
             try demuxer.seek(to: 0)
-            while true {
-                let packet: Packet?
-                do {
-                    packet = try demuxer.read(track: track.index)
-                } catch let e as MediaError where e.kind == .truncated {
-                    packet = nil   // a file cut short: the frames before the cut
-                }
-                guard let packet else { break }
+            while let packet = try readToCut(demuxer) {   // a file cut short: the frames before the cut
                 if packet.pts != Packet.noTimestamp && window.contains(packet.pts) {
                     times.append(packet.pts)
                     if packet.isKeyframe { keys.insert(packet.pts) }
@@ -191,11 +256,16 @@ extension DecodeSession {
         return results
     }
 
-    /// The first presented frame at or after each media time in `targets`, handed to `deliver`
-    /// with its position in `targets`, in the order of the times (the earliest first).
+    /// The first presented frame at or after each media time in `targets` (the track's time
+    /// base, as packets' and frames' pts), handed to `deliver` with its position in `targets`,
+    /// in the order of the times (the earliest first; a time after the track's end gives nil).
+    /// As ``frames(at:from:)``, each GOP is decoded at most once; unlike the calls by index it
+    /// needs no list of the frames (no read of every packet on files without a sample table):
+    /// with ``estimatedFrames(from:)`` it finds frames by their nominal times.
     /// `resuming`: see ``frames(atIndices:from:resuming:deliver:)`` (video only).
-    func frames(atTicks targets: [Int64], from demuxer: Demuxer, resuming: Bool = false,
-                deliver: (Int, Frame?) throws -> Void) throws {
+    /// - Throws: as ``frames(at:from:)``, and what `deliver` throws (which stops the batch).
+    public func frames(atTicks targets: [Int64], from demuxer: Demuxer, resuming: Bool = false,
+                       deliver: (Int, Frame?) throws -> Void) throws {
         let order = targets.indices.sorted { targets[$0] < targets[$1] }
         // Taken whatever comes next: a batch that fails or does not resume leaves none.
         let resume = frameBatchResume
@@ -278,13 +348,7 @@ struct ForwardCursor {
         }
         if let f = received.first { return f }
         while !ended {
-            let packet: Packet?
-            do {
-                packet = try demuxer.read(track: session.track.index)
-            } catch let e as MediaError where e.kind == .truncated {
-                packet = nil
-            }
-            guard let packet else {
+            guard let packet = try session.readToCut(demuxer) else {
                 // The end: pending packets all presented before the target give nothing wanted.
                 if isVideo && pending.allSatisfy({ $0.pts != Packet.noTimestamp && $0.pts < target }) {
                     pending = []
