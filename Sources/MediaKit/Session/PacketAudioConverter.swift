@@ -63,21 +63,8 @@ public final class PacketAudioConverter {
     /// - Throws: what `input` throws (the frames decoded before it come first from the next
     ///   call); the decoder's errors; `.invalidArgument` for a packet of another track.
     public func fill(frames: Int, pull input: (Int) throws -> AudioConverterInput<[Packet]>) throws -> AudioBuffer {
-        pull: while (pending?.frames ?? 0) < frames && !pullEnded {
-            switch try input(max(1, frames - (pending?.frames ?? 0))) {
-            case .data(let packets) where !packets.isEmpty:
-                for p in packets {
-                    guard p.trackIndex == session.track.index else {
-                        throw MediaError(.invalidArgument, "a packet of track \(p.trackIndex) was given to the converter of track \(session.track.index)")
-                    }
-                    keep(try convert(p))
-                }
-            case .data, .endOfStream:
-                keep(try flush())
-                pullEnded = true
-            case .noDataNow:
-                break pull
-            }
+        while (pending?.frames ?? 0) < frames && !pullEnded {
+            guard try pullOnce(max(1, frames - (pending?.frames ?? 0)), input, keep) else { break }
         }
         guard var p = pending else {
             return AudioBuffer(empty: converter.destination ?? converter.request.resolved(for: trackFormat))
@@ -102,22 +89,31 @@ public final class PacketAudioConverter {
             try place(b, planes, frames, &written)
         }
         while written < frames && !pullEnded {
-            switch try input(frames - written) {
-            case .data(let packets) where !packets.isEmpty:
-                for p in packets {
-                    guard p.trackIndex == session.track.index else {
-                        throw MediaError(.invalidArgument, "a packet of track \(p.trackIndex) was given to the converter of track \(session.track.index)")
-                    }
-                    try place(try convert(p), planes, frames, &written)
-                }
-            case .data, .endOfStream:
-                let tail = try flush()
-                pullEnded = true
-                try place(tail, planes, frames, &written)
-            case .noDataNow:
-                return
-            }
+            guard try pullOnce(frames - written, input, { try place($0, planes, frames, &written) }) else { return }
         }
+    }
+
+    /// One call of `input` for the pull fills (asked for `missing` frames): each packet it
+    /// gives converted and handed to `take`, or at its end the decoder's delayed frames and the
+    /// resampler's tail (the stream has then ended). False when the input has no data now.
+    private func pullOnce(_ missing: Int, _ input: (Int) throws -> AudioConverterInput<[Packet]>,
+                          _ take: (AudioBuffer) throws -> Void) throws -> Bool {
+        switch try input(missing) {
+        case .data(let packets) where !packets.isEmpty:
+            for p in packets {
+                guard p.trackIndex == session.track.index else {
+                    throw MediaError(.invalidArgument, "a packet of track \(p.trackIndex) was given to the converter of track \(session.track.index)")
+                }
+                try take(try convert(p))
+            }
+        case .data, .endOfStream:
+            let tail = try flush()
+            pullEnded = true
+            try take(tail)
+        case .noDataNow:
+            return false
+        }
+        return true
     }
 
     /// Copies what of `b` fits (up to frame `frames`) to `planes` at frame `written`; the rest waits.
