@@ -93,7 +93,8 @@ mk_status mk_decoder_reset(mk_decoder *decoder);
 mk_status mk_decoder_seek(mk_decoder *decoder, mk_demuxer *demuxer, double seconds);
 
 /** The presented frames of the decoder's track, as `ffmpeg -vf select=eq(n\,I)` counts them
- *  (presentation order, after the edit list): writes up to `capacity` of their media times
+ *  (presentation order, after the edit list; video from the first key frame in decoding order
+ *  on: pictures before it, in a stream cut before its first key frame, give no frame): writes up to `capacity` of their media times
  *  (the track's time base, as the frames' pts; add mk_demuxer_presentation_offset for the
  *  presentation timeline) to `pts` and 1 / 0 for key frame (sync sample) / not to `is_key`
  *  (either may be NULL), and sets *count to how many frames there are (so a first call with

@@ -35,7 +35,6 @@ NOT_COVERED = {
     # Damaged: the container lists frames ffmpeg's decoder drops (the index counts packets).
     "broken_fmp4_no_timescale_truncated.mp4": "damaged: 182 samples listed, ffmpeg decodes 170",
     "broken_mp4_h264_invalid_nalu.mp4": "damaged: 30 samples listed, ffmpeg decodes 29",
-    "ts_Vanilagy_56c953_no-initial-keyframe.ts": "no key frame first: 78 packets listed, ffmpeg decodes 15",
     # An attached picture (cover art) that ffprobe does not mark attached_pic.
     "mpc_Borewit_539382_apev2.sv7.mpc": "cover picture only",
     # A fuzzed file: frame 13 alone (decoded from the key frame, the non-reference pictures

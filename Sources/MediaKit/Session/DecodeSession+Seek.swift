@@ -47,7 +47,8 @@ extension DecodeSession {
     }
 
     /// The frame at `index` of the track's presented frames in presentation order (0 is the
-    /// first presented: after the edit list, as ffmpeg's `select=eq(n\,index)` counts).
+    /// first presented: after the edit list, as ffmpeg's `select=eq(n\,index)` counts; in a
+    /// video stream cut before its first key frame, from that key frame on).
     /// The first call reads the track's packet times once (no decoding) and keeps them.
     /// - Throws: `.invalidArgument` for an index outside the track's frames (naming their
     ///   count); the demuxer's and the decoder's errors.
@@ -133,9 +134,11 @@ extension DecodeSession {
             try demuxer.seek(to: 0)
             var head: [Int64] = []
             var ended = false
+            var keySeen = track.mediaType != .video   // from the first key frame on, as presentationTimes
             for _ in 0..<Self.estimateHeadPackets {
                 guard let p = try readToCut(demuxer) else { ended = true; break }
-                if p.pts != Packet.noTimestamp && window.contains(p.pts) { head.append(p.pts) }
+                keySeen = keySeen || p.isKeyframe
+                if keySeen && p.pts != Packet.noTimestamp && window.contains(p.pts) { head.append(p.pts) }
             }
             head.sort()
             if !ended, let step = frameTicks(head), let first = head.first, var last = head.last {
@@ -210,15 +213,19 @@ extension DecodeSession {
     }
 
     /// The media times (track time base) of the presented frames, in presentation order:
-    /// the packets' times inside the presentation window. Read once, then kept.
+    /// the packets' times inside the presentation window, from the first key frame in decoding
+    /// order on (video: the pictures before it refer to pictures the file does not hold, and
+    /// the decoder gives no frame for them, as ffmpeg's gives none). Read once, then kept.
     func presentationTimes(from demuxer: Demuxer) throws -> [Int64] {
         if let known = presentedTimes { return known }
         var times: [Int64] = [], keys: Set<Int64> = []
+        var keySeen = track.mediaType != .video
         if let table = demuxer as? SampleTableDemuxer {
             // The sample table has them: no sample data is read.
             var i = 0
             while let s = table.sampleInfo(track: track.index, index: i) {
-                if window.contains(s.pts) {
+                keySeen = keySeen || s.isKeyframe
+                if keySeen && window.contains(s.pts) {
                     times.append(s.pts)
                     if s.isKeyframe { keys.insert(s.pts) }
                 }
@@ -228,7 +235,8 @@ extension DecodeSession {
             frameBatchResume = nil   // the demuxer moves: no batch goes on from where it stood
             try demuxer.seek(to: 0)
             while let packet = try readToCut(demuxer) {   // a file cut short: the frames before the cut
-                if packet.pts != Packet.noTimestamp && window.contains(packet.pts) {
+                keySeen = keySeen || packet.isKeyframe
+                if keySeen && packet.pts != Packet.noTimestamp && window.contains(packet.pts) {
                     times.append(packet.pts)
                     if packet.isKeyframe { keys.insert(packet.pts) }
                 }
