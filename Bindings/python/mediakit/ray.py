@@ -288,7 +288,11 @@ class _Slabs:
     def __init__(self, keep: int = 2):
         self.keep = keep
         self.free: list[np.ndarray[Any, Any]] = []
-        self.lock = threading.Lock()       # give_back runs wherever the last lease dies
+        # give_back runs wherever the last lease dies, and that can be inside take on the same
+        # thread: an allocation under the lock may start a garbage collection that frees a lease
+        # (an Arrow table's buffers). With a plain Lock that thread waited for itself (seen: a
+        # Ray read task hung in the rehearsal); reentrant, the nested give_back goes through.
+        self.lock = threading.RLock()
 
     def take(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
         """A new array of that shape and dtype (its contents undefined)."""
@@ -313,7 +317,7 @@ _SLABS = _Slabs()
 # A forked child starts with an empty pool and a fresh lock (the parent's slabs are not its to
 # reuse, and another thread may have held the lock at the fork).
 def _fresh_pool_after_fork() -> None:
-    _SLABS.free, _SLABS.lock = [], threading.Lock()
+    _SLABS.free, _SLABS.lock = [], threading.RLock()
 
 
 os.register_at_fork(after_in_child=_fresh_pool_after_fork)

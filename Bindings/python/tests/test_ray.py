@@ -613,3 +613,25 @@ def test_transcode_batches_equal_the_single_process_transcode(media: dict[str, A
         assert gapless_samples(out) == gapless_samples(path), path         # the source's length, gapless
     assert not [p for p in paths[3:] if rows[p]["error"] == ""]              # both give error rows
     assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == sorted(Path(p).stem + ".m4a" for p in paths[:3])
+
+
+def test_a_lease_freed_under_the_pool_lock_on_the_same_thread_is_given_back() -> None:
+    """A lease's last array can die while its own thread holds the pool's lock (a garbage
+    collection started by an allocation inside _Slabs.take frees an Arrow table over an old
+    block): give_back then runs on that thread, under that lock. With a non-reentrant lock the
+    thread waited for itself forever (a Ray read task hung in a rehearsal of the test suite);
+    here the lease dies under the lock on purpose, and its slab must come back to the pool."""
+    import threading
+
+    pool = mkray._Slabs(keep=1)
+    holder = [pool.take((4096,), np.dtype("u1"))]
+    done = threading.Event()
+
+    def under_the_lock() -> None:
+        with pool.lock:
+            holder.clear()   # the last reference: the lease's __del__ calls pool.give_back here
+        done.set()
+
+    threading.Thread(target=under_the_lock, daemon=True).start()
+    assert done.wait(20), "give_back waited for the pool lock its own thread held"
+    assert len(pool.free) == 1 and pool.free[0].nbytes == 4096
