@@ -68,6 +68,34 @@ final class RawVideoTests: XCTestCase {
         }
     }
 
+    /// A seek lands on the key frame presented at or before the time (frame `t * 25`); both
+    /// `read()` and `read(track:)` go on from there (`read(track:)` once started from the
+    /// beginning of the stream after every seek).
+    func testSeekLandsOnTheKeyFrameForBothReads() throws {
+        let (bytes, cuts) = Self.h264Stream()   // key frames: units 0 and 3
+        let d = try RawVideoDemuxer(source: MemorySource(bytes), syntax: .h264)
+        for (frame, unit) in [(3, 3), (2, 0), (0, 0), (9, 3)] {
+            let at = unit == 0 ? 0 : Int64(cuts[unit - 1])
+            try d.seek(to: Double(frame) / 25)
+            XCTAssertEqual(try d.read()?.position, at, "read() after a seek to frame \(frame)")
+            try d.seek(to: Double(frame) / 25)
+            XCTAssertEqual(try d.read(track: 0)?.position, at, "read(track:) after a seek to frame \(frame)")
+        }
+    }
+
+    /// HEVC leading pictures by their first slice's NAL unit type (H.265 table 7-1): RADL_N /
+    /// RADL_R decodable, RASL_N / RASL_R dropped when decoding starts at the IRAP picture; a
+    /// parameter set or SEI before the slice does not count.
+    func testHEVCLeadingPictureKinds() {
+        func unit(_ types: [Int]) -> [UInt8] { types.flatMap { [0, 0, 1, UInt8($0 << 1), 1, 0xAF, 0x80] } }
+        XCTAssertEqual(AnnexB.hevcPlace(unit([35, 39, 6])), .decodableLeading)
+        XCTAssertEqual(AnnexB.hevcPlace(unit([7])), .decodableLeading)
+        XCTAssertEqual(AnnexB.hevcPlace(unit([8])), .skippedLeading)
+        XCTAssertEqual(AnnexB.hevcPlace(unit([32, 33, 34, 9])), .skippedLeading)
+        for trailing in [0, 1, 19, 20, 21] { XCTAssertEqual(AnnexB.hevcPlace(unit([trailing])), .trailing) }
+        XCTAssertEqual(AnnexB.hevcPlace(unit([32, 33, 34])), .trailing, "no picture")
+    }
+
     func testFrameRateParsing() {
         XCTAssertEqual(RawVideoDemuxer.frameRate(parsing: "30000/1001"), Rational(30000, 1001))
         XCTAssertEqual(RawVideoDemuxer.frameRate(parsing: "25"), Rational(25, 1))

@@ -21,9 +21,8 @@ if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no im
 from . import _ffi
 from ._ffi import lib
 from ._common import PathLike, SCALE_FILTERS, _Closing, _closed
-from ._demux import Demuxer
 from ._decode import Decoder
-from ._demux import Track
+from ._demux import Demuxer, Track
 from .errors import MediaKitError
 
 #: Picture formats of ``VideoDecoder(format=)``: the MK_PACK_* layout, the channels and the
@@ -169,6 +168,10 @@ class VideoDecoder(_Closing):
     frame i), and a count that differs from the frames decoded; the returned ``pts_seconds``
     are the frames' own. With a valid ``index_cache`` the index is exact in both modes. threads:
     decoder threads (0: every core).
+
+    Raw H.264 / HEVC streams carry no timestamps (ffprobe's are N/A): their frames are timed as
+    ffmpeg's tool times them, one frame after the other at the stream's rate (the SPS / VPS
+    timing, else 25 fps) from 0, and the index is made by reading the packets once (both modes).
 
     index_cache: where the index of a file without a sample table (MPEG-TS, Matroska / WebM,
     Ogg, IVF, raw streams: every container but MP4 / MOV) is kept, so that opening the file again
@@ -368,7 +371,8 @@ class VideoDecoder(_Closing):
             data = out
         durations = np.empty(len(wanted), dtype=np.float64)
         pts_out = np.empty(len(wanted), dtype=np.float64)
-        offset_seconds = float(self._track.presentation_offset * self._track.time_base)
+        # Approximate mode reports the frames' own times (made presentation times here).
+        offset_seconds = float(self._track.presentation_offset * self._track.time_base) if self._step is not None else 0.0
         float_out = self._format == "float32"
         item = np.dtype("u1" if float_out else self._dtype)
         scratch = None if self._order == "NHWC" and not float_out else np.empty((h, w, c), dtype=item)

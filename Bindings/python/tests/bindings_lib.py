@@ -57,3 +57,22 @@ def frame_times(path: Path) -> list[float]:
     out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time",
                           "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout
     return [float(x.strip(",")) for x in out.split()]
+
+
+def decoded_stamps(path: Path) -> list[float]:
+    """The presentation time (seconds) ffmpeg's tool gives each picture it decodes from the
+    first video stream, one thread, timestamps passed through
+    (`ffmpeg -threads 1 -i F -map 0:v:0 -fps_mode passthrough -f framemd5 -`): for a stream
+    whose packets carry none (raw H.264 / HEVC; ffprobe's pts_time is N/A), the times it makes
+    up at the stream's frame rate."""
+    out = subprocess.run(["ffmpeg", "-v", "error", "-threads", "1", "-i", str(path), "-map", "0:v:0", "-fps_mode", "passthrough",
+                          "-f", "framemd5", "-"], check=True, capture_output=True, text=True).stdout
+    tb = 0.0
+    times = []
+    for line in out.splitlines():
+        if line.startswith("#tb 0:"):
+            num, den = line.split(":")[1].strip().split("/")
+            tb = int(num) / int(den)
+        elif line and not line.startswith("#"):
+            times.append(int(line.split(",")[2]) * tb)
+    return times

@@ -316,3 +316,43 @@ def test_approximate_mode_is_the_frame_at_the_nominal_time(shared_media: Path, s
     with mediakit.VideoDecoder(sample) as exact, mediakit.VideoDecoder(sample, seek_mode="approximate") as approx:
         assert approx.metadata == exact.metadata
         assert np.array_equal(approx[7], exact[7])
+
+
+@pytest.mark.parametrize("codec", ["h264", "hevc"])
+def test_raw_stream_frames_are_ffmpegs(codec: str, tmp_path: Path) -> None:
+    """A raw Annex B stream (no timestamps in the stream: ffmpeg's tool makes them up at the
+    stream's rate; ffprobe's pts are N/A) with B-frames and a key frame every 12 pictures, made
+    by libx264 / libx265 at 25 fps: the frame count, key frames and pts are those of ffmpeg's
+    decode (`-fps_mode passthrough -f framemd5`), frames by index in any order are its pictures
+    (each batch seeks inside the stream, so decoding starts at a later key frame), and the same
+    holds on a second open that takes the index from index_cache= (no packet positions)."""
+    from bindings_lib import decoded_stamps
+    encoders = subprocess.run(["ffmpeg", "-hide_banner", "-encoders"], capture_output=True, text=True).stdout
+    lib = {"h264": "libx264", "hevc": "libx265"}[codec]
+    if lib not in encoders:
+        pytest.skip(f"this ffmpeg has no {lib} encoder to make a raw {codec} stream with")
+    path = tmp_path / f"clip.{codec}"
+    params = (["-bf", "2", "-g", "12", "-x264-params", "scenecut=0"] if codec == "h264"
+              else ["-x265-params", "log-level=error:bframes=3:keyint=12:min-keyint=12:scenecut=0"])
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25", "-frames:v", "61",
+                    "-c:v", lib, *params, "-pix_fmt", "yuv420p", "-f", codec, str(path)], check=True)
+    times = decoded_stamps(path)
+    probe = subprocess.run(["ffprobe", "-v", "error", "-threads", "1", "-select_streams", "v:0", "-show_entries", "frame=key_frame",
+                           "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout
+    keys = [line.split(",")[0] for line in probe.split()]   # a frame's side data adds a field
+    assert len(times) == 61 and times[:3] == pytest.approx([0, 0.04, 0.08])
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for attempt in ("scanned", "cached"):
+        with mediakit.VideoDecoder(path, threads=1, index_cache=cache) as dec:
+            assert len(dec) == len(times), f"{attempt}: {len(dec)} frames, ffmpeg decodes {len(times)}"
+            assert list(dec.metadata.key_frame_indices) == [i for i, k in enumerate(keys) if k == "1"]
+            indices = [60, 13, 0, 30, 13, 25, 59]
+            ref = ffmpeg_frames(path, indices, "rgb24", 3, 160, 120, threads=1)
+            for order in (indices, indices[::-1]):
+                batch = dec.get_frames_at(order)
+                for k, i in enumerate(order):
+                    assert np.array_equal(batch.data[k], ref[i]), f"{attempt}: frame {i} differs from ffmpeg's"
+                    assert batch.pts_seconds[k] == pytest.approx(times[i], abs=1e-6), f"{attempt}: frame {i}'s pts"
+            assert np.array_equal(dec[37], ffmpeg_frames(path, [37], "rgb24", 3, 160, 120, threads=1)[37])
+        assert any(cache.iterdir()), "the first open wrote no index cache"

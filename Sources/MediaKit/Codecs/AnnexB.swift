@@ -140,4 +140,29 @@ enum AnnexB {
     /// The nal_unit_type of an HEVC NAL unit whose first byte is `header` (H.265 table 7-1):
     /// 0-31 VCL (16-23 IRAP), 32 VPS, 33 SPS, 34 PPS, 35 access unit delimiter, 39/40 SEI.
     static func hevcType(_ header: UInt8) -> Int { Int(header >> 1 & 0x3F) }
+
+    /// Where an HEVC picture stands against the IRAP picture before it in decoding order
+    /// (H.265 7.4.2.2, its first slice's NAL unit type).
+    enum HEVCPlace: Equatable {
+        /// Presented after the IRAP picture (or an IRAP picture itself, or no picture).
+        case trailing
+        /// A leading picture (decoded after the IRAP picture, presented before it) that refers
+        /// only to it and its leading pictures (RADL_N / RADL_R): decodable when decoding starts
+        /// at the IRAP picture.
+        case decodableLeading
+        /// A leading picture that may refer to pictures before the IRAP picture (RASL_N /
+        /// RASL_R): a decoder starting at the IRAP picture drops it.
+        case skippedLeading
+    }
+
+    /// The place of the picture in `accessUnit` (HEVC in Annex B form).
+    static func hevcPlace(_ accessUnit: [UInt8]) -> HEVCPlace {
+        guard let first = nalUnits(in: accessUnit, stopAfter: { hevcType($0) < 32 }).last,
+              first.count >= 2, hevcType(accessUnit[first.lowerBound]) < 32 else { return .trailing }
+        switch hevcType(accessUnit[first.lowerBound]) {
+        case 6, 7: return .decodableLeading
+        case 8, 9: return .skippedLeading
+        default: return .trailing
+        }
+    }
 }

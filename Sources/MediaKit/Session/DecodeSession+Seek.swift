@@ -134,14 +134,14 @@ extension DecodeSession {
             try demuxer.seek(to: 0)
             var head: [Int64] = []
             var ended = false
-            var keySeen = track.mediaType != .video   // from the first key frame on, as presentationTimes
+            var presented = PresentedFrameFilter(track: track, window: window)
             for _ in 0..<Self.estimateHeadPackets {
                 guard let p = try readToCut(demuxer) else { ended = true; break }
-                keySeen = keySeen || p.isKeyframe
-                if keySeen && p.pts != Packet.noTimestamp && window.contains(p.pts) { head.append(p.pts) }
+                if let t = presented.time(of: p) { head.append(t) }
             }
             head.sort()
-            if !ended, let step = frameTicks(head), let first = head.first, var last = head.last {
+            // Packets without timestamps give the end no time: the exact list counts them.
+            if !ended, !presented.isUntimed, let step = frameTicks(head), let first = head.first, var last = head.last {
                 try demuxer.seek(to: Self.pastTheEnd)
                 var tail = 0
                 while let p = try readToCut(demuxer) {
@@ -209,6 +209,7 @@ extension DecodeSession {
         }
         presentedTimes = times
         presentedKeyIndices = keyFrames
+        untimedKeyTimes = [:]
         frameBatchResume = nil
     }
 
@@ -219,15 +220,17 @@ extension DecodeSession {
     func presentationTimes(from demuxer: Demuxer) throws -> [Int64] {
         if let known = presentedTimes { return known }
         var times: [Int64] = [], keys: Set<Int64> = []
-        var keySeen = track.mediaType != .video
+        var presented = PresentedFrameFilter(track: track, window: window)
+        // Untimed packets (raw streams), aligned with `times`: key frames' positions, and
+        // HEVC pictures' places against the key frame before them.
+        var untimed: [(keyPosition: Int64?, place: AnnexB.HEVCPlace)] = []
         if let table = demuxer as? SampleTableDemuxer {
             // The sample table has them: no sample data is read.
             var i = 0
             while let s = table.sampleInfo(track: track.index, index: i) {
-                keySeen = keySeen || s.isKeyframe
-                if keySeen && window.contains(s.pts) {
-                    times.append(s.pts)
-                    if s.isKeyframe { keys.insert(s.pts) }
+                if let t = presented.time(pts: s.pts, isKeyframe: s.isKeyframe, duration: 0) {
+                    times.append(t)
+                    if s.isKeyframe { keys.insert(t) }
                 }
                 i += 1
             }
@@ -235,11 +238,35 @@ extension DecodeSession {
             frameBatchResume = nil   // the demuxer moves: no batch goes on from where it stood
             try demuxer.seek(to: 0)
             while let packet = try readToCut(demuxer) {   // a file cut short: the frames before the cut
-                keySeen = keySeen || packet.isKeyframe
-                if keySeen && packet.pts != Packet.noTimestamp && window.contains(packet.pts) {
-                    times.append(packet.pts)
-                    if packet.isKeyframe { keys.insert(packet.pts) }
+                if let t = presented.time(of: packet) {
+                    times.append(t)
+                    if presented.isUntimed {
+                        untimed.append((packet.isKeyframe ? packet.position : nil,
+                                        track.parameters.codec == .hevc ? AnnexB.hevcPlace(packet.data) : .trailing))
+                    } else if packet.isKeyframe {
+                        keys.insert(t)
+                    }
                 }
+            }
+        }
+        untimedKeyTimes = [:]
+        if !untimed.isEmpty {
+            // Counted in decoding order (one frame per packet at the packets' rate, rising), so
+            // the times are also those of presentation order. A key frame followed by L leading
+            // pictures is presented L frames after its place in decoding order; decoding that
+            // starts at it drops the RASL ones, which are presented before the RADL ones (H.265
+            // 7.4.2.2, the constraints on leading pictures), so the first frame it outputs is
+            // presented at its place plus L minus the RADL count.
+            for (d, u) in untimed.enumerated() {
+                guard let position = u.keyPosition else { continue }
+                var end = d + 1, decodable = 0
+                while end < untimed.count && untimed[end].place != .trailing {
+                    if untimed[end].place == .decodableLeading { decodable += 1 }
+                    end += 1
+                }
+                let leading = end - d - 1
+                keys.insert(times[d + leading])
+                untimedKeyTimes[position] = times[d + leading - decodable]
             }
         }
         times.sort()
@@ -312,6 +339,50 @@ extension DecodeSession {
         if let last {
             frameBatchResume = FrameBatchResume(cursor: cursor, last: last, demuxer: demuxer)
         }
+    }
+}
+
+/// Which packets (or samples), taken in decoding order, are the track's presented frames, and
+/// their times: the rule of ``DecodeSession/presentationTimes(from:)``, shared by the frame
+/// list, its estimate and the sample-table read. Video counts from the first key frame on (the
+/// pictures before it refer to pictures the file does not hold: the decoder gives no frame
+/// for them, as ffmpeg's gives none); a frame counts with its time inside the presentation
+/// window. Video whose first counted packet has no timestamp (raw H.264 / HEVC streams) is
+/// timed as ffmpeg's tool times it: one frame per packet, at the packets' duration from 0.
+struct PresentedFrameFilter {
+    private var keySeen: Bool
+    private let window: PresentationWindow
+    private let isVideo: Bool
+    /// The time of the next packet of an untimed track; nil while the track is timed (or
+    /// before its first counted packet).
+    private var clock: Int64?
+    /// The track's packets carry no timestamps: the times are counted.
+    var isUntimed: Bool { clock != nil }
+
+    init(track: Track, window: PresentationWindow) {
+        isVideo = track.mediaType == .video
+        keySeen = !isVideo
+        self.window = window
+    }
+
+    /// The presented time of the next packet, nil when it is not a presented frame.
+    mutating func time(of packet: Packet) -> Int64? {
+        time(pts: packet.pts, isKeyframe: packet.isKeyframe, duration: packet.duration)
+    }
+
+    /// The presented time of the next packet or sample (`duration`: its duration in the track
+    /// time base, for untimed tracks), nil when it is not a presented frame.
+    mutating func time(pts: Int64, isKeyframe: Bool, duration: Int64) -> Int64? {
+        if isVideo && !keySeen && isKeyframe {
+            keySeen = true
+            if pts == Packet.noTimestamp { clock = 0 }
+        }
+        guard keySeen else { return nil }
+        if let t = clock {
+            clock = t + max(1, duration)
+            return t
+        }
+        return pts != Packet.noTimestamp && window.contains(pts) ? pts : nil
     }
 }
 

@@ -183,6 +183,20 @@ public final class DecodeSession: Decoder {
     /// Video after ``seek(to:)``: frames presented before this media time are not returned
     /// (raised without a reset by ``frames(at:from:)``, which decodes forward between targets).
     var seekFloor: Int64?
+    /// Video whose packets carry no timestamps (raw H.264 / HEVC streams): the presentation
+    /// time given to the next frame the decoder outputs without one, frames counted in
+    /// presentation order at the packets' duration from the first (0), as ffmpeg's tool times
+    /// them. Nil after a reset until a key frame whose time the frame list knows is sent
+    /// (``untimedKeyTimes``): an IDR picture is presented after every picture before it in
+    /// decoding order and before every one after it, so its place in decoding order is its
+    /// place in presentation order; frames decoded while it is nil keep no timestamp.
+    private var untimedClock: Int64? = 0
+    /// One frame's duration for ``untimedClock``: the last untimed packet's.
+    private var untimedStep: Int64 = 1
+    /// The presentation times of such a track's key frames, by their packets' byte positions:
+    /// read with the frame list (``presentationTimes(from:)``); empty for a list given by
+    /// ``usePresentedFrames(times:keyFrames:)``.
+    var untimedKeyTimes: [Int64: Int64] = [:]
     /// The presentation times of the track's presented frames, sorted, once
     /// ``frame(at:from:)`` has scanned them.
     var presentedTimes: [Int64]?
@@ -472,6 +486,7 @@ public final class DecodeSession: Decoder {
         afterCut = false
         seekFloor = nil
         skipFromFirstFrame = false
+        untimedClock = nil
     }
 
     /// The usual pre-roll before a seek target: seek the demuxer this many seconds before the
@@ -554,9 +569,24 @@ public final class DecodeSession: Decoder {
         return .accepted
     }
 
+    /// For a frame list given by ``usePresentedFrames(times:keyFrames:)`` (no packet positions):
+    /// the time of its last key frame at or before `floor`, the one a raw stream's demuxer
+    /// seeks to for that time (``RawVideoDemuxer/seek(to:)``: frames counted in decoding order,
+    /// which for key frames is their place in presentation order).
+    private func listedKeyTime(atOrBefore floor: Int64?) -> Int64? {
+        guard untimedKeyTimes.isEmpty, let floor, let times = presentedTimes else { return nil }
+        return presentedKeyIndices.last { times[$0] <= floor }.map { times[$0] }
+    }
+
     /// Gives one packet to the decoder with the session's marks (discard) and its trims.
     private func submit(_ packet: Packet) throws -> SendResult {
         if stopped { return .accepted }
+        if !isAudio && packet.pts == Packet.noTimestamp {
+            if packet.duration > 0 { untimedStep = packet.duration }
+            if untimedClock == nil && packet.isKeyframe {
+                untimedClock = untimedKeyTimes[packet.position] ?? listedKeyTime(atOrBefore: seekFloor)
+            }
+        }
         var packet = packet
         if !isAudio && packet.pts != Packet.noTimestamp
             && ((trim && !window.contains(packet.pts)) || seekFloor.map { packet.pts < $0 } == true) {
@@ -911,10 +941,15 @@ public final class DecodeSession: Decoder {
     /// The frame as presented (trimmed, completed from the container), or nil when none of it is.
     private func present(_ frame: Frame) -> Frame? {
         if !isAudio {
+            var frame = frame
+            if frame.pts == Packet.noTimestamp, let t = untimedClock {
+                frame.pts = t
+                if frame.duration <= 0 { frame.duration = untimedStep }
+                untimedClock = t + untimedStep
+            }
             guard window.contains(frame.pts), seekFloor.map({ frame.pts >= $0 }) ?? true else { return nil }
             // What the bitstream leaves unsaid, the container's description says (FFmpeg's
             // decoders fill frames from the stream's parameters the same way).
-            var frame = frame
             let p = track.parameters
             if frame.colorRange == .unspecified { frame.colorRange = p.colorRange }
             if frame.colorPrimaries == .unspecified { frame.colorPrimaries = p.colorPrimaries }

@@ -28,7 +28,8 @@ enum RawVideoLimits {
 ///   stream has none and FFmpeg's raw demuxer makes none up); the duration is one frame at
 ///   the rate the first SPS (HEVC: VPS or SPS) states in its timing information, else at 25
 ///   frames per second (FFmpeg's default `-framerate`), or at ``frameRate`` when set. A muxer
-///   places such packets one after the other in decoding order (``Remuxer``).
+///   places such packets one after the other in decoding order (``Remuxer``); a
+///   ``DecodeSession`` times the decoded frames one after the other in presentation order.
 /// - AV1: one temporal unit per packet (from a temporal delimiter OBU to the next), key
 ///   frames as FFmpeg's AV1 parser flags them (``AV1/isKeyframe(_:state:)``). The picture
 ///   size comes from the first sequence header; there is no extradata (decoders read the
@@ -152,8 +153,8 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
         return packet(u, index: main.handedOut - 1)
     }
 
-    /// The next unit of `track` (only 0), independent of `read()` (the stream read again from
-    /// the start: a pipe cannot).
+    /// The next unit of `track` (only 0), independent of `read()`: from the start of the
+    /// stream (read again: a pipe cannot), or after a ``seek(to:)`` from where it landed.
     public func read(track: Int) throws -> Packet? {
         guard track == 0 else {
             throw MediaError(.invalidArgument, "track \(track) does not exist (a raw video stream has 1)", path: path)
@@ -168,8 +169,10 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
     /// Limits `read()` to these tracks (nil: all).
     public func select(tracks: Set<Int>?) { selected = tracks }
 
-    /// Moves to the last key frame at or before `seconds`, frame `seconds * frameRate` counted
-    /// in decoding order (the stream is read again from the start).
+    /// Moves to the last key frame presented at or before `seconds`: frame `seconds * frameRate`,
+    /// frames counted in presentation order from the first key frame, which for a key frame is
+    /// its place in decoding order plus the HEVC leading pictures that follow it (RASL / RADL:
+    /// decoded after it, presented before). The stream is read again from the start.
     /// - Throws: `.invalidArgument` for a negative or non-finite time, `.unsupported` on a
     ///   source that cannot seek.
     public func seek(to seconds: Double) throws {
@@ -179,18 +182,33 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
         guard source.isSeekable else {
             throw MediaError(.unsupported, "a raw video stream read from a pipe cannot seek", path: path)
         }
-        let target = Int64((seconds * frameRate.doubleValue).rounded(.down))
+        // A millionth of a frame over: the time of frame k, computed in floating point, is frame k.
+        let target = Int64((seconds * frameRate.doubleValue + 1e-6).rounded(.down))
         var scan = Cursor(syntax: syntax)
-        var chosen: (offset: Int64, index: Int64, av1: AV1.State) = (0, 0, AV1.State())
-        while scan.handedOut <= target {
+        typealias Start = (offset: Int64, index: Int64, av1: AV1.State)
+        var chosen: Start = (0, 0, AV1.State())
+        // The last key frame read, until its leading pictures (HEVC: decoded after it, presented
+        // before it) are counted: it is presented `leading` frames later than it is decoded.
+        var open: (start: Start, leading: Int64)?
+        while scan.handedOut <= target || open != nil {
             let before = scan.av1
             guard let u = try scan.next(source, path: path) else { break }
-            if u.key { chosen = (u.position, scan.handedOut, before) }
+            let index = scan.handedOut
             scan.handedOut += 1
+            if let o = open {
+                if syntax == .hevc && AnnexB.hevcPlace(u.data) != .trailing {
+                    open?.leading += 1
+                    continue
+                }
+                if o.start.index + o.leading <= target { chosen = o.start }
+                open = nil
+            }
+            if u.key && index <= target { open = ((u.position, index, before), 0) }
         }
+        if let o = open, o.start.index + o.leading <= target { chosen = o.start }
         ahead.removeAll()
         main = Cursor(syntax: syntax, at: chosen.offset, index: chosen.index, av1: chosen.av1)
-        side = nil
+        side = main
     }
 
     private func packet(_ u: (data: [UInt8], position: Int64, key: Bool), index: Int64) -> Packet {
