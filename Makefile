@@ -87,6 +87,10 @@ MYPY_LOG := $(TEST_SCRATCH)/mypy.log
 # tests' module); beside it their ~90 s of CPU fill the gaps of its two workers. Their report
 # is printed after the oracle suite's.
 PY_TEST_LOG := $(TEST_SCRATCH)/python-tests.log
+# Each test's time limit (pytest-timeout; the slowest, test_package, takes ~2 min): past it the
+# worker prints every thread's stack and exits, the test fails and the run goes on (xdist starts
+# a new worker), so a hang costs 10 minutes and names itself instead of taking CI's 90.
+TEST_TIMEOUT := --timeout=600 --timeout-method=thread
 test: deps
 	@mkdir -p $(TEST_SCRATCH); (cd Bindings/python && $(PYTHON) -m mypy > $(abspath $(MYPY_LOG)) 2>&1; echo $$? >> $(abspath $(MYPY_LOG))) & \
 	t=$$(date +%s); $(SWIFT) build --build-tests $(TEST_BUILD) || { wait; exit 1; }; \
@@ -96,9 +100,9 @@ test: deps
 	t=$$(date +%s); echo '== swift test'; \
 	$(SWIFT) test --skip-build --parallel $(TEST_BUILD) || status=1; lap 'swift test'; \
 	echo '== oracle suite (Tests/oracle), the Python bindings beside it'; \
-	(MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx -n 1 --dist loadfile Bindings/python/tests > $(PY_TEST_LOG) 2>&1; \
+	(MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx $(TEST_TIMEOUT) -n 1 --dist loadfile Bindings/python/tests > $(PY_TEST_LOG) 2>&1; \
 	 echo $$? >> $(PY_TEST_LOG)) & py=$$!; \
-	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx --durations=20 -n $(TEST_JOBS) --dist loadgroup Tests/oracle || status=1; \
+	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx $(TEST_TIMEOUT) --durations=20 -n $(TEST_JOBS) --dist loadgroup Tests/oracle || status=1; \
 	wait $$py; lap 'oracle suite and Python bindings'; \
 	echo '== Python bindings (Bindings/python/tests; run beside the oracle suite)'; \
 	sed '$$d' $(PY_TEST_LOG); [ "$$(tail -n 1 $(PY_TEST_LOG))" = 0 ] || status=1; \

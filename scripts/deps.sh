@@ -190,6 +190,14 @@ if ! python3 -c "import ray.data" >/dev/null 2>&1; then
     python3 -c "import ray.data" >/dev/null 2>&1 || die "ray is still not importable by $(command -v python3)"
 fi
 
+# pytest-timeout: `make test` gives each test of the oracle suite and the Python bindings a time
+# limit, so that a hang (a deadlock in a binding, a decoder that never returns) fails that test,
+# named with the stacks of every thread, instead of holding CI for its 90 minutes.
+if ! python3 -c "import pytest_timeout" >/dev/null 2>&1; then
+    pip_install pytest-timeout
+    python3 -c "import pytest_timeout" >/dev/null 2>&1 || die "pytest-timeout is still not importable by $(command -v python3)"
+fi
+
 for tool in ffmpeg ffprobe ffplay pkg-config /usr/bin/time; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool is missing after install"
 done
