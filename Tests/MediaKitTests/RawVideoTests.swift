@@ -83,6 +83,29 @@ final class RawVideoTests: XCTestCase {
         }
     }
 
+    /// An H.264 recovery point (a key frame by its SEI, as ffprobe flags it) is not where a seek
+    /// lands: the pictures after it may be presented before it (an open GOP) without a mark, so
+    /// its place in presentation order is not known; the IDR picture before it is.
+    func testSeekSkipsH264RecoveryPoints() throws {
+        let sei: [UInt8] = [0x06, 0x06, 0x01, 0x84, 0x80]   // recovery point SEI (payload type 6, 1 byte)
+        var b: [UInt8] = []
+        var starts: [Int] = []
+        for nals in [[Self.aud, Self.sps, Self.pps, Self.idr], [Self.aud, Self.slice], [Self.aud, sei, Self.slice], [Self.aud, Self.slice]] {
+            starts.append(b.count)
+            for nal in nals { b += [0, 0, 0, 1] + nal }
+        }
+        let d = try RawVideoDemuxer(source: MemorySource(b), syntax: .h264)
+        var keys: [Bool] = []
+        while let p = try d.read() { keys.append(p.isKeyframe) }
+        XCTAssertEqual(keys, [true, false, true, false], "the recovery point is a key frame, as ffprobe flags it")
+        XCTAssertTrue(AnnexB.holdsH264IDR(Array(b[0..<starts[1]])))
+        XCTAssertFalse(AnnexB.holdsH264IDR(Array(b[starts[2]..<starts[3]])))
+        for frame in [2, 3] {
+            try d.seek(to: Double(frame) / 25)
+            XCTAssertEqual(try d.read()?.position, 0, "a seek to frame \(frame) lands on the IDR picture")
+        }
+    }
+
     /// HEVC leading pictures by their first slice's NAL unit type (H.265 table 7-1): RADL_N /
     /// RADL_R decodable, RASL_N / RASL_R dropped when decoding starts at the IRAP picture; a
     /// parameter set or SEI before the slice does not count.

@@ -318,24 +318,29 @@ def test_approximate_mode_is_the_frame_at_the_nominal_time(shared_media: Path, s
         assert np.array_equal(approx[7], exact[7])
 
 
-@pytest.mark.parametrize("codec", ["h264", "hevc"])
+@pytest.mark.parametrize("codec", ["h264", "h264-open-gop", "hevc"])
 def test_raw_stream_frames_are_ffmpegs(codec: str, tmp_path: Path) -> None:
     """A raw Annex B stream (no timestamps in the stream: ffmpeg's tool makes them up at the
     stream's rate; ffprobe's pts are N/A) with B-frames and a key frame every 12 pictures, made
-    by libx264 / libx265 at 25 fps: the frame count, key frames and pts are those of ffmpeg's
-    decode (`-fps_mode passthrough -f framemd5`), frames by index in any order are its pictures
-    (each batch seeks inside the stream, so decoding starts at a later key frame), and the same
-    holds on a second open that takes the index from index_cache= (no packet positions)."""
+    by libx264 (closed GOPs: IDR pictures; open GOPs: recovery points with leading B-frames) and
+    libx265 (open GOPs: CRA pictures with RASL ones) at 25 fps: the frame count, key frames and
+    pts are those of ffmpeg's decode (`-fps_mode passthrough -f framemd5`; H.264 recovery points
+    are not listed as key frames: their place in presentation order is not marked), frames by
+    index in any order are its pictures (each batch seeks inside the stream, so decoding starts
+    at a later key frame), and the same holds on a second open that takes the index from
+    index_cache= (no packet positions)."""
     from bindings_lib import decoded_stamps
     encoders = subprocess.run(["ffmpeg", "-hide_banner", "-encoders"], capture_output=True, text=True).stdout
-    lib = {"h264": "libx264", "hevc": "libx265"}[codec]
+    lib = "libx265" if codec == "hevc" else "libx264"
     if lib not in encoders:
         pytest.skip(f"this ffmpeg has no {lib} encoder to make a raw {codec} stream with")
-    path = tmp_path / f"clip.{codec}"
-    params = (["-bf", "2", "-g", "12", "-x264-params", "scenecut=0"] if codec == "h264"
-              else ["-x265-params", "log-level=error:bframes=3:keyint=12:min-keyint=12:scenecut=0"])
+    syntax = "hevc" if codec == "hevc" else "h264"
+    path = tmp_path / f"clip.{syntax}"
+    params = {"h264": ["-bf", "2", "-g", "12", "-x264-params", "scenecut=0"],
+              "h264-open-gop": ["-bf", "2", "-g", "12", "-x264-params", "scenecut=0:open-gop=1"],
+              "hevc": ["-x265-params", "log-level=error:bframes=3:keyint=12:min-keyint=12:scenecut=0"]}[codec]
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25", "-frames:v", "61",
-                    "-c:v", lib, *params, "-pix_fmt", "yuv420p", "-f", codec, str(path)], check=True)
+                    "-c:v", lib, *params, "-pix_fmt", "yuv420p", "-f", syntax, str(path)], check=True)
     times = decoded_stamps(path)
     probe = subprocess.run(["ffprobe", "-v", "error", "-threads", "1", "-select_streams", "v:0", "-show_entries", "frame=key_frame",
                            "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout
@@ -346,7 +351,11 @@ def test_raw_stream_frames_are_ffmpegs(codec: str, tmp_path: Path) -> None:
     for attempt in ("scanned", "cached"):
         with mediakit.VideoDecoder(path, threads=1, index_cache=cache) as dec:
             assert len(dec) == len(times), f"{attempt}: {len(dec)} frames, ffmpeg decodes {len(times)}"
-            assert list(dec.metadata.key_frame_indices) == [i for i, k in enumerate(keys) if k == "1"]
+            listed = [i for i, k in enumerate(keys) if k == "1"]
+            if codec == "h264-open-gop":   # the first picture is the one IDR
+                assert list(dec.metadata.key_frame_indices) == [0] and len(listed) > 1, listed
+            else:
+                assert list(dec.metadata.key_frame_indices) == listed
             indices = [60, 13, 0, 30, 13, 25, 59]
             ref = ffmpeg_frames(path, indices, "rgb24", 3, 160, 120, threads=1)
             for order in (indices, indices[::-1]):

@@ -141,6 +141,16 @@ enum AnnexB {
     /// 0-31 VCL (16-23 IRAP), 32 VPS, 33 SPS, 34 PPS, 35 access unit delimiter, 39/40 SEI.
     static func hevcType(_ header: UInt8) -> Int { Int(header >> 1 & 0x3F) }
 
+    /// Whether an H.264 access unit holds an IDR picture (its first slice's NAL unit type is
+    /// 5): every picture after it in decoding order is presented after it. A key frame that is a
+    /// recovery point (SEI) may be followed by pictures presented before it that refer to the
+    /// pictures before it (an open GOP), which the stream does not mark.
+    static func holdsH264IDR(_ accessUnit: [UInt8]) -> Bool {
+        let isSlice: (UInt8) -> Bool = { [1, 2, 5].contains(h264Type($0)) }
+        guard let first = nalUnits(in: accessUnit, stopAfter: isSlice).last, isSlice(accessUnit[first.lowerBound]) else { return false }
+        return h264Type(accessUnit[first.lowerBound]) == 5
+    }
+
     /// Where an HEVC picture stands against the IRAP picture before it in decoding order
     /// (H.265 7.4.2.2, its first slice's NAL unit type).
     enum HEVCPlace: Equatable {

@@ -241,7 +241,9 @@ extension DecodeSession {
                 if let t = presented.time(of: packet) {
                     times.append(t)
                     if presented.isUntimed {
-                        untimed.append((packet.isKeyframe ? packet.position : nil,
+                        // H.264: IDR pictures only (a recovery point's place in presentation order is not known).
+                        let start = packet.isKeyframe && (track.parameters.codec != .h264 || AnnexB.holdsH264IDR(packet.data))
+                        untimed.append((start ? packet.position : nil,
                                         track.parameters.codec == .hevc ? AnnexB.hevcPlace(packet.data) : .trailing))
                     } else if packet.isKeyframe {
                         keys.insert(t)
@@ -252,7 +254,10 @@ extension DecodeSession {
         untimedKeyTimes = [:]
         if !untimed.isEmpty {
             // Counted in decoding order (one frame per packet at the packets' rate, rising), so
-            // the times are also those of presentation order. A key frame followed by L leading
+            // the times are also those of presentation order. The key frames listed are those
+            // whose place in presentation order is known: HEVC IRAP pictures and H.264 IDR ones,
+            // not H.264 recovery points (an open GOP's leading pictures are not marked in
+            // H.264: their count would need the pictures' order counts). A key frame followed by L leading
             // pictures is presented L frames after its place in decoding order; decoding that
             // starts at it drops the RASL ones, which are presented before the RADL ones (H.265
             // 7.4.2.2, the constraints on leading pictures), so the first frame it outputs is

@@ -172,7 +172,9 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
     /// Moves to the last key frame presented at or before `seconds`: frame `seconds * frameRate`,
     /// frames counted in presentation order from the first key frame, which for a key frame is
     /// its place in decoding order plus the HEVC leading pictures that follow it (RASL / RADL:
-    /// decoded after it, presented before). The stream is read again from the start.
+    /// decoded after it, presented before). H.264: on an IDR picture, not on a recovery point
+    /// (an open GOP's pictures presented before it are not marked: its place is not known).
+    /// The stream is read again from the start.
     /// - Throws: `.invalidArgument` for a negative or non-finite time, `.unsupported` on a
     ///   source that cannot seek.
     public func seek(to seconds: Double) throws {
@@ -203,7 +205,9 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
                 if o.start.index + o.leading <= target { chosen = o.start }
                 open = nil
             }
-            if u.key && index <= target { open = ((u.position, index, before), 0) }
+            if u.key && index <= target && (syntax != .h264 || AnnexB.holdsH264IDR(u.data)) {
+                open = ((u.position, index, before), 0)
+            }
         }
         if let o = open, o.start.index + o.leading <= target { chosen = o.start }
         ahead.removeAll()
