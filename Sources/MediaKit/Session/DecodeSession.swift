@@ -183,13 +183,15 @@ public final class DecodeSession: Decoder {
     /// Video after ``seek(to:)``: frames presented before this media time are not returned
     /// (raised without a reset by ``frames(at:from:)``, which decodes forward between targets).
     var seekFloor: Int64?
-    /// Video whose packets carry no timestamps (raw H.264 / HEVC streams): the presentation
-    /// time given to the next frame the decoder outputs without one, frames counted in
-    /// presentation order at the packets' duration from the first (0), as ffmpeg's tool times
-    /// them. Nil after a reset until a key frame whose time the frame list knows is sent
-    /// (``untimedKeyTimes``): an IDR picture is presented after every picture before it in
-    /// decoding order and before every one after it, so its place in decoding order is its
-    /// place in presentation order; frames decoded while it is nil keep no timestamp.
+    /// Video: whether the track's packets carry no timestamps (raw H.264 / HEVC streams),
+    /// decided by the first packet sent; nil before. Only then are frames timed by
+    /// ``untimedClock`` (a timed track's frame without a timestamp keeps none).
+    private var untimedTrack: Bool?
+    /// Video whose packets carry no timestamps: the presentation time given to the next frame
+    /// the decoder outputs without one, frames counted in presentation order at the packets'
+    /// duration from the first (0), as ffmpeg's tool times them. Nil after a reset until a key
+    /// frame whose time the frame list knows is sent (``untimedKeyTimes``: where decoding that
+    /// starts at it outputs its first frame); frames decoded while it is nil keep no timestamp.
     private var untimedClock: Int64? = 0
     /// One frame's duration for ``untimedClock``: the last untimed packet's.
     private var untimedStep: Int64 = 1
@@ -571,8 +573,10 @@ public final class DecodeSession: Decoder {
 
     /// For a frame list given by ``usePresentedFrames(times:keyFrames:)`` (no packet positions):
     /// the time of its last key frame at or before `floor`, the one a raw stream's demuxer
-    /// seeks to for that time (``RawVideoDemuxer/seek(to:)``: frames counted in decoding order,
-    /// which for key frames is their place in presentation order).
+    /// seeks to for that time (``RawVideoDemuxer/seek(to:)``). Decoding that starts at an HEVC
+    /// key frame followed by decodable leading pictures (RADL) outputs those first: their frames
+    /// would be timed from the key frame's time, too late by their count (a list read from the
+    /// packets knows it; x265 writes RASL pictures, dropped, unless asked for RADL).
     private func listedKeyTime(atOrBefore floor: Int64?) -> Int64? {
         guard untimedKeyTimes.isEmpty, let floor, let times = presentedTimes else { return nil }
         return presentedKeyIndices.last { times[$0] <= floor }.map { times[$0] }
@@ -581,7 +585,8 @@ public final class DecodeSession: Decoder {
     /// Gives one packet to the decoder with the session's marks (discard) and its trims.
     private func submit(_ packet: Packet) throws -> SendResult {
         if stopped { return .accepted }
-        if !isAudio && packet.pts == Packet.noTimestamp {
+        if !isAudio && untimedTrack == nil { untimedTrack = packet.pts == Packet.noTimestamp }
+        if untimedTrack == true && packet.pts == Packet.noTimestamp {
             if packet.duration > 0 { untimedStep = packet.duration }
             if untimedClock == nil && packet.isKeyframe {
                 untimedClock = untimedKeyTimes[packet.position] ?? listedKeyTime(atOrBefore: seekFloor)
@@ -942,7 +947,7 @@ public final class DecodeSession: Decoder {
     private func present(_ frame: Frame) -> Frame? {
         if !isAudio {
             var frame = frame
-            if frame.pts == Packet.noTimestamp, let t = untimedClock {
+            if untimedTrack == true, frame.pts == Packet.noTimestamp, let t = untimedClock {
                 frame.pts = t
                 if frame.duration <= 0 { frame.duration = untimedStep }
                 untimedClock = t + untimedStep
