@@ -141,15 +141,20 @@ enum AnnexB {
     /// 0-31 VCL (16-23 IRAP), 32 VPS, 33 SPS, 34 PPS, 35 access unit delimiter, 39/40 SEI.
     static func hevcType(_ header: UInt8) -> Int { Int(header >> 1 & 0x3F) }
 
+    /// The NAL unit type of the first slice (VCL unit) in an access unit, nil when it holds none:
+    /// H.264 types 1, 2 and 5; HEVC types below 32.
+    static func firstSliceType(_ accessUnit: [UInt8], hevc: Bool) -> Int? {
+        func type(_ header: UInt8) -> Int { hevc ? hevcType(header) : h264Type(header) }
+        func isSlice(_ header: UInt8) -> Bool { hevc ? type(header) < 32 : [1, 2, 5].contains(type(header)) }
+        guard let first = nalUnits(in: accessUnit, stopAfter: isSlice).last, isSlice(accessUnit[first.lowerBound]) else { return nil }
+        return type(accessUnit[first.lowerBound])
+    }
+
     /// Whether an H.264 access unit holds an IDR picture (its first slice's NAL unit type is
     /// 5): every picture after it in decoding order is presented after it. A key frame that is a
     /// recovery point (SEI) may be followed by pictures presented before it that refer to the
     /// pictures before it (an open GOP), which the stream does not mark.
-    static func holdsH264IDR(_ accessUnit: [UInt8]) -> Bool {
-        let isSlice: (UInt8) -> Bool = { [1, 2, 5].contains(h264Type($0)) }
-        guard let first = nalUnits(in: accessUnit, stopAfter: isSlice).last, isSlice(accessUnit[first.lowerBound]) else { return false }
-        return h264Type(accessUnit[first.lowerBound]) == 5
-    }
+    static func holdsH264IDR(_ accessUnit: [UInt8]) -> Bool { firstSliceType(accessUnit, hevc: false) == 5 }
 
     /// Where an HEVC picture stands against the IRAP picture before it in decoding order
     /// (H.265 7.4.2.2, its first slice's NAL unit type).
@@ -167,9 +172,7 @@ enum AnnexB {
 
     /// The place of the picture in `accessUnit` (HEVC in Annex B form).
     static func hevcPlace(_ accessUnit: [UInt8]) -> HEVCPlace {
-        guard let first = nalUnits(in: accessUnit, stopAfter: { hevcType($0) < 32 }).last,
-              first.count >= 2, hevcType(accessUnit[first.lowerBound]) < 32 else { return .trailing }
-        switch hevcType(accessUnit[first.lowerBound]) {
+        switch firstSliceType(accessUnit, hevc: true) {
         case 6, 7: return .decodableLeading
         case 8, 9: return .skippedLeading
         default: return .trailing
