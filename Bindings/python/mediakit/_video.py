@@ -172,7 +172,10 @@ class VideoDecoder(_Closing):
     Raw H.264 / HEVC streams carry no timestamps (ffprobe's are N/A): their frames are timed as
     ffmpeg's tool times them, one frame after the other at the stream's rate (the SPS / VPS
     timing, else 25 fps) from 0, and the index is made by reading the packets once (both modes);
-    ``key_frame_indices`` lists their IDR / IRAP pictures (not H.264 recovery points).
+    ``key_frame_indices`` lists their key frames as ffprobe flags them (IDR pictures and
+    recovery points; IRAP pictures), except H.264 recovery points whose open GOP's leading
+    pictures cannot be counted (POC type 1 or interlaced streams), where a seek starts at the
+    IDR picture before them.
 
     index_cache: where the index of a file without a sample table (MPEG-TS, Matroska / WebM,
     Ogg, IVF, raw streams: every container but MP4 / MOV) is kept, so that opening the file again

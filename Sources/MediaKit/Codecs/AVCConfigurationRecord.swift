@@ -10,9 +10,6 @@
 ///   profile_idc is not 66, 77 or 88 (Baseline, Main, Extended), its values read from that SPS
 ///   (4:2:0 and 8 bits for profiles whose SPS does not state them).
 enum AVCConfigurationRecord {
-    /// The profiles whose SPS carries chroma_format_idc and the bit depths (H.264 7.3.2.1.1).
-    static let highProfiles: Set<Int> = [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135]
-
     /// The avcC payload (no box header) from the NAL units `units` (without start codes or
     /// length prefixes). - Throws: `.invalidData` naming what is wrong: no SPS or no PPS, an SPS
     /// too short to hold its profile and level, one that does not parse far enough for the
@@ -71,12 +68,6 @@ enum AVCConfigurationRecord {
     /// chroma_format_idc and the luma and chroma bit depths an SPS NAL unit states (4:2:0, 8
     /// bits for the profiles that do not state them); nil when it ends before them.
     static func formatFields(sps: ArraySlice<UInt8>) -> (chroma: Int, lumaDepth: Int, chromaDepth: Int)? {
-        var r = BitReader(AnnexB.unescape(sps.dropFirst()))
-        guard let profile = r.read(8), r.read(16) != nil, r.ue() != nil else { return nil }
-        guard highProfiles.contains(profile) else { return (1, 8, 8) }
-        guard let chroma = r.ue() else { return nil }
-        if chroma == 3 { guard r.read(1) != nil else { return nil } }
-        guard let luma = r.ue(), let chromaDepth = r.ue() else { return nil }
-        return (chroma, luma + 8, chromaDepth + 8)
+        H264SequenceParameterSet(nal: sps).map { ($0.chromaFormat, $0.lumaBitDepth, $0.chromaBitDepth) }
     }
 }

@@ -149,33 +149,4 @@ enum AnnexB {
         guard let first = nalUnits(in: accessUnit, stopAfter: isSlice).last, isSlice(accessUnit[first.lowerBound]) else { return nil }
         return type(accessUnit[first.lowerBound])
     }
-
-    /// Whether an H.264 access unit holds an IDR picture (its first slice's NAL unit type is
-    /// 5): every picture after it in decoding order is presented after it. A key frame that is a
-    /// recovery point (SEI) may be followed by pictures presented before it that refer to the
-    /// pictures before it (an open GOP), which the stream does not mark.
-    static func holdsH264IDR(_ accessUnit: [UInt8]) -> Bool { firstSliceType(accessUnit, hevc: false) == 5 }
-
-    /// Where an HEVC picture stands against the IRAP picture before it in decoding order
-    /// (H.265 7.4.2.2, its first slice's NAL unit type).
-    enum HEVCPlace: Equatable {
-        /// Presented after the IRAP picture (or an IRAP picture itself, or no picture).
-        case trailing
-        /// A leading picture (decoded after the IRAP picture, presented before it) that refers
-        /// only to it and its leading pictures (RADL_N / RADL_R): decodable when decoding starts
-        /// at the IRAP picture.
-        case decodableLeading
-        /// A leading picture that may refer to pictures before the IRAP picture (RASL_N /
-        /// RASL_R): a decoder starting at the IRAP picture drops it.
-        case skippedLeading
-    }
-
-    /// The place of the picture in `accessUnit` (HEVC in Annex B form).
-    static func hevcPlace(_ accessUnit: [UInt8]) -> HEVCPlace {
-        switch firstSliceType(accessUnit, hevc: true) {
-        case 6, 7: return .decodableLeading
-        case 8, 9: return .skippedLeading
-        default: return .trailing
-        }
-    }
 }

@@ -215,20 +215,31 @@ extension AnnexB {
 
     /// Whether an H.264 SEI NAL unit (header byte included) carries a recovery point message
     /// (payload type 6), which makes FFmpeg's h264 parser flag the picture after it a key frame.
-    static func hasRecoveryPoint(_ nal: ArraySlice<UInt8>) -> Bool {
+    static func hasRecoveryPoint(_ nal: ArraySlice<UInt8>) -> Bool { recoveryPoint(nal) != nil }
+
+    /// The recovery_frame_cnt of the recovery point message (H.264 D.1.8) in an SEI NAL unit
+    /// (header byte included); nil without one, -1 when its payload cannot be read that far.
+    static func recoveryFrameCount(_ nal: ArraySlice<UInt8>) -> Int? {
+        guard let payload = recoveryPoint(nal) else { return nil }
+        var r = BitReader(Array(payload))
+        return r.ue() ?? -1
+    }
+
+    /// The payload of the first recovery point message in an SEI NAL unit, nil without one.
+    private static func recoveryPoint(_ nal: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
         let b = unescape(nal.dropFirst())
         var i = 0
         while i + 1 < b.count {
             var type = 0, size = 0
             while i < b.count && b[i] == 0xFF { type += 255; i += 1 }
-            guard i < b.count else { return false }
+            guard i < b.count else { return nil }
             type += Int(b[i]); i += 1
             while i < b.count && b[i] == 0xFF { size += 255; i += 1 }
-            guard i < b.count else { return false }
+            guard i < b.count else { return nil }
             size += Int(b[i]); i += 1
-            if type == 6 { return i < b.count }
+            if type == 6 { return i < b.count ? b[i..<min(b.count, i + size)] : nil }
             i += size
         }
-        return false
+        return nil
     }
 }

@@ -9,60 +9,19 @@ enum ReorderDepth {
     static func h264(avcC: [UInt8]) -> Int? {
         guard avcC.count > 8, avcC[0] == 1, avcC[5] & 0x1F > 0 else { return nil }
         let length = Int(avcC[6]) << 8 | Int(avcC[7])
-        guard length > 4, 8 + length <= avcC.count else { return nil }
-        var r = BitReader(AnnexB.unescape(Array(avcC[9..<(8 + length)])))
-        guard let profile = r.read(8), r.read(8) != nil, let level = r.read(8), r.ue() != nil else { return nil }
-        if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profile) {
-            guard let chroma = r.ue() else { return nil }
-            if chroma == 3 { _ = r.read(1) }
-            guard r.ue() != nil, r.ue() != nil, r.read(1) != nil, let scaling = r.read(1) else { return nil }
-            if scaling == 1 {
-                for i in 0..<(chroma == 3 ? 12 : 8) {
-                    guard let present = r.read(1) else { return nil }
-                    guard present == 1 else { continue }
-                    var last = 8, next = 8
-                    for _ in 0..<(i < 6 ? 16 : 64) where next != 0 {
-                        guard let delta = r.se() else { return nil }
-                        next = (last + delta + 256) % 256
-                        if next != 0 { last = next }
-                    }
-                }
-            }
-        }
-        guard r.ue() != nil, let pocType = r.ue() else { return nil }
-        if pocType == 0 {
-            guard r.ue() != nil else { return nil }
-        } else if pocType == 1 {
-            guard r.read(1) != nil, r.se() != nil, r.se() != nil, let n = r.ue(), n < 256 else { return nil }
-            for _ in 0..<n { guard r.se() != nil else { return nil } }
-        }
-        guard let refFrames = r.ue(), r.read(1) != nil, let mbWidth = r.ue(), let mapHeight = r.ue(),
-              let frameMbsOnly = r.read(1) else { return nil }
-        if frameMbsOnly == 0 { _ = r.read(1) }
-        guard r.read(1) != nil, let cropping = r.read(1) else { return nil }
-        if cropping == 1 { for _ in 0..<4 { guard r.ue() != nil else { return nil } } }
+        guard length > 4, 8 + length <= avcC.count,
+              let sps = H264SequenceParameterSet(nal: avcC[8..<(8 + length)]), let layout = sps.layout else { return nil }
         let fromLevel: Int = {
-            guard refFrames > 0 else { return 0 }
+            guard layout.maxRefFrames > 0 else { return 0 }
             let dpb: [Int: Int] = [9: 396, 10: 396, 11: 900, 12: 2376, 13: 2376, 20: 2376, 21: 4752, 22: 8100, 30: 8100,
                                    31: 18000, 32: 20480, 40: 32768, 41: 32768, 42: 34816, 50: 110400, 51: 184320, 52: 184320]
-            let mbs = (mbWidth + 1) * (mapHeight + 1) * (2 - frameMbsOnly)
-            guard let max = dpb[level], mbs > 0 else { return 15 }
+            let mbs = layout.widthInMbs * layout.heightInMapUnits * (layout.frameMbsOnly ? 1 : 2)
+            guard let max = dpb[sps.level], mbs > 0 else { return 15 }
             return min(15, max / mbs)
         }()
-        guard let vui = r.read(1), vui == 1 else { return fromLevel }
-        if r.read(1) == 1, r.read(8) == 255 { _ = r.read(32) }          // aspect ratio
-        if r.read(1) == 1 { _ = r.read(1) }                              // overscan
-        if r.read(1) == 1, r.read(4) != nil, r.read(1) == 1 { _ = r.read(24) }   // video signal, colour
-        if r.read(1) == 1 { _ = r.ue(); _ = r.ue() }                     // chroma location
-        if r.read(1) == 1 { _ = r.read(32); _ = r.read(32); _ = r.read(1) }  // timing
-        let nal = r.read(1) ?? 0
-        if nal == 1 { guard skipHRD(&r) else { return nil } }
-        let vcl = r.read(1) ?? 0
-        if vcl == 1 { guard skipHRD(&r) else { return nil } }
-        if nal == 1 || vcl == 1 { _ = r.read(1) }
-        guard r.read(1) != nil, let restriction = r.read(1) else { return fromLevel }
-        guard restriction == 1 else { return fromLevel }
-        guard r.read(1) != nil, r.ue() != nil, r.ue() != nil, r.ue() != nil, r.ue() != nil, let reorder = r.ue() else { return fromLevel }
+        guard let vui = sps.vui else { return fromLevel }
+        guard !vui.hrdUnreadable else { return nil }
+        guard let reorder = vui.maxNumReorderFrames else { return fromLevel }
         return min(reorder, 16)
     }
 
@@ -119,11 +78,5 @@ enum ReorderDepth {
             reorder = n
         }
         return min(reorder, 16)
-    }
-
-    private static func skipHRD(_ r: inout BitReader) -> Bool {
-        guard let count = r.ue(), count < 32, r.read(8) != nil else { return false }
-        for _ in 0...count { guard r.ue() != nil, r.ue() != nil, r.read(1) != nil else { return false } }
-        return r.read(20) != nil
     }
 }

@@ -12,58 +12,11 @@ enum VideoTiming {
     /// ``h264FrameTicks(sps:clock:)``, nil when not stated) of an H.264 SPS NAL unit; nil when
     /// the SPS cannot be read as far as its cropping.
     static func h264(sps nal: [UInt8], clock: Int64) -> (width: Int, height: Int, frameTicks: Int64?)? {
-        guard nal.count > 4 else { return nil }
-        var r = BitReader(AnnexB.unescape(nal.dropFirst()))
-        guard let profile = r.read(8), r.read(8) != nil, r.read(8) != nil, r.ue() != nil else { return nil }
-        var chroma = 1, separatePlanes = 0
-        if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profile) {
-            guard let c = r.ue(), c <= 3 else { return nil }
-            chroma = c
-            if chroma == 3 { separatePlanes = r.read(1) ?? 0 }
-            guard r.ue() != nil, r.ue() != nil, r.read(1) != nil, let scaling = r.read(1) else { return nil }
-            if scaling == 1 {
-                for i in 0..<(chroma == 3 ? 12 : 8) {
-                    guard let present = r.read(1) else { return nil }
-                    guard present == 1 else { continue }
-                    var last = 8, next = 8
-                    for _ in 0..<(i < 6 ? 16 : 64) where next != 0 {
-                        guard let delta = r.se() else { return nil }
-                        next = (last + delta + 256) % 256
-                        if next != 0 { last = next }
-                    }
-                }
-            }
-        }
-        guard r.ue() != nil, let pocType = r.ue() else { return nil }
-        if pocType == 0 {
-            guard r.ue() != nil else { return nil }
-        } else if pocType == 1 {
-            guard r.read(1) != nil, r.se() != nil, r.se() != nil, let n = r.ue(), n < 256 else { return nil }
-            for _ in 0..<n { guard r.se() != nil else { return nil } }
-        }
-        guard r.ue() != nil, r.read(1) != nil, let mbWidth = r.ue(), let mapHeight = r.ue(), let frameMbsOnly = r.read(1),
-              mbWidth < 1024, mapHeight < 1024 else { return nil }
-        if frameMbsOnly == 0 { _ = r.read(1) }
-        guard r.read(1) != nil, let cropping = r.read(1) else { return nil }
-        var crop = [0, 0, 0, 0]
-        if cropping == 1 { for i in 0..<4 { guard let v = r.ue() else { return nil }; crop[i] = v } }
-        // H.264 7.4.2.1.1: crop units are chroma samples (luma for monochrome or separate planes).
-        let planar = chroma == 0 || separatePlanes == 1
-        let unitX = planar ? 1 : (chroma == 3 ? 1 : 2)
-        let unitY = (planar ? 1 : (chroma == 1 ? 2 : 1)) * (2 - frameMbsOnly)
-        let width = max(0, (mbWidth + 1) * 16 - unitX * (crop[0] + crop[1]))
-        let height = max(0, (2 - frameMbsOnly) * (mapHeight + 1) * 16 - unitY * (crop[2] + crop[3]))
-        return (width, height, h264Timing(&r, clock: clock))
-    }
-
-    private static func h264Timing(_ r: inout BitReader, clock: Int64) -> Int64? {
-        guard r.read(1) == 1 else { return nil }                          // vui_parameters_present_flag
-        if r.read(1) == 1, r.read(8) == 255 { _ = r.read(32) }            // aspect ratio
-        if r.read(1) == 1 { _ = r.read(1) }                                // overscan
-        if r.read(1) == 1, r.read(4) != nil, r.read(1) == 1 { _ = r.read(24) }   // video signal, colour
-        if r.read(1) == 1 { _ = r.ue(); _ = r.ue() }                       // chroma location
-        guard r.read(1) == 1, let units = r.read(32), let scale = r.read(32), units > 0, scale > 0 else { return nil }
-        return clock * 2 * Int64(units) / Int64(scale)
+        guard nal.count > 4, let sps = H264SequenceParameterSet(nal: nal), sps.chromaFormat <= 3,
+              let layout = sps.layout, layout.widthInMbs <= 1024, layout.heightInMapUnits <= 1024,
+              let size = sps.size else { return nil }
+        let ticks = sps.vui?.timing.map { clock * 2 * Int64($0.unitsInTick) / Int64($0.timeScale) }
+        return (size.width, size.height, ticks)
     }
 
     /// The duration of one picture in ticks of `clock` Hz, from an HEVC VPS NAL unit (2-byte

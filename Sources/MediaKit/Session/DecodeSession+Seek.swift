@@ -223,7 +223,8 @@ extension DecodeSession {
         var presented = PresentedFrameFilter(track: track, window: window)
         // Untimed packets (raw streams), aligned with `times`: key frames' positions, and
         // HEVC pictures' places against the key frame before them.
-        var untimed: [(keyPosition: Int64?, place: AnnexB.HEVCPlace)] = []
+        var untimed: [(keyPosition: Int64?, place: LeadingPictures.Place)] = []
+        var leading = LeadingPictures(codec: track.parameters.codec)
         if let table = demuxer as? SampleTableDemuxer {
             // The sample table has them: no sample data is read.
             var i = 0
@@ -241,10 +242,8 @@ extension DecodeSession {
                 if let t = presented.time(of: packet) {
                     times.append(t)
                     if presented.isUntimed {
-                        // H.264: IDR pictures only (a recovery point's place in presentation order is not known).
-                        let start = packet.isKeyframe && (track.parameters.codec != .h264 || AnnexB.holdsH264IDR(packet.data))
-                        untimed.append((start ? packet.position : nil,
-                                        track.parameters.codec == .hevc ? AnnexB.hevcPlace(packet.data) : .trailing))
+                        let picture = leading.next(packet.data, isKeyframe: packet.isKeyframe)
+                        untimed.append((picture.start ? packet.position : nil, picture.place))
                     } else if packet.isKeyframe {
                         keys.insert(t)
                     }
@@ -255,13 +254,12 @@ extension DecodeSession {
         if !untimed.isEmpty {
             // Counted in decoding order (one frame per packet at the packets' rate, rising), so
             // the times are also those of presentation order. The key frames listed are those
-            // whose place in presentation order is known: HEVC IRAP pictures and H.264 IDR ones,
-            // not H.264 recovery points (an open GOP's leading pictures are not marked in
-            // H.264: their count would need the pictures' order counts). A key frame followed by L leading
-            // pictures is presented L frames after its place in decoding order; decoding that
-            // starts at it drops the RASL ones, which are presented before the RADL ones (H.265
-            // 7.4.2.2, the constraints on leading pictures), so the first frame it outputs is
-            // presented at its place plus L minus the RADL count.
+            // whose place in presentation order is known (``LeadingPictures``). A key frame
+            // followed by L leading pictures is presented L frames after its place in decoding
+            // order; decoding that starts at it drops the skipped ones, which are presented
+            // before the decodable ones (H.265 7.4.2.2, the constraints on leading pictures;
+            // H.264's are all skipped), so the first frame it outputs is presented at its place
+            // plus L minus the decodable count.
             for (d, u) in untimed.enumerated() {
                 guard let position = u.keyPosition else { continue }
                 var end = d + 1, decodable = 0

@@ -50,6 +50,15 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
         case hevc
         /// AV1 low-overhead bitstream format (OBUs with size fields).
         case av1
+
+        /// The codec of the stream.
+        public var codec: CodecID {
+            switch self {
+            case .h264: return .h264
+            case .hevc: return .hevc
+            case .av1: return .av1
+            }
+        }
     }
 
     /// The time base of every packet: 1/1200000 s, as FFmpeg's raw video demuxers.
@@ -105,7 +114,7 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
         self.path = source.name
         self.syntax = syntax
         self.main = Cursor(syntax: syntax)
-        var params = CodecParameters(mediaType: .video, codec: syntax == .av1 ? .av1 : syntax == .h264 ? .h264 : .hevc)
+        var params = CodecParameters(mediaType: .video, codec: syntax.codec)
         let what = syntax == .h264 ? "H.264" : syntax == .hevc ? "HEVC" : "AV1"
         tracks = []
         var found = false
@@ -171,9 +180,10 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
 
     /// Moves to the last key frame presented at or before `seconds`: frame `seconds * frameRate`,
     /// frames counted in presentation order from the first key frame, which for a key frame is
-    /// its place in decoding order plus the HEVC leading pictures that follow it (RASL / RADL:
-    /// decoded after it, presented before). H.264: on an IDR picture, not on a recovery point
-    /// (an open GOP's pictures presented before it are not marked: its place is not known).
+    /// its place in decoding order plus the leading pictures that follow it (decoded after it,
+    /// presented before: HEVC RASL / RADL, H.264 pictures after a recovery point with a lower
+    /// order count). Only on key frames whose leading pictures ``LeadingPictures`` can count
+    /// (H.264: IDR pictures, and recovery points in streams of POC type 0 or 2).
     /// The stream is read again from the start.
     /// - Throws: `.invalidArgument` for a negative or non-finite time, `.unsupported` on a
     ///   source that cannot seek.
@@ -192,20 +202,22 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
         // The last key frame read, until its leading pictures (HEVC: decoded after it, presented
         // before it) are counted: it is presented `leading` frames later than it is decoded.
         var open: (start: Start, leading: Int64)?
+        var pictures = LeadingPictures(codec: syntax.codec)
         while scan.handedOut <= target || open != nil {
             let before = scan.av1
             guard let u = try scan.next(source, path: path) else { break }
             let index = scan.handedOut
             scan.handedOut += 1
+            let picture = pictures.next(u.data, isKeyframe: u.key)
             if let o = open {
-                if syntax == .hevc && AnnexB.hevcPlace(u.data) != .trailing {
+                if picture.place != .trailing {
                     open?.leading += 1
                     continue
                 }
                 if o.start.index + o.leading <= target { chosen = o.start }
                 open = nil
             }
-            if u.key && index <= target && (syntax != .h264 || AnnexB.holdsH264IDR(u.data)) {
+            if picture.start && index <= target {
                 open = ((u.position, index, before), 0)
             }
         }
