@@ -189,6 +189,30 @@ final class RawVideoTests: XCTestCase {
         }
     }
 
+    /// Seeks go on from the key frames earlier seeks passed: in any order, each lands where a
+    /// first seek on a fresh demuxer lands (the open-GOP stream above, repeated: IDR pictures,
+    /// recovery points with leading pictures; and the stream of IDR pictures only).
+    func testSeeksInAnyOrderLandWhereAFirstSeekLands() throws {
+        let (gop, _) = Self.openGOPStream()
+        for bytes in [gop + gop + gop, Self.h264Stream().bytes + Self.h264Stream().bytes] {
+            var frames = 0
+            let count = try RawVideoDemuxer(source: MemorySource(bytes), syntax: .h264)
+            while try count.read() != nil { frames += 1 }
+            func firstSeek(_ frame: Int) throws -> Int64? {
+                let d = try RawVideoDemuxer(source: MemorySource(bytes), syntax: .h264)
+                try d.seek(to: Double(frame) / 25)
+                return try d.read()?.position
+            }
+            let expected = try (0...frames + 1).map(firstSeek)
+            XCTAssertGreaterThan(Set(expected.compactMap { $0 }).count, 2, "the stream has several places to land")
+            let d = try RawVideoDemuxer(source: MemorySource(bytes), syntax: .h264)
+            for frame in [frames + 1, 3, 17, 0, 25, 6, 5, 16, 29, frames - 1, 1, 13, 12] where frame <= frames + 1 {
+                try d.seek(to: Double(frame) / 25)
+                XCTAssertEqual(try d.read()?.position, expected[frame], "a seek to frame \(frame)")
+            }
+        }
+    }
+
     /// HEVC leading pictures by their first slice's NAL unit type (H.265 table 7-1): RADL_N /
     /// RADL_R decodable, RASL_N / RASL_R dropped when decoding starts at the IRAP picture; a
     /// parameter set or SEI before the slice does not count.

@@ -94,6 +94,13 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
     private var side: Cursor?
     private var ahead: [(data: [UInt8], position: Int64, key: Bool)] = []
     private var selected: Set<Int>?
+    /// Where a seek may start: a key frame's offset, its index in decoding order, and the AV1
+    /// state before it.
+    private typealias Start = (offset: Int64, index: Int64, av1: AV1.State)
+    /// The key frames earlier seeks passed, in stream order, each with the leading-picture
+    /// state before it and the frame it is presented as: a seek scans from the last one
+    /// presented at or before its target, not from the start of the stream again.
+    private var passedStarts: [(start: Start, pictures: LeadingPictures, presented: Int64)] = []
 
     /// Opens the stream in `source`, its syntax found by the content (``probe(_:)``; H.264
     /// when nothing matches).
@@ -183,8 +190,9 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
     /// its place in decoding order plus the leading pictures that follow it (decoded after it,
     /// presented before: HEVC RASL / RADL, H.264 pictures after a recovery point with a lower
     /// order count). Only on key frames whose leading pictures ``LeadingPictures`` can count
-    /// (H.264: IDR pictures, and recovery points in streams of POC type 0 or 2).
-    /// The stream is read again from the start.
+    /// (H.264: IDR pictures, and recovery points in streams of POC type 0 or 2). The stream is
+    /// read from the last key frame an earlier seek passed that is presented at or before the
+    /// time (from the start the first time).
     /// - Throws: `.invalidArgument` for a negative or non-finite time, `.unsupported` on a
     ///   source that cannot seek.
     public func seek(to seconds: Double) throws {
@@ -197,14 +205,24 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
         // A millionth of a frame over: the time of frame k, computed in floating point, is frame k.
         let target = Int64((seconds * frameRate.doubleValue + 1e-6).rounded(.down))
         var scan = Cursor(syntax: syntax)
-        typealias Start = (offset: Int64, index: Int64, av1: AV1.State)
-        var chosen: Start = (0, 0, AV1.State())
-        // The last key frame read, until its leading pictures (HEVC: decoded after it, presented
-        // before it) are counted: it is presented `leading` frames later than it is decoded.
-        var open: (start: Start, leading: Int64)?
         var pictures = LeadingPictures(codec: syntax.codec)
+        var chosen: Start = (0, 0, AV1.State())
+        if let known = passedStarts.last(where: { $0.presented <= target }) {
+            chosen = known.start
+            scan = Cursor(syntax: syntax, at: known.start.offset, index: known.start.index, av1: known.start.av1)
+            pictures = known.pictures
+        }
+        // The last key frame read, until its leading pictures (decoded after it, presented
+        // before it) are counted: it is presented `leading` frames later than it is decoded.
+        var open: (start: Start, leading: Int64, pictures: LeadingPictures)?
+        func close(_ o: (start: Start, leading: Int64, pictures: LeadingPictures)) {
+            if o.start.index + o.leading <= target { chosen = o.start }
+            if o.start.index > passedStarts.last?.start.index ?? -1 {
+                passedStarts.append((o.start, o.pictures, o.start.index + o.leading))
+            }
+        }
         while scan.handedOut <= target || open != nil {
-            let before = scan.av1
+            let before = (av1: scan.av1, pictures: pictures)
             guard let u = try scan.next(source, path: path) else { break }
             let index = scan.handedOut
             scan.handedOut += 1
@@ -214,14 +232,14 @@ public final class RawVideoDemuxer: SourceDemuxer, @unchecked Sendable {
                     open?.leading += 1
                     continue
                 }
-                if o.start.index + o.leading <= target { chosen = o.start }
+                close(o)
                 open = nil
             }
             if picture.start && index <= target {
-                open = ((u.position, index, before), 0)
+                open = ((u.position, index, before.av1), 0, before.pictures)
             }
         }
-        if let o = open, o.start.index + o.leading <= target { chosen = o.start }
+        if let o = open { close(o) }
         ahead.removeAll()
         main = Cursor(syntax: syntax, at: chosen.offset, index: chosen.index, av1: chosen.av1)
         side = main
