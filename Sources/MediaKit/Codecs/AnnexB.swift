@@ -141,12 +141,11 @@ enum AnnexB {
     /// 0-31 VCL (16-23 IRAP), 32 VPS, 33 SPS, 34 PPS, 35 access unit delimiter, 39/40 SEI.
     static func hevcType(_ header: UInt8) -> Int { Int(header >> 1 & 0x3F) }
 
-    /// The NAL unit type of the first slice (VCL unit) in an access unit, nil when it holds none:
-    /// H.264 types 1, 2 and 5; HEVC types below 32.
-    static func firstSliceType(_ accessUnit: [UInt8], hevc: Bool) -> Int? {
-        func type(_ header: UInt8) -> Int { hevc ? hevcType(header) : h264Type(header) }
-        func isSlice(_ header: UInt8) -> Bool { hevc ? type(header) < 32 : [1, 2, 5].contains(type(header)) }
+    /// The NAL unit type of the first slice (VCL unit, type below 32) in an HEVC access unit,
+    /// nil when it holds none.
+    static func firstHEVCSliceType(_ accessUnit: [UInt8]) -> Int? {
+        let isSlice = { (header: UInt8) in hevcType(header) < 32 }
         guard let first = nalUnits(in: accessUnit, stopAfter: isSlice).last, isSlice(accessUnit[first.lowerBound]) else { return nil }
-        return type(accessUnit[first.lowerBound])
+        return hevcType(accessUnit[first.lowerBound])
     }
 }

@@ -55,7 +55,7 @@ struct LeadingPictures {
     /// The place of the picture in `accessUnit` (HEVC in Annex B form) by its first slice's NAL
     /// unit type (H.265 table 7-1).
     static func hevcPlace(_ accessUnit: [UInt8]) -> Place {
-        switch AnnexB.firstSliceType(accessUnit, hevc: true) {
+        switch AnnexB.firstHEVCSliceType(accessUnit) {
         case 6, 7: return .decodableLeading
         case 8, 9: return .skippedLeading
         default: return .trailing
