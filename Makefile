@@ -75,18 +75,21 @@ demo: build
 	$(BIN)/mk-decode Samples/media/sample.mp4 --audio-out out/sample.pcm --video-out out/sample.nv12
 	$(BIN)/mk-probe Samples/media/sample.mp4
 
-# Both suites run even if the first fails, so one CI run reports everything;
-# the target fails if either did. `swift test --parallel` runs the unit tests in as many
-# processes as there are cores: run one after another they kept one core idle for two minutes
-# (the corruption suite and the hostile-value muxer test alone are 85 s of one core).
+# Every suite runs even if another fails, so one CI run reports everything; the target fails if
+# any did. After the build, the unit tests (`swift test --parallel`: as many processes as there
+# are cores), the oracle suite and the Python bindings' tests run side by side, each printing its
+# report in that order when all are done: one after another they left the cores idle for about
+# a tenth of the oracle suite's wall time (its workers wait on ffmpeg pipes and on files) and
+# the unit tests' 70 s kept one core idle for half their time (the corruption suite and the
+# hostile-value muxer test are long single cases); side by side the three took 686 s where
+# they took 791 s in turn (2 cores, 3 Dec 2026).
 # mypy needs no build: it runs beside the build (a core the build's whole-module steps leave
 # idle), and its report is printed in its place at the end.
 MYPY_LOG := $(TEST_SCRATCH)/mypy.log
-# The Python bindings' tests run beside the oracle suite, in one worker of their own: run after
-# it on every core, they left one core idle for half their minute (one worker holds the Ray
-# tests' module); beside it their ~90 s of CPU fill the gaps of its two workers. Their report
-# is printed after the oracle suite's.
+# The Python bindings' tests run in one worker of their own (one worker holds the Ray tests'
+# module; their ~90 s of CPU fill the gaps of the oracle suite's two workers).
 PY_TEST_LOG := $(TEST_SCRATCH)/python-tests.log
+UNIT_TEST_LOG := $(TEST_SCRATCH)/unit-tests.log
 # Each test's time limit (pytest-timeout; the slowest, test_package, takes ~2 min): past it the
 # worker prints every thread's stack and exits, the test fails and the run goes on (xdist starts
 # a new worker), so a hang costs 10 minutes and names itself instead of taking CI's 90.
@@ -95,20 +98,22 @@ test: deps
 	@mkdir -p $(TEST_SCRATCH); (cd Bindings/python && $(PYTHON) -m mypy > $(abspath $(MYPY_LOG)) 2>&1; echo $$? >> $(abspath $(MYPY_LOG))) & \
 	t=$$(date +%s); $(SWIFT) build --build-tests $(TEST_BUILD) || { wait; exit 1; }; \
 	echo "== build: $$(( $$(date +%s) - t )) s"; wait
-	@status=0; times=""; \
-	lap() { times="$$times $$1 $$(( $$(date +%s) - t )) s;"; t=$$(date +%s); }; \
-	t=$$(date +%s); echo '== swift test'; \
-	$(SWIFT) test --skip-build --parallel $(TEST_BUILD) || status=1; lap 'swift test'; \
-	echo '== oracle suite (Tests/oracle), the Python bindings beside it'; \
+	@status=0; t=$$(date +%s); \
+	echo '== unit tests (swift test), the oracle suite (Tests/oracle) and the Python bindings, side by side'; \
+	($(SWIFT) test --skip-build --parallel $(TEST_BUILD) > $(UNIT_TEST_LOG) 2>&1; \
+	 echo $$? >> $(UNIT_TEST_LOG)) & unit=$$!; \
 	(MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx $(TEST_TIMEOUT) -n 1 --dist loadfile Bindings/python/tests > $(PY_TEST_LOG) 2>&1; \
 	 echo $$? >> $(PY_TEST_LOG)) & py=$$!; \
+	echo '== oracle suite (Tests/oracle)'; \
 	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx $(TEST_TIMEOUT) --durations=20 -n $(TEST_JOBS) --dist loadgroup Tests/oracle || status=1; \
-	wait $$py; lap 'oracle suite and Python bindings'; \
+	wait $$unit $$py; elapsed=$$(( $$(date +%s) - t )); \
+	echo '== unit tests (swift test; run beside the oracle suite)'; \
+	sed '$$d' $(UNIT_TEST_LOG); [ "$$(tail -n 1 $(UNIT_TEST_LOG))" = 0 ] || status=1; \
 	echo '== Python bindings (Bindings/python/tests; run beside the oracle suite)'; \
 	sed '$$d' $(PY_TEST_LOG); [ "$$(tail -n 1 $(PY_TEST_LOG))" = 0 ] || status=1; \
 	echo '== mypy --strict (the mediakit package, its tests, Samples/python: Bindings/python/pyproject.toml; run beside the build)'; \
 	sed '$$d' $(MYPY_LOG); [ "$$(tail -n 1 $(MYPY_LOG))" = 0 ] || status=1; \
-	echo "== test stages:$$times"; \
+	echo "== unit tests, oracle suite and Python bindings: $$elapsed s"; \
 	exit $$status
 
 # The C library as distributions ship one (scripts/package.py): lib/libmediakit.so.$(VERSION) with
