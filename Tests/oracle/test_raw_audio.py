@@ -210,6 +210,38 @@ def test_track_facts_like_ffprobe(stream, mk_probe):
     assert abs(float(info["format"]["duration"]) - ref) <= frame / int(st["sample_rate"]) + 0.001
 
 
+# A/52's frame size table in kbit/s by frmsizecod / 2 (a 48 kHz frame holds kbps x 4 bytes).
+AC3_KBPS = (32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 576, 640)
+
+
+@pytest.mark.parametrize("bsid", [9, 10])
+def test_reduced_rate_ac3_like_ffprobe(bsid, mk_probe, tmp_path):
+    """AC-3 with bsid 9 or 10 (the reduced-rate streams: FFmpeg's parser halves, or quarters, the
+    fscod rate and the bit rate by its `sr_shift`): sample rate, duration and every packet as
+    ffprobe gives them. No encoder here writes such a stream, so an ffmpeg AC-3 stream at 48 kHz
+    gets bsid 9 / 10 written into each frame's header; its audio blocks stay 48 kHz ones, which
+    the decoder refuses, so only the headers (what the demuxer reads) are compared."""
+    src, path = tmp_path / "src.ac3", tmp_path / f"bsid{bsid}.ac3"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "sine=f=440:d=1:sample_rate=48000",
+           "-ac", "2", "-c:a", "ac3", "-b:a", "192k", src]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    data, at, frames = bytearray(src.read_bytes()), 0, 0
+    while at + 6 <= len(data):
+        assert data[at:at + 2] == b"\x0b\x77" and data[at + 4] >> 6 == 0, f"no 48 kHz AC-3 frame at {at}"
+        data[at + 5] = (data[at + 5] & 0x07) | bsid << 3
+        at += AC3_KBPS[(data[at + 4] & 0x3F) // 2] * 4
+        frames += 1
+    assert at == len(data) and frames > 10
+    path.write_bytes(data)
+    st = _ffprobe_stream(path)
+    assert int(st["sample_rate"]) == 48000 >> (bsid - 8), st
+    info = json.loads(lib.run([mk_probe, "--json", path]).stdout)
+    t = info["tracks"][0]
+    assert (t["codec"], t["sample_rate"], t["channels"]) == ("ac3", int(st["sample_rate"]), st["channels"])
+    assert float(info["format"]["duration"]) == pytest.approx(float(lib.ffprobe_json(path)["format"]["duration"]), abs=1e-3)
+    _check_packets(path, mk_probe)
+
+
 @pytest.mark.parametrize("stream", PARAMS, indirect=True)
 def test_pipe_and_chunks_equal_the_file(stream, mk_probe, mk_stream):
     """`cat FILE | mk-probe --packets -` lists the file's packets; the push parser (mk-stream)

@@ -5,7 +5,8 @@ public struct AC3Header: Sendable, Hashable {
     public let isEAC3: Bool
     /// The frame's size in bytes, sync word included.
     public let frameSize: Int
-    /// Samples per second.
+    /// Samples per second: for AC-3 the `fscod` rate halved by `bsid` 9 and quartered by 10
+    /// (reduced-rate AC-3, as FFmpeg's parser reads it: its `sr_shift`).
     public let sampleRate: Int
     /// Channels, the LFE included.
     public let channels: Int
@@ -79,7 +80,7 @@ public struct AC3Header: Sendable, Hashable {
             }
             isEAC3 = false
             frameSize = words * 2
-            sampleRate = rate
+            sampleRate = rate >> shift
             channels = Self.acmodChannels[acmod] + lfe
             channelMask = Self.acmodMasks[acmod] | (lfe == 1 ? 0x8 : 0)
             blocks = 6
