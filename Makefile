@@ -78,11 +78,11 @@ demo: build
 # Every suite runs even if another fails, so one CI run reports everything; the target fails if
 # any did. After the build, the unit tests (`swift test --parallel`: as many processes as there
 # are cores), the oracle suite and the Python bindings' tests run side by side, each printing its
-# report in that order when all are done: one after another they left the cores idle for about
-# a tenth of the oracle suite's wall time (its workers wait on ffmpeg pipes and on files) and
-# the unit tests' 70 s kept one core idle for half their time (the corruption suite and the
-# hostile-value muxer test are long single cases); side by side the three took 686 s where
-# they took 791 s in turn (2 cores, 3 Dec 2026).
+# report in that order when all are done. Run first, the unit tests' long single cases (the
+# corruption suite, the hostile-value muxer test) kept one core idle for part of their ~70 s;
+# beside the others they fill gaps. Measured on 2 cores (3 Dec 2026), the noise of a shared
+# machine included: in turn 791, 918, 832 and 914 s, side by side 686, 759, 864 and 819 s
+# (832, 819 and 914 s were one interleaved series: in turn, side by side, in turn).
 # mypy needs no build: it runs beside the build (a core the build's whole-module steps leave
 # idle), and its report is printed in its place at the end.
 MYPY_LOG := $(TEST_SCRATCH)/mypy.log
