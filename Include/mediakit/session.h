@@ -113,7 +113,8 @@ mk_status mk_async_decode_session_decode(mk_async_decode_session *session, const
  *  they have returned (the flush completions, `end` and `error` queued meanwhile too); with
  *  mk_async_decode_session_read_frame, until the frames are queued for it (read them on another
  *  thread meanwhile when more than queue_frames come). Returns at once when no consumer was
- *  started. Never call it from a callback (it waits for them). Errors: MK_EINVAL. */
+ *  started. From one of the session's callbacks (which it would wait for) it returns MK_ESTATE
+ *  at once. Errors: MK_EINVAL, MK_ESTATE. */
 mk_status mk_async_decode_session_wait_frames(mk_async_decode_session *session);
 
 /** One recovery from damaged data, as the recovery callback gets it (borrowed for the call) or
@@ -201,8 +202,10 @@ mk_status mk_async_decode_session_get_stats(mk_async_decode_session *session, mk
 mk_status mk_async_decode_session_get_recovery(mk_async_decode_session *session, int32_t index, mk_recovery_info *info);
 
 /** Stops the session and sets *session to NULL: its thread ends, frames not yet delivered are
- *  freed, and no callback runs once this returns (so never call it from a callback). Frames
- *  already handed out stay valid. Harmless on NULL. */
+ *  freed, and no callback runs once this returns. Called from one of the session's callbacks,
+ *  it does not wait for that callback: no frame, recovery, error or end callback runs after
+ *  the calling one returns (a flush completion already queued still runs once, its `user`
+ *  passed). Frames already handed out stay valid. Harmless on NULL. */
 void mk_async_decode_session_close(mk_async_decode_session **session);
 
 /* ------------------------------------------------------------ the names before 0.2 */

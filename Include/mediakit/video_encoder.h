@@ -229,16 +229,18 @@ mk_status mk_compression_session_encode_planes(mk_compression_session *session, 
  *  it are encoded, and their packets delivered as far as the encoder releases them without the
  *  end of the stream (the packets mk_video_encoder_receive_packet would give by then).
  *  Returns MK_OK, or the error that stopped the session (the error callback had it).
- *  Not from a callback. Errors: MK_EINVAL, the session's failure. */
+ *  From a callback it returns once the pictures are encoded, and their packets are delivered
+ *  after that callback returns. Errors: MK_EINVAL, the session's failure. */
 mk_status mk_compression_session_complete_frames(mk_compression_session *session, int64_t until_pts);
 
 /** mk_compression_session_complete_frames(session, MK_NOPTS_VALUE): ends the stream, every
- *  packet delivered when this returns. Not from a callback. */
+ *  packet delivered when this returns (from a callback: after that callback returns). */
 mk_status mk_compression_session_flush(mk_compression_session *session);
 
 /** Ends the session and sets *session to NULL: pictures not encoded yet are dropped, and no
- *  callback runs once this returns (so never call it from a callback). Packets already handed
- *  to the callback stay the callee's. Harmless on NULL. */
+ *  callback runs once this returns (called from a callback: once that callback returns; the
+ *  packets queued behind it are freed, not delivered). Packets already handed to the callback
+ *  stay the callee's. Harmless on NULL. */
 void mk_compression_session_close(mk_compression_session **session);
 
 #ifdef __cplusplus

@@ -33,7 +33,14 @@ final class SessionHandle {
     init(session: AsyncDecodeSession, packetTrack: Int? = nil) {
         self.session = session
         self.packetTrack = packetTrack
+        queue.setSpecific(key: Self.ownQueue, value: ObjectIdentifier(self))
     }
+
+    /// Marks ``queue`` with the handle's identity: a call from one of its callbacks must not
+    /// wait for the queue it runs on (libdispatch stops the process on such a `sync`).
+    private static let ownQueue = DispatchSpecificKey<ObjectIdentifier>()
+    /// True inside one of this session's callbacks.
+    var inCallback: Bool { DispatchQueue.getSpecific(key: Self.ownQueue) == ObjectIdentifier(self) }
 
     /// Recovery `index`'s message as a C string that lives as long as the handle.
     func message(_ index: Int, _ text: () -> String) -> CString {
@@ -165,6 +172,9 @@ public func mk_async_decode_session_decode(_ handle: OpaquePointer?, _ packet: O
 @_cdecl("mk_async_decode_session_wait_frames")
 public func mk_async_decode_session_wait_frames(_ handle: OpaquePointer?) -> Int32 {
     guard let h = liveHandle(SessionHandle.self, handle, "mk_async_decode_session_wait_frames") else { return MK_EINVAL }
+    if h.inCallback {
+        return fail(MK_ESTATE, "mk_async_decode_session_wait_frames: called from one of the session's callbacks, which it would wait for")
+    }
     h.session.waitForAsynchronousFrames()
     return MK_OK
 }
@@ -294,10 +304,11 @@ public func mk_async_decode_session_get_stats(_ handle: OpaquePointer?, _ stats:
 public func mk_async_decode_session_close(_ handle: UnsafeMutablePointer<OpaquePointer?>?) {
     guard let handle, let h = Handles.get(handle.pointee, as: SessionHandle.self) else { return }
     // Stop the thread and let the callbacks already queued return (they skip their frames)
-    // before the handle goes: no callback runs after this returns.
+    // before the handle goes: no callback runs after this returns. From a callback, the queue
+    // cannot be waited for: the callbacks queued behind this one skip theirs (cancelled).
     h.session.cancel()
     h.session.wait()
-    h.queue.sync {}
+    if !h.inCallback { h.queue.sync {} }
     Handles.release(handle, as: SessionHandle.self)
 }
 

@@ -97,6 +97,51 @@ final class AsyncPacketDecodeTests: XCTestCase {
         session.cancel()
     }
 
+    /// `waitForAsynchronousFrames` called by a callback returns at once (what it waits for
+    /// includes that callback: it hung), in the frame callback and in the end callback (it then
+    /// waited for the queue it ran on, which stops the process); `cancel` called by a callback
+    /// stops the frames after it. Every frame still comes (the synchronous decode's).
+    func testWaitAndCancelFromACallback() throws {
+        let reference = try AsyncDecodeSessionTests.syncFingerprints(track: 0)
+        let (t, packets) = try Self.packets(track: 0)
+        let queue = DispatchQueue(label: "test.wait-in-callback")
+        let session = try AsyncDecodeSession(track: t)
+        let got = Locked<[Fingerprint]>([])
+        let waits = Locked(0)
+        let ended = DispatchSemaphore(value: 0)
+        try session.start(on: queue, frame: { frame in
+            if got.value.count % 40 == 0 {
+                session.waitForAsynchronousFrames()
+                waits.mutate { $0 += 1 }
+            }
+            got.mutate { $0.append(AsyncDecodeSessionTests.fingerprint(frame)) }
+        }, end: {
+            session.waitForAsynchronousFrames()
+            ended.signal()
+        })
+        for p in packets { try session.decode(p) }
+        try session.finish()
+        XCTAssertEqual(ended.wait(timeout: .now() + 60), .success, "the end callback's wait returned")
+        session.waitForAsynchronousFrames()
+        XCTAssertEqual(got.value, reference)
+        XCTAssertEqual(waits.value, (reference.count + 39) / 40)
+        session.cancel()
+
+        let cancelling = try AsyncDecodeSession(track: t)
+        let seen = Locked(0)
+        let cancelled = DispatchSemaphore(value: 0)
+        try cancelling.start(on: queue, frame: { _ in
+            if seen.mutate({ n in n += 1; return n }) == 3 {
+                cancelling.cancel()
+                cancelled.signal()
+            }
+        })
+        for p in packets.prefix(40) { try? cancelling.decode(p) }
+        XCTAssertEqual(cancelled.wait(timeout: .now() + 60), .success)
+        queue.sync {}
+        XCTAssertEqual(seen.value, 3, "no frame callback after cancel() returned in one")
+    }
+
     /// A packet the decoder cannot take with recovery off: the error comes to the error
     /// callback as an error (item 10), and the next decode() throws it.
     func testADecodingErrorComesToTheErrorCallbackAndTheNextCall() throws {

@@ -35,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 import warnings
 from fractions import Fraction
 from pathlib import Path
@@ -266,6 +267,61 @@ def test_python_callback_exception_is_raised_by_the_next_call(mediakit):
             session.wait()
         session.close()
     assert len(calls) == 1, "frames after a failed callback are dropped, not delivered"
+
+
+def test_python_close_and_wait_from_on_frame(mediakit):
+    """close() called by on_frame ends the session without waiting for that call (it waited for
+    the queue it ran on, and libdispatch stopped the process: "dispatch_sync called on queue
+    already owned by current thread"), and no frame callback runs after it; wait() called by
+    on_frame raises StateError at once (it would wait for the call that made it: it hung), and
+    the session goes on to the end. Oracle: ffprobe's frame count for the second session."""
+    media = lib.REPO / "Samples" / "media" / "sample.mp4"
+    frames = int(lib.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries",
+                          "stream=nb_read_frames", "-of", "csv=p=0", media]).stdout)
+    sessions: list = []
+    calls: list[int] = []
+    closed = threading.Event()
+
+    def close_at_third(frame) -> None:
+        calls.append(frame.pts)
+        frame.close()
+        if len(calls) == 3:
+            sessions[0].close()
+            calls.append(-1)     # close returned to the callback
+            closed.set()
+
+    with mediakit.open(media) as demuxer:
+        track = demuxer.tracks[0]
+        sessions.append(mediakit.DecodeSession(track, on_frame=close_at_third))
+        with pytest.raises(mediakit.MediaKitError, match="is closed|was cancelled"):
+            for packet in demuxer.packets(track):
+                sessions[0].decode(packet)
+        assert closed.wait(30), f"close() called by on_frame did not return: {calls}"
+        assert sessions[0].closed
+        time.sleep(0.3)     # room for a callback that should not come
+        assert calls[3:] == [-1], f"callbacks after close() returned in one: {calls}"
+
+        waits: list[str] = []
+
+        def wait_in_callback(frame) -> None:
+            frame.close()
+            if not waits:
+                try:
+                    session.wait()
+                    waits.append("returned")
+                except mediakit.StateError as e:
+                    waits.append(str(e))
+            calls.append(frame.pts)
+
+        demuxer.seek(0)
+        calls.clear()
+        with mediakit.DecodeSession(track, on_frame=wait_in_callback) as session:
+            for packet in demuxer.packets(track):
+                session.decode(packet)
+            session.finish()
+            session.wait()
+        assert len(waits) == 1 and "called from one of the session's callbacks" in waits[0], waits
+        assert len(calls) == frames, f"{len(calls)} frames, ffprobe counts {frames}"
 
 
 def test_python_decoding_error_reaches_on_error(mediakit):

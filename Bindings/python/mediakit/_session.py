@@ -315,7 +315,8 @@ class DecodeSession(_FrameReader, _Owned):
     At most ``queue_frames`` packets wait to be decoded: ``decode`` then waits (and as many
     frames wait for the consumer). ``flush(completion)`` is the mid-stream flush
     (VTDecompressionSessionFinishDelayedFrames), ``wait()`` VTDecompressionSessionWaitForAsynchronousFrames,
-    ``close()`` ends the session (never from a callback: it waits for them).
+    ``close()`` ends the session (called from a callback, without waiting for it: no frame,
+    error or end callback runs after that one returns).
 
     ``DecodeSession(track)`` with a Track and neither ``on_frame`` nor ``on_error`` keeps the
     name's old meaning (deprecated: it warns): an ``AsyncDecodeSession`` that reads the
@@ -418,7 +419,8 @@ class DecodeSession(_FrameReader, _Owned):
         """Waits until every packet handed over so far is decoded and its frames passed to
         ``on_frame`` (the completions and ``on_error`` queued meanwhile called too; with
         ``read()``, queued for it) (VTDecompressionSessionWaitForAsynchronousFrames). The GIL is
-        released meanwhile. Raises what a callback raised. Never call it from a callback."""
+        released meanwhile. Raises what a callback raised. From a callback (which it would wait
+        for) it raises ``StateError`` at once."""
         lib.mk_async_decode_session_wait_frames(self._packets_session("wait"))
         self._completions.raise_kept()
 
@@ -503,8 +505,8 @@ class DecodeSession(_FrameReader, _Owned):
 
     def close(self) -> None:
         """Ends the session: packets not decoded yet and frames not delivered are dropped, and no
-        callback runs once this returns (never call it from one). Raises what a callback
-        raised and was not raised yet. Harmless twice."""
+        callback runs once this returns (called from a callback: once that one returns).
+        Raises what a callback raised and was not raised yet. Harmless twice."""
         if self.__dict__.get("_legacy") is not None:
             self._legacy.close()   # type: ignore[union-attr]
         super().close()

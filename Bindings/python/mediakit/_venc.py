@@ -346,7 +346,9 @@ class CompressionSession(_Owned):
     ``on_error`` (optional) is called with the ``MediaKitError`` that stopped the session. An
     exception raised by a callback is raised again by ``complete_frames`` (later packets are
     dropped). At most 8 pictures wait for the encoder: ``encode_frame`` then waits.
-    ``complete_frames`` and ``close`` must not be called from a callback (they wait for it)."""
+    Called from ``on_packet``, ``close`` ends the session without waiting for that call (the
+    packets queued behind it are dropped), and ``complete_frames`` returns once the pictures are
+    encoded (their packets come after that call returns)."""
 
     _free = staticmethod(lib.mk_compression_session_close)
     _what = "compression session"

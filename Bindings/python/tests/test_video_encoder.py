@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -235,6 +236,63 @@ def test_compression_session_raises_what_a_callback_raised() -> None:
             session.complete_frames()
     with pytest.raises(mediakit.NotFoundError, match="no-such-encoder"):
         mediakit.CompressionSession("no-such-encoder", W, H, fps=25, on_packet=lambda p: None)
+
+
+def test_compression_session_close_and_complete_frames_from_on_packet() -> None:
+    """close() called by on_packet ends the session without waiting for that call (it waited for
+    the queue it ran on, and libdispatch stopped the process), and no packet comes after it;
+    complete_frames() called by on_packet ends the stream and returns, and the packets of the
+    pictures taken until then come after that call: they are VideoEncoder's for those pictures."""
+    yuv = pictures("yuv420p")
+    settings: dict[str, Any] = dict(fps=25, qp=0, bframes=0, threads=1)
+    calls: list[int] = []
+    returned = threading.Event()
+    box: list[mediakit.CompressionSession] = []
+
+    def close_at_first(p: mediakit.Packet) -> None:
+        calls.append(p.pts)
+        p.close()
+        box[0].close()
+        calls.append(-1)
+        returned.set()
+
+    box.append(mediakit.CompressionSession("libx264", W, H, on_packet=close_at_first, **settings))
+    for i, picture in enumerate(yuv):
+        try:
+            box[0].encode_frame(picture, i)
+        except mediakit.MediaKitError:
+            break       # closed by the callback meanwhile
+    assert returned.wait(30), f"close() called by on_packet did not return: {calls}"
+    time.sleep(0.3)     # room for a packet that should not come
+    assert calls == [0, -1], calls
+    with pytest.raises(mediakit.MediaKitError, match="is closed"):
+        box[0].encode_frame(yuv[0], N)
+
+    got: list[tuple[int, int, bool, bytes]] = []
+    ended: list[str] = []
+
+    def end_at_first(p: mediakit.Packet) -> None:
+        got.append(_packet_record(p))
+        p.close()
+        if not ended:
+            box[1].complete_frames()
+            ended.append("returned")
+
+    box.append(mediakit.CompressionSession("libx264", W, H, on_packet=end_at_first, **settings))
+    with box[1] as session:
+        taken = 0
+        for i, picture in enumerate(yuv):
+            try:
+                session.encode_frame(picture, i)
+            except mediakit.StateError:
+                break
+            taken += 1
+        session.complete_frames()
+    assert ended == ["returned"] and 0 < taken
+    with mediakit.VideoEncoder("libx264", W, H, **settings) as enc:
+        sync = [_packet_record(p) for i in range(taken) for p in enc.encode(yuv[i], pts=i)]
+        sync += [_packet_record(p) for p in enc.flush()]
+    assert len(got) >= 1 and got == sync[:len(got)], (len(got), len(sync), taken)
 
 
 def test_compression_session_reports_an_encoder_failure_midway() -> None:

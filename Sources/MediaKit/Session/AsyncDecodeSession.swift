@@ -119,7 +119,8 @@ public final class AsyncDecodeSession: @unchecked Sendable {
     /// callbacks, until their callbacks (and the flush completions, `end`, `error` queued
     /// meanwhile) have returned; with ``frames`` or ``nextFrame()``, until they are queued for
     /// the consumer (which must take them meanwhile when more than ``bufferLimit`` come).
-    /// Returns at once without a consumer, or after ``cancel()``. Never call it from a callback.
+    /// Returns at once without a consumer, or after ``cancel()``, or called from one of the
+    /// session's callbacks (it would wait for that callback).
     public func waitForAsynchronousFrames() {
         core.waitForAsynchronousFrames()
     }
@@ -316,6 +317,8 @@ final class AsyncDecodeCore: @unchecked Sendable {
     private var head = 0
     /// Callback mode: frames handed to the queue whose callback has not returned yet.
     private var inFlight = 0
+    /// Callback mode: the thread running one of the callbacks now (they run one at a time).
+    private var callbackThread: pthread_t?
     private var waiter: CheckedContinuation<Event?, Never>?
     /// Pull mode: the end of the track or the failure, given again to every later call once
     /// the queued events are taken (until a seek decodes again).
@@ -385,6 +388,10 @@ final class AsyncDecodeCore: @unchecked Sendable {
     /// callbacks: their callbacks have returned), or the session stopped.
     func waitForAsynchronousFrames() {
         cond.lock()
+        if let t = callbackThread, pthread_equal(t, pthread_self()) != 0 {
+            cond.unlock()   // called by a callback: what it would wait for includes itself
+            return
+        }
         let target = submitted
         // Without a consumer nothing is decoded: return rather than wait for ever.
         while !cancelled && mode != nil && (completed < target || (mode?.callbacks != nil && inFlight > 0)) { cond.wait() }
@@ -466,6 +473,21 @@ final class AsyncDecodeCore: @unchecked Sendable {
         cond.broadcast()
         cond.unlock()
         w?.resume(returning: nil)
+    }
+
+    /// Runs a recovery, error, end or flush callback on the callbacks' queue, marked as running
+    /// on this thread (``waitForAsynchronousFrames()`` must not wait for the callback that
+    /// calls it). After ``cancel()`` only flush completions run (each is called once).
+    private func callback(always: Bool = false, _ body: () -> Void) {
+        cond.lock()
+        let run = always || !cancelled
+        if run { callbackThread = pthread_self() }
+        cond.unlock()
+        guard run else { return }
+        body()
+        cond.lock()
+        callbackThread = nil
+        cond.unlock()
     }
 
     func waitForExit() {
@@ -559,7 +581,7 @@ final class AsyncDecodeCore: @unchecked Sendable {
             stats_.invalidations = session.invalidations
             let cb = mode?.callbacks
             cond.unlock()
-            if let cb, let f = cb.recovery { cb.queue.async { f(r) } }
+            if let cb, let f = cb.recovery { cb.queue.async { [self] in callback { f(r) } } }
         }
         while true {
             cond.lock()
@@ -676,10 +698,14 @@ final class AsyncDecodeCore: @unchecked Sendable {
             cb.queue.async { [self] in
                 cond.lock()
                 let live = !cancelled && gen == generation
-                if live { stats_.delivered += 1 }
+                if live {
+                    stats_.delivered += 1
+                    callbackThread = pthread_self()
+                }
                 cond.unlock()
                 if live { cb.frame(frame) }
                 cond.lock()
+                callbackThread = nil
                 inFlight -= 1
                 cond.broadcast()
                 cond.unlock()
@@ -725,8 +751,8 @@ final class AsyncDecodeCore: @unchecked Sendable {
         case .callbacks(let cb)?:
             cond.unlock()
             switch e {
-            case .failure(let error): if let f = cb.error { cb.queue.async { f(error) } }
-            default: if let f = cb.end { cb.queue.async { f() } }
+            case .failure(let error): if let f = cb.error { cb.queue.async { [self] in callback { f(error) } } }
+            default: if let f = cb.end { cb.queue.async { [self] in callback { f() } } }
             }
         default:
             terminal = e
@@ -739,7 +765,7 @@ final class AsyncDecodeCore: @unchecked Sendable {
         cond.lock()
         let cb = mode?.callbacks
         cond.unlock()
-        if let cb { cb.queue.async { done() } } else { done() }
+        if let cb { cb.queue.async { [self] in callback(always: true) { done() } } } else { done() }
     }
 }
 

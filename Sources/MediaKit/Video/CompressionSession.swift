@@ -50,6 +50,18 @@ public final class CompressionSession: @unchecked Sendable {
     private var invalidated = false
     /// Confined to `work`: a failure stops the encoding; the handler heard of it.
     private var failed = false
+    /// Under `lock`: invalidate() was called from the handler, which it cannot wait for; the
+    /// handler calls queued after that one are skipped.
+    private var silenced = false
+    /// Under `lock`: `closed` says that completeFrames() ended the stream (a failure of the
+    /// pictures before the end replaces that reason).
+    private var streamEnded = false
+    /// Marks `callbacks` with this session's identity: ``invalidate()`` and
+    /// ``completeFrames(untilPresentationTimeStamp:)`` called by the handler must not wait for
+    /// the queue they run on (libdispatch stops the process on such a `sync`).
+    private static let handlerQueue = DispatchSpecificKey<ObjectIdentifier>()
+    /// True on the handler's queue (inside a handler call).
+    private var inHandler: Bool { DispatchQueue.getSpecific(key: Self.handlerQueue) == ObjectIdentifier(self) }
 
     /// Opens the encoder `settings` name for pictures coded as `output` (see
     /// ``VideoEncodingConverter/init(_:output:registry:)``); `outputHandler` receives each
@@ -63,6 +75,15 @@ public final class CompressionSession: @unchecked Sendable {
         reorderDelay = converter.encoder.reorderDelay
         self.output = output
         handler = outputHandler
+        callbacks.setSpecific(key: Self.handlerQueue, value: ObjectIdentifier(self))
+    }
+
+    /// Passes `result` to the handler on its queue, unless the handler invalidated the session meanwhile.
+    private func call(_ result: Result<Packet, MediaError>) {
+        let h = handler
+        callbacks.async { [self] in
+            if !lock.withLock({ silenced }) { h(result) }
+        }
     }
 
     /// Hands `frame` over for encoding at `pts` (in ``output``'s time base; its own pts and
@@ -82,33 +103,42 @@ public final class CompressionSession: @unchecked Sendable {
         picture.duration = duration
         picture.timeBase = output.timeBase
         let queued = picture
-        work.async { [self] in
-            defer { slots.signal() }
-            guard !failed, !lock.withLock({ invalidated }) else { return }
-            do {
-                try converter.send(queued, forceKeyFrame: forceKeyFrame)
-                try deliverReady()
-            } catch {
-                fail(error)
+        // Queued under `lock`, so a picture is never queued behind the flush of a stream that
+        // completeFrames() ended meanwhile (on another thread, or in the handler): it is refused.
+        let refused = lock.withLock { () -> MediaError? in
+            if let why = closed { return why }
+            work.async { [self] in
+                defer { slots.signal() }
+                guard !failed, !lock.withLock({ invalidated }) else { return }
+                do {
+                    try converter.send(queued, forceKeyFrame: forceKeyFrame)
+                    try deliverReady()
+                } catch {
+                    fail(error)
+                }
             }
+            return nil
+        }
+        if let refused {
+            slots.signal()
+            throw refused
         }
     }
 
     /// On `work`: passes every packet the encoder has ready to the handler.
     private func deliverReady() throws {
-        while case .packet(let p) = try converter.receiveOutput() {
-            let h = handler
-            callbacks.async { h(.success(p)) }
-        }
+        while case .packet(let p) = try converter.receiveOutput() { call(.success(p)) }
     }
 
     /// On `work`: stops the session after an error and tells the handler.
     private func fail(_ error: Error) {
         failed = true
         let e = error as? MediaError ?? MediaError(.backend, "\(error)")
-        lock.withLock { if closed == nil { closed = MediaError(.state, "the compression session stopped: \(e.description)") } }
-        let h = handler
-        callbacks.async { h(.failure(e)) }
+        lock.withLock {
+            // A failure on a picture before the end is the better reason to give later calls.
+            if closed == nil || streamEnded { closed = MediaError(.state, "the compression session stopped: \(e.description)") }
+        }
+        call(.failure(e))
     }
 
     /// Waits until the pictures handed over so far are encoded and their packets passed to the
@@ -118,37 +148,42 @@ public final class CompressionSession: @unchecked Sendable {
     /// time, before `VTCompressionSessionInvalidate`). With a `pts`, the session goes on: the
     /// pictures presented up to `pts` are all encoded, and their packets delivered as far as
     /// the encoder releases them without ending the stream (libavcodec's encoders hold B-frame
-    /// and look-ahead pictures until they see later ones or the end).
+    /// and look-ahead pictures until they see later ones or the end). Called by the handler, it
+    /// returns once the pictures are encoded: their packets are passed to the handler after the
+    /// call that made this one returns.
     public func completeFrames(untilPresentationTimeStamp pts: Int64? = nil) {
+        // The end closes the stream before its flush is queued: pictures handed over later are
+        // refused (encodeFrame queues under `lock`), so none follows the flush.
+        let ends = pts == nil && lock.withLock { () -> Bool in
+            if closed != nil { return false }
+            closed = MediaError(.state, "the compression session's stream was ended by completeFrames()")
+            streamEnded = true
+            return true
+        }
         work.sync {
-            guard !failed, !lock.withLock({ invalidated }) else { return }
-            if pts == nil {
-                let alreadyClosed = lock.withLock { () -> Bool in
-                    if closed != nil { return true }
-                    closed = MediaError(.state, "the compression session's stream was ended by completeFrames()")
-                    return false
-                }
-                if alreadyClosed { return }
-                do {
-                    try converter.flush()
-                    try deliverReady()
-                } catch {
-                    fail(error)
-                }
+            guard ends, !failed, !lock.withLock({ invalidated }) else { return }
+            do {
+                try converter.flush()
+                try deliverReady()
+            } catch {
+                fail(error)
             }
         }
-        callbacks.sync {}
+        if !inHandler { callbacks.sync {} }
     }
 
     /// Ends the session: pictures not encoded yet are dropped, and the handler is not called
-    /// after this returns. Later calls of ``encodeFrame(_:pts:duration:forceKeyFrame:)`` throw
-    /// `.state`. A second call does nothing.
+    /// after this returns (called by the handler: not after that call returns; the packets
+    /// queued behind it are dropped). Later calls of ``encodeFrame(_:pts:duration:forceKeyFrame:)``
+    /// throw `.state`. A second call does nothing more.
     public func invalidate() {
+        let fromHandler = inHandler
         lock.withLock {
             invalidated = true
+            if fromHandler { silenced = true }
             if closed == nil { closed = MediaError(.state, "the compression session was invalidated") }
         }
         work.sync { failed = true }   // after the picture being encoded, if any; the queued ones are skipped
-        callbacks.sync {}
+        if !fromHandler { callbacks.sync {} }
     }
 }
