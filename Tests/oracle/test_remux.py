@@ -446,3 +446,61 @@ def test_cut_source_is_copied_up_to_the_cut_with_a_warning(ext, mk_remux, tmp_pa
     assert sum(map(len, want.values())) < sum(map(len, _whole_packets(src).values())), "the cut removed no packet"
     assert got == want, f"{cut.name} -> .{ext}: " + ", ".join(f"{k}: {len(got.get(k, []))} packets, ffprobe's whole ones {len(v)}"
                                                           for k, v in want.items())
+
+
+# Sources whose tracks are marked not default or forced, made by ffmpeg's `-disposition`, and
+# the shared files with such marks (MANIFEST: a Matroska audio track with FlagDefault 0, a WebM
+# one). Each with the targets ffmpeg's own `-c copy` writes.
+DISPOSITION_GENERATED = {
+    # MP4: the second audio track disabled (tkhd without track_enabled).
+    "second_audio_disabled.mp4": ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10", "-f", "lavfi", "-i", "sine=f=440",
+                                  "-f", "lavfi", "-i", "sine=f=880", "-t", "2", "-map", "0", "-map", "1", "-map", "2",
+                                  "-c:v", "libx264", "-c:a", "aac", "-disposition:a:0", "default", "-disposition:a:1", "0"],
+    # Matroska: the first audio track not default, the second default (MP4 enables only the second).
+    "first_audio_not_default.mkv": ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10", "-f", "lavfi", "-i", "sine=f=440",
+                                    "-f", "lavfi", "-i", "sine=f=880", "-t", "2", "-map", "0", "-map", "1", "-map", "2",
+                                    "-c:v", "libx264", "-c:a", "aac", "-disposition:a:0", "0", "-disposition:a:1", "default"],
+}
+DISPOSITION_CASES = [("gen", "second_audio_disabled.mp4", "mp4"), ("gen", "second_audio_disabled.mp4", "mkv"),
+                     ("gen", "first_audio_not_default.mkv", "mkv"), ("gen", "first_audio_not_default.mkv", "mp4"),
+                     ("gen", "forced_subtitle.mkv", "mkv"),
+                     ("shared", "mka_opus_5p1.mka", "mkv"), ("shared", "mka_opus_5p1.mka", "mp4"),
+                     ("shared", "webm_vorbis_stereo_16k_tone.webm", "mkv")]
+
+
+def _dispositions(path: Path) -> list[tuple[str, int, int]]:
+    proc = lib.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_type:stream_disposition=default,forced",
+                    "-of", "json", path])
+    lib.oracle_ok(proc, ["ffprobe", path])
+    return [(s["codec_type"], s["disposition"]["default"], s["disposition"]["forced"]) for s in json.loads(proc.stdout)["streams"]]
+
+
+@pytest.mark.parametrize("kind,name,ext", DISPOSITION_CASES, ids=[f"{n}->{e}" for _, n, e in DISPOSITION_CASES])
+def test_default_and_forced_marks_are_kept_as_ffmpeg_keeps_them(kind, name, ext, mk_remux, tmp_path, request):
+    """A track marked not default (Matroska FlagDefault 0, MP4 tkhd without track_enabled) or
+    forced (FlagForced) stays so in a remux: ffprobe's default / forced dispositions of our
+    output equal those of ffmpeg's `-map 0 -c copy` to the same container (MP4 enables the first
+    track of a type none of whose tracks is default, as ffmpeg's mov muxer does). Before, every
+    track came out default and none forced: a commentary track not meant to play became one
+    players pick. The sources' own marks are checked too (the test would not see a lost mark
+    on a source without one)."""
+    if kind == "shared":
+        src = request.getfixturevalue("shared_media") / name
+    else:
+        src = tmp_path / name
+        if name == "forced_subtitle.mkv":
+            srt = tmp_path / "s.srt"
+            srt.write_text("1\n00:00:00,000 --> 00:00:01,000\nhello\n")
+            args = ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10", "-i", srt, "-t", "2", "-map", "0", "-map", "1",
+                    "-c:v", "libx264", "-c:s", "srt", "-disposition:s:0", "forced"]
+        else:
+            args = DISPOSITION_GENERATED[name]
+        proc = lib.run(["ffmpeg", "-v", "error", "-y", *args, src])
+        assert proc.returncode == 0, lib.tail(proc.stderr)
+    marks = _dispositions(src)
+    assert any(d == 0 or f == 1 for _, d, f in marks), f"{name}: no track marked not default or forced: {marks}"
+    ref, out = tmp_path / f"ffmpeg.{ext}", tmp_path / f"ours.{ext}"
+    proc = lib.run(["ffmpeg", "-v", "error", "-y", "-i", src, "-map", "0", "-c", "copy", ref])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    lib.check_ok(lib.run([mk_remux, "--quiet", src, out]), [mk_remux, src, out])
+    assert _dispositions(out) == _dispositions(ref), f"{name} -> .{ext}: source {marks}"

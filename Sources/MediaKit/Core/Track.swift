@@ -162,6 +162,15 @@ public struct Track: Sendable {
     /// as a data stream. A remux into another container writes its chapters as that
     /// container's chapters and leaves the track out.
     public var isChapterTrack = false
+    /// True unless the container marks the track as not one to present by default: Matroska's
+    /// FlagDefault 0, an MP4 track header without `track_enabled` (FFmpeg's `default`
+    /// disposition, which ffprobe shows). Containers without such a mark leave it true. A remux
+    /// keeps it: Matroska writes FlagDefault 0, MP4 leaves the track disabled unless no other
+    /// track of its type is enabled (then the first one is, as FFmpeg's mov muxer does).
+    public var isDefault = true
+    /// True when the container marks the track as forced (Matroska FlagForced: subtitles shown
+    /// even when subtitles are off; FFmpeg's `forced` disposition). Kept by a Matroska remux.
+    public var isForced = false
     /// Track-level tags (Matroska track Tags, MP4 track `udta`, Ogg stream comments ...); see
     /// ``Metadata``. Empty when the container states none.
     public var metadata = Metadata()

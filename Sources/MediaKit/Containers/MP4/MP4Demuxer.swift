@@ -174,6 +174,7 @@ public final class MP4Demuxer: SourceDemuxer, SampleTableDemuxer, @unchecked Sen
                               matrix: t.matrix, sampleCount: s.count, editList: t.edits,
                               movieTimeScale: movie.timeScale, unsupportedReason: t.unsupportedReason,
                               isEncrypted: t.encrypted)
+            track.isDefault = t.tkhdEnabled
             // As FFmpeg: the smaller of mdhd's duration and the sum of the sample durations.
             if let last = s.last {
                 let sum = last.dts + last.duration - (s.first?.dts ?? 0)

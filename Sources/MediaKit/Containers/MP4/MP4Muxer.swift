@@ -194,8 +194,10 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     }
 
     /// Adds a track that keeps what a demuxed ``Track`` says: language, matrix (rotation),
-    /// edit list (B-frame offset, priming, empty edits) and the source sample entry; a chapter
-    /// track (``Track/isChapterTrack``) is written disabled, as chapter tracks are.
+    /// edit list (B-frame offset, priming, empty edits), the source sample entry and whether it
+    /// is presented by default (``Track/isDefault``: `tkhd` enabled; as in FFmpeg, the first track
+    /// of a type none of whose tracks is default is enabled too); a chapter track
+    /// (``Track/isChapterTrack``) is written disabled, as chapter tracks are.
     /// - Throws: `.unsupported` ("unsupported: encrypted") for an encrypted track.
     public func addTrack(from track: Track) throws -> Int {
         if track.isEncrypted {
@@ -206,7 +208,8 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                                  edits: track.editList, movieTimeScale: track.movieTimeScale)
         // A copied chapter track stays out of the presentation (tkhd not enabled), as QuickTime
         // and FFmpeg write chapter tracks: ffprobe shows it not default, as the source's.
-        if track.isChapterTrack { tracks[index].isEnabled = false }
+        tracks[index].isEnabled = track.isDefault && !track.isChapterTrack
+        tracks[index].isChapter = track.isChapterTrack
         return index
     }
 
@@ -370,6 +373,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                               edits: [EditListEntry(segmentDuration: 0, mediaTime: 0, mediaRate: 1)], movieTimeScale: MP4ChapterTrack.timeScale)
         tracks[ci].macintoshLanguageZero = true   // FFmpeg's chapter track: language code 0 (read as "eng")
         tracks[ci].isEnabled = false              // and not enabled (tkhd flags 2): ffprobe shows it not default
+        tracks[ci].isChapter = true
         tracks[ci].writesBitRateBox = !isQuickTime   // mp4 mode: its text entry ends with a btrt
         for i in others { try addTrackReference(from: i, type: "chap", to: [ci]) }
         chapterTrack = ci

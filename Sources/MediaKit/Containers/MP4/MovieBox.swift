@@ -21,6 +21,8 @@ struct TrackBox {
     var tkhdDuration: Int64 = 0
     /// tkhd's width and height, whole pixels (a subtitle track's size, as FFmpeg takes it).
     var tkhdWidth = 0, tkhdHeight = 0
+    /// The track header's `track_enabled` flag (FFmpeg's `default` disposition).
+    var tkhdEnabled = true
     var matrix: [Int32] = [0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x4000_0000]
     var timeScale: Int64 = 0
     var mediaDuration: Int64 = 0
@@ -183,7 +185,8 @@ struct MovieBox {
                     t.references.append((rt, ids))
                 }
             case "tkhd":
-                let (v, _) = try c.fullBoxHeader()
+                let (v, flags) = try c.fullBoxHeader()
+                t.tkhdEnabled = flags & 1 != 0
                 if v == 1 { try c.skip(16); t.id = Int(try c.u32()); try c.skip(4); t.tkhdDuration = Int64(bitPattern: try c.u64()) }
                 else { try c.skip(8); t.id = Int(try c.u32()); try c.skip(4); t.tkhdDuration = Int64(try c.u32()) }
                 try c.skip(8 + 2 + 2 + 2 + 2)

@@ -230,8 +230,10 @@ enum MovieWriter {
                 w.zeros(24)
                 w.u32(try u32(Int64((tracks.map(\.id).max() ?? 0) + 1), track: tracks.count, "the next track ID"))
             }
+            let enabled = enabledTracks(tracks)
             for (i, t) in tracks.enumerated() {
-                try trak(&w, t, movieTimeScale: movieTimeScale, duration: durations[i], fragmented: fragmented, chunkShift: chunkShift)
+                try trak(&w, t, enabled: enabled[i], movieTimeScale: movieTimeScale, duration: durations[i], fragmented: fragmented,
+                         chunkShift: chunkShift)
             }
             w.append(userData)
             if fragmented {
@@ -248,11 +250,25 @@ enum MovieWriter {
         return w.bytes
     }
 
-    static func trak(_ w: inout BoxWriter, _ t: MuxTrack, movieTimeScale: Int64, duration: Int64, fragmented: Bool, chunkShift: Int64) throws {
+    /// Which tracks the movie presents (`tkhd` flag `track_enabled`), as FFmpeg's mov muxer
+    /// decides (`enable_tracks`): those marked ``MuxTrack/isEnabled`` (a source's enabled or
+    /// default tracks), and of the video, audio and subtitle tracks where none of a type is,
+    /// the first of that type (chapter tracks aside: they are never presented).
+    static func enabledTracks(_ tracks: [MuxTrack]) -> [Bool] {
+        var enabled = tracks.map(\.isEnabled)
+        for type in [MediaType.video, .audio, .subtitle] {
+            let ofType = tracks.indices.filter { tracks[$0].parameters.mediaType == type && !tracks[$0].isChapter }
+            if let first = ofType.first, !ofType.contains(where: { enabled[$0] }) { enabled[first] = true }
+        }
+        return enabled
+    }
+
+    static func trak(_ w: inout BoxWriter, _ t: MuxTrack, enabled: Bool, movieTimeScale: Int64, duration: Int64, fragmented: Bool,
+                     chunkShift: Int64) throws {
         let ti = t.id - 1
         try w.box("trak") { w in
             let v1 = duration > Int64(UInt32.max)
-            try w.fullBox("tkhd", version: v1 ? 1 : 0, flags: t.isEnabled ? 3 : 2) { w in
+            try w.fullBox("tkhd", version: v1 ? 1 : 0, flags: enabled ? 3 : 2) { w in
                 if v1 { w.u64(0); w.u64(0) } else { w.u32(0); w.u32(0) }
                 w.u32(try u32(Int64(t.id), track: ti, "the track ID")); w.u32(0)
                 if v1 { w.u64(try u64(duration, track: ti, "the duration")) } else { w.u32(try u32(duration, track: ti, "the duration")) }

@@ -31,8 +31,12 @@ struct MuxTrack {
     /// its chapter track, instead of ``language`` packed as ISO 639-2.
     var macintoshLanguageZero = false
     /// False for a track players should not present on their own (`tkhd` flags 2, in the movie
-    /// but not enabled), as FFmpeg writes its QuickTime chapter track.
+    /// but not enabled): a chapter track, as FFmpeg writes its QuickTime chapter track, and a
+    /// track copied from one that was not default (``Track/isDefault``; the movie still enables
+    /// the first of a type none of whose tracks is: ``MovieWriter/enabledTracks(_:)``).
     var isEnabled = true
+    /// A chapter track (the muxer's own, or a copied one): never enabled.
+    var isChapter = false
     /// Appends a `btrt` box (no buffer size, the average bit rate as the maximum too) to the
     /// sample entry of a progressive `moov`, as FFmpeg's mp4 muxer ends its chapter track's
     /// `text` entry (`mov_write_btrt_tag`); none when the rate is 0 or in fragments.

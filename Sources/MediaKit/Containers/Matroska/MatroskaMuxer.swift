@@ -21,7 +21,8 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     /// `annexB`: an H.264 / HEVC track given in Annex B form (``AnnexBConversion``), its
     /// packets length-prefixed; its extradata (the avcC / hvcC) empty until its first packet
     /// when it was given none.
-    private var tracks: [(params: CodecParameters, timeBase: Rational, codecID: String, delay: Int64, language: String, annexB: Bool)] = []
+    private var tracks: [(params: CodecParameters, timeBase: Rational, codecID: String, delay: Int64, language: String, annexB: Bool,
+                          isDefault: Bool, isForced: Bool)] = []
     /// Text subtitle tracks converted on the way in (``addTrack(from:)``).
     private var converters: [Int: SubtitleConverter] = [:]
     private var headerWritten = false
@@ -114,13 +115,14 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
                 parameters.extradata = try AnnexBConversion.record(codec: parameters.codec, extradata: parameters.extradata, completeness: false, track: tracks.count)
             } catch let e as MediaError { throw e.at(path: file.path) }
         }
-        tracks.append((parameters, timeBase, id, delay, "und", annexB))
+        tracks.append((parameters, timeBase, id, delay, "und", annexB, true, false))
         return tracks.count - 1
     }
 
-    /// Adds a track copied from a demuxed ``Track``: its codec parameters, time base and
+    /// Adds a track copied from a demuxed ``Track``: its codec parameters, time base,
     /// language (the Language element, ISO 639-2; "und" for a language that is not three
-    /// letters, as BCP 47 tags are not written here). A text subtitle track whose codec the
+    /// letters, as BCP 47 tags are not written here) and marks (``Track/isDefault`` as
+    /// FlagDefault, ``Track/isForced`` as FlagForced, as FFmpeg's muxer writes them). A text subtitle track whose codec the
     /// file does not carry is converted (``SubtitleConverter``), as ffmpeg's `-c:s srt` /
     /// `-c:s webvtt` converts it: `mov_text` and `text` (and MP4's boxed WebVTT) into Matroska
     /// as SubRip, every text codec but WebVTT into WebM as WebVTT. SubRip, ASS / SSA (its header
@@ -139,6 +141,8 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
         if let converter { converters[index] = converter }
         let code = track.language.lowercased()
         if code.count == 3 && code.allSatisfy({ ("a"..."z").contains($0) }) { tracks[index].language = code }
+        tracks[index].isDefault = track.isDefault
+        tracks[index].isForced = track.isForced
         return index
     }
 
@@ -253,6 +257,9 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
             let p = t.params
             var e = Self.uint(MKVID.trackNumber, UInt64(i + 1)) + Self.uint(MKVID.trackUID, UInt64(i + 1))
                 + Self.uint(MKVID.flagLacing, 0) + Self.string(MKVID.codecID, t.codecID)
+            // FlagDefault's default is 1: written only to clear it; FlagForced only when set (as FFmpeg).
+            if !t.isDefault { e += Self.uint(MKVID.flagDefault, 0) }
+            if t.isForced { e += Self.uint(MKVID.flagForced, 1) }
             e += Self.uint(MKVID.trackType, p.mediaType == .video ? 1 : p.mediaType == .audio ? 2 : 0x11)
             if let name = metadata.trackTags[i]?.first(where: { $0.ffmpegKey.lowercased() == "title" && !$0.value.isEmpty }) {
                 e += Self.string(MKVID.name, name.value)

@@ -411,6 +411,8 @@ extension MatroskaTrackConfig {
         }
         cfg.track.parameters = params
         cfg.track.language = language
+        cfg.track.isDefault = info.isDefault
+        cfg.track.isForced = info.isForced
         cfg.track.unsupportedReason = reasons.isEmpty ? nil : reasons.joined(separator: "; ")
         cfg.track.isEncrypted = encrypted
         // The segment's Duration is a float the file states: one that is not a count of this
