@@ -504,3 +504,33 @@ def test_default_and_forced_marks_are_kept_as_ffmpeg_keeps_them(kind, name, ext,
     assert proc.returncode == 0, lib.tail(proc.stderr)
     lib.check_ok(lib.run([mk_remux, "--quiet", src, out]), [mk_remux, src, out])
     assert _dispositions(out) == _dispositions(ref), f"{name} -> .{ext}: source {marks}"
+
+
+HANDLER_CASES = [("shared", "mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4"), ("shared", "mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mov"),
+                 ("shared", "m4a_aac_mono_afconvert_apple_elst.mp4", "mp4"), ("shared", "mp4_hevc_hvc1_aac_ctts_elst.mp4", "mov"),
+                 ("shared", "mp4_h264_aac_text_chapter_track_chpl.mp4", "mp4"), ("gen", "video_audio.mkv", "mp4")]
+
+
+@pytest.mark.parametrize("kind,name,ext", HANDLER_CASES, ids=[f"{n}->{e}" for _, n, e in HANDLER_CASES])
+def test_handler_names_are_ffmpegs(kind, name, ext, mk_remux, tmp_path, request):
+    """The `hdlr` names of a remux into MP4 / MOV (some players show them as track titles) are
+    ffmpeg's `-map 0 -c copy`'s: the source's own (`MobiTV Sound Media handler`, `Stereo`), else
+    FFmpeg's name for the type (`VideoHandler`, `SoundHandler`, `SubtitleHandler` for the chapter
+    track; a source with no name, an MP4 whose hdlr is empty, or Matroska). Before, every track
+    was named `MediaKit soun handler`. Oracle: ffprobe's `handler_name` stream tags."""
+    if kind == "shared":
+        src = request.getfixturevalue("shared_media") / name
+    else:
+        src = tmp_path / name
+        proc = lib.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10", "-f", "lavfi",
+                        "-i", "sine=f=440", "-t", "1", "-c:v", "libx264", "-c:a", "aac", src])
+        assert proc.returncode == 0, lib.tail(proc.stderr)
+    ref, out = tmp_path / f"ffmpeg.{ext}", tmp_path / f"ours.{ext}"
+    proc = lib.run(["ffmpeg", "-v", "error", "-y", "-i", src, "-map", "0", "-c", "copy", ref])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    lib.check_ok(lib.run([mk_remux, "--quiet", src, out]), [mk_remux, src, out])
+
+    def names(path: Path) -> list[str]:
+        streams = lib.ffprobe_json(path)["streams"]
+        return [s.get("tags", {}).get("handler_name", "") for s in streams]
+    assert names(out) == names(ref), f"{name} -> .{ext}"

@@ -194,7 +194,8 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     }
 
     /// Adds a track that keeps what a demuxed ``Track`` says: language, matrix (rotation),
-    /// edit list (B-frame offset, priming, empty edits), the source sample entry and whether it
+    /// edit list (B-frame offset, priming, empty edits), the source sample entry, its handler
+    /// name (FFmpeg's `handler_name` tag; else FFmpeg's name for the type) and whether it
     /// is presented by default (``Track/isDefault``: `tkhd` enabled; as in FFmpeg, the first track
     /// of a type none of whose tracks is default is enabled too); a chapter track
     /// (``Track/isChapterTrack``) is written disabled, as chapter tracks are.
@@ -208,6 +209,11 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                                  edits: track.editList, movieTimeScale: track.movieTimeScale)
         // A copied chapter track stays out of the presentation (tkhd not enabled), as QuickTime
         // and FFmpeg write chapter tracks: ffprobe shows it not default, as the source's.
+        // The source's handler name (FFmpeg's `handler_name` tag: an MP4 `hdlr`, a Matroska
+        // HANDLER_NAME tag), as FFmpeg's muxer keeps it; NUL would end the C string early.
+        if let name = track.metadata.first(where: { $0.ffmpegKey.lowercased() == "handler_name" })?.value {
+            tracks[index].handlerName = String(name.prefix { $0 != "\0" })
+        }
         tracks[index].isEnabled = track.isDefault && !track.isChapterTrack
         tracks[index].isChapter = track.isChapterTrack
         return index

@@ -321,7 +321,7 @@ enum MovieWriter {
                 }
                 w.fullBox("hdlr", version: 0, flags: 0) { w in
                     w.u32(0); w.fourCC(t.handler); w.zeros(12)
-                    w.append(Array("MediaKit \(t.handler) handler".utf8)); w.u8(0)
+                    w.append(Array((t.handlerName.isEmpty ? MuxTrack.defaultHandlerName(t.handler) : t.handlerName).utf8)); w.u8(0)
                 }
                 try w.box("minf") { w in
                     switch t.handler {

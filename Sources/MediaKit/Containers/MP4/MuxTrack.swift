@@ -22,6 +22,9 @@ struct MuxTrack {
     var parameters: CodecParameters
     var sampleEntry: [UInt8]
     var handler: String
+    /// The `hdlr` name (some players show it as the track's title): a copied track's own
+    /// (FFmpeg's `handler_name` tag), else FFmpeg's name for the handler type (``defaultHandlerName(_:)``).
+    var handlerName = ""
     var id: Int
     var timeScale: Int64
     /// Ticks of the track time scale per packet timestamp tick (time base numerator).
@@ -139,5 +142,20 @@ struct MuxTrack {
         if o != 0 { hasCompositionOffsets = true }
         if o < 0 { hasNegativeOffsets = true }
         if let last = ctts.last, last.offset == o, last.count < UInt32.max { ctts[ctts.count - 1].count += 1 } else { ctts.append((1, o)) }
+    }
+}
+
+extension MuxTrack {
+    /// The `hdlr` name FFmpeg's mov muxer writes for a handler type when the track names none
+    /// (`mov_write_hdlr_tag`): "VideoHandler", "SoundHandler", "SubtitleHandler" ...
+    static func defaultHandlerName(_ handler: String) -> String {
+        switch handler {
+        case "vide": return "VideoHandler"
+        case "soun": return "SoundHandler"
+        case "clcp": return "ClosedCaptionHandler"
+        case "text", "sbtl", "subt", "subp": return "SubtitleHandler"
+        case "tmcd": return "TimeCodeHandler"
+        default: return "DataHandler"
+        }
     }
 }
