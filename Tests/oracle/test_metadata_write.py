@@ -235,7 +235,7 @@ def test_mp4_ilst_and_chpl(name, ext, kind, codec, shared_media, mk_remux, mk_tr
     src = shared_media / name
     ours, ref = _ours_and_ffmpegs(src, ext, mk_remux if kind == "remux" else mk_transcode, codec, tmp_path)
     a, b = _view(ours), _view(ref)
-    # The ftyp brands are the muxer's file-type choice, not tags (ours: isom for .m4a too).
+    # The ftyp brands are the muxer's file-type choice, not tags (test_remux checks them against ffmpeg's).
     brands = {"major_brand", "minor_version", "compatible_brands"}
     missing = {k: v for k, v in b["format"].items() if k not in brands and a["format"].get(k) != v}
     assert not missing, f"ffmpeg's tags not in ours: {missing} (ours {a['format']})"

@@ -534,3 +534,29 @@ def test_handler_names_are_ffmpegs(kind, name, ext, mk_remux, tmp_path, request)
         streams = lib.ffprobe_json(path)["streams"]
         return [s.get("tags", {}).get("handler_name", "") for s in streams]
     assert names(out) == names(ref), f"{name} -> .{ext}"
+
+
+BRAND_CASES = [("m4a_aac_mono_afconvert_apple_elst.mp4", "m4a"), ("m4a_aac_mono_afconvert_apple_elst.mp4", "m4b"),
+               ("m4a_aac_mono_afconvert_apple_elst.mp4", "mov"), ("m4a_aac_mono_afconvert_apple_elst.mp4", "3gp"),
+               ("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "m4v"), ("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mov"),
+               ("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "3gp"), ("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4"),
+               ("mp4_hevc_hvc1_aac_ctts_elst.mp4", "mov")]
+
+
+@pytest.mark.parametrize("name,ext", BRAND_CASES, ids=[f"{n}->{e}" for n, e in BRAND_CASES])
+def test_file_type_brands_are_those_ffmpeg_writes_for_the_extension(name, ext, mk_remux, shared_media, tmp_path):
+    """The `ftyp` of a remux names the format the extension asks for, as ffmpeg's muxer for that
+    extension writes it: `qt  ` for .mov, `M4A ` / `M4V ` for .m4a / .m4b / .m4v (iTunes), `3gp4`
+    / `3gp6` for .3gp, `isom` for .mp4. Before, every one was `isom` with mp41 (a .mov that file
+    type detection called MP4). Oracle: ffprobe's major_brand, minor_version and
+    compatible_brands of ffmpeg's `-map 0 -c copy` to the same name."""
+    src = shared_media / name
+    ref, out = tmp_path / f"ffmpeg.{ext}", tmp_path / f"ours.{ext}"
+    proc = lib.run(["ffmpeg", "-v", "error", "-y", "-i", src, "-map", "0", "-c", "copy", ref])
+    assert proc.returncode == 0, lib.tail(proc.stderr)
+    lib.check_ok(lib.run([mk_remux, "--quiet", src, out]), [mk_remux, src, out])
+
+    def brands(path: Path) -> tuple[str, str, str]:
+        tags = lib.ffprobe_json(path)["format"].get("tags", {})
+        return tags.get("major_brand", ""), tags.get("minor_version", ""), tags.get("compatible_brands", "")
+    assert brands(out) == brands(ref), f"{name} -> .{ext}"

@@ -361,6 +361,8 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
 
     /// True for a `.mov` target (FFmpeg's mov muxer mode rather than mp4's).
     private var isQuickTime: Bool { (path as NSString).pathExtension.lowercased() == "mov" }
+    /// The `ftyp` brands of the target's extension, as FFmpeg's muxer for it writes them.
+    private var brand: MovieWriter.Brand { MovieWriter.Brand(pathExtension: (path as NSString).pathExtension) }
 
     /// Adds the chapter track for `chapters` (``setMetadata(_:)``); its samples are written
     /// with the first packet: first in the `mdat` of the progressive and fast-start layouts,
@@ -789,7 +791,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         if isFragmentedLayout, let ti = tracks.firstIndex(where: { $0.sampleEntry.isEmpty }) {
             throw MediaError(.invalidArgument, "track \(ti) (\(tracks[ti].parameters.codec)): no extradata, and the fragmented moov is written at the first packet of any track, before this track's parameter sets; give them in extradata or write its first packet first", path: path)
         }
-        try file.write(MovieWriter.ftyp(tracks: tracks, fragmented: isFragmentedLayout))
+        try file.write(MovieWriter.ftyp(tracks: tracks, fragmented: isFragmentedLayout, brand: brand))
         switch options.layout {
         case .progressive, .fastStart:
             if case .fastStart = options.layout, options.reservedMoovBytes > 0 {
@@ -1056,7 +1058,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
     private func finishFastStart(_ file: OutputFile) throws {
         try patchMdatSize(file)
         let scale = finalMovieTimeScale
-        let ftypSize = Int64(MovieWriter.ftyp(tracks: tracks, fragmented: false).count)
+        let ftypSize = Int64(MovieWriter.ftyp(tracks: tracks, fragmented: false, brand: brand).count)
         if options.reservedMoovBytes > 0 {
             let moov = try MovieWriter.moov(tracks: tracks, movieTimeScale: scale, fragmented: false, userData: userDataToWrite)
             let gap = Int(mdatStart - ftypSize)
@@ -1086,7 +1088,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         }
         let out = try OutputFile(path: path)
         do {
-            try out.write(MovieWriter.ftyp(tracks: tracks, fragmented: false))
+            try out.write(MovieWriter.ftyp(tracks: tracks, fragmented: false, brand: brand))
             try out.write(moov)
             let fd = try file.flushedDescriptor()
             try out.appendCopy(fromDescriptor: fd, offset: mdatStart, count: mdatLength, sourcePath: file.temporaryPath)

@@ -31,7 +31,49 @@ enum MovieWriter {
         return r
     }
 
-    static func ftyp(tracks: [MuxTrack], fragmented: Bool) -> [UInt8] {
+    /// The file type FFmpeg's muxer of an extension states (`mov_write_ftyp_tag`): `.mov` its mov
+    /// muxer's, `.m4a` / `.m4v` / `.m4b` its ipod muxer's, `.3gp` its 3gp muxer's, else mp4's.
+    enum Brand {
+        case mp4, quickTime, iTunes, threeGPP
+
+        init(pathExtension ext: String) {
+            switch ext.lowercased() {
+            case "mov": self = .quickTime
+            case "m4a", "m4v", "m4b": self = .iTunes
+            case "3gp": self = .threeGPP
+            default: self = .mp4
+            }
+        }
+    }
+
+    /// The `ftyp` box: mp4's brands (isom, iso2, iso6 for fragments, avc1 / av01 by codec,
+    /// mp41), or those FFmpeg writes for the other `brand`s: `qt  ` alone; `M4V ` (video) or
+    /// `M4A ` with isom, iso2 (avc1); `3gp6` (H.264, minor 0x100) or `3gp4` with isom, iso2 (avc1);
+    /// fragmented, iso6 after the major brand (FFmpeg's order without `default_base_moof`).
+    static func ftyp(tracks: [MuxTrack], fragmented: Bool, brand: Brand = .mp4) -> [UInt8] {
+        let h264 = tracks.contains { $0.parameters.codec == "h264" }
+        let major: String, minor: UInt32, compatible: [String]
+        switch brand {
+        case .quickTime:
+            (major, minor, compatible) = ("qt  ", 0x200, ["qt  "])
+        case .iTunes:
+            major = tracks.contains { $0.parameters.mediaType == .video && !$0.isChapter } ? "M4V " : "M4A "
+            (minor, compatible) = (0x200, [major] + (fragmented ? ["iso6"] : []) + ["isom", "iso2"] + (h264 ? ["avc1"] : []))
+        case .threeGPP:
+            major = h264 ? "3gp6" : "3gp4"
+            (minor, compatible) = (h264 ? 0x100 : 0x200, [major] + (fragmented ? ["iso6"] : []) + ["isom", "iso2"] + (h264 ? ["avc1"] : []))
+        case .mp4:
+            return mp4Ftyp(tracks: tracks, fragmented: fragmented)
+        }
+        var w = BoxWriter()
+        w.box("ftyp") { w in
+            w.fourCC(major); w.u32(minor)
+            for b in compatible { w.fourCC(b) }
+        }
+        return w.bytes
+    }
+
+    private static func mp4Ftyp(tracks: [MuxTrack], fragmented: Bool) -> [UInt8] {
         var brands = ["isom", "iso2"]
         if fragmented { brands.append("iso6") }
         for t in tracks {
