@@ -150,6 +150,12 @@ typedef struct mk_track_info {
                                     trim_end: Ogg); encoder_delay / padding are then informative */
     const uint8_t *sample_entry; /**< the whole source sample entry (MP4 stsd entry), NULL if none */
     size_t sample_entry_size;
+    /* Added after 0.3 (filled only when struct_size covers them): */
+    int32_t is_default;        /**< 0 when the container marks the track as not one to present by
+                                    default (Matroska FlagDefault 0, MP4 tkhd without track_enabled:
+                                    FFmpeg's `default` disposition), else 1 (also where the
+                                    container has no such mark); a remux keeps it */
+    int32_t forced;            /**< 1 when the container marks the track forced (Matroska FlagForced) */
 } mk_track_info;
 
 /** Fills *info for track `index`, up to info->struct_size bytes (a caller built against an

@@ -256,6 +256,8 @@ public func mk_demuxer_track(_ d: OpaquePointer?, _ index: Int32, _ info: Unsafe
     i.trims_on_packets = t.trimsOnPackets ? 1 : 0
     i.sample_entry = entry.isEmpty ? nil : UnsafePointer(entry.baseAddress)
     i.sample_entry_size = entry.count
+    i.is_default = t.isDefault ? 1 : 0
+    i.forced = t.isForced ? 1 : 0
     copyOut(i, to: info, size: i.struct_size)
     return MK_OK
 }

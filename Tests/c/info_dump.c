@@ -70,10 +70,12 @@ int main(int argc, char **argv) {
                    ti.edits[e].media_rate);
         printf("],\"bit_rate\":%lld,\"sample_aspect\":\"%d:%d\",\"color_range\":%d,\"color_primaries\":%d,\"color_transfer\":%d,"
                "\"color_space\":%d,\"channel_mask\":%llu,\"bits_per_coded_sample\":%d,\"block_align\":%d,\"reorder_depth\":%d,"
-               "\"encrypted\":%d,\"trims_on_packets\":%d,\"sample_entry_size\":%zu,\"unsupported\":%s}\n",
+               "\"encrypted\":%d,\"trims_on_packets\":%d,\"sample_entry_size\":%zu,\"is_default\":%d,\"forced\":%d,"
+               "\"unsupported\":%s}\n",
                (long long)ti.bit_rate, ti.sample_aspect_num, ti.sample_aspect_den, ti.color_range, ti.color_primaries,
                ti.color_transfer, ti.color_space, (unsigned long long)ti.channel_mask, ti.bits_per_coded_sample, ti.block_align,
-               ti.reorder_depth, ti.encrypted, ti.trims_on_packets, ti.sample_entry_size, ti.unsupported ? "true" : "false");
+               ti.reorder_depth, ti.encrypted, ti.trims_on_packets, ti.sample_entry_size, ti.is_default, ti.forced,
+               ti.unsupported ? "true" : "false");
         /* A caller of the 0.1 header: its struct ends before `reflected`. */
         mk_track_info *old = old_struct(offsetof(mk_track_info, reflected));
         old_ok &= mk_demuxer_track(dmx, t, old) == MK_OK && old->index == t && untouched(offsetof(mk_track_info, reflected), sizeof ti);

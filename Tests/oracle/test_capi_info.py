@@ -126,6 +126,10 @@ def test_track_info_matches_ffprobe_and_the_boxes(name, info_dump, shared_media)
                 assert names[t[key]] == s.get(field), f"{where}: {key} {t[key]}, ffprobe's {s.get(field)}"
         if t["channel_mask"]:
             assert LAYOUTS.get(s.get("channel_layout", "")) == t["channel_mask"], f"{where}: mask {t['channel_mask']:#x}, layout {s.get('channel_layout')}"
+        if media.suffix in (".mp4", ".mov", ".m4a", ".mka", ".mkv", ".webm"):   # containers that mark default / forced
+            disposition = s.get("disposition", {})
+            assert (t["is_default"], t["forced"]) == (disposition.get("default"), disposition.get("forced")), \
+                f"{where}: is_default {t['is_default']} forced {t['forced']}, ffprobe's disposition {disposition}"
         if t["media_type"] == 2 and s.get("has_b_frames") is not None and not t["encrypted"]:
             assert t["reorder_depth"] == s["has_b_frames"], f"{where}: reorder depth {t['reorder_depth']}, has_b_frames {s['has_b_frames']}"
         if is_mp4:

@@ -103,6 +103,10 @@ class Track:
     trims_on_packets: bool = False  #: the cuts are on the packets (Packet.trim_start / trim_end: Ogg)
     sample_entry: bytes = b""       #: the whole source sample entry (MP4 stsd entry), b"" if none
     _demuxer: Optional["Demuxer"] = field(repr=False, compare=False, default=None)
+    #: False when the container marks the track as not one to present by default (Matroska
+    #: FlagDefault 0, MP4 tkhd without track_enabled: FFmpeg's ``default`` disposition)
+    is_default: bool = True
+    forced: bool = False            #: the container marks the track forced (Matroska FlagForced)
 
     @property
     def duration_seconds(self) -> float:
@@ -565,7 +569,7 @@ class Demuxer(_Owned):
                      reorder_depth=t.reorder_depth, encrypted=bool(t.encrypted),
                      trims_on_packets=bool(t.trims_on_packets),
                      sample_entry=ctypes.string_at(t.sample_entry, t.sample_entry_size) if t.sample_entry_size else b"",
-                     _demuxer=self)
+                     is_default=bool(t.is_default), forced=bool(t.forced), _demuxer=self)
 
     def _busy(self) -> None:
         """Raises when a AsyncDecodeSession reads this demuxer (on its own thread)."""

@@ -82,7 +82,7 @@ class TrackInfo(ctypes.Structure):
         ("color_space", ctypes.c_int32), ("channel_mask", ctypes.c_uint64), ("bits_per_coded_sample", ctypes.c_int32),
         ("block_align", ctypes.c_int32), ("reorder_depth", ctypes.c_int32), ("encrypted", ctypes.c_int32),
         ("trims_on_packets", ctypes.c_int32), ("sample_entry", ctypes.POINTER(ctypes.c_uint8)),
-        ("sample_entry_size", ctypes.c_size_t),
+        ("sample_entry_size", ctypes.c_size_t), ("is_default", ctypes.c_int32), ("forced", ctypes.c_int32),
     ]
 
 

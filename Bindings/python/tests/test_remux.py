@@ -8,7 +8,7 @@ import pytest
 
 import mediakit
 
-from bindings_lib import framemd5
+from bindings_lib import ffprobe_json, framemd5
 
 FILES = ["mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4_two_aac_5p1_audio_tracks.mp4", "mp4_h264_rotation90_matrix.mp4"]
 
@@ -102,3 +102,21 @@ def test_an_unknown_muxer_name_is_not_found(shared_media: Path, tmp_path: Path) 
     with pytest.raises(mediakit.NotFoundError, match="no-such-muxer"):
         mediakit.Muxer(out, format="no-such-muxer")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["mka_opus_5p1.mka", "webm_vorbis_stereo_16k_tone.webm", "mp4_h264_aac_text_chapter_track_chpl.mp4"])
+def test_track_default_and_forced_marks_and_their_remux(name: str, shared_media: Path, tmp_path: Path) -> None:
+    """Track.is_default / forced are ffprobe's default / forced dispositions (files with a
+    track not default: a Matroska FlagDefault 0, a WebM one, an MP4 chapter track without
+    track_enabled), and mediakit.remux into Matroska keeps them (ffprobe of the output)."""
+    src = shared_media / name
+    streams = ffprobe_json(src, "-show_streams")["streams"]
+    with mediakit.open(src) as demuxer:
+        marks = [(t.is_default, t.forced) for t in demuxer.tracks]
+    assert marks == [(bool(s["disposition"]["default"]), bool(s["disposition"]["forced"])) for s in streams]
+    assert any(not d for d, _ in marks)
+    if name.endswith(".mp4"):
+        return      # its chapter track (a data stream) is not a Matroska track
+    out = tmp_path / "out.mkv"
+    mediakit.remux(src, out)
+    assert [(bool(s["disposition"]["default"]), bool(s["disposition"]["forced"])) for s in ffprobe_json(out, "-show_streams")["streams"]] == marks
