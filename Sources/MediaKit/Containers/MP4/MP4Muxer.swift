@@ -359,10 +359,10 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         try addChapterTrack(metadata.chapters)
     }
 
-    /// True for a `.mov` target (FFmpeg's mov muxer mode rather than mp4's).
-    private var isQuickTime: Bool { (path as NSString).pathExtension.lowercased() == "mov" }
     /// The `ftyp` brands of the target's extension, as FFmpeg's muxer for it writes them.
     private var brand: MovieWriter.Brand { MovieWriter.Brand(pathExtension: (path as NSString).pathExtension) }
+    /// True for a `.mov` target (FFmpeg's mov muxer mode rather than mp4's).
+    private var isQuickTime: Bool { brand == .quickTime }
 
     /// Adds the chapter track for `chapters` (``setMetadata(_:)``); its samples are written
     /// with the first packet: first in the `mdat` of the progressive and fast-start layouts,
