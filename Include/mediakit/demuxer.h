@@ -72,7 +72,11 @@ mk_status mk_demuxer_open_io_as(mk_demuxer **out, const mk_io *io, void *user, c
  *  Packets already read stay valid (free them with mk_packet_free). */
 void mk_demuxer_close(mk_demuxer **demuxer);
 
-/** Sets *count to the number of tracks. Errors: MK_EINVAL. */
+/** Sets *count to the number of tracks. The count can grow while reading: an MPEG-TS program
+ *  whose PMT adds a stream that opening did not find (a pipe read through mk_demuxer_open_io)
+ *  adds a track at the end before the first packet of it is read; earlier tracks keep their
+ *  index. A packet whose track is not among those a caller counted is such a track: count again
+ *  and call mk_demuxer_track for it. Errors: MK_EINVAL. */
 mk_status mk_demuxer_track_count(const mk_demuxer *demuxer, int32_t *count);
 
 /** Container duration in seconds (0 if unknown). Errors: MK_EINVAL. */
@@ -160,7 +164,10 @@ typedef struct mk_track_info {
 
 /** Fills *info for track `index`, up to info->struct_size bytes (a caller built against an
  *  older header, whose struct ends before `reflected` or before `matrix`, still works: nothing
- *  past its struct_size is written).
+ *  past its struct_size is written). The strings and buffers it points into belong to the
+ *  demuxer and stay valid until it is closed. A track added while reading (see
+ *  mk_demuxer_track_count) may have its parameters (sample rate, extradata ...) only once its
+ *  first packet was read: ask again then.
  *  Errors: MK_EINVAL (NULL, struct_size smaller than the 0.1 struct, out of range). */
 mk_status mk_demuxer_track(const mk_demuxer *demuxer, int32_t index, mk_track_info *info);
 

@@ -3,7 +3,49 @@ import CMediaKit
 import Foundation
 import MediaKit
 
-/// An open demuxer and the C strings and extradata its track infos lend out.
+/// What one track's mk_track_info lends out: C strings, extradata, edit list and sample entry,
+/// made from the Track they describe.
+final class LentTrack {
+    let codec: CString, tag: CString, language: CString, unsupported: CString?
+    let extradata: UnsafeMutableBufferPointer<UInt8>
+    let sampleEntry: UnsafeMutableBufferPointer<UInt8>
+    let edits: UnsafeMutableBufferPointer<mk_edit>
+    /// What the copies were made from, to see whether a track that changed needs new ones.
+    private let source: (codec: String, tag: String, language: String, unsupported: String?, extradata: [UInt8],
+                         sampleEntry: [UInt8], edits: [EditListEntry])
+
+    init(_ t: Track) {
+        source = (t.parameters.codec.rawValue, t.parameters.codecTag, t.language, t.unsupportedReason, t.parameters.extradata,
+                  t.parameters.sampleEntry, t.editList)
+        codec = CString(source.codec)
+        tag = CString(source.tag)
+        language = CString(source.language)
+        unsupported = source.unsupported.map { CString($0) }
+        func copy<T>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
+            let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: values.count)
+            _ = buffer.initialize(from: values)
+            return buffer
+        }
+        extradata = copy(source.extradata)
+        sampleEntry = copy(source.sampleEntry)
+        edits = copy(source.edits.map { mk_edit(segment_duration: $0.segmentDuration, media_time: $0.mediaTime, media_rate: $0.mediaRate) })
+    }
+
+    /// True when `t` lends what this holds.
+    func describes(_ t: Track) -> Bool {
+        source.codec == t.parameters.codec.rawValue && source.tag == t.parameters.codecTag && source.language == t.language
+            && source.unsupported == t.unsupportedReason && source.extradata == t.parameters.extradata
+            && source.sampleEntry == t.parameters.sampleEntry && source.edits == t.editList
+    }
+
+    deinit {
+        extradata.deallocate()
+        sampleEntry.deallocate()
+        edits.deallocate()
+    }
+}
+
+/// An open demuxer and what its track infos lend out.
 final class DemuxerHandle {
     let demuxer: Demuxer
     /// C calls that took this handle (``liveHandle(_:_:_:)`` counts them): a change between two
@@ -11,11 +53,10 @@ final class DemuxerHandle {
     var uses: UInt64 = 0
     /// The container format's short name (mk_demuxer_container).
     let container: CString
-    let strings: [(codec: CString, tag: CString, language: CString, unsupported: CString?)]
-    let extradata: [UnsafeMutableBufferPointer<UInt8>]
-    /// Each track's edit list and source sample entry, as mk_track_info lends them.
-    let edits: [UnsafeMutableBufferPointer<mk_edit>]
-    let sampleEntries: [UnsafeMutableBufferPointer<UInt8>]
+    /// Each track's lent strings and buffers (``lent(_:)``), and the ones a track's change
+    /// replaced: those stay valid until the demuxer is closed, as the header promises.
+    private var lentTracks: [LentTrack]
+    private var replaced: [LentTrack] = []
     /// The cut of a file cut short, once a read returned MK_ETRUNCATED.
     var truncation: MediaError?
     /// Where reading stands (mk_demuxer_get_status), the tracks that reached their end, the
@@ -27,8 +68,17 @@ final class DemuxerHandle {
     var selected: Set<Int>?
     /// The messages mk_demuxer_warning() lends out, rebuilt by mk_demuxer_warning_count().
     var warningStrings: [CString] = []
-    /// What the metadata calls lend out (Metadata.swift), made on first use.
-    lazy var metadataStrings = MetadataStrings(demuxer)
+    /// What the metadata calls lend out (Metadata.swift), made on first use and again once tracks
+    /// were added while reading (the earlier strings stay valid until the demuxer is closed).
+    var metadataStrings: MetadataStrings {
+        if let m = metadataMade, m.tracks.count == demuxer.tracks.count { return m }
+        if let m = metadataMade { replacedMetadata.append(m) }
+        let m = MetadataStrings(demuxer)
+        metadataMade = m
+        return m
+    }
+    private var metadataMade: MetadataStrings?
+    private var replacedMetadata: [MetadataStrings] = []
     /// The demuxer's warnings, then the cut.
     var warnings: [MediaError] { demuxer.warnings + (truncation.map { [$0] } ?? []) }
     /// Wraps what ``ContainerCatalog/open(_:)`` opened.
@@ -38,24 +88,19 @@ final class DemuxerHandle {
     init(_ demuxer: Demuxer, container: String) {
         self.demuxer = demuxer
         self.container = CString(container)
-        strings = demuxer.tracks.map { t in
-            (CString(t.parameters.codec.rawValue), CString(t.parameters.codecTag), CString(t.language), t.unsupportedReason.map { CString($0) })
-        }
-        func copy<T>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
-            let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: values.count)
-            _ = buffer.initialize(from: values)
-            return buffer
-        }
-        extradata = demuxer.tracks.map { copy($0.parameters.extradata) }
-        sampleEntries = demuxer.tracks.map { copy($0.parameters.sampleEntry) }
-        edits = demuxer.tracks.map { t in
-            copy(t.editList.map { mk_edit(segment_duration: $0.segmentDuration, media_time: $0.mediaTime, media_rate: $0.mediaRate) })
-        }
+        lentTracks = demuxer.tracks.map(LentTrack.init)
     }
-    deinit {
-        extradata.forEach { $0.deallocate() }
-        sampleEntries.forEach { $0.deallocate() }
-        edits.forEach { $0.deallocate() }
+
+    /// What track `index` of the demuxer (`t`) lends: made for a track added while reading (an
+    /// MPEG-TS PMT that adds a stream), made again for a track whose parameters its first packet
+    /// told since.
+    func lent(_ index: Int, _ t: Track) -> LentTrack {
+        while lentTracks.count <= index { lentTracks.append(LentTrack(demuxer.tracks[lentTracks.count])) }
+        if !lentTracks[index].describes(t) {
+            replaced.append(lentTracks[index])
+            lentTracks[index] = LentTrack(t)
+        }
+        return lentTracks[index]
     }
 }
 
@@ -210,7 +255,7 @@ public func mk_demuxer_track(_ d: OpaquePointer?, _ index: Int32, _ info: Unsafe
     guard index >= 0 && Int(index) < tracks.count else {
         return fail(MK_EINVAL, "mk_demuxer_track: track \(index) does not exist (the file has \(tracks.count))")
     }
-    let t = tracks[Int(index)], s = h.strings[Int(index)], p = t.parameters
+    let t = tracks[Int(index)], s = h.lent(Int(index), t), p = t.parameters
     var i = mk_track_info()
     i.struct_size = info.pointee.struct_size
     i.index = Int32(t.index)
@@ -218,7 +263,7 @@ public func mk_demuxer_track(_ d: OpaquePointer?, _ index: Int32, _ info: Unsafe
     i.media_type = mediaTypeCode(t.mediaType)
     i.codec = UnsafePointer(s.codec.pointer)
     i.codec_tag = UnsafePointer(s.tag.pointer)
-    i.extradata = p.extradata.isEmpty ? nil : UnsafePointer(h.extradata[Int(index)].baseAddress)
+    i.extradata = p.extradata.isEmpty ? nil : UnsafePointer(s.extradata.baseAddress)
     i.extradata_size = p.extradata.count
     i.time_base_num = Int32(clamping: t.timeBase.numerator)
     i.time_base_den = Int32(clamping: t.timeBase.denominator)
@@ -237,7 +282,7 @@ public func mk_demuxer_track(_ d: OpaquePointer?, _ index: Int32, _ info: Unsafe
     i.unsupported = s.unsupported.map { UnsafePointer($0.pointer) }
     i.reflected = t.isReflected ? 1 : 0
     setCArray(&i.matrix, t.matrix.count == 9 ? t.matrix : [0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x4000_0000])
-    let edits = h.edits[Int(index)], entry = h.sampleEntries[Int(index)]
+    let edits = s.edits, entry = s.sampleEntry
     i.edits = edits.isEmpty ? nil : UnsafePointer(edits.baseAddress)
     i.edit_count = Int32(clamping: edits.count)
     i.movie_time_scale = t.movieTimeScale

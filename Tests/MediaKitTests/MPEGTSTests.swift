@@ -394,8 +394,9 @@ final class MPEGTSTests: XCTestCase {
     /// stream is a track from the start (its parameters learned from where the version comes:
     /// the whole rest of a short file is looked through, places spread through a long one),
     /// its packets from that PMT on; the same after a seek to the start and from a reader of
-    /// the track alone. A source that cannot seek gives the first track and a warning naming
-    /// the PID it does not read.
+    /// the track alone. From a source that cannot seek the track is added while reading, at
+    /// the PMT, with a warning naming its PID, and listed with its parameters by the time its
+    /// first packet comes: the packets equal the file's.
     func testALaterPMTVersionAddsItsStreams() throws {
         for (count, change, every) in [(40, 20, 1000), (10_000, 5_000, 200), (30_000, 15_000, 200)] {
             let bytes = Self.laterPMTStream(count: count, change: change, every: every)
@@ -425,10 +426,42 @@ final class MPEGTSTests: XCTestCase {
             }, seek: nil)
             let p = try MPEGTSDemuxer(source: pipe)
             XCTAssertEqual(p.tracks.map(\.id), [0x100])
-            XCTAssertEqual(try readAll(p).packets.map(\.pts), packets.filter { $0.trackIndex == 0 }.map(\.pts))
-            XCTAssertTrue(p.warnings.contains { $0.message.contains("the PMT changed (version 0 to 1)") && $0.message.contains("(PID 257)") },
+            var piped: [Packet] = []
+            while let packet = try p.read() {
+                XCTAssertLessThan(packet.trackIndex, p.tracks.count)
+                if packet.trackIndex == 1 && !piped.contains(where: { $0.trackIndex == 1 }) {
+                    XCTAssertEqual(p.tracks[1].parameters.sampleRate, 48000)   // listed whole at its first packet
+                }
+                piped.append(packet)
+            }
+            XCTAssertEqual(piped.map { [$0.trackIndex, Int($0.pts), Int($0.duration), $0.size] },
+                           packets.map { [$0.trackIndex, Int($0.pts), Int($0.duration), $0.size] })
+            XCTAssertEqual(p.tracks.map(\.id), [0x100, 0x101])
+            XCTAssertEqual(p.tracks.map(\.parameters.codec), [.aac, .aac])
+            XCTAssertTrue(p.warnings.contains { $0.message.contains("the PMT changed (version 0 to 1)") && $0.message.contains("adds PID 257 as track 1") },
                           "\(p.warnings)")
         }
+    }
+
+    /// A PMT version that comes once, between the places opening looks at in a long file: its
+    /// track is added while reading (as from a pipe), and a seek to the start or a reader of
+    /// that track alone finds it at the same PMT again.
+    func testAPMTVersionOpeningMissedAddsItsTrackWhileReading() throws {
+        let bytes = Self.laterPMTStream(count: 30_000, change: 14_000, every: 1_000_000)
+        let d = try MPEGTSDemuxer(source: MemorySource(bytes))
+        XCTAssertEqual(d.tracks.map(\.id), [0x100])   // between the 16 places
+        let packets = try readAll(d).packets
+        XCTAssertEqual(d.tracks.map(\.id), [0x100, 0x101])
+        XCTAssertEqual(d.tracks.map(\.parameters.sampleRate), [44100, 48000])
+        let expected = (14_000..<30_000).map { 90000 + Int64($0) * 4180 }
+        XCTAssertEqual(packets.filter { $0.trackIndex == 1 }.map(\.pts), expected)
+        XCTAssertEqual(packets.filter { $0.trackIndex == 0 }.count, 30_000)
+        XCTAssertTrue(d.warnings.contains { $0.message.contains("adds PID 257 as track 1") }, "\(d.warnings)")
+        try d.seek(to: 0)
+        XCTAssertEqual(try readAll(d).packets.map { [$0.trackIndex, Int($0.pts)] }, packets.map { [$0.trackIndex, Int($0.pts)] })
+        var own: [Int64] = []
+        while let p = try d.read(track: 1) { own.append(p.pts) }
+        XCTAssertEqual(own, expected)
     }
 
     /// A LOAS frame of `size` bytes in all: with a StreamMuxConfig (audioMuxVersion 0, one

@@ -544,10 +544,17 @@ class Demuxer(_Owned):
         #: "matroska" (also WebM), "ogg", "ivf", "mp3", "aac", "wav", "flac"; one of the names
         #: ffprobe lists in format_name ("mov,mp4,m4a,3gp,3g2,mj2").
         self.container: str = (name.value or b"").decode()
+        #: The tracks, in file order. An MPEG-TS program whose PMT adds a stream that opening did
+        #: not find (read from a pipe) adds its track here while reading, before its first packet
+        #: comes out of ``read()``; the tracks before it do not change.
         self.tracks: list[Track] = [self._track(i) for i in range(n.value)]
         #: The tracks by kind, as PyAV's ``container.streams``: ``streams.video[0]``, ``streams.audio[0]``.
         self.streams = Streams(self.tracks)
         self._session: Optional[weakref.ref[AsyncDecodeSession]] = None  # the AsyncDecodeSession reading this demuxer, if any
+        # An MPEG-TS PMT may add tracks while reading (from a pipe): ``tracks`` grows, and each
+        # new track is read again at its first packet, which tells its parameters.
+        self._grows = self.container == "mpegts"
+        self._unsettled: set[int] = set()
 
     def _track(self, i: int) -> Track:
         t = _ffi.TrackInfo(struct_size=ctypes.sizeof(_ffi.TrackInfo))
@@ -590,7 +597,28 @@ class Demuxer(_Owned):
         if status:
             _check_read(status, "mk_demuxer_read_packet")
             return None
-        return Packet(p, self.tracks)
+        packet = Packet(p, self.tracks)
+        if self._grows:
+            self._follow_tracks(packet)
+        return packet
+
+    def _follow_tracks(self, packet: Packet) -> None:
+        """Appends the tracks the library added while reading (``tracks`` and ``streams``), and
+        reads a track added so again at its first packet, when its parameters are known."""
+        n = ctypes.c_int32()
+        lib.mk_demuxer_track_count(self._h, ctypes.byref(n))
+        changed = False
+        if n.value > len(self.tracks):
+            added = range(len(self.tracks), n.value)
+            self.tracks.extend(self._track(i) for i in added)
+            self._unsettled.update(added)
+            changed = True
+        if self._unsettled and packet.track in self._unsettled:
+            self.tracks[packet.track] = self._track(packet.track)
+            self._unsettled.discard(packet.track)
+            changed = True
+        if changed:
+            self.streams = Streams(self.tracks)
 
     def read_track(self, track: Union[int, Track]) -> Optional[Packet]:
         """The next packet of one track (independent of read()), or None at its end."""
@@ -599,7 +627,10 @@ class Demuxer(_Owned):
         p = ctypes.c_void_p()
         if not _check_read(_raw_read_track(self._handle(), index, ctypes.byref(p)), "mk_demuxer_read_track_packet"):
             return None
-        return Packet(p, self.tracks)
+        packet = Packet(p, self.tracks)
+        if self._grows:
+            self._follow_tracks(packet)
+        return packet
 
     def _track_of_type(self, media_type: str, stream_index: Optional[int]) -> Track:
         """The track `stream_index` (or, when None, the first track) of `media_type`; a ValueError

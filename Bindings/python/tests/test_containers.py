@@ -2,6 +2,7 @@
 Oracles: ffprobe's packet count, and ffmpeg's decode with the same libraries
 (`-c:a libopus` / `-c:v libdav1d`), as ORACLES.md says."""
 import io
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -153,3 +154,33 @@ def test_stream_parser_packets_like_ffprobe(name: str, shared_media: Path) -> No
         assert e.value.name == "MK_ESTATE"
     with pytest.raises(mediakit.MediaError):
         parser.push(b"x")   # closed
+
+
+def test_mpegts_track_added_while_reading_from_a_pipe(tmp_path: Path) -> None:
+    """Two of FFmpeg's transport streams joined (H.264 + AAC, then the same with an MP2 stream
+    on a new PID, PMT version 1), read from a stream that cannot seek: the MP2 track is not
+    known at open and is added while reading, as FFmpeg adds the stream; ``tracks`` then lists
+    it with ffprobe's codec and sample rate by the time its first packet comes, and the
+    packets are those of the same file read by path (whose opening looks ahead for it)."""
+    common = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=d=1:s=160x120:r=25"]
+    a, b = tmp_path / "a.ts", tmp_path / "b.ts"
+    subprocess.run(common + ["-f", "lavfi", "-i", "sine=d=1", "-c:v", "libx264", "-c:a", "aac", "-f", "mpegts", str(a)], check=True)
+    subprocess.run(common + ["-f", "lavfi", "-i", "sine=d=1:f=880", "-f", "lavfi", "-i", "sine=d=1:f=220:r=32000", "-map", "0",
+                             "-map", "1", "-map", "2", "-c:v", "libx264", "-c:a:0", "aac", "-c:a:1", "mp2", "-tables_version", "1",
+                             "-f", "mpegts", str(b)], check=True)
+    path = tmp_path / "joined.ts"
+    path.write_bytes(a.read_bytes() + b.read_bytes())
+    probe = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_streams", "-of", "json", str(path)],
+                                      check=True, capture_output=True, text=True).stdout)["streams"]
+    assert [s["codec_name"] for s in probe] == ["h264", "aac", "mp2"]
+    ref = _packets(path)
+    with mediakit.open(io.BufferedReader(_Unseekable(path.read_bytes()))) as d:
+        assert [t.codec for t in d.tracks] == ["h264", "aac"]
+        ours: list[tuple[int, int, int, int, bool, bytes]] = []
+        for p in d:
+            if p.track == 2 and not any(q[0] == 2 for q in ours):
+                assert len(d.tracks) == 3 and p.stream is d.tracks[2]
+                assert (d.tracks[2].codec, d.tracks[2].sample_rate) == ("mp2", int(probe[2]["sample_rate"]))
+                assert d.streams.audio[-1] is d.tracks[2]
+            ours.append((p.track, p.pts, p.dts, p.duration, p.is_keyframe, bytes(p.data)))
+    assert ours == ref and any(q[0] == 2 for q in ours)

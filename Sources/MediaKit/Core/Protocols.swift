@@ -21,7 +21,11 @@ protocol PacketRereading: AnyObject {
 }
 
 public protocol Demuxer: AnyObject {
-    /// The tracks, in container order.
+    /// The tracks, in container order. A demuxer may add tracks at the end while reading (an
+    /// MPEG-TS program whose PMT adds a stream, read from a pipe): a track's index and the tracks
+    /// before it never change, and a track is listed, with its parameters, before ``read()``
+    /// returns its first packet. Readers that fix their tracks at the start pass over the
+    /// packets of tracks they do not know (``select(tracks:)`` does).
     var tracks: [Track] { get }
     /// The container's duration in seconds, if known.
     var duration: Double? { get }

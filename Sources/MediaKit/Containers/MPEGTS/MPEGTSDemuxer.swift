@@ -50,11 +50,14 @@
 /// opening also looks for later PMT versions (``scanWhole``, ``scanWindows``) and learns the
 /// parameters of the streams they add from where they come; their packets come from the
 /// transport packet where the version listing them is read, as in FFmpeg. A later version that
-/// adds a stream opening did not find (a pipe, or a version between the places looked at) is a
-/// warning naming its PIDs, which are not read.
+/// adds a stream opening did not find (from a pipe, or a version between the places looked at)
+/// adds its track while reading, at the end of ``tracks``, its parameters filled in by the time
+/// ``read()`` returns its first packet, with a warning naming its PID (a reader that chose its
+/// tracks before, as a remux, leaves it out, as ffmpeg's command line does).
 public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     /// The tracks of the first program, in PMT order (then the ones later PMT versions add, in
-    /// the order they come).
+    /// the order they come). Grows while reading when a PMT version opening did not find adds
+    /// streams (see the type's description).
     public private(set) var tracks: [Track] = []
     /// Not known without reading the whole file: nil.
     public let duration: Double? = nil
@@ -128,6 +131,9 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     /// A reader that learns later streams' parameters (``init(learning:at:pids:)``): the PIDs
     /// whose parameters it waits for, and how far it reads.
     private var wantedPIDs: Set<Int>?
+    /// The tracks a PMT added while reading (``readPMT(_:at:)``) whose parameters are not
+    /// known yet: each is made again from its stream when ``read()`` returns its first packet.
+    private var unsettled: Set<Int> = []
     private var learnLimit = MPEGTSDemuxer.probeBytes
     private var scrambledPIDs: Set<Int> = []
     @exclusivity(unchecked) private var ended = false
@@ -353,6 +359,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 if queueHead > 256 && queueHead * 2 > queue.count { queue.removeFirst(queueHead); queueHead = 0 }
                 if let only = onlyTrack, p.trackIndex != only { continue }
                 if let selected, !selected.contains(p.trackIndex) { continue }
+                if !unsettled.isEmpty, unsettled.contains(p.trackIndex) { settle(p.trackIndex, from: streams[p.trackIndex]) }
                 return p
             }
             if ended {
@@ -376,7 +383,18 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             if let p = seekPoint { reader.restartStreams(at: p.offset, near: p.near) }
             trackReaders[track] = reader
         }
-        return try trackReaders[track]!.read()
+        let p = try trackReaders[track]!.read()
+        if p != nil, unsettled.contains(track), let reader = trackReaders[track], reader.streams.indices.contains(track) {
+            settle(track, from: reader.streams[track])
+        }
+        return p
+    }
+
+    /// Makes a track a PMT added while reading again from its stream, once its parameters
+    /// are known (its first packet told them).
+    private func settle(_ index: Int, from s: TSElementaryStream) {
+        tracks[index] = track(s)
+        if s.parametersKnown || s.framing == .whole { unsettled.remove(index) }
     }
 
     /// Moves to the key frame at or before `seconds` (a PTS in seconds, as the packets'
@@ -731,7 +749,8 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     /// with another CRC) that comes while opening reads ahead adds its new PIDs as tracks after
     /// the others, as FFmpeg adds them as new streams (a PID already read keeps its codec, as in
     /// FFmpeg); once the tracks are out, a new version starts the streams of its PIDs that
-    /// opening found further on (``laterStreams``), and any other PID it adds is a warning.
+    /// opening found further on (``laterStreams``), and any other PID it adds becomes a track
+    /// at the end of ``tracks`` (``unsettled`` until its first packet), with a warning.
     private func readPMT(_ s: [UInt8], at: Int64) {
         guard Int(s[3]) << 8 | Int(s[4]) == programNumber else { return }   // another program's PMT on the same PID
         let version = Int(s[5] >> 1) & 0x1F
@@ -744,7 +763,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         pmtCRC = crc
         let pmt = pmtEntries(s)
         if let previous, !learning {
-            var unread: [Int] = []
+            var added: [String] = []
             var problems: [String] = []
             for e in pmt.streams {
                 if let known = byPID[e.pid] {
@@ -755,16 +774,26 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 } else if let later = laterStreams.first(where: { $0.pid == e.pid }) {
                     byPID[e.pid] = Unmanaged.passUnretained(later)
                 } else {
-                    unread.append(e.pid)
+                    // Opening did not find this version (a pipe, or a version between the
+                    // places looked at): the stream becomes a track now, as FFmpeg adds it.
+                    let stream = Self.stream(e, index: streams.count, programRegistration: pmt.registration)
+                    streams.append(stream)
+                    laterStreams.append(stream)   // a seek or a reader of one track finds it at this PMT again
+                    byPID[e.pid] = Unmanaged.passUnretained(stream)
+                    tracks.append(track(stream))
+                    unsettled.insert(stream.index)
+                    added.append("PID \(e.pid) as track \(stream.index)")
                 }
             }
-            if !unread.isEmpty {
-                problems.append("the streams it adds (PID " + unread.map(String.init).joined(separator: ", ") + ") are not read"
-                               + (source.isSeekable ? "" : " (a source that cannot seek is not looked through for them when opened)"))
+            let change = "the PMT changed (" + (previous == version ? "version \(version), other contents" : "version \(previous) to \(version)")
+                + ") after the tracks were read; "
+            if !added.isEmpty {
+                // Not damage: said because a reader that chose its tracks at the start (a remux)
+                // leaves these out, as ffmpeg's "New stream ... ignored" does.
+                warn(change + "it adds " + added.joined(separator: ", ") + " from here on", at: at, "PMT")
             }
             if !problems.isEmpty && !pmtChangeReported {
-                warn("the PMT changed (version \(previous) to \(version)) after the tracks were read; " + problems.joined(separator: "; "),
-                     at: at, "PMT")
+                warn(change + problems.joined(separator: "; "), at: at, "PMT")
                 pmtChangeReported = true
             }
             return
