@@ -227,9 +227,9 @@ MP4_CASES = [
 def test_mp4_ilst_and_chpl(name, ext, kind, codec, shared_media, mk_remux, mk_transcode, tmp_path):
     """MP4 / M4A: every tag ffmpeg's mov muxer writes into `ilst` for the same input is in ours
     with the same value (ffprobe and mutagen); ours also keeps the tags without an atom as
-    freeform `----` items, which ffmpeg drops. Chapters (`chpl`: a start and a title; ffmpeg
-    also writes a QuickTime chapter track, which we do not yet) have the input's starts and
-    titles; the cover (`covr`) is the input's bytes (mutagen)."""
+    freeform `----` items, which ffmpeg drops. Chapters (`chpl`: a start and a title; both
+    muxers also write a QuickTime chapter track) have the input's starts and titles; the cover
+    (`covr`) is the input's bytes (mutagen)."""
     import mutagen
 
     src = shared_media / name
