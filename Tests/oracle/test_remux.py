@@ -536,27 +536,45 @@ def test_handler_names_are_ffmpegs(kind, name, ext, mk_remux, tmp_path, request)
     assert names(out) == names(ref), f"{name} -> .{ext}"
 
 
-BRAND_CASES = [("m4a_aac_mono_afconvert_apple_elst.mp4", "m4a"), ("m4a_aac_mono_afconvert_apple_elst.mp4", "m4b"),
-               ("m4a_aac_mono_afconvert_apple_elst.mp4", "mov"), ("m4a_aac_mono_afconvert_apple_elst.mp4", "3gp"),
-               ("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "m4v"), ("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mov"),
-               ("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "3gp"), ("mp4_h264_aac_moov_at_start_ctts_8s.mp4", "mp4"),
-               ("mp4_hevc_hvc1_aac_ctts_elst.mp4", "mov")]
+AUDIO_M4A, H264_MP4, AV1_IVF = "m4a_aac_mono_afconvert_apple_elst.mp4", "mp4_h264_aac_moov_at_start_ctts_8s.mp4", "ivf_av1_320x180_1s.ivf"
+BRAND_CASES = [(AUDIO_M4A, "m4a", ""), (AUDIO_M4A, "m4b", ""), (AUDIO_M4A, "mov", ""), (AUDIO_M4A, "3gp", ""),
+               (H264_MP4, "m4v", ""), (H264_MP4, "mov", ""), (H264_MP4, "3gp", ""), (H264_MP4, "mp4", ""),
+               ("mp4_hevc_hvc1_aac_ctts_elst.mp4", "mov", ""), (AV1_IVF, "mp4", ""),
+               (H264_MP4, "mp4", "fragment"), (H264_MP4, "m4v", "fragment"), (H264_MP4, "3gp", "fragment"),
+               (H264_MP4, "mov", "fragment"), (AUDIO_M4A, "m4a", "fragment"), (AUDIO_M4A, "mp4", "fragment"),
+               (AV1_IVF, "mp4", "fragment"), (H264_MP4, "mp4", "hybrid"), (H264_MP4, "mp4", "hls")]
 
 
-@pytest.mark.parametrize("name,ext", BRAND_CASES, ids=[f"{n}->{e}" for n, e in BRAND_CASES])
-def test_file_type_brands_are_those_ffmpeg_writes_for_the_extension(name, ext, mk_remux, shared_media, tmp_path):
+def _brands(path: Path) -> tuple[str, str, str]:
+    tags = lib.ffprobe_json(path)["format"].get("tags", {})
+    return tags.get("major_brand", ""), tags.get("minor_version", ""), tags.get("compatible_brands", "")
+
+
+@pytest.mark.parametrize("name,ext,layout", BRAND_CASES, ids=[f"{n}->{e}{'-' + l if l else ''}" for n, e, l in BRAND_CASES])
+def test_file_type_brands_are_those_ffmpeg_writes_for_the_extension(name, ext, layout, mk_remux, shared_media, tmp_path):
     """The `ftyp` of a remux names the format the extension asks for, as ffmpeg's muxer for that
     extension writes it: `qt  ` for .mov, `M4A ` / `M4V ` for .m4a / .m4b / .m4v (iTunes), `3gp4`
     / `3gp6` for .3gp, `isom` for .mp4. Before, every one was `isom` with mp41 (a .mov that file
     type detection called MP4). Oracle: ffprobe's major_brand, minor_version and
-    compatible_brands of ffmpeg's `-map 0 -c copy` to the same name."""
+    compatible_brands of ffmpeg's `-map 0 -c copy` to the same name. Fragmented outputs
+    (`--fragment`, and the initialization segment of `--hls --segment-format fmp4`) set
+    default-base-is-moof in every `tfhd`: the oracle is ffmpeg with `-movflags
+    frag_keyframe+empty_moov+default_base_moof` (its HLS muxer's fmp4 init segment), whose
+    brands say `iso5` / `iso6` (before, ours said isom, iso2, iso6: the brands of fragments
+    without that flag). A hybrid file ends progressive: the brands of ffmpeg's progressive file."""
     src = shared_media / name
     ref, out = tmp_path / f"ffmpeg.{ext}", tmp_path / f"ours.{ext}"
-    proc = lib.run(["ffmpeg", "-v", "error", "-y", "-i", src, "-map", "0", "-c", "copy", ref])
+    flags = ["-movflags", "frag_keyframe+empty_moov+default_base_moof"] if layout == "fragment" else []
+    if layout == "hls":
+        (tmp_path / "ff").mkdir()
+        proc = lib.run(["ffmpeg", "-v", "error", "-y", "-i", src, "-map", "0", "-c", "copy", "-f", "hls", "-hls_time", "2",
+                        "-hls_segment_type", "fmp4", "-hls_playlist_type", "vod", tmp_path / "ff" / "index.m3u8"])
+        ref = tmp_path / "ff" / "init.mp4"
+        lib.check_ok(lib.run([mk_remux, "--quiet", src, tmp_path / "ours", "--hls", "2", "--segment-format", "fmp4"]), [mk_remux, src])
+        out = tmp_path / "ours" / "init.mp4"
+    else:
+        proc = lib.run(["ffmpeg", "-v", "error", "-y", "-i", src, "-map", "0", "-c", "copy", *flags, ref])
+        extra = [f"--{layout}", "1"] if layout else []
+        lib.check_ok(lib.run([mk_remux, "--quiet", src, out, *extra]), [mk_remux, src, out])
     assert proc.returncode == 0, lib.tail(proc.stderr)
-    lib.check_ok(lib.run([mk_remux, "--quiet", src, out]), [mk_remux, src, out])
-
-    def brands(path: Path) -> tuple[str, str, str]:
-        tags = lib.ffprobe_json(path)["format"].get("tags", {})
-        return tags.get("major_brand", ""), tags.get("minor_version", ""), tags.get("compatible_brands", "")
-    assert brands(out) == brands(ref), f"{name} -> .{ext}"
+    assert _brands(out) == _brands(ref), f"{name} -> .{ext} {layout}"

@@ -791,7 +791,10 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         if isFragmentedLayout, let ti = tracks.firstIndex(where: { $0.sampleEntry.isEmpty }) {
             throw MediaError(.invalidArgument, "track \(ti) (\(tracks[ti].parameters.codec)): no extradata, and the fragmented moov is written at the first packet of any track, before this track's parameter sets; give them in extradata or write its first packet first", path: path)
         }
-        try file.write(MovieWriter.ftyp(tracks: tracks, fragmented: isFragmentedLayout, brand: brand))
+        // A hybrid file ends progressive: its brands are a progressive file's from the start.
+        var fragments = false
+        if case .fragmented = options.layout { fragments = true }
+        try file.write(MovieWriter.ftyp(tracks: tracks, fragmented: fragments, brand: brand))
         switch options.layout {
         case .progressive, .fastStart:
             if case .fastStart = options.layout, options.reservedMoovBytes > 0 {

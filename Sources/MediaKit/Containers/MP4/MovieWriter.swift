@@ -46,48 +46,44 @@ enum MovieWriter {
         }
     }
 
-    /// The `ftyp` box: mp4's brands (isom, iso2, iso6 for fragments, avc1 / av01 by codec,
-    /// mp41), or those FFmpeg writes for the other `brand`s: `qt  ` alone; `M4V ` (video) or
-    /// `M4A ` with isom, iso2 (avc1); `3gp6` (H.264, minor 0x100) or `3gp4` with isom, iso2 (avc1);
-    /// fragmented, iso6 after the major brand (FFmpeg's order without `default_base_moof`).
+    /// The `ftyp` box, with the brands FFmpeg's muxer for the `brand`'s extension writes: the
+    /// major brand (`isom`; `qt  ` alone for .mov; `M4V ` with video or `M4A ` for the iTunes
+    /// extensions; `3gp6` with H.264, minor version 0x100, or `3gp4` for .3gp), then as
+    /// compatible brands the major one, `isom` and `iso2` (`avc1` with H.264, `av01` before
+    /// `iso2` with AV1 in .mp4) and `mp41` for .mp4. `fragmented`: movie fragments whose `tfhd`
+    /// says default-base-is-moof (this muxer's fragments always do), for which FFmpeg
+    /// (`-movflags +default_base_moof`) writes `iso6` and `iso5`, the brand that flag needs,
+    /// instead of `isom` / `iso2` / `avc1`: `iso5` is then the major brand of an .mp4.
     static func ftyp(tracks: [MuxTrack], fragmented: Bool, brand: Brand = .mp4) -> [UInt8] {
         let h264 = tracks.contains { $0.parameters.codec == "h264" }
-        let major: String, minor: UInt32, compatible: [String]
+        let av1 = tracks.contains { $0.parameters.codec == "av1" }
+        let major: String
+        var minor: UInt32 = 0x200
         switch brand {
-        case .quickTime:
-            (major, minor, compatible) = ("qt  ", 0x200, ["qt  "])
-        case .iTunes:
-            major = tracks.contains { $0.parameters.mediaType == .video && !$0.isChapter } ? "M4V " : "M4A "
-            (minor, compatible) = (0x200, [major] + (fragmented ? ["iso6"] : []) + ["isom", "iso2"] + (h264 ? ["avc1"] : []))
+        case .quickTime: major = "qt  "
+        case .iTunes: major = tracks.contains { $0.parameters.mediaType == .video && !$0.isChapter } ? "M4V " : "M4A "
         case .threeGPP:
             major = h264 ? "3gp6" : "3gp4"
-            (minor, compatible) = (h264 ? 0x100 : 0x200, [major] + (fragmented ? ["iso6"] : []) + ["isom", "iso2"] + (h264 ? ["avc1"] : []))
-        case .mp4:
-            return mp4Ftyp(tracks: tracks, fragmented: fragmented)
+            if h264 { minor = 0x100 }
+        case .mp4: major = fragmented ? "iso5" : "isom"
+        }
+        var compatible = [major]
+        if brand != .quickTime {
+            if fragmented { compatible.append("iso6") }
+            if av1 && brand == .mp4 { compatible.append("av01") }
+            if fragmented {
+                if major != "iso5" { compatible.append("iso5") }
+            } else {
+                if major != "isom" { compatible.append("isom") }
+                compatible.append("iso2")
+                if h264 { compatible.append("avc1") }
+            }
+            if brand == .mp4 { compatible.append("mp41") }
         }
         var w = BoxWriter()
         w.box("ftyp") { w in
             w.fourCC(major); w.u32(minor)
             for b in compatible { w.fourCC(b) }
-        }
-        return w.bytes
-    }
-
-    private static func mp4Ftyp(tracks: [MuxTrack], fragmented: Bool) -> [UInt8] {
-        var brands = ["isom", "iso2"]
-        if fragmented { brands.append("iso6") }
-        for t in tracks {
-            switch t.parameters.codec {
-            case "h264": if !brands.contains("avc1") { brands.append("avc1") }
-            case "av1": if !brands.contains("av01") { brands.append("av01") }
-            default: break
-            }
-        }
-        brands.append("mp41")
-        var w = BoxWriter()
-        w.box("ftyp") { w in
-            w.fourCC("isom"); w.u32(0x200)
-            for b in brands { w.fourCC(b) }
         }
         return w.bytes
     }
