@@ -56,7 +56,27 @@ public enum FuzzHarness {
     /// CAF (desc, kuki, pakt packet tables, chan, info, data of unknown size).
     public static func caf(_ data: [UInt8]) { demux(data) { try CAFDemuxer(source: $0) } }
     /// MPEG-TS / M2TS (PAT, PMT, PES, the audio frame splitters, the SPS / VPS timing readers).
-    public static func mpegts(_ data: [UInt8]) { demux(data) { try MPEGTSDemuxer(source: $0) } }
+    /// MPEG-TS: inputs of even length from memory, of odd length through a source that cannot
+    /// seek (a pipe: no look ahead at open, so a later PMT version adds its tracks while reading).
+    public static func mpegts(_ data: [UInt8]) {
+        if data.count % 2 == 1 {
+            exercise { try MPEGTSDemuxer(source: pipe(data)) }
+        } else {
+            demux(data) { try MPEGTSDemuxer(source: $0) }
+        }
+    }
+
+    /// `data` as a source that cannot seek, read front to back as from a pipe.
+    static func pipe(_ data: [UInt8]) -> ByteSource {
+        final class Position: @unchecked Sendable { var offset = 0 }
+        let at = Position()
+        return CallbackSource(name: "fuzz-pipe", size: nil, read: { buffer in
+            let n = min(buffer.count, data.count - at.offset)
+            data.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[at.offset..<(at.offset + n)])) }
+            at.offset += n
+            return n
+        }, seek: nil)
+    }
     /// Raw H.264 / HEVC (the access unit splitters, SPS / VPS / SEI readers) and AV1 OBU streams:
     /// the first byte chooses the syntax (0 H.264, 1 HEVC, 2 AV1; modulo 3), the rest is the stream.
     public static func rawVideo(_ data: [UInt8]) {
