@@ -247,7 +247,7 @@ struct Remux: ParsableCommand {
         options.rf64 = MuxerOptions.RF64(rawValue: rf64) ?? .never
         let copy = try MetadataCopyOptions(copy: !noMetadata, settings: metadata)
         let cut = try Remuxer.remux(input: input, output: output, options: options, tracks: tracks.isEmpty ? nil : tracks, frameRate: rate,
-                                    metadata: copy, format: format) { done, total in
+                                    metadata: copy, format: format, progress: { done, total in
             if paceMs > 0 { usleep(useconds_t(paceMs) * 1000) }
             guard showProgress else { return }
             // An input that does not say how many samples it holds (MPEG-TS, Matroska, raw streams): the
@@ -261,7 +261,7 @@ struct Remux: ParsableCommand {
                 lastShown = percent
                 FileHandle.standardError.write(Data("\rmk-remux: \(percent)% (\(done)/\(total) samples)".utf8))
             }
-        }
+        }, warning: { FileHandle.standardError.write(Data("mk-remux: warning: \($0.description)\n".utf8)) })
         if showProgress { FileHandle.standardError.write(Data("\rmk-remux: 100%, wrote \(output)\n".utf8)) }
         if let cut {   // a warning, as ffmpeg's: the output holds every packet before the cut
             FileHandle.standardError.write(Data("mk-remux: warning: \(cut.description); \(output) holds the packets before the cut\n".utf8))

@@ -39,6 +39,9 @@ public enum Remuxer {
     /// (the packets are then copied one by one). `format` names the writer instead of the
     /// output's extension (``ContainerCatalog/muxerFormat(named:)``: "matroska", a plugin's
     /// "ffmpeg:avi" or "ffmpeg:mp4").
+    /// `warning` is told of each track the input added while it was read (an MPEG-TS PMT that
+    /// adds a stream, from a pipe: ``Demuxer/tracks``), whose packets are not in the output, whose
+    /// tracks were chosen at the start (ffmpeg's command line warns of such a stream too).
     /// - Returns: nil, or the `.truncated` warning of an input cut short (naming the offset of
     ///   the cut): the output is then written with every packet before the cut, as ffmpeg's
     ///   stream copy of a cut file is (a packet the cut goes through is left out, except a run
@@ -51,7 +54,8 @@ public enum Remuxer {
     @discardableResult
     public static func remux(input: String, output: String, options: MuxerOptions, tracks: [Int]? = nil,
                              frameRate: Rational? = nil, metadata: MetadataCopyOptions = MetadataCopyOptions(),
-                             format named: String? = nil, progress: ((Int, Int) throws -> Void)? = nil) throws -> MediaError? {
+                             format named: String? = nil, progress: ((Int, Int) throws -> Void)? = nil,
+                             warning: ((MediaError) -> Void)? = nil) throws -> MediaError? {
         let catalog = ContainerCatalog.shared
         let target = try named.map { try catalog.requireMuxerFormat(named: $0) } ?? catalog.requireMuxerFormat(forPath: output)
         let (format, demuxer) = try catalog.open(ByteSources.open(path: input))
@@ -74,6 +78,10 @@ public enum Remuxer {
             }
             cut = try copyPackets(demuxer, from: format, tracks: wanted, into: muxer, input: input, metadata: metadata, progress: progress)
             try muxer.finish()
+            for t in demuxer.tracks.dropFirst(all.count) {
+                warning?(MediaError(.unsupported, "track \(t.index) (\(t.mediaType.rawValue) \(t.parameters.codec.isUnknown ? t.parameters.codecTag : t.parameters.codec.rawValue), id \(t.id)) was added while reading, after the output's tracks were set: its packets are not in \(output)",
+                                    path: input))
+            }
             return cut
         } catch {
             muxer.cancel()
