@@ -603,22 +603,22 @@ class Demuxer(_Owned):
         return packet
 
     def _follow_tracks(self, packet: Packet) -> None:
-        """Appends the tracks the library added while reading (``tracks`` and ``streams``), and
-        reads a track added so again at its first packet, when its parameters are known."""
-        n = ctypes.c_int32()
-        lib.mk_demuxer_track_count(self._h, ctypes.byref(n))
-        changed = False
-        if n.value > len(self.tracks):
+        """Appends the tracks the library added while reading (``tracks`` and ``streams``) once a
+        packet of one comes, and reads a track added so again at its first packet, when its
+        parameters are known (a track added beside it may have had none yet)."""
+        track = packet.track
+        if track < len(self.tracks) and track not in self._unsettled:
+            return
+        if track >= len(self.tracks):
+            n = ctypes.c_int32()
+            lib.mk_demuxer_track_count(self._h, ctypes.byref(n))
             added = range(len(self.tracks), n.value)
             self.tracks.extend(self._track(i) for i in added)
             self._unsettled.update(added)
-            changed = True
-        if self._unsettled and packet.track in self._unsettled:
-            self.tracks[packet.track] = self._track(packet.track)
-            self._unsettled.discard(packet.track)
-            changed = True
-        if changed:
-            self.streams = Streams(self.tracks)
+        if track in self._unsettled:
+            self.tracks[track] = self._track(track)
+            self._unsettled.discard(track)
+        self.streams = Streams(self.tracks)
 
     def read_track(self, track: Union[int, Track]) -> Optional[Packet]:
         """The next packet of one track (independent of read()), or None at its end."""
