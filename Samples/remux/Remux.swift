@@ -233,6 +233,7 @@ struct Remux: ParsableCommand {
         let size = (try? FileSource(path: input).size) ?? 0
         let showProgress = !quiet && size >= 64 << 20
         var lastShown = -1
+        var lineDrawn = false   // a progress line is on the terminal, without its newline
         if tracks.isEmpty, !quiet, let target = format.flatMap({ ContainerCatalog.shared.muxerFormat(named: $0) }) ?? ContainerCatalog.shared.muxerFormat(forPath: output),
            let (_, demuxer) = try? ContainerCatalog.shared.open(ByteSources.open(path: input)) {
             for (t, why) in Remuxer.tracksToCopy(demuxer.tracks, into: target).leftOut {
@@ -253,15 +254,23 @@ struct Remux: ParsableCommand {
             // An input that does not say how many samples it holds (MPEG-TS, Matroska, raw streams): the
             // count so far, every 1024 samples.
             guard total > 0 else {
-                if done % 1024 == 0 { FileHandle.standardError.write(Data("\rmk-remux: \(done) samples".utf8)) }
+                if done % 1024 == 0 {
+                    FileHandle.standardError.write(Data("\rmk-remux: \(done) samples".utf8))
+                    lineDrawn = true
+                }
                 return
             }
             let percent = min(100, done * 100 / total)
             if percent != lastShown {
                 lastShown = percent
                 FileHandle.standardError.write(Data("\rmk-remux: \(percent)% (\(done)/\(total) samples)".utf8))
+                lineDrawn = true
             }
-        }, warning: { FileHandle.standardError.write(Data("mk-remux: warning: \($0.description)\n".utf8)) })
+        }, warning: { w in
+            // On a line of its own below the progress line, which the last line draws again.
+            FileHandle.standardError.write(Data("\(lineDrawn ? "\n" : "")mk-remux: warning: \(w.description)\n".utf8))
+            lineDrawn = false
+        })
         if showProgress { FileHandle.standardError.write(Data("\rmk-remux: 100%, wrote \(output)\n".utf8)) }
         if let cut {   // a warning, as ffmpeg's: the output holds every packet before the cut
             FileHandle.standardError.write(Data("mk-remux: warning: \(cut.description); \(output) holds the packets before the cut\n".utf8))

@@ -399,10 +399,12 @@ def _pids(data: bytes, size: int = 188) -> dict[int, list[int]]:
     return out
 
 
-def test_damage_is_a_warning_not_a_failure(tmp_path_factory, mk_probe, tmp_path):
+def test_damage_is_a_warning_not_a_failure(tmp_path_factory, mk_probe, mk_remux, tmp_path):
     """A continuity-counter jump (a dropped packet), lost sync (bytes inserted) and scrambled
     packets on the audio PID: each named on standard error with its PID or offset; the file is
-    still read to its end and the video track keeps its packets."""
+    still read to its end and the video track keeps its packets. A remux of it says the same:
+    mk-remux prints the warnings mk-probe prints (the same file read another way), and the MP4
+    holds the video packets mk-probe read (ffprobe's count of the MP4's)."""
     data = bytearray(_generate(tmp_path_factory, "h264_aac.ts").read_bytes())
     pids = _pids(bytes(data))
     video_pid, audio_pid = 0x100, 0x101
@@ -428,6 +430,18 @@ def test_damage_is_a_warning_not_a_failure(tmp_path_factory, mk_probe, tmp_path)
     video = [l for l in ours if l.startswith("0,")]
     assert len(video) >= len([l for l in good if l.startswith("0,")]) - 2
     assert len([l for l in ours if l.startswith("1,")]) < len([l for l in good if l.startswith("1,")])
+
+    # The video track (the audio one has no packet left to learn its rate from).
+    out = tmp_path / "damaged.mp4"
+    remux = lib.run([mk_remux, "--quiet", "--track", "0", path, out])
+    assert remux.returncode == 0, lib.tail(remux.stderr)
+    said = [l.split("warning: ", 1)[1] for l in err.splitlines() if "warning: " in l]
+    assert said, err
+    assert [l.split("warning: ", 1)[1] for l in remux.stderr.decode().splitlines() if "warning: " in l] == said, \
+        remux.stderr.decode()
+    counts = lib.run(["ffprobe", "-v", "error", "-show_entries", "packet=stream_index", "-of", "csv=p=0", out])
+    lib.oracle_ok(counts, ["ffprobe", out])
+    assert len(counts.stdout.decode().split()) == len(video), "the MP4 does not hold the video packets mk-probe read"
 
 
 def test_probe_does_not_take_other_formats(mk_probe, tmp_path):

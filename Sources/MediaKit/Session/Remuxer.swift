@@ -39,9 +39,12 @@ public enum Remuxer {
     /// (the packets are then copied one by one). `format` names the writer instead of the
     /// output's extension (``ContainerCatalog/muxerFormat(named:)``: "matroska", a plugin's
     /// "ffmpeg:avi" or "ffmpeg:mp4").
-    /// `warning` is told of each track the input added while it was read (an MPEG-TS PMT that
-    /// adds a stream, from a pipe: ``Demuxer/tracks``), whose packets are not in the output, whose
-    /// tracks were chosen at the start (ffmpeg's command line warns of such a stream too).
+    /// `warning` is told, once the output is written, of the damage the demuxer read past
+    /// (``Demuxer/warnings``: an MPEG-TS continuity-counter jump, lost sync, scrambled packets,
+    /// a damaged page or sample table, each with where it was; `mk-probe` prints the same), and
+    /// of each track the input added while it was read (an MPEG-TS PMT that adds a stream, from
+    /// a pipe: ``Demuxer/tracks``), whose packets are not in the output, whose tracks were
+    /// chosen at the start (ffmpeg's command line warns of such a stream too).
     /// - Returns: nil, or the `.truncated` warning of an input cut short (naming the offset of
     ///   the cut): the output is then written with every packet before the cut, as ffmpeg's
     ///   stream copy of a cut file is (a packet the cut goes through is left out, except a run
@@ -74,10 +77,12 @@ public enum Remuxer {
             if metadata == MetadataCopyOptions(), let direct = muxer as? DirectCopyMuxer,
                try direct.copyDirectly(from: demuxer, tracks: wanted, cut: &cut, progress: progress) {
                 try muxer.finish()
+                demuxer.warnings.forEach { warning?($0) }
                 return cut
             }
             cut = try copyPackets(demuxer, from: format, tracks: wanted, into: muxer, input: input, metadata: metadata, progress: progress)
             try muxer.finish()
+            demuxer.warnings.forEach { warning?($0) }
             for t in demuxer.tracks.dropFirst(all.count) {
                 warning?(MediaError(.unsupported, "track \(t.index) (\(t.mediaType.rawValue) \(t.parameters.codec.isUnknown ? t.parameters.codecTag : t.parameters.codec.rawValue), id \(t.id)) was added while reading, after the output's tracks were set: its packets are not in \(output)",
                                     path: input))
