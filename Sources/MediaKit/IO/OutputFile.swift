@@ -392,13 +392,17 @@ public final class OutputFile: @unchecked Sendable {
         return withExtendedLifetime(pieces) { pinned(0) }
     }
 
-    /// The most bytes one `writev` is given: 64 KiB (the gathered megabyte goes out in 16 calls).
-    /// Linux sizes the page-cache folios a write allocates by the write's length; 1 MiB writes
-    /// asked for 1 MiB folios, and on a machine whose memory was just freed by deleting large
-    /// files that made the kernel's copy into them several times slower (a 1 GB TS -> MP4 remux:
-    /// 0.54-1.27 s wall, 1.1-1.35 s of it system time, in the bench script's sequence; with 64
-    /// KiB calls 0.38-0.50 s; ffmpeg writes 32 KiB at a time and was not affected).
-    static let writeCall = 64 << 10
+    /// The most bytes one `writev` is given: 256 KiB (the gathered megabyte goes out in 4 calls).
+    /// Linux sizes the page-cache folios a write allocates by the write's length, and its cost
+    /// per byte follows: small folios pay the per-folio work (LRU insertion, ext4's delayed
+    /// allocation) more often; on a machine whose memory was just freed by deleting large files,
+    /// 1 MiB folios made the kernel's copy into them several times slower (a 1 GB TS -> MP4
+    /// remux in the bench script's sequence: 0.54-1.27 s with 1 MiB calls, 0.43-0.55 s with 256
+    /// KiB, 0.38-0.50 s with 64 KiB). In the script's runs of 3 Dec 2026 256 KiB calls did at
+    /// least as well as 64 KiB ones on every row and better on the segment writers (HLS 0.46x /
+    /// 0.48x of ffmpeg's wall time against 0.50x / 0.64x; ffmpeg's hls muxer writes 256 KiB at a
+    /// time): BENCHMARKS.md.
+    static let writeCall = 256 << 10
 
     /// `writev` of `iov` until all of it is written (retried on EINTR and short writes).
     private static func writeVector(_ fd: Int32, _ iov: inout [iovec]) -> Result<Int64, WriteFailure> {
