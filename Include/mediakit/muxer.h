@@ -30,6 +30,10 @@ typedef struct mk_muxer mk_muxer;
                                 when the file passes 4 GiB */
 #define MK_RF64_ALWAYS 2   /**< RF64 with its ds64 chunk whatever the size */
 
+/** A warning of mk_remux (mk_muxer_settings.warning): `message` names what and where, borrowed
+ *  for the call (copy it to keep it); `user` is mk_muxer_settings.warning_user. */
+typedef void (*mk_warning_callback)(void *user, const char *message);
+
 /** How to write. Fill with mk_muxer_default_settings() first. */
 typedef struct mk_muxer_settings {
     uint32_t struct_size;      /**< sizeof(mk_muxer_settings) */
@@ -95,6 +99,16 @@ typedef struct mk_muxer_settings {
     /* Added in 0.3 (read only when struct_size covers it), for mk_muxer_open and mk_remux of
      * WAV files (.wav); the other containers refuse a value other than the default (MK_EINVAL). */
     int32_t rf64;              /**< MK_RF64_*: RIFF or RF64 (mk-remux --rf64). Default MK_RF64_NEVER */
+    /* Added in 0.3 (read only when struct_size covers them), for mk_remux only: mk_muxer_open
+     * refuses a callback (MK_EINVAL). */
+    mk_warning_callback warning; /**< NULL (default) or called once the output is written, on the
+                                    thread that called mk_remux and before it returns, with each
+                                    warning: the damage the demuxer read past (an MPEG-TS
+                                    continuity-counter jump, lost sync, scrambled packets ...: what
+                                    mk_demuxer_warning lists for the input) and each track the
+                                    input added while it was read, whose packets are not in the
+                                    output. The message is borrowed for the call only */
+    void *warning_user;        /**< passed to warning. Default NULL */
 } mk_muxer_settings;
 
 /** Fills *settings with the defaults. Harmless on NULL. */

@@ -94,7 +94,7 @@ public func mk_muxer_default_settings(_ s: UnsafeMutablePointer<mk_muxer_setting
                                   chunk_seconds: MuxerOptions.defaultChunkSeconds, movie_time_scale: MuxerOptions.defaultTimeScale,
                                   reserved_moov_bytes: Int64(d.reservedIndexBytes), write_mfra: d.writeFragmentIndex ? 1 : 0,
                                   user_data: nil, user_data_size: 0, segment_format: nil, no_metadata: 0, metadata_count: 0, metadata: nil,
-                                  id3v2_version: 0, write_id3v2: 0, format: nil, rf64: MK_RF64_NEVER)
+                                  id3v2_version: 0, write_id3v2: 0, format: nil, rf64: MK_RF64_NEVER, warning: nil, warning_user: nil)
 }
 
 /// The largest `udta` box and `free` reservation mk_muxer_open takes (bounded allocations).
@@ -188,8 +188,9 @@ public func mk_muxer_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ path: 
     out.pointee = nil
     guard let path else { return fail(MK_EINVAL, "mk_muxer_open: path is NULL") }
     guard let (s, l) = muxerSettings(settings, "mk_muxer_open") else { return MK_EINVAL }
-    if s.tracks != nil || s.track_count != 0 || s.progress != nil || s.no_metadata != 0 || s.metadata_count != 0 || s.metadata != nil {
-        return fail(MK_EINVAL, "mk_muxer_open: tracks, track_count, progress, no_metadata and metadata are mk_remux's settings (the muxer writes what it is given)")
+    if s.tracks != nil || s.track_count != 0 || s.progress != nil || s.no_metadata != 0 || s.metadata_count != 0 || s.metadata != nil
+        || s.warning != nil {
+        return fail(MK_EINVAL, "mk_muxer_open: tracks, track_count, progress, no_metadata, metadata and warning are mk_remux's settings (the muxer writes what it is given)")
     }
     guard let options = muxerOptions(s, l, "mk_muxer_open") else { return MK_EINVAL }
     let target = String(cString: path)
@@ -379,9 +380,9 @@ public func mk_remux(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer<CChar>?,
         guard id3AndRF64Options(s, &options, "mk_remux") else { return MK_EINVAL }
         let metadata = try MetadataCopyOptions(copy: s.no_metadata == 0, settings: settingsText)
         let cut = try Remuxer.remux(input: String(cString: src), output: String(cString: dst), options: options, tracks: tracks,
-                                    metadata: metadata, format: s.format.map { String(cString: $0) }) { done, total in
+                                    metadata: metadata, format: s.format.map { String(cString: $0) }, progress: { done, total in
             try relay.check(fraction: total > 0 ? Double(done) / Double(total) : 0, done: Int64(done), total: Int64(total))
-        }
+        }, warning: s.warning.map { callback in { w in w.description.withCString { callback(s.warning_user, $0) } } })
         if let cut { return fail(MK_ETRUNCATED, cut.description) }   // a warning: dst is written
         return MK_OK
     }

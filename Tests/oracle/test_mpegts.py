@@ -399,27 +399,37 @@ def _pids(data: bytes, size: int = 188) -> dict[int, list[int]]:
     return out
 
 
-def test_damage_is_a_warning_not_a_failure(tmp_path_factory, mk_probe, mk_remux, tmp_path):
-    """A continuity-counter jump (a dropped packet), lost sync (bytes inserted) and scrambled
-    packets on the audio PID: each named on standard error with its PID or offset; the file is
-    still read to its end and the video track keeps its packets. A remux of it says the same:
-    mk-remux prints the warnings mk-probe prints (the same file read another way), and the MP4
-    holds the video packets mk-probe read (ffprobe's count of the MP4's)."""
+def _damaged(tmp_path_factory, tmp_path) -> tuple[bytes, "os.PathLike[str]"]:
+    """h264_aac.ts with every audio packet after the first three scrambled, one video packet
+    dropped in the middle and 50 bytes of junk inserted later; and the file."""
     data = bytearray(_generate(tmp_path_factory, "h264_aac.ts").read_bytes())
     pids = _pids(bytes(data))
     video_pid, audio_pid = 0x100, 0x101
     assert video_pid in pids and audio_pid in pids, sorted(pids)
-    good = _lines([mk_probe, "--packets", _generate(tmp_path_factory, "h264_aac.ts")])
-    # Scramble every audio packet after the first few.
     for at in pids[audio_pid][3:]:
         data[at + 3] |= 0x80
-    # Drop one video packet in the middle and insert 50 bytes of junk later.
     drop = pids[video_pid][len(pids[video_pid]) // 2]
     damaged = bytes(data[:drop]) + bytes(data[drop + 188:])
     junk_at = 188 * 300
     damaged = damaged[:junk_at] + b"\x00" * 50 + damaged[junk_at:]
     path = tmp_path / "damaged.ts"
     path.write_bytes(damaged)
+    return damaged, path
+
+
+def _warnings(stderr: bytes) -> list[str]:
+    return [l.split("warning: ", 1)[1] for l in stderr.decode().splitlines() if "warning: " in l]
+
+
+def test_damage_is_a_warning_not_a_failure(tmp_path_factory, mk_probe, mk_remux, tmp_path):
+    """A continuity-counter jump (a dropped packet), lost sync (bytes inserted) and scrambled
+    packets on the audio PID: each named on standard error with its PID or offset; the file is
+    still read to its end and the video track keeps its packets. A remux of it says the same:
+    mk-remux prints the warnings mk-probe prints (the same file read another way), and the MP4
+    holds the video packets mk-probe read (ffprobe's count of the MP4's)."""
+    video_pid, audio_pid = 0x100, 0x101
+    good = _lines([mk_probe, "--packets", _generate(tmp_path_factory, "h264_aac.ts")])
+    _, path = _damaged(tmp_path_factory, tmp_path)
     proc = lib.run([mk_probe, "--packets", path])
     assert proc.returncode == 0, lib.tail(proc.stderr)
     err = proc.stderr.decode()
@@ -435,13 +445,66 @@ def test_damage_is_a_warning_not_a_failure(tmp_path_factory, mk_probe, mk_remux,
     out = tmp_path / "damaged.mp4"
     remux = lib.run([mk_remux, "--quiet", "--track", "0", path, out])
     assert remux.returncode == 0, lib.tail(remux.stderr)
-    said = [l.split("warning: ", 1)[1] for l in err.splitlines() if "warning: " in l]
+    said = _warnings(proc.stderr)
     assert said, err
-    assert [l.split("warning: ", 1)[1] for l in remux.stderr.decode().splitlines() if "warning: " in l] == said, \
-        remux.stderr.decode()
+    assert _warnings(remux.stderr) == said, remux.stderr.decode()
     counts = lib.run(["ffprobe", "-v", "error", "-show_entries", "packet=stream_index", "-of", "csv=p=0", out])
     lib.oracle_ok(counts, ["ffprobe", out])
     assert len(counts.stdout.decode().split()) == len(video), "the MP4 does not hold the video packets mk-probe read"
+
+
+C_REMUX_WARNINGS = r'''
+#include <stdio.h>
+#include "mediakit/mediakit.h"
+static void told(void *user, const char *message) { ++*(int *)user; printf("%s\n", message); }
+int main(int argc, char **argv) {
+    if (argc != 3) return 2;
+    mk_muxer_settings s;
+    mk_muxer_default_settings(&s);
+    int32_t video = 0, count = 0;
+    s.tracks = &video;
+    s.track_count = 1;
+    s.warning = told;
+    s.warning_user = &count;
+    if (mk_remux(argv[1], argv[2], &s) != MK_OK) { fprintf(stderr, "%s\n", mk_last_error()); return 1; }
+    /* mk_muxer_open takes no warning callback: it is mk_remux's */
+    s.tracks = NULL;
+    s.track_count = 0;
+    mk_muxer *m = NULL;
+    if (mk_muxer_open(&m, argv[2], &s) != MK_EINVAL || m != NULL) { fprintf(stderr, "mk_muxer_open took a warning callback\n"); return 1; }
+    return count > 0 ? 0 : 3;
+}
+'''
+
+
+def test_c_and_python_remux_tell_the_warnings_mk_probe_prints(tmp_path_factory, mk_bin, mk_probe, tmp_path):
+    """mk_remux's warning callback (C) and mediakit.remux(warning=) (Python) are told the damage
+    the demuxer read past, as mk-remux prints it: the same messages as mk-probe's warnings for the
+    file (the same reading, another way), in order; without the callback, Python's remux says
+    nothing."""
+    from test_capi import _build, _libdir
+    _, path = _damaged(tmp_path_factory, tmp_path)
+    probe = lib.run([mk_probe, "--packets", path])
+    assert probe.returncode == 0, lib.tail(probe.stderr)
+    said = _warnings(probe.stderr)
+    assert said, probe.stderr.decode()
+    c_file = tmp_path / "remux_warnings.c"
+    c_file.write_text(C_REMUX_WARNINGS)
+    program = _build(c_file, tmp_path / "remux_warnings", _libdir(mk_bin))
+    cmd = [program, str(path), str(tmp_path / "c.mp4")]
+    proc = lib.run(cmd)
+    lib.check_ok(proc, cmd, who="remux_warnings.c")
+    assert proc.stdout.decode().splitlines() == said, proc.stdout.decode()
+    script = ("import sys, mediakit\n"
+              "mediakit.remux(sys.argv[1], sys.argv[2], tracks=[0], warning=print)\n"
+              "mediakit.remux(sys.argv[1], sys.argv[3], tracks=[0])\n")
+    env = dict(os.environ, PYTHONPATH=str(lib.REPO / "Bindings" / "python"),
+               MEDIAKIT_LIBRARY=str(mk_bin / "libmediakit.so"))
+    cmd = [sys.executable, "-W", "error", "-c", script, str(path), str(tmp_path / "py.mp4"), str(tmp_path / "quiet.mp4")]
+    proc = lib.run(cmd, env=env)
+    lib.check_ok(proc, cmd, who="python")
+    assert proc.stdout.decode().splitlines() == said, proc.stdout.decode()
+    assert not proc.stderr, proc.stderr.decode()
 
 
 def test_probe_does_not_take_other_formats(mk_probe, tmp_path):

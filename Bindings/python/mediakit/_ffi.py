@@ -28,6 +28,8 @@ c_handle = ctypes.c_void_p
 
 #: mk_progress_callback: (user, fraction, done, total) -> 0 to go on, non-zero to cancel.
 PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_double, ctypes.c_int64, ctypes.c_int64)
+#: mk_warning_callback(user, message): a warning of mk_remux, the message borrowed for the call.
+WARNING = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
 
 #: mk_audio_input_callback: (user, wanted, const void *const **planes) -> frames given, 0 at the end.
 AUDIO_INPUT = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
@@ -312,7 +314,9 @@ class MuxerSettings(ctypes.Structure):
                 # 0.3 (mk_muxer_open and mk_remux: the muxer by name)
                 ("format", ctypes.c_char_p),
                 # 0.3 (WAV outputs: RIFF or RF64, MK_RF64_*)
-                ("rf64", ctypes.c_int32)]
+                ("rf64", ctypes.c_int32),
+                # 0.3 (mk_remux: the demuxer's warnings and tracks added while reading)
+                ("warning", WARNING), ("warning_user", ctypes.c_void_p)]
 
 
 class DecodeSettings(ctypes.Structure):

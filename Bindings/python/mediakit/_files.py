@@ -243,7 +243,7 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
           progress: Optional[Progress] = None, segment_format: Optional[str] = None,
           metadata: Optional[Mapping[str, str]] = None, copy_metadata: bool = True,
           id3v2_version: Optional[int] = None, write_id3v2: bool = False, format: Optional[str] = None,
-          rf64: Optional[str] = None) -> None:
+          rf64: Optional[str] = None, warning: Optional[Callable[[str], None]] = None) -> None:
     """Copies the tracks of `src` (any file ``open`` reads) into a new file at `dst` without
     decoding, like the mk-remux sample. The output's format follows `dst`'s extension, or
     ``format`` names the muxer (as mk-remux --format: "matroska", "mp4", a plugin's "ffmpeg:avi"
@@ -278,6 +278,12 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     as an ID3v2 chunk after the samples (mk-remux --id3v2-version, --write-id3v2); other
     formats refuse them (InvalidArgumentError). rf64="auto" or "always" writes a WAV output as
     ``ffmpeg -rf64`` does (mk-remux --rf64; see Muxer); other formats refuse it.
+
+    `warning` is called, once the output is written and before ``remux`` returns, with each
+    warning as a string (mk-remux prints them): the damage the demuxer read past (an MPEG-TS
+    continuity-counter jump, lost sync, scrambled packets ...: what ``Demuxer.warnings`` lists
+    for the source) and each track the source added while it was read (an MPEG-TS PMT that adds
+    a stream, from a pipe), whose packets are not in the output. None: they are not told.
     """
     if id3v2_version not in (None, 3, 4):
         raise ValueError(f"id3v2_version is 3 or 4 (or None: 4), not {id3v2_version!r}")
@@ -300,5 +306,13 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
         s.track_count = len(chosen)
     hook = _ProgressHook(progress)
     s.progress = hook.c
-    if hook.run(lambda: int(lib.mk_remux(_path(src), _path(dst), ctypes.byref(s)))) == ETRUNCATED:
+    told: list[str] = []   # given to `warning` after the C call, where an exception can go up
+    c_warning = _ffi.WARNING(lambda _user, message: told.append(message.decode("utf-8", "replace")))
+    if warning is not None:
+        s.warning = c_warning
+    status = hook.run(lambda: int(lib.mk_remux(_path(src), _path(dst), ctypes.byref(s))))
+    if warning is not None:
+        for message in told:
+            warning(message)
+    if status == ETRUNCATED:
         _warn_truncated()
