@@ -110,11 +110,14 @@ struct H264SequenceParameterSet {
         return true
     }
 
+    /// nil, as FFmpeg's h264_ps.c refuses the SPS, for values outside H.264's ranges (7.4.2.1.1):
+    /// log2_max_frame_num_minus4 and log2_max_pic_order_cnt_lsb_minus4 0 to 12, pic_order_cnt_type
+    /// 0 to 2 (a count of bits beyond them made the picture order count overflow: fuzz-rawvideo).
     private static func layout(_ r: inout BitReader) -> Layout? {
-        guard let frameNum = r.ue(), let pocType = r.ue() else { return nil }
+        guard let frameNum = r.ue(), frameNum <= 12, let pocType = r.ue(), pocType <= 2 else { return nil }
         var pocLsb = 0
         if pocType == 0 {
-            guard let v = r.ue() else { return nil }
+            guard let v = r.ue(), v <= 12 else { return nil }
             pocLsb = v + 4
         } else if pocType == 1 {
             guard r.read(1) != nil, r.se() != nil, r.se() != nil, let n = r.ue(), n < 256 else { return nil }
