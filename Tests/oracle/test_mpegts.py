@@ -399,9 +399,9 @@ def _pids(data: bytes, size: int = 188) -> dict[int, list[int]]:
     return out
 
 
-def _damaged(tmp_path_factory, tmp_path) -> tuple[bytes, "os.PathLike[str]"]:
-    """h264_aac.ts with every audio packet after the first three scrambled, one video packet
-    dropped in the middle and 50 bytes of junk inserted later; and the file."""
+def _damaged(tmp_path_factory, tmp_path):
+    """A copy of h264_aac.ts with every audio packet after the first three scrambled, one video
+    packet dropped in the middle and 50 bytes of junk inserted later."""
     data = bytearray(_generate(tmp_path_factory, "h264_aac.ts").read_bytes())
     pids = _pids(bytes(data))
     video_pid, audio_pid = 0x100, 0x101
@@ -414,7 +414,7 @@ def _damaged(tmp_path_factory, tmp_path) -> tuple[bytes, "os.PathLike[str]"]:
     damaged = damaged[:junk_at] + b"\x00" * 50 + damaged[junk_at:]
     path = tmp_path / "damaged.ts"
     path.write_bytes(damaged)
-    return damaged, path
+    return path
 
 
 def _warnings(stderr: bytes) -> list[str]:
@@ -429,7 +429,7 @@ def test_damage_is_a_warning_not_a_failure(tmp_path_factory, mk_probe, mk_remux,
     holds the video packets mk-probe read (ffprobe's count of the MP4's)."""
     video_pid, audio_pid = 0x100, 0x101
     good = _lines([mk_probe, "--packets", _generate(tmp_path_factory, "h264_aac.ts")])
-    _, path = _damaged(tmp_path_factory, tmp_path)
+    path = _damaged(tmp_path_factory, tmp_path)
     proc = lib.run([mk_probe, "--packets", path])
     assert proc.returncode == 0, lib.tail(proc.stderr)
     err = proc.stderr.decode()
@@ -483,7 +483,7 @@ def test_c_and_python_remux_tell_the_warnings_mk_probe_prints(tmp_path_factory, 
     file (the same reading, another way), in order; without the callback, Python's remux says
     nothing."""
     from test_capi import _build, _libdir
-    _, path = _damaged(tmp_path_factory, tmp_path)
+    path = _damaged(tmp_path_factory, tmp_path)
     probe = lib.run([mk_probe, "--packets", path])
     assert probe.returncode == 0, lib.tail(probe.stderr)
     said = _warnings(probe.stderr)

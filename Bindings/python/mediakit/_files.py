@@ -307,8 +307,8 @@ def remux(src: PathLike, dst: PathLike, faststart: bool = False, fragment: Optio
     hook = _ProgressHook(progress)
     s.progress = hook.c
     told: list[str] = []   # given to `warning` after the C call, where an exception can go up
-    c_warning = _ffi.WARNING(lambda _user, message: told.append(message.decode("utf-8", "replace")))
-    if warning is not None:
+    c_warning = _ffi.WARNING(lambda _user, message: told.append(message.decode("utf-8", "replace"))) if warning else None
+    if c_warning is not None:
         s.warning = c_warning
     status = hook.run(lambda: int(lib.mk_remux(_path(src), _path(dst), ctypes.byref(s))))
     if warning is not None:

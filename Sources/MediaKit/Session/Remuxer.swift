@@ -76,11 +76,10 @@ public enum Remuxer {
             var cut: MediaError?
             if metadata == MetadataCopyOptions(), let direct = muxer as? DirectCopyMuxer,
                try direct.copyDirectly(from: demuxer, tracks: wanted, cut: &cut, progress: progress) {
-                try muxer.finish()
-                demuxer.warnings.forEach { warning?($0) }
-                return cut
+                // The samples were copied as they lie.
+            } else {
+                cut = try copyPackets(demuxer, from: format, tracks: wanted, into: muxer, input: input, metadata: metadata, progress: progress)
             }
-            cut = try copyPackets(demuxer, from: format, tracks: wanted, into: muxer, input: input, metadata: metadata, progress: progress)
             try muxer.finish()
             demuxer.warnings.forEach { warning?($0) }
             for t in demuxer.tracks.dropFirst(all.count) {

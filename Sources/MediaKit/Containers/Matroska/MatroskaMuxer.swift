@@ -124,10 +124,11 @@ public final class MatroskaMuxer: Muxer, @unchecked Sendable {
     /// letters, as BCP 47 tags are not written here) and marks (``Track/isDefault`` as
     /// FlagDefault, ``Track/isForced`` as FlagForced, as FFmpeg's muxer writes them). A text
     /// subtitle track whose codec the file does not carry is converted (``SubtitleConverter``),
-    /// as ffmpeg's `-c:s srt` / `-c:s webvtt` converts it: `mov_text` and `text` (and MP4's boxed WebVTT) into Matroska
-    /// as SubRip, every text codec but WebVTT into WebM as WebVTT. SubRip, ASS / SSA (its header
-    /// the CodecPrivate) and WebVTT are copied, and so are the bitmap subtitles PGS
-    /// (`S_HDMV/PGS`), DVB (`S_DVBSUB`) and DVD (`S_VOBSUB`), their extradata the CodecPrivate.
+    /// as ffmpeg's `-c:s srt` / `-c:s webvtt` converts it: `mov_text` and `text` (and MP4's
+    /// boxed WebVTT) into Matroska as SubRip, every text codec but WebVTT into WebM as WebVTT.
+    /// SubRip, ASS / SSA (its header the CodecPrivate) and WebVTT are copied, and so are the
+    /// bitmap subtitles PGS (`S_HDMV/PGS`), DVB (`S_DVBSUB`) and DVD (`S_VOBSUB`), their
+    /// extradata the CodecPrivate.
     /// - Throws: as ``addTrack(_:timeBase:)`` (WebM refuses bitmap subtitles, as FFmpeg's webm
     ///   muxer does).
     public func addTrack(from track: Track) throws -> Int {
