@@ -520,14 +520,6 @@ def test_probe_does_not_take_other_formats(mk_probe, tmp_path):
 # comes from somewhere MediaKit does not read), "tracks:T,.." compares only these tracks,
 # "read" only asks the file to be read without an error.
 BREADTH_DIFFERENCES: dict[str, tuple[str, str]] = {
-    "ts_shaka-proj_cc4e79_4.ts": (
-        "no_duration:0",
-        "no SPS in the segment: ffprobe's durations come from the frame rate its stream-info pass "
-        "guesses from the timestamps (r_frame_rate), which MediaKit does not estimate"),
-    "ts_shaka-proj_371ec3_6.ts": (
-        "no_duration:0",
-        "no SPS in the segment: ffprobe's durations come from the frame rate its stream-info pass "
-        "guesses from the timestamps (r_frame_rate), which MediaKit does not estimate"),
     "ts_androidx_c83c1b_sample_ait.ts": (
         "tracks:0",
         "FFmpeg adds an 'epg' data stream of the DVB EIT sections (PID 0x12) that MediaKit does not "
@@ -589,6 +581,37 @@ def test_breadth_ts_files_like_ffprobe(spec, mk_probe, mk_decode, tmp_path):
     if how == "all":
         _codecs_like_ffprobe(path, mk_probe)
         _decode_like_ffmpeg(path, mk_decode, tmp_path, mk_probe)
+
+
+# Decoding timestamps given to a segment whose SPS states no timing (setts expressions of N,
+# the packet's number), and the rate ffprobe guesses from them (for the test's own reading).
+RATE_GUESS_TIMESTAMPS = {
+    "25_exact": "900000+N*3600",                                  # 25/1 by the steps' divisor
+    "24000_1001_rounded": "900000+trunc(N*3753.75)",              # 24000/1001 by the grid fit
+    "60000_1001_rounded": "900000+trunc(N*1501.5)",               # 60000/1001 by the grid fit
+    "alternating": "900000+N*3000+(N-3*trunc(N/3))*700",          # 50/1: the divisor of 2300 / 3700 / 2300 ...
+    "jittered_30000_1001": "900000+N*3003+trunc(random(0)*40)",   # 30000/1001 despite the jitter
+    "one_per_second": "900000+N*90000",                           # 1/1: the reading stops after 5 s of it
+}
+
+
+@pytest.mark.parametrize("name", sorted(RATE_GUESS_TIMESTAMPS))
+def test_rate_guessed_from_timestamps_like_ffprobe(name, tmp_path, mk_probe):
+    """An H.264 segment without timing in its SPS (a breadth file of ../shared/media, re-timed
+    by ffmpeg's setts filter): each packet lasts one frame of the rate FFmpeg's stream-info pass
+    guesses from the decoding timestamps (r_frame_rate), so the packets equal ffprobe's,
+    durations included; from a pipe, the same packets as from the file."""
+    src = lib.media_param_file("shared:breadth/ts_shaka-proj_371ec3_6.ts", tmp_path, None)
+    path = tmp_path / f"{name}.ts"
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", src, "-c", "copy", "-bsf:v", f"setts=ts={RATE_GUESS_TIMESTAMPS[name]}",
+           "-f", "mpegts", path]
+    lib.oracle_ok(lib.run(cmd), cmd)
+    ours = _lines([mk_probe, "--packets", path])
+    ref = lib.expected_packets(path)
+    assert ours == ref, f"{name}: packets differ\n" + str(lib.diff_lines(ours, ref, "mk-probe", "ffprobe"))
+    assert all(l.split(",")[3] != "N/A" for l in ours), ours[:3]
+    with open(path, "rb") as f:
+        assert _lines([mk_probe, "--packets", "-"], stdin=f) == ours
 
 
 @lib.generated_once

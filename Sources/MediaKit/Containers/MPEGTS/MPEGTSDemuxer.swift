@@ -75,6 +75,11 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     public static let maxPESBytes = 16 << 20
     /// How far opening reads to learn the tracks' parameters: 16 MiB.
     public static let probeBytes: Int64 = 16 << 20
+    /// How much of an H.264 / HEVC stream without timing in its SPS opening reads to guess its
+    /// frame rate from the timestamps: 5 s (FFmpeg's `max_analyze_duration`).
+    static let rateProbeSeconds = 5
+    /// How far from the start opening reads for that at most: 5,000,000 bytes (FFmpeg's `probesize`).
+    static let rateProbeBytes: Int64 = 5_000_000
     /// On a seekable source, opening looks through the rest of the file after what it read for
     /// later PMT versions, ``scanWindow`` bytes at a time: all of the rest when it is at most
     /// ``scanWhole``, else ``scanWindows`` places spread evenly through it, the first where
@@ -237,6 +242,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             throw MediaError(.invalidData, "no PMT for program \(programNumber ?? 0) (PID \(pmtPID ?? 0)) in the first \(offset - startOffset) bytes",
                              path: path, offset: startOffset, context: "PMT")
         }
+        if wantedPIDs == nil { try guessFrameRates() }
         // FFmpeg gives the packets its stream-info pass read before the first one with a
         // duration that duration too (update_initial_durations): the frames before the
         // first SPS with timing.
@@ -250,6 +256,38 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             streams.append(s)
         }
         tracks = streams.map(track)
+    }
+
+    /// H.264 and HEVC streams whose SPS states no timing (segments of live streams): reads on
+    /// until ``rateProbeSeconds`` of their decoding timestamps were seen (more than 30 packets;
+    /// at most ``rateProbeBytes`` from the start, or the end), as FFmpeg's stream-info pass
+    /// reads, and gives each the frame duration of the rate ``FrameRateGuess`` makes of them
+    /// (FFmpeg's `r_frame_rate`, which its packets without a duration are given). An SPS with
+    /// timing found meanwhile wins (even a rate too high to give a duration: FFmpeg's then
+    /// gives none).
+    private func guessFrameRates() throws {
+        let untimed = streams.filter { ($0.framing == .h264 || $0.framing == .hevc) && !$0.rateStated }
+        guard !untimed.isEmpty else { return }
+        var guesses = [Int: FrameRateGuess]()
+        var first = [Int: Int64](), counts = [Int: Int](), done = Set<Int>()
+        for s in untimed { guesses[s.index] = FrameRateGuess(timeBase: Rational(1, Self.clock)) }
+        var seen = queueHead
+        let span = Int64(Self.rateProbeSeconds) * Self.clock
+        func enough() -> Bool {
+            while seen < queue.count {
+                let p = queue[seen]
+                seen += 1
+                let t = p.trackIndex
+                guard guesses[t] != nil, !done.contains(t), p.dts != Packet.noTimestamp else { continue }
+                if first[t] == nil { first[t] = p.dts }
+                counts[t, default: 0] += 1
+                // FFmpeg stops at the packet that reaches the span, without taking it.
+                if counts[t]! > 30 && p.dts - first[t]! >= span { done.insert(t) } else { guesses[t]!.add(p.dts) }
+            }
+            return untimed.allSatisfy { $0.rateStated || done.contains($0.index) }
+        }
+        while !ended && offset - startOffset < Self.rateProbeBytes && !enough() { try step() }
+        for s in untimed where !s.rateStated { s.frameTicks = guesses[s.index]?.frameTicks ?? 0 }
     }
 
     /// The track of a stream.
@@ -1130,7 +1168,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             key = facts.isKeyframe
             pictures = facts.hasPicture
             sets = facts.parameterSets.map { data[$0] }
-            if s.frameTicks == 0 { s.frameTicks = facts.frameTicks ?? 0 }
+            if s.frameTicks == 0, let ticks = facts.frameTicks { s.frameTicks = ticks; s.rateStated = true }
             if s.parameters.width == 0, let size = facts.size { (s.parameters.width, s.parameters.height) = size }
         }
         if var prefix = s.prefix {

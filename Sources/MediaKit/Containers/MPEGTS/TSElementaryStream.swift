@@ -88,6 +88,9 @@ final class TSElementaryStream {
     @exclusivity(unchecked) var prefix: Packet?
     /// Video: the frame duration from the parameter sets (0 when they state none).
     @exclusivity(unchecked) var frameTicks: Int64 = 0
+    /// Video: the parameter sets state a rate (their timing), even one whose frame is under a
+    /// tick of the 90 kHz clock (``frameTicks`` then stays 0, as FFmpeg gives no duration).
+    var rateStated = false
     /// LATM: the samples per frame and the core's rate of the last StreamMuxConfig (0 before one).
     var latmFrame = (samples: 0, rate: 0)
 
@@ -114,6 +117,7 @@ final class TSElementaryStream {
         parametersKnown = other.parametersKnown
         unsupportedReason = other.unsupportedReason
         frameTicks = other.frameTicks
+        rateStated = other.rateStated
         latmFrame = other.latmFrame
     }
 
