@@ -43,8 +43,10 @@
 /// that ends inside a packet gives what it holds, then `.truncated`.
 ///
 /// The source is read forward, in chunks: a pipe works (without seeking). Opening reads ahead until
-/// every track's first frame told its parameters (at most ``probeBytes``); those packets
-/// are kept and returned first. A new PMT version (or the same version with other contents,
+/// every track's first frame told its parameters (at most ``probeBytes``), and on through
+/// ``rateProbeSeconds`` of an H.264 / HEVC stream whose SPS states no timing, whose packets
+/// then last one frame of the rate its timestamps show (``FrameRateGuess``, FFmpeg's
+/// `r_frame_rate`); those packets are kept and returned first. A new PMT version (or the same version with other contents,
 /// as where two captures were joined) adds the PIDs it brings as tracks after the first ones,
 /// as FFmpeg adds them as new streams. The tracks are known once open, so on a seekable source
 /// opening also looks for later PMT versions (``scanWhole``, ``scanWindows``) and learns the
