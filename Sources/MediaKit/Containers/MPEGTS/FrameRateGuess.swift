@@ -80,7 +80,7 @@ struct FrameRateGuess {
         let base = timeBase.numerator, ticksPerSecond = timeBase.denominator
         guard base > 0, ticksPerSecond > 0 else { return nil }
         if steps > 15 && stepGCD > max(1, ticksPerSecond / (500 * base)) && stepGCD < Int64.max / base {
-            return Self.reduced(ticksPerSecond, base * stepGCD)
+            return Track.reduced(ticksPerSecond, base * stepGCD)
         }
         guard steps > 1 else { return nil }
         var best = 0
@@ -102,7 +102,7 @@ struct FrameRateGuess {
         }
         // FFmpeg keeps a rate at most 1 % above the time base's own (1 / timeBase).
         guard best > 0, Double(best) / Double(12 * 1001) < 1.01 / timeBase.doubleValue else { return nil }
-        return Self.reduced(Int64(best), 12 * 1001)
+        return Track.reduced(Int64(best), 12 * 1001)
     }
 
     /// One frame of the guessed rate in time-base ticks, rounded down (FFmpeg's packet
@@ -117,10 +117,5 @@ struct FrameRateGuess {
         var a = a, b = b
         while b != 0 { (a, b) = (b, a % b) }
         return a
-    }
-
-    private static func reduced(_ num: Int64, _ den: Int64) -> Rational {
-        let g = gcd(num, den)
-        return Rational(num / g, den / g)
     }
 }

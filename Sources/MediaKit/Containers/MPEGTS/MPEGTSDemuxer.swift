@@ -142,6 +142,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     /// known yet: each is made again from its stream when ``read()`` returns its first packet.
     private var unsettled: Set<Int> = []
     private var learnLimit = MPEGTSDemuxer.probeBytes
+    /// A per-track reader (``init(copyOf:track:)``): the frame durations and whether the
+    /// parameter sets stated them, per PID, as the reader it copies found them at open, taken
+    /// instead of reading ahead again to guess the same rates.
+    private var ratesFound: [Int: (ticks: Int64, stated: Bool)]?
     private var scrambledPIDs: Set<Int> = []
     @exclusivity(unchecked) private var ended = false
     private var cut: TruncationState = TruncationState()
@@ -202,6 +206,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         offset = startOffset
         onlyTrack = track
         laterStreams = other.laterStreams.map { $0.definition() }
+        ratesFound = Dictionary(other.streams.map { ($0.pid, ($0.frameTicks, $0.rateStated)) }, uniquingKeysWith: { a, _ in a })
         try learnTracks()
     }
 
@@ -270,6 +275,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     private func guessFrameRates() throws {
         let untimed = streams.filter { ($0.framing == .h264 || $0.framing == .hevc) && !$0.rateStated }
         guard !untimed.isEmpty else { return }
+        if let ratesFound {
+            for s in untimed { if let r = ratesFound[s.pid] { (s.frameTicks, s.rateStated) = r } }
+            return
+        }
         var guesses = [Int: FrameRateGuess]()
         var first = [Int: Int64](), counts = [Int: Int](), done = Set<Int>()
         for s in untimed { guesses[s.index] = FrameRateGuess(timeBase: Rational(1, Self.clock)) }

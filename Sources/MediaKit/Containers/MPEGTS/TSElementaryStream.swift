@@ -86,7 +86,8 @@ final class TSElementaryStream {
     @exclusivity(unchecked) var held: Packet?
     /// Video: a PES without pictures (parameter sets alone), joined to the next one.
     @exclusivity(unchecked) var prefix: Packet?
-    /// Video: the frame duration from the parameter sets (0 when they state none).
+    /// Video: the frame duration from the parameter sets, or for H.264 / HEVC whose parameter
+    /// sets state none, of the rate guessed from the timestamps at open (0 when neither).
     @exclusivity(unchecked) var frameTicks: Int64 = 0
     /// Video: the parameter sets state a rate (their timing), even one whose frame is under a
     /// tick of the 90 kHz clock (``frameTicks`` then stays 0, as FFmpeg gives no duration).
