@@ -83,15 +83,9 @@ demo: build
 # beside the others they fill gaps. Measured on 2 cores (3 Dec 2026), the noise of a shared
 # machine included: in turn 791, 918, 832 and 914 s, side by side 686, 759, 864 and 819 s
 # (832, 819 and 914 s were one interleaved series: in turn, side by side, in turn).
-# mypy and the package test (Tests/oracle/test_package.py: SwiftPM builds MediaKit from a tagged
-# copy of the checkout as another package's dependency, ~2 min of one core) need no build of ours:
-# they start with the build, in the core its whole-module steps leave idle (measured 3 Dec 2026:
-# 311 s of wall time, 452 s of CPU, one core idle for ~140 s). The package test runs at nice 10,
-# so where the build has work for both cores the build goes first; it may go on beside the
-# suites, and its report is printed with theirs at the end.
+# mypy needs no build: it runs beside the build (a core the build's whole-module steps leave
+# idle), and its report is printed in its place at the end.
 MYPY_LOG := $(TEST_SCRATCH)/mypy.log
-PACKAGE_TEST := Tests/oracle/test_package.py
-PACKAGE_TEST_LOG := $(TEST_SCRATCH)/package-test.log
 # The Python bindings' tests run in one worker of their own (one worker holds the Ray tests'
 # module; their ~90 s of CPU fill the gaps of the oracle suite's two workers).
 PY_TEST_LOG := $(TEST_SCRATCH)/python-tests.log
@@ -101,30 +95,24 @@ UNIT_TEST_LOG := $(TEST_SCRATCH)/unit-tests.log
 # a new worker), so a hang costs 10 minutes and names itself instead of taking CI's 90.
 TEST_TIMEOUT := --timeout=600 --timeout-method=thread
 test: deps
-	@mkdir -p $(TEST_SCRATCH); status=0; \
-	(cd Bindings/python && $(PYTHON) -m mypy > $(abspath $(MYPY_LOG)) 2>&1; echo $$? >> $(abspath $(MYPY_LOG))) & mypy=$$!; \
-	(nice -n 10 $(PYTHON) -m pytest -q -rsx $(TEST_TIMEOUT) $(PACKAGE_TEST) > $(PACKAGE_TEST_LOG) 2>&1; \
-	 echo $$? >> $(PACKAGE_TEST_LOG)) & package=$$!; \
+	@mkdir -p $(TEST_SCRATCH); (cd Bindings/python && $(PYTHON) -m mypy > $(abspath $(MYPY_LOG)) 2>&1; echo $$? >> $(abspath $(MYPY_LOG))) & \
 	t=$$(date +%s); $(SWIFT) build --build-tests $(TEST_BUILD) || { wait; exit 1; }; \
-	echo "== build: $$(( $$(date +%s) - t )) s"; wait $$mypy; \
-	t=$$(date +%s); \
+	echo "== build: $$(( $$(date +%s) - t )) s"; wait
+	@status=0; t=$$(date +%s); \
 	echo '== unit tests (swift test), the oracle suite (Tests/oracle) and the Python bindings, side by side'; \
 	($(SWIFT) test --skip-build --parallel $(TEST_BUILD) > $(UNIT_TEST_LOG) 2>&1; \
 	 echo $$? >> $(UNIT_TEST_LOG)) & unit=$$!; \
 	(MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx $(TEST_TIMEOUT) -n 1 --dist loadfile Bindings/python/tests > $(PY_TEST_LOG) 2>&1; \
 	 echo $$? >> $(PY_TEST_LOG)) & py=$$!; \
-	echo '== oracle suite (Tests/oracle; $(PACKAGE_TEST) runs beside the build)'; \
-	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx $(TEST_TIMEOUT) --durations=20 -n $(TEST_JOBS) --dist loadgroup \
-	  --ignore=$(PACKAGE_TEST) Tests/oracle || status=1; \
-	wait $$unit $$py $$package; elapsed=$$(( $$(date +%s) - t )); \
+	echo '== oracle suite (Tests/oracle)'; \
+	MK_BIN="$(TEST_BIN)" $(PYTHON) -m pytest -q -rsx $(TEST_TIMEOUT) --durations=20 -n $(TEST_JOBS) --dist loadgroup Tests/oracle || status=1; \
+	wait $$unit $$py; elapsed=$$(( $$(date +%s) - t )); \
 	echo '== unit tests (swift test; run beside the oracle suite)'; \
 	sed '$$d' $(UNIT_TEST_LOG); [ "$$(tail -n 1 $(UNIT_TEST_LOG))" = 0 ] || status=1; \
 	echo '== Python bindings (Bindings/python/tests; run beside the oracle suite)'; \
 	sed '$$d' $(PY_TEST_LOG); [ "$$(tail -n 1 $(PY_TEST_LOG))" = 0 ] || status=1; \
 	echo '== mypy --strict (the mediakit package, its tests, Samples/python: Bindings/python/pyproject.toml; run beside the build)'; \
 	sed '$$d' $(MYPY_LOG); [ "$$(tail -n 1 $(MYPY_LOG))" = 0 ] || status=1; \
-	echo '== $(PACKAGE_TEST) (MediaKit as a versioned SwiftPM dependency; started with the build)'; \
-	sed '$$d' $(PACKAGE_TEST_LOG); [ "$$(tail -n 1 $(PACKAGE_TEST_LOG))" = 0 ] || status=1; \
 	echo "== unit tests, oracle suite and Python bindings: $$elapsed s"; \
 	exit $$status
 
