@@ -149,7 +149,10 @@ struct Probe: ParsableCommand {
             case .audio: line += " \(p.sampleRate) Hz, \(p.channels) ch"
             default: break
             }
-            line += String(format: ", %.3f s, %d samples, language %@", t.durationSeconds, t.sampleCount, t.language)
+            // A container without a sample table (MPEG-TS, Matroska, Ogg ...) does not say how many
+            // samples a track holds (`--count` reads them): no count rather than "0 samples".
+            line += String(format: ", %.3f s", t.durationSeconds) + (t.sampleCount > 0 ? ", \(t.sampleCount) samples" : "")
+                + ", language \(t.language)"
             if t.rotation != 0 { line += ", rotation \(Int(t.rotation))" }
             if t.isReflected { line += ", reflected (shown as \(t.orientation))" }
             if !t.editList.isEmpty { line += ", edit list " + t.editList.map { "[\($0.segmentDuration)/\($0.mediaTime)]" }.joined(separator: " ") }

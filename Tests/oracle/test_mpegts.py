@@ -90,6 +90,33 @@ def _packets_like_ffprobe(path, mk_probe):
     assert ours == ref, f"{path.name}: packets differ (track,pts,dts,duration,size,offset,flags)\n" + str(lib.diff_lines(ours, ref, "mk-probe", "ffprobe"))
 
 
+def _durations_like_ffprobe(path, mk_probe):
+    """Each track's duration and the file's (`mk-probe --json`) are ffprobe's, which it
+    estimates from the timestamps near the file's end (estimate_timings_from_pts): a track's
+    within max(1 ms, its longest packet per ffprobe's packets), the file's within the longest
+    packet of any track (test_probe's rule); none where ffprobe gives none. A track ffprobe
+    reads no packet of (a cut file's audio) has none: ffprobe gives such a stream the file's
+    start and duration (fill_all_stream_timings), which are not the track's."""
+    ours = json.loads(lib.run([mk_probe, "--json", path]).stdout)
+    info = lib.ffprobe_json(path)
+    longest = lib.max_packet_seconds(path)
+    with_packets = {int(l.split(",")[0]) for l in lib.expected_packets(path)}
+    streams = [(rank, s) for rank, s in enumerate(lib.track_streams(info)) if s.get("codec_name") != "epg"]
+    assert len(ours["tracks"]) == len(streams), f"{path.name}: {len(ours['tracks'])} tracks, ffprobe {len(streams)} streams"
+    problems = []
+    for t, (rank, s) in zip(ours["tracks"], streams):
+        tol = max(0.001, float(longest.get(rank, 0)))
+        ref = float(s.get("duration", 0)) if rank in with_packets else 0.0
+        if abs(t["duration"] - ref) > tol + 1e-6:
+            problems.append(f"track {rank}: duration {t['duration']} s, ffprobe {s.get('duration', 'N/A')} s (allowed +-{tol:.6f} s)")
+    ref_fmt = info.get("format", {}).get("duration")
+    tol = max([0.001] + [float(v) for v in longest.values()])
+    fmt = ours["format"].get("duration")
+    if (fmt is None) != (ref_fmt is None) or (fmt is not None and abs(fmt - float(ref_fmt)) > tol + 1e-6):
+        problems.append(f"file: duration {fmt} s, ffprobe {ref_fmt} s (allowed +-{tol:.6f} s)")
+    assert not problems, f"{path.name}: `mk-probe --json` durations differ from ffprobe's:\n  " + "\n  ".join(problems)
+
+
 def _decode_like_ffmpeg(path, mk_decode, tmp_path, mk_probe=None):
     """First video track to I420 and first audio track to s16le, byte for byte with ffmpeg's
     decode of the same file (the same libavcodec decoders behind both), one decoder thread on
@@ -132,6 +159,7 @@ def test_generated_ts_like_ffmpeg(name, mk_probe, mk_decode, tmp_path_factory, t
     path = _generate(tmp_path_factory, name)
     _codecs_like_ffprobe(path, mk_probe)
     _packets_like_ffprobe(path, mk_probe)
+    _durations_like_ffprobe(path, mk_probe)
     _decode_like_ffmpeg(path, mk_decode, tmp_path, mk_probe)
 
 
@@ -143,17 +171,26 @@ def test_wrap_file_crosses_the_wrap(tmp_path_factory, mk_probe):
 
 
 def test_pipe_reads_as_the_file(tmp_path_factory, mk_probe):
-    """`cat x.ts | mk-probe --packets -` gives the file's packets (the reader never goes back)."""
+    """`cat x.ts | mk-probe --packets -` gives the file's packets (the reader never goes back).
+    From a pipe nothing tells the durations (the end cannot be read first): no track or file
+    duration, as ffprobe gives none from a pipe."""
     path = _generate(tmp_path_factory, "h264_aac.ts")
     with open(path, "rb") as f:
         piped = _lines([mk_probe, "--packets", "-"], stdin=f)
     assert piped == _lines([mk_probe, "--packets", path])
+    with open(path, "rb") as f:
+        ours = json.loads("\n".join(_lines([mk_probe, "--json", "-"], stdin=f)))
+    with open(path, "rb") as f:
+        ref = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration:stream=duration", "-of", "json", "-"],
+                                        stdin=f, capture_output=True, timeout=lib.CMD_TIMEOUT).stdout)
+    assert "duration" not in ref["format"] and not any("duration" in s for s in ref["streams"]), ref
+    assert "duration" not in ours["format"] and all(t["duration"] == 0 for t in ours["tracks"]), ours
 
 
 @pytest.mark.parametrize("cut", [50001, 188 * 100, 188 * 100 + 4, 3000])
 def test_cut_file_reads_as_far_as_ffprobe(cut, tmp_path_factory, mk_probe, tmp_path):
     """A file cut anywhere: the packets ffprobe reads from it, then a warning when the cut is
-    inside a transport packet; exit status 0."""
+    inside a transport packet; exit status 0; the durations ffprobe estimates for it."""
     data = _generate(tmp_path_factory, "h264_aac.ts").read_bytes()
     path = tmp_path / "cut.ts"
     path.write_bytes(data[:cut])
@@ -161,6 +198,7 @@ def test_cut_file_reads_as_far_as_ffprobe(cut, tmp_path_factory, mk_probe, tmp_p
     assert proc.returncode == 0, lib.tail(proc.stderr)
     ours = [l for l in proc.stdout.decode().splitlines() if l.strip()]
     assert ours == lib.expected_packets(path), lib.diff_lines(ours, lib.expected_packets(path), "mk-probe", "ffprobe")
+    _durations_like_ffprobe(path, mk_probe)
     if cut % 188:
         assert b"ends inside a transport packet" in proc.stderr, lib.tail(proc.stderr)
 
@@ -580,6 +618,7 @@ def test_breadth_ts_files_like_ffprobe(spec, mk_probe, mk_decode, tmp_path):
     assert ours == ref, f"{path.name}: packets differ\n" + str(lib.diff_lines(ours, ref, "mk-probe", "ffprobe"))
     if how == "all":
         _codecs_like_ffprobe(path, mk_probe)
+        _durations_like_ffprobe(path, mk_probe)
         _decode_like_ffmpeg(path, mk_decode, tmp_path, mk_probe)
 
 

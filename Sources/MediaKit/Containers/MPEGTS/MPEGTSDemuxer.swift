@@ -61,8 +61,10 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     /// the order they come). Grows while reading when a PMT version opening did not find adds
     /// streams (see the type's description).
     public private(set) var tracks: [Track] = []
-    /// Not known without reading the whole file: nil.
-    public let duration: Double? = nil
+    /// Seconds from the earliest track start to the latest track end, as FFmpeg estimates them
+    /// for a seekable transport stream (see ``estimateDurations()``; each track's ``Track/duration``
+    /// too); nil from a pipe, or when no timestamp near the end tells it.
+    public private(set) var duration: Double?
     /// The source's name.
     public let path: String
     /// 188 (MPEG-TS) or 192 (M2TS).
@@ -98,6 +100,12 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     static let maxLaterVersions = 4
     /// How far opening reads from a later PMT version to learn the parameters of its streams: 4 MiB.
     static let laterProbeBytes: Int64 = 4 << 20
+    /// How much of a file's end ``estimateDurations()`` reads first: 250,000 bytes (FFmpeg's
+    /// DURATION_MAX_READ_SIZE).
+    static let durationTail: Int64 = 250_000
+    /// How many times it doubles that when a video or audio track had no timestamp there (FFmpeg's
+    /// DURATION_MAX_RETRY): 6.
+    static let durationRetries = 6
     /// How many warnings are kept: 200.
     public static let maxWarnings = 200
     /// FFmpeg's MAX_PES_PAYLOAD: the part of an unbounded PES its mpegts reader passes on at once.
@@ -195,6 +203,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         offset = startOffset
         try learnTracks()
         scanLaterPMTs()
+        try estimateDurations()
     }
 
     private init(copyOf other: MPEGTSDemuxer, track: Int) throws {
@@ -536,16 +545,30 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
     }
 
     /// The first PES start of `pid` at or after `from` (and before `before`) with a timestamp:
-    /// the offset of its transport packet and its DTS (else PTS), 33 bits as written. Reads
-    /// only transport packet and PES headers, 64 KiB at a time, finding the packets' sync
-    /// again after damage.
+    /// the offset of its transport packet and its DTS (else PTS), 33 bits as written.
     private func pesTimestamp(pid: Int, from: Int64, before: Int64) throws -> (offset: Int64, raw: Int64)? {
+        var found: (offset: Int64, raw: Int64)?
+        try forEachPESStart(from: from, before: before) { offset, at, pts, dts in
+            guard at == pid else { return true }
+            found = (offset, dts ?? pts)
+            return false
+        }
+        return found
+    }
+
+    /// Calls `visit` for each PES start at or after `from` (and before `before`) whose header
+    /// has a PTS, in file order, with the offset of its transport packet, its PID, its PTS and
+    /// its DTS (nil when absent), 33 bits as written, until `visit` returns false. Reads only
+    /// transport packet and PES headers, 64 KiB at a time, finding the packets' sync again
+    /// after damage.
+    private func forEachPESStart(from: Int64, before: Int64,
+                                 _ visit: (_ offset: Int64, _ pid: Int, _ pts: Int64, _ dts: Int64?) -> Bool) throws {
         let lead = packetSize - 188
         var at = from
         var aligned = false
         while at < before {
             let chunk = try source.readUpTo(at: at, count: min(Int(before - at), 1 << 16))
-            guard chunk.count >= packetSize else { return nil }
+            guard chunk.count >= packetSize else { return }
             var i = 0
             if !aligned || chunk[lead] != 0x47 {
                 guard let sync = Self.findSync(chunk, atEnd: at + Int64(chunk.count) >= before), sync.size == packetSize else {
@@ -561,12 +584,13 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                 if chunk[b] != 0x47 { aligned = false; break }
                 let header = Int(chunk[b + 1]) << 16 | Int(chunk[b + 2]) << 8 | Int(chunk[b + 3])
                 let afc = header >> 4 & 3
-                // The PID, payload_unit_start_indicator, a payload, not scrambled.
-                if header >> 8 & 0x1FFF == pid && header & 0x40_0000 != 0 && afc & 1 != 0 && header & 0xC0 == 0 {
+                // payload_unit_start_indicator, a payload, not scrambled.
+                if header & 0x40_0000 != 0 && afc & 1 != 0 && header & 0xC0 == 0 {
                     let p = b + 4 + (afc & 2 != 0 ? 1 + Int(chunk[b + 4]) : 0)
                     if p + 14 <= b + 188, chunk[p] == 0, chunk[p + 1] == 0, chunk[p + 2] == 1, chunk[p + 7] & 0x80 != 0 {
-                        let dts = chunk[p + 7] >> 6 == 3 && chunk[p + 8] >= 10 && p + 19 <= b + 188
-                        return (at + Int64(i), Self.timestamp(chunk, p + (dts ? 14 : 9)))
+                        let hasDTS = chunk[p + 7] >> 6 == 3 && chunk[p + 8] >= 10 && p + 19 <= b + 188
+                        if !visit(at + Int64(i), header >> 8 & 0x1FFF, Self.timestamp(chunk, p + 9),
+                                  hasDTS ? Self.timestamp(chunk, p + 14) : nil) { return }
                     }
                 }
                 i += packetSize
@@ -574,7 +598,96 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             at += Int64(i)
             if !aligned { at += 1 }
         }
-        return nil
+    }
+
+    /// Each track's ``Track/duration`` and the file's ``duration`` on a seekable source, as
+    /// FFmpeg estimates them for a transport stream (estimate_timings_from_pts, then
+    /// update_stream_timings). A track starts at its first packet's PTS (in the packets opening
+    /// read, else its first PES start there); it ends one frame (the video frame duration, an
+    /// audio codec frame, nothing for other tracks) after the largest PTS of a PES that starts
+    /// in the last ``durationTail`` bytes, a PES whose end lies 60 s or more from the one before
+    /// of its track not raising it. A video track whose parameter sets give no frame duration
+    /// takes that of the rate ``FrameRateGuess`` makes of those PES' decoding timestamps (FFmpeg
+    /// uses its `r_frame_rate`, guessed from the first ones). When a video or audio track has
+    /// no PES there, the reading starts twice as far from the end, as far as ``durationTail``
+    /// bytes from there (FFmpeg counts PES bytes), and only once more when the first reading
+    /// found any. The file runs from the earliest start to the latest end of the audio and
+    /// video tracks (of the subtitle and data tracks when they are all there are, or within a
+    /// second of them). As FFmpeg's, the values are estimates: within one frame of the
+    /// packets' own end on intact files.
+    private func estimateDurations() throws {
+        guard source.isSeekable, let size = source.knownSize, !tracks.isEmpty, streams.count == tracks.count else { return }
+        var start = [Int: Int64]()
+        for p in queue[queueHead...] where start[p.trackIndex] == nil && p.pts != Packet.noTimestamp { start[p.trackIndex] = p.pts }
+        for s in streams where start[s.index] == nil { if let pts = s.held?.pts, pts != Packet.noTimestamp { start[s.index] = pts } }
+        if streams.contains(where: { start[$0.index] == nil }) {
+            // A stream whose first PES opening read is still open (a data track): its PTS.
+            let near = lastTimestamp ?? start.values.min()
+            try forEachPESStart(from: startOffset, before: min(size, offset)) { _, pid, pts, _ in
+                if let s = streams.first(where: { $0.pid == pid }), start[s.index] == nil { start[s.index] = near.map { Self.nearest(pts, to: $0) } ?? pts }
+                return streams.contains { start[$0.index] == nil }
+            }
+        }
+        var byPID = [Int: TSElementaryStream]()
+        for s in streams where start[s.index] != nil { byPID[s.pid] = s }
+        guard !byPID.isEmpty else { return }
+        var durations = [Int: Int64](), lastDuration = [Int: Int64]()
+        var found = false, retry = 0
+        while true {
+            let isEnd = found
+            let from = max(startOffset, size - (Self.durationTail << retry))
+            let limit = retry == 0 ? size : min(size, from + (Self.durationTail << max(retry - 1, 0)))
+            // The PES starts of the tracks, in file order: track, PTS and DTS on the tracks' timeline.
+            var seen: [(index: Int, pts: Int64, dts: Int64)] = []
+            try forEachPESStart(from: from, before: size) { offset, pid, pts, dts in
+                guard offset < limit else { return false }
+                if let s = byPID[pid], let first = start[s.index] {
+                    let p = Self.nearest(pts, to: first)
+                    seen.append((s.index, p, dts.map { Self.nearest($0, to: p) } ?? p))
+                }
+                return true
+            }
+            var frame = [Int: Int64]()
+            for s in byPID.values {
+                switch tracks[s.index].mediaType {
+                case .video where s.frameTicks > 0: frame[s.index] = s.frameTicks
+                case .video:
+                    var guess = FrameRateGuess(timeBase: Rational(1, Self.clock))
+                    for e in seen where e.index == s.index { guess.add(e.dts) }
+                    frame[s.index] = guess.frameTicks
+                case .audio where s.audioFrame.rate > 0:
+                    frame[s.index] = Int64(s.audioFrame.samples) * Self.clock / Int64(s.audioFrame.rate)
+                default: break
+                }
+            }
+            for e in seen {
+                found = true
+                let d = e.pts + (frame[e.index] ?? 0) - start[e.index]!
+                guard d > 0 else { continue }
+                let last = lastDuration[e.index] ?? 0
+                if durations[e.index] == nil || last <= 0 || (durations[e.index]! < d && abs(d - last) < 60 * Self.clock) {
+                    durations[e.index] = d
+                }
+                lastDuration[e.index] = d
+            }
+            let done = isEnd || tracks.allSatisfy { ($0.mediaType != .video && $0.mediaType != .audio) || durations[$0.index] != nil }
+            retry += 1
+            if done || from == startOffset || retry > Self.durationRetries { break }
+        }
+        // update_stream_timings, in microseconds: the text (subtitle, data) tracks count
+        // when there is nothing else, or within a second of it.
+        var begin = Int64.max, beginText = Int64.max, end = Int64.min, endText = Int64.min
+        for (index, d) in durations {
+            guard let first = start[index] else { continue }
+            tracks[index].duration = d
+            let text = tracks[index].mediaType != .video && tracks[index].mediaType != .audio
+            let s = Rational.rescale(first, from: Rational(1, Self.clock), to: Rational(1, 1_000_000))
+            let e = s + Rational.rescale(d, from: Rational(1, Self.clock), to: Rational(1, 1_000_000))
+            if text { beginText = min(beginText, s); endText = max(endText, e) } else { begin = min(begin, s); end = max(end, e) }
+        }
+        if begin == .max || (begin > beginText && begin - beginText < 1_000_000) { begin = beginText }
+        if end == .min || (end < endText && endText - end < 1_000_000) { end = endText }
+        if begin != .max && end != .min && end > begin { duration = Double(end - begin) / 1e6 }
     }
 
     private func resetState() {
@@ -1278,16 +1391,19 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             // a muxer into MP4 / Matroska strips the headers by it.
             s.parameters.codecTag = "adts"
             s.parameters.extradata = h.audioSpecificConfig
+            s.audioFrame = (h.samplesPerFrame, h.sampleRate)
         case .mpegAudio:
             guard let h = MPEGAudioHeader(b, at: i) else { return }
             s.parameters.sampleRate = h.sampleRate
             s.parameters.channels = h.channels
             s.parameters.codec = h.codec
+            s.audioFrame = (h.samplesPerFrame, h.sampleRate)
         case .ac3:
             guard let h = AC3Header(b, at: i) else { return }
             s.parameters.sampleRate = h.sampleRate
             s.parameters.channels = h.channels
             s.parameters.codec = h.codec
+            s.audioFrame = (h.samplesPerFrame, h.sampleRate)
         default: return
         }
         s.parametersKnown = true
@@ -1383,7 +1499,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                      at: pesPosition(s, s.pendingBase + Int64(at)), "elementary stream")
                 end = b.count
             } else if size > 3, b[at + 3] & 0x80 == 0, let config = LATMMuxConfig(loasFrame: b, at: at, size: size) {
-                s.latmFrame = (config.samplesPerFrame, config.config.sampleRate)
+                s.audioFrame = (config.samplesPerFrame, config.config.sampleRate)
                 if !s.parametersKnown {
                     s.parameters.sampleRate = config.config.outputSampleRate
                     s.parameters.channels = config.config.outputChannels
@@ -1391,7 +1507,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
                     s.parametersKnown = true
                 }
             }
-            frame(s, Array(b[consumed..<end]), start: s.pendingBase + Int64(consumed), samples: s.latmFrame.samples, rate: s.latmFrame.rate)
+            frame(s, Array(b[consumed..<end]), start: s.pendingBase + Int64(consumed), samples: s.audioFrame.samples, rate: s.audioFrame.rate)
             consumed = end
         }
         return consumed

@@ -92,8 +92,9 @@ final class TSElementaryStream {
     /// Video: the parameter sets state a rate (their timing), even one whose frame is under a
     /// tick of the 90 kHz clock (``frameTicks`` then stays 0, as FFmpeg gives no duration).
     var rateStated = false
-    /// LATM: the samples per frame and the core's rate of the last StreamMuxConfig (0 before one).
-    var latmFrame = (samples: 0, rate: 0)
+    /// Audio: the samples per frame and the rate of the first frame header (LATM: of the last
+    /// StreamMuxConfig, which cuts its frames); 0 before one.
+    var audioFrame = (samples: 0, rate: 0)
 
     init(pid: Int, index: Int, streamType: UInt8, framing: Framing, parameters: CodecParameters) {
         self.pid = pid
@@ -119,7 +120,7 @@ final class TSElementaryStream {
         unsupportedReason = other.unsupportedReason
         frameTicks = other.frameTicks
         rateStated = other.rateStated
-        latmFrame = other.latmFrame
+        audioFrame = other.audioFrame
     }
 
     /// A new stream with what this one is and learned, nothing read yet.
