@@ -636,7 +636,7 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
         while true {
             let isEnd = found
             let from = max(startOffset, size - (Self.durationTail << retry))
-            let limit = retry == 0 ? size : min(size, from + (Self.durationTail << max(retry - 1, 0)))
+            let limit = min(size, from + (Self.durationTail << max(retry - 1, 0)))   // the first time: the end
             // The PES starts of the tracks, in file order: track, PTS and DTS on the tracks' timeline.
             var seen: [(index: Int, pts: Int64, dts: Int64)] = []
             try forEachPESStart(from: from, before: size) { offset, pid, pts, dts in
@@ -1391,21 +1391,19 @@ public final class MPEGTSDemuxer: SourceDemuxer, @unchecked Sendable {
             // a muxer into MP4 / Matroska strips the headers by it.
             s.parameters.codecTag = "adts"
             s.parameters.extradata = h.audioSpecificConfig
-            s.audioFrame = (h.samplesPerFrame, h.sampleRate)
         case .mpegAudio:
             guard let h = MPEGAudioHeader(b, at: i) else { return }
             s.parameters.sampleRate = h.sampleRate
             s.parameters.channels = h.channels
             s.parameters.codec = h.codec
-            s.audioFrame = (h.samplesPerFrame, h.sampleRate)
         case .ac3:
             guard let h = AC3Header(b, at: i) else { return }
             s.parameters.sampleRate = h.sampleRate
             s.parameters.channels = h.channels
             s.parameters.codec = h.codec
-            s.audioFrame = (h.samplesPerFrame, h.sampleRate)
         default: return
         }
+        if let h = frameHeader(s, b, i) { s.audioFrame = (h.samples, h.rate) }
         s.parametersKnown = true
     }
 
