@@ -69,24 +69,36 @@ enum AnnexBConversion {
         }
     }
 
-    /// A packet (Annex B) as a sample: its NAL units each after a 4-byte big-endian length.
-    /// An empty packet stays empty. - Throws: `.invalidData` naming the track when a non-empty
-    /// packet has no start code (it is not in Annex B form), `.limit` for a unit of 2^32 bytes
-    /// or more.
-    static func sample(_ data: [UInt8], track: Int, codec: CodecID) throws -> [UInt8] {
-        guard !data.isEmpty else { return [] }
+    /// The NAL units of a packet (Annex B) that its sample holds, each after a 4-byte
+    /// big-endian length (``sample(_:track:codec:)``), and that sample's size: a muxer writes
+    /// the lengths and the units' bytes where they are, without building the sample.
+    /// An empty packet has none (its sample is empty). - Throws: `.invalidData` naming the
+    /// track when a non-empty packet has no start code (it is not in Annex B form), `.limit`
+    /// for a unit of 2^32 bytes or more.
+    static func sampleUnits(_ data: [UInt8], track: Int, codec: CodecID) throws -> (units: [Range<Int>], size: Int) {
+        guard !data.isEmpty else { return ([], 0) }
         let units = AnnexB.sampleUnits(in: data)
         guard !units.isEmpty else {
             throw MediaError(.invalidData, "track \(track) (\(codec)): a packet of \(data.count) bytes holds no start code (00 00 01); the track's extradata says its packets are in Annex B form")
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(data.count + units.count * 4)
+        var size = 0
         for u in units {
             guard u.count <= Int(UInt32.max) else {
                 throw MediaError(.limit, "track \(track) (\(codec)): a NAL unit of \(u.count) bytes does not fit a 4-byte length")
             }
-            let n = UInt32(u.count)
-            out += [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
+            size += 4 + u.count
+        }
+        return (units, size)
+    }
+
+    /// A packet (Annex B) as a sample: its NAL units each after a 4-byte big-endian length.
+    /// An empty packet stays empty. - Throws: as ``sampleUnits(_:track:codec:)``.
+    static func sample(_ data: [UInt8], track: Int, codec: CodecID) throws -> [UInt8] {
+        let (units, size) = try sampleUnits(data, track: track, codec: codec)
+        var out: [UInt8] = []
+        out.reserveCapacity(size)
+        for u in units {
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: u.count).bigEndian) { out.append(contentsOf: $0) }
             out.append(contentsOf: data[u])
         }
         return out

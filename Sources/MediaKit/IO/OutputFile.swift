@@ -64,10 +64,11 @@ final class WriteChunk: @unchecked Sendable {
     }
 }
 
-/// Bytes on their way to the file: a region of a chunk, or an array handed over whole (not copied).
+/// Bytes on their way to the file: a region of a chunk, or (a part of) an array handed over
+/// as it is (not copied).
 enum WritePiece: @unchecked Sendable {
     case region(WriteChunk, Int, Int)
-    case array([UInt8])
+    case array(ArraySlice<UInt8>)
 }
 
 /// The thread that writes an ``OutputFile``'s full buffers while its owner goes on filling the
@@ -225,7 +226,7 @@ public final class OutputFile: @unchecked Sendable {
     @exclusivity(unchecked) private var used = 0
     @exclusivity(unchecked) private var sealed = 0
     /// What goes to the file before the buffer's unsealed bytes, in order: regions of the
-    /// buffer, and arrays of at least ``holdMinimum`` bytes handed to ``write(_:)-([UInt8])``
+    /// buffer, and arrays (or parts) of at least ``holdMinimum`` bytes handed to ``write(_:)-([UInt8])``
     /// kept as they are (no copy: an MP4 or Matroska sample goes from the packet to the kernel).
     @exclusivity(unchecked) private var pieces: [WritePiece] = []
     /// Bytes of the arrays in ``pieces``.
@@ -277,7 +278,10 @@ public final class OutputFile: @unchecked Sendable {
 
     /// Appends bytes. An array of 4 KiB or more is not copied: it is kept until the bytes
     /// before it go out, and written from its own memory.
-    public func write(_ bytes: [UInt8]) throws {
+    public func write(_ bytes: [UInt8]) throws { try write(bytes[...]) }
+
+    /// Appends a part of an array, as ``write(_:)-([UInt8])``: 4 KiB or more is kept, not copied.
+    func write(_ bytes: ArraySlice<UInt8>) throws {
         guard bytes.count >= holdMinimum, !done else { return try bytes.withUnsafeBytes { try write($0) } }
         seal()
         pieces.append(.array(bytes))

@@ -570,10 +570,13 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             packet.data.removeFirst(min(packet.data.count, h.headerSize))
         }
         if av1Tracks.contains(ti) { packet.data = AV1.mp4Sample(packet.data) }
+        // An Annex B packet's units are written after their lengths from the packet's own
+        // memory (writeData): the sample is never built.
+        var units: [Range<Int>] = [], unitsSize = 0
         if annexBTracks.contains(ti) {
             guard !finished else { throw MediaError(.state, "write after finish or cancel", path: path) }
             if tracks[ti].sampleEntry.isEmpty { try buildSampleEntry(track: ti, firstPacket: packet.data) }
-            do { packet.data = try AnnexBConversion.sample(packet.data, track: ti, codec: tracks[ti].parameters.codec) } catch let e as MediaError { throw e.at(path: path) }
+            do { (units, unitsSize) = try AnnexBConversion.sampleUnits(packet.data, track: ti, codec: tracks[ti].parameters.codec) } catch let e as MediaError { throw e.at(path: path) }
         }
         retimer.fix(&packet)
         if eac3Tracks[ti] != nil {
@@ -586,7 +589,8 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
             packet = sample
         }
         try append(track: packet.trackIndex, pts: packet.pts, dts: packet.dts, duration: packet.statedDuration,
-                   isKeyframe: packet.isKeyframe, data: packet.data, source: nil, offset: -1, size: packet.data.count)
+                   isKeyframe: packet.isKeyframe, data: packet.data, units: units, source: nil, offset: -1,
+                   size: units.isEmpty ? packet.data.count : unitsSize)
     }
 
     /// Writes a packet of a 3GPP timed text track: converted first when it comes from another
@@ -661,9 +665,10 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
         try append(track: track, pts: pts, dts: dts, duration: duration, isKeyframe: isKeyframe, data: [], source: source, offset: offset, size: size)
     }
 
-    /// `rawDuration`: the stated duration (0 included), nil when unknown.
+    /// `rawDuration`: the stated duration (0 included), nil when unknown; `units`: as
+    /// ``PendingSample/units``.
     private func append(track ti: Int, pts rawPts: Int64, dts rawDts: Int64, duration rawDuration: Int64?, isKeyframe: Bool,
-                        data: [UInt8], source: FileSource?, offset: Int64, size: Int) throws {
+                        data: [UInt8], units: [Range<Int>] = [], source: FileSource?, offset: Int64, size: Int) throws {
         guard !finished, let file else { throw MediaError(.state, "write after finish or cancel", path: path) }
         guard ti >= 0, ti < tracks.count else {
             throw MediaError(.invalidArgument, "track \(ti) does not exist (the muxer has \(tracks.count))", path: path)
@@ -763,7 +768,7 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                 }
                 pendingSources[ti] = source
             }
-            tracks[ti].pending.append(PendingSample(data: data, sourceOffset: source == nil ? -1 : offset, size: size, dts: dts,
+            tracks[ti].pending.append(PendingSample(data: data, units: units, sourceOffset: source == nil ? -1 : offset, size: size, dts: dts,
                                                     compositionOffset: composition + tracks[ti].compositionShift,
                                                     duration: tracks[ti].lastDuration, isKey: isKeyframe))
             tracks[ti].pendingBytes += size
@@ -883,7 +888,15 @@ public final class MP4Muxer: Muxer, @unchecked Sendable {
                 i = j
             } else {
                 try flushCopyRun(file)
-                try file.write(s.data)
+                if s.units.isEmpty {
+                    try file.write(s.data)
+                } else {
+                    // Each unit's length was checked to fit 32 bits (AnnexBConversion.sampleUnits).
+                    for u in s.units {
+                        try withUnsafeBytes(of: UInt32(truncatingIfNeeded: u.count).bigEndian) { try file.write($0) }
+                        try file.write(s.data[u])
+                    }
+                }
                 i += 1
             }
         }

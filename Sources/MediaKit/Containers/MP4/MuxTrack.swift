@@ -1,6 +1,10 @@
 /// One sample waiting to be written (in the current chunk or fragment).
 struct PendingSample {
     var data: [UInt8]
+    /// For a packet in Annex B form, the NAL units of `data` the sample holds, each written
+    /// after its 4-byte length (``AnnexBConversion/sampleUnits(_:track:codec:)``); empty when
+    /// `data` is the sample as it is.
+    var units: [Range<Int>] = []
     /// Where the bytes are in a source file when `data` is empty (a zero-copy remux).
     var sourceOffset: Int64
     var size: Int
