@@ -186,8 +186,10 @@ final class PushedBytes: ByteSource, @unchecked Sendable {
         }
         waitingFor = nil
         if cancelled { throw Cancelled() }
-        // Drop what lies more than keptBehind before this read (in steps, not per read).
-        let drop = offset - Int64(CallbackSource.keptBehind) - windowStart
+        // Drop what lies more than keptBehind before this read (in steps, not per read); a read
+        // past the end of the stream (a box size or offset beyond the bytes pushed) drops at most
+        // what the window holds.
+        let drop = min(offset - Int64(CallbackSource.keptBehind) - windowStart, Int64(window.count))
         if drop >= 1 << 18 {
             window.removeFirst(Int(drop))
             windowStart += drop
