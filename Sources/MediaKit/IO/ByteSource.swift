@@ -119,9 +119,8 @@ public final class CallbackSource: ByteSource, @unchecked Sendable {
     private let seek: ((Int64) throws -> Void)?
     /// Where the next `readCallback` reads.
     private var position: Int64 = 0
-    /// Non-seekable: bytes read ahead and still kept, from `windowStart`.
-    private var window: [UInt8] = []
-    private var windowStart: Int64 = 0
+    /// Non-seekable: bytes read ahead and still kept.
+    private var window = StreamWindow()
     private var ended = false
     /// Non-seekable: where each read-ahead lands before it joins the window.
     private lazy var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
@@ -178,18 +177,14 @@ public final class CallbackSource: ByteSource, @unchecked Sendable {
             return n
         }
         // Not seekable: serve from the window, reading ahead (and dropping what is behind).
-        if offset < windowStart {
-            throw MediaError(.unsupported, "the source is not seekable and has already passed offset \(offset) (it keeps bytes from \(windowStart) on); this file's layout needs a seekable source (a file or memory)",
+        if offset < window.start {
+            throw MediaError(.unsupported, "the source is not seekable and has already passed offset \(offset) (it keeps bytes from \(window.start) on); this file's layout needs a seekable source (a file or memory)",
                              path: name, offset: offset)
         }
         let end = offset + Int64(buffer.count)
-        while windowStart + Int64(window.count) < end && !ended {
+        while window.end < end && !ended {
             // Drop what lies more than keptBehind before this read, then read ahead.
-            let drop = Int(max(0, min(Int64(window.count), offset - Int64(Self.keptBehind) - windowStart)))
-            if drop > 0 {
-                window.removeFirst(drop)
-                windowStart += Int64(drop)
-            }
+            window.drop(before: offset)
             scratchAllocated = true
             let n = try readCallback(scratch)
             guard n >= 0 && n <= scratch.count else {
@@ -198,10 +193,39 @@ public final class CallbackSource: ByteSource, @unchecked Sendable {
             window.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<n]))
             if n == 0 { ended = true }
         }
-        let available = windowStart + Int64(window.count) - offset
+        return window.copy(at: offset, into: buffer)
+    }
+}
+
+/// The bytes a non-seekable source keeps of its stream (``CallbackSource``, the bytes pushed
+/// to a container's push reader): from ``start`` on, appended at the end and dropped from the
+/// front once reads have gone more than ``CallbackSource/keptBehind`` past them.
+struct StreamWindow {
+    private(set) var bytes: [UInt8] = []
+    /// The stream offset of the first byte kept.
+    private(set) var start: Int64 = 0
+    /// The stream offset after the last byte kept.
+    var end: Int64 { start + Int64(bytes.count) }
+
+    mutating func append<S: Sequence>(contentsOf more: S) where S.Element == UInt8 { bytes.append(contentsOf: more) }
+
+    /// Drops what lies more than ``CallbackSource/keptBehind`` before a read at `offset`, never
+    /// more than is kept (a read past the end of the stream drops everything), and only once
+    /// that is at least `step` bytes (dropping in steps, not per read).
+    mutating func drop(before offset: Int64, step: Int64 = 1) {
+        let n = min(offset - Int64(CallbackSource.keptBehind) - start, Int64(bytes.count))
+        guard n >= max(step, 1) else { return }
+        bytes.removeFirst(Int(n))
+        start += n
+    }
+
+    /// Up to `buffer.count` bytes at `offset` (at or after ``start``) copied into `buffer`:
+    /// the count copied, 0 at or past ``end``.
+    func copy(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let available = end - offset
         if available <= 0 { return 0 }
         let n = Int(min(Int64(buffer.count), available))
-        window.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + Int(offset - windowStart), byteCount: n) }
+        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + Int(offset - start), byteCount: n) }
         return n
     }
 }

@@ -108,9 +108,8 @@ final class PushedBytes: ByteSource, @unchecked Sendable {
     var isSeekable: Bool { false }
 
     private let condition = NSCondition()
-    /// Bytes pushed and kept, from `windowStart`.
-    private var window: [UInt8] = []
-    private var windowStart: Int64 = 0
+    /// Bytes pushed and kept.
+    private var window = StreamWindow()
     private var final = false
     private var cancelled = false
     /// The end of the read the demuxer waits for (nil while it runs).
@@ -124,7 +123,7 @@ final class PushedBytes: ByteSource, @unchecked Sendable {
     var keptBytes: Int {
         condition.lock()
         defer { condition.unlock() }
-        return window.count
+        return window.bytes.count
     }
 
     /// Appends bytes (and with `final`, ends the input); waits until the demuxer cannot go on
@@ -136,8 +135,8 @@ final class PushedBytes: ByteSource, @unchecked Sendable {
         if final { self.final = true }
         // Wake the demuxer's thread only when its read can now be served (one byte pushed at a
         // time costs no thread switch per byte).
-        if final || (waitingFor.map { $0 <= windowStart + Int64(window.count) } ?? true) { condition.broadcast() }
-        while !ended && !(waitingFor.map { $0 > windowStart + Int64(window.count) && !self.final } ?? false) {
+        if final || (waitingFor.map { $0 <= window.end } ?? true) { condition.broadcast() }
+        while !ended && !(waitingFor.map { $0 > window.end && !self.final } ?? false) {
             condition.wait()
         }
         let out = outbox
@@ -172,32 +171,23 @@ final class PushedBytes: ByteSource, @unchecked Sendable {
         if buffer.count == 0 { return 0 }
         condition.lock()
         defer { condition.unlock() }
-        if offset < windowStart {
-            throw MediaError(.unsupported, "the pushed stream has already passed offset \(offset) (bytes from \(windowStart) on are kept); this layout needs the whole file (a file or memory), it cannot be parsed front to back",
+        if offset < window.start {
+            throw MediaError(.unsupported, "the pushed stream has already passed offset \(offset) (bytes from \(window.start) on are kept); this layout needs the whole file (a file or memory), it cannot be parsed front to back",
                              path: name, offset: offset)
         }
         // The whole read (not only its first byte): read(at:) and readUpTo(at:) loop until it
         // is whole anyway, and the demuxer's thread wakes once per read instead of per push.
         let end = offset + Int64(buffer.count)
-        while windowStart + Int64(window.count) < end && !final && !cancelled {
+        while window.end < end && !final && !cancelled {
             waitingFor = end
             condition.broadcast()
             condition.wait()
         }
         waitingFor = nil
         if cancelled { throw Cancelled() }
-        // Drop what lies more than keptBehind before this read (in steps, not per read); a read
-        // past the end of the stream (a box size or offset beyond the bytes pushed) drops at most
-        // what the window holds.
-        let drop = min(offset - Int64(CallbackSource.keptBehind) - windowStart, Int64(window.count))
-        if drop >= 1 << 18 {
-            window.removeFirst(Int(drop))
-            windowStart += drop
-        }
-        let available = windowStart + Int64(window.count) - offset
-        if available <= 0 { return 0 }
-        let n = Int(min(Int64(buffer.count), available))
-        window.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + Int(offset - windowStart), byteCount: n) }
-        return n
+        // Drop what lies more than keptBehind before this read, in steps of 256 KiB (a read
+        // past the end of the stream, a box offset beyond the bytes pushed, drops what is kept).
+        window.drop(before: offset, step: 1 << 18)
+        return window.copy(at: offset, into: buffer)
     }
 }
