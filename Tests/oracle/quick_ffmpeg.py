@@ -45,20 +45,27 @@ UNUSED = {"ffprobe": ("avdevice", "avfilter", "postproc"), "ffmpeg": ("avdevice"
 
 # Libraries further down the tree that FFmpeg's libraries link for what no test asks of them on a
 # file: network protocols (TLS, SRT, RIST, SFTP, AMQP, ZeroMQ), Blu-ray discs, the Chromaprint
-# muxer, hardware device contexts (VA-API, VDPAU, DRM, OpenCL, Intel Media SDK), the SVG decoder,
-# and for ffmpeg libavfilter's speech recognition and synthesis, LV2 hosts, Rubber Band, SOFA,
-# Bauer stereo, vid.stab and libplacebo filters. Their stand-ins export the symbols the other
-# libraries ask for (functions that return 0, data that is zero), so the loader neither maps
-# them nor their own dependencies (GnuTLS alone brings seven) nor runs their constructors.
+# muxer, hardware device contexts (VA-API, VDPAU, DRM, OpenCL, Intel Media SDK, Xlib), the SVG
+# decoder (librsvg, Cairo, GLib), the codecs of formats neither ../shared/media nor a test command
+# has (Codec 2, JPEG XL: its Highway constructor alone was a sixth of ffmpeg's start) and the
+# encoder-only rav1e, Xvid, TwoLAME, shine and WebP wrappers (no test encodes with them), and for
+# ffmpeg libavfilter's speech recognition and synthesis, LV2 hosts, Rubber Band, SOFA, Bauer
+# stereo, vid.stab, libplacebo, libass, zimg and drawtext (FreeType, Fontconfig, FriBidi)
+# filters. Their stand-ins export the symbols the other libraries ask for (functions that return
+# 0, data that is zero), so the loader neither maps them nor their own dependencies (GnuTLS alone
+# brings seven) nor runs their constructors.
 # Libraries that can change what a file reads as (demuxers' probes: libgme, libopenmpt; the
 # teletext decoder: libzvbi; libxml2 for DASH) stay the system's own.
 DEEP_UNUSED: dict[str, tuple[str, ...]] = {
     "ffprobe": ("gnutls", "srt-gnutls", "rist", "ssh-gcrypt", "rabbitmq", "zmq", "bluray", "chromaprint",
-                "va", "va-drm", "va-x11", "vdpau", "drm", "OpenCL", "mfx", "rsvg-2"),
+                "va", "va-drm", "va-x11", "vdpau", "drm", "OpenCL", "mfx", "X11", "rsvg-2", "cairo", "glib-2.0",
+                "gobject-2.0", "codec2", "jxl", "jxl_threads", "rav1e", "xvidcore", "twolame", "shine", "webp",
+                "webpmux"),
 }
 DEEP_UNUSED["ffmpeg"] = DEEP_UNUSED["ffprobe"] + (
     "pocketsphinx", "sphinxbase", "flite", "flite_cmu_us_awb", "flite_cmu_us_kal", "flite_cmu_us_kal16",
-    "flite_cmu_us_rms", "flite_cmu_us_slt", "lilv-0", "rubberband", "mysofa", "bs2b", "vidstab", "placebo")
+    "flite_cmu_us_rms", "flite_cmu_us_slt", "lilv-0", "rubberband", "mysofa", "bs2b", "vidstab", "placebo", "ass", "zimg", "freetype", "fontconfig",
+    "fribidi")
 
 # Arguments that send an ffmpeg command to the installed ffmpeg: the devices need libavdevice.
 DEVICE_ARGS = ("lavfi", "-devices", "-formats", "-demuxers", "-muxers", "-sources", "-sinks")
@@ -278,7 +285,7 @@ def install(work: Path, sample: Path) -> str:
     os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
     os.environ["MK_QUICK_FFMPEG_DIR"] = str(bin_dir)
     return (f"quick ffmpeg / ffprobe: {bin_dir} (the installed tools without libavdevice, the network, "
-            f"hardware and speech libraries; ffprobe without libavfilter and libpostproc too; same answers "
+            f"hardware, speech and unused codec libraries; ffprobe without libavfilter and libpostproc too; same answers "
             f"on {sample.name})")
 
 
