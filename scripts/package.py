@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import functools
 import gzip
 import hashlib
 import io
@@ -173,9 +174,11 @@ def install(bin_dir: Path, prefix: str, destdir: str, version: str) -> Path:
 
 # --- make deb ---------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
 def owner(where: str) -> str:
     """The Debian package that ships a library file (dpkg -S), under the path ldd gave, the
-    resolved one, or the other side of the /lib -> /usr/lib merge."""
+    resolved one, or the other side of the /lib -> /usr/lib merge. Each `dpkg -S` reads dpkg's
+    whole database (~0.1 s), and the same libraries are needed by many files: asked once each."""
     real = os.path.realpath(where)
     tries = [where, real, re.sub(r"^/usr/lib/", "/lib/", real), re.sub(r"^/lib/", "/usr/lib/", real)]
     for path in dict.fromkeys(tries):

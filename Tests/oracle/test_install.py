@@ -16,6 +16,7 @@ with dpkg -x instead and the run says so); skipped where dpkg-deb is absent (not
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sysconfig
@@ -66,8 +67,10 @@ def _needed(path: Path) -> list[str]:
     return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", lib.run(["readelf", "-d", path]).stdout.decode())
 
 
+@functools.lru_cache(maxsize=None)
 def _system_owner(soname: str) -> str:
-    """The Debian package that ships a system library (ldconfig's cache, then dpkg -S)."""
+    """The Debian package that ships a system library (ldconfig's cache, then dpkg -S; each
+    `dpkg -S` reads dpkg's whole database, so a soname is looked up once)."""
     cache = lib.run([shutil.which("ldconfig") or "/sbin/ldconfig", "-p"]).stdout.decode()
     m = re.search(rf"^\s+{re.escape(soname)} \(libc6,x86-64\) => (\S+)$", cache, flags=re.M)
     assert m, f"{soname} is not a system library (ldconfig -p)"
