@@ -3,11 +3,15 @@ and the Python bindings): which shared files are cut (by FFmpeg's own reports an
 containers' structure), generated inputs and where to cut them, and ffmpeg's decode of them."""
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
+import fcntl
 import functools
 import json
+import os
 import re
 import struct
+import tempfile
 from pathlib import Path
 
 import oracle_lib as lib
@@ -87,9 +91,32 @@ def only_the_cut(path: Path, stream: dict) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def shared_cut_files() -> tuple[tuple[str, str], ...]:
-    """(name, "audio"|"video") for every cut shared file whose only damage is the cut."""
+    """(name, "audio"|"video") for every cut shared file whose only damage is the cut.
+
+    Asked while tests are collected, which every xdist worker does: the workers of one run
+    (one PYTEST_XDIST_TESTRUNUID) find the list once, under a lock, and the others read it
+    (~140 ffprobe / ffmpeg runs each time otherwise). Collection ends in every worker before
+    any test runs, so the file is removed when the first worker exits."""
     if not lib.SHARED_MEDIA.is_dir():
         return ()
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run or not run.isalnum():
+        return _find_shared_cut_files()
+    path = Path(tempfile.gettempdir()) / f"mk-shared-cut-files-{run}.json"
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            found = tuple((name, kind) for name, kind in json.loads(path.read_text()))
+        else:
+            found = _find_shared_cut_files()
+            tmp = path.with_suffix(f".{os.getpid()}")
+            tmp.write_text(json.dumps(found))
+            os.replace(tmp, path)
+    atexit.register(lambda: [p.unlink(missing_ok=True) for p in (path, path.with_suffix(".lock"))])
+    return found
+
+
+def _find_shared_cut_files() -> tuple[tuple[str, str], ...]:
     files = sorted(p for p in lib.SHARED_MEDIA.iterdir()
                    if p.suffix in MP4_EXTENSIONS | OGG_EXTENSIONS | {".ivf"})
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
