@@ -64,8 +64,10 @@ DEEP_UNUSED: dict[str, tuple[str, ...]] = {
 }
 DEEP_UNUSED["ffmpeg"] = DEEP_UNUSED["ffprobe"] + (
     "pocketsphinx", "sphinxbase", "flite", "flite_cmu_us_awb", "flite_cmu_us_kal", "flite_cmu_us_kal16",
-    "flite_cmu_us_rms", "flite_cmu_us_slt", "lilv-0", "rubberband", "mysofa", "bs2b", "vidstab", "placebo", "ass", "zimg", "freetype", "fontconfig",
-    "fribidi")
+    "flite_cmu_us_rms", "flite_cmu_us_slt", "lilv-0", "rubberband", "mysofa", "bs2b", "vidstab", "placebo",
+    "ass", "zimg", "freetype", "fontconfig", "fribidi")
+# ffprobe never encodes: the encoders' libraries that ffmpeg keeps (the tests encode with them).
+DEEP_UNUSED["ffprobe"] += ("x264", "x265", "SvtAv1Enc", "theoraenc", "vorbisenc", "mp3lame")
 
 # Arguments that send an ffmpeg command to the installed ffmpeg: the devices need libavdevice.
 DEVICE_ARGS = ("lavfi", "-devices", "-formats", "-demuxers", "-muxers", "-sources", "-sinks")
