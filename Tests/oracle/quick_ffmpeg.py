@@ -56,18 +56,18 @@ UNUSED = {"ffprobe": ("avdevice", "avfilter", "postproc"), "ffmpeg": ("avdevice"
 # brings seven) nor runs their constructors.
 # Libraries that can change what a file reads as (demuxers' probes: libgme, libopenmpt; the
 # teletext decoder: libzvbi; libxml2 for DASH) stay the system's own.
+_NO_TEST_USES = (
+    "gnutls", "srt-gnutls", "rist", "ssh-gcrypt", "rabbitmq", "zmq", "bluray", "chromaprint", "va", "va-drm",
+    "va-x11", "vdpau", "drm", "OpenCL", "mfx", "X11", "rsvg-2", "cairo", "glib-2.0", "gobject-2.0", "codec2", "jxl",
+    "jxl_threads", "rav1e", "xvidcore", "twolame", "shine", "webp", "webpmux")
 DEEP_UNUSED: dict[str, tuple[str, ...]] = {
-    "ffprobe": ("gnutls", "srt-gnutls", "rist", "ssh-gcrypt", "rabbitmq", "zmq", "bluray", "chromaprint",
-                "va", "va-drm", "va-x11", "vdpau", "drm", "OpenCL", "mfx", "X11", "rsvg-2", "cairo", "glib-2.0",
-                "gobject-2.0", "codec2", "jxl", "jxl_threads", "rav1e", "xvidcore", "twolame", "shine", "webp",
-                "webpmux"),
+    # ffprobe never encodes: also the encoders' libraries, which ffmpeg keeps (the tests encode with them).
+    "ffprobe": _NO_TEST_USES + ("x264", "x265", "SvtAv1Enc", "theoraenc", "vorbisenc", "mp3lame"),
+    "ffmpeg": _NO_TEST_USES + (
+        "pocketsphinx", "sphinxbase", "flite", "flite_cmu_us_awb", "flite_cmu_us_kal", "flite_cmu_us_kal16",
+        "flite_cmu_us_rms", "flite_cmu_us_slt", "lilv-0", "rubberband", "mysofa", "bs2b", "vidstab", "placebo",
+        "ass", "zimg", "freetype", "fontconfig", "fribidi"),
 }
-DEEP_UNUSED["ffmpeg"] = DEEP_UNUSED["ffprobe"] + (
-    "pocketsphinx", "sphinxbase", "flite", "flite_cmu_us_awb", "flite_cmu_us_kal", "flite_cmu_us_kal16",
-    "flite_cmu_us_rms", "flite_cmu_us_slt", "lilv-0", "rubberband", "mysofa", "bs2b", "vidstab", "placebo",
-    "ass", "zimg", "freetype", "fontconfig", "fribidi")
-# ffprobe never encodes: the encoders' libraries that ffmpeg keeps (the tests encode with them).
-DEEP_UNUSED["ffprobe"] += ("x264", "x265", "SvtAv1Enc", "theoraenc", "vorbisenc", "mp3lame")
 
 # Arguments that send an ffmpeg command to the installed ffmpeg: the devices need libavdevice.
 DEVICE_ARGS = ("lavfi", "-devices", "-formats", "-demuxers", "-muxers", "-sources", "-sinks")
@@ -287,8 +287,8 @@ def install(work: Path, sample: Path) -> str:
     os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
     os.environ["MK_QUICK_FFMPEG_DIR"] = str(bin_dir)
     return (f"quick ffmpeg / ffprobe: {bin_dir} (the installed tools without libavdevice, the network, "
-            f"hardware, speech and unused codec libraries; ffprobe without libavfilter and libpostproc too; same answers "
-            f"on {sample.name})")
+            f"hardware, speech and unused codec libraries; ffprobe without libavfilter and libpostproc "
+            f"too; same answers on {sample.name})")
 
 
 STATE = ["quick ffmpeg / ffprobe: not set up"]
