@@ -23,7 +23,7 @@ from ._ffi import lib
 from ._common import PathLike, SCALE_FILTERS, _Closing, _closed
 from ._decode import Decoder
 from ._demux import Demuxer, Track
-from .errors import MediaKitError
+from .errors import ECANCELLED, MediaKitError
 
 #: Picture formats of ``VideoDecoder(format=)``: the MK_PACK_* layout, the channels and the
 #: numpy dtype of each (ffmpeg's -pix_fmt names; "gray8" and "gray16" are accepted too).
@@ -421,7 +421,9 @@ class VideoDecoder(_Closing):
                 return 0
             except BaseException as e:  # noqa: BLE001 - carried out of the C call and raised there
                 failure.append(e)
-                return -1
+                # Stops the batch. Not -1: that is MK_EAGAIN, which the call's errcheck takes for
+                # no error, and the pictures after this one would be left unwritten.
+                return ECANCELLED
             finally:
                 lib.mk_frame_free(ctypes.byref(handle))
 
@@ -438,6 +440,8 @@ class VideoDecoder(_Closing):
             if failure:
                 raise failure[0] from None
             raise
+        if failure:   # what the callback raised, whatever status the call returned
+            raise failure[0]
         return FrameBatch(data, pts_out if self._step is not None else self._seconds[wanted] if wanted else np.zeros(0),
                           durations)
 

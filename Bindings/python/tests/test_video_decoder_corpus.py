@@ -17,6 +17,7 @@ import json
 import math
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,16 +29,16 @@ pytestmark = pytest.mark.usefixtures("oracle_tools")
 
 #: Files whose frame list differs from ffmpeg's for a known reason, not compared here.
 NOT_COVERED = {
-    # Damaged: the container lists frames ffmpeg's decoder drops (the index counts packets).
-    "broken_fmp4_no_timescale_truncated.mp4": "damaged: 182 samples listed, ffmpeg decodes 170",
-    "broken_mp4_h264_invalid_nalu.mp4": "damaged: 30 samples listed, ffmpeg decodes 29",
+    # Damaged throughout (ffmpeg's own decode: 12 packets rejected, 17 frames flagged corrupt,
+    # libavcodec's error concealment filling them from whatever it decoded before): the
+    # container lists 182 frames, ffmpeg decodes 170, and a frame concealed from other pictures
+    # than a full decode's is not ffmpeg's. Not a file a frame-exact oracle exists for.
+    "broken_fmp4_no_timescale_truncated.mp4": "damaged: concealment depends on the pictures decoded before",
     # An attached picture (cover art) that ffprobe does not mark attached_pic.
     "mpc_Borewit_539382_apev2.sv7.mpc": "cover picture only",
-    # A fuzzed file: frame 13 alone (decoded from the key frame, the non-reference pictures
-    # before it not decoded: DecodeSession's skip) differs from ffmpeg's; decoded with every
-    # frame before it, it is ffmpeg's. libavcodec conceals the damaged picture from the last
-    # picture decoded, which the skip changed. Our optimisation's effect: see the session note.
-    "broken_fuzz_mp4ff_decodebox_e913a4e273a4e987.mp4": "damaged: concealment follows the skipped pictures",
+    # Checked by test_damaged_packet_raises and test_fuzzed_hevc_undefined_picture below.
+    "broken_mp4_h264_invalid_nalu.mp4": "one packet the decoder rejects: its own test",
+    "broken_fuzz_mp4ff_decodebox_e913a4e273a4e987.mp4": "a picture libavcodec leaves undefined: its own test",
 }
 
 
@@ -112,3 +113,74 @@ def test_frames_by_index_are_ffmpegs(path: Path, shared_media: Path) -> None:
             assert np.array_equal(batch.data[k], ref[k]), f"{path.name}: frame {i} differs from ffmpeg's"
             assert batch.pts_seconds[k] == pytest.approx(times[i] + PTS_OFFSET.get(path.name, 0.0), abs=1e-3), \
                 f"{path.name}: frame {i}'s pts"
+
+
+def _rgb_frames(path: Path, width: int, height: int, *options: str) -> Any:
+    """Every picture ffmpeg's tool decodes from the first video stream (one thread, timestamps
+    passed through, `options` before the input), as rgb24."""
+    raw = subprocess.run(["ffmpeg", "-v", "quiet", "-threads", "1", *options, "-noautorotate", "-i", str(path), "-map", "0:v:0",
+                          "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "rawvideo", "-"], capture_output=True).stdout
+    return np.frombuffer(raw, dtype="u1").reshape(-1, height, width, 3)
+
+
+def test_damaged_packet_raises(shared_media: Path) -> None:
+    """broken_mp4_h264_invalid_nalu.mp4: its sample table lists 30 frames; libavcodec rejects
+    one packet ("Error splitting the input into NAL units"), so ffmpeg decodes 29. Every listed
+    frame that ffprobe also gives (the same time) is ffmpeg's picture, in one batch that decodes
+    through the damaged packet; asking for the rejected one raises, naming it, and so does a
+    batch that holds it (before, the callback's failure status was MK_EAGAIN's -1, the call
+    returned without an exception and the pictures after it were left as np.empty made them)."""
+    path = shared_media / "broken_mp4_h264_invalid_nalu.mp4"
+    probe = subprocess.run(["ffprobe", "-v", "error", "-threads", "1", "-select_streams", "v:0", "-show_entries",
+                            "frame=pts_time", "-of", "json", str(path)], capture_output=True, text=True)
+    times = [float(f["pts_time"]) for f in json.loads(probe.stdout)["frames"]]
+    with mediakit.VideoDecoder(path, threads=1) as dec:
+        m = dec.metadata
+        ref = _rgb_frames(path, m.width, m.height)
+        assert len(ref) == len(times) == len(dec) - 1, (len(ref), len(times), len(dec))
+        kept: dict[int, int] = {}
+        missing: list[int] = []
+        for i, t in enumerate(dec._seconds):   # the listed frames' times (no decode)
+            j = min(range(len(times)), key=lambda j: abs(times[j] - t))
+            if abs(times[j] - t) < 1e-3:
+                kept[i] = j
+            else:
+                missing.append(i)
+        assert len(missing) == 1, missing
+        batch = dec.get_frames_at(list(kept))
+        for k, (i, j) in enumerate(kept.items()):
+            assert np.array_equal(batch.data[k], ref[j]), f"frame {i} differs from ffmpeg's frame {j}"
+        with pytest.raises(ValueError, match=f"no picture for frame {missing[0]} "):
+            dec.get_frames_at([missing[0]])
+        with pytest.raises(ValueError, match=f"no picture for frame {missing[0]} "):
+            dec.get_frames_in_range(0, len(dec))
+
+
+def test_fuzzed_hevc_undefined_picture(shared_media: Path) -> None:
+    """broken_fuzz_mp4ff_decodebox_e913a4e273a4e987.mp4 (fuzzed HEVC): the picture presented
+    as frame 11 (a reference picture, POC 11) stops part-way through its slice data without
+    an error from libavcodec, which outputs it with the rest of its buffer as the buffer pool
+    left it: those bytes depend on which pictures were decoded before, not on the stream.
+    Shown with ffmpeg alone: its decode of every picture and its decode with libavcodec's own
+    `-skip_frame noref` (non-reference pictures left out, as DecodeSession leaves them out
+    before a wanted frame) give different pictures for frame 11. Ours, asked for frame 11
+    alone, is the second (the same libavcodec, the same pictures decoded); frame 13 refers to
+    frame 11 and has no oracle (`-skip_frame noref` does not output it). Every other frame,
+    asked for alone, is ffmpeg's full decode's."""
+    path = shared_media / "broken_fuzz_mp4ff_decodebox_e913a4e273a4e987.mp4"
+    with mediakit.VideoDecoder(path, threads=1) as dec:
+        m = dec.metadata
+        full = _rgb_frames(path, m.width, m.height)
+        noref = _rgb_frames(path, m.width, m.height, "-skip_frame", "noref")
+        stamps = subprocess.run(["ffmpeg", "-v", "quiet", "-threads", "1", "-skip_frame", "noref", "-i", str(path),
+                                 "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "framemd5", "-"],
+                                capture_output=True, text=True).stdout
+        # The stream's time base is its frame period: a picture's pts is its index.
+        noref_index = [int(line.split(",")[2]) for line in stamps.splitlines() if line and not line.startswith("#")]
+        assert len(full) == len(dec) == 27 and len(noref) == len(noref_index)
+        at11 = noref[noref_index.index(11)]
+        assert not np.array_equal(full[11], at11), "ffmpeg's two decodes agree on frame 11 now: compare it with the full decode"
+        assert np.array_equal(dec.get_frames_at([11]).data[0], at11)
+        for i in range(len(dec)):
+            if i not in (11, 13):
+                assert np.array_equal(dec.get_frames_at([i]).data[0], full[i]), f"frame {i} differs from ffmpeg's"
