@@ -93,3 +93,24 @@ trap 'rm -f "$SECTION"' EXIT
     "$(printf '%s; ' "${SKIPPED[@]}")" "${CASES[@]}" -- "${CONTENDERS[@]}" >"$SECTION" || die "no report"
 cat "$SECTION"
 write_section "$MD" bench_ml.sh "$SECTION"
+
+# The floor under the goal's every-frame rows (scripts/bench_ml_floor.py): the least CPU a
+# one-thread decode takes, spread over every core, plus storing the RGB bytes, against half
+# of PyAV's time for the same frames.
+FULL=()
+for case in "${CASES[@]}"; do [ "${case##*:}" = full ] && FULL+=("$ML/${case%%:*}.mp4"); done
+note "floor of the every-frame workload"
+FLOOR_RUNS=$(( RUNS > 5 ? RUNS : 5 ))
+{
+    echo "<!-- bench_ml_floor:begin -->"
+    echo "## Frames for models: the floor under the every-frame workload (scripts/bench_ml_floor.py, $(date -u +%Y-%m-%d))"
+    echo
+    echo "Revision $REV; $CPU, $(nproc) cores; pyav $("$PY" -c 'import av; print(av.__version__, "(libavcodec", ".".join(map(str, av.library_versions["libavcodec"])) + ")")'), median of $FLOOR_RUNS runs,"
+    echo "in-process times (see the script's docstring). Command: \`$(q "$PY" scripts/bench_ml_floor.py "$FLOOR_RUNS" "${FULL[@]}")\`"
+    echo "(PYTHONPATH=Bindings/python, MEDIAKIT_LIBRARY=\$MK_BIN/libmediakit.so)."
+    echo
+    "$PY" scripts/bench_ml_floor.py "$FLOOR_RUNS" "${FULL[@]}" || die "the floor script failed"
+    echo "<!-- bench_ml_floor:end -->"
+} >"$SECTION"
+cat "$SECTION"
+write_section "$MD" bench_ml_floor "$SECTION"
