@@ -12,6 +12,8 @@ For each FILE (bench_ml.sh's inputs, at their own size):
   One thread is the least work a decode takes (frame threads add synchronisation); spread
   perfectly over every core of the machine, with nothing else to do (no RGB conversion, no
   copy), it cannot end before `least CPU / cores` seconds: the floor;
+- libavcodec's own fastest decode as it is: PyAV's decode of every frame with its threads on
+  and no conversion, wall seconds (what frame threads make of the one-thread work here);
 - mediakit's own least work for the workload: the same on one thread with its RGB conversion
   (`VideoDecoder(threads=1)`, batches of 8 into one reused array, as bench_ml.py's "all");
 - the peer: PyAV's wall seconds for every frame to an RGB array (`thread_type = "AUTO"`,
@@ -34,12 +36,19 @@ import av  # type: ignore[import-not-found]
 import mediakit
 
 
-def pyav_decode(path: str) -> int:
+def pyav_decode(path: str, threaded: bool = False) -> int:
     with av.open(path) as container:
         stream = container.streams.video[0]
-        stream.thread_type = "SLICE"
-        stream.codec_context.thread_count = 1
+        if threaded:
+            stream.thread_type = "AUTO"
+        else:
+            stream.thread_type = "SLICE"
+            stream.codec_context.thread_count = 1
         return sum(1 for _ in container.decode(stream))
+
+
+def pyav_decode_threaded(path: str) -> int:
+    return pyav_decode(path, threaded=True)
 
 
 def mediakit_decode(path: str) -> int:
@@ -103,11 +112,12 @@ def main() -> None:
     cores = len(os.sched_getaffinity(0))
     print(f"| input | frames | least CPU to decode, 1 thread: PyAV s | mediakit s | storing the RGB pictures s | floor on {cores} cores s "
           f"| mediakit with RGB, 1 thread, CPU s | its floor s "
-          f"| PyAV, every frame to RGB (threads on) s | goal: half of it s | floor / goal | mediakit's floor / goal |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          f"| PyAV, every frame to RGB (threads on) s | goal: half of it s | floor / goal | threaded decode / goal | mediakit's floor / goal |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for path in sys.argv[2:]:
         _, pyav_cpu, n = timed(pyav_decode, path, runs)
         _, mk_cpu, n_mk = timed(mediakit_decode, path, runs)
+        threaded, _, _ = timed(pyav_decode_threaded, path, runs)
         _, mk_rgb_cpu, n_mk_rgb = timed(mediakit_rgb, path, runs)
         peer, _, n_rgb = timed(pyav_rgb, path, runs)
         if not n == n_mk == n_rgb == n_mk_rgb:
@@ -117,8 +127,9 @@ def main() -> None:
         _, store_cpu, _ = timed(store(n, width, height), path, runs)
         floor = (min(pyav_cpu, mk_cpu) + store_cpu) / cores
         goal = peer / 2
-        print(f"| {Path(path).stem} | {n} | {pyav_cpu:.3f} | {mk_cpu:.3f} | {store_cpu:.3f} | {floor:.3f} | {mk_rgb_cpu:.3f} | "
-              f"{mk_rgb_cpu / cores:.3f} | {peer:.3f} | {goal:.3f} | {floor / goal:.2f} | {mk_rgb_cpu / cores / goal:.2f} |")
+        print(f"| {Path(path).stem} | {n} | {pyav_cpu:.3f} | {mk_cpu:.3f} | {store_cpu:.3f} | {floor:.3f} | {threaded:.3f} | {mk_rgb_cpu:.3f} | "
+              f"{mk_rgb_cpu / cores:.3f} | {peer:.3f} | {goal:.3f} | {floor / goal:.2f} | {threaded / goal:.2f} | "
+              f"{mk_rgb_cpu / cores / goal:.2f} |")
 
 
 if __name__ == "__main__":
