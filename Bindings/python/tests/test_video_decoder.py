@@ -112,6 +112,27 @@ def test_out_array_is_filled_and_checked(sample: Path) -> None:
                 dec.get_frames_at([1, 2, 3], out=bad)
 
 
+def test_large_batch_array(sample: Path) -> None:
+    """A batch of 4 MiB or more lies over a map of its own (not numpy's allocation, which asks
+    for huge pages): the same pictures as ffmpeg's, writeable, C-contiguous, handed over by
+    DLPack without a copy, and alive after the decoder is closed and the batch object dropped."""
+    with mediakit.VideoDecoder(sample) as dec:
+        h, w = dec.metadata.height, dec.metadata.width
+        indices = list(range(0, 120, 2))
+        assert len(indices) * h * w * 3 >= 4 << 20
+        data = dec.get_frames_at(indices).data
+        small = dec.get_frames_at(indices[:2]).data    # under 4 MiB: numpy's own array
+    assert data.base is not None and small.base is None
+    ref = ffmpeg_frames(sample, indices, "rgb24", 3, w, h)
+    for k, i in enumerate(indices):
+        assert np.array_equal(data[k], ref[i]), f"frame {i} differs from ffmpeg's"
+    assert data.flags.writeable and data.flags.c_contiguous
+    view = np.from_dlpack(data)
+    assert np.shares_memory(view, data)
+    data[0] = 7
+    assert int(view[0].max()) == 7 and np.array_equal(small[1], ref[2])
+
+
 def test_formats_and_layouts_equal_ffmpeg(sample: Path) -> None:
     indices = [5, 60, 2]
     for fmt, pix_fmt, channels, dtype in [("bgr24", "bgr24", 3, "u1"), ("gray", "gray", 1, "u1"),
