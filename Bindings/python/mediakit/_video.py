@@ -10,7 +10,9 @@ import json
 import mmap
 import os
 import tempfile
+import threading
 import warnings
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from fractions import Fraction
@@ -52,27 +54,63 @@ def _numpy() -> Any:
     return numpy
 
 
-#: Batches of at least this many bytes get pages of their own (``_batch_array``): numpy's own
+#: Batches of at least this many bytes get pages of their own (``_BatchMaps``): numpy's own
 #: threshold for asking for huge pages.
 _MAPPED_BATCH_BYTES = 4 << 20
 
 
-def _batch_array(shape: tuple[int, ...], dtype: Any) -> Any:
-    """A new array for a batch of pictures. For an array of 4 MiB or more numpy asks the kernel
-    for transparent huge pages (``madvise(MADV_HUGEPAGE)``); where the kernel then compacts
-    memory to find them when the array is first written (``transparent_hugepage/defrag`` set to
-    ``madvise``, Debian's default), a process that decodes 100 1080p pictures into a fresh batch
-    took 0.73-1.99 s (median 1.05) against 0.87-0.99 s (median 0.91) with pages mapped without
-    that advice (BENCHMARKS.md, "A batch's own pages"). So a batch that large is an anonymous map, made without advice, and
-    the array lies over it (the map lives as long as the array and its views)."""
-    np = _numpy()
-    dt = np.dtype(dtype)
-    size = dt.itemsize
-    for n in shape:
-        size *= n
-    if size < _MAPPED_BATCH_BYTES:
-        return np.empty(shape, dtype=dt)
-    return np.frombuffer(mmap.mmap(-1, size), dtype=dt).reshape(shape)
+class _BatchMaps:
+    """The memory of batch arrays of 4 MiB or more.
+
+    Pages of their own: for an array that large numpy asks the kernel for transparent huge
+    pages (``madvise(MADV_HUGEPAGE)``); where the kernel then compacts memory to find them when
+    the array is first written (``transparent_hugepage/defrag`` set to ``madvise``, Debian's
+    default), a process that decodes 100 1080p pictures into a fresh batch took 0.73-1.99 s
+    (median 1.05) against 0.87-0.99 s (median 0.91) with pages mapped without that advice
+    (BENCHMARKS.md, "A batch's own pages"). So a batch that large is an anonymous map made
+    without advice, the array over it (the map lives as long as the array and its views).
+
+    Kept for the next batches: the kernel zeroes every fresh page on its first write, which for
+    a loop over a file in batches of eight 1080p pictures was ~30 % of its time (glibc reuses
+    freed memory below 32 MiB, so a decoder that hands out one picture at a time never pays
+    it; a batch of eight is 50 MB). The last ``KEPT`` maps of at most ``KEPT_BYTES`` each stay
+    here, and one whose array (the one array every view of it refers to) is gone is handed out
+    again for a batch of its size: a loop that drops each batch before the one after next
+    writes into the same pages. At most ``KEPT`` x ``KEPT_BYTES`` stay mapped when no batch is
+    alive: the last two batches' memory, as a loop over them held."""
+
+    KEPT = 2
+    KEPT_BYTES = 256 << 20
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: list[tuple[mmap.mmap, "weakref.ref[Any]"]] = []   # oldest first
+
+    def array(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A new array of `shape` and `dtype` (contents undefined)."""
+        np = _numpy()
+        dt = np.dtype(dtype)
+        size = dt.itemsize
+        for n in shape:
+            size *= n
+        if size < _MAPPED_BATCH_BYTES:
+            return np.empty(shape, dtype=dt)
+        if size > self.KEPT_BYTES:
+            return np.frombuffer(mmap.mmap(-1, size), dtype=dt).reshape(shape)
+        with self._lock:
+            for k, (m, owner) in enumerate(self._kept):
+                if len(m) == size and owner() is None:
+                    del self._kept[k]
+                    break
+            else:
+                m = mmap.mmap(-1, size)
+            flat = np.frombuffer(m, dtype=dt)   # every view of the batch refers to this array
+            self._kept.append((m, weakref.ref(flat)))
+            del self._kept[:-self.KEPT]
+        return flat.reshape(shape)
+
+
+_batch_maps = _BatchMaps()
 
 
 @dataclass(frozen=True)
@@ -388,7 +426,7 @@ class VideoDecoder(_Closing):
         c = self._channels
         shape = (len(wanted), h, w, c) if self._order == "NHWC" else (len(wanted), c, h, w)
         if out is None:
-            data = _batch_array(shape, self._dtype)
+            data = _batch_maps.array(shape, self._dtype)
         else:
             if not isinstance(out, np.ndarray):
                 raise ValueError(f"out must be a numpy array, not {type(out).__name__}")

@@ -115,22 +115,36 @@ def test_out_array_is_filled_and_checked(sample: Path) -> None:
 def test_large_batch_array(sample: Path) -> None:
     """A batch of 4 MiB or more lies over a map of its own (not numpy's allocation, which asks
     for huge pages): the same pictures as ffmpeg's, writeable, C-contiguous, handed over by
-    DLPack without a copy, and alive after the decoder is closed and the batch object dropped."""
+    DLPack without a copy. Its pages are given to a later batch of the same size only once no
+    array refers to them: batches and views still alive keep their pictures while later
+    batches are made, and a batch dropped gives its pages to the next one (the same address)."""
     with mediakit.VideoDecoder(sample) as dec:
         h, w = dec.metadata.height, dec.metadata.width
-        indices = list(range(0, 120, 2))
-        assert len(indices) * h * w * 3 >= 4 << 20
-        data = dec.get_frames_at(indices).data
-        small = dec.get_frames_at(indices[:2]).data    # under 4 MiB: numpy's own array
-    assert data.base is not None and small.base is None
-    ref = ffmpeg_frames(sample, indices, "rgb24", 3, w, h)
-    for k, i in enumerate(indices):
-        assert np.array_equal(data[k], ref[i]), f"frame {i} differs from ffmpeg's"
-    assert data.flags.writeable and data.flags.c_contiguous
-    view = np.from_dlpack(data)
-    assert np.shares_memory(view, data)
-    data[0] = 7
-    assert int(view[0].max()) == 7 and np.array_equal(small[1], ref[2])
+        per = -(-(4 << 20) // (h * w * 3))    # pictures in a 4 MiB batch
+        starts = [0, per, 2 * per, 3 * per, 4 * per]
+        assert starts[-1] + per <= len(dec)
+        ref = ffmpeg_frames(sample, list(range(starts[-1] + per)), "rgb24", 3, w, h)
+        first = dec.get_frames_in_range(0, per).data                    # kept whole
+        second_view = dec.get_frames_in_range(per, 2 * per).data[1]     # only a view kept
+        third = dec.get_frames_in_range(2 * per, 3 * per).data
+        address = third.__array_interface__["data"][0]
+        assert np.array_equal(third[0], ref[2 * per])
+        del third                                                        # dropped: its pages free
+        fourth = dec.get_frames_in_range(3 * per, 4 * per).data
+        assert fourth.__array_interface__["data"][0] == address, "a dropped batch's pages were not reused"
+        fifth = dec.get_frames_in_range(4 * per, 5 * per).data
+        small = dec.get_frames_at([0, 1]).data                           # under 4 MiB: numpy's own array
+    assert small.base is None and first.base is not None
+    for k in range(per):
+        assert np.array_equal(first[k], ref[k]), f"frame {k} (first batch, kept) differs from ffmpeg's"
+        assert np.array_equal(fourth[k], ref[3 * per + k]), f"frame {3 * per + k} differs from ffmpeg's"
+        assert np.array_equal(fifth[k], ref[4 * per + k]), f"frame {4 * per + k} differs from ffmpeg's"
+    assert np.array_equal(second_view, ref[per + 1]), "a view's picture changed under a later batch"
+    assert first.flags.writeable and first.flags.c_contiguous
+    view = np.from_dlpack(first)
+    assert np.shares_memory(view, first)
+    first[0] = 7
+    assert int(view[0].max()) == 7
 
 
 def test_formats_and_layouts_equal_ffmpeg(sample: Path) -> None:
