@@ -419,7 +419,9 @@ class VideoDecoder(_Closing):
         ``data`` is then ``out``): C-contiguous, writeable, of the batch's shape and dtype
         (ValueError naming what differs). A loop that reuses one array skips the allocation and
         the kernel's zeroing of fresh pages, which for large batches can cost more than the
-        decoding (BENCHMARKS.md, scripts/bench_ml.sh)."""
+        decoding (BENCHMARKS.md, scripts/bench_ml.sh). Without it, a batch of 4 MiB or more is
+        made over pages kept from the last two batches of its size when no array refers to
+        them any more (at most two batches of up to 256 MiB each stay mapped after use)."""
         np = _numpy()
         wanted = self._check(indices)
         w, h = self._picture_shape()
