@@ -110,7 +110,15 @@ class _BatchMaps:
         return flat.reshape(shape)
 
 
+    def after_fork(self) -> None:
+        """In a forked child (data-loader workers): a new lock, in case another thread of the
+        parent held this one when it forked. The maps are the child's copies (private pages)."""
+        self._lock = threading.Lock()
+
+
 _batch_maps = _BatchMaps()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_batch_maps.after_fork)
 
 
 @dataclass(frozen=True)
