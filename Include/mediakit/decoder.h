@@ -122,7 +122,9 @@ mk_status mk_decoder_set_frame_index(mk_decoder *decoder, const int64_t *pts, co
 /** Receives one frame of mk_decoder_frames_at(): `position` is the place in the caller's
  *  `indices` it answers; `frame` is a NEW frame OWNED by the callback (free it with
  *  mk_frame_free, now or later), or NULL when the decoder gave none for that index (damaged
- *  data). Return MK_OK to go on; a negative status stops the batch, which then returns it. */
+ *  data). Return MK_OK to go on; a negative status stops the batch, which then returns it:
+ *  return an error (MK_ECANCELLED, say), not MK_EAGAIN (-1), which a caller takes for "try
+ *  again" (the Python binding did, and handed out a batch left half written). */
 typedef int32_t (*mk_frame_callback)(void *user, int64_t position, mk_frame *frame);   /* returns an mk_status */
 
 /** Decodes the frames at `indices[0 .. count)` (indices into mk_decoder_frame_index's list; in
