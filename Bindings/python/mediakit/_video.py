@@ -109,7 +109,6 @@ class _BatchMaps:
             del self._kept[:-self.KEPT]
         return flat.reshape(shape)
 
-
     def after_fork(self) -> None:
         """In a forked child (data-loader workers): a new lock, in case another thread of the
         parent held this one when it forked. The maps are the child's copies (private pages)."""
