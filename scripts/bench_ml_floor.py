@@ -111,7 +111,7 @@ def main() -> None:
     runs = int(sys.argv[1])
     cores = len(os.sched_getaffinity(0))
     print(f"| input | frames | least CPU to decode, 1 thread: PyAV s | mediakit s | storing the RGB pictures s | floor on {cores} cores s "
-          f"| mediakit with RGB, 1 thread, CPU s | its floor s "
+          f"| PyAV decode only, threads on, wall s | mediakit with RGB, 1 thread, CPU s | its floor s "
           f"| PyAV, every frame to RGB (threads on) s | goal: half of it s | floor / goal | threaded decode / goal | mediakit's floor / goal |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for path in sys.argv[2:]:
