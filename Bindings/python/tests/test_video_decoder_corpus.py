@@ -75,6 +75,15 @@ def _video_files(root: Path) -> list[Path]:
 FILES = _video_files(Path(__file__).resolve().parents[3].parent / "shared" / "media")
 
 
+def _rgb_frames(path: Path, width: int, height: int, *options: str, filters: str = "") -> Any:
+    """The pictures ffmpeg's tool decodes from the first video stream (one thread, timestamps
+    passed through, no autorotation; `options` before the input, `filters` as -vf), as rgb24."""
+    vf = ["-vf", filters] if filters else []
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-threads", "1", *options, "-noautorotate", "-i", str(path), "-map", "0:v:0",
+                          *vf, "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "rawvideo", "-"], capture_output=True).stdout
+    return np.frombuffer(raw, dtype="u1").reshape(-1, height, width, 3)
+
+
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
 def test_frames_by_index_are_ffmpegs(path: Path, shared_media: Path) -> None:
     probe = subprocess.run(["ffprobe", "-v", "error", "-threads", "1", "-select_streams", "v:0", "-show_entries",
@@ -103,10 +112,7 @@ def test_frames_by_index_are_ffmpegs(path: Path, shared_media: Path) -> None:
         m = dec.metadata
         indices = sorted({0, n // 2, n - 1})
         chain = "select='" + "+".join(f"eq(n,{i})" for i in indices) + "'"
-        raw = subprocess.run(["ffmpeg", "-v", "error", "-threads", "1", "-noautorotate", "-i", str(path), "-map", "0:v:0",
-                              "-vf", chain, "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "rawvideo", "-"],
-                             capture_output=True).stdout
-        ref = np.frombuffer(raw, dtype="u1").reshape(-1, m.height, m.width, 3)
+        ref = _rgb_frames(path, m.width, m.height, filters=chain)
         assert len(ref) == len(indices), f"{path.name}: ffmpeg gave {len(ref)} frames for {indices}"
         batch = dec.get_frames_at(indices)
         for k, i in enumerate(indices):
@@ -115,12 +121,6 @@ def test_frames_by_index_are_ffmpegs(path: Path, shared_media: Path) -> None:
                 f"{path.name}: frame {i}'s pts"
 
 
-def _rgb_frames(path: Path, width: int, height: int, *options: str) -> Any:
-    """Every picture ffmpeg's tool decodes from the first video stream (one thread, timestamps
-    passed through, `options` before the input), as rgb24."""
-    raw = subprocess.run(["ffmpeg", "-v", "quiet", "-threads", "1", *options, "-noautorotate", "-i", str(path), "-map", "0:v:0",
-                          "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "rawvideo", "-"], capture_output=True).stdout
-    return np.frombuffer(raw, dtype="u1").reshape(-1, height, width, 3)
 
 
 def test_damaged_packet_raises(shared_media: Path) -> None:
