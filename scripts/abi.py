@@ -8,6 +8,7 @@
 The ABI, one fact a line:
   symbol NAME                              a global symbol libmediakit exports (nm -D --defined-only)
   struct NAME size N align A               every `typedef struct NAME {...} NAME;` of INCLUDE/mediakit
+                                           (and `typedef NAME OLD;`, a renamed struct's old name)
   field NAME.FIELD offset O size S         its fields, as the C compiler lays them out
 
 The layout is the compiler's, not ours: a C program generated from the field names the headers
@@ -28,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 STRUCT = re.compile(r"typedef\s+struct\s+(\w+)\s*\{(.*?)\}\s*(\w+)\s*;", re.S)
+ALIAS = re.compile(r"^\s*typedef\s+(\w+)\s+(\w+)\s*;", re.M)   # typedef mk_new_settings mk_old_settings;
 
 
 def _strip_comments(text: str) -> str:
@@ -59,6 +61,11 @@ def structs(include: Path) -> dict[str, list[str]]:
                         raise SystemExit(f"abi: {header.name}: struct {name}: cannot read the field in '{decl}'")
                     fields.append(names[0])
             out[name] = fields
+    for header in sorted((include / "mediakit").glob("*.h")):  # a renamed struct's old name: the same layout
+        text = _strip_comments(header.read_text())
+        for target, alias in ALIAS.findall(text):
+            if target in out and alias not in out:
+                out[alias] = out[target]
     if not out:
         raise SystemExit(f"abi: no `typedef struct X {{...}} X;` under {include / 'mediakit'}")
     return out

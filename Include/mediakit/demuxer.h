@@ -273,7 +273,7 @@ typedef struct mk_packet_info {
 mk_status mk_packet_get_info(const mk_packet *packet, mk_packet_info *info);
 
 /** Creates a packet from bytes the caller parsed itself (a network protocol, an Annex B
- *  stream, its own demuxer), to send to a decoder opened with mk_decoder_open_params or to
+ *  stream, its own demuxer), to send to a decoder opened with mk_decode_session_open_params or to
  *  write with mk_muxer_write_packet. Reads info->data[0 .. info->size) (COPIED: the caller's
  *  buffer may be reused as soon as this returns), info->track, pts, dts, duration (in the
  *  decoder's or the muxer track's time base; MK_NOPTS_VALUE for none) and is_keyframe, and

@@ -8,7 +8,7 @@
  *
  * Conventions (the same for every function):
  *
- *  - Handles are opaque (mk_demuxer, mk_packet, mk_decoder, mk_frame). They are
+ *  - Handles are opaque (mk_demuxer, mk_packet, mk_decode_session, mk_frame). They are
  *    created by an mk_*_open / read / receive call and released by the matching
  *    mk_*_close / mk_*_free call, which takes the ADDRESS of the handle and sets it
  *    to NULL, so a second close is harmless.
@@ -27,22 +27,22 @@
  * The whole decode loop:
  *
  *     mk_demuxer *dmx = NULL;
- *     mk_decoder *dec = NULL;
+ *     mk_decode_session *dec = NULL;
  *     mk_packet *pkt = NULL;
  *     mk_frame *frm = NULL;
  *     if (mk_demuxer_open(&dmx, "movie.mp4") != MK_OK) { puts(mk_last_error()); return 1; }
  *     int32_t track = 0;                        // pick one with mk_demuxer_track()
- *     mk_decoder_settings s;
- *     mk_decoder_default_settings(&s);
- *     if (mk_decoder_open(&dec, dmx, track, &s) != MK_OK) { ... }
+ *     mk_decode_session_settings s;
+ *     mk_decode_session_default_settings(&s);
+ *     if (mk_decode_session_open(&dec, dmx, track, &s) != MK_OK) { ... }
  *     mk_status st;
  *     while ((st = mk_demuxer_read_track_packet(dmx, track, &pkt)) == MK_OK) {
- *         while ((st = mk_decoder_send_packet(dec, pkt)) == MK_EAGAIN) {
- *             while (mk_decoder_receive_frame(dec, &frm) == MK_OK) { ...; mk_frame_free(&frm); }
+ *         while ((st = mk_decode_session_send_packet(dec, pkt)) == MK_EAGAIN) {
+ *             while (mk_decode_session_receive_frame(dec, &frm) == MK_OK) { ...; mk_frame_free(&frm); }
  *         }                                      // (never happens if you always receive)
  *         mk_packet_free(&pkt);
  *         if (st != MK_OK) break;
- *         while ((st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) {
+ *         while ((st = mk_decode_session_receive_frame(dec, &frm)) == MK_OK) {
  *             mk_frame_info fi;
  *             mk_frame_get_info(frm, &fi);       // planes, strides, format, pts ...
  *             mk_frame_free(&frm);
@@ -54,13 +54,13 @@
  *         st = MK_EOF;                           // the end, as ffmpeg decodes it
  *     }
  *     if (st == MK_EOF) {                        // end of the track: drain
- *         mk_decoder_send_packet(dec, NULL);
- *         while ((st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) {
+ *         mk_decode_session_send_packet(dec, NULL);
+ *         while ((st = mk_decode_session_receive_frame(dec, &frm)) == MK_OK) {
  *             ...
  *             mk_frame_free(&frm);
  *         }
  *     }                                          // st == MK_EOF: fully drained
- *     mk_decoder_close(&dec);
+ *     mk_decode_session_close(&dec);
  *     mk_demuxer_close(&dmx);
  */
 #ifndef MEDIAKIT_H

@@ -22,7 +22,7 @@ extern "C" {
 /** A decode session: one track of a demuxer (or the packets the caller hands over:
  *  mk_async_decode_session_open_packets) decoded on a thread the library owns, as the
  *  iOS video decoder (VTDecompressionSession) decodes on its own queue. The frames come out in
- *  presentation order, trimmed as mk_decoder's are (edit list, gapless audio), either one at a
+ *  presentation order, trimmed as mk_decode_session's are (edit list, gapless audio), either one at a
  *  time from mk_async_decode_session_read_frame() or through callbacks (mk_async_decode_session_start()). Decoding runs
  *  ahead of the consumer by at most `queue_frames` frames (then the session's thread waits:
  *  back-pressure, memory stays flat). Damaged data is stepped over: the decoder is rebuilt
@@ -70,7 +70,7 @@ void mk_async_decode_session_default_settings(mk_async_decode_session_settings *
  *  mk_demuxer_close) until the session is closed. Closing the demuxer first is allowed: the
  *  session keeps what it needs. Nothing is decoded before the first mk_async_decode_session_read_frame()
  *  or mk_async_decode_session_start(). settings may be NULL (defaults). On success *out must be closed with
- *  mk_async_decode_session_close(). Errors: those of mk_decoder_open, MK_EINVAL (bad settings: a zero
+ *  mk_async_decode_session_close(). Errors: those of mk_decode_session_open, MK_EINVAL (bad settings: a zero
  *  queue_frames, negative limits, an unknown trim). */
 mk_status mk_async_decode_session_open(mk_async_decode_session **out, mk_demuxer *demuxer, int32_t track, const mk_async_decode_session_settings *settings);
 
@@ -87,9 +87,9 @@ mk_status mk_async_decode_session_open_packets(mk_async_decode_session **out, mk
                                                const mk_async_decode_session_settings *settings);
 
 /** The same for packets described by codec parameters rather than a demuxer's track (packets
- *  made with mk_packet_create; their `track` is ignored), as mk_decoder_open_params: no edit
+ *  made with mk_packet_create; their `track` is ignored), as mk_decode_session_open_params: no edit
  *  list applies. `params` is borrowed for the call. On success *out must be closed with
- *  mk_async_decode_session_close(). Errors: those of mk_decoder_open_params, MK_EINVAL (bad
+ *  mk_async_decode_session_close(). Errors: those of mk_decode_session_open_params, MK_EINVAL (bad
  *  settings). */
 mk_status mk_async_decode_session_open_params(mk_async_decode_session **out, const mk_codec_params *params,
                                               const mk_async_decode_session_settings *settings);

@@ -115,13 +115,13 @@ typedef struct mk_video_encoder_info {
 mk_status mk_video_encoder_get_info(mk_video_encoder *encoder, mk_video_encoder_info *info);
 
 /** Fills *params (its struct_size set by the caller; the other fields are overwritten) with
- *  the coded stream's parameters for mk_muxer_add_track_params or mk_decoder_open_params:
+ *  the coded stream's parameters for mk_muxer_add_track_params or mk_decode_session_open_params:
  *  codec, size, the packets' time base, extradata (the parameter sets), reorder depth, aspect
  *  ratio and colour. codec and extradata are BORROWED from the encoder, valid until the next
  *  call on it (mk_muxer_add_track_params copies them). Errors: MK_EINVAL. */
 mk_status mk_video_encoder_get_params(mk_video_encoder *encoder, mk_codec_params *params);
 
-/** Encodes a decoded picture (from mk_decoder_receive_frame ...; only read, it stays the
+/** Encodes a decoded picture (from mk_decode_session_receive_frame ...; only read, it stays the
  *  caller's), converted first when its format or size differ from the encoder's. Its pts is
  *  in its own time base (rescaled); MK_NOPTS_VALUE: the previous picture's plus one frame.
  *  flags: 0 or MK_ENCODE_FORCE_KEYFRAME. Packets that became ready wait for

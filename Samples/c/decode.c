@@ -12,7 +12,7 @@
 
 /* Decodes one track into `out`, packing frames with `layout`. Returns 0 on success. */
 static int decode_track(mk_demuxer *dmx, int32_t track, int32_t layout, FILE *out, long *count) {
-    mk_decoder *dec = NULL;
+    mk_decode_session *dec = NULL;
     mk_packet *pkt = NULL;
     mk_frame *frm = NULL;
     uint8_t *buf = NULL;
@@ -20,7 +20,7 @@ static int decode_track(mk_demuxer *dmx, int32_t track, int32_t layout, FILE *ou
     int failed = 0;
     mk_status st;
 
-    if (mk_decoder_open(&dec, dmx, track, NULL) != MK_OK) {
+    if (mk_decode_session_open(&dec, dmx, track, NULL) != MK_OK) {
         fprintf(stderr, "decoder: %s\n", mk_last_error());
         return 1;
     }
@@ -34,15 +34,15 @@ static int decode_track(mk_demuxer *dmx, int32_t track, int32_t layout, FILE *ou
             }
             if (st == MK_EOF) {
                 draining = 1;
-                st = mk_decoder_send_packet(dec, NULL);    /* end of stream: drain */
+                st = mk_decode_session_send_packet(dec, NULL);    /* end of stream: drain */
             }
         }
         if (st == MK_OK && pkt != NULL) {
-            st = mk_decoder_send_packet(dec, pkt);         /* MK_EAGAIN: frames are waiting; */
+            st = mk_decode_session_send_packet(dec, pkt);         /* MK_EAGAIN: frames are waiting; */
             if (st == MK_OK) mk_packet_free(&pkt);         /* receive them, then send it again */
         }
         if (st != MK_OK && st != MK_EAGAIN) { fprintf(stderr, "decode: %s\n", mk_last_error()); failed = 1; break; }
-        while ((st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) {
+        while ((st = mk_decode_session_receive_frame(dec, &frm)) == MK_OK) {
             size_t need = 0;
             if (mk_frame_pack(frm, layout, NULL, 0, &need) != MK_OK) { failed = 1; }
             if (!failed && need > cap) {
@@ -61,7 +61,7 @@ static int decode_track(mk_demuxer *dmx, int32_t track, int32_t layout, FILE *ou
     }
     free(buf);
     mk_packet_free(&pkt);
-    mk_decoder_close(&dec);
+    mk_decode_session_close(&dec);
     return failed;
 }
 

@@ -1,5 +1,5 @@
 // mk_codec_params: the one reading of the C struct into a Swift Track, for
-// mk_decoder_open_params and mk_muxer_add_track_params.
+// mk_decode_session_open_params and mk_muxer_add_track_params.
 import CMediaKit
 import Foundation
 import MediaKit

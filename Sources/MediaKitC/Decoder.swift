@@ -1,15 +1,15 @@
-// mk_decoder and mk_frame.
+// mk_decode_session and mk_frame.
 import CMediaKit
 import Foundation
 import MediaKit
 
-/// A decode session as C sees it: mk_decoder_* map one to one onto its send / receive.
+/// A decode session as C sees it: mk_decode_session_* map one to one onto its send / receive.
 final class DecoderHandle {
     let session: DecodeSession
     /// The demuxer track whose packets it takes; nil for a decoder opened from codec
     /// parameters, which takes any packet (its timestamps in the parameters' time base).
     let track: Int?
-    /// The demuxer of the last mk_decoder_frames_at that ran to its end, and its use count
+    /// The demuxer of the last mk_decode_session_frames_at that ran to its end, and its use count
     /// then (``DemuxerHandle/uses``): the next batch on it goes on from there when no C call
     /// used that demuxer in between.
     weak var batchDemuxer: DemuxerHandle?
@@ -31,18 +31,18 @@ func trimMode(_ value: Int32) -> TrimMode? {
     }
 }
 
-@_cdecl("mk_decoder_default_settings")
-public func mk_decoder_default_settings(_ s: UnsafeMutablePointer<mk_decoder_settings>?) {
+@_cdecl("mk_decode_session_default_settings")
+public func mk_decode_session_default_settings(_ s: UnsafeMutablePointer<mk_decode_session_settings>?) {
     guard let s else { return }
-    s.pointee = mk_decoder_settings(struct_size: UInt32(MemoryLayout<mk_decoder_settings>.size), backend: nil, threads: 0, trim: 1)
+    s.pointee = mk_decode_session_settings(struct_size: UInt32(MemoryLayout<mk_decode_session_settings>.size), backend: nil, threads: 0, trim: 1)
 }
 
 /// The settings a C caller passed (or the defaults), checked; nil after fail() for bad ones.
-private func decoderSettings(_ settings: UnsafePointer<mk_decoder_settings>?, _ function: String) -> (settings: mk_decoder_settings, trim: TrimMode)? {
-    var s = mk_decoder_settings()
-    mk_decoder_default_settings(&s)
+private func decoderSettings(_ settings: UnsafePointer<mk_decode_session_settings>?, _ function: String) -> (settings: mk_decode_session_settings, trim: TrimMode)? {
+    var s = mk_decode_session_settings()
+    mk_decode_session_default_settings(&s)
     if let settings {
-        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_decoder_settings>.size, "mk_decoder_settings") else { return nil }
+        guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_decode_session_settings>.size, "mk_decode_session_settings") else { return nil }
         s = settings.pointee
     }
     guard let trim = trimMode(s.trim) else {
@@ -54,7 +54,7 @@ private func decoderSettings(_ settings: UnsafePointer<mk_decoder_settings>?, _ 
 
 /// Creates the session for `track` and its handle in *out.
 private func openDecoder(_ out: UnsafeMutablePointer<OpaquePointer?>, _ track: Track, demuxerTrack: Int?,
-                         _ s: (settings: mk_decoder_settings, trim: TrimMode)) -> Int32 {
+                         _ s: (settings: mk_decode_session_settings, trim: TrimMode)) -> Int32 {
     guarded {
         let session = try DecodeSession(track: track, backend: s.settings.backend.map { String(cString: $0) },
                                         threads: Int(s.settings.threads), trim: s.trim)
@@ -63,36 +63,36 @@ private func openDecoder(_ out: UnsafeMutablePointer<OpaquePointer?>, _ track: T
     }
 }
 
-@_cdecl("mk_decoder_open")
-public func mk_decoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demuxer: OpaquePointer?, _ track: Int32,
-                            _ settings: UnsafePointer<mk_decoder_settings>?) -> Int32 {
-    guard let out else { return fail(MK_EINVAL, "mk_decoder_open: out is NULL") }
+@_cdecl("mk_decode_session_open")
+public func mk_decode_session_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demuxer: OpaquePointer?, _ track: Int32,
+                                   _ settings: UnsafePointer<mk_decode_session_settings>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_decode_session_open: out is NULL") }
     out.pointee = nil
-    guard let t = demuxerTrack(demuxer, track, "mk_decoder_open") else { return MK_EINVAL }
-    guard let s = decoderSettings(settings, "mk_decoder_open") else { return MK_EINVAL }
+    guard let t = demuxerTrack(demuxer, track, "mk_decode_session_open") else { return MK_EINVAL }
+    guard let s = decoderSettings(settings, "mk_decode_session_open") else { return MK_EINVAL }
     return openDecoder(out, t, demuxerTrack: Int(track), s)
 }
 
-@_cdecl("mk_decoder_open_params")
-public func mk_decoder_open_params(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ params: UnsafePointer<mk_codec_params>?,
-                                   _ settings: UnsafePointer<mk_decoder_settings>?) -> Int32 {
-    guard let out else { return fail(MK_EINVAL, "mk_decoder_open_params: out is NULL") }
+@_cdecl("mk_decode_session_open_params")
+public func mk_decode_session_open_params(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ params: UnsafePointer<mk_codec_params>?,
+                                          _ settings: UnsafePointer<mk_decode_session_settings>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_decode_session_open_params: out is NULL") }
     out.pointee = nil
-    guard let t = paramsTrack(params, "mk_decoder_open_params") else { return MK_EINVAL }
-    guard let s = decoderSettings(settings, "mk_decoder_open_params") else { return MK_EINVAL }
+    guard let t = paramsTrack(params, "mk_decode_session_open_params") else { return MK_EINVAL }
+    guard let s = decoderSettings(settings, "mk_decode_session_open_params") else { return MK_EINVAL }
     return openDecoder(out, t, demuxerTrack: nil, s)
 }
 
-@_cdecl("mk_decoder_close")
-public func mk_decoder_close(_ decoder: UnsafeMutablePointer<OpaquePointer?>?) {
+@_cdecl("mk_decode_session_close")
+public func mk_decode_session_close(_ decoder: UnsafeMutablePointer<OpaquePointer?>?) {
     Handles.release(decoder, as: DecoderHandle.self)
 }
 
-@_cdecl("mk_decoder_send_packet")
-public func mk_decoder_send_packet(_ d: OpaquePointer?, _ packet: OpaquePointer?) -> Int32 {
-    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_send_packet") else { return MK_EINVAL }
+@_cdecl("mk_decode_session_send_packet")
+public func mk_decode_session_send_packet(_ d: OpaquePointer?, _ packet: OpaquePointer?) -> Int32 {
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decode_session_send_packet") else { return MK_EINVAL }
     if h.session.isDraining {
-        return fail(MK_ESTATE, "mk_decoder_send_packet: the decoder is draining (a NULL packet was sent); call mk_decoder_reset to decode more")
+        return fail(MK_ESTATE, "mk_decode_session_send_packet: the decoder is draining (a NULL packet was sent); call mk_decode_session_reset to decode more")
     }
     guard let packet else {
         return guarded {
@@ -100,11 +100,11 @@ public func mk_decoder_send_packet(_ d: OpaquePointer?, _ packet: OpaquePointer?
             return MK_OK
         }
     }
-    guard let ph = liveHandle(PacketHandle.self, packet, "mk_decoder_send_packet") else { return MK_EINVAL }
+    guard let ph = liveHandle(PacketHandle.self, packet, "mk_decode_session_send_packet") else { return MK_EINVAL }
     var p = ph.packet
     if let track = h.track {
         guard p.trackIndex == track else {
-            return fail(MK_EINVAL, "mk_decoder_send_packet: the packet is from track \(p.trackIndex), the decoder decodes track \(track)")
+            return fail(MK_EINVAL, "mk_decode_session_send_packet: the packet is from track \(p.trackIndex), the decoder decodes track \(track)")
         }
     } else {
         p.trackIndex = 0
@@ -115,11 +115,11 @@ public func mk_decoder_send_packet(_ d: OpaquePointer?, _ packet: OpaquePointer?
     }
 }
 
-@_cdecl("mk_decoder_receive_frame")
-public func mk_decoder_receive_frame(_ d: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    guard let out else { return fail(MK_EINVAL, "mk_decoder_receive_frame: out is NULL") }
+@_cdecl("mk_decode_session_receive_frame")
+public func mk_decode_session_receive_frame(_ d: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let out else { return fail(MK_EINVAL, "mk_decode_session_receive_frame: out is NULL") }
     out.pointee = nil
-    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_receive_frame") else { return MK_EINVAL }
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decode_session_receive_frame") else { return MK_EINVAL }
     return guarded {
         switch try h.session.receiveOutput() {
         case .frame(let frame):
@@ -131,21 +131,21 @@ public func mk_decoder_receive_frame(_ d: OpaquePointer?, _ out: UnsafeMutablePo
     }
 }
 
-@_cdecl("mk_decoder_reset")
-public func mk_decoder_reset(_ d: OpaquePointer?) -> Int32 {
-    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_reset") else { return MK_EINVAL }
+@_cdecl("mk_decode_session_reset")
+public func mk_decode_session_reset(_ d: OpaquePointer?) -> Int32 {
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decode_session_reset") else { return MK_EINVAL }
     h.session.reset()
     return MK_OK
 }
 
-@_cdecl("mk_decoder_seek")
-public func mk_decoder_seek(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ seconds: Double) -> Int32 {
-    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_seek") else { return MK_EINVAL }
-    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decoder_seek") else { return MK_EINVAL }
+@_cdecl("mk_decode_session_seek")
+public func mk_decode_session_seek(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ seconds: Double) -> Int32 {
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decode_session_seek") else { return MK_EINVAL }
+    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decode_session_seek") else { return MK_EINVAL }
     guard h.track != nil else {
-        return fail(MK_EINVAL, "mk_decoder_seek: the decoder was opened from codec parameters; seek your own source and call mk_decoder_reset")
+        return fail(MK_EINVAL, "mk_decode_session_seek: the decoder was opened from codec parameters; seek your own source and call mk_decode_session_reset")
     }
-    guard seconds.isFinite, seconds >= 0 else { return fail(MK_EINVAL, "mk_decoder_seek: cannot seek to \(seconds) s") }
+    guard seconds.isFinite, seconds >= 0 else { return fail(MK_EINVAL, "mk_decode_session_seek: cannot seek to \(seconds) s") }
     return guarded {
         let audio = h.session.track.mediaType == .audio
         try dh.demuxer.seekForDecoding(to: max(0, seconds - (audio ? DecodeSession.seekPreroll : 0)))
@@ -154,15 +154,15 @@ public func mk_decoder_seek(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ se
     }
 }
 
-@_cdecl("mk_decoder_frame_index")
-public func mk_decoder_frame_index(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ pts: UnsafeMutablePointer<Int64>?,
-                                   _ isKey: UnsafeMutablePointer<Int32>?, _ capacity: Int64, _ count: UnsafeMutablePointer<Int64>?) -> Int32 {
-    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_frame_index") else { return MK_EINVAL }
-    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decoder_frame_index") else { return MK_EINVAL }
-    guard let count else { return fail(MK_EINVAL, "mk_decoder_frame_index: count is NULL") }
-    guard capacity >= 0 else { return fail(MK_EINVAL, "mk_decoder_frame_index: capacity \(capacity) is negative") }
+@_cdecl("mk_decode_session_frame_index")
+public func mk_decode_session_frame_index(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ pts: UnsafeMutablePointer<Int64>?,
+                                          _ isKey: UnsafeMutablePointer<Int32>?, _ capacity: Int64, _ count: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decode_session_frame_index") else { return MK_EINVAL }
+    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decode_session_frame_index") else { return MK_EINVAL }
+    guard let count else { return fail(MK_EINVAL, "mk_decode_session_frame_index: count is NULL") }
+    guard capacity >= 0 else { return fail(MK_EINVAL, "mk_decode_session_frame_index: capacity \(capacity) is negative") }
     guard h.track != nil else {
-        return fail(MK_EINVAL, "mk_decoder_frame_index: the decoder was opened from codec parameters; it has no track to index")
+        return fail(MK_EINVAL, "mk_decode_session_frame_index: the decoder was opened from codec parameters; it has no track to index")
     }
     return guarded {
         let (times, keyFrames) = try h.session.presentedFrames(from: dh.demuxer)
@@ -177,15 +177,15 @@ public func mk_decoder_frame_index(_ d: OpaquePointer?, _ demuxer: OpaquePointer
     }
 }
 
-@_cdecl("mk_decoder_set_frame_index")
-public func mk_decoder_set_frame_index(_ d: OpaquePointer?, _ pts: UnsafePointer<Int64>?, _ isKey: UnsafePointer<Int32>?,
-                                       _ count: Int64) -> Int32 {
-    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_set_frame_index") else { return MK_EINVAL }
+@_cdecl("mk_decode_session_set_frame_index")
+public func mk_decode_session_set_frame_index(_ d: OpaquePointer?, _ pts: UnsafePointer<Int64>?, _ isKey: UnsafePointer<Int32>?,
+                                              _ count: Int64) -> Int32 {
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decode_session_set_frame_index") else { return MK_EINVAL }
     guard count >= 0, count == 0 || (pts != nil && isKey != nil) else {
-        return fail(MK_EINVAL, "mk_decoder_set_frame_index: \(count) frames with pts \(pts == nil ? "NULL" : "given") and is_key \(isKey == nil ? "NULL" : "given")")
+        return fail(MK_EINVAL, "mk_decode_session_set_frame_index: \(count) frames with pts \(pts == nil ? "NULL" : "given") and is_key \(isKey == nil ? "NULL" : "given")")
     }
     guard h.track != nil else {
-        return fail(MK_EINVAL, "mk_decoder_set_frame_index: the decoder was opened from codec parameters; it has no track to index")
+        return fail(MK_EINVAL, "mk_decode_session_set_frame_index: the decoder was opened from codec parameters; it has no track to index")
     }
     let n = Int(count)
     return guarded {
@@ -196,13 +196,13 @@ public func mk_decoder_set_frame_index(_ d: OpaquePointer?, _ pts: UnsafePointer
     }
 }
 
-/// Thrown out of a batch when mk_decoder_frames_at's callback returns a negative status.
+/// Thrown out of a batch when mk_decode_session_frames_at's callback returns a negative status.
 private struct CallbackStop: Error { let status: Int32 }
 
 /// A frame callback as C passes it (mk_frame_callback).
 public typealias FrameCallback = @convention(c) (UnsafeMutableRawPointer?, Int64, OpaquePointer?) -> Int32
 
-/// The common part of mk_decoder_frames_at and mk_decoder_frames_at_pts: the handles and the
+/// The common part of mk_decode_session_frames_at and mk_decode_session_frames_at_pts: the handles and the
 /// count checked, the batch run with `run(values, resuming, deliver)`, each frame handed to
 /// `callback` as a new handle, a batch that ends well remembered for the next one to resume.
 private func frameBatch(_ function: String, _ noun: String, _ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ values: UnsafePointer<Int64>?,
@@ -237,30 +237,30 @@ private func frameBatch(_ function: String, _ noun: String, _ d: OpaquePointer?,
     }
 }
 
-@_cdecl("mk_decoder_frames_at")
-public func mk_decoder_frames_at(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ indices: UnsafePointer<Int64>?, _ count: Int64,
-                                 _ callback: FrameCallback?, _ user: UnsafeMutableRawPointer?) -> Int32 {
-    frameBatch("mk_decoder_frames_at", "indices", d, demuxer, indices, count, callback, user) { session, demuxer, wanted, resuming, deliver in
+@_cdecl("mk_decode_session_frames_at")
+public func mk_decode_session_frames_at(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ indices: UnsafePointer<Int64>?, _ count: Int64,
+                                        _ callback: FrameCallback?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    frameBatch("mk_decode_session_frames_at", "indices", d, demuxer, indices, count, callback, user) { session, demuxer, wanted, resuming, deliver in
         try session.frames(atIndices: wanted.map { Int(clamping: $0) }, from: demuxer, resuming: resuming, deliver: deliver)
     }
 }
 
-@_cdecl("mk_decoder_frames_at_pts")
-public func mk_decoder_frames_at_pts(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ pts: UnsafePointer<Int64>?, _ count: Int64,
-                                     _ callback: FrameCallback?, _ user: UnsafeMutableRawPointer?) -> Int32 {
-    frameBatch("mk_decoder_frames_at_pts", "times", d, demuxer, pts, count, callback, user) { session, demuxer, wanted, resuming, deliver in
+@_cdecl("mk_decode_session_frames_at_pts")
+public func mk_decode_session_frames_at_pts(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ pts: UnsafePointer<Int64>?, _ count: Int64,
+                                            _ callback: FrameCallback?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    frameBatch("mk_decode_session_frames_at_pts", "times", d, demuxer, pts, count, callback, user) { session, demuxer, wanted, resuming, deliver in
         try session.frames(atTicks: wanted, from: demuxer, resuming: resuming, deliver: deliver)
     }
 }
 
-@_cdecl("mk_decoder_estimate_frames")
-public func mk_decoder_estimate_frames(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ first: UnsafeMutablePointer<Int64>?,
-                                       _ end: UnsafeMutablePointer<Int64>?, _ count: UnsafeMutablePointer<Int64>?) -> Int32 {
-    guard let h = liveHandle(DecoderHandle.self, d, "mk_decoder_estimate_frames") else { return MK_EINVAL }
-    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decoder_estimate_frames") else { return MK_EINVAL }
-    guard let first, let end, let count else { return fail(MK_EINVAL, "mk_decoder_estimate_frames: an output pointer is NULL") }
+@_cdecl("mk_decode_session_estimate_frames")
+public func mk_decode_session_estimate_frames(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ first: UnsafeMutablePointer<Int64>?,
+                                              _ end: UnsafeMutablePointer<Int64>?, _ count: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guard let h = liveHandle(DecoderHandle.self, d, "mk_decode_session_estimate_frames") else { return MK_EINVAL }
+    guard let dh = liveHandle(DemuxerHandle.self, demuxer, "mk_decode_session_estimate_frames") else { return MK_EINVAL }
+    guard let first, let end, let count else { return fail(MK_EINVAL, "mk_decode_session_estimate_frames: an output pointer is NULL") }
     guard h.track != nil else {
-        return fail(MK_EINVAL, "mk_decoder_estimate_frames: the decoder was opened from codec parameters; it has no track to index")
+        return fail(MK_EINVAL, "mk_decode_session_estimate_frames: the decoder was opened from codec parameters; it has no track to index")
     }
     return guarded {
         let e = try h.session.estimatedFrames(from: dh.demuxer)
@@ -346,4 +346,82 @@ public func mk_decode_file(_ path: UnsafePointer<CChar>?, _ audioOut: UnsafePoin
         if let cut = result.truncation { return fail(MK_ETRUNCATED, cut.description) }   // the outputs are written
         return MK_OK
     }
+}
+
+// MARK: - The names before 0.2 (deprecated in the header; still exported, the same ABI)
+//
+// mk_decoder_* was renamed mk_decode_session_* so that one name means one thing in Swift
+// (DecodeSession), C and Python. The old symbols stay for one release: programs built against
+// them keep running.
+
+@_cdecl("mk_decoder_default_settings")
+public func mk_decoder_default_settings(_ s: UnsafeMutablePointer<mk_decode_session_settings>?) {
+    mk_decode_session_default_settings(s)
+}
+
+@_cdecl("mk_decoder_open")
+public func mk_decoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ demuxer: OpaquePointer?, _ track: Int32,
+                            _ settings: UnsafePointer<mk_decode_session_settings>?) -> Int32 {
+    mk_decode_session_open(out, demuxer, track, settings)
+}
+
+@_cdecl("mk_decoder_open_params")
+public func mk_decoder_open_params(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ params: UnsafePointer<mk_codec_params>?,
+                                   _ settings: UnsafePointer<mk_decode_session_settings>?) -> Int32 {
+    mk_decode_session_open_params(out, params, settings)
+}
+
+@_cdecl("mk_decoder_close")
+public func mk_decoder_close(_ decoder: UnsafeMutablePointer<OpaquePointer?>?) {
+    mk_decode_session_close(decoder)
+}
+
+@_cdecl("mk_decoder_send_packet")
+public func mk_decoder_send_packet(_ d: OpaquePointer?, _ packet: OpaquePointer?) -> Int32 {
+    mk_decode_session_send_packet(d, packet)
+}
+
+@_cdecl("mk_decoder_receive_frame")
+public func mk_decoder_receive_frame(_ d: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    mk_decode_session_receive_frame(d, out)
+}
+
+@_cdecl("mk_decoder_reset")
+public func mk_decoder_reset(_ d: OpaquePointer?) -> Int32 {
+    mk_decode_session_reset(d)
+}
+
+@_cdecl("mk_decoder_seek")
+public func mk_decoder_seek(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ seconds: Double) -> Int32 {
+    mk_decode_session_seek(d, demuxer, seconds)
+}
+
+@_cdecl("mk_decoder_frame_index")
+public func mk_decoder_frame_index(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ pts: UnsafeMutablePointer<Int64>?,
+                                   _ isKey: UnsafeMutablePointer<Int32>?, _ capacity: Int64, _ count: UnsafeMutablePointer<Int64>?) -> Int32 {
+    mk_decode_session_frame_index(d, demuxer, pts, isKey, capacity, count)
+}
+
+@_cdecl("mk_decoder_set_frame_index")
+public func mk_decoder_set_frame_index(_ d: OpaquePointer?, _ pts: UnsafePointer<Int64>?, _ isKey: UnsafePointer<Int32>?,
+                                       _ count: Int64) -> Int32 {
+    mk_decode_session_set_frame_index(d, pts, isKey, count)
+}
+
+@_cdecl("mk_decoder_frames_at")
+public func mk_decoder_frames_at(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ indices: UnsafePointer<Int64>?, _ count: Int64,
+                                 _ callback: FrameCallback?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    mk_decode_session_frames_at(d, demuxer, indices, count, callback, user)
+}
+
+@_cdecl("mk_decoder_frames_at_pts")
+public func mk_decoder_frames_at_pts(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ pts: UnsafePointer<Int64>?, _ count: Int64,
+                                     _ callback: FrameCallback?, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    mk_decode_session_frames_at_pts(d, demuxer, pts, count, callback, user)
+}
+
+@_cdecl("mk_decoder_estimate_frames")
+public func mk_decoder_estimate_frames(_ d: OpaquePointer?, _ demuxer: OpaquePointer?, _ first: UnsafeMutablePointer<Int64>?,
+                                       _ end: UnsafeMutablePointer<Int64>?, _ count: UnsafeMutablePointer<Int64>?) -> Int32 {
+    mk_decode_session_estimate_frames(d, demuxer, first, end, count)
 }

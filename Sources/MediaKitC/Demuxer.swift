@@ -49,7 +49,7 @@ final class LentTrack {
 final class DemuxerHandle {
     let demuxer: Demuxer
     /// C calls that took this handle (``liveHandle(_:_:_:)`` counts them): a change between two
-    /// mk_decoder_frames_at batches means the demuxer may have moved.
+    /// mk_decode_session_frames_at batches means the demuxer may have moved.
     var uses: UInt64 = 0
     /// The container format's short name (mk_demuxer_container).
     let container: CString

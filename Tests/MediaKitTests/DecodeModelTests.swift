@@ -94,7 +94,7 @@ final class DecodeModelTests: XCTestCase {
 
     /// A flush whose held start packet the decoder refuses (an audio edit that starts later:
     /// the session holds the packet before it until the next one or the flush) still ends the
-    /// stream: the session is draining and refuses packets, as mk_decoder_send_packet's NULL
+    /// stream: the session is draining and refuses packets, as mk_decode_session_send_packet's NULL
     /// has always made the C decoder (MK_ESTATE after it, whatever the flush returned).
     func testAFlushThatFailsStillEndsTheStream() throws {
         final class Refusing: Decoder {

@@ -10,7 +10,7 @@
  * first_mb_in_slice is 0, once the current one holds a slice), builds the avcC
  * configuration record from the first SPS and PPS by hand (ISO/IEC 14496-15, 5.3.3.1),
  * rewrites each access unit with 4-byte lengths (all in annexb.h), and sends them through
- * mk_decoder_open_params / mk_packet_create, with libavcodec's send / receive loop.
+ * mk_decode_session_open_params / mk_packet_create, with libavcodec's send / receive loop.
  */
 #include <mediakit/mediakit.h>
 #include <stdio.h>
@@ -22,12 +22,12 @@
 static long frames_out = 0;
 
 /* Receives every waiting frame into out as I420. Returns the receive status (MK_EAGAIN or MK_EOF when all went well). */
-static mk_status drain(mk_decoder *dec, FILE *out) {
+static mk_status drain(mk_decode_session *dec, FILE *out) {
     static uint8_t *buf = NULL;
     static size_t cap = 0;
     mk_frame *frm = NULL;
     mk_status st;
-    while ((st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) {
+    while ((st = mk_decode_session_receive_frame(dec, &frm)) == MK_OK) {
         size_t need = 0;
         if (mk_frame_pack(frm, MK_PACK_I420, NULL, 0, &need) != MK_OK) { mk_frame_free(&frm); return MK_EFAIL; }
         if (need > cap) {
@@ -46,7 +46,7 @@ static mk_status drain(mk_decoder *dec, FILE *out) {
 }
 
 /* Sends one access unit, receiving first when the decoder asks for it. */
-static int send_unit(mk_decoder *dec, unit *u, int64_t index, FILE *out) {
+static int send_unit(mk_decode_session *dec, unit *u, int64_t index, FILE *out) {
     mk_packet_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
@@ -58,7 +58,7 @@ static int send_unit(mk_decoder *dec, unit *u, int64_t index, FILE *out) {
     mk_packet *pkt = NULL;
     if (mk_packet_create(&pkt, &info) != MK_OK) { fprintf(stderr, "packet: %s\n", mk_last_error()); return 0; }
     mk_status st;
-    while ((st = mk_decoder_send_packet(dec, pkt)) == MK_EAGAIN) {
+    while ((st = mk_decode_session_send_packet(dec, pkt)) == MK_EAGAIN) {
         if (drain(dec, out) != MK_EAGAIN) break;
     }
     mk_packet_free(&pkt);
@@ -93,8 +93,8 @@ int main(int argc, char **argv) {
     params.codec = "h264";
     params.extradata = avcc;
     params.extradata_size = avcc_n;
-    mk_decoder *dec = NULL;
-    if (mk_decoder_open_params(&dec, &params, NULL) != MK_OK) { fprintf(stderr, "decoder: %s\n", mk_last_error()); return 1; }
+    mk_decode_session *dec = NULL;
+    if (mk_decode_session_open_params(&dec, &params, NULL) != MK_OK) { fprintf(stderr, "decoder: %s\n", mk_last_error()); return 1; }
     free(avcc);
 
     FILE *out = fopen(argv[2], "wb");
@@ -113,12 +113,12 @@ int main(int argc, char **argv) {
     }
     if (ok && u.has_slice) ok = send_unit(dec, &u, index++, out);
     if (ok) {
-        if (mk_decoder_send_packet(dec, NULL) != MK_OK || drain(dec, out) != MK_EOF) {
+        if (mk_decode_session_send_packet(dec, NULL) != MK_OK || drain(dec, out) != MK_EOF) {
             fprintf(stderr, "drain: %s\n", mk_last_error());
             ok = 0;
         }
     }
-    mk_decoder_close(&dec);
+    mk_decode_session_close(&dec);
     free(u.b);
     free(data);
     if (fclose(out) != 0) ok = 0;

@@ -88,34 +88,34 @@ int main(int argc, char **argv) {
     int32_t track = atoi(argv[2]);
     warmup = atoi(argv[3]);
     mk_demuxer *dmx = NULL;
-    mk_decoder *dec = NULL;
+    mk_decode_session *dec = NULL;
     mk_packet *pkt = NULL;
     mk_frame *frm = NULL;
     const char *failure = NULL;
     mk_track_info ti;
     ti.struct_size = sizeof ti;
     if (mk_demuxer_open(&dmx, argv[1]) != MK_OK || mk_demuxer_track(dmx, track, &ti) != MK_OK
-        || mk_decoder_open(&dec, dmx, track, NULL) != MK_OK) {
+        || mk_decode_session_open(&dec, dmx, track, NULL) != MK_OK) {
         printf("status %s\n", mk_last_error());
         return 1;
     }
     layout = ti.media_type == MK_MEDIA_VIDEO ? MK_PACK_NV12 : MK_PACK_S16;
     mk_status st;
     while (!failure && (st = mk_demuxer_read_track_packet(dmx, track, &pkt)) == MK_OK) {
-        while (!failure && mk_decoder_send_packet(dec, pkt) == MK_EAGAIN)
-            while (!failure && mk_decoder_receive_frame(dec, &frm) == MK_OK) {
+        while (!failure && mk_decode_session_send_packet(dec, pkt) == MK_EAGAIN)
+            while (!failure && mk_decode_session_receive_frame(dec, &frm) == MK_OK) {
                 if (take(frm) != 0) failure = mk_last_error();
                 mk_frame_free(&frm);
             }
         mk_packet_free(&pkt);
-        while (!failure && mk_decoder_receive_frame(dec, &frm) == MK_OK) {
+        while (!failure && mk_decode_session_receive_frame(dec, &frm) == MK_OK) {
             if (take(frm) != 0) failure = mk_last_error();
             mk_frame_free(&frm);
         }
     }
     if (!failure) {
-        mk_decoder_send_packet(dec, NULL);
-        while (!failure && mk_decoder_receive_frame(dec, &frm) == MK_OK) {
+        mk_decode_session_send_packet(dec, NULL);
+        while (!failure && mk_decode_session_receive_frame(dec, &frm) == MK_OK) {
             if (take(frm) != 0) failure = mk_last_error();
             mk_frame_free(&frm);
         }
@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
     counting = 0;
     printf("frames %ld\nframe-bytes %zu\nlarge-allocations %ld\nlarge-bytes %ld\nstatus %s\n", frames, last_size,
            large_count, large_bytes, failure ? failure : "OK");
-    mk_decoder_close(&dec);
+    mk_decode_session_close(&dec);
     mk_demuxer_close(&dmx);
     free(buffer);
     return failure ? 1 : 0;

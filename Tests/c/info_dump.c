@@ -2,7 +2,7 @@
  * info_dump.c — prints what the C API says of a file, one JSON object per line, for the oracle
  * suite to compare with ffprobe: every track (mk_track_info, all fields), every packet
  * (mk_packet_info), and the first FRAMES frames of each audio and video track
- * (mk_decoder, mk_frame_info).
+ * (mk_decode_session, mk_frame_info).
  *
  *     info_dump FILE [FRAMES]
  *
@@ -109,17 +109,17 @@ int main(int argc, char **argv) {
         ti.struct_size = sizeof ti;
         mk_demuxer_track(dmx, t, &ti);
         if ((ti.media_type != MK_MEDIA_AUDIO && ti.media_type != MK_MEDIA_VIDEO) || ti.unsupported) continue;
-        mk_decoder *dec = NULL;
-        if (mk_decoder_open(&dec, dmx, t, NULL) != MK_OK) continue;   /* no plugin: no frames to print */
+        mk_decode_session *dec = NULL;
+        if (mk_decode_session_open(&dec, dmx, t, NULL) != MK_OK) continue;   /* no plugin: no frames to print */
         mk_demuxer_seek(dmx, 0);
         int frames = 0;
         mk_frame *frm = NULL;
         int eof = 0;
         while (frames < max_frames && !eof) {
             st = mk_demuxer_read_track_packet(dmx, t, &pkt);
-            if (st == MK_OK) { st = mk_decoder_send_packet(dec, pkt); mk_packet_free(&pkt); }
-            else { mk_decoder_send_packet(dec, NULL); eof = 1; }
-            while (frames < max_frames && mk_decoder_receive_frame(dec, &frm) == MK_OK) {
+            if (st == MK_OK) { st = mk_decode_session_send_packet(dec, pkt); mk_packet_free(&pkt); }
+            else { mk_decode_session_send_packet(dec, NULL); eof = 1; }
+            while (frames < max_frames && mk_decode_session_receive_frame(dec, &frm) == MK_OK) {
                 mk_frame_info fi;
                 fi.struct_size = sizeof fi;
                 mk_frame_get_info(frm, &fi);
@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
                 frames++;
             }
         }
-        mk_decoder_close(&dec);
+        mk_decode_session_close(&dec);
     }
     printf("{\"kind\":\"old_structs\",\"untouched\":%s}\n", old_ok ? "true" : "false");
     mk_demuxer_close(&dmx);

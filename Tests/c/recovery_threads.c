@@ -5,8 +5,8 @@
  *
  *     recovery_threads FILE THREADS decoder|session OUT.nv12
  *
- * decoder: mk_decoder (send / receive); session: mk_async_decode_session (mk_async_decode_session_read_frame). Prints
- * "frames N rebuilds R recoveries C" (R and C are -1 for mk_decoder, which does not count
+ * decoder: mk_decode_session (send / receive); session: mk_async_decode_session (mk_async_decode_session_read_frame). Prints
+ * "frames N rebuilds R recoveries C" (R and C are -1 for mk_decode_session, which does not count
  * them) and exits 0, or prints the error on standard error and exits 1.
  */
 #include <mediakit/mediakit.h>
@@ -32,29 +32,29 @@ static int put(writer *w, mk_frame **frm) {
 }
 
 static int with_decoder(mk_demuxer *dmx, int32_t track, int32_t threads, writer *w) {
-    mk_decoder_settings s;
-    mk_decoder_default_settings(&s);
+    mk_decode_session_settings s;
+    mk_decode_session_default_settings(&s);
     s.threads = threads;
-    mk_decoder *dec = NULL;
-    if (mk_decoder_open(&dec, dmx, track, &s) != MK_OK) return 1;
+    mk_decode_session *dec = NULL;
+    if (mk_decode_session_open(&dec, dmx, track, &s) != MK_OK) return 1;
     mk_packet *pkt = NULL;
     mk_frame *frm = NULL;
     mk_status st;
     int failed = 0;
     while (!failed && (st = mk_demuxer_read_track_packet(dmx, track, &pkt)) == MK_OK) {
-        while (!failed && (st = mk_decoder_send_packet(dec, pkt)) == MK_EAGAIN)
-            while (!failed && mk_decoder_receive_frame(dec, &frm) == MK_OK) failed = put(w, &frm);
+        while (!failed && (st = mk_decode_session_send_packet(dec, pkt)) == MK_EAGAIN)
+            while (!failed && mk_decode_session_receive_frame(dec, &frm) == MK_OK) failed = put(w, &frm);
         mk_packet_free(&pkt);
         if (st != MK_OK) failed = 1;
-        while (!failed && (st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) failed = put(w, &frm);
+        while (!failed && (st = mk_decode_session_receive_frame(dec, &frm)) == MK_OK) failed = put(w, &frm);
         if (!failed && st != MK_EAGAIN) failed = 1;
     }
     if (!failed && st != MK_EOF) failed = 1;
-    if (!failed && mk_decoder_send_packet(dec, NULL) != MK_OK) failed = 1;
-    while (!failed && (st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) failed = put(w, &frm);
+    if (!failed && mk_decode_session_send_packet(dec, NULL) != MK_OK) failed = 1;
+    while (!failed && (st = mk_decode_session_receive_frame(dec, &frm)) == MK_OK) failed = put(w, &frm);
     if (!failed && st != MK_EOF) failed = 1;
     mk_packet_free(&pkt);
-    mk_decoder_close(&dec);
+    mk_decode_session_close(&dec);
     if (!failed) printf("frames %ld rebuilds -1 recoveries -1\n", w->frames);
     return failed;
 }

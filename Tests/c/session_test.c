@@ -6,7 +6,7 @@
  *     session_test FILE.mp4
  *
  * FILE's first track is video, its second audio (Samples/media/sample.mp4). The reference for
- * every count and pts is the synchronous mk_decoder over the same file (checked against ffmpeg
+ * every count and pts is the synchronous mk_decode_session over the same file (checked against ffmpeg
  * by test_capi.py's decode tests). Prints one line per failed check, then "N passed, M failed".
  */
 #include <mediakit/mediakit.h>
@@ -27,37 +27,37 @@ static int passed, failed;
 /* The pts of every frame of `track` through the synchronous decoder. */
 static int sync_pts(const char *path, int32_t track, int64_t *pts) {
     mk_demuxer *dmx = NULL;
-    mk_decoder *dec = NULL;
+    mk_decode_session *dec = NULL;
     mk_packet *pkt = NULL;
     mk_frame *frm = NULL;
     mk_frame_info fi;
     int n = 0;
-    if (mk_demuxer_open(&dmx, path) != MK_OK || mk_decoder_open(&dec, dmx, track, NULL) != MK_OK) return -1;
+    if (mk_demuxer_open(&dmx, path) != MK_OK || mk_decode_session_open(&dec, dmx, track, NULL) != MK_OK) return -1;
     mk_status st;
     while ((st = mk_demuxer_read_track_packet(dmx, track, &pkt)) == MK_OK) {
-        while (mk_decoder_send_packet(dec, pkt) == MK_EAGAIN)
-            while (mk_decoder_receive_frame(dec, &frm) == MK_OK) {
+        while (mk_decode_session_send_packet(dec, pkt) == MK_EAGAIN)
+            while (mk_decode_session_receive_frame(dec, &frm) == MK_OK) {
                 fi.struct_size = sizeof fi;
                 mk_frame_get_info(frm, &fi);
                 if (n < MAX_FRAMES) pts[n++] = fi.pts;
                 mk_frame_free(&frm);
             }
         mk_packet_free(&pkt);
-        while (mk_decoder_receive_frame(dec, &frm) == MK_OK) {
+        while (mk_decode_session_receive_frame(dec, &frm) == MK_OK) {
             fi.struct_size = sizeof fi;
             mk_frame_get_info(frm, &fi);
             if (n < MAX_FRAMES) pts[n++] = fi.pts;
             mk_frame_free(&frm);
         }
     }
-    mk_decoder_send_packet(dec, NULL);
-    while (mk_decoder_receive_frame(dec, &frm) == MK_OK) {
+    mk_decode_session_send_packet(dec, NULL);
+    while (mk_decode_session_receive_frame(dec, &frm) == MK_OK) {
         fi.struct_size = sizeof fi;
         mk_frame_get_info(frm, &fi);
         if (n < MAX_FRAMES) pts[n++] = fi.pts;
         mk_frame_free(&frm);
     }
-    mk_decoder_close(&dec);
+    mk_decode_session_close(&dec);
     mk_demuxer_close(&dmx);
     return n;
 }

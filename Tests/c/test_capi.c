@@ -47,7 +47,7 @@ static void null_handles(void) {
     mk_plugin_info pl; pl.struct_size = sizeof pl;
     mk_packet *pkt = NULL;
     mk_frame *frm = NULL;
-    mk_decoder *dec = NULL;
+    mk_decode_session *dec = NULL;
     size_t size = 0;
 
     EXPECT(mk_demuxer_open(NULL, "x.mp4"), MK_EINVAL);
@@ -67,12 +67,12 @@ static void null_handles(void) {
     EXPECT(mk_demuxer_seek(NULL, 1.0), MK_EINVAL);
     EXPECT(mk_demuxer_select_tracks(NULL, NULL, 0), MK_EINVAL);
     EXPECT(mk_packet_get_info(NULL, &pi), MK_EINVAL);
-    EXPECT(mk_decoder_open(&dec, NULL, 0, NULL), MK_EINVAL);
-    EXPECT(mk_decoder_open(NULL, NULL, 0, NULL), MK_EINVAL);
-    EXPECT(mk_decoder_send_packet(NULL, NULL), MK_EINVAL);
-    EXPECT(mk_decoder_receive_frame(NULL, &frm), MK_EINVAL);
-    EXPECT(mk_decoder_receive_frame(NULL, NULL), MK_EINVAL);
-    EXPECT(mk_decoder_reset(NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_open(&dec, NULL, 0, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_open(NULL, NULL, 0, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_send_packet(NULL, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_receive_frame(NULL, &frm), MK_EINVAL);
+    EXPECT(mk_decode_session_receive_frame(NULL, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_reset(NULL), MK_EINVAL);
     EXPECT(mk_frame_get_info(NULL, &fi), MK_EINVAL);
     EXPECT(mk_frame_pack(NULL, MK_PACK_NV12, NULL, 0, &size), MK_EINVAL);
     EXPECT(mk_frame_pack_scaled(NULL, MK_PACK_NV12, 16, 16, MK_SCALE_DEFAULT, NULL, 0, &size), MK_EINVAL);
@@ -87,13 +87,13 @@ static void null_handles(void) {
     /* close and free take the address and are harmless on NULL */
     mk_demuxer_close(NULL);
     mk_demuxer_close(&dmx);
-    mk_decoder_close(NULL);
-    mk_decoder_close(&dec);
+    mk_decode_session_close(NULL);
+    mk_decode_session_close(&dec);
     mk_packet_free(NULL);
     mk_packet_free(&pkt);
     mk_frame_free(NULL);
     mk_frame_free(&frm);
-    mk_decoder_default_settings(NULL);
+    mk_decode_session_default_settings(NULL);
     mk_decode_default_settings(NULL);
     CHECK(strcmp(mk_status_name(MK_EINVAL), "MK_EINVAL") == 0, "status names");
     CHECK(mk_abi_version() == MK_ABI_VERSION, "the library's ABI version matches the header");
@@ -134,7 +134,7 @@ static void missing_and_corrupt(const char *corrupt) {
 
 static void wrong_order(const char *good) {
     mk_demuxer *dmx = NULL;
-    mk_decoder *dec = NULL;
+    mk_decode_session *dec = NULL;
     mk_packet *pkt = NULL;
     mk_frame *frm = NULL;
     int32_t n = 0;
@@ -162,16 +162,16 @@ static void wrong_order(const char *good) {
     EXPECT(mk_demuxer_read_track_packet(dmx, n, &pkt), MK_EINVAL);
     int32_t bad = 99;
     EXPECT(mk_demuxer_select_tracks(dmx, &bad, 1), MK_EINVAL);
-    EXPECT(mk_decoder_open(&dec, dmx, n, NULL), MK_EINVAL);
-    mk_decoder_settings s;
-    mk_decoder_default_settings(&s);
+    EXPECT(mk_decode_session_open(&dec, dmx, n, NULL), MK_EINVAL);
+    mk_decode_session_settings s;
+    mk_decode_session_default_settings(&s);
     s.backend = "no-such-backend";
-    EXPECT(mk_decoder_open(&dec, dmx, 0, &s), MK_ENOTFOUND);
+    EXPECT(mk_decode_session_open(&dec, dmx, 0, &s), MK_ENOTFOUND);
 
-    EXPECT(mk_decoder_open(&dec, dmx, 0, NULL), MK_OK);
-    EXPECT(mk_decoder_receive_frame(dec, &frm), MK_EAGAIN);   /* receive before send */
+    EXPECT(mk_decode_session_open(&dec, dmx, 0, NULL), MK_OK);
+    EXPECT(mk_decode_session_receive_frame(dec, &frm), MK_EAGAIN);   /* receive before send */
     EXPECT(mk_demuxer_read_track_packet(dmx, 1, &pkt), MK_OK);
-    EXPECT(mk_decoder_send_packet(dec, pkt), MK_EINVAL);      /* a packet of another track */
+    EXPECT(mk_decode_session_send_packet(dec, pkt), MK_EINVAL);      /* a packet of another track */
     mk_packet_free(&pkt);
     CHECK(pkt == NULL, "free sets the handle to NULL");
 
@@ -179,16 +179,16 @@ static void wrong_order(const char *good) {
     EXPECT(mk_demuxer_read_track_packet(dmx, 0, &pkt), MK_OK);
     EXPECT(mk_packet_get_info(pkt, &pi), MK_OK);
     CHECK(pi.track == 0 && pi.size > 0 && pi.data != NULL && pi.is_keyframe == 1, "the first video packet");
-    EXPECT(mk_decoder_send_packet(dec, pkt), MK_OK);
+    EXPECT(mk_decode_session_send_packet(dec, pkt), MK_OK);
     mk_packet *stale = pkt;
     mk_packet_free(&pkt);
     EXPECT(mk_packet_get_info(stale, &pi), MK_EINVAL);       /* a freed packet */
-    EXPECT(mk_decoder_send_packet(dec, stale), MK_EINVAL);
+    EXPECT(mk_decode_session_send_packet(dec, stale), MK_EINVAL);
 
-    EXPECT(mk_decoder_send_packet(dec, NULL), MK_OK);         /* drain */
+    EXPECT(mk_decode_session_send_packet(dec, NULL), MK_OK);         /* drain */
     mk_status st;
     int frames = 0;
-    while ((st = mk_decoder_receive_frame(dec, &frm)) == MK_OK) {
+    while ((st = mk_decode_session_receive_frame(dec, &frm)) == MK_OK) {
         mk_frame_info fi; fi.struct_size = sizeof fi;
         size_t need = 0, small_size = 0;
         uint8_t tiny[16];
@@ -242,57 +242,57 @@ static void wrong_order(const char *good) {
     }
     EXPECT(st, MK_EOF);
     CHECK(frames == 1, "one key frame decodes to one frame");
-    EXPECT(mk_decoder_send_packet(dec, NULL), MK_ESTATE);     /* send after drain */
-    EXPECT(mk_decoder_reset(dec), MK_OK);
-    EXPECT(mk_decoder_receive_frame(dec, &frm), MK_EAGAIN);
+    EXPECT(mk_decode_session_send_packet(dec, NULL), MK_ESTATE);     /* send after drain */
+    EXPECT(mk_decode_session_reset(dec), MK_OK);
+    EXPECT(mk_decode_session_receive_frame(dec, &frm), MK_EAGAIN);
 
     /* Frames by index: bad arguments are statuses; a callback's negative status stops the batch. */
     int64_t frame_count = 0, index[2] = { 1, 0 };
     int calls = 0;
-    EXPECT(mk_decoder_frame_index(dec, dmx, NULL, NULL, 0, NULL), MK_EINVAL);
-    EXPECT(mk_decoder_frame_index(dec, dmx, NULL, NULL, -1, &frame_count), MK_EINVAL);
-    EXPECT(mk_decoder_frame_index(dec, dmx, NULL, NULL, 0, &frame_count), MK_OK);
+    EXPECT(mk_decode_session_frame_index(dec, dmx, NULL, NULL, 0, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_frame_index(dec, dmx, NULL, NULL, -1, &frame_count), MK_EINVAL);
+    EXPECT(mk_decode_session_frame_index(dec, dmx, NULL, NULL, 0, &frame_count), MK_OK);
     CHECK(frame_count > 2, "the sample's video has frames");
     /* The list given back (a caller's cache): checked, refused out of order, taken as read. */
     int64_t *times = calloc((size_t)frame_count, sizeof *times);
     int32_t *keys = calloc((size_t)frame_count, sizeof *keys);
     CHECK(times && keys, "allocation");
-    EXPECT(mk_decoder_frame_index(dec, dmx, times, keys, frame_count, &frame_count), MK_OK);
-    EXPECT(mk_decoder_set_frame_index(NULL, times, keys, frame_count), MK_EINVAL);
-    EXPECT(mk_decoder_set_frame_index(dec, NULL, keys, frame_count), MK_EINVAL);
-    EXPECT(mk_decoder_set_frame_index(dec, times, keys, -1), MK_EINVAL);
+    EXPECT(mk_decode_session_frame_index(dec, dmx, times, keys, frame_count, &frame_count), MK_OK);
+    EXPECT(mk_decode_session_set_frame_index(NULL, times, keys, frame_count), MK_EINVAL);
+    EXPECT(mk_decode_session_set_frame_index(dec, NULL, keys, frame_count), MK_EINVAL);
+    EXPECT(mk_decode_session_set_frame_index(dec, times, keys, -1), MK_EINVAL);
     int64_t swap = times[0]; times[0] = times[1]; times[1] = swap;
-    EXPECT(mk_decoder_set_frame_index(dec, times, keys, frame_count), MK_EINVAL);
+    EXPECT(mk_decode_session_set_frame_index(dec, times, keys, frame_count), MK_EINVAL);
     CHECK(strstr(mk_last_error(), "frame 1") != NULL, "the first time out of order is named");
     swap = times[0]; times[0] = times[1]; times[1] = swap;
-    EXPECT(mk_decoder_set_frame_index(dec, times, keys, frame_count), MK_OK);
+    EXPECT(mk_decode_session_set_frame_index(dec, times, keys, frame_count), MK_OK);
     int64_t again = 0;
-    EXPECT(mk_decoder_frame_index(dec, dmx, NULL, NULL, 0, &again), MK_OK);
+    EXPECT(mk_decode_session_frame_index(dec, dmx, NULL, NULL, 0, &again), MK_OK);
     CHECK(again == frame_count, "the list given back is the decoder's");
     /* The estimate (exact on MP4: the sample table) and frames by time. */
     int64_t first_pts = -1, end_pts = -1, estimated = -1;
-    EXPECT(mk_decoder_estimate_frames(dec, dmx, &first_pts, &end_pts, NULL), MK_EINVAL);
-    EXPECT(mk_decoder_estimate_frames(NULL, dmx, &first_pts, &end_pts, &estimated), MK_EINVAL);
-    EXPECT(mk_decoder_estimate_frames(dec, dmx, &first_pts, &end_pts, &estimated), MK_OK);
+    EXPECT(mk_decode_session_estimate_frames(dec, dmx, &first_pts, &end_pts, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_estimate_frames(NULL, dmx, &first_pts, &end_pts, &estimated), MK_EINVAL);
+    EXPECT(mk_decode_session_estimate_frames(dec, dmx, &first_pts, &end_pts, &estimated), MK_OK);
     CHECK(estimated == frame_count && first_pts == times[0] && end_pts > times[frame_count - 1],
           "on MP4 the estimate is the sample table's list");
     int64_t at[2] = { times[1], times[0] };
     calls = 0;
-    EXPECT(mk_decoder_frames_at_pts(dec, dmx, at, 2, NULL, NULL), MK_EINVAL);
-    EXPECT(mk_decoder_frames_at_pts(dec, dmx, NULL, 2, stop_at_first, &calls), MK_EINVAL);
-    EXPECT(mk_decoder_frames_at_pts(dec, dmx, at, -1, stop_at_first, &calls), MK_EINVAL);
-    EXPECT(mk_decoder_frames_at_pts(dec, dmx, at, 2, stop_at_first, &calls), MK_ECANCELLED);
+    EXPECT(mk_decode_session_frames_at_pts(dec, dmx, at, 2, NULL, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_frames_at_pts(dec, dmx, NULL, 2, stop_at_first, &calls), MK_EINVAL);
+    EXPECT(mk_decode_session_frames_at_pts(dec, dmx, at, -1, stop_at_first, &calls), MK_EINVAL);
+    EXPECT(mk_decode_session_frames_at_pts(dec, dmx, at, 2, stop_at_first, &calls), MK_ECANCELLED);
     CHECK(calls == 1, "frames by time: the earliest first, the batch stops at the callback's status");
     calls = 0;
     free(times);
     free(keys);
-    EXPECT(mk_decoder_frames_at(dec, dmx, index, 2, NULL, NULL), MK_EINVAL);
-    EXPECT(mk_decoder_frames_at(dec, dmx, NULL, 2, stop_at_first, &calls), MK_EINVAL);
+    EXPECT(mk_decode_session_frames_at(dec, dmx, index, 2, NULL, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_frames_at(dec, dmx, NULL, 2, stop_at_first, &calls), MK_EINVAL);
     index[0] = frame_count;
-    EXPECT(mk_decoder_frames_at(dec, dmx, index, 2, stop_at_first, &calls), MK_EINVAL);
+    EXPECT(mk_decode_session_frames_at(dec, dmx, index, 2, stop_at_first, &calls), MK_EINVAL);
     CHECK(strstr(mk_last_error(), "out of range") != NULL && calls == 0, "an index past the end is named, nothing decoded");
     index[0] = 1;
-    EXPECT(mk_decoder_frames_at(dec, dmx, index, 2, stop_at_first, &calls), MK_ECANCELLED);
+    EXPECT(mk_decode_session_frames_at(dec, dmx, index, 2, stop_at_first, &calls), MK_ECANCELLED);
     CHECK(calls == 1, "the batch stops at the callback's negative status");
     CHECK(mk_pack_layout_name(MK_PACK_RGB24) != NULL && strcmp(mk_pack_layout_name(MK_PACK_RGB24), "rgb24") == 0
           && mk_pack_layout_name(0) == NULL && mk_pack_layout_name(99) == NULL, "mk_pack_layout_name");
@@ -301,15 +301,15 @@ static void wrong_order(const char *good) {
     /* A decoder handle is not a demuxer handle, and a closed one is no handle. */
     int32_t count = 0;
     EXPECT(mk_demuxer_track_count((mk_demuxer *)dec, &count), MK_EINVAL);
-    mk_decoder *stale_dec = dec;
-    mk_decoder_close(&dec);
+    mk_decode_session *stale_dec = dec;
+    mk_decode_session_close(&dec);
     CHECK(dec == NULL, "close sets the handle to NULL");
-    mk_decoder_close(&dec);                                   /* twice: harmless */
-    EXPECT(mk_decoder_send_packet(stale_dec, NULL), MK_EINVAL);
+    mk_decode_session_close(&dec);                                   /* twice: harmless */
+    EXPECT(mk_decode_session_send_packet(stale_dec, NULL), MK_EINVAL);
     mk_demuxer *stale_dmx = dmx;
     mk_demuxer_close(&dmx);
     EXPECT(mk_demuxer_read_packet(stale_dmx, &pkt), MK_EINVAL);
-    EXPECT(mk_decoder_open(&dec, stale_dmx, 0, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_open(&dec, stale_dmx, 0, NULL), MK_EINVAL);
 }
 
 static void muxer_misuse(const char *good, const char *out) {

@@ -32,11 +32,14 @@ def test_the_build_keeps_the_recorded_abi(mk_bin: Path) -> None:
 
 
 def test_the_record_is_the_compilers_layout(mk_bin: Path) -> None:
-    """Every struct of the headers is recorded, and one layout read independently of the tool
-    (mk_edit: two int64_t then a double, 24 bytes, as the header's C says) matches."""
+    """Every struct of the headers is recorded (and a renamed struct under its old name too:
+    `typedef mk_decode_session_settings mk_decoder_settings;`), and one layout read independently
+    of the tool (mk_edit: two int64_t then a double, 24 bytes, as the header's C says) matches."""
     text = BASELINES[-1].read_text()
-    declared = set(re.findall(r"typedef\s+struct\s+(\w+)\s*\{",
-                              "\n".join(h.read_text() for h in (lib.REPO / "Include" / "mediakit").glob("*.h"))))
+    headers = "\n".join(h.read_text() for h in (lib.REPO / "Include" / "mediakit").glob("*.h"))
+    declared = set(re.findall(r"typedef\s+struct\s+(\w+)\s*\{", headers))
+    declared |= {old for new, old in re.findall(r"^typedef\s+(\w+)\s+(\w+)\s*;", headers, flags=re.M) if new in declared}
+    assert "mk_decoder_settings" in declared and "mk_session_settings" in declared
     recorded = set(re.findall(r"^struct (\w+) ", text, flags=re.M))
     assert declared == recorded, (sorted(declared - recorded), sorted(recorded - declared))
     assert "struct mk_edit size 24 align 8" in text

@@ -8,7 +8,7 @@ read with mk_async_decode_session_read_frame on another thread, a session made f
 parameters, an error reaching the error callback (and the next decode call), and misuse. It is
 run normally and under valgrind.
 
-Python: mediakit.DecodeSession(track, on_frame=...) with decode(packet), flush(completion),
+Python: mediakit.AsyncDecodeSession(track, on_frame=...) with decode(packet), flush(completion),
 finish() and wait(); without on_frame, frames(packets); its old meaning (a Track alone: the
 deprecated name of AsyncDecodeSession) still reads the demuxer, with a DeprecationWarning.
 
@@ -213,7 +213,7 @@ def test_python_on_frame_gives_ffmpegs_frames(media, mediakit, tmp_path):
 
     with mediakit.open(media) as demuxer:
         track = demuxer.tracks[0]
-        with mediakit.DecodeSession(track, on_frame=on_frame, on_error=lambda e: got.append((Fraction(-1), str(e)))) as session:
+        with mediakit.AsyncDecodeSession(track, on_frame=on_frame, on_error=lambda e: got.append((Fraction(-1), str(e)))) as session:
             for packet in demuxer.packets(track):
                 session.decode(packet)
             session.finish()
@@ -232,7 +232,7 @@ def test_python_flush_completion_and_iteration(mediakit):
     completed: list[int] = []
     with mediakit.open(media) as demuxer:
         track = demuxer.tracks[0]
-        session = mediakit.DecodeSession(track, on_frame=lambda f: got.append((f.pts * f.time_base, _md5(f, True))))
+        session = mediakit.AsyncDecodeSession(track, on_frame=lambda f: got.append((f.pts * f.time_base, _md5(f, True))))
         for i, packet in enumerate(demuxer.packets(track)):
             session.decode(packet)
             if i == 30:
@@ -244,7 +244,7 @@ def test_python_flush_completion_and_iteration(mediakit):
         assert collections.Counter(_relative(got)) == collections.Counter(_relative(ref))
         # Without on_frame: frames(packets) feeds a thread and yields the frames in order.
         demuxer.seek(0)
-        with mediakit.DecodeSession(track, on_frame=None) as pulled:
+        with mediakit.AsyncDecodeSession(track, on_frame=None) as pulled:
             frames = [(f.pts * f.time_base, _md5(f, True)) for f in pulled.frames(demuxer.packets(track))]
         assert _relative(frames) == _relative(ref)
 
@@ -259,7 +259,7 @@ def test_python_callback_exception_is_raised_by_the_next_call(mediakit):
 
     with mediakit.open(media) as demuxer:
         track = demuxer.tracks[0]
-        session = mediakit.DecodeSession(track, on_frame=on_frame)
+        session = mediakit.AsyncDecodeSession(track, on_frame=on_frame)
         with pytest.raises(KeyError, match="from the callback"):
             for packet in demuxer.packets(track):
                 session.decode(packet)
@@ -292,7 +292,7 @@ def test_python_close_and_wait_from_on_frame(mediakit):
 
     with mediakit.open(media) as demuxer:
         track = demuxer.tracks[0]
-        sessions.append(mediakit.DecodeSession(track, on_frame=close_at_third))
+        sessions.append(mediakit.AsyncDecodeSession(track, on_frame=close_at_third))
         with pytest.raises(mediakit.MediaKitError, match="is closed|was cancelled"):
             for packet in demuxer.packets(track):
                 sessions[0].decode(packet)
@@ -315,7 +315,7 @@ def test_python_close_and_wait_from_on_frame(mediakit):
 
         demuxer.seek(0)
         calls.clear()
-        with mediakit.DecodeSession(track, on_frame=wait_in_callback) as session:
+        with mediakit.AsyncDecodeSession(track, on_frame=wait_in_callback) as session:
             for packet in demuxer.packets(track):
                 session.decode(packet)
             session.finish()
@@ -330,7 +330,7 @@ def test_python_decoding_error_reaches_on_error(mediakit):
     with mediakit.open(media) as demuxer:
         track = demuxer.tracks[0]
         packets = demuxer.packets(track)
-        with mediakit.DecodeSession(track, on_frame=lambda f: None, on_error=errors.append, recovery=False,
+        with mediakit.AsyncDecodeSession(track, on_frame=lambda f: None, on_error=errors.append, recovery=False,
                                     threads=1) as session:
             for _ in range(3):
                 session.decode(next(packets))
@@ -345,22 +345,21 @@ def test_python_decoding_error_reaches_on_error(mediakit):
 
 
 def test_python_old_call_form_still_reads_the_demuxer(mediakit):
-    """mediakit.DecodeSession(track) alone: the deprecated name of AsyncDecodeSession, which reads
-    the track's demuxer itself; it warns and gives AsyncDecodeSession's frames."""
+    """mediakit.DecodeSession(track) alone: the deprecated name of AsyncDecodeSession (it warns,
+    naming it), which reads the track's demuxer itself and gives ffmpeg's frames; such a session
+    takes no packets (StateError, as C's)."""
     media = lib.REPO / "Samples" / "media" / "sample.mp4"
     ref = _ffmpeg_frames(media, True)
     with mediakit.open(media) as demuxer:
-        with pytest.warns(DeprecationWarning, match="AsyncDecodeSession"):
+        with pytest.warns(DeprecationWarning, match="renamed mediakit.AsyncDecodeSession"):
             old = mediakit.DecodeSession(demuxer.tracks[0])
+        assert type(old) is mediakit.AsyncDecodeSession and not old.takes_packets
         frames = [(f.pts * f.time_base, _md5(f, True)) for f in old]
         assert old.stats["frames"] == len(ref)
-        with pytest.raises(mediakit.StateError):
+        with pytest.raises(mediakit.StateError, match="takes no packets"):
             old.decode(next(demuxer.packets(demuxer.tracks[0])))
         old.close()
     assert _relative(frames) == _relative(ref)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert not issubclass(mediakit.AsyncDecodeSession, mediakit.DecodeSession)   # the name itself no longer warns
 
 
 def test_python_recovery_steps_over_damage_in_the_callers_packets(mediakit):
@@ -373,7 +372,7 @@ def test_python_recovery_steps_over_damage_in_the_callers_packets(mediakit):
     frames: list = []
     with mediakit.open(media) as demuxer:
         track = demuxer.tracks[0]
-        with mediakit.DecodeSession(track, on_frame=lambda f: frames.append(f.pts), on_error=errors.append,
+        with mediakit.AsyncDecodeSession(track, on_frame=lambda f: frames.append(f.pts), on_error=errors.append,
                                     threads=1) as session:
             for i, packet in enumerate(demuxer.packets(track)):
                 if i == 10 and not packet.is_keyframe:

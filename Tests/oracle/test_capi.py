@@ -230,7 +230,7 @@ def _annexb_sources(tmp_path: Path) -> list[Path]:
 
 def test_c_decodes_its_own_annexb_packets_like_ffmpeg(mk_bin, tmp_path):
     """Tests/c/annexb_decode.c parses an Annex B stream itself (access units, avcC built by
-    hand), decodes through mk_decoder_open_params + mk_packet_create: its I420 frames are
+    hand), decodes through mk_decode_session_open_params + mk_packet_create: its I420 frames are
     byte-identical to `ffmpeg -f h264 -i IN -fps_mode passthrough -f rawvideo -pix_fmt yuv420p`."""
     program = _build(ANNEXB_C, tmp_path / "annexb_decode", _libdir(mk_bin))
     for stream in _annexb_sources(tmp_path):
@@ -247,7 +247,7 @@ def test_c_decodes_its_own_annexb_packets_like_ffmpeg(mk_bin, tmp_path):
 
 
 def test_decoder_from_params_misuse(mk_bin, tmp_path):
-    """mk_decoder_open_params / mk_packet_create refuse bad arguments with MK_EINVAL or
+    """mk_decode_session_open_params / mk_packet_create refuse bad arguments with MK_EINVAL or
     MK_ENOTFOUND and a message naming the field."""
     src = tmp_path / "misuse.c"
     src.write_text(r'''
@@ -258,28 +258,28 @@ static int fails = 0;
 #define EXPECT(call, want) do { mk_status s_ = (call); if (s_ != (want)) { printf("FAIL %s: %d\n", #call, s_); fails++; } \
     else if (s_ != MK_OK && !strlen(mk_last_error())) { printf("FAIL %s: no message\n", #call); fails++; } } while (0)
 int main(void) {
-    mk_decoder *dec = NULL;
+    mk_decode_session *dec = NULL;
     mk_packet *pkt = NULL;
     mk_codec_params p;
     mk_codec_params_default(&p);
-    EXPECT(mk_decoder_open_params(NULL, &p, NULL), MK_EINVAL);
-    EXPECT(mk_decoder_open_params(&dec, NULL, NULL), MK_EINVAL);
-    EXPECT(mk_decoder_open_params(&dec, &p, NULL), MK_EINVAL);           /* no media type */
+    EXPECT(mk_decode_session_open_params(NULL, &p, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_open_params(&dec, NULL, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_open_params(&dec, &p, NULL), MK_EINVAL);           /* no media type */
     p.media_type = MK_MEDIA_VIDEO;
-    EXPECT(mk_decoder_open_params(&dec, &p, NULL), MK_EINVAL);           /* no codec */
+    EXPECT(mk_decode_session_open_params(&dec, &p, NULL), MK_EINVAL);           /* no codec */
     p.codec = "no-such-codec";
-    EXPECT(mk_decoder_open_params(&dec, &p, NULL), MK_ENOTFOUND);
+    EXPECT(mk_decode_session_open_params(&dec, &p, NULL), MK_ENOTFOUND);
     p.codec = "h264";
     p.extradata_size = 10;
-    EXPECT(mk_decoder_open_params(&dec, &p, NULL), MK_EINVAL);           /* NULL extradata with a size */
+    EXPECT(mk_decode_session_open_params(&dec, &p, NULL), MK_EINVAL);           /* NULL extradata with a size */
     p.extradata_size = 0;
     p.time_base_den = 0;
-    EXPECT(mk_decoder_open_params(&dec, &p, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_open_params(&dec, &p, NULL), MK_EINVAL);
     p.time_base_den = 90000;
     p.struct_size = 4;
-    EXPECT(mk_decoder_open_params(&dec, &p, NULL), MK_EINVAL);
+    EXPECT(mk_decode_session_open_params(&dec, &p, NULL), MK_EINVAL);
     p.struct_size = sizeof p;
-    EXPECT(mk_decoder_open_params(&dec, &p, NULL), MK_OK);
+    EXPECT(mk_decode_session_open_params(&dec, &p, NULL), MK_OK);
     mk_packet_info i;
     memset(&i, 0, sizeof i);
     i.struct_size = sizeof i;
@@ -291,10 +291,10 @@ int main(void) {
     i.data = junk;
     i.size = sizeof junk;
     EXPECT(mk_packet_create(&pkt, &i), MK_OK);
-    mk_status st = mk_decoder_send_packet(dec, pkt);                    /* junk: an error or taken, never a crash */
+    mk_status st = mk_decode_session_send_packet(dec, pkt);                    /* junk: an error or taken, never a crash */
     if (st != MK_OK && st != MK_EDATA && st != MK_EAGAIN) { printf("FAIL send junk: %d\n", st); fails++; }
     mk_packet_free(&pkt);
-    mk_decoder_close(&dec);
+    mk_decode_session_close(&dec);
     printf("%d failed\n", fails);
     return fails != 0;
 }
@@ -440,7 +440,7 @@ def _build_session_test(tmp_path: Path, libdir: Path) -> Path:
 def test_session_c_api(mk_bin, tmp_path):
     """Tests/c/session_test.c: mk_async_decode_session_* (pull and callbacks on the library's thread, mid-stream
     flush with completion, seek, close with frames in flight, misuse) against the synchronous
-    mk_decoder over the same file."""
+    mk_decode_session over the same file."""
     program = _build_session_test(tmp_path, _libdir(mk_bin))
     proc = lib.run([program, SAMPLE])
     out = proc.stdout.decode()
@@ -450,35 +450,59 @@ def test_session_c_api(mk_bin, tmp_path):
 OLD_SESSION_NAMES = ["mk_session_default_settings", "mk_session_open", "mk_session_start", "mk_session_read_frame",
                      "mk_session_seek", "mk_session_flush", "mk_session_get_stats", "mk_session_get_recovery",
                      "mk_session_close"]
+OLD_DECODER_NAMES = ["mk_decoder_default_settings", "mk_decoder_open", "mk_decoder_open_params", "mk_decoder_close",
+                     "mk_decoder_send_packet", "mk_decoder_receive_frame", "mk_decoder_reset", "mk_decoder_seek",
+                     "mk_decoder_frame_index", "mk_decoder_set_frame_index", "mk_decoder_frames_at",
+                     "mk_decoder_frames_at_pts", "mk_decoder_estimate_frames"]
+
+
+def _build_with_old_names(source: Path, new: str, old: str, old_names: list[str], tmp_path: Path, libdir: Path) -> Path:
+    """`source` rewritten with the names before 0.2 (`new` prefix -> `old`): it warns at each use,
+    naming the new name (MK_DEPRECATED), and -DMK_NO_DEPRECATION_WARNINGS silences that; built
+    with the warning allowed, it links against the old symbols (nm -u), which libmediakit still
+    exports beside the new ones."""
+    text = source.read_text().replace(new, old)
+    assert new not in text and old in text
+    program = tmp_path / f"{source.stem}_old"
+    src = tmp_path / f"{source.stem}_old.c"
+    src.write_text(text)
+    base = ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-pthread", "-I", INCLUDE, src]
+    proc = lib.run(["cc", "-Werror"] + base + ["-c", "-o", tmp_path / "old.o"])
+    err = proc.stderr.decode()
+    assert proc.returncode != 0 and f"renamed {new}_open" in err, err[-3000:]
+    _cc(["-Werror", "-DMK_NO_DEPRECATION_WARNINGS"] + base + ["-c", "-o", tmp_path / "old.o"], "building it quietly")
+    _cc(["-Wno-error=deprecated-declarations"] + base + ["-L", libdir, "-lmediakit", f"-Wl,-rpath,{libdir}", "-o", program],
+        f"building {source.name} with the old names")
+    undefined = lib.run(["nm", "-u", program]).stdout.decode()
+    called = [n for n in old_names if re.search(rf"\b{n}\(", text)]
+    assert called, f"{source.name} calls none of {old_names}"
+    for name in called:
+        assert re.search(rf"\b{name}\b", undefined), f"{name} is not what the program calls"
+    assert new not in undefined
+    exported = lib.run(["nm", "-D", "--defined-only", libdir / "libmediakit.so"]).stdout.decode()
+    for name in old_names + [n.replace(old, new) for n in old_names]:
+        assert re.search(rf" T {name}$", exported, re.M), f"libmediakit.so does not export {name}"
+    return program
 
 
 def test_session_c_api_under_the_names_before_0_2(mk_bin, tmp_path):
     """The names before 0.2 (mk_session_*, renamed mk_async_decode_session_* so that one name means
-    one thing in Swift, C and Python) still work for one release: session_test.c written with them
-    warns at each use, naming the new name (MK_DEPRECATED); built with the warning allowed, it
-    links against the old symbols, which libmediakit still exports, and passes the same checks;
-    -DMK_NO_DEPRECATION_WARNINGS silences the warning."""
-    libdir = _libdir(mk_bin)
-    old = tmp_path / "session_test_old.c"
-    old.write_text(SESSION_C.read_text().replace("mk_async_decode_session", "mk_session"))
-    base = ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-pthread", "-I", INCLUDE, old]
-    proc = lib.run(["cc", "-Werror"] + base + ["-c", "-o", tmp_path / "old.o"])
-    err = proc.stderr.decode()
-    assert proc.returncode != 0 and "renamed mk_async_decode_session_open" in err, err[-3000:]
-    _cc(["-Werror", "-DMK_NO_DEPRECATION_WARNINGS"] + base + ["-c", "-o", tmp_path / "old.o"], "building it quietly")
-    program = tmp_path / "session_test_old"
-    _cc(["-Wno-error=deprecated-declarations"] + base + ["-L", libdir, "-lmediakit", f"-Wl,-rpath,{libdir}", "-o", program],
-        "building session_test.c with the old names")
-    undefined = lib.run(["nm", "-u", program]).stdout.decode()
-    for name in (n for n in OLD_SESSION_NAMES if re.search(rf"\b{n}\(", old.read_text())):
-        assert re.search(rf"\b{name}\b", undefined), f"{name} is not what the program calls"
-    assert "mk_async_decode_session" not in undefined
-    exported = lib.run(["nm", "-D", "--defined-only", libdir / "libmediakit.so"]).stdout.decode()
-    for name in OLD_SESSION_NAMES + [n.replace("mk_session", "mk_async_decode_session") for n in OLD_SESSION_NAMES]:
-        assert re.search(rf" T {name}$", exported, re.M), f"libmediakit.so does not export {name}"
+    one thing in Swift, C and Python) still work for one release: session_test.c written with
+    them (see _build_with_old_names) passes the same checks."""
+    program = _build_with_old_names(SESSION_C, "mk_async_decode_session", "mk_session", OLD_SESSION_NAMES, tmp_path,
+                                    _libdir(mk_bin))
     proc = lib.run([program, SAMPLE])
     out = proc.stdout.decode()
     assert proc.returncode == 0 and re.search(r"^\d+ passed, 0 failed$", out, re.M), out[-3000:] + lib.tail(proc.stderr)
+
+
+def test_decoder_c_api_under_the_names_before_0_2(mk_bin, shared_media, tmp_path):
+    """mk_decoder_* (renamed mk_decode_session_*, Swift's DecodeSession, in 0.2) still works for one
+    release: Samples/c/decode.c written with them (see _build_with_old_names) decodes a real file
+    as ffmpeg does (NV12 byte-identical, PCM within 1)."""
+    program = _build_with_old_names(DECODE_C, "mk_decode_session", "mk_decoder", OLD_DECODER_NAMES, tmp_path,
+                                    _libdir(mk_bin))
+    _compare_decode(program, shared_media / SHARED_DECODE[0], tmp_path)
 
 
 def test_session_c_api_under_valgrind(mk_bin, tmp_path):

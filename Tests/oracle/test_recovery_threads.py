@@ -21,7 +21,7 @@ Oracles (ORACLES.md: ffmpeg's decode):
     decode of the undamaged file (NV12);
   - one damage costs at most one decoder rebuild (mk-decode's summary line).
 Each through mk-decode (DecodeSession) and `mk-decode --async` (AsyncDecodeSession), and
-through the C API (Tests/c/recovery_threads.c: mk_decoder and mk_async_decode_session), at threads 0, 1
+through the C API (Tests/c/recovery_threads.c: mk_decode_session and mk_async_decode_session), at threads 0, 1
 and 2 (the Python bindings: Bindings/python/tests/test_recovery_threads.py).
 """
 from __future__ import annotations

@@ -65,7 +65,7 @@ from ._audio import AudioConverter, NO_DATA_NOW
 from ._audio import _NUMPY_TYPES as _NUMPY_TYPES  # mediakit.ray's dtypes of empty batches
 from ._frame import Frame
 from ._decode import Decoder
-from ._session import AsyncDecodeSession, DecodeSession, Recovery
+from ._session import AsyncDecodeSession, Recovery
 from ._encode import Encoder
 from ._venc import CompressionSession, VideoEncoder
 from ._writer import Writer
@@ -82,7 +82,7 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
            "BackendError", "CancelledError", "SessionInvalidatedError", "TruncatedWarning",
            "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
-           "AsyncDecodeSession", "DecodeSession", "AudioConverter", "NO_DATA_NOW", "Encoder", "VideoEncoder", "CompressionSession", "Writer", "StreamParser", "StreamEvent",
+           "AsyncDecodeSession", "AudioConverter", "NO_DATA_NOW", "Encoder", "VideoEncoder", "CompressionSession", "Writer", "StreamParser", "StreamEvent",
            "StreamFormat", "PacketTableInfo",
            "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples", "Metadata", "Tag", "Chapter", "Marker",
            "Instrument", "InstrumentLoop", "Attachment",
@@ -93,16 +93,20 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
 
 # The names before 0.2, kept for one release: the same objects under their old names. Using one
 # warns (DeprecationWarning) naming the new name. Not in __all__ (a star import does not warn).
-# (mediakit.DecodeSession, AsyncDecodeSession's old name, is a class of its own now: the
-# old call DecodeSession(track) without on_frame still warns and reads the demuxer, see its doc.)
-_RENAMED: dict[str, str] = {}
+_RENAMED: dict[str, tuple[str, str]] = {
+    "DecodeSession": ("AsyncDecodeSession",
+                      "the same class (C mk_async_decode_session, Swift AsyncDecodeSession): DecodeSession(track) "
+                      "reads the track's demuxer, DecodeSession(track, on_frame=...) decodes the packets you hand over. "
+                      "Once this alias is gone, mediakit.DecodeSession is to name the session that decodes on the caller's "
+                      "thread (today's mediakit.Decoder; C mk_decode_session, Swift DecodeSession)"),
+}
 
 if not TYPE_CHECKING:
     def __getattr__(name: str) -> Any:
-        new = _RENAMED.get(name)
-        if new is None:
+        renamed = _RENAMED.get(name)
+        if renamed is None:
             raise AttributeError(f"module 'mediakit' has no attribute {name!r}")
-        warnings.warn(f"mediakit.{name} was renamed mediakit.{new} in 0.2 (the same class; "
-                      f"C mk_async_decode_session, Swift AsyncDecodeSession); the old name goes in the next release",
+        new, what = renamed
+        warnings.warn(f"mediakit.{name} was renamed mediakit.{new} in 0.2 ({what}); the old name goes in the next release",
                       DeprecationWarning, stacklevel=2)
         return globals()[new]

@@ -1,4 +1,4 @@
-"""``Decoder`` (mk_decoder): one track's packets in, frames out, on the calling thread."""
+"""``Decoder`` (mk_decode_session): one track's packets in, frames out, on the calling thread."""
 
 from __future__ import annotations
 
@@ -55,22 +55,22 @@ class Decoder(_Owned):
     whole, as FFmpeg 5.1 does; "none" (or False) keeps every decoded frame and sample.
     """
 
-    _free = staticmethod(lib.mk_decoder_close)
+    _free = staticmethod(lib.mk_decode_session_close)
     _what = "decoder"
 
     def __init__(self, track: Union[Track, "CodecParameters"], *, backend: Optional[str] = None, threads: int = 0,
                  trim: Union[bool, str] = True):
-        s = _decoding_settings(_ffi.DecoderSettings(), lib.mk_decoder_default_settings, backend, threads, trim)
+        s = _decoding_settings(_ffi.DecoderSettings(), lib.mk_decode_session_default_settings, backend, threads, trim)
         h = ctypes.c_void_p()
         if isinstance(track, CodecParameters):
             params, keep = track._c()
-            lib.mk_decoder_open_params(ctypes.byref(h), ctypes.byref(params), ctypes.byref(s))
+            lib.mk_decode_session_open_params(ctypes.byref(h), ctypes.byref(params), ctypes.byref(s))
             del keep
             self.track: Optional[Track] = None
             self.parameters: CodecParameters = track
         else:
             demuxer = _track_demuxer("Decoder", track)
-            lib.mk_decoder_open(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
+            lib.mk_decode_session_open(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
             self.track = track
             self.parameters = track.parameters
         super().__init__(h)
@@ -85,13 +85,13 @@ class Decoder(_Owned):
         the packet was not taken (receive() until None, then send it again)."""
         if not isinstance(packet, Packet):
             raise TypeError(f"send() takes a mediakit.Packet, got {type(packet).__name__}")
-        return bool(lib.mk_decoder_send_packet(self._handle(), packet._handle()) == OK)
+        return bool(lib.mk_decode_session_send_packet(self._handle(), packet._handle()) == OK)
 
     def receive(self) -> Optional[Frame]:
         """The next decoded frame, or None when the decoder needs another packet (or, after
         flush(), when it is drained)."""
         f = ctypes.c_void_p()
-        if lib.mk_decoder_receive_frame(self._handle(), ctypes.byref(f)) == OK:
+        if lib.mk_decode_session_receive_frame(self._handle(), ctypes.byref(f)) == OK:
             return Frame(f)
         return None
 
@@ -145,7 +145,7 @@ class Decoder(_Owned):
     def flush(self) -> Iterator[Frame]:
         """Ends the stream now and returns an iterator over the decoder's delayed frames."""
         self._settle()
-        lib.mk_decoder_send_packet(self._handle(), None)
+        lib.mk_decode_session_send_packet(self._handle(), None)
         return self._frames()
 
     def frames(self, packets: Iterable[Packet]) -> Iterator[Frame]:
@@ -157,7 +157,7 @@ class Decoder(_Owned):
 
     def reset(self) -> None:
         """Drops buffered frames (after Demuxer.seek) and accepts packets again."""
-        lib.mk_decoder_reset(self._handle())
+        lib.mk_decode_session_reset(self._handle())
         self._pending = None
         self._backlog = []
 
@@ -173,7 +173,7 @@ class Decoder(_Owned):
                                 "(send it the packets from the new place after reset())", "seek")
         demuxer = _track_demuxer("seek()", self.track)
         demuxer._busy()
-        lib.mk_decoder_seek(self._handle(), demuxer._handle(), float(seconds))
+        lib.mk_decode_session_seek(self._handle(), demuxer._handle(), float(seconds))
         self._pending = None
         self._backlog = []
 

@@ -1,13 +1,11 @@
 """``AsyncDecodeSession`` (C mk_async_decode_session, Swift AsyncDecodeSession): one track decoded
-ahead on the library's thread; ``DecodeSession``: the caller's packets decoded on the library's
-thread (C mk_async_decode_session_open_packets, Swift ``AsyncDecodeSession(track:)``)."""
+on the library's thread, read from its demuxer or from the packets the caller hands over."""
 
 from __future__ import annotations
 
 import asyncio
 import ctypes
 import threading
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Union
 
@@ -37,7 +35,7 @@ class Recovery:
 
 def _session_settings(backend: Optional[str], threads: int, trim: Union[bool, str], recovery: bool,
                       max_failed_packets: int, max_rebuilds: int, queue_frames: int) -> _ffi.SessionSettings:
-    """The C settings of an AsyncDecodeSession or DecodeSession (mk_async_decode_session_settings)."""
+    """The C settings of an AsyncDecodeSession (mk_async_decode_session_settings)."""
     s = _decoding_settings(_ffi.SessionSettings(), lib.mk_async_decode_session_default_settings, backend, threads, trim)
     s.recovery = 1 if recovery else 0
     s.max_failed_packets = int(max_failed_packets)
@@ -69,136 +67,6 @@ class _FrameReader:
         if frame is None:
             raise StopAsyncIteration
         return frame
-
-
-class AsyncDecodeSession(_FrameReader, _Owned):
-    """One track decoded on the library's thread (C mk_async_decode_session, Swift
-    AsyncDecodeSession; the name ``DecodeSession`` before 0.2 is a deprecated alias), ahead of the consumer by at most
-    ``queue_frames`` frames. Iterate it for the presented frames, in presentation order, with
-    ``for`` or ``async for`` (the async iterator waits in a worker thread, never blocking the
-    event loop)::
-
-        with mediakit.open("movie.mp4") as container:
-            for frame in container.decode(video=0):
-                ...
-            container.seek(12.345)                       # sample-accurate
-            frame = next(iter(container.decode(video=0)))
-
-        async for frame in mediakit.open("movie.mp4").decode(audio=0):
-            ...
-
-    Damaged data is stepped over (``recovery``: the decoder is rebuilt, once per damage, and the
-    packets of the current GOP sent to it again), giving up at the ``max_failed_packets``th
-    consecutive rejected packet counted from the first key frame among them (damage between key
-    frames costs its GOP, as in ffmpeg) or the ``max_rebuilds``th consecutive failed rebuild (each
-    tried on a later packet); a decoder invalidated for another reason than the data (its device
-    went away: ``SessionInvalidatedError``'s status) is rebuilt at once, not counted as damage.
-    ``stats`` counts them and
-    ``recoveries`` lists them. ``on_recovery`` (optional) is called with each ``Recovery``, oldest
-    first, on the thread that reads: inside ``read()`` (so also ``next()``; for ``async for``, its
-    worker thread), before the next frame is handed out, for the recoveries the session's thread
-    made meanwhile (it decodes ahead by up to ``queue_frames`` frames). No Python code runs on the
-    library's thread. An exception raised by the callback comes out of that ``read()`` (the
-    frame read is kept and returned by the next one); the session itself goes on. Usually made by
-    ``Demuxer.decode()``; it reads the track's demuxer until closed.
-    """
-
-    _free = staticmethod(lib.mk_async_decode_session_close)
-    _what = "decode session"
-
-    def __init__(self, track: Track, *, backend: Optional[str] = None, threads: int = 0, trim: Union[bool, str] = True,
-                 recovery: bool = True, max_failed_packets: int = 20, max_rebuilds: int = 5, queue_frames: int = 8,
-                 on_recovery: Optional[Callable[[Recovery], None]] = None):
-        demuxer = _track_demuxer("AsyncDecodeSession", track)
-        s = _session_settings(backend, threads, trim, recovery, max_failed_packets, max_rebuilds, queue_frames)
-        h = ctypes.c_void_p()
-        lib.mk_async_decode_session_open(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
-        super().__init__(h)
-        self.track = track
-        self._demuxer = demuxer  # keeps the demuxer object (and its handle) alive
-        #: Called with each Recovery on the reading thread (see the class); may be set later.
-        self.on_recovery: Optional[Callable[[Recovery], None]] = on_recovery
-        self._reported = 0                       # recoveries handed to on_recovery
-        self._pending: Optional[Frame] = None    # a frame read when on_recovery raised
-        self._completions = _Completions()
-
-    def read(self) -> Optional[Frame]:
-        """The next frame, waiting for it (the GIL is released meanwhile); None at the end.
-        Calls ``on_recovery`` for the recoveries made since the last call first."""
-        if self._pending is not None:
-            kept, self._pending = self._pending, None
-            return kept
-        self._completions.raise_kept()
-        f = ctypes.c_void_p()
-        try:
-            end = lib.mk_async_decode_session_read_frame(self._handle(), ctypes.byref(f)) == EOF
-        except MediaKitError:
-            self._report_recoveries()
-            raise
-        frame = None if end else Frame(f)
-        try:
-            self._report_recoveries()
-        except BaseException:
-            self._pending = frame
-            raise
-        return frame
-
-    def _recovery(self, index: int) -> Recovery:
-        r = _ffi.RecoveryInfo(struct_size=ctypes.sizeof(_ffi.RecoveryInfo))
-        lib.mk_async_decode_session_get_recovery(self._handle(), index, ctypes.byref(r))
-        return Recovery(None if r.pts == _ffi.NOPTS_VALUE else int(r.pts), int(r.position), r.rebuilt == 1, int(r.frames_lost),
-                        _text(lib.mk_status_name(r.status)), _text(r.message))
-
-    def _report_recoveries(self) -> None:
-        """Hands on_recovery the recoveries it has not had yet, oldest first."""
-        if self.on_recovery is None:
-            return
-        count = self.stats["recoveries"]
-        while self._reported < count:
-            r = self._recovery(self._reported)
-            self._reported += 1
-            self.on_recovery(r)
-
-    @property
-    def recoveries(self) -> list[Recovery]:
-        """Every recovery from damaged data so far, oldest first."""
-        return [self._recovery(i) for i in range(self.stats["recoveries"])]
-
-    def seek(self, seconds: float) -> None:
-        """Sample-accurate: frames not yet taken are dropped, the next one is the frame
-        presented at `seconds` (audio: from that exact sample). Also after the end."""
-        lib.mk_async_decode_session_seek(self._handle(), float(seconds))
-
-    def frame_at(self, seconds: float) -> Optional[Frame]:
-        """seek(seconds), then the next frame (None past the end); iteration goes on after it."""
-        self.seek(seconds)
-        return self.read()
-
-    def flush(self, completion: Optional[Callable[[], None]] = None) -> None:
-        """Mid-stream flush (the iOS decoder's): the decoder's delayed frames come next, then
-        decoding goes on with the next packet (this is not the end of the stream).
-        ``completion`` (optional) is called once the delayed frames are queued for reading,
-        on the library's thread (or at once after the end); what it raises is raised by the
-        next ``read()``."""
-        self._completions.flush(self._handle(), completion)
-        self._completions.raise_kept()
-
-    @property
-    def stats(self) -> dict[str, int]:
-        """Frames delivered, packets sent to the decoder, recoveries from damaged data, decoder
-        rebuilds, frames lost, warnings, and invalidations (the decoder stopped for a reason other
-        than the data, e.g. its device went away, and was rebuilt: not counted as damage)."""
-        st = _ffi.SessionStats(struct_size=ctypes.sizeof(_ffi.SessionStats))
-        lib.mk_async_decode_session_get_stats(self._handle(), ctypes.byref(st))
-        return {"frames": st.frames, "packets": st.packets, "recoveries": st.recoveries, "rebuilds": st.rebuilds,
-                "frames_lost": st.frames_lost, "warnings": st.warnings, "invalidations": st.invalidations}
-
-    def __repr__(self) -> str:
-        state = "closed" if self.closed else f"track {self.track.index} {self.track.media_type} {self.track.codec}"
-        return f"<mediakit.AsyncDecodeSession {state}>"
-
-
-_demux._make_session = AsyncDecodeSession
 
 
 class _Completions:
@@ -246,7 +114,7 @@ class _Completions:
 
 
 class _Delivery:
-    """What a DecodeSession's C callbacks call, apart from the session (no reference cycle
+    """What an AsyncDecodeSession's C callbacks call, apart from the session (no reference cycle
     through the C function objects, so the session is not collected on the callback thread)."""
 
     def __init__(self, on_frame: Optional[Callable[[Frame], None]], on_error: Optional[Callable[[MediaKitError], None]],
@@ -272,7 +140,7 @@ class _Delivery:
         if self.on_error is None:
             return   # the next call returns the error (C's status)
         try:
-            self.on_error(MediaKitError(status, (message or b"").decode("utf-8", "replace"), "DecodeSession"))
+            self.on_error(MediaKitError(status, (message or b"").decode("utf-8", "replace"), "AsyncDecodeSession"))
         except BaseException as e:  # kept, raised by the session's next call
             self.completions.keep(e)
 
@@ -283,25 +151,44 @@ class _Delivery:
 _UNSET: Any = object()
 
 
-class DecodeSession(_FrameReader, _Owned):
-    """Decodes the packets the caller hands over on the library's thread, as VideoToolbox's
-    VTDecompressionSessionDecodeFrame with the asynchronous flag (C
-    ``mk_async_decode_session_open_packets`` / ``_open_params`` and
+class AsyncDecodeSession(_FrameReader, _Owned):
+    """One track decoded on the library's thread (C mk_async_decode_session, Swift
+    AsyncDecodeSession; named ``DecodeSession`` before 0.2, a deprecated alias in 0.2). It is made
+    one of two ways, as in C and Swift:
+
+    ``AsyncDecodeSession(track)`` reads the track's demuxer itself (C ``mk_async_decode_session_open``,
+    Swift ``AsyncDecodeSession(demuxer:track:)``), ahead of the consumer by at most
+    ``queue_frames`` frames. Iterate it for the presented frames, in presentation order, with
+    ``for`` or ``async for`` (the async iterator waits in a worker thread, never blocking the
+    event loop)::
+
+        with mediakit.open("movie.mp4") as container:
+            for frame in container.decode(video=0):
+                ...
+            container.seek(12.345)                       # sample-accurate
+            frame = next(iter(container.decode(video=0)))
+
+        async for frame in mediakit.open("movie.mp4").decode(audio=0):
+            ...
+
+    Usually made by ``Demuxer.decode()``; it reads the track's demuxer until closed.
+
+    ``AsyncDecodeSession(track, on_frame=...)`` (``on_frame=None`` to read the frames), or one made
+    from ``CodecParameters`` (for ``Packet.create`` packets; no edit list applies), decodes the
+    packets the caller hands over, as VideoToolbox's VTDecompressionSessionDecodeFrame with the
+    asynchronous flag (C ``mk_async_decode_session_open_packets`` / ``_open_params`` and
     ``mk_async_decode_session_decode``; Swift ``AsyncDecodeSession(track:)``): ``decode(packet)``
-    returns once the packet is queued, and the frames come out in presentation order, trimmed
-    as ``Decoder``'s are, with ``AsyncDecodeSession``'s recovery from damaged data::
+    returns once the packet is queued, and the frames come out in presentation order, trimmed as
+    the same-thread session's are (the track's demuxer is not read: the caller reads it)::
 
         frames = []
         with mediakit.open("movie.mp4") as demuxer:
             track = demuxer.tracks[0]
-            with mediakit.DecodeSession(track, on_frame=frames.append) as session:
+            with mediakit.AsyncDecodeSession(track, on_frame=frames.append) as session:
                 for packet in demuxer.packets(track):
                     session.decode(packet)          # returns at once
                 session.finish()                    # the end: the delayed frames, then on_end
                 session.wait()                      # every frame was passed to on_frame
-
-    ``track`` is a ``Track`` (its demuxer is not read: the caller reads it) or
-    ``CodecParameters`` (for ``Packet.create`` packets; no edit list applies).
 
     ``on_frame`` is called with each frame, one call at a time, on a thread of the library's
     (not the caller's); ``on_error`` (optional) with the ``MediaKitError`` that stopped the
@@ -310,59 +197,70 @@ class DecodeSession(_FrameReader, _Owned):
     ``close``); later frames are dropped. The error that stopped the decoding is raised by the
     next ``decode`` or ``finish`` too. With ``on_frame=None`` the frames are read instead:
     ``read()``, ``for`` or ``async for`` on another thread or task than the one that decodes, or
-    ``frames(packets)``, which does both.
+    ``frames(packets)``, which does both. At most ``queue_frames`` packets wait to be decoded:
+    ``decode`` then waits (and as many frames wait for the consumer). ``decode``, ``finish``,
+    ``wait`` and ``frames`` are for this way only (``StateError`` on a session that reads its
+    demuxer), ``frame_at`` for the other.
 
-    At most ``queue_frames`` packets wait to be decoded: ``decode`` then waits (and as many
-    frames wait for the consumer). ``flush(completion)`` is the mid-stream flush
-    (VTDecompressionSessionFinishDelayedFrames), ``wait()`` VTDecompressionSessionWaitForAsynchronousFrames,
-    ``close()`` ends the session (called from a callback, without waiting for it: no frame,
-    error or end callback runs after that one returns).
-
-    ``DecodeSession(track)`` with a Track and neither ``on_frame`` nor ``on_error`` keeps the
-    name's old meaning (deprecated: it warns): an ``AsyncDecodeSession`` that reads the
-    track's demuxer itself, to which every call is handed. Give ``on_frame`` (``None`` to read
-    the frames) for this class; the old meaning goes in the next release.
+    Either way, damaged data is stepped over (``recovery``: the decoder is rebuilt, once per
+    damage, and the packets of the current GOP sent to it again), giving up at the
+    ``max_failed_packets``th consecutive rejected packet counted from the first key frame among
+    them (damage between key frames costs its GOP, as in ffmpeg) or the ``max_rebuilds``th
+    consecutive failed rebuild (each tried on a later packet); a decoder invalidated for another
+    reason than the data (its device went away: ``SessionInvalidatedError``'s status) is rebuilt
+    at once, not counted as damage. ``stats`` counts them and ``recoveries`` lists them.
+    ``on_recovery`` (optional; not with ``on_frame``) is called with each ``Recovery``, oldest
+    first, on the thread that reads: inside ``read()`` (so also ``next()``; for ``async for``, its
+    worker thread), before the next frame is handed out, for the recoveries the session's thread
+    made meanwhile. No Python code runs on the library's thread but ``on_frame`` / ``on_error``.
+    An exception raised by ``on_recovery`` comes out of that ``read()`` (the frame read is kept
+    and returned by the next one); the session itself goes on. ``flush(completion)`` is the
+    mid-stream flush (VTDecompressionSessionFinishDelayedFrames), ``wait()``
+    VTDecompressionSessionWaitForAsynchronousFrames, ``close()`` ends the session (called from a
+    callback, without waiting for it: no frame, error or end callback runs after that one returns).
     """
 
     _free = staticmethod(lib.mk_async_decode_session_close)
     _what = "decode session"
 
-    def __init__(self, track: Union[Track, CodecParameters], *, on_frame: Optional[Callable[[Frame], None]] = _UNSET,
-                 on_error: Optional[Callable[[MediaKitError], None]] = None, backend: Optional[str] = None,
-                 threads: int = 0, trim: Union[bool, str] = True, recovery: bool = True, max_failed_packets: int = 20,
-                 max_rebuilds: int = 5, queue_frames: int = 8, **legacy: Any):
-        self._legacy: Optional[AsyncDecodeSession] = None
-        if isinstance(track, Track) and on_frame is _UNSET and on_error is None:
-            warnings.warn("mediakit.DecodeSession(track) without on_frame is the old name of mediakit.AsyncDecodeSession "
-                          "(it reads the track's demuxer); that meaning goes in the next release. Use AsyncDecodeSession, "
-                          "or DecodeSession(track, on_frame=...) to decode packets you hand over", DeprecationWarning, stacklevel=2)
-            self._legacy = AsyncDecodeSession(track, backend=backend, threads=threads, trim=trim, recovery=recovery,
-                                              max_failed_packets=max_failed_packets, max_rebuilds=max_rebuilds,
-                                              queue_frames=queue_frames, **legacy)
-            super().__init__(ctypes.c_void_p())
-            self.track: Optional[Track] = track
-            return
-        if legacy:
-            raise TypeError(f"DecodeSession() got unexpected keyword arguments {sorted(legacy)}")
+    def __init__(self, track: Union[Track, CodecParameters], *, backend: Optional[str] = None, threads: int = 0,
+                 trim: Union[bool, str] = True, recovery: bool = True, max_failed_packets: int = 20, max_rebuilds: int = 5,
+                 queue_frames: int = 8, on_recovery: Optional[Callable[[Recovery], None]] = None,
+                 on_frame: Optional[Callable[[Frame], None]] = _UNSET,
+                 on_error: Optional[Callable[[MediaKitError], None]] = None):
+        #: True for a session that decodes the caller's packets; False for one that reads its demuxer.
+        self.takes_packets = isinstance(track, CodecParameters) or on_frame is not _UNSET
         if on_frame is _UNSET:
             on_frame = None
         if on_frame is None and on_error is not None:
             raise TypeError("on_error needs on_frame: without callbacks, read() raises the error that stopped the decoding")
+        if on_frame is not None and on_recovery is not None:
+            raise TypeError("on_recovery is called by read(); with on_frame, the recoveries are in `recoveries`")
         s = _session_settings(backend, threads, trim, recovery, max_failed_packets, max_rebuilds, queue_frames)
         h = ctypes.c_void_p()
+        self._demuxer = None
         if isinstance(track, CodecParameters):
             params, keep = track._c()
             lib.mk_async_decode_session_open_params(ctypes.byref(h), ctypes.byref(params), ctypes.byref(s))
             del keep
-            self.track = None
+            #: The track decoded (None for a session made from CodecParameters).
+            self.track: Optional[Track] = None
             #: What the packets are.
             self.parameters: CodecParameters = track
         else:
-            demuxer = _track_demuxer("DecodeSession", track)
-            lib.mk_async_decode_session_open_packets(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
+            demuxer = _track_demuxer("AsyncDecodeSession", track)
+            if self.takes_packets:
+                lib.mk_async_decode_session_open_packets(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
+            else:
+                lib.mk_async_decode_session_open(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
+                self._demuxer = demuxer  # keeps the demuxer object (and its handle) alive
             self.track = track
             self.parameters = track.parameters
         super().__init__(h)
+        #: Called with each Recovery on the reading thread (see the class); may be set later.
+        self.on_recovery: Optional[Callable[[Recovery], None]] = on_recovery
+        self._reported = 0                       # recoveries handed to on_recovery
+        self._pending: Optional[Frame] = None    # a frame read when on_recovery raised
         self._completions = _Completions()
         self._delivery: Optional[_Delivery] = None
         if on_frame is not None:
@@ -372,18 +270,33 @@ class DecodeSession(_FrameReader, _Owned):
                                        end=self._delivery.c_end)
             lib.mk_async_decode_session_start(h, ctypes.byref(cb), None)
 
-    def __getattr__(self, name: str) -> Any:
-        # The old meaning: what AsyncDecodeSession has and this class has not (frame_at, recoveries ...).
-        legacy = self.__dict__.get("_legacy")
-        if legacy is None:
-            raise AttributeError(f"'DecodeSession' object has no attribute {name!r}")
-        return getattr(legacy, name)
-
     def _packets_session(self, what: str) -> ctypes.c_void_p:
-        if self._legacy is not None:
-            raise MediaKitError(ESTATE, "this DecodeSession was made the old way (a Track without on_frame): it reads "
-                                "its demuxer and takes no packets; give on_frame (None to read the frames)", what)
+        if not self.takes_packets:
+            raise MediaKitError(ESTATE, "this AsyncDecodeSession reads its track's demuxer and takes no packets; make it "
+                                "with on_frame= (None to read the frames) to hand packets over", what)
         return self._handle()
+
+    def read(self) -> Optional[Frame]:
+        """The next frame, waiting for it (the GIL is released meanwhile); None at the end (for a
+        session that takes packets: after ``finish()``). Calls ``on_recovery`` for the recoveries
+        made since the last call first. Raises the error that stopped the decoding."""
+        if self._pending is not None:
+            kept, self._pending = self._pending, None
+            return kept
+        self._completions.raise_kept()
+        f = ctypes.c_void_p()
+        try:
+            end = lib.mk_async_decode_session_read_frame(self._handle(), ctypes.byref(f)) == EOF
+        except MediaKitError:
+            self._report_recoveries()
+            raise
+        frame = None if end else Frame(f)
+        try:
+            self._report_recoveries()
+        except BaseException:
+            self._pending = frame
+            raise
+        return frame
 
     def decode(self, packet: Packet) -> None:
         """Hands one packet over and returns once it is queued (waiting only while
@@ -404,17 +317,6 @@ class DecodeSession(_FrameReader, _Owned):
         self._completions.raise_kept()
         lib.mk_async_decode_session_decode(h, None)
 
-    def flush(self, completion: Optional[Callable[[], None]] = None) -> None:
-        """Mid-stream flush (VTDecompressionSessionFinishDelayedFrames): the decoder's delayed
-        frames are delivered after the frames before them, then ``completion()`` is called (on
-        the library's thread, after their on_frame calls; with ``read()``, once they are queued),
-        and decoding goes on with the next packet (not the end of the stream). Returns at once."""
-        if self._legacy is not None:
-            self._legacy.flush(completion)
-            return
-        self._completions.flush(self._handle(), completion)
-        self._completions.raise_kept()
-
     def wait(self) -> None:
         """Waits until every packet handed over so far is decoded and its frames passed to
         ``on_frame`` (the completions and ``on_error`` queued meanwhile called too; with
@@ -423,18 +325,6 @@ class DecodeSession(_FrameReader, _Owned):
         for) it raises ``StateError`` at once."""
         lib.mk_async_decode_session_wait_frames(self._packets_session("wait"))
         self._completions.raise_kept()
-
-    def read(self) -> Optional[Frame]:
-        """Without on_frame: the next frame, waiting for it (the GIL is released meanwhile); None
-        after the end (``finish()``). Raises the error that stopped the decoding."""
-        if self._legacy is not None:
-            return self._legacy.read()
-        h = self._handle()
-        self._completions.raise_kept()
-        f = ctypes.c_void_p()
-        if lib.mk_async_decode_session_read_frame(h, ctypes.byref(f)) == EOF:
-            return None
-        return Frame(f)
 
     def frames(self, packets: Iterable[Packet]) -> Iterator[Frame]:
         """Without on_frame: decodes `packets` (fed on a thread of their own, then ``finish()``)
@@ -453,7 +343,7 @@ class DecodeSession(_FrameReader, _Owned):
             except BaseException:
                 pass
 
-        feeder = threading.Thread(target=feed, name="mediakit.DecodeSession.frames", daemon=True)
+        feeder = threading.Thread(target=feed, name="mediakit.AsyncDecodeSession.frames", daemon=True)
         feeder.start()
         try:
             while True:
@@ -468,47 +358,67 @@ class DecodeSession(_FrameReader, _Owned):
         if failure:
             raise failure[0]
 
-    def seek(self, seconds: float) -> None:
-        """Sample-accurate: the packets not decoded yet and the frames not yet delivered are
-        dropped, and the frames given next start at the one presented at `seconds`: hand over the
-        packets from the key frame at or before it on (``Demuxer.seek``). Starts a new stream
-        after ``finish()`` or an error."""
-        if self._legacy is not None:
-            self._legacy.seek(seconds)
+    def _recovery(self, index: int) -> Recovery:
+        r = _ffi.RecoveryInfo(struct_size=ctypes.sizeof(_ffi.RecoveryInfo))
+        lib.mk_async_decode_session_get_recovery(self._handle(), index, ctypes.byref(r))
+        return Recovery(None if r.pts == _ffi.NOPTS_VALUE else int(r.pts), int(r.position), r.rebuilt == 1, int(r.frames_lost),
+                        _text(lib.mk_status_name(r.status)), _text(r.message))
+
+    def _report_recoveries(self) -> None:
+        """Hands on_recovery the recoveries it has not had yet, oldest first."""
+        if self.on_recovery is None:
             return
+        count = self.stats["recoveries"]
+        while self._reported < count:
+            r = self._recovery(self._reported)
+            self._reported += 1
+            self.on_recovery(r)
+
+    @property
+    def recoveries(self) -> list[Recovery]:
+        """Every recovery from damaged data so far, oldest first."""
+        return [self._recovery(i) for i in range(self.stats["recoveries"])]
+
+    def seek(self, seconds: float) -> None:
+        """Sample-accurate: frames not yet taken are dropped, the next one is the frame presented
+        at `seconds` (audio: from that exact sample). Also after the end. A session that takes
+        packets also drops the packets not decoded yet: hand over the packets from the key frame
+        at or before `seconds` on (``Demuxer.seek``); it starts a new stream after ``finish()`` or
+        an error."""
         lib.mk_async_decode_session_seek(self._handle(), float(seconds))
+
+    def frame_at(self, seconds: float) -> Optional[Frame]:
+        """seek(seconds), then the next frame (None past the end); iteration goes on after it. For
+        a session that reads its demuxer (one that takes packets would wait for them)."""
+        if self.takes_packets:
+            raise MediaKitError(ESTATE, "this AsyncDecodeSession takes the caller's packets: seek(), hand over the "
+                                "packets from the key frame before the time, then read()", "frame_at")
+        self.seek(seconds)
+        return self.read()
+
+    def flush(self, completion: Optional[Callable[[], None]] = None) -> None:
+        """Mid-stream flush (VTDecompressionSessionFinishDelayedFrames): the decoder's delayed
+        frames are delivered after the frames before them (queued for ``read()``, or passed to
+        ``on_frame``), then ``completion()`` is called (on the library's thread; at once after the
+        end), and decoding goes on with the next packet (this is not the end of the stream). What
+        it raises is raised by the session's next call. Returns at once."""
+        self._completions.flush(self._handle(), completion)
+        self._completions.raise_kept()
 
     @property
     def stats(self) -> dict[str, int]:
-        """As ``AsyncDecodeSession.stats``: frames delivered, packets sent to the decoder,
-        recoveries, rebuilds, frames lost, warnings, invalidations."""
-        if self._legacy is not None:
-            return self._legacy.stats
+        """Frames delivered, packets sent to the decoder, recoveries from damaged data, decoder
+        rebuilds, frames lost, warnings, and invalidations (the decoder stopped for a reason other
+        than the data, e.g. its device went away, and was rebuilt: not counted as damage)."""
         st = _ffi.SessionStats(struct_size=ctypes.sizeof(_ffi.SessionStats))
         lib.mk_async_decode_session_get_stats(self._handle(), ctypes.byref(st))
         return {"frames": st.frames, "packets": st.packets, "recoveries": st.recoveries, "rebuilds": st.rebuilds,
                 "frames_lost": st.frames_lost, "warnings": st.warnings, "invalidations": st.invalidations}
 
-    @property
-    def recoveries(self) -> list[Recovery]:
-        """Every recovery from damaged data so far, oldest first (as ``AsyncDecodeSession.recoveries``)."""
-        if self._legacy is not None:
-            return self._legacy.recoveries
-        h = self._handle()
-        out = []
-        for i in range(self.stats["recoveries"]):
-            r = _ffi.RecoveryInfo(struct_size=ctypes.sizeof(_ffi.RecoveryInfo))
-            lib.mk_async_decode_session_get_recovery(h, i, ctypes.byref(r))
-            out.append(Recovery(None if r.pts == _ffi.NOPTS_VALUE else int(r.pts), int(r.position), r.rebuilt == 1,
-                                int(r.frames_lost), _text(lib.mk_status_name(r.status)), _text(r.message)))
-        return out
-
     def close(self) -> None:
         """Ends the session: packets not decoded yet and frames not delivered are dropped, and no
         callback runs once this returns (called from a callback: once that one returns).
         Raises what a callback raised and was not raised yet. Harmless twice."""
-        if self.__dict__.get("_legacy") is not None:
-            self._legacy.close()   # type: ignore[union-attr]
         super().close()
         completions = self.__dict__.get("_completions")
         if completions is not None:
@@ -521,9 +431,11 @@ class DecodeSession(_FrameReader, _Owned):
             pass
 
     def __repr__(self) -> str:
-        if self._legacy is not None:
-            return f"<mediakit.DecodeSession (old meaning) {self._legacy!r}>"
         if self.closed:
-            return "<mediakit.DecodeSession closed>"
+            return "<mediakit.AsyncDecodeSession closed>"
         p = self.parameters
-        return f"<mediakit.DecodeSession {p.media_type} {p.codec}, packets from the caller>"
+        where = "packets from the caller" if self.takes_packets else f"reads track {self.track.index if self.track else '?'}"
+        return f"<mediakit.AsyncDecodeSession {p.media_type} {p.codec}, {where}>"
+
+
+_demux._make_session = AsyncDecodeSession

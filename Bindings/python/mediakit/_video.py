@@ -1,5 +1,5 @@
 """``VideoDecoder``: frames by index or time as one numpy batch (torchcodec's shape), each GOP
-decoded once per batch (mk_decoder_frame_index / mk_decoder_frames_at underneath)."""
+decoded once per batch (mk_decode_session_frame_index / mk_decode_session_frames_at underneath)."""
 
 from __future__ import annotations
 
@@ -229,7 +229,7 @@ class VideoDecoder(_Closing):
     (the index is read from the container's sample table, or by reading the packets once where
     there is none) or "approximate": on files without a sample table (MP4 / MOV have one, and
     there both modes are exact), the packets are not all read: the metadata is estimated from
-    the track's first packets and its last GOP (``mk_decoder_estimate_frames``: the count and
+    the track's first packets and its last GOP (``mk_decode_session_estimate_frames``: the count and
     the times as a constant frame rate places them, ``key_frame_indices`` empty) and frame i is
     the first frame presented at or after half a frame before its nominal time ``begin + i /
     fps``. On a constant-rate track (the frame rate the container states or the first frames'
@@ -310,9 +310,9 @@ class VideoDecoder(_Closing):
         return self._decoder._handle(), self._demuxer._handle()
 
     def _index(self, cache: Optional["_IndexCache"], approximate: bool) -> None:
-        """Reads the presented frames' times and key flags (mk_decoder_frame_index), or gives
-        the decoder those of the cache (mk_decoder_set_frame_index) when it has them; with
-        ``approximate`` and no cache, estimates them (mk_decoder_estimate_frames)."""
+        """Reads the presented frames' times and key flags (mk_decode_session_frame_index), or gives
+        the decoder those of the cache (mk_decode_session_set_frame_index) when it has them; with
+        ``approximate`` and no cache, estimates them (mk_decode_session_estimate_frames)."""
         np = _numpy()
         dec, dmx = self._handles()
         i64, i32 = ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int32)
@@ -320,7 +320,7 @@ class VideoDecoder(_Closing):
         if cached is not None:
             pts, keys = cached
             try:
-                lib.mk_decoder_set_frame_index(dec, pts.ctypes.data_as(i64), keys.ctypes.data_as(i32), len(pts))
+                lib.mk_decode_session_set_frame_index(dec, pts.ctypes.data_as(i64), keys.ctypes.data_as(i32), len(pts))
             except MediaKitError:
                 cached = None   # a list the decoder refuses (another file's?): read the packets
         #: Approximate access: frame i is the first frame at or after _first + (i - 1/2) * _step (ticks).
@@ -328,18 +328,18 @@ class VideoDecoder(_Closing):
         self._first = 0
         if cached is None and approximate:
             first, end, count = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
-            lib.mk_decoder_estimate_frames(dec, dmx, ctypes.byref(first), ctypes.byref(end), ctypes.byref(count))
+            lib.mk_decode_session_estimate_frames(dec, dmx, ctypes.byref(first), ctypes.byref(end), ctypes.byref(count))
             n = count.value
             self._first, self._step = first.value, (end.value - first.value) / n if n else 0.0
             self._set_times(first.value + np.arange(n, dtype=np.float64) * self._step, np.zeros(0, dtype=np.int32))
             return
         if cached is None:
             count = ctypes.c_int64()
-            lib.mk_decoder_frame_index(dec, dmx, None, None, 0, ctypes.byref(count))
+            lib.mk_decode_session_frame_index(dec, dmx, None, None, 0, ctypes.byref(count))
             n = count.value
             pts = np.zeros(n, dtype=np.int64)
             keys = np.zeros(n, dtype=np.int32)
-            lib.mk_decoder_frame_index(dec, dmx, pts.ctypes.data_as(i64), keys.ctypes.data_as(i32), n, ctypes.byref(count))
+            lib.mk_decode_session_frame_index(dec, dmx, pts.ctypes.data_as(i64), keys.ctypes.data_as(i32), n, ctypes.byref(count))
             if cache is not None:
                 cache.save(pts, keys)
         self._set_times(pts, keys)
@@ -502,11 +502,11 @@ class VideoDecoder(_Closing):
         callback = _FRAME_CALLBACK(deliver)
         try:
             if self._step is None:
-                lib.mk_decoder_frames_at(dec, dmx, (ctypes.c_int64 * len(wanted))(*wanted), len(wanted), callback, None)
+                lib.mk_decode_session_frames_at(dec, dmx, (ctypes.c_int64 * len(wanted))(*wanted), len(wanted), callback, None)
             else:
                 # Frame i: the first frame at or after half a frame before its nominal time.
                 targets = [self._first + max(0, round((i - 0.5) * self._step)) for i in wanted]
-                lib.mk_decoder_frames_at_pts(dec, dmx, (ctypes.c_int64 * len(wanted))(*targets), len(wanted), callback, None)
+                lib.mk_decode_session_frames_at_pts(dec, dmx, (ctypes.c_int64 * len(wanted))(*targets), len(wanted), callback, None)
         except BaseException:
             if failure:
                 raise failure[0] from None

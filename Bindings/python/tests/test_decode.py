@@ -226,7 +226,7 @@ def test_trim_ffmpeg_gives_ffmpegs_sample_count(shared_media: Path) -> None:
 def test_decoding_is_lazy_and_the_loops_agree(sample: Path) -> None:
     """decode() sends at once and returns an iterator that receives as it is advanced (no
     list); Decoder.frames(packets) and the explicit send()/receive() loop (libavcodec's model,
-    one to one with mk_decoder_*) give ffmpeg's NV12 frames, the same ones."""
+    one to one with mk_decode_session_*) give ffmpeg's NV12 frames, the same ones."""
     with mediakit.open(sample) as d:
         v = d.tracks[0]
         dec = mediakit.Decoder(v)

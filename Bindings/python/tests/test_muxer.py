@@ -148,7 +148,7 @@ def test_h264_from_codec_parameters_like_ffmpeg_copy(h264_stream: tuple[Path, Pa
 
 def test_decoder_from_codec_parameters_like_ffmpeg(h264_stream: tuple[Path, Path]) -> None:
     """Packets made with Packet.create from the parsed stream, decoded by a Decoder opened from
-    CodecParameters (C mk_decoder_open_params): every picture equals ffmpeg's decode of the raw
+    CodecParameters (C mk_decode_session_open_params): every picture equals ffmpeg's decode of the raw
     stream, in presentation order."""
     raw, _ = h264_stream
     parser = mux_h264.parse(raw.read_bytes())

@@ -45,16 +45,25 @@ def renamed(text: str) -> str:
     return text
 
 
+def same_or_wider(old: inspect.Parameter, new: inspect.Parameter) -> bool:
+    """The same parameter (renamed names as they are now), or one whose annotation is a Union
+    of the old one and more (AsyncDecodeSession's track: a Track, or since 0.2 CodecParameters)."""
+    if renamed(str(old)) == str(new):
+        return True
+    widened = new.replace(annotation=str(new.annotation).removeprefix("Union[").split(",")[0])
+    return str(new.annotation).startswith("Union[") and renamed(str(old)) == str(widened)
+
+
 def still_callable_as_before(after: Any, before: Any) -> bool:
     """Whether every call `before` accepted is still accepted by `after`: the old parameters
-    (renamed names as they are now) in the same order, kinds, defaults and annotations, then
-    only new parameters that have a default (appended, e.g. ContainerFormat's codecs and
-    options in 0.2), and the same return annotation."""
+    (renamed names as they are now) in the same order, kinds, defaults and annotations (or a
+    Union of the old annotation and more), then only new parameters that have a default
+    (appended, e.g. ContainerFormat's codecs and options in 0.2), and the same return annotation."""
     old, new = inspect.signature(before), inspect.signature(after)
     olds, news = list(old.parameters.values()), list(new.parameters.values())
     if len(news) < len(olds) or renamed(str(old.return_annotation)) != str(new.return_annotation):
         return False
-    if any(renamed(str(o)) != str(n) for o, n in zip(olds, news)):
+    if any(not same_or_wider(o, n) for o, n in zip(olds, news)):
         return False
     return all(p.default is not inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                for p in news[len(olds):])
@@ -145,25 +154,31 @@ def test_the_private_names_others_import_are_still_there() -> None:
     assert mediakit._NUMPY_TYPES["f32"] == "<f4" and errors.error_class(-6) is mediakit.InvalidDataError
 
 
-def test_decode_session_old_call_warns_and_reads_the_demuxer(sample: Path) -> None:
-    """``mediakit.DecodeSession`` was ``mediakit.AsyncDecodeSession``'s name before 0.2; it is now
-    the session for the caller's packets (issue 35 item 7), a class of its own. The old call,
-    ``DecodeSession(track)`` with a Track alone, still does what it did for one more release:
-    it warns (DeprecationWarning naming AsyncDecodeSession) and reads the track's demuxer,
-    giving AsyncDecodeSession's frames; the name itself no longer warns."""
-    assert {"DecodeSession", "AsyncDecodeSession"} <= set(mediakit.__all__)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+def test_decode_session_old_name_warns_and_is_the_async_session(sample: Path) -> None:
+    """``mediakit.DecodeSession`` was ``mediakit.AsyncDecodeSession``'s name before 0.2: the name
+    warns (DeprecationWarning naming AsyncDecodeSession and what the name is to mean after it), in an
+    import too, and is the same class; not in ``__all__`` (a star import does not warn). The old
+    call, ``DecodeSession(track)``, reads the track's demuxer and gives AsyncDecodeSession's
+    frames; ``DecodeSession(track, on_frame=None)`` takes the caller's packets."""
+    assert "DecodeSession" not in mediakit.__all__ and "AsyncDecodeSession" in mediakit.__all__
+    with pytest.warns(DeprecationWarning, match=r"mediakit.DecodeSession was renamed mediakit.AsyncDecodeSession in 0.2 .*"
+                                                r"mediakit.DecodeSession is to name the session that decodes on the caller's thread"):
         namespace: dict[str, Any] = {}
         exec("from mediakit import DecodeSession", namespace)
-        assert namespace["DecodeSession"] is mediakit.DecodeSession
-        assert not issubclass(mediakit.AsyncDecodeSession, mediakit.DecodeSession)
+    assert namespace["DecodeSession"] is mediakit.AsyncDecodeSession
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exec("from mediakit import *", {})
     with mediakit.open(sample) as demuxer:
         with pytest.warns(DeprecationWarning, match="AsyncDecodeSession"):
-            old = mediakit.DecodeSession(demuxer.tracks[1], queue_frames=4)
+            old = mediakit.DecodeSession(demuxer.tracks[1], queue_frames=4)  # type: ignore[attr-defined]
         old_frames = [(f.pts, f.samples) for f in old]
-        assert old.stats["frames"] == len(old_frames)
+        assert old.stats["frames"] == len(old_frames) and not old.takes_packets
         old.close()
+        with pytest.warns(DeprecationWarning, match="AsyncDecodeSession"):
+            packets = mediakit.DecodeSession(demuxer.tracks[1], on_frame=None)  # type: ignore[attr-defined]
+        assert packets.takes_packets
+        packets.close()
     with mediakit.open(sample) as demuxer:
         new_frames = [(f.pts, f.samples) for f in mediakit.AsyncDecodeSession(demuxer.tracks[1], queue_frames=4)]
     assert old_frames == new_frames and len(new_frames) > 100

@@ -1,5 +1,5 @@
 """Recovery from damaged video with the decoder's threads on (issue 28 item 2), through the
-Python bindings: ``mediakit.Decoder`` (C mk_decoder, a DecodeSession) and
+Python bindings: ``mediakit.Decoder`` (C mk_decode_session, a DecodeSession) and
 ``container.decode(video=0)`` (C mk_async_decode_session, an AsyncDecodeSession). libavcodec's frame
 threads report an error one or more packets after the packet that caused it; the session used
 to blame the packet it was sending and rebuild on every packet until it gave up.

@@ -70,7 +70,7 @@ def test_frames_by_index_equal_ffmpeg_select(files: list[Path]) -> None:
 
 
 def test_consecutive_batches_equal_ffmpeg(files: list[Path]) -> None:
-    """Batches that go on from the previous one (mk_decoder_frames_at resumes without a seek):
+    """Batches that go on from the previous one (mk_decode_session_frames_at resumes without a seek):
     chunks of 7 frames, then rising single frames, then a chunk behind them (a seek) and one
     ahead again, each frame equal to ffmpeg's decode of every frame."""
     for path in files[:1] + files[2:]:
@@ -220,20 +220,20 @@ def test_index_cache_is_reused_and_refreshed(shared_media: Path, sample: Path, t
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """index_cache= on files without a sample table (an MPEG-TS file of ../shared/media/breadth
     and a WebM file of ../shared/media): the first open reads the packets and writes the cache;
-    a second open takes the index from it without reading them (mk_decoder_frame_index is then
+    a second open takes the index from it without reading them (mk_decode_session_frame_index is then
     not called) and gives the same metadata and ffmpeg's frames; a source with another
     modification time, or a damaged cache, is read again and the cache rewritten; MP4 (its sample
     table is the index) writes none; an unwritable cache is a warning."""
     from mediakit._ffi import lib
 
-    real = lib.mk_decoder_frame_index
+    real = lib.mk_decode_session_frame_index
     reads: list[int] = []
 
     def counting(*args: Any) -> Any:
         reads.append(1)
         return real(*args)
 
-    monkeypatch.setattr(lib, "mk_decoder_frame_index", counting)
+    monkeypatch.setattr(lib, "mk_decode_session_frame_index", counting)
     folder = tmp_path / "cache"
     for path in (shared_media / "breadth" / "ts_shaka-proj_fa8d9d_1.ts", shared_media / "webm_vp9_192x144_2s.webm"):
         with mediakit.VideoDecoder(path) as plain:
@@ -310,7 +310,7 @@ def test_approximate_mode_is_the_frame_at_the_nominal_time(shared_media: Path, s
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """seek_mode="approximate" on files without a sample table (MPEG-TS files of
     ../shared/media/breadth, a WebM file of ../shared/media): the frame list is not read
-    (mk_decoder_frame_index is not called); frame i is, as the docstring states, the first of
+    (mk_decode_session_frame_index is not called); frame i is, as the docstring states, the first of
     ffprobe's frames presented at or after begin + (i - 1/2) / fps, its picture ffmpeg's
     (select) and its pts that frame's. On the three constant-rate files that is frame i and the
     count is ffprobe's; on the variable-rate one (frames at 0.125 and 0.129 s) it is not frame i
@@ -325,7 +325,7 @@ def test_approximate_mode_is_the_frame_at_the_nominal_time(shared_media: Path, s
     for name in APPROXIMATE_FILES:
         path = shared_media / name
         times, _keys = ffprobe_frames(path)
-        monkeypatch.setattr(lib, "mk_decoder_frame_index", forbidden)
+        monkeypatch.setattr(lib, "mk_decode_session_frame_index", forbidden)
         with mediakit.VideoDecoder(path, seek_mode="approximate", threads=1) as dec:
             monkeypatch.undo()
             m = dec.metadata

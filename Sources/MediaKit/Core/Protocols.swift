@@ -134,7 +134,7 @@ public enum DecoderOutput: Sendable {
 
 /// Turns packets of one stream into frames, with libavcodec's (and dav1d's) send / receive
 /// model: every decoder in MediaKit has this one shape, from a plugin's vtable up to
-/// ``DecodeSession`` and the C `mk_decoder_*` functions.
+/// ``DecodeSession`` and the C `mk_decode_session_*` functions.
 ///
 /// ```swift
 /// for packet in packets {

@@ -362,7 +362,7 @@ public final class DecodeSession: Decoder {
         frameBatchResume = nil
         if flushed { return }
         // Draining from here on, even when sending the held start packet fails below: the
-        // caller said the stream ended (mk_decoder_send_packet's NULL refuses packets after).
+        // caller said the stream ended (mk_decode_session_send_packet's NULL refuses packets after).
         flushed = true
         flushPending = true
         if !started { _ = try begin() }

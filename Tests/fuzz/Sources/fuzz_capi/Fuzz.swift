@@ -2,7 +2,7 @@ import CMediaKitAPI
 import Foundation
 
 /// Decode too (set MK_FUZZ_DECODE=1, with the plugins where mk_plugins_load finds them): every
-/// packet of each track through mk_decoder_open's backend, as mk_decode_file does.
+/// packet of each track through mk_decode_session_open's backend, as mk_decode_file does.
 private let decode = ProcessInfo.processInfo.environment["MK_FUZZ_DECODE"] == "1"
 
 /// libFuzzer's entry point: the C API on one memory file: mk_demuxer_open_memory, every track's
@@ -58,21 +58,21 @@ private func readAll(_ dmx: OpaquePointer?, limit: Int, _ read: (inout OpaquePoi
 /// Decodes track `track` from the start, receiving every frame; stops at the first error.
 private func decodeTrack(_ dmx: OpaquePointer?, _ track: Int32) {
     var dec: OpaquePointer?
-    guard mk_decoder_open(&dec, dmx, track, nil) == MK_OK else { return }
-    defer { mk_decoder_close(&dec) }
+    guard mk_decode_session_open(&dec, dmx, track, nil) == MK_OK else { return }
+    defer { mk_decode_session_close(&dec) }
     _ = mk_demuxer_seek(dmx, 0)
     func drainFrames() {
         var frame: OpaquePointer?
-        while mk_decoder_receive_frame(dec, &frame) == MK_OK { mk_frame_free(&frame) }
+        while mk_decode_session_receive_frame(dec, &frame) == MK_OK { mk_frame_free(&frame) }
     }
     for _ in 0..<256 {
         var pkt: OpaquePointer?
         guard mk_demuxer_read_track_packet(dmx, track, &pkt) == MK_OK else { break }
-        let status = mk_decoder_send_packet(dec, pkt)
+        let status = mk_decode_session_send_packet(dec, pkt)
         mk_packet_free(&pkt)
         guard status == MK_OK else { return }
         drainFrames()
     }
-    _ = mk_decoder_send_packet(dec, nil)
+    _ = mk_decode_session_send_packet(dec, nil)
     drainFrames()
 }
