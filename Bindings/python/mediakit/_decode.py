@@ -1,4 +1,5 @@
-"""``Decoder`` (mk_decode_session): one track's packets in, frames out, on the calling thread."""
+"""``Decoder`` (C mk_decode_session, Swift DecodeSession): one track's packets in, frames out, on the
+calling thread."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ def _decoding_settings(settings: _Settings, fill: Callable[[Any], None], backend
 
 
 class Decoder(_Owned):
-    """Decodes one track through the highest-priority plugin for its codec.
+    """Decodes one track through the highest-priority plugin for its codec, on the calling thread
+    (C ``mk_decode_session``, Swift ``DecodeSession``; to be named ``mediakit.DecodeSession`` once
+    that name, ``AsyncDecodeSession``'s deprecated alias, is retired).
 
     The model is libavcodec's send / receive, as in C: ``send(packet)`` returns False when
     frames are waiting (the packet was not taken: ``receive()`` them, then send it again);
