@@ -163,7 +163,7 @@ wheel: $(if $(FROM),,build)
 
 # The exported symbols and public struct layouts against the newest release's record
 # (Include/abi): fails on a removed symbol or a changed layout, passes on additions.
-ABI_BASELINE ?= $(lastword $(sort $(wildcard Include/abi/mediakit-*.abi)))
+ABI_BASELINE ?= $(shell ls Include/abi/mediakit-*.abi | sort -V | tail -n 1)
 abi-check: $(if $(FROM),,build)
 	$(PYTHON) scripts/abi.py check "$(INSTALL_BIN)/libmediakit.so" Include "$(ABI_BASELINE)"
 

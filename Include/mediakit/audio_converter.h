@@ -47,11 +47,11 @@ typedef struct mk_audio_converter_settings {
     int32_t trim;              /**< track converters: MK_TRIM_* (default MK_TRIM_GAPLESS) */
     int32_t threads;           /**< track converters: decoder threads; 0 = every core. Default 0 */
     const char *backend;       /**< track converters: a backend or plugin name; NULL: by priority */
-    /* Added in 0.2 (read only when struct_size covers them): */
+    /* Added later (read only when struct_size covers them): */
     int64_t prime_leading;     /**< input frames dropped at the start (an encoder's priming); they
                                     still feed the filter as history. Default 0 */
     int64_t prime_trailing;    /**< input frames dropped at the end (an encoder's padding). Default 0 */
-    /* Added in 0.3 (read only when struct_size covers them): */
+    /* Added later (read only when struct_size covers them): */
     const int32_t *channel_map; /**< NULL (default) or one entry per output channel: output channel i
                                     is input channel channel_map[i], or silence for -1 (picks,
                                     reorders, duplicates channels: kAudioConverterChannelMap);
@@ -124,14 +124,14 @@ typedef struct mk_audio_converter_stats {
     int64_t output_frames;     /**< frames converted (read or waiting to be read) */
     int32_t latency;           /**< input frames that wait, before a flush, for later input: an
                                     input frame's output comes once this many frames follow it */
-    /* Added in 0.3 (filled when struct_size covers them): kAudioConverterPrimeInfo and
+    /* Added later (filled when struct_size covers them): kAudioConverterPrimeInfo and
      * kAudioConverterPropertyMaximumOutputPacketSize. */
     int32_t prime_leading_frames;  /**< input frames before an output's time its filter reads */
     int32_t prime_trailing_frames; /**< input frames after an output's time its filter reads */
     int32_t max_output_packet_size; /**< bytes of one output frame (PCM's packet; per plane when planar) */
 } mk_audio_converter_stats;
 
-/** kAudioConverterPropertyCalculateOutputBufferSize (PCM converters, since 0.3): sets
+/** kAudioConverterPropertyCalculateOutputBufferSize (PCM converters): sets
  *  *output_bytes to the most bytes of output (per plane when planar) one mk_audio_converter_push
  *  of `input_bytes` bytes of input (per plane when planar; whole frames) can give: as many
  *  frames without a rate change, else ceil(frames * out_rate / in_rate) (some pushes give
@@ -139,7 +139,7 @@ typedef struct mk_audio_converter_stats {
  *  negative bytes). */
 mk_status mk_audio_converter_output_buffer_size(mk_audio_converter *converter, int64_t input_bytes, int64_t *output_bytes);
 
-/** kAudioConverterPropertyCalculateInputBufferSize (PCM converters, since 0.3): sets
+/** kAudioConverterPropertyCalculateInputBufferSize (PCM converters): sets
  *  *input_bytes to the bytes of input (per plane when planar) one push needs to give
  *  `output_bytes` bytes of output (rounded up to whole frames), once the converter holds its
  *  latency: as many frames without a rate change, else ceil(frames * in_rate / out_rate)
@@ -167,7 +167,7 @@ mk_status mk_channel_layout(const char *name, uint64_t *mask, int32_t *channels)
 /** The pull model's input (AudioConverterFillComplexBuffer): asked for about `wanted`
  *  frames, sets *planes to the caller's input (one pointer interleaved, one per channel
  *  planar; valid until the next call) and returns the frames given: fewer or more than
- *  wanted is fine; 0 is the end of the stream; MK_EAGAIN (since 0.3) is "no data now" (an
+ *  wanted is fine; 0 is the end of the stream; MK_EAGAIN is "no data now" (an
  *  AudioConverterComplexInputDataProc's error with zero packets): the fill returns what it
  *  converted so far with MK_EAGAIN and the converter keeps its state for the next call;
  *  another negative value is an error that mk_audio_converter_fill returns as MK_EFAIL. */
@@ -175,8 +175,8 @@ typedef int32_t (*mk_audio_input_callback)(void *user, int32_t wanted, const voi
 
 /** Pull (PCM converters): fills planes with `frames` output frames, calling `input` for
  *  source frames as needed. Output waiting from mk_audio_converter_push comes first. *filled
- *  is set on every return, errors included: frames written to planes are never lost (before
- *  0.3 an input error dropped the frames that waited from a push). MK_OK: *filled is
+ *  is set on every return, errors included: frames written to planes are never lost (an input error
+ *  does not drop the frames that waited from a push). MK_OK: *filled is
  *  `frames`, or less only at the end of the stream (0 once everything was returned; the
  *  converter is then flushed). MK_EAGAIN: the callback said "no data now"; *filled (maybe 0)
  *  frames were written and the next call goes on where this one stopped: the frames of
@@ -192,10 +192,10 @@ mk_status mk_audio_converter_fill(mk_audio_converter *converter, void *const *pl
  *  with mk_packet_create: its data, size, times and duration are the description) and
  *  returns 1; the converter takes OWNERSHIP of *packet (it frees it). Returns 0 at the end of
  *  the stream, MK_EAGAIN for "no data now", another negative value for an error (as
- *  mk_audio_input_callback). Added in 0.3. */
+ *  mk_audio_input_callback). */
 typedef int32_t (*mk_audio_packet_callback)(void *user, int32_t wanted, mk_packet **packet);
 
-/** Pull (track converters, since 0.3): fills planes (one buffer interleaved, one per channel
+/** Pull (track converters): fills planes (one buffer interleaved, one per channel
  *  planar, each room for `frames` frames of the output format) with decoded and converted
  *  frames, calling `input` for packets of the track as needed. Statuses and *filled as
  *  mk_audio_converter_fill (MK_EAGAIN: "no data now"; the output of all calls equals pushing

@@ -31,7 +31,7 @@ extern "C" {
 /** The ABI version of this header; mk_abi_version() returns the library's. */
 #define MK_ABI_VERSION 1
 
-/** The library version, e.g. "0.1.0". Static string; never NULL. Thread-safe. */
+/** The library version, e.g. "0.2.0". Static string; never NULL. Thread-safe. */
 const char *mk_version(void);
 
 /** The library's ABI version; equal to MK_ABI_VERSION for a matching header. Thread-safe. */

@@ -30,8 +30,8 @@ typedef struct mk_codec_params {
     int32_t time_base_den;     /**< Default 90000 */
     int32_t reorder_depth;     /**< video: frames of B-frame reordering when known (the MP4
                                     ctts depth); 0: as the bitstream says. Default 0 */
-    /* Added in 0.2 (read only when struct_size covers them; a caller built against the 0.1
-     * header, whose struct ends at reorder_depth, passes its smaller struct unchanged and gets
+    /* Added later (read only when struct_size covers them; a caller built against the
+     * first layout, whose struct ends at reorder_depth, passes its smaller struct unchanged and gets
      * the defaults below). Set by mk_codec_params_default(). */
     const char *codec_tag;     /**< the container's tag to write: "avc1" or "avc3" (H.264), "hvc1" or
                                     "hev1" (HEVC); NULL (default): the codec's usual one. Borrowed for the call */

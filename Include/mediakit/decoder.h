@@ -181,7 +181,7 @@ mk_status mk_decode_session_estimate_frames(mk_decode_session *decoder, mk_demux
 /** How mk_decode_file() writes. Fill with mk_decode_default_settings() first. */
 typedef struct mk_decode_settings {
     uint32_t struct_size;      /**< sizeof(mk_decode_settings) */
-    int32_t video_layout;      /**< MK_PACK_NV12 (default), MK_PACK_I420, or since 0.3 any picture
+    int32_t video_layout;      /**< MK_PACK_NV12 (default), MK_PACK_I420, or any picture
                                     layout of mk_frame_pack (MK_PACK_BGRA, MK_PACK_P010, MK_PACK_RGB24 ...:
                                     the bytes of ffmpeg -pix_fmt bgra, p010le ...; y4m writes I420) */
     int32_t audio_layout;      /**< MK_PACK_S16 (default) or MK_PACK_F32 */
@@ -191,13 +191,13 @@ typedef struct mk_decode_settings {
     int32_t autorotate;        /**< 1: turn pictures upright as ffmpeg does (default) */
     int32_t threads;           /**< decoder threads, 0 = every core (default) */
     const char *backend;       /**< backend or plugin name; NULL: by priority (default) */
-    /* Added in 0.2 (read only when struct_size covers them): */
+    /* Added later (read only when struct_size covers them): */
     mk_progress_callback progress; /**< NULL (default) or called with milliseconds decoded of the
                                     longest track's; non-zero from it cancels (MK_ECANCELLED) */
     void *progress_user;       /**< passed to progress. Default NULL */
-    /* Added in 0.2 as well (read only when struct_size covers them): mk-decode's choices. */
+    /* Added later as well (read only when struct_size covers them): mk-decode's choices. */
     int32_t sample_format;     /**< an interleaved MK_SAMPLES_* type to write the audio in (u8, s16,
-                                    s24, s32, f32, f64; raw output also the 0.3 variants: S8,
+                                    s24, s32, f32, f64; raw output also the storage variants: S8,
                                     S16BE ... F64BE, S24IN32HI / LO); 0 (default): audio_layout's */
     int32_t sample_rate;       /**< resample the audio to this rate (MediaKit's resampler); 0
                                     (default): the source's */
@@ -214,9 +214,9 @@ typedef struct mk_decode_settings {
                                     rate) sample frames); 0 (default): all */
     int32_t async_video;       /**< 1: when only video is decoded, decode it on a thread of its own
                                     (same output). Default 0 */
-    /* Added in 0.3 (read only when struct_size covers full_range): */
-    int32_t reserved;          /**< ignored: where the 0.2 struct had its tail padding, which a 0.2
-                                    caller may have left uninitialised */
+    /* Added later (read only when struct_size covers full_range): */
+    int32_t reserved;          /**< ignored: where the struct up to async_video had its tail padding,
+                                    which a caller built against it may have left uninitialised */
     int32_t full_range;        /**< 1: full-range 8-bit pictures written as NV12 / I420 stay full range
                                     (VideoToolbox's kCVPixelFormatType_420YpCbCr8BiPlanarFullRange,
                                     ffmpeg -vf scale=out_range=full; mk-decode --range full);

@@ -56,7 +56,7 @@ typedef struct mk_io {
 mk_status mk_demuxer_open_io(mk_demuxer **out, const mk_io *io, void *user);
 
 /** mk_demuxer_open, mk_demuxer_open_memory and mk_demuxer_open_io with the demuxer chosen by
- *  name instead of by probing the bytes (added in 0.3): a built-in format's name as
+ *  name instead of by probing the bytes: a built-in format's name as
  *  mk_container_get_info lists it ("mp4", "matroska", "mpegts" ...) or a plugin's
  *  (mk_container_info.plugin set: "ffmpeg:avi", or "avi" when no other format has that name).
  *  `demuxer` is BORROWED for the call; NULL or "" probes as the functions without _as do. The
@@ -129,7 +129,7 @@ typedef struct mk_track_info {
     int32_t encoder_delay;     /**< audio: priming samples to drop at the start */
     int32_t encoder_padding;   /**< audio: padding samples to drop at the end */
     const char *unsupported;   /**< why the track cannot be decoded, or NULL */
-    /* Added in 0.2 (filled only when struct_size covers it): */
+    /* Added later (filled only when struct_size covers it): */
     int32_t reflected;         /**< 1 when the display matrix also mirrors the picture (negative
                                     determinant, e.g. [0 1; 1 0]); `rotation` alone then does not
                                     say how to show it: mk-decode turns it as ffmpeg does */
@@ -154,7 +154,7 @@ typedef struct mk_track_info {
                                     trim_end: Ogg); encoder_delay / padding are then informative */
     const uint8_t *sample_entry; /**< the whole source sample entry (MP4 stsd entry), NULL if none */
     size_t sample_entry_size;
-    /* Added after 0.3 (filled only when struct_size covers them): */
+    /* Added later (filled only when struct_size covers them): */
     int32_t is_default;        /**< 0 when the container marks the track as not one to present by
                                     default (Matroska FlagDefault 0, MP4 tkhd without track_enabled:
                                     FFmpeg's `default` disposition), else 1 (also where the
@@ -168,7 +168,7 @@ typedef struct mk_track_info {
  *  demuxer and stay valid until it is closed. A track added while reading (see
  *  mk_demuxer_track_count) may have its parameters (sample rate, extradata ...) only once its
  *  first packet was read: ask again then.
- *  Errors: MK_EINVAL (NULL, struct_size smaller than the 0.1 struct, out of range). */
+ *  Errors: MK_EINVAL (NULL, struct_size smaller than the struct's first layout, out of range). */
 mk_status mk_demuxer_track(const mk_demuxer *demuxer, int32_t index, mk_track_info *info);
 
 /** Reads the next packet in file order into *out (a new packet: free it with
@@ -200,8 +200,8 @@ mk_status mk_demuxer_warning_count(mk_demuxer *demuxer, int32_t *count);
  *  Errors: MK_EINVAL (NULL, index out of range). */
 mk_status mk_demuxer_warning(mk_demuxer *demuxer, int32_t index, const char **message);
 
-/** Where reading or writing stands, as AVAssetReader.Status / AVAssetWriter.Status (since
- *  0.3): a demuxer goes UNKNOWN -> READING (first read) -> COMPLETED (MK_EOF or a cut:
+/** Where reading or writing stands, as AVAssetReader.Status / AVAssetWriter.Status: a
+ *  demuxer goes UNKNOWN -> READING (first read) -> COMPLETED (MK_EOF or a cut:
  *  MK_ETRUNCATED) or FAILED (a read error); a muxer UNKNOWN -> WRITING (first packet) ->
  *  COMPLETED (mk_muxer_finish) or FAILED (a write or finish error other than MK_EINVAL) or
  *  CANCELLED (mk_muxer_cancel, mk_demuxer_cancel). */
@@ -222,19 +222,19 @@ typedef struct mk_asset_status {
 } mk_asset_status;
 
 /** Fills *status with where reading stands (see MK_ASSET_*). Reads stay possible after a
- *  failure (a demuxer may read on past damage), the status stays MK_ASSET_FAILED. Since 0.3.
+ *  failure (a demuxer may read on past damage), the status stays MK_ASSET_FAILED.
  *  Errors: MK_EINVAL (NULL, small struct_size). */
 mk_status mk_demuxer_get_status(mk_demuxer *demuxer, mk_asset_status *status);
 
 /** Sets *ended to 1 once `track` reached its end (AVAssetReaderOutput's end of data):
  *  mk_demuxer_read_track_packet returned MK_EOF for it, or mk_demuxer_read_packet returned
- *  MK_EOF (every selected track ends then) or MK_ETRUNCATED; else 0. A seek clears it. Since
- *  0.3. Errors: MK_EINVAL (NULL, no such track). */
+ *  MK_EOF (every selected track ends then) or MK_ETRUNCATED; else 0. A seek clears it.
+ *  Errors: MK_EINVAL (NULL, no such track). */
 mk_status mk_demuxer_track_ended(mk_demuxer *demuxer, int32_t track, int32_t *ended);
 
 /** Stops reading (AVAssetReader's cancelReading): the status becomes MK_ASSET_CANCELLED (unless
  *  completed or failed) and later reads return MK_EOF. The demuxer must still be closed.
- *  Since 0.3. Errors: MK_EINVAL. */
+ *  Errors: MK_EINVAL. */
 mk_status mk_demuxer_cancel(mk_demuxer *demuxer);
 
 /** Limits mk_demuxer_read_packet() to `count` tracks (count 0: all tracks again),
@@ -251,7 +251,7 @@ typedef struct mk_packet_info {
     int32_t is_keyframe;       /**< 1 for a sync sample */
     const uint8_t *data;
     size_t size;
-    /* Added in 0.2 (filled, and read by mk_packet_create, only when struct_size covers them): */
+    /* Added later (filled, and read by mk_packet_create, only when struct_size covers them): */
     int32_t time_base_num;     /**< the timestamps' unit (the track's time base); 0/0 from a caller:
                                     unknown (mk_packet_create) */
     int32_t time_base_den;
@@ -268,7 +268,7 @@ typedef struct mk_packet_info {
                                     Ignored by mk_packet_create */
 } mk_packet_info;
 
-/** Fills *info, up to info->struct_size bytes (a caller of the 0.1 header, whose struct ends at
+/** Fills *info, up to info->struct_size bytes (a caller built against the first layout, whose struct ends at
  *  `size`, still works). Errors: MK_EINVAL. */
 mk_status mk_packet_get_info(const mk_packet *packet, mk_packet_info *info);
 
@@ -277,10 +277,10 @@ mk_status mk_packet_get_info(const mk_packet *packet, mk_packet_info *info);
  *  write with mk_muxer_write_packet. Reads info->data[0 .. info->size) (COPIED: the caller's
  *  buffer may be reused as soon as this returns), info->track, pts, dts, duration (in the
  *  decoder's or the muxer track's time base; MK_NOPTS_VALUE for none) and is_keyframe, and
- *  from a 0.2 struct time_base_num / den, duration_stated, trim_start, trim_end, truncated and
+ *  from a struct that has them time_base_num / den, duration_stated, trim_start, trim_end, truncated and
  *  discard; `position` and `parameters_changed` are ignored. On success *out (OWNED by the
  *  caller) must be freed with mk_packet_free(). Errors: MK_EINVAL (NULL out or info, a
- *  struct_size smaller than the 0.1 struct, NULL data with a size, a size over 256 MiB, a
+ *  struct_size smaller than the struct's first layout, NULL data with a size, a size over 256 MiB, a
  *  negative track, time base or trim). */
 mk_status mk_packet_create(mk_packet **out, const mk_packet_info *info);
 

@@ -57,13 +57,13 @@ typedef struct mk_encoder_settings {
     int32_t copy_video;        /**< Deprecated: mk_transcode_settings.copy_video. Read by
                                     mk_transcode only: 1 copies the video tracks into an MP4
                                     output (default 0); mk_transcode_with refuses it set here */
-    /* Added in 0.2 (read only when struct_size covers them). Deprecated: they are
+    /* Added later (read only when struct_size covers them). Deprecated: they are
      * mk_transcode_settings' fields. Read by mk_transcode only; mk_encoder_open and
      * mk_transcode_with refuse them set here (MK_EINVAL). */
     mk_progress_callback progress; /**< NULL (default) or called now and then with the fraction
                                     done (done and total -1); non-zero cancels (MK_ECANCELLED) */
     void *progress_user;       /**< passed to progress. Default NULL */
-    /* Added in 0.3 (read only when struct_size covers it): */
+    /* Added later (read only when struct_size covers it): */
     int32_t adjustable_sample_rate; /**< mk_encoder_open: 1: a sample_rate the encoder does not take
                                     is replaced by the closest it takes (the lowest above it, else
                                     the highest below: MP3 asked for 96000 codes at 48000, Opus
@@ -93,11 +93,11 @@ typedef struct mk_encoder_info {
                                     holds the sample count and MD5. NULL when none */
     size_t extradata_size;
     mk_audio_format input;     /**< the PCM the encoder itself takes (after the conversion) */
-    /* Added in 0.2 (filled only when struct_size covers it): */
+    /* Added later (filled only when struct_size covers it): */
     int64_t input_samples;     /**< samples per channel the encoder itself was given so far (in
                                     `input`'s rate): with encoder_delay and the packets' durations,
                                     it says the end padding */
-    /* Added in 0.3 (filled only when struct_size covers it): */
+    /* Added later (filled only when struct_size covers it): */
     int64_t max_packet_size;   /**< bytes of the largest packet the encoder can give where the codec
                                     bounds it (kAudioConverterPropertyMaximumOutputPacketSize): MP3's
                                     padded frame at its bit rate (at the highest legal one when
@@ -121,7 +121,7 @@ mk_status mk_encoder_get_info(mk_encoder *encoder, mk_encoder_info *info);
  *  (ISO/IEC 11172-3: 32000 ... 320000 at 32, 44.1 and 48 kHz; ISO/IEC 13818-3: 8000 ... 160000
  *  at 16, 22.05 and 24 kHz; MPEG 2.5's 8, 11.025 and 12 kHz: 8000 ... 64000, as LAME codes them). Copies up to `capacity` of them into `rates` (owned by the caller; NULL with
  *  capacity 0 only counts) and sets *count to how many there are: 0 when the codec takes any
- *  rate in its backend's range (mk_backend_info.min_bit_rate ... max_bit_rate). Since 0.3.
+ *  rate in its backend's range (mk_backend_info.min_bit_rate ... max_bit_rate).
  *  Errors: MK_EINVAL (NULL encoder or count, negative capacity, NULL rates with a capacity). */
 mk_status mk_encoder_applicable_bit_rates(mk_encoder *encoder, int64_t *rates, int32_t capacity, int32_t *count);
 
@@ -138,7 +138,7 @@ mk_status mk_encoder_flush(mk_encoder *encoder);
  *  everything received. Errors: MK_EINVAL. */
 mk_status mk_encoder_receive_packet(mk_encoder *encoder, mk_packet **out);
 
-/** Pull (AudioConverterFillComplexBuffer encoding, since 0.3): sets packets[0 ..
+/** Pull (AudioConverterFillComplexBuffer encoding): sets packets[0 ..
  *  *filled - 1] to up to `capacity` packets (OWNED by the caller: free each with
  *  mk_packet_free), calling `input` for PCM in the open format as needed (the callback of
  *  mk_audio_converter_fill: frames, 0 at the end of the input, MK_EAGAIN for "no data now").
@@ -172,7 +172,7 @@ mk_status mk_transcode(const char *src, const char *dst, const mk_encoder_settin
 
 /** How mk_transcode_with transcodes: the audio encoder's settings, and what belongs to the
  *  whole-file call only (the video copy or re-encode, the tracks, the progress callback). Fill
- *  with mk_transcode_default_settings() first. Added in 0.2 (the video re-encode in 0.3).
+ *  with mk_transcode_default_settings() first.
  *
  *      mk_encoder_settings enc; mk_encoder_default_settings(&enc);
  *      enc.bit_rate = 96000;                           // codec NULL: from dst's extension
@@ -203,7 +203,7 @@ typedef struct mk_transcode_settings {
                                     thread with the fraction done (done and total -1);
                                     non-zero cancels (MK_ECANCELLED) */
     void *progress_user;       /**< passed to progress, never read. Default NULL */
-    /* Added in 0.3 (read only when struct_size covers them; an older, shorter struct keeps
+    /* Added later (read only when struct_size covers them; an older, shorter struct keeps
      * their defaults): the tracks written and the video re-encode, as mk-transcode's options
      * (--video-codec ... --no-video). Options that contradict each other are refused
      * (MK_EINVAL, the message names them) and nothing is written. */
@@ -270,7 +270,7 @@ void mk_transcode_default_settings(mk_transcode_settings *settings);
  *  `src`, `dst` and `settings` (with what it points to) are BORROWED for the call; nothing is
  *  allocated for the caller. settings may be NULL (the defaults).
  *  Errors: those of mk_transcode and mk_video_encoder_open, and MK_EINVAL for a NULL src or
- *  dst, a settings->struct_size other than the 0.2 mk_transcode_settings' (up to
+ *  dst, a settings->struct_size other than the shorter mk_transcode_settings' (up to
  *  progress_user) and below this header's sizeof(mk_transcode_settings), deprecated fields set
  *  in settings->encoder, or settings that contradict each other (the message names the fields). */
 mk_status mk_transcode_with(const char *src, const char *dst, const mk_transcode_settings *settings);

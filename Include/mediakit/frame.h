@@ -34,7 +34,7 @@ typedef struct mk_frame_info {
     const uint8_t *planes[8];
     int64_t strides[8];        /**< video: bytes per row; audio: bytes in the plane */
     int64_t plane_sizes[8];    /**< bytes that may be read from each plane */
-    /* Added in 0.2 (filled only when struct_size covers them): */
+    /* Added later (filled only when struct_size covers them): */
     int32_t is_keyframe;       /**< video: 1 for a key frame */
     int32_t color_range;       /**< video: 0 unknown, 1 limited, 2 full */
     int32_t color_primaries;   /**< video: ISO/IEC 23091-2 code points; 2: unspecified */
@@ -47,7 +47,7 @@ typedef struct mk_frame_info {
     uint64_t channel_mask;     /**< audio: WAVE channel mask, 0 if unknown */
 } mk_frame_info;
 
-/** Fills *info, up to info->struct_size bytes (a caller of the 0.1 header, whose struct ends at
+/** Fills *info, up to info->struct_size bytes (a caller built against the first layout, whose struct ends at
  *  plane_sizes, still works). Errors: MK_EINVAL. */
 mk_status mk_frame_get_info(const mk_frame *frame, mk_frame_info *info);
 
@@ -67,7 +67,7 @@ mk_status mk_frame_get_info(const mk_frame *frame, mk_frame_info *info);
 #define MK_PACK_GRAY8    9   /**< video: luma, 1 byte a pixel (full range, as ffmpeg's gray) */
 #define MK_PACK_GRAY16  10   /**< video: luma, little-endian uint16 a pixel (gray16le) */
 #define MK_PACK_RGB48   11   /**< video: R G B, little-endian uint16 each (rgb48le), 6 bytes a pixel */
-/* Added in 0.3: the 10-bit biplanar layout (VideoToolbox's kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange),
+/* Added later: the 10-bit biplanar layout (VideoToolbox's kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange),
  * the bytes of `ffmpeg -pix_fmt p010le` (10-bit pictures converted by the FFmpeg plugin's libswscale). */
 #define MK_PACK_P010    12   /**< video: Y plane, then interleaved UV (chroma halved both ways), each
                                   sample in the high 10 bits of a little-endian uint16 (p010le) */

@@ -173,7 +173,7 @@ typedef struct mk_host {
     uint32_t struct_size;      /**< sizeof(mk_host) of the host */
     mk_plugin_abi abi;         /**< the plugin ABI version the host implements */
     const char *name;          /**< "MediaKit" */
-    const char *version;       /**< the host library's version, e.g. "0.1.0" */
+    const char *version;       /**< the host library's version, e.g. "0.2.0" */
     void *host_data;           /**< the host's own; the plugin never touches it */
     int32_t log_level;         /**< MK_LOG_*: the most detailed level the host wants; a
                                     plugin may set its library's verbosity from it */
@@ -248,8 +248,8 @@ typedef struct mk_plugin_frame {
                                     struct up to the smaller of this and its own size and
                                     sets struct_size to that */
     int32_t media_type;        /**< MK_MEDIA_AUDIO or MK_MEDIA_VIDEO */
-    int32_t format;            /**< MK_PIXEL_* for video, MK_SAMPLES_* for audio (a host
-                                    before 0.3 refuses the values 13 and up: S8, the
+    int32_t format;            /**< MK_PIXEL_* for video, MK_SAMPLES_* for audio (an older
+                                    host refuses the values 13 and up: S8, the
                                     big-endian and 24-in-32 formats) */
     uint32_t flags;            /**< MK_PACKET_FLAG_KEY for a key frame; on a frame sent to a
                                     video encoder, MK_FRAME_FLAG_FORCE_KEY (2.3) */
@@ -522,8 +522,8 @@ typedef struct mk_plugin_encoder_backend {
     int32_t priority;          /**< higher wins when several backends encode a codec */
     const int32_t *sample_formats; /**< MK_SAMPLES_* accepted, preferred first; never NULL.
                                         The host converts to one of them first: a backend is
-                                        never sent a format it does not list (the 0.3 values,
-                                        13 and up, only when it lists them; a host before 0.3
+                                        never sent a format it does not list (the values 13
+                                        and up, only when it lists them; an older host
                                         skips them in this list) */
     const int32_t *sample_rates;   /**< Hz accepted, 0-terminated; NULL: any in
                                         [min_sample_rate, max_sample_rate] */

@@ -122,10 +122,10 @@ typedef int32_t mk_status;
  *  decoder outputs them). */
 #define MK_SAMPLES_S24  11
 #define MK_SAMPLES_S24P 12
-/* Added in 0.3: storage variants, converter and raw-writer formats like S24 (the decoders
+/* Added later: storage variants, converter and raw-writer formats like S24 (the decoders
  * give the types above). Each interleaved type is odd and its planar ("P") form the next
- * value. A plugin is only given a format it lists (the host converts first); a host from
- * before 0.3 ignores these values in a plugin's lists. Moving between a variant and its
+ * value. A plugin is only given a format it lists (the host converts first); an older host
+ * ignores these values in a plugin's lists. Moving between a variant and its
  * native type (S16BE and S16, S8 and U8, the 24-bit forms) is lossless. */
 #define MK_SAMPLES_S8         13  /**< signed 8-bit; 0 is silence (FFmpeg's raw "s8") */
 #define MK_SAMPLES_S8P        14

@@ -39,7 +39,7 @@ typedef struct mk_muxer_settings {
     uint32_t struct_size;      /**< sizeof(mk_muxer_settings) */
     int32_t layout;            /**< MK_LAYOUT_*. Default MK_LAYOUT_PROGRESSIVE */
     double fragment_seconds;   /**< fragment length for FRAGMENTED / HYBRID. Default 2.0 */
-    /* Added in 0.2 (read only when struct_size covers them), for mk_remux only: mk_muxer_open
+    /* Added later (read only when struct_size covers them), for mk_remux only: mk_muxer_open
      * refuses them (MK_EINVAL). */
     const int32_t *tracks;     /**< the source tracks to copy, in this order (borrowed for the call);
                                     NULL (default): every audio and video track, and the
@@ -48,7 +48,7 @@ typedef struct mk_muxer_settings {
     mk_progress_callback progress; /**< NULL (default) or called after each packet with packets
                                     written and packets in all; non-zero cancels (MK_ECANCELLED) */
     void *progress_user;       /**< passed to progress. Default NULL */
-    /* Added in 0.2 (read only when struct_size covers them), for mk_muxer_open of MP4 files only:
+    /* Added later (read only when struct_size covers them), for mk_muxer_open of MP4 files only:
      * mk_remux (which takes them from its source) and the other containers refuse values other
      * than the defaults (MK_EINVAL). */
     double chunk_seconds;      /**< progressive / fast-start: target chunk duration in seconds
@@ -64,13 +64,13 @@ typedef struct mk_muxer_settings {
                                     into the moov (metadata, chapters ...); borrowed for the
                                     mk_muxer_open call. NULL (default): none */
     size_t user_data_size;     /**< bytes at user_data (at most 16 MiB). Default 0 */
-    /* Added in 0.3 (read only when struct_size covers it), for HLS outputs (.m3u8) of
+    /* Added later (read only when struct_size covers it), for HLS outputs (.m3u8) of
      * mk_muxer_open and mk_remux: the other containers refuse a value (MK_EINVAL). */
     const char *segment_format; /**< the segments' format: "ts" (MPEG-TS seg0.ts ...) or "fmp4"
                                     (fragmented MP4 / CMAF: init.mp4 and seg0.m4s ...; the
                                     playlist version 7 with #EXT-X-MAP); borrowed for the call.
                                     NULL (default): "ts" */
-    /* Added in 0.3 (read only when struct_size covers them), for mk_remux only: mk_muxer_open
+    /* Added later (read only when struct_size covers them), for mk_remux only: mk_muxer_open
      * refuses them (MK_EINVAL). mk_remux copies the input's tags, chapters and cover art into
      * what the output holds (as ffmpeg -map_metadata 0 -map_chapters 0; docs/metadata.md). */
     int32_t no_metadata;       /**< 1: copy none of them (mk-remux --no-metadata). Default 0 */
@@ -78,7 +78,7 @@ typedef struct mk_muxer_settings {
     const char *const *metadata; /**< "KEY=VALUE" container tags set after the copy (an empty
                                     VALUE removes the tag; MK_EINVAL for an entry without "=");
                                     the array and its strings borrowed for the call. NULL (default): none */
-    /* Added in 0.3 (read only when struct_size covers them), for mk_muxer_open and mk_remux of
+    /* Added later (read only when struct_size covers them), for mk_muxer_open and mk_remux of
      * MP3 (.mp3), WAV (.wav) and AIFF (.aiff .aif .aifc) files; the other containers refuse
      * values other than the defaults (MK_EINVAL). */
     int32_t id3v2_version;     /**< the ID3v2 version of the tags written: 3 (ID3v2.3: TYER / TDAT,
@@ -88,7 +88,7 @@ typedef struct mk_muxer_settings {
     int32_t write_id3v2;       /**< WAV / AIFF: 1 also writes the tags, cover art and chapters as
                                     an ID3v2 tag in a chunk after the samples (WAV "id3 ", AIFF
                                     "ID3 ", as ffmpeg's aiff muxer -write_id3v2 1). Default 0 */
-    /* Added in 0.3 (read only when struct_size covers it), for mk_muxer_open and mk_remux. */
+    /* Added later (read only when struct_size covers it), for mk_muxer_open and mk_remux. */
     const char *format;        /**< the muxer to write with, by name instead of the extension (as
                                     mk-remux --format): a built-in one ("mp4", "matroska", "webm",
                                     "mpegts" ...: mk_container_info.name of an MK_CONTAINER_MUXER)
@@ -96,10 +96,10 @@ typedef struct mk_muxer_settings {
                                     has that name); borrowed for the call. A name no muxer has is
                                     MK_ENOTFOUND naming it, and nothing is written. NULL (default):
                                     the muxer the path's extension names */
-    /* Added in 0.3 (read only when struct_size covers it), for mk_muxer_open and mk_remux of
+    /* Added later (read only when struct_size covers it), for mk_muxer_open and mk_remux of
      * WAV files (.wav); the other containers refuse a value other than the default (MK_EINVAL). */
     int32_t rf64;              /**< MK_RF64_*: RIFF or RF64 (mk-remux --rf64). Default MK_RF64_NEVER */
-    /* Added in 0.3 (read only when struct_size covers them), for mk_remux only: mk_muxer_open
+    /* Added later (read only when struct_size covers them), for mk_remux only: mk_muxer_open
      * refuses a callback (MK_EINVAL). */
     mk_warning_callback warning; /**< NULL (default) or called once the output is written, on the
                                     thread that called mk_remux and before it returns, with each
@@ -152,7 +152,7 @@ mk_status mk_muxer_add_track(mk_muxer *muxer, const mk_demuxer *demuxer, int32_t
  *  a Matroska file then needs that track's first packet before any other's when the
  *  extradata is empty, the header being written at the first packet); AAC its AudioSpecificConfig, Opus
  *  its OpusHead, FLAC its STREAMINFO, with the rate and channels; Matroska also takes the codec
- *  private data as extradata. Also reads (0.2 struct) codec_tag, language, matrix, encoder delay
+ *  private data as extradata. Also reads (from a struct that has them) codec_tag, language, matrix, encoder delay
  *  and padding, sample aspect ratio, bit rate, colour, channel mask; see mk_codec_params.
  *  Call before the first mk_muxer_write_packet(). Errors: MK_EINVAL (NULL, a small struct_size,
  *  no codec, a media type other than audio or video, a non-positive time base, a missing
@@ -205,16 +205,16 @@ void mk_muxer_close(mk_muxer **muxer);
 mk_status mk_remux(const char *src, const char *dst, const mk_muxer_settings *settings);
 
 /** Fills *status with where writing stands (MK_ASSET_UNKNOWN, WRITING, COMPLETED, FAILED,
- *  CANCELLED: see demuxer.h). A packet refused with MK_EINVAL leaves it as it was. Since 0.3.
+ *  CANCELLED: see demuxer.h). A packet refused with MK_EINVAL leaves it as it was.
  *  Errors: MK_EINVAL (NULL, small struct_size). */
 mk_status mk_muxer_get_status(mk_muxer *muxer, mk_asset_status *status);
 
 /** Marks `track` finished, its end of stream (AVAssetWriterInput's markAsFinished): later
- *  packets of it are MK_ESTATE. Since 0.3. Errors: MK_EINVAL (NULL, no such track). */
+ *  packets of it are MK_ESTATE. Errors: MK_EINVAL (NULL, no such track). */
 mk_status mk_muxer_end_track(mk_muxer *muxer, int32_t track);
 
 /** Sets *ended to 1 once `track` was marked finished (mk_muxer_end_track) or the file finished,
- *  else 0. Since 0.3. Errors: MK_EINVAL. */
+ *  else 0. Errors: MK_EINVAL. */
 mk_status mk_muxer_track_ended(mk_muxer *muxer, int32_t track, int32_t *ended);
 
 #ifdef __cplusplus

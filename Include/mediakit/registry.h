@@ -52,7 +52,7 @@ typedef struct mk_backend_info {
     int32_t priority;          /**< the higher is chosen first among those of a codec */
     const char *plugin;        /**< the plugin's name ("ffmpeg") */
     const char *plugin_path;   /**< the file it was loaded from */
-    /* Added in 0.2 (filled only when struct_size covers them). What an encoder takes (all zero
+    /* Added later (filled only when struct_size covers them). What an encoder takes (all zero
      * / NULL for the other kinds); arrays are static for the life of the process: */
     const int32_t *sample_formats; /**< MK_SAMPLES_* it takes, preferred first */
     int32_t sample_format_count;
@@ -89,7 +89,7 @@ mk_status mk_backend_converts(int32_t index, int32_t source, int32_t target, int
 /** Kinds of container formats (mk_container_info.kind). */
 #define MK_CONTAINER_DEMUXER  1   /**< read by mk_demuxer_open (chosen by probing the bytes) */
 #define MK_CONTAINER_MUXER    2   /**< written by mk_muxer_open / mk_remux (chosen by the extension) */
-#define MK_CONTAINER_FRAME_SINK 3 /**< since 0.3: a raw output of decoded frames written by
+#define MK_CONTAINER_FRAME_SINK 3 /**< a raw output of decoded frames written by
                                        mk_decode_file ("pcm", "wav", "rawvideo", "y4m": chosen by
                                        mk_decode_settings.wav / .y4m; its extensions are the
                                        customary ones); codecs and options are "" */
@@ -104,13 +104,13 @@ typedef struct mk_container_info {
     const char *extensions;    /**< comma-separated, without dots: "mp4,m4a,m4v,mov,3gp" (a
                                     muxer's: the extensions that choose it) */
     const char *mime_types;    /**< comma-separated MIME types */
-    /* Since 0.3 (a caller built against an older header passes the smaller struct_size and
+    /* Added later (a caller built against an older header passes the smaller struct_size and
        gets the fields above only): */
     const char *codecs;        /**< a muxer's: the codecs it carries, comma-separated ("aac,ac3,...");
                                     "" for a demuxer */
     const char *options;       /**< a muxer's: the options it takes, comma-separated ("layout,
                                     time-scale,..."; see mk_muxer_settings); "" for a demuxer */
-    /* Added in 0.3 (filled only when struct_size covers it): */
+    /* Added later (filled only when struct_size covers it): */
     const char *plugin;        /**< "" for a format built into the library; for a plugin's
                                     demuxer (the FFmpeg plugin's libavformat formats) the
                                     plugin's name ("ffmpeg"), and `name` is "plugin:format"
@@ -119,14 +119,14 @@ typedef struct mk_container_info {
 } mk_container_info;
 
 /** Number of container formats: the built-in demuxers (in the order they are probed), then
- *  (since 0.3) the plugins' demuxers (asked only when no built-in one claims the bytes, or
- *  when named: mk_demuxer_open_as), then the muxers, then (since 0.3) the frame sinks. The
+ *  the plugins' demuxers (asked only when no built-in one claims the bytes, or
+ *  when named: mk_demuxer_open_as), then the muxers, then the frame sinks. The
  *  first call loads the plugins (as the first decoder does). Thread-safe. */
 int32_t mk_container_count(void);
 
 /** Fills *info for container format `index` (0 <= index < mk_container_count()), as far as
- *  info->struct_size reaches (the 0.2 struct, up to mime_types, is accepted). The strings are
- *  the library's (static; do not free). Errors: MK_EINVAL (NULL, struct_size below the 0.2
+ *  info->struct_size reaches (the shorter struct, up to mime_types, is accepted). The strings are
+ *  the library's (static; do not free). Errors: MK_EINVAL (NULL, struct_size below that shorter
  *  struct, index out of range). Thread-safe. */
 mk_status mk_container_get_info(int32_t index, mk_container_info *info);
 

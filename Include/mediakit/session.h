@@ -183,7 +183,7 @@ typedef struct mk_async_decode_session_stats {
     int32_t rebuilds;          /**< decoder rebuilds */
     int32_t frames_lost;       /**< frames lost to damaged data */
     int32_t warnings;          /**< damage stepped over without failing (recoveries, a cut) */
-    /* Added after 0.1 (a caller built against the shorter struct sets its smaller struct_size
+    /* Added later (a caller built against the shorter struct sets its smaller struct_size
      * and gets the fields above): */
     int64_t packets;           /**< packets sent to the decoder (what went in, against `frames`) */
     int32_t invalidations;     /**< times the decoder was invalidated (MK_EINVALIDATED: its device

@@ -46,7 +46,7 @@ typedef struct mk_video_encoder mk_video_encoder;
 /** mk_video_encoder_send_frame / _send_planes flags: code this picture as a key frame. */
 #define MK_ENCODE_FORCE_KEYFRAME 1
 
-/** What to encode to. Fill with mk_video_encoder_default_settings() first. Added in 0.3. */
+/** What to encode to. Fill with mk_video_encoder_default_settings() first. */
 typedef struct mk_video_encoder_settings {
     uint32_t struct_size;      /**< sizeof(mk_video_encoder_settings) */
     const char *codec;         /**< a codec ("h264", "hevc", "av1", "vp9", "mpeg4" ...: the encoder
@@ -93,7 +93,7 @@ void mk_video_encoder_default_settings(mk_video_encoder_settings *settings);
 mk_status mk_video_encoder_open(mk_video_encoder **out, const mk_video_encoder_settings *settings);
 
 /** What an open encoder makes. Pointers are BORROWED from the encoder, valid until the next
- *  call on it. Added in 0.3. */
+ *  call on it. */
 typedef struct mk_video_encoder_info {
     uint32_t struct_size;      /**< set by the caller: sizeof(mk_video_encoder_info) */
     const char *codec;         /**< the codec written ("h264") */
@@ -175,7 +175,7 @@ void mk_video_encoder_close(mk_video_encoder **encoder);
  *
  *  Threads: the functions may be called from any thread. encode_frame / encode_planes may also
  *  be called from the callbacks; complete_frames, flush and close may not (they wait for the
- *  callback thread). Added in 0.3. */
+ *  callback thread). */
 typedef struct mk_compression_session mk_compression_session;
 
 /** The callbacks of a compression session, called on the session's callback thread. */

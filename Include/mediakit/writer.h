@@ -38,10 +38,10 @@ extern "C" {
  *
  *  Until mk_writer_finish() succeeds, nothing is under `path` (the muxer writes a temporary
  *  file); a failed call, mk_writer_cancel() or mk_writer_close() of an unfinished writer
- *  removes what was written. One thread at a time. Added in 0.3. */
+ *  removes what was written. One thread at a time. */
 typedef struct mk_writer mk_writer;
 
-/** The tracks to write. Fill with mk_writer_default_settings() first. Added in 0.3. */
+/** The tracks to write. Fill with mk_writer_default_settings() first. */
 typedef struct mk_writer_settings {
     uint32_t struct_size;      /**< sizeof(mk_writer_settings) */
     const mk_video_encoder_settings *video; /**< the video track (codec, width, height and frame rate
@@ -94,13 +94,13 @@ mk_status mk_writer_cancel(mk_writer *writer);
 
 /** Fills *status with where writing stands (AVAssetWriter's status, MK_ASSET_*: UNKNOWN until
  *  the first picture or samples, WRITING, COMPLETED after mk_writer_finish, FAILED after an
- *  error that cancelled the writer, with its status and message, CANCELLED). Since 0.3.
+ *  error that cancelled the writer, with its status and message, CANCELLED).
  *  Errors: MK_EINVAL (NULL, small struct_size). */
 mk_status mk_writer_get_status(mk_writer *writer, mk_asset_status *status);
 
 /** Marks the video (media_type MK_MEDIA_VIDEO) or audio (MK_MEDIA_AUDIO) track finished, as
- *  AVAssetWriterInput's markAsFinished: later pictures or samples of it are MK_ESTATE. Since
- *  0.3. Errors: MK_EINVAL (NULL, another media type, a track the writer does not have). */
+ *  AVAssetWriterInput's markAsFinished: later pictures or samples of it are MK_ESTATE.
+ *  Errors: MK_EINVAL (NULL, another media type, a track the writer does not have). */
 mk_status mk_writer_end_track(mk_writer *writer, int32_t media_type);
 
 /** Frees *writer (cancelling it when unfinished) and sets it to NULL; NULL is harmless. */

@@ -281,7 +281,7 @@ public func mk_audio_converter_reset(_ c: OpaquePointer?) -> Int32 {
 public func mk_audio_converter_get_stats(_ c: OpaquePointer?, _ stats: UnsafeMutablePointer<mk_audio_converter_stats>?) -> Int32 {
     guard let h = liveHandle(AudioConverterHandle.self, c, "mk_audio_converter_get_stats") else { return MK_EINVAL }
     guard let stats else { return fail(MK_EINVAL, "mk_audio_converter_get_stats: stats is NULL") }
-    // The 0.2 struct ended at latency (its size, padded, 32 bytes); the 0.3 fields are filled when struct_size covers them.
+    // The shorter struct ended at latency (its size, padded, 32 bytes); the later fields are filled when struct_size covers them.
     let size = Int(stats.pointee.struct_size)
     guard sizeOK(stats.pointee.struct_size, MemoryLayout<mk_audio_converter_stats>.offset(of: \mk_audio_converter_stats.latency)! + 4,
                  "mk_audio_converter_stats") else { return MK_EINVAL }

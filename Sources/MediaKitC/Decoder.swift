@@ -318,7 +318,7 @@ public func mk_decode_file(_ path: UnsafePointer<CChar>?, _ audioOut: UnsafePoin
         // The 0.1 struct ended at `backend`; the progress fields keep their defaults for it.
         guard sizeOK(settings.pointee.struct_size, MemoryLayout<mk_decode_settings>.offset(of: \mk_decode_settings.progress)!, "mk_decode_settings") else { return MK_EINVAL }
         s = copyIn(s, from: settings, size: settings.pointee.struct_size)
-        // A 0.2 caller's struct ends in padding where full_range now is: read it only from a 0.3 one.
+        // The struct up to async_video ends in padding where full_range now is: read it only from a struct that has it.
         if Int(settings.pointee.struct_size) < MemoryLayout<mk_decode_settings>.offset(of: \mk_decode_settings.full_range)! + 4 { s.full_range = 0 }
     }
     guard let pixelFormat = FramePipelines.pictureLayouts[s.video_layout] else {

@@ -72,7 +72,7 @@ public func mk_encoder_open(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ form
         let (s, rate, channels, _, relay) = try encoderSettings(settings, codec: nil, "mk_encoder_open")
         if relay.isSet { throw MediaError(.invalidArgument, "mk_encoder_open: progress is mk_transcode's setting (an encoder codes what it is pushed)") }
         let source = AudioFormat(src.sampleType, planar: src.planar, sampleRate: src.sampleRate!, layout: src.layout!)
-        // 0.3's adjustable_sample_rate, when the caller's struct_size covers it.
+        // adjustable_sample_rate (appended later), when the caller's struct_size covers it.
         var adjusts = false
         if let settings, Int(settings.pointee.struct_size) >= MemoryLayout<mk_encoder_settings>.offset(of: \mk_encoder_settings.adjustable_sample_rate)! + 4 {
             adjusts = settings.pointee.adjustable_sample_rate != 0
@@ -252,12 +252,12 @@ public func mk_transcode_with(_ src: UnsafePointer<CChar>?, _ dst: UnsafePointer
     var t = mk_transcode_settings()
     mk_transcode_default_settings(&t)
     if let settings {
-        // The 0.2 struct ended at progress_user; the video and track fields keep their defaults for
+        // The shorter struct ended at progress_user; the video and track fields keep their defaults for
         // it. A size between the two (a field cut in half) is a caller's mistake.
         let oldSize = MemoryLayout<mk_transcode_settings>.offset(of: \mk_transcode_settings.video_codec)!
         let size = Int(settings.pointee.struct_size), full = MemoryLayout<mk_transcode_settings>.size
         guard size == oldSize || size >= full else {
-            return fail(MK_EINVAL, "\(function): mk_transcode_settings.struct_size is \(size); this library takes \(oldSize) (the 0.2 struct) or \(full) (set it to sizeof(mk_transcode_settings))")
+            return fail(MK_EINVAL, "\(function): mk_transcode_settings.struct_size is \(size); this library takes \(oldSize) (the struct up to progress_user) or \(full) (set it to sizeof(mk_transcode_settings))")
         }
         t = copyIn(t, from: settings, size: settings.pointee.struct_size)
     }

@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 # The sample types by name (Swift's SampleFormat.typeName) and their interleaved MK_SAMPLES_*
 # code; the planar code is the next one up (5 up for the first five). Beside the little-endian
 # types: s8, big-endian (ffmpeg's s16be ... f64be, AIFF's) and 24 bits in 32, aligned high
-# (an s32 with a zero low byte) or low (sign-extended), since 0.3.
+# (an s32 with a zero low byte) or low (sign-extended).
 _SAMPLE_CODES = {"u8": 1, "s16": 2, "s32": 3, "f32": 4, "f64": 5, "s24": 11, "s8": 13, "s16be": 15, "s24be": 17,
                  "s32be": 19, "f32be": 21, "f64be": 23, "s24in32hi": 25, "s24in32lo": 27}
 _SAMPLE_NAMES = {v: k for k, v in _SAMPLE_CODES.items()}

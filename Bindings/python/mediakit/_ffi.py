@@ -76,7 +76,7 @@ class TrackInfo(ctypes.Structure):
         ("frame_rate_num", ctypes.c_int32), ("frame_rate_den", ctypes.c_int32),
         ("encoder_delay", ctypes.c_int32), ("encoder_padding", ctypes.c_int32),
         ("unsupported", ctypes.c_char_p),
-        # 0.2
+        # appended later (struct_size)
         ("reflected", ctypes.c_int32), ("matrix", ctypes.c_int32 * 9), ("edits", ctypes.POINTER(Edit)),
         ("edit_count", ctypes.c_int32), ("movie_time_scale", ctypes.c_int64), ("bit_rate", ctypes.c_int64),
         ("sample_aspect_num", ctypes.c_int32), ("sample_aspect_den", ctypes.c_int32),
@@ -94,7 +94,7 @@ class PacketInfo(ctypes.Structure):
         ("pts", ctypes.c_int64), ("dts", ctypes.c_int64), ("duration", ctypes.c_int64),
         ("position", ctypes.c_int64), ("is_keyframe", ctypes.c_int32),
         ("data", ctypes.POINTER(ctypes.c_uint8)), ("size", ctypes.c_size_t),
-        # 0.2
+        # appended later (struct_size)
         ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32), ("duration_stated", ctypes.c_int32),
         ("trim_start", ctypes.c_int32), ("trim_end", ctypes.c_int32), ("truncated", ctypes.c_int32),
         ("discard", ctypes.c_int32), ("parameters_changed", ctypes.c_int32),
@@ -110,7 +110,7 @@ class FrameInfo(ctypes.Structure):
         ("sample_rate", ctypes.c_int32), ("channels", ctypes.c_int32), ("sample_count", ctypes.c_int32),
         ("plane_count", ctypes.c_int32), ("planes", ctypes.c_void_p * 8),
         ("strides", ctypes.c_int64 * 8), ("plane_sizes", ctypes.c_int64 * 8),
-        # 0.2
+        # appended later (struct_size)
         ("is_keyframe", ctypes.c_int32), ("color_range", ctypes.c_int32), ("color_primaries", ctypes.c_int32),
         ("color_transfer", ctypes.c_int32), ("color_space", ctypes.c_int32), ("chroma_location", ctypes.c_int32),
         ("sample_aspect_num", ctypes.c_int32), ("sample_aspect_den", ctypes.c_int32), ("channel_mask", ctypes.c_uint64),
@@ -130,7 +130,7 @@ class BackendInfo(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("kind", ctypes.c_int32), ("codec", ctypes.c_char_p),
                 ("name", ctypes.c_char_p), ("media_type", ctypes.c_int32), ("priority", ctypes.c_int32),
                 ("plugin", ctypes.c_char_p), ("plugin_path", ctypes.c_char_p),
-                # 0.2: what an encoder takes; whether a picture converter scales
+                # appended later: what an encoder takes; whether a picture converter scales
                 ("sample_formats", ctypes.POINTER(ctypes.c_int32)), ("sample_format_count", ctypes.c_int32),
                 ("sample_rates", ctypes.POINTER(ctypes.c_int32)), ("sample_rate_count", ctypes.c_int32),
                 ("min_sample_rate", ctypes.c_int32), ("max_sample_rate", ctypes.c_int32),
@@ -174,9 +174,9 @@ class AudioConverterSettings(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("quality", ctypes.c_int32), ("dither", ctypes.c_int32),
                 ("mix_matrix", ctypes.POINTER(ctypes.c_double)), ("trim", ctypes.c_int32), ("threads", ctypes.c_int32),
                 ("backend", ctypes.c_char_p),
-                # 0.2
+                # appended later (struct_size)
                 ("prime_leading", ctypes.c_int64), ("prime_trailing", ctypes.c_int64),
-                # 0.3
+                # appended later (struct_size)
                 ("channel_map", ctypes.POINTER(ctypes.c_int32)), ("prime_method", ctypes.c_int32)]
 
 
@@ -184,7 +184,7 @@ class AudioConverterStats(ctypes.Structure):
     """mk_audio_converter_stats."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("input_frames", ctypes.c_int64), ("output_frames", ctypes.c_int64),
                 ("latency", ctypes.c_int32),
-                # 0.3
+                # appended later (struct_size)
                 ("prime_leading_frames", ctypes.c_int32), ("prime_trailing_frames", ctypes.c_int32),
                 ("max_output_packet_size", ctypes.c_int32)]
 
@@ -194,9 +194,9 @@ class EncoderSettings(ctypes.Structure):
                 ("has_quality", ctypes.c_int32), ("quality", ctypes.c_double), ("complexity", ctypes.c_int32),
                 ("application", ctypes.c_int32), ("frame_duration", ctypes.c_double), ("sample_rate", ctypes.c_int32),
                 ("channels", ctypes.c_int32), ("backend", ctypes.c_char_p), ("copy_video", ctypes.c_int32),
-                # 0.2 (mk_transcode only)
+                # appended later (mk_transcode only)
                 ("progress", PROGRESS), ("progress_user", ctypes.c_void_p),
-                # 0.3 (mk_encoder_open)
+                # appended later (mk_encoder_open)
                 ("adjustable_sample_rate", ctypes.c_int32)]
 
 
@@ -205,18 +205,18 @@ class TranscodeSettings(ctypes.Structure):
     the transcode-only fields."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("encoder", ctypes.POINTER(EncoderSettings)),
                 ("copy_video", ctypes.c_int32), ("progress", PROGRESS), ("progress_user", ctypes.c_void_p),
-                # 0.3: the tracks and the video re-encode
+                # appended later: the tracks and the video re-encode
                 ("video_codec", ctypes.c_char_p), ("crf", ctypes.c_double), ("qp", ctypes.c_double),
                 ("video_bit_rate", ctypes.c_int64), ("preset", ctypes.c_char_p), ("profile", ctypes.c_char_p),
                 ("gop_size", ctypes.c_int32), ("max_b_frames", ctypes.c_int32), ("threads", ctypes.c_int32),
                 ("scale_width", ctypes.c_int32), ("scale_height", ctypes.c_int32), ("scale_filter", ctypes.c_int32),
                 ("fps_num", ctypes.c_int32), ("fps_den", ctypes.c_int32), ("no_video", ctypes.c_int32),
                 ("no_audio", ctypes.c_int32), ("copy_audio", ctypes.c_int32),
-                # 0.3: the tags copied or set, the ID3v2 options
+                # appended later: the tags copied or set, the ID3v2 options
                 ("no_metadata", ctypes.c_int32), ("metadata_count", ctypes.c_int32),
                 ("metadata", ctypes.POINTER(ctypes.c_char_p)), ("id3v2_version", ctypes.c_int32),
                 ("write_id3v2", ctypes.c_int32),
-                # 0.3: a WAV output's RIFF / RF64 choice (MK_RF64_*)
+                # appended later: a WAV output's RIFF / RF64 choice (MK_RF64_*)
                 ("rf64", ctypes.c_int32)]
 
 
@@ -226,9 +226,9 @@ class EncoderInfo(ctypes.Structure):
                 ("encoder_delay", ctypes.c_int32), ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32),
                 ("extradata", ctypes.POINTER(ctypes.c_uint8)), ("extradata_size", ctypes.c_size_t),
                 ("input", AudioFormat),
-                # 0.2
+                # appended later (struct_size)
                 ("input_samples", ctypes.c_int64),
-                # 0.3
+                # appended later (struct_size)
                 ("max_packet_size", ctypes.c_int64)]
 
 
@@ -277,7 +277,7 @@ class CodecParams(ctypes.Structure):
                 ("width", ctypes.c_int32), ("height", ctypes.c_int32), ("sample_rate", ctypes.c_int32),
                 ("channels", ctypes.c_int32), ("time_base_num", ctypes.c_int32), ("time_base_den", ctypes.c_int32),
                 ("reorder_depth", ctypes.c_int32),
-                # 0.2
+                # appended later (struct_size)
                 ("codec_tag", ctypes.c_char_p), ("language", ctypes.c_char_p), ("matrix", ctypes.c_int32 * 9),
                 ("encoder_delay", ctypes.c_int32), ("encoder_padding", ctypes.c_int32), ("bit_rate", ctypes.c_int64),
                 ("sample_aspect_num", ctypes.c_int32), ("sample_aspect_den", ctypes.c_int32),
@@ -298,24 +298,24 @@ ASSET_STATUS = {0: "unknown", 1: "reading", 2: "writing", 3: "completed", 4: "fa
 
 class MuxerSettings(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int32), ("fragment_seconds", ctypes.c_double),
-                # 0.2 (mk_remux only)
+                # appended later (mk_remux only)
                 ("tracks", ctypes.POINTER(ctypes.c_int32)), ("track_count", ctypes.c_int32),
                 ("progress", PROGRESS), ("progress_user", ctypes.c_void_p),
-                # 0.2 (mk_muxer_open, MP4 only)
+                # appended later (mk_muxer_open, MP4 only)
                 ("chunk_seconds", ctypes.c_double), ("movie_time_scale", ctypes.c_int64),
                 ("reserved_moov_bytes", ctypes.c_int64), ("write_mfra", ctypes.c_int32),
                 ("user_data", ctypes.c_void_p), ("user_data_size", ctypes.c_size_t),
-                # 0.3 (HLS outputs)
+                # appended later (HLS outputs)
                 ("segment_format", ctypes.c_char_p),
-                # 0.3 (mk_remux: tags, chapters and cover art)
+                # appended later (mk_remux: tags, chapters and cover art)
                 ("no_metadata", ctypes.c_int32), ("metadata_count", ctypes.c_int32),
                 ("metadata", ctypes.POINTER(ctypes.c_char_p)),
                 ("id3v2_version", ctypes.c_int32), ("write_id3v2", ctypes.c_int32),
-                # 0.3 (mk_muxer_open and mk_remux: the muxer by name)
+                # appended later (mk_muxer_open and mk_remux: the muxer by name)
                 ("format", ctypes.c_char_p),
-                # 0.3 (WAV outputs: RIFF or RF64, MK_RF64_*)
+                # appended later (WAV outputs: RIFF or RF64, MK_RF64_*)
                 ("rf64", ctypes.c_int32),
-                # 0.3 (mk_remux: the demuxer's warnings and tracks added while reading)
+                # appended later (mk_remux: the demuxer's warnings and tracks added while reading)
                 ("warning", WARNING), ("warning_user", ctypes.c_void_p)]
 
 
@@ -324,12 +324,12 @@ class DecodeSettings(ctypes.Structure):
         ("struct_size", ctypes.c_uint32), ("video_layout", ctypes.c_int32), ("audio_layout", ctypes.c_int32),
         ("wav", ctypes.c_int32), ("y4m", ctypes.c_int32), ("trim", ctypes.c_int32),
         ("autorotate", ctypes.c_int32), ("threads", ctypes.c_int32), ("backend", ctypes.c_char_p),
-        # 0.2
+        # appended later (struct_size)
         ("progress", PROGRESS), ("progress_user", ctypes.c_void_p),
         ("sample_format", ctypes.c_int32), ("sample_rate", ctypes.c_int32), ("channels", ctypes.c_int32),
         ("channel_mask", ctypes.c_uint64), ("resample_quality", ctypes.c_int32), ("seek_seconds", ctypes.c_double),
         ("max_video_frames", ctypes.c_int64), ("max_audio_seconds", ctypes.c_double), ("async_video", ctypes.c_int32),
-        # 0.3
+        # appended later (struct_size)
         ("reserved", ctypes.c_int32), ("full_range", ctypes.c_int32),
     ]
 

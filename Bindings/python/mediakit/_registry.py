@@ -18,7 +18,7 @@ LIBRARY_PATH: str = _ffi.PATH
 
 
 def version() -> str:
-    """The library version, e.g. "0.1.0"."""
+    """The library version, e.g. "0.2.0"."""
     return _text(lib.mk_version())
 
 

@@ -1,8 +1,8 @@
 /// How audio samples are stored: the sample type (width, encoding and byte order) and the
 /// layout (interleaved, or one plane per channel). The one sample-format type of MediaKit:
 /// decoded frames, ``AudioFormat``, the audio converter, the PCM writers and the encoders all
-/// use it. The raw values are the C API's `MK_SAMPLES_*` codes (values 13 and up came in 0.3:
-/// a host or plugin from before knows 1 to 12 only).
+/// use it. The raw values are the C API's `MK_SAMPLES_*` codes (values 13 and up came later:
+/// an older host or plugin knows 1 to 12 only).
 ///
 /// Decoders give the native types (``u8``, ``s16``, ``s32``, ``f32``, ``f64`` and planar
 /// forms); the others are storage variants the converter and the raw writers take: packed
