@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /** A decode session: one track decoded on the caller's thread, packets sent and frames received
- *  (Swift DecodeSession; Python mediakit.Decoder, to be named mediakit.DecodeSession). Named
+ *  (Swift DecodeSession; Python mediakit.DecodeSession, mediakit.Decoder up to 0.2). Named
  *  mk_decoder before 0.2 (see the end of this header). */
 typedef struct mk_decode_session mk_decode_session;
 
@@ -243,8 +243,7 @@ mk_status mk_decode_file(const char *path, const char *audio_out, const char *vi
 /* ------------------------------------------------------------ the names before 0.2 */
 
 /* mk_decoder_* became mk_decode_session_* in 0.2, so that one name means one thing in Swift
- * (DecodeSession), C and Python (mediakit.Decoder, to be named mediakit.DecodeSession once that
- * deprecated alias of mediakit.AsyncDecodeSession is retired).
+ * (DecodeSession), C and Python (mediakit.DecodeSession from 0.3).
  * The old names stay for one release: the same types (typedefs) and the same functions, still
  * exported by libmediakit (programs built against them keep running); compiling against them
  * warns (MK_DEPRECATED). */

@@ -11,7 +11,7 @@ src, video_out, audio_out = sys.argv[1:4]
 with mediakit.open(src) as demuxer, open(video_out, "wb") as vf, open(audio_out, "wb") as af:
     video = next(t for t in demuxer.tracks if t.media_type == "video")
     audio = next(t for t in demuxer.tracks if t.media_type == "audio")
-    decoders = {video.index: (mediakit.Decoder(video), vf), audio.index: (mediakit.Decoder(audio), af)}
+    decoders = {video.index: (mediakit.DecodeSession(video), vf), audio.index: (mediakit.DecodeSession(audio), af)}
     demuxer.select([video, audio])
     for packet in demuxer:
         decoder, out = decoders[packet.track]

@@ -103,7 +103,7 @@ def test_frames_in_pts_order_and_count_equals_ffmpeg_sync_and_async(name, mediak
         track = demuxer.streams.video[0]
         if track.unsupported:
             pytest.fail(f"{name}: ffmpeg decodes {expected} frames, MediaKit says: {track.unsupported}", pytrace=False)
-        with mediakit.Decoder(track) as decoder:
+        with mediakit.DecodeSession(track) as decoder:
             sync = [f.pts for f in decoder.frames(demuxer.packets(track))]
     with mediakit.open(path) as container:
         pulled = [f.pts for f in container.decode(video=0, queue_frames=4)]

@@ -9,8 +9,8 @@ parameters, an error reaching the error callback (and the next decode call), and
 run normally and under valgrind.
 
 Python: mediakit.AsyncDecodeSession(track, on_frame=...) with decode(packet), flush(completion),
-finish() and wait(); without on_frame, frames(packets); its old meaning (a Track alone: the
-deprecated name of AsyncDecodeSession) still reads the demuxer, with a DeprecationWarning.
+finish() and wait(); with on_frame=None, frames(packets) (without on_frame at all the session
+reads the demuxer itself: test_async_decode.py).
 
 Oracle: ffmpeg's per-frame md5 and pts for the same track
   ffmpeg -v error -i FILE -map 0:v:0 -fps_mode passthrough -copyts -enc_time_base -1 -pix_fmt yuv420p -f framemd5 -
@@ -36,7 +36,6 @@ import subprocess
 import sys
 import threading
 import time
-import warnings
 from fractions import Fraction
 from pathlib import Path
 
@@ -342,24 +341,6 @@ def test_python_decoding_error_reaches_on_error(mediakit):
             assert len(errors) == 1 and isinstance(errors[0], mediakit.InvalidDataError), errors
             with pytest.raises(mediakit.InvalidDataError):
                 session.decode(good)
-
-
-def test_python_old_call_form_still_reads_the_demuxer(mediakit):
-    """mediakit.DecodeSession(track) alone: the deprecated name of AsyncDecodeSession (it warns,
-    naming it), which reads the track's demuxer itself and gives ffmpeg's frames; such a session
-    takes no packets (StateError, as C's)."""
-    media = lib.REPO / "Samples" / "media" / "sample.mp4"
-    ref = _ffmpeg_frames(media, True)
-    with mediakit.open(media) as demuxer:
-        with pytest.warns(DeprecationWarning, match="renamed mediakit.AsyncDecodeSession"):
-            old = mediakit.DecodeSession(demuxer.tracks[0])
-        assert type(old) is mediakit.AsyncDecodeSession and not old.takes_packets
-        frames = [(f.pts * f.time_base, _md5(f, True)) for f in old]
-        assert old.stats["frames"] == len(ref)
-        with pytest.raises(mediakit.StateError, match="takes no packets"):
-            old.decode(next(demuxer.packets(demuxer.tracks[0])))
-        old.close()
-    assert _relative(frames) == _relative(ref)
 
 
 def test_python_recovery_steps_over_damage_in_the_callers_packets(mediakit):

@@ -4,7 +4,7 @@ MediaKit's codec plugins, over libmediakit's C API (ctypes).
     import mediakit
     with mediakit.open("movie.mp4") as demuxer:
         video = next(t for t in demuxer.tracks if t.media_type == "video")
-        decoder = mediakit.Decoder(video)
+        decoder = mediakit.DecodeSession(video)
         for packet in demuxer.packets(video):
             for frame in decoder.decode(packet):
                 nv12 = frame.to_numpy()        # (height * 3 // 2, width) uint8
@@ -34,7 +34,7 @@ The package is split by family, as PyAV's is; this module only re-exports. From 
 exceptions and the status check), ``_common`` (helpers shared by the rest), ``_registry``
 (plugins, backends, containers), ``_demux`` (Demuxer, Track, Packet, CodecParameters), ``_mux``
 (Muxer), ``_open`` (open), ``_audio`` (AudioConverter), ``_frame`` (Frame), ``_decode``
-(Decoder), ``_session`` (AsyncDecodeSession), ``_encode`` (Encoder), ``_venc`` (VideoEncoder, CompressionSession), ``_writer`` (Writer), ``_stream`` (StreamParser),
+(DecodeSession), ``_session`` (AsyncDecodeSession), ``_encode`` (Encoder), ``_venc`` (VideoEncoder, CompressionSession), ``_writer`` (Writer), ``_stream`` (StreamParser),
 ``_files`` (decode, remux, transcode), ``_tags`` (edit_tags: mk-tag), ``_video`` (VideoDecoder: frames by index as one array),
 ``_audio_decoder`` (AudioDecoder: samples by time as one float32 array),
 ``samplers`` (clips for training, torchcodec.samplers' functions). Each imports only modules below it.
@@ -64,7 +64,7 @@ from ._open import open
 from ._audio import AudioConverter, NO_DATA_NOW
 from ._audio import _NUMPY_TYPES as _NUMPY_TYPES  # mediakit.ray's dtypes of empty batches
 from ._frame import Frame
-from ._decode import Decoder
+from ._decode import DecodeSession
 from ._session import AsyncDecodeSession, Recovery
 from ._encode import Encoder
 from ._venc import CompressionSession, VideoEncoder
@@ -81,7 +81,7 @@ from ._system import missing_system_libraries
 __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryError", "UnsupportedError",
            "InvalidDataError", "MediaIOError", "NotFoundError", "StateError", "PluginError", "LimitError",
            "BackendError", "CancelledError", "SessionInvalidatedError", "TruncatedWarning",
-           "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "Decoder",
+           "Plugin", "Track", "Streams", "CodecParameters", "Packet", "Frame", "Demuxer", "Muxer", "DecodeSession",
            "AsyncDecodeSession", "AudioConverter", "NO_DATA_NOW", "Encoder", "VideoEncoder", "CompressionSession", "Writer", "StreamParser", "StreamEvent",
            "StreamFormat", "PacketTableInfo",
            "VideoDecoder", "VideoMetadata", "FrameBatch", "AudioDecoder", "AudioSamples", "Metadata", "Tag", "Chapter", "Marker",
@@ -91,14 +91,13 @@ __all__ = ["MediaKitError", "MediaError", "InvalidArgumentError", "OutOfMemoryEr
            "plugin_search_paths",
            "load_plugins", "version", "set_threads", "get_threads", "LIBRARY_PATH", "SCALE_FILTERS", "missing_system_libraries"]
 
-# The names before 0.2, kept for one release: the same objects under their old names. Using one
-# warns (DeprecationWarning) naming the new name. Not in __all__ (a star import does not warn).
-_RENAMED: dict[str, tuple[str, str]] = {
-    "DecodeSession": ("AsyncDecodeSession",
-                      "the same class (C mk_async_decode_session, Swift AsyncDecodeSession): DecodeSession(track) "
-                      "reads the track's demuxer, DecodeSession(track, on_frame=...) decodes the packets you hand over. "
-                      "Once this alias is gone, mediakit.DecodeSession is to name the session that decodes on the caller's "
-                      "thread (today's mediakit.Decoder; C mk_decode_session, Swift DecodeSession)"),
+# Renamed names, kept for one release: the same objects under their old names. Using one (an
+# import too) warns (DeprecationWarning) naming the new name. Not in __all__ (a star import does
+# not warn). name -> (new name, the release that renamed it, what it is).
+_RENAMED: dict[str, tuple[str, str, str]] = {
+    "Decoder": ("DecodeSession", "0.3",
+                "the same class: one track decoded on the caller's thread, as C mk_decode_session and Swift "
+                "DecodeSession; the name DecodeSession meant AsyncDecodeSession up to 0.2"),
 }
 
 if not TYPE_CHECKING:
@@ -106,7 +105,7 @@ if not TYPE_CHECKING:
         renamed = _RENAMED.get(name)
         if renamed is None:
             raise AttributeError(f"module 'mediakit' has no attribute {name!r}")
-        new, what = renamed
-        warnings.warn(f"mediakit.{name} was renamed mediakit.{new} in 0.2 ({what}); the old name goes in the next release",
-                      DeprecationWarning, stacklevel=2)
+        new, release, what = renamed
+        warnings.warn(f"mediakit.{name} was renamed mediakit.{new} in {release} ({what}); the old name goes in the "
+                      f"next release", DeprecationWarning, stacklevel=2)
         return globals()[new]

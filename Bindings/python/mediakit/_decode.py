@@ -1,4 +1,4 @@
-"""``Decoder`` (C mk_decode_session, Swift DecodeSession): one track's packets in, frames out, on the
+"""``DecodeSession`` (C mk_decode_session, Swift DecodeSession): one track's packets in, frames out, on the
 calling thread."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def _track_demuxer(who: str, track: object) -> "Demuxer":
 
 def _decoding_settings(settings: _Settings, fill: Callable[[Any], None], backend: Optional[str], threads: int,
                        trim: Union[bool, str]) -> _Settings:
-    """Fills a Decoder's or AsyncDecodeSession's settings struct: the defaults from `fill`, then
+    """Fills a DecodeSession's or AsyncDecodeSession's settings struct: the defaults from `fill`, then
     backend, threads and trim."""
     fill(ctypes.byref(settings))
     settings.backend = backend.encode() if backend else None
@@ -37,10 +37,10 @@ def _decoding_settings(settings: _Settings, fill: Callable[[Any], None], backend
     return settings
 
 
-class Decoder(_Owned):
+class DecodeSession(_Owned):
     """Decodes one track through the highest-priority plugin for its codec, on the calling thread
-    (C ``mk_decode_session``, Swift ``DecodeSession``; to be named ``mediakit.DecodeSession`` once
-    that name, ``AsyncDecodeSession``'s deprecated alias, is retired).
+    (C ``mk_decode_session``, Swift ``DecodeSession``; ``mediakit.Decoder`` up to 0.2, a deprecated
+    alias now. Up to 0.2 ``mediakit.DecodeSession`` was ``AsyncDecodeSession``'s old name).
 
     The model is libavcodec's send / receive, as in C: ``send(packet)`` returns False when
     frames are waiting (the packet was not taken: ``receive()`` them, then send it again);
@@ -72,7 +72,7 @@ class Decoder(_Owned):
             self.track: Optional[Track] = None
             self.parameters: CodecParameters = track
         else:
-            demuxer = _track_demuxer("Decoder", track)
+            demuxer = _track_demuxer("DecodeSession", track)
             lib.mk_decode_session_open(ctypes.byref(h), demuxer._handle(), track.index, ctypes.byref(s))
             self.track = track
             self.parameters = track.parameters

@@ -159,7 +159,7 @@ class Track:
 
     @property
     def parameters(self) -> "CodecParameters":
-        """The track's codec parameters, e.g. to describe it to a Muxer or a Decoder without its demuxer."""
+        """The track's codec parameters, e.g. to describe it to a Muxer or a DecodeSession without its demuxer."""
         return CodecParameters(self.codec, self.media_type, extradata=self.extradata, width=self.width,
                                height=self.height, sample_rate=self.sample_rate, channels=self.channels,
                                time_base=self.time_base, reorder_depth=self.reorder_depth, codec_tag=self.codec_tag,
@@ -178,7 +178,7 @@ _MEDIA_CODES = {name: code for code, name in _MEDIA_TYPES.items()}
 class CodecParameters:
     """A stream described by its codec parameters rather than by a demuxer's track (C
     ``mk_codec_params``, Swift ``CodecParameters``): what a program that parses, receives or
-    encodes its own compressed packets gives ``Muxer.add_track`` and ``Decoder``::
+    encodes its own compressed packets gives ``Muxer.add_track`` and ``DecodeSession``::
 
         params = mediakit.CodecParameters("h264", "video", extradata=avcc, width=1920, height=1080,
                                           time_base=Fraction(1, 90000))
@@ -289,7 +289,7 @@ class Packet(_Owned):
                time_base: Optional[Fraction] = None, duration_stated: bool = False, trim_start: int = 0,
                trim_end: int = 0, discard: bool = False) -> "Packet":
         """A packet of compressed bytes the caller has (its own parser, a network, an encoder), to
-        write with ``Muxer.write`` or decode with a ``Decoder`` made from ``CodecParameters``
+        write with ``Muxer.write`` or decode with a ``DecodeSession`` made from ``CodecParameters``
         (C ``mk_packet_create``; the bytes are copied). Timestamps are in the stream's time base
         (``time_base``, None: not said); None is "no timestamp" (a muxer takes a missing dts as the
         pts). A duration of 0 is unknown unless ``duration_stated``. Audio: ``trim_start`` /

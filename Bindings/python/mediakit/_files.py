@@ -189,7 +189,7 @@ def decode(path: PathLike, audio_out: Optional[PathLike] = None, video_out: Opti
            max_audio_seconds: Optional[float] = None, async_video: bool = False, full_range: bool = False) -> None:
     """Decodes the first audio track to `audio_out` (raw PCM or WAV) and the first video
     track to `video_out` (raw pictures or Y4M), like the mk-decode sample. `trim` is
-    as for Decoder: "gapless" (default, or True), "ffmpeg" or "none" (or False).
+    as for DecodeSession: "gapless" (default, or True), "ffmpeg" or "none" (or False).
 
     `pixel_format` is any picture layout of ``Frame.to_numpy``: "nv12" (default), "i420",
     "p010le" (10-bit biplanar), "bgra", "rgb24" ... (the bytes of ``ffmpeg -pix_fmt``; Y4M

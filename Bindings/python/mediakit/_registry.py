@@ -24,7 +24,7 @@ def version() -> str:
 
 def set_threads(threads: int) -> None:
     """Sets the process's thread budget (mk_set_thread_limit): every decoder made afterwards
-    (Decoder, AsyncDecodeSession, VideoDecoder ...) uses at most ``threads`` threads, one asked
+    (DecodeSession, AsyncDecodeSession, VideoDecoder ...) uses at most ``threads`` threads, one asked
     for 0 ("every core") exactly that many, so that a data loader's workers do not each take
     every core (as ``torch.set_num_threads`` for torch). 0 removes the budget. Without a call,
     the environment variable ``MEDIAKIT_THREADS`` sets it. Picture conversions run on the
@@ -67,7 +67,7 @@ _BACKEND_KINDS = {1: "decoder", 2: "encoder", 3: "picture_converter"}
 @dataclass(frozen=True)
 class Backend:
     """A decoder or encoder for a codec, or a picture converter, that a loaded plugin registered
-    (C ``mk_backend_info``). ``name`` is what Decoder's / Encoder's ``backend=`` take; among the
+    (C ``mk_backend_info``). ``name`` is what DecodeSession's / Encoder's ``backend=`` take; among the
     backends of a codec the highest ``priority`` is chosen first. An encoder also says what it
     takes (the other kinds leave those fields empty); a picture converter whether it ``scales``
     and, through ``converts()``, which conversions it makes."""

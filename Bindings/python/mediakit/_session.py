@@ -153,7 +153,8 @@ _UNSET: Any = object()
 
 class AsyncDecodeSession(_FrameReader, _Owned):
     """One track decoded on the library's thread (C mk_async_decode_session, Swift
-    AsyncDecodeSession; named ``DecodeSession`` before 0.2, a deprecated alias in 0.2). It is made
+    AsyncDecodeSession; named ``DecodeSession`` in 0.1, a deprecated alias in 0.2; from 0.3 that name
+    is the session that decodes on the caller's thread). It is made
     one of two ways, as in C and Swift:
 
     ``AsyncDecodeSession(track)`` reads the track's demuxer itself (C ``mk_async_decode_session_open``,

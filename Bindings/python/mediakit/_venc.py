@@ -236,7 +236,7 @@ class VideoEncoder(_Owned):
 
     @property
     def parameters(self) -> CodecParameters:
-        """The coded stream's parameters, for ``Muxer.add_track`` or a ``Decoder``."""
+        """The coded stream's parameters, for ``Muxer.add_track`` or a ``DecodeSession``."""
         p = _ffi.CodecParams(struct_size=ctypes.sizeof(_ffi.CodecParams))
         lib.mk_video_encoder_get_params(self._handle(), ctypes.byref(p))
         extradata = ctypes.string_at(p.extradata, p.extradata_size) if p.extradata_size else b""

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # annotations only (typing_extensions comes with mypy): no im
 from . import _ffi
 from ._ffi import lib
 from ._common import PathLike, SCALE_FILTERS, _Closing, _closed
-from ._decode import Decoder
+from ._decode import DecodeSession
 from ._demux import Demuxer, Track
 from .errors import ECANCELLED, MediaKitError
 
@@ -292,7 +292,7 @@ class VideoDecoder(_Closing):
         try:
             track = self._demuxer._track_of_type("video", stream_index)
             self._track = track
-            self._decoder: Optional[Decoder] = Decoder(track, threads=threads)
+            self._decoder: Optional[DecodeSession] = DecodeSession(track, threads=threads)
             cache = None
             indexed = self._demuxer.container in _INDEXED_CONTAINERS
             if index_cache not in (None, False) and not indexed:

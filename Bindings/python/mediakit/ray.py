@@ -551,7 +551,7 @@ def _part_frames(job: MediaJob, d: mediakit.Demuxer, v: mediakit.Track) -> Itera
     threads = int(job.option("threads", 1))
     start, end = job.start_pts, job.end_pts
     if start is None:
-        with mediakit.Decoder(v, threads=threads) as dec:
+        with mediakit.DecodeSession(v, threads=threads) as dec:
             for frame in dec.frames(d.packets(v)):
                 if end is not None and frame.pts >= end:
                     break                    # frames come in pts order: the rest is the next part's
@@ -571,7 +571,7 @@ def _part_frames(job: MediaJob, d: mediakit.Demuxer, v: mediakit.Track) -> Itera
                     waiting.add(packet.pts)
                 yield packet
 
-        with mediakit.Decoder(v, threads=threads) as dec:
+        with mediakit.DecodeSession(v, threads=threads) as dec:
             for frame in dec.frames(sent(_seek_to(d, v, origin))):
                 if frame.pts < start or (given is not None and frame.pts <= given):
                     continue                 # before this part (or given before a new start)

@@ -104,7 +104,7 @@ def test_frame_to_numpy_converts_like_the_converter(shared_media: Path) -> None:
     """frame.to_numpy(format=, rate=, layout=) equals an AudioConverter fed that frame's s16."""
     with mediakit.open(shared_media / AAC_FILE) as d:
         track = next(t for t in d.tracks if t.media_type == "audio")
-        dec = mediakit.Decoder(track)
+        dec = mediakit.DecodeSession(track)
         frame = next(f for p in d.packets(track) for f in dec.decode(p))
         ours = frame.to_numpy(format="f32", rate=16000, layout="mono")
         src = frame.to_numpy("f32")                     # interleaved f32, the frame's own rate and channels

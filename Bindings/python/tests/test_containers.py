@@ -1,4 +1,4 @@
-"""Ogg and IVF through the Python API, with no special case: the same open/Decoder calls.
+"""Ogg and IVF through the Python API, with no special case: the same open/DecodeSession calls.
 Oracles: ffprobe's packet count, and ffmpeg's decode with the same libraries
 (`-c:a libopus` / `-c:v libdav1d`), as ORACLES.md says."""
 import io
@@ -22,7 +22,7 @@ def ffprobe_packet_count(path: Path) -> int:
 def decode_all(path: Path, media_type: str, layout: str) -> list[Any]:
     with mediakit.open(path) as d:
         track = next(t for t in d.tracks if t.media_type == media_type)
-        with mediakit.Decoder(track) as dec:
+        with mediakit.DecodeSession(track) as dec:
             frames = [f.to_numpy(layout) for p in d.packets(track) for f in dec.decode(p)]
             frames += [f.to_numpy(layout) for f in dec.flush()]
     return frames

@@ -30,7 +30,7 @@ def ffmpeg(path: Path, *args: str, input_options: Sequence[str] = ()) -> bytes:
 def decode_track(path: Path, media_type: str, layout: str) -> tuple[mediakit.Track, list[Array]]:
     with mediakit.open(path) as demuxer:
         track = next(t for t in demuxer.tracks if t.media_type == media_type)
-        with mediakit.Decoder(track) as decoder:
+        with mediakit.DecodeSession(track) as decoder:
             out: list[Array] = []
             for packet in demuxer.packets(track):
                 out += [f.to_numpy(layout) for f in decoder.decode(packet)]
@@ -93,7 +93,7 @@ def test_planes_are_views_of_the_decoded_picture(sample: Path) -> None:
     """planes: zero-copy views; packing them by hand gives to_numpy()'s NV12."""
     with mediakit.open(sample) as d:
         v = d.tracks[0]
-        dec = mediakit.Decoder(v)
+        dec = mediakit.DecodeSession(v)
         frame = None
         for p in d.packets(v):
             frame = next(dec.decode(p), None)
@@ -142,7 +142,7 @@ def decoded_frames(path: Path) -> list[mediakit.Frame]:
     """Every picture of the first video track, as Frame objects (not closed)."""
     with mediakit.open(path) as demuxer:
         track = next(t for t in demuxer.tracks if t.media_type == "video")
-        with mediakit.Decoder(track) as decoder:
+        with mediakit.DecodeSession(track) as decoder:
             return [f for p in demuxer.packets(track) for f in decoder.decode(p)] + list(decoder.flush())
 
 
@@ -199,7 +199,7 @@ def test_planes_that_need_packing_are_copies_like_ffmpeg(name: str, layout: str,
 def test_planes_true_is_for_pictures(sample: Path) -> None:
     with mediakit.open(sample) as demuxer:
         track = next(t for t in demuxer.tracks if t.media_type == "audio")
-        with mediakit.Decoder(track) as decoder:
+        with mediakit.DecodeSession(track) as decoder:
             frame = next(f for p in demuxer.packets(track) for f in decoder.decode(p))
     with pytest.raises(ValueError):
         frame.to_numpy("s16", planes=True)
@@ -211,11 +211,11 @@ def test_trim_ffmpeg_gives_ffmpegs_sample_count(shared_media: Path) -> None:
     path = shared_media / "m4a_aac_mono_afconvert_apple_elst.mp4"
     with mediakit.open(path) as demuxer:
         track = next(t for t in demuxer.tracks if t.media_type == "audio")
-        with mediakit.Decoder(track, trim="ffmpeg") as decoder:
+        with mediakit.DecodeSession(track, trim="ffmpeg") as decoder:
             frames = [f.to_numpy("s16") for p in demuxer.packets(track) for f in decoder.decode(p)]
             frames += [f.to_numpy("s16") for f in decoder.flush()]
         with pytest.raises(ValueError):
-            mediakit.Decoder(track, trim="sometimes")
+            mediakit.DecodeSession(track, trim="sometimes")
     ours = np.concatenate(frames).astype(np.int32).ravel()
     ref = np.frombuffer(ffmpeg(path, "-map", "0:a:0", "-f", "s16le"), dtype="<i2").astype(np.int32)
     assert ours.size == ref.size
@@ -225,21 +225,21 @@ def test_trim_ffmpeg_gives_ffmpegs_sample_count(shared_media: Path) -> None:
 
 def test_decoding_is_lazy_and_the_loops_agree(sample: Path) -> None:
     """decode() sends at once and returns an iterator that receives as it is advanced (no
-    list); Decoder.frames(packets) and the explicit send()/receive() loop (libavcodec's model,
+    list); DecodeSession.frames(packets) and the explicit send()/receive() loop (libavcodec's model,
     one to one with mk_decode_session_*) give ffmpeg's NV12 frames, the same ones."""
     with mediakit.open(sample) as d:
         v = d.tracks[0]
-        dec = mediakit.Decoder(v)
+        dec = mediakit.DecodeSession(v)
         first = d.read_track(v.index)
         assert first is not None
         it = dec.decode(first)
         assert iter(it) is it and not isinstance(it, (list, tuple))
     with mediakit.open(sample) as d:
         v = d.tracks[0]
-        lazy = [f.to_numpy().tobytes() for f in mediakit.Decoder(v).frames(d.packets(v))]
+        lazy = [f.to_numpy().tobytes() for f in mediakit.DecodeSession(v).frames(d.packets(v))]
     with mediakit.open(sample) as d:
         v = d.tracks[0]
-        dec = mediakit.Decoder(v)
+        dec = mediakit.DecodeSession(v)
         explicit = []
         for p in d.packets(v):
             while not dec.send(p):                     # frames waiting: receive, then again
@@ -259,7 +259,7 @@ def test_unfinished_iterators_lose_no_frame(sample: Path) -> None:
     """decode() iterators left unfinished: their frames come out of the next one, in order."""
     with mediakit.open(sample) as d:
         v = d.tracks[0]
-        dec = mediakit.Decoder(v)
+        dec = mediakit.DecodeSession(v)
         frames = []
         for i, p in enumerate(d.packets(v)):
             it = dec.decode(p)

@@ -116,7 +116,7 @@ def test_bgra_and_p010_equal_ffmpeg(shared_media: Path, tmp_path: Path, name: st
     if pixel_format == "p010le":
         # Frame.to_numpy("p010le"): the same bytes, as (rows, width) uint16.
         with mediakit.open(path) as demuxer:
-            frame = next(iter(mediakit.Decoder(demuxer.streams.video[0]).frames(demuxer.packets(demuxer.streams.video[0]))))
+            frame = next(iter(mediakit.DecodeSession(demuxer.streams.video[0]).frames(demuxer.packets(demuxer.streams.video[0]))))
             arr = frame.to_numpy("p010le")
         assert arr.dtype == np.dtype("<u2") and arr.shape == (frame.height * 3 // 2, frame.width)
         assert arr.tobytes() == ref[:arr.nbytes]

@@ -76,7 +76,7 @@ def test_real_failures_raise_their_class(sample: Path, shared_media: Path, tmp_p
     assert isinstance(damaged.value, ValueError) and "Ogg" in damaged.value.message
 
     with mediakit.open(sample) as a, mediakit.open(sample) as b:
-        decoder = mediakit.Decoder(a.tracks[0])
+        decoder = mediakit.DecodeSession(a.tracks[0])
         packet = b.read_track(1)
         assert packet is not None
         with pytest.raises(mediakit.InvalidArgumentError):   # a packet of another track
@@ -88,7 +88,7 @@ def test_real_failures_raise_their_class(sample: Path, shared_media: Path, tmp_p
             parser.seek(1.0)
 
     with pytest.raises(mediakit.NotFoundError) as no_decoder:  # no plugin decodes it
-        mediakit.Decoder(mediakit.CodecParameters("no-such-codec", "video", width=64, height=64))
+        mediakit.DecodeSession(mediakit.CodecParameters("no-such-codec", "video", width=64, height=64))
     assert "no-such-codec" in no_decoder.value.message
 
     with pytest.raises(mediakit.MediaIOError):
@@ -99,4 +99,4 @@ def test_real_failures_raise_their_class(sample: Path, shared_media: Path, tmp_p
     assert ".xyz" in bad_extension.value.message
 
     with pytest.raises(ValueError, match="32-bit"):            # checked in Python before the call
-        mediakit.Decoder(mediakit.CodecParameters("h264", "video", time_base=Fraction(1, 1 << 40)))
+        mediakit.DecodeSession(mediakit.CodecParameters("h264", "video", time_base=Fraction(1, 1 << 40)))

@@ -83,7 +83,7 @@ def test_one_track_from_a_pipe_decodes_like_ffmpeg(fragmented: Path) -> None:
                           "-f", "rawvideo", "-pix_fmt", "nv12", "-"], check=True, capture_output=True).stdout
     with _Pipe(fragmented) as pipe, mediakit.open(pipe.stdout) as d:
         track = d.streams.video[0]
-        with mediakit.Decoder(track) as dec:
+        with mediakit.DecodeSession(track) as dec:
             frames = [f.to_numpy("nv12").tobytes() for p in d.packets(track) for f in dec.decode(p)]
             frames += [f.to_numpy("nv12").tobytes() for f in dec.flush()]
         # One pass: the other track's packets were passed over, so asking for them is an error.

@@ -10,10 +10,10 @@ import pytest
 import mediakit
 
 
-def first_frame(path: Path) -> tuple[mediakit.Demuxer, mediakit.Decoder, mediakit.Frame]:
+def first_frame(path: Path) -> tuple[mediakit.Demuxer, mediakit.DecodeSession, mediakit.Frame]:
     d = mediakit.open(path)
     v = d.tracks[0]
-    dec = mediakit.Decoder(v)
+    dec = mediakit.DecodeSession(v)
     for p in d.packets(v):
         f = next(dec.decode(p), None)
         if f is not None:
@@ -39,9 +39,9 @@ def test_wrong_argument_types(sample: Path) -> None:
     with pytest.raises(TypeError):
         mediakit.open(123)  # type: ignore[call-overload]
     with pytest.raises(TypeError):
-        mediakit.Decoder("not a track")  # type: ignore[arg-type]
+        mediakit.DecodeSession("not a track")  # type: ignore[arg-type]
     with mediakit.open(sample) as d:
-        dec = mediakit.Decoder(d.tracks[0])
+        dec = mediakit.DecodeSession(d.tracks[0])
         with pytest.raises(TypeError):
             dec.decode(b"bytes are not a packet")  # type: ignore[arg-type]
         with pytest.raises(mediakit.MediaError) as e:   # a packet of another track
@@ -60,7 +60,7 @@ def test_closed_objects_raise(sample: Path) -> None:
     with pytest.raises(mediakit.MediaError):
         d.read()
     with pytest.raises(mediakit.MediaError):
-        mediakit.Decoder(d.tracks[0])            # the track's demuxer is closed
+        mediakit.DecodeSession(d.tracks[0])            # the track's demuxer is closed
     dec.decode(packet)                           # the decoder does not need the demuxer
     packet.close()
     with pytest.raises(mediakit.MediaError):
@@ -94,7 +94,7 @@ def test_view_outlives_its_frame(sample: Path) -> None:
 
 def test_context_managers(sample: Path) -> None:
     with mediakit.open(sample) as d:
-        with mediakit.Decoder(d.tracks[1]) as dec:
+        with mediakit.DecodeSession(d.tracks[1]) as dec:
             frames: list[mediakit.Frame] = []
             for p in d.packets(d.tracks[1]):
                 with p:

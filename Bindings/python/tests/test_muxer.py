@@ -147,7 +147,7 @@ def test_h264_from_codec_parameters_like_ffmpeg_copy(h264_stream: tuple[Path, Pa
 
 
 def test_decoder_from_codec_parameters_like_ffmpeg(h264_stream: tuple[Path, Path]) -> None:
-    """Packets made with Packet.create from the parsed stream, decoded by a Decoder opened from
+    """Packets made with Packet.create from the parsed stream, decoded by a DecodeSession opened from
     CodecParameters (C mk_decode_session_open_params): every picture equals ffmpeg's decode of the raw
     stream, in presentation order."""
     raw, _ = h264_stream
@@ -159,7 +159,7 @@ def test_decoder_from_codec_parameters_like_ffmpeg(h264_stream: tuple[Path, Path
     packets = [mediakit.Packet.create(t.unit.sample(), pts=t.pts, dts=t.dts, duration=t.duration,
                                       is_keyframe=t.unit.idr) for t in timed]
     assert packets[0].stream is None and packets[0].is_keyframe and bytes(packets[1]) == timed[1].unit.sample()
-    with mediakit.Decoder(params) as decoder:
+    with mediakit.DecodeSession(params) as decoder:
         assert decoder.track is None and decoder.parameters == params
         frames = [f.to_ndarray("i420").tobytes() for f in decoder.frames(packets)]
         with pytest.raises(mediakit.InvalidArgumentError):

@@ -32,17 +32,17 @@ from conftest import REPO
 #: The last commit of the package in one __init__.py (2,456 lines).
 BEFORE_SPLIT = "310094bfacaef39b7e0a7794a5048404c83d0256"
 
-#: The names renamed in 0.2 so that one name means one thing in Swift, C and Python (issue 29,
-#: item 5), old: new. The old name stays importable for one release, warning, and gives the
-#: renamed object; __all__ lists the new name instead.
-RENAMED_IN_0_2 = {"DecodeSession": "AsyncDecodeSession"}
+#: The names renamed since the split so that one name means one thing in Swift, C and Python
+#: (issue 29, item 5), old: new: DecodeSession became AsyncDecodeSession in 0.2 (the old name
+#: warned through 0.2 and is gone), Decoder became DecodeSession in 0.3 (the old name stays
+#: importable for one release, warning, and gives the renamed object; __all__ lists the new name).
+RENAMED_SINCE_SPLIT = {"DecodeSession": "AsyncDecodeSession", "Decoder": "DecodeSession"}
 
 
 def renamed(text: str) -> str:
-    """`text` (a signature) with the renamed names as they are now."""
-    for old, new in RENAMED_IN_0_2.items():
-        text = re.sub(rf"(?<![A-Za-z_]){old}(?![A-Za-z_])", new, text)
-    return text
+    """`text` (a signature) with the renamed names as they are now (one pass: the old Decoder is
+    the new DecodeSession, not AsyncDecodeSession)."""
+    return re.sub(r"(?<![A-Za-z_])(DecodeSession|Decoder)(?![A-Za-z_])", lambda m: RENAMED_SINCE_SPLIT[m.group(1)], text)
 
 
 def same_or_wider(old: inspect.Parameter, new: inspect.Parameter) -> bool:
@@ -122,17 +122,17 @@ def test_every_name_of_the_package_before_the_split_is_still_there(tmp_path: Pat
         warnings.simplefilter("ignore", DeprecationWarning)   # the old names warn (test_renamed_names_warn)
         missing = sorted(n for n in names if not hasattr(mediakit, n))
     assert not missing, f"no longer importable from mediakit: {missing}"
-    assert {RENAMED_IN_0_2.get(n, n) for n in old.__all__} <= set(mediakit.__all__)
+    assert {RENAMED_SINCE_SPLIT.get(n, n) for n in old.__all__} <= set(mediakit.__all__)
     for name in sorted(names):
-        before, after = getattr(old, name), getattr(mediakit, RENAMED_IN_0_2.get(name, name))
+        before, after = getattr(old, name), getattr(mediakit, RENAMED_SINCE_SPLIT.get(name, name))
         assert kind(after) == kind(before), f"mediakit.{name}: a {kind(after)}, was a {kind(before)}"
         if inspect.isfunction(before):
             assert still_callable_as_before(after, before), f"{name}: {inspect.signature(after)}, was {inspect.signature(before)}"
         elif inspect.isclass(before):
-            assert after.__name__ == RENAMED_IN_0_2.get(before.__name__, before.__name__)
+            assert after.__name__ == RENAMED_SINCE_SPLIT.get(before.__name__, before.__name__)
             # The public bases stay (private helper bases such as _Owned may come and go).
             assert ([c.__name__ for c in after.__mro__ if not c.__name__.startswith("_")]
-                    == [RENAMED_IN_0_2.get(c.__name__, c.__name__) for c in before.__mro__ if not c.__name__.startswith("_")]), name
+                    == [RENAMED_SINCE_SPLIT.get(c.__name__, c.__name__) for c in before.__mro__ if not c.__name__.startswith("_")]), name
             members = {m for m in vars(before) if not m.startswith("_") or m in ("__init__", "__iter__", "__enter__")}
             for m in sorted(members):
                 assert hasattr(after, m), f"mediakit.{name}.{m} is gone"
@@ -154,34 +154,35 @@ def test_the_private_names_others_import_are_still_there() -> None:
     assert mediakit._NUMPY_TYPES["f32"] == "<f4" and errors.error_class(-6) is mediakit.InvalidDataError
 
 
-def test_decode_session_old_name_warns_and_is_the_async_session(sample: Path) -> None:
-    """``mediakit.DecodeSession`` was ``mediakit.AsyncDecodeSession``'s name before 0.2: the name
-    warns (DeprecationWarning naming AsyncDecodeSession and what the name is to mean after it), in an
-    import too, and is the same class; not in ``__all__`` (a star import does not warn). The old
-    call, ``DecodeSession(track)``, reads the track's demuxer and gives AsyncDecodeSession's
-    frames; ``DecodeSession(track, on_frame=None)`` takes the caller's packets."""
-    assert "DecodeSession" not in mediakit.__all__ and "AsyncDecodeSession" in mediakit.__all__
-    with pytest.warns(DeprecationWarning, match=r"mediakit.DecodeSession was renamed mediakit.AsyncDecodeSession in 0.2 .*"
-                                                r"mediakit.DecodeSession is to name the session that decodes on the caller's thread"):
+def test_decoder_old_name_warns_and_decode_session_is_the_same_thread_session(sample: Path) -> None:
+    """``mediakit.Decoder`` is ``mediakit.DecodeSession``'s name up to 0.2: it warns
+    (DeprecationWarning naming DecodeSession and the release), in an import too, and is the same
+    class; not in ``__all__`` (a star import does not warn). ``mediakit.DecodeSession`` is no longer
+    AsyncDecodeSession's alias (it was one, deprecated, in 0.2): it decodes on the caller's thread,
+    and gives the frames AsyncDecodeSession gives for the same track; the 0.2 call with
+    ``on_frame`` is a TypeError, not a session of another kind."""
+    assert "Decoder" not in mediakit.__all__ and {"DecodeSession", "AsyncDecodeSession"} <= set(mediakit.__all__)
+    with pytest.warns(DeprecationWarning, match=r"mediakit.Decoder was renamed mediakit.DecodeSession in 0.3 "):
         namespace: dict[str, Any] = {}
-        exec("from mediakit import DecodeSession", namespace)
-    assert namespace["DecodeSession"] is mediakit.AsyncDecodeSession
+        exec("from mediakit import Decoder", namespace)
+    assert namespace["Decoder"] is mediakit.DecodeSession
+    assert not issubclass(mediakit.DecodeSession, mediakit.AsyncDecodeSession)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         exec("from mediakit import *", {})
     with mediakit.open(sample) as demuxer:
-        with pytest.warns(DeprecationWarning, match="AsyncDecodeSession"):
-            old = mediakit.DecodeSession(demuxer.tracks[1], queue_frames=4)  # type: ignore[attr-defined]
-        old_frames = [(f.pts, f.samples) for f in old]
-        assert old.stats["frames"] == len(old_frames) and not old.takes_packets
+        track = demuxer.tracks[1]
+        with pytest.warns(DeprecationWarning, match="DecodeSession"):
+            old = mediakit.Decoder(track)  # type: ignore[attr-defined]
+        assert type(old) is mediakit.DecodeSession
         old.close()
-        with pytest.warns(DeprecationWarning, match="AsyncDecodeSession"):
-            packets = mediakit.DecodeSession(demuxer.tracks[1], on_frame=None)  # type: ignore[attr-defined]
-        assert packets.takes_packets
-        packets.close()
+        with pytest.raises(TypeError, match="on_frame"):
+            mediakit.DecodeSession(track, on_frame=None)  # type: ignore[call-arg]
+        with mediakit.DecodeSession(track) as session:
+            same_thread = [(f.pts, f.samples) for f in session.frames(demuxer.packets(track))]
     with mediakit.open(sample) as demuxer:
-        new_frames = [(f.pts, f.samples) for f in mediakit.AsyncDecodeSession(demuxer.tracks[1], queue_frames=4)]
-    assert old_frames == new_frames and len(new_frames) > 100
+        ahead = [(f.pts, f.samples) for f in mediakit.AsyncDecodeSession(demuxer.tracks[1], queue_frames=4)]
+    assert same_thread == ahead and len(ahead) > 100
 
 
 def test_unknown_names_are_attribute_errors() -> None:

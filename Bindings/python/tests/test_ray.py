@@ -123,7 +123,7 @@ def ffprobe_format_names(path: str) -> list[str]:
 def local_frames(path: str) -> list[tuple[int, str]]:
     with mediakit.open(path) as d:
         v = next(t for t in d.tracks if t.media_type == "video")
-        return [(f.pts, digest(f.to_numpy("nv12"))) for f in mediakit.Decoder(v, threads=1).frames(d.packets(v))]
+        return [(f.pts, digest(f.to_numpy("nv12"))) for f in mediakit.DecodeSession(v, threads=1).frames(d.packets(v))]
 
 
 def local_audio(path: str) -> np.ndarray[Any, Any]:
@@ -255,7 +255,7 @@ def local_frame_rows(path: str) -> list[dict[str, Any]]:
         return [{"path": path, "part": 0, "track": v.index, "pts": f.pts, "source_pts": f.pts,
                  "time": float(f.pts * f.time_base), "duration": f.duration, "width": f.width, "height": f.height,
                  "pixel_format": "nv12", "frame": f.to_numpy("nv12"), "error": ""}
-                for f in mediakit.Decoder(v, threads=1).frames(d.packets(v))]
+                for f in mediakit.DecodeSession(v, threads=1).frames(d.packets(v))]
 
 
 def assert_same_rows(got: list[dict[str, Any]], expected: list[dict[str, Any]], what: str) -> None:
@@ -496,7 +496,7 @@ def local_scaled(path: str, width: int, height: int, layout: str = "nv12",
     with mediakit.open(path) as d:
         v = next(t for t in d.tracks if t.media_type == "video")
         return [(f.pts, digest(f.to_numpy(layout, width=width, height=height, interpolation=interpolation)))
-                for f in mediakit.Decoder(v, threads=1).frames(d.packets(v))]
+                for f in mediakit.DecodeSession(v, threads=1).frames(d.packets(v))]
 
 
 # (file, width, height, interpolation, layout): H.264 with a key frame a second (split),

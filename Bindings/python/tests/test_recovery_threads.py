@@ -1,5 +1,5 @@
 """Recovery from damaged video with the decoder's threads on (issue 28 item 2), through the
-Python bindings: ``mediakit.Decoder`` (C mk_decode_session, a DecodeSession) and
+Python bindings: ``mediakit.DecodeSession`` (C mk_decode_session, a DecodeSession) and
 ``container.decode(video=0)`` (C mk_async_decode_session, an AsyncDecodeSession). libavcodec's frame
 threads report an error one or more packets after the packet that caused it; the session used
 to blame the packet it was sending and rebuild on every packet until it gave up.
@@ -87,13 +87,13 @@ def _md5(frame: mediakit.Frame) -> str:
 
 @pytest.mark.parametrize("threads", [0, 1, 2])
 @pytest.mark.parametrize("case", list(CASES))
-@pytest.mark.parametrize("api", ["Decoder", "decode"])
+@pytest.mark.parametrize("api", ["DecodeSession", "decode"])
 def test_recovery_with_decoder_threads(api: str, case: str, threads: int, media: Media) -> None:
     path = media.damaged(case)
     with mediakit.open(path) as container:
         track = container.streams.video[0]
-        if api == "Decoder":
-            with mediakit.Decoder(track, threads=threads) as decoder:
+        if api == "DecodeSession":
+            with mediakit.DecodeSession(track, threads=threads) as decoder:
                 ours = [_md5(f) for f in decoder.frames(container.packets(track))]
         else:
             session = container.decode(video=0, threads=threads)

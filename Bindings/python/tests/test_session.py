@@ -91,7 +91,7 @@ def test_container_seek_and_frame_at_match_ffmpeg_ss(sample: Path, t: float) -> 
         assert next(frames).to_numpy().tobytes() == ref, f"container.seek({t})"
         assert nv12(frames.frame_at(t)) == ref, f"session.frame_at({t})"
         frames.close()
-        with mediakit.Decoder(container.streams.video[0]) as decoder:
+        with mediakit.DecodeSession(container.streams.video[0]) as decoder:
             assert nv12(decoder.frame_at(t)) == ref, f"decoder.frame_at({t})"
             assert nv12(decoder.frame_at(t)) == ref, "frame_at twice"
 
@@ -146,7 +146,7 @@ def test_seek_in_open_gops_gives_every_frame_from_the_time_on(shared_media: Path
     whole = reference_nv12(path)
     with mediakit.open(path) as container:
         track = container.streams.video[0]
-        with mediakit.Decoder(track) as decoder:
+        with mediakit.DecodeSession(track) as decoder:
             times = [f.pts for f in decoder.frames(container.packets(track))]
         size = len(whole) // len(times)
         assert size * len(times) == len(whole)
@@ -154,7 +154,7 @@ def test_seek_in_open_gops_gives_every_frame_from_the_time_on(shared_media: Path
         first = next(i for i, pts in enumerate(sorted(times)) if pts >= target)
         expected = whole[first * size:]
         assert expected, f"no frame at or after {t} s"
-        with mediakit.Decoder(track) as decoder:
+        with mediakit.DecodeSession(track) as decoder:
             decoder.seek(t)
             got = b"".join(f.to_numpy().tobytes() for f in decoder.frames(container.packets(track)))
         assert got == expected, f"decoder.seek({t}): {len(got) // size} frames, the whole decode has {len(expected) // size}"

@@ -24,7 +24,7 @@ mediakit.set_threads(int(sys.argv[2]))
 before = tids()
 with mediakit.open(sys.argv[1]) as demuxer:
     track = next(t for t in demuxer.tracks if t.media_type == "video")
-    decoder = mediakit.Decoder(track, threads=0)
+    decoder = mediakit.DecodeSession(track, threads=0)
     frames = []
     for frame in decoder.frames(demuxer.packets(track)):
         frames.append(frame)

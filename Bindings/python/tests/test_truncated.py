@@ -63,7 +63,7 @@ def test_decoder_on_a_cut_file_like_ffmpeg(kind: str, cut_mp4: Path) -> None:
     with pytest.warns(mediakit.TruncatedWarning):
         with mediakit.open(cut_mp4) as demuxer:
             track = next(t for t in demuxer.tracks if t.media_type == kind)
-            with mediakit.Decoder(track) as decoder:
+            with mediakit.DecodeSession(track) as decoder:
                 frames = []
                 for packet in demuxer.packets(track):
                     frames += [f.to_numpy("s16" if kind == "audio" else "nv12") for f in decoder.decode(packet)]

@@ -1,7 +1,7 @@
 """mediakit.VideoEncoder (C mk_video_encoder, issue 36 item 2): a numpy frame loop encoded with
 libx264 -qp 0 (lossless; -qp 20 for B-frames, which x264 does not code at -qp 0) and muxed with mediakit.Muxer into an MP4, which
   - ffmpeg decodes back to the input bytes exactly (`ffmpeg -i F -f rawvideo -pix_fmt FMT`),
-  - mediakit's own Decoder decodes back to the input planes exactly,
+  - mediakit's own DecodeSession decodes back to the input planes exactly,
   - with B-frames starts at 0 (ffprobe start_time: the muxer's edit list cuts the delay) and
     decodes to every picture at its pts (ffprobe -show_frames),
 for yuv420p given as one packed array and as strided plane views, and yuv444p given as planes;
@@ -64,7 +64,7 @@ def mediakit_planes(path: Path) -> list[list[Any]]:
     out = []
     with mediakit.open(path) as demuxer:
         track = demuxer.streams.video[0]
-        with mediakit.Decoder(track) as dec:
+        with mediakit.DecodeSession(track) as dec:
             for frame in dec.frames(demuxer.packets(track)):
                 out.append([np.array(p) for p in frame.planes])
                 frame.close()
@@ -150,7 +150,7 @@ def test_nv12_coded_as_yuv420p_and_decoded_frames_reencoded(tmp_path: Path) -> N
             mediakit.Muxer(again) as mux:
         track = demuxer.streams.video[0]
         v = mux.add_track(enc.parameters)
-        with mediakit.Decoder(track) as dec:
+        with mediakit.DecodeSession(track) as dec:
             for frame in dec.frames(demuxer.packets(track)):
                 for p in enc.encode(frame):
                     mux.write(v, p)
@@ -406,7 +406,7 @@ def test_compression_session_takes_decoded_frames_at_their_own_pts(tmp_path: Pat
     def frames() -> list[mediakit.Frame]:
         with mediakit.open(src) as demuxer:
             track = demuxer.streams.video[0]
-            with mediakit.Decoder(track) as dec:
+            with mediakit.DecodeSession(track) as dec:
                 return list(dec.frames(demuxer.packets(track)))
 
     settings: dict[str, Any] = dict(fps=25, qp=20, bframes=2, threads=1, preset="veryfast")

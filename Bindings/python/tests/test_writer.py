@@ -58,7 +58,7 @@ def test_lossless_yuv444p_comes_back_exactly(tmp_path: Path) -> None:
     assert raw == b"".join(f.tobytes() for f in flats)
     with mediakit.open(out) as demuxer:
         track = demuxer.streams.video[0]
-        with mediakit.Decoder(track) as dec:
+        with mediakit.DecodeSession(track) as dec:
             got = [np.concatenate([np.array(p)[:, :W].reshape(-1) for p in f.planes]) for f in dec.frames(demuxer.packets(track))]
     assert len(got) == N and all(np.array_equal(g, f) for g, f in zip(got, flats)), "mediakit's decode differs"
 
@@ -89,7 +89,7 @@ def test_bframes_and_audio(tmp_path: Path) -> None:
     assert len(decoded) // 8 == -(-(written + priming) // 1024) * 1024 - priming, "ffmpeg decodes another sample count"
     with mediakit.open(out) as demuxer:
         track = demuxer.streams.audio[0]
-        with mediakit.Decoder(track) as dec:   # trim="gapless": the edit list's end too
+        with mediakit.DecodeSession(track) as dec:   # trim="gapless": the edit list's end too
             assert sum(f.sample_count for f in dec.frames(demuxer.packets(track))) == written
 
 
@@ -127,7 +127,7 @@ def test_real_file_frames_give_ffmpegs_packets(shared_media: Path, tmp_path: Pat
     with mediakit.open(src) as demuxer, mediakit.Writer(out, video=dict(codec="libx264", width=640, height=360, fps=30, crf=28,
                                                                         preset="veryfast", threads=1)) as w:
         track = demuxer.streams.video[0]
-        with mediakit.Decoder(track) as dec:
+        with mediakit.DecodeSession(track) as dec:
             for i, frame in enumerate(dec.frames(demuxer.packets(track))):
                 if i == 30:
                     break
