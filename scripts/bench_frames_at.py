@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Times one sparse batch for BENCHMARKS.md (run under farm-bench): N uniformly spaced frames of a
 file as one rgb24 array, by mediakit.VideoDecoder.get_frames_at (each GOP decoded once), or with
---loop by the older way, Decoder.frame_at + Frame.to_numpy("rgb24") per frame (each seek decoding
+--loop by the older way, DecodeSession.frame_at + Frame.to_numpy("rgb24") per frame (each seek decoding
 from its key frame again).
 
     python3 scripts/bench_frames_at.py FILE [N] [--loop]
@@ -24,7 +24,7 @@ def main() -> None:
         times = [float(dec._seconds[i]) for i in indices]   # presentation seconds of those frames
     with mediakit.open(path) as demuxer:
         track = next(t for t in demuxer.tracks if t.media_type == "video")
-        decoder = mediakit.Decoder(track)
+        decoder = mediakit.DecodeSession(track)
         for t in times:
             frame = decoder.frame_at(t)
             assert frame is not None

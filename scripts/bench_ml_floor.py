@@ -8,7 +8,7 @@ For each FILE (bench_ml.sh's inputs, at their own size):
 
 - the decoder's work: the CPU seconds (`time.process_time`, in-process, the file's opening
   included) of decoding every frame on ONE thread, with no conversion: PyAV (the libavcodec /
-  libdav1d of its wheel) and mediakit (`mediakit.Decoder`, the system's libavcodec / libdav1d).
+  libdav1d of its wheel) and mediakit (`mediakit.DecodeSession`, the system's libavcodec / libdav1d).
   One thread is the least work a decode takes (frame threads add synchronisation); spread
   perfectly over every core of the machine, with nothing else to do (no RGB conversion, no
   copy), it cannot end before `least CPU / cores` seconds: the floor;
@@ -54,7 +54,7 @@ def pyav_decode_threaded(path: str) -> int:
 def mediakit_decode(path: str) -> int:
     with mediakit.open(path) as demuxer:
         track = next(t for t in demuxer.tracks if t.media_type == "video")
-        decoder = mediakit.Decoder(track, threads=1)
+        decoder = mediakit.DecodeSession(track, threads=1)
         return sum(1 for _ in decoder.frames(p for p in demuxer.packets() if p.stream_index == track.index))
 
 

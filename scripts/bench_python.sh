@@ -50,7 +50,7 @@ else:
                 n += 1
         else:
             v = next(t for t in d.tracks if t.media_type == "video")
-            with mediakit.Decoder(v) as dec:
+            with mediakit.DecodeSession(v) as dec:
                 for p in d.packets(v):
                     for f in dec.decode(p):
                         a = f.to_numpy(); n += 1

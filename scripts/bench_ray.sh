@@ -52,7 +52,7 @@ def plain(sel=paths):
         with mediakit.open(p) as d:
             v = next(t for t in d.tracks if t.media_type == "video")
             d.select([v])
-            with mediakit.Decoder(v, threads=1) as dec:
+            with mediakit.DecodeSession(v, threads=1) as dec:
                 for f in dec.frames(d.packets(v)):
                     a = f.to_numpy("nv12"); n += 1
     return n
