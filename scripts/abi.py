@@ -40,8 +40,10 @@ def _strip_comments(text: str) -> str:
 def structs(include: Path) -> dict[str, list[str]]:
     """Every public struct of include/mediakit/*.h and its field names, in order."""
     out: dict[str, list[str]] = {}
+    aliases: list[tuple[str, str]] = []   # (struct, its old name): a renamed struct, the same layout
     for header in sorted((include / "mediakit").glob("*.h")):
         text = re.sub(r"^\s*#[^\n]*", " ", _strip_comments(header.read_text()), flags=re.M)
+        aliases += ALIAS.findall(text)
         for m in STRUCT.finditer(text):
             tag, body, name = m.groups()
             if tag != name:
@@ -61,11 +63,9 @@ def structs(include: Path) -> dict[str, list[str]]:
                         raise SystemExit(f"abi: {header.name}: struct {name}: cannot read the field in '{decl}'")
                     fields.append(names[0])
             out[name] = fields
-    for header in sorted((include / "mediakit").glob("*.h")):  # a renamed struct's old name: the same layout
-        text = _strip_comments(header.read_text())
-        for target, alias in ALIAS.findall(text):
-            if target in out and alias not in out:
-                out[alias] = out[target]
+    for target, alias in aliases:
+        if target in out and alias not in out:
+            out[alias] = out[target]
     if not out:
         raise SystemExit(f"abi: no `typedef struct X {{...}} X;` under {include / 'mediakit'}")
     return out

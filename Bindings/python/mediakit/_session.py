@@ -44,31 +44,6 @@ def _session_settings(backend: Optional[str], threads: int, trim: Union[bool, st
     return s
 
 
-class _FrameReader:
-    """Iteration (``for``, ``async for``) over a session's ``read()``: the frames until the end."""
-
-    def read(self) -> Optional[Frame]:
-        raise NotImplementedError
-
-    def __iter__(self) -> Self:
-        return self
-
-    def __next__(self) -> Frame:
-        frame = self.read()
-        if frame is None:
-            raise StopIteration
-        return frame
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def __anext__(self) -> Frame:
-        frame = await asyncio.get_running_loop().run_in_executor(None, self.read)
-        if frame is None:
-            raise StopAsyncIteration
-        return frame
-
-
 class _Completions:
     """Flush completions waiting for the library's thread: each C function object is kept until
     it has been called; what a completion raises is kept for the session's next call."""
@@ -151,7 +126,7 @@ class _Delivery:
 _UNSET: Any = object()
 
 
-class AsyncDecodeSession(_FrameReader, _Owned):
+class AsyncDecodeSession(_Owned):
     """One track decoded on the library's thread (C mk_async_decode_session, Swift
     AsyncDecodeSession; named ``DecodeSession`` in 0.1, a deprecated alias in 0.2; from 0.3 that name
     is the session that decodes on the caller's thread). It is made
@@ -297,6 +272,24 @@ class AsyncDecodeSession(_FrameReader, _Owned):
         except BaseException:
             self._pending = frame
             raise
+        return frame
+
+    def __iter__(self) -> Self:
+        return self
+
+    def __next__(self) -> Frame:
+        frame = self.read()
+        if frame is None:
+            raise StopIteration
+        return frame
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Frame:
+        frame = await asyncio.get_running_loop().run_in_executor(None, self.read)
+        if frame is None:
+            raise StopAsyncIteration
         return frame
 
     def decode(self, packet: Packet) -> None:
